@@ -72,17 +72,25 @@ pub fn log_pmf(counts: &[f64], m: usize, c: usize, alphas: &[f64], k: usize, wit
         let n: f64 = row.iter().sum();
         let coefficient = if with_coefficient { ln_multinomial_coefficient(row) } else { 0.0 };
         for q in 0..k {
-            let alpha = &alphas[q * c..(q + 1) * c];
-            let mut s = -ln_rising_factorial(a0[q], n);
-            for (&cj, &aj) in row.iter().zip(alpha) {
-                if cj > 0.0 {
-                    s += ln_rising_factorial(aj, cj);
-                }
-            }
-            out[i * k + q] = s + coefficient;
+            out[i * k + q] = log_pmf_row(row, n, &alphas[q * c..(q + 1) * c], a0[q]) + coefficient;
         }
     }
     Ok(())
+}
+
+/// ln p(c | n, alpha) without the multinomial coefficient for one count vector
+/// `row` (already checked: non-negative integers summing to n) under one
+/// parameter vector `alpha` (positive, summing to a0): the kernel `log_pmf` and
+/// the mixture's E-step (mdm) share.
+#[inline]
+pub fn log_pmf_row(row: &[f64], n: f64, alpha: &[f64], a0: f64) -> f64 {
+    let mut s = -ln_rising_factorial(a0, n);
+    for (&cj, &aj) in row.iter().zip(alpha) {
+        if cj > 0.0 {
+            s += ln_rising_factorial(aj, cj);
+        }
+    }
+    s
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod gmm;
 pub mod kernels;
 pub mod kmeans;
 pub mod linalg;
+pub mod mdm;
 pub mod pca;
 pub mod rng;
 pub mod special;

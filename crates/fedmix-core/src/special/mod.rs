@@ -274,13 +274,32 @@ pub const DIGAMMA_DIFF_SUM_MAX: f64 = 32.0;
 /// right for tiny x where psi(x) ~ -1/x), and for x >= 10 a difference of
 /// asymptotic series with log1p. NaN outside the domain.
 pub fn digamma_diff(x: f64, n: f64) -> f64 {
+    digamma_diff_with(x, n, DIGAMMA_DIFF_SUM_MAX, || digamma_positive(x))
+}
+
+/// Largest integer n for which digamma_diff_known sums 1/(x + k) term by term.
+pub const DIGAMMA_DIFF_KNOWN_SUM_MAX: f64 = 8.0;
+
+/// psi(x + n) - psi(x) given psi(x) (`psi_x`, the caller's digamma(x)): what a
+/// Dirichlet update needs for every count of every client against the same x,
+/// so psi(x) is computed once. Sums 1/(x + k) only up to n = 8 and otherwise
+/// takes one digamma: for x < 10 and n >= 9 the difference is at least 1/2
+/// while |psi(x + n)| + |psi(x)| <= ln(n + 10) + 1/x + 2.3, so the plain
+/// difference keeps a relative error of a few 1e-15 (tested against
+/// digamma_diff); for x >= 10 the same asymptotic difference as digamma_diff.
+pub fn digamma_diff_known(x: f64, psi_x: f64, n: f64) -> f64 {
+    digamma_diff_with(x, n, DIGAMMA_DIFF_KNOWN_SUM_MAX, || psi_x)
+}
+
+#[inline(always)]
+fn digamma_diff_with(x: f64, n: f64, sum_max: f64, psi_x: impl FnOnce() -> f64) -> f64 {
     if !(x > 0.0) || !(n >= 0.0) || x.is_infinite() || n.is_infinite() {
         return f64::NAN;
     }
     if n == 0.0 {
         return 0.0;
     }
-    if n <= DIGAMMA_DIFF_SUM_MAX && n == n.floor() {
+    if n <= sum_max && n == n.floor() {
         let mut s = 0.0;
         let mut k = n - 1.0;
         // smallest terms first
@@ -300,7 +319,7 @@ pub fn digamma_diff(x: f64, n: f64) -> f64 {
         let series = digamma_series(zx) - digamma_series(zy);
         return (log1p(n / x) + half) + series;
     }
-    digamma_positive(x + n) - digamma_positive(x)
+    digamma_positive(x + n) - psi_x()
 }
 
 /// Largest integer n for which ln_rising_factorial multiplies the terms directly.
@@ -470,6 +489,19 @@ mod tests {
         }
         assert_eq!(ln_rising_factorial(3.0, 0.0), 0.0);
         assert!(ln_rising_factorial(-1.0, 2.0).is_nan());
+    }
+
+    #[test]
+    fn digamma_difference_with_known_digamma_matches() {
+        for &x in &[1e-8, 1e-3, 0.05, 0.5, 3.0, 9.99, 10.0, 1e3, 1e7] {
+            for &n in &[1.0f64, 2.0, 8.0, 9.0, 17.0, 32.0, 33.0, 100.0, 1e4, 1e6, 0.5, 7.25] {
+                let got = digamma_diff_known(x, digamma(x), n);
+                let want = digamma_diff(x, n);
+                assert!(rel(got, want) < 1e-14, "x {} n {}: {} vs {}", x, n, got, want);
+            }
+        }
+        assert_eq!(digamma_diff_known(2.0, digamma(2.0), 0.0), 0.0);
+        assert!(digamma_diff_known(0.0, f64::NEG_INFINITY, 1.0).is_nan());
     }
 
     #[test]

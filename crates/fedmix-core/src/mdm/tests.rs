@@ -1,0 +1,315 @@
+use super::client::{init_contributions, log_pmf, round_statistics, InitStats, Prepared, RoundStats};
+use super::sample::sample;
+use super::server::{self, initialize, update};
+use super::*;
+use crate::special::{digamma, lgamma};
+use crate::Rng;
+
+fn model(tau: &[f64], alpha: &[f64], pi: &[f64]) -> Mdm {
+    let k = tau.len();
+    Mdm::new(k, alpha.len() / k, pi.len() / k, tau.to_vec(), alpha.to_vec(), pi.to_vec()).unwrap()
+}
+
+fn draw(m: &Mdm, count: usize, seed: u64) -> (Vec<f64>, Vec<f64>, Vec<u32>) {
+    let mut counts = vec![0.0; count * m.c];
+    let mut sizes = vec![0.0; count];
+    let mut comps = vec![0u32; count];
+    sample(m, count, &mut Rng::new(seed), &mut counts, &mut sizes, &mut comps).unwrap();
+    (counts, sizes, comps)
+}
+
+fn stats(m: &Mdm, counts: &[f64], sizes: &[f64]) -> RoundStats {
+    let mut acc = RoundStats::zeros(m.k, m.c, m.n_max);
+    round_statistics(&Prepared::new(m), counts, sizes, sizes.len(), f64::INFINITY, &mut acc).unwrap();
+    acc
+}
+
+/// Algorithm 1 with components drawn uniformly from `seed`.
+fn init_from(counts: &[f64], sizes: &[f64], k: usize, c: usize, n_max: usize, seed: u64) -> (Mdm, u32) {
+    let mut rng = Rng::new(seed);
+    let comps: Vec<u32> = sizes.iter().map(|_| rng.below(k as u64) as u32).collect();
+    let mut acc = InitStats::zeros(k, c, n_max);
+    init_contributions(counts, sizes, sizes.len(), &comps, &mut acc).unwrap();
+    initialize(&acc, false).unwrap()
+}
+
+/// Every histogram of size n over c categories.
+fn compositions(n: usize, c: usize) -> Vec<Vec<f64>> {
+    if c == 1 {
+        return vec![vec![n as f64]];
+    }
+    let mut out = Vec::new();
+    for first in 0..=n {
+        for mut rest in compositions(n - first, c - 1) {
+            rest.insert(0, first as f64);
+            out.push(rest);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_pmf_sums_to_one_over_histograms_and_sizes() {
+    let m = model(&[0.3, 0.7], &[0.5, 1.5, 2.0, 0.05, 0.2, 4.0], &[0.2, 0.0, 0.3, 0.5, 0.6, 0.1, 0.3, 0.0]);
+    let prep = Prepared::new(&m);
+    let mut total = 0.0;
+    for n in 1..=4 {
+        let hs = compositions(n, 3);
+        let counts: Vec<f64> = hs.concat();
+        let sizes = vec![n as f64; hs.len()];
+        let mut ll = vec![0.0; hs.len()];
+        log_pmf(&prep, &counts, &sizes, hs.len(), &mut ll, None).unwrap();
+        total += ll.iter().map(|l| l.exp()).sum::<f64>();
+    }
+    assert!((total - 1.0).abs() < 1e-13, "{}", total);
+}
+
+#[test]
+fn client_statistics_match_the_formulas() {
+    let m = model(&[0.4, 0.6], &[0.1, 0.2, 0.6, 2.5, 2.6, 2.7], &[0.5, 0.5, 0.0, 0.2, 0.3, 0.5]);
+    let row = [2.0, 0.0, 1.0];
+    let n = 3.0;
+    let acc = stats(&m, &row, &[n]);
+    // eq 12 with the four-lgamma DM pmf
+    let dm = |a: &[f64]| {
+        let a0: f64 = a.iter().sum();
+        let mut v = lgamma(a0) + lgamma(n + 1.0) - lgamma(n + a0);
+        for (&cj, &aj) in row.iter().zip(a) {
+            v += lgamma(cj + aj) - lgamma(aj) - lgamma(cj + 1.0);
+        }
+        v
+    };
+    let j: Vec<f64> = (0..2).map(|q| m.tau[q] * m.pi[q * 3 + 2] * dm(m.alpha_row(q)).exp()).collect();
+    let z = j[0] + j[1];
+    for q in 0..2 {
+        let w = j[q] / z;
+        assert!((acc.omega[q] - w).abs() < 1e-14);
+        assert_eq!(acc.e[q * 3 + 2], acc.omega[q]);
+        assert_eq!(acc.e[q * 3], 0.0);
+        let a = m.alpha_row(q);
+        let a0: f64 = a.iter().sum();
+        for jj in 0..3 {
+            let want = w * (digamma(row[jj] + a[jj]) - digamma(a[jj]));
+            assert!((acc.u[q * 3 + jj] - want).abs() < 1e-13 * want.abs().max(1.0), "u {} {}", acc.u[q * 3 + jj], want);
+        }
+        assert!((acc.v[q] - w * (digamma(n + a0) - digamma(a0))).abs() < 1e-13);
+    }
+    assert!((acc.log_likelihood - z.ln()).abs() < 1e-13);
+    assert_eq!(acc.clients, 1.0);
+}
+
+#[test]
+fn sums_add_across_clients() {
+    let m = model(&[0.5, 0.5], &[0.5, 1.0, 2.0, 3.0, 0.2, 0.1], &[0.25, 0.25, 0.25, 0.25, 0.1, 0.2, 0.3, 0.4]);
+    let (counts, sizes, _) = draw(&m, 40, 3);
+    let all = stats(&m, &counts, &sizes);
+    let mut parts = RoundStats::zeros(2, 3, 4);
+    let prep = Prepared::new(&m);
+    for i in 0..40 {
+        round_statistics(&prep, &counts[i * 3..i * 3 + 3], &sizes[i..i + 1], 1, f64::INFINITY, &mut parts).unwrap();
+    }
+    assert_eq!(all, parts);
+    assert!((all.omega.iter().sum::<f64>() - 40.0).abs() < 1e-12);
+}
+
+#[test]
+fn clipping_bounds_each_clients_u_and_v() {
+    let m = model(&[1.0], &[0.01, 0.01, 0.01], &[0.0, 0.0, 0.0, 1.0]);
+    let mut acc = RoundStats::zeros(1, 3, 4);
+    round_statistics(&Prepared::new(&m), &[2.0, 1.0, 1.0], &[4.0], 1, 0.5, &mut acc).unwrap();
+    let norm = (acc.u.iter().map(|x| x * x).sum::<f64>() + acc.v[0] * acc.v[0]).sqrt();
+    assert!((norm - 0.5).abs() < 1e-12, "{}", norm);
+    // the direction is kept: u / v as without clipping
+    let free = stats(&m, &[2.0, 1.0, 1.0], &[4.0]);
+    assert!((acc.u[0] / acc.v[0] - free.u[0] / free.v[0]).abs() < 1e-12);
+}
+
+#[test]
+fn full_batch_iterations_never_decrease_the_likelihood_and_recover_the_parameters() {
+    // sizes 20..=39 in component 0, 40..=59 in component 1
+    let mut pi = vec![0.0; 2 * 60];
+    for n in 20..40 {
+        pi[n - 1] = 0.05;
+        pi[60 + n + 19] = 0.05;
+    }
+    let truth = model(&[0.4, 0.6], &[0.1, 0.2, 0.6, 1.0, 2.0, 2.5, 2.6, 2.7, 2.8, 3.0], &pi);
+    let (counts, sizes, _) = draw(&truth, 2000, 11);
+    let (mut m, _) = init_from(&counts, &sizes, 2, 5, 60, 5);
+    let mut last = f64::NEG_INFINITY;
+    for _ in 0..100 {
+        let s = stats(&m, &counts, &sizes);
+        assert_eq!(s.unsupported, 0.0);
+        assert!(s.log_likelihood >= last - 1e-9 * last.abs(), "{} after {}", s.log_likelihood, last);
+        last = s.log_likelihood;
+        m = update(&m, &s).unwrap().0;
+    }
+    // components may come out in either order
+    let swap = (m.alpha[0] - truth.alpha[0]).abs() > (m.alpha[5] - truth.alpha[0]).abs();
+    for q in 0..2 {
+        let r = if swap { 1 - q } else { q };
+        assert!((m.tau[r] - truth.tau[q]).abs() < 0.03, "tau {:?}", m.tau);
+        for j in 0..5 {
+            let rel = (m.alpha[r * 5 + j] - truth.alpha[q * 5 + j]).abs() / truth.alpha[q * 5 + j];
+            assert!(rel < 0.2, "alpha {:?} vs {:?}", m.alpha, truth.alpha);
+        }
+    }
+}
+
+#[test]
+fn initialization_follows_equations_6_and_9() {
+    // one component, three clients with known normalized histograms
+    let counts = [1.0, 3.0, 2.0, 2.0, 3.0, 1.0];
+    let sizes = [4.0, 4.0, 4.0];
+    let (m, flags) = init_from(&counts, &sizes, 1, 2, 5, 0);
+    assert_eq!(flags, 0);
+    let p1: f64 = (0.25 + 0.5 + 0.75) / 3.0;
+    let q1: f64 = (0.0625 + 0.25 + 0.5625) / 3.0;
+    let a0 = (p1 - q1) / (q1 - p1 * p1);
+    assert!((m.alpha[0] - a0 * p1).abs() < 1e-14 && (m.alpha[1] - a0 * (1.0 - p1)).abs() < 1e-14);
+    assert_eq!(m.pi, vec![0.0, 0.0, 0.0, 1.0, 0.0]);
+    assert_eq!(m.tau, vec![1.0]);
+}
+
+#[test]
+fn initialization_guards() {
+    // category 1 never seen: eq 9 is 0/0; another category gives alpha_0, category 1 gets ALPHA_MIN
+    let counts = [0.0, 1.0, 3.0, 0.0, 2.0, 2.0, 0.0, 3.0, 1.0];
+    let (m, flags) = init_from(&counts, &[4.0; 3], 1, 3, 4, 0);
+    assert_eq!(flags & server::DEGENERATE_MOMENTS, server::DEGENERATE_MOMENTS);
+    assert_eq!(flags & server::ALPHA_FLOORED, server::ALPHA_FLOORED);
+    assert_eq!(m.alpha[0], ALPHA_MIN);
+    assert!(m.alpha[1] > 0.1 && m.alpha.iter().all(|a| a.is_finite()));
+    // identical histograms: zero variance, alpha_0 at the upper bound
+    let (m, flags) = init_from(&[1.0, 3.0, 1.0, 3.0], &[4.0, 4.0], 1, 2, 4, 0);
+    assert_ne!(flags & server::DEGENERATE_MOMENTS, 0);
+    assert!((m.alpha.iter().sum::<f64>() - server::INIT_CONCENTRATION_MAX).abs() < 1e-9);
+    // a component nobody chose takes the pooled moments
+    let mut acc = InitStats::zeros(2, 2, 4);
+    init_contributions(&[1.0, 3.0, 2.0, 2.0, 4.0, 0.0], &[4.0; 3], 3, &[0, 0, 0], &mut acc).unwrap();
+    let (m, flags) = initialize(&acc, false).unwrap();
+    assert_ne!(flags & server::EMPTY_COMPONENT, 0);
+    assert_eq!(m.alpha_row(0), m.alpha_row(1));
+    assert_eq!(m.pi_row(1), m.pi_row(0));
+    // a component of single-class clients among others: alpha_0 at the lower bound
+    let mut acc = InitStats::zeros(2, 2, 4);
+    init_contributions(&[4.0, 0.0, 0.0, 4.0, 1.0, 3.0, 2.0, 2.0], &[4.0; 4], 4, &[0, 0, 1, 1], &mut acc).unwrap();
+    let (m, flags) = initialize(&acc, false).unwrap();
+    assert_ne!(flags & server::DEGENERATE_MOMENTS, 0);
+    assert!((m.alpha_row(0).iter().sum::<f64>() - server::INIT_CONCENTRATION_MIN).abs() < 1e-12);
+}
+
+#[test]
+fn initialization_errors_say_what_to_change() {
+    // only single-class clients
+    let mut acc = InitStats::zeros(1, 3, 5);
+    init_contributions(&[5.0, 0.0, 0.0, 0.0, 2.0, 0.0], &[5.0, 2.0], 2, &[0, 0], &mut acc).unwrap();
+    assert!(initialize(&acc, false).unwrap_err().message.contains("single class"));
+    // the same sums with noise declared: a guard, not an error
+    let (m, _) = initialize(&acc, true).unwrap();
+    assert!(m.alpha.iter().all(|a| a.is_finite() && *a > 0.0));
+    // K larger than the cohort
+    let mut acc = InitStats::zeros(3, 2, 4);
+    init_contributions(&[1.0, 3.0, 2.0, 2.0], &[4.0; 2], 2, &[0, 1], &mut acc).unwrap();
+    let e = initialize(&acc, false).unwrap_err();
+    assert!(e.message.contains("K = 3 components is larger than the initialization cohort of 2 clients"), "{}", e.message);
+    // empty cohort
+    let e = initialize(&InitStats::zeros(2, 2, 4), false).unwrap_err();
+    assert!(e.message.contains("cohort is empty"), "{}", e.message);
+    // non-finite sums
+    let mut acc = InitStats::zeros(1, 2, 4);
+    acc.clients = 1.0;
+    acc.p[0] = f64::NAN;
+    assert!(initialize(&acc, true).unwrap_err().message.contains("P[0] is NaN"));
+}
+
+#[test]
+fn bad_histograms_are_typed_errors() {
+    let m = model(&[1.0], &[1.0, 1.0], &[0.5, 0.5]);
+    let prep = Prepared::new(&m);
+    let mut acc = RoundStats::zeros(1, 2, 2);
+    let mut run = |counts: &[f64], sizes: &[f64]| round_statistics(&prep, counts, sizes, sizes.len(), f64::INFINITY, &mut acc).unwrap_err();
+    assert!(run(&[-1.0, 2.0], &[1.0]).message.contains("non-negative integers"));
+    assert!(run(&[0.5, 0.5], &[1.0]).message.contains("non-negative integers"));
+    let e = run(&[1.0, 0.0], &[2.0]);
+    assert!(e.message.contains("sums to 1 but its size n is 2"), "{}", e.message);
+    let e = run(&[2.0, 1.0], &[3.0]);
+    assert!(e.message.contains("n = 3 exceeds N = 2"), "{}", e.message);
+    assert_eq!(e.kind, crate::ErrorKind::InvalidData);
+    assert!(run(&[0.0, 0.0], &[0.0]).message.contains("whole number >= 1"));
+    assert_eq!(acc.clients, 0.0); // nothing was added by failed calls
+    assert!(check_shape(1, 1, 4).unwrap_err().message.contains("at least 2"));
+    assert!(Mdm::new(1, 2, 2, vec![1.0], vec![1.0, 0.0], vec![0.5, 0.5]).unwrap_err().message.contains("positive"));
+    assert!(Mdm::new(1, 2, 2, vec![0.9], vec![1.0, 1.0], vec![0.5, 0.5]).unwrap_err().message.contains("tau must sum to 1"));
+    assert!(Mdm::new(1, 2, 2, vec![1.0], vec![1.0, 1.0], vec![0.5, 0.6]).unwrap_err().message.contains("pi[0]"));
+}
+
+#[test]
+fn update_guards_keep_parameters_finite() {
+    let m = model(&[0.5, 0.5], &[1.0, 1.0, 1.0, 1.0], &[0.5, 0.5, 0.5, 0.5]);
+    // every client holds class 0 only in component 0's view: u[0][1] = 0 -> floored
+    let mut agg = stats(&m, &[2.0, 0.0, 1.0, 0.0], &[2.0, 1.0]);
+    let (next, flags) = update(&m, &agg).unwrap();
+    assert_ne!(flags & server::ALPHA_FLOORED, 0);
+    assert_eq!(next.alpha[1], ALPHA_MIN);
+    // a component without mass keeps its pi and alpha
+    agg.omega[1] = 0.0;
+    agg.v[1] = 0.0;
+    agg.e[2] = 0.0;
+    agg.e[3] = 0.0;
+    let (next, flags) = update(&m, &agg).unwrap();
+    assert_ne!(flags & server::COMPONENT_KEPT, 0);
+    assert_eq!(next.tau[1], 0.0);
+    assert_eq!(next.pi_row(1), m.pi_row(1));
+    assert_eq!(next.alpha_row(1), m.alpha_row(1));
+    // noise: negative sums are clamped, nothing becomes NaN
+    let mut noisy = stats(&m, &[2.0, 0.0, 1.0, 0.0], &[2.0, 1.0]);
+    noisy.u[0] = -3.0;
+    noisy.e[1] = -0.2;
+    noisy.v[1] = -1.0;
+    let (next, flags) = update(&m, &noisy).unwrap();
+    assert_ne!(flags & server::CLAMPED, 0);
+    assert!(next.alpha.iter().chain(&next.pi).chain(&next.tau).all(|x| x.is_finite() && *x >= 0.0));
+    // an empty round is an error
+    assert!(update(&m, &RoundStats::zeros(2, 2, 2)).unwrap_err().message.contains("cohort is empty"));
+}
+
+#[test]
+fn unsupported_sizes_fall_back_to_the_histogram() {
+    // size 1 has probability 0 in both components
+    let m = model(&[0.5, 0.5], &[5.0, 0.1, 0.1, 5.0], &[0.0, 1.0, 0.0, 1.0]);
+    let acc = stats(&m, &[1.0, 0.0], &[1.0]);
+    assert_eq!(acc.unsupported, 1.0);
+    assert_eq!(acc.log_likelihood, 0.0);
+    assert!(acc.omega[0] > 0.9 && (acc.omega.iter().sum::<f64>() - 1.0).abs() < 1e-15);
+    assert!(acc.e[0] > 0.9); // E gives size 1 mass: the next Pi covers it
+    let mut ll = [0.0];
+    log_pmf(&Prepared::new(&m), &[1.0, 0.0], &[1.0], 1, &mut ll, None).unwrap();
+    assert_eq!(ll[0], f64::NEG_INFINITY);
+}
+
+#[test]
+fn samples_follow_the_model() {
+    let m = model(&[0.25, 0.75], &[1.0, 2.0, 7.0, 5.0, 4.0, 1.0], &[0.0, 0.0, 1.0, 0.0, 0.5, 0.0, 0.0, 0.5]);
+    let count = 20000;
+    let (counts, sizes, comps) = draw(&m, count, 9);
+    let share0 = comps.iter().filter(|&&q| q == 0).count() as f64 / count as f64;
+    assert!((share0 - 0.25).abs() < 0.015, "{}", share0);
+    for i in 0..count {
+        let q = comps[i] as usize;
+        let n = sizes[i];
+        assert!(if q == 0 { n == 3.0 } else { n == 1.0 || n == 4.0 });
+        assert_eq!(counts[i * 3..i * 3 + 3].iter().sum::<f64>(), n);
+    }
+    // mean proportions per component are alpha / alpha_0
+    for q in 0..2 {
+        let idx: Vec<usize> = (0..count).filter(|&i| comps[i] as usize == q).collect();
+        let a = m.alpha_row(q);
+        let a0: f64 = a.iter().sum();
+        for j in 0..3 {
+            let mean = idx.iter().map(|&i| counts[i * 3 + j] / sizes[i]).sum::<f64>() / idx.len() as f64;
+            assert!((mean - a[j] / a0).abs() < 0.02, "component {} class {}: {} vs {}", q, j, mean, a[j] / a0);
+        }
+    }
+    // the same seed, the same clients
+    assert_eq!(draw(&m, 50, 4), draw(&m, 50, 4));
+}
