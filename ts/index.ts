@@ -26,6 +26,12 @@ export {
   type GaussianMixtureJSON,
 } from './models/gaussian-mixture.js';
 export { KMeans, type KMeansOptions } from './models/kmeans.js';
+export {
+  DirichletMultinomialMixture,
+  type DirichletMultinomialMixtureJSON,
+  type DirichletMultinomialMixtureParameters,
+  type MdmSample,
+} from './models/dirichlet-multinomial-mixture.js';
 export { selectGaussianMixture, type SelectOptions, type Selection, type CandidateScore } from './models/select.js';
 export { averagePrecision, rocAuc } from './metrics/ranking.js';
 export { scoreMixture, anomalyScores, type MixtureScores } from './metrics/mixture.js';
@@ -71,6 +77,32 @@ export {
   type DistributedEMResult,
 } from './federated/dem/index.js';
 export { InProcessTransport, type Traffic, type ExcludedClient } from './federated/transport.js';
+export { SecureSum } from './federated/aggregate.js';
+export {
+  fitMdm,
+  runMdm,
+  selectMdm,
+  MdmClient,
+  MdmAggregator,
+  MdmServer,
+  MDM_KINDS,
+  MDM_GUARDS,
+  mdmSensitivity,
+  type MdmClientLike,
+  type MdmClientOptions,
+  type MdmAggregatorOptions,
+  type MdmReply,
+  type MdmOptions,
+  type MdmServerOptions,
+  type MdmPrivacy,
+  type MdmRound,
+  type MdmFitOptions,
+  type MdmFitResult,
+  type SelectMdmOptions,
+  type SelectMdmResult,
+  type MdmCandidate,
+  type MdmParams,
+} from './federated/mdm/index.js';
 export { message, encodeMessage, decodeMessage, type Message } from './federated/message.js';
 export type { GmmParams } from './federated/gmm-params.js';
 export type { NumericArray } from './validate.js';

@@ -82,6 +82,32 @@ export interface WasmExports {
     x: number, n: number, d: number, kLocal: number, covType: number, seedLo: number, seedHi: number, outK: number,
     outCenters: number, outNk: number, outS1: number, outS2: number,
   ): number;
+  fm_mdm_check(k: number, c: number, nMax: number, tau: number, alpha: number, pi: number): number;
+  fm_mdm_check_histograms(counts: number, sizes: number, m: number, c: number, nMax: number): number;
+  fm_mdm_log_pmf(
+    k: number, c: number, nMax: number, tau: number, alpha: number, pi: number, counts: number, sizes: number, m: number,
+    outLl: number, outResp: number,
+  ): number;
+  fm_mdm_sample(
+    k: number, c: number, nMax: number, tau: number, alpha: number, pi: number, m: number, seedLo: number, seedHi: number,
+    outCounts: number, outSizes: number, outComponents: number,
+  ): number;
+  fm_mdm_init_stats(
+    k: number, c: number, nMax: number, counts: number, sizes: number, m: number, components: number, outE: number, outP: number,
+    outQ: number,
+  ): number;
+  fm_mdm_round_stats(
+    k: number, c: number, nMax: number, tau: number, alpha: number, pi: number, counts: number, sizes: number, m: number,
+    clip: number, outOmega: number, outE: number, outU: number, outV: number, outExtra: number,
+  ): number;
+  fm_mdm_initialize(
+    k: number, c: number, nMax: number, e: number, p: number, q: number, clients: number, noisy: number, outTau: number,
+    outAlpha: number, outPi: number, outFlags: number,
+  ): number;
+  fm_mdm_update(
+    k: number, c: number, nMax: number, tau: number, alpha: number, pi: number, omega: number, e: number, u: number, v: number,
+    clients: number, outTau: number, outAlpha: number, outPi: number, outFlags: number,
+  ): number;
   fm_dem_kfed_server(
     covType: number, k: number, d: number, m: number, counts: number, centers: number, nk: number, s1: number, s2: number,
     regCovar: number, seedLo: number, seedHi: number, outHandle: number,
@@ -89,7 +115,7 @@ export interface WasmExports {
 }
 
 /** Must equal ABI_VERSION in crates/fedmix-wasm. */
-const ABI_VERSION = 6;
+const ABI_VERSION = 7;
 
 export type Backend = 'simd' | 'scalar';
 

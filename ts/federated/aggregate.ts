@@ -1,0 +1,55 @@
+/**
+ * Secure aggregation as a simulation sees it: clients' contributions are added
+ * field by field and only the totals leave the aggregator, optionally with
+ * Gaussian noise on every entry (central differential privacy: the aggregator
+ * adds the noise once, to the sums, not each client to its own contribution).
+ * Whoever uses it checks each contribution before adding it (a real secure
+ * aggregator would do so with input-validation proofs).
+ */
+import { InvalidParameterError } from '../errors.js';
+import type { Rng } from '../random.js';
+
+export class SecureSum {
+  private readonly totals = new Map<string, Float64Array>();
+  private contributions = 0;
+
+  /** `shape`: each field's number of values. */
+  constructor(shape: Record<string, number>) {
+    for (const [name, len] of Object.entries(shape)) this.totals.set(name, new Float64Array(len));
+  }
+
+  /** Contributions added so far. */
+  get count(): number {
+    return this.contributions;
+  }
+
+  /** Adds one contribution: every field of the shape, of its length. */
+  add(contribution: Record<string, ArrayLike<number>>): void {
+    for (const [name, total] of this.totals) {
+      const v = contribution[name];
+      if (!v || v.length !== total.length) throw new InvalidParameterError(`a contribution's ${name} must hold ${total.length} values`);
+    }
+    for (const [name, total] of this.totals) {
+      const v = contribution[name]!;
+      for (let i = 0; i < total.length; i++) total[i]! += v[i]!;
+    }
+    this.contributions += 1;
+  }
+
+  /**
+   * The totals (copies), each entry plus N(0, stddev^2) noise when `noise` is
+   * given. The draws come from `noise.rng`, field by field in shape order.
+   */
+  release(noise?: { stddev: number; rng: Rng }): Record<string, Float64Array> {
+    const out: Record<string, Float64Array> = {};
+    for (const [name, total] of this.totals) {
+      const v = total.slice();
+      if (noise && noise.stddev > 0 && v.length > 0) {
+        const z = noise.rng.normal(v.length);
+        for (let i = 0; i < v.length; i++) v[i]! += noise.stddev * z[i]!;
+      }
+      out[name] = v;
+    }
+    return out;
+  }
+}

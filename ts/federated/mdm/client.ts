@@ -1,0 +1,144 @@
+/**
+ * The client role of federated MDM inference: it holds its own histogram (the
+ * counts of one categorical feature over its data points) and answers each
+ * server message with its term of a sum, computed in WASM: Algorithm 1's
+ * E^i, P^i, Q^i for a component it picks at random itself (the server never
+ * learns which), Algorithm 2's omega^i, E^i, u^i, v^i, or its log-likelihood
+ * under candidate models.
+ */
+import { InvalidDataError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
+import { Rng } from '../../random.js';
+import { withScope } from '../../wasm/memory.js';
+import { message, type Message } from '../message.js';
+import {
+  MDM_KINDS,
+  readEvaluate,
+  readInitRequest,
+  readModelBroadcast,
+  type EvaluationReply,
+  type InitStatsReply,
+  type StatsReply,
+} from './messages.js';
+
+/** What the runner needs of a client: an id and an answer to each server message. */
+export interface MdmClientLike {
+  readonly id: string;
+  respond(m: Message): Message;
+}
+
+export interface MdmClientOptions {
+  /** the client's size n, when known apart from its counts: it must equal their sum */
+  size?: number;
+  /** seed of the client's own random choice (its Algorithm 1 component) */
+  seed?: number;
+}
+
+export class MdmClient implements MdmClientLike {
+  readonly id: string;
+  /** the histogram: one count per category */
+  readonly counts: Float64Array;
+  /** n, the number of data points */
+  readonly size: number;
+  private readonly rng: Rng;
+
+  /**
+   * `counts`: the client's histogram, one non-negative integer per category.
+   * Checked here (non-negative integers, at least one data point, the size if
+   * given) and against each model's C and N when a message arrives.
+   */
+  constructor(id: string, counts: ArrayLike<number>, options: MdmClientOptions = {}) {
+    if (typeof id !== 'string' || id.length === 0) throw new InvalidParameterError('a client needs a non-empty string id');
+    this.id = id;
+    if (counts === null || typeof counts !== 'object' || typeof counts.length !== 'number') {
+      throw new InvalidDataError(`${id}: its histogram must be an array of counts`);
+    }
+    this.counts = Float64Array.from(counts);
+    this.counts.forEach((v, j) => {
+      if (typeof counts[j] !== 'number' || !(v >= 0) || !Number.isInteger(v)) {
+        throw new InvalidDataError(`${id}: count ${j} is ${String(counts[j])}; counts must be non-negative integers`);
+      }
+    });
+    const sum = this.counts.reduce((a, b) => a + b, 0);
+    if (options.size !== undefined && options.size !== sum) {
+      throw new InvalidDataError(`${id}: its histogram sums to ${sum} but its size n is ${String(options.size)}; n is the number of data points, the sum of the counts`);
+    }
+    if (sum < 1) throw new InvalidDataError(`${id}: its histogram is empty (n = 0); a client needs at least one data point`);
+    this.size = sum;
+    this.rng = new Rng(options.seed);
+  }
+
+  /** The answer to a server message. Throws InvalidMessageError when the message cannot be used, InvalidDataError when the client's data does not fit the model. */
+  respond(m: Message): Message {
+    const who = `${this.id} (from ${m.from})`;
+    switch (m.kind) {
+      case MDM_KINDS.initRequest:
+        return message(MDM_KINDS.initStats, this.id, m.round, this.initStats(m.payload, who));
+      case MDM_KINDS.model:
+        return message(MDM_KINDS.stats, this.id, m.round, this.statistics(m.payload, who));
+      case MDM_KINDS.evaluate:
+        return message(MDM_KINDS.evaluation, this.id, m.round, this.evaluation(m.payload, who));
+      default:
+        throw new InvalidMessageError(`${who}: an MDM client does not answer ${m.kind} messages`);
+    }
+  }
+
+  /** Its data against a model of C categories and sizes up to N: a typed error naming what to change. */
+  private fits(c: number, nMax: number): void {
+    if (this.counts.length !== c) {
+      throw new InvalidDataError(`${this.id}: its histogram has ${this.counts.length} categories but the model has ${c}`);
+    }
+    if (this.size > nMax) {
+      throw new InvalidDataError(`${this.id}: n = ${this.size} exceeds N = ${nMax}, the largest client size the model covers; raise N (maxCount) to at least ${this.size}`);
+    }
+  }
+
+  private initStats(payload: unknown, who: string): InitStatsReply {
+    const { k, c, nMax } = readInitRequest(payload, who);
+    this.fits(c, nMax);
+    // Algorithm 1: k_i ~ U{1..K}, drawn here and never sent
+    const component = this.rng.choice(k, 1);
+    return withScope((s) => {
+      const [e, p, q] = [s.f64(k * nMax), s.f64(k * c), s.f64(k * c)];
+      const comp = s.u32(1);
+      new Uint32Array(s.w.memory.buffer, comp, 1)[0] = component[0]!;
+      s.check(s.w.fm_mdm_init_stats(k, c, nMax, s.f64From(this.counts), s.f64From([this.size]), 1, comp, e, p, q));
+      return { e: s.readF64(e, k * nMax), p: s.readF64(p, k * c), q: s.readF64(q, k * c) };
+    });
+  }
+
+  private statistics(payload: unknown, who: string): StatsReply {
+    const { model, clip, logLikelihood } = readModelBroadcast(payload, who);
+    const { nComponents: k, nCategories: c, maxCount: nMax } = model;
+    this.fits(c, nMax);
+    return withScope((s) => {
+      const [omega, e, u, v, extra] = [s.f64(k), s.f64(k * nMax), s.f64(k * c), s.f64(k), s.f64(3)];
+      s.check(
+        s.w.fm_mdm_round_stats(k, c, nMax, ...model.pointers(s), s.f64From(this.counts), s.f64From([this.size]), 1, clip ?? Infinity, omega, e, u, v, extra),
+      );
+      const reply: StatsReply = { omega: s.readF64(omega, k), e: s.readF64(e, k * nMax), u: s.readF64(u, k * c), v: s.readF64(v, k) };
+      if (logLikelihood) {
+        const [ll, unsupported] = s.readF64(extra, 2);
+        reply.logLikelihood = ll!;
+        reply.unsupported = unsupported!;
+      }
+      return reply;
+    });
+  }
+
+  private evaluation(payload: unknown, who: string): EvaluationReply {
+    const models = readEvaluate(payload, who);
+    const ll = models.map((m: DirichletMultinomialMixture) => {
+      this.fits(m.nCategories, m.maxCount);
+      return m.logPmf([this.counts])[0]!;
+    });
+    // scores count only where every candidate gives the client a positive probability, so all are compared on the same clients
+    const counted = ll.every((x) => x > -Infinity);
+    return { logLikelihood: counted ? ll : ll.map(() => 0), counted: counted ? 1 : 0 };
+  }
+
+  /** Frees the client's generator. */
+  dispose(): void {
+    if (!this.rng.disposed) this.rng.dispose();
+  }
+}

@@ -1,0 +1,330 @@
+/**
+ * The messages of federated MDM inference and how their receivers check them.
+ * Clients only ever send terms of sums (each one adds across clients), so a
+ * secure aggregator can stand between them and the server; the server sees
+ * the aggregate alone.
+ *
+ *   down 'mdm/init-request'  { nComponents, nCategories, maxCount }         Algorithm 1
+ *   up   'mdm/init-stats'    { e, p, q }                                   E^i (K x N), P^i, Q^i (K x C)
+ *   down 'mdm/model'         { model, clip?, logLikelihood }               Algorithm 2's broadcast
+ *   up   'mdm/stats'         { omega, e, u, v, logLikelihood?, unsupported? }
+ *   down 'mdm/evaluate'      { models }                                    K selection's validation round
+ *   up   'mdm/evaluation'    { logLikelihood, counted }
+ *   aggregator -> server 'mdm/aggregate' { of, clients, noiseStddev, sums, excluded }
+ *
+ * Matrices travel row-major and flat. E^i is dense (K x N, a single non-zero
+ * column): a sparse (n_i, omega^i) would tell the server each client's size,
+ * which secure aggregation exists to hide.
+ */
+import { FedmixError, InvalidMessageError } from '../../errors.js';
+import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
+import { finiteNumbers } from '../message.js';
+import type { ExcludedClient } from '../transport.js';
+
+export const MDM_KINDS = {
+  initRequest: 'mdm/init-request',
+  initStats: 'mdm/init-stats',
+  model: 'mdm/model',
+  stats: 'mdm/stats',
+  evaluate: 'mdm/evaluate',
+  evaluation: 'mdm/evaluation',
+  aggregate: 'mdm/aggregate',
+} as const;
+
+type Numbers = number[] | Float64Array;
+
+/** Model parameters on the wire: flat row-major alpha (K x C) and pi (K x N). */
+export interface MdmParams {
+  nComponents: number;
+  nCategories: number;
+  maxCount: number;
+  tau: Numbers;
+  alpha: Numbers;
+  pi: Numbers;
+}
+
+export interface InitRequest {
+  nComponents: number;
+  nCategories: number;
+  maxCount: number;
+}
+
+export interface InitStatsReply {
+  e: Numbers;
+  p: Numbers;
+  q: Numbers;
+}
+
+export interface ModelBroadcast {
+  model: MdmParams;
+  /** the bound on each client's (u, v) L2 norm, when the run adds noise */
+  clip?: number;
+  /** whether clients add their log q(c, n) (for monitoring; off when the run adds noise) */
+  logLikelihood: boolean;
+}
+
+export interface StatsReply {
+  omega: Numbers;
+  e: Numbers;
+  u: Numbers;
+  v: Numbers;
+  /** ln q(c, n) of the client, 0 when unsupported */
+  logLikelihood?: number;
+  /** 1 when the model gives the client's size probability 0 */
+  unsupported?: number;
+}
+
+export interface EvaluateRequest {
+  models: MdmParams[];
+}
+
+export interface EvaluationReply {
+  /** ln q(c, n) under each model, all 0 when not counted */
+  logLikelihood: Numbers;
+  /** 1 when every model gives the client a positive probability (its scores count), else 0 */
+  counted: number;
+}
+
+export type AggregateOf = 'init' | 'round' | 'evaluation';
+
+export interface AggregatePayload {
+  of: AggregateOf;
+  /** contributions summed */
+  clients: number;
+  /** the standard deviation of the Gaussian noise added to every entry (0: exact sums) */
+  noiseStddev: number;
+  sums: Record<string, Numbers>;
+  /** clients whose contribution was refused, and why */
+  excluded: ExcludedClient[];
+}
+
+/** The sizes of a round's statistics. */
+export interface Shape {
+  k: number;
+  c: number;
+  nMax: number;
+}
+
+export function paramsOf(m: DirichletMultinomialMixture): MdmParams {
+  return { nComponents: m.nComponents, nCategories: m.nCategories, maxCount: m.maxCount, tau: m.tau, alpha: m.alpha, pi: m.pi };
+}
+
+/** Field lengths of each aggregate kind (the SecureSum shape); a round's log-likelihood fields only when asked for. */
+export function sumShape(of: AggregateOf, s: Shape, models = 0, logLikelihood = true): Record<string, number> {
+  switch (of) {
+    case 'init':
+      return { e: s.k * s.nMax, p: s.k * s.c, q: s.k * s.c };
+    case 'round': {
+      const fields: Record<string, number> = { omega: s.k, e: s.k * s.nMax, u: s.k * s.c, v: s.k };
+      if (logLikelihood) Object.assign(fields, { logLikelihood: 1, unsupported: 1 });
+      return fields;
+    }
+    case 'evaluation':
+      return { logLikelihood: models, counted: 1 };
+  }
+}
+
+/**
+ * L2 sensitivity of one client's contribution (adding or removing a client):
+ * Algorithm 1's E^i (a single 1), P^i (c / n: norm <= 1) and Q^i (norm <= 1)
+ * give sqrt(3); Algorithm 2's omega^i and E^i have norm <= 1 each and (u^i, v^i)
+ * at most `clip` after clipping: sqrt(2 + clip^2). The noise added to each sum
+ * is noiseMultiplier times this.
+ */
+export function sensitivity(of: 'init' | 'round', clip: number): number {
+  return of === 'init' ? Math.sqrt(3) : Math.sqrt(2 + clip * clip);
+}
+
+function object(p: unknown, who: string, what: string): Record<string, unknown> {
+  if (p === null || typeof p !== 'object' || Array.isArray(p)) throw new InvalidMessageError(`${who}: a ${what} payload must be an object`);
+  return p as Record<string, unknown>;
+}
+
+function count(name: string, v: unknown, who: string, min: number): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new InvalidMessageError(`${who}: ${name} is ${String(v)}; it must be a whole number >= ${min}`);
+  return v;
+}
+
+function nonNegative(name: string, v: Float64Array, who: string): void {
+  const i = v.findIndex((x) => x < 0);
+  if (i >= 0) throw new InvalidMessageError(`${who}: ${name}[${i}] is ${v[i]}; it must be >= 0`);
+}
+
+function zeroOrOne(name: string, v: unknown, who: string): number {
+  if (v !== 0 && v !== 1) throw new InvalidMessageError(`${who}: ${name} is ${String(v)}; it must be 0 or 1`);
+  return v;
+}
+
+/** |a - b| within a relative tolerance of the larger (sums of rounded terms). */
+function near(a: number, b: number, tol = 1e-9): boolean {
+  return Math.abs(a - b) <= tol * Math.max(1, Math.abs(a), Math.abs(b));
+}
+
+export function readShape(p: Record<string, unknown>, who: string): Shape {
+  const k = count('nComponents', p.nComponents, who, 1);
+  const c = count('nCategories', p.nCategories, who, 2);
+  const nMax = count('maxCount', p.maxCount, who, 1);
+  return { k, c, nMax };
+}
+
+// What clients check in the server's messages.
+
+export function readInitRequest(p: unknown, who: string): Shape {
+  return readShape(object(p, who, 'initialization request'), who);
+}
+
+/** Model parameters as a checked model (the core validates the values). */
+export function readParams(p: unknown, who: string): DirichletMultinomialMixture {
+  const q = object(p, who, 'model');
+  const { k, c, nMax } = readShape(q, who);
+  const tau = finiteNumbers('tau', q.tau, k, who);
+  const alpha = finiteNumbers('alpha', q.alpha, k * c, who);
+  const pi = finiteNumbers('pi', q.pi, k * nMax, who);
+  const rows = (v: Float64Array, w: number) => Array.from({ length: k }, (_, r) => v.subarray(r * w, (r + 1) * w));
+  try {
+    return new DirichletMultinomialMixture({ tau, alpha: rows(alpha, c), pi: rows(pi, nMax) });
+  } catch (e) {
+    if (e instanceof FedmixError && e.code !== 'WASM') throw new InvalidMessageError(`${who}: ${e.message}`);
+    throw e;
+  }
+}
+
+export function readModelBroadcast(p: unknown, who: string): { model: DirichletMultinomialMixture; clip?: number; logLikelihood: boolean } {
+  const q = object(p, who, 'model broadcast');
+  const model = readParams(q.model, who);
+  let clip: number | undefined;
+  if (q.clip !== undefined) {
+    if (typeof q.clip !== 'number' || !(q.clip > 0) || !Number.isFinite(q.clip)) throw new InvalidMessageError(`${who}: clip is ${String(q.clip)}; it must be a positive number`);
+    clip = q.clip;
+  }
+  if (typeof q.logLikelihood !== 'boolean') throw new InvalidMessageError(`${who}: logLikelihood must be true or false`);
+  return { model, clip, logLikelihood: q.logLikelihood };
+}
+
+export function readEvaluate(p: unknown, who: string): DirichletMultinomialMixture[] {
+  const q = object(p, who, 'evaluation request');
+  if (!Array.isArray(q.models) || q.models.length === 0) throw new InvalidMessageError(`${who}: models must be a non-empty array of model parameters`);
+  return q.models.map((m, i) => readParams(m, `${who} (model ${i})`));
+}
+
+// What the aggregator checks in each client's contribution: the structure an
+// honest client's terms have, so that one faulty client cannot move the sums.
+
+/** An 'mdm/init-stats' payload: E^i a single 1, P^i a normalized histogram in the same row, Q^i its square. */
+export function readInitStats(p: unknown, who: string, s: Shape): { e: Float64Array; p: Float64Array; q: Float64Array } {
+  const o = object(p, who, 'initialization statistics');
+  const e = finiteNumbers('e', o.e, s.k * s.nMax, who);
+  const pp = finiteNumbers('p', o.p, s.k * s.c, who);
+  const q = finiteNumbers('q', o.q, s.k * s.c, who);
+  const ones = e.reduce((a, x, i) => (x !== 0 ? [...a, i] : a), [] as number[]);
+  if (ones.length !== 1 || e[ones[0]!] !== 1) throw new InvalidMessageError(`${who}: e must hold a single 1 (the client's component and size), got ${ones.length} non-zero entries`);
+  const row = Math.floor(ones[0]! / s.nMax);
+  nonNegative('p', pp, who);
+  nonNegative('q', q, who);
+  for (let r = 0; r < s.k; r++) {
+    const pr = pp.subarray(r * s.c, (r + 1) * s.c);
+    const qr = q.subarray(r * s.c, (r + 1) * s.c);
+    const total = pr.reduce((a, b) => a + b, 0);
+    if (r === row ? !near(total, 1) : total !== 0) {
+      throw new InvalidMessageError(`${who}: row ${r} of p sums to ${total}; the client's row (${row}) must hold its normalized histogram (summing to 1) and the others 0`);
+    }
+    for (let j = 0; j < s.c; j++) {
+      if (!near(qr[j]!, pr[j]! * pr[j]!, 1e-12)) throw new InvalidMessageError(`${who}: q[${r * s.c + j}] is ${qr[j]} but p squared is ${pr[j]! * pr[j]!}`);
+    }
+  }
+  return { e, p: pp, q };
+}
+
+/**
+ * An 'mdm/stats' payload: omega^i a probability vector, E^i omega^i in a
+ * single column, u^i and v^i non-negative, their norm within `clip` when the
+ * run clips, and the log-likelihood fields present exactly when asked for.
+ */
+export function readStats(p: unknown, who: string, s: Shape, clip: number | undefined, logLikelihood: boolean): Record<string, Float64Array> {
+  const o = object(p, who, 'statistics');
+  const omega = finiteNumbers('omega', o.omega, s.k, who);
+  const e = finiteNumbers('e', o.e, s.k * s.nMax, who);
+  const u = finiteNumbers('u', o.u, s.k * s.c, who);
+  const v = finiteNumbers('v', o.v, s.k, who);
+  nonNegative('omega', omega, who);
+  nonNegative('u', u, who);
+  nonNegative('v', v, who);
+  const total = omega.reduce((a, b) => a + b, 0);
+  if (!near(total, 1)) throw new InvalidMessageError(`${who}: omega sums to ${total}; a client's component probabilities sum to 1`);
+  const cols = new Set<number>();
+  e.forEach((x, i) => {
+    if (x !== 0) cols.add(i % s.nMax);
+  });
+  const col = [...cols][0];
+  if (cols.size > 1) throw new InvalidMessageError(`${who}: e has non-zero entries in ${cols.size} columns; a client has one size`);
+  for (let r = 0; r < s.k; r++) {
+    const x = col === undefined ? 0 : e[r * s.nMax + col]!;
+    if (x !== omega[r]) throw new InvalidMessageError(`${who}: e's column must equal omega; row ${r} holds ${x}, omega ${omega[r]}`);
+  }
+  if (clip !== undefined) {
+    const norm = Math.sqrt(u.reduce((a, x) => a + x * x, 0) + v.reduce((a, x) => a + x * x, 0));
+    if (norm > clip * (1 + 1e-9)) throw new InvalidMessageError(`${who}: (u, v) has norm ${norm}, above the clip bound ${clip}`);
+  }
+  const out: Record<string, Float64Array> = { omega, e, u, v };
+  if (logLikelihood) {
+    const ll = o.logLikelihood;
+    const unsupported = zeroOrOne('unsupported', o.unsupported, who);
+    if (typeof ll !== 'number' || !Number.isFinite(ll) || ll > 1e-9) throw new InvalidMessageError(`${who}: logLikelihood is ${String(ll)}; it must be a finite log-probability (<= 0)`);
+    if (unsupported === 1 && ll !== 0) throw new InvalidMessageError(`${who}: an unsupported client's logLikelihood must be 0`);
+    out.logLikelihood = Float64Array.of(ll);
+    out.unsupported = Float64Array.of(unsupported);
+  } else if (o.logLikelihood !== undefined || o.unsupported !== undefined) {
+    throw new InvalidMessageError(`${who}: sends a log-likelihood that was not asked for`);
+  }
+  return out;
+}
+
+export function readEvaluation(p: unknown, who: string, models: number): Record<string, Float64Array> {
+  const o = object(p, who, 'evaluation');
+  const ll = finiteNumbers('logLikelihood', o.logLikelihood, models, who);
+  const counted = zeroOrOne('counted', o.counted, who);
+  const i = ll.findIndex((x) => x > 1e-9 || (counted === 0 && x !== 0));
+  if (i >= 0) throw new InvalidMessageError(`${who}: logLikelihood[${i}] is ${ll[i]}; it must be <= 0, and 0 when not counted`);
+  return { logLikelihood: ll, counted: Float64Array.of(counted) };
+}
+
+// What the server checks in the aggregate.
+
+/**
+ * An 'mdm/aggregate' payload of kind `of` for the shape `s` (and `models`
+ * candidates in an evaluation). Exact sums (no noise) must also be
+ * consistent: omega adds up to the clients, E's rows to omega, nothing is
+ * negative; noisy sums need only be finite.
+ */
+export function readAggregate(p: unknown, who: string, of: AggregateOf, s: Shape, models = 0): AggregatePayload & { sums: Record<string, Float64Array> } {
+  const o = object(p, who, 'aggregate');
+  if (o.of !== of) throw new InvalidMessageError(`${who}: expected an aggregate of ${of} statistics, got ${JSON.stringify(o.of)}`);
+  const clients = count('clients', o.clients, who, 0);
+  if (typeof o.noiseStddev !== 'number' || !(o.noiseStddev >= 0) || !Number.isFinite(o.noiseStddev)) {
+    throw new InvalidMessageError(`${who}: noiseStddev must be a finite number >= 0`);
+  }
+  const noisy = o.noiseStddev > 0;
+  const raw = object(o.sums, who, 'sums');
+  const sums: Record<string, Float64Array> = {};
+  for (const [name, len] of Object.entries(sumShape(of, s, models, raw.logLikelihood !== undefined))) {
+    sums[name] = finiteNumbers(`sums.${name}`, raw[name], len, who);
+  }
+  if (!Array.isArray(o.excluded) || o.excluded.some((x) => x === null || typeof x !== 'object' || typeof x.client !== 'string' || typeof x.reason !== 'string')) {
+    throw new InvalidMessageError(`${who}: excluded must be an array of { client, round, reason }`);
+  }
+  if (!noisy && clients > 0) {
+    for (const [name, v] of Object.entries(sums)) if (name !== 'logLikelihood') nonNegative(`sums.${name}`, v, who);
+    if (of === 'round') {
+      const total = sums.omega!.reduce((a, b) => a + b, 0);
+      if (!near(total, clients)) throw new InvalidMessageError(`${who}: omega sums to ${total} over ${clients} clients; each client's omega sums to 1`);
+      for (let r = 0; r < s.k; r++) {
+        const row = sums.e!.subarray(r * s.nMax, (r + 1) * s.nMax).reduce((a, b) => a + b, 0);
+        if (!near(row, sums.omega![r]!)) throw new InvalidMessageError(`${who}: row ${r} of E sums to ${row} but omega[${r}] is ${sums.omega![r]}`);
+      }
+    } else if (of === 'init') {
+      const total = sums.e!.reduce((a, b) => a + b, 0);
+      if (total !== clients) throw new InvalidMessageError(`${who}: E counts ${total} clients but ${clients} contributed`);
+    }
+  }
+  return { of, clients, noiseStddev: o.noiseStddev, sums, excluded: o.excluded as ExcludedClient[] };
+}

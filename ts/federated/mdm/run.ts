@@ -1,0 +1,141 @@
+/**
+ * Runs federated MDM inference in process: server, aggregator and clients
+ * exchange every message through an InProcessTransport (encoded, decoded,
+ * counted), and the server only ever receives the aggregator's sums.
+ */
+import { type MatrixLike } from '../../data/matrix.js';
+import { FedmixError, InvalidDataError, InvalidParameterError } from '../../errors.js';
+import { DirichletMultinomialMixture, histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
+import { Rng } from '../../random.js';
+import { requireInteger } from '../../validate.js';
+import { withScope } from '../../wasm/memory.js';
+import { InProcessTransport, type ExcludedClient, type Traffic } from '../transport.js';
+import { encodeMessage, type Message } from '../message.js';
+import { MdmAggregator, type MdmReply } from './aggregator.js';
+import { MdmClient, type MdmClientLike } from './client.js';
+import { MdmServer, type MdmOptions, type MdmRound } from './server.js';
+
+/**
+ * Drives `server` and `clients` through `aggregator` until the server is done.
+ * Client messages go up through the transport (and count as traffic); the
+ * aggregate goes to the server as wire text. A client that throws a
+ * FedmixError while answering (its data does not fit the model, a message it
+ * cannot use) is reported to the aggregator as failed, which excludes it.
+ */
+export function runMdm(server: MdmServer, clients: readonly MdmClientLike[], aggregator: MdmAggregator, transport: InProcessTransport = new InProcessTransport()): void {
+  const byId = new Map(clients.map((c) => [c.id, c]));
+  while (!server.done) {
+    const requests = server.requests();
+    transport.nextRound();
+    const replies = collect(requests, byId, transport);
+    server.receive(encodeMessage(aggregator.aggregate(requests, replies)));
+  }
+}
+
+/** Every requested client's answer (or why there is none), through the transport. */
+export function collect(requests: ReadonlyMap<string, Message>, clients: ReadonlyMap<string, MdmClientLike>, transport: InProcessTransport): MdmReply[] {
+  const replies: MdmReply[] = [];
+  for (const [id, m] of requests) {
+    const received = transport.down(m);
+    const client = clients.get(id);
+    if (!client) {
+      replies.push({ from: id, error: `${id} is not among the clients` });
+      continue;
+    }
+    try {
+      replies.push({ from: id, text: transport.up(client.respond(received)) });
+    } catch (e) {
+      if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
+      replies.push({ from: id, error: e.message });
+    }
+  }
+  return replies;
+}
+
+export interface MdmFitOptions extends MdmOptions {
+  /** N, the largest client size the model covers (default: the largest n among the clients) */
+  maxCount?: number;
+  /** each client's n, when given apart from the histograms (each must equal its row's sum) */
+  sizes?: ArrayLike<number>;
+  /** names of the C categories, kept in the model */
+  categories?: readonly string[];
+}
+
+export interface MdmFitResult {
+  model: DirichletMultinomialMixture;
+  /** Algorithm 2's rounds: clients, mean log-likelihood under the broadcast model, guards */
+  history: MdmRound[];
+  /** guards Algorithm 1 applied */
+  initGuards: string[];
+  /** communication rounds, messages and bytes each way (client traffic) */
+  traffic: Traffic;
+  excluded: ExcludedClient[];
+}
+
+/** Histograms as clients, checked up front so that bad data is an error naming the row, not an exclusion. */
+export function histogramClients(histograms: MatrixLike, options: { maxCount?: number; sizes?: ArrayLike<number>; idPrefix?: string }, seeds: Rng): { clients: MdmClient[]; c: number; nMax: number } {
+  const { counts, sizes, m, c } = histogramRows(histograms, undefined, options.sizes);
+  if (m === 0) throw new InvalidDataError('no histograms: give one row of counts per client');
+  let largest = 0;
+  for (const n of sizes) if (n > largest) largest = n;
+  const nMax = options.maxCount === undefined ? Math.max(1, largest) : requireInteger('maxCount', options.maxCount, 1);
+  withScope((s) => s.check(s.w.fm_mdm_check_histograms(s.f64From(counts), s.f64From(sizes), m, c, nMax)));
+  if (c < 2) throw new InvalidDataError(`the histograms have ${c} categor${c === 1 ? 'y' : 'ies'}; they need at least 2`);
+  const draws = seeds.uniform(m);
+  const clients: MdmClient[] = [];
+  try {
+    for (let i = 0; i < m; i++) {
+      clients.push(new MdmClient(`${options.idPrefix ?? 'client'}-${i}`, counts.subarray(i * c, (i + 1) * c), { seed: Math.floor(draws[i]! * 2 ** 32) }));
+    }
+  } catch (e) {
+    for (const cl of clients) cl.dispose();
+    throw e;
+  }
+  return { clients, c, nMax };
+}
+
+/**
+ * Federated MDM inference over clients given by their histograms (one row per
+ * client, ids 'client-0', 'client-1', ...): Algorithm 1 on a cohort, then
+ * `rounds` rounds of Algorithm 2, each on a freshly sampled cohort (every
+ * client when `cohort` is omitted: Theorem 3.1's full-batch iteration), through
+ * a secure aggregator (with Gaussian noise when `privacy` is given).
+ *
+ * ```ts
+ * const { model, history } = fitMdm(histograms, { nComponents: 2, rounds: 100, cohort: 1000, seed: 0 });
+ * ```
+ */
+export function fitMdm(histograms: MatrixLike, options: MdmFitOptions = {}): MdmFitResult {
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+  if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
+  const seeds = new Rng(options.seed);
+  let clients: MdmClient[] = [];
+  let server: MdmServer | undefined;
+  let aggregator: MdmAggregator | undefined;
+  try {
+    const built = histogramClients(histograms, options, seeds);
+    clients = built.clients;
+    const [serverSeed, noiseSeed] = Array.from(seeds.uniform(2), (u) => Math.floor(u * 2 ** 32));
+    server = new MdmServer(
+      clients.map((c) => c.id),
+      { ...options, nCategories: built.c, maxCount: built.nMax, seed: serverSeed },
+    );
+    aggregator = new MdmAggregator({ noiseMultiplier: options.privacy?.noiseMultiplier ?? 0, seed: noiseSeed });
+    const transport = new InProcessTransport();
+    runMdm(server, clients, aggregator, transport);
+    const learned = server.model!;
+    const model = options.categories
+      ? new DirichletMultinomialMixture({ tau: learned.tau, alpha: rowsOf(learned.alpha, learned.nCategories), pi: rowsOf(learned.pi, learned.maxCount), categories: options.categories })
+      : learned;
+    return { model, history: server.history, initGuards: server.initGuards, traffic: { ...transport.traffic }, excluded: server.excluded };
+  } finally {
+    seeds.dispose();
+    server?.dispose();
+    aggregator?.dispose();
+    for (const c of clients) c.dispose();
+  }
+}
+
+function rowsOf(v: Float64Array, w: number): Float64Array[] {
+  return Array.from({ length: v.length / w }, (_, r) => v.subarray(r * w, (r + 1) * w));
+}

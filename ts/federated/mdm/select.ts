@@ -1,0 +1,154 @@
+/**
+ * Choosing K by validation log-likelihood (Appendix A.1): fit every candidate
+ * K (independent federated runs, which could run in parallel), score each on a
+ * cohort of clients none of the runs has seen, and keep the smallest K whose
+ * mean validation log-likelihood is within `tolerance` of the best (the
+ * paper's "in the case of (approximate) ties choose the smallest K"). The
+ * scores are themselves sums the clients send through the aggregator.
+ */
+import { Matrix, type MatrixLike } from '../../data/matrix.js';
+import { InvalidDataError, InvalidParameterError } from '../../errors.js';
+import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
+import { histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
+import { Rng } from '../../random.js';
+import { requireInteger, requireNumber } from '../../validate.js';
+import { encodeMessage, message } from '../message.js';
+import { InProcessTransport, type ExcludedClient, type Traffic } from '../transport.js';
+import { MdmAggregator } from './aggregator.js';
+import { MDM_KINDS, paramsOf, readAggregate } from './messages.js';
+import { collect, fitMdm, histogramClients, type MdmFitOptions, type MdmFitResult } from './run.js';
+
+export interface SelectMdmOptions extends Omit<MdmFitOptions, 'nComponents' | 'init' | 'onRound'> {
+  /** candidate K values (default 1..6, as Appendix A.2) */
+  kValues?: number[];
+  /** candidates as an inclusive range, instead of kValues */
+  kRange?: [number, number];
+  /** clients held out to score the candidates (default: 20% of them, at most 1000) */
+  validationCohort?: number;
+  /** keep the smallest K within this many nats (mean per client) of the best score (default 0.01) */
+  tolerance?: number;
+  /** called after each candidate's fit */
+  onCandidate?: (k: number, fit: MdmFitResult) => void;
+}
+
+export interface MdmCandidate {
+  k: number;
+  /** mean ln q(c, n) over the scored validation clients */
+  meanLogLikelihood: number;
+  fit: MdmFitResult;
+}
+
+export interface SelectMdmResult {
+  /** the chosen K and its model */
+  k: number;
+  model: DirichletMultinomialMixture;
+  candidates: MdmCandidate[];
+  /** clients held out for validation */
+  validationClients: number;
+  /** of them, the clients every candidate gives a positive probability (the scores are means over these) */
+  scoredClients: number;
+  /** every run's traffic and the validation round's, added */
+  traffic: Traffic;
+  /** validation clients whose scores could not be used */
+  excluded: ExcludedClient[];
+}
+
+function candidates(options: SelectMdmOptions): number[] {
+  if (options.kValues !== undefined && options.kRange !== undefined) throw new InvalidParameterError('give kValues or kRange, not both');
+  let ks: number[];
+  if (options.kRange !== undefined) {
+    const r = options.kRange;
+    if (!Array.isArray(r) || r.length !== 2) throw new InvalidParameterError('kRange must be [first, last]');
+    const [a, b] = [requireInteger('kRange[0]', r[0], 1), requireInteger('kRange[1]', r[1], 1)];
+    if (b < a) throw new InvalidParameterError(`kRange [${a}, ${b}] is empty`);
+    ks = Array.from({ length: b - a + 1 }, (_, i) => a + i);
+  } else {
+    ks = options.kValues ?? [1, 2, 3, 4, 5, 6];
+    if (!Array.isArray(ks) || ks.length === 0) throw new InvalidParameterError('kValues must be a non-empty array of integers >= 1');
+    ks.forEach((k, i) => requireInteger(`kValues[${i}]`, k, 1));
+  }
+  return [...new Set(ks)].sort((a, b) => a - b);
+}
+
+function addTraffic(a: Traffic, b: Traffic): void {
+  a.rounds += b.rounds;
+  a.bytesUp += b.bytesUp;
+  a.bytesDown += b.bytesDown;
+  a.messagesUp += b.messagesUp;
+  a.messagesDown += b.messagesDown;
+}
+
+/**
+ * Fits every candidate K on the clients outside a random validation cohort and
+ * keeps the smallest K whose validation score is within `tolerance` of the best.
+ *
+ * ```ts
+ * const { k, model, candidates } = selectMdm(histograms, { kRange: [1, 6], rounds: 100, cohort: 1000, seed: 0 });
+ * ```
+ */
+export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}): SelectMdmResult {
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+  const ks = candidates(options);
+  const tolerance = requireNumber('tolerance', options.tolerance ?? 0.01, 0);
+  const h = Matrix.from(histograms);
+  const { sizes } = histogramRows(h, undefined, options.sizes);
+  const m = h.nRows;
+  const v = requireInteger('validationCohort', options.validationCohort ?? Math.min(1000, Math.max(1, Math.round(0.2 * m))), 1);
+  const kMax = ks[ks.length - 1]!;
+  if (m - v < kMax) {
+    throw new InvalidDataError(`${m} clients leave ${m - v} for fitting after a validation cohort of ${v}; K = ${kMax} needs at least ${kMax}. Use fewer candidates or a smaller validation cohort`);
+  }
+  let largest = 0;
+  for (const n of sizes) if (n > largest) largest = n;
+  const maxCount = options.maxCount ?? largest;
+  const rng = new Rng(options.seed);
+  const transport = new InProcessTransport();
+  let validation: ReturnType<typeof histogramClients>['clients'] = [];
+  let aggregator: MdmAggregator | undefined;
+  try {
+    const order = rng.permutation(m);
+    const heldOut = Array.from(order.subarray(0, v)).sort((a, b) => a - b);
+    const training = Array.from(order.subarray(v)).sort((a, b) => a - b);
+    const pick = (rows: number[]) => h.selectRows(rows);
+    const trainSizes = options.sizes ? training.map((i) => sizes[i]!) : undefined;
+    const runs: MdmCandidate[] = [];
+    const traffic: Traffic = { rounds: 0, bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 };
+    for (const k of ks) {
+      const seed = Math.floor(rng.uniform(1)[0]! * 2 ** 32);
+      const { kValues: _a, kRange: _b, validationCohort: _c, tolerance: _d, onCandidate, ...fitOptions } = options;
+      const fit = fitMdm(pick(training), { ...fitOptions, sizes: trainSizes, maxCount, nComponents: k, seed });
+      addTraffic(traffic, fit.traffic);
+      onCandidate?.(k, fit);
+      runs.push({ k, meanLogLikelihood: NaN, fit });
+    }
+    // the validation round: every candidate broadcast at once, scores summed by the aggregator
+    validation = histogramClients(pick(heldOut), { maxCount, sizes: options.sizes ? heldOut.map((i) => sizes[i]!) : undefined, idPrefix: 'validation' }, rng).clients;
+    aggregator = new MdmAggregator();
+    const payload = { models: runs.map((r) => paramsOf(r.fit.model)) };
+    const requests = new Map(validation.map((c) => [c.id, message(MDM_KINDS.evaluate, 'server', 1, payload)]));
+    transport.nextRound();
+    const replies = collect(requests, new Map(validation.map((c) => [c.id, c])), transport);
+    const agg = readAggregate(
+      JSON.parse(encodeMessage(aggregator.aggregate(requests, replies))).payload,
+      'validation aggregate',
+      'evaluation',
+      { k: 1, c: h.nCols, nMax: maxCount },
+      runs.length,
+    );
+    addTraffic(traffic, transport.traffic);
+    const scored = agg.sums.counted![0]!;
+    if (scored === 0) {
+      throw new InvalidDataError(
+        `no validation client could be scored by every candidate (each gives some client's size probability 0, or clients were excluded: ${agg.excluded.map((e) => e.reason).join('; ') || 'none'}); use a larger validation cohort or more training clients`,
+      );
+    }
+    runs.forEach((r, i) => (r.meanLogLikelihood = agg.sums.logLikelihood![i]! / scored));
+    const best = Math.max(...runs.map((r) => r.meanLogLikelihood));
+    const chosen = runs.find((r) => r.meanLogLikelihood >= best - tolerance)!;
+    return { k: chosen.k, model: chosen.fit.model, candidates: runs, validationClients: v, scoredClients: scored, traffic, excluded: agg.excluded };
+  } finally {
+    rng.dispose();
+    aggregator?.dispose();
+    for (const c of validation) c.dispose();
+  }
+}

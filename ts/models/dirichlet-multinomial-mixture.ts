@@ -1,0 +1,265 @@
+/**
+ * DirichletMultinomialMixture: a distribution over clients, each a histogram c
+ * of C counts of one categorical feature (e.g. its labels) and its size
+ * n = sum c, 1 <= n <= N (Scott & Cahill's MDM, equations 1-3):
+ *
+ *   q(c, n) = sum_k tau_k pi_{k,n} p(c | n, alpha_k)
+ *
+ * tau (K) are the component weights, alpha (K x C) the Dirichlet parameters,
+ * pi (K x N) the size distributions (pi[k][n - 1] = P(size n | component k)).
+ * The arithmetic runs in WASM (crates/fedmix-core/src/mdm); the parameters are
+ * small and live here, so a model needs no dispose(). Learn one from clients
+ * with fitMdm (federated), draw new clients with sample().
+ */
+import { Matrix, type MatrixLike } from '../data/matrix.js';
+import { InvalidDataError, InvalidParameterError } from '../errors.js';
+import { requireInteger, seedParts } from '../validate.js';
+import { withScope, type Scope } from '../wasm/memory.js';
+
+/** The serialized form (toJSON): plain arrays, readable by any tool. */
+export interface DirichletMultinomialMixtureJSON {
+  format?: 'fedmix.DirichletMultinomialMixture';
+  version?: 1;
+  /** K component weights */
+  tau: number[];
+  /** K rows of C Dirichlet parameters */
+  alpha: number[][];
+  /** K rows of N size probabilities (entry n - 1: size n) */
+  pi: number[][];
+  /** optional names of the C categories (e.g. the class labels the columns count) */
+  categories?: string[];
+}
+
+export interface DirichletMultinomialMixtureParameters {
+  tau: ArrayLike<number>;
+  /** K x C: rows of C numbers, or a Matrix with K rows */
+  alpha: MatrixLike;
+  /** K x N: rows of N numbers, or a Matrix with K rows */
+  pi: MatrixLike;
+  categories?: readonly string[];
+}
+
+/** New clients drawn from a model. */
+export interface MdmSample {
+  /** m x C counts, one row per client */
+  histograms: Matrix;
+  /** each client's size n (its row sum) */
+  sizes: Int32Array;
+  /** the component each client was drawn from */
+  components: Int32Array;
+}
+
+/** A Matrix (rows = components) as row-major values; `name` for errors. */
+function rowMajor(name: string, x: MatrixLike): { values: Float64Array; rows: number; cols: number } {
+  let m: Matrix;
+  try {
+    m = Matrix.from(x);
+  } catch (e) {
+    if (e instanceof InvalidDataError) throw new InvalidParameterError(`${name}: ${e.message}`);
+    throw e;
+  }
+  const values = new Float64Array(m.nRows * m.nCols);
+  for (let j = 0; j < m.nCols; j++) for (let i = 0; i < m.nRows; i++) values[i * m.nCols + j] = m.data[j * m.nRows + i]!;
+  return { values, rows: m.nRows, cols: m.nCols };
+}
+
+/**
+ * Client histograms (rows of `histograms`) as row-major counts and sizes
+ * (row sums unless `sizes` is given, in which case each must equal its row's
+ * sum). Values are checked by the core (non-negative integer counts, sizes in
+ * 1..N, sums equal to sizes), which names the client.
+ */
+export function histogramRows(histograms: MatrixLike, nCategories?: number, sizes?: ArrayLike<number>): { counts: Float64Array; sizes: Float64Array; m: number; c: number } {
+  const h = Matrix.from(histograms);
+  if (nCategories !== undefined && h.nCols !== nCategories) {
+    throw new InvalidDataError(`the histograms have ${h.nCols} categories but the model has ${nCategories}; give one column per category`);
+  }
+  const { nRows: m, nCols: c } = h;
+  const counts = new Float64Array(m * c);
+  const sums = new Float64Array(m);
+  for (let j = 0; j < c; j++) {
+    for (let i = 0; i < m; i++) {
+      const v = h.data[j * m + i]!;
+      counts[i * c + j] = v;
+      sums[i]! += v;
+    }
+  }
+  if (sizes === undefined) return { counts, sizes: sums, m, c };
+  if (sizes.length !== m) throw new InvalidDataError(`${sizes.length} sizes for ${m} histograms; give one size n per histogram`);
+  return { counts, sizes: Float64Array.from(sizes), m, c };
+}
+
+function nested(values: Float64Array, rows: number, cols: number): number[][] {
+  return Array.from({ length: rows }, (_, r) => Array.from(values.subarray(r * cols, (r + 1) * cols)));
+}
+
+export class DirichletMultinomialMixture {
+  /** K */
+  readonly nComponents: number;
+  /** C */
+  readonly nCategories: number;
+  /** N, the largest client size the model covers */
+  readonly maxCount: number;
+  /** (K) component weights */
+  readonly tau: Float64Array;
+  /** (K x C) Dirichlet parameters, row-major */
+  readonly alpha: Float64Array;
+  /** (K x N) size distributions, row-major: pi[k * N + n - 1] = P(n | k) */
+  readonly pi: Float64Array;
+  /** names of the categories, when known */
+  readonly categories: readonly string[] | undefined;
+
+  /** Checks the parameters (tau and each row of pi sum to 1 within 1e-8, alpha > 0) and builds the model. */
+  constructor(params: DirichletMultinomialMixtureParameters) {
+    if (params === null || typeof params !== 'object') throw new InvalidParameterError('a DirichletMultinomialMixture needs { tau, alpha, pi }');
+    const a = rowMajor('alpha', params.alpha);
+    const p = rowMajor('pi', params.pi);
+    const tau = Float64Array.from(params.tau ?? []);
+    const k = tau.length;
+    if (k < 1) throw new InvalidParameterError('tau must hold one weight per component (at least one)');
+    if (a.rows !== k) throw new InvalidParameterError(`alpha has ${a.rows} rows but tau has ${k} weights; give one row per component`);
+    if (p.rows !== k) throw new InvalidParameterError(`pi has ${p.rows} rows but tau has ${k} weights; give one row per component`);
+    if (params.categories !== undefined) {
+      const names = params.categories;
+      if (!Array.isArray(names) || names.length !== a.cols || names.some((n) => typeof n !== 'string')) {
+        throw new InvalidParameterError(`categories must be ${a.cols} strings, one per column of alpha`);
+      }
+      if (new Set(names).size !== names.length) throw new InvalidParameterError('categories must be distinct');
+    }
+    this.nComponents = k;
+    this.nCategories = a.cols;
+    this.maxCount = p.cols;
+    this.tau = tau;
+    this.alpha = a.values;
+    this.pi = p.values;
+    this.categories = params.categories ? [...params.categories] : undefined;
+    withScope((s) => s.check(s.w.fm_mdm_check(k, this.nCategories, this.maxCount, ...this.pointers(s))));
+  }
+
+  /** (tau, alpha, pi) copied into WASM memory. */
+  pointers(s: Scope): [number, number, number] {
+    return [s.f64From(this.tau), s.f64From(this.alpha), s.f64From(this.pi)];
+  }
+
+  /** Row k of alpha. */
+  alphaOf(k: number): Float64Array {
+    requireInteger('component', k, 0, this.nComponents - 1);
+    return this.alpha.slice(k * this.nCategories, (k + 1) * this.nCategories);
+  }
+
+  /** Row k of pi (entry n - 1: size n). */
+  piOf(k: number): Float64Array {
+    requireInteger('component', k, 0, this.nComponents - 1);
+    return this.pi.slice(k * this.maxCount, (k + 1) * this.maxCount);
+  }
+
+  private evaluate(histograms: MatrixLike, sizes: ArrayLike<number> | undefined, withResp: boolean): { ll: Float64Array; resp?: Float64Array; m: number } {
+    const { counts, sizes: n, m } = histogramRows(histograms, this.nCategories, sizes);
+    const k = this.nComponents;
+    return withScope((s) => {
+      const ll = s.f64(m);
+      const resp = withResp ? s.f64(m * k) : 0;
+      s.check(s.w.fm_mdm_log_pmf(k, this.nCategories, this.maxCount, ...this.pointers(s), s.f64From(counts), s.f64From(n), m, ll, resp));
+      return { ll: s.readF64(ll, m), resp: withResp ? s.readF64(resp, m * k) : undefined, m };
+    });
+  }
+
+  /**
+   * ln q(c_i, n_i) of every client (a row of `histograms`; n_i its row sum, or
+   * sizes[i], which must equal it). -Infinity where no component gives the
+   * client's size a positive probability.
+   */
+  logPmf(histograms: MatrixLike, options: { sizes?: ArrayLike<number> } = {}): Float64Array {
+    return this.evaluate(histograms, options.sizes, false).ll;
+  }
+
+  /** The mean of logPmf over the clients (the validation score of Appendix A.1). */
+  score(histograms: MatrixLike, options: { sizes?: ArrayLike<number> } = {}): number {
+    const ll = this.logPmf(histograms, options);
+    if (ll.length === 0) throw new InvalidDataError('score needs at least one histogram');
+    return ll.reduce((a, b) => a + b, 0) / ll.length;
+  }
+
+  /** omega of eq 12 for every client: an m x K Matrix of component probabilities. */
+  predictProba(histograms: MatrixLike, options: { sizes?: ArrayLike<number> } = {}): Matrix {
+    const { resp, m } = this.evaluate(histograms, options.sizes, true);
+    const k = this.nComponents;
+    const out = Matrix.zeros(m, k);
+    for (let i = 0; i < m; i++) for (let q = 0; q < k; q++) out.data[q * m + i] = resp![i * k + q]!;
+    return out;
+  }
+
+  /** The most probable component of every client. */
+  predict(histograms: MatrixLike, options: { sizes?: ArrayLike<number> } = {}): Int32Array {
+    const p = this.predictProba(histograms, options);
+    const out = new Int32Array(p.nRows);
+    for (let i = 0; i < p.nRows; i++) {
+      let best = 0;
+      for (let q = 1; q < p.nCols; q++) if (p.data[q * p.nRows + i]! > p.data[best * p.nRows + i]!) best = q;
+      out[i] = best;
+    }
+    return out;
+  }
+
+  /**
+   * m new clients: a component k ~ tau, a size n ~ pi_k, proportions
+   * p ~ Dirichlet(alpha_k), the histogram ~ Multinomial(n, p). Seeded; without
+   * a seed, a fresh one each call.
+   */
+  sample(m: number, options: { seed?: number } = {}): MdmSample {
+    requireInteger('m', m, 0, 2 ** 31 - 1);
+    const [lo, hi] = seedParts(options.seed);
+    const c = this.nCategories;
+    return withScope((s) => {
+      const counts = s.f64(m * c);
+      const sizes = s.f64(m);
+      const comps = s.u32(m);
+      s.check(s.w.fm_mdm_sample(this.nComponents, c, this.maxCount, ...this.pointers(s), m, lo, hi, counts, sizes, comps));
+      const rows = s.readF64(counts, m * c);
+      const histograms = Matrix.zeros(m, c);
+      for (let i = 0; i < m; i++) for (let j = 0; j < c; j++) histograms.data[j * m + i] = rows[i * c + j]!;
+      return { histograms, sizes: Int32Array.from(s.readF64(sizes, m)), components: new Int32Array(s.readU32(comps, m)) };
+    });
+  }
+
+  /** Plain arrays: { tau, alpha (K rows of C), pi (K rows of N), categories? }. */
+  toJSON(): DirichletMultinomialMixtureJSON {
+    const out: DirichletMultinomialMixtureJSON = {
+      format: 'fedmix.DirichletMultinomialMixture',
+      version: 1,
+      tau: Array.from(this.tau),
+      alpha: nested(this.alpha, this.nComponents, this.nCategories),
+      pi: nested(this.pi, this.nComponents, this.maxCount),
+    };
+    if (this.categories) out.categories = [...this.categories];
+    return out;
+  }
+
+  /** A model from toJSON() output (or any object / JSON text with tau, alpha and pi). */
+  static fromJSON(json: DirichletMultinomialMixtureJSON | string): DirichletMultinomialMixture {
+    let j: unknown;
+    try {
+      j = typeof json === 'string' ? JSON.parse(json) : json;
+    } catch {
+      throw new InvalidParameterError('the model is not valid JSON');
+    }
+    if (j === null || typeof j !== 'object') throw new InvalidParameterError('a DirichletMultinomialMixture JSON must be an object with tau, alpha and pi');
+    const o = j as Partial<DirichletMultinomialMixtureJSON> & Record<string, unknown>;
+    if (o.format !== undefined && o.format !== 'fedmix.DirichletMultinomialMixture') {
+      throw new InvalidParameterError(`not a DirichletMultinomialMixture JSON (format ${JSON.stringify(o.format)})`);
+    }
+    if (o.version !== undefined && o.version !== 1) throw new InvalidParameterError(`unsupported DirichletMultinomialMixture JSON version ${String(o.version)}; this fedmix reads version 1`);
+    for (const key of ['tau', 'alpha', 'pi'] as const) {
+      if (!Array.isArray(o[key])) throw new InvalidParameterError(`the model JSON needs "${key}" as an array${key === 'tau' ? '' : ' of rows'}`);
+    }
+    const rows = (key: 'alpha' | 'pi') => {
+      const v = o[key] as unknown[];
+      v.forEach((r, i) => {
+        if (!Array.isArray(r) || r.some((x) => typeof x !== 'number')) throw new InvalidParameterError(`${key}[${i}] must be an array of numbers`);
+      });
+      return v as number[][];
+    };
+    if ((o.tau as unknown[]).some((x) => typeof x !== 'number')) throw new InvalidParameterError('tau must be an array of numbers');
+    return new DirichletMultinomialMixture({ tau: o.tau as number[], alpha: rows('alpha'), pi: rows('pi'), categories: o.categories });
+  }
+}
