@@ -445,9 +445,38 @@ def pca_fixtures():
     write("pca.json", {"cases": cases})
 
 
+def mdm_fixtures():
+    """Algorithms 1 and 2 of the MDM paper by the plain numpy reference
+    (scripts/mdm_reference.py): Algorithm 1's sums for given component choices
+    and the initial parameters of eq 9, then one Algorithm 2 round's sums under
+    those parameters and the updated parameters of eqs 17-19. Sizes vary per
+    component (some sizes never occur: pi has zeros)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import mdm_reference as ref
+    rng = np.random.default_rng(20240605)
+    k, c, n_max = 3, 6, 40
+    tau = np.array([0.2, 0.5, 0.3])
+    alpha = np.array([[0.1, 0.2, 0.1, 0.3, 0.1, 0.4], [1.0, 4.0, 1.0, 2.0, 0.5, 3.0], [10.0, 5.0, 3.0, 2.0, 30.0, 1.0]])
+    pi = np.zeros((k, n_max))
+    pi[0, 4:15] = 1.0 / 11
+    pi[1, 19:40] = 1.0 / 21
+    pi[2, 9:30] = 1.0 / 21
+    counts, _ = ref.sample(rng, tau, alpha, pi, 300)
+    comps = rng.integers(0, k, size=len(counts))
+    E, P, Q = ref.init_stats(counts, comps, k, n_max)
+    t0, a0, p0 = ref.initialize(E, P, Q)
+    omega, E1, u, v = ref.round_stats(counts, t0, a0, p0)
+    t1, a1, p1 = ref.update(a0, omega, E1, u, v, len(counts))
+    write("mdm.json", {"scipy": scipy.__version__, "k": k, "c": c, "nMax": n_max, "counts": flat(counts),
+                       "components": [int(q) for q in comps],
+                       "init": {"e": flat(E), "p": flat(P), "q": flat(Q), "tau": flat(t0), "alpha": flat(a0), "pi": flat(p0)},
+                       "round": {"omega": flat(omega), "e": flat(E1), "u": flat(u), "v": flat(v),
+                                 "tau": flat(t1), "alpha": flat(a1), "pi": flat(p1)}})
+
+
 GENERATORS = {"gmm": gmm_fixtures, "kmeans": kmeans_fixtures, "ranking": ranking_fixtures, "special": special_fixtures,
               "dirichlet_multinomial": dirichlet_multinomial_fixtures, "random": random_fixtures, "lsa": lsa_fixtures,
-              "pca": pca_fixtures}
+              "pca": pca_fixtures, "mdm": mdm_fixtures}
 
 if __name__ == "__main__":
     # `gen-fixtures.py random` regenerates one file; no argument, all of them

@@ -34,6 +34,8 @@ export {
 } from './models/dirichlet-multinomial-mixture.js';
 export { selectGaussianMixture, type SelectOptions, type Selection, type CandidateScore } from './models/select.js';
 export { averagePrecision, rocAuc } from './metrics/ranking.js';
+export { normalizedError, mdmRecoveryError, type MdmRecovery } from './metrics/recovery.js';
+export { histogramEnergyDistance } from './metrics/histograms.js';
 export { scoreMixture, anomalyScores, type MixtureScores } from './metrics/mixture.js';
 export { gaussianNoiseOod } from './metrics/ood.js';
 export { MinMaxScaler } from './data/scale.js';
@@ -59,6 +61,11 @@ export {
   type ShiftParameters,
   type ShiftPartition,
   type ShiftedRows,
+  type HistogramDealOptions,
+  type ConditionallyIidOptions,
+  type MdmPartitionOptions,
+  type MdmPartition,
+  type FullyIidOptions,
 } from './partition/index.js';
 export {
   distributedEM,

@@ -8,6 +8,7 @@ import { optionsHelp, parseOptions, type OptionSpec, type Options } from './args
 import { init } from '../wasm/loader.js';
 import { demoOptions, runDemoCommand } from './demo.js';
 import { experimentOptions, runExperimentCommand } from './experiment.js';
+import { mdmFitOptions, mdmSimulateOptions, runMdmFitCommand, runMdmSimulateCommand } from './mdm.js';
 
 declare const __FEDMIX_VERSION__: string;
 
@@ -30,20 +31,38 @@ const commands: Record<string, Command> = {
     options: { ...experimentOptions, json: jsonOption },
     run: runExperimentCommand,
   },
+  'mdm fit': {
+    summary: 'learn a mixture of Dirichlet-multinomials from client histograms (federated, in process)',
+    options: { ...mdmFitOptions, json: jsonOption },
+    run: runMdmFitCommand,
+  },
+  'mdm simulate': {
+    summary: 'deal a labelled central dataset into simulated clients (MDM, fully IID, conditionally IID)',
+    options: { ...mdmSimulateOptions, json: jsonOption },
+    run: runMdmSimulateCommand,
+  },
 };
+
+/** Commands of two words (`fedmix mdm fit`) are looked up by their first two arguments. */
+function split(argv: string[]): [string | undefined, string[]] {
+  const [a, b, ...rest] = argv;
+  if (a !== undefined && b !== undefined && commands[`${a} ${b}`]) return [`${a} ${b}`, rest];
+  return [a, argv.slice(1)];
+}
 
 function usage(): string {
   const list = Object.entries(commands)
-    .map(([name, c]) => `  ${name.padEnd(12)}${c.summary}`)
+    .map(([name, c]) => `  ${name.padEnd(14)}${c.summary}`)
     .join('\n');
-  return `usage: fedmix <command> [options]\n\ncommands:\n${list}\n  help [cmd]   this text, or a command's options\n  version      the fedmix version`;
+  return `usage: fedmix <command> [options]\n\ncommands:\n${list}\n  help [cmd]     this text, or a command's options\n  version        the fedmix version`;
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  const [name, rest] = split(argv);
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    const c = rest[0] !== undefined ? commands[rest[0]] : undefined;
-    process.stdout.write((c ? `fedmix ${rest[0]}: ${c.summary}\n\noptions:\n${optionsHelp(c.options)}` : usage()) + '\n');
+    const [topic] = split(rest);
+    const c = topic !== undefined ? commands[topic] : undefined;
+    process.stdout.write((c ? `fedmix ${topic}: ${c.summary}\n\noptions:\n${optionsHelp(c.options)}` : usage()) + '\n');
     return 0;
   }
   if (name === 'version' || name === '--version') {
@@ -52,7 +71,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = commands[name];
   if (!command) {
-    process.stderr.write(`fedmix: unknown command "${name}"\n\n${usage()}\n`);
+    const what = name === 'mdm' ? `mdm ${rest[0] ?? ''}`.trim() : name;
+    process.stderr.write(`fedmix: unknown command "${what}"\n\n${usage()}\n`);
     return 2;
   }
   try {

@@ -1,0 +1,617 @@
+/**
+ * Mixtures of Dirichlet-multinomials: the model (log-pmf, sampling, JSON), the
+ * client and server statistics against the plain numpy reference, the federated
+ * roles and their messages, the pinned recovery case, K selection, bad input.
+ */
+import { beforeAll, describe, expect, test } from 'vitest';
+import {
+  DirichletMultinomialMixture,
+  encodeMessage,
+  fitMdm,
+  init,
+  InProcessTransport,
+  InvalidDataError,
+  InvalidMessageError,
+  InvalidParameterError,
+  Matrix,
+  MdmAggregator,
+  MdmClient,
+  MdmServer,
+  mdmRecoveryError,
+  mdmSensitivity,
+  message,
+  normalizedError,
+  runMdm,
+  selectMdm,
+  type MdmClientLike,
+  type Message,
+} from '../ts/index.js';
+import { histogramRows } from '../ts/models/dirichlet-multinomial-mixture.js';
+import { withScope } from '../ts/wasm/memory.js';
+import { wasm } from '../ts/wasm/loader.js';
+import { expectClean, fixture, maxRelativeError } from './helpers.js';
+
+beforeAll(async () => {
+  await init();
+});
+
+/** Rows of a flat row-major K x W array. */
+const rows = (v: ArrayLike<number>, w: number) => Array.from({ length: v.length / w }, (_, r) => Array.from(v).slice(r * w, (r + 1) * w));
+
+/** pi rows putting all mass on one size n (1-based) out of N. */
+const fixedSize = (k: number, n: number, nMax = n) => Array.from({ length: k }, () => Array.from({ length: nMax }, (_, i) => (i === n - 1 ? 1 : 0)));
+
+/** Table 1 (Appendix C.3), medium heterogeneity, 2 components; clients of 100 points. */
+const MEDIUM2 = {
+  tau: [0.4, 0.6],
+  alpha: [
+    [0.1, 0.2, 0.6, 1.0, 2.0, 0.1, 1.0, 2.0, 0.5, 0.5],
+    [2.5, 2.6, 2.7, 2.8, 3.0, 2.5, 2.0, 3.0, 1.0, 0.9],
+  ],
+  pi: fixedSize(2, 100),
+};
+
+/** Every histogram of size n over c categories. */
+function compositions(n: number, c: number): number[][] {
+  if (c === 1) return [[n]];
+  const out: number[][] = [];
+  for (let a = 0; a <= n; a++) for (const rest of compositions(n - a, c - 1)) out.push([a, ...rest]);
+  return out;
+}
+
+describe('DirichletMultinomialMixture', () => {
+  const small = () =>
+    new DirichletMultinomialMixture({
+      tau: [0.3, 0.7],
+      alpha: [
+        [0.5, 1.5, 2.0],
+        [0.05, 0.2, 4.0],
+      ],
+      pi: [
+        [0.2, 0.3, 0.5],
+        [0.6, 0.0, 0.4],
+      ],
+    });
+
+  test('q(c, n) sums to 1 over every histogram and size (equations 1-3)', () => {
+    const m = small();
+    let total = 0;
+    for (let n = 1; n <= 3; n++) total += m.logPmf(compositions(n, 3)).reduce((a, l) => a + Math.exp(l), 0);
+    expect(Math.abs(total - 1)).toBeLessThan(1e-13);
+    // a size with probability 0 in every component
+    const zero = new DirichletMultinomialMixture({ tau: [1], alpha: [[1, 1]], pi: [[0, 1]] });
+    expect(zero.logPmf([[1, 0]])[0]).toBe(-Infinity);
+  });
+
+  test('responsibilities are eq 12 and sum to 1', () => {
+    const m = small();
+    const h = [
+      [2, 0, 1],
+      [0, 0, 3],
+      [1, 0, 0],
+    ];
+    const p = m.predictProba(h);
+    const ll = m.logPmf(h);
+    for (let i = 0; i < 3; i++) {
+      const n = h[i]!.reduce((a, b) => a + b, 0);
+      // omega_k = tau_k pi_{k,n} p(c | n, alpha_k) / q(c, n), with the one-component models as p(c | n, alpha_k) pi_{k,n}
+      for (let k = 0; k < 2; k++) {
+        const one = new DirichletMultinomialMixture({ tau: [1], alpha: [Array.from(m.alphaOf(k))], pi: [Array.from(m.piOf(k))] });
+        const joint = m.tau[k]! * Math.exp(one.logPmf([h[i]!])[0]!);
+        expect(Math.abs(p.get(i, k) - joint / Math.exp(ll[i]!))).toBeLessThan(1e-13);
+      }
+      expect(Math.abs(p.get(i, 0) + p.get(i, 1) - 1)).toBeLessThan(1e-15);
+      expect(n).toBeGreaterThan(0);
+    }
+    expect(Array.from(m.predict(h))).toEqual([0, 1, 1].map((_, i) => (p.get(i, 0) > p.get(i, 1) ? 0 : 1)));
+  });
+
+  test('sampling: reproducible, sizes from pi, proportions with mean alpha / alpha_0', () => {
+    const m = new DirichletMultinomialMixture({
+      tau: [0.25, 0.75],
+      alpha: [
+        [1, 2, 7],
+        [5, 4, 1],
+      ],
+      pi: [
+        [0, 0, 1, 0],
+        [0.5, 0, 0, 0.5],
+      ],
+    });
+    const s = m.sample(20000, { seed: 4 });
+    expect(m.sample(50, { seed: 9 })).toEqual(m.sample(50, { seed: 9 }));
+    const share0 = s.components.filter((k) => k === 0).length / 20000;
+    expect(Math.abs(share0 - 0.25)).toBeLessThan(0.015);
+    for (let i = 0; i < 20000; i++) {
+      const n = s.sizes[i]!;
+      expect(s.components[i] === 0 ? n === 3 : n === 1 || n === 4).toBe(true);
+      expect(s.histograms.row(i).reduce((a, b) => a + b, 0)).toBe(n);
+    }
+    for (const k of [0, 1]) {
+      const idx = Array.from(s.components.keys()).filter((i) => s.components[i] === k);
+      const a = m.alphaOf(k);
+      const a0 = a.reduce((x, y) => x + y, 0);
+      for (let j = 0; j < 3; j++) {
+        const mean = idx.reduce((acc, i) => acc + s.histograms.get(i, j) / s.sizes[i]!, 0) / idx.length;
+        expect(Math.abs(mean - a[j]! / a0)).toBeLessThan(0.02);
+      }
+    }
+  });
+
+  test('toJSON / fromJSON round trip; plain { tau, alpha, pi } is accepted', () => {
+    const m = new DirichletMultinomialMixture({ ...MEDIUM2, categories: Array.from({ length: 10 }, (_, j) => `class ${j}`) });
+    const back = DirichletMultinomialMixture.fromJSON(JSON.stringify(m.toJSON()));
+    expect(back.tau).toEqual(m.tau);
+    expect(back.alpha).toEqual(m.alpha);
+    expect(back.pi).toEqual(m.pi);
+    expect(back.categories).toEqual(m.categories);
+    const plain = DirichletMultinomialMixture.fromJSON({ tau: MEDIUM2.tau, alpha: MEDIUM2.alpha, pi: MEDIUM2.pi });
+    expect(plain.alpha).toEqual(m.alpha);
+    expect(plain.maxCount).toBe(100);
+    expect(m.toJSON().alpha).toEqual(MEDIUM2.alpha);
+    expect(m.toJSON().pi[1]).toHaveLength(100);
+  });
+
+  test('bad parameters are InvalidParameterErrors that say what to change', () => {
+    const ok = { tau: [0.5, 0.5], alpha: [[1, 1], [2, 2]], pi: [[1], [1]] };
+    expectClean(() => new DirichletMultinomialMixture({ ...ok, tau: [0.5, 0.6] }), InvalidParameterError, /tau must sum to 1/);
+    expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[1, 0], [2, 2]] }), InvalidParameterError, /row 0, category 1 is 0; it must be positive/);
+    expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[1, NaN], [2, 2]] }), InvalidParameterError, /category 1 is NaN/);
+    expectClean(() => new DirichletMultinomialMixture({ ...ok, pi: [[1], [0.5]] }), InvalidParameterError, /pi\[1\] must sum to 1/);
+    expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[1, 1]] }), InvalidParameterError, /alpha has 1 rows but tau has 2/);
+    expectClean(() => new DirichletMultinomialMixture({ tau: [1], alpha: [[1]], pi: [[1]] }), InvalidDataError, /at least 2/);
+    expectClean(() => DirichletMultinomialMixture.fromJSON('{"tau": [1]}'), InvalidParameterError, /needs "alpha"/);
+    expectClean(() => DirichletMultinomialMixture.fromJSON({ ...ok, format: 'fedmix.GaussianMixture' } as never), InvalidParameterError, /not a DirichletMultinomialMixture/);
+    const m = new DirichletMultinomialMixture(ok);
+    expectClean(() => m.logPmf([[1, 1, 1]]), InvalidDataError, /3 categories but the model has 2/);
+    expectClean(() => m.logPmf([[1, 1]]), InvalidDataError, /n = 2 exceeds N = 1/);
+    expectClean(() => m.logPmf([[1, -1]]), InvalidDataError, /non-negative integers/);
+    expectClean(() => m.logPmf([[0.5, 0.5]]), InvalidDataError, /non-negative integers/);
+    expectClean(() => m.logPmf([[1, 0]], { sizes: [2] }), InvalidDataError, /sums to 1 but its size n is 2/);
+    expectClean(() => m.logPmf([[0, 0]]), InvalidDataError, /whole number >= 1/);
+    expectClean(() => m.sample(-1), InvalidParameterError, /m must be an integer/);
+  });
+});
+
+describe('against the plain numpy reference (scripts/mdm_reference.py)', () => {
+  interface Fx {
+    k: number;
+    c: number;
+    nMax: number;
+    counts: number[];
+    components: number[];
+    init: Record<'e' | 'p' | 'q' | 'tau' | 'alpha' | 'pi', number[]>;
+    round: Record<'omega' | 'e' | 'u' | 'v' | 'tau' | 'alpha' | 'pi', number[]>;
+  }
+  const fx = fixture<Fx>('mdm.json');
+  const m = fx.counts.length / fx.c;
+  const sizes = rows(fx.counts, fx.c).map((r) => r.reduce((a, b) => a + b, 0));
+
+  test("Algorithm 1: the clients' sums and the moment-matching initialization (eqs 5, 6, 9)", () => {
+    const { k, c, nMax } = fx;
+    const out = withScope((s) => {
+      const [e, p, q] = [s.f64(k * nMax), s.f64(k * c), s.f64(k * c)];
+      const comps = s.u32(m);
+      new Uint32Array(s.w.memory.buffer, comps, m).set(fx.components);
+      s.check(s.w.fm_mdm_init_stats(k, c, nMax, s.f64From(fx.counts), s.f64From(sizes), m, comps, e, p, q));
+      const [tau, alpha, pi, flags] = [s.f64(k), s.f64(k * c), s.f64(k * nMax), s.f64(1)];
+      s.check(s.w.fm_mdm_initialize(k, c, nMax, e, p, q, m, 0, tau, alpha, pi, flags));
+      return { e: s.readF64(e, k * nMax), p: s.readF64(p, k * c), q: s.readF64(q, k * c), tau: s.readF64(tau, k), alpha: s.readF64(alpha, k * c), pi: s.readF64(pi, k * nMax), flags: s.readF64(flags, 1)[0] };
+    });
+    expect(Array.from(out.e)).toEqual(fx.init.e);
+    expect(maxRelativeError(out.p, fx.init.p, 1e-300)).toBeLessThan(1e-14);
+    expect(maxRelativeError(out.q, fx.init.q, 1e-300)).toBeLessThan(1e-14);
+    expect(out.flags).toBe(0);
+    expect(maxRelativeError(out.tau, fx.init.tau)).toBeLessThan(1e-15);
+    expect(maxRelativeError(out.alpha, fx.init.alpha)).toBeLessThan(1e-12);
+    expect(maxRelativeError(out.pi, fx.init.pi, 1e-300)).toBeLessThan(1e-15);
+  });
+
+  test("Algorithm 2: the clients' statistics (eqs 12-14) and the update (eqs 17-19), through the client role", () => {
+    const { k, c, nMax } = fx;
+    const model = new DirichletMultinomialMixture({ tau: fx.init.tau, alpha: rows(fx.init.alpha, c), pi: rows(fx.init.pi, nMax) });
+    const payload = { model: { nComponents: k, nCategories: c, maxCount: nMax, tau: model.tau, alpha: model.alpha, pi: model.pi }, logLikelihood: true };
+    // every client answers as a client role; the sums are what an aggregator releases
+    const sum = { omega: new Float64Array(k), e: new Float64Array(k * nMax), u: new Float64Array(k * c), v: new Float64Array(k) };
+    for (const [i, h] of rows(fx.counts, c).entries()) {
+      const client = new MdmClient(`c${i}`, h, { seed: i });
+      const reply = client.respond(message('mdm/model', 'server', 1, payload)).payload as Record<keyof typeof sum, Float64Array>;
+      for (const key of Object.keys(sum) as (keyof typeof sum)[]) reply[key].forEach((x, j) => (sum[key][j]! += x));
+      client.dispose();
+    }
+    expect(maxRelativeError(sum.omega, fx.round.omega)).toBeLessThan(1e-12);
+    expect(maxRelativeError(sum.e, fx.round.e, 1e-12)).toBeLessThan(1e-12);
+    expect(maxRelativeError(sum.u, fx.round.u, 1e-12)).toBeLessThan(1e-12);
+    expect(maxRelativeError(sum.v, fx.round.v)).toBeLessThan(1e-12);
+    // the batch kernel gives the same sums, and the update matches numpy's
+    const next = withScope((s) => {
+      const [omega, e, u, v, extra] = [s.f64(k), s.f64(k * nMax), s.f64(k * c), s.f64(k), s.f64(3)];
+      s.check(s.w.fm_mdm_round_stats(k, c, nMax, ...model.pointers(s), s.f64From(fx.counts), s.f64From(sizes), m, Infinity, omega, e, u, v, extra));
+      expect(maxRelativeError(s.readF64(u, k * c), sum.u, 1e-12)).toBeLessThan(1e-13);
+      expect(s.readF64(extra, 3)[2]).toBe(m);
+      const [tau, alpha, pi, flags] = [s.f64(k), s.f64(k * c), s.f64(k * nMax), s.f64(1)];
+      s.check(s.w.fm_mdm_update(k, c, nMax, ...model.pointers(s), omega, e, u, v, m, tau, alpha, pi, flags));
+      return { tau: s.readF64(tau, k), alpha: s.readF64(alpha, k * c), pi: s.readF64(pi, k * nMax), flags: s.readF64(flags, 1)[0] };
+    });
+    expect(next.flags).toBe(0);
+    expect(maxRelativeError(next.tau, fx.round.tau)).toBeLessThan(1e-12);
+    expect(maxRelativeError(next.alpha, fx.round.alpha)).toBeLessThan(1e-11);
+    expect(maxRelativeError(next.pi, fx.round.pi, 1e-12)).toBeLessThan(1e-12);
+  });
+});
+
+/** A client that can spoil its replies. */
+class Spoiling implements MdmClientLike {
+  constructor(
+    private readonly inner: MdmClient,
+    private readonly spoil: (m: Message) => Message,
+  ) {}
+  get id() {
+    return this.inner.id;
+  }
+  respond(m: Message): Message {
+    return this.spoil(this.inner.respond(m));
+  }
+}
+
+/** Runs server, aggregator and clients by hand; `wrap` may replace client i. */
+function run(
+  h: number[][],
+  options: { k: number; rounds: number; cohort?: number; seed?: number; onInvalidClient?: 'exclude' | 'throw'; privacy?: { noiseMultiplier: number; clip: number }; skip?: number },
+  wrap?: (c: MdmClient, i: number) => MdmClientLike,
+) {
+  // ids and seeds follow the row, so that a run without one client is the same run otherwise
+  const clients = h.flatMap((r, i) => (i === options.skip ? [] : [new MdmClient(`client-${i}`, r, { seed: 100 + i })]));
+  const server = new MdmServer(
+    clients.map((c) => c.id),
+    { nComponents: options.k, nCategories: h[0]!.length, maxCount: Math.max(...h.map((r) => r.reduce((a, b) => a + b, 0))), rounds: options.rounds, cohort: options.cohort, seed: options.seed ?? 1, onInvalidClient: options.onInvalidClient, privacy: options.privacy },
+  );
+  const aggregator = new MdmAggregator({ noiseMultiplier: options.privacy?.noiseMultiplier, seed: 5 });
+  const transport = new InProcessTransport();
+  try {
+    runMdm(server, clients.map((c, i) => (wrap ? wrap(c, i) : c)), aggregator, transport);
+    return { server, model: server.model!, traffic: transport.traffic };
+  } finally {
+    server.dispose();
+    aggregator.dispose();
+    for (const c of clients) c.dispose();
+  }
+}
+
+/** Created on first use: the WASM core loads in beforeAll. */
+function lazy<T>(make: () => T): () => T {
+  let v: T | undefined;
+  return () => (v ??= make());
+}
+
+const fedTruth = lazy(
+  () =>
+    new DirichletMultinomialMixture({
+      tau: [0.4, 0.6],
+      alpha: [
+        [0.2, 0.5, 1.0, 2.0],
+        [3.0, 2.0, 1.0, 0.5],
+      ],
+      pi: [Array.from({ length: 30 }, (_, i) => (i >= 9 && i < 20 ? 1 / 11 : 0)), Array.from({ length: 30 }, (_, i) => (i >= 19 ? 1 / 11 : 0))],
+    }),
+);
+const fedData = lazy(() => fedTruth().sample(400, { seed: 8 }).histograms.toRows());
+
+describe('federated inference', () => {
+  test("full batch (Theorem 3.1): every round's log-likelihood is at least the last", () => {
+    const { server } = run(fedData(), { k: 2, rounds: 25 });
+    const ll = server.history.map((r) => r.meanLogLikelihood!);
+    expect(ll).toHaveLength(25);
+    for (let t = 1; t < ll.length; t++) expect(ll[t]!).toBeGreaterThanOrEqual(ll[t - 1]! - 1e-12 * Math.abs(ll[t - 1]!));
+    expect(ll[24]! - ll[0]!).toBeGreaterThan(0.05);
+    expect(server.history.every((r) => r.clients === 400 && r.unsupported === 0)).toBe(true);
+  });
+
+  test('fitMdm is the same run: same seed, same model; cohorts sample clients each round', () => {
+    const a = fitMdm(fedData(), { nComponents: 2, rounds: 10, cohort: 100, seed: 3 });
+    const b = fitMdm(fedData(), { nComponents: 2, rounds: 10, cohort: 100, seed: 3 });
+    expect(a.model.alpha).toEqual(b.model.alpha);
+    expect(a.history.every((r) => r.clients === 100)).toBe(true);
+    // traffic: the init round and 10 rounds, one message each way per cohort client
+    expect(a.traffic.rounds).toBe(11);
+    expect(a.traffic.messagesUp).toBe(1100);
+    expect(a.traffic.messagesDown).toBe(1100);
+    const c = fitMdm(fedData(), { nComponents: 2, rounds: 10, cohort: 100, seed: 4 });
+    expect(c.model.alpha).not.toEqual(a.model.alpha);
+  });
+
+  test('what leaves a client is its terms of the sums: E^i dense with a single column, omega^i summing to 1', () => {
+    const client = new MdmClient('x', [3, 0, 2, 1], { seed: 1 });
+    const init = client.respond(message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 4, maxCount: 30 })).payload as { e: Float64Array; p: Float64Array; q: Float64Array };
+    expect(init.e).toHaveLength(60);
+    expect(Array.from(init.e).filter((x) => x !== 0)).toEqual([1]);
+    expect(init.e.indexOf(1) % 30).toBe(5); // size 6
+    const payload = { model: { nComponents: 2, nCategories: 4, maxCount: 30, tau: fedTruth().tau, alpha: fedTruth().alpha, pi: fedTruth().pi }, logLikelihood: false };
+    const stats = client.respond(message('mdm/model', 'server', 2, payload)).payload as Record<string, Float64Array | number>;
+    expect(Object.keys(stats).sort()).toEqual(['e', 'omega', 'u', 'v']);
+    const omega = stats.omega as Float64Array;
+    expect(Math.abs(omega[0]! + omega[1]! - 1)).toBeLessThan(1e-15);
+    const e = stats.e as Float64Array;
+    expect([e[5], e[35]]).toEqual([omega[0], omega[1]]);
+    expect(e.filter((x) => x !== 0)).toHaveLength(2);
+    // u is 0 for a class the client does not hold (psi(0 + alpha) - psi(alpha))
+    expect((stats.u as Float64Array)[1]).toBe(0);
+    client.dispose();
+  });
+
+  test('central DP: noise of noiseMultiplier x sensitivity on the sums, clipped (u, v), never a NaN parameter', () => {
+    expect(mdmSensitivity('init', 0)).toBeCloseTo(Math.sqrt(3), 15);
+    expect(mdmSensitivity('round', 2)).toBeCloseTo(Math.sqrt(6), 15);
+    const aggregates: Message[] = [];
+    const clients = fedData().map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
+    const server = new MdmServer(
+      clients.map((c) => c.id),
+      { nComponents: 2, nCategories: 4, maxCount: 30, rounds: 8, privacy: { noiseMultiplier: 5, clip: 1 }, seed: 2 },
+    );
+    const aggregator = new MdmAggregator({ noiseMultiplier: 5, seed: 3 });
+    const transport = new InProcessTransport();
+    while (!server.done) {
+      const requests = server.requests();
+      const replies = [...requests].map(([id, m]) => ({ from: id, text: transport.up(clients.find((c) => c.id === id)!.respond(transport.down(m))) }));
+      for (const r of replies) {
+        const p = JSON.parse(r.text).payload as { u?: number[]; v?: number[] };
+        if (p.u) expect(Math.hypot(...p.u, ...p.v!)).toBeLessThanOrEqual(1 + 1e-12);
+      }
+      const agg = aggregator.aggregate(requests, replies);
+      aggregates.push(agg);
+      server.receive(encodeMessage(agg));
+    }
+    const std = aggregates.map((a) => (a.payload as { noiseStddev: number }).noiseStddev);
+    expect(std[0]).toBeCloseTo(5 * Math.sqrt(3), 12);
+    expect(std.slice(1).every((s) => Math.abs(s - 5 * Math.sqrt(3)) < 1e-12)).toBe(true);
+    // the broadcast carries the clip bound and asks for no log-likelihood
+    expect(server.history.every((r) => r.meanLogLikelihood === undefined)).toBe(true);
+    const m = server.model!;
+    for (const v of [...m.tau, ...m.alpha, ...m.pi]) expect(Number.isFinite(v) && v >= 0).toBe(true);
+    expect(server.history.some((r) => r.guards.includes('clamped'))).toBe(true);
+    server.dispose();
+    aggregator.dispose();
+    for (const c of clients) c.dispose();
+  });
+
+  test('given initial parameters replace Algorithm 1; rounds 0 returns them', () => {
+    const start = new DirichletMultinomialMixture({ tau: [0.5, 0.5], alpha: [[1, 1, 1, 1], [2, 1, 1, 1]], pi: [Array(30).fill(1 / 30), Array(30).fill(1 / 30)] });
+    const r = fitMdm(fedData(), { nComponents: 2, rounds: 0, init: start });
+    expect(r.model).toBe(start);
+    expect(r.traffic.rounds).toBe(0);
+    const seen: number[] = [];
+    fitMdm(fedData(), { nComponents: 2, rounds: 3, init: start, onRound: (t) => seen.push(t) });
+    expect(seen).toEqual([0, 1, 2, 3]);
+  });
+});
+
+const checkData = lazy(() => new DirichletMultinomialMixture({ tau: [0.5, 0.5], alpha: [[0.5, 1, 2], [2, 1, 0.5]], pi: fixedSize(2, 12) }).sample(60, { seed: 2 }).histograms.toRows());
+
+describe('validation of what clients send', () => {
+  const edit = (f: (p: Record<string, number[] | number>) => void) => (m: Message): Message => {
+    const p = JSON.parse(encodeMessage(m)).payload;
+    f(p);
+    return message(m.kind, m.from, m.round, p);
+  };
+  const onStats = (f: (p: Record<string, number[] | number>) => void) => (m: Message) => (m.kind === 'mdm/stats' ? edit(f)(m) : m);
+  const cases: Array<[string, (m: Message) => Message, RegExp]> = [
+    ['NaN statistics', (m) => (m.kind === 'mdm/stats' ? { ...m, payload: { ...(m.payload as object), u: [NaN, 0, 0, 0, 0, 0] } } : m), /cannot send NaN/],
+    ['omega not summing to 1', onStats((p) => ((p.omega as number[])[0]! += 0.5)), /omega sums to 1\.5/],
+    ['a negative u', onStats((p) => ((p.u as number[])[0] = -1)), /u\[0\] is -1; it must be >= 0/],
+    ['E in two columns', onStats((p) => ((p.e as number[])[0] = 0.25)), /e has non-zero entries in 2 columns|e's column must equal omega/],
+    ['a wrong shape', onStats((p) => (p.v as number[]).pop()), /v has 1 values; expected 2/],
+    ['a positive log-likelihood', onStats((p) => (p.logLikelihood = 3)), /logLikelihood is 3/],
+    ['a spoiled initialization', (m) => (m.kind === 'mdm/init-stats' ? edit((p) => ((p.e as number[])[3] = 1))(m) : m), /e must hold a single 1/],
+  ];
+
+  test.each(cases)('%s: the aggregator excludes the client with its reason; the model is the one without it', (_, spoil, reason) => {
+    const bad = run(checkData(), { k: 2, rounds: 4 }, (c, i) => (i === 7 ? new Spoiling(c, spoil) : c));
+    expect(bad.server.excluded).toHaveLength(1);
+    const e = bad.server.excluded[0]!;
+    expect(e.client).toBe('client-7');
+    expect(e.reason).toMatch(/^client-7/);
+    expect(e.reason).toMatch(reason);
+    expect(bad.server.clients).not.toContain('client-7');
+    // none of its statistics reached the sums
+    expect(bad.server.history.map((r) => r.clients)).toEqual([59, 59, 59, 59]);
+    if (e.round === 1) {
+      // refused at Algorithm 1: the same model, bit for bit, as a run that never had it
+      const without = run(checkData(), { k: 2, rounds: 4, skip: 7 });
+      expect(bad.model.alpha).toEqual(without.model.alpha);
+      expect(bad.model.tau).toEqual(without.model.tau);
+      expect(bad.server.history).toEqual(without.server.history);
+    }
+  });
+
+  test.each(cases)("%s with onInvalidClient 'throw': the run fails naming the client, nothing leaks", (_, spoil, reason) => {
+    const before = wasm().fm_heap_in_use();
+    let thrown: unknown;
+    try {
+      run(checkData(), { k: 2, rounds: 4, onInvalidClient: 'throw' }, (c, i) => (i === 7 ? new Spoiling(c, spoil) : c));
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(InvalidMessageError);
+    expect((thrown as Error).message).toMatch(/^client-7/);
+    expect((thrown as Error).message).toMatch(reason);
+    expect(wasm().fm_heap_in_use()).toBe(before);
+  });
+
+  test('the server checks the aggregate too: inconsistent or mis-addressed sums change nothing', () => {
+    const clients = checkData().map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
+    const server = new MdmServer(
+      clients.map((c) => c.id),
+      { nComponents: 2, nCategories: 3, maxCount: 12, rounds: 5, seed: 1 },
+    );
+    const aggregator = new MdmAggregator();
+    const transport = new InProcessTransport();
+    const round = () => {
+      const requests = server.requests();
+      const replies = [...requests].map(([id, m]) => ({ from: id, text: transport.up(clients.find((c) => c.id === id)!.respond(transport.down(m))) }));
+      return encodeMessage(aggregator.aggregate(requests, replies));
+    };
+    server.receive(round()); // Algorithm 1
+    const before = Array.from(server.model!.alpha);
+    const spoil: Array<[(t: string) => string, RegExp]> = [
+      [(t) => t.replace(/"omega":\[([-\d.e]+)/, '"omega":[1000'), /omega sums to/],
+      [(t) => t.replace(/"round":\d+/, '"round":77'), /aggregate is for round 77/],
+      [(t) => t.replace('"of":"round"', '"of":"init"'), /expected an aggregate of round statistics/],
+      [(t) => t.replace(/"v":\[[-\d.e]+/, '"v":[-1'), /sums\.v\[0\] is -1/],
+    ];
+    for (const [f, hint] of spoil) {
+      expect(() => server.receive(f(round()))).toThrow(hint);
+      expect(Array.from(server.model!.alpha)).toEqual(before);
+    }
+    server.dispose();
+    aggregator.dispose();
+    for (const c of clients) c.dispose();
+  });
+});
+
+describe('the pinned recovery case (Table 1, medium heterogeneity, K = 2)', () => {
+  test('2,000 clients of 100 points, cohorts of 400: per-entry relative RMS error of A and tau below 0.1', () => {
+    const truth = new DirichletMultinomialMixture(MEDIUM2);
+    const { histograms } = truth.sample(2000, { seed: 11 });
+    const errors: number[] = [];
+    const fit = fitMdm(histograms, { nComponents: 2, rounds: 40, cohort: 400, seed: 12, onRound: (_, m) => errors.push(mdmRecoveryError(m, truth).alphaPerEntry) });
+    const e = mdmRecoveryError(fit.model, truth);
+    expect(e.alphaPerEntry).toBeLessThan(0.1);
+    expect(e.tauPerEntry).toBeLessThan(0.1);
+    // it converges: far from the truth after Algorithm 1, close after the rounds
+    expect(errors[0]!).toBeGreaterThan(0.5);
+    expect(Math.max(...errors.slice(30))).toBeLessThan(0.1);
+  });
+});
+
+describe('choosing K (Appendix A.1)', () => {
+  test('Appendix A.2 truth (K = 3): validation likelihood picks 3 among 2..4', () => {
+    const truth = new DirichletMultinomialMixture({
+      tau: [0.2, 0.5, 0.3],
+      alpha: [
+        [0.1, 0.2, 0.1, 0.3, 0.1],
+        [1, 4, 1, 2, 0.5],
+        [10, 5, 3, 2, 30],
+      ],
+      pi: fixedSize(3, 100),
+    });
+    const { histograms } = truth.sample(500, { seed: 21 });
+    const r = selectMdm(histograms, { kValues: [2, 3, 4], rounds: 25, validationCohort: 150, seed: 22 });
+    expect(r.k).toBe(3);
+    expect(r.candidates.map((c) => c.k)).toEqual([2, 3, 4]);
+    const score = Object.fromEntries(r.candidates.map((c) => [c.k, c.meanLogLikelihood]));
+    expect(score[3]!).toBeGreaterThan(score[2]! + 0.5);
+    expect(r.scoredClients).toBe(150);
+    expect(r.traffic.rounds).toBe(3 * 26 + 1);
+  });
+});
+
+describe('bad input (the issue list)', () => {
+  const h = [
+    [3, 1, 0],
+    [0, 2, 2],
+    [1, 1, 1],
+    [2, 0, 2],
+  ];
+  test('negative or non-integer counts, sums that are not n, n above N: InvalidDataError naming the client', () => {
+    expectClean(() => fitMdm([[3, -1, 0], ...h], { nComponents: 2 }), InvalidDataError, /row 0, category 1 is -1; counts must be non-negative integers/);
+    expectClean(() => fitMdm([[3, 0.5, 0], ...h], { nComponents: 2 }), InvalidDataError, /row 0, category 1 is 0\.5/);
+    expectClean(() => fitMdm(h, { nComponents: 2, sizes: [4, 4, 3, 5] }), InvalidDataError, /client 3: its histogram sums to 4 but its size n is 5/);
+    expectClean(() => fitMdm(h, { nComponents: 2, maxCount: 3 }), InvalidDataError, /client 0: n = 4 exceeds N = 3.*raise N \(maxCount\) to at least 4/);
+    expectClean(() => new MdmClient('a', [1, -2]), InvalidDataError, /a: count 1 is -2/);
+    expectClean(() => new MdmClient('a', [1, 2], { size: 4 }), InvalidDataError, /sums to 3 but its size n is 4/);
+    expectClean(() => fitMdm([[0, 0, 0], ...h], { nComponents: 2 }), InvalidDataError, /client 0: its size n is 0/);
+  });
+
+  test('a client whose n exceeds N in a federation is excluded with the reason', () => {
+    const r = run([...h, [5, 5, 5]], { k: 2, rounds: 2 }, undefined);
+    expect(r.server.excluded).toHaveLength(0); // N is the largest size here
+    const clients = [...h, [9, 9, 9]].map((x, i) => new MdmClient(`client-${i}`, x, { seed: i }));
+    const server = new MdmServer(
+      clients.map((c) => c.id),
+      { nComponents: 2, nCategories: 3, maxCount: 5, rounds: 2, seed: 1 },
+    );
+    const aggregator = new MdmAggregator();
+    runMdm(server, clients, aggregator);
+    expect(server.excluded[0]!.reason).toMatch(/client-4: n = 27 exceeds N = 5, the largest client size the model covers/);
+    server.dispose();
+    aggregator.dispose();
+    for (const c of clients) c.dispose();
+  });
+
+  test('K larger than the cohort, and empty cohorts: typed errors that say what to change', () => {
+    expectClean(() => fitMdm(h, { nComponents: 5 }), InvalidParameterError, /K = 5 components is larger than the cohort of 4 clients \(all there are\)/);
+    expectClean(() => fitMdm(h, { nComponents: 3, cohort: 2 }), InvalidParameterError, /K = 3 components is larger than the cohort of 2 clients; lower K or use a larger cohort/);
+    expectClean(() => fitMdm(h, { nComponents: 2, cohort: 4, initCohort: 1 }), InvalidParameterError, /larger than the initCohort of 1 client/);
+    expectClean(() => fitMdm(h, { nComponents: 1, cohort: 0 }), InvalidParameterError, /cohort must be an integer >= 1, got 0/);
+    expectClean(() => fitMdm([], { nComponents: 1 }), InvalidDataError, /no histograms/);
+    // every client of a round refused: the cohort is empty
+    expectClean(
+      () => run(h, { k: 1, rounds: 1 }, (c) => new Spoiling(c, (m) => ({ ...m, payload: {} }))),
+      InvalidMessageError,
+      /cohort of round 1 is empty: no client's statistics could be used/,
+    );
+  });
+
+  test('single-class clients only: no maximum-likelihood estimate, an InvalidDataError; among others they are fine', () => {
+    const single = [
+      [4, 0, 0],
+      [0, 3, 0],
+      [0, 0, 5],
+      [2, 0, 0],
+    ];
+    expectClean(() => fitMdm(single, { nComponents: 1 }), InvalidDataError, /every client in the initialization cohort holds a single class/);
+    const mixed = fitMdm([...single, ...h], { nComponents: 2, rounds: 30, seed: 1 });
+    for (const v of [...mixed.model.tau, ...mixed.model.alpha, ...mixed.model.pi]) expect(Number.isFinite(v)).toBe(true);
+  });
+
+  test('degenerate moments (a class never seen, identical histograms) take the documented guards, never NaN', () => {
+    const unseen = fitMdm(
+      [
+        [0, 3, 1],
+        [0, 1, 3],
+        [0, 2, 2],
+      ],
+      { nComponents: 1, rounds: 5 },
+    );
+    expect(unseen.initGuards).toEqual(expect.arrayContaining(['degenerate-moments', 'alpha-floored']));
+    expect(unseen.model.alpha[0]).toBe(1e-6);
+    const same = fitMdm(
+      [
+        [1, 3],
+        [1, 3],
+        [1, 3],
+      ],
+      { nComponents: 1, rounds: 3 },
+    );
+    expect(same.initGuards).toContain('degenerate-moments');
+    for (const v of same.model.alpha) expect(Number.isFinite(v) && v > 0).toBe(true);
+  });
+
+  test('options: wrong types and ranges are InvalidParameterErrors', () => {
+    expectClean(() => fitMdm(h, { nComponents: 0 }), InvalidParameterError, /nComponents must be an integer >= 1/);
+    expectClean(() => fitMdm(h, { nComponents: 1, rounds: -1 }), InvalidParameterError, /rounds must be an integer >= 0/);
+    expectClean(() => fitMdm(h, { nComponents: 1, privacy: { noiseMultiplier: 1, clip: 0 } }), InvalidParameterError, /privacy.clip must be a finite number > 0/);
+    expectClean(() => selectMdm(h, { kValues: [1, 2], validationCohort: 3 }), InvalidDataError, /leave 1 for fitting/);
+    expectClean(() => selectMdm(h, { kRange: [3, 2] }), InvalidParameterError, /kRange \[3, 2\] is empty/);
+  });
+});
+
+describe('recovery metrics', () => {
+  test('equation 50 and the alignment by Hungarian matching', () => {
+    expect(normalizedError([1.1, 1.8], [1, 2])).toBeCloseTo(Math.sqrt(0.01 + 0.01), 14);
+    const truth = new DirichletMultinomialMixture(MEDIUM2);
+    const swapped = new DirichletMultinomialMixture({ tau: [0.6, 0.4], alpha: [MEDIUM2.alpha[1]!, MEDIUM2.alpha[0]!], pi: MEDIUM2.pi });
+    const e = mdmRecoveryError(swapped, truth);
+    expect(Array.from(e.permutation)).toEqual([1, 0]);
+    expect(e.alpha).toBe(0);
+    expect(e.tau).toBe(0);
+    expect(() => normalizedError([1], [0])).toThrow(InvalidParameterError);
+  });
+
+  test('histogramRows keeps sizes apart from the counts only when asked', () => {
+    const r = histogramRows([[1, 2], [3, 4]]);
+    expect(Array.from(r.sizes)).toEqual([3, 7]);
+    expect(() => histogramRows([[1, 2]], 2, [1, 2])).toThrow(/2 sizes for 1 histograms/);
+    expect(Matrix.from([[1, 2]]).nCols).toBe(2);
+  });
+});

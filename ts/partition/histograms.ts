@@ -1,0 +1,181 @@
+/**
+ * Simulated clients with given label histograms (the MDM paper's section 4):
+ * `mdm` draws each client's histogram and size from a learned
+ * DirichletMultinomialMixture, `conditionallyIid` takes exact histograms (the
+ * paper's oracle: it needs every true client's histogram), and `fullyIid`
+ * draws each client's size from the true sizes and its rows uniformly (the
+ * paper's naive baseline). A client then gets, for each class, that many rows
+ * of the class drawn at random from the central dataset.
+ *
+ * Rows are distinct within a client. Across clients they may repeat (each
+ * client samples the central data independently, as simulations on a proxy
+ * dataset do), unless `disjoint` is set: then rows are dealt without
+ * replacement and running out of a class is an error naming it.
+ */
+import { Matrix, type MatrixLike } from '../data/matrix.js';
+import { InvalidDataError, InvalidParameterError } from '../errors.js';
+import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
+import type { Rng } from '../random.js';
+import { requireInteger } from '../validate.js';
+import { encodeLabels, rowsByClass, withRng, type Label, type Partition } from './shared.js';
+
+export interface HistogramDealOptions {
+  seed?: number;
+  /** deal rows without replacement across clients (default false: clients sample the data independently) */
+  disjoint?: boolean;
+  /**
+   * The class each histogram column counts (default: the model's categories
+   * when it names them, else the labels' distinct values, ascending; their
+   * number must then equal the columns).
+   */
+  classes?: readonly Label[];
+}
+
+export interface ConditionallyIidOptions extends HistogramDealOptions {
+  /** one row of class counts per client */
+  histograms: MatrixLike;
+}
+
+export interface MdmPartitionOptions extends HistogramDealOptions {
+  model: DirichletMultinomialMixture;
+  /** how many clients to simulate */
+  clients: number;
+}
+
+export interface MdmPartition extends Partition {
+  /** the component each client was drawn from */
+  components: Int32Array;
+}
+
+export interface FullyIidOptions {
+  /** the true clients' sizes: each simulated client's size is one of them, drawn uniformly */
+  sizes: ArrayLike<number>;
+  /** how many clients to simulate (default: as many as sizes) */
+  clients?: number;
+  seed?: number;
+  disjoint?: boolean;
+}
+
+/** Which rows hold the class of each histogram column. */
+function columnRows(labels: ArrayLike<Label>, columns: number, classes: readonly Label[] | undefined): { rows: number[][]; names: Label[] } {
+  const { codes, classes: present } = encodeLabels(labels);
+  const byCode = rowsByClass(codes, present.length);
+  if (classes === undefined) {
+    if (present.length !== columns) {
+      throw new InvalidDataError(
+        `the labels hold ${present.length} classes but the histograms have ${columns} columns; pass classes to say which class each column counts`,
+      );
+    }
+    return { rows: byCode, names: present };
+  }
+  if (!Array.isArray(classes) || classes.length !== columns) throw new InvalidParameterError(`classes must name ${columns} classes, one per histogram column`);
+  const index = new Map(present.map((c, k) => [String(c), k]));
+  if (new Set(classes.map(String)).size !== classes.length) throw new InvalidParameterError('classes must be distinct');
+  return { rows: classes.map((c) => byCode[index.get(String(c)) ?? -1] ?? []), names: [...classes] };
+}
+
+/** Rows for every client: counts[i][j] rows of column j's class. */
+function deal(rng: Rng, counts: Matrix, rows: number[][], names: Label[], disjoint: boolean): Partition {
+  const m = counts.nRows;
+  const c = counts.nCols;
+  const queues = disjoint ? rows.map((r) => Array.from(rng.permutation(r.length), (i) => r[i]!)) : [];
+  const next = new Int32Array(c);
+  const indices: Int32Array[] = [];
+  const histograms: Int32Array[] = [];
+  for (let i = 0; i < m; i++) {
+    const picked: number[] = [];
+    const h = new Int32Array(c);
+    for (let j = 0; j < c; j++) {
+      const want = counts.data[j * m + i]!;
+      if (!(want >= 0) || !Number.isInteger(want)) throw new InvalidDataError(`client ${i}: count ${j} is ${want}; counts must be non-negative integers`);
+      if (want === 0) continue;
+      const pool = rows[j]!;
+      if (disjoint) {
+        const left = pool.length - next[j]!;
+        if (want > left) {
+          throw new InvalidDataError(
+            `client ${i} needs ${want} rows of class ${String(names[j])} but only ${left} of its ${pool.length} remain undealt; simulate fewer clients or let clients share rows (disjoint: false)`,
+          );
+        }
+        for (let t = 0; t < want; t++) picked.push(queues[j]![next[j]!++]!);
+      } else {
+        if (want > pool.length) {
+          throw new InvalidDataError(`client ${i} needs ${want} rows of class ${String(names[j])} but the data holds only ${pool.length}`);
+        }
+        for (const t of rng.choice(pool.length, want)) picked.push(pool[t]!);
+      }
+      h[j] = want;
+    }
+    indices.push(Int32Array.from(picked).sort());
+    histograms.push(h);
+  }
+  return { indices, histograms, classes: names };
+}
+
+/**
+ * The conditionally IID oracle: client i gets exactly histograms[i][j] rows of
+ * class j (its true histogram), drawn at random.
+ */
+export function conditionallyIid(labels: ArrayLike<Label>, options: ConditionallyIidOptions): Partition {
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object with histograms');
+  const counts = Matrix.from(options.histograms);
+  const { rows, names } = columnRows(labels, counts.nCols, options.classes);
+  return withRng(options.seed, (rng) => deal(rng, counts, rows, names, options.disjoint === true));
+}
+
+/**
+ * Clients like the ones a learned MDM describes: each draws its histogram and
+ * size from `model` (a component k ~ tau, n ~ pi_k, c ~ DM(n, alpha_k)) and
+ * gets rows of the central data matching the histogram.
+ */
+export function mdm(labels: ArrayLike<Label>, options: MdmPartitionOptions): MdmPartition {
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object with model and clients');
+  if (!(options.model instanceof DirichletMultinomialMixture)) throw new InvalidParameterError('model must be a DirichletMultinomialMixture');
+  const clients = requireInteger('clients', options.clients, 1);
+  const model = options.model;
+  const { rows, names } = columnRows(labels, model.nCategories, options.classes ?? model.categories);
+  return withRng(options.seed, (rng) => {
+    const seed = Math.floor(rng.uniform(1)[0]! * 2 ** 32);
+    const drawn = model.sample(clients, { seed });
+    return { ...deal(rng, drawn.histograms, rows, names, options.disjoint === true), components: drawn.components };
+  });
+}
+
+/**
+ * The fully IID baseline: each client's size is drawn from the true sizes and
+ * its rows uniformly from the whole central dataset, whatever their class.
+ */
+export function fullyIid(labels: ArrayLike<Label>, options: FullyIidOptions): Partition {
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object with sizes');
+  const { codes, classes } = encodeLabels(labels);
+  const sizes = Array.from(options.sizes ?? [], (v, i) => requireInteger(`sizes[${i}]`, v, 1));
+  if (sizes.length === 0) throw new InvalidParameterError('sizes must hold the true clients sizes (at least one)');
+  const clients = requireInteger('clients', options.clients ?? sizes.length, 1);
+  const n = codes.length;
+  return withRng(options.seed, (rng) => {
+    const pick = rng.uniform(clients);
+    const order = options.disjoint ? rng.permutation(n) : undefined;
+    let next = 0;
+    const indices: Int32Array[] = [];
+    const histograms: Int32Array[] = [];
+    for (let i = 0; i < clients; i++) {
+      const size = sizes[Math.floor(pick[i]! * sizes.length)]!;
+      let rows: Int32Array;
+      if (order) {
+        if (next + size > n) {
+          throw new InvalidDataError(`client ${i} needs ${size} rows but only ${n - next} of ${n} remain undealt; simulate fewer clients or let clients share rows (disjoint: false)`);
+        }
+        rows = order.slice(next, next + size);
+        next += size;
+      } else {
+        if (size > n) throw new InvalidDataError(`client ${i} needs ${size} rows but the data holds only ${n}`);
+        rows = rng.choice(n, size);
+      }
+      const h = new Int32Array(classes.length);
+      for (const r of rows) h[codes[r]!]!++;
+      indices.push(rows.sort());
+      histograms.push(h);
+    }
+    return { indices, histograms, classes };
+  });
+}
