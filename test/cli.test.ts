@@ -1,10 +1,10 @@
 /** The `fedmix` binary as built (dist/cli.cjs), run as a user runs it. */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 
 const cli = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
 
@@ -61,4 +61,97 @@ test('help and version', () => {
   expect(fedmix('help').out).toMatch(/usage: fedmix <command>/);
   expect(fedmix('help', 'demo').out).toMatch(/--k-range A\.\.B/);
   expect(fedmix('version').out.trim()).toBe(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version);
+});
+
+describe('mdm fit and mdm simulate', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fedmix-mdm-'));
+  const at = (f: string) => join(dir, f);
+  // 300 clients of two kinds (most of their 20..39 points in the first two classes, or spread), from a seeded xorshift
+  let s = 12345;
+  const u = () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 2 ** 32;
+  };
+  const rows = Array.from({ length: 300 }, (_, i) => {
+    const n = 20 + Math.floor(u() * 20);
+    const w = i % 3 === 0 ? [0.45, 0.45, 0.05, 0.05] : [0.25, 0.25, 0.25, 0.25];
+    const h = [0, 0, 0, 0];
+    for (let t = 0; t < n; t++) {
+      const x = u();
+      h[x < w[0]! ? 0 : x < w[0]! + w[1]! ? 1 : x < 1 - w[3]! ? 2 : 3]!++;
+    }
+    return h;
+  });
+  writeFileSync(at('hist.csv'), 'cat,dog,eel,fox\n' + rows.map((r) => r.join(',')).join('\n') + '\n');
+  writeFileSync(at('central.csv'), 'x,label\n' + Array.from({ length: 2000 }, (_, i) => `${i},${['cat', 'dog', 'eel', 'fox'][i % 4]}`).join('\n') + '\n');
+
+  test('fit: a model JSON with tau, alpha (K rows of C) and pi (K rows of N); the same seed, the same model', () => {
+    const r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k', '2', '--rounds', '15', '--cohort', '150', '--seed', '4', '--out', at('model.json'));
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/300 clients, C = 4, N = 39/);
+    const model = JSON.parse(readFileSync(at('model.json'), 'utf8'));
+    expect(model.tau).toHaveLength(2);
+    expect(model.alpha.map((a: number[]) => a.length)).toEqual([4, 4]);
+    expect(model.pi.map((p: number[]) => p.length)).toEqual([39, 39]);
+    expect(model.categories).toEqual(['cat', 'dog', 'eel', 'fox']);
+    const again = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k', '2', '--rounds', '15', '--cohort', '150', '--seed', '4');
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.out)).toEqual(model); // without --out, stdout is the model
+  });
+
+  test('fit --k-range: K by validation log-likelihood', () => {
+    const json = at('select.json');
+    const r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k-range', '1..3', '--rounds', '10', '--seed', '1', '--out', at('m2.json'), '--json', json);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/K = \d chosen by validation log-likelihood on \d+ of 60 held-out clients/);
+    const res = JSON.parse(readFileSync(json, 'utf8'));
+    expect(res.candidates.map((c: { k: number }) => c.k)).toEqual([1, 2, 3]);
+    expect(JSON.parse(readFileSync(at('m2.json'), 'utf8')).tau).toHaveLength(res.k);
+  });
+
+  test('simulate: an assignment of central rows to clients, by the model or a baseline', () => {
+    fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k', '2', '--rounds', '5', '--seed', '4', '--out', at('model.json'));
+    const json = at('sim.json');
+    const r = fedmix('mdm', 'simulate', '--model', at('model.json'), '--data', at('central.csv'), '--clients', '25', '--seed', '2', '--out', at('assign.csv'), '--json', json);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/\(mdm\): 25 clients/);
+    const lines = readFileSync(at('assign.csv'), 'utf8').trim().split('\n');
+    expect(lines[0]).toBe('client,row');
+    const res = JSON.parse(readFileSync(json, 'utf8'));
+    const label = (row: number) => ['cat', 'dog', 'eel', 'fox'][row % 4];
+    const held = res.histograms.map(() => [0, 0, 0, 0]);
+    for (const l of lines.slice(1)) {
+      const [c, row] = l.split(',').map(Number);
+      held[c!][res.classes.indexOf(label(row!))]++;
+    }
+    expect(held).toEqual(res.histograms);
+    for (const method of ['fully-iid', 'conditionally-iid']) {
+      const b = fedmix('mdm', 'simulate', '--method', method, '--histograms', at('hist.csv'), '--data', at('central.csv'), '--seed', '1');
+      expect(b.code).toBe(0);
+      expect(b.out.trim().split('\n')[0]).toBe('client,row');
+    }
+  });
+
+  test('bad input exits with status 2 and says what to change', () => {
+    writeFileSync(at('bad.csv'), 'a,b\n3,-1\n2,2\n');
+    let r = fedmix('mdm', 'fit', '--data', at('bad.csv'), '--k', '1');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/row 0, category 1 is -1; counts must be non-negative integers/);
+    r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k', '2', '--k-range', '1..3');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/give --k K or --k-range A\.\.B/);
+    r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k', '400');
+    expect(r.err).toMatch(/K = 400 components is larger than the cohort of 300 clients/);
+    r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k', '2', '--max-count', '30');
+    expect(r.err).toMatch(/exceeds N = 30/);
+    r = fedmix('mdm', 'simulate', '--method', 'fully-iid', '--data', at('central.csv'));
+    expect(r.err).toMatch(/--method fully-iid needs --histograms FILE/);
+    r = fedmix('mdm', 'frob');
+    expect(r.err).toMatch(/unknown command "mdm frob"/);
+    expect(fedmix('help', 'mdm', 'simulate').out).toMatch(/--method mdm\|fully-iid\|conditionally-iid/);
+  });
 });
