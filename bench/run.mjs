@@ -7,6 +7,7 @@ const SUITES = {
   special: () => import('./special.mjs'),
   lsa: () => import('./lsa.mjs'),
   fedgengmm: () => import('./fedgengmm.mjs'),
+  mdm: () => import('./mdm.mjs'),
 };
 
 const info = await init();

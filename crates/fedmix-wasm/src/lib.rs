@@ -1107,7 +1107,7 @@ pub unsafe extern "C" fn fm_mdm_log_pmf(
         let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
         let cells = mdm_cells(m, c)?;
         let resp = if out_resp.is_null() { None } else { Some(f64s_mut(out_resp, mdm_cells(m, k)?)) };
-        mdm_client::log_pmf(&Prepared::new(&model), f64s(counts, cells), f64s(sizes, m), m, f64s_mut(out_ll, m), resp)
+        mdm_client::log_pmf(&Prepared::for_batch(&model, m), f64s(counts, cells), f64s(sizes, m), m, f64s_mut(out_ll, m), resp)
     })())
 }
 
@@ -1198,7 +1198,7 @@ pub unsafe extern "C" fn fm_mdm_round_stats(
         let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
         let cells = mdm_cells(m, c)?;
         let mut acc = RoundStats::zeros(k, c, n_max);
-        mdm_client::round_statistics(&Prepared::new(&model), f64s(counts, cells), f64s(sizes, m), m, clip, &mut acc)?;
+        mdm_client::round_statistics(&Prepared::for_batch(&model, m), f64s(counts, cells), f64s(sizes, m), m, clip, &mut acc)?;
         f64s_mut(out_omega, k).copy_from_slice(&acc.omega);
         f64s_mut(out_e, k * n_max).copy_from_slice(&acc.e);
         f64s_mut(out_u, k * c).copy_from_slice(&acc.u);

@@ -5,9 +5,8 @@
 //! simulated clients (the sum a secure aggregator would release).
 
 use super::{check_histograms, Mdm};
-use crate::dirichlet_multinomial::{ln_multinomial_coefficient, log_pmf_row};
 use crate::error::{show, Error, Result};
-use crate::special::{digamma, digamma_diff_known};
+use crate::special::{digamma, digamma_diff_known, lgamma, ln_rising_factorial_known};
 
 /// Algorithm 1's sums: E (K x N), P and Q (K x C), over `clients` clients.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,9 +92,29 @@ pub fn init_contributions(counts: &[f64], sizes: &[f64], m: usize, components: &
     Ok(())
 }
 
+/// Counts up to this value get their per-category terms tabulated for a batch.
+const TABLE_COUNTS: usize = 32;
+
+/// Batches of at least this many clients tabulate the per-category terms:
+/// the tables cost 2 x K x C x 33 special-function evaluations, about what 64
+/// clients with a few dozen non-zero counts each would need anyway.
+const TABLE_MIN_CLIENTS: usize = 64;
+
+/// ln Gamma(alpha_kj + c) - ln Gamma(alpha_kj) and psi(alpha_kj + c) - psi(alpha_kj)
+/// for c = 0..=TABLE_COUNTS at [(k C + j) 33 + c], and ln c! at [c]: the same
+/// functions as the direct path, evaluated once per (component, category,
+/// count) instead of once per client.
+struct Tables {
+    lrf: Vec<f64>,
+    dd: Vec<f64>,
+    ln_fact: Vec<f64>,
+}
+
 /// What every client of a round needs of the broadcast model, computed once:
-/// ln tau, ln Pi, alpha_0 and the digammas of alpha and alpha_0 (so each count
-/// costs one digamma difference against a known psi(alpha)).
+/// ln tau, ln Pi, alpha_0, and the digammas and lgammas of alpha and alpha_0
+/// (so a count costs one digamma difference and one log rising factorial
+/// against known psi(alpha) and ln Gamma(alpha)); for a large batch also the
+/// terms of small counts, tabulated.
 pub struct Prepared<'a> {
     pub model: &'a Mdm,
     ln_tau: Vec<f64>,
@@ -103,6 +122,9 @@ pub struct Prepared<'a> {
     a0: Vec<f64>,
     psi_alpha: Vec<f64>,
     psi_a0: Vec<f64>,
+    lgamma_alpha: Vec<f64>,
+    lgamma_a0: Vec<f64>,
+    tables: Option<Tables>,
 }
 
 impl<'a> Prepared<'a> {
@@ -114,32 +136,107 @@ impl<'a> Prepared<'a> {
             ln_pi: model.pi.iter().map(|p| p.ln()).collect(),
             psi_alpha: model.alpha.iter().map(|&a| digamma(a)).collect(),
             psi_a0: a0.iter().map(|&a| digamma(a)).collect(),
+            lgamma_alpha: model.alpha.iter().map(|&a| lgamma(a)).collect(),
+            lgamma_a0: a0.iter().map(|&a| lgamma(a)).collect(),
             a0,
+            tables: None,
         }
+    }
+
+    /// For m clients: with the small-count tables when m is large enough to repay them.
+    pub fn for_batch(model: &'a Mdm, m: usize) -> Self {
+        let mut p = Prepared::new(model);
+        if m >= TABLE_MIN_CLIENTS {
+            let w = TABLE_COUNTS + 1;
+            let cells = model.k * model.c;
+            let (mut lrf, mut dd) = (vec![0.0; cells * w], vec![0.0; cells * w]);
+            for cell in 0..cells {
+                for c in 1..w {
+                    lrf[cell * w + c] = p.lrf_direct(cell, c as f64);
+                    dd[cell * w + c] = p.dd_direct(cell, c as f64);
+                }
+            }
+            let ln_fact = (0..w).map(|c| lgamma(c as f64 + 1.0)).collect();
+            p.tables = Some(Tables { lrf, dd, ln_fact });
+        }
+        p
+    }
+
+    fn lrf_direct(&self, cell: usize, c: f64) -> f64 {
+        ln_rising_factorial_known(self.model.alpha[cell], self.lgamma_alpha[cell], c)
+    }
+
+    fn dd_direct(&self, cell: usize, c: f64) -> f64 {
+        digamma_diff_known(self.model.alpha[cell], self.psi_alpha[cell], c)
+    }
+
+    /// ln Gamma(alpha + c) - ln Gamma(alpha) for cell k C + j and a count c >= 1.
+    #[inline(always)]
+    fn lrf(&self, cell: usize, c: f64) -> f64 {
+        match &self.tables {
+            Some(t) if c <= TABLE_COUNTS as f64 => t.lrf[cell * (TABLE_COUNTS + 1) + c as usize],
+            _ => self.lrf_direct(cell, c),
+        }
+    }
+
+    /// psi(alpha + c) - psi(alpha) for cell k C + j and a count c >= 1.
+    #[inline(always)]
+    fn dd(&self, cell: usize, c: f64) -> f64 {
+        match &self.tables {
+            Some(t) if c <= TABLE_COUNTS as f64 => t.dd[cell * (TABLE_COUNTS + 1) + c as usize],
+            _ => self.dd_direct(cell, c),
+        }
+    }
+
+    /// ln(n! / prod c_j!) over the non-zero counts `nz` (dirichlet_multinomial's ln_multinomial_coefficient, small factorials tabulated).
+    fn coefficient(&self, nz: &[(usize, f64)], n: f64) -> f64 {
+        let mut s = lgamma(n + 1.0);
+        for &(_, c) in nz {
+            if c > 1.0 {
+                s -= match &self.tables {
+                    Some(t) if c <= TABLE_COUNTS as f64 => t.ln_fact[c as usize],
+                    _ => lgamma(c + 1.0),
+                };
+            }
+        }
+        s
     }
 
     /// omega_k of eq 12 for one histogram `row` of size n into `omega`; returns
     /// ln q(c, n) without the multinomial coefficient, or None when no
-    /// component gives size n a positive probability. Guard for that case:
-    /// the size then says nothing about the component, and omega is computed
-    /// from tau and the histogram alone (as if pi_{k,n} were equal across k),
-    /// instead of 0/0; the client's E^i then gives size n mass, so the next
-    /// round's Pi covers it.
+    /// component gives size n a positive probability (see `responsibilities_nz`).
     pub fn responsibilities(&self, row: &[f64], n: f64, omega: &mut [f64]) -> Option<f64> {
+        let nz: Vec<(usize, f64)> = row.iter().copied().enumerate().filter(|&(_, c)| c > 0.0).collect();
+        self.responsibilities_nz(&nz, n, omega)
+    }
+
+    /// `responsibilities` for a histogram given by its non-zero counts (category,
+    /// count). ln p(c | n, alpha_k) is dirichlet_multinomial::log_pmf_row's sum,
+    /// -lrf(alpha_0, n) + sum_j lrf(alpha_j, c_j), with its terms memoized.
+    /// Guard when no component gives size n a positive probability: the size
+    /// then says nothing about the component, and omega is computed from tau
+    /// and the histogram alone (as if pi_{k,n} were equal across k), instead of
+    /// 0/0; the client's E^i then gives size n mass, so the next round's Pi
+    /// covers it.
+    fn responsibilities_nz(&self, nz: &[(usize, f64)], n: f64, omega: &mut [f64]) -> Option<f64> {
         let m = self.model;
         let col = n as usize - 1;
         let mut max = f64::NEG_INFINITY;
         for q in 0..m.k {
-            let dm = log_pmf_row(row, n, m.alpha_row(q), self.a0[q]);
-            omega[q] = self.ln_tau[q] + dm + self.ln_pi[q * m.n_max + col];
-            max = max.max(omega[q]);
+            let mut dm = -ln_rising_factorial_known(self.a0[q], self.lgamma_a0[q], n);
+            for &(j, c) in nz {
+                dm += self.lrf(q * m.c + j, c);
+            }
+            omega[q] = self.ln_tau[q] + dm;
+            max = max.max(omega[q] + self.ln_pi[q * m.n_max + col]);
         }
         let supported = max > f64::NEG_INFINITY;
-        if !supported {
+        if supported {
             for q in 0..m.k {
-                omega[q] = self.ln_tau[q] + log_pmf_row(row, n, m.alpha_row(q), self.a0[q]);
-                max = max.max(omega[q]);
+                omega[q] += self.ln_pi[q * m.n_max + col];
             }
+        } else {
+            max = omega.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         }
         // ln sum_k exp(l_k): relative to the largest, which becomes exp(0) = 1
         let mut sum = 0.0;
@@ -181,27 +278,28 @@ pub fn round_statistics(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize
     let mut omega = vec![0.0; k];
     let mut u = vec![0.0; k * c];
     let mut v = vec![0.0; k];
+    let mut nz: Vec<(usize, f64)> = Vec::with_capacity(c);
     for i in 0..m {
         let row = &counts[i * c..(i + 1) * c];
         let n = sizes[i];
-        match prep.responsibilities(row, n, &mut omega) {
-            Some(lq) => acc.log_likelihood += lq + ln_multinomial_coefficient(row),
+        nz.clear();
+        nz.extend(row.iter().copied().enumerate().filter(|&(_, x)| x > 0.0));
+        match prep.responsibilities_nz(&nz, n, &mut omega) {
+            Some(lq) => acc.log_likelihood += lq + prep.coefficient(&nz, n),
             None => acc.unsupported += 1.0,
         }
+        // u^i is zero outside the client's categories: only those are written, and cleared after
         let mut norm2 = 0.0;
         for q in 0..k {
             let w = omega[q];
-            let uq = &mut u[q * c..(q + 1) * c];
+            v[q] = 0.0;
             if w == 0.0 {
-                uq.iter_mut().for_each(|x| *x = 0.0);
-                v[q] = 0.0;
                 continue;
             }
-            let alpha = model.alpha_row(q);
-            let psi = &prep.psi_alpha[q * c..(q + 1) * c];
-            for j in 0..c {
-                uq[j] = if row[j] > 0.0 { w * digamma_diff_known(alpha[j], psi[j], row[j]) } else { 0.0 };
-                norm2 += uq[j] * uq[j];
+            for &(j, x) in &nz {
+                let t = w * prep.dd(q * c + j, x);
+                u[q * c + j] = t;
+                norm2 += t * t;
             }
             v[q] = w * digamma_diff_known(prep.a0[q], prep.psi_a0[q], n);
             norm2 += v[q] * v[q];
@@ -211,9 +309,13 @@ pub fn round_statistics(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize
             acc.omega[q] += omega[q];
             acc.e[q * n_max + n as usize - 1] += omega[q];
             acc.v[q] += scale * v[q];
-        }
-        for (a, &x) in acc.u.iter_mut().zip(&u) {
-            *a += scale * x;
+            if omega[q] == 0.0 {
+                continue;
+            }
+            for &(j, _) in &nz {
+                acc.u[q * c + j] += scale * u[q * c + j];
+                u[q * c + j] = 0.0;
+            }
         }
         acc.clients += 1.0;
     }
@@ -231,10 +333,12 @@ pub fn log_pmf(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize, out_ll:
         return Err(Error::param("log_pmf: output buffers do not match the number of histograms"));
     }
     let mut omega = vec![0.0; k];
+    let mut nz: Vec<(usize, f64)> = Vec::with_capacity(c);
     for i in 0..m {
-        let row = &counts[i * c..(i + 1) * c];
-        out_ll[i] = match prep.responsibilities(row, sizes[i], &mut omega) {
-            Some(lq) => lq + ln_multinomial_coefficient(row),
+        nz.clear();
+        nz.extend(counts[i * c..(i + 1) * c].iter().copied().enumerate().filter(|&(_, x)| x > 0.0));
+        out_ll[i] = match prep.responsibilities_nz(&nz, sizes[i], &mut omega) {
+            Some(lq) => lq + prep.coefficient(&nz, sizes[i]),
             None => f64::NEG_INFINITY,
         };
         if let Some(r) = out_resp.as_deref_mut() {

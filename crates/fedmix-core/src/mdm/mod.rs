@@ -58,7 +58,7 @@ pub fn check_shape(k: usize, c: usize, n_max: usize) -> Result<()> {
     if n_max == 0 {
         return Err(Error::param("N (the largest client size) must be at least 1"));
     }
-    if k.checked_mul(c.max(n_max)).map_or(true, |v| v > (1 << 40)) {
+    if k.checked_mul(c.max(n_max)).map_or(true, |v| v > isize::MAX as usize / 8) {
         return Err(Error::param(format!("K = {} components of C = {} categories and N = {} sizes do not fit in memory", k, c, n_max)));
     }
     Ok(())

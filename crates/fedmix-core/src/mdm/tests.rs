@@ -20,7 +20,7 @@ fn draw(m: &Mdm, count: usize, seed: u64) -> (Vec<f64>, Vec<f64>, Vec<u32>) {
 
 fn stats(m: &Mdm, counts: &[f64], sizes: &[f64]) -> RoundStats {
     let mut acc = RoundStats::zeros(m.k, m.c, m.n_max);
-    round_statistics(&Prepared::new(m), counts, sizes, sizes.len(), f64::INFINITY, &mut acc).unwrap();
+    round_statistics(&Prepared::for_batch(m, sizes.len()), counts, sizes, sizes.len(), f64::INFINITY, &mut acc).unwrap();
     acc
 }
 
@@ -101,15 +101,20 @@ fn client_statistics_match_the_formulas() {
 #[test]
 fn sums_add_across_clients() {
     let m = model(&[0.5, 0.5], &[0.5, 1.0, 2.0, 3.0, 0.2, 0.1], &[0.25, 0.25, 0.25, 0.25, 0.1, 0.2, 0.3, 0.4]);
-    let (counts, sizes, _) = draw(&m, 40, 3);
+    // 100 clients: the batch tabulates small counts, one client at a time does not; the sums are the same, bit for bit
+    let (counts, sizes, _) = draw(&m, 100, 3);
     let all = stats(&m, &counts, &sizes);
     let mut parts = RoundStats::zeros(2, 3, 4);
     let prep = Prepared::new(&m);
-    for i in 0..40 {
+    for i in 0..100 {
         round_statistics(&prep, &counts[i * 3..i * 3 + 3], &sizes[i..i + 1], 1, f64::INFINITY, &mut parts).unwrap();
     }
     assert_eq!(all, parts);
-    assert!((all.omega.iter().sum::<f64>() - 40.0).abs() < 1e-12);
+    assert!((all.omega.iter().sum::<f64>() - 100.0).abs() < 1e-12);
+    let (mut a, mut b) = (vec![0.0; 100], vec![0.0; 100]);
+    log_pmf(&Prepared::for_batch(&m, 100), &counts, &sizes, 100, &mut a, None).unwrap();
+    log_pmf(&prep, &counts, &sizes, 100, &mut b, None).unwrap();
+    assert_eq!(a, b);
 }
 
 #[test]
@@ -312,4 +317,47 @@ fn samples_follow_the_model() {
     }
     // the same seed, the same clients
     assert_eq!(draw(&m, 50, 4), draw(&m, 50, 4));
+}
+
+#[test]
+#[ignore]
+fn profile_round() {
+    use std::time::Instant;
+    let (k, c, n_max) = (3, 62, 400);
+    let mut alpha = vec![0.0; k * c];
+    for j in 0..c {
+        alpha[j] = 0.1;
+        alpha[c + j] = 1.0;
+        alpha[2 * c + j] = if j < 10 { 2.0 } else { 0.2 };
+    }
+    let mut pi = vec![0.0; k * n_max];
+    for q in 0..k {
+        for n in 19..n_max {
+            pi[q * n_max + n] = 1.0 / (n_max - 19) as f64;
+        }
+    }
+    let truth = model(&[0.3, 0.3, 0.4], &alpha, &pi);
+    let (counts, sizes, _) = draw(&truth, 10000, 62);
+    let prep = Prepared::for_batch(&truth, 10000);
+    for _ in 0..3 {
+        let t = Instant::now();
+        let s = stats(&truth, &counts, &sizes);
+        println!("round stats {:?} ({})", t.elapsed(), s.clients);
+        let t = Instant::now();
+        let mut ll = vec![0.0; 10000];
+        log_pmf(&prep, &counts, &sizes, 10000, &mut ll, None).unwrap();
+        println!("log pmf (with coefficient) {:?}", t.elapsed());
+        let t = Instant::now();
+        let mut x = 0.0;
+        for i in 0..10000 {
+            x += crate::dirichlet_multinomial::ln_multinomial_coefficient(&counts[i * c..(i + 1) * c]);
+        }
+        println!("coefficients {:?} {}", t.elapsed(), x > 0.0);
+        let t = Instant::now();
+        let mut om = vec![0.0; 3];
+        for i in 0..10000 {
+            prep.responsibilities(&counts[i * c..(i + 1) * c], sizes[i], &mut om);
+        }
+        println!("responsibilities {:?}", t.elapsed());
+    }
 }

@@ -331,6 +331,19 @@ const RISING_PRODUCT_MAX: f64 = 32.0;
 /// with log1p, which keeps its precision when x is large and n small (where the
 /// plain lgamma difference cancels); NaN outside the domain.
 pub fn ln_rising_factorial(x: f64, n: f64) -> f64 {
+    ln_rising_factorial_with(x, n, || lgamma_positive(x))
+}
+
+/// ln Gamma(x + n) - ln Gamma(x) given ln Gamma(x) (`lgamma_x`, the caller's
+/// lgamma(x)), for scoring many counts against the same x: the same branches
+/// and accuracy as ln_rising_factorial (below 10 its last branch is the
+/// difference lgamma(x + n) - lgamma(x) anyway), one lgamma instead of two.
+pub fn ln_rising_factorial_known(x: f64, lgamma_x: f64, n: f64) -> f64 {
+    ln_rising_factorial_with(x, n, || lgamma_x)
+}
+
+#[inline(always)]
+fn ln_rising_factorial_with(x: f64, n: f64, lgamma_x: impl FnOnce() -> f64) -> f64 {
     if !(x > 0.0) || !(n >= 0.0) || x.is_infinite() || n.is_infinite() {
         return f64::NAN;
     }
@@ -357,7 +370,7 @@ pub fn ln_rising_factorial(x: f64, n: f64) -> f64 {
         // (y - 1/2) ln y - y - (x - 1/2) ln x + x = (x - 1/2) ln(y/x) + n (ln y - 1)
         return ((x - 0.5) * log1p(n / x) + n * (ln(y) - 1.0)) + series;
     }
-    lgamma_positive(x + n) - lgamma_positive(x)
+    lgamma_positive(x + n) - lgamma_x()
 }
 
 macro_rules! in_place {
@@ -502,6 +515,15 @@ mod tests {
         }
         assert_eq!(digamma_diff_known(2.0, digamma(2.0), 0.0), 0.0);
         assert!(digamma_diff_known(0.0, f64::NEG_INFINITY, 1.0).is_nan());
+    }
+
+    #[test]
+    fn rising_factorial_with_known_lgamma_matches() {
+        for &x in &[1e-8, 1e-3, 0.05, 0.5, 3.0, 9.99, 10.0, 1e3, 1e7] {
+            for &n in &[1.0f64, 2.0, 31.0, 32.0, 33.0, 100.0, 1e4, 1e6, 0.5, 7.25] {
+                assert_eq!(ln_rising_factorial_known(x, lgamma(x), n), ln_rising_factorial(x, n), "x {} n {}", x, n);
+            }
+        }
     }
 
     #[test]
