@@ -24,15 +24,35 @@ export function message<K extends string, P>(kind: K, from: string, round: numbe
   return { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind, from, round, payload };
 }
 
-/** JSON text of a message. NaN and infinities have no JSON form: they are refused here, on the sending side. */
+/**
+ * JSON text of a message. NaN and infinities have no JSON form: they are
+ * refused here, on the sending side. Typed arrays travel as number arrays.
+ * The message is first copied into plain JSON values (checking every number
+ * once) and then stringified without a replacer: a replacer is called for
+ * every element of every array, which made large statistics messages several
+ * times slower to encode.
+ */
 export function encodeMessage(m: Message): string {
-  return JSON.stringify(m, (key, value: unknown) => {
-    if (ArrayBuffer.isView(value) && !(value instanceof DataView)) return Array.from(value as unknown as ArrayLike<number>);
-    if (typeof value === 'number' && !Number.isFinite(value)) {
-      throw new InvalidMessageError(`cannot send ${String(value)} in field "${key}" of a ${m.kind} message; only finite numbers travel`);
+  const refuse = (value: number, key: string) => {
+    throw new InvalidMessageError(`cannot send ${String(value)} in field "${key}" of a ${m.kind} message; only finite numbers travel`);
+  };
+  const plain = (value: unknown, key: string): unknown => {
+    if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+      value = (value as { toJSON: (k: string) => unknown }).toJSON(key);
     }
-    return value;
-  });
+    if (typeof value === 'number') return Number.isFinite(value) ? value : refuse(value, key);
+    if (value === null || typeof value !== 'object') return value;
+    if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
+      const a = value as unknown as ArrayLike<number>;
+      for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) refuse(a[i]!, String(i));
+      return Array.from(a);
+    }
+    if (Array.isArray(value)) return value.map((v, i) => plain(v, String(i)));
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = plain(v, k);
+    return out;
+  };
+  return JSON.stringify(plain(m, ''));
 }
 
 /** Parses and checks the envelope; `kind` restricts what is accepted. */
@@ -62,11 +82,13 @@ export function decodeMessage(text: string, kind?: string): Message {
 export function finiteNumbers(name: string, v: unknown, length: number, who: string): Float64Array {
   if (!Array.isArray(v) && !(v instanceof Float64Array)) throw new InvalidMessageError(`${who}: ${name} must be an array of numbers`);
   if (v.length !== length) throw new InvalidMessageError(`${who}: ${name} has ${v.length} values; expected ${length}`);
-  const out = Float64Array.from(v as ArrayLike<number>);
-  for (let i = 0; i < out.length; i++) {
-    if (typeof (v as ArrayLike<unknown>)[i] !== 'number' || !Number.isFinite(out[i]!)) {
-      throw new InvalidMessageError(`${who}: ${name}[${i}] is ${String((v as ArrayLike<unknown>)[i])}; values must be finite numbers`);
+  const out = new Float64Array(length);
+  for (let i = 0; i < length; i++) {
+    const x: unknown = v[i];
+    if (typeof x !== 'number' || !Number.isFinite(x)) {
+      throw new InvalidMessageError(`${who}: ${name}[${i}] is ${String(x)}; values must be finite numbers`);
     }
+    out[i] = x;
   }
   return out;
 }

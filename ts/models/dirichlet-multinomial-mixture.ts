@@ -51,6 +51,17 @@ export interface MdmSample {
 
 /** A Matrix (rows = components) as row-major values; `name` for errors. */
 function rowMajor(name: string, x: MatrixLike): { values: Float64Array; rows: number; cols: number } {
+  // rows of numbers (the usual form, and how messages arrive): copied straight, no column-major detour
+  if (Array.isArray(x) && x.length > 0 && x.every((r) => r !== null && typeof r === 'object' && typeof (r as ArrayLike<number>).length === 'number')) {
+    const cols = (x[0] as ArrayLike<number>).length;
+    const values = new Float64Array(x.length * cols);
+    x.forEach((r: ArrayLike<number>, i) => {
+      if (r.length !== cols) throw new InvalidParameterError(`${name}: row ${i} has ${r.length} values but row 0 has ${cols}; all rows need the same length`);
+      if (r instanceof Float64Array) values.set(r, i * cols);
+      else for (let j = 0; j < cols; j++) values[i * cols + j] = typeof r[j] === 'number' ? r[j]! : NaN;
+    });
+    return { values, rows: x.length, cols };
+  }
   let m: Matrix;
   try {
     m = Matrix.from(x);

@@ -25,6 +25,8 @@ export interface SelectMdmOptions extends Omit<MdmFitOptions, 'nComponents' | 'i
   kRange?: [number, number];
   /** clients held out to score the candidates (default: 20% of them, at most 1000) */
   validationCohort?: number;
+  /** the validation cohort's histograms, when it is given apart (then every client of `histograms` fits, none is held out) */
+  validation?: MatrixLike;
   /** keep the smallest K within this many nats (mean per client) of the best score (default 0.01) */
   tolerance?: number;
   /** called after each candidate's fit */
@@ -90,11 +92,18 @@ export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}
   if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
   const ks = candidates(options);
   const tolerance = requireNumber('tolerance', options.tolerance ?? 0.01, 0);
-  const h = Matrix.from(histograms);
+  const given = options.validation === undefined ? undefined : Matrix.from(options.validation);
+  if (given && options.validationCohort !== undefined) throw new InvalidParameterError('give validation or validationCohort, not both');
+  const h0 = Matrix.from(histograms);
+  if (given && given.nCols !== h0.nCols) throw new InvalidDataError(`the validation histograms have ${given.nCols} categories but the clients' have ${h0.nCols}`);
+  // the validation clients (given) come after the fitting ones
+  const h = given ? Matrix.vstack([h0, given]) : h0;
+  if (given && options.sizes !== undefined) throw new InvalidParameterError('sizes cannot be given with separate validation histograms');
   const { sizes } = histogramRows(h, undefined, options.sizes);
   const m = h.nRows;
-  const v = requireInteger('validationCohort', options.validationCohort ?? Math.min(1000, Math.max(1, Math.round(0.2 * m))), 1);
+  const v = given ? given.nRows : requireInteger('validationCohort', options.validationCohort ?? Math.min(1000, Math.max(1, Math.round(0.2 * m))), 1);
   const kMax = ks[ks.length - 1]!;
+  if (v < 1) throw new InvalidDataError('the validation cohort is empty; give at least one validation client');
   if (m - v < kMax) {
     throw new InvalidDataError(`${m} clients leave ${m - v} for fitting after a validation cohort of ${v}; K = ${kMax} needs at least ${kMax}. Use fewer candidates or a smaller validation cohort`);
   }
@@ -106,7 +115,7 @@ export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}
   let validation: ReturnType<typeof histogramClients>['clients'] = [];
   let aggregator: MdmAggregator | undefined;
   try {
-    const order = rng.permutation(m);
+    const order = given ? Int32Array.from({ length: m }, (_, i) => (i + m - v) % m) : rng.permutation(m);
     const heldOut = Array.from(order.subarray(0, v)).sort((a, b) => a - b);
     const training = Array.from(order.subarray(v)).sort((a, b) => a - b);
     const pick = (rows: number[]) => h.selectRows(rows);
@@ -115,7 +124,7 @@ export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}
     const traffic: Traffic = { rounds: 0, bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 };
     for (const k of ks) {
       const seed = Math.floor(rng.uniform(1)[0]! * 2 ** 32);
-      const { kValues: _a, kRange: _b, validationCohort: _c, tolerance: _d, onCandidate, ...fitOptions } = options;
+      const { kValues: _a, kRange: _b, validationCohort: _c, tolerance: _d, validation: _e, onCandidate, ...fitOptions } = options;
       const fit = fitMdm(pick(training), { ...fitOptions, sizes: trainSizes, maxCount, nComponents: k, seed });
       addTraffic(traffic, fit.traffic);
       onCandidate?.(k, fit);

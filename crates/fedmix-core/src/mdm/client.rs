@@ -6,7 +6,7 @@
 
 use super::{check_histograms, Mdm};
 use crate::error::{show, Error, Result};
-use crate::special::{digamma, digamma_diff_known, lgamma, ln_rising_factorial_known};
+use crate::special::{digamma, digamma_diff_known, digamma_diff_lazy, lgamma, ln_rising_factorial, ln_rising_factorial_known};
 
 /// Algorithm 1's sums: E (K x N), P and Q (K x C), over `clients` clients.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,20 +111,26 @@ struct Tables {
 }
 
 /// What every client of a round needs of the broadcast model, computed once:
-/// ln tau, ln Pi, alpha_0, and the digammas and lgammas of alpha and alpha_0
-/// (so a count costs one digamma difference and one log rising factorial
-/// against known psi(alpha) and ln Gamma(alpha)); for a large batch also the
-/// terms of small counts, tabulated.
+/// ln tau, alpha_0 with its digamma and lgamma; for a batch also the digammas
+/// and lgammas of every alpha (so a count costs one digamma difference and one
+/// log rising factorial against known psi(alpha) and ln Gamma(alpha)) and the
+/// terms of small counts, tabulated. A single client computes psi(alpha) and
+/// ln Gamma(alpha) only for its own categories, where a branch needs them:
+/// the same values, bit for bit.
 pub struct Prepared<'a> {
     pub model: &'a Mdm,
     ln_tau: Vec<f64>,
-    ln_pi: Vec<f64>,
     a0: Vec<f64>,
-    psi_alpha: Vec<f64>,
     psi_a0: Vec<f64>,
-    lgamma_alpha: Vec<f64>,
     lgamma_a0: Vec<f64>,
-    tables: Option<Tables>,
+    batch: Option<Batch>,
+}
+
+/// psi(alpha) and ln Gamma(alpha) per cell k C + j, and the small-count tables.
+struct Batch {
+    psi_alpha: Vec<f64>,
+    lgamma_alpha: Vec<f64>,
+    tables: Tables,
 }
 
 impl<'a> Prepared<'a> {
@@ -133,48 +139,54 @@ impl<'a> Prepared<'a> {
         Prepared {
             model,
             ln_tau: model.tau.iter().map(|t| t.ln()).collect(),
-            ln_pi: model.pi.iter().map(|p| p.ln()).collect(),
-            psi_alpha: model.alpha.iter().map(|&a| digamma(a)).collect(),
             psi_a0: a0.iter().map(|&a| digamma(a)).collect(),
-            lgamma_alpha: model.alpha.iter().map(|&a| lgamma(a)).collect(),
             lgamma_a0: a0.iter().map(|&a| lgamma(a)).collect(),
             a0,
-            tables: None,
+            batch: None,
         }
     }
 
-    /// For m clients: with the small-count tables when m is large enough to repay them.
+    /// For m clients: with the per-cell digammas, lgammas and small-count tables when m is large enough to repay them.
     pub fn for_batch(model: &'a Mdm, m: usize) -> Self {
         let mut p = Prepared::new(model);
         if m >= TABLE_MIN_CLIENTS {
+            let psi_alpha: Vec<f64> = model.alpha.iter().map(|&a| digamma(a)).collect();
+            let lgamma_alpha: Vec<f64> = model.alpha.iter().map(|&a| lgamma(a)).collect();
             let w = TABLE_COUNTS + 1;
             let cells = model.k * model.c;
             let (mut lrf, mut dd) = (vec![0.0; cells * w], vec![0.0; cells * w]);
             for cell in 0..cells {
+                let a = model.alpha[cell];
                 for c in 1..w {
-                    lrf[cell * w + c] = p.lrf_direct(cell, c as f64);
-                    dd[cell * w + c] = p.dd_direct(cell, c as f64);
+                    lrf[cell * w + c] = ln_rising_factorial_known(a, lgamma_alpha[cell], c as f64);
+                    dd[cell * w + c] = digamma_diff_known(a, psi_alpha[cell], c as f64);
                 }
             }
             let ln_fact = (0..w).map(|c| lgamma(c as f64 + 1.0)).collect();
-            p.tables = Some(Tables { lrf, dd, ln_fact });
+            p.batch = Some(Batch { psi_alpha, lgamma_alpha, tables: Tables { lrf, dd, ln_fact } });
         }
         p
     }
 
     fn lrf_direct(&self, cell: usize, c: f64) -> f64 {
-        ln_rising_factorial_known(self.model.alpha[cell], self.lgamma_alpha[cell], c)
+        match &self.batch {
+            Some(b) => ln_rising_factorial_known(self.model.alpha[cell], b.lgamma_alpha[cell], c),
+            None => ln_rising_factorial(self.model.alpha[cell], c),
+        }
     }
 
     fn dd_direct(&self, cell: usize, c: f64) -> f64 {
-        digamma_diff_known(self.model.alpha[cell], self.psi_alpha[cell], c)
+        match &self.batch {
+            Some(b) => digamma_diff_known(self.model.alpha[cell], b.psi_alpha[cell], c),
+            None => digamma_diff_lazy(self.model.alpha[cell], c),
+        }
     }
 
     /// ln Gamma(alpha + c) - ln Gamma(alpha) for cell k C + j and a count c >= 1.
     #[inline(always)]
     fn lrf(&self, cell: usize, c: f64) -> f64 {
-        match &self.tables {
-            Some(t) if c <= TABLE_COUNTS as f64 => t.lrf[cell * (TABLE_COUNTS + 1) + c as usize],
+        match &self.batch {
+            Some(b) if c <= TABLE_COUNTS as f64 => b.tables.lrf[cell * (TABLE_COUNTS + 1) + c as usize],
             _ => self.lrf_direct(cell, c),
         }
     }
@@ -182,8 +194,8 @@ impl<'a> Prepared<'a> {
     /// psi(alpha + c) - psi(alpha) for cell k C + j and a count c >= 1.
     #[inline(always)]
     fn dd(&self, cell: usize, c: f64) -> f64 {
-        match &self.tables {
-            Some(t) if c <= TABLE_COUNTS as f64 => t.dd[cell * (TABLE_COUNTS + 1) + c as usize],
+        match &self.batch {
+            Some(b) if c <= TABLE_COUNTS as f64 => b.tables.dd[cell * (TABLE_COUNTS + 1) + c as usize],
             _ => self.dd_direct(cell, c),
         }
     }
@@ -193,8 +205,8 @@ impl<'a> Prepared<'a> {
         let mut s = lgamma(n + 1.0);
         for &(_, c) in nz {
             if c > 1.0 {
-                s -= match &self.tables {
-                    Some(t) if c <= TABLE_COUNTS as f64 => t.ln_fact[c as usize],
+                s -= match &self.batch {
+                    Some(b) if c <= TABLE_COUNTS as f64 => b.tables.ln_fact[c as usize],
                     _ => lgamma(c + 1.0),
                 };
             }
@@ -228,12 +240,12 @@ impl<'a> Prepared<'a> {
                 dm += self.lrf(q * m.c + j, c);
             }
             omega[q] = self.ln_tau[q] + dm;
-            max = max.max(omega[q] + self.ln_pi[q * m.n_max + col]);
+            max = max.max(omega[q] + m.pi[q * m.n_max + col].ln());
         }
         let supported = max > f64::NEG_INFINITY;
         if supported {
             for q in 0..m.k {
-                omega[q] += self.ln_pi[q * m.n_max + col];
+                omega[q] += m.pi[q * m.n_max + col].ln();
             }
         } else {
             max = omega.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
