@@ -3,7 +3,7 @@
  * Both builds are loaded in this one file (resetForTests swaps the instance).
  */
 import { afterAll, expect, test } from 'vitest';
-import { distributedEM, GaussianMixture, init, KMeans, linearSumAssignment, partition, PCA, type CovarianceType } from '../ts/index.js';
+import { DirichletMultinomialMixture, distributedEM, fitMdm, GaussianMixture, init, KMeans, linearSumAssignment, partition, PCA, type CovarianceType } from '../ts/index.js';
 import { resetForTests } from '../ts/wasm/loader.js';
 import { blobs, maxRelativeError } from './helpers.js';
 
@@ -124,4 +124,26 @@ test('distributedEM: the same seed gives the same model, in both builds', async 
       expect(maxRelativeError(scalar[i]![key], simd[i]![key], 1e-300), `${i} ${key}`).toBeLessThan(1e-12);
     }
   }
+});
+
+test('mixtures of Dirichlet-multinomials: SIMD and scalar builds, bit for bit (sampling, scoring, a federated fit)', async () => {
+  const mdm = () => {
+    const truth = new DirichletMultinomialMixture({
+      tau: [0.3, 0.7],
+      alpha: [
+        [0.1, 0.5, 2, 0.05, 1],
+        [3, 1, 0.5, 2, 2],
+      ],
+      pi: [Array.from({ length: 40 }, (_, i) => (i >= 9 ? 1 / 31 : 0)), Array.from({ length: 40 }, () => 1 / 40)],
+    });
+    const { histograms } = truth.sample(300, { seed: 5 });
+    const fit = fitMdm(histograms, { nComponents: 2, rounds: 10, cohort: 120, seed: 6 });
+    return { histograms: histograms.data, ll: truth.logPmf(histograms), tau: fit.model.tau, alpha: fit.model.alpha, pi: fit.model.pi };
+  };
+  resetForTests();
+  await init({ backend: 'simd' });
+  const simd = mdm();
+  resetForTests();
+  await init({ backend: 'scalar' });
+  expect(mdm()).toEqual(simd);
 });

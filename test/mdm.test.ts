@@ -520,6 +520,11 @@ describe('bad input (the issue list)', () => {
     expectClean(() => new MdmClient('a', [1, -2]), InvalidDataError, /a: count 1 is -2/);
     expectClean(() => new MdmClient('a', [1, 2], { size: 4 }), InvalidDataError, /sums to 3 but its size n is 4/);
     expectClean(() => fitMdm([[0, 0, 0], ...h], { nComponents: 2 }), InvalidDataError, /client 0: its size n is 0/);
+    expectClean(() => fitMdm([[1, NaN, 0], ...h], { nComponents: 2 }), InvalidDataError, /row 0, category 1 is NaN/);
+    expectClean(() => fitMdm([...h, [1, Infinity, 0]], { nComponents: 2 }), InvalidDataError, /row 4, category 1 is Infinity/);
+    expectClean(() => fitMdm([[1, 2], [1, 2, 3]], { nComponents: 1 }), InvalidDataError, /row 1 has 3 values|all rows/);
+    expectClean(() => fitMdm([[4], [3]], { nComponents: 1 }), InvalidDataError, /at least 2/);
+    expectClean(() => selectMdm(h, { kValues: [1], validation: [[1, 2]] }), InvalidDataError, /validation histograms have 2 categories but the clients' have 3/);
   });
 
   test('a client whose n exceeds N in a federation is excluded with the reason', () => {

@@ -9,7 +9,7 @@
 //! stays accurate where the four-lgamma form cancels (large alpha, small counts).
 //! Zero counts contribute nothing, so sparse histograms cost what they hold.
 
-use crate::error::{Error, Result};
+use crate::error::{show, Error, Result};
 use crate::special::{lgamma, ln_rising_factorial};
 
 /// Checks that every count is a non-negative integer.
@@ -23,7 +23,7 @@ pub fn validate_counts(counts: &[f64], m: usize, c: usize) -> Result<()> {
                 "count at row {}, category {} is {}; counts must be non-negative integers",
                 idx / c,
                 idx % c,
-                v
+                show(v)
             )));
         }
     }
@@ -41,7 +41,7 @@ pub fn validate_alphas(alphas: &[f64], k: usize, c: usize) -> Result<()> {
                 "Dirichlet parameter at row {}, category {} is {}; it must be positive and finite",
                 idx / c,
                 idx % c,
-                v
+                show(v)
             )));
         }
     }
