@@ -1,7 +1,10 @@
-//! A k-d tree over points in R^d (row-major), answering "every point within
-//! distance r of q". Built once in O(m log m) by median splits on the widest
-//! dimension; a query visits only the nodes whose bounding box comes within r,
-//! close to O(log m + hits) for well-spread points in few dimensions.
+//! A k-d tree over balls in R^d (centers row-major, a radius each; points are
+//! balls of radius 0), answering "every ball that may touch the ball (q, r)".
+//! Built once in O(m log m) by median splits on the widest dimension; each node
+//! keeps the bounding box of its centers and their largest radius, so a query
+//! visits only the nodes that come within r + that radius: close to
+//! O(log m + hits) for well-spread balls in few dimensions, and one large ball
+//! slows only the queries near it.
 //!
 //! The tree only prunes: a candidate's distance is checked by the caller with
 //! its own arithmetic, so searches through the tree and exhaustive loops give
@@ -20,10 +23,13 @@ struct Node {
     /// bounding box, lo and hi per dimension (d values each)
     lo: Vec<f64>,
     hi: Vec<f64>,
+    /// the largest radius of the node's balls
+    reach: f64,
 }
 
 pub struct KdTree<'a> {
     points: &'a [f64],
+    radii: Option<&'a [f64]>,
     d: usize,
     order: Vec<usize>,
     nodes: Vec<Node>,
@@ -32,9 +38,19 @@ pub struct KdTree<'a> {
 impl<'a> KdTree<'a> {
     /// A tree over `points` (m x d, row-major, finite).
     pub fn new(points: &'a [f64], d: usize) -> Self {
+        KdTree::build_over(points, None, d)
+    }
+
+    /// A tree over balls: centers (m x d, row-major, finite) and radii (m, finite, >= 0).
+    pub fn with_radii(centers: &'a [f64], radii: &'a [f64], d: usize) -> Self {
+        assert_eq!(radii.len() * d, centers.len());
+        KdTree::build_over(centers, Some(radii), d)
+    }
+
+    fn build_over(points: &'a [f64], radii: Option<&'a [f64]>, d: usize) -> Self {
         assert!(d > 0 && points.len() % d == 0);
         let m = points.len() / d;
-        let mut tree = KdTree { points, d, order: (0..m).collect(), nodes: Vec::new() };
+        let mut tree = KdTree { points, radii, d, order: (0..m).collect(), nodes: Vec::new() };
         if m > 0 {
             tree.build(0, m);
         }
@@ -49,14 +65,18 @@ impl<'a> KdTree<'a> {
     fn build(&mut self, start: usize, end: usize) -> usize {
         let d = self.d;
         let (mut lo, mut hi) = (vec![f64::INFINITY; d], vec![f64::NEG_INFINITY; d]);
+        let mut reach = 0.0f64;
         for &i in &self.order[start..end] {
             for (j, &v) in self.points[i * d..(i + 1) * d].iter().enumerate() {
                 lo[j] = lo[j].min(v);
                 hi[j] = hi[j].max(v);
             }
+            if let Some(r) = self.radii {
+                reach = reach.max(r[i]);
+            }
         }
         let id = self.nodes.len();
-        self.nodes.push(Node { start, end, left: 0, right: 0, lo, hi });
+        self.nodes.push(Node { start, end, left: 0, right: 0, lo, hi, reach });
         if end - start <= LEAF {
             return id;
         }
@@ -75,16 +95,14 @@ impl<'a> KdTree<'a> {
         id
     }
 
-    /// Calls `visit(i)` for every point i that may lie within `radius` of `q`:
-    /// a superset of the points within radius (those in leaves the box test
-    /// cannot rule out), each once.
+    /// Calls `visit(i)` for every ball i that may touch the ball (q, radius),
+    /// i.e. whose center may lie within radius + r_i of q (for points: within
+    /// radius): a superset of them (those in leaves the box test cannot rule
+    /// out), each once.
     pub fn candidates_within(&self, q: &[f64], radius: f64, mut visit: impl FnMut(usize)) {
         if self.nodes.is_empty() {
             return;
         }
-        // a box is skipped only when clearly out of reach, so rounding in this
-        // test never drops a point the caller's exact test would keep
-        let reach = radius * radius * (1.0 + 1e-9) + f64::MIN_POSITIVE;
         let mut stack = vec![0usize];
         while let Some(id) = stack.pop() {
             let node = &self.nodes[id];
@@ -99,7 +117,10 @@ impl<'a> KdTree<'a> {
                 };
                 gap += g * g;
             }
-            if gap > reach {
+            // a box is skipped only when clearly out of reach, so rounding in this
+            // test never drops a ball the caller's exact test would keep
+            let r = radius + node.reach;
+            if gap > r * r * (1.0 + 1e-9) + f64::MIN_POSITIVE {
                 continue;
             }
             if node.left == 0 {
@@ -161,6 +182,35 @@ mod tests {
             // every point finds itself at radius 0
             for i in 0..m {
                 assert!(tree.within(&points[i * d..(i + 1) * d], 0.0).contains(&i));
+            }
+        }
+    }
+
+    #[test]
+    fn balls_touching_a_ball_match_exhaustive_search() {
+        let mut rng = Rng::new(8);
+        for &(m, d) in &[(300usize, 2usize), (1000, 3), (50, 1)] {
+            let centers: Vec<f64> = (0..m * d).map(|_| rng.next_f64() * 20.0).collect();
+            // mostly small radii and a few huge ones
+            let radii: Vec<f64> = (0..m).map(|i| if i % 97 == 0 { 50.0 } else { rng.next_f64() * 0.5 }).collect();
+            let tree = KdTree::with_radii(&centers, &radii, d);
+            for a in 0..m {
+                let q = &centers[a * d..(a + 1) * d];
+                let mut got = vec![];
+                tree.candidates_within(q, radii[a], |b| {
+                    let reach = radii[a] + radii[b];
+                    if sq_distance(q, &centers[b * d..(b + 1) * d]) <= reach * reach {
+                        got.push(b);
+                    }
+                });
+                got.sort_unstable();
+                let want: Vec<usize> = (0..m)
+                    .filter(|&b| {
+                        let reach = radii[a] + radii[b];
+                        sq_distance(q, &centers[b * d..(b + 1) * d]) <= reach * reach
+                    })
+                    .collect();
+                assert_eq!(got, want, "m {} d {} ball {}", m, d, a);
             }
         }
     }

@@ -207,7 +207,7 @@ pub unsafe extern "C" fn fm_fedgem_update(
 ) -> i32 {
     status((|| {
         let c = components(f64s(centers, m * d), f64s(radii, m), owners(owner_ids, m), d)?;
-        let pairs = c.overlaps(search(indexed));
+        let pairs = c.overlaps(search(indexed))?;
         f64s_mut(out_centers, m * d).copy_from_slice(&c.collaborative_update(&pairs));
         *out_pairs = pairs.len() as f64;
         Ok(())
@@ -237,7 +237,7 @@ pub unsafe extern "C" fn fm_fedgem_merge(
     status((|| {
         let centers = f64s(centers, m * d);
         let c = components(centers, f64s(radii, m), owners(owner_ids, m), d)?;
-        let (labels, k) = c.super_clusters(&c.overlaps(search(indexed)));
+        let (labels, k) = c.super_clusters(&c.overlaps(search(indexed))?);
         let merged = weighted_centers(centers, d, &labels, k, f64s(weights, m))?;
         u32s_mut(out_labels, m).copy_from_slice(&labels);
         *out_k = k;

@@ -78,18 +78,32 @@ impl<'a> Components<'a> {
             return None;
         }
         let reach = self.radii[a] + self.radii[b];
-        let sq = sq_distance(self.center(a), self.center(b));
-        if sq <= reach * reach {
+        let (ca, cb) = (self.center(a), self.center(b));
+        let sq = sq_distance(ca, cb);
+        let rr = reach * reach;
+        let touch = if sq > TINY_SQUARE && sq.is_finite() && rr > TINY_SQUARE && rr.is_finite() {
+            sq <= rr
+        } else {
+            touching_scaled(ca, cb, reach)
+        };
+        if touch {
             Some(Overlap { a: a as u32, b: b as u32, sq_dist: sq })
         } else {
             None
         }
     }
 
-    /// Every overlapping pair, ascending by (a, b).
-    pub fn overlaps(&self, search: Search) -> Vec<Overlap> {
+    /// Every overlapping pair, ascending by (a, b); an error past MAX_OVERLAPS
+    /// pairs (radii that let nearly everything touch), before memory runs out.
+    pub fn overlaps(&self, search: Search) -> Result<Vec<Overlap>> {
         let m = self.len();
         let mut out = Vec::new();
+        let too_many = || {
+            Error::data(format!(
+                "more than {} overlapping pairs among {} components: the radii let nearly every ball touch every other; lower phi or check the clients' radii",
+                MAX_OVERLAPS, m
+            ))
+        };
         match search {
             Search::AllPairs => {
                 for a in 0..m {
@@ -98,14 +112,17 @@ impl<'a> Components<'a> {
                             out.push(o);
                         }
                     }
+                    if out.len() > MAX_OVERLAPS {
+                        return Err(too_many());
+                    }
                 }
             }
             Search::KdTree => {
-                let tree = KdTree::new(self.centers, self.d);
-                let r_max = self.radii.iter().cloned().fold(0.0, f64::max);
+                // the tree keeps each node's largest radius: one large ball slows only the queries near it
+                let tree = KdTree::with_radii(self.centers, self.radii, self.d);
                 for a in 0..m {
                     let start = out.len();
-                    tree.candidates_within(self.center(a), self.radii[a] + r_max, |b| {
+                    tree.candidates_within(self.center(a), self.radii[a], |b| {
                         if b > a {
                             if let Some(o) = self.test(a, b) {
                                 out.push(o);
@@ -113,10 +130,13 @@ impl<'a> Components<'a> {
                         }
                     });
                     out[start..].sort_unstable_by_key(|o| o.b);
+                    if out.len() > MAX_OVERLAPS {
+                        return Err(too_many());
+                    }
                 }
             }
         }
-        out
+        Ok(out)
     }
 
     /// The collaborative step: every component moves to the average of its own
@@ -175,6 +195,36 @@ impl<'a> Components<'a> {
     }
 }
 
+/// The most overlapping pairs a round may have (24 bytes each: 480 MB).
+pub const MAX_OVERLAPS: usize = 20_000_000;
+
+/// Below this a square may have lost digits to underflow (and above f64::MAX
+/// it has overflowed): such pairs are tested on scaled values.
+const TINY_SQUARE: f64 = 1e-280;
+
+/// ||a - b|| <= reach, computed on the differences divided by their largest
+/// magnitude so that neither squares underflow nor overflow.
+fn touching_scaled(a: &[f64], b: &[f64], reach: f64) -> bool {
+    let mut m = reach;
+    for j in 0..a.len() {
+        m = m.max((a[j] - b[j]).abs());
+    }
+    if m == 0.0 {
+        return true; // the same center
+    }
+    if !m.is_finite() {
+        // a difference overflowed: the centers are farther apart than any finite reach
+        return false;
+    }
+    let mut s = 0.0;
+    for j in 0..a.len() {
+        let t = (a[j] - b[j]) / m;
+        s += t * t;
+    }
+    let r = reach / m;
+    s <= r * r
+}
+
 /// The point of B(c_a, r_a) and B(c_b, r_b) (overlapping, `dist` apart) closest
 /// to both centers: minimizing ||v - c_a||^2 + ||v - c_b||^2 over the
 /// intersection. Projecting any point of it onto the line through the centers
@@ -195,6 +245,9 @@ pub fn weighted_centers(centers: &[f64], d: usize, labels: &[u32], k: usize, wei
     if let Some(i) = weights.iter().position(|w| !(*w >= 0.0) || !w.is_finite()) {
         return Err(Error::data(format!("weight {} is {}; weights must be finite and non-negative", i, show(weights[i]))));
     }
+    // weights relative to the largest, so that huge counts cannot overflow the sums
+    let top = weights.iter().cloned().fold(0.0, f64::max);
+    let weights: Vec<f64> = weights.iter().map(|w| if top > 0.0 { w / top } else { 0.0 }).collect();
     let mut sums = vec![0.0; k * d];
     let mut plain = vec![0.0; k * d];
     let mut totals = vec![0.0; k];

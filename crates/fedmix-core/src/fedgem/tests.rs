@@ -138,8 +138,8 @@ fn the_tree_and_all_pairs_find_the_same_overlaps() {
             centers[6 * d..7 * d].copy_from_slice(&b);
         }
         let c = Components::new(&centers, &radii, &owners, d).unwrap();
-        let all = c.overlaps(Search::AllPairs);
-        let tree = c.overlaps(Search::KdTree);
+        let all = c.overlaps(Search::AllPairs).unwrap();
+        let tree = c.overlaps(Search::KdTree).unwrap();
         assert_eq!(all, tree, "m {} d {}", m, d);
         if m >= 400 {
             assert!(!all.is_empty());
@@ -179,7 +179,7 @@ fn the_collaborative_update_stays_in_every_ball() {
     let mut rng = Rng::new(6);
     let (centers, radii, owners) = random_balls(600, 2, 10, &mut rng);
     let c = Components::new(&centers, &radii, &owners, 2).unwrap();
-    let pairs = c.overlaps(Search::KdTree);
+    let pairs = c.overlaps(Search::KdTree).unwrap();
     let updated = c.collaborative_update(&pairs);
     let mut moved = 0;
     for i in 0..600 {
@@ -201,7 +201,7 @@ fn super_clusters_never_hold_two_components_of_one_client() {
     let radii = vec![0.6, 0.6, 0.6];
     let owners = vec![0, 1, 0];
     let c = Components::new(&centers, &radii, &owners, 1).unwrap();
-    let pairs = c.overlaps(Search::AllPairs);
+    let pairs = c.overlaps(Search::AllPairs).unwrap();
     assert_eq!(pairs.len(), 2);
     let (labels, k) = c.super_clusters(&pairs);
     assert_eq!(k, 2);
@@ -210,7 +210,7 @@ fn super_clusters_never_hold_two_components_of_one_client() {
     assert_eq!(labels[1], labels[0]);
     let centers = vec![0.0, 1.05, 2.0];
     let c = Components::new(&centers, &radii, &owners, 1).unwrap();
-    let (labels, _) = c.super_clusters(&c.overlaps(Search::AllPairs));
+    let (labels, _) = c.super_clusters(&c.overlaps(Search::AllPairs).unwrap());
     assert_eq!(labels[1], labels[2]);
 }
 
@@ -232,7 +232,7 @@ fn well_separated_clusters_give_the_true_count() {
         }
     }
     let c = Components::new(&centers, &radii, &owners, d).unwrap();
-    let (labels, k) = c.super_clusters(&c.overlaps(Search::KdTree));
+    let (labels, k) = c.super_clusters(&c.overlaps(Search::KdTree).unwrap());
     let held: std::collections::BTreeSet<usize> = true_id.iter().cloned().collect();
     assert_eq!(k, held.len());
     for a in 0..labels.len() {
@@ -261,6 +261,29 @@ fn bad_balls_are_refused() {
     assert!(Components::new(&[0.0, 1.0], &[1.0, -1.0], &[0, 1], 1).is_err());
     assert!(Components::new(&[0.0, 1.0], &[1.0, f64::NAN], &[0, 1], 1).is_err());
     assert!(Components::new(&[0.0, 1.0], &[1.0], &[0, 1], 1).is_err());
-    let none: Vec<Overlap> = Components::new(&[], &[], &[], 2).unwrap().overlaps(Search::KdTree);
+    let none: Vec<Overlap> = Components::new(&[], &[], &[], 2).unwrap().overlaps(Search::KdTree).unwrap();
     assert!(none.is_empty());
+}
+
+#[test]
+fn overlaps_at_extreme_scales_are_exact() {
+    for &scale in &[1e-300, 1e-200, 1.0, 1e200, 1e300] {
+        // three balls on a line: 0-1 touch (distance 2, radii 1 + 1), 1-2 do not (distance 3, radii 1 + 1)
+        let centers = vec![0.0, 2.0 * scale, 5.0 * scale];
+        let radii = vec![scale, scale, scale];
+        let owners = vec![0, 1, 2];
+        let c = Components::new(&centers, &radii, &owners, 1).unwrap();
+        let found: Vec<(u32, u32)> = c.overlaps(Search::AllPairs).unwrap().iter().map(|o| (o.a, o.b)).collect();
+        assert_eq!(found, vec![(0, 1)], "scale {}", scale);
+        assert_eq!(c.overlaps(Search::KdTree).unwrap(), c.overlaps(Search::AllPairs).unwrap());
+    }
+    // differences that overflow never touch
+    let c = Components::new(&[-1.5e308, 1.5e308], &[1e307, 1e307], &[0, 1], 1).unwrap();
+    assert!(c.overlaps(Search::AllPairs).unwrap().is_empty());
+}
+
+#[test]
+fn huge_weights_do_not_overflow_the_merged_centers() {
+    let merged = weighted_centers(&[0.0, 100.0, 0.1, 100.1], 2, &[0, 0], 1, &[1.5e308, 1.5e308]).unwrap();
+    assert_eq!(merged, vec![0.05, 100.05]);
 }
