@@ -8,6 +8,7 @@ const SUITES = {
   lsa: () => import('./lsa.mjs'),
   fedgengmm: () => import('./fedgengmm.mjs'),
   mdm: () => import('./mdm.mjs'),
+  fedgem: () => import('./fedgem.mjs'),
 };
 
 const info = await init();

@@ -23,7 +23,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import average_precision_score, roc_auc_score
+from sklearn.metrics import adjusted_rand_score, average_precision_score, roc_auc_score, silhouette_samples
 from sklearn.mixture import GaussianMixture
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -472,11 +472,35 @@ def mdm_fixtures():
                        "init": {"e": flat(E), "p": flat(P), "q": flat(Q), "tau": flat(t0), "alpha": flat(a0), "pi": flat(p0)},
                        "round": {"omega": flat(omega), "e": flat(E1), "u": flat(u), "v": flat(v),
                                  "tau": flat(t1), "alpha": flat(a1), "pi": flat(p1)}})
+def clustering_fixtures():
+    """adjusted_rand_score on label pairs (random, permuted, nested, the one-cluster
+    and all-singleton edge cases, and a large n where the pair counts exceed 2^53),
+    silhouette_samples on blobs labelled by k-means, with a singleton cluster."""
+    rng = np.random.default_rng(11)
+    ari = []
+    for n, kt, kp in [(10, 3, 3), (100, 5, 4), (1000, 10, 12), (50, 1, 1), (30, 30, 30), (40, 1, 5), (20000, 7, 9)]:
+        t = rng.integers(0, kt, n)
+        p = np.where(rng.random(n) < 0.6, t, rng.integers(0, kp, n)) if kt == kp or kp > 1 else np.zeros(n, int)
+        if kt == n:
+            t, p = np.arange(n), rng.permutation(n)
+        ari.append({"true": [int(v) for v in t], "pred": [int(v) for v in p], "ari": float(adjusted_rand_score(t, p))})
+    t = rng.integers(0, 4, 60)
+    ari.append({"true": [int(v) for v in t], "pred": [int((v + 1) % 4) for v in t], "ari": float(adjusted_rand_score(t, (t + 1) % 4))})
+    sil = []
+    for n_per, d, k in [(20, 2, 3), (60, 5, 4), (150, 3, 6)]:
+        x = blobs(rng, n_per, rng.normal(size=(k, d)) * 4, [1.0] * k)
+        labels = KMeans(n_clusters=k, n_init=3, random_state=0).fit_predict(x)
+        sil.append({"x": flat(x), "n": len(x), "d": d, "labels": [int(v) for v in labels],
+                    "samples": flat(silhouette_samples(x, labels))})
+    x = rng.normal(size=(12, 2))
+    labels = np.array([0] * 6 + [1] * 5 + [2])  # a singleton cluster scores 0
+    sil.append({"x": flat(x), "n": 12, "d": 2, "labels": [int(v) for v in labels], "samples": flat(silhouette_samples(x, labels))})
+    write("clustering.json", {"ari": ari, "silhouette": sil})
 
 
 GENERATORS = {"gmm": gmm_fixtures, "kmeans": kmeans_fixtures, "ranking": ranking_fixtures, "special": special_fixtures,
               "dirichlet_multinomial": dirichlet_multinomial_fixtures, "random": random_fixtures, "lsa": lsa_fixtures,
-              "pca": pca_fixtures, "mdm": mdm_fixtures}
+              "pca": pca_fixtures, "mdm": mdm_fixtures, "clustering": clustering_fixtures}
 
 if __name__ == "__main__":
     # `gen-fixtures.py random` regenerates one file; no argument, all of them

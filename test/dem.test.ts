@@ -451,3 +451,12 @@ describe('options', () => {
     expect(() => distributedEM(parts, { nComponents: 3, init: 'subset' })).toThrow(/subset initialization on 3 rows: .*distinct/);
   });
 });
+
+test('a first client with other features is the one excluded, not everyone after it', () => {
+  const { parts } = nonIid(5);
+  const odd = Matrix.fromRows(Array.from({ length: 40 }, (_, i) => [i / 40, (i % 7) / 7, 0.5]));
+  const r = distributedEM([odd, ...parts], { nComponents: 4, covarianceType: 'diag', init: 'kfed', seed: 1 });
+  expect(r.excluded.map((e) => e.client)).toEqual(['client-0']);
+  expect(r.model.nFeatures).toBe(2);
+  r.model.dispose();
+});

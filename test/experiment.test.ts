@@ -1,9 +1,10 @@
 /** The FedGenGMM experiment runner and its labelled-CSV input, on real data. */
 import { readFileSync } from 'node:fs';
 import { beforeAll, expect, test } from 'vitest';
-import { init, InvalidDataError, InvalidParameterError } from '../ts/index.js';
+import { init, InvalidDataError, InvalidParameterError, StandardScaler } from '../ts/index.js';
 import { labelledFromCsv } from '../ts/experiment/dataset.js';
 import { runExperiment } from '../ts/experiment/fedgengmm.js';
+import { runFedGEMExperiment } from '../ts/experiment/fedgem.js';
 
 beforeAll(async () => {
   await init();
@@ -25,7 +26,8 @@ test('labelled CSV: classes of any kind become indices; anomaly columns must be 
 test('satellite, Dir(0.3) over 8 clients: every method scored, FedGenGMM one-shot and close to central', () => {
   const cfg = { clients: 8, partition: 'dirichlet' as const, alpha: 0.3, components: 6, repeats: 2, seed: 1, pca: 8 };
   const r = runExperiment(satellite(), cfg);
-  expect(r.dataset).toMatchObject({ rows: 6435, features: 36, trainRows: 2145, testRows: 4290, anomalies: 2145 });
+  // thirds: 2145 training rows, 2145 test inliers, and noisy rows making 10% of the test set
+  expect(r.dataset).toMatchObject({ rows: 6435, features: 36, trainRows: 2145, testRows: 2145 + 238, anomalies: 238 });
   const by = Object.fromEntries(r.results.map((x) => [x.method, x]));
   expect(Object.keys(by)).toEqual(['fedgengmm', 'dem-separated', 'dem-subset', 'dem-kfed', 'central', 'local']);
   expect(by.fedgengmm!.runs).toHaveLength(2);
@@ -49,4 +51,51 @@ test('configuration errors say what to change', () => {
   expect(() => runExperiment(d, { clients: 4, partition: 'iid' })).toThrow(InvalidParameterError);
   expect(() => runExperiment(d, { clients: 4, partition: 'iid', components: 3, methods: ['magic' as never] })).toThrow(/unknown method "magic"/);
   expect(() => runExperiment(d, { clients: 4, partition: 'iid', components: 3, trainFraction: 2 })).toThrow(/trainFraction/);
+});
+
+test('labelled CSV: label groups (the FedGEM paper abalone rings), one-hot and dropped columns', () => {
+  const text = 'sex,len,junk,rings\nM,0.4,a,3\nF,0.5,b,7\nI,0.2,c,12\nM,0.6,d,20\n';
+  const d = labelledFromCsv(text, { label: 'rings', labelGroups: '0-5,6,7,8,9,10,11-12,13-', oneHot: ['sex'], drop: ['junk'] });
+  expect(d.featureNames).toEqual(['len', 'sex=F', 'sex=I', 'sex=M']);
+  expect(Array.from(d.X.column(1))).toEqual([0, 1, 0, 0]);
+  expect(Array.from(d.X.column(3))).toEqual([1, 0, 0, 1]);
+  expect(Array.from(d.labels!)).toEqual([0, 2, 6, 7]);
+  expect(d.classNames).toEqual(['0-5', '6', '7', '8', '9', '10', '11-12', '13-']);
+  expect(() => labelledFromCsv(text, { label: 'rings', labelGroups: '0-5,6', oneHot: ['sex'], drop: ['junk'] })).toThrow(/label "7" of data row 2 falls in no group/);
+  expect(() => labelledFromCsv(text, { label: 'rings', labelGroups: '0-5,x', oneHot: ['sex'], drop: ['junk'] })).toThrow(/label group "x"/);
+  expect(() => labelledFromCsv(text, { label: 'rings' })).toThrow(/"M" is not a number/);
+});
+
+test('StandardScaler: zero mean, unit population variance, fitted on training rows only', () => {
+  const s = new StandardScaler().fit([[1, 5], [3, 5], [5, 5]]);
+  const t = s.transform([[3, 5], [7, 6]]);
+  expect(Array.from(t.column(0))).toEqual([0, 4 / Math.sqrt(8 / 3)]);
+  // a constant column is shifted, not divided by zero
+  expect(Array.from(t.column(1))).toEqual([0, 1]);
+  expect(() => new StandardScaler().transform([[1]])).toThrow(/not fitted/);
+  expect(() => s.transform([[1]])).toThrow(/1 features but the scaler was fitted with 2/);
+  expect(() => new StandardScaler().fit([[NaN]])).toThrow(InvalidDataError);
+});
+
+test('the FedGEM runner on abalone: rings grouped into 8 clusters, both methods scored per client', () => {
+  const abalone = labelledFromCsv(readFileSync(new URL('../../shared/datasets/abalone.csv', import.meta.url), 'utf8'), {
+    label: 'label',
+    labelGroups: '0-5,6,7,8,9,10,11-12,13-',
+    oneHot: ['sex'],
+  });
+  const r = runFedGEMExperiment({ kind: 'table', X: abalone.X, labels: abalone.labels!, name: 'abalone' }, { clients: 6, clustersPerClient: [3, 5], scale: 'standard', rounds: 4, repeats: 2, seed: 3 });
+  expect(r.data).toEqual({ source: 'abalone', rows: 4177, features: 10, clusters: 8 });
+  expect(r.runs).toHaveLength(2);
+  for (const run of r.runs) {
+    expect(run.trueK).toBe(8);
+    expect(run.estimatedK).toBeGreaterThanOrEqual(3);
+    expect(run.clients.length).toBe(6);
+    // every client's rows are split 80/20; ARI is weighted over the clients' test rows
+    for (const c of run.clients) expect(c.nTest).toBe(Math.max(1, Math.round((c.nTrain + c.nTest) * 0.2)));
+    const w = run.clients.reduce((t, c) => t + c.nTest, 0);
+    expect(run.ari).toBeCloseTo(run.clients.reduce((t, c) => t + c.ari * c.nTest, 0) / w, 12);
+    expect(run.centralAri).toBeDefined();
+    expect(run.rounds).toBe(5);
+  }
+  expect(() => runFedGEMExperiment({ kind: 'table', X: abalone.X, labels: abalone.labels!, name: 'abalone' }, { clients: 6, clustersPerClient: [3, 5], testShare: 1 })).toThrow(InvalidParameterError);
 });

@@ -2,6 +2,7 @@
 import { beforeAll, expect, test } from 'vitest';
 import { FedGenGMMServer, fedGenGMM, GaussianMixture, init, InvalidMessageError, Matrix } from '../ts/index.js';
 import { encodeMessage, wireBytes } from '../ts/federated/message.js';
+import { gmmParams } from '../ts/federated/gmm-params.js';
 import { FedGenGMMClient } from '../ts/federated/fedgengmm/client.js';
 import { wasm } from '../ts/wasm/loader.js';
 
@@ -51,10 +52,11 @@ test('recovers the global mixture from local ones, close to centralized EM', () 
   // |S| = H * sum K_c: the clients chose 1, 2, 1, 2 components
   expect(r.incomingComponents).toBe(6);
   expect(r.syntheticRows).toBe(600);
-  // one round, four uploads, nothing sent down
+  // one round: four uploads, and the global model back to each of the four
   expect(r.traffic.rounds).toBe(1);
   expect(r.traffic.messagesUp).toBe(4);
-  expect(r.traffic.bytesDown).toBe(0);
+  expect(r.traffic.messagesDown).toBe(4);
+  expect(r.traffic.bytesDown).toBe(4 * wireBytes(encodeMessage({ protocol: 'fedmix', version: 1, kind: 'fedgengmm/global-model', from: 'server', round: 0, payload: gmmParams(r.model) })));
   r.model.dispose();
   central.dispose();
 });
@@ -141,4 +143,13 @@ test('the server rejects malformed uploads without changing its state', () => {
   expect(() => strict.receive(bad('nan', (p) => (p.model.means[0] = null)))).toThrow(InvalidMessageError);
   expect(() => strict.aggregate()).toThrow(/no client model was accepted/);
   expect(() => new FedGenGMMServer({})).toThrow(/nComponents, or kMin\/kMax/);
+});
+
+test('a first client with other features is the one excluded, not everyone after it', () => {
+  const odd = Matrix.fromRows(Array.from({ length: 60 }, (_, i) => [i, i % 7, 1]));
+  const r = fedGenGMM([odd, ...clients], { client: { kMin: 1, kMax: 2, seed: 1 }, server: { nComponents: 3, seed: 2 } });
+  expect(r.excluded.map((e) => e.client)).toEqual(['0']);
+  expect(r.excluded[0]!.reason).toMatch(/3 features but this federation has 2/);
+  expect(r.model.nFeatures).toBe(2);
+  r.model.dispose();
 });

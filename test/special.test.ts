@@ -135,6 +135,21 @@ test('numbers in, numbers out; arrays in, Float64Array out; empty arrays are emp
   expect(digamma(Number.NaN)).toBeNaN();
 });
 
+test('out receives the values (in place too), across several WASM chunks', () => {
+  // 70,000 values: more than two passes of the 32,768-value chunk
+  const x = Float64Array.from({ length: 70_000 }, (_, i) => 0.01 + (i % 1000) * 0.37);
+  for (const f of [digamma, lgamma, trigamma]) {
+    const expected = f(x);
+    const out = new Float64Array(x.length);
+    expect(f(x, out)).toBe(out);
+    expect(out).toEqual(expected);
+    const inPlace = x.slice();
+    expect(f(inPlace, inPlace)).toEqual(expected);
+  }
+  expect(() => digamma([1, 2], new Float64Array(3))).toThrow(/out must be a Float64Array of 2 values/);
+  expect(() => lgamma([1, 2], [0, 0] as never)).toThrow(InvalidParameterError);
+});
+
 test('bad input is a typed error and leaves nothing allocated', () => {
   const before = wasm().fm_heap_in_use();
   expect(() => digamma('3' as never)).toThrow(InvalidParameterError);

@@ -25,20 +25,21 @@ export {
   type GaussianMixtureOptions,
   type GaussianMixtureJSON,
 } from './models/gaussian-mixture.js';
-export { KMeans, type KMeansOptions } from './models/kmeans.js';
 export {
   DirichletMultinomialMixture,
   type DirichletMultinomialMixtureJSON,
   type DirichletMultinomialMixtureParameters,
   type MdmSample,
 } from './models/dirichlet-multinomial-mixture.js';
+export { KMeans, nearestCenters, type KMeansOptions } from './models/kmeans.js';
 export { selectGaussianMixture, type SelectOptions, type Selection, type CandidateScore } from './models/select.js';
 export { averagePrecision, rocAuc } from './metrics/ranking.js';
 export { normalizedError, mdmRecoveryError, type MdmRecovery } from './metrics/recovery.js';
 export { histogramEnergyDistance } from './metrics/histograms.js';
+export { adjustedRandScore, silhouetteSamples, silhouetteScore } from './metrics/clustering.js';
 export { scoreMixture, anomalyScores, type MixtureScores } from './metrics/mixture.js';
 export { gaussianNoiseOod } from './metrics/ood.js';
-export { MinMaxScaler } from './data/scale.js';
+export { MinMaxScaler, StandardScaler } from './data/scale.js';
 export { parseCsv, csvToMatrix, type CsvTable } from './data/csv.js';
 export { digamma, lgamma, trigamma, digammaDiff, lnRisingFactorial } from './special/gamma.js';
 export { dirichletMultinomialLogPmf } from './distributions/dirichlet-multinomial.js';
@@ -56,6 +57,7 @@ export {
   type DirichletOptions,
   type DirichletPartition,
   type QuantityOptions,
+  type QuantityImbalance,
   type QuantityPartition,
   type ShiftOptions,
   type ShiftParameters,
@@ -122,3 +124,18 @@ export {
   type FedGenGMMClientOptions,
   type FedGenGMMServerOptions,
 } from './federated/fedgengmm/index.js';
+export {
+  fedGEM,
+  FedGEMClient,
+  FedGEMServer,
+  PHI_GRID,
+  centerNoiseStd,
+  type FedGEMOptions,
+  type FedGEMResult,
+  type FedGEMClientOptions,
+  type FedGEMServerOptions,
+  type Merge,
+  type RoundSummary,
+  type PrivacyOptions,
+} from './federated/fedgem/index.js';
+export { makeBlobs, type BlobOptions, type Blobs } from './data/synthetic.js';

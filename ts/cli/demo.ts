@@ -31,5 +31,8 @@ export async function runDemoCommand(o: Options): Promise<{ text: string; json: 
   const d = thyroid();
   const config: ExperimentConfig = { ...experimentConfig(o), onProgress: progressBar('demo') };
   const report = runExperiment({ X: d.X, featureNames: d.featureNames, anomaly: d.anomaly }, config);
-  return { text: formatReport(report, `fedmix demo: FedGenGMM and its baselines on the ${d.description}`), json: report };
+  return {
+    text: formatReport(report, `fedmix demo: FedGenGMM and its baselines on the ${d.description}`),
+    json: { data: { file: 'embedded: anomaly_thyroid.csv', anomalyLabel: 'label' }, ...report },
+  };
 }

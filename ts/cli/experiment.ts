@@ -9,6 +9,7 @@ import { InvalidParameterError } from '../errors.js';
 import { COVARIANCE_TYPES, type CovarianceType } from '../models/gaussian-mixture.js';
 import type { OptionSpec, Options } from './args.js';
 import { progressBar } from './progress.js';
+import { textTable } from './table.js';
 
 export const experimentOptions: Record<string, OptionSpec> = {
   data: { type: 'string', help: 'CSV file with a header row (required)' },
@@ -27,6 +28,7 @@ export const experimentOptions: Record<string, OptionSpec> = {
   h: { type: 'int', default: 100, help: 'synthetic rows per incoming component (FedGenGMM)' },
   tol: { type: 'number', default: 1e-3, help: 'EM convergence threshold (all methods)' },
   methods: { type: 'string', default: METHODS.join(','), help: `comma-separated, any of ${METHODS.join(', ')}` },
+  'ood-share': { type: 'number', help: "anomalies' share of the test set (default: 0.1 for noise-made OOD rows, the dataset's own share with --anomaly-label)" },
   repeats: { type: 'int', default: 5, help: 'repeats with fresh splits and partitions' },
   seed: { type: 'int', default: 0, help: 'seed of the first repeat' },
 };
@@ -51,6 +53,7 @@ export function experimentConfig(o: Options): ExperimentConfig {
     methods,
     repeats: o.repeats as number,
     seed: o.seed as number,
+    oodShare: o['ood-share'] as number | undefined,
   };
 }
 
@@ -69,17 +72,13 @@ export function formatReport(r: ExperimentReport, title: string): string {
     kb(x.mean.bytesDown),
     x.mean.seconds.toFixed(2),
   ]);
-  const widths = head.map((h, j) => Math.max(h.length, ...rows.map((row) => row[j]!.length)));
-  const line = (cells: string[]) => cells.map((c, j) => (j === 0 ? c.padEnd(widths[j]!) : c.padStart(widths[j]!))).join('  ');
   const excluded = r.results.flatMap((x) => x.excluded.map((e) => `  ${x.method}: ${e}`));
   const d = r.dataset;
   return [
     title,
     `${d.rows} rows x ${d.features} features; train ${d.trainRows} rows over ${r.config.clients} clients (${r.config.partition}); test ${d.testRows} rows of which ${d.anomalies} anomalous; ${r.config.repeats ?? 1} repeats, mean ± std`,
     '',
-    line(head),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...rows.map(line),
+    ...textTable(head, rows),
     ...(excluded.length ? ['', 'excluded clients:', ...excluded] : []),
   ].join('\n');
 }
@@ -89,5 +88,6 @@ export async function runExperimentCommand(o: Options): Promise<{ text: string; 
   const data = labelledFromCsv(readFileSync(o.data, 'utf8'), { label: o.label as string | undefined, anomalyLabel: o['anomaly-label'] as string | undefined });
   const config = experimentConfig(o);
   const report = runExperiment(data, { ...config, onProgress: progressBar('experiment') });
-  return { text: formatReport(report, `fedmix experiment: ${o.data}`), json: report };
+  const source = { file: o.data, label: o.label, anomalyLabel: o['anomaly-label'] };
+  return { text: formatReport(report, `fedmix experiment: ${o.data}`), json: { data: source, ...report } };
 }

@@ -9,6 +9,7 @@ import { init } from '../wasm/loader.js';
 import { demoOptions, runDemoCommand } from './demo.js';
 import { experimentOptions, runExperimentCommand } from './experiment.js';
 import { mdmFitOptions, mdmSimulateOptions, runMdmFitCommand, runMdmSimulateCommand } from './mdm.js';
+import { fedgemOptions, runFedgemCommand } from './fedgem.js';
 
 declare const __FEDMIX_VERSION__: string;
 
@@ -40,6 +41,11 @@ const commands: Record<string, Command> = {
     summary: 'deal a labelled central dataset into simulated clients (MDM, fully IID, conditionally IID)',
     options: { ...mdmSimulateOptions, json: jsonOption },
     run: runMdmSimulateCommand,
+  },
+  fedgem: {
+    summary: 'FedGEM: federated clustering with an unknown number of clusters (CSV or blobs), against a central GMM',
+    options: { ...fedgemOptions, json: jsonOption },
+    run: runFedgemCommand,
   },
 };
 

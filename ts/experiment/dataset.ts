@@ -3,7 +3,7 @@
  * (any values, mapped to class indices) and an optional 0/1 anomaly column.
  */
 import { columnIndex, csvToMatrix, parseCsv } from '../data/csv.js';
-import type { Matrix } from '../data/matrix.js';
+import { Matrix } from '../data/matrix.js';
 import { InvalidDataError } from '../errors.js';
 
 export interface LabelledData {
@@ -16,18 +16,67 @@ export interface LabelledData {
   anomaly?: Uint8Array;
 }
 
-export function labelledFromCsv(text: string, options: { label?: string; anomalyLabel?: string } = {}): LabelledData {
+export interface CsvDataOptions {
+  /** class column */
+  label?: string;
+  /** 0/1 anomaly column */
+  anomalyLabel?: string;
+  /** text columns to one-hot encode into features named column=value (values sorted) */
+  oneHot?: string[];
+  /** columns to leave out */
+  drop?: string[];
+  /**
+   * numeric class labels grouped into classes, e.g. "0-5,6,7,8,9,10,11-12,13-"
+   * (the FedGEM paper's abalone rings): ranges a-b, open ends a- and -b, single values
+   */
+  labelGroups?: string;
+}
+
+/** Parses a label-group spec into [lo, hi] intervals, one per group (range ends are non-negative). */
+export function parseLabelGroups(spec: string): [number, number][] {
+  return spec.split(',').map((part) => {
+    const t = part.trim();
+    if (/^-?\d+(\.\d+)?$/.test(t)) return [Number(t), Number(t)];
+    const m = /^(\d+(?:\.\d+)?)?-(\d+(?:\.\d+)?)?$/.exec(t);
+    if (!m || (m[1] === undefined && m[2] === undefined)) throw new InvalidDataError(`label group "${t}" is not a value, a range a-b or an open range a- / -b`);
+    return [m[1] === undefined ? -Infinity : Number(m[1]), m[2] === undefined ? Infinity : Number(m[2])];
+  });
+}
+
+export function labelledFromCsv(text: string, options: CsvDataOptions = {}): LabelledData {
   const table = parseCsv(text);
-  const skip = [options.label, options.anomalyLabel].filter((c): c is string => c !== undefined);
+  const oneHot = options.oneHot ?? [];
+  const skip = [options.label, options.anomalyLabel, ...oneHot, ...(options.drop ?? [])].filter((c): c is string => c !== undefined);
   // text columns other than the named ones cannot be features: report them clearly
-  const { X, names } = csvToMatrix(table, { exclude: skip });
-  const out: LabelledData = { X, featureNames: names };
+  const numeric = csvToMatrix(table, { exclude: skip });
+  const extra: Float64Array[] = [];
+  const extraNames: string[] = [];
+  for (const name of oneHot) {
+    const col = table.columns[columnIndex(table, name)]!;
+    for (const value of [...new Set(col)].sort()) {
+      extra.push(Float64Array.from(col, (v) => (v === value ? 1 : 0)));
+      extraNames.push(`${name}=${value}`);
+    }
+  }
+  const X = extra.length ? Matrix.fromColumns([...Array.from({ length: numeric.X.nCols }, (_, j) => numeric.X.column(j)), ...extra]) : numeric.X;
+  const out: LabelledData = { X, featureNames: [...numeric.names, ...extraNames] };
   if (options.label !== undefined) {
     const col = table.columns[columnIndex(table, options.label)]!;
-    const classNames = [...new Set(col)].sort((a, b) => (Number.isNaN(Number(a)) || Number.isNaN(Number(b)) ? a.localeCompare(b) : Number(a) - Number(b)));
-    const index = new Map(classNames.map((c, i) => [c, i]));
-    out.labels = Int32Array.from(col, (c) => index.get(c)!);
-    out.classNames = classNames;
+    if (options.labelGroups !== undefined) {
+      const groups = parseLabelGroups(options.labelGroups);
+      out.labels = Int32Array.from(col, (v, i) => {
+        const x = Number(v);
+        const g = groups.findIndex(([lo, hi]) => x >= lo && x <= hi);
+        if (Number.isNaN(x) || g < 0) throw new InvalidDataError(`label "${v}" of data row ${i + 1} falls in no group of "${options.labelGroups}"`);
+        return g;
+      });
+      out.classNames = groups.map(([lo, hi]) => (lo === hi ? String(lo) : `${Number.isFinite(lo) ? lo : ''}-${Number.isFinite(hi) ? hi : ''}`));
+    } else {
+      const classNames = [...new Set(col)].sort((a, b) => (Number.isNaN(Number(a)) || Number.isNaN(Number(b)) ? a.localeCompare(b) : Number(a) - Number(b)));
+      const index = new Map(classNames.map((c, i) => [c, i]));
+      out.labels = Int32Array.from(col, (c) => index.get(c)!);
+      out.classNames = classNames;
+    }
   }
   if (options.anomalyLabel !== undefined) {
     const col = table.columns[columnIndex(table, options.anomalyLabel)]!;

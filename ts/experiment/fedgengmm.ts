@@ -49,6 +49,11 @@ export interface ExperimentConfig {
   trainFraction?: number;
   /** variance of the Gaussian noise that makes OOD rows without anomaly labels (default 0.005) */
   oodVariance?: number;
+  /**
+   * share of anomalous rows in the test set: default 0.1 for noise-made OOD rows
+   * (the paper's Table 2), and the dataset's own anomaly share for labelled ones
+   */
+  oodShare?: number;
   /** called after every method of every repeat */
   onProgress?: (done: number, total: number, what: string) => void;
 }
@@ -105,14 +110,20 @@ function prepare(data: LabelledData, c: ExperimentConfig, seed: number): Split {
       const order = take(inliers, rng.permutation(inliers.length));
       const nTrain = Math.round(order.length * (c.trainFraction ?? 0.7));
       trainIdx = order.slice(0, nTrain);
-      testIdx = [...order.slice(nTrain), ...outliers];
+      // anomalies drawn to the requested share of the test set (default: the dataset's own)
+      const share = c.oodShare ?? outliers.length / data.X.nRows;
+      const testInliers = order.slice(nTrain);
+      const want = Math.min(outliers.length, Math.round((share / (1 - share)) * testInliers.length));
+      testIdx = [...testInliers, ...take(outliers, rng.permutation(outliers.length)).slice(0, want)];
     } else {
-      // as the paper did for Covertype: thirds for training, test inliers and OOD
+      // as the paper did for Covertype: thirds for training, test inliers and OOD;
+      // the OOD third is subsampled to its share of the test set (10% by default)
       const order = Array.from(rng.permutation(data.X.nRows));
       const third = Math.floor(order.length / 3);
       trainIdx = order.slice(0, third);
       testIdx = order.slice(third, 2 * third);
-      oodIdx = order.slice(2 * third, 3 * third);
+      const share = c.oodShare ?? 0.1;
+      oodIdx = order.slice(2 * third, 2 * third + Math.min(third, Math.round((share / (1 - share)) * third)));
     }
     const scaler = new MinMaxScaler().fit(data.X.selectRows(trainIdx));
     let train = scaler.transform(data.X.selectRows(trainIdx));
@@ -133,6 +144,22 @@ function prepare(data: LabelledData, c: ExperimentConfig, seed: number): Split {
   } finally {
     rng.dispose();
   }
+}
+
+/** Per-feature minimum and maximum. */
+function columnRange(X: Matrix): [Float64Array, Float64Array] {
+  const lo = new Float64Array(X.nCols);
+  const hi = new Float64Array(X.nCols);
+  for (let j = 0; j < X.nCols; j++) {
+    let a = Infinity;
+    let b = -Infinity;
+    for (const v of X.column(j)) {
+      if (v < a) a = v;
+      if (v > b) b = v;
+    }
+    [lo[j], hi[j]] = [a, b];
+  }
+  return [lo, hi];
 }
 
 const ZERO: RunScores = { logLikelihood: 0, aucPr: 0, rocAuc: 0, rounds: 0, bytesUp: 0, bytesDown: 0, seconds: 0, serverSeconds: 0 };
@@ -158,6 +185,9 @@ export function runExperiment(data: LabelledData, config: ExperimentConfig): Exp
   requireInteger('clients', c.clients, 1);
   const fraction = c.trainFraction ?? 0.7;
   if (!(fraction > 0 && fraction < 1)) throw new InvalidParameterError(`trainFraction must lie strictly between 0 and 1, got ${fraction}`);
+  if (c.oodShare !== undefined && !(c.oodShare > 0 && c.oodShare < 1)) {
+    throw new InvalidParameterError(`oodShare must lie strictly between 0 and 1, got ${c.oodShare}`);
+  }
   const seed = c.seed ?? 0;
   const cov = c.covarianceType ?? 'diag';
   const tol = c.tol ?? 1e-3;
@@ -217,7 +247,12 @@ export function runExperiment(data: LabelledData, config: ExperimentConfig): Exp
         model.dispose();
       } else {
         const init = method.slice('dem-'.length) as 'separated' | 'subset' | 'kfed';
-        const res = distributedEM(clientData, { nComponents: c.components!, covarianceType: cov, init, tol, seed: s + 7 });
+        // 'separated' spreads its centers over the known feature range (the paper
+        // used the normalized [0, 1]); the shift scheme moves the rows outside it,
+        // so the training rows' per-feature range is passed (one round of client
+        // minima and maxima would give a server the same)
+        const featureRange = init === 'separated' ? columnRange(train) : undefined;
+        const res = distributedEM(clientData, { nComponents: c.components!, covarianceType: cov, init, tol, seed: s + 7, featureRange });
         excluded.get(method)!.push(...res.excluded.map((e) => `repeat ${r}, client ${e.client}: ${e.reason}`));
         const sc = score(res.model);
         result = { ...ZERO, logLikelihood: sc.logLikelihood, aucPr: sc.aucPr!, rocAuc: sc.rocAuc!, rounds: res.traffic.rounds, bytesUp: res.traffic.bytesUp, bytesDown: res.traffic.bytesDown };

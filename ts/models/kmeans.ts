@@ -89,12 +89,7 @@ export class KMeans {
     if (x.nCols !== st.d) {
       throw new InvalidDataError(`X has ${x.nCols} features but this KMeans was fitted with ${st.d}; pass data with ${st.d} columns`);
     }
-    return withScope((s) => {
-      const labels = s.u32(x.nRows);
-      const dist = s.f64(x.nRows);
-      s.check(s.w.fm_kmeans_predict(s.f64From(x.data), x.nRows, x.nCols, s.f64From(st.centers), this.nClusters, labels, dist));
-      return { labels: new Int32Array(s.readU32(labels, x.nRows)), distances: s.readF64(dist, x.nRows) };
-    });
+    return nearestCenters(x, st.centers, this.nClusters);
   }
 
   predict(X: MatrixLike): Int32Array {
@@ -123,4 +118,21 @@ export class KMeans {
   get nIter(): number {
     return this.state().nIter;
   }
+}
+
+/**
+ * The nearest of k centers (k x d, row-major, d = X's columns) for every row of
+ * X, first on ties, and the squared distance to it.
+ */
+export function nearestCenters(X: MatrixLike, centers: ArrayLike<number>, k: number): { labels: Int32Array; distances: Float64Array } {
+  const x = Matrix.from(X);
+  if (centers.length !== k * x.nCols) {
+    throw new InvalidDataError(`${k} centers of ${x.nCols} features need ${k * x.nCols} values, got ${centers.length}`);
+  }
+  return withScope((s) => {
+    const labels = s.u32(x.nRows);
+    const dist = s.f64(x.nRows);
+    s.check(s.w.fm_kmeans_predict(s.f64From(x.data), x.nRows, x.nCols, s.f64From(centers), k, labels, dist));
+    return { labels: new Int32Array(s.readU32(labels, x.nRows)), distances: s.readF64(dist, x.nRows) };
+  });
 }

@@ -19,6 +19,6 @@ export const partition = { iid, dirichlet, quantity, shift, applyShift, mdm, ful
 export type { Label, Partition } from './shared.js';
 export type { IidOptions } from './iid.js';
 export type { DirichletOptions, DirichletPartition } from './dirichlet.js';
-export type { QuantityOptions, QuantityPartition } from './quantity.js';
 export type { HistogramDealOptions, ConditionallyIidOptions, MdmPartitionOptions, MdmPartition, FullyIidOptions } from './histograms.js';
+export type { QuantityOptions, QuantityPartition, QuantityImbalance } from './quantity.js';
 export type { ShiftOptions, ShiftParameters, ShiftPartition, ShiftedRows } from './shift.js';

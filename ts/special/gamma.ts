@@ -12,7 +12,7 @@
  * Relative error at most 1e-14 against scipy for x in [1e-6, 1e8] (tested; near
  * digamma's root 1.4616... the error stays relative too).
  */
-import { InvalidDataError } from '../errors.js';
+import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { flattenNumeric } from '../validate.js';
 import { withScope } from '../wasm/memory.js';
 import type { WasmExports } from '../wasm/loader.js';
@@ -22,10 +22,16 @@ type InPlace = 'fm_digamma' | 'fm_lgamma' | 'fm_trigamma';
 /** Values per pass through WASM: 256 KB, so the copies in and out stay in cache. */
 const CHUNK = 32_768;
 
-function elementwise(fn: InPlace, x: number | ArrayLike<number>): number | Float64Array {
+function elementwise(fn: InPlace, x: number | ArrayLike<number>, into?: Float64Array): number | Float64Array {
   const values = typeof x === 'number' ? Float64Array.of(x) : flattenNumeric('x', x as ArrayLike<number>);
   const n = values.length;
-  const out = new Float64Array(n);
+  if (into !== undefined && (!(into instanceof Float64Array) || into.length !== n)) {
+    throw new InvalidParameterError(
+      `out must be a Float64Array of ${n} values (one per value of x), got ${into instanceof Float64Array ? `${into.length} values` : typeof into}`,
+    );
+  }
+  // a caller's buffer (as scipy's out=) spares allocating, and first touching, a fresh array
+  const out = into ?? new Float64Array(n);
   withScope((s) => {
     const p = s.f64(Math.min(n, CHUNK));
     const f = s.w[fn] as WasmExports[InPlace];
@@ -37,28 +43,32 @@ function elementwise(fn: InPlace, x: number | ArrayLike<number>): number | Float
       out.set(view, i);
     }
   });
-  return typeof x === 'number' ? out[0]! : out;
+  return typeof x === 'number' && into === undefined ? out[0]! : out;
 }
 
-/** psi(x) = d/dx ln Gamma(x), of a number or of every element of an array. */
+/**
+ * psi(x) = d/dx ln Gamma(x), of a number or of every element of an array. For
+ * arrays, `out` (a Float64Array of the same length, x itself for in place)
+ * receives the values, as scipy's `out=`; it is returned.
+ */
 export function digamma(x: number): number;
-export function digamma(x: ArrayLike<number>): Float64Array;
-export function digamma(x: number | ArrayLike<number>): number | Float64Array {
-  return elementwise('fm_digamma', x);
+export function digamma(x: ArrayLike<number>, out?: Float64Array): Float64Array;
+export function digamma(x: number | ArrayLike<number>, out?: Float64Array): number | Float64Array {
+  return elementwise('fm_digamma', x, out);
 }
 
-/** ln |Gamma(x)|, of a number or of every element. */
+/** ln |Gamma(x)|, of a number or of every element (into `out` if given, as digamma). */
 export function lgamma(x: number): number;
-export function lgamma(x: ArrayLike<number>): Float64Array;
-export function lgamma(x: number | ArrayLike<number>): number | Float64Array {
-  return elementwise('fm_lgamma', x);
+export function lgamma(x: ArrayLike<number>, out?: Float64Array): Float64Array;
+export function lgamma(x: number | ArrayLike<number>, out?: Float64Array): number | Float64Array {
+  return elementwise('fm_lgamma', x, out);
 }
 
-/** psi'(x), of a number or of every element. */
+/** psi'(x), of a number or of every element (into `out` if given, as digamma). */
 export function trigamma(x: number): number;
-export function trigamma(x: ArrayLike<number>): Float64Array;
-export function trigamma(x: number | ArrayLike<number>): number | Float64Array {
-  return elementwise('fm_trigamma', x);
+export function trigamma(x: ArrayLike<number>, out?: Float64Array): Float64Array;
+export function trigamma(x: number | ArrayLike<number>, out?: Float64Array): number | Float64Array {
+  return elementwise('fm_trigamma', x, out);
 }
 
 function pairwise(which: 0 | 1, name: string, x: number | ArrayLike<number>, n: number | ArrayLike<number>): number | Float64Array {

@@ -112,10 +112,28 @@ export interface WasmExports {
     covType: number, k: number, d: number, m: number, counts: number, centers: number, nk: number, s1: number, s2: number,
     regCovar: number, seedLo: number, seedHi: number, outHandle: number,
   ): number;
+  fm_fedgem_client_new(
+    x: number, n: number, d: number, k: number, weights: number, variance: number, means: number, init: number, nInit: number,
+    seedLo: number, seedHi: number, outHandle: number,
+  ): number;
+  fm_fedgem_client_free(h: number): void;
+  fm_fedgem_client_steps(
+    h: number, steps: number, method: number, iterations: number, outMaximizers: number, outRadii: number,
+    outCounts: number, outLoglik: number,
+  ): number;
+  fm_fedgem_client_set_means(h: number, means: number, len: number): number;
+  fm_fedgem_client_means(h: number, out: number): void;
+  fm_fedgem_client_predict(h: number, x: number, n: number, d: number, outLabels: number, outValues: number): number;
+  fm_fedgem_client_score(h: number, out: number): number;
+  fm_fedgem_update(centers: number, radii: number, owners: number, m: number, d: number, indexed: number, outCenters: number, outPairs: number): number;
+  fm_fedgem_merge(
+    centers: number, radii: number, owners: number, weights: number, m: number, d: number, indexed: number,
+    outLabels: number, outK: number, outCenters: number,
+  ): number;
 }
 
 /** Must equal ABI_VERSION in crates/fedmix-wasm. */
-const ABI_VERSION = 7;
+const ABI_VERSION = 8;
 
 export type Backend = 'simd' | 'scalar';
 

@@ -57,6 +57,13 @@ export class Scope {
     return this.alloc(Math.max(n, 1) * 4);
   }
 
+  /** A copy of `values` (unsigned 32-bit integers) in WASM memory. */
+  u32From(values: ArrayLike<number>): number {
+    const ptr = this.u32(values.length);
+    new Uint32Array(this.w.memory.buffer, ptr, values.length).set(values);
+    return ptr;
+  }
+
   readF64(ptr: number, n: number): Float64Array {
     return new Float64Array(this.w.memory.buffer, ptr, n).slice();
   }

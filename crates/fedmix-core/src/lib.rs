@@ -8,6 +8,8 @@ pub mod distributions;
 pub mod error;
 pub mod gmm;
 pub mod kernels;
+pub mod fedgem;
+pub mod kdtree;
 pub mod kmeans;
 pub mod linalg;
 pub mod mdm;

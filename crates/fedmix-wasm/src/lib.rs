@@ -20,6 +20,8 @@ use std::cell::RefCell;
 use std::slice;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+mod fedgem;
+
 /// The system allocator, counting bytes in use so tests can prove that every
 /// call, failed ones included, gives back all it took.
 struct Counting;
@@ -58,7 +60,7 @@ pub extern "C" fn fm_heap_in_use() -> usize {
 }
 
 /// Bumped whenever an export changes meaning; the loader checks it.
-const ABI_VERSION: i32 = 7;
+const ABI_VERSION: i32 = 8;
 
 thread_local! {
     static LAST_ERROR: RefCell<String> = RefCell::new(String::new());

@@ -6,6 +6,7 @@
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { FedmixError, InvalidDataError, InvalidParameterError } from '../../errors.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
+import { majorityDimension } from '../simulation.js';
 import { InProcessTransport, type Traffic } from '../transport.js';
 import { DemClient, type DemClientLike } from './client.js';
 import { DemServer, type DemOptions, type DemReply } from './server.js';
@@ -81,7 +82,7 @@ export function distributedEM(clientData: readonly MatrixLike[], options: Distri
       throw e;
     }
   });
-  const nFeatures = options.nFeatures ?? matrices[0]!.nCols;
+  const nFeatures = options.nFeatures ?? majorityDimension(matrices)!;
   const clients: DemClient[] = [];
   let server: DemServer | undefined;
   try {

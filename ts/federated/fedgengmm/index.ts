@@ -7,13 +7,17 @@
 import { FedmixError } from '../../errors.js';
 import type { MatrixLike } from '../../data/matrix.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
+import { gmmParams } from '../gmm-params.js';
+import { message } from '../message.js';
+import { majorityDimension } from '../simulation.js';
 import { InProcessTransport, type ExcludedClient, type Traffic } from '../transport.js';
+import { GLOBAL_MODEL } from './messages.js';
 import { FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
 import { FedGenGMMServer, type FedGenGMMServerOptions } from './server.js';
 
 export { FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
 export { FedGenGMMServer, type FedGenGMMServerOptions, type Aggregate } from './server.js';
-export { LOCAL_MODEL, receiveLocalModel, type LocalModelMessage, type LocalModelPayload } from './messages.js';
+export { LOCAL_MODEL, GLOBAL_MODEL, receiveLocalModel, type LocalModelMessage, type LocalModelPayload } from './messages.js';
 
 export interface FedGenGMMOptions {
   /** every client's options, or one per client (clients may differ) */
@@ -38,7 +42,7 @@ export interface FedGenGMMResult {
 
 export function fedGenGMM(clientData: MatrixLike[], options: FedGenGMMOptions): FedGenGMMResult {
   const transport = new InProcessTransport();
-  const server = new FedGenGMMServer(options.server);
+  const server = new FedGenGMMServer({ ...options.server, nFeatures: options.server.nFeatures ?? majorityDimension(clientData) });
   const excluded: ExcludedClient[] = [];
   const localModels: FedGenGMMResult['localModels'] = [];
   let serverMs = 0;
@@ -66,6 +70,9 @@ export function fedGenGMM(clientData: MatrixLike[], options: FedGenGMMOptions): 
     const t0 = performance.now();
     const agg = server.aggregate();
     serverMs += performance.now() - t0;
+    // the same round: the global model goes back to every client that took part
+    const reply = message(GLOBAL_MODEL, 'server', 0, gmmParams(agg.model));
+    for (let c = 0; c < agg.clients.length; c++) transport.down(reply);
     return {
       model: agg.model,
       traffic: transport.traffic,

@@ -5,6 +5,8 @@ import { receiveGmmParams, type GmmParams } from '../gmm-params.js';
 import type { Message } from '../message.js';
 
 export const LOCAL_MODEL = 'fedgengmm/local-model';
+/** the server's answer: the global model, sent to every client that took part */
+export const GLOBAL_MODEL = 'fedgengmm/global-model';
 
 export interface LocalModelPayload {
   model: GmmParams;

@@ -1,0 +1,329 @@
+//! The FedGEM server's computations over the balls the clients report: which
+//! overlap, the collaborative update, and the merge into super-clusters.
+//!
+//! Components are the rows of `centers` (m x d, row-major) with `radii` and the
+//! client that owns each (`owners`). Two components overlap when they belong to
+//! different clients and ||c_a - c_b|| <= r_a + r_b (compared squared). The
+//! overlaps are found through a k-d tree (each component asks for the centers
+//! within r_a + max r) or, as the reference, by testing all pairs; both test
+//! every candidate with the same arithmetic, so they give identical pairs.
+
+use crate::error::{show, Error, Result};
+use crate::kdtree::{sq_distance, KdTree};
+
+/// The balls of one round, validated.
+pub struct Components<'a> {
+    pub centers: &'a [f64],
+    pub radii: &'a [f64],
+    pub owners: &'a [u32],
+    pub d: usize,
+}
+
+/// Two overlapping components (a < b) and their squared distance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Overlap {
+    pub a: u32,
+    pub b: u32,
+    pub sq_dist: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    AllPairs,
+    KdTree,
+}
+
+impl<'a> Components<'a> {
+    pub fn new(centers: &'a [f64], radii: &'a [f64], owners: &'a [u32], d: usize) -> Result<Self> {
+        if d < 1 {
+            return Err(Error::param("centers need at least one feature"));
+        }
+        let m = radii.len();
+        if centers.len() != m * d || owners.len() != m {
+            return Err(Error::param(format!(
+                "{} radii need {} center values ({} x {}) and {} owners; got {} and {}",
+                m,
+                m * d,
+                m,
+                d,
+                m,
+                centers.len(),
+                owners.len()
+            )));
+        }
+        if let Some(i) = centers.iter().position(|v| !v.is_finite()) {
+            return Err(Error::data(format!("center {} holds {}; centers must be finite", i / d, show(centers[i]))));
+        }
+        if let Some(i) = radii.iter().position(|r| !(*r >= 0.0) || !r.is_finite()) {
+            return Err(Error::data(format!("radius {} is {}; radii must be finite and non-negative", i, show(radii[i]))));
+        }
+        Ok(Components { centers, radii, owners, d })
+    }
+
+    pub fn len(&self) -> usize {
+        self.radii.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.radii.is_empty()
+    }
+
+    pub fn center(&self, i: usize) -> &[f64] {
+        &self.centers[i * self.d..(i + 1) * self.d]
+    }
+
+    /// The pair (a, b), a < b, if it overlaps.
+    fn test(&self, a: usize, b: usize) -> Option<Overlap> {
+        if self.owners[a] == self.owners[b] {
+            return None;
+        }
+        let reach = self.radii[a] + self.radii[b];
+        let (ca, cb) = (self.center(a), self.center(b));
+        let sq = sq_distance(ca, cb);
+        let rr = reach * reach;
+        let touch = if sq > TINY_SQUARE && sq.is_finite() && rr > TINY_SQUARE && rr.is_finite() {
+            sq <= rr
+        } else {
+            touching_scaled(ca, cb, reach)
+        };
+        if touch {
+            Some(Overlap { a: a as u32, b: b as u32, sq_dist: sq })
+        } else {
+            None
+        }
+    }
+
+    /// Every overlapping pair, ascending by (a, b); an error past MAX_OVERLAPS
+    /// pairs (radii that let nearly everything touch), before memory runs out.
+    pub fn overlaps(&self, search: Search) -> Result<Vec<Overlap>> {
+        let m = self.len();
+        let mut out = Vec::new();
+        let too_many = || {
+            Error::data(format!(
+                "more than {} overlapping pairs among {} components: the radii let nearly every ball touch every other; lower phi or check the clients' radii",
+                MAX_OVERLAPS, m
+            ))
+        };
+        match search {
+            Search::AllPairs => {
+                for a in 0..m {
+                    for b in a + 1..m {
+                        if let Some(o) = self.test(a, b) {
+                            out.push(o);
+                        }
+                    }
+                    if out.len() > MAX_OVERLAPS {
+                        return Err(too_many());
+                    }
+                }
+            }
+            Search::KdTree => {
+                // the tree keeps each node's largest radius: one large ball slows only the queries near it
+                let tree = KdTree::with_radii(self.centers, self.radii, self.d);
+                for a in 0..m {
+                    let start = out.len();
+                    tree.candidates_within(self.center(a), self.radii[a], |b| {
+                        if b > a {
+                            if let Some(o) = self.test(a, b) {
+                                out.push(o);
+                            }
+                        }
+                    });
+                    out[start..].sort_unstable_by_key(|o| o.b);
+                    if out.len() > MAX_OVERLAPS {
+                        return Err(too_many());
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The collaborative step: every component moves to the average of its own
+    /// center and the meeting points of its overlaps (`meeting_point`). Each of
+    /// those points lies in the component's ball, and so does their average (a
+    /// ball is convex): the client's next iterate stays in its uncertainty set.
+    pub fn collaborative_update(&self, pairs: &[Overlap]) -> Vec<f64> {
+        let d = self.d;
+        let mut sums = self.centers.to_vec();
+        let mut counts = vec![1.0; self.len()];
+        let mut v = vec![0.0; d];
+        for o in pairs {
+            let (a, b) = (o.a as usize, o.b as usize);
+            meeting_point(self.center(a), self.center(b), self.radii[a], self.radii[b], o.sq_dist.sqrt(), &mut v);
+            for &c in &[a, b] {
+                for j in 0..d {
+                    sums[c * d + j] += v[j];
+                }
+                counts[c] += 1.0;
+            }
+        }
+        for (c, n) in counts.iter().enumerate() {
+            for j in 0..d {
+                sums[c * d + j] /= n;
+            }
+        }
+        sums
+    }
+
+    /// Super-clusters: overlapping pairs are joined closest first (ties by
+    /// index), skipping any join that would put two components of one client
+    /// together. Returns each component's super-cluster, numbered in order of
+    /// first appearance, and their count (the estimated global K).
+    pub fn super_clusters(&self, pairs: &[Overlap]) -> (Vec<u32>, usize) {
+        let m = self.len();
+        // distances are non-negative, so their bit patterns sort as the numbers do:
+        // plain integer keys sort several times faster than a float comparator
+        let mut order: Vec<(u64, u32, u32)> = pairs.iter().map(|o| (o.sq_dist.to_bits(), o.a, o.b)).collect();
+        order.sort_unstable();
+        let mut sets = DisjointSets::new(self.owners);
+        for (_, a, b) in order {
+            sets.join_if_disjoint(a as usize, b as usize);
+        }
+        let mut label = vec![u32::MAX; m];
+        let mut of_root = vec![u32::MAX; m];
+        let mut k = 0;
+        for (c, l) in label.iter_mut().enumerate() {
+            let root = sets.find(c);
+            if of_root[root] == u32::MAX {
+                of_root[root] = k as u32;
+                k += 1;
+            }
+            *l = of_root[root];
+        }
+        (label, k)
+    }
+}
+
+/// The most overlapping pairs a round may have (24 bytes each: 480 MB).
+pub const MAX_OVERLAPS: usize = 20_000_000;
+
+/// Below this a square may have lost digits to underflow (and above f64::MAX
+/// it has overflowed): such pairs are tested on scaled values.
+const TINY_SQUARE: f64 = 1e-280;
+
+/// ||a - b|| <= reach, computed on the differences divided by their largest
+/// magnitude so that neither squares underflow nor overflow.
+fn touching_scaled(a: &[f64], b: &[f64], reach: f64) -> bool {
+    let mut m = reach;
+    for j in 0..a.len() {
+        m = m.max((a[j] - b[j]).abs());
+    }
+    if m == 0.0 {
+        return true; // the same center
+    }
+    if !m.is_finite() {
+        // a difference overflowed: the centers are farther apart than any finite reach
+        return false;
+    }
+    let mut s = 0.0;
+    for j in 0..a.len() {
+        let t = (a[j] - b[j]) / m;
+        s += t * t;
+    }
+    let r = reach / m;
+    s <= r * r
+}
+
+/// The point of B(c_a, r_a) and B(c_b, r_b) (overlapping, `dist` apart) closest
+/// to both centers: minimizing ||v - c_a||^2 + ||v - c_b||^2 over the
+/// intersection. Projecting any point of it onto the line through the centers
+/// brings it closer to both, so the minimizer is v = c_a + lambda (c_b - c_a)
+/// with lambda the midpoint 1/2 clipped to where the segment is inside both
+/// balls: lambda d <= r_a and (1 - lambda) d <= r_b, i.e.
+/// lambda = clip(1/2, max(0, 1 - r_b/d), min(1, r_a/d)). A certain component
+/// (r = 0) stays put and pulls the other onto itself.
+pub fn meeting_point(ca: &[f64], cb: &[f64], ra: f64, rb: f64, dist: f64, out: &mut [f64]) {
+    let lambda = if dist > 0.0 { 0.5f64.max(1.0 - rb / dist).min(ra / dist).max(0.0).min(1.0) } else { 0.0 };
+    for j in 0..ca.len() {
+        out[j] = ca[j] + lambda * (cb[j] - ca[j]);
+    }
+}
+
+/// Averages of the centers in each super-cluster, weighted (by sample counts).
+pub fn weighted_centers(centers: &[f64], d: usize, labels: &[u32], k: usize, weights: &[f64]) -> Result<Vec<f64>> {
+    if let Some(i) = weights.iter().position(|w| !(*w >= 0.0) || !w.is_finite()) {
+        return Err(Error::data(format!("weight {} is {}; weights must be finite and non-negative", i, show(weights[i]))));
+    }
+    // weights relative to the largest, so that huge counts cannot overflow the sums
+    let top = weights.iter().cloned().fold(0.0, f64::max);
+    let weights: Vec<f64> = weights.iter().map(|w| if top > 0.0 { w / top } else { 0.0 }).collect();
+    let mut sums = vec![0.0; k * d];
+    let mut plain = vec![0.0; k * d];
+    let mut totals = vec![0.0; k];
+    let mut members = vec![0.0; k];
+    for (c, &l) in labels.iter().enumerate() {
+        let l = l as usize;
+        totals[l] += weights[c];
+        members[l] += 1.0;
+        for j in 0..d {
+            sums[l * d + j] += weights[c] * centers[c * d + j];
+            plain[l * d + j] += centers[c * d + j];
+        }
+    }
+    for l in 0..k {
+        for j in 0..d {
+            // a super-cluster of zero-weight components: the plain average
+            sums[l * d + j] = if totals[l] > 0.0 { sums[l * d + j] / totals[l] } else { plain[l * d + j] / members[l] };
+        }
+    }
+    Ok(sums)
+}
+
+/// Union-find whose sets remember which clients they hold.
+struct DisjointSets {
+    parent: Vec<usize>,
+    /// per root: its clients, ascending
+    owners: Vec<Vec<u32>>,
+}
+
+impl DisjointSets {
+    fn new(owners: &[u32]) -> Self {
+        DisjointSets { parent: (0..owners.len()).collect(), owners: owners.iter().map(|&o| vec![o]).collect() }
+    }
+
+    fn find(&mut self, mut c: usize) -> usize {
+        while self.parent[c] != c {
+            self.parent[c] = self.parent[self.parent[c]];
+            c = self.parent[c];
+        }
+        c
+    }
+
+    /// Joins the sets of a and b unless they share a client.
+    fn join_if_disjoint(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return;
+        }
+        let (x, y) = (&self.owners[ra], &self.owners[rb]);
+        let (mut i, mut j) = (0, 0);
+        while i < x.len() && j < y.len() {
+            if x[i] == y[j] {
+                return;
+            }
+            if x[i] < y[j] {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        // the larger set absorbs the smaller
+        let (big, small) = if x.len() >= y.len() { (ra, rb) } else { (rb, ra) };
+        let moved = std::mem::take(&mut self.owners[small]);
+        let mut merged = Vec::with_capacity(moved.len() + self.owners[big].len());
+        let (p, q) = (&self.owners[big], &moved);
+        let (mut i, mut j) = (0, 0);
+        while i < p.len() || j < q.len() {
+            if j == q.len() || (i < p.len() && p[i] < q[j]) {
+                merged.push(p[i]);
+                i += 1;
+            } else {
+                merged.push(q[j]);
+                j += 1;
+            }
+        }
+        self.owners[big] = merged;
+        self.parent[small] = big;
+    }
+}

@@ -1,0 +1,289 @@
+use super::client::{bisection_radius, Isotropic, RadiusMethod};
+use super::server::{meeting_point, weighted_centers, Components, Overlap, Search};
+use crate::data::Data;
+use crate::gmm::estep::{self, Scratch};
+use crate::kdtree::sq_distance;
+use crate::rng::Rng;
+
+/// n points per center (rows of `centers`, d features), N(center, I); column-major.
+fn blobs(centers: &[f64], d: usize, n: usize, rng: &mut Rng) -> Vec<f64> {
+    let k = centers.len() / d;
+    let mut x = vec![0.0; k * n * d];
+    for c in 0..k {
+        for i in 0..n {
+            for j in 0..d {
+                x[j * k * n + c * n + i] = centers[c * d + j] + rng.normal();
+            }
+        }
+    }
+    x
+}
+
+fn model(k: usize, d: usize, means: Vec<f64>) -> Isotropic {
+    Isotropic::new(k, d, vec![1.0 / k as f64; k], 1.0, means).unwrap()
+}
+
+#[test]
+fn a_local_step_is_the_em_step_on_the_means() {
+    let mut rng = Rng::new(1);
+    let (d, n) = (2, 200);
+    let x = blobs(&[0.0, 0.0, 5.0, 5.0, -4.0, 6.0], d, n, &mut rng);
+    let data = Data::new(&x, 3 * n, d).unwrap();
+    let start = vec![0.5, 0.5, 4.0, 4.0, -3.0, 5.0];
+    let mut m = model(3, d, start.clone());
+    let round = m.local_steps(&data, 1, RadiusMethod::ClosedForm).unwrap();
+    // the M-step by hand: responsibilities under the start, weighted means
+    let (mut resp, mut lse) = (vec![0.0; 3 * n * 3], vec![0.0; 3 * n]);
+    estep::e_step(&data, &model(3, d, start.clone()).gmm(), &mut Scratch::new(d), &mut resp, &mut lse);
+    for c in 0..3 {
+        let r = &resp[c * 3 * n..(c + 1) * 3 * n];
+        let nk: f64 = r.iter().sum();
+        assert!((round.counts[c] - nk).abs() < 1e-9 * nk);
+        let mut sq = 0.0;
+        for j in 0..d {
+            let mean = (0..3 * n).map(|i| r[i] * data.get(i, j)).sum::<f64>() / nk;
+            assert!((round.maximizers[c * d + j] - mean).abs() < 1e-10, "component {} feature {}", c, j);
+            sq += (mean - start[c * d + j]).powi(2);
+        }
+        assert!((round.radii[c] - sq.sqrt()).abs() < 1e-10);
+    }
+    assert_eq!(m.means, round.maximizers);
+    assert!((round.log_likelihood - lse.iter().sum::<f64>() / (3 * n) as f64).abs() < 1e-12);
+}
+
+#[test]
+fn local_steps_never_lower_the_likelihood_and_the_radii_shrink() {
+    let mut rng = Rng::new(2);
+    let (d, n) = (3, 150);
+    let x = blobs(&[0.0, 0.0, 0.0, 6.0, 0.0, 0.0, 0.0, 6.0, 6.0], d, n, &mut rng);
+    let data = Data::new(&x, 3 * n, d).unwrap();
+    let mut m = model(3, d, vec![1.0, 1.0, 1.0, 4.0, 1.0, 0.0, 1.0, 4.0, 4.0]);
+    let mut last = f64::NEG_INFINITY;
+    let mut first_radius = 0.0;
+    for t in 0..60 {
+        let r = m.local_steps(&data, 1, RadiusMethod::ClosedForm).unwrap();
+        assert!(r.log_likelihood >= last - 1e-12, "round {}: {} < {}", t, r.log_likelihood, last);
+        last = r.log_likelihood;
+        if t == 0 {
+            first_radius = r.radii.iter().cloned().fold(0.0, f64::max);
+        }
+        if t == 59 {
+            assert!(r.radii.iter().all(|&v| v < 1e-6 * first_radius), "radii at convergence: {:?}", r.radii);
+        }
+    }
+}
+
+#[test]
+fn bisection_finds_the_closed_form_radius() {
+    let mut rng = Rng::new(3);
+    for &(d, k) in &[(1usize, 2usize), (2, 3), (5, 4)] {
+        let centers: Vec<f64> = (0..k * d).map(|i| 5.0 * ((i * 7919) % 11) as f64 - 20.0).collect();
+        let n = 120;
+        let x = blobs(&centers, d, n, &mut rng);
+        let data = Data::new(&x, k * n, d).unwrap();
+        let start: Vec<f64> = centers.iter().map(|c| c + 0.8 * rng.normal()).collect();
+        for steps in [1, 3] {
+            let mut a = Isotropic::new(k, d, vec![1.0 / k as f64; k], 2.0, start.clone()).unwrap();
+            let mut b = a.clone();
+            let ra = a.local_steps(&data, steps, RadiusMethod::ClosedForm).unwrap();
+            let rb = b.local_steps(&data, steps, RadiusMethod::Bisection { iterations: 80 }).unwrap();
+            assert_eq!(ra.maximizers, rb.maximizers);
+            for c in 0..k {
+                let (x1, x2) = (ra.radii[c], rb.radii[c]);
+                assert!((x1 - x2).abs() <= 1e-7 * x1 + 1e-12, "d {} k {} steps {} component {}: closed {} bisection {}", d, k, steps, c, x1, x2);
+            }
+        }
+    }
+}
+
+#[test]
+fn bisection_radius_is_zero_at_the_maximizer() {
+    let x = vec![0.0, 1.0, 2.0];
+    let data = Data::new(&x, 3, 1).unwrap();
+    assert_eq!(bisection_radius(&data, &[1.0, 1.0, 1.0], &[1.0], &[1.0], 40), 0.0);
+}
+
+#[test]
+fn bad_client_parameters_are_refused_and_a_failed_round_changes_nothing() {
+    assert!(Isotropic::new(2, 1, vec![0.5, 0.5], 0.0, vec![0.0, 1.0]).is_err());
+    assert!(Isotropic::new(2, 1, vec![0.5, 0.5], 1.0, vec![0.0, f64::NAN]).is_err());
+    assert!(Isotropic::new(2, 1, vec![0.7, 0.5], 1.0, vec![0.0, 1.0]).is_err());
+    let mut m = model(2, 1, vec![0.0, 1.0]);
+    let x = vec![0.0, f64::INFINITY];
+    assert!(m.local_steps(&Data::new(&x, 2, 1).unwrap(), 1, RadiusMethod::ClosedForm).is_err());
+    let y = vec![0.0, 1.0];
+    assert!(m.local_steps(&Data::new(&y, 1, 2).unwrap(), 1, RadiusMethod::ClosedForm).is_err());
+    assert_eq!(m.means, vec![0.0, 1.0]);
+    assert!(m.set_means(&[0.0]).is_err());
+    assert!(m.set_means(&[0.0, f64::NAN]).is_err());
+    assert_eq!(m.means, vec![0.0, 1.0]);
+}
+
+fn random_balls(m: usize, d: usize, clients: u32, rng: &mut Rng) -> (Vec<f64>, Vec<f64>, Vec<u32>) {
+    let centers: Vec<f64> = (0..m * d).map(|_| rng.next_f64() * 20.0).collect();
+    let radii: Vec<f64> = (0..m).map(|i| if i % 13 == 0 { 0.0 } else { rng.next_f64() * 0.8 }).collect();
+    let owners: Vec<u32> = (0..m).map(|_| rng.below(clients as u64) as u32).collect();
+    (centers, radii, owners)
+}
+
+#[test]
+fn the_tree_and_all_pairs_find_the_same_overlaps() {
+    let mut rng = Rng::new(4);
+    for &(m, d) in &[(1usize, 2usize), (40, 1), (2000, 2), (1500, 3), (400, 6)] {
+        let (mut centers, radii, owners) = random_balls(m, d, 25, &mut rng);
+        // exact ties: a center repeated, and two balls that touch exactly
+        if m > 10 {
+            let (a, b) = (centers[..d].to_vec(), centers[d..2 * d].to_vec());
+            centers[5 * d..6 * d].copy_from_slice(&a);
+            centers[6 * d..7 * d].copy_from_slice(&b);
+        }
+        let c = Components::new(&centers, &radii, &owners, d).unwrap();
+        let all = c.overlaps(Search::AllPairs).unwrap();
+        let tree = c.overlaps(Search::KdTree).unwrap();
+        assert_eq!(all, tree, "m {} d {}", m, d);
+        if m >= 400 {
+            assert!(!all.is_empty());
+        }
+        for o in &all {
+            assert!(o.a < o.b && owners[o.a as usize] != owners[o.b as usize]);
+        }
+        assert_eq!(c.super_clusters(&all), c.super_clusters(&tree));
+    }
+}
+
+#[test]
+fn meeting_points_lie_in_both_balls() {
+    let mut rng = Rng::new(5);
+    let mut v = vec![0.0; 3];
+    for _ in 0..2000 {
+        let ca: Vec<f64> = (0..3).map(|_| rng.normal()).collect();
+        let cb: Vec<f64> = (0..3).map(|_| rng.normal()).collect();
+        let dist = sq_distance(&ca, &cb).sqrt();
+        let ra = rng.next_f64() * dist * 1.5;
+        let rb = (dist - ra).max(0.0) + rng.next_f64() * dist;
+        meeting_point(&ca, &cb, ra, rb, dist, &mut v);
+        let tol = 1e-12 * (1.0 + dist);
+        assert!(sq_distance(&v, &ca).sqrt() <= ra + tol && sq_distance(&v, &cb).sqrt() <= rb + tol);
+    }
+    // both balls reach the midpoint: the midpoint; a certain ball: its center
+    meeting_point(&[0.0], &[2.0], 1.5, 1.5, 2.0, &mut v[..1]);
+    assert_eq!(v[0], 1.0);
+    meeting_point(&[0.0], &[2.0], 0.0, 2.0, 2.0, &mut v[..1]);
+    assert_eq!(v[0], 0.0);
+    meeting_point(&[0.0], &[2.0], 1.8, 0.5, 2.0, &mut v[..1]);
+    assert!((v[0] - 1.5).abs() < 1e-15);
+}
+
+#[test]
+fn the_collaborative_update_stays_in_every_ball() {
+    let mut rng = Rng::new(6);
+    let (centers, radii, owners) = random_balls(600, 2, 10, &mut rng);
+    let c = Components::new(&centers, &radii, &owners, 2).unwrap();
+    let pairs = c.overlaps(Search::KdTree).unwrap();
+    let updated = c.collaborative_update(&pairs);
+    let mut moved = 0;
+    for i in 0..600 {
+        let shift = sq_distance(&updated[i * 2..i * 2 + 2], c.center(i)).sqrt();
+        assert!(shift <= radii[i] * (1.0 + 1e-12) + 1e-12, "component {} moved {} > radius {}", i, shift, radii[i]);
+        if shift > 0.0 {
+            moved += 1;
+        }
+    }
+    assert!(moved > 0);
+    // no overlaps: nothing moves
+    assert_eq!(c.collaborative_update(&[]), centers);
+}
+
+#[test]
+fn super_clusters_never_hold_two_components_of_one_client() {
+    // a chain a1 - b1 - a2 on a line: client 0 owns components 0 and 2
+    let centers = vec![0.0, 1.0, 2.0];
+    let radii = vec![0.6, 0.6, 0.6];
+    let owners = vec![0, 1, 0];
+    let c = Components::new(&centers, &radii, &owners, 1).unwrap();
+    let pairs = c.overlaps(Search::AllPairs).unwrap();
+    assert_eq!(pairs.len(), 2);
+    let (labels, k) = c.super_clusters(&pairs);
+    assert_eq!(k, 2);
+    assert_ne!(labels[0], labels[2]);
+    // component 1 joins the closer of the two (the first on a tie)
+    assert_eq!(labels[1], labels[0]);
+    let centers = vec![0.0, 1.05, 2.0];
+    let c = Components::new(&centers, &radii, &owners, 1).unwrap();
+    let (labels, _) = c.super_clusters(&c.overlaps(Search::AllPairs).unwrap());
+    assert_eq!(labels[1], labels[2]);
+}
+
+#[test]
+fn well_separated_clusters_give_the_true_count() {
+    // 10 clusters, 8 clients each holding 4 of them with a small estimation error
+    let mut rng = Rng::new(7);
+    let d = 3;
+    let truth: Vec<f64> = (0..10 * d).map(|i| 10.0 * ((i * 37) % 10) as f64 + (i / d) as f64 * 3.0).collect();
+    let (mut centers, mut radii, mut owners, mut true_id) = (vec![], vec![], vec![], vec![]);
+    for client in 0..8u32 {
+        for t in rng.sample_without_replacement(10, 4).unwrap() {
+            for j in 0..d {
+                centers.push(truth[t * d + j] + 0.05 * rng.normal());
+            }
+            radii.push(0.3);
+            owners.push(client);
+            true_id.push(t);
+        }
+    }
+    let c = Components::new(&centers, &radii, &owners, d).unwrap();
+    let (labels, k) = c.super_clusters(&c.overlaps(Search::KdTree).unwrap());
+    let held: std::collections::BTreeSet<usize> = true_id.iter().cloned().collect();
+    assert_eq!(k, held.len());
+    for a in 0..labels.len() {
+        for b in 0..labels.len() {
+            assert_eq!(labels[a] == labels[b], true_id[a] == true_id[b]);
+        }
+    }
+    let weights: Vec<f64> = (0..labels.len()).map(|i| 1.0 + i as f64).collect();
+    let merged = weighted_centers(&centers, d, &labels, k, &weights).unwrap();
+    for (i, &l) in labels.iter().enumerate() {
+        assert!(sq_distance(&merged[l as usize * d..(l as usize + 1) * d], &truth[true_id[i] * d..(true_id[i] + 1) * d]).sqrt() < 0.2);
+    }
+}
+
+#[test]
+fn weighted_centers_weigh_and_fall_back_to_plain_averages() {
+    let centers = vec![0.0, 4.0, 10.0];
+    let merged = weighted_centers(&centers, 1, &[0, 0, 1], 2, &[1.0, 3.0, 0.0]).unwrap();
+    assert_eq!(merged, vec![3.0, 10.0]);
+    assert!(weighted_centers(&centers, 1, &[0, 0, 1], 2, &[1.0, f64::NAN, 0.0]).is_err());
+}
+
+#[test]
+fn bad_balls_are_refused() {
+    assert!(Components::new(&[0.0, f64::NAN], &[1.0, 1.0], &[0, 1], 1).is_err());
+    assert!(Components::new(&[0.0, 1.0], &[1.0, -1.0], &[0, 1], 1).is_err());
+    assert!(Components::new(&[0.0, 1.0], &[1.0, f64::NAN], &[0, 1], 1).is_err());
+    assert!(Components::new(&[0.0, 1.0], &[1.0], &[0, 1], 1).is_err());
+    let none: Vec<Overlap> = Components::new(&[], &[], &[], 2).unwrap().overlaps(Search::KdTree).unwrap();
+    assert!(none.is_empty());
+}
+
+#[test]
+fn overlaps_at_extreme_scales_are_exact() {
+    for &scale in &[1e-300, 1e-200, 1.0, 1e200, 1e300] {
+        // three balls on a line: 0-1 touch (distance 2, radii 1 + 1), 1-2 do not (distance 3, radii 1 + 1)
+        let centers = vec![0.0, 2.0 * scale, 5.0 * scale];
+        let radii = vec![scale, scale, scale];
+        let owners = vec![0, 1, 2];
+        let c = Components::new(&centers, &radii, &owners, 1).unwrap();
+        let found: Vec<(u32, u32)> = c.overlaps(Search::AllPairs).unwrap().iter().map(|o| (o.a, o.b)).collect();
+        assert_eq!(found, vec![(0, 1)], "scale {}", scale);
+        assert_eq!(c.overlaps(Search::KdTree).unwrap(), c.overlaps(Search::AllPairs).unwrap());
+    }
+    // differences that overflow never touch
+    let c = Components::new(&[-1.5e308, 1.5e308], &[1e307, 1e307], &[0, 1], 1).unwrap();
+    assert!(c.overlaps(Search::AllPairs).unwrap().is_empty());
+}
+
+#[test]
+fn huge_weights_do_not_overflow_the_merged_centers() {
+    let merged = weighted_centers(&[0.0, 100.0, 0.1, 100.1], 2, &[0, 0], 1, &[1.5e308, 1.5e308]).unwrap();
+    assert_eq!(merged, vec![0.05, 100.05]);
+}

@@ -1,0 +1,57 @@
+/**
+ * Differential privacy for the centers a FedGEM client shares (the paper's
+ * Appendix B.4, Theorem 9): Gaussian noise N(0, sigma^2 I) on every maximizer
+ * it uploads, with sigma from the l2-sensitivity of the M-step.
+ *
+ * Sensitivity. With the responsibilities gamma fixed by the previous iterate,
+ * M_k(D) = sum_i gamma_ik x_i / sum_i gamma_ik. Let D, D' differ in one row
+ * (x vs x', both with ||x|| <= B, Assumption 7), G the responsibility mass of
+ * the shared rows and M0 their weighted mean (inside the B-ball). Then
+ * M_k(D) = M0 + gamma (x - M0) / (G + gamma), and since gamma <= 1 and
+ * t / (G + t) grows with t, ||M_k(D) - M0|| <= 2B / (G + 1); the same holds for
+ * D', so ||M_k(D) - M_k(D')|| <= 4B / (G + 1) <= 4B / (n rho), where rho is a
+ * lower bound on every component's share N_k / n of the client's n rows.
+ * Over the K_c components: Delta_2 = 4 B sqrt(K_c) / (n rho).
+ *
+ * Noise. The Gaussian mechanism (Dwork and Roth 2014, Theorem A.1) is
+ * (epsilon, delta)-differentially private for epsilon in (0, 1) with
+ *
+ *   sigma = Delta_2 sqrt(2 ln(1.25 / delta)) / epsilon.
+ *
+ * Each round's upload is one release: T rounds plus the final upload compose
+ * to ((T + 1) epsilon, (T + 1) delta) by basic composition. The radii are sent
+ * as they are (the paper leaves their privacy open); rho is the user's bound
+ * (default half the smallest fixed weight), and a round whose actual shares
+ * fall below it is counted in `FedGEMClient.privacyBoundMisses`.
+ */
+import { InvalidParameterError } from '../../errors.js';
+
+export interface PrivacyOptions {
+  /** epsilon in (0, 1) per upload */
+  epsilon: number;
+  /** delta in (0, 1) per upload */
+  delta: number;
+  /** B: every row's Euclidean norm is at most this (scale the data first) */
+  bound: number;
+  /** rho: the least share N_k / n of any component (default: half the smallest weight) */
+  minShare?: number;
+}
+
+export function checkPrivacy(p: PrivacyOptions): PrivacyOptions {
+  const open = (name: string, v: unknown) => {
+    if (typeof v !== 'number' || !(v > 0 && v < 1)) throw new InvalidParameterError(`privacy.${name} must be in (0, 1), got ${String(v)}`);
+  };
+  open('epsilon', p.epsilon);
+  open('delta', p.delta);
+  if (!(p.bound > 0) || !Number.isFinite(p.bound)) throw new InvalidParameterError(`privacy.bound must be a positive number, got ${String(p.bound)}`);
+  if (p.minShare !== undefined && !(p.minShare > 0 && p.minShare <= 1)) {
+    throw new InvalidParameterError(`privacy.minShare must be in (0, 1], got ${String(p.minShare)}`);
+  }
+  return p;
+}
+
+/** sigma of the Gaussian noise on a client's centers (see the module comment). */
+export function centerNoiseStd(p: PrivacyOptions, nSamples: number, nComponents: number, minShare: number): number {
+  const sensitivity = (4 * p.bound * Math.sqrt(nComponents)) / (nSamples * minShare);
+  return (sensitivity * Math.sqrt(2 * Math.log(1.25 / p.delta))) / p.epsilon;
+}
