@@ -1,7 +1,9 @@
 // The MDM reproductions behind EXPERIMENTS-MDM.md. Build first (npm run build),
 // then:   node scripts/experiments-mdm.mjs [table1] [table1-full] [select] [letter] [--json out.json]
 // (no section: all four). Prints markdown tables; --json keeps every number
-// (per-round curves included).
+// (per-round curves included). The committed results are in bench/results/mdm/;
+//         node scripts/experiments-mdm.mjs --report bench/results/mdm/*.json
+// prints EXPERIMENTS.md's MDM tables from them without rerunning anything.
 //
 // table1: Appendix C.3, Table 1 (low/medium/high heterogeneity, 1-3
 //   components, C = 10): 10,000 clients of 100 points each (as Appendix A.2;
@@ -38,10 +40,11 @@ import {
 } from '../dist/index.js';
 
 const args = process.argv.slice(2);
+const reportAt = args.indexOf('--report');
 const jsonAt = args.indexOf('--json');
 const jsonPath = jsonAt >= 0 ? args[jsonAt + 1] : undefined;
 const sections = args.filter((a, i) => !a.startsWith('--') && (jsonAt < 0 || i !== jsonAt + 1));
-const want = (s) => sections.length === 0 || sections.includes(s);
+const want = (s) => reportAt < 0 && (sections.length === 0 || sections.includes(s));
 const scratch = mkdtempSync(join(tmpdir(), 'fedmix-mdm-exp-'));
 const here = (f) => fileURLToPath(new URL(f, import.meta.url));
 const out = {};
@@ -94,8 +97,6 @@ const CURVE_AT = [0, 1, 2, 5, 10, 20, 50, 100];
 function table1(name, keep, cohort, initCohort) {
   const M = 10_000;
   const SEEDS = [1, 2, 3];
-  const rows = [];
-  const curves = [];
   out[name] = [];
   for (const [level, k, tau, alpha] of TABLE1.filter(keep)) {
     const truth = new DirichletMultinomialMixture({ tau, alpha, pi: uniformSizes(k, 100, 100, 100) });
@@ -123,18 +124,28 @@ function table1(name, keep, cohort, initCohort) {
       });
     }
     out[name].push({ level, k, tau, alpha, runs });
+    console.error(`${name} ${level} K=${k} done`);
+  }
+  printTable1(name, out[name]);
+}
+
+/** The table of final errors and the per-round curve of the first seed. */
+function printTable1(name, settings) {
+  const rows = [];
+  const curves = [];
+  for (const { level, k, runs } of settings) {
     const last = (key, which) => runs.map((r) => r[key][which].at(-1));
     rows.push(`| ${level} | ${k} | ${pm(last('fedmix', 'alpha'))} | ${pm(last('fedmix', 'tau'))} | ${pm(last('numpy', 'alpha'))} | ${pm(last('numpy', 'tau'))} | ${pm(runs.map((r) => r.realizedTauError))} | ${runs.map((r) => (r.scores.learned - r.scores.truth).toFixed(3)).join(', ')} | ${mean(runs.map((r) => r.seconds)).toFixed(1)} |`);
     const r0 = runs[0];
     curves.push(`| ${level} | ${k} | ${CURVE_AT.map((t) => `${r0.fedmix.alpha[t].toFixed(3)} / ${r0.fedmix.tau[t].toFixed(3)}`).join(' | ')} |`);
-    console.error(`${name} ${level} K=${k} done`);
   }
-  const schedule = cohort === undefined ? 'every client in every round (full batch)' : `Algorithm 1 on ${initCohort}, then cohorts of ${cohort}`;
-  console.log(`\n### Table 1 settings, ${schedule}: final per-entry relative RMS error after 100 rounds (mean ± sd over ${SEEDS.length} seeds)\n`);
+  const schedule = name === 'table1Full' ? 'every client in every round (full batch)' : 'Algorithm 1 on 1000, then cohorts of 1000';
+  const seeds = settings[0].runs.map((r) => r.seed);
+  console.log(`\n### Table 1 settings, ${schedule}: final per-entry relative RMS error after 100 rounds (mean ± sd over ${seeds.length} seeds)\n`);
   console.log('| heterogeneity | K | fedmix A | fedmix tau | numpy A | numpy tau | realized tau vs tau | fedmix mean log-likelihood minus the truth\'s, per seed | fedmix s/run |');
   console.log('|---|---|---|---|---|---|---|---|---|');
   console.log(rows.join('\n'));
-  console.log(`\n### Per round (seed ${SEEDS[0]}, ${schedule}), fedmix: A / tau per-entry relative RMS error\n`);
+  console.log(`\n### Per round (seed ${seeds[0]}, ${schedule}), fedmix: A / tau per-entry relative RMS error\n`);
   console.log(`| heterogeneity | K | ${CURVE_AT.map((t) => `round ${t}`).join(' | ')} |`);
   console.log(`|---|---|${CURVE_AT.map(() => '---').join('|')}|`);
   console.log(curves.join('\n'));
@@ -162,7 +173,6 @@ if (want('select')) {
   });
   const SEEDS = [1, 2, 3, 4, 5];
   out.select = [];
-  const lines = [];
   for (const M of [100, 200, 1000]) {
     const perSeed = [];
     for (const seed of SEEDS) {
@@ -172,12 +182,19 @@ if (want('select')) {
       perSeed.push({ seed, scores: r.candidates.map((c) => c.meanLogLikelihood), chosen: r.k, scored: r.scoredClients });
     }
     out.select.push({ M, perSeed });
+    console.error(`select M=${M} done`);
+  }
+  printSelect(out.select);
+}
+
+function printSelect(select) {
+  const lines = [];
+  for (const { M, perSeed } of select) {
     const scores = [1, 2, 3, 4, 5, 6].map((_, i) => perSeed.map((s) => s.scores[i]));
     const strict = perSeed.map((s) => 1 + s.scores.indexOf(Math.max(...s.scores)));
     lines.push(`| ${M} | ${scores.map((v) => mean(v).toFixed(3)).join(' | ')} | ${perSeed.map((s) => s.chosen).join(', ')} | ${strict.join(', ')} |`);
-    console.error(`select M=${M} done`);
   }
-  console.log('\n### Appendix A.2: mean validation log-likelihood per client (1000 fresh clients; mean over 5 seeds) and the K chosen\n');
+  console.log(`\n### Appendix A.2: mean validation log-likelihood per client (1000 fresh clients; mean over ${select[0].perSeed.length} seeds) and the K chosen\n`);
   console.log('| M | K=1 | K=2 | K=3 | K=4 | K=5 | K=6 | chosen (tolerance 0.01), per seed | best score alone, per seed |');
   console.log('|---|---|---|---|---|---|---|---|---|');
   console.log(lines.join('\n'));
@@ -229,9 +246,12 @@ if (want('letter')) {
     });
     console.error(`letter seed ${seed} done`);
   }
-  const L = out.letter;
+  printLetter(out.letter, M);
+}
+
+function printLetter(L, M = 150) {
   const col = (f) => L.map(f);
-  console.log(`\n### letter.csv: ${M} true clients from a known 3-component MDM, simulated clients from the other 40% of the rows (mean ± sd over ${SEEDS.length} seeds)\n`);
+  console.log(`\n### letter.csv: ${M} true clients from a known 3-component MDM, simulated clients from the other 40% of the rows (mean ± sd over ${L.length} seeds)\n`);
   console.log('| clients compared with the true ones | energy distance of class proportions | mean entropy of a client\'s class proportions (nats) |');
   console.log('|---|---|---|');
   console.log(`| true clients themselves | 0 | ${pm(col((r) => r.entropy.true))} |`);
@@ -239,6 +259,14 @@ if (want('letter')) {
   console.log(`| fully IID | ${pm(col((r) => r.distance.fullyIid), 4)} | ${pm(col((r) => r.entropy.fullyIid))} |`);
   console.log(`| fresh draw from the true MDM (sampling floor) | ${pm(col((r) => r.distance.freshTruth), 4)} | |`);
   console.log(`\nRecovery of the true MDM (K = 3): A ${pm(col((r) => r.recovery.alpha))}, tau ${pm(col((r) => r.recovery.tau))} (per-entry relative RMS); K chosen in 1..5: ${col((r) => r.kChosen).join(', ')}`);
+}
+
+if (reportAt >= 0) {
+  const results = Object.assign({}, ...args.slice(reportAt + 1).filter((a) => !a.startsWith('--')).map((f) => JSON.parse(readFileSync(f, 'utf8'))));
+  if (results.table1) printTable1('table1', results.table1);
+  if (results.table1Full) printTable1('table1Full', results.table1Full);
+  if (results.select) printSelect(results.select);
+  if (results.letter) printLetter(results.letter);
 }
 
 if (jsonPath) writeFileSync(jsonPath, JSON.stringify(out, null, 1) + '\n');
