@@ -1,4 +1,4 @@
-// The MDM reproductions behind EXPERIMENTS-MDM.md. Build first (npm run build),
+// The MDM reproductions behind EXPERIMENTS.md. Build first (npm run build),
 // then:   node scripts/experiments-mdm.mjs [table1] [table1-full] [select] [letter] [--json out.json]
 // (no section: all four). Prints markdown tables; --json keeps every number
 // (per-round curves included). The committed results are in bench/results/mdm/;
