@@ -310,3 +310,108 @@ test('quantity over a range of classes per client, with client or class imbalanc
   expect(() => partition.quantity(labels, { clients: 4, alpha: [3, 2] })).toThrow(InvalidParameterError);
   expect(() => partition.quantity(labels, { clients: 4, alpha: 2, imbalance: 'rows' as never })).toThrow(/imbalance must be/);
 });
+
+test('the server checks the envelope of a message object too, and nothing unreadable throws a TypeError', () => {
+  const s = new FedGEMServer({ nFeatures: 1 });
+  const getter = { ...balls('g'), payload: { get nComponents(): number { throw new TypeError('boom') } } };
+  const cases: [unknown, RegExp][] = [
+    [null, /must be a JSON object/],
+    [42, /must be a JSON object/],
+    ['not json', /not valid JSON/],
+    [{ ...balls('v'), version: 2 }, /version 2 is not supported/],
+    [{ ...balls('n'), round: -1 }, /non-negative integer "round"/],
+    [getter, /could not be checked: boom/],
+    [balls('b', { radii: [1n, 0.5] }), /radii\[0\] is 1n;/],
+    [balls('y', { maximizers: [Symbol('x'), 5] }), /maximizers\[0\] is Symbol\(x\);/],
+  ];
+  for (const [input, reason] of cases) {
+    expect(s.receiveBalls(input as Message, 0)).toBe(false);
+    expect(s.excluded.at(-1)!.reason).toMatch(reason);
+  }
+  // the senders that could be named are out
+  for (const id of ['v', 'n', 'g', 'b', 'y']) expect(s.isActive(id)).toBe(false);
+  expect(s.excluded[0]!.client).toBe('unknown client');
+  const strict = new FedGEMServer({ nFeatures: 1, onInvalidClient: 'throw' });
+  for (const [input] of cases) expect(() => strict.receiveBalls(input as Message, 0)).toThrow(InvalidMessageError);
+  // a message object is checked as its text would be
+  expect(s.receiveBalls(JSON.stringify({ ...balls('p'), protocol: 'other' }), 0)).toBe(false);
+  expect(s.receiveBalls({ ...balls('q'), protocol: 'other' } as never, 0)).toBe(false);
+  expect(s.excluded.slice(-2).map((e) => e.reason)).toEqual([expect.stringMatching(/not a fedmix message/), expect.stringMatching(/not a fedmix message/)]);
+});
+
+test('an upload for another round is refused', () => {
+  const s = new FedGEMServer({ nFeatures: 1 });
+  expect(s.receiveBalls(balls('0'), 1)).toBe(false);
+  expect(s.excluded[0]!.reason).toMatch(/a message for round 0 arrived in round 1/);
+  const final = message('fedgem/final', '1', 3, { nComponents: 2, nFeatures: 1, centers: [0, 6], counts: [10, 10], nSamples: 20 });
+  expect(s.receiveFinal(final, 2)).toBe(false);
+  expect(s.isActive('1')).toBe(false);
+});
+
+test('the server keeps copies of what it received', () => {
+  const s = new FedGEMServer();
+  const final = (from: string, centers: number[]) => message('fedgem/final', from, 1, { nComponents: 2, nFeatures: 1, centers, counts: [10, 10], nSamples: 20 });
+  const centers = [0, 6];
+  s.receiveFinal(final('0', centers), 1);
+  s.receiveFinal(final('1', [0.1, 6.1]), 1);
+  centers[1] = 100;
+  expect(Array.from(s.merge(1).globalCenters)).toEqual([0.05, 6.05]);
+  s.candidates([1, 2], 1);
+  const values = [0.9, 0.5];
+  s.receiveSilhouettes(message('fedgem/silhouettes', '0', 1, { values, nValidation: 10 }), 1);
+  s.receiveSilhouettes(message('fedgem/silhouettes', '1', 1, { values: [0.9, 0.5], nValidation: 10 }), 1);
+  const before = s.choosePhi([1, 2]);
+  values[0] = -1;
+  values[1] = 1;
+  expect(s.choosePhi([1, 2])).toEqual(before);
+  expect(before.phi).toBe(1);
+});
+
+test('an inferred dimension does not outlive the client it came from', () => {
+  // a first client with two features is accepted, then excluded: the one-feature clients after it are accepted
+  const s = new FedGEMServer();
+  const odd = balls('odd', { nFeatures: 2, maximizers: [0, 0, 5, 5] });
+  expect(s.receiveBalls(odd, 0)).toBe(true);
+  expect(s.receiveBalls(odd, 0)).toBe(false);
+  expect(s.receiveBalls(balls('0'), 0)).toBe(true);
+  expect(s.receiveBalls(balls('1', { maximizers: [0.4, 5.6] }), 0)).toBe(true);
+  expect(s.excluded.map((e) => e.client)).toEqual(['odd']);
+  expect([...s.update(0).keys()]).toEqual(['0', '1']);
+  // the dimension stays while an accepted client holds it
+  expect(s.receiveBalls({ ...balls('1'), round: 1 }, 1)).toBe(true);
+  expect(s.receiveBalls({ ...balls('2', { nFeatures: 2, maximizers: [0, 0, 5, 5] }), round: 1 }, 1)).toBe(false);
+  expect(s.excluded[1]!.reason).toMatch(/2 features but this federation has 1/);
+  // the runner gives the server the majority dimension: a first client with three features is excluded alone
+  const { data, options } = federation(8);
+  const wide = Matrix.fromRows(Array.from({ length: 60 }, (_, i) => [i % 5, i % 7, 1]));
+  const r = fedGEM([wide, ...data.slice(1)], { client: options, rounds: 2 });
+  expect(r.excluded.map((e) => e.client)).toEqual(['0']);
+  expect(r.excluded[0]!.reason).toMatch(/3 features but this federation has 2/);
+  expect(r.clients.length).toBe(9);
+  for (const c of r.clients) c.dispose();
+});
+
+test('sizes past the caps are refused: components, rows, validation rows', () => {
+  const s = new FedGEMServer({ nFeatures: 1 });
+  const k = 4097;
+  const many = { nComponents: k, maximizers: Array.from({ length: k }, (_, i) => i), radii: new Array(k).fill(0.1), counts: new Array(k).fill(2), nSamples: 2 * k };
+  expect(s.receiveBalls(balls('k', many), 0)).toBe(false);
+  expect(s.excluded[0]!.reason).toMatch(/nComponents is 4097; a client may upload at most 4096 components/);
+  // at the cap, a late duplicate is found however far apart the two are
+  const at = { ...many, nComponents: 4096, maximizers: Array.from({ length: 4096 }, (_, i) => (i === 4000 ? 3 : i)), radii: new Array(4096).fill(0.1), counts: new Array(4096).fill(2), nSamples: 8192 };
+  expect(s.receiveBalls(balls('d', at), 0)).toBe(false);
+  expect(s.excluded[1]!.reason).toMatch(/components 3 and 4000 have the same center/);
+  const huge = 2 ** 48 + 2;
+  expect(s.receiveBalls(balls('n', { nSamples: huge, counts: [huge / 2, huge / 2] }), 0)).toBe(false);
+  expect(s.excluded[2]!.reason).toMatch(/nSamples is 281474976710658; at most 2\^48 rows/);
+  const t = new FedGEMServer();
+  const final = (from: string, centers: number[]) => message('fedgem/final', from, 1, { nComponents: 2, nFeatures: 1, centers, counts: [10, 10], nSamples: 20 });
+  t.receiveFinal(final('0', [0, 6]), 1);
+  t.receiveFinal(final('1', [0.1, 6.1]), 1);
+  t.candidates([1, 2], 1);
+  // at 1e300 rows the weights' squares would overflow the standard error into NaN, and no phi would qualify
+  expect(t.receiveSilhouettes(message('fedgem/silhouettes', '0', 1, { values: [0.9, 0.5], nValidation: 1e300 }), 1)).toBe(false);
+  expect(t.excluded[0]!.reason).toMatch(/nValidation is 1e\+300; at most 2\^40 validation rows/);
+  expect(t.receiveSilhouettes(message('fedgem/silhouettes', '1', 1, { values: [0.9, 0.5], nValidation: 2 ** 40 }), 1)).toBe(true);
+  expect(t.choosePhi([1, 2]).phi).toBe(1);
+});

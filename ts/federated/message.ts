@@ -43,6 +43,11 @@ export function decodeMessage(text: string, kind?: string): Message {
   } catch {
     throw new InvalidMessageError('a message is not valid JSON');
   }
+  return checkEnvelope(m, kind);
+}
+
+/** decodeMessage's envelope checks, also for a message received as an object (in process). */
+export function checkEnvelope(m: unknown, kind?: string): Message {
   if (m === null || typeof m !== 'object') throw new InvalidMessageError('a message must be a JSON object');
   const e = m as Partial<Message>;
   if (e.protocol !== PROTOCOL) throw new InvalidMessageError(`not a fedmix message (protocol ${JSON.stringify(e.protocol)})`);
@@ -62,6 +67,11 @@ export function decodeMessage(text: string, kind?: string): Message {
 export function finiteNumbers(name: string, v: unknown, length: number, who: string): Float64Array {
   if (!Array.isArray(v) && !(v instanceof Float64Array)) throw new InvalidMessageError(`${who}: ${name} must be an array of numbers`);
   if (v.length !== length) throw new InvalidMessageError(`${who}: ${name} has ${v.length} values; expected ${length}`);
+  // types before converting: a BigInt or a Symbol would throw a TypeError
+  for (let i = 0; i < v.length; i++) {
+    const x = (v as ArrayLike<unknown>)[i];
+    if (typeof x !== 'number') throw new InvalidMessageError(`${who}: ${name}[${i}] is ${typeof x === 'bigint' ? `${x}n` : String(x)}; values must be finite numbers`);
+  }
   const out = Float64Array.from(v as ArrayLike<number>);
   for (let i = 0; i < out.length; i++) {
     if (typeof (v as ArrayLike<unknown>)[i] !== 'number' || !Number.isFinite(out[i]!)) {
