@@ -415,3 +415,19 @@ test('sizes past the caps are refused: components, rows, validation rows', () =>
   expect(t.receiveSilhouettes(message('fedgem/silhouettes', '1', 1, { values: [0.9, 0.5], nValidation: 2 ** 40 }), 1)).toBe(true);
   expect(t.choosePhi([1, 2]).phi).toBe(1);
 });
+
+test('a component without rows pulls no one in a round', () => {
+  // client 0's second component explains none of its rows: it sits still (radius 0) next to client 1's first
+  const s = new FedGEMServer();
+  s.receiveBalls(balls('0', { maximizers: [0, 5], radii: [0.5, 0], counts: [20, 0] }), 0);
+  s.receiveBalls(balls('1', { maximizers: [5.4, 9], radii: [0.5, 0.5] }), 0);
+  const r = s.update(0);
+  expect(Array.from(r.get('1')!.payload.centers)).toEqual([5.4, 9]);
+  expect(Array.from(r.get('0')!.payload.centers)).toEqual([0, 5]);
+  expect(s.history[0]!.overlaps).toBe(0);
+  // with rows it would have pulled client 1's component onto itself (see the zero-radius test)
+  const t = new FedGEMServer();
+  t.receiveBalls(balls('0', { maximizers: [0, 5], radii: [0.5, 0], counts: [10, 10] }), 0);
+  t.receiveBalls(balls('1', { maximizers: [5.4, 9], radii: [0.5, 0.5] }), 0);
+  expect(t.update(0).get('1')!.payload.centers[0]).toBeCloseTo(5.2, 12);
+});

@@ -155,11 +155,21 @@ export class FedGEMServer {
     const d = this.nFeatures!;
     const { centers, radii, owners } = stack(got, d, (c) => c.radii!);
     const m = radii.length;
-    const { updated, pairs } = withScope((s) => {
-      const out = s.f64(m * d);
+    // components with (almost) no rows keep their centers and pull no one (the merge leaves them out in server.rs)
+    const kept = informative(got);
+    const mk = kept.length;
+    const subCenters = new Float64Array(mk * d);
+    kept.forEach((i, j) => subCenters.set(centers.subarray(i * d, (i + 1) * d), j * d));
+    const updated = centers.slice();
+    const pairs = withScope((s) => {
+      const out = s.f64(mk * d);
       const nPairs = s.f64(1);
-      s.check(s.w.fm_fedgem_update(s.f64From(centers), s.f64From(radii), s.u32From(owners), m, d, this.indexed(), out, nPairs));
-      return { updated: s.readF64(out, m * d), pairs: s.readF64(nPairs, 1)[0]! };
+      const subRadii = Float64Array.from(kept, (i) => radii[i]!);
+      const subOwners = Uint32Array.from(kept, (i) => owners[i]!);
+      s.check(s.w.fm_fedgem_update(s.f64From(subCenters), s.f64From(subRadii), s.u32From(subOwners), mk, d, this.indexed(), out, nPairs));
+      const moved = s.readF64(out, mk * d);
+      kept.forEach((i, j) => updated.set(moved.subarray(j * d, (j + 1) * d), i * d));
+      return s.readF64(nPairs, 1)[0]!;
     });
     let at = 0;
     for (const c of got) {
@@ -292,6 +302,23 @@ export class FedGEMServer {
     }
     return { merge, messages };
   }
+}
+
+/** A component counts when it explains at least this share of its client's rows (as MIN_SHARE in server.rs). */
+const MIN_SHARE = 1e-9;
+
+/** Indices (into the stacked components) of the informative ones; all of them if none is. */
+function informative(list: ReceivedComponents[]): number[] {
+  const kept: number[] = [];
+  let at = 0;
+  for (const c of list) {
+    const total = c.counts.reduce((a, b) => a + b, 0);
+    c.counts.forEach((n, j) => {
+      if (n > 0 && n >= MIN_SHARE * total) kept.push(at + j);
+    });
+    at += c.k;
+  }
+  return kept.length > 0 ? kept : Array.from({ length: at }, (_, i) => i);
 }
 
 /** The components of several clients, stacked: centers, radii, owner index, counts. */
