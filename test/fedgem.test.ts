@@ -140,6 +140,9 @@ test('the privacy noise has the standard deviation of the documented formula', (
   // sigma = 4 B sqrt(K) / (n rho) * sqrt(2 ln(1.25 / delta)) / epsilon
   expect(centerNoiseStd(p, 1000, 4, 0.1)).toBeCloseTo(((4 * 10 * 2) / (1000 * 0.1)) * Math.sqrt(2 * Math.log(1.25e5)) / 0.5, 12);
   const { data, options } = federation(5);
+  // a bound every row meets: the clipping changes nothing, the noise is all that differs
+  const x0 = data[0]!;
+  p.bound = Math.max(...Array.from({ length: x0.nRows }, (_, i) => Math.hypot(x0.get(i, 0), x0.get(i, 1))));
   const plain = new FedGEMClient('a', data[0]!, options[0]!);
   const noisy = new FedGEMClient('a', data[0]!, { ...options[0]!, privacy: p });
   const sd = centerNoiseStd(p, plain.nSamples, plain.nComponents, 0.1);
@@ -430,4 +433,46 @@ test('a component without rows pulls no one in a round', () => {
   t.receiveBalls(balls('0', { maximizers: [0, 5], radii: [0.5, 0], counts: [10, 10] }), 0);
   t.receiveBalls(balls('1', { maximizers: [5.4, 9], radii: [0.5, 0.5] }), 0);
   expect(t.update(0).get('1')!.payload.centers[0]).toBeCloseTo(5.2, 12);
+});
+
+test('the client copies its options, bounds the bisection and leaks nothing when it cannot be created', () => {
+  const { data, options } = federation(9);
+  const x = data[0]!;
+  const privacy = { epsilon: 0.5, delta: 1e-5, bound: 100 };
+  const heap = wasm().fm_heap_in_use();
+  // the data seed no longer feeds the noise seed: its largest value works
+  new FedGEMClient('a', x, { ...options[0]!, seed: Number.MAX_SAFE_INTEGER, privacy }).dispose();
+  expect(() => new FedGEMClient('a', x, { ...options[0]!, privacy, noiseSeed: -1 })).toThrow(InvalidParameterError);
+  // the noise generator exists when the client's own creation fails
+  expect(() => new FedGEMClient('a', x, { ...options[0]!, privacy, init: 'other' as never })).toThrow(InvalidParameterError);
+  const nan = Matrix.fromRows(Array.from({ length: 20 }, (_, i) => [i === 3 ? NaN : i, 1]));
+  expect(() => new FedGEMClient('a', nan, { nComponents: 2, privacy, noiseSeed: 1 })).toThrow(InvalidDataError);
+  expect(wasm().fm_heap_in_use()).toBe(heap);
+  expect(() => new FedGEMClient('a', x, { ...options[0]!, radius: 'bisection', bisectionIterations: 1001 })).toThrow(/bisectionIterations must be an integer in \[1, 1000\]/);
+  // later edits of the options object reach nothing
+  const o = { ...options[0]!, localSteps: 1 };
+  const c = new FedGEMClient('a', x, o);
+  o.localSteps = 0;
+  expect(() => c.localRound(0)).not.toThrow();
+  c.dispose();
+});
+
+test('the privacy noise has its own seed, and the rows are clipped to the bound', () => {
+  const { data, options } = federation(10);
+  const x = data[0]!;
+  const p = { epsilon: 0.5, delta: 1e-5, bound: 3 };
+  const upload = (o: object) => {
+    const c = new FedGEMClient('a', x, { ...options[0]!, ...o });
+    const m = Array.from(c.localRound(0).payload.maximizers);
+    const means = c.means;
+    c.dispose();
+    return { m, means };
+  };
+  // the same data seed, fresh noise each time; the same noise seed, the same noise
+  expect(upload({ privacy: p }).m).not.toEqual(upload({ privacy: p }).m);
+  expect(upload({ privacy: p, noiseSeed: 4 }).m).toEqual(upload({ privacy: p, noiseSeed: 4 }).m);
+  // the means average clipped rows: inside the ball of radius B
+  const { means } = upload({ privacy: p, noiseSeed: 4 });
+  for (let k = 0; k < means.length / 2; k++) expect(Math.hypot(means[2 * k]!, means[2 * k + 1]!)).toBeLessThanOrEqual(3 + 1e-12);
+  expect(Math.max(...Array.from({ length: x.nRows }, (_, i) => Math.hypot(x.get(i, 0), x.get(i, 1))))).toBeGreaterThan(6);
 });
