@@ -437,7 +437,7 @@ test('the client copies its options, bounds the bisection and leaks nothing when
   const heap = wasm().fm_heap_in_use();
   // the data seed no longer feeds the noise seed: its largest value works
   new FedGEMClient('a', x, { ...options[0]!, seed: Number.MAX_SAFE_INTEGER, privacy }).dispose();
-  expect(() => new FedGEMClient('a', x, { ...options[0]!, privacy, noiseSeed: -1 })).toThrow(InvalidParameterError);
+  expect(() => new FedGEMClient('a', x, { ...options[0]!, privacy, noiseSeed: -1 })).toThrow(/noiseSeed must be an integer >= 0/);
   // the noise generator exists when the client's own creation fails
   expect(() => new FedGEMClient('a', x, { ...options[0]!, privacy, init: 'other' as never })).toThrow(InvalidParameterError);
   const nan = Matrix.fromRows(Array.from({ length: 20 }, (_, i) => [i === 3 ? NaN : i, 1]));

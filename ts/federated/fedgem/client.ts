@@ -105,6 +105,7 @@ export class FedGEMClient {
     const nInit = requireInteger('nInit', o.nInit ?? 3, 1);
     const init = requireOneOf('init', o.init ?? 'k-means++', ['k-means++', 'kmeans'] as const) === 'kmeans' ? 1 : 0;
     // the noise generator before the client's handle: whichever throws, nothing is left allocated
+    if (o.noiseSeed !== undefined) requireInteger('noiseSeed', o.noiseSeed, 0);
     this.noise = o.privacy ? new Rng(o.noiseSeed ?? freshSeed()) : undefined;
     try {
       if (o.privacy) x = clipRows(x, o.privacy.bound);
