@@ -184,8 +184,8 @@ export function runFedGEMExperiment(source: ClusteringSource, config: FedGEMExpe
       },
     );
     const seconds = (performance.now() - t0) / 1000;
+    let central: GaussianMixture | undefined;
     try {
-      let central: GaussianMixture | undefined;
       if ((config.central ?? 'full') !== 'none') {
         const pooled = X.selectRows(Int32Array.from(split.flatMap((s) => Array.from(s.train))).sort());
         central = new GaussianMixture({ nComponents: trueK, covarianceType: config.central as CovarianceType | undefined, nInit: 3, seed: seed + 5 }).fit(pooled);
@@ -224,7 +224,6 @@ export function runFedGEMExperiment(source: ClusteringSource, config: FedGEMExpe
           }),
           split.map((s) => s.test.length),
         );
-        central.dispose();
       }
       runs.push({
         seed,
@@ -247,6 +246,7 @@ export function runFedGEMExperiment(source: ClusteringSource, config: FedGEMExpe
         clients,
       });
     } finally {
+      central?.dispose();
       for (const c of result.clients) c.dispose();
     }
     config.onProgress?.(r + 1, repeats, `repeat ${r + 1}`);

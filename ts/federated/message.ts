@@ -63,6 +63,11 @@ export function decodeMessage(text: string, kind?: string): Message {
   } catch {
     throw new InvalidMessageError('a message is not valid JSON');
   }
+  return checkEnvelope(m, kind);
+}
+
+/** decodeMessage's envelope checks, also for a message received as an object (in process). */
+export function checkEnvelope(m: unknown, kind?: string): Message {
   if (m === null || typeof m !== 'object') throw new InvalidMessageError('a message must be a JSON object');
   const e = m as Partial<Message>;
   if (e.protocol !== PROTOCOL) throw new InvalidMessageError(`not a fedmix message (protocol ${JSON.stringify(e.protocol)})`);
@@ -82,11 +87,12 @@ export function decodeMessage(text: string, kind?: string): Message {
 export function finiteNumbers(name: string, v: unknown, length: number, who: string): Float64Array {
   if (!Array.isArray(v) && !(v instanceof Float64Array)) throw new InvalidMessageError(`${who}: ${name} must be an array of numbers`);
   if (v.length !== length) throw new InvalidMessageError(`${who}: ${name} has ${v.length} values; expected ${length}`);
+  // one pass, types checked before use: a BigInt or a Symbol must not reach arithmetic
   const out = new Float64Array(length);
   for (let i = 0; i < length; i++) {
     const x: unknown = v[i];
     if (typeof x !== 'number' || !Number.isFinite(x)) {
-      throw new InvalidMessageError(`${who}: ${name}[${i}] is ${String(x)}; values must be finite numbers`);
+      throw new InvalidMessageError(`${who}: ${name}[${i}] is ${typeof x === 'bigint' ? `${x}n` : String(x)}; values must be finite numbers`);
     }
     out[i] = x;
   }

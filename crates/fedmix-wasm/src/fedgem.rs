@@ -3,8 +3,8 @@
 
 use super::{data, f64s, f64s_mut, optional, seed, status, u32s_mut};
 use fedmix_core::fedgem::client::{Isotropic, RadiusMethod};
-use fedmix_core::fedgem::server::{weighted_centers, Components, Search};
-use fedmix_core::{Data, Error, Result, Rng};
+use fedmix_core::fedgem::server::{final_merge, round_update, Search};
+use fedmix_core::{Data, Error, Rng};
 use std::slice;
 
 /// A client's rows (column-major, copied once) and its model, owned by TypeScript.
@@ -184,12 +184,9 @@ pub unsafe extern "C" fn fm_fedgem_client_score(h: *const FedGemClient, out: *mu
     })())
 }
 
-fn components<'a>(centers: &'a [f64], radii: &'a [f64], owners: &'a [u32], d: usize) -> Result<Components<'a>> {
-    Components::new(centers, radii, owners, d)
-}
-
 /// The collaborative update of m components (centers m x d, radii, owning
-/// clients): writes the updated centers and the number of overlapping pairs.
+/// clients; radii capped, see `capped_radii`): writes the updated centers and
+/// the number of overlapping pairs.
 ///
 /// # Safety
 /// Pointers cover the shapes.
@@ -206,17 +203,17 @@ pub unsafe extern "C" fn fm_fedgem_update(
     out_pairs: *mut f64,
 ) -> i32 {
     status((|| {
-        let c = components(f64s(centers, m * d), f64s(radii, m), owners(owner_ids, m), d)?;
-        let pairs = c.overlaps(search(indexed))?;
-        f64s_mut(out_centers, m * d).copy_from_slice(&c.collaborative_update(&pairs));
-        *out_pairs = pairs.len() as f64;
+        let (updated, pairs) = round_update(f64s(centers, m * d), f64s(radii, m), owners(owner_ids, m), d, search(indexed))?;
+        f64s_mut(out_centers, m * d).copy_from_slice(&updated);
+        *out_pairs = pairs as f64;
         Ok(())
     })())
 }
 
-/// The final merge: super-cluster of each component (`out_labels`, m), their
-/// count (`out_k`) and their centers weighted by `weights` (`out_centers`, the
-/// first k x d of an m x d buffer).
+/// The final merge (`final_merge`: radii capped, components with almost no
+/// weight left out of the overlaps): super-cluster of each component
+/// (`out_labels`, m), their count (`out_k`) and their centers weighted by
+/// `weights` (`out_centers`, the first k x d of an m x d buffer).
 ///
 /// # Safety
 /// Pointers cover the shapes.
@@ -235,13 +232,10 @@ pub unsafe extern "C" fn fm_fedgem_merge(
     out_centers: *mut f64,
 ) -> i32 {
     status((|| {
-        let centers = f64s(centers, m * d);
-        let c = components(centers, f64s(radii, m), owners(owner_ids, m), d)?;
-        let (labels, k) = c.super_clusters(&c.overlaps(search(indexed))?);
-        let merged = weighted_centers(centers, d, &labels, k, f64s(weights, m))?;
-        u32s_mut(out_labels, m).copy_from_slice(&labels);
-        *out_k = k;
-        f64s_mut(out_centers, k * d).copy_from_slice(&merged);
+        let r = final_merge(f64s(centers, m * d), f64s(radii, m), owners(owner_ids, m), f64s(weights, m), d, search(indexed))?;
+        u32s_mut(out_labels, m).copy_from_slice(&r.labels);
+        *out_k = r.k;
+        f64s_mut(out_centers, r.k * d).copy_from_slice(&r.centers);
         Ok(())
     })())
 }

@@ -16,7 +16,7 @@ import { Rng } from '../../random.js';
 import { requireInteger, requireOneOf, requirePositive, seedParts } from '../../validate.js';
 import { OwnedHandle, withScope } from '../../wasm/memory.js';
 import { message, type Message } from '../message.js';
-import { BALLS, CANDIDATES, CENTERS, FINAL, RESULT, SILHOUETTES, receiveCenters, type BallsPayload, type CandidatesPayload, type FinalPayload, type ResultPayload } from './messages.js';
+import { BALLS, CANDIDATES, CENTERS, FINAL, MAX_COMPONENTS, RESULT, SILHOUETTES, receiveCenters, type BallsPayload, type CandidatesPayload, type FinalPayload, type ResultPayload } from './messages.js';
 import { centerNoiseStd, checkPrivacy, type PrivacyOptions } from './privacy.js';
 
 export interface FedGEMClientOptions {
@@ -30,7 +30,7 @@ export interface FedGEMClientOptions {
   localSteps?: number;
   /** how the radii are computed: the closed form (default) or the bisection solver (Algorithm 4) */
   radius?: 'closed-form' | 'bisection';
-  /** halvings of the bisection solver (default 60) */
+  /** halvings of the bisection solver (default 60, at most 1000) */
   bisectionIterations?: number;
   /** starting means (K_c x d, row-major); default from `init` */
   meansInit?: ArrayLike<number>;
@@ -41,9 +41,18 @@ export interface FedGEMClientOptions {
   init?: 'k-means++' | 'kmeans';
   /** seedings (or k-means runs) tried for the starting means (default 3) */
   nInit?: number;
-  /** Gaussian noise on every uploaded center (see privacy.ts) */
+  /**
+   * Gaussian noise on every uploaded center (see privacy.ts); the training
+   * rows are then clipped to norm privacy.bound, as the noise's scale assumes
+   */
   privacy?: PrivacyOptions;
+  /** seed of the initialization */
   seed?: number;
+  /**
+   * seed of the privacy noise, apart from `seed` (a published seed must not
+   * reveal the noise); default: fresh from crypto.getRandomValues where available
+   */
+  noiseSeed?: number;
 }
 
 const LABEL = { what: 'this FedGEM client', renew: 'create a new client', redo: 'create the client again' };
@@ -70,44 +79,55 @@ export class FedGEMClient {
    */
   constructor(id: string, data: MatrixLike, options: FedGEMClientOptions, validation?: MatrixLike) {
     this.id = id;
-    const x = Matrix.from(data);
-    const k = requireInteger('nComponents', options.nComponents, 1);
+    // a copy: later changes to the caller's object do not reach the client
+    const o: FedGEMClientOptions = { ...options, privacy: options.privacy && { ...options.privacy } };
+    let x = Matrix.from(data);
+    const k = requireInteger('nComponents', o.nComponents, 1, MAX_COMPONENTS);
     if (x.nRows < 2 * k) {
       throw new InvalidDataError(`client ${id} has ${x.nRows} rows for ${k} components; a client needs at least two rows per component`);
     }
-    const variance = requirePositive('variance', options.variance ?? 1);
-    requireInteger('localSteps', options.localSteps ?? 1, 1);
-    requireInteger('bisectionIterations', options.bisectionIterations ?? 60, 1);
-    if (!['closed-form', 'bisection', undefined].includes(options.radius)) {
-      throw new InvalidParameterError(`radius must be 'closed-form' or 'bisection', got ${JSON.stringify(options.radius)}`);
+    const variance = requirePositive('variance', o.variance ?? 1);
+    requireInteger('localSteps', o.localSteps ?? 1, 1);
+    requireInteger('bisectionIterations', o.bisectionIterations ?? 60, 1, 1000);
+    if (!['closed-form', 'bisection', undefined].includes(o.radius)) {
+      throw new InvalidParameterError(`radius must be 'closed-form' or 'bisection', got ${JSON.stringify(o.radius)}`);
     }
-    if (options.privacy) checkPrivacy(options.privacy);
-    this.weights = options.weights ? Float64Array.from(options.weights) : new Float64Array(k).fill(1 / k);
-    if (options.meansInit !== undefined && options.meansInit.length !== k * x.nCols) {
-      throw new InvalidParameterError(`meansInit has ${options.meansInit.length} values; ${k} x ${x.nCols} needs ${k * x.nCols}`);
+    if (o.privacy) checkPrivacy(o.privacy);
+    this.weights = o.weights ? Float64Array.from(o.weights) : new Float64Array(k).fill(1 / k);
+    if (o.meansInit !== undefined && o.meansInit.length !== k * x.nCols) {
+      throw new InvalidParameterError(`meansInit has ${o.meansInit.length} values; ${k} x ${x.nCols} needs ${k * x.nCols}`);
     }
     this.validation = validation === undefined ? undefined : Matrix.from(validation);
     if (this.validation && this.validation.nCols !== x.nCols) {
       throw new InvalidDataError(`client ${id}: validation rows have ${this.validation.nCols} features but the training rows ${x.nCols}`);
     }
-    const [lo, hi] = seedParts(options.seed);
-    const ptr = withScope((s) => {
-      const out = s.u32(1);
-      const [w, wLen] = s.f64Optional(this.weights);
-      const [m] = s.f64Optional(options.meansInit);
-      if (wLen !== k) throw new InvalidParameterError(`weights has ${wLen} values for ${k} components`);
-      const init = requireOneOf('init', options.init ?? 'k-means++', ['k-means++', 'kmeans'] as const) === 'kmeans' ? 1 : 0;
-      s.check(s.w.fm_fedgem_client_new(s.f64From(x.data), x.nRows, x.nCols, k, w, variance, m, init, requireInteger('nInit', options.nInit ?? 3, 1), lo, hi, out));
-      return s.readU32(out, 1)[0]!;
-    });
-    this.handle = new OwnedHandle(ptr, (w, p) => w.fm_fedgem_client_free(p), LABEL);
-    this.options = options;
+    const [lo, hi] = seedParts(o.seed);
+    const nInit = requireInteger('nInit', o.nInit ?? 3, 1);
+    const init = requireOneOf('init', o.init ?? 'k-means++', ['k-means++', 'kmeans'] as const) === 'kmeans' ? 1 : 0;
+    // the noise generator before the client's handle: whichever throws, nothing is left allocated
+    if (o.noiseSeed !== undefined) requireInteger('noiseSeed', o.noiseSeed, 0);
+    this.noise = o.privacy ? new Rng(o.noiseSeed ?? freshSeed()) : undefined;
+    try {
+      if (o.privacy) x = clipRows(x, o.privacy.bound);
+      const ptr = withScope((s) => {
+        const out = s.u32(1);
+        const [w, wLen] = s.f64Optional(this.weights);
+        const [m] = s.f64Optional(o.meansInit);
+        if (wLen !== k) throw new InvalidParameterError(`weights has ${wLen} values for ${k} components`);
+        s.check(s.w.fm_fedgem_client_new(s.f64From(x.data), x.nRows, x.nCols, k, w, variance, m, init, nInit, lo, hi, out));
+        return s.readU32(out, 1)[0]!;
+      });
+      this.handle = new OwnedHandle(ptr, (w, p) => w.fm_fedgem_client_free(p), LABEL);
+    } catch (e) {
+      this.noise?.dispose();
+      throw e;
+    }
+    this.options = o;
     this.training = x;
     this.nComponents = k;
     this.nFeatures = x.nCols;
     this.nSamples = x.nRows;
     this.lastCounts = new Float64Array(k).fill(x.nRows / k);
-    this.noise = options.privacy ? new Rng(options.seed === undefined ? undefined : options.seed + 1) : undefined;
   }
 
   /** The current means (K_c x d, row-major). */
@@ -251,4 +271,29 @@ export class FedGEMClient {
 
 function expectKind(m: Message, kind: string): void {
   if (m.kind !== kind) throw new InvalidMessageError(`expected a ${kind} message from the server, got ${m.kind}`);
+}
+
+/** A seed from the platform's cryptographic generator; undefined without one (Rng then draws its own). */
+function freshSeed(): number | undefined {
+  const c = (globalThis as { crypto?: { getRandomValues?: (a: Uint32Array) => Uint32Array } }).crypto;
+  if (typeof c?.getRandomValues !== 'function') return undefined;
+  const [lo, hi] = c.getRandomValues(new Uint32Array(2));
+  return (hi! % 2 ** 21) * 2 ** 32 + lo!; // below 2^53
+}
+
+/** Rows scaled down to norm at most `bound` (a copy): the sensitivity of privacy.ts assumes ||x|| <= B. */
+function clipRows(x: Matrix, bound: number): Matrix {
+  const { nRows: n, nCols: d } = x;
+  const out = x.data.slice();
+  for (let i = 0; i < n; i++) {
+    // the norm over the largest magnitude, so that huge rows do not overflow it
+    let top = 0;
+    for (let j = 0; j < d; j++) top = Math.max(top, Math.abs(out[j * n + i]!));
+    if (!(top > 0) || !Number.isFinite(top)) continue; // zero rows stay; NaN/Inf fail in the core's check
+    let sq = 0;
+    for (let j = 0; j < d; j++) sq += (out[j * n + i]! / top) ** 2;
+    const root = Math.sqrt(sq);
+    if (top * root > bound) for (let j = 0; j < d; j++) out[j * n + i] = (out[j * n + i]! / top / root) * bound;
+  }
+  return new Matrix(out, n, d);
 }

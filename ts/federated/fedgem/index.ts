@@ -19,7 +19,7 @@
  */
 import { FedmixError, InvalidParameterError } from '../../errors.js';
 import type { MatrixLike } from '../../data/matrix.js';
-import { requireInteger } from '../../validate.js';
+import { requireInteger, requirePositive } from '../../validate.js';
 import { majorityDimension } from '../simulation.js';
 import { InProcessTransport, type ExcludedClient, type Traffic } from '../transport.js';
 import { FedGEMClient, type FedGEMClientOptions } from './client.js';
@@ -48,7 +48,7 @@ export interface FedGEMOptions {
   /** per client: the rows that score the candidates when phi is tuned (default: its training rows) */
   validation?: MatrixLike[];
   server?: FedGEMServerOptions;
-  /** stop the rounds early once every radius is below this (default 0: run them all) */
+  /** stop the rounds early once every radius is below this (a number > 0; default: run them all) */
   tol?: number;
 }
 
@@ -72,8 +72,12 @@ export interface FedGEMResult {
 
 export function fedGEM(clientData: MatrixLike[], options: FedGEMOptions): FedGEMResult {
   const rounds = requireInteger('rounds', options.rounds ?? 10, 0);
-  const tol = options.tol ?? 0;
+  const tol = options.tol === undefined ? 0 : requirePositive('tol', options.tol);
   const phis = typeof options.phi === 'number' ? [options.phi] : options.phi ?? [1];
+  if (!Array.isArray(phis) || phis.length === 0) {
+    throw new InvalidParameterError(`phi must be a number or a non-empty list of candidates (e.g. PHI_GRID), got ${Array.isArray(phis) ? '[]' : String(phis)}`);
+  }
+  phis.forEach((p, i) => requirePositive(typeof options.phi === 'number' ? 'phi' : `phi[${i}]`, p));
   const throwOnBad = options.server?.onInvalidClient === 'throw';
   const transport = new InProcessTransport();
   const server = new FedGEMServer({ ...options.server, nFeatures: options.server?.nFeatures ?? majorityDimension(clientData) });

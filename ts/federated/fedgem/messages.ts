@@ -63,6 +63,13 @@ export interface ResultPayload {
   memberships: number[];
 }
 
+/** Most components one client may upload (the server's work and memory grow with them). */
+export const MAX_COMPONENTS = 4096;
+/** Most rows a client may claim (beyond any real client): counts weigh the merge, so one claim cannot swamp it. */
+export const MAX_SAMPLES = 2 ** 48;
+/** Most validation rows a client may claim: they weigh the silhouettes, their squares the standard error (kept finite). */
+export const MAX_VALIDATION = 2 ** 40;
+
 /** A client's components as the server keeps them. */
 export interface ReceivedComponents {
   client: string;
@@ -93,11 +100,13 @@ function components(m: Message, centersField: 'maximizers' | 'centers', nFeature
   const who = `client ${m.from}`;
   const p = payload(m, who);
   const k = positiveInteger('nComponents', p.nComponents, who);
+  if (k > MAX_COMPONENTS) throw new InvalidMessageError(`${who}: nComponents is ${k}; a client may upload at most ${MAX_COMPONENTS} components`);
   const d = positiveInteger('nFeatures', p.nFeatures, who);
   if (nFeatures !== undefined && d !== nFeatures) {
     throw new InvalidMessageError(`${who}: its centers have ${d} features but this federation has ${nFeatures}`);
   }
   const n = positiveInteger('nSamples', p.nSamples, who);
+  if (n > MAX_SAMPLES) throw new InvalidMessageError(`${who}: nSamples is ${n}; at most 2^48 rows per client are accepted`);
   if (n < 2 * k) {
     throw new InvalidMessageError(`${who}: ${n} rows for ${k} components; a client needs at least two rows per component`);
   }
@@ -109,12 +118,19 @@ function components(m: Message, centersField: 'maximizers' | 'centers', nFeature
     total += c;
   });
   if (Math.abs(total - n) > 1e-6 * n) throw new InvalidMessageError(`${who}: counts sum to ${total}, not to its ${n} rows`);
-  for (let a = 0; a < k; a++) {
-    for (let b = a + 1; b < k; b++) {
-      let same = true;
-      for (let j = 0; j < d && same; j++) same = centers[a * d + j] === centers[b * d + j];
-      if (same) throw new InvalidMessageError(`${who}: components ${a} and ${b} have the same center; a client's components must differ`);
+  // equal centers: sorted row by row (O(K log K) comparisons), equal rows end up adjacent
+  const compare = (a: number, b: number) => {
+    for (let j = 0; j < d; j++) {
+      const x = centers[a * d + j]!;
+      const y = centers[b * d + j]!;
+      if (x !== y) return x < y ? -1 : 1;
     }
+    return 0;
+  };
+  const order = Array.from({ length: k }, (_, i) => i).sort((a, b) => compare(a, b) || a - b);
+  for (let i = 1; i < k; i++) {
+    const [a, b] = [order[i - 1]!, order[i]!];
+    if (compare(a, b) === 0) throw new InvalidMessageError(`${who}: components ${a} and ${b} have the same center; a client's components must differ`);
   }
   return { client: m.from, k, d, centers, counts, nSamples: n };
 }
@@ -148,7 +164,9 @@ export function receiveSilhouettes(m: Message, candidates: number): { values: (n
   });
   const n = p.nValidation;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw new InvalidMessageError(`${who}: nValidation must be a non-negative integer`);
-  return { values: v as (number | null)[], nValidation: n };
+  if (n > MAX_VALIDATION) throw new InvalidMessageError(`${who}: nValidation is ${n}; at most 2^40 validation rows are accepted`);
+  // a copy: the sender keeps its array
+  return { values: Array.from(v as (number | null)[]), nValidation: n };
 }
 
 /** A server message as a client checks it: `expected` numbers of `d` features. */

@@ -19,10 +19,16 @@
  *   sigma = Delta_2 sqrt(2 ln(1.25 / delta)) / epsilon.
  *
  * Each round's upload is one release: T rounds plus the final upload compose
- * to ((T + 1) epsilon, (T + 1) delta) by basic composition. The radii are sent
- * as they are (the paper leaves their privacy open); rho is the user's bound
- * (default half the smallest fixed weight), and a round whose actual shares
- * fall below it is counted in `FedGEMClient.privacyBoundMisses`.
+ * to ((T + 1) epsilon, (T + 1) delta) by basic composition. rho is the user's
+ * bound (default half the smallest fixed weight), and a round whose actual
+ * shares fall below it is counted in `FedGEMClient.privacyBoundMisses`. The
+ * client clips its rows to norm B first, so that Assumption 7 holds.
+ *
+ * Not covered: the counts N_k and the radii travel without noise (the paper
+ * leaves the radii's privacy open). The bound is for one M-step of the means
+ * with the responsibilities fixed: with L > 1 local steps the last step's
+ * responsibilities come from noiseless iterates of the same rows, and the
+ * k-means++ starting means are rows of the data; neither is accounted for.
  */
 import { InvalidParameterError } from '../../errors.js';
 

@@ -17,7 +17,7 @@
 import { FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { requireOneOf, requirePositive } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
-import { decodeMessage, message, type Message } from '../message.js';
+import { checkEnvelope, decodeMessage, message, type Message } from '../message.js';
 import type { ExcludedClient } from '../transport.js';
 import {
   BALLS,
@@ -36,7 +36,10 @@ import {
 } from './messages.js';
 
 export interface FedGEMServerOptions {
-  /** the dimension every client must share (else the first accepted upload sets it) */
+  /**
+   * the dimension every client must share; without it the first accepted upload
+   * sets it (until that client and every other accepted one are excluded)
+   */
   nFeatures?: number;
   /** how overlaps are found: a k-d tree (default) or all pairs (the reference) */
   search?: 'kdtree' | 'all-pairs';
@@ -72,6 +75,8 @@ export class FedGEMServer {
   readonly history: RoundSummary[] = [];
   private readonly options: FedGEMServerOptions;
   private nFeatures: number | undefined;
+  /** clients with an accepted BALLS or FINAL upload: while none is left, an inferred dimension is forgotten */
+  private readonly accepted = new Set<string>();
   private readonly out = new Set<string>();
   private balls: ReceivedComponents[] = [];
   private finals: ReceivedComponents[] = [];
@@ -90,32 +95,40 @@ export class FedGEMServer {
   }
 
   /**
-   * Runs `fn` on an upload (wire text or message) of `kind`; a bad one
-   * excludes its client (or throws, by option) and changes nothing else.
+   * Runs `fn` on an upload (wire text or message) of `kind` sent for `round`;
+   * a bad one excludes its client (or throws, by option) and changes nothing
+   * else. Anything thrown while checking it is an InvalidMessageError.
    */
-  private accept<T>(input: string | Message, kind: string, round: number, fn: (m: Message) => T): T | undefined {
-    let from = 'unknown client';
+  private accept<T>(input: unknown, kind: string, round: number, fn: (m: Message) => T): T | undefined {
+    let from: string | undefined;
     try {
-      const m = typeof input === 'string' ? decodeMessage(input, kind) : input;
+      const m = typeof input === 'string' ? decodeMessage(input, kind) : checkEnvelope(input, kind);
       from = m.from;
-      if (m.kind !== kind) throw new InvalidMessageError(`expected a ${kind} message, got ${m.kind}`);
       if (this.out.has(m.from)) throw new InvalidMessageError(`client ${m.from} was excluded earlier`);
+      if (m.round !== round) throw new InvalidMessageError(`client ${m.from}: a message for round ${m.round} arrived in round ${round}`);
       return fn(m);
-    } catch (e) {
-      if (!(e instanceof FedmixError) || e.code === 'WASM' || this.options.onInvalidClient === 'throw') throw e;
-      if (from !== 'unknown client' && !this.out.has(from)) {
+    } catch (caught) {
+      // anything else (a throwing getter or proxy in an in-process message) is still a bad message
+      const e = caught instanceof FedmixError ? caught : new InvalidMessageError(`a ${kind} message could not be checked: ${caught instanceof Error ? caught.message : `a ${typeof caught} was thrown`}`);
+      if (e.code === 'WASM' || this.options.onInvalidClient === 'throw') throw e;
+      from ??= senderOf(input);
+      if (from !== undefined && !this.out.has(from)) {
         this.out.add(from);
         this.balls = this.balls.filter((b) => b.client !== from);
         this.finals = this.finals.filter((b) => b.client !== from);
         this.silhouettes.delete(from);
+        this.accepted.delete(from);
+        // an inferred dimension needs an accepted client behind it
+        if (this.accepted.size === 0 && this.options.nFeatures === undefined) this.nFeatures = undefined;
       }
-      this.excluded.push({ client: from, round, reason: e.message });
+      this.excluded.push({ client: from ?? 'unknown client', round, reason: e.message });
       return undefined;
     }
   }
 
-  private settleDimension(d: number): void {
+  private settleDimension(client: string, d: number): void {
     this.nFeatures ??= d;
+    this.accepted.add(client);
   }
 
   /** Takes a client's BALLS upload for `round`; returns whether it was accepted. */
@@ -123,7 +136,7 @@ export class FedGEMServer {
     const r = this.accept(input, BALLS, round, (m) => {
       if (this.balls.some((b) => b.client === m.from)) throw new InvalidMessageError(`client ${m.from}: a second upload in round ${round}`);
       const c = receiveBalls(m, this.nFeatures);
-      this.settleDimension(c.d);
+      this.settleDimension(c.client, c.d);
       this.balls.push(c);
       return true;
     });
@@ -142,11 +155,21 @@ export class FedGEMServer {
     const d = this.nFeatures!;
     const { centers, radii, owners } = stack(got, d, (c) => c.radii!);
     const m = radii.length;
-    const { updated, pairs } = withScope((s) => {
-      const out = s.f64(m * d);
+    // components with (almost) no rows keep their centers and pull no one (the merge leaves them out in server.rs)
+    const kept = informative(got);
+    const mk = kept.length;
+    const subCenters = new Float64Array(mk * d);
+    kept.forEach((i, j) => subCenters.set(centers.subarray(i * d, (i + 1) * d), j * d));
+    const updated = centers.slice();
+    const pairs = withScope((s) => {
+      const out = s.f64(mk * d);
       const nPairs = s.f64(1);
-      s.check(s.w.fm_fedgem_update(s.f64From(centers), s.f64From(radii), s.u32From(owners), m, d, this.indexed(), out, nPairs));
-      return { updated: s.readF64(out, m * d), pairs: s.readF64(nPairs, 1)[0]! };
+      const subRadii = Float64Array.from(kept, (i) => radii[i]!);
+      const subOwners = Uint32Array.from(kept, (i) => owners[i]!);
+      s.check(s.w.fm_fedgem_update(s.f64From(subCenters), s.f64From(subRadii), s.u32From(subOwners), mk, d, this.indexed(), out, nPairs));
+      const moved = s.readF64(out, mk * d);
+      kept.forEach((i, j) => updated.set(moved.subarray(j * d, (j + 1) * d), i * d));
+      return s.readF64(nPairs, 1)[0]!;
     });
     let at = 0;
     for (const c of got) {
@@ -166,7 +189,7 @@ export class FedGEMServer {
     const r = this.accept(input, FINAL, round, (m) => {
       if (this.finals.some((b) => b.client === m.from)) throw new InvalidMessageError(`client ${m.from}: a second final upload`);
       const c = receiveFinal(m, this.nFeatures);
-      this.settleDimension(c.d);
+      this.settleDimension(c.client, c.d);
       this.finals.push(c);
       return true;
     });
@@ -259,11 +282,14 @@ export class FedGEMServer {
       if (!Number.isNaN(v) && (best < 0 || v > scores[best]!)) best = i;
     });
     if (best < 0) throw new InvalidParameterError('no client could score any candidate (each needs validation rows spanning at least two clusters)');
-    const slack = tolerance ?? stats[best]!.se;
+    const se = stats[best]!.se;
+    const slack = tolerance ?? (Number.isFinite(se) ? se : 0);
     let phi = Infinity;
     scores.forEach((v, i) => {
       if (v >= scores[best]! - slack) phi = Math.min(phi, phis[i]!);
     });
+    // the best candidate always qualifies, and candidates were merged at a finite phi
+    if (!Number.isFinite(phi)) throw new InvalidParameterError(`no finite phi was chosen among ${phis.join(', ')}`);
     return { phi, scores, standardErrors: stats.map((x) => x.se) };
   }
 
@@ -276,6 +302,23 @@ export class FedGEMServer {
     }
     return { merge, messages };
   }
+}
+
+/** A component counts when it explains at least this share of its client's rows (as MIN_SHARE in server.rs). */
+const MIN_SHARE = 1e-9;
+
+/** Indices (into the stacked components) of the informative ones; all of them if none is. */
+function informative(list: ReceivedComponents[]): number[] {
+  const kept: number[] = [];
+  let at = 0;
+  for (const c of list) {
+    const total = c.counts.reduce((a, b) => a + b, 0);
+    c.counts.forEach((n, j) => {
+      if (n > 0 && n >= MIN_SHARE * total) kept.push(at + j);
+    });
+    at += c.k;
+  }
+  return kept.length > 0 ? kept : Array.from({ length: at }, (_, i) => i);
 }
 
 /** The components of several clients, stacked: centers, radii, owner index, counts. */
@@ -332,4 +375,22 @@ function finalDeltas(finals: ReceivedComponents[], d: number): number[] {
     fallback = nearest.length > 0 ? median(nearest) : 1;
   }
   return own.map((v) => (Number.isFinite(v) ? v : fallback));
+}
+
+/** Best effort: who sent an upload whose envelope failed its checks (undefined when unreadable). */
+function senderOf(input: unknown): string | undefined {
+  let m = input;
+  if (typeof m === 'string') {
+    try {
+      m = JSON.parse(m);
+    } catch {
+      return undefined;
+    }
+  }
+  try {
+    const from = m !== null && typeof m === 'object' ? (m as { from?: unknown }).from : undefined;
+    return typeof from === 'string' && from.length > 0 ? from : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -198,6 +198,102 @@ impl<'a> Components<'a> {
 /// The most overlapping pairs a round may have (24 bytes each: 480 MB).
 pub const MAX_OVERLAPS: usize = 20_000_000;
 
+/// A component whose count is below this share of its client's rows (or
+/// zero) says nothing about where a cluster is: it takes no part in overlaps.
+pub const MIN_SHARE: f64 = 1e-9;
+
+/// A round's radii are capped at this multiple of their median.
+pub const RADIUS_CAP: f64 = 2.0;
+
+/// Each radius capped at RADIUS_CAP times the median of the positive radii
+/// (zero radii, converged components, say nothing about the round's scale).
+/// Reported radii are otherwise taken on trust: one client's huge radius
+/// would reach every ball and link components of every cluster. A capped
+/// ball lies inside the reported one, so the update stays in it.
+pub fn capped_radii(radii: &[f64]) -> Vec<f64> {
+    let mut positive: Vec<f64> = radii.iter().cloned().filter(|r| *r > 0.0).collect();
+    if positive.is_empty() {
+        return radii.to_vec();
+    }
+    positive.sort_unstable_by(|a, b| a.total_cmp(b));
+    let h = positive.len() / 2;
+    let median = if positive.len() % 2 == 1 { positive[h] } else { positive[h - 1] / 2.0 + positive[h] / 2.0 };
+    let cap = RADIUS_CAP * median;
+    radii.iter().map(|r| r.min(cap)).collect()
+}
+
+/// Which components are informative: a count of at least MIN_SHARE of the
+/// counts of their client (all of them if none is, rather than nothing).
+pub fn informative(counts: &[f64], owners: &[u32]) -> Vec<bool> {
+    let mut totals = std::collections::HashMap::new();
+    for (c, &o) in counts.iter().zip(owners) {
+        *totals.entry(o).or_insert(0.0) += c;
+    }
+    let keep: Vec<bool> = counts.iter().zip(owners).map(|(c, o)| *c > 0.0 && *c >= MIN_SHARE * totals[o]).collect();
+    if keep.iter().any(|&k| k) {
+        keep
+    } else {
+        vec![true; counts.len()]
+    }
+}
+
+/// The collaborative step of a round (radii capped): the updated centers and
+/// the number of overlapping pairs.
+pub fn round_update(centers: &[f64], radii: &[f64], owners: &[u32], d: usize, search: Search) -> Result<(Vec<f64>, usize)> {
+    Components::new(centers, radii, owners, d)?; // checks before capping
+    let radii = capped_radii(radii);
+    let c = Components::new(centers, &radii, owners, d)?;
+    let pairs = c.overlaps(search)?;
+    Ok((c.collaborative_update(&pairs), pairs.len()))
+}
+
+/// The outcome of the final merge.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Merged {
+    /// each component's super-cluster
+    pub labels: Vec<u32>,
+    /// the number of super-clusters (the estimated global K)
+    pub k: usize,
+    /// k x d: their centers, averaged by `weights`
+    pub centers: Vec<f64>,
+}
+
+/// The final merge: super-clusters of the informative components and their
+/// weighted centers; an uninformative component, which could otherwise link
+/// two clusters, joins the super-cluster of the nearest center without
+/// counting in K. The radii are not capped here: the final radius follows a
+/// client's own centers and rows, and capping it at twice the median
+/// overestimated K in the blob experiments: single linkage trusts clients.
+pub fn final_merge(centers: &[f64], radii: &[f64], owners: &[u32], weights: &[f64], d: usize, search: Search) -> Result<Merged> {
+    Components::new(centers, radii, owners, d)?;
+    let m = radii.len();
+    if weights.len() != m {
+        return Err(Error::param(format!("{} components need {} weights, got {}", m, m, weights.len())));
+    }
+    if let Some(i) = weights.iter().position(|w| !(*w >= 0.0) || !w.is_finite()) {
+        return Err(Error::data(format!("weight {} is {}; weights must be finite and non-negative", i, show(weights[i]))));
+    }
+    let keep = informative(weights, owners);
+    let kept: Vec<usize> = (0..m).filter(|&i| keep[i]).collect();
+    let pick = |v: &[f64], w: usize| -> Vec<f64> { kept.iter().flat_map(|&i| v[i * w..(i + 1) * w].iter().cloned()).collect() };
+    let (sub_centers, sub_weights) = (pick(centers, d), pick(weights, 1));
+    let sub_radii = pick(radii, 1);
+    let sub_owners: Vec<u32> = kept.iter().map(|&i| owners[i]).collect();
+    let c = Components::new(&sub_centers, &sub_radii, &sub_owners, d)?;
+    let (sub_labels, k) = c.super_clusters(&c.overlaps(search)?);
+    let merged = weighted_centers(&sub_centers, d, &sub_labels, k, &sub_weights)?;
+    let mut labels = vec![0u32; m];
+    for (j, &i) in kept.iter().enumerate() {
+        labels[i] = sub_labels[j];
+    }
+    for i in (0..m).filter(|&i| !keep[i]) {
+        let ci = &centers[i * d..(i + 1) * d];
+        let nearest = (0..k).map(|l| (sq_distance(ci, &merged[l * d..(l + 1) * d]), l)).fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a });
+        labels[i] = nearest.1 as u32;
+    }
+    Ok(Merged { labels, k, centers: merged })
+}
+
 /// Below this a square may have lost digits to underflow (and above f64::MAX
 /// it has overflowed): such pairs are tested on scaled values.
 const TINY_SQUARE: f64 = 1e-280;

@@ -1,5 +1,5 @@
 use super::client::{bisection_radius, Isotropic, RadiusMethod};
-use super::server::{meeting_point, weighted_centers, Components, Overlap, Search};
+use super::server::{capped_radii, final_merge, informative, meeting_point, round_update, weighted_centers, Components, Overlap, Search};
 use crate::data::Data;
 use crate::gmm::estep::{self, Scratch};
 use crate::kdtree::sq_distance;
@@ -286,4 +286,66 @@ fn overlaps_at_extreme_scales_are_exact() {
 fn huge_weights_do_not_overflow_the_merged_centers() {
     let merged = weighted_centers(&[0.0, 100.0, 0.1, 100.1], 2, &[0, 0], 1, &[1.5e308, 1.5e308]).unwrap();
     assert_eq!(merged, vec![0.05, 100.05]);
+}
+
+#[test]
+fn radii_are_capped_at_twice_the_median_of_the_positive_ones() {
+    assert_eq!(capped_radii(&[1.0, 2.0, 3.0, 100.0]), vec![1.0, 2.0, 3.0, 5.0]);
+    // zeros (converged components) do not pull the median down
+    assert_eq!(capped_radii(&[0.0, 0.0, 0.0, 1.0, 1.0, 9.0]), vec![0.0, 0.0, 0.0, 1.0, 1.0, 2.0]);
+    assert_eq!(capped_radii(&[0.0, 0.0]), vec![0.0, 0.0]);
+    assert!(capped_radii(&[]).is_empty());
+}
+
+#[test]
+fn one_huge_radius_does_not_reach_every_ball_in_a_round() {
+    // clients 0 and 1 hold a cluster at 0, clients 2 and 3 one at 10 (radius
+    // 0.5 each); client 4 reports one component halfway with a radius of 100
+    let centers = vec![0.0, 0.1, 10.0, 10.1, 5.0];
+    let radii = vec![0.5, 0.5, 0.5, 0.5, 100.0];
+    let owners = vec![0, 1, 2, 3, 4];
+    // as reported, the big ball meets all four
+    let raw = Components::new(&centers, &radii, &owners, 1).unwrap();
+    assert_eq!(raw.overlaps(Search::AllPairs).unwrap().len(), 4 + 2);
+    // capped (at 2 x 0.5), it meets none and stays put
+    for search in [Search::KdTree, Search::AllPairs] {
+        let (updated, pairs) = round_update(&centers, &radii, &owners, 1, search).unwrap();
+        assert_eq!(pairs, 2);
+        assert_eq!(updated[4], 5.0);
+        // the others move halfway to the meeting point with their partner
+        for (u, want) in updated[..4].iter().zip([0.025, 0.075, 10.025, 10.075]) {
+            assert!((u - want).abs() < 1e-12, "{} vs {}", u, want);
+        }
+    }
+}
+
+#[test]
+fn components_without_rows_are_uninformative() {
+    // client 0: counts 10 and 0; client 1: 1e-12 of its rows; client 2: all zero (then all count)
+    let keep = informative(&[10.0, 0.0, 1e-11, 10.0, 0.0, 0.0], &[0, 0, 1, 1, 2, 2]);
+    assert_eq!(keep, vec![true, false, false, true, false, false]);
+    assert_eq!(informative(&[0.0, 0.0], &[0, 1]), vec![true, true]);
+}
+
+#[test]
+fn an_empty_component_bridges_nothing_and_joins_the_nearest_cluster() {
+    // clients 0 and 1 hold a cluster at 0, clients 2 and 3 one at 10; client 4
+    // one at 30 and an empty component halfway between the first two, whose
+    // radius would reach both sides
+    let centers = vec![0.0, 0.1, 10.0, 10.1, 30.0, 5.0];
+    let radii = vec![2.0, 2.0, 2.0, 2.0, 5.0, 5.0];
+    let owners = vec![0, 1, 2, 3, 4, 4];
+    let weights = vec![50.0, 50.0, 50.0, 50.0, 50.0, 0.0];
+    // with it, 0 and 10 are one cluster, capped radii or not
+    for r in [radii.clone(), capped_radii(&radii)] {
+        let c = Components::new(&centers, &r, &owners, 1).unwrap();
+        assert_eq!(c.super_clusters(&c.overlaps(Search::AllPairs).unwrap()).1, 2);
+    }
+    let merged = final_merge(&centers, &radii, &owners, &weights, 1, Search::KdTree).unwrap();
+    assert_eq!(merged.k, 3);
+    assert_eq!(merged.labels, vec![0, 0, 1, 1, 2, 0]);
+    assert_eq!(merged.centers, vec![0.05, 10.05, 30.0]);
+    // a share below 1e-9 of the client's rows is as good as none
+    let tiny = vec![50.0, 50.0, 50.0, 50.0, 50.0, 1e-10];
+    assert_eq!(final_merge(&centers, &radii, &owners, &tiny, 1, Search::AllPairs).unwrap(), merged);
 }
