@@ -157,6 +157,12 @@ describe('DirichletMultinomialMixture', () => {
     expectClean(() => new DirichletMultinomialMixture({ ...ok, tau: [0.5, 0.6] }), InvalidParameterError, /tau must sum to 1/);
     expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[1, 0], [2, 2]] }), InvalidParameterError, /row 0, category 1 is 0; it must be positive/);
     expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[1, NaN], [2, 2]] }), InvalidParameterError, /category 1 is NaN/);
+    // finite parameters whose sum is not (NaN log-pmfs otherwise), and subnormal ones (psi overflows)
+    expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[1e308, 1e308], [2, 2]] }), InvalidParameterError, /row 0 sum to Infinity; their sum alpha_0 must be finite/);
+    expectClean(() => DirichletMultinomialMixture.fromJSON(JSON.stringify({ ...ok, alpha: [[2, 2], [1e308, 1e308]] })), InvalidParameterError, /row 1 sum to Infinity/);
+    expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[5e-324, 1], [2, 2]] }), InvalidParameterError, /row 0, category 0 is 5e-324, a subnormal number; it must be at least 2\.2250738585072014e-308/);
+    const least = new DirichletMultinomialMixture({ tau: [1], alpha: [[2.2250738585072014e-308, 1]], pi: [[1]] });
+    expect(least.logPmf([[1, 0]])[0]).toBeCloseTo(Math.log(2.2250738585072014e-308), 10);
     expectClean(() => new DirichletMultinomialMixture({ ...ok, pi: [[1], [0.5]] }), InvalidParameterError, /pi\[1\] must sum to 1/);
     expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[1, 1]] }), InvalidParameterError, /alpha has 1 rows but tau has 2/);
     expectClean(() => new DirichletMultinomialMixture({ tau: [1], alpha: [[1]], pi: [[1]] }), InvalidDataError, /at least 2/);
@@ -230,7 +236,7 @@ describe('against the plain numpy reference (scripts/mdm_reference.py)', () => {
       expect(maxRelativeError(s.readF64(u, k * c), sum.u, 1e-12)).toBeLessThan(1e-13);
       expect(s.readF64(extra, 3)[2]).toBe(m);
       const [tau, alpha, pi, flags] = [s.f64(k), s.f64(k * c), s.f64(k * nMax), s.f64(1)];
-      s.check(s.w.fm_mdm_update(k, c, nMax, ...model.pointers(s), omega, e, u, v, m, tau, alpha, pi, flags));
+      s.check(s.w.fm_mdm_update(k, c, nMax, ...model.pointers(s), omega, e, u, v, m, 0, tau, alpha, pi, flags));
       return { tau: s.readF64(tau, k), alpha: s.readF64(alpha, k * c), pi: s.readF64(pi, k * nMax), flags: s.readF64(flags, 1)[0] };
     });
     expect(next.flags).toBe(0);
@@ -318,6 +324,35 @@ describe('federated inference', () => {
     expect(a.traffic.messagesDown).toBe(1100);
     const c = fitMdm(fedData(), { nComponents: 2, rounds: 10, cohort: 100, seed: 4 });
     expect(c.model.alpha).not.toEqual(a.model.alpha);
+  });
+
+  test('a broadcast whose alpha sums to Infinity is an InvalidMessageError for the client, not NaN statistics', () => {
+    const client = new MdmClient('x', [1, 2, 0], { seed: 1 });
+    const model = { nComponents: 2, nCategories: 3, maxCount: 3, tau: [0.5, 0.5], alpha: [1e308, 1e308, 1, 1, 1, 1], pi: [0, 0, 1, 0, 0, 1] };
+    expectClean(() => client.respond(message('mdm/model', 'server', 1, { model, logLikelihood: true })), InvalidMessageError, /^x \(from server\): the Dirichlet parameters of row 0 sum to Infinity/);
+    expectClean(() => client.respond(message('mdm/evaluate', 'server', 1, { models: [model] })), InvalidMessageError, /sum to Infinity/);
+    client.dispose();
+  });
+
+  test('with noise, a u_kj <= 0 keeps alpha_kj instead of flooring it (alpha-kept); exact sums floor it', () => {
+    const start = new DirichletMultinomialMixture({ tau: [1], alpha: [[0.5, 2, 1]], pi: [[0, 0, 1]] });
+    const step = (privacy: { noiseMultiplier: number; clip: number } | undefined, u0: number) => {
+      const server = new MdmServer(['a', 'b'], { nComponents: 1, nCategories: 3, maxCount: 3, rounds: 1, init: start, privacy });
+      server.requests();
+      const noiseStddev = privacy ? privacy.noiseMultiplier * mdmSensitivity('round', privacy.clip) : 0;
+      const sums = { omega: [2], e: [0, 0, 2], u: [u0, 1.5, 1], v: [1.2] };
+      server.receive(encodeMessage(message('mdm/aggregate', 'aggregator', 1, { of: 'round', clients: 2, noiseStddev, sums, excluded: [] })));
+      const out = { alpha: Array.from(server.model!.alpha), guards: server.history[0]!.guards };
+      server.dispose();
+      return out;
+    };
+    const noisy = step({ noiseMultiplier: 1, clip: 5 }, -0.3);
+    expect(noisy.alpha[0]).toBe(0.5);
+    expect(noisy.alpha[1]).toBeCloseTo((2 * 1.5) / 1.2, 14);
+    expect(noisy.guards).toEqual(['clamped', 'alpha-kept']);
+    const exact = step(undefined, 0);
+    expect(exact.alpha[0]).toBe(1e-6);
+    expect(exact.guards).toEqual(['alpha-floored']);
   });
 
   test('what leaves a client is its terms of the sums: E^i dense with a single column, omega^i summing to 1', () => {

@@ -67,7 +67,7 @@ export interface MdmRound {
 }
 
 /** Names of the core's guard flags (crates/fedmix-core/src/mdm/server.rs), bit by bit. */
-export const GUARDS = ['empty-component', 'degenerate-moments', 'alpha-floored', 'alpha-capped', 'component-kept', 'clamped'] as const;
+export const GUARDS = ['empty-component', 'degenerate-moments', 'alpha-floored', 'alpha-capped', 'component-kept', 'clamped', 'alpha-kept'] as const;
 
 function guardNames(flags: number): string[] {
   return GUARDS.filter((_, b) => (flags & (1 << b)) !== 0);
@@ -248,7 +248,7 @@ export class MdmServer {
         sc.check(
           sc.w.fm_mdm_update(
             k, c, nMax, ...this.current!.pointers(sc), sc.f64From(s.omega!), sc.f64From(s.e!), sc.f64From(s.u!), sc.f64From(s.v!), agg.clients,
-            tau, alpha, pi, flags,
+            noisy ? 1 : 0, tau, alpha, pi, flags,
           ),
         );
       }
