@@ -22,6 +22,7 @@ import {
   message,
   normalizedError,
   runMdm,
+  SecureSum,
   selectMdm,
   type MdmClientLike,
   type Message,
@@ -263,17 +264,38 @@ class Spoiling implements MdmClientLike {
 /** Runs server, aggregator and clients by hand; `wrap` may replace client i. */
 function run(
   h: number[][],
-  options: { k: number; rounds: number; cohort?: number; seed?: number; onInvalidClient?: 'exclude' | 'throw'; privacy?: { noiseMultiplier: number; clip: number }; skip?: number },
+  options: {
+    k: number;
+    rounds: number;
+    cohort?: number;
+    seed?: number;
+    onInvalidClient?: 'exclude' | 'throw';
+    privacy?: { noiseMultiplier: number; clip: number };
+    skip?: number;
+    /** initial parameters instead of Algorithm 1: the first round is then one of Algorithm 2 */
+    init?: DirichletMultinomialMixture;
+    transport?: InProcessTransport;
+  },
   wrap?: (c: MdmClient, i: number) => MdmClientLike,
 ) {
   // ids and seeds follow the row, so that a run without one client is the same run otherwise
   const clients = h.flatMap((r, i) => (i === options.skip ? [] : [new MdmClient(`client-${i}`, r, { seed: 100 + i })]));
   const server = new MdmServer(
     clients.map((c) => c.id),
-    { nComponents: options.k, nCategories: h[0]!.length, maxCount: Math.max(...h.map((r) => r.reduce((a, b) => a + b, 0))), rounds: options.rounds, cohort: options.cohort, seed: options.seed ?? 1, onInvalidClient: options.onInvalidClient, privacy: options.privacy },
+    {
+      nComponents: options.k,
+      nCategories: h[0]!.length,
+      maxCount: Math.max(...h.map((r) => r.reduce((a, b) => a + b, 0))),
+      rounds: options.rounds,
+      cohort: options.cohort,
+      seed: options.seed ?? 1,
+      onInvalidClient: options.onInvalidClient,
+      privacy: options.privacy,
+      init: options.init,
+    },
   );
   const aggregator = new MdmAggregator({ noiseMultiplier: options.privacy?.noiseMultiplier, seed: 5 });
-  const transport = new InProcessTransport();
+  const transport = options.transport ?? new InProcessTransport();
   try {
     runMdm(server, clients.map((c, i) => (wrap ? wrap(c, i) : c)), aggregator, transport);
     return { server, model: server.model!, traffic: transport.traffic };
@@ -433,9 +455,12 @@ describe('validation of what clients send', () => {
     ['NaN statistics', (m) => (m.kind === 'mdm/stats' ? { ...m, payload: { ...(m.payload as object), u: [NaN, 0, 0, 0, 0, 0] } } : m), /cannot send NaN/],
     ['omega not summing to 1', onStats((p) => ((p.omega as number[])[0]! += 0.5)), /omega sums to 1\.5/],
     ['a negative u', onStats((p) => ((p.u as number[])[0] = -1)), /u\[0\] is -1; it must be >= 0/],
-    ['E in two columns', onStats((p) => ((p.e as number[])[0] = 0.25)), /e has non-zero entries in 2 columns|e's column must equal omega/],
+    ['E in two columns', onStats((p) => ((p.e as number[])[0] = 0.25)), /e has non-zero entries in two or more columns|e's column must equal omega/],
     ['a wrong shape', onStats((p) => (p.v as number[]).pop()), /v has 1 values; expected 2/],
     ['a positive log-likelihood', onStats((p) => (p.logLikelihood = 3)), /logLikelihood is 3/],
+    ['a log-likelihood below any the model gives', onStats((p) => (p.logLikelihood = -1e300)), /logLikelihood is -1e\+300; it must be a finite log-probability between -\d/],
+    ['u far above its bound', onStats((p) => (p.u = (p.u as number[]).map((x) => x * 1e6))), /u\[\d+\] is [\d.e+]+, above omega x \(psi\(n \+ alpha\) - psi\(alpha\)\) = [\d.e+-]+ for its size n = 12/],
+    ['v far above its bound', onStats((p) => (p.v = (p.v as number[]).map((x) => x * 1e6))), /v\[\d\] is [\d.e+]+, above omega x \(psi\(n \+ alpha0\) - psi\(alpha0\)\)/],
     ['a spoiled initialization', (m) => (m.kind === 'mdm/init-stats' ? edit((p) => ((p.e as number[])[3] = 1))(m) : m), /e must hold a single 1/],
   ];
 
@@ -470,6 +495,91 @@ describe('validation of what clients send', () => {
     expect((thrown as Error).message).toMatch(/^client-7/);
     expect((thrown as Error).message).toMatch(reason);
     expect(wasm().fm_heap_in_use()).toBe(before);
+  });
+
+  test('one client far outside its bounds (u x 1e6) is excluded: the model is bit for bit the one without it', () => {
+    // given initial parameters: the first round is Algorithm 2's, so "without it" is the same run otherwise
+    const start = new DirichletMultinomialMixture({ tau: [0.5, 0.5], alpha: [[1, 2, 1], [2, 1, 1]], pi: fixedSize(2, 12) });
+    const spoil = onStats((p) => (p.u = (p.u as number[]).map((x) => x * 1e6)));
+    const bad = run(checkData(), { k: 2, rounds: 4, init: start }, (c, i) => (i === 7 ? new Spoiling(c, spoil) : c));
+    const without = run(checkData(), { k: 2, rounds: 4, init: start, skip: 7 });
+    expect(bad.server.excluded.map((e) => [e.client, e.round])).toEqual([['client-7', 1]]);
+    expect(bad.model.alpha).toEqual(without.model.alpha);
+    expect(bad.model.tau).toEqual(without.model.tau);
+    expect(bad.model.pi).toEqual(without.model.pi);
+    expect(bad.server.history).toEqual(without.server.history);
+  });
+
+  test('u = 1e308 from two clients: both excluded, the run completes', () => {
+    const spoil = onStats((p) => (p.u = (p.u as number[]).map(() => 1e308)));
+    const r = run(checkData(), { k: 2, rounds: 4 }, (c, i) => (i === 3 || i === 7 ? new Spoiling(c, spoil) : c));
+    expect(r.server.excluded.map((e) => e.client).sort()).toEqual(['client-3', 'client-7']);
+    for (const e of r.server.excluded) expect(e.reason).toMatch(/u\[\d+\] is 1e\+308, above omega/);
+    expect(r.server.history.map((h) => h.clients)).toEqual([58, 58, 58, 58]);
+    for (const v of [...r.model.tau, ...r.model.alpha, ...r.model.pi]) expect(Number.isFinite(v)).toBe(true);
+  });
+
+  test('SecureSum refuses a contribution that would make a total non-finite and keeps the totals', () => {
+    const s = new SecureSum({ x: 2 });
+    s.add({ x: [1e308, 1] });
+    expect(() => s.add({ x: [1e308, 1] })).toThrow(InvalidMessageError);
+    expect(() => s.add({ x: [0, NaN] })).toThrow(/would make the total of x\[1\] non-finite/);
+    expect(s.count).toBe(1);
+    expect(Array.from(s.release().x!)).toEqual([1e308, 1]);
+  });
+
+  test("Algorithm 1's single 1 is found in one pass: a dense e of 100,000 ones is refused at its second entry", () => {
+    const n = 100_000;
+    const aggregator = new MdmAggregator();
+    const request = message('mdm/init-request', 'server', 1, { nComponents: 1, nCategories: 2, maxCount: n });
+    const text = encodeMessage(message('mdm/init-stats', 'a', 1, { e: new Float64Array(n).fill(1), p: [0.5, 0.5], q: [0.25, 0.25] }));
+    const out = aggregator.aggregate(new Map([['a', request]]), [{ from: 'a', text }]);
+    expect((out.payload as { excluded: { reason: string }[] }).excluded.map((e) => e.reason)).toEqual([
+      "a: e must hold a single 1 (the client's component and size), got two or more non-zero entries",
+    ]);
+    aggregator.dispose();
+  });
+
+  /** Edits client-7's 'mdm/stats' wire text after the client's own encoding (which refuses NaN and Infinity). */
+  class EditingTransport extends InProcessTransport {
+    constructor(private readonly edit: (text: string) => string) {
+      super();
+    }
+    override up(m: Message): string {
+      const text = super.up(m);
+      return m.from === 'client-7' && m.kind === 'mdm/stats' ? this.edit(text) : text;
+    }
+  }
+
+  test.each([
+    ['null', '"u":[null', /^client-7: u\[0\] is null; values must be finite numbers$/],
+    ['1e308', '"u":[1e308', /^client-7: u\[0\] is 1e\+308, above omega x \(psi\(n \+ alpha\) - psi\(alpha\)\)/],
+  ])('%s in u on the wire: the aggregator itself refuses it, with the reason', (_, replacement, reason) => {
+    const transport = new EditingTransport((t) => {
+      const out = t.replace(/"u":\[[^,\]]+/, replacement);
+      expect(out).not.toBe(t);
+      return out;
+    });
+    const r = run(checkData(), { k: 2, rounds: 2, transport });
+    expect(r.server.excluded).toHaveLength(1);
+    expect(r.server.excluded[0]!.reason).toMatch(reason);
+    expect(r.server.history.map((h) => h.clients)).toEqual([59, 59]);
+  });
+
+  test('with noise, a reason names the failed check, never a client value nor its own error text', () => {
+    const privacy = { noiseMultiplier: 1, clip: 5 };
+    const reasons = (wrap: (c: MdmClient, i: number) => MdmClientLike) => run(checkData(), { k: 2, rounds: 2, privacy }, wrap).server.excluded.map((e) => e.reason);
+    const spoiled = (spoil: (m: Message) => Message) => (c: MdmClient, i: number) => (i === 7 ? new Spoiling(c, spoil) : c);
+    // q[0] not the square of p[0] (the detailed reason gives both and the client's row)
+    const q = (m: Message) => (m.kind === 'mdm/init-stats' ? edit((p) => ((p.q as number[])[0] = 0.123))(m) : m);
+    expect(reasons(spoiled(q))).toEqual(['client-7: q is not the square of p']);
+    expect(reasons(spoiled(onStats((p) => ((p.u as number[])[0] = -1))))).toEqual(['client-7: u has a negative entry']);
+    expect(reasons(spoiled(onStats((p) => (p.u = (p.u as number[]).map((x) => x * 1e6)))))).toEqual(['client-7: u is above the bound of its size']);
+    const failing = (c: MdmClient, i: number): MdmClientLike =>
+      i === 7 ? { id: c.id, respond: () => { throw new InvalidDataError('client-7: n = 27 exceeds N = 12'); } } : c;
+    expect(reasons(failing)).toEqual(['client-7: reported an error instead of answering']);
+    // without noise the reason says by how much (for whoever debugs a client)
+    expect(run(checkData(), { k: 2, rounds: 1 }, spoiled(q)).server.excluded[0]!.reason).toMatch(/client-7: q\[0\] is 0\.123 but p squared is/);
   });
 
   test('the server checks the aggregate too: inconsistent or mis-addressed sums change nothing', () => {
