@@ -14,6 +14,7 @@ import {
   InvalidMessageError,
   InvalidParameterError,
   Matrix,
+  MDM_MAX_CELLS,
   MdmAggregator,
   MdmClient,
   MdmServer,
@@ -27,8 +28,9 @@ import {
   type MdmClientLike,
   type Message,
 } from '../ts/index.js';
+import { collect } from '../ts/federated/mdm/run.js';
 import { histogramRows } from '../ts/models/dirichlet-multinomial-mixture.js';
-import { withScope } from '../ts/wasm/memory.js';
+import { Scope, withScope } from '../ts/wasm/memory.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { expectClean, fixture, maxRelativeError } from './helpers.js';
 
@@ -735,6 +737,72 @@ describe('bad input (the issue list)', () => {
     );
     expect(same.initGuards).toContain('degenerate-moments');
     for (const v of same.model.alpha) expect(Number.isFinite(v) && v > 0).toBe(true);
+  });
+
+  test('sizes a message asks for are capped (K x C and K x N at most MDM_MAX_CELLS): a refusal before any allocation', () => {
+    expect(MDM_MAX_CELLS).toBe(1e7);
+    const client = new MdmClient('a', [1, 2, 0], { seed: 1 });
+    // 2e7 cells: 160 MB of E^i had the client allocated it
+    expectClean(
+      () => client.respond(message('mdm/init-request', 'server', 1, { nComponents: 10, nCategories: 3, maxCount: 2e6 })),
+      InvalidMessageError,
+      /^a \(from server\): K = 10 components of C = 3 categories and N = 2000000 sizes exceed the limit of 10000000 cells/,
+    );
+    expect((client.respond(message('mdm/init-request', 'server', 2, { nComponents: 1, nCategories: 3, maxCount: 3 })).payload as { e: number[] }).e).toHaveLength(3);
+    // a client may set a lower limit of its own
+    const small = new MdmClient('b', [1, 2, 0], { seed: 1, maxCells: 100 });
+    expectClean(() => small.respond(message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 3, maxCount: 51 })), InvalidMessageError, /limit of 100 cells/);
+    expectClean(() => new MdmClient('c', [1, 1], { maxCells: 2e7 }), InvalidParameterError, /maxCells must be an integer in \[1, 10000000\]/);
+    // and the server refuses such sizes up front
+    expectClean(() => new MdmServer(['a'], { nComponents: 1, nCategories: 2, maxCount: 1e7 + 1 }), InvalidParameterError, /exceed the limit of 10000000 cells/);
+    client.dispose();
+    small.dispose();
+  });
+
+  test('pointers from 2 GiB on are read unsigned', () => {
+    const w = wasm();
+    const [alloc, free] = [w.fm_alloc, w.fm_free];
+    const freed: number[] = [];
+    try {
+      w.fm_alloc = () => -(2 ** 31) + 8; // address 2^31 + 8 as the i32 WASM returns it
+      w.fm_free = (p: number) => void freed.push(p);
+      const s = new Scope();
+      expect(s.alloc(16)).toBe(2 ** 31 + 8);
+      s.free();
+    } finally {
+      w.fm_alloc = alloc;
+      w.fm_free = free;
+    }
+    expect(freed).toEqual([2 ** 31 + 8]);
+  });
+
+  test("a client that cannot allocate a request's memory refuses it: excluded, the run goes on as without it", () => {
+    const w = wasm();
+    const alloc = w.fm_alloc;
+    // client 7 finds no memory for its K x N statistics (192 bytes here); everyone else does
+    const starved = (c: MdmClient): MdmClientLike => ({
+      id: c.id,
+      respond: (m) => {
+        w.fm_alloc = (bytes: number) => (bytes >= 192 ? 0 : alloc(bytes));
+        try {
+          return c.respond(m);
+        } finally {
+          w.fm_alloc = alloc;
+        }
+      },
+    });
+    const bad = run(checkData(), { k: 2, rounds: 2 }, (c, i) => (i === 7 ? starved(c) : c));
+    expect(bad.server.excluded.map((e) => [e.client, e.round])).toEqual([['client-7', 1]]);
+    expect(bad.server.excluded[0]!.reason).toMatch(/client-7 \(from server\): the client cannot allocate the memory this mdm\/init-request request needs \(out of WASM memory allocating 192 bytes/);
+    const without = run(checkData(), { k: 2, rounds: 2, skip: 7 });
+    expect(bad.model.alpha).toEqual(without.model.alpha);
+    expect(bad.model.pi).toEqual(without.model.pi);
+    // and a client answer with its own error reaches collect() as a refusal, not a throw
+    const c = new MdmClient('x', [1, 2, 0], { seed: 1 });
+    const request = message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 3, maxCount: 12 });
+    const replies = collect(new Map([['x', request]]), new Map([['x', starved(c)]]), new InProcessTransport());
+    expect(replies).toEqual([{ from: 'x', error: expect.stringMatching(/cannot allocate/) }]);
+    c.dispose();
   });
 
   test('options: wrong types and ranges are InvalidParameterErrors', () => {

@@ -34,6 +34,13 @@ export const MDM_KINDS = {
 
 type Numbers = number[] | Float64Array;
 
+/**
+ * Largest K x C and K x N (each) a message may ask for: 1e7 cells, 80 MB per
+ * matrix. The sizes come from the sender, so this bounds what one message can
+ * make its receiver allocate. The core has the same limit (mdm::MAX_CELLS).
+ */
+export const MDM_MAX_CELLS = 10_000_000;
+
 /** Model parameters on the wire: flat row-major alpha (K x C) and pi (K x N). */
 export interface MdmParams {
   nComponents: number;
@@ -184,23 +191,29 @@ function within(x: number, bound: number): boolean {
   return x <= bound + 1e-9 * bound + 1e-300;
 }
 
-export function readShape(p: Record<string, unknown>, who: string): Shape {
+/** K, C and N from a message, with K x C and K x N at most `maxCells` (MDM_MAX_CELLS or less). */
+export function readShape(p: Record<string, unknown>, who: string, maxCells = MDM_MAX_CELLS): Shape {
   const k = count('nComponents', p.nComponents, who, 1);
   const c = count('nCategories', p.nCategories, who, 2);
   const nMax = count('maxCount', p.maxCount, who, 1);
+  if (k * Math.max(c, nMax) > maxCells) {
+    throw new InvalidMessageError(
+      `${who}: K = ${k} components of C = ${c} categories and N = ${nMax} sizes exceed the limit of ${maxCells} cells (K x C and K x N each); lower K or N`,
+    );
+  }
   return { k, c, nMax };
 }
 
 // What clients check in the server's messages.
 
-export function readInitRequest(p: unknown, who: string): Shape {
-  return readShape(object(p, who, 'initialization request'), who);
+export function readInitRequest(p: unknown, who: string, maxCells = MDM_MAX_CELLS): Shape {
+  return readShape(object(p, who, 'initialization request'), who, maxCells);
 }
 
 /** Model parameters as a checked model (the core validates the values). */
-export function readParams(p: unknown, who: string): DirichletMultinomialMixture {
+export function readParams(p: unknown, who: string, maxCells = MDM_MAX_CELLS): DirichletMultinomialMixture {
   const q = object(p, who, 'model');
-  const { k, c, nMax } = readShape(q, who);
+  const { k, c, nMax } = readShape(q, who, maxCells);
   const tau = finiteNumbers('tau', q.tau, k, who);
   const alpha = finiteNumbers('alpha', q.alpha, k * c, who);
   const pi = finiteNumbers('pi', q.pi, k * nMax, who);
@@ -213,9 +226,9 @@ export function readParams(p: unknown, who: string): DirichletMultinomialMixture
   }
 }
 
-export function readModelBroadcast(p: unknown, who: string): { model: DirichletMultinomialMixture; clip?: number; logLikelihood: boolean } {
+export function readModelBroadcast(p: unknown, who: string, maxCells = MDM_MAX_CELLS): { model: DirichletMultinomialMixture; clip?: number; logLikelihood: boolean } {
   const q = object(p, who, 'model broadcast');
-  const model = readParams(q.model, who);
+  const model = readParams(q.model, who, maxCells);
   let clip: number | undefined;
   if (q.clip !== undefined) {
     if (typeof q.clip !== 'number' || !(q.clip > 0) || !Number.isFinite(q.clip)) throw new InvalidMessageError(`${who}: clip is ${String(q.clip)}; it must be a positive number`);
@@ -225,10 +238,10 @@ export function readModelBroadcast(p: unknown, who: string): { model: DirichletM
   return { model, clip, logLikelihood: q.logLikelihood };
 }
 
-export function readEvaluate(p: unknown, who: string): DirichletMultinomialMixture[] {
+export function readEvaluate(p: unknown, who: string, maxCells = MDM_MAX_CELLS): DirichletMultinomialMixture[] {
   const q = object(p, who, 'evaluation request');
   if (!Array.isArray(q.models) || q.models.length === 0) throw new InvalidMessageError(`${who}: models must be a non-empty array of model parameters`);
-  return q.models.map((m, i) => readParams(m, `${who} (model ${i})`));
+  return q.models.map((m, i) => readParams(m, `${who} (model ${i})`, maxCells));
 }
 
 // What the aggregator checks in each client's contribution: the structure an

@@ -15,7 +15,7 @@ import { requireInteger, requireNumber } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 import { decodeMessage, message, type Message } from '../message.js';
 import type { ExcludedClient } from '../transport.js';
-import { MDM_KINDS, paramsOf, readAggregate, type ModelBroadcast, type Shape } from './messages.js';
+import { MDM_KINDS, MDM_MAX_CELLS, paramsOf, readAggregate, type ModelBroadcast, type Shape } from './messages.js';
 
 /** Noise for central differential privacy: see `sensitivity` in messages.ts and the README. */
 export interface MdmPrivacy {
@@ -110,6 +110,11 @@ export class MdmServer {
     this.cohortSize = Math.min(requireInteger('cohort', o.cohort ?? m, 1), m);
     this.initCohortSize = Math.min(requireInteger('initCohort', o.initCohort ?? o.cohort ?? m, 1), m);
     const k = this.nComponents;
+    if (k * Math.max(this.nCategories, this.maxCount) > MDM_MAX_CELLS) {
+      throw new InvalidParameterError(
+        `K = ${k} components of C = ${this.nCategories} categories and N = ${this.maxCount} sizes exceed the limit of ${MDM_MAX_CELLS} cells (K x C and K x N each) that clients accept; lower K or N`,
+      );
+    }
     for (const [name, size] of [['cohort', this.cohortSize], ['initCohort', this.initCohortSize]] as const) {
       if (size < k) {
         throw new InvalidParameterError(
