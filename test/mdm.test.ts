@@ -379,6 +379,24 @@ describe('federated inference', () => {
     expect(exact.guards).toEqual(['alpha-floored']);
   });
 
+  test("the server checks the aggregate's noise against its own privacy options", () => {
+    const cases: Array<[{ noiseMultiplier: number; clip: number } | undefined, number]> = [
+      [{ noiseMultiplier: 5, clip: 2 }, 1],
+      [{ noiseMultiplier: 0, clip: 2 }, 1],
+      [{ noiseMultiplier: 2, clip: 2 }, 0],
+    ];
+    for (const [privacy, z] of cases) {
+      const clients = checkData().slice(0, 20).map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
+      const server = new MdmServer(clients.map((c) => c.id), { nComponents: 2, nCategories: 3, maxCount: 12, rounds: 2, privacy, seed: 1 });
+      const aggregator = new MdmAggregator({ noiseMultiplier: z, seed: 1 });
+      expectClean(() => runMdm(server, clients, aggregator), InvalidMessageError, /noise of standard deviation [\d.]+, but this server's privacy options give [\d.]+ .*give the aggregator the server's noiseMultiplier/);
+      expect(server.model).toBeUndefined();
+      server.dispose();
+      aggregator.dispose();
+      for (const c of clients) c.dispose();
+    }
+  });
+
   test('what leaves a client is its terms of the sums: E^i dense with a single column, omega^i summing to 1', () => {
     const client = new MdmClient('x', [3, 0, 2, 1], { seed: 1 });
     const init = client.respond(message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 4, maxCount: 30 })).payload as { e: Float64Array; p: Float64Array; q: Float64Array };
@@ -401,20 +419,23 @@ describe('federated inference', () => {
   test('central DP: noise of noiseMultiplier x sensitivity on the sums, clipped (u, v), never a NaN parameter', () => {
     expect(mdmSensitivity('init', 0)).toBeCloseTo(Math.sqrt(3), 15);
     expect(mdmSensitivity('round', 2)).toBeCloseTo(Math.sqrt(6), 15);
+    // clip 2, not 1: sqrt(2 + 1^2) would equal Algorithm 1's sqrt(3) and hide a mix-up
+    const clips: unknown[] = [];
     const aggregates: Message[] = [];
     const clients = fedData().map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
     const server = new MdmServer(
       clients.map((c) => c.id),
-      { nComponents: 2, nCategories: 4, maxCount: 30, rounds: 8, privacy: { noiseMultiplier: 5, clip: 1 }, seed: 2 },
+      { nComponents: 2, nCategories: 4, maxCount: 30, rounds: 8, privacy: { noiseMultiplier: 5, clip: 2 }, seed: 2 },
     );
     const aggregator = new MdmAggregator({ noiseMultiplier: 5, seed: 3 });
     const transport = new InProcessTransport();
     while (!server.done) {
       const requests = server.requests();
+      for (const m of requests.values()) if (m.kind === 'mdm/model') clips.push((m.payload as { clip?: number }).clip);
       const replies = [...requests].map(([id, m]) => ({ from: id, text: transport.up(clients.find((c) => c.id === id)!.respond(transport.down(m))) }));
       for (const r of replies) {
         const p = JSON.parse(r.text).payload as { u?: number[]; v?: number[] };
-        if (p.u) expect(Math.hypot(...p.u, ...p.v!)).toBeLessThanOrEqual(1 + 1e-12);
+        if (p.u) expect(Math.hypot(...p.u, ...p.v!)).toBeLessThanOrEqual(2 + 1e-12);
       }
       const agg = aggregator.aggregate(requests, replies);
       aggregates.push(agg);
@@ -422,8 +443,11 @@ describe('federated inference', () => {
     }
     const std = aggregates.map((a) => (a.payload as { noiseStddev: number }).noiseStddev);
     expect(std[0]).toBeCloseTo(5 * Math.sqrt(3), 12);
-    expect(std.slice(1).every((s) => Math.abs(s - 5 * Math.sqrt(3)) < 1e-12)).toBe(true);
+    expect(std).toHaveLength(9);
+    expect(std.slice(1).every((s) => Math.abs(s - 5 * Math.sqrt(6)) < 1e-12)).toBe(true);
     // the broadcast carries the clip bound and asks for no log-likelihood
+    expect(clips).toHaveLength(8 * 400);
+    expect(clips.every((c) => c === 2)).toBe(true);
     expect(server.history.every((r) => r.meanLogLikelihood === undefined)).toBe(true);
     const m = server.model!;
     for (const v of [...m.tau, ...m.alpha, ...m.pi]) expect(Number.isFinite(v) && v >= 0).toBe(true);
@@ -650,6 +674,14 @@ describe('choosing K (Appendix A.1)', () => {
     expect(r.scoredClients).toBe(150);
     expect(r.traffic.rounds).toBe(3 * 26 + 1);
   });
+
+  test('with privacy and exactValidation: true, K selection runs (noisy fits, exact validation sums)', () => {
+    const r = selectMdm(fedData(), { kValues: [1, 2], rounds: 3, validationCohort: 100, privacy: { noiseMultiplier: 0.5, clip: 5 }, exactValidation: true, seed: 1 });
+    expect([1, 2]).toContain(r.k);
+    expect(r.validationClients).toBe(100);
+    expect(r.scoredClients).toBeGreaterThan(50);
+    expect(r.candidates.every((c) => c.fit.history.every((h) => h.meanLogLikelihood === undefined))).toBe(true);
+  });
 });
 
 describe('bad input (the issue list)', () => {
@@ -811,6 +843,8 @@ describe('bad input (the issue list)', () => {
     expectClean(() => fitMdm(h, { nComponents: 1, privacy: { noiseMultiplier: 1, clip: 0 } }), InvalidParameterError, /privacy.clip must be a finite number > 0/);
     expectClean(() => selectMdm(h, { kValues: [1, 2], validationCohort: 3 }), InvalidDataError, /leave 1 for fitting/);
     expectClean(() => selectMdm(h, { kRange: [3, 2] }), InvalidParameterError, /kRange \[3, 2\] is empty/);
+    // the validation round releases exact log-likelihood sums: privacy needs the explicit opt-in
+    expectClean(() => selectMdm(h, { kValues: [1, 2], privacy: { noiseMultiplier: 1, clip: 5 } }), InvalidParameterError, /exact \(noise-free\) sums .* pass exactValidation: true/);
   });
 });
 

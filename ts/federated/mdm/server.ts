@@ -15,7 +15,7 @@ import { requireInteger, requireNumber } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 import { decodeMessage, message, type Message } from '../message.js';
 import type { ExcludedClient } from '../transport.js';
-import { MDM_KINDS, MDM_MAX_CELLS, paramsOf, readAggregate, type ModelBroadcast, type Shape } from './messages.js';
+import { MDM_KINDS, MDM_MAX_CELLS, near, paramsOf, readAggregate, sensitivity, type ModelBroadcast, type Shape } from './messages.js';
 
 /** Noise for central differential privacy: see `sensitivity` in messages.ts and the README. */
 export interface MdmPrivacy {
@@ -232,6 +232,14 @@ export class MdmServer {
     if (m.round !== this.round) throw new InvalidMessageError(`the aggregate is for round ${m.round}, not ${this.round}`);
     const of = this.phase === 'init' ? 'init' : 'round';
     const agg = readAggregate(m.payload, `aggregate of round ${this.round}`, of, this.shape());
+    // the noise the guarantee rests on is the noise that was added
+    const expected = this.privacy ? this.privacy.noiseMultiplier * sensitivity(of, this.privacy.clip) : 0;
+    if (!near(agg.noiseStddev, expected, 1e-12)) {
+      throw new InvalidMessageError(
+        `the aggregate of round ${this.round} has noise of standard deviation ${agg.noiseStddev}, but this server's privacy options give ${expected} ` +
+          `(noise multiplier ${this.privacy?.noiseMultiplier ?? 0} x sensitivity); give the aggregator the server's noiseMultiplier`,
+      );
+    }
     if (agg.excluded.length > 0 && this.onInvalidClient === 'throw') throw new InvalidMessageError(agg.excluded[0]!.reason);
     for (const e of agg.excluded) {
       this.excludedClients.push({ client: e.client, round: e.round, reason: e.reason });
