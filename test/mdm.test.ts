@@ -536,6 +536,45 @@ describe('validation of what clients send', () => {
     expect(bad.server.history).toEqual(without.server.history);
   });
 
+  test('the bounds never refuse an honest client: random models (alpha 1e-6 to 1e11), sizes, single-class clients, clipping', () => {
+    let s = 7;
+    const rnd = () => (s = (s * 16807) % 2147483647) / 2147483647;
+    let refused: string[] = [];
+    for (let trial = 0; trial < 60; trial++) {
+      const [k, c, nMax] = [1 + Math.floor(rnd() * 3), 2 + Math.floor(rnd() * 5), 1 + Math.floor(rnd() * (trial % 2 ? 60 : 600))];
+      const scale = [1e-6, 1e-3, 0.1, 1, 10, 1e3, 1e6, 1e11][trial % 8]!;
+      const alpha = Array.from({ length: k }, () => Array.from({ length: c }, () => Math.max(1e-6, scale * (0.05 + 3 * rnd()))));
+      const tau = Array.from({ length: k }, (_, r) => (r > 0 && rnd() < 0.2 ? 0 : rnd()));
+      const pi = Array.from({ length: k }, () => Array.from({ length: nMax }, (_, n) => (n === nMax - 1 || rnd() < 0.7 ? rnd() : 0)));
+      const norm = (v: number[]) => v.map((x) => x / v.reduce((a, b) => a + b, 0));
+      const model = new DirichletMultinomialMixture({ tau: norm(tau), alpha, pi: pi.map(norm) });
+      const params = { nComponents: k, nCategories: c, maxCount: nMax, tau: model.tau, alpha: model.alpha, pi: model.pi };
+      const clip = trial % 3 === 0 ? 0.5 : undefined;
+      const requests = [
+        message('mdm/model', 'server', 1, clip ? { model: params, clip, logLikelihood: false } : { model: params, logLikelihood: true }),
+        message('mdm/evaluate', 'server', 1, { models: [params] }),
+      ];
+      for (const request of requests) {
+        const clients = Array.from({ length: 8 }, (_, i) => {
+          const n = 1 + Math.floor(rnd() * nMax);
+          const h = new Array<number>(c).fill(0);
+          if (i % 3 === 0) h[Math.floor(rnd() * c)] = n;
+          else for (let t = 0; t < n; t++) h[Math.floor(rnd() * c)]! += 1;
+          return new MdmClient(`c${i}`, h, { seed: i });
+        });
+        const aggregator = new MdmAggregator({ noiseMultiplier: clip ? 1 : 0 });
+        const out = aggregator.aggregate(
+          new Map(clients.map((cl) => [cl.id, request])),
+          clients.map((cl) => ({ from: cl.id, text: encodeMessage(cl.respond(request)) })),
+        );
+        refused = refused.concat((out.payload as { excluded: { reason: string }[] }).excluded.map((e) => `trial ${trial}: ${e.reason}`));
+        aggregator.dispose();
+        for (const cl of clients) cl.dispose();
+      }
+    }
+    expect(refused).toEqual([]);
+  });
+
   test('u = 1e308 from two clients: both excluded, the run completes', () => {
     const spoil = onStats((p) => (p.u = (p.u as number[]).map(() => 1e308)));
     const r = run(checkData(), { k: 2, rounds: 4 }, (c, i) => (i === 3 || i === 7 ? new Spoiling(c, spoil) : c));
