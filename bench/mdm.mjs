@@ -63,7 +63,7 @@ function kernelRound(w, counts, model) {
     const [omega, e, u, v, extra] = [keep(f64(K), K), keep(f64(K * N_MAX), K * N_MAX), keep(f64(K * C), K * C), keep(f64(K), K), keep(f64(3), 3)];
     if (w.fm_mdm_round_stats(K, C, N_MAX, tau, alpha, pi, cp, sp, M, Infinity, omega, e, u, v, extra) !== 0) throw new Error('fm_mdm_round_stats failed');
     const [t2, a2, p2, fl] = [keep(f64(K), K), keep(f64(K * C), K * C), keep(f64(K * N_MAX), K * N_MAX), keep(f64(1), 1)];
-    if (w.fm_mdm_update(K, C, N_MAX, tau, alpha, pi, omega, e, u, v, M, t2, a2, p2, fl) !== 0) throw new Error('fm_mdm_update failed');
+    if (w.fm_mdm_update(K, C, N_MAX, tau, alpha, pi, omega, e, u, v, M, 0, t2, a2, p2, fl) !== 0) throw new Error('fm_mdm_update failed');
     const out = new Float64Array(w.memory.buffer, a2, K * C).slice();
     for (const [p, n] of bufs.splice(0)) w.fm_free(p, n);
     return out;

@@ -151,6 +151,13 @@ describe('mdm fit and mdm simulate', () => {
     expect(r.err).toMatch(/K = 400 components is larger than the cohort of 300 clients/);
     r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k', '2', '--max-count', '30');
     expect(r.err).toMatch(/exceeds N = 30/);
+    // choosing K under privacy releases exact validation sums: only with --exact-validation
+    r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k-range', '1..2', '--noise-multiplier', '1', '--clip', '5');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--k-range with --noise-multiplier: choosing K releases exact \(noise-free\) sums .* add --exact-validation to accept that/);
+    r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k-range', '1..2', '--rounds', '3', '--noise-multiplier', '1', '--clip', '5', '--exact-validation', '--out', at('dp.json'));
+    expect(r.code).toBe(0);
+    expect(fedmix('help', 'mdm', 'fit').out).toMatch(/--exact-validation/);
     r = fedmix('mdm', 'simulate', '--method', 'fully-iid', '--data', at('central.csv'));
     expect(r.err).toMatch(/--method fully-iid needs --histograms FILE/);
     r = fedmix('mdm', 'frob');

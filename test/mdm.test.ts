@@ -14,6 +14,7 @@ import {
   InvalidMessageError,
   InvalidParameterError,
   Matrix,
+  MDM_MAX_CELLS,
   MdmAggregator,
   MdmClient,
   MdmServer,
@@ -22,12 +23,14 @@ import {
   message,
   normalizedError,
   runMdm,
+  SecureSum,
   selectMdm,
   type MdmClientLike,
   type Message,
 } from '../ts/index.js';
+import { collect } from '../ts/federated/mdm/run.js';
 import { histogramRows } from '../ts/models/dirichlet-multinomial-mixture.js';
-import { withScope } from '../ts/wasm/memory.js';
+import { Scope, withScope } from '../ts/wasm/memory.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { expectClean, fixture, maxRelativeError } from './helpers.js';
 
@@ -157,6 +160,12 @@ describe('DirichletMultinomialMixture', () => {
     expectClean(() => new DirichletMultinomialMixture({ ...ok, tau: [0.5, 0.6] }), InvalidParameterError, /tau must sum to 1/);
     expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[1, 0], [2, 2]] }), InvalidParameterError, /row 0, category 1 is 0; it must be positive/);
     expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[1, NaN], [2, 2]] }), InvalidParameterError, /category 1 is NaN/);
+    // finite parameters whose sum is not (NaN log-pmfs otherwise), and subnormal ones (psi overflows)
+    expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[1e308, 1e308], [2, 2]] }), InvalidParameterError, /row 0 sum to Infinity; their sum alpha_0 must be finite/);
+    expectClean(() => DirichletMultinomialMixture.fromJSON(JSON.stringify({ ...ok, alpha: [[2, 2], [1e308, 1e308]] })), InvalidParameterError, /row 1 sum to Infinity/);
+    expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[5e-324, 1], [2, 2]] }), InvalidParameterError, /row 0, category 0 is 5e-324, a subnormal number; it must be at least 2\.2250738585072014e-308/);
+    const least = new DirichletMultinomialMixture({ tau: [1], alpha: [[2.2250738585072014e-308, 1]], pi: [[1]] });
+    expect(least.logPmf([[1, 0]])[0]).toBeCloseTo(Math.log(2.2250738585072014e-308), 10);
     expectClean(() => new DirichletMultinomialMixture({ ...ok, pi: [[1], [0.5]] }), InvalidParameterError, /pi\[1\] must sum to 1/);
     expectClean(() => new DirichletMultinomialMixture({ ...ok, alpha: [[1, 1]] }), InvalidParameterError, /alpha has 1 rows but tau has 2/);
     expectClean(() => new DirichletMultinomialMixture({ tau: [1], alpha: [[1]], pi: [[1]] }), InvalidDataError, /at least 2/);
@@ -230,7 +239,7 @@ describe('against the plain numpy reference (scripts/mdm_reference.py)', () => {
       expect(maxRelativeError(s.readF64(u, k * c), sum.u, 1e-12)).toBeLessThan(1e-13);
       expect(s.readF64(extra, 3)[2]).toBe(m);
       const [tau, alpha, pi, flags] = [s.f64(k), s.f64(k * c), s.f64(k * nMax), s.f64(1)];
-      s.check(s.w.fm_mdm_update(k, c, nMax, ...model.pointers(s), omega, e, u, v, m, tau, alpha, pi, flags));
+      s.check(s.w.fm_mdm_update(k, c, nMax, ...model.pointers(s), omega, e, u, v, m, 0, tau, alpha, pi, flags));
       return { tau: s.readF64(tau, k), alpha: s.readF64(alpha, k * c), pi: s.readF64(pi, k * nMax), flags: s.readF64(flags, 1)[0] };
     });
     expect(next.flags).toBe(0);
@@ -257,17 +266,38 @@ class Spoiling implements MdmClientLike {
 /** Runs server, aggregator and clients by hand; `wrap` may replace client i. */
 function run(
   h: number[][],
-  options: { k: number; rounds: number; cohort?: number; seed?: number; onInvalidClient?: 'exclude' | 'throw'; privacy?: { noiseMultiplier: number; clip: number }; skip?: number },
+  options: {
+    k: number;
+    rounds: number;
+    cohort?: number;
+    seed?: number;
+    onInvalidClient?: 'exclude' | 'throw';
+    privacy?: { noiseMultiplier: number; clip: number };
+    skip?: number;
+    /** initial parameters instead of Algorithm 1: the first round is then one of Algorithm 2 */
+    init?: DirichletMultinomialMixture;
+    transport?: InProcessTransport;
+  },
   wrap?: (c: MdmClient, i: number) => MdmClientLike,
 ) {
   // ids and seeds follow the row, so that a run without one client is the same run otherwise
   const clients = h.flatMap((r, i) => (i === options.skip ? [] : [new MdmClient(`client-${i}`, r, { seed: 100 + i })]));
   const server = new MdmServer(
     clients.map((c) => c.id),
-    { nComponents: options.k, nCategories: h[0]!.length, maxCount: Math.max(...h.map((r) => r.reduce((a, b) => a + b, 0))), rounds: options.rounds, cohort: options.cohort, seed: options.seed ?? 1, onInvalidClient: options.onInvalidClient, privacy: options.privacy },
+    {
+      nComponents: options.k,
+      nCategories: h[0]!.length,
+      maxCount: Math.max(...h.map((r) => r.reduce((a, b) => a + b, 0))),
+      rounds: options.rounds,
+      cohort: options.cohort,
+      seed: options.seed ?? 1,
+      onInvalidClient: options.onInvalidClient,
+      privacy: options.privacy,
+      init: options.init,
+    },
   );
   const aggregator = new MdmAggregator({ noiseMultiplier: options.privacy?.noiseMultiplier, seed: 5 });
-  const transport = new InProcessTransport();
+  const transport = options.transport ?? new InProcessTransport();
   try {
     runMdm(server, clients.map((c, i) => (wrap ? wrap(c, i) : c)), aggregator, transport);
     return { server, model: server.model!, traffic: transport.traffic };
@@ -320,6 +350,53 @@ describe('federated inference', () => {
     expect(c.model.alpha).not.toEqual(a.model.alpha);
   });
 
+  test('a broadcast whose alpha sums to Infinity is an InvalidMessageError for the client, not NaN statistics', () => {
+    const client = new MdmClient('x', [1, 2, 0], { seed: 1 });
+    const model = { nComponents: 2, nCategories: 3, maxCount: 3, tau: [0.5, 0.5], alpha: [1e308, 1e308, 1, 1, 1, 1], pi: [0, 0, 1, 0, 0, 1] };
+    expectClean(() => client.respond(message('mdm/model', 'server', 1, { model, logLikelihood: true })), InvalidMessageError, /^x \(from server\): the Dirichlet parameters of row 0 sum to Infinity/);
+    expectClean(() => client.respond(message('mdm/evaluate', 'server', 1, { models: [model] })), InvalidMessageError, /sum to Infinity/);
+    client.dispose();
+  });
+
+  test('with noise, a u_kj <= 0 keeps alpha_kj instead of flooring it (alpha-kept); exact sums floor it', () => {
+    const start = new DirichletMultinomialMixture({ tau: [1], alpha: [[0.5, 2, 1]], pi: [[0, 0, 1]] });
+    const step = (privacy: { noiseMultiplier: number; clip: number } | undefined, u0: number) => {
+      const server = new MdmServer(['a', 'b'], { nComponents: 1, nCategories: 3, maxCount: 3, rounds: 1, init: start, privacy });
+      server.requests();
+      const noiseStddev = privacy ? privacy.noiseMultiplier * mdmSensitivity('round', privacy.clip) : 0;
+      const sums = { omega: [2], e: [0, 0, 2], u: [u0, 1.5, 1], v: [1.2] };
+      server.receive(encodeMessage(message('mdm/aggregate', 'aggregator', 1, { of: 'round', clients: 2, noiseStddev, sums, excluded: [] })));
+      const out = { alpha: Array.from(server.model!.alpha), guards: server.history[0]!.guards };
+      server.dispose();
+      return out;
+    };
+    const noisy = step({ noiseMultiplier: 1, clip: 5 }, -0.3);
+    expect(noisy.alpha[0]).toBe(0.5);
+    expect(noisy.alpha[1]).toBeCloseTo((2 * 1.5) / 1.2, 14);
+    expect(noisy.guards).toEqual(['clamped', 'alpha-kept']);
+    const exact = step(undefined, 0);
+    expect(exact.alpha[0]).toBe(1e-6);
+    expect(exact.guards).toEqual(['alpha-floored']);
+  });
+
+  test("the server checks the aggregate's noise against its own privacy options", () => {
+    const cases: Array<[{ noiseMultiplier: number; clip: number } | undefined, number]> = [
+      [{ noiseMultiplier: 5, clip: 2 }, 1],
+      [{ noiseMultiplier: 0, clip: 2 }, 1],
+      [{ noiseMultiplier: 2, clip: 2 }, 0],
+    ];
+    for (const [privacy, z] of cases) {
+      const clients = checkData().slice(0, 20).map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
+      const server = new MdmServer(clients.map((c) => c.id), { nComponents: 2, nCategories: 3, maxCount: 12, rounds: 2, privacy, seed: 1 });
+      const aggregator = new MdmAggregator({ noiseMultiplier: z, seed: 1 });
+      expectClean(() => runMdm(server, clients, aggregator), InvalidMessageError, /noise of standard deviation [\d.]+, but this server's privacy options give [\d.]+ .*give the aggregator the server's noiseMultiplier/);
+      expect(server.model).toBeUndefined();
+      server.dispose();
+      aggregator.dispose();
+      for (const c of clients) c.dispose();
+    }
+  });
+
   test('what leaves a client is its terms of the sums: E^i dense with a single column, omega^i summing to 1', () => {
     const client = new MdmClient('x', [3, 0, 2, 1], { seed: 1 });
     const init = client.respond(message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 4, maxCount: 30 })).payload as { e: Float64Array; p: Float64Array; q: Float64Array };
@@ -342,20 +419,23 @@ describe('federated inference', () => {
   test('central DP: noise of noiseMultiplier x sensitivity on the sums, clipped (u, v), never a NaN parameter', () => {
     expect(mdmSensitivity('init', 0)).toBeCloseTo(Math.sqrt(3), 15);
     expect(mdmSensitivity('round', 2)).toBeCloseTo(Math.sqrt(6), 15);
+    // clip 2, not 1: sqrt(2 + 1^2) would equal Algorithm 1's sqrt(3) and hide a mix-up
+    const clips: unknown[] = [];
     const aggregates: Message[] = [];
     const clients = fedData().map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
     const server = new MdmServer(
       clients.map((c) => c.id),
-      { nComponents: 2, nCategories: 4, maxCount: 30, rounds: 8, privacy: { noiseMultiplier: 5, clip: 1 }, seed: 2 },
+      { nComponents: 2, nCategories: 4, maxCount: 30, rounds: 8, privacy: { noiseMultiplier: 5, clip: 2 }, seed: 2 },
     );
     const aggregator = new MdmAggregator({ noiseMultiplier: 5, seed: 3 });
     const transport = new InProcessTransport();
     while (!server.done) {
       const requests = server.requests();
+      for (const m of requests.values()) if (m.kind === 'mdm/model') clips.push((m.payload as { clip?: number }).clip);
       const replies = [...requests].map(([id, m]) => ({ from: id, text: transport.up(clients.find((c) => c.id === id)!.respond(transport.down(m))) }));
       for (const r of replies) {
         const p = JSON.parse(r.text).payload as { u?: number[]; v?: number[] };
-        if (p.u) expect(Math.hypot(...p.u, ...p.v!)).toBeLessThanOrEqual(1 + 1e-12);
+        if (p.u) expect(Math.hypot(...p.u, ...p.v!)).toBeLessThanOrEqual(2 + 1e-12);
       }
       const agg = aggregator.aggregate(requests, replies);
       aggregates.push(agg);
@@ -363,8 +443,11 @@ describe('federated inference', () => {
     }
     const std = aggregates.map((a) => (a.payload as { noiseStddev: number }).noiseStddev);
     expect(std[0]).toBeCloseTo(5 * Math.sqrt(3), 12);
-    expect(std.slice(1).every((s) => Math.abs(s - 5 * Math.sqrt(3)) < 1e-12)).toBe(true);
+    expect(std).toHaveLength(9);
+    expect(std.slice(1).every((s) => Math.abs(s - 5 * Math.sqrt(6)) < 1e-12)).toBe(true);
     // the broadcast carries the clip bound and asks for no log-likelihood
+    expect(clips).toHaveLength(8 * 400);
+    expect(clips.every((c) => c === 2)).toBe(true);
     expect(server.history.every((r) => r.meanLogLikelihood === undefined)).toBe(true);
     const m = server.model!;
     for (const v of [...m.tau, ...m.alpha, ...m.pi]) expect(Number.isFinite(v) && v >= 0).toBe(true);
@@ -398,9 +481,12 @@ describe('validation of what clients send', () => {
     ['NaN statistics', (m) => (m.kind === 'mdm/stats' ? { ...m, payload: { ...(m.payload as object), u: [NaN, 0, 0, 0, 0, 0] } } : m), /cannot send NaN/],
     ['omega not summing to 1', onStats((p) => ((p.omega as number[])[0]! += 0.5)), /omega sums to 1\.5/],
     ['a negative u', onStats((p) => ((p.u as number[])[0] = -1)), /u\[0\] is -1; it must be >= 0/],
-    ['E in two columns', onStats((p) => ((p.e as number[])[0] = 0.25)), /e has non-zero entries in 2 columns|e's column must equal omega/],
+    ['E in two columns', onStats((p) => ((p.e as number[])[0] = 0.25)), /e has non-zero entries in two or more columns|e's column must equal omega/],
     ['a wrong shape', onStats((p) => (p.v as number[]).pop()), /v has 1 values; expected 2/],
     ['a positive log-likelihood', onStats((p) => (p.logLikelihood = 3)), /logLikelihood is 3/],
+    ['a log-likelihood below any the model gives', onStats((p) => (p.logLikelihood = -1e300)), /logLikelihood is -1e\+300; it must be a finite log-probability between -\d/],
+    ['u far above its bound', onStats((p) => (p.u = (p.u as number[]).map((x) => x * 1e6))), /u\[\d+\] is [\d.e+]+, above omega x \(psi\(n \+ alpha\) - psi\(alpha\)\) = [\d.e+-]+ for its size n = 12/],
+    ['v far above its bound', onStats((p) => (p.v = (p.v as number[]).map((x) => x * 1e6))), /v\[\d\] is [\d.e+]+, above omega x \(psi\(n \+ alpha0\) - psi\(alpha0\)\)/],
     ['a spoiled initialization', (m) => (m.kind === 'mdm/init-stats' ? edit((p) => ((p.e as number[])[3] = 1))(m) : m), /e must hold a single 1/],
   ];
 
@@ -435,6 +521,130 @@ describe('validation of what clients send', () => {
     expect((thrown as Error).message).toMatch(/^client-7/);
     expect((thrown as Error).message).toMatch(reason);
     expect(wasm().fm_heap_in_use()).toBe(before);
+  });
+
+  test('one client far outside its bounds (u x 1e6) is excluded: the model is bit for bit the one without it', () => {
+    // given initial parameters: the first round is Algorithm 2's, so "without it" is the same run otherwise
+    const start = new DirichletMultinomialMixture({ tau: [0.5, 0.5], alpha: [[1, 2, 1], [2, 1, 1]], pi: fixedSize(2, 12) });
+    const spoil = onStats((p) => (p.u = (p.u as number[]).map((x) => x * 1e6)));
+    const bad = run(checkData(), { k: 2, rounds: 4, init: start }, (c, i) => (i === 7 ? new Spoiling(c, spoil) : c));
+    const without = run(checkData(), { k: 2, rounds: 4, init: start, skip: 7 });
+    expect(bad.server.excluded.map((e) => [e.client, e.round])).toEqual([['client-7', 1]]);
+    expect(bad.model.alpha).toEqual(without.model.alpha);
+    expect(bad.model.tau).toEqual(without.model.tau);
+    expect(bad.model.pi).toEqual(without.model.pi);
+    expect(bad.server.history).toEqual(without.server.history);
+  });
+
+  test('the bounds never refuse an honest client: random models (alpha 1e-6 to 1e11), sizes, single-class clients, clipping', () => {
+    let s = 7;
+    const rnd = () => (s = (s * 16807) % 2147483647) / 2147483647;
+    let refused: string[] = [];
+    for (let trial = 0; trial < 60; trial++) {
+      const [k, c, nMax] = [1 + Math.floor(rnd() * 3), 2 + Math.floor(rnd() * 5), 1 + Math.floor(rnd() * (trial % 2 ? 60 : 600))];
+      const scale = [1e-6, 1e-3, 0.1, 1, 10, 1e3, 1e6, 1e11][trial % 8]!;
+      const alpha = Array.from({ length: k }, () => Array.from({ length: c }, () => Math.max(1e-6, scale * (0.05 + 3 * rnd()))));
+      const tau = Array.from({ length: k }, (_, r) => (r > 0 && rnd() < 0.2 ? 0 : rnd()));
+      const pi = Array.from({ length: k }, () => Array.from({ length: nMax }, (_, n) => (n === nMax - 1 || rnd() < 0.7 ? rnd() : 0)));
+      const norm = (v: number[]) => v.map((x) => x / v.reduce((a, b) => a + b, 0));
+      const model = new DirichletMultinomialMixture({ tau: norm(tau), alpha, pi: pi.map(norm) });
+      const params = { nComponents: k, nCategories: c, maxCount: nMax, tau: model.tau, alpha: model.alpha, pi: model.pi };
+      const clip = trial % 3 === 0 ? 0.5 : undefined;
+      const requests = [
+        message('mdm/model', 'server', 1, clip ? { model: params, clip, logLikelihood: false } : { model: params, logLikelihood: true }),
+        message('mdm/evaluate', 'server', 1, { models: [params] }),
+      ];
+      for (const request of requests) {
+        const clients = Array.from({ length: 8 }, (_, i) => {
+          const n = 1 + Math.floor(rnd() * nMax);
+          const h = new Array<number>(c).fill(0);
+          if (i % 3 === 0) h[Math.floor(rnd() * c)] = n;
+          else for (let t = 0; t < n; t++) h[Math.floor(rnd() * c)]! += 1;
+          return new MdmClient(`c${i}`, h, { seed: i });
+        });
+        const aggregator = new MdmAggregator({ noiseMultiplier: clip ? 1 : 0 });
+        const out = aggregator.aggregate(
+          new Map(clients.map((cl) => [cl.id, request])),
+          clients.map((cl) => ({ from: cl.id, text: encodeMessage(cl.respond(request)) })),
+        );
+        refused = refused.concat((out.payload as { excluded: { reason: string }[] }).excluded.map((e) => `trial ${trial}: ${e.reason}`));
+        aggregator.dispose();
+        for (const cl of clients) cl.dispose();
+      }
+    }
+    expect(refused).toEqual([]);
+  });
+
+  test('u = 1e308 from two clients: both excluded, the run completes', () => {
+    const spoil = onStats((p) => (p.u = (p.u as number[]).map(() => 1e308)));
+    const r = run(checkData(), { k: 2, rounds: 4 }, (c, i) => (i === 3 || i === 7 ? new Spoiling(c, spoil) : c));
+    expect(r.server.excluded.map((e) => e.client).sort()).toEqual(['client-3', 'client-7']);
+    for (const e of r.server.excluded) expect(e.reason).toMatch(/u\[\d+\] is 1e\+308, above omega/);
+    expect(r.server.history.map((h) => h.clients)).toEqual([58, 58, 58, 58]);
+    for (const v of [...r.model.tau, ...r.model.alpha, ...r.model.pi]) expect(Number.isFinite(v)).toBe(true);
+  });
+
+  test('SecureSum refuses a contribution that would make a total non-finite and keeps the totals', () => {
+    const s = new SecureSum({ x: 2 });
+    s.add({ x: [1e308, 1] });
+    expect(() => s.add({ x: [1e308, 1] })).toThrow(InvalidMessageError);
+    expect(() => s.add({ x: [0, NaN] })).toThrow(/would make the total of x\[1\] non-finite/);
+    expect(s.count).toBe(1);
+    expect(Array.from(s.release().x!)).toEqual([1e308, 1]);
+  });
+
+  test("Algorithm 1's single 1 is found in one pass: a dense e of 100,000 ones is refused at its second entry", () => {
+    const n = 100_000;
+    const aggregator = new MdmAggregator();
+    const request = message('mdm/init-request', 'server', 1, { nComponents: 1, nCategories: 2, maxCount: n });
+    const text = encodeMessage(message('mdm/init-stats', 'a', 1, { e: new Float64Array(n).fill(1), p: [0.5, 0.5], q: [0.25, 0.25] }));
+    const out = aggregator.aggregate(new Map([['a', request]]), [{ from: 'a', text }]);
+    expect((out.payload as { excluded: { reason: string }[] }).excluded.map((e) => e.reason)).toEqual([
+      "a: e must hold a single 1 (the client's component and size), got two or more non-zero entries",
+    ]);
+    aggregator.dispose();
+  });
+
+  /** Edits client-7's 'mdm/stats' wire text after the client's own encoding (which refuses NaN and Infinity). */
+  class EditingTransport extends InProcessTransport {
+    constructor(private readonly edit: (text: string) => string) {
+      super();
+    }
+    override up(m: Message): string {
+      const text = super.up(m);
+      return m.from === 'client-7' && m.kind === 'mdm/stats' ? this.edit(text) : text;
+    }
+  }
+
+  test.each([
+    ['null', '"u":[null', /^client-7: u\[0\] is null; values must be finite numbers$/],
+    ['1e308', '"u":[1e308', /^client-7: u\[0\] is 1e\+308, above omega x \(psi\(n \+ alpha\) - psi\(alpha\)\)/],
+  ])('%s in u on the wire: the aggregator itself refuses it, with the reason', (_, replacement, reason) => {
+    const transport = new EditingTransport((t) => {
+      const out = t.replace(/"u":\[[^,\]]+/, replacement);
+      expect(out).not.toBe(t);
+      return out;
+    });
+    const r = run(checkData(), { k: 2, rounds: 2, transport });
+    expect(r.server.excluded).toHaveLength(1);
+    expect(r.server.excluded[0]!.reason).toMatch(reason);
+    expect(r.server.history.map((h) => h.clients)).toEqual([59, 59]);
+  });
+
+  test('with noise, a reason names the failed check, never a client value nor its own error text', () => {
+    const privacy = { noiseMultiplier: 1, clip: 5 };
+    const reasons = (wrap: (c: MdmClient, i: number) => MdmClientLike) => run(checkData(), { k: 2, rounds: 2, privacy }, wrap).server.excluded.map((e) => e.reason);
+    const spoiled = (spoil: (m: Message) => Message) => (c: MdmClient, i: number) => (i === 7 ? new Spoiling(c, spoil) : c);
+    // q[0] not the square of p[0] (the detailed reason gives both and the client's row)
+    const q = (m: Message) => (m.kind === 'mdm/init-stats' ? edit((p) => ((p.q as number[])[0] = 0.123))(m) : m);
+    expect(reasons(spoiled(q))).toEqual(['client-7: q is not the square of p']);
+    expect(reasons(spoiled(onStats((p) => ((p.u as number[])[0] = -1))))).toEqual(['client-7: u has a negative entry']);
+    expect(reasons(spoiled(onStats((p) => (p.u = (p.u as number[]).map((x) => x * 1e6)))))).toEqual(['client-7: u is above the bound of its size']);
+    const failing = (c: MdmClient, i: number): MdmClientLike =>
+      i === 7 ? { id: c.id, respond: () => { throw new InvalidDataError('client-7: n = 27 exceeds N = 12'); } } : c;
+    expect(reasons(failing)).toEqual(['client-7: reported an error instead of answering']);
+    // without noise the reason says by how much (for whoever debugs a client)
+    expect(run(checkData(), { k: 2, rounds: 1 }, spoiled(q)).server.excluded[0]!.reason).toMatch(/client-7: q\[0\] is 0\.123 but p squared is/);
   });
 
   test('the server checks the aggregate too: inconsistent or mis-addressed sums change nothing', () => {
@@ -502,6 +712,14 @@ describe('choosing K (Appendix A.1)', () => {
     expect(score[3]!).toBeGreaterThan(score[2]! + 0.5);
     expect(r.scoredClients).toBe(150);
     expect(r.traffic.rounds).toBe(3 * 26 + 1);
+  });
+
+  test('with privacy and exactValidation: true, K selection runs (noisy fits, exact validation sums)', () => {
+    const r = selectMdm(fedData(), { kValues: [1, 2], rounds: 3, validationCohort: 100, privacy: { noiseMultiplier: 0.5, clip: 5 }, exactValidation: true, seed: 1 });
+    expect([1, 2]).toContain(r.k);
+    expect(r.validationClients).toBe(100);
+    expect(r.scoredClients).toBeGreaterThan(50);
+    expect(r.candidates.every((c) => c.fit.history.every((h) => h.meanLogLikelihood === undefined))).toBe(true);
   });
 });
 
@@ -592,12 +810,80 @@ describe('bad input (the issue list)', () => {
     for (const v of same.model.alpha) expect(Number.isFinite(v) && v > 0).toBe(true);
   });
 
+  test('sizes a message asks for are capped (K x C and K x N at most MDM_MAX_CELLS): a refusal before any allocation', () => {
+    expect(MDM_MAX_CELLS).toBe(1e7);
+    const client = new MdmClient('a', [1, 2, 0], { seed: 1 });
+    // 2e7 cells: 160 MB of E^i had the client allocated it
+    expectClean(
+      () => client.respond(message('mdm/init-request', 'server', 1, { nComponents: 10, nCategories: 3, maxCount: 2e6 })),
+      InvalidMessageError,
+      /^a \(from server\): K = 10 components of C = 3 categories and N = 2000000 sizes exceed the limit of 10000000 cells/,
+    );
+    expect((client.respond(message('mdm/init-request', 'server', 2, { nComponents: 1, nCategories: 3, maxCount: 3 })).payload as { e: number[] }).e).toHaveLength(3);
+    // a client may set a lower limit of its own
+    const small = new MdmClient('b', [1, 2, 0], { seed: 1, maxCells: 100 });
+    expectClean(() => small.respond(message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 3, maxCount: 51 })), InvalidMessageError, /limit of 100 cells/);
+    expectClean(() => new MdmClient('c', [1, 1], { maxCells: 2e7 }), InvalidParameterError, /maxCells must be an integer in \[1, 10000000\]/);
+    // and the server refuses such sizes up front
+    expectClean(() => new MdmServer(['a'], { nComponents: 1, nCategories: 2, maxCount: 1e7 + 1 }), InvalidParameterError, /exceed the limit of 10000000 cells/);
+    client.dispose();
+    small.dispose();
+  });
+
+  test('pointers from 2 GiB on are read unsigned', () => {
+    const w = wasm();
+    const [alloc, free] = [w.fm_alloc, w.fm_free];
+    const freed: number[] = [];
+    try {
+      w.fm_alloc = () => -(2 ** 31) + 8; // address 2^31 + 8 as the i32 WASM returns it
+      w.fm_free = (p: number) => void freed.push(p);
+      const s = new Scope();
+      expect(s.alloc(16)).toBe(2 ** 31 + 8);
+      s.free();
+    } finally {
+      w.fm_alloc = alloc;
+      w.fm_free = free;
+    }
+    expect(freed).toEqual([2 ** 31 + 8]);
+  });
+
+  test("a client that cannot allocate a request's memory refuses it: excluded, the run goes on as without it", () => {
+    const w = wasm();
+    const alloc = w.fm_alloc;
+    // client 7 finds no memory for its K x N statistics (192 bytes here); everyone else does
+    const starved = (c: MdmClient): MdmClientLike => ({
+      id: c.id,
+      respond: (m) => {
+        w.fm_alloc = (bytes: number) => (bytes >= 192 ? 0 : alloc(bytes));
+        try {
+          return c.respond(m);
+        } finally {
+          w.fm_alloc = alloc;
+        }
+      },
+    });
+    const bad = run(checkData(), { k: 2, rounds: 2 }, (c, i) => (i === 7 ? starved(c) : c));
+    expect(bad.server.excluded.map((e) => [e.client, e.round])).toEqual([['client-7', 1]]);
+    expect(bad.server.excluded[0]!.reason).toMatch(/client-7 \(from server\): the client cannot allocate the memory this mdm\/init-request request needs \(out of WASM memory allocating 192 bytes/);
+    const without = run(checkData(), { k: 2, rounds: 2, skip: 7 });
+    expect(bad.model.alpha).toEqual(without.model.alpha);
+    expect(bad.model.pi).toEqual(without.model.pi);
+    // and a client answer with its own error reaches collect() as a refusal, not a throw
+    const c = new MdmClient('x', [1, 2, 0], { seed: 1 });
+    const request = message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 3, maxCount: 12 });
+    const replies = collect(new Map([['x', request]]), new Map([['x', starved(c)]]), new InProcessTransport());
+    expect(replies).toEqual([{ from: 'x', error: expect.stringMatching(/cannot allocate/) }]);
+    c.dispose();
+  });
+
   test('options: wrong types and ranges are InvalidParameterErrors', () => {
     expectClean(() => fitMdm(h, { nComponents: 0 }), InvalidParameterError, /nComponents must be an integer >= 1/);
     expectClean(() => fitMdm(h, { nComponents: 1, rounds: -1 }), InvalidParameterError, /rounds must be an integer >= 0/);
     expectClean(() => fitMdm(h, { nComponents: 1, privacy: { noiseMultiplier: 1, clip: 0 } }), InvalidParameterError, /privacy.clip must be a finite number > 0/);
     expectClean(() => selectMdm(h, { kValues: [1, 2], validationCohort: 3 }), InvalidDataError, /leave 1 for fitting/);
     expectClean(() => selectMdm(h, { kRange: [3, 2] }), InvalidParameterError, /kRange \[3, 2\] is empty/);
+    // the validation round releases exact log-likelihood sums: privacy needs the explicit opt-in
+    expectClean(() => selectMdm(h, { kValues: [1, 2], privacy: { noiseMultiplier: 1, clip: 5 } }), InvalidParameterError, /exact \(noise-free\) sums .* pass exactValidation: true/);
   });
 });
 

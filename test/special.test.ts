@@ -125,6 +125,9 @@ test('digammaDiff and lnRisingFactorial against mpmath (50 digits)', () => {
   expect(digammaDiff(2, [0, 1, 2])).toEqual(Float64Array.from([0, 0.5, 0.5 + 1 / 3]));
   expect(digammaDiff(-1, 2)).toBeNaN();
   expect(lnRisingFactorial(1, -1)).toBeNaN();
+  // subnormal x: ln(x (x + 1)) = ln x, not the ln of a number the kernel's ln cannot take
+  expect(lnRisingFactorial(5e-324, 2)).toBeCloseTo(Math.log(5e-324), 12);
+  expect(lnRisingFactorial(1e-310, 1)).toBeCloseTo(Math.log(1e-310), 12);
 });
 
 test('numbers in, numbers out; arrays in, Float64Array out; empty arrays are empty', () => {

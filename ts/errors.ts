@@ -33,8 +33,15 @@ export class InvalidParameterError extends FedmixError {
  * definite. The receiving role rejects it without changing its state.
  */
 export class InvalidMessageError extends FedmixError {
-  constructor(message: string) {
+  /**
+   * Which check failed, without the sender's values or its id (e.g. "u has a
+   * negative entry"), where `message` gives them: what a private aggregator
+   * passes on. Undefined when the message holds nothing of the sender's data.
+   */
+  readonly check: string | undefined;
+  constructor(message: string, check?: string) {
     super('INVALID_MESSAGE', message);
+    this.check = check;
   }
 }
 

@@ -96,6 +96,7 @@ export {
   MdmServer,
   MDM_KINDS,
   MDM_GUARDS,
+  MDM_MAX_CELLS,
   mdmSensitivity,
   type MdmClientLike,
   type MdmClientOptions,

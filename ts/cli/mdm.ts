@@ -34,6 +34,10 @@ export const mdmFitOptions: Record<string, OptionSpec> = {
   tolerance: { type: 'number', default: 0.01, help: 'with --k-range: keep the smallest K within this many nats (mean per client) of the best' },
   'noise-multiplier': { type: 'number', help: 'Gaussian noise on the aggregates, in sensitivities (central DP); needs --clip' },
   clip: { type: 'number', help: "bound on each client's (u, v) L2 norm when adding noise" },
+  'exact-validation': {
+    type: 'flag',
+    help: "with --k-range and --noise-multiplier: accept that choosing K releases exact (noise-free) sums of the validation clients' log-likelihoods",
+  },
   seed: { type: 'int', default: 0, help: 'seed of every random choice' },
   out: { type: 'string', help: 'write the model JSON here (default: print it)' },
 };
@@ -101,6 +105,12 @@ export async function runMdmFitCommand(o: Options): Promise<{ text: string; json
     json = { k: model.nComponents, history: fit.history, initGuards: fit.initGuards, traffic: fit.traffic, excluded: fit.excluded };
   } else {
     const [a, b] = o['k-range'] as [number, number];
+    if (common.privacy && o['exact-validation'] !== true) {
+      throw new InvalidParameterError(
+        "--k-range with --noise-multiplier: choosing K releases exact (noise-free) sums of the validation clients' log-likelihoods, which the privacy guarantee does not cover; " +
+          'add --exact-validation to accept that, or fit a fixed --k',
+      );
+    }
     const bar = progressBar('mdm fit');
     let done = 0;
     const sel = selectMdm(histograms, {
@@ -108,6 +118,7 @@ export async function runMdmFitCommand(o: Options): Promise<{ text: string; json
       kRange: [a, b],
       validationCohort: o['validation-cohort'] as number | undefined,
       tolerance: o.tolerance as number,
+      exactValidation: o['exact-validation'] === true,
       onCandidate: (k) => bar(++done, b - a + 1, `K = ${k}`),
     });
     model = sel.model;

@@ -6,7 +6,7 @@
  * Whoever uses it checks each contribution before adding it (a real secure
  * aggregator would do so with input-validation proofs).
  */
-import { InvalidParameterError } from '../errors.js';
+import { InvalidMessageError, InvalidParameterError } from '../errors.js';
 import type { Rng } from '../random.js';
 
 export class SecureSum {
@@ -23,11 +23,23 @@ export class SecureSum {
     return this.contributions;
   }
 
-  /** Adds one contribution: every field of the shape, of its length. */
+  /**
+   * Adds one contribution: every field of the shape, of its length. One that
+   * would make a total non-finite (NaN, or past the largest double) is refused
+   * with an InvalidMessageError and adds nothing: the totals stay releasable.
+   */
   add(contribution: Record<string, ArrayLike<number>>): void {
     for (const [name, total] of this.totals) {
       const v = contribution[name];
       if (!v || v.length !== total.length) throw new InvalidParameterError(`a contribution's ${name} must hold ${total.length} values`);
+    }
+    for (const [name, total] of this.totals) {
+      const v = contribution[name]!;
+      for (let i = 0; i < total.length; i++) {
+        if (!Number.isFinite(total[i]! + v[i]!)) {
+          throw new InvalidMessageError(`a contribution would make the total of ${name}[${i}] non-finite`, 'its contribution would make a sum non-finite');
+        }
+      }
     }
     for (const [name, total] of this.totals) {
       const v = contribution[name]!;

@@ -106,7 +106,7 @@ export interface WasmExports {
   ): number;
   fm_mdm_update(
     k: number, c: number, nMax: number, tau: number, alpha: number, pi: number, omega: number, e: number, u: number, v: number,
-    clients: number, outTau: number, outAlpha: number, outPi: number, outFlags: number,
+    clients: number, noisy: number, outTau: number, outAlpha: number, outPi: number, outFlags: number,
   ): number;
   fm_dem_kfed_server(
     covType: number, k: number, d: number, m: number, counts: number, centers: number, nk: number, s1: number, s2: number,

@@ -12,12 +12,15 @@ const decoder = new TextDecoder();
 
 /** Reads, then frees, the message of the core's last error. */
 export function takeLastError(w: WasmExports): string {
-  const ptr = w.fm_last_error_ptr();
+  const ptr = w.fm_last_error_ptr() >>> 0;
   const len = w.fm_last_error_len();
   const message = decoder.decode(new Uint8Array(w.memory.buffer, ptr, len).slice());
   w.fm_clear_error();
   return message;
 }
+
+/** fm_alloc found no memory: the instance is intact, unlike after a trap, so a caller may refuse the one request and go on. */
+export class WasmAllocationError extends WasmError {}
 
 export class Scope {
   readonly w: WasmExports;
@@ -29,9 +32,10 @@ export class Scope {
 
   alloc(bytes: number): number {
     // wasm32 sizes are u32 and Rust allocations at most 2^31 - 1 bytes; larger
-    // requests would otherwise reach the core wrapped modulo 2^32
-    const ptr = Number.isSafeInteger(bytes) && bytes >= 0 && bytes < 2 ** 31 ? this.w.fm_alloc(bytes) : 0;
-    if (ptr === 0) throw new WasmError(`out of WASM memory allocating ${bytes} bytes; process the data in smaller pieces`);
+    // requests would otherwise reach the core wrapped modulo 2^32. Pointers
+    // come back as i32: unsigned, so that addresses from 2 GiB on stay right.
+    const ptr = Number.isSafeInteger(bytes) && bytes >= 0 && bytes < 2 ** 31 ? this.w.fm_alloc(bytes) >>> 0 : 0;
+    if (ptr === 0) throw new WasmAllocationError(`out of WASM memory allocating ${bytes} bytes; process the data in smaller pieces`);
     this.allocations.push([ptr, bytes]);
     return ptr;
   }

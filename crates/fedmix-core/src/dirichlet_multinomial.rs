@@ -30,7 +30,11 @@ pub fn validate_counts(counts: &[f64], m: usize, c: usize) -> Result<()> {
     Ok(())
 }
 
-/// Checks that every Dirichlet parameter is positive and finite.
+/// Checks that every Dirichlet parameter is a normal positive number and that
+/// each row's sum alpha_0 is finite. Subnormal parameters (below
+/// f64::MIN_POSITIVE) are refused rather than handled: psi(alpha) ~ -1/alpha
+/// overflows there, so no statistic of such a model is finite anyway; and an
+/// infinite alpha_0 (e.g. two entries of 1e308) makes every log-pmf NaN.
 pub fn validate_alphas(alphas: &[f64], k: usize, c: usize) -> Result<()> {
     if alphas.len() != k * c {
         return Err(Error::param(format!("alphas have {} values; expected {} rows x {} categories", alphas.len(), k, c)));
@@ -42,6 +46,25 @@ pub fn validate_alphas(alphas: &[f64], k: usize, c: usize) -> Result<()> {
                 idx / c,
                 idx % c,
                 show(v)
+            )));
+        }
+        if v < f64::MIN_POSITIVE {
+            return Err(Error::param(format!(
+                "Dirichlet parameter at row {}, category {} is {}, a subnormal number; it must be at least {:e} (f64::MIN_POSITIVE)",
+                idx / c,
+                idx % c,
+                show(v),
+                f64::MIN_POSITIVE
+            )));
+        }
+    }
+    for (r, row) in alphas.chunks(c.max(1)).enumerate() {
+        let a0: f64 = row.iter().sum();
+        if !a0.is_finite() {
+            return Err(Error::param(format!(
+                "the Dirichlet parameters of row {} sum to {}; their sum alpha_0 must be finite (lower the largest ones)",
+                r,
+                show(a0)
             )));
         }
     }
@@ -145,5 +168,9 @@ mod tests {
         assert!(log_pmf(&[1.0, f64::NAN], 1, 2, &[1.0, 1.0], 1, true, &mut out).is_err());
         assert!(log_pmf(&[1.0, 1.0], 1, 2, &[0.0, 1.0], 1, true, &mut out).unwrap_err().message.contains("positive"));
         assert!(log_pmf(&[1.0, 1.0], 1, 2, &[1.0], 1, true, &mut out).is_err());
+        // a finite alpha whose row sum is not, and a subnormal alpha
+        assert!(log_pmf(&[1.0, 0.0], 1, 2, &[1e308, 1e308], 1, true, &mut out).unwrap_err().message.contains("row 0 sum to Infinity"));
+        assert!(log_pmf(&[1.0, 1.0], 1, 2, &[5e-324, 1.0], 1, true, &mut out).unwrap_err().message.contains("subnormal"));
+        assert!(log_pmf(&[1.0, 1.0], 1, 2, &[f64::MIN_POSITIVE, 1.0], 1, true, &mut out).is_ok());
     }
 }

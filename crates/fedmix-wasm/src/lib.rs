@@ -1250,7 +1250,8 @@ pub unsafe extern "C" fn fm_mdm_initialize(
 }
 
 /// Algorithm 2, server side: the model after a round with the sums of `clients`
-/// clients; the guards that acted in out_flags[0].
+/// clients (noisy 1: Gaussian noise was added to them); the guards that acted
+/// in out_flags[0].
 ///
 /// # Safety
 /// Pointers cover the shapes.
@@ -1268,6 +1269,7 @@ pub unsafe extern "C" fn fm_mdm_update(
     u: *const f64,
     v: *const f64,
     clients: f64,
+    noisy: i32,
     out_tau: *mut f64,
     out_alpha: *mut f64,
     out_pi: *mut f64,
@@ -1287,7 +1289,7 @@ pub unsafe extern "C" fn fm_mdm_update(
             unsupported: 0.0,
             clients,
         };
-        let (next, flags) = mdm_server::update(&model, &agg)?;
+        let (next, flags) = mdm_server::update(&model, &agg, noisy != 0)?;
         write_model(&next, out_tau, out_alpha, out_pi);
         *out_flags = flags as f64;
         Ok(())

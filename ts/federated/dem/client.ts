@@ -58,7 +58,7 @@ export class DemClient implements DemClientLike {
     this.nFeatures = x.nCols;
     const w = wasm();
     const bytes = Math.max(x.data.length, 1) * 8;
-    const ptr = bytes < 2 ** 31 ? w.fm_alloc(bytes) : 0;
+    const ptr = bytes < 2 ** 31 ? w.fm_alloc(bytes) >>> 0 : 0; // unsigned: addresses from 2 GiB on
     if (ptr === 0) throw new InvalidDataError(`${id}: out of WASM memory for its ${x.nRows} rows`);
     new Float64Array(w.memory.buffer, ptr, x.data.length).set(x.data);
     this.rows = new OwnedHandle(ptr, (w2, p) => w2.fm_free(p, bytes), { what: `client ${id}`, renew: 'create a new client', redo: 'create it again' });

@@ -7,7 +7,8 @@
  * noiseMultiplier x sensitivity to every entry of the sums (central
  * differential privacy; see `sensitivity` in messages.ts). Validation rounds
  * of K selection are released exactly (their log-likelihoods have no bounded
- * sensitivity).
+ * sensitivity). With noise, an exclusion reason names the failed check alone,
+ * never the client's values.
  */
 import { FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { Rng } from '../../random.js';
@@ -16,6 +17,7 @@ import { SecureSum } from '../aggregate.js';
 import { decodeMessage, message, type Message } from '../message.js';
 import type { ExcludedClient } from '../transport.js';
 import {
+  logLikelihoodFloor,
   MDM_KINDS,
   readEvaluate,
   readEvaluation,
@@ -24,6 +26,7 @@ import {
   readModelBroadcast,
   readStats,
   sensitivity,
+  StatsBounds,
   sumShape,
   type AggregateOf,
   type AggregatePayload,
@@ -38,6 +41,12 @@ export interface MdmAggregatorOptions {
   noiseMultiplier?: number;
   /** seed of the noise */
   seed?: number;
+  /**
+   * Exclusion reasons with the client's values (which check failed and by how
+   * much). Default: only without noise; with noise a reason names the failed
+   * check alone, and a client's own error text is not passed on.
+   */
+  detailedReasons?: boolean;
 }
 
 /** Starts a message text with the client's id, once. */
@@ -58,10 +67,13 @@ interface Expected {
 
 export class MdmAggregator {
   readonly noiseMultiplier: number;
+  readonly detailedReasons: boolean;
   private readonly rng: Rng;
 
   constructor(options: MdmAggregatorOptions = {}) {
     this.noiseMultiplier = requireNumber('noiseMultiplier', options.noiseMultiplier ?? 0, 0);
+    if (options.detailedReasons !== undefined && typeof options.detailedReasons !== 'boolean') throw new InvalidParameterError('detailedReasons must be true or false');
+    this.detailedReasons = options.detailedReasons ?? this.noiseMultiplier === 0;
     this.rng = new Rng(options.seed);
   }
 
@@ -79,12 +91,13 @@ export class MdmAggregator {
         if (this.noiseMultiplier > 0 && clip === undefined) {
           throw new InvalidParameterError('the aggregator adds noise but the broadcast has no clip bound: give the server the same privacy options');
         }
+        const bounds = new StatsBounds(model);
         return {
           of: 'round',
           reply: MDM_KINDS.stats,
           shape,
           models: 0,
-          read: (p, w) => readStats(p, w, shape, clip, logLikelihood),
+          read: (p, w) => readStats(p, w, shape, clip, logLikelihood, bounds),
           sensitivity: sensitivity('round', clip ?? 0),
           logLikelihood,
         };
@@ -92,12 +105,13 @@ export class MdmAggregator {
       case MDM_KINDS.evaluate: {
         const models = readEvaluate(request.payload, who);
         const m = models[0]!;
+        const floors = models.map(logLikelihoodFloor);
         return {
           of: 'evaluation',
           reply: MDM_KINDS.evaluation,
           shape: { k: m.nComponents, c: m.nCategories, nMax: m.maxCount },
           models: models.length,
-          read: (p, w) => readEvaluation(p, w, models.length),
+          read: (p, w) => readEvaluation(p, w, floors),
           sensitivity: 0,
           logLikelihood: false,
         };
@@ -122,17 +136,23 @@ export class MdmAggregator {
     const byId = new Map(replies.map((r) => [r.from, r]));
     for (const [id, sent] of requests) {
       const reply = byId.get(id);
+      // what the reason says without the client's values (see detailedReasons)
+      let stage = `did not answer round ${sent.round}`;
       try {
         if (sent.kind !== first.kind) throw new InvalidParameterError(`requests of one round must be of one kind; got ${first.kind} and ${sent.kind}`);
         if (!reply) throw new InvalidMessageError(`${id}: did not answer round ${sent.round}`);
+        stage = 'reported an error instead of answering';
         if ('error' in reply) throw new InvalidMessageError(named(id, reply.error));
+        stage = 'its reply is not a valid message';
         const m = decodeMessage(reply.text, exp.reply);
         if (m.from !== id) throw new InvalidMessageError(`${id}: its reply claims to come from ${JSON.stringify(m.from)}`);
         if (m.round !== sent.round) throw new InvalidMessageError(`${id}: its reply is for round ${m.round}, not ${sent.round}`);
+        stage = 'its contribution failed a check';
         sum.add(exp.read(m.payload, id));
       } catch (e) {
         if (!(e instanceof FedmixError) || e.code === 'WASM' || e.code === 'INVALID_PARAMETER') throw e;
-        excluded.push({ client: id, round: sent.round, reason: named(id, e.message) });
+        const check = e instanceof InvalidMessageError ? e.check : undefined;
+        excluded.push({ client: id, round: sent.round, reason: named(id, this.detailedReasons ? e.message : check ?? stage) });
       }
     }
     const stddev = exp.of === 'evaluation' ? 0 : this.noiseMultiplier * exp.sensitivity;

@@ -9,10 +9,12 @@
 import { InvalidDataError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { withScope } from '../../wasm/memory.js';
+import { requireInteger } from '../../validate.js';
+import { WasmAllocationError, withScope } from '../../wasm/memory.js';
 import { message, type Message } from '../message.js';
 import {
   MDM_KINDS,
+  MDM_MAX_CELLS,
   readEvaluate,
   readInitRequest,
   readModelBroadcast,
@@ -32,6 +34,8 @@ export interface MdmClientOptions {
   size?: number;
   /** seed of the client's own random choice (its Algorithm 1 component) */
   seed?: number;
+  /** the largest K x C and K x N (each) it accepts in a request (default and at most MDM_MAX_CELLS, 1e7) */
+  maxCells?: number;
 }
 
 export class MdmClient implements MdmClientLike {
@@ -40,6 +44,7 @@ export class MdmClient implements MdmClientLike {
   readonly counts: Float64Array;
   /** n, the number of data points */
   readonly size: number;
+  private readonly maxCells: number;
   private readonly rng: Rng;
 
   /**
@@ -65,12 +70,23 @@ export class MdmClient implements MdmClientLike {
     }
     if (sum < 1) throw new InvalidDataError(`${id}: its histogram is empty (n = 0); a client needs at least one data point`);
     this.size = sum;
+    this.maxCells = requireInteger('maxCells', options.maxCells ?? MDM_MAX_CELLS, 1, MDM_MAX_CELLS);
     this.rng = new Rng(options.seed);
   }
 
   /** The answer to a server message. Throws InvalidMessageError when the message cannot be used, InvalidDataError when the client's data does not fit the model. */
   respond(m: Message): Message {
     const who = `${this.id} (from ${m.from})`;
+    try {
+      return this.answer(m, who);
+    } catch (e) {
+      // the instance is intact: the client refuses this request and stays usable
+      if (e instanceof WasmAllocationError) throw new InvalidMessageError(`${who}: the client cannot allocate the memory this ${m.kind} request needs (${e.message})`);
+      throw e;
+    }
+  }
+
+  private answer(m: Message, who: string): Message {
     switch (m.kind) {
       case MDM_KINDS.initRequest:
         return message(MDM_KINDS.initStats, this.id, m.round, this.initStats(m.payload, who));
@@ -94,7 +110,7 @@ export class MdmClient implements MdmClientLike {
   }
 
   private initStats(payload: unknown, who: string): InitStatsReply {
-    const { k, c, nMax } = readInitRequest(payload, who);
+    const { k, c, nMax } = readInitRequest(payload, who, this.maxCells);
     this.fits(c, nMax);
     // Algorithm 1: k_i ~ U{1..K}, drawn here and never sent
     const component = this.rng.choice(k, 1);
@@ -108,7 +124,7 @@ export class MdmClient implements MdmClientLike {
   }
 
   private statistics(payload: unknown, who: string): StatsReply {
-    const { model, clip, logLikelihood } = readModelBroadcast(payload, who);
+    const { model, clip, logLikelihood } = readModelBroadcast(payload, who, this.maxCells);
     const { nComponents: k, nCategories: c, maxCount: nMax } = model;
     this.fits(c, nMax);
     return withScope((s) => {
@@ -127,7 +143,7 @@ export class MdmClient implements MdmClientLike {
   }
 
   private evaluation(payload: unknown, who: string): EvaluationReply {
-    const models = readEvaluate(payload, who);
+    const models = readEvaluate(payload, who, this.maxCells);
     const ll = models.map((m: DirichletMultinomialMixture) => {
       this.fits(m.nCategories, m.maxCount);
       return m.logPmf([this.counts])[0]!;

@@ -6,6 +6,7 @@ export { fitMdm, runMdm, type MdmFitOptions, type MdmFitResult } from './run.js'
 export { selectMdm, type SelectMdmOptions, type SelectMdmResult, type MdmCandidate } from './select.js';
 export {
   MDM_KINDS,
+  MDM_MAX_CELLS,
   sensitivity as mdmSensitivity,
   type MdmParams,
   type InitRequest as MdmInitRequest,

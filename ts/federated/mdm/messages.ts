@@ -18,6 +18,7 @@
  */
 import { FedmixError, InvalidMessageError } from '../../errors.js';
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
+import { digammaDiff, lgamma, lnRisingFactorial } from '../../special/gamma.js';
 import { finiteNumbers } from '../message.js';
 import type { ExcludedClient } from '../transport.js';
 
@@ -32,6 +33,13 @@ export const MDM_KINDS = {
 } as const;
 
 type Numbers = number[] | Float64Array;
+
+/**
+ * Largest K x C and K x N (each) a message may ask for: 1e7 cells, 80 MB per
+ * matrix. The sizes come from the sender, so this bounds what one message can
+ * make its receiver allocate. The core has the same limit (mdm::MAX_CELLS).
+ */
+export const MDM_MAX_CELLS = 10_000_000;
 
 /** Model parameters on the wire: flat row-major alpha (K x C) and pi (K x N). */
 export interface MdmParams {
@@ -145,38 +153,67 @@ function count(name: string, v: unknown, who: string, min: number): number {
   return v;
 }
 
+/**
+ * A contribution that fails a check: `message` says by how much (the client's
+ * values), `check` only which check (what the server sees under privacy).
+ */
+function refuse(who: string, check: string, detail: string): InvalidMessageError {
+  return new InvalidMessageError(`${who}: ${detail}`, check);
+}
+
+/** A received array of finite numbers, refused without its values in `check`. */
+function numbers(name: string, v: unknown, length: number, who: string): Float64Array {
+  try {
+    return finiteNumbers(name, v, length, who);
+  } catch (e) {
+    if (e instanceof InvalidMessageError) throw new InvalidMessageError(e.message, `${name} is not an array of ${length} finite numbers`);
+    throw e;
+  }
+}
+
 function nonNegative(name: string, v: Float64Array, who: string): void {
   const i = v.findIndex((x) => x < 0);
-  if (i >= 0) throw new InvalidMessageError(`${who}: ${name}[${i}] is ${v[i]}; it must be >= 0`);
+  if (i >= 0) throw refuse(who, `${name} has a negative entry`, `${name}[${i}] is ${v[i]}; it must be >= 0`);
 }
 
 function zeroOrOne(name: string, v: unknown, who: string): number {
-  if (v !== 0 && v !== 1) throw new InvalidMessageError(`${who}: ${name} is ${String(v)}; it must be 0 or 1`);
+  if (v !== 0 && v !== 1) throw refuse(who, `${name} is not 0 or 1`, `${name} is ${String(v)}; it must be 0 or 1`);
   return v;
 }
 
 /** |a - b| within a relative tolerance of the larger (sums of rounded terms). */
-function near(a: number, b: number, tol = 1e-9): boolean {
+export function near(a: number, b: number, tol = 1e-9): boolean {
   return Math.abs(a - b) <= tol * Math.max(1, Math.abs(a), Math.abs(b));
 }
 
-export function readShape(p: Record<string, unknown>, who: string): Shape {
+/** x at most `bound`, up to rounding (the client and the aggregator compute the bound in different orders). */
+function within(x: number, bound: number): boolean {
+  return x <= bound + 1e-9 * bound + 1e-300;
+}
+
+/** K, C and N from a message, with K x C and K x N at most `maxCells` (MDM_MAX_CELLS or less). */
+export function readShape(p: Record<string, unknown>, who: string, maxCells = MDM_MAX_CELLS): Shape {
   const k = count('nComponents', p.nComponents, who, 1);
   const c = count('nCategories', p.nCategories, who, 2);
   const nMax = count('maxCount', p.maxCount, who, 1);
+  if (k * Math.max(c, nMax) > maxCells) {
+    throw new InvalidMessageError(
+      `${who}: K = ${k} components of C = ${c} categories and N = ${nMax} sizes exceed the limit of ${maxCells} cells (K x C and K x N each); lower K or N`,
+    );
+  }
   return { k, c, nMax };
 }
 
 // What clients check in the server's messages.
 
-export function readInitRequest(p: unknown, who: string): Shape {
-  return readShape(object(p, who, 'initialization request'), who);
+export function readInitRequest(p: unknown, who: string, maxCells = MDM_MAX_CELLS): Shape {
+  return readShape(object(p, who, 'initialization request'), who, maxCells);
 }
 
 /** Model parameters as a checked model (the core validates the values). */
-export function readParams(p: unknown, who: string): DirichletMultinomialMixture {
+export function readParams(p: unknown, who: string, maxCells = MDM_MAX_CELLS): DirichletMultinomialMixture {
   const q = object(p, who, 'model');
-  const { k, c, nMax } = readShape(q, who);
+  const { k, c, nMax } = readShape(q, who, maxCells);
   const tau = finiteNumbers('tau', q.tau, k, who);
   const alpha = finiteNumbers('alpha', q.alpha, k * c, who);
   const pi = finiteNumbers('pi', q.pi, k * nMax, who);
@@ -189,9 +226,9 @@ export function readParams(p: unknown, who: string): DirichletMultinomialMixture
   }
 }
 
-export function readModelBroadcast(p: unknown, who: string): { model: DirichletMultinomialMixture; clip?: number; logLikelihood: boolean } {
+export function readModelBroadcast(p: unknown, who: string, maxCells = MDM_MAX_CELLS): { model: DirichletMultinomialMixture; clip?: number; logLikelihood: boolean } {
   const q = object(p, who, 'model broadcast');
-  const model = readParams(q.model, who);
+  const model = readParams(q.model, who, maxCells);
   let clip: number | undefined;
   if (q.clip !== undefined) {
     if (typeof q.clip !== 'number' || !(q.clip > 0) || !Number.isFinite(q.clip)) throw new InvalidMessageError(`${who}: clip is ${String(q.clip)}; it must be a positive number`);
@@ -201,10 +238,10 @@ export function readModelBroadcast(p: unknown, who: string): { model: DirichletM
   return { model, clip, logLikelihood: q.logLikelihood };
 }
 
-export function readEvaluate(p: unknown, who: string): DirichletMultinomialMixture[] {
+export function readEvaluate(p: unknown, who: string, maxCells = MDM_MAX_CELLS): DirichletMultinomialMixture[] {
   const q = object(p, who, 'evaluation request');
   if (!Array.isArray(q.models) || q.models.length === 0) throw new InvalidMessageError(`${who}: models must be a non-empty array of model parameters`);
-  return q.models.map((m, i) => readParams(m, `${who} (model ${i})`));
+  return q.models.map((m, i) => readParams(m, `${who} (model ${i})`, maxCells));
 }
 
 // What the aggregator checks in each client's contribution: the structure an
@@ -213,12 +250,18 @@ export function readEvaluate(p: unknown, who: string): DirichletMultinomialMixtu
 /** An 'mdm/init-stats' payload: E^i a single 1, P^i a normalized histogram in the same row, Q^i its square. */
 export function readInitStats(p: unknown, who: string, s: Shape): { e: Float64Array; p: Float64Array; q: Float64Array } {
   const o = object(p, who, 'initialization statistics');
-  const e = finiteNumbers('e', o.e, s.k * s.nMax, who);
-  const pp = finiteNumbers('p', o.p, s.k * s.c, who);
-  const q = finiteNumbers('q', o.q, s.k * s.c, who);
-  const ones = e.reduce((a, x, i) => (x !== 0 ? [...a, i] : a), [] as number[]);
-  if (ones.length !== 1 || e[ones[0]!] !== 1) throw new InvalidMessageError(`${who}: e must hold a single 1 (the client's component and size), got ${ones.length} non-zero entries`);
-  const row = Math.floor(ones[0]! / s.nMax);
+  const e = numbers('e', o.e, s.k * s.nMax, who);
+  const pp = numbers('p', o.p, s.k * s.c, who);
+  const q = numbers('q', o.q, s.k * s.c, who);
+  // the one non-zero entry, stopping at a second
+  let one = -1;
+  for (let i = 0; i < e.length; i++) {
+    if (e[i] === 0) continue;
+    if (one >= 0) throw refuse(who, 'e does not hold a single 1', 'e must hold a single 1 (the client\'s component and size), got two or more non-zero entries');
+    one = i;
+  }
+  if (one < 0 || e[one] !== 1) throw refuse(who, 'e does not hold a single 1', `e must hold a single 1 (the client's component and size), got ${one < 0 ? 'none' : e[one]}`);
+  const row = Math.floor(one / s.nMax);
   nonNegative('p', pp, who);
   nonNegative('q', q, who);
   for (let r = 0; r < s.k; r++) {
@@ -226,65 +269,197 @@ export function readInitStats(p: unknown, who: string, s: Shape): { e: Float64Ar
     const qr = q.subarray(r * s.c, (r + 1) * s.c);
     const total = pr.reduce((a, b) => a + b, 0);
     if (r === row ? !near(total, 1) : total !== 0) {
-      throw new InvalidMessageError(`${who}: row ${r} of p sums to ${total}; the client's row (${row}) must hold its normalized histogram (summing to 1) and the others 0`);
+      throw refuse(
+        who,
+        "p is not a normalized histogram in e's row",
+        `row ${r} of p sums to ${total}; the client's row (${row}) must hold its normalized histogram (summing to 1) and the others 0`,
+      );
     }
     for (let j = 0; j < s.c; j++) {
-      if (!near(qr[j]!, pr[j]! * pr[j]!, 1e-12)) throw new InvalidMessageError(`${who}: q[${r * s.c + j}] is ${qr[j]} but p squared is ${pr[j]! * pr[j]!}`);
+      if (!near(qr[j]!, pr[j]! * pr[j]!, 1e-12)) throw refuse(who, 'q is not the square of p', `q[${r * s.c + j}] is ${qr[j]} but p squared is ${pr[j]! * pr[j]!}`);
     }
   }
   return { e, p: pp, q };
 }
 
+/** What an honest client of size n can send under one model: bounds on u, v and its log-likelihood. */
+interface SizeBounds {
+  /** omega_k-free bounds: psi(n + alpha_kj) - psi(alpha_kj) (K x C) */
+  u: Float64Array;
+  /** psi(n + alpha0_k) - psi(alpha0_k) (K) */
+  v: Float64Array;
+  /** some component gives size n a positive probability */
+  supported: boolean;
+  /** a lower bound on ln q(c, n) over every histogram of size n (when supported) */
+  logLikelihood: number;
+}
+
+/**
+ * Bounds on an honest client's statistics under a broadcast model, by the
+ * client's size n (which its E^i column tells the aggregator), computed once
+ * per size with the library's own digamma differences:
+ *
+ * - u_kj = s omega_k (psi(c_j + alpha_kj) - psi(alpha_kj)) <= omega_k (psi(n + alpha_kj) - psi(alpha_kj)),
+ *   as c_j <= n and the clip scale s <= 1; v_k likewise with alpha0_k and n;
+ * - ln q(c, n) >= ln(tau_k pi_kn) + ln n! - lrf(alpha0_k, n) + sum_j min(0, ln(alpha_kj / n))
+ *   for every k: each held category adds lrf(alpha_j, c_j) - ln c_j! >= min(0, ln(alpha_j / c_j)).
+ */
+export class StatsBounds {
+  private readonly bySize = new Map<number, SizeBounds>();
+  private readonly a0: Float64Array;
+
+  constructor(private readonly model: DirichletMultinomialMixture) {
+    const { nComponents: k, nCategories: c } = model;
+    // summed in the client's order (left to right), so that the bounds use its alpha0
+    this.a0 = Float64Array.from({ length: k }, (_, r) => model.alpha.subarray(r * c, (r + 1) * c).reduce((a, b) => a + b, 0));
+  }
+
+  at(n: number): SizeBounds {
+    let b = this.bySize.get(n);
+    if (b) return b;
+    const { nComponents: k, nCategories: c, maxCount: nMax, tau, alpha, pi } = this.model;
+    const x = new Float64Array(k * c + k);
+    x.set(alpha);
+    x.set(this.a0, k * c);
+    const d = digammaDiff(x, n) as Float64Array;
+    const lnFactorial = lgamma(n + 1);
+    let floor = -Infinity;
+    for (let r = 0; r < k; r++) {
+      if (!(tau[r]! > 0 && pi[r * nMax + n - 1]! > 0)) continue;
+      let l = Math.log(tau[r]!) + Math.log(pi[r * nMax + n - 1]!) + lnFactorial - lnRisingFactorial(this.a0[r]!, n);
+      for (let j = 0; j < c; j++) l += Math.min(0, Math.log(alpha[r * c + j]! / n));
+      floor = Math.max(floor, l);
+    }
+    b = { u: d.subarray(0, k * c), v: d.subarray(k * c), supported: floor > -Infinity, logLikelihood: floor };
+    this.bySize.set(n, b);
+    return b;
+  }
+}
+
+/**
+ * A lower bound on a counted client's ln q(c, n) under `model` for any size
+ * n <= N: StatsBounds' bound with the smallest positive pi_k, ln n! - lrf(alpha0_k, n)
+ * at n = 1 or N (it is monotone in n) and sum_j min(0, ln(alpha_kj / N)),
+ * minimized over the components (which one supports the client is unknown).
+ */
+export function logLikelihoodFloor(model: DirichletMultinomialMixture): number {
+  const { nComponents: k, nCategories: c, maxCount: nMax, tau, alpha, pi } = model;
+  let floor = Infinity;
+  for (let r = 0; r < k; r++) {
+    if (!(tau[r]! > 0)) continue;
+    let a0 = 0;
+    let piMin = Infinity;
+    let spread = 0;
+    for (let j = 0; j < c; j++) {
+      a0 += alpha[r * c + j]!;
+      spread += Math.min(0, Math.log(alpha[r * c + j]! / nMax));
+    }
+    for (let n = 0; n < nMax; n++) if (pi[r * nMax + n]! > 0) piMin = Math.min(piMin, pi[r * nMax + n]!);
+    const size = Math.min(-Math.log(a0), lgamma(nMax + 1) - lnRisingFactorial(a0, nMax));
+    floor = Math.min(floor, Math.log(tau[r]!) + Math.log(piMin) + size + spread);
+  }
+  return floor;
+}
+
+/** A log-likelihood of a client: finite, <= 0 (up to rounding) and >= `floor` (up to rounding). */
+function logLikelihoodIn(ll: number, floor: number): boolean {
+  return ll <= 1e-9 && ll >= floor - 1e-9 * Math.max(1, Math.abs(floor));
+}
+
 /**
  * An 'mdm/stats' payload: omega^i a probability vector, E^i omega^i in a
- * single column, u^i and v^i non-negative, their norm within `clip` when the
- * run clips, and the log-likelihood fields present exactly when asked for.
+ * single column (the client's size n), u^i and v^i non-negative and within
+ * the bounds an honest client of size n has under the broadcast model
+ * (`bounds`; zero where omega_k is 0), their norm within `clip` when the run
+ * clips, and the log-likelihood fields present exactly when asked for, with
+ * the log-likelihood between its lower bound and 0.
  */
-export function readStats(p: unknown, who: string, s: Shape, clip: number | undefined, logLikelihood: boolean): Record<string, Float64Array> {
+export function readStats(
+  p: unknown,
+  who: string,
+  s: Shape,
+  clip: number | undefined,
+  logLikelihood: boolean,
+  bounds: StatsBounds,
+): Record<string, Float64Array> {
   const o = object(p, who, 'statistics');
-  const omega = finiteNumbers('omega', o.omega, s.k, who);
-  const e = finiteNumbers('e', o.e, s.k * s.nMax, who);
-  const u = finiteNumbers('u', o.u, s.k * s.c, who);
-  const v = finiteNumbers('v', o.v, s.k, who);
+  const omega = numbers('omega', o.omega, s.k, who);
+  const e = numbers('e', o.e, s.k * s.nMax, who);
+  const u = numbers('u', o.u, s.k * s.c, who);
+  const v = numbers('v', o.v, s.k, who);
   nonNegative('omega', omega, who);
   nonNegative('u', u, who);
   nonNegative('v', v, who);
   const total = omega.reduce((a, b) => a + b, 0);
-  if (!near(total, 1)) throw new InvalidMessageError(`${who}: omega sums to ${total}; a client's component probabilities sum to 1`);
-  const cols = new Set<number>();
-  e.forEach((x, i) => {
-    if (x !== 0) cols.add(i % s.nMax);
-  });
-  const col = [...cols][0];
-  if (cols.size > 1) throw new InvalidMessageError(`${who}: e has non-zero entries in ${cols.size} columns; a client has one size`);
+  if (!near(total, 1)) throw refuse(who, 'omega does not sum to 1', `omega sums to ${total}; a client's component probabilities sum to 1`);
+  let col = -1;
+  for (let i = 0; i < e.length; i++) {
+    if (e[i] === 0 || i % s.nMax === col) continue;
+    if (col >= 0) throw refuse(who, 'e has non-zero entries in more than one column', 'e has non-zero entries in two or more columns; a client has one size');
+    col = i % s.nMax;
+  }
   for (let r = 0; r < s.k; r++) {
-    const x = col === undefined ? 0 : e[r * s.nMax + col]!;
-    if (x !== omega[r]) throw new InvalidMessageError(`${who}: e's column must equal omega; row ${r} holds ${x}, omega ${omega[r]}`);
+    const x = col < 0 ? 0 : e[r * s.nMax + col]!;
+    if (x !== omega[r]) throw refuse(who, "e's column does not equal omega", `e's column must equal omega; row ${r} holds ${x}, omega ${omega[r]}`);
+  }
+  // omega sums to 1, so e has its column: the client's size
+  const n = col + 1;
+  const b = bounds.at(n);
+  for (let r = 0; r < s.k; r++) {
+    const w = omega[r]!;
+    if (!within(v[r]!, w * b.v[r]!)) {
+      throw refuse(who, 'v is above the bound of its size', `v[${r}] is ${v[r]}, above omega x (psi(n + alpha0) - psi(alpha0)) = ${w * b.v[r]!} for its size n = ${n}`);
+    }
+    for (let j = r * s.c; j < (r + 1) * s.c; j++) {
+      if (!within(u[j]!, w * b.u[j]!)) {
+        throw refuse(who, 'u is above the bound of its size', `u[${j}] is ${u[j]}, above omega x (psi(n + alpha) - psi(alpha)) = ${w * b.u[j]!} for its size n = ${n}`);
+      }
+    }
+    if (w === 0 && (v[r] !== 0 || u.subarray(r * s.c, (r + 1) * s.c).some((x) => x !== 0))) {
+      throw refuse(who, 'u or v is non-zero where omega is 0', `omega[${r}] is 0 but u or v of component ${r} is not`);
+    }
   }
   if (clip !== undefined) {
     const norm = Math.sqrt(u.reduce((a, x) => a + x * x, 0) + v.reduce((a, x) => a + x * x, 0));
-    if (norm > clip * (1 + 1e-9)) throw new InvalidMessageError(`${who}: (u, v) has norm ${norm}, above the clip bound ${clip}`);
+    if (norm > clip * (1 + 1e-9)) throw refuse(who, '(u, v) is above the clip bound', `(u, v) has norm ${norm}, above the clip bound ${clip}`);
   }
   const out: Record<string, Float64Array> = { omega, e, u, v };
   if (logLikelihood) {
     const ll = o.logLikelihood;
     const unsupported = zeroOrOne('unsupported', o.unsupported, who);
-    if (typeof ll !== 'number' || !Number.isFinite(ll) || ll > 1e-9) throw new InvalidMessageError(`${who}: logLikelihood is ${String(ll)}; it must be a finite log-probability (<= 0)`);
-    if (unsupported === 1 && ll !== 0) throw new InvalidMessageError(`${who}: an unsupported client's logLikelihood must be 0`);
+    if (unsupported !== (b.supported ? 0 : 1)) {
+      throw refuse(who, 'unsupported does not match the model', `unsupported is ${unsupported} but the model gives size n = ${n} probability ${b.supported ? '> 0' : '0'}`);
+    }
+    if (typeof ll !== 'number' || !Number.isFinite(ll) || (b.supported ? !logLikelihoodIn(ll, b.logLikelihood) : ll !== 0)) {
+      throw refuse(
+        who,
+        'logLikelihood is out of range',
+        b.supported
+          ? `logLikelihood is ${String(ll)}; it must be a finite log-probability between ${b.logLikelihood} (the least the model gives size n = ${n}) and 0`
+          : `logLikelihood is ${String(ll)}; an unsupported client's logLikelihood must be 0`,
+      );
+    }
     out.logLikelihood = Float64Array.of(ll);
     out.unsupported = Float64Array.of(unsupported);
   } else if (o.logLikelihood !== undefined || o.unsupported !== undefined) {
-    throw new InvalidMessageError(`${who}: sends a log-likelihood that was not asked for`);
+    throw refuse(who, 'sends a log-likelihood that was not asked for', 'sends a log-likelihood that was not asked for');
   }
   return out;
 }
 
-export function readEvaluation(p: unknown, who: string, models: number): Record<string, Float64Array> {
+/** An 'mdm/evaluation' payload: each log-likelihood between its model's floor (`floors`) and 0, all 0 when not counted. */
+export function readEvaluation(p: unknown, who: string, floors: readonly number[]): Record<string, Float64Array> {
   const o = object(p, who, 'evaluation');
-  const ll = finiteNumbers('logLikelihood', o.logLikelihood, models, who);
+  const ll = numbers('logLikelihood', o.logLikelihood, floors.length, who);
   const counted = zeroOrOne('counted', o.counted, who);
-  const i = ll.findIndex((x) => x > 1e-9 || (counted === 0 && x !== 0));
-  if (i >= 0) throw new InvalidMessageError(`${who}: logLikelihood[${i}] is ${ll[i]}; it must be <= 0, and 0 when not counted`);
+  const i = ll.findIndex((x, m) => (counted === 0 ? x !== 0 : !logLikelihoodIn(x, floors[m]!)));
+  if (i >= 0) {
+    throw refuse(
+      who,
+      'logLikelihood is out of range',
+      `logLikelihood[${i}] is ${ll[i]}; it must be between ${floors[i]} (the least model ${i} gives any client) and 0, and 0 when not counted`,
+    );
+  }
   return { logLikelihood: ll, counted: Float64Array.of(counted) };
 }
 

@@ -4,7 +4,8 @@
  * cohort of clients none of the runs has seen, and keep the smallest K whose
  * mean validation log-likelihood is within `tolerance` of the best (the
  * paper's "in the case of (approximate) ties choose the smallest K"). The
- * scores are themselves sums the clients send through the aggregator.
+ * scores are themselves sums the clients send through the aggregator, released
+ * exactly: with `privacy` that needs `exactValidation: true`.
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { InvalidDataError, InvalidParameterError } from '../../errors.js';
@@ -31,6 +32,13 @@ export interface SelectMdmOptions extends Omit<MdmFitOptions, 'nComponents' | 'i
   tolerance?: number;
   /** called after each candidate's fit */
   onCandidate?: (k: number, fit: MdmFitResult) => void;
+  /**
+   * With `privacy`: accept that the validation round releases exact (noise-free)
+   * sums of the validation clients' log-likelihoods, which the privacy
+   * guarantee does not cover (a log-likelihood has no bounded sensitivity).
+   * Without it, selectMdm refuses privacy.
+   */
+  exactValidation?: boolean;
 }
 
 export interface MdmCandidate {
@@ -91,6 +99,13 @@ function addTraffic(a: Traffic, b: Traffic): void {
 export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}): SelectMdmResult {
   if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
   const ks = candidates(options);
+  if (options.exactValidation !== undefined && typeof options.exactValidation !== 'boolean') throw new InvalidParameterError('exactValidation must be true or false');
+  if (options.privacy !== undefined && options.exactValidation !== true) {
+    throw new InvalidParameterError(
+      "with privacy, choosing K releases exact (noise-free) sums of the validation clients' log-likelihoods, which the privacy guarantee does not cover; " +
+        'pass exactValidation: true to accept that, or fit a fixed K with fitMdm',
+    );
+  }
   const tolerance = requireNumber('tolerance', options.tolerance ?? 0.01, 0);
   const given = options.validation === undefined ? undefined : Matrix.from(options.validation);
   if (given && options.validationCohort !== undefined) throw new InvalidParameterError('give validation or validationCohort, not both');
@@ -124,7 +139,7 @@ export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}
     const traffic: Traffic = { rounds: 0, bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 };
     for (const k of ks) {
       const seed = Math.floor(rng.uniform(1)[0]! * 2 ** 32);
-      const { kValues: _a, kRange: _b, validationCohort: _c, tolerance: _d, validation: _e, onCandidate, ...fitOptions } = options;
+      const { kValues: _a, kRange: _b, validationCohort: _c, tolerance: _d, validation: _e, exactValidation: _f, onCandidate, ...fitOptions } = options;
       const fit = fitMdm(pick(training), { ...fitOptions, sizes: trainSizes, maxCount, nComponents: k, seed });
       addTraffic(traffic, fit.traffic);
       onCandidate?.(k, fit);
@@ -132,7 +147,8 @@ export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}
     }
     // the validation round: every candidate broadcast at once, scores summed by the aggregator
     validation = histogramClients(pick(heldOut), { maxCount, sizes: options.sizes ? heldOut.map((i) => sizes[i]!) : undefined, idPrefix: 'validation' }, rng).clients;
-    aggregator = new MdmAggregator();
+    // exact sums, but under privacy the reasons still carry no client's values
+    aggregator = new MdmAggregator({ detailedReasons: options.privacy === undefined });
     const payload = { models: runs.map((r) => paramsOf(r.fit.model)) };
     const requests = new Map(validation.map((c) => [c.id, message(MDM_KINDS.evaluate, 'server', 1, payload)]));
     transport.nextRound();

@@ -15,7 +15,7 @@ import { requireInteger, requireNumber } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 import { decodeMessage, message, type Message } from '../message.js';
 import type { ExcludedClient } from '../transport.js';
-import { MDM_KINDS, paramsOf, readAggregate, type ModelBroadcast, type Shape } from './messages.js';
+import { MDM_KINDS, MDM_MAX_CELLS, near, paramsOf, readAggregate, sensitivity, type ModelBroadcast, type Shape } from './messages.js';
 
 /** Noise for central differential privacy: see `sensitivity` in messages.ts and the README. */
 export interface MdmPrivacy {
@@ -67,7 +67,7 @@ export interface MdmRound {
 }
 
 /** Names of the core's guard flags (crates/fedmix-core/src/mdm/server.rs), bit by bit. */
-export const GUARDS = ['empty-component', 'degenerate-moments', 'alpha-floored', 'alpha-capped', 'component-kept', 'clamped'] as const;
+export const GUARDS = ['empty-component', 'degenerate-moments', 'alpha-floored', 'alpha-capped', 'component-kept', 'clamped', 'alpha-kept'] as const;
 
 function guardNames(flags: number): string[] {
   return GUARDS.filter((_, b) => (flags & (1 << b)) !== 0);
@@ -110,6 +110,11 @@ export class MdmServer {
     this.cohortSize = Math.min(requireInteger('cohort', o.cohort ?? m, 1), m);
     this.initCohortSize = Math.min(requireInteger('initCohort', o.initCohort ?? o.cohort ?? m, 1), m);
     const k = this.nComponents;
+    if (k * Math.max(this.nCategories, this.maxCount) > MDM_MAX_CELLS) {
+      throw new InvalidParameterError(
+        `K = ${k} components of C = ${this.nCategories} categories and N = ${this.maxCount} sizes exceed the limit of ${MDM_MAX_CELLS} cells (K x C and K x N each) that clients accept; lower K or N`,
+      );
+    }
     for (const [name, size] of [['cohort', this.cohortSize], ['initCohort', this.initCohortSize]] as const) {
       if (size < k) {
         throw new InvalidParameterError(
@@ -227,6 +232,14 @@ export class MdmServer {
     if (m.round !== this.round) throw new InvalidMessageError(`the aggregate is for round ${m.round}, not ${this.round}`);
     const of = this.phase === 'init' ? 'init' : 'round';
     const agg = readAggregate(m.payload, `aggregate of round ${this.round}`, of, this.shape());
+    // the noise the guarantee rests on is the noise that was added
+    const expected = this.privacy ? this.privacy.noiseMultiplier * sensitivity(of, this.privacy.clip) : 0;
+    if (!near(agg.noiseStddev, expected, 1e-12)) {
+      throw new InvalidMessageError(
+        `the aggregate of round ${this.round} has noise of standard deviation ${agg.noiseStddev}, but this server's privacy options give ${expected} ` +
+          `(noise multiplier ${this.privacy?.noiseMultiplier ?? 0} x sensitivity); give the aggregator the server's noiseMultiplier`,
+      );
+    }
     if (agg.excluded.length > 0 && this.onInvalidClient === 'throw') throw new InvalidMessageError(agg.excluded[0]!.reason);
     for (const e of agg.excluded) {
       this.excludedClients.push({ client: e.client, round: e.round, reason: e.reason });
@@ -248,7 +261,7 @@ export class MdmServer {
         sc.check(
           sc.w.fm_mdm_update(
             k, c, nMax, ...this.current!.pointers(sc), sc.f64From(s.omega!), sc.f64From(s.e!), sc.f64From(s.u!), sc.f64From(s.v!), agg.clients,
-            tau, alpha, pi, flags,
+            noisy ? 1 : 0, tau, alpha, pi, flags,
           ),
         );
       }

@@ -33,8 +33,12 @@ use crate::error::{show, Error, Result};
 /// component holds gets u = 0 in eq 19, which would set its alpha to exactly 0,
 /// outside the model (p(c | n, alpha) needs alpha > 0) and, through psi(0),
 /// NaN in the next round; 1e-6 already makes such a class all but impossible
-/// in that component (p(c_j > 0) ~ 1e-6 n), and one round of eq 19 brings it
-/// back if clients holding the class appear.
+/// in that component (p(c_j > 0) ~ 1e-6 n). Without clipping, one round of
+/// eq 19 brings it back if clients holding the class appear (their u_kj ~
+/// omega / alpha_kj cancels the small alpha). With clipping it takes several
+/// rounds: that same large u_kj makes those clients scale their (u, v) down
+/// by about alpha_kj / clip. Under noise a u_kj <= 0 therefore keeps alpha_kj
+/// instead of flooring it again (server::update, ALPHA_KEPT).
 pub const ALPHA_MIN: f64 = 1e-6;
 
 /// Largest Dirichlet parameter the server keeps. With no overdispersion left
@@ -43,7 +47,13 @@ pub const ALPHA_MIN: f64 = 1e-6;
 /// Dirichlet-multinomial equals the multinomial to about 12 digits.
 pub const ALPHA_MAX: f64 = 1e12;
 
-/// Checks the sizes of a model: K >= 1 components, C >= 2 categories, N >= 1.
+/// Largest K x C and K x N accepted (each): 80 MB per matrix. Sizes arrive in
+/// messages, so this bounds what a request can make a client (or the server)
+/// allocate. ts/federated/mdm/messages.ts has the same limit (MDM_MAX_CELLS).
+pub const MAX_CELLS: usize = 10_000_000;
+
+/// Checks the sizes of a model: K >= 1 components, C >= 2 categories, N >= 1,
+/// K x C and K x N at most MAX_CELLS.
 pub fn check_shape(k: usize, c: usize, n_max: usize) -> Result<()> {
     if k == 0 {
         return Err(Error::param("K (the number of components) must be at least 1"));
@@ -58,8 +68,11 @@ pub fn check_shape(k: usize, c: usize, n_max: usize) -> Result<()> {
     if n_max == 0 {
         return Err(Error::param("N (the largest client size) must be at least 1"));
     }
-    if k.checked_mul(c.max(n_max)).map_or(true, |v| v > isize::MAX as usize / 8) {
-        return Err(Error::param(format!("K = {} components of C = {} categories and N = {} sizes do not fit in memory", k, c, n_max)));
+    if k.checked_mul(c.max(n_max)).map_or(true, |v| v > MAX_CELLS) {
+        return Err(Error::param(format!(
+            "K = {} components of C = {} categories and N = {} sizes exceed the limit of {} cells (K x C and K x N each); lower K or N",
+            k, c, n_max, MAX_CELLS
+        )));
     }
     Ok(())
 }

@@ -23,6 +23,8 @@ pub const ALPHA_CAPPED: u32 = 8;
 pub const COMPONENT_KEPT: u32 = 16;
 /// Some (noisy) sum was negative and was clamped at 0.
 pub const CLAMPED: u32 = 32;
+/// With noise, some u_kj was <= 0 and alpha_kj was kept instead of floored.
+pub const ALPHA_KEPT: u32 = 64;
 
 /// Bounds on the initial concentration alpha_0 of eq 9 when the moments
 /// cannot give it: zero variance (every client of the component has the same
@@ -226,9 +228,11 @@ fn normalized_rows(mut v: Vec<f64>, w: usize) -> Vec<f64> {
 /// Guards: a component with no mass this round (sum(E_k) = 0 or v_k = 0, e.g.
 /// tau_k = 0, or omega underflowing for every client) keeps its pi_k and
 /// alpha_k (COMPONENT_KEPT); every alpha is kept within [ALPHA_MIN, ALPHA_MAX]
-/// (ALPHA_FLOORED, ALPHA_CAPPED). Errors: an empty cohort, or sums that are
-/// not finite.
-pub fn update(model: &Mdm, agg: &RoundStats) -> Result<(Mdm, u32)> {
+/// (ALPHA_FLOORED, ALPHA_CAPPED). With `noisy` sums, a u_kj <= 0 keeps
+/// alpha_kj (ALPHA_KEPT): it is noise, not evidence that no client holds the
+/// class, and flooring would undo the rounds it took to recover from the
+/// floor. Errors: an empty cohort, or sums that are not finite.
+pub fn update(model: &Mdm, agg: &RoundStats, noisy: bool) -> Result<(Mdm, u32)> {
     let (k, c, n_max) = (model.k, model.c, model.n_max);
     if (agg.k, agg.c, agg.n_max) != (k, c, n_max)
         || agg.omega.len() != k
@@ -270,6 +274,10 @@ pub fn update(model: &Mdm, agg: &RoundStats) -> Result<(Mdm, u32)> {
         }
         if v[r] > 0.0 && omega[r] > 0.0 {
             for j in 0..c {
+                if noisy && !(agg.u[r * c + j] > 0.0) {
+                    flags |= ALPHA_KEPT;
+                    continue;
+                }
                 let a = alpha[r * c + j] * u[r * c + j] / v[r];
                 alpha[r * c + j] = if !(a >= ALPHA_MIN) {
                     flags |= ALPHA_FLOORED;

@@ -146,7 +146,7 @@ fn full_batch_iterations_never_decrease_the_likelihood_and_recover_the_parameter
         assert_eq!(s.unsupported, 0.0);
         assert!(s.log_likelihood >= last - 1e-9 * last.abs(), "{} after {}", s.log_likelihood, last);
         last = s.log_likelihood;
-        m = update(&m, &s).unwrap().0;
+        m = update(&m, &s, false).unwrap().0;
     }
     // components may come out in either order
     let swap = (m.alpha[0] - truth.alpha[0]).abs() > (m.alpha[5] - truth.alpha[0]).abs();
@@ -243,6 +243,10 @@ fn bad_histograms_are_typed_errors() {
     assert!(run(&[0.0, 0.0], &[0.0]).message.contains("whole number >= 1"));
     assert_eq!(acc.clients, 0.0); // nothing was added by failed calls
     assert!(check_shape(1, 1, 4).unwrap_err().message.contains("at least 2"));
+    // sizes from a message cannot ask for unbounded memory
+    assert!(check_shape(1, 2, MAX_CELLS).is_ok());
+    assert!(check_shape(2, 2, MAX_CELLS / 2 + 1).unwrap_err().message.contains("exceed the limit of 10000000 cells"));
+    assert!(check_shape(MAX_CELLS, MAX_CELLS, 1).is_err());
     assert!(Mdm::new(1, 2, 2, vec![1.0], vec![1.0, 0.0], vec![0.5, 0.5]).unwrap_err().message.contains("positive"));
     assert!(Mdm::new(1, 2, 2, vec![0.9], vec![1.0, 1.0], vec![0.5, 0.5]).unwrap_err().message.contains("tau must sum to 1"));
     assert!(Mdm::new(1, 2, 2, vec![1.0], vec![1.0, 1.0], vec![0.5, 0.6]).unwrap_err().message.contains("pi[0]"));
@@ -253,7 +257,7 @@ fn update_guards_keep_parameters_finite() {
     let m = model(&[0.5, 0.5], &[1.0, 1.0, 1.0, 1.0], &[0.5, 0.5, 0.5, 0.5]);
     // every client holds class 0 only in component 0's view: u[0][1] = 0 -> floored
     let mut agg = stats(&m, &[2.0, 0.0, 1.0, 0.0], &[2.0, 1.0]);
-    let (next, flags) = update(&m, &agg).unwrap();
+    let (next, flags) = update(&m, &agg, false).unwrap();
     assert_ne!(flags & server::ALPHA_FLOORED, 0);
     assert_eq!(next.alpha[1], ALPHA_MIN);
     // a component without mass keeps its pi and alpha
@@ -261,7 +265,7 @@ fn update_guards_keep_parameters_finite() {
     agg.v[1] = 0.0;
     agg.e[2] = 0.0;
     agg.e[3] = 0.0;
-    let (next, flags) = update(&m, &agg).unwrap();
+    let (next, flags) = update(&m, &agg, false).unwrap();
     assert_ne!(flags & server::COMPONENT_KEPT, 0);
     assert_eq!(next.tau[1], 0.0);
     assert_eq!(next.pi_row(1), m.pi_row(1));
@@ -271,11 +275,16 @@ fn update_guards_keep_parameters_finite() {
     noisy.u[0] = -3.0;
     noisy.e[1] = -0.2;
     noisy.v[1] = -1.0;
-    let (next, flags) = update(&m, &noisy).unwrap();
+    let (next, flags) = update(&m, &noisy, true).unwrap();
     assert_ne!(flags & server::CLAMPED, 0);
     assert!(next.alpha.iter().chain(&next.pi).chain(&next.tau).all(|x| x.is_finite() && *x >= 0.0));
+    // a noisy u <= 0 keeps its alpha; exact sums floor it
+    assert_ne!(flags & server::ALPHA_KEPT, 0);
+    assert_eq!(next.alpha[0], m.alpha[0]);
+    let (exact, flags) = update(&m, &noisy, false).unwrap();
+    assert_eq!((flags & server::ALPHA_KEPT, exact.alpha[0]), (0, ALPHA_MIN));
     // an empty round is an error
-    assert!(update(&m, &RoundStats::zeros(2, 2, 2)).unwrap_err().message.contains("cohort is empty"));
+    assert!(update(&m, &RoundStats::zeros(2, 2, 2), false).unwrap_err().message.contains("cohort is empty"));
 }
 
 #[test]
