@@ -28,7 +28,7 @@ import {
   type MdmClientLike,
   type Message,
 } from '../ts/index.js';
-import { collect } from '../ts/federated/mdm/run.js';
+import { collectReplies } from '../ts/federated/transport.js';
 import { histogramRows } from '../ts/models/dirichlet-multinomial-mixture.js';
 import { Scope, withScope } from '../ts/wasm/memory.js';
 import { wasm } from '../ts/wasm/loader.js';
@@ -868,10 +868,10 @@ describe('bad input (the issue list)', () => {
     const without = run(checkData(), { k: 2, rounds: 2, skip: 7 });
     expect(bad.model.alpha).toEqual(without.model.alpha);
     expect(bad.model.pi).toEqual(without.model.pi);
-    // and a client answer with its own error reaches collect() as a refusal, not a throw
+    // and a client answer with its own error reaches collectReplies() as a refusal, not a throw
     const c = new MdmClient('x', [1, 2, 0], { seed: 1 });
     const request = message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 3, maxCount: 12 });
-    const replies = collect(new Map([['x', request]]), new Map([['x', starved(c)]]), new InProcessTransport());
+    const replies = collectReplies(new Map([['x', request]]), new Map([['x', starved(c)]]), new InProcessTransport());
     expect(replies).toEqual([{ from: 'x', error: expect.stringMatching(/cannot allocate/) }]);
     c.dispose();
   });

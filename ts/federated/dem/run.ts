@@ -7,9 +7,9 @@ import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { FedmixError, InvalidDataError, InvalidParameterError } from '../../errors.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { majorityDimension } from '../simulation.js';
-import { InProcessTransport, type Traffic } from '../transport.js';
+import { collectReplies, InProcessTransport, type Traffic } from '../transport.js';
 import { DemClient, type DemClientLike } from './client.js';
-import { DemServer, type DemOptions, type DemReply } from './server.js';
+import { DemServer, type DemOptions } from './server.js';
 import type { ExcludedClient } from '../transport.js';
 
 /**
@@ -23,21 +23,7 @@ export function runDem(server: DemServer, clients: readonly DemClientLike[], tra
   while (!server.done) {
     const requests = server.requests();
     transport.nextRound();
-    const replies: DemReply[] = [];
-    for (const [id, m] of requests) {
-      const received = transport.down(m);
-      const client = byId.get(id);
-      if (!client) {
-        replies.push({ from: id, error: `${id} is not among the clients` });
-        continue;
-      }
-      try {
-        replies.push({ from: id, text: transport.up(client.respond(received)) });
-      } catch (e) {
-        if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
-        replies.push({ from: id, error: e.message });
-      }
-    }
+    const replies = collectReplies(requests, byId, transport);
     server.receive(replies);
   }
 }

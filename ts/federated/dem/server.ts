@@ -14,7 +14,7 @@
  * the clients' mean log-likelihoods changes by less than tol between two rounds
  * (averaged over the clients that answered both), or after maxRounds EM rounds.
  */
-import type { ExcludedClient } from '../transport.js';
+import type { ClientReply, ExcludedClient } from '../transport.js';
 import { Matrix } from '../../data/matrix.js';
 import { FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { COV_CODE, COVARIANCE_TYPES, GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
@@ -80,7 +80,7 @@ export interface DemServerOptions extends DemOptions {
 }
 
 /** A client's answer as the server receives it: wire text, or why there is none. */
-export type DemReply = { from: string; text: string } | { from: string; error: string };
+export type DemReply = ClientReply;
 
 type Phase = 'count' | 'subset' | 'kfed' | 'em' | 'done';
 

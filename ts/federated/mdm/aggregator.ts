@@ -15,7 +15,7 @@ import { Rng } from '../../random.js';
 import { requireNumber } from '../../validate.js';
 import { SecureSum } from '../aggregate.js';
 import { decodeMessage, message, type Message } from '../message.js';
-import type { ExcludedClient } from '../transport.js';
+import type { ClientReply, ExcludedClient } from '../transport.js';
 import {
   logLikelihoodFloor,
   MDM_KINDS,
@@ -34,7 +34,7 @@ import {
 } from './messages.js';
 
 /** A client's answer as the aggregator receives it: wire text, or why there is none. */
-export type MdmReply = { from: string; text: string } | { from: string; error: string };
+export type MdmReply = ClientReply;
 
 export interface MdmAggregatorOptions {
   /** Gaussian noise of this many sensitivities on every summed entry (default 0: exact sums) */

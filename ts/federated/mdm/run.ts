@@ -4,14 +4,14 @@
  * counted), and the server only ever receives the aggregator's sums.
  */
 import { type MatrixLike } from '../../data/matrix.js';
-import { FedmixError, InvalidDataError, InvalidParameterError } from '../../errors.js';
+import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { DirichletMultinomialMixture, histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { requireInteger } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
-import { InProcessTransport, type ExcludedClient, type Traffic } from '../transport.js';
-import { encodeMessage, type Message } from '../message.js';
-import { MdmAggregator, type MdmReply } from './aggregator.js';
+import { collectReplies, InProcessTransport, type ExcludedClient, type Traffic } from '../transport.js';
+import { encodeMessage } from '../message.js';
+import { MdmAggregator } from './aggregator.js';
 import { MdmClient, type MdmClientLike } from './client.js';
 import { MdmServer, type MdmOptions, type MdmRound } from './server.js';
 
@@ -27,29 +27,9 @@ export function runMdm(server: MdmServer, clients: readonly MdmClientLike[], agg
   while (!server.done) {
     const requests = server.requests();
     transport.nextRound();
-    const replies = collect(requests, byId, transport);
+    const replies = collectReplies(requests, byId, transport);
     server.receive(encodeMessage(aggregator.aggregate(requests, replies)));
   }
-}
-
-/** Every requested client's answer (or why there is none), through the transport. */
-export function collect(requests: ReadonlyMap<string, Message>, clients: ReadonlyMap<string, MdmClientLike>, transport: InProcessTransport): MdmReply[] {
-  const replies: MdmReply[] = [];
-  for (const [id, m] of requests) {
-    const received = transport.down(m);
-    const client = clients.get(id);
-    if (!client) {
-      replies.push({ from: id, error: `${id} is not among the clients` });
-      continue;
-    }
-    try {
-      replies.push({ from: id, text: transport.up(client.respond(received)) });
-    } catch (e) {
-      if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
-      replies.push({ from: id, error: e.message });
-    }
-  }
-  return replies;
 }
 
 export interface MdmFitOptions extends MdmOptions {

@@ -14,10 +14,10 @@ import { histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { requireInteger, requireNumber } from '../../validate.js';
 import { encodeMessage, message } from '../message.js';
-import { InProcessTransport, type ExcludedClient, type Traffic } from '../transport.js';
+import { collectReplies, InProcessTransport, type ExcludedClient, type Traffic } from '../transport.js';
 import { MdmAggregator } from './aggregator.js';
 import { MDM_KINDS, paramsOf, readAggregate } from './messages.js';
-import { collect, fitMdm, histogramClients, type MdmFitOptions, type MdmFitResult } from './run.js';
+import { fitMdm, histogramClients, type MdmFitOptions, type MdmFitResult } from './run.js';
 
 export interface SelectMdmOptions extends Omit<MdmFitOptions, 'nComponents' | 'init' | 'onRound'> {
   /** candidate K values (default 1..6, as Appendix A.2) */
@@ -152,7 +152,7 @@ export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}
     const payload = { models: runs.map((r) => paramsOf(r.fit.model)) };
     const requests = new Map(validation.map((c) => [c.id, message(MDM_KINDS.evaluate, 'server', 1, payload)]));
     transport.nextRound();
-    const replies = collect(requests, new Map(validation.map((c) => [c.id, c])), transport);
+    const replies = collectReplies(requests, new Map(validation.map((c) => [c.id, c])), transport);
     const agg = readAggregate(
       JSON.parse(encodeMessage(aggregator.aggregate(requests, replies))).payload,
       'validation aggregate',
