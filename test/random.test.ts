@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { FedmixError, init, InvalidParameterError, Matrix, NotFittedError, Rng, WasmError } from '../ts/index.js';
 import { permutation } from '../ts/random.js';
 import { resetForTests, wasm } from '../ts/wasm/loader.js';
-import { fixture } from './helpers.js';
+import { expectClean as expectCleanHeap, fixture } from './helpers.js';
 
 interface Case {
   distribution: string;
@@ -261,17 +261,7 @@ describe('bad input', () => {
 
   /** Expects `type` with a message matching `hint`, the heap unchanged, and the stream untouched. */
   function expectClean(fn: () => unknown, type: new (...a: never[]) => FedmixError, hint: RegExp): void {
-    const before = wasm().fm_heap_in_use();
-    let thrown: unknown;
-    try {
-      fn();
-    } catch (e) {
-      thrown = e;
-    }
-    expect(thrown, 'expected an error').toBeInstanceOf(type);
-    expect(thrown).toBeInstanceOf(FedmixError);
-    expect((thrown as Error).message).toMatch(hint);
-    expect(wasm().fm_heap_in_use(), 'WASM heap after the error').toBe(before);
+    expectCleanHeap(fn, type, hint);
     expect(rng.normal(3)).toEqual(twin.normal(3));
   }
 
