@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
+import { xorshift32 } from './helpers.js';
 
 const cli = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
 
@@ -70,15 +71,8 @@ describe('mdm fit and mdm simulate', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fedmix-mdm-'));
   const at = (f: string) => join(dir, f);
   // 300 clients of two kinds (most of their 20..39 points in the first two classes, or spread), from a seeded xorshift
-  let s = 12345;
-  const u = () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 2 ** 32;
-  };
+  const next = xorshift32(12345);
+  const u = () => next() / 2 ** 32;
   const rows = Array.from({ length: 300 }, (_, i) => {
     const n = 20 + Math.floor(u() * 20);
     const w = i % 3 === 0 ? [0.45, 0.45, 0.05, 0.05] : [0.25, 0.25, 0.25, 0.25];

@@ -39,17 +39,23 @@ export function maxAbsoluteError(actual: ArrayLike<number>, expected: ArrayLike<
   return worst;
 }
 
-/** Seeded data for tests that need some rows: k shifted Gaussian blobs. */
-export function blobs(n: number, d: number, k: number, seed: number, spread = 4): Matrix {
+/** xorshift32: a seeded stream of unsigned 32-bit integers for test data, independent of the library's generator. */
+export function xorshift32(seed: number): () => number {
   let s = seed >>> 0 || 1;
-  const uniform = () => {
+  return () => {
     s ^= s << 13;
     s >>>= 0;
     s ^= s >>> 17;
     s ^= s << 5;
     s >>>= 0;
-    return (s + 0.5) / 2 ** 32;
+    return s;
   };
+}
+
+/** Seeded data for tests that need some rows: k shifted Gaussian blobs. */
+export function blobs(n: number, d: number, k: number, seed: number, spread = 4): Matrix {
+  const next = xorshift32(seed);
+  const uniform = () => (next() + 0.5) / 2 ** 32;
   const normal = () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
   const m = Matrix.zeros(n, d);
   for (let i = 0; i < n; i++) {

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { init, InvalidDataError, InvalidParameterError, linearSumAssignment, type LinearSumAssignment } from '../ts/index.js';
 import { wasm } from '../ts/wasm/loader.js';
-import { expectClean, fixture } from './helpers.js';
+import { expectClean, fixture, xorshift32 } from './helpers.js';
 
 interface Solve {
   maximize: boolean;
@@ -133,15 +133,8 @@ function bruteForce(cost: Float64Array, nr: number, nc: number, maximize: boolea
 
 /** xorshift32 in [0, 1): a seeded source for the small matrices. */
 function uniform(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 2 ** 32;
-  };
+  const next = xorshift32(seed);
+  return () => next() / 2 ** 32;
 }
 
 describe('against brute force', () => {
