@@ -2,7 +2,7 @@
 //! with the same IEEE operations in the same order as the scalar functions in
 //! mod.rs (which run any pair holding a non-positive, infinite or NaN lane).
 
-use super::coefficients::{DIGAMMA_ASYMPTOTIC, DIGAMMA_R_POLY, X0_HI, X0_LO};
+use super::coefficients::{DIGAMMA_ASYMPTOTIC, DIGAMMA_R_POLY, DIGAMMA_SHIFTED_POLY, X0_HI, X0_LO};
 use super::{digamma, ESTRIN_MAX};
 use crate::kernels::simd::{ld, ln_v, splat, st};
 use core::arch::wasm32::*;
@@ -52,16 +52,19 @@ unsafe fn shift_sum_v(x: v128) -> v128 {
         let (a, b) = (f64x2_add(x, splat(k)), f64x2_add(x, splat(k + 1.0)));
         (f64x2_add(a, b), f64x2_mul(a, b))
     };
-    let quad = |k: f64| {
-        let ((n1, d1), (n2, d2)) = (pair(k), pair(k + 2.0));
-        f64x2_div(f64x2_add(f64x2_mul(n1, d2), f64x2_mul(n2, d1)), f64x2_mul(d1, d2))
-    };
-    f64x2_add(quad(0.0), quad(4.0))
+    let ((n1, d1), (n2, d2)) = (pair(0.0), pair(2.0));
+    f64x2_div(f64x2_add(f64x2_mul(n1, d2), f64x2_mul(n2, d1)), f64x2_mul(d1, d2))
+}
+
+/// scalar digamma_2_10, lane for lane
+#[inline(always)]
+unsafe fn digamma_2_10_v(x: v128) -> v128 {
+    let t = f64x2_mul(f64x2_sub(x, splat(6.0)), splat(0.25));
+    f64x2_sub(estrin_v(&DIGAMMA_SHIFTED_POLY, t), shift_sum_v(x))
 }
 
 /// digamma of two finite positive lanes: scalar digamma_positive, lane for lane.
-/// The asymptotic series runs once, at a per-lane argument (x, or x + 8); the
-/// polynomial only when some lane is below 2.
+/// Each of the three methods runs only when some lane needs it.
 #[inline(always)]
 unsafe fn digamma_positive_v(x: v128) -> v128 {
     let ge10 = f64x2_ge(x, splat(10.0));
@@ -71,8 +74,8 @@ unsafe fn digamma_positive_v(x: v128) -> v128 {
     let lt2 = f64x2_lt(x, splat(2.0));
     let mut r = splat(0.0);
     if !i64x2_all_true(lt2) {
-        let asym = asymptotic_v(v128_bitselect(x, f64x2_add(x, splat(8.0)), ge10));
-        r = v128_bitselect(asym, f64x2_sub(asym, shift_sum_v(x)), ge10);
+        let mid = digamma_2_10_v(x);
+        r = if v128_any_true(ge10) { v128_bitselect(asymptotic_v(x), mid, ge10) } else { mid };
     }
     if v128_any_true(lt2) {
         let lt1 = f64x2_lt(x, splat(1.0));
