@@ -18,8 +18,9 @@
 //! Methods (coefficients from scripts/gen-special-coefficients.py):
 //! - digamma: psi(x) = (x - x0) R(x) on [1, 2], with x0 the positive root and R
 //!   a polynomial (Chebyshev interpolant), so the error stays relative through the
-//!   root; below 1 psi(x + 1) - 1/x; on [2, 10) psi(x + 8) - sum_{k<8} 1/(x + k)
-//!   (a cancellation of at most 9.7x); from 10 on the asymptotic series;
+//!   root; below 1 psi(x + 1) - 1/x; on [2, 10) psi(x + 4) - sum_{k<4} 1/(x + k)
+//!   with psi(x + 4) a polynomial on [6, 14] (a cancellation of at most 4x);
+//!   from 10 on the asymptotic series;
 //!   negative x by reflection psi(x) = psi(1 - x) - pi cot(pi x).
 //! - lgamma: lgamma(2 + t) = t S(t) for |t| <= 1/2 (S from zeta(k) - 1, relative
 //!   accuracy at the root 2), lgamma(1 + t) = lgamma(2 + t) - log1p(t) (root 1),
