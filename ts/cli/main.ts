@@ -57,10 +57,13 @@ function split(argv: string[]): [string | undefined, string[]] {
 }
 
 function usage(): string {
-  const list = Object.entries(commands)
-    .map(([name, c]) => `  ${name.padEnd(14)}${c.summary}`)
-    .join('\n');
-  return `usage: fedmix <command> [options]\n\ncommands:\n${list}\n  help [cmd]     this text, or a command's options\n  version        the fedmix version`;
+  const rows: [string, string][] = [
+    ...Object.entries(commands).map(([name, c]): [string, string] => [name, c.summary]),
+    ['help [cmd]', "this text, or a command's options"],
+    ['version', 'the fedmix version'],
+  ];
+  const width = Math.max(...rows.map(([name]) => name.length)) + 2;
+  return `usage: fedmix <command> [options]\n\ncommands:\n${rows.map(([name, summary]) => `  ${name.padEnd(width)}${summary}`).join('\n')}`;
 }
 
 export async function main(argv: string[]): Promise<number> {
