@@ -704,13 +704,18 @@ fn cells(n: usize, k: usize) -> Result<usize> {
 /// Live handle; `alpha` covers k values, `out` n * k.
 #[no_mangle]
 pub unsafe extern "C" fn fm_rng_dirichlet(h: *mut Rng, alpha: *const f64, k: usize, n: usize, out: *mut f64) -> i32 {
+    dirichlet_draws(h, alpha, k, n, out, Dirichlet::sample_into)
+}
+
+/// n draws into the column-major n x k `out`, each by `draw`.
+unsafe fn dirichlet_draws(h: *mut Rng, alpha: *const f64, k: usize, n: usize, out: *mut f64, draw: fn(&Dirichlet, &mut Rng, &mut [f64])) -> i32 {
     let r = &mut *h;
     status((|| {
         let dir = Dirichlet::new(f64s(alpha, k))?;
         let out = f64s_mut(out, cells(n, k)?);
         let mut x = vec![0.0; k];
         for i in 0..n {
-            dir.sample_into(r, &mut x);
+            draw(&dir, r, &mut x);
             for (j, &v) in x.iter().enumerate() {
                 out[j * n + i] = v;
             }
@@ -726,19 +731,7 @@ pub unsafe extern "C" fn fm_rng_dirichlet(h: *mut Rng, alpha: *const f64, k: usi
 /// Live handle; `alpha` covers k values, `out` n * k.
 #[no_mangle]
 pub unsafe extern "C" fn fm_rng_log_dirichlet(h: *mut Rng, alpha: *const f64, k: usize, n: usize, out: *mut f64) -> i32 {
-    let r = &mut *h;
-    status((|| {
-        let dir = Dirichlet::new(f64s(alpha, k))?;
-        let out = f64s_mut(out, cells(n, k)?);
-        let mut x = vec![0.0; k];
-        for i in 0..n {
-            dir.ln_sample_into(r, &mut x);
-            for (j, &v) in x.iter().enumerate() {
-                out[j * n + i] = v;
-            }
-        }
-        Ok(())
-    })())
+    dirichlet_draws(h, alpha, k, n, out, Dirichlet::ln_sample_into)
 }
 
 /// n histograms of Multinomial(trials, probs), probs of length k: an n x k
