@@ -13,7 +13,7 @@ import { message } from '../message.js';
 import { LOCAL_MODEL, type LocalModelMessage } from './messages.js';
 
 export interface FedGenGMMClientOptions {
-  /** smallest number of local components tried (default 1) */
+  /** smallest number of components tried (default 1) */
   kMin?: number;
   /** largest number tried (default kMin) */
   kMax?: number;

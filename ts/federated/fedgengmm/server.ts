@@ -11,28 +11,21 @@
  */
 import { Matrix } from '../../data/matrix.js';
 import { FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
-import { GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
+import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
 import { requireInteger } from '../../validate.js';
 import { decodeMessage, type Message } from '../message.js';
 import type { ExcludedClient } from '../transport.js';
+import type { FedGenGMMClientOptions } from './client.js';
 import { LOCAL_MODEL, receiveLocalModel } from './messages.js';
 
-export interface FedGenGMMServerOptions {
+/** The global fit takes the clients' options (kMin/kMax for BIC, covariance type, EM settings, seed). */
+export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
   /** synthetic rows per incoming component (default 100, as the paper) */
   h?: number;
   /** a fixed number of global components; or leave it out and give kMin/kMax for BIC */
   nComponents?: number;
-  kMin?: number;
-  kMax?: number;
-  covarianceType?: CovarianceType;
-  criterion?: 'bic' | 'aic';
-  nInit?: number;
-  tol?: number;
-  maxIter?: number;
-  regCovar?: number;
-  seed?: number;
   /** the dimension every client must share (checked on receipt when given) */
   nFeatures?: number;
   /** what a bad upload does: excluded with its reason (default) or thrown */
