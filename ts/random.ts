@@ -93,14 +93,7 @@ export class Rng {
    * largest come out as exact zeros, never NaN.
    */
   dirichlet(alpha: ArrayLike<number>, n: number): Matrix {
-    const a = requireVector('alpha', alpha);
-    requireInteger('n', n, 0, MAX_DRAWS);
-    const k = a.length;
-    return this.draw((s, h) => {
-      const out = s.f64(n * k);
-      s.check(s.w.fm_rng_dirichlet(h, s.f64From(a), k, n, out));
-      return new Matrix(s.readF64(out, n * k), n, k);
-    });
+    return this.dirichletDraws('fm_rng_dirichlet', alpha, n);
   }
 
   /**
@@ -109,12 +102,16 @@ export class Rng {
    * dirichlet() returns as exact zeros, for when their relative sizes matter.
    */
   logDirichlet(alpha: ArrayLike<number>, n: number): Matrix {
+    return this.dirichletDraws('fm_rng_log_dirichlet', alpha, n);
+  }
+
+  private dirichletDraws(fn: 'fm_rng_dirichlet' | 'fm_rng_log_dirichlet', alpha: ArrayLike<number>, n: number): Matrix {
     const a = requireVector('alpha', alpha);
     requireInteger('n', n, 0, MAX_DRAWS);
     const k = a.length;
     return this.draw((s, h) => {
       const out = s.f64(n * k);
-      s.check(s.w.fm_rng_log_dirichlet(h, s.f64From(a), k, n, out));
+      s.check(s.w[fn](h, s.f64From(a), k, n, out));
       return new Matrix(s.readF64(out, n * k), n, k);
     });
   }
