@@ -17,30 +17,18 @@ data=${FEDMIX_DATASETS:-../shared/datasets}
 out=bench/results/fedgem
 mkdir -p "$out"
 [ -f dist/cli.cjs ] || bash scripts/setup.sh
-log="$out/commands.txt"
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(a b)
 
 common=(--clients 10 --rounds 10 --local-steps 1 --repeats 10 --seed 0)
 
+source scripts/experiment-log.sh
 run() { # run NAME.json ARGS...
   local name=$1
   shift
-  local cmd=(node dist/cli.cjs fedgem "$@" --json "$out/$name")
-  local t0 t1
-  t0=$(date +%s.%N)
-  echo "== $name" >&2
-  "${cmd[@]}" >/dev/null 2>"$out/.stderr" || { cat "$out/.stderr" >&2; exit 1; }
-  t1=$(date +%s.%N)
-  printf '%s\t%.1f s\t%s\n' "$name" "$(echo "$t1 - $t0" | bc)" "${cmd[*]}" >>"$log"
+  run_logged "$name" node dist/cli.cjs fedgem "$@" --json "$out/$name" >/dev/null
 }
-
-if [ ! -f "$log" ] || [ ${#parts[@]} -eq 2 ]; then
-  {
-    echo "# fedmix $(node -p "require('./package.json').version"), commit $(git rev-parse HEAD)$(git diff --quiet -- ts crates || echo ' (product code modified!)'), $(date -u +%FT%TZ), $(nproc) cores"
-    echo "# name	wall time	command"
-  } >"$log"
-fi
+start_log 2
 
 for part in "${parts[@]}"; do
   case $part in

@@ -16,7 +16,6 @@ data=${FEDMIX_DATASETS:-../shared/datasets}
 out=bench/results/fedgengmm
 mkdir -p "$out"
 [ -f dist/cli.cjs ] || bash scripts/setup.sh
-log="$out/commands.txt"
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(k a e f ftime)
 
@@ -28,24 +27,13 @@ declare -A K=([letter]=40 [satellite]=20 [shuttle]=15 [anomaly_cardio]=8 [anomal
 class_sets=(letter satellite shuttle)
 anomaly_sets=(anomaly_cardio anomaly_thyroid anomaly_pendigits anomaly_waveform)
 
+source scripts/experiment-log.sh
 run() { # run NAME.json ARGS...
   local name=$1
   shift
-  local cmd=(node dist/cli.cjs experiment "$@" --json "$out/$name")
-  local t0 t1
-  t0=$(date +%s.%N)
-  echo "== $name" >&2
-  "${cmd[@]}" 2>"$out/.stderr" || { cat "$out/.stderr" >&2; exit 1; }
-  t1=$(date +%s.%N)
-  printf '%s\t%.1f s\t%s\n' "$name" "$(echo "$t1 - $t0" | bc)" "${cmd[*]}" >>"$log"
+  run_logged "$name" node dist/cli.cjs experiment "$@" --json "$out/$name"
 }
-
-if [ ! -f "$log" ] || [ ${#parts[@]} -eq 5 ]; then
-  {
-    echo "# fedmix $(node -p "require('./package.json').version"), commit $(git rev-parse HEAD)$(git diff --quiet -- ts crates || echo ' (product code modified!)'), $(date -u +%FT%TZ), $(nproc) cores"
-    echo "# name	wall time	command"
-  } >"$log"
-fi
+start_log 5
 
 for part in "${parts[@]}"; do
   case $part in

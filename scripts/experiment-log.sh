@@ -1,0 +1,28 @@
+# Sourced by the experiment drivers (scripts/experiments-*.sh), after they set
+# $out (the results folder) and $parts (the parts asked for): every run's
+# command line and wall time go to $out/commands.txt, under a header naming the
+# fedmix version, the commit and the machine, so a result file can be traced.
+log="$out/commands.txt"
+
+# A fresh header when the log is new or every part ($1 of them) is rerun; a
+# partial rerun appends to the log it extends.
+start_log() {
+  if [ ! -f "$log" ] || [ ${#parts[@]} -eq "$1" ]; then
+    {
+      echo "# fedmix $(node -p "require('./package.json').version"), commit $(git rev-parse HEAD)$(git diff --quiet -- ts crates || echo ' (product code modified!)'), $(date -u +%FT%TZ), $(nproc) cores"
+      echo "# name	wall time	command"
+    } >"$log"
+  fi
+}
+
+# run_logged NAME CMD...: runs CMD (its stderr shown only if it fails) and logs it.
+run_logged() {
+  local name=$1
+  shift
+  local t0 t1
+  t0=$(date +%s.%N)
+  echo "== $name" >&2
+  "$@" 2>"$out/.stderr" || { cat "$out/.stderr" >&2; exit 1; }
+  t1=$(date +%s.%N)
+  printf '%s\t%.1f s\t%s\n' "$name" "$(echo "$t1 - $t0" | bc)" "$*" >>"$log"
+}
