@@ -825,13 +825,18 @@ pub unsafe extern "C" fn fm_dem_client_stats(h: *const GmmHandle, x: *const f64,
     let g = &(*h).gmm;
     status((|| {
         let (stats, total) = dem::client_statistics(&data(x, n, d)?, g)?;
-        let (a, b, c) = cov_lens(g.cov_type, g.k, g.d);
-        f64s_mut(out_nk, a).copy_from_slice(&stats.nk);
-        f64s_mut(out_s1, b).copy_from_slice(&stats.s1);
-        f64s_mut(out_s2, c).copy_from_slice(&stats.s2_wire());
+        write_stats(&stats, out_nk, out_s1, out_s2);
         *out_loglik = total;
         Ok(())
     })())
+}
+
+/// Sufficient statistics in wire form: nk (k), s1 (k x d), s2 (as cov_lens says).
+unsafe fn write_stats(s: &SuffStats, out_nk: *mut f64, out_s1: *mut f64, out_s2: *mut f64) {
+    let (a, b, c) = cov_lens(s.cov_type, s.k, s.d);
+    f64s_mut(out_nk, a).copy_from_slice(&s.nk);
+    f64s_mut(out_s1, b).copy_from_slice(&s.s1);
+    f64s_mut(out_s2, c).copy_from_slice(&s.s2_wire());
 }
 
 /// A DEM client's summary of its rows about `shift` (d): per-feature largest
@@ -983,12 +988,9 @@ pub unsafe extern "C" fn fm_dem_kfed_local(
     status((|| {
         let t = CovarianceType::from_code(cov_type)?;
         let s = dem::kfed_local(&data(x, n, d)?, k_local, t, &mut Rng::new(seed(seed_lo, seed_hi)))?;
-        let (a, b, c) = cov_lens(s.cov_type, s.k, d);
         *out_k = s.k as f64;
-        f64s_mut(out_centers, b).copy_from_slice(&s.shift);
-        f64s_mut(out_nk, a).copy_from_slice(&s.nk);
-        f64s_mut(out_s1, b).copy_from_slice(&s.s1);
-        f64s_mut(out_s2, c).copy_from_slice(&s.s2_wire());
+        f64s_mut(out_centers, s.k * d).copy_from_slice(&s.shift);
+        write_stats(&s, out_nk, out_s1, out_s2);
         Ok(())
     })())
 }
