@@ -2,7 +2,7 @@
  * Every error fedmix throws is a FedmixError; the subclass (and `code`) says
  * what kind of problem it is, the message says what to change.
  */
-export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'NUMERICAL' | 'NOT_FITTED' | 'WASM';
+export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'FEDERATION' | 'NUMERICAL' | 'NOT_FITTED' | 'WASM';
 
 export class FedmixError extends Error {
   readonly code: FedmixErrorCode;
@@ -42,6 +42,17 @@ export class InvalidMessageError extends FedmixError {
   constructor(message: string, check?: string) {
     super('INVALID_MESSAGE', message);
     this.check = check;
+  }
+}
+
+/**
+ * A federation cannot go on: too few clients joined or answered a round, a
+ * client failed under the 'fail' policy, a transport closed. The server's
+ * state is as it was after the last complete round.
+ */
+export class FederationError extends FedmixError {
+  constructor(message: string) {
+    super('FEDERATION', message);
   }
 }
 

@@ -9,6 +9,7 @@ export {
   InvalidParameterError,
   NumericalError,
   InvalidMessageError,
+  FederationError,
   NotFittedError,
   WasmError,
   type FedmixErrorCode,
@@ -69,39 +70,80 @@ export {
   type MdmPartition,
   type FullyIidOptions,
 } from './partition/index.js';
+// the federation runtime: roles, the round loop, messages, transports
+export {
+  runFederation,
+  runFederationSync,
+  type FederationResult,
+  type RoundRecord,
+  type RunOptions,
+  type Traffic,
+  type ClientTraffic,
+} from './federated/runtime/run.js';
+export {
+  defineProtocol,
+  type Protocol,
+  type ServerRole,
+  type ClientRole,
+  type RoundContext,
+  type Failure,
+  type FailureKind,
+  type ExcludedClient,
+} from './federated/runtime/roles.js';
+export { resolvePolicy, type FederationPolicy } from './federated/runtime/policy.js';
+export { ClientHost, REFUSAL } from './federated/runtime/client-host.js';
+export { InProcessTransport, type InProcessOptions } from './federated/transport/in-process.js';
+export type { Transport, SyncTransport, Exchange, ExchangeOptions, Received } from './federated/transport/transport.js';
+export { message, checkEnvelope, PROTOCOL, PROTOCOL_VERSION, type Message } from './federated/messages/envelope.js';
+export { encodeMessage, decodeMessage, copyMessage, wireBytes, DEFAULT_MAX_MESSAGE_BYTES, ENCODINGS, type Encoding, type DecodeOptions } from './federated/messages/codec.js';
+export {
+  defineMessage,
+  parsePayload,
+  f64Array,
+  f32Array,
+  i32Array,
+  u32Array,
+  finiteNumber,
+  wholeNumber,
+  oneOf,
+  flag,
+  record,
+  listOf,
+  type MessageType,
+  type MessageOf,
+  type PayloadOf,
+  type PayloadIn,
+} from './federated/messages/schema.js';
+export { SecureSum } from './federated/aggregate.js';
+export { GMM_PARAMS, gmmParams, receiveGmmParams, type GmmParams } from './federated/gmm-params.js';
+export type { NumericArray } from './validate.js';
 export {
   distributedEM,
-  runDem,
   DemClient,
   DemServer,
   DEM_INITS,
   DEM_KINDS,
-  type DemClientLike,
+  DEM_PROTOCOL,
   type DemInitMethod,
   type DemInitialParameters,
   type DemOptions,
   type DemServerOptions,
-  type DemReply,
   type DistributedEMOptions,
   type DistributedEMResult,
 } from './federated/dem/index.js';
-export { InProcessTransport, type Traffic, type ExcludedClient } from './federated/transport.js';
-export { SecureSum } from './federated/aggregate.js';
 export {
   fitMdm,
-  runMdm,
   selectMdm,
   MdmClient,
   MdmAggregator,
   MdmServer,
   MDM_KINDS,
+  MDM_PROTOCOL,
   MDM_GUARDS,
   MDM_MAX_CELLS,
   mdmSensitivity,
-  type MdmClientLike,
   type MdmClientOptions,
   type MdmAggregatorOptions,
-  type MdmReply,
   type MdmOptions,
   type MdmServerOptions,
   type MdmPrivacy,
@@ -113,13 +155,11 @@ export {
   type MdmCandidate,
   type MdmParams,
 } from './federated/mdm/index.js';
-export { message, encodeMessage, decodeMessage, type Message } from './federated/message.js';
-export type { GmmParams } from './federated/gmm-params.js';
-export type { NumericArray } from './validate.js';
 export {
   fedGenGMM,
   FedGenGMMClient,
   FedGenGMMServer,
+  FEDGENGMM_PROTOCOL,
   type FedGenGMMOptions,
   type FedGenGMMResult,
   type FedGenGMMClientOptions,
@@ -129,12 +169,14 @@ export {
   fedGEM,
   FedGEMClient,
   FedGEMServer,
+  FEDGEM_PROTOCOL,
   PHI_GRID,
   centerNoiseStd,
   type FedGEMOptions,
   type FedGEMResult,
   type FedGEMClientOptions,
   type FedGEMServerOptions,
+  type FedGEMOutcome,
   type Merge,
   type RoundSummary,
   type PrivacyOptions,

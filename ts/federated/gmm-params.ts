@@ -1,12 +1,22 @@
 /**
- * Gaussian-mixture parameters as they travel between federated roles, and
- * their validation on receipt: shapes, finiteness, positive weights summing to
- * one, positive-definite covariances. Shared by every algorithm that ships
- * mixtures (FedGenGMM uploads, distributed EM broadcasts).
+ * Gaussian-mixture parameters as they travel between federated roles: their
+ * declaration (a schema shared by every message that ships a mixture:
+ * FedGenGMM uploads, distributed EM broadcasts) and their check on receipt:
+ * shapes, positive weights summing to one, positive-definite covariances.
  */
-import { InvalidMessageError, FedmixError } from '../errors.js';
-import { finiteNumbers } from './message.js';
+import { FedmixError, InvalidMessageError } from '../errors.js';
 import { COVARIANCE_TYPES, covarianceLength, GaussianMixture, type CovarianceType } from '../models/gaussian-mixture.js';
+import { lengthIs } from './messages/checks.js';
+import { f64Array, oneOf, parsePayload, record, wholeNumber } from './messages/schema.js';
+
+export const GMM_PARAMS = record({
+  covarianceType: oneOf(COVARIANCE_TYPES),
+  nComponents: wholeNumber(1, 1 << 20),
+  nFeatures: wholeNumber(1, 1 << 20),
+  weights: f64Array(),
+  means: f64Array(),
+  covariances: f64Array(),
+});
 
 export interface GmmParams {
   covarianceType: CovarianceType;
@@ -29,36 +39,34 @@ export function gmmParams(gm: GaussianMixture): GmmParams {
 }
 
 /**
- * Checks received parameters (`who` names the sender in messages) and builds the
- * model; `nFeatures`, when given, is the dimension every party must share.
- * Throws InvalidMessageError; nothing is kept on failure.
+ * Checks received parameters (`who`, when given, names the sender in the
+ * reasons) and builds the model; `nFeatures`, when given, is the dimension
+ * every party must share. Throws InvalidMessageError; nothing is kept on failure.
  */
-export function receiveGmmParams(p: unknown, who: string, nFeatures?: number): GaussianMixture {
-  if (p === null || typeof p !== 'object') throw new InvalidMessageError(`${who}: model parameters must be an object`);
-  const q = p as Partial<GmmParams>;
-  if (!COVARIANCE_TYPES.includes(q.covarianceType as CovarianceType)) {
-    throw new InvalidMessageError(`${who}: unknown covarianceType ${JSON.stringify(q.covarianceType)}`);
-  }
-  const k = q.nComponents;
-  const d = q.nFeatures;
-  if (!Number.isInteger(k) || (k as number) < 1) throw new InvalidMessageError(`${who}: nComponents must be a positive integer`);
-  if (!Number.isInteger(d) || (d as number) < 1) throw new InvalidMessageError(`${who}: nFeatures must be a positive integer`);
+export function receiveGmmParams(p: unknown, who: string | undefined, nFeatures?: number): GaussianMixture {
+  const q = parsePayload(GMM_PARAMS, p, who);
+  const fail = (reason: string) => new InvalidMessageError(who === undefined ? reason : `${who}: ${reason}`);
+  const { nComponents: k, nFeatures: d, covarianceType: t } = q;
   if (nFeatures !== undefined && d !== nFeatures) {
-    throw new InvalidMessageError(`${who}: the model has ${String(d)} features but this federation has ${nFeatures}`);
+    throw fail(`the model has ${d} features but this federation has ${nFeatures}`);
   }
-  const t = q.covarianceType as CovarianceType;
-  const weights = finiteNumbers('weights', q.weights, k as number, who);
-  const means = finiteNumbers('means', q.means, (k as number) * (d as number), who);
-  const covariances = finiteNumbers('covariances', q.covariances, covarianceLength(t, k as number, d as number), who);
+  try {
+    lengthIs('weights', q.weights, k);
+    lengthIs('means', q.means, k * d);
+    lengthIs('covariances', q.covariances, covarianceLength(t, k, d));
+  } catch (e) {
+    throw fail((e as Error).message);
+  }
+  const weights = q.weights;
   for (let i = 0; i < weights.length; i++) {
-    if (!(weights[i]! > 0)) throw new InvalidMessageError(`${who}: weights[${i}] is ${weights[i]}; mixture weights must be positive`);
+    if (!(weights[i]! > 0)) throw fail(`weights[${i}] is ${weights[i]}; mixture weights must be positive`);
   }
   const total = weights.reduce((a, b) => a + b, 0);
-  if (Math.abs(total - 1) > 1e-6) throw new InvalidMessageError(`${who}: weights sum to ${total}, not 1`);
+  if (Math.abs(total - 1) > 1e-6) throw fail(`weights sum to ${total}, not 1`);
   try {
-    return GaussianMixture.fromParameters({ covarianceType: t, weights: weights.map((w) => w / total), means, covariances, nFeatures: d as number });
+    return GaussianMixture.fromParameters({ covarianceType: t, weights: weights.map((w) => w / total), means: q.means, covariances: q.covariances, nFeatures: d });
   } catch (e) {
-    if (e instanceof FedmixError && e.code !== 'WASM') throw new InvalidMessageError(`${who}: ${e.message}`);
+    if (e instanceof FedmixError && e.code !== 'WASM') throw fail(e.message);
     throw e;
   }
 }

@@ -13,29 +13,31 @@ import { Rng } from '../../random.js';
 import { seedParts } from '../../validate.js';
 import { wasm } from '../../wasm/loader.js';
 import { OwnedHandle, withScope } from '../../wasm/memory.js';
-import { message, type Message } from '../message.js';
+import type { Message } from '../messages/envelope.js';
+import type { ClientRole } from '../runtime/roles.js';
 import {
+  DEM_COUNT,
   DEM_KINDS,
+  DEM_KFED_LOCAL,
+  DEM_PROTOCOL,
+  DEM_STATS,
+  DEM_SUBSET_ROWS,
   kfedLocalType,
   packedLength,
-  readKfedRequest,
   readModelBroadcast,
-  readSubsetRequest,
   s2Length,
   type DataSummaryPayload,
   type KfedLocalReply,
+  type KfedRequest,
+  type ModelBroadcast,
   type StatsReply,
   type SubsetReply,
+  type SubsetRequest,
 } from './messages.js';
 
-/** What the runner needs of a client: an id and an answer to each server message. */
-export interface DemClientLike {
+export class DemClient implements ClientRole {
   readonly id: string;
-  respond(m: Message): Message;
-}
-
-export class DemClient implements DemClientLike {
-  readonly id: string;
+  readonly protocol = DEM_PROTOCOL;
   readonly nRows: number;
   readonly nFeatures: number;
   private readonly rows: OwnedHandle;
@@ -64,25 +66,24 @@ export class DemClient implements DemClientLike {
     this.rows = new OwnedHandle(ptr, (w2, p) => w2.fm_free(p, bytes), { what: `client ${id}`, renew: 'create a new client', redo: 'create it again' });
   }
 
-  /** The answer to a server message. Throws InvalidMessageError when the message cannot be used. */
+  /** The answer to a server request (checked against its declaration by the runtime). Throws InvalidMessageError when it cannot be used. */
   respond(m: Message): Message {
-    const who = `${this.id} (from ${m.from})`;
     switch (m.kind) {
       case DEM_KINDS.model:
-        return message(DEM_KINDS.stats, this.id, m.round, this.statistics(m.payload, who));
+        return DEM_STATS.create(this.id, m.round, this.statistics(m.payload as ModelBroadcast));
       case DEM_KINDS.kfedRequest:
-        return message(DEM_KINDS.kfedLocal, this.id, m.round, this.kfedLocal(m.payload, who));
+        return DEM_KFED_LOCAL.create(this.id, m.round, this.kfedLocal(m.payload as KfedRequest));
       case DEM_KINDS.countRequest:
-        return message(DEM_KINDS.count, this.id, m.round, { rows: this.nRows, features: this.nFeatures });
+        return DEM_COUNT.create(this.id, m.round, { rows: this.nRows, features: this.nFeatures });
       case DEM_KINDS.subsetRequest:
-        return message(DEM_KINDS.subsetRows, this.id, m.round, this.subset(m.payload, who));
+        return DEM_SUBSET_ROWS.create(this.id, m.round, this.subset(m.payload as SubsetRequest));
       default:
-        throw new InvalidMessageError(`${who}: a distributed-EM client does not answer ${m.kind} messages`);
+        throw new InvalidMessageError(`a distributed-EM client does not answer ${m.kind} messages`);
     }
   }
 
-  private statistics(payload: unknown, who: string): StatsReply {
-    const { model, summaryShift } = readModelBroadcast(payload, who, this.nFeatures);
+  private statistics(payload: ModelBroadcast): StatsReply {
+    const { model, summaryShift } = readModelBroadcast(payload, this.nFeatures);
     try {
       const t = model.covarianceType;
       const k = model.nComponents;
@@ -131,8 +132,7 @@ export class DemClient implements DemClientLike {
     return payload;
   }
 
-  private kfedLocal(payload: unknown, who: string): KfedLocalReply {
-    const req = readKfedRequest(payload, who);
+  private kfedLocal(req: KfedRequest): KfedLocalReply {
     const kl = req.localClusters;
     const d = this.nFeatures;
     const lt = kfedLocalType(req.covarianceType);
@@ -156,8 +156,8 @@ export class DemClient implements DemClientLike {
     });
   }
 
-  private subset(payload: unknown, who: string): SubsetReply {
-    const { count, seed } = readSubsetRequest(payload, who, this.nRows);
+  private subset({ count, seed }: SubsetRequest): SubsetReply {
+    if (count > this.nRows) throw new InvalidMessageError(`asks for ${count} rows but the client has ${this.nRows}`);
     const d = this.nFeatures;
     const rng = new Rng(seed);
     let picked: Int32Array;

@@ -1,16 +1,9 @@
-/** Distributed EM (DEM) for Gaussian mixtures: client and server roles, their messages, and the in-process runner. */
-export { DemClient, type DemClientLike } from './client.js';
+/** Distributed EM (DEM) for Gaussian mixtures: client and server roles, their messages, and the one-call form. */
+export { DemClient } from './client.js';
+export { DemServer, DEM_INITS, type DemInitMethod, type DemInitialParameters, type DemOptions, type DemServerOptions } from './server.js';
+export { distributedEM, type DistributedEMOptions, type DistributedEMResult } from './run.js';
 export {
-  DemServer,
-  DEM_INITS,
-  type DemInitMethod,
-  type DemInitialParameters,
-  type DemOptions,
-  type DemServerOptions,
-  type DemReply,
-} from './server.js';
-export { distributedEM, runDem, type DistributedEMOptions, type DistributedEMResult } from './run.js';
-export {
+  DEM_PROTOCOL,
   DEM_KINDS,
   s2Length,
   type ModelBroadcast,

@@ -1,36 +1,25 @@
 /**
- * Runs distributed EM in process: clients and server exchange every message
- * through an InProcessTransport, which encodes and decodes it and counts
- * rounds and bytes each way.
+ * distributedEM: the one-call form of distributed EM, in process (clients and
+ * server in this process, every message encoded and decoded on the way). For
+ * clients elsewhere (worker threads, an MQTT broker) run a DemServer with
+ * runFederation.
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { FedmixError, InvalidDataError, InvalidParameterError } from '../../errors.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
+import type { Encoding } from '../messages/codec.js';
+import type { ExcludedClient } from '../runtime/roles.js';
+import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
 import { majorityDimension } from '../simulation.js';
-import { collectReplies, InProcessTransport, type Traffic } from '../transport.js';
-import { DemClient, type DemClientLike } from './client.js';
+import { InProcessTransport } from '../transport/in-process.js';
+import { DemClient } from './client.js';
 import { DemServer, type DemOptions } from './server.js';
-import type { ExcludedClient } from '../transport.js';
-
-/**
- * Drives `server` and `clients` until the server is done. A client that throws
- * a FedmixError while answering (it cannot use the server's message, or its
- * reply cannot be encoded, e.g. NaN) is reported to the server as failed, which
- * excludes it or throws as its options say.
- */
-export function runDem(server: DemServer, clients: readonly DemClientLike[], transport: InProcessTransport = new InProcessTransport()): void {
-  const byId = new Map(clients.map((c) => [c.id, c]));
-  while (!server.done) {
-    const requests = server.requests();
-    transport.nextRound();
-    const replies = collectReplies(requests, byId, transport);
-    server.receive(replies);
-  }
-}
 
 export interface DistributedEMOptions extends DemOptions {
-  /** features of the federation (default: the first client's column count) */
+  /** features of the federation (default: the column count most clients have) */
   nFeatures?: number;
+  /** the wire form of the in-process messages (default 'binary': Arrow IPC; 'none': copies, declared sizes) */
+  encoding?: Encoding | 'none';
 }
 
 export interface DistributedEMResult {
@@ -44,12 +33,27 @@ export interface DistributedEMResult {
   emRounds: number;
   /** true when the stopping rule ended the run, false when maxRounds did */
   converged: boolean;
-  /** rounds, messages and bytes (UTF-8 JSON) each way */
+  /** rounds, messages and bytes each way */
   traffic: Traffic;
   /** per EM round, the average of the clients' mean log-likelihoods under the broadcast model */
   history: number[];
   /** clients left out, with the round and the reason */
   excluded: ExcludedClient[];
+  /** the runtime's account: bytes per client, every round's record and timings */
+  federation: Omit<FederationResult, 'model'>;
+}
+
+/** Matrices of the clients' rows, each named in its error. */
+export function clientMatrices(clientData: readonly MatrixLike[]): Matrix[] {
+  if (!Array.isArray(clientData) || clientData.length === 0) throw new InvalidParameterError('clientData must be a non-empty array, one data matrix per client');
+  return clientData.map((x, i) => {
+    try {
+      return Matrix.from(x);
+    } catch (e) {
+      if (e instanceof FedmixError) throw new InvalidDataError(`client-${i}: ${e.message}`);
+      throw e;
+    }
+  });
 }
 
 /**
@@ -59,35 +63,26 @@ export interface DistributedEMResult {
  * each EM round equals one iteration of centralized EM on the pooled rows.
  */
 export function distributedEM(clientData: readonly MatrixLike[], options: DistributedEMOptions = {}): DistributedEMResult {
-  if (!Array.isArray(clientData) || clientData.length === 0) throw new InvalidParameterError('clientData must be a non-empty array, one data matrix per client');
-  const matrices = clientData.map((x, i) => {
-    try {
-      return Matrix.from(x);
-    } catch (e) {
-      if (e instanceof FedmixError) throw new InvalidDataError(`client-${i}: ${e.message}`);
-      throw e;
-    }
-  });
-  const nFeatures = options.nFeatures ?? majorityDimension(matrices)!;
+  const matrices = clientMatrices(clientData);
+  const { encoding, nFeatures: given, ...demOptions } = options;
+  const nFeatures = given ?? majorityDimension(matrices)!;
   const clients: DemClient[] = [];
   let server: DemServer | undefined;
   try {
     matrices.forEach((x, i) => clients.push(new DemClient(`client-${i}`, x)));
-    server = new DemServer(
-      clients.map((c) => c.id),
-      { ...options, nFeatures },
-    );
-    const transport = new InProcessTransport();
-    runDem(server, clients, transport);
+    server = new DemServer({ ...demOptions, nFeatures });
+    const run = runFederationSync(server, new InProcessTransport(clients, { encoding }), { onInvalid: options.onInvalidClient === 'throw' ? 'fail' : 'exclude' });
+    const { model, ...federation } = run;
     return {
-      model: server.takeModel(),
-      rounds: server.rounds,
+      model,
+      rounds: run.rounds,
       initRounds: server.initRounds,
       emRounds: server.emRounds,
       converged: server.converged,
-      traffic: { ...transport.traffic },
+      traffic: { ...run.traffic },
       history: server.history,
-      excluded: server.excluded,
+      excluded: run.excluded,
+      federation,
     };
   } finally {
     server?.dispose();

@@ -4,17 +4,17 @@
  * clients), broadcasts the model each round, and turns the clients' statistics
  * into the next model with the core's M-step (fm_dem_server_step).
  *
- * Every reply is checked in full before anything is merged; a client whose
- * reply fails (or that does not answer) is excluded for the rest of the run with
- * its reason, or, with onInvalidClient 'throw', the round throws an
- * InvalidMessageError naming it and the server keeps its state.
+ * On the federation runtime (runtime/run.ts): configure() asks each round's
+ * clients, accept() checks one reply in full against its request (nothing is
+ * merged before every reply of the round is judged), aggregate() takes the
+ * accepted ones. Which clients fail, and what happens to them, is the
+ * runtime's policy.
  *
  * Stopping rule (the FedGenGMM paper's): each client reports the log-likelihood
  * of its own rows under the broadcast model; the run stops when the average of
  * the clients' mean log-likelihoods changes by less than tol between two rounds
  * (averaged over the clients that answered both), or after maxRounds EM rounds.
  */
-import type { ClientReply, ExcludedClient } from '../transport.js';
 import { Matrix } from '../../data/matrix.js';
 import { FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { COV_CODE, COVARIANCE_TYPES, GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
@@ -22,15 +22,26 @@ import { Rng } from '../../random.js';
 import { flattenNumeric, requireInteger, requireNumber, requireOneOf, seedParts, type NumericArray } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 import { gmmParams } from '../gmm-params.js';
-import { decodeMessage, message, type Message } from '../message.js';
+import type { Message } from '../messages/envelope.js';
+import type { RoundContext, ServerRole } from '../runtime/roles.js';
 import {
+  checkCount,
+  checkKfedLocal,
+  checkStats,
+  checkSubsetRows,
+  DEM_COUNT_REQUEST,
+  DEM_KFED_REQUEST,
   DEM_KINDS,
-  readCount,
-  readKfedLocal,
-  readStats,
-  readSubsetRows,
+  DEM_MODEL,
+  DEM_PROTOCOL,
+  DEM_SUBSET_REQUEST,
+  type CountReply,
+  type KfedLocalReply,
+  type ModelBroadcast,
   type ReceivedKfedLocal,
   type ReceivedStats,
+  type StatsReply,
+  type SubsetReply,
 } from './messages.js';
 
 export const DEM_INITS = ['separated', 'subset', 'kfed'] as const;
@@ -70,7 +81,7 @@ export interface DemOptions {
   kfedLocalClusters?: number;
   /** seed of every random choice (client seeds, the k-FED seed device, the subset fit) */
   seed?: number;
-  /** a client whose message fails validation: excluded with its reason (default), or the run throws */
+  /** a client whose message fails validation: excluded with its reason (default), or the run throws (the runtime's onInvalid policy) */
   onInvalidClient?: 'exclude' | 'throw';
 }
 
@@ -78,9 +89,6 @@ export interface DemServerOptions extends DemOptions {
   /** features every client's rows must have */
   nFeatures: number;
 }
-
-/** A client's answer as the server receives it: wire text, or why there is none. */
-export type DemReply = ClientReply;
 
 type Phase = 'count' | 'subset' | 'kfed' | 'em' | 'done';
 
@@ -93,7 +101,6 @@ interface Resolved {
   regCovar: number;
   subsetSize: number;
   kfedLocalClusters: number;
-  onInvalidClient: 'exclude' | 'throw';
 }
 
 function perFeature(name: string, v: number | ArrayLike<number>, d: number): Float64Array {
@@ -118,29 +125,26 @@ function mean(v: number[]): number {
   return v.reduce((a, b) => a + b, 0) / v.length;
 }
 
-/** Starts a message text with the client's id, once. */
-function named(id: string, reason: string): string {
-  return reason.startsWith(`${id}:`) || reason.startsWith(`${id} `) ? reason : `${id}: ${reason}`;
-}
+/** What accept() keeps of one reply, by phase. */
+type Accepted =
+  | { phase: 'count'; rows: number }
+  | { phase: 'subset'; values: Float64Array }
+  | { phase: 'kfed'; rows: number; local: ReceivedKfedLocal }
+  | { phase: 'em'; rows: number; stats: ReceivedStats };
 
-export class DemServer {
+export class DemServer implements ServerRole<Accepted, GaussianMixture> {
+  readonly protocol = DEM_PROTOCOL;
   private readonly o: Resolved;
   private readonly rng: Rng;
-  /** clients still taking part, in their original order */
-  private active: string[];
   private phase: Phase;
-  private round = 0;
   private initRoundCount = 0;
   private emRoundCount = 0;
   private current: GaussianMixture | undefined;
   private readonly historyValues: number[] = [];
-  private readonly excludedClients: ExcludedClient[] = [];
   private convergedFlag = false;
-  /** this round's messages, by client */
-  private pending = new Map<string, Message>();
   /** what each client reported first about its rows; later reports must agree */
   private readonly rowsOf = new Map<string, number>();
-  /** each client's mean log-likelihood in the last EM round */
+  /** each client's mean log-likelihood in the last EM round (clients that answered it) */
   private lastMeans = new Map<string, number>();
   private summaryShift: Float64Array | undefined;
   private readonly summaries = new Map<string, NonNullable<ReceivedStats['summary']>>();
@@ -148,11 +152,8 @@ export class DemServer {
   /** the seed of the server's own random choice (k-FED's seed device, the subset fit), drawn first so that the clients' seeds do not move it */
   private readonly ownSeed: number;
 
-  constructor(clientIds: readonly string[], options: DemServerOptions) {
-    if (!Array.isArray(clientIds) || clientIds.length === 0) throw new InvalidParameterError('distributed EM needs at least one client');
-    if (new Set(clientIds).size !== clientIds.length || clientIds.some((c) => typeof c !== 'string' || c.length === 0)) {
-      throw new InvalidParameterError('client ids must be distinct non-empty strings');
-    }
+  constructor(options: DemServerOptions) {
+    if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
     const init = options.init ?? 'kfed';
     const given = typeof init === 'object' && init !== null ? init : undefined;
     if (!given) requireOneOf('init', init, DEM_INITS);
@@ -170,14 +171,13 @@ export class DemServer {
       regCovar: requireNumber('regCovar', options.regCovar ?? 1e-6, 0),
       subsetSize: requireInteger('subsetSize', options.subsetSize ?? 100, 1),
       kfedLocalClusters: requireInteger('kfedLocalClusters', options.kfedLocalClusters ?? Math.ceil(Math.sqrt(k)), 1, k),
-      onInvalidClient: requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const),
     };
+    if (options.onInvalidClient !== undefined) requireOneOf('onInvalidClient', options.onInvalidClient, ['exclude', 'throw'] as const);
     const range = options.featureRange ?? [0, 1];
     if (!Array.isArray(range) || range.length !== 2) throw new InvalidParameterError('featureRange must be [min, max]');
     const lo = perFeature('featureRange[0]', range[0], d);
     const hi = perFeature('featureRange[1]', range[1], d);
     if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
-    this.active = [...clientIds];
     this.rng = new Rng(options.seed);
     this.ownSeed = this.seed();
     try {
@@ -219,7 +219,7 @@ export class DemServer {
     return this.phase === 'done';
   }
 
-  /** The current model (owned by the server; see takeModel). Undefined before the initialization has run. */
+  /** The current model (owned by the server; see result). Undefined before the initialization has run. */
   get model(): GaussianMixture | undefined {
     return this.current;
   }
@@ -227,20 +227,6 @@ export class DemServer {
   /** Per EM round, the average over the clients of their mean log-likelihood under that round's broadcast model. */
   get history(): number[] {
     return [...this.historyValues];
-  }
-
-  get excluded(): ExcludedClient[] {
-    return this.excludedClients.map((e) => ({ ...e }));
-  }
-
-  /** Clients still taking part. */
-  get clients(): string[] {
-    return [...this.active];
-  }
-
-  /** Communication rounds so far: initialization and EM. */
-  get rounds(): number {
-    return this.round;
   }
 
   get initRounds(): number {
@@ -256,34 +242,28 @@ export class DemServer {
     return this.convergedFlag;
   }
 
-  /**
-   * The messages of the next communication round, one per client that takes
-   * part (empty when done). Each call starts a round; receive() ends it.
-   */
-  requests(): Map<string, Message> {
+  configure(ctx: RoundContext): Map<string, Message> {
     const out = new Map<string, Message>();
-    if (this.phase === 'done') return out;
-    if (this.pending.size > 0) throw new InvalidParameterError(`round ${this.round} is still waiting for replies; call receive() first`);
-    this.round += 1;
-    const r = this.round;
+    const r = ctx.round;
     switch (this.phase) {
-      case 'count':
-        for (const id of this.active) out.set(id, message(DEM_KINDS.countRequest, 'server', r, {}));
+      case 'count': {
+        const m = DEM_COUNT_REQUEST.create('server', r, {});
+        for (const id of ctx.clients) out.set(id, m);
         break;
+      }
       case 'subset':
-        for (const id of this.active) {
+        for (const id of ctx.clients) {
           const count = this.quotas.get(id) ?? 0;
-          if (count > 0) out.set(id, message(DEM_KINDS.subsetRequest, 'server', r, { count, seed: this.seed() }));
+          if (count > 0) out.set(id, DEM_SUBSET_REQUEST.create('server', r, { count, seed: this.seed() }));
         }
         break;
       case 'kfed':
-        for (const id of this.active) {
-          out.set(id, message(DEM_KINDS.kfedRequest, 'server', r, { localClusters: this.o.kfedLocalClusters, covarianceType: this.o.t, seed: this.seed() }));
+        for (const id of ctx.clients) {
+          out.set(id, DEM_KFED_REQUEST.create('server', r, { localClusters: this.o.kfedLocalClusters, covarianceType: this.o.t, seed: this.seed() }));
         }
         break;
       case 'em': {
         const model = this.current!;
-        const payload: { model: ReturnType<typeof gmmParams>; summaryShift?: Float64Array } = { model: gmmParams(model) };
         if (this.emRoundCount === 0) {
           // the weighted mean of the first model's means: near the data, so the
           // clients' scatters about it lose nothing when recentered (tied)
@@ -292,108 +272,70 @@ export class DemServer {
           const m = model.means;
           this.summaryShift = new Float64Array(d);
           for (let c = 0; c < k; c++) for (let j = 0; j < d; j++) this.summaryShift[j] += w[c]! * m[c * d + j]!;
-          payload.summaryShift = this.summaryShift;
         }
-        for (const id of this.active) out.set(id, message(DEM_KINDS.model, 'server', r, payload));
+        // clients whose summary the server has get the model alone; the others (all of them in the first EM round) the shift too
+        const params = gmmParams(model);
+        const plain = DEM_MODEL.create('server', r, { model: params });
+        const withShift = DEM_MODEL.create('server', r, { model: params, summaryShift: this.summaryShift! });
+        for (const id of ctx.clients) out.set(id, this.summaries.has(id) ? plain : withShift);
         break;
       }
+      case 'done':
+        break;
     }
-    this.pending = out;
-    return new Map(out);
+    return out;
   }
 
-  /**
-   * Ends the round with the clients' replies. Checks all of them first; failed
-   * ones are excluded (or throw), then the rest are aggregated.
-   */
-  receive(replies: readonly DemReply[]): void {
-    if (this.pending.size === 0) throw new InvalidParameterError('no round is waiting for replies; call requests() first');
-    const accepted = new Map<string, unknown>();
-    const rows = new Map<string, number>();
-    const failures: ExcludedClient[] = [];
-    for (const [id, sent] of this.pending) {
-      const reply = replies.find((x) => x.from === id);
-      try {
-        if (!reply) throw new InvalidMessageError(`${id}: did not answer round ${this.round}`);
-        if ('error' in reply) throw new InvalidMessageError(named(id, reply.error));
-        const [value, n] = this.check(id, sent, reply.text);
-        accepted.set(id, value);
-        if (n !== undefined) rows.set(id, n);
-      } catch (e) {
-        if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
-        failures.push({ client: id, round: this.round, reason: named(id, e.message) });
-      }
-    }
-    this.pending.clear();
-    // 'throw': the round's messages were sent, but the model, the history and
-    // the clients taking part are as they were
-    if (failures.length > 0 && this.o.onInvalidClient === 'throw') throw new InvalidMessageError(failures[0]!.reason);
-    for (const f of failures) {
-      this.excludedClients.push(f);
-      this.active = this.active.filter((c) => c !== f.client);
-    }
-    for (const [id, n] of rows) this.rowsOf.set(id, n);
-    if (accepted.size === 0) {
-      this.phase = 'done';
-      throw new InvalidMessageError(`no usable reply in round ${this.round}: ${failures.map((e) => e.reason).join('; ')}`);
-    }
-    switch (this.phase) {
-      case 'count':
-        this.setQuotas(accepted as Map<string, number>);
-        this.initRoundCount += 1;
-        this.phase = 'subset';
-        break;
-      case 'subset':
-        this.fitSubset(accepted as Map<string, Float64Array>);
-        this.initRoundCount += 1;
-        break;
-      case 'kfed':
-        this.kfed(accepted as Map<string, ReceivedKfedLocal>);
-        this.initRoundCount += 1;
-        break;
-      case 'em':
-        this.emStep(accepted as Map<string, ReceivedStats>);
-        break;
-    }
-  }
-
-  /** Decodes and checks one reply: its content and the rows it reports; throws InvalidMessageError with the reason. */
-  private check(id: string, sent: Message, text: string): [unknown, number | undefined] {
-    const expected = {
-      [DEM_KINDS.countRequest]: DEM_KINDS.count,
-      [DEM_KINDS.subsetRequest]: DEM_KINDS.subsetRows,
-      [DEM_KINDS.kfedRequest]: DEM_KINDS.kfedLocal,
-      [DEM_KINDS.model]: DEM_KINDS.stats,
-    }[sent.kind]!;
-    const m = decodeMessage(text, expected);
-    if (m.from !== id) throw new InvalidMessageError(`${id}: its reply claims to come from ${JSON.stringify(m.from)}`);
-    if (m.round !== this.round) throw new InvalidMessageError(`${id}: its reply is for round ${m.round}, not ${this.round}`);
+  /** Checks one reply in full (content, the rows it reports); throws InvalidMessageError with the reason. */
+  accept(reply: Message, request: Message): Accepted {
     const { k, d, t } = this.o;
-    let rows: number;
-    let out: unknown;
-    switch (expected) {
-      case DEM_KINDS.count:
-        out = rows = readCount(m.payload, id, d);
+    let out: Accepted;
+    switch (request.kind) {
+      case DEM_KINDS.countRequest:
+        out = { phase: 'count', rows: checkCount(reply.payload as CountReply, d) };
         break;
-      case DEM_KINDS.subsetRows:
-        return [readSubsetRows(m.payload, id, (sent.payload as { count: number }).count, d), undefined];
-      case DEM_KINDS.kfedLocal: {
-        const r = readKfedLocal(m.payload, id, t, this.o.kfedLocalClusters, d);
-        rows = r.rows;
-        out = r;
+      case DEM_KINDS.subsetRequest:
+        return { phase: 'subset', values: checkSubsetRows(reply.payload as SubsetReply, (request.payload as { count: number }).count, d) };
+      case DEM_KINDS.kfedRequest: {
+        const local = checkKfedLocal(reply.payload as KfedLocalReply, t, this.o.kfedLocalClusters, d);
+        out = { phase: 'kfed', rows: local.rows, local };
         break;
       }
       default: {
-        const shift = (sent.payload as { summaryShift?: Float64Array }).summaryShift;
-        const r = readStats(m.payload, id, t, k, d, shift);
-        rows = r.rows;
-        out = r;
+        const shift = (request.payload as ModelBroadcast).summaryShift;
+        const stats = checkStats(reply.payload as StatsReply, t, k, d, shift);
+        out = { phase: 'em', rows: stats.rows, stats };
       }
     }
     // a client's rows do not change during a run (its summary depends on them)
-    const before = this.rowsOf.get(id);
-    if (before !== undefined && before !== rows) throw new InvalidMessageError(`${id}: reports ${rows} rows, ${before} before`);
-    return [out, rows];
+    const before = this.rowsOf.get(reply.from);
+    if (before !== undefined && before !== out.rows) throw new InvalidMessageError(`reports ${out.rows} rows, ${before} before`);
+    return out;
+  }
+
+  /** Ends the round with the accepted replies (the runtime has dealt with the failures). */
+  aggregate(ctx: RoundContext, accepted: ReadonlyMap<string, Accepted>): { logLikelihood: number } | undefined {
+    for (const [id, a] of accepted) if (a.phase !== 'subset') this.rowsOf.set(id, a.rows);
+    const of = <P extends Accepted['phase']>(_phase: P) => new Map([...accepted].map(([id, a]) => [id, a as Extract<Accepted, { phase: P }>]));
+    switch (this.phase) {
+      case 'count':
+        this.setQuotas(new Map([...of('count')].map(([id, a]) => [id, a.rows])));
+        this.initRoundCount += 1;
+        this.phase = 'subset';
+        return undefined;
+      case 'subset':
+        this.fitSubset([...of('subset').values()].map((a) => a.values));
+        this.initRoundCount += 1;
+        return undefined;
+      case 'kfed':
+        this.kfed([...of('kfed').values()].map((a) => a.local));
+        this.initRoundCount += 1;
+        return undefined;
+      case 'em':
+        return { logLikelihood: this.emStep(new Map([...of('em')].map(([id, a]) => [id, a.stats]))) };
+      default:
+        throw new InvalidParameterError(`round ${ctx.round}: the server is done`);
+    }
   }
 
   /** Subset sizes proportional to the clients' rows (largest remainders), summing to min(subsetSize, all rows). */
@@ -408,9 +350,8 @@ export class DemServer {
     this.quotas = new Map(ids.map((id, i) => [id, q[i]!]));
   }
 
-  private fitSubset(rows: Map<string, Float64Array>): void {
+  private fitSubset(parts: Float64Array[]): void {
     const d = this.o.d;
-    const parts = [...rows.values()];
     const n = parts.reduce((a, p) => a + p.length / d, 0);
     const x = Matrix.zeros(n, d);
     let i = 0;
@@ -428,9 +369,8 @@ export class DemServer {
     this.startEm(gm);
   }
 
-  private kfed(locals: Map<string, ReceivedKfedLocal>): void {
+  private kfed(ls: ReceivedKfedLocal[]): void {
     const { k, d, t, regCovar } = this.o;
-    const ls = [...locals.values()];
     const cat = (f: (l: ReceivedKfedLocal) => Float64Array) => concat(ls.map(f));
     const [lo, hi] = seedParts(this.ownSeed);
     const gm = withScope((s) => {
@@ -452,17 +392,19 @@ export class DemServer {
     this.phase = this.o.maxRounds === 0 ? 'done' : 'em';
   }
 
-  private emStep(stats: Map<string, ReceivedStats>): void {
+  /** The M-step over the round's statistics; returns the round's average mean log-likelihood. */
+  private emStep(stats: Map<string, ReceivedStats>): number {
     const { t, tol, maxRounds, regCovar } = this.o;
     const ids = [...stats.keys()];
     const rs = ids.map((id) => stats.get(id)!);
-    // summaries arrive with the first EM round and are kept for the later ones
+    // summaries arrive with a client's first statistics and are kept for the later rounds
     const sm = rs.map((r, i) => r.summary ?? this.summaries.get(ids[i]!)!);
     const means = rs.map((r) => r.logLikelihood / r.rows);
     const average = mean(means);
     const round = this.emRoundCount + 1;
-    // the clients answering now answered the previous round too (no one joins)
-    const converged = round >= 2 && Math.abs(average - mean(ids.map((id) => this.lastMeans.get(id)!))) < tol;
+    // the change is measured on the clients that answered this round and the one before
+    const both = ids.map((id, i) => [i, this.lastMeans.get(id)] as const).filter(([, last]) => last !== undefined);
+    const converged = round >= 2 && both.length > 0 && Math.abs(mean(both.map(([i]) => means[i]!)) - mean(both.map(([, last]) => last!))) < tol;
     const last = converged || round >= maxRounds;
     const tied = t === 'tied';
     const cat = (f: (i: number) => ArrayLike<number>) => concat(ids.map((_, i) => f(i)));
@@ -490,10 +432,11 @@ export class DemServer {
       this.convergedFlag = converged;
       this.phase = 'done';
     }
+    return average;
   }
 
   /** Hands the current model to the caller, who disposes it; the server keeps none. */
-  takeModel(): GaussianMixture {
+  result(): GaussianMixture {
     const gm = this.current;
     if (!gm) throw new InvalidParameterError('the server has no model yet; run the initialization first');
     this.current = undefined;

@@ -15,8 +15,25 @@ import { nearestCenters } from '../../models/kmeans.js';
 import { Rng } from '../../random.js';
 import { requireInteger, requireOneOf, requirePositive, seedParts } from '../../validate.js';
 import { OwnedHandle, withScope } from '../../wasm/memory.js';
-import { message, type Message } from '../message.js';
-import { BALLS, CANDIDATES, CENTERS, FINAL, MAX_COMPONENTS, RESULT, SILHOUETTES, receiveCenters, type BallsPayload, type CandidatesPayload, type FinalPayload, type ResultPayload } from './messages.js';
+import type { Message } from '../messages/envelope.js';
+import type { ClientRole } from '../runtime/roles.js';
+import {
+  BALLS,
+  CANDIDATES,
+  FEDGEM_PROTOCOL,
+  FINAL,
+  FINISH,
+  MAX_COMPONENTS,
+  RESULT,
+  ROUND,
+  SILHOUETTES,
+  receiveCenters,
+  type BallsPayload,
+  type CandidatesPayload,
+  type FinalPayload,
+  type ResultPayload,
+  type SilhouettesPayload,
+} from './messages.js';
 import { centerNoiseStd, checkPrivacy, type PrivacyOptions } from './privacy.js';
 
 export interface FedGEMClientOptions {
@@ -57,8 +74,9 @@ export interface FedGEMClientOptions {
 
 const LABEL = { what: 'this FedGEM client', renew: 'create a new client', redo: 'create the client again' };
 
-export class FedGEMClient {
+export class FedGEMClient implements ClientRole {
   readonly id: string;
+  readonly protocol = FEDGEM_PROTOCOL;
   readonly nComponents: number;
   readonly nFeatures: number;
   readonly nSamples: number;
@@ -159,8 +177,31 @@ export class FedGEMClient {
     return centers.map((c, i) => c + sd * z[i]!);
   }
 
+  /** The answer to a server request (checked against its declaration by the runtime). */
+  respond(m: Message): Message | undefined {
+    switch (m.kind) {
+      case ROUND.kind: {
+        const { centers } = m.payload as { centers?: Float64Array };
+        if (centers) this.applyCenters(centers);
+        return BALLS.create(this.id, m.round, this.localRound());
+      }
+      case FINISH.kind: {
+        const { centers } = m.payload as { centers?: Float64Array };
+        if (centers) this.applyCenters(centers);
+        return FINAL.create(this.id, m.round, this.finalUpload());
+      }
+      case CANDIDATES.kind:
+        return SILHOUETTES.create(this.id, m.round, this.silhouettes(m.payload as CandidatesPayload));
+      case RESULT.kind:
+        this.applyResult(m.payload as ResultPayload);
+        return undefined;
+      default:
+        throw new InvalidMessageError(`a FedGEM client does not answer ${m.kind} messages`);
+    }
+  }
+
   /** L local EM steps; the upload of the round (maximizers, radii, counts, |D_c|). */
-  localRound(round: number): Message<typeof BALLS, BallsPayload> {
+  localRound(): BallsPayload {
     const k = this.nComponents;
     const d = this.nFeatures;
     const o = this.options;
@@ -171,21 +212,12 @@ export class FedGEMClient {
       return { maximizers: s.readF64(m, k * d), radii: s.readF64(rad, k), counts: s.readF64(cnt, k) };
     });
     this.lastCounts = r.counts;
-    return message(BALLS, this.id, round, {
-      nComponents: k,
-      nFeatures: d,
-      maximizers: this.release(r.maximizers),
-      radii: r.radii,
-      counts: r.counts,
-      nSamples: this.nSamples,
-    });
+    return { nComponents: k, nFeatures: d, maximizers: this.release(r.maximizers), radii: r.radii, counts: r.counts, nSamples: this.nSamples };
   }
 
-  /** Continues from the server's centers (a CENTERS message, checked). */
-  applyCenters(m: Message): void {
-    expectKind(m, CENTERS);
-    const centers = receiveCenters(m, this.nComponents, this.nFeatures);
-    this.setMeans(centers);
+  /** Continues from the server's centers (K_c x d, checked). */
+  applyCenters(centers: Float64Array): void {
+    this.setMeans(receiveCenters(centers, this.nComponents, this.nFeatures));
   }
 
   private setMeans(centers: Float64Array): void {
@@ -193,14 +225,8 @@ export class FedGEMClient {
   }
 
   /** The final upload: centers and counts. */
-  finalUpload(round: number): Message<typeof FINAL, FinalPayload> {
-    return message(FINAL, this.id, round, {
-      nComponents: this.nComponents,
-      nFeatures: this.nFeatures,
-      centers: this.release(this.means),
-      counts: this.lastCounts,
-      nSamples: this.nSamples,
-    });
+  finalUpload(): FinalPayload {
+    return { nComponents: this.nComponents, nFeatures: this.nFeatures, centers: this.release(this.means), counts: this.lastCounts, nSamples: this.nSamples };
   }
 
   /**
@@ -208,31 +234,24 @@ export class FedGEMClient {
    * their nearest global center, under each candidate: duplicated clusters
    * split a cluster's rows and merged ones blur them, and both lower it.
    */
-  silhouettes(m: Message, round: number): Message<typeof SILHOUETTES, { values: (number | null)[]; nValidation: number }> {
-    expectKind(m, CANDIDATES);
-    const p = m.payload as CandidatesPayload;
-    if (!p || !Array.isArray(p.candidates)) throw new InvalidMessageError('the server sent no candidates');
+  silhouettes(p: CandidatesPayload): SilhouettesPayload {
     const rows = this.validation ?? this.training;
     const values = p.candidates.map((c) => {
-      const k = c?.estimatedK;
-      if (!Number.isInteger(k) || k < 1) throw new InvalidMessageError('every candidate needs a positive integer estimatedK');
-      const centers = receiveCenters({ ...m, payload: { centers: c.centers } }, k, this.nFeatures);
+      const k = c.estimatedK;
+      const centers = receiveCenters(c.centers, k, this.nFeatures);
       const { labels } = nearestCenters(rows, centers, k);
       const distinct = new Set(labels).size;
       return distinct >= 2 && distinct <= rows.nRows - 1 ? silhouetteScore(rows, labels) : null;
     });
-    return message(SILHOUETTES, this.id, round, { values, nValidation: rows.nRows });
+    return { values, nValidation: rows.nRows };
   }
 
   /** Takes the server's result: memberships, and the super-clusters' centers as its own. */
-  applyResult(m: Message): void {
-    expectKind(m, RESULT);
-    const p = m.payload as ResultPayload;
-    const k = p?.estimatedK;
-    if (!Number.isInteger(k) || k < 1) throw new InvalidMessageError('the server result needs a positive integer estimatedK');
-    const globalCenters = receiveCenters({ ...m, payload: { centers: p.globalCenters } }, k, this.nFeatures);
+  applyResult(p: ResultPayload): void {
+    const k = p.estimatedK;
+    const globalCenters = receiveCenters(p.globalCenters, k, this.nFeatures);
     const ms = p.memberships;
-    if (!Array.isArray(ms) || ms.length !== this.nComponents || ms.some((g) => !Number.isInteger(g) || g < 0 || g >= k)) {
+    if (ms.length !== this.nComponents || ms.some((g) => g < 0 || g >= k)) {
       throw new InvalidMessageError(`the server result needs one membership in [0, ${k}) per component (${this.nComponents})`);
     }
     const own = new Float64Array(this.nComponents * this.nFeatures);
@@ -267,10 +286,6 @@ export class FedGEMClient {
     this.handle.dispose();
     this.noise?.dispose();
   }
-}
-
-function expectKind(m: Message, kind: string): void {
-  if (m.kind !== kind) throw new InvalidMessageError(`expected a ${kind} message from the server, got ${m.kind}`);
 }
 
 /** A seed from the platform's cryptographic generator; undefined without one (Rng then draws its own). */

@@ -1,67 +1,21 @@
 /**
- * FedGEM's messages and their checks on receipt.
+ * FedGEM's messages, declared once, and their checks on receipt.
  *
- *   client -> server  BALLS      each round: maximizers, radii, counts, |D_c|
- *   server -> client  CENTERS    each round: the client's updated centers
- *   client -> server  FINAL      after training: centers, counts, |D_c|
- *   server -> client  CANDIDATES when phi is tuned: the global centers for each phi
- *   client -> server  SILHOUETTES its validation silhouette under each candidate
- *   server -> client  RESULT     phi, the estimated K, the global centers and
- *                                the client's memberships
+ *   server -> client  ROUND        each round: the client's updated centers (none
+ *                                  in the first round); take L steps and upload
+ *   client -> server  BALLS        maximizers, radii, counts, |D_c|
+ *   server -> client  FINISH       the last round's centers; upload the final ones
+ *   client -> server  FINAL        centers, counts, |D_c|
+ *   server -> client  CANDIDATES   when phi is tuned: the global centers for each phi
+ *   client -> server  SILHOUETTES  its validation silhouette under each candidate
+ *   server -> client  RESULT       phi, the estimated K, the global centers and
+ *                                  the client's memberships (no reply)
  */
 import { InvalidMessageError } from '../../errors.js';
-import { finiteNumbers, type Message } from '../message.js';
-
-export const BALLS = 'fedgem/balls';
-export const CENTERS = 'fedgem/centers';
-export const FINAL = 'fedgem/final';
-export const CANDIDATES = 'fedgem/candidates';
-export const SILHOUETTES = 'fedgem/silhouettes';
-export const RESULT = 'fedgem/result';
-
-type Numbers = number[] | Float64Array;
-
-export interface BallsPayload {
-  nComponents: number;
-  nFeatures: number;
-  /** nComponents x nFeatures, row-major */
-  maximizers: Numbers;
-  radii: Numbers;
-  /** N_k: each component's share of the client's rows (they sum to nSamples) */
-  counts: Numbers;
-  nSamples: number;
-}
-
-export interface FinalPayload {
-  nComponents: number;
-  nFeatures: number;
-  centers: Numbers;
-  counts: Numbers;
-  nSamples: number;
-}
-
-export interface CentersPayload {
-  centers: Numbers;
-}
-
-export interface CandidatesPayload {
-  candidates: { phi: number; estimatedK: number; centers: Numbers }[];
-}
-
-export interface SilhouettesPayload {
-  /** per candidate: the mean silhouette of the client's validation rows, or null when undefined (one cluster) */
-  values: (number | null)[];
-  nValidation: number;
-}
-
-export interface ResultPayload {
-  phi: number;
-  estimatedK: number;
-  /** estimatedK x nFeatures */
-  globalCenters: Numbers;
-  /** the super-cluster of each of the client's components */
-  memberships: number[];
-}
+import { lengthIs } from '../messages/checks.js';
+import type { Message } from '../messages/envelope.js';
+import { defineMessage, f64Array, finiteNumber, i32Array, listOf, nullable, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
+import { defineProtocol } from '../runtime/roles.js';
 
 /** Most components one client may upload (the server's work and memory grow with them). */
 export const MAX_COMPONENTS = 4096;
@@ -69,6 +23,39 @@ export const MAX_COMPONENTS = 4096;
 export const MAX_SAMPLES = 2 ** 48;
 /** Most validation rows a client may claim: they weigh the silhouettes, their squares the standard error (kept finite). */
 export const MAX_VALIDATION = 2 ** 40;
+/** Most phi candidates one tuning round may carry. */
+export const MAX_CANDIDATES = 256;
+
+const components = {
+  nComponents: wholeNumber(1),
+  nFeatures: wholeNumber(1),
+  counts: f64Array(),
+  nSamples: wholeNumber(1),
+};
+
+export const ROUND = defineMessage('fedgem/round', record({ centers: optional(f64Array()) }));
+export const BALLS = defineMessage('fedgem/balls', record({ ...components, maximizers: f64Array(), radii: f64Array() }));
+export const FINISH = defineMessage('fedgem/finish', record({ centers: optional(f64Array()) }));
+export const FINAL = defineMessage('fedgem/final', record({ ...components, centers: f64Array() }));
+export const CANDIDATES = defineMessage(
+  'fedgem/candidates',
+  record({ candidates: listOf(record({ phi: finiteNumber(), estimatedK: wholeNumber(1), centers: f64Array() }), MAX_CANDIDATES) }),
+);
+export const SILHOUETTES = defineMessage('fedgem/silhouettes', record({ values: listOf(nullable(finiteNumber()), MAX_CANDIDATES), nValidation: wholeNumber(0) }));
+export const RESULT = defineMessage('fedgem/result', record({ phi: finiteNumber(), estimatedK: wholeNumber(1), globalCenters: f64Array(), memberships: i32Array() }));
+
+export const FEDGEM_PROTOCOL = defineProtocol('FedGEM', [
+  [ROUND, BALLS],
+  [FINISH, FINAL],
+  [CANDIDATES, SILHOUETTES],
+  [RESULT, null],
+]);
+
+export type BallsPayload = PayloadOf<typeof BALLS>;
+export type FinalPayload = PayloadOf<typeof FINAL>;
+export type CandidatesPayload = PayloadOf<typeof CANDIDATES>;
+export type SilhouettesPayload = PayloadOf<typeof SILHOUETTES>;
+export type ResultPayload = PayloadOf<typeof RESULT>;
 
 /** A client's components as the server keeps them. */
 export interface ReceivedComponents {
@@ -80,44 +67,27 @@ export interface ReceivedComponents {
   nSamples: number;
 }
 
-function payload(m: Message, who: string): Record<string, unknown> {
-  const p = m.payload as Record<string, unknown> | null;
-  if (p === null || typeof p !== 'object' || Array.isArray(p)) throw new InvalidMessageError(`${who}: the payload must be an object`);
-  return p;
-}
-
-function positiveInteger(name: string, v: unknown, who: string): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new InvalidMessageError(`${who}: ${name} must be a positive integer, got ${String(v)}`);
-  return v;
-}
-
 /**
- * The shared checks of BALLS and FINAL: shapes, the dimension of the
- * federation, at least two rows per component (a component fitted to one row
- * has no spread to estimate), counts that add up to the rows, distinct centers.
+ * The shared checks of BALLS and FINAL: the dimension of the federation, at
+ * least two rows per component (a component fitted to one row has no spread
+ * to estimate), counts that add up to the rows, distinct centers.
  */
-function components(m: Message, centersField: 'maximizers' | 'centers', nFeatures: number | undefined): ReceivedComponents & { d: number } {
-  const who = `client ${m.from}`;
-  const p = payload(m, who);
-  const k = positiveInteger('nComponents', p.nComponents, who);
-  if (k > MAX_COMPONENTS) throw new InvalidMessageError(`${who}: nComponents is ${k}; a client may upload at most ${MAX_COMPONENTS} components`);
-  const d = positiveInteger('nFeatures', p.nFeatures, who);
-  if (nFeatures !== undefined && d !== nFeatures) {
-    throw new InvalidMessageError(`${who}: its centers have ${d} features but this federation has ${nFeatures}`);
-  }
-  const n = positiveInteger('nSamples', p.nSamples, who);
-  if (n > MAX_SAMPLES) throw new InvalidMessageError(`${who}: nSamples is ${n}; at most 2^48 rows per client are accepted`);
-  if (n < 2 * k) {
-    throw new InvalidMessageError(`${who}: ${n} rows for ${k} components; a client needs at least two rows per component`);
-  }
-  const centers = finiteNumbers(centersField, p[centersField], k * d, who);
-  const counts = finiteNumbers('counts', p.counts, k, who);
+function checkComponents(p: FinalPayload | BallsPayload, centers: Float64Array, centersField: string, nFeatures: number): { k: number; counts: Float64Array; nSamples: number } {
+  const k = p.nComponents;
+  if (k > MAX_COMPONENTS) throw new InvalidMessageError(`nComponents is ${k}; a client may upload at most ${MAX_COMPONENTS} components`);
+  const d = p.nFeatures;
+  if (d !== nFeatures) throw new InvalidMessageError(`its centers have ${d} features but this federation has ${nFeatures}`);
+  const n = p.nSamples;
+  if (n > MAX_SAMPLES) throw new InvalidMessageError(`nSamples is ${n}; at most 2^48 rows per client are accepted`);
+  if (n < 2 * k) throw new InvalidMessageError(`${n} rows for ${k} components; a client needs at least two rows per component`);
+  lengthIs(centersField, centers, k * d);
+  lengthIs('counts', p.counts, k);
   let total = 0;
-  counts.forEach((c, i) => {
-    if (!(c >= 0)) throw new InvalidMessageError(`${who}: counts[${i}] is ${c}; counts must be non-negative`);
+  p.counts.forEach((c, i) => {
+    if (!(c >= 0)) throw new InvalidMessageError(`counts[${i}] is ${c}; counts must be non-negative`);
     total += c;
   });
-  if (Math.abs(total - n) > 1e-6 * n) throw new InvalidMessageError(`${who}: counts sum to ${total}, not to its ${n} rows`);
+  if (Math.abs(total - n) > 1e-6 * n) throw new InvalidMessageError(`counts sum to ${total}, not to its ${n} rows`);
   // equal centers: sorted row by row (O(K log K) comparisons), equal rows end up adjacent
   const compare = (a: number, b: number) => {
     for (let j = 0; j < d; j++) {
@@ -130,46 +100,39 @@ function components(m: Message, centersField: 'maximizers' | 'centers', nFeature
   const order = Array.from({ length: k }, (_, i) => i).sort((a, b) => compare(a, b) || a - b);
   for (let i = 1; i < k; i++) {
     const [a, b] = [order[i - 1]!, order[i]!];
-    if (compare(a, b) === 0) throw new InvalidMessageError(`${who}: components ${a} and ${b} have the same center; a client's components must differ`);
+    if (compare(a, b) === 0) throw new InvalidMessageError(`components ${a} and ${b} have the same center; a client's components must differ`);
   }
-  return { client: m.from, k, d, centers, counts, nSamples: n };
+  return { k, counts: p.counts, nSamples: n };
 }
 
-/** A BALLS upload, checked; radii must be finite and non-negative (0: that component has stopped moving). */
-export function receiveBalls(m: Message, nFeatures: number | undefined): ReceivedComponents & { d: number } {
-  const who = `client ${m.from}`;
-  const c = components(m, 'maximizers', nFeatures);
-  const radii = finiteNumbers('radii', payload(m, who).radii, c.k, who);
-  radii.forEach((r, i) => {
-    if (!(r >= 0)) throw new InvalidMessageError(`${who}: radii[${i}] is ${r}; a radius must be non-negative`);
+/** A BALLS upload, checked; radii must be non-negative (0: that component has stopped moving). */
+export function receiveBalls(m: Message, nFeatures: number): ReceivedComponents {
+  const p = m.payload as BallsPayload;
+  const c = checkComponents(p, p.maximizers, 'maximizers', nFeatures);
+  lengthIs('radii', p.radii, c.k);
+  p.radii.forEach((r, i) => {
+    if (!(r >= 0)) throw new InvalidMessageError(`radii[${i}] is ${r}; a radius must be non-negative`);
   });
-  return { ...c, radii };
+  return { client: m.from, ...c, centers: p.maximizers, radii: p.radii };
 }
 
-export function receiveFinal(m: Message, nFeatures: number | undefined): ReceivedComponents & { d: number } {
-  return components(m, 'centers', nFeatures);
+export function receiveFinal(m: Message, nFeatures: number): ReceivedComponents {
+  const p = m.payload as FinalPayload;
+  return { client: m.from, ...checkComponents(p, p.centers, 'centers', nFeatures), centers: p.centers };
 }
 
 export function receiveSilhouettes(m: Message, candidates: number): { values: (number | null)[]; nValidation: number } {
-  const who = `client ${m.from}`;
-  const p = payload(m, who);
-  const v = p.values;
-  if (!Array.isArray(v) || v.length !== candidates) {
-    throw new InvalidMessageError(`${who}: values must hold one silhouette per candidate (${candidates})`);
-  }
-  v.forEach((s, i) => {
-    if (s !== null && !(typeof s === 'number' && s >= -1 && s <= 1)) {
-      throw new InvalidMessageError(`${who}: values[${i}] is ${String(s)}; a silhouette is a number in [-1, 1] or null`);
-    }
+  const p = m.payload as SilhouettesPayload;
+  if (p.values.length !== candidates) throw new InvalidMessageError(`values must hold one silhouette per candidate (${candidates})`);
+  p.values.forEach((s, i) => {
+    if (s !== null && !(s >= -1 && s <= 1)) throw new InvalidMessageError(`values[${i}] is ${s}; a silhouette is a number in [-1, 1] or null`);
   });
-  const n = p.nValidation;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw new InvalidMessageError(`${who}: nValidation must be a non-negative integer`);
-  if (n > MAX_VALIDATION) throw new InvalidMessageError(`${who}: nValidation is ${n}; at most 2^40 validation rows are accepted`);
-  // a copy: the sender keeps its array
-  return { values: Array.from(v as (number | null)[]), nValidation: n };
+  if (p.nValidation > MAX_VALIDATION) throw new InvalidMessageError(`nValidation is ${p.nValidation}; at most 2^40 validation rows are accepted`);
+  return { values: p.values, nValidation: p.nValidation };
 }
 
-/** A server message as a client checks it: `expected` numbers of `d` features. */
-export function receiveCenters(m: Message, rows: number, d: number): Float64Array {
-  return finiteNumbers('centers', payload(m, 'the server').centers, rows * d, 'the server');
+/** Centers from the server, as a client checks them: `rows` of `d` features. */
+export function receiveCenters(centers: Float64Array, rows: number, d: number): Float64Array {
+  lengthIs('centers', centers, rows * d);
+  return centers;
 }

@@ -3,8 +3,22 @@
  * component's maximizer and uncertainty radius; at the end, the centers and
  * counts. Each round it moves every component to the average of the meeting
  * points of its overlaps with other clients' balls (crates/fedmix-core/src/
- * fedgem/server.rs); at the end it merges overlapping components of different
- * clients into super-clusters, whose number is the estimated global K.
+ * fedgem/server.rs) and sends each client its centers with the next request;
+ * at the end it merges overlapping components of different clients into
+ * super-clusters, whose number is the estimated global K, tunes phi by the
+ * clients' validation silhouettes when given candidates, and sends each
+ * client its result. The protocol (Algorithm 1 of the paper):
+ *
+ *   rounds:  clients take L local EM steps and upload (maximizer, radius) per
+ *            component; the server moves each component to the average of the
+ *            meeting points of its overlaps and sends the centers back;
+ *   final:   clients upload their centers; the server merges overlapping ones
+ *            (final radius phi * delta_c / sqrt(n_c)) into super-clusters;
+ *   tuning:  with several phi, the clients score each candidate's global
+ *            centers by the silhouette of their validation rows; the smallest
+ *            phi within one standard error of the best mean silhouette wins;
+ *   result:  each client learns its components' super-clusters and takes
+ *            their centers; its weights stay its own (personalization).
  *
  * Final radii follow the paper's heuristic, computed here from what the
  * clients sent (the same information, so phi can be tuned without new
@@ -14,36 +28,44 @@
  * delta of the others (or, if every client has one component, the median
  * distance from a center to the nearest center of another client).
  */
-import { FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
-import { requireOneOf, requirePositive } from '../../validate.js';
+import { InvalidParameterError } from '../../errors.js';
+import { requireInteger, requireOneOf, requirePositive } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
-import { checkEnvelope, decodeMessage, message, type Message } from '../message.js';
-import type { ExcludedClient } from '../transport.js';
+import type { Message } from '../messages/envelope.js';
+import type { Failure, RoundContext, ServerRole } from '../runtime/roles.js';
 import {
-  BALLS,
   CANDIDATES,
-  CENTERS,
-  FINAL,
+  FEDGEM_PROTOCOL,
+  FINISH,
+  MAX_CANDIDATES,
   RESULT,
-  SILHOUETTES,
+  ROUND,
   receiveBalls,
   receiveFinal,
   receiveSilhouettes,
-  type CandidatesPayload,
-  type CentersPayload,
   type ReceivedComponents,
-  type ResultPayload,
 } from './messages.js';
 
+/** A grid of phi to tune over: 0.25 to 32 by factors of two. */
+export const PHI_GRID: readonly number[] = [0.25, 0.5, 1, 2, 4, 8, 16, 32];
+
 export interface FedGEMServerOptions {
+  /** the dimension every client must share */
+  nFeatures: number;
+  /** collaborative rounds T (default 10) */
+  rounds?: number;
   /**
-   * the dimension every client must share; without it the first accepted upload
-   * sets it (until that client and every other accepted one are excluded)
+   * the final-radius hyperparameter: a number (default 1), or candidates to
+   * tune by the clients' validation silhouettes (e.g. PHI_GRID)
    */
-  nFeatures?: number;
+  phi?: number | readonly number[];
+  /** when tuning: keep the smallest phi whose silhouette is within this of the best (default: one standard error) */
+  phiTolerance?: number;
+  /** stop the rounds early once every radius is below this (a number > 0; default: run them all) */
+  tol?: number;
   /** how overlaps are found: a k-d tree (default) or all pairs (the reference) */
   search?: 'kdtree' | 'all-pairs';
-  /** what a bad upload does: its client is excluded from then on (default), or it throws */
+  /** what a bad upload does: its client is excluded from then on (default), or it throws (the runtime's onInvalid policy) */
   onInvalidClient?: 'exclude' | 'throw';
 }
 
@@ -59,6 +81,11 @@ export interface Merge {
   radii: Map<string, number>;
 }
 
+/** What a FedGEM run produced: the merge at the chosen phi, and the tuning's scores when phi was tuned. */
+export interface FedGEMOutcome extends Merge {
+  phiScores?: { phi: number; score: number; standardError: number; estimatedK: number }[];
+}
+
 /** One round of collaborative training, as the server saw it. */
 export interface RoundSummary {
   round: number;
@@ -70,89 +97,152 @@ export interface RoundSummary {
   maxRadius: number;
 }
 
-export class FedGEMServer {
-  readonly excluded: ExcludedClient[] = [];
+type Phase = 'train' | 'final' | 'tune' | 'result' | 'done';
+type Accepted = ReceivedComponents | { values: (number | null)[]; nValidation: number };
+
+export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
+  readonly protocol = FEDGEM_PROTOCOL;
   readonly history: RoundSummary[] = [];
-  private readonly options: FedGEMServerOptions;
-  private nFeatures: number | undefined;
-  /** clients with an accepted BALLS or FINAL upload: while none is left, an inferred dimension is forgotten */
-  private readonly accepted = new Set<string>();
-  private readonly out = new Set<string>();
-  private balls: ReceivedComponents[] = [];
+  private readonly nFeatures: number;
+  private readonly rounds: number;
+  private readonly phis: readonly number[];
+  private readonly phiTolerance: number | undefined;
+  private readonly tol: number;
+  private readonly search: 'kdtree' | 'all-pairs';
+  private phase: Phase;
+  /** collaborative rounds done */
+  private t = 0;
+  /** each client's centers from the last update, sent with its next request */
+  private pending = new Map<string, Float64Array>();
   private finals: ReceivedComponents[] = [];
   private silhouettes = new Map<string, { values: (number | null)[]; nValidation: number }>();
-  private candidateCount = 0;
+  private offered: { phi: number; estimatedK: number; centers: Float64Array }[] = [];
+  private outcome: FedGEMOutcome | undefined;
+  /** the round whose end the result is */
+  private lastRound = 0;
 
-  constructor(options: FedGEMServerOptions = {}) {
-    if (options.search !== undefined) requireOneOf('search', options.search, ['kdtree', 'all-pairs']);
-    this.options = options;
-    this.nFeatures = options.nFeatures;
+  constructor(options: FedGEMServerOptions) {
+    if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+    this.nFeatures = requireInteger('nFeatures', options.nFeatures, 1);
+    this.rounds = requireInteger('rounds', options.rounds ?? 10, 0);
+    this.tol = options.tol === undefined ? 0 : requirePositive('tol', options.tol);
+    const phis = typeof options.phi === 'number' ? [options.phi] : options.phi ?? [1];
+    if (!Array.isArray(phis) || phis.length === 0) {
+      throw new InvalidParameterError(`phi must be a number or a non-empty list of candidates (e.g. PHI_GRID), got ${Array.isArray(phis) ? '[]' : String(phis)}`);
+    }
+    if (phis.length > MAX_CANDIDATES) throw new InvalidParameterError(`phi has ${phis.length} candidates; at most ${MAX_CANDIDATES}`);
+    phis.forEach((p, i) => requirePositive(typeof options.phi === 'number' ? 'phi' : `phi[${i}]`, p));
+    this.phis = [...phis];
+    if (options.phiTolerance !== undefined && !(options.phiTolerance >= 0 && Number.isFinite(options.phiTolerance))) {
+      throw new InvalidParameterError(`the phi tolerance must be a finite number >= 0, got ${String(options.phiTolerance)}`);
+    }
+    this.phiTolerance = options.phiTolerance;
+    this.search = options.search === undefined ? 'kdtree' : requireOneOf('search', options.search, ['kdtree', 'all-pairs'] as const);
+    if (options.onInvalidClient !== undefined) requireOneOf('onInvalidClient', options.onInvalidClient, ['exclude', 'throw'] as const);
+    this.phase = this.rounds > 0 ? 'train' : 'final';
   }
 
-  /** Clients not excluded so far. */
-  isActive(client: string): boolean {
-    return !this.out.has(client);
+  get done(): boolean {
+    return this.phase === 'done';
   }
 
-  /**
-   * Runs `fn` on an upload (wire text or message) of `kind` sent for `round`;
-   * a bad one excludes its client (or throws, by option) and changes nothing
-   * else. Anything thrown while checking it is an InvalidMessageError.
-   */
-  private accept<T>(input: unknown, kind: string, round: number, fn: (m: Message) => T): T | undefined {
-    let from: string | undefined;
-    try {
-      const m = typeof input === 'string' ? decodeMessage(input, kind) : checkEnvelope(input, kind);
-      from = m.from;
-      if (this.out.has(m.from)) throw new InvalidMessageError(`client ${m.from} was excluded earlier`);
-      if (m.round !== round) throw new InvalidMessageError(`client ${m.from}: a message for round ${m.round} arrived in round ${round}`);
-      return fn(m);
-    } catch (caught) {
-      // anything else (a throwing getter or proxy in an in-process message) is still a bad message
-      const e = caught instanceof FedmixError ? caught : new InvalidMessageError(`a ${kind} message could not be checked: ${caught instanceof Error ? caught.message : `a ${typeof caught} was thrown`}`);
-      if (e.code === 'WASM' || this.options.onInvalidClient === 'throw') throw e;
-      from ??= senderOf(input);
-      if (from !== undefined && !this.out.has(from)) {
-        this.out.add(from);
-        this.balls = this.balls.filter((b) => b.client !== from);
-        this.finals = this.finals.filter((b) => b.client !== from);
-        this.silhouettes.delete(from);
-        this.accepted.delete(from);
-        // an inferred dimension needs an accepted client behind it
-        if (this.accepted.size === 0 && this.options.nFeatures === undefined) this.nFeatures = undefined;
+  /** Clients whose final uploads were accepted, in order. */
+  get clients(): string[] {
+    return this.finals.map((c) => c.client);
+  }
+
+  configure(ctx: RoundContext): Map<string, Message> {
+    const out = new Map<string, Message>();
+    switch (this.phase) {
+      case 'train':
+      case 'final': {
+        const type = this.phase === 'train' ? ROUND : FINISH;
+        for (const id of ctx.clients) out.set(id, type.create('server', ctx.round, { centers: this.pending.get(id) }));
+        break;
       }
-      this.excluded.push({ client: from ?? 'unknown client', round, reason: e.message });
-      return undefined;
+      case 'tune': {
+        this.offered = this.phis.map((phi) => {
+          const r = this.merge(phi);
+          return { phi, estimatedK: r.estimatedK, centers: r.globalCenters };
+        });
+        const offer = CANDIDATES.create('server', ctx.round, { candidates: this.offered });
+        for (const id of this.clients) if (ctx.clients.includes(id)) out.set(id, offer);
+        break;
+      }
+      case 'result': {
+        const o = this.outcome!;
+        for (const [client, ms] of o.memberships) {
+          if (ctx.clients.includes(client)) {
+            out.set(client, RESULT.create('server', this.lastRound, { phi: o.phi, estimatedK: o.estimatedK, globalCenters: o.globalCenters, memberships: ms }));
+          }
+        }
+        this.phase = 'done';
+        break;
+      }
+      case 'done':
+        break;
+    }
+    return out;
+  }
+
+  accept(reply: Message): Accepted {
+    switch (this.phase) {
+      case 'train':
+        return receiveBalls(reply, this.nFeatures);
+      case 'final':
+        return receiveFinal(reply, this.nFeatures);
+      default:
+        return receiveSilhouettes(reply, this.phis.length);
     }
   }
 
-  private settleDimension(client: string, d: number): void {
-    this.nFeatures ??= d;
-    this.accepted.add(client);
+  aggregate(ctx: RoundContext, accepted: ReadonlyMap<string, Accepted>, failures: readonly Failure[]): RoundSummary | undefined {
+    this.lastRound = ctx.round;
+    // an excluded client's earlier uploads leave with it
+    for (const f of failures) {
+      if (!f.excluded) continue;
+      this.pending.delete(f.client);
+      this.finals = this.finals.filter((c) => c.client !== f.client);
+      this.silhouettes.delete(f.client);
+    }
+    switch (this.phase) {
+      case 'train': {
+        const summary = this.update([...accepted.values()] as ReceivedComponents[]);
+        this.t += 1;
+        // every radius below tol: the components have stopped moving
+        if (this.t >= this.rounds || summary.maxRadius < this.tol) this.phase = 'final';
+        return summary;
+      }
+      case 'final':
+        this.finals = [...accepted.values()] as ReceivedComponents[];
+        this.pending.clear();
+        if (this.phis.length > 1) this.phase = 'tune';
+        else this.finish(this.phis[0]!);
+        return undefined;
+      case 'tune': {
+        for (const [id, s] of accepted) this.silhouettes.set(id, s as { values: (number | null)[]; nValidation: number });
+        const chosen = this.choosePhi(this.phis, this.phiTolerance);
+        this.finish(chosen.phi, this.phis.map((p, i) => ({ phi: p, score: chosen.scores[i]!, standardError: chosen.standardErrors[i]!, estimatedK: this.offered[i]!.estimatedK })));
+        return undefined;
+      }
+      default:
+        throw new InvalidParameterError(`round ${ctx.round}: the server has nothing to aggregate`);
+    }
   }
 
-  /** Takes a client's BALLS upload for `round`; returns whether it was accepted. */
-  receiveBalls(input: string | Message, round: number): boolean {
-    const r = this.accept(input, BALLS, round, (m) => {
-      if (this.balls.some((b) => b.client === m.from)) throw new InvalidMessageError(`client ${m.from}: a second upload in round ${round}`);
-      const c = receiveBalls(m, this.nFeatures);
-      this.settleDimension(c.client, c.d);
-      this.balls.push(c);
-      return true;
-    });
-    return r === true;
+  private finish(phi: number, phiScores?: FedGEMOutcome['phiScores']): void {
+    this.outcome = { ...this.merge(phi), phiScores };
+    this.phase = 'result';
   }
 
   /**
-   * The collaborative step over this round's uploads: each client's updated
-   * centers, as CENTERS messages keyed by client. Clears the round.
+   * The collaborative step over one round's uploads: each client's updated
+   * centers, kept to go with its next request.
    */
-  update(round: number): Map<string, Message<typeof CENTERS, CentersPayload>> {
-    const got = this.balls;
-    this.balls = [];
-    const replies = new Map<string, Message<typeof CENTERS, CentersPayload>>();
-    if (got.length === 0) return replies;
-    const d = this.nFeatures!;
+  private update(got: ReceivedComponents[]): RoundSummary {
+    const round = this.t;
+    if (got.length === 0) return { round, clients: 0, components: 0, overlaps: 0, maxRadius: 0 };
+    const d = this.nFeatures;
     const { centers, radii, owners } = stack(got, d, (c) => c.radii!);
     const m = radii.length;
     // components with (almost) no rows keep their centers and pull no one (the merge leaves them out in server.rs)
@@ -173,40 +263,24 @@ export class FedGEMServer {
     });
     let at = 0;
     for (const c of got) {
-      replies.set(c.client, message(CENTERS, 'server', round, { centers: updated.slice(at * d, (at + c.k) * d) }));
+      this.pending.set(c.client, updated.slice(at * d, (at + c.k) * d));
       at += c.k;
     }
-    this.history.push({ round, clients: got.length, components: m, overlaps: pairs, maxRadius: radii.reduce((a, b) => Math.max(a, b), 0) });
-    return replies;
+    const summary = { round, clients: got.length, components: m, overlaps: pairs, maxRadius: radii.reduce((a, b) => Math.max(a, b), 0) };
+    this.history.push(summary);
+    return summary;
   }
 
   private indexed(): number {
-    return this.options.search === 'all-pairs' ? 0 : 1;
-  }
-
-  /** Takes a client's FINAL upload; returns whether it was accepted. */
-  receiveFinal(input: string | Message, round: number): boolean {
-    const r = this.accept(input, FINAL, round, (m) => {
-      if (this.finals.some((b) => b.client === m.from)) throw new InvalidMessageError(`client ${m.from}: a second final upload`);
-      const c = receiveFinal(m, this.nFeatures);
-      this.settleDimension(c.client, c.d);
-      this.finals.push(c);
-      return true;
-    });
-    return r === true;
-  }
-
-  /** Clients whose final uploads were accepted, in order. */
-  get clients(): string[] {
-    return this.finals.map((c) => c.client);
+    return this.search === 'all-pairs' ? 0 : 1;
   }
 
   /** The final merge at `phi`. */
   merge(phi: number): Merge {
     requirePositive('phi', phi);
     const finals = this.finals;
-    if (finals.length === 0) throw new InvalidParameterError(`no final upload was accepted (${this.excluded.length} clients excluded); nothing to merge`);
-    const d = this.nFeatures!;
+    if (finals.length === 0) throw new InvalidParameterError('no final upload was accepted; nothing to merge');
+    const d = this.nFeatures;
     const deltas = finalDeltas(finals, d);
     const radius = new Map(finals.map((c, i) => [c.client, (phi * deltas[i]!) / Math.sqrt(c.nSamples)] as const));
     const { centers, radii, owners, weights } = stack(finals, d, (c) => new Float64Array(c.k).fill(radius.get(c.client)!));
@@ -228,28 +302,6 @@ export class FedGEMServer {
     });
   }
 
-  /** The candidates for tuning phi: the global centers each phi gives. */
-  candidates(phis: readonly number[], round: number): Message<typeof CANDIDATES, CandidatesPayload> {
-    if (phis.length === 0) throw new InvalidParameterError('tuning phi needs at least one candidate value');
-    this.candidateCount = phis.length;
-    this.silhouettes.clear();
-    const candidates = phis.map((phi) => {
-      const r = this.merge(phi);
-      return { phi, estimatedK: r.estimatedK, centers: r.globalCenters };
-    });
-    return message(CANDIDATES, 'server', round, { candidates });
-  }
-
-  /** Takes a client's silhouettes of the candidates. */
-  receiveSilhouettes(input: string | Message, round: number): boolean {
-    const r = this.accept(input, SILHOUETTES, round, (m) => {
-      if (!this.finals.some((c) => c.client === m.from)) throw new InvalidMessageError(`client ${m.from} sent silhouettes without a final upload`);
-      this.silhouettes.set(m.from, receiveSilhouettes(m, this.candidateCount));
-      return true;
-    });
-    return r === true;
-  }
-
   /**
    * The phi to use: the smallest candidate whose mean silhouette over the
    * clients (weighted by their validation rows) is within `tolerance` of the
@@ -261,9 +313,7 @@ export class FedGEMServer {
    * merging is kept. `scores` lists every candidate's mean (NaN where no client
    * could score it).
    */
-  choosePhi(phis: readonly number[], tolerance?: number): { phi: number; scores: number[]; standardErrors: number[] } {
-    if (phis.length !== this.candidateCount) throw new InvalidParameterError('choosePhi needs the phis sent as candidates');
-    if (tolerance !== undefined && !(tolerance >= 0)) throw new InvalidParameterError(`the phi tolerance must be non-negative, got ${String(tolerance)}`);
+  private choosePhi(phis: readonly number[], tolerance: number | undefined): { phi: number; scores: number[]; standardErrors: number[] } {
     const stats = phis.map((_, i) => {
       const got: [number, number][] = [];
       for (const { values, nValidation } of this.silhouettes.values()) {
@@ -293,14 +343,10 @@ export class FedGEMServer {
     return { phi, scores, standardErrors: stats.map((x) => x.se) };
   }
 
-  /** The result for every client at `phi`, as RESULT messages keyed by client. */
-  result(phi: number, round: number): { merge: Merge; messages: Map<string, Message<typeof RESULT, ResultPayload>> } {
-    const merge = this.merge(phi);
-    const messages = new Map<string, Message<typeof RESULT, ResultPayload>>();
-    for (const [client, ms] of merge.memberships) {
-      messages.set(client, message(RESULT, 'server', round, { phi, estimatedK: merge.estimatedK, globalCenters: merge.globalCenters, memberships: Array.from(ms) }));
-    }
-    return { merge, messages };
+  /** The merge at the chosen phi (the caller owns it). */
+  result(): FedGEMOutcome {
+    if (!this.outcome) throw new InvalidParameterError('the server has no result yet');
+    return this.outcome;
   }
 }
 
@@ -377,20 +423,3 @@ function finalDeltas(finals: ReceivedComponents[], d: number): number[] {
   return own.map((v) => (Number.isFinite(v) ? v : fallback));
 }
 
-/** Best effort: who sent an upload whose envelope failed its checks (undefined when unreadable). */
-function senderOf(input: unknown): string | undefined {
-  let m = input;
-  if (typeof m === 'string') {
-    try {
-      m = JSON.parse(m);
-    } catch {
-      return undefined;
-    }
-  }
-  try {
-    const from = m !== null && typeof m === 'object' ? (m as { from?: unknown }).from : undefined;
-    return typeof from === 'string' && from.length > 0 ? from : undefined;
-  } catch {
-    return undefined;
-  }
-}

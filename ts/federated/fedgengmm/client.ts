@@ -4,13 +4,14 @@
  * (clients may differ), and uploads the parameters with its row count, once.
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
-import { NotFittedError } from '../../errors.js';
-import type { CovarianceType, GaussianMixture } from '../../models/gaussian-mixture.js';
+import { FedmixError, InvalidParameterError, NotFittedError } from '../../errors.js';
+import { COVARIANCE_TYPES, type CovarianceType, type GaussianMixture } from '../../models/gaussian-mixture.js';
 import { selectGaussianMixture } from '../../models/select.js';
-import { requireInteger } from '../../validate.js';
-import { gmmParams } from '../gmm-params.js';
-import { message } from '../message.js';
-import { LOCAL_MODEL, type LocalModelMessage } from './messages.js';
+import { requireInteger, requireNumber, requireOneOf } from '../../validate.js';
+import { gmmParams, receiveGmmParams } from '../gmm-params.js';
+import type { Message } from '../messages/envelope.js';
+import type { ClientRole } from '../runtime/roles.js';
+import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, LOCAL_MODEL, TRAIN, type LocalModelPayload } from './messages.js';
 
 export interface FedGenGMMClientOptions {
   /** smallest number of components tried (default 1) */
@@ -27,26 +28,42 @@ export interface FedGenGMMClientOptions {
   seed?: number;
 }
 
-export class FedGenGMMClient {
+/** The local fit's settings, checked (shared with the server's global fit). */
+export function checkFitOptions(o: FedGenGMMClientOptions): FedGenGMMClientOptions {
+  if (o === null || typeof o !== 'object') throw new InvalidParameterError('options must be an object');
+  const kMin = requireInteger('kMin', o.kMin ?? 1, 1);
+  if (o.kMax !== undefined) requireInteger('kMax', o.kMax, kMin);
+  if (o.covarianceType !== undefined) requireOneOf('covarianceType', o.covarianceType, COVARIANCE_TYPES);
+  if (o.criterion !== undefined) requireOneOf('criterion', o.criterion, ['bic', 'aic'] as const);
+  if (o.nInit !== undefined) requireInteger('nInit', o.nInit, 1);
+  if (o.tol !== undefined) requireNumber('tol', o.tol, 0);
+  if (o.maxIter !== undefined) requireInteger('maxIter', o.maxIter, 1);
+  if (o.regCovar !== undefined) requireNumber('regCovar', o.regCovar, 0);
+  if (o.seed !== undefined) requireInteger('seed', o.seed, 0);
+  return { ...o };
+}
+
+export class FedGenGMMClient implements ClientRole {
   readonly id: string;
+  readonly protocol = FEDGENGMM_PROTOCOL;
   private readonly data: Matrix;
   private readonly options: FedGenGMMClientOptions;
   private local: GaussianMixture | undefined;
+  private global: GaussianMixture | undefined;
 
   constructor(id: string, data: MatrixLike, options: FedGenGMMClientOptions = {}) {
     this.id = id;
     this.data = Matrix.from(data);
-    this.options = options;
+    this.options = checkFitOptions(options);
   }
 
   /** Fits the local model (BIC over [kMin, kMax]). */
   train(): GaussianMixture {
     const o = this.options;
-    const kMin = requireInteger('kMin', o.kMin ?? 1, 1);
-    const kMax = requireInteger('kMax', o.kMax ?? kMin, kMin);
+    const kMin = o.kMin ?? 1;
     const { best } = selectGaussianMixture(this.data, {
       kMin,
-      kMax,
+      kMax: o.kMax ?? kMin,
       covarianceType: o.covarianceType ?? 'diag',
       criterion: o.criterion ?? 'bic',
       nInit: o.nInit,
@@ -66,17 +83,48 @@ export class FedGenGMMClient {
     return this.local;
   }
 
+  /** Hands the local model to the caller, who disposes it; the client keeps none. */
+  takeModel(): GaussianMixture {
+    const m = this.model;
+    this.local = undefined;
+    return m;
+  }
+
+  /** The global model the server sent back, once it has. */
+  get globalModel(): GaussianMixture | undefined {
+    return this.global;
+  }
+
   get nSamples(): number {
     return this.data.nRows;
   }
 
   /** The upload: the local parameters and |D_c|. Nothing else leaves the client. */
-  upload(): LocalModelMessage {
-    return message(LOCAL_MODEL, this.id, 0, { model: gmmParams(this.model), nSamples: this.data.nRows });
+  upload(): LocalModelPayload {
+    return { model: gmmParams(this.model), nSamples: this.data.nRows } as LocalModelPayload;
+  }
+
+  respond(m: Message): Message | undefined {
+    if (m.kind === TRAIN.kind) {
+      try {
+        this.train();
+      } catch (e) {
+        if (e instanceof FedmixError && e.code !== 'WASM') throw new (e.constructor as new (msg: string) => FedmixError)(`local training failed: ${e.message}`);
+        throw e;
+      }
+      return LOCAL_MODEL.create(this.id, m.round, this.upload());
+    }
+    // the global model: kept for the client's own use
+    const g = receiveGmmParams(GLOBAL_MODEL.read(m).payload, 'the server', this.data.nCols);
+    this.global?.dispose();
+    this.global = g;
+    return undefined;
   }
 
   dispose(): void {
     this.local?.dispose();
     this.local = undefined;
+    this.global?.dispose();
+    this.global = undefined;
   }
 }

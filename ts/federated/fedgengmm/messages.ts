@@ -1,34 +1,40 @@
-/** The one message of FedGenGMM: a client's local mixture and how many rows it was fitted on. */
+/**
+ * The messages of FedGenGMM, declared once:
+ *
+ *   down 'fedgengmm/train'        {}                    fit your local mixture and upload it (once)
+ *   up   'fedgengmm/local-model'  { model, nSamples }   the local parameters and |D_c|
+ *   down 'fedgengmm/global-model' GMM parameters        the result, to every client that took part (no reply)
+ */
 import { InvalidMessageError } from '../../errors.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
-import { receiveGmmParams, type GmmParams } from '../gmm-params.js';
-import type { Message } from '../message.js';
+import { GMM_PARAMS, receiveGmmParams } from '../gmm-params.js';
+import { defineMessage, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
+import type { Message } from '../messages/envelope.js';
+import { defineProtocol } from '../runtime/roles.js';
 
-export const LOCAL_MODEL = 'fedgengmm/local-model';
-/** the server's answer: the global model, sent to every client that took part */
-export const GLOBAL_MODEL = 'fedgengmm/global-model';
+export const TRAIN = defineMessage('fedgengmm/train', record({}));
+export const LOCAL_MODEL = defineMessage('fedgengmm/local-model', record({ model: GMM_PARAMS, nSamples: wholeNumber(0) }));
+export const GLOBAL_MODEL = defineMessage('fedgengmm/global-model', GMM_PARAMS);
 
-export interface LocalModelPayload {
-  model: GmmParams;
-  /** |D_c|, the rows behind the model (the server weights components by it) */
-  nSamples: number;
-}
+export const FEDGENGMM_PROTOCOL = defineProtocol('FedGenGMM', [
+  [TRAIN, LOCAL_MODEL],
+  [GLOBAL_MODEL, null],
+]);
 
-export type LocalModelMessage = Message<typeof LOCAL_MODEL, LocalModelPayload>;
+export type LocalModelPayload = PayloadOf<typeof LOCAL_MODEL>;
 
-/** Validates a received upload; the returned model belongs to the caller. */
+/**
+ * Validates a received upload (the reasons do not name the sender: the
+ * runtime does); the returned model belongs to the caller.
+ */
 export function receiveLocalModel(m: Message, nFeatures?: number): { model: GaussianMixture; nSamples: number } {
-  const who = `client ${m.from}`;
-  const p = m.payload as Partial<LocalModelPayload> | null;
-  if (p === null || typeof p !== 'object') throw new InvalidMessageError(`${who}: the payload must be an object`);
+  const p = LOCAL_MODEL.read(m).payload;
   const n = p.nSamples;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) {
-    throw new InvalidMessageError(`${who}: nSamples must be a positive integer (the rows behind the model), got ${String(n)}`);
-  }
-  const model = receiveGmmParams(p.model, who, nFeatures);
+  if (n < 1) throw new InvalidMessageError(`nSamples must be a positive integer (the rows behind the model), got ${n}`);
+  const model = receiveGmmParams(p.model, undefined, nFeatures);
   if (model.nComponents > n) {
     model.dispose();
-    throw new InvalidMessageError(`${who}: ${model.nComponents} components cannot come from ${n} rows`);
+    throw new InvalidMessageError(`${model.nComponents} components cannot come from ${n} rows`);
   }
   return { model, nSamples: n };
 }

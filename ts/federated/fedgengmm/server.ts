@@ -2,23 +2,28 @@
  * The FedGenGMM server (Algorithm 4.1 of the paper, lines 22-31): gathers the
  * local mixtures, re-weights every component by its client's share of the rows
  * (r_ck |D_c| / |D|), draws H * sum_c K_c synthetic rows from the union, and fits
- * the global mixture on them, with a fixed K or BIC over a range.
+ * the global mixture on them, with a fixed K or BIC over a range; then sends
+ * the global model back to the clients that took part.
  *
  * Drawing from the union mixture is done client by client: how many rows come
  * from each client is one multinomial over |D_c| / |D| (the total weight of its
  * re-weighted components), then each local model samples its share; that is the
  * same distribution, and keeps each local model's own covariance type.
+ *
+ * One round: the uploads that arrive before the round's deadline are the ones
+ * aggregated (a client that misses it is a failure of the round, not of the run).
  */
 import { Matrix } from '../../data/matrix.js';
-import { FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { InvalidParameterError } from '../../errors.js';
 import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
 import { requireInteger } from '../../validate.js';
-import { decodeMessage, type Message } from '../message.js';
-import type { ExcludedClient } from '../transport.js';
-import type { FedGenGMMClientOptions } from './client.js';
-import { LOCAL_MODEL, receiveLocalModel } from './messages.js';
+import { gmmParams } from '../gmm-params.js';
+import type { Message } from '../messages/envelope.js';
+import type { RoundContext, ServerRole } from '../runtime/roles.js';
+import { checkFitOptions, type FedGenGMMClientOptions } from './client.js';
+import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, receiveLocalModel, TRAIN } from './messages.js';
 
 /** The global fit takes the clients' options (kMin/kMax for BIC, covariance type, EM settings, seed). */
 export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
@@ -26,9 +31,9 @@ export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
   h?: number;
   /** a fixed number of global components; or leave it out and give kMin/kMax for BIC */
   nComponents?: number;
-  /** the dimension every client must share (checked on receipt when given) */
-  nFeatures?: number;
-  /** what a bad upload does: excluded with its reason (default) or thrown */
+  /** the dimension every client must share */
+  nFeatures: number;
+  /** what a bad upload does: excluded with its reason (default) or thrown (the runtime's onInvalid policy) */
   onInvalidClient?: 'exclude' | 'throw';
 }
 
@@ -42,85 +47,93 @@ export interface Aggregate {
 }
 
 interface Received {
-  client: string;
   model: GaussianMixture;
   nSamples: number;
 }
 
-export class FedGenGMMServer {
-  private readonly options: FedGenGMMServerOptions;
-  private readonly received: Received[] = [];
-  readonly excluded: ExcludedClient[] = [];
+export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
+  readonly protocol = FEDGENGMM_PROTOCOL;
+  private readonly options: FedGenGMMServerOptions & { h: number };
+  private outcome: Aggregate | undefined;
+  private phase: 'collect' | 'return' | 'done' = 'collect';
+  /** the round the uploads came in: the global model goes back as its end */
+  private collectRound = 0;
 
-  constructor(options: FedGenGMMServerOptions = {}) {
-    requireInteger('h', options.h ?? 100, 1);
-    if (options.nComponents === undefined && options.kMax === undefined) {
-      throw new InvalidParameterError('the server needs nComponents, or kMin/kMax for BIC selection');
-    }
-    this.options = options;
+  constructor(options: FedGenGMMServerOptions) {
+    if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+    checkFitOptions(options);
+    const h = requireInteger('h', options.h ?? 100, 1);
+    requireInteger('nFeatures', options.nFeatures, 1);
+    if (options.nComponents !== undefined) requireInteger('nComponents', options.nComponents, 1);
+    else if (options.kMax === undefined) throw new InvalidParameterError('the server needs nComponents, or kMin/kMax for BIC selection');
+    this.options = { ...options, h };
   }
 
-  /**
-   * Takes one upload (wire text or a decoded message). Returns whether it was
-   * accepted; a rejected upload changes nothing but the exclusion list.
-   */
-  receive(input: string | Message): boolean {
-    let from = 'unknown client';
-    try {
-      const m = typeof input === 'string' ? decodeMessage(input, LOCAL_MODEL) : input;
-      from = m.from;
-      if (m.kind !== LOCAL_MODEL) throw new InvalidMessageError(`expected a ${LOCAL_MODEL} message, got ${m.kind}`);
-      if (this.received.some((r) => r.client === m.from)) throw new InvalidMessageError(`client ${m.from}: a second upload in a one-shot protocol`);
-      const nFeatures = this.options.nFeatures ?? this.received[0]?.model.nFeatures;
-      const { model, nSamples } = receiveLocalModel(m, nFeatures);
-      this.received.push({ client: m.from, model, nSamples });
-      return true;
-    } catch (e) {
-      if (!(e instanceof FedmixError) || e.code === 'WASM' || this.options.onInvalidClient === 'throw') throw e;
-      this.excluded.push({ client: from, round: 0, reason: e.message });
-      return false;
-    }
+  get done(): boolean {
+    return this.phase === 'done';
   }
 
-  /** Synthesizes |S| = H sum_c K_c rows and fits the global model on them. */
-  aggregate(): Aggregate {
-    const o = this.options;
-    if (this.received.length === 0) {
-      throw new InvalidParameterError(`no client model was accepted (${this.excluded.length} excluded); the server has nothing to aggregate`);
+  configure(ctx: RoundContext): Map<string, Message> {
+    if (this.phase === 'collect') {
+      const train = TRAIN.create('server', ctx.round, {});
+      return new Map(ctx.clients.map((id) => [id, train]));
     }
-    const h = o.h ?? 100;
-    const total = this.received.reduce((t, r) => t + r.nSamples, 0);
-    const incoming = this.received.reduce((t, r) => t + r.model.nComponents, 0);
-    const size = h * incoming;
-    const rng = new Rng(o.seed);
-    let synthetic: Matrix;
+    // the same round: the global model goes back to every client that took part
+    const back = GLOBAL_MODEL.create('server', this.collectRound, gmmParams(this.outcome!.model));
+    this.phase = 'done';
+    return new Map(this.outcome!.clients.filter((id) => ctx.clients.includes(id)).map((id) => [id, back]));
+  }
+
+  accept(reply: Message): Received {
+    return receiveLocalModel(reply, this.options.nFeatures);
+  }
+
+  discard(r: Received): void {
+    r.model.dispose();
+  }
+
+  /** Synthesizes |S| = H sum_c K_c rows from the accepted uploads and fits the global model on them. */
+  aggregate(ctx: RoundContext, accepted: ReadonlyMap<string, Received>): { incomingComponents: number; syntheticRows: number } {
+    const received = [...accepted.values()];
     try {
-      const counts = rng.multinomial(size, this.received.map((r) => r.nSamples / total)).data;
-      const seeds = Array.from(rng.uniform(this.received.length), (u) => Math.floor(u * 2 ** 53));
-      const parts = this.received.flatMap((r, c) => (counts[c]! > 0 ? [r.model.sample(counts[c]!, { seed: seeds[c] }).X] : []));
-      synthetic = Matrix.vstack(parts);
+      const o = this.options;
+      const total = received.reduce((t, r) => t + r.nSamples, 0);
+      const incoming = received.reduce((t, r) => t + r.model.nComponents, 0);
+      const size = o.h * incoming;
+      const rng = new Rng(o.seed);
+      let synthetic: Matrix;
+      try {
+        const counts = rng.multinomial(size, received.map((r) => r.nSamples / total)).data;
+        const seeds = Array.from(rng.uniform(received.length), (u) => Math.floor(u * 2 ** 53));
+        const parts = received.flatMap((r, c) => (counts[c]! > 0 ? [r.model.sample(counts[c]!, { seed: seeds[c] }).X] : []));
+        synthetic = Matrix.vstack(parts);
+      } finally {
+        rng.dispose();
+      }
+      const fit = { covarianceType: o.covarianceType ?? 'diag', nInit: o.nInit, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, seed: o.seed };
+      const model =
+        o.nComponents !== undefined
+          ? new GaussianMixture({ ...fit, nComponents: o.nComponents }).fit(synthetic)
+          : selectGaussianMixture(synthetic, { ...fit, kMin: o.kMin ?? 1, kMax: o.kMax!, criterion: o.criterion ?? 'bic' }).best;
+      this.outcome = { model, clients: [...accepted.keys()], incomingComponents: incoming, syntheticRows: size };
+      this.collectRound = ctx.round;
+      this.phase = 'return';
+      return { incomingComponents: incoming, syntheticRows: size };
     } finally {
-      rng.dispose();
+      for (const r of received) r.model.dispose();
     }
-    const fit = {
-      covarianceType: o.covarianceType ?? 'diag',
-      nInit: o.nInit,
-      tol: o.tol,
-      maxIter: o.maxIter,
-      regCovar: o.regCovar,
-      seed: o.seed,
-    };
-    const model =
-      o.nComponents !== undefined
-        ? new GaussianMixture({ ...fit, nComponents: requireInteger('nComponents', o.nComponents, 1) }).fit(synthetic)
-        : selectGaussianMixture(synthetic, { ...fit, kMin: o.kMin ?? 1, kMax: o.kMax!, criterion: o.criterion ?? 'bic' }).best;
-    return { model, clients: this.received.map((r) => r.client), incomingComponents: incoming, syntheticRows: size };
   }
 
-  /** Frees the received models. */
+  /** The global model (the caller disposes it) and how it was made. */
+  result(): Aggregate {
+    const out = this.outcome;
+    if (!out) throw new InvalidParameterError('the server has not aggregated yet');
+    this.outcome = undefined;
+    return out;
+  }
+
   dispose(): void {
-    for (const r of this.received) r.model.dispose();
-    this.received.length = 0;
+    this.outcome?.model.dispose();
+    this.outcome = undefined;
   }
 }
-

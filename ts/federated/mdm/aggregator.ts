@@ -1,27 +1,30 @@
 /**
  * The secure aggregator between MDM clients and the server: it checks each
  * client's contribution against the request it answers, adds the accepted
- * ones (SecureSum) and hands the server one 'mdm/aggregate' message: the sums,
- * how many clients they hold, and which clients were refused and why. With a
- * noise multiplier it adds Gaussian noise of standard deviation
- * noiseMultiplier x sensitivity to every entry of the sums (central
- * differential privacy; see `sensitivity` in messages.ts). Validation rounds
- * of K selection are released exactly (their log-likelihoods have no bounded
- * sensitivity). With noise, an exclusion reason names the failed check alone,
- * never the client's values.
+ * ones (SecureSum) and hands the server one 'mdm/aggregate' message: the sums
+ * and how many clients they hold. With a noise multiplier it adds Gaussian
+ * noise of standard deviation noiseMultiplier x sensitivity to every entry of
+ * the sums (central differential privacy; see `sensitivity` in messages.ts).
+ * Validation rounds of K selection are released exactly (their
+ * log-likelihoods have no bounded sensitivity). With noise, the reason a
+ * client is refused names the failed check alone, never the client's values
+ * (the server's detailedReasons).
+ *
+ * A round: begin(request) with the request every client of the round got,
+ * add(reply) for each reply (a refusal adds nothing), release().
  */
-import { FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { Rng } from '../../random.js';
 import { requireNumber } from '../../validate.js';
 import { SecureSum } from '../aggregate.js';
-import { decodeMessage, message, type Message } from '../message.js';
-import type { ClientReply, ExcludedClient } from '../transport.js';
+import type { Message } from '../messages/envelope.js';
 import {
+  AGGREGATE,
+  checkShape,
   logLikelihoodFloor,
   MDM_KINDS,
   readEvaluate,
   readEvaluation,
-  readInitRequest,
   readInitStats,
   readModelBroadcast,
   readStats,
@@ -29,12 +32,13 @@ import {
   StatsBounds,
   sumShape,
   type AggregateOf,
-  type AggregatePayload,
-  type Shape,
+  type EvaluateRequest,
+  type EvaluationReply,
+  type InitRequest,
+  type InitStatsReply,
+  type ModelBroadcast,
+  type StatsReply,
 } from './messages.js';
-
-/** A client's answer as the aggregator receives it: wire text, or why there is none. */
-export type MdmReply = ClientReply;
 
 export interface MdmAggregatorOptions {
   /** Gaussian noise of this many sensitivities on every summed entry (default 0: exact sums) */
@@ -49,26 +53,22 @@ export interface MdmAggregatorOptions {
   detailedReasons?: boolean;
 }
 
-/** Starts a message text with the client's id, once. */
-export function named(id: string, reason: string): string {
-  return reason.startsWith(`${id}:`) || reason.startsWith(`${id} `) ? reason : `${id}: ${reason}`;
-}
-
-interface Expected {
+interface Round {
   of: AggregateOf;
   reply: string;
-  shape: Shape;
-  models: number;
-  read: (payload: unknown, who: string) => Record<string, ArrayLike<number>>;
+  round: number;
+  /** each summed field's length */
+  fields: Record<string, number>;
+  read: (payload: unknown) => Record<string, ArrayLike<number>>;
   sensitivity: number;
-  /** the round's clients add their log-likelihoods */
-  logLikelihood: boolean;
+  sum: SecureSum;
 }
 
 export class MdmAggregator {
   readonly noiseMultiplier: number;
   readonly detailedReasons: boolean;
   private readonly rng: Rng;
+  private current: Round | undefined;
 
   constructor(options: MdmAggregatorOptions = {}) {
     this.noiseMultiplier = requireNumber('noiseMultiplier', options.noiseMultiplier ?? 0, 0);
@@ -77,88 +77,71 @@ export class MdmAggregator {
     this.rng = new Rng(options.seed);
   }
 
-  /** What answers to `request` look like. */
-  private expect(request: Message): Expected {
-    const who = 'aggregator';
+  /** Starts a round whose clients were all sent `request`: what their answers must look like. */
+  begin(request: Message): void {
+    let r: Omit<Round, 'sum' | 'round'>;
     switch (request.kind) {
       case MDM_KINDS.initRequest: {
-        const shape = readInitRequest(request.payload, who);
-        return { of: 'init', reply: MDM_KINDS.initStats, shape, models: 0, read: (p, w) => readInitStats(p, w, shape), sensitivity: sensitivity('init', 0), logLikelihood: false };
+        const shape = checkShape(request.payload as InitRequest);
+        r = { of: 'init', reply: MDM_KINDS.initStats, fields: sumShape('init', shape), read: (p) => readInitStats(p as InitStatsReply, shape), sensitivity: sensitivity('init', 0) };
+        break;
       }
       case MDM_KINDS.model: {
-        const { model, clip, logLikelihood } = readModelBroadcast(request.payload, who);
+        const { model, clip, logLikelihood } = readModelBroadcast(request.payload as ModelBroadcast);
         const shape = { k: model.nComponents, c: model.nCategories, nMax: model.maxCount };
         if (this.noiseMultiplier > 0 && clip === undefined) {
           throw new InvalidParameterError('the aggregator adds noise but the broadcast has no clip bound: give the server the same privacy options');
         }
         const bounds = new StatsBounds(model);
-        return {
+        r = {
           of: 'round',
           reply: MDM_KINDS.stats,
-          shape,
-          models: 0,
-          read: (p, w) => readStats(p, w, shape, clip, logLikelihood, bounds),
+          fields: sumShape('round', shape, 0, logLikelihood),
+          read: (p) => readStats(p as StatsReply, shape, clip, logLikelihood, bounds),
           sensitivity: sensitivity('round', clip ?? 0),
-          logLikelihood,
         };
+        break;
       }
       case MDM_KINDS.evaluate: {
-        const models = readEvaluate(request.payload, who);
+        const models = readEvaluate(request.payload as EvaluateRequest);
         const m = models[0]!;
         const floors = models.map(logLikelihoodFloor);
-        return {
+        r = {
           of: 'evaluation',
           reply: MDM_KINDS.evaluation,
-          shape: { k: m.nComponents, c: m.nCategories, nMax: m.maxCount },
-          models: models.length,
-          read: (p, w) => readEvaluation(p, w, floors),
+          fields: sumShape('evaluation', { k: m.nComponents, c: m.nCategories, nMax: m.maxCount }, models.length),
+          read: (p) => readEvaluation(p as EvaluationReply, floors),
           sensitivity: 0,
-          logLikelihood: false,
         };
+        break;
       }
       default:
         throw new InvalidParameterError(`the MDM aggregator does not sum answers to ${request.kind}`);
     }
+    this.current = { ...r, round: request.round, sum: new SecureSum(r.fields) };
   }
 
   /**
-   * Checks every reply against the request sent to its client (envelope, sender,
-   * round, content), sums the accepted ones and returns the server's
-   * 'mdm/aggregate' message. A client that did not answer or whose answer fails
-   * is listed in `excluded` and adds nothing.
+   * Checks one client's reply (already of the right kind, sender and round)
+   * against the round's request and adds it; an InvalidMessageError otherwise,
+   * and nothing is added.
    */
-  aggregate(requests: ReadonlyMap<string, Message>, replies: readonly MdmReply[]): Message<typeof MDM_KINDS.aggregate, AggregatePayload> {
-    const first = requests.values().next().value as Message | undefined;
-    if (!first) throw new InvalidParameterError('a round without requests has nothing to aggregate');
-    const exp = this.expect(first);
-    const sum = new SecureSum(sumShape(exp.of, exp.shape, exp.models, exp.logLikelihood));
-    const excluded: ExcludedClient[] = [];
-    const byId = new Map(replies.map((r) => [r.from, r]));
-    for (const [id, sent] of requests) {
-      const reply = byId.get(id);
-      // what the reason says without the client's values (see detailedReasons)
-      let stage = `did not answer round ${sent.round}`;
-      try {
-        if (sent.kind !== first.kind) throw new InvalidParameterError(`requests of one round must be of one kind; got ${first.kind} and ${sent.kind}`);
-        if (!reply) throw new InvalidMessageError(`${id}: did not answer round ${sent.round}`);
-        stage = 'reported an error instead of answering';
-        if ('error' in reply) throw new InvalidMessageError(named(id, reply.error));
-        stage = 'its reply is not a valid message';
-        const m = decodeMessage(reply.text, exp.reply);
-        if (m.from !== id) throw new InvalidMessageError(`${id}: its reply claims to come from ${JSON.stringify(m.from)}`);
-        if (m.round !== sent.round) throw new InvalidMessageError(`${id}: its reply is for round ${m.round}, not ${sent.round}`);
-        stage = 'its contribution failed a check';
-        sum.add(exp.read(m.payload, id));
-      } catch (e) {
-        if (!(e instanceof FedmixError) || e.code === 'WASM' || e.code === 'INVALID_PARAMETER') throw e;
-        const check = e instanceof InvalidMessageError ? e.check : undefined;
-        excluded.push({ client: id, round: sent.round, reason: named(id, this.detailedReasons ? e.message : check ?? stage) });
-      }
-    }
-    const stddev = exp.of === 'evaluation' ? 0 : this.noiseMultiplier * exp.sensitivity;
+  add(reply: Message): void {
+    const r = this.current;
+    if (!r) throw new InvalidParameterError('no round has begun; call begin(request) first');
+    if (reply.kind !== r.reply) throw new InvalidMessageError(`expected a ${r.reply} message, got ${reply.kind}`);
+    r.sum.add(r.read(reply.payload));
+  }
+
+  /** The round's 'mdm/aggregate' message: the sums (with noise when private) and how many clients they hold. */
+  release(): Message<typeof AGGREGATE.kind> {
+    const r = this.current;
+    if (!r) throw new InvalidParameterError('no round has begun; call begin(request) first');
+    this.current = undefined;
+    const stddev = r.of === 'evaluation' ? 0 : this.noiseMultiplier * r.sensitivity;
     // nothing to protect (or to learn) in an empty round: its sums go out as zeros
-    const sums = sum.release(stddev > 0 && sum.count > 0 ? { stddev, rng: this.rng } : undefined);
-    return message(MDM_KINDS.aggregate, 'aggregator', first.round, { of: exp.of, clients: sum.count, noiseStddev: stddev, sums, excluded });
+    const sums = r.sum.release(stddev > 0 && r.sum.count > 0 ? { stddev, rng: this.rng } : undefined);
+    return AGGREGATE.create('aggregator', r.round, { of: r.of, clients: r.sum.count, noiseStddev: stddev, sums });
   }
 
   /** Frees the noise generator. */

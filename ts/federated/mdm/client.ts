@@ -11,23 +11,25 @@ import type { DirichletMultinomialMixture } from '../../models/dirichlet-multino
 import { Rng } from '../../random.js';
 import { requireInteger } from '../../validate.js';
 import { WasmAllocationError, withScope } from '../../wasm/memory.js';
-import { message, type Message } from '../message.js';
+import type { Message } from '../messages/envelope.js';
+import type { ClientRole } from '../runtime/roles.js';
 import {
+  checkShape,
+  EVALUATION,
+  INIT_STATS,
   MDM_KINDS,
   MDM_MAX_CELLS,
+  MDM_PROTOCOL,
   readEvaluate,
-  readInitRequest,
   readModelBroadcast,
+  STATS,
+  type EvaluateRequest,
   type EvaluationReply,
+  type InitRequest,
   type InitStatsReply,
+  type ModelBroadcast,
   type StatsReply,
 } from './messages.js';
-
-/** What the runner needs of a client: an id and an answer to each server message. */
-export interface MdmClientLike {
-  readonly id: string;
-  respond(m: Message): Message;
-}
 
 export interface MdmClientOptions {
   /** the client's size n, when known apart from its counts: it must equal their sum */
@@ -38,8 +40,9 @@ export interface MdmClientOptions {
   maxCells?: number;
 }
 
-export class MdmClient implements MdmClientLike {
+export class MdmClient implements ClientRole {
   readonly id: string;
+  readonly protocol = MDM_PROTOCOL;
   /** the histogram: one count per category */
   readonly counts: Float64Array;
   /** n, the number of data points */
@@ -76,26 +79,25 @@ export class MdmClient implements MdmClientLike {
 
   /** The answer to a server message. Throws InvalidMessageError when the message cannot be used, InvalidDataError when the client's data does not fit the model. */
   respond(m: Message): Message {
-    const who = `${this.id} (from ${m.from})`;
     try {
-      return this.answer(m, who);
+      return this.answer(m);
     } catch (e) {
       // the instance is intact: the client refuses this request and stays usable
-      if (e instanceof WasmAllocationError) throw new InvalidMessageError(`${who}: the client cannot allocate the memory this ${m.kind} request needs (${e.message})`);
+      if (e instanceof WasmAllocationError) throw new InvalidMessageError(`the client cannot allocate the memory this ${m.kind} request needs (${e.message})`);
       throw e;
     }
   }
 
-  private answer(m: Message, who: string): Message {
+  private answer(m: Message): Message {
     switch (m.kind) {
       case MDM_KINDS.initRequest:
-        return message(MDM_KINDS.initStats, this.id, m.round, this.initStats(m.payload, who));
+        return INIT_STATS.create(this.id, m.round, this.initStats(m.payload as InitRequest));
       case MDM_KINDS.model:
-        return message(MDM_KINDS.stats, this.id, m.round, this.statistics(m.payload, who));
+        return STATS.create(this.id, m.round, this.statistics(m.payload as ModelBroadcast));
       case MDM_KINDS.evaluate:
-        return message(MDM_KINDS.evaluation, this.id, m.round, this.evaluation(m.payload, who));
+        return EVALUATION.create(this.id, m.round, this.evaluation(m.payload as EvaluateRequest));
       default:
-        throw new InvalidMessageError(`${who}: an MDM client does not answer ${m.kind} messages`);
+        throw new InvalidMessageError(`an MDM client does not answer ${m.kind} messages`);
     }
   }
 
@@ -109,8 +111,8 @@ export class MdmClient implements MdmClientLike {
     }
   }
 
-  private initStats(payload: unknown, who: string): InitStatsReply {
-    const { k, c, nMax } = readInitRequest(payload, who, this.maxCells);
+  private initStats(request: InitRequest): InitStatsReply {
+    const { k, c, nMax } = checkShape(request, this.maxCells);
     this.fits(c, nMax);
     // Algorithm 1: k_i ~ U{1..K}, drawn here and never sent
     const component = this.rng.choice(k, 1);
@@ -123,8 +125,8 @@ export class MdmClient implements MdmClientLike {
     });
   }
 
-  private statistics(payload: unknown, who: string): StatsReply {
-    const { model, clip, logLikelihood } = readModelBroadcast(payload, who, this.maxCells);
+  private statistics(request: ModelBroadcast): StatsReply {
+    const { model, clip, logLikelihood } = readModelBroadcast(request, this.maxCells);
     const { nComponents: k, nCategories: c, maxCount: nMax } = model;
     this.fits(c, nMax);
     return withScope((s) => {
@@ -142,15 +144,15 @@ export class MdmClient implements MdmClientLike {
     });
   }
 
-  private evaluation(payload: unknown, who: string): EvaluationReply {
-    const models = readEvaluate(payload, who, this.maxCells);
+  private evaluation(request: EvaluateRequest): EvaluationReply {
+    const models = readEvaluate(request, this.maxCells);
     const ll = models.map((m: DirichletMultinomialMixture) => {
       this.fits(m.nCategories, m.maxCount);
       return m.logPmf([this.counts])[0]!;
     });
     // scores count only where every candidate gives the client a positive probability, so all are compared on the same clients
     const counted = ll.every((x) => x > -Infinity);
-    return { logLikelihood: counted ? ll : ll.map(() => 0), counted: counted ? 1 : 0 };
+    return { logLikelihood: Float64Array.from(ll, (x) => (counted ? x : 0)), counted: counted ? 1 : 0 };
   }
 
   /** Frees the client's generator. */

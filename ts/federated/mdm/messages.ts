@@ -1,8 +1,8 @@
 /**
- * The messages of federated MDM inference and how their receivers check them.
- * Clients only ever send terms of sums (each one adds across clients), so a
- * secure aggregator can stand between them and the server; the server sees
- * the aggregate alone.
+ * The messages of federated MDM inference, declared once, and how their
+ * receivers check them. Clients only ever send terms of sums (each one adds
+ * across clients), so a secure aggregator can stand between them and the
+ * server; the server sees the aggregate alone.
  *
  *   down 'mdm/init-request'  { nComponents, nCategories, maxCount }         Algorithm 1
  *   up   'mdm/init-stats'    { e, p, q }                                   E^i (K x N), P^i, Q^i (K x C)
@@ -10,29 +10,22 @@
  *   up   'mdm/stats'         { omega, e, u, v, logLikelihood?, unsupported? }
  *   down 'mdm/evaluate'      { models }                                    K selection's validation round
  *   up   'mdm/evaluation'    { logLikelihood, counted }
- *   aggregator -> server 'mdm/aggregate' { of, clients, noiseStddev, sums, excluded }
+ *   aggregator -> server 'mdm/aggregate' { of, clients, noiseStddev, sums }
  *
  * Matrices travel row-major and flat. E^i is dense (K x N, a single non-zero
  * column): a sparse (n_i, omega^i) would tell the server each client's size,
  * which secure aggregation exists to hide.
+ *
+ * The checks a contribution gets name the failed check alone in
+ * InvalidMessageError.check (what a server under privacy passes on) and the
+ * client's values in the message.
  */
 import { FedmixError, InvalidMessageError } from '../../errors.js';
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { digammaDiff, lgamma, lnRisingFactorial } from '../../special/gamma.js';
-import { finiteNumbers } from '../message.js';
-import type { ExcludedClient } from '../transport.js';
-
-export const MDM_KINDS = {
-  initRequest: 'mdm/init-request',
-  initStats: 'mdm/init-stats',
-  model: 'mdm/model',
-  stats: 'mdm/stats',
-  evaluate: 'mdm/evaluate',
-  evaluation: 'mdm/evaluation',
-  aggregate: 'mdm/aggregate',
-} as const;
-
-type Numbers = number[] | Float64Array;
+import { lengthIs } from '../messages/checks.js';
+import { defineMessage, f64Array, finiteNumber, flag, listOf, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
+import { defineProtocol } from '../runtime/roles.js';
 
 /**
  * Largest K x C and K x N (each) a message may ask for: 1e7 cells, 80 MB per
@@ -41,70 +34,69 @@ type Numbers = number[] | Float64Array;
  */
 export const MDM_MAX_CELLS = 10_000_000;
 
+/** Most candidate models one evaluation request may carry. */
+export const MAX_EVALUATED_MODELS = 64;
+
+const shapeFields = { nComponents: wholeNumber(1), nCategories: wholeNumber(2), maxCount: wholeNumber(1) };
+
 /** Model parameters on the wire: flat row-major alpha (K x C) and pi (K x N). */
-export interface MdmParams {
-  nComponents: number;
-  nCategories: number;
-  maxCount: number;
-  tau: Numbers;
-  alpha: Numbers;
-  pi: Numbers;
-}
+export const MDM_PARAMS = record({ ...shapeFields, tau: f64Array(), alpha: f64Array(), pi: f64Array() });
 
-export interface InitRequest {
-  nComponents: number;
-  nCategories: number;
-  maxCount: number;
-}
+export const INIT_REQUEST = defineMessage('mdm/init-request', record(shapeFields));
+export const INIT_STATS = defineMessage('mdm/init-stats', record({ e: f64Array(), p: f64Array(), q: f64Array() }));
+export const MODEL = defineMessage('mdm/model', record({ model: MDM_PARAMS, clip: optional(finiteNumber()), logLikelihood: flag() }));
+export const STATS = defineMessage(
+  'mdm/stats',
+  record({ omega: f64Array(), e: f64Array(), u: f64Array(), v: f64Array(), logLikelihood: optional(finiteNumber()), unsupported: optional(wholeNumber(0, 1)) }),
+);
+export const EVALUATE = defineMessage('mdm/evaluate', record({ models: listOf(MDM_PARAMS, MAX_EVALUATED_MODELS) }));
+export const EVALUATION = defineMessage('mdm/evaluation', record({ logLikelihood: f64Array(), counted: wholeNumber(0, 1) }));
+/** From the aggregator to the server: the round's sums. */
+export const AGGREGATE = defineMessage(
+  'mdm/aggregate',
+  record({
+    of: oneOf(['init', 'round', 'evaluation'] as const),
+    clients: wholeNumber(0),
+    noiseStddev: finiteNumber(),
+    sums: record({
+      e: optional(f64Array()),
+      p: optional(f64Array()),
+      q: optional(f64Array()),
+      omega: optional(f64Array()),
+      u: optional(f64Array()),
+      v: optional(f64Array()),
+      logLikelihood: optional(f64Array()),
+      unsupported: optional(f64Array()),
+      counted: optional(f64Array()),
+    }),
+  }),
+);
 
-export interface InitStatsReply {
-  e: Numbers;
-  p: Numbers;
-  q: Numbers;
-}
+export const MDM_PROTOCOL = defineProtocol('MDM', [
+  [INIT_REQUEST, INIT_STATS],
+  [MODEL, STATS],
+  [EVALUATE, EVALUATION],
+]);
 
-export interface ModelBroadcast {
-  model: MdmParams;
-  /** the bound on each client's (u, v) L2 norm, when the run adds noise */
-  clip?: number;
-  /** whether clients add their log q(c, n) (for monitoring; off when the run adds noise) */
-  logLikelihood: boolean;
-}
+export const MDM_KINDS = {
+  initRequest: INIT_REQUEST.kind,
+  initStats: INIT_STATS.kind,
+  model: MODEL.kind,
+  stats: STATS.kind,
+  evaluate: EVALUATE.kind,
+  evaluation: EVALUATION.kind,
+  aggregate: AGGREGATE.kind,
+} as const;
 
-export interface StatsReply {
-  omega: Numbers;
-  e: Numbers;
-  u: Numbers;
-  v: Numbers;
-  /** ln q(c, n) of the client, 0 when unsupported */
-  logLikelihood?: number;
-  /** 1 when the model gives the client's size probability 0 */
-  unsupported?: number;
-}
-
-export interface EvaluateRequest {
-  models: MdmParams[];
-}
-
-export interface EvaluationReply {
-  /** ln q(c, n) under each model, all 0 when not counted */
-  logLikelihood: Numbers;
-  /** 1 when every model gives the client a positive probability (its scores count), else 0 */
-  counted: number;
-}
-
-export type AggregateOf = 'init' | 'round' | 'evaluation';
-
-export interface AggregatePayload {
-  of: AggregateOf;
-  /** contributions summed */
-  clients: number;
-  /** the standard deviation of the Gaussian noise added to every entry (0: exact sums) */
-  noiseStddev: number;
-  sums: Record<string, Numbers>;
-  /** clients whose contribution was refused, and why */
-  excluded: ExcludedClient[];
-}
+export type MdmParams = ModelBroadcast['model'];
+export type InitRequest = PayloadOf<typeof INIT_REQUEST>;
+export type InitStatsReply = PayloadOf<typeof INIT_STATS>;
+export type ModelBroadcast = PayloadOf<typeof MODEL>;
+export type StatsReply = PayloadOf<typeof STATS>;
+export type EvaluateRequest = PayloadOf<typeof EVALUATE>;
+export type EvaluationReply = PayloadOf<typeof EVALUATION>;
+export type AggregatePayload = PayloadOf<typeof AGGREGATE>;
+export type AggregateOf = AggregatePayload['of'];
 
 /** The sizes of a round's statistics. */
 export interface Shape {
@@ -143,42 +135,17 @@ export function sensitivity(of: 'init' | 'round', clip: number): number {
   return of === 'init' ? Math.sqrt(3) : Math.sqrt(2 + clip * clip);
 }
 
-function object(p: unknown, who: string, what: string): Record<string, unknown> {
-  if (p === null || typeof p !== 'object' || Array.isArray(p)) throw new InvalidMessageError(`${who}: a ${what} payload must be an object`);
-  return p as Record<string, unknown>;
-}
-
-function count(name: string, v: unknown, who: string, min: number): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new InvalidMessageError(`${who}: ${name} is ${String(v)}; it must be a whole number >= ${min}`);
-  return v;
-}
-
 /**
- * A contribution that fails a check: `message` says by how much (the client's
+ * A contribution that fails a check: `detail` says by how much (the client's
  * values), `check` only which check (what the server sees under privacy).
  */
-function refuse(who: string, check: string, detail: string): InvalidMessageError {
-  return new InvalidMessageError(`${who}: ${detail}`, check);
+function refuse(check: string, detail: string): InvalidMessageError {
+  return new InvalidMessageError(detail, check);
 }
 
-/** A received array of finite numbers, refused without its values in `check`. */
-function numbers(name: string, v: unknown, length: number, who: string): Float64Array {
-  try {
-    return finiteNumbers(name, v, length, who);
-  } catch (e) {
-    if (e instanceof InvalidMessageError) throw new InvalidMessageError(e.message, `${name} is not an array of ${length} finite numbers`);
-    throw e;
-  }
-}
-
-function nonNegative(name: string, v: Float64Array, who: string): void {
+function nonNegative(name: string, v: Float64Array): void {
   const i = v.findIndex((x) => x < 0);
-  if (i >= 0) throw refuse(who, `${name} has a negative entry`, `${name}[${i}] is ${v[i]}; it must be >= 0`);
-}
-
-function zeroOrOne(name: string, v: unknown, who: string): number {
-  if (v !== 0 && v !== 1) throw refuse(who, `${name} is not 0 or 1`, `${name} is ${String(v)}; it must be 0 or 1`);
-  return v;
+  if (i >= 0) throw refuse(`${name} has a negative entry`, `${name}[${i}] is ${v[i]}; it must be >= 0`);
 }
 
 /** |a - b| within a relative tolerance of the larger (sums of rounded terms). */
@@ -191,92 +158,82 @@ function within(x: number, bound: number): boolean {
   return x <= bound + 1e-9 * bound + 1e-300;
 }
 
-/** K, C and N from a message, with K x C and K x N at most `maxCells` (MDM_MAX_CELLS or less). */
-export function readShape(p: Record<string, unknown>, who: string, maxCells = MDM_MAX_CELLS): Shape {
-  const k = count('nComponents', p.nComponents, who, 1);
-  const c = count('nCategories', p.nCategories, who, 2);
-  const nMax = count('maxCount', p.maxCount, who, 1);
+/** K, C and N of a message, with K x C and K x N at most `maxCells` (MDM_MAX_CELLS or less). */
+export function checkShape(p: InitRequest | MdmParams, maxCells = MDM_MAX_CELLS): Shape {
+  const { nComponents: k, nCategories: c, maxCount: nMax } = p;
   if (k * Math.max(c, nMax) > maxCells) {
-    throw new InvalidMessageError(
-      `${who}: K = ${k} components of C = ${c} categories and N = ${nMax} sizes exceed the limit of ${maxCells} cells (K x C and K x N each); lower K or N`,
-    );
+    throw new InvalidMessageError(`K = ${k} components of C = ${c} categories and N = ${nMax} sizes exceed the limit of ${maxCells} cells (K x C and K x N each); lower K or N`);
   }
   return { k, c, nMax };
 }
 
-// What clients check in the server's messages.
-
-export function readInitRequest(p: unknown, who: string, maxCells = MDM_MAX_CELLS): Shape {
-  return readShape(object(p, who, 'initialization request'), who, maxCells);
-}
+// What clients (and the aggregator) check in the server's messages.
 
 /** Model parameters as a checked model (the core validates the values). */
-export function readParams(p: unknown, who: string, maxCells = MDM_MAX_CELLS): DirichletMultinomialMixture {
-  const q = object(p, who, 'model');
-  const { k, c, nMax } = readShape(q, who, maxCells);
-  const tau = finiteNumbers('tau', q.tau, k, who);
-  const alpha = finiteNumbers('alpha', q.alpha, k * c, who);
-  const pi = finiteNumbers('pi', q.pi, k * nMax, who);
+export function modelOf(q: MdmParams, maxCells = MDM_MAX_CELLS): DirichletMultinomialMixture {
+  const { k, c, nMax } = checkShape(q, maxCells);
+  lengthIs('tau', q.tau, k);
+  lengthIs('alpha', q.alpha, k * c);
+  lengthIs('pi', q.pi, k * nMax);
   const rows = (v: Float64Array, w: number) => Array.from({ length: k }, (_, r) => v.subarray(r * w, (r + 1) * w));
   try {
-    return new DirichletMultinomialMixture({ tau, alpha: rows(alpha, c), pi: rows(pi, nMax) });
+    return new DirichletMultinomialMixture({ tau: q.tau, alpha: rows(q.alpha, c), pi: rows(q.pi, nMax) });
   } catch (e) {
-    if (e instanceof FedmixError && e.code !== 'WASM') throw new InvalidMessageError(`${who}: ${e.message}`);
+    if (e instanceof FedmixError && e.code !== 'WASM') throw new InvalidMessageError(e.message);
     throw e;
   }
 }
 
-export function readModelBroadcast(p: unknown, who: string, maxCells = MDM_MAX_CELLS): { model: DirichletMultinomialMixture; clip?: number; logLikelihood: boolean } {
-  const q = object(p, who, 'model broadcast');
-  const model = readParams(q.model, who, maxCells);
-  let clip: number | undefined;
-  if (q.clip !== undefined) {
-    if (typeof q.clip !== 'number' || !(q.clip > 0) || !Number.isFinite(q.clip)) throw new InvalidMessageError(`${who}: clip is ${String(q.clip)}; it must be a positive number`);
-    clip = q.clip;
-  }
-  if (typeof q.logLikelihood !== 'boolean') throw new InvalidMessageError(`${who}: logLikelihood must be true or false`);
-  return { model, clip, logLikelihood: q.logLikelihood };
+export function readModelBroadcast(q: ModelBroadcast, maxCells = MDM_MAX_CELLS): { model: DirichletMultinomialMixture; clip?: number; logLikelihood: boolean } {
+  const model = modelOf(q.model, maxCells);
+  if (q.clip !== undefined && !(q.clip > 0)) throw new InvalidMessageError(`clip is ${q.clip}; it must be a positive number`);
+  return { model, clip: q.clip, logLikelihood: q.logLikelihood };
 }
 
-export function readEvaluate(p: unknown, who: string, maxCells = MDM_MAX_CELLS): DirichletMultinomialMixture[] {
-  const q = object(p, who, 'evaluation request');
-  if (!Array.isArray(q.models) || q.models.length === 0) throw new InvalidMessageError(`${who}: models must be a non-empty array of model parameters`);
-  return q.models.map((m, i) => readParams(m, `${who} (model ${i})`, maxCells));
+export function readEvaluate(q: EvaluateRequest, maxCells = MDM_MAX_CELLS): DirichletMultinomialMixture[] {
+  if (q.models.length === 0) throw new InvalidMessageError('models must be a non-empty array of model parameters');
+  return q.models.map((m, i) => {
+    try {
+      return modelOf(m, maxCells);
+    } catch (e) {
+      if (e instanceof InvalidMessageError) throw new InvalidMessageError(`model ${i}: ${e.message}`);
+      throw e;
+    }
+  });
 }
 
 // What the aggregator checks in each client's contribution: the structure an
 // honest client's terms have, so that one faulty client cannot move the sums.
 
 /** An 'mdm/init-stats' payload: E^i a single 1, P^i a normalized histogram in the same row, Q^i its square. */
-export function readInitStats(p: unknown, who: string, s: Shape): { e: Float64Array; p: Float64Array; q: Float64Array } {
-  const o = object(p, who, 'initialization statistics');
-  const e = numbers('e', o.e, s.k * s.nMax, who);
-  const pp = numbers('p', o.p, s.k * s.c, who);
-  const q = numbers('q', o.q, s.k * s.c, who);
+export function readInitStats(o: InitStatsReply, s: Shape): { e: Float64Array; p: Float64Array; q: Float64Array } {
+  lengthIs('e', o.e, s.k * s.nMax);
+  lengthIs('p', o.p, s.k * s.c);
+  lengthIs('q', o.q, s.k * s.c);
+  const { e, p: pp, q } = o;
   // the one non-zero entry, stopping at a second
   let one = -1;
   for (let i = 0; i < e.length; i++) {
     if (e[i] === 0) continue;
-    if (one >= 0) throw refuse(who, 'e does not hold a single 1', 'e must hold a single 1 (the client\'s component and size), got two or more non-zero entries');
+    if (one >= 0) throw refuse('e does not hold a single 1', 'e must hold a single 1 (the client\'s component and size), got two or more non-zero entries');
     one = i;
   }
-  if (one < 0 || e[one] !== 1) throw refuse(who, 'e does not hold a single 1', `e must hold a single 1 (the client's component and size), got ${one < 0 ? 'none' : e[one]}`);
+  if (one < 0 || e[one] !== 1) throw refuse('e does not hold a single 1', `e must hold a single 1 (the client's component and size), got ${one < 0 ? 'none' : e[one]}`);
   const row = Math.floor(one / s.nMax);
-  nonNegative('p', pp, who);
-  nonNegative('q', q, who);
+  nonNegative('p', pp);
+  nonNegative('q', q);
   for (let r = 0; r < s.k; r++) {
     const pr = pp.subarray(r * s.c, (r + 1) * s.c);
     const qr = q.subarray(r * s.c, (r + 1) * s.c);
     const total = pr.reduce((a, b) => a + b, 0);
     if (r === row ? !near(total, 1) : total !== 0) {
       throw refuse(
-        who,
         "p is not a normalized histogram in e's row",
         `row ${r} of p sums to ${total}; the client's row (${row}) must hold its normalized histogram (summing to 1) and the others 0`,
       );
     }
     for (let j = 0; j < s.c; j++) {
-      if (!near(qr[j]!, pr[j]! * pr[j]!, 1e-12)) throw refuse(who, 'q is not the square of p', `q[${r * s.c + j}] is ${qr[j]} but p squared is ${pr[j]! * pr[j]!}`);
+      if (!near(qr[j]!, pr[j]! * pr[j]!, 1e-12)) throw refuse('q is not the square of p', `q[${r * s.c + j}] is ${qr[j]} but p squared is ${pr[j]! * pr[j]!}`);
     }
   }
   return { e, p: pp, q };
@@ -375,32 +332,31 @@ function logLikelihoodIn(ll: number, floor: number): boolean {
  * the log-likelihood between its lower bound and 0.
  */
 export function readStats(
-  p: unknown,
-  who: string,
+  o: StatsReply,
   s: Shape,
   clip: number | undefined,
   logLikelihood: boolean,
   bounds: StatsBounds,
 ): Record<string, Float64Array> {
-  const o = object(p, who, 'statistics');
-  const omega = numbers('omega', o.omega, s.k, who);
-  const e = numbers('e', o.e, s.k * s.nMax, who);
-  const u = numbers('u', o.u, s.k * s.c, who);
-  const v = numbers('v', o.v, s.k, who);
-  nonNegative('omega', omega, who);
-  nonNegative('u', u, who);
-  nonNegative('v', v, who);
+  lengthIs('omega', o.omega, s.k);
+  lengthIs('e', o.e, s.k * s.nMax);
+  lengthIs('u', o.u, s.k * s.c);
+  lengthIs('v', o.v, s.k);
+  const { omega, e, u, v } = o;
+  nonNegative('omega', omega);
+  nonNegative('u', u);
+  nonNegative('v', v);
   const total = omega.reduce((a, b) => a + b, 0);
-  if (!near(total, 1)) throw refuse(who, 'omega does not sum to 1', `omega sums to ${total}; a client's component probabilities sum to 1`);
+  if (!near(total, 1)) throw refuse('omega does not sum to 1', `omega sums to ${total}; a client's component probabilities sum to 1`);
   let col = -1;
   for (let i = 0; i < e.length; i++) {
     if (e[i] === 0 || i % s.nMax === col) continue;
-    if (col >= 0) throw refuse(who, 'e has non-zero entries in more than one column', 'e has non-zero entries in two or more columns; a client has one size');
+    if (col >= 0) throw refuse('e has non-zero entries in more than one column', 'e has non-zero entries in two or more columns; a client has one size');
     col = i % s.nMax;
   }
   for (let r = 0; r < s.k; r++) {
     const x = col < 0 ? 0 : e[r * s.nMax + col]!;
-    if (x !== omega[r]) throw refuse(who, "e's column does not equal omega", `e's column must equal omega; row ${r} holds ${x}, omega ${omega[r]}`);
+    if (x !== omega[r]) throw refuse("e's column does not equal omega", `e's column must equal omega; row ${r} holds ${x}, omega ${omega[r]}`);
   }
   // omega sums to 1, so e has its column: the client's size
   const n = col + 1;
@@ -408,31 +364,31 @@ export function readStats(
   for (let r = 0; r < s.k; r++) {
     const w = omega[r]!;
     if (!within(v[r]!, w * b.v[r]!)) {
-      throw refuse(who, 'v is above the bound of its size', `v[${r}] is ${v[r]}, above omega x (psi(n + alpha0) - psi(alpha0)) = ${w * b.v[r]!} for its size n = ${n}`);
+      throw refuse('v is above the bound of its size', `v[${r}] is ${v[r]}, above omega x (psi(n + alpha0) - psi(alpha0)) = ${w * b.v[r]!} for its size n = ${n}`);
     }
     for (let j = r * s.c; j < (r + 1) * s.c; j++) {
       if (!within(u[j]!, w * b.u[j]!)) {
-        throw refuse(who, 'u is above the bound of its size', `u[${j}] is ${u[j]}, above omega x (psi(n + alpha) - psi(alpha)) = ${w * b.u[j]!} for its size n = ${n}`);
+        throw refuse('u is above the bound of its size', `u[${j}] is ${u[j]}, above omega x (psi(n + alpha) - psi(alpha)) = ${w * b.u[j]!} for its size n = ${n}`);
       }
     }
     if (w === 0 && (v[r] !== 0 || u.subarray(r * s.c, (r + 1) * s.c).some((x) => x !== 0))) {
-      throw refuse(who, 'u or v is non-zero where omega is 0', `omega[${r}] is 0 but u or v of component ${r} is not`);
+      throw refuse('u or v is non-zero where omega is 0', `omega[${r}] is 0 but u or v of component ${r} is not`);
     }
   }
   if (clip !== undefined) {
     const norm = Math.sqrt(u.reduce((a, x) => a + x * x, 0) + v.reduce((a, x) => a + x * x, 0));
-    if (norm > clip * (1 + 1e-9)) throw refuse(who, '(u, v) is above the clip bound', `(u, v) has norm ${norm}, above the clip bound ${clip}`);
+    if (norm > clip * (1 + 1e-9)) throw refuse('(u, v) is above the clip bound', `(u, v) has norm ${norm}, above the clip bound ${clip}`);
   }
   const out: Record<string, Float64Array> = { omega, e, u, v };
   if (logLikelihood) {
     const ll = o.logLikelihood;
-    const unsupported = zeroOrOne('unsupported', o.unsupported, who);
+    const unsupported = o.unsupported;
+    if (unsupported === undefined) throw refuse('unsupported is missing', 'unsupported must be 0 or 1');
     if (unsupported !== (b.supported ? 0 : 1)) {
-      throw refuse(who, 'unsupported does not match the model', `unsupported is ${unsupported} but the model gives size n = ${n} probability ${b.supported ? '> 0' : '0'}`);
+      throw refuse('unsupported does not match the model', `unsupported is ${unsupported} but the model gives size n = ${n} probability ${b.supported ? '> 0' : '0'}`);
     }
-    if (typeof ll !== 'number' || !Number.isFinite(ll) || (b.supported ? !logLikelihoodIn(ll, b.logLikelihood) : ll !== 0)) {
+    if (ll === undefined || (b.supported ? !logLikelihoodIn(ll, b.logLikelihood) : ll !== 0)) {
       throw refuse(
-        who,
         'logLikelihood is out of range',
         b.supported
           ? `logLikelihood is ${String(ll)}; it must be a finite log-probability between ${b.logLikelihood} (the least the model gives size n = ${n}) and 0`
@@ -442,20 +398,19 @@ export function readStats(
     out.logLikelihood = Float64Array.of(ll);
     out.unsupported = Float64Array.of(unsupported);
   } else if (o.logLikelihood !== undefined || o.unsupported !== undefined) {
-    throw refuse(who, 'sends a log-likelihood that was not asked for', 'sends a log-likelihood that was not asked for');
+    throw refuse('sends a log-likelihood that was not asked for', 'sends a log-likelihood that was not asked for');
   }
   return out;
 }
 
 /** An 'mdm/evaluation' payload: each log-likelihood between its model's floor (`floors`) and 0, all 0 when not counted. */
-export function readEvaluation(p: unknown, who: string, floors: readonly number[]): Record<string, Float64Array> {
-  const o = object(p, who, 'evaluation');
-  const ll = numbers('logLikelihood', o.logLikelihood, floors.length, who);
-  const counted = zeroOrOne('counted', o.counted, who);
+export function readEvaluation(o: EvaluationReply, floors: readonly number[]): Record<string, Float64Array> {
+  lengthIs('logLikelihood', o.logLikelihood, floors.length);
+  const ll = o.logLikelihood;
+  const counted = o.counted;
   const i = ll.findIndex((x, m) => (counted === 0 ? x !== 0 : !logLikelihoodIn(x, floors[m]!)));
   if (i >= 0) {
     throw refuse(
-      who,
       'logLikelihood is out of range',
       `logLikelihood[${i}] is ${ll[i]}; it must be between ${floors[i]} (the least model ${i} gives any client) and 0, and 0 when not counted`,
     );
@@ -471,35 +426,38 @@ export function readEvaluation(p: unknown, who: string, floors: readonly number[
  * consistent: omega adds up to the clients, E's rows to omega, nothing is
  * negative; noisy sums need only be finite.
  */
-export function readAggregate(p: unknown, who: string, of: AggregateOf, s: Shape, models = 0): AggregatePayload & { sums: Record<string, Float64Array> } {
-  const o = object(p, who, 'aggregate');
-  if (o.of !== of) throw new InvalidMessageError(`${who}: expected an aggregate of ${of} statistics, got ${JSON.stringify(o.of)}`);
-  const clients = count('clients', o.clients, who, 0);
-  if (typeof o.noiseStddev !== 'number' || !(o.noiseStddev >= 0) || !Number.isFinite(o.noiseStddev)) {
-    throw new InvalidMessageError(`${who}: noiseStddev must be a finite number >= 0`);
-  }
+export function readAggregate(o: AggregatePayload, who: string, of: AggregateOf, s: Shape, models = 0): AggregatePayload & { sums: Record<string, Float64Array> } {
+  const fail = (detail: string) => new InvalidMessageError(`${who}: ${detail}`);
+  if (o.of !== of) throw fail(`expected an aggregate of ${of} statistics, got ${JSON.stringify(o.of)}`);
+  const clients = o.clients;
+  if (!(o.noiseStddev >= 0)) throw fail('noiseStddev must be a finite number >= 0');
   const noisy = o.noiseStddev > 0;
-  const raw = object(o.sums, who, 'sums');
+  const raw = o.sums as Record<string, Float64Array | undefined>;
   const sums: Record<string, Float64Array> = {};
-  for (const [name, len] of Object.entries(sumShape(of, s, models, raw.logLikelihood !== undefined))) {
-    sums[name] = finiteNumbers(`sums.${name}`, raw[name], len, who);
-  }
-  if (!Array.isArray(o.excluded) || o.excluded.some((x) => x === null || typeof x !== 'object' || typeof x.client !== 'string' || typeof x.reason !== 'string')) {
-    throw new InvalidMessageError(`${who}: excluded must be an array of { client, round, reason }`);
+  const shape = sumShape(of, s, models, raw.logLikelihood !== undefined);
+  for (const name of Object.keys(raw)) if (raw[name] !== undefined && !(name in shape)) throw fail(`sums.${name} does not belong to an aggregate of ${of} statistics`);
+  for (const [name, len] of Object.entries(shape)) {
+    const v = raw[name];
+    if (v === undefined) throw fail(`sums.${name} is missing`);
+    if (v.length !== len) throw fail(`sums.${name} has ${v.length} values; expected ${len}`);
+    sums[name] = v;
   }
   if (!noisy && clients > 0) {
-    for (const [name, v] of Object.entries(sums)) if (name !== 'logLikelihood') nonNegative(`sums.${name}`, v, who);
+    for (const [name, v] of Object.entries(sums)) {
+      const i = name === 'logLikelihood' ? -1 : v.findIndex((x) => x < 0);
+      if (i >= 0) throw fail(`sums.${name}[${i}] is ${v[i]}; it must be >= 0`);
+    }
     if (of === 'round') {
       const total = sums.omega!.reduce((a, b) => a + b, 0);
-      if (!near(total, clients)) throw new InvalidMessageError(`${who}: omega sums to ${total} over ${clients} clients; each client's omega sums to 1`);
+      if (!near(total, clients)) throw fail(`omega sums to ${total} over ${clients} clients; each client's omega sums to 1`);
       for (let r = 0; r < s.k; r++) {
         const row = sums.e!.subarray(r * s.nMax, (r + 1) * s.nMax).reduce((a, b) => a + b, 0);
-        if (!near(row, sums.omega![r]!)) throw new InvalidMessageError(`${who}: row ${r} of E sums to ${row} but omega[${r}] is ${sums.omega![r]}`);
+        if (!near(row, sums.omega![r]!)) throw fail(`row ${r} of E sums to ${row} but omega[${r}] is ${sums.omega![r]}`);
       }
     } else if (of === 'init') {
       const total = sums.e!.reduce((a, b) => a + b, 0);
-      if (total !== clients) throw new InvalidMessageError(`${who}: E counts ${total} clients but ${clients} contributed`);
+      if (total !== clients) throw fail(`E counts ${total} clients but ${clients} contributed`);
     }
   }
-  return { of, clients, noiseStddev: o.noiseStddev, sums, excluded: o.excluded as ExcludedClient[] };
+  return { of, clients, noiseStddev: o.noiseStddev, sums };
 }

@@ -1,7 +1,7 @@
 /**
- * Runs federated MDM inference in process: server, aggregator and clients
- * exchange every message through an InProcessTransport (encoded, decoded,
- * counted), and the server only ever receives the aggregator's sums.
+ * fitMdm: federated MDM inference in one call, in process (the server only
+ * ever receives the aggregator's sums). For clients elsewhere (worker
+ * threads, an MQTT broker) run an MdmServer with runFederation.
  */
 import { type MatrixLike } from '../../data/matrix.js';
 import { InvalidDataError, InvalidParameterError } from '../../errors.js';
@@ -9,28 +9,12 @@ import { DirichletMultinomialMixture, histogramRows } from '../../models/dirichl
 import { Rng } from '../../random.js';
 import { requireInteger } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
-import { collectReplies, InProcessTransport, type ExcludedClient, type Traffic } from '../transport.js';
-import { encodeMessage } from '../message.js';
-import { MdmAggregator } from './aggregator.js';
-import { MdmClient, type MdmClientLike } from './client.js';
+import type { Encoding } from '../messages/codec.js';
+import type { ExcludedClient } from '../runtime/roles.js';
+import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
+import { InProcessTransport } from '../transport/in-process.js';
+import { MdmClient } from './client.js';
 import { MdmServer, type MdmOptions, type MdmRound } from './server.js';
-
-/**
- * Drives `server` and `clients` through `aggregator` until the server is done.
- * Client messages go up through the transport (and count as traffic); the
- * aggregate goes to the server as wire text. A client that throws a
- * FedmixError while answering (its data does not fit the model, a message it
- * cannot use) is reported to the aggregator as failed, which excludes it.
- */
-export function runMdm(server: MdmServer, clients: readonly MdmClientLike[], aggregator: MdmAggregator, transport: InProcessTransport = new InProcessTransport()): void {
-  const byId = new Map(clients.map((c) => [c.id, c]));
-  while (!server.done) {
-    const requests = server.requests();
-    transport.nextRound();
-    const replies = collectReplies(requests, byId, transport);
-    server.receive(encodeMessage(aggregator.aggregate(requests, replies)));
-  }
-}
 
 export interface MdmFitOptions extends MdmOptions {
   /** N, the largest client size the model covers (default: the largest n among the clients) */
@@ -39,6 +23,8 @@ export interface MdmFitOptions extends MdmOptions {
   sizes?: ArrayLike<number>;
   /** names of the C categories, kept in the model */
   categories?: readonly string[];
+  /** the wire form of the in-process messages (default 'binary') */
+  encoding?: Encoding | 'none';
 }
 
 export interface MdmFitResult {
@@ -50,6 +36,8 @@ export interface MdmFitResult {
   /** communication rounds, messages and bytes each way (client traffic) */
   traffic: Traffic;
   excluded: ExcludedClient[];
+  /** the runtime's account: bytes per client, every round's record and timings */
+  federation: Omit<FederationResult, 'model'>;
 }
 
 /** Histograms as clients, checked up front so that bad data is an error naming the row, not an exclusion. */
@@ -91,27 +79,21 @@ export function fitMdm(histograms: MatrixLike, options: MdmFitOptions = {}): Mdm
   const seeds = new Rng(options.seed);
   let clients: MdmClient[] = [];
   let server: MdmServer | undefined;
-  let aggregator: MdmAggregator | undefined;
   try {
     const built = histogramClients(histograms, options, seeds);
     clients = built.clients;
     const [serverSeed, noiseSeed] = Array.from(seeds.uniform(2), (u) => Math.floor(u * 2 ** 32));
-    server = new MdmServer(
-      clients.map((c) => c.id),
-      { ...options, nCategories: built.c, maxCount: built.nMax, seed: serverSeed },
-    );
-    aggregator = new MdmAggregator({ noiseMultiplier: options.privacy?.noiseMultiplier ?? 0, seed: noiseSeed });
-    const transport = new InProcessTransport();
-    runMdm(server, clients, aggregator, transport);
-    const learned = server.model!;
+    const { encoding, maxCount: _m, sizes: _s, categories: _c, ...mdmOptions } = options;
+    server = new MdmServer({ ...mdmOptions, nCategories: built.c, maxCount: built.nMax, seed: serverSeed, noiseSeed });
+    const run = runFederationSync(server, new InProcessTransport(clients, { encoding }), { onInvalid: options.onInvalidClient === 'throw' ? 'fail' : 'exclude' });
+    const { model: learned, ...federation } = run;
     const model = options.categories
       ? new DirichletMultinomialMixture({ tau: learned.tau, alpha: rowsOf(learned.alpha, learned.nCategories), pi: rowsOf(learned.pi, learned.maxCount), categories: options.categories })
       : learned;
-    return { model, history: server.history, initGuards: server.initGuards, traffic: { ...transport.traffic }, excluded: server.excluded };
+    return { model, history: server.history, initGuards: server.initGuards, traffic: { ...run.traffic }, excluded: run.excluded, federation };
   } finally {
     seeds.dispose();
     server?.dispose();
-    aggregator?.dispose();
     for (const c of clients) c.dispose();
   }
 }

@@ -13,11 +13,57 @@ import type { DirichletMultinomialMixture } from '../../models/dirichlet-multino
 import { histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { requireInteger, requireNumber } from '../../validate.js';
-import { encodeMessage, message } from '../message.js';
-import { collectReplies, InProcessTransport, type ExcludedClient, type Traffic } from '../transport.js';
+import type { Message } from '../messages/envelope.js';
+import type { ExcludedClient, RoundContext, ServerRole } from '../runtime/roles.js';
+import { runFederationSync, type Traffic } from '../runtime/run.js';
+import { InProcessTransport } from '../transport/in-process.js';
 import { MdmAggregator } from './aggregator.js';
-import { MDM_KINDS, paramsOf, readAggregate } from './messages.js';
+import { AGGREGATE, EVALUATE, MDM_PROTOCOL, paramsOf, readAggregate, type MdmParams } from './messages.js';
 import { fitMdm, histogramClients, type MdmFitOptions, type MdmFitResult } from './run.js';
+
+/**
+ * The validation round as a server role: every candidate is broadcast at
+ * once, and the aggregator sums each client's log-likelihood under each
+ * (exactly: log-likelihoods have no bounded sensitivity).
+ */
+class MdmEvaluation implements ServerRole<true, { logLikelihood: Float64Array; counted: number }> {
+  readonly protocol = MDM_PROTOCOL;
+  private scores: { logLikelihood: Float64Array; counted: number } | undefined;
+
+  constructor(
+    private readonly models: MdmParams[],
+    private readonly aggregator: MdmAggregator,
+    private readonly shape: { k: number; c: number; nMax: number },
+  ) {}
+
+  get done(): boolean {
+    return this.scores !== undefined;
+  }
+
+  get detailedReasons(): boolean {
+    return this.aggregator.detailedReasons;
+  }
+
+  configure(ctx: RoundContext): Map<string, Message> {
+    const request = EVALUATE.create('server', ctx.round, { models: this.models });
+    this.aggregator.begin(request);
+    return new Map(ctx.clients.map((id) => [id, request]));
+  }
+
+  accept(reply: Message): true {
+    this.aggregator.add(reply);
+    return true;
+  }
+
+  aggregate(): void {
+    const agg = readAggregate(AGGREGATE.read(this.aggregator.release()).payload, 'validation aggregate', 'evaluation', this.shape, this.models.length);
+    this.scores = { logLikelihood: agg.sums.logLikelihood!, counted: agg.sums.counted![0]! };
+  }
+
+  result(): { logLikelihood: Float64Array; counted: number } {
+    return this.scores!;
+  }
+}
 
 export interface SelectMdmOptions extends Omit<MdmFitOptions, 'nComponents' | 'init' | 'onRound'> {
   /** candidate K values (default 1..6, as Appendix A.2) */
@@ -126,7 +172,6 @@ export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}
   for (const n of sizes) if (n > largest) largest = n;
   const maxCount = options.maxCount ?? largest;
   const rng = new Rng(options.seed);
-  const transport = new InProcessTransport();
   let validation: ReturnType<typeof histogramClients>['clients'] = [];
   let aggregator: MdmAggregator | undefined;
   try {
@@ -149,28 +194,24 @@ export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}
     validation = histogramClients(pick(heldOut), { maxCount, sizes: options.sizes ? heldOut.map((i) => sizes[i]!) : undefined, idPrefix: 'validation' }, rng).clients;
     // exact sums, but under privacy the reasons still carry no client's values
     aggregator = new MdmAggregator({ detailedReasons: options.privacy === undefined });
-    const payload = { models: runs.map((r) => paramsOf(r.fit.model)) };
-    const requests = new Map(validation.map((c) => [c.id, message(MDM_KINDS.evaluate, 'server', 1, payload)]));
-    transport.nextRound();
-    const replies = collectReplies(requests, new Map(validation.map((c) => [c.id, c])), transport);
-    const agg = readAggregate(
-      JSON.parse(encodeMessage(aggregator.aggregate(requests, replies))).payload,
-      'validation aggregate',
-      'evaluation',
+    const evaluation = new MdmEvaluation(
+      runs.map((r) => paramsOf(r.fit.model)),
+      aggregator,
       { k: 1, c: h.nCols, nMax: maxCount },
-      runs.length,
     );
-    addTraffic(traffic, transport.traffic);
-    const scored = agg.sums.counted![0]!;
+    // a round in which no client counts is still a round: its scores say so below
+    const run = runFederationSync(evaluation, new InProcessTransport(validation, { encoding: options.encoding }), { minReplies: 0 });
+    addTraffic(traffic, run.traffic);
+    const scored = run.model.counted;
     if (scored === 0) {
       throw new InvalidDataError(
-        `no validation client could be scored by every candidate (each gives some client's size probability 0, or clients were excluded: ${agg.excluded.map((e) => e.reason).join('; ') || 'none'}); use a larger validation cohort or more training clients`,
+        `no validation client could be scored by every candidate (each gives some client's size probability 0, or clients were excluded: ${run.excluded.map((e) => e.reason).join('; ') || 'none'}); use a larger validation cohort or more training clients`,
       );
     }
-    runs.forEach((r, i) => (r.meanLogLikelihood = agg.sums.logLikelihood![i]! / scored));
+    runs.forEach((r, i) => (r.meanLogLikelihood = run.model.logLikelihood[i]! / scored));
     const best = Math.max(...runs.map((r) => r.meanLogLikelihood));
     const chosen = runs.find((r) => r.meanLogLikelihood >= best - tolerance)!;
-    return { k: chosen.k, model: chosen.fit.model, candidates: runs, validationClients: v, scoredClients: scored, traffic, excluded: agg.excluded };
+    return { k: chosen.k, model: chosen.fit.model, candidates: runs, validationClients: v, scoredClients: scored, traffic, excluded: run.excluded };
   } finally {
     rng.dispose();
     aggregator?.dispose();

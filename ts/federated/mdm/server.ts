@@ -7,15 +7,20 @@
  * One code path for the full-batch iteration of Theorem 3.1 (cohort = every
  * client, each round then never lowers the likelihood) and for cohorts (the
  * paper's stochastic version): `cohort` decides.
+ *
+ * On the federation runtime, the aggregator stands between: accept() hands
+ * each reply to it (checked and added to the round's sums, or refused), and
+ * aggregate() takes only what it releases.
  */
 import { InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { requireInteger, requireNumber } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
-import { decodeMessage, message, type Message } from '../message.js';
-import type { ExcludedClient } from '../transport.js';
-import { MDM_KINDS, MDM_MAX_CELLS, near, paramsOf, readAggregate, sensitivity, type ModelBroadcast, type Shape } from './messages.js';
+import type { Message } from '../messages/envelope.js';
+import type { RoundContext, ServerRole } from '../runtime/roles.js';
+import { MdmAggregator } from './aggregator.js';
+import { AGGREGATE, INIT_REQUEST, MDM_MAX_CELLS, MDM_PROTOCOL, MODEL, near, paramsOf, readAggregate, sensitivity, type Shape } from './messages.js';
 
 /** Noise for central differential privacy: see `sensitivity` in messages.ts and the README. */
 export interface MdmPrivacy {
@@ -40,7 +45,7 @@ export interface MdmOptions {
   privacy?: MdmPrivacy;
   /** seed of the cohort draws */
   seed?: number;
-  /** a client whose contribution fails validation: excluded with its reason (default), or the run throws */
+  /** a client whose contribution fails validation: excluded with its reason (default), or the run throws (the runtime's onInvalid policy) */
   onInvalidClient?: 'exclude' | 'throw';
   /** called with the initial model (round 0) and after every round */
   onRound?: (round: number, model: DirichletMultinomialMixture) => void;
@@ -51,6 +56,8 @@ export interface MdmServerOptions extends MdmOptions {
   nCategories: number;
   /** N, the largest client size the model covers */
   maxCount: number;
+  /** seed of the aggregator's noise (with privacy; default: fresh) */
+  noiseSeed?: number;
 }
 
 /** One Algorithm 2 round as the server saw it. */
@@ -75,52 +82,47 @@ function guardNames(flags: number): string[] {
 
 type Phase = 'init' | 'em' | 'done';
 
-export class MdmServer {
+export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> {
+  readonly protocol = MDM_PROTOCOL;
   readonly nComponents: number;
   readonly nCategories: number;
   readonly maxCount: number;
   private readonly rounds: number;
-  private readonly cohortSize: number;
-  private readonly initCohortSize: number;
+  private readonly cohort: number | undefined;
+  private readonly initCohort: number | undefined;
   private readonly privacy: MdmPrivacy | undefined;
-  private readonly onInvalidClient: 'exclude' | 'throw';
   private readonly onRound: MdmOptions['onRound'];
   private readonly rng: Rng;
-  private active: string[];
+  private readonly aggregator: MdmAggregator;
+  private readonly ownsAggregator: boolean;
   private phase: Phase;
-  private round = 0;
   private emRoundCount = 0;
   private current: DirichletMultinomialMixture | undefined;
-  private pending: Map<string, Message> | undefined;
   private readonly historyRounds: MdmRound[] = [];
-  private readonly excludedClients: ExcludedClient[] = [];
   private initGuardNames: string[] = [];
 
-  constructor(clientIds: readonly string[], options: MdmServerOptions) {
-    if (!Array.isArray(clientIds) || clientIds.length === 0) throw new InvalidParameterError('MDM inference needs at least one client');
-    if (new Set(clientIds).size !== clientIds.length || clientIds.some((c) => typeof c !== 'string' || c.length === 0)) {
-      throw new InvalidParameterError('client ids must be distinct non-empty strings');
-    }
+  /**
+   * `aggregator`: the secure aggregator between the clients and this server
+   * (default: one adding the noise `privacy` asks for, seeded by noiseSeed).
+   */
+  constructor(options: MdmServerOptions, aggregator?: MdmAggregator) {
     const o = options ?? ({} as MdmServerOptions);
+    if (o === null || typeof o !== 'object') throw new InvalidParameterError('options must be an object');
     this.nComponents = requireInteger('nComponents', o.nComponents ?? o.init?.nComponents ?? 1, 1);
     this.nCategories = requireInteger('nCategories', o.nCategories, 2);
     this.maxCount = requireInteger('maxCount', o.maxCount, 1);
     this.rounds = requireInteger('rounds', o.rounds ?? 100, 0);
-    const m = clientIds.length;
-    this.cohortSize = Math.min(requireInteger('cohort', o.cohort ?? m, 1), m);
-    this.initCohortSize = Math.min(requireInteger('initCohort', o.initCohort ?? o.cohort ?? m, 1), m);
+    this.cohort = o.cohort === undefined ? undefined : requireInteger('cohort', o.cohort, 1);
+    this.initCohort = o.initCohort === undefined ? undefined : requireInteger('initCohort', o.initCohort, 1);
     const k = this.nComponents;
     if (k * Math.max(this.nCategories, this.maxCount) > MDM_MAX_CELLS) {
       throw new InvalidParameterError(
         `K = ${k} components of C = ${this.nCategories} categories and N = ${this.maxCount} sizes exceed the limit of ${MDM_MAX_CELLS} cells (K x C and K x N each) that clients accept; lower K or N`,
       );
     }
-    for (const [name, size] of [['cohort', this.cohortSize], ['initCohort', this.initCohortSize]] as const) {
-      if (size < k) {
-        throw new InvalidParameterError(
-          `K = ${k} components is larger than the ${name} of ${size} client${size === 1 ? '' : 's'}${size === m ? ` (all there are)` : ''}; lower K or use a larger ${name}`,
-        );
-      }
+    // sizes given outright are checked now; the defaults (every client) when the clients are known
+    for (const [name, size] of [['cohort', this.cohort], ['initCohort', this.initCohort ?? this.cohort]] as const) {
+      if (size !== undefined && size < k) throw new InvalidParameterError(cohortTooSmall(k, name, size, false));
     }
     if (o.privacy !== undefined) {
       if (o.privacy === null || typeof o.privacy !== 'object') throw new InvalidParameterError('privacy must be { noiseMultiplier, clip }');
@@ -136,13 +138,17 @@ export class MdmServer {
         );
       }
     }
-    this.onInvalidClient = o.onInvalidClient ?? 'exclude';
-    if (this.onInvalidClient !== 'exclude' && this.onInvalidClient !== 'throw') throw new InvalidParameterError(`onInvalidClient must be 'exclude' or 'throw', got ${JSON.stringify(o.onInvalidClient)}`);
+    if (o.onInvalidClient !== undefined && o.onInvalidClient !== 'exclude' && o.onInvalidClient !== 'throw') {
+      throw new InvalidParameterError(`onInvalidClient must be 'exclude' or 'throw', got ${JSON.stringify(o.onInvalidClient)}`);
+    }
     if (o.onRound !== undefined && typeof o.onRound !== 'function') throw new InvalidParameterError('onRound must be a function');
     this.onRound = o.onRound;
     if (o.seed !== undefined) requireInteger('seed', o.seed, 0);
-    this.active = [...clientIds];
+    if (o.noiseSeed !== undefined) requireInteger('noiseSeed', o.noiseSeed, 0);
+    if (aggregator !== undefined && !(aggregator instanceof MdmAggregator)) throw new InvalidParameterError('aggregator must be an MdmAggregator');
     this.rng = new Rng(o.seed);
+    this.ownsAggregator = aggregator === undefined;
+    this.aggregator = aggregator ?? new MdmAggregator({ noiseMultiplier: this.privacy?.noiseMultiplier ?? 0, seed: o.noiseSeed });
     if (o.init) {
       this.current = o.init;
       this.phase = this.rounds === 0 ? 'done' : 'em';
@@ -154,6 +160,11 @@ export class MdmServer {
 
   get done(): boolean {
     return this.phase === 'done';
+  }
+
+  /** Exclusion reasons carry a client's values only when the aggregator releases exact sums. */
+  get detailedReasons(): boolean {
+    return this.aggregator.detailedReasons;
   }
 
   /** The current model; undefined before Algorithm 1 has run. */
@@ -171,84 +182,67 @@ export class MdmServer {
     return [...this.initGuardNames];
   }
 
-  get excluded(): ExcludedClient[] {
-    return this.excludedClients.map((e) => ({ ...e }));
-  }
-
-  /** Clients still taking part. */
-  get clients(): string[] {
-    return [...this.active];
-  }
-
-  /** Communication rounds so far (Algorithm 1's included). */
-  get communicationRounds(): number {
-    return this.round;
-  }
-
   private shape(): Shape {
     return { k: this.nComponents, c: this.nCategories, nMax: this.maxCount };
   }
 
-  /** `size` clients drawn without replacement from those taking part (all of them, in order, when size covers them). */
-  private sampleCohort(size: number): string[] {
-    const n = this.active.length;
-    if (n < this.nComponents) {
-      throw new InvalidParameterError(
-        `only ${n} client${n === 1 ? '' : 's'} remain${n === 1 ? 's' : ''} (the others were excluded), fewer than K = ${this.nComponents}; see excluded for why`,
-      );
-    }
-    if (size >= n) return [...this.active];
-    return Array.from(this.rng.choice(n, size), (i) => this.active[i]!);
+  /** The round's cohort: `size` of the available clients drawn without replacement (all of them, in order, when size covers them). */
+  private sampleCohort(available: readonly string[], name: 'cohort' | 'initCohort', wanted: number | undefined): string[] {
+    const n = available.length;
+    const k = this.nComponents;
+    const size = Math.min(wanted ?? n, n);
+    if (size < k) throw new InvalidParameterError(cohortTooSmall(k, name, size, size === n));
+    if (size >= n) return [...available];
+    return Array.from(this.rng.choice(n, size), (i) => available[i]!);
   }
 
-  /** The messages of the next round, one per cohort client (empty when done). Each call starts a round; receive() ends it. */
-  requests(): Map<string, Message> {
+  configure(ctx: RoundContext): Map<string, Message> {
     const out = new Map<string, Message>();
-    if (this.phase === 'done') return out;
-    if (this.pending) throw new InvalidParameterError(`round ${this.round} is still waiting for its aggregate; call receive() first`);
-    this.round += 1;
-    const r = this.round;
+    let request: Message;
+    let cohort: string[];
     if (this.phase === 'init') {
-      const payload = { nComponents: this.nComponents, nCategories: this.nCategories, maxCount: this.maxCount };
-      for (const id of this.sampleCohort(this.initCohortSize)) out.set(id, message(MDM_KINDS.initRequest, 'server', r, payload));
+      // the EM cohort's size is checked too, before any client is asked
+      if (this.rounds > 0) this.checkCohort(ctx.clients.length, 'cohort', this.cohort);
+      cohort = this.sampleCohort(ctx.clients, 'initCohort', this.initCohort ?? this.cohort);
+      request = INIT_REQUEST.create('server', ctx.round, { nComponents: this.nComponents, nCategories: this.nCategories, maxCount: this.maxCount });
+    } else if (this.phase === 'em') {
+      cohort = this.sampleCohort(ctx.clients, 'cohort', this.cohort);
+      request = MODEL.create('server', ctx.round, { model: paramsOf(this.current!), logLikelihood: this.privacy === undefined, clip: this.privacy?.clip });
     } else {
-      const payload: ModelBroadcast = { model: paramsOf(this.current!), logLikelihood: this.privacy === undefined };
-      if (this.privacy) payload.clip = this.privacy.clip;
-      for (const id of this.sampleCohort(this.cohortSize)) out.set(id, message(MDM_KINDS.model, 'server', r, payload));
+      return out;
     }
-    this.pending = out;
-    return new Map(out);
+    this.aggregator.begin(request);
+    for (const id of cohort) out.set(id, request);
+    return out;
+  }
+
+  private checkCohort(n: number, name: 'cohort' | 'initCohort', wanted: number | undefined): void {
+    const size = Math.min(wanted ?? n, n);
+    if (size < this.nComponents) throw new InvalidParameterError(cohortTooSmall(this.nComponents, name, size, size === n));
+  }
+
+  /** One client's contribution, checked and added by the aggregator; refused with the reason otherwise. */
+  accept(reply: Message): true {
+    this.aggregator.add(reply);
+    return true;
   }
 
   /**
-   * Ends the round with the aggregator's message (wire text): checks it, drops
-   * the clients it refused (or throws, with onInvalidClient 'throw', leaving the
-   * model as it was) and updates the model from the sums.
+   * Ends the round with what the aggregator releases: checks it (the noise
+   * the guarantee rests on is the noise that was added) and updates the model
+   * from the sums. On an error the model stays as it was.
    */
-  receive(aggregateText: string): void {
-    if (!this.pending) throw new InvalidParameterError('no round is waiting for an aggregate; call requests() first');
-    this.pending = undefined;
-    const m = decodeMessage(aggregateText, MDM_KINDS.aggregate);
-    if (m.round !== this.round) throw new InvalidMessageError(`the aggregate is for round ${m.round}, not ${this.round}`);
+  aggregate(ctx: RoundContext): MdmRound | undefined {
+    const m = AGGREGATE.read(this.aggregator.release());
+    if (m.round !== ctx.round) throw new InvalidMessageError(`the aggregate is for round ${m.round}, not ${ctx.round}`);
     const of = this.phase === 'init' ? 'init' : 'round';
-    const agg = readAggregate(m.payload, `aggregate of round ${this.round}`, of, this.shape());
-    // the noise the guarantee rests on is the noise that was added
+    const agg = readAggregate(m.payload, `aggregate of round ${ctx.round}`, of, this.shape());
     const expected = this.privacy ? this.privacy.noiseMultiplier * sensitivity(of, this.privacy.clip) : 0;
     if (!near(agg.noiseStddev, expected, 1e-12)) {
       throw new InvalidMessageError(
-        `the aggregate of round ${this.round} has noise of standard deviation ${agg.noiseStddev}, but this server's privacy options give ${expected} ` +
+        `the aggregate of round ${ctx.round} has noise of standard deviation ${agg.noiseStddev}, but this server's privacy options give ${expected} ` +
           `(noise multiplier ${this.privacy?.noiseMultiplier ?? 0} x sensitivity); give the aggregator the server's noiseMultiplier`,
       );
-    }
-    if (agg.excluded.length > 0 && this.onInvalidClient === 'throw') throw new InvalidMessageError(agg.excluded[0]!.reason);
-    for (const e of agg.excluded) {
-      this.excludedClients.push({ client: e.client, round: e.round, reason: e.reason });
-      this.active = this.active.filter((c) => c !== e.client);
-    }
-    if (agg.clients === 0) {
-      this.phase = 'done';
-      const why = agg.excluded.map((e) => e.reason).join('; ');
-      throw new InvalidMessageError(`the cohort of round ${this.round} is empty: no client's statistics could be used${why ? ` (${why})` : ''}`);
     }
     const { k, c, nMax } = this.shape();
     const noisy = agg.noiseStddev > 0;
@@ -274,7 +268,7 @@ export class MdmServer {
       this.current = next;
       this.phase = this.rounds === 0 ? 'done' : 'em';
       this.onRound?.(0, next);
-      return;
+      return undefined;
     }
     const entry: MdmRound = { round: this.emRoundCount + 1, clients: agg.clients, guards: guardNames(flags) };
     if (s.logLikelihood) {
@@ -287,10 +281,22 @@ export class MdmServer {
     this.emRoundCount += 1;
     if (this.emRoundCount >= this.rounds) this.phase = 'done';
     this.onRound?.(this.emRoundCount, next);
+    return entry;
   }
 
-  /** Frees the server's generator. */
+  /** The fitted model. */
+  result(): DirichletMultinomialMixture {
+    if (!this.current) throw new InvalidParameterError('the server has no model yet; run the initialization first');
+    return this.current;
+  }
+
+  /** Frees the server's generator (and its aggregator's, when it made it). */
   dispose(): void {
     if (!this.rng.disposed) this.rng.dispose();
+    if (this.ownsAggregator) this.aggregator.dispose();
   }
+}
+
+function cohortTooSmall(k: number, name: string, size: number, all: boolean): string {
+  return `K = ${k} components is larger than the ${name} of ${size} client${size === 1 ? '' : 's'}${all ? ' (all there are)' : ''}; lower K or use a larger ${name}`;
 }

@@ -1,0 +1,104 @@
+/**
+ * fedGEM: the one-call form of FedGEM, in process. For clients elsewhere
+ * (worker threads, an MQTT broker) run a FedGEMServer with runFederation.
+ */
+import type { MatrixLike } from '../../data/matrix.js';
+import { FedmixError, InvalidParameterError } from '../../errors.js';
+import type { Encoding } from '../messages/codec.js';
+import type { ExcludedClient } from '../runtime/roles.js';
+import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
+import { majorityDimension } from '../simulation.js';
+import { InProcessTransport } from '../transport/in-process.js';
+import { FedGEMClient, type FedGEMClientOptions } from './client.js';
+import { FedGEMServer, type FedGEMOutcome, type FedGEMServerOptions, type RoundSummary } from './server.js';
+
+export interface FedGEMOptions {
+  /** every client's options, or one per client (K_c usually differs) */
+  client: FedGEMClientOptions | FedGEMClientOptions[];
+  /** collaborative rounds T (default 10) */
+  rounds?: number;
+  /**
+   * the final-radius hyperparameter: a number (default 1), or candidates to
+   * tune by the clients' validation silhouettes (e.g. PHI_GRID)
+   */
+  phi?: number | readonly number[];
+  /** when tuning: keep the smallest phi whose silhouette is within this of the best (default: one standard error) */
+  phiTolerance?: number;
+  /** per client: the rows that score the candidates when phi is tuned (default: its training rows) */
+  validation?: MatrixLike[];
+  /** the server's own settings (nFeatures defaults to the column count most clients have) */
+  server?: Omit<FedGEMServerOptions, 'nFeatures' | 'rounds' | 'phi' | 'phiTolerance' | 'tol'> & { nFeatures?: number };
+  /** stop the rounds early once every radius is below this (a number > 0; default: run them all) */
+  tol?: number;
+  /** the wire form of the in-process messages (default 'binary') */
+  encoding?: Encoding | 'none';
+}
+
+export interface FedGEMResult {
+  estimatedK: number;
+  phi: number;
+  /** mean validation silhouette of each candidate phi (when tuned) */
+  phiScores?: FedGEMOutcome['phiScores'];
+  /** estimatedK x d, row-major */
+  globalCenters: Float64Array;
+  /** the clients that finished, with their personalized models (the caller disposes them) */
+  clients: FedGEMClient[];
+  /** per client id: the super-cluster of each of its components */
+  memberships: Map<string, Int32Array>;
+  history: RoundSummary[];
+  traffic: Traffic;
+  excluded: ExcludedClient[];
+  /** wall time of the server's part */
+  serverSeconds: number;
+  /** the runtime's account: bytes per client, every round's record and timings */
+  federation: Omit<FederationResult, 'model'>;
+}
+
+export function fedGEM(clientData: MatrixLike[], options: FedGEMOptions): FedGEMResult {
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+  const throwOnBad = options.server?.onInvalidClient === 'throw';
+  const server = new FedGEMServer({
+    ...options.server,
+    nFeatures: options.server?.nFeatures ?? majorityDimension(clientData)!,
+    rounds: options.rounds,
+    phi: options.phi,
+    phiTolerance: options.phiTolerance,
+    tol: options.tol,
+  });
+  // a client that cannot be created never joins: it is reported with its reason
+  const unborn: ExcludedClient[] = [];
+  const clients: FedGEMClient[] = [];
+  let finished: FedGEMClient[] = [];
+  try {
+    clientData.forEach((data, i) => {
+      const id = String(i);
+      const opts = Array.isArray(options.client) ? options.client[i] : options.client;
+      try {
+        if (!opts) throw new InvalidParameterError(`no client options for client ${id}`);
+        clients.push(new FedGEMClient(id, data, opts, options.validation?.[i]));
+      } catch (e) {
+        if (!(e instanceof FedmixError) || e.code === 'WASM' || throwOnBad) throw e;
+        unborn.push({ client: id, round: 0, reason: `creating the client failed: ${e.message}` });
+      }
+    });
+    const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding }), { onInvalid: throwOnBad ? 'fail' : 'exclude' });
+    const { model: outcome, ...federation } = run;
+    const out = new Set(run.excluded.map((e) => e.client));
+    finished = clients.filter((c) => outcome.memberships.has(c.id) && !out.has(c.id));
+    return {
+      estimatedK: outcome.estimatedK,
+      phi: outcome.phi,
+      phiScores: outcome.phiScores,
+      globalCenters: outcome.globalCenters,
+      clients: finished,
+      memberships: outcome.memberships,
+      history: server.history,
+      traffic: { ...run.traffic },
+      excluded: [...unborn, ...run.excluded],
+      serverSeconds: run.history.reduce((t, r) => t + r.ms.configure + r.ms.accept + r.ms.aggregate, 0) / 1000,
+      federation,
+    };
+  } finally {
+    for (const c of clients) if (!finished.includes(c)) c.dispose();
+  }
+}

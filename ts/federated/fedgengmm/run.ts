@@ -1,0 +1,76 @@
+/**
+ * fedGenGMM: the one-call form of FedGenGMM, in process. For clients elsewhere
+ * (worker threads, an MQTT broker) run a FedGenGMMServer with runFederation.
+ */
+import type { MatrixLike } from '../../data/matrix.js';
+import type { GaussianMixture } from '../../models/gaussian-mixture.js';
+import type { Encoding } from '../messages/codec.js';
+import type { ExcludedClient } from '../runtime/roles.js';
+import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
+import { majorityDimension } from '../simulation.js';
+import { InProcessTransport } from '../transport/in-process.js';
+import { FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
+import { FedGenGMMServer, type FedGenGMMServerOptions } from './server.js';
+
+export interface FedGenGMMOptions {
+  /** every client's options, or one per client (clients may differ) */
+  client?: FedGenGMMClientOptions | FedGenGMMClientOptions[];
+  /** the global fit (nFeatures defaults to the column count most clients have) */
+  server: Omit<FedGenGMMServerOptions, 'nFeatures'> & { nFeatures?: number };
+  /** keep the clients' local models (for the local-models baseline); default false */
+  keepLocalModels?: boolean;
+  /** the wire form of the in-process messages (default 'binary') */
+  encoding?: Encoding | 'none';
+}
+
+export interface FedGenGMMResult {
+  model: GaussianMixture;
+  traffic: Traffic;
+  /** clients that failed to train or whose upload was rejected, with the reason */
+  excluded: ExcludedClient[];
+  /** the local models, when keepLocalModels (owned by the caller) */
+  localModels: { client: string; model: GaussianMixture; nSamples: number }[];
+  syntheticRows: number;
+  incomingComponents: number;
+  /** wall time of the server's part: checking the uploads and aggregating */
+  serverSeconds: number;
+  /** the runtime's account: bytes per client, the round's record and timings */
+  federation: Omit<FederationResult, 'model'>;
+}
+
+export function fedGenGMM(clientData: MatrixLike[], options: FedGenGMMOptions): FedGenGMMResult {
+  const server = new FedGenGMMServer({ ...options.server, nFeatures: options.server.nFeatures ?? majorityDimension(clientData)! });
+  const clients: FedGenGMMClient[] = [];
+  try {
+    clientData.forEach((data, c) => {
+      const opts = Array.isArray(options.client) ? options.client[c] ?? {} : options.client ?? {};
+      clients.push(new FedGenGMMClient(String(c), data, opts));
+    });
+    const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding }), {
+      onInvalid: options.server.onInvalidClient === 'throw' ? 'fail' : 'exclude',
+    });
+    const { model: agg, ...federation } = run;
+    const used = new Set(agg.clients);
+    const localModels: FedGenGMMResult['localModels'] = [];
+    if (options.keepLocalModels) {
+      for (const c of clients) {
+        if (!used.has(c.id)) continue;
+        localModels.push({ client: c.id, model: c.takeModel(), nSamples: c.nSamples });
+      }
+    }
+    const serverMs = run.history.reduce((t, r) => t + r.ms.configure + r.ms.accept + r.ms.aggregate, 0);
+    return {
+      model: agg.model,
+      traffic: { ...run.traffic },
+      excluded: run.excluded,
+      localModels,
+      syntheticRows: agg.syntheticRows,
+      incomingComponents: agg.incomingComponents,
+      serverSeconds: serverMs / 1000,
+      federation,
+    };
+  } finally {
+    server.dispose();
+    for (const c of clients) c.dispose();
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * The two wire forms of a message, and its size. JSON is for reading and
+ * debugging (typed arrays travel as number arrays, about 20 bytes a number);
+ * binary is an Arrow IPC stream whose numeric arrays travel as raw buffers
+ * (arrow-ipc.ts). A receiver tells them apart by their first byte, so a server
+ * reads both; either decodes to the same message once its kind's schema has
+ * read the payload. NaN and infinities have no place on either wire: they are
+ * refused on the sending side. Sizes are checked before anything is decoded.
+ */
+import { InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { decodeArrow, elementType, encodeArrow, isArrowStream, type Column } from './arrow-ipc.js';
+import { checkEnvelope, type Message } from './envelope.js';
+
+export type Encoding = 'json' | 'binary';
+export const ENCODINGS: readonly Encoding[] = ['json', 'binary'];
+
+/** The default limit on one message: 64 MiB. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 2 ** 20;
+
+const utf8 = new TextEncoder();
+const text = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The message as plain JSON values: numbers checked finite, objects with a
+ * toJSON replaced by its value, and each typed array either kept aside as an
+ * Arrow column (`columns` given: the value becomes {"$col": i}) or turned into
+ * a number array. One pass; stringified afterwards without a replacer (a
+ * replacer runs for every element of every array).
+ */
+function plain(m: Message, columns: Column[] | undefined): unknown {
+  const refuse = (value: unknown, key: string): never => {
+    throw new InvalidMessageError(`cannot send ${typeof value === 'bigint' ? `${value}n` : String(value)} in field "${key}" of a ${m.kind} message; only finite numbers travel`);
+  };
+  const walk = (value: unknown, key: string, path: string): unknown => {
+    if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+      value = (value as { toJSON: (k: string) => unknown }).toJSON(key);
+    }
+    if (typeof value === 'number') return Number.isFinite(value) ? value : refuse(value, key);
+    if (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function') return refuse(value, key);
+    if (value === null || typeof value !== 'object') return value;
+    if (ArrayBuffer.isView(value)) {
+      if (value instanceof DataView || value instanceof BigInt64Array || value instanceof BigUint64Array) return refuse(value.constructor.name, key);
+      const a = value as unknown as ArrayLike<number>;
+      const float = value instanceof Float64Array || value instanceof Float32Array;
+      if (float) for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) refuse(a[i], String(i));
+      if (columns && elementType(value) !== undefined) {
+        columns.push({ name: path, values: value as Column['values'] });
+        return { $col: columns.length - 1 };
+      }
+      return Array.from(a);
+    }
+    if (Array.isArray(value)) {
+      return value.map((v, i) => (typeof v === 'number' ? (Number.isFinite(v) ? v : refuse(v, String(i))) : walk(v, String(i), `${path}.${i}`)));
+    }
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value)) {
+      const v = walk((value as Record<string, unknown>)[k], k, `${path}.${k}`);
+      if (v !== undefined) out[k] = v;
+    }
+    return out;
+  };
+  const envelope = { protocol: m.protocol, version: m.version, kind: m.kind, from: m.from, round: m.round };
+  return { ...envelope, payload: walk(m.payload, 'payload', 'payload') };
+}
+
+/** The JSON text of a message (typed arrays as number arrays). */
+export function encodeMessage(m: Message): string;
+/** The wire bytes of a message: UTF-8 JSON, or an Arrow IPC stream. */
+export function encodeMessage(m: Message, encoding: Encoding): Uint8Array;
+export function encodeMessage(m: Message, encoding?: Encoding): string | Uint8Array {
+  if (encoding === undefined) return JSON.stringify(plain(m, undefined));
+  if (encoding === 'json') return utf8.encode(JSON.stringify(plain(m, undefined)));
+  if (encoding !== 'binary') throw new InvalidParameterError(`encoding must be 'json' or 'binary', got ${JSON.stringify(encoding)}`);
+  const columns: Column[] = [];
+  const header = JSON.stringify(plain(m, columns));
+  return encodeArrow(header, columns);
+}
+
+export interface DecodeOptions {
+  /** accept only this kind */
+  kind?: string;
+  /** refuse anything larger, before decoding (default DEFAULT_MAX_MESSAGE_BYTES) */
+  maxBytes?: number;
+}
+
+function checkSize(bytes: number, max: number): void {
+  if (bytes > max) throw new InvalidMessageError(`a message of ${bytes} bytes is over the limit of ${max} bytes`, 'its message is over the size limit');
+}
+
+/** Puts the binary columns back where their placeholders are; each column exactly once. */
+function place(value: unknown, columns: Column[], used: boolean[]): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = place(value[i], columns, used);
+    return value;
+  }
+  const o = value as Record<string, unknown>;
+  const keys = Object.keys(o);
+  if (keys.length === 1 && keys[0] === '$col') {
+    const i = o.$col;
+    if (typeof i !== 'number' || !Number.isInteger(i) || i < 0 || i >= columns.length || used[i]) {
+      throw new InvalidMessageError('a binary message refers to a missing or repeated column', 'its binary message is malformed');
+    }
+    used[i] = true;
+    return columns[i]!.values;
+  }
+  for (const k of keys) o[k] = place(o[k], columns, used);
+  return o;
+}
+
+/**
+ * A received message (JSON text, or wire bytes in either encoding) with its
+ * envelope checked; the payload is checked by its kind's schema afterwards
+ * (MessageType.read). InvalidMessageError for anything malformed or too large.
+ */
+export function decodeMessage(input: string | Uint8Array, options: DecodeOptions | string = {}): Message {
+  const o = typeof options === 'string' ? { kind: options } : options;
+  const max = o.maxBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  let parsed: unknown;
+  if (typeof input === 'string') {
+    // a UTF-16 length bounds the UTF-8 one from below; count exactly only near the limit
+    if (input.length > max || (input.length * 3 > max && utf8.encode(input).length > max)) checkSize(utf8.encode(input).length, max);
+    parsed = parseJson(input);
+  } else if (input instanceof Uint8Array) {
+    checkSize(input.length, max);
+    if (isArrowStream(input)) {
+      const { header, columns } = decodeArrow(input);
+      const used = columns.map(() => false);
+      parsed = place(parseJson(header), columns, used);
+      if (used.some((u) => !u)) throw new InvalidMessageError('a binary message carries a column nothing refers to', 'its binary message is malformed');
+    } else {
+      let s: string;
+      try {
+        s = text.decode(input);
+      } catch {
+        throw new InvalidMessageError('a message is neither an Arrow IPC stream nor UTF-8 JSON', 'its message is malformed');
+      }
+      parsed = parseJson(s);
+    }
+  } else {
+    throw new InvalidMessageError('a message must arrive as text or bytes');
+  }
+  return checkEnvelope(parsed, o.kind);
+}
+
+function parseJson(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    throw new InvalidMessageError('a message is not valid JSON', 'its message is malformed');
+  }
+}
+
+/**
+ * What the binary encoding of a message would weigh, without building it: its
+ * header's JSON and its numeric arrays' bytes (the Arrow framing, a few
+ * hundred bytes, left out). With the copy the receiver gets: plain values, its
+ * own typed arrays, nothing shared with the sender. For simulations too large
+ * to encode every message.
+ */
+export function copyMessage(m: Message): { message: Message; bytes: number } {
+  const columns: Column[] = [];
+  const header = JSON.stringify(plain(m, columns));
+  let bytes = utf8.encode(header).length;
+  for (const c of columns) bytes += c.values.byteLength;
+  const copies = columns.map((c) => ({ name: c.name, values: c.values.slice() }));
+  const message = place(JSON.parse(header), copies, copies.map(() => false)) as Message;
+  return { message, bytes };
+}
+
+/** Bytes of a JSON text on the wire (its UTF-8). */
+export function wireBytes(textOrBytes: string | Uint8Array): number {
+  return typeof textOrBytes === 'string' ? utf8.encode(textOrBytes).length : textOrBytes.length;
+}

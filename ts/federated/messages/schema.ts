@@ -1,0 +1,156 @@
+/**
+ * Messages declared once: each kind's payload is a valibot schema, from which
+ * come both its TypeScript type and its structural check on receipt. Numeric
+ * arrays are declared as typed arrays (`f64Array()` ...): they may arrive as
+ * JSON arrays or as Arrow IPC vectors, and always come out as typed arrays, so
+ * decoding either encoding gives the same object. Checks that depend on other
+ * fields or on the receiver's state (lengths of K x d, counts within bounds)
+ * are in checks.ts and in the receiving roles.
+ */
+import * as v from 'valibot';
+import { InvalidMessageError } from '../../errors.js';
+import { checkEnvelope, message, type Message } from './envelope.js';
+
+export type AnySchema = v.GenericSchema<unknown, unknown>;
+
+type TypedArray = Float64Array | Float32Array | Int32Array | Uint32Array | Uint8Array;
+type TypedArrayConstructor<T extends TypedArray> = { new (n: number): T; readonly name: string };
+
+const describe = (x: unknown): string => (typeof x === 'bigint' ? `${x}n` : typeof x === 'symbol' ? 'a symbol' : typeof x === 'string' ? JSON.stringify(x) : String(x));
+
+/**
+ * A numeric array field: the typed array `T` (binary wire, or in process) or a
+ * plain array of numbers (JSON wire), checked element by element in one pass
+ * and returned as a `T`. Floating-point values must be finite; integer types
+ * take whole numbers within their range.
+ */
+function typedArray<T extends TypedArray>(type: TypedArrayConstructor<T>, element: (x: number) => boolean, need: string): v.GenericSchema<ArrayLike<number>, T> {
+  let problem = '';
+  const accepts = (input: unknown): boolean => {
+    if (input instanceof type) {
+      for (let i = 0; i < input.length; i++) {
+        if (!element(input[i]!)) return ((problem = `[${i}] is ${input[i]}; ${need}`), false);
+      }
+      return true;
+    }
+    if (!Array.isArray(input)) return ((problem = ` must be an array of numbers, got ${Array.isArray(input) ? 'an array' : input === null ? 'null' : typeof input}`), false);
+    for (let i = 0; i < input.length; i++) {
+      const x: unknown = input[i];
+      if (typeof x !== 'number' || !element(x)) return ((problem = `[${i}] is ${describe(x)}; ${need}`), false);
+    }
+    return true;
+  };
+  return v.pipe(
+    v.custom<ArrayLike<number>>(accepts, () => problem),
+    v.transform((input): T => {
+      if (input instanceof type) return input as T;
+      const out = new type(input.length);
+      for (let i = 0; i < input.length; i++) out[i] = input[i]!;
+      return out;
+    }),
+  );
+}
+
+const finite = (x: number) => Number.isFinite(x);
+const int32 = (x: number) => Number.isInteger(x) && x >= -(2 ** 31) && x < 2 ** 31;
+const uint32 = (x: number) => Number.isInteger(x) && x >= 0 && x < 2 ** 32;
+
+/** Doubles: Float64Array out. */
+export const f64Array = () => typedArray<Float64Array>(Float64Array, finite, 'values must be finite numbers');
+/** Single-precision values (network parameters): Float32Array out. */
+export const f32Array = () => typedArray<Float32Array>(Float32Array, finite, 'values must be finite numbers');
+export const i32Array = () => typedArray<Int32Array>(Int32Array, int32, 'values must be 32-bit integers');
+export const u32Array = () => typedArray<Uint32Array>(Uint32Array, uint32, 'values must be unsigned 32-bit integers');
+
+/** A finite number. */
+export const finiteNumber = () => v.custom<number>((x) => typeof x === 'number' && Number.isFinite(x), (i) => ` is ${describe(i.input)}; it must be a finite number`);
+
+/** A whole number in [min, max] (max: 2^53 - 1 unless given). */
+export const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  v.custom<number>(
+    (x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= min && x <= max,
+    (i) => ` is ${describe(i.input)}; it must be a whole number ${max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `in [${min}, ${max}]`}`,
+  );
+
+/** One of the given strings. */
+export const oneOf = <const T extends readonly string[]>(values: T) =>
+  v.custom<T[number]>((x) => typeof x === 'string' && values.includes(x), (i) => ` is ${describe(i.input)}; it must be one of ${values.map((s) => JSON.stringify(s)).join(', ')}`);
+
+export const flag = () => v.custom<boolean>((x) => typeof x === 'boolean', (i) => ` is ${describe(i.input)}; it must be true or false`);
+
+/** An object with exactly these fields (unknown fields are refused: a message carries only what it declares). */
+export const record = <const E extends v.ObjectEntries>(entries: E) =>
+  v.strictObject(entries, (i) => (i.expected === 'never' ? ` has a field ${describe(i.received === undefined ? i.input : i.received)} that the message does not declare` : ` must be an object, got ${describe(i.input)}`));
+
+/** A list whose items follow `item`, at most `max` long. */
+export const listOf = <S extends AnySchema>(item: S, max: number) =>
+  v.pipe(
+    v.array(item, (i) => ` must be an array, got ${describe(i.input)}`),
+    v.maxLength(max, (i) => ` has ${(i.input as unknown[]).length} entries; at most ${max} are accepted`),
+  );
+
+export const optional = v.optional;
+export const nullable = v.nullable;
+export const literal = v.literal;
+
+/** Where in the payload an issue is: "nk[3]", "summary.absMax". */
+function where(issue: v.BaseIssue<unknown>): string {
+  let out = '';
+  for (const p of issue.path ?? []) {
+    const key = p.key;
+    out += typeof key === 'number' ? `[${key}]` : out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out === '' ? 'the payload' : out;
+}
+
+export interface MessageType<K extends string = string, S extends AnySchema = AnySchema> {
+  readonly kind: K;
+  readonly payload: S;
+  /** A message of this kind, as its sender builds it. */
+  create(from: string, round: number, payload: v.InferInput<S>): Message<K, v.InferInput<S>>;
+  /**
+   * A received message of this kind with its payload checked against the
+   * declaration (typed arrays out); InvalidMessageError naming the field.
+   */
+  read(m: Message): Message<K, v.InferOutput<S>>;
+}
+
+/** The payload type a receiver gets. */
+export type PayloadOf<T extends MessageType> = v.InferOutput<T['payload']>;
+/** The payload type a sender gives. */
+export type PayloadIn<T extends MessageType> = v.InferInput<T['payload']>;
+/** A checked message of type T. */
+export type MessageOf<T extends MessageType> = Message<T['kind'], PayloadOf<T>>;
+
+/**
+ * `value` checked against `schema` (typed arrays out); an InvalidMessageError
+ * naming the field otherwise, after `who` when given. Anything thrown while
+ * reading it (a throwing getter or proxy handed over in process) is one too.
+ */
+export function parsePayload<S extends AnySchema>(schema: S, value: unknown, who?: string): v.InferOutput<S> {
+  const prefix = who === undefined ? '' : `${who}: `;
+  let r: v.SafeParseResult<S>;
+  try {
+    r = v.safeParse(schema, value, { abortEarly: true });
+  } catch (e) {
+    throw new InvalidMessageError(`${prefix}the payload could not be read: ${e instanceof Error ? e.message : describe(e)}`, 'its payload could not be read');
+  }
+  if (!r.success) {
+    const issue = r.issues[0];
+    throw new InvalidMessageError(`${prefix}${where(issue)}${issue.message}`, `${where(issue)} is malformed`);
+  }
+  return r.output;
+}
+
+/** Declares a message kind: its name and its payload's schema. */
+export function defineMessage<const K extends string, S extends AnySchema>(kind: K, payload: S): MessageType<K, S> {
+  return {
+    kind,
+    payload,
+    create: (from, round, p) => message(kind, from, round, p),
+    read(m) {
+      checkEnvelope(m, kind);
+      return { ...m, payload: parsePayload(payload, m.payload) } as Message<K, v.InferOutput<S>>;
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * The client side of every transport: a request as it arrived (wire bytes,
+ * or a copied message in process) becomes the client role's answer in the
+ * same encoding. The request is checked against the client's protocol first;
+ * a request it cannot use, or a FedmixError while answering, becomes a
+ * refusal message naming the reason, so the server learns why instead of
+ * waiting out its deadline. A WASM trap or any other error is a bug and
+ * propagates.
+ */
+import * as v from 'valibot';
+import { FedmixError, InvalidMessageError, type FedmixErrorCode } from '../../errors.js';
+import { decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage } from '../messages/codec.js';
+import { isArrowStream } from '../messages/arrow-ipc.js';
+import type { Message } from '../messages/envelope.js';
+import { defineMessage, oneOf, record } from '../messages/schema.js';
+import type { ClientRole } from './roles.js';
+
+const CODES: readonly FedmixErrorCode[] = ['INVALID_DATA', 'INVALID_PARAMETER', 'INVALID_MESSAGE', 'FEDERATION', 'NUMERICAL', 'NOT_FITTED'];
+
+/** A client's answer when it cannot answer: why, and the kind of error it met. */
+export const REFUSAL = defineMessage(
+  'fedmix/refusal',
+  record({
+    reason: v.pipe(v.string(), v.maxLength(4000)),
+    code: oneOf(CODES),
+  }),
+);
+
+export class ClientHost {
+  readonly maxMessageBytes: number;
+
+  constructor(
+    readonly role: ClientRole,
+    options: { maxMessageBytes?: number } = {},
+  ) {
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  }
+
+  get id(): string {
+    return this.role.id;
+  }
+
+  /** The answer to a request on the wire, in the request's encoding (undefined for a notification). */
+  async handle(bytes: Uint8Array): Promise<Uint8Array | undefined> {
+    const reply = await this.answer(this.decode(bytes));
+    return reply && encodeMessage(reply, isArrowStream(bytes) ? 'binary' : 'json');
+  }
+
+  /** handle() for roles that answer synchronously (in-process simulations). */
+  handleSync(bytes: Uint8Array): Uint8Array | undefined {
+    const reply = this.answerSync(this.decode(bytes));
+    return reply && encodeMessage(reply, isArrowStream(bytes) ? 'binary' : 'json');
+  }
+
+  private decode(bytes: Uint8Array): Message | FedmixError {
+    try {
+      return decodeMessage(bytes, { maxBytes: this.maxMessageBytes });
+    } catch (e) {
+      if (e instanceof FedmixError) return e;
+      throw e;
+    }
+  }
+
+  /** The role's answer to a decoded request, or a refusal. */
+  async answer(request: Message | FedmixError): Promise<Message | undefined> {
+    const checked = this.check(request);
+    if (checked instanceof FedmixError) return this.refuse(request, checked);
+    try {
+      return await this.role.respond(checked);
+    } catch (e) {
+      return this.refuse(checked, e);
+    }
+  }
+
+  answerSync(request: Message | FedmixError): Message | undefined {
+    const checked = this.check(request);
+    if (checked instanceof FedmixError) return this.refuse(request, checked);
+    try {
+      const r = this.role.respond(checked);
+      if (r instanceof Promise) throw new InvalidMessageError(`client ${this.id} answers asynchronously; run it with runFederation (async)`);
+      return r;
+    } catch (e) {
+      return this.refuse(checked, e);
+    }
+  }
+
+  /** The request read against the client's protocol (an error when it cannot be used). */
+  private check(request: Message | FedmixError): Message | FedmixError {
+    if (request instanceof FedmixError) return request;
+    const exchange = this.role.protocol.exchanges.get(request.kind);
+    if (!exchange) return new InvalidMessageError(`a ${this.role.protocol.name} client does not answer ${request.kind} messages`);
+    try {
+      return exchange.request.read(request);
+    } catch (e) {
+      if (e instanceof FedmixError) return e;
+      throw e;
+    }
+  }
+
+  private refuse(request: Message | FedmixError, e: unknown): Message | undefined {
+    if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
+    // a notification gets no answer, not even a refusal
+    if (!(request instanceof FedmixError) && this.role.protocol.exchanges.get(request.kind)?.reply === undefined && this.role.protocol.exchanges.has(request.kind)) return undefined;
+    const round = request instanceof FedmixError ? 0 : request.round;
+    const reason = e.message.startsWith(`${this.id}:`) || e.message.startsWith(`${this.id} `) ? e.message : `${this.id}: ${e.message}`;
+    return REFUSAL.create(this.id, round, { reason: reason.slice(0, 4000), code: e.code as (typeof CODES)[number] });
+  }
+}

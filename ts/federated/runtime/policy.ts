@@ -1,0 +1,59 @@
+/**
+ * The one failure and participation policy of every federation, checked once
+ * into a resolved form before the first round (Flower's min_fit_clients /
+ * min_available_clients and fraction_fit, pfl-research's cohort sampling).
+ */
+import { InvalidParameterError } from '../../errors.js';
+import { requireInteger, requireOneOf, requirePositive } from '../../validate.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../messages/codec.js';
+
+export interface FederationPolicy {
+  /**
+   * A client whose reply fails a check, or that refuses a request: 'exclude'
+   * it from the rest of the run and go on (default), or 'fail' the run.
+   * Timeouts and dropouts only cost the client that round: it is asked again
+   * next round if it is back.
+   */
+  onInvalid?: 'exclude' | 'fail';
+  /** clients that must be available before a round starts (default 1); the runtime waits up to joinTimeout */
+  minClients?: number;
+  /** accepted replies a round needs (default 1); fewer fail the run with a FederationError */
+  minReplies?: number;
+  /** the share of available clients asked each round, drawn with `sampleSeed` (default 1: every client) */
+  fraction?: number;
+  /** seed of the per-round client sampling */
+  sampleSeed?: number;
+  /** seconds a round waits for replies (default: no deadline in process, 60 over a network) */
+  roundTimeout?: number;
+  /** seconds the runtime waits for minClients to be available (default 60) */
+  joinTimeout?: number;
+  /** the largest message accepted, in bytes, checked before decoding (default 64 MiB) */
+  maxMessageBytes?: number;
+}
+
+export interface ResolvedPolicy {
+  onInvalid: 'exclude' | 'fail';
+  minClients: number;
+  minReplies: number;
+  fraction: number;
+  sampleSeed: number | undefined;
+  roundTimeoutMs: number | undefined;
+  joinTimeoutMs: number;
+  maxMessageBytes: number;
+}
+
+export function resolvePolicy(p: FederationPolicy = {}): ResolvedPolicy {
+  if (p === null || typeof p !== 'object') throw new InvalidParameterError('the federation policy must be an object');
+  const fraction = p.fraction ?? 1;
+  if (typeof fraction !== 'number' || !(fraction > 0 && fraction <= 1)) throw new InvalidParameterError(`fraction must be in (0, 1], got ${String(fraction)}`);
+  return {
+    onInvalid: requireOneOf('onInvalid', p.onInvalid ?? 'exclude', ['exclude', 'fail'] as const),
+    minClients: requireInteger('minClients', p.minClients ?? 1, 1),
+    minReplies: requireInteger('minReplies', p.minReplies ?? 1, 0),
+    fraction,
+    sampleSeed: p.sampleSeed === undefined ? undefined : requireInteger('sampleSeed', p.sampleSeed, 0),
+    roundTimeoutMs: p.roundTimeout === undefined ? undefined : requirePositive('roundTimeout', p.roundTimeout) * 1000,
+    joinTimeoutMs: requirePositive('joinTimeout', p.joinTimeout ?? 60) * 1000,
+    maxMessageBytes: requireInteger('maxMessageBytes', p.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 1024),
+  };
+}

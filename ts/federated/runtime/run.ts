@@ -1,0 +1,346 @@
+/**
+ * The one round loop of every federation. Each round: the clients that are
+ * there (the transport says), sampled when the policy asks; the server's
+ * requests; one exchange through the transport; every reply judged (size,
+ * envelope, sender, round, kind, schema, the server's own check); failures
+ * (timeouts, dropouts, refusals, invalid replies) handed to the policy, which
+ * excludes or fails; the accepted replies and the round's failures to the
+ * server's aggregate. Rounds, bytes and timings are counted here, for every
+ * algorithm alike.
+ *
+ * The loop is written once, as a generator that yields its two waits (for
+ * clients, for an exchange); `runFederation` drives it over any transport,
+ * `runFederationSync` over an in-process transport of synchronous clients
+ * (the one-call functions such as distributedEM stay synchronous).
+ */
+import { FederationError, FedmixError, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
+import { Rng } from '../../random.js';
+import { decodeMessage } from '../messages/codec.js';
+import type { Message } from '../messages/envelope.js';
+import { InProcessTransport } from '../transport/in-process.js';
+import type { Exchange, ExchangeOptions, Received, SyncTransport, Transport } from '../transport/transport.js';
+import { REFUSAL } from './client-host.js';
+import { resolvePolicy, type FederationPolicy, type ResolvedPolicy } from './policy.js';
+import type { ClientRole, ExcludedClient, Failure, RoundContext, ServerRole } from './roles.js';
+
+export interface Traffic {
+  /** communication rounds: rounds whose requests expect replies (a result sent back ends no round) */
+  rounds: number;
+  bytesUp: number;
+  bytesDown: number;
+  messagesUp: number;
+  messagesDown: number;
+}
+
+export interface ClientTraffic {
+  bytesUp: number;
+  bytesDown: number;
+  messagesUp: number;
+  messagesDown: number;
+}
+
+/** One round as the runtime saw it. */
+export interface RoundRecord {
+  round: number;
+  /** the kind of the round's requests */
+  kind: string;
+  /** false for a round of notifications (the result sent back) */
+  replies: boolean;
+  asked: number;
+  accepted: number;
+  failures: Failure[];
+  bytesUp: number;
+  bytesDown: number;
+  /** milliseconds: the server's configure, the exchange (clients' work and transport), judging the replies, the server's aggregate */
+  ms: { configure: number; exchange: number; accept: number; aggregate: number };
+  /** what the server's aggregate reported for the round */
+  metrics?: unknown;
+}
+
+export interface FederationResult<R = unknown> {
+  /** what the server produced (its result()) */
+  model: R;
+  /** communication rounds */
+  rounds: number;
+  traffic: Traffic;
+  /** by client id */
+  clientTraffic: Map<string, ClientTraffic>;
+  /** clients the policy took out, with the round and the reason */
+  excluded: ExcludedClient[];
+  /** every failure, excluded or not (timeouts and dropouts only cost a round) */
+  failures: Failure[];
+  history: RoundRecord[];
+  /** wall time of the whole run */
+  seconds: number;
+}
+
+export interface RunOptions extends FederationPolicy {
+  /** called after every round */
+  onRound?: (record: RoundRecord) => void;
+}
+
+type Effect = { op: 'available'; min: number; timeoutMs: number } | { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions };
+
+const ERRORS: Partial<Record<FedmixErrorCode, new (m: string) => FedmixError>> = {
+  INVALID_DATA: InvalidDataError,
+  INVALID_PARAMETER: InvalidParameterError,
+  INVALID_MESSAGE: InvalidMessageError,
+  NUMERICAL: NumericalError,
+  NOT_FITTED: NotFittedError,
+  FEDERATION: FederationError,
+};
+
+/** Starts a reason with the client's id, once. */
+function named(id: string, reason: string): string {
+  return reason.startsWith(`${id}:`) || reason.startsWith(`${id} `) ? reason : `${id}: ${reason}`;
+}
+
+function sameBytes(a: Received, b: Received): boolean {
+  if (!(a instanceof Uint8Array) || !(b instanceof Uint8Array) || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions): Generator<Effect, FederationResult<R>, unknown> {
+  const started = performance.now();
+  const traffic: Traffic = { rounds: 0, bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 };
+  const clientTraffic = new Map<string, ClientTraffic>();
+  const excluded: ExcludedClient[] = [];
+  const out = new Set<string>();
+  const failures: Failure[] = [];
+  const history: RoundRecord[] = [];
+  /** rounds each client missed (a late reply for one of them is stale, not a fault) */
+  const missed = new Map<string, Set<number>>();
+  const known = new Set<string>();
+  const sampler = policy.fraction < 1 ? new Rng(policy.sampleSeed) : undefined;
+  const detailed = server.detailedReasons !== false;
+  let round = 0;
+  const count = (id: string): ClientTraffic => {
+    let t = clientTraffic.get(id);
+    if (!t) clientTraffic.set(id, (t = { bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 }));
+    return t;
+  };
+  try {
+    while (!server.done) {
+      const available = (yield { op: 'available', min: policy.minClients, timeoutMs: policy.joinTimeoutMs }) as readonly string[];
+      for (const id of available) known.add(id);
+      const present = available.filter((id) => !out.has(id));
+      if (present.length < policy.minClients) {
+        throw new FederationError(`round ${round + 1}: ${present.length} client${present.length === 1 ? '' : 's'} available, fewer than the ${policy.minClients} required (minClients)`);
+      }
+      let clients = present;
+      if (sampler && present.length > 1) {
+        const k = Math.min(present.length, Math.max(policy.minReplies, Math.ceil(policy.fraction * present.length)));
+        const picked = Array.from(sampler.choice(present.length, k)).sort((a, b) => a - b);
+        clients = picked.map((i) => present[i]!);
+      }
+      const ctx: RoundContext = { round: round + 1, clients };
+      let t0 = performance.now();
+      const requests = server.configure(ctx);
+      const ms = { configure: performance.now() - t0, exchange: 0, accept: 0, aggregate: 0 };
+      if (requests.size === 0) throw new FederationError(`round ${ctx.round}: the server asked no client and is not done`);
+      const kinds = new Set([...requests.values()].map((m) => m.kind));
+      const exchanges = [...kinds].map((k) => server.protocol.exchanges.get(k));
+      if (exchanges.some((e) => e === undefined)) throw new InvalidParameterError(`round ${ctx.round}: the server sent a kind its protocol does not declare (${[...kinds].join(', ')})`);
+      const replies = exchanges.some((e) => e!.reply !== undefined);
+      if (replies && exchanges.some((e) => e!.reply === undefined)) throw new InvalidParameterError(`round ${ctx.round}: requests and notifications cannot share a round`);
+      for (const id of requests.keys()) if (!clients.includes(id)) throw new InvalidParameterError(`round ${ctx.round}: the server asked ${id}, which is not among this round's clients`);
+      t0 = performance.now();
+      const ex = (yield { op: 'exchange', round: ctx.round, messages: requests, options: { replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
+      ms.exchange = performance.now() - t0;
+      const record: RoundRecord = { round: ctx.round, kind: [...kinds].join(','), replies, asked: requests.size, accepted: 0, failures: [], bytesUp: 0, bytesDown: 0, ms };
+      for (const [id, bytes] of ex.sent) {
+        const t = count(id);
+        t.bytesDown += bytes;
+        t.messagesDown += 1;
+        record.bytesDown += bytes;
+      }
+      traffic.bytesDown += record.bytesDown;
+      traffic.messagesDown += ex.sent.size;
+      for (const [id, list] of ex.received) {
+        const t = count(id);
+        for (const r of list) {
+          const n = r instanceof Uint8Array ? r.length : r.bytes;
+          t.bytesUp += n;
+          t.messagesUp += 1;
+          record.bytesUp += n;
+          traffic.messagesUp += 1;
+        }
+      }
+      traffic.bytesUp += record.bytesUp;
+      if (!replies) {
+        history.push(record);
+        options.onRound?.(record);
+        continue;
+      }
+      round = ctx.round;
+      traffic.rounds += 1;
+      // judge every reply; nothing reaches the server's state before aggregate
+      t0 = performance.now();
+      const accepted = new Map<string, A>();
+      const roundFailures: Failure[] = [];
+      const fail = (client: string, kind: Failure['kind'], reason: string, exclude: boolean, error?: FedmixError) => {
+        if (exclude && policy.onInvalid === 'fail') {
+          // the client's own kind of error, where it said which (a refusal) or the check that failed
+          const E = error ? (error.constructor as new (m: string) => FedmixError) : InvalidMessageError;
+          throw new E(named(client, reason));
+        }
+        roundFailures.push({ client, round, kind, reason: named(client, reason), excluded: exclude });
+      };
+      const judge = (id: string, r: Received, request: Message): A | undefined => {
+        // what the reason may say about the client's reply (see ServerRole.detailedReasons)
+        let stage = 'its reply is not a valid message';
+        try {
+          const m = r instanceof Uint8Array ? decodeMessage(r, { maxBytes: policy.maxMessageBytes }) : r.message;
+          if (m.from !== id) throw new InvalidMessageError(`its reply claims to come from ${JSON.stringify(m.from)}`);
+          if (m.kind === REFUSAL.kind) {
+            const refusal = REFUSAL.read(m);
+            stage = 'reported an error instead of answering';
+            const E = ERRORS[refusal.payload.code] ?? InvalidMessageError;
+            if (refusal.round !== round && refusal.round !== 0) throw new InvalidMessageError(`its refusal is for round ${refusal.round}, not ${round}`);
+            fail(id, 'refused', detailed ? refusal.payload.reason : stage, true, new E(refusal.payload.reason));
+            return undefined;
+          }
+          if (m.round !== round) throw new InvalidMessageError(`its reply is for round ${m.round}, not ${round}`);
+          const expected = server.protocol.exchanges.get(request.kind)!.reply!;
+          if (m.kind !== expected.kind) throw new InvalidMessageError(`expected a ${expected.kind} message, got ${m.kind}`);
+          const checked = expected.read(m);
+          stage = 'its reply failed a check';
+          return server.accept(checked, request, ctx);
+        } catch (caught) {
+          if (!(caught instanceof FedmixError) || caught.code === 'WASM' || caught.code === 'FEDERATION') throw caught;
+          const check = caught instanceof InvalidMessageError ? caught.check : undefined;
+          fail(id, 'invalid', detailed ? caught.message : check ?? stage, true, caught);
+          return undefined;
+        }
+      };
+      try {
+        for (const [id, request] of requests) {
+          const list = ex.received.get(id) ?? [];
+          if (list.length === 0) {
+            const why = ex.missing.get(id) ?? { kind: 'timeout' as const, reason: `did not answer round ${round}` };
+            let rounds = missed.get(id);
+            if (!rounds) missed.set(id, (rounds = new Set()));
+            rounds.add(round);
+            fail(id, why.kind, why.reason, false);
+            continue;
+          }
+          // QoS 1 may deliver a reply twice: an identical copy is no fault, a different second reply is
+          // (checked before the reply is judged, so that what accept() makes of it is always used)
+          if (list.slice(1).some((r) => !sameBytes(r, list[0]!))) {
+            fail(id, 'invalid', `sent more than one reply in round ${round}`, true);
+            continue;
+          }
+          const value = judge(id, list[0]!, request);
+          if (value !== undefined) accepted.set(id, value);
+        }
+        // messages from clients not asked: stale replies after a timeout are dropped, anything else is a fault of a known client
+        for (const [id, list] of ex.received) {
+          if (requests.has(id) || !known.has(id) || out.has(id)) continue;
+          const stale = list.every((r) => {
+            try {
+              const m = r instanceof Uint8Array ? decodeMessage(r, { maxBytes: policy.maxMessageBytes }) : r.message;
+              return m.from === id && missed.get(id)?.has(m.round) === true;
+            } catch {
+              return false;
+            }
+          });
+          if (!stale) fail(id, 'invalid', `sent a message in round ${round} without being asked`, true);
+        }
+      } catch (e) {
+        // the 'fail' policy, or a bug: what was accepted is not used
+        for (const value of accepted.values()) server.discard?.(value);
+        throw e;
+      }
+      ms.accept = performance.now() - t0;
+      for (const f of roundFailures) {
+        if (f.excluded && !out.has(f.client)) {
+          out.add(f.client);
+          excluded.push({ client: f.client, round: f.round, reason: f.reason });
+        }
+        const value = accepted.get(f.client);
+        if (value !== undefined) server.discard?.(value);
+        accepted.delete(f.client);
+      }
+      failures.push(...roundFailures);
+      record.failures = roundFailures;
+      record.accepted = accepted.size;
+      if (accepted.size < policy.minReplies) {
+        for (const value of accepted.values()) server.discard?.(value);
+        const why = roundFailures.map((f) => f.reason).join('; ');
+        throw new FederationError(
+          `round ${round}: ${accepted.size} usable repl${accepted.size === 1 ? 'y' : 'ies'} of ${requests.size}, fewer than the ${policy.minReplies} required${why ? ` (${why})` : ''}`,
+        );
+      }
+      t0 = performance.now();
+      record.metrics = server.aggregate(ctx, accepted, roundFailures);
+      ms.aggregate = performance.now() - t0;
+      history.push(record);
+      options.onRound?.(record);
+    }
+    const model = server.result();
+    return { model, rounds: traffic.rounds, traffic, clientTraffic, excluded, failures, history, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    sampler?.dispose();
+  }
+}
+
+function isTransport(x: unknown): x is Transport {
+  return x !== null && typeof x === 'object' && typeof (x as Transport).exchange === 'function' && typeof (x as Transport).available === 'function';
+}
+
+/**
+ * Runs `server` with `clients` (client roles, run in process) or over a
+ * transport until the server is done. Throws a FederationError when the policy
+ * cannot be met, a client's error under onInvalid 'fail', or the server's own
+ * error; the server is not disposed (its owner does that).
+ */
+export async function runFederation<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | Transport, options: RunOptions = {}): Promise<FederationResult<R>> {
+  const policy = resolvePolicy(options);
+  const transport: Transport = isTransport(clients) ? clients : new InProcessTransport(clients);
+  const loop = federation(server, policy, options);
+  let ok = false;
+  let reason: string | undefined;
+  try {
+    let step = loop.next();
+    while (!step.done) {
+      const e = step.value;
+      let answer: unknown;
+      try {
+        answer = e.op === 'available' ? await transport.available(e.min, e.timeoutMs) : await transport.exchange(e.round, e.messages, e.options);
+      } catch (err) {
+        step = loop.throw(err);
+        continue;
+      }
+      step = loop.next(answer);
+    }
+    ok = true;
+    return step.value;
+  } catch (e) {
+    reason = e instanceof Error ? e.message : String(e);
+    throw e;
+  } finally {
+    await transport.finish?.({ ok, reason });
+  }
+}
+
+/** runFederation without yielding: in process, for clients that answer synchronously. */
+export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | SyncTransport, options: RunOptions = {}): FederationResult<R> {
+  const policy = resolvePolicy(options);
+  const transport = Array.isArray(clients) ? new InProcessTransport(clients) : (clients as SyncTransport);
+  if (typeof transport.exchangeSync !== 'function') throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
+  const loop = federation(server, policy, options);
+  let step = loop.next();
+  while (!step.done) {
+    const e = step.value;
+    let answer: unknown;
+    try {
+      answer = e.op === 'available' ? transport.availableSync() : transport.exchangeSync(e.round, e.messages, e.options);
+    } catch (err) {
+      step = loop.throw(err);
+      continue;
+    }
+    step = loop.next(answer);
+  }
+  return step.value;
+}

@@ -1,0 +1,101 @@
+/**
+ * Clients in the server's own process: the default of every simulation. Each
+ * message is encoded and decoded as it would be on a network, so a receiver
+ * sees exactly what would cross one (only what the message declares), and its
+ * bytes are counted. With encoding 'none', for simulations too large to
+ * encode every message, messages are copied instead (nothing shared between
+ * parties) and their bytes are the declared sizes (codec.ts copyMessage).
+ */
+import { InvalidParameterError } from '../../errors.js';
+import { copyMessage, encodeMessage, type Encoding } from '../messages/codec.js';
+import type { Message } from '../messages/envelope.js';
+import { ClientHost } from '../runtime/client-host.js';
+import type { ClientRole } from '../runtime/roles.js';
+import type { Exchange, ExchangeOptions, Received, SyncTransport } from './transport.js';
+
+export interface InProcessOptions {
+  /** 'binary' (Arrow IPC, default), 'json', or 'none' (copies; declared sizes) */
+  encoding?: Encoding | 'none';
+  /** per message, checked before decoding (default 64 MiB) */
+  maxMessageBytes?: number;
+}
+
+export class InProcessTransport implements SyncTransport {
+  readonly name = 'in-process';
+  readonly encoding: Encoding | 'none';
+  private readonly hosts = new Map<string, ClientHost>();
+
+  constructor(clients: readonly ClientRole[], options: InProcessOptions = {}) {
+    if (!Array.isArray(clients)) throw new InvalidParameterError('clients must be an array of client roles');
+    this.encoding = options.encoding ?? 'binary';
+    if (!['binary', 'json', 'none'].includes(this.encoding)) throw new InvalidParameterError(`encoding must be 'binary', 'json' or 'none', got ${JSON.stringify(options.encoding)}`);
+    for (const c of clients) {
+      if (typeof c?.id !== 'string' || c.id.length === 0) throw new InvalidParameterError('every client needs a non-empty string id');
+      if (this.hosts.has(c.id)) throw new InvalidParameterError(`two clients have the id ${JSON.stringify(c.id)}; ids must be distinct`);
+      this.hosts.set(c.id, new ClientHost(c, { maxMessageBytes: options.maxMessageBytes }));
+    }
+  }
+
+  availableSync(): readonly string[] {
+    return [...this.hosts.keys()];
+  }
+
+  available(): Promise<readonly string[]> {
+    return Promise.resolve(this.availableSync());
+  }
+
+  exchangeSync(_round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Exchange {
+    const { out, deliveries } = this.plan(messages);
+    for (const { id, host, wire } of deliveries) {
+      const reply = this.deliverSync(host, wire);
+      if (options.replies && reply !== undefined) out.received.set(id, [reply]);
+    }
+    return out;
+  }
+
+  async exchange(_round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
+    const { out, deliveries } = this.plan(messages);
+    // one client at a time, as a simulation on one thread runs them; each may await
+    for (const { id, host, wire } of deliveries) {
+      const reply = await this.deliver(host, wire);
+      if (options.replies && reply !== undefined) out.received.set(id, [reply]);
+    }
+    return out;
+  }
+
+  /** What goes to whom: a message sent to many clients is encoded once (a broadcast); each client decodes its own copy. */
+  private plan(messages: ReadonlyMap<string, Message>): { out: Exchange; deliveries: { id: string; host: ClientHost; wire: Wire }[] } {
+    const out: Exchange = { sent: new Map(), received: new Map(), missing: new Map() };
+    const deliveries: { id: string; host: ClientHost; wire: Wire }[] = [];
+    const encoded = new Map<Message, Wire>();
+    for (const [id, m] of messages) {
+      let wire = encoded.get(m);
+      if (!wire) encoded.set(m, (wire = this.wire(m)));
+      out.sent.set(id, wire.bytes);
+      const host = this.hosts.get(id);
+      if (host) deliveries.push({ id, host, wire });
+      else out.missing.set(id, { kind: 'dropout', reason: `${id} is not among the clients` });
+    }
+    return { out, deliveries };
+  }
+
+  private wire(m: Message): Wire {
+    if (this.encoding === 'none') return { message: m, bytes: copyMessage(m).bytes };
+    const bytes = encodeMessage(m, this.encoding);
+    return { data: bytes, bytes: bytes.length };
+  }
+
+  private deliverSync(host: ClientHost, wire: Wire): Received | undefined {
+    if ('data' in wire) return host.handleSync(wire.data);
+    const reply = host.answerSync(copyMessage(wire.message).message);
+    return reply && copyMessage(reply);
+  }
+
+  private async deliver(host: ClientHost, wire: Wire): Promise<Received | undefined> {
+    if ('data' in wire) return host.handle(wire.data);
+    const reply = await host.answer(copyMessage(wire.message).message);
+    return reply && copyMessage(reply);
+  }
+}
+
+type Wire = { data: Uint8Array; bytes: number } | { message: Message; bytes: number };

@@ -1,0 +1,48 @@
+/**
+ * What the runtime needs of a transport: which clients are there, and one
+ * exchange per round (send each client its message, gather what comes back
+ * until every client asked has answered, left, or the deadline passed). A
+ * transport moves messages; it decides nothing: what it gathers is checked and
+ * judged by the runtime (runtime/run.ts), including messages a client should
+ * not have sent.
+ */
+import type { Message } from '../messages/envelope.js';
+
+/** A reply as the transport got it: wire bytes, or (in process, without encoding) a copy of the message and its declared size. */
+export type Received = Uint8Array | { message: Message; bytes: number };
+
+export interface ExchangeOptions {
+  /** false for notifications: deliver and return, nothing comes back */
+  replies: boolean;
+  /** milliseconds to wait for replies (undefined: until every client asked has answered or left) */
+  timeoutMs?: number;
+}
+
+export interface Exchange {
+  /** bytes each client was sent (one message each) */
+  sent: Map<string, number>;
+  /** what each client sent back during the exchange, in arrival order (also clients not asked, and duplicates) */
+  received: Map<string, Received[]>;
+  /** clients asked that will not answer this round, and why */
+  missing: Map<string, { kind: 'timeout' | 'dropout'; reason: string }>;
+}
+
+export interface Transport {
+  /** a short name for logs and results ('in-process', 'workers', 'mqtt') */
+  readonly name: string;
+  /**
+   * The ids of the clients that can be asked now, in the order they joined;
+   * waits up to `timeoutMs` until there are at least `min`, then returns what
+   * there is (the runtime decides whether that is enough).
+   */
+  available(min: number, timeoutMs: number): Promise<readonly string[]>;
+  exchange(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange>;
+  /** Tells the clients the run is over (remote ones stop waiting); called once at the end, even after an error. */
+  finish?(outcome: { ok: boolean; reason?: string }): Promise<void>;
+}
+
+/** A transport that can also run an exchange without yielding (in-process simulations of synchronous clients). */
+export interface SyncTransport extends Transport {
+  availableSync(): readonly string[];
+  exchangeSync(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Exchange;
+}
