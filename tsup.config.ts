@@ -14,6 +14,8 @@ export default defineConfig([
     sourcemap: true,
     clean: true,
     external: ['apache-arrow'],
+    // small and tree-shaken: bundled, so that browsers need no import map entry for it
+    noExternal: ['valibot'],
   },
   {
     // the `fedmix` command (Node only)
@@ -23,6 +25,7 @@ export default defineConfig([
     target: 'node18',
     banner: { js: '#!/usr/bin/env node' },
     external: ['apache-arrow'],
+    noExternal: ['valibot'],
     loader: { '.csv': 'text' },
     define: { __FEDMIX_VERSION__: JSON.stringify(version) },
   },

@@ -270,7 +270,11 @@ class Flatbuffer {
   }
   string(p: number): string {
     const [first, n] = this.vector(p, 1);
-    return decoder.decode(new Uint8Array(this.v.buffer, this.v.byteOffset + first, n));
+    try {
+      return decoder.decode(new Uint8Array(this.v.buffer, this.v.byteOffset + first, n));
+    } catch {
+      throw malformed('a name is not valid UTF-8');
+    }
   }
 }
 

@@ -80,7 +80,7 @@ export const flag = () => v.custom<boolean>((x) => typeof x === 'boolean', (i) =
 
 /** An object with exactly these fields (unknown fields are refused: a message carries only what it declares). */
 export const record = <const E extends v.ObjectEntries>(entries: E) =>
-  v.strictObject(entries, (i) => (i.expected === 'never' ? ` has a field ${describe(i.received === undefined ? i.input : i.received)} that the message does not declare` : ` must be an object, got ${describe(i.input)}`));
+  v.strictObject(entries, (i) => (i.expected === 'never' ? ' is a field the message does not declare' : ` must be an object, got ${describe(i.input)}`));
 
 /** A list whose items follow `item`, at most `max` long. */
 export const listOf = <S extends AnySchema>(item: S, max: number) =>

@@ -9,7 +9,7 @@
  */
 import * as v from 'valibot';
 import { FedmixError, InvalidMessageError, type FedmixErrorCode } from '../../errors.js';
-import { decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage } from '../messages/codec.js';
+import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import { isArrowStream } from '../messages/arrow-ipc.js';
 import type { Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
@@ -42,14 +42,44 @@ export class ClientHost {
 
   /** The answer to a request on the wire, in the request's encoding (undefined for a notification). */
   async handle(bytes: Uint8Array): Promise<Uint8Array | undefined> {
-    const reply = await this.answer(this.decode(bytes));
-    return reply && encodeMessage(reply, isArrowStream(bytes) ? 'binary' : 'json');
+    const request = this.decode(bytes);
+    return this.encode(request, await this.answer(request), isArrowStream(bytes) ? 'binary' : 'json');
   }
 
   /** handle() for roles that answer synchronously (in-process simulations). */
   handleSync(bytes: Uint8Array): Uint8Array | undefined {
-    const reply = this.answerSync(this.decode(bytes));
-    return reply && encodeMessage(reply, isArrowStream(bytes) ? 'binary' : 'json');
+    const request = this.decode(bytes);
+    return this.encode(request, this.answerSync(request), isArrowStream(bytes) ? 'binary' : 'json');
+  }
+
+  /** handle() without encoding (in-process runs of encoding 'none'): a copy of the request in, a copy of the reply out. */
+  async handleCopy(request: Message): Promise<{ message: Message; bytes: number } | undefined> {
+    const m = copyMessage(request).message;
+    return this.copy(m, await this.answer(m));
+  }
+
+  handleCopySync(request: Message): { message: Message; bytes: number } | undefined {
+    const m = copyMessage(request).message;
+    return this.copy(m, this.answerSync(m));
+  }
+
+  private copy(request: Message, reply: Message | undefined): { message: Message; bytes: number } | undefined {
+    if (reply === undefined) return undefined;
+    try {
+      return copyMessage(reply);
+    } catch (e) {
+      return copyMessage(this.refuse(request, e)!);
+    }
+  }
+
+  /** The reply's wire bytes; a reply that cannot be encoded (NaN in it) becomes a refusal saying so. */
+  private encode(request: Message | FedmixError, reply: Message | undefined, encoding: Encoding): Uint8Array | undefined {
+    if (reply === undefined) return undefined;
+    try {
+      return encodeMessage(reply, encoding);
+    } catch (e) {
+      return encodeMessage(this.refuse(request, e)!, encoding);
+    }
   }
 
   private decode(bytes: Uint8Array): Message | FedmixError {

@@ -86,15 +86,11 @@ export class InProcessTransport implements SyncTransport {
   }
 
   private deliverSync(host: ClientHost, wire: Wire): Received | undefined {
-    if ('data' in wire) return host.handleSync(wire.data);
-    const reply = host.answerSync(copyMessage(wire.message).message);
-    return reply && copyMessage(reply);
+    return 'data' in wire ? host.handleSync(wire.data) : host.handleCopySync(wire.message);
   }
 
-  private async deliver(host: ClientHost, wire: Wire): Promise<Received | undefined> {
-    if ('data' in wire) return host.handle(wire.data);
-    const reply = await host.answer(copyMessage(wire.message).message);
-    return reply && copyMessage(reply);
+  private deliver(host: ClientHost, wire: Wire): Promise<Received | undefined> {
+    return 'data' in wire ? host.handle(wire.data) : host.handleCopy(wire.message);
   }
 }
 

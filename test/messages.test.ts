@@ -1,0 +1,203 @@
+/**
+ * Messages on the wire: the binary form is a real Arrow IPC stream (read by
+ * apache-arrow itself, and apache-arrow's own streams read back), both
+ * encodings decode to the same checked message, sizes are refused before
+ * decoding, and no malformed or mutated input escapes as anything but an
+ * InvalidMessageError.
+ */
+import { Field, Float64, Int32, List, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, test } from 'vitest';
+import {
+  DEM_PROTOCOL,
+  decodeMessage,
+  encodeMessage,
+  f64Array,
+  FEDGEM_PROTOCOL,
+  copyMessage,
+  defineMessage,
+  init,
+  InvalidMessageError,
+  MDM_PROTOCOL,
+  message,
+  record,
+  wholeNumber,
+  type Message,
+} from '../ts/index.js';
+import { decodeArrow, encodeArrow } from '../ts/federated/messages/arrow-ipc.js';
+import { xorshift32 } from './helpers.js';
+
+beforeAll(async () => {
+  await init();
+});
+
+const sample = () =>
+  message('dem/stats', 'client-7', 4, {
+    rows: 120,
+    logLikelihood: -321.5,
+    nk: new Float64Array([60.5, 59.5]),
+    s1: new Float64Array([1, 2, 3, 4]),
+    s2: new Float64Array([0.5, 0.25]),
+    summary: { absMax: new Float64Array([9, 8]) },
+  });
+
+describe('the binary form is an Arrow IPC stream', () => {
+  test('apache-arrow reads it: one row, the header as utf8 JSON, each numeric array a list column named by its path', () => {
+    const bytes = encodeMessage(sample(), 'binary');
+    const t = tableFromIPC(bytes);
+    expect(t.numRows).toBe(1);
+    expect(t.schema.fields.map((f) => `${f.name}: ${String(f.type)}`)).toEqual([
+      'header: Utf8',
+      'payload.nk: List<Float64>',
+      'payload.s1: List<Float64>',
+      'payload.s2: List<Float64>',
+      'payload.summary.absMax: List<Float64>',
+    ]);
+    const row = t.get(0)!.toJSON() as Record<string, unknown>;
+    const header = JSON.parse(row.header as string);
+    expect(header).toMatchObject({ protocol: 'fedmix', version: 1, kind: 'dem/stats', from: 'client-7', round: 4 });
+    expect(header.payload.nk).toEqual({ $col: 0 });
+    expect(Array.from(t.getChild('payload.s1')!.get(0)!.toArray() as Float64Array)).toEqual([1, 2, 3, 4]);
+  });
+
+  test("apache-arrow's own stream of the same table decodes to the same message", () => {
+    const m = sample();
+    const ours = decodeMessage(encodeMessage(m, 'binary'));
+    // the same columns built with apache-arrow's builders and written by its writer
+    const { header, columns } = decodeArrow(encodeMessage(m, 'binary'));
+    const list = (values: Float64Array) => {
+      const child = makeData({ type: new Float64(), length: values.length, data: values });
+      return makeData({ type: new List(new Field('item', new Float64(), false)), length: 1, nullCount: 0, valueOffsets: new Int32Array([0, values.length]), child });
+    };
+    const fields = [new Field('header', new Utf8(), false), ...columns.map((c) => new Field(c.name, new List(new Field('item', new Float64(), false)), false))];
+    const headerData = vectorFromArray([header], new Utf8()).data[0]!;
+    const batch = new RecordBatch(new Schema(fields), makeData({ type: new Struct(fields), length: 1, nullCount: 0, children: [headerData, ...columns.map((c) => list(c.values as Float64Array))] }));
+    const theirs = decodeMessage(tableToIPC(new Table([batch]), 'stream'));
+    expect(theirs).toEqual(ours);
+  });
+
+  test('integer and single-precision arrays keep their types; lists of arrays keep their places', () => {
+    const m = message('x/y', 'a', 1, { i: new Int32Array([-1, 2 ** 31 - 1]), u: new Uint32Array([2 ** 32 - 1]), f: new Float32Array([0.1]), b: new Uint8Array([255]), nested: [{ v: new Float64Array([1]) }, { v: new Float64Array([2, 3]) }], empty: new Float64Array(0) });
+    const back = decodeMessage(encodeMessage(m, 'binary'));
+    expect(back).toEqual(m);
+    const p = back.payload as { i: Int32Array; u: Uint32Array; f: Float32Array; b: Uint8Array };
+    expect([p.i, p.u, p.f, p.b].map((a) => a.constructor.name)).toEqual(['Int32Array', 'Uint32Array', 'Float32Array', 'Uint8Array']);
+  });
+
+  test('received bytes at an odd offset are copied, at an aligned one viewed', () => {
+    const bytes = encodeMessage(sample(), 'binary');
+    const odd = new Uint8Array(bytes.length + 1).subarray(1);
+    odd.set(bytes);
+    expect(decodeMessage(odd)).toEqual(decodeMessage(bytes));
+    const nk = (decodeMessage(bytes).payload as { nk: Float64Array }).nk;
+    expect(nk.buffer).toBe(bytes.buffer);
+  });
+});
+
+describe('both encodings', () => {
+  test('decode to the same checked message for every declared kind of the algorithms', () => {
+    const STATS = DEM_PROTOCOL.exchanges.get('dem/model')!.reply!;
+    const m = sample();
+    const [a, b] = (['json', 'binary'] as const).map((e) => STATS.read(decodeMessage(encodeMessage(m, e))));
+    expect(a).toEqual(b);
+    expect((a!.payload as { nk: unknown }).nk).toBeInstanceOf(Float64Array);
+    expect(MDM_PROTOCOL.exchanges.size + FEDGEM_PROTOCOL.exchanges.size).toBeGreaterThan(0);
+  });
+
+  test('NaN and infinities are refused on the sending side, in either encoding', () => {
+    for (const e of ['json', 'binary'] as const) {
+      expect(() => encodeMessage(message('k', 'a', 0, { x: new Float64Array([1, NaN]) }), e)).toThrow(/cannot send NaN in field "1"/);
+      expect(() => encodeMessage(message('k', 'a', 0, { x: { y: -Infinity } }), e)).toThrow(/cannot send -Infinity in field "y"/);
+      expect(() => encodeMessage(message('k', 'a', 0, { x: 1n }), e)).toThrow(InvalidMessageError);
+    }
+  });
+
+  test('copies for in-process runs share nothing with the sender and count the declared sizes', () => {
+    const m = sample();
+    const { message: c, bytes } = copyMessage(m);
+    expect(c).toEqual(m);
+    expect((c.payload as { nk: Float64Array }).nk).not.toBe((m.payload as { nk: Float64Array }).nk);
+    expect(bytes).toBeGreaterThan(8 * 10);
+    expect(bytes).toBeLessThan(encodeMessage(m, 'binary').length);
+  });
+});
+
+describe('on receipt', () => {
+  test('the size limit is checked before decoding', () => {
+    const junk = new Uint8Array(2 ** 20 + 1).fill(0x20);
+    expect(() => decodeMessage(junk, { maxBytes: 2 ** 20 })).toThrow(/a message of 1048577 bytes is over the limit of 1048576 bytes/);
+    expect(() => decodeMessage('x'.repeat(5000), { maxBytes: 4096 })).toThrow(/over the limit/);
+    expect(() => decodeMessage(encodeMessage(sample(), 'binary'), { maxBytes: 200 })).toThrow(/over the limit/);
+  });
+
+  test('an unknown protocol version, protocol or kind is a clear InvalidMessageError', () => {
+    const ok = JSON.parse(encodeMessage(sample()));
+    expect(() => decodeMessage(JSON.stringify({ ...ok, version: 2 }))).toThrow(/version 2 is not supported; this fedmix speaks version 1/);
+    expect(() => decodeMessage(JSON.stringify({ ...ok, protocol: 'other' }))).toThrow(/not a fedmix message/);
+    expect(() => decodeMessage(encodeMessage(sample(), 'binary'), { kind: 'dem/model' })).toThrow(/expected a dem\/model message, got dem\/stats/);
+    const T = defineMessage('t/x', record({ n: wholeNumber(0), v: f64Array() }));
+    expect(() => T.read(message('t/x', 'a', 0, { n: 1, v: [1], w: 2 }))).toThrow(/w is a field the message does not declare/);
+    expect(() => T.read(message('t/x', 'a', 0, { n: -1, v: [1] }))).toThrow(/n is -1; it must be a whole number >= 0/);
+    expect(() => T.read(message('t/x', 'a', 0, { n: 1, v: [1, '2'] }))).toThrow(/v\[1\] is "2"; values must be finite numbers/);
+    expect(() => T.read(message('t/x', 'a', 0, null))).toThrow(/the payload must be an object/);
+  });
+
+  test('every mutation of a binary or JSON message is an InvalidMessageError or decodes to a checkable message, never another error', () => {
+    const T = DEM_PROTOCOL.exchanges.get('dem/model')!.reply!;
+    const next = xorshift32(99);
+    for (const encoding of ['binary', 'json'] as const) {
+      const good = encodeMessage(sample(), encoding);
+      for (let trial = 0; trial < 3000; trial++) {
+        const bad = good.slice(0, trial % 7 === 0 ? next() % good.length : good.length);
+        const flips = 1 + (next() % 4);
+        for (let f = 0; f < flips && bad.length > 0; f++) bad[next() % bad.length] = next() & 0xff;
+        try {
+          T.read(decodeMessage(bad));
+        } catch (e) {
+          if (!(e instanceof InvalidMessageError)) throw new Error(`trial ${trial} (${encoding}): ${String(e)}`);
+        }
+      }
+    }
+  });
+
+  test('arbitrary bytes and arbitrary JSON values never escape as anything but an InvalidMessageError', () => {
+    const T = DEM_PROTOCOL.exchanges.get('dem/model')!.reply!;
+    const safe = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        if (!(e instanceof InvalidMessageError)) throw e;
+      }
+    };
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 600 }), (b) => {
+        const framed = new Uint8Array(b.length + 8);
+        framed.set([0xff, 0xff, 0xff, 0xff]);
+        framed.set(b, 4);
+        safe(() => T.read(decodeMessage(b)));
+        safe(() => T.read(decodeMessage(framed)));
+      }),
+      { numRuns: 2000 },
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), (j) => {
+        safe(() => T.read(decodeMessage(JSON.stringify(j))));
+        safe(() => T.read(decodeMessage(JSON.stringify({ ...JSON.parse(encodeMessage(sample())), payload: j }))));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('a binary message whose placeholders do not match its columns is refused', () => {
+    const { header, columns } = decodeArrow(encodeMessage(sample(), 'binary'));
+    const twice = header.replace('"s2":{"$col":2}', '"s2":{"$col":1}');
+    expect(() => decodeMessage(encodeArrow(twice, columns))).toThrow(/missing or repeated column/);
+    const unused = header.replace('"s2":{"$col":2}', '"s2":[1]');
+    expect(() => decodeMessage(encodeArrow(unused, columns))).toThrow(/carries a column nothing refers to/);
+    const list = new List(new Field('item', new Int32(), false));
+    expect(String(list)).toBe('List<Int32>');
+  });
+});
+
+/** the envelope of a message whose payload holds a typed array of each element type the codec carries */
+export type AnyMessage = Message;

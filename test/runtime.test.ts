@@ -1,0 +1,368 @@
+/**
+ * The federation runtime on a toy protocol (each round the server asks for a
+ * vector and sums what it accepts): the round loop in both drivers, the
+ * failure policy (refusals, invalid replies, duplicates, strays, stale and
+ * late replies, timeouts), minimums, sampling, notifications, size limits and
+ * the accounting of rounds and bytes.
+ */
+import { beforeAll, describe, expect, test } from 'vitest';
+import {
+  defineMessage,
+  defineProtocol,
+  encodeMessage,
+  f64Array,
+  FederationError,
+  init,
+  InProcessTransport,
+  InvalidDataError,
+  InvalidMessageError,
+  InvalidParameterError,
+  record,
+  runFederation,
+  runFederationSync,
+  wholeNumber,
+  type ClientRole,
+  type Exchange,
+  type ExchangeOptions,
+  type Failure,
+  type Message,
+  type RoundContext,
+  type ServerRole,
+  type SyncTransport,
+} from '../ts/index.js';
+import { decodeMessage } from '../ts/federated/messages/codec.js';
+
+beforeAll(async () => {
+  await init();
+});
+
+const ASK = defineMessage('toy/ask', record({ length: wholeNumber(1, 100) }));
+const VALUE = defineMessage('toy/value', record({ values: f64Array() }));
+const TOTAL = defineMessage('toy/total', record({ values: f64Array() }));
+const TOY = defineProtocol('toy', [
+  [ASK, VALUE],
+  [TOTAL, null],
+]);
+
+/** Asks every client of the round for `length` numbers, `rounds` times; then sends the total back. */
+class SumServer implements ServerRole<Float64Array, Float64Array> {
+  readonly protocol = TOY;
+  readonly total = new Float64Array(3);
+  readonly seen: { round: number; clients: readonly string[]; accepted: string[]; failures: Failure[] }[] = [];
+  discarded = 0;
+  private round = 0;
+  private notified = false;
+  constructor(
+    private readonly rounds: number,
+    private readonly notify = false,
+  ) {}
+  get done(): boolean {
+    return this.round >= this.rounds && (!this.notify || this.notified);
+  }
+  configure(ctx: RoundContext): Map<string, Message> {
+    if (this.round >= this.rounds) {
+      this.notified = true;
+      const m = TOTAL.create('server', this.round, { values: this.total });
+      return new Map(ctx.clients.map((id) => [id, m]));
+    }
+    const m = ASK.create('server', ctx.round, { length: 3 });
+    return new Map(ctx.clients.map((id) => [id, m]));
+  }
+  accept(reply: Message): Float64Array {
+    const v = (reply.payload as { values: Float64Array }).values;
+    if (v.length !== 3) throw new InvalidMessageError(`values has ${v.length} entries; expected 3`);
+    if (v.some((x) => x < 0)) throw new InvalidMessageError('values must be non-negative', 'a value is negative');
+    return v;
+  }
+  discard(): void {
+    this.discarded += 1;
+  }
+  aggregate(ctx: RoundContext, accepted: ReadonlyMap<string, Float64Array>, failures: readonly Failure[]): { sum: number } {
+    for (const v of accepted.values()) for (let i = 0; i < 3; i++) this.total[i]! += v[i]!;
+    this.seen.push({ round: ctx.round, clients: ctx.clients, accepted: [...accepted.keys()], failures: [...failures] });
+    this.round += 1;
+    return { sum: this.total.reduce((a, b) => a + b, 0) };
+  }
+  result(): Float64Array {
+    return this.total.slice();
+  }
+}
+
+/** Answers with (base, base, base) each round; `misbehave` may replace or refuse. */
+class Client implements ClientRole {
+  readonly protocol = TOY;
+  readonly got: Message[] = [];
+  constructor(
+    readonly id: string,
+    private readonly base: number,
+    private readonly misbehave?: (m: Message, honest: Message) => Message | undefined,
+  ) {}
+  respond(m: Message): Message | undefined {
+    this.got.push(m);
+    if (m.kind === TOTAL.kind) return undefined;
+    const honest = VALUE.create(this.id, m.round, { values: new Float64Array(3).fill(this.base) });
+    return this.misbehave ? this.misbehave(m, honest) : honest;
+  }
+}
+
+const clients = (n: number) => Array.from({ length: n }, (_, i) => new Client(`c${i}`, i + 1));
+
+/** An in-process transport whose exchanges a test can edit (duplicates, strays, lost replies). */
+class Edited extends InProcessTransport {
+  constructor(
+    roles: ClientRole[],
+    private readonly edit: (round: number, ex: Exchange) => void,
+    encoding: 'binary' | 'json' = 'binary',
+  ) {
+    super(roles, { encoding });
+  }
+  override exchangeSync(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Exchange {
+    const ex = super.exchangeSync(round, messages, options);
+    this.edit(round, ex);
+    return ex;
+  }
+}
+
+describe('the round loop', () => {
+  test('sync and async drivers give the same run; rounds, bytes and messages are counted per client', async () => {
+    const a = runFederationSync(new SumServer(3, true), clients(4));
+    const b = await runFederation(new SumServer(3, true), clients(4));
+    expect(Array.from(a.model)).toEqual([30, 30, 30]);
+    expect(Array.from(b.model)).toEqual(Array.from(a.model));
+    expect(a.rounds).toBe(3);
+    // three rounds of requests, then one of notifications that ends no round
+    expect(a.history.map((r) => [r.round, r.replies])).toEqual([
+      [1, true],
+      [2, true],
+      [3, true],
+      [4, false],
+    ]);
+    const ask = encodeMessage(ASK.create('server', 1, { length: 3 }), 'binary').length;
+    const reply = encodeMessage(VALUE.create('c0', 1, { values: new Float64Array(3) }), 'binary').length;
+    const total = encodeMessage(TOTAL.create('server', 3, { values: new Float64Array(3) }), 'binary').length;
+    for (const [, t] of a.clientTraffic) {
+      expect(t).toEqual({ bytesDown: 3 * ask + total, bytesUp: 3 * reply, messagesDown: 4, messagesUp: 3 });
+    }
+    expect(a.traffic).toEqual({ rounds: 3, bytesDown: 4 * (3 * ask + total), bytesUp: 12 * reply, messagesDown: 16, messagesUp: 12 });
+    expect(b.traffic).toEqual(a.traffic);
+    expect(a.history[2]!.metrics).toEqual({ sum: 90 });
+    expect(a.excluded).toEqual([]);
+  });
+
+  test('JSON and binary encodings give the same run, in different bytes', () => {
+    const json = runFederationSync(new SumServer(2), new InProcessTransport(clients(3), { encoding: 'json' }));
+    const bin = runFederationSync(new SumServer(2), new InProcessTransport(clients(3), { encoding: 'binary' }));
+    const none = runFederationSync(new SumServer(2), new InProcessTransport(clients(3), { encoding: 'none' }));
+    expect(Array.from(json.model)).toEqual(Array.from(bin.model));
+    expect(Array.from(none.model)).toEqual(Array.from(bin.model));
+    expect(json.traffic.bytesUp).not.toBe(bin.traffic.bytesUp);
+    expect(none.traffic.messagesUp).toBe(bin.traffic.messagesUp);
+  });
+
+  test('a notification reaches the clients that took part, and each decodes its own copy', () => {
+    const cs = clients(2);
+    runFederationSync(new SumServer(1, true), cs);
+    const [a, b] = [cs[0]!.got.at(-1)!, cs[1]!.got.at(-1)!];
+    expect(a.kind).toBe('toy/total');
+    expect(Array.from((a.payload as { values: Float64Array }).values)).toEqual([3, 3, 3]);
+    expect((a.payload as { values: Float64Array }).values).not.toBe((b.payload as { values: Float64Array }).values);
+  });
+});
+
+describe('failures and the policy', () => {
+  test('a client that refuses is excluded with its reason and asked no more; with onInvalid fail the run throws its error', () => {
+    const refusing = (m: Message) => {
+      throw new InvalidDataError(`cannot answer round ${m.round}`);
+    };
+    const make = () => [...clients(2), new Client('bad', 100, refusing)];
+    const r = runFederationSync(new SumServer(3), make());
+    expect(Array.from(r.model)).toEqual([9, 9, 9]);
+    expect(r.excluded).toEqual([{ client: 'bad', round: 1, reason: 'bad: cannot answer round 1' }]);
+    expect(r.failures[0]).toMatchObject({ kind: 'refused', excluded: true });
+    expect(r.history.map((h) => h.asked)).toEqual([3, 2, 2]);
+    expect(() => runFederationSync(new SumServer(3), make(), { onInvalid: 'fail' })).toThrow(InvalidDataError);
+    expect(() => runFederationSync(new SumServer(3), make(), { onInvalid: 'fail' })).toThrow(/bad: cannot answer round 1/);
+  });
+
+  test.each([
+    ['a reply the server refuses', (_m: Message, h: Message) => ({ ...h, payload: { values: [1, -1, 1] } }) as Message, /values must be non-negative/],
+    ['another sender', (_m: Message, h: Message) => ({ ...h, from: 'c0' }), /claims to come from "c0"/],
+    ['another round', (_m: Message, h: Message) => ({ ...h, round: h.round + 5 }), /is for round 6, not 1/],
+    ['another kind', (_m: Message, h: Message) => ({ ...h, kind: 'toy/total' }), /expected a toy\/value message, got toy\/total/],
+    ['a field the message does not declare', (_m: Message, h: Message) => ({ ...h, payload: { ...(h.payload as object), extra: 1 } }), /does not declare/],
+    ['a NaN', (_m: Message, h: Message) => ({ ...h, payload: { values: [1, NaN, 1] } }) as Message, /cannot send NaN/],
+  ])('%s: the client is excluded and the result equals the run without it', (_what, corrupt, reason) => {
+    for (const encoding of ['binary', 'json'] as const) {
+      const withBad = runFederationSync(new SumServer(2), new InProcessTransport([...clients(3), new Client('bad', 50, corrupt)], { encoding }));
+      const without = runFederationSync(new SumServer(2), new InProcessTransport(clients(3), { encoding }));
+      expect(Array.from(withBad.model)).toEqual(Array.from(without.model));
+      expect(withBad.excluded.map((e) => e.client)).toEqual(['bad']);
+      expect(withBad.excluded[0]!.reason).toMatch(reason);
+    }
+  });
+
+  test('a server under privacy passes on which check failed, never the values', () => {
+    const server = new SumServer(1);
+    Object.defineProperty(server, 'detailedReasons', { value: false });
+    const r = runFederationSync(server, [...clients(2), new Client('bad', 1, (_m, h) => ({ ...h, payload: { values: [7, -3.25, 7] } }) as Message)]);
+    expect(r.excluded[0]!.reason).toBe('bad: a value is negative');
+    expect(r.excluded[0]!.reason).not.toMatch(/3\.25/);
+  });
+
+  test('QoS 1 duplicates: an identical copy is ignored, a different second reply excludes its sender', () => {
+    const dup = new Edited(clients(3), (_r, ex) => {
+      const first = ex.received.get('c0')![0]!;
+      ex.received.get('c0')!.push(first);
+      const c1 = ex.received.get('c1')!;
+      const other = encodeMessage(VALUE.create('c1', decodeMessage(c1[0] as Uint8Array).round, { values: new Float64Array([9, 9, 9]) }), 'binary');
+      c1.push(other);
+    });
+    const server = new SumServer(1);
+    const r = runFederationSync(server, dup);
+    expect(r.excluded.map((e) => [e.client, e.reason])).toEqual([['c1', 'c1: sent more than one reply in round 1']]);
+    expect(server.seen[0]!.accepted).toEqual(['c0', 'c2']);
+    expect(Array.from(r.model)).toEqual([4, 4, 4]);
+    // both copies counted as traffic
+    expect(r.traffic.messagesUp).toBe(5);
+  });
+
+  test('a message nobody asked for excludes a known sender; a late reply after a timeout is dropped; unknown senders are ignored', () => {
+    let lost: Uint8Array | undefined;
+    const t = new Edited(clients(3), (round, ex) => {
+      if (round === 1) {
+        // c2's reply of round 1 is late: it arrives in round 2, when c2 is asked again
+        lost = ex.received.get('c2')![0] as Uint8Array;
+        ex.received.delete('c2');
+        ex.missing.set('c2', { kind: 'timeout', reason: 'did not answer round 1 in time' });
+      } else if (round === 2) {
+        ex.received.get('c2')!.unshift(lost!);
+        ex.received.set('stranger', [lost!]);
+      }
+    });
+    const server = new SumServer(2);
+    const r = runFederationSync(server, t);
+    // the late copy came first: it is not this round's, so c2's round is judged on it and c2 goes
+    expect(r.failures.map((f) => [f.client, f.kind, f.excluded])).toEqual([
+      ['c2', 'timeout', false],
+      ['c2', 'invalid', true],
+    ]);
+    expect(server.seen.map((s) => s.accepted)).toEqual([
+      ['c0', 'c1'],
+      ['c0', 'c1'],
+    ]);
+  });
+
+  test('a stale reply of a round the client missed, arriving while it is not asked, is dropped', () => {
+    let lost: Uint8Array | undefined;
+    const roles = clients(3);
+    const t = new Edited(roles, (round, ex) => {
+      if (round === 1) {
+        lost = ex.received.get('c2')![0] as Uint8Array;
+        ex.received.delete('c2');
+        ex.missing.set('c2', { kind: 'timeout', reason: 'did not answer round 1 in time' });
+      } else if (round === 2) {
+        ex.received.set('c2', [...(ex.received.get('c2') ?? []), lost!]);
+      }
+    });
+    // round 2 asks only c0 and c1 (fraction), so c2's late copy is a stray of a round it missed
+    const server = new SumServer(2);
+    const original = server.configure.bind(server);
+    server.configure = (ctx) => {
+      const m = original(ctx);
+      if (ctx.round === 2) m.delete('c2');
+      return m;
+    };
+    const r = runFederationSync(server, t);
+    expect(r.excluded).toEqual([]);
+    expect(r.failures.map((f) => f.kind)).toEqual(['timeout']);
+  });
+
+  test('a timeout or a dropout costs the client its round only', () => {
+    const t = new Edited(clients(3), (round, ex) => {
+      if (round === 1) {
+        ex.received.delete('c0');
+        ex.missing.set('c0', { kind: 'dropout', reason: 'its connection closed' });
+      }
+    });
+    const server = new SumServer(2);
+    const r = runFederationSync(server, t);
+    expect(r.excluded).toEqual([]);
+    expect(r.failures).toEqual([{ client: 'c0', round: 1, kind: 'dropout', reason: 'c0: its connection closed', excluded: false }]);
+    expect(server.seen.map((s) => s.accepted)).toEqual([
+      ['c1', 'c2'],
+      ['c0', 'c1', 'c2'],
+    ]);
+  });
+
+  test('too few clients or replies fail the run with a FederationError; what was accepted is discarded', () => {
+    expect(() => runFederationSync(new SumServer(1), clients(2), { minClients: 3 })).toThrow(FederationError);
+    expect(() => runFederationSync(new SumServer(1), clients(2), { minClients: 3 })).toThrow(/2 clients available, fewer than the 3 required/);
+    const refusing = () => {
+      throw new InvalidDataError('no');
+    };
+    const server = new SumServer(1);
+    expect(() => runFederationSync(server, [new Client('a', 1), new Client('b', 1, refusing)], { minReplies: 2 })).toThrow(
+      /round 1: 1 usable reply of 2, fewer than the 2 required \(b: no\)/,
+    );
+    expect(server.discarded).toBe(1);
+    expect(server.total).toEqual(new Float64Array(3));
+  });
+
+  test('an oversize reply is refused before it is decoded', () => {
+    const big = new Client('big', 1, (_m, h) => ({ ...h, payload: { values: new Float64Array(20_000) } }) as Message);
+    const r = runFederationSync(new SumServer(1), [...clients(2), big], { maxMessageBytes: 64 * 1024 });
+    expect(r.excluded[0]!.reason).toMatch(/big: a message of \d+ bytes is over the limit of 65536 bytes/);
+  });
+
+  test('policy and server mistakes are typed errors', () => {
+    expect(() => runFederationSync(new SumServer(1), clients(2), { fraction: 0 })).toThrow(InvalidParameterError);
+    expect(() => runFederationSync(new SumServer(1), clients(2), { onInvalid: 'ignore' as never })).toThrow(/onInvalid must be one of/);
+    expect(() => runFederationSync(new SumServer(1), [new Client('a', 1), new Client('a', 2)])).toThrow(/two clients have the id "a"/);
+    const stray = new SumServer(1);
+    stray.configure = () => new Map([['nobody', ASK.create('server', 1, { length: 3 })]]);
+    expect(() => runFederationSync(stray, clients(2))).toThrow(/asked nobody, which is not among this round's clients/);
+  });
+});
+
+describe('sampling', () => {
+  test('a seeded fraction of the clients each round: reproducible, varying, in join order', () => {
+    const run = (seed: number) => {
+      const server = new SumServer(4);
+      runFederationSync(server, clients(10), { fraction: 0.3, sampleSeed: seed });
+      return server.seen.map((s) => s.clients);
+    };
+    const a = run(7);
+    expect(a).toEqual(run(7));
+    expect(a.every((c) => c.length === 3)).toBe(true);
+    expect(new Set(a.map((c) => c.join())).size).toBeGreaterThan(1);
+    for (const c of a) expect([...c].sort((x, y) => Number(x.slice(1)) - Number(y.slice(1)))).toEqual(c);
+    expect(run(8)).not.toEqual(a);
+  });
+
+  test('at least minReplies clients are asked', () => {
+    const server = new SumServer(1);
+    runFederationSync(server, clients(10), { fraction: 0.1, sampleSeed: 1, minReplies: 4 });
+    expect(server.seen[0]!.clients.length).toBe(4);
+  });
+});
+
+/** A transport for the sync driver that never answers: every client times out. */
+class Silent implements SyncTransport {
+  readonly name = 'silent';
+  availableSync() {
+    return ['x', 'y'];
+  }
+  available() {
+    return Promise.resolve(this.availableSync());
+  }
+  exchangeSync(_round: number, messages: ReadonlyMap<string, Message>): Exchange {
+    return { sent: new Map([...messages.keys()].map((id) => [id, 10])), received: new Map(), missing: new Map() };
+  }
+  exchange(round: number, messages: ReadonlyMap<string, Message>): Promise<Exchange> {
+    return Promise.resolve(this.exchangeSync(round, messages));
+  }
+}
+
+test('a round in which every client times out fails the run, naming the timeouts', () => {
+  expect(() => runFederationSync(new SumServer(1), new Silent())).toThrow(/round 1: 0 usable replies of 2, fewer than the 1 required \(x: did not answer round 1; y: did not answer round 1\)/);
+});
