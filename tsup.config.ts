@@ -3,18 +3,33 @@ import { defineConfig } from 'tsup';
 
 const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
 
+/** Node-only packages and built-ins: only fedmix/node and the CLI load them. */
+const nodeOnly = ['piscina', 'mqtt', 'aedes', 'ws', /^node:/];
+
 export default defineConfig([
   {
-    // the library: ESM + CJS + declarations, no Node built-ins (runs in browsers)
-    entry: { index: 'ts/index.ts' },
+    // the library (fedmix: no Node built-ins, runs in browsers) and fedmix/node beside it;
+    // split into shared chunks so that both entries use one copy of the library (one WASM instance, one Matrix class)
+    entry: { index: 'ts/index.ts', node: 'ts/node.ts' },
     format: ['esm', 'cjs'],
     dts: true,
     platform: 'neutral',
     target: 'es2020',
     sourcemap: true,
     clean: true,
-    external: ['apache-arrow'],
+    splitting: true,
+    shims: true,
+    external: ['apache-arrow', ...nodeOnly],
     // small and tree-shaken: bundled, so that browsers need no import map entry for it
+    noExternal: ['valibot'],
+  },
+  {
+    // the module each worker thread of a WorkerTransport runs (a thread has its own module graph)
+    entry: { worker: 'ts/federated/transport/worker.ts' },
+    format: ['esm'],
+    platform: 'node',
+    target: 'node18',
+    external: ['apache-arrow'],
     noExternal: ['valibot'],
   },
   {
@@ -24,7 +39,7 @@ export default defineConfig([
     platform: 'node',
     target: 'node18',
     banner: { js: '#!/usr/bin/env node' },
-    external: ['apache-arrow'],
+    external: ['apache-arrow', 'piscina', 'mqtt', 'aedes', 'ws'],
     noExternal: ['valibot'],
     loader: { '.csv': 'text' },
     define: { __FEDMIX_VERSION__: JSON.stringify(version) },

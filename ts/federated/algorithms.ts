@@ -1,0 +1,86 @@
+/**
+ * The algorithms by name, for everything that builds roles from plain data
+ * rather than code: a worker thread creating its clients, the `fedmix server`
+ * and `fedmix client` commands, serve() and join(). A client spec is
+ * structured-cloneable (it crosses to workers as is).
+ */
+import { Matrix, type MatrixLike } from '../data/matrix.js';
+import { InvalidParameterError } from '../errors.js';
+import { DemClient } from './dem/client.js';
+import { DemServer, type DemServerOptions } from './dem/server.js';
+import { FedGEMClient, type FedGEMClientOptions } from './fedgem/client.js';
+import { FedGEMServer, type FedGEMServerOptions } from './fedgem/server.js';
+import { FedGenGMMClient, type FedGenGMMClientOptions } from './fedgengmm/client.js';
+import { FedGenGMMServer, type FedGenGMMServerOptions } from './fedgengmm/server.js';
+import { MdmClient, type MdmClientOptions } from './mdm/client.js';
+import { MdmServer, type MdmServerOptions } from './mdm/server.js';
+import type { ClientRole, ServerRole } from './runtime/roles.js';
+
+export const ALGORITHMS = ['fedgengmm', 'dem', 'fedgem', 'mdm'] as const;
+export type AlgorithmName = (typeof ALGORITHMS)[number];
+
+/** A matrix as plain data: column-major values. */
+export interface MatrixData {
+  data: Float64Array;
+  nRows: number;
+  nCols: number;
+}
+
+/** What a client is made of: its algorithm, id, rows (an MDM client: its histogram as one row) and options. */
+export interface ClientSpec {
+  algorithm: AlgorithmName;
+  id: string;
+  data: MatrixData;
+  /** FedGEM: the rows that score phi candidates */
+  validation?: MatrixData;
+  options?: Record<string, unknown>;
+}
+
+export function matrixData(x: MatrixLike): MatrixData {
+  const m = Matrix.from(x);
+  return { data: m.data, nRows: m.nRows, nCols: m.nCols };
+}
+
+function matrix(d: MatrixData): Matrix {
+  if (d === null || typeof d !== 'object' || !(d.data instanceof Float64Array)) throw new InvalidParameterError('client data must be { data: Float64Array, nRows, nCols }');
+  return new Matrix(d.data, d.nRows, d.nCols);
+}
+
+export function checkAlgorithm(name: unknown): AlgorithmName {
+  if (!(ALGORITHMS as readonly unknown[]).includes(name)) throw new InvalidParameterError(`algorithm must be one of ${ALGORITHMS.join(', ')}, got ${JSON.stringify(name)}`);
+  return name as AlgorithmName;
+}
+
+/** The client role a spec describes. */
+export function makeClient(spec: ClientSpec): ClientRole & { dispose(): void } {
+  const data = matrix(spec.data);
+  const options = spec.options ?? {};
+  switch (checkAlgorithm(spec.algorithm)) {
+    case 'fedgengmm':
+      return new FedGenGMMClient(spec.id, data, options as FedGenGMMClientOptions);
+    case 'dem':
+      return new DemClient(spec.id, data);
+    case 'fedgem':
+      return new FedGEMClient(spec.id, data, options as unknown as FedGEMClientOptions, spec.validation && matrix(spec.validation));
+    case 'mdm': {
+      if (data.nRows !== 1) throw new InvalidParameterError(`an MDM client's data is its histogram: one row of counts, got ${data.nRows} rows`);
+      return new MdmClient(spec.id, data.data, options as MdmClientOptions);
+    }
+  }
+}
+
+export type ServerOptions = DemServerOptions | FedGenGMMServerOptions | FedGEMServerOptions | MdmServerOptions;
+
+/** The server role of an algorithm, with its own options. */
+export function makeServer(algorithm: AlgorithmName, options: Record<string, unknown>): ServerRole {
+  switch (checkAlgorithm(algorithm)) {
+    case 'fedgengmm':
+      return new FedGenGMMServer(options as unknown as FedGenGMMServerOptions);
+    case 'dem':
+      return new DemServer(options as unknown as DemServerOptions);
+    case 'fedgem':
+      return new FedGEMServer(options as unknown as FedGEMServerOptions);
+    case 'mdm':
+      return new MdmServer(options as unknown as MdmServerOptions);
+  }
+}
