@@ -156,8 +156,15 @@ pub unsafe extern "C" fn fm_gmm_info(h: *const GmmHandle, out: *mut f64) {
     f64s_mut(out, 7).copy_from_slice(&v);
 }
 
-/// Copies a parameter array out: 0 weights, 1 means, 2 covariances,
-/// 3 precisions_cholesky, 4 precisions. Returns the number of values.
+/// Codes of the parameter arrays fm_gmm_read copies out.
+pub(crate) const READ_WEIGHTS: i32 = 0;
+pub(crate) const READ_MEANS: i32 = 1;
+pub(crate) const READ_COVARIANCES: i32 = 2;
+pub(crate) const READ_PRECISIONS_CHOLESKY: i32 = 3;
+pub(crate) const READ_PRECISIONS: i32 = 4;
+
+/// Copies a parameter array out (`which`: one of the READ_ codes). Returns
+/// the number of values, or -1 for an unknown code.
 ///
 /// # Safety
 /// `h` is a live handle and `out` is large enough (see the shapes).
@@ -166,11 +173,11 @@ pub unsafe extern "C" fn fm_gmm_read(h: *const GmmHandle, which: i32, out: *mut 
     let g = &(*h).gmm;
     let owned;
     let src: &[f64] = match which {
-        0 => &g.weights,
-        1 => &g.means,
-        2 => &g.covariances,
-        3 => &g.precisions_chol,
-        4 => {
+        READ_WEIGHTS => &g.weights,
+        READ_MEANS => &g.means,
+        READ_COVARIANCES => &g.covariances,
+        READ_PRECISIONS_CHOLESKY => &g.precisions_chol,
+        READ_PRECISIONS => {
             owned = g.precisions();
             &owned
         }

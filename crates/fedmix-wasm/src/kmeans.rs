@@ -4,7 +4,13 @@ use super::{data, f64s, f64s_mut, seed, status, u32s_mut};
 use fedmix_core::kmeans::{self, KMeansInit, KMeansOptions};
 use fedmix_core::{Error, Rng};
 
-/// k-means. `init`: 0 k-means++, 1 random rows, 2 the k x d centers at `centers`.
+/// Codes of fm_kmeans_fit's `init`: k-means++ seeds, k distinct random rows,
+/// or the k x d centers given at `centers`.
+pub(crate) const INIT_PLUS_PLUS: i32 = 0;
+pub(crate) const INIT_RANDOM: i32 = 1;
+pub(crate) const INIT_GIVEN: i32 = 2;
+
+/// k-means. `init`: one of the INIT_ codes.
 /// Writes centers (k x d), labels (n) and [inertia, n_iter] to `out_stats`.
 ///
 /// # Safety
@@ -30,9 +36,9 @@ pub unsafe extern "C" fn fm_kmeans_fit(
 ) -> i32 {
     status((|| {
         let init = match init {
-            0 => KMeansInit::PlusPlus,
-            1 => KMeansInit::Random,
-            2 => KMeansInit::Given(f64s(centers, centers_len).to_vec()),
+            INIT_PLUS_PLUS => KMeansInit::PlusPlus,
+            INIT_RANDOM => KMeansInit::Random,
+            INIT_GIVEN => KMeansInit::Given(f64s(centers, centers_len).to_vec()),
             _ => return Err(Error::param(format!("unknown k-means init code {}; use 0 k-means++, 1 random, 2 given centers", init))),
         };
         let opts = KMeansOptions { n_clusters: k, init, n_init, max_iter, tol };

@@ -68,9 +68,12 @@ thread_local! {
     static LAST_ERROR: RefCell<String> = RefCell::new(String::new());
 }
 
+/// The status of a call that succeeded; a failed one returns ErrorKind::code.
+const OK: i32 = 0;
+
 fn status(r: Result<()>) -> i32 {
     match r {
-        Ok(()) => 0,
+        Ok(()) => OK,
         Err(e) => {
             let code = e.kind.code();
             LAST_ERROR.with(|s| *s.borrow_mut() = e.message);
