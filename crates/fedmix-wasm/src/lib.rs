@@ -13,6 +13,7 @@ use std::slice;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 mod assignment;
+mod constants;
 mod dem;
 mod dirichlet_multinomial;
 mod fedgem;
@@ -62,7 +63,7 @@ pub extern "C" fn fm_heap_in_use() -> usize {
 }
 
 /// Bumped whenever an export changes meaning; the loader checks it.
-const ABI_VERSION: i32 = 8;
+const ABI_VERSION: i32 = 9;
 
 thread_local! {
     static LAST_ERROR: RefCell<String> = RefCell::new(String::new());
