@@ -15,10 +15,15 @@ import {
   COVARIANCE_TYPES,
   FedGEMClient,
   INIT_PARAMS,
+  InvalidDataError,
+  InvalidParameterError,
   MDM_GUARDS,
   MDM_MAX_CELLS,
+  NumericalError,
+  WasmError,
   init,
 } from '../ts/index.js';
+import { errorFromStatus } from '../ts/errors.js';
 import { CORE_CONSTANTS, coreConstant, coreConstantName, type ConstantGroup } from '../ts/wasm/constants.js';
 import { instance, resetForTests } from '../ts/wasm/loader.js';
 import { blobs } from './helpers.js';
@@ -57,6 +62,19 @@ test('every covariance type and initParams option has a code in the core, and no
   await init();
   expect([...CORE_CONSTANTS.covariance_type].sort()).toEqual([...COVARIANCE_TYPES].sort());
   expect([...CORE_CONSTANTS.init_params].sort()).toEqual([...INIT_PARAMS].sort());
+});
+
+test('every failed status of the core maps to its error class; an unknown one to WasmError', async () => {
+  await init();
+  const classes = { invalid_data: InvalidDataError, invalid_parameter: InvalidParameterError, numerical: NumericalError } as const;
+  for (const name of CORE_CONSTANTS.status) {
+    if (name === 'ok') continue;
+    const status = coreConstant('status', name);
+    const e = errorFromStatus(status, coreConstantName('status', status), 'message');
+    expect(e, name).toBeInstanceOf(classes[name]);
+    expect(e.message).toBe('message');
+  }
+  expect(errorFromStatus(99, coreConstantName('status', 99), 'm')).toBeInstanceOf(WasmError);
 });
 
 test('MDM_MAX_CELLS, a public constant needed before init(), equals the core mdm::MAX_CELLS', async () => {
