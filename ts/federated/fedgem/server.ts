@@ -16,6 +16,7 @@
  */
 import { FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { requireOneOf, requirePositive } from '../../validate.js';
+import { coreConstant } from '../../wasm/constants.js';
 import { withScope } from '../../wasm/memory.js';
 import { checkEnvelope, decodeMessage, message, type Message } from '../message.js';
 import type { ExcludedClient } from '../transport.js';
@@ -304,17 +305,16 @@ export class FedGEMServer {
   }
 }
 
-/** A component counts when it explains at least this share of its client's rows (as MIN_SHARE in server.rs). */
-const MIN_SHARE = 1e-9;
-
 /** Indices (into the stacked components) of the informative ones; all of them if none is. */
 function informative(list: ReceivedComponents[]): number[] {
+  // a component counts when it explains at least this share of its client's rows (the core's MIN_SHARE)
+  const minShare = coreConstant('fedgem', 'min_share');
   const kept: number[] = [];
   let at = 0;
   for (const c of list) {
     const total = c.counts.reduce((a, b) => a + b, 0);
     c.counts.forEach((n, j) => {
-      if (n > 0 && n >= MIN_SHARE * total) kept.push(at + j);
+      if (n > 0 && n >= minShare * total) kept.push(at + j);
     });
     at += c.k;
   }
