@@ -77,14 +77,17 @@ export class WasmError extends FedmixError {
   }
 }
 
-/** Maps a status code of the C ABI (ErrorKind::code in fedmix-core) to its class. */
-export function errorFromStatus(status: number, message: string): FedmixError {
-  switch (status) {
-    case 1:
+/**
+ * Maps a failed status of the C ABI to its class, by the status's name in the
+ * core's table (ErrorKind in fedmix-core; see ts/wasm/constants.ts).
+ */
+export function errorFromStatus(status: number, name: string | undefined, message: string): FedmixError {
+  switch (name) {
+    case 'invalid_data':
       return new InvalidDataError(message);
-    case 2:
+    case 'invalid_parameter':
       return new InvalidParameterError(message);
-    case 3:
+    case 'numerical':
       return new NumericalError(message);
     default:
       return new WasmError(`unexpected status ${status} from the WASM core: ${message}`);

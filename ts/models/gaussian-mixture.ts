@@ -7,6 +7,7 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { InvalidParameterError, NotFittedError } from '../errors.js';
+import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
 import { OwnedHandle, Scope, withScope } from '../wasm/memory.js';
 import {
   flattenNumeric,
@@ -74,10 +75,16 @@ export interface GaussianMixtureJSON {
   options?: Omit<GaussianMixtureOptions, 'weightsInit' | 'meansInit' | 'precisionsInit'>;
 }
 
-/** Covariance type codes of the C ABI (CovarianceType::code in fedmix-core). @internal */
-export const COV_CODE: Record<CovarianceType, number> = { full: 0, tied: 1, diag: 2, spherical: 3 };
-const INIT_CODE: Record<InitParams, number> = { kmeans: 0, 'k-means++': 1, random: 2, random_from_data: 3 };
-const READ = { weights: 0, means: 1, covariances: 2, precisionsCholesky: 3, precisions: 4 } as const;
+/** Covariance type codes of the C ABI, read from the core (CovarianceType::code in fedmix-core). @internal */
+export const COV_CODE: Readonly<Record<CovarianceType, number>> = codeTable('covariance_type');
+/** The parameter arrays fm_gmm_read copies out, by their names in the core's table. */
+const READ = {
+  weights: 'weights',
+  means: 'means',
+  covariances: 'covariances',
+  precisionsCholesky: 'precisions_cholesky',
+  precisions: 'precisions',
+} as const satisfies Record<string, ConstantMember<'gmm_read'>>;
 
 /** Number of values in a covariance-shaped array. */
 export function covarianceLength(type: CovarianceType, k: number, d: number): number {
@@ -167,7 +174,7 @@ export class GaussianMixture {
     s.check(
       s.w.fm_gmm_fit(
         ptr, n, d, o.nComponents, COV_CODE[o.covarianceType], o.tol, o.regCovar, o.maxIter, o.nInit,
-        INIT_CODE[o.initParams], ...s.f64Optional(o.weightsInit), ...s.f64Optional(o.meansInit),
+        coreConstant('init_params', o.initParams), ...s.f64Optional(o.weightsInit), ...s.f64Optional(o.meansInit),
         ...s.f64Optional(o.precisionsInit), warm, seedLo, seedHi, out,
       ),
     );
@@ -185,7 +192,7 @@ export class GaussianMixture {
     this.stats = {
       nComponents: v[0]!,
       nFeatures: v[1]!,
-      covarianceType: COVARIANCE_TYPES[v[2]!]!,
+      covarianceType: coreConstantName('covariance_type', v[2]!)!,
       converged: v[3] === 1,
       nIter: v[4]!,
       lowerBound: v[5]!,
@@ -302,7 +309,7 @@ export class GaussianMixture {
       const len = which === 'weights' ? k : which === 'means' ? k * d : covarianceLength(t, k, d);
       v = withScope((s) => {
         const out = s.f64(len);
-        s.w.fm_gmm_read(handle, READ[which], out);
+        s.w.fm_gmm_read(handle, coreConstant('gmm_read', READ[which]), out);
         return s.readF64(out, len);
       });
       this.cache.set(which, v);

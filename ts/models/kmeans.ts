@@ -5,6 +5,7 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
+import { coreConstant } from '../wasm/constants.js';
 import { withScope } from '../wasm/memory.js';
 import { flattenNumeric, requireInteger, requireNumber, seedParts, type NumericArray } from '../validate.js';
 
@@ -49,10 +50,10 @@ export class KMeans {
     const x = Matrix.from(X);
     const k = this.nClusters;
     const [lo, hi] = seedParts(this.seed);
-    const initCode = this.init === 'k-means++' ? 0 : this.init === 'random' ? 1 : 2;
     if (this.init instanceof Float64Array && this.init.length !== k * x.nCols) {
       throw new InvalidParameterError(`init centers have ${this.init.length} values; expected nClusters x nFeatures = ${k} x ${x.nCols}`);
     }
+    const initCode = coreConstant('kmeans_init', this.init instanceof Float64Array ? 'given' : this.init);
     this.fittedState = withScope((s) => {
       const [given, givenLen] = s.f64Optional(this.init instanceof Float64Array ? this.init : undefined);
       const centers = s.f64(k * x.nCols);

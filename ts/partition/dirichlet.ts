@@ -25,6 +25,7 @@
 import { Matrix } from '../data/matrix.js';
 import { InvalidParameterError } from '../errors.js';
 import { requirePositive } from '../validate.js';
+import { coreConstant } from '../wasm/constants.js';
 import {
   assemble,
   emptyBuckets,
@@ -63,7 +64,8 @@ export function dirichlet(labels: ArrayLike<Label>, options: DirichletOptions): 
   const minSize = requireMinSize(options?.minSize);
   const clients = requireClients(options?.clients, n, minSize);
   const alpha = requirePositive('alpha', options?.alpha);
-  if (alpha < 1e-300) throw new InvalidParameterError(`alpha must be >= 1e-300, got ${alpha}; smaller concentrations overflow the gamma draws`);
+  const minShape = coreConstant('distributions', 'min_shape');
+  if (alpha < minShape) throw new InvalidParameterError(`alpha must be >= ${minShape}, got ${alpha}; smaller concentrations overflow the gamma draws`);
   const byClass = rowsByClass(codes, K);
   return withRng(options?.seed, (rng) => {
     // logW.data[k * clients + c] = ln pi_{c,k}

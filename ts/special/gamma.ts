@@ -14,6 +14,7 @@
  */
 import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { flattenNumeric } from '../validate.js';
+import { coreConstant, type ConstantMember } from '../wasm/constants.js';
 import { withScope } from '../wasm/memory.js';
 import type { WasmExports } from '../wasm/loader.js';
 
@@ -71,7 +72,7 @@ export function trigamma(x: number | ArrayLike<number>, out?: Float64Array): num
   return elementwise('fm_trigamma', x, out);
 }
 
-function pairwise(which: 0 | 1, name: string, x: number | ArrayLike<number>, n: number | ArrayLike<number>): number | Float64Array {
+function pairwise(which: ConstantMember<'gamma_differences'>, name: string, x: number | ArrayLike<number>, n: number | ArrayLike<number>): number | Float64Array {
   const len = typeof x === 'number' ? (typeof n === 'number' ? 1 : n.length) : x.length;
   if (typeof x !== 'number' && typeof n !== 'number' && n.length !== x.length) {
     throw new InvalidDataError(`${name}: x has ${x.length} values but n has ${n.length}; pass equal lengths or a single number`);
@@ -83,7 +84,7 @@ function pairwise(which: 0 | 1, name: string, x: number | ArrayLike<number>, n: 
   const ns = Float64Array.from({ length: len }, (_, i) => at(n, i));
   const out = withScope((s) => {
     const o = s.f64(len);
-    s.w.fm_gamma_differences(which, s.f64From(xs), s.f64From(ns), o, len);
+    s.w.fm_gamma_differences(coreConstant('gamma_differences', which), s.f64From(xs), s.f64From(ns), o, len);
     return s.readF64(o, len);
   });
   return typeof x === 'number' && typeof n === 'number' ? out[0]! : out;
@@ -98,12 +99,12 @@ function pairwise(which: 0 | 1, name: string, x: number | ArrayLike<number>, n: 
 export function digammaDiff(x: number, n: number): number;
 export function digammaDiff(x: number | ArrayLike<number>, n: number | ArrayLike<number>): number | Float64Array;
 export function digammaDiff(x: number | ArrayLike<number>, n: number | ArrayLike<number>): number | Float64Array {
-  return pairwise(0, 'digammaDiff', x, n);
+  return pairwise('digamma', 'digammaDiff', x, n);
 }
 
 /** ln Gamma(x + n) - ln Gamma(x), the log rising factorial, for x > 0, n >= 0 (NaN outside). */
 export function lnRisingFactorial(x: number, n: number): number;
 export function lnRisingFactorial(x: number | ArrayLike<number>, n: number | ArrayLike<number>): number | Float64Array;
 export function lnRisingFactorial(x: number | ArrayLike<number>, n: number | ArrayLike<number>): number | Float64Array {
-  return pairwise(1, 'lnRisingFactorial', x, n);
+  return pairwise('lgamma', 'lnRisingFactorial', x, n);
 }

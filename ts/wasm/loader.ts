@@ -15,6 +15,10 @@ export interface WasmExports {
   fm_last_error_len(): number;
   fm_clear_error(): void;
   fm_heap_in_use(): number;
+  fm_constant_count(): number;
+  fm_constant_name_ptr(i: number): number;
+  fm_constant_name_len(i: number): number;
+  fm_constant_value(i: number): number;
   fm_alloc(bytes: number): number;
   fm_free(ptr: number, bytes: number): void;
   fm_gmm_fit(
@@ -132,8 +136,11 @@ export interface WasmExports {
   ): number;
 }
 
-/** Must equal ABI_VERSION in crates/fedmix-wasm. */
-const ABI_VERSION = 8;
+/**
+ * Must equal ABI_VERSION in crates/fedmix-wasm: the one number TypeScript
+ * cannot read from the core, since it says whether this wrapper may read it.
+ */
+const ABI_VERSION = 9;
 
 export type Backend = 'simd' | 'scalar';
 
@@ -151,6 +158,8 @@ export interface InitInfo {
 interface Instance {
   exports: WasmExports;
   info: InitInfo;
+  /** The core's constants by name (`group.member`; see ./constants.ts). */
+  constants: ReadonlyMap<string, number>;
   /** Increases with every instantiation; handles from older ones are dead. */
   generation: number;
 }
@@ -220,7 +229,18 @@ async function instantiate(backend: Backend): Promise<Instance> {
     throw new WasmError(`WASM core ABI ${abi} does not match the TypeScript wrapper (${ABI_VERSION}); rebuild with scripts/build-wasm.sh`);
   }
   generation += 1;
-  return { exports, info: { simd: exports.fm_simd() === 1, backend }, generation };
+  return { exports, info: { simd: exports.fm_simd() === 1, backend }, constants: readConstants(exports), generation };
+}
+
+/** The core's table of constants (names static in its memory, values plain numbers). */
+function readConstants(w: WasmExports): ReadonlyMap<string, number> {
+  const decoder = new TextDecoder();
+  const table = new Map<string, number>();
+  for (let i = 0; i < w.fm_constant_count(); i++) {
+    const name = decoder.decode(new Uint8Array(w.memory.buffer, w.fm_constant_name_ptr(i) >>> 0, w.fm_constant_name_len(i)).slice());
+    table.set(name, w.fm_constant_value(i));
+  }
+  return table;
 }
 
 function chooseBackend(requested: InitOptions['backend']): Backend {

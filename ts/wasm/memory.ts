@@ -6,6 +6,7 @@
  * right before use, because growing the memory detaches earlier ones.
  */
 import { errorFromStatus, NotFittedError, WasmError } from '../errors.js';
+import { coreConstant, coreConstantName } from './constants.js';
 import { instance, type WasmExports } from './loader.js';
 
 const decoder = new TextDecoder();
@@ -76,9 +77,9 @@ export class Scope {
     return new Uint32Array(this.w.memory.buffer, ptr, n).slice();
   }
 
-  /** Throws the typed error the core reported for a non-zero status. */
+  /** Throws the typed error the core reported for a status other than ok. */
   check(status: number): void {
-    if (status !== 0) throw errorFromStatus(status, takeLastError(this.w));
+    if (status !== coreConstant('status', 'ok')) throw errorFromStatus(status, coreConstantName('status', status), takeLastError(this.w));
   }
 
   free(): void {

@@ -14,8 +14,10 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    pub const ALL: [ErrorKind; 3] = [ErrorKind::InvalidData, ErrorKind::InvalidParameter, ErrorKind::Numerical];
+
     /// Stable status code used across the C ABI (0 means success).
-    pub fn code(self) -> i32 {
+    pub const fn code(self) -> i32 {
         match self {
             ErrorKind::InvalidData => 1,
             ErrorKind::InvalidParameter => 2,

@@ -37,9 +37,18 @@ unsafe fn owners<'a>(ptr: *const u32, len: usize) -> &'a [u32] {
     }
 }
 
+/// Codes of fm_fedgem_client_new's `init`: k-means++ seeds (best of n_init by
+/// inertia), or k-means from them.
+pub(crate) const INIT_SEEDS: i32 = 0;
+pub(crate) const INIT_KMEANS: i32 = 1;
+
+/// Codes of fm_fedgem_client_steps' `method`.
+pub(crate) const RADIUS_CLOSED_FORM: i32 = 0;
+pub(crate) const RADIUS_BISECTION: i32 = 1;
+
 /// A client over n x d rows with k components: `weights` (k) or null for
-/// uniform, the known `variance`, starting `means` (k x d) or null for
-/// k-means++ seeds (`init` 0; best of n_init by inertia) or k-means (`init` 1).
+/// uniform, the known `variance`, starting `means` (k x d) or null for the
+/// start `init` (an INIT_ code) makes.
 ///
 /// # Safety
 /// Pointers cover the shapes; `out_handle` receives the handle.
@@ -74,10 +83,10 @@ pub unsafe extern "C" fn fm_fedgem_client_new(
             None => {
                 // validate before the (slower) k-means
                 Isotropic::new(k, d, weights.clone(), variance, vec![0.0; k * d])?;
-                if init != 0 && init != 1 {
+                if init != INIT_SEEDS && init != INIT_KMEANS {
                     return Err(Error::param(format!("unknown init code {}; use 0 k-means++ seeds, 1 k-means", init)));
                 }
-                Isotropic::kmeans_init(&x, k, weights, variance, n_init, init == 1, &mut Rng::new(seed(seed_lo, seed_hi)))?
+                Isotropic::kmeans_init(&x, k, weights, variance, n_init, init == INIT_KMEANS, &mut Rng::new(seed(seed_lo, seed_hi)))?
             }
         };
         let h = FedGemClient { values: x.values.to_vec(), n, d, model };
@@ -96,8 +105,8 @@ pub unsafe extern "C" fn fm_fedgem_client_free(h: *mut FedGemClient) {
 }
 
 /// `steps` local EM steps; writes the maximizers (k x d), radii (k), counts (k)
-/// and the mean log-likelihood. `method` 0 closed form, 1 bisection with
-/// `iterations` halvings.
+/// and the mean log-likelihood. `method` RADIUS_CLOSED_FORM, or
+/// RADIUS_BISECTION with `iterations` halvings.
 ///
 /// # Safety
 /// `h` is live; outputs cover the shapes.
@@ -116,8 +125,8 @@ pub unsafe extern "C" fn fm_fedgem_client_steps(
     status((|| {
         let c = &mut *h;
         let method = match method {
-            0 => RadiusMethod::ClosedForm,
-            1 => RadiusMethod::Bisection { iterations },
+            RADIUS_CLOSED_FORM => RadiusMethod::ClosedForm,
+            RADIUS_BISECTION => RadiusMethod::Bisection { iterations },
             _ => return Err(Error::param(format!("unknown radius method code {}; use 0 closed form, 1 bisection", method))),
         };
         let x = Data { values: &c.values, n: c.n, d: c.d };

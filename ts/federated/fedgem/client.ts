@@ -14,6 +14,7 @@ import { silhouetteScore } from '../../metrics/clustering.js';
 import { nearestCenters } from '../../models/kmeans.js';
 import { Rng } from '../../random.js';
 import { requireInteger, requireOneOf, requirePositive, seedParts } from '../../validate.js';
+import { coreConstant } from '../../wasm/constants.js';
 import { OwnedHandle, withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import type { ClientRole } from '../runtime/roles.js';
@@ -121,7 +122,7 @@ export class FedGEMClient implements ClientRole {
     }
     const [lo, hi] = seedParts(o.seed);
     const nInit = requireInteger('nInit', o.nInit ?? 3, 1);
-    const init = requireOneOf('init', o.init ?? 'k-means++', ['k-means++', 'kmeans'] as const) === 'kmeans' ? 1 : 0;
+    const init = coreConstant('fedgem_init', requireOneOf('init', o.init ?? 'k-means++', ['k-means++', 'kmeans'] as const));
     // the noise generator before the client's handle: whichever throws, nothing is left allocated
     if (o.noiseSeed !== undefined) requireInteger('noiseSeed', o.noiseSeed, 0);
     this.noise = o.privacy ? new Rng(o.noiseSeed ?? freshSeed()) : undefined;
@@ -207,7 +208,7 @@ export class FedGEMClient implements ClientRole {
     const o = this.options;
     const r = withScope((s) => {
       const [m, rad, cnt, ll] = [s.f64(k * d), s.f64(k), s.f64(k), s.f64(1)];
-      const method = o.radius === 'bisection' ? 1 : 0;
+      const method = coreConstant('fedgem_radius', o.radius === 'bisection' ? 'bisection' : 'closed_form');
       s.check(s.w.fm_fedgem_client_steps(this.handle.ptr, o.localSteps ?? 1, method, o.bisectionIterations ?? 60, m, rad, cnt, ll));
       return { maximizers: s.readF64(m, k * d), radii: s.readF64(rad, k), counts: s.readF64(cnt, k) };
     });

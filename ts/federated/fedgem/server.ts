@@ -30,6 +30,7 @@
  */
 import { InvalidParameterError } from '../../errors.js';
 import { requireInteger, requireOneOf, requirePositive } from '../../validate.js';
+import { coreConstant } from '../../wasm/constants.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import type { Failure, RoundContext, ServerRole } from '../runtime/roles.js';
@@ -350,17 +351,16 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
   }
 }
 
-/** A component counts when it explains at least this share of its client's rows (as MIN_SHARE in server.rs). */
-const MIN_SHARE = 1e-9;
-
 /** Indices (into the stacked components) of the informative ones; all of them if none is. */
 function informative(list: ReceivedComponents[]): number[] {
+  // a component counts when it explains at least this share of its client's rows (the core's MIN_SHARE)
+  const minShare = coreConstant('fedgem', 'min_share');
   const kept: number[] = [];
   let at = 0;
   for (const c of list) {
     const total = c.counts.reduce((a, b) => a + b, 0);
     c.counts.forEach((n, j) => {
-      if (n > 0 && n >= MIN_SHARE * total) kept.push(at + j);
+      if (n > 0 && n >= minShare * total) kept.push(at + j);
     });
     at += c.k;
   }

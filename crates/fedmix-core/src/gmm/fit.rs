@@ -25,14 +25,34 @@ pub enum InitParams {
 }
 
 impl InitParams {
-    pub fn from_code(code: i32) -> Result<Self> {
-        match code {
-            0 => Ok(InitParams::KMeans),
-            1 => Ok(InitParams::KMeansPlusPlus),
-            2 => Ok(InitParams::Random),
-            3 => Ok(InitParams::RandomFromData),
-            _ => Err(Error::param(format!("unknown initParams code {}; use 0 kmeans, 1 k-means++, 2 random, 3 random_from_data", code))),
+    pub const ALL: [InitParams; 4] = [InitParams::KMeans, InitParams::KMeansPlusPlus, InitParams::Random, InitParams::RandomFromData];
+
+    /// Stable code used across the C ABI.
+    pub const fn code(self) -> i32 {
+        match self {
+            InitParams::KMeans => 0,
+            InitParams::KMeansPlusPlus => 1,
+            InitParams::Random => 2,
+            InitParams::RandomFromData => 3,
         }
+    }
+
+    /// scikit-learn's name of the method (its `init_params` value).
+    pub fn name(self) -> &'static str {
+        match self {
+            InitParams::KMeans => "kmeans",
+            InitParams::KMeansPlusPlus => "k-means++",
+            InitParams::Random => "random",
+            InitParams::RandomFromData => "random_from_data",
+        }
+    }
+
+    pub fn from_code(code: i32) -> Result<Self> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|p| p.code() == code)
+            .ok_or_else(|| Error::param(format!("unknown initParams code {}; use 0 kmeans, 1 k-means++, 2 random, 3 random_from_data", code)))
     }
 }
 
@@ -282,12 +302,22 @@ mod tests {
     }
 
     #[test]
+    fn init_params_codes_round_trip_and_unknown_codes_fail() {
+        for p in InitParams::ALL {
+            assert_eq!(InitParams::from_code(p.code()).unwrap(), p);
+        }
+        let e = InitParams::from_code(4).unwrap_err();
+        assert_eq!(e.kind, crate::error::ErrorKind::InvalidParameter);
+        assert!(e.message.contains("unknown initParams code 4"));
+    }
+
+    #[test]
     fn recovers_two_blobs_with_every_init_and_type() {
         let mut rng = Rng::new(4);
         let v = two_blobs(200, &mut rng);
         let x = Data::new(&v, 400, 2).unwrap();
         for t in CovarianceType::ALL {
-            for init in [InitParams::KMeans, InitParams::KMeansPlusPlus, InitParams::Random, InitParams::RandomFromData] {
+            for init in InitParams::ALL {
                 // near-symmetric random starts leave EM on a plateau for a while: tight tol
                 let o = FitOptions { n_components: 2, covariance_type: t, init_params: init, n_init: 2, max_iter: 1000, tol: 1e-9, ..Default::default() };
                 let r = fit(&x, &o, None, &mut Rng::new(1)).unwrap();

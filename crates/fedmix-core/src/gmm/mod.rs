@@ -31,7 +31,7 @@ pub enum CovarianceType {
 impl CovarianceType {
     pub const ALL: [CovarianceType; 4] = [CovarianceType::Full, CovarianceType::Tied, CovarianceType::Diag, CovarianceType::Spherical];
 
-    pub fn code(self) -> i32 {
+    pub const fn code(self) -> i32 {
         match self {
             CovarianceType::Full => 0,
             CovarianceType::Tied => 1,

@@ -49,7 +49,8 @@ pub const ALPHA_MAX: f64 = 1e12;
 
 /// Largest K x C and K x N accepted (each): 80 MB per matrix. Sizes arrive in
 /// messages, so this bounds what a request can make a client (or the server)
-/// allocate. ts/federated/mdm/messages.ts has the same limit (MDM_MAX_CELLS).
+/// allocate. ts/federated/mdm/messages.ts has the same limit (MDM_MAX_CELLS, a
+/// public constant; test/wasm-constants.test.ts compares it with this one).
 pub const MAX_CELLS: usize = 10_000_000;
 
 /// Checks the sizes of a model: K >= 1 components, C >= 2 categories, N >= 1,

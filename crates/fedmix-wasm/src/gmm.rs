@@ -1,0 +1,270 @@
+//! Gaussian mixtures: fitting, models from their parameters, reading them
+//! back, scoring, prediction and sampling, over opaque handles TypeScript frees.
+
+use super::{data, f64s, f64s_mut, optional, seed, status, u32s_mut};
+use fedmix_core::gmm::fit::{self, FitOptions, InitParams};
+use fedmix_core::gmm::{estep, sample, CovarianceType, Gmm};
+use fedmix_core::{Data, Error, Result, Rng};
+
+/// A fitted Gaussian mixture and its fit statistics, owned by TypeScript.
+pub struct GmmHandle {
+    pub(crate) gmm: Gmm,
+    pub(crate) converged: bool,
+    pub(crate) n_iter: usize,
+    pub(crate) lower_bound: f64,
+}
+
+pub(crate) fn into_handle(h: GmmHandle, out: *mut usize) {
+    unsafe { *out = Box::into_raw(Box::new(h)) as usize };
+}
+
+/// # Safety
+/// Pointers must cover the shapes given; `warm` is 0 or a live handle.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_gmm_fit(
+    x: *const f64,
+    n: usize,
+    d: usize,
+    k: usize,
+    cov_type: i32,
+    tol: f64,
+    reg_covar: f64,
+    max_iter: usize,
+    n_init: usize,
+    init_params: i32,
+    weights_init: *const f64,
+    weights_init_len: usize,
+    means_init: *const f64,
+    means_init_len: usize,
+    precisions_init: *const f64,
+    precisions_init_len: usize,
+    warm: *const GmmHandle,
+    seed_lo: u32,
+    seed_hi: u32,
+    out_handle: *mut usize,
+) -> i32 {
+    status((|| {
+        let t = CovarianceType::from_code(cov_type)?;
+        let opts = FitOptions {
+            n_components: k,
+            covariance_type: t,
+            tol,
+            reg_covar,
+            max_iter,
+            n_init,
+            init_params: InitParams::from_code(init_params)?,
+            weights_init: optional(weights_init, weights_init_len),
+            means_init: optional(means_init, means_init_len),
+            precisions_init: optional(precisions_init, precisions_init_len),
+        };
+        let warm = warm.as_ref().map(|h| (&h.gmm, h.lower_bound));
+        let r = fit::fit(&data(x, n, d)?, &opts, warm, &mut Rng::new(seed(seed_lo, seed_hi)))?;
+        into_handle(GmmHandle { gmm: r.gmm, converged: r.converged, n_iter: r.n_iter, lower_bound: r.lower_bound }, out_handle);
+        Ok(())
+    })())
+}
+
+/// A model from its parameters (JSON import). `covariances` may be null.
+///
+/// # Safety
+/// Pointers must cover the shapes given.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_gmm_from_parts(
+    cov_type: i32,
+    k: usize,
+    d: usize,
+    weights: *const f64,
+    weights_len: usize,
+    means: *const f64,
+    means_len: usize,
+    precisions_chol: *const f64,
+    precisions_chol_len: usize,
+    covariances: *const f64,
+    covariances_len: usize,
+    out_handle: *mut usize,
+) -> i32 {
+    status((|| {
+        let t = CovarianceType::from_code(cov_type)?;
+        let gmm = Gmm::from_parts(
+            t,
+            k,
+            d,
+            f64s(weights, weights_len).to_vec(),
+            f64s(means, means_len).to_vec(),
+            f64s(precisions_chol, precisions_chol_len).to_vec(),
+            optional(covariances, covariances_len),
+        )?;
+        into_handle(GmmHandle { gmm, converged: false, n_iter: 0, lower_bound: f64::NEG_INFINITY }, out_handle);
+        Ok(())
+    })())
+}
+
+/// A model from weights, means and covariances (what federated clients send),
+/// rejecting a covariance that is not positive definite.
+///
+/// # Safety
+/// Pointers cover their lengths.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_gmm_from_covariances(
+    cov_type: i32,
+    k: usize,
+    d: usize,
+    weights: *const f64,
+    weights_len: usize,
+    means: *const f64,
+    means_len: usize,
+    covariances: *const f64,
+    covariances_len: usize,
+    out_handle: *mut usize,
+) -> i32 {
+    status((|| {
+        let t = CovarianceType::from_code(cov_type)?;
+        let gmm = Gmm::from_covariances(
+            t,
+            k,
+            d,
+            f64s(weights, weights_len).to_vec(),
+            f64s(means, means_len).to_vec(),
+            f64s(covariances, covariances_len).to_vec(),
+        )?;
+        into_handle(GmmHandle { gmm, converged: false, n_iter: 0, lower_bound: f64::NEG_INFINITY }, out_handle);
+        Ok(())
+    })())
+}
+
+/// # Safety
+/// `h` is a live handle; it is dead afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn fm_gmm_free(h: *mut GmmHandle) {
+    if !h.is_null() {
+        drop(Box::from_raw(h));
+    }
+}
+
+/// Writes [k, d, covariance type, converged, n_iter, lower_bound, n_parameters].
+///
+/// # Safety
+/// `h` is a live handle, `out` holds 7 values.
+#[no_mangle]
+pub unsafe extern "C" fn fm_gmm_info(h: *const GmmHandle, out: *mut f64) {
+    let h = &*h;
+    let g = &h.gmm;
+    let v = [g.k as f64, g.d as f64, g.cov_type.code() as f64, h.converged as i32 as f64, h.n_iter as f64, h.lower_bound, g.n_parameters() as f64];
+    f64s_mut(out, 7).copy_from_slice(&v);
+}
+
+/// Codes of the parameter arrays fm_gmm_read copies out.
+pub(crate) const READ_WEIGHTS: i32 = 0;
+pub(crate) const READ_MEANS: i32 = 1;
+pub(crate) const READ_COVARIANCES: i32 = 2;
+pub(crate) const READ_PRECISIONS_CHOLESKY: i32 = 3;
+pub(crate) const READ_PRECISIONS: i32 = 4;
+
+/// Copies a parameter array out (`which`: one of the READ_ codes). Returns
+/// the number of values, or -1 for an unknown code.
+///
+/// # Safety
+/// `h` is a live handle and `out` is large enough (see the shapes).
+#[no_mangle]
+pub unsafe extern "C" fn fm_gmm_read(h: *const GmmHandle, which: i32, out: *mut f64) -> i32 {
+    let g = &(*h).gmm;
+    let owned;
+    let src: &[f64] = match which {
+        READ_WEIGHTS => &g.weights,
+        READ_MEANS => &g.means,
+        READ_COVARIANCES => &g.covariances,
+        READ_PRECISIONS_CHOLESKY => &g.precisions_chol,
+        READ_PRECISIONS => {
+            owned = g.precisions();
+            &owned
+        }
+        _ => return -1,
+    };
+    f64s_mut(out, src.len()).copy_from_slice(src);
+    src.len() as i32
+}
+
+fn require_features(g: &Gmm, x: &Data) -> Result<()> {
+    if x.d != g.d {
+        return Err(Error::data(format!("X has {} features but the model was fitted with {}; pass data with {} columns", x.d, g.d, g.d)));
+    }
+    x.require_finite("X")
+}
+
+/// Per-row log-likelihood log sum_c w_c N(x | c) into `out_lse` (n).
+///
+/// # Safety
+/// Live handle; pointers cover the shapes.
+#[no_mangle]
+pub unsafe extern "C" fn fm_gmm_score_samples(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_lse: *mut f64) -> i32 {
+    let g = &(*h).gmm;
+    status((|| {
+        let x = data(x, n, d)?;
+        require_features(g, &x)?;
+        let mut resp = vec![0.0; n * g.k];
+        estep::e_step(&x, g, &mut estep::Scratch::new(d), &mut resp, f64s_mut(out_lse, n));
+        Ok(())
+    })())
+}
+
+/// Responsibilities (n x k, column-major) into `out_resp`, and per-row
+/// log-likelihood into `out_lse`.
+///
+/// # Safety
+/// Live handle; pointers cover the shapes.
+#[no_mangle]
+pub unsafe extern "C" fn fm_gmm_predict_proba(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_resp: *mut f64, out_lse: *mut f64) -> i32 {
+    let g = &(*h).gmm;
+    status((|| {
+        let x = data(x, n, d)?;
+        require_features(g, &x)?;
+        estep::e_step(&x, g, &mut estep::Scratch::new(d), f64s_mut(out_resp, n * g.k), f64s_mut(out_lse, n));
+        Ok(())
+    })())
+}
+
+/// Most probable component per row into `out_labels` (n).
+///
+/// # Safety
+/// Live handle; pointers cover the shapes.
+#[no_mangle]
+pub unsafe extern "C" fn fm_gmm_predict(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_labels: *mut u32) -> i32 {
+    let g = &(*h).gmm;
+    status((|| {
+        let x = data(x, n, d)?;
+        require_features(g, &x)?;
+        estep::predict(&x, g, u32s_mut(out_labels, n));
+        Ok(())
+    })())
+}
+
+/// n draws (n x d, column-major, grouped by component) and their components.
+///
+/// # Safety
+/// Live handle; pointers cover the shapes.
+#[no_mangle]
+pub unsafe extern "C" fn fm_gmm_sample(h: *const GmmHandle, n: usize, seed_lo: u32, seed_hi: u32, out_x: *mut f64, out_labels: *mut u32) -> i32 {
+    let g = &(*h).gmm;
+    status((|| {
+        if n < 1 {
+            return Err(Error::param(format!("sample needs n >= 1, got {}", n)));
+        }
+        sample::sample(g, n, &mut Rng::new(seed(seed_lo, seed_hi)), f64s_mut(out_x, n * g.d), u32s_mut(out_labels, n))
+    })())
+}
+
+/// Restores fit statistics on an imported model (JSON round trip), so a warm
+/// start continues from the saved lower bound.
+///
+/// # Safety
+/// `h` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn fm_gmm_set_stats(h: *mut GmmHandle, converged: i32, n_iter: usize, lower_bound: f64) {
+    let h = &mut *h;
+    h.converged = converged != 0;
+    h.n_iter = n_iter;
+    h.lower_bound = lower_bound;
+}

@@ -1,0 +1,65 @@
+//! k-means: fitting and nearest centers.
+
+use super::{data, f64s, f64s_mut, seed, status, u32s_mut};
+use fedmix_core::kmeans::{self, KMeansInit, KMeansOptions};
+use fedmix_core::{Error, Rng};
+
+/// Codes of fm_kmeans_fit's `init`: k-means++ seeds, k distinct random rows,
+/// or the k x d centers given at `centers`.
+pub(crate) const INIT_PLUS_PLUS: i32 = 0;
+pub(crate) const INIT_RANDOM: i32 = 1;
+pub(crate) const INIT_GIVEN: i32 = 2;
+
+/// k-means. `init`: one of the INIT_ codes.
+/// Writes centers (k x d), labels (n) and [inertia, n_iter] to `out_stats`.
+///
+/// # Safety
+/// Pointers cover the shapes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_kmeans_fit(
+    x: *const f64,
+    n: usize,
+    d: usize,
+    k: usize,
+    init: i32,
+    centers: *const f64,
+    centers_len: usize,
+    n_init: usize,
+    max_iter: usize,
+    tol: f64,
+    seed_lo: u32,
+    seed_hi: u32,
+    out_centers: *mut f64,
+    out_labels: *mut u32,
+    out_stats: *mut f64,
+) -> i32 {
+    status((|| {
+        let init = match init {
+            INIT_PLUS_PLUS => KMeansInit::PlusPlus,
+            INIT_RANDOM => KMeansInit::Random,
+            INIT_GIVEN => KMeansInit::Given(f64s(centers, centers_len).to_vec()),
+            _ => return Err(Error::param(format!("unknown k-means init code {}; use 0 k-means++, 1 random, 2 given centers", init))),
+        };
+        let opts = KMeansOptions { n_clusters: k, init, n_init, max_iter, tol };
+        let r = kmeans::fit(&data(x, n, d)?, &opts, &mut Rng::new(seed(seed_lo, seed_hi)))?;
+        f64s_mut(out_centers, k * d).copy_from_slice(&r.centers);
+        u32s_mut(out_labels, n).copy_from_slice(&r.labels);
+        f64s_mut(out_stats, 2).copy_from_slice(&[r.inertia, r.n_iter as f64]);
+        Ok(())
+    })())
+}
+
+/// Nearest of k centers (k x d) per row, and the squared distance to it.
+///
+/// # Safety
+/// Pointers cover the shapes.
+#[no_mangle]
+pub unsafe extern "C" fn fm_kmeans_predict(x: *const f64, n: usize, d: usize, centers: *const f64, k: usize, out_labels: *mut u32, out_dist: *mut f64) -> i32 {
+    status((|| {
+        let x = data(x, n, d)?;
+        x.require_finite("X")?;
+        kmeans::assign(&x, f64s(centers, k * d), k, u32s_mut(out_labels, n), f64s_mut(out_dist, n));
+        Ok(())
+    })())
+}

@@ -1,0 +1,253 @@
+//! Mixtures of Dirichlet-multinomials (fedmix_core::mdm). A model crosses the
+//! boundary as (k, c, n_max, tau, alpha, pi): tau (k), alpha (k x c) and pi
+//! (k x n_max), row-major, and is checked on every call (it is small). Client
+//! histograms are m x c row-major counts with their sizes (m). Sums are written,
+//! not added, to the outputs.
+
+use super::{f64s, f64s_mut, seed, status, u32s, u32s_mut};
+use fedmix_core::mdm::client::{self as mdm_client, InitStats, Prepared, RoundStats};
+use fedmix_core::mdm::{self, sample as mdm_sample, server as mdm_server, Mdm};
+use fedmix_core::{Error, Result, Rng};
+
+/// The model's shapes are checked before any slice is taken from them.
+unsafe fn mdm_model(k: usize, c: usize, n_max: usize, tau: *const f64, alpha: *const f64, pi: *const f64) -> Result<Mdm> {
+    mdm::check_shape(k, c, n_max)?;
+    Mdm::new(k, c, n_max, f64s(tau, k).to_vec(), f64s(alpha, k * c).to_vec(), f64s(pi, k * n_max).to_vec())
+}
+
+fn mdm_cells(m: usize, c: usize) -> Result<usize> {
+    m.checked_mul(c).filter(|&v| v <= isize::MAX as usize / 8).ok_or_else(|| Error::param(format!("{} histograms of {} categories do not fit in memory", m, c)))
+}
+
+/// Checks a model (fedmix_core::mdm::Mdm::new).
+///
+/// # Safety
+/// Pointers cover the shapes.
+#[no_mangle]
+pub unsafe extern "C" fn fm_mdm_check(k: usize, c: usize, n_max: usize, tau: *const f64, alpha: *const f64, pi: *const f64) -> i32 {
+    status(mdm_model(k, c, n_max, tau, alpha, pi).map(|_| ()))
+}
+
+/// Checks m client histograms (m x c counts) and their sizes against N = n_max
+/// (fedmix_core::mdm::check_histograms).
+///
+/// # Safety
+/// Pointers cover the shapes.
+#[no_mangle]
+pub unsafe extern "C" fn fm_mdm_check_histograms(counts: *const f64, sizes: *const f64, m: usize, c: usize, n_max: usize) -> i32 {
+    status((|| {
+        let cells = mdm_cells(m, c)?;
+        mdm::check_histograms(f64s(counts, cells), f64s(sizes, m), m, c, n_max)
+    })())
+}
+
+/// ln q(c_i, n_i) of m clients into out_ll (m; -inf where the model gives the
+/// size probability 0) and, unless out_resp is null, their responsibilities (m x k).
+///
+/// # Safety
+/// Pointers cover the shapes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_mdm_log_pmf(
+    k: usize,
+    c: usize,
+    n_max: usize,
+    tau: *const f64,
+    alpha: *const f64,
+    pi: *const f64,
+    counts: *const f64,
+    sizes: *const f64,
+    m: usize,
+    out_ll: *mut f64,
+    out_resp: *mut f64,
+) -> i32 {
+    status((|| {
+        let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
+        let cells = mdm_cells(m, c)?;
+        let resp = if out_resp.is_null() { None } else { Some(f64s_mut(out_resp, mdm_cells(m, k)?)) };
+        mdm_client::log_pmf(&Prepared::for_batch(&model, m), f64s(counts, cells), f64s(sizes, m), m, f64s_mut(out_ll, m), resp)
+    })())
+}
+
+/// m new clients: histograms (m x c), sizes (m) and components (m).
+///
+/// # Safety
+/// Pointers cover the shapes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_mdm_sample(
+    k: usize,
+    c: usize,
+    n_max: usize,
+    tau: *const f64,
+    alpha: *const f64,
+    pi: *const f64,
+    m: usize,
+    seed_lo: u32,
+    seed_hi: u32,
+    out_counts: *mut f64,
+    out_sizes: *mut f64,
+    out_components: *mut u32,
+) -> i32 {
+    status((|| {
+        let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
+        let cells = mdm_cells(m, c)?;
+        mdm_sample::sample(&model, m, &mut Rng::new(seed(seed_lo, seed_hi)), f64s_mut(out_counts, cells), f64s_mut(out_sizes, m), u32s_mut(out_components, m))
+    })())
+}
+
+/// Algorithm 1's sums of m clients (client i chose components[i]): E (k x n_max), P and Q (k x c).
+///
+/// # Safety
+/// Pointers cover the shapes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_mdm_init_stats(
+    k: usize,
+    c: usize,
+    n_max: usize,
+    counts: *const f64,
+    sizes: *const f64,
+    m: usize,
+    components: *const u32,
+    out_e: *mut f64,
+    out_p: *mut f64,
+    out_q: *mut f64,
+) -> i32 {
+    status((|| {
+        mdm::check_shape(k, c, n_max)?;
+        let cells = mdm_cells(m, c)?;
+        let mut acc = InitStats::zeros(k, c, n_max);
+        mdm_client::init_contributions(f64s(counts, cells), f64s(sizes, m), m, u32s(components, m), &mut acc)?;
+        f64s_mut(out_e, k * n_max).copy_from_slice(&acc.e);
+        f64s_mut(out_p, k * c).copy_from_slice(&acc.p);
+        f64s_mut(out_q, k * c).copy_from_slice(&acc.q);
+        Ok(())
+    })())
+}
+
+/// Algorithm 2's sums of m clients under the model: omega (k), E (k x n_max),
+/// u (k x c), v (k), and out_extra = [log-likelihood of the supported
+/// clients, unsupported clients, clients]. `clip` bounds each client's (u, v)
+/// norm (Infinity: no clipping).
+///
+/// # Safety
+/// Pointers cover the shapes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_mdm_round_stats(
+    k: usize,
+    c: usize,
+    n_max: usize,
+    tau: *const f64,
+    alpha: *const f64,
+    pi: *const f64,
+    counts: *const f64,
+    sizes: *const f64,
+    m: usize,
+    clip: f64,
+    out_omega: *mut f64,
+    out_e: *mut f64,
+    out_u: *mut f64,
+    out_v: *mut f64,
+    out_extra: *mut f64,
+) -> i32 {
+    status((|| {
+        let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
+        let cells = mdm_cells(m, c)?;
+        let mut acc = RoundStats::zeros(k, c, n_max);
+        mdm_client::round_statistics(&Prepared::for_batch(&model, m), f64s(counts, cells), f64s(sizes, m), m, clip, &mut acc)?;
+        f64s_mut(out_omega, k).copy_from_slice(&acc.omega);
+        f64s_mut(out_e, k * n_max).copy_from_slice(&acc.e);
+        f64s_mut(out_u, k * c).copy_from_slice(&acc.u);
+        f64s_mut(out_v, k).copy_from_slice(&acc.v);
+        f64s_mut(out_extra, 3).copy_from_slice(&[acc.log_likelihood, acc.unsupported, acc.clients]);
+        Ok(())
+    })())
+}
+
+fn write_model(model: &Mdm, tau: *mut f64, alpha: *mut f64, pi: *mut f64) {
+    unsafe {
+        f64s_mut(tau, model.k).copy_from_slice(&model.tau);
+        f64s_mut(alpha, model.k * model.c).copy_from_slice(&model.alpha);
+        f64s_mut(pi, model.k * model.n_max).copy_from_slice(&model.pi);
+    }
+}
+
+/// Algorithm 1, server side, from the sums of `clients` clients (noisy 1: Gaussian
+/// noise was added to them); the guards that acted in out_flags[0] (server.rs bits).
+///
+/// # Safety
+/// Pointers cover the shapes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_mdm_initialize(
+    k: usize,
+    c: usize,
+    n_max: usize,
+    e: *const f64,
+    p: *const f64,
+    q: *const f64,
+    clients: f64,
+    noisy: i32,
+    out_tau: *mut f64,
+    out_alpha: *mut f64,
+    out_pi: *mut f64,
+    out_flags: *mut f64,
+) -> i32 {
+    status((|| {
+        mdm::check_shape(k, c, n_max)?;
+        let agg = InitStats { k, c, n_max, e: f64s(e, k * n_max).to_vec(), p: f64s(p, k * c).to_vec(), q: f64s(q, k * c).to_vec(), clients };
+        let (model, flags) = mdm_server::initialize(&agg, noisy != 0)?;
+        write_model(&model, out_tau, out_alpha, out_pi);
+        *out_flags = flags as f64;
+        Ok(())
+    })())
+}
+
+/// Algorithm 2, server side: the model after a round with the sums of `clients`
+/// clients (noisy 1: Gaussian noise was added to them); the guards that acted
+/// in out_flags[0].
+///
+/// # Safety
+/// Pointers cover the shapes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_mdm_update(
+    k: usize,
+    c: usize,
+    n_max: usize,
+    tau: *const f64,
+    alpha: *const f64,
+    pi: *const f64,
+    omega: *const f64,
+    e: *const f64,
+    u: *const f64,
+    v: *const f64,
+    clients: f64,
+    noisy: i32,
+    out_tau: *mut f64,
+    out_alpha: *mut f64,
+    out_pi: *mut f64,
+    out_flags: *mut f64,
+) -> i32 {
+    status((|| {
+        let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
+        let agg = RoundStats {
+            k,
+            c,
+            n_max,
+            omega: f64s(omega, k).to_vec(),
+            e: f64s(e, k * n_max).to_vec(),
+            u: f64s(u, k * c).to_vec(),
+            v: f64s(v, k).to_vec(),
+            log_likelihood: 0.0,
+            unsupported: 0.0,
+            clients,
+        };
+        let (next, flags) = mdm_server::update(&model, &agg, noisy != 0)?;
+        write_model(&next, out_tau, out_alpha, out_pi);
+        *out_flags = flags as f64;
+        Ok(())
+    })())
+}

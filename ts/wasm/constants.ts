@@ -1,0 +1,69 @@
+/**
+ * Numbers that belong to the core: the codes of the C ABI's enumerations, the
+ * status codes, and limits and thresholds TypeScript applies around a call.
+ * The core exports them as a table of (name, value) rows
+ * (crates/fedmix-wasm/src/constants.rs) that the loader reads once at init();
+ * TypeScript asks for them by name here instead of copying the numbers.
+ *
+ * A few copies remain where a value is needed before init() or is public API
+ * as a plain number (MDM_MAX_CELLS, MDM_GUARDS, ABI_VERSION in the loader);
+ * test/wasm-constants.test.ts compares each with the core's.
+ */
+import { WasmError } from '../errors.js';
+import { instance } from './loader.js';
+
+/** Every row TypeScript reads, by group. test/wasm-constants.test.ts checks that the core exports exactly these. */
+export const CORE_CONSTANTS = {
+  /** the i32 a call returns: ok, or ErrorKind::code */
+  status: ['ok', 'invalid_data', 'invalid_parameter', 'numerical'],
+  /** CovarianceType::code */
+  covariance_type: ['full', 'tied', 'diag', 'spherical'],
+  /** InitParams::code (fm_gmm_fit's initParams) */
+  init_params: ['kmeans', 'k-means++', 'random', 'random_from_data'],
+  /** fm_gmm_read's `which` */
+  gmm_read: ['weights', 'means', 'covariances', 'precisions_cholesky', 'precisions'],
+  /** fm_kmeans_fit's `init` */
+  kmeans_init: ['k-means++', 'random', 'given'],
+  /** fm_gamma_differences' `which` */
+  gamma_differences: ['digamma', 'lgamma'],
+  /** distributions::MIN_SHAPE, the smallest gamma shape and Dirichlet concentration */
+  distributions: ['min_shape'],
+  /** mdm::MAX_CELLS, the largest K x C and K x N */
+  mdm: ['max_cells'],
+  /** the bits of the MDM server's guard flags (mdm::server) */
+  mdm_guard: ['empty_component', 'degenerate_moments', 'alpha_floored', 'alpha_capped', 'component_kept', 'clamped', 'alpha_kept'],
+  /** fedgem::server::MIN_SHARE, below which a component's share of its client's rows takes no part in overlaps */
+  fedgem: ['min_share'],
+  /** fm_fedgem_client_new's `init` */
+  fedgem_init: ['k-means++', 'kmeans'],
+  /** fm_fedgem_client_steps' `method` */
+  fedgem_radius: ['closed_form', 'bisection'],
+} as const;
+
+export type ConstantGroup = keyof typeof CORE_CONSTANTS;
+export type ConstantMember<G extends ConstantGroup> = (typeof CORE_CONSTANTS)[G][number];
+
+/** The core's value of `group.member`. Needs init(). */
+export function coreConstant<G extends ConstantGroup>(group: G, member: ConstantMember<G>): number {
+  const v = instance().constants.get(`${group}.${member}`);
+  if (v === undefined) throw new WasmError(`the WASM core has no constant ${group}.${member}; rebuild it with scripts/build-wasm.sh`);
+  return v;
+}
+
+/** The member of `group` whose value is `value`, or undefined. Needs init(). */
+export function coreConstantName<G extends ConstantGroup>(group: G, value: number): ConstantMember<G> | undefined {
+  const table = instance().constants;
+  return (CORE_CONSTANTS[group] as readonly ConstantMember<G>[]).find((m) => table.get(`${group}.${m}`) === value);
+}
+
+/**
+ * The codes of `group` as an object whose properties read the core when
+ * used (so it can be created at module load, before init()).
+ */
+export function codeTable<G extends ConstantGroup>(group: G): Readonly<Record<ConstantMember<G>, number>> {
+  const out = {} as Record<ConstantMember<G>, number>;
+  for (const m of CORE_CONSTANTS[group] as readonly ConstantMember<G>[]) {
+    Object.defineProperty(out, m, { enumerable: true, get: () => coreConstant(group, m) });
+  }
+  return Object.freeze(out);
+}
