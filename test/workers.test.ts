@@ -1,0 +1,123 @@
+/**
+ * Clients in worker threads (the built package: dist/node.js starts
+ * dist/worker.js in each thread): every algorithm gives the same model as the
+ * in-process run at the same seeds; clients that cannot be created, threads
+ * that die and deadlines are failures of the run's policy, not crashes.
+ *
+ * Needs `bash scripts/setup.sh` first (it builds dist/).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import * as f from '../dist/index.js';
+import { makeClient, WorkerTransport, type ClientSpec } from '../dist/node.js';
+import { blobs } from './helpers.js';
+
+beforeAll(async () => {
+  await f.init();
+});
+
+const open: WorkerTransport[] = [];
+afterAll(async () => {
+  await Promise.all(open.map((t) => t.close()));
+});
+
+async function start(specs: ClientSpec[], threads = 2): Promise<WorkerTransport> {
+  const t = await WorkerTransport.start(specs, { threads });
+  open.push(t);
+  return t;
+}
+
+/** Six non-IID clients of 2-D blobs (each sees two of three clusters). */
+function gmmSpecs(algorithm: 'dem' | 'fedgengmm' | 'fedgem', options?: (i: number) => Record<string, unknown>): ClientSpec[] {
+  const X = blobs(1800, 2, 3, 5, 6);
+  const parts = Array.from({ length: 6 }, (_, c) => {
+    const rows: number[] = [];
+    for (let i = 0; i < X.nRows; i++) if (i % 3 !== c % 3 && Math.floor(i / 3) % 6 === c) rows.push(i);
+    return X.selectRows(rows);
+  });
+  // the helpers' matrices are of the ts/ sources' Matrix class: handed over as plain data
+  return parts.map((x, i) => ({ algorithm, id: `client-${i}`, data: { data: x.data, nRows: x.nRows, nCols: x.nCols }, options: options?.(i) }));
+}
+
+/** The same run twice: over worker threads and in process, from the same specs. */
+async function both<R>(specs: ClientSpec[], server: () => f.ServerRole<unknown, R>): Promise<[f.FederationResult<R>, f.FederationResult<R>]> {
+  const t = await start(specs);
+  const threaded = await f.runFederation(server(), t);
+  const roles = specs.map((s) => makeClient(s));
+  try {
+    return [threaded, f.runFederationSync(server(), roles)];
+  } finally {
+    for (const r of roles) r.dispose();
+  }
+}
+
+const gmm = (m: f.GaussianMixture) => [Array.from(m.weights), Array.from(m.means), Array.from(m.covariances)];
+
+describe('every algorithm gives the in-process model', () => {
+  test('distributed EM (k-FED initialization)', async () => {
+    const [a, b] = await both(gmmSpecs('dem'), () => new f.DemServer({ nComponents: 3, nFeatures: 2, covarianceType: 'full', init: 'kfed', seed: 4 }));
+    expect(gmm(a.model)).toEqual(gmm(b.model));
+    expect(a.rounds).toBe(b.rounds);
+    expect(a.traffic).toEqual(b.traffic);
+  });
+
+  test('FedGenGMM', async () => {
+    const [a, b] = await both(gmmSpecs('fedgengmm', (i) => ({ kMin: 1, kMax: 3, seed: i })), () => new f.FedGenGMMServer({ nComponents: 3, nFeatures: 2, seed: 2 }));
+    expect(gmm(a.model.model)).toEqual(gmm(b.model.model));
+    expect(a.model.clients).toEqual(b.model.clients);
+  });
+
+  test('FedGEM with phi tuned', async () => {
+    const [a, b] = await both(gmmSpecs('fedgem', (i) => ({ nComponents: 2, seed: i })), () => new f.FedGEMServer({ nFeatures: 2, rounds: 4, phi: f.PHI_GRID }));
+    expect(a.model.estimatedK).toBe(b.model.estimatedK);
+    expect(Array.from(a.model.globalCenters)).toEqual(Array.from(b.model.globalCenters));
+    expect(a.model.phiScores).toEqual(b.model.phiScores);
+  });
+
+  test('MDM', async () => {
+    const truth = new f.DirichletMultinomialMixture({ tau: [0.5, 0.5], alpha: [[0.3, 1, 3], [3, 1, 0.3]], pi: [0, 1].map(() => Array.from({ length: 30 }, (_, i) => (i >= 9 ? 1 / 21 : 0))) });
+    const { histograms } = truth.sample(60, { seed: 3 });
+    const specs: ClientSpec[] = Array.from({ length: 60 }, (_, i) => ({
+      algorithm: 'mdm',
+      id: `client-${i}`,
+      data: { data: Float64Array.from([0, 1, 2], (j) => histograms.get(i, j)), nRows: 1, nCols: 3 },
+      options: { seed: i },
+    }));
+    const [a, b] = await both(specs, () => new f.MdmServer({ nComponents: 2, nCategories: 3, maxCount: 30, rounds: 5, seed: 1 }));
+    expect(Array.from(a.model.alpha)).toEqual(Array.from(b.model.alpha));
+  });
+});
+
+describe('failures', () => {
+  test('a client that cannot be created never joins, with its reason', async () => {
+    const specs = gmmSpecs('dem');
+    specs[2] = { ...specs[2]!, data: { data: Float64Array.of(1, NaN), nRows: 1, nCols: 2 } };
+    const t = await start(specs);
+    expect(t.unborn).toEqual([{ client: 'client-2', round: 0, reason: expect.stringMatching(/client-2: creating the client failed: .*NaN/) }]);
+    expect(await t.available()).toEqual(['client-0', 'client-1', 'client-3', 'client-4', 'client-5']);
+    const r = await f.runFederation(new f.DemServer({ nComponents: 3, nFeatures: 2, init: 'kfed', seed: 1 }), t);
+    expect(r.excluded).toEqual([]);
+    expect(r.history[0]!.asked).toBe(5);
+  });
+
+  test("a thread that dies makes its clients dropouts of the round; the others go on", async () => {
+    const t = await start(gmmSpecs('dem'));
+    // the second lane's thread ends under the transport (clients 1, 3, 5)
+    const lanes = (t as unknown as { lanes: { threads: { terminate(): Promise<number> }[] }[] }).lanes;
+    await lanes[1]!.threads[0]!.terminate();
+    const r = await f.runFederation(new f.DemServer({ nComponents: 3, nFeatures: 2, init: 'kfed', seed: 1, maxRounds: 3 }), t);
+    const first = r.history[0]!.failures;
+    expect(first.map((x) => [x.client, x.kind, x.excluded])).toEqual([
+      ['client-1', 'dropout', false],
+      ['client-3', 'dropout', false],
+      ['client-5', 'dropout', false],
+    ]);
+    expect(r.history[0]!.accepted).toBe(3);
+  });
+
+  test('clients that miss the deadline are timeouts; a round without replies fails the run', async () => {
+    const t = await start(gmmSpecs('fedgengmm', () => ({ kMin: 1, kMax: 6, nInit: 5 })));
+    await expect(f.runFederation(new f.FedGenGMMServer({ nComponents: 3, nFeatures: 2 }), t, { roundTimeout: 0.001 })).rejects.toThrow(
+      /round 1: 0 usable replies of 6, fewer than the 1 required \(client-0: did not answer within 1 ms/,
+    );
+  });
+});
