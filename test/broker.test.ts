@@ -1,18 +1,20 @@
 /**
- * The federation's embedded broker (aedes) under the federation's accounts and
- * access list, exercised by real mqtt.js clients. The harness says how a broker
- * refuses (within MQTT 3.1.1), so that other brokers can join.
+ * The federation's two brokers, the embedded one (aedes) and mosquitto, under
+ * the same accounts and access list, each exercised by real mqtt.js clients.
+ * Where they differ in how they refuse (within MQTT 3.1.1), the harness says so.
  *
  * "Nothing was delivered" is checked with a fence: a message the receiver may
  * get, sent after the forbidden one; once the fence is in, the forbidden one
  * would have been too.
  */
+import { existsSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
 import mqtt from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { InvalidParameterError } from '../ts/errors.js';
 import { startBroker, type RunningBroker } from '../ts/federated/transport/broker.js';
 import { BrokerError } from '../ts/federated/transport/errors.js';
+import { startMosquitto, type RunningMosquitto } from '../ts/federated/transport/mosquitto.js';
 import { federationTopics, OFFLINE, ONLINE, type BrokerAccount } from '../ts/federated/transport/topics.js';
 
 // a broker that fails to answer fails the test in seconds, not at the suite's 120 s
@@ -45,6 +47,13 @@ const harnesses: Harness[] = [
     refusedConnack: 4,
     refusesSubscriptions: true,
     closesOnRefusedPublish: true,
+  },
+  {
+    name: 'mosquitto',
+    start: () => startMosquitto({ federation: FEDERATION, users, webSocketPort: 0 }),
+    refusedConnack: 5,
+    refusesSubscriptions: false,
+    closesOnRefusedPublish: false,
   },
 ];
 
@@ -268,23 +277,33 @@ describe.each(harnesses)('$name', (h) => {
     await own.close();
     await closed;
     for (const port of [own.port, own.wsPort!]) expect(await accepts(port)).toBe(false);
+    if ('pid' in own) {
+      const m = own as RunningMosquitto;
+      expect(() => process.kill(m.pid, 0)).toThrow(/ESRCH/);
+      expect(existsSync(m.dir)).toBe(false);
+    }
   });
 });
 
 describe('start-up errors', () => {
-  test('a port in use is a BrokerError', async () => {
+  test('a port in use is a BrokerError; so is a mosquitto that cannot run', async () => {
     const taken = await startBroker({ federation: FEDERATION, users });
     try {
       await expect(startBroker({ federation: FEDERATION, users, port: taken.port })).rejects.toThrow(BrokerError);
+      await expect(startMosquitto({ federation: FEDERATION, users, port: taken.port })).rejects.toThrow(/mosquitto exited .*Address already in use/s);
     } finally {
       await taken.close();
     }
+    await expect(startMosquitto({ federation: FEDERATION, users, mosquitto: '/nonexistent/mosquitto' })).rejects.toThrow(BrokerError);
   });
 
   test('bad options are InvalidParameterErrors', async () => {
     await expect(startBroker({ federation: 'a/b', users })).rejects.toThrow(InvalidParameterError);
     await expect(startBroker({ federation: FEDERATION, users: [] })).rejects.toThrow(InvalidParameterError);
     await expect(startBroker({ federation: FEDERATION, users, port: 70000 })).rejects.toThrow(InvalidParameterError);
+    // mosquitto_passwd -U would cut this password at ':'
+    const colon = [{ username: 'alice', password: 'a:b', role: 'client' as const }];
+    await expect(startMosquitto({ federation: FEDERATION, users: colon })).rejects.toThrow(InvalidParameterError);
   });
 });
 
