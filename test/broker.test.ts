@@ -250,6 +250,21 @@ describe.each(harnesses)('$name', (h) => {
     await server.next(on(topics.status('erin'), OFFLINE));
   });
 
+  test("the server's retained status reaches clients that subscribe later, and its last will retains OFFLINE", async () => {
+    const will = { topic: topics.serverStatus, payload: Buffer.from(OFFLINE), qos: 1 as const, retain: true };
+    const coordinator = await connectPeer(broker.url, asUser('coordinator', { will }));
+    await coordinator.client.publishAsync(topics.serverStatus, ONLINE, { qos: 1, retain: true });
+    const alice = await connectPeer(broker.url, asUser('alice'));
+    expect(await subscribe(alice, topics.serverStatus)).toEqual([1]);
+    await alice.next(on(topics.serverStatus, ONLINE));
+    coordinator.client.stream.destroy();
+    await alice.next(on(topics.serverStatus, OFFLINE));
+    const bob = await connectPeer(broker.url, asUser('bob'));
+    expect(await subscribe(bob, topics.serverStatus)).toEqual([1]);
+    await bob.next(on(topics.serverStatus, OFFLINE));
+    expect(bob.received).toEqual([{ topic: topics.serverStatus, payload: OFFLINE }]);
+  });
+
   test("the username is the client id: another user's client id does not take over its session", async () => {
     const bob = await connectPeer(broker.url, asUser('bob', { clientId: 'bob' }));
     const bobClosed = new Promise<string>((resolve) => bob.client.once('close', () => resolve('bob was disconnected')));
