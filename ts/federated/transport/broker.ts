@@ -1,0 +1,179 @@
+/**
+ * The embedded MQTT broker of a federation (Node only: node:net, node:http,
+ * node:crypto; never import it from ts/index.ts). aedes over TCP, and over
+ * WebSockets for browser clients, enforcing the access list of topics.ts.
+ *
+ * MQTT 3.1.1 only: aedes 1.x does not speak MQTT 5, so clients connect with
+ * protocolVersion 4 (mqtt.js' default).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { EventEmitter } from 'node:events';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
+import { Aedes, type AuthenticateError, type Client } from 'aedes';
+import { WebSocketServer, createWebSocketStream } from 'ws';
+import { InvalidParameterError } from '../../errors.js';
+import { requireInteger } from '../../validate.js';
+import { BrokerError } from './errors.js';
+import { hostPort } from './ports.js';
+import { accessRule, validateAccounts, validateId, type BrokerAccount, type BrokerUser, type TopicAction } from './topics.js';
+
+export interface BrokerOptions {
+  /** the federation whose topics the broker serves; no other topic is open to anyone */
+  federation: string;
+  /** who may connect: usernames are client ids (or the server's name), each with its password and role */
+  users: readonly BrokerAccount[];
+  /** interface to listen on; default 127.0.0.1. There is no TLS: passwords cross in clear text. */
+  host?: string;
+  /** MQTT over TCP; default 0, a free port chosen by the kernel */
+  port?: number;
+  /** MQTT over WebSockets for browser clients, on this port (0: a free one); absent: no WebSockets */
+  webSocketPort?: number;
+  /** told of every refused connection, publish and subscription (default: nothing) */
+  log?: (message: string) => void;
+}
+
+export interface RunningBroker {
+  /** mqtt://host:port */
+  readonly url: string;
+  readonly port: number;
+  /** ws://host:port/mqtt, when webSocketPort was given */
+  readonly wsUrl?: string;
+  readonly wsPort?: number;
+  /** Disconnects every client and stops listening; resolves when all sockets are closed. */
+  close(): Promise<void>;
+}
+
+// CONNACK return codes of MQTT 3.1.1 (§3.2.2.3)
+const BAD_USERNAME_OR_PASSWORD = 4;
+
+/** Passwords are compared as SHA-256 digests: equal lengths, so timingSafeEqual applies and the length is not leaked. */
+function digest(secret: Uint8Array | string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+/**
+ * Starts an aedes broker for one federation:
+ * - authentication: username and password of `users`, compared in constant time;
+ *   an unknown user, a wrong or missing password get CONNACK 4 (bad user name or
+ *   password), the same for all so that a refusal does not tell which was wrong;
+ * - the username is the client id (as mosquitto's use_username_as_clientid): a
+ *   user can only ever take over its own session, never another client's;
+ * - a subscription outside the user's grants is refused with granted QoS 128;
+ * - a publish outside the grants closes the client's connection (MQTT-3.3.5-2
+ *   allows this or a silent acknowledgement): the client learns at once that it
+ *   is misbehaving rather than believing its message was delivered, and its last
+ *   will tells the server it dropped out;
+ * - every delivery is checked again against the receiver's grants (aedes stores
+ *   all topics of a SUBSCRIBE packet in a persistent session, refused ones included,
+ *   and would queue their messages for the client while it is offline).
+ * Sessions (clean: false), QoS 1 and last wills use aedes' in-memory persistence.
+ */
+export async function startBroker(options: BrokerOptions): Promise<RunningBroker> {
+  const federation = validateId('federation', options?.federation);
+  const users = validateAccounts(options.users);
+  const host = options.host ?? '127.0.0.1';
+  if (typeof host !== 'string' || host.length === 0) throw new InvalidParameterError(`host must be a non-empty string, got ${String(host)}`);
+  const port = requireInteger('port', options.port ?? 0, 0, 65535);
+  const wsPort = options.webSocketPort === undefined ? undefined : requireInteger('webSocketPort', options.webSocketPort, 0, 65535);
+  const log = options.log ?? (() => {});
+
+  type Rule = (topic: string, action: TopicAction) => boolean;
+  const accounts = new Map<string, { user: BrokerUser; digest: Buffer; may: Rule }>();
+  for (const u of users) {
+    const user = { username: u.username, role: u.role };
+    accounts.set(u.username, { user, digest: digest(u.password), may: accessRule(federation, user) });
+  }
+  // compared against when the user is unknown, so that an unknown user takes as long as a known one
+  const nobody = digest('');
+  const authenticated = new WeakMap<Client, { user: BrokerUser; may: Rule }>();
+
+  const aedes = await Aedes.createBroker({
+    preConnect(_client, packet, done) {
+      if (typeof packet.username === 'string') packet.clientId = packet.username;
+      done(null, true);
+    },
+    authenticate(client, username, password, done) {
+      const account = typeof username === 'string' ? accounts.get(username) : undefined;
+      const given = digest(password ?? '');
+      const same = timingSafeEqual(given, account?.digest ?? nobody);
+      if (!account || password === undefined || !same) {
+        log(`refused connection of ${JSON.stringify(username ?? '')}: ${account ? 'wrong password' : 'unknown user'}`);
+        const refusal = Object.assign(new Error('bad user name or password'), { returnCode: BAD_USERNAME_OR_PASSWORD });
+        done(refusal as AuthenticateError, false);
+        return;
+      }
+      authenticated.set(client, account);
+      done(null, true);
+    },
+    authorizePublish(client, packet, done) {
+      // client is null only for a will that aedes publishes after its client is gone
+      // from a broker cluster; a single in-memory broker never has one, and without
+      // its client there is no user to judge it by
+      const account = client ? authenticated.get(client) : undefined;
+      if (account?.may(packet.topic, 'publish')) return done(null);
+      const who = account?.user.username ?? 'an unknown client';
+      log(`refused publish of ${who} to ${packet.topic}`);
+      done(new Error(`${who} may not publish to ${packet.topic}`));
+    },
+    authorizeSubscribe(client, subscription, done) {
+      const account = authenticated.get(client);
+      if (account?.may(subscription.topic, 'subscribe')) return done(null, subscription);
+      log(`refused subscription of ${account?.user.username ?? 'an unknown client'} to ${subscription.topic}`);
+      done(null, null); // null: SUBACK 128 for this topic, the connection stays
+    },
+    authorizeForward(client, packet) {
+      return authenticated.get(client)?.may(packet.topic, 'subscribe') ? packet : null;
+    },
+  });
+  // aedes emits 'error' when it fails to publish stored wills; unheard, it would kill the process
+  (aedes as EventEmitter).on('error', (e: Error) => log(`broker error: ${e.message}`));
+
+  const servers: Array<TcpServer | HttpServer> = [];
+  let wss: WebSocketServer | undefined;
+  const shutDown = async (): Promise<void> => {
+    const stopped = servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve())));
+    await new Promise<void>((resolve) => aedes.close(() => resolve()));
+    // ws 8 leaves open WebSockets to the caller; aedes has closed their streams, these catch stragglers
+    for (const ws of wss?.clients ?? []) ws.terminate();
+    wss?.close();
+    for (const s of servers) if ('closeAllConnections' in s) s.closeAllConnections();
+    await Promise.all(stopped);
+  };
+
+  try {
+    const tcp = createTcpServer(aedes.handle);
+    servers.push(tcp);
+    const tcpPort = await listen(tcp, port, host);
+    let wsBound: number | undefined;
+    if (wsPort !== undefined) {
+      const http = createHttpServer();
+      servers.push(http);
+      wss = new WebSocketServer({ server: http });
+      wss.on('connection', (ws, request) => {
+        aedes.handle(createWebSocketStream(ws), request);
+      });
+      wsBound = await listen(http, wsPort, host);
+    }
+    let closing: Promise<void> | undefined;
+    return {
+      url: `mqtt://${hostPort(host, tcpPort)}`,
+      port: tcpPort,
+      ...(wsBound === undefined ? {} : { wsUrl: `ws://${hostPort(host, wsBound)}/mqtt`, wsPort: wsBound }),
+      close: () => (closing ??= shutDown()),
+    };
+  } catch (e) {
+    await shutDown();
+    throw e;
+  }
+}
+
+function listen(server: TcpServer | HttpServer, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (e) => reject(new BrokerError(`the broker cannot listen on ${hostPort(host, port)}: ${e.message}`)));
+    server.listen(port, host, () => {
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
