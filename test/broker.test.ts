@@ -13,7 +13,7 @@ import mqtt from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { InvalidParameterError } from '../ts/errors.js';
 import { startBroker, type RunningBroker } from '../ts/federated/transport/broker.js';
-import { BrokerError } from '../ts/federated/transport/errors.js';
+import { BrokerError } from '../ts/errors.js';
 import { startMosquitto, type RunningMosquitto } from '../ts/federated/transport/mosquitto.js';
 import { federationTopics, OFFLINE, ONLINE, type BrokerAccount } from '../ts/federated/transport/topics.js';
 

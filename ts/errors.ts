@@ -56,6 +56,13 @@ export class FederationError extends FedmixError {
   }
 }
 
+/**
+ * A broker could not be started or stopped: a port in use, a missing or
+ * failing mosquitto, a configuration it refused. The message carries the
+ * broker's own words (mosquitto's log) where there are any.
+ */
+export class BrokerError extends FederationError {}
+
 /** Fitting broke down numerically (a singular covariance, a non-finite likelihood). */
 export class NumericalError extends FedmixError {
   constructor(message: string) {

@@ -10,6 +10,7 @@ export {
   NumericalError,
   InvalidMessageError,
   FederationError,
+  BrokerError,
   NotFittedError,
   WasmError,
   type FedmixErrorCode,
@@ -93,6 +94,21 @@ export {
 export { resolvePolicy, type FederationPolicy } from './federated/runtime/policy.js';
 export { ClientHost, REFUSAL } from './federated/runtime/client-host.js';
 export { InProcessTransport, type InProcessOptions } from './federated/transport/in-process.js';
+export { MqttTransport, join, type MqttTransportOptions, type JoinOptions, type JoinResult } from './federated/transport/mqtt.js';
+export {
+  federationTopics,
+  clientTopics,
+  topicGrants,
+  mayAccess,
+  mosquittoAcl,
+  validateId,
+  type FederationTopics,
+  type ClientTopics,
+  type BrokerUser,
+  type BrokerAccount,
+  type BrokerRole,
+  type TopicGrant,
+} from './federated/transport/topics.js';
 export type { Transport, SyncTransport, Exchange, ExchangeOptions, Received } from './federated/transport/transport.js';
 export { message, checkEnvelope, PROTOCOL, PROTOCOL_VERSION, type Message } from './federated/messages/envelope.js';
 export { encodeMessage, decodeMessage, copyMessage, wireBytes, DEFAULT_MAX_MESSAGE_BYTES, ENCODINGS, type Encoding, type DecodeOptions } from './federated/messages/codec.js';

@@ -1,7 +1,21 @@
 /**
- * fedmix/node: what only Node can do, beside the library (import both):
- * clients in worker threads, the embedded MQTT broker and mosquitto's
- * configuration, serving and joining federations from files and processes.
+ * fedmix/node: what only Node can do, beside the library (import both; they
+ * share one copy of it): clients in worker threads, the embedded MQTT broker
+ * and mosquitto's configuration, and serving a federation.
  */
 export { WorkerTransport, type WorkerTransportOptions } from './federated/transport/workers.js';
-export { ALGORITHMS, makeClient, makeServer, matrixData, type AlgorithmName, type ClientSpec, type MatrixData } from './federated/algorithms.js';
+export { ALGORITHMS, makeClient, makeServer, matrixData, resultJson, type AlgorithmName, type ClientSpec, type MatrixData } from './federated/algorithms.js';
+export { startBroker, type BrokerOptions, type RunningBroker } from './federated/transport/broker.js';
+export {
+  startMosquitto,
+  writeMosquittoConfig,
+  mosquittoConfig,
+  MOSQUITTO,
+  MOSQUITTO_PASSWD,
+  type MosquittoConfigOptions,
+  type MosquittoFiles,
+  type StartMosquittoOptions,
+  type RunningMosquitto,
+} from './federated/transport/mosquitto.js';
+export { freePort } from './federated/transport/ports.js';
+export { serve, SERVER_USER, type ServeOptions } from './federated/serve.js';

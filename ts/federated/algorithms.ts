@@ -14,6 +14,10 @@ import { FedGenGMMClient, type FedGenGMMClientOptions } from './fedgengmm/client
 import { FedGenGMMServer, type FedGenGMMServerOptions } from './fedgengmm/server.js';
 import { MdmClient, type MdmClientOptions } from './mdm/client.js';
 import { MdmServer, type MdmServerOptions } from './mdm/server.js';
+import type { FedGEMOutcome } from './fedgem/server.js';
+import type { Aggregate } from './fedgengmm/server.js';
+import type { GaussianMixture } from '../models/gaussian-mixture.js';
+import type { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
 import type { ClientRole, ServerRole } from './runtime/roles.js';
 
 export const ALGORITHMS = ['fedgengmm', 'dem', 'fedgem', 'mdm'] as const;
@@ -82,5 +86,29 @@ export function makeServer(algorithm: AlgorithmName, options: Record<string, unk
       return new FedGEMServer(options as unknown as FedGEMServerOptions);
     case 'mdm':
       return new MdmServer(options as unknown as MdmServerOptions);
+  }
+}
+
+/** What a server produced, as JSON a file can hold (a model's toJSON(), with how it was made). */
+export function resultJson(algorithm: AlgorithmName, model: unknown): unknown {
+  switch (checkAlgorithm(algorithm)) {
+    case 'dem':
+      return (model as GaussianMixture).toJSON();
+    case 'fedgengmm': {
+      const a = model as Aggregate;
+      return { model: a.model.toJSON(), clients: a.clients, incomingComponents: a.incomingComponents, syntheticRows: a.syntheticRows };
+    }
+    case 'fedgem': {
+      const o = model as FedGEMOutcome;
+      return {
+        estimatedK: o.estimatedK,
+        phi: o.phi,
+        globalCenters: Array.from(o.globalCenters),
+        memberships: Object.fromEntries([...o.memberships].map(([id, m]) => [id, Array.from(m)])),
+        phiScores: o.phiScores,
+      };
+    }
+    case 'mdm':
+      return (model as DirichletMultinomialMixture).toJSON();
   }
 }

@@ -14,7 +14,7 @@ import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import { InvalidParameterError } from '../../errors.js';
 import { requireInteger } from '../../validate.js';
-import { BrokerError } from './errors.js';
+import { BrokerError } from '../../errors.js';
 import { hostPort } from './ports.js';
 import { accessRule, validateAccounts, validateId, type BrokerAccount, type BrokerUser, type TopicAction } from './topics.js';
 

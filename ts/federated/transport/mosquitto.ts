@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { InvalidParameterError } from '../../errors.js';
 import { requireInteger } from '../../validate.js';
 import type { RunningBroker } from './broker.js';
-import { BrokerError } from './errors.js';
+import { BrokerError } from '../../errors.js';
 import { freePort, hostPort } from './ports.js';
 import { mosquittoAcl, validateAccounts, validateId, type BrokerAccount } from './topics.js';
 

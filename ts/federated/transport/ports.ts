@@ -3,7 +3,7 @@
  * guess: a guessed port may be taken, by another test run among others.
  */
 import { createServer } from 'node:net';
-import { BrokerError } from './errors.js';
+import { BrokerError } from '../../errors.js';
 
 /**
  * A port on `host` that was free a moment ago: for a process that must be told

@@ -1,0 +1,76 @@
+/**
+ * serve(): a federation's server as a user runs it (Node). It starts the
+ * embedded MQTT broker unless pointed at an existing one, waits for its
+ * minimum of clients, runs the algorithm's rounds on the runtime and returns
+ * the result. Clients join from anywhere with join() or `fedmix client`.
+ */
+import { randomBytes } from 'node:crypto';
+import { InvalidParameterError } from '../errors.js';
+import { checkAlgorithm, makeServer, type AlgorithmName } from './algorithms.js';
+import type { Encoding } from './messages/codec.js';
+import type { FederationPolicy } from './runtime/policy.js';
+import { runFederation, type FederationResult, type RoundRecord } from './runtime/run.js';
+import { startBroker, type RunningBroker } from './transport/broker.js';
+import { MqttTransport } from './transport/mqtt.js';
+import { validateAccounts, validateId } from './transport/topics.js';
+
+/** The server's username on an embedded broker (client ids cannot take it). */
+export const SERVER_USER = 'fedmix-server';
+
+export interface ServeOptions extends FederationPolicy {
+  algorithm: AlgorithmName;
+  /** the algorithm's server options (as its server role takes them) */
+  options: Record<string, unknown>;
+  /** the federation's name: its topics live under fedmix/<federation>/ */
+  federation: string;
+  /** the clients that may join, with their passwords (the embedded broker's accounts; with `broker`, the ids allowed) */
+  clients: readonly { id: string; password?: string }[];
+  /** an existing broker, and the server's account there; without it an embedded broker is started */
+  broker?: { url: string; username?: string; password?: string };
+  /** the embedded broker: interface and ports (default 127.0.0.1, 1883, no WebSockets) */
+  listen?: { host?: string; port?: number; webSocketPort?: number };
+  /** the wire form of requests (default 'binary') */
+  encoding?: Encoding;
+  /** told where the embedded broker listens, once it does */
+  onListening?: (broker: { url: string; wsUrl?: string }) => void;
+  onRound?: (record: RoundRecord) => void;
+}
+
+/** Runs one federation to its end; the server role is disposed, what it produced returned. */
+export async function serve(options: ServeOptions): Promise<FederationResult> {
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+  const algorithm = checkAlgorithm(options.algorithm);
+  const federation = validateId('federation', options.federation);
+  if (!Array.isArray(options.clients) || options.clients.length === 0) throw new InvalidParameterError('clients must list the ids that may join');
+  const ids = options.clients.map((c) => validateId('client id', c.id));
+  if (ids.includes(SERVER_USER)) throw new InvalidParameterError(`"${SERVER_USER}" is the server's name; choose another client id`);
+  // the server role first: its options are checked before anything listens
+  const server = makeServer(algorithm, options.options);
+  let broker: RunningBroker | undefined;
+  try {
+    let url: string;
+    let username: string | undefined;
+    let password: string | undefined;
+    if (options.broker) {
+      ({ url, username, password } = options.broker);
+    } else {
+      password = randomBytes(18).toString('base64url');
+      username = SERVER_USER;
+      const accounts = validateAccounts([
+        { username, password, role: 'server' },
+        ...options.clients.map((c) => {
+          if (typeof c.password !== 'string' || c.password.length === 0) throw new InvalidParameterError(`client ${c.id} needs a password for the embedded broker`);
+          return { username: c.id, password: c.password, role: 'client' as const };
+        }),
+      ]);
+      broker = await startBroker({ federation, users: accounts, host: options.listen?.host, port: options.listen?.port ?? 1883, webSocketPort: options.listen?.webSocketPort });
+      url = broker.url;
+      options.onListening?.({ url: broker.url, wsUrl: broker.wsUrl });
+    }
+    const transport = await MqttTransport.connect({ url, federation, username, password, clients: ids, encoding: options.encoding });
+    return await runFederation(server, transport, options);
+  } finally {
+    server.dispose?.();
+    await broker?.close();
+  }
+}

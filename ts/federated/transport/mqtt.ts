@@ -1,0 +1,344 @@
+/**
+ * Federations over an MQTT broker (3.1.1 or 5): the embedded one of
+ * `fedmix server` (aedes), Debian's mosquitto, or any broker or cluster. The
+ * server side is a Transport (MqttTransport); the client side is join(), which
+ * runs one client role until the server says the run is over. Both work in
+ * Node and in browsers (MQTT over WebSockets: a ws:// or wss:// URL); the
+ * `mqtt` package is loaded only when a connection is made.
+ *
+ * Topics of federation F (topics.ts), all QoS 1:
+ *   fedmix/F/server/status      retained {state: online|offline, run}; the server's last will says offline
+ *   fedmix/F/broadcast          retained {state: done, run, ok, reason?}: the end of a run
+ *   fedmix/F/clients/X/down     requests to client X (wire bytes)
+ *   fedmix/F/clients/X/up       X's replies (wire bytes)
+ *   fedmix/F/clients/X/status   retained {state: online|offline|left}; X's last will says offline
+ * Sessions are persistent (clean: false): a request published while a client
+ * is briefly away waits at the broker and is delivered when it is back. QoS 1
+ * is at least once: the runtime ignores an identical second copy of a reply.
+ * A client whose last will arrives during a round is a dropout of that round;
+ * when it is back online it is asked again from the next round.
+ */
+import { FederationError, InvalidParameterError } from '../../errors.js';
+import { requireInteger } from '../../validate.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
+import type { Message } from '../messages/envelope.js';
+import { ClientHost } from '../runtime/client-host.js';
+import type { ClientRole } from '../runtime/roles.js';
+import { federationTopics, validateId, type FederationTopics } from './topics.js';
+import type { Exchange, ExchangeOptions, Received, Transport } from './transport.js';
+
+/** The parts of an mqtt.js client used here (mqtt is loaded on demand). */
+interface MqttClient {
+  on(event: 'message', cb: (topic: string, payload: Uint8Array) => void): unknown;
+  on(event: 'error' | 'close' | 'offline' | 'connect', cb: (...a: unknown[]) => void): unknown;
+  subscribeAsync(topic: string | string[], opts: { qos: 0 | 1 }): Promise<{ topic: string; qos: number }[]>;
+  publishAsync(topic: string, payload: Uint8Array | string, opts: { qos: 0 | 1; retain?: boolean }): Promise<unknown>;
+  endAsync(force?: boolean): Promise<void>;
+  connected: boolean;
+}
+
+interface ConnectOptions {
+  clientId: string;
+  username?: string;
+  password?: string;
+  clean: boolean;
+  will: { topic: string; payload: Uint8Array; qos: 1; retain: true };
+  connectTimeout: number;
+  reconnectPeriod: number;
+  protocolVersion: 4 | 5;
+}
+
+async function connect(url: string, options: ConnectOptions): Promise<MqttClient> {
+  const m = (await import('mqtt')) as unknown as { connectAsync?: (u: string, o: object) => Promise<MqttClient>; default?: { connectAsync: (u: string, o: object) => Promise<MqttClient> } };
+  const connectAsync = m.connectAsync ?? m.default?.connectAsync;
+  if (!connectAsync) throw new FederationError("the 'mqtt' package could not be loaded");
+  try {
+    // no automatic reconnect while connecting: a refused login must fail now, not retry forever
+    const client = await connectAsync(url, { ...options, reconnectPeriod: 0 });
+    return client;
+  } catch (e) {
+    throw new FederationError(`could not connect to the MQTT broker at ${url}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** The client and channel of a topic fedmix/F/clients/X/{up,status}; undefined for any other. */
+function clientTopic(topics: FederationTopics, topic: string): { client: string; channel: 'up' | 'status' } | undefined {
+  const prefix = topics.allUp.slice(0, topics.allUp.indexOf('+'));
+  if (!topic.startsWith(prefix)) return undefined;
+  const [client, channel, ...rest] = topic.slice(prefix.length).split('/');
+  if (rest.length > 0 || !client || (channel !== 'up' && channel !== 'status')) return undefined;
+  return { client, channel };
+}
+
+const utf8 = new TextEncoder();
+const text = new TextDecoder();
+
+function json(value: unknown): Uint8Array {
+  return utf8.encode(JSON.stringify(value));
+}
+
+function readJson(payload: Uint8Array): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(text.decode(payload)) as unknown;
+    return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface MqttTransportOptions {
+  /** the broker: mqtt://host:port, mqtts://, ws://host:port/path, wss:// */
+  url: string;
+  /** the federation's name: its topics live under fedmix/<federation>/ */
+  federation: string;
+  username?: string;
+  password?: string;
+  /**
+   * the client ids allowed to take part, in the order rounds list them
+   * (default: any client that comes online, in the order it did); others are ignored.
+   * A fixed order makes a run reproducible: it decides the order of sums and of per-client seeds.
+   */
+  clients?: readonly string[];
+  /** the wire form of requests (default 'binary'); clients answer in kind */
+  encoding?: Encoding;
+  /** seconds a round waits for replies when the policy sets no roundTimeout (default 60) */
+  defaultRoundTimeout?: number;
+  /** seconds to wait for the broker (default 10) */
+  connectTimeout?: number;
+  /** MQTT protocol version: 4 (3.1.1, default) or 5 */
+  protocolVersion?: 4 | 5;
+}
+
+/** The server's side of a federation over MQTT. */
+export class MqttTransport implements Transport {
+  readonly name = 'mqtt';
+  /** client ids in the order they first came online (used when no allowed list fixes the order) */
+  private readonly order: string[] = [];
+  private readonly online = new Set<string>();
+  /** replies received and not yet handed to an exchange */
+  private pending = new Map<string, Received[]>();
+  /** messages and status changes from ids outside the allowed list */
+  readonly ignored: string[] = [];
+  private wake: (() => void) | undefined;
+  private readonly allowedSet: ReadonlySet<string> | undefined;
+
+  private constructor(
+    private readonly client: MqttClient,
+    private readonly topics: FederationTopics,
+    private readonly run: string,
+    private readonly allowed: readonly string[] | undefined,
+    private readonly encoding: Encoding,
+    private readonly defaultTimeoutMs: number,
+  ) {
+    this.allowedSet = allowed && new Set(allowed);
+    client.on('message', (topic, payload) => this.onMessage(topic, payload));
+  }
+
+  /** Connects as the federation's server, clears what a previous run left, and says it is online. */
+  static async connect(options: MqttTransportOptions): Promise<MqttTransport> {
+    if (options === null || typeof options !== 'object' || typeof options.url !== 'string') throw new InvalidParameterError('options.url must be the broker URL');
+    const topics = federationTopics(options.federation);
+    const allowed = options.clients?.map((c) => validateId('client id', c));
+    const encoding = options.encoding ?? 'binary';
+    if (encoding !== 'binary' && encoding !== 'json') throw new InvalidParameterError(`encoding must be 'binary' or 'json', got ${JSON.stringify(encoding)}`);
+    const run = Math.random().toString(36).slice(2, 10) + Date.now().toString(36);
+    const client = await connect(options.url, {
+      clientId: `fedmix-${options.federation}-server`,
+      username: options.username,
+      password: options.password,
+      clean: true,
+      will: { topic: topics.serverStatus, payload: json({ state: 'offline', run }), qos: 1, retain: true },
+      connectTimeout: requireInteger('connectTimeout', options.connectTimeout ?? 10, 1) * 1000,
+      reconnectPeriod: 0,
+      protocolVersion: options.protocolVersion ?? 4,
+    });
+    const t = new MqttTransport(client, topics, run, allowed, encoding, (options.defaultRoundTimeout ?? 60) * 1000);
+    try {
+      const granted = await client.subscribeAsync([topics.allUp, topics.allStatus], { qos: 1 });
+      if (granted.some((g) => g.qos === 128)) throw new FederationError(`the broker refused the server's subscriptions (${granted.map((g) => g.topic).join(', ')}); check its access list`);
+      // an empty retained message deletes the last run's end
+      await client.publishAsync(topics.broadcast, new Uint8Array(0), { qos: 1, retain: true });
+      await client.publishAsync(topics.serverStatus, json({ state: 'online', run }), { qos: 1, retain: true });
+    } catch (e) {
+      await client.endAsync(true);
+      throw e;
+    }
+    return t;
+  }
+
+  private onMessage(topic: string, payload: Uint8Array): void {
+    const parsed = clientTopic(this.topics, topic);
+    if (!parsed) return;
+    const { client: id, channel } = parsed;
+    if (this.allowedSet && !this.allowedSet.has(id)) {
+      this.ignored.push(id);
+      return;
+    }
+    if (channel === 'status') {
+      const state = payload.length === 0 ? undefined : readJson(payload)?.state;
+      if (state === 'online') {
+        if (!this.order.includes(id)) this.order.push(id);
+        this.online.add(id);
+      } else {
+        this.online.delete(id);
+      }
+    } else if (channel === 'up') {
+      // a copy: mqtt.js may reuse the buffer, and the codec views aligned bytes without copying
+      const list = this.pending.get(id) ?? [];
+      list.push(Uint8Array.prototype.slice.call(payload));
+      this.pending.set(id, list);
+    }
+    this.wake?.();
+  }
+
+  /** Resolves when something arrives (or after `ms`). */
+  private changed(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  async available(min: number, timeoutMs: number): Promise<readonly string[]> {
+    const until = Date.now() + timeoutMs;
+    while (this.online.size < min && Date.now() < until) await this.changed(Math.min(250, until - Date.now()));
+    return (this.allowed ?? this.order).filter((id) => this.online.has(id));
+  }
+
+  async exchange(_round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
+    const out: Exchange = { sent: new Map(), received: new Map(), missing: new Map() };
+    const encoded = new Map<Message, Uint8Array>();
+    const sends: Promise<unknown>[] = [];
+    for (const [id, m] of messages) {
+      let bytes = encoded.get(m);
+      if (!bytes) encoded.set(m, (bytes = encodeMessage(m, this.encoding)));
+      out.sent.set(id, bytes.length);
+      sends.push(this.client.publishAsync(this.topics.down(id), bytes, { qos: 1 }));
+    }
+    await Promise.all(sends);
+    if (!options.replies) return out;
+    const until = Date.now() + (options.timeoutMs ?? this.defaultTimeoutMs);
+    const waiting = () => [...messages.keys()].filter((id) => !this.pending.has(id) && !out.missing.has(id));
+    for (;;) {
+      for (const id of waiting()) if (!this.online.has(id)) out.missing.set(id, { kind: 'dropout', reason: 'went offline (its last will arrived) before answering' });
+      if (waiting().length === 0 || Date.now() >= until) break;
+      await this.changed(Math.min(250, until - Date.now()));
+    }
+    for (const id of waiting()) out.missing.set(id, { kind: 'timeout', reason: `did not answer within ${options.timeoutMs ?? this.defaultTimeoutMs} ms` });
+    out.received = this.pending;
+    this.pending = new Map();
+    return out;
+  }
+
+  /** Tells the clients the run is over (retained, so that late ones learn it too), and disconnects. */
+  async finish(outcome: { ok: boolean; reason?: string }): Promise<void> {
+    try {
+      await this.client.publishAsync(this.topics.broadcast, json({ state: 'done', run: this.run, ...outcome }), { qos: 1, retain: true });
+      await this.client.publishAsync(this.topics.serverStatus, json({ state: 'offline', run: this.run }), { qos: 1, retain: true });
+    } finally {
+      await this.client.endAsync();
+    }
+  }
+}
+
+export interface JoinOptions {
+  /** the broker: mqtt://host:port, ws://host:port/path, ... */
+  url: string;
+  federation: string;
+  /** the client role that answers (its id is its MQTT user and topic name) */
+  client: ClientRole;
+  username?: string;
+  password?: string;
+  /** per message, checked before decoding (default 64 MiB) */
+  maxMessageBytes?: number;
+  /** seconds to wait for the broker (default 10) */
+  connectTimeout?: number;
+  protocolVersion?: 4 | 5;
+  /** called after each answered request */
+  onRequest?: (kind: string, round: number) => void;
+}
+
+export interface JoinResult {
+  /** whether the server's run ended without error */
+  ok: boolean;
+  reason?: string;
+  /** requests this client answered (refusals included) */
+  answered: number;
+}
+
+/**
+ * Joins a federation over MQTT as `options.client` and answers its requests
+ * until the server ends the run. Resolves with how the run ended; rejects
+ * with a FederationError when the broker refuses the connection (wrong
+ * credentials) or the subscriptions (access list).
+ */
+export async function join(options: JoinOptions): Promise<JoinResult> {
+  const role = options.client;
+  const id = validateId('client id', role?.id);
+  const topics = federationTopics(options.federation);
+  const host = new ClientHost(role, { maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES });
+  const client = await connect(options.url, {
+    clientId: `fedmix-${options.federation}-${id}`,
+    username: options.username ?? id,
+    password: options.password,
+    clean: false,
+    will: { topic: topics.status(id), payload: json({ state: 'offline' }), qos: 1, retain: true },
+    connectTimeout: requireInteger('connectTimeout', options.connectTimeout ?? 10, 1) * 1000,
+    reconnectPeriod: 0,
+    protocolVersion: options.protocolVersion ?? 4,
+  });
+  let answered = 0;
+  let serverRun: string | undefined;
+  let queue = Promise.resolve();
+  return new Promise<JoinResult>((resolve, reject) => {
+    let finished = false;
+    const end = (r: JoinResult | Error) => {
+      if (finished) return;
+      finished = true;
+      const leave = r instanceof Error ? Promise.resolve() : client.publishAsync(topics.status(id), json({ state: 'left' }), { qos: 1, retain: true }).catch(() => undefined);
+      void leave.then(() => client.endAsync()).then(
+        () => (r instanceof Error ? reject(r) : resolve(r)),
+        () => (r instanceof Error ? reject(r) : resolve(r)),
+      );
+    };
+    client.on('message', (topic, payload) => {
+      if (topic === topics.serverStatus) {
+        const s = readJson(payload);
+        if (s?.state === 'online' && typeof s.run === 'string') serverRun = s.run;
+      } else if (topic === topics.broadcast) {
+        const s = payload.length === 0 ? undefined : readJson(payload);
+        // a retained end of an earlier run is not this one's
+        if (s?.state === 'done' && s.run === serverRun) queue = queue.then(() => end({ ok: s.ok === true, reason: typeof s.reason === 'string' ? s.reason : undefined, answered }));
+      } else if (topic === topics.down(id)) {
+        const bytes = Uint8Array.prototype.slice.call(payload);
+        // one request at a time, in arrival order
+        queue = queue.then(async () => {
+          try {
+            const reply = await host.handle(bytes);
+            answered += 1;
+            if (reply) await client.publishAsync(topics.up(id), reply, { qos: 1 });
+            options.onRequest?.('', 0);
+          } catch (e) {
+            end(e instanceof Error ? e : new FederationError(String(e)));
+          }
+        });
+      }
+    });
+    client.on('close', () => {
+      if (!finished) end(new FederationError('the connection to the broker closed before the run ended'));
+    });
+    void (async () => {
+      try {
+        const granted = await client.subscribeAsync([topics.down(id), topics.broadcast, topics.serverStatus], { qos: 1 });
+        if (granted.some((g) => g.qos === 128)) throw new FederationError(`the broker refused client ${id}'s subscriptions (${granted.filter((g) => g.qos === 128).map((g) => g.topic).join(', ')}); check its access list`);
+        await client.publishAsync(topics.status(id), json({ state: 'online' }), { qos: 1, retain: true });
+      } catch (e) {
+        end(e instanceof Error ? e : new FederationError(String(e)));
+      }
+    })();
+  });
+}
