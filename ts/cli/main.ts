@@ -10,6 +10,7 @@ import { demoOptions, runDemoCommand } from './demo.js';
 import { experimentOptions, runExperimentCommand } from './experiment.js';
 import { mdmFitOptions, mdmSimulateOptions, runMdmFitCommand, runMdmSimulateCommand } from './mdm.js';
 import { fedgemOptions, runFedgemCommand } from './fedgem.js';
+import { clientOptions, runClientCommand, runServerCommand, serverOptions } from './federation.js';
 
 declare const __FEDMIX_VERSION__: string;
 
@@ -46,6 +47,16 @@ const commands: Record<string, Command> = {
     summary: 'FedGEM: federated clustering with an unknown number of clusters (CSV or blobs), against a central GMM',
     options: { ...fedgemOptions, json: jsonOption },
     run: runFedgemCommand,
+  },
+  server: {
+    summary: "run a federation's server over MQTT (the embedded broker, or --broker URL) and write the model",
+    options: { ...serverOptions, json: jsonOption },
+    run: runServerCommand,
+  },
+  client: {
+    summary: 'join a federation over MQTT with this machine\'s data, until the server ends the run',
+    options: { ...clientOptions, json: jsonOption },
+    run: runClientCommand,
   },
 };
 

@@ -28,6 +28,8 @@ export const REFUSAL = defineMessage(
 
 export class ClientHost {
   readonly maxMessageBytes: number;
+  /** the kind and round of the last request it read (for progress reports) */
+  last: { kind: string; round: number } | undefined;
 
   constructor(
     readonly role: ClientRole,
@@ -120,7 +122,9 @@ export class ClientHost {
     const exchange = this.role.protocol.exchanges.get(request.kind);
     if (!exchange) return new InvalidMessageError(`a ${this.role.protocol.name} client does not answer ${request.kind} messages`);
     try {
-      return exchange.request.read(request);
+      const read = exchange.request.read(request);
+      this.last = { kind: read.kind, round: read.round };
+      return read;
     } catch (e) {
       if (e instanceof FedmixError) return e;
       throw e;

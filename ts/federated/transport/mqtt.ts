@@ -321,7 +321,7 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
             const reply = await host.handle(bytes);
             answered += 1;
             if (reply) await client.publishAsync(topics.up(id), reply, { qos: 1 });
-            options.onRequest?.('', 0);
+            if (host.last) options.onRequest?.(host.last.kind, host.last.round);
           } catch (e) {
             end(e instanceof Error ? e : new FederationError(String(e)));
           }

@@ -1,0 +1,224 @@
+/**
+ * `fedmix server` and `fedmix client`: a federation as a user runs it, the
+ * server on one machine (with the embedded MQTT broker, or an existing one
+ * such as mosquitto) and each client wherever its data is.
+ *
+ * Clients file (--clients): one client per line, "id:password" (the embedded
+ * broker's accounts; with --broker the passwords are the broker's business
+ * and "id" alone is enough); blank lines and lines starting with # are skipped.
+ * A client's data (--data): a CSV with a header; its numeric columns are its
+ * rows (--columns to choose them, --drop to leave some out). An MDM client
+ * holds a histogram: --counts "3,0,5", or --category COL of a CSV counted over
+ * --categories "a,b,c" (the federation's category order).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { columnIndex, csvToMatrix, parseCsv } from '../data/csv.js';
+import { Matrix } from '../data/matrix.js';
+import { InvalidDataError, InvalidParameterError } from '../errors.js';
+import { ALGORITHMS, makeClient, matrixData, resultJson, type AlgorithmName, type ClientSpec } from '../federated/algorithms.js';
+import { DEM_INITS } from '../federated/dem/server.js';
+import { PHI_GRID } from '../federated/fedgem/server.js';
+import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
+import type { RoundRecord } from '../federated/runtime/run.js';
+import { serve } from '../federated/serve.js';
+import { join } from '../federated/transport/mqtt.js';
+import { COVARIANCE_TYPES } from '../models/gaussian-mixture.js';
+import type { OptionSpec, Options } from './args.js';
+
+const algorithm: OptionSpec = { type: 'string', choices: ALGORITHMS, help: 'the algorithm (required)' };
+const federation: OptionSpec = { type: 'string', default: 'fedmix', help: 'the federation: its topics are fedmix/<name>/...' };
+
+export const serverOptions: Record<string, OptionSpec> = {
+  algorithm,
+  federation,
+  clients: { type: 'string', help: 'file of the clients that may join: "id:password" per line (required)' },
+  broker: { type: 'string', help: 'an existing MQTT broker (mqtt://host:port); default: start the embedded one' },
+  username: { type: 'string', help: "the server's username on --broker" },
+  password: { type: 'string', help: "the server's password on --broker" },
+  host: { type: 'string', default: '127.0.0.1', help: 'embedded broker: the interface to listen on (no TLS: keep it on trusted networks)' },
+  port: { type: 'int', default: 1883, help: 'embedded broker: MQTT over TCP (0: a free port)' },
+  'ws-port': { type: 'int', help: 'embedded broker: MQTT over WebSockets, for browser clients' },
+  'min-clients': { type: 'int', help: 'clients that must be online before a round starts (default: every listed client)' },
+  'min-replies': { type: 'int', default: 1, help: 'usable replies a round needs' },
+  fraction: { type: 'number', default: 1, help: 'share of the online clients asked each round' },
+  'round-timeout': { type: 'number', default: 60, help: 'seconds a round waits for replies; a client that misses it fails that round' },
+  'join-timeout': { type: 'number', default: 300, help: 'seconds to wait for --min-clients' },
+  encoding: { type: 'string', default: 'binary', choices: ENCODINGS, help: 'wire form of the messages (binary: Arrow IPC)' },
+  out: { type: 'string', help: 'write the model JSON here (default: print it)' },
+  // the algorithms' own options, under the names `fedmix experiment` uses
+  features: { type: 'int', help: 'dem, fedgengmm, fedgem: the number of features every client has (required)' },
+  components: { type: 'int', help: 'dem, fedgengmm: K of the global model; mdm: K' },
+  'k-range': { type: 'range', help: 'fedgengmm: choose the global K by BIC in A..B instead of --components' },
+  covariance: { type: 'string', default: 'diag', choices: COVARIANCE_TYPES, help: 'dem, fedgengmm: covariance type' },
+  init: { type: 'string', default: 'kfed', choices: DEM_INITS, help: 'dem: how the first model is chosen' },
+  'max-rounds': { type: 'int', default: 100, help: 'dem: at most this many EM rounds' },
+  tol: { type: 'number', help: 'dem: stop when the average log-likelihood moves less (default 1e-3); fedgem: when every radius is below it' },
+  h: { type: 'int', default: 100, help: 'fedgengmm: synthetic rows per incoming component' },
+  rounds: { type: 'int', help: "fedgem: collaborative rounds T (default 10); mdm: Algorithm 2's rounds (default 100)" },
+  phi: { type: 'string', default: '1', help: 'fedgem: the final-radius hyperparameter, a comma-separated list, or "tune"' },
+  categories: { type: 'int', help: 'mdm: C, the categories of every histogram (required)' },
+  'max-count': { type: 'int', help: 'mdm: N, the largest client size the model covers (required)' },
+  cohort: { type: 'int', help: 'mdm: clients per round (default: all)' },
+  seed: { type: 'int', default: 0, help: "seed of the server's random choices" },
+};
+
+export const clientOptions: Record<string, OptionSpec> = {
+  algorithm,
+  federation,
+  broker: { type: 'string', help: 'the MQTT broker (mqtt://host:port, ws://host:port/mqtt) (required)' },
+  id: { type: 'string', help: "this client's id, also its username (required)" },
+  password: { type: 'string', help: "this client's password" },
+  'password-file': { type: 'string', help: 'read the password from this file instead' },
+  data: { type: 'string', help: 'CSV file of this client\'s rows, with a header (required unless --counts)' },
+  columns: { type: 'string', help: 'comma-separated feature columns (default: every column but --drop)' },
+  drop: { type: 'string', help: 'comma-separated columns to leave out (e.g. a label)' },
+  validation: { type: 'string', help: 'fedgem: CSV of rows that score the phi candidates (same columns)' },
+  'k-range': { type: 'range', default: [1, 1], help: 'fedgengmm: choose the local K by BIC in A..B' },
+  covariance: { type: 'string', default: 'diag', choices: COVARIANCE_TYPES, help: 'fedgengmm: covariance type of the local model' },
+  components: { type: 'int', help: 'fedgem: K_c, the clusters in this client\'s data (required)' },
+  variance: { type: 'number', default: 1, help: "fedgem: the clusters' known variance" },
+  'local-steps': { type: 'int', default: 1, help: 'fedgem: EM steps per round' },
+  counts: { type: 'string', help: 'mdm: the histogram, comma-separated counts' },
+  category: { type: 'string', help: 'mdm: the CSV column whose values are counted' },
+  categories: { type: 'string', help: 'mdm: the categories in the federation\'s order, comma-separated (with --category)' },
+  seed: { type: 'int', default: 0, help: "seed of the client's random choices" },
+};
+
+const list = (v: unknown) => (typeof v === 'string' ? v.split(',').map((c) => c.trim()).filter(Boolean) : undefined);
+
+function required<T>(o: Options, name: string): T {
+  if (o[name] === undefined) throw new InvalidParameterError(`--${name} is required`);
+  return o[name] as T;
+}
+
+/** "id:password" lines; "id" alone when the passwords live elsewhere. */
+export function readClientsFile(path: string, passwords: boolean): { id: string; password?: string }[] {
+  const out: { id: string; password?: string }[] = [];
+  readFileSync(path, 'utf8')
+    .split(/\r?\n/)
+    .forEach((line, i) => {
+      const t = line.trim();
+      if (t === '' || t.startsWith('#')) return;
+      const at = t.indexOf(':');
+      const id = at < 0 ? t : t.slice(0, at);
+      const password = at < 0 ? undefined : t.slice(at + 1);
+      if (passwords && !password) throw new InvalidDataError(`${path}, line ${i + 1}: "${id}" has no password; write id:password`);
+      out.push({ id, password });
+    });
+  if (out.length === 0) throw new InvalidDataError(`${path} lists no client`);
+  return out;
+}
+
+function phiOption(text: string): number | number[] {
+  if (text === 'tune') return [...PHI_GRID];
+  const values = text.split(',').map((t) => Number(t.trim()));
+  if (values.some((v) => !(v > 0) || !Number.isFinite(v))) throw new InvalidParameterError(`--phi takes a positive number, a comma-separated list or "tune", got "${text}"`);
+  return values.length === 1 ? values[0]! : values;
+}
+
+/** The server role's options from the command line, by algorithm. */
+export function serverRoleOptions(a: AlgorithmName, o: Options): Record<string, unknown> {
+  const seed = o.seed as number;
+  switch (a) {
+    case 'dem':
+      return { nFeatures: required(o, 'features'), nComponents: required(o, 'components'), covarianceType: o.covariance, init: o.init, maxRounds: o['max-rounds'], tol: o.tol, seed };
+    case 'fedgengmm': {
+      const range = o['k-range'] as [number, number] | undefined;
+      if (range === undefined && o.components === undefined) throw new InvalidParameterError('give --components K or --k-range A..B for the global model');
+      return { nFeatures: required(o, 'features'), nComponents: o.components, kMin: range?.[0], kMax: range?.[1], covarianceType: o.covariance, h: o.h, seed };
+    }
+    case 'fedgem':
+      return { nFeatures: required(o, 'features'), rounds: o.rounds, phi: phiOption(String(o.phi)), tol: o.tol };
+    case 'mdm':
+      return { nComponents: required(o, 'components'), nCategories: required(o, 'categories'), maxCount: required(o, 'max-count'), rounds: o.rounds, cohort: o.cohort, seed };
+  }
+}
+
+export async function runServerCommand(o: Options): Promise<{ text: string; json: unknown }> {
+  const a = required<AlgorithmName>(o, 'algorithm');
+  const embedded = o.broker === undefined;
+  const clients = readClientsFile(required(o, 'clients'), embedded);
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const result = await serve({
+    algorithm: a,
+    options: serverRoleOptions(a, o),
+    federation: o.federation as string,
+    clients,
+    broker: embedded ? undefined : { url: o.broker as string, username: o.username as string | undefined, password: o.password as string | undefined },
+    listen: { host: o.host as string, port: o.port as number, webSocketPort: o['ws-port'] as number | undefined },
+    encoding: o.encoding as Encoding,
+    minClients: (o['min-clients'] as number | undefined) ?? clients.length,
+    minReplies: o['min-replies'] as number,
+    fraction: o.fraction as number,
+    roundTimeout: o['round-timeout'] as number,
+    joinTimeout: o['join-timeout'] as number,
+    onListening: ({ url, wsUrl }) => log(`fedmix server: broker listening on ${url}${wsUrl ? ` and ${wsUrl}` : ''}`),
+    onRound: (r: RoundRecord) =>
+      log(`round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${r.failures.length ? `; ${r.failures.map((f) => `${f.client} ${f.kind}${f.excluded ? ', excluded' : ''}`).join('; ')}` : ''}`),
+  });
+  const model = resultJson(a, result.model);
+  const json = { algorithm: a, model, rounds: result.rounds, traffic: result.traffic, excluded: result.excluded, failures: result.failures };
+  if (typeof o.out === 'string') writeFileSync(o.out, JSON.stringify(model) + '\n');
+  const summary = [
+    `fedmix server: ${a}, ${result.rounds} rounds, ${result.traffic.bytesDown} bytes down and ${result.traffic.bytesUp} up`,
+    ...(result.excluded.length ? ['excluded:', ...result.excluded.map((e) => `  ${e.reason} (round ${e.round})`)] : []),
+    typeof o.out === 'string' ? `model written to ${o.out}` : JSON.stringify(model),
+  ];
+  return { text: summary.join('\n'), json };
+}
+
+/** The client's data from the command line: its rows, or (mdm) its histogram as one row. */
+function clientData(a: AlgorithmName, o: Options): { data: Matrix; validation?: Matrix } {
+  if (a === 'mdm') {
+    if (o.counts !== undefined) return { data: Matrix.fromRows([list(o.counts)!.map(Number)]) };
+    const table = parseCsv(readFileSync(required<string>(o, 'data'), 'utf8'));
+    const j = columnIndex(table, required(o, 'category'));
+    const cats = list(required(o, 'categories'))!;
+    const counts = new Array<number>(cats.length).fill(0);
+    table.columns[j]!.forEach((v, i) => {
+      const k = cats.indexOf(v.trim());
+      if (k < 0) throw new InvalidDataError(`data row ${i + 1}: category "${v}" is not among --categories (${cats.join(', ')})`);
+      counts[k]! += 1;
+    });
+    return { data: Matrix.fromRows([counts]) };
+  }
+  const read = (path: string) => csvToMatrix(parseCsv(readFileSync(path, 'utf8')), { columns: list(o.columns), exclude: list(o.drop) }).X;
+  return { data: read(required(o, 'data')), validation: typeof o.validation === 'string' ? read(o.validation) : undefined };
+}
+
+export function clientRoleOptions(a: AlgorithmName, o: Options): Record<string, unknown> {
+  const seed = o.seed as number;
+  switch (a) {
+    case 'dem':
+      return {};
+    case 'fedgengmm': {
+      const [kMin, kMax] = o['k-range'] as [number, number];
+      return { kMin, kMax, covarianceType: o.covariance, seed };
+    }
+    case 'fedgem':
+      return { nComponents: required(o, 'components'), variance: o.variance, localSteps: o['local-steps'], seed };
+    case 'mdm':
+      return { seed };
+  }
+}
+
+export async function runClientCommand(o: Options): Promise<{ text: string; json: unknown }> {
+  const a = required<AlgorithmName>(o, 'algorithm');
+  const id = required<string>(o, 'id');
+  const password = typeof o['password-file'] === 'string' ? readFileSync(o['password-file'], 'utf8').trim() : (o.password as string | undefined);
+  const { data, validation } = clientData(a, o);
+  const spec: ClientSpec = { algorithm: a, id, data: matrixData(data), validation: validation && matrixData(validation), options: clientRoleOptions(a, o) };
+  const role = makeClient(spec);
+  try {
+    const r = await join({
+      url: required(o, 'broker'),
+      federation: o.federation as string,
+      client: role,
+      password,
+      onRequest: (kind, round) => process.stdout.write(`answered ${kind} of round ${round}\n`),
+    });
+    return { text: `fedmix client ${id}: the run ended ${r.ok ? 'well' : `with an error: ${r.reason}`}; ${r.answered} requests answered`, json: r };
+  } finally {
+    role.dispose();
+  }
+}
