@@ -1,26 +1,38 @@
-/** Distributed EM: exactness against centralized EM, traffic, initializations, stopping, bad clients. */
+/**
+ * Distributed EM on the federation runtime: exactness against centralized EM,
+ * traffic in both encodings, initializations, stopping, bad clients (through
+ * the runtime and against the server role driven by hand), raw wire replies.
+ */
 import { beforeAll, describe, expect, test } from 'vitest';
 import {
   COVARIANCE_TYPES,
+  DEM_PROTOCOL,
   DemClient,
   DemServer,
   distributedEM,
   encodeMessage,
+  FederationError,
   GaussianMixture,
   init,
   InProcessTransport,
+  InvalidDataError,
   InvalidMessageError,
   InvalidParameterError,
   Matrix,
   message,
-  runDem,
+  runFederationSync,
+  type ClientRole,
   type CovarianceType,
-  type DemClientLike,
   type DistributedEMOptions,
+  type Exchange,
+  type ExchangeOptions,
+  type Failure,
   type Message,
+  type Protocol,
+  type RoundContext,
+  type ServerRole,
 } from '../ts/index.js';
 import { MinMaxScaler } from '../ts/data/scale.js';
-import { wireBytes } from '../ts/federated/message.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { blobs, maxRelativeError } from './helpers.js';
 
@@ -59,6 +71,26 @@ function params(gm: GaussianMixture) {
 function relError(actual: Float64Array, expected: Float64Array): number {
   const scale = expected.reduce((a, v) => Math.max(a, Math.abs(v)), 0);
   return maxRelativeError(actual, expected, 1e-6 * scale);
+}
+
+/** A request read through its declared type, as the runtime's ClientHost reads it before respond(). */
+function readRequest(p: Protocol, m: Message): Message {
+  return p.exchanges.get(m.kind)!.request.read(m);
+}
+
+/** A reply read through the type its request pairs with, as the runtime reads it before accept(). */
+function readReply(p: Protocol, request: Message, reply: Message): Message {
+  return p.exchanges.get(request.kind)!.reply!.read(reply);
+}
+
+/** A server's aggregate() as the runtime calls it (the round, the accepted replies, the round's failures). */
+function aggregate<A>(server: ServerRole<A>, round: RoundContext, accepted: ReadonlyMap<string, A>, failures: Failure[]): unknown {
+  return server.aggregate(round, accepted, failures);
+}
+
+/** A server's accept() as the runtime calls it (the role contract: the reply, the request it answers, the round). */
+function accept<A>(server: ServerRole<A>, reply: Message, request: Message, round: RoundContext): A {
+  return server.accept(reply, request, round);
 }
 
 describe('exactness', () => {
@@ -112,18 +144,35 @@ describe('exactness', () => {
     expect(relError(dem.model.means, central.means)).toBeLessThan(1e-12);
     for (const gm of [start, dem.model, central]) gm.dispose();
   });
+
+  test('the encoding changes the bytes, not the model: binary, JSON and copies give the same run', () => {
+    const { parts } = nonIid(3);
+    const runs = (['binary', 'json', 'none'] as const).map((encoding) => distributedEM(parts, { nComponents: 4, covarianceType: 'full', init: 'kfed', seed: 4, encoding }));
+    const [binary, json, none] = runs;
+    for (const r of [json!, none!]) {
+      expect(r.model.means).toEqual(binary!.model.means);
+      expect(r.model.covariances).toEqual(binary!.model.covariances);
+      expect(r.history).toEqual(binary!.history);
+      expect(r.traffic.messagesUp).toBe(binary!.traffic.messagesUp);
+    }
+    expect(json!.traffic.bytesUp).not.toBe(binary!.traffic.bytesUp);
+    for (const r of runs) r.model.dispose();
+  });
 });
 
-/** A client that records what it receives and sends; `corrupt` may change its replies. */
-class Recording implements DemClientLike {
+/** A client that records what it receives (as checked by its host) and sends; `corrupt` may change its replies. */
+class Recording implements ClientRole {
   readonly received: Message[] = [];
   readonly sent: Message[] = [];
   constructor(
-    private readonly inner: DemClientLike,
+    private readonly inner: DemClient,
     private readonly corrupt?: (m: Message) => Message,
   ) {}
   get id(): string {
     return this.inner.id;
+  }
+  get protocol(): Protocol {
+    return this.inner.protocol;
   }
   respond(m: Message): Message {
     this.received.push(m);
@@ -134,61 +183,75 @@ class Recording implements DemClientLike {
   }
 }
 
-/** Runs DEM through `runDem` with real clients (some wrapped), disposing everything but the returned model. */
-function run(parts: Matrix[], options: DistributedEMOptions, wrap: (c: DemClient, i: number) => DemClientLike = (c) => new Recording(c)) {
+/** Runs a DemServer with real clients (some wrapped) through runFederationSync, disposing everything but the returned model. */
+function run(parts: Matrix[], options: DistributedEMOptions, wrap: (c: DemClient, i: number) => ClientRole = (c) => new Recording(c)) {
   const clients = parts.map((p, i) => new DemClient(`client-${i}`, p));
-  const server = new DemServer(
-    clients.map((c) => c.id),
-    { ...options, nFeatures: options.nFeatures ?? parts[0]!.nCols },
-  );
-  const transport = new InProcessTransport();
-  const wrapped = clients.map(wrap);
+  const { encoding, nFeatures, ...demOptions } = options;
+  let server: DemServer | undefined;
   try {
-    runDem(server, wrapped, transport);
-    return { model: server.takeModel(), server, transport, clients: wrapped };
+    server = new DemServer({ ...demOptions, nFeatures: nFeatures ?? parts[0]!.nCols });
+    const wrapped = clients.map(wrap);
+    const result = runFederationSync(server, new InProcessTransport(wrapped, { encoding }), { onInvalid: options.onInvalidClient === 'throw' ? 'fail' : 'exclude' });
+    return { model: result.model, result, initRounds: server.initRounds, emRounds: server.emRounds, history: server.history, clients: wrapped };
   } finally {
-    server.dispose();
+    server?.dispose();
     for (const c of clients) c.dispose();
   }
 }
 
 describe('traffic', () => {
-  test.each(['separated', 'kfed', 'subset'] as const)('%s: rounds are init + EM rounds, bytes are the encoded messages', (initMethod) => {
-    const { parts } = nonIid(1);
-    const { model, server, transport, clients } = run(parts, { nComponents: 4, covarianceType: 'diag', init: initMethod, seed: 2 });
-    const expectedInit = { separated: 0, kfed: 1, subset: 2 }[initMethod];
-    expect(server.initRounds).toBe(expectedInit);
-    expect(transport.traffic.rounds).toBe(expectedInit + server.emRounds);
-    expect(server.rounds).toBe(transport.traffic.rounds);
-    const recs = clients as Recording[];
-    const up = recs.flatMap((c) => c.sent);
-    const down = recs.flatMap((c) => c.received);
-    expect(transport.traffic.messagesUp).toBe(up.length);
-    expect(transport.traffic.messagesDown).toBe(down.length);
-    expect(transport.traffic.bytesUp).toBe(up.reduce((a, m) => a + wireBytes(encodeMessage(m)), 0));
-    expect(transport.traffic.bytesDown).toBe(down.reduce((a, m) => a + wireBytes(encodeMessage(m)), 0));
-    // every EM round sends the model to each client and gets statistics back
-    expect(up.filter((m) => m.kind === 'dem/stats').length).toBe(4 * server.emRounds);
-    if (initMethod === 'subset') {
-      // the subset's rows travel up: 100 rows in all, in proportion to the clients' sizes
-      const rows = up.filter((m) => m.kind === 'dem/subset-rows').map((m) => (m.payload as { count: number }).count);
-      expect(rows.reduce((a, b) => a + b, 0)).toBe(100);
-      const sizes = parts.map((p) => p.nRows);
-      const total = sizes.reduce((a, b) => a + b, 0);
-      rows.forEach((r, i) => expect(Math.abs(r - (100 * sizes[i]!) / total)).toBeLessThan(1));
-    }
-    // the data summary travels once, with the first statistics
-    expect(up.filter((m) => (m.payload as { summary?: unknown }).summary !== undefined).length).toBe(4);
-    model.dispose();
-  });
+  const inits = ['separated', 'kfed', 'subset'] as const;
+  test.each(inits.flatMap((i) => (['binary', 'json'] as const).map((e) => [i, e] as const)))(
+    '%s, %s: rounds are init + EM rounds, bytes are the encoded messages',
+    (initMethod, encoding) => {
+      const { parts } = nonIid(1);
+      const { model, result, initRounds, emRounds, clients } = run(parts, { nComponents: 4, covarianceType: 'diag', init: initMethod, seed: 2, encoding });
+      const expectedInit = { separated: 0, kfed: 1, subset: 2 }[initMethod];
+      expect(initRounds).toBe(expectedInit);
+      expect(result.rounds).toBe(expectedInit + emRounds);
+      expect(result.traffic.rounds).toBe(result.rounds);
+      expect(result.history.map((h) => h.round)).toEqual(Array.from({ length: result.rounds }, (_, i) => i + 1));
+      const recs = clients as Recording[];
+      const up = recs.flatMap((c) => c.sent);
+      const down = recs.flatMap((c) => c.received);
+      const bytes = (ms: Message[]) => ms.reduce((a, m) => a + encodeMessage(m, encoding).length, 0);
+      expect(result.traffic.messagesUp).toBe(up.length);
+      expect(result.traffic.messagesDown).toBe(down.length);
+      expect(result.traffic.bytesUp).toBe(bytes(up));
+      expect(result.traffic.bytesDown).toBe(bytes(down));
+      // per client too
+      for (const c of recs) {
+        expect(result.clientTraffic.get(c.id)).toEqual({ bytesUp: bytes(c.sent), bytesDown: bytes(c.received), messagesUp: c.sent.length, messagesDown: c.received.length });
+      }
+      // every EM round sends the model to each client and gets statistics back
+      expect(up.filter((m) => m.kind === 'dem/stats').length).toBe(4 * emRounds);
+      if (initMethod === 'subset') {
+        // the subset's rows travel up: 100 rows in all, in proportion to the clients' sizes
+        const rows = up.filter((m) => m.kind === 'dem/subset-rows').map((m) => (m.payload as { count: number }).count);
+        expect(rows.reduce((a, b) => a + b, 0)).toBe(100);
+        const sizes = parts.map((p) => p.nRows);
+        const total = sizes.reduce((a, b) => a + b, 0);
+        rows.forEach((r, i) => expect(Math.abs(r - (100 * sizes[i]!) / total)).toBeLessThan(1));
+      }
+      // the data summary travels once, with the first statistics, asked for by the shift that goes down once
+      expect(up.filter((m) => (m.payload as { summary?: unknown }).summary !== undefined).length).toBe(4);
+      expect(down.filter((m) => (m.payload as { summaryShift?: unknown }).summaryShift !== undefined).length).toBe(4);
+      model.dispose();
+    },
+  );
 
-  test('distributedEM reports the transport traffic', () => {
+  test('distributedEM reports the runtime traffic', () => {
     const { parts } = nonIid(2);
     const r = distributedEM(parts, { nComponents: 4, covarianceType: 'full', init: 'kfed', seed: 1 });
     expect(r.traffic.rounds).toBe(r.rounds);
     expect(r.rounds).toBe(r.initRounds + r.emRounds);
     expect(r.traffic.messagesUp).toBe(4 * r.rounds);
     expect(r.traffic.bytesUp).toBeGreaterThan(0);
+    // the runtime's per-client account adds up to the totals
+    const per = [...r.federation.clientTraffic.values()];
+    expect(per.reduce((a, t) => a + t.bytesUp, 0)).toBe(r.traffic.bytesUp);
+    expect(per.reduce((a, t) => a + t.bytesDown, 0)).toBe(r.traffic.bytesDown);
+    expect(r.federation.history.reduce((a, h) => a + h.bytesUp, 0)).toBe(r.traffic.bytesUp);
     r.model.dispose();
   });
 });
@@ -219,8 +282,7 @@ describe('initializations', () => {
   });
 
   test('separated: maximally separated means inside the feature range, equal weights, no communication', () => {
-    const clients = [new DemClient('a', Matrix.fromRows([[0.5, 5]]))];
-    const server = new DemServer(['a'], { nComponents: 4, nFeatures: 2, covarianceType: 'diag', init: 'separated', featureRange: [[0, 0], [1, 10]] });
+    const server = new DemServer({ nComponents: 4, nFeatures: 2, covarianceType: 'diag', init: 'separated', featureRange: [[0, 0], [1, 10]] });
     const gm = server.model!;
     expect(Array.from(gm.weights)).toEqual([0.25, 0.25, 0.25, 0.25]);
     const means = Array.from(gm.means);
@@ -228,9 +290,21 @@ describe('initializations', () => {
     expect(pts).toEqual(['0.25,2.5', '0.25,7.5', '0.75,2.5', '0.75,7.5']);
     // a uniform cell of a quarter of the box per component
     expect(relError(gm.covariances.subarray(0, 2), new Float64Array([0.25 / 12 + 1e-6, 25 / 12 + 1e-6]))).toBeLessThan(1e-12);
-    expect(server.rounds).toBe(0);
+    expect(server.initRounds).toBe(0);
+    // the first round is already an EM round: the model goes down
+    const reqs = server.configure({ round: 1, clients: ['a'] });
+    expect([...reqs.values()].map((m) => m.kind)).toEqual(['dem/model']);
     server.dispose();
-    clients[0]!.dispose();
+    // with no EM round the run is the initial model alone, without a message
+    const client = new DemClient('a', Matrix.fromRows([[0.5, 5]]));
+    const none = new DemServer({ nComponents: 4, nFeatures: 2, covarianceType: 'diag', init: 'separated', featureRange: [[0, 0], [1, 10]], maxRounds: 0 });
+    const r = runFederationSync(none, [client]);
+    expect(r.rounds).toBe(0);
+    expect(r.traffic).toEqual({ rounds: 0, bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 });
+    expect(Array.from(r.model.means)).toEqual(means);
+    r.model.dispose();
+    none.dispose();
+    client.dispose();
   });
 
   test('kfed: the server seeds from one client and adds the farthest local centers', () => {
@@ -278,6 +352,8 @@ describe('stopping rule', () => {
       expect(r.converged).toBe(true);
       for (let t = 1; t < h.length - 1; t++) expect(Math.abs(h[t]! - h[t - 1]!)).toBeGreaterThanOrEqual(tol);
       expect(Math.abs(h[h.length - 1]! - h[h.length - 2]!)).toBeLessThan(tol);
+      // the runtime's round records carry the same averages
+      expect(r.federation.history.map((x) => (x.metrics as { logLikelihood: number }).logLikelihood)).toEqual(h);
       r.model.dispose();
     }
     // the history is the average of the clients' own mean log-likelihoods under the broadcast model
@@ -302,31 +378,38 @@ describe('bad clients', () => {
     return message(m.kind, m.from, m.round, p);
   };
   const cases: Array<[string, (m: Message) => Message, RegExp]> = [
+    // the client's host cannot encode it: a refusal saying why
     ['NaN statistics', (m) => ({ ...m, payload: { ...(m.payload as object), s1: new Float64Array([NaN, 1, 2, 3, 4, 5, 6, 7]) } }), /cannot send NaN/],
     ['a wrong shape', edit((p) => p.s1.pop()), /s1 has 7 values; expected 8/],
     ['a negative count', edit((p) => (p.nk[0] = -1)), /nk\[0\] is -1; a component's count must be at least 0/],
     ['counts beyond its rows', edit((p) => (p.rows = Math.floor(Math.max(...p.nk)) - 1)), /nk\[\d\] is [\d.]+ but the client reports only \d+ rows/],
     ['a negative variance', edit((p) => (p.s2[0] = -p.s2[0]!)), /negative variance/],
-    ['a log-likelihood that is not a number', (m) => ({ ...m, payload: { ...(m.payload as object), logLikelihood: 'x' } }), /logLikelihood is x/],
+    // the payload's schema: the value, JSON-quoted, and what it must be
+    ['a log-likelihood that is not a number', (m) => ({ ...m, payload: { ...(m.payload as object), logLikelihood: 'x' } }), /logLikelihood is "x"; it must be a finite number/],
+    ['a field the message does not declare', (m) => ({ ...m, payload: { ...(m.payload as object), extra: 1 } }), /extra/],
   ];
 
   test.each(cases)('%s: excluded with its reason, the others reach the model without it', (_, corrupt, reason) => {
     const { parts } = nonIid(5);
     const options: DistributedEMOptions = { nComponents: 4, covarianceType: 'diag', init: 'separated', seed: 1 };
-    const bad = run(parts, options, (c, i) => (i === 2 ? new Recording(c, corrupt) : c));
+    const bad = run(parts, options, (c, i) => new Recording(c, i === 2 ? corrupt : undefined));
     const without = run([parts[0]!, parts[1]!, parts[3]!], options);
-    expect(bad.server.excluded).toHaveLength(1);
-    const e = bad.server.excluded[0]!;
+    expect(bad.result.excluded).toHaveLength(1);
+    const e = bad.result.excluded[0]!;
     expect(e.client).toBe('client-2');
     expect(e.round).toBe(1);
-    expect(e.reason).toMatch(/^client-2/);
+    expect(e.reason).toMatch(/^client-2: /);
+    expect(e.reason).not.toMatch(/^client-2: client-2/);
     expect(e.reason).toMatch(reason);
-    expect(bad.server.clients).toEqual(['client-0', 'client-1', 'client-3']);
+    expect(bad.result.failures).toEqual([{ client: 'client-2', round: 1, kind: expect.stringMatching(/^(invalid|refused)$/), reason: e.reason, excluded: true }]);
+    // it is asked nothing more: one request, and the later rounds ask the other three
+    expect((bad.clients[2] as Recording).received).toHaveLength(1);
+    expect(bad.result.history.slice(1).every((h) => h.asked === 3 && h.accepted === 3)).toBe(true);
     // the same model, bit for bit, as a run that never had the bad client
     expect(bad.model.means).toEqual(without.model.means);
     expect(bad.model.covariances).toEqual(without.model.covariances);
     expect(bad.model.weights).toEqual(without.model.weights);
-    expect(bad.server.history).toEqual(without.server.history);
+    expect(bad.history).toEqual(without.history);
     bad.model.dispose();
     without.model.dispose();
   });
@@ -334,15 +417,15 @@ describe('bad clients', () => {
   test.each(cases)("%s with onInvalidClient 'throw': the run fails naming the client, nothing leaks", (_, corrupt, reason) => {
     const { parts } = nonIid(5);
     const before = wasm().fm_heap_in_use();
-    expect(() => run(parts, { nComponents: 4, covarianceType: 'diag', init: 'separated', onInvalidClient: 'throw' }, (c, i) => (i === 2 ? new Recording(c, corrupt) : c))).toThrow(
-      InvalidMessageError,
-    );
+    let thrown: unknown;
     try {
       run(parts, { nComponents: 4, covarianceType: 'diag', init: 'separated', onInvalidClient: 'throw' }, (c, i) => (i === 2 ? new Recording(c, corrupt) : c));
     } catch (e) {
-      expect((e as Error).message).toMatch(/^client-2/);
-      expect((e as Error).message).toMatch(reason);
+      thrown = e;
     }
+    expect(thrown).toBeInstanceOf(InvalidMessageError);
+    expect((thrown as Error).message).toMatch(/^client-2: /);
+    expect((thrown as Error).message).toMatch(reason);
     expect(wasm().fm_heap_in_use()).toBe(before);
   });
 
@@ -357,9 +440,9 @@ describe('bad clients', () => {
       const r = distributedEM([...parts, Matrix.zeros(0, 2), d3], options);
       const clean = distributedEM(parts, options);
       expect(r.excluded.map((e) => e.client)).toEqual(['client-4', 'client-5']);
-      expect(r.excluded[0]!.reason).toMatch(/client-4.*reports 0 rows/);
+      expect(r.excluded[0]!.reason).toMatch(/^client-4: reports 0 rows/);
       expect(r.excluded[1]!.reason).toMatch(
-        initMethod === 'separated' ? /^client-5.*the model has 2 features but the client's rows have 3/ : /^client-5: its rows have 3 features; this federation has 2/,
+        initMethod === 'separated' ? /^client-5: the model has 2 features but the client's rows have 3/ : /^client-5: its rows have 3 features; this federation has 2/,
       );
       expect(r.excluded.every((e) => e.round === 1)).toBe(true);
       expect(r.model.means).toEqual(clean.model.means);
@@ -369,58 +452,234 @@ describe('bad clients', () => {
     }
   });
 
-  test('raw wire text: Infinity, wrong sender, wrong round and garbage are rejected before anything is merged', () => {
-    const { parts } = nonIid(7);
-    const clients = parts.map((p, i) => new DemClient(`client-${i}`, p));
-    const start = new GaussianMixture({ nComponents: 2, covarianceType: 'diag', seed: 1 }).fit(parts[0]!);
-    const opts = { nFeatures: 2, covarianceType: 'diag' as const, init: params(start), onInvalidClient: 'throw' as const };
-    const server = new DemServer(
-      clients.map((c) => c.id),
-      opts,
-    );
-    const twin = new DemServer(
-      clients.map((c) => c.id),
-      opts,
-    );
-    const answer = (reqs: Map<string, Message>) => [...reqs].map(([id, m]) => ({ from: id, text: encodeMessage(clients.find((c) => c.id === id)!.respond(m)) }));
-    // one good round on both
-    server.receive(answer(server.requests()));
-    twin.receive(answer(twin.requests()));
-    const heap = wasm().fm_heap_in_use();
-    const modelBefore = Array.from(server.model!.means);
-    const spoil: Array<[(t: string) => string, RegExp]> = [
-      [(t) => t.replace(/"logLikelihood":[^,]*/, '"logLikelihood":1e999'), /logLikelihood is Infinity/],
-      [(t) => t.replace(/"nk":\[[^,\]]*/, '"nk":[1e999'), /nk\[0\] is Infinity/],
-      [(t) => t.replace('"from":"client-1"', '"from":"client-0"'), /claims to come from "client-0"/],
-      [(t) => t.replace(/"round":\d+/, '"round":99'), /for round 99/],
-      [() => '{"protocol":"fedmix"', /not valid JSON/],
-      [(t) => t.replace('"kind":"dem/stats"', '"kind":"dem/count"'), /expected a dem\/stats message/],
-    ];
-    for (const [f, hint] of spoil) {
-      const replies = answer(server.requests()).map((r) => (r.from === 'client-1' ? { ...r, text: f(r.text) } : r));
-      expect(() => server.receive(replies)).toThrow(hint);
-      expect(Array.from(server.model!.means)).toEqual(modelBefore);
-      expect(server.history).toHaveLength(1);
+  test('when every client is excluded the run fails with a FederationError naming them, and nothing leaks', () => {
+    const { parts } = nonIid(8);
+    const before = wasm().fm_heap_in_use();
+    let thrown: unknown;
+    try {
+      distributedEM([Matrix.zeros(0, 2), Matrix.zeros(0, 2)], { nComponents: 2, init: 'separated' });
+    } catch (e) {
+      thrown = e;
     }
-    // a missing reply
-    const reqs = server.requests();
-    expect(() => server.receive(answer(reqs).filter((r) => r.from !== 'client-3'))).toThrow(/client-3: did not answer/);
-    expect(wasm().fm_heap_in_use()).toBe(heap);
-    // the server continues as if those rounds had not happened
-    server.receive(answer(server.requests()));
-    twin.receive(answer(twin.requests()));
+    expect(thrown).toBeInstanceOf(FederationError);
+    expect((thrown as Error).message).toMatch(/^round 1: 0 usable replies of 2, fewer than the 1 required \(client-0: reports 0 rows[^;]*; [^;]*; client-1: reports 0 rows/);
+    // the only client with the federation's features (3) has too few rows for 2 components
+    expect(() => distributedEM([parts[0]!, Matrix.fromRows([[0.5, 0.5, 0.5]])], { nComponents: 2, init: 'kfed', nFeatures: 3 })).toThrow(/fewer than the 2 clusters/);
+    expect(wasm().fm_heap_in_use()).toBe(before);
+  });
+});
+
+describe('the server role driven by hand', () => {
+  const ctx = (round: number, clients: string[]): RoundContext => ({ round, clients });
+
+  test('configure asks, accept checks one reply without changing state, aggregate folds the accepted ones in', () => {
+    const { parts } = nonIid(11);
+    const start = new GaussianMixture({ nComponents: 2, covarianceType: 'diag', seed: 1 }).fit(parts[0]!);
+    const clients = parts.map((p, i) => new DemClient(`client-${i}`, p));
+    const ids = clients.map((c) => c.id);
+    const opts = { nFeatures: 2, covarianceType: 'diag' as const, init: params(start), tol: 0, maxRounds: 3 };
+    const server = new DemServer(opts);
+    const twin = new DemServer(opts);
+    const answer = (reqs: ReadonlyMap<string, Message>, id: string) => {
+      const req = reqs.get(id)!;
+      return readReply(DEM_PROTOCOL, req, clients[ids.indexOf(id)]!.respond(readRequest(DEM_PROTOCOL, req)));
+    };
+    // one full round on both
+    for (const s of [server, twin]) {
+      const c = ctx(1, ids);
+      const reqs = s.configure(c);
+      expect([...reqs.keys()]).toEqual(ids);
+      aggregate(s, c, new Map(ids.map((id) => [id, accept(s, answer(reqs, id), reqs.get(id)!, c)])), []);
+    }
+    expect(server.emRounds).toBe(1);
+    // round 2: client-1 answers from other rows than in round 1 (consistent statistics of one row more); refused, nothing moves
+    const c2 = ctx(2, ids);
+    const reqs = server.configure(c2);
+    const means = Array.from(server.model!.means);
+    const grown = new DemClient('client-1', Matrix.vstack([parts[1]!, parts[0]!.selectRows([0])]));
+    const moved = readReply(DEM_PROTOCOL, reqs.get('client-1')!, grown.respond(readRequest(DEM_PROTOCOL, reqs.get('client-1')!)));
+    grown.dispose();
+    expect(() => accept(server, moved, reqs.get('client-1')!, c2)).toThrow(InvalidMessageError);
+    expect(() => accept(server, moved, reqs.get('client-1')!, c2)).toThrow(`reports ${parts[1]!.nRows + 1} rows, ${parts[1]!.nRows} before`);
+    const good = answer(reqs, 'client-1');
+    // a reply whose shapes do not fit the model, likewise
+    const short = { ...good, payload: { ...(good.payload as object), nk: new Float64Array(1) } };
+    expect(() => accept(server, short, reqs.get('client-1')!, c2)).toThrow(/nk has 1 values; expected 2/);
+    expect(Array.from(server.model!.means)).toEqual(means);
+    expect(server.emRounds).toBe(1);
+    // the honest replies of the round are taken as if the refused ones had never come
+    const accepted = new Map(ids.map((id) => [id, accept(server, answer(reqs, id), reqs.get(id)!, c2)]));
+    aggregate(server, c2, accepted, []);
+    const t2 = ctx(2, ids);
+    const treqs = twin.configure(t2);
+    aggregate(twin, t2, new Map(ids.map((id) => [id, accept(twin, answer(treqs, id), treqs.get(id)!, t2)])), []);
     expect(server.model!.means).toEqual(twin.model!.means);
     expect(server.history).toEqual(twin.history);
     for (const x of [server, twin, start, ...clients]) x.dispose();
   });
 
-  test('when every client is excluded the run fails, and nothing leaks', () => {
-    const { parts } = nonIid(8);
+  test('the first statistics of a client must carry the summary the shift asks for; later ones must not', () => {
+    const { parts } = nonIid(12);
+    const client = new DemClient('a', parts[0]!);
+    const server = new DemServer({ nFeatures: 2, nComponents: 2, covarianceType: 'tied', init: 'separated' });
+    const c1 = ctx(1, ['a']);
+    const req = server.configure(c1).get('a')!;
+    expect((req.payload as { summaryShift?: unknown }).summaryShift).toBeInstanceOf(Float64Array);
+    const reply = readReply(DEM_PROTOCOL, req, client.respond(readRequest(DEM_PROTOCOL, req)));
+    const { summary: _s, ...bare } = reply.payload as Record<string, unknown>;
+    expect(() => accept(server, { ...reply, payload: bare }, req, c1)).toThrow(/the first statistics must carry a summary of the client's rows/);
+    aggregate(server, c1, new Map([['a', accept(server, reply, req, c1)]]), []);
+    const c2 = ctx(2, ['a']);
+    const req2 = server.configure(c2).get('a')!;
+    expect((req2.payload as { summaryShift?: unknown }).summaryShift).toBeUndefined();
+    const reply2 = readReply(DEM_PROTOCOL, req2, client.respond(readRequest(DEM_PROTOCOL, req2)));
+    expect(() => accept(server, { ...reply2, payload: { ...(reply2.payload as object), summary: (reply.payload as { summary: unknown }).summary } }, req2, c2)).toThrow(
+      /sends a summary that was not asked for/,
+    );
+    server.dispose();
+    client.dispose();
+  });
+
+  test('a client refuses a request it cannot use, and stays usable', () => {
+    const client = new DemClient('a', Matrix.fromRows([[0.1, 0.2], [0.3, 0.4]]));
+    const subset = (count: number) => readRequest(DEM_PROTOCOL, message('dem/subset-request', 'server', 1, { count, seed: 1 }));
+    expect(() => client.respond(subset(3))).toThrow(/asks for 3 rows but the client has 2/);
+    expect((client.respond(subset(2)).payload as { count: number }).count).toBe(2);
+    // the schema refuses what the client never sees
+    expect(() => readRequest(DEM_PROTOCOL, message('dem/kfed-request', 'server', 1, { localClusters: 0, covarianceType: 'full', seed: 1 }))).toThrow(
+      /localClusters is 0; it must be a whole number in \[1, 2147483647\]/,
+    );
+    expect(() => readRequest(DEM_PROTOCOL, message('dem/kfed-request', 'server', 1, { localClusters: 1, covarianceType: 'dense', seed: 1 }))).toThrow(
+      /covarianceType is "dense"; it must be one of "full", "tied", "diag", "spherical"/,
+    );
+    client.dispose();
+  });
+});
+
+/** An in-process transport that edits client-1's reply bytes in one round (JSON on the wire, so that the edits read as text). */
+class Spoiling extends InProcessTransport {
+  constructor(
+    clients: ClientRole[],
+    private readonly spoilRound: number,
+    private readonly edit: (text: string, ex: Exchange) => string | undefined,
+  ) {
+    super(clients, { encoding: 'json' });
+  }
+  override exchangeSync(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Exchange {
+    const ex = super.exchangeSync(round, messages, options);
+    if (round === this.spoilRound) {
+      const text = new TextDecoder().decode(ex.received.get('client-1')![0] as Uint8Array);
+      const out = this.edit(text, ex);
+      if (out !== undefined) {
+        expect(out).not.toBe(text);
+        ex.received.set('client-1', [new TextEncoder().encode(out)]);
+      }
+    }
+    return ex;
+  }
+}
+
+describe('raw wire replies', () => {
+  const spoil: Array<[string, (t: string) => string, RegExp]> = [
+    ['Infinity in a number field', (t) => t.replace(/"logLikelihood":[^,]*/, '"logLikelihood":1e999'), /logLikelihood is Infinity; it must be a finite number/],
+    ['Infinity in an array', (t) => t.replace(/"nk":\[[^,\]]*/, '"nk":[1e999'), /nk\[0\] is Infinity; values must be finite numbers/],
+    ['null in an array', (t) => t.replace(/"s1":\[[^,\]]*/, '"s1":[null'), /s1\[0\] is null; values must be finite numbers/],
+    ['a wrong sender', (t) => t.replace('"from":"client-1"', '"from":"client-0"'), /claims to come from "client-0"/],
+    ['a wrong round', (t) => t.replace(/"round":\d+/, '"round":99'), /its reply is for round 99, not 2/],
+    ['garbage', () => '{"protocol":"fedmix"', /not valid JSON/],
+    ['a wrong kind', (t) => t.replace('"kind":"dem/stats"', '"kind":"dem/count"'), /expected a dem\/stats message, got dem\/count/],
+  ];
+
+  /** Data and a fixed start, so that runs differ only in what client-1 does in round 2. */
+  const setup = () => {
+    const { parts } = nonIid(7);
+    const start = new GaussianMixture({ nComponents: 2, covarianceType: 'diag', seed: 1 }).fit(parts[0]!);
+    return { parts, start, opts: { nFeatures: 2, covarianceType: 'diag' as const, init: params(start), tol: 0, maxRounds: 4 } };
+  };
+
+  test.each(spoil)('%s: client-1 is excluded in that round; the model is the one of a run where it refused that round', (_, f, hint) => {
+    const { parts, start, opts } = setup();
+    const clients = parts.map((p, i) => new DemClient(`client-${i}`, p));
+    const refusing: ClientRole[] = clients.map((c) =>
+      c.id !== 'client-1'
+        ? c
+        : {
+            id: c.id,
+            protocol: c.protocol,
+            respond: (m: Message) => {
+              if (m.round === 2) throw new InvalidDataError('not this time');
+              return c.respond(m);
+            },
+          },
+    );
+    const server = new DemServer(opts);
+    const reference = new DemServer(opts);
+    const bad = runFederationSync(server, new Spoiling(clients, 2, f));
+    const ref = runFederationSync(reference, new InProcessTransport(refusing, { encoding: 'json' }));
+    expect(bad.excluded).toEqual([{ client: 'client-1', round: 2, reason: expect.stringMatching(hint) }]);
+    expect(bad.excluded[0]!.reason).toMatch(/^client-1: /);
+    expect(ref.excluded.map((e) => [e.client, e.round])).toEqual([['client-1', 2]]);
+    expect(bad.model.means).toEqual(ref.model.means);
+    expect(bad.model.covariances).toEqual(ref.model.covariances);
+    expect(server.history).toEqual(reference.history);
+    // client-1's first statistics were used: the run is not the one without it
+    const without = runFederationSync(new DemServer(opts), clients.filter((c) => c.id !== 'client-1'));
+    expect(without.model.means).not.toEqual(bad.model.means);
+    for (const x of [bad.model, ref.model, without.model, server, reference, start, ...clients]) x.dispose();
+  });
+
+  test.each(spoil)("%s with onInvalid 'fail': the run throws, the server keeps the last complete round and can go on", (_, f, hint) => {
+    const { parts, start, opts } = setup();
+    const clients = parts.map((p, i) => new DemClient(`client-${i}`, p));
     const before = wasm().fm_heap_in_use();
-    expect(() => distributedEM([Matrix.zeros(0, 2), Matrix.zeros(0, 2)], { nComponents: 2, init: 'separated' })).toThrow(/no usable reply in round 1: client-0: reports 0 rows/);
-    // the only client with the federation's features (3) has too few rows for 2 components
-    expect(() => distributedEM([parts[0]!, Matrix.fromRows([[0.5, 0.5, 0.5]])], { nComponents: 2, init: 'kfed', nFeatures: 3 })).toThrow(/fewer than the 2 clusters/);
+    const server = new DemServer(opts);
+    const twin = new DemServer(opts);
+    expect(() => runFederationSync(server, new Spoiling(clients, 2, f), { onInvalid: 'fail' })).toThrow(InvalidMessageError);
+    expect(server.emRounds).toBe(1);
+    expect(server.history).toHaveLength(1);
+    let thrown: unknown;
+    const again = new DemServer(opts);
+    try {
+      runFederationSync(again, new Spoiling(clients, 2, f), { onInvalid: 'fail' });
+    } catch (e) {
+      thrown = e;
+    }
+    expect((thrown as Error).message).toMatch(/^client-1: /);
+    expect((thrown as Error).message).toMatch(hint);
+    again.dispose();
+    // the failed round left no trace: going on gives the run that never failed
+    const done = runFederationSync(server, clients);
+    const whole = runFederationSync(twin, clients);
+    expect(done.model.means).toEqual(whole.model.means);
+    expect(done.model.covariances).toEqual(whole.model.covariances);
+    expect(server.history).toEqual(twin.history);
+    for (const x of [done.model, whole.model, server, twin]) x.dispose();
     expect(wasm().fm_heap_in_use()).toBe(before);
+    for (const x of [start, ...clients]) x.dispose();
+  });
+
+  test('a reply that does not come is a timeout: the client loses that round only, even under onInvalid fail', () => {
+    const { parts, start, opts } = setup();
+    const clients = parts.map((p, i) => new DemClient(`client-${i}`, p));
+    const server = new DemServer(opts);
+    const r = runFederationSync(
+      server,
+      new Spoiling(clients, 2, (_t, ex) => {
+        ex.received.delete('client-3');
+        return undefined;
+      }),
+      { onInvalid: 'fail' },
+    );
+    expect(r.excluded).toEqual([]);
+    expect(r.failures).toEqual([{ client: 'client-3', round: 2, kind: 'timeout', reason: 'client-3: did not answer round 2', excluded: false }]);
+    expect(r.history.map((h) => [h.asked, h.accepted])).toEqual([
+      [4, 4],
+      [4, 3],
+      [4, 4],
+      [4, 4],
+    ]);
+    expect(server.emRounds).toBe(4);
+    for (const x of [r.model, server, start, ...clients]) x.dispose();
   });
 });
 
@@ -439,10 +698,12 @@ describe('options', () => {
       [{ onInvalidClient: 'ignore' as never }, /onInvalidClient/],
       [{ nComponents: 3, init: { weights: [0.5, 0.5], means: [0, 0, 1, 1], covariances: [1, 0, 0, 1, 1, 0, 0, 1] } }, /init has 2 weights but nComponents is 3/],
       [{ init: { weights: [0.5, 0.5], means: [0, 0, 1, 1], covariances: [1, 2, 2, 1, 1, 0, 0, 1] } }, /not positive definite/],
+      [{ encoding: 'xml' as never }, /encoding must be 'binary', 'json' or 'none'/],
     ];
     for (const [o, hint] of bad) expect(() => distributedEM(parts, o), hint.source).toThrow(hint);
     expect(() => distributedEM([], {})).toThrow(InvalidParameterError);
     expect(() => distributedEM([Matrix.fromRows([[NaN, 1]])], {})).toThrow(/client-0: its data contains NaN at row 0, column 0/);
+    expect(() => new DemServer({ nComponents: 2 } as never)).toThrow(/nFeatures must be an integer >= 1/);
     expect(wasm().fm_heap_in_use()).toBe(before);
   });
 

@@ -1,9 +1,35 @@
-/** The message envelope, the in-process transport's accounting, and GMM parameters on receipt. */
+/**
+ * The message envelope in both encodings, what the in-process transport sends
+ * and counts, the payload schemas' wording, and GMM parameters on receipt.
+ * (Arrow IPC itself, fuzzing and the round loop are in messages.test.ts and
+ * runtime.test.ts.)
+ */
 import { beforeAll, expect, test } from 'vitest';
-import { GaussianMixture, init, InvalidMessageError, Matrix } from '../ts/index.js';
-import { gmmParams, receiveGmmParams } from '../ts/federated/gmm-params.js';
-import { decodeMessage, encodeMessage, message, wireBytes } from '../ts/federated/message.js';
-import { InProcessTransport } from '../ts/federated/transport.js';
+import {
+  copyMessage,
+  decodeMessage,
+  defineMessage,
+  defineProtocol,
+  encodeMessage,
+  f64Array,
+  GaussianMixture,
+  GMM_PARAMS,
+  gmmParams,
+  init,
+  InProcessTransport,
+  InvalidMessageError,
+  Matrix,
+  message,
+  MDM_PROTOCOL,
+  parsePayload,
+  receiveGmmParams,
+  record,
+  wholeNumber,
+  wireBytes,
+  type ClientRole,
+  type Encoding,
+  type Message,
+} from '../ts/index.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { blobs } from './helpers.js';
 
@@ -11,16 +37,60 @@ beforeAll(async () => {
   await init();
 });
 
-test('messages round-trip through JSON, typed arrays included, and are counted in bytes', () => {
-  const m = message('test/kind', 'client-1', 3, { v: new Float64Array([1.5, -2]), n: 7 });
-  const text = encodeMessage(m);
-  expect(decodeMessage(text, 'test/kind')).toEqual({ ...m, payload: { v: [1.5, -2], n: 7 } });
-  const t = new InProcessTransport();
-  t.nextRound();
-  t.up(m);
-  t.down(m);
-  expect(t.traffic).toEqual({ rounds: 1, bytesUp: wireBytes(text), bytesDown: wireBytes(text), messagesUp: 1, messagesDown: 1 });
+const PING = defineMessage('test/ping', record({ v: f64Array(), n: wholeNumber(0) }));
+const PONG = defineMessage('test/pong', record({ v: f64Array(), n: wholeNumber(0) }));
+const PROTOCOL = defineProtocol('test', [[PING, PONG]]);
+
+test.each(['json', 'binary'] as const)('%s: messages round-trip, typed arrays included, and are counted in bytes', (encoding: Encoding) => {
+  const m = PING.create('client-1', 3, { v: new Float64Array([1.5, -2, 1e-300]), n: 7 });
+  const bytes = encodeMessage(m, encoding);
+  const back = decodeMessage(bytes, { kind: 'test/ping' });
+  expect(back.kind).toBe('test/ping');
+  // read through its type, either encoding gives the same message
+  expect(PING.read(back)).toEqual(m);
+  expect(PING.read(back).payload.v).toBeInstanceOf(Float64Array);
+  // JSON text: the same bytes as its UTF-8
+  if (encoding === 'json') {
+    const text = encodeMessage(m);
+    expect(bytes.length).toBe(wireBytes(text));
+    expect(decodeMessage(text, 'test/ping')).toEqual({ ...m, payload: { v: [1.5, -2, 1e-300], n: 7 } });
+  }
   expect(wireBytes('é')).toBe(2);
+});
+
+test.each(['json', 'binary', 'none'] as const)('%s: the in-process transport sends each client its own copy and counts the bytes of what crosses', (encoding) => {
+  const got: Message[] = [];
+  const client: ClientRole = {
+    id: 'a',
+    protocol: PROTOCOL,
+    respond(m) {
+      got.push(m);
+      (m.payload as { v: Float64Array }).v[0] = 99; // the client's copy, not the server's
+      return PONG.create('a', m.round, { v: new Float64Array([4, 5]), n: 1 });
+    },
+  };
+  const t = new InProcessTransport([client], { encoding });
+  expect(t.availableSync()).toEqual(['a']);
+  const m = PING.create('server', 1, { v: new Float64Array([1, 2, 3]), n: 0 });
+  const ex = t.exchangeSync(1, new Map([['a', m], ['gone', m]]), { replies: true });
+  expect(m.payload.v[0]).toBe(1);
+  expect(got).toHaveLength(1);
+  const reply = PONG.create('a', 1, { v: new Float64Array([4, 5]), n: 1 });
+  const size = (x: Message) => (encoding === 'none' ? copyMessage(x).bytes : encodeMessage(x, encoding).length);
+  expect(ex.sent).toEqual(new Map([['a', size(m)], ['gone', size(m)]]));
+  expect(ex.missing).toEqual(new Map([['gone', { kind: 'dropout', reason: 'gone is not among the clients' }]]));
+  const r = ex.received.get('a')!;
+  expect(r).toHaveLength(1);
+  if (encoding === 'none') {
+    expect((r[0] as { bytes: number }).bytes).toBe(size(reply));
+    expect(PONG.read((r[0] as { message: Message }).message)).toEqual(reply);
+  } else {
+    expect((r[0] as Uint8Array).length).toBe(size(reply));
+    expect(PONG.read(decodeMessage(r[0] as Uint8Array))).toEqual(reply);
+  }
+  // a notification is delivered and nothing comes back
+  expect(t.exchangeSync(2, new Map([['a', m]]), { replies: false }).received.size).toBe(0);
+  expect(() => new InProcessTransport([client, client])).toThrow(/two clients have the id "a"/);
 });
 
 test('malformed envelopes are rejected with InvalidMessageError', () => {
@@ -31,15 +101,62 @@ test('malformed envelopes are rejected with InvalidMessageError', () => {
   expect(bad({ version: 2 })).toThrow(/version 2 is not supported/);
   expect(bad({ from: '' })).toThrow(/from/);
   expect(bad({ round: -1 })).toThrow(/round/);
+  expect(bad({ round: 1.5 })).toThrow(/non-negative integer "round"/);
   expect(() => decodeMessage(JSON.stringify(ok), 'other')).toThrow(/expected a other message, got k/);
-  expect(() => encodeMessage(message('k', 'a', 0, { x: [1, NaN] }))).toThrow(/cannot send NaN in field "1"/);
+  expect(() => decodeMessage(JSON.stringify(ok), { kind: 'other' })).toThrow(/expected a other message, got k/);
+  expect(() => decodeMessage(JSON.stringify({ ...ok, pad: 'x'.repeat(2000) }), { maxBytes: 1024 })).toThrow(/bytes is over the limit of 1024 bytes/);
+  expect(() => decodeMessage(new Uint8Array([0xff, 0xfe, 0x00]))).toThrow(/neither an Arrow IPC stream nor UTF-8 JSON/);
+  for (const encoding of [undefined, 'json', 'binary'] as const) {
+    const send = () => (encoding ? encodeMessage(message('k', 'a', 0, { x: [1, NaN] }), encoding) : encodeMessage(message('k', 'a', 0, { x: [1, NaN] })));
+    expect(send).toThrow(/cannot send NaN in field "1" of a k message/);
+    expect(() => (encoding ? encodeMessage(message('k', 'a', 0, { y: new Float64Array([Infinity]) }), encoding) : encodeMessage(message('k', 'a', 0, { y: new Float64Array([Infinity]) })))).toThrow(/cannot send Infinity/);
+  }
 });
 
-test('GMM parameters survive the wire and are validated on receipt', () => {
+test("a payload's schema names the field, the value and what it must be", () => {
+  const read = (payload: unknown) => () => PING.read(message('test/ping', 'a', 1, payload));
+  expect(read({ v: [1, null], n: 0 })).toThrow(/^v\[1\] is null; values must be finite numbers$/);
+  expect(read({ v: [1, '2'], n: 0 })).toThrow(/^v\[1\] is "2"; values must be finite numbers$/);
+  expect(read({ v: 'x', n: 0 })).toThrow(/^v must be an array of numbers, got string$/);
+  expect(read({ v: [], n: -1 })).toThrow(/^n is -1; it must be a whole number >= 0$/);
+  expect(read({ v: [], n: 0.5 })).toThrow(/^n is 0\.5; it must be a whole number >= 0$/);
+  expect(read({ v: [], n: 0, extra: true })).toThrow(/extra/);
+  expect(read('x')).toThrow(/must be an object, got "x"/);
+  // the message names no value in `check`: what a private server passes on
+  let thrown: unknown;
+  try {
+    read({ v: [1, NaN], n: 0 })();
+  } catch (e) {
+    thrown = e;
+  }
+  expect(thrown).toBeInstanceOf(InvalidMessageError);
+  expect((thrown as InvalidMessageError).check).toBe('v is malformed');
+  // parsePayload names the sender when asked
+  expect(() => parsePayload(GMM_PARAMS, {}, 'client 7')).toThrow(/^client 7: /);
+});
+
+// BUG: a payload missing a declared field is refused with the wording of a wrong object, e.g. "e must be an
+// object, got undefined" for MDM's init statistics (e is an array of numbers) or "means must be an object,
+// got undefined" for GMM parameters: the record() schema's message (ts/federated/messages/schema.ts) treats
+// valibot's missing-key issue as a type mismatch of the object itself. It should say the field is missing.
+test.fails('a payload missing a declared field says which field is missing, not that it must be an object', () => {
+  const init = MDM_PROTOCOL.exchanges.get('mdm/init-request')!.reply!;
+  let thrown: unknown;
+  try {
+    init.read(message('mdm/init-stats', 'a', 1, { p: [1], q: [1] }));
+  } catch (e) {
+    thrown = e;
+  }
+  expect(thrown).toBeInstanceOf(InvalidMessageError);
+  expect((thrown as Error).message).not.toMatch(/must be an object/);
+  expect((thrown as Error).message).toMatch(/^e (is missing|is required)/);
+});
+
+test.each(['json', 'binary'] as const)('%s: GMM parameters survive the wire and are validated on receipt', (encoding) => {
   const X = blobs(300, 3, 3, 4);
   for (const covarianceType of ['full', 'tied', 'diag', 'spherical'] as const) {
     const gm = new GaussianMixture({ nComponents: 3, covarianceType, seed: 1 }).fit(X);
-    const wire = JSON.parse(encodeMessage(message('m', 'c', 0, gmmParams(gm)))).payload;
+    const wire = decodeMessage(encodeMessage(message('m', 'c', 0, gmmParams(gm)), encoding)).payload;
     const back = receiveGmmParams(wire, 'client c', 3);
     expect(back.scoreSamples(X)).toEqual(gm.scoreSamples(X));
     gm.dispose();
@@ -53,16 +170,21 @@ test('bad parameters: typed error naming the sender, nothing allocated', () => {
   gm.dispose();
   const before = wasm().fm_heap_in_use();
   const bad = (patch: object) => () => receiveGmmParams({ ...p, ...patch }, 'client 7', 2);
-  expect(bad({ covarianceType: 'dense' })).toThrow(/client 7: unknown covarianceType/);
-  expect(bad({ nFeatures: 3 })).toThrow(/client 7: the model has 3 features but this federation has 2/);
-  expect(bad({ weights: [0.5] })).toThrow(/weights has 1 values; expected 2/);
+  expect(bad({ covarianceType: 'dense' })).toThrow(/^client 7: covarianceType is "dense"; it must be one of "full", "tied", "diag", "spherical"$/);
+  expect(bad({ nFeatures: 3 })).toThrow(/^client 7: the model has 3 features but this federation has 2$/);
+  expect(bad({ nComponents: 1.5 })).toThrow(/^client 7: nComponents is 1\.5; it must be a whole number in \[1, 1048576\]$/);
+  expect(bad({ weights: [0.5] })).toThrow(/^client 7: weights has 1 values; expected 2$/);
   expect(bad({ weights: [1.5, -0.5] })).toThrow(/weights\[1\] is -0.5; mixture weights must be positive/);
   expect(bad({ weights: [0, 1] })).toThrow(/must be positive/);
   expect(bad({ weights: [0.5, 0.6] })).toThrow(/sum to 1.1/);
-  expect(bad({ means: [1, 2, 3, null] })).toThrow(/means\[3\] is null/);
+  expect(bad({ means: [1, 2, 3, null] })).toThrow(/^client 7: means\[3\] is null; values must be finite numbers$/);
   expect(bad({ covariances: [1, 2, 2, 1, 1, 0, 0, 1] })).toThrow(/client 7: covariance of component 0 is not positive definite/);
   expect(bad({ covariances: [1, 0.5, 0, 1, 1, 0, 0, 1] })).toThrow(/not symmetric/);
+  expect(bad({ precisions: [1] })).toThrow(/^client 7: .*precisions/);
   expect(() => receiveGmmParams('x', 'client 7')).toThrow(InvalidMessageError);
+  expect(() => receiveGmmParams('x', 'client 7')).toThrow(/^client 7: /);
+  // without a sender, the reasons name none (the runtime adds the client's id)
+  expect(() => receiveGmmParams({ ...p, nFeatures: 3 }, undefined, 2)).toThrow(/^the model has 3 features but this federation has 2$/);
   expect(wasm().fm_heap_in_use()).toBe(before);
 });
 

@@ -1,9 +1,36 @@
-/** FedGenGMM (Algorithm 4.1): clients, server, the in-process run, and bad clients. */
+/**
+ * FedGenGMM (Algorithm 4.1) on the federation runtime: the one-call run, its
+ * traffic in both encodings (the train request, the uploads, the global model
+ * sent back), bad clients through the runtime, and the server role driven by
+ * hand against malformed uploads.
+ */
 import { beforeAll, expect, test } from 'vitest';
-import { FedGenGMMServer, fedGenGMM, GaussianMixture, init, InvalidMessageError, Matrix } from '../ts/index.js';
-import { encodeMessage, wireBytes } from '../ts/federated/message.js';
+import {
+  decodeMessage,
+  encodeMessage,
+  FEDGENGMM_PROTOCOL,
+  FederationError,
+  FedGenGMMClient,
+  FedGenGMMServer,
+  fedGenGMM,
+  GaussianMixture,
+  init,
+  InvalidDataError,
+  InvalidMessageError,
+  InvalidParameterError,
+  makeBlobs,
+  Matrix,
+  message,
+  runFederationSync,
+  type ClientRole,
+  type Encoding,
+  type Failure,
+  type Message,
+  type RoundContext,
+  type ServerRole,
+} from '../ts/index.js';
 import { gmmParams } from '../ts/federated/gmm-params.js';
-import { FedGenGMMClient } from '../ts/federated/fedgengmm/client.js';
+import { GLOBAL_MODEL, LOCAL_MODEL, TRAIN } from '../ts/federated/fedgengmm/messages.js';
 import { wasm } from '../ts/wasm/loader.js';
 
 beforeAll(async () => {
@@ -33,8 +60,21 @@ const clients = [
 ];
 const pooled = Matrix.vstack(clients);
 
-test('recovers the global mixture from local ones, close to centralized EM', () => {
-  const r = fedGenGMM(clients, { client: { kMin: 1, kMax: 3, seed: 1 }, server: { nComponents: 3, seed: 2, covarianceType: 'full' } });
+/** A server's aggregate() as the runtime calls it (the round, the accepted replies, the round's failures). */
+function aggregate<A>(server: ServerRole<A>, round: RoundContext, accepted: ReadonlyMap<string, A>, failures: Failure[]): unknown {
+  return server.aggregate(round, accepted, failures);
+}
+
+/** A server's accept() as the runtime calls it (the role contract: the reply, the request it answers, the round). */
+function accept<A>(server: ServerRole<A>, reply: Message, request: Message, round: RoundContext): A {
+  return server.accept(reply, request, round);
+}
+
+/** The wire bytes of a message in an encoding. */
+const size = (m: Message, encoding: Encoding) => encodeMessage(m, encoding).length;
+
+test.each(['binary', 'json'] as const)('%s: recovers the global mixture from local ones, close to centralized EM; one round and the model back', (encoding) => {
+  const r = fedGenGMM(clients, { client: { kMin: 1, kMax: 3, seed: 1 }, server: { nComponents: 3, seed: 2, covarianceType: 'full' }, encoding });
   const central = new GaussianMixture({ nComponents: 3, covarianceType: 'full', seed: 3 }).fit(pooled);
   // each true center has a global component within 0.3
   const means = r.model.means;
@@ -52,25 +92,34 @@ test('recovers the global mixture from local ones, close to centralized EM', () 
   // |S| = H * sum K_c: the clients chose 1, 2, 1, 2 components
   expect(r.incomingComponents).toBe(6);
   expect(r.syntheticRows).toBe(600);
-  // one round: four uploads, and the global model back to each of the four
+  // one communication round: four train requests and four uploads; then the global model to each of the four (a notification, no round)
   expect(r.traffic.rounds).toBe(1);
   expect(r.traffic.messagesUp).toBe(4);
-  expect(r.traffic.messagesDown).toBe(4);
-  expect(r.traffic.bytesDown).toBe(4 * wireBytes(encodeMessage({ protocol: 'fedmix', version: 1, kind: 'fedgengmm/global-model', from: 'server', round: 0, payload: gmmParams(r.model) })));
+  expect(r.traffic.messagesDown).toBe(8);
+  expect(r.federation.history.map((h) => [h.round, h.kind, h.replies, h.asked])).toEqual([
+    [1, 'fedgengmm/train', true, 4],
+    [2, 'fedgengmm/global-model', false, 4],
+  ]);
+  const train = TRAIN.create('server', 1, {});
+  // the global model goes back stamped with the round it ends
+  const back = GLOBAL_MODEL.create('server', 1, gmmParams(r.model));
+  expect(r.traffic.bytesDown).toBe(4 * size(train, encoding) + 4 * size(back, encoding));
+  expect(r.federation.history[1]!.bytesDown).toBe(4 * size(back, encoding));
   r.model.dispose();
   central.dispose();
 });
 
-test('uploads are exactly the counted bytes; clients may differ in covariance type; a seed reproduces the run', () => {
+test.each(['binary', 'json'] as const)('%s: uploads are exactly the counted bytes; clients may differ in covariance type; a seed reproduces the run', (encoding) => {
   const opts = [{ covarianceType: 'full' as const, kMax: 2 }, { covarianceType: 'diag' as const, kMax: 3 }, { covarianceType: 'spherical' as const, kMax: 2 }, { covarianceType: 'tied' as const, kMax: 2 }];
-  const run = () => fedGenGMM(clients, { client: opts.map((o) => ({ ...o, seed: 4 })), server: { kMin: 1, kMax: 4, seed: 5 } });
+  const run = () => fedGenGMM(clients, { client: opts.map((o) => ({ ...o, seed: 4 })), server: { kMin: 1, kMax: 4, seed: 5 }, encoding });
   const a = run();
   const b = run();
   expect(Array.from(b.model.means)).toEqual(Array.from(a.model.means));
   const bytes = clients.reduce((t, data, c) => {
     const cl = new FedGenGMMClient(String(c), data, { ...opts[c], seed: 4 });
     cl.train();
-    const n = wireBytes(encodeMessage(cl.upload()));
+    const n = size(LOCAL_MODEL.create(String(c), 1, cl.upload()), encoding);
+    expect(a.federation.clientTraffic.get(String(c))!.bytesUp).toBe(n);
     cl.dispose();
     return t + n;
   }, 0);
@@ -80,76 +129,259 @@ test('uploads are exactly the counted bytes; clients may differ in covariance ty
   b.model.dispose();
 });
 
+test('the encoding changes the bytes, not the model', () => {
+  const run = (encoding: Encoding | 'none') => fedGenGMM(clients, { client: { kMin: 1, kMax: 3, seed: 1 }, server: { nComponents: 3, seed: 2 }, encoding });
+  const [binary, json, none] = [run('binary'), run('json'), run('none')];
+  for (const r of [json, none]) {
+    expect(r.model.means).toEqual(binary.model.means);
+    expect(r.model.covariances).toEqual(binary.model.covariances);
+  }
+  expect(json.traffic.bytesUp).not.toBe(binary.traffic.bytesUp);
+  for (const r of [binary, json, none]) r.model.dispose();
+});
+
 test('a client with too few rows, and bad uploads, are excluded by name; the result equals the run without them', () => {
   const tiny = Matrix.fromRows([[1, 1], [2, 2]]);
   const same = Matrix.fromRows(Array.from({ length: 20 }, () => [3, 3]));
   const r = fedGenGMM([...clients, tiny, same], { client: { kMin: 3, kMax: 3, seed: 1 }, server: { nComponents: 3, seed: 2 } });
-  expect(r.excluded.map((e) => e.client)).toEqual(['4', '5']);
-  expect(r.excluded[0]!.reason).toMatch(/local training failed: X has 2 rows but nComponents = 3/);
-  expect(r.excluded[1]!.reason).toMatch(/only 1 distinct row/);
+  expect(r.excluded.map((e) => [e.client, e.round])).toEqual([
+    ['4', 1],
+    ['5', 1],
+  ]);
+  expect(r.excluded[0]!.reason).toMatch(/^4: local training failed: X has 2 rows but nComponents = 3/);
+  expect(r.excluded[1]!.reason).toMatch(/^5: local training failed: .*only 1 distinct row/);
+  expect(r.federation.failures.map((f) => f.kind)).toEqual(['refused', 'refused']);
+  // the global model goes back to the four that took part only
+  expect(r.federation.history[1]!.asked).toBe(4);
   const clean = fedGenGMM(clients, { client: { kMin: 3, kMax: 3, seed: 1 }, server: { nComponents: 3, seed: 2 } });
   expect(Array.from(r.model.means)).toEqual(Array.from(clean.model.means));
-  expect(() => fedGenGMM([tiny], { client: { kMin: 3 }, server: { nComponents: 1, onInvalidClient: 'throw' } })).toThrow(/2 rows but nComponents = 3/);
+  // under onInvalidClient 'throw' the run fails with the client's own error
+  let thrown: unknown;
+  try {
+    fedGenGMM([tiny], { client: { kMin: 3 }, server: { nComponents: 1, onInvalidClient: 'throw' } });
+  } catch (e) {
+    thrown = e;
+  }
+  expect(thrown).toBeInstanceOf(InvalidDataError);
+  expect((thrown as Error).message).toMatch(/^0: local training failed: X has 2 rows but nComponents = 3/);
+  // and when no upload is usable, a FederationError naming why
+  expect(() => fedGenGMM([tiny], { client: { kMin: 3 }, server: { nComponents: 1 } })).toThrow(FederationError);
+  expect(() => fedGenGMM([tiny], { client: { kMin: 3 }, server: { nComponents: 1 } })).toThrow(/^round 1: 0 usable replies of 1, fewer than the 1 required \(0: local training failed/);
   r.model.dispose();
   clean.model.dispose();
 });
 
-test('the server rejects malformed uploads without changing its state', () => {
-  const good = clients.map((data, c) => {
+/** A FedGenGMM client whose upload is edited on its way out; it records what it receives. */
+class Corrupt implements ClientRole {
+  readonly received: Message[] = [];
+  constructor(
+    readonly inner: FedGenGMMClient,
+    private readonly edit?: (p: any) => void,
+  ) {}
+  get id() {
+    return this.inner.id;
+  }
+  get protocol() {
+    return this.inner.protocol;
+  }
+  respond(m: Message): Message | undefined {
+    this.received.push(m);
+    const r = this.inner.respond(m);
+    if (!r || !this.edit) return r;
+    const p = JSON.parse(encodeMessage(r)).payload;
+    this.edit(p);
+    return message(r.kind, r.from, r.round, p);
+  }
+}
+
+/** Malformed uploads: what is edited, and what the reason says. */
+const uploads: Array<[string, (p: any) => void, RegExp]> = [
+  ['a null mean', (p) => (p.model.means[0] = null), /model\.means\[0\] is null; values must be finite numbers/],
+  ['a zero weight', (p) => (p.model.weights = [0, 1]), /weights\[0\] is 0; mixture weights must be positive/],
+  ['a negative row count', (p) => (p.nSamples = -5), /nSamples is -5; it must be a whole number >= 0/],
+  ['a fractional row count', (p) => (p.nSamples = 2.5), /nSamples is 2\.5; it must be a whole number >= 0/],
+  ['a covariance that is not positive definite', (p) => (p.model.covariances = p.model.covariances.map((v: number, i: number) => (i === 0 ? -1 : v))), /variance|positive/],
+  [
+    'other dimensions',
+    (p) => {
+      p.model.nFeatures = 3;
+      p.model.means = [0, 0, 0, 1, 1, 1];
+      p.model.covariances = [1, 1, 1, 1, 1, 1];
+    },
+    /the model has 3 features but this federation has 2/,
+  ],
+  ['no rows', (p) => (p.nSamples = 0), /nSamples must be a positive integer \(the rows behind the model\), got 0/],
+  ['an unknown covariance type', (p) => (p.model.covarianceType = 'dense'), /model\.covarianceType is "dense"; it must be one of "full", "tied", "diag", "spherical"/],
+];
+
+test.each(uploads)('an upload with %s is excluded with its reason; the model is the one without it; nothing leaks', (_, edit, reason) => {
+  const before = wasm().fm_heap_in_use();
+  const run = (data: Matrix[], bad?: number) => {
+    const roles = data.map((x, c) => new Corrupt(new FedGenGMMClient(String(c), x, { kMin: 2, kMax: 2, seed: 1 }), c === bad ? edit : undefined));
+    const server = new FedGenGMMServer({ nComponents: 3, seed: 9, nFeatures: 2 });
+    try {
+      const out = runFederationSync(server, roles);
+      return { out, roles, global: roles.map((r) => r.inner.globalModel?.means) };
+    } finally {
+      server.dispose();
+      for (const r of roles) r.inner.dispose();
+    }
+  };
+  const bad = run([...clients, clients[1]!], 4);
+  const without = run(clients);
+  expect(bad.out.excluded).toEqual([{ client: '4', round: 1, reason: expect.stringMatching(reason) }]);
+  expect(bad.out.excluded[0]!.reason).toMatch(/^4: /);
+  expect(bad.out.failures[0]!.kind).toBe('invalid');
+  expect(Array.from(bad.out.model.model.means)).toEqual(Array.from(without.out.model.model.means));
+  expect(bad.out.model.clients).toEqual(['0', '1', '2', '3']);
+  // the global model went back to the clients that took part, not to the excluded one
+  expect(bad.roles.map((r) => r.received.map((m) => m.kind))).toEqual([...Array(4).fill(['fedgengmm/train', 'fedgengmm/global-model']), ['fedgengmm/train']]);
+  expect(bad.global.slice(0, 4)).toEqual(Array(4).fill(bad.out.model.model.means));
+  expect(bad.global[4]).toBeUndefined();
+  bad.out.model.model.dispose();
+  without.out.model.model.dispose();
+  expect(wasm().fm_heap_in_use()).toBe(before);
+});
+
+test('the server role by hand: accept refuses malformed uploads without changing its state or leaking', () => {
+  const trained = clients.map((data, c) => {
     const cl = new FedGenGMMClient(String(c), data, { kMin: 2, kMax: 2, seed: 1 });
     cl.train();
-    const m = cl.upload();
+    const m = LOCAL_MODEL.create(String(c), 1, cl.upload());
     cl.dispose();
+    // as the server gets it: off the wire, read through its declared type
     return JSON.parse(encodeMessage(m));
   });
-  const reference = new FedGenGMMServer({ nComponents: 3, seed: 9 });
-  for (const m of good) expect(reference.receive(JSON.stringify(m))).toBe(true);
-  const want = reference.aggregate().model;
+  const ids = trained.map((m) => m.from as string);
+  const ctx: RoundContext = { round: 1, clients: ids };
+  const byHand = (server: FedGenGMMServer, replies: Message[]) => {
+    const reqs = server.configure(ctx);
+    expect([...reqs.keys()]).toEqual(ids);
+    expect([...reqs.values()].every((m) => m.kind === 'fedgengmm/train')).toBe(true);
+    const accepted = new Map(replies.map((m) => [m.from, accept(server, read(m), reqs.get(m.from)!, ctx)]));
+    aggregate(server, ctx, accepted, []);
+    return server.result();
+  };
+  const read = (m: unknown) => FEDGENGMM_PROTOCOL.exchanges.get('fedgengmm/train')!.reply!.read(decodeMessage(JSON.stringify(m)));
+  const reference = new FedGenGMMServer({ nComponents: 3, seed: 9, nFeatures: 2 });
+  const want = byHand(reference, trained);
   reference.dispose();
+  expect(want.clients).toEqual(ids);
 
   const before = wasm().fm_heap_in_use();
-  const server = new FedGenGMMServer({ nComponents: 3, seed: 9 });
-  const bad = (from: string, patch: (p: any) => void) => {
-    const m = structuredClone(good[0]);
-    m.from = from;
-    patch(m.payload);
-    return JSON.stringify(m);
-  };
-  expect(server.receive(good[0] && JSON.stringify(good[0]))).toBe(true);
-  const rejected = [
-    server.receive(bad('nan', (p) => (p.model.means[0] = null))),
-    server.receive(bad('zero-weight', (p) => (p.model.weights = [0, 1]))),
-    server.receive(bad('negative-n', (p) => (p.nSamples = -5))),
-    server.receive(bad('fraction-n', (p) => (p.nSamples = 2.5))),
-    server.receive(bad('not-pd', (p) => (p.model.covariances = p.model.covariances.map((v: number, i: number) => (i === 0 ? -1 : v))))),
-    server.receive(bad('dims', (p) => { p.model.nFeatures = 3; p.model.means = [0, 0, 0, 1, 1, 1]; p.model.covariances = [1, 1, 1, 1, 1, 1]; })),
-    server.receive(bad('too-few-rows', (p) => (p.nSamples = 1))),
-    server.receive(JSON.stringify(good[0])), // a duplicate from client 0
-    server.receive('{"protocol":"fedmix"'),
-  ];
-  expect(rejected.every((a) => a === false)).toBe(true);
-  expect(server.excluded.map((e) => e.client)).toEqual(['nan', 'zero-weight', 'negative-n', 'fraction-n', 'not-pd', 'dims', 'too-few-rows', '0', 'unknown client']);
-  expect(server.excluded[0]!.reason).toMatch(/client nan: means\[0\] is null/);
-  expect(server.excluded[4]!.reason).toMatch(/client not-pd: .*variance|positive/);
-  expect(server.excluded[5]!.reason).toMatch(/has 3 features but this federation has 2/);
-  for (const m of good.slice(1)) expect(server.receive(JSON.stringify(m))).toBe(true);
-  const got = server.aggregate().model;
-  expect(Array.from(got.means)).toEqual(Array.from(want.means));
-  got.dispose();
+  const server = new FedGenGMMServer({ nComponents: 3, seed: 9, nFeatures: 2 });
+  const reqs = server.configure(ctx);
+  const accepted = new Map<string, ReturnType<FedGenGMMServer['accept']>>();
+  accepted.set('0', accept(server, read(trained[0]), reqs.get('0')!, ctx));
+  for (const [what, edit, reason] of uploads) {
+    const m = structuredClone(trained[1]);
+    edit(m.payload);
+    let thrown: unknown;
+    try {
+      accept(server, read(m), reqs.get('1')!, ctx);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown, what).toBeInstanceOf(InvalidMessageError);
+    expect((thrown as Error).message, what).toMatch(reason);
+  }
+  for (const m of trained.slice(1)) accepted.set(m.from, accept(server, read(m), reqs.get(m.from)!, ctx));
+  aggregate(server, ctx, accepted, []);
+  // the global model goes back to the clients that took part (those of the round still there), once
+  expect(server.done).toBe(false);
+  const back = server.configure({ round: 2, clients: ['0', '2', '3'] });
+  expect([...back.keys()]).toEqual(['0', '2', '3']);
+  expect([...back.values()].every((m) => m.kind === 'fedgengmm/global-model' && m.round === 1)).toBe(true);
+  expect(server.done).toBe(true);
+  const got = server.result();
+  expect(Array.from(got.model.means)).toEqual(Array.from(want.model.means));
+  expect(got.incomingComponents).toBe(8);
+  expect(got.syntheticRows).toBe(800);
+  got.model.dispose();
   server.dispose();
   expect(wasm().fm_heap_in_use()).toBe(before); // `want` is still alive on both sides
-  want.dispose();
-  const strict = new FedGenGMMServer({ nComponents: 3, onInvalidClient: 'throw' });
-  expect(() => strict.receive(bad('nan', (p) => (p.model.means[0] = null)))).toThrow(InvalidMessageError);
-  expect(() => strict.aggregate()).toThrow(/no client model was accepted/);
-  expect(() => new FedGenGMMServer({})).toThrow(/nComponents, or kMin\/kMax/);
+  want.model.dispose();
+  // an upload it discards (its client failed later in the round) is freed
+  const s2 = new FedGenGMMServer({ nComponents: 3, nFeatures: 2 });
+  const heap = wasm().fm_heap_in_use();
+  s2.discard(accept(s2, read(trained[0]), s2.configure(ctx).get('0')!, ctx));
+  expect(wasm().fm_heap_in_use()).toBe(heap);
+  s2.dispose();
+});
+
+// BUG: receiveLocalModel (ts/federated/fedgengmm/messages.ts) disposes the received model and then reads
+// model.nComponents for the reason, so an upload of 2 components from 1 row is refused with a NotFittedError
+// ("this GaussianMixture is not fitted yet; call fit(X) ...") instead of an InvalidMessageError saying
+// "2 components cannot come from 1 rows"; through the runtime the client is still excluded, with that wrong reason.
+test.fails('an upload of more components than rows is refused with that reason, by hand and through the runtime', () => {
+  const cl = new FedGenGMMClient('0', clients[1]!, { kMin: 2, kMax: 2, seed: 1 });
+  cl.train();
+  const upload = JSON.parse(encodeMessage(LOCAL_MODEL.create('0', 1, cl.upload())));
+  cl.dispose();
+  upload.payload.nSamples = 1;
+  const server = new FedGenGMMServer({ nComponents: 3, nFeatures: 2 });
+  const ctx: RoundContext = { round: 1, clients: ['0'] };
+  const before = wasm().fm_heap_in_use();
+  let thrown: unknown;
+  try {
+    accept(server, LOCAL_MODEL.read(decodeMessage(JSON.stringify(upload))), server.configure(ctx).get('0')!, ctx);
+  } catch (e) {
+    thrown = e;
+  }
+  server.dispose();
+  expect(wasm().fm_heap_in_use()).toBe(before);
+  expect(thrown).toBeInstanceOf(InvalidMessageError);
+  expect((thrown as Error).message).toBe('2 components cannot come from 1 rows');
+  const roles = clients.map((x, c) => new Corrupt(new FedGenGMMClient(String(c), x, { kMin: 2, kMax: 2, seed: 1 }), c === 3 ? (p) => (p.nSamples = 1) : undefined));
+  const s2 = new FedGenGMMServer({ nComponents: 3, nFeatures: 2 });
+  try {
+    const r = runFederationSync(s2, roles);
+    r.model.model.dispose();
+    expect(r.excluded).toEqual([{ client: '3', round: 1, reason: '3: 2 components cannot come from 1 rows' }]);
+  } finally {
+    s2.dispose();
+    for (const r of roles) r.inner.dispose();
+  }
+});
+
+// BUG: the runtime samples notification rounds like any other (runtime/run.ts: `fraction` applies to every
+// round), and FedGenGMMServer.configure sends the global model only to the participants that are in that
+// round's sample. With fraction 0.4 of five clients, two train and the global model reaches one of them
+// (sampleSeed 0); with sampleSeed 6 the sample holds neither participant, configure returns no message and
+// the run fails after the model is made: "round 2: the server asked no client and is not done" (the server
+// had just marked itself done). FedGEM's RESULT (and CANDIDATES) go the same way.
+test.fails('under client sampling the global model still reaches every client that took part', () => {
+  const b = makeBlobs({ nClusters: 3, nFeatures: 2, samplesPerCluster: 100, minDistance: 6, seed: 1 });
+  const data = [0, 1, 2, 3, 4].map((c) => b.X.selectRows(Array.from({ length: 60 }, (_, i) => c * 60 + i)));
+  for (const sampleSeed of [0, 6]) {
+    const roles = data.map((x, i) => new FedGenGMMClient(String(i), x, { kMin: 1, kMax: 2, seed: 1 }));
+    const server = new FedGenGMMServer({ nComponents: 2, nFeatures: 2, seed: 1 });
+    try {
+      const r = runFederationSync(server, roles, { fraction: 0.4, sampleSeed });
+      expect(r.history[0]!.asked).toBe(2);
+      expect(r.model.clients).toHaveLength(2);
+      for (const c of roles) expect(c.globalModel !== undefined, c.id).toBe(r.model.clients.includes(c.id));
+      r.model.model.dispose();
+    } finally {
+      server.dispose();
+      for (const c of roles) c.dispose();
+    }
+  }
+});
+
+test('server options are checked before any client is asked', () => {
+  expect(() => new FedGenGMMServer({} as never)).toThrow(InvalidParameterError);
+  expect(() => new FedGenGMMServer({} as never)).toThrow(/nFeatures must be an integer >= 1/);
+  expect(() => new FedGenGMMServer({ nFeatures: 2 })).toThrow(/nComponents, or kMin\/kMax/);
+  expect(() => new FedGenGMMServer({ nFeatures: 2, nComponents: 2, h: 0 })).toThrow(/h must be an integer >= 1/);
+  expect(() => fedGenGMM(clients, { server: { nComponents: 3, covarianceType: 'dense' as never } })).toThrow(/covarianceType/);
 });
 
 test('a first client with other features is the one excluded, not everyone after it', () => {
   const odd = Matrix.fromRows(Array.from({ length: 60 }, (_, i) => [i, i % 7, 1]));
   const r = fedGenGMM([odd, ...clients], { client: { kMin: 1, kMax: 2, seed: 1 }, server: { nComponents: 3, seed: 2 } });
   expect(r.excluded.map((e) => e.client)).toEqual(['0']);
-  expect(r.excluded[0]!.reason).toMatch(/3 features but this federation has 2/);
+  expect(r.excluded[0]!.reason).toMatch(/^0: the model has 3 features but this federation has 2/);
   expect(r.model.nFeatures).toBe(2);
   r.model.dispose();
 });

@@ -1,12 +1,17 @@
 /**
  * Mixtures of Dirichlet-multinomials: the model (log-pmf, sampling, JSON), the
- * client and server statistics against the plain numpy reference, the federated
- * roles and their messages, the pinned recovery case, K selection, bad input.
+ * client and server statistics against the plain numpy reference, the
+ * federated roles on the federation runtime (client, secure aggregator,
+ * server; by hand and through runFederationSync), what the aggregator and the
+ * server check, the pinned recovery case, K selection, bad input.
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import {
+  ClientHost,
+  decodeMessage,
   DirichletMultinomialMixture,
   encodeMessage,
+  FederationError,
   fitMdm,
   init,
   InProcessTransport,
@@ -15,6 +20,7 @@ import {
   InvalidParameterError,
   Matrix,
   MDM_MAX_CELLS,
+  MDM_PROTOCOL,
   MdmAggregator,
   MdmClient,
   MdmServer,
@@ -22,13 +28,19 @@ import {
   mdmSensitivity,
   message,
   normalizedError,
-  runMdm,
+  runFederationSync,
   SecureSum,
   selectMdm,
-  type MdmClientLike,
+  type ClientRole,
+  type Encoding,
+  type Exchange,
+  type ExchangeOptions,
+  type Failure,
   type Message,
+  type Protocol,
+  type RoundContext,
+  type ServerRole,
 } from '../ts/index.js';
-import { collectReplies } from '../ts/federated/transport.js';
 import { histogramRows } from '../ts/models/dirichlet-multinomial-mixture.js';
 import { Scope, withScope } from '../ts/wasm/memory.js';
 import { wasm } from '../ts/wasm/loader.js';
@@ -224,7 +236,7 @@ describe('against the plain numpy reference (scripts/mdm_reference.py)', () => {
     const sum = { omega: new Float64Array(k), e: new Float64Array(k * nMax), u: new Float64Array(k * c), v: new Float64Array(k) };
     for (const [i, h] of rows(fx.counts, c).entries()) {
       const client = new MdmClient(`c${i}`, h, { seed: i });
-      const reply = client.respond(message('mdm/model', 'server', 1, payload)).payload as Record<keyof typeof sum, Float64Array>;
+      const reply = client.respond(readRequest(message('mdm/model', 'server', 1, payload))).payload as Record<keyof typeof sum, Float64Array>;
       for (const key of Object.keys(sum) as (keyof typeof sum)[]) reply[key].forEach((x, j) => (sum[key][j]! += x));
       client.dispose();
     }
@@ -249,60 +261,111 @@ describe('against the plain numpy reference (scripts/mdm_reference.py)', () => {
   });
 });
 
-/** A client that can spoil its replies. */
-class Spoiling implements MdmClientLike {
+
+/** A request read through its declared type, as the runtime's ClientHost reads it before respond(). */
+function readRequest(m: Message, p: Protocol = MDM_PROTOCOL): Message {
+  return p.exchanges.get(m.kind)!.request.read(m);
+}
+
+/** A reply read through the type its request pairs with, as the runtime reads it before accept(). */
+function readReply(request: Message, reply: Message, p: Protocol = MDM_PROTOCOL): Message {
+  return p.exchanges.get(request.kind)!.reply!.read(reply);
+}
+
+/** A server's aggregate() as the runtime calls it (the round, the accepted replies, the round's failures). */
+function aggregate<A>(server: ServerRole<A>, round: RoundContext, accepted: ReadonlyMap<string, A>, failures: Failure[]): unknown {
+  return server.aggregate(round, accepted, failures);
+}
+
+/** A server's accept() as the runtime calls it (the role contract: the reply, the request it answers, the round). */
+function accept<A>(server: ServerRole<A>, reply: Message, request: Message, round: RoundContext): A {
+  return server.accept(reply, request, round);
+}
+
+/** A message as its receiver gets it off the wire. */
+function wire(m: Message, encoding: Encoding = 'binary'): Message {
+  return decodeMessage(encodeMessage(m, encoding));
+}
+
+/** A client that can spoil its replies, and records what it gets and sends. */
+class Spoiling implements ClientRole {
+  readonly received: Message[] = [];
+  readonly sent: Message[] = [];
   constructor(
     private readonly inner: MdmClient,
-    private readonly spoil: (m: Message) => Message,
+    private readonly spoil: (m: Message) => Message = (m) => m,
   ) {}
   get id() {
     return this.inner.id;
   }
+  get protocol() {
+    return this.inner.protocol;
+  }
   respond(m: Message): Message {
-    return this.spoil(this.inner.respond(m));
+    this.received.push(m);
+    const r = this.spoil(this.inner.respond(m));
+    this.sent.push(r);
+    return r;
   }
 }
 
-/** Runs server, aggregator and clients by hand; `wrap` may replace client i. */
-function run(
-  h: number[][],
-  options: {
-    k: number;
-    rounds: number;
-    cohort?: number;
-    seed?: number;
-    onInvalidClient?: 'exclude' | 'throw';
-    privacy?: { noiseMultiplier: number; clip: number };
-    skip?: number;
-    /** initial parameters instead of Algorithm 1: the first round is then one of Algorithm 2 */
-    init?: DirichletMultinomialMixture;
-    transport?: InProcessTransport;
-  },
-  wrap?: (c: MdmClient, i: number) => MdmClientLike,
-) {
+/** An aggregator that records what it releases; `edit` may change it on the way to the server. */
+class Watched extends MdmAggregator {
+  readonly released: Message[] = [];
+  edit: ((m: Message) => Message) | undefined;
+  override release() {
+    let m: Message = super.release();
+    if (this.edit) m = this.edit(m);
+    this.released.push(m);
+    return m as ReturnType<MdmAggregator['release']>;
+  }
+}
+
+interface RunOptions {
+  k: number;
+  rounds: number;
+  cohort?: number;
+  seed?: number;
+  onInvalidClient?: 'exclude' | 'throw';
+  privacy?: { noiseMultiplier: number; clip: number };
+  skip?: number;
+  /** initial parameters instead of Algorithm 1: the first round is then one of Algorithm 2 */
+  init?: DirichletMultinomialMixture;
+  encoding?: Encoding;
+  /** a transport of its own for the (wrapped) clients */
+  transport?: (clients: ClientRole[]) => InProcessTransport;
+}
+
+/** Server, aggregator and clients through runFederationSync; `wrap` may replace client i. Everything but the model is disposed. */
+function run(h: number[][], options: RunOptions, wrap?: (c: MdmClient, i: number) => ClientRole) {
   // ids and seeds follow the row, so that a run without one client is the same run otherwise
   const clients = h.flatMap((r, i) => (i === options.skip ? [] : [new MdmClient(`client-${i}`, r, { seed: 100 + i })]));
-  const server = new MdmServer(
-    clients.map((c) => c.id),
-    {
-      nComponents: options.k,
-      nCategories: h[0]!.length,
-      maxCount: Math.max(...h.map((r) => r.reduce((a, b) => a + b, 0))),
-      rounds: options.rounds,
-      cohort: options.cohort,
-      seed: options.seed ?? 1,
-      onInvalidClient: options.onInvalidClient,
-      privacy: options.privacy,
-      init: options.init,
-    },
-  );
-  const aggregator = new MdmAggregator({ noiseMultiplier: options.privacy?.noiseMultiplier, seed: 5 });
-  const transport = options.transport ?? new InProcessTransport();
+  const aggregator = new Watched({ noiseMultiplier: options.privacy?.noiseMultiplier, seed: 5 });
+  let server: MdmServer | undefined;
   try {
-    runMdm(server, clients.map((c, i) => (wrap ? wrap(c, i) : c)), aggregator, transport);
-    return { server, model: server.model!, traffic: transport.traffic };
+    server = new MdmServer(
+      {
+        nComponents: options.k,
+        nCategories: h[0]!.length,
+        maxCount: Math.max(...h.map((r) => r.reduce((a, b) => a + b, 0))),
+        rounds: options.rounds,
+        cohort: options.cohort,
+        seed: options.seed ?? 1,
+        onInvalidClient: options.onInvalidClient,
+        privacy: options.privacy,
+        init: options.init,
+      },
+      aggregator,
+    );
+    const roles = clients.map((c) => {
+      const i = Number(c.id.slice('client-'.length));
+      return wrap ? wrap(c, i) : c;
+    });
+    const transport = options.transport ? options.transport(roles) : new InProcessTransport(roles, { encoding: options.encoding });
+    const result = runFederationSync(server, transport, { onInvalid: options.onInvalidClient === 'throw' ? 'fail' : 'exclude' });
+    return { result, model: result.model, history: server.history, released: aggregator.released, roles };
   } finally {
-    server.dispose();
+    server?.dispose();
     aggregator.dispose();
     for (const c of clients) c.dispose();
   }
@@ -327,14 +390,19 @@ const fedTruth = lazy(
 );
 const fedData = lazy(() => fedTruth().sample(400, { seed: 8 }).histograms.toRows());
 
+const ctx = (round: number, clients: string[]): RoundContext => ({ round, clients });
+
 describe('federated inference', () => {
   test("full batch (Theorem 3.1): every round's log-likelihood is at least the last", () => {
-    const { server } = run(fedData(), { k: 2, rounds: 25 });
-    const ll = server.history.map((r) => r.meanLogLikelihood!);
+    const { history, result } = run(fedData(), { k: 2, rounds: 25 });
+    const ll = history.map((r) => r.meanLogLikelihood!);
     expect(ll).toHaveLength(25);
     for (let t = 1; t < ll.length; t++) expect(ll[t]!).toBeGreaterThanOrEqual(ll[t - 1]! - 1e-12 * Math.abs(ll[t - 1]!));
     expect(ll[24]! - ll[0]!).toBeGreaterThan(0.05);
-    expect(server.history.every((r) => r.clients === 400 && r.unsupported === 0)).toBe(true);
+    expect(history.every((r) => r.clients === 400 && r.unsupported === 0)).toBe(true);
+    // the runtime's round records carry the server's: the init round reports nothing, then each Algorithm 2 round
+    expect(result.history[0]!.metrics).toBeUndefined();
+    expect(result.history.slice(1).map((r) => r.metrics)).toEqual(history);
   });
 
   test('fitMdm is the same run: same seed, same model; cohorts sample clients each round', () => {
@@ -346,34 +414,62 @@ describe('federated inference', () => {
     expect(a.traffic.rounds).toBe(11);
     expect(a.traffic.messagesUp).toBe(1100);
     expect(a.traffic.messagesDown).toBe(1100);
+    expect(a.federation.history.every((r) => r.asked === 100 && r.accepted === 100)).toBe(true);
     const c = fitMdm(fedData(), { nComponents: 2, rounds: 10, cohort: 100, seed: 4 });
     expect(c.model.alpha).not.toEqual(a.model.alpha);
+    // the encoding changes the bytes, not the model
+    const json = fitMdm(fedData(), { nComponents: 2, rounds: 10, cohort: 100, seed: 3, encoding: 'json' });
+    expect(json.model.alpha).toEqual(a.model.alpha);
+    expect(json.history).toEqual(a.history);
+    expect(json.traffic.messagesUp).toBe(1100);
+    expect(json.traffic.bytesUp).not.toBe(a.traffic.bytesUp);
+  });
+
+  test.each(['binary', 'json'] as const)('%s: the counted bytes are those of the messages sent and received', (encoding) => {
+    const r = run(checkData(), { k: 2, rounds: 3, encoding }, (c) => new Spoiling(c));
+    const recs = r.roles as Spoiling[];
+    const bytes = (ms: Message[]) => ms.reduce((a, m) => a + encodeMessage(m, encoding).length, 0);
+    expect(r.result.traffic.bytesUp).toBe(bytes(recs.flatMap((c) => c.sent)));
+    expect(r.result.traffic.bytesDown).toBe(bytes(recs.flatMap((c) => c.received)));
+    for (const c of recs) expect(r.result.clientTraffic.get(c.id)).toEqual({ bytesUp: bytes(c.sent), bytesDown: bytes(c.received), messagesUp: 4, messagesDown: 4 });
+    expect(r.result.traffic.rounds).toBe(4);
   });
 
   test('a broadcast whose alpha sums to Infinity is an InvalidMessageError for the client, not NaN statistics', () => {
     const client = new MdmClient('x', [1, 2, 0], { seed: 1 });
     const model = { nComponents: 2, nCategories: 3, maxCount: 3, tau: [0.5, 0.5], alpha: [1e308, 1e308, 1, 1, 1, 1], pi: [0, 0, 1, 0, 0, 1] };
-    expectClean(() => client.respond(message('mdm/model', 'server', 1, { model, logLikelihood: true })), InvalidMessageError, /^x \(from server\): the Dirichlet parameters of row 0 sum to Infinity/);
-    expectClean(() => client.respond(message('mdm/evaluate', 'server', 1, { models: [model] })), InvalidMessageError, /sum to Infinity/);
+    const broadcast = message('mdm/model', 'server', 1, { model, logLikelihood: true });
+    expectClean(() => client.respond(readRequest(broadcast)), InvalidMessageError, /^the Dirichlet parameters of row 0 sum to Infinity/);
+    expectClean(() => client.respond(readRequest(message('mdm/evaluate', 'server', 1, { models: [model] }))), InvalidMessageError, /sum to Infinity/);
+    // through its host the server learns why: a refusal naming the client once
+    const refusal = new ClientHost(client).answerSync(wire(broadcast))!;
+    expect(refusal.kind).toBe('fedmix/refusal');
+    expect(refusal.payload).toEqual({ reason: expect.stringMatching(/^x: the Dirichlet parameters of row 0 sum to Infinity/), code: 'INVALID_MESSAGE' });
     client.dispose();
   });
 
   test('with noise, a u_kj <= 0 keeps alpha_kj instead of flooring it (alpha-kept); exact sums floor it', () => {
     const start = new DirichletMultinomialMixture({ tau: [1], alpha: [[0.5, 2, 1]], pi: [[0, 0, 1]] });
     const step = (privacy: { noiseMultiplier: number; clip: number } | undefined, u0: number) => {
-      const server = new MdmServer(['a', 'b'], { nComponents: 1, nCategories: 3, maxCount: 3, rounds: 1, init: start, privacy });
-      server.requests();
+      // the aggregate the server gets is given here: an aggregator that releases it
       const noiseStddev = privacy ? privacy.noiseMultiplier * mdmSensitivity('round', privacy.clip) : 0;
       const sums = { omega: [2], e: [0, 0, 2], u: [u0, 1.5, 1], v: [1.2] };
-      server.receive(encodeMessage(message('mdm/aggregate', 'aggregator', 1, { of: 'round', clients: 2, noiseStddev, sums, excluded: [] })));
-      const out = { alpha: Array.from(server.model!.alpha), guards: server.history[0]!.guards };
+      const aggregator = new Watched({ noiseMultiplier: privacy?.noiseMultiplier });
+      aggregator.edit = (m) => message('mdm/aggregate', 'aggregator', m.round, { of: 'round', clients: 2, noiseStddev, sums });
+      const server = new MdmServer({ nComponents: 1, nCategories: 3, maxCount: 3, rounds: 1, init: start, privacy }, aggregator);
+      const c = ctx(1, ['a', 'b']);
+      expect(server.configure(c).size).toBe(2);
+      aggregate(server, c, new Map(), []);
+      const out = { alpha: Array.from(server.model!.alpha), guards: server.history[0]!.guards, done: server.done };
       server.dispose();
+      aggregator.dispose();
       return out;
     };
     const noisy = step({ noiseMultiplier: 1, clip: 5 }, -0.3);
     expect(noisy.alpha[0]).toBe(0.5);
     expect(noisy.alpha[1]).toBeCloseTo((2 * 1.5) / 1.2, 14);
     expect(noisy.guards).toEqual(['clamped', 'alpha-kept']);
+    expect(noisy.done).toBe(true);
     const exact = step(undefined, 0);
     expect(exact.alpha[0]).toBe(1e-6);
     expect(exact.guards).toEqual(['alpha-floored']);
@@ -386,25 +482,36 @@ describe('federated inference', () => {
       [{ noiseMultiplier: 2, clip: 2 }, 0],
     ];
     for (const [privacy, z] of cases) {
-      const clients = checkData().slice(0, 20).map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
-      const server = new MdmServer(clients.map((c) => c.id), { nComponents: 2, nCategories: 3, maxCount: 12, rounds: 2, privacy, seed: 1 });
-      const aggregator = new MdmAggregator({ noiseMultiplier: z, seed: 1 });
-      expectClean(() => runMdm(server, clients, aggregator), InvalidMessageError, /noise of standard deviation [\d.]+, but this server's privacy options give [\d.]+ .*give the aggregator the server's noiseMultiplier/);
-      expect(server.model).toBeUndefined();
-      server.dispose();
-      aggregator.dispose();
-      for (const c of clients) c.dispose();
+      let model: DirichletMultinomialMixture | undefined;
+      expectClean(
+        () => {
+          const clients = checkData().slice(0, 20).map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
+          const aggregator = new MdmAggregator({ noiseMultiplier: z, seed: 1 });
+          const server = new MdmServer({ nComponents: 2, nCategories: 3, maxCount: 12, rounds: 2, privacy, seed: 1 }, aggregator);
+          try {
+            runFederationSync(server, clients);
+          } finally {
+            model = server.model;
+            server.dispose();
+            aggregator.dispose();
+            for (const c of clients) c.dispose();
+          }
+        },
+        InvalidMessageError,
+        /^the aggregate of round 1 has noise of standard deviation [\d.]+, but this server's privacy options give [\d.]+ .*give the aggregator the server's noiseMultiplier/,
+      );
+      expect(model).toBeUndefined();
     }
   });
 
   test('what leaves a client is its terms of the sums: E^i dense with a single column, omega^i summing to 1', () => {
     const client = new MdmClient('x', [3, 0, 2, 1], { seed: 1 });
-    const init = client.respond(message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 4, maxCount: 30 })).payload as { e: Float64Array; p: Float64Array; q: Float64Array };
+    const init = client.respond(readRequest(message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 4, maxCount: 30 }))).payload as { e: Float64Array; p: Float64Array; q: Float64Array };
     expect(init.e).toHaveLength(60);
     expect(Array.from(init.e).filter((x) => x !== 0)).toEqual([1]);
     expect(init.e.indexOf(1) % 30).toBe(5); // size 6
     const payload = { model: { nComponents: 2, nCategories: 4, maxCount: 30, tau: fedTruth().tau, alpha: fedTruth().alpha, pi: fedTruth().pi }, logLikelihood: false };
-    const stats = client.respond(message('mdm/model', 'server', 2, payload)).payload as Record<string, Float64Array | number>;
+    const stats = client.respond(readRequest(message('mdm/model', 'server', 2, payload))).payload as Record<string, Float64Array | number>;
     expect(Object.keys(stats).sort()).toEqual(['e', 'omega', 'u', 'v']);
     const omega = stats.omega as Float64Array;
     expect(Math.abs(omega[0]! + omega[1]! - 1)).toBeLessThan(1e-15);
@@ -420,41 +527,32 @@ describe('federated inference', () => {
     expect(mdmSensitivity('init', 0)).toBeCloseTo(Math.sqrt(3), 15);
     expect(mdmSensitivity('round', 2)).toBeCloseTo(Math.sqrt(6), 15);
     // clip 2, not 1: sqrt(2 + 1^2) would equal Algorithm 1's sqrt(3) and hide a mix-up
-    const clips: unknown[] = [];
-    const aggregates: Message[] = [];
-    const clients = fedData().map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
-    const server = new MdmServer(
-      clients.map((c) => c.id),
-      { nComponents: 2, nCategories: 4, maxCount: 30, rounds: 8, privacy: { noiseMultiplier: 5, clip: 2 }, seed: 2 },
-    );
-    const aggregator = new MdmAggregator({ noiseMultiplier: 5, seed: 3 });
-    const transport = new InProcessTransport();
-    while (!server.done) {
-      const requests = server.requests();
-      for (const m of requests.values()) if (m.kind === 'mdm/model') clips.push((m.payload as { clip?: number }).clip);
-      const replies = [...requests].map(([id, m]) => ({ from: id, text: transport.up(clients.find((c) => c.id === id)!.respond(transport.down(m))) }));
-      for (const r of replies) {
-        const p = JSON.parse(r.text).payload as { u?: number[]; v?: number[] };
-        if (p.u) expect(Math.hypot(...p.u, ...p.v!)).toBeLessThanOrEqual(2 + 1e-12);
+    const inner = fedData().map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
+    const clients = inner.map((c) => new Spoiling(c));
+    const aggregator = new Watched({ noiseMultiplier: 5, seed: 3 });
+    const server = new MdmServer({ nComponents: 2, nCategories: 4, maxCount: 30, rounds: 8, privacy: { noiseMultiplier: 5, clip: 2 }, seed: 2 }, aggregator);
+    const r = runFederationSync(server, clients);
+    for (const c of clients) {
+      for (const m of c.sent) {
+        const p = m.payload as { u?: Float64Array; v?: Float64Array };
+        if (m.kind === 'mdm/stats') expect(Math.hypot(...p.u!, ...p.v!)).toBeLessThanOrEqual(2 + 1e-12);
       }
-      const agg = aggregator.aggregate(requests, replies);
-      aggregates.push(agg);
-      server.receive(encodeMessage(agg));
     }
-    const std = aggregates.map((a) => (a.payload as { noiseStddev: number }).noiseStddev);
+    const std = aggregator.released.map((a) => (a.payload as { noiseStddev: number }).noiseStddev);
     expect(std[0]).toBeCloseTo(5 * Math.sqrt(3), 12);
     expect(std).toHaveLength(9);
     expect(std.slice(1).every((s) => Math.abs(s - 5 * Math.sqrt(6)) < 1e-12)).toBe(true);
     // the broadcast carries the clip bound and asks for no log-likelihood
-    expect(clips).toHaveLength(8 * 400);
-    expect(clips.every((c) => c === 2)).toBe(true);
-    expect(server.history.every((r) => r.meanLogLikelihood === undefined)).toBe(true);
-    const m = server.model!;
+    const broadcasts = clients.flatMap((c) => c.received).filter((m) => m.kind === 'mdm/model');
+    expect(broadcasts).toHaveLength(8 * 400);
+    expect(broadcasts.every((m) => (m.payload as { clip?: number; logLikelihood: boolean }).clip === 2 && (m.payload as { logLikelihood: boolean }).logLikelihood === false)).toBe(true);
+    expect(server.history.every((h) => h.meanLogLikelihood === undefined)).toBe(true);
+    const m = r.model;
     for (const v of [...m.tau, ...m.alpha, ...m.pi]) expect(Number.isFinite(v) && v >= 0).toBe(true);
-    expect(server.history.some((r) => r.guards.includes('clamped'))).toBe(true);
+    expect(server.history.some((h) => h.guards.includes('clamped'))).toBe(true);
     server.dispose();
     aggregator.dispose();
-    for (const c of clients) c.dispose();
+    for (const c of inner) c.dispose();
   });
 
   test('given initial parameters replace Algorithm 1; rounds 0 returns them', () => {
@@ -463,8 +561,9 @@ describe('federated inference', () => {
     expect(r.model).toBe(start);
     expect(r.traffic.rounds).toBe(0);
     const seen: number[] = [];
-    fitMdm(fedData(), { nComponents: 2, rounds: 3, init: start, onRound: (t) => seen.push(t) });
+    const three = fitMdm(fedData(), { nComponents: 2, rounds: 3, init: start, onRound: (t) => seen.push(t) });
     expect(seen).toEqual([0, 1, 2, 3]);
+    expect(three.traffic.rounds).toBe(3);
   });
 });
 
@@ -488,24 +587,27 @@ describe('validation of what clients send', () => {
     ['u far above its bound', onStats((p) => (p.u = (p.u as number[]).map((x) => x * 1e6))), /u\[\d+\] is [\d.e+]+, above omega x \(psi\(n \+ alpha\) - psi\(alpha\)\) = [\d.e+-]+ for its size n = 12/],
     ['v far above its bound', onStats((p) => (p.v = (p.v as number[]).map((x) => x * 1e6))), /v\[\d\] is [\d.e+]+, above omega x \(psi\(n \+ alpha0\) - psi\(alpha0\)\)/],
     ['a spoiled initialization', (m) => (m.kind === 'mdm/init-stats' ? edit((p) => ((p.e as number[])[3] = 1))(m) : m), /e must hold a single 1/],
+    ['an unsupported flag out of range', onStats((p) => (p.unsupported = 2)), /unsupported is 2; it must be a whole number in \[0, 1\]/],
   ];
 
   test.each(cases)('%s: the aggregator excludes the client with its reason; the model is the one without it', (_, spoil, reason) => {
     const bad = run(checkData(), { k: 2, rounds: 4 }, (c, i) => (i === 7 ? new Spoiling(c, spoil) : c));
-    expect(bad.server.excluded).toHaveLength(1);
-    const e = bad.server.excluded[0]!;
+    expect(bad.result.excluded).toHaveLength(1);
+    const e = bad.result.excluded[0]!;
     expect(e.client).toBe('client-7');
-    expect(e.reason).toMatch(/^client-7/);
+    expect(e.reason).toMatch(/^client-7: /);
+    expect(e.reason).not.toMatch(/^client-7: client-7/);
     expect(e.reason).toMatch(reason);
-    expect(bad.server.clients).not.toContain('client-7');
-    // none of its statistics reached the sums
-    expect(bad.server.history.map((r) => r.clients)).toEqual([59, 59, 59, 59]);
+    // it is asked nothing more, and none of its statistics reached the sums
+    expect(bad.result.history.slice(e.round).every((h) => h.asked === 59)).toBe(true);
+    expect(bad.history.map((r) => r.clients)).toEqual([59, 59, 59, 59]);
+    expect(bad.released.map((a) => (a.payload as { clients: number }).clients)).toEqual([e.round === 1 ? 59 : 60, 59, 59, 59, 59]);
     if (e.round === 1) {
       // refused at Algorithm 1: the same model, bit for bit, as a run that never had it
       const without = run(checkData(), { k: 2, rounds: 4, skip: 7 });
       expect(bad.model.alpha).toEqual(without.model.alpha);
       expect(bad.model.tau).toEqual(without.model.tau);
-      expect(bad.server.history).toEqual(without.server.history);
+      expect(bad.history).toEqual(without.history);
     }
   });
 
@@ -518,7 +620,7 @@ describe('validation of what clients send', () => {
       thrown = err;
     }
     expect(thrown).toBeInstanceOf(InvalidMessageError);
-    expect((thrown as Error).message).toMatch(/^client-7/);
+    expect((thrown as Error).message).toMatch(/^client-7: /);
     expect((thrown as Error).message).toMatch(reason);
     expect(wasm().fm_heap_in_use()).toBe(before);
   });
@@ -529,17 +631,17 @@ describe('validation of what clients send', () => {
     const spoil = onStats((p) => (p.u = (p.u as number[]).map((x) => x * 1e6)));
     const bad = run(checkData(), { k: 2, rounds: 4, init: start }, (c, i) => (i === 7 ? new Spoiling(c, spoil) : c));
     const without = run(checkData(), { k: 2, rounds: 4, init: start, skip: 7 });
-    expect(bad.server.excluded.map((e) => [e.client, e.round])).toEqual([['client-7', 1]]);
+    expect(bad.result.excluded.map((e) => [e.client, e.round])).toEqual([['client-7', 1]]);
     expect(bad.model.alpha).toEqual(without.model.alpha);
     expect(bad.model.tau).toEqual(without.model.tau);
     expect(bad.model.pi).toEqual(without.model.pi);
-    expect(bad.server.history).toEqual(without.server.history);
+    expect(bad.history).toEqual(without.history);
   });
 
   test('the bounds never refuse an honest client: random models (alpha 1e-6 to 1e11), sizes, single-class clients, clipping', () => {
     let s = 7;
     const rnd = () => (s = (s * 16807) % 2147483647) / 2147483647;
-    let refused: string[] = [];
+    const refused: string[] = [];
     for (let trial = 0; trial < 60; trial++) {
       const [k, c, nMax] = [1 + Math.floor(rnd() * 3), 2 + Math.floor(rnd() * 5), 1 + Math.floor(rnd() * (trial % 2 ? 60 : 600))];
       const scale = [1e-6, 1e-3, 0.1, 1, 10, 1e3, 1e6, 1e11][trial % 8]!;
@@ -563,11 +665,17 @@ describe('validation of what clients send', () => {
           return new MdmClient(`c${i}`, h, { seed: i });
         });
         const aggregator = new MdmAggregator({ noiseMultiplier: clip ? 1 : 0 });
-        const out = aggregator.aggregate(
-          new Map(clients.map((cl) => [cl.id, request])),
-          clients.map((cl) => ({ from: cl.id, text: encodeMessage(cl.respond(request)) })),
-        );
-        refused = refused.concat((out.payload as { excluded: { reason: string }[] }).excluded.map((e) => `trial ${trial}: ${e.reason}`));
+        // each message as it arrives off the wire, read through its declared type
+        const received = readRequest(wire(request));
+        aggregator.begin(received);
+        for (const cl of clients) {
+          try {
+            aggregator.add(readReply(received, wire(cl.respond(received))));
+          } catch (e) {
+            refused.push(`trial ${trial}: ${cl.id}: ${(e as Error).message}`);
+          }
+        }
+        expect((aggregator.release().payload as { clients: number }).clients).toBe(8 - refused.length);
         aggregator.dispose();
         for (const cl of clients) cl.dispose();
       }
@@ -578,9 +686,9 @@ describe('validation of what clients send', () => {
   test('u = 1e308 from two clients: both excluded, the run completes', () => {
     const spoil = onStats((p) => (p.u = (p.u as number[]).map(() => 1e308)));
     const r = run(checkData(), { k: 2, rounds: 4 }, (c, i) => (i === 3 || i === 7 ? new Spoiling(c, spoil) : c));
-    expect(r.server.excluded.map((e) => e.client).sort()).toEqual(['client-3', 'client-7']);
-    for (const e of r.server.excluded) expect(e.reason).toMatch(/u\[\d+\] is 1e\+308, above omega/);
-    expect(r.server.history.map((h) => h.clients)).toEqual([58, 58, 58, 58]);
+    expect(r.result.excluded.map((e) => e.client).sort()).toEqual(['client-3', 'client-7']);
+    for (const e of r.result.excluded) expect(e.reason).toMatch(/u\[\d+\] is 1e\+308, above omega/);
+    expect(r.history.map((h) => h.clients)).toEqual([58, 58, 58, 58]);
     for (const v of [...r.model.tau, ...r.model.alpha, ...r.model.pi]) expect(Number.isFinite(v)).toBe(true);
   });
 
@@ -593,88 +701,203 @@ describe('validation of what clients send', () => {
     expect(Array.from(s.release().x!)).toEqual([1e308, 1]);
   });
 
+  test("the aggregator: begin(request), add(reply) refusing without adding, release() the sums and their count", () => {
+    const aggregator = new MdmAggregator();
+    expect(() => aggregator.add(message('mdm/init-stats', 'a', 1, {}))).toThrow(/no round has begun; call begin\(request\) first/);
+    expect(() => aggregator.release()).toThrow(/no round has begun/);
+    const request = readRequest(message('mdm/init-request', 'server', 1, { nComponents: 1, nCategories: 2, maxCount: 3 }));
+    aggregator.begin(request);
+    const one = readReply(request, message('mdm/init-stats', 'a', 1, { e: [0, 1, 0], p: [0.5, 0.5], q: [0.25, 0.25] }));
+    aggregator.add(one);
+    // a reply of another kind, one whose q is not p squared: refused, nothing added
+    expect(() => aggregator.add(message('mdm/stats', 'b', 1, {}))).toThrow(/expected a mdm\/init-stats message, got mdm\/stats/);
+    expect(() => aggregator.add(readReply(request, message('mdm/init-stats', 'b', 1, { e: [1, 0, 0], p: [1, 0], q: [0.5, 0] })))).toThrow(/q\[0\] is 0\.5 but p squared is 1/);
+    aggregator.add(readReply(request, message('mdm/init-stats', 'c', 1, { e: [1, 0, 0], p: [1, 0], q: [1, 0] })));
+    const out = aggregator.release();
+    expect(out).toMatchObject({ kind: 'mdm/aggregate', from: 'aggregator', round: 1, payload: { of: 'init', clients: 2, noiseStddev: 0 } });
+    const sums = (out.payload as { sums: Record<string, Float64Array> }).sums;
+    expect([Array.from(sums.e!), Array.from(sums.p!), Array.from(sums.q!)]).toEqual([[1, 1, 0], [1.5, 0.5], [1.25, 0.25]]);
+    // released once: the next round begins anew
+    expect(() => aggregator.release()).toThrow(/no round has begun/);
+    expect(() => aggregator.begin(message('mdm/stats', 'server', 2, {}))).toThrow(/does not sum answers to mdm\/stats/);
+    aggregator.dispose();
+    // with noise it needs the clip bound of the broadcast
+    const noisy = new MdmAggregator({ noiseMultiplier: 1 });
+    const model = { nComponents: 1, nCategories: 2, maxCount: 3, tau: [1], alpha: [1, 1], pi: [0, 0, 1] };
+    expect(() => noisy.begin(readRequest(message('mdm/model', 'server', 1, { model, logLikelihood: false })))).toThrow(/the aggregator adds noise but the broadcast has no clip bound/);
+    noisy.dispose();
+  });
+
   test("Algorithm 1's single 1 is found in one pass: a dense e of 100,000 ones is refused at its second entry", () => {
     const n = 100_000;
     const aggregator = new MdmAggregator();
-    const request = message('mdm/init-request', 'server', 1, { nComponents: 1, nCategories: 2, maxCount: n });
-    const text = encodeMessage(message('mdm/init-stats', 'a', 1, { e: new Float64Array(n).fill(1), p: [0.5, 0.5], q: [0.25, 0.25] }));
-    const out = aggregator.aggregate(new Map([['a', request]]), [{ from: 'a', text }]);
-    expect((out.payload as { excluded: { reason: string }[] }).excluded.map((e) => e.reason)).toEqual([
-      "a: e must hold a single 1 (the client's component and size), got two or more non-zero entries",
-    ]);
+    const request = readRequest(message('mdm/init-request', 'server', 1, { nComponents: 1, nCategories: 2, maxCount: n }));
+    aggregator.begin(request);
+    const reply = readReply(request, wire(message('mdm/init-stats', 'a', 1, { e: new Float64Array(n).fill(1), p: [0.5, 0.5], q: [0.25, 0.25] })));
+    let thrown: unknown;
+    try {
+      aggregator.add(reply);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(InvalidMessageError);
+    expect((thrown as InvalidMessageError).message).toBe("e must hold a single 1 (the client's component and size), got two or more non-zero entries");
+    expect((thrown as InvalidMessageError).check).toBe('e does not hold a single 1');
+    expect((aggregator.release().payload as { clients: number }).clients).toBe(0);
     aggregator.dispose();
   });
 
-  /** Edits client-7's 'mdm/stats' wire text after the client's own encoding (which refuses NaN and Infinity). */
+  /** An in-process transport (JSON on the wire) that edits client-7's 'mdm/stats' text after the client's own encoding (which refuses NaN and Infinity). */
   class EditingTransport extends InProcessTransport {
-    constructor(private readonly edit: (text: string) => string) {
-      super();
+    constructor(
+      clients: ClientRole[],
+      private readonly edit: (text: string) => string,
+    ) {
+      super(clients, { encoding: 'json' });
     }
-    override up(m: Message): string {
-      const text = super.up(m);
-      return m.from === 'client-7' && m.kind === 'mdm/stats' ? this.edit(text) : text;
+    override exchangeSync(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Exchange {
+      const ex = super.exchangeSync(round, messages, options);
+      const got = ex.received.get('client-7');
+      if (got) {
+        const text = new TextDecoder().decode(got[0] as Uint8Array);
+        if (text.includes('"kind":"mdm/stats"')) ex.received.set('client-7', [new TextEncoder().encode(this.edit(text))]);
+      }
+      return ex;
     }
   }
 
-  test.each([
-    ['null', '"u":[null', /^client-7: u\[0\] is null; values must be finite numbers$/],
-    ['1e308', '"u":[1e308', /^client-7: u\[0\] is 1e\+308, above omega x \(psi\(n \+ alpha\) - psi\(alpha\)\)/],
-  ])('%s in u on the wire: the aggregator itself refuses it, with the reason', (_, replacement, reason) => {
-    const transport = new EditingTransport((t) => {
+  const onWire = (replacement: string) => (clients: ClientRole[]) =>
+    new EditingTransport(clients, (t) => {
       const out = t.replace(/"u":\[[^,\]]+/, replacement);
       expect(out).not.toBe(t);
       return out;
     });
-    const r = run(checkData(), { k: 2, rounds: 2, transport });
-    expect(r.server.excluded).toHaveLength(1);
-    expect(r.server.excluded[0]!.reason).toMatch(reason);
-    expect(r.server.history.map((h) => h.clients)).toEqual([59, 59]);
+
+  test.each([
+    ['null', '"u":[null', /^client-7: u\[0\] is null; values must be finite numbers$/],
+    ['1e308', '"u":[1e308', /^client-7: u\[0\] is 1e\+308, above omega x \(psi\(n \+ alpha\) - psi\(alpha\)\)/],
+    ['a string', '"u":["1"', /^client-7: u\[0\] is "1"; values must be finite numbers$/],
+  ])('%s in u on the wire: refused with the reason, before the aggregator sums anything', (_, replacement, reason) => {
+    const r = run(checkData(), { k: 2, rounds: 2, transport: onWire(replacement) });
+    expect(r.result.excluded).toHaveLength(1);
+    expect(r.result.excluded[0]!.reason).toMatch(reason);
+    expect(r.result.excluded[0]!.round).toBe(2);
+    expect(r.history.map((h) => h.clients)).toEqual([59, 59]);
   });
 
   test('with noise, a reason names the failed check, never a client value nor its own error text', () => {
     const privacy = { noiseMultiplier: 1, clip: 5 };
-    const reasons = (wrap: (c: MdmClient, i: number) => MdmClientLike) => run(checkData(), { k: 2, rounds: 2, privacy }, wrap).server.excluded.map((e) => e.reason);
+    const reasons = (wrap?: (c: MdmClient, i: number) => ClientRole, transport?: RunOptions['transport']) =>
+      run(checkData(), { k: 2, rounds: 2, privacy, transport }, wrap).result.excluded.map((e) => e.reason);
     const spoiled = (spoil: (m: Message) => Message) => (c: MdmClient, i: number) => (i === 7 ? new Spoiling(c, spoil) : c);
     // q[0] not the square of p[0] (the detailed reason gives both and the client's row)
     const q = (m: Message) => (m.kind === 'mdm/init-stats' ? edit((p) => ((p.q as number[])[0] = 0.123))(m) : m);
     expect(reasons(spoiled(q))).toEqual(['client-7: q is not the square of p']);
     expect(reasons(spoiled(onStats((p) => ((p.u as number[])[0] = -1))))).toEqual(['client-7: u has a negative entry']);
     expect(reasons(spoiled(onStats((p) => (p.u = (p.u as number[]).map((x) => x * 1e6)))))).toEqual(['client-7: u is above the bound of its size']);
-    const failing = (c: MdmClient, i: number): MdmClientLike =>
-      i === 7 ? { id: c.id, respond: () => { throw new InvalidDataError('client-7: n = 27 exceeds N = 12'); } } : c;
+    // what the schema refuses: the field, not its value
+    expect(reasons(undefined, onWire('"u":[null'))).toEqual(['client-7: u is malformed']);
+    const failing = (c: MdmClient, i: number): ClientRole =>
+      i === 7
+        ? {
+            id: c.id,
+            protocol: c.protocol,
+            respond: () => {
+              throw new InvalidDataError('client-7: n = 27 exceeds N = 12');
+            },
+          }
+        : c;
     expect(reasons(failing)).toEqual(['client-7: reported an error instead of answering']);
     // without noise the reason says by how much (for whoever debugs a client)
-    expect(run(checkData(), { k: 2, rounds: 1 }, spoiled(q)).server.excluded[0]!.reason).toMatch(/client-7: q\[0\] is 0\.123 but p squared is/);
+    expect(run(checkData(), { k: 2, rounds: 1 }, spoiled(q)).result.excluded[0]!.reason).toMatch(/^client-7: q\[0\] is 0\.123 but p squared is/);
   });
 
-  test('the server checks the aggregate too: inconsistent or mis-addressed sums change nothing', () => {
-    const clients = checkData().map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
-    const server = new MdmServer(
-      clients.map((c) => c.id),
-      { nComponents: 2, nCategories: 3, maxCount: 12, rounds: 5, seed: 1 },
-    );
-    const aggregator = new MdmAggregator();
-    const transport = new InProcessTransport();
-    const round = () => {
-      const requests = server.requests();
-      const replies = [...requests].map(([id, m]) => ({ from: id, text: transport.up(clients.find((c) => c.id === id)!.respond(transport.down(m))) }));
-      return encodeMessage(aggregator.aggregate(requests, replies));
-    };
-    server.receive(round()); // Algorithm 1
-    const before = Array.from(server.model!.alpha);
-    const spoil: Array<[(t: string) => string, RegExp]> = [
-      [(t) => t.replace(/"omega":\[([-\d.e]+)/, '"omega":[1000'), /omega sums to/],
-      [(t) => t.replace(/"round":\d+/, '"round":77'), /aggregate is for round 77/],
-      [(t) => t.replace('"of":"round"', '"of":"init"'), /expected an aggregate of round statistics/],
-      [(t) => t.replace(/"v":\[[-\d.e]+/, '"v":[-1'), /sums\.v\[0\] is -1/],
+  test('the server checks the aggregate too: inconsistent or mis-addressed sums change nothing and fail the run', () => {
+    const spoil: Array<[string, (m: Message) => Message, RegExp]> = [
+      ['omega', (m) => JSON.parse(encodeMessage(m).replace(/"omega":\[([-\d.e]+)/, '"omega":[1000')), /omega sums to/],
+      ['round', (m) => ({ ...m, round: 77 }), /aggregate is for round 77/],
+      ['of', (m) => JSON.parse(encodeMessage(m).replace('"of":"round"', '"of":"init"')), /expected an aggregate of round statistics/],
+      ['v', (m) => JSON.parse(encodeMessage(m).replace(/"v":\[[-\d.e]+/, '"v":[-1')), /sums\.v\[0\] is -1/],
+      // the aggregator no longer reports exclusions (the runtime does): a field the aggregate does not declare
+      ['excluded', (m) => ({ ...m, payload: { ...(m.payload as object), excluded: [] } }), /excluded/],
+      ['a wrong kind', (m) => ({ ...m, kind: 'mdm/stats' }), /expected a mdm\/aggregate message, got mdm\/stats/],
     ];
-    for (const [f, hint] of spoil) {
-      expect(() => server.receive(f(round()))).toThrow(hint);
+    const clients = checkData().map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
+    const ids = clients.map((c) => c.id);
+    const aggregator = new Watched();
+    const server = new MdmServer({ nComponents: 2, nCategories: 3, maxCount: 12, rounds: 5, seed: 1 }, aggregator);
+    let round = 0;
+    // one round by hand: configure, every reply read and accepted, aggregate
+    const exchange = () => {
+      const c = ctx(++round, ids);
+      const reqs = server.configure(c);
+      const accepted = new Map<string, true>();
+      for (const [id, req] of reqs) accepted.set(id, accept(server, readReply(req, wire(clients[ids.indexOf(id)]!.respond(readRequest(wire(req))))), req, c));
+      return aggregate(server, c, accepted, []);
+    };
+    expect(exchange()).toBeUndefined(); // Algorithm 1
+    expect(server.model).toBeDefined();
+    const before = Array.from(server.model!.alpha);
+    for (const [, f, hint] of spoil) {
+      aggregator.edit = f;
+      let thrown: unknown;
+      try {
+        exchange();
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown, hint.source).toBeInstanceOf(InvalidMessageError);
+      expect((thrown as Error).message).toMatch(hint);
       expect(Array.from(server.model!.alpha)).toEqual(before);
+      expect(server.history).toEqual([]);
     }
+    aggregator.edit = undefined;
+    expect(exchange()).toMatchObject({ round: 1, clients: 60 });
+    expect(server.history).toHaveLength(1);
     server.dispose();
     aggregator.dispose();
+    // through the runtime an aggregate the server refuses fails the run: it is not a client's fault
+    const before2 = wasm().fm_heap_in_use();
+    const bad = new Watched();
+    bad.edit = spoil[3]![1];
+    const s2 = new MdmServer({ nComponents: 2, nCategories: 3, maxCount: 12, rounds: 2, init: new DirichletMultinomialMixture({ tau: [0.5, 0.5], alpha: [[1, 2, 1], [2, 1, 1]], pi: fixedSize(2, 12) }) }, bad);
+    expect(() => runFederationSync(s2, clients)).toThrow(/sums\.v\[0\] is -1/);
+    s2.dispose();
+    bad.dispose();
+    expect(wasm().fm_heap_in_use()).toBe(before2);
     for (const c of clients) c.dispose();
+  });
+
+  test('a client refused by the aggregator changes nothing: accept throws and the sums stay as they were', () => {
+    const run1 = (refuse: boolean) => {
+      // fresh clients: each draws its Algorithm 1 component from its own seed
+      const clients = checkData().slice(0, 10).map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
+      const ids = clients.map((c) => c.id);
+      const aggregator = new Watched();
+      const server = new MdmServer({ nComponents: 2, nCategories: 3, maxCount: 12, rounds: 1, seed: 1 }, aggregator);
+      const c = ctx(1, ids);
+      const reqs = server.configure(c);
+      const accepted = new Map<string, true>();
+      for (const [id, req] of reqs) {
+        const reply = readReply(req, clients[ids.indexOf(id)]!.respond(readRequest(req)));
+        if (refuse && id === 'client-4') {
+          const p = reply.payload as { p: Float64Array };
+          const spoiled = { ...reply, payload: { ...(reply.payload as object), p: p.p.map((x) => x * 2) } };
+          expect(() => accept(server, spoiled, req, c)).toThrow(/row \d of p sums to 2/);
+        }
+        accepted.set(id, accept(server, reply, req, c));
+      }
+      aggregate(server, c, accepted, []);
+      const out = { released: aggregator.released[0]!, alpha: Array.from(server.model!.alpha) };
+      server.dispose();
+      aggregator.dispose();
+      for (const cl of clients) cl.dispose();
+      return out;
+    };
+    const clean = run1(false);
+    const refused = run1(true);
+    expect(refused.released).toEqual(clean.released);
+    expect(refused.alpha).toEqual(clean.alpha);
   });
 });
 
@@ -746,18 +969,16 @@ describe('bad input (the issue list)', () => {
   });
 
   test('a client whose n exceeds N in a federation is excluded with the reason', () => {
-    const r = run([...h, [5, 5, 5]], { k: 2, rounds: 2 }, undefined);
-    expect(r.server.excluded).toHaveLength(0); // N is the largest size here
+    const r = run([...h, [5, 5, 5]], { k: 2, rounds: 2 });
+    expect(r.result.excluded).toHaveLength(0); // N is the largest size here
     const clients = [...h, [9, 9, 9]].map((x, i) => new MdmClient(`client-${i}`, x, { seed: i }));
-    const server = new MdmServer(
-      clients.map((c) => c.id),
-      { nComponents: 2, nCategories: 3, maxCount: 5, rounds: 2, seed: 1 },
-    );
-    const aggregator = new MdmAggregator();
-    runMdm(server, clients, aggregator);
-    expect(server.excluded[0]!.reason).toMatch(/client-4: n = 27 exceeds N = 5, the largest client size the model covers/);
+    const server = new MdmServer({ nComponents: 2, nCategories: 3, maxCount: 5, rounds: 2, seed: 1 });
+    const out = runFederationSync(server, clients);
+    // its own error, a refusal: named once, kind 'refused'
+    expect(out.excluded).toEqual([{ client: 'client-4', round: 1, reason: expect.stringMatching(/^client-4: n = 27 exceeds N = 5, the largest client size the model covers/) }]);
+    expect(out.failures[0]!.kind).toBe('refused');
+    expect(server.history.map((x) => x.clients)).toEqual([4, 4]);
     server.dispose();
-    aggregator.dispose();
     for (const c of clients) c.dispose();
   });
 
@@ -767,11 +988,12 @@ describe('bad input (the issue list)', () => {
     expectClean(() => fitMdm(h, { nComponents: 2, cohort: 4, initCohort: 1 }), InvalidParameterError, /larger than the initCohort of 1 client/);
     expectClean(() => fitMdm(h, { nComponents: 1, cohort: 0 }), InvalidParameterError, /cohort must be an integer >= 1, got 0/);
     expectClean(() => fitMdm([], { nComponents: 1 }), InvalidDataError, /no histograms/);
-    // every client of a round refused: the cohort is empty
+    // every client of a round refused: too few usable replies, a FederationError naming each reason
     expectClean(
       () => run(h, { k: 1, rounds: 1 }, (c) => new Spoiling(c, (m) => ({ ...m, payload: {} }))),
-      InvalidMessageError,
-      /cohort of round 1 is empty: no client's statistics could be used/,
+      FederationError,
+      // (the wording for a missing field is the subject of a test in federated-messages.test.ts)
+      /^round 1: 0 usable replies of 4, fewer than the 1 required \(client-0: e [^;]*; client-1: e [^;]*; client-2: e [^;]*; client-3: e [^;]*\)$/,
     );
   });
 
@@ -814,18 +1036,17 @@ describe('bad input (the issue list)', () => {
     expect(MDM_MAX_CELLS).toBe(1e7);
     const client = new MdmClient('a', [1, 2, 0], { seed: 1 });
     // 2e7 cells: 160 MB of E^i had the client allocated it
-    expectClean(
-      () => client.respond(message('mdm/init-request', 'server', 1, { nComponents: 10, nCategories: 3, maxCount: 2e6 })),
-      InvalidMessageError,
-      /^a \(from server\): K = 10 components of C = 3 categories and N = 2000000 sizes exceed the limit of 10000000 cells/,
-    );
-    expect((client.respond(message('mdm/init-request', 'server', 2, { nComponents: 1, nCategories: 3, maxCount: 3 })).payload as { e: number[] }).e).toHaveLength(3);
+    const huge = readRequest(message('mdm/init-request', 'server', 1, { nComponents: 10, nCategories: 3, maxCount: 2e6 }));
+    expectClean(() => client.respond(huge), InvalidMessageError, /^K = 10 components of C = 3 categories and N = 2000000 sizes exceed the limit of 10000000 cells/);
+    // through its host, a refusal naming the client
+    expect(new ClientHost(client).answerSync(huge)!.payload).toEqual({ reason: expect.stringMatching(/^a: K = 10 components .* exceed the limit of 10000000 cells/), code: 'INVALID_MESSAGE' });
+    expect((client.respond(readRequest(message('mdm/init-request', 'server', 2, { nComponents: 1, nCategories: 3, maxCount: 3 }))).payload as { e: number[] }).e).toHaveLength(3);
     // a client may set a lower limit of its own
     const small = new MdmClient('b', [1, 2, 0], { seed: 1, maxCells: 100 });
-    expectClean(() => small.respond(message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 3, maxCount: 51 })), InvalidMessageError, /limit of 100 cells/);
+    expectClean(() => small.respond(readRequest(message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 3, maxCount: 51 }))), InvalidMessageError, /limit of 100 cells/);
     expectClean(() => new MdmClient('c', [1, 1], { maxCells: 2e7 }), InvalidParameterError, /maxCells must be an integer in \[1, 10000000\]/);
     // and the server refuses such sizes up front
-    expectClean(() => new MdmServer(['a'], { nComponents: 1, nCategories: 2, maxCount: 1e7 + 1 }), InvalidParameterError, /exceed the limit of 10000000 cells/);
+    expectClean(() => new MdmServer({ nComponents: 1, nCategories: 2, maxCount: 1e7 + 1 }), InvalidParameterError, /exceed the limit of 10000000 cells/);
     client.dispose();
     small.dispose();
   });
@@ -851,8 +1072,9 @@ describe('bad input (the issue list)', () => {
     const w = wasm();
     const alloc = w.fm_alloc;
     // client 7 finds no memory for its K x N statistics (192 bytes here); everyone else does
-    const starved = (c: MdmClient): MdmClientLike => ({
+    const starved = (c: MdmClient): ClientRole => ({
       id: c.id,
+      protocol: c.protocol,
       respond: (m) => {
         w.fm_alloc = (bytes: number) => (bytes >= 192 ? 0 : alloc(bytes));
         try {
@@ -863,16 +1085,19 @@ describe('bad input (the issue list)', () => {
       },
     });
     const bad = run(checkData(), { k: 2, rounds: 2 }, (c, i) => (i === 7 ? starved(c) : c));
-    expect(bad.server.excluded.map((e) => [e.client, e.round])).toEqual([['client-7', 1]]);
-    expect(bad.server.excluded[0]!.reason).toMatch(/client-7 \(from server\): the client cannot allocate the memory this mdm\/init-request request needs \(out of WASM memory allocating 192 bytes/);
+    expect(bad.result.excluded.map((e) => [e.client, e.round])).toEqual([['client-7', 1]]);
+    expect(bad.result.excluded[0]!.reason).toMatch(/^client-7: the client cannot allocate the memory this mdm\/init-request request needs \(out of WASM memory allocating 192 bytes/);
+    expect(bad.result.failures[0]!.kind).toBe('refused');
     const without = run(checkData(), { k: 2, rounds: 2, skip: 7 });
     expect(bad.model.alpha).toEqual(without.model.alpha);
     expect(bad.model.pi).toEqual(without.model.pi);
-    // and a client answer with its own error reaches collectReplies() as a refusal, not a throw
+    // and a client's own error reaches its host as a refusal, not a throw
     const c = new MdmClient('x', [1, 2, 0], { seed: 1 });
     const request = message('mdm/init-request', 'server', 1, { nComponents: 2, nCategories: 3, maxCount: 12 });
-    const replies = collectReplies(new Map([['x', request]]), new Map([['x', starved(c)]]), new InProcessTransport());
-    expect(replies).toEqual([{ from: 'x', error: expect.stringMatching(/cannot allocate/) }]);
+    const refusal = new ClientHost(starved(c)).answerSync(wire(request))!;
+    expect(refusal).toMatchObject({ kind: 'fedmix/refusal', from: 'x', round: 1, payload: { reason: expect.stringMatching(/^x: the client cannot allocate/), code: 'INVALID_MESSAGE' } });
+    // the client is intact: it answers the same request once memory is there
+    expect(new ClientHost(c).answerSync(wire(request))!.kind).toBe('mdm/init-stats');
     c.dispose();
   });
 
