@@ -260,6 +260,13 @@ export interface JoinOptions {
   protocolVersion?: 4 | 5;
   /** called after each answered request */
   onRequest?: (kind: string, round: number) => void;
+  /**
+   * Aborting it drops the connection at once, without a goodbye, as a crash
+   * or a lost network would (the broker then publishes the client's last
+   * will); join() rejects. Joining again later with the same id resumes the
+   * session: the client is asked again from the next round.
+   */
+  signal?: AbortSignal;
 }
 
 export interface JoinResult {
@@ -331,6 +338,16 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
     client.on('close', () => {
       if (!finished) end(new FederationError('the connection to the broker closed before the run ended'));
     });
+    const abort = () => {
+      if (finished) return;
+      finished = true;
+      void client.endAsync(true).then(
+        () => reject(new FederationError(`client ${id} left: its join was aborted`)),
+        () => reject(new FederationError(`client ${id} left: its join was aborted`)),
+      );
+    };
+    if (options.signal?.aborted) abort();
+    options.signal?.addEventListener('abort', abort, { once: true });
     void (async () => {
       try {
         const granted = await client.subscribeAsync([topics.down(id), topics.broadcast, topics.serverStatus], { qos: 1 });

@@ -1,0 +1,360 @@
+/**
+ * Federations over real MQTT brokers: the embedded one (aedes) and Debian's
+ * mosquitto, both started here on 127.0.0.1 with generated accounts and
+ * access lists, on free ports. Clients are separate processes (`fedmix client`
+ * of the built package, dist/cli.cjs) unless a test needs to reach into one.
+ *
+ * - every algorithm gives the model of its in-process run at the same seeds;
+ * - 30% of the clients killed mid-run: distributed EM, MDM and FedGEM finish
+ *   with the rest and report the dropouts; FedGenGMM aggregates the uploads
+ *   that arrived before its deadline;
+ * - clients publishing garbage on their reply topic are excluded, and the
+ *   model is the run's without them;
+ * - a client whose connection drops and comes back takes part again;
+ * - wrong credentials are refused by the broker.
+ *
+ * Needs `bash scripts/setup.sh` first (dist/, mosquitto).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join as pathJoin } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connectAsync } from 'mqtt';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import {
+  DEM_KINDS,
+  DemServer,
+  DirichletMultinomialMixture,
+  encodeMessage,
+  FederationError,
+  FedGEMServer,
+  FedGenGMMServer,
+  federationTopics,
+  init,
+  join,
+  MdmServer,
+  MqttTransport,
+  runFederation,
+  runFederationSync,
+  decodeMessage,
+  ClientHost,
+  type FederationResult,
+  type Message,
+  type RoundRecord,
+  type ServerRole,
+} from '../ts/index.js';
+import { csvToMatrix, parseCsv } from '../ts/data/csv.js';
+import { makeClient, matrixData, type AlgorithmName, type ClientSpec } from '../ts/federated/algorithms.js';
+import { startBroker, type RunningBroker } from '../ts/federated/transport/broker.js';
+import { startMosquitto } from '../ts/federated/transport/mosquitto.js';
+import { SERVER_USER } from '../ts/federated/serve.js';
+import { xorshift32 } from './helpers.js';
+
+const CLI = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
+const FED = 'test';
+const dir = mkdtempSync(pathJoin(tmpdir(), 'fedmix-mqtt-'));
+
+beforeAll(async () => {
+  await init();
+});
+
+afterAll(() => {
+  for (const p of processes) if (p.exitCode === null) p.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A client of a run: its spec (what the in-process reference builds) and the command-line arguments of `fedmix client`. */
+interface Planned {
+  spec: ClientSpec;
+  args: string[];
+}
+
+/** Rows around a few centers, as CSV text with full-precision numbers (the client parses exactly these). */
+function csvOf(n: number, centers: number[][], seed: number): string {
+  const next = xorshift32(seed);
+  const u = () => (next() + 0.5) / 2 ** 32;
+  const lines = ['a,b,label'];
+  for (let i = 0; i < n; i++) {
+    const c = i % centers.length;
+    const g = () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
+    lines.push(`${centers[c]![0]! + 0.5 * g()},${centers[c]![1]! + 0.5 * g()},${c}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+const CENTERS = [
+  [0, 0],
+  [4, 0],
+  [0, 4],
+  [4, 4],
+];
+
+/** The clients of one algorithm's run: CSV files written to `dir`, specs parsed from the same text. */
+function plan(algorithm: AlgorithmName, n: number, tag: string): Planned[] {
+  return Array.from({ length: n }, (_, i) => {
+    const id = `${tag}${i}`;
+    if (algorithm === 'mdm') {
+      const next = xorshift32(100 + i);
+      const size = 10 + (next() % 20);
+      const counts = [0, 0, 0];
+      for (let t = 0; t < size; t++) counts[i % 2 === 0 ? (next() % 10 < 7 ? 0 : 1 + (next() % 2)) : next() % 3 === 0 ? 0 : 2]! += 1;
+      return { spec: { algorithm, id, data: { data: Float64Array.from(counts), nRows: 1, nCols: 3 }, options: { seed: i } }, args: ['--counts', counts.join(','), '--seed', String(i)] };
+    }
+    const centers = algorithm === 'fedgem' ? [CENTERS[i % 4]!, CENTERS[(i + 1) % 4]!] : [CENTERS[i % 4]!, CENTERS[(i + 2) % 4]!, CENTERS[(i + 3) % 4]!];
+    const text = csvOf(algorithm === 'fedgem' ? 80 : 120, centers, 7 + i);
+    const file = pathJoin(dir, `${id}.csv`);
+    writeFileSync(file, text);
+    const X = csvToMatrix(parseCsv(text), { exclude: ['label'] }).X;
+    const base = { algorithm, id, data: matrixData(X) };
+    switch (algorithm) {
+      case 'dem':
+        return { spec: base, args: ['--data', file, '--drop', 'label'] };
+      case 'fedgengmm':
+        return { spec: { ...base, options: { kMin: 1, kMax: 3, covarianceType: 'diag', seed: i } }, args: ['--data', file, '--drop', 'label', '--k-range', '1..3', '--seed', String(i)] };
+      default:
+        return { spec: { ...base, options: { nComponents: 2, variance: 1, localSteps: 1, seed: i } }, args: ['--data', file, '--drop', 'label', '--components', '2', '--seed', String(i)] };
+    }
+  });
+}
+
+const SERVERS: Record<AlgorithmName, () => ServerRole> = {
+  dem: () => new DemServer({ nComponents: 4, nFeatures: 2, covarianceType: 'diag', init: 'kfed', seed: 3, maxRounds: 6 }),
+  fedgengmm: () => new FedGenGMMServer({ nComponents: 4, nFeatures: 2, seed: 2 }),
+  fedgem: () => new FedGEMServer({ nFeatures: 2, rounds: 3, phi: [0.5, 1, 2] }),
+  mdm: () => new MdmServer({ nComponents: 2, nCategories: 3, maxCount: 30, rounds: 3, seed: 1 }),
+};
+
+/** What each algorithm's model is, as plain numbers to compare. */
+function numbers(a: AlgorithmName, model: unknown): unknown {
+  switch (a) {
+    case 'dem': {
+      const m = model as { weights: Float64Array; means: Float64Array; covariances: Float64Array };
+      return [Array.from(m.weights), Array.from(m.means), Array.from(m.covariances)];
+    }
+    case 'fedgengmm':
+      return numbers('dem', (model as { model: unknown }).model);
+    case 'fedgem': {
+      const o = model as { estimatedK: number; globalCenters: Float64Array; memberships: Map<string, Int32Array> };
+      return [o.estimatedK, Array.from(o.globalCenters), [...o.memberships].map(([id, m]) => [id, Array.from(m)])];
+    }
+    case 'mdm': {
+      const m = model as DirichletMultinomialMixture;
+      return [Array.from(m.tau), Array.from(m.alpha), Array.from(m.pi)];
+    }
+  }
+}
+
+const processes: ChildProcess[] = [];
+
+/** `fedmix client` as its own process; resolves its exit code; `answered` counts its "answered" lines. */
+function spawnClient(url: string, p: Planned, password: string): { child: ChildProcess; exited: Promise<number | null>; out: string[] } {
+  const child = spawn(process.execPath, [CLI, 'client', '--algorithm', p.spec.algorithm, '--broker', url, '--federation', FED, '--id', p.spec.id, '--password', password, ...p.args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  processes.push(child);
+  const out: string[] = [];
+  child.stdout!.on('data', (d: Buffer) => out.push(...d.toString().split('\n').filter(Boolean)));
+  child.stderr!.on('data', (d: Buffer) => out.push(...d.toString().split('\n').filter(Boolean)));
+  return { child, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))), out };
+}
+
+const password = (id: string) => `pw-${id}-${id.length}`;
+
+interface BrokerKind {
+  name: string;
+  start(users: { username: string; password: string; role: 'server' | 'client' }[]): Promise<RunningBroker>;
+}
+
+const BROKERS: BrokerKind[] = [
+  { name: 'embedded broker', start: (users) => startBroker({ federation: FED, users }) },
+  { name: 'mosquitto', start: (users) => startMosquitto({ federation: FED, users }) },
+];
+
+/** A broker for these clients (and the server), the run's server over it, the clients as processes. */
+async function federate(
+  kind: BrokerKind,
+  algorithm: AlgorithmName,
+  clients: Planned[],
+  options: { onRound?: (r: RoundRecord, procs: ReturnType<typeof spawnClient>[]) => void; onJoined?: (procs: ReturnType<typeof spawnClient>[]) => void; minClients?: number; roundTimeout?: number; extraIds?: string[]; beforeRun?: (url: string) => Promise<void> } = {},
+): Promise<{ result: FederationResult; procs: ReturnType<typeof spawnClient>[] }> {
+  const serverPassword = 'server-secret';
+  const ids = [...clients.map((c) => c.spec.id), ...(options.extraIds ?? [])];
+  const broker = await kind.start([{ username: SERVER_USER, password: serverPassword, role: 'server' }, ...ids.map((id) => ({ username: id, password: password(id), role: 'client' as const }))]);
+  try {
+    const transport = await MqttTransport.connect({ url: broker.url, federation: FED, username: SERVER_USER, password: serverPassword, clients: ids, defaultRoundTimeout: 30 });
+    const procs = clients.map((c) => spawnClient(broker.url, c, password(c.spec.id)));
+    await options.beforeRun?.(broker.url);
+    const minClients = options.minClients ?? ids.length;
+    // wait for everyone before round 1, so that no round starts without a client that is merely slow to boot
+    await transport.available(minClients, 30_000);
+    options.onJoined?.(procs);
+    const result = await runFederation(SERVERS[algorithm](), transport, {
+      minClients: Math.min(minClients, 2),
+      roundTimeout: options.roundTimeout ?? 30,
+      onRound: (r) => options.onRound?.(r, procs),
+    });
+    await Promise.all(procs.map((p) => Promise.race([p.exited, new Promise((r) => setTimeout(r, 10_000))])));
+    return { result, procs };
+  } finally {
+    await broker.close();
+  }
+}
+
+/** The same clients' run in process. */
+function inProcess(algorithm: AlgorithmName, clients: Planned[]): FederationResult {
+  const roles = clients.map((c) => makeClient(c.spec));
+  try {
+    return runFederationSync(SERVERS[algorithm](), roles);
+  } finally {
+    for (const r of roles) r.dispose();
+  }
+}
+
+describe.each(BROKERS)('over the $name', (kind) => {
+  test.each(['dem', 'fedgengmm', 'fedgem', 'mdm'] as const)('%s: client processes give the in-process model', async (algorithm) => {
+    const clients = plan(algorithm, algorithm === 'mdm' ? 6 : 4, `${algorithm}-${kind.name === 'mosquitto' ? 'm' : 'e'}`);
+    const { result, procs } = await federate(kind, algorithm, clients);
+    expect(result.excluded).toEqual([]);
+    expect(result.failures).toEqual([]);
+    expect(numbers(algorithm, result.model)).toEqual(numbers(algorithm, inProcess(algorithm, clients).model));
+    // every client process ended by itself when the server said the run was over
+    for (const p of procs) expect(p.child.exitCode, p.out.join('\n')).toBe(0);
+  });
+
+  test('wrong credentials are refused by the broker', async () => {
+    const broker = await kind.start([{ username: 'alice', password: 'right', role: 'client' }]);
+    try {
+      const role = (id: string) => makeClient({ algorithm: 'mdm', id, data: { data: Float64Array.of(1, 2, 3), nRows: 1, nCols: 3 } });
+      const attempt = async (pw: string, id = 'alice') => {
+        const r = role(id);
+        try {
+          return await join({ url: broker.url, federation: FED, client: r, password: pw, connectTimeout: 5 });
+        } finally {
+          r.dispose();
+        }
+      };
+      await expect(attempt('wrong')).rejects.toThrow(/could not connect to the MQTT broker/);
+      // an unknown user, even with a password another user has
+      await expect(attempt('right', 'mallory')).rejects.toThrow(FederationError);
+    } finally {
+      await broker.close();
+    }
+  });
+});
+
+describe('30% of the clients killed mid-run', () => {
+  test.each(['dem', 'mdm', 'fedgem'] as const)('%s finishes with the rest and reports the dropouts', async (algorithm) => {
+    const clients = plan(algorithm, 7, `${algorithm}-k`);
+    const victims = [clients[1]!.spec.id, clients[4]!.spec.id];
+    const { result } = await federate(BROKERS[1]!, algorithm, clients, {
+      minClients: 7,
+      // killed between rounds: asked in round 2, their last will arrives during it
+      onRound: (r, procs) => {
+        if (r.round === 1) for (const p of procs) if (victims.includes(p.child.spawnargs[p.child.spawnargs.indexOf('--id') + 1]!)) p.child.kill('SIGKILL');
+      },
+    });
+    const dropped = result.failures.filter((f) => f.kind === 'dropout');
+    expect(dropped.map((f) => f.client).sort()).toEqual([...victims].sort());
+    expect(dropped.every((f) => f.round === 2 && !f.excluded)).toBe(true);
+    expect(result.excluded).toEqual([]);
+    expect(result.history.filter((h) => h.replies).at(-1)!.accepted).toBe(5);
+    expect(result.rounds).toBeGreaterThan(2);
+  });
+
+  test('fedgengmm aggregates the uploads that arrived before its deadline', async () => {
+    const clients = plan('fedgengmm', 7, 'fgk');
+    const victims = [clients[2]!.spec.id, clients[5]!.spec.id];
+    const { result } = await federate(BROKERS[1]!, 'fedgengmm', clients, {
+      roundTimeout: 4,
+      // frozen once they have joined: they never upload, and are killed after the deadline
+      onJoined: (procs) => {
+        for (const p of procs) if (victims.includes(p.child.spawnargs[p.child.spawnargs.indexOf('--id') + 1]!)) p.child.kill('SIGSTOP');
+        setTimeout(() => procs.forEach((p) => p.child.exitCode === null && victims.some((v) => p.child.spawnargs.includes(v)) && p.child.kill('SIGKILL')), 6_000);
+      },
+    });
+    const model = result.model as { clients: string[] };
+    expect(model.clients).toEqual(clients.map((c) => c.spec.id).filter((id) => !victims.includes(id)));
+    expect(result.failures.map((f) => [f.client, f.kind])).toEqual(victims.map((v) => [v, 'timeout']));
+    // the same as aggregating those five in process
+    expect(numbers('fedgengmm', result.model)).toEqual(numbers('fedgengmm', inProcess('fedgengmm', clients.filter((c) => !victims.includes(c.spec.id))).model));
+  });
+});
+
+/** A client that answers every request with garbage of one kind, published on its own reply topic. */
+async function rogue(url: string, id: string, garbage: (request: Message, honest: Message) => Uint8Array): Promise<() => Promise<void>> {
+  const topics = federationTopics(FED);
+  const honest = new ClientHost(makeClient({ ...plan('dem', 1, `${id}-data`)[0]!.spec, id }));
+  const client = await connectAsync(url, { username: id, password: password(id), clientId: id, clean: false, reconnectPeriod: 0 });
+  client.on('message', (topic, payload) => {
+    if (topic !== topics.down(id)) return;
+    const request = decodeMessage(Uint8Array.prototype.slice.call(payload));
+    const reply = decodeMessage(honest.handleSync(encodeMessage(request, 'binary'))!);
+    void client.publishAsync(topics.up(id), Buffer.from(garbage(request, reply)), { qos: 1 });
+  });
+  await client.subscribeAsync(topics.down(id), { qos: 1 });
+  await client.publishAsync(topics.status(id), JSON.stringify({ state: 'online' }), { qos: 1, retain: true });
+  return () => client.endAsync();
+}
+
+test('clients publishing garbage are excluded, and the model is the one without them', async () => {
+  const clients = plan('dem', 3, 'h');
+  const variants: [string, (request: Message, honest: Message) => Uint8Array, RegExp][] = [
+    ['mutated', (_r, h) => encodeMessage(h, 'binary').slice(0, 300), /not a valid fedmix Arrow IPC stream/],
+    ['oversize', () => new Uint8Array(3 * 2 ** 20), /over the limit/],
+    ['wrong-kind', (r, h) => encodeMessage({ ...h, kind: DEM_KINDS.count, payload: { rows: 10, features: 2 } }, 'binary'), /expected a dem\/kfed-local message, got dem\/count/],
+    ['replay', (r, h) => encodeMessage({ ...h, round: r.round - 1 }, 'binary'), /is for round 0, not 1/],
+    ['impostor', (_r, h) => encodeMessage({ ...h, from: 'h0' }, 'binary'), /claims to come from "h0"/],
+  ];
+  const stops: (() => Promise<void>)[] = [];
+  const serverPassword = 'server-secret';
+  const ids = [...clients.map((c) => c.spec.id), ...variants.map(([v]) => `r-${v}`)];
+  const broker = await startBroker({ federation: FED, users: [{ username: SERVER_USER, password: serverPassword, role: 'server' }, ...ids.map((id) => ({ username: id, password: password(id), role: 'client' as const }))] });
+  try {
+    for (const [v, garbage] of variants) stops.push(await rogue(broker.url, `r-${v}`, garbage));
+    const transport = await MqttTransport.connect({ url: broker.url, federation: FED, username: SERVER_USER, password: serverPassword, clients: ids });
+    for (const c of clients) spawnClient(broker.url, c, password(c.spec.id));
+    await transport.available(ids.length, 30_000);
+    const result = await runFederation(SERVERS.dem(), transport, { roundTimeout: 30, maxMessageBytes: 2 ** 20 });
+    expect(result.excluded.map((e) => e.client)).toEqual(variants.map(([v]) => `r-${v}`));
+    variants.forEach(([v, , reason], i) => expect(result.excluded[i]!.reason, v).toMatch(reason));
+    expect(numbers('dem', result.model)).toEqual(numbers('dem', inProcess('dem', clients).model));
+  } finally {
+    await Promise.all(stops.map((s) => s()));
+    await broker.close();
+  }
+});
+
+test('a client whose connection drops and comes back within the run takes part again', async () => {
+  const clients = plan('dem', 3, 'j');
+  const serverPassword = 'server-secret';
+  const ids = clients.map((c) => c.spec.id);
+  const broker = await startBroker({ federation: FED, users: [{ username: SERVER_USER, password: serverPassword, role: 'server' }, ...ids.map((id) => ({ username: id, password: password(id), role: 'client' as const }))] });
+  const roles = clients.map((c) => makeClient(c.spec));
+  try {
+    const transport = await MqttTransport.connect({ url: broker.url, federation: FED, username: SERVER_USER, password: serverPassword, clients: ids });
+    const drop = new AbortController();
+    const joins = roles.map((role, i) => join({ url: broker.url, federation: FED, client: role, password: password(role.id), signal: i === 1 ? drop.signal : undefined }));
+    const dropped = joins[1]!.catch((e: unknown) => e);
+    let back: Promise<unknown> | undefined;
+    await transport.available(3, 10_000);
+    const result = await runFederation(new DemServer({ nComponents: 4, nFeatures: 2, covarianceType: 'diag', init: 'kfed', seed: 3, maxRounds: 8, tol: 0 }), transport, {
+      roundTimeout: 10,
+      onRound: (r) => {
+        if (r.round === 2) drop.abort();
+        if (r.round === 4) back = join({ url: broker.url, federation: FED, client: roles[1]!, password: password(roles[1]!.id) });
+      },
+    });
+    expect(await dropped).toBeInstanceOf(FederationError);
+    await back;
+    // out for a round or two (a dropout, or simply not online when a round began), then asked again
+    const asked = result.history.map((h) => h.asked);
+    expect(asked.slice(0, 2)).toEqual([3, 3]);
+    expect(Math.min(...asked.slice(2, 5))).toBe(2);
+    expect(asked.at(-1)).toBe(3);
+    expect(result.excluded).toEqual([]);
+  } finally {
+    for (const r of roles) r.dispose();
+    await broker.close();
+  }
+});
