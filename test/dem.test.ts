@@ -292,7 +292,7 @@ describe('initializations', () => {
     expect(relError(gm.covariances.subarray(0, 2), new Float64Array([0.25 / 12 + 1e-6, 25 / 12 + 1e-6]))).toBeLessThan(1e-12);
     expect(server.initRounds).toBe(0);
     // the first round is already an EM round: the model goes down
-    const reqs = server.configure({ round: 1, clients: ['a'] });
+    const reqs = server.configure({ round: 1, clients: ["a"], available: ["a"] });
     expect([...reqs.values()].map((m) => m.kind)).toEqual(['dem/model']);
     server.dispose();
     // with no EM round the run is the initial model alone, without a message
@@ -470,7 +470,7 @@ describe('bad clients', () => {
 });
 
 describe('the server role driven by hand', () => {
-  const ctx = (round: number, clients: string[]): RoundContext => ({ round, clients });
+  const ctx = (round: number, clients: string[]): RoundContext => ({ round, clients, available: clients });
 
   test('configure asks, accept checks one reply without changing state, aggregate folds the accepted ones in', () => {
     const { parts } = nonIid(11);

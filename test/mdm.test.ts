@@ -390,7 +390,7 @@ const fedTruth = lazy(
 );
 const fedData = lazy(() => fedTruth().sample(400, { seed: 8 }).histograms.toRows());
 
-const ctx = (round: number, clients: string[]): RoundContext => ({ round, clients });
+const ctx = (round: number, clients: string[]): RoundContext => ({ round, clients, available: clients });
 
 describe('federated inference', () => {
   test("full batch (Theorem 3.1): every round's log-likelihood is at least the last", () => {

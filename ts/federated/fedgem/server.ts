@@ -167,13 +167,15 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
           return { phi, estimatedK: r.estimatedK, centers: r.globalCenters };
         });
         const offer = CANDIDATES.create('server', ctx.round, { candidates: this.offered });
-        for (const id of this.clients) if (ctx.clients.includes(id)) out.set(id, offer);
+        const asked = new Set(ctx.clients);
+        for (const id of this.clients) if (asked.has(id)) out.set(id, offer);
         break;
       }
       case 'result': {
         const o = this.outcome!;
+        const there = new Set(ctx.available);
         for (const [client, ms] of o.memberships) {
-          if (ctx.clients.includes(client)) {
+          if (there.has(client)) {
             out.set(client, RESULT.create('server', this.lastRound, { phi: o.phi, estimatedK: o.estimatedK, globalCenters: o.globalCenters, memberships: ms }));
           }
         }

@@ -32,9 +32,10 @@ export function receiveLocalModel(m: Message, nFeatures?: number): { model: Gaus
   const n = p.nSamples;
   if (n < 1) throw new InvalidMessageError(`nSamples must be a positive integer (the rows behind the model), got ${n}`);
   const model = receiveGmmParams(p.model, undefined, nFeatures);
-  if (model.nComponents > n) {
+  const k = model.nComponents;
+  if (k > n) {
     model.dispose();
-    throw new InvalidMessageError(`${model.nComponents} components cannot come from ${n} rows`);
+    throw new InvalidMessageError(`${k} components cannot come from ${n} rows`);
   }
   return { model, nSamples: n };
 }

@@ -78,10 +78,13 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
       const train = TRAIN.create('server', ctx.round, {});
       return new Map(ctx.clients.map((id) => [id, train]));
     }
-    // the same round: the global model goes back to every client that took part
-    const back = GLOBAL_MODEL.create('server', this.collectRound, gmmParams(this.outcome!.model));
+    // the same round: the global model goes back to every client that took part and is still there
+    const out = this.outcome;
+    if (!out) throw new InvalidParameterError('the global model was handed over before it was sent back; call result() once the run is done');
+    const back = GLOBAL_MODEL.create('server', this.collectRound, gmmParams(out.model));
     this.phase = 'done';
-    return new Map(this.outcome!.clients.filter((id) => ctx.clients.includes(id)).map((id) => [id, back]));
+    const there = new Set(ctx.available);
+    return new Map(out.clients.filter((id) => there.has(id)).map((id) => [id, back]));
   }
 
   accept(reply: Message): Received {

@@ -28,21 +28,23 @@ const text = new TextDecoder('utf-8', { fatal: true });
  * replacer runs for every element of every array).
  */
 function plain(m: Message, columns: Column[] | undefined): unknown {
-  const refuse = (value: unknown, key: string): never => {
-    throw new InvalidMessageError(`cannot send ${typeof value === 'bigint' ? `${value}n` : String(value)} in field "${key}" of a ${m.kind} message; only finite numbers travel`);
+  // paths are dotted ("payload.models.0.alpha": the Arrow column names); errors show them with brackets
+  const refuse = (value: unknown, path: string): never => {
+    const where = path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
+    throw new InvalidMessageError(`cannot send ${typeof value === 'bigint' ? `${value}n` : String(value)} in ${where} of a ${m.kind} message; only finite numbers travel`);
   };
   const walk = (value: unknown, key: string, path: string): unknown => {
     if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
       value = (value as { toJSON: (k: string) => unknown }).toJSON(key);
     }
-    if (typeof value === 'number') return Number.isFinite(value) ? value : refuse(value, key);
-    if (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function') return refuse(value, key);
+    if (typeof value === 'number') return Number.isFinite(value) ? value : refuse(value, path);
+    if (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function') return refuse(value, path);
     if (value === null || typeof value !== 'object') return value;
     if (ArrayBuffer.isView(value)) {
-      if (value instanceof DataView || value instanceof BigInt64Array || value instanceof BigUint64Array) return refuse(value.constructor.name, key);
+      if (value instanceof DataView || value instanceof BigInt64Array || value instanceof BigUint64Array) return refuse(`a ${value.constructor.name}`, path);
       const a = value as unknown as ArrayLike<number>;
       const float = value instanceof Float64Array || value instanceof Float32Array;
-      if (float) for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) refuse(a[i], String(i));
+      if (float) for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) refuse(a[i], `${path}.${i}`);
       if (columns && elementType(value) !== undefined) {
         columns.push({ name: path, values: value as Column['values'] });
         return { $col: columns.length - 1 };
@@ -50,7 +52,7 @@ function plain(m: Message, columns: Column[] | undefined): unknown {
       return Array.from(a);
     }
     if (Array.isArray(value)) {
-      return value.map((v, i) => (typeof v === 'number' ? (Number.isFinite(v) ? v : refuse(v, String(i))) : walk(v, String(i), `${path}.${i}`)));
+      return value.map((v, i) => (typeof v === 'number' ? (Number.isFinite(v) ? v : refuse(v, `${path}.${i}`)) : walk(v, String(i), `${path}.${i}`)));
     }
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(value)) {

@@ -65,11 +65,15 @@ export const u32Array = () => typedArray<Uint32Array>(Uint32Array, uint32, 'valu
 /** A finite number. */
 export const finiteNumber = () => v.custom<number>((x) => typeof x === 'number' && Number.isFinite(x), (i) => ` is ${describe(i.input)}; it must be a finite number`);
 
-/** A whole number in [min, max] (max: 2^53 - 1 unless given). */
+/** A whole number in [min, max] (max: 2^53 - 1, the largest whole number a double holds exactly, unless given). */
 export const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   v.custom<number>(
     (x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= min && x <= max,
-    (i) => ` is ${describe(i.input)}; it must be a whole number ${max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `in [${min}, ${max}]`}`,
+    (i) => {
+      if (max !== Number.MAX_SAFE_INTEGER) return ` is ${describe(i.input)}; it must be a whole number in [${min}, ${max}]`;
+      const huge = typeof i.input === 'number' && i.input > max;
+      return ` is ${describe(i.input)}; it must be a whole number ${huge ? 'at most 2^53 - 1' : `>= ${min}`}`;
+    },
   );
 
 /** One of the given strings. */
@@ -80,7 +84,12 @@ export const flag = () => v.custom<boolean>((x) => typeof x === 'boolean', (i) =
 
 /** An object with exactly these fields (unknown fields are refused: a message carries only what it declares). */
 export const record = <const E extends v.ObjectEntries>(entries: E) =>
-  v.strictObject(entries, (i) => (i.expected === 'never' ? ' is a field the message does not declare' : ` must be an object, got ${describe(i.input)}`));
+  v.strictObject(entries, (i) => {
+    if (i.expected === 'never') return ' is a field the message does not declare';
+    // a declared field that is absent: the issue's path ends at its key
+    if (i.input === undefined && (i.path?.length ?? 0) > 0) return ' is missing';
+    return ` must be an object, got ${describe(i.input)}`;
+  });
 
 /** A list whose items follow `item`, at most `max` long. */
 export const listOf = <S extends AnySchema>(item: S, max: number) =>

@@ -40,8 +40,10 @@ export function defineProtocol(name: string, exchanges: readonly (readonly [Mess
 export interface RoundContext {
   /** the communication round, from 1 */
   readonly round: number;
-  /** the clients that may be asked this round, in the order they joined: available, not excluded, sampled */
+  /** the clients that may be asked this round, in the transport's order: available, not excluded, sampled */
   readonly clients: readonly string[];
+  /** every client that is there and not excluded, sampled or not: where notifications (a result) may go */
+  readonly available: readonly string[];
 }
 
 export type FailureKind =
@@ -81,9 +83,10 @@ export interface ServerRole<Accepted = unknown, Result = unknown> {
   /** true once the run is over (checked before every configure) */
   readonly done: boolean;
   /**
-   * The messages of this round, keyed by client id (a subset of ctx.clients).
-   * All must be requests, or all notifications (the result sent back; they
-   * are delivered, counted, and end no round). Empty: nothing to ask now.
+   * The messages of this round, keyed by client id: requests to some of
+   * ctx.clients, or notifications (the result sent back: delivered, counted,
+   * ending no round) to some of ctx.available; never both in one round.
+   * Empty only once the server is done (nobody left to tell).
    */
   configure(ctx: RoundContext): ReadonlyMap<string, Message>;
   /**

@@ -134,17 +134,21 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         const picked = Array.from(sampler.choice(present.length, k)).sort((a, b) => a - b);
         clients = picked.map((i) => present[i]!);
       }
-      const ctx: RoundContext = { round: round + 1, clients };
+      const ctx: RoundContext = { round: round + 1, clients, available: present };
       let t0 = performance.now();
       const requests = server.configure(ctx);
       const ms = { configure: performance.now() - t0, exchange: 0, accept: 0, aggregate: 0 };
-      if (requests.size === 0) throw new FederationError(`round ${ctx.round}: the server asked no client and is not done`);
+      if (requests.size === 0) {
+        if (server.done) break;
+        throw new FederationError(`round ${ctx.round}: the server asked no client and is not done`);
+      }
       const kinds = new Set([...requests.values()].map((m) => m.kind));
       const exchanges = [...kinds].map((k) => server.protocol.exchanges.get(k));
       if (exchanges.some((e) => e === undefined)) throw new InvalidParameterError(`round ${ctx.round}: the server sent a kind its protocol does not declare (${[...kinds].join(', ')})`);
       const replies = exchanges.some((e) => e!.reply !== undefined);
       if (replies && exchanges.some((e) => e!.reply === undefined)) throw new InvalidParameterError(`round ${ctx.round}: requests and notifications cannot share a round`);
-      for (const id of requests.keys()) if (!clients.includes(id)) throw new InvalidParameterError(`round ${ctx.round}: the server asked ${id}, which is not among this round's clients`);
+      const allowed = new Set(replies ? clients : present);
+      for (const id of requests.keys()) if (!allowed.has(id)) throw new InvalidParameterError(`round ${ctx.round}: the server asked ${id}, which is not among this round's clients`);
       t0 = performance.now();
       const ex = (yield { op: 'exchange', round: ctx.round, messages: requests, options: { replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
       ms.exchange = performance.now() - t0;
