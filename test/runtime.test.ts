@@ -159,13 +159,17 @@ describe('the round loop', () => {
     expect(none.traffic.messagesUp).toBe(bin.traffic.messagesUp);
   });
 
-  test('a notification reaches the clients that took part, and each decodes its own copy', () => {
+  test('a broadcast is decoded once in process: its clients share one read-only request, none of it the server's', () => {
     const cs = clients(2);
-    runFederationSync(new SumServer(1, true), cs);
+    const server = new SumServer(1, true);
+    runFederationSync(server, cs);
     const [a, b] = [cs[0]!.got.at(-1)!, cs[1]!.got.at(-1)!];
     expect(a.kind).toBe('toy/total');
     expect(Array.from((a.payload as { values: Float64Array }).values)).toEqual([3, 3, 3]);
-    expect((a.payload as { values: Float64Array }).values).not.toBe((b.payload as { values: Float64Array }).values);
+    expect((a.payload as { values: Float64Array }).values).toBe((b.payload as { values: Float64Array }).values);
+    expect((a.payload as { values: Float64Array }).values).not.toBe(server.total);
+    // bytes are still counted for every client it went to
+    expect(runFederationSync(new SumServer(1, true), clients(2)).traffic.messagesDown).toBe(4);
   });
 });
 

@@ -11,11 +11,16 @@ import type { Rng } from '../random.js';
 
 export class SecureSum {
   private readonly totals = new Map<string, Float64Array>();
+  /** the next totals, computed in full before any is kept (a refused contribution changes nothing) */
+  private readonly scratch = new Map<string, Float64Array>();
   private contributions = 0;
 
   /** `shape`: each field's number of values. */
   constructor(shape: Record<string, number>) {
-    for (const [name, len] of Object.entries(shape)) this.totals.set(name, new Float64Array(len));
+    for (const [name, len] of Object.entries(shape)) {
+      this.totals.set(name, new Float64Array(len));
+      this.scratch.set(name, new Float64Array(len));
+    }
   }
 
   /** Contributions added so far. */
@@ -35,16 +40,15 @@ export class SecureSum {
     }
     for (const [name, total] of this.totals) {
       const v = contribution[name]!;
-      for (let i = 0; i < total.length; i++) {
-        if (!Number.isFinite(total[i]! + v[i]!)) {
-          throw new InvalidMessageError(`a contribution would make the total of ${name}[${i}] non-finite`, 'its contribution would make a sum non-finite');
-        }
+      const next = this.scratch.get(name)!;
+      let check = 0;
+      for (let i = 0; i < total.length; i++) check += (next[i] = total[i]! + v[i]!) * 0;
+      if (check !== 0) {
+        const i = next.findIndex((x) => !Number.isFinite(x));
+        throw new InvalidMessageError(`a contribution would make the total of ${name}[${i}] non-finite`, 'its contribution would make a sum non-finite');
       }
     }
-    for (const [name, total] of this.totals) {
-      const v = contribution[name]!;
-      for (let i = 0; i < total.length; i++) total[i]! += v[i]!;
-    }
+    for (const [name, total] of this.totals) total.set(this.scratch.get(name)!);
     this.contributions += 1;
   }
 

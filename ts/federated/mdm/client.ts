@@ -40,6 +40,21 @@ export interface MdmClientOptions {
   maxCells?: number;
 }
 
+/**
+ * Checked models by the broadcast they came in: in process, the clients of a
+ * round share one read-only request (InProcessTransport), so the model is
+ * checked and built once per round, not once per client.
+ */
+const models = new WeakMap<ModelBroadcast, ReturnType<typeof readModelBroadcast>>();
+
+function broadcastModel(request: ModelBroadcast, maxCells: number): ReturnType<typeof readModelBroadcast> {
+  // each client's own limit on what it accepts, before anything is shared
+  checkShape(request.model, maxCells);
+  let m = models.get(request);
+  if (!m) models.set(request, (m = readModelBroadcast(request, maxCells)));
+  return m;
+}
+
 export class MdmClient implements ClientRole {
   readonly id: string;
   readonly protocol = MDM_PROTOCOL;
@@ -126,7 +141,7 @@ export class MdmClient implements ClientRole {
   }
 
   private statistics(request: ModelBroadcast): StatsReply {
-    const { model, clip, logLikelihood } = readModelBroadcast(request, this.maxCells);
+    const { model, clip, logLikelihood } = broadcastModel(request, this.maxCells);
     const { nComponents: k, nCategories: c, maxCount: nMax } = model;
     this.fits(c, nMax);
     return withScope((s) => {

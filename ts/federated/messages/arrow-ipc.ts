@@ -69,17 +69,21 @@ const pad8 = (n: number) => (n + 7) & ~7;
 class Lru<K, V> {
   private readonly map = new Map<K, V>();
   constructor(private readonly size: number) {}
+  private last: K | undefined;
   get(k: K): V | undefined {
     const v = this.map.get(k);
-    if (v !== undefined) {
+    // the most recent entry asked again (a round of one message kind): nothing to reorder
+    if (v !== undefined && k !== this.last) {
       this.map.delete(k);
       this.map.set(k, v);
+      this.last = k;
     }
     return v;
   }
   set(k: K, v: V): void {
     if (this.map.size >= this.size) this.map.delete(this.map.keys().next().value as K);
     this.map.set(k, v);
+    this.last = k;
   }
 }
 
@@ -286,9 +290,10 @@ interface Layout {
 /** Parsed schemas by their bytes: a hash picks the bucket, a byte comparison confirms. */
 const layoutCache = new Lru<number, { bytes: Uint8Array; layout: Layout }[]>(256);
 
-function fnv1a(b: Uint8Array): number {
+/** FNV-1a over 32-bit words (schema messages are 8-byte multiples, read through a DataView). */
+function hashOf(v: DataView, start: number, end: number): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  for (let i = start; i < end; i += 4) h = Math.imul(h ^ v.getUint32(i, true), 0x01000193);
   return h >>> 0;
 }
 
@@ -373,7 +378,7 @@ export function decodeArrow(bytes: Uint8Array): { header: string; columns: Colum
   if (s1 - s0 > 65536) throw malformed('the schema is too large');
   // the schema is parsed once per distinct schema
   const schemaBytes = bytes.subarray(s0, s1);
-  const hash = fnv1a(schemaBytes);
+  const hash = hashOf(v, s0, s1);
   const bucket = layoutCache.get(hash) ?? [];
   let layout = bucket.find((e) => sameBytes(e.bytes, schemaBytes))?.layout;
   if (!layout) {

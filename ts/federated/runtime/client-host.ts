@@ -15,6 +15,13 @@ import type { Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
 import type { ClientRole } from './roles.js';
 
+/**
+ * Requests already read against a declaration, by message object: in process
+ * a broadcast is decoded once and handed to every client, which then shares
+ * one checked (read-only) request instead of each checking its own copy.
+ */
+const checkedReads = new WeakMap<Message, Message>();
+
 const CODES: readonly FedmixErrorCode[] = ['INVALID_DATA', 'INVALID_PARAMETER', 'INVALID_MESSAGE', 'FEDERATION', 'NUMERICAL', 'NOT_FITTED'];
 
 /** A client's answer when it cannot answer: why, and the kind of error it met. */
@@ -54,15 +61,25 @@ export class ClientHost {
     return this.encode(request, this.answerSync(request), isArrowStream(bytes) ? 'binary' : 'json');
   }
 
-  /** handle() without encoding (in-process runs of encoding 'none'): a copy of the request in, a copy of the reply out. */
+  /**
+   * The answer to a request decoded already (in process, once for every
+   * client it was sent to), encoded as `encoding`.
+   */
+  handleDecodedSync(request: Message | FedmixError, encoding: Encoding): Uint8Array | undefined {
+    return this.encode(request, this.answerSync(request), encoding);
+  }
+
+  async handleDecoded(request: Message | FedmixError, encoding: Encoding): Promise<Uint8Array | undefined> {
+    return this.encode(request, await this.answer(request), encoding);
+  }
+
+  /** handle() without encoding (in-process runs of encoding 'none'): the request is a copy already; the reply is copied. */
   async handleCopy(request: Message): Promise<{ message: Message; bytes: number } | undefined> {
-    const m = copyMessage(request).message;
-    return this.copy(m, await this.answer(m));
+    return this.copy(request, await this.answer(request));
   }
 
   handleCopySync(request: Message): { message: Message; bytes: number } | undefined {
-    const m = copyMessage(request).message;
-    return this.copy(m, this.answerSync(m));
+    return this.copy(request, this.answerSync(request));
   }
 
   private copy(request: Message, reply: Message | undefined): { message: Message; bytes: number } | undefined {
@@ -84,7 +101,8 @@ export class ClientHost {
     }
   }
 
-  private decode(bytes: Uint8Array): Message | FedmixError {
+  /** The request as received: a message, or why it cannot be read. */
+  decode(bytes: Uint8Array): Message | FedmixError {
     try {
       return decodeMessage(bytes, { maxBytes: this.maxMessageBytes });
     } catch (e) {
@@ -122,7 +140,11 @@ export class ClientHost {
     const exchange = this.role.protocol.exchanges.get(request.kind);
     if (!exchange) return new InvalidMessageError(`a ${this.role.protocol.name} client does not answer ${request.kind} messages`);
     try {
-      const read = exchange.request.read(request);
+      let read = checkedReads.get(request);
+      if (read === undefined || read.kind !== request.kind) {
+        read = exchange.request.read(request);
+        checkedReads.set(request, read);
+      }
       this.last = { kind: read.kind, round: read.round };
       return read;
     } catch (e) {

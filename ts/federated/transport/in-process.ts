@@ -2,12 +2,15 @@
  * Clients in the server's own process: the default of every simulation. Each
  * message is encoded and decoded as it would be on a network, so a receiver
  * sees exactly what would cross one (only what the message declares), and its
- * bytes are counted. With encoding 'none', for simulations too large to
- * encode every message, messages are copied instead (nothing shared between
- * parties) and their bytes are the declared sizes (codec.ts copyMessage).
+ * bytes are counted for every client it goes to. A request sent to many
+ * clients (a broadcast) is encoded and decoded once, and its clients share
+ * the decoded request: requests are read-only to clients. With encoding
+ * 'none', for simulations too large to encode every message, messages are
+ * copied instead (nothing shared between server and clients) and their bytes
+ * are the declared sizes (codec.ts copyMessage).
  */
-import { InvalidParameterError } from '../../errors.js';
-import { copyMessage, encodeMessage, type Encoding } from '../messages/codec.js';
+import { FedmixError, InvalidParameterError } from '../../errors.js';
+import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
 import { ClientHost } from '../runtime/client-host.js';
 import type { ClientRole } from '../runtime/roles.js';
@@ -23,11 +26,13 @@ export interface InProcessOptions {
 export class InProcessTransport implements SyncTransport {
   readonly name = 'in-process';
   readonly encoding: Encoding | 'none';
+  private readonly maxMessageBytes: number;
   private readonly hosts = new Map<string, ClientHost>();
 
   constructor(clients: readonly ClientRole[], options: InProcessOptions = {}) {
     if (!Array.isArray(clients)) throw new InvalidParameterError('clients must be an array of client roles');
     this.encoding = options.encoding ?? 'binary';
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     if (!['binary', 'json', 'none'].includes(this.encoding)) throw new InvalidParameterError(`encoding must be 'binary', 'json' or 'none', got ${JSON.stringify(options.encoding)}`);
     for (const c of clients) {
       if (typeof c?.id !== 'string' || c.id.length === 0) throw new InvalidParameterError('every client needs a non-empty string id');
@@ -69,10 +74,10 @@ export class InProcessTransport implements SyncTransport {
     const deliveries: { id: string; host: ClientHost; wire: Wire }[] = [];
     const encoded = new Map<Message, Wire>();
     for (const [id, m] of messages) {
+      const host = this.hosts.get(id);
       let wire = encoded.get(m);
       if (!wire) encoded.set(m, (wire = this.wire(m)));
       out.sent.set(id, wire.bytes);
-      const host = this.hosts.get(id);
       if (host) deliveries.push({ id, host, wire });
       else out.missing.set(id, { kind: 'dropout', reason: `${id} is not among the clients` });
     }
@@ -80,18 +85,29 @@ export class InProcessTransport implements SyncTransport {
   }
 
   private wire(m: Message): Wire {
-    if (this.encoding === 'none') return { message: m, bytes: copyMessage(m).bytes };
+    if (this.encoding === 'none') {
+      const { message, bytes } = copyMessage(m);
+      return { copy: message, bytes };
+    }
     const bytes = encodeMessage(m, this.encoding);
-    return { data: bytes, bytes: bytes.length };
+    // decoded once, as each client that gets it would (they all have the same limit)
+    let decoded: Message | FedmixError;
+    try {
+      decoded = decodeMessage(bytes, { maxBytes: this.maxMessageBytes });
+    } catch (e) {
+      if (!(e instanceof FedmixError)) throw e;
+      decoded = e;
+    }
+    return { decoded, bytes: bytes.length, encoding: this.encoding };
   }
 
   private deliverSync(host: ClientHost, wire: Wire): Received | undefined {
-    return 'data' in wire ? host.handleSync(wire.data) : host.handleCopySync(wire.message);
+    return 'copy' in wire ? host.handleCopySync(wire.copy) : host.handleDecodedSync(wire.decoded, wire.encoding);
   }
 
   private deliver(host: ClientHost, wire: Wire): Promise<Received | undefined> {
-    return 'data' in wire ? host.handle(wire.data) : host.handleCopy(wire.message);
+    return 'copy' in wire ? host.handleCopy(wire.copy) : host.handleDecoded(wire.decoded, wire.encoding);
   }
 }
 
-type Wire = { data: Uint8Array; bytes: number } | { message: Message; bytes: number };
+type Wire = { decoded: Message | FedmixError; bytes: number; encoding: Encoding } | { copy: Message; bytes: number };
