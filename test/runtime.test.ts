@@ -159,7 +159,7 @@ describe('the round loop', () => {
     expect(none.traffic.messagesUp).toBe(bin.traffic.messagesUp);
   });
 
-  test('a broadcast is decoded once in process: its clients share one read-only request, none of it the server's', () => {
+  test('a broadcast is decoded once in process: its clients share one read-only request, apart from the server', () => {
     const cs = clients(2);
     const server = new SumServer(1, true);
     runFederationSync(server, cs);
