@@ -33,6 +33,14 @@ export default defineConfig([
     noExternal: ['valibot'],
   },
   {
+    // the module each Web Worker of a WebWorkerTransport runs: everything bundled, so a worker needs no import map
+    entry: { 'web-worker': 'ts/federated/transport/web-worker.ts' },
+    format: ['esm'],
+    platform: 'browser',
+    target: 'es2020',
+    noExternal: [/.*/],
+  },
+  {
     // the `fedmix` command (Node only)
     entry: { cli: 'ts/cli/main.ts' },
     format: ['cjs'],

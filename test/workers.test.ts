@@ -102,8 +102,8 @@ describe('failures', () => {
   test("a thread that dies makes its clients dropouts of the round; the others go on", async () => {
     const t = await start(gmmSpecs('dem'));
     // the second lane's thread ends under the transport (clients 1, 3, 5)
-    const lanes = (t as unknown as { lanes: { threads: { terminate(): Promise<number> }[] }[] }).lanes;
-    await lanes[1]!.threads[0]!.terminate();
+    const pools = (t as unknown as { pools: { threads: { terminate(): Promise<number> }[] }[] }).pools;
+    await pools[1]!.threads[0]!.terminate();
     const r = await f.runFederation(new f.DemServer({ nComponents: 3, nFeatures: 2, init: 'kfed', seed: 1, maxRounds: 3 }), t);
     const first = r.history[0]!.failures;
     expect(first.map((x) => [x.client, x.kind, x.excluded])).toEqual([

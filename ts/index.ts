@@ -94,6 +94,7 @@ export {
 export { resolvePolicy, type FederationPolicy } from './federated/runtime/policy.js';
 export { ClientHost, REFUSAL } from './federated/runtime/client-host.js';
 export { InProcessTransport, type InProcessOptions } from './federated/transport/in-process.js';
+export { WebWorkerTransport, type WebWorkerTransportOptions } from './federated/transport/web-workers.js';
 export { MqttTransport, join, type MqttTransportOptions, type JoinOptions, type JoinResult } from './federated/transport/mqtt.js';
 export {
   federationTopics,

@@ -1,0 +1,120 @@
+/**
+ * What the two worker transports share: clients dealt round-robin to lanes
+ * (one worker each, where a client stays for the whole run: clients are
+ * stateful), wire bytes to and from the lanes, and the turning of what the
+ * lanes return into an exchange: replies, timeouts, and dropouts when a
+ * worker fails. Node threads (workers.ts, with piscina) and browser Web
+ * Workers (web-workers.ts) differ only in how a task reaches a lane.
+ */
+import { InvalidParameterError } from '../../errors.js';
+import type { ClientSpec } from '../algorithms.js';
+import { encodeMessage, type Encoding } from '../messages/codec.js';
+import type { Message } from '../messages/envelope.js';
+import type { ExcludedClient } from '../runtime/roles.js';
+import type { LaneResult, LaneTask } from './lane.js';
+import type { Exchange, ExchangeOptions, Transport } from './transport.js';
+
+export interface LaneOptions {
+  /** the wire form between the threads (default 'binary') */
+  encoding?: Encoding;
+  /** per message, checked before decoding (default 64 MiB) */
+  maxMessageBytes?: number;
+}
+
+/** Runs one task on lane `l`; rejects when the lane's worker has failed. */
+export type RunOnLane = (l: number, task: LaneTask) => Promise<LaneResult>;
+
+export class LaneTransport implements Transport {
+  readonly name: string;
+  /** clients that could not be created in their worker, and why (they never joined) */
+  readonly unborn: ExcludedClient[];
+
+  protected constructor(
+    name: string,
+    private readonly lanes: number,
+    private readonly run: RunOnLane,
+    private readonly laneOf: ReadonlyMap<string, number>,
+    private readonly ids: readonly string[],
+    unborn: ExcludedClient[],
+    private readonly encoding: Encoding,
+  ) {
+    this.name = name;
+    this.unborn = unborn;
+  }
+
+  /** Deals `specs` to `lanes` lanes and creates each client in its lane; what a LaneTransport is built from. */
+  protected static async deal(
+    specs: readonly ClientSpec[],
+    lanes: number,
+    run: RunOnLane,
+    options: LaneOptions,
+  ): Promise<{ laneOf: Map<string, number>; born: string[]; unborn: ExcludedClient[]; encoding: Encoding }> {
+    if (!Array.isArray(specs) || specs.length === 0) throw new InvalidParameterError('a worker transport needs at least one client spec');
+    const ids = specs.map((s) => s.id);
+    if (new Set(ids).size !== ids.length) throw new InvalidParameterError('client ids must be distinct');
+    const encoding = options.encoding ?? 'binary';
+    if (encoding !== 'binary' && encoding !== 'json') throw new InvalidParameterError(`encoding must be 'binary' or 'json', got ${JSON.stringify(encoding)}`);
+    const laneOf = new Map(ids.map((id, i) => [id, i % lanes]));
+    const results = await Promise.all(
+      Array.from({ length: lanes }, (_, l) => run(l, { op: 'create', specs: specs.filter((_, i) => i % lanes === l), maxMessageBytes: options.maxMessageBytes })),
+    );
+    const unborn: ExcludedClient[] = [];
+    for (const r of results) {
+      if (!r.ok) throw new InvalidParameterError(`a worker could not start: ${r.error.message}`);
+      for (const c of r.replies ?? []) if (c.error) unborn.push({ client: c.id, round: 0, reason: `${c.id}: creating the client failed: ${c.error.message}` });
+    }
+    return { laneOf, born: ids.filter((id) => !unborn.some((u) => u.client === id)), unborn, encoding };
+  }
+
+  available(): Promise<readonly string[]> {
+    return Promise.resolve([...this.ids]);
+  }
+
+  async exchange(_round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
+    const out: Exchange = { sent: new Map(), received: new Map(), missing: new Map() };
+    // a message for many clients is encoded once
+    const encoded = new Map<Message, Uint8Array>();
+    const byLane = Array.from({ length: this.lanes }, () => [] as { id: string; bytes: Uint8Array }[]);
+    for (const [id, m] of messages) {
+      let bytes = encoded.get(m);
+      if (!bytes) encoded.set(m, (bytes = encodeMessage(m, this.encoding)));
+      out.sent.set(id, bytes.length);
+      const lane = this.laneOf.get(id);
+      if (lane === undefined || !this.ids.includes(id)) out.missing.set(id, { kind: 'dropout', reason: `${id} is not among the clients` });
+      else byLane[lane]!.push({ id, bytes });
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<'timeout'>((resolve) => {
+      if (options.timeoutMs !== undefined) timer = setTimeout(() => resolve('timeout'), options.timeoutMs);
+    });
+    await Promise.all(
+      byLane.map(async (items, l) => {
+        if (items.length === 0) return;
+        const task = this.run(l, { op: 'handle', items }).then(
+          (r) => r,
+          (e: unknown): LaneResult => ({ ok: false, error: { message: e instanceof Error ? e.message : String(e) } }),
+        );
+        const r = await (options.timeoutMs === undefined ? task : Promise.race([task, deadline]));
+        if (r === 'timeout') {
+          for (const { id } of items) out.missing.set(id, { kind: 'timeout', reason: `did not answer within ${options.timeoutMs} ms` });
+          return;
+        }
+        if (!r.ok) {
+          for (const { id } of items) out.missing.set(id, { kind: 'dropout', reason: `its worker failed: ${r.error.message}` });
+          return;
+        }
+        for (const reply of r.replies ?? []) {
+          if (reply.error) out.missing.set(reply.id, { kind: 'dropout', reason: `its worker failed: ${reply.error.message}` });
+          else if (options.replies && reply.bytes) out.received.set(reply.id, [reply.bytes]);
+        }
+      }),
+    );
+    clearTimeout(timer);
+    return out;
+  }
+
+  /** Frees the clients in every lane (the subclass then stops the workers). */
+  protected async disposeLanes(): Promise<void> {
+    await Promise.all(Array.from({ length: this.lanes }, (_, l) => this.run(l, { op: 'dispose' }).catch(() => undefined)));
+  }
+}

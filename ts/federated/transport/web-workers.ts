@@ -1,0 +1,88 @@
+/**
+ * Clients in Web Workers (browsers): the same lanes as the Node worker
+ * threads (lanes.ts), each lane one module worker running web-worker.js,
+ * which bundles the library so that it needs no import map.
+ */
+import { FederationError, InvalidParameterError } from '../../errors.js';
+import { requireInteger } from '../../validate.js';
+import type { ClientSpec } from '../algorithms.js';
+import type { LaneResult, LaneTask } from './lane.js';
+import { LaneTransport, type LaneOptions } from './lanes.js';
+
+export interface WebWorkerTransportOptions extends LaneOptions {
+  /** workers (default: navigator.hardwareConcurrency, at most the number of clients) */
+  workers?: number;
+  /** the worker module (default: web-worker.js next to this bundle) */
+  workerUrl?: string | URL;
+}
+
+interface BrowserWorker {
+  postMessage(message: unknown): void;
+  terminate(): void;
+  onmessage: ((e: { data: unknown }) => void) | null;
+  onerror: ((e: { message?: string }) => void) | null;
+}
+
+/** One module worker and the tasks it has not answered yet. */
+class Lane {
+  private next = 0;
+  private readonly pending = new Map<number, { resolve: (r: LaneResult) => void; reject: (e: Error) => void }>();
+  private failed: Error | undefined;
+
+  constructor(private readonly worker: BrowserWorker) {
+    worker.onmessage = (e) => {
+      const { id, result } = e.data as { id: number; result: LaneResult };
+      this.pending.get(id)?.resolve(result);
+      this.pending.delete(id);
+    };
+    worker.onerror = (e) => {
+      // a worker that fails takes its clients with it: every task it holds, and later ones, fail
+      this.failed = new FederationError(`a web worker failed: ${e.message ?? 'unknown error'}`);
+      for (const p of this.pending.values()) p.reject(this.failed);
+      this.pending.clear();
+    };
+  }
+
+  run(task: LaneTask): Promise<LaneResult> {
+    if (this.failed) return Promise.reject(this.failed);
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, task });
+    });
+  }
+
+  terminate(): void {
+    this.worker.terminate();
+  }
+}
+
+export class WebWorkerTransport extends LaneTransport {
+  private workers: Lane[] = [];
+
+  /** Starts the workers and creates each client in its lane. */
+  static async start(specs: readonly ClientSpec[], options: WebWorkerTransportOptions = {}): Promise<WebWorkerTransport> {
+    const W = (globalThis as { Worker?: new (url: string | URL, o: { type: 'module' }) => BrowserWorker }).Worker;
+    if (typeof W !== 'function') throw new InvalidParameterError('Web Workers are not available here; in Node use WorkerTransport from fedmix/node');
+    const hardware = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 2;
+    const n = Math.min(requireInteger('workers', options.workers ?? hardware, 1), Math.max(1, specs?.length ?? 1));
+    const url = options.workerUrl ?? new URL('./web-worker.js', import.meta.url);
+    const lanes = Array.from({ length: n }, () => new Lane(new W(url, { type: 'module' })));
+    const run = (l: number, task: LaneTask) => lanes[l]!.run(task);
+    try {
+      const { laneOf, born, unborn, encoding } = await LaneTransport.deal(specs, n, run, options);
+      const t = new WebWorkerTransport('web-workers', n, run, laneOf, born, unborn, encoding);
+      t.workers = lanes;
+      return t;
+    } catch (e) {
+      for (const l of lanes) l.terminate();
+      throw e;
+    }
+  }
+
+  /** Frees the clients and stops the workers. */
+  async close(): Promise<void> {
+    await this.disposeLanes();
+    for (const l of this.workers) l.terminate();
+  }
+}
