@@ -7,23 +7,18 @@
  * Needs `bash scripts/setup.sh` first (it builds dist/ and installs chromium).
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { extname, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 // the build under test, not ts/: the browser gets this very file
 import * as nodeFedmix from '../dist/index.js';
 import { blobs } from './helpers.js';
+import { launchChromium, originOf, ROOT, startStaticServer, stopStaticServer, watchProblems } from './support/browser.js';
 
 type Fedmix = typeof nodeFedmix;
 type CovarianceType = nodeFedmix.CovarianceType;
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CHROMIUM = '/usr/bin/chromium';
-const DIST_ENTRY = join(ROOT, 'dist', 'index.js');
 
 /**
  * Browser entry points of apache-arrow and of the bare specifiers it imports
@@ -67,54 +62,6 @@ const PAGE_HTML = `<!doctype html>
 interface PageGlobals {
   fedmix?: Fedmix;
   fedmixStatus?: string;
-}
-
-const CONTENT_TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.cjs': 'text/javascript; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.wasm': 'application/wasm',
-};
-
-/** Static files of the repo (read-only), plus the page at "/". Logs every path asked for. */
-function startServer(requested: string[]): Promise<Server> {
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://localhost').pathname);
-    requested.push(path);
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405).end();
-      return;
-    }
-    if (path === '/' || path === '/index.html') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(PAGE_HTML);
-      return;
-    }
-    const file = resolve(ROOT, `.${path}`);
-    const type = CONTENT_TYPES[extname(file)];
-    // only files inside the repo, and only the kinds a module graph needs
-    if (!file.startsWith(ROOT.endsWith(sep) ? ROOT : ROOT + sep) || type === undefined) {
-      res.writeHead(404).end();
-      return;
-    }
-    try {
-      const body = await readFile(file);
-      res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-store' }).end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  };
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer((req, res) => {
-      handle(req, res).catch((e: unknown) => {
-        res.writeHead(500).end(String(e));
-      });
-    });
-    server.once('error', reject);
-    // port 0: a free port picked by the OS; loopback only
-    server.listen(0, '127.0.0.1', () => resolvePromise(server));
-  });
 }
 
 interface ModelResult {
@@ -205,40 +152,15 @@ describe('dist/index.js in Chromium', () => {
 
   beforeAll(async () => {
     // fail loudly, never skip: a missing browser must not pass as "browser tested"
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} not found: this test needs Debian's chromium package (bash scripts/setup.sh installs it). Browsers are never downloaded.`);
-    }
-    if (!existsSync(DIST_ENTRY)) throw new Error(`${DIST_ENTRY} not found: build it first with bash scripts/setup.sh`);
     for (const target of Object.values(IMPORT_MAP.imports)) {
       if (!existsSync(join(ROOT, target))) throw new Error(`import map target ${target} is missing from node_modules`);
     }
 
-    server = await startServer(requested);
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // offline machine: keep Chromium from phoning home (and from hanging on it)
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    server = await startStaticServer(PAGE_HTML, requested);
+    origin = originOf(server);
+    browser = await launchChromium();
     page = await browser.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.stack ?? e.message}`));
-    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} (${r.failure()?.errorText ?? '?'})`));
-    page.on('response', (r) => {
-      if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
-    });
+    watchProblems(page, problems);
 
     await page.goto(`${origin}/`);
     await page.waitForFunction(() => (globalThis as unknown as PageGlobals).fedmixStatus !== undefined, undefined, { timeout: 30_000 });
@@ -257,11 +179,7 @@ describe('dist/index.js in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close();
-    if (server) {
-      // Chromium may hold keep-alive sockets; close() alone would wait for them
-      server.closeAllConnections();
-      await new Promise<void>((done) => server!.close(() => done()));
-    }
+    await stopStaticServer(server);
   });
 
   test('the page is a real browser context with no Node globals', async () => {
@@ -312,17 +230,30 @@ describe('dist/index.js in Chromium', () => {
   });
 
   test('the ESM bundle reaches no Node-only API', async () => {
-    const res = await fetch(`${origin}/dist/index.js`);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch(/^text\/javascript/);
-    const code = await res.text();
-    expect(code).not.toMatch(/\brequire\s*\(/);
-    expect(code).not.toMatch(/["'`]node:/);
-    // every static, re-export and dynamic import specifier: only relative ones and 'apache-arrow'
-    const specifiers = new Set<string>();
-    for (const m of code.matchAll(/(?:^|[;\s])(?:import|export)\s*(?:[^'"`;]*?\sfrom\s*)?["']([^"']+)["']/g)) specifiers.add(m[1]!);
-    for (const m of code.matchAll(/\bimport\s*\(\s*["'`]([^"'`]+)["'`]\s*\)/g)) specifiers.add(m[1]!);
-    expect([...specifiers].filter((s) => !s.startsWith('.') && !s.startsWith('/'))).toEqual(['apache-arrow']);
+    // dist/index.js and every chunk it imports, as the browser fetches them
+    const seen = new Map<string, string>();
+    const visit = async (path: string): Promise<void> => {
+      if (seen.has(path)) return;
+      const res = await fetch(`${origin}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/javascript/);
+      const code = await res.text();
+      seen.set(path, code);
+      for (const m of code.matchAll(/(?:^|[;\s])(?:import|export)\s*(?:[^'"`;]*?\sfrom\s*)?["'](\.[^"']+)["']/g)) await visit(new URL(m[1]!, `${origin}${path}`).pathname);
+    };
+    await visit('/dist/index.js');
+    expect(seen.size).toBeGreaterThan(1);
+    const statics = new Set<string>();
+    const dynamics = new Set<string>();
+    for (const code of seen.values()) {
+      expect(code).not.toMatch(/\brequire\s*\(/);
+      expect(code).not.toMatch(/["'`]node:/);
+      for (const m of code.matchAll(/(?:^|[;\s])(?:import|export)\s*(?:[^'"`;]*?\sfrom\s*)?["']([^"']+)["']/g)) statics.add(m[1]!);
+      for (const m of code.matchAll(/\bimport\s*\(\s*["'`]([^"'`]+)["'`]\s*\)/g)) dynamics.add(m[1]!);
+    }
+    // bare specifiers: apache-arrow; mqtt only when a broker connection is made
+    expect([...statics].filter((x) => !x.startsWith('.') && !x.startsWith('/'))).toEqual(['apache-arrow']);
+    expect([...dynamics].filter((x) => !x.startsWith('.') && !x.startsWith('/'))).toEqual(['mqtt']);
   });
 
   test('the page loaded only the package and its browser dependencies, without errors', () => {

@@ -1,0 +1,164 @@
+/**
+ * Federations with a browser in them, in headless Chromium (the built package,
+ * loaded with an import map and nothing else):
+ * - a browser client joins a federation over MQTT over WebSockets (the
+ *   embedded broker) beside two Node clients, and the model equals the run of
+ *   the same three clients in Node;
+ * - a page runs its clients in Web Workers (WebWorkerTransport, one lane per
+ *   worker) and gets the model Node gets in process.
+ *
+ * Needs `bash scripts/setup.sh` first (dist/, chromium).
+ */
+import type { Server } from 'node:http';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type * as Fedmix from '../dist/index.js';
+import { DemClient, DemServer, init, join, Matrix, MqttTransport, runFederation, runFederationSync, type GaussianMixture } from '../ts/index.js';
+import { startBroker } from '../ts/federated/transport/broker.js';
+import { SERVER_USER } from '../ts/federated/serve.js';
+import { blobs } from './helpers.js';
+import { launchChromium, originOf, startStaticServer, stopStaticServer, watchProblems } from './support/browser.js';
+
+/** apache-arrow and its own imports, and mqtt's browser bundle (loaded only when a client connects). */
+const IMPORT_MAP = {
+  imports: {
+    'apache-arrow': '/node_modules/apache-arrow/Arrow.dom.mjs',
+    tslib: '/node_modules/tslib/tslib.es6.mjs',
+    flatbuffers: '/node_modules/flatbuffers/mjs/flatbuffers.js',
+    mqtt: '/node_modules/mqtt/dist/mqtt.esm.js',
+  },
+};
+
+const PAGE = `<!doctype html>
+<html><head><meta charset="utf-8"><link rel="icon" href="data:,">
+<script type="importmap">${JSON.stringify(IMPORT_MAP)}</script>
+<script type="module">
+  try {
+    window.fedmix = await import('/dist/index.js');
+    await window.fedmix.init();
+    window.fedmixStatus = 'ok';
+  } catch (e) {
+    window.fedmixStatus = 'import failed: ' + (e && e.stack ? e.stack : String(e));
+  }
+</script></head><body></body></html>`;
+
+interface PageGlobals {
+  fedmix?: typeof Fedmix;
+  fedmixStatus?: string;
+}
+
+const FED = 'browser';
+const DEM = { nComponents: 3, nFeatures: 2, covarianceType: 'diag' as const, init: 'kfed' as const, seed: 5, maxRounds: 8 };
+
+/** Three clients' rows (as plain row arrays: what crosses into the page). */
+const ROWS = [0, 1, 2].map((c) => blobs(150, 2, 3, 40 + c, 5).toRows());
+
+const modelOf = (m: GaussianMixture | { weights: ArrayLike<number>; means: ArrayLike<number>; covariances: ArrayLike<number> }) => ({
+  weights: Array.from(m.weights),
+  means: Array.from(m.means),
+  covariances: Array.from(m.covariances),
+});
+
+/** The three clients' run in Node, in process. */
+function inNode(): ReturnType<typeof modelOf> {
+  const roles = ['node-0', 'node-1', 'browser-0'].map((id, i) => new DemClient(id, Matrix.fromRows(ROWS[i]!)));
+  try {
+    const r = runFederationSync(new DemServer(DEM), roles);
+    const m = modelOf(r.model);
+    r.model.dispose();
+    return m;
+  } finally {
+    for (const c of roles) c.dispose();
+  }
+}
+
+describe('federations with a browser', () => {
+  let server: Server | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    await init();
+    server = await startStaticServer(PAGE, []);
+    browser = await launchChromium();
+    page = await browser.newPage();
+    watchProblems(page, problems);
+    await page.goto(`${originOf(server)}/`);
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).fedmixStatus !== undefined, undefined, { timeout: 30_000 });
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).fedmixStatus)).toBe('ok');
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stopStaticServer(server);
+  });
+
+  test('a browser client joins over MQTT over WebSockets and the model equals the Node run', async () => {
+    const accounts = [
+      { username: SERVER_USER, password: 'server-pw', role: 'server' as const },
+      ...['node-0', 'node-1', 'browser-0'].map((id) => ({ username: id, password: `pw-${id}`, role: 'client' as const })),
+    ];
+    const broker = await startBroker({ federation: FED, users: accounts, webSocketPort: 0 });
+    const nodeClients = [0, 1].map((i) => new DemClient(`node-${i}`, Matrix.fromRows(ROWS[i]!)));
+    try {
+      expect(broker.wsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/mqtt$/);
+      const transport = await MqttTransport.connect({ url: broker.url, federation: FED, username: SERVER_USER, password: 'server-pw', clients: ['node-0', 'node-1', 'browser-0'] });
+      const joined = nodeClients.map((c) => join({ url: broker.url, federation: FED, client: c, password: `pw-${c.id}` }));
+      // the browser's client: its rows never leave the page
+      const inPage = page.evaluate(
+        async ({ url, rows, federation }) => {
+          const f = (globalThis as unknown as PageGlobals).fedmix!;
+          const client = new f.DemClient('browser-0', f.Matrix.fromRows(rows));
+          try {
+            const r = await f.join({ url, federation, client, password: 'pw-browser-0' });
+            return { ok: r.ok, answered: r.answered, userAgent: navigator.userAgent };
+          } finally {
+            client.dispose();
+          }
+        },
+        { url: broker.wsUrl!, rows: ROWS[2]!, federation: FED },
+      );
+      await transport.available(3, 30_000);
+      const result = await runFederation(new DemServer(DEM), transport, { roundTimeout: 30 });
+      const fromPage = await inPage;
+      await Promise.all(joined);
+      expect(fromPage.userAgent).toMatch(/Chrom(e|ium)\//);
+      expect(fromPage.ok).toBe(true);
+      expect(fromPage.answered).toBe(result.rounds);
+      expect(result.clientTraffic.get('browser-0')!.messagesUp).toBe(result.rounds);
+      expect(modelOf(result.model)).toEqual(inNode());
+      result.model.dispose();
+    } finally {
+      for (const c of nodeClients) c.dispose();
+      await broker.close();
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test('clients in Web Workers give the model Node gets in process', async () => {
+    const fromPage = await page.evaluate(
+      async ({ rows, dem }) => {
+        const f = (globalThis as unknown as PageGlobals).fedmix!;
+        const specs = rows.map((r, i) => {
+          const m = f.Matrix.fromRows(r);
+          return { algorithm: 'dem' as const, id: ['node-0', 'node-1', 'browser-0'][i]!, data: { data: m.data, nRows: m.nRows, nCols: m.nCols } };
+        });
+        const transport = await f.WebWorkerTransport.start(specs, { workers: 2 });
+        try {
+          const r = await f.runFederation(new f.DemServer(dem), transport);
+          const out = { weights: Array.from(r.model.weights), means: Array.from(r.model.means), covariances: Array.from(r.model.covariances), rounds: r.rounds, name: transport.name };
+          r.model.dispose();
+          return out;
+        } finally {
+          await transport.close();
+        }
+      },
+      { rows: ROWS, dem: DEM },
+    );
+    expect(fromPage.name).toBe('web-workers');
+    const { rounds: _r, name: _n, ...model } = fromPage;
+    expect(model).toEqual(inNode());
+    expect(problems).toEqual([]);
+  });
+});

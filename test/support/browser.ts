@@ -1,0 +1,101 @@
+/**
+ * Real browsers for the tests: Debian's Chromium, driven by playwright-core,
+ * loading the repository's files over HTTP from 127.0.0.1 (a static server of
+ * its own, read-only, logging every path asked for). Never downloads a
+ * browser: a missing Chromium fails loudly.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const CHROMIUM = '/usr/bin/chromium';
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.cjs': 'text/javascript; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+};
+
+/** Static files of the repo, plus `page` at "/"; every path asked for is pushed to `requested`. */
+export function startStaticServer(page: string, requested: string[]): Promise<Server> {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = decodeURIComponent(new URL(req.url ?? '/', 'http://localhost').pathname);
+    requested.push(path);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405).end();
+      return;
+    }
+    if (path === '/' || path === '/index.html') {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(page);
+      return;
+    }
+    const file = resolve(ROOT, `.${path}`);
+    const type = CONTENT_TYPES[extname(file)];
+    // only files inside the repo, and only the kinds a module graph needs
+    if (!file.startsWith(ROOT.endsWith(sep) ? ROOT : ROOT + sep) || type === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-store' }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  };
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer((req, res) => {
+      handle(req, res).catch((e: unknown) => {
+        res.writeHead(500).end(String(e));
+      });
+    });
+    server.once('error', reject);
+    // port 0: a free port picked by the OS; loopback only
+    server.listen(0, '127.0.0.1', () => resolvePromise(server));
+  });
+}
+
+export function originOf(server: Server): string {
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+export async function stopStaticServer(server: Server | undefined): Promise<void> {
+  if (!server) return;
+  // Chromium may hold keep-alive sockets; close() alone would wait for them
+  server.closeAllConnections();
+  await new Promise<void>((done) => server.close(() => done()));
+}
+
+/** Headless Chromium, offline-safe; throws when it or the built package is missing. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} not found: this test needs Debian's chromium package (bash scripts/setup.sh installs it). Browsers are never downloaded.`);
+  }
+  if (!existsSync(join(ROOT, 'dist', 'index.js'))) throw new Error('dist/index.js not found: build it first with bash scripts/setup.sh');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // offline machine: keep Chromium from phoning home (and from hanging on it)
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Collects what goes wrong in a page: console errors, uncaught errors, failed or non-2xx requests. */
+export function watchProblems(page: Page, problems: string[]): void {
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.stack ?? e.message}`));
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} (${r.failure()?.errorText ?? '?'})`));
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+  });
+}
