@@ -9,6 +9,7 @@ const SUITES = {
   fedgengmm: () => import('./fedgengmm.mjs'),
   mdm: () => import('./mdm.mjs'),
   fedgem: () => import('./fedgem.mjs'),
+  federation: () => import('./federation.mjs'),
 };
 
 const info = await init();
@@ -17,5 +18,5 @@ const wanted = process.argv.slice(2);
 for (const [name, load] of Object.entries(SUITES)) {
   if (wanted.length && !wanted.includes(name)) continue;
   const suite = await load();
-  suite.run();
+  await suite.run();
 }

@@ -1,0 +1,274 @@
+// The federation runtime, each figure against its baseline measured in the same run:
+//
+// 1. one MDM round (Algorithm 2) of 10,000 clients (C = 62, K = 3, N = 400, FEMNIST's
+//    shape, as bench/mdm.mjs) through the runtime in process, with binary (Arrow IPC)
+//    messages against JSON messages and against the kernel alone (every client's
+//    statistics summed in one WASM call, plus the update). Issue bar: binary at
+//    least 10x faster than the JSON path and within 5x of the kernel.
+// 2. bytes per round, JSON against binary, for each algorithm on the same clients.
+// 3. FedGenGMM with 20 clients (shuttle.csv) on worker threads against in process.
+//    Issue bar: at least 1.6x on 2 cores.
+// 4. round latency (median and 95th percentile) of distributed EM with 100 clients
+//    over the embedded broker and over mosquitto on loopback, against in process.
+import { availableParallelism } from 'node:os';
+import { readFileSync } from 'node:fs';
+import {
+  csvToMatrix,
+  DemClient,
+  DemServer,
+  DirichletMultinomialMixture,
+  FedGEMClient,
+  FedGEMServer,
+  FedGenGMMClient,
+  FedGenGMMServer,
+  InProcessTransport,
+  join,
+  makeBlobs,
+  MdmClient,
+  MdmServer,
+  MinMaxScaler,
+  MqttTransport,
+  parseCsv,
+  partition,
+  Rng,
+  runFederation,
+  runFederationSync,
+} from '../dist/index.js';
+import { makeClient, SERVER_USER, startBroker, startMosquitto, WorkerTransport } from '../dist/node.js';
+import { median, table } from './common.mjs';
+import { wasm } from './wasm-handle.mjs';
+
+// --- 1. one MDM round of 10,000 clients -------------------------------------------------
+
+const M = 10_000;
+const C = 62;
+const K = 3;
+const N_MAX = 400;
+
+function mdmSetting() {
+  const alpha = [Array.from({ length: C }, () => 0.1), Array.from({ length: C }, () => 1.0), Array.from({ length: C }, (_, j) => (j < 10 ? 2.0 : 0.2))];
+  const pi = Array.from({ length: K }, () => Array.from({ length: N_MAX }, (_, i) => (i >= 19 ? 1 / (N_MAX - 19) : 0)));
+  const truth = new DirichletMultinomialMixture({ tau: [0.3, 0.3, 0.4], alpha, pi });
+  const { histograms } = truth.sample(M, { seed: 62 });
+  const model = new DirichletMultinomialMixture({
+    tau: [1 / 3, 1 / 3, 1 / 3],
+    alpha: alpha.map((row, k) => row.map((a, j) => a * (1 + 0.3 * Math.sin(1 + j + 7 * k)))),
+    pi: Array.from({ length: K }, () => Array.from({ length: N_MAX }, () => 1 / N_MAX)),
+  });
+  const counts = new Float64Array(M * C);
+  for (let j = 0; j < C; j++) for (let i = 0; i < M; i++) counts[i * C + j] = histograms.data[j * M + i];
+  return { counts, model };
+}
+
+/** Statistics of every client in one call, and the update: the arithmetic alone (copies into WASM included). */
+function kernelRound(w, counts, model) {
+  const sizes = new Float64Array(M);
+  for (let i = 0; i < M; i++) for (let j = 0; j < C; j++) sizes[i] += counts[i * C + j];
+  const bufs = [];
+  const f64 = (n) => {
+    const p = w.fm_alloc(n * 8);
+    bufs.push([p, n * 8]);
+    return p;
+  };
+  const put = (v) => {
+    const p = f64(v.length);
+    new Float64Array(w.memory.buffer, p, v.length).set(v);
+    return p;
+  };
+  return () => {
+    const [cp, sp, tau, alpha, pi] = [put(counts), put(sizes), put(model.tau), put(model.alpha), put(model.pi)];
+    const [omega, e, u, v, extra] = [f64(K), f64(K * N_MAX), f64(K * C), f64(K), f64(3)];
+    if (w.fm_mdm_round_stats(K, C, N_MAX, tau, alpha, pi, cp, sp, M, Infinity, omega, e, u, v, extra) !== 0) throw new Error('fm_mdm_round_stats failed');
+    const [t2, a2, p2, fl] = [f64(K), f64(K * C), f64(K * N_MAX), f64(1)];
+    if (w.fm_mdm_update(K, C, N_MAX, tau, alpha, pi, omega, e, u, v, M, 0, t2, a2, p2, fl) !== 0) throw new Error('fm_mdm_update failed');
+    const out = new Float64Array(w.memory.buffer, a2, K * C).slice();
+    for (const [p, n] of bufs.splice(0)) w.fm_free(p, n);
+    return out;
+  };
+}
+
+function timed(fn, repeats) {
+  fn();
+  const ms = [];
+  let out;
+  for (let r = 0; r < repeats; r++) {
+    const t0 = performance.now();
+    out = fn();
+    ms.push(performance.now() - t0);
+  }
+  return { ms: median(ms), out };
+}
+
+export function mdmRound() {
+  const { counts, model } = mdmSetting();
+  const kernel = timed(kernelRound(wasm(), counts, model), 9);
+  const roles = Array.from({ length: M }, (_, i) => new MdmClient(`client-${i}`, counts.subarray(i * C, (i + 1) * C), { seed: i }));
+  const through = (encoding) => {
+    const transport = new InProcessTransport(roles, { encoding });
+    return timed(() => {
+      const server = new MdmServer({ nComponents: K, nCategories: C, maxCount: N_MAX, rounds: 1, init: model, seed: 1 });
+      try {
+        const r = runFederationSync(server, transport);
+        return { alpha: r.model.alpha, bytes: r.traffic.bytesUp + r.traffic.bytesDown };
+      } finally {
+        server.dispose();
+      }
+    }, 3);
+  };
+  const binary = through('binary');
+  const json = through('json');
+  for (const r of roles) r.dispose();
+  const worst = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]) / Math.abs(b[i])), 0);
+  const agree = Math.max(worst(binary.out.alpha, kernel.out), worst(json.out.alpha, kernel.out));
+  if (!(agree < 1e-9)) throw new Error(`the runtime's updated alpha differs from the kernel's by ${agree}`);
+  console.log(`\nMDM: one Algorithm 2 round of ${M} clients (C = ${C}, K = ${K}, N = ${N_MAX}), in process, ms (median; the kernel of 9, the runtime of 3); the updated alpha agrees within ${agree.toExponential(1)}`);
+  console.log(
+    table(
+      ['round', 'ms', 'MB on the wire', 'vs kernel', 'vs JSON'],
+      [
+        ['kernel: every client in one WASM call + update', kernel.ms.toFixed(1), '-', '1.00x', '-'],
+        ['runtime, binary (Arrow IPC) messages', binary.ms.toFixed(0), (binary.out.bytes / 1e6).toFixed(0), `${(binary.ms / kernel.ms).toFixed(1)}x slower`, `${(json.ms / binary.ms).toFixed(2)}x faster`],
+        ['runtime, JSON messages', json.ms.toFixed(0), (json.out.bytes / 1e6).toFixed(0), `${(json.ms / kernel.ms).toFixed(1)}x slower`, '1.00x'],
+      ],
+    ),
+  );
+  return { kernelMs: kernel.ms, binaryMs: binary.ms, jsonMs: json.ms };
+}
+
+// --- 2. bytes per round, JSON against binary ---------------------------------------------
+
+export function bytesPerRound() {
+  const b = makeBlobs({ nClusters: 6, nFeatures: 4, samplesPerCluster: 200, minDistance: 6, seed: 3 });
+  const p = partition.quantity(Array.from(b.labels), { clients: 10, alpha: [2, 4], seed: 3 });
+  const data = p.indices.map((rows) => b.X.selectRows(rows));
+  const scaled = new MinMaxScaler().fit(b.X);
+  const unit = data.map((x) => scaled.transform(x));
+  const hist = new DirichletMultinomialMixture({ tau: [0.5, 0.5], alpha: [Array.from({ length: 20 }, () => 0.3), Array.from({ length: 20 }, (_, j) => (j < 5 ? 3 : 0.5))], pi: [0, 1].map(() => Array.from({ length: 100 }, (_, i) => (i >= 29 ? 1 / 71 : 0))) }).sample(200, { seed: 4 }).histograms;
+  const settings = {
+    'FedGenGMM (10 clients, d = 4)': () => [new FedGenGMMServer({ nComponents: 6, nFeatures: 4, seed: 1 }), unit.map((x, i) => new FedGenGMMClient(String(i), x, { kMin: 1, kMax: 4, seed: i }))],
+    'distributed EM, k-FED (10 clients, K = 6, full)': () => [new DemServer({ nComponents: 6, nFeatures: 4, covarianceType: 'full', init: 'kfed', seed: 1 }), unit.map((x, i) => new DemClient(`client-${i}`, x))],
+    'FedGEM, phi tuned (10 clients)': () => [new FedGEMServer({ nFeatures: 4, rounds: 5, phi: [0.5, 1, 2, 4] }), data.map((x, i) => new FedGEMClient(String(i), x, { nComponents: p.classSets[i].length, seed: i }))],
+    'MDM (200 clients, C = 20, K = 2, N = 100)': () => [
+      new MdmServer({ nComponents: 2, nCategories: 20, maxCount: 100, rounds: 5, seed: 1 }),
+      Array.from({ length: 200 }, (_, i) => new MdmClient(`client-${i}`, Array.from({ length: 20 }, (_, j) => hist.data[j * 200 + i]), { seed: i })),
+    ],
+  };
+  const rows = [];
+  const out = {};
+  for (const [name, make] of Object.entries(settings)) {
+    const per = {};
+    for (const encoding of ['json', 'binary']) {
+      const [server, clients] = make();
+      const r = runFederationSync(server, new InProcessTransport(clients, { encoding }));
+      per[encoding] = (r.traffic.bytesUp + r.traffic.bytesDown) / r.rounds;
+      server.dispose?.();
+      for (const c of clients) c.dispose();
+      if (r.model?.dispose) r.model.dispose();
+      else if (r.model?.model?.dispose) r.model.model.dispose();
+    }
+    rows.push([name, per.json.toFixed(0), per.binary.toFixed(0), `${(per.json / per.binary).toFixed(2)}x`]);
+    out[name] = per;
+  }
+  console.log('\nBytes per round, both ways, in process (the same run in each encoding)');
+  console.log(table(['algorithm', 'JSON bytes/round', 'binary bytes/round', 'JSON / binary'], rows));
+  return out;
+}
+
+// --- 3. FedGenGMM on worker threads ------------------------------------------------------
+
+function shuttleClients(n) {
+  const t = parseCsv(readFileSync(new URL('../../shared/datasets/shuttle.csv', import.meta.url), 'utf8'));
+  const X = new MinMaxScaler().fitTransform(csvToMatrix(t, { exclude: ['label'] }).X);
+  const rng = new Rng(1);
+  const order = rng.permutation(X.nRows);
+  rng.dispose();
+  const size = Math.floor(X.nRows / n);
+  return Array.from({ length: n }, (_, c) => X.selectRows(order.subarray(c * size, (c + 1) * size)));
+}
+
+export async function fedGenGMMOnWorkers() {
+  const clients = shuttleClients(20);
+  const specs = clients.map((x, i) => ({ algorithm: 'fedgengmm', id: `client-${i}`, data: { data: x.data, nRows: x.nRows, nCols: x.nCols }, options: { kMin: 1, kMax: 8, covarianceType: 'diag', seed: i } }));
+  const server = () => new FedGenGMMServer({ nComponents: 10, nFeatures: 9, covarianceType: 'diag', seed: 1 });
+  // the pool is started once and serves every run (each run trains the clients afresh)
+  let t0 = performance.now();
+  const transport = await WorkerTransport.start(specs);
+  const startMs = performance.now() - t0;
+  const roles = specs.map((s) => makeClient(s));
+  const inProcess = [];
+  const threaded = [];
+  let same = true;
+  try {
+    for (let r = 0; r < 4; r++) {
+      t0 = performance.now();
+      const a = runFederationSync(server(), roles);
+      const ipMs = performance.now() - t0;
+      t0 = performance.now();
+      const b = await runFederation(server(), transport);
+      const thMs = performance.now() - t0;
+      // the first run of each warms up (JIT, WASM compilation in each thread)
+      if (r > 0) {
+        inProcess.push(ipMs);
+        threaded.push(thMs);
+      }
+      same &&= a.model.model.means.every((v, i) => v === b.model.model.means[i]);
+      a.model.model.dispose();
+      b.model.model.dispose();
+    }
+  } finally {
+    for (const c of roles) c.dispose();
+    await transport.close();
+  }
+  const [ip, th] = [median(inProcess), median(threaded)];
+  console.log(`\nFedGenGMM, 20 clients of shuttle.csv (K by BIC in 1..8, global K = 10), ms (median of 3 after a warm-up run); ${availableParallelism()} cores; the pool started once in ${startMs.toFixed(0)} ms; the same model: ${same}`);
+  console.log(table(['transport', 'ms', 'speedup'], [['in process', ip.toFixed(0), '1.00x'], [`worker threads (${Math.min(availableParallelism(), 20)})`, th.toFixed(0), `${(ip / th).toFixed(2)}x`]]));
+  if (!same) throw new Error('the worker threads gave another model');
+  return { inProcessMs: ip, workersMs: th, startMs };
+}
+
+// --- 4. round latency over brokers -------------------------------------------------------
+
+export async function brokerLatency() {
+  const n = 100;
+  const b = makeBlobs({ nClusters: 5, nFeatures: 3, samplesPerCluster: 400, minDistance: 6, seed: 9 });
+  const rows = Array.from({ length: n }, (_, c) => b.X.selectRows(Array.from({ length: 20 }, (_, i) => (c * 20 + i) % b.X.nRows)));
+  const ids = rows.map((_, i) => `c${i}`);
+  const dem = { nComponents: 5, nFeatures: 3, covarianceType: 'diag', init: 'separated', featureRange: [-20, 20], maxRounds: 20, tol: 0, seed: 1 };
+  /** per-round milliseconds of the EM rounds: the runtime's own record (configure, exchange, judging, aggregate) */
+  const latencies = (r) => r.history.filter((h) => h.replies).map((h) => h.ms.configure + h.ms.exchange + h.ms.accept + h.ms.aggregate);
+  const users = [{ username: SERVER_USER, password: 'server', role: 'server' }, ...ids.map((id) => ({ username: id, password: `pw-${id}`, role: 'client' }))];
+  const overBroker = async (start) => {
+    const broker = await start();
+    const roles = rows.map((x, i) => new DemClient(ids[i], x));
+    try {
+      const transport = await MqttTransport.connect({ url: broker.url, federation: 'bench', username: SERVER_USER, password: 'server', clients: ids });
+      const joined = roles.map((c) => join({ url: broker.url, federation: 'bench', client: c, password: `pw-${c.id}` }));
+      await transport.available(n, 60_000);
+      const r = await runFederation(new DemServer(dem), transport, { roundTimeout: 60 });
+      await Promise.all(joined);
+      r.model.dispose();
+      return latencies(r);
+    } finally {
+      for (const c of roles) c.dispose();
+      await broker.close();
+    }
+  };
+  const roles = rows.map((x, i) => new DemClient(ids[i], x));
+  const local = runFederationSync(new DemServer(dem), roles);
+  local.model.dispose();
+  for (const c of roles) c.dispose();
+  const results = {
+    'in process (binary)': latencies(local),
+    'embedded broker (aedes), loopback': await overBroker(() => startBroker({ federation: 'bench', users })),
+    'mosquitto 2.0, loopback': await overBroker(() => startMosquitto({ federation: 'bench', users })),
+  };
+  const p95 = (v) => [...v].sort((a, c) => a - c)[Math.min(v.length - 1, Math.ceil(0.95 * v.length) - 1)];
+  const base = median(results['in process (binary)']);
+  console.log(`\nDistributed EM, ${n} clients (separated init, 20 EM rounds): per-round latency, ms (the clients join in this process, each with its own MQTT connection)`);
+  console.log(table(['transport', 'median', '95th percentile', 'median vs in process'], Object.entries(results).map(([k, v]) => [k, median(v).toFixed(1), p95(v).toFixed(1), `${(median(v) / base).toFixed(1)}x`])));
+  return Object.fromEntries(Object.entries(results).map(([k, v]) => [k, { median: median(v), p95: p95(v) }]));
+}
+
+export async function run() {
+  return { mdm: mdmRound(), bytes: bytesPerRound(), workers: await fedGenGMMOnWorkers(), latency: await brokerLatency() };
+}
