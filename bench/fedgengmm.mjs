@@ -4,7 +4,7 @@
 // on the same client splits and, for the server step, the same local models.
 // Issue bar: the fedmix pipeline at least 2x faster than scikit-learn's.
 import { readFileSync } from 'node:fs';
-import { csvToMatrix, FedGenGMMServer, fedGenGMM, GaussianMixture, MinMaxScaler, parseCsv, Rng } from '../dist/index.js';
+import { csvToMatrix, decodeMessage, FEDGENGMM_PROTOCOL, FedGenGMMServer, fedGenGMM, GaussianMixture, MinMaxScaler, parseCsv, Rng } from '../dist/index.js';
 import { median, runPeer, table, writeMatrix } from './common.mjs';
 
 const SETTINGS = { kMin: 1, kMax: 8, globalK: 10, h: 100, tol: 1e-3 };
@@ -66,14 +66,20 @@ export function run() {
       new GaussianMixture({ nComponents: 4, covarianceType: 'diag', tol: SETTINGS.tol, seed: i }).fit(part),
     );
     const uploads = locals.map((m, i) => ({
-      protocol: 'fedmix', version: 1, kind: 'fedgengmm/local-model', from: String(i), round: 0,
+      protocol: 'fedmix', version: 1, kind: 'fedgengmm/local-model', from: String(i), round: 1,
       payload: { model: { covarianceType: 'diag', nComponents: m.nComponents, nFeatures: d, weights: Array.from(m.weights), means: Array.from(m.means), covariances: Array.from(m.covariances) }, nSamples: parts[i].nRows },
     }));
     const texts = uploads.map((u) => JSON.stringify(u));
+    // the server role driven by hand as the runtime would: each upload decoded and checked, then the aggregation
+    const LOCAL_MODEL = FEDGENGMM_PROTOCOL.exchanges.get('fedgengmm/train').reply;
+    const ids = texts.map((_, i) => String(i));
+    const ctx = { round: 1, clients: ids, available: ids };
     const fms = time((r = 0) => {
-      const server = new FedGenGMMServer({ nComponents: SETTINGS.globalK, h: SETTINGS.h, covarianceType: 'diag', tol: SETTINGS.tol, seed: r });
-      for (const t of texts) server.receive(t);
-      server.aggregate().model.dispose();
+      const server = new FedGenGMMServer({ nComponents: SETTINGS.globalK, nFeatures: d, h: SETTINGS.h, covarianceType: 'diag', tol: SETTINGS.tol, seed: r });
+      const requests = server.configure(ctx);
+      const accepted = new Map(texts.map((t, i) => [ids[i], server.accept(LOCAL_MODEL.read(decodeMessage(t)), requests.get(ids[i]), ctx)]));
+      server.aggregate(ctx, accepted, []);
+      server.result().model.dispose();
       server.dispose();
     });
     const p = runPeer('fedgengmm.py', {

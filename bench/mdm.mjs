@@ -9,11 +9,11 @@
 // factorials, eqs 13-14 through digamma differences against a psi(alpha)
 // computed once) plus the server update (fm_mdm_update), copies into WASM
 // included: what numpy's vectorized round computes. "federated": the same
-// round through the library's roles, in process: 10,000 MdmClient objects each
-// answering the broadcast in WASM, every message JSON-encoded and decoded both
-// ways by the transport, checked and summed by the MdmAggregator, the server's
-// update; the sums are the kernel's.
-import { DirichletMultinomialMixture, InProcessTransport, MdmAggregator, MdmClient, MdmServer, runMdm } from '../dist/index.js';
+// round through the federation runtime, in process: 10,000 MdmClient objects
+// each answering the broadcast in WASM, every message encoded and decoded both
+// ways (binary; bench/federation.mjs compares the encodings), checked and
+// summed by the MdmAggregator, the server's update; the sums are the kernel's.
+import { DirichletMultinomialMixture, InProcessTransport, MdmClient, MdmServer, runFederationSync } from '../dist/index.js';
 import { median, runPeer, table, writeF64 } from './common.mjs';
 import { wasm } from './wasm-handle.mjs';
 
@@ -88,14 +88,14 @@ export function run() {
   const kernel = time(kernelRound(wasm(), counts, model), REPEATS);
   // the federated round: 10,000 client roles, one broadcast, one aggregate
   const roles = Array.from({ length: M }, (_, i) => new MdmClient(`client-${i}`, counts.subarray(i * C, (i + 1) * C), { seed: i }));
+  const transport = new InProcessTransport(roles);
   const federated = time(() => {
-    const server = new MdmServer(roles.map((c) => c.id), { nComponents: K, nCategories: C, maxCount: N_MAX, rounds: 1, init: model, seed: 1 });
-    const aggregator = new MdmAggregator();
-    runMdm(server, roles, aggregator, new InProcessTransport());
-    const alpha = server.model.alpha;
-    server.dispose();
-    aggregator.dispose();
-    return alpha;
+    const server = new MdmServer({ nComponents: K, nCategories: C, maxCount: N_MAX, rounds: 1, init: model, seed: 1 });
+    try {
+      return runFederationSync(server, transport).model.alpha;
+    } finally {
+      server.dispose();
+    }
   }, 3);
   for (const r of roles) r.dispose();
   const peer = runPeer('mdm.py', { counts: writeF64('mdm-counts.f64', counts), k: K, c: C, nMax: N_MAX, tau: Array.from(model.tau), alpha: Array.from(model.alpha), pi: Array.from(model.pi), repeats: REPEATS });
@@ -106,7 +106,7 @@ export function run() {
   console.log(`\nMDM: one Algorithm 2 round, ${M} clients, C = ${C}, K = ${K}, N = ${N_MAX} (${(nonzero / M).toFixed(1)} non-zero counts per client), ms (median of ${REPEATS}, federated of 3; numpy 1.24 / scipy 1.10, one thread); updated alpha equal to numpy's within ${agree.toExponential(1)}`);
   console.log(table(['round', 'fedmix ms', 'numpy/scipy ms', 'speedup'], [
     ['kernel: statistics of every client + update', kernel.ms.toFixed(1), np.toFixed(1), `${(np / kernel.ms).toFixed(2)}x`],
-    ['federated: client roles, JSON messages, aggregator, server', federated.ms.toFixed(0), np.toFixed(1), `${(np / federated.ms).toFixed(2)}x`],
+    ['federated: client roles, binary messages, aggregator, server', federated.ms.toFixed(0), np.toFixed(1), `${(np / federated.ms).toFixed(2)}x`],
   ]));
   return { kernelMs: kernel.ms, federatedMs: federated.ms, numpyMs: np, agree };
 }
