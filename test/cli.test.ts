@@ -1,6 +1,7 @@
 /** The `fedmix` binary as built (dist/cli.cjs), run as a user runs it. */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -191,4 +192,67 @@ test('fedgem: blobs and a CSV file, JSON with estimatedK, ari and per-client res
   r = fedmix('fedgem');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/--data FILE \(with --label\) or --blobs is required/);
+});
+
+describe('server and client: a federation over the embedded broker, as a user runs it', () => {
+  /** Runs a command in the background; resolves its exit code and output. */
+  function start(...args: string[]) {
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    return new Promise<{ code: number | null; out: string; err: string }>((resolve) => child.on('exit', (code) => resolve({ code, out, err })));
+  }
+
+  test('fedmix server waits for its clients, runs the rounds and writes the model; fedmix client joins with its CSV', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fedmix-serve-'));
+    const next = xorshift32(5);
+    const u = () => (next() + 0.5) / 2 ** 32;
+    for (let c = 0; c < 3; c++) {
+      const rows = Array.from({ length: 60 + 30 * c }, (_, i) => [0.1 + 0.4 * (i % 3) + 0.05 * u(), 0.1 + 0.4 * (i % 3) + 0.05 * u(), i % 3].join(','));
+      writeFileSync(join(dir, `c${c}.csv`), `x,y,label\n${rows.join('\n')}\n`);
+    }
+    writeFileSync(join(dir, 'clients.txt'), '# the clients that may join\nc0:pw0\nc1:pw1\n\nc2:pw2\n');
+    // a free port for the embedded broker: the kernel picks one for a moment
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const model = join(dir, 'model.json');
+    const server = start('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt'), '--port', String(port), '--features', '2', '--components', '3', '--init', 'separated', '--round-timeout', '20', '--join-timeout', '30', '--out', model);
+    const clients = [0, 1, 2].map((c) => start('client', '--algorithm', 'dem', '--broker', `mqtt://127.0.0.1:${port}`, '--id', `c${c}`, '--password', `pw${c}`, '--data', join(dir, `c${c}.csv`), '--drop', 'label'));
+    const s = await server;
+    const cs = await Promise.all(clients);
+    expect(s.code, s.err).toBe(0);
+    expect(s.err).toMatch(/broker listening on mqtt:\/\/127\.0\.0\.1:\d+/);
+    expect(s.err).toMatch(/round 1 \(dem\/model\): 3\/3 accepted/);
+    expect(s.out).toMatch(/fedmix server: dem, \d+ rounds/);
+    for (const c of cs) {
+      expect(c.code, c.err).toBe(0);
+      expect(c.out).toMatch(/answered dem\/model of round 1/);
+      expect(c.out).toMatch(/the run ended well/);
+    }
+    const gm = JSON.parse(readFileSync(model, 'utf8'));
+    expect(gm).toMatchObject({ format: 'fedmix.GaussianMixture', nComponents: 3, nFeatures: 2 });
+    // the three clusters are found: a mean near each of 0.125, 0.525, 0.925 in x
+    const xs = [0, 1, 2].map((k) => gm.means[2 * k]).sort((a: number, b: number) => a - b);
+    xs.forEach((x: number, k: number) => expect(Math.abs(x - (0.125 + 0.4 * k))).toBeLessThan(0.02));
+  });
+
+  test('bad options and a wrong password exit with status 2 and say what to change', async () => {
+    expect(fedmix('server', '--algorithm', 'dem').err).toMatch(/--clients is required/);
+    const dir = mkdtempSync(join(tmpdir(), 'fedmix-serve-'));
+    writeFileSync(join(dir, 'clients.txt'), 'a\n');
+    expect(fedmix('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt')).err).toMatch(/"a" has no password; write id:password/);
+    writeFileSync(join(dir, 'clients.txt'), 'a:pw\n');
+    expect(fedmix('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt'), '--port', '0').err).toMatch(/--features is required/);
+    expect(fedmix('server', '--algorithm', 'nope', '--clients', join(dir, 'clients.txt')).err).toMatch(/--algorithm must be one of fedgengmm, dem, fedgem, mdm/);
+    const refused = fedmix('client', '--algorithm', 'mdm', '--broker', 'mqtt://127.0.0.1:1', '--id', 'a', '--password', 'x', '--counts', '1,2,3', '--wait', '0');
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/could not connect to the MQTT broker at mqtt:\/\/127\.0\.0\.1:1/);
+    expect(fedmix('client', '--algorithm', 'mdm', '--broker', 'mqtt://x', '--id', 'bad id', '--counts', '1').err).toMatch(/client id must be 1 to 64 characters/);
+  });
 });

@@ -69,6 +69,7 @@ export const clientOptions: Record<string, OptionSpec> = {
   id: { type: 'string', help: "this client's id, also its username (required)" },
   password: { type: 'string', help: "this client's password" },
   'password-file': { type: 'string', help: 'read the password from this file instead' },
+  wait: { type: 'number', default: 60, help: 'seconds to keep trying while the broker cannot be reached (it may start after the clients)' },
   data: { type: 'string', help: 'CSV file of this client\'s rows, with a header (required unless --counts)' },
   columns: { type: 'string', help: 'comma-separated feature columns (default: every column but --drop)' },
   drop: { type: 'string', help: 'comma-separated columns to leave out (e.g. a label)' },
@@ -215,6 +216,7 @@ export async function runClientCommand(o: Options): Promise<{ text: string; json
       federation: o.federation as string,
       client: role,
       password,
+      waitForBroker: o.wait as number,
       onRequest: (kind, round) => process.stdout.write(`answered ${kind} of round ${round}\n`),
     });
     return { text: `fedmix client ${id}: the run ended ${r.ok ? 'well' : `with an error: ${r.reason}`}; ${r.answered} requests answered`, json: r };

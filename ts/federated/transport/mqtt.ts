@@ -19,7 +19,7 @@
  * when it is back online it is asked again from the next round.
  */
 import { FederationError, InvalidParameterError } from '../../errors.js';
-import { requireInteger } from '../../validate.js';
+import { requireInteger, requireNumber, requirePositive } from '../../validate.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
 import { ClientHost } from '../runtime/client-host.js';
@@ -35,6 +35,7 @@ interface MqttClient {
   publishAsync(topic: string, payload: Uint8Array | string, opts: { qos: 0 | 1; retain?: boolean }): Promise<unknown>;
   endAsync(force?: boolean): Promise<void>;
   connected: boolean;
+  options: { reconnectPeriod?: number };
 }
 
 interface ConnectOptions {
@@ -48,16 +49,27 @@ interface ConnectOptions {
   protocolVersion: 4 | 5;
 }
 
-async function connect(url: string, options: ConnectOptions): Promise<MqttClient> {
+/**
+ * Connects, retrying while the broker cannot be reached (it may start after
+ * its clients) for up to `waitMs`; a broker that answers no (wrong
+ * credentials: a CONNACK refusal) is final at once.
+ */
+async function connect(url: string, options: ConnectOptions, waitMs = 0): Promise<MqttClient> {
   const m = (await import('mqtt')) as unknown as { connectAsync?: (u: string, o: object) => Promise<MqttClient>; default?: { connectAsync: (u: string, o: object) => Promise<MqttClient> } };
   const connectAsync = m.connectAsync ?? m.default?.connectAsync;
   if (!connectAsync) throw new FederationError("the 'mqtt' package could not be loaded");
-  try {
-    // no automatic reconnect while connecting: a refused login must fail now, not retry forever
-    const client = await connectAsync(url, { ...options, reconnectPeriod: 0 });
-    return client;
-  } catch (e) {
-    throw new FederationError(`could not connect to the MQTT broker at ${url}: ${e instanceof Error ? e.message : String(e)}`);
+  const until = Date.now() + waitMs;
+  for (let delay = 250; ; delay = Math.min(2 * delay, 2000)) {
+    try {
+      // no automatic reconnect while connecting: a refused login must fail now, not retry forever
+      return await connectAsync(url, { ...options, reconnectPeriod: 0 });
+    } catch (e) {
+      const refused = typeof (e as { code?: unknown }).code === 'number';
+      if (refused || Date.now() + delay > until) {
+        throw new FederationError(`could not connect to the MQTT broker at ${url}: ${e instanceof Error ? e.message : String(e)}${refused ? '' : waitMs > 0 ? ` (tried for ${Math.round(waitMs / 1000)} s)` : ''}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
   }
 }
 
@@ -68,6 +80,17 @@ function clientTopic(topics: FederationTopics, topic: string): { client: string;
   const [client, channel, ...rest] = topic.slice(prefix.length).split('/');
   if (rest.length > 0 || !client || (channel !== 'up' && channel !== 'status')) return undefined;
   return { client, channel };
+}
+
+/** `p`, or nothing after `ms` (a timer keeps the process alive meanwhile). */
+function within(p: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    p.then(
+      () => (clearTimeout(t), resolve()),
+      () => (clearTimeout(t), resolve()),
+    );
+  });
 }
 
 const utf8 = new TextEncoder();
@@ -234,10 +257,16 @@ export class MqttTransport implements Transport {
     return out;
   }
 
-  /** Tells the clients the run is over (retained, so that late ones learn it too), and disconnects. */
-  async finish(outcome: { ok: boolean; reason?: string }): Promise<void> {
+  /**
+   * Tells the clients the run is over (retained, so that late ones learn it
+   * too), waits up to `graceMs` for the online ones to say they left (so that
+   * a broker stopped right after still delivered the news), and disconnects.
+   */
+  async finish(outcome: { ok: boolean; reason?: string }, graceMs = 5000): Promise<void> {
     try {
       await this.client.publishAsync(this.topics.broadcast, json({ state: 'done', run: this.run, ...outcome }), { qos: 1, retain: true });
+      const until = Date.now() + graceMs;
+      while (this.online.size > 0 && Date.now() < until) await this.changed(Math.min(100, until - Date.now()));
       await this.client.publishAsync(this.topics.serverStatus, json({ state: 'offline', run: this.run }), { qos: 1, retain: true });
     } finally {
       await this.client.endAsync();
@@ -255,8 +284,12 @@ export interface JoinOptions {
   password?: string;
   /** per message, checked before decoding (default 64 MiB) */
   maxMessageBytes?: number;
-  /** seconds to wait for the broker (default 10) */
+  /** seconds one connection attempt may take (default 10) */
   connectTimeout?: number;
+  /** seconds to keep trying while the broker cannot be reached, at the start (default 30; it may start after its clients) */
+  waitForBroker?: number;
+  /** seconds to keep reconnecting after the connection is lost during the run, before giving up (default 60) */
+  reconnectFor?: number;
   protocolVersion?: 4 | 5;
   /** called after each answered request */
   onRequest?: (kind: string, round: number) => void;
@@ -288,29 +321,43 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
   const id = validateId('client id', role?.id);
   const topics = federationTopics(options.federation);
   const host = new ClientHost(role, { maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES });
-  const client = await connect(options.url, {
-    clientId: `fedmix-${options.federation}-${id}`,
-    username: options.username ?? id,
-    password: options.password,
-    clean: false,
-    will: { topic: topics.status(id), payload: json({ state: 'offline' }), qos: 1, retain: true },
-    connectTimeout: requireInteger('connectTimeout', options.connectTimeout ?? 10, 1) * 1000,
-    reconnectPeriod: 0,
-    protocolVersion: options.protocolVersion ?? 4,
-  });
+  const reconnectMs = requirePositive('reconnectFor', options.reconnectFor ?? 60) * 1000;
+  const client = await connect(
+    options.url,
+    {
+      clientId: `fedmix-${options.federation}-${id}`,
+      username: options.username ?? id,
+      password: options.password,
+      clean: false,
+      will: { topic: topics.status(id), payload: json({ state: 'offline' }), qos: 1, retain: true },
+      connectTimeout: requireInteger('connectTimeout', options.connectTimeout ?? 10, 1) * 1000,
+      reconnectPeriod: 0,
+      protocolVersion: options.protocolVersion ?? 4,
+    },
+    requireNumber('waitForBroker', options.waitForBroker ?? 30, 0) * 1000,
+  );
+  // from now on a lost connection is retried (the session is persistent: requests wait at the broker)
+  client.options.reconnectPeriod = 1000;
   let answered = 0;
   let serverRun: string | undefined;
   let queue = Promise.resolve();
   return new Promise<JoinResult>((resolve, reject) => {
     let finished = false;
+    /** set while the connection is lost: when it fires, the client gives up */
+    let lost: ReturnType<typeof setTimeout> | undefined;
     const end = (r: JoinResult | Error) => {
       if (finished) return;
       finished = true;
+      clearTimeout(lost);
+      client.options.reconnectPeriod = 0;
+      // saying goodbye must not hang on a broker that is already gone (a publish would wait offline for ever)
       const leave = r instanceof Error ? Promise.resolve() : client.publishAsync(topics.status(id), json({ state: 'left' }), { qos: 1, retain: true }).catch(() => undefined);
-      void leave.then(() => client.endAsync()).then(
-        () => (r instanceof Error ? reject(r) : resolve(r)),
-        () => (r instanceof Error ? reject(r) : resolve(r)),
-      );
+      void within(leave, 2000)
+        .then(() => within(client.endAsync(!client.connected), 2000))
+        .then(
+          () => (r instanceof Error ? reject(r) : resolve(r)),
+          () => (r instanceof Error ? reject(r) : resolve(r)),
+        );
     };
     client.on('message', (topic, payload) => {
       if (topic === topics.serverStatus) {
@@ -335,12 +382,23 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
         });
       }
     });
+    // a lost connection: mqtt.js reconnects; given up after reconnectFor
     client.on('close', () => {
-      if (!finished) end(new FederationError('the connection to the broker closed before the run ended'));
+      if (finished || lost) return;
+      lost = setTimeout(() => end(new FederationError(`the connection to the broker was lost and did not come back within ${reconnectMs / 1000} s`)), reconnectMs);
+    });
+    client.on('connect', () => {
+      if (!lost) return;
+      clearTimeout(lost);
+      lost = undefined;
+      // back: say so again (the broker published the last will when the connection was lost)
+      void client.publishAsync(topics.status(id), json({ state: 'online' }), { qos: 1, retain: true }).catch(() => undefined);
     });
     const abort = () => {
       if (finished) return;
       finished = true;
+      clearTimeout(lost);
+      client.options.reconnectPeriod = 0;
       void client.endAsync(true).then(
         () => reject(new FederationError(`client ${id} left: its join was aborted`)),
         () => reject(new FederationError(`client ${id} left: its join was aborted`)),
