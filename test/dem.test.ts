@@ -34,7 +34,7 @@ import {
 } from '../ts/index.js';
 import { MinMaxScaler } from '../ts/data/scale.js';
 import { wasm } from '../ts/wasm/loader.js';
-import { blobs, maxRelativeError } from './helpers.js';
+import { Recording, blobs, maxRelativeError } from './helpers.js';
 
 beforeAll(async () => {
   await init();
@@ -159,29 +159,6 @@ describe('exactness', () => {
     for (const r of runs) r.model.dispose();
   });
 });
-
-/** A client that records what it receives (as checked by its host) and sends; `corrupt` may change its replies. */
-class Recording implements ClientRole {
-  readonly received: Message[] = [];
-  readonly sent: Message[] = [];
-  constructor(
-    private readonly inner: DemClient,
-    private readonly corrupt?: (m: Message) => Message,
-  ) {}
-  get id(): string {
-    return this.inner.id;
-  }
-  get protocol(): Protocol {
-    return this.inner.protocol;
-  }
-  respond(m: Message): Message {
-    this.received.push(m);
-    let r = this.inner.respond(m);
-    if (this.corrupt) r = this.corrupt(r);
-    this.sent.push(r);
-    return r;
-  }
-}
 
 /** Runs a DemServer with real clients (some wrapped) through runFederationSync, disposing everything but the returned model. */
 function run(parts: Matrix[], options: DistributedEMOptions, wrap: (c: DemClient, i: number) => ClientRole = (c) => new Recording(c)) {

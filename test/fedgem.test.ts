@@ -38,6 +38,7 @@ import {
 import { BALLS, RESULT, SILHOUETTES } from '../ts/federated/fedgem/messages.js';
 import { runFedGEMExperiment } from '../ts/experiment/fedgem.js';
 import { wasm } from '../ts/wasm/loader.js';
+import { Recording } from './helpers.js';
 
 beforeAll(async () => {
   await init();
@@ -128,29 +129,6 @@ test('the k-d tree and all pairs give the same federation', () => {
   expect(a.history).toEqual(b.history);
   for (const c of [...a.clients, ...b.clients]) c.dispose();
 });
-
-/** A FedGEM client that records what it receives (as its host checked it) and sends; `edit` may change its replies. */
-class Recording implements ClientRole {
-  readonly received: Message[] = [];
-  readonly sent: Message[] = [];
-  constructor(
-    readonly inner: FedGEMClient,
-    private readonly edit?: (m: Message) => Message,
-  ) {}
-  get id() {
-    return this.inner.id;
-  }
-  get protocol() {
-    return this.inner.protocol;
-  }
-  respond(m: Message): Message | undefined {
-    this.received.push(m);
-    let r = this.inner.respond(m);
-    if (r && this.edit) r = this.edit(r);
-    if (r) this.sent.push(r);
-    return r;
-  }
-}
 
 test.each(['binary', 'json'] as const)('%s: each client sees ROUND, FINISH, CANDIDATES and RESULT; the counted bytes are those of the messages', (encoding: Encoding) => {
   const { data, options } = federation(12, 6, 5);

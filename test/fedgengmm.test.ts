@@ -32,6 +32,7 @@ import {
 import { gmmParams } from '../ts/federated/gmm-params.js';
 import { GLOBAL_MODEL, LOCAL_MODEL, TRAIN } from '../ts/federated/fedgengmm/messages.js';
 import { wasm } from '../ts/wasm/loader.js';
+import { Recording, editPayload } from './helpers.js';
 
 beforeAll(async () => {
   await init();
@@ -171,29 +172,6 @@ test('a client with too few rows, and bad uploads, are excluded by name; the res
   clean.model.dispose();
 });
 
-/** A FedGenGMM client whose upload is edited on its way out; it records what it receives. */
-class Corrupt implements ClientRole {
-  readonly received: Message[] = [];
-  constructor(
-    readonly inner: FedGenGMMClient,
-    private readonly edit?: (p: any) => void,
-  ) {}
-  get id() {
-    return this.inner.id;
-  }
-  get protocol() {
-    return this.inner.protocol;
-  }
-  respond(m: Message): Message | undefined {
-    this.received.push(m);
-    const r = this.inner.respond(m);
-    if (!r || !this.edit) return r;
-    const p = JSON.parse(encodeMessage(r)).payload;
-    this.edit(p);
-    return message(r.kind, r.from, r.round, p);
-  }
-}
-
 /** Malformed uploads: what is edited, and what the reason says. */
 const uploads: Array<[string, (p: any) => void, RegExp]> = [
   ['a null mean', (p) => (p.model.means[0] = null), /model\.means\[0\] is null; values must be finite numbers/],
@@ -217,7 +195,7 @@ const uploads: Array<[string, (p: any) => void, RegExp]> = [
 test.each(uploads)('an upload with %s is excluded with its reason; the model is the one without it; nothing leaks', (_, edit, reason) => {
   const before = wasm().fm_heap_in_use();
   const run = (data: Matrix[], bad?: number) => {
-    const roles = data.map((x, c) => new Corrupt(new FedGenGMMClient(String(c), x, { kMin: 2, kMax: 2, seed: 1 }), c === bad ? edit : undefined));
+    const roles = data.map((x, c) => new Recording(new FedGenGMMClient(String(c), x, { kMin: 2, kMax: 2, seed: 1 }), c === bad ? editPayload(edit) : undefined));
     const server = new FedGenGMMServer({ nComponents: 3, seed: 9, nFeatures: 2 });
     try {
       const out = runFederationSync(server, roles);
@@ -328,7 +306,7 @@ test('an upload of more components than rows is refused with that reason, by han
   expect(wasm().fm_heap_in_use()).toBe(before);
   expect(thrown).toBeInstanceOf(InvalidMessageError);
   expect((thrown as Error).message).toBe('2 components cannot come from 1 rows');
-  const roles = clients.map((x, c) => new Corrupt(new FedGenGMMClient(String(c), x, { kMin: 2, kMax: 2, seed: 1 }), c === 3 ? (p) => (p.nSamples = 1) : undefined));
+  const roles = clients.map((x, c) => new Recording(new FedGenGMMClient(String(c), x, { kMin: 2, kMax: 2, seed: 1 }), c === 3 ? editPayload((p) => (p.nSamples = 1)) : undefined));
   const s2 = new FedGenGMMServer({ nComponents: 3, nFeatures: 2 });
   try {
     const r = runFederationSync(s2, roles);

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { FedmixError, GaussianMixture, Matrix } from '../ts/index.js';
+import { encodeMessage, FedmixError, GaussianMixture, Matrix, message, type ClientRole, type Message } from '../ts/index.js';
 import { wasm } from '../ts/wasm/loader.js';
 
 export function fixture<T>(name: string): T {
@@ -86,4 +86,40 @@ export function expectClean(fn: () => unknown, type: new (...a: never[]) => Fedm
   expect(gm.converged).toBe(true);
   gm.dispose();
   expect(wasm().fm_heap_in_use()).toBe(before);
+}
+
+/**
+ * A client role that records what it receives and sends; `edit` may change
+ * its replies on their way out (a faulty or hostile client). For clients that
+ * answer synchronously.
+ */
+export class Recording<C extends ClientRole = ClientRole> implements ClientRole {
+  readonly received: Message[] = [];
+  readonly sent: Message[] = [];
+  constructor(
+    readonly inner: C,
+    private readonly edit?: (reply: Message) => Message,
+  ) {}
+  get id(): string {
+    return this.inner.id;
+  }
+  get protocol(): ClientRole['protocol'] {
+    return this.inner.protocol;
+  }
+  respond(m: Message): Message | undefined {
+    this.received.push(m);
+    let r = this.inner.respond(m) as Message | undefined;
+    if (r && this.edit) r = this.edit(r);
+    if (r) this.sent.push(r);
+    return r;
+  }
+}
+
+/** An `edit` for Recording that changes a reply's payload as plain JSON values (what a hand-written message would hold). */
+export function editPayload(fn: (payload: any) => void): (reply: Message) => Message {
+  return (r) => {
+    const p = JSON.parse(encodeMessage(r)).payload;
+    fn(p);
+    return message(r.kind, r.from, r.round, p);
+  };
 }

@@ -44,7 +44,7 @@ import {
 import { histogramRows } from '../ts/models/dirichlet-multinomial-mixture.js';
 import { Scope, withScope } from '../ts/wasm/memory.js';
 import { wasm } from '../ts/wasm/loader.js';
-import { expectClean, fixture, maxRelativeError } from './helpers.js';
+import { Recording, expectClean, fixture, maxRelativeError } from './helpers.js';
 
 beforeAll(async () => {
   await init();
@@ -287,28 +287,6 @@ function wire(m: Message, encoding: Encoding = 'binary'): Message {
   return decodeMessage(encodeMessage(m, encoding));
 }
 
-/** A client that can spoil its replies, and records what it gets and sends. */
-class Spoiling implements ClientRole {
-  readonly received: Message[] = [];
-  readonly sent: Message[] = [];
-  constructor(
-    private readonly inner: MdmClient,
-    private readonly spoil: (m: Message) => Message = (m) => m,
-  ) {}
-  get id() {
-    return this.inner.id;
-  }
-  get protocol() {
-    return this.inner.protocol;
-  }
-  respond(m: Message): Message {
-    this.received.push(m);
-    const r = this.spoil(this.inner.respond(m));
-    this.sent.push(r);
-    return r;
-  }
-}
-
 /** An aggregator that records what it releases; `edit` may change it on the way to the server. */
 class Watched extends MdmAggregator {
   readonly released: Message[] = [];
@@ -426,8 +404,8 @@ describe('federated inference', () => {
   });
 
   test.each(['binary', 'json'] as const)('%s: the counted bytes are those of the messages sent and received', (encoding) => {
-    const r = run(checkData(), { k: 2, rounds: 3, encoding }, (c) => new Spoiling(c));
-    const recs = r.roles as Spoiling[];
+    const r = run(checkData(), { k: 2, rounds: 3, encoding }, (c) => new Recording(c));
+    const recs = r.roles as Recording[];
     const bytes = (ms: Message[]) => ms.reduce((a, m) => a + encodeMessage(m, encoding).length, 0);
     expect(r.result.traffic.bytesUp).toBe(bytes(recs.flatMap((c) => c.sent)));
     expect(r.result.traffic.bytesDown).toBe(bytes(recs.flatMap((c) => c.received)));
@@ -528,7 +506,7 @@ describe('federated inference', () => {
     expect(mdmSensitivity('round', 2)).toBeCloseTo(Math.sqrt(6), 15);
     // clip 2, not 1: sqrt(2 + 1^2) would equal Algorithm 1's sqrt(3) and hide a mix-up
     const inner = fedData().map((r, i) => new MdmClient(`client-${i}`, r, { seed: i }));
-    const clients = inner.map((c) => new Spoiling(c));
+    const clients = inner.map((c) => new Recording(c));
     const aggregator = new Watched({ noiseMultiplier: 5, seed: 3 });
     const server = new MdmServer({ nComponents: 2, nCategories: 4, maxCount: 30, rounds: 8, privacy: { noiseMultiplier: 5, clip: 2 }, seed: 2 }, aggregator);
     const r = runFederationSync(server, clients);
@@ -591,7 +569,7 @@ describe('validation of what clients send', () => {
   ];
 
   test.each(cases)('%s: the aggregator excludes the client with its reason; the model is the one without it', (_, spoil, reason) => {
-    const bad = run(checkData(), { k: 2, rounds: 4 }, (c, i) => (i === 7 ? new Spoiling(c, spoil) : c));
+    const bad = run(checkData(), { k: 2, rounds: 4 }, (c, i) => (i === 7 ? new Recording(c, spoil) : c));
     expect(bad.result.excluded).toHaveLength(1);
     const e = bad.result.excluded[0]!;
     expect(e.client).toBe('client-7');
@@ -615,7 +593,7 @@ describe('validation of what clients send', () => {
     const before = wasm().fm_heap_in_use();
     let thrown: unknown;
     try {
-      run(checkData(), { k: 2, rounds: 4, onInvalidClient: 'throw' }, (c, i) => (i === 7 ? new Spoiling(c, spoil) : c));
+      run(checkData(), { k: 2, rounds: 4, onInvalidClient: 'throw' }, (c, i) => (i === 7 ? new Recording(c, spoil) : c));
     } catch (err) {
       thrown = err;
     }
@@ -629,7 +607,7 @@ describe('validation of what clients send', () => {
     // given initial parameters: the first round is Algorithm 2's, so "without it" is the same run otherwise
     const start = new DirichletMultinomialMixture({ tau: [0.5, 0.5], alpha: [[1, 2, 1], [2, 1, 1]], pi: fixedSize(2, 12) });
     const spoil = onStats((p) => (p.u = (p.u as number[]).map((x) => x * 1e6)));
-    const bad = run(checkData(), { k: 2, rounds: 4, init: start }, (c, i) => (i === 7 ? new Spoiling(c, spoil) : c));
+    const bad = run(checkData(), { k: 2, rounds: 4, init: start }, (c, i) => (i === 7 ? new Recording(c, spoil) : c));
     const without = run(checkData(), { k: 2, rounds: 4, init: start, skip: 7 });
     expect(bad.result.excluded.map((e) => [e.client, e.round])).toEqual([['client-7', 1]]);
     expect(bad.model.alpha).toEqual(without.model.alpha);
@@ -685,7 +663,7 @@ describe('validation of what clients send', () => {
 
   test('u = 1e308 from two clients: both excluded, the run completes', () => {
     const spoil = onStats((p) => (p.u = (p.u as number[]).map(() => 1e308)));
-    const r = run(checkData(), { k: 2, rounds: 4 }, (c, i) => (i === 3 || i === 7 ? new Spoiling(c, spoil) : c));
+    const r = run(checkData(), { k: 2, rounds: 4 }, (c, i) => (i === 3 || i === 7 ? new Recording(c, spoil) : c));
     expect(r.result.excluded.map((e) => e.client).sort()).toEqual(['client-3', 'client-7']);
     for (const e of r.result.excluded) expect(e.reason).toMatch(/u\[\d+\] is 1e\+308, above omega/);
     expect(r.history.map((h) => h.clients)).toEqual([58, 58, 58, 58]);
@@ -789,7 +767,7 @@ describe('validation of what clients send', () => {
     const privacy = { noiseMultiplier: 1, clip: 5 };
     const reasons = (wrap?: (c: MdmClient, i: number) => ClientRole, transport?: RunOptions['transport']) =>
       run(checkData(), { k: 2, rounds: 2, privacy, transport }, wrap).result.excluded.map((e) => e.reason);
-    const spoiled = (spoil: (m: Message) => Message) => (c: MdmClient, i: number) => (i === 7 ? new Spoiling(c, spoil) : c);
+    const spoiled = (spoil: (m: Message) => Message) => (c: MdmClient, i: number) => (i === 7 ? new Recording(c, spoil) : c);
     // q[0] not the square of p[0] (the detailed reason gives both and the client's row)
     const q = (m: Message) => (m.kind === 'mdm/init-stats' ? edit((p) => ((p.q as number[])[0] = 0.123))(m) : m);
     expect(reasons(spoiled(q))).toEqual(['client-7: q is not the square of p']);
@@ -990,7 +968,7 @@ describe('bad input (the issue list)', () => {
     expectClean(() => fitMdm([], { nComponents: 1 }), InvalidDataError, /no histograms/);
     // every client of a round refused: too few usable replies, a FederationError naming each reason
     expectClean(
-      () => run(h, { k: 1, rounds: 1 }, (c) => new Spoiling(c, (m) => ({ ...m, payload: {} }))),
+      () => run(h, { k: 1, rounds: 1 }, (c) => new Recording(c, (m) => ({ ...m, payload: {} }))),
       FederationError,
       // (the wording for a missing field is the subject of a test in federated-messages.test.ts)
       /^round 1: 0 usable replies of 4, fewer than the 1 required \(client-0: e [^;]*; client-1: e [^;]*; client-2: e [^;]*; client-3: e [^;]*\)$/,

@@ -11,7 +11,6 @@
 import { beforeAll, expect, test } from 'vitest';
 import * as fedmix from '../ts/index.js';
 import { fixture } from './helpers.js';
-// @ts-expect-error plain JavaScript shared with the recorder script
 import { runtimePortCases } from './runtime-port-cases.mjs';
 
 const recorded = fixture<Record<string, { excluded: { client: string; round: number; reason: string }[] }>>('runtime-port.json');

@@ -100,7 +100,7 @@ test("the FedGEM client passes the core's init and radius codes", async () => {
       ['kmeans', 'bisection'],
     ] as const) {
       const client = new FedGEMClient('a', x, { nComponents: 2, init, radius, seed: 1 });
-      client.localRound(1);
+      client.localRound();
       client.dispose();
       expect(created.mock.lastCall![7], init).toBe(coreConstant('fedgem_init', init));
       expect(stepped.mock.lastCall![2], radius).toBe(coreConstant('fedgem_radius', radius === 'closed-form' ? 'closed_form' : 'bisection'));
