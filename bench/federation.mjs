@@ -36,56 +36,10 @@ import {
 } from '../dist/index.js';
 import { makeClient, SERVER_USER, startBroker, startMosquitto, WorkerTransport } from '../dist/node.js';
 import { median, table } from './common.mjs';
+import { C, clients as mdmClients, K, kernelRound, M, N_MAX } from './mdm.mjs';
 import { wasm } from './wasm-handle.mjs';
 
-// --- 1. one MDM round of 10,000 clients -------------------------------------------------
-
-const M = 10_000;
-const C = 62;
-const K = 3;
-const N_MAX = 400;
-
-function mdmSetting() {
-  const alpha = [Array.from({ length: C }, () => 0.1), Array.from({ length: C }, () => 1.0), Array.from({ length: C }, (_, j) => (j < 10 ? 2.0 : 0.2))];
-  const pi = Array.from({ length: K }, () => Array.from({ length: N_MAX }, (_, i) => (i >= 19 ? 1 / (N_MAX - 19) : 0)));
-  const truth = new DirichletMultinomialMixture({ tau: [0.3, 0.3, 0.4], alpha, pi });
-  const { histograms } = truth.sample(M, { seed: 62 });
-  const model = new DirichletMultinomialMixture({
-    tau: [1 / 3, 1 / 3, 1 / 3],
-    alpha: alpha.map((row, k) => row.map((a, j) => a * (1 + 0.3 * Math.sin(1 + j + 7 * k)))),
-    pi: Array.from({ length: K }, () => Array.from({ length: N_MAX }, () => 1 / N_MAX)),
-  });
-  const counts = new Float64Array(M * C);
-  for (let j = 0; j < C; j++) for (let i = 0; i < M; i++) counts[i * C + j] = histograms.data[j * M + i];
-  return { counts, model };
-}
-
-/** Statistics of every client in one call, and the update: the arithmetic alone (copies into WASM included). */
-function kernelRound(w, counts, model) {
-  const sizes = new Float64Array(M);
-  for (let i = 0; i < M; i++) for (let j = 0; j < C; j++) sizes[i] += counts[i * C + j];
-  const bufs = [];
-  const f64 = (n) => {
-    const p = w.fm_alloc(n * 8);
-    bufs.push([p, n * 8]);
-    return p;
-  };
-  const put = (v) => {
-    const p = f64(v.length);
-    new Float64Array(w.memory.buffer, p, v.length).set(v);
-    return p;
-  };
-  return () => {
-    const [cp, sp, tau, alpha, pi] = [put(counts), put(sizes), put(model.tau), put(model.alpha), put(model.pi)];
-    const [omega, e, u, v, extra] = [f64(K), f64(K * N_MAX), f64(K * C), f64(K), f64(3)];
-    if (w.fm_mdm_round_stats(K, C, N_MAX, tau, alpha, pi, cp, sp, M, Infinity, omega, e, u, v, extra) !== 0) throw new Error('fm_mdm_round_stats failed');
-    const [t2, a2, p2, fl] = [f64(K), f64(K * C), f64(K * N_MAX), f64(1)];
-    if (w.fm_mdm_update(K, C, N_MAX, tau, alpha, pi, omega, e, u, v, M, 0, t2, a2, p2, fl) !== 0) throw new Error('fm_mdm_update failed');
-    const out = new Float64Array(w.memory.buffer, a2, K * C).slice();
-    for (const [p, n] of bufs.splice(0)) w.fm_free(p, n);
-    return out;
-  };
-}
+// --- 1. one MDM round of 10,000 clients (the setting and the kernel of bench/mdm.mjs) ----
 
 function timed(fn, repeats) {
   fn();
@@ -100,7 +54,7 @@ function timed(fn, repeats) {
 }
 
 export function mdmRound() {
-  const { counts, model } = mdmSetting();
+  const { counts, model } = mdmClients();
   const kernel = timed(kernelRound(wasm(), counts, model), 9);
   const roles = Array.from({ length: M }, (_, i) => new MdmClient(`client-${i}`, counts.subarray(i * C, (i + 1) * C), { seed: i }));
   const through = (encoding) => {

@@ -17,14 +17,14 @@ import { DirichletMultinomialMixture, InProcessTransport, MdmClient, MdmServer, 
 import { median, runPeer, table, writeF64 } from './common.mjs';
 import { wasm } from './wasm-handle.mjs';
 
-const M = 10_000;
-const C = 62;
-const K = 3;
-const N_MAX = 400;
+export const M = 10_000;
+export const C = 62;
+export const K = 3;
+export const N_MAX = 400;
 const REPEATS = 9;
 
 /** FEMNIST-like clients: sizes 20..400, three kinds of class mix (sparse, even, digit-heavy). */
-function clients() {
+export function clients() {
   const alpha = [
     Array.from({ length: C }, () => 0.1),
     Array.from({ length: C }, () => 1.0),
@@ -45,7 +45,7 @@ function clients() {
 }
 
 /** The kernel round through the raw exports of the SIMD build. */
-function kernelRound(w, counts, model) {
+export function kernelRound(w, counts, model) {
   const sizes = new Float64Array(M);
   for (let i = 0; i < M; i++) for (let j = 0; j < C; j++) sizes[i] += counts[i * C + j];
   const f64 = (n) => w.fm_alloc(n * 8);
