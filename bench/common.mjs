@@ -11,6 +11,19 @@ export function median(v) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/** fn once to warm up, then `repeats` timed runs: the median milliseconds and the last result. */
+export function timed(fn, repeats) {
+  fn();
+  const ms = [];
+  let out;
+  for (let r = 0; r < repeats; r++) {
+    const t0 = performance.now();
+    out = fn();
+    ms.push(performance.now() - t0);
+  }
+  return { ms: median(ms), out };
+}
+
 /** A seeded xorshift32 source of uniform numbers in (0, 1). */
 export function uniform(seed) {
   let s = seed >>> 0 || 1;

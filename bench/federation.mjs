@@ -35,23 +35,11 @@ import {
   runFederationSync,
 } from '../dist/index.js';
 import { makeClient, SERVER_USER, startBroker, startMosquitto, WorkerTransport } from '../dist/node.js';
-import { median, table } from './common.mjs';
+import { median, table, timed } from './common.mjs';
 import { C, clients as mdmClients, K, kernelRound, M, N_MAX } from './mdm.mjs';
 import { wasm } from './wasm-handle.mjs';
 
 // --- 1. one MDM round of 10,000 clients (the setting and the kernel of bench/mdm.mjs) ----
-
-function timed(fn, repeats) {
-  fn();
-  const ms = [];
-  let out;
-  for (let r = 0; r < repeats; r++) {
-    const t0 = performance.now();
-    out = fn();
-    ms.push(performance.now() - t0);
-  }
-  return { ms: median(ms), out };
-}
 
 export function mdmRound() {
   const { counts, model } = mdmClients();

@@ -14,7 +14,7 @@
 // ways (binary; bench/federation.mjs compares the encodings), checked and
 // summed by the MdmAggregator, the server's update; the sums are the kernel's.
 import { DirichletMultinomialMixture, InProcessTransport, MdmClient, MdmServer, runFederationSync } from '../dist/index.js';
-import { median, runPeer, table, writeF64 } from './common.mjs';
+import { median, runPeer, table, timed, writeF64 } from './common.mjs';
 import { wasm } from './wasm-handle.mjs';
 
 export const M = 10_000;
@@ -71,25 +71,13 @@ export function kernelRound(w, counts, model) {
   return run;
 }
 
-function time(fn, repeats) {
-  fn();
-  const ms = [];
-  let out;
-  for (let r = 0; r < repeats; r++) {
-    const t0 = performance.now();
-    out = fn();
-    ms.push(performance.now() - t0);
-  }
-  return { ms: median(ms), out };
-}
-
 export function run() {
   const { counts, model, nonzero } = clients();
-  const kernel = time(kernelRound(wasm(), counts, model), REPEATS);
+  const kernel = timed(kernelRound(wasm(), counts, model), REPEATS);
   // the federated round: 10,000 client roles, one broadcast, one aggregate
   const roles = Array.from({ length: M }, (_, i) => new MdmClient(`client-${i}`, counts.subarray(i * C, (i + 1) * C), { seed: i }));
   const transport = new InProcessTransport(roles);
-  const federated = time(() => {
+  const federated = timed(() => {
     const server = new MdmServer({ nComponents: K, nCategories: C, maxCount: N_MAX, rounds: 1, init: model, seed: 1 });
     try {
       return runFederationSync(server, transport).model.alpha;
