@@ -84,6 +84,14 @@ describe('the binary form is an Arrow IPC stream', () => {
     expect([p.i, p.u, p.f, p.b].map((a) => a.constructor.name)).toEqual(['Int32Array', 'Uint32Array', 'Float32Array', 'Uint8Array']);
   });
 
+  test('a header that is not ASCII travels intact, and like messages share their frame but not their text', () => {
+    const a = message('k/x', 'clïent-€', 7, { v: new Float64Array([1, 2]), note: 'ünïcode ✓' });
+    const b = message('k/x', 'client-1', 7, { v: new Float64Array([3, 4]), note: 'plain ascii' });
+    expect(decodeMessage(encodeMessage(a, 'binary'))).toEqual(a);
+    expect(decodeMessage(encodeMessage(b, 'binary'))).toEqual(b);
+    expect(decodeMessage(encodeMessage(a, 'binary'))).toEqual(a);
+  });
+
   test('received bytes at an odd offset are copied, at an aligned one viewed', () => {
     const bytes = encodeMessage(sample(), 'binary');
     const odd = new Uint8Array(bytes.length + 1).subarray(1);

@@ -112,17 +112,34 @@ function setInt64(v: DataView, p: number, x: number): void {
   v.setUint32(p + 4, Math.floor(x / 2 ** 32), true);
 }
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * One message as an Arrow IPC stream: `header` (JSON text) and the numeric
- * columns, in order. Values are copied once, into the returned bytes.
+ * Everything of a message's stream but its header text and its values: the
+ * schema message, the record batch's metadata, and where the text, the
+ * offsets and the values go. It depends only on the layout, the lengths and
+ * the text's length, so a round of like messages builds it once.
  */
-export function encodeArrow(header: string, columns: readonly Column[]): Uint8Array {
-  const types = columns.map((c) => elementType(c.values)!);
+interface Frame {
+  /** schema message + record batch metadata (the bytes before the body) */
+  prefix: Uint8Array;
+  total: number;
+  /** body offsets (absolute) of the header's offsets, the header's text, and each column's offsets and values */
+  textOffsetsAt: number;
+  textAt: number;
+  columnOffsetsAt: number[];
+  valuesAt: number[];
+  eosAt: number;
+}
+
+const frameCache = new Lru<string, Frame>(256);
+
+function frameFor(columns: readonly Column[], types: readonly ElementType[], textLength: number): Frame {
+  let key = String(textLength);
+  for (let i = 0; i < columns.length; i++) key += `\u0001${columns[i]!.name}\u0000${types[i]}\u0000${columns[i]!.values.length}`;
+  let frame = frameCache.get(key);
+  if (frame) return frame;
   const schema = schemaMessage(columns, types);
-  const text = encoder.encode(header);
   const nCols = columns.length;
   // body: header (validity 0, offsets 8, data), then per column list validity 0, offsets 8, child validity 0, values
   const buffers: [number, number][] = [];
@@ -133,7 +150,7 @@ export function encodeArrow(header: string, columns: readonly Column[]): Uint8Ar
   };
   buffer(0);
   buffer(8);
-  buffer(text.length);
+  buffer(textLength);
   for (let i = 0; i < nCols; i++) {
     buffer(0);
     buffer(8);
@@ -147,11 +164,10 @@ export function encodeArrow(header: string, columns: readonly Column[]): Uint8Ar
   const nodesAt = 92; // its count at 92, its 16-byte elements 8-aligned from 96
   const buffersAt = nodesAt + 4 + 16 * nodes + 4; // length 4 bytes before 8-aligned elements
   const fbLength = pad8(buffersAt + 4 + 16 * buffers.length);
-  const total = schema.length + 8 + fbLength + body + 8;
-  const out = new Uint8Array(total);
-  out.set(schema, 0);
-  const v = new DataView(out.buffer);
-  let p = schema.length;
+  const prefix = new Uint8Array(schema.length + 8 + fbLength);
+  prefix.set(schema, 0);
+  const v = new DataView(prefix.buffer);
+  const p = schema.length;
   v.setUint32(p, CONTINUATION, true);
   v.setInt32(p + 4, fbLength, true);
   const fb = p + 8;
@@ -200,16 +216,46 @@ export function encodeArrow(header: string, columns: readonly Column[]): Uint8Ar
     setInt64(v, q + 8, length);
     q += 16;
   }
-  // body
-  p = fb + fbLength;
-  v.setInt32(p + buffers[1]![0] + 4, text.length, true);
-  out.set(text, p + buffers[2]![0]);
-  columns.forEach((c, i) => {
-    v.setInt32(p + buffers[3 + 4 * i + 1]![0] + 4, c.values.length, true);
-    out.set(new Uint8Array(c.values.buffer, c.values.byteOffset, c.values.byteLength), p + buffers[3 + 4 * i + 3]![0]);
-  });
+  const at = prefix.length;
+  frame = {
+    prefix,
+    total: at + body + 8,
+    textOffsetsAt: at + buffers[1]![0],
+    textAt: at + buffers[2]![0],
+    columnOffsetsAt: columns.map((_, i) => at + buffers[3 + 4 * i + 1]![0]),
+    valuesAt: columns.map((_, i) => at + buffers[3 + 4 * i + 3]![0]),
+    eosAt: at + body,
+  };
+  frameCache.set(key, frame);
+  return frame;
+}
+
+const encoder = new TextEncoder();
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * One message as an Arrow IPC stream: `header` (JSON text) and the numeric
+ * columns, in order. Values are copied once, into the returned bytes.
+ */
+export function encodeArrow(header: string, columns: readonly Column[]): Uint8Array {
+  const types = columns.map((c) => elementType(c.values)!);
+  // JSON text is almost always ASCII: then its UTF-8 length is its length
+  const text = ASCII.test(header) ? undefined : encoder.encode(header);
+  const textLength = text ? text.length : header.length;
+  const f = frameFor(columns, types, textLength);
+  const out = new Uint8Array(f.total);
+  out.set(f.prefix, 0);
+  const v = new DataView(out.buffer);
+  v.setInt32(f.textOffsetsAt + 4, textLength, true);
+  if (text) out.set(text, f.textAt);
+  else encoder.encodeInto(header, out.subarray(f.textAt, f.textAt + textLength));
+  for (let i = 0; i < columns.length; i++) {
+    const values = columns[i]!.values;
+    v.setInt32(f.columnOffsetsAt[i]! + 4, values.length, true);
+    out.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), f.valuesAt[i]!);
+  }
   // end of stream
-  v.setUint32(p + body, CONTINUATION, true);
+  v.setUint32(f.eosAt, CONTINUATION, true);
   return out;
 }
 
