@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { labelledFromCsv } from '../experiment/dataset.js';
 import { METHODS, runExperiment, type ExperimentConfig, type ExperimentReport, type Method } from '../experiment/fedgengmm.js';
 import { InvalidParameterError } from '../errors.js';
+import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
 import { COVARIANCE_TYPES, type CovarianceType } from '../models/gaussian-mixture.js';
 import type { OptionSpec, Options } from './args.js';
 import { progressBar } from './progress.js';
@@ -31,6 +32,7 @@ export const experimentOptions: Record<string, OptionSpec> = {
   'ood-share': { type: 'number', help: "anomalies' share of the test set (default: 0.1 for noise-made OOD rows, the dataset's own share with --anomaly-label)" },
   repeats: { type: 'int', default: 5, help: 'repeats with fresh splits and partitions' },
   seed: { type: 'int', default: 0, help: 'seed of the first repeat' },
+  encoding: { type: 'string', default: 'binary', choices: ENCODINGS, help: 'the wire whose bytes are counted (EXPERIMENTS.md measured json)' },
 };
 
 export function experimentConfig(o: Options): ExperimentConfig {
@@ -54,6 +56,7 @@ export function experimentConfig(o: Options): ExperimentConfig {
     repeats: o.repeats as number,
     seed: o.seed as number,
     oodShare: o['ood-share'] as number | undefined,
+    encoding: o.encoding as Encoding,
   };
 }
 
