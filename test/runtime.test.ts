@@ -130,12 +130,12 @@ describe('the round loop', () => {
     expect(Array.from(a.model)).toEqual([30, 30, 30]);
     expect(Array.from(b.model)).toEqual(Array.from(a.model));
     expect(a.rounds).toBe(3);
-    // three rounds of requests, then one of notifications that ends no round
+    // three rounds of requests, then notifications: the end of round 3, no round of their own
     expect(a.history.map((r) => [r.round, r.replies])).toEqual([
       [1, true],
       [2, true],
       [3, true],
-      [4, false],
+      [3, false],
     ]);
     const ask = encodeMessage(ASK.create('server', 1, { length: 3 }), 'binary').length;
     const reply = encodeMessage(VALUE.create('c0', 1, { values: new Float64Array(3) }), 'binary').length;

@@ -96,8 +96,8 @@ export interface ServerRole<Accepted = unknown, Result = unknown> {
    */
   accept(reply: Message, request: Message, ctx: RoundContext): Accepted;
   /**
-   * Frees what accept() made of a reply the round will not use after all (its
-   * client failed later in the round, or the round failed before aggregate).
+   * Frees what accept() made of a reply the round will not use after all
+   * (the round failed before aggregate: too few replies, or the 'fail' policy).
    */
   discard?(accepted: Accepted): void;
   /** Folds the round in. Returns what the round's history should record (metrics), if anything. */

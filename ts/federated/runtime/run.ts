@@ -173,6 +173,8 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       }
       traffic.bytesUp += record.bytesUp;
       if (!replies) {
+        // notifications end the last round rather than start one
+        record.round = round;
         history.push(record);
         options.onRound?.(record);
         continue;
@@ -191,7 +193,8 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         }
         roundFailures.push({ client, round, kind, reason: named(client, reason), excluded: exclude });
       };
-      const judge = (id: string, r: Received, request: Message): A | undefined => {
+      /** One reply's verdict: what accept() made of it, or why it fails. */
+      const judge = (id: string, r: Received, request: Message): { value: A } | { kind: 'refused' | 'invalid'; reason: string; error: FedmixError } => {
         // what the reason may say about the client's reply (see ServerRole.detailedReasons)
         let stage = 'its reply is not a valid message';
         try {
@@ -199,23 +202,22 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
           if (m.from !== id) throw new InvalidMessageError(`its reply claims to come from ${JSON.stringify(m.from)}`);
           if (m.kind === REFUSAL.kind) {
             const refusal = REFUSAL.read(m);
-            stage = 'reported an error instead of answering';
-            const E = ERRORS[refusal.payload.code] ?? InvalidMessageError;
+            // a client that could not read the request does not know its round: 0
             if (refusal.round !== round && refusal.round !== 0) throw new InvalidMessageError(`its refusal is for round ${refusal.round}, not ${round}`);
-            fail(id, 'refused', detailed ? refusal.payload.reason : stage, true, new E(refusal.payload.reason));
-            return undefined;
+            const E = ERRORS[refusal.payload.code] ?? InvalidMessageError;
+            return { kind: 'refused', reason: detailed ? refusal.payload.reason : 'reported an error instead of answering', error: new E(refusal.payload.reason) };
           }
           if (m.round !== round) throw new InvalidMessageError(`its reply is for round ${m.round}, not ${round}`);
           const expected = server.protocol.exchanges.get(request.kind)!.reply!;
           if (m.kind !== expected.kind) throw new InvalidMessageError(`expected a ${expected.kind} message, got ${m.kind}`);
           const checked = expected.read(m);
           stage = 'its reply failed a check';
-          return server.accept(checked, request, ctx);
+          return { value: server.accept(checked, request, ctx) };
         } catch (caught) {
+          // a trap or any other error is a bug, not the client's fault
           if (!(caught instanceof FedmixError) || caught.code === 'WASM' || caught.code === 'FEDERATION') throw caught;
           const check = caught instanceof InvalidMessageError ? caught.check : undefined;
-          fail(id, 'invalid', detailed ? caught.message : check ?? stage, true, caught);
-          return undefined;
+          return { kind: 'invalid', reason: detailed ? caught.message : check ?? stage, error: caught };
         }
       };
       try {
@@ -235,8 +237,9 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
             fail(id, 'invalid', `sent more than one reply in round ${round}`, true);
             continue;
           }
-          const value = judge(id, list[0]!, request);
-          if (value !== undefined) accepted.set(id, value);
+          const verdict = judge(id, list[0]!, request);
+          if ('value' in verdict) accepted.set(id, verdict.value);
+          else fail(id, verdict.kind, verdict.reason, true, verdict.error);
         }
         // messages from clients not asked: stale replies after a timeout are dropped, anything else is a fault of a known client
         for (const [id, list] of ex.received) {
@@ -257,14 +260,12 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         throw e;
       }
       ms.accept = performance.now() - t0;
+      // a client with a failure has no accepted reply: the two are decided together above
       for (const f of roundFailures) {
         if (f.excluded && !out.has(f.client)) {
           out.add(f.client);
           excluded.push({ client: f.client, round: f.round, reason: f.reason });
         }
-        const value = accepted.get(f.client);
-        if (value !== undefined) server.discard?.(value);
-        accepted.delete(f.client);
       }
       failures.push(...roundFailures);
       record.failures = roundFailures;
