@@ -44,7 +44,7 @@ export interface DistributedEMResult {
 }
 
 /** Matrices of the clients' rows, each named in its error. */
-export function clientMatrices(clientData: readonly MatrixLike[]): Matrix[] {
+function clientMatrices(clientData: readonly MatrixLike[]): Matrix[] {
   if (!Array.isArray(clientData) || clientData.length === 0) throw new InvalidParameterError('clientData must be a non-empty array, one data matrix per client');
   return clientData.map((x, i) => {
     try {

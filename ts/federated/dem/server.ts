@@ -316,23 +316,24 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   /** Ends the round with the accepted replies (the runtime has dealt with the failures). */
   aggregate(ctx: RoundContext, accepted: ReadonlyMap<string, Accepted>): { logLikelihood: number } | undefined {
     for (const [id, a] of accepted) if (a.phase !== 'subset') this.rowsOf.set(id, a.rows);
-    const of = <P extends Accepted['phase']>(_phase: P) => new Map([...accepted].map(([id, a]) => [id, a as Extract<Accepted, { phase: P }>]));
+    // every reply of a round answers its phase's request (accept() read them so)
+    const replies = [...accepted.values()];
     switch (this.phase) {
       case 'count':
-        this.setQuotas(new Map([...of('count')].map(([id, a]) => [id, a.rows])));
+        this.setQuotas(new Map([...accepted].map(([id, a]) => [id, (a as Extract<Accepted, { phase: 'count' }>).rows])));
         this.initRoundCount += 1;
         this.phase = 'subset';
         return undefined;
       case 'subset':
-        this.fitSubset([...of('subset').values()].map((a) => a.values));
+        this.fitSubset(replies.map((a) => (a as Extract<Accepted, { phase: 'subset' }>).values));
         this.initRoundCount += 1;
         return undefined;
       case 'kfed':
-        this.kfed([...of('kfed').values()].map((a) => a.local));
+        this.kfed(replies.map((a) => (a as Extract<Accepted, { phase: 'kfed' }>).local));
         this.initRoundCount += 1;
         return undefined;
       case 'em':
-        return { logLikelihood: this.emStep(new Map([...of('em')].map(([id, a]) => [id, a.stats]))) };
+        return { logLikelihood: this.emStep(new Map([...accepted].map(([id, a]) => [id, (a as Extract<Accepted, { phase: 'em' }>).stats]))) };
       default:
         throw new InvalidParameterError(`round ${ctx.round}: the server is done`);
     }

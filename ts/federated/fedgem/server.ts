@@ -7,18 +7,7 @@
  * at the end it merges overlapping components of different clients into
  * super-clusters, whose number is the estimated global K, tunes phi by the
  * clients' validation silhouettes when given candidates, and sends each
- * client its result. The protocol (Algorithm 1 of the paper):
- *
- *   rounds:  clients take L local EM steps and upload (maximizer, radius) per
- *            component; the server moves each component to the average of the
- *            meeting points of its overlaps and sends the centers back;
- *   final:   clients upload their centers; the server merges overlapping ones
- *            (final radius phi * delta_c / sqrt(n_c)) into super-clusters;
- *   tuning:  with several phi, the clients score each candidate's global
- *            centers by the silhouette of their validation rows; the smallest
- *            phi within one standard error of the best mean silhouette wins;
- *   result:  each client learns its components' super-clusters and takes
- *            their centers; its weights stay its own (personalization).
+ * client its result (the protocol, Algorithm 1 of the paper: index.ts).
  *
  * Final radii follow the paper's heuristic, computed here from what the
  * clients sent (the same information, so phi can be tuned without new
