@@ -230,7 +230,7 @@ describe('failures and the policy', () => {
     expect(r.traffic.messagesUp).toBe(5);
   });
 
-  test('a message nobody asked for excludes a known sender; a late reply after a timeout is dropped; unknown senders are ignored', () => {
+  test('a message nobody asked for excludes a known sender; a late reply after a timeout is dropped, even before the real one; unknown senders are ignored', () => {
     let lost: Uint8Array | undefined;
     const t = new Edited(clients(3), (round, ex) => {
       if (round === 1) {
@@ -245,15 +245,13 @@ describe('failures and the policy', () => {
     });
     const server = new SumServer(2);
     const r = runFederationSync(server, t);
-    // the late copy came first: it is not this round's, so c2's round is judged on it and c2 goes
-    expect(r.failures.map((f) => [f.client, f.kind, f.excluded])).toEqual([
-      ['c2', 'timeout', false],
-      ['c2', 'invalid', true],
-    ]);
+    // the late copy of round 1 came first: it is dropped, and c2's round-2 reply counts; the stranger is ignored
+    expect(r.failures.map((f) => [f.client, f.kind, f.excluded])).toEqual([['c2', 'timeout', false]]);
     expect(server.seen.map((s) => s.accepted)).toEqual([
       ['c0', 'c1'],
-      ['c0', 'c1'],
+      ['c0', 'c1', 'c2'],
     ]);
+    expect(r.clientTraffic.has('stranger')).toBe(false);
   });
 
   test('a stale reply of a round the client missed, arriving while it is not asked, is dropped', () => {

@@ -133,7 +133,8 @@ export class DemClient implements ClientRole {
   }
 
   private kfedLocal(req: KfedRequest): KfedLocalReply {
-    const kl = req.localClusters;
+    // k-means finds at most one cluster per row: room for more is never allocated (a request cannot make the client reserve it)
+    const kl = Math.min(req.localClusters, Math.max(this.nRows, 1));
     const d = this.nFeatures;
     const lt = kfedLocalType(req.covarianceType);
     const [lo, hi] = seedParts(req.seed);

@@ -10,7 +10,7 @@ import { InvalidDataError, InvalidMessageError, InvalidParameterError } from '..
 import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { requireInteger } from '../../validate.js';
-import { WasmAllocationError, withScope } from '../../wasm/memory.js';
+import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import type { ClientRole } from '../runtime/roles.js';
 import {
@@ -92,18 +92,12 @@ export class MdmClient implements ClientRole {
     this.rng = new Rng(options.seed);
   }
 
-  /** The answer to a server message. Throws InvalidMessageError when the message cannot be used, InvalidDataError when the client's data does not fit the model. */
+  /**
+   * The answer to a server message. Throws InvalidMessageError when the
+   * message cannot be used, InvalidDataError when the client's data does not
+   * fit the model (a request it has no WASM memory for is refused by its host).
+   */
   respond(m: Message): Message {
-    try {
-      return this.answer(m);
-    } catch (e) {
-      // the instance is intact: the client refuses this request and stays usable
-      if (e instanceof WasmAllocationError) throw new InvalidMessageError(`the client cannot allocate the memory this ${m.kind} request needs (${e.message})`);
-      throw e;
-    }
-  }
-
-  private answer(m: Message): Message {
     switch (m.kind) {
       case MDM_KINDS.initRequest:
         return INIT_STATS.create(this.id, m.round, this.initStats(m.payload as InitRequest));

@@ -97,11 +97,15 @@ function checkSize(bytes: number, max: number): void {
   if (bytes > max) throw new InvalidMessageError(`a message of ${bytes} bytes is over the limit of ${max} bytes`, 'its message is over the size limit');
 }
 
+/** How deep a message's values may nest: declared payloads need a few levels; a sender's thousands would exhaust the stack. */
+const MAX_DEPTH = 64;
+
 /** Puts the binary columns back where their placeholders are; each column exactly once. */
-function place(value: unknown, columns: Column[], used: boolean[]): unknown {
+function place(value: unknown, columns: Column[], used: boolean[], depth = 0): unknown {
   if (value === null || typeof value !== 'object') return value;
+  if (depth > MAX_DEPTH) throw new InvalidMessageError(`a message nests deeper than ${MAX_DEPTH} levels`, 'its message is malformed');
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = place(value[i], columns, used);
+    for (let i = 0; i < value.length; i++) value[i] = place(value[i], columns, used, depth + 1);
     return value;
   }
   const o = value as Record<string, unknown>;
@@ -114,7 +118,7 @@ function place(value: unknown, columns: Column[], used: boolean[]): unknown {
     used[i] = true;
     return columns[i]!.values;
   }
-  for (const k of keys) o[k] = place(o[k], columns, used);
+  for (const k of keys) o[k] = place(o[k], columns, used, depth + 1);
   return o;
 }
 
@@ -124,6 +128,16 @@ function place(value: unknown, columns: Column[], used: boolean[]): unknown {
  * (MessageType.read). InvalidMessageError for anything malformed or too large.
  */
 export function decodeMessage(input: string | Uint8Array, options: DecodeOptions | string = {}): Message {
+  try {
+    return decode(input, options);
+  } catch (e) {
+    // the bytes come from someone else: whatever they make go wrong is their message's fault
+    if (e instanceof InvalidMessageError) throw e;
+    throw new InvalidMessageError(`a message could not be decoded: ${e instanceof Error ? e.message : String(e)}`, 'its message is malformed');
+  }
+}
+
+function decode(input: string | Uint8Array, options: DecodeOptions | string): Message {
   const o = typeof options === 'string' ? { kind: options } : options;
   const max = o.maxBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   let parsed: unknown;

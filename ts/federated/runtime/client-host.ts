@@ -13,6 +13,7 @@ import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, t
 import { isArrowStream } from '../messages/arrow-ipc.js';
 import type { Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
+import { WasmAllocationError } from '../../wasm/memory.js';
 import type { ClientRole } from './roles.js';
 
 /**
@@ -154,6 +155,11 @@ export class ClientHost {
   }
 
   private refuse(request: Message | FedmixError, e: unknown): Message | undefined {
+    // no WASM memory for what a request asks: the instance is intact, so the client refuses and stays usable
+    if (e instanceof WasmAllocationError) {
+      const what = request instanceof FedmixError ? 'request' : `${request.kind} request`;
+      e = new InvalidMessageError(`the client cannot allocate the memory this ${what} needs (${e.message})`);
+    }
     if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
     // a notification gets no answer, not even a refusal
     if (!(request instanceof FedmixError) && this.role.protocol.exchanges.get(request.kind)?.reply === undefined && this.role.protocol.exchanges.has(request.kind)) return undefined;

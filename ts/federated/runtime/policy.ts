@@ -15,9 +15,16 @@ export interface FederationPolicy {
    * next round if it is back.
    */
   onInvalid?: 'exclude' | 'fail';
-  /** clients that must be available before a round starts (default 1); the runtime waits up to joinTimeout */
+  /**
+   * clients that must be there before the first round (default 1); the
+   * runtime waits up to joinTimeout for them. Later rounds go on with the
+   * clients that are there (a dropped client is asked again once it is back).
+   */
   minClients?: number;
-  /** accepted replies a round needs (default 1); fewer fail the run with a FederationError */
+  /**
+   * accepted replies a round needs (default 1); fewer fail the run with a
+   * FederationError. 0 only for a server whose aggregate handles an empty round.
+   */
   minReplies?: number;
   /** the share of available clients asked each round, drawn with `sampleSeed` (default 1: every client) */
   fraction?: number;

@@ -79,7 +79,7 @@ export interface RunOptions extends FederationPolicy {
   onRound?: (record: RoundRecord) => void;
 }
 
-type Effect = { op: 'available'; min: number; timeoutMs: number } | { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions };
+type Effect = { op: 'available'; min: number; timeoutMs: number; excluded: ReadonlySet<string> } | { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions };
 
 const ERRORS: Partial<Record<FedmixErrorCode, new (m: string) => FedmixError>> = {
   INVALID_DATA: InvalidDataError,
@@ -122,11 +122,13 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
   };
   try {
     while (!server.done) {
-      const available = (yield { op: 'available', min: policy.minClients, timeoutMs: policy.joinTimeoutMs }) as readonly string[];
+      // the run starts once minClients are there (waiting up to joinTimeout); later rounds take who is there
+      const first = round === 0;
+      const available = (yield { op: 'available', min: first ? policy.minClients : 0, timeoutMs: first ? policy.joinTimeoutMs : 0, excluded: out }) as readonly string[];
       for (const id of available) known.add(id);
       const present = available.filter((id) => !out.has(id));
-      if (present.length < policy.minClients) {
-        throw new FederationError(`round ${round + 1}: ${present.length} client${present.length === 1 ? '' : 's'} available, fewer than the ${policy.minClients} required (minClients)`);
+      if (first && present.length < policy.minClients) {
+        throw new FederationError(`round 1: ${present.length} client${present.length === 1 ? '' : 's'} available, fewer than the ${policy.minClients} required (minClients)`);
       }
       let clients = present;
       if (sampler && present.length > 1) {
@@ -162,6 +164,8 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       traffic.bytesDown += record.bytesDown;
       traffic.messagesDown += ex.sent.size;
       for (const [id, list] of ex.received) {
+        // an unknown sender is ignored, its bytes too
+        if (!known.has(id)) continue;
         const t = count(id);
         for (const r of list) {
           const n = r instanceof Uint8Array ? r.length : r.bytes;
@@ -220,9 +224,22 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
           return { kind: 'invalid', reason: detailed ? caught.message : check ?? stage, error: caught };
         }
       };
+      /** A client's messages without late copies of rounds it missed (it was slow, not faulty: they are dropped). */
+      const current = (id: string, list: readonly Received[]): Received[] => {
+        const late = missed.get(id);
+        if (!late) return [...list];
+        return list.filter((r) => {
+          try {
+            const m = r instanceof Uint8Array ? decodeMessage(r, { maxBytes: policy.maxMessageBytes }) : r.message;
+            return !(m.from === id && late.has(m.round));
+          } catch {
+            return true;
+          }
+        });
+      };
       try {
         for (const [id, request] of requests) {
-          const list = ex.received.get(id) ?? [];
+          const list = current(id, ex.received.get(id) ?? []);
           if (list.length === 0) {
             const why = ex.missing.get(id) ?? { kind: 'timeout' as const, reason: `did not answer round ${round}` };
             let rounds = missed.get(id);
@@ -244,15 +261,7 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         // messages from clients not asked: stale replies after a timeout are dropped, anything else is a fault of a known client
         for (const [id, list] of ex.received) {
           if (requests.has(id) || !known.has(id) || out.has(id)) continue;
-          const stale = list.every((r) => {
-            try {
-              const m = r instanceof Uint8Array ? decodeMessage(r, { maxBytes: policy.maxMessageBytes }) : r.message;
-              return m.from === id && missed.get(id)?.has(m.round) === true;
-            } catch {
-              return false;
-            }
-          });
-          if (!stale) fail(id, 'invalid', `sent a message in round ${round} without being asked`, true);
+          if (current(id, list).length > 0) fail(id, 'invalid', `sent a message in round ${round} without being asked`, true);
         }
       } catch (e) {
         // the 'fail' policy, or a bug: what was accepted is not used
@@ -312,7 +321,7 @@ export async function runFederation<A, R>(server: ServerRole<A, R>, clients: rea
       const e = step.value;
       let answer: unknown;
       try {
-        answer = e.op === 'available' ? await transport.available(e.min, e.timeoutMs) : await transport.exchange(e.round, e.messages, e.options);
+        answer = e.op === 'available' ? await transport.available(e.min, e.timeoutMs, e.excluded) : await transport.exchange(e.round, e.messages, e.options);
       } catch (err) {
         step = loop.throw(err);
         continue;

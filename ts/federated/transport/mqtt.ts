@@ -20,7 +20,7 @@
  */
 import { FederationError, InvalidParameterError } from '../../errors.js';
 import { requireInteger, requireNumber, requirePositive } from '../../validate.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
+import { decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
 import { ClientHost } from '../runtime/client-host.js';
 import type { ClientRole } from '../runtime/roles.js';
@@ -82,6 +82,13 @@ function clientTopic(topics: FederationTopics, topic: string): { client: string;
   return { client, channel };
 }
 
+/** A request's identity for spotting a redelivery: its length and a hash of its bytes. */
+function requestKey(b: Uint8Array): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  return `${b.length}:${h >>> 0}`;
+}
+
 /** `p`, or nothing after `ms` (a timer keeps the process alive meanwhile). */
 function within(p: Promise<unknown>, ms: number): Promise<void> {
   return new Promise((resolve) => {
@@ -140,8 +147,10 @@ export class MqttTransport implements Transport {
   private readonly online = new Set<string>();
   /** replies received and not yet handed to an exchange */
   private pending = new Map<string, Received[]>();
-  /** messages and status changes from ids outside the allowed list */
-  readonly ignored: string[] = [];
+  /** messages and status changes from ids outside the allowed list, ignored */
+  ignored = 0;
+  /** why the connection to the broker was lost, once it was */
+  private lost: FederationError | undefined;
   private wake: (() => void) | undefined;
   private readonly allowedSet: ReadonlySet<string> | undefined;
 
@@ -155,6 +164,11 @@ export class MqttTransport implements Transport {
   ) {
     this.allowedSet = allowed && new Set(allowed);
     client.on('message', (topic, payload) => this.onMessage(topic, payload));
+    // a server without its broker cannot go on: every wait ends with this
+    client.on('close', () => {
+      this.lost ??= new FederationError('the connection to the MQTT broker was lost');
+      this.wake?.();
+    });
   }
 
   /** Connects as the federation's server, clears what a previous run left, and says it is online. */
@@ -194,7 +208,7 @@ export class MqttTransport implements Transport {
     if (!parsed) return;
     const { client: id, channel } = parsed;
     if (this.allowedSet && !this.allowedSet.has(id)) {
-      this.ignored.push(id);
+      this.ignored += 1;
       return;
     }
     if (channel === 'status') {
@@ -226,14 +240,32 @@ export class MqttTransport implements Transport {
     });
   }
 
-  async available(min: number, timeoutMs: number): Promise<readonly string[]> {
+  async available(min: number, timeoutMs: number, excluded?: ReadonlySet<string>): Promise<readonly string[]> {
     const until = Date.now() + timeoutMs;
-    while (this.online.size < min && Date.now() < until) await this.changed(Math.min(250, until - Date.now()));
-    return (this.allowed ?? this.order).filter((id) => this.online.has(id));
+    const there = () => (this.allowed ?? this.order).filter((id) => this.online.has(id));
+    const count = () => there().filter((id) => !excluded?.has(id)).length;
+    while (count() < min && Date.now() < until) {
+      if (this.lost) throw this.lost;
+      await this.changed(Math.min(250, until - Date.now()));
+    }
+    if (this.lost) throw this.lost;
+    return there();
   }
 
-  async exchange(_round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
+  /** The round a received reply says it is for (undefined when it cannot be read: the runtime judges it). */
+  private roundOf(r: Received): number | undefined {
+    try {
+      return decodeMessage(r as Uint8Array).round;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async exchange(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
+    if (this.lost) throw this.lost;
     const out: Exchange = { sent: new Map(), received: new Map(), missing: new Map() };
+    const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    const until = Date.now() + timeoutMs;
     const encoded = new Map<Message, Uint8Array>();
     const sends: Promise<unknown>[] = [];
     for (const [id, m] of messages) {
@@ -242,16 +274,26 @@ export class MqttTransport implements Transport {
       out.sent.set(id, bytes.length);
       sends.push(this.client.publishAsync(this.topics.down(id), bytes, { qos: 1 }));
     }
-    await Promise.all(sends);
+    // the deadline covers sending too: a publish on a lost connection would wait for ever
+    await within(Promise.all(sends), timeoutMs);
+    if (this.lost) throw this.lost;
     if (!options.replies) return out;
-    const until = Date.now() + (options.timeoutMs ?? this.defaultTimeoutMs);
-    const waiting = () => [...messages.keys()].filter((id) => !this.pending.has(id) && !out.missing.has(id));
+    // a client has answered once a reply of this round (or one that cannot be read) is in; a late one of an earlier round is not its answer
+    const answered = new Set<string>();
+    const waiting = () =>
+      [...messages.keys()].filter((id) => {
+        if (answered.has(id) || out.missing.has(id)) return false;
+        const rounds = (this.pending.get(id) ?? []).map((r) => this.roundOf(r));
+        if (rounds.some((r) => r === undefined || r >= round)) answered.add(id);
+        return !answered.has(id);
+      });
     for (;;) {
+      if (this.lost) throw this.lost;
       for (const id of waiting()) if (!this.online.has(id)) out.missing.set(id, { kind: 'dropout', reason: 'went offline (its last will arrived) before answering' });
       if (waiting().length === 0 || Date.now() >= until) break;
       await this.changed(Math.min(250, until - Date.now()));
     }
-    for (const id of waiting()) out.missing.set(id, { kind: 'timeout', reason: `did not answer within ${options.timeoutMs ?? this.defaultTimeoutMs} ms` });
+    for (const id of waiting()) out.missing.set(id, { kind: 'timeout', reason: `did not answer within ${timeoutMs} ms` });
     out.received = this.pending;
     this.pending = new Map();
     return out;
@@ -263,14 +305,16 @@ export class MqttTransport implements Transport {
    * a broker stopped right after still delivered the news), and disconnects.
    */
   async finish(outcome: { ok: boolean; reason?: string }, graceMs = 5000): Promise<void> {
-    try {
-      await this.client.publishAsync(this.topics.broadcast, json({ state: 'done', run: this.run, ...outcome }), { qos: 1, retain: true });
-      const until = Date.now() + graceMs;
-      while (this.online.size > 0 && Date.now() < until) await this.changed(Math.min(100, until - Date.now()));
-      await this.client.publishAsync(this.topics.serverStatus, json({ state: 'offline', run: this.run }), { qos: 1, retain: true });
-    } finally {
-      await this.client.endAsync();
+    if (this.lost) {
+      await within(this.client.endAsync(true), 2000);
+      return;
     }
+    // every step bounded: a broker lost now must not keep the run from ending
+    await within(this.client.publishAsync(this.topics.broadcast, json({ state: 'done', run: this.run, ...outcome }), { qos: 1, retain: true }), graceMs);
+    const until = Date.now() + graceMs;
+    while (this.online.size > 0 && !this.lost && Date.now() < until) await this.changed(Math.min(100, until - Date.now()));
+    await within(this.client.publishAsync(this.topics.serverStatus, json({ state: 'offline', run: this.run }), { qos: 1, retain: true }), 2000);
+    await within(this.client.endAsync(), 2000);
   }
 }
 
@@ -339,6 +383,8 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
   // from now on a lost connection is retried (the session is persistent: requests wait at the broker)
   client.options.reconnectPeriod = 1000;
   let answered = 0;
+  /** the last requests answered (by a hash of their bytes), with the reply sent */
+  const replies = new Map<string, { request: Uint8Array; reply: Uint8Array | undefined }>();
   let serverRun: string | undefined;
   let queue = Promise.resolve();
   return new Promise<JoinResult>((resolve, reject) => {
@@ -350,10 +396,11 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
       finished = true;
       clearTimeout(lost);
       client.options.reconnectPeriod = 0;
-      // saying goodbye must not hang on a broker that is already gone (a publish would wait offline for ever)
+      // saying goodbye must not hang on a broker that is already gone (a publish would wait offline for ever);
+      // after an error, no goodbye: a forced end lets the broker publish the last will, so the server stops waiting
       const leave = r instanceof Error ? Promise.resolve() : client.publishAsync(topics.status(id), json({ state: 'left' }), { qos: 1, retain: true }).catch(() => undefined);
       void within(leave, 2000)
-        .then(() => within(client.endAsync(!client.connected), 2000))
+        .then(() => within(client.endAsync(r instanceof Error || !client.connected), 2000))
         .then(
           () => (r instanceof Error ? reject(r) : resolve(r)),
           () => (r instanceof Error ? reject(r) : resolve(r)),
@@ -372,10 +419,18 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
         // one request at a time, in arrival order
         queue = queue.then(async () => {
           try {
-            const reply = await host.handle(bytes);
-            answered += 1;
+            // QoS 1 may deliver a request again (after a reconnect): the same answer goes back, the client is not asked twice
+            const key = requestKey(bytes);
+            const seen = replies.get(key);
+            const again = seen !== undefined && seen.request.length === bytes.length && seen.request.every((b, i) => b === bytes[i]);
+            const reply = again ? seen.reply : await host.handle(bytes);
+            if (!again) {
+              answered += 1;
+              replies.set(key, { request: bytes, reply });
+              if (replies.size > 8) replies.delete(replies.keys().next().value as string);
+              if (host.last) options.onRequest?.(host.last.kind, host.last.round);
+            }
             if (reply) await client.publishAsync(topics.up(id), reply, { qos: 1 });
-            if (host.last) options.onRequest?.(host.last.kind, host.last.round);
           } catch (e) {
             end(e instanceof Error ? e : new FederationError(String(e)));
           }

@@ -31,11 +31,12 @@ export interface Transport {
   /** a short name for logs and results ('in-process', 'workers', 'mqtt') */
   readonly name: string;
   /**
-   * The ids of the clients that can be asked now, in the order they joined;
-   * waits up to `timeoutMs` until there are at least `min`, then returns what
-   * there is (the runtime decides whether that is enough).
+   * The ids of the clients that can be asked now, in the transport's order;
+   * waits up to `timeoutMs` until at least `min` of them are not in
+   * `excluded`, then returns what there is (the runtime decides whether that
+   * is enough).
    */
-  available(min: number, timeoutMs: number): Promise<readonly string[]>;
+  available(min: number, timeoutMs: number, excluded?: ReadonlySet<string>): Promise<readonly string[]>;
   exchange(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange>;
   /** Tells the clients the run is over (remote ones stop waiting); called once at the end, even after an error. */
   finish?(outcome: { ok: boolean; reason?: string }): Promise<void>;
