@@ -358,3 +358,38 @@ test('a client whose connection drops and comes back within the run takes part a
     await broker.close();
   }
 });
+
+test('a request the broker delivers twice (QoS 1) is answered once: the copy gets the same reply and the model is unchanged', async () => {
+  const clients = plan('mdm', 3, 'q');
+  const serverPassword = 'server-secret';
+  const ids = clients.map((c) => c.spec.id);
+  const broker = await startBroker({ federation: FED, users: [{ username: SERVER_USER, password: serverPassword, role: 'server' }, ...ids.map((id) => ({ username: id, password: password(id), role: 'client' as const }))] });
+  const roles = clients.map((c) => makeClient(c.spec));
+  try {
+    const transport = await MqttTransport.connect({ url: broker.url, federation: FED, username: SERVER_USER, password: serverPassword, clients: ids });
+    // as after a reconnect of a persistent session: the second client's first request arrives twice
+    const mqttClient = (transport as unknown as { client: { publishAsync: (t: string, p: Uint8Array, o: object) => Promise<unknown> } }).client;
+    const publish = mqttClient.publishAsync.bind(mqttClient);
+    let doubled = false;
+    mqttClient.publishAsync = async (topic, payload, options) => {
+      const r = await publish(topic, payload, options);
+      if (!doubled && topic === federationTopics(FED).down(ids[1]!)) {
+        doubled = true;
+        await publish(topic, payload, options);
+      }
+      return r;
+    };
+    const joins = roles.map((role) => join({ url: broker.url, federation: FED, client: role, password: password(role.id) }));
+    await transport.available(3, 10_000);
+    const result = await runFederation(SERVERS.mdm(), transport, { roundTimeout: 10 });
+    const answered = await Promise.all(joins);
+    expect(doubled).toBe(true);
+    expect(result.failures).toEqual([]);
+    // the copy was not handled as a request of its own
+    expect(answered[1]!.answered).toBe(answered[0]!.answered);
+    expect(numbers('mdm', result.model)).toEqual(numbers('mdm', inProcess('mdm', clients).model));
+  } finally {
+    for (const r of roles) r.dispose();
+    await broker.close();
+  }
+});

@@ -196,3 +196,19 @@ export function copyMessage(m: Message): { message: Message; bytes: number } {
 export function wireBytes(textOrBytes: string | Uint8Array): number {
   return typeof textOrBytes === 'string' ? utf8.encode(textOrBytes).length : textOrBytes.length;
 }
+
+/**
+ * A message's identity for spotting a copy delivered twice (MQTT QoS 1):
+ * its length and two independent 32-bit hashes of its bytes. A collision
+ * only makes one message look like a copy of the other.
+ */
+export function fingerprint(b: Uint8Array): string {
+  let fnv = 0x811c9dc5;
+  let mix = 0x9747b28c;
+  for (let i = 0; i < b.length; i++) {
+    fnv = Math.imul(fnv ^ b[i]!, 0x01000193);
+    mix = Math.imul(mix ^ b[i]!, 0x5bd1e995);
+    mix ^= mix >>> 15;
+  }
+  return `${b.length}:${fnv >>> 0}:${mix >>> 0}`;
+}

@@ -20,7 +20,7 @@
  */
 import { FederationError, InvalidParameterError } from '../../errors.js';
 import { requireInteger, requireNumber, requirePositive } from '../../validate.js';
-import { decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
+import { decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, fingerprint, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
 import { ClientHost } from '../runtime/client-host.js';
 import type { ClientRole } from '../runtime/roles.js';
@@ -82,11 +82,13 @@ function clientTopic(topics: FederationTopics, topic: string): { client: string;
   return { client, channel };
 }
 
-/** A request's identity for spotting a redelivery: its length and a hash of its bytes. */
-function requestKey(b: Uint8Array): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
-  return `${b.length}:${h >>> 0}`;
+/** The round a reply says it is for (undefined when it cannot be read: the runtime judges it). */
+function readRound(bytes: Uint8Array): number | undefined {
+  try {
+    return decodeMessage(bytes).round;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `p`, or nothing after `ms` (a timer keeps the process alive meanwhile). */
@@ -147,6 +149,14 @@ export class MqttTransport implements Transport {
   private readonly online = new Set<string>();
   /** replies received and not yet handed to an exchange */
   private pending = new Map<string, Received[]>();
+  /** the round each pending reply says it is for, read once on arrival (undefined: unreadable, the runtime judges it) */
+  private readonly roundOf = new WeakMap<Uint8Array, number | undefined>();
+  /** the last reply of each client, by fingerprint: QoS 1 may deliver it again */
+  private readonly lastUp = new Map<string, string>();
+  /** rounds each client was asked and did not answer in time: a reply for one of them is late, not an answer */
+  private readonly unanswered = new Map<string, Set<number>>();
+  /** copies of a reply delivered again by the broker, dropped */
+  redelivered = 0;
   /** messages and status changes from ids outside the allowed list, ignored */
   ignored = 0;
   /** why the connection to the broker was lost, once it was */
@@ -221,8 +231,16 @@ export class MqttTransport implements Transport {
       }
     } else if (channel === 'up') {
       // a copy: mqtt.js may reuse the buffer, and the codec views aligned bytes without copying
+      const bytes = Uint8Array.prototype.slice.call(payload);
+      const print = fingerprint(bytes);
+      if (this.lastUp.get(id) === print) {
+        this.redelivered += 1;
+        return;
+      }
+      this.lastUp.set(id, print);
+      this.roundOf.set(bytes, readRound(bytes));
       const list = this.pending.get(id) ?? [];
-      list.push(Uint8Array.prototype.slice.call(payload));
+      list.push(bytes);
       this.pending.set(id, list);
     }
     this.wake?.();
@@ -252,15 +270,6 @@ export class MqttTransport implements Transport {
     return there();
   }
 
-  /** The round a received reply says it is for (undefined when it cannot be read: the runtime judges it). */
-  private roundOf(r: Received): number | undefined {
-    try {
-      return decodeMessage(r as Uint8Array).round;
-    } catch {
-      return undefined;
-    }
-  }
-
   async exchange(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
     if (this.lost) throw this.lost;
     const out: Exchange = { sent: new Map(), received: new Map(), missing: new Map() };
@@ -278,13 +287,14 @@ export class MqttTransport implements Transport {
     await within(Promise.all(sends), timeoutMs);
     if (this.lost) throw this.lost;
     if (!options.replies) return out;
-    // a client has answered once a reply of this round (or one that cannot be read) is in; a late one of an earlier round is not its answer
+    // a client has answered once any reply is in but a late one for a round it missed: that one is not its answer
+    // (a reply that cannot be read, or claims a round it was not asked, is an answer for the runtime to judge)
     const answered = new Set<string>();
     const waiting = () =>
       [...messages.keys()].filter((id) => {
         if (answered.has(id) || out.missing.has(id)) return false;
-        const rounds = (this.pending.get(id) ?? []).map((r) => this.roundOf(r));
-        if (rounds.some((r) => r === undefined || r >= round)) answered.add(id);
+        const late = this.unanswered.get(id);
+        if ((this.pending.get(id) ?? []).some((r) => !late?.has(this.roundOf.get(r as Uint8Array) ?? NaN))) answered.add(id);
         return !answered.has(id);
       });
     for (;;) {
@@ -296,6 +306,15 @@ export class MqttTransport implements Transport {
     for (const id of waiting()) out.missing.set(id, { kind: 'timeout', reason: `did not answer within ${timeoutMs} ms` });
     out.received = this.pending;
     this.pending = new Map();
+    // a late reply, once handed over, settles its round; a round missed now awaits one
+    for (const [id, list] of out.received) for (const r of list) this.unanswered.get(id)?.delete(this.roundOf.get(r as Uint8Array) ?? NaN);
+    for (const id of out.missing.keys()) {
+      let rounds = this.unanswered.get(id);
+      if (!rounds) this.unanswered.set(id, (rounds = new Set()));
+      rounds.add(round);
+      // a client gone for good must not grow this for ever: only recent rounds can still see a late reply
+      if (rounds.size > 16) rounds.delete(rounds.values().next().value as number);
+    }
     return out;
   }
 
@@ -420,7 +439,7 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
         queue = queue.then(async () => {
           try {
             // QoS 1 may deliver a request again (after a reconnect): the same answer goes back, the client is not asked twice
-            const key = requestKey(bytes);
+            const key = fingerprint(bytes);
             const seen = replies.get(key);
             const again = seen !== undefined && seen.request.length === bytes.length && seen.request.every((b, i) => b === bytes[i]);
             const reply = again ? seen.reply : await host.handle(bytes);
