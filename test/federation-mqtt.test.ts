@@ -171,6 +171,19 @@ const BROKERS: BrokerKind[] = [
   { name: 'mosquitto', start: (users) => startMosquitto({ federation: FED, users }) },
 ];
 
+const SERVER_PASSWORD = 'server-secret';
+
+/** A broker that knows the server and these clients, and the server's transport over it; both closed after `body`. */
+async function withBroker<T>(ids: string[], body: (broker: RunningBroker, transport: MqttTransport) => Promise<T>, kind: BrokerKind = BROKERS[0]!, defaultRoundTimeout?: number): Promise<T> {
+  const broker = await kind.start([{ username: SERVER_USER, password: SERVER_PASSWORD, role: 'server' }, ...ids.map((id) => ({ username: id, password: password(id), role: 'client' as const }))]);
+  try {
+    const transport = await MqttTransport.connect({ url: broker.url, federation: FED, username: SERVER_USER, password: SERVER_PASSWORD, clients: ids, defaultRoundTimeout });
+    return await body(broker, transport);
+  } finally {
+    await broker.close();
+  }
+}
+
 /** A broker for these clients (and the server), the run's server over it, the clients as processes. */
 async function federate(
   kind: BrokerKind,
@@ -178,27 +191,27 @@ async function federate(
   clients: Planned[],
   options: { onRound?: (r: RoundRecord, procs: ReturnType<typeof spawnClient>[]) => void; onJoined?: (procs: ReturnType<typeof spawnClient>[]) => void; minClients?: number; roundTimeout?: number; extraIds?: string[]; beforeRun?: (url: string) => Promise<void> } = {},
 ): Promise<{ result: FederationResult; procs: ReturnType<typeof spawnClient>[] }> {
-  const serverPassword = 'server-secret';
   const ids = [...clients.map((c) => c.spec.id), ...(options.extraIds ?? [])];
-  const broker = await kind.start([{ username: SERVER_USER, password: serverPassword, role: 'server' }, ...ids.map((id) => ({ username: id, password: password(id), role: 'client' as const }))]);
-  try {
-    const transport = await MqttTransport.connect({ url: broker.url, federation: FED, username: SERVER_USER, password: serverPassword, clients: ids, defaultRoundTimeout: 30 });
-    const procs = clients.map((c) => spawnClient(broker.url, c, password(c.spec.id)));
-    await options.beforeRun?.(broker.url);
-    const minClients = options.minClients ?? ids.length;
-    // wait for everyone before round 1, so that no round starts without a client that is merely slow to boot
-    await transport.available(minClients, 30_000);
-    options.onJoined?.(procs);
-    const result = await runFederation(SERVERS[algorithm](), transport, {
-      minClients: Math.min(minClients, 2),
-      roundTimeout: options.roundTimeout ?? 30,
-      onRound: (r) => options.onRound?.(r, procs),
-    });
-    await Promise.all(procs.map((p) => Promise.race([p.exited, new Promise((r) => setTimeout(r, 10_000))])));
-    return { result, procs };
-  } finally {
-    await broker.close();
-  }
+  return withBroker(
+    ids,
+    async (broker, transport) => {
+      const procs = clients.map((c) => spawnClient(broker.url, c, password(c.spec.id)));
+      await options.beforeRun?.(broker.url);
+      const minClients = options.minClients ?? ids.length;
+      // wait for everyone before round 1, so that no round starts without a client that is merely slow to boot
+      await transport.available(minClients, 30_000);
+      options.onJoined?.(procs);
+      const result = await runFederation(SERVERS[algorithm](), transport, {
+        minClients: Math.min(minClients, 2),
+        roundTimeout: options.roundTimeout ?? 30,
+        onRound: (r) => options.onRound?.(r, procs),
+      });
+      await Promise.all(procs.map((p) => Promise.race([p.exited, new Promise((r) => setTimeout(r, 10_000))])));
+      return { result, procs };
+    },
+    kind,
+    30,
+  );
 }
 
 /** The same clients' run in process. */
@@ -302,94 +315,88 @@ test('clients publishing garbage are excluded, and the model is the one without 
   const variants: [string, (request: Message, honest: Message) => Uint8Array, RegExp][] = [
     ['mutated', (_r, h) => encodeMessage(h, 'binary').slice(0, 300), /not a valid fedmix Arrow IPC stream/],
     ['oversize', () => new Uint8Array(3 * 2 ** 20), /over the limit/],
-    ['wrong-kind', (r, h) => encodeMessage({ ...h, kind: DEM_KINDS.count, payload: { rows: 10, features: 2 } }, 'binary'), /expected a dem\/kfed-local message, got dem\/count/],
+    ['wrong-kind', (_r, h) => encodeMessage({ ...h, kind: DEM_KINDS.count, payload: { rows: 10, features: 2 } }, 'binary'), /expected a dem\/kfed-local message, got dem\/count/],
     ['replay', (r, h) => encodeMessage({ ...h, round: r.round - 1 }, 'binary'), /is for round 0, not 1/],
     ['impostor', (_r, h) => encodeMessage({ ...h, from: 'h0' }, 'binary'), /claims to come from "h0"/],
   ];
-  const stops: (() => Promise<void>)[] = [];
-  const serverPassword = 'server-secret';
   const ids = [...clients.map((c) => c.spec.id), ...variants.map(([v]) => `r-${v}`)];
-  const broker = await startBroker({ federation: FED, users: [{ username: SERVER_USER, password: serverPassword, role: 'server' }, ...ids.map((id) => ({ username: id, password: password(id), role: 'client' as const }))] });
-  try {
-    for (const [v, garbage] of variants) stops.push(await rogue(broker.url, `r-${v}`, garbage));
-    const transport = await MqttTransport.connect({ url: broker.url, federation: FED, username: SERVER_USER, password: serverPassword, clients: ids });
-    for (const c of clients) spawnClient(broker.url, c, password(c.spec.id));
-    await transport.available(ids.length, 30_000);
-    const result = await runFederation(SERVERS.dem(), transport, { roundTimeout: 30, maxMessageBytes: 2 ** 20 });
-    expect(result.excluded.map((e) => e.client)).toEqual(variants.map(([v]) => `r-${v}`));
-    variants.forEach(([v, , reason], i) => expect(result.excluded[i]!.reason, v).toMatch(reason));
-    expect(numbers('dem', result.model)).toEqual(numbers('dem', inProcess('dem', clients).model));
-  } finally {
-    await Promise.all(stops.map((s) => s()));
-    await broker.close();
-  }
+  await withBroker(ids, async (broker, transport) => {
+    const stops: (() => Promise<void>)[] = [];
+    try {
+      for (const [v, garbage] of variants) stops.push(await rogue(broker.url, `r-${v}`, garbage));
+      for (const c of clients) spawnClient(broker.url, c, password(c.spec.id));
+      await transport.available(ids.length, 30_000);
+      const result = await runFederation(SERVERS.dem(), transport, { roundTimeout: 30, maxMessageBytes: 2 ** 20 });
+      expect(result.excluded.map((e) => e.client)).toEqual(variants.map(([v]) => `r-${v}`));
+      variants.forEach(([v, , reason], i) => expect(result.excluded[i]!.reason, v).toMatch(reason));
+      expect(numbers('dem', result.model)).toEqual(numbers('dem', inProcess('dem', clients).model));
+    } finally {
+      await Promise.all(stops.map((s) => s()));
+    }
+  });
 });
 
 test('a client whose connection drops and comes back within the run takes part again', async () => {
   const clients = plan('dem', 3, 'j');
-  const serverPassword = 'server-secret';
   const ids = clients.map((c) => c.spec.id);
-  const broker = await startBroker({ federation: FED, users: [{ username: SERVER_USER, password: serverPassword, role: 'server' }, ...ids.map((id) => ({ username: id, password: password(id), role: 'client' as const }))] });
   const roles = clients.map((c) => makeClient(c.spec));
   try {
-    const transport = await MqttTransport.connect({ url: broker.url, federation: FED, username: SERVER_USER, password: serverPassword, clients: ids });
-    const drop = new AbortController();
-    const joins = roles.map((role, i) => join({ url: broker.url, federation: FED, client: role, password: password(role.id), signal: i === 1 ? drop.signal : undefined }));
-    const dropped = joins[1]!.catch((e: unknown) => e);
-    let back: Promise<unknown> | undefined;
-    await transport.available(3, 10_000);
-    const result = await runFederation(new DemServer({ nComponents: 4, nFeatures: 2, covarianceType: 'diag', init: 'kfed', seed: 3, maxRounds: 8, tol: 0 }), transport, {
-      roundTimeout: 10,
-      onRound: (r) => {
-        if (r.round === 2) drop.abort();
-        if (r.round === 4) back = join({ url: broker.url, federation: FED, client: roles[1]!, password: password(roles[1]!.id) });
-      },
+    await withBroker(ids, async (broker, transport) => {
+      const drop = new AbortController();
+      const joins = roles.map((role, i) => join({ url: broker.url, federation: FED, client: role, password: password(role.id), signal: i === 1 ? drop.signal : undefined }));
+      const dropped = joins[1]!.catch((e: unknown) => e);
+      let back: Promise<unknown> | undefined;
+      await transport.available(3, 10_000);
+      const result = await runFederation(new DemServer({ nComponents: 4, nFeatures: 2, covarianceType: 'diag', init: 'kfed', seed: 3, maxRounds: 8, tol: 0 }), transport, {
+        roundTimeout: 10,
+        onRound: (r) => {
+          if (r.round === 2) drop.abort();
+          if (r.round === 4) back = join({ url: broker.url, federation: FED, client: roles[1]!, password: password(roles[1]!.id) });
+        },
+      });
+      expect(await dropped).toBeInstanceOf(FederationError);
+      await back;
+      // out for a round or two (a dropout, or simply not online when a round began), then asked again
+      const asked = result.history.map((h) => h.asked);
+      expect(asked.slice(0, 2)).toEqual([3, 3]);
+      expect(Math.min(...asked.slice(2, 5))).toBe(2);
+      expect(asked.at(-1)).toBe(3);
+      expect(result.excluded).toEqual([]);
     });
-    expect(await dropped).toBeInstanceOf(FederationError);
-    await back;
-    // out for a round or two (a dropout, or simply not online when a round began), then asked again
-    const asked = result.history.map((h) => h.asked);
-    expect(asked.slice(0, 2)).toEqual([3, 3]);
-    expect(Math.min(...asked.slice(2, 5))).toBe(2);
-    expect(asked.at(-1)).toBe(3);
-    expect(result.excluded).toEqual([]);
   } finally {
     for (const r of roles) r.dispose();
-    await broker.close();
   }
 });
 
 test('a request the broker delivers twice (QoS 1) is answered once: the copy gets the same reply and the model is unchanged', async () => {
   const clients = plan('mdm', 3, 'q');
-  const serverPassword = 'server-secret';
   const ids = clients.map((c) => c.spec.id);
-  const broker = await startBroker({ federation: FED, users: [{ username: SERVER_USER, password: serverPassword, role: 'server' }, ...ids.map((id) => ({ username: id, password: password(id), role: 'client' as const }))] });
   const roles = clients.map((c) => makeClient(c.spec));
   try {
-    const transport = await MqttTransport.connect({ url: broker.url, federation: FED, username: SERVER_USER, password: serverPassword, clients: ids });
-    // as after a reconnect of a persistent session: the second client's first request arrives twice
-    const mqttClient = (transport as unknown as { client: { publishAsync: (t: string, p: Uint8Array, o: object) => Promise<unknown> } }).client;
-    const publish = mqttClient.publishAsync.bind(mqttClient);
-    let doubled = false;
-    mqttClient.publishAsync = async (topic, payload, options) => {
-      const r = await publish(topic, payload, options);
-      if (!doubled && topic === federationTopics(FED).down(ids[1]!)) {
-        doubled = true;
-        await publish(topic, payload, options);
-      }
-      return r;
-    };
-    const joins = roles.map((role) => join({ url: broker.url, federation: FED, client: role, password: password(role.id) }));
-    await transport.available(3, 10_000);
-    const result = await runFederation(SERVERS.mdm(), transport, { roundTimeout: 10 });
-    const answered = await Promise.all(joins);
-    expect(doubled).toBe(true);
-    expect(result.failures).toEqual([]);
-    // the copy was not handled as a request of its own
-    expect(answered[1]!.answered).toBe(answered[0]!.answered);
-    expect(numbers('mdm', result.model)).toEqual(numbers('mdm', inProcess('mdm', clients).model));
+    await withBroker(ids, async (broker, transport) => {
+      // as after a reconnect of a persistent session: the second client's first request arrives twice
+      const mqttClient = (transport as unknown as { client: { publishAsync: (t: string, p: Uint8Array, o: object) => Promise<unknown> } }).client;
+      const publish = mqttClient.publishAsync.bind(mqttClient);
+      let doubled = false;
+      mqttClient.publishAsync = async (topic, payload, options) => {
+        const r = await publish(topic, payload, options);
+        if (!doubled && topic === federationTopics(FED).down(ids[1]!)) {
+          doubled = true;
+          await publish(topic, payload, options);
+        }
+        return r;
+      };
+      const joins = roles.map((role) => join({ url: broker.url, federation: FED, client: role, password: password(role.id) }));
+      await transport.available(3, 10_000);
+      const result = await runFederation(SERVERS.mdm(), transport, { roundTimeout: 10 });
+      const answered = await Promise.all(joins);
+      expect(doubled).toBe(true);
+      expect(result.failures).toEqual([]);
+      // the copy was not handled as a request of its own
+      expect(answered[1]!.answered).toBe(answered[0]!.answered);
+      expect(numbers('mdm', result.model)).toEqual(numbers('mdm', inProcess('mdm', clients).model));
+    });
   } finally {
     for (const r of roles) r.dispose();
-    await broker.close();
   }
 });

@@ -28,7 +28,6 @@ import {
   partition,
   PHI_GRID,
   runFederationSync,
-  type ClientRole,
   type Encoding,
   type Failure,
   type Message,

@@ -39,18 +39,9 @@ export function maxAbsoluteError(actual: ArrayLike<number>, expected: ArrayLike<
   return worst;
 }
 
-/** xorshift32: a seeded stream of unsigned 32-bit integers for test data, independent of the library's generator. */
-export function xorshift32(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s;
-  };
-}
+import { xorshift32 } from './support/xorshift.mjs';
+
+export { xorshift32 };
 
 /** Seeded data for tests that need some rows: k shifted Gaussian blobs. */
 export function blobs(n: number, d: number, k: number, seed: number, spread = 4): Matrix {

@@ -3,17 +3,12 @@
 // seeds, summarized as plain JSON (every number as computed). `f` is the
 // library's public API (ts/index.ts in the test, dist/ in the recorder).
 
+import { xorshift32 } from './support/xorshift.mjs';
+
 /** xorshift32 uniforms in (0, 1): test data independent of the library's generator. */
 function uniforms(seed) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return (s + 0.5) / 2 ** 32;
-  };
+  const next = xorshift32(seed);
+  return () => (next() + 0.5) / 2 ** 32;
 }
 
 /** n rows around `center` with spread s. */
