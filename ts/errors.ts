@@ -100,3 +100,18 @@ export function errorFromStatus(status: number, name: string | undefined, messag
       return new WasmError(`unexpected status ${status} from the WASM core: ${message}`);
   }
 }
+
+/**
+ * `e` told again by `restate` when it is a fedmix error about the input (any
+ * code but WASM: a trap or a failed allocation is the machine's, not the
+ * input's, and stays as it is); anything else untouched. For catch blocks
+ * that add context or turn a check's verdict into another kind of error.
+ */
+export function restated(e: unknown, restate: (error: FedmixError) => FedmixError): unknown {
+  return e instanceof FedmixError && e.code !== 'WASM' ? restate(e) : e;
+}
+
+/** `e` as the same kind of error with `context` before its message (see restated). */
+export function inContext(e: unknown, context: string): unknown {
+  return restated(e, (x) => new (x.constructor as new (message: string) => FedmixError)(`${context}: ${x.message}`));
+}

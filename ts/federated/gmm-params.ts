@@ -4,7 +4,7 @@
  * FedGenGMM uploads, distributed EM broadcasts) and their check on receipt:
  * shapes, positive weights summing to one, positive-definite covariances.
  */
-import { FedmixError, InvalidMessageError } from '../errors.js';
+import { InvalidMessageError, restated } from '../errors.js';
 import { COVARIANCE_TYPES, covarianceLength, GaussianMixture, type CovarianceType } from '../models/gaussian-mixture.js';
 import { lengthIs } from './messages/checks.js';
 import { f64Array, oneOf, parsePayload, record, wholeNumber } from './messages/schema.js';
@@ -66,7 +66,6 @@ export function receiveGmmParams(p: unknown, who: string | undefined, nFeatures?
   try {
     return GaussianMixture.fromParameters({ covarianceType: t, weights: weights.map((w) => w / total), means: q.means, covariances: q.covariances, nFeatures: d });
   } catch (e) {
-    if (e instanceof FedmixError && e.code !== 'WASM') throw fail(e.message);
-    throw e;
+    throw restated(e, (x) => fail(x.message));
   }
 }

@@ -18,7 +18,7 @@
  * s2 of s2Length values (full: each component's upper triangle, row by row;
  * diag and spherical: (k, d); tied: none). See crates/fedmix-core/src/gmm/stats.rs.
  */
-import { FedmixError, InvalidMessageError } from '../../errors.js';
+import { InvalidMessageError, restated } from '../../errors.js';
 import { COV_CODE, COVARIANCE_TYPES, type CovarianceType, type GaussianMixture } from '../../models/gaussian-mixture.js';
 import { withScope, type Scope } from '../../wasm/memory.js';
 import { GMM_PARAMS, receiveGmmParams } from '../gmm-params.js';
@@ -117,8 +117,7 @@ function coreCheck(call: (s: Scope) => number): void {
   try {
     withScope((s) => s.check(call(s)));
   } catch (e) {
-    if (e instanceof FedmixError && e.code !== 'WASM') throw new InvalidMessageError(e.message);
-    throw e;
+    throw restated(e, (x) => new InvalidMessageError(x.message));
   }
 }
 

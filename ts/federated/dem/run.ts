@@ -5,7 +5,7 @@
  * runFederation.
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
-import { FedmixError, InvalidDataError, InvalidParameterError } from '../../errors.js';
+import { InvalidDataError, InvalidParameterError, restated } from '../../errors.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
@@ -50,8 +50,7 @@ function clientMatrices(clientData: readonly MatrixLike[]): Matrix[] {
     try {
       return Matrix.from(x);
     } catch (e) {
-      if (e instanceof FedmixError) throw new InvalidDataError(`client-${i}: ${e.message}`);
-      throw e;
+      throw restated(e, (x) => new InvalidDataError(`client-${i}: ${x.message}`));
     }
   });
 }

@@ -16,7 +16,7 @@
  * (averaged over the clients that answered both), or after maxRounds EM rounds.
  */
 import { Matrix } from '../../data/matrix.js';
-import { FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { inContext, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { COV_CODE, COVARIANCE_TYPES, GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import { flattenNumeric, requireInteger, requireNumber, requireOneOf, seedParts, type NumericArray } from '../../validate.js';
@@ -364,8 +364,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       gm.fit(x);
     } catch (e) {
       gm.dispose();
-      if (e instanceof FedmixError) throw new (e.constructor as new (m: string) => FedmixError)(`subset initialization on ${n} rows: ${e.message}`);
-      throw e;
+      throw inContext(e, `subset initialization on ${n} rows`);
     }
     this.startEm(gm);
   }

@@ -4,7 +4,7 @@
  * (clients may differ), and uploads the parameters with its row count, once.
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
-import { FedmixError, InvalidParameterError, NotFittedError } from '../../errors.js';
+import { inContext, InvalidParameterError, NotFittedError } from '../../errors.js';
 import { COVARIANCE_TYPES, type CovarianceType, type GaussianMixture } from '../../models/gaussian-mixture.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { requireInteger, requireNumber, requireOneOf } from '../../validate.js';
@@ -109,8 +109,7 @@ export class FedGenGMMClient implements ClientRole {
       try {
         this.train();
       } catch (e) {
-        if (e instanceof FedmixError && e.code !== 'WASM') throw new (e.constructor as new (msg: string) => FedmixError)(`local training failed: ${e.message}`);
-        throw e;
+        throw inContext(e, 'local training failed');
       }
       return LOCAL_MODEL.create(this.id, m.round, this.upload());
     }

@@ -20,7 +20,7 @@
  * InvalidMessageError.check (what a server under privacy passes on) and the
  * client's values in the message.
  */
-import { FedmixError, InvalidMessageError } from '../../errors.js';
+import { InvalidMessageError, restated } from '../../errors.js';
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { digammaDiff, lgamma, lnRisingFactorial } from '../../special/gamma.js';
 import { lengthIs } from '../messages/checks.js';
@@ -179,8 +179,7 @@ export function modelOf(q: MdmParams, maxCells = MDM_MAX_CELLS): DirichletMultin
   try {
     return new DirichletMultinomialMixture({ tau: q.tau, alpha: rows(q.alpha, c), pi: rows(q.pi, nMax) });
   } catch (e) {
-    if (e instanceof FedmixError && e.code !== 'WASM') throw new InvalidMessageError(e.message);
-    throw e;
+    throw restated(e, (x) => new InvalidMessageError(x.message));
   }
 }
 
