@@ -5,7 +5,7 @@
 // 3x faster.
 //
 // "kernel": the clients' statistics of all 10,000 histograms summed in one
-// WASM call (fm_mdm_round_stats: eq 12's responsibilities through log rising
+// WASM call (fm_mdm_prepare, then fm_mdm_round_stats: eq 12's responsibilities through log rising
 // factorials, eqs 13-14 through digamma differences against a psi(alpha)
 // computed once) plus the server update (fm_mdm_update), copies into WASM
 // included: what numpy's vectorized round computes. "federated": the same
@@ -61,7 +61,12 @@ export function kernelRound(w, counts, model) {
     const sp = keep(put(sizes), M);
     const [tau, alpha, pi] = [keep(put(model.tau), K), keep(put(model.alpha), K * C), keep(put(model.pi), K * N_MAX)];
     const [omega, e, u, v, extra] = [keep(f64(K), K), keep(f64(K * N_MAX), K * N_MAX), keep(f64(K * C), K * C), keep(f64(K), K), keep(f64(3), 3)];
-    if (w.fm_mdm_round_stats(K, C, N_MAX, tau, alpha, pi, cp, sp, M, Infinity, omega, e, u, v, extra) !== 0) throw new Error('fm_mdm_round_stats failed');
+    const handle = keep(f64(1), 1);
+    if (w.fm_mdm_prepare(K, C, N_MAX, tau, alpha, pi, handle) !== 0) throw new Error('fm_mdm_prepare failed');
+    const prepared = new Uint32Array(w.memory.buffer, handle, 1)[0];
+    const status = w.fm_mdm_round_stats(prepared, cp, sp, M, Infinity, omega, e, u, v, extra);
+    w.fm_mdm_prepared_free(prepared);
+    if (status !== 0) throw new Error('fm_mdm_round_stats failed');
     const [t2, a2, p2, fl] = [keep(f64(K), K), keep(f64(K * C), K * C), keep(f64(K * N_MAX), K * N_MAX), keep(f64(1), 1)];
     if (w.fm_mdm_update(K, C, N_MAX, tau, alpha, pi, omega, e, u, v, M, 0, t2, a2, p2, fl) !== 0) throw new Error('fm_mdm_update failed');
     const out = new Float64Array(w.memory.buffer, a2, K * C).slice();

@@ -247,7 +247,14 @@ describe('against the plain numpy reference (scripts/mdm_reference.py)', () => {
     // the batch kernel gives the same sums, and the update matches numpy's
     const next = withScope((s) => {
       const [omega, e, u, v, extra] = [s.f64(k), s.f64(k * nMax), s.f64(k * c), s.f64(k), s.f64(3)];
-      s.check(s.w.fm_mdm_round_stats(k, c, nMax, ...model.pointers(s), s.f64From(fx.counts), s.f64From(sizes), m, Infinity, omega, e, u, v, extra));
+      const handle = s.u32(1);
+      s.check(s.w.fm_mdm_prepare(k, c, nMax, ...model.pointers(s), handle));
+      const prepared = s.readU32(handle, 1)[0]!;
+      try {
+        s.check(s.w.fm_mdm_round_stats(prepared, s.f64From(fx.counts), s.f64From(sizes), m, Infinity, omega, e, u, v, extra));
+      } finally {
+        s.w.fm_mdm_prepared_free(prepared);
+      }
       expect(maxRelativeError(s.readF64(u, k * c), sum.u, 1e-12)).toBeLessThan(1e-13);
       expect(s.readF64(extra, 3)[2]).toBe(m);
       const [tau, alpha, pi, flags] = [s.f64(k), s.f64(k * c), s.f64(k * nMax), s.f64(1)];

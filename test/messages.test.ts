@@ -25,6 +25,8 @@ import {
   type Message,
 } from '../ts/index.js';
 import { decodeArrow, encodeArrow } from '../ts/federated/messages/arrow-ipc.js';
+import { nonZeros } from '../ts/federated/messages/sparse.js';
+import { SecureSum } from '../ts/federated/aggregate.js';
 import { xorshift32 } from './helpers.js';
 
 beforeAll(async () => {
@@ -204,6 +206,71 @@ describe('on receipt', () => {
     expect(() => decodeMessage(encodeArrow(unused, columns))).toThrow(/carries a column nothing refers to/);
     const list = new List(new Field('item', new Int32(), false));
     expect(String(list)).toBe('List<Int32>');
+  });
+});
+
+describe('mostly-zero arrays travel sparse', () => {
+  const mostlyZero = <T extends Float64Array | Float32Array | Int32Array | Uint32Array>(make: new (n: number) => T): T => {
+    const a = new make(1000);
+    a[3] = 7;
+    a[500] = 2;
+    a[999] = 1;
+    return a;
+  };
+
+  test('as (indices, values) column pairs that apache-arrow reads, back to the same dense arrays of each type', () => {
+    const m = message('x/sparse', 'a', 2, { f64: mostlyZero(Float64Array), f32: mostlyZero(Float32Array), i32: mostlyZero(Int32Array), u32: mostlyZero(Uint32Array), dense: new Float64Array(100).fill(1) });
+    const bytes = encodeMessage(m, 'binary');
+    // 4 x 1000 values would be 20 kB dense; 3 non-zeros each, plus the dense 800 bytes and the framing
+    expect(bytes.length).toBeLessThan(4000);
+    expect(decodeMessage(bytes)).toEqual(m);
+    const t = tableFromIPC(bytes);
+    expect(t.schema.fields.map((f) => `${f.name}: ${String(f.type)}`)).toContain('payload.f64.indices: List<Uint32>');
+    expect(Array.from(t.getChild('payload.f64.indices')!.get(0)!.toArray() as Uint32Array)).toEqual([3, 500, 999]);
+    expect(Array.from(t.getChild('payload.f64.values')!.get(0)!.toArray() as Float64Array)).toEqual([7, 2, 1]);
+    expect(JSON.parse(decodeArrow(bytes).header).payload.f64).toEqual({ $sparse: 0, length: 1000 });
+    // an array that is not mostly zeros stays one column
+    expect(t.getChild('payload.dense')).not.toBeNull();
+  });
+
+  test('a decoded sparse array says where its non-zeros are; the checks and sums that use it agree with the dense path', () => {
+    const a = mostlyZero(Float64Array);
+    const decoded = decodeMessage(encodeMessage(message('x/s', 'a', 1, { a }), 'binary')).payload as { a: Float64Array };
+    expect(Array.from(nonZeros(decoded.a)!)).toEqual([3, 500, 999]);
+    expect(nonZeros(a)).toBeUndefined();
+    const dense = new SecureSum({ a: 1000 });
+    const sparse = new SecureSum({ a: 1000 });
+    for (let i = 0; i < 3; i++) {
+      dense.add({ a });
+      sparse.add({ a: decoded.a });
+    }
+    expect(sparse.release()).toEqual(dense.release());
+    // a NaN among the values is refused on the sending side, as in a dense array
+    const bad = mostlyZero(Float64Array);
+    bad[500] = NaN;
+    expect(() => encodeMessage(message('x/s', 'a', 1, { bad }), 'binary')).toThrow(/cannot send NaN in payload.bad\[500\]/);
+  });
+
+  test('a zero travels as +0, as on the JSON wire', () => {
+    const a = mostlyZero(Float64Array);
+    a[10] = -0;
+    const back = decodeMessage(encodeMessage(message('x/s', 'a', 1, { a }), 'binary')).payload as { a: Float64Array };
+    expect(Object.is(back.a[10], 0)).toBe(true);
+    expect(JSON.parse(encodeMessage(message('x/s', 'a', 1, { a }))).payload.a[10]).toBe(0);
+  });
+
+  test('malformed sparse pairs are refused: indices out of order or range, lengths that do not match, a float index column', () => {
+    const m = message('x/s', 'a', 1, { a: mostlyZero(Float64Array) });
+    const { header, columns } = decodeArrow(encodeMessage(m, 'binary'));
+    const withIndices = (indices: Uint32Array | Float64Array, values = columns[1]!.values) => encodeArrow(header, [{ ...columns[0]!, values: indices }, { ...columns[1]!, values }]);
+    expect(() => decodeMessage(withIndices(new Uint32Array([500, 3, 999])))).toThrow(/sparse indices out of order or out of range/);
+    expect(() => decodeMessage(withIndices(new Uint32Array([3, 3, 999])))).toThrow(/sparse indices out of order or out of range/);
+    expect(() => decodeMessage(withIndices(new Uint32Array([3, 500, 1000])))).toThrow(/sparse indices out of order or out of range/);
+    expect(() => decodeMessage(withIndices(new Uint32Array([3, 500])))).toThrow(/indices and values do not match/);
+    expect(() => decodeMessage(withIndices(new Float64Array([3, 500, 999])))).toThrow(/indices and values do not match/);
+    expect(() => decodeMessage(encodeArrow(header.replace('"length":1000', '"length":2'), columns))).toThrow(/impossible length/);
+    expect(() => decodeMessage(encodeArrow(header.replace('"length":1000', '"length":1.5'), columns))).toThrow(/impossible length/);
+    expect(() => decodeMessage(encodeArrow(header.replace('"$sparse":0', '"$sparse":1'), columns))).toThrow(/missing or repeated column/);
   });
 });
 

@@ -311,9 +311,17 @@ describe('failures and the policy', () => {
   });
 
   test('an oversize reply is refused before it is decoded', () => {
-    const big = new Client('big', 1, (_m, h) => ({ ...h, payload: { values: new Float64Array(20_000) } }) as Message);
+    const big = new Client('big', 1, (_m, h) => ({ ...h, payload: { values: new Float64Array(20_000).fill(1) } }) as Message);
     const r = runFederationSync(new SumServer(1), [...clients(2), big], { maxMessageBytes: 64 * 1024 });
     expect(r.excluded[0]!.reason).toMatch(/big: a message of \d+ bytes is over the limit of 65536 bytes/);
+  });
+
+  test('a small binary reply whose sparse arrays would decode beyond the limit is refused while decoding', () => {
+    // 20,000 zeros travel as an empty sparse pair: a few hundred bytes that claim 160 kB
+    const bomb = new Client('bomb', 1, (_m, h) => ({ ...h, payload: { values: new Float64Array(20_000) } }) as Message);
+    const r = runFederationSync(new SumServer(1), [...clients(2), bomb], { maxMessageBytes: 64 * 1024 });
+    expect(r.traffic.bytesUp).toBeLessThan(64 * 1024);
+    expect(r.excluded.map((e) => e.reason)).toEqual(['bomb: a binary message expands beyond the size limit once its sparse arrays are decoded']);
   });
 
   test('policy and server mistakes are typed errors', () => {

@@ -8,19 +8,39 @@
  */
 import { InvalidMessageError, InvalidParameterError } from '../errors.js';
 import type { Rng } from '../random.js';
+import { nonZeros } from './messages/sparse.js';
+
+/** Whether every total[i] + v[i] is finite (only at `listed` when given: elsewhere v is +0 and the total finite already). */
+function sumsFinite(total: Float64Array, v: ArrayLike<number>, listed: Uint32Array | undefined): boolean {
+  if (listed) {
+    let s = 0;
+    for (let j = 0; j < listed.length; j++) s += (total[listed[j]!]! + v[listed[j]!]!) * 0;
+    return s === 0;
+  }
+  // four running sums, as codec.ts allFinite
+  const n = total.length;
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    s0 += (total[i]! + v[i]!) * 0;
+    s1 += (total[i + 1]! + v[i + 1]!) * 0;
+    s2 += (total[i + 2]! + v[i + 2]!) * 0;
+    s3 += (total[i + 3]! + v[i + 3]!) * 0;
+  }
+  for (; i < n; i++) s0 += (total[i]! + v[i]!) * 0;
+  return s0 + s1 + s2 + s3 === 0;
+}
 
 export class SecureSum {
   private readonly totals = new Map<string, Float64Array>();
-  /** the next totals, computed in full before any is kept (a refused contribution changes nothing) */
-  private readonly scratch = new Map<string, Float64Array>();
   private contributions = 0;
 
   /** `shape`: each field's number of values. */
   constructor(shape: Record<string, number>) {
-    for (const [name, len] of Object.entries(shape)) {
-      this.totals.set(name, new Float64Array(len));
-      this.scratch.set(name, new Float64Array(len));
-    }
+    for (const [name, len] of Object.entries(shape)) this.totals.set(name, new Float64Array(len));
   }
 
   /** Contributions added so far. */
@@ -38,17 +58,22 @@ export class SecureSum {
       const v = contribution[name];
       if (!v || v.length !== total.length) throw new InvalidParameterError(`a contribution's ${name} must hold ${total.length} values`);
     }
+    // every new total is checked before any is kept: a refused contribution changes nothing
     for (const [name, total] of this.totals) {
       const v = contribution[name]!;
-      const next = this.scratch.get(name)!;
-      let check = 0;
-      for (let i = 0; i < total.length; i++) check += (next[i] = total[i]! + v[i]!) * 0;
-      if (check !== 0) {
-        const i = next.findIndex((x) => !Number.isFinite(x));
+      if (!sumsFinite(total, v, nonZeros(v))) {
+        let i = 0;
+        while (Number.isFinite(total[i]! + v[i]!)) i++;
         throw new InvalidMessageError(`a contribution would make the total of ${name}[${i}] non-finite`, 'its contribution would make a sum non-finite');
       }
     }
-    for (const [name, total] of this.totals) total.set(this.scratch.get(name)!);
+    for (const [name, total] of this.totals) {
+      const v = contribution[name]!;
+      // a contribution that arrived sparse adds only its listed entries (the rest are +0)
+      const listed = nonZeros(v);
+      if (listed) for (let j = 0; j < listed.length; j++) total[listed[j]!]! += v[listed[j]!]!;
+      else for (let i = 0; i < total.length; i++) total[i]! += v[i]!;
+    }
     this.contributions += 1;
   }
 

@@ -100,9 +100,11 @@ export interface WasmExports {
     k: number, c: number, nMax: number, counts: number, sizes: number, m: number, components: number, outE: number, outP: number,
     outQ: number,
   ): number;
+  fm_mdm_prepare(k: number, c: number, nMax: number, tau: number, alpha: number, pi: number, outHandle: number): number;
+  fm_mdm_prepared_free(h: number): void;
   fm_mdm_round_stats(
-    k: number, c: number, nMax: number, tau: number, alpha: number, pi: number, counts: number, sizes: number, m: number,
-    clip: number, outOmega: number, outE: number, outU: number, outV: number, outExtra: number,
+    h: number, counts: number, sizes: number, m: number, clip: number, outOmega: number, outE: number, outU: number, outV: number,
+    outExtra: number,
   ): number;
   fm_mdm_initialize(
     k: number, c: number, nMax: number, e: number, p: number, q: number, clients: number, noisy: number, outTau: number,

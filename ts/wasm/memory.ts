@@ -169,6 +169,11 @@ export class OwnedHandle {
     return this.held === undefined;
   }
 
+  /** Whether ptr can be used: not disposed, and from the running instance (not one a trap reset). */
+  get live(): boolean {
+    return this.held !== undefined && this.held.generation === currentInstanceOrUndefined()?.generation;
+  }
+
   dispose(): void {
     const held = this.held;
     if (!held) return;

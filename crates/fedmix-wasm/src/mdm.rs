@@ -126,22 +126,41 @@ pub unsafe extern "C" fn fm_mdm_init_stats(
     })())
 }
 
-/// Algorithm 2's sums of m clients under the model: omega (k), E (k x n_max),
-/// u (k x c), v (k), and out_extra = [log-likelihood of the supported
-/// clients, unsupported clients, clients]. `clip` bounds each client's (u, v)
-/// norm (Infinity: no clipping).
+/// A model prepared for client statistics (fedmix_core::mdm::client::Prepared),
+/// kept in WASM memory across calls: the clients of a round in one process
+/// share it, and once enough have used it, the per-count terms are tabulated.
 ///
 /// # Safety
 /// Pointers cover the shapes.
 #[no_mangle]
+pub unsafe extern "C" fn fm_mdm_prepare(k: usize, c: usize, n_max: usize, tau: *const f64, alpha: *const f64, pi: *const f64, out_handle: *mut usize) -> i32 {
+    status((|| {
+        let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
+        *out_handle = Box::into_raw(Box::new(Prepared::new(&model))) as usize;
+        Ok(())
+    })())
+}
+
+/// # Safety
+/// `h` is 0 or a handle from fm_mdm_prepare, freed once.
+#[no_mangle]
+pub unsafe extern "C" fn fm_mdm_prepared_free(h: *mut Prepared) {
+    if !h.is_null() {
+        drop(Box::from_raw(h));
+    }
+}
+
+/// Algorithm 2's sums of m clients under a prepared model: omega (k), E
+/// (k x n_max), u (k x c), v (k), and out_extra = [log-likelihood of the
+/// supported clients, unsupported clients, clients]. `clip` bounds each
+/// client's (u, v) norm (Infinity: no clipping).
+///
+/// # Safety
+/// `h` is a live handle from fm_mdm_prepare; pointers cover the model's shapes.
+#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_mdm_round_stats(
-    k: usize,
-    c: usize,
-    n_max: usize,
-    tau: *const f64,
-    alpha: *const f64,
-    pi: *const f64,
+    h: *mut Prepared,
     counts: *const f64,
     sizes: *const f64,
     m: usize,
@@ -153,10 +172,12 @@ pub unsafe extern "C" fn fm_mdm_round_stats(
     out_extra: *mut f64,
 ) -> i32 {
     status((|| {
-        let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
+        let prep = &mut *h;
+        let (k, c, n_max) = (prep.model.k, prep.model.c, prep.model.n_max);
         let cells = mdm_cells(m, c)?;
+        prep.serve(m);
         let mut acc = RoundStats::zeros(k, c, n_max);
-        mdm_client::round_statistics(&Prepared::for_batch(&model, m), f64s(counts, cells), f64s(sizes, m), m, clip, &mut acc)?;
+        mdm_client::round_statistics(prep, f64s(counts, cells), f64s(sizes, m), m, clip, &mut acc)?;
         f64s_mut(out_omega, k).copy_from_slice(&acc.omega);
         f64s_mut(out_e, k * n_max).copy_from_slice(&acc.e);
         f64s_mut(out_u, k * c).copy_from_slice(&acc.u);

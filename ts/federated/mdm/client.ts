@@ -10,8 +10,9 @@ import { InvalidDataError, InvalidMessageError, InvalidParameterError } from '..
 import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { requireInteger } from '../../validate.js';
-import { withScope } from '../../wasm/memory.js';
+import { OwnedHandle, withScope, type HandleLabel } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
+import { densify } from '../messages/sparse.js';
 import type { ClientRole } from '../runtime/roles.js';
 import {
   checkShape,
@@ -40,19 +41,43 @@ export interface MdmClientOptions {
   maxCells?: number;
 }
 
+/** A broadcast model, checked, with its prepared form in WASM memory (made on first use). */
+interface Broadcast {
+  read: ReturnType<typeof readModelBroadcast>;
+  prepared?: OwnedHandle;
+}
+
+const PREPARED_LABEL: HandleLabel = { what: 'a prepared MDM model', renew: 'the next request prepares a new one', redo: 'the next request prepares a new one' };
+
 /**
  * Checked models by the broadcast they came in: in process, the clients of a
  * round share one read-only request (InProcessTransport), so the model is
- * checked and built once per round, not once per client.
+ * checked, built and prepared in WASM once per round, not once per client.
+ * A prepared model is freed when the transport releases the broadcast (or,
+ * failing that, when the broadcast is collected).
  */
-const models = new WeakMap<ModelBroadcast, ReturnType<typeof readModelBroadcast>>();
+const broadcasts = new WeakMap<ModelBroadcast, Broadcast>();
 
-function broadcastModel(request: ModelBroadcast, maxCells: number): ReturnType<typeof readModelBroadcast> {
+function broadcastModel(request: ModelBroadcast, maxCells: number): Broadcast {
   // each client's own limit on what it accepts, before anything is shared
   checkShape(request.model, maxCells);
-  let m = models.get(request);
-  if (!m) models.set(request, (m = readModelBroadcast(request, maxCells)));
-  return m;
+  let b = broadcasts.get(request);
+  if (!b) broadcasts.set(request, (b = { read: readModelBroadcast(request, maxCells) }));
+  return b;
+}
+
+/** The broadcast's model in WASM memory, prepared for client statistics (again after a trap reset the instance). */
+function prepared(b: Broadcast): number {
+  if (!b.prepared?.live) {
+    const model = b.read.model;
+    const ptr = withScope((s) => {
+      const out = s.u32(1);
+      s.check(s.w.fm_mdm_prepare(model.nComponents, model.nCategories, model.maxCount, ...model.pointers(s), out));
+      return s.readU32(out, 1)[0]!;
+    });
+    b.prepared = new OwnedHandle(ptr, (w, p) => w.fm_mdm_prepared_free(p), PREPARED_LABEL);
+  }
+  return b.prepared.ptr;
 }
 
 export class MdmClient implements ClientRole {
@@ -135,19 +160,31 @@ export class MdmClient implements ClientRole {
   }
 
   private statistics(request: ModelBroadcast): StatsReply {
-    const { model, clip, logLikelihood } = broadcastModel(request, this.maxCells);
+    const broadcast = broadcastModel(request, this.maxCells);
+    const { model, clip, logLikelihood } = broadcast.read;
     const { nComponents: k, nCategories: c, maxCount: nMax } = model;
     this.fits(c, nMax);
+    const handle = prepared(broadcast);
     return withScope((s) => {
-      const [omega, e, u, v, extra] = [s.f64(k), s.f64(k * nMax), s.f64(k * c), s.f64(k), s.f64(3)];
-      s.check(
-        s.w.fm_mdm_round_stats(k, c, nMax, ...model.pointers(s), s.f64From(this.counts), s.f64From([this.size]), 1, clip ?? Infinity, omega, e, u, v, extra),
-      );
-      const reply: StatsReply = { omega: s.readF64(omega, k), e: s.readF64(e, k * nMax), u: s.readF64(u, k * c), v: s.readF64(v, k) };
+      // omega (k), u (k x C), v (k), extra (3) in one block, read back in one copy; E apart
+      const out = s.f64(2 * k + k * c + 3);
+      const e = s.f64(k * nMax);
+      s.check(s.w.fm_mdm_round_stats(handle, s.f64From(this.counts), s.f64From([this.size]), 1, clip ?? Infinity, out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
+      const all = s.readF64(out, 2 * k + k * c + 3);
+      // E^i is omega^i in column n, zero elsewhere: read as that column, it travels sparse (messages/sparse.ts)
+      const dense = new Float64Array(s.w.memory.buffer, e, k * nMax);
+      const column = new Uint32Array(k);
+      const values = new Float64Array(k);
+      for (let q = 0; q < k; q++) values[q] = dense[(column[q] = q * nMax + this.size - 1)]!;
+      const reply: StatsReply = {
+        omega: all.subarray(0, k),
+        e: densify(column, values, k * nMax) as Float64Array,
+        u: all.subarray(k, k + k * c),
+        v: all.subarray(k + k * c, 2 * k + k * c),
+      };
       if (logLikelihood) {
-        const [ll, unsupported] = s.readF64(extra, 2);
-        reply.logLikelihood = ll!;
-        reply.unsupported = unsupported!;
+        reply.logLikelihood = all[2 * k + k * c]!;
+        reply.unsupported = all[2 * k + k * c + 1]!;
       }
       return reply;
     });
@@ -162,6 +199,11 @@ export class MdmClient implements ClientRole {
     // scores count only where every candidate gives the client a positive probability, so all are compared on the same clients
     const counted = ll.every((x) => x > -Infinity);
     return { logLikelihood: Float64Array.from(ll, (x) => (counted ? x : 0)), counted: counted ? 1 : 0 };
+  }
+
+  /** A broadcast's prepared model is freed once every client that got it has answered. */
+  requestDone(request: Message): void {
+    if (request.kind === MDM_KINDS.model) broadcasts.get(request.payload as ModelBroadcast)?.prepared?.dispose();
   }
 
   /** Frees the client's generator. */

@@ -24,6 +24,7 @@ import { InvalidMessageError, restated } from '../../errors.js';
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { digammaDiff, lgamma, lnRisingFactorial } from '../../special/gamma.js';
 import { lengthIs } from '../messages/checks.js';
+import { nonZeros } from '../messages/sparse.js';
 import { defineMessage, f64Array, finiteNumber, flag, listOf, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
 import { defineProtocol } from '../runtime/roles.js';
 
@@ -144,8 +145,9 @@ function refuse(check: string, detail: string): InvalidMessageError {
 }
 
 function nonNegative(name: string, v: Float64Array): void {
-  const i = v.findIndex((x) => x < 0);
-  if (i >= 0) throw refuse(`${name} has a negative entry`, `${name}[${i}] is ${v[i]}; it must be >= 0`);
+  for (let i = 0; i < v.length; i++) {
+    if (v[i]! < 0) throw refuse(`${name} has a negative entry`, `${name}[${i}] is ${v[i]}; it must be >= 0`);
+  }
 }
 
 /** |a - b| within a relative tolerance of the larger (sums of rounded terms). */
@@ -348,7 +350,10 @@ export function readStats(
   const total = omega.reduce((a, b) => a + b, 0);
   if (!near(total, 1)) throw refuse('omega does not sum to 1', `omega sums to ${total}; a client's component probabilities sum to 1`);
   let col = -1;
-  for (let i = 0; i < e.length; i++) {
+  // where e arrived sparse, only its listed entries can be non-zero
+  const listed = nonZeros(e);
+  for (let j = 0, end = listed ? listed.length : e.length; j < end; j++) {
+    const i = listed ? listed[j]! : j;
     if (e[i] === 0 || i % s.nMax === col) continue;
     if (col >= 0) throw refuse('e has non-zero entries in more than one column', 'e has non-zero entries in two or more columns; a client has one size');
     col = i % s.nMax;

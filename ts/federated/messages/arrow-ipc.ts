@@ -5,7 +5,8 @@
  * Column "header" (utf8) holds the envelope and the payload's small fields as
  * JSON, with a placeholder {"$col": i} where a numeric array was; each numeric
  * array is column i, a list of float64, float32, int32, uint32 or uint8 named
- * by its path in the message ("payload.s1").
+ * by its path in the message ("payload.s1"); a sparse array is two such
+ * columns, "<path>.indices" (uint32) and "<path>.values" (codec.ts decides).
  *
  * Why not apache-arrow's tableToIPC/tableFromIPC per message: they cost about
  * 50 and 40 us per small message here (Table, schema and writer machinery),
@@ -114,63 +115,40 @@ function setInt64(v: DataView, p: number, x: number): void {
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
+const encoder = new TextEncoder();
+const ASCII = /^[\x00-\x7f]*$/;
+
 /**
- * Everything of a message's stream but its header text and its values: the
- * schema message, the record batch's metadata, and where the text, the
- * offsets and the values go. It depends only on the layout, the lengths and
- * the text's length, so a round of like messages builds it once.
+ * One message as an Arrow IPC stream: `header` (JSON text) and the numeric
+ * columns, in order. The schema message comes from a cache (one per layout);
+ * the record batch's metadata is written straight into the output, and the
+ * values are copied once, into the returned bytes.
  */
-interface Frame {
-  /** schema message + record batch metadata (the bytes before the body) */
-  prefix: Uint8Array;
-  total: number;
-  /** body offsets (absolute) of the header's offsets, the header's text, and each column's offsets and values */
-  textOffsetsAt: number;
-  textAt: number;
-  columnOffsetsAt: number[];
-  valuesAt: number[];
-  eosAt: number;
-}
-
-const frameCache = new Lru<string, Frame>(256);
-
-function frameFor(columns: readonly Column[], types: readonly ElementType[], textLength: number): Frame {
-  let key = String(textLength);
-  for (let i = 0; i < columns.length; i++) key += `\u0001${columns[i]!.name}\u0000${types[i]}\u0000${columns[i]!.values.length}`;
-  let frame = frameCache.get(key);
-  if (frame) return frame;
+export function encodeArrow(header: string, columns: readonly Column[]): Uint8Array {
+  const types = columns.map((c) => elementType(c.values)!);
+  // JSON text is almost always ASCII: then its UTF-8 length is its length
+  const text = ASCII.test(header) ? undefined : encoder.encode(header);
+  const textLength = text ? text.length : header.length;
   const schema = schemaMessage(columns, types);
   const nCols = columns.length;
-  // body: header (validity 0, offsets 8, data), then per column list validity 0, offsets 8, child validity 0, values
-  const buffers: [number, number][] = [];
-  let body = 0;
-  const buffer = (length: number) => {
-    buffers.push([body, length]);
-    body += pad8(length);
-  };
-  buffer(0);
-  buffer(8);
-  buffer(textLength);
-  for (let i = 0; i < nCols; i++) {
-    buffer(0);
-    buffer(8);
-    buffer(0);
-    buffer(columns[i]!.values.byteLength);
-  }
   const nodes = 1 + 2 * nCols;
+  const nBuffers = 3 + 4 * nCols;
   // the record batch flatbuffer, laid out forward (offsets point ahead, vtables behind):
   //   0 root offset | 8 Message vtable (12) | 24 Message table (24) | 48 RecordBatch vtable (10)
   //   64 RecordBatch table (24) | 92 nodes vector | buffers vector
   const nodesAt = 92; // its count at 92, its 16-byte elements 8-aligned from 96
   const buffersAt = nodesAt + 4 + 16 * nodes + 4; // length 4 bytes before 8-aligned elements
-  const fbLength = pad8(buffersAt + 4 + 16 * buffers.length);
-  const prefix = new Uint8Array(schema.length + 8 + fbLength);
-  prefix.set(schema, 0);
-  const v = new DataView(prefix.buffer);
-  const p = schema.length;
-  v.setUint32(p, CONTINUATION, true);
-  v.setInt32(p + 4, fbLength, true);
-  const fb = p + 8;
+  const fbLength = pad8(buffersAt + 4 + 16 * nBuffers);
+  // body: header (validity 0, offsets 8, text), then per column list validity 0, offsets 8, child validity 0, values
+  let bodyLength = 8 + pad8(textLength);
+  for (const c of columns) bodyLength += 8 + pad8(c.values.byteLength);
+  const fb = schema.length + 8;
+  const bodyAt = fb + fbLength;
+  const out = new Uint8Array(bodyAt + bodyLength + 8);
+  out.set(schema, 0);
+  const v = new DataView(out.buffer);
+  v.setUint32(schema.length, CONTINUATION, true);
+  v.setInt32(schema.length + 4, fbLength, true);
   // root -> Message table at 24
   v.setUint32(fb, 24, true);
   // Message vtable at 8: vtable size, table size, version@16, header_type@18, header@4, bodyLength@8
@@ -183,7 +161,7 @@ function frameFor(columns: readonly Column[], types: readonly ElementType[], tex
   // Message table at 24
   v.setInt32(fb + 24, 24 - 8, true);
   v.setUint32(fb + 28, 64 - 28, true);
-  setInt64(v, fb + 32, body);
+  setInt64(v, fb + 32, bodyLength);
   v.setInt16(fb + 40, METADATA_V5, true);
   v.setUint8(fb + 42, HEADER_RECORD_BATCH);
   // RecordBatch vtable at 48: length@8, nodes@4, buffers@16
@@ -197,65 +175,40 @@ function frameFor(columns: readonly Column[], types: readonly ElementType[], tex
   v.setUint32(fb + 68, nodesAt - 68, true);
   setInt64(v, fb + 72, 1);
   v.setUint32(fb + 80, buffersAt - 80, true);
-  // nodes: the header (one row), then per column the list (one row) and its values
+  // nodes: the header (one row), then per column the list (one row) and its values (null counts 0: already zero)
   v.setUint32(fb + nodesAt, nodes, true);
-  let q = fb + nodesAt + 4;
-  const node = (length: number) => {
-    setInt64(v, q, length); // null count 0: already zero
-    q += 16;
-  };
-  node(1);
+  let node = fb + nodesAt + 4;
+  setInt64(v, node, 1);
   for (const c of columns) {
-    node(1);
-    node(c.values.length);
+    setInt64(v, (node += 16), 1);
+    setInt64(v, (node += 16), c.values.length);
   }
-  v.setUint32(fb + buffersAt, buffers.length, true);
-  q = fb + buffersAt + 4;
-  for (const [offset, length] of buffers) {
-    setInt64(v, q, offset);
-    setInt64(v, q + 8, length);
-    q += 16;
-  }
-  const at = prefix.length;
-  frame = {
-    prefix,
-    total: at + body + 8,
-    textOffsetsAt: at + buffers[1]![0],
-    textAt: at + buffers[2]![0],
-    columnOffsetsAt: columns.map((_, i) => at + buffers[3 + 4 * i + 1]![0]),
-    valuesAt: columns.map((_, i) => at + buffers[3 + 4 * i + 3]![0]),
-    eosAt: at + body,
+  // buffers (offset, length) as the body is written: a list's offsets are [0, length] of its one row
+  v.setUint32(fb + buffersAt, nBuffers, true);
+  let entry = fb + buffersAt + 4;
+  let body = 0;
+  const buffer = (length: number): number => {
+    setInt64(v, entry, body);
+    setInt64(v, entry + 8, length);
+    entry += 16;
+    const at = bodyAt + body;
+    body += pad8(length);
+    return at;
   };
-  frameCache.set(key, frame);
-  return frame;
-}
-
-const encoder = new TextEncoder();
-const ASCII = /^[\x00-\x7f]*$/;
-
-/**
- * One message as an Arrow IPC stream: `header` (JSON text) and the numeric
- * columns, in order. Values are copied once, into the returned bytes.
- */
-export function encodeArrow(header: string, columns: readonly Column[]): Uint8Array {
-  const types = columns.map((c) => elementType(c.values)!);
-  // JSON text is almost always ASCII: then its UTF-8 length is its length
-  const text = ASCII.test(header) ? undefined : encoder.encode(header);
-  const textLength = text ? text.length : header.length;
-  const f = frameFor(columns, types, textLength);
-  const out = new Uint8Array(f.total);
-  out.set(f.prefix, 0);
-  const v = new DataView(out.buffer);
-  v.setInt32(f.textOffsetsAt + 4, textLength, true);
-  if (text) out.set(text, f.textAt);
-  else encoder.encodeInto(header, out.subarray(f.textAt, f.textAt + textLength));
-  for (let i = 0; i < columns.length; i++) {
-    const values = columns[i]!.values;
-    v.setInt32(f.columnOffsetsAt[i]! + 4, values.length, true);
-    out.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), f.valuesAt[i]!);
+  buffer(0);
+  v.setInt32(buffer(8) + 4, textLength, true);
+  const textAt = buffer(textLength);
+  if (text) out.set(text, textAt);
+  else encoder.encodeInto(header, out.subarray(textAt, textAt + textLength));
+  for (const c of columns) {
+    const values = c.values;
+    buffer(0);
+    v.setInt32(buffer(8) + 4, values.length, true);
+    buffer(0);
+    out.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), buffer(values.byteLength));
   }
   // end of stream
-  v.setUint32(f.eosAt, CONTINUATION, true);
+  v.setUint32(bodyAt + bodyLength, CONTINUATION, true);
   return out;
 }
 
@@ -335,6 +288,7 @@ interface Layout {
 
 /** Parsed schemas by their bytes: a hash picks the bucket, a byte comparison confirms. */
 const layoutCache = new Lru<number, { bytes: Uint8Array; layout: Layout }[]>(256);
+let lastSchema: { bytes: Uint8Array; layout: Layout } | undefined;
 
 /** FNV-1a over 32-bit words (schema messages are 8-byte multiples, read through a DataView). */
 function hashOf(v: DataView, start: number, end: number): number {
@@ -343,8 +297,15 @@ function hashOf(v: DataView, start: number, end: number): number {
   return h >>> 0;
 }
 
+/** Byte equality, word by word where both are 4-byte aligned (a schema is compared for every message). */
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
+  if (a.byteOffset % 4 === 0 && b.byteOffset % 4 === 0 && a.length % 4 === 0) {
+    const x = new Uint32Array(a.buffer, a.byteOffset, a.length / 4);
+    const y = new Uint32Array(b.buffer, b.byteOffset, b.length / 4);
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+    return true;
+  }
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
@@ -422,16 +383,20 @@ export function decodeArrow(bytes: Uint8Array): { header: string; columns: Colum
   };
   const [s0, s1] = next();
   if (s1 - s0 > 65536) throw malformed('the schema is too large');
-  // the schema is parsed once per distinct schema
+  // the schema is parsed once per distinct schema; a round's messages mostly repeat the last one
   const schemaBytes = bytes.subarray(s0, s1);
-  const hash = hashOf(v, s0, s1);
-  const bucket = layoutCache.get(hash) ?? [];
-  let layout = bucket.find((e) => sameBytes(e.bytes, schemaBytes))?.layout;
+  let layout = lastSchema && sameBytes(lastSchema.bytes, schemaBytes) ? lastSchema.layout : undefined;
   if (!layout) {
-    layout = readSchema(new Flatbuffer(v, s0, s1));
-    bucket.push({ bytes: schemaBytes.slice(), layout });
-    if (bucket.length > 4) bucket.shift();
-    layoutCache.set(hash, bucket);
+    const hash = hashOf(v, s0, s1);
+    const bucket = layoutCache.get(hash) ?? [];
+    lastSchema = bucket.find((e) => sameBytes(e.bytes, schemaBytes));
+    if (!lastSchema) {
+      lastSchema = { bytes: schemaBytes.slice(), layout: readSchema(new Flatbuffer(v, s0, s1)) };
+      bucket.push(lastSchema);
+      if (bucket.length > 4) bucket.shift();
+      layoutCache.set(hash, bucket);
+    }
+    layout = lastSchema.layout;
   }
   const [r0, r1] = next();
   const fb = new Flatbuffer(v, r0, r1);

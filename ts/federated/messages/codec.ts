@@ -2,13 +2,15 @@
  * The two wire forms of a message, and its size. JSON is for reading and
  * debugging (typed arrays travel as number arrays, about 20 bytes a number);
  * binary is an Arrow IPC stream whose numeric arrays travel as raw buffers
- * (arrow-ipc.ts). A receiver tells them apart by their first byte, so a server
- * reads both; either decodes to the same message once its kind's schema has
- * read the payload. NaN and infinities have no place on either wire: they are
+ * (arrow-ipc.ts), a mostly-zero one as its non-zero entries (sparse.ts). A
+ * receiver tells them apart by their first byte, so a server reads both;
+ * either decodes to the same message once its kind's schema has read the
+ * payload. NaN and infinities have no place on either wire: they are
  * refused on the sending side. Sizes are checked before anything is decoded.
  */
 import { InvalidMessageError, InvalidParameterError } from '../../errors.js';
-import { decodeArrow, elementType, encodeArrow, isArrowStream, type Column } from './arrow-ipc.js';
+import { decodeArrow, elementType, encodeArrow, isArrowStream, type Column, type NumericArray } from './arrow-ipc.js';
+import { densify, sparseForm } from './sparse.js';
 import { checkEnvelope, type Message } from './envelope.js';
 
 export type Encoding = 'json' | 'binary';
@@ -19,11 +21,26 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 2 ** 20;
 
 const utf8 = new TextEncoder();
 
-/** Whether every value is finite: x * 0 is 0 for finite x and NaN otherwise, and one sum tells (one tight loop). */
+/**
+ * Whether every value is finite: x * 0 is 0 for finite x and NaN otherwise,
+ * and a sum tells. Four running sums, so that the additions do not wait on
+ * each other (a hot loop: every numeric array of every message).
+ */
 export function allFinite(a: ArrayLike<number>): boolean {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * 0;
-  return s === 0;
+  const n = a.length;
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    s0 += a[i]! * 0;
+    s1 += a[i + 1]! * 0;
+    s2 += a[i + 2]! * 0;
+    s3 += a[i + 3]! * 0;
+  }
+  for (; i < n; i++) s0 += a[i]! * 0;
+  return s0 + s1 + s2 + s3 === 0;
 }
 const text = new TextDecoder('utf-8', { fatal: true });
 
@@ -50,11 +67,18 @@ function plain(m: Message, columns: Column[] | undefined): unknown {
     if (ArrayBuffer.isView(value)) {
       if (value instanceof DataView || value instanceof BigInt64Array || value instanceof BigUint64Array) return refuse(`a ${value.constructor.name}`, path);
       const a = value as unknown as ArrayLike<number>;
-      if ((value instanceof Float64Array || value instanceof Float32Array) && !allFinite(value)) {
+      const floats = value instanceof Float64Array || value instanceof Float32Array;
+      // a sparse array's zeros are finite: only its values are checked
+      const sparse = columns && elementType(value) !== undefined ? sparseForm(value as NumericArray) : undefined;
+      if (floats && !allFinite(sparse ? sparse.values : a)) {
         for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) refuse(a[i], `${path}.${i}`);
       }
+      if (columns && sparse) {
+        columns.push({ name: `${path}.indices`, values: sparse.indices }, { name: `${path}.values`, values: sparse.values });
+        return { $sparse: columns.length - 2, length: a.length };
+      }
       if (columns && elementType(value) !== undefined) {
-        columns.push({ name: path, values: value as Column['values'] });
+        columns.push({ name: path, values: value as NumericArray });
         return { $col: columns.length - 1 };
       }
       return Array.from(a);
@@ -100,26 +124,58 @@ function checkSize(bytes: number, max: number): void {
 /** How deep a message's values may nest: declared payloads need a few levels; a sender's thousands would exhaust the stack. */
 const MAX_DEPTH = 64;
 
-/** Puts the binary columns back where their placeholders are; each column exactly once. */
-function place(value: unknown, columns: Column[], used: boolean[], depth = 0): unknown {
+function malformedBinary(what: string): InvalidMessageError {
+  return new InvalidMessageError(`a binary message ${what}`, 'its binary message is malformed');
+}
+
+/** What place() reads from: the columns, which were used, and how many bytes sparse columns may still expand to. */
+interface Placing {
+  columns: Column[];
+  used: boolean[];
+  budget: number;
+}
+
+/** Column i, marked used; each column is referred to exactly once. */
+function take(p: Placing, i: unknown): NumericArray {
+  if (typeof i !== 'number' || !Number.isInteger(i) || i < 0 || i >= p.columns.length || p.used[i]) throw malformedBinary('refers to a missing or repeated column');
+  p.used[i] = true;
+  return p.columns[i]!.values;
+}
+
+/** The dense array of the sparse pair at columns (at, at + 1), within the size budget. */
+function placeSparse(p: Placing, at: unknown, length: unknown): NumericArray {
+  const indices = take(p, at);
+  const values = take(p, (at as number) + 1);
+  if (!(indices instanceof Uint32Array) || indices.length !== values.length) throw malformedBinary('has a sparse array whose indices and values do not match');
+  if (typeof length !== 'number' || !Number.isInteger(length) || length < values.length) throw malformedBinary('has a sparse array of an impossible length');
+  // a few bytes on the wire must not claim gigabytes once decoded: the message's size limit holds for its decoded arrays too
+  p.budget -= length * values.BYTES_PER_ELEMENT;
+  if (p.budget < 0) throw new InvalidMessageError('a binary message expands beyond the size limit once its sparse arrays are decoded', 'its message is over the size limit');
+  return densify(indices, values, length);
+}
+
+/** Puts the binary columns back where their placeholders are ({"$col": i}, or {"$sparse": i, "length": n} for a sparse pair). */
+function place(value: unknown, p: Placing, depth = 0): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (depth > MAX_DEPTH) throw new InvalidMessageError(`a message nests deeper than ${MAX_DEPTH} levels`, 'its message is malformed');
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = place(value[i], columns, used, depth + 1);
+    for (let i = 0; i < value.length; i++) value[i] = place(value[i], p, depth + 1);
     return value;
   }
   const o = value as Record<string, unknown>;
   const keys = Object.keys(o);
-  if (keys.length === 1 && keys[0] === '$col') {
-    const i = o.$col;
-    if (typeof i !== 'number' || !Number.isInteger(i) || i < 0 || i >= columns.length || used[i]) {
-      throw new InvalidMessageError('a binary message refers to a missing or repeated column', 'its binary message is malformed');
-    }
-    used[i] = true;
-    return columns[i]!.values;
-  }
-  for (const k of keys) o[k] = place(o[k], columns, used, depth + 1);
+  if (keys.length === 1 && keys[0] === '$col') return take(p, o.$col);
+  if (keys.length === 2 && '$sparse' in o && 'length' in o) return placeSparse(p, o.$sparse, o.length);
+  for (const k of keys) o[k] = place(o[k], p, depth + 1);
   return o;
+}
+
+/** The message of a header and its columns, every column used once. */
+function placeAll(header: unknown, columns: Column[], budget: number): unknown {
+  const p: Placing = { columns, used: columns.map(() => false), budget };
+  const out = place(header, p);
+  if (p.used.some((u) => !u)) throw malformedBinary('carries a column nothing refers to');
+  return out;
 }
 
 /**
@@ -149,9 +205,7 @@ function decode(input: string | Uint8Array, options: DecodeOptions | string): Me
     checkSize(input.length, max);
     if (isArrowStream(input)) {
       const { header, columns } = decodeArrow(input);
-      const used = columns.map(() => false);
-      parsed = place(parseJson(header), columns, used);
-      if (used.some((u) => !u)) throw new InvalidMessageError('a binary message carries a column nothing refers to', 'its binary message is malformed');
+      parsed = placeAll(parseJson(header), columns, max);
     } else {
       let s: string;
       try {
@@ -188,7 +242,7 @@ export function copyMessage(m: Message): { message: Message; bytes: number } {
   let bytes = utf8.encode(header).length;
   for (const c of columns) bytes += c.values.byteLength;
   const copies = columns.map((c) => ({ name: c.name, values: c.values.slice() }));
-  const message = place(JSON.parse(header), copies, copies.map(() => false)) as Message;
+  const message = placeAll(JSON.parse(header), copies, Infinity) as Message;
   return { message, bytes };
 }
 

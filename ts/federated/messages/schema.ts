@@ -11,6 +11,7 @@ import * as v from 'valibot';
 import { InvalidMessageError } from '../../errors.js';
 import { allFinite } from './codec.js';
 import { checkEnvelope, message, type Message } from './envelope.js';
+import { nonZeros } from './sparse.js';
 
 export type AnySchema = v.GenericSchema<unknown, unknown>;
 
@@ -29,8 +30,8 @@ function typedArray<T extends TypedArray>(type: TypedArrayConstructor<T>, elemen
   let problem = '';
   const accepts = (input: unknown): boolean => {
     if (input instanceof type) {
-      // the common case first: floats all finite, in one tight loop
-      if (element === finite && allFinite(input)) return true;
+      // the common case first: floats all finite, in one tight loop (over the non-zeros only, when it came sparse)
+      if (element === finite && finiteAt(input, nonZeros(input))) return true;
       for (let i = 0; i < input.length; i++) {
         if (!element(input[i]!)) return ((problem = `[${i}] is ${input[i]}; ${need}`), false);
       }
@@ -55,6 +56,14 @@ function typedArray<T extends TypedArray>(type: TypedArrayConstructor<T>, elemen
 }
 
 const finite = (x: number) => Number.isFinite(x);
+
+/** Whether the entries at `indices` (all of them when undefined) are finite. */
+function finiteAt(a: ArrayLike<number>, indices: Uint32Array | undefined): boolean {
+  if (!indices) return allFinite(a);
+  let s = 0;
+  for (let j = 0; j < indices.length; j++) s += a[indices[j]!]! * 0;
+  return s === 0;
+}
 const int32 = (x: number) => Number.isInteger(x) && x >= -(2 ** 31) && x < 2 ** 31;
 const uint32 = (x: number) => Number.isInteger(x) && x >= 0 && x < 2 ** 32;
 

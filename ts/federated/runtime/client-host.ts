@@ -53,13 +53,32 @@ export class ClientHost {
   /** The answer to a request on the wire, in the request's encoding (undefined for a notification). */
   async handle(bytes: Uint8Array): Promise<Uint8Array | undefined> {
     const request = this.decode(bytes);
-    return this.encode(request, await this.answer(request), isArrowStream(bytes) ? 'binary' : 'json');
+    try {
+      return this.encode(request, await this.answer(request), isArrowStream(bytes) ? 'binary' : 'json');
+    } finally {
+      this.requestDone(request);
+    }
   }
 
   /** handle() for roles that answer synchronously (in-process simulations). */
   handleSync(bytes: Uint8Array): Uint8Array | undefined {
     const request = this.decode(bytes);
-    return this.encode(request, this.answerSync(request), isArrowStream(bytes) ? 'binary' : 'json');
+    try {
+      return this.encode(request, this.answerSync(request), isArrowStream(bytes) ? 'binary' : 'json');
+    } finally {
+      this.requestDone(request);
+    }
+  }
+
+  /**
+   * Tells the role the request will not come again (ClientRole.requestDone). The
+   * handle methods do it themselves; for a request shared by many clients
+   * (handleDecoded, handleCopy) the transport does, after all have answered.
+   */
+  requestDone(request: Message | FedmixError): void {
+    if (request instanceof FedmixError) return;
+    const read = checkedReads.get(request);
+    if (read !== undefined) this.role.requestDone?.(read);
   }
 
   /**

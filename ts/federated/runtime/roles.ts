@@ -125,5 +125,12 @@ export interface ClientRole {
    * must leave the client usable for the next request.
    */
   respond(request: Message): Message | undefined | Promise<Message | undefined>;
+  /**
+   * The transport is done with a request this client answered: free what
+   * respond() kept for it. In process, the clients of a round share one
+   * request, released once all of them have answered (so each may keep, say,
+   * a prepared model for the others to reuse, and must not free it sooner).
+   */
+  requestDone?(request: Message): void;
   dispose?(): void;
 }

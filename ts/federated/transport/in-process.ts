@@ -51,9 +51,13 @@ export class InProcessTransport implements SyncTransport {
 
   exchangeSync(_round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Exchange {
     const { out, deliveries } = this.plan(messages);
-    for (const { id, host, wire } of deliveries) {
-      const reply = this.deliverSync(host, wire);
-      if (options.replies && reply !== undefined) out.received.set(id, [reply]);
+    try {
+      for (const { id, host, wire } of deliveries) {
+        const reply = this.deliverSync(host, wire);
+        if (options.replies && reply !== undefined) out.received.set(id, [reply]);
+      }
+    } finally {
+      requestsDone(deliveries);
     }
     return out;
   }
@@ -61,9 +65,13 @@ export class InProcessTransport implements SyncTransport {
   async exchange(_round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
     const { out, deliveries } = this.plan(messages);
     // one client at a time, as a simulation on one thread runs them; each may await
-    for (const { id, host, wire } of deliveries) {
-      const reply = await this.deliver(host, wire);
-      if (options.replies && reply !== undefined) out.received.set(id, [reply]);
+    try {
+      for (const { id, host, wire } of deliveries) {
+        const reply = await this.deliver(host, wire);
+        if (options.replies && reply !== undefined) out.received.set(id, [reply]);
+      }
+    } finally {
+      requestsDone(deliveries);
     }
     return out;
   }
@@ -111,3 +119,8 @@ export class InProcessTransport implements SyncTransport {
 }
 
 type Wire = { decoded: Message | FedmixError; bytes: number; encoding: Encoding } | { copy: Message; bytes: number };
+
+/** Every client is done with the requests of the exchange (shared ones only now, when all have answered). */
+function requestsDone(deliveries: readonly { host: ClientHost; wire: Wire }[]): void {
+  for (const { host, wire } of deliveries) host.requestDone('copy' in wire ? wire.copy : wire.decoded);
+}

@@ -100,6 +100,9 @@ const TABLE_COUNTS: usize = 32;
 /// clients with a few dozen non-zero counts each would need anyway.
 const TABLE_MIN_CLIENTS: usize = 64;
 
+/// Entries of each table at most (8 MiB of f64): a model of many cells computes its terms directly.
+const TABLE_MAX_ENTRIES: usize = 1 << 20;
+
 /// ln Gamma(alpha_kj + c) - ln Gamma(alpha_kj) and psi(alpha_kj + c) - psi(alpha_kj)
 /// for c = 0..=TABLE_COUNTS at [(k C + j) 33 + c], and ln c! at [c]: the same
 /// functions as the direct path, evaluated once per (component, category,
@@ -116,14 +119,17 @@ struct Tables {
 /// log rising factorial against known psi(alpha) and ln Gamma(alpha)) and the
 /// terms of small counts, tabulated. A single client computes psi(alpha) and
 /// ln Gamma(alpha) only for its own categories, where a branch needs them:
-/// the same values, bit for bit.
-pub struct Prepared<'a> {
-    pub model: &'a Mdm,
+/// the same values, bit for bit. It owns a copy of the model, so that it can
+/// be kept across calls (the clients of a round in one process share one).
+pub struct Prepared {
+    pub model: Mdm,
     ln_tau: Vec<f64>,
     a0: Vec<f64>,
     psi_a0: Vec<f64>,
     lgamma_a0: Vec<f64>,
     batch: Option<Batch>,
+    /// clients served so far by `serve`: the tables are built once TABLE_MIN_CLIENTS have been
+    served: usize,
 }
 
 /// psi(alpha) and ln Gamma(alpha) per cell k C + j, and the small-count tables.
@@ -133,39 +139,56 @@ struct Batch {
     tables: Tables,
 }
 
-impl<'a> Prepared<'a> {
-    pub fn new(model: &'a Mdm) -> Self {
+impl Prepared {
+    pub fn new(model: &Mdm) -> Self {
         let a0: Vec<f64> = (0..model.k).map(|q| model.alpha_row(q).iter().sum()).collect();
         Prepared {
-            model,
+            model: model.clone(),
             ln_tau: model.tau.iter().map(|t| t.ln()).collect(),
             psi_a0: a0.iter().map(|&a| digamma(a)).collect(),
             lgamma_a0: a0.iter().map(|&a| lgamma(a)).collect(),
             a0,
             batch: None,
+            served: 0,
         }
     }
 
     /// For m clients: with the per-cell digammas, lgammas and small-count tables when m is large enough to repay them.
-    pub fn for_batch(model: &'a Mdm, m: usize) -> Self {
+    pub fn for_batch(model: &Mdm, m: usize) -> Self {
         let mut p = Prepared::new(model);
         if m >= TABLE_MIN_CLIENTS {
-            let psi_alpha: Vec<f64> = model.alpha.iter().map(|&a| digamma(a)).collect();
-            let lgamma_alpha: Vec<f64> = model.alpha.iter().map(|&a| lgamma(a)).collect();
-            let w = TABLE_COUNTS + 1;
-            let cells = model.k * model.c;
-            let (mut lrf, mut dd) = (vec![0.0; cells * w], vec![0.0; cells * w]);
-            for cell in 0..cells {
-                let a = model.alpha[cell];
-                for c in 1..w {
-                    lrf[cell * w + c] = ln_rising_factorial_known(a, lgamma_alpha[cell], c as f64);
-                    dd[cell * w + c] = digamma_diff_known(a, psi_alpha[cell], c as f64);
-                }
-            }
-            let ln_fact = (0..w).map(|c| lgamma(c as f64 + 1.0)).collect();
-            p.batch = Some(Batch { psi_alpha, lgamma_alpha, tables: Tables { lrf, dd, ln_fact } });
+            p.tabulate();
         }
         p
+    }
+
+    /// Counts `m` more clients served from this model, and tabulates once enough have been to repay the tables.
+    pub fn serve(&mut self, m: usize) {
+        self.served = self.served.saturating_add(m);
+        if self.batch.is_none() && self.served >= TABLE_MIN_CLIENTS {
+            self.tabulate();
+        }
+    }
+
+    fn tabulate(&mut self) {
+        let model = &self.model;
+        if model.k * model.c * (TABLE_COUNTS + 1) > TABLE_MAX_ENTRIES {
+            return;
+        }
+        let psi_alpha: Vec<f64> = model.alpha.iter().map(|&a| digamma(a)).collect();
+        let lgamma_alpha: Vec<f64> = model.alpha.iter().map(|&a| lgamma(a)).collect();
+        let w = TABLE_COUNTS + 1;
+        let cells = model.k * model.c;
+        let (mut lrf, mut dd) = (vec![0.0; cells * w], vec![0.0; cells * w]);
+        for cell in 0..cells {
+            let a = model.alpha[cell];
+            for c in 1..w {
+                lrf[cell * w + c] = ln_rising_factorial_known(a, lgamma_alpha[cell], c as f64);
+                dd[cell * w + c] = digamma_diff_known(a, psi_alpha[cell], c as f64);
+            }
+        }
+        let ln_fact = (0..w).map(|c| lgamma(c as f64 + 1.0)).collect();
+        self.batch = Some(Batch { psi_alpha, lgamma_alpha, tables: Tables { lrf, dd, ln_fact } });
     }
 
     fn lrf_direct(&self, cell: usize, c: f64) -> f64 {
@@ -231,7 +254,7 @@ impl<'a> Prepared<'a> {
     /// 0/0; the client's E^i then gives size n mass, so the next round's Pi
     /// covers it.
     fn responsibilities_nz(&self, nz: &[(usize, f64)], n: f64, omega: &mut [f64]) -> Option<f64> {
-        let m = self.model;
+        let m = &self.model;
         let col = n as usize - 1;
         let mut max = f64::NEG_INFINITY;
         for q in 0..m.k {
@@ -275,7 +298,7 @@ impl<'a> Prepared<'a> {
 /// down to it (bounding its influence for differential privacy; omega^i and
 /// E^i have norm <= 1 already).
 pub fn round_statistics(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize, clip: f64, acc: &mut RoundStats) -> Result<()> {
-    let model = prep.model;
+    let model = &prep.model;
     let (k, c, n_max) = (model.k, model.c, model.n_max);
     if (acc.k, acc.c, acc.n_max) != (k, c, n_max) {
         return Err(Error::param(format!(
@@ -338,7 +361,7 @@ pub fn round_statistics(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize
 /// gives the size probability 0), and, when given, their responsibilities
 /// (m x K, row-major; for unsupported sizes from tau and the histogram alone).
 pub fn log_pmf(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize, out_ll: &mut [f64], mut out_resp: Option<&mut [f64]>) -> Result<()> {
-    let model = prep.model;
+    let model = &prep.model;
     let (k, c) = (model.k, model.c);
     check_histograms(counts, sizes, m, c, model.n_max)?;
     if out_ll.len() != m || out_resp.as_ref().map_or(false, |r| r.len() != m * k) {

@@ -118,6 +118,23 @@ fn sums_add_across_clients() {
 }
 
 #[test]
+fn a_shared_prepared_model_tabulates_midway_without_changing_any_client() {
+    let m = model(&[0.5, 0.5], &[0.5, 1.0, 2.0, 3.0, 0.2, 0.1], &[0.25, 0.25, 0.25, 0.25, 0.1, 0.2, 0.3, 0.4]);
+    let (counts, sizes, _) = draw(&m, 100, 5);
+    // one client at a time through a shared handle (tables from the 64th on) against each client alone
+    let mut shared = Prepared::new(&m);
+    for i in 0..100 {
+        shared.serve(1);
+        let (row, size) = (&counts[i * 3..i * 3 + 3], &sizes[i..i + 1]);
+        let mut via_shared = RoundStats::zeros(2, 3, 4);
+        round_statistics(&shared, row, size, 1, f64::INFINITY, &mut via_shared).unwrap();
+        let mut alone = RoundStats::zeros(2, 3, 4);
+        round_statistics(&Prepared::new(&m), row, size, 1, f64::INFINITY, &mut alone).unwrap();
+        assert_eq!(via_shared, alone, "client {}", i);
+    }
+}
+
+#[test]
 fn clipping_bounds_each_clients_u_and_v() {
     let m = model(&[1.0], &[0.01, 0.01, 0.01], &[0.0, 0.0, 0.0, 1.0]);
     let mut acc = RoundStats::zeros(1, 3, 4);
