@@ -14,9 +14,11 @@ import { availableParallelism } from 'node:os';
 import { readFileSync } from 'node:fs';
 import {
   csvToMatrix,
+  decodeMessage,
   DemClient,
   DemServer,
   DirichletMultinomialMixture,
+  encodeMessage,
   FedGEMClient,
   FedGEMServer,
   FedGenGMMClient,
@@ -26,6 +28,7 @@ import {
   makeBlobs,
   MdmClient,
   MdmServer,
+  message,
   MinMaxScaler,
   MqttTransport,
   parseCsv,
@@ -74,7 +77,13 @@ export function mdmRound() {
       ],
     ),
   );
-  return { kernelMs: kernel.ms, binaryMs: binary.ms, jsonMs: json.ms };
+  // the cost of a message as such: 10,000 replies without E (omega, u, v), encoded and decoded, nothing else
+  const bare = Array.from({ length: M }, (_, i) => message('mdm/stats', `client-${i}`, 1, { omega: new Float64Array([0.2, 0.3, 0.5]), u: new Float64Array(K * C).fill(0.1), v: new Float64Array(K).fill(1) }));
+  const codec = timed(() => {
+    for (const m of bare) decodeMessage(encodeMessage(m, 'binary'));
+  }, 3);
+  console.log(`The codec alone: ${M} messages of three small arrays (${K + K * C + K} numbers), encoded and decoded (binary): ${codec.ms.toFixed(0)} ms, ${((1000 * codec.ms) / M).toFixed(1)} us a message, ${(codec.ms / kernel.ms).toFixed(1)}x the kernel's round`);
+  return { kernelMs: kernel.ms, binaryMs: binary.ms, jsonMs: json.ms, codecMs: codec.ms };
 }
 
 // --- 2. bytes per round, JSON against binary ---------------------------------------------
