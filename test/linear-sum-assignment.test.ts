@@ -274,7 +274,7 @@ describe('bad input', () => {
     expectClean(() => linearSumAssignment([[1, 2, 3], [4, 5]]), InvalidDataError, /row 1 of cost has 2 values but row 0 has 3; the cost matrix must be rectangular/);
     expectClean(() => linearSumAssignment([[1, 'a' as never]]), InvalidDataError, /cost\[0\]\[1\] is "a", not a number/);
     expectClean(() => linearSumAssignment([[1, 2], [3, undefined as never]]), InvalidDataError, /cost\[1\]\[1\] is undefined/);
-    expectClean(() => linearSumAssignment([1, 2, 3] as never), InvalidDataError, /cost\[0\] is number 1, not an array/);
+    expectClean(() => linearSumAssignment([1, 2, 3] as never), InvalidDataError, /cost\[0\] is 1, not an array/);
     expectClean(() => linearSumAssignment('cost' as never), InvalidDataError, /cost must be a number\[\]\[\]/);
     expectClean(() => linearSumAssignment(null as never), InvalidDataError, /cost must be a number\[\]\[\].*got null/);
   });
@@ -290,7 +290,7 @@ describe('bad input', () => {
   });
 
   test('options', () => {
-    expectClean(() => linearSumAssignment([[1]], { maximize: 'yes' as never }), InvalidParameterError, /maximize must be true or false, got yes/);
+    expectClean(() => linearSumAssignment([[1]], { maximize: 'yes' as never }), InvalidParameterError, /maximize must be true or false, got "yes"/);
     expectClean(() => linearSumAssignment([[1]], { maximize: 1 as never }), InvalidParameterError, /maximize must be true or false/);
     expectClean(() => linearSumAssignment([[1]], 'max' as never), InvalidParameterError, /options must be an object/);
   });

@@ -9,6 +9,7 @@ import {
   FedmixError,
   GaussianMixture,
   init,
+  InvalidParameterError,
   KMeans,
   Matrix,
   selectGaussianMixture,
@@ -143,6 +144,36 @@ describe('init()', () => {
     expect(e.message).toMatch(/init\(\{ backend: 'simd' \}\) must come first/);
     resetForTests();
     expect(await init()).toEqual({ simd: true, backend: 'simd' });
+  });
+
+  test('a backend asked for while another is still loading is refused, not silently swapped', async () => {
+    for (const [first, second] of [
+      [{}, { backend: 'scalar' }],
+      [{ backend: 'scalar' }, { backend: 'simd' }],
+      [{ backend: 'simd' }, { backend: 'scalar' }],
+    ] as const) {
+      resetForTests();
+      const loading = init(first);
+      const e = await rejection(init(second));
+      expect(e).toBeInstanceOf(WasmError);
+      expect(e.message).toMatch(/already loading the (simd|scalar) build/);
+      expect(e.message).toContain(`init({ backend: '${second.backend}' }) must come first`);
+      // the first call is unaffected, and so is a concurrent call that takes what loads
+      const [info, auto] = await Promise.all([loading, init({ backend: 'auto' })]);
+      expect(auto).toBe(info);
+      expect(info.backend).toBe(first.backend ?? 'simd');
+      expect(backendInfo()).toBe(info);
+    }
+    resetForTests();
+    expect(await init()).toEqual({ simd: true, backend: 'simd' });
+  });
+
+  test('bad options are an InvalidParameterError before anything loads', async () => {
+    for (const bad of [null, 3, 'simd', { backend: 'fast' }, { backend: 1 }]) {
+      const e = await rejection(init(bad as never));
+      expect(e, String(bad)).toBeInstanceOf(InvalidParameterError);
+      expect(e.message).toMatch(/backend|init\(\) takes/);
+    }
   });
 });
 

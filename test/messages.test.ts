@@ -143,6 +143,9 @@ describe('on receipt', () => {
   test('an unknown protocol version, protocol or kind is a clear InvalidMessageError', () => {
     const ok = JSON.parse(encodeMessage(sample()));
     expect(() => decodeMessage(JSON.stringify({ ...ok, version: 2 }))).toThrow(/version 2 is not supported; this fedmix speaks version 1/);
+    // the string "1" is not the version 1: the message must not read "version 1 is not supported; this fedmix speaks version 1"
+    expect(() => decodeMessage(JSON.stringify({ ...ok, version: '1' }))).toThrow(/"version" is "1", a string; it must be the number 1/);
+    expect(() => decodeMessage(JSON.stringify({ ...ok, version: undefined }))).toThrow(/has no "version"/);
     expect(() => decodeMessage(JSON.stringify({ ...ok, protocol: 'other' }))).toThrow(/not a fedmix message/);
     expect(() => decodeMessage(encodeMessage(sample(), 'binary'), { kind: 'dem/model' })).toThrow(/expected a dem\/model message, got dem\/stats/);
     const T = defineMessage('t/x', record({ n: wholeNumber(0), v: f64Array() }));

@@ -121,9 +121,9 @@ describe('bad input', () => {
   const X = blobs(50, 4, 2, 3);
 
   test('nComponents out of range', () => {
-    expectClean(() => new PCA({ nComponents: 0 }), InvalidParameterError, /^nComponents must be an integer >= 1, got 0$/);
+    expectClean(() => new PCA({ nComponents: 0 }), InvalidParameterError, /^nComponents must be an integer in \[1, 65536\], got 0$/);
     expectClean(() => new PCA({ nComponents: 2.5 }), InvalidParameterError, /nComponents must be an integer/);
-    expectClean(() => new PCA(undefined as never), InvalidParameterError, /nComponents must be an integer >= 1, got undefined/);
+    expectClean(() => new PCA(undefined as never), InvalidParameterError, /nComponents must be an integer in \[1, 65536\], got undefined/);
     expectClean(() => new PCA({ nComponents: 5 }).fit(X), InvalidParameterError, /nComponents = 5 must be between 1 and min\(rows, features\) = min\(50, 4\) = 4; lower nComponents/);
     expectClean(() => new PCA({ nComponents: 3 }).fit(X.selectRows([0, 1])), InvalidParameterError, /min\(2, 4\) = 2/);
   });

@@ -6,7 +6,7 @@
  * leaves the WASM heap exactly as it was and the stream untouched.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { FedmixError, init, InvalidParameterError, Matrix, NotFittedError, Rng, WasmError } from '../ts/index.js';
+import { FedmixError, init, InvalidParameterError, LIMITS, Matrix, NotFittedError, Rng, WasmError } from '../ts/index.js';
 import { permutation } from '../ts/random.js';
 import { resetForTests, wasm } from '../ts/wasm/loader.js';
 import { expectClean as expectCleanHeap, fixture } from './helpers.js';
@@ -268,7 +268,7 @@ describe('bad input', () => {
   test('seeds and counts', () => {
     expectClean(() => new Rng(-1), InvalidParameterError, /^seed must be an integer >= 0, got -1$/);
     expectClean(() => new Rng(1.5), InvalidParameterError, /^seed must be an integer >= 0, got 1.5$/);
-    const n = /^n must be an integer in \[0, 2147483647\], got /;
+    const n = /^n must be an integer in \[0, 268435455\], got /;
     expectClean(() => rng.normal(-1), InvalidParameterError, n);
     expectClean(() => rng.uniform(1.5), InvalidParameterError, n);
     expectClean(() => rng.normal(NaN), InvalidParameterError, /got NaN$/);
@@ -296,9 +296,9 @@ describe('bad input', () => {
     expectClean(() => rng.dirichlet([1, NaN], 3), InvalidParameterError, /^alpha\[1\] must be a finite number >= 1e-300, got NaN$/);
     expectClean(() => rng.dirichlet([0, 1], 3), InvalidParameterError, /^alpha\[0\] must be a finite number >= 1e-300, got 0$/);
     expectClean(() => rng.dirichlet([Infinity], 3), InvalidParameterError, /got Infinity$/);
-    expectClean(() => rng.dirichlet('abc' as never, 3), InvalidParameterError, /^alpha must be an array of numbers, got abc$/);
-    expectClean(() => rng.dirichlet([1, '2'] as never, 3), InvalidParameterError, /^alpha must be a flat array of numbers; alpha\[1\] is 2$/);
-    expectClean(() => rng.dirichlet([[1, 2]] as never, 3), InvalidParameterError, /^alpha must be a flat array of numbers; alpha\[0\] is 1,2$/);
+    expectClean(() => rng.dirichlet('abc' as never, 3), InvalidParameterError, /^alpha must be an array, got "abc"$/);
+    expectClean(() => rng.dirichlet([1, '2'] as never, 3), InvalidParameterError, /^alpha must be a flat array of numbers; alpha\[1\] is "2"$/);
+    expectClean(() => rng.dirichlet([[1, 2]] as never, 3), InvalidParameterError, /^alpha must be a flat array of numbers; alpha\[0\] is \[1, 2\]$/);
     expectClean(() => rng.dirichlet([1, 1], -1), InvalidParameterError, /^n must be an integer/);
     expectClean(() => rng.logDirichlet([], 3), InvalidParameterError, /^alpha is empty; give at least one concentration$/);
     expectClean(() => rng.logDirichlet([1, 0], 3), InvalidParameterError, /^alpha\[1\] must be a finite number >= 1e-300, got 0$/);
@@ -317,7 +317,7 @@ describe('bad input', () => {
       expectClean(() => draw([-0.1, 1.1]), InvalidParameterError, /^probs\[0\] = -0.1; probabilities must be finite and >= 0$/);
       expectClean(() => draw([0.5, NaN]), InvalidParameterError, /^probs\[1\] = NaN; probabilities must be finite and >= 0$/);
       expectClean(() => draw([Infinity, 1]), InvalidParameterError, /^probs\[0\] = Infinity; probabilities/);
-      expectClean(() => draw({ length: 1, 0: '1' } as never), InvalidParameterError, /^probs must be a flat array of numbers; probs\[0\] is 1$/);
+      expectClean(() => draw({ length: 1, 0: '1' } as never), InvalidParameterError, /^probs must be a flat array of numbers; probs\[0\] is "1"$/);
     }
     // within the stated tolerance
     expect(rng.categorical([0.5, 0.5 + 0.9e-8], 3).length).toBe(3);
@@ -334,11 +334,17 @@ describe('bad input', () => {
     expectClean(() => permutation(3, -3), InvalidParameterError, /^seed must be an integer >= 0, got -3$/);
   });
 
-  test('outputs too large for WASM memory', () => {
-    expectClean(() => rng.normal(2 ** 31 - 1), WasmError, /out of WASM memory allocating 17179869176 bytes/);
-    expectClean(() => rng.dirichlet(new Array(1000).fill(1), 2 ** 30), WasmError, /out of WASM memory/);
-    expectClean(() => rng.multinomial(10, new Array(4096).fill(1 / 4096), 2 ** 20), WasmError, /out of WASM memory/);
-    expectClean(() => rng.choice(2 ** 31 - 1, 2 ** 31 - 1), WasmError, /out of WASM memory/);
+  test('outputs larger than one WASM allocation (LIMITS.values) are refused before anything is allocated', () => {
+    expectClean(() => rng.normal(2 ** 31 - 1), InvalidParameterError, /^n must be an integer in \[0, 268435455\], got 2147483647$/);
+    // n x k values: the cap is on the whole matrix
+    expectClean(() => rng.dirichlet(new Array(1000).fill(1), 2 ** 30), InvalidParameterError, /^n must be an integer in \[0, 268435\]/);
+    expectClean(() => rng.multinomial(10, new Array(4096).fill(1 / 4096), 2 ** 20), InvalidParameterError, /^n must be an integer in \[0, 65535\]/);
+    // the population may be large, the draw not
+    expectClean(() => rng.choice(2 ** 31 - 1, 2 ** 31 - 1), InvalidParameterError, /^k must be an integer in \[0, 268435455\]/);
+    const other = new Rng(5);
+    expect(other.choice(2 ** 31 - 1, 3).length).toBe(3);
+    other.dispose();
+    expect(LIMITS.values).toBe(2 ** 28 - 1);
   });
 
   test('a disposed Rng', () => {

@@ -7,7 +7,8 @@ export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_ME
 export class FedmixError extends Error {
   readonly code: FedmixErrorCode;
   constructor(code: FedmixErrorCode, message: string) {
-    super(message);
+    // a message that is not a string (a caller's value) is formatted, not coerced: coercion can throw
+    super(typeof message === 'string' ? message : formatValue(message));
     this.code = code;
     this.name = new.target.name;
   }
@@ -41,7 +42,7 @@ export class InvalidMessageError extends FedmixError {
   readonly check: string | undefined;
   constructor(message: string, check?: string) {
     super('INVALID_MESSAGE', message);
-    this.check = check;
+    this.check = check === undefined || typeof check === 'string' ? check : formatValue(check);
   }
 }
 
@@ -114,4 +115,125 @@ export function restated(e: unknown, restate: (error: FedmixError) => FedmixErro
 /** `e` as the same kind of error with `context` before its message (see restated). */
 export function inContext(e: unknown, context: string): unknown {
   return restated(e, (x) => new (x.constructor as new (message: string) => FedmixError)(`${context}: ${x.message}`));
+}
+
+/** Longest text formatValue returns, and how deep and wide it looks into arrays and objects. */
+const SHOWN_CHARS = 80;
+const SHOWN_DEPTH = 2;
+const SHOWN_ENTRIES = 4;
+
+/**
+ * A value as an error message shows it: at most 80 characters, two levels
+ * and four entries deep, strings quoted (so that "5" and 5 differ), -0 as -0.
+ * It never throws and runs no code of the value's: no toString, no getters
+ * (property descriptors only), so a Proxy that throws on every trap, a
+ * revoked one, a Symbol, a BigInt or a cyclic array all format. The one
+ * formatter of values for messages (see DESIGN.md: every error a FedmixError).
+ */
+export function formatValue(value: unknown, maxChars = SHOWN_CHARS): string {
+  let text: string;
+  try {
+    text = show(value, 0);
+  } catch {
+    text = 'an unreadable value';
+  }
+  return clip(text, maxChars);
+}
+
+/** What a caller's code threw (a getter, a Proxy trap), for a message: its message if it is an Error, else the value. */
+export function formatThrown(thrown: unknown): string {
+  try {
+    if (thrown instanceof Error) {
+      const m = Object.getOwnPropertyDescriptor(thrown, 'message');
+      return typeof m?.value === 'string' ? clip(m.value, SHOWN_CHARS) : 'an Error';
+    }
+  } catch {
+    // a Proxy around an Error: formatted as a value below
+  }
+  return formatValue(thrown);
+}
+
+function clip(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, Math.max(0, max - 1))}…`;
+}
+
+function show(v: unknown, depth: number): string {
+  switch (typeof v) {
+    case 'string':
+      return JSON.stringify(clip(v, SHOWN_CHARS));
+    case 'number':
+      return Object.is(v, -0) ? '-0' : String(v);
+    case 'bigint': {
+      // decimal text of a huge BigInt costs time and space; its size says enough
+      const hex = v.toString(16).replace('-', '');
+      return hex.length <= 24 ? `${v.toString()}n` : `a BigInt of ${hex.length * 4} bits`;
+    }
+    case 'symbol':
+      return clip(Symbol.prototype.toString.call(v), SHOWN_CHARS);
+    case 'undefined':
+    case 'boolean':
+      return String(v);
+    case 'function':
+      return 'a function';
+    default:
+      break;
+  }
+  if (v === null) return 'null';
+  const o = v as object;
+  if (ArrayBuffer.isView(o)) {
+    const tag = Object.prototype.toString.call(o).slice(8, -1);
+    const n = o instanceof DataView ? o.byteLength : (o as unknown as ArrayLike<unknown>).length;
+    return `${tag}(${n})${depth < SHOWN_DEPTH && n > 0 ? ` ${entries(o, n, depth)}` : ''}`;
+  }
+  if (Array.isArray(o)) {
+    const n = Object.getOwnPropertyDescriptor(o, 'length')?.value as number;
+    return depth < SHOWN_DEPTH || n === 0 ? entries(o, n, depth) : `an array of ${n}`;
+  }
+  const name = constructorName(o);
+  const keys = depth >= SHOWN_DEPTH ? [] : Object.keys(o);
+  if (keys.length === 0 && name !== 'Object') return `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}`;
+  if (depth >= SHOWN_DEPTH) return 'an object';
+  const parts = keys.slice(0, SHOWN_ENTRIES).map((k) => `${/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k)}: ${property(o, k, depth)}`);
+  if (keys.length > SHOWN_ENTRIES) parts.push(`… ${keys.length - SHOWN_ENTRIES} more`);
+  const body = parts.length ? `{ ${parts.join(', ')} }` : '{}';
+  return name === 'Object' ? body : `${name} ${body}`;
+}
+
+/** [a, b, …] of an array or typed array of n entries, from descriptors (holes show as <empty>). */
+function entries(o: object, n: number, depth: number): string {
+  const parts: string[] = [];
+  for (let i = 0; i < Math.min(n, SHOWN_ENTRIES); i++) parts.push(property(o, String(i), depth, '<empty>'));
+  if (n > SHOWN_ENTRIES) parts.push(`… ${n} values`);
+  return `[${parts.join(', ')}]`;
+}
+
+function property(o: object, key: string, depth: number, missing = 'undefined'): string {
+  let d: PropertyDescriptor | undefined;
+  try {
+    d = Object.getOwnPropertyDescriptor(o, key);
+  } catch {
+    return '<unreadable>';
+  }
+  if (d === undefined) {
+    // typed arrays' elements are not own properties of a Proxy's target; of a real one they are
+    return missing;
+  }
+  if (!('value' in d)) return '<getter>';
+  try {
+    return show(d.value, depth + 1);
+  } catch {
+    return '<unreadable>';
+  }
+}
+
+function constructorName(o: object): string {
+  try {
+    const proto = Object.getPrototypeOf(o);
+    if (proto === null) return 'Object';
+    const ctor = Object.getOwnPropertyDescriptor(proto, 'constructor')?.value;
+    const name = typeof ctor === 'function' ? Object.getOwnPropertyDescriptor(ctor, 'name')?.value : undefined;
+    return typeof name === 'string' && name !== '' ? clip(name, 40) : 'Object';
+  } catch {
+    return 'Object';
+  }
 }

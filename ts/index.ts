@@ -133,7 +133,7 @@ export {
 } from './federated/messages/schema.js';
 export { SecureSum } from './federated/aggregate.js';
 export { GMM_PARAMS, gmmParams, receiveGmmParams, type GmmParams } from './federated/gmm-params.js';
-export type { NumericArray } from './validate.js';
+export { LIMITS, type NumericArray } from './validate.js';
 export {
   distributedEM,
   DemClient,

@@ -7,10 +7,15 @@
 import { Matrix } from './data/matrix.js';
 import { wasm } from './wasm/loader.js';
 import { OwnedHandle, withScope, type HandleLabel, type Scope } from './wasm/memory.js';
-import { requireInteger, requirePositive, requireVector, seedParts } from './validate.js';
+import { LIMITS, requireInteger, requirePositive, requireVector, seedParts } from './validate.js';
 
-/** Most values one call returns, and the largest population: indices fit an Int32Array. */
-const MAX_DRAWS = 2 ** 31 - 1;
+/** Most values one call returns (n, or n x k for the matrix draws): LIMITS.values. */
+const MAX_DRAWS = LIMITS.values;
+
+/** n draws of k values each, checked: n x k values at most. */
+function requireDraws(n: unknown, k: number): number {
+  return requireInteger('n', n, 0, k === 0 ? MAX_DRAWS : Math.floor(MAX_DRAWS / k));
+}
 
 const RNG_LABEL: HandleLabel = { what: 'this Rng', renew: 'create a new Rng', redo: 'create a new Rng' };
 
@@ -107,8 +112,8 @@ export class Rng {
 
   private dirichletDraws(fn: 'fm_rng_dirichlet' | 'fm_rng_log_dirichlet', alpha: ArrayLike<number>, n: number): Matrix {
     const a = requireVector('alpha', alpha);
-    requireInteger('n', n, 0, MAX_DRAWS);
     const k = a.length;
+    requireDraws(n, k);
     return this.draw((s, h) => {
       const out = s.f64(n * k);
       s.check(s.w[fn](h, s.f64From(a), k, n, out));
@@ -124,8 +129,8 @@ export class Rng {
   multinomial(trials: number, probs: ArrayLike<number>, n = 1): Matrix {
     requireInteger('trials', trials, 0);
     const p = requireVector('probs', probs);
-    requireInteger('n', n, 0, MAX_DRAWS);
     const k = p.length;
+    requireDraws(n, k);
     return this.draw((s, h) => {
       const out = s.f64(n * k);
       s.check(s.w.fm_rng_multinomial(h, trials, s.f64From(p), k, n, out));
@@ -144,10 +149,10 @@ export class Rng {
     });
   }
 
-  /** k distinct indices of 0..n-1 (without replacement), in random order. */
+  /** k distinct indices of 0..n-1 (without replacement), in random order; n at most LIMITS.population (2^31 - 1). */
   choice(n: number, k: number): Int32Array {
-    requireInteger('n', n, 0, MAX_DRAWS);
-    requireInteger('k', k, 0, n);
+    requireInteger('n', n, 0, LIMITS.population);
+    requireInteger('k', k, 0, Math.min(n, MAX_DRAWS));
     return this.draw((s, h) => {
       const out = s.u32(k);
       s.check(s.w.fm_rng_choice(h, n, k, out));

@@ -1,79 +1,222 @@
 /**
- * Option checks shared by every public entry point, so that each bad option
- * gets the same kind of message: its name, what it got, what it needs.
+ * Checks shared by every public entry point, so that each bad option gets the
+ * same kind of message: its name, what it got, what it needs. Values the
+ * caller passed are read here, under guard: a getter or a Proxy that throws
+ * becomes an InvalidParameterError naming what was being read, and sizes are
+ * checked before anything is allocated for them.
  */
-import { InvalidParameterError } from './errors.js';
+import { FedmixError, formatThrown, formatValue, InvalidParameterError } from './errors.js';
+
+/**
+ * Most values in one Matrix or one array handed to the core: a wasm32
+ * allocation holds at most 2^31 - 1 bytes, 2^28 - 1 doubles (2 GiB).
+ */
+export const MAX_VALUES = 2 ** 28 - 1;
+
+/**
+ * The documented caps on sizes and work (README, "Limits"). Integers that
+ * cross into the core are checked against them before they cross, so none
+ * wraps at the wasm32 boundary (2^32) and none asks for work or memory that
+ * cannot be had; each refusal is an InvalidParameterError naming the cap.
+ */
+export const LIMITS = Object.freeze({
+  /** values in one Matrix, one array, one result (2^28 - 1: one WASM allocation) */
+  values: MAX_VALUES,
+  /** GaussianMixture nComponents, KMeans nClusters, PCA nComponents, selectGaussianMixture kMax */
+  components: 2 ** 16,
+  /** initializations of one fit (GaussianMixture and KMeans nInit) */
+  nInit: 1000,
+  /** iterations of one fit (maxIter) */
+  maxIter: 1_000_000,
+  /** models one selectGaussianMixture call fits: (kMax - kMin + 1) x covariance types */
+  candidates: 1024,
+  /** makeBlobs nClusters (placing centers apart costs nClusters^2 x nFeatures) */
+  blobClusters: 10_000,
+  /** rows a partition deals (labels, iid's row count, rows dealt in all): its JS arrays must fit the heap */
+  partitionRows: 2 ** 26,
+  /** clients x classes of one partition (its buckets) */
+  partitionCells: 2 ** 24,
+  /** the population of Rng.choice (indices come back as Int32) */
+  population: 2 ** 31 - 1,
+});
+
+/** Deepest nesting of number arrays read (a (k, d, d) covariance is 3 deep). */
+export const MAX_NESTING = 8;
+
+type ErrorClass = new (message: string) => FedmixError;
 
 export function requireInteger(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     // past 2^53 "an integer >= min" would not say what is wrong
     const unbounded = max === Number.MAX_SAFE_INTEGER && !(typeof value === 'number' && value > max);
     const range = unbounded ? `an integer >= ${min}` : `an integer in [${min}, ${max}]`;
-    throw new InvalidParameterError(`${name} must be ${range}, got ${String(value)}`);
+    throw new InvalidParameterError(`${name} must be ${range}, got ${formatValue(value)}`);
   }
   return value;
 }
 
 export function requireNumber(name: string, value: unknown, min: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-    throw new InvalidParameterError(`${name} must be a finite number >= ${min}, got ${String(value)}`);
+    throw new InvalidParameterError(`${name} must be a finite number >= ${min}, got ${formatValue(value)}`);
   }
   return value;
 }
 
 export function requirePositive(name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new InvalidParameterError(`${name} must be a finite number > 0, got ${String(value)}`);
+    throw new InvalidParameterError(`${name} must be a finite number > 0, got ${formatValue(value)}`);
   }
   return value;
+}
+
+export function requireBoolean(name: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') throw new InvalidParameterError(`${name} must be true or false, got ${formatValue(value)}`);
+  return value;
+}
+
+export function requireOneOf<T extends string>(name: string, value: unknown, allowed: readonly T[]): T {
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    throw new InvalidParameterError(`${name} must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${formatValue(value)}`);
+  }
+  return value as T;
+}
+
+/**
+ * Runs `read`, which reads something the caller passed (its getters and Proxy
+ * traps run here), and turns what that throws into an `Err` (by default an
+ * InvalidParameterError) saying `what` could not be read. Keep `read` to
+ * reading: a fedmix error inside passes through unchanged.
+ */
+export function guardRead<T>(what: string, read: () => T, Err: ErrorClass = InvalidParameterError): T {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof FedmixError) throw e;
+    throw new Err(`${what} could not be read (${formatThrown(e)}); pass plain values`);
+  }
+}
+
+/**
+ * The options object of a public call, read once: undefined gives {}, anything
+ * but an object is an InvalidParameterError, and each of `keys` is read here
+ * (under guardRead), so later code sees plain values that cannot change or
+ * throw. Keys not listed are dropped.
+ */
+export function readOptions<O extends object>(value: O | undefined, keys: readonly (keyof O & string)[], name = 'options'): Partial<O> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object') {
+    throw new InvalidParameterError(`${name} must be an object like { ${keys.slice(0, 2).join(', ')} }, got ${formatValue(value)}`);
+  }
+  const out: Partial<O> = {};
+  for (const key of keys) {
+    const v = guardRead(`${name}.${key}`, () => value[key]);
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
+}
+
+/**
+ * Whether `value` is a Float64Array, asked without running a Proxy trap
+ * (`instanceof` alone runs getPrototypeOf, which a hostile Proxy makes throw).
+ */
+export function isFloat64Array(value: unknown): value is Float64Array {
+  return ArrayBuffer.isView(value) && value instanceof Float64Array;
+}
+
+/**
+ * The length of an array-like the caller passed (an array, typed array or
+ * `{ length }` object), checked to be at most `max` before anything is
+ * allocated for it.
+ */
+export function requireLength(name: string, value: unknown, max = MAX_VALUES, Err: ErrorClass = InvalidParameterError): number {
+  const length = guardRead(
+    `${name}.length`,
+    () => (value !== null && typeof value === 'object' ? (value as { length?: unknown }).length : undefined),
+    Err,
+  );
+  if (typeof length !== 'number') throw new Err(`${name} must be an array, got ${formatValue(value)}`);
+  if (!Number.isSafeInteger(length) || length < 0 || length > max) {
+    throw new Err(`${name} must hold at most ${max} values, got a length of ${formatValue(length)}`);
+  }
+  return length;
+}
+
+/** The entries of an array-like the caller passed, copied into a plain array (at most `max` of them). */
+export function readArray(name: string, value: unknown, max = MAX_VALUES, Err: ErrorClass = InvalidParameterError): unknown[] {
+  const n = requireLength(name, value, max, Err);
+  const a = value as ArrayLike<unknown>;
+  return guardRead(name, () => Array.from({ length: n }, (_, i) => a[i]), Err);
 }
 
 /**
  * A flat array of numbers (array or typed array) as a Float64Array. Only the
  * type is checked here; the core checks the values and names the bad entry.
  */
-export function requireVector(name: string, value: unknown): Float64Array {
-  if (value instanceof Float64Array) return value;
-  const ok = value !== null && typeof value === 'object' && typeof (value as ArrayLike<unknown>).length === 'number';
-  const a = ok ? (value as ArrayLike<unknown>) : undefined;
-  if (a) {
-    const out = new Float64Array(a.length);
-    let i = 0;
-    for (; i < a.length && typeof a[i] === 'number'; i++) out[i] = a[i] as number;
-    if (i === a.length) return out;
-    throw new InvalidParameterError(`${name} must be a flat array of numbers; ${name}[${i}] is ${String(a[i])}`);
-  }
-  throw new InvalidParameterError(`${name} must be an array of numbers, got ${String(value)}`);
-}
-
-export function requireOneOf<T extends string>(name: string, value: unknown, allowed: readonly T[]): T {
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-    throw new InvalidParameterError(`${name} must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${JSON.stringify(value)}`);
-  }
-  return value as T;
+export function requireVector(name: string, value: unknown, Err: ErrorClass = InvalidParameterError): Float64Array {
+  if (isFloat64Array(value)) return value;
+  const n = requireLength(name, value, MAX_VALUES, Err);
+  const a = value as ArrayLike<unknown>;
+  const out = new Float64Array(n);
+  guardRead(
+    name,
+    () => {
+      for (let i = 0; i < n; i++) {
+        const x = a[i];
+        if (typeof x !== 'number') throw new Err(`${name} must be a flat array of numbers; ${name}[${i}] is ${formatValue(x)}`);
+        out[i] = x;
+      }
+    },
+    Err,
+  );
+  return out;
 }
 
 /** Nested number arrays or typed arrays, flattened row-major to a Float64Array. */
 export type NumericArray = ArrayLike<number> | NumericArray[];
 
-export function flattenNumeric(name: string, value: NumericArray): Float64Array {
-  if (value instanceof Float64Array) return value;
+/**
+ * Nested number arrays or typed arrays flattened row-major, at most
+ * MAX_NESTING deep and MAX_VALUES values (checked as it goes, so a cyclic or
+ * huge input stops early).
+ */
+export function flattenNumeric(name: string, value: NumericArray, Err: ErrorClass = InvalidParameterError): Float64Array {
+  if (isFloat64Array(value)) return value;
   if (value === null || typeof value !== 'object') {
-    throw new InvalidParameterError(`${name} must be a number array (nested arrays or typed arrays), got ${typeof value}`);
+    throw new Err(`${name} must be a number array (nested arrays or typed arrays), got ${formatValue(value)}`);
   }
-  const out: number[] = [];
-  const walk = (v: unknown): void => {
-    if (typeof v === 'number') {
-      out.push(v);
-    } else if (v !== null && typeof v === 'object' && typeof (v as ArrayLike<unknown>).length === 'number') {
-      const a = v as ArrayLike<unknown>;
-      for (let i = 0; i < a.length; i++) walk(a[i]);
-    } else {
-      throw new InvalidParameterError(`${name} must contain only numbers (nested arrays or typed arrays), found ${String(v)}`);
+  let out = new Float64Array(64);
+  let n = 0;
+  const push = (x: number) => {
+    if (n === out.length) {
+      const grown = new Float64Array(Math.min(out.length * 2, MAX_VALUES));
+      grown.set(out);
+      out = grown;
     }
+    out[n++] = x;
   };
-  walk(value);
-  return Float64Array.from(out);
+  const walk = (v: unknown, path: string, depth: number): void => {
+    if (typeof v === 'number') {
+      if (n === MAX_VALUES) throw new Err(`${name} holds more than ${MAX_VALUES} values`);
+      push(v);
+      return;
+    }
+    if (v === null || typeof v !== 'object') {
+      throw new Err(`${name} must contain only numbers (nested arrays or typed arrays); ${path} is ${formatValue(v)}`);
+    }
+    if (depth === MAX_NESTING) throw new Err(`${name} is nested more than ${MAX_NESTING} arrays deep at ${path}`);
+    const len = requireLength(path, v, MAX_VALUES, Err);
+    // isView first: it runs no Proxy trap, and instanceof on a real view runs none either
+    if (ArrayBuffer.isView(v) && !(v instanceof DataView) && !(v instanceof BigInt64Array) && !(v instanceof BigUint64Array)) {
+      if (n + len > MAX_VALUES) throw new Err(`${name} holds more than ${MAX_VALUES} values`);
+      const t = v as unknown as ArrayLike<number>;
+      for (let i = 0; i < len; i++) push(t[i]!);
+      return;
+    }
+    const a = v as ArrayLike<unknown>;
+    for (let i = 0; i < len; i++) walk(guardRead(`${path}[${i}]`, () => a[i], Err), `${path}[${i}]`, depth + 1);
+  };
+  walk(value, name, 0);
+  return out.slice(0, n);
 }
 
 /**

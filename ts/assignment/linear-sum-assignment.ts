@@ -11,7 +11,8 @@
  * no complete assignment (scipy's "cost matrix is infeasible"). An empty
  * matrix (0 rows or 0 columns) gives an empty assignment, as in scipy.
  */
-import { InvalidDataError, InvalidParameterError } from '../errors.js';
+import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { guardRead, isFloat64Array, LIMITS, readOptions, requireBoolean, requireLength } from '../validate.js';
 import { withScope } from '../wasm/memory.js';
 
 export interface LinearSumAssignmentOptions {
@@ -38,16 +39,11 @@ export interface LinearSumAssignment {
  * the same length) or a row-major Float64Array with `options.shape`.
  */
 export function linearSumAssignment(cost: number[][] | Float64Array, options: LinearSumAssignmentOptions = {}): LinearSumAssignment {
-  if (options === null || typeof options !== 'object') {
-    throw new InvalidParameterError(`options must be an object like { maximize: true }, got ${String(options)}`);
-  }
-  const maximize = options.maximize ?? false;
-  if (typeof maximize !== 'boolean') {
-    throw new InvalidParameterError(`maximize must be true or false, got ${String(maximize)}`);
-  }
-  const [nr, nc] = costShape(cost, options.shape);
-  if (nr * nc * 8 >= 2 ** 32) {
-    throw new InvalidDataError(`a ${nr} x ${nc} cost matrix needs ${(nr * nc * 8) / 2 ** 30} GiB, more than WebAssembly's 4 GiB of memory`);
+  const o = readOptions(options, ['maximize', 'shape']);
+  const maximize = requireBoolean('maximize', o.maximize ?? false);
+  const [nr, nc] = costShape(cost, o.shape);
+  if (nr * nc > LIMITS.values) {
+    throw new InvalidDataError(`a ${nr} x ${nc} cost matrix has ${nr * nc} entries; at most ${LIMITS.values} fit in one WASM allocation`);
   }
   const k = Math.min(nr, nc);
   return withScope((s) => {
@@ -57,21 +53,27 @@ export function linearSumAssignment(cost: number[][] | Float64Array, options: Li
     const cols = s.u32(k);
     const total = s.f64(1);
     const view = new Float64Array(s.w.memory.buffer, costPtr, nr * nc);
-    if (cost instanceof Float64Array) {
+    if (isFloat64Array(cost)) {
       view.set(cost);
     } else {
       // straight into WASM memory, no intermediate copy; NaN and infinities
       // are the core's to judge (it names the cell)
-      for (let i = 0; i < nr; i++) {
-        const row = cost[i]!;
-        for (let j = 0; j < nc; j++) {
-          const x = row[j];
-          if (typeof x !== 'number') {
-            throw new InvalidDataError(`cost[${i}][${j}] is ${describe(x)}, not a number; every entry must be a number (+Infinity marks a forbidden pair)`);
+      guardRead(
+        'cost',
+        () => {
+          for (let i = 0; i < nr; i++) {
+            const row = cost[i]!;
+            for (let j = 0; j < nc; j++) {
+              const x = row[j];
+              if (typeof x !== 'number') {
+                throw new InvalidDataError(`cost[${i}][${j}] is ${formatValue(x)}, not a number; every entry must be a number (+Infinity marks a forbidden pair)`);
+              }
+              view[i * nc + j] = x;
+            }
           }
-          view[i * nc + j] = x;
-        }
-      }
+        },
+        InvalidDataError,
+      );
     }
     s.check(s.w.fm_linear_sum_assignment(costPtr, nr, nc, maximize ? 1 : 0, rows, cols, total));
     return {
@@ -85,7 +87,7 @@ export function linearSumAssignment(cost: number[][] | Float64Array, options: Li
 /** [rows, columns] of the cost matrix, after checking that it is one. */
 function costShape(cost: unknown, shape: unknown): [number, number] {
   const given = shape === undefined ? undefined : checkShape(shape);
-  if (cost instanceof Float64Array) {
+  if (isFloat64Array(cost)) {
     if (!given) {
       throw new InvalidParameterError(
         `a Float64Array cost is row-major and needs options.shape = [rows, columns] (it has ${cost.length} values)`,
@@ -96,17 +98,17 @@ function costShape(cost: unknown, shape: unknown): [number, number] {
     }
     return given;
   }
-  if (!Array.isArray(cost)) {
-    throw new InvalidDataError(`cost must be a number[][] (one array per row) or a row-major Float64Array with options.shape, got ${describe(cost)}`);
+  if (!guardRead('cost', () => Array.isArray(cost), InvalidDataError)) {
+    throw new InvalidDataError(`cost must be a number[][] (one array per row) or a row-major Float64Array with options.shape, got ${formatValue(cost)}`);
   }
-  const nr = cost.length;
+  const nr = requireLength('cost', cost, LIMITS.values, InvalidDataError);
   let nc = 0;
   for (let i = 0; i < nr; i++) {
-    const row: unknown = cost[i];
+    const row: unknown = guardRead(`cost[${i}]`, () => (cost as unknown[])[i], InvalidDataError);
     if (!Array.isArray(row) && !ArrayBuffer.isView(row)) {
-      throw new InvalidDataError(`cost[${i}] is ${describe(row)}, not an array; cost must be a number[][] with one array per row`);
+      throw new InvalidDataError(`cost[${i}] is ${formatValue(row)}, not an array; cost must be a number[][] with one array per row`);
     }
-    const len = (row as ArrayLike<number>).length;
+    const len = requireLength(`cost[${i}]`, row, LIMITS.values, InvalidDataError);
     if (i === 0) nc = len;
     else if (len !== nc) {
       throw new InvalidDataError(`row ${i} of cost has ${len} values but row 0 has ${nc}; the cost matrix must be rectangular`);
@@ -120,19 +122,9 @@ function costShape(cost: unknown, shape: unknown): [number, number] {
 }
 
 function checkShape(shape: unknown): [number, number] {
-  const ok =
-    Array.isArray(shape) &&
-    shape.length === 2 &&
-    shape.every((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 2 ** 31 - 1);
-  if (!ok) {
-    throw new InvalidParameterError(`shape must be [rows, columns], two non-negative integers, got ${JSON.stringify(shape) ?? String(shape)}`);
+  const pair = guardRead('shape', () => (Array.isArray(shape) && shape.length === 2 ? [shape[0], shape[1]] : undefined));
+  if (!pair || !pair.every((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= LIMITS.values)) {
+    throw new InvalidParameterError(`shape must be [rows, columns], two non-negative integers, got ${formatValue(shape)}`);
   }
-  return [shape[0] as number, shape[1] as number];
-}
-
-function describe(x: unknown): string {
-  if (typeof x === 'string') return JSON.stringify(x);
-  if (x === null || x === undefined) return String(x);
-  if (Array.isArray(x)) return 'an array';
-  return typeof x === 'object' ? 'an object' : `${typeof x} ${String(x)}`;
+  return [pair[0] as number, pair[1] as number];
 }

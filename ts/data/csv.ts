@@ -2,7 +2,8 @@
  * A small CSV reader (RFC 4180: header row, commas, double-quoted fields with ""
  * escapes, \n or \r\n line ends) and the conversion of its columns to a Matrix.
  */
-import { InvalidDataError, InvalidParameterError } from '../errors.js';
+import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { guardRead, LIMITS, readOptions, requireInteger, requireLength } from '../validate.js';
 import { Matrix } from './matrix.js';
 
 export interface CsvTable {
@@ -13,6 +14,7 @@ export interface CsvTable {
 }
 
 export function parseCsv(text: string): CsvTable {
+  if (typeof text !== 'string') throw new InvalidParameterError(`parseCsv takes the CSV text as a string, got ${formatValue(text)}`);
   const records: string[][] = [];
   let field = '';
   let record: string[] = [];
@@ -69,21 +71,51 @@ export function parseCsv(text: string): CsvTable {
 
 export function columnIndex(table: CsvTable, name: string): number {
   const j = table.names.indexOf(name);
-  if (j < 0) throw new InvalidParameterError(`the CSV has no column "${name}"; its columns are ${table.names.join(', ')}`);
+  if (j < 0) throw new InvalidParameterError(`the CSV has no column ${formatValue(name)}; its columns are ${table.names.join(', ')}`);
   return j;
+}
+
+/** A CsvTable as parseCsv makes it, checked (it may come from elsewhere): names, columns of text, nRows. */
+function checkTable(table: unknown): CsvTable {
+  const t = readOptions(table as CsvTable, ['names', 'columns', 'nRows'], 'table');
+  const nRows = requireInteger('table.nRows', t.nRows, 0, LIMITS.values);
+  const names = strings('table.names', t.names);
+  const count = requireLength('table.columns', t.columns);
+  if (count !== names.length) throw new InvalidParameterError(`table has ${names.length} names but ${count} columns; pass what parseCsv returned`);
+  const columns = Array.from({ length: count }, (_, j) => {
+    const col = strings(`table.columns[${j}]`, guardRead(`table.columns[${j}]`, () => t.columns![j]));
+    if (col.length !== nRows) throw new InvalidParameterError(`table.columns[${j}] has ${col.length} cells but nRows is ${nRows}`);
+    return col;
+  });
+  return { names, columns, nRows };
+}
+
+/** An array of strings the caller passed, copied. */
+function strings(name: string, value: unknown): string[] {
+  const n = requireLength(name, value);
+  return guardRead(name, () =>
+    Array.from({ length: n }, (_, i) => {
+      const v = (value as ArrayLike<unknown>)[i];
+      if (typeof v !== 'string') throw new InvalidParameterError(`${name}[${i}] is ${formatValue(v)}; expected a string`);
+      return v;
+    }),
+  );
 }
 
 /** The named columns (default: all but `exclude`) as numbers; a non-numeric cell is an error naming it. */
 export function csvToMatrix(table: CsvTable, options: { columns?: string[]; exclude?: string[] } = {}): { X: Matrix; names: string[] } {
-  const exclude = new Set(options.exclude ?? []);
-  const names = options.columns ?? table.names.filter((n) => !exclude.has(n));
+  const checked = checkTable(table);
+  table = checked;
+  const o = readOptions(options, ['columns', 'exclude']);
+  const exclude = new Set(o.exclude === undefined ? [] : strings('exclude', o.exclude));
+  const names = o.columns === undefined ? checked.names.filter((n) => !exclude.has(n)) : strings('columns', o.columns);
   const cols = names.map((name) => {
     const j = columnIndex(table, name);
     const out = new Float64Array(table.nRows);
     table.columns[j]!.forEach((cell, i) => {
       const v = cell.trim() === '' ? NaN : Number(cell);
       if (Number.isNaN(v)) {
-        throw new InvalidDataError(`column "${name}", data row ${i + 1}: "${cell}" is not a number; exclude the column or clean the file`);
+        throw new InvalidDataError(`column ${formatValue(name)}, data row ${i + 1}: ${formatValue(cell)} is not a number; exclude the column or clean the file`);
       }
       out[i] = v;
     });

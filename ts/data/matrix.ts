@@ -5,17 +5,41 @@
  * across rows of one feature.
  */
 import { Table, tableFromArrays, Type, type Vector } from 'apache-arrow';
-import { InvalidDataError, InvalidParameterError } from '../errors.js';
+import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { guardRead, isFloat64Array, MAX_VALUES, readOptions, requireLength, requireVector } from '../validate.js';
 
 /** Anything fedmix accepts as a data matrix. */
 export type MatrixLike = Matrix | ArrayLike<number>[] | Table;
 
-function checkIndex(what: string, index: number, size: number): void {
-  if (!Number.isInteger(index) || index < 0 || index >= size) {
-    throw new InvalidParameterError(`${what} index ${index} is not an integer in 0..${size - 1}`);
+/** Every Matrix this module constructed: a brand that neither a Proxy nor Object.create(Matrix.prototype) can fake. */
+const made = new WeakSet<object>();
+
+function checkIndex(what: string, index: unknown, size: number): number {
+  if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= size) {
+    throw new InvalidParameterError(`${what} index ${formatValue(index)} is not an integer in 0..${size - 1}`);
   }
+  return index;
 }
 
+/** nRows x nCols as a checked shape: safe integers whose product is at most MAX_VALUES. */
+function checkShape(nRows: unknown, nCols: unknown, Err: new (m: string) => FedmixError): number {
+  if (typeof nRows !== 'number' || typeof nCols !== 'number' || !Number.isInteger(nRows) || !Number.isInteger(nCols) || nRows < 0 || nCols < 0) {
+    throw new Err(`a matrix shape must be two non-negative integers, got ${formatValue(nRows)} x ${formatValue(nCols)}`);
+  }
+  if (nRows > MAX_VALUES || nCols > MAX_VALUES || nRows * nCols > MAX_VALUES) {
+    throw new Err(
+      `a ${nRows} x ${nCols} matrix would hold ${nRows * nCols} values; a Matrix holds at most ${MAX_VALUES} (2^28 - 1, what one WASM allocation takes) and ${MAX_VALUES} rows or columns: process the data in parts`,
+    );
+  }
+  return nRows * nCols;
+}
+
+/**
+ * A data matrix, immutable in shape: nRows, nCols and the data buffer are
+ * fixed at construction (the object is frozen), so that no later assignment
+ * can make the core read past the values. The values themselves may be
+ * changed in place.
+ */
 export class Matrix {
   /** Column-major values, nRows * nCols long. */
   readonly data: Float64Array;
@@ -23,46 +47,70 @@ export class Matrix {
   readonly nCols: number;
 
   constructor(data: Float64Array, nRows: number, nCols: number) {
-    if (!Number.isInteger(nRows) || !Number.isInteger(nCols) || nRows < 0 || nCols < 0) {
-      throw new InvalidDataError(`a matrix shape must be two non-negative integers, got ${nRows} x ${nCols}`);
-    }
-    if (data.length !== nRows * nCols) {
-      throw new InvalidDataError(`a ${nRows} x ${nCols} matrix needs ${nRows * nCols} values, got ${data.length}`);
+    const size = checkShape(nRows, nCols, InvalidDataError);
+    if (!isFloat64Array(data)) throw new InvalidDataError(`a Matrix's data must be a Float64Array (column-major), got ${formatValue(data)}`);
+    if (data.length !== size) {
+      throw new InvalidDataError(`a ${nRows} x ${nCols} matrix needs ${size} values, got ${data.length}`);
     }
     this.data = data;
     this.nRows = nRows;
     this.nCols = nCols;
+    made.add(this);
+    Object.freeze(this);
+  }
+
+  /** Whether `x` is a Matrix fedmix constructed (a Proxy or a look-alike is not). */
+  static isMatrix(x: unknown): x is Matrix {
+    return x !== null && typeof x === 'object' && made.has(x);
   }
 
   static zeros(nRows: number, nCols: number): Matrix {
-    return new Matrix(new Float64Array(nRows * nCols), nRows, nCols);
+    return new Matrix(new Float64Array(checkShape(nRows, nCols, InvalidParameterError)), nRows, nCols);
   }
 
   /** One array per feature, all of the same length. */
   static fromColumns(columns: ArrayLike<number>[]): Matrix {
-    const nCols = columns.length;
-    const nRows = nCols === 0 ? 0 : columns[0]!.length;
-    const data = new Float64Array(nRows * nCols);
-    columns.forEach((col, j) => {
+    const nCols = requireLength('columns', columns, MAX_VALUES, InvalidDataError);
+    const cols = Array.from({ length: nCols }, (_, j) => requireVector(`column ${j}`, guardRead(`column ${j}`, () => columns[j], InvalidDataError), InvalidDataError));
+    const nRows = nCols === 0 ? 0 : cols[0]!.length;
+    cols.forEach((col, j) => {
       if (col.length !== nRows) {
         throw new InvalidDataError(`column ${j} has ${col.length} values but column 0 has ${nRows}; all columns need the same length`);
       }
-      data.set(col, j * nRows);
     });
+    const data = new Float64Array(checkShape(nRows, nCols, InvalidDataError));
+    cols.forEach((col, j) => data.set(col, j * nRows));
     return new Matrix(data, nRows, nCols);
   }
 
   /** One array per row (sample), all of the same length. */
   static fromRows(rows: ArrayLike<number>[]): Matrix {
-    const nRows = rows.length;
-    const nCols = nRows === 0 ? 0 : rows[0]!.length;
-    const data = new Float64Array(nRows * nCols);
+    const nRows = requireLength('rows', rows, MAX_VALUES, InvalidDataError);
+    const rowAt = (i: number): unknown => guardRead(`row ${i}`, () => rows[i], InvalidDataError);
+    const nCols = nRows === 0 ? 0 : requireLength('row 0', rowAt(0), MAX_VALUES, InvalidDataError);
+    const data = new Float64Array(checkShape(nRows, nCols, InvalidDataError));
     for (let i = 0; i < nRows; i++) {
-      const row = rows[i]!;
-      if (row.length !== nCols) {
-        throw new InvalidDataError(`row ${i} has ${row.length} values but row 0 has ${nCols}; all rows need the same length`);
+      const row = rowAt(i);
+      const len = requireLength(`row ${i}`, row, MAX_VALUES, InvalidDataError);
+      if (len !== nCols) {
+        throw new InvalidDataError(`row ${i} has ${len} values but row 0 has ${nCols}; all rows need the same length`);
       }
-      for (let j = 0; j < nCols; j++) data[j * nRows + i] = row[j]!;
+      if (isFloat64Array(row)) {
+        for (let j = 0; j < nCols; j++) data[j * nRows + i] = row[j]!;
+        continue;
+      }
+      guardRead(
+        `row ${i}`,
+        () => {
+          const r = row as ArrayLike<unknown>;
+          for (let j = 0; j < nCols; j++) {
+            const x = r[j];
+            if (typeof x !== 'number') throw new InvalidDataError(`row ${i}, column ${j} is ${formatValue(x)}; every value must be a number`);
+            data[j * nRows + i] = x;
+          }
+        },
+        InvalidDataError,
+      );
     }
     return new Matrix(data, nRows, nCols);
   }
@@ -72,58 +120,84 @@ export class Matrix {
    * columns are concatenated). A column with nulls is rejected: impute first.
    */
   static fromArrow(table: Table, options: { columns?: string[] } = {}): Matrix {
-    const names = options.columns ?? table.schema.fields.map((f) => f.name);
-    const known = new Set(table.schema.fields.map((f) => f.name));
-    const columns = names.map((name) => {
-      if (!known.has(name)) {
-        throw new InvalidParameterError(`the table has no column "${name}"; it has ${[...known].map((n) => `"${n}"`).join(', ')}`);
+    if (!guardRead('table', () => table instanceof Table, InvalidDataError)) {
+      throw new InvalidDataError(`fromArrow needs an Arrow Table, got ${formatValue(table)}`);
+    }
+    const { columns: wanted } = readOptions(options, ['columns']);
+    if (wanted !== undefined) {
+      const n = requireLength('columns', wanted);
+      for (let j = 0; j < n; j++) {
+        if (typeof wanted[j] !== 'string') throw new InvalidParameterError(`columns must name the table's columns; columns[${j}] is ${formatValue(wanted[j])}`);
       }
-      const vector = table.getChild(name) as Vector;
-      const typeId = vector.type.typeId;
-      if (typeId !== Type.Float && typeId !== Type.Int) {
-        throw new InvalidDataError(
-          `column "${name}" has Arrow type ${String(vector.type)}, not a number type; select numeric columns with { columns: [...] }`,
-        );
-      }
-      if (vector.nullCount > 0) {
-        throw new InvalidDataError(`column "${name}" has ${vector.nullCount} null value(s); impute or drop them before building a Matrix`);
-      }
-      const values = vector.toArray() as ArrayLike<number | bigint>;
-      const out = new Float64Array(values.length);
-      if (typeId === Type.Float && (vector.type as { precision: number }).precision === 0) {
-        // Float16 arrays hold raw half-precision bits; get() decodes them
-        for (let i = 0; i < vector.length; i++) out[i] = vector.get(i) as number;
-      } else if (values instanceof BigInt64Array || values instanceof BigUint64Array) {
-        for (let i = 0; i < values.length; i++) out[i] = Number(values[i]);
-      } else {
-        out.set(values as ArrayLike<number>);
-      }
-      return out;
-    });
-    if (columns.length === 0) return new Matrix(new Float64Array(0), table.numRows, 0);
-    return Matrix.fromColumns(columns);
+    }
+    // a Proxy around a Table, or a Table subclass, may throw from anything read here
+    const columns = guardRead(
+      'the Arrow table',
+      () => {
+        const names = wanted ? Array.from(wanted) : table.schema.fields.map((f) => f.name);
+        const known = new Set(table.schema.fields.map((f) => f.name));
+        const cols = names.map((name) => {
+          if (!known.has(name)) {
+            throw new InvalidParameterError(`the table has no column ${formatValue(name)}; it has ${[...known].map((k) => formatValue(k)).join(', ')}`);
+          }
+          const vector = table.getChild(name) as Vector;
+          const typeId = vector.type.typeId;
+          if (typeId !== Type.Float && typeId !== Type.Int) {
+            throw new InvalidDataError(
+              `column ${formatValue(name)} has Arrow type ${String(vector.type)}, not a number type; select numeric columns with { columns: [...] }`,
+            );
+          }
+          if (vector.nullCount > 0) {
+            throw new InvalidDataError(`column ${formatValue(name)} has ${vector.nullCount} null value(s); impute or drop them before building a Matrix`);
+          }
+          checkShape(vector.length, names.length, InvalidDataError);
+          const values = vector.toArray() as ArrayLike<number | bigint>;
+          const out = new Float64Array(values.length);
+          if (typeId === Type.Float && (vector.type as { precision: number }).precision === 0) {
+            // Float16 arrays hold raw half-precision bits; get() decodes them
+            for (let i = 0; i < vector.length; i++) out[i] = vector.get(i) as number;
+          } else if (values instanceof BigInt64Array || values instanceof BigUint64Array) {
+            for (let i = 0; i < values.length; i++) out[i] = Number(values[i]);
+          } else {
+            out.set(values as ArrayLike<number>);
+          }
+          return out;
+        });
+        return { cols, numRows: table.numRows };
+      },
+      InvalidDataError,
+    );
+    if (columns.cols.length === 0) return new Matrix(new Float64Array(0), columns.numRows, 0);
+    return Matrix.fromColumns(columns.cols);
   }
 
   /** Any MatrixLike as a Matrix (a Matrix is returned as is, not copied). */
   static from(x: MatrixLike): Matrix {
-    if (x instanceof Matrix) return x;
-    if (x instanceof Table) return Matrix.fromArrow(x);
+    if (Matrix.isMatrix(x)) return x;
     if (Array.isArray(x)) return Matrix.fromRows(x);
-    throw new InvalidDataError('expected a Matrix, an Arrow Table or an array of rows');
+    if (x !== null && typeof x === 'object' && guardRead('X', () => x instanceof Table, InvalidDataError)) return Matrix.fromArrow(x as Table);
+    throw new InvalidDataError(`expected a Matrix, an Arrow Table or an array of rows, got ${formatValue(x)}`);
   }
 
   /** The rows of several matrices with the same columns, one after the other. */
   static vstack(parts: Matrix[]): Matrix {
-    if (parts.length === 0) throw new InvalidDataError('vstack needs at least one matrix');
-    const d = parts[0]!.nCols;
-    const n = parts.reduce((t, m) => {
+    const count = requireLength('parts', parts, MAX_VALUES, InvalidDataError);
+    if (count === 0) throw new InvalidDataError('vstack needs at least one matrix');
+    const ms = Array.from({ length: count }, (_, i) => {
+      const m = guardRead(`parts[${i}]`, () => parts[i], InvalidDataError);
+      if (!Matrix.isMatrix(m)) throw new InvalidDataError(`vstack takes Matrix objects; parts[${i}] is ${formatValue(m)}`);
+      return m;
+    });
+    const d = ms[0]!.nCols;
+    let n = 0;
+    for (const m of ms) {
       if (m.nCols !== d) throw new InvalidDataError(`vstack: a matrix has ${m.nCols} columns, the first has ${d}`);
-      return t + m.nRows;
-    }, 0);
-    const out = new Float64Array(n * d);
+      n += m.nRows;
+    }
+    const out = new Float64Array(checkShape(n, d, InvalidDataError));
     for (let j = 0; j < d; j++) {
       let o = j * n;
-      for (const m of parts) {
+      for (const m of ms) {
         out.set(m.column(j), o);
         o += m.nRows;
       }
@@ -132,16 +206,20 @@ export class Matrix {
   }
 
   get(i: number, j: number): number {
+    checkIndex('row', i, this.nRows);
+    checkIndex('column', j, this.nCols);
     return this.data[j * this.nRows + i]!;
   }
 
   /** Column j as a view (no copy). */
   column(j: number): Float64Array {
+    checkIndex('column', j, this.nCols);
     return this.data.subarray(j * this.nRows, (j + 1) * this.nRows);
   }
 
   /** Row i as a new array. */
   row(i: number): Float64Array {
+    checkIndex('row', i, this.nRows);
     const r = new Float64Array(this.nCols);
     for (let j = 0; j < this.nCols; j++) r[j] = this.data[j * this.nRows + i]!;
     return r;
@@ -155,29 +233,33 @@ export class Matrix {
 
   /** A new matrix of the given rows, in the given order. */
   selectRows(indices: ArrayLike<number>): Matrix {
-    const n = indices.length;
-    for (let i = 0; i < n; i++) checkIndex('row', indices[i]!, this.nRows);
-    const out = new Float64Array(n * this.nCols);
+    const rows = indexList('row', indices, this.nRows);
+    const n = rows.length;
+    const out = new Float64Array(checkShape(n, this.nCols, InvalidParameterError));
     for (let j = 0; j < this.nCols; j++) {
       const src = j * this.nRows;
       const dst = j * n;
-      for (let i = 0; i < n; i++) out[dst + i] = this.data[src + indices[i]!]!;
+      for (let i = 0; i < n; i++) out[dst + i] = this.data[src + rows[i]!]!;
     }
     return new Matrix(out, n, this.nCols);
   }
 
   /** A new matrix of the given columns, in the given order. */
   selectColumns(indices: ArrayLike<number>): Matrix {
-    const cols = Array.from(indices, (j) => {
-      checkIndex('column', j, this.nCols);
-      return this.column(j);
-    });
+    const cols = Array.from(indexList('column', indices, this.nCols), (j) => this.column(j));
     return cols.length ? Matrix.fromColumns(cols) : new Matrix(new Float64Array(0), this.nRows, 0);
   }
 
   /** An Arrow table with one Float64 column per feature (named x0, x1, ... by default). */
   toArrow(names?: string[]): Table {
-    const colNames = names ?? Array.from({ length: this.nCols }, (_, j) => `x${j}`);
+    const colNames =
+      names === undefined
+        ? Array.from({ length: this.nCols }, (_, j) => `x${j}`)
+        : Array.from({ length: requireLength('names', names) }, (_, j) => {
+            const name = guardRead(`names[${j}]`, () => names[j]);
+            if (typeof name !== 'string') throw new InvalidParameterError(`toArrow's names must be strings; names[${j}] is ${formatValue(name)}`);
+            return name;
+          });
     if (colNames.length !== this.nCols) {
       throw new InvalidParameterError(`toArrow got ${colNames.length} names for ${this.nCols} columns`);
     }
@@ -188,4 +270,14 @@ export class Matrix {
     });
     return tableFromArrays(cols);
   }
+}
+
+/** Indices read from the caller's array-like, each an integer in 0..size-1. */
+function indexList(what: string, indices: ArrayLike<number>, size: number): Int32Array {
+  const n = requireLength(`${what} indices`, indices);
+  const out = new Int32Array(n);
+  guardRead(`${what} indices`, () => {
+    for (let i = 0; i < n; i++) out[i] = checkIndex(what, indices[i], size);
+  });
+  return out;
 }

@@ -9,12 +9,12 @@
  * live here, like KMeans centers.
  */
 import { InvalidDataError, NotFittedError } from '../errors.js';
-import { requireInteger } from '../validate.js';
+import { LIMITS, readOptions, requireInteger } from '../validate.js';
 import { withScope } from '../wasm/memory.js';
 import { Matrix, type MatrixLike } from './matrix.js';
 
 export interface PCAOptions {
-  /** how many components to keep: 1 <= nComponents <= min(rows, features) of the training data */
+  /** how many components to keep: 1 <= nComponents <= min(rows, features) of the training data (and LIMITS.components) */
   nComponents: number;
 }
 
@@ -39,7 +39,7 @@ export class PCA {
   private fitted: Fitted | undefined;
 
   constructor(options: PCAOptions) {
-    this.nComponents = requireInteger('nComponents', options?.nComponents, 1);
+    this.nComponents = requireInteger('nComponents', readOptions(options, ['nComponents']).nComponents, 1, LIMITS.components);
   }
 
   /** Learns the mean and components of X (at least 2 rows, finite values). */
@@ -53,7 +53,7 @@ export class PCA {
       const variance = s.f64(k);
       const ratio = s.f64(k);
       const noise = s.f64(1);
-      s.check(s.w.fm_pca_fit(s.f64From(x.data), x.nRows, d, k, mean, components, variance, ratio, noise));
+      s.check(s.w.fm_pca_fit(s.matrix(x), x.nRows, d, k, mean, components, variance, ratio, noise));
       return {
         d,
         mean: s.readF64(mean, d),
@@ -76,7 +76,7 @@ export class PCA {
     const k = this.nComponents;
     return withScope((s) => {
       const out = s.f64(x.nRows * k);
-      s.check(s.w.fm_pca_transform(s.f64From(x.data), x.nRows, x.nCols, s.f64From(st.mean), st.d, s.f64From(st.components), k, out));
+      s.check(s.w.fm_pca_transform(s.matrix(x), x.nRows, x.nCols, s.f64From(st.mean), st.d, s.f64From(st.components), k, out));
       return new Matrix(s.readF64(out, x.nRows * k), x.nRows, k);
     });
   }

@@ -6,6 +6,7 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { InvalidDataError } from '../errors.js';
+import { LIMITS, readOptions, requireBoolean } from '../validate.js';
 import { withScope } from '../wasm/memory.js';
 
 /** Rows of a MatrixLike as one row-major Float64Array. */
@@ -27,6 +28,8 @@ function rowMajor(m: Matrix): Float64Array {
 export function dirichletMultinomialLogPmf(counts: MatrixLike, alphas: MatrixLike, options: { coefficient?: boolean } = {}): Matrix {
   const c = Matrix.from(counts);
   const a = Matrix.from(alphas);
+  const coefficient = requireBoolean('coefficient', readOptions(options, ['coefficient']).coefficient ?? true);
+  if (c.nRows * a.nRows > LIMITS.values) throw new InvalidDataError(`${c.nRows} count vectors x ${a.nRows} parameter vectors is ${c.nRows * a.nRows} results; at most ${LIMITS.values}`);
   if (c.nCols !== a.nCols) {
     throw new InvalidDataError(`counts have ${c.nCols} categories but alphas have ${a.nCols}; they must match`);
   }
@@ -34,7 +37,7 @@ export function dirichletMultinomialLogPmf(counts: MatrixLike, alphas: MatrixLik
   const [m, k, cats] = [c.nRows, a.nRows, c.nCols];
   const out = withScope((s) => {
     const o = s.f64(m * k);
-    s.check(s.w.fm_dm_log_pmf(s.f64From(rowMajor(c)), m, cats, s.f64From(rowMajor(a)), k, options.coefficient === false ? 0 : 1, o));
+    s.check(s.w.fm_dm_log_pmf(s.f64From(rowMajor(c)), m, cats, s.f64From(rowMajor(a)), k, coefficient ? 1 : 0, o));
     return s.readF64(o, m * k);
   });
   // m x k row-major -> column-major Matrix

@@ -5,17 +5,19 @@
  * silhouette_score / silhouette_samples with the Euclidean metric).
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { InvalidDataError } from '../errors.js';
+import { formatValue, InvalidDataError } from '../errors.js';
+import { LIMITS, readArray } from '../validate.js';
 
 type Labels = ArrayLike<number | string>;
 
-function codes(name: string, labels: Labels): { codes: Int32Array; count: number } {
+function codes(name: string, given: Labels): { codes: Int32Array; count: number } {
+  const labels = readArray(name, given, LIMITS.values, InvalidDataError);
   const map = new Map<number | string, number>();
   const out = new Int32Array(labels.length);
   for (let i = 0; i < labels.length; i++) {
     const v = labels[i];
     if (!(typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)))) {
-      throw new InvalidDataError(`${name}[${i}] is ${String(v)}; labels must be finite numbers or strings`);
+      throw new InvalidDataError(`${name}[${i}] is ${formatValue(v)}; labels must be finite numbers or strings`);
     }
     let c = map.get(v);
     if (c === undefined) {
@@ -34,12 +36,12 @@ function codes(name: string, labels: Labels): { codes: Int32Array; count: number
  * matters.
  */
 export function adjustedRandScore(labelsTrue: Labels, labelsPred: Labels): number {
-  const n = labelsTrue.length;
-  if (labelsPred.length !== n) {
-    throw new InvalidDataError(`labelsTrue has ${n} labels but labelsPred has ${labelsPred.length}; pass one of each per sample`);
-  }
   const t = codes('labelsTrue', labelsTrue);
   const p = codes('labelsPred', labelsPred);
+  const n = t.codes.length;
+  if (p.codes.length !== n) {
+    throw new InvalidDataError(`labelsTrue has ${n} labels but labelsPred has ${p.codes.length}; pass one of each per sample`);
+  }
   const table = new Map<number, number>();
   const rows = new Float64Array(t.count);
   const cols = new Float64Array(p.count);
@@ -78,8 +80,8 @@ export function adjustedRandScore(labelsTrue: Labels, labelsPred: Labels): numbe
 export function silhouetteSamples(X: MatrixLike, labels: Labels): Float64Array {
   const m = Matrix.from(X);
   const { nRows: n, nCols: d } = m;
-  if (labels.length !== n) throw new InvalidDataError(`X has ${n} rows but labels has ${labels.length}; pass one label per row`);
   const { codes: c, count: k } = codes('labels', labels);
+  if (c.length !== n) throw new InvalidDataError(`X has ${n} rows but labels has ${c.length}; pass one label per row`);
   if (k < 2 || k > n - 1) {
     throw new InvalidDataError(`the silhouette needs 2 to n - 1 = ${n - 1} distinct labels, got ${k}`);
   }

@@ -5,8 +5,9 @@
  * labels (AUC-PR, ROC-AUC).
  */
 import type { MatrixLike } from '../data/matrix.js';
-import { InvalidDataError } from '../errors.js';
-import type { GaussianMixture } from '../models/gaussian-mixture.js';
+import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { GaussianMixture } from '../models/gaussian-mixture.js';
+import { guardRead, LIMITS, readArray, readOptions } from '../validate.js';
 import { averagePrecision, rocAuc } from './ranking.js';
 
 export interface MixtureScores {
@@ -18,17 +19,24 @@ export interface MixtureScores {
 }
 
 /** Anomaly scores: the negative log-likelihood of every row. */
+function requireModel(model: unknown): GaussianMixture {
+  if (!guardRead('model', () => model instanceof GaussianMixture)) throw new InvalidParameterError(`model must be a GaussianMixture, got ${formatValue(model)}`);
+  return model as GaussianMixture;
+}
+
 export function anomalyScores(model: GaussianMixture, X: MatrixLike): Float64Array {
-  return model.scoreSamples(X).map((v) => -v);
+  return requireModel(model).scoreSamples(X).map((v) => -v);
 }
 
 export function scoreMixture(model: GaussianMixture, train: MatrixLike, test?: { X: MatrixLike; anomaly: ArrayLike<number> }): MixtureScores {
-  const out: MixtureScores = { logLikelihood: model.score(train) };
-  if (test) {
-    const s = anomalyScores(model, test.X);
-    if (s.length !== test.anomaly.length) throw new InvalidDataError(`${s.length} test rows but ${test.anomaly.length} anomaly labels`);
-    out.aucPr = averagePrecision(test.anomaly, s);
-    out.rocAuc = rocAuc(test.anomaly, s);
+  const out: MixtureScores = { logLikelihood: requireModel(model).score(train) };
+  if (test !== undefined) {
+    const t = readOptions(test, ['X', 'anomaly'], 'test');
+    const anomaly = readArray('test.anomaly', t.anomaly, LIMITS.values, InvalidDataError) as number[];
+    const s = anomalyScores(model, t.X!);
+    if (s.length !== anomaly.length) throw new InvalidDataError(`${s.length} test rows but ${anomaly.length} anomaly labels`);
+    out.aucPr = averagePrecision(anomaly, s);
+    out.rocAuc = rocAuc(anomaly, s);
   }
   return out;
 }

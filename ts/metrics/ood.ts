@@ -5,12 +5,13 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { Rng } from '../random.js';
-import { requireNumber } from '../validate.js';
+import { readOptions, requireNumber } from '../validate.js';
 
 export function gaussianNoiseOod(X: MatrixLike, options: { variance?: number; seed?: number } = {}): Matrix {
   const x = Matrix.from(X);
-  const sd = Math.sqrt(requireNumber('variance', options.variance ?? 0.005, 0));
-  const rng = new Rng(options.seed);
+  const o = readOptions(options, ['variance', 'seed']);
+  const sd = Math.sqrt(requireNumber('variance', o.variance ?? 0.005, 0));
+  const rng = new Rng(o.seed);
   try {
     const noise = rng.normal(x.data.length);
     return new Matrix(x.data.map((v, i) => v + sd * noise[i]!), x.nRows, x.nCols);

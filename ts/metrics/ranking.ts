@@ -4,18 +4,21 @@
  * interpolation) and ROC AUC (trapezoids), both over distinct score thresholds
  * so that tied scores are handled exactly as sklearn.metrics does.
  */
-import { InvalidDataError } from '../errors.js';
+import { formatValue, InvalidDataError } from '../errors.js';
+import { LIMITS, readArray } from '../validate.js';
 
 /** Cumulative true/false positives at each distinct threshold, scores descending. */
-function thresholdCounts(yTrue: ArrayLike<number>, scores: ArrayLike<number>): { tps: number[]; fps: number[] } {
+function thresholdCounts(labels: ArrayLike<number>, values: ArrayLike<number>): { tps: number[]; fps: number[] } {
+  const yTrue = readArray('labels', labels, LIMITS.values, InvalidDataError);
+  const scores = readArray('scores', values, LIMITS.values, InvalidDataError) as number[];
   const n = yTrue.length;
   if (n === 0 || scores.length !== n) {
     throw new InvalidDataError(`labels and scores must be non-empty and of equal length, got ${n} and ${scores.length}`);
   }
   for (let i = 0; i < n; i++) {
     const y = yTrue[i];
-    if (y !== 0 && y !== 1) throw new InvalidDataError(`labels must be 0 or 1; found ${String(y)} at position ${i}`);
-    if (!Number.isFinite(scores[i])) throw new InvalidDataError(`scores must be finite; found ${String(scores[i])} at position ${i}`);
+    if (y !== 0 && y !== 1) throw new InvalidDataError(`labels must be 0 or 1; found ${formatValue(y)} at position ${i}`);
+    if (typeof scores[i] !== 'number' || !Number.isFinite(scores[i])) throw new InvalidDataError(`scores must be finite numbers; found ${formatValue(scores[i])} at position ${i}`);
   }
   const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => scores[b]! - scores[a]!);
   const tps: number[] = [];

@@ -5,15 +5,18 @@
  * up to the order of their components).
  */
 import { linearSumAssignment } from '../assignment/linear-sum-assignment.js';
-import { InvalidParameterError } from '../errors.js';
-import type { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
+import { formatValue, InvalidParameterError } from '../errors.js';
+import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
+import { guardRead, requireVector } from '../validate.js';
 
 /**
  * Equation 50: NMSE(x, y) = sqrt(sum_i ((x_i - y_i) / y_i)^2), y the truth (no
  * zeros): the L2 norm of the relative errors. Divided by sqrt(n) it is the
  * per-entry relative RMS error.
  */
-export function normalizedError(estimate: ArrayLike<number>, truth: ArrayLike<number>): number {
+export function normalizedError(estimated: ArrayLike<number>, truthValues: ArrayLike<number>): number {
+  const estimate = requireVector('estimate', estimated);
+  const truth = requireVector('truth', truthValues);
   if (estimate.length !== truth.length) throw new InvalidParameterError(`estimate has ${estimate.length} values but truth has ${truth.length}`);
   let s = 0;
   for (let i = 0; i < truth.length; i++) {
@@ -42,6 +45,9 @@ export interface MdmRecovery {
  * equation 50.
  */
 export function mdmRecoveryError(learned: DirichletMultinomialMixture, truth: DirichletMultinomialMixture): MdmRecovery {
+  for (const [name, m] of [['learned', learned], ['truth', truth]] as const) {
+    if (!guardRead(name, () => m instanceof DirichletMultinomialMixture)) throw new InvalidParameterError(`${name} must be a DirichletMultinomialMixture, got ${formatValue(m)}`);
+  }
   const k = truth.nComponents;
   const c = truth.nCategories;
   if (learned.nComponents !== k || learned.nCategories !== c) {

@@ -12,8 +12,8 @@
  * with fitMdm (federated), draw new clients with sample().
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { InvalidDataError, InvalidParameterError } from '../errors.js';
-import { requireInteger, seedParts } from '../validate.js';
+import { formatValue, InvalidDataError, InvalidParameterError, restated } from '../errors.js';
+import { guardRead, LIMITS, readOptions, requireInteger, requireLength, requireVector, seedParts } from '../validate.js';
 import { withScope, type Scope } from '../wasm/memory.js';
 
 /** The serialized form (toJSON): plain arrays, readable by any tool. */
@@ -52,22 +52,24 @@ export interface MdmSample {
 /** A Matrix (rows = components) as row-major values; `name` for errors. */
 function rowMajor(name: string, x: MatrixLike): { values: Float64Array; rows: number; cols: number } {
   // rows of numbers (the usual form, and how messages arrive): copied straight, no column-major detour
-  if (Array.isArray(x) && x.length > 0 && x.every((r) => r !== null && typeof r === 'object' && typeof (r as ArrayLike<number>).length === 'number')) {
-    const cols = (x[0] as ArrayLike<number>).length;
-    const values = new Float64Array(x.length * cols);
-    x.forEach((r: ArrayLike<number>, i) => {
+  if (Array.isArray(x) && x.length > 0) {
+    const rows = requireLength(name, x);
+    const rowAt = (i: number): unknown => guardRead(`${name}[${i}]`, () => x[i]);
+    const cols = requireLength(`${name}[0]`, rowAt(0));
+    if (rows * cols > LIMITS.values) throw new InvalidParameterError(`${name} is ${rows} x ${cols}; at most ${LIMITS.values} values fit`);
+    const values = new Float64Array(rows * cols);
+    for (let i = 0; i < rows; i++) {
+      const r = requireVector(`${name}[${i}]`, rowAt(i));
       if (r.length !== cols) throw new InvalidParameterError(`${name}: row ${i} has ${r.length} values but row 0 has ${cols}; all rows need the same length`);
-      if (r instanceof Float64Array) values.set(r, i * cols);
-      else for (let j = 0; j < cols; j++) values[i * cols + j] = typeof r[j] === 'number' ? r[j]! : NaN;
-    });
-    return { values, rows: x.length, cols };
+      values.set(r, i * cols);
+    }
+    return { values, rows, cols };
   }
   let m: Matrix;
   try {
     m = Matrix.from(x);
   } catch (e) {
-    if (e instanceof InvalidDataError) throw new InvalidParameterError(`${name}: ${e.message}`);
-    throw e;
+    throw restated(e, (err) => new InvalidParameterError(`${name}: ${err.message}`));
   }
   const values = new Float64Array(m.nRows * m.nCols);
   for (let j = 0; j < m.nCols; j++) for (let i = 0; i < m.nRows; i++) values[i * m.nCols + j] = m.data[j * m.nRows + i]!;
@@ -96,8 +98,9 @@ export function histogramRows(histograms: MatrixLike, nCategories?: number, size
     }
   }
   if (sizes === undefined) return { counts, sizes: sums, m, c };
-  if (sizes.length !== m) throw new InvalidDataError(`${sizes.length} sizes for ${m} histograms; give one size n per histogram`);
-  return { counts, sizes: Float64Array.from(sizes), m, c };
+  const given = requireVector('sizes', sizes, InvalidDataError);
+  if (given.length !== m) throw new InvalidDataError(`${given.length} sizes for ${m} histograms; give one size n per histogram`);
+  return { counts, sizes: given, m, c };
 }
 
 function nested(values: Float64Array, rows: number, cols: number): number[][] {
@@ -122,20 +125,24 @@ export class DirichletMultinomialMixture {
 
   /** Checks the parameters (tau and each row of pi sum to 1 within 1e-8, alpha > 0) and builds the model. */
   constructor(params: DirichletMultinomialMixtureParameters) {
-    if (params === null || typeof params !== 'object') throw new InvalidParameterError('a DirichletMultinomialMixture needs { tau, alpha, pi }');
-    const a = rowMajor('alpha', params.alpha);
-    const p = rowMajor('pi', params.pi);
-    const tau = Float64Array.from(params.tau ?? []);
+    if (params === null || typeof params !== 'object') throw new InvalidParameterError(`a DirichletMultinomialMixture needs { tau, alpha, pi }, got ${formatValue(params)}`);
+    const o = readOptions(params, ['tau', 'alpha', 'pi', 'categories'], 'parameters');
+    const a = rowMajor('alpha', o.alpha!);
+    const p = rowMajor('pi', o.pi!);
+    const tau = requireVector('tau', o.tau ?? []).slice();
     const k = tau.length;
     if (k < 1) throw new InvalidParameterError('tau must hold one weight per component (at least one)');
     if (a.rows !== k) throw new InvalidParameterError(`alpha has ${a.rows} rows but tau has ${k} weights; give one row per component`);
     if (p.rows !== k) throw new InvalidParameterError(`pi has ${p.rows} rows but tau has ${k} weights; give one row per component`);
-    if (params.categories !== undefined) {
-      const names = params.categories;
-      if (!Array.isArray(names) || names.length !== a.cols || names.some((n) => typeof n !== 'string')) {
-        throw new InvalidParameterError(`categories must be ${a.cols} strings, one per column of alpha`);
+    let categories: string[] | undefined;
+    if (o.categories !== undefined) {
+      const given = o.categories;
+      const count = requireLength('categories', given);
+      categories = Array.from({ length: count }, (_, i) => guardRead(`categories[${i}]`, () => given[i]) as string);
+      if (count !== a.cols || categories.some((n) => typeof n !== 'string')) {
+        throw new InvalidParameterError(`categories must be ${a.cols} strings, one per column of alpha, got ${formatValue(given)}`);
       }
-      if (new Set(names).size !== names.length) throw new InvalidParameterError('categories must be distinct');
+      if (new Set(categories).size !== categories.length) throw new InvalidParameterError('categories must be distinct');
     }
     this.nComponents = k;
     this.nCategories = a.cols;
@@ -143,11 +150,11 @@ export class DirichletMultinomialMixture {
     this.tau = tau;
     this.alpha = a.values;
     this.pi = p.values;
-    this.categories = params.categories ? [...params.categories] : undefined;
+    this.categories = categories;
     withScope((s) => s.check(s.w.fm_mdm_check(k, this.nCategories, this.maxCount, ...this.pointers(s))));
   }
 
-  /** (tau, alpha, pi) copied into WASM memory. */
+  /** (tau, alpha, pi) copied into WASM memory. @internal */
   pointers(s: Scope): [number, number, number] {
     return [s.f64From(this.tau), s.f64From(this.alpha), s.f64From(this.pi)];
   }
@@ -181,7 +188,7 @@ export class DirichletMultinomialMixture {
    * client's size a positive probability.
    */
   logPmf(histograms: MatrixLike, options: { sizes?: ArrayLike<number> } = {}): Float64Array {
-    return this.evaluate(histograms, options.sizes, false).ll;
+    return this.evaluate(histograms, readOptions(options, ['sizes']).sizes, false).ll;
   }
 
   /** The mean of logPmf over the clients (the validation score of Appendix A.1). */
@@ -193,7 +200,7 @@ export class DirichletMultinomialMixture {
 
   /** omega of eq 12 for every client: an m x K Matrix of component probabilities. */
   predictProba(histograms: MatrixLike, options: { sizes?: ArrayLike<number> } = {}): Matrix {
-    const { resp, m } = this.evaluate(histograms, options.sizes, true);
+    const { resp, m } = this.evaluate(histograms, readOptions(options, ['sizes']).sizes, true);
     const k = this.nComponents;
     const out = Matrix.zeros(m, k);
     for (let i = 0; i < m; i++) for (let q = 0; q < k; q++) out.data[q * m + i] = resp![i * k + q]!;
@@ -218,9 +225,9 @@ export class DirichletMultinomialMixture {
    * a seed, a fresh one each call.
    */
   sample(m: number, options: { seed?: number } = {}): MdmSample {
-    requireInteger('m', m, 0, 2 ** 31 - 1);
-    const [lo, hi] = seedParts(options.seed);
     const c = this.nCategories;
+    requireInteger('m', m, 0, Math.floor(LIMITS.values / c));
+    const [lo, hi] = seedParts(readOptions(options, ['seed']).seed);
     return withScope((s) => {
       const counts = s.f64(m * c);
       const sizes = s.f64(m);
@@ -254,23 +261,17 @@ export class DirichletMultinomialMixture {
     } catch {
       throw new InvalidParameterError('the model is not valid JSON');
     }
-    if (j === null || typeof j !== 'object') throw new InvalidParameterError('a DirichletMultinomialMixture JSON must be an object with tau, alpha and pi');
-    const o = j as Partial<DirichletMultinomialMixtureJSON> & Record<string, unknown>;
+    if (j === null || typeof j !== 'object') throw new InvalidParameterError(`a DirichletMultinomialMixture JSON must be an object with tau, alpha and pi, got ${formatValue(j)}`);
+    const o = readOptions(j as DirichletMultinomialMixtureJSON, ['format', 'version', 'tau', 'alpha', 'pi', 'categories'], 'the JSON');
     if (o.format !== undefined && o.format !== 'fedmix.DirichletMultinomialMixture') {
-      throw new InvalidParameterError(`not a DirichletMultinomialMixture JSON (format ${JSON.stringify(o.format)})`);
+      throw new InvalidParameterError(`not a DirichletMultinomialMixture JSON: format must be "fedmix.DirichletMultinomialMixture", got ${formatValue(o.format)}`);
     }
-    if (o.version !== undefined && o.version !== 1) throw new InvalidParameterError(`unsupported DirichletMultinomialMixture JSON version ${String(o.version)}; this fedmix reads version 1`);
+    if (o.version !== undefined && o.version !== 1) {
+      throw new InvalidParameterError(`unsupported DirichletMultinomialMixture JSON version ${formatValue(o.version)}; this fedmix reads version 1 (the number)`);
+    }
     for (const key of ['tau', 'alpha', 'pi'] as const) {
-      if (!Array.isArray(o[key])) throw new InvalidParameterError(`the model JSON needs "${key}" as an array${key === 'tau' ? '' : ' of rows'}`);
+      if (!guardRead(key, () => Array.isArray(o[key]))) throw new InvalidParameterError(`the model JSON needs "${key}" as an array${key === 'tau' ? '' : ' of rows'}, got ${formatValue(o[key])}`);
     }
-    const rows = (key: 'alpha' | 'pi') => {
-      const v = o[key] as unknown[];
-      v.forEach((r, i) => {
-        if (!Array.isArray(r) || r.some((x) => typeof x !== 'number')) throw new InvalidParameterError(`${key}[${i}] must be an array of numbers`);
-      });
-      return v as number[][];
-    };
-    if ((o.tau as unknown[]).some((x) => typeof x !== 'number')) throw new InvalidParameterError('tau must be an array of numbers');
-    return new DirichletMultinomialMixture({ tau: o.tau as number[], alpha: rows('alpha'), pi: rows('pi'), categories: o.categories });
+    return new DirichletMultinomialMixture({ tau: o.tau!, alpha: o.alpha!, pi: o.pi!, categories: o.categories });
   }
 }

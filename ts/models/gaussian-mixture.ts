@@ -6,11 +6,15 @@
  * means (k, d); covariances full (k, d, d), tied (d, d), diag (k, d), spherical (k,).
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { InvalidParameterError, NotFittedError } from '../errors.js';
+import { formatValue, InvalidParameterError, NotFittedError } from '../errors.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
 import { OwnedHandle, Scope, withScope } from '../wasm/memory.js';
 import {
   flattenNumeric,
+  guardRead,
+  LIMITS,
+  readOptions,
+  requireBoolean,
   requireInteger,
   requireNumber,
   requireOneOf,
@@ -24,7 +28,7 @@ export const INIT_PARAMS = ['kmeans', 'k-means++', 'random', 'random_from_data']
 export type InitParams = (typeof INIT_PARAMS)[number];
 
 export interface GaussianMixtureOptions {
-  /** number of mixture components (default 1) */
+  /** number of mixture components (default 1; at most LIMITS.components, 65,536) */
   nComponents?: number;
   /** default 'full' */
   covarianceType?: CovarianceType;
@@ -32,9 +36,9 @@ export interface GaussianMixtureOptions {
   tol?: number;
   /** added to covariance diagonals to keep them positive definite (default 1e-6) */
   regCovar?: number;
-  /** EM iterations per initialization (default 100) */
+  /** EM iterations per initialization (default 100; at most LIMITS.maxIter, 10^6) */
   maxIter?: number;
-  /** initializations; the best lower bound is kept (default 1) */
+  /** initializations; the best lower bound is kept (default 1; at most LIMITS.nInit, 1,000) */
   nInit?: number;
   /** default 'kmeans' */
   initParams?: InitParams;
@@ -75,6 +79,10 @@ export interface GaussianMixtureJSON {
   options?: Omit<GaussianMixtureOptions, 'weightsInit' | 'meansInit' | 'precisionsInit'>;
 }
 
+const JSON_KEYS = [
+  'format', 'version', 'covarianceType', 'nComponents', 'nFeatures', 'weights', 'means', 'covariances', 'precisionsCholesky', 'converged', 'nIter', 'lowerBound', 'options',
+] as const satisfies readonly (keyof GaussianMixtureJSON)[];
+
 /** Covariance type codes of the C ABI, read from the core (CovarianceType::code in fedmix-core). @internal */
 export const COV_CODE: Readonly<Record<CovarianceType, number>> = codeTable('covariance_type');
 /** The parameter arrays fm_gmm_read copies out, by their names in the core's table. */
@@ -114,22 +122,27 @@ export function informationCriteria(meanLogLikelihood: number, n: number, nParam
   };
 }
 
-function resolveOptions(o: GaussianMixtureOptions): ResolvedGaussianMixtureOptions {
+/** Every option's name, for reading them once (readOptions). */
+export const GMM_OPTION_KEYS = [
+  'nComponents', 'covarianceType', 'tol', 'regCovar', 'maxIter', 'nInit', 'initParams', 'weightsInit', 'meansInit', 'precisionsInit', 'warmStart', 'seed',
+] as const satisfies readonly (keyof GaussianMixtureOptions)[];
+
+function resolveOptions(options: GaussianMixtureOptions | undefined): ResolvedGaussianMixtureOptions {
+  const o = readOptions(options, GMM_OPTION_KEYS);
   const opt = (name: string, v: NumericArray | undefined) => (v === undefined ? undefined : flattenNumeric(name, v));
   const r: ResolvedGaussianMixtureOptions = {
-    nComponents: requireInteger('nComponents', o.nComponents ?? 1, 1),
+    nComponents: requireInteger('nComponents', o.nComponents ?? 1, 1, LIMITS.components),
     covarianceType: requireOneOf('covarianceType', o.covarianceType ?? 'full', COVARIANCE_TYPES),
     tol: requireNumber('tol', o.tol ?? 1e-3, 0),
     regCovar: requireNumber('regCovar', o.regCovar ?? 1e-6, 0),
-    maxIter: requireInteger('maxIter', o.maxIter ?? 100, 0),
-    nInit: requireInteger('nInit', o.nInit ?? 1, 1),
+    maxIter: requireInteger('maxIter', o.maxIter ?? 100, 0, LIMITS.maxIter),
+    nInit: requireInteger('nInit', o.nInit ?? 1, 1, LIMITS.nInit),
     initParams: requireOneOf('initParams', o.initParams ?? 'kmeans', INIT_PARAMS),
     weightsInit: opt('weightsInit', o.weightsInit),
     meansInit: opt('meansInit', o.meansInit),
     precisionsInit: opt('precisionsInit', o.precisionsInit),
-    warmStart: o.warmStart ?? false,
+    warmStart: requireBoolean('warmStart', o.warmStart ?? false),
   };
-  if (typeof r.warmStart !== 'boolean') throw new InvalidParameterError(`warmStart must be true or false, got ${String(o.warmStart)}`);
   if (o.seed !== undefined) r.seed = requireInteger('seed', o.seed, 0);
   return r;
 }
@@ -157,7 +170,7 @@ export class GaussianMixture {
   /** Estimates the parameters with EM (scikit-learn's fit). Returns this. */
   fit(X: MatrixLike): this {
     const x = Matrix.from(X);
-    withScope((s) => this.fitResident(s, s.f64From(x.data), x.nRows, x.nCols));
+    withScope((s) => this.fitResident(s, s.matrix(x), x.nRows, x.nCols));
     return this;
   }
 
@@ -225,7 +238,7 @@ export class GaussianMixture {
   private withData<T>(X: MatrixLike, fn: (s: Scope, handle: number, ptr: number, n: number, d: number, k: number) => T): T {
     const x = Matrix.from(X);
     const { handle, stats } = this.fitted();
-    return withScope((s) => fn(s, handle, s.f64From(x.data), x.nRows, x.nCols, stats.nComponents));
+    return withScope((s) => fn(s, handle, s.matrix(x), x.nRows, x.nCols, stats.nComponents));
   }
 
   /** Fits, then labels the training rows (scikit-learn's fit_predict). */
@@ -237,7 +250,7 @@ export class GaussianMixture {
   /** log p(x) per row under the mixture. */
   scoreSamples(X: MatrixLike): Float64Array {
     const x = Matrix.from(X);
-    return withScope((s) => this.scoreSamplesResident(s, s.f64From(x.data), x.nRows, x.nCols));
+    return withScope((s) => this.scoreSamplesResident(s, s.matrix(x), x.nRows, x.nCols));
   }
 
   /** scoreSamples on rows already in WASM memory (see fitResident). @internal */
@@ -277,9 +290,10 @@ export class GaussianMixture {
    * With the model's seed (or the one given) the draw is the same every time.
    */
   sample(n: number, options: { seed?: number } = {}): { X: Matrix; labels: Int32Array } {
-    requireInteger('n', n, 1);
+    const { seed } = readOptions(options, ['seed']);
     const { handle, stats } = this.fitted();
-    const [lo, hi] = seedParts(options.seed ?? this.options.seed);
+    requireInteger('n', n, 1, Math.floor(LIMITS.values / stats.nFeatures));
+    const [lo, hi] = seedParts(seed ?? this.options.seed);
     return withScope((s) => {
       const d = stats.nFeatures;
       const x = s.f64(n * d);
@@ -386,19 +400,38 @@ export class GaussianMixture {
 
   /** Rebuilds a model saved with toJSON() (or parameters from elsewhere, same shapes). */
   static fromJSON(json: GaussianMixtureJSON | string): GaussianMixture {
-    const j = (typeof json === 'string' ? JSON.parse(json) : json) as GaussianMixtureJSON;
-    if (j === null || typeof j !== 'object' || j.format !== 'fedmix.GaussianMixture') {
-      throw new InvalidParameterError('not a fedmix GaussianMixture JSON (format must be "fedmix.GaussianMixture")');
+    let parsed: unknown = json;
+    if (typeof json === 'string') {
+      try {
+        parsed = JSON.parse(json);
+      } catch {
+        throw new InvalidParameterError(`not a fedmix GaussianMixture JSON: the text is not JSON (it starts ${formatValue(json.slice(0, 20))})`);
+      }
     }
-    if (j.version !== 1) throw new InvalidParameterError(`unsupported GaussianMixture JSON version ${String(j.version)}; this fedmix reads version 1`);
+    if (parsed === null || typeof parsed !== 'object') {
+      throw new InvalidParameterError(`not a fedmix GaussianMixture JSON: expected an object with format "fedmix.GaussianMixture", got ${formatValue(parsed)}`);
+    }
+    const j = readOptions(parsed as GaussianMixtureJSON, JSON_KEYS, 'the JSON');
+    if (j.format !== 'fedmix.GaussianMixture') {
+      throw new InvalidParameterError(`not a fedmix GaussianMixture JSON: format must be "fedmix.GaussianMixture", got ${formatValue(j.format)}`);
+    }
+    if (j.version !== 1) throw new InvalidParameterError(`unsupported GaussianMixture JSON version ${formatValue(j.version)}; this fedmix reads version 1 (the number)`);
     const t = requireOneOf('covarianceType', j.covarianceType, COVARIANCE_TYPES);
-    const k = requireInteger('nComponents', j.nComponents, 1);
-    const d = requireInteger('nFeatures', j.nFeatures, 1);
-    const gm = new GaussianMixture({ ...(j.options ?? {}), nComponents: k, covarianceType: t });
+    const k = requireInteger('nComponents', j.nComponents, 1, LIMITS.components);
+    const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.values);
+    // everything the core is handed is checked before a handle exists, so a bad field cannot strand one
+    const converged = requireBoolean('converged', j.converged ?? false);
+    const nIter = requireInteger('nIter', j.nIter ?? 0, 0, LIMITS.maxIter);
+    const lowerBound = j.lowerBound ?? -Infinity;
+    if (typeof lowerBound !== 'number' || Number.isNaN(lowerBound)) {
+      throw new InvalidParameterError(`lowerBound must be a number or null, got ${formatValue(lowerBound)}`);
+    }
+    const gm = new GaussianMixture({ ...readOptions(j.options as GaussianMixtureOptions | undefined, GMM_OPTION_KEYS, 'options'), nComponents: k, covarianceType: t });
     const len = covarianceLength(t, k, d);
+    if (len > LIMITS.values) throw new InvalidParameterError(`${k} components of ${d} features need ${len} covariance values; at most ${LIMITS.values} fit`);
     const arr = (name: string, v: unknown, want: number) => {
-      if (!Array.isArray(v)) throw new InvalidParameterError(`${name} must be an array of ${want} numbers`);
-      const f = flattenNumeric(name, v);
+      if (!guardRead(name, () => Array.isArray(v))) throw new InvalidParameterError(`${name} must be an array of ${want} numbers, got ${formatValue(v)}`);
+      const f = flattenNumeric(name, v as NumericArray);
       if (f.length !== want) throw new InvalidParameterError(`${name} has ${f.length} values; expected ${want}`);
       return f;
     };
@@ -414,7 +447,7 @@ export class GaussianMixture {
         ),
       );
       const handle = s.readU32(out, 1)[0]!;
-      s.w.fm_gmm_set_stats(handle, j.converged ? 1 : 0, j.nIter ?? 0, j.lowerBound ?? -Infinity);
+      s.w.fm_gmm_set_stats(handle, converged ? 1 : 0, nIter, lowerBound);
       gm.adopt(s, handle);
     });
     return gm;
@@ -433,14 +466,24 @@ export class GaussianMixture {
     covariances: NumericArray;
     nFeatures?: number;
   }): GaussianMixture {
-    const t = requireOneOf('covarianceType', p.covarianceType, COVARIANCE_TYPES);
-    const weights = flattenNumeric('weights', p.weights);
-    const means = flattenNumeric('means', p.means);
-    const cov = flattenNumeric('covariances', p.covariances);
+    if (p === null || typeof p !== 'object') throw new InvalidParameterError(`fromParameters needs { covarianceType, weights, means, covariances }, got ${formatValue(p)}`);
+    const o = readOptions(p, ['covarianceType', 'weights', 'means', 'covariances', 'nFeatures'], 'parameters');
+    const t = requireOneOf('covarianceType', o.covarianceType, COVARIANCE_TYPES);
+    const weights = flattenNumeric('weights', o.weights!);
+    const means = flattenNumeric('means', o.means!);
+    const cov = flattenNumeric('covariances', o.covariances!);
     const k = weights.length;
     if (k < 1) throw new InvalidParameterError('weights must hold at least one component');
-    const d = p.nFeatures ?? means.length / k;
-    if (!Number.isInteger(d) || d < 1) throw new InvalidParameterError(`means have ${means.length} values, not a multiple of the ${k} weights`);
+    if (k > LIMITS.components) throw new InvalidParameterError(`weights hold ${k} components; at most ${LIMITS.components} are supported`);
+    // nFeatures must agree with the means: it crosses into the core as a 32-bit count
+    const d = o.nFeatures === undefined ? means.length / k : requireInteger('nFeatures', o.nFeatures, 1, LIMITS.values);
+    if (!Number.isInteger(d) || d < 1 || means.length !== k * d) {
+      throw new InvalidParameterError(
+        o.nFeatures === undefined
+          ? `means have ${means.length} values, not a multiple of the ${k} weights`
+          : `means have ${means.length} values; ${k} components of nFeatures = ${d} need ${k * d}`,
+      );
+    }
     const gm = new GaussianMixture({ nComponents: k, covarianceType: t });
     withScope((s) => {
       const out = s.u32(1);

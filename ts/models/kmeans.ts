@@ -4,19 +4,19 @@
  * The centers are small and live in JavaScript; the work runs in WASM.
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
+import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
 import { coreConstant } from '../wasm/constants.js';
 import { withScope } from '../wasm/memory.js';
-import { flattenNumeric, requireInteger, requireNumber, seedParts, type NumericArray } from '../validate.js';
+import { flattenNumeric, LIMITS, readOptions, requireInteger, requireNumber, requireVector, seedParts, type NumericArray } from '../validate.js';
 
 export interface KMeansOptions {
-  /** default 8 */
+  /** default 8; at most LIMITS.components (65,536) */
   nClusters?: number;
   /** 'k-means++' (default), 'random', or the (k, d) starting centers */
   init?: 'k-means++' | 'random' | NumericArray;
-  /** runs with different seeds; the lowest inertia is kept (default 10; 1 with given centers) */
+  /** runs with different seeds; the lowest inertia is kept (default 10; 1 with given centers; at most LIMITS.nInit, 1,000) */
   nInit?: number;
-  /** default 300 */
+  /** default 300; at most LIMITS.maxIter (10^6) */
   maxIter?: number;
   /** relative to the mean feature variance (default 1e-4) */
   tol?: number;
@@ -33,17 +33,18 @@ export class KMeans {
   private fittedState: { centers: Float64Array; labels: Int32Array; inertia: number; nIter: number; d: number } | undefined;
 
   constructor(options: KMeansOptions = {}) {
-    this.nClusters = requireInteger('nClusters', options.nClusters ?? 8, 1);
-    const init = options.init ?? 'k-means++';
+    const o = readOptions(options, ['nClusters', 'init', 'nInit', 'maxIter', 'tol', 'seed']);
+    this.nClusters = requireInteger('nClusters', o.nClusters ?? 8, 1, LIMITS.components);
+    const init = o.init ?? 'k-means++';
     if (typeof init === 'string' && init !== 'k-means++' && init !== 'random') {
-      throw new InvalidParameterError(`init must be 'k-means++', 'random' or an array of centers, got '${init}'`);
+      throw new InvalidParameterError(`init must be 'k-means++', 'random' or an array of centers, got ${formatValue(init)}`);
     }
     this.init = init === 'k-means++' || init === 'random' ? init : flattenNumeric('init', init as NumericArray);
     // explicit centers make every run the same: one run, as scikit-learn
-    this.nInit = this.init instanceof Float64Array ? 1 : requireInteger('nInit', options.nInit ?? 10, 1);
-    this.maxIter = requireInteger('maxIter', options.maxIter ?? 300, 1);
-    this.tol = requireNumber('tol', options.tol ?? 1e-4, 0);
-    this.seed = options.seed === undefined ? undefined : requireInteger('seed', options.seed, 0);
+    this.nInit = this.init instanceof Float64Array ? 1 : requireInteger('nInit', o.nInit ?? 10, 1, LIMITS.nInit);
+    this.maxIter = requireInteger('maxIter', o.maxIter ?? 300, 1, LIMITS.maxIter);
+    this.tol = requireNumber('tol', o.tol ?? 1e-4, 0);
+    this.seed = o.seed === undefined ? undefined : requireInteger('seed', o.seed, 0);
   }
 
   fit(X: MatrixLike): this {
@@ -60,7 +61,7 @@ export class KMeans {
       const labels = s.u32(x.nRows);
       const stats = s.f64(2);
       s.check(
-        s.w.fm_kmeans_fit(s.f64From(x.data), x.nRows, x.nCols, k, initCode, given, givenLen, this.nInit, this.maxIter, this.tol, lo, hi, centers, labels, stats),
+        s.w.fm_kmeans_fit(s.matrix(x), x.nRows, x.nCols, k, initCode, given, givenLen, this.nInit, this.maxIter, this.tol, lo, hi, centers, labels, stats),
       );
       const st = s.readF64(stats, 2);
       return {
@@ -127,13 +128,15 @@ export class KMeans {
  */
 export function nearestCenters(X: MatrixLike, centers: ArrayLike<number>, k: number): { labels: Int32Array; distances: Float64Array } {
   const x = Matrix.from(X);
-  if (centers.length !== k * x.nCols) {
-    throw new InvalidDataError(`${k} centers of ${x.nCols} features need ${k * x.nCols} values, got ${centers.length}`);
+  requireInteger('k', k, 1, LIMITS.components);
+  const c = requireVector('centers', centers, InvalidDataError);
+  if (c.length !== k * x.nCols) {
+    throw new InvalidDataError(`${k} centers of ${x.nCols} features need ${k * x.nCols} values, got ${c.length}`);
   }
   return withScope((s) => {
     const labels = s.u32(x.nRows);
     const dist = s.f64(x.nRows);
-    s.check(s.w.fm_kmeans_predict(s.f64From(x.data), x.nRows, x.nCols, s.f64From(centers), k, labels, dist));
+    s.check(s.w.fm_kmeans_predict(s.matrix(x), x.nRows, x.nCols, s.f64From(c), k, labels, dist));
     return { labels: new Int32Array(s.readU32(labels, x.nRows)), distances: s.readF64(dist, x.nRows) };
   });
 }

@@ -4,15 +4,15 @@
  * memory once for every candidate.
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { FedmixError, InvalidParameterError } from '../errors.js';
+import { FedmixError, formatValue, InvalidParameterError } from '../errors.js';
 import { withScope } from '../wasm/memory.js';
-import { requireInteger, requireOneOf } from '../validate.js';
+import { guardRead, LIMITS, readOptions, requireInteger, requireLength, requireOneOf } from '../validate.js';
 import { COVARIANCE_TYPES, GaussianMixture, informationCriteria, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
 
 export interface SelectOptions extends Omit<GaussianMixtureOptions, 'nComponents' | 'weightsInit' | 'meansInit' | 'precisionsInit' | 'warmStart'> {
   /** smallest number of components tried (default 1) */
   kMin?: number;
-  /** largest number of components tried */
+  /** largest number of components tried; (kMax - kMin + 1) x covariance types is at most LIMITS.candidates (1,024) */
   kMax: number;
   /** default 'bic' */
   criterion?: 'bic' | 'aic';
@@ -42,18 +42,28 @@ export interface Selection {
 
 export function selectGaussianMixture(X: MatrixLike, options: SelectOptions): Selection {
   const x = Matrix.from(X);
-  const kMin = requireInteger('kMin', options.kMin ?? 1, 1);
-  const kMax = requireInteger('kMax', options.kMax, kMin);
-  const criterion = requireOneOf('criterion', options.criterion ?? 'bic', ['bic', 'aic'] as const);
-  const types = (options.covarianceTypes ?? [options.covarianceType ?? 'full']).map((t) => requireOneOf('covarianceTypes', t, COVARIANCE_TYPES));
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be an object with kMax, got ${formatValue(options)}`);
+  const o = readOptions(options, ['kMin', 'kMax', 'criterion', 'covarianceTypes', 'covarianceType', 'tol', 'regCovar', 'maxIter', 'nInit', 'initParams', 'seed']);
+  const kMin = requireInteger('kMin', o.kMin ?? 1, 1, LIMITS.components);
+  const kMax = requireInteger('kMax', o.kMax, kMin, LIMITS.components);
+  const criterion = requireOneOf('criterion', o.criterion ?? 'bic', ['bic', 'aic'] as const);
+  const given = o.covarianceTypes ?? [o.covarianceType ?? 'full'];
+  const types = Array.from({ length: requireLength('covarianceTypes', given, COVARIANCE_TYPES.length) }, (_, i) =>
+    requireOneOf(`covarianceTypes[${i}]`, guardRead(`covarianceTypes[${i}]`, () => given[i]), COVARIANCE_TYPES),
+  );
   if (types.length === 0) throw new InvalidParameterError('covarianceTypes must name at least one covariance type');
-  const { kMin: _a, kMax: _b, criterion: _c, covarianceTypes: _d, ...gmOptions } = options;
+  // every candidate is a fit: their number is capped, not only each k
+  const candidates = (kMax - kMin + 1) * types.length;
+  if (candidates > LIMITS.candidates) {
+    throw new InvalidParameterError(`kMin..kMax = ${kMin}..${kMax} with ${types.length} covariance type(s) is ${candidates} fits; at most ${LIMITS.candidates}: narrow the range`);
+  }
+  const { kMin: _a, kMax: _b, criterion: _c, covarianceTypes: _d, ...gmOptions } = o;
   const n = x.nRows;
   const scores: CandidateScore[] = [];
   let best: { model: GaussianMixture; value: number } | undefined;
   let firstError: FedmixError | undefined;
   withScope((s) => {
-    const ptr = s.f64From(x.data);
+    const ptr = s.matrix(x);
     for (const covarianceType of types) {
       for (let k = kMin; k <= kMax; k++) {
         const gm = new GaussianMixture({ ...gmOptions, nComponents: k, covarianceType });

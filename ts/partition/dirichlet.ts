@@ -24,12 +24,13 @@
  */
 import { Matrix } from '../data/matrix.js';
 import { InvalidParameterError } from '../errors.js';
-import { requirePositive } from '../validate.js';
+import { readOptions, requirePositive } from '../validate.js';
 import { coreConstant } from '../wasm/constants.js';
 import {
   assemble,
   emptyBuckets,
   encodeLabels,
+  requireCells,
   requireClients,
   requireMinSize,
   rowsByClass,
@@ -61,13 +62,15 @@ export function dirichlet(labels: ArrayLike<Label>, options: DirichletOptions): 
   const { codes, classes } = encodeLabels(labels);
   const n = codes.length;
   const K = classes.length;
-  const minSize = requireMinSize(options?.minSize);
-  const clients = requireClients(options?.clients, n, minSize);
-  const alpha = requirePositive('alpha', options?.alpha);
+  const o = readOptions(options, ['clients', 'alpha', 'seed', 'minSize']);
+  const minSize = requireMinSize(o.minSize);
+  const clients = requireClients(o.clients, n, minSize);
+  requireCells(clients, K);
+  const alpha = requirePositive('alpha', o.alpha);
   const minShape = coreConstant('distributions', 'min_shape');
   if (alpha < minShape) throw new InvalidParameterError(`alpha must be >= ${minShape}, got ${alpha}; smaller concentrations overflow the gamma draws`);
   const byClass = rowsByClass(codes, K);
-  return withRng(options?.seed, (rng) => {
+  return withRng(o.seed, (rng) => {
     // logW.data[k * clients + c] = ln pi_{c,k}
     const logW = rng.logDirichlet(new Float64Array(K).fill(alpha), clients);
     const buckets = emptyBuckets(clients, K);

@@ -13,10 +13,10 @@
  * replacement and running out of a class is an error naming it.
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { InvalidDataError, InvalidParameterError } from '../errors.js';
+import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
 import type { Rng } from '../random.js';
-import { requireInteger } from '../validate.js';
+import { guardRead, LIMITS, readArray, readOptions, requireBoolean, requireInteger } from '../validate.js';
 import { encodeLabels, rowsByClass, withRng, type Label, type Partition } from './shared.js';
 
 export interface HistogramDealOptions {
@@ -68,10 +68,14 @@ function columnRows(labels: ArrayLike<Label>, columns: number, classes: readonly
     }
     return { rows: byCode, names: present };
   }
-  if (!Array.isArray(classes) || classes.length !== columns) throw new InvalidParameterError(`classes must name ${columns} classes, one per histogram column`);
+  const given = readArray('classes', classes, columns + 1);
+  if (given.length !== columns || !given.every((c) => typeof c === 'string' || (typeof c === 'number' && Number.isFinite(c)))) {
+    throw new InvalidParameterError(`classes must name ${columns} classes (numbers or strings), one per histogram column, got ${formatValue(classes)}`);
+  }
+  const names = given as Label[];
   const index = new Map(present.map((c, k) => [String(c), k]));
-  if (new Set(classes.map(String)).size !== classes.length) throw new InvalidParameterError('classes must be distinct');
-  return { rows: classes.map((c) => byCode[index.get(String(c)) ?? -1] ?? []), names: [...classes] };
+  if (new Set(names.map(String)).size !== names.length) throw new InvalidParameterError('classes must be distinct');
+  return { rows: names.map((c) => byCode[index.get(String(c)) ?? -1] ?? []), names };
 }
 
 /** Rows for every client: counts[i][j] rows of column j's class. */
@@ -117,10 +121,15 @@ function deal(rng: Rng, counts: Matrix, rows: number[][], names: Label[], disjoi
  * class j (its true histogram), drawn at random.
  */
 export function conditionallyIid(labels: ArrayLike<Label>, options: ConditionallyIidOptions): Partition {
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object with histograms');
-  const counts = Matrix.from(options.histograms);
-  const { rows, names } = columnRows(labels, counts.nCols, options.classes);
-  return withRng(options.seed, (rng) => deal(rng, counts, rows, names, options.disjoint === true));
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be an object with histograms, got ${formatValue(options)}`);
+  const o = readOptions(options, ['histograms', 'classes', 'seed', 'disjoint']);
+  const counts = Matrix.from(o.histograms!);
+  const { rows, names } = columnRows(labels, counts.nCols, o.classes);
+  // the rows dealt in all, before any is: every count is checked as it is dealt, their sum here
+  let total = 0;
+  for (const v of counts.data) total += v;
+  if (total > LIMITS.partitionRows) throw new InvalidDataError(`the histograms ask for ${total} rows in all; a partition deals at most ${LIMITS.partitionRows}`);
+  return withRng(o.seed, (rng) => deal(rng, counts, rows, names, requireBoolean('disjoint', o.disjoint ?? false)));
 }
 
 /**
@@ -129,15 +138,18 @@ export function conditionallyIid(labels: ArrayLike<Label>, options: Conditionall
  * gets rows of the central data matching the histogram.
  */
 export function mdm(labels: ArrayLike<Label>, options: MdmPartitionOptions): MdmPartition {
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object with model and clients');
-  if (!(options.model instanceof DirichletMultinomialMixture)) throw new InvalidParameterError('model must be a DirichletMultinomialMixture');
-  const clients = requireInteger('clients', options.clients, 1);
-  const model = options.model;
-  const { rows, names } = columnRows(labels, model.nCategories, options.classes ?? model.categories);
-  return withRng(options.seed, (rng) => {
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be an object with model and clients, got ${formatValue(options)}`);
+  const o = readOptions(options, ['model', 'clients', 'classes', 'seed', 'disjoint']);
+  const model = o.model;
+  if (!guardRead('model', () => model instanceof DirichletMultinomialMixture)) throw new InvalidParameterError(`model must be a DirichletMultinomialMixture, got ${formatValue(model)}`);
+  // each client holds up to maxCount rows: the most that can be dealt is capped before drawing
+  const clients = requireInteger('clients', o.clients, 1, Math.max(1, Math.floor(LIMITS.partitionRows / model!.maxCount)));
+  const disjoint = requireBoolean('disjoint', o.disjoint ?? false);
+  const { rows, names } = columnRows(labels, model!.nCategories, o.classes ?? model!.categories);
+  return withRng(o.seed, (rng) => {
     const seed = Math.floor(rng.uniform(1)[0]! * 2 ** 32);
-    const drawn = model.sample(clients, { seed });
-    return { ...deal(rng, drawn.histograms, rows, names, options.disjoint === true), components: drawn.components };
+    const drawn = model!.sample(clients, { seed });
+    return { ...deal(rng, drawn.histograms, rows, names, disjoint), components: drawn.components };
   });
 }
 
@@ -146,15 +158,19 @@ export function mdm(labels: ArrayLike<Label>, options: MdmPartitionOptions): Mdm
  * its rows uniformly from the whole central dataset, whatever their class.
  */
 export function fullyIid(labels: ArrayLike<Label>, options: FullyIidOptions): Partition {
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object with sizes');
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be an object with sizes, got ${formatValue(options)}`);
+  const o = readOptions(options, ['sizes', 'clients', 'seed', 'disjoint']);
   const { codes, classes } = encodeLabels(labels);
-  const sizes = Array.from(options.sizes ?? [], (v, i) => requireInteger(`sizes[${i}]`, v, 1));
+  const sizes = readArray('sizes', o.sizes ?? [], LIMITS.partitionRows).map((v, i) => requireInteger(`sizes[${i}]`, v, 1, LIMITS.partitionRows));
   if (sizes.length === 0) throw new InvalidParameterError('sizes must hold the true clients sizes (at least one)');
-  const clients = requireInteger('clients', options.clients ?? sizes.length, 1);
+  // every client may draw the largest size: the most that can be dealt is capped before drawing
+  const largest = sizes.reduce((a, b) => Math.max(a, b), 0);
+  const clients = requireInteger('clients', o.clients ?? sizes.length, 1, Math.max(1, Math.floor(LIMITS.partitionRows / largest)));
+  const disjoint = requireBoolean('disjoint', o.disjoint ?? false);
   const n = codes.length;
-  return withRng(options.seed, (rng) => {
+  return withRng(o.seed, (rng) => {
     const pick = rng.uniform(clients);
-    const order = options.disjoint ? rng.permutation(n) : undefined;
+    const order = disjoint ? rng.permutation(n) : undefined;
     let next = 0;
     const indices: Int32Array[] = [];
     const histograms: Int32Array[] = [];

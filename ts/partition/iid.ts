@@ -1,10 +1,11 @@
 /**
  * The homogeneous baseline: rows dealt at random into equal shares.
  */
-import { requireInteger } from '../validate.js';
-import { encodeLabels, equalSplit, requireClients, withRng, type Label, type Partition } from './shared.js';
+import { LIMITS, readOptions, requireInteger } from '../validate.js';
+import { encodeLabels, equalSplit, requireCells, requireClients, withRng, type Label, type Partition } from './shared.js';
 
 export interface IidOptions {
+  /** at most the rows (a row count at most LIMITS.partitionRows, 2^26) */
   clients: number;
   seed?: number;
 }
@@ -23,9 +24,11 @@ export interface IidOptions {
 export function iid(rowsOrLabels: number | ArrayLike<Label>, options: IidOptions): Partition {
   const labelled = typeof rowsOrLabels !== 'number';
   const { codes, classes } = labelled ? encodeLabels(rowsOrLabels) : { codes: undefined, classes: [] as Label[] };
-  const n = codes ? codes.length : requireInteger('nRows', rowsOrLabels, 1);
-  const clients = requireClients(options?.clients, n, 1);
-  const shares = withRng(options?.seed, (rng) => equalSplit(rng, Int32Array.from({ length: n }, (_, i) => i), clients));
+  const n = codes ? codes.length : requireInteger('nRows', rowsOrLabels, 1, LIMITS.partitionRows);
+  const o = readOptions(options, ['clients', 'seed']);
+  const clients = requireClients(o.clients, n, 1);
+  requireCells(clients, Math.max(1, classes.length));
+  const shares = withRng(o.seed, (rng) => equalSplit(rng, Int32Array.from({ length: n }, (_, i) => i), clients));
   const indices = shares.map((rows) => Int32Array.from(rows).sort());
   const histograms = indices.map((rows) => {
     const h = new Int32Array(classes.length);

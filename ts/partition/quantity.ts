@@ -14,14 +14,15 @@
  * drawn uniformly from those it does not hold yet. Classes no client holds
  * (too few places) have their rows returned as `unassigned`.
  */
-import { InvalidParameterError } from '../errors.js';
+import { formatValue, InvalidParameterError } from '../errors.js';
 import { type Rng } from '../random.js';
-import { requireInteger } from '../validate.js';
+import { LIMITS, readArray, readOptions, requireInteger, requireOneOf } from '../validate.js';
 import {
   assemble,
   emptyBuckets,
   encodeLabels,
   equalSplit,
+  requireCells,
   requireClients,
   requireMinSize,
   rowsByClass,
@@ -66,8 +67,9 @@ export interface QuantityPartition extends Partition {
 
 export function quantity(labels: ArrayLike<Label>, options: QuantityOptions): QuantityPartition {
   const { codes, classes } = encodeLabels(labels);
-  const checked = checkQuantity(options, codes.length, classes.length, 'labels have');
-  return withRng(options?.seed, (rng) => dealQuantity(rng, codes, classes, checked));
+  const o = readOptions(options, ['clients', 'alpha', 'imbalance', 'seed', 'minSize']);
+  const checked = checkQuantity(o, codes.length, classes.length, 'labels have');
+  return withRng(o.seed, (rng) => dealQuantity(rng, codes, classes, checked));
 }
 
 export interface CheckedQuantity {
@@ -78,22 +80,20 @@ export interface CheckedQuantity {
   imbalance: QuantityImbalance;
 }
 
-/** The options, validated for n rows of K classes; `having` names the classes in messages. */
-export function checkQuantity(options: QuantityOptions, n: number, K: number, having: string): CheckedQuantity {
-  const minSize = requireMinSize(options?.minSize);
-  const clients = requireClients(options?.clients, n, minSize);
-  const a = options?.alpha;
-  const range = Array.isArray(a) ? a : [a, a];
-  if (range.length !== 2) throw new InvalidParameterError(`alpha must be an integer or a range [lo, hi], got ${JSON.stringify(a)}`);
-  const lo = requireInteger('alpha', range[0], 1);
-  const hi = requireInteger('alpha', range[1], lo);
+/** The options (as readOptions read them), validated for n rows of K classes; `having` names the classes in messages. */
+export function checkQuantity(options: Partial<QuantityOptions>, n: number, K: number, having: string): CheckedQuantity {
+  const minSize = requireMinSize(options.minSize);
+  const clients = requireClients(options.clients, n, minSize);
+  requireCells(clients, K, having === 'parts are' ? 'parts' : 'classes');
+  const a = options.alpha;
+  const range = Array.isArray(a) ? readArray('alpha', a, 3) : [a, a];
+  if (range.length !== 2) throw new InvalidParameterError(`alpha must be an integer or a range [lo, hi], got ${formatValue(a)}`);
+  const lo = requireInteger('alpha', range[0], 1, LIMITS.partitionCells);
+  const hi = requireInteger('alpha', range[1], lo, LIMITS.partitionCells);
   if (hi > K) {
     throw new InvalidParameterError(`alpha = ${hi} classes per client, but the ${having} only ${K} classes; use alpha <= ${K}`);
   }
-  const imbalance = options?.imbalance ?? 'none';
-  if (!['none', 'clients', 'classes'].includes(imbalance)) {
-    throw new InvalidParameterError(`imbalance must be 'none', 'clients' or 'classes', got ${JSON.stringify(imbalance)}`);
-  }
+  const imbalance = requireOneOf('imbalance', options.imbalance ?? 'none', ['none', 'clients', 'classes'] as const);
   return { clients, alpha: [lo, hi], minSize, imbalance };
 }
 

@@ -4,9 +4,9 @@
  * minimum-size top-up and the assembly of the result. A partition deals row
  * indices only; `X.selectRows(p.indices[c])` gives client c's data.
  */
-import { InvalidDataError, InvalidParameterError } from '../errors.js';
+import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { Rng } from '../random.js';
-import { requireInteger } from '../validate.js';
+import { LIMITS, readArray, requireInteger } from '../validate.js';
 
 /** A class label: a number (finite) or a string. */
 export type Label = number | string;
@@ -22,21 +22,20 @@ export interface Partition {
 
 /** Labels as codes 0..K-1 into their sorted distinct values. */
 export function encodeLabels(labels: unknown): { codes: Int32Array; classes: Label[] } {
-  const ok = labels !== null && typeof labels === 'object' && typeof (labels as ArrayLike<unknown>).length === 'number';
-  if (!ok) throw new InvalidParameterError(`labels must be an array of numbers or strings (one per row), got ${String(labels)}`);
-  const a = labels as ArrayLike<unknown>;
+  if (labels === null || typeof labels !== 'object') throw new InvalidParameterError(`labels must be an array of numbers or strings (one per row), got ${formatValue(labels)}`);
+  const a = readArray('labels', labels, LIMITS.partitionRows);
   if (a.length === 0) throw new InvalidDataError('labels is empty; pass one label per row');
   const kind = typeof a[0];
   if (kind !== 'number' && kind !== 'string') {
-    throw new InvalidDataError(`labels[0] is ${String(a[0])}; labels must be finite numbers or strings`);
+    throw new InvalidDataError(`labels[0] is ${formatValue(a[0])}; labels must be finite numbers or strings`);
   }
   for (let i = 0; i < a.length; i++) {
     const v = a[i];
     if (typeof v !== kind || (kind === 'number' && !Number.isFinite(v))) {
-      throw new InvalidDataError(`labels[${i}] is ${typeof v === 'string' ? JSON.stringify(v) : String(v)}; labels must be all finite numbers or all strings`);
+      throw new InvalidDataError(`labels[${i}] is ${formatValue(v)}; labels must be all finite numbers or all strings`);
     }
   }
-  const distinct = [...new Set(Array.from(a as ArrayLike<Label>))];
+  const distinct = [...new Set(a as Label[])];
   const classes = kind === 'number' ? (distinct as number[]).sort((x, y) => x - y) : (distinct as string[]).sort();
   const code = new Map<Label, number>(classes.map((c, k) => [c, k]));
   const codes = new Int32Array(a.length);
@@ -67,7 +66,16 @@ export function requireClients(clients: unknown, nRows: number, minSize: number)
 }
 
 export function requireMinSize(minSize: unknown): number {
-  return requireInteger('minSize', minSize ?? 1, 0);
+  return requireInteger('minSize', minSize ?? 1, 0, LIMITS.partitionRows);
+}
+
+/** clients x classes buckets, checked against LIMITS.partitionCells before any is made. */
+export function requireCells(clients: number, classes: number, what = 'classes'): void {
+  if (clients * classes > LIMITS.partitionCells) {
+    throw new InvalidParameterError(
+      `${clients} clients x ${classes} ${what} is ${clients * classes} client-class cells; a partition handles at most ${LIMITS.partitionCells}: use fewer clients or group the ${what}`,
+    );
+  }
 }
 
 /** Runs `fn` with a fresh Rng for `seed`, freed afterwards (also when `fn` throws). */

@@ -14,9 +14,9 @@
  * training noise was per row too, so there is no per-part draw to reuse).
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { InvalidDataError, InvalidParameterError } from '../errors.js';
+import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { type Rng } from '../random.js';
-import { requireInteger, requireNumber } from '../validate.js';
+import { LIMITS, readOptions, requireInteger, requireNumber, requireVector } from '../validate.js';
 import { checkQuantity, dealQuantity, type QuantityPartition } from './quantity.js';
 import { equalSplit, withRng } from './shared.js';
 
@@ -62,14 +62,16 @@ export interface ShiftedRows {
 
 export function shift(X: MatrixLike, options: ShiftOptions): ShiftPartition {
   const x = requireFinite(X);
-  const M = requireInteger('parts', options?.parts, 1);
+  const o = readOptions(options, ['parts', 'beta', 'clients', 'alpha', 'seed', 'minSize', 'noiseVariance']);
+  const M = requireInteger('parts', o.parts, 1, LIMITS.partitionRows);
   if (M > x.nRows) throw new InvalidParameterError(`parts = ${M} exceeds the ${x.nRows} rows; every part needs a row, use at most ${x.nRows} parts`);
-  const beta = requireNumber('beta', options?.beta, 0);
-  const noiseVariance = requireNumber('noiseVariance', options?.noiseVariance ?? PAPER_NOISE_VARIANCE, 0);
-  const checked = checkQuantity(options, x.nRows, M, 'parts are');
+  if (x.nRows > LIMITS.partitionRows) throw new InvalidParameterError(`X has ${x.nRows} rows; a partition deals at most ${LIMITS.partitionRows}`);
+  const beta = requireNumber('beta', o.beta, 0);
+  const noiseVariance = requireNumber('noiseVariance', o.noiseVariance ?? PAPER_NOISE_VARIANCE, 0);
+  const checked = checkQuantity(o, x.nRows, M, 'parts are');
   const params: ShiftParameters = { beta, means: Float64Array.from({ length: M }, (_, m) => m * beta), noiseVariance };
   const classes = Array.from({ length: M }, (_, m) => m);
-  return withRng(options?.seed, (rng) => {
+  return withRng(o.seed, (rng) => {
     const shifted = perturb(rng, x, params);
     return { ...dealQuantity(rng, shifted.parts, classes, checked), ...shifted, shift: params };
   });
@@ -84,13 +86,18 @@ export function shift(X: MatrixLike, options: ShiftOptions): ShiftPartition {
  */
 export function applyShift(X: MatrixLike, shift: ShiftParameters, options: { seed?: number } = {}): ShiftedRows {
   const x = requireFinite(X);
-  const means = shift?.means;
-  if (!(means instanceof Float64Array || Array.isArray(means)) || means.length === 0 || !Array.from(means).every(Number.isFinite)) {
-    throw new InvalidParameterError('shift.means must be a non-empty array of finite numbers, one per part: pass the shift of a shift() result');
+  if (x.nRows > LIMITS.partitionRows) throw new InvalidParameterError(`X has ${x.nRows} rows; a partition deals at most ${LIMITS.partitionRows}`);
+  if (shift === null || typeof shift !== 'object') throw new InvalidParameterError(`shift is ${formatValue(shift)}; pass the shift of a shift() result`);
+  const p = readOptions(shift, ['beta', 'means', 'noiseVariance'], 'shift');
+  const means = p.means === undefined ? undefined : requireVector('shift.means', p.means);
+  if (!means || means.length === 0 || means.length > LIMITS.partitionCells || !means.every((v) => Number.isFinite(v))) {
+    throw new InvalidParameterError(
+      `shift.means must be a non-empty array of finite numbers, one per part (at most ${LIMITS.partitionCells}): pass the shift of a shift() result, got ${formatValue(p.means)}`,
+    );
   }
-  const noiseVariance = requireNumber('shift.noiseVariance', shift.noiseVariance, 0);
-  const params: ShiftParameters = { beta: shift.beta, means: Float64Array.from(means), noiseVariance };
-  return withRng(options?.seed, (rng) => perturb(rng, x, params));
+  const noiseVariance = requireNumber('shift.noiseVariance', p.noiseVariance, 0);
+  const params: ShiftParameters = { beta: p.beta as number, means: Float64Array.from(means), noiseVariance };
+  return withRng(readOptions(options, ['seed']).seed, (rng) => perturb(rng, x, params));
 }
 
 function requireFinite(X: MatrixLike): Matrix {

@@ -12,8 +12,8 @@
  * Relative error at most 1e-14 against scipy for x in [1e-6, 1e8] (tested; near
  * digamma's root 1.4616... the error stays relative too).
  */
-import { InvalidDataError, InvalidParameterError } from '../errors.js';
-import { flattenNumeric } from '../validate.js';
+import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { flattenNumeric, isFloat64Array } from '../validate.js';
 import { coreConstant, type ConstantMember } from '../wasm/constants.js';
 import { withScope } from '../wasm/memory.js';
 import type { WasmExports } from '../wasm/loader.js';
@@ -26,9 +26,9 @@ const CHUNK = 32_768;
 function elementwise(fn: InPlace, x: number | ArrayLike<number>, into?: Float64Array): number | Float64Array {
   const values = typeof x === 'number' ? Float64Array.of(x) : flattenNumeric('x', x as ArrayLike<number>);
   const n = values.length;
-  if (into !== undefined && (!(into instanceof Float64Array) || into.length !== n)) {
+  if (into !== undefined && (!isFloat64Array(into) || into.length !== n)) {
     throw new InvalidParameterError(
-      `out must be a Float64Array of ${n} values (one per value of x), got ${into instanceof Float64Array ? `${into.length} values` : typeof into}`,
+      `out must be a Float64Array of ${n} values (one per value of x), got ${isFloat64Array(into) ? `${into.length} values` : formatValue(into)}`,
     );
   }
   // a caller's buffer (as scipy's out=) spares allocating, and first touching, a fresh array
@@ -73,12 +73,13 @@ export function trigamma(x: number | ArrayLike<number>, out?: Float64Array): num
 }
 
 function pairwise(which: ConstantMember<'gamma_differences'>, name: string, x: number | ArrayLike<number>, n: number | ArrayLike<number>): number | Float64Array {
+  // flattened (and so read, under guard) before any length is compared
+  const flat = (name: string, v: number | ArrayLike<number>) => (typeof v === 'number' ? v : flattenNumeric(name, v));
+  [x, n] = [flat('x', x), flat('n', n)];
   const len = typeof x === 'number' ? (typeof n === 'number' ? 1 : n.length) : x.length;
   if (typeof x !== 'number' && typeof n !== 'number' && n.length !== x.length) {
     throw new InvalidDataError(`${name}: x has ${x.length} values but n has ${n.length}; pass equal lengths or a single number`);
   }
-  const flat = (name: string, v: number | ArrayLike<number>) => (typeof v === 'number' ? v : flattenNumeric(name, v));
-  [x, n] = [flat('x', x), flat('n', n)];
   const at = (v: number | ArrayLike<number>, i: number) => (typeof v === 'number' ? v : v[i]!);
   const xs = Float64Array.from({ length: len }, (_, i) => at(x, i));
   const ns = Float64Array.from({ length: len }, (_, i) => at(n, i));

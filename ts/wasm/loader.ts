@@ -4,7 +4,7 @@
  * bundlers because both builds are embedded as base64 (no fs, no fetch).
  */
 import { SCALAR_WASM_BASE64, SIMD_WASM_BASE64 } from './bytes.generated.js';
-import { WasmError } from '../errors.js';
+import { formatThrown, formatValue, InvalidParameterError, WasmError } from '../errors.js';
 
 /** The C ABI of crates/fedmix-wasm. Pointers and sizes are numbers (wasm32). */
 export interface WasmExports {
@@ -168,6 +168,8 @@ interface Instance {
 
 let current: Instance | undefined;
 let pending: Promise<Instance> | undefined;
+/** the build `pending` is loading, so that a concurrent init() asking for the other one fails instead of getting it */
+let pendingBackend: Backend | undefined;
 let generation = 0;
 let poisoned: string | undefined;
 
@@ -261,29 +263,51 @@ function chooseBackend(requested: InitOptions['backend']): Backend {
  * starts a fresh instance.
  */
 export async function init(options: InitOptions = {}): Promise<InitInfo> {
-  const requested = options.backend ?? 'auto';
-  if (current) {
-    if (requested !== 'auto' && requested !== current.info.backend) {
-      throw new WasmError(`fedmix is already running the ${current.info.backend} build; init({ backend: '${requested}' }) must come first`);
-    }
-    return current.info;
+  const requested = requestedBackend(options);
+  // one rule whether the build is running or still loading: an explicit request for the other one fails
+  const loaded = current?.info.backend ?? (pending ? pendingBackend : undefined);
+  if (loaded !== undefined && requested !== 'auto' && requested !== loaded) {
+    throw new WasmError(
+      `fedmix is already ${current ? 'running' : 'loading'} the ${loaded} build; init({ backend: '${requested}' }) must come first, before any other init()`,
+    );
   }
+  if (current) return current.info;
   if (!pending) {
     const backend = chooseBackend(requested);
+    pendingBackend = backend;
     pending = instantiate(backend).then(
       (inst) => {
         current = inst;
         poisoned = undefined;
         pending = undefined;
+        pendingBackend = undefined;
         return inst;
       },
       (err) => {
         pending = undefined;
-        throw err instanceof WasmError ? err : new WasmError(`could not load the WASM core: ${String(err)}`);
+        pendingBackend = undefined;
+        throw err instanceof WasmError ? err : new WasmError(`could not load the WASM core: ${formatThrown(err)}`);
       },
     );
   }
   return (await pending).info;
+}
+
+/** options.backend, checked: 'auto' (the default), 'simd' or 'scalar'. */
+function requestedBackend(options: unknown): 'auto' | Backend {
+  if (options === undefined) return 'auto';
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`init() takes { backend: 'auto' | 'simd' | 'scalar' }, got ${formatValue(options)}`);
+  let backend: unknown;
+  try {
+    backend = (options as InitOptions).backend;
+  } catch (e) {
+    throw new InvalidParameterError(`init()'s options.backend could not be read (${formatThrown(e)}); pass plain values`);
+  }
+  if (backend === undefined) return 'auto';
+  if (backend !== 'auto' && backend !== 'simd' && backend !== 'scalar') {
+    throw new InvalidParameterError(`backend must be 'auto', 'simd' or 'scalar', got ${formatValue(backend)}`);
+  }
+  return backend;
 }
 
 /** The running instance; throws a WasmError naming the fix when there is none. */
@@ -311,5 +335,6 @@ export function backendInfo(): InitInfo | undefined {
 export function resetForTests(): void {
   current = undefined;
   pending = undefined;
+  pendingBackend = undefined;
   poisoned = undefined;
 }

@@ -5,7 +5,7 @@
  * FinalizationRegistry only as a safety net. Typed-array views are created
  * right before use, because growing the memory detaches earlier ones.
  */
-import { errorFromStatus, NotFittedError, WasmError } from '../errors.js';
+import { errorFromStatus, InvalidDataError, NotFittedError, WasmError } from '../errors.js';
 import { coreConstant, coreConstantName } from './constants.js';
 import { instance, type WasmExports } from './loader.js';
 
@@ -51,6 +51,21 @@ export class Scope {
     const ptr = this.f64(values.length);
     new Float64Array(this.w.memory.buffer, ptr, values.length).set(values);
     return ptr;
+  }
+
+  /**
+   * A copy of a matrix's column-major values. Its buffer is checked against
+   * its shape first: the shape is frozen, but an ArrayBuffer can still be
+   * transferred (length 0) or resized under it, and the core must never read
+   * past what the caller holds.
+   */
+  matrix(x: { readonly data: Float64Array; readonly nRows: number; readonly nCols: number }): number {
+    if (x.data.length !== x.nRows * x.nCols) {
+      throw new InvalidDataError(
+        `this ${x.nRows} x ${x.nCols} matrix's buffer now holds ${x.data.length} values, not ${x.nRows * x.nCols} (was its ArrayBuffer transferred or resized?); build a new Matrix`,
+      );
+    }
+    return this.f64From(x.data);
   }
 
   /** (pointer, length) of `values` copied in; (0, 0), the core's "not given", when undefined. */

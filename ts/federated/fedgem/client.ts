@@ -133,7 +133,7 @@ export class FedGEMClient implements ClientRole {
         const [w, wLen] = s.f64Optional(this.weights);
         const [m] = s.f64Optional(o.meansInit);
         if (wLen !== k) throw new InvalidParameterError(`weights has ${wLen} values for ${k} components`);
-        s.check(s.w.fm_fedgem_client_new(s.f64From(x.data), x.nRows, x.nCols, k, w, variance, m, init, nInit, lo, hi, out));
+        s.check(s.w.fm_fedgem_client_new(s.matrix(x), x.nRows, x.nCols, k, w, variance, m, init, nInit, lo, hi, out));
         return s.readU32(out, 1)[0]!;
       });
       this.handle = new OwnedHandle(ptr, (w, p) => w.fm_fedgem_client_free(p), LABEL);
@@ -276,7 +276,7 @@ export class FedGEMClient implements ClientRole {
     if (x.nCols !== this.nFeatures) throw new InvalidDataError(`X has ${x.nCols} features but the client's model has ${this.nFeatures}`);
     const local = withScope((s) => {
       const out = s.u32(x.nRows);
-      s.check(s.w.fm_fedgem_client_predict(this.handle.ptr, s.f64From(x.data), x.nRows, x.nCols, out, 0));
+      s.check(s.w.fm_fedgem_client_predict(this.handle.ptr, s.matrix(x), x.nRows, x.nCols, out, 0));
       return new Int32Array(s.readU32(out, x.nRows));
     });
     const ms = this.result?.memberships;

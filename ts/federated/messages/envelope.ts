@@ -4,7 +4,7 @@
  * structure is declared per kind (schema.ts); its wire forms are JSON and
  * Arrow IPC (codec.ts).
  */
-import { InvalidMessageError } from '../../errors.js';
+import { formatThrown, formatValue, InvalidMessageError } from '../../errors.js';
 
 export const PROTOCOL = 'fedmix';
 export const PROTOCOL_VERSION = 1;
@@ -27,14 +27,31 @@ export function message<K extends string, P>(kind: K, from: string, round: numbe
 
 /** Checks a received envelope (anything: a parsed JSON value, an object handed over in process); `kind` restricts what is accepted. */
 export function checkEnvelope(m: unknown, kind?: string): Message {
-  if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new InvalidMessageError('a message must be a JSON object');
-  const e = m as Partial<Message>;
-  if (e.protocol !== PROTOCOL) throw new InvalidMessageError(`not a fedmix message (protocol ${JSON.stringify(e.protocol)})`);
-  if (e.version !== PROTOCOL_VERSION) throw new InvalidMessageError(`message version ${String(e.version)} is not supported; this fedmix speaks version ${PROTOCOL_VERSION}`);
-  if (typeof e.kind !== 'string') throw new InvalidMessageError('a message needs a string "kind"');
-  if (kind !== undefined && e.kind !== kind) throw new InvalidMessageError(`expected a ${kind} message, got ${e.kind}`);
-  if (typeof e.from !== 'string' || e.from.length === 0) throw new InvalidMessageError('a message needs a non-empty "from"');
-  if (!Number.isSafeInteger(e.round) || (e.round as number) < 0) throw new InvalidMessageError('a message needs a non-negative integer "round"');
-  if (!('payload' in e)) throw new InvalidMessageError('a message needs a "payload"');
-  return e as Message;
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new InvalidMessageError(`a message must be a JSON object, got ${formatValue(m)}`);
+  // the header is read once, under guard: a getter or Proxy handed over in process cannot throw past here
+  let e: Partial<Message> & { hasPayload: boolean };
+  try {
+    const o = m as Partial<Message>;
+    e = { protocol: o.protocol, version: o.version, kind: o.kind, from: o.from, round: o.round, hasPayload: 'payload' in o };
+  } catch (err) {
+    throw new InvalidMessageError(`the message could not be read (${formatThrown(err)})`, 'the message could not be read');
+  }
+  if (e.protocol !== PROTOCOL) throw new InvalidMessageError(`not a fedmix message: "protocol" must be ${JSON.stringify(PROTOCOL)}, got ${formatValue(e.protocol)}`);
+  if (e.version !== PROTOCOL_VERSION) {
+    // "1" is not 1: say which it is, so that the message does not read "version 1 is not supported"
+    throw new InvalidMessageError(
+      typeof e.version === 'number'
+        ? `message version ${formatValue(e.version)} is not supported; this fedmix speaks version ${PROTOCOL_VERSION}`
+        : e.version === undefined
+          ? `the message has no "version"; this fedmix speaks version ${PROTOCOL_VERSION}`
+          : `the message's "version" is ${formatValue(e.version)}, a ${typeof e.version}; it must be the number ${PROTOCOL_VERSION}`,
+    );
+  }
+  if (typeof e.kind !== 'string') throw new InvalidMessageError(`a message needs a string "kind", got ${formatValue(e.kind)}`);
+  // a kind is a name: shown bare, as the protocol declares them, and clipped
+  if (kind !== undefined && e.kind !== kind) throw new InvalidMessageError(`expected a ${kind} message, got ${e.kind.slice(0, 80)}`);
+  if (typeof e.from !== 'string' || e.from.length === 0) throw new InvalidMessageError(`a message needs a non-empty string "from", got ${formatValue(e.from)}`);
+  if (!Number.isSafeInteger(e.round) || (e.round as number) < 0) throw new InvalidMessageError(`a message needs a non-negative integer "round", got ${formatValue(e.round)}`);
+  if (!e.hasPayload) throw new InvalidMessageError('a message needs a "payload"');
+  return m as Message;
 }

@@ -8,7 +8,7 @@
  * are in checks.ts and in the receiving roles.
  */
 import * as v from 'valibot';
-import { InvalidMessageError } from '../../errors.js';
+import { formatThrown, formatValue, InvalidMessageError } from '../../errors.js';
 import { allFinite } from './codec.js';
 import { checkEnvelope, message, type Message } from './envelope.js';
 import { nonZeros } from './sparse.js';
@@ -18,7 +18,7 @@ export type AnySchema = v.GenericSchema<unknown, unknown>;
 type TypedArray = Float64Array | Float32Array | Int32Array | Uint32Array | Uint8Array;
 type TypedArrayConstructor<T extends TypedArray> = { new (n: number): T; readonly name: string };
 
-const describe = (x: unknown): string => (typeof x === 'bigint' ? `${x}n` : typeof x === 'symbol' ? 'a symbol' : typeof x === 'string' ? JSON.stringify(x) : String(x));
+const describe = (x: unknown): string => formatValue(x);
 
 /**
  * A numeric array field: the typed array `T` (binary wire, or in process) or a
@@ -154,7 +154,7 @@ export function parsePayload<S extends AnySchema>(schema: S, value: unknown, who
   try {
     r = v.safeParse(schema, value, { abortEarly: true });
   } catch (e) {
-    throw new InvalidMessageError(`${prefix}the payload could not be read: ${e instanceof Error ? e.message : describe(e)}`, 'its payload could not be read');
+    throw new InvalidMessageError(`${prefix}the payload could not be read: ${formatThrown(e)}`, 'its payload could not be read');
   }
   if (!r.success) {
     const issue = r.issues[0];
