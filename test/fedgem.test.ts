@@ -512,7 +512,7 @@ test('an upload is checked as its text would be, and nothing unreadable throws a
     [{ ...balls('p'), protocol: 'other' }, /not a fedmix message/],
     [getter, /the payload could not be read: boom/],
     [balls('b', { radii: [1n, 0.5] }), /^radii\[0\] is 1n; values must be finite numbers$/],
-    [balls('y', { maximizers: [Symbol('x'), 5] }), /^maximizers\[0\] is a symbol; values must be finite numbers$/],
+    [balls('y', { maximizers: [Symbol('x'), 5] }), /^maximizers\[0\] is Symbol\(x\); values must be finite numbers$/],
   ];
   for (const [input, reason] of cases) {
     let thrown: unknown;

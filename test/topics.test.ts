@@ -155,7 +155,8 @@ describe('the access list', () => {
 
   test('accounts: distinct valid usernames, a role and a one-line password each', () => {
     const ok = [{ ...server, password: 's' }, { ...alice, password: 'a' }];
-    expect(validateAccounts(ok)).toBe(ok);
+    // a checked copy: what the caller's objects hold is read once
+    expect(validateAccounts(ok)).toEqual(ok);
     expect(() => validateAccounts([])).toThrow(InvalidParameterError);
     expect(() => validateAccounts([...ok, { ...alice, password: 'b' }])).toThrow(/appears twice/);
     for (const password of ['', 'a\nb', 'a\rb', 'a\u0000', undefined]) {

@@ -237,3 +237,12 @@ function constructorName(o: object): string {
     return 'Object';
   }
 }
+
+/** `x instanceof FedmixError`, asked without letting a Proxy's getPrototypeOf trap throw. */
+export function isFedmixError(x: unknown): x is FedmixError {
+  try {
+    return x instanceof FedmixError;
+  } catch {
+    return false;
+  }
+}

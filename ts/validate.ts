@@ -38,6 +38,8 @@ export const LIMITS = Object.freeze({
   partitionCells: 2 ** 24,
   /** the population of Rng.choice (indices come back as Int32) */
   population: 2 ** 31 - 1,
+  /** a timeout in seconds (about 24.8 days): timers take at most 2^31 - 1 ms, and fire at once past it */
+  timeoutSeconds: Math.floor((2 ** 31 - 1) / 1000),
 });
 
 /** Deepest nesting of number arrays read (a (k, d, d) covariance is 3 deep). */
@@ -65,6 +67,14 @@ export function requireNumber(name: string, value: unknown, min: number): number
 export function requirePositive(name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new InvalidParameterError(`${name} must be a finite number > 0, got ${formatValue(value)}`);
+  }
+  return value;
+}
+
+/** A timeout in seconds: a finite number > 0 and at most LIMITS.timeoutSeconds (`min` 0 allows none). */
+export function requireSeconds(name: string, value: unknown, min = Number.MIN_VALUE): number {
+  if (typeof value !== 'number' || !(value >= min) || value > LIMITS.timeoutSeconds) {
+    throw new InvalidParameterError(`${name} must be a number of seconds in ${min === 0 ? '[0' : '(0'}, ${LIMITS.timeoutSeconds}], got ${formatValue(value)}`);
   }
   return value;
 }
@@ -98,17 +108,18 @@ export function guardRead<T>(what: string, read: () => T, Err: ErrorClass = Inva
 
 /**
  * The options object of a public call, read once: undefined gives {}, anything
- * but an object is an InvalidParameterError, and each of `keys` is read here
- * (under guardRead), so later code sees plain values that cannot change or
- * throw. Keys not listed are dropped.
+ * but an object is an InvalidParameterError, and each of `keys` (by default
+ * every own enumerable key) is read here, under guardRead, so later code sees
+ * plain values that cannot change or throw. Keys not listed are dropped.
  */
-export function readOptions<O extends object>(value: O | undefined, keys: readonly (keyof O & string)[], name = 'options'): Partial<O> {
+export function readOptions<O extends object, K extends keyof O & string = keyof O & string>(value: O | undefined, keys?: readonly K[], name = 'options'): Partial<Pick<O, K>> {
   if (value === undefined) return {};
   if (value === null || typeof value !== 'object') {
-    throw new InvalidParameterError(`${name} must be an object like { ${keys.slice(0, 2).join(', ')} }, got ${formatValue(value)}`);
+    throw new InvalidParameterError(`${name} must be an object${keys ? ` like { ${keys.slice(0, 2).join(', ')} }` : ''}, got ${formatValue(value)}`);
   }
-  const out: Partial<O> = {};
-  for (const key of keys) {
+  const names = keys ?? (guardRead(name, () => Object.keys(value)) as K[]);
+  const out: Partial<Pick<O, K>> = {};
+  for (const key of names) {
     const v = guardRead(`${name}.${key}`, () => value[key]);
     if (v !== undefined) out[key] = v;
   }

@@ -105,7 +105,7 @@ function costShape(cost: unknown, shape: unknown): [number, number] {
   let nc = 0;
   for (let i = 0; i < nr; i++) {
     const row: unknown = guardRead(`cost[${i}]`, () => (cost as unknown[])[i], InvalidDataError);
-    if (!Array.isArray(row) && !ArrayBuffer.isView(row)) {
+    if (!guardRead(`cost[${i}]`, () => Array.isArray(row), InvalidDataError) && !ArrayBuffer.isView(row)) {
       throw new InvalidDataError(`cost[${i}] is ${formatValue(row)}, not an array; cost must be a number[][] with one array per row`);
     }
     const len = requireLength(`cost[${i}]`, row, LIMITS.values, InvalidDataError);

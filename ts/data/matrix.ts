@@ -173,8 +173,9 @@ export class Matrix {
 
   /** Any MatrixLike as a Matrix (a Matrix is returned as is, not copied). */
   static from(x: MatrixLike): Matrix {
-    if (Matrix.isMatrix(x)) return x;
-    if (Array.isArray(x)) return Matrix.fromRows(x);
+    if (Matrix.isMatrix(x)) return x.intact();
+    // Array.isArray throws on a revoked Proxy
+    if (guardRead('X', () => Array.isArray(x), InvalidDataError)) return Matrix.fromRows(x as ArrayLike<number>[]);
     if (x !== null && typeof x === 'object' && guardRead('X', () => x instanceof Table, InvalidDataError)) return Matrix.fromArrow(x as Table);
     throw new InvalidDataError(`expected a Matrix, an Arrow Table or an array of rows, got ${formatValue(x)}`);
   }
@@ -205,7 +206,23 @@ export class Matrix {
     return new Matrix(out, n, d);
   }
 
+  /**
+   * This matrix, after checking its buffer still holds nRows x nCols values:
+   * the shape is frozen, but an ArrayBuffer can be transferred (length 0) or
+   * resized under it. Every entry point takes matrices through Matrix.from,
+   * which checks; copies into WASM check again (Scope.matrix).
+   */
+  intact(): this {
+    if (this.data.length !== this.nRows * this.nCols) {
+      throw new InvalidDataError(
+        `this ${this.nRows} x ${this.nCols} matrix's buffer now holds ${this.data.length} values, not ${this.nRows * this.nCols} (was its ArrayBuffer transferred or resized?); build a new Matrix`,
+      );
+    }
+    return this;
+  }
+
   get(i: number, j: number): number {
+    this.intact();
     checkIndex('row', i, this.nRows);
     checkIndex('column', j, this.nCols);
     return this.data[j * this.nRows + i]!;
@@ -213,12 +230,14 @@ export class Matrix {
 
   /** Column j as a view (no copy). */
   column(j: number): Float64Array {
+    this.intact();
     checkIndex('column', j, this.nCols);
     return this.data.subarray(j * this.nRows, (j + 1) * this.nRows);
   }
 
   /** Row i as a new array. */
   row(i: number): Float64Array {
+    this.intact();
     checkIndex('row', i, this.nRows);
     const r = new Float64Array(this.nCols);
     for (let j = 0; j < this.nCols; j++) r[j] = this.data[j * this.nRows + i]!;
@@ -233,6 +252,7 @@ export class Matrix {
 
   /** A new matrix of the given rows, in the given order. */
   selectRows(indices: ArrayLike<number>): Matrix {
+    this.intact();
     const rows = indexList('row', indices, this.nRows);
     const n = rows.length;
     const out = new Float64Array(checkShape(n, this.nCols, InvalidParameterError));

@@ -6,8 +6,9 @@
  * Whoever uses it checks each contribution before adding it (a real secure
  * aggregator would do so with input-validation proofs).
  */
-import { InvalidMessageError, InvalidParameterError } from '../errors.js';
-import type { Rng } from '../random.js';
+import { formatValue, InvalidMessageError, InvalidParameterError } from '../errors.js';
+import { Rng } from '../random.js';
+import { guardRead, LIMITS, readOptions, requireInteger, requireNumber, requireVector } from '../validate.js';
 import { nonZeros } from './messages/sparse.js';
 
 /** Whether every total[i] + v[i] is finite (only at `listed` when given: elsewhere v is +0 and the total finite already). */
@@ -40,7 +41,8 @@ export class SecureSum {
 
   /** `shape`: each field's number of values. */
   constructor(shape: Record<string, number>) {
-    for (const [name, len] of Object.entries(shape)) this.totals.set(name, new Float64Array(len));
+    if (shape === null || typeof shape !== 'object') throw new InvalidParameterError(`shape must be an object of field lengths, got ${formatValue(shape)}`);
+    for (const [name, len] of Object.entries(readOptions(shape, undefined, 'shape'))) this.totals.set(name, new Float64Array(requireInteger(`shape.${name}`, len, 0, LIMITS.values)));
   }
 
   /** Contributions added so far. */
@@ -53,10 +55,14 @@ export class SecureSum {
    * would make a total non-finite (NaN, or past the largest double) is refused
    * with an InvalidMessageError and adds nothing: the totals stay releasable.
    */
-  add(contribution: Record<string, ArrayLike<number>>): void {
+  add(given: Record<string, ArrayLike<number>>): void {
+    if (given === null || typeof given !== 'object') throw new InvalidParameterError(`a contribution must be an object of arrays, got ${formatValue(given)}`);
+    const read = readOptions(given, [...this.totals.keys()], 'contribution');
+    const contribution: Record<string, Float64Array> = {};
     for (const [name, total] of this.totals) {
-      const v = contribution[name];
+      const v = read[name] === undefined ? undefined : requireVector(`contribution.${name}`, read[name]);
       if (!v || v.length !== total.length) throw new InvalidParameterError(`a contribution's ${name} must hold ${total.length} values`);
+      contribution[name] = v;
     }
     // every new total is checked before any is kept: a refused contribution changes nothing
     for (const [name, total] of this.totals) {
@@ -81,7 +87,13 @@ export class SecureSum {
    * The totals (copies), each entry plus N(0, stddev^2) noise when `noise` is
    * given. The draws come from `noise.rng`, field by field in shape order.
    */
-  release(noise?: { stddev: number; rng: Rng }): Record<string, Float64Array> {
+  release(given?: { stddev: number; rng: Rng }): Record<string, Float64Array> {
+    let noise: { stddev: number; rng: Rng } | undefined;
+    if (given !== undefined) {
+      const o = readOptions(given, ['stddev', 'rng'], 'noise');
+      if (!guardRead('noise.rng', () => o.rng instanceof Rng)) throw new InvalidParameterError(`noise.rng must be an Rng, got ${formatValue(o.rng)}`);
+      noise = { stddev: requireNumber('noise.stddev', o.stddev, 0), rng: o.rng! };
+    }
     const out: Record<string, Float64Array> = {};
     for (const [name, total] of this.totals) {
       const v = total.slice();

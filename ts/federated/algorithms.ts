@@ -5,7 +5,8 @@
  * structured-cloneable (it crosses to workers as is).
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { InvalidParameterError } from '../errors.js';
+import { formatValue, InvalidParameterError } from '../errors.js';
+import { guardRead, isFloat64Array, readOptions } from '../validate.js';
 import { DemClient } from './dem/client.js';
 import { DemServer, type DemServerOptions } from './dem/server.js';
 import { FedGEMClient, type FedGEMClientOptions } from './fedgem/client.js';
@@ -16,8 +17,8 @@ import { MdmClient, type MdmClientOptions } from './mdm/client.js';
 import { MdmServer, type MdmServerOptions } from './mdm/server.js';
 import type { FedGEMOutcome } from './fedgem/server.js';
 import type { Aggregate } from './fedgengmm/server.js';
-import type { GaussianMixture } from '../models/gaussian-mixture.js';
-import type { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
+import { GaussianMixture } from '../models/gaussian-mixture.js';
+import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
 import type { ClientRole, ServerRole } from './runtime/roles.js';
 
 export const ALGORITHMS = ['fedgengmm', 'dem', 'fedgem', 'mdm'] as const;
@@ -45,18 +46,21 @@ export function matrixData(x: MatrixLike): MatrixData {
   return { data: m.data, nRows: m.nRows, nCols: m.nCols };
 }
 
-function matrix(d: MatrixData): Matrix {
-  if (d === null || typeof d !== 'object' || !(d.data instanceof Float64Array)) throw new InvalidParameterError('client data must be { data: Float64Array, nRows, nCols }');
-  return new Matrix(d.data, d.nRows, d.nCols);
+function matrix(given: MatrixData): Matrix {
+  const d = given === null || typeof given !== 'object' ? undefined : readOptions(given, ['data', 'nRows', 'nCols'], 'client data');
+  if (!d || !isFloat64Array(d.data)) throw new InvalidParameterError(`client data must be { data: Float64Array, nRows, nCols }, got ${formatValue(given)}`);
+  return new Matrix(d.data, d.nRows!, d.nCols!);
 }
 
 export function checkAlgorithm(name: unknown): AlgorithmName {
-  if (!(ALGORITHMS as readonly unknown[]).includes(name)) throw new InvalidParameterError(`algorithm must be one of ${ALGORITHMS.join(', ')}, got ${JSON.stringify(name)}`);
+  if (!(ALGORITHMS as readonly unknown[]).includes(name)) throw new InvalidParameterError(`algorithm must be one of ${ALGORITHMS.join(', ')}, got ${formatValue(name)}`);
   return name as AlgorithmName;
 }
 
 /** The client role a spec describes. */
-export function makeClient(spec: ClientSpec): ClientRole & { dispose(): void } {
+export function makeClient(given: ClientSpec): ClientRole & { dispose(): void } {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`a client spec must be { algorithm, id, data, options? }, got ${formatValue(given)}`);
+  const spec = readOptions(given, ['algorithm', 'id', 'data', 'validation', 'options'], 'spec') as ClientSpec;
   const data = matrix(spec.data);
   const options = spec.options ?? {};
   switch (checkAlgorithm(spec.algorithm)) {
@@ -91,7 +95,22 @@ export function makeServer(algorithm: AlgorithmName, options: Record<string, unk
 
 /** What a server produced, as JSON a file can hold (a model's toJSON(), with how it was made). */
 export function resultJson(algorithm: AlgorithmName, model: unknown): unknown {
-  switch (checkAlgorithm(algorithm)) {
+  const name = checkAlgorithm(algorithm);
+  const isModel = (m: unknown, of: new (...a: never[]) => unknown): boolean => guardRead('model', () => m instanceof of);
+  const expected = { dem: 'a GaussianMixture', fedgengmm: '{ model: GaussianMixture, clients, ... }', fedgem: 'a FedGEM outcome', mdm: 'a DirichletMultinomialMixture' }[name];
+  const ok =
+    name === 'dem'
+      ? isModel(model, GaussianMixture)
+      : name === 'mdm'
+        ? isModel(model, DirichletMultinomialMixture)
+        : model !== null && typeof model === 'object' && (name === 'fedgem' || isModel((model as Aggregate).model, GaussianMixture));
+  if (!ok) throw new InvalidParameterError(`a ${name} result must be ${expected}, got ${formatValue(model)}`);
+  // a result object is read once here; what it holds cannot throw past this
+  return guardRead('model', () => resultOf(name, model));
+}
+
+function resultOf(algorithm: AlgorithmName, model: unknown): unknown {
+  switch (algorithm) {
     case 'dem':
       return (model as GaussianMixture).toJSON();
     case 'fedgengmm': {

@@ -4,7 +4,8 @@
  * FedGenGMM uploads, distributed EM broadcasts) and their check on receipt:
  * shapes, positive weights summing to one, positive-definite covariances.
  */
-import { InvalidMessageError, restated } from '../errors.js';
+import { formatValue, InvalidMessageError, InvalidParameterError, restated } from '../errors.js';
+import { guardRead, requireInteger } from '../validate.js';
 import { COVARIANCE_TYPES, covarianceLength, GaussianMixture, type CovarianceType } from '../models/gaussian-mixture.js';
 import { lengthIs } from './messages/checks.js';
 import { f64Array, oneOf, parsePayload, record, wholeNumber } from './messages/schema.js';
@@ -28,6 +29,7 @@ export interface GmmParams {
 }
 
 export function gmmParams(gm: GaussianMixture): GmmParams {
+  if (!guardRead('the model', () => gm instanceof GaussianMixture)) throw new InvalidParameterError(`gmmParams takes a fitted GaussianMixture, got ${formatValue(gm)}`);
   return {
     covarianceType: gm.covarianceType,
     nComponents: gm.nComponents,
@@ -44,6 +46,8 @@ export function gmmParams(gm: GaussianMixture): GmmParams {
  * every party must share. Throws InvalidMessageError; nothing is kept on failure.
  */
 export function receiveGmmParams(p: unknown, who: string | undefined, nFeatures?: number): GaussianMixture {
+  if (who !== undefined && typeof who !== 'string') throw new InvalidParameterError(`who must name the sender (a string) or be undefined, got ${formatValue(who)}`);
+  if (nFeatures !== undefined) requireInteger('nFeatures', nFeatures, 1);
   const q = parsePayload(GMM_PARAMS, p, who);
   const fail = (reason: string) => new InvalidMessageError(who === undefined ? reason : `${who}: ${reason}`);
   const { nComponents: k, nFeatures: d, covarianceType: t } = q;

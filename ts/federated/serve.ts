@@ -5,7 +5,8 @@
  * the result. Clients join from anywhere with join() or `fedmix client`.
  */
 import { randomBytes } from 'node:crypto';
-import { InvalidParameterError } from '../errors.js';
+import { formatValue, InvalidParameterError } from '../errors.js';
+import { guardRead, readArray, readOptions } from '../validate.js';
 import { checkAlgorithm, makeServer, type AlgorithmName } from './algorithms.js';
 import type { Encoding } from './messages/codec.js';
 import type { FederationPolicy } from './runtime/policy.js';
@@ -37,11 +38,18 @@ export interface ServeOptions extends FederationPolicy {
 }
 
 /** Runs one federation to its end; the server role is disposed, what it produced returned. */
-export async function serve(options: ServeOptions): Promise<FederationResult> {
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+export async function serve(given: ServeOptions): Promise<FederationResult> {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
+  // read once: the caller's objects are not read again (getters, Proxies)
+  const options = { ...(readOptions(given) as ServeOptions) };
   const algorithm = checkAlgorithm(options.algorithm);
   const federation = validateId('federation', options.federation);
-  if (!Array.isArray(options.clients) || options.clients.length === 0) throw new InvalidParameterError('clients must list the ids that may join');
+  const listed = guardRead('clients', () => Array.isArray(options.clients)) ? readArray('clients', options.clients) : [];
+  if (listed.length === 0) throw new InvalidParameterError('clients must list the ids that may join');
+  options.clients = listed.map((c, i) => readOptions(c as { id: string; password?: string }, ['id', 'password'], `clients[${i}]`) as { id: string; password?: string });
+  if (options.broker !== undefined) options.broker = readOptions(options.broker, ['url', 'username', 'password'], 'broker') as ServeOptions['broker'];
+  if (options.listen !== undefined) options.listen = readOptions(options.listen, ['host', 'port', 'webSocketPort'], 'listen');
+  if (options.onListening !== undefined && typeof options.onListening !== 'function') throw new InvalidParameterError(`onListening must be a function, got ${formatValue(options.onListening)}`);
   const ids = options.clients.map((c) => validateId('client id', c.id));
   if (ids.includes(SERVER_USER)) throw new InvalidParameterError(`"${SERVER_USER}" is the server's name; choose another client id`);
   // the server role first: its options are checked before anything listens

@@ -52,9 +52,10 @@ export interface MdmSample {
 /** A Matrix (rows = components) as row-major values; `name` for errors. */
 function rowMajor(name: string, x: MatrixLike): { values: Float64Array; rows: number; cols: number } {
   // rows of numbers (the usual form, and how messages arrive): copied straight, no column-major detour
-  if (Array.isArray(x) && x.length > 0) {
-    const rows = requireLength(name, x);
-    const rowAt = (i: number): unknown => guardRead(`${name}[${i}]`, () => x[i]);
+  if (guardRead(name, () => Array.isArray(x) && x.length > 0)) {
+    const rowsOf = x as unknown[];
+    const rows = requireLength(name, rowsOf);
+    const rowAt = (i: number): unknown => guardRead(`${name}[${i}]`, () => rowsOf[i]);
     const cols = requireLength(`${name}[0]`, rowAt(0));
     if (rows * cols > LIMITS.values) throw new InvalidParameterError(`${name} is ${rows} x ${cols}; at most ${LIMITS.values} values fit`);
     const values = new Float64Array(rows * cols);

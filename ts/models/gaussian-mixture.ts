@@ -116,6 +116,9 @@ function mean(v: Float64Array): number {
 
 /** BIC and AIC from the mean log-likelihood per row of n rows (scikit-learn's formulas). */
 export function informationCriteria(meanLogLikelihood: number, n: number, nParameters: number): { bic: number; aic: number } {
+  if (typeof meanLogLikelihood !== 'number' || Number.isNaN(meanLogLikelihood)) throw new InvalidParameterError(`meanLogLikelihood must be a number, got ${formatValue(meanLogLikelihood)}`);
+  requireInteger('n', n, 1);
+  requireInteger('nParameters', nParameters, 0);
   return {
     bic: -2 * meanLogLikelihood * n + nParameters * Math.log(n),
     aic: -2 * meanLogLikelihood * n + 2 * nParameters,

@@ -5,7 +5,7 @@
  * FinalizationRegistry only as a safety net. Typed-array views are created
  * right before use, because growing the memory detaches earlier ones.
  */
-import { errorFromStatus, InvalidDataError, NotFittedError, WasmError } from '../errors.js';
+import { errorFromStatus, NotFittedError, WasmError } from '../errors.js';
 import { coreConstant, coreConstantName } from './constants.js';
 import { instance, type WasmExports } from './loader.js';
 
@@ -59,12 +59,8 @@ export class Scope {
    * transferred (length 0) or resized under it, and the core must never read
    * past what the caller holds.
    */
-  matrix(x: { readonly data: Float64Array; readonly nRows: number; readonly nCols: number }): number {
-    if (x.data.length !== x.nRows * x.nCols) {
-      throw new InvalidDataError(
-        `this ${x.nRows} x ${x.nCols} matrix's buffer now holds ${x.data.length} values, not ${x.nRows * x.nCols} (was its ArrayBuffer transferred or resized?); build a new Matrix`,
-      );
-    }
+  matrix(x: { readonly data: Float64Array; readonly nRows: number; readonly nCols: number; intact(): unknown }): number {
+    x.intact();
     return this.f64From(x.data);
   }
 

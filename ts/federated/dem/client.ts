@@ -14,7 +14,7 @@ import { seedParts } from '../../validate.js';
 import { wasm } from '../../wasm/loader.js';
 import { OwnedHandle, withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
-import type { ClientRole } from '../runtime/roles.js';
+import { readRequest, type ClientRole } from '../runtime/roles.js';
 import {
   DEM_COUNT,
   DEM_KINDS,
@@ -67,7 +67,8 @@ export class DemClient implements ClientRole {
   }
 
   /** The answer to a server request (checked against its declaration by the runtime). Throws InvalidMessageError when it cannot be used. */
-  respond(m: Message): Message {
+  respond(request: Message): Message {
+    const m = readRequest(this.protocol, request);
     switch (m.kind) {
       case DEM_KINDS.model:
         return DEM_STATS.create(this.id, m.round, this.statistics(m.payload as ModelBroadcast));

@@ -6,6 +6,7 @@
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { InvalidDataError, InvalidParameterError, restated } from '../../errors.js';
+import { guardRead, readArray, readOptions } from '../../validate.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
@@ -44,11 +45,12 @@ export interface DistributedEMResult {
 }
 
 /** Matrices of the clients' rows, each named in its error. */
-function clientMatrices(clientData: readonly MatrixLike[]): Matrix[] {
-  if (!Array.isArray(clientData) || clientData.length === 0) throw new InvalidParameterError('clientData must be a non-empty array, one data matrix per client');
+function clientMatrices(data: readonly MatrixLike[]): Matrix[] {
+  const clientData = guardRead('clientData', () => Array.isArray(data)) ? readArray('clientData', data) : [];
+  if (clientData.length === 0) throw new InvalidParameterError('clientData must be a non-empty array, one data matrix per client');
   return clientData.map((x, i) => {
     try {
-      return Matrix.from(x);
+      return Matrix.from(x as MatrixLike);
     } catch (e) {
       throw restated(e, (x) => new InvalidDataError(`client-${i}: ${x.message}`));
     }
@@ -61,7 +63,8 @@ function clientMatrices(clientData: readonly MatrixLike[]): Matrix[] {
  * baseline, with its three initializations. With every client taking part,
  * each EM round equals one iteration of centralized EM on the pooled rows.
  */
-export function distributedEM(clientData: readonly MatrixLike[], options: DistributedEMOptions = {}): DistributedEMResult {
+export function distributedEM(clientData: readonly MatrixLike[], demOptionsGiven: DistributedEMOptions = {}): DistributedEMResult {
+  const options = readOptions(demOptionsGiven) as DistributedEMOptions;
   const matrices = clientMatrices(clientData);
   const { encoding, nFeatures: given, ...demOptions } = options;
   const nFeatures = given ?? majorityDimension(matrices)!;

@@ -16,14 +16,14 @@
  * (averaged over the clients that answered both), or after maxRounds EM rounds.
  */
 import { Matrix } from '../../data/matrix.js';
-import { inContext, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { formatValue, inContext, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { COV_CODE, COVARIANCE_TYPES, GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
-import { flattenNumeric, requireInteger, requireNumber, requireOneOf, seedParts, type NumericArray } from '../../validate.js';
+import { flattenNumeric, readOptions, requireInteger, requireNumber, requireOneOf, seedParts, type NumericArray } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 import { gmmParams } from '../gmm-params.js';
 import type { Message } from '../messages/envelope.js';
-import type { RoundContext, ServerRole } from '../runtime/roles.js';
+import { checkAccepted, checkContext, readReply, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import {
   checkCount,
   checkKfedLocal,
@@ -149,11 +149,16 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   private summaryShift: Float64Array | undefined;
   private readonly summaries = new Map<string, NonNullable<ReceivedStats['summary']>>();
   private quotas = new Map<string, number>();
+  /** the requests configure() made: the only ones accept() takes */
+  private readonly sent = new WeakSet<Message>();
+  /** what accept() returned: the only values aggregate() takes */
+  private readonly made = new WeakSet<object>();
   /** the seed of the server's own random choice (k-FED's seed device, the subset fit), drawn first so that the clients' seeds do not move it */
   private readonly ownSeed: number;
 
   constructor(options: DemServerOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+    options = readOptions(options) as DemServerOptions;
     const init = options.init ?? 'kfed';
     const given = typeof init === 'object' && init !== null ? init : undefined;
     if (!given) requireOneOf('init', init, DEM_INITS);
@@ -242,7 +247,14 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
     return this.convergedFlag;
   }
 
-  configure(ctx: RoundContext): Map<string, Message> {
+  configure(context: RoundContext): Map<string, Message> {
+    const ctx = checkContext(context);
+    const out = this.configureRound(ctx);
+    for (const m of out.values()) this.sent.add(m);
+    return out;
+  }
+
+  private configureRound(ctx: RoundContext): Map<string, Message> {
     const out = new Map<string, Message>();
     const r = ctx.round;
     switch (this.phase) {
@@ -287,15 +299,23 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   }
 
   /** Checks one reply in full (content, the rows it reports); throws InvalidMessageError with the reason. */
-  accept(reply: Message, request: Message): Accepted {
+  accept(message: Message, request: Message): Accepted {
+    // the request is one this server made (its payload is trusted); the reply is read if the runtime has not
+    if (request === null || typeof request !== 'object' || !this.sent.has(request)) {
+      throw new InvalidParameterError(`accept() takes a request this server's configure() made, got ${formatValue(request)}`);
+    }
+    const reply = readReply(this.protocol, message);
     const { k, d, t } = this.o;
     let out: Accepted;
     switch (request.kind) {
       case DEM_KINDS.countRequest:
         out = { phase: 'count', rows: checkCount(reply.payload as CountReply, d) };
         break;
-      case DEM_KINDS.subsetRequest:
-        return { phase: 'subset', values: checkSubsetRows(reply.payload as SubsetReply, (request.payload as { count: number }).count, d) };
+      case DEM_KINDS.subsetRequest: {
+        const subset: Accepted = { phase: 'subset', values: checkSubsetRows(reply.payload as SubsetReply, (request.payload as { count: number }).count, d) };
+        this.made.add(subset);
+        return subset;
+      }
       case DEM_KINDS.kfedRequest: {
         const local = checkKfedLocal(reply.payload as KfedLocalReply, t, this.o.kfedLocalClusters, d);
         out = { phase: 'kfed', rows: local.rows, local };
@@ -310,11 +330,14 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
     // a client's rows do not change during a run (its summary depends on them)
     const before = this.rowsOf.get(reply.from);
     if (before !== undefined && before !== out.rows) throw new InvalidMessageError(`reports ${out.rows} rows, ${before} before`);
+    this.made.add(out);
     return out;
   }
 
   /** Ends the round with the accepted replies (the runtime has dealt with the failures). */
-  aggregate(ctx: RoundContext, accepted: ReadonlyMap<string, Accepted>): { logLikelihood: number } | undefined {
+  aggregate(context: RoundContext, acceptedReplies: ReadonlyMap<string, Accepted>): { logLikelihood: number } | undefined {
+    const ctx = checkContext(context);
+    const accepted = checkAccepted<Accepted>(acceptedReplies, this.made);
     for (const [id, a] of accepted) if (a.phase !== 'subset') this.rowsOf.set(id, a.rows);
     // every reply of a round answers its phase's request (accept() read them so)
     const replies = [...accepted.values()];

@@ -13,11 +13,12 @@ import { InvalidDataError, InvalidMessageError, InvalidParameterError } from '..
 import { silhouetteScore } from '../../metrics/clustering.js';
 import { nearestCenters } from '../../models/kmeans.js';
 import { Rng } from '../../random.js';
-import { requireInteger, requireOneOf, requirePositive, seedParts } from '../../validate.js';
+import { readOptions, requireInteger, requireOneOf, requirePositive, requireVector, seedParts } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { OwnedHandle, withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
-import type { ClientRole } from '../runtime/roles.js';
+import { parsePayload } from '../messages/schema.js';
+import { readRequest, type ClientRole } from '../runtime/roles.js';
 import {
   BALLS,
   CANDIDATES,
@@ -99,7 +100,8 @@ export class FedGEMClient implements ClientRole {
   constructor(id: string, data: MatrixLike, options: FedGEMClientOptions, validation?: MatrixLike) {
     this.id = id;
     // a copy: later changes to the caller's object do not reach the client
-    const o: FedGEMClientOptions = { ...options, privacy: options.privacy && { ...options.privacy } };
+    const given = readOptions(options) as FedGEMClientOptions;
+    const o: FedGEMClientOptions = { ...given, privacy: given.privacy && (readOptions(given.privacy, undefined, 'privacy') as FedGEMClientOptions['privacy']) };
     let x = Matrix.from(data);
     const k = requireInteger('nComponents', o.nComponents, 1, MAX_COMPONENTS);
     if (x.nRows < 2 * k) {
@@ -179,7 +181,8 @@ export class FedGEMClient implements ClientRole {
   }
 
   /** The answer to a server request (checked against its declaration by the runtime). */
-  respond(m: Message): Message | undefined {
+  respond(request: Message): Message | undefined {
+    const m = readRequest(this.protocol, request);
     switch (m.kind) {
       case ROUND.kind: {
         const { centers } = m.payload as { centers?: Float64Array };
@@ -218,7 +221,7 @@ export class FedGEMClient implements ClientRole {
 
   /** Continues from the server's centers (K_c x d, checked). */
   applyCenters(centers: Float64Array): void {
-    this.setMeans(receiveCenters(centers, this.nComponents, this.nFeatures));
+    this.setMeans(receiveCenters(requireVector('centers', centers, InvalidMessageError), this.nComponents, this.nFeatures));
   }
 
   private setMeans(centers: Float64Array): void {
@@ -235,7 +238,9 @@ export class FedGEMClient implements ClientRole {
    * their nearest global center, under each candidate: duplicated clusters
    * split a cluster's rows and merged ones blur them, and both lower it.
    */
-  silhouettes(p: CandidatesPayload): SilhouettesPayload {
+  silhouettes(payload: CandidatesPayload): SilhouettesPayload {
+    // read as the message declares it when called directly: typed arrays, checked fields
+    const p = parsePayload(CANDIDATES.payload, payload) as CandidatesPayload;
     const rows = this.validation ?? this.training;
     const values = p.candidates.map((c) => {
       const k = c.estimatedK;
@@ -248,7 +253,8 @@ export class FedGEMClient implements ClientRole {
   }
 
   /** Takes the server's result: memberships, and the super-clusters' centers as its own. */
-  applyResult(p: ResultPayload): void {
+  applyResult(payload: ResultPayload): void {
+    const p = parsePayload(RESULT.payload, payload) as ResultPayload;
     const k = p.estimatedK;
     const globalCenters = receiveCenters(p.globalCenters, k, this.nFeatures);
     const ms = p.memberships;

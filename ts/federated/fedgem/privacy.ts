@@ -30,7 +30,8 @@
  * responsibilities come from noiseless iterates of the same rows, and the
  * k-means++ starting means are rows of the data; neither is accounted for.
  */
-import { InvalidParameterError } from '../../errors.js';
+import { formatValue, InvalidParameterError } from '../../errors.js';
+import { readOptions, requirePositive } from '../../validate.js';
 
 export interface PrivacyOptions {
   /** epsilon in (0, 1) per upload */
@@ -43,21 +44,27 @@ export interface PrivacyOptions {
   minShare?: number;
 }
 
-export function checkPrivacy(p: PrivacyOptions): PrivacyOptions {
+export function checkPrivacy(given: PrivacyOptions): PrivacyOptions {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`privacy must be { epsilon, delta, bound }, got ${formatValue(given)}`);
+  const p = readOptions(given, ['epsilon', 'delta', 'bound', 'minShare'], 'privacy') as PrivacyOptions;
   const open = (name: string, v: unknown) => {
-    if (typeof v !== 'number' || !(v > 0 && v < 1)) throw new InvalidParameterError(`privacy.${name} must be in (0, 1), got ${String(v)}`);
+    if (typeof v !== 'number' || !(v > 0 && v < 1)) throw new InvalidParameterError(`privacy.${name} must be in (0, 1), got ${formatValue(v)}`);
   };
   open('epsilon', p.epsilon);
   open('delta', p.delta);
-  if (!(p.bound > 0) || !Number.isFinite(p.bound)) throw new InvalidParameterError(`privacy.bound must be a positive number, got ${String(p.bound)}`);
-  if (p.minShare !== undefined && !(p.minShare > 0 && p.minShare <= 1)) {
-    throw new InvalidParameterError(`privacy.minShare must be in (0, 1], got ${String(p.minShare)}`);
+  if (typeof p.bound !== 'number' || !(p.bound > 0) || !Number.isFinite(p.bound)) throw new InvalidParameterError(`privacy.bound must be a positive number, got ${formatValue(p.bound)}`);
+  if (p.minShare !== undefined && (typeof p.minShare !== 'number' || !(p.minShare > 0 && p.minShare <= 1))) {
+    throw new InvalidParameterError(`privacy.minShare must be in (0, 1], got ${formatValue(p.minShare)}`);
   }
   return p;
 }
 
 /** sigma of the Gaussian noise on a client's centers (see the module comment). */
-export function centerNoiseStd(p: PrivacyOptions, nSamples: number, nComponents: number, minShare: number): number {
+export function centerNoiseStd(privacy: PrivacyOptions, nSamples: number, nComponents: number, minShare: number): number {
+  const p = checkPrivacy(privacy);
+  requirePositive('nSamples', nSamples);
+  requirePositive('nComponents', nComponents);
+  if (typeof minShare !== 'number' || !(minShare > 0 && minShare <= 1)) throw new InvalidParameterError(`minShare must be in (0, 1], got ${formatValue(minShare)}`);
   const sensitivity = (4 * p.bound * Math.sqrt(nComponents)) / (nSamples * minShare);
   return (sensitivity * Math.sqrt(2 * Math.log(1.25 / p.delta))) / p.epsilon;
 }

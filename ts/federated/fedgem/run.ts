@@ -4,6 +4,7 @@
  */
 import type { MatrixLike } from '../../data/matrix.js';
 import { FedmixError, InvalidParameterError } from '../../errors.js';
+import { guardRead, readArray, readOptions } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
@@ -54,8 +55,14 @@ export interface FedGEMResult {
   federation: Omit<FederationResult, 'model'>;
 }
 
-export function fedGEM(clientData: MatrixLike[], options: FedGEMOptions): FedGEMResult {
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
+  // read once: the caller's objects are not read again (getters, Proxies)
+  const options = { ...(readOptions(given) as FedGEMOptions) };
+  options.server = readOptions(options.server, undefined, 'options.server') as FedGEMOptions['server'];
+  if (options.client !== undefined && guardRead('options.client', () => Array.isArray(options.client))) options.client = readArray('options.client', options.client) as FedGEMOptions['client'];
+  if (options.validation !== undefined) options.validation = readArray('options.validation', options.validation) as FedGEMOptions['validation'];
+  const clientData = readArray('clientData', data) as MatrixLike[];
   const throwOnBad = options.server?.onInvalidClient === 'throw';
   const server = new FedGEMServer({
     ...options.server,

@@ -18,11 +18,11 @@
  * distance from a center to the nearest center of another client).
  */
 import { InvalidParameterError } from '../../errors.js';
-import { requireInteger, requireOneOf, requirePositive } from '../../validate.js';
+import { readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
-import type { Failure, RoundContext, ServerRole } from '../runtime/roles.js';
+import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import {
   CANDIDATES,
   FEDGEM_PROTOCOL,
@@ -110,9 +110,12 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
   private outcome: FedGEMOutcome | undefined;
   /** the round whose end the result is */
   private lastRound = 0;
+  /** what accept() returned: the only values aggregate() takes */
+  private readonly made = new WeakSet<object>();
 
   constructor(options: FedGEMServerOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+    options = readOptions(options) as FedGEMServerOptions;
     this.nFeatures = requireInteger('nFeatures', options.nFeatures, 1);
     this.rounds = requireInteger('rounds', options.rounds ?? 10, 0);
     this.tol = options.tol === undefined ? 0 : requirePositive('tol', options.tol);
@@ -141,7 +144,8 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     return this.finals.map((c) => c.client);
   }
 
-  configure(ctx: RoundContext): Map<string, Message> {
+  configure(context: RoundContext): Map<string, Message> {
+    const ctx = checkContext(context);
     const out = new Map<string, Message>();
     switch (this.phase) {
       case 'train':
@@ -177,18 +181,18 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     return out;
   }
 
-  accept(reply: Message): Accepted {
-    switch (this.phase) {
-      case 'train':
-        return receiveBalls(reply, this.nFeatures);
-      case 'final':
-        return receiveFinal(reply, this.nFeatures);
-      default:
-        return receiveSilhouettes(reply, this.phis.length);
-    }
+  accept(message: Message): Accepted {
+    const reply = readReply(this.protocol, message);
+    const out =
+      this.phase === 'train' ? receiveBalls(reply, this.nFeatures) : this.phase === 'final' ? receiveFinal(reply, this.nFeatures) : receiveSilhouettes(reply, this.phis.length);
+    this.made.add(out);
+    return out;
   }
 
-  aggregate(ctx: RoundContext, accepted: ReadonlyMap<string, Accepted>, failures: readonly Failure[]): RoundSummary | undefined {
+  aggregate(context: RoundContext, acceptedReplies: ReadonlyMap<string, Accepted>, failed: readonly Failure[]): RoundSummary | undefined {
+    const ctx = checkContext(context);
+    const accepted = checkAccepted<Accepted>(acceptedReplies, this.made);
+    const failures = checkFailures(failed);
     this.lastRound = ctx.round;
     // an excluded client's earlier uploads leave with it
     for (const f of failures) {

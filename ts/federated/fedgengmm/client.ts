@@ -7,10 +7,10 @@ import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { inContext, InvalidParameterError, NotFittedError } from '../../errors.js';
 import { COVARIANCE_TYPES, type CovarianceType, type GaussianMixture } from '../../models/gaussian-mixture.js';
 import { selectGaussianMixture } from '../../models/select.js';
-import { requireInteger, requireNumber, requireOneOf } from '../../validate.js';
+import { readOptions, requireInteger, requireNumber, requireOneOf } from '../../validate.js';
 import { gmmParams, receiveGmmParams } from '../gmm-params.js';
 import type { Message } from '../messages/envelope.js';
-import type { ClientRole } from '../runtime/roles.js';
+import { readRequest, type ClientRole } from '../runtime/roles.js';
 import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, LOCAL_MODEL, TRAIN, type LocalModelPayload } from './messages.js';
 
 export interface FedGenGMMClientOptions {
@@ -29,8 +29,9 @@ export interface FedGenGMMClientOptions {
 }
 
 /** The local fit's settings, checked (shared with the server's global fit). */
-export function checkFitOptions(o: FedGenGMMClientOptions): FedGenGMMClientOptions {
-  if (o === null || typeof o !== 'object') throw new InvalidParameterError('options must be an object');
+export function checkFitOptions(options: FedGenGMMClientOptions): FedGenGMMClientOptions {
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+  const o = readOptions(options) as FedGenGMMClientOptions;
   const kMin = requireInteger('kMin', o.kMin ?? 1, 1);
   if (o.kMax !== undefined) requireInteger('kMax', o.kMax, kMin);
   if (o.covarianceType !== undefined) requireOneOf('covarianceType', o.covarianceType, COVARIANCE_TYPES);
@@ -104,7 +105,8 @@ export class FedGenGMMClient implements ClientRole {
     return { model: gmmParams(this.model), nSamples: this.data.nRows } as LocalModelPayload;
   }
 
-  respond(m: Message): Message | undefined {
+  respond(request: Message): Message | undefined {
+    const m = readRequest(this.protocol, request);
     if (m.kind === TRAIN.kind) {
       try {
         this.train();

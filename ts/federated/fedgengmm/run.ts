@@ -2,6 +2,8 @@
  * fedGenGMM: the one-call form of FedGenGMM, in process. For clients elsewhere
  * (worker threads, an MQTT broker) run a FedGenGMMServer with runFederation.
  */
+import { formatValue, InvalidParameterError } from '../../errors.js';
+import { guardRead, readArray, readOptions } from '../../validate.js';
 import type { MatrixLike } from '../../data/matrix.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import type { Encoding } from '../messages/codec.js';
@@ -38,7 +40,13 @@ export interface FedGenGMMResult {
   federation: Omit<FederationResult, 'model'>;
 }
 
-export function fedGenGMM(clientData: MatrixLike[], options: FedGenGMMOptions): FedGenGMMResult {
+export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGMMResult {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be an object with client and server, got ${formatValue(given)}`);
+  // read once: the caller's objects are not read again (getters, Proxies)
+  const options = { ...(readOptions(given) as FedGenGMMOptions) };
+  options.server = readOptions(options.server, undefined, 'options.server') as FedGenGMMOptions['server'];
+  if (options.client !== undefined && guardRead('options.client', () => Array.isArray(options.client))) options.client = readArray('options.client', options.client) as FedGenGMMOptions['client'];
+  const clientData = readArray('clientData', data) as MatrixLike[];
   const server = new FedGenGMMServer({ ...options.server, nFeatures: options.server.nFeatures ?? majorityDimension(clientData)! });
   const clients: FedGenGMMClient[] = [];
   try {

@@ -14,14 +14,14 @@
  * aggregated (a client that misses it is a failure of the round, not of the run).
  */
 import { Matrix } from '../../data/matrix.js';
-import { InvalidParameterError } from '../../errors.js';
+import { formatValue, InvalidParameterError } from '../../errors.js';
 import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
 import { requireInteger } from '../../validate.js';
 import { gmmParams } from '../gmm-params.js';
 import type { Message } from '../messages/envelope.js';
-import type { RoundContext, ServerRole } from '../runtime/roles.js';
+import { checkAccepted, checkContext, readReply, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { checkFitOptions, type FedGenGMMClientOptions } from './client.js';
 import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, receiveLocalModel, TRAIN } from './messages.js';
 
@@ -58,10 +58,12 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
   private phase: 'collect' | 'return' | 'done' = 'collect';
   /** the round the uploads came in: the global model goes back as its end */
   private collectRound = 0;
+  /** what accept() returned: the only values discard() and aggregate() take */
+  private readonly made = new WeakSet<object>();
 
-  constructor(options: FedGenGMMServerOptions) {
-    if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
-    checkFitOptions(options);
+  constructor(given: FedGenGMMServerOptions) {
+    if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
+    const options = checkFitOptions(given) as FedGenGMMServerOptions;
     const h = requireInteger('h', options.h ?? 100, 1);
     requireInteger('nFeatures', options.nFeatures, 1);
     if (options.nComponents !== undefined) requireInteger('nComponents', options.nComponents, 1);
@@ -73,7 +75,8 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     return this.phase === 'done';
   }
 
-  configure(ctx: RoundContext): Map<string, Message> {
+  configure(context: RoundContext): Map<string, Message> {
+    const ctx = checkContext(context);
     if (this.phase === 'collect') {
       const train = TRAIN.create('server', ctx.round, {});
       return new Map(ctx.clients.map((id) => [id, train]));
@@ -88,15 +91,20 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
   }
 
   accept(reply: Message): Received {
-    return receiveLocalModel(reply, this.options.nFeatures);
+    const r = receiveLocalModel(readReply(this.protocol, reply), this.options.nFeatures);
+    this.made.add(r);
+    return r;
   }
 
   discard(r: Received): void {
+    if (r === null || typeof r !== 'object' || !this.made.has(r)) throw new InvalidParameterError(`discard() takes what accept() returned, got ${formatValue(r)}`);
     r.model.dispose();
   }
 
   /** Synthesizes |S| = H sum_c K_c rows from the accepted uploads and fits the global model on them. */
-  aggregate(ctx: RoundContext, accepted: ReadonlyMap<string, Received>): { incomingComponents: number; syntheticRows: number } {
+  aggregate(context: RoundContext, acceptedReplies: ReadonlyMap<string, Received>): { incomingComponents: number; syntheticRows: number } {
+    const ctx = checkContext(context);
+    const accepted = checkAccepted<Received>(acceptedReplies, this.made);
     const received = [...accepted.values()];
     try {
       const o = this.options;

@@ -15,14 +15,17 @@
  */
 import { InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { Rng } from '../../random.js';
-import { requireNumber } from '../../validate.js';
+import { readOptions, requireNumber } from '../../validate.js';
+import { readReply, readRequest } from '../runtime/roles.js';
 import { SecureSum } from '../aggregate.js';
-import type { Message } from '../messages/envelope.js';
+import { checkEnvelope, type Message } from '../messages/envelope.js';
+import { wasRead } from '../messages/schema.js';
 import {
   AGGREGATE,
   checkShape,
   logLikelihoodFloor,
   MDM_KINDS,
+  MDM_PROTOCOL,
   readEvaluate,
   readEvaluation,
   readInitStats,
@@ -70,7 +73,8 @@ export class MdmAggregator {
   private readonly rng: Rng;
   private current: Round | undefined;
 
-  constructor(options: MdmAggregatorOptions = {}) {
+  constructor(given: MdmAggregatorOptions = {}) {
+    const options = readOptions(given, ['noiseMultiplier', 'detailedReasons', 'seed']);
     this.noiseMultiplier = requireNumber('noiseMultiplier', options.noiseMultiplier ?? 0, 0);
     if (options.detailedReasons !== undefined && typeof options.detailedReasons !== 'boolean') throw new InvalidParameterError('detailedReasons must be true or false');
     this.detailedReasons = options.detailedReasons ?? this.noiseMultiplier === 0;
@@ -78,7 +82,13 @@ export class MdmAggregator {
   }
 
   /** Starts a round whose clients were all sent `request`: what their answers must look like. */
-  begin(request: Message): void {
+  begin(message: Message): void {
+    // read as the protocol declares it: a request handed over in process may be anything
+    const e = wasRead(message) ? message : checkEnvelope(message);
+    if (e.kind !== MDM_KINDS.initRequest && e.kind !== MDM_KINDS.model && e.kind !== MDM_KINDS.evaluate) {
+      throw new InvalidParameterError(`the MDM aggregator does not sum answers to ${e.kind.slice(0, 80)}`);
+    }
+    const request = readRequest(MDM_PROTOCOL, e);
     let r: Omit<Round, 'sum' | 'round'>;
     switch (request.kind) {
       case MDM_KINDS.initRequest: {
@@ -126,10 +136,13 @@ export class MdmAggregator {
    * against the round's request and adds it; an InvalidMessageError otherwise,
    * and nothing is added.
    */
-  add(reply: Message): void {
+  add(message: Message): void {
     const r = this.current;
     if (!r) throw new InvalidParameterError('no round has begun; call begin(request) first');
-    if (reply.kind !== r.reply) throw new InvalidMessageError(`expected a ${r.reply} message, got ${reply.kind}`);
+    // the kind first: a reply of another kind is named as such, not by what its payload lacks
+    const e = wasRead(message) ? message : checkEnvelope(message);
+    if (e.kind !== r.reply) throw new InvalidMessageError(`expected a ${r.reply} message, got ${e.kind.slice(0, 80)}`);
+    const reply = readReply(MDM_PROTOCOL, e);
     r.sum.add(r.read(reply.payload));
   }
 

@@ -6,14 +6,15 @@
  * learns which), Algorithm 2's omega^i, E^i, u^i, v^i, or its log-likelihood
  * under candidate models.
  */
-import { InvalidDataError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { formatValue, InvalidDataError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { requireInteger } from '../../validate.js';
+import { readOptions, requireInteger, requireVector } from '../../validate.js';
 import { OwnedHandle, withScope, type HandleLabel } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import { densify } from '../messages/sparse.js';
-import type { ClientRole } from '../runtime/roles.js';
+import { wasRead } from '../messages/schema.js';
+import { readRequest, type ClientRole } from '../runtime/roles.js';
 import {
   checkShape,
   EVALUATION,
@@ -95,21 +96,20 @@ export class MdmClient implements ClientRole {
    * Checked here (non-negative integers, at least one data point, the size if
    * given) and against each model's C and N when a message arrives.
    */
-  constructor(id: string, counts: ArrayLike<number>, options: MdmClientOptions = {}) {
+  constructor(id: string, counts: ArrayLike<number>, given: MdmClientOptions = {}) {
     if (typeof id !== 'string' || id.length === 0) throw new InvalidParameterError('a client needs a non-empty string id');
     this.id = id;
-    if (counts === null || typeof counts !== 'object' || typeof counts.length !== 'number') {
-      throw new InvalidDataError(`${id}: its histogram must be an array of counts`);
-    }
-    this.counts = Float64Array.from(counts);
+    const options = readOptions(given, ['size', 'maxCells', 'seed']);
+    if (counts === null || typeof counts !== 'object') throw new InvalidDataError(`${id}: its histogram must be an array of counts, got ${formatValue(counts)}`);
+    this.counts = requireVector(`${id}: its histogram`, counts, InvalidDataError).slice();
     this.counts.forEach((v, j) => {
-      if (typeof counts[j] !== 'number' || !(v >= 0) || !Number.isInteger(v)) {
-        throw new InvalidDataError(`${id}: count ${j} is ${String(counts[j])}; counts must be non-negative integers`);
+      if (!(v >= 0) || !Number.isInteger(v)) {
+        throw new InvalidDataError(`${id}: count ${j} is ${formatValue(v)}; counts must be non-negative integers`);
       }
     });
     const sum = this.counts.reduce((a, b) => a + b, 0);
     if (options.size !== undefined && options.size !== sum) {
-      throw new InvalidDataError(`${id}: its histogram sums to ${sum} but its size n is ${String(options.size)}; n is the number of data points, the sum of the counts`);
+      throw new InvalidDataError(`${id}: its histogram sums to ${sum} but its size n is ${formatValue(options.size)}; n is the number of data points, the sum of the counts`);
     }
     if (sum < 1) throw new InvalidDataError(`${id}: its histogram is empty (n = 0); a client needs at least one data point`);
     this.size = sum;
@@ -122,7 +122,8 @@ export class MdmClient implements ClientRole {
    * message cannot be used, InvalidDataError when the client's data does not
    * fit the model (a request it has no WASM memory for is refused by its host).
    */
-  respond(m: Message): Message {
+  respond(request: Message): Message {
+    const m = readRequest(this.protocol, request);
     switch (m.kind) {
       case MDM_KINDS.initRequest:
         return INIT_STATS.create(this.id, m.round, this.initStats(m.payload as InitRequest));
@@ -203,7 +204,8 @@ export class MdmClient implements ClientRole {
 
   /** A broadcast's prepared model is freed once every client that got it has answered. */
   requestDone(request: Message): void {
-    if (request.kind === MDM_KINDS.model) broadcasts.get(request.payload as ModelBroadcast)?.prepared?.dispose();
+    // only a read request (what respond() was given by its host) can have a prepared model
+    if (wasRead(request) && request.kind === MDM_KINDS.model) broadcasts.get(request.payload as ModelBroadcast)?.prepared?.dispose();
   }
 
   /** Frees the client's generator. */

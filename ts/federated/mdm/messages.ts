@@ -21,6 +21,7 @@
  * client's values in the message.
  */
 import { InvalidMessageError, restated } from '../../errors.js';
+import { requireNumber, requireOneOf } from '../../validate.js';
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { digammaDiff, lgamma, lnRisingFactorial } from '../../special/gamma.js';
 import { lengthIs } from '../messages/checks.js';
@@ -133,6 +134,8 @@ export function sumShape(of: AggregateOf, s: Shape, models = 0, logLikelihood = 
  * is noiseMultiplier times this.
  */
 export function sensitivity(of: 'init' | 'round', clip: number): number {
+  requireOneOf('of', of, ['init', 'round'] as const);
+  if (of === 'round') requireNumber('clip', clip, 0);
   return of === 'init' ? Math.sqrt(3) : Math.sqrt(2 + clip * clip);
 }
 

@@ -7,7 +7,7 @@ import { type MatrixLike } from '../../data/matrix.js';
 import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { DirichletMultinomialMixture, histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { requireInteger } from '../../validate.js';
+import { readOptions, requireInteger } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
@@ -73,8 +73,9 @@ export function histogramClients(histograms: MatrixLike, options: { maxCount?: n
  * const { model, history } = fitMdm(histograms, { nComponents: 2, rounds: 100, cohort: 1000, seed: 0 });
  * ```
  */
-export function fitMdm(histograms: MatrixLike, options: MdmFitOptions = {}): MdmFitResult {
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+export function fitMdm(histograms: MatrixLike, given: MdmFitOptions = {}): MdmFitResult {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
+  const options = readOptions(given) as MdmFitOptions;
   if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
   const seeds = new Rng(options.seed);
   let clients: MdmClient[] = [];

@@ -12,7 +12,7 @@ import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { requireInteger, requireNumber } from '../../validate.js';
+import { readOptions, requireInteger, requireNumber } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import type { ExcludedClient, RoundContext, ServerRole } from '../runtime/roles.js';
 import { runFederationSync, type Traffic } from '../runtime/run.js';
@@ -142,8 +142,9 @@ function addTraffic(a: Traffic, b: Traffic): void {
  * const { k, model, candidates } = selectMdm(histograms, { kRange: [1, 6], rounds: 100, cohort: 1000, seed: 0 });
  * ```
  */
-export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}): SelectMdmResult {
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
+export function selectMdm(histograms: MatrixLike, selectOptions: SelectMdmOptions = {}): SelectMdmResult {
+  if (selectOptions === null || typeof selectOptions !== 'object') throw new InvalidParameterError('options must be an object');
+  const options = readOptions(selectOptions) as SelectMdmOptions;
   const ks = candidates(options);
   if (options.exactValidation !== undefined && typeof options.exactValidation !== 'boolean') throw new InvalidParameterError('exactValidation must be true or false');
   if (options.privacy !== undefined && options.exactValidation !== true) {

@@ -12,13 +12,13 @@
  * each reply to it (checked and added to the round's sums, or refused), and
  * aggregate() takes only what it releases.
  */
-import { InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { requireInteger, requireNumber } from '../../validate.js';
+import { guardRead, readOptions, requireInteger, requireNumber } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
-import type { RoundContext, ServerRole } from '../runtime/roles.js';
+import { checkContext, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { MdmAggregator } from './aggregator.js';
 import { AGGREGATE, INIT_REQUEST, MDM_MAX_CELLS, MDM_PROTOCOL, MODEL, near, paramsOf, readAggregate, sensitivity, type Shape } from './messages.js';
 
@@ -106,8 +106,13 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
    * (default: one adding the noise `privacy` asks for, seeded by noiseSeed).
    */
   constructor(options: MdmServerOptions, aggregator?: MdmAggregator) {
-    const o = options ?? ({} as MdmServerOptions);
-    if (o === null || typeof o !== 'object') throw new InvalidParameterError('options must be an object');
+    const o = readOptions(options ?? undefined) as MdmServerOptions;
+    // init is read as a model only once it is one (a Proxy would throw from o.init.nComponents)
+    if (o.init !== undefined && !guardRead('init', () => o.init instanceof DirichletMultinomialMixture)) {
+      throw new InvalidParameterError(`init must be a DirichletMultinomialMixture, got ${formatValue(o.init)}`);
+    }
+    if (o.privacy !== undefined && o.privacy !== null && typeof o.privacy === 'object') o.privacy = readOptions(o.privacy, ['noiseMultiplier', 'clip'], 'privacy') as MdmServerOptions['privacy'];
+    if (o.onRound !== undefined && typeof o.onRound !== 'function') throw new InvalidParameterError(`onRound must be a function, got ${formatValue(o.onRound)}`);
     this.nComponents = requireInteger('nComponents', o.nComponents ?? o.init?.nComponents ?? 1, 1);
     this.nCategories = requireInteger('nCategories', o.nCategories, 2);
     this.maxCount = requireInteger('maxCount', o.maxCount, 1);
@@ -127,7 +132,7 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
     if (o.privacy !== undefined) {
       if (o.privacy === null || typeof o.privacy !== 'object') throw new InvalidParameterError('privacy must be { noiseMultiplier, clip }');
       requireNumber('privacy.noiseMultiplier', o.privacy.noiseMultiplier, 0);
-      if (!(o.privacy.clip > 0) || !Number.isFinite(o.privacy.clip)) throw new InvalidParameterError(`privacy.clip must be a finite number > 0, got ${String(o.privacy.clip)}`);
+      if (typeof o.privacy.clip !== 'number' || !(o.privacy.clip > 0) || !Number.isFinite(o.privacy.clip)) throw new InvalidParameterError(`privacy.clip must be a finite number > 0, got ${formatValue(o.privacy.clip)}`);
       this.privacy = { noiseMultiplier: o.privacy.noiseMultiplier, clip: o.privacy.clip };
     }
     if (o.init !== undefined) {
@@ -145,7 +150,7 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
     this.onRound = o.onRound;
     if (o.seed !== undefined) requireInteger('seed', o.seed, 0);
     if (o.noiseSeed !== undefined) requireInteger('noiseSeed', o.noiseSeed, 0);
-    if (aggregator !== undefined && !(aggregator instanceof MdmAggregator)) throw new InvalidParameterError('aggregator must be an MdmAggregator');
+    if (aggregator !== undefined && !guardRead('aggregator', () => aggregator instanceof MdmAggregator)) throw new InvalidParameterError(`aggregator must be an MdmAggregator, got ${formatValue(aggregator)}`);
     this.rng = new Rng(o.seed);
     this.ownsAggregator = aggregator === undefined;
     this.aggregator = aggregator ?? new MdmAggregator({ noiseMultiplier: this.privacy?.noiseMultiplier ?? 0, seed: o.noiseSeed });
@@ -196,7 +201,8 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
     return Array.from(this.rng.choice(n, size), (i) => available[i]!);
   }
 
-  configure(ctx: RoundContext): Map<string, Message> {
+  configure(context: RoundContext): Map<string, Message> {
+    const ctx = checkContext(context);
     const out = new Map<string, Message>();
     let request: Message;
     let cohort: string[];
@@ -232,7 +238,8 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
    * the guarantee rests on is the noise that was added) and updates the model
    * from the sums. On an error the model stays as it was.
    */
-  aggregate(ctx: RoundContext): MdmRound | undefined {
+  aggregate(context: RoundContext): MdmRound | undefined {
+    const ctx = checkContext(context);
     const m = AGGREGATE.read(this.aggregator.release());
     if (m.round !== ctx.round) throw new InvalidMessageError(`the aggregate is for round ${m.round}, not ${ctx.round}`);
     const of = this.phase === 'init' ? 'init' : 'round';

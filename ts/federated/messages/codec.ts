@@ -8,7 +8,8 @@
  * payload. NaN and infinities have no place on either wire: they are
  * refused on the sending side. Sizes are checked before anything is decoded.
  */
-import { InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { FedmixError, formatThrown, formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { readOptions, requireInteger } from '../../validate.js';
 import { decodeArrow, elementType, encodeArrow, isArrowStream, type Column, type NumericArray } from './arrow-ipc.js';
 import { densify, sparseForm } from './sparse.js';
 import { checkEnvelope, type Message } from './envelope.js';
@@ -52,12 +53,24 @@ const text = new TextDecoder('utf-8', { fatal: true });
  * replacer runs for every element of every array).
  */
 function plain(m: Message, columns: Column[] | undefined): unknown {
+  checkEnvelope(m);
+  try {
+    return plainPayload(m, columns);
+  } catch (e) {
+    // a message made in process may hold a throwing getter or a cycle: its sender learns it cannot travel
+    if (e instanceof FedmixError) throw e;
+    throw new InvalidMessageError(`the ${m.kind} message could not be encoded (${formatThrown(e)})`, 'its message could not be encoded');
+  }
+}
+
+function plainPayload(m: Message, columns: Column[] | undefined): unknown {
   // paths are dotted ("payload.models.0.alpha": the Arrow column names); errors show them with brackets
   const refuse = (value: unknown, path: string): never => {
     const where = path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
-    throw new InvalidMessageError(`cannot send ${typeof value === 'bigint' ? `${value}n` : String(value)} in ${where} of a ${m.kind} message; only finite numbers travel`);
+    throw new InvalidMessageError(`cannot send ${formatValue(value)} in ${where} of a ${m.kind} message; only finite numbers travel`);
   };
-  const walk = (value: unknown, key: string, path: string): unknown => {
+  const walk = (value: unknown, key: string, path: string, depth = 0): unknown => {
+    if (depth > MAX_DEPTH) throw new InvalidMessageError(`cannot send ${path.slice(0, 80)}…: the ${m.kind} message nests deeper than ${MAX_DEPTH} levels (or is cyclic)`);
     if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
       value = (value as { toJSON: (k: string) => unknown }).toJSON(key);
     }
@@ -84,11 +97,11 @@ function plain(m: Message, columns: Column[] | undefined): unknown {
       return Array.from(a);
     }
     if (Array.isArray(value)) {
-      return value.map((v, i) => (typeof v === 'number' ? (Number.isFinite(v) ? v : refuse(v, `${path}.${i}`)) : walk(v, String(i), `${path}.${i}`)));
+      return value.map((v, i) => (typeof v === 'number' ? (Number.isFinite(v) ? v : refuse(v, `${path}.${i}`)) : walk(v, String(i), `${path}.${i}`, depth + 1)));
     }
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(value)) {
-      const v = walk((value as Record<string, unknown>)[k], k, `${path}.${k}`);
+      const v = walk((value as Record<string, unknown>)[k], k, `${path}.${k}`, depth + 1);
       if (v !== undefined) out[k] = v;
     }
     return out;
@@ -104,7 +117,7 @@ export function encodeMessage(m: Message, encoding: Encoding): Uint8Array;
 export function encodeMessage(m: Message, encoding?: Encoding): string | Uint8Array {
   if (encoding === undefined) return JSON.stringify(plain(m, undefined));
   if (encoding === 'json') return utf8.encode(JSON.stringify(plain(m, undefined)));
-  if (encoding !== 'binary') throw new InvalidParameterError(`encoding must be 'json' or 'binary', got ${JSON.stringify(encoding)}`);
+  if (encoding !== 'binary') throw new InvalidParameterError(`encoding must be 'json' or 'binary', got ${formatValue(encoding)}`);
   const columns: Column[] = [];
   const header = JSON.stringify(plain(m, columns));
   return encodeArrow(header, columns);
@@ -184,18 +197,20 @@ function placeAll(header: unknown, columns: Column[], budget: number): unknown {
  * (MessageType.read). InvalidMessageError for anything malformed or too large.
  */
 export function decodeMessage(input: string | Uint8Array, options: DecodeOptions | string = {}): Message {
+  // the caller's options are the caller's fault; what the bytes make go wrong is the sender's
+  const o = typeof options === 'string' ? { kind: options } : readOptions(options, ['kind', 'maxBytes']);
+  const max = requireInteger('maxBytes', o.maxBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 0);
+  if (o.kind !== undefined && typeof o.kind !== 'string') throw new InvalidParameterError(`kind must be a message kind (a string), got ${formatValue(o.kind)}`);
   try {
-    return decode(input, options);
+    return decode(input, o.kind, max);
   } catch (e) {
     // the bytes come from someone else: whatever they make go wrong is their message's fault
     if (e instanceof InvalidMessageError) throw e;
-    throw new InvalidMessageError(`a message could not be decoded: ${e instanceof Error ? e.message : String(e)}`, 'its message is malformed');
+    throw new InvalidMessageError(`a message could not be decoded: ${formatThrown(e)}`, 'its message is malformed');
   }
 }
 
-function decode(input: string | Uint8Array, options: DecodeOptions | string): Message {
-  const o = typeof options === 'string' ? { kind: options } : options;
-  const max = o.maxBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+function decode(input: string | Uint8Array, kind: string | undefined, max: number): Message {
   let parsed: unknown;
   if (typeof input === 'string') {
     // a UTF-16 length bounds the UTF-8 one from below; count exactly only near the limit
@@ -218,7 +233,7 @@ function decode(input: string | Uint8Array, options: DecodeOptions | string): Me
   } else {
     throw new InvalidMessageError('a message must arrive as text or bytes');
   }
-  return checkEnvelope(parsed, o.kind);
+  return checkEnvelope(parsed, kind);
 }
 
 function parseJson(s: string): unknown {
@@ -248,6 +263,9 @@ export function copyMessage(m: Message): { message: Message; bytes: number } {
 
 /** Bytes of a JSON text on the wire (its UTF-8). */
 export function wireBytes(textOrBytes: string | Uint8Array): number {
+  if (typeof textOrBytes !== 'string' && !(ArrayBuffer.isView(textOrBytes) && textOrBytes instanceof Uint8Array)) {
+    throw new InvalidParameterError(`wireBytes takes a JSON text or wire bytes (a Uint8Array), got ${formatValue(textOrBytes)}`);
+  }
   return typeof textOrBytes === 'string' ? utf8.encode(textOrBytes).length : textOrBytes.length;
 }
 

@@ -4,7 +4,7 @@
  * structure is declared per kind (schema.ts); its wire forms are JSON and
  * Arrow IPC (codec.ts).
  */
-import { formatThrown, formatValue, InvalidMessageError } from '../../errors.js';
+import { formatThrown, formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 
 export const PROTOCOL = 'fedmix';
 export const PROTOCOL_VERSION = 1;
@@ -25,15 +25,22 @@ export function message<K extends string, P>(kind: K, from: string, round: numbe
   return { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind, from, round, payload };
 }
 
-/** Checks a received envelope (anything: a parsed JSON value, an object handed over in process); `kind` restricts what is accepted. */
+/**
+ * Checks a received envelope (anything: a parsed JSON value, an object handed
+ * over in process); `kind` restricts what is accepted. Returns the message as
+ * read, a plain object (the payload itself is not copied).
+ */
 export function checkEnvelope(m: unknown, kind?: string): Message {
-  if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new InvalidMessageError(`a message must be a JSON object, got ${formatValue(m)}`);
+  if (kind !== undefined && typeof kind !== 'string') throw new InvalidParameterError(`kind must be a message kind (a string), got ${formatValue(kind)}`);
   // the header is read once, under guard: a getter or Proxy handed over in process cannot throw past here
   let e: Partial<Message> & { hasPayload: boolean };
   try {
+    if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new InvalidMessageError(`a message must be a JSON object, got ${formatValue(m)}`);
     const o = m as Partial<Message>;
-    e = { protocol: o.protocol, version: o.version, kind: o.kind, from: o.from, round: o.round, hasPayload: 'payload' in o };
+    const hasPayload = 'payload' in o;
+    e = { protocol: o.protocol, version: o.version, kind: o.kind, from: o.from, round: o.round, payload: hasPayload ? o.payload : undefined, hasPayload };
   } catch (err) {
+    if (err instanceof InvalidMessageError) throw err;
     throw new InvalidMessageError(`the message could not be read (${formatThrown(err)})`, 'the message could not be read');
   }
   if (e.protocol !== PROTOCOL) throw new InvalidMessageError(`not a fedmix message: "protocol" must be ${JSON.stringify(PROTOCOL)}, got ${formatValue(e.protocol)}`);
@@ -53,5 +60,6 @@ export function checkEnvelope(m: unknown, kind?: string): Message {
   if (typeof e.from !== 'string' || e.from.length === 0) throw new InvalidMessageError(`a message needs a non-empty string "from", got ${formatValue(e.from)}`);
   if (!Number.isSafeInteger(e.round) || (e.round as number) < 0) throw new InvalidMessageError(`a message needs a non-negative integer "round", got ${formatValue(e.round)}`);
   if (!e.hasPayload) throw new InvalidMessageError('a message needs a "payload"');
-  return m as Message;
+  // a plain copy of what was read: later reads run no getter of the caller's
+  return { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind: e.kind, from: e.from, round: e.round as number, payload: e.payload };
 }

@@ -8,7 +8,8 @@
  * are in checks.ts and in the receiving roles.
  */
 import * as v from 'valibot';
-import { formatThrown, formatValue, InvalidMessageError } from '../../errors.js';
+import { formatThrown, formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { guardRead, readArray, readOptions, requireInteger } from '../../validate.js';
 import { allFinite } from './codec.js';
 import { checkEnvelope, message, type Message } from './envelope.js';
 import { nonZeros } from './sparse.js';
@@ -78,8 +79,11 @@ export const u32Array = () => typedArray<Uint32Array>(Uint32Array, uint32, 'valu
 export const finiteNumber = () => v.custom<number>((x) => typeof x === 'number' && Number.isFinite(x), (i) => ` is ${describe(i.input)}; it must be a finite number`);
 
 /** A whole number in [min, max] (max: 2^53 - 1, the largest whole number a double holds exactly, unless given). */
-export const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
-  v.custom<number>(
+export const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) => {
+  for (const [name, bound] of [['min', min], ['max', max]] as const) {
+    if (typeof bound !== 'number' || !Number.isSafeInteger(bound) && bound !== Infinity && bound !== -Infinity) throw new InvalidParameterError(`wholeNumber's ${name} must be an integer, got ${formatValue(bound)}`);
+  }
+  return v.custom<number>(
     (x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= min && x <= max,
     (i) => {
       if (max !== Number.MAX_SAFE_INTEGER) return ` is ${describe(i.input)}; it must be a whole number in [${min}, ${max}]`;
@@ -87,28 +91,45 @@ export const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
       return ` is ${describe(i.input)}; it must be a whole number ${huge ? 'at most 2^53 - 1' : `>= ${min}`}`;
     },
   );
+};
 
 /** One of the given strings. */
-export const oneOf = <const T extends readonly string[]>(values: T) =>
-  v.custom<T[number]>((x) => typeof x === 'string' && values.includes(x), (i) => ` is ${describe(i.input)}; it must be one of ${values.map((s) => JSON.stringify(s)).join(', ')}`);
+export const oneOf = <const T extends readonly string[]>(given: T) => {
+  const values = readArray('values', given) as unknown as T;
+  if (values.length === 0 || values.some((s) => typeof s !== 'string')) throw new InvalidParameterError(`oneOf takes a non-empty array of strings, got ${formatValue(given)}`);
+  return v.custom<T[number]>((x) => typeof x === 'string' && values.includes(x), (i) => ` is ${describe(i.input)}; it must be one of ${values.map((s) => JSON.stringify(s)).join(', ')}`);
+};
 
 export const flag = () => v.custom<boolean>((x) => typeof x === 'boolean', (i) => ` is ${describe(i.input)}; it must be true or false`);
 
 /** An object with exactly these fields (unknown fields are refused: a message carries only what it declares). */
-export const record = <const E extends v.ObjectEntries>(entries: E) =>
-  v.strictObject(entries, (i) => {
+export const record = <const E extends v.ObjectEntries>(given: E) => {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`record takes an object of field schemas, got ${formatValue(given)}`);
+  const entries = readOptions(given) as E;
+  for (const [key, schema] of Object.entries(entries)) checkSchema(`field ${key}`, schema);
+  return v.strictObject(entries, (i) => {
     if (i.expected === 'never') return ' is a field the message does not declare';
     // a declared field that is absent: the issue's path ends at its key
     if (i.input === undefined && (i.path?.length ?? 0) > 0) return ' is missing';
     return ` must be an object, got ${describe(i.input)}`;
   });
+};
+
+/** Whether `s` is a schema (what f64Array(), record() and the others make), asked without running a Proxy's traps. */
+function checkSchema(name: string, s: unknown): void {
+  const ok = guardRead(name, () => s !== null && typeof s === 'object' && (s as { kind?: unknown }).kind === 'schema' && typeof (s as { '~run'?: unknown })['~run'] === 'function');
+  if (!ok) throw new InvalidParameterError(`${name} must be a schema (f64Array(), record({...}), ...), got ${formatValue(s)}`);
+}
 
 /** A list whose items follow `item`, at most `max` long. */
-export const listOf = <S extends AnySchema>(item: S, max: number) =>
-  v.pipe(
+export const listOf = <S extends AnySchema>(item: S, max: number) => {
+  checkSchema('item', item);
+  requireInteger('max', max, 0);
+  return v.pipe(
     v.array(item, (i) => ` must be an array, got ${describe(i.input)}`),
     v.maxLength(max, (i) => ` has ${(i.input as unknown[]).length} entries; at most ${max} are accepted`),
   );
+};
 
 export const optional = v.optional;
 export const nullable = v.nullable;
@@ -149,6 +170,8 @@ export type MessageOf<T extends MessageType> = Message<T['kind'], PayloadOf<T>>;
  * reading it (a throwing getter or proxy handed over in process) is one too.
  */
 export function parsePayload<S extends AnySchema>(schema: S, value: unknown, who?: string): v.InferOutput<S> {
+  checkSchema('schema', schema);
+  if (who !== undefined && typeof who !== 'string') throw new InvalidParameterError(`who must name the sender (a string) or be undefined, got ${formatValue(who)}`);
   const prefix = who === undefined ? '' : `${who}: `;
   let r: v.SafeParseResult<S>;
   try {
@@ -163,15 +186,27 @@ export function parsePayload<S extends AnySchema>(schema: S, value: unknown, who
   return r.output;
 }
 
+/** The messages MessageType.read made: a role handed one need not read it again (see readRequest). */
+const readMessages = new WeakSet<object>();
+
+/** Whether `m` is what a MessageType.read returned (its envelope and payload checked). */
+export function wasRead(m: unknown): m is Message {
+  return m !== null && typeof m === 'object' && readMessages.has(m);
+}
+
 /** Declares a message kind: its name and its payload's schema. */
 export function defineMessage<const K extends string, S extends AnySchema>(kind: K, payload: S): MessageType<K, S> {
+  if (typeof kind !== 'string' || kind.length === 0) throw new InvalidParameterError(`a message kind must be a non-empty string, got ${formatValue(kind)}`);
+  checkSchema('payload', payload);
   return {
     kind,
     payload,
     create: (from, round, p) => message(kind, from, round, p),
     read(m) {
-      checkEnvelope(m, kind);
-      return { ...m, payload: parsePayload(payload, m.payload) } as Message<K, v.InferOutput<S>>;
+      const e = checkEnvelope(m, kind);
+      const out = { ...e, payload: parsePayload(payload, e.payload) } as Message<K, v.InferOutput<S>>;
+      readMessages.add(out);
+      return out;
     },
   };
 }

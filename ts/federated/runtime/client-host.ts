@@ -8,13 +8,14 @@
  * propagates.
  */
 import * as v from 'valibot';
-import { FedmixError, InvalidMessageError, type FedmixErrorCode } from '../../errors.js';
+import { FedmixError, InvalidMessageError, isFedmixError, type FedmixErrorCode } from '../../errors.js';
 import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import { isArrowStream } from '../messages/arrow-ipc.js';
-import type { Message } from '../messages/envelope.js';
+import { checkEnvelope, type Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
 import { WasmAllocationError } from '../../wasm/memory.js';
-import type { ClientRole } from './roles.js';
+import { checkClientRole, type ClientRole } from './roles.js';
+import { readOptions, requireInteger } from '../../validate.js';
 
 /**
  * Requests already read against a declaration, by message object: in process
@@ -34,27 +35,31 @@ export const REFUSAL = defineMessage(
   }),
 );
 
+/** The encoding to answer in: the request's (anything but Arrow IPC bytes, unreadable input included, gets JSON). */
+function wireOf(bytes: unknown): Encoding {
+  return ArrayBuffer.isView(bytes) && bytes instanceof Uint8Array && isArrowStream(bytes) ? 'binary' : 'json';
+}
+
 export class ClientHost {
   readonly maxMessageBytes: number;
   /** the kind and round of the last request it read (for progress reports) */
   last: { kind: string; round: number } | undefined;
 
+  readonly id: string;
+
   constructor(
     readonly role: ClientRole,
     options: { maxMessageBytes?: number } = {},
   ) {
-    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-  }
-
-  get id(): string {
-    return this.role.id;
+    this.id = checkClientRole(role);
+    this.maxMessageBytes = requireInteger('maxMessageBytes', readOptions(options, ['maxMessageBytes']).maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 1);
   }
 
   /** The answer to a request on the wire, in the request's encoding (undefined for a notification). */
   async handle(bytes: Uint8Array): Promise<Uint8Array | undefined> {
     const request = this.decode(bytes);
     try {
-      return this.encode(request, await this.answer(request), isArrowStream(bytes) ? 'binary' : 'json');
+      return this.encode(request, await this.answer(request), wireOf(bytes));
     } finally {
       this.requestDone(request);
     }
@@ -64,7 +69,7 @@ export class ClientHost {
   handleSync(bytes: Uint8Array): Uint8Array | undefined {
     const request = this.decode(bytes);
     try {
-      return this.encode(request, this.answerSync(request), isArrowStream(bytes) ? 'binary' : 'json');
+      return this.encode(request, this.answerSync(request), wireOf(bytes));
     } finally {
       this.requestDone(request);
     }
@@ -76,7 +81,7 @@ export class ClientHost {
    * (handleDecoded, handleCopy) the transport does, after all have answered.
    */
   requestDone(request: Message | FedmixError): void {
-    if (request instanceof FedmixError) return;
+    if (request === null || typeof request !== 'object' || isFedmixError(request)) return;
     const read = checkedReads.get(request);
     if (read !== undefined) this.role.requestDone?.(read);
   }
@@ -156,7 +161,14 @@ export class ClientHost {
 
   /** The request read against the client's protocol (an error when it cannot be used). */
   private check(request: Message | FedmixError): Message | FedmixError {
-    if (request instanceof FedmixError) return request;
+    if (isFedmixError(request)) return request;
+    // handed over in process, a request may be anything: its envelope is read under guard first
+    try {
+      checkEnvelope(request);
+    } catch (e) {
+      if (e instanceof FedmixError) return e;
+      throw e;
+    }
     const exchange = this.role.protocol.exchanges.get(request.kind);
     if (!exchange) return new InvalidMessageError(`a ${this.role.protocol.name} client does not answer ${request.kind} messages`);
     try {
@@ -174,15 +186,22 @@ export class ClientHost {
   }
 
   private refuse(request: Message | FedmixError, e: unknown): Message | undefined {
+    // what the refusal says of the request: its kind and round, when it has readable ones
+    let header: { kind: string; round: number } | undefined;
+    try {
+      if (!isFedmixError(request)) header = checkEnvelope(request) && { kind: request.kind, round: request.round };
+    } catch {
+      header = undefined;
+    }
     // no WASM memory for what a request asks: the instance is intact, so the client refuses and stays usable
     if (e instanceof WasmAllocationError) {
-      const what = request instanceof FedmixError ? 'request' : `${request.kind} request`;
+      const what = header === undefined ? 'request' : `${header.kind} request`;
       e = new InvalidMessageError(`the client cannot allocate the memory this ${what} needs (${e.message})`);
     }
     if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
     // a notification gets no answer, not even a refusal
-    if (!(request instanceof FedmixError) && this.role.protocol.exchanges.get(request.kind)?.reply === undefined && this.role.protocol.exchanges.has(request.kind)) return undefined;
-    const round = request instanceof FedmixError ? 0 : request.round;
+    if (header !== undefined && this.role.protocol.exchanges.get(header.kind)?.reply === undefined && this.role.protocol.exchanges.has(header.kind)) return undefined;
+    const round = header?.round ?? 0;
     const reason = e.message.startsWith(`${this.id}:`) || e.message.startsWith(`${this.id} `) ? e.message : `${this.id}: ${e.message}`;
     return REFUSAL.create(this.id, round, { reason: reason.slice(0, 4000), code: e.code as (typeof CODES)[number] });
   }

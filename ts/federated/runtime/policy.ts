@@ -3,8 +3,8 @@
  * into a resolved form before the first round (Flower's min_fit_clients /
  * min_available_clients and fraction_fit, pfl-research's cohort sampling).
  */
-import { InvalidParameterError } from '../../errors.js';
-import { requireInteger, requireOneOf, requirePositive } from '../../validate.js';
+import { formatValue, InvalidParameterError } from '../../errors.js';
+import { readOptions, requireInteger, requireOneOf, requireSeconds } from '../../validate.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../messages/codec.js';
 
 export interface FederationPolicy {
@@ -49,18 +49,20 @@ export interface ResolvedPolicy {
   maxMessageBytes: number;
 }
 
-export function resolvePolicy(p: FederationPolicy = {}): ResolvedPolicy {
-  if (p === null || typeof p !== 'object') throw new InvalidParameterError('the federation policy must be an object');
+export function resolvePolicy(given: FederationPolicy = {}): ResolvedPolicy {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`the federation policy must be an object, got ${formatValue(given)}`);
+  const p = readOptions(given, ['onInvalid', 'minClients', 'minReplies', 'fraction', 'sampleSeed', 'roundTimeout', 'joinTimeout', 'maxMessageBytes']);
   const fraction = p.fraction ?? 1;
-  if (typeof fraction !== 'number' || !(fraction > 0 && fraction <= 1)) throw new InvalidParameterError(`fraction must be in (0, 1], got ${String(fraction)}`);
+  if (typeof fraction !== 'number' || !(fraction > 0 && fraction <= 1)) throw new InvalidParameterError(`fraction must be in (0, 1], got ${formatValue(fraction)}`);
   return {
     onInvalid: requireOneOf('onInvalid', p.onInvalid ?? 'exclude', ['exclude', 'fail'] as const),
     minClients: requireInteger('minClients', p.minClients ?? 1, 1),
     minReplies: requireInteger('minReplies', p.minReplies ?? 1, 0),
     fraction,
     sampleSeed: p.sampleSeed === undefined ? undefined : requireInteger('sampleSeed', p.sampleSeed, 0),
-    roundTimeoutMs: p.roundTimeout === undefined ? undefined : requirePositive('roundTimeout', p.roundTimeout) * 1000,
-    joinTimeoutMs: requirePositive('joinTimeout', p.joinTimeout ?? 60) * 1000,
+    // timers take at most 2^31 - 1 ms (and fire at once past it): seconds are capped at LIMITS.timeoutSeconds
+    roundTimeoutMs: p.roundTimeout === undefined ? undefined : requireSeconds('roundTimeout', p.roundTimeout) * 1000,
+    joinTimeoutMs: requireSeconds('joinTimeout', p.joinTimeout ?? 60) * 1000,
     maxMessageBytes: requireInteger('maxMessageBytes', p.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 1024),
   };
 }

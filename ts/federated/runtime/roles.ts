@@ -16,9 +16,10 @@
  * `aggregate` gets only accepted replies, so one bad client cannot change the
  * server's state.
  */
-import { InvalidParameterError } from '../../errors.js';
-import type { Message } from '../messages/envelope.js';
-import type { MessageType } from '../messages/schema.js';
+import { formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { guardRead, readArray, readOptions, requireInteger } from '../../validate.js';
+import { checkEnvelope, type Message } from '../messages/envelope.js';
+import { wasRead, type MessageType } from '../messages/schema.js';
 
 /** Which request kinds an algorithm sends and what answers each (none: a notification). */
 export interface Protocol {
@@ -29,12 +30,22 @@ export interface Protocol {
 
 /** A protocol from [request, reply] pairs; a reply of null makes the request a notification. */
 export function defineProtocol(name: string, exchanges: readonly (readonly [MessageType, MessageType | null])[]): Protocol {
+  if (typeof name !== 'string' || name.length === 0) throw new InvalidParameterError(`a protocol needs a name (a non-empty string), got ${formatValue(name)}`);
   const map = new Map<string, { request: MessageType; reply?: MessageType }>();
-  for (const [request, reply] of exchanges) {
+  readArray('exchanges', exchanges, 4096).forEach((pair, i) => {
+    const [request, reply] = readArray(`exchanges[${i}]`, pair, 2) as [unknown, unknown];
+    if (!isMessageType(request) || (reply !== null && reply !== undefined && !isMessageType(reply))) {
+      throw new InvalidParameterError(`exchanges[${i}] must be [request type, reply type or null] (types from defineMessage), got ${formatValue(pair)}`);
+    }
     if (map.has(request.kind)) throw new InvalidParameterError(`protocol ${name} declares ${request.kind} twice`);
-    map.set(request.kind, reply ? { request, reply } : { request });
-  }
+    map.set(request.kind, reply ? { request, reply: reply as MessageType } : { request });
+  });
   return { name, exchanges: map };
+}
+
+/** Whether `t` is what defineMessage returns (a kind, create() and read()), asked under guard. */
+function isMessageType(t: unknown): t is MessageType {
+  return guardRead('a message type', () => t !== null && typeof t === 'object' && typeof (t as MessageType).kind === 'string' && typeof (t as MessageType).read === 'function' && typeof (t as MessageType).create === 'function');
 }
 
 export interface RoundContext {
@@ -133,4 +144,103 @@ export interface ClientRole {
    */
   requestDone?(request: Message): void;
   dispose?(): void;
+}
+
+/**
+ * A request as a client role's respond() takes it: read against `protocol`
+ * (envelope, kind, payload), unless a MessageType read it already (ClientHost
+ * does, once per broadcast). So a role called directly with anything gets an
+ * InvalidMessageError, never a TypeError from a payload it did not declare.
+ */
+export function readRequest(protocol: Protocol, m: unknown): Message {
+  if (wasRead(m)) return m;
+  const e = checkEnvelope(m);
+  const exchange = protocol.exchanges.get(e.kind);
+  if (!exchange) throw new InvalidMessageError(`a ${protocol.name} client does not answer ${e.kind.slice(0, 80)} messages`);
+  return exchange.request.read(e);
+}
+
+/**
+ * A reply as a server role's accept() takes it: read against the reply type
+ * `protocol` declares for its kind, unless a MessageType read it already (the
+ * runtime does, before accept()).
+ */
+export function readReply(protocol: Protocol, m: unknown): Message {
+  if (wasRead(m)) return m;
+  const e = checkEnvelope(m);
+  for (const { reply } of protocol.exchanges.values()) if (reply?.kind === e.kind) return reply.read(e);
+  throw new InvalidMessageError(`a ${protocol.name} server takes no ${e.kind.slice(0, 80)} replies`);
+}
+
+/** Most client ids a round context may list: what one federation's runtime handles. */
+const MAX_CLIENTS = 2 ** 24;
+
+/**
+ * The round context a server role's configure, accept or aggregate is given,
+ * read and checked (the runtime makes them right; a direct caller may not).
+ */
+export function checkContext(ctx: unknown): RoundContext {
+  if (ctx === null || typeof ctx !== 'object') throw new InvalidParameterError(`a round context must be { round, clients, available }, got ${formatValue(ctx)}`);
+  const c = readOptions(ctx as RoundContext, ['round', 'clients', 'available'], 'ctx');
+  const ids = (name: string, v: unknown): string[] => {
+    const a = readArray(name, v, MAX_CLIENTS);
+    a.forEach((id, i) => {
+      if (typeof id !== 'string') throw new InvalidParameterError(`${name}[${i}] must be a client id (a string), got ${formatValue(id)}`);
+    });
+    return a as string[];
+  };
+  const clients = ids('ctx.clients', c.clients);
+  return { round: requireInteger('ctx.round', c.round, 0), clients, available: c.available === undefined ? clients : ids('ctx.available', c.available) };
+}
+
+/**
+ * What aggregate() is given as the accepted replies: a Map by client id of
+ * what this server's accept() returned (`made` holds those).
+ */
+export function checkAccepted<A>(accepted: unknown, made: WeakSet<object>): ReadonlyMap<string, A> {
+  if (!guardRead('accepted', () => accepted instanceof Map)) {
+    throw new InvalidParameterError(`accepted must be a Map from client id to what accept() returned, got ${formatValue(accepted)}`);
+  }
+  for (const [id, a] of accepted as Map<unknown, unknown>) {
+    if (typeof id !== 'string' || a === null || typeof a !== 'object' || !made.has(a)) {
+      throw new InvalidParameterError(`accepted must map client ids to what this server's accept() returned; ${formatValue(id)} maps to ${formatValue(a)}`);
+    }
+  }
+  return accepted as ReadonlyMap<string, A>;
+}
+
+/** The failures aggregate() is given, read and checked. */
+export function checkFailures(failures: unknown): Failure[] {
+  return readArray('failures', failures ?? [], MAX_CLIENTS).map((f, i) => {
+    if (f === null || typeof f !== 'object') throw new InvalidParameterError(`failures[${i}] must be a Failure, got ${formatValue(f)}`);
+    const x = readOptions(f as Failure, ['client', 'round', 'kind', 'reason', 'excluded'], `failures[${i}]`);
+    if (typeof x.client !== 'string' || typeof x.reason !== 'string' || typeof x.excluded !== 'boolean' || !['timeout', 'dropout', 'invalid', 'refused'].includes(x.kind as string)) {
+      throw new InvalidParameterError(`failures[${i}] must be { client, round, kind, reason, excluded }, got ${formatValue(f)}`);
+    }
+    return { client: x.client, round: requireInteger(`failures[${i}].round`, x.round, 0), kind: x.kind!, reason: x.reason, excluded: x.excluded };
+  });
+}
+
+/** Whether `role` has what a client role needs (a string id, a protocol, respond()); its id, read once. */
+export function checkClientRole(role: unknown): string {
+  const r = guardRead('the client role', () => {
+    if (role === null || typeof role !== 'object') return undefined;
+    const x = role as ClientRole;
+    return { id: x.id, respond: x.respond, exchanges: x.protocol?.exchanges };
+  });
+  if (!r || typeof r.respond !== 'function' || !(r.exchanges instanceof Map)) {
+    throw new InvalidParameterError(`a client role needs an id, a protocol and respond(), got ${formatValue(role)}`);
+  }
+  if (typeof r.id !== 'string' || r.id.length === 0) throw new InvalidParameterError(`every client role needs a non-empty string id, got ${formatValue(r.id)}`);
+  return r.id;
+}
+
+/** Whether `server` has what a server role needs (protocol, configure(), accept(), aggregate(), result()). */
+export function checkServerRole(server: unknown): void {
+  const ok = guardRead('the server role', () => {
+    if (server === null || typeof server !== 'object') return false;
+    const s = server as ServerRole;
+    return ['configure', 'accept', 'aggregate', 'result'].every((m) => typeof (s as unknown as Record<string, unknown>)[m] === 'function') && s.protocol?.exchanges instanceof Map;
+  });
+  if (!ok) throw new InvalidParameterError(`a server role needs a protocol, configure(), accept(), aggregate() and result(), got ${formatValue(server)}`);
 }

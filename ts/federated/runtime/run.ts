@@ -13,7 +13,8 @@
  * `runFederationSync` over an in-process transport of synchronous clients
  * (the one-call functions such as distributedEM stay synchronous).
  */
-import { FederationError, FedmixError, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
+import { FederationError, FedmixError, formatValue, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
+import { guardRead, readOptions } from '../../validate.js';
 import { Rng } from '../../random.js';
 import { decodeMessage } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
@@ -21,7 +22,7 @@ import { InProcessTransport } from '../transport/in-process.js';
 import type { Exchange, ExchangeOptions, Received, SyncTransport, Transport } from '../transport/transport.js';
 import { REFUSAL } from './client-host.js';
 import { resolvePolicy, type FederationPolicy, type ResolvedPolicy } from './policy.js';
-import type { ClientRole, ExcludedClient, Failure, RoundContext, ServerRole } from './roles.js';
+import { checkServerRole, type ClientRole, type ExcludedClient, type Failure, type RoundContext, type ServerRole } from './roles.js';
 
 export interface Traffic {
   /** communication rounds: rounds whose requests expect replies (a result sent back ends no round) */
@@ -299,8 +300,15 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
   }
 }
 
+/** The run's options, read once; onRound must be a function when given. */
+function readRunOptions(given: RunOptions | undefined): RunOptions {
+  const options = readOptions(given) as RunOptions;
+  if (options.onRound !== undefined && typeof options.onRound !== 'function') throw new InvalidParameterError(`onRound must be a function, got ${formatValue(options.onRound)}`);
+  return options;
+}
+
 function isTransport(x: unknown): x is Transport {
-  return x !== null && typeof x === 'object' && typeof (x as Transport).exchange === 'function' && typeof (x as Transport).available === 'function';
+  return guardRead('the transport', () => x !== null && typeof x === 'object' && !Array.isArray(x) && typeof (x as Transport).exchange === 'function' && typeof (x as Transport).available === 'function');
 }
 
 /**
@@ -309,7 +317,9 @@ function isTransport(x: unknown): x is Transport {
  * cannot be met, a client's error under onInvalid 'fail', or the server's own
  * error; the server is not disposed (its owner does that).
  */
-export async function runFederation<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | Transport, options: RunOptions = {}): Promise<FederationResult<R>> {
+export async function runFederation<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | Transport, given: RunOptions = {}): Promise<FederationResult<R>> {
+  checkServerRole(server);
+  const options = readRunOptions(given);
   const policy = resolvePolicy(options);
   const transport: Transport = isTransport(clients) ? clients : new InProcessTransport(clients);
   const loop = federation(server, policy, options);
@@ -339,10 +349,12 @@ export async function runFederation<A, R>(server: ServerRole<A, R>, clients: rea
 }
 
 /** runFederation without yielding: in process, for clients that answer synchronously. */
-export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | SyncTransport, options: RunOptions = {}): FederationResult<R> {
+export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | SyncTransport, given: RunOptions = {}): FederationResult<R> {
+  checkServerRole(server);
+  const options = readRunOptions(given);
   const policy = resolvePolicy(options);
-  const transport = Array.isArray(clients) ? new InProcessTransport(clients) : (clients as SyncTransport);
-  if (typeof transport.exchangeSync !== 'function') throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
+  const transport = guardRead('clients', () => Array.isArray(clients)) ? new InProcessTransport(clients as readonly ClientRole[]) : (clients as SyncTransport);
+  if (!isTransport(transport) || !guardRead('the transport', () => typeof transport.exchangeSync === 'function')) throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
   const loop = federation(server, policy, options);
   let step = loop.next();
   while (!step.done) {

@@ -12,8 +12,8 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
-import { InvalidParameterError } from '../../errors.js';
-import { requireInteger } from '../../validate.js';
+import { formatValue, InvalidParameterError } from '../../errors.js';
+import { readOptions, requireInteger } from '../../validate.js';
 import { BrokerError } from '../../errors.js';
 import { hostPort } from './ports.js';
 import { accessRule, validateAccounts, validateId, type BrokerAccount, type BrokerUser, type TopicAction } from './topics.js';
@@ -69,13 +69,16 @@ function digest(secret: Uint8Array | string): Buffer {
  *   and would queue their messages for the client while it is offline).
  * Sessions (clean: false), QoS 1 and last wills use aedes' in-memory persistence.
  */
-export async function startBroker(options: BrokerOptions): Promise<RunningBroker> {
-  const federation = validateId('federation', options?.federation);
-  const users = validateAccounts(options.users);
+export async function startBroker(given: BrokerOptions): Promise<RunningBroker> {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be { federation, users, ... }, got ${formatValue(given)}`);
+  const options = readOptions(given, ['federation', 'users', 'host', 'port', 'webSocketPort', 'log']);
+  const federation = validateId('federation', options.federation);
+  const users = validateAccounts(options.users!);
   const host = options.host ?? '127.0.0.1';
-  if (typeof host !== 'string' || host.length === 0) throw new InvalidParameterError(`host must be a non-empty string, got ${String(host)}`);
+  if (typeof host !== 'string' || host.length === 0) throw new InvalidParameterError(`host must be a non-empty string, got ${formatValue(host)}`);
   const port = requireInteger('port', options.port ?? 0, 0, 65535);
   const wsPort = options.webSocketPort === undefined ? undefined : requireInteger('webSocketPort', options.webSocketPort, 0, 65535);
+  if (options.log !== undefined && typeof options.log !== 'function') throw new InvalidParameterError(`log must be a function, got ${formatValue(options.log)}`);
   const log = options.log ?? (() => {});
 
   type Rule = (topic: string, action: TopicAction) => boolean;

@@ -9,12 +9,13 @@
  * copied instead (nothing shared between server and clients) and their bytes
  * are the declared sizes (codec.ts copyMessage).
  */
-import { FedmixError, InvalidParameterError } from '../../errors.js';
+import { FedmixError, formatValue, InvalidParameterError } from '../../errors.js';
+import { guardRead, readArray, readOptions, requireInteger } from '../../validate.js';
 import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
 import { ClientHost } from '../runtime/client-host.js';
 import type { ClientRole } from '../runtime/roles.js';
-import type { Exchange, ExchangeOptions, Received, SyncTransport } from './transport.js';
+import { checkExchange, type Exchange, type ExchangeOptions, type Received, type SyncTransport } from './transport.js';
 
 export interface InProcessOptions {
   /** 'binary' (Arrow IPC, default), 'json', or 'none' (copies; declared sizes) */
@@ -29,15 +30,19 @@ export class InProcessTransport implements SyncTransport {
   private readonly maxMessageBytes: number;
   private readonly hosts = new Map<string, ClientHost>();
 
-  constructor(clients: readonly ClientRole[], options: InProcessOptions = {}) {
-    if (!Array.isArray(clients)) throw new InvalidParameterError('clients must be an array of client roles');
-    this.encoding = options.encoding ?? 'binary';
-    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    if (!['binary', 'json', 'none'].includes(this.encoding)) throw new InvalidParameterError(`encoding must be 'binary', 'json' or 'none', got ${JSON.stringify(options.encoding)}`);
+  constructor(roles: readonly ClientRole[], given: InProcessOptions = {}) {
+    if (!guardRead('clients', () => Array.isArray(roles))) throw new InvalidParameterError(`clients must be an array of client roles, got ${formatValue(roles)}`);
+    const clients = readArray('clients', roles) as ClientRole[];
+    const options = readOptions(given, ['encoding', 'maxMessageBytes']);
+    const encoding = options.encoding ?? 'binary';
+    if (encoding !== 'binary' && encoding !== 'json' && encoding !== 'none') throw new InvalidParameterError(`encoding must be 'binary', 'json' or 'none', got ${formatValue(encoding)}`);
+    this.encoding = encoding;
+    this.maxMessageBytes = requireInteger('maxMessageBytes', options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 1);
     for (const c of clients) {
-      if (typeof c?.id !== 'string' || c.id.length === 0) throw new InvalidParameterError('every client needs a non-empty string id');
-      if (this.hosts.has(c.id)) throw new InvalidParameterError(`two clients have the id ${JSON.stringify(c.id)}; ids must be distinct`);
-      this.hosts.set(c.id, new ClientHost(c, { maxMessageBytes: options.maxMessageBytes }));
+      // ClientHost checks the role; its id is read here once
+      const host = new ClientHost(c, { maxMessageBytes: this.maxMessageBytes });
+      if (this.hosts.has(host.id)) throw new InvalidParameterError(`two clients have the id ${formatValue(host.id)}; ids must be distinct`);
+      this.hosts.set(host.id, host);
     }
   }
 
@@ -49,7 +54,8 @@ export class InProcessTransport implements SyncTransport {
     return Promise.resolve(this.availableSync());
   }
 
-  exchangeSync(_round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Exchange {
+  exchangeSync(_round: number, requests: ReadonlyMap<string, Message>, exchangeOptions: ExchangeOptions): Exchange {
+    const { messages, options } = checkExchange(requests, exchangeOptions);
     const { out, deliveries } = this.plan(messages);
     try {
       for (const { id, host, wire } of deliveries) {
@@ -62,7 +68,8 @@ export class InProcessTransport implements SyncTransport {
     return out;
   }
 
-  async exchange(_round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
+  async exchange(_round: number, requests: ReadonlyMap<string, Message>, exchangeOptions: ExchangeOptions): Promise<Exchange> {
+    const { messages, options } = checkExchange(requests, exchangeOptions);
     const { out, deliveries } = this.plan(messages);
     // one client at a time, as a simulation on one thread runs them; each may await
     try {

@@ -6,7 +6,8 @@
  * worker fails. Node threads (workers.ts, with piscina) and browser Web
  * Workers (web-workers.ts) differ only in how a task reaches a lane.
  */
-import { InvalidParameterError } from '../../errors.js';
+import { formatValue, InvalidParameterError } from '../../errors.js';
+import { guardRead, readArray, readOptions } from '../../validate.js';
 import type { ClientSpec } from '../algorithms.js';
 import { encodeMessage, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
@@ -23,6 +24,18 @@ export interface LaneOptions {
 
 /** Runs one task on lane `l`; rejects when the lane's worker has failed. */
 export type RunOnLane = (l: number, task: LaneTask) => Promise<LaneResult>;
+
+/** The client specs of a lane transport, read once into plain objects (what crosses to a thread must be cloneable). */
+export function readSpecs(given: unknown): ClientSpec[] {
+  const specs = guardRead('specs', () => Array.isArray(given)) ? readArray('specs', given) : [];
+  if (specs.length === 0) throw new InvalidParameterError('a worker transport needs at least one client spec');
+  return specs.map((s, i) => {
+    if (s === null || typeof s !== 'object') throw new InvalidParameterError(`specs[${i}] must be { algorithm, id, data, options? }, got ${formatValue(s)}`);
+    const spec = readOptions(s as ClientSpec, ['algorithm', 'id', 'data', 'validation', 'options'], `specs[${i}]`) as ClientSpec;
+    if (typeof spec.id !== 'string') throw new InvalidParameterError(`specs[${i}].id must be a string, got ${formatValue(spec.id)}`);
+    return spec;
+  });
+}
 
 export class LaneTransport implements Transport {
   readonly name: string;

@@ -18,8 +18,8 @@
  * A client whose last will arrives during a round is a dropout of that round;
  * when it is back online it is asked again from the next round.
  */
-import { FederationError, InvalidParameterError } from '../../errors.js';
-import { requireInteger, requireNumber, requirePositive } from '../../validate.js';
+import { FederationError, formatThrown, formatValue, InvalidParameterError } from '../../errors.js';
+import { guardRead, LIMITS, readArray, readOptions, requireInteger, requireSeconds } from '../../validate.js';
 import { decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, fingerprint, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
 import { ClientHost } from '../runtime/client-host.js';
@@ -54,6 +54,15 @@ interface ConnectOptions {
  * its clients) for up to `waitMs`; a broker that answers no (wrong
  * credentials: a CONNACK refusal) is final at once.
  */
+/** What both ends' connection options must be before anything connects: a broker URL, its credentials, an MQTT version. */
+function checkConnection(o: { url?: unknown; username?: unknown; password?: unknown; protocolVersion?: unknown }): void {
+  if (typeof o.url !== 'string' || !/^(mqtts?|wss?):\/\/\S+$/.test(o.url)) throw new InvalidParameterError(`url must be the broker's URL (mqtt://, mqtts://, ws:// or wss://), got ${formatValue(o.url)}`);
+  for (const key of ['username', 'password'] as const) {
+    if (o[key] !== undefined && typeof o[key] !== 'string') throw new InvalidParameterError(`${key} must be a string, got ${formatValue(o[key])}`);
+  }
+  if (o.protocolVersion !== undefined && o.protocolVersion !== 4 && o.protocolVersion !== 5) throw new InvalidParameterError(`protocolVersion must be 4 or 5, got ${formatValue(o.protocolVersion)}`);
+}
+
 async function connect(url: string, options: ConnectOptions, waitMs = 0): Promise<MqttClient> {
   const m = (await import('mqtt')) as unknown as { connectAsync?: (u: string, o: object) => Promise<MqttClient>; default?: { connectAsync: (u: string, o: object) => Promise<MqttClient> } };
   const connectAsync = m.connectAsync ?? m.default?.connectAsync;
@@ -66,7 +75,7 @@ async function connect(url: string, options: ConnectOptions, waitMs = 0): Promis
     } catch (e) {
       const refused = typeof (e as { code?: unknown }).code === 'number';
       if (refused || Date.now() + delay > until) {
-        throw new FederationError(`could not connect to the MQTT broker at ${url}: ${e instanceof Error ? e.message : String(e)}${refused ? '' : waitMs > 0 ? ` (tried for ${Math.round(waitMs / 1000)} s)` : ''}`);
+        throw new FederationError(`could not connect to the MQTT broker at ${url}: ${formatThrown(e)}${refused ? '' : waitMs > 0 ? ` (tried for ${Math.round(waitMs / 1000)} s)` : ''}`);
       }
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
@@ -182,12 +191,15 @@ export class MqttTransport implements Transport {
   }
 
   /** Connects as the federation's server, clears what a previous run left, and says it is online. */
-  static async connect(options: MqttTransportOptions): Promise<MqttTransport> {
-    if (options === null || typeof options !== 'object' || typeof options.url !== 'string') throw new InvalidParameterError('options.url must be the broker URL');
+  static async connect(given: MqttTransportOptions): Promise<MqttTransport> {
+    if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be { url, federation, ... }, got ${formatValue(given)}`);
+    const options = readOptions(given, ['url', 'federation', 'username', 'password', 'clients', 'encoding', 'defaultRoundTimeout', 'connectTimeout', 'protocolVersion']) as MqttTransportOptions;
+    checkConnection(options);
     const topics = federationTopics(options.federation);
-    const allowed = options.clients?.map((c) => validateId('client id', c));
+    const allowed = options.clients === undefined ? undefined : readArray('clients', options.clients).map((c) => validateId('client id', c));
     const encoding = options.encoding ?? 'binary';
-    if (encoding !== 'binary' && encoding !== 'json') throw new InvalidParameterError(`encoding must be 'binary' or 'json', got ${JSON.stringify(encoding)}`);
+    if (encoding !== 'binary' && encoding !== 'json') throw new InvalidParameterError(`encoding must be 'binary' or 'json', got ${formatValue(encoding)}`);
+    if (options.defaultRoundTimeout !== undefined) requireSeconds('defaultRoundTimeout', options.defaultRoundTimeout);
     const run = Math.random().toString(36).slice(2, 10) + Date.now().toString(36);
     const client = await connect(options.url, {
       clientId: `fedmix-${options.federation}-server`,
@@ -195,7 +207,7 @@ export class MqttTransport implements Transport {
       password: options.password,
       clean: true,
       will: { topic: topics.serverStatus, payload: json({ state: 'offline', run }), qos: 1, retain: true },
-      connectTimeout: requireInteger('connectTimeout', options.connectTimeout ?? 10, 1) * 1000,
+      connectTimeout: requireInteger('connectTimeout', options.connectTimeout ?? 10, 1, LIMITS.timeoutSeconds) * 1000,
       reconnectPeriod: 0,
       protocolVersion: options.protocolVersion ?? 4,
     });
@@ -379,12 +391,21 @@ export interface JoinResult {
  * with a FederationError when the broker refuses the connection (wrong
  * credentials) or the subscriptions (access list).
  */
-export async function join(options: JoinOptions): Promise<JoinResult> {
+export async function join(given: JoinOptions): Promise<JoinResult> {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be { url, federation, client, ... }, got ${formatValue(given)}`);
+  const options = readOptions(given, [
+    'url', 'federation', 'client', 'username', 'password', 'maxMessageBytes', 'connectTimeout', 'waitForBroker', 'reconnectFor', 'protocolVersion', 'onRequest', 'signal',
+  ]) as JoinOptions;
+  checkConnection(options);
+  if (options.onRequest !== undefined && typeof options.onRequest !== 'function') throw new InvalidParameterError(`onRequest must be a function, got ${formatValue(options.onRequest)}`);
+  if (options.signal !== undefined && !guardRead('signal', () => options.signal instanceof AbortSignal)) throw new InvalidParameterError(`signal must be an AbortSignal, got ${formatValue(options.signal)}`);
   const role = options.client;
-  const id = validateId('client id', role?.id);
-  const topics = federationTopics(options.federation);
+  // the host checks the role and reads its id once
   const host = new ClientHost(role, { maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES });
-  const reconnectMs = requirePositive('reconnectFor', options.reconnectFor ?? 60) * 1000;
+  const id = validateId('client id', host.id);
+  const topics = federationTopics(options.federation);
+  const reconnectMs = requireSeconds('reconnectFor', options.reconnectFor ?? 60) * 1000;
+  const waitMs = requireSeconds('waitForBroker', options.waitForBroker ?? 30, 0) * 1000;
   const client = await connect(
     options.url,
     {
@@ -393,11 +414,11 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
       password: options.password,
       clean: false,
       will: { topic: topics.status(id), payload: json({ state: 'offline' }), qos: 1, retain: true },
-      connectTimeout: requireInteger('connectTimeout', options.connectTimeout ?? 10, 1) * 1000,
+      connectTimeout: requireInteger('connectTimeout', options.connectTimeout ?? 10, 1, LIMITS.timeoutSeconds) * 1000,
       reconnectPeriod: 0,
       protocolVersion: options.protocolVersion ?? 4,
     },
-    requireNumber('waitForBroker', options.waitForBroker ?? 30, 0) * 1000,
+    waitMs,
   );
   // from now on a lost connection is retried (the session is persistent: requests wait at the broker)
   client.options.reconnectPeriod = 1000;

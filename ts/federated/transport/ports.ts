@@ -3,7 +3,7 @@
  * guess: a guessed port may be taken, by another test run among others.
  */
 import { createServer } from 'node:net';
-import { BrokerError } from '../../errors.js';
+import { BrokerError, formatValue, InvalidParameterError } from '../../errors.js';
 
 /**
  * A port on `host` that was free a moment ago: for a process that must be told
@@ -11,6 +11,7 @@ import { BrokerError } from '../../errors.js';
  * instead and read the port back, which leaves no window for another process.
  */
 export function freePort(host = '127.0.0.1'): Promise<number> {
+  if (typeof host !== 'string' || host.length === 0) return Promise.reject(new InvalidParameterError(`host must be a non-empty string, got ${formatValue(host)}`));
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();

@@ -12,7 +12,8 @@
  *   fedmix/F/clients/X/up        X -> server     replies, QoS 1
  *   fedmix/F/clients/X/status    X -> server     "online" on connect; its last will "offline"
  */
-import { InvalidParameterError } from '../../errors.js';
+import { formatValue, InvalidParameterError } from '../../errors.js';
+import { guardRead, readArray, readOptions } from '../../validate.js';
 
 export const TOPIC_ROOT = 'fedmix';
 
@@ -29,8 +30,7 @@ const ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
  */
 export function validateId(what: string, id: unknown): string {
   if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
-    const got = typeof id === 'string' ? JSON.stringify(id) : String(id);
-    throw new InvalidParameterError(`${what} must be 1 to 64 characters of [A-Za-z0-9_.-], got ${got}`);
+    throw new InvalidParameterError(`${typeof what === 'string' ? what : 'an id'} must be 1 to 64 characters of [A-Za-z0-9_.-], got ${formatValue(id)}`);
   }
   return id;
 }
@@ -105,16 +105,20 @@ export interface TopicGrant {
   readonly filter: string;
 }
 
-function validateUser(user: BrokerUser): void {
-  validateId('username', user?.username);
+/** The user, read once and checked: a plain { username, role } (and password, when it has one). */
+function validateUser<U extends BrokerUser>(given: U): U {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`a user must be { username, role }, got ${formatValue(given)}`);
+  const user = readOptions(given as unknown as BrokerAccount, ['username', 'role', 'password'], 'user') as unknown as U;
+  validateId('username', user.username);
   if (user.role !== 'server' && user.role !== 'client') {
-    throw new InvalidParameterError(`role of ${user.username} must be 'server' or 'client', got ${String(user.role)}`);
+    throw new InvalidParameterError(`role of ${user.username} must be 'server' or 'client', got ${formatValue(user.role)}`);
   }
+  return user;
 }
 
 /** Everything `user` may do in `federation`; nothing else is allowed. */
-export function topicGrants(federation: string, user: BrokerUser): TopicGrant[] {
-  validateUser(user);
+export function topicGrants(federation: string, given: BrokerUser): TopicGrant[] {
+  const user = validateUser(given);
   const t = federationTopics(federation);
   if (user.role === 'server') {
     return [
@@ -200,7 +204,7 @@ export function accessRule(federation: string, user: BrokerUser): (topic: string
   return (topic, action) => {
     if (action === 'publish') return isTopicName(topic) && publish.some((f) => filterCovers(f, topic));
     if (action === 'subscribe') return isTopicFilter(topic) && subscribe.some((f) => filterCovers(f, topic));
-    throw new InvalidParameterError(`action must be 'publish' or 'subscribe', got ${String(action)}`);
+    throw new InvalidParameterError(`action must be 'publish' or 'subscribe', got ${formatValue(action)}`);
   };
 }
 
@@ -208,13 +212,13 @@ export function accessRule(federation: string, user: BrokerUser): (topic: string
  * The accounts of a broker, checked: valid and distinct usernames, a role each,
  * and a password that a mosquitto password file can hold (one line, non-empty).
  */
-export function validateAccounts(accounts: readonly BrokerAccount[]): readonly BrokerAccount[] {
-  if (!Array.isArray(accounts) || accounts.length === 0) {
+export function validateAccounts(given: readonly BrokerAccount[]): readonly BrokerAccount[] {
+  const accounts = guardRead('users', () => Array.isArray(given)) ? readArray('users', given).map((a) => validateUser(a as BrokerAccount)) : [];
+  if (accounts.length === 0) {
     throw new InvalidParameterError('users must be a non-empty array of { username, password, role }');
   }
   const seen = new Set<string>();
   for (const a of accounts) {
-    validateUser(a);
     if (seen.has(a.username)) throw new InvalidParameterError(`username ${a.username} appears twice in users`);
     seen.add(a.username);
     if (typeof a.password !== 'string' || a.password.length === 0 || /[\r\n\u0000]/.test(a.password)) {
@@ -230,12 +234,12 @@ export function validateAccounts(accounts: readonly BrokerAccount[]): readonly B
  * blocks rather than `pattern ... %u` lines, because patterns apply to every
  * user, the server's and other federations' included.
  */
-export function mosquittoAcl(federation: string, users: readonly BrokerUser[]): string {
+export function mosquittoAcl(federation: string, given: readonly BrokerUser[]): string {
   validateId('federation', federation);
+  const users = readArray('users', given).map((u) => validateUser(u as BrokerUser));
   const lines = [`# fedmix federation ${federation}: generated from topicGrants (ts/federated/transport/topics.ts)`];
   const seen = new Set<string>();
   for (const user of users) {
-    validateUser(user);
     if (seen.has(user.username)) throw new InvalidParameterError(`username ${user.username} appears twice in users`);
     seen.add(user.username);
     lines.push('', `user ${user.username}`);

@@ -6,6 +6,8 @@
  * judged by the runtime (runtime/run.ts), including messages a client should
  * not have sent.
  */
+import { formatValue, InvalidParameterError } from '../../errors.js';
+import { guardRead, readOptions, requireBoolean, requirePositive } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 
 /** A reply as the transport got it: wire bytes, or (in process, without encoding) a copy of the message and its declared size. */
@@ -46,4 +48,20 @@ export interface Transport {
 export interface SyncTransport extends Transport {
   availableSync(): readonly string[];
   exchangeSync(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Exchange;
+}
+
+/**
+ * An exchange's arguments, checked (the runtime makes them right; a direct
+ * caller may not): messages a Map from client id to message, options read.
+ */
+export function checkExchange(messages: unknown, options: unknown): { messages: ReadonlyMap<string, Message>; options: ExchangeOptions } {
+  if (!guardRead('messages', () => messages instanceof Map)) throw new InvalidParameterError(`messages must be a Map from client id to message, got ${formatValue(messages)}`);
+  for (const id of (messages as Map<unknown, unknown>).keys()) {
+    if (typeof id !== 'string') throw new InvalidParameterError(`messages must be keyed by client id (a string), got ${formatValue(id)}`);
+  }
+  const o = readOptions(options as ExchangeOptions, ['replies', 'timeoutMs']);
+  return {
+    messages: messages as ReadonlyMap<string, Message>,
+    options: { replies: requireBoolean('replies', o.replies ?? true), timeoutMs: o.timeoutMs === undefined ? undefined : requirePositive('timeoutMs', o.timeoutMs) },
+  };
 }

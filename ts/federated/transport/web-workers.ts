@@ -4,10 +4,10 @@
  * which bundles the library so that it needs no import map.
  */
 import { FederationError, InvalidParameterError } from '../../errors.js';
-import { requireInteger } from '../../validate.js';
+import { readOptions, requireInteger } from '../../validate.js';
 import type { ClientSpec } from '../algorithms.js';
 import type { LaneResult, LaneTask } from './lane.js';
-import { LaneTransport, type LaneOptions } from './lanes.js';
+import { LaneTransport, readSpecs, type LaneOptions } from './lanes.js';
 
 export interface WebWorkerTransportOptions extends LaneOptions {
   /** workers (default: navigator.hardwareConcurrency, at most the number of clients) */
@@ -61,11 +61,13 @@ export class WebWorkerTransport extends LaneTransport {
   private workers: Lane[] = [];
 
   /** Starts the workers and creates each client in its lane. */
-  static async start(specs: readonly ClientSpec[], options: WebWorkerTransportOptions = {}): Promise<WebWorkerTransport> {
+  static async start(given: readonly ClientSpec[], optionsGiven: WebWorkerTransportOptions = {}): Promise<WebWorkerTransport> {
+    const options = readOptions(optionsGiven, ['workers', 'workerUrl', 'encoding', 'maxMessageBytes']) as WebWorkerTransportOptions;
     const W = (globalThis as { Worker?: new (url: string | URL, o: { type: 'module' }) => BrowserWorker }).Worker;
     if (typeof W !== 'function') throw new InvalidParameterError('Web Workers are not available here; in Node use WorkerTransport from fedmix/node');
     const hardware = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 2;
-    const n = Math.min(requireInteger('workers', options.workers ?? hardware, 1), Math.max(1, specs?.length ?? 1));
+    const specs = readSpecs(given);
+    const n = Math.min(requireInteger('workers', options.workers ?? hardware, 1, 1024), Math.max(1, specs.length));
     const url = options.workerUrl ?? new URL('./web-worker.js', import.meta.url);
     const lanes = Array.from({ length: n }, () => new Lane(new W(url, { type: 'module' })));
     const run = (l: number, task: LaneTask) => lanes[l]!.run(task);

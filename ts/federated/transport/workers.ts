@@ -6,10 +6,11 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { requireInteger } from '../../validate.js';
+import { FederationError, FedmixError, formatThrown, formatValue, InvalidParameterError } from '../../errors.js';
+import { guardRead, readOptions, requireInteger } from '../../validate.js';
 import type { ClientSpec } from '../algorithms.js';
 import type { LaneResult, LaneTask } from './lane.js';
-import { LaneTransport, type LaneOptions } from './lanes.js';
+import { LaneTransport, readSpecs, type LaneOptions } from './lanes.js';
 
 export interface WorkerTransportOptions extends LaneOptions {
   /** worker threads (default: the machine's available parallelism, at most the number of clients) */
@@ -22,9 +23,12 @@ export class WorkerTransport extends LaneTransport {
   private pools: Piscina<LaneTask, LaneResult>[] = [];
 
   /** Starts the threads and creates each client in its lane. */
-  static async start(specs: readonly ClientSpec[], options: WorkerTransportOptions = {}): Promise<WorkerTransport> {
-    const threads = Math.min(requireInteger('threads', options.threads ?? availableParallelism(), 1), Math.max(1, specs?.length ?? 1));
+  static async start(given: readonly ClientSpec[], optionsGiven: WorkerTransportOptions = {}): Promise<WorkerTransport> {
+    const options = readOptions(optionsGiven, ['threads', 'workerFile', 'encoding', 'maxMessageBytes']);
+    const specs = readSpecs(given);
+    const threads = Math.min(requireInteger('threads', options.threads ?? availableParallelism(), 1, 1024), Math.max(1, specs.length));
     const file = options.workerFile ?? new URL('./worker.js', import.meta.url);
+    if (typeof file !== 'string' && !guardRead('workerFile', () => file instanceof URL)) throw new InvalidParameterError(`workerFile must be a path or a URL, got ${formatValue(file)}`);
     const filename = file instanceof URL ? file.href : file;
     const pools = Array.from({ length: threads }, () => new Piscina<LaneTask, LaneResult>({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Infinity, concurrentTasksPerWorker: 1 }));
     const run = (l: number, task: LaneTask) => pools[l]!.run(task);
@@ -35,7 +39,8 @@ export class WorkerTransport extends LaneTransport {
       return t;
     } catch (e) {
       await Promise.all(pools.map((p) => p.destroy()));
-      throw e;
+      // a worker file that cannot be loaded, or specs that cannot be cloned to a thread
+      throw e instanceof FedmixError ? e : new FederationError(`the worker threads could not start their clients: ${formatThrown(e)}`);
     }
   }
 

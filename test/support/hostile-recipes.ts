@@ -1,0 +1,489 @@
+/**
+ * A valid call of every public function, class, static and method, for
+ * test/hostile-api.test.ts to spoil one argument, option or entry at a time.
+ * Each recipe builds fresh arguments per call (functions may keep or write
+ * into what they get). `internal` lists methods that TypeScript marks private
+ * or @internal: on the prototype, but not API.
+ */
+import { types } from 'node:util';
+import * as f from '../../ts/index.js';
+import * as n from '../../ts/node.js';
+import type { ClientRole, Message, RoundContext, ServerRole } from '../../ts/index.js';
+import { blobs } from '../helpers.js';
+
+export interface Recipe {
+  /** valid arguments of the call (or constructor, or factory) */
+  args?: () => unknown[];
+  /** the call itself: the function, `new` for a class, or a factory */
+  call?: (...a: unknown[]) => unknown;
+  /** the instance whose methods are called (default: `call` with `args`) */
+  make?: () => unknown;
+  /** instance methods: valid arguments, given the instance `make` made */
+  methods?: Record<string, (self: any) => unknown[] | Promise<unknown[]>>;
+  statics?: Record<string, { call: (...a: unknown[]) => unknown; args: () => unknown[] }>;
+  /** methods TypeScript marks private or @internal */
+  internal?: string[];
+  /** surface names covered elsewhere, with the reason in a comment */
+  covers?: string[];
+}
+
+const fn = (g: (...a: any[]) => unknown, args: () => unknown[]): Recipe => ({ call: (...a) => g(...a), args });
+const cls = (C: new (...a: any[]) => unknown, args: () => unknown[], rest: Omit<Recipe, 'args' | 'call'> = {}): Recipe => ({
+  call: (...a) => new C(...a),
+  args,
+  ...rest,
+});
+const stat = (g: (...a: any[]) => unknown, args: () => unknown[]) => ({ call: (...a: unknown[]) => g(...a), args });
+
+// small data: two blobs in two dimensions, split between three clients
+const X = () => blobs(40, 2, 2, 1);
+const rows = () => X().toRows();
+const labels = () => Int32Array.from({ length: 40 }, (_, i) => i % 2);
+const clientsOf = () => [X().selectRows(Array.from({ length: 14 }, (_, i) => i)), X().selectRows(Array.from({ length: 13 }, (_, i) => 14 + i)), X().selectRows(Array.from({ length: 13 }, (_, i) => 27 + i))];
+const histograms = () => [
+  [3, 1, 0],
+  [0, 2, 2],
+  [1, 1, 1],
+  [4, 0, 1],
+  [0, 3, 0],
+  [2, 2, 0],
+];
+const mdmParams = () => ({
+  tau: [0.5, 0.5],
+  alpha: [
+    [1, 2, 3],
+    [3, 2, 1],
+  ],
+  pi: [
+    [0.2, 0.2, 0.2, 0.2, 0.2],
+    [0.1, 0.2, 0.3, 0.2, 0.2],
+  ],
+});
+const mdm = () => new f.DirichletMultinomialMixture(mdmParams());
+const gmm = () => new f.GaussianMixture({ nComponents: 2, seed: 1 }).fit(X());
+const gmmJSON = () => {
+  const g = gmm();
+  try {
+    return g.toJSON();
+  } finally {
+    g.dispose();
+  }
+};
+const ctx = (clients: string[] = ['0', '1', '2']): RoundContext => ({ round: 1, clients, available: clients });
+const spec = (id: string, data: f.Matrix, algorithm: n.AlgorithmName = 'dem', options?: Record<string, unknown>): n.ClientSpec => ({ algorithm, id, data: n.matrixData(data), options });
+
+/** The first request `server` sends, the replies of `clients`, and the context of the round. */
+function firstRound(server: ServerRole, clients: ClientRole[]): { request: Message; replies: Map<string, Message>; ctx: RoundContext } {
+  const c = ctx(clients.map((x) => x.id));
+  const requests = server.configure(c);
+  const replies = new Map<string, Message>();
+  let request: Message | undefined;
+  for (const client of clients) {
+    const r = requests.get(client.id);
+    if (!r) continue;
+    request = r;
+    const reply = client.respond(r) as Message | undefined;
+    if (reply) replies.set(client.id, reply);
+  }
+  return { request: request!, replies, ctx: c };
+}
+
+/** A live server with its first round's replies: methods get `self` = the server, args from `round`. */
+const rounds = new WeakMap<object, { request: Message; replies: Map<string, Message>; ctx: RoundContext; clients: ClientRole[] }>();
+
+function withRound<S extends ServerRole>(makeServer: () => S, makeClients: () => ClientRole[]): S {
+  const server = makeServer();
+  const clients = makeClients();
+  const round = firstRound(server, clients);
+  rounds.set(server, { ...round, clients });
+  // the harness disposes what it made: the clients go with the server
+  const dispose = (server as { dispose?(): void }).dispose?.bind(server);
+  Object.defineProperty(server, 'dispose', {
+    value: () => {
+      dispose?.();
+      for (const c of clients) (c as { dispose?(): void }).dispose?.();
+    },
+  });
+  return server;
+}
+
+const roundOf = (self: object) => rounds.get(self)!;
+const firstReply = (self: object) => [...roundOf(self).replies.values()][0]!;
+
+const serverMethods = (extra: Record<string, (self: any) => unknown[]> = {}): Record<string, (self: any) => unknown[]> => ({
+  configure: (self) => [roundOf(self).ctx],
+  accept: (self) => [firstReply(self), roundOf(self).request, roundOf(self).ctx],
+  aggregate: (self) => {
+    const r = roundOf(self);
+    const accepted = new Map([...r.replies].map(([id, m]) => [id, self.accept(m, r.request, r.ctx)]));
+    return [r.ctx, accepted, []];
+  },
+  result: () => [],
+  dispose: () => [],
+  ...extra,
+});
+
+const demClients = () => clientsOf().map((x, i) => new f.DemClient(String(i), x));
+const fedgengmmClients = () => clientsOf().map((x, i) => new f.FedGenGMMClient(String(i), x, { kMin: 1, kMax: 2, seed: i }));
+const fedgemClients = () => clientsOf().map((x, i) => new f.FedGEMClient(String(i), x, { nComponents: 2, variance: 1, seed: i }));
+const mdmClients = () => histograms().map((h, i) => new f.MdmClient(String(i), h, { seed: i }));
+
+/** A request a client role answers, from its server's first round. */
+function requestFor(server: () => ServerRole & { dispose?(): void }, self: ClientRole): Message {
+  const s = server();
+  try {
+    return s.configure(ctx([self.id])).get(self.id)!;
+  } finally {
+    s.dispose?.();
+  }
+}
+
+const demServer = () => new f.DemServer({ nComponents: 2, nFeatures: 2, covarianceType: 'diag', init: 'kfed', seed: 1, maxRounds: 3 });
+const fedgengmmServer = () => new f.FedGenGMMServer({ nComponents: 2, nFeatures: 2, seed: 1 });
+const fedgemServer = () => new f.FedGEMServer({ nFeatures: 2, rounds: 2 });
+const mdmServer = () => new f.MdmServer({ nComponents: 2, nCategories: 3, maxCount: 5, rounds: 2, seed: 1 });
+
+const PING = f.defineMessage('test/ping', f.record({ v: f.f64Array(), n: f.wholeNumber(0) }));
+const ping = () => PING.create('a', 1, { v: [1, 2], n: 3 });
+
+const tmp = () => process.cwd();
+const DIST_WORKER = new URL('../../dist/worker.js', import.meta.url);
+
+const brokerUsers = () => [
+  { username: 'fedmix-server', password: 'pw-server', role: 'server' as const },
+  { username: 'a', password: 'pw-a', role: 'client' as const },
+];
+/** serve()'s options with short waits where the hostile value is undefined (the defaults wait a minute). */
+function quick(o: unknown): unknown {
+  if (o === null || typeof o !== 'object' || types.isProxy(o) || Object.getPrototypeOf(o) !== Object.prototype) return o;
+  const d = (k: string) => Object.getOwnPropertyDescriptor(o, k);
+  // a throwing getter stays where it is: only plain undefined values are replaced
+  const fill: Record<string, unknown> = {};
+  if (d('joinTimeout')?.get === undefined && (o as Record<string, unknown>).joinTimeout === undefined) fill.joinTimeout = 0.2;
+  if (d('listen')?.get === undefined && (o as Record<string, unknown>).listen === undefined) fill.listen = { port: 0 };
+  return Object.defineProperties({}, { ...Object.getOwnPropertyDescriptors(o), ...Object.getOwnPropertyDescriptors(fill) });
+}
+
+/** Nothing listens on port 1: a connection is refused at once. */
+const NOWHERE = 'mqtt://127.0.0.1:1';
+
+export const RECIPES: Record<string, Recipe> = {
+  // the loader
+  init: fn(f.init, () => [{ backend: 'auto' }]),
+  backendInfo: fn(f.backendInfo, () => []),
+
+  // errors: anything as a message
+  FedmixError: cls(f.FedmixError, () => ['INVALID_DATA', 'a message']),
+  InvalidDataError: cls(f.InvalidDataError, () => ['a message']),
+  InvalidParameterError: cls(f.InvalidParameterError, () => ['a message']),
+  NumericalError: cls(f.NumericalError, () => ['a message']),
+  InvalidMessageError: cls(f.InvalidMessageError, () => ['a message', 'a check']),
+  FederationError: cls(f.FederationError, () => ['a message']),
+  BrokerError: cls(f.BrokerError, () => ['a message']),
+  NotFittedError: cls(f.NotFittedError, () => ['a message']),
+  WasmError: cls(f.WasmError, () => ['a message']),
+
+  // data
+  Matrix: cls(f.Matrix, () => [new Float64Array(6), 3, 2], {
+    methods: {
+      get: () => [1, 1],
+      column: () => [1],
+      row: () => [2],
+      toRows: () => [],
+      selectRows: () => [[0, 2]],
+      selectColumns: () => [[1]],
+      toArrow: () => [['a', 'b']],
+      intact: () => [],
+    },
+    statics: {
+      zeros: stat(f.Matrix.zeros, () => [3, 2]),
+      fromColumns: stat(f.Matrix.fromColumns, () => [[[1, 2, 3], Float64Array.of(4, 5, 6)]]),
+      fromRows: stat(f.Matrix.fromRows, () => [rows()]),
+      fromArrow: stat(f.Matrix.fromArrow, () => [X().toArrow(['a', 'b']), { columns: ['b'] }]),
+      from: stat(f.Matrix.from, () => [rows()]),
+      vstack: stat(f.Matrix.vstack, () => [[X(), X()]]),
+      isMatrix: stat(f.Matrix.isMatrix, () => [X()]),
+    },
+  }),
+  PCA: cls(f.PCA, () => [{ nComponents: 1 }], {
+    methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] },
+    internal: ['state'],
+  }),
+  MinMaxScaler: cls(f.MinMaxScaler, () => [], { methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] } }),
+  StandardScaler: cls(f.StandardScaler, () => [], { methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] } }),
+  parseCsv: fn(f.parseCsv, () => ['a,b\n1,2\n3,"4"\n']),
+  csvToMatrix: fn(f.csvToMatrix, () => [f.parseCsv('a,b,c\n1,2,x\n3,4,y\n'), { exclude: ['c'] }]),
+  makeBlobs: fn(f.makeBlobs, () => [{ nClusters: 3, nFeatures: 2, samplesPerCluster: [5, 6, 7], clusterStd: 0.5, minDistance: 3, seed: 1 }]),
+
+  // models
+  GaussianMixture: cls(f.GaussianMixture, () => [{ nComponents: 2, covarianceType: 'diag', tol: 1e-3, regCovar: 1e-6, maxIter: 50, nInit: 2, initParams: 'kmeans', warmStart: false, seed: 1 }], {
+    methods: {
+      fit: () => [X()],
+      fitPredict: () => [rows()],
+      scoreSamples: (self) => (self.fit(X()), [X()]),
+      score: (self) => (self.fit(X()), [rows()]),
+      predict: (self) => (self.fit(X()), [X()]),
+      predictProba: (self) => (self.fit(X()), [X()]),
+      sample: (self) => (self.fit(X()), [5, { seed: 2 }]),
+      bic: (self) => (self.fit(X()), [X()]),
+      aic: (self) => (self.fit(X()), [X()]),
+      toJSON: (self) => (self.fit(X()), []),
+      dispose: () => [],
+    },
+    statics: {
+      fromJSON: stat(f.GaussianMixture.fromJSON, () => [gmmJSON()]),
+      fromParameters: stat(f.GaussianMixture.fromParameters, () => [{ covarianceType: 'diag', weights: [0.5, 0.5], means: [[0, 0], [1, 1]], covariances: [[1, 1], [1, 1]], nFeatures: 2 }]),
+    },
+    internal: ['adopt', 'fitted', 'read', 'withData', 'fitResident', 'scoreSamplesResident', 'fromHandle'],
+  }),
+  KMeans: cls(f.KMeans, () => [{ nClusters: 2, init: 'k-means++', nInit: 2, maxIter: 50, tol: 1e-4, seed: 1 }], {
+    methods: { fit: () => [X()], fitPredict: () => [rows()], predict: (self) => (self.fit(X()), [X()]), score: (self) => (self.fit(X()), [rows()]) },
+    internal: ['assign', 'state'],
+  }),
+  nearestCenters: fn(f.nearestCenters, () => [X(), [0, 0, 1, 1], 2]),
+  selectGaussianMixture: fn(f.selectGaussianMixture, () => [X(), { kMin: 1, kMax: 3, criterion: 'bic', covarianceTypes: ['diag', 'full'], seed: 1, maxIter: 20 }]),
+  informationCriteria: fn(f.informationCriteria, () => [-1.5, 40, 5]),
+  DirichletMultinomialMixture: cls(f.DirichletMultinomialMixture, () => [{ ...mdmParams(), categories: ['x', 'y', 'z'] }], {
+    methods: {
+      alphaOf: () => [1],
+      piOf: () => [0],
+      logPmf: () => [histograms(), { sizes: [4, 4, 3, 5, 3, 4] }],
+      score: () => [histograms()],
+      predictProba: () => [histograms()],
+      predict: () => [histograms()],
+      sample: () => [4, { seed: 1 }],
+      toJSON: () => [],
+    },
+    statics: { fromJSON: stat(f.DirichletMultinomialMixture.fromJSON, () => [JSON.stringify(mdm().toJSON())]) },
+    internal: ['evaluate', 'pointers'],
+  }),
+
+  // metrics
+  averagePrecision: fn(f.averagePrecision, () => [[0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3]]),
+  rocAuc: fn(f.rocAuc, () => [[0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3]]),
+  normalizedError: fn(f.normalizedError, () => [[1, 2], [1.1, 2.2]]),
+  mdmRecoveryError: fn(f.mdmRecoveryError, () => [mdm(), mdm()]),
+  histogramEnergyDistance: fn(f.histogramEnergyDistance, () => [histograms(), histograms().reverse()]),
+  adjustedRandScore: fn(f.adjustedRandScore, () => [[0, 0, 1, 1], ['a', 'b', 'b', 'b']]),
+  silhouetteSamples: fn(f.silhouetteSamples, () => [X(), labels()]),
+  silhouetteScore: fn(f.silhouetteScore, () => [rows(), Array.from(labels())]),
+  scoreMixture: fn(f.scoreMixture, () => [gmm(), X(), { X: X(), anomaly: Array.from({ length: 40 }, (_, i) => (i < 5 ? 1 : 0)) }]),
+  anomalyScores: fn(f.anomalyScores, () => [gmm(), X()]),
+  gaussianNoiseOod: fn(f.gaussianNoiseOod, () => [X(), { variance: 0.01, seed: 1 }]),
+
+  // special functions and distributions
+  digamma: fn(f.digamma, () => [[0.5, 1, 2], new Float64Array(3)]),
+  lgamma: fn(f.lgamma, () => [2.5]),
+  trigamma: fn(f.trigamma, () => [Float64Array.of(1, 2)]),
+  digammaDiff: fn(f.digammaDiff, () => [[0.5, 1], 3]),
+  lnRisingFactorial: fn(f.lnRisingFactorial, () => [2, [1, 2, 3]]),
+  dirichletMultinomialLogPmf: fn(f.dirichletMultinomialLogPmf, () => [histograms(), mdmParams().alpha, { coefficient: false }]),
+  Rng: cls(f.Rng, () => [7], {
+    methods: {
+      uniform: () => [3],
+      normal: () => [3],
+      gamma: () => [2, 3, 1.5],
+      dirichlet: () => [[1, 2, 3], 2],
+      logDirichlet: () => [[0.5, 0.5], 2],
+      multinomial: () => [10, [0.2, 0.8], 2],
+      categorical: () => [[0.3, 0.7], 4],
+      choice: () => [10, 3],
+      permutation: () => [5],
+      dispose: () => [],
+    },
+    internal: ['draw', 'dirichletDraws'],
+  }),
+  linearSumAssignment: fn(f.linearSumAssignment, () => [[[4, 1, 3], [2, 0, 5]], { maximize: false }]),
+
+  // partitions
+  'partition.iid': fn(f.partition.iid, () => [Array.from(labels()), { clients: 3, seed: 1 }]),
+  'partition.dirichlet': fn(f.partition.dirichlet, () => [labels(), { clients: 3, alpha: 0.5, seed: 1, minSize: 2 }]),
+  'partition.quantity': fn(f.partition.quantity, () => [labels(), { clients: 3, alpha: [1, 2], imbalance: 'clients', seed: 1, minSize: 1 }]),
+  'partition.shift': fn(f.partition.shift, () => [X(), { parts: 3, beta: 0.2, clients: 3, alpha: 2, seed: 1, noiseVariance: 0.01 }]),
+  'partition.applyShift': fn(f.partition.applyShift, () => {
+    const p = f.partition.shift(X(), { parts: 3, beta: 0.2, clients: 3, alpha: 2, seed: 1 });
+    return [X(), p.shift, { seed: 2 }];
+  }),
+  'partition.mdm': fn(f.partition.mdm, () => [Array.from({ length: 60 }, (_, i) => ['x', 'y', 'z'][i % 3]), { model: new f.DirichletMultinomialMixture({ ...mdmParams(), categories: ['x', 'y', 'z'] }), clients: 4, seed: 1, disjoint: false }]),
+  'partition.fullyIid': fn(f.partition.fullyIid, () => [labels(), { sizes: [3, 5, 4], clients: 4, seed: 1, disjoint: true }]),
+  'partition.conditionallyIid': fn(f.partition.conditionallyIid, () => [labels(), { histograms: [[2, 1], [1, 3]], classes: [0, 1], seed: 1 }]),
+
+  // the federation runtime
+  runFederation: fn(f.runFederation, () => [fedgengmmServer(), fedgengmmClients(), { minClients: 1, joinTimeout: 1 }]),
+  runFederationSync: fn(f.runFederationSync, () => [fedgengmmServer(), fedgengmmClients(), { onInvalid: 'exclude' }]),
+  defineProtocol: fn(f.defineProtocol, () => ['p', [[PING, null]]]),
+  resolvePolicy: fn(f.resolvePolicy, () => [{ onInvalid: 'fail', minClients: 2, minReplies: 1, fraction: 0.5, sampleSeed: 1, roundTimeout: 3, joinTimeout: 3, maxMessageBytes: 4096 }]),
+  ClientHost: cls(f.ClientHost, () => [new f.DemClient('0', X()), { maxMessageBytes: 1 << 20 }], {
+    methods: {
+      handle: (self) => [f.encodeMessage(requestFor(demServer, self.role), 'binary')],
+      handleSync: (self) => [f.encodeMessage(requestFor(demServer, self.role), 'json')],
+      decode: (self) => [f.encodeMessage(requestFor(demServer, self.role), 'binary')],
+      answer: (self) => [requestFor(demServer, self.role)],
+      answerSync: (self) => [requestFor(demServer, self.role)],
+      handleDecoded: (self) => [requestFor(demServer, self.role), 'json'],
+      handleDecodedSync: (self) => [requestFor(demServer, self.role), 'binary'],
+      handleCopy: (self) => [requestFor(demServer, self.role)],
+      handleCopySync: (self) => [requestFor(demServer, self.role)],
+      requestDone: (self) => [requestFor(demServer, self.role)],
+    },
+    internal: ['check', 'copy', 'encode', 'refuse'],
+  }),
+  'REFUSAL.create': fn(f.REFUSAL.create, () => ['a', 1, { reason: 'no', code: 'INVALID_DATA' }]),
+  'REFUSAL.read': fn(f.REFUSAL.read, () => [f.REFUSAL.create('a', 1, { reason: 'no', code: 'INVALID_DATA' })]),
+  InProcessTransport: cls(f.InProcessTransport, () => [demClients(), { encoding: 'json' }], {
+    methods: {
+      available: () => [],
+      availableSync: () => [],
+      exchange: () => [1, new Map([['0', requestFor(demServer, { id: '0' } as ClientRole)]]), { timeoutMs: 1000, maxMessageBytes: 1 << 20 }],
+      exchangeSync: () => [1, new Map([['1', requestFor(demServer, { id: '1' } as ClientRole)]]), { maxMessageBytes: 1 << 20 }],
+    },
+    internal: ['deliver', 'deliverSync', 'plan', 'wire'],
+  }),
+  WebWorkerTransport: {
+    // Node has no Web Workers: start() refuses with an InvalidParameterError; test/browser-federation.test.ts runs it
+    statics: { start: stat(f.WebWorkerTransport.start, () => [[spec('0', X())], { workers: 1 }]) },
+    covers: ['WebWorkerTransport#available', 'WebWorkerTransport#exchange', 'WebWorkerTransport#close'],
+    internal: ['disposeLanes'],
+  },
+  MqttTransport: {
+    // connect() to a port where nothing listens: refused at once, so every call ends quickly
+    statics: { connect: stat(f.MqttTransport.connect, () => [{ url: NOWHERE, federation: 'F', username: 'u', password: 'p', clients: ['a'], encoding: 'json', defaultRoundTimeout: 1, connectTimeout: 1, protocolVersion: 4 }]) },
+    // the methods need a connected transport: test/federation-mqtt.test.ts runs them against brokers
+    covers: ['MqttTransport#available', 'MqttTransport#exchange', 'MqttTransport#finish'],
+    internal: ['changed', 'onMessage'],
+  },
+  join: fn(f.join, () => [{ url: NOWHERE, federation: 'F', client: new f.DemClient('a', X()), password: 'p', connectTimeout: 1, waitForBroker: 0, reconnectFor: 1 }]),
+  federationTopics: fn(f.federationTopics, () => ['F']),
+  clientTopics: fn(f.clientTopics, () => ['F', 'a']),
+  topicGrants: fn(f.topicGrants, () => ['F', { username: 'a', role: 'client' }]),
+  mayAccess: fn(f.mayAccess, () => ['F', { username: 'a', role: 'client' }, 'fedmix/F/up/a', 'publish']),
+  mosquittoAcl: fn(f.mosquittoAcl, () => ['F', [{ username: 'fedmix-server', role: 'server' }, { username: 'a', role: 'client' }]]),
+  validateId: fn(f.validateId, () => ['client id', 'a-1']),
+  message: fn(f.message, () => ['k', 'a', 1, { x: 1 }]),
+  checkEnvelope: fn(f.checkEnvelope, () => [ping(), 'test/ping']),
+  encodeMessage: fn(f.encodeMessage, () => [ping(), 'binary']),
+  decodeMessage: fn(f.decodeMessage, () => [f.encodeMessage(ping(), 'binary'), { maxMessageBytes: 1 << 20 }]),
+  copyMessage: fn(f.copyMessage, () => [ping()]),
+  wireBytes: fn(f.wireBytes, () => ['é']),
+  defineMessage: fn(f.defineMessage, () => ['k', f.record({ v: f.f64Array() })]),
+  parsePayload: fn(f.parsePayload, () => [PING.payload, { v: [1], n: 2 }, 'client a']),
+  f64Array: fn(f.f64Array, () => []),
+  f32Array: fn(f.f32Array, () => []),
+  i32Array: fn(f.i32Array, () => []),
+  u32Array: fn(f.u32Array, () => []),
+  finiteNumber: fn(f.finiteNumber, () => []),
+  wholeNumber: fn(f.wholeNumber, () => [0, 10]),
+  oneOf: fn(f.oneOf, () => [['a', 'b']]),
+  flag: fn(f.flag, () => []),
+  record: fn(f.record, () => [{ v: f.f64Array() }]),
+  listOf: fn(f.listOf, () => [f.finiteNumber(), 4]),
+  SecureSum: cls(f.SecureSum, () => [{ a: 2, b: 1 }], {
+    methods: { add: () => [{ a: [1, 2], b: Float64Array.of(3) }], release: () => [{ stddev: 0.5, rng: new f.Rng(1) }] },
+  }),
+  gmmParams: fn(f.gmmParams, () => [gmm()]),
+  receiveGmmParams: fn(f.receiveGmmParams, () => {
+    const g = gmm();
+    try {
+      return [f.decodeMessage(f.encodeMessage(f.message('k', 'a', 1, f.gmmParams(g)), 'json')).payload, 'client a', 2];
+    } finally {
+      g.dispose();
+    }
+  }),
+
+  // the algorithms
+  distributedEM: fn(f.distributedEM, () => [clientsOf(), { nComponents: 2, covarianceType: 'diag', init: 'kfed', tol: 1e-3, maxRounds: 3, seed: 1 }]),
+  DemClient: cls(f.DemClient, () => ['0', X()], { methods: { respond: (self) => [requestFor(demServer, self)], dispose: () => [] }, internal: ['kfedLocal', 'statistics', 'subset', 'summarize'] }),
+  DemServer: {
+    call: (...a) => new f.DemServer(...(a as [never])),
+    make: () => withRound(demServer, demClients),
+    args: () => [{ nComponents: 2, nFeatures: 2, covarianceType: 'full', init: 'subset', subsetSize: 20, tol: 1e-3, maxRounds: 3, regCovar: 1e-6, seed: 1 }],
+    methods: serverMethods(),
+    internal: ['configureRound', 'emStep', 'fitSubset', 'kfed', 'modelOptions', 'seed', 'separated', 'setQuotas', 'startEm'],
+  },
+  fitMdm: fn(f.fitMdm, () => [histograms(), { nComponents: 2, rounds: 2, cohort: 4, initCohort: 4, maxCount: 6, seed: 1 }]),
+  selectMdm: fn(f.selectMdm, () => [histograms(), { kRange: [1, 2], rounds: 2, seed: 1 }]),
+  MdmClient: cls(f.MdmClient, () => ['0', [2, 1, 1], { seed: 1 }], {
+    methods: { respond: (self) => [requestFor(mdmServer, self)], requestDone: (self) => [requestFor(mdmServer, self)], dispose: () => [] },
+    internal: ['evaluation', 'fits', 'initStats', 'statistics'],
+  }),
+  MdmAggregator: cls(f.MdmAggregator, () => [{ noiseMultiplier: 0, seed: 1 }], {
+    methods: {
+      begin: () => [requestFor(mdmServer, { id: '0' } as ClientRole)],
+      add: (self) => {
+        const request = requestFor(mdmServer, { id: '0' } as ClientRole);
+        self.begin(request);
+        const c = new f.MdmClient('0', [2, 1, 1], { seed: 1 });
+        try {
+          return [c.respond(request)];
+        } finally {
+          c.dispose();
+        }
+      },
+      release: () => [],
+      dispose: () => [],
+    },
+  }),
+  MdmServer: {
+    call: (...a) => new f.MdmServer(...(a as [never])),
+    make: () => withRound(mdmServer, mdmClients),
+    args: () => [{ nComponents: 2, nCategories: 3, maxCount: 5, rounds: 2, cohort: 3, initCohort: 3, seed: 1, privacy: { noiseMultiplier: 0.5, clip: 2 }, noiseSeed: 3 }, new f.MdmAggregator()],
+    methods: serverMethods(),
+    internal: ['checkCohort', 'sampleCohort', 'shape'],
+  },
+  mdmSensitivity: fn(f.mdmSensitivity, () => ['round', 2]),
+  fedGenGMM: fn(f.fedGenGMM, () => [clientsOf(), { client: { kMin: 1, kMax: 2, covarianceType: 'diag', seed: 1 }, server: { nComponents: 2, h: 10, seed: 1 } }]),
+  FedGenGMMClient: cls(f.FedGenGMMClient, () => ['0', X(), { kMin: 1, kMax: 2, covarianceType: 'diag', criterion: 'bic', nInit: 1, tol: 1e-3, maxIter: 50, regCovar: 1e-6, seed: 1 }], {
+    methods: { respond: (self) => [requestFor(fedgengmmServer, self)], train: () => [], upload: () => [], takeModel: (self) => (self.train(), []), dispose: () => [] },
+  }),
+  FedGenGMMServer: {
+    call: (...a) => new f.FedGenGMMServer(...(a as [never])),
+    make: () => withRound(fedgengmmServer, fedgengmmClients),
+    args: () => [{ nComponents: 2, nFeatures: 2, h: 20, seed: 1, onInvalidClient: 'exclude' }],
+    methods: serverMethods({ discard: (self) => [self.accept(firstReply(self), roundOf(self).request, roundOf(self).ctx)] }),
+  },
+  fedGEM: fn(f.fedGEM, () => [clientsOf(), { client: { nComponents: 2, variance: 1, seed: 1 }, rounds: 2, phi: 1 }]),
+  FedGEMClient: cls(f.FedGEMClient, () => ['0', X(), { nComponents: 2, variance: 1, localSteps: 1, seed: 1 }, X()], {
+    methods: {
+      respond: (self) => [requestFor(fedgemServer, self)],
+      score: () => [],
+      localRound: () => [],
+      applyCenters: (self) => [self.means],
+      finalUpload: () => [],
+      silhouettes: (self) => [{ candidates: [{ phi: 1, estimatedK: 2, centers: self.means }] }],
+      applyResult: () => [{ memberships: [0, 1], globalCenters: [0, 0, 1, 1], estimatedK: 2 }],
+      predict: () => [X()],
+      dispose: () => [],
+    },
+    internal: ['release', 'setMeans'],
+  }),
+  FedGEMServer: {
+    call: (...a) => new f.FedGEMServer(...(a as [never])),
+    make: () => withRound(fedgemServer, fedgemClients),
+    args: () => [{ nFeatures: 2, rounds: 2, phi: [0.5, 1], phiTolerance: 1, tol: 0, search: 'kdtree', onInvalidClient: 'exclude' }],
+    methods: (({ dispose: _, ...m }) => m)(serverMethods({ merge: () => [1] })),
+    internal: ['choosePhi', 'finish', 'indexed', 'update'],
+  },
+  centerNoiseStd: fn(f.centerNoiseStd, () => [{ epsilon: 0.5, delta: 1e-5, bound: 10 }, 100, 2, 0.2]),
+
+  // fedmix/node
+  WorkerTransport: {
+    // two threads running the built package (dist/worker.js), as test/workers.test.ts does
+    statics: { start: stat(n.WorkerTransport.start, () => [[spec('0', X())], { threads: 1, workerFile: DIST_WORKER }]) },
+    covers: ['WorkerTransport#available', 'WorkerTransport#exchange', 'WorkerTransport#close'],
+    internal: ['disposeLanes'],
+  },
+  makeClient: fn(n.makeClient, () => [spec('0', X(), 'fedgengmm', { kMin: 1, kMax: 2 })]),
+  makeServer: fn(n.makeServer, () => ['fedgem', { nFeatures: 2, rounds: 2 }]),
+  matrixData: fn(n.matrixData, () => [rows()]),
+  resultJson: fn(n.resultJson, () => ['dem', gmm()]),
+  startBroker: fn(n.startBroker, () => [{ federation: 'F', users: brokerUsers(), host: '127.0.0.1', port: 0 }]),
+  startMosquitto: fn(n.startMosquitto, () => [{ federation: 'F', users: brokerUsers(), dir: tmp() }]),
+  writeMosquittoConfig: fn(n.writeMosquittoConfig, () => [tmp(), { federation: 'F', users: brokerUsers(), port: 1884 }]),
+  mosquittoConfig: fn(n.mosquittoConfig, () => [{ federation: 'F', users: brokerUsers(), port: 1884 }, { passwordFile: 'p', aclFile: 'a' }]),
+  freePort: fn(n.freePort, () => ['127.0.0.1']),
+  // undefined is the default: 60 s to wait for clients on port 1883; the call keeps it short and on a free port
+  serve: {
+    call: (o, ...rest) => n.serve(...([quick(o), ...rest] as Parameters<typeof n.serve>)),
+    args: () => [{ algorithm: 'fedgem', options: { nFeatures: 2, rounds: 2 }, federation: 'F', clients: [{ id: 'a', password: 'pw' }], listen: { port: 0 }, joinTimeout: 0.2 }],
+  },
+};
