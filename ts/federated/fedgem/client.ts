@@ -125,7 +125,7 @@ export class FedGEMClient implements ClientRole {
     const init = coreConstant('fedgem_init', requireOneOf('init', o.init ?? 'k-means++', ['k-means++', 'kmeans'] as const));
     // the noise generator before the client's handle: whichever throws, nothing is left allocated
     if (o.noiseSeed !== undefined) requireInteger('noiseSeed', o.noiseSeed, 0);
-    this.noise = o.privacy ? new Rng(o.noiseSeed ?? freshSeed()) : undefined;
+    this.noise = o.privacy ? (o.noiseSeed === undefined ? Rng.unpredictable() : new Rng(o.noiseSeed)) : undefined;
     try {
       if (o.privacy) x = clipRows(x, o.privacy.bound);
       const ptr = withScope((s) => {
@@ -287,14 +287,6 @@ export class FedGEMClient implements ClientRole {
     this.handle.dispose();
     this.noise?.dispose();
   }
-}
-
-/** A seed from the platform's cryptographic generator; undefined without one (Rng then draws its own). */
-function freshSeed(): number | undefined {
-  const c = (globalThis as { crypto?: { getRandomValues?: (a: Uint32Array) => Uint32Array } }).crypto;
-  if (typeof c?.getRandomValues !== 'function') return undefined;
-  const [lo, hi] = c.getRandomValues(new Uint32Array(2));
-  return (hi! % 2 ** 21) * 2 ** 32 + lo!; // below 2^53
 }
 
 /** Rows scaled down to norm at most `bound` (a copy): the sensitivity of privacy.ts assumes ||x|| <= B. */

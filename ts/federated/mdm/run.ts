@@ -82,9 +82,11 @@ export function fitMdm(histograms: MatrixLike, options: MdmFitOptions = {}): Mdm
   try {
     const built = histogramClients(histograms, options, seeds);
     clients = built.clients;
-    const [serverSeed, noiseSeed] = Array.from(seeds.uniform(2), (u) => Math.floor(u * 2 ** 32));
+    // the second draw is not used since the noise got its own seed; kept so that the server's seed, and every result without privacy, stay as they were
+    const [serverSeed] = Array.from(seeds.uniform(2), (u) => Math.floor(u * 2 ** 32));
     const { encoding, maxCount: _m, sizes: _s, categories: _c, ...mdmOptions } = options;
-    server = new MdmServer({ ...mdmOptions, nCategories: built.c, maxCount: built.nMax, seed: serverSeed, noiseSeed });
+    // the noise's seed is options.noiseSeed or fresh: never derived from the public seed
+    server = new MdmServer({ ...mdmOptions, nCategories: built.c, maxCount: built.nMax, seed: serverSeed });
     const run = runFederationSync(server, new InProcessTransport(clients, { encoding }), { onInvalid: options.onInvalidClient === 'throw' ? 'fail' : 'exclude' });
     const { model: learned, ...federation } = run;
     const model = options.categories

@@ -17,7 +17,7 @@ import type { Message } from '../messages/envelope.js';
 import type { ExcludedClient, RoundContext, ServerRole } from '../runtime/roles.js';
 import { runFederationSync, type Traffic } from '../runtime/run.js';
 import { InProcessTransport } from '../transport/in-process.js';
-import { MdmAggregator } from './aggregator.js';
+import { MdmAggregator, MIN_EXACT_CLIENTS } from './aggregator.js';
 import { AGGREGATE, EVALUATE, MDM_PROTOCOL, paramsOf, readAggregate, type MdmParams } from './messages.js';
 import { fitMdm, histogramClients, type MdmFitOptions, type MdmFitResult } from './run.js';
 
@@ -165,6 +165,9 @@ export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}
   const v = given ? given.nRows : requireInteger('validationCohort', options.validationCohort ?? Math.min(1000, Math.max(1, Math.round(0.2 * m))), 1);
   const kMax = ks[ks.length - 1]!;
   if (v < 1) throw new InvalidDataError('the validation cohort is empty; give at least one validation client');
+  if (options.privacy && v < MIN_EXACT_CLIENTS) {
+    throw new InvalidParameterError(`with privacy, the validation scores are released only as sums of at least ${MIN_EXACT_CLIENTS} clients; the validation cohort has ${v}`);
+  }
   if (m - v < kMax) {
     throw new InvalidDataError(`${m} clients leave ${m - v} for fitting after a validation cohort of ${v}; K = ${kMax} needs at least ${kMax}. Use fewer candidates or a smaller validation cohort`);
   }
@@ -192,8 +195,10 @@ export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}
     }
     // the validation round: every candidate broadcast at once, scores summed by the aggregator
     validation = histogramClients(pick(heldOut), { maxCount, sizes: options.sizes ? heldOut.map((i) => sizes[i]!) : undefined, idPrefix: 'validation' }, rng).clients;
-    // exact sums, but under privacy the reasons still carry no client's values
-    aggregator = new MdmAggregator({ detailedReasons: options.privacy === undefined });
+    // exact sums (accepted with exactValidation); under privacy never of fewer than minExactClients, and the reasons carry no client's values
+    aggregator = options.privacy
+      ? new MdmAggregator({ noiseMultiplier: options.privacy.noiseMultiplier, exactEvaluation: true, seed: options.noiseSeed })
+      : new MdmAggregator();
     const evaluation = new MdmEvaluation(
       runs.map((r) => paramsOf(r.fit.model)),
       aggregator,

@@ -45,6 +45,12 @@ export interface MdmOptions {
   privacy?: MdmPrivacy;
   /** seed of the cohort draws */
   seed?: number;
+  /**
+   * seed of the aggregator's noise (with privacy), for tests only: whoever
+   * knows it can subtract the noise. Default: fresh from crypto.getRandomValues,
+   * never derived from `seed`.
+   */
+  noiseSeed?: number;
   /** a client whose contribution fails validation: excluded with its reason (default), or the run throws (the runtime's onInvalid policy) */
   onInvalidClient?: 'exclude' | 'throw';
   /** called with the initial model (round 0) and after every round */
@@ -56,8 +62,6 @@ export interface MdmServerOptions extends MdmOptions {
   nCategories: number;
   /** N, the largest client size the model covers */
   maxCount: number;
-  /** seed of the aggregator's noise (with privacy; default: fresh) */
-  noiseSeed?: number;
 }
 
 /** One Algorithm 2 round as the server saw it. */
