@@ -361,6 +361,10 @@ describe('bad clients', () => {
     ['a negative count', edit((p) => (p.nk[0] = -1)), /nk\[0\] is -1; a component's count must be at least 0/],
     ['counts beyond its rows', edit((p) => (p.rows = Math.floor(Math.max(...p.nk)) - 1)), /nk\[\d\] is [\d.]+ but the client reports only \d+ rows/],
     ['a negative variance', edit((p) => (p.s2[0] = -p.s2[0]!)), /negative variance/],
+    // what would steer the stopping rule: a log-likelihood its statistics do not allow (Q to Q + n ln K)
+    ['a log-likelihood of 1e308', edit((p) => (p.logLikelihood = 1e308)), /its log-likelihood 1e308 lies outside \[-?[\d.e+]+, -?[\d.e+]+\], what its statistics allow/],
+    ['a log-likelihood far below its statistics', edit((p) => (p.logLikelihood = p.logLikelihood * 10 - 1e6)), /lies outside/],
+    ['second moments times 1e300 with the honest log-likelihood', edit((p) => (p.s2 = p.s2.map((x) => x * 1e300))), /lies outside/],
     // the payload's schema: the value, JSON-quoted, and what it must be
     ['a log-likelihood that is not a number', (m) => ({ ...m, payload: { ...(m.payload as object), logLikelihood: 'x' } }), /logLikelihood is "x"; it must be a finite number/],
     ['a field the message does not declare', (m) => ({ ...m, payload: { ...(m.payload as object), extra: 1 } }), /extra/],

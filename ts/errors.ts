@@ -46,6 +46,22 @@ export class InvalidMessageError extends FedmixError {
 }
 
 /**
+ * What one client contributed made a round's aggregate fail (a numerical
+ * breakdown its removal cures), found by the server while aggregating: the
+ * server's state is unchanged, and the runtime excludes `client` as it would
+ * for an invalid reply, then aggregates the others again.
+ */
+export class ContributionError extends InvalidMessageError {
+  constructor(
+    readonly client: string,
+    message: string,
+    check?: string,
+  ) {
+    super(message, check);
+  }
+}
+
+/**
  * A federation cannot go on: too few clients joined or answered a round, a
  * client failed under the 'fail' policy, a transport closed. The server's
  * state is as it was after the last complete round.

@@ -9,6 +9,7 @@ export {
   InvalidParameterError,
   NumericalError,
   InvalidMessageError,
+  ContributionError,
   FederationError,
   BrokerError,
   NotFittedError,

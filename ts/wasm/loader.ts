@@ -77,6 +77,9 @@ export interface WasmExports {
   fm_dem_client_summary(x: number, n: number, d: number, shift: number, tied: number, outAbsMax: number, outSum: number, outScatter: number): number;
   fm_dem_check_stats(covType: number, k: number, d: number, rows: number, shift: number, nk: number, s1: number, s2: number, minCount: number): number;
   fm_dem_check_summary(d: number, tied: number, rows: number, shift: number, absMax: number, sum: number, scatter: number): number;
+  fm_dem_check_log_likelihood(
+    h: number, rows: number, loglik: number, nk: number, s1: number, s2: number, summaryShift: number, absMax: number, sum: number, scatter: number,
+  ): number;
   fm_dem_server_step(
     h: number, m: number, rows: number, loglik: number, nk: number, s1: number, s2: number, summaryShift: number,
     absMax: number, sums: number, scatters: number, regCovar: number, nIter: number, converged: number, outHandle: number,
@@ -142,7 +145,7 @@ export interface WasmExports {
  * Must equal ABI_VERSION in crates/fedmix-wasm: the one number TypeScript
  * cannot read from the core, since it says whether this wrapper may read it.
  */
-const ABI_VERSION = 9;
+const ABI_VERSION = 10;
 
 export type Backend = 'simd' | 'scalar';
 

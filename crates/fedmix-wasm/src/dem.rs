@@ -98,6 +98,38 @@ unsafe fn summary_from_wire(d: usize, tied: bool, rows: f64, shift: &[f64], abs_
     DataSummary { n: rows, abs_max: abs_max.to_vec(), shift: shift.to_vec(), sum, scatter }
 }
 
+/// Checks the log-likelihood a client reported with its statistics about the
+/// model `h` (dem::check_log_likelihood): within [Q, Q + n ln K]. Tied
+/// statistics need the client's summary (its sums and packed scatter about
+/// `summary_shift`); other types ignore it.
+///
+/// # Safety
+/// Live handle; pointers cover the shapes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_dem_check_log_likelihood(
+    h: *const GmmHandle,
+    rows: f64,
+    loglik: f64,
+    nk: *const f64,
+    s1: *const f64,
+    s2: *const f64,
+    summary_shift: *const f64,
+    abs_max: *const f64,
+    sum: *const f64,
+    scatter: *const f64,
+) -> i32 {
+    let g = &(*h).gmm;
+    status((|| {
+        let (t, k, d) = (g.cov_type, g.k, g.d);
+        let (a, b, c) = cov_lens(t, k, d);
+        let stats = SuffStats::from_wire(t, k, d, g.means.clone(), f64s(nk, a), f64s(s1, b), f64s(s2, c))?;
+        let tied = t == CovarianceType::Tied;
+        let summary = if tied { Some(summary_from_wire(d, true, rows, f64s(summary_shift, d), f64s(abs_max, d), sum, scatter)) } else { None };
+        dem::check_log_likelihood(&stats, g, summary.as_ref(), rows, loglik)
+    })())
+}
+
 /// The DEM server's round on the answers of m clients to the model `h`: merges
 /// their statistics (about h's means) and summaries (about `summary_shift`, d;
 /// sums and packed scatters only for tied), runs the M-step, and writes the new

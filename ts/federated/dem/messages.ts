@@ -152,6 +152,22 @@ export function checkStats(q: StatsReply, t: CovarianceType, k: number, d: numbe
   return q;
 }
 
+/**
+ * Checks the log-likelihood in a client's statistics under the broadcast
+ * model: between Q and Q + n ln K, Q the expected complete-data log-likelihood
+ * its statistics imply (dem::check_log_likelihood in the core); tied
+ * statistics need the client's summary.
+ */
+export function checkLogLikelihood(model: GaussianMixture, q: ReceivedStats, summaryShift: Float64Array | undefined, summary: DataSummaryPayload | undefined): void {
+  if (model.covarianceType === 'tied' && (summary === undefined || summaryShift === undefined)) throw new InvalidMessageError("tied statistics come with the client's summary");
+  coreCheck((s) =>
+    s.w.fm_dem_check_log_likelihood(
+      model.handle, q.rows, q.logLikelihood, s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2),
+      s.f64Optional(summaryShift)[0], s.f64Optional(summary?.absMax)[0], s.f64Optional(summary?.sum)[0], s.f64Optional(summary?.scatter)[0],
+    ),
+  );
+}
+
 export interface ReceivedKfedLocal extends KfedLocalReply {
   k: number;
 }

@@ -27,6 +27,7 @@ import type { RoundContext, ServerRole } from '../runtime/roles.js';
 import {
   checkCount,
   checkKfedLocal,
+  checkLogLikelihood,
   checkStats,
   checkSubsetRows,
   DEM_COUNT_REQUEST,
@@ -304,6 +305,9 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       default: {
         const shift = (request.payload as ModelBroadcast).summaryShift;
         const stats = checkStats(reply.payload as StatsReply, t, k, d, shift);
+        // the log-likelihood it reports must be one its statistics allow: the stopping rule averages them
+        const summary = stats.summary ?? this.summaries.get(reply.from);
+        checkLogLikelihood(this.current!, stats, this.summaryShift ?? shift, summary);
         out = { phase: 'em', rows: stats.rows, stats };
       }
     }

@@ -44,6 +44,9 @@ export function allFinite(a: ArrayLike<number>): boolean {
 }
 const text = new TextDecoder('utf-8', { fatal: true });
 
+/** How deep a message's values may nest: declared payloads need a few levels; a sender's thousands would exhaust the stack of whatever walks them. */
+const MAX_DEPTH = 64;
+
 /**
  * The message as plain JSON values: numbers checked finite, objects with a
  * toJSON replaced by its value, and each typed array either kept aside as an
@@ -52,12 +55,14 @@ const text = new TextDecoder('utf-8', { fatal: true });
  * replacer runs for every element of every array).
  */
 function plain(m: Message, columns: Column[] | undefined): unknown {
+  if (m === null || typeof m !== 'object') throw new InvalidMessageError(`a message to send must be an object, got ${m === null ? 'null' : typeof m}`);
   // paths are dotted ("payload.models.0.alpha": the Arrow column names); errors show them with brackets
   const refuse = (value: unknown, path: string): never => {
     const where = path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
     throw new InvalidMessageError(`cannot send ${typeof value === 'bigint' ? `${value}n` : String(value)} in ${where} of a ${m.kind} message; only finite numbers travel`);
   };
-  const walk = (value: unknown, key: string, path: string): unknown => {
+  const walk = (value: unknown, key: string, path: string, depth: number): unknown => {
+    if (depth > MAX_DEPTH) throw new InvalidMessageError(`cannot send a ${m.kind} message nesting deeper than ${MAX_DEPTH} levels (at ${path.slice(0, 200)}...)`);
     if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
       value = (value as { toJSON: (k: string) => unknown }).toJSON(key);
     }
@@ -84,17 +89,17 @@ function plain(m: Message, columns: Column[] | undefined): unknown {
       return Array.from(a);
     }
     if (Array.isArray(value)) {
-      return value.map((v, i) => (typeof v === 'number' ? (Number.isFinite(v) ? v : refuse(v, `${path}.${i}`)) : walk(v, String(i), `${path}.${i}`)));
+      return value.map((v, i) => (typeof v === 'number' ? (Number.isFinite(v) ? v : refuse(v, `${path}.${i}`)) : walk(v, String(i), `${path}.${i}`, depth + 1)));
     }
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(value)) {
-      const v = walk((value as Record<string, unknown>)[k], k, `${path}.${k}`);
+      const v = walk((value as Record<string, unknown>)[k], k, `${path}.${k}`, depth + 1);
       if (v !== undefined) out[k] = v;
     }
     return out;
   };
   const envelope = { protocol: m.protocol, version: m.version, kind: m.kind, from: m.from, round: m.round };
-  return { ...envelope, payload: walk(m.payload, 'payload', 'payload') };
+  return { ...envelope, payload: walk(m.payload, 'payload', 'payload', 1) };
 }
 
 /** The JSON text of a message (typed arrays as number arrays). */
@@ -121,8 +126,6 @@ function checkSize(bytes: number, max: number): void {
   if (bytes > max) throw new InvalidMessageError(`a message of ${bytes} bytes is over the limit of ${max} bytes`, 'its message is over the size limit');
 }
 
-/** How deep a message's values may nest: declared payloads need a few levels; a sender's thousands would exhaust the stack. */
-const MAX_DEPTH = 64;
 
 function malformedBinary(what: string): InvalidMessageError {
   return new InvalidMessageError(`a binary message ${what}`, 'its binary message is malformed');
@@ -155,18 +158,17 @@ function placeSparse(p: Placing, at: unknown, length: unknown): NumericArray {
 }
 
 /** Puts the binary columns back where their placeholders are ({"$col": i}, or {"$sparse": i, "length": n} for a sparse pair). */
-function place(value: unknown, p: Placing, depth = 0): unknown {
+function place(value: unknown, p: Placing): unknown {
   if (value === null || typeof value !== 'object') return value;
-  if (depth > MAX_DEPTH) throw new InvalidMessageError(`a message nests deeper than ${MAX_DEPTH} levels`, 'its message is malformed');
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = place(value[i], p, depth + 1);
+    for (let i = 0; i < value.length; i++) value[i] = place(value[i], p);
     return value;
   }
   const o = value as Record<string, unknown>;
   const keys = Object.keys(o);
   if (keys.length === 1 && keys[0] === '$col') return take(p, o.$col);
   if (keys.length === 2 && '$sparse' in o && 'length' in o) return placeSparse(p, o.$sparse, o.length);
-  for (const k of keys) o[k] = place(o[k], p, depth + 1);
+  for (const k of keys) o[k] = place(o[k], p);
   return o;
 }
 
@@ -221,7 +223,28 @@ function decode(input: string | Uint8Array, options: DecodeOptions | string): Me
   return checkEnvelope(parsed, o.kind);
 }
 
+/**
+ * How deep the JSON text nests, counted over its brackets outside strings, in
+ * one pass before parsing: whatever walks a parsed message (the schema, the
+ * placing of binary columns) may then recurse without exhausting the stack.
+ */
+function checkNesting(s: string): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_DEPTH) throw new InvalidMessageError(`a message nests deeper than ${MAX_DEPTH} levels`, 'its message is malformed');
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+}
+
 function parseJson(s: string): unknown {
+  checkNesting(s);
   try {
     return JSON.parse(s);
   } catch {

@@ -134,6 +134,97 @@ pub fn client_statistics(x: &Data, gmm: &Gmm) -> Result<(SuffStats, f64)> {
     Ok((stats, total))
 }
 
+/// The expected complete-data log-likelihood of a client's rows under `gmm`,
+/// Q = sum_i sum_c r_ic ln(w_c N(x_i; mu_c, Sigma_c)), from the statistics it
+/// sent about gmm's means (for tied covariances with its summary, which holds
+/// the scatter tied statistics leave out). The rows' log-likelihood is Q plus
+/// the entropy of the responsibilities, between 0 and n ln K: what a client
+/// reports must lie in [Q, Q + n ln K]. Also returns the magnitude of Q's
+/// terms, which bounds its rounding.
+pub fn expected_log_likelihood(stats: &SuffStats, gmm: &Gmm, summary: Option<&DataSummary>) -> Result<(f64, f64)> {
+    let (k, d) = (gmm.k, gmm.d);
+    if stats.k != k || stats.d != d || stats.cov_type != gmm.cov_type {
+        return Err(Error::param("statistics and model differ in components, features or covariance type"));
+    }
+    let p = &gmm.precisions_chol;
+    let log_det = gmm.log_det_chol();
+    let half_log_2pi = 0.5 * d as f64 * (2.0 * std::f64::consts::PI).ln();
+    // tr(P P^T S) for a d x d precision factor P and a scatter S read through `s(a, b)` (symmetric)
+    let trace = |pc: &[f64], s: &dyn Fn(usize, usize) -> f64| -> f64 {
+        let mut t = 0.0;
+        for a in 0..d {
+            for b in 0..d {
+                let lambda: f64 = (0..d).map(|c| pc[a * d + c] * pc[b * d + c]).sum();
+                t += lambda * s(a, b);
+            }
+        }
+        t
+    };
+    let tied_scatter = if gmm.cov_type == CovarianceType::Tied {
+        let sm = summary.filter(|m| m.scatter.len() == d * d && m.sum.len() == d).ok_or_else(|| Error::param("tied statistics need the client's summary (sum and scatter)"))?;
+        // sum_c sum_i r_ic (x_i - mu_c)(x_i - mu_c)^T about the summary's shift: the scatter, less
+        // sum_c (a_c m_c^T + m_c a_c^T) plus sum_c n_c m_c m_c^T, with m_c = mu_c - shift and
+        // a_c = s1_c + n_c m_c (each row's responsibilities summing to one)
+        let mut st = sm.scatter.clone();
+        for c in 0..k {
+            let n = stats.nk[c];
+            let m: Vec<f64> = (0..d).map(|j| gmm.means[c * d + j] - sm.shift[j]).collect();
+            let a: Vec<f64> = (0..d).map(|j| stats.s1[c * d + j] + n * m[j]).collect();
+            for i in 0..d {
+                for j in 0..d {
+                    st[i * d + j] += n * m[i] * m[j] - a[i] * m[j] - m[i] * a[j];
+                }
+            }
+        }
+        Some(st)
+    } else {
+        None
+    };
+    let (mut q, mut magnitude) = (0.0, 0.0);
+    for c in 0..k {
+        let n = stats.nk[c];
+        let tr = match gmm.cov_type {
+            CovarianceType::Full => {
+                let s2 = &stats.s2[c * d * d..(c + 1) * d * d];
+                trace(&p[c * d * d..(c + 1) * d * d], &|a, b| if a <= b { s2[a * d + b] } else { s2[b * d + a] })
+            }
+            CovarianceType::Tied => {
+                // the shared covariance's trace term is the sum over components: counted once, with component 0
+                if c > 0 {
+                    0.0
+                } else {
+                    let st = tied_scatter.as_ref().unwrap();
+                    trace(p, &|a, b| st[a * d + b])
+                }
+            }
+            CovarianceType::Diag => (0..d).map(|j| p[c * d + j] * p[c * d + j] * stats.s2[c * d + j]).sum(),
+            CovarianceType::Spherical => p[c] * p[c] * (0..d).map(|j| stats.s2[c * d + j]).sum::<f64>(),
+        };
+        let constant = n * (gmm.weights[c].ln() + log_det[c] - half_log_2pi);
+        q += constant - 0.5 * tr;
+        magnitude += constant.abs() + 0.5 * tr.abs();
+    }
+    Ok((q, magnitude))
+}
+
+/// Checks the log-likelihood a client reports with its statistics: within
+/// [Q, Q + n ln K] of expected_log_likelihood, up to rounding. A client cannot
+/// then steer the stopping rule with a number its statistics do not support.
+pub fn check_log_likelihood(stats: &SuffStats, gmm: &Gmm, summary: Option<&DataSummary>, rows: f64, log_likelihood: f64) -> Result<()> {
+    let (q, magnitude) = expected_log_likelihood(stats, gmm, summary)?;
+    let entropy = rows * (gmm.k as f64).ln();
+    let slack = 1e-7 * (magnitude + entropy + rows);
+    if !(log_likelihood >= q - slack && log_likelihood <= q + entropy + slack) {
+        return Err(Error::data(format!(
+            "its log-likelihood {} lies outside [{}, {}], what its statistics allow under the model (Q to Q + n ln K)",
+            show(log_likelihood),
+            show(q),
+            show(q + entropy)
+        )));
+    }
+    Ok(())
+}
+
 /// The server's M-step on the merged statistics (about the broadcast model's
 /// means) and the merged summaries: the estimates, the precision factors, and the
 /// singular-covariance error with the pooled data's variance floor.
@@ -449,6 +540,41 @@ mod tests {
                 let pooled = summary.data_scatter();
                 let direct = DataScatter::new(&x, &mut Tiles::new(d));
                 assert!(close(&pooled.mean, &direct.mean, 1e-13) && close(&pooled.scatter, &direct.scatter, 1e-12));
+            }
+        }
+    }
+
+    #[test]
+    fn a_reported_log_likelihood_lies_between_q_and_q_plus_the_entropy_bound() {
+        let (n, d, k) = (400, 3, 3);
+        let v = blobs(n, d, k, &mut Rng::new(4));
+        let x = Data::new(&v, n, d).unwrap();
+        for t in CovarianceType::ALL {
+            let o = FitOptions { n_components: k, covariance_type: t, init_params: InitParams::Random, max_iter: 3, tol: 0.0, ..Default::default() };
+            let g = fit::fit(&x, &o, None, &mut Rng::new(5)).unwrap().gmm;
+            // far from the origin too: the tied scatter is taken about a shift near the data
+            for offset in [0.0, 1e4] {
+                let moved: Vec<f64> = v.iter().map(|a| a + offset).collect();
+                let mx = Data::new(&moved, n, d).unwrap();
+                let mut h = g.clone();
+                h.means.iter_mut().for_each(|m| *m += offset);
+                let shift: Vec<f64> = (0..d).map(|j| (0..k).map(|c| h.weights[c] * h.means[c * d + j]).sum()).collect();
+                let summary = DataSummary::of(&mx, &shift, t == CovarianceType::Tied, &mut Tiles::new(d));
+                let (st, ll) = client_statistics(&mx, &h).unwrap();
+                let (q, _) = expected_log_likelihood(&st, &h, Some(&summary)).unwrap();
+                let entropy = ll - q;
+                assert!(entropy > 0.0 && entropy < n as f64 * (k as f64).ln(), "{:?} offset {}: Q {} L {}", t, offset, q, ll);
+                check_log_likelihood(&st, &h, Some(&summary), n as f64, ll).unwrap();
+                for wrong in [1e308, -1e308, q - 1.0, q + n as f64 * (k as f64).ln() + 1.0] {
+                    assert!(check_log_likelihood(&st, &h, Some(&summary), n as f64, wrong).is_err(), "{:?} accepted {}", t, wrong);
+                }
+                // statistics scaled up imply a much lower Q: the honest log-likelihood no longer fits them
+                let mut forged = st.clone();
+                forged.s2.iter_mut().for_each(|s| *s *= 1e6);
+                forged.s1.iter_mut().for_each(|s| *s *= 1e3);
+                if t != CovarianceType::Tied {
+                    assert!(check_log_likelihood(&forged, &h, Some(&summary), n as f64, ll).is_err(), "{:?}", t);
+                }
             }
         }
     }
