@@ -17,6 +17,7 @@ export {
   type FedmixErrorCode,
 } from './errors.js';
 export { Matrix, type MatrixLike } from './data/matrix.js';
+export { coordinateMedian, trimmedMean } from './federated/robust.js';
 export { PCA, type PCAOptions } from './data/pca.js';
 export {
   GaussianMixture,

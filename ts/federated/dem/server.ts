@@ -16,12 +16,14 @@
  * (averaged over the clients that answered both), or after maxRounds EM rounds.
  */
 import { Matrix } from '../../data/matrix.js';
-import { inContext, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { ContributionError, FedmixError, inContext, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { COV_CODE, COVARIANCE_TYPES, GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import { flattenNumeric, requireInteger, requireNumber, requireOneOf, seedParts, type NumericArray } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
+import { FeatureRange } from '../feature-range.js';
 import { gmmParams } from '../gmm-params.js';
+import { outliers } from '../robust.js';
 import type { Message } from '../messages/envelope.js';
 import type { RoundContext, ServerRole } from '../runtime/roles.js';
 import {
@@ -29,6 +31,8 @@ import {
   checkKfedLocal,
   checkLogLikelihood,
   checkStats,
+  checkStatsInRange,
+  kfedLocalType,
   checkSubsetRows,
   DEM_COUNT_REQUEST,
   DEM_KFED_REQUEST,
@@ -40,6 +44,7 @@ import {
   type KfedLocalReply,
   type ModelBroadcast,
   type ReceivedKfedLocal,
+  type DataSummaryPayload,
   type ReceivedStats,
   type StatsReply,
   type SubsetReply,
@@ -74,7 +79,12 @@ export interface DemOptions {
   maxRounds?: number;
   /** added to covariance diagonals (default 1e-6) */
   regCovar?: number;
-  /** 'separated': [min, max] of the features, numbers or one per feature (default [0, 1], min-max normalized data) */
+  /**
+   * [min, max] of the features, numbers or one per feature: where 'separated'
+   * places its centers (default [0, 1], min-max normalized data). Given
+   * explicitly, it is also a promise that every client's rows lie inside, and
+   * what a client sends is checked against it (feature-range.ts).
+   */
   featureRange?: [number | ArrayLike<number>, number | ArrayLike<number>];
   /** 'subset': rows in the subset (default 100, as the paper) */
   subsetSize?: number;
@@ -102,13 +112,6 @@ interface Resolved {
   regCovar: number;
   subsetSize: number;
   kfedLocalClusters: number;
-}
-
-function perFeature(name: string, v: number | ArrayLike<number>, d: number): Float64Array {
-  if (typeof v === 'number') return new Float64Array(d).fill(v);
-  const a = flattenNumeric(name, v as NumericArray);
-  if (a.length !== d) throw new InvalidParameterError(`${name} has ${a.length} values; expected one number or ${d}, one per feature`);
-  return a;
 }
 
 /** The arrays one after the other. */
@@ -150,6 +153,8 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   private summaryShift: Float64Array | undefined;
   private readonly summaries = new Map<string, NonNullable<ReceivedStats['summary']>>();
   private quotas = new Map<string, number>();
+  /** the feature range the federation declared (featureRange given): what clients send is checked against it */
+  private readonly declared: FeatureRange | undefined;
   /** the seed of the server's own random choice (k-FED's seed device, the subset fit), drawn first so that the clients' seeds do not move it */
   private readonly ownSeed: number;
 
@@ -174,10 +179,9 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       kfedLocalClusters: requireInteger('kfedLocalClusters', options.kfedLocalClusters ?? Math.ceil(Math.sqrt(k)), 1, k),
     };
     if (options.onInvalidClient !== undefined) requireOneOf('onInvalidClient', options.onInvalidClient, ['exclude', 'throw'] as const);
-    const range = options.featureRange ?? [0, 1];
-    if (!Array.isArray(range) || range.length !== 2) throw new InvalidParameterError('featureRange must be [min, max]');
-    const lo = perFeature('featureRange[0]', range[0], d);
-    const hi = perFeature('featureRange[1]', range[1], d);
+    const range = FeatureRange.from('featureRange', options.featureRange ?? [0, 1], d);
+    this.declared = options.featureRange === undefined ? undefined : range;
+    const { lo, hi } = range;
     if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
     this.rng = new Rng(options.seed);
     this.ownSeed = this.seed();
@@ -295,16 +299,28 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       case DEM_KINDS.countRequest:
         out = { phase: 'count', rows: checkCount(reply.payload as CountReply, d) };
         break;
-      case DEM_KINDS.subsetRequest:
-        return { phase: 'subset', values: checkSubsetRows(reply.payload as SubsetReply, (request.payload as { count: number }).count, d) };
+      case DEM_KINDS.subsetRequest: {
+        const values = checkSubsetRows(reply.payload as SubsetReply, (request.payload as { count: number }).count, d);
+        this.declared?.rows('values', values);
+        return { phase: 'subset', values };
+      }
       case DEM_KINDS.kfedRequest: {
         const local = checkKfedLocal(reply.payload as KfedLocalReply, t, this.o.kfedLocalClusters, d);
+        if (this.declared) {
+          this.declared.rows('centers', local.centers);
+          checkStatsInRange(this.declared, kfedLocalType(t), local.k, d, local.centers, local);
+        }
         out = { phase: 'kfed', rows: local.rows, local };
         break;
       }
       default: {
         const shift = (request.payload as ModelBroadcast).summaryShift;
         const stats = checkStats(reply.payload as StatsReply, t, k, d, shift);
+        if (this.declared) {
+          checkStatsInRange(this.declared, t, k, d, this.current!.means, stats);
+          const absMax = stats.summary?.absMax;
+          if (absMax) for (let j = 0; j < d; j++) this.declared.magnitude(`summary absMax[${j}]`, j, absMax[j]!);
+        }
         // the log-likelihood it reports must be one its statistics allow: the stopping rule averages them
         const summary = stats.summary ?? this.summaries.get(reply.from);
         checkLogLikelihood(this.current!, stats, this.summaryShift ?? shift, summary);
@@ -398,7 +414,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
 
   /** The M-step over the round's statistics; returns the round's average mean log-likelihood. */
   private emStep(stats: Map<string, ReceivedStats>): number {
-    const { t, tol, maxRounds, regCovar } = this.o;
+    const { tol, maxRounds } = this.o;
     const ids = [...stats.keys()];
     const rs = ids.map((id) => stats.get(id)!);
     // summaries arrive with a client's first statistics and are kept for the later rounds
@@ -410,21 +426,13 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
     const both = ids.map((id, i) => [i, this.lastMeans.get(id)] as const).filter(([, last]) => last !== undefined);
     const converged = round >= 2 && both.length > 0 && Math.abs(mean(both.map(([i]) => means[i]!)) - mean(both.map(([, last]) => last!))) < tol;
     const last = converged || round >= maxRounds;
-    const tied = t === 'tied';
-    const cat = (f: (i: number) => ArrayLike<number>) => concat(ids.map((_, i) => f(i)));
-    const next = withScope((s) => {
-      const out = s.u32(1);
-      s.check(
-        s.w.fm_dem_server_step(
-          this.current!.handle, ids.length, s.f64From(rs.map((r) => r.rows)), s.f64From(rs.map((r) => r.logLikelihood)),
-          s.f64From(cat((i) => rs[i]!.nk)), s.f64From(cat((i) => rs[i]!.s1)), s.f64From(cat((i) => rs[i]!.s2)),
-          s.f64From(this.summaryShift!), s.f64From(cat((i) => sm[i]!.absMax)),
-          s.f64From(tied ? cat((i) => sm[i]!.sum!) : []), s.f64From(tied ? cat((i) => sm[i]!.scatter!) : []),
-          regCovar, round, converged ? 1 : 0, out,
-        ),
-      );
-      return GaussianMixture.fromHandle(s, s.readU32(out, 1)[0]!, this.modelOptions());
-    });
+    let next: GaussianMixture;
+    try {
+      next = this.mStep(rs, sm, round, converged);
+    } catch (e) {
+      this.blame(e, ids, rs, sm, round, converged);
+      throw e;
+    }
     // committed only now that the M-step has succeeded
     this.current!.dispose();
     this.current = next;
@@ -437,6 +445,53 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       this.phase = 'done';
     }
     return average;
+  }
+
+  /** The M-step on these clients' statistics and summaries (the core's fm_dem_server_step); changes nothing. */
+  private mStep(rs: ReceivedStats[], sm: DataSummaryPayload[], round: number, converged: boolean): GaussianMixture {
+    const tied = this.o.t === 'tied';
+    const cat = (f: (i: number) => ArrayLike<number>) => concat(rs.map((_, i) => f(i)));
+    return withScope((s) => {
+      const out = s.u32(1);
+      s.check(
+        s.w.fm_dem_server_step(
+          this.current!.handle, rs.length, s.f64From(rs.map((r) => r.rows)), s.f64From(rs.map((r) => r.logLikelihood)),
+          s.f64From(cat((i) => rs[i]!.nk)), s.f64From(cat((i) => rs[i]!.s1)), s.f64From(cat((i) => rs[i]!.s2)),
+          s.f64From(this.summaryShift!), s.f64From(cat((i) => sm[i]!.absMax)),
+          s.f64From(tied ? cat((i) => sm[i]!.sum!) : []), s.f64From(tied ? cat((i) => sm[i]!.scatter!) : []),
+          this.o.regCovar, round, converged ? 1 : 0, out,
+        ),
+      );
+      return GaussianMixture.fromHandle(s, s.readU32(out, 1)[0]!, this.modelOptions());
+    });
+  }
+
+  /**
+   * After a failed M-step: a client whose data are on a scale far from the
+   * others' (robust.ts outliers), and without whose statistics
+   * the M-step succeeds, is blamed (a ContributionError: the runtime excludes
+   * it and the round is aggregated again). A failure no such client explains
+   * (a component collapsing on honest data) is left to fail the run.
+   */
+  private blame(e: unknown, ids: string[], rs: ReceivedStats[], sm: DataSummaryPayload[], round: number, converged: boolean): void {
+    if (!(e instanceof FedmixError) || e.code === 'WASM' || ids.length < 2) return;
+    const d = this.o.d;
+    const scale = rs.map((r, i) => {
+      let m = Math.max(...sm[i]!.absMax);
+      r.nk.forEach((n, c) => {
+        if (n > 0) for (let j = 0; j < d; j++) m = Math.max(m, Math.abs(r.s1[c * d + j]!) / n);
+      });
+      return m;
+    });
+    for (const i of outliers(scale)) {
+      const keep = ids.map((_, x) => x).filter((x) => x !== i);
+      try {
+        this.mStep(keep.map((x) => rs[x]!), keep.map((x) => sm[x]!), round, converged).dispose();
+      } catch {
+        continue;
+      }
+      throw new ContributionError(ids[i]!, `its statistics make the M-step fail (${e.message}); without them it succeeds`, 'its statistics make the M-step fail');
+    }
   }
 
   /** Hands the current model to the caller, who disposes it; the server keeps none. */
