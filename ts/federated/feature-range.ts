@@ -82,6 +82,15 @@ export class FeatureRange {
     }
   }
 
+  /** One variance for every feature (a spherical covariance: the mean of theirs): at most the mean of their bounds, plus `extra`. */
+  sharedVariance(what: string, v: number, extra: number): void {
+    let bound = 0;
+    for (let j = 0; j < this.nFeatures; j++) bound += this.width(j) ** 2 / 4 / this.nFeatures;
+    if (!(v <= bound * (1 + SLACK) + extra * (1 + SLACK))) {
+      throw new InvalidMessageError(`${what} is ${v}, more than distributions on the declared feature ranges have (${bound}${extra > 0 ? ` + ${extra}` : ''})`, 'a variance exceeds what the declared feature range allows');
+    }
+  }
+
   /** A variance of feature j, `extra` (a regularization) included: at most (hi - lo)^2 / 4 + extra. */
   variance(what: string, j: number, v: number, extra: number): void {
     const bound = this.width(j) ** 2 / 4;
