@@ -49,6 +49,7 @@ import {
   type StatsReply,
   type SubsetReply,
 } from './messages.js';
+import { LIMITS, requireModelSize } from '../limits.js';
 
 export const DEM_INITS = ['separated', 'subset', 'kfed'] as const;
 export type DemInitMethod = (typeof DEM_INITS)[number];
@@ -163,19 +164,20 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
     const init = options.init ?? 'kfed';
     const given = typeof init === 'object' && init !== null ? init : undefined;
     if (!given) requireOneOf('init', init, DEM_INITS);
-    const d = requireInteger('nFeatures', options.nFeatures, 1);
+    const d = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
     const t = requireOneOf('covarianceType', options.covarianceType ?? 'full', COVARIANCE_TYPES);
     const kGiven = given ? flattenNumeric('init.weights', given.weights).length : undefined;
-    const k = requireInteger('nComponents', options.nComponents ?? kGiven ?? 1, 1);
+    const k = requireInteger('nComponents', options.nComponents ?? kGiven ?? 1, 1, LIMITS.count);
     if (kGiven !== undefined && kGiven !== k) throw new InvalidParameterError(`init has ${kGiven} weights but nComponents is ${k}`);
+    requireModelSize(k, d, t);
     this.o = {
       k,
       d,
       t,
       tol: requireNumber('tol', options.tol ?? 1e-3, 0),
-      maxRounds: requireInteger('maxRounds', options.maxRounds ?? 100, 0),
+      maxRounds: requireInteger('maxRounds', options.maxRounds ?? 100, 0, LIMITS.rounds),
       regCovar: requireNumber('regCovar', options.regCovar ?? 1e-6, 0),
-      subsetSize: requireInteger('subsetSize', options.subsetSize ?? 100, 1),
+      subsetSize: requireInteger('subsetSize', options.subsetSize ?? 100, 1, Math.floor(LIMITS.modelValues / d)),
       kfedLocalClusters: requireInteger('kfedLocalClusters', options.kfedLocalClusters ?? Math.ceil(Math.sqrt(k)), 1, k),
     };
     if (options.onInvalidClient !== undefined) requireOneOf('onInvalidClient', options.onInvalidClient, ['exclude', 'throw'] as const);

@@ -36,6 +36,7 @@ import {
   type SilhouettesPayload,
 } from './messages.js';
 import { centerNoiseStd, checkPrivacy, type PrivacyOptions } from './privacy.js';
+import { LIMITS } from '../limits.js';
 
 export interface FedGEMClientOptions {
   /** K_c, the number of clusters in the client's data (known, as the paper assumes) */
@@ -106,7 +107,7 @@ export class FedGEMClient implements ClientRole {
       throw new InvalidDataError(`client ${id} has ${x.nRows} rows for ${k} components; a client needs at least two rows per component`);
     }
     const variance = requirePositive('variance', o.variance ?? 1);
-    requireInteger('localSteps', o.localSteps ?? 1, 1);
+    requireInteger('localSteps', o.localSteps ?? 1, 1, LIMITS.localSteps);
     requireInteger('bisectionIterations', o.bisectionIterations ?? 60, 1, 1000);
     if (!['closed-form', 'bisection', undefined].includes(o.radius)) {
       throw new InvalidParameterError(`radius must be 'closed-form' or 'bisection', got ${JSON.stringify(o.radius)}`);
@@ -121,7 +122,7 @@ export class FedGEMClient implements ClientRole {
       throw new InvalidDataError(`client ${id}: validation rows have ${this.validation.nCols} features but the training rows ${x.nCols}`);
     }
     const [lo, hi] = seedParts(o.seed);
-    const nInit = requireInteger('nInit', o.nInit ?? 3, 1);
+    const nInit = requireInteger('nInit', o.nInit ?? 3, 1, LIMITS.restarts);
     const init = coreConstant('fedgem_init', requireOneOf('init', o.init ?? 'k-means++', ['k-means++', 'kmeans'] as const));
     // the noise generator before the client's handle: whichever throws, nothing is left allocated
     if (o.noiseSeed !== undefined) requireInteger('noiseSeed', o.noiseSeed, 0);

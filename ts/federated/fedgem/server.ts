@@ -35,6 +35,7 @@ import {
   receiveSilhouettes,
   type ReceivedComponents,
 } from './messages.js';
+import { LIMITS } from '../limits.js';
 
 /** A grid of phi to tune over: 0.25 to 32 by factors of two. */
 export const PHI_GRID: readonly number[] = [0.25, 0.5, 1, 2, 4, 8, 16, 32];
@@ -113,8 +114,8 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
 
   constructor(options: FedGEMServerOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
-    this.nFeatures = requireInteger('nFeatures', options.nFeatures, 1);
-    this.rounds = requireInteger('rounds', options.rounds ?? 10, 0);
+    this.nFeatures = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
+    this.rounds = requireInteger('rounds', options.rounds ?? 10, 0, LIMITS.rounds);
     this.tol = options.tol === undefined ? 0 : requirePositive('tol', options.tol);
     const phis = typeof options.phi === 'number' ? [options.phi] : options.phi ?? [1];
     if (!Array.isArray(phis) || phis.length === 0) {

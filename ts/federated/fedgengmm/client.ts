@@ -12,6 +12,7 @@ import { gmmParams, receiveGmmParams } from '../gmm-params.js';
 import type { Message } from '../messages/envelope.js';
 import type { ClientRole } from '../runtime/roles.js';
 import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, LOCAL_MODEL, TRAIN, type LocalModelPayload } from './messages.js';
+import { LIMITS } from '../limits.js';
 
 export interface FedGenGMMClientOptions {
   /** smallest number of components tried (default 1) */
@@ -31,13 +32,13 @@ export interface FedGenGMMClientOptions {
 /** The local fit's settings, checked (shared with the server's global fit). */
 export function checkFitOptions(o: FedGenGMMClientOptions): FedGenGMMClientOptions {
   if (o === null || typeof o !== 'object') throw new InvalidParameterError('options must be an object');
-  const kMin = requireInteger('kMin', o.kMin ?? 1, 1);
-  if (o.kMax !== undefined) requireInteger('kMax', o.kMax, kMin);
+  const kMin = requireInteger('kMin', o.kMin ?? 1, 1, LIMITS.count);
+  if (o.kMax !== undefined) requireInteger('kMax', o.kMax, kMin, LIMITS.count);
   if (o.covarianceType !== undefined) requireOneOf('covarianceType', o.covarianceType, COVARIANCE_TYPES);
   if (o.criterion !== undefined) requireOneOf('criterion', o.criterion, ['bic', 'aic'] as const);
-  if (o.nInit !== undefined) requireInteger('nInit', o.nInit, 1);
+  if (o.nInit !== undefined) requireInteger('nInit', o.nInit, 1, LIMITS.restarts);
   if (o.tol !== undefined) requireNumber('tol', o.tol, 0);
-  if (o.maxIter !== undefined) requireInteger('maxIter', o.maxIter, 1);
+  if (o.maxIter !== undefined) requireInteger('maxIter', o.maxIter, 1, LIMITS.iterations);
   if (o.regCovar !== undefined) requireNumber('regCovar', o.regCovar, 0);
   if (o.seed !== undefined) requireInteger('seed', o.seed, 0);
   return { ...o };

@@ -26,6 +26,7 @@ import type { Message } from '../messages/envelope.js';
 import type { RoundContext, ServerRole } from '../runtime/roles.js';
 import { checkFitOptions, type FedGenGMMClientOptions } from './client.js';
 import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, receiveLocalModel, TRAIN } from './messages.js';
+import { LIMITS, requireModelSize } from '../limits.js';
 
 /** The global fit takes the clients' options (kMin/kMax for BIC, covariance type, EM settings, seed). */
 export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
@@ -77,9 +78,9 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
   constructor(options: FedGenGMMServerOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
     checkFitOptions(options);
-    const h = requireInteger('h', options.h ?? 100, 1);
-    const d = requireInteger('nFeatures', options.nFeatures, 1);
-    if (options.nComponents !== undefined) requireInteger('nComponents', options.nComponents, 1);
+    const h = requireInteger('h', options.h ?? 100, 1, LIMITS.count);
+    const d = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
+    if (options.nComponents !== undefined) requireModelSize(requireInteger('nComponents', options.nComponents, 1, LIMITS.count), d, options.covarianceType ?? 'diag');
     else if (options.kMax === undefined) throw new InvalidParameterError('the server needs nComponents, or kMin/kMax for BIC selection');
     const maxSyntheticRows = requireInteger('maxSyntheticRows', options.maxSyntheticRows ?? 1_000_000, 1, 2 ** 31 - 1);
     this.declared = options.featureRange === undefined ? undefined : FeatureRange.from('featureRange', options.featureRange, d);

@@ -20,6 +20,7 @@ import { InProcessTransport } from '../transport/in-process.js';
 import { MdmAggregator, MIN_EXACT_CLIENTS } from './aggregator.js';
 import { AGGREGATE, EVALUATE, MDM_PROTOCOL, paramsOf, readAggregate, type MdmParams } from './messages.js';
 import { fitMdm, histogramClients, type MdmFitOptions, type MdmFitResult } from './run.js';
+import { LIMITS } from '../limits.js';
 
 /**
  * The validation round as a server role: every candidate is broadcast at
@@ -115,13 +116,13 @@ function candidates(options: SelectMdmOptions): number[] {
   if (options.kRange !== undefined) {
     const r = options.kRange;
     if (!Array.isArray(r) || r.length !== 2) throw new InvalidParameterError('kRange must be [first, last]');
-    const [a, b] = [requireInteger('kRange[0]', r[0], 1), requireInteger('kRange[1]', r[1], 1)];
+    const [a, b] = [requireInteger('kRange[0]', r[0], 1, LIMITS.count), requireInteger('kRange[1]', r[1], 1, LIMITS.count)];
     if (b < a) throw new InvalidParameterError(`kRange [${a}, ${b}] is empty`);
     ks = Array.from({ length: b - a + 1 }, (_, i) => a + i);
   } else {
     ks = options.kValues ?? [1, 2, 3, 4, 5, 6];
     if (!Array.isArray(ks) || ks.length === 0) throw new InvalidParameterError('kValues must be a non-empty array of integers >= 1');
-    ks.forEach((k, i) => requireInteger(`kValues[${i}]`, k, 1));
+    ks.forEach((k, i) => requireInteger(`kValues[${i}]`, k, 1, LIMITS.count));
   }
   return [...new Set(ks)].sort((a, b) => a - b);
 }
@@ -162,7 +163,7 @@ export function selectMdm(histograms: MatrixLike, options: SelectMdmOptions = {}
   if (given && options.sizes !== undefined) throw new InvalidParameterError('sizes cannot be given with separate validation histograms');
   const { sizes } = histogramRows(h, undefined, options.sizes);
   const m = h.nRows;
-  const v = given ? given.nRows : requireInteger('validationCohort', options.validationCohort ?? Math.min(1000, Math.max(1, Math.round(0.2 * m))), 1);
+  const v = given ? given.nRows : requireInteger('validationCohort', options.validationCohort ?? Math.min(1000, Math.max(1, Math.round(0.2 * m))), 1, LIMITS.count);
   const kMax = ks[ks.length - 1]!;
   if (v < 1) throw new InvalidDataError('the validation cohort is empty; give at least one validation client');
   if (options.privacy && v < MIN_EXACT_CLIENTS) {

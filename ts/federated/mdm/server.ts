@@ -21,6 +21,7 @@ import type { Message } from '../messages/envelope.js';
 import type { RoundContext, ServerRole } from '../runtime/roles.js';
 import { MdmAggregator } from './aggregator.js';
 import { AGGREGATE, INIT_REQUEST, MDM_MAX_CELLS, MDM_PROTOCOL, MODEL, near, paramsOf, readAggregate, sensitivity, type Shape } from './messages.js';
+import { LIMITS } from '../limits.js';
 
 /** Noise for central differential privacy: see `sensitivity` in messages.ts and the README. */
 export interface MdmPrivacy {
@@ -112,12 +113,12 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
   constructor(options: MdmServerOptions, aggregator?: MdmAggregator) {
     const o = options ?? ({} as MdmServerOptions);
     if (o === null || typeof o !== 'object') throw new InvalidParameterError('options must be an object');
-    this.nComponents = requireInteger('nComponents', o.nComponents ?? o.init?.nComponents ?? 1, 1);
-    this.nCategories = requireInteger('nCategories', o.nCategories, 2);
-    this.maxCount = requireInteger('maxCount', o.maxCount, 1);
-    this.rounds = requireInteger('rounds', o.rounds ?? 100, 0);
-    this.cohort = o.cohort === undefined ? undefined : requireInteger('cohort', o.cohort, 1);
-    this.initCohort = o.initCohort === undefined ? undefined : requireInteger('initCohort', o.initCohort, 1);
+    this.nComponents = requireInteger('nComponents', o.nComponents ?? o.init?.nComponents ?? 1, 1, LIMITS.count);
+    this.nCategories = requireInteger('nCategories', o.nCategories, 2, LIMITS.count);
+    this.maxCount = requireInteger('maxCount', o.maxCount, 1, LIMITS.count);
+    this.rounds = requireInteger('rounds', o.rounds ?? 100, 0, LIMITS.rounds);
+    this.cohort = o.cohort === undefined ? undefined : requireInteger('cohort', o.cohort, 1, LIMITS.count);
+    this.initCohort = o.initCohort === undefined ? undefined : requireInteger('initCohort', o.initCohort, 1, LIMITS.count);
     const k = this.nComponents;
     if (k * Math.max(this.nCategories, this.maxCount) > MDM_MAX_CELLS) {
       throw new InvalidParameterError(

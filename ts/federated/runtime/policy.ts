@@ -6,6 +6,7 @@
 import { InvalidParameterError } from '../../errors.js';
 import { requireInteger, requireOneOf, requirePositive } from '../../validate.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../messages/codec.js';
+import { LIMITS } from '../limits.js';
 
 export interface FederationPolicy {
   /**
@@ -55,8 +56,8 @@ export function resolvePolicy(p: FederationPolicy = {}): ResolvedPolicy {
   if (typeof fraction !== 'number' || !(fraction > 0 && fraction <= 1)) throw new InvalidParameterError(`fraction must be in (0, 1], got ${String(fraction)}`);
   return {
     onInvalid: requireOneOf('onInvalid', p.onInvalid ?? 'exclude', ['exclude', 'fail'] as const),
-    minClients: requireInteger('minClients', p.minClients ?? 1, 1),
-    minReplies: requireInteger('minReplies', p.minReplies ?? 1, 0),
+    minClients: requireInteger('minClients', p.minClients ?? 1, 1, LIMITS.count),
+    minReplies: requireInteger('minReplies', p.minReplies ?? 1, 0, LIMITS.count),
     fraction,
     sampleSeed: p.sampleSeed === undefined ? undefined : requireInteger('sampleSeed', p.sampleSeed, 0),
     roundTimeoutMs: p.roundTimeout === undefined ? undefined : requirePositive('roundTimeout', p.roundTimeout) * 1000,
