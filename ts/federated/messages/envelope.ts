@@ -25,6 +25,8 @@ export function message<K extends string, P>(kind: K, from: string, round: numbe
   return { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind, from, round, payload };
 }
 
+const ENVELOPE_KEYS = new Set(['protocol', 'version', 'kind', 'from', 'round', 'payload']);
+
 /** Checks a received envelope (anything: a parsed JSON value, an object handed over in process); `kind` restricts what is accepted. */
 export function checkEnvelope(m: unknown, kind?: string): Message {
   if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new InvalidMessageError('a message must be a JSON object');
@@ -36,5 +38,7 @@ export function checkEnvelope(m: unknown, kind?: string): Message {
   if (typeof e.from !== 'string' || e.from.length === 0) throw new InvalidMessageError('a message needs a non-empty "from"');
   if (!Number.isSafeInteger(e.round) || (e.round as number) < 0) throw new InvalidMessageError('a message needs a non-negative integer "round"');
   if (!('payload' in e)) throw new InvalidMessageError('a message needs a "payload"');
+  // nothing rides along outside the declared payload
+  for (const key of Object.keys(e)) if (!ENVELOPE_KEYS.has(key)) throw new InvalidMessageError(`a message has a field ${JSON.stringify(key.slice(0, 100))} its envelope does not declare`);
   return e as Message;
 }
