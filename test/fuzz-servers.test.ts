@@ -8,7 +8,7 @@
 import { beforeAll, expect, test } from 'vitest';
 import * as fedmix from '../ts/index.js';
 import { wasm } from '../ts/wasm/loader.js';
-import { fuzzServers, MUTATIONS } from './support/fuzz-servers.mjs';
+import { federations, fuzzServers, MUTATIONS } from './support/fuzz-servers.mjs';
 
 beforeAll(async () => {
   await fedmix.init();
@@ -23,3 +23,29 @@ test.each(['dem', 'fedgengmm', 'fedgem', 'mdm'])(`%s: ${runs} mutated first repl
   // most mutations are caught; a few are harmless (a field deleted that was optional, a number that stays valid)
   expect(report.excluded).toBeGreaterThan(runs / 2);
 }, 120_000);
+
+test.each(['dem', 'fedgengmm', 'fedgem', 'mdm'])('%s: a message object passed to accept() by hand gets the checks its bytes would', (name) => {
+  const fed = federations(fedmix)[name]!;
+  const clients = fed.clients();
+  const server = fed.server();
+  try {
+    const ids = clients.map((c) => c.id);
+    const ctx = { round: 1, clients: ids, available: ids };
+    const request = server.configure(ctx).get(ids[0]!)!;
+    const honest = new fedmix.ClientHost(clients[0]!).answerSync(fedmix.decodeMessage(fedmix.encodeMessage(request, 'binary')))!;
+    const spoiled: Array<[string, fedmix.Message]> = [
+      ['another version', { ...honest, version: 2 } as unknown as fedmix.Message],
+      ['an undeclared envelope field', { ...honest, extra: 1 } as unknown as fedmix.Message],
+      ['an undeclared payload field', { ...honest, payload: { ...(honest.payload as object), extra: 1 } }],
+      ['no sender', { ...honest, from: '' }],
+      ['not an object', null as unknown as fedmix.Message],
+    ];
+    for (const [what, m] of spoiled) expect(() => server.accept(m, request, ctx), what).toThrow(fedmix.InvalidMessageError);
+    // and the honest one, read or not, is accepted
+    const value = server.accept(honest, request, ctx);
+    server.discard?.(value);
+  } finally {
+    server.dispose?.();
+    for (const c of clients) c.dispose?.();
+  }
+});

@@ -25,7 +25,7 @@ import { FeatureRange } from '../feature-range.js';
 import { gmmParams } from '../gmm-params.js';
 import { outliers } from '../robust.js';
 import type { Message } from '../messages/envelope.js';
-import type { RoundContext, ServerRole } from '../runtime/roles.js';
+import { readReply, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import {
   checkCount,
   checkKfedLocal,
@@ -294,7 +294,8 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   }
 
   /** Checks one reply in full (content, the rows it reports); throws InvalidMessageError with the reason. */
-  accept(reply: Message, request: Message): Accepted {
+  accept(unread: Message, request: Message): Accepted {
+    const reply = readReply(this.protocol, request, unread);
     const { k, d, t } = this.o;
     let out: Accepted;
     switch (request.kind) {

@@ -22,7 +22,7 @@ import { requireInteger, requireOneOf, requirePositive } from '../../validate.js
 import { coreConstant } from '../../wasm/constants.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
-import type { Failure, RoundContext, ServerRole } from '../runtime/roles.js';
+import { readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import {
   CANDIDATES,
   FEDGEM_PROTOCOL,
@@ -178,7 +178,8 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     return out;
   }
 
-  accept(reply: Message): Accepted {
+  accept(unread: Message, request: Message): Accepted {
+    const reply = readReply(this.protocol, request, unread);
     switch (this.phase) {
       case 'train':
         return receiveBalls(reply, this.nFeatures);

@@ -27,6 +27,7 @@ import {
   checkShape,
   logLikelihoodFloor,
   MDM_KINDS,
+  MDM_PROTOCOL,
   readEvaluate,
   readEvaluation,
   readInitStats,
@@ -74,6 +75,8 @@ export interface MdmAggregatorOptions {
 
 interface Round {
   of: AggregateOf;
+  /** the kind of the request, and of the reply it expects */
+  request: string;
   reply: string;
   round: number;
   /** each summed field's length */
@@ -106,7 +109,7 @@ export class MdmAggregator {
 
   /** Starts a round whose clients were all sent `request`: what their answers must look like. */
   begin(request: Message): void {
-    let r: Omit<Round, 'sum' | 'round'>;
+    let r: Omit<Round, 'sum' | 'round' | 'request'>;
     switch (request.kind) {
       case MDM_KINDS.initRequest: {
         const shape = checkShape(request.payload as InitRequest);
@@ -154,7 +157,7 @@ export class MdmAggregator {
       default:
         throw new InvalidParameterError(`the MDM aggregator does not sum answers to ${request.kind}`);
     }
-    this.current = { ...r, round: request.round, sum: new SecureSum(r.fields) };
+    this.current = { ...r, request: request.kind, round: request.round, sum: new SecureSum(r.fields) };
   }
 
   /**
@@ -165,8 +168,9 @@ export class MdmAggregator {
   add(reply: Message): void {
     const r = this.current;
     if (!r) throw new InvalidParameterError('no round has begun; call begin(request) first');
-    if (reply.kind !== r.reply) throw new InvalidMessageError(`expected a ${r.reply} message, got ${reply.kind}`);
-    r.sum.add(r.read(reply.payload));
+    if (reply?.kind !== r.reply) throw new InvalidMessageError(`expected a ${r.reply} message, got ${String(reply?.kind)}`);
+    // the envelope and the declared payload first, as the runtime reads a reply (free when it has)
+    r.sum.add(r.read(MDM_PROTOCOL.exchanges.get(r.request)!.reply!.read(reply).payload));
   }
 
   /** The round's 'mdm/aggregate' message: the sums (with noise when private) and how many clients they hold. */

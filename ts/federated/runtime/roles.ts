@@ -37,6 +37,18 @@ export function defineProtocol(name: string, exchanges: readonly (readonly [Mess
   return { name, exchanges: map };
 }
 
+/**
+ * A reply read as the reply `request` expects under `protocol` (envelope and
+ * declared payload checked): what a server's accept() starts with, so that a
+ * message object passed to it by hand gets the checks the runtime gives a
+ * reply (free when the runtime has read it already).
+ */
+export function readReply(protocol: Protocol, request: Message, reply: Message): Message {
+  const expected = protocol.exchanges.get(request.kind)?.reply;
+  if (!expected) throw new InvalidParameterError(`${protocol.name} expects no reply to ${request.kind}`);
+  return expected.read(reply);
+}
+
 export interface RoundContext {
   /** the communication round, from 1 */
   readonly round: number;
