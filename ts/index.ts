@@ -13,6 +13,7 @@ export {
   BrokerError,
   NotFittedError,
   WasmError,
+  WasmAllocationError,
   type FedmixErrorCode,
 } from './errors.js';
 export { Matrix, type MatrixLike } from './data/matrix.js';
