@@ -28,6 +28,11 @@ export function takeLastError(w: WasmExports): string {
   return message;
 }
 
+/** Bytes the core's heap holds (a usize: read unsigned, it passes 2 GiB). */
+export function heapInUse(w: WasmExports): number {
+  return w.fm_heap_in_use() >>> 0;
+}
+
 function bytesText(b: number): string {
   return `${b} bytes (${(b / 2 ** 20).toFixed(1)} MiB)`;
 }
@@ -40,15 +45,15 @@ function bytesText(b: number): string {
  */
 export function availableWasmBytes(): number {
   const { exports: w, baseBytes } = instance();
-  return Math.max(0, WASM32_MAX_BYTES - baseBytes - coreConstant('memory', 'reserve') - w.fm_heap_in_use());
+  return Math.max(0, WASM32_MAX_BYTES - baseBytes - coreConstant('memory', 'reserve') - heapInUse(w));
 }
 
-/** The error for a request WASM memory cannot serve: `asked` says what was asked, then how memory stands and what to do. */
+/** The error for a request WASM memory cannot serve: `asked` (' allocating ...', ': ...' or ' (...)') says what was asked; then how memory stands and what to do. */
 function outOfMemory(asked: string): WasmAllocationError {
   const w = instance().exports;
   return new WasmAllocationError(
-    `out of WASM memory ${asked}; WASM memory holds ${bytesText(w.memory.buffer.byteLength)} of at most ${bytesText(WASM32_MAX_BYTES)}, ` +
-      `${bytesText(w.fm_heap_in_use())} in use, at most ${bytesText(availableWasmBytes())} available. Dispose models and clients ` +
+    `out of WASM memory${asked}; WASM memory holds ${bytesText(w.memory.buffer.byteLength)} of at most ${bytesText(WASM32_MAX_BYTES)}, ` +
+      `${bytesText(heapInUse(w))} in use, at most ${bytesText(availableWasmBytes())} available. Dispose models and clients ` +
       'you no longer need or process the data in smaller pieces; WASM memory never shrinks, and init({ fresh: true }) starts an ' +
       'empty instance (models made before it must be made again)',
   );
@@ -73,7 +78,7 @@ export function allocate(w: WasmExports, bytes: number): number {
   // requests would otherwise reach the core wrapped modulo 2^32. Pointers
   // come back as i32: unsigned, so that addresses from 2 GiB on stay right.
   const ptr = Number.isSafeInteger(bytes) && bytes >= 0 && bytes < 2 ** 31 ? w.fm_alloc(bytes) >>> 0 : 0;
-  if (ptr === 0) throw outOfMemory(`allocating ${bytes} bytes`);
+  if (ptr === 0) throw outOfMemory(` allocating ${bytes} bytes`);
   return ptr;
 }
 
@@ -132,7 +137,7 @@ export class Scope {
     if (status === coreConstant('status', 'ok')) return;
     const name = coreConstantName('status', status);
     const message = takeLastError(this.w);
-    throw name === 'allocation' ? outOfMemory(`(the core ${message})`) : errorFromStatus(status, name, message);
+    throw name === 'allocation' ? outOfMemory(` (the core ${message})`) : errorFromStatus(status, name, message);
   }
 
   free(): void {

@@ -8,7 +8,7 @@
 //! shapes passed alongside them.
 
 use fedmix_core::{alloc as buffers, Data, Error, Result};
-use std::alloc::{alloc, dealloc, GlobalAlloc, Layout, System};
+use std::alloc::{dealloc, GlobalAlloc, Layout, System};
 use std::cell::RefCell;
 use std::slice;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -39,6 +39,8 @@ static IN_USE: AtomicUsize = AtomicUsize::new(0);
 /// allocation retried, so the call ends normally or with a status. Every call
 /// that returns a status first takes the reserve again, and refuses to start
 /// (an allocation error) when memory cannot hold it. Not counted as in use.
+/// TypeScript's buffers (fm_alloc) never draw on it: a failed one is a typed
+/// error already, and the reserve stays for the calls.
 pub(crate) const RESERVE: usize = 4 << 20;
 /// Requests up to this size may draw on the reserve; larger ones are the core's
 /// fallible buffers and are refused while the reserve is spent, so that they
@@ -84,19 +86,26 @@ fn refused(size: usize) -> bool {
     size > SMALL && RESERVE_SPENT.load(Ordering::Relaxed)
 }
 
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+impl Counting {
+    /// An allocation, counted; `may_spend`: whether it may draw on the reserve.
+    unsafe fn take(&self, l: Layout, may_spend: bool) -> *mut u8 {
         if refused(l.size()) {
             return std::ptr::null_mut();
         }
         let mut p = System.alloc(l);
-        if p.is_null() && spend_reserve(l.size()) {
+        if p.is_null() && may_spend && spend_reserve(l.size()) {
             p = System.alloc(l);
         }
         if !p.is_null() {
             IN_USE.fetch_add(l.size(), Ordering::Relaxed);
         }
         p
+    }
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        self.take(l, true)
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         System.dealloc(p, l);
@@ -194,11 +203,12 @@ fn layout(bytes: usize) -> Option<Layout> {
     Layout::from_size_align(bytes.max(1), 16).ok()
 }
 
-/// 16-byte aligned block of `bytes` bytes, or null when memory cannot grow.
+/// 16-byte aligned block of `bytes` bytes, or null when memory cannot grow
+/// (the reserve is not drawn on: see RESERVE).
 #[no_mangle]
 pub extern "C" fn fm_alloc(bytes: usize) -> *mut u8 {
     match layout(bytes) {
-        Some(l) => unsafe { alloc(l) },
+        Some(l) => unsafe { ALLOCATOR.take(l, false) },
         None => std::ptr::null_mut(),
     }
 }
