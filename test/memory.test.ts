@@ -9,7 +9,7 @@
  * process stays small. Tests run in order and share this file's instance.
  */
 import { afterEach, beforeAll, expect, test } from 'vitest';
-import { GaussianMixture, init, Matrix, Rng, WasmAllocationError, WasmError } from '../ts/index.js';
+import { GaussianMixture, init, Matrix, Rng, selectGaussianMixture, WasmAllocationError, WasmError } from '../ts/index.js';
 import { instance, wasm } from '../ts/wasm/loader.js';
 import { availableWasmBytes, heapInUse, WASM32_MAX_BYTES } from '../ts/wasm/memory.js';
 import { blobs } from './helpers.js';
@@ -35,11 +35,15 @@ class Hogs {
     for (const size of [256 * MiB, 16 * MiB, MiB, 64 * 1024, 4096, 256, 16]) this.fill(size);
   }
 
-  /** Releases every other block: half the memory free again, in pieces of one block each. */
+  /**
+   * Releases every other block, keeping the last (so the space after it stays
+   * apart): half the memory free again, in pieces of one block each.
+   */
   releaseAlternate(): void {
     const w = wasm();
+    const last = this.blocks.length - 1;
     this.blocks = this.blocks.filter(([p, size], i) => {
-      if (i % 2 === 0) return true;
+      if (i % 2 === 0 || i === last) return true;
       w.fm_free(p, size);
       return false;
     });
@@ -114,6 +118,22 @@ test('a fit whose buffers do not fit is a WasmAllocationError from the core, not
   expect(instance().generation).toBe(generation);
   gm.dispose();
   for (const m of kept) m.dispose();
+});
+
+test('a model selection cut short by memory is a WasmAllocationError and keeps no model', () => {
+  const w = wasm();
+  const generation = instance().generation;
+  hogs.fill(64 * MiB);
+  hogs.releaseAlternate();
+  // responsibilities of 100,000 rows: 83 components fit in a free piece of 64 MiB, 84 do not
+  const rows = blobs(100_000, 2, 4, 9);
+  const heap = heapInUse(w);
+  const e = thrown(() => selectGaussianMixture(rows, { kMin: 83, kMax: 84, covarianceType: 'diag', initParams: 'random', maxIter: 1, seed: 3 }));
+  expect(e).toBeInstanceOf(WasmAllocationError);
+  expect(e.message).toMatch(/^out of WASM memory \(the core could not allocate 67200000 bytes\); /);
+  // the model of 83 components, fitted before, was disposed with the rest
+  expect(heapInUse(w)).toBe(heap);
+  expect(instance().generation).toBe(generation);
 });
 
 test('a request larger than what WASM memory can still provide is refused before the call, with the estimate and the account', () => {

@@ -12,7 +12,7 @@ use std::mem::size_of;
 /// An empty vector with room for exactly `len` items.
 pub fn with_capacity<T>(len: usize) -> Result<Vec<T>> {
     let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| Error::allocation(len as u128 * size_of::<T>() as u128))?;
+    v.try_reserve_exact(len).map_err(|_| Error::allocation(len as f64 * size_of::<T>() as f64))?;
     Ok(v)
 }
 
@@ -49,7 +49,7 @@ pub fn collect<T>(it: impl Iterator<Item = T>) -> Result<Vec<T>> {
 pub fn push<T>(v: &mut Vec<T>, item: T) -> Result<()> {
     if v.len() == v.capacity() {
         let more = v.capacity().max(4);
-        v.try_reserve(more).map_err(|_| Error::allocation((v.len() + more) as u128 * size_of::<T>() as u128))?;
+        v.try_reserve(more).map_err(|_| Error::allocation((v.len() + more) as f64 * size_of::<T>() as f64))?;
     }
     v.push(item);
     Ok(())
@@ -58,7 +58,7 @@ pub fn push<T>(v: &mut Vec<T>, item: T) -> Result<()> {
 /// a x b items as one count, or the allocation error for a product the
 /// address space cannot hold (`size` bytes each).
 pub fn cells(a: usize, b: usize, size: usize) -> Result<usize> {
-    a.checked_mul(b).filter(|c| c.checked_mul(size).map_or(false, |bytes| bytes <= isize::MAX as usize)).ok_or_else(|| Error::allocation(a as u128 * b as u128 * size as u128))
+    a.checked_mul(b).filter(|c| c.checked_mul(size).map_or(false, |bytes| bytes <= isize::MAX as usize)).ok_or_else(|| Error::allocation(a as f64 * b as f64 * size as f64))
 }
 
 #[cfg(test)]
@@ -70,11 +70,13 @@ mod tests {
     fn requests_beyond_the_address_space_are_errors_with_their_size() {
         let e = zeros(usize::MAX / 4).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Allocation);
-        assert_eq!(e.message, format!("could not allocate {} bytes", (usize::MAX / 4) as u128 * 8));
+        // 2^64 / 4 x 8 bytes
+        assert_eq!(e.message, "could not allocate 36893488147419103000 bytes");
         assert_eq!(with_capacity::<u32>(usize::MAX).unwrap_err().kind, ErrorKind::Allocation);
-        let e = cells(usize::MAX / 2, 3, 8).unwrap_err();
-        assert_eq!(e.message, format!("could not allocate {} bytes", (usize::MAX / 2) as u128 * 24));
+        assert_eq!(cells(usize::MAX / 2, 3, 8).unwrap_err().message, "could not allocate 221360928884514620000 bytes");
         assert_eq!(cells(1 << 20, 3, 8).unwrap(), 3 << 20);
+        // sizes of real requests are exact
+        assert_eq!(Error::allocation(80_000_000.0).message, "could not allocate 80000000 bytes");
     }
 
     #[test]

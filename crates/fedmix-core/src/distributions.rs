@@ -112,7 +112,7 @@ impl Rng {
         let mut out = alloc::with_capacity(k)?;
         let mut moved: HashMap<usize, usize, BuildHasherDefault<IndexHasher>> = HashMap::default();
         // an entry costs about two words and a control byte
-        moved.try_reserve(k).map_err(|_| Error::allocation(k as u128 * (2 * std::mem::size_of::<usize>() as u128 + 1)))?;
+        moved.try_reserve(k).map_err(|_| Error::allocation(k as f64 * (2 * std::mem::size_of::<usize>() + 1) as f64))?;
         for i in 0..k {
             let j = i + self.below((n - i) as u64) as usize;
             let value_j = moved.get(&j).copied().unwrap_or(j);

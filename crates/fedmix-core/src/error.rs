@@ -46,9 +46,9 @@ impl Error {
     pub fn numerical(message: impl Into<String>) -> Self {
         Error { kind: ErrorKind::Numerical, message: message.into() }
     }
-    /// `bytes` could not be allocated (u128: a request may exceed the address space).
-    pub fn allocation(bytes: u128) -> Self {
-        Error { kind: ErrorKind::Allocation, message: format!("could not allocate {} bytes", bytes) }
+    /// `bytes` could not be allocated (an f64: a request may exceed the address space).
+    pub fn allocation(bytes: f64) -> Self {
+        Error { kind: ErrorKind::Allocation, message: format!("could not allocate {} bytes", show(bytes)) }
     }
 }
 

@@ -229,7 +229,7 @@ pub fn capped_radii(radii: &[f64]) -> Result<Vec<f64>> {
 /// counts of their client (all of them if none is, rather than nothing).
 pub fn informative(counts: &[f64], owners: &[u32]) -> Result<Vec<bool>> {
     let mut totals = std::collections::HashMap::new();
-    totals.try_reserve(owners.len()).map_err(|_| Error::allocation(owners.len() as u128 * 16))?;
+    totals.try_reserve(owners.len()).map_err(|_| Error::allocation(owners.len() as f64 * 16.0))?;
     for (c, &o) in counts.iter().zip(owners) {
         *totals.entry(o).or_insert(0.0) += c;
     }
