@@ -9,7 +9,17 @@
  * process stays small. Tests run in order and share this file's instance.
  */
 import { afterEach, beforeAll, expect, test } from 'vitest';
-import { GaussianMixture, init, Matrix, Rng, selectGaussianMixture, WasmAllocationError, WasmError } from '../ts/index.js';
+import {
+  DirichletMultinomialMixture,
+  GaussianMixture,
+  init,
+  Matrix,
+  PCA,
+  Rng,
+  selectGaussianMixture,
+  WasmAllocationError,
+  WasmError,
+} from '../ts/index.js';
 import { instance, wasm } from '../ts/wasm/loader.js';
 import { availableWasmBytes, heapInUse, WASM32_MAX_BYTES } from '../ts/wasm/memory.js';
 import { blobs } from './helpers.js';
@@ -154,6 +164,11 @@ test('a request larger than what WASM memory can still provide is refused before
   expect(e.message).toMatch(ACCOUNT);
   // 200 million rows of 3 features and their labels
   expect(thrown(() => gm.sample(200_000_000)).message).toMatch(/^out of WASM memory: sampling 200000000 rows of 3 features needs at least 5600000072 bytes /);
+  // the covariance of 20,000 features and the eigensolver's two matrices
+  expect(thrown(() => new PCA({ nComponents: 1 }).fit(Matrix.zeros(2, 20_000))).message).toMatch(/^out of WASM memory: PCA of 2 rows of 20000 features needs at least 9600320000 bytes /);
+  // 100 million histograms of 2 categories, their sizes and components
+  const mdm = new DirichletMultinomialMixture({ tau: [1], alpha: [[1, 1]], pi: [[1]] });
+  expect(thrown(() => mdm.sample(100_000_000)).message).toMatch(/^out of WASM memory: sampling 100000000 histograms of 2 categories needs at least 2800000064 bytes /);
   // refused before anything was allocated: memory did not grow
   expect(w.memory.buffer.byteLength).toBe(size);
   expect(heapInUse(w)).toBe(heap);

@@ -434,7 +434,7 @@ export class GaussianMixture {
     const pc = arr('precisionsCholesky', j.precisionsCholesky, len);
     const cov = j.covariances === undefined ? undefined : arr('covariances', j.covariances, len);
     // the parameters as passed in, and the model the core builds from them
-    requireWasmMemory(`loading ${k} ${t} components of ${d} features`, 2 * modelBytes(t, k, d));
+    requireWasmMemory(`loading ${k} ${t} components of ${d} features`, 8 * (weights.length + means.length + pc.length + (cov?.length ?? 0)) + modelBytes(t, k, d));
     withScope((s) => {
       const out = s.u32(1);
       s.check(

@@ -88,8 +88,9 @@ export class DemClient implements ClientRole {
       const k = model.nComponents;
       const d = this.nFeatures;
       const n = this.nRows;
-      // the statistics (in the core and on their way out), s2 of full covariances as d x d matrices
-      requireWasmMemory(`the statistics of ${k} ${t} components`, 16 * (k + k * d + (t === 'full' ? k * d * d : s2Length(t, k, d))));
+      // the statistics in the core (about a copy of the means; full s2 as d x d matrices) and on their way out
+      const s2 = t === 'full' ? k * d * d : t === 'tied' ? 0 : k * d;
+      requireWasmMemory(`the statistics of ${k} ${t} components`, 8 * (2 * k + 3 * k * d + s2 + s2Length(t, k, d)));
       const reply = withScope((s) => {
         const nk = s.f64(k);
         const s1 = s.f64(k * d);
