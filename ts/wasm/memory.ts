@@ -61,7 +61,7 @@ function outOfMemory(asked: string): WasmAllocationError {
 
 /**
  * Refuses, before anything is allocated, a request of at least `bytes` bytes
- * (`what`, e.g. 'fitting 3 full components of 2 features to 100 rows') that
+ * (`what`, e.g. 'fitting 3 full components to 100 rows of 2 features') that
  * cannot fit in what WASM memory can still provide. `bytes` is a lower bound
  * of the call's peak; what it misses, the core reports as a status.
  */
