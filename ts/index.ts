@@ -14,6 +14,7 @@ export {
   BrokerError,
   NotFittedError,
   WasmError,
+  WasmAllocationError,
   type FedmixErrorCode,
 } from './errors.js';
 export { Matrix, type MatrixLike } from './data/matrix.js';

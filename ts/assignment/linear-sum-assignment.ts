@@ -12,7 +12,7 @@
  * matrix (0 rows or 0 columns) gives an empty assignment, as in scipy.
  */
 import { InvalidDataError, InvalidParameterError } from '../errors.js';
-import { withScope } from '../wasm/memory.js';
+import { requireWasmMemory, withScope } from '../wasm/memory.js';
 
 export interface LinearSumAssignmentOptions {
   /** find the assignment of greatest total instead of least (default false) */
@@ -46,9 +46,8 @@ export function linearSumAssignment(cost: number[][] | Float64Array, options: Li
     throw new InvalidParameterError(`maximize must be true or false, got ${String(maximize)}`);
   }
   const [nr, nc] = costShape(cost, options.shape);
-  if (nr * nc * 8 >= 2 ** 32) {
-    throw new InvalidDataError(`a ${nr} x ${nc} cost matrix needs ${(nr * nc * 8) / 2 ** 30} GiB, more than WebAssembly's 4 GiB of memory`);
-  }
+  // the matrix, and the core's working copy when it transposes or negates it
+  requireWasmMemory(`a ${nr} x ${nc} assignment`, 8 * nr * nc * (nr > nc || maximize ? 2 : 1));
   const k = Math.min(nr, nc);
   return withScope((s) => {
     // Every buffer first: allocating can grow memory, which detaches views.

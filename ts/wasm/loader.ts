@@ -4,7 +4,7 @@
  * bundlers because both builds are embedded as base64 (no fs, no fetch).
  */
 import { SCALAR_WASM_BASE64, SIMD_WASM_BASE64 } from './bytes.generated.js';
-import { WasmError } from '../errors.js';
+import { InvalidParameterError, WasmError } from '../errors.js';
 
 /** The C ABI of crates/fedmix-wasm. Pointers and sizes are numbers (wasm32). */
 export interface WasmExports {
@@ -152,6 +152,12 @@ export type Backend = 'simd' | 'scalar';
 export interface InitOptions {
   /** 'auto' (default) takes SIMD128 when the engine supports it. */
   backend?: 'auto' | Backend;
+  /**
+   * Replace the running instance with a new one, whose memory is empty: the
+   * way to give WASM memory back (it never shrinks). Every model, client and
+   * generator made before must be made again (using one throws a WasmError).
+   */
+  fresh?: boolean;
 }
 
 export interface InitInfo {
@@ -167,6 +173,8 @@ interface Instance {
   constants: ReadonlyMap<string, number>;
   /** Increases with every instantiation; handles from older ones are dead. */
   generation: number;
+  /** Memory size before any allocation: the core's static data and stack. */
+  baseBytes: number;
 }
 
 let current: Instance | undefined;
@@ -234,7 +242,8 @@ async function instantiate(backend: Backend): Promise<Instance> {
     throw new WasmError(`WASM core ABI ${abi} does not match the TypeScript wrapper (${ABI_VERSION}); rebuild with scripts/build-wasm.sh`);
   }
   generation += 1;
-  return { exports, info: { simd: exports.fm_simd() === 1, backend }, constants: readConstants(exports), generation };
+  const baseBytes = exports.memory.buffer.byteLength;
+  return { exports, info: { simd: exports.fm_simd() === 1, backend }, constants: readConstants(exports), generation, baseBytes };
 }
 
 /** The core's table of constants (names static in its memory, values plain numbers). */
@@ -260,11 +269,18 @@ function chooseBackend(requested: InitOptions['backend']): Backend {
 
 /**
  * Loads the WASM core. Idempotent and safe to call concurrently: every caller
- * awaits the same instantiation. Reports which build runs. After a trap it
- * starts a fresh instance.
+ * awaits the same instantiation. Reports which build runs. After a trap, or
+ * with `fresh`, it starts a fresh instance.
  */
 export async function init(options: InitOptions = {}): Promise<InitInfo> {
   const requested = options.backend ?? 'auto';
+  if (options.fresh !== undefined && typeof options.fresh !== 'boolean') {
+    throw new InvalidParameterError(`fresh must be true or false, got ${String(options.fresh)}`);
+  }
+  if (options.fresh && current) {
+    // dropped, not freed: its memory goes with it once nothing refers to it
+    current = undefined;
+  }
   if (current) {
     if (requested !== 'auto' && requested !== current.info.backend) {
       throw new WasmError(`fedmix is already running the ${current.info.backend} build; init({ backend: '${requested}' }) must come first`);

@@ -15,7 +15,7 @@ import { nearestCenters } from '../../models/kmeans.js';
 import { Rng } from '../../random.js';
 import { requireInteger, requireOneOf, requirePositive, seedParts } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
-import { OwnedHandle, withScope } from '../../wasm/memory.js';
+import { OwnedHandle, requireWasmMemory, withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import type { ClientRole } from '../runtime/roles.js';
 import {
@@ -129,6 +129,8 @@ export class FedGEMClient implements ClientRole {
     this.noise = o.privacy ? (o.noiseSeed === undefined ? Rng.unpredictable() : new Rng(o.noiseSeed)) : undefined;
     try {
       if (o.privacy) x = clipRows(x, o.privacy.bound);
+      // the rows passed in and the client's own copy, and k-means' labels and distances
+      requireWasmMemory(`client ${id}'s ${x.nRows} rows of ${x.nCols} features`, 16 * x.data.length + 12 * x.nRows);
       const ptr = withScope((s) => {
         const out = s.u32(1);
         const [w, wLen] = s.f64Optional(this.weights);
@@ -207,6 +209,8 @@ export class FedGEMClient implements ClientRole {
     const k = this.nComponents;
     const d = this.nFeatures;
     const o = this.options;
+    // bisection weighs every row by every component's responsibility
+    if (o.radius === 'bisection') requireWasmMemory(`client ${this.id}'s bisection radii`, 8 * this.nSamples * k);
     const r = withScope((s) => {
       const [m, rad, cnt, ll] = [s.f64(k * d), s.f64(k), s.f64(k), s.f64(1)];
       const method = coreConstant('fedgem_radius', o.radius === 'bisection' ? 'bisection' : 'closed_form');
