@@ -145,7 +145,7 @@ export interface WasmExports {
  * Must equal ABI_VERSION in crates/fedmix-wasm: the one number TypeScript
  * cannot read from the core, since it says whether this wrapper may read it.
  */
-const ABI_VERSION = 10;
+const ABI_VERSION = 11;
 
 export type Backend = 'simd' | 'scalar';
 

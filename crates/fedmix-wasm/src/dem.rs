@@ -9,7 +9,7 @@ use super::{buffers, data, f64s, f64s_mut, optional, seed, status};
 use fedmix_core::gmm::dem::{self, DataSummary};
 use fedmix_core::gmm::stats::{pack_upper_into, packed_len, unpack_symmetric, wire_s2_len, SuffStats, Tiles};
 use fedmix_core::gmm::CovarianceType;
-use fedmix_core::{Error, Result, Rng};
+use fedmix_core::{alloc, Error, Result, Rng};
 
 fn cov_lens(t: CovarianceType, k: usize, d: usize) -> (usize, usize, usize) {
     (k, k * d, wire_s2_len(t, k, d))
@@ -121,14 +121,14 @@ pub unsafe extern "C" fn fm_dem_check_log_likelihood(
     scatter: *const f64,
 ) -> i32 {
     let g = &(*h).gmm;
-    status((|| {
+    status(|| {
         let (t, k, d) = (g.cov_type, g.k, g.d);
         let (a, b, c) = cov_lens(t, k, d);
-        let stats = SuffStats::from_wire(t, k, d, g.means.clone(), f64s(nk, a), f64s(s1, b), f64s(s2, c))?;
+        let stats = SuffStats::from_wire(t, k, d, alloc::copy(&g.means)?, f64s(nk, a), f64s(s1, b), f64s(s2, c))?;
         let tied = t == CovarianceType::Tied;
-        let summary = if tied { Some(summary_from_wire(d, true, rows, f64s(summary_shift, d), f64s(abs_max, d), sum, scatter)) } else { None };
+        let summary = if tied { Some(summary_from_wire(d, true, rows, f64s(summary_shift, d), f64s(abs_max, d), sum, scatter)?) } else { None };
         dem::check_log_likelihood(&stats, g, summary.as_ref(), rows, loglik)
-    })())
+    })
 }
 
 /// The DEM server's round on the answers of m clients to the model `h`: merges

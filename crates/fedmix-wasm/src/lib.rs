@@ -137,7 +137,7 @@ pub extern "C" fn fm_heap_in_use() -> usize {
 }
 
 /// Bumped whenever an export changes meaning; the loader checks it.
-const ABI_VERSION: i32 = 10;
+const ABI_VERSION: i32 = 11;
 
 thread_local! {
     static LAST_ERROR: RefCell<String> = RefCell::new(String::new());

@@ -564,7 +564,7 @@ mod tests {
                 let mut h = g.clone();
                 h.means.iter_mut().for_each(|m| *m += offset);
                 let shift: Vec<f64> = (0..d).map(|j| (0..k).map(|c| h.weights[c] * h.means[c * d + j]).sum()).collect();
-                let summary = DataSummary::of(&mx, &shift, t == CovarianceType::Tied, &mut Tiles::new(d));
+                let summary = DataSummary::of(&mx, &shift, t == CovarianceType::Tied, &mut Tiles::new(d).unwrap()).unwrap();
                 let (st, ll) = client_statistics(&mx, &h).unwrap();
                 let (q, _) = expected_log_likelihood(&st, &h, Some(&summary)).unwrap();
                 let entropy = ll - q;
