@@ -498,9 +498,26 @@ def clustering_fixtures():
     write("clustering.json", {"ari": ari, "silhouette": sil})
 
 
+def robust_fixtures():
+    """Coordinate-wise median (numpy.median, axis 0) and trimmed mean (scipy.stats.trim_mean,
+    axis 0) of client vectors: odd and even counts, ties, one outlier client, proportions
+    from 0 to just below 0.5."""
+    from scipy.stats import trim_mean
+    rng = np.random.default_rng(5)
+    cases = []
+    for m, d in [(1, 3), (2, 4), (5, 3), (8, 6), (25, 10)]:
+        x = rng.normal(size=(m, d))
+        if m >= 5:
+            x[m // 2] *= 1e6  # one client far off
+            x[:, 0] = np.round(x[:, 0])  # ties
+        cases.append({"m": m, "d": d, "x": flat(x), "median": flat(np.median(x, axis=0)),
+                      "trimmed": [{"proportion": p, "mean": flat(trim_mean(x, p, axis=0))} for p in [0.0, 0.1, 0.2, 0.25, 0.49]]})
+    write("robust.json", {"scipy": scipy.__version__, "cases": cases})
+
+
 GENERATORS = {"gmm": gmm_fixtures, "kmeans": kmeans_fixtures, "ranking": ranking_fixtures, "special": special_fixtures,
               "dirichlet_multinomial": dirichlet_multinomial_fixtures, "random": random_fixtures, "lsa": lsa_fixtures,
-              "pca": pca_fixtures, "mdm": mdm_fixtures, "clustering": clustering_fixtures}
+              "pca": pca_fixtures, "mdm": mdm_fixtures, "clustering": clustering_fixtures, "robust": robust_fixtures}
 
 if __name__ == "__main__":
     # `gen-fixtures.py random` regenerates one file; no argument, all of them

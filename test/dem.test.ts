@@ -361,6 +361,20 @@ describe('bad clients', () => {
     ['a negative count', edit((p) => (p.nk[0] = -1)), /nk\[0\] is -1; a component's count must be at least 0/],
     ['counts beyond its rows', edit((p) => (p.rows = Math.floor(Math.max(...p.nk)) - 1)), /nk\[\d\] is [\d.]+ but the client reports only \d+ rows/],
     ['a negative variance', edit((p) => (p.s2[0] = -p.s2[0]!)), /negative variance/],
+    // what would steer the stopping rule: a log-likelihood its statistics do not allow (Q to Q + n ln K)
+    ['a log-likelihood of 1e308', edit((p) => (p.logLikelihood = 1e308)), /its log-likelihood 1e308 lies outside \[-?[\d.e+]+, -?[\d.e+]+\], what its statistics allow/],
+    ['a log-likelihood far below its statistics', edit((p) => (p.logLikelihood = p.logLikelihood * 10 - 1e6)), /lies outside/],
+    ['second moments times 1e300 with the honest log-likelihood', edit((p) => (p.s2 = p.s2.map((x) => x * 1e300))), /lies outside/],
+    // accepted, but its summary's magnitudes raise the pooled variance floor until every component looks singular:
+    // the server finds it (a scale far from the others', and the M-step succeeds without it) and excludes it
+    [
+      'a summary claiming rows of magnitude 1e150',
+      edit((p) => {
+        const summary = (p as Stats & { summary: { absMax: number[] } }).summary;
+        summary.absMax = summary.absMax.map(() => 1e150);
+      }),
+      /its statistics make the M-step fail \(.*\); without them it succeeds/,
+    ],
     // the payload's schema: the value, JSON-quoted, and what it must be
     ['a log-likelihood that is not a number', (m) => ({ ...m, payload: { ...(m.payload as object), logLikelihood: 'x' } }), /logLikelihood is "x"; it must be a finite number/],
     ['a field the message does not declare', (m) => ({ ...m, payload: { ...(m.payload as object), extra: 1 } }), /extra/],
@@ -556,6 +570,33 @@ class Spoiling extends InProcessTransport {
   }
 }
 
+describe('a declared feature range', () => {
+  test.each(COVARIANCE_TYPES)('%s: honest clients inside it give the same run as without it, for every initialization', (covarianceType) => {
+    const { parts } = nonIid(3);
+    for (const init of ['separated', 'subset', 'kfed'] as const) {
+      const options: DistributedEMOptions = { nComponents: 3, covarianceType, init, seed: 2, maxRounds: 6 };
+      const plain = distributedEM(parts, options);
+      const declared = distributedEM(parts, { ...options, featureRange: [0, 1] });
+      expect(declared.excluded).toEqual([]);
+      expect(declared.model.means).toEqual(plain.model.means);
+      expect(declared.model.covariances).toEqual(plain.model.covariances);
+      plain.model.dispose();
+      declared.model.dispose();
+    }
+  });
+
+  test('a client whose rows lie outside it is excluded with the bound it broke, at every phase', () => {
+    const { parts } = nonIid(3);
+    const outside = parts.map((p, i) => (i === 1 ? new Matrix(p.data.map((v) => 3 * v), p.nRows, p.nCols) : p));
+    for (const [init, phase] of [['separated', /declared range/], ['subset', /values\[\d+\] is [\d.]+, outside feature \d's declared range \[0, 1\]/], ['kfed', /outside feature \d's declared range/]] as const) {
+      const r = distributedEM(outside, { nComponents: 3, covarianceType: 'diag', init, seed: 2, maxRounds: 3, featureRange: [0, 1] });
+      expect(r.excluded.map((e) => e.client)).toEqual(['client-1']);
+      expect(r.excluded[0]!.reason).toMatch(phase);
+      r.model.dispose();
+    }
+  });
+});
+
 describe('raw wire replies', () => {
   const spoil: Array<[string, (t: string) => string, RegExp]> = [
     ['Infinity in a number field', (t) => t.replace(/"logLikelihood":[^,]*/, '"logLikelihood":1e999'), /logLikelihood is Infinity; it must be a finite number/],
@@ -669,7 +710,7 @@ describe('options', () => {
       [{ nComponents: 0 }, /nComponents/],
       [{ nComponents: 4, kfedLocalClusters: 5 }, /kfedLocalClusters must be an integer in \[1, 4\]/],
       [{ featureRange: [[0], [1, 1]] }, /featureRange\[0\] has 1 values/],
-      [{ init: 'separated', featureRange: [1, 0] }, /min < max/],
+      [{ init: 'separated', featureRange: [1, 0] }, /featureRange of feature 0 is \[1, 0\]; min must be below max/],
       [{ tol: -1 }, /tol/],
       [{ maxRounds: 1.5 }, /maxRounds/],
       [{ onInvalidClient: 'ignore' as never }, /onInvalidClient/],
@@ -680,7 +721,7 @@ describe('options', () => {
     for (const [o, hint] of bad) expect(() => distributedEM(parts, o), hint.source).toThrow(hint);
     expect(() => distributedEM([], {})).toThrow(InvalidParameterError);
     expect(() => distributedEM([Matrix.fromRows([[NaN, 1]])], {})).toThrow(/client-0: its data contains NaN at row 0, column 0/);
-    expect(() => new DemServer({ nComponents: 2 } as never)).toThrow(/nFeatures must be an integer >= 1/);
+    expect(() => new DemServer({ nComponents: 2 } as never)).toThrow(/nFeatures must be an integer in \[1, 1048576\]/);
     expect(wasm().fm_heap_in_use()).toBe(before);
   });
 

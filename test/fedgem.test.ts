@@ -568,7 +568,7 @@ test('the one-call fedGEM takes the majority dimension: a first client with thre
   expect(r.clients.length).toBe(9);
   for (const c of r.clients) c.dispose();
   // a server is given its dimension; it infers none
-  expect(() => new FedGEMServer({} as never)).toThrow(/nFeatures must be an integer >= 1/);
+  expect(() => new FedGEMServer({} as never)).toThrow(/nFeatures must be an integer in \[1, 1048576\]/);
 });
 
 test('sizes past the caps are refused: components, rows, validation rows', () => {

@@ -20,6 +20,7 @@ import {
   InvalidParameterError,
   makeBlobs,
   Matrix,
+  MinMaxScaler,
   runFederationSync,
   type Encoding,
   type Failure,
@@ -191,7 +192,12 @@ const uploads: Array<[string, (p: any) => void, RegExp]> = [
   ['an unknown covariance type', (p) => (p.model.covarianceType = 'dense'), /model\.covarianceType is "dense"; it must be one of "full", "tied", "diag", "spherical"/],
 ];
 
-test.each(uploads)('an upload with %s is excluded with its reason; the model is the one without it; nothing leaks', (_, edit, reason) => {
+// valid on its own, but on a scale that breaks the global fit for everyone: blamed once the fit fails (ContributionError)
+const breaking: Array<[string, (p: any) => void, RegExp]> = [
+  ['variances times 1e300', (p) => (p.model.covariances = p.model.covariances.map((v: number) => v * 1e300)), /its model makes the global fit fail \(.*\); without it the fit succeeds/],
+];
+
+test.each([...uploads, ...breaking])('an upload with %s is excluded with its reason; the model is the one without it; nothing leaks', (_, edit, reason) => {
   const before = wasm().fm_heap_in_use();
   const run = (data: Matrix[], bad?: number) => {
     const roles = data.map((x, c) => new Recording(new FedGenGMMClient(String(c), x, { kMin: 2, kMax: 2, seed: 1 }), c === bad ? editPayload(edit) : undefined));
@@ -218,6 +224,42 @@ test.each(uploads)('an upload with %s is excluded with its reason; the model is 
   bad.out.model.model.dispose();
   without.out.model.model.dispose();
   expect(wasm().fm_heap_in_use()).toBe(before);
+});
+
+test('a declared feature range: honest uploads inside give the same model; means or variances no rows inside it can have are refused', () => {
+  const scaler = new MinMaxScaler().fit(pooled);
+  const unit = clients.map((x) => scaler.transform(x));
+  const run = (featureRange?: [number, number], bad?: (p: any) => void) => {
+    const roles = unit.map((x, c) => new Recording(new FedGenGMMClient(String(c), x, { kMin: 1, kMax: 3, seed: 1 }), c === 2 && bad ? editPayload(bad) : undefined));
+    const server = new FedGenGMMServer({ nComponents: 3, seed: 9, nFeatures: 2, featureRange });
+    try {
+      return runFederationSync(server, roles);
+    } finally {
+      server.dispose();
+      for (const r of roles) r.inner.dispose();
+    }
+  };
+  const plain = run();
+  const declared = run([0, 1]);
+  expect(declared.excluded).toEqual([]);
+  expect(Array.from(declared.model.model.means)).toEqual(Array.from(plain.model.model.means));
+  const far = run([0, 1], (p) => (p.model.means = p.model.means.map((v: number) => v * 1e20)));
+  expect(far.excluded.map((e) => e.reason)).toEqual([expect.stringMatching(/^2: means\[\d+\] is [\d.e+]+, outside feature \d's declared range \[0, 1\]/)]);
+  const wide = run([0, 1], (p) => (p.model.covariances = p.model.covariances.map((v: number) => v + 1)));
+  expect(wide.excluded.map((e) => e.reason)).toEqual([expect.stringMatching(/^2: covariances\[\d+\] is [\d.e+-]+, more than any distribution on feature \d's declared range \[0, 1\] has \(0\.25 \+ 0\.000001\)/)]);
+  for (const r of [plain, declared, far, wide]) r.model.model.dispose();
+  expect(() => new FedGenGMMServer({ nComponents: 3, nFeatures: 2, featureRange: [1, 1] })).toThrow(/min must be below max/);
+});
+
+test('the synthetic set is capped: maxSyntheticRows bounds H x sum K_c, each component keeping at least one row', () => {
+  const roles = clients.map((x, c) => new FedGenGMMClient(String(c), x, { kMin: 2, kMax: 2, seed: 1 }));
+  const server = new FedGenGMMServer({ nComponents: 3, seed: 9, nFeatures: 2, maxSyntheticRows: 500 });
+  const r = runFederationSync(server, roles);
+  // 8 incoming components: 100 rows each would be 800; 62 each fit in 500
+  expect([r.model.incomingComponents, r.model.syntheticRows]).toEqual([8, 496]);
+  r.model.model.dispose();
+  server.dispose();
+  for (const c of roles) c.dispose();
 });
 
 test('the server role by hand: accept refuses malformed uploads without changing its state or leaking', () => {
@@ -339,9 +381,9 @@ test('under client sampling the global model still reaches every client that too
 
 test('server options are checked before any client is asked', () => {
   expect(() => new FedGenGMMServer({} as never)).toThrow(InvalidParameterError);
-  expect(() => new FedGenGMMServer({} as never)).toThrow(/nFeatures must be an integer >= 1/);
+  expect(() => new FedGenGMMServer({} as never)).toThrow(/nFeatures must be an integer in \[1, 1048576\]/);
   expect(() => new FedGenGMMServer({ nFeatures: 2 })).toThrow(/nComponents, or kMin\/kMax/);
-  expect(() => new FedGenGMMServer({ nFeatures: 2, nComponents: 2, h: 0 })).toThrow(/h must be an integer >= 1/);
+  expect(() => new FedGenGMMServer({ nFeatures: 2, nComponents: 2, h: 0 })).toThrow(/h must be an integer in \[1, 2147483647\]/);
   expect(() => fedGenGMM(clients, { server: { nComponents: 3, covarianceType: 'dense' as never } })).toThrow(/covarianceType/);
 });
 

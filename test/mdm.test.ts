@@ -36,6 +36,7 @@ import {
   type Exchange,
   type ExchangeOptions,
   type Failure,
+  type MdmParams,
   type Message,
   type Protocol,
   type RoundContext,
@@ -649,7 +650,8 @@ describe('validation of what clients send', () => {
           else for (let t = 0; t < n; t++) h[Math.floor(rnd() * c)]! += 1;
           return new MdmClient(`c${i}`, h, { seed: i });
         });
-        const aggregator = new MdmAggregator({ noiseMultiplier: clip ? 1 : 0 });
+        // with noise, evaluation rounds are exact only when asked for; 8 clients suffice here
+        const aggregator = new MdmAggregator({ noiseMultiplier: clip ? 1 : 0, exactEvaluation: true, minExactClients: 1 });
         // each message as it arrives off the wire, read through its declared type
         const received = readRequest(wire(request));
         aggregator.begin(received);
@@ -931,6 +933,81 @@ describe('choosing K (Appendix A.1)', () => {
   });
 });
 
+describe('privacy that does not rest on a public seed', () => {
+  const noisy = (options: { seed: number; noiseSeed?: number }) =>
+    fitMdm(fedData().slice(0, 120), { nComponents: 2, rounds: 3, privacy: { noiseMultiplier: 1, clip: 5 }, ...options }).model;
+
+  test('the same public seed gives different noise; an explicit noise seed (for tests) repeats it; without privacy the seed still fixes the run', () => {
+    const [a, b] = [noisy({ seed: 0 }), noisy({ seed: 0 })];
+    expect(Array.from(a.alpha)).not.toEqual(Array.from(b.alpha));
+    expect(Array.from(noisy({ seed: 0, noiseSeed: 9 }).alpha)).toEqual(Array.from(noisy({ seed: 0, noiseSeed: 9 }).alpha));
+    const exact = () => fitMdm(fedData().slice(0, 120), { nComponents: 2, rounds: 3, seed: 0 }).model;
+    expect(Array.from(exact().alpha)).toEqual(Array.from(exact().alpha));
+  });
+
+  /** The audit's attack: candidate models crafted so that the evaluation sums reveal one client's histogram. */
+  const probe = (aggregator: MdmAggregator, clients: MdmClient[], models: MdmParams[]) => {
+    const request = readRequest(wire(message('mdm/evaluate', 'server', 1, { models })));
+    aggregator.begin(request);
+    for (const c of clients) aggregator.add(readReply(request, wire(c.respond(request))));
+    return aggregator.release();
+  };
+  const crafted = (c: number): MdmParams[] =>
+    Array.from({ length: 4 }, (_, q) => {
+      const alpha = Float64Array.from({ length: c }, (_, j) => (j === q % c ? 50 : 0.5));
+      return { nComponents: 1, nCategories: c, maxCount: 20, tau: Float64Array.of(1), alpha, pi: Float64Array.from({ length: 20 }, () => 1 / 20) };
+    });
+
+  test('a noising aggregator refuses evaluation requests and log-likelihood broadcasts, whatever the server asks', () => {
+    const victim = new MdmClient('victim', [7, 2, 11], { seed: 1 });
+    const aggregator = new MdmAggregator({ noiseMultiplier: 1 });
+    expect(() => probe(aggregator, [victim], crafted(3))).toThrow(FederationError);
+    expect(() => probe(aggregator, [victim], crafted(3))).toThrow(/does not answer evaluation requests/);
+    const model = { nComponents: 1, nCategories: 3, maxCount: 20, tau: Float64Array.of(1), alpha: Float64Array.of(1, 1, 1), pi: Float64Array.from({ length: 20 }, () => 1 / 20) };
+    expect(() => aggregator.begin(readRequest(wire(message('mdm/model', 'server', 1, { model, clip: 5, logLikelihood: true }))))).toThrow(/does not release the clients' log-likelihoods/);
+    aggregator.dispose();
+    victim.dispose();
+  });
+
+  test('with exact evaluation accepted, nothing is released over fewer than minExactClients clients, counted ones included', () => {
+    const victim = new MdmClient('victim', [7, 2, 11], { seed: 1 });
+    const aggregator = new MdmAggregator({ noiseMultiplier: 1, exactEvaluation: true });
+    expect(aggregator.minExactClients).toBe(10);
+    expect(() => probe(aggregator, [victim], crafted(3))).toThrow(/at least 10 clients under privacy; this one would hold 1/);
+    // ten more clients, each of a size the crafted models give probability 0: only the victim would be counted
+    const others = Array.from({ length: 10 }, (_, i) => new MdmClient(`o${i}`, [10, 10, 10], { seed: i }));
+    const zeroAt30 = crafted(3).map((m) => ({ ...m, maxCount: 30, pi: Float64Array.from({ length: 30 }, (_, n) => (n < 20 ? 1 / 20 : 0)) }));
+    expect(() => probe(aggregator, [victim, ...others], zeroAt30)).toThrow(/this one would hold 1/);
+    // enough scored clients: the exact sums go out, as accepted
+    const many = Array.from({ length: 10 }, (_, i) => new MdmClient(`m${i}`, [5, 5, 5], { seed: i }));
+    const released = probe(aggregator, [victim, ...many], crafted(3)).payload as { clients: number; noiseStddev: number };
+    expect([released.clients, released.noiseStddev]).toEqual([11, 0]);
+    for (const c of [victim, ...others, ...many]) c.dispose();
+    aggregator.dispose();
+  });
+
+  test("a noising aggregator's round sums over a single client are noised: never the client's own values", () => {
+    const victim = new MdmClient('victim', [7, 2, 11], { seed: 1 });
+    const model = { nComponents: 1, nCategories: 3, maxCount: 20, tau: Float64Array.of(1), alpha: Float64Array.of(1, 1, 1), pi: Float64Array.from({ length: 20 }, () => 1 / 20) };
+    const request = readRequest(wire(message('mdm/model', 'server', 1, { model, clip: 5, logLikelihood: false })));
+    const exact = victim.respond(request).payload as { u: Float64Array };
+    const aggregator = new MdmAggregator({ noiseMultiplier: 1 });
+    aggregator.begin(request);
+    aggregator.add(readReply(request, wire(victim.respond(request))));
+    const out = aggregator.release().payload as { noiseStddev: number; sums: { u: Float64Array } };
+    expect(out.noiseStddev).toBeCloseTo(Math.sqrt(2 + 25), 12);
+    expect(Array.from(out.sums.u).some((x, j) => x === exact.u[j])).toBe(false);
+    aggregator.dispose();
+    victim.dispose();
+  });
+
+  test('selectMdm under privacy: a validation cohort below the minimum is refused up front', () => {
+    expect(() => selectMdm(fedData(), { kValues: [1, 2], rounds: 1, validationCohort: 5, privacy: { noiseMultiplier: 0.5, clip: 5 }, exactValidation: true, seed: 1 })).toThrow(
+      /sums of at least 10 clients; the validation cohort has 5/,
+    );
+  });
+});
+
 describe('bad input (the issue list)', () => {
   const h = [
     [3, 1, 0],
@@ -971,7 +1048,7 @@ describe('bad input (the issue list)', () => {
     expectClean(() => fitMdm(h, { nComponents: 5 }), InvalidParameterError, /K = 5 components is larger than the cohort of 4 clients \(all there are\)/);
     expectClean(() => fitMdm(h, { nComponents: 3, cohort: 2 }), InvalidParameterError, /K = 3 components is larger than the cohort of 2 clients; lower K or use a larger cohort/);
     expectClean(() => fitMdm(h, { nComponents: 2, cohort: 4, initCohort: 1 }), InvalidParameterError, /larger than the initCohort of 1 client/);
-    expectClean(() => fitMdm(h, { nComponents: 1, cohort: 0 }), InvalidParameterError, /cohort must be an integer >= 1, got 0/);
+    expectClean(() => fitMdm(h, { nComponents: 1, cohort: 0 }), InvalidParameterError, /cohort must be an integer in \[1, 2147483647\], got 0/);
     expectClean(() => fitMdm([], { nComponents: 1 }), InvalidDataError, /no histograms/);
     // every client of a round refused: too few usable replies, a FederationError naming each reason
     expectClean(
@@ -1087,8 +1164,8 @@ describe('bad input (the issue list)', () => {
   });
 
   test('options: wrong types and ranges are InvalidParameterErrors', () => {
-    expectClean(() => fitMdm(h, { nComponents: 0 }), InvalidParameterError, /nComponents must be an integer >= 1/);
-    expectClean(() => fitMdm(h, { nComponents: 1, rounds: -1 }), InvalidParameterError, /rounds must be an integer >= 0/);
+    expectClean(() => fitMdm(h, { nComponents: 0 }), InvalidParameterError, /nComponents must be an integer in \[1, 2147483647\]/);
+    expectClean(() => fitMdm(h, { nComponents: 1, rounds: -1 }), InvalidParameterError, /rounds must be an integer in \[0, 1000000\]/);
     expectClean(() => fitMdm(h, { nComponents: 1, privacy: { noiseMultiplier: 1, clip: 0 } }), InvalidParameterError, /privacy.clip must be a finite number > 0/);
     expectClean(() => selectMdm(h, { kValues: [1, 2], validationCohort: 3 }), InvalidDataError, /leave 1 for fitting/);
     expectClean(() => selectMdm(h, { kRange: [3, 2] }), InvalidParameterError, /kRange \[3, 2\] is empty/);

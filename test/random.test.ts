@@ -385,7 +385,7 @@ test('before init, and after the instance is replaced', async () => {
   expect(() => new Rng(1)).toThrow(WasmError);
   expect(() => new Rng(1)).toThrow(/not initialized: call `await init\(\)`/);
   await init();
-  expect(() => old.normal(1)).toThrow(/^this Rng belongs to a WASM instance that was reset after a trap; create a new Rng$/);
+  expect(() => old.normal(1)).toThrow(/^this Rng belongs to a WASM instance that was replaced \(by init\(\{ fresh: true \}\) or after a trap\); create a new Rng$/);
   old.dispose(); // harmless: its memory went with the old instance
 });
 

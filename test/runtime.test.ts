@@ -15,6 +15,7 @@ import {
   init,
   InProcessTransport,
   InvalidDataError,
+  ContributionError,
   InvalidMessageError,
   InvalidParameterError,
   record,
@@ -31,6 +32,7 @@ import {
   type SyncTransport,
 } from '../ts/index.js';
 import { decodeMessage } from '../ts/federated/messages/codec.js';
+import { encodeArrow } from '../ts/federated/messages/arrow-ipc.js';
 
 beforeAll(async () => {
   await init();
@@ -203,6 +205,78 @@ describe('failures and the policy', () => {
       expect(withBad.excluded.map((e) => e.client)).toEqual(['bad']);
       expect(withBad.excluded[0]!.reason).toMatch(reason);
     }
+  });
+
+  test('a reply nesting 10,000 levels deep (20 kB of JSON) is refused before anything walks it: its sender is excluded, the round completes', () => {
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    for (const encoding of ['json', 'binary'] as const) {
+      const t = new Edited(
+        clients(3),
+        (round, ex) => {
+          if (round !== 1) return;
+          // c1's reply replaced by one whose payload nests deeply, as text or as a binary message's header
+          const text = `{"protocol":"fedmix","version":1,"kind":"toy/value","from":"c1","round":1,"payload":{"values":${deep}}}`;
+          ex.received.set('c1', [encoding === 'json' ? new TextEncoder().encode(text) : encodeArrow(text, [])]);
+        },
+        encoding,
+      );
+      const r = runFederationSync(new SumServer(2), t);
+      expect(r.excluded.map((e) => e.reason)).toEqual(['c1: a message nests deeper than 64 levels']);
+      expect(Array.from(r.model)).toEqual(Array.from(runFederationSync(new SumServer(2), [new Client('c0', 1), new Client('c2', 3)]).model));
+    }
+  });
+
+  test("message objects get the envelope checks their bytes would (encoding 'none'); a reply that is not a message is the client's fault", () => {
+    const bad = [
+      new Client('wrong-version', 1, (_m, h) => ({ ...h, version: 2 }) as unknown as Message),
+      new Client('no-round', 1, (_m, h) => ({ ...h, round: 'one' }) as unknown as Message),
+      new Client('null', 1, () => null as unknown as Message),
+      new Client('deep', 1, (_m, h) => {
+        let v: unknown = [1];
+        for (let i = 0; i < 200; i++) v = [v];
+        return { ...h, payload: { values: v } } as Message;
+      }),
+    ];
+    const r = runFederationSync(new SumServer(1), [...clients(2), ...bad]);
+    const none = runFederationSync(new SumServer(1), new InProcessTransport([...clients(2), ...bad], { encoding: 'none' }));
+    for (const run of [r, none]) {
+      expect(run.excluded.map((e) => e.client)).toEqual(['wrong-version', 'no-round', 'null', 'deep']);
+      expect(Array.from(run.model)).toEqual([3, 3, 3]);
+    }
+    expect(none.excluded[1]!.reason).toMatch(/non-negative integer "round"/);
+    expect(none.excluded[2]!.reason).toMatch(/a message must be a JSON object, got null/);
+    expect(none.excluded[3]!.reason).toMatch(/nesting deeper than 64 levels/);
+  });
+
+  test('a contribution that breaks the aggregate (ContributionError) excludes its client; the others are aggregated again, the state as if it never answered', () => {
+    /** A sum whose total may not pass 30: the server blames the largest contribution when it would. */
+    class CappedServer extends SumServer {
+      attempts = 0;
+      override aggregate(ctx: RoundContext, accepted: ReadonlyMap<string, Float64Array>, failures: readonly Failure[]): { sum: number } {
+        this.attempts += 1;
+        const sum = [...accepted.values()].reduce((t, v) => t + v[0]!, 0);
+        if (this.total[0]! + sum > 30) {
+          const [worst] = [...accepted].sort((a, b) => b[1][0]! - a[1][0]!)[0]!;
+          throw new ContributionError(worst, `its values make the total pass 30`, 'its values break the total');
+        }
+        return super.aggregate(ctx, accepted, failures);
+      }
+    }
+    const big = new Client('big', 90);
+    const server = new CappedServer(2);
+    const r = runFederationSync(server, [...clients(3), big]);
+    expect(r.excluded).toEqual([{ client: 'big', round: 1, reason: 'big: its values make the total pass 30' }]);
+    expect(r.failures.map((f) => [f.client, f.kind, f.excluded])).toEqual([['big', 'invalid', true]]);
+    expect(Array.from(r.model)).toEqual([12, 12, 12]);
+    expect(server.seen.map((s) => s.accepted)).toEqual([['c0', 'c1', 'c2'], ['c0', 'c1', 'c2']]);
+    expect(server.discarded).toBe(1);
+    expect(r.history[0]!.accepted).toBe(3);
+    // under the 'fail' policy the run throws, and nothing accepted is kept
+    const strict = new CappedServer(2);
+    expect(() => runFederationSync(strict, [...clients(3), big], { onInvalid: 'fail' })).toThrow(/big: its values make the total pass 30/);
+    expect(strict.discarded).toBe(4);
+    // too few left: a FederationError
+    expect(() => runFederationSync(new CappedServer(1), [new Client('a', 1), big], { minReplies: 2 })).toThrow(/1 usable reply of 2 once big's contribution was taken out/);
   });
 
   test('a server under privacy passes on which check failed, never the values', () => {

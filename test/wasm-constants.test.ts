@@ -20,6 +20,7 @@ import {
   MDM_GUARDS,
   MDM_MAX_CELLS,
   NumericalError,
+  WasmAllocationError,
   WasmError,
   init,
 } from '../ts/index.js';
@@ -66,7 +67,7 @@ test('every covariance type and initParams option has a code in the core, and no
 
 test('every failed status of the core maps to its error class; an unknown one to WasmError', async () => {
   await init();
-  const classes = { invalid_data: InvalidDataError, invalid_parameter: InvalidParameterError, numerical: NumericalError } as const;
+  const classes = { invalid_data: InvalidDataError, invalid_parameter: InvalidParameterError, numerical: NumericalError, allocation: WasmAllocationError } as const;
   for (const name of CORE_CONSTANTS.status) {
     if (name === 'ok') continue;
     const status = coreConstant('status', name);

@@ -47,6 +47,22 @@ export class InvalidMessageError extends FedmixError {
 }
 
 /**
+ * What one client contributed made a round's aggregate fail (a numerical
+ * breakdown its removal cures), found by the server while aggregating: the
+ * server's state is unchanged, and the runtime excludes `client` as it would
+ * for an invalid reply, then aggregates the others again.
+ */
+export class ContributionError extends InvalidMessageError {
+  constructor(
+    readonly client: string,
+    message: string,
+    check?: string,
+  ) {
+    super(message, check);
+  }
+}
+
+/**
  * A federation cannot go on: too few clients joined or answered a round, a
  * client failed under the 'fail' policy, a transport closed. The server's
  * state is as it was after the last complete round.
@@ -86,6 +102,18 @@ export class WasmError extends FedmixError {
 }
 
 /**
+ * WASM memory cannot hold what a call needs: refused before the call by
+ * TypeScript's estimate, or reported by the core, whose large allocations
+ * fail with a status instead of a trap. Unlike after a trap the instance is
+ * intact: every model made before it keeps working, and the same request
+ * succeeds once memory is freed. The code stays 'WASM': like a trap it is the
+ * machine's limit, not the input's fault, so nothing retells it as an input
+ * error (restated) and federated runs do not blame a client's message for it
+ * (a client host turns it into the client's refusal).
+ */
+export class WasmAllocationError extends WasmError {}
+
+/**
  * Maps a failed status of the C ABI to its class, by the status's name in the
  * core's table (ErrorKind in fedmix-core; see ts/wasm/constants.ts).
  */
@@ -97,6 +125,8 @@ export function errorFromStatus(status: number, name: string | undefined, messag
       return new InvalidParameterError(message);
     case 'numerical':
       return new NumericalError(message);
+    case 'allocation':
+      return new WasmAllocationError(message);
     default:
       return new WasmError(`unexpected status ${status} from the WASM core: ${message}`);
   }

@@ -9,13 +9,16 @@ export {
   InvalidParameterError,
   NumericalError,
   InvalidMessageError,
+  ContributionError,
   FederationError,
   BrokerError,
   NotFittedError,
   WasmError,
+  WasmAllocationError,
   type FedmixErrorCode,
 } from './errors.js';
 export { Matrix, type MatrixLike } from './data/matrix.js';
+export { coordinateMedian, trimmedMean } from './federated/robust.js';
 export { PCA, type PCAOptions } from './data/pca.js';
 export {
   GaussianMixture,

@@ -5,6 +5,7 @@
  * build (see DESIGN.md, Randomness).
  */
 import { Matrix } from './data/matrix.js';
+import { InvalidParameterError } from './errors.js';
 import { wasm } from './wasm/loader.js';
 import { OwnedHandle, withScope, type HandleLabel, type Scope } from './wasm/memory.js';
 import { LIMITS, requireInteger, requirePositive, requireVector, seedParts } from './validate.js';
@@ -32,12 +33,35 @@ const RNG_LABEL: HandleLabel = { what: 'this Rng', renew: 'create a new Rng', re
  * rng.dispose();
  * ```
  */
+/** Seed words for the next Rng constructed by Rng.unpredictable (read once by the constructor). */
+let entropy: [number, number] | undefined;
+
 export class Rng {
   private readonly handle: OwnedHandle;
 
+  /**
+   * A generator seeded with 64 bits from the platform's cryptographic source
+   * (crypto.getRandomValues): for noise that must not be predictable from any
+   * seed a caller or an observer knows. An InvalidParameterError where there is
+   * no such source (then pass a seed explicitly, knowing it must stay secret).
+   */
+  static unpredictable(): Rng {
+    const c = (globalThis as { crypto?: { getRandomValues?: (a: Uint32Array) => Uint32Array } }).crypto;
+    if (typeof c?.getRandomValues !== 'function') {
+      throw new InvalidParameterError('this platform has no crypto.getRandomValues to seed privacy noise from; pass a noise seed explicitly and keep it secret');
+    }
+    const [lo, hi] = c.getRandomValues(new Uint32Array(2));
+    entropy = [lo!, hi!];
+    try {
+      return new Rng();
+    } finally {
+      entropy = undefined;
+    }
+  }
+
   /** Without a seed, a fresh one is drawn (results vary from run to run). */
   constructor(seed?: number) {
-    const [lo, hi] = seedParts(seed);
+    const [lo, hi] = entropy ?? seedParts(seed);
     this.handle = new OwnedHandle(wasm().fm_rng_new(lo, hi), (w, p) => w.fm_rng_free(p), RNG_LABEL);
   }
 

@@ -40,6 +40,18 @@ export const LIMITS = Object.freeze({
   population: 2 ** 31 - 1,
   /** a timeout in seconds (about 24.8 days): timers take at most 2^31 - 1 ms, and fire at once past it */
   timeoutSeconds: Math.floor((2 ** 31 - 1) / 1000),
+  /** features of a federated model (as the wire's GMM parameters allow) */
+  features: 1 << 20,
+  /** communication rounds, EM rounds */
+  rounds: 1_000_000,
+  /** local steps per round */
+  localSteps: 10_000,
+  /** restarts of a federated initialization */
+  restarts: 1_000,
+  /** anything counted in rows or clients (a signed 32-bit count) */
+  count: 2 ** 31 - 1,
+  /** values in one federated model's parameters (weights, means, covariances): 2^27 doubles, 1 GiB */
+  modelValues: 2 ** 27,
 });
 
 /** Deepest nesting of number arrays read (a (k, d, d) covariance is 3 deep). */

@@ -182,6 +182,8 @@ export const RECIPES: Record<string, Recipe> = {
   BrokerError: cls(f.BrokerError, () => ['a message']),
   NotFittedError: cls(f.NotFittedError, () => ['a message']),
   WasmError: cls(f.WasmError, () => ['a message']),
+  WasmAllocationError: cls(f.WasmAllocationError, () => ['a message']),
+  ContributionError: cls(f.ContributionError, () => ['client 3', 'a message', 'a check']),
 
   // data
   Matrix: cls(f.Matrix, () => [new Float64Array(6), 3, 2], {
@@ -234,7 +236,7 @@ export const RECIPES: Record<string, Recipe> = {
       fromJSON: stat(f.GaussianMixture.fromJSON, () => [gmmJSON()]),
       fromParameters: stat(f.GaussianMixture.fromParameters, () => [{ covarianceType: 'diag', weights: [0.5, 0.5], means: [[0, 0], [1, 1]], covariances: [[1, 1], [1, 1]], nFeatures: 2 }]),
     },
-    internal: ['adopt', 'fitted', 'read', 'withData', 'fitResident', 'scoreSamplesResident', 'fromHandle'],
+    internal: ['adopt', 'fitted', 'fitBytes', 'fitting', 'read', 'withData', 'fitResident', 'scoreSamplesResident', 'fromHandle'],
   }),
   KMeans: cls(f.KMeans, () => [{ nClusters: 2, init: 'k-means++', nInit: 2, maxIter: 50, tol: 1e-4, seed: 1 }], {
     methods: { fit: () => [X()], fitPredict: () => [rows()], predict: (self) => (self.fit(X()), [X()]), score: (self) => (self.fit(X()), [rows()]) },
@@ -255,7 +257,7 @@ export const RECIPES: Record<string, Recipe> = {
       toJSON: () => [],
     },
     statics: { fromJSON: stat(f.DirichletMultinomialMixture.fromJSON, () => [JSON.stringify(mdm().toJSON())]) },
-    internal: ['evaluate', 'pointers'],
+    internal: ['evaluate', 'modelBytes', 'pointers'],
   }),
 
   // metrics
@@ -291,6 +293,7 @@ export const RECIPES: Record<string, Recipe> = {
       permutation: () => [5],
       dispose: () => [],
     },
+    statics: { unpredictable: stat(f.Rng.unpredictable, () => []) },
     internal: ['draw', 'dirichletDraws'],
   }),
   linearSumAssignment: fn(f.linearSumAssignment, () => [[[4, 1, 3], [2, 0, 5]], { maximize: false }]),
@@ -380,6 +383,8 @@ export const RECIPES: Record<string, Recipe> = {
   SecureSum: cls(f.SecureSum, () => [{ a: 2, b: 1 }], {
     methods: { add: () => [{ a: [1, 2], b: Float64Array.of(3) }], release: () => [{ stddev: 0.5, rng: new f.Rng(1) }] },
   }),
+  coordinateMedian: fn(f.coordinateMedian, () => [[[1, 2], Float64Array.of(3, 4), [5, 7]]]),
+  trimmedMean: fn(f.trimmedMean, () => [[[1, 2], Float64Array.of(3, 4), [5, 7], [0, 0]], 0.25]),
   gmmParams: fn(f.gmmParams, () => [gmm()]),
   receiveGmmParams: fn(f.receiveGmmParams, () => {
     const g = gmm();
@@ -398,7 +403,7 @@ export const RECIPES: Record<string, Recipe> = {
     make: () => withRound(demServer, demClients),
     args: () => [{ nComponents: 2, nFeatures: 2, covarianceType: 'full', init: 'subset', subsetSize: 20, tol: 1e-3, maxRounds: 3, regCovar: 1e-6, seed: 1 }],
     methods: serverMethods(),
-    internal: ['configureRound', 'emStep', 'fitSubset', 'kfed', 'modelOptions', 'seed', 'separated', 'setQuotas', 'startEm'],
+    internal: ['blame', 'configureRound', 'emStep', 'fitSubset', 'kfed', 'modelOptions', 'mStep', 'seed', 'separated', 'setQuotas', 'startEm'],
   },
   fitMdm: fn(f.fitMdm, () => [histograms(), { nComponents: 2, rounds: 2, cohort: 4, initCohort: 4, maxCount: 6, seed: 1 }]),
   selectMdm: fn(f.selectMdm, () => [histograms(), { kRange: [1, 2], rounds: 2, seed: 1 }]),
@@ -440,6 +445,7 @@ export const RECIPES: Record<string, Recipe> = {
     make: () => withRound(fedgengmmServer, fedgengmmClients),
     args: () => [{ nComponents: 2, nFeatures: 2, h: 20, seed: 1, onInvalidClient: 'exclude' }],
     methods: serverMethods({ discard: (self) => [self.accept(firstReply(self), roundOf(self).request, roundOf(self).ctx)] }),
+    internal: ['blame', 'fit'],
   },
   fedGEM: fn(f.fedGEM, () => [clientsOf(), { client: { nComponents: 2, variance: 1, seed: 1 }, rounds: 2, phi: 1 }]),
   FedGEMClient: cls(f.FedGEMClient, () => ['0', X(), { nComponents: 2, variance: 1, localSteps: 1, seed: 1 }, X()], {

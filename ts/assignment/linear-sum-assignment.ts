@@ -13,7 +13,7 @@
  */
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { guardRead, isFloat64Array, LIMITS, readOptions, requireBoolean, requireLength } from '../validate.js';
-import { withScope } from '../wasm/memory.js';
+import { requireWasmMemory, withScope } from '../wasm/memory.js';
 
 export interface LinearSumAssignmentOptions {
   /** find the assignment of greatest total instead of least (default false) */
@@ -45,6 +45,8 @@ export function linearSumAssignment(cost: number[][] | Float64Array, options: Li
   if (nr * nc > LIMITS.values) {
     throw new InvalidDataError(`a ${nr} x ${nc} cost matrix has ${nr * nc} entries; at most ${LIMITS.values} fit in one WASM allocation`);
   }
+  // the matrix, and the core's working copy when it transposes or negates it
+  requireWasmMemory(`a ${nr} x ${nc} assignment`, 8 * nr * nc * (nr > nc || maximize ? 2 : 1));
   const k = Math.min(nr, nc);
   return withScope((s) => {
     // Every buffer first: allocating can grow memory, which detaches views.

@@ -38,7 +38,8 @@ export const mdmFitOptions: Record<string, OptionSpec> = {
     type: 'flag',
     help: "with --k-range and --noise-multiplier: accept that choosing K releases exact (noise-free) sums of the validation clients' log-likelihoods",
   },
-  seed: { type: 'int', default: 0, help: 'seed of every random choice' },
+  seed: { type: 'int', default: 0, help: 'seed of the cohort draws and every other random choice but the noise' },
+  'noise-seed': { type: 'int', help: "seed of the privacy noise, for tests only: whoever knows it can subtract the noise (default: fresh from the system's cryptographic generator)" },
   out: { type: 'string', help: 'write the model JSON here (default: print it)' },
 };
 
@@ -90,6 +91,7 @@ export async function runMdmFitCommand(o: Options): Promise<{ text: string; json
     maxCount: o['max-count'] as number | undefined,
     privacy: privacyOf(o),
     seed: o.seed as number,
+    noiseSeed: o['noise-seed'] as number | undefined,
     categories,
   };
   let model: DirichletMultinomialMixture;

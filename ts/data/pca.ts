@@ -10,7 +10,7 @@
  */
 import { InvalidDataError, NotFittedError } from '../errors.js';
 import { LIMITS, readOptions, requireInteger } from '../validate.js';
-import { withScope } from '../wasm/memory.js';
+import { requireWasmMemory, withScope } from '../wasm/memory.js';
 import { Matrix, type MatrixLike } from './matrix.js';
 
 export interface PCAOptions {
@@ -47,6 +47,8 @@ export class PCA {
     const x = Matrix.from(X);
     const k = this.nComponents;
     const d = x.nCols;
+    // the rows, and the covariance with the eigensolver's two d x d matrices
+    requireWasmMemory(`PCA of ${x.nRows} rows of ${d} features`, 8 * x.data.length + 24 * d * d);
     this.fitted = withScope((s) => {
       const mean = s.f64(d);
       const components = s.f64(k * d);
@@ -74,6 +76,7 @@ export class PCA {
       throw new InvalidDataError(`X has ${x.nCols} features but this PCA was fitted with ${st.d}; pass data with ${st.d} columns`);
     }
     const k = this.nComponents;
+    requireWasmMemory(`projecting ${x.nRows} rows`, 8 * x.data.length + 8 * x.nRows * k);
     return withScope((s) => {
       const out = s.f64(x.nRows * k);
       s.check(s.w.fm_pca_transform(s.matrix(x), x.nRows, x.nCols, s.f64From(st.mean), st.d, s.f64From(st.components), k, out));

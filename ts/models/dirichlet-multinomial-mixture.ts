@@ -14,7 +14,7 @@
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, restated } from '../errors.js';
 import { guardRead, LIMITS, readOptions, requireInteger, requireLength, requireVector, seedParts } from '../validate.js';
-import { withScope, type Scope } from '../wasm/memory.js';
+import { requireWasmMemory, withScope, type Scope } from '../wasm/memory.js';
 
 /** The serialized form (toJSON): plain arrays, readable by any tool. */
 export interface DirichletMultinomialMixtureJSON {
@@ -155,6 +155,11 @@ export class DirichletMultinomialMixture {
     withScope((s) => s.check(s.w.fm_mdm_check(k, this.nCategories, this.maxCount, ...this.pointers(s))));
   }
 
+  /** The model in WASM memory twice: as passed in, and the core's checked copy. */
+  private modelBytes(): number {
+    return 16 * (this.tau.length + this.alpha.length + this.pi.length);
+  }
+
   /** (tau, alpha, pi) copied into WASM memory. @internal */
   pointers(s: Scope): [number, number, number] {
     return [s.f64From(this.tau), s.f64From(this.alpha), s.f64From(this.pi)];
@@ -175,6 +180,7 @@ export class DirichletMultinomialMixture {
   private evaluate(histograms: MatrixLike, sizes: ArrayLike<number> | undefined, withResp: boolean): { ll: Float64Array; resp?: Float64Array; m: number } {
     const { counts, sizes: n, m } = histogramRows(histograms, this.nCategories, sizes);
     const k = this.nComponents;
+    requireWasmMemory(`scoring ${m} histograms`, 8 * (counts.length + 2 * m + (withResp ? m * k : 0)) + this.modelBytes());
     return withScope((s) => {
       const ll = s.f64(m);
       const resp = withResp ? s.f64(m * k) : 0;
@@ -229,6 +235,7 @@ export class DirichletMultinomialMixture {
     const c = this.nCategories;
     requireInteger('m', m, 0, Math.floor(LIMITS.values / c));
     const [lo, hi] = seedParts(readOptions(options, ['seed']).seed);
+    requireWasmMemory(`sampling ${m} histograms of ${c} categories`, m * (8 * c + 12) + this.modelBytes());
     return withScope((s) => {
       const counts = s.f64(m * c);
       const sizes = s.f64(m);

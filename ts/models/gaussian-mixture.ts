@@ -8,7 +8,7 @@
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidParameterError, NotFittedError } from '../errors.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
-import { OwnedHandle, Scope, withScope } from '../wasm/memory.js';
+import { OwnedHandle, requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
 import {
   flattenNumeric,
   guardRead,
@@ -108,6 +108,11 @@ export function covarianceLength(type: CovarianceType, k: number, d: number): nu
   }
 }
 
+/** Bytes of a model's parameters in WASM memory: weights, means, covariances and their precision factors. */
+function modelBytes(type: CovarianceType, k: number, d: number): number {
+  return 8 * (k + k * d + 2 * covarianceLength(type, k, d));
+}
+
 function mean(v: Float64Array): number {
   let t = 0;
   for (let i = 0; i < v.length; i++) t += v[i]!;
@@ -173,8 +178,24 @@ export class GaussianMixture {
   /** Estimates the parameters with EM (scikit-learn's fit). Returns this. */
   fit(X: MatrixLike): this {
     const x = Matrix.from(X);
+    requireWasmMemory(this.fitting(x.nRows, x.nCols), 8 * x.data.length + this.fitBytes(x.nRows, x.nCols));
     withScope((s) => this.fitResident(s, s.matrix(x), x.nRows, x.nCols));
     return this;
+  }
+
+  private fitting(n: number, d: number): string {
+    return `fitting ${this.options.nComponents} ${this.options.covarianceType} components to ${n} rows of ${d} features`;
+  }
+
+  /**
+   * A lower bound of a fit's peak in WASM memory besides the rows: the
+   * initial responsibilities (n x k), or the current and the next model
+   * during an M-step, whichever is larger.
+   */
+  private fitBytes(n: number, d: number): number {
+    const { nComponents: k, covarianceType: t } = this.options;
+    const warm = this.options.warmStart && this.isFitted;
+    return Math.max(warm ? 0 : 8 * n * k, 2 * modelBytes(t, k, d));
   }
 
   /**
@@ -183,6 +204,7 @@ export class GaussianMixture {
    * @internal
    */
   fitResident(s: Scope, ptr: number, n: number, d: number): void {
+    requireWasmMemory(this.fitting(n, d), this.fitBytes(n, d));
     const o = this.options;
     const warm = o.warmStart && this.model !== undefined && !this.model.disposed ? this.model.ptr : 0;
     const [seedLo, seedHi] = seedParts(o.seed);
@@ -237,10 +259,14 @@ export class GaussianMixture {
     return { handle: this.model.ptr, stats: this.stats };
   }
 
-  /** Runs `fn` on X copied into WASM after checking the model is fitted. */
-  private withData<T>(X: MatrixLike, fn: (s: Scope, handle: number, ptr: number, n: number, d: number, k: number) => T): T {
+  /**
+   * Runs `fn` on X copied into WASM after checking the model is fitted and
+   * that memory can hold X and `outBytesPerRow` more bytes per row.
+   */
+  private withData<T>(X: MatrixLike, what: string, outBytesPerRow: number, fn: (s: Scope, handle: number, ptr: number, n: number, d: number, k: number) => T): T {
     const x = Matrix.from(X);
     const { handle, stats } = this.fitted();
+    requireWasmMemory(`${what} ${x.nRows} rows`, 8 * x.data.length + outBytesPerRow * x.nRows);
     return withScope((s) => fn(s, handle, s.matrix(x), x.nRows, x.nCols, stats.nComponents));
   }
 
@@ -252,8 +278,7 @@ export class GaussianMixture {
 
   /** log p(x) per row under the mixture. */
   scoreSamples(X: MatrixLike): Float64Array {
-    const x = Matrix.from(X);
-    return withScope((s) => this.scoreSamplesResident(s, s.matrix(x), x.nRows, x.nCols));
+    return this.withData(X, 'scoring', 8, (s, _h, ptr, n, d) => this.scoreSamplesResident(s, ptr, n, d));
   }
 
   /** scoreSamples on rows already in WASM memory (see fitResident). @internal */
@@ -271,7 +296,7 @@ export class GaussianMixture {
 
   /** Most probable component of each row. */
   predict(X: MatrixLike): Int32Array {
-    return this.withData(X, (s, h, ptr, n, d) => {
+    return this.withData(X, 'labelling', 4, (s, h, ptr, n, d) => {
       const out = s.u32(n);
       s.check(s.w.fm_gmm_predict(h, ptr, n, d, out));
       return new Int32Array(s.readU32(out, n));
@@ -280,7 +305,7 @@ export class GaussianMixture {
 
   /** Posterior probability of each component for each row (n x k). */
   predictProba(X: MatrixLike): Matrix {
-    return this.withData(X, (s, h, ptr, n, d, k) => {
+    return this.withData(X, 'the responsibilities of', 8 * (this.nComponents + 1), (s, h, ptr, n, d, k) => {
       const resp = s.f64(n * k);
       const lse = s.f64(n);
       s.check(s.w.fm_gmm_predict_proba(h, ptr, n, d, resp, lse));
@@ -297,8 +322,10 @@ export class GaussianMixture {
     const { handle, stats } = this.fitted();
     requireInteger('n', n, 1, Math.floor(LIMITS.values / stats.nFeatures));
     const [lo, hi] = seedParts(seed ?? this.options.seed);
+    const d = stats.nFeatures;
+    // the rows and labels, and one component's Cholesky factor
+    requireWasmMemory(`sampling ${n} rows of ${d} features`, n * (8 * d + 4) + (stats.covarianceType === 'full' || stats.covarianceType === 'tied' ? 8 * d * d : 0));
     return withScope((s) => {
-      const d = stats.nFeatures;
       const x = s.f64(n * d);
       const labels = s.u32(n);
       s.check(s.w.fm_gmm_sample(handle, n, lo, hi, x, labels));
@@ -442,6 +469,8 @@ export class GaussianMixture {
     const means = arr('means', j.means, k * d);
     const pc = arr('precisionsCholesky', j.precisionsCholesky, len);
     const cov = j.covariances === undefined ? undefined : arr('covariances', j.covariances, len);
+    // the parameters as passed in, and the model the core builds from them
+    requireWasmMemory(`loading ${k} ${t} components of ${d} features`, 8 * (weights.length + means.length + pc.length + (cov?.length ?? 0)) + modelBytes(t, k, d));
     withScope((s) => {
       const out = s.u32(1);
       s.check(
@@ -488,6 +517,8 @@ export class GaussianMixture {
       );
     }
     const gm = new GaussianMixture({ nComponents: k, covarianceType: t });
+    // the parameters as passed in (no precision factors), and the model the core builds from them
+    requireWasmMemory(`a model of ${k} ${t} components of ${d} features`, 2 * modelBytes(t, k, d) - 8 * covarianceLength(t, k, d));
     withScope((s) => {
       const out = s.u32(1);
       s.check(s.w.fm_gmm_from_covariances(COV_CODE[t], k, d, ...s.f64Optional(weights), ...s.f64Optional(means), ...s.f64Optional(cov), out));

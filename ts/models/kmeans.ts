@@ -6,7 +6,7 @@
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
 import { coreConstant } from '../wasm/constants.js';
-import { withScope } from '../wasm/memory.js';
+import { requireWasmMemory, withScope } from '../wasm/memory.js';
 import { flattenNumeric, LIMITS, readOptions, requireInteger, requireNumber, requireVector, seedParts, type NumericArray } from '../validate.js';
 
 export interface KMeansOptions {
@@ -55,6 +55,8 @@ export class KMeans {
       throw new InvalidParameterError(`init centers have ${this.init.length} values; expected nClusters x nFeatures = ${k} x ${x.nCols}`);
     }
     const initCode = coreConstant('kmeans_init', this.init instanceof Float64Array ? 'given' : this.init);
+    // the rows, and per row: labels (out, current, previous) and distances
+    requireWasmMemory(`clustering ${x.nRows} rows of ${x.nCols} features`, 8 * x.data.length + 20 * x.nRows);
     this.fittedState = withScope((s) => {
       const [given, givenLen] = s.f64Optional(this.init instanceof Float64Array ? this.init : undefined);
       const centers = s.f64(k * x.nCols);
@@ -133,6 +135,7 @@ export function nearestCenters(X: MatrixLike, centers: ArrayLike<number>, k: num
   if (c.length !== k * x.nCols) {
     throw new InvalidDataError(`${k} centers of ${x.nCols} features need ${k * x.nCols} values, got ${c.length}`);
   }
+  requireWasmMemory(`the nearest centers of ${x.nRows} rows`, 8 * x.data.length + 12 * x.nRows);
   return withScope((s) => {
     const labels = s.u32(x.nRows);
     const dist = s.f64(x.nRows);

@@ -5,7 +5,7 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { FedmixError, formatValue, InvalidParameterError } from '../errors.js';
-import { withScope } from '../wasm/memory.js';
+import { withScope, type Scope } from '../wasm/memory.js';
 import { guardRead, LIMITS, readOptions, requireInteger, requireLength, requireOneOf } from '../validate.js';
 import { COVARIANCE_TYPES, GaussianMixture, informationCriteria, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
 
@@ -61,15 +61,17 @@ export function selectGaussianMixture(X: MatrixLike, options: SelectOptions): Se
   const n = x.nRows;
   const scores: CandidateScore[] = [];
   let best: { model: GaussianMixture; value: number } | undefined;
+  let candidate: GaussianMixture | undefined;
   let firstError: FedmixError | undefined;
-  withScope((s) => {
+  const fitCandidates = (s: Scope) => {
     const ptr = s.matrix(x);
     for (const covarianceType of types) {
       for (let k = kMin; k <= kMax; k++) {
-        const gm = new GaussianMixture({ ...gmOptions, nComponents: k, covarianceType });
+        const gm = (candidate = new GaussianMixture({ ...gmOptions, nComponents: k, covarianceType }));
         try {
           gm.fitResident(s, ptr, n, x.nCols);
         } catch (e) {
+          // out of memory (or a trap) ends the selection: the machine's limit, not a candidate's
           if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
           firstError ??= e;
           scores.push({ nComponents: k, covarianceType, bic: NaN, aic: NaN, logLikelihood: NaN, converged: false, nIter: 0, error: e.message });
@@ -90,7 +92,15 @@ export function selectGaussianMixture(X: MatrixLike, options: SelectOptions): Se
         }
       }
     }
-  });
+  };
+  try {
+    withScope(fitCandidates);
+  } catch (e) {
+    // a selection cut short keeps no model: its memory may be what the caller is short of
+    candidate?.dispose();
+    best?.model.dispose();
+    throw e;
+  }
   if (!best) throw firstError ?? new InvalidParameterError('no candidate model could be fitted');
   return { best: best.model, criterion, scores };
 }

@@ -15,7 +15,7 @@ import { instance } from './loader.js';
 /** Every row TypeScript reads, by group. test/wasm-constants.test.ts checks that the core exports exactly these. */
 export const CORE_CONSTANTS = {
   /** the i32 a call returns: ok, or ErrorKind::code */
-  status: ['ok', 'invalid_data', 'invalid_parameter', 'numerical'],
+  status: ['ok', 'invalid_data', 'invalid_parameter', 'numerical', 'allocation'],
   /** CovarianceType::code */
   covariance_type: ['full', 'tied', 'diag', 'spherical'],
   /** InitParams::code (fm_gmm_fit's initParams) */
@@ -28,6 +28,8 @@ export const CORE_CONSTANTS = {
   gamma_differences: ['digamma', 'lgamma'],
   /** distributions::MIN_SHAPE, the smallest gamma shape and Dirichlet concentration */
   distributions: ['min_shape'],
+  /** the bytes the core keeps free for every call's small buffers (RESERVE in crates/fedmix-wasm), not counted as in use */
+  memory: ['reserve'],
   /** mdm::MAX_CELLS, the largest K x C and K x N */
   mdm: ['max_cells'],
   /** the bits of the MDM server's guard flags (mdm::server) */

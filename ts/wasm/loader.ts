@@ -77,6 +77,9 @@ export interface WasmExports {
   fm_dem_client_summary(x: number, n: number, d: number, shift: number, tied: number, outAbsMax: number, outSum: number, outScatter: number): number;
   fm_dem_check_stats(covType: number, k: number, d: number, rows: number, shift: number, nk: number, s1: number, s2: number, minCount: number): number;
   fm_dem_check_summary(d: number, tied: number, rows: number, shift: number, absMax: number, sum: number, scatter: number): number;
+  fm_dem_check_log_likelihood(
+    h: number, rows: number, loglik: number, nk: number, s1: number, s2: number, summaryShift: number, absMax: number, sum: number, scatter: number,
+  ): number;
   fm_dem_server_step(
     h: number, m: number, rows: number, loglik: number, nk: number, s1: number, s2: number, summaryShift: number,
     absMax: number, sums: number, scatters: number, regCovar: number, nIter: number, converged: number, outHandle: number,
@@ -142,13 +145,19 @@ export interface WasmExports {
  * Must equal ABI_VERSION in crates/fedmix-wasm: the one number TypeScript
  * cannot read from the core, since it says whether this wrapper may read it.
  */
-const ABI_VERSION = 9;
+const ABI_VERSION = 11;
 
 export type Backend = 'simd' | 'scalar';
 
 export interface InitOptions {
   /** 'auto' (default) takes SIMD128 when the engine supports it. */
   backend?: 'auto' | Backend;
+  /**
+   * Replace the running instance with a new one, whose memory is empty: the
+   * way to give WASM memory back (it never shrinks). Every model, client and
+   * generator made before must be made again (using one throws a WasmError).
+   */
+  fresh?: boolean;
 }
 
 export interface InitInfo {
@@ -164,6 +173,8 @@ interface Instance {
   constants: ReadonlyMap<string, number>;
   /** Increases with every instantiation; handles from older ones are dead. */
   generation: number;
+  /** Memory size before any allocation: the core's static data and stack. */
+  baseBytes: number;
 }
 
 let current: Instance | undefined;
@@ -233,7 +244,8 @@ async function instantiate(backend: Backend): Promise<Instance> {
     throw new WasmError(`WASM core ABI ${abi} does not match the TypeScript wrapper (${ABI_VERSION}); rebuild with scripts/build-wasm.sh`);
   }
   generation += 1;
-  return { exports, info: { simd: exports.fm_simd() === 1, backend }, constants: readConstants(exports), generation };
+  const baseBytes = exports.memory.buffer.byteLength;
+  return { exports, info: { simd: exports.fm_simd() === 1, backend }, constants: readConstants(exports), generation, baseBytes };
 }
 
 /** The core's table of constants (names static in its memory, values plain numbers). */
@@ -259,11 +271,22 @@ function chooseBackend(requested: InitOptions['backend']): Backend {
 
 /**
  * Loads the WASM core. Idempotent and safe to call concurrently: every caller
- * awaits the same instantiation. Reports which build runs. After a trap it
- * starts a fresh instance.
+ * awaits the same instantiation. Reports which build runs. After a trap, or
+ * with `fresh`, it starts a fresh instance.
  */
 export async function init(options: InitOptions = {}): Promise<InitInfo> {
   const requested = requestedBackend(options);
+  let fresh: unknown;
+  try {
+    fresh = (options as InitOptions).fresh;
+  } catch (e) {
+    throw new InvalidParameterError(`init()'s options.fresh could not be read (${formatThrown(e)}); pass plain values`);
+  }
+  if (fresh !== undefined && typeof fresh !== 'boolean') throw new InvalidParameterError(`fresh must be true or false, got ${formatValue(fresh)}`);
+  if (fresh && current) {
+    // dropped, not freed: its memory goes with it once nothing refers to it
+    current = undefined;
+  }
   // one rule whether the build is running or still loading: an explicit request for the other one fails
   const loaded = current?.info.backend ?? (pending ? pendingBackend : undefined);
   if (loaded !== undefined && requested !== 'auto' && requested !== loaded) {

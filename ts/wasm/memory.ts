@@ -4,10 +4,18 @@
  * fitted model) hold an OwnedHandle whose dispose() frees it, with a
  * FinalizationRegistry only as a safety net. Typed-array views are created
  * right before use, because growing the memory detaches earlier ones.
+ *
+ * Running out of memory is a WasmAllocationError, never a trap: a request
+ * whose buffers cannot fit is refused before the call (requireWasmMemory),
+ * and the core reports the allocations it cannot make as a status. Memory
+ * never shrinks; init({ fresh: true }) starts over with an empty instance.
  */
-import { errorFromStatus, NotFittedError, WasmError } from '../errors.js';
+import { errorFromStatus, NotFittedError, WasmAllocationError, WasmError } from '../errors.js';
 import { coreConstant, coreConstantName } from './constants.js';
 import { instance, type WasmExports } from './loader.js';
+
+/** wasm32 addresses 4 GiB: no WASM memory grows beyond it. */
+export const WASM32_MAX_BYTES = 2 ** 32;
 
 const decoder = new TextDecoder();
 
@@ -20,8 +28,59 @@ export function takeLastError(w: WasmExports): string {
   return message;
 }
 
-/** fm_alloc found no memory: the instance is intact, unlike after a trap, so a caller may refuse the one request and go on. */
-export class WasmAllocationError extends WasmError {}
+/** Bytes the core's heap holds (a usize: read unsigned, it passes 2 GiB). */
+export function heapInUse(w: WasmExports): number {
+  return w.fm_heap_in_use() >>> 0;
+}
+
+function bytesText(b: number): string {
+  return `${b} bytes (${(b / 2 ** 20).toFixed(1)} MiB)`;
+}
+
+/**
+ * At most how many bytes a request can still get: wasm32's 4 GiB less what
+ * the core holds (its static data and stack, the reserve it keeps for every
+ * call, and the heap in use). An upper bound: freed blocks may be too
+ * scattered to hold one large buffer.
+ */
+export function availableWasmBytes(): number {
+  const { exports: w, baseBytes } = instance();
+  return Math.max(0, WASM32_MAX_BYTES - baseBytes - coreConstant('memory', 'reserve') - heapInUse(w));
+}
+
+/** The error for a request WASM memory cannot serve: `asked` (' allocating ...', ': ...' or ' (...)') says what was asked; then how memory stands and what to do. */
+function outOfMemory(asked: string): WasmAllocationError {
+  const w = instance().exports;
+  return new WasmAllocationError(
+    `out of WASM memory${asked}; WASM memory holds ${bytesText(w.memory.buffer.byteLength)} of at most ${bytesText(WASM32_MAX_BYTES)}, ` +
+      `${bytesText(heapInUse(w))} in use, at most ${bytesText(availableWasmBytes())} available. Dispose models and clients ` +
+      'you no longer need or process the data in smaller pieces; WASM memory never shrinks, and init({ fresh: true }) starts an ' +
+      'empty instance (models made before it must be made again)',
+  );
+}
+
+/**
+ * Refuses, before anything is allocated, a request of at least `bytes` bytes
+ * (`what`, e.g. 'fitting 3 full components to 100 rows of 2 features') that
+ * cannot fit in what WASM memory can still provide. `bytes` is a lower bound
+ * of the call's peak; what it misses, the core reports as a status.
+ */
+export function requireWasmMemory(what: string, bytes: number): void {
+  if (!(bytes <= availableWasmBytes())) throw outOfMemory(`: ${what} needs at least ${bytesText(bytes)}`);
+}
+
+/**
+ * `bytes` bytes of WASM memory (16-byte aligned) for the caller to free with
+ * fm_free(ptr, bytes), or the WasmAllocationError saying why there are none.
+ */
+export function allocate(w: WasmExports, bytes: number): number {
+  // wasm32 sizes are u32 and Rust allocations at most 2^31 - 1 bytes; larger
+  // requests would otherwise reach the core wrapped modulo 2^32. Pointers
+  // come back as i32: unsigned, so that addresses from 2 GiB on stay right.
+  const ptr = Number.isSafeInteger(bytes) && bytes >= 0 && bytes < 2 ** 31 ? w.fm_alloc(bytes) >>> 0 : 0;
+  if (ptr === 0) throw outOfMemory(` allocating ${bytes} bytes`);
+  return ptr;
+}
 
 export class Scope {
   readonly w: WasmExports;
@@ -32,11 +91,7 @@ export class Scope {
   }
 
   alloc(bytes: number): number {
-    // wasm32 sizes are u32 and Rust allocations at most 2^31 - 1 bytes; larger
-    // requests would otherwise reach the core wrapped modulo 2^32. Pointers
-    // come back as i32: unsigned, so that addresses from 2 GiB on stay right.
-    const ptr = Number.isSafeInteger(bytes) && bytes >= 0 && bytes < 2 ** 31 ? this.w.fm_alloc(bytes) >>> 0 : 0;
-    if (ptr === 0) throw new WasmAllocationError(`out of WASM memory allocating ${bytes} bytes; process the data in smaller pieces`);
+    const ptr = allocate(this.w, bytes);
     this.allocations.push([ptr, bytes]);
     return ptr;
   }
@@ -90,7 +145,10 @@ export class Scope {
 
   /** Throws the typed error the core reported for a status other than ok. */
   check(status: number): void {
-    if (status !== coreConstant('status', 'ok')) throw errorFromStatus(status, coreConstantName('status', status), takeLastError(this.w));
+    if (status === coreConstant('status', 'ok')) return;
+    const name = coreConstantName('status', status);
+    const message = takeLastError(this.w);
+    throw name === 'allocation' ? outOfMemory(` (the core ${message})`) : errorFromStatus(status, name, message);
   }
 
   free(): void {
@@ -171,7 +229,7 @@ export class OwnedHandle {
     const { what, renew, redo } = this.label;
     if (!held) throw new NotFittedError(`${what} was disposed; ${renew}`);
     if (held.generation !== instance().generation) {
-      throw new WasmError(`${what} belongs to a WASM instance that was reset after a trap; ${redo}`);
+      throw new WasmError(`${what} belongs to a WASM instance that was replaced (by init({ fresh: true }) or after a trap); ${redo}`);
     }
     return held.ptr;
   }

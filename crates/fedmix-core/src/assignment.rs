@@ -26,6 +26,7 @@
 //! m. Nothing is allocated per search, and nothing is reset between searches
 //! (a search's first row overwrites every distance).
 
+use crate::alloc;
 use crate::error::{Error, Result};
 use crate::kernels::{self, LSA_BLOCK};
 
@@ -54,7 +55,7 @@ pub fn linear_sum_assignment(cost: &[f64], nr: usize, nc: usize, maximize: bool)
     // negate into a working copy when needed; otherwise use the input as is.
     let transposed = nr > nc;
     let owned: Option<Vec<f64>> = if transposed || maximize {
-        let mut w = if transposed { transpose(cost, nr, nc) } else { cost.to_vec() };
+        let mut w = if transposed { transpose(cost, nr, nc)? } else { alloc::copy(cost)? };
         if maximize {
             for x in w.iter_mut() {
                 *x = -*x;
@@ -67,19 +68,21 @@ pub fn linear_sum_assignment(cost: &[f64], nr: usize, nc: usize, maximize: bool)
     let work = owned.as_deref().unwrap_or(cost);
     let (n, m) = if transposed { (nc, nr) } else { (nr, nc) };
 
-    let mut solver = Solver::new(n, m);
+    let mut solver = Solver::new(n, m)?;
     solver.solve(work).map_err(|failed| infeasible(failed, n, transposed, maximize))?;
     let col4row = solver.col4row;
 
     let (rows, cols): (Vec<usize>, Vec<usize>) = if transposed {
         // solver row k is original column k, assigned to original row col4row[k]
-        let mut col_of = vec![FREE; nr];
+        let mut col_of = alloc::filled(FREE, nr)?;
         for (k, &r) in col4row.iter().enumerate() {
             col_of[r] = k;
         }
-        (0..nr).filter(|&r| col_of[r] != FREE).map(|r| (r, col_of[r])).unzip()
+        let rows = alloc::collect((0..nr).filter(|&r| col_of[r] != FREE))?;
+        let cols = alloc::collect(rows.iter().map(|&r| col_of[r]))?;
+        (rows, cols)
     } else {
-        ((0..nr).collect(), col4row)
+        (alloc::collect(0..nr)?, col4row)
     };
     let total = neumaier_sum(rows.iter().zip(&cols).map(|(&r, &c)| cost[r * nc + c]));
     Ok(Assignment { rows, cols, cost: total })
@@ -128,9 +131,9 @@ fn infeasible(failed: usize, n: usize, transposed: bool, maximize: bool) -> Erro
 }
 
 /// Row-major nr x nc into row-major nc x nr, in tiles that stay in cache.
-fn transpose(a: &[f64], nr: usize, nc: usize) -> Vec<f64> {
+fn transpose(a: &[f64], nr: usize, nc: usize) -> Result<Vec<f64>> {
     const T: usize = 32;
-    let mut out = vec![0.0; nr * nc];
+    let mut out = alloc::zeros(nr * nc)?;
     for i0 in (0..nr).step_by(T) {
         for j0 in (0..nc).step_by(T) {
             for i in i0..(i0 + T).min(nr) {
@@ -140,7 +143,7 @@ fn transpose(a: &[f64], nr: usize, nc: usize) -> Vec<f64> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Compensated sum, so the reported total does not depend on summation order
@@ -179,20 +182,21 @@ struct Solver {
 }
 
 impl Solver {
-    fn new(n: usize, m: usize) -> Self {
-        Solver {
+    fn new(n: usize, m: usize) -> Result<Self> {
+        Ok(Solver {
             n,
             m,
-            u: vec![0.0; n],
-            v: vec![0.0; m],
-            dist: vec![f64::INFINITY; m],
-            block_min: vec![f64::INFINITY; (m + LSA_BLOCK - 1) / LSA_BLOCK],
-            pred: vec![0; m],
-            col4row: vec![FREE; n],
-            row4col: vec![FREE; m],
-            retired: Vec::with_capacity(n),
+            u: alloc::zeros(n)?,
+            v: alloc::zeros(m)?,
+            dist: alloc::filled(f64::INFINITY, m)?,
+            block_min: alloc::filled(f64::INFINITY, (m + LSA_BLOCK - 1) / LSA_BLOCK)?,
+            pred: alloc::filled(0, m)?,
+            col4row: alloc::filled(FREE, n)?,
+            row4col: alloc::filled(FREE, m)?,
+            // a search retires only assigned columns: at most n
+            retired: alloc::with_capacity(n)?,
             relaxed: 0,
-        }
+        })
     }
 
     /// Assigns every row; Err(row) names the first row that cannot be assigned
@@ -466,7 +470,7 @@ mod tests {
         // relaxation per row; without it row k would scan k rows first
         let n = 300;
         let c = vec![1.0; n * n];
-        let mut s = Solver::new(n, n);
+        let mut s = Solver::new(n, n).unwrap();
         s.solve(&c).unwrap();
         assert_eq!(s.relaxed, n);
         assert_eq!(s.col4row, (0..n).collect::<Vec<_>>());
@@ -535,7 +539,7 @@ mod tests {
                     assert!(at(rx, col) >= at(rx, cx));
                 }
             }
-            let b = linear_sum_assignment(&transpose(&c, nr, nc), nc, nr, false).unwrap();
+            let b = linear_sum_assignment(&transpose(&c, nr, nc).unwrap(), nc, nr, false).unwrap();
             assert!((a.cost - b.cost).abs() < 1e-12 * a.cost.abs());
             let mx = linear_sum_assignment(&c.iter().map(|x| -x).collect::<Vec<_>>(), nr, nc, true).unwrap();
             assert_eq!((&mx.rows, &mx.cols), (&a.rows, &a.cols));

@@ -89,7 +89,7 @@ pub fn log_pmf(counts: &[f64], m: usize, c: usize, alphas: &[f64], k: usize, wit
     if out.len() != m * k {
         return Err(Error::param(format!("output has {} values; expected {} x {}", out.len(), m, k)));
     }
-    let a0: Vec<f64> = (0..k).map(|q| alphas[q * c..(q + 1) * c].iter().sum()).collect();
+    let a0 = crate::alloc::collect((0..k).map(|q| alphas[q * c..(q + 1) * c].iter().sum::<f64>()))?;
     for i in 0..m {
         let row = &counts[i * c..(i + 1) * c];
         let n: f64 = row.iter().sum();

@@ -9,6 +9,7 @@
 //! returns a typed error (`Gamma::new`, `Dirichlet::new`, `Binomial::new`,
 //! `Multinomial::new`, `Categorical::new`), then sampled any number of times.
 
+use crate::alloc;
 use crate::error::{show, Error, Result};
 use crate::rng::Rng;
 use std::collections::HashMap;
@@ -96,9 +97,8 @@ impl Rng {
     }
 
     fn partial_shuffle_dense(&mut self, n: usize, k: usize) -> Result<Vec<usize>> {
-        let mut out = reserve(k, n, k)?;
-        let mut a = reserve(n, n, k)?;
-        a.extend(0..n);
+        let mut out = alloc::with_capacity(k)?;
+        let mut a = alloc::collect(0..n)?;
         for i in 0..k {
             let j = i + self.below((n - i) as u64) as usize;
             a.swap(i, j);
@@ -109,9 +109,10 @@ impl Rng {
 
     /// The virtual array is the identity except at the positions in `moved`.
     fn partial_shuffle_sparse(&mut self, n: usize, k: usize) -> Result<Vec<usize>> {
-        let mut out = reserve(k, n, k)?;
+        let mut out = alloc::with_capacity(k)?;
         let mut moved: HashMap<usize, usize, BuildHasherDefault<IndexHasher>> = HashMap::default();
-        moved.try_reserve(k).map_err(|_| out_of_memory(n, k))?;
+        // an entry costs about two words and a control byte
+        moved.try_reserve(k).map_err(|_| Error::allocation(k as f64 * (2 * std::mem::size_of::<usize>() + 1) as f64))?;
         for i in 0..k {
             let j = i + self.below((n - i) as u64) as usize;
             let value_j = moved.get(&j).copied().unwrap_or(j);
@@ -139,18 +140,6 @@ impl Rng {
         self.shuffle(&mut p);
         p
     }
-}
-
-/// An empty vector with room for `len` indices, or an error instead of the abort
-/// a failed allocation would be (WASM memory is at most 4 GiB).
-fn reserve(len: usize, n: usize, k: usize) -> Result<Vec<usize>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| out_of_memory(n, k))?;
-    Ok(v)
-}
-
-fn out_of_memory(n: usize, k: usize) -> Error {
-    Error::param(format!("not enough memory to draw k = {} distinct items from n = {}; draw fewer", k, n))
 }
 
 /// Sampling without replacement stores the shuffle densely when n < 16 k.
@@ -280,7 +269,7 @@ impl Dirichlet {
             check_shape(&format!("alpha[{}]", i), a)?;
         }
         // no overflow bound: only logs of the gamma draws are used
-        Ok(Dirichlet { gammas: alpha.iter().map(|&a| Gamma::unchecked(a, 1.0)).collect() })
+        Ok(Dirichlet { gammas: alloc::collect(alpha.iter().map(|&a| Gamma::unchecked(a, 1.0)))? })
     }
 
     pub fn len(&self) -> usize {
@@ -518,7 +507,7 @@ impl Multinomial {
     pub fn new(n: u64, p: &[f64]) -> Result<Self> {
         check_trials(n)?;
         check_probabilities("probs", p)?;
-        let mut ratio = vec![0.0; p.len()];
+        let mut ratio = alloc::zeros(p.len())?;
         let mut tail = 0.0;
         for i in (0..p.len()).rev() {
             tail += p[i];
@@ -565,13 +554,15 @@ impl Categorical {
     /// `p` must pass `check_probabilities` (named "probs" in messages).
     pub fn new(p: &[f64]) -> Result<Self> {
         check_probabilities("probs", p)?;
-        let index: Vec<usize> = (0..p.len()).filter(|&i| p[i] > 0.0).collect();
+        let index = alloc::collect((0..p.len()).filter(|&i| p[i] > 0.0))?;
         let m = index.len();
         let total: f64 = index.iter().map(|&i| p[i]).sum();
-        let mut scaled: Vec<f64> = index.iter().map(|&i| p[i] * m as f64 / total).collect();
-        let mut keep = vec![1.0; m];
-        let mut alias: Vec<usize> = (0..m).collect();
-        let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..m).partition(|&j| scaled[j] < 1.0);
+        let mut scaled = alloc::collect(index.iter().map(|&i| p[i] * m as f64 / total))?;
+        let mut keep = alloc::filled(1.0, m)?;
+        let mut alias = alloc::collect(0..m)?;
+        // each reserves m, so the pushes below never reallocate
+        let mut small = alloc::collect((0..m).filter(|&j| scaled[j] < 1.0))?;
+        let mut large = alloc::collect((0..m).filter(|&j| !(scaled[j] < 1.0)))?;
         while !small.is_empty() && !large.is_empty() {
             let (l, g) = (small.pop().unwrap(), large.pop().unwrap());
             keep[l] = scaled[l];

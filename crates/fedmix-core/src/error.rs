@@ -11,10 +11,13 @@ pub enum ErrorKind {
     InvalidParameter,
     /// The numbers went bad during fitting (singular covariance, non-finite bound).
     Numerical,
+    /// Memory for a buffer could not be allocated (crate::alloc): the request
+    /// is too large for what is free, not wrong in itself.
+    Allocation,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 3] = [ErrorKind::InvalidData, ErrorKind::InvalidParameter, ErrorKind::Numerical];
+    pub const ALL: [ErrorKind; 4] = [ErrorKind::InvalidData, ErrorKind::InvalidParameter, ErrorKind::Numerical, ErrorKind::Allocation];
 
     /// Stable status code used across the C ABI (0 means success).
     pub const fn code(self) -> i32 {
@@ -22,6 +25,7 @@ impl ErrorKind {
             ErrorKind::InvalidData => 1,
             ErrorKind::InvalidParameter => 2,
             ErrorKind::Numerical => 3,
+            ErrorKind::Allocation => 4,
         }
     }
 }
@@ -41,6 +45,10 @@ impl Error {
     }
     pub fn numerical(message: impl Into<String>) -> Self {
         Error { kind: ErrorKind::Numerical, message: message.into() }
+    }
+    /// `bytes` could not be allocated (an f64: a request may exceed the address space).
+    pub fn allocation(bytes: f64) -> Self {
+        Error { kind: ErrorKind::Allocation, message: format!("could not allocate {} bytes", show(bytes)) }
     }
 }
 

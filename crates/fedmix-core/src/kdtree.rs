@@ -10,6 +10,9 @@
 //! its own arithmetic, so searches through the tree and exhaustive loops give
 //! bit-identical answers (boxes are pruned with a margin, never on a tie).
 
+use crate::alloc;
+use crate::error::Result;
+
 /// Points per leaf: below this, scanning beats descending.
 const LEAF: usize = 16;
 
@@ -20,9 +23,6 @@ struct Node {
     /// children (0 = none; the root is never a child)
     left: usize,
     right: usize,
-    /// bounding box, lo and hi per dimension (d values each)
-    lo: Vec<f64>,
-    hi: Vec<f64>,
     /// the largest radius of the node's balls
     reach: f64,
 }
@@ -33,38 +33,53 @@ pub struct KdTree<'a> {
     d: usize,
     order: Vec<usize>,
     nodes: Vec<Node>,
+    /// each node's bounding box, lo then hi (2 d values per node, in node order)
+    boxes: Vec<f64>,
 }
 
 impl<'a> KdTree<'a> {
     /// A tree over `points` (m x d, row-major, finite).
-    pub fn new(points: &'a [f64], d: usize) -> Self {
+    pub fn new(points: &'a [f64], d: usize) -> Result<Self> {
         KdTree::build_over(points, None, d)
     }
 
     /// A tree over balls: centers (m x d, row-major, finite) and radii (m, finite, >= 0).
-    pub fn with_radii(centers: &'a [f64], radii: &'a [f64], d: usize) -> Self {
+    pub fn with_radii(centers: &'a [f64], radii: &'a [f64], d: usize) -> Result<Self> {
         assert_eq!(radii.len() * d, centers.len());
         KdTree::build_over(centers, Some(radii), d)
     }
 
-    fn build_over(points: &'a [f64], radii: Option<&'a [f64]>, d: usize) -> Self {
+    fn build_over(points: &'a [f64], radii: Option<&'a [f64]>, d: usize) -> Result<Self> {
         assert!(d > 0 && points.len() % d == 0);
         let m = points.len() / d;
-        let mut tree = KdTree { points, radii, d, order: (0..m).collect(), nodes: Vec::new() };
+        // a node of more than LEAF points splits in halves, so leaves hold at
+        // least LEAF / 2 (or all m): the tree's size is known before it is built
+        let max_nodes = 2 * (m / (LEAF / 2) + 1);
+        let boxes = alloc::with_capacity(alloc::cells(max_nodes, 2 * d, 8)?)?;
+        let mut tree = KdTree { points, radii, d, order: alloc::collect(0..m)?, nodes: alloc::with_capacity(max_nodes)?, boxes };
         if m > 0 {
             tree.build(0, m);
         }
-        tree
+        debug_assert!(tree.nodes.len() <= max_nodes);
+        Ok(tree)
     }
 
     fn point(&self, i: usize) -> &[f64] {
         &self.points[i * self.d..(i + 1) * self.d]
     }
 
+    /// Node `id`'s bounding box: (lo, hi).
+    fn bounds(&self, id: usize) -> (&[f64], &[f64]) {
+        self.boxes[2 * id * self.d..2 * (id + 1) * self.d].split_at(self.d)
+    }
+
     /// Builds the subtree over order[start..end]; returns its node index.
     fn build(&mut self, start: usize, end: usize) -> usize {
         let d = self.d;
-        let (mut lo, mut hi) = (vec![f64::INFINITY; d], vec![f64::NEG_INFINITY; d]);
+        let id = self.nodes.len();
+        let at = self.boxes.len();
+        self.boxes.extend((0..2 * d).map(|j| if j < d { f64::INFINITY } else { f64::NEG_INFINITY }));
+        let (lo, hi) = self.boxes[at..].split_at_mut(d);
         let mut reach = 0.0f64;
         for &i in &self.order[start..end] {
             for (j, &v) in self.points[i * d..(i + 1) * d].iter().enumerate() {
@@ -75,14 +90,13 @@ impl<'a> KdTree<'a> {
                 reach = reach.max(r[i]);
             }
         }
-        let id = self.nodes.len();
-        self.nodes.push(Node { start, end, left: 0, right: 0, lo, hi, reach });
+        self.nodes.push(Node { start, end, left: 0, right: 0, reach });
         if end - start <= LEAF {
             return id;
         }
-        let node = &self.nodes[id];
-        let axis = (0..d).max_by(|&a, &b| (node.hi[a] - node.lo[a]).partial_cmp(&(node.hi[b] - node.lo[b])).unwrap()).unwrap();
-        if node.hi[axis] == node.lo[axis] {
+        let (lo, hi) = self.bounds(id);
+        let axis = (0..d).max_by(|&a, &b| (hi[a] - lo[a]).partial_cmp(&(hi[b] - lo[b])).unwrap()).unwrap();
+        if hi[axis] == lo[axis] {
             return id; // all points equal: a leaf, however many
         }
         let mid = start + (end - start) / 2;
@@ -106,12 +120,13 @@ impl<'a> KdTree<'a> {
         let mut stack = vec![0usize];
         while let Some(id) = stack.pop() {
             let node = &self.nodes[id];
+            let (lo, hi) = self.bounds(id);
             let mut gap = 0.0;
             for j in 0..self.d {
-                let g = if q[j] < node.lo[j] {
-                    node.lo[j] - q[j]
-                } else if q[j] > node.hi[j] {
-                    q[j] - node.hi[j]
+                let g = if q[j] < lo[j] {
+                    lo[j] - q[j]
+                } else if q[j] > hi[j] {
+                    q[j] - hi[j]
                 } else {
                     0.0
                 };
@@ -173,7 +188,7 @@ mod tests {
         for &(m, d) in &[(1usize, 1usize), (5, 2), (100, 2), (1000, 3), (500, 8), (300, 1)] {
             // clustered points with duplicates, so splits see ties
             let points: Vec<f64> = (0..m * d).map(|i| if i % 7 == 0 { 0.5 } else { (rng.next_f64() * 10.0).floor() / 3.0 }).collect();
-            let tree = KdTree::new(&points, d);
+            let tree = KdTree::new(&points, d).unwrap();
             for t in 0..50 {
                 let q: Vec<f64> = (0..d).map(|_| rng.next_f64() * 4.0).collect();
                 let r = [0.0, 0.1, 0.5, 1.0, 3.0][t % 5];
@@ -193,7 +208,7 @@ mod tests {
             let centers: Vec<f64> = (0..m * d).map(|_| rng.next_f64() * 20.0).collect();
             // mostly small radii and a few huge ones
             let radii: Vec<f64> = (0..m).map(|i| if i % 97 == 0 { 50.0 } else { rng.next_f64() * 0.5 }).collect();
-            let tree = KdTree::with_radii(&centers, &radii, d);
+            let tree = KdTree::with_radii(&centers, &radii, d).unwrap();
             for a in 0..m {
                 let q = &centers[a * d..(a + 1) * d];
                 let mut got = vec![];
@@ -218,7 +233,7 @@ mod tests {
     #[test]
     fn identical_points_make_one_leaf() {
         let points = vec![1.0; 200 * 3];
-        let tree = KdTree::new(&points, 3);
+        let tree = KdTree::new(&points, 3).unwrap();
         assert_eq!(tree.within(&[1.0, 1.0, 1.0], 0.0).len(), 200);
         assert!(tree.within(&[2.0, 1.0, 1.0], 0.5).is_empty());
     }

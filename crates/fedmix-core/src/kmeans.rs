@@ -3,6 +3,7 @@
 //! shift below tol * mean feature variance, empty clusters re-seeded with the
 //! points farthest from their centers, best of n_init runs by inertia.
 
+use crate::alloc;
 use crate::data::Data;
 use crate::error::{Error, Result};
 use crate::kernels;
@@ -44,9 +45,9 @@ pub struct KMeansResult {
 }
 
 /// Nearest center (first on ties) and squared distance for every row.
-pub fn assign(x: &Data, centers: &[f64], k: usize, labels: &mut [u32], dist: &mut [f64]) {
+pub fn assign(x: &Data, centers: &[f64], k: usize, labels: &mut [u32], dist: &mut [f64]) -> Result<()> {
     let (n, d) = (x.n, x.d);
-    let mut tmp = vec![0.0; k * BLOCK];
+    let mut tmp = alloc::zeros(alloc::cells(k, BLOCK, 8)?)?;
     let mut i0 = 0;
     while i0 < n {
         let len = BLOCK.min(n - i0);
@@ -68,6 +69,7 @@ pub fn assign(x: &Data, centers: &[f64], k: usize, labels: &mut [u32], dist: &mu
         }
         i0 += len;
     }
+    Ok(())
 }
 
 fn row(x: &Data, i: usize) -> Vec<f64> {
@@ -80,19 +82,22 @@ fn dist_to_row(x: &Data, r: &[f64], out: &mut [f64]) {
 
 /// k-means++ seeding (Arthur & Vassilvitskii) with greedy local trials, as
 /// scikit-learn's kmeans_plusplus. Returns k x d centers and their row indices.
-pub fn kmeans_plusplus(x: &Data, k: usize, rng: &mut Rng) -> (Vec<f64>, Vec<usize>) {
+pub fn kmeans_plusplus(x: &Data, k: usize, rng: &mut Rng) -> Result<(Vec<f64>, Vec<usize>)> {
     let (n, d) = (x.n, x.d);
     let trials = 2 + (k as f64).ln() as usize;
-    let mut centers = Vec::with_capacity(k * d);
-    let mut indices = Vec::with_capacity(k);
+    let mut centers = alloc::with_capacity(alloc::cells(k, d, 8)?)?;
+    let mut indices = alloc::with_capacity(k)?;
     let first = rng.below(n as u64) as usize;
     centers.extend(row(x, first));
     indices.push(first);
-    let mut closest = vec![0.0; n];
+    let mut closest = alloc::zeros(n)?;
     dist_to_row(x, &centers[0..d], &mut closest);
     let mut pot: f64 = closest.iter().sum();
-    let mut cumsum = vec![0.0; n];
-    let mut cand_dist = vec![vec![0.0; n]; trials];
+    let mut cumsum = alloc::zeros(n)?;
+    let mut cand_dist = alloc::with_capacity(trials)?;
+    for _ in 0..trials {
+        cand_dist.push(alloc::zeros(n)?);
+    }
     for _ in 1..k {
         let mut acc = 0.0;
         for i in 0..n {
@@ -124,20 +129,22 @@ pub fn kmeans_plusplus(x: &Data, k: usize, rng: &mut Rng) -> (Vec<f64>, Vec<usiz
         centers.extend(row(x, cand_ids[best_t]));
         indices.push(cand_ids[best_t]);
     }
-    (centers, indices)
+    Ok((centers, indices))
 }
 
 /// Lloyd iterations from `centers`, scikit-learn's stopping rules.
-pub fn lloyd(x: &Data, mut centers: Vec<f64>, k: usize, max_iter: usize, tol_abs: f64) -> KMeansResult {
+pub fn lloyd(x: &Data, mut centers: Vec<f64>, k: usize, max_iter: usize, tol_abs: f64) -> Result<KMeansResult> {
     let (n, d) = (x.n, x.d);
-    let mut labels = vec![0u32; n];
-    let mut labels_old = vec![u32::MAX; n];
-    let mut dist = vec![0.0; n];
+    let mut labels = alloc::filled(0u32, n)?;
+    let mut labels_old = alloc::filled(u32::MAX, n)?;
+    let mut dist = alloc::zeros(n)?;
+    let mut sums = alloc::zeros(centers.len())?;
+    let mut counts = alloc::filled(0usize, k)?;
     let mut n_iter = 0;
     for it in 0..max_iter {
-        assign(x, &centers, k, &mut labels, &mut dist);
-        let mut sums = vec![0.0; k * d];
-        let mut counts = vec![0usize; k];
+        assign(x, &centers, k, &mut labels, &mut dist)?;
+        sums.iter_mut().for_each(|v| *v = 0.0);
+        counts.iter_mut().for_each(|v| *v = 0);
         for &l in &labels {
             counts[l as usize] += 1;
         }
@@ -150,7 +157,7 @@ pub fn lloyd(x: &Data, mut centers: Vec<f64>, k: usize, max_iter: usize, tol_abs
         let empty: Vec<usize> = (0..k).filter(|&c| counts[c] == 0).collect();
         if !empty.is_empty() {
             // farthest points from their own centers seed the empty clusters
-            let mut order: Vec<usize> = (0..n).collect();
+            let mut order = alloc::collect(0..n)?;
             order.sort_by(|&a, &b| dist[b].total_cmp(&dist[a]).then(a.cmp(&b)));
             for (idx, &c_new) in empty.iter().enumerate() {
                 let far = order[idx];
@@ -186,9 +193,9 @@ pub fn lloyd(x: &Data, mut centers: Vec<f64>, k: usize, max_iter: usize, tol_abs
         labels_old.copy_from_slice(&labels);
     }
     // labels and inertia consistent with the final centers
-    assign(x, &centers, k, &mut labels, &mut dist);
+    assign(x, &centers, k, &mut labels, &mut dist)?;
     let inertia = dist.iter().sum();
-    KMeansResult { centers, labels, inertia, n_iter }
+    Ok(KMeansResult { centers, labels, inertia, n_iter })
 }
 
 /// scikit-learn's data-dependent tolerance: tol times the mean feature variance.
@@ -255,11 +262,14 @@ pub fn fit(x: &Data, opts: &KMeansOptions, rng: &mut Rng) -> Result<KMeansResult
     for _ in 0..runs {
         let mut run_rng = rng.fork();
         let centers = match &opts.init {
-            KMeansInit::PlusPlus => kmeans_plusplus(x, k, &mut run_rng).0,
-            KMeansInit::Random => run_rng.sample_without_replacement(x.n, k)?.iter().flat_map(|&i| row(x, i)).collect(),
-            KMeansInit::Given(c) => c.clone(),
+            KMeansInit::PlusPlus => kmeans_plusplus(x, k, &mut run_rng)?.0,
+            KMeansInit::Random => {
+                let rows = run_rng.sample_without_replacement(x.n, k)?;
+                alloc::collect((0..k * x.d).map(|i| x.get(rows[i / x.d], i % x.d)))?
+            }
+            KMeansInit::Given(c) => alloc::copy(c)?,
         };
-        let r = lloyd(x, centers, k, opts.max_iter, tol_abs);
+        let r = lloyd(x, centers, k, opts.max_iter, tol_abs)?;
         if best.as_ref().map_or(true, |b| r.inertia < b.inertia) {
             best = Some(r);
         }
@@ -283,7 +293,7 @@ pub fn kfed_groups(points: &[f64], d: usize, owners: &[std::ops::Range<usize>], 
         return Err(Error::param(format!("the seed device sent {} local centers, more than the {} clusters asked for", seeds.len(), k)));
     }
     let sq = |a: usize, b: usize| -> f64 { (0..d).map(|j| (points[a * d + j] - points[b * d + j]).powi(2)).sum() };
-    let mut near: Vec<f64> = (0..m).map(|p| seeds.iter().map(|&s| sq(p, s)).fold(f64::INFINITY, f64::min)).collect();
+    let mut near = alloc::collect((0..m).map(|p| seeds.iter().map(|&s| sq(p, s)).fold(f64::INFINITY, f64::min)))?;
     while seeds.len() < k {
         let mut best = 0;
         for p in 1..m {
@@ -303,17 +313,15 @@ pub fn kfed_groups(points: &[f64], d: usize, owners: &[std::ops::Range<usize>], 
             near[p] = near[p].min(sq(p, best));
         }
     }
-    let mut group: Vec<usize> = (0..m)
-        .map(|p| {
-            let mut g = 0;
-            for s in 1..k {
-                if sq(p, seeds[s]) < sq(p, seeds[g]) {
-                    g = s;
-                }
+    let mut group = alloc::collect((0..m).map(|p| {
+        let mut g = 0;
+        for s in 1..k {
+            if sq(p, seeds[s]) < sq(p, seeds[g]) {
+                g = s;
             }
-            g
-        })
-        .collect();
+        }
+        g
+    }))?;
     for (g, &s) in seeds.iter().enumerate() {
         group[s] = g;
     }
@@ -362,7 +370,7 @@ mod tests {
         // two far clusters, three centers of which one starts far from any point
         let v = vec![0.0, 0.1, 0.2, 10.0, 10.1, 10.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
         let x = Data::new(&v, 6, 2).unwrap();
-        let r = lloyd(&x, vec![0.1, 0.0, 10.1, 0.0, 100.0, 100.0], 3, 300, 0.0);
+        let r = lloyd(&x, vec![0.1, 0.0, 10.1, 0.0, 100.0, 100.0], 3, 300, 0.0).unwrap();
         let mut counts = [0; 3];
         for &l in &r.labels {
             counts[l as usize] += 1;

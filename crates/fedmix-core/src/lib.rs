@@ -1,6 +1,7 @@
 //! fedmix-core: the numeric core of fedmix as pure functions over column-major
 //! slices. No WASM, no globals; fedmix-wasm exports it through a C ABI.
 
+pub mod alloc;
 pub mod assignment;
 pub mod data;
 pub mod dirichlet_multinomial;

@@ -1,16 +1,21 @@
 //! Small dense linear algebra on row-major d x d matrices (covariances,
-//! precisions and their Cholesky factors; d is the feature count).
+//! precisions and their Cholesky factors; d is the feature count). A d x d
+//! buffer can be large (8 MB at d = 1000): callers pass scratch they allocated
+//! fallibly, or the function allocates through crate::alloc.
+
+use crate::alloc;
+use crate::error::{Error, Result};
 
 /// Lower Cholesky factor L of a symmetric positive-definite `a` (only its lower
 /// triangle is read), written to `out` with the strict upper triangle zeroed.
 /// Err(j) names the first pivot that is not positive (or not finite).
-pub fn cholesky_lower(a: &[f64], d: usize, out: &mut [f64]) -> Result<(), usize> {
+pub fn cholesky_lower(a: &[f64], d: usize, out: &mut [f64]) -> std::result::Result<(), usize> {
     cholesky_lower_floor(a, d, out, None)
 }
 
 /// As `cholesky_lower`, but a squared pivot must also exceed `floor[j]`: a pivot
 /// below the rounding noise of the data is a singular matrix in disguise.
-pub fn cholesky_lower_floor(a: &[f64], d: usize, out: &mut [f64], floor: Option<&[f64]>) -> Result<(), usize> {
+pub fn cholesky_lower_floor(a: &[f64], d: usize, out: &mut [f64], floor: Option<&[f64]>) -> std::result::Result<(), usize> {
     for v in out[..d * d].iter_mut() {
         *v = 0.0;
     }
@@ -73,12 +78,12 @@ pub fn mul_transpose_self(a: &[f64], d: usize, out: &mut [f64]) {
     }
 }
 
-/// Inverse of a symmetric positive-definite matrix through its Cholesky factor.
-pub fn invert_spd(a: &[f64], d: usize, out: &mut [f64]) -> Result<(), usize> {
-    let mut l = vec![0.0; d * d];
-    cholesky_lower(a, d, &mut l)?;
-    let mut li = vec![0.0; d * d];
-    invert_lower(&l, d, &mut li);
+/// Inverse of a symmetric positive-definite matrix through its Cholesky factor;
+/// `scratch` holds 2 d x d values.
+pub fn invert_spd(a: &[f64], d: usize, out: &mut [f64], scratch: &mut [f64]) -> std::result::Result<(), usize> {
+    let (l, li) = scratch[..2 * d * d].split_at_mut(d * d);
+    cholesky_lower(a, d, l)?;
+    invert_lower(l, d, li);
     // a^-1 = L^-T L^-1
     for i in 0..d {
         for j in 0..d {
@@ -136,15 +141,15 @@ pub fn triangle(a: &[f64], d: usize) -> Option<bool> {
 /// so eigenvalues are accurate to about eps * ||a|| and an eigenvector to about
 /// eps * ||a|| / (its gap to the nearest other eigenvalue). Signs of the
 /// eigenvectors are whatever the algorithm yields; callers that need a
-/// convention impose it. Err names an eigenvalue that did not converge (only
-/// possible for non-finite input).
-pub fn symmetric_eigen(a: &[f64], d: usize) -> Result<(Vec<f64>, Vec<f64>), usize> {
+/// convention impose it. An eigenvalue that did not converge (only possible
+/// for non-finite input) is a numerical error naming it.
+pub fn symmetric_eigen(a: &[f64], d: usize) -> Result<(Vec<f64>, Vec<f64>)> {
     assert!(a.len() >= d * d);
     if d == 0 {
         return Ok((Vec::new(), Vec::new()));
     }
     // v holds the symmetric matrix (from the lower triangle), then the eigenvectors as columns
-    let mut v = vec![0.0; d * d];
+    let mut v = alloc::zeros(d * d)?;
     for i in 0..d {
         for j in 0..=i {
             v[i * d + j] = a[i * d + j];
@@ -154,12 +159,13 @@ pub fn symmetric_eigen(a: &[f64], d: usize) -> Result<(Vec<f64>, Vec<f64>), usiz
     let mut diag = vec![0.0; d];
     let mut off = vec![0.0; d];
     tridiagonalize(&mut v, d, &mut diag, &mut off);
-    tridiagonal_ql(&mut v, d, &mut diag, &mut off)?;
+    tridiagonal_ql(&mut v, d, &mut diag, &mut off).map_err(|i| Error::numerical(format!("the eigenvalue iteration did not converge at eigenvalue {}", i)))?;
     // descending; a stable sort keeps equal eigenvalues in the algorithm's order
     let mut order: Vec<usize> = (0..d).collect();
     order.sort_by(|&p, &q| diag[q].total_cmp(&diag[p]));
     let values = order.iter().map(|&i| diag[i]).collect();
-    let mut vectors = vec![0.0; d * d];
+    // the rows of the result are v's columns; v itself is no longer needed after
+    let mut vectors = alloc::zeros(d * d)?;
     for (r, &i) in order.iter().enumerate() {
         for k in 0..d {
             vectors[r * d + k] = v[k * d + i];
@@ -265,7 +271,7 @@ fn tridiagonalize(v: &mut [f64], d: usize, diag: &mut [f64], off: &mut [f64]) {
 /// Eigenvalues and eigenvectors of the symmetric tridiagonal matrix (`diag`,
 /// `off[1..]`) by QL with implicit shifts (EISPACK tql2), rotating the columns
 /// of `v`. Unsorted on return.
-fn tridiagonal_ql(v: &mut [f64], d: usize, diag: &mut [f64], off: &mut [f64]) -> Result<(), usize> {
+fn tridiagonal_ql(v: &mut [f64], d: usize, diag: &mut [f64], off: &mut [f64]) -> std::result::Result<(), usize> {
     // EISPACK converges in 1 to 2 iterations per eigenvalue in practice
     const MAX_ITER: usize = 60;
     let n = d;
@@ -351,8 +357,10 @@ fn tridiagonal_ql(v: &mut [f64], d: usize, diag: &mut [f64], off: &mut [f64]) ->
 /// tol_j = rel_tol * scale[j] (`scale` is the magnitude the entries were computed
 /// from, so that cancellation noise is tolerated); a pivot within the band counts
 /// as zero, and then the rest of its column must vanish to a matching tolerance.
-pub fn is_positive_semidefinite(a: &[f64], d: usize, scale: &[f64], rel_tol: f64) -> bool {
-    let mut l = vec![0.0; d * d];
+/// `l` is d x d scratch.
+pub fn is_positive_semidefinite(a: &[f64], d: usize, scale: &[f64], rel_tol: f64, l: &mut [f64]) -> bool {
+    // entries of a zero pivot's column stay 0
+    l[..d * d].iter_mut().for_each(|v| *v = 0.0);
     for j in 0..d {
         let tol = rel_tol * scale[j].abs();
         let mut diag = a[j * d + j];
@@ -447,7 +455,8 @@ mod tests {
         let (lower, _) = symmetric_eigen(&[2.0, 99.0, 1.0, 2.0], 2).unwrap();
         let (full, _) = symmetric_eigen(&[2.0, 1.0, 1.0, 2.0], 2).unwrap();
         assert_eq!(lower, full);
-        assert_eq!(symmetric_eigen(&[f64::NAN, 0.0, 1.0, 1.0], 2).unwrap_err(), 0);
+        let e = symmetric_eigen(&[f64::NAN, 0.0, 1.0, 1.0], 2).unwrap_err();
+        assert_eq!(e.message, "the eigenvalue iteration did not converge at eigenvalue 0");
     }
 
     #[test]
@@ -461,7 +470,7 @@ mod tests {
             assert!((llt[i] - a[i]).abs() < 1e-14);
         }
         let mut inv = [0.0; 9];
-        invert_spd(&a, 3, &mut inv).unwrap();
+        invert_spd(&a, 3, &mut inv, &mut [0.0; 18]).unwrap();
         for i in 0..3 {
             for j in 0..3 {
                 let s: f64 = (0..3).map(|m| a[i * 3 + m] * inv[m * 3 + j]).sum();
@@ -483,6 +492,11 @@ mod tests {
         assert_eq!(cholesky_lower(&a, 2, &mut l), Err(1));
         assert_eq!(cholesky_lower(&[0.0], 1, &mut [0.0]), Err(0));
         assert_eq!(cholesky_lower(&[f64::NAN], 1, &mut [0.0]), Err(0));
+    }
+
+    fn is_positive_semidefinite(a: &[f64], d: usize, scale: &[f64], rel_tol: f64) -> bool {
+        // stale scratch: the check must not depend on what it held
+        super::is_positive_semidefinite(a, d, scale, rel_tol, &mut vec![7.0; d * d])
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! (fine for the leading components PCA keeps; the SVD would give
 //! eps * sqrt(lambda_1 / lambda_k)).
 
+use crate::alloc;
 use crate::data::Data;
 use crate::error::{Error, Result};
 use crate::kernels;
@@ -49,14 +50,16 @@ pub fn fit(x: &Data, k: usize) -> Result<Pca> {
         )));
     }
     let mean = x.column_means();
-    let cov = covariance(x, &mean);
-    let (values, vectors) = linalg::symmetric_eigen(&cov, d).map_err(|i| Error::numerical(format!("the eigenvalue iteration did not converge at eigenvalue {}", i)))?;
+    let cov = covariance(x, &mean)?;
     // total variance = trace of the covariance = sum of all eigenvalues
     let total: f64 = (0..d).map(|j| cov[j * d + j]).sum();
+    let (values, mut components) = linalg::symmetric_eigen(&cov, d)?;
+    drop(cov);
     // rounding can leave a zero eigenvalue slightly negative; a variance is not
     let values: Vec<f64> = values.iter().map(|&v| v.max(0.0)).collect();
-    let mut components = vectors[..k * d].to_vec();
-    flip_signs(x, &mean, &mut components, k);
+    // the first k eigenvectors, in place
+    components.truncate(k * d);
+    flip_signs(x, &mean, &mut components, k)?;
     let ratio = |v: f64| if total > 0.0 { v / total } else { 0.0 };
     // scikit-learn's noise variance averages the min(n, d) singular-value
     // eigenvalues past k; beyond rank n - 1 they are zero in exact arithmetic
@@ -76,10 +79,10 @@ pub fn fit(x: &Data, k: usize) -> Result<Pca> {
 /// Upper-triangle-accumulated, then mirrored, sample covariance (ddof 1) of the
 /// centered data, d x d row-major. One pass in tiles of BLOCK rows, the
 /// products in the same SIMD kernel (and scalar twin) as the GMM statistics.
-fn covariance(x: &Data, mean: &[f64]) -> Vec<f64> {
+fn covariance(x: &Data, mean: &[f64]) -> Result<Vec<f64>> {
     let (n, d) = (x.n, x.d);
-    let mut cov = vec![0.0; d * d];
-    let mut tile = vec![0.0; d * BLOCK];
+    let mut cov = alloc::zeros(alloc::cells(d, d, 8)?)?;
+    let mut tile = alloc::zeros(d * BLOCK)?;
     let mut i0 = 0;
     while i0 < n {
         let len = BLOCK.min(n - i0);
@@ -100,15 +103,15 @@ fn covariance(x: &Data, mean: &[f64]) -> Vec<f64> {
             cov[l * d + j] = v;
         }
     }
-    cov
+    Ok(cov)
 }
 
 /// scikit-learn's svd_flip(U, Vt) with u_based_decision=True: in each column of
 /// U (the training rows' scores on a component, up to a positive factor) the
 /// entry of largest magnitude, the first on ties, is made positive.
-fn flip_signs(x: &Data, mean: &[f64], components: &mut [f64], k: usize) {
+fn flip_signs(x: &Data, mean: &[f64], components: &mut [f64], k: usize) -> Result<()> {
     let (n, d) = (x.n, x.d);
-    let mut scores = vec![0.0; n];
+    let mut scores = alloc::zeros(n)?;
     for r in 0..k {
         project(x, mean, &components[r * d..(r + 1) * d], &mut scores);
         let mut best = 0;
@@ -123,6 +126,7 @@ fn flip_signs(x: &Data, mean: &[f64], components: &mut [f64], k: usize) {
             }
         }
     }
+    Ok(())
 }
 
 /// out[i] = sum_j (x[i, j] - mean[j]) * w[j], accumulated feature by feature

@@ -20,7 +20,7 @@ pub unsafe extern "C" fn fm_linear_sum_assignment(
     out_cols: *mut u32,
     out_cost: *mut f64,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let n = nr.checked_mul(nc).ok_or_else(|| Error::data(format!("a {} x {} cost matrix is too large", nr, nc)))?;
         let a = assignment::linear_sum_assignment(f64s(cost, n), nr, nc, maximize != 0)?;
         let k = a.rows.len();
@@ -32,5 +32,5 @@ pub unsafe extern "C" fn fm_linear_sum_assignment(
         }
         *out_cost = a.cost;
         Ok(())
-    })())
+    })
 }

@@ -8,7 +8,7 @@
 //! (`mdm.max_cells`). Adding a row changes no export; renaming or removing one
 //! is an ABI change (bump ABI_VERSION).
 
-use super::{fedgem, gmm, kmeans, special, OK};
+use super::{fedgem, gmm, kmeans, special, OK, RESERVE};
 use fedmix_core::distributions::MIN_SHAPE;
 use fedmix_core::error::ErrorKind;
 use fedmix_core::fedgem::server::MIN_SHARE;
@@ -22,6 +22,7 @@ static TABLE: &[(&str, f64)] = &[
     ("status.invalid_data", ErrorKind::InvalidData.code() as f64),
     ("status.invalid_parameter", ErrorKind::InvalidParameter.code() as f64),
     ("status.numerical", ErrorKind::Numerical.code() as f64),
+    ("status.allocation", ErrorKind::Allocation.code() as f64),
     ("covariance_type.full", CovarianceType::Full.code() as f64),
     ("covariance_type.tied", CovarianceType::Tied.code() as f64),
     ("covariance_type.diag", CovarianceType::Diag.code() as f64),
@@ -41,6 +42,7 @@ static TABLE: &[(&str, f64)] = &[
     ("gamma_differences.digamma", special::DIGAMMA_DIFFERENCE as f64),
     ("gamma_differences.lgamma", special::LGAMMA_DIFFERENCE as f64),
     ("distributions.min_shape", MIN_SHAPE),
+    ("memory.reserve", RESERVE as f64),
     ("mdm.max_cells", MAX_CELLS as f64),
     ("mdm_guard.empty_component", EMPTY_COMPONENT as f64),
     ("mdm_guard.degenerate_moments", DEGENERATE_MOMENTS as f64),

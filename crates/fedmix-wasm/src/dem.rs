@@ -5,11 +5,11 @@
 //! are about what the numbers mean.
 
 use super::gmm::{into_handle, GmmHandle};
-use super::{data, f64s, f64s_mut, optional, seed, status};
+use super::{buffers, data, f64s, f64s_mut, optional, seed, status};
 use fedmix_core::gmm::dem::{self, DataSummary};
-use fedmix_core::gmm::stats::{packed_len, pack_upper, unpack_symmetric, wire_s2_len, SuffStats, Tiles};
+use fedmix_core::gmm::stats::{pack_upper_into, packed_len, unpack_symmetric, wire_s2_len, SuffStats, Tiles};
 use fedmix_core::gmm::CovarianceType;
-use fedmix_core::{Error, Rng};
+use fedmix_core::{alloc, Error, Result, Rng};
 
 fn cov_lens(t: CovarianceType, k: usize, d: usize) -> (usize, usize, usize) {
     (k, k * d, wire_s2_len(t, k, d))
@@ -24,12 +24,12 @@ fn cov_lens(t: CovarianceType, k: usize, d: usize) -> (usize, usize, usize) {
 #[no_mangle]
 pub unsafe extern "C" fn fm_dem_client_stats(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_nk: *mut f64, out_s1: *mut f64, out_s2: *mut f64, out_loglik: *mut f64) -> i32 {
     let g = &(*h).gmm;
-    status((|| {
+    status(|| {
         let (stats, total) = dem::client_statistics(&data(x, n, d)?, g)?;
         write_stats(&stats, out_nk, out_s1, out_s2);
         *out_loglik = total;
         Ok(())
-    })())
+    })
 }
 
 /// Sufficient statistics in wire form: nk (k), s1 (k x d), s2 (as cov_lens says).
@@ -37,7 +37,7 @@ unsafe fn write_stats(s: &SuffStats, out_nk: *mut f64, out_s1: *mut f64, out_s2:
     let (a, b, c) = cov_lens(s.cov_type, s.k, s.d);
     f64s_mut(out_nk, a).copy_from_slice(&s.nk);
     f64s_mut(out_s1, b).copy_from_slice(&s.s1);
-    f64s_mut(out_s2, c).copy_from_slice(&s.s2_wire());
+    s.s2_wire_into(f64s_mut(out_s2, c));
 }
 
 /// A DEM client's summary of its rows about `shift` (d): per-feature largest
@@ -49,21 +49,19 @@ unsafe fn write_stats(s: &SuffStats, out_nk: *mut f64, out_s1: *mut f64, out_s2:
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_client_summary(x: *const f64, n: usize, d: usize, shift: *const f64, tied: i32, out_abs_max: *mut f64, out_sum: *mut f64, out_scatter: *mut f64) -> i32 {
-    status((|| {
+    status(|| {
         let x = data(x, n, d)?;
         if n > 0 {
             x.require_finite("the client's rows")?;
         }
-        let s = DataSummary::of(&x, f64s(shift, d), tied != 0, &mut Tiles::new(d));
+        let s = DataSummary::of(&x, f64s(shift, d), tied != 0, &mut Tiles::new(d)?)?;
         f64s_mut(out_abs_max, d).copy_from_slice(&s.abs_max);
         if tied != 0 {
             f64s_mut(out_sum, d).copy_from_slice(&s.sum);
-            let mut p = Vec::with_capacity(packed_len(d));
-            pack_upper(&s.scatter, d, &mut p);
-            f64s_mut(out_scatter, packed_len(d)).copy_from_slice(&p);
+            pack_upper_into(&s.scatter, d, f64s_mut(out_scatter, packed_len(d)));
         }
         Ok(())
-    })())
+    })
 }
 
 /// Checks statistics a client sent (SuffStats::check_client): from `rows` rows,
@@ -74,12 +72,15 @@ pub unsafe extern "C" fn fm_dem_client_summary(x: *const f64, n: usize, d: usize
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_check_stats(cov_type: i32, k: usize, d: usize, rows: f64, shift: *const f64, nk: *const f64, s1: *const f64, s2: *const f64, min_count: f64) -> i32 {
-    status((|| {
+    status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let (a, b, c) = cov_lens(t, k, d);
-        let shift = optional(shift, k * d).unwrap_or_else(|| vec![0.0; k * d]);
+        let shift = match optional(shift, k * d)? {
+            Some(s) => s,
+            None => buffers::zeros(k * d)?,
+        };
         SuffStats::from_wire(t, k, d, shift, f64s(nk, a), f64s(s1, b), f64s(s2, c))?.check_client(rows, min_count)
-    })())
+    })
 }
 
 /// Checks a summary a client sent about `shift` (DataSummary::check); `tied` 1
@@ -90,12 +91,44 @@ pub unsafe extern "C" fn fm_dem_check_stats(cov_type: i32, k: usize, d: usize, r
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_check_summary(d: usize, tied: i32, rows: f64, shift: *const f64, abs_max: *const f64, sum: *const f64, scatter: *const f64) -> i32 {
-    status(summary_from_wire(d, tied != 0, rows, f64s(shift, d), f64s(abs_max, d), sum, scatter).check())
+    status(|| summary_from_wire(d, tied != 0, rows, f64s(shift, d), f64s(abs_max, d), sum, scatter)?.check())
 }
 
-unsafe fn summary_from_wire(d: usize, tied: bool, rows: f64, shift: &[f64], abs_max: &[f64], sum: *const f64, scatter: *const f64) -> DataSummary {
-    let (sum, scatter) = if tied { (f64s(sum, d).to_vec(), unpack_symmetric(f64s(scatter, packed_len(d)), d)) } else { (Vec::new(), Vec::new()) };
-    DataSummary { n: rows, abs_max: abs_max.to_vec(), shift: shift.to_vec(), sum, scatter }
+unsafe fn summary_from_wire(d: usize, tied: bool, rows: f64, shift: &[f64], abs_max: &[f64], sum: *const f64, scatter: *const f64) -> Result<DataSummary> {
+    let (sum, scatter) = if tied { (f64s(sum, d).to_vec(), unpack_symmetric(f64s(scatter, packed_len(d)), d)?) } else { (Vec::new(), Vec::new()) };
+    Ok(DataSummary { n: rows, abs_max: abs_max.to_vec(), shift: shift.to_vec(), sum, scatter })
+}
+
+/// Checks the log-likelihood a client reported with its statistics about the
+/// model `h` (dem::check_log_likelihood): within [Q, Q + n ln K]. Tied
+/// statistics need the client's summary (its sums and packed scatter about
+/// `summary_shift`); other types ignore it.
+///
+/// # Safety
+/// Live handle; pointers cover the shapes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_dem_check_log_likelihood(
+    h: *const GmmHandle,
+    rows: f64,
+    loglik: f64,
+    nk: *const f64,
+    s1: *const f64,
+    s2: *const f64,
+    summary_shift: *const f64,
+    abs_max: *const f64,
+    sum: *const f64,
+    scatter: *const f64,
+) -> i32 {
+    let g = &(*h).gmm;
+    status(|| {
+        let (t, k, d) = (g.cov_type, g.k, g.d);
+        let (a, b, c) = cov_lens(t, k, d);
+        let stats = SuffStats::from_wire(t, k, d, alloc::copy(&g.means)?, f64s(nk, a), f64s(s1, b), f64s(s2, c))?;
+        let tied = t == CovarianceType::Tied;
+        let summary = if tied { Some(summary_from_wire(d, true, rows, f64s(summary_shift, d), f64s(abs_max, d), sum, scatter)?) } else { None };
+        dem::check_log_likelihood(&stats, g, summary.as_ref(), rows, loglik)
+    })
 }
 
 /// The DEM server's round on the answers of m clients to the model `h`: merges
@@ -126,7 +159,7 @@ pub unsafe extern "C" fn fm_dem_server_step(
     out_handle: *mut usize,
 ) -> i32 {
     let g = &(*h).gmm;
-    status((|| {
+    status(|| {
         if m == 0 {
             return Err(Error::data("a DEM round needs the statistics of at least one client"));
         }
@@ -135,19 +168,19 @@ pub unsafe extern "C" fn fm_dem_server_step(
         let (a, b, c) = cov_lens(t, k, d);
         let (rows, loglik) = (f64s(rows, m), f64s(loglik, m));
         let shift = f64s(summary_shift, d);
-        let mut stats = SuffStats::new(t, k, d, g.means.clone());
-        let mut summary = DataSummary::empty(d, shift, tied);
+        let mut stats = SuffStats::new(t, k, d, buffers::copy(&g.means)?)?;
+        let mut summary = DataSummary::empty(d, shift, tied)?;
         for i in 0..m {
-            let si = SuffStats::from_wire(t, k, d, g.means.clone(), f64s(nk.add(i * a), a), f64s(s1.add(i * b), b), f64s(s2.add(i * c), c))?;
+            let si = SuffStats::from_wire(t, k, d, buffers::copy(&g.means)?, f64s(nk.add(i * a), a), f64s(s1.add(i * b), b), f64s(s2.add(i * c), c))?;
             stats.merge(&si);
             let (sum, scatter) = if tied { (sums.add(i * d), scatters.add(i * packed_len(d))) } else { (sums, scatters) };
-            summary.merge(&summary_from_wire(d, tied, rows[i], shift, f64s(abs_max.add(i * d), d), sum, scatter));
+            summary.merge(&summary_from_wire(d, tied, rows[i], shift, f64s(abs_max.add(i * d), d), sum, scatter)?);
         }
         let gmm = dem::server_step(&stats, &summary, reg_covar)?;
         let lower_bound = loglik.iter().sum::<f64>() / rows.iter().sum::<f64>();
         into_handle(GmmHandle { gmm, converged: converged != 0, n_iter, lower_bound }, out_handle);
         Ok(())
-    })())
+    })
 }
 
 /// DEM's maximally separated initial model in the box [lo, hi] (d each).
@@ -156,11 +189,11 @@ pub unsafe extern "C" fn fm_dem_server_step(
 /// Pointers cover the shapes.
 #[no_mangle]
 pub unsafe extern "C" fn fm_dem_separated_init(cov_type: i32, k: usize, d: usize, lo: *const f64, hi: *const f64, reg_covar: f64, out_handle: *mut usize) -> i32 {
-    status((|| {
+    status(|| {
         let gmm = dem::separated_init(CovarianceType::from_code(cov_type)?, k, f64s(lo, d), f64s(hi, d), reg_covar)?;
         into_handle(GmmHandle { gmm, converged: false, n_iter: 0, lower_bound: f64::NEG_INFINITY }, out_handle);
         Ok(())
-    })())
+    })
 }
 
 /// A k-FED client: k-means with up to k_local clusters on its rows, then their
@@ -186,14 +219,14 @@ pub unsafe extern "C" fn fm_dem_kfed_local(
     out_s1: *mut f64,
     out_s2: *mut f64,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let s = dem::kfed_local(&data(x, n, d)?, k_local, t, &mut Rng::new(seed(seed_lo, seed_hi)))?;
         *out_k = s.k as f64;
         f64s_mut(out_centers, s.k * d).copy_from_slice(&s.shift);
         write_stats(&s, out_nk, out_s1, out_s2);
         Ok(())
-    })())
+    })
 }
 
 /// The k-FED server: the initial model with k components of type `cov_type` from
@@ -220,10 +253,10 @@ pub unsafe extern "C" fn fm_dem_kfed_server(
     seed_hi: u32,
     out_handle: *mut usize,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let lt = dem::kfed_local_type(t);
-        let mut locals = Vec::with_capacity(m);
+        let mut locals = buffers::with_capacity(m)?;
         let (mut at_nk, mut at_s1, mut at_s2) = (0, 0, 0);
         for &cnt in f64s(counts, m) {
             if !(cnt >= 0.0 && cnt <= 1e9 && cnt.fract() == 0.0) {
@@ -231,7 +264,7 @@ pub unsafe extern "C" fn fm_dem_kfed_server(
             }
             let kl = cnt as usize;
             let (a, b, c) = cov_lens(lt, kl, d);
-            let shift = f64s(centers.add(at_s1), b).to_vec();
+            let shift = buffers::copy(f64s(centers.add(at_s1), b))?;
             locals.push(SuffStats::from_wire(lt, kl, d, shift, f64s(nk.add(at_nk), a), f64s(s1.add(at_s1), b), f64s(s2.add(at_s2), c))?);
             at_nk += a;
             at_s1 += b;
@@ -240,5 +273,5 @@ pub unsafe extern "C" fn fm_dem_kfed_server(
         let gmm = dem::kfed_server(&locals, k, t, reg_covar, &mut Rng::new(seed(seed_lo, seed_hi)))?;
         into_handle(GmmHandle { gmm, converged: false, n_iter: 0, lower_bound: f64::NEG_INFINITY }, out_handle);
         Ok(())
-    })())
+    })
 }

@@ -1,7 +1,7 @@
 //! FedGEM exports: a client handle that keeps its rows in WASM memory across
 //! rounds, and the server's update and merge over the reported balls.
 
-use super::{data, f64s, f64s_mut, optional, seed, status, u32s_mut};
+use super::{buffers, data, f64s, f64s_mut, optional, seed, status, u32s_mut};
 use fedmix_core::fedgem::client::{Isotropic, RadiusMethod};
 use fedmix_core::fedgem::server::{final_merge, round_update, Search};
 use fedmix_core::{Data, Error, Rng};
@@ -68,7 +68,7 @@ pub unsafe extern "C" fn fm_fedgem_client_new(
     seed_hi: u32,
     out_handle: *mut usize,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let x = data(x, n, d)?;
         x.require_finite("X")?;
         if k < 1 {
@@ -77,22 +77,25 @@ pub unsafe extern "C" fn fm_fedgem_client_new(
         if n < k {
             return Err(Error::data(format!("the client has {} rows for {} components; each component needs at least one row", n, k)));
         }
-        let weights = optional(weights, k).unwrap_or_else(|| vec![1.0 / k as f64; k]);
-        let model = match optional(means, k * d) {
+        let weights = match optional(weights, k)? {
+            Some(w) => w,
+            None => buffers::filled(1.0 / k as f64, k)?,
+        };
+        let model = match optional(means, k * d)? {
             Some(m) => Isotropic::new(k, d, weights, variance, m)?,
             None => {
                 // validate before the (slower) k-means
-                Isotropic::new(k, d, weights.clone(), variance, vec![0.0; k * d])?;
+                Isotropic::new(k, d, buffers::copy(&weights)?, variance, buffers::zeros(k * d)?)?;
                 if init != INIT_SEEDS && init != INIT_KMEANS {
                     return Err(Error::param(format!("unknown init code {}; use 0 k-means++ seeds, 1 k-means", init)));
                 }
                 Isotropic::kmeans_init(&x, k, weights, variance, n_init, init == INIT_KMEANS, &mut Rng::new(seed(seed_lo, seed_hi)))?
             }
         };
-        let h = FedGemClient { values: x.values.to_vec(), n, d, model };
+        let h = FedGemClient { values: buffers::copy(x.values)?, n, d, model };
         *out_handle = Box::into_raw(Box::new(h)) as usize;
         Ok(())
-    })())
+    })
 }
 
 /// # Safety
@@ -122,7 +125,7 @@ pub unsafe extern "C" fn fm_fedgem_client_steps(
     out_counts: *mut f64,
     out_loglik: *mut f64,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let c = &mut *h;
         let method = match method {
             RADIUS_CLOSED_FORM => RadiusMethod::ClosedForm,
@@ -137,7 +140,7 @@ pub unsafe extern "C" fn fm_fedgem_client_steps(
         f64s_mut(out_counts, k).copy_from_slice(&r.counts);
         *out_loglik = r.log_likelihood;
         Ok(())
-    })())
+    })
 }
 
 /// Replaces the means (k x d), e.g. with the server's update.
@@ -146,7 +149,7 @@ pub unsafe extern "C" fn fm_fedgem_client_steps(
 /// `h` is live; `means` covers `len` values.
 #[no_mangle]
 pub unsafe extern "C" fn fm_fedgem_client_set_means(h: *mut FedGemClient, means: *const f64, len: usize) -> i32 {
-    status((*h).model.set_means(f64s(means, len)))
+    status(|| (*h).model.set_means(f64s(means, len)))
 }
 
 /// Writes the current means (k x d).
@@ -166,7 +169,7 @@ pub unsafe extern "C" fn fm_fedgem_client_means(h: *const FedGemClient, out: *mu
 /// `h` is live; pointers cover the shapes.
 #[no_mangle]
 pub unsafe extern "C" fn fm_fedgem_client_predict(h: *const FedGemClient, x: *const f64, n: usize, d: usize, out_labels: *mut u32, out_values: *mut f64) -> i32 {
-    status((|| {
+    status(|| {
         let c = &*h;
         let x = data(x, n, d)?;
         if !out_labels.is_null() {
@@ -176,7 +179,7 @@ pub unsafe extern "C" fn fm_fedgem_client_predict(h: *const FedGemClient, x: *co
             f64s_mut(out_values, n).copy_from_slice(&c.model.score_samples(&x)?);
         }
         Ok(())
-    })())
+    })
 }
 
 /// The mean log-likelihood of the client's own rows under its current means.
@@ -185,12 +188,12 @@ pub unsafe extern "C" fn fm_fedgem_client_predict(h: *const FedGemClient, x: *co
 /// `h` is live.
 #[no_mangle]
 pub unsafe extern "C" fn fm_fedgem_client_score(h: *const FedGemClient, out: *mut f64) -> i32 {
-    status((|| {
+    status(|| {
         let c = &*h;
         let lse = c.model.score_samples(&c.data())?;
         *out = lse.iter().sum::<f64>() / c.n as f64;
         Ok(())
-    })())
+    })
 }
 
 /// The collaborative update of m components (centers m x d, radii, owning
@@ -211,12 +214,12 @@ pub unsafe extern "C" fn fm_fedgem_update(
     out_centers: *mut f64,
     out_pairs: *mut f64,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let (updated, pairs) = round_update(f64s(centers, m * d), f64s(radii, m), owners(owner_ids, m), d, search(indexed))?;
         f64s_mut(out_centers, m * d).copy_from_slice(&updated);
         *out_pairs = pairs as f64;
         Ok(())
-    })())
+    })
 }
 
 /// The final merge (`final_merge`: radii capped, components with almost no
@@ -240,11 +243,11 @@ pub unsafe extern "C" fn fm_fedgem_merge(
     out_k: *mut usize,
     out_centers: *mut f64,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let r = final_merge(f64s(centers, m * d), f64s(radii, m), owners(owner_ids, m), f64s(weights, m), d, search(indexed))?;
         u32s_mut(out_labels, m).copy_from_slice(&r.labels);
         *out_k = r.k;
         f64s_mut(out_centers, r.k * d).copy_from_slice(&r.centers);
         Ok(())
-    })())
+    })
 }

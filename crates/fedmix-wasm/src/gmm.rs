@@ -1,7 +1,7 @@
 //! Gaussian mixtures: fitting, models from their parameters, reading them
 //! back, scoring, prediction and sampling, over opaque handles TypeScript frees.
 
-use super::{data, f64s, f64s_mut, optional, seed, status, u32s_mut};
+use super::{buffers, data, f64s, f64s_mut, optional, seed, status, u32s_mut};
 use fedmix_core::gmm::fit::{self, FitOptions, InitParams};
 use fedmix_core::gmm::{estep, sample, CovarianceType, Gmm};
 use fedmix_core::{Data, Error, Result, Rng};
@@ -44,7 +44,7 @@ pub unsafe extern "C" fn fm_gmm_fit(
     seed_hi: u32,
     out_handle: *mut usize,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let opts = FitOptions {
             n_components: k,
@@ -54,15 +54,15 @@ pub unsafe extern "C" fn fm_gmm_fit(
             max_iter,
             n_init,
             init_params: InitParams::from_code(init_params)?,
-            weights_init: optional(weights_init, weights_init_len),
-            means_init: optional(means_init, means_init_len),
-            precisions_init: optional(precisions_init, precisions_init_len),
+            weights_init: optional(weights_init, weights_init_len)?,
+            means_init: optional(means_init, means_init_len)?,
+            precisions_init: optional(precisions_init, precisions_init_len)?,
         };
         let warm = warm.as_ref().map(|h| (&h.gmm, h.lower_bound));
         let r = fit::fit(&data(x, n, d)?, &opts, warm, &mut Rng::new(seed(seed_lo, seed_hi)))?;
         into_handle(GmmHandle { gmm: r.gmm, converged: r.converged, n_iter: r.n_iter, lower_bound: r.lower_bound }, out_handle);
         Ok(())
-    })())
+    })
 }
 
 /// A model from its parameters (JSON import). `covariances` may be null.
@@ -85,20 +85,20 @@ pub unsafe extern "C" fn fm_gmm_from_parts(
     covariances_len: usize,
     out_handle: *mut usize,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let gmm = Gmm::from_parts(
             t,
             k,
             d,
-            f64s(weights, weights_len).to_vec(),
-            f64s(means, means_len).to_vec(),
-            f64s(precisions_chol, precisions_chol_len).to_vec(),
-            optional(covariances, covariances_len),
+            buffers::copy(f64s(weights, weights_len))?,
+            buffers::copy(f64s(means, means_len))?,
+            buffers::copy(f64s(precisions_chol, precisions_chol_len))?,
+            optional(covariances, covariances_len)?,
         )?;
         into_handle(GmmHandle { gmm, converged: false, n_iter: 0, lower_bound: f64::NEG_INFINITY }, out_handle);
         Ok(())
-    })())
+    })
 }
 
 /// A model from weights, means and covariances (what federated clients send),
@@ -120,19 +120,19 @@ pub unsafe extern "C" fn fm_gmm_from_covariances(
     covariances_len: usize,
     out_handle: *mut usize,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let gmm = Gmm::from_covariances(
             t,
             k,
             d,
-            f64s(weights, weights_len).to_vec(),
-            f64s(means, means_len).to_vec(),
-            f64s(covariances, covariances_len).to_vec(),
+            buffers::copy(f64s(weights, weights_len))?,
+            buffers::copy(f64s(means, means_len))?,
+            buffers::copy(f64s(covariances, covariances_len))?,
         )?;
         into_handle(GmmHandle { gmm, converged: false, n_iter: 0, lower_bound: f64::NEG_INFINITY }, out_handle);
         Ok(())
-    })())
+    })
 }
 
 /// # Safety
@@ -164,22 +164,23 @@ pub(crate) const READ_PRECISIONS_CHOLESKY: i32 = 3;
 pub(crate) const READ_PRECISIONS: i32 = 4;
 
 /// Copies a parameter array out (`which`: one of the READ_ codes). Returns
-/// the number of values, or -1 for an unknown code.
+/// the number of values, or -1 for an unknown code. Allocates nothing.
 ///
 /// # Safety
 /// `h` is a live handle and `out` is large enough (see the shapes).
 #[no_mangle]
 pub unsafe extern "C" fn fm_gmm_read(h: *const GmmHandle, which: i32, out: *mut f64) -> i32 {
     let g = &(*h).gmm;
-    let owned;
     let src: &[f64] = match which {
         READ_WEIGHTS => &g.weights,
         READ_MEANS => &g.means,
         READ_COVARIANCES => &g.covariances,
         READ_PRECISIONS_CHOLESKY => &g.precisions_chol,
         READ_PRECISIONS => {
-            owned = g.precisions();
-            &owned
+            // shaped as the covariances
+            let len = g.covariances.len();
+            g.precisions_into(f64s_mut(out, len));
+            return len as i32;
         }
         _ => return -1,
     };
@@ -201,13 +202,11 @@ fn require_features(g: &Gmm, x: &Data) -> Result<()> {
 #[no_mangle]
 pub unsafe extern "C" fn fm_gmm_score_samples(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_lse: *mut f64) -> i32 {
     let g = &(*h).gmm;
-    status((|| {
+    status(|| {
         let x = data(x, n, d)?;
         require_features(g, &x)?;
-        let mut resp = vec![0.0; n * g.k];
-        estep::e_step(&x, g, &mut estep::Scratch::new(d), &mut resp, f64s_mut(out_lse, n));
-        Ok(())
-    })())
+        estep::score_samples(&x, g, f64s_mut(out_lse, n))
+    })
 }
 
 /// Responsibilities (n x k, column-major) into `out_resp`, and per-row
@@ -218,12 +217,12 @@ pub unsafe extern "C" fn fm_gmm_score_samples(h: *const GmmHandle, x: *const f64
 #[no_mangle]
 pub unsafe extern "C" fn fm_gmm_predict_proba(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_resp: *mut f64, out_lse: *mut f64) -> i32 {
     let g = &(*h).gmm;
-    status((|| {
+    status(|| {
         let x = data(x, n, d)?;
         require_features(g, &x)?;
-        estep::e_step(&x, g, &mut estep::Scratch::new(d), f64s_mut(out_resp, n * g.k), f64s_mut(out_lse, n));
+        estep::e_step(&x, g, &mut estep::Scratch::new(d)?, f64s_mut(out_resp, n * g.k), f64s_mut(out_lse, n))?;
         Ok(())
-    })())
+    })
 }
 
 /// Most probable component per row into `out_labels` (n).
@@ -233,12 +232,11 @@ pub unsafe extern "C" fn fm_gmm_predict_proba(h: *const GmmHandle, x: *const f64
 #[no_mangle]
 pub unsafe extern "C" fn fm_gmm_predict(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_labels: *mut u32) -> i32 {
     let g = &(*h).gmm;
-    status((|| {
+    status(|| {
         let x = data(x, n, d)?;
         require_features(g, &x)?;
-        estep::predict(&x, g, u32s_mut(out_labels, n));
-        Ok(())
-    })())
+        estep::predict(&x, g, u32s_mut(out_labels, n))
+    })
 }
 
 /// n draws (n x d, column-major, grouped by component) and their components.
@@ -248,12 +246,12 @@ pub unsafe extern "C" fn fm_gmm_predict(h: *const GmmHandle, x: *const f64, n: u
 #[no_mangle]
 pub unsafe extern "C" fn fm_gmm_sample(h: *const GmmHandle, n: usize, seed_lo: u32, seed_hi: u32, out_x: *mut f64, out_labels: *mut u32) -> i32 {
     let g = &(*h).gmm;
-    status((|| {
+    status(|| {
         if n < 1 {
             return Err(Error::param(format!("sample needs n >= 1, got {}", n)));
         }
         sample::sample(g, n, &mut Rng::new(seed(seed_lo, seed_hi)), f64s_mut(out_x, n * g.d), u32s_mut(out_labels, n))
-    })())
+    })
 }
 
 /// Restores fit statistics on an imported model (JSON round trip), so a warm

@@ -1,6 +1,6 @@
 //! k-means: fitting and nearest centers.
 
-use super::{data, f64s, f64s_mut, seed, status, u32s_mut};
+use super::{buffers, data, f64s, f64s_mut, seed, status, u32s_mut};
 use fedmix_core::kmeans::{self, KMeansInit, KMeansOptions};
 use fedmix_core::{Error, Rng};
 
@@ -34,11 +34,11 @@ pub unsafe extern "C" fn fm_kmeans_fit(
     out_labels: *mut u32,
     out_stats: *mut f64,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let init = match init {
             INIT_PLUS_PLUS => KMeansInit::PlusPlus,
             INIT_RANDOM => KMeansInit::Random,
-            INIT_GIVEN => KMeansInit::Given(f64s(centers, centers_len).to_vec()),
+            INIT_GIVEN => KMeansInit::Given(buffers::copy(f64s(centers, centers_len))?),
             _ => return Err(Error::param(format!("unknown k-means init code {}; use 0 k-means++, 1 random, 2 given centers", init))),
         };
         let opts = KMeansOptions { n_clusters: k, init, n_init, max_iter, tol };
@@ -47,7 +47,7 @@ pub unsafe extern "C" fn fm_kmeans_fit(
         u32s_mut(out_labels, n).copy_from_slice(&r.labels);
         f64s_mut(out_stats, 2).copy_from_slice(&[r.inertia, r.n_iter as f64]);
         Ok(())
-    })())
+    })
 }
 
 /// Nearest of k centers (k x d) per row, and the squared distance to it.
@@ -56,10 +56,9 @@ pub unsafe extern "C" fn fm_kmeans_fit(
 /// Pointers cover the shapes.
 #[no_mangle]
 pub unsafe extern "C" fn fm_kmeans_predict(x: *const f64, n: usize, d: usize, centers: *const f64, k: usize, out_labels: *mut u32, out_dist: *mut f64) -> i32 {
-    status((|| {
+    status(|| {
         let x = data(x, n, d)?;
         x.require_finite("X")?;
-        kmeans::assign(&x, f64s(centers, k * d), k, u32s_mut(out_labels, n), f64s_mut(out_dist, n));
-        Ok(())
-    })())
+        kmeans::assign(&x, f64s(centers, k * d), k, u32s_mut(out_labels, n), f64s_mut(out_dist, n))
+    })
 }

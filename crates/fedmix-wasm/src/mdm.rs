@@ -4,7 +4,7 @@
 //! histograms are m x c row-major counts with their sizes (m). Sums are written,
 //! not added, to the outputs.
 
-use super::{f64s, f64s_mut, seed, status, u32s, u32s_mut};
+use super::{buffers, f64s, f64s_mut, seed, status, u32s, u32s_mut};
 use fedmix_core::mdm::client::{self as mdm_client, InitStats, Prepared, RoundStats};
 use fedmix_core::mdm::{self, sample as mdm_sample, server as mdm_server, Mdm};
 use fedmix_core::{Error, Result, Rng};
@@ -12,7 +12,7 @@ use fedmix_core::{Error, Result, Rng};
 /// The model's shapes are checked before any slice is taken from them.
 unsafe fn mdm_model(k: usize, c: usize, n_max: usize, tau: *const f64, alpha: *const f64, pi: *const f64) -> Result<Mdm> {
     mdm::check_shape(k, c, n_max)?;
-    Mdm::new(k, c, n_max, f64s(tau, k).to_vec(), f64s(alpha, k * c).to_vec(), f64s(pi, k * n_max).to_vec())
+    Mdm::new(k, c, n_max, buffers::copy(f64s(tau, k))?, buffers::copy(f64s(alpha, k * c))?, buffers::copy(f64s(pi, k * n_max))?)
 }
 
 fn mdm_cells(m: usize, c: usize) -> Result<usize> {
@@ -25,7 +25,7 @@ fn mdm_cells(m: usize, c: usize) -> Result<usize> {
 /// Pointers cover the shapes.
 #[no_mangle]
 pub unsafe extern "C" fn fm_mdm_check(k: usize, c: usize, n_max: usize, tau: *const f64, alpha: *const f64, pi: *const f64) -> i32 {
-    status(mdm_model(k, c, n_max, tau, alpha, pi).map(|_| ()))
+    status(|| mdm_model(k, c, n_max, tau, alpha, pi).map(|_| ()))
 }
 
 /// Checks m client histograms (m x c counts) and their sizes against N = n_max
@@ -35,10 +35,10 @@ pub unsafe extern "C" fn fm_mdm_check(k: usize, c: usize, n_max: usize, tau: *co
 /// Pointers cover the shapes.
 #[no_mangle]
 pub unsafe extern "C" fn fm_mdm_check_histograms(counts: *const f64, sizes: *const f64, m: usize, c: usize, n_max: usize) -> i32 {
-    status((|| {
+    status(|| {
         let cells = mdm_cells(m, c)?;
         mdm::check_histograms(f64s(counts, cells), f64s(sizes, m), m, c, n_max)
-    })())
+    })
 }
 
 /// ln q(c_i, n_i) of m clients into out_ll (m; -inf where the model gives the
@@ -61,12 +61,12 @@ pub unsafe extern "C" fn fm_mdm_log_pmf(
     out_ll: *mut f64,
     out_resp: *mut f64,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
         let cells = mdm_cells(m, c)?;
         let resp = if out_resp.is_null() { None } else { Some(f64s_mut(out_resp, mdm_cells(m, k)?)) };
-        mdm_client::log_pmf(&Prepared::for_batch(&model, m), f64s(counts, cells), f64s(sizes, m), m, f64s_mut(out_ll, m), resp)
-    })())
+        mdm_client::log_pmf(&Prepared::for_batch(&model, m)?, f64s(counts, cells), f64s(sizes, m), m, f64s_mut(out_ll, m), resp)
+    })
 }
 
 /// m new clients: histograms (m x c), sizes (m) and components (m).
@@ -89,11 +89,11 @@ pub unsafe extern "C" fn fm_mdm_sample(
     out_sizes: *mut f64,
     out_components: *mut u32,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
         let cells = mdm_cells(m, c)?;
         mdm_sample::sample(&model, m, &mut Rng::new(seed(seed_lo, seed_hi)), f64s_mut(out_counts, cells), f64s_mut(out_sizes, m), u32s_mut(out_components, m))
-    })())
+    })
 }
 
 /// Algorithm 1's sums of m clients (client i chose components[i]): E (k x n_max), P and Q (k x c).
@@ -114,16 +114,16 @@ pub unsafe extern "C" fn fm_mdm_init_stats(
     out_p: *mut f64,
     out_q: *mut f64,
 ) -> i32 {
-    status((|| {
+    status(|| {
         mdm::check_shape(k, c, n_max)?;
         let cells = mdm_cells(m, c)?;
-        let mut acc = InitStats::zeros(k, c, n_max);
+        let mut acc = InitStats::zeros(k, c, n_max)?;
         mdm_client::init_contributions(f64s(counts, cells), f64s(sizes, m), m, u32s(components, m), &mut acc)?;
         f64s_mut(out_e, k * n_max).copy_from_slice(&acc.e);
         f64s_mut(out_p, k * c).copy_from_slice(&acc.p);
         f64s_mut(out_q, k * c).copy_from_slice(&acc.q);
         Ok(())
-    })())
+    })
 }
 
 /// A model prepared for client statistics (fedmix_core::mdm::client::Prepared),
@@ -134,11 +134,11 @@ pub unsafe extern "C" fn fm_mdm_init_stats(
 /// Pointers cover the shapes.
 #[no_mangle]
 pub unsafe extern "C" fn fm_mdm_prepare(k: usize, c: usize, n_max: usize, tau: *const f64, alpha: *const f64, pi: *const f64, out_handle: *mut usize) -> i32 {
-    status((|| {
+    status(|| {
         let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
-        *out_handle = Box::into_raw(Box::new(Prepared::new(&model))) as usize;
+        *out_handle = Box::into_raw(Box::new(Prepared::new(&model)?)) as usize;
         Ok(())
-    })())
+    })
 }
 
 /// # Safety
@@ -171,12 +171,12 @@ pub unsafe extern "C" fn fm_mdm_round_stats(
     out_v: *mut f64,
     out_extra: *mut f64,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let prep = &mut *h;
         let (k, c, n_max) = (prep.model.k, prep.model.c, prep.model.n_max);
         let cells = mdm_cells(m, c)?;
         prep.serve(m);
-        let mut acc = RoundStats::zeros(k, c, n_max);
+        let mut acc = RoundStats::zeros(k, c, n_max)?;
         mdm_client::round_statistics(prep, f64s(counts, cells), f64s(sizes, m), m, clip, &mut acc)?;
         f64s_mut(out_omega, k).copy_from_slice(&acc.omega);
         f64s_mut(out_e, k * n_max).copy_from_slice(&acc.e);
@@ -184,7 +184,7 @@ pub unsafe extern "C" fn fm_mdm_round_stats(
         f64s_mut(out_v, k).copy_from_slice(&acc.v);
         f64s_mut(out_extra, 3).copy_from_slice(&[acc.log_likelihood, acc.unsupported, acc.clients]);
         Ok(())
-    })())
+    })
 }
 
 fn write_model(model: &Mdm, tau: *mut f64, alpha: *mut f64, pi: *mut f64) {
@@ -216,14 +216,14 @@ pub unsafe extern "C" fn fm_mdm_initialize(
     out_pi: *mut f64,
     out_flags: *mut f64,
 ) -> i32 {
-    status((|| {
+    status(|| {
         mdm::check_shape(k, c, n_max)?;
-        let agg = InitStats { k, c, n_max, e: f64s(e, k * n_max).to_vec(), p: f64s(p, k * c).to_vec(), q: f64s(q, k * c).to_vec(), clients };
+        let agg = InitStats { k, c, n_max, e: buffers::copy(f64s(e, k * n_max))?, p: buffers::copy(f64s(p, k * c))?, q: buffers::copy(f64s(q, k * c))?, clients };
         let (model, flags) = mdm_server::initialize(&agg, noisy != 0)?;
         write_model(&model, out_tau, out_alpha, out_pi);
         *out_flags = flags as f64;
         Ok(())
-    })())
+    })
 }
 
 /// Algorithm 2, server side: the model after a round with the sums of `clients`
@@ -252,16 +252,16 @@ pub unsafe extern "C" fn fm_mdm_update(
     out_pi: *mut f64,
     out_flags: *mut f64,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
         let agg = RoundStats {
             k,
             c,
             n_max,
-            omega: f64s(omega, k).to_vec(),
-            e: f64s(e, k * n_max).to_vec(),
-            u: f64s(u, k * c).to_vec(),
-            v: f64s(v, k).to_vec(),
+            omega: buffers::copy(f64s(omega, k))?,
+            e: buffers::copy(f64s(e, k * n_max))?,
+            u: buffers::copy(f64s(u, k * c))?,
+            v: buffers::copy(f64s(v, k))?,
             log_likelihood: 0.0,
             unsupported: 0.0,
             clients,
@@ -270,5 +270,5 @@ pub unsafe extern "C" fn fm_mdm_update(
         write_model(&next, out_tau, out_alpha, out_pi);
         *out_flags = flags as f64;
         Ok(())
-    })())
+    })
 }

@@ -22,7 +22,7 @@ pub unsafe extern "C" fn fm_pca_fit(
     out_ratio: *mut f64,
     out_noise: *mut f64,
 ) -> i32 {
-    status((|| {
+    status(|| {
         let p = pca::fit(&data(x, n, d)?, k)?;
         f64s_mut(out_mean, d).copy_from_slice(&p.mean);
         f64s_mut(out_components, k * d).copy_from_slice(&p.components);
@@ -30,7 +30,7 @@ pub unsafe extern "C" fn fm_pca_fit(
         f64s_mut(out_ratio, k).copy_from_slice(&p.explained_variance_ratio);
         *out_noise = p.noise_variance;
         Ok(())
-    })())
+    })
 }
 
 /// (x - mean) @ components^T for a fitted PCA: `mean` has `mean_len` values
@@ -42,8 +42,8 @@ pub unsafe extern "C" fn fm_pca_fit(
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_pca_transform(x: *const f64, n: usize, d: usize, mean: *const f64, mean_len: usize, components: *const f64, k: usize, out: *mut f64) -> i32 {
-    status((|| {
+    status(|| {
         let cells = k.checked_mul(mean_len).ok_or_else(|| Error::param("the PCA shape is too large"))?;
         pca::transform(&data(x, n, d)?, f64s(mean, mean_len), f64s(components, cells), k, f64s_mut(out, n * k))
-    })())
+    })
 }

@@ -3,7 +3,7 @@
 //! consumes anything, so a failed call leaves the stream where it was. Matrices
 //! come out n x k column-major, as the Matrix class holds them.
 
-use super::{f64s, f64s_mut, seed, status, u32s_mut};
+use super::{buffers, f64s, f64s_mut, seed, status, u32s_mut};
 use fedmix_core::distributions::{Categorical, Dirichlet, Gamma, Multinomial, MAX_TRIALS};
 use fedmix_core::{Error, Result, Rng};
 
@@ -53,13 +53,13 @@ pub unsafe extern "C" fn fm_rng_normal(h: *mut Rng, n: usize, out: *mut f64) {
 #[no_mangle]
 pub unsafe extern "C" fn fm_rng_gamma(h: *mut Rng, shape: f64, scale: f64, n: usize, out: *mut f64) -> i32 {
     let r = &mut *h;
-    status((|| {
+    status(|| {
         let g = Gamma::new(shape, scale)?;
         for o in f64s_mut(out, n) {
             *o = g.sample(r);
         }
         Ok(())
-    })())
+    })
 }
 
 fn cells(n: usize, k: usize) -> Result<usize> {
@@ -78,10 +78,10 @@ pub unsafe extern "C" fn fm_rng_dirichlet(h: *mut Rng, alpha: *const f64, k: usi
 /// n draws into the column-major n x k `out`, each by `draw`.
 unsafe fn dirichlet_draws(h: *mut Rng, alpha: *const f64, k: usize, n: usize, out: *mut f64, draw: fn(&Dirichlet, &mut Rng, &mut [f64])) -> i32 {
     let r = &mut *h;
-    status((|| {
+    status(|| {
         let dir = Dirichlet::new(f64s(alpha, k))?;
         let out = f64s_mut(out, cells(n, k)?);
-        let mut x = vec![0.0; k];
+        let mut x = buffers::zeros(k)?;
         for i in 0..n {
             draw(&dir, r, &mut x);
             for (j, &v) in x.iter().enumerate() {
@@ -89,7 +89,7 @@ unsafe fn dirichlet_draws(h: *mut Rng, alpha: *const f64, k: usize, n: usize, ou
             }
         }
         Ok(())
-    })())
+    })
 }
 
 /// n draws of Dirichlet(alpha) as natural logs of the components (finite even
@@ -110,13 +110,13 @@ pub unsafe extern "C" fn fm_rng_log_dirichlet(h: *mut Rng, alpha: *const f64, k:
 #[no_mangle]
 pub unsafe extern "C" fn fm_rng_multinomial(h: *mut Rng, trials: f64, probs: *const f64, k: usize, n: usize, out: *mut f64) -> i32 {
     let r = &mut *h;
-    status((|| {
+    status(|| {
         if !(trials >= 0.0 && trials <= MAX_TRIALS as f64 && trials.fract() == 0.0) {
             return Err(Error::param(format!("trials must be an integer in [0, 2^53], got {}", fedmix_core::error::show(trials))));
         }
         let m = Multinomial::new(trials as u64, f64s(probs, k))?;
         let out = f64s_mut(out, cells(n, k)?);
-        let mut counts = vec![0u64; k];
+        let mut counts = buffers::filled(0u64, k)?;
         for i in 0..n {
             m.sample_into(r, &mut counts);
             for (j, &c) in counts.iter().enumerate() {
@@ -124,7 +124,7 @@ pub unsafe extern "C" fn fm_rng_multinomial(h: *mut Rng, trials: f64, probs: *co
             }
         }
         Ok(())
-    })())
+    })
 }
 
 /// n categories drawn with probabilities `probs` (k values).
@@ -134,13 +134,13 @@ pub unsafe extern "C" fn fm_rng_multinomial(h: *mut Rng, trials: f64, probs: *co
 #[no_mangle]
 pub unsafe extern "C" fn fm_rng_categorical(h: *mut Rng, probs: *const f64, k: usize, n: usize, out: *mut u32) -> i32 {
     let r = &mut *h;
-    status((|| {
+    status(|| {
         let cat = Categorical::new(f64s(probs, k))?;
         for o in u32s_mut(out, n) {
             *o = cat.sample(r) as u32;
         }
         Ok(())
-    })())
+    })
 }
 
 /// k distinct indices of 0..n, in the order drawn.
@@ -150,13 +150,13 @@ pub unsafe extern "C" fn fm_rng_categorical(h: *mut Rng, probs: *const f64, k: u
 #[no_mangle]
 pub unsafe extern "C" fn fm_rng_choice(h: *mut Rng, n: usize, k: usize, out: *mut u32) -> i32 {
     let r = &mut *h;
-    status((|| {
+    status(|| {
         let v = r.sample_without_replacement(n, k)?;
         for (o, i) in u32s_mut(out, k).iter_mut().zip(v) {
             *o = i as u32;
         }
         Ok(())
-    })())
+    })
 }
 
 /// A uniformly random permutation of 0..n, shuffled in `out` itself.

@@ -12,7 +12,7 @@ import { COV_CODE } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import { seedParts } from '../../validate.js';
 import { wasm } from '../../wasm/loader.js';
-import { OwnedHandle, withScope } from '../../wasm/memory.js';
+import { allocate, OwnedHandle, requireWasmMemory, withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, type ClientRole } from '../runtime/roles.js';
 import {
@@ -60,8 +60,7 @@ export class DemClient implements ClientRole {
     this.nFeatures = x.nCols;
     const w = wasm();
     const bytes = Math.max(x.data.length, 1) * 8;
-    const ptr = bytes < 2 ** 31 ? w.fm_alloc(bytes) >>> 0 : 0; // unsigned: addresses from 2 GiB on
-    if (ptr === 0) throw new InvalidDataError(`${id}: out of WASM memory for its ${x.nRows} rows`);
+    const ptr = allocate(w, bytes);
     new Float64Array(w.memory.buffer, ptr, x.data.length).set(x.data);
     this.rows = new OwnedHandle(ptr, (w2, p) => w2.fm_free(p, bytes), { what: `client ${id}`, renew: 'create a new client', redo: 'create it again' });
   }
@@ -90,6 +89,9 @@ export class DemClient implements ClientRole {
       const k = model.nComponents;
       const d = this.nFeatures;
       const n = this.nRows;
+      // the statistics in the core (about a copy of the means; full s2 as d x d matrices) and on their way out
+      const s2 = t === 'full' ? k * d * d : t === 'tied' ? 0 : k * d;
+      requireWasmMemory(`the statistics of ${k} ${t} components`, 8 * (2 * k + 3 * k * d + s2 + s2Length(t, k, d)));
       const reply = withScope((s) => {
         const nk = s.f64(k);
         const s1 = s.f64(k * d);

@@ -21,6 +21,7 @@
 import { InvalidMessageError, restated } from '../../errors.js';
 import { COV_CODE, COVARIANCE_TYPES, type CovarianceType, type GaussianMixture } from '../../models/gaussian-mixture.js';
 import { withScope, type Scope } from '../../wasm/memory.js';
+import type { FeatureRange } from '../feature-range.js';
 import { GMM_PARAMS, receiveGmmParams } from '../gmm-params.js';
 import { lengthIs } from '../messages/checks.js';
 import { defineMessage, f64Array, finiteNumber, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
@@ -150,6 +151,44 @@ export function checkStats(q: StatsReply, t: CovarianceType, k: number, d: numbe
     throw new InvalidMessageError('sends a summary that was not asked for');
   }
   return q;
+}
+
+/**
+ * Checks the log-likelihood in a client's statistics under the broadcast
+ * model: between Q and Q + n ln K, Q the expected complete-data log-likelihood
+ * its statistics imply (dem::check_log_likelihood in the core); tied
+ * statistics need the client's summary.
+ */
+export function checkLogLikelihood(model: GaussianMixture, q: ReceivedStats, summaryShift: Float64Array | undefined, summary: DataSummaryPayload | undefined): void {
+  if (model.covarianceType === 'tied' && (summary === undefined || summaryShift === undefined)) throw new InvalidMessageError("tied statistics come with the client's summary");
+  coreCheck((s) =>
+    s.w.fm_dem_check_log_likelihood(
+      model.handle, q.rows, q.logLikelihood, s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2),
+      s.f64Optional(summaryShift)[0], s.f64Optional(summary?.absMax)[0], s.f64Optional(summary?.sum)[0], s.f64Optional(summary?.scatter)[0],
+    ),
+  );
+}
+
+/**
+ * Statistics about shifts (k x d: the broadcast means, or k-FED's local
+ * centers) within what rows in the declared feature range can give: each
+ * component's mean of its rows, shift + s1 / nk, inside the range, and each
+ * feature's second moment about the shift, s2 / nk, at most the farther end's
+ * squared distance from it. Tied statistics carry no second moments.
+ */
+export function checkStatsInRange(range: FeatureRange, t: CovarianceType, k: number, d: number, shifts: ArrayLike<number>, q: { nk: ArrayLike<number>; s1: ArrayLike<number>; s2: ArrayLike<number> }): void {
+  const packed = packedLength(d);
+  for (let c = 0; c < k; c++) {
+    const n = q.nk[c]!;
+    if (!(n > 0)) continue;
+    for (let j = 0; j < d; j++) {
+      const shift = shifts[c * d + j]!;
+      range.inside(`the mean of component ${c}'s rows, feature ${j},`, j, shift + q.s1[c * d + j]! / n);
+      // the diagonal of the second moments: full keeps each component's packed upper triangle, row by row
+      const s2 = t === 'full' ? q.s2[c * packed + j * d - (j * (j - 1)) / 2] : t === 'tied' ? undefined : q.s2[c * d + j];
+      if (s2 !== undefined) range.secondMoment(`the second moment of component ${c}'s rows, feature ${j},`, j, shift, s2 / n);
+    }
+  }
 }
 
 export interface ReceivedKfedLocal extends KfedLocalReply {

@@ -16,18 +16,23 @@
  * (averaged over the clients that answered both), or after maxRounds EM rounds.
  */
 import { Matrix } from '../../data/matrix.js';
-import { formatValue, inContext, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { ContributionError, FedmixError, formatValue, inContext, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { COV_CODE, COVARIANCE_TYPES, GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import { flattenNumeric, readOptions, requireInteger, requireNumber, requireOneOf, seedParts, type NumericArray } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
+import { FeatureRange } from '../feature-range.js';
 import { gmmParams } from '../gmm-params.js';
+import { outliers } from '../robust.js';
 import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, readReply, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import {
   checkCount,
   checkKfedLocal,
+  checkLogLikelihood,
   checkStats,
+  checkStatsInRange,
+  kfedLocalType,
   checkSubsetRows,
   DEM_COUNT_REQUEST,
   DEM_KFED_REQUEST,
@@ -39,10 +44,13 @@ import {
   type KfedLocalReply,
   type ModelBroadcast,
   type ReceivedKfedLocal,
+  type DataSummaryPayload,
   type ReceivedStats,
   type StatsReply,
   type SubsetReply,
 } from './messages.js';
+import { LIMITS } from '../../validate.js';
+import { requireModelSize } from '../limits.js';
 
 export const DEM_INITS = ['separated', 'subset', 'kfed'] as const;
 export type DemInitMethod = (typeof DEM_INITS)[number];
@@ -73,7 +81,12 @@ export interface DemOptions {
   maxRounds?: number;
   /** added to covariance diagonals (default 1e-6) */
   regCovar?: number;
-  /** 'separated': [min, max] of the features, numbers or one per feature (default [0, 1], min-max normalized data) */
+  /**
+   * [min, max] of the features, numbers or one per feature: where 'separated'
+   * places its centers (default [0, 1], min-max normalized data). Given
+   * explicitly, it is also a promise that every client's rows lie inside, and
+   * what a client sends is checked against it (feature-range.ts).
+   */
   featureRange?: [number | ArrayLike<number>, number | ArrayLike<number>];
   /** 'subset': rows in the subset (default 100, as the paper) */
   subsetSize?: number;
@@ -101,13 +114,6 @@ interface Resolved {
   regCovar: number;
   subsetSize: number;
   kfedLocalClusters: number;
-}
-
-function perFeature(name: string, v: number | ArrayLike<number>, d: number): Float64Array {
-  if (typeof v === 'number') return new Float64Array(d).fill(v);
-  const a = flattenNumeric(name, v as NumericArray);
-  if (a.length !== d) throw new InvalidParameterError(`${name} has ${a.length} values; expected one number or ${d}, one per feature`);
-  return a;
 }
 
 /** The arrays one after the other. */
@@ -153,6 +159,8 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   private readonly sent = new WeakSet<Message>();
   /** what accept() returned: the only values aggregate() takes */
   private readonly made = new WeakSet<object>();
+  /** the feature range the federation declared (featureRange given): what clients send is checked against it */
+  private readonly declared: FeatureRange | undefined;
   /** the seed of the server's own random choice (k-FED's seed device, the subset fit), drawn first so that the clients' seeds do not move it */
   private readonly ownSeed: number;
 
@@ -162,26 +170,26 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
     const init = options.init ?? 'kfed';
     const given = typeof init === 'object' && init !== null ? init : undefined;
     if (!given) requireOneOf('init', init, DEM_INITS);
-    const d = requireInteger('nFeatures', options.nFeatures, 1);
+    const d = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
     const t = requireOneOf('covarianceType', options.covarianceType ?? 'full', COVARIANCE_TYPES);
     const kGiven = given ? flattenNumeric('init.weights', given.weights).length : undefined;
-    const k = requireInteger('nComponents', options.nComponents ?? kGiven ?? 1, 1);
+    const k = requireInteger('nComponents', options.nComponents ?? kGiven ?? 1, 1, LIMITS.count);
     if (kGiven !== undefined && kGiven !== k) throw new InvalidParameterError(`init has ${kGiven} weights but nComponents is ${k}`);
+    requireModelSize(k, d, t);
     this.o = {
       k,
       d,
       t,
       tol: requireNumber('tol', options.tol ?? 1e-3, 0),
-      maxRounds: requireInteger('maxRounds', options.maxRounds ?? 100, 0),
+      maxRounds: requireInteger('maxRounds', options.maxRounds ?? 100, 0, LIMITS.rounds),
       regCovar: requireNumber('regCovar', options.regCovar ?? 1e-6, 0),
-      subsetSize: requireInteger('subsetSize', options.subsetSize ?? 100, 1),
+      subsetSize: requireInteger('subsetSize', options.subsetSize ?? 100, 1, Math.floor(LIMITS.modelValues / d)),
       kfedLocalClusters: requireInteger('kfedLocalClusters', options.kfedLocalClusters ?? Math.ceil(Math.sqrt(k)), 1, k),
     };
     if (options.onInvalidClient !== undefined) requireOneOf('onInvalidClient', options.onInvalidClient, ['exclude', 'throw'] as const);
-    const range = options.featureRange ?? [0, 1];
-    if (!Array.isArray(range) || range.length !== 2) throw new InvalidParameterError('featureRange must be [min, max]');
-    const lo = perFeature('featureRange[0]', range[0], d);
-    const hi = perFeature('featureRange[1]', range[1], d);
+    const range = FeatureRange.from('featureRange', options.featureRange ?? [0, 1], d);
+    this.declared = options.featureRange === undefined ? undefined : range;
+    const { lo, hi } = range;
     if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
     this.rng = new Rng(options.seed);
     this.ownSeed = this.seed();
@@ -299,12 +307,12 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   }
 
   /** Checks one reply in full (content, the rows it reports); throws InvalidMessageError with the reason. */
-  accept(message: Message, request: Message): Accepted {
+  accept(unread: Message, request: Message): Accepted {
     // the request is one this server made (its payload is trusted); the reply is read if the runtime has not
     if (request === null || typeof request !== 'object' || !this.sent.has(request)) {
       throw new InvalidParameterError(`accept() takes a request this server's configure() made, got ${formatValue(request)}`);
     }
-    const reply = readReply(this.protocol, message);
+    const reply = readReply(this.protocol, request, unread);
     const { k, d, t } = this.o;
     let out: Accepted;
     switch (request.kind) {
@@ -312,18 +320,32 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
         out = { phase: 'count', rows: checkCount(reply.payload as CountReply, d) };
         break;
       case DEM_KINDS.subsetRequest: {
-        const subset: Accepted = { phase: 'subset', values: checkSubsetRows(reply.payload as SubsetReply, (request.payload as { count: number }).count, d) };
+        const values = checkSubsetRows(reply.payload as SubsetReply, (request.payload as { count: number }).count, d);
+        this.declared?.rows('values', values);
+        const subset: Accepted = { phase: 'subset', values };
         this.made.add(subset);
         return subset;
       }
       case DEM_KINDS.kfedRequest: {
         const local = checkKfedLocal(reply.payload as KfedLocalReply, t, this.o.kfedLocalClusters, d);
+        if (this.declared) {
+          this.declared.rows('centers', local.centers);
+          checkStatsInRange(this.declared, kfedLocalType(t), local.k, d, local.centers, local);
+        }
         out = { phase: 'kfed', rows: local.rows, local };
         break;
       }
       default: {
         const shift = (request.payload as ModelBroadcast).summaryShift;
         const stats = checkStats(reply.payload as StatsReply, t, k, d, shift);
+        if (this.declared) {
+          checkStatsInRange(this.declared, t, k, d, this.current!.means, stats);
+          const absMax = stats.summary?.absMax;
+          if (absMax) for (let j = 0; j < d; j++) this.declared.magnitude(`summary absMax[${j}]`, j, absMax[j]!);
+        }
+        // the log-likelihood it reports must be one its statistics allow: the stopping rule averages them
+        const summary = stats.summary ?? this.summaries.get(reply.from);
+        checkLogLikelihood(this.current!, stats, this.summaryShift ?? shift, summary);
         out = { phase: 'em', rows: stats.rows, stats };
       }
     }
@@ -417,7 +439,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
 
   /** The M-step over the round's statistics; returns the round's average mean log-likelihood. */
   private emStep(stats: Map<string, ReceivedStats>): number {
-    const { t, tol, maxRounds, regCovar } = this.o;
+    const { tol, maxRounds } = this.o;
     const ids = [...stats.keys()];
     const rs = ids.map((id) => stats.get(id)!);
     // summaries arrive with a client's first statistics and are kept for the later rounds
@@ -429,21 +451,13 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
     const both = ids.map((id, i) => [i, this.lastMeans.get(id)] as const).filter(([, last]) => last !== undefined);
     const converged = round >= 2 && both.length > 0 && Math.abs(mean(both.map(([i]) => means[i]!)) - mean(both.map(([, last]) => last!))) < tol;
     const last = converged || round >= maxRounds;
-    const tied = t === 'tied';
-    const cat = (f: (i: number) => ArrayLike<number>) => concat(ids.map((_, i) => f(i)));
-    const next = withScope((s) => {
-      const out = s.u32(1);
-      s.check(
-        s.w.fm_dem_server_step(
-          this.current!.handle, ids.length, s.f64From(rs.map((r) => r.rows)), s.f64From(rs.map((r) => r.logLikelihood)),
-          s.f64From(cat((i) => rs[i]!.nk)), s.f64From(cat((i) => rs[i]!.s1)), s.f64From(cat((i) => rs[i]!.s2)),
-          s.f64From(this.summaryShift!), s.f64From(cat((i) => sm[i]!.absMax)),
-          s.f64From(tied ? cat((i) => sm[i]!.sum!) : []), s.f64From(tied ? cat((i) => sm[i]!.scatter!) : []),
-          regCovar, round, converged ? 1 : 0, out,
-        ),
-      );
-      return GaussianMixture.fromHandle(s, s.readU32(out, 1)[0]!, this.modelOptions());
-    });
+    let next: GaussianMixture;
+    try {
+      next = this.mStep(rs, sm, round, converged);
+    } catch (e) {
+      this.blame(e, ids, rs, sm, round, converged);
+      throw e;
+    }
     // committed only now that the M-step has succeeded
     this.current!.dispose();
     this.current = next;
@@ -456,6 +470,53 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       this.phase = 'done';
     }
     return average;
+  }
+
+  /** The M-step on these clients' statistics and summaries (the core's fm_dem_server_step); changes nothing. */
+  private mStep(rs: ReceivedStats[], sm: DataSummaryPayload[], round: number, converged: boolean): GaussianMixture {
+    const tied = this.o.t === 'tied';
+    const cat = (f: (i: number) => ArrayLike<number>) => concat(rs.map((_, i) => f(i)));
+    return withScope((s) => {
+      const out = s.u32(1);
+      s.check(
+        s.w.fm_dem_server_step(
+          this.current!.handle, rs.length, s.f64From(rs.map((r) => r.rows)), s.f64From(rs.map((r) => r.logLikelihood)),
+          s.f64From(cat((i) => rs[i]!.nk)), s.f64From(cat((i) => rs[i]!.s1)), s.f64From(cat((i) => rs[i]!.s2)),
+          s.f64From(this.summaryShift!), s.f64From(cat((i) => sm[i]!.absMax)),
+          s.f64From(tied ? cat((i) => sm[i]!.sum!) : []), s.f64From(tied ? cat((i) => sm[i]!.scatter!) : []),
+          this.o.regCovar, round, converged ? 1 : 0, out,
+        ),
+      );
+      return GaussianMixture.fromHandle(s, s.readU32(out, 1)[0]!, this.modelOptions());
+    });
+  }
+
+  /**
+   * After a failed M-step: a client whose data are on a scale far from the
+   * others' (robust.ts outliers), and without whose statistics
+   * the M-step succeeds, is blamed (a ContributionError: the runtime excludes
+   * it and the round is aggregated again). A failure no such client explains
+   * (a component collapsing on honest data) is left to fail the run.
+   */
+  private blame(e: unknown, ids: string[], rs: ReceivedStats[], sm: DataSummaryPayload[], round: number, converged: boolean): void {
+    if (!(e instanceof FedmixError) || e.code === 'WASM' || ids.length < 2) return;
+    const d = this.o.d;
+    const scale = rs.map((r, i) => {
+      let m = Math.max(...sm[i]!.absMax);
+      r.nk.forEach((n, c) => {
+        if (n > 0) for (let j = 0; j < d; j++) m = Math.max(m, Math.abs(r.s1[c * d + j]!) / n);
+      });
+      return m;
+    });
+    for (const i of outliers(scale)) {
+      const keep = ids.map((_, x) => x).filter((x) => x !== i);
+      try {
+        this.mStep(keep.map((x) => rs[x]!), keep.map((x) => sm[x]!), round, converged).dispose();
+      } catch {
+        continue;
+      }
+      throw new ContributionError(ids[i]!, `its statistics make the M-step fail (${e.message}); without them it succeeds`, 'its statistics make the M-step fail');
+    }
   }
 
   /** Hands the current model to the caller, who disposes it; the server keeps none. */

@@ -15,7 +15,7 @@ import { nearestCenters } from '../../models/kmeans.js';
 import { Rng } from '../../random.js';
 import { readOptions, requireInteger, requireOneOf, requirePositive, requireVector, seedParts } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
-import { OwnedHandle, withScope } from '../../wasm/memory.js';
+import { OwnedHandle, requireWasmMemory, withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import { parsePayload } from '../messages/schema.js';
 import { readRequest, type ClientRole } from '../runtime/roles.js';
@@ -37,6 +37,7 @@ import {
   type SilhouettesPayload,
 } from './messages.js';
 import { centerNoiseStd, checkPrivacy, type PrivacyOptions } from './privacy.js';
+import { LIMITS } from '../../validate.js';
 
 export interface FedGEMClientOptions {
   /** K_c, the number of clusters in the client's data (known, as the paper assumes) */
@@ -108,7 +109,7 @@ export class FedGEMClient implements ClientRole {
       throw new InvalidDataError(`client ${id} has ${x.nRows} rows for ${k} components; a client needs at least two rows per component`);
     }
     const variance = requirePositive('variance', o.variance ?? 1);
-    requireInteger('localSteps', o.localSteps ?? 1, 1);
+    requireInteger('localSteps', o.localSteps ?? 1, 1, LIMITS.localSteps);
     requireInteger('bisectionIterations', o.bisectionIterations ?? 60, 1, 1000);
     if (!['closed-form', 'bisection', undefined].includes(o.radius)) {
       throw new InvalidParameterError(`radius must be 'closed-form' or 'bisection', got ${JSON.stringify(o.radius)}`);
@@ -123,13 +124,15 @@ export class FedGEMClient implements ClientRole {
       throw new InvalidDataError(`client ${id}: validation rows have ${this.validation.nCols} features but the training rows ${x.nCols}`);
     }
     const [lo, hi] = seedParts(o.seed);
-    const nInit = requireInteger('nInit', o.nInit ?? 3, 1);
+    const nInit = requireInteger('nInit', o.nInit ?? 3, 1, LIMITS.restarts);
     const init = coreConstant('fedgem_init', requireOneOf('init', o.init ?? 'k-means++', ['k-means++', 'kmeans'] as const));
     // the noise generator before the client's handle: whichever throws, nothing is left allocated
     if (o.noiseSeed !== undefined) requireInteger('noiseSeed', o.noiseSeed, 0);
-    this.noise = o.privacy ? new Rng(o.noiseSeed ?? freshSeed()) : undefined;
+    this.noise = o.privacy ? (o.noiseSeed === undefined ? Rng.unpredictable() : new Rng(o.noiseSeed)) : undefined;
     try {
       if (o.privacy) x = clipRows(x, o.privacy.bound);
+      // the rows passed in and the client's own copy, and k-means' labels and distances
+      requireWasmMemory(`client ${id}'s ${x.nRows} rows of ${x.nCols} features`, 16 * x.data.length + 12 * x.nRows);
       const ptr = withScope((s) => {
         const out = s.u32(1);
         const [w, wLen] = s.f64Optional(this.weights);
@@ -209,6 +212,8 @@ export class FedGEMClient implements ClientRole {
     const k = this.nComponents;
     const d = this.nFeatures;
     const o = this.options;
+    // bisection weighs every row by every component's responsibility
+    if (o.radius === 'bisection') requireWasmMemory(`client ${this.id}'s bisection radii`, 8 * this.nSamples * k);
     const r = withScope((s) => {
       const [m, rad, cnt, ll] = [s.f64(k * d), s.f64(k), s.f64(k), s.f64(1)];
       const method = coreConstant('fedgem_radius', o.radius === 'bisection' ? 'bisection' : 'closed_form');
@@ -293,14 +298,6 @@ export class FedGEMClient implements ClientRole {
     this.handle.dispose();
     this.noise?.dispose();
   }
-}
-
-/** A seed from the platform's cryptographic generator; undefined without one (Rng then draws its own). */
-function freshSeed(): number | undefined {
-  const c = (globalThis as { crypto?: { getRandomValues?: (a: Uint32Array) => Uint32Array } }).crypto;
-  if (typeof c?.getRandomValues !== 'function') return undefined;
-  const [lo, hi] = c.getRandomValues(new Uint32Array(2));
-  return (hi! % 2 ** 21) * 2 ** 32 + lo!; // below 2^53
 }
 
 /** Rows scaled down to norm at most `bound` (a copy): the sensitivity of privacy.ts assumes ||x|| <= B. */

@@ -35,6 +35,7 @@ import {
   receiveSilhouettes,
   type ReceivedComponents,
 } from './messages.js';
+import { LIMITS } from '../../validate.js';
 
 /** A grid of phi to tune over: 0.25 to 32 by factors of two. */
 export const PHI_GRID: readonly number[] = [0.25, 0.5, 1, 2, 4, 8, 16, 32];
@@ -116,8 +117,8 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
   constructor(options: FedGEMServerOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
     options = readOptions(options) as FedGEMServerOptions;
-    this.nFeatures = requireInteger('nFeatures', options.nFeatures, 1);
-    this.rounds = requireInteger('rounds', options.rounds ?? 10, 0);
+    this.nFeatures = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
+    this.rounds = requireInteger('rounds', options.rounds ?? 10, 0, LIMITS.rounds);
     this.tol = options.tol === undefined ? 0 : requirePositive('tol', options.tol);
     const phis = typeof options.phi === 'number' ? [options.phi] : options.phi ?? [1];
     if (!Array.isArray(phis) || phis.length === 0) {
@@ -181,8 +182,8 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     return out;
   }
 
-  accept(message: Message): Accepted {
-    const reply = readReply(this.protocol, message);
+  accept(unread: Message, request: Message): Accepted {
+    const reply = readReply(this.protocol, request, unread);
     const out =
       this.phase === 'train' ? receiveBalls(reply, this.nFeatures) : this.phase === 'final' ? receiveFinal(reply, this.nFeatures) : receiveSilhouettes(reply, this.phis.length);
     this.made.add(out);

@@ -12,6 +12,7 @@ import { gmmParams, receiveGmmParams } from '../gmm-params.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, type ClientRole } from '../runtime/roles.js';
 import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, LOCAL_MODEL, TRAIN, type LocalModelPayload } from './messages.js';
+import { LIMITS } from '../../validate.js';
 
 export interface FedGenGMMClientOptions {
   /** smallest number of components tried (default 1) */
@@ -32,13 +33,13 @@ export interface FedGenGMMClientOptions {
 export function checkFitOptions(options: FedGenGMMClientOptions): FedGenGMMClientOptions {
   if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
   const o = readOptions(options) as FedGenGMMClientOptions;
-  const kMin = requireInteger('kMin', o.kMin ?? 1, 1);
-  if (o.kMax !== undefined) requireInteger('kMax', o.kMax, kMin);
+  const kMin = requireInteger('kMin', o.kMin ?? 1, 1, LIMITS.count);
+  if (o.kMax !== undefined) requireInteger('kMax', o.kMax, kMin, LIMITS.count);
   if (o.covarianceType !== undefined) requireOneOf('covarianceType', o.covarianceType, COVARIANCE_TYPES);
   if (o.criterion !== undefined) requireOneOf('criterion', o.criterion, ['bic', 'aic'] as const);
-  if (o.nInit !== undefined) requireInteger('nInit', o.nInit, 1);
+  if (o.nInit !== undefined) requireInteger('nInit', o.nInit, 1, LIMITS.restarts);
   if (o.tol !== undefined) requireNumber('tol', o.tol, 0);
-  if (o.maxIter !== undefined) requireInteger('maxIter', o.maxIter, 1);
+  if (o.maxIter !== undefined) requireInteger('maxIter', o.maxIter, 1, LIMITS.maxIter);
   if (o.regCovar !== undefined) requireNumber('regCovar', o.regCovar, 0);
   if (o.seed !== undefined) requireInteger('seed', o.seed, 0);
   return { ...o };

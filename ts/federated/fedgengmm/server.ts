@@ -14,16 +14,20 @@
  * aggregated (a client that misses it is a failure of the round, not of the run).
  */
 import { Matrix } from '../../data/matrix.js';
-import { formatValue, InvalidParameterError } from '../../errors.js';
+import { ContributionError, FedmixError, formatValue, InvalidParameterError } from '../../errors.js';
 import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
 import { requireInteger } from '../../validate.js';
+import { FeatureRange } from '../feature-range.js';
 import { gmmParams } from '../gmm-params.js';
+import { outliers } from '../robust.js';
 import type { Message } from '../messages/envelope.js';
-import { checkAccepted, checkContext, readReply, type RoundContext, type ServerRole } from '../runtime/roles.js';
+import { checkAccepted, checkContext, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { checkFitOptions, type FedGenGMMClientOptions } from './client.js';
 import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, receiveLocalModel, TRAIN } from './messages.js';
+import { LIMITS } from '../../validate.js';
+import { requireModelSize } from '../limits.js';
 
 /** The global fit takes the clients' options (kMin/kMax for BIC, covariance type, EM settings, seed). */
 export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
@@ -35,6 +39,18 @@ export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
   nFeatures: number;
   /** what a bad upload does: excluded with its reason (default) or thrown (the runtime's onInvalid policy) */
   onInvalidClient?: 'exclude' | 'throw';
+  /**
+   * [min, max] of the features, numbers or one per feature: a promise that
+   * every client's rows lie inside, against which each upload is checked
+   * (component means inside, variances at most (max - min)^2 / 4 + regCovar).
+   */
+  featureRange?: [number | ArrayLike<number>, number | ArrayLike<number>];
+  /**
+   * the most synthetic rows the global fit draws (default 1,000,000): with
+   * more incoming components than that allows at h rows each, every component
+   * gets floor(maxSyntheticRows / components) rows (at least one)
+   */
+  maxSyntheticRows?: number;
 }
 
 export interface Aggregate {
@@ -53,7 +69,8 @@ interface Received {
 
 export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
   readonly protocol = FEDGENGMM_PROTOCOL;
-  private readonly options: FedGenGMMServerOptions & { h: number };
+  private readonly options: FedGenGMMServerOptions & { h: number; maxSyntheticRows: number };
+  private readonly declared: FeatureRange | undefined;
   private outcome: Aggregate | undefined;
   private phase: 'collect' | 'return' | 'done' = 'collect';
   /** the round the uploads came in: the global model goes back as its end */
@@ -64,11 +81,13 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
   constructor(given: FedGenGMMServerOptions) {
     if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
     const options = checkFitOptions(given) as FedGenGMMServerOptions;
-    const h = requireInteger('h', options.h ?? 100, 1);
-    requireInteger('nFeatures', options.nFeatures, 1);
-    if (options.nComponents !== undefined) requireInteger('nComponents', options.nComponents, 1);
+    const h = requireInteger('h', options.h ?? 100, 1, LIMITS.count);
+    const d = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
+    if (options.nComponents !== undefined) requireModelSize(requireInteger('nComponents', options.nComponents, 1, LIMITS.count), d, options.covarianceType ?? 'diag');
     else if (options.kMax === undefined) throw new InvalidParameterError('the server needs nComponents, or kMin/kMax for BIC selection');
-    this.options = { ...options, h };
+    const maxSyntheticRows = requireInteger('maxSyntheticRows', options.maxSyntheticRows ?? 1_000_000, 1, 2 ** 31 - 1);
+    this.declared = options.featureRange === undefined ? undefined : FeatureRange.from('featureRange', options.featureRange, d);
+    this.options = { ...options, h, maxSyntheticRows };
   }
 
   get done(): boolean {
@@ -91,7 +110,15 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
   }
 
   accept(reply: Message): Received {
-    const r = receiveLocalModel(readReply(this.protocol, reply), this.options.nFeatures);
+    const r = receiveLocalModel(reply, this.options.nFeatures);
+    if (this.declared) {
+      try {
+        checkModelInRange(this.declared, r.model, this.options.regCovar ?? 1e-6);
+      } catch (e) {
+        r.model.dispose();
+        throw e;
+      }
+    }
     this.made.add(r);
     return r;
   }
@@ -101,37 +128,68 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     r.model.dispose();
   }
 
-  /** Synthesizes |S| = H sum_c K_c rows from the accepted uploads and fits the global model on them. */
+  /**
+   * Synthesizes |S| = H sum_c K_c rows from the accepted uploads (at most
+   * maxSyntheticRows) and fits the global model on them. If the fit breaks
+   * down numerically and one upload on a scale far from the others' is to
+   * blame (the fit succeeds without it), a ContributionError names it: the
+   * runtime excludes it and aggregates the others again.
+   */
   aggregate(context: RoundContext, acceptedReplies: ReadonlyMap<string, Received>): { incomingComponents: number; syntheticRows: number } {
     const ctx = checkContext(context);
     const accepted = checkAccepted<Received>(acceptedReplies, this.made);
+    const ids = [...accepted.keys()];
     const received = [...accepted.values()];
+    let fitted: { model: GaussianMixture; incoming: number; size: number };
     try {
-      const o = this.options;
-      const total = received.reduce((t, r) => t + r.nSamples, 0);
-      const incoming = received.reduce((t, r) => t + r.model.nComponents, 0);
-      const size = o.h * incoming;
-      const rng = new Rng(o.seed);
-      let synthetic: Matrix;
-      try {
-        const counts = rng.multinomial(size, received.map((r) => r.nSamples / total)).data;
-        const seeds = Array.from(rng.uniform(received.length), (u) => Math.floor(u * 2 ** 53));
-        const parts = received.flatMap((r, c) => (counts[c]! > 0 ? [r.model.sample(counts[c]!, { seed: seeds[c] }).X] : []));
-        synthetic = Matrix.vstack(parts);
-      } finally {
-        rng.dispose();
-      }
-      const fit = { covarianceType: o.covarianceType ?? 'diag', nInit: o.nInit, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, seed: o.seed };
-      const model =
-        o.nComponents !== undefined
-          ? new GaussianMixture({ ...fit, nComponents: o.nComponents }).fit(synthetic)
-          : selectGaussianMixture(synthetic, { ...fit, kMin: o.kMin ?? 1, kMax: o.kMax!, criterion: o.criterion ?? 'bic' }).best;
-      this.outcome = { model, clients: [...accepted.keys()], incomingComponents: incoming, syntheticRows: size };
-      this.collectRound = ctx.round;
-      this.phase = 'return';
-      return { incomingComponents: incoming, syntheticRows: size };
+      fitted = this.fit(received);
+    } catch (e) {
+      this.blame(e, ids, received);
+      throw e;
+    }
+    // the uploads are used up: the runtime discards them only when aggregate throws
+    for (const r of received) r.model.dispose();
+    this.outcome = { model: fitted.model, clients: ids, incomingComponents: fitted.incoming, syntheticRows: fitted.size };
+    this.collectRound = ctx.round;
+    this.phase = 'return';
+    return { incomingComponents: fitted.incoming, syntheticRows: fitted.size };
+  }
+
+  /** The global model fitted on the synthetic rows of these uploads; changes nothing. */
+  private fit(received: Received[]): { model: GaussianMixture; incoming: number; size: number } {
+    const o = this.options;
+    const total = received.reduce((t, r) => t + r.nSamples, 0);
+    const incoming = received.reduce((t, r) => t + r.model.nComponents, 0);
+    const h = Math.max(1, Math.min(o.h, Math.floor(o.maxSyntheticRows / incoming)));
+    const size = h * incoming;
+    const rng = new Rng(o.seed);
+    let synthetic: Matrix;
+    try {
+      const counts = rng.multinomial(size, received.map((r) => r.nSamples / total)).data;
+      const seeds = Array.from(rng.uniform(received.length), (u) => Math.floor(u * 2 ** 53));
+      const parts = received.flatMap((r, c) => (counts[c]! > 0 ? [r.model.sample(counts[c]!, { seed: seeds[c] }).X] : []));
+      synthetic = Matrix.vstack(parts);
     } finally {
-      for (const r of received) r.model.dispose();
+      rng.dispose();
+    }
+    const fit = { covarianceType: o.covarianceType ?? 'diag', nInit: o.nInit, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, seed: o.seed };
+    const model =
+      o.nComponents !== undefined
+        ? new GaussianMixture({ ...fit, nComponents: o.nComponents }).fit(synthetic)
+        : selectGaussianMixture(synthetic, { ...fit, kMin: o.kMin ?? 1, kMax: o.kMax!, criterion: o.criterion ?? 'bic' }).best;
+    return { model, incoming, size };
+  }
+
+  /** After a failed fit: the upload on an outlying scale (robust.ts outliers) without which the fit succeeds, if any (at most three tried). */
+  private blame(e: unknown, ids: string[], received: Received[]): void {
+    if (!(e instanceof FedmixError) || e.code === 'WASM' || ids.length < 2) return;
+    for (const i of outliers(received.map((r) => modelScale(r.model))).slice(0, 3)) {
+      try {
+        this.fit(received.filter((_, x) => x !== i)).model.dispose();
+      } catch {
+        continue;
+      }
+      throw new ContributionError(ids[i]!, `its model makes the global fit fail (${e.message}); without it the fit succeeds`, 'its model makes the global fit fail');
     }
   }
 
@@ -146,5 +204,38 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
   dispose(): void {
     this.outcome?.model.dispose();
     this.outcome = undefined;
+  }
+}
+
+/** The largest |mean| + standard deviation of any component and feature: the scale of the rows a model describes. */
+function modelScale(gm: GaussianMixture): number {
+  const { nComponents: k, nFeatures: d, covarianceType: t } = gm;
+  const means = gm.means;
+  const cov = gm.covariances;
+  let scale = 0;
+  for (let c = 0; c < k; c++) {
+    for (let j = 0; j < d; j++) {
+      const v = t === 'full' ? cov[c * d * d + j * d + j]! : t === 'tied' ? cov[j * d + j]! : t === 'diag' ? cov[c * d + j]! : cov[c]!;
+      scale = Math.max(scale, Math.abs(means[c * d + j]!) + Math.sqrt(v));
+    }
+  }
+  return scale;
+}
+
+/** A local model of rows inside the declared range: its means inside, its variances at most (max - min)^2 / 4 plus the regularization. */
+function checkModelInRange(range: FeatureRange, gm: GaussianMixture, regCovar: number): void {
+  const { nComponents: k, nFeatures: d, covarianceType: t } = gm;
+  const means = gm.means;
+  const cov = gm.covariances;
+  for (let c = 0; c < k; c++) {
+    for (let j = 0; j < d; j++) range.inside(`means[${c * d + j}]`, j, means[c * d + j]!);
+    if (t === 'spherical') {
+      range.sharedVariance(`covariances[${c}]`, cov[c]!, regCovar);
+      continue;
+    }
+    for (let j = 0; j < d; j++) {
+      const at = t === 'full' ? c * d * d + j * d + j : t === 'tied' ? j * d + j : c * d + j;
+      range.variance(`covariances[${at}]`, j, cov[at]!, regCovar);
+    }
   }
 }

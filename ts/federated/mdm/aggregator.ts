@@ -4,19 +4,23 @@
  * ones (SecureSum) and hands the server one 'mdm/aggregate' message: the sums
  * and how many clients they hold. With a noise multiplier it adds Gaussian
  * noise of standard deviation noiseMultiplier x sensitivity to every entry of
- * the sums (central differential privacy; see `sensitivity` in messages.ts).
- * Validation rounds of K selection are released exactly (their
- * log-likelihoods have no bounded sensitivity). With noise, the reason a
- * client is refused names the failed check alone, never the client's values
- * (the server's detailedReasons).
+ * the sums (central differential privacy; see `sensitivity` in messages.ts),
+ * from a generator no public seed predicts. A noising aggregator keeps its
+ * guarantee whatever the requests ask: it releases no log-likelihoods in
+ * Algorithm 2's rounds, and answers evaluation requests (K selection's
+ * validation scores, exact sums: a log-likelihood has no bounded
+ * sensitivity) only when constructed with exactEvaluation, and then never
+ * over fewer than minExactClients clients. With noise, the reason a client is
+ * refused names the failed check alone, never the client's values (the
+ * server's detailedReasons).
  *
  * A round: begin(request) with the request every client of the round got,
  * add(reply) for each reply (a refusal adds nothing), release().
  */
-import { InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { FederationError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { Rng } from '../../random.js';
-import { readOptions, requireNumber } from '../../validate.js';
-import { readReply, readRequest } from '../runtime/roles.js';
+import { readOptions, requireInteger, requireNumber } from '../../validate.js';
+import { readRequest } from '../runtime/roles.js';
 import { SecureSum } from '../aggregate.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
 import { wasRead } from '../messages/schema.js';
@@ -43,11 +47,26 @@ import {
   type StatsReply,
 } from './messages.js';
 
+/** The fewest clients whose scores a noising aggregator releases as an exact sum, by default. */
+export const MIN_EXACT_CLIENTS = 10;
+
 export interface MdmAggregatorOptions {
   /** Gaussian noise of this many sensitivities on every summed entry (default 0: exact sums) */
   noiseMultiplier?: number;
-  /** seed of the noise */
+  /**
+   * seed of the noise, for tests only: whoever knows it can subtract the
+   * noise. Default: 64 bits from crypto.getRandomValues (Rng.unpredictable).
+   */
   seed?: number;
+  /**
+   * With noise: answer evaluation requests (K selection's validation scores)
+   * with exact sums, which the privacy guarantee does not cover (a
+   * log-likelihood has no bounded sensitivity). Default false: a noising
+   * aggregator refuses them.
+   */
+  exactEvaluation?: boolean;
+  /** With noise and exactEvaluation: the fewest clients an exact sum may hold (default MIN_EXACT_CLIENTS, 10); fewer, and it is not released. */
+  minExactClients?: number;
   /**
    * Exclusion reasons with the client's values (which check failed and by how
    * much). Default: only without noise; with noise a reason names the failed
@@ -58,6 +77,8 @@ export interface MdmAggregatorOptions {
 
 interface Round {
   of: AggregateOf;
+  /** the kind of the request, and of the reply it expects */
+  request: string;
   reply: string;
   round: number;
   /** each summed field's length */
@@ -70,15 +91,22 @@ interface Round {
 export class MdmAggregator {
   readonly noiseMultiplier: number;
   readonly detailedReasons: boolean;
-  private readonly rng: Rng;
+  readonly exactEvaluation: boolean;
+  readonly minExactClients: number;
+  /** the noise's generator (with noise only) */
+  private readonly rng: Rng | undefined;
   private current: Round | undefined;
 
   constructor(given: MdmAggregatorOptions = {}) {
-    const options = readOptions(given, ['noiseMultiplier', 'detailedReasons', 'seed']);
+    const options = readOptions(given, ['noiseMultiplier', 'detailedReasons', 'exactEvaluation', 'minExactClients', 'seed']);
     this.noiseMultiplier = requireNumber('noiseMultiplier', options.noiseMultiplier ?? 0, 0);
     if (options.detailedReasons !== undefined && typeof options.detailedReasons !== 'boolean') throw new InvalidParameterError('detailedReasons must be true or false');
+    if (options.exactEvaluation !== undefined && typeof options.exactEvaluation !== 'boolean') throw new InvalidParameterError('exactEvaluation must be true or false');
     this.detailedReasons = options.detailedReasons ?? this.noiseMultiplier === 0;
-    this.rng = new Rng(options.seed);
+    this.exactEvaluation = options.exactEvaluation ?? false;
+    this.minExactClients = requireInteger('minExactClients', options.minExactClients ?? MIN_EXACT_CLIENTS, 1, 2 ** 31 - 1);
+    if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
+    this.rng = this.noiseMultiplier > 0 ? (options.seed === undefined ? Rng.unpredictable() : new Rng(options.seed)) : undefined;
   }
 
   /** Starts a round whose clients were all sent `request`: what their answers must look like. */
@@ -89,7 +117,7 @@ export class MdmAggregator {
       throw new InvalidParameterError(`the MDM aggregator does not sum answers to ${e.kind.slice(0, 80)}`);
     }
     const request = readRequest(MDM_PROTOCOL, e);
-    let r: Omit<Round, 'sum' | 'round'>;
+    let r: Omit<Round, 'sum' | 'round' | 'request'>;
     switch (request.kind) {
       case MDM_KINDS.initRequest: {
         const shape = checkShape(request.payload as InitRequest);
@@ -102,6 +130,10 @@ export class MdmAggregator {
         if (this.noiseMultiplier > 0 && clip === undefined) {
           throw new InvalidParameterError('the aggregator adds noise but the broadcast has no clip bound: give the server the same privacy options');
         }
+        // whatever the broadcast asks for: noise calibrated to (u, v) does not cover log-likelihoods
+        if (this.noiseMultiplier > 0 && logLikelihood) {
+          throw new FederationError("the aggregator adds noise and does not release the clients' log-likelihoods, which have no bounded sensitivity; the broadcast asks for them");
+        }
         const bounds = new StatsBounds(model);
         r = {
           of: 'round',
@@ -113,6 +145,11 @@ export class MdmAggregator {
         break;
       }
       case MDM_KINDS.evaluate: {
+        if (this.noiseMultiplier > 0 && !this.exactEvaluation) {
+          throw new FederationError(
+            "the aggregator adds noise and does not answer evaluation requests: their exact sums of log-likelihoods are not covered by the privacy guarantee (construct it with exactEvaluation: true to accept that)",
+          );
+        }
         const models = readEvaluate(request.payload as EvaluateRequest);
         const m = models[0]!;
         const floors = models.map(logLikelihoodFloor);
@@ -128,7 +165,7 @@ export class MdmAggregator {
       default:
         throw new InvalidParameterError(`the MDM aggregator does not sum answers to ${request.kind}`);
     }
-    this.current = { ...r, round: request.round, sum: new SecureSum(r.fields) };
+    this.current = { ...r, request: request.kind, round: request.round, sum: new SecureSum(r.fields) };
   }
 
   /**
@@ -142,8 +179,8 @@ export class MdmAggregator {
     // the kind first: a reply of another kind is named as such, not by what its payload lacks
     const e = wasRead(message) ? message : checkEnvelope(message);
     if (e.kind !== r.reply) throw new InvalidMessageError(`expected a ${r.reply} message, got ${e.kind.slice(0, 80)}`);
-    const reply = readReply(MDM_PROTOCOL, e);
-    r.sum.add(r.read(reply.payload));
+    // the envelope and the declared payload, as the runtime reads a reply (free when it has)
+    r.sum.add(r.read(MDM_PROTOCOL.exchanges.get(r.request)!.reply!.read(e).payload));
   }
 
   /** The round's 'mdm/aggregate' message: the sums (with noise when private) and how many clients they hold. */
@@ -153,12 +190,19 @@ export class MdmAggregator {
     this.current = undefined;
     const stddev = r.of === 'evaluation' ? 0 : this.noiseMultiplier * r.sensitivity;
     // nothing to protect (or to learn) in an empty round: its sums go out as zeros
-    const sums = r.sum.release(stddev > 0 && r.sum.count > 0 ? { stddev, rng: this.rng } : undefined);
+    const sums = r.sum.release(stddev > 0 && r.sum.count > 0 ? { stddev, rng: this.rng! } : undefined);
+    if (this.noiseMultiplier > 0 && stddev === 0 && r.sum.count > 0) {
+      // an exact release under privacy: never of a few clients, and the scores sum only the clients every candidate counts
+      const held = Math.min(r.sum.count, sums.counted?.[0] ?? r.sum.count);
+      if (held < this.minExactClients) {
+        throw new FederationError(`the aggregator releases exact sums of at least ${this.minExactClients} clients under privacy; this one would hold ${held}`);
+      }
+    }
     return AGGREGATE.create('aggregator', r.round, { of: r.of, clients: r.sum.count, noiseStddev: stddev, sums });
   }
 
   /** Frees the noise generator. */
   dispose(): void {
-    if (!this.rng.disposed) this.rng.dispose();
+    if (this.rng && !this.rng.disposed) this.rng.dispose();
   }
 }

@@ -10,7 +10,7 @@ import { formatValue, InvalidDataError, InvalidMessageError, InvalidParameterErr
 import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { readOptions, requireInteger, requireVector } from '../../validate.js';
-import { OwnedHandle, withScope, type HandleLabel } from '../../wasm/memory.js';
+import { OwnedHandle, requireWasmMemory, withScope, type HandleLabel } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import { densify } from '../messages/sparse.js';
 import { wasRead } from '../messages/schema.js';
@@ -166,6 +166,8 @@ export class MdmClient implements ClientRole {
     const { nComponents: k, nCategories: c, maxCount: nMax } = model;
     this.fits(c, nMax);
     const handle = prepared(broadcast);
+    // the sums (in the core and on their way out)
+    requireWasmMemory(`the statistics of ${k} components of ${c} categories`, 16 * (2 * k + k * c + k * nMax));
     return withScope((s) => {
       // omega (k), u (k x C), v (k), extra (3) in one block, read back in one copy; E apart
       const out = s.f64(2 * k + k * c + 3);

@@ -15,6 +15,7 @@ import { runFederationSync, type FederationResult, type Traffic } from '../runti
 import { InProcessTransport } from '../transport/in-process.js';
 import { MdmClient } from './client.js';
 import { MdmServer, type MdmOptions, type MdmRound } from './server.js';
+import { LIMITS } from '../../validate.js';
 
 export interface MdmFitOptions extends MdmOptions {
   /** N, the largest client size the model covers (default: the largest n among the clients) */
@@ -46,7 +47,7 @@ export function histogramClients(histograms: MatrixLike, options: { maxCount?: n
   if (m === 0) throw new InvalidDataError('no histograms: give one row of counts per client');
   let largest = 0;
   for (const n of sizes) if (n > largest) largest = n;
-  const nMax = options.maxCount === undefined ? Math.max(1, largest) : requireInteger('maxCount', options.maxCount, 1);
+  const nMax = options.maxCount === undefined ? Math.max(1, largest) : requireInteger('maxCount', options.maxCount, 1, LIMITS.count);
   withScope((s) => s.check(s.w.fm_mdm_check_histograms(s.f64From(counts), s.f64From(sizes), m, c, nMax)));
   if (c < 2) throw new InvalidDataError(`the histograms have ${c} categor${c === 1 ? 'y' : 'ies'}; they need at least 2`);
   const draws = seeds.uniform(m);
@@ -83,9 +84,11 @@ export function fitMdm(histograms: MatrixLike, given: MdmFitOptions = {}): MdmFi
   try {
     const built = histogramClients(histograms, options, seeds);
     clients = built.clients;
-    const [serverSeed, noiseSeed] = Array.from(seeds.uniform(2), (u) => Math.floor(u * 2 ** 32));
+    // the second draw is not used since the noise got its own seed; kept so that the server's seed, and every result without privacy, stay as they were
+    const [serverSeed] = Array.from(seeds.uniform(2), (u) => Math.floor(u * 2 ** 32));
     const { encoding, maxCount: _m, sizes: _s, categories: _c, ...mdmOptions } = options;
-    server = new MdmServer({ ...mdmOptions, nCategories: built.c, maxCount: built.nMax, seed: serverSeed, noiseSeed });
+    // the noise's seed is options.noiseSeed or fresh: never derived from the public seed
+    server = new MdmServer({ ...mdmOptions, nCategories: built.c, maxCount: built.nMax, seed: serverSeed });
     const run = runFederationSync(server, new InProcessTransport(clients, { encoding }), { onInvalid: options.onInvalidClient === 'throw' ? 'fail' : 'exclude' });
     const { model: learned, ...federation } = run;
     const model = options.categories

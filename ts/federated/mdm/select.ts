@@ -17,9 +17,10 @@ import type { Message } from '../messages/envelope.js';
 import type { ExcludedClient, RoundContext, ServerRole } from '../runtime/roles.js';
 import { runFederationSync, type Traffic } from '../runtime/run.js';
 import { InProcessTransport } from '../transport/in-process.js';
-import { MdmAggregator } from './aggregator.js';
+import { MdmAggregator, MIN_EXACT_CLIENTS } from './aggregator.js';
 import { AGGREGATE, EVALUATE, MDM_PROTOCOL, paramsOf, readAggregate, type MdmParams } from './messages.js';
 import { fitMdm, histogramClients, type MdmFitOptions, type MdmFitResult } from './run.js';
+import { LIMITS } from '../../validate.js';
 
 /**
  * The validation round as a server role: every candidate is broadcast at
@@ -115,13 +116,13 @@ function candidates(options: SelectMdmOptions): number[] {
   if (options.kRange !== undefined) {
     const r = options.kRange;
     if (!Array.isArray(r) || r.length !== 2) throw new InvalidParameterError('kRange must be [first, last]');
-    const [a, b] = [requireInteger('kRange[0]', r[0], 1), requireInteger('kRange[1]', r[1], 1)];
+    const [a, b] = [requireInteger('kRange[0]', r[0], 1, LIMITS.count), requireInteger('kRange[1]', r[1], 1, LIMITS.count)];
     if (b < a) throw new InvalidParameterError(`kRange [${a}, ${b}] is empty`);
     ks = Array.from({ length: b - a + 1 }, (_, i) => a + i);
   } else {
     ks = options.kValues ?? [1, 2, 3, 4, 5, 6];
     if (!Array.isArray(ks) || ks.length === 0) throw new InvalidParameterError('kValues must be a non-empty array of integers >= 1');
-    ks.forEach((k, i) => requireInteger(`kValues[${i}]`, k, 1));
+    ks.forEach((k, i) => requireInteger(`kValues[${i}]`, k, 1, LIMITS.count));
   }
   return [...new Set(ks)].sort((a, b) => a - b);
 }
@@ -163,9 +164,12 @@ export function selectMdm(histograms: MatrixLike, selectOptions: SelectMdmOption
   if (given && options.sizes !== undefined) throw new InvalidParameterError('sizes cannot be given with separate validation histograms');
   const { sizes } = histogramRows(h, undefined, options.sizes);
   const m = h.nRows;
-  const v = given ? given.nRows : requireInteger('validationCohort', options.validationCohort ?? Math.min(1000, Math.max(1, Math.round(0.2 * m))), 1);
+  const v = given ? given.nRows : requireInteger('validationCohort', options.validationCohort ?? Math.min(1000, Math.max(1, Math.round(0.2 * m))), 1, LIMITS.count);
   const kMax = ks[ks.length - 1]!;
   if (v < 1) throw new InvalidDataError('the validation cohort is empty; give at least one validation client');
+  if (options.privacy && v < MIN_EXACT_CLIENTS) {
+    throw new InvalidParameterError(`with privacy, the validation scores are released only as sums of at least ${MIN_EXACT_CLIENTS} clients; the validation cohort has ${v}`);
+  }
   if (m - v < kMax) {
     throw new InvalidDataError(`${m} clients leave ${m - v} for fitting after a validation cohort of ${v}; K = ${kMax} needs at least ${kMax}. Use fewer candidates or a smaller validation cohort`);
   }
@@ -193,8 +197,10 @@ export function selectMdm(histograms: MatrixLike, selectOptions: SelectMdmOption
     }
     // the validation round: every candidate broadcast at once, scores summed by the aggregator
     validation = histogramClients(pick(heldOut), { maxCount, sizes: options.sizes ? heldOut.map((i) => sizes[i]!) : undefined, idPrefix: 'validation' }, rng).clients;
-    // exact sums, but under privacy the reasons still carry no client's values
-    aggregator = new MdmAggregator({ detailedReasons: options.privacy === undefined });
+    // exact sums (accepted with exactValidation); under privacy never of fewer than minExactClients, and the reasons carry no client's values
+    aggregator = options.privacy
+      ? new MdmAggregator({ noiseMultiplier: options.privacy.noiseMultiplier, exactEvaluation: true, seed: options.noiseSeed })
+      : new MdmAggregator();
     const evaluation = new MdmEvaluation(
       runs.map((r) => paramsOf(r.fit.model)),
       aggregator,

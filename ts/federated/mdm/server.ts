@@ -21,6 +21,7 @@ import type { Message } from '../messages/envelope.js';
 import { checkContext, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { MdmAggregator } from './aggregator.js';
 import { AGGREGATE, INIT_REQUEST, MDM_MAX_CELLS, MDM_PROTOCOL, MODEL, near, paramsOf, readAggregate, sensitivity, type Shape } from './messages.js';
+import { LIMITS } from '../../validate.js';
 
 /** Noise for central differential privacy: see `sensitivity` in messages.ts and the README. */
 export interface MdmPrivacy {
@@ -45,6 +46,12 @@ export interface MdmOptions {
   privacy?: MdmPrivacy;
   /** seed of the cohort draws */
   seed?: number;
+  /**
+   * seed of the aggregator's noise (with privacy), for tests only: whoever
+   * knows it can subtract the noise. Default: fresh from crypto.getRandomValues,
+   * never derived from `seed`.
+   */
+  noiseSeed?: number;
   /** a client whose contribution fails validation: excluded with its reason (default), or the run throws (the runtime's onInvalid policy) */
   onInvalidClient?: 'exclude' | 'throw';
   /** called with the initial model (round 0) and after every round */
@@ -56,8 +63,6 @@ export interface MdmServerOptions extends MdmOptions {
   nCategories: number;
   /** N, the largest client size the model covers */
   maxCount: number;
-  /** seed of the aggregator's noise (with privacy; default: fresh) */
-  noiseSeed?: number;
 }
 
 /** One Algorithm 2 round as the server saw it. */
@@ -113,12 +118,12 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
     }
     if (o.privacy !== undefined && o.privacy !== null && typeof o.privacy === 'object') o.privacy = readOptions(o.privacy, ['noiseMultiplier', 'clip'], 'privacy') as MdmServerOptions['privacy'];
     if (o.onRound !== undefined && typeof o.onRound !== 'function') throw new InvalidParameterError(`onRound must be a function, got ${formatValue(o.onRound)}`);
-    this.nComponents = requireInteger('nComponents', o.nComponents ?? o.init?.nComponents ?? 1, 1);
-    this.nCategories = requireInteger('nCategories', o.nCategories, 2);
-    this.maxCount = requireInteger('maxCount', o.maxCount, 1);
-    this.rounds = requireInteger('rounds', o.rounds ?? 100, 0);
-    this.cohort = o.cohort === undefined ? undefined : requireInteger('cohort', o.cohort, 1);
-    this.initCohort = o.initCohort === undefined ? undefined : requireInteger('initCohort', o.initCohort, 1);
+    this.nComponents = requireInteger('nComponents', o.nComponents ?? o.init?.nComponents ?? 1, 1, LIMITS.count);
+    this.nCategories = requireInteger('nCategories', o.nCategories, 2, LIMITS.count);
+    this.maxCount = requireInteger('maxCount', o.maxCount, 1, LIMITS.count);
+    this.rounds = requireInteger('rounds', o.rounds ?? 100, 0, LIMITS.rounds);
+    this.cohort = o.cohort === undefined ? undefined : requireInteger('cohort', o.cohort, 1, LIMITS.count);
+    this.initCohort = o.initCohort === undefined ? undefined : requireInteger('initCohort', o.initCohort, 1, LIMITS.count);
     const k = this.nComponents;
     if (k * Math.max(this.nCategories, this.maxCount) > MDM_MAX_CELLS) {
       throw new InvalidParameterError(

@@ -407,6 +407,11 @@ export function decodeArrow(bytes: Uint8Array): { header: string; columns: Colum
   const bodyLength = bodyAt === undefined ? 0 : fb.i64(bodyAt);
   const body = p;
   if (body + bodyLength > bytes.length) throw malformed('the body is truncated');
+  // after the body, the end-of-stream marker (optional in Arrow) and nothing else: no bytes ride along unread
+  const rest = bytes.length - (body + bodyLength);
+  if (rest !== 0 && !(rest === 8 && v.getUint32(body + bodyLength, true) === CONTINUATION && v.getUint32(body + bodyLength + 4, true) === 0)) {
+    throw malformed(`${rest} bytes follow the record batch where only the end-of-stream marker may`);
+  }
   const rb = fb.ref(fb.field(msg, 2) ?? malformedAt('the record batch is missing'));
   const lengthAt = fb.field(rb, 0);
   if (lengthAt === undefined || fb.i64(lengthAt) !== 1) throw malformed('the record batch must hold exactly one row');

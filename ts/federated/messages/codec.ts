@@ -45,6 +45,9 @@ export function allFinite(a: ArrayLike<number>): boolean {
 }
 const text = new TextDecoder('utf-8', { fatal: true });
 
+/** How deep a message's values may nest: declared payloads need a few levels; a sender's thousands would exhaust the stack of whatever walks them. */
+const MAX_DEPTH = 64;
+
 /**
  * The message as plain JSON values: numbers checked finite, objects with a
  * toJSON replaced by its value, and each typed array either kept aside as an
@@ -53,13 +56,13 @@ const text = new TextDecoder('utf-8', { fatal: true });
  * replacer runs for every element of every array).
  */
 function plain(m: Message, columns: Column[] | undefined): unknown {
-  checkEnvelope(m);
+  const e = checkEnvelope(m);
   try {
-    return plainPayload(m, columns);
-  } catch (e) {
+    return plainPayload(e, columns);
+  } catch (err) {
     // a message made in process may hold a throwing getter or a cycle: its sender learns it cannot travel
-    if (e instanceof FedmixError) throw e;
-    throw new InvalidMessageError(`the ${m.kind} message could not be encoded (${formatThrown(e)})`, 'its message could not be encoded');
+    if (err instanceof FedmixError) throw err;
+    throw new InvalidMessageError(`the ${e.kind} message could not be encoded (${formatThrown(err)})`, 'its message could not be encoded');
   }
 }
 
@@ -69,8 +72,8 @@ function plainPayload(m: Message, columns: Column[] | undefined): unknown {
     const where = path.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
     throw new InvalidMessageError(`cannot send ${formatValue(value)} in ${where} of a ${m.kind} message; only finite numbers travel`);
   };
-  const walk = (value: unknown, key: string, path: string, depth = 0): unknown => {
-    if (depth > MAX_DEPTH) throw new InvalidMessageError(`cannot send ${path.slice(0, 80)}…: the ${m.kind} message nests deeper than ${MAX_DEPTH} levels (or is cyclic)`);
+  const walk = (value: unknown, key: string, path: string, depth: number): unknown => {
+    if (depth > MAX_DEPTH) throw new InvalidMessageError(`cannot send a ${m.kind} message nesting deeper than ${MAX_DEPTH} levels (at ${path.slice(0, 200)}...)`);
     if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
       value = (value as { toJSON: (k: string) => unknown }).toJSON(key);
     }
@@ -107,7 +110,7 @@ function plainPayload(m: Message, columns: Column[] | undefined): unknown {
     return out;
   };
   const envelope = { protocol: m.protocol, version: m.version, kind: m.kind, from: m.from, round: m.round };
-  return { ...envelope, payload: walk(m.payload, 'payload', 'payload') };
+  return { ...envelope, payload: walk(m.payload, 'payload', 'payload', 1) };
 }
 
 /** The JSON text of a message (typed arrays as number arrays). */
@@ -134,8 +137,6 @@ function checkSize(bytes: number, max: number): void {
   if (bytes > max) throw new InvalidMessageError(`a message of ${bytes} bytes is over the limit of ${max} bytes`, 'its message is over the size limit');
 }
 
-/** How deep a message's values may nest: declared payloads need a few levels; a sender's thousands would exhaust the stack. */
-const MAX_DEPTH = 64;
 
 function malformedBinary(what: string): InvalidMessageError {
   return new InvalidMessageError(`a binary message ${what}`, 'its binary message is malformed');
@@ -168,18 +169,17 @@ function placeSparse(p: Placing, at: unknown, length: unknown): NumericArray {
 }
 
 /** Puts the binary columns back where their placeholders are ({"$col": i}, or {"$sparse": i, "length": n} for a sparse pair). */
-function place(value: unknown, p: Placing, depth = 0): unknown {
+function place(value: unknown, p: Placing): unknown {
   if (value === null || typeof value !== 'object') return value;
-  if (depth > MAX_DEPTH) throw new InvalidMessageError(`a message nests deeper than ${MAX_DEPTH} levels`, 'its message is malformed');
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = place(value[i], p, depth + 1);
+    for (let i = 0; i < value.length; i++) value[i] = place(value[i], p);
     return value;
   }
   const o = value as Record<string, unknown>;
   const keys = Object.keys(o);
   if (keys.length === 1 && keys[0] === '$col') return take(p, o.$col);
   if (keys.length === 2 && '$sparse' in o && 'length' in o) return placeSparse(p, o.$sparse, o.length);
-  for (const k of keys) o[k] = place(o[k], p, depth + 1);
+  for (const k of keys) o[k] = place(o[k], p);
   return o;
 }
 
@@ -236,7 +236,28 @@ function decode(input: string | Uint8Array, kind: string | undefined, max: numbe
   return checkEnvelope(parsed, kind);
 }
 
+/**
+ * How deep the JSON text nests, counted over its brackets outside strings, in
+ * one pass before parsing: whatever walks a parsed message (the schema, the
+ * placing of binary columns) may then recurse without exhausting the stack.
+ */
+function checkNesting(s: string): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_DEPTH) throw new InvalidMessageError(`a message nests deeper than ${MAX_DEPTH} levels`, 'its message is malformed');
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+}
+
 function parseJson(s: string): unknown {
+  checkNesting(s);
   try {
     return JSON.parse(s);
   } catch {

@@ -25,6 +25,8 @@ export function message<K extends string, P>(kind: K, from: string, round: numbe
   return { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind, from, round, payload };
 }
 
+const ENVELOPE_KEYS = new Set(['protocol', 'version', 'kind', 'from', 'round', 'payload']);
+
 /**
  * Checks a received envelope (anything: a parsed JSON value, an object handed
  * over in process); `kind` restricts what is accepted. Returns the message as
@@ -34,9 +36,11 @@ export function checkEnvelope(m: unknown, kind?: string): Message {
   if (kind !== undefined && typeof kind !== 'string') throw new InvalidParameterError(`kind must be a message kind (a string), got ${formatValue(kind)}`);
   // the header is read once, under guard: a getter or Proxy handed over in process cannot throw past here
   let e: Partial<Message> & { hasPayload: boolean };
+  let keys: string[];
   try {
     if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new InvalidMessageError(`a message must be a JSON object, got ${formatValue(m)}`);
     const o = m as Partial<Message>;
+    keys = Object.keys(o);
     const hasPayload = 'payload' in o;
     e = { protocol: o.protocol, version: o.version, kind: o.kind, from: o.from, round: o.round, payload: hasPayload ? o.payload : undefined, hasPayload };
   } catch (err) {
@@ -60,6 +64,8 @@ export function checkEnvelope(m: unknown, kind?: string): Message {
   if (typeof e.from !== 'string' || e.from.length === 0) throw new InvalidMessageError(`a message needs a non-empty string "from", got ${formatValue(e.from)}`);
   if (!Number.isSafeInteger(e.round) || (e.round as number) < 0) throw new InvalidMessageError(`a message needs a non-negative integer "round", got ${formatValue(e.round)}`);
   if (!e.hasPayload) throw new InvalidMessageError('a message needs a "payload"');
+  // nothing rides along outside the declared payload
+  for (const key of keys) if (!ENVELOPE_KEYS.has(key)) throw new InvalidMessageError(`a message has a field ${JSON.stringify(key.slice(0, 100))} its envelope does not declare`);
   // a plain copy of what was read: later reads run no getter of the caller's
   return { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind: e.kind, from: e.from, round: e.round as number, payload: e.payload };
 }

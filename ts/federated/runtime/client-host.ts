@@ -8,12 +8,11 @@
  * propagates.
  */
 import * as v from 'valibot';
-import { FedmixError, InvalidMessageError, isFedmixError, type FedmixErrorCode } from '../../errors.js';
+import { FedmixError, InvalidMessageError, isFedmixError, WasmAllocationError, type FedmixErrorCode } from '../../errors.js';
 import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import { isArrowStream } from '../messages/arrow-ipc.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
-import { WasmAllocationError } from '../../wasm/memory.js';
 import { checkClientRole, type ClientRole } from './roles.js';
 import { readOptions, requireInteger } from '../../validate.js';
 

@@ -6,6 +6,7 @@
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import { readOptions, requireInteger, requireOneOf, requireSeconds } from '../../validate.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../messages/codec.js';
+import { LIMITS } from '../../validate.js';
 
 export interface FederationPolicy {
   /**
@@ -56,8 +57,8 @@ export function resolvePolicy(given: FederationPolicy = {}): ResolvedPolicy {
   if (typeof fraction !== 'number' || !(fraction > 0 && fraction <= 1)) throw new InvalidParameterError(`fraction must be in (0, 1], got ${formatValue(fraction)}`);
   return {
     onInvalid: requireOneOf('onInvalid', p.onInvalid ?? 'exclude', ['exclude', 'fail'] as const),
-    minClients: requireInteger('minClients', p.minClients ?? 1, 1),
-    minReplies: requireInteger('minReplies', p.minReplies ?? 1, 0),
+    minClients: requireInteger('minClients', p.minClients ?? 1, 1, LIMITS.count),
+    minReplies: requireInteger('minReplies', p.minReplies ?? 1, 0, LIMITS.count),
     fraction,
     sampleSeed: p.sampleSeed === undefined ? undefined : requireInteger('sampleSeed', p.sampleSeed, 0),
     // timers take at most 2^31 - 1 ms (and fire at once past it): seconds are capped at LIMITS.timeoutSeconds

@@ -48,6 +48,19 @@ function isMessageType(t: unknown): t is MessageType {
   return guardRead('a message type', () => t !== null && typeof t === 'object' && typeof (t as MessageType).kind === 'string' && typeof (t as MessageType).read === 'function' && typeof (t as MessageType).create === 'function');
 }
 
+/**
+ * A reply read as the reply `request` expects under `protocol` (envelope and
+ * declared payload checked): what a server's accept() starts with, so that a
+ * message object passed to it by hand gets the checks the runtime gives a
+ * reply (free when the runtime has read it already).
+ */
+export function readReply(protocol: Protocol, request: Message, reply: Message): Message {
+  const kind = guardRead('request', () => (request !== null && typeof request === 'object' ? request.kind : undefined));
+  const expected = typeof kind === 'string' ? protocol.exchanges.get(kind)?.reply : undefined;
+  if (!expected) throw new InvalidParameterError(`${protocol.name} expects no reply to ${formatValue(kind)}; pass the request the reply answers`);
+  return expected.read(reply);
+}
+
 export interface RoundContext {
   /** the communication round, from 1 */
   readonly round: number;
@@ -158,18 +171,6 @@ export function readRequest(protocol: Protocol, m: unknown): Message {
   const exchange = protocol.exchanges.get(e.kind);
   if (!exchange) throw new InvalidMessageError(`a ${protocol.name} client does not answer ${e.kind.slice(0, 80)} messages`);
   return exchange.request.read(e);
-}
-
-/**
- * A reply as a server role's accept() takes it: read against the reply type
- * `protocol` declares for its kind, unless a MessageType read it already (the
- * runtime does, before accept()).
- */
-export function readReply(protocol: Protocol, m: unknown): Message {
-  if (wasRead(m)) return m;
-  const e = checkEnvelope(m);
-  for (const { reply } of protocol.exchanges.values()) if (reply?.kind === e.kind) return reply.read(e);
-  throw new InvalidMessageError(`a ${protocol.name} server takes no ${e.kind.slice(0, 80)} replies`);
 }
 
 /** Most client ids a round context may list: what one federation's runtime handles. */

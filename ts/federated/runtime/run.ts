@@ -13,11 +13,11 @@
  * `runFederationSync` over an in-process transport of synchronous clients
  * (the one-call functions such as distributedEM stay synchronous).
  */
-import { FederationError, FedmixError, formatValue, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
+import { ContributionError, FederationError, FedmixError, formatValue, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
 import { guardRead, readOptions } from '../../validate.js';
 import { Rng } from '../../random.js';
 import { decodeMessage } from '../messages/codec.js';
-import type { Message } from '../messages/envelope.js';
+import { checkEnvelope, type Message } from '../messages/envelope.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import type { Exchange, ExchangeOptions, Received, SyncTransport, Transport } from '../transport/transport.js';
 import { REFUSAL } from './client-host.js';
@@ -203,7 +203,8 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         // what the reason may say about the client's reply (see ServerRole.detailedReasons)
         let stage = 'its reply is not a valid message';
         try {
-          const m = r instanceof Uint8Array ? decodeMessage(r, { maxBytes: policy.maxMessageBytes }) : r.message;
+          // a message object (in process, encoding 'none') gets the envelope checks its bytes would
+          const m = r instanceof Uint8Array ? decodeMessage(r, { maxBytes: policy.maxMessageBytes }) : checkEnvelope(r.message);
           if (m.from !== id) throw new InvalidMessageError(`its reply claims to come from ${JSON.stringify(m.from)}`);
           if (m.kind === REFUSAL.kind) {
             const refusal = REFUSAL.read(m);
@@ -231,7 +232,8 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         if (!late) return [...list];
         return list.filter((r) => {
           try {
-            const m = r instanceof Uint8Array ? decodeMessage(r, { maxBytes: policy.maxMessageBytes }) : r.message;
+            // a message object (in process, encoding 'none') gets the envelope checks its bytes would
+          const m = r instanceof Uint8Array ? decodeMessage(r, { maxBytes: policy.maxMessageBytes }) : checkEnvelope(r.message);
             return !(m.from === id && late.has(m.round));
           } catch {
             return true;
@@ -288,7 +290,18 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         );
       }
       t0 = performance.now();
-      record.metrics = server.aggregate(ctx, accepted, roundFailures);
+      record.metrics = aggregateRound(server, ctx, accepted, roundFailures, (e) => {
+        // the contribution that broke the aggregate: its client fails as an invalid reply would
+        fail(e.client, 'invalid', detailed ? e.message : e.check ?? 'its contribution made the aggregate fail', true);
+        const f = roundFailures[roundFailures.length - 1]!;
+        out.add(f.client);
+        excluded.push({ client: f.client, round: f.round, reason: f.reason });
+        failures.push(f);
+        record.accepted = accepted.size;
+        if (accepted.size < policy.minReplies) {
+          throw new FederationError(`round ${round}: ${accepted.size} usable repl${accepted.size === 1 ? 'y' : 'ies'} of ${requests.size} once ${e.client}'s contribution was taken out, fewer than the ${policy.minReplies} required`);
+        }
+      });
       ms.aggregate = performance.now() - t0;
       history.push(record);
       options.onRound?.(record);
@@ -305,6 +318,33 @@ function readRunOptions(given: RunOptions | undefined): RunOptions {
   const options = readOptions(given) as RunOptions;
   if (options.onRound !== undefined && typeof options.onRound !== 'function') throw new InvalidParameterError(`onRound must be a function, got ${formatValue(options.onRound)}`);
   return options;
+}
+
+/**
+ * The server's aggregate of the round; a ContributionError takes that client's
+ * reply out (`excluded` records it, and may throw) and the others are
+ * aggregated again. Whatever else aggregate throws, the accepted values are
+ * discarded and the error goes on.
+ */
+function aggregateRound<A>(server: ServerRole<A, unknown>, ctx: RoundContext, accepted: Map<string, A>, failures: readonly Failure[], excluded: (e: ContributionError) => void): unknown {
+  for (;;) {
+    try {
+      return server.aggregate(ctx, accepted, failures);
+    } catch (e) {
+      if (!(e instanceof ContributionError) || !accepted.has(e.client)) {
+        for (const value of accepted.values()) server.discard?.(value);
+        throw e;
+      }
+      server.discard?.(accepted.get(e.client)!);
+      accepted.delete(e.client);
+      try {
+        excluded(e);
+      } catch (stop) {
+        for (const value of accepted.values()) server.discard?.(value);
+        throw stop;
+      }
+    }
+  }
 }
 
 function isTransport(x: unknown): x is Transport {

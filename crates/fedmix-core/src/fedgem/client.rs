@@ -20,6 +20,7 @@
 //! closed form (the paper's Algorithm 4): bisection over a feasibility check
 //! that evaluates Q_k on the data at points of the sphere.
 
+use crate::alloc;
 use crate::data::Data;
 use crate::error::{show, Error, Result};
 use crate::gmm::estep::{self, BlockBuffers, Scratch};
@@ -97,11 +98,11 @@ impl Isotropic {
             let opts = KMeansOptions { n_clusters: k, init: KMeansInit::PlusPlus, n_init: n_init.max(1), ..KMeansOptions::default() };
             kmeans::fit(x, &opts, rng)?.centers
         } else {
-            let (mut labels, mut dist) = (vec![0u32; x.n], vec![0.0; x.n]);
+            let (mut labels, mut dist) = (alloc::filled(0u32, x.n)?, alloc::zeros(x.n)?);
             let mut best: Option<(f64, Vec<f64>)> = None;
             for _ in 0..n_init.max(1) {
-                let (centers, _) = kmeans::kmeans_plusplus(x, k, &mut rng.fork());
-                kmeans::assign(x, &centers, k, &mut labels, &mut dist);
+                let (centers, _) = kmeans::kmeans_plusplus(x, k, &mut rng.fork())?;
+                kmeans::assign(x, &centers, k, &mut labels, &mut dist)?;
                 let inertia: f64 = dist.iter().sum();
                 if best.as_ref().map_or(true, |b| inertia < b.0) {
                     best = Some((inertia, centers));
@@ -113,22 +114,22 @@ impl Isotropic {
     }
 
     /// The same model as a spherical Gaussian mixture (for the E-step and prediction).
-    pub fn gmm(&self) -> Gmm {
+    pub fn gmm(&self) -> Result<Gmm> {
         let sd = self.variance.sqrt();
-        Gmm {
+        Ok(Gmm {
             cov_type: CovarianceType::Spherical,
             k: self.k,
             d: self.d,
-            weights: self.weights.clone(),
-            means: self.means.clone(),
-            covariances: vec![self.variance; self.k],
-            precisions_chol: vec![1.0 / sd; self.k],
-        }
+            weights: alloc::copy(&self.weights)?,
+            means: alloc::copy(&self.means)?,
+            covariances: alloc::filled(self.variance, self.k)?,
+            precisions_chol: alloc::filled(1.0 / sd, self.k)?,
+        })
     }
 
     /// Replaces the means (the server's update), checking shape and values.
     pub fn set_means(&mut self, means: &[f64]) -> Result<()> {
-        let m = Isotropic::new(self.k, self.d, self.weights.clone(), self.variance, means.to_vec())?;
+        let m = Isotropic::new(self.k, self.d, alloc::copy(&self.weights)?, self.variance, alloc::copy(means)?)?;
         self.means = m.means;
         Ok(())
     }
@@ -136,16 +137,16 @@ impl Isotropic {
     /// Most probable component of each row.
     pub fn predict(&self, x: &Data) -> Result<Vec<u32>> {
         self.check_data(x)?;
-        let mut labels = vec![0u32; x.n];
-        estep::predict(x, &self.gmm(), &mut labels);
+        let mut labels = alloc::filled(0u32, x.n)?;
+        estep::predict(x, &self.gmm()?, &mut labels)?;
         Ok(labels)
     }
 
     /// Per-row log-likelihood under the model.
     pub fn score_samples(&self, x: &Data) -> Result<Vec<f64>> {
         self.check_data(x)?;
-        let (mut resp, mut lse) = (vec![0.0; x.n * self.k], vec![0.0; x.n]);
-        estep::e_step(x, &self.gmm(), &mut Scratch::new(self.d), &mut resp, &mut lse);
+        let mut lse = alloc::zeros(x.n)?;
+        estep::score_samples(x, &self.gmm()?, &mut lse)?;
         Ok(lse)
     }
 
@@ -164,17 +165,30 @@ impl Isotropic {
             return Err(Error::param("local steps must be at least 1"));
         }
         let (k, d) = (self.k, self.d);
-        let mut bufs = BlockBuffers::new(k, d);
-        let mut tiles = Tiles::new(d);
-        let start = self.means.clone();
+        let mut bufs = BlockBuffers::new(k, d)?;
+        let mut tiles = Tiles::new(d)?;
+        let start = alloc::copy(&self.means)?;
         let mut round = None;
         for _ in 0..steps {
-            let (stats, total) = SuffStats::from_e_step(x, &self.gmm(), &mut bufs, &mut tiles);
+            // a failed round leaves the model as it was
+            let (stats, total) = match self.gmm().and_then(|g| SuffStats::from_e_step(x, &g, &mut bufs, &mut tiles)) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.means = start;
+                    return Err(e);
+                }
+            };
             if !total.is_finite() {
-                self.means = start; // a failed round leaves the model as it was
+                self.means = start;
                 return Err(Error::numerical("the log-likelihood is not finite; the variance may be too small for the data's scale"));
             }
-            let previous = self.means.clone();
+            let previous = match alloc::copy(&self.means) {
+                Ok(p) => p,
+                Err(e) => {
+                    self.means = start;
+                    return Err(e);
+                }
+            };
             // statistics are about the current means: M_k - theta_k = s1_k / N_k, exactly
             let mut radii = vec![0.0; k];
             for c in 0..k {
@@ -193,20 +207,31 @@ impl Isotropic {
         let (previous, radii, counts, log_likelihood) = round.expect("steps >= 1");
         let radii = match method {
             RadiusMethod::ClosedForm => radii,
-            RadiusMethod::Bisection { iterations } => {
-                let mut gmm = self.gmm();
-                gmm.means = previous.clone();
-                let (mut resp, mut lse) = (vec![0.0; x.n * k], vec![0.0; x.n]);
-                estep::e_step(x, &gmm, &mut Scratch::new(d), &mut resp, &mut lse);
-                (0..k)
-                    .map(|c| {
-                        let r = &resp[c * x.n..(c + 1) * x.n];
-                        bisection_radius(x, r, &self.means[c * d..(c + 1) * d], &previous[c * d..(c + 1) * d], iterations)
-                    })
-                    .collect()
-            }
+            RadiusMethod::Bisection { iterations } => match self.bisection_radii(x, &previous, iterations) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.means = start;
+                    return Err(e);
+                }
+            },
         };
-        Ok(LocalRound { maximizers: self.means.clone(), radii, counts, log_likelihood })
+        Ok(LocalRound { maximizers: alloc::copy(&self.means)?, radii, counts, log_likelihood })
+    }
+
+    /// Algorithm 4's radius of every component around the current means, with
+    /// the responsibilities at the `previous` means.
+    fn bisection_radii(&self, x: &Data, previous: &[f64], iterations: usize) -> Result<Vec<f64>> {
+        let (k, d) = (self.k, self.d);
+        let mut gmm = self.gmm()?;
+        gmm.means.copy_from_slice(previous);
+        let (mut resp, mut lse) = (alloc::zeros(alloc::cells(x.n, k, 8)?)?, alloc::zeros(x.n)?);
+        estep::e_step(x, &gmm, &mut Scratch::new(d)?, &mut resp, &mut lse)?;
+        let mut radii = alloc::zeros(k)?;
+        for (c, radius) in radii.iter_mut().enumerate() {
+            let r = &resp[c * x.n..(c + 1) * x.n];
+            *radius = bisection_radius(x, r, &self.means[c * d..(c + 1) * d], &previous[c * d..(c + 1) * d], iterations)?;
+        }
+        Ok(radii)
     }
 }
 
@@ -235,28 +260,29 @@ fn drop_at(x: &Data, r: &[f64], m: &[f64], theta: &[f64]) -> f64 {
 /// where a concave quadratic with a diagonal Hessian is lowest (for this
 /// model's isotropic Q_k every direction is equally low, so the check is
 /// exact). The bracket starts at [0, 1] and doubles until infeasible.
-pub fn bisection_radius(x: &Data, r: &[f64], m: &[f64], previous: &[f64], iterations: usize) -> f64 {
+pub fn bisection_radius(x: &Data, r: &[f64], m: &[f64], previous: &[f64], iterations: usize) -> Result<f64> {
     let d = x.d;
     let limit = drop_at(x, r, m, previous);
     if !(limit > 0.0) {
-        return 0.0;
+        return Ok(0.0);
     }
-    let mut directions: Vec<Vec<f64>> = Vec::with_capacity(2 * d + 2);
-    for j in 0..d {
-        for s in [1.0, -1.0] {
-            let mut u = vec![0.0; d];
-            u[j] = s;
-            directions.push(u);
-        }
-    }
+    // the directions as the rows of one (2 d + 2) x d buffer (d can be large)
     let norm = (0..d).map(|j| (previous[j] - m[j]).powi(2)).sum::<f64>().sqrt();
+    let count = 2 * d + if norm > 0.0 { 2 } else { 0 };
+    let mut directions = alloc::zeros(alloc::cells(count, d, 8)?)?;
+    for j in 0..d {
+        directions[2 * j * d + j] = 1.0;
+        directions[(2 * j + 1) * d + j] = -1.0;
+    }
     if norm > 0.0 {
-        for s in [1.0, -1.0] {
-            directions.push((0..d).map(|j| s * (previous[j] - m[j]) / norm).collect());
+        for (t, s) in [1.0, -1.0].iter().enumerate() {
+            for j in 0..d {
+                directions[(2 * d + t) * d + j] = s * (previous[j] - m[j]) / norm;
+            }
         }
     }
     let feasible = |rho: f64| {
-        directions.iter().all(|u| {
+        directions.chunks_exact(d).all(|u| {
             let theta: Vec<f64> = (0..d).map(|j| m[j] + rho * u[j]).collect();
             drop_at(x, r, m, &theta) <= limit
         })
@@ -276,5 +302,5 @@ pub fn bisection_radius(x: &Data, r: &[f64], m: &[f64], previous: &[f64], iterat
             hi = mid;
         }
     }
-    lo
+    Ok(lo)
 }

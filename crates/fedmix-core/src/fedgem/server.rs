@@ -8,6 +8,7 @@
 //! within r_a + max r) or, as the reference, by testing all pairs; both test
 //! every candidate with the same arithmetic, so they give identical pairs.
 
+use crate::alloc;
 use crate::error::{show, Error, Result};
 use crate::kdtree::{sq_distance, KdTree};
 
@@ -109,7 +110,7 @@ impl<'a> Components<'a> {
                 for a in 0..m {
                     for b in a + 1..m {
                         if let Some(o) = self.test(a, b) {
-                            out.push(o);
+                            alloc::push(&mut out, o)?;
                         }
                     }
                     if out.len() > MAX_OVERLAPS {
@@ -119,16 +120,18 @@ impl<'a> Components<'a> {
             }
             Search::KdTree => {
                 // the tree keeps each node's largest radius: one large ball slows only the queries near it
-                let tree = KdTree::with_radii(self.centers, self.radii, self.d);
+                let tree = KdTree::with_radii(self.centers, self.radii, self.d)?;
                 for a in 0..m {
                     let start = out.len();
+                    let mut failed = Ok(());
                     tree.candidates_within(self.center(a), self.radii[a], |b| {
-                        if b > a {
+                        if b > a && failed.is_ok() {
                             if let Some(o) = self.test(a, b) {
-                                out.push(o);
+                                failed = alloc::push(&mut out, o);
                             }
                         }
                     });
+                    failed?;
                     out[start..].sort_unstable_by_key(|o| o.b);
                     if out.len() > MAX_OVERLAPS {
                         return Err(too_many());
@@ -143,10 +146,10 @@ impl<'a> Components<'a> {
     /// center and the meeting points of its overlaps (`meeting_point`). Each of
     /// those points lies in the component's ball, and so does their average (a
     /// ball is convex): the client's next iterate stays in its uncertainty set.
-    pub fn collaborative_update(&self, pairs: &[Overlap]) -> Vec<f64> {
+    pub fn collaborative_update(&self, pairs: &[Overlap]) -> Result<Vec<f64>> {
         let d = self.d;
-        let mut sums = self.centers.to_vec();
-        let mut counts = vec![1.0; self.len()];
+        let mut sums = alloc::copy(self.centers)?;
+        let mut counts = alloc::filled(1.0, self.len())?;
         let mut v = vec![0.0; d];
         for o in pairs {
             let (a, b) = (o.a as usize, o.b as usize);
@@ -163,25 +166,25 @@ impl<'a> Components<'a> {
                 sums[c * d + j] /= n;
             }
         }
-        sums
+        Ok(sums)
     }
 
     /// Super-clusters: overlapping pairs are joined closest first (ties by
     /// index), skipping any join that would put two components of one client
     /// together. Returns each component's super-cluster, numbered in order of
     /// first appearance, and their count (the estimated global K).
-    pub fn super_clusters(&self, pairs: &[Overlap]) -> (Vec<u32>, usize) {
+    pub fn super_clusters(&self, pairs: &[Overlap]) -> Result<(Vec<u32>, usize)> {
         let m = self.len();
         // distances are non-negative, so their bit patterns sort as the numbers do:
         // plain integer keys sort several times faster than a float comparator
-        let mut order: Vec<(u64, u32, u32)> = pairs.iter().map(|o| (o.sq_dist.to_bits(), o.a, o.b)).collect();
+        let mut order = alloc::collect(pairs.iter().map(|o| (o.sq_dist.to_bits(), o.a, o.b)))?;
         order.sort_unstable();
-        let mut sets = DisjointSets::new(self.owners);
+        let mut sets = DisjointSets::new(self.owners)?;
         for (_, a, b) in order {
             sets.join_if_disjoint(a as usize, b as usize);
         }
-        let mut label = vec![u32::MAX; m];
-        let mut of_root = vec![u32::MAX; m];
+        let mut label = alloc::filled(u32::MAX, m)?;
+        let mut of_root = alloc::filled(u32::MAX, m)?;
         let mut k = 0;
         for (c, l) in label.iter_mut().enumerate() {
             let root = sets.find(c);
@@ -191,7 +194,7 @@ impl<'a> Components<'a> {
             }
             *l = of_root[root];
         }
-        (label, k)
+        Ok((label, k))
     }
 }
 
@@ -210,41 +213,41 @@ pub const RADIUS_CAP: f64 = 2.0;
 /// Reported radii are otherwise taken on trust: one client's huge radius
 /// would reach every ball and link components of every cluster. A capped
 /// ball lies inside the reported one, so the update stays in it.
-pub fn capped_radii(radii: &[f64]) -> Vec<f64> {
-    let mut positive: Vec<f64> = radii.iter().cloned().filter(|r| *r > 0.0).collect();
+pub fn capped_radii(radii: &[f64]) -> Result<Vec<f64>> {
+    let mut positive = alloc::collect(radii.iter().cloned().filter(|r| *r > 0.0))?;
     if positive.is_empty() {
-        return radii.to_vec();
+        return alloc::copy(radii);
     }
     positive.sort_unstable_by(|a, b| a.total_cmp(b));
     let h = positive.len() / 2;
     let median = if positive.len() % 2 == 1 { positive[h] } else { positive[h - 1] / 2.0 + positive[h] / 2.0 };
     let cap = RADIUS_CAP * median;
-    radii.iter().map(|r| r.min(cap)).collect()
+    alloc::collect(radii.iter().map(|r| r.min(cap)))
 }
 
 /// Which components are informative: a count of at least MIN_SHARE of the
 /// counts of their client (all of them if none is, rather than nothing).
-pub fn informative(counts: &[f64], owners: &[u32]) -> Vec<bool> {
+pub fn informative(counts: &[f64], owners: &[u32]) -> Result<Vec<bool>> {
     let mut totals = std::collections::HashMap::new();
+    totals.try_reserve(owners.len()).map_err(|_| Error::allocation(owners.len() as f64 * 16.0))?;
     for (c, &o) in counts.iter().zip(owners) {
         *totals.entry(o).or_insert(0.0) += c;
     }
-    let keep: Vec<bool> = counts.iter().zip(owners).map(|(c, o)| *c > 0.0 && *c >= MIN_SHARE * totals[o]).collect();
-    if keep.iter().any(|&k| k) {
-        keep
-    } else {
-        vec![true; counts.len()]
+    let mut keep = alloc::collect(counts.iter().zip(owners).map(|(c, o)| *c > 0.0 && *c >= MIN_SHARE * totals[o]))?;
+    if !keep.iter().any(|&k| k) {
+        keep.iter_mut().for_each(|k| *k = true);
     }
+    Ok(keep)
 }
 
 /// The collaborative step of a round (radii capped): the updated centers and
 /// the number of overlapping pairs.
 pub fn round_update(centers: &[f64], radii: &[f64], owners: &[u32], d: usize, search: Search) -> Result<(Vec<f64>, usize)> {
     Components::new(centers, radii, owners, d)?; // checks before capping
-    let radii = capped_radii(radii);
+    let radii = capped_radii(radii)?;
     let c = Components::new(centers, &radii, owners, d)?;
     let pairs = c.overlaps(search)?;
-    Ok((c.collaborative_update(&pairs), pairs.len()))
+    Ok((c.collaborative_update(&pairs)?, pairs.len()))
 }
 
 /// The outcome of the final merge.
@@ -273,16 +276,16 @@ pub fn final_merge(centers: &[f64], radii: &[f64], owners: &[u32], weights: &[f6
     if let Some(i) = weights.iter().position(|w| !(*w >= 0.0) || !w.is_finite()) {
         return Err(Error::data(format!("weight {} is {}; weights must be finite and non-negative", i, show(weights[i]))));
     }
-    let keep = informative(weights, owners);
-    let kept: Vec<usize> = (0..m).filter(|&i| keep[i]).collect();
-    let pick = |v: &[f64], w: usize| -> Vec<f64> { kept.iter().flat_map(|&i| v[i * w..(i + 1) * w].iter().cloned()).collect() };
-    let (sub_centers, sub_weights) = (pick(centers, d), pick(weights, 1));
-    let sub_radii = pick(radii, 1);
-    let sub_owners: Vec<u32> = kept.iter().map(|&i| owners[i]).collect();
+    let keep = informative(weights, owners)?;
+    let kept = alloc::collect((0..m).filter(|&i| keep[i]))?;
+    let pick = |v: &[f64], w: usize| alloc::collect((0..kept.len() * w).map(|p| v[kept[p / w] * w + p % w]));
+    let (sub_centers, sub_weights) = (pick(centers, d)?, pick(weights, 1)?);
+    let sub_radii = pick(radii, 1)?;
+    let sub_owners = alloc::collect(kept.iter().map(|&i| owners[i]))?;
     let c = Components::new(&sub_centers, &sub_radii, &sub_owners, d)?;
-    let (sub_labels, k) = c.super_clusters(&c.overlaps(search)?);
+    let (sub_labels, k) = c.super_clusters(&c.overlaps(search)?)?;
     let merged = weighted_centers(&sub_centers, d, &sub_labels, k, &sub_weights)?;
-    let mut labels = vec![0u32; m];
+    let mut labels = alloc::filled(0u32, m)?;
     for (j, &i) in kept.iter().enumerate() {
         labels[i] = sub_labels[j];
     }
@@ -343,11 +346,11 @@ pub fn weighted_centers(centers: &[f64], d: usize, labels: &[u32], k: usize, wei
     }
     // weights relative to the largest, so that huge counts cannot overflow the sums
     let top = weights.iter().cloned().fold(0.0, f64::max);
-    let weights: Vec<f64> = weights.iter().map(|w| if top > 0.0 { w / top } else { 0.0 }).collect();
-    let mut sums = vec![0.0; k * d];
-    let mut plain = vec![0.0; k * d];
-    let mut totals = vec![0.0; k];
-    let mut members = vec![0.0; k];
+    let weights = alloc::collect(weights.iter().map(|w| if top > 0.0 { w / top } else { 0.0 }))?;
+    let mut sums = alloc::zeros(alloc::cells(k, d, 8)?)?;
+    let mut plain = alloc::zeros(k * d)?;
+    let mut totals = alloc::zeros(k)?;
+    let mut members = alloc::zeros(k)?;
     for (c, &l) in labels.iter().enumerate() {
         let l = l as usize;
         totals[l] += weights[c];
@@ -374,8 +377,15 @@ struct DisjointSets {
 }
 
 impl DisjointSets {
-    fn new(owners: &[u32]) -> Self {
-        DisjointSets { parent: (0..owners.len()).collect(), owners: owners.iter().map(|&o| vec![o]).collect() }
+    fn new(owners: &[u32]) -> Result<Self> {
+        let mut sets = alloc::with_capacity(owners.len())?;
+        for &o in owners {
+            // one allocation per component: fallible too
+            let mut set = alloc::with_capacity(1)?;
+            set.push(o);
+            sets.push(set);
+        }
+        Ok(DisjointSets { parent: alloc::collect(0..owners.len())?, owners: sets })
     }
 
     fn find(&mut self, mut c: usize) -> usize {

@@ -21,6 +21,7 @@ use super::estep::BlockBuffers;
 use super::mstep::gmm_from_estimates;
 use super::stats::{moments_about, DataScatter, Estimates, SuffStats, Tiles, TiedInput};
 use super::{CovarianceType, Gmm};
+use crate::alloc;
 use crate::data::{variance_floor_from_abs_max, Data};
 use crate::error::{show, Error, Result};
 use crate::kmeans::{self, KMeansOptions};
@@ -45,15 +46,15 @@ pub struct DataSummary {
 }
 
 impl DataSummary {
-    pub fn of(x: &Data, shift: &[f64], tied: bool, tiles: &mut Tiles) -> Self {
-        let (sum, scatter) = if tied { moments_about(x, shift, tiles) } else { (Vec::new(), Vec::new()) };
-        DataSummary { n: x.n as f64, abs_max: x.abs_max(), shift: shift.to_vec(), sum, scatter }
+    pub fn of(x: &Data, shift: &[f64], tied: bool, tiles: &mut Tiles) -> Result<Self> {
+        let (sum, scatter) = if tied { moments_about(x, shift, tiles)? } else { (Vec::new(), Vec::new()) };
+        Ok(DataSummary { n: x.n as f64, abs_max: x.abs_max(), shift: shift.to_vec(), sum, scatter })
     }
 
     /// The summary of no rows, to merge others into.
-    pub fn empty(d: usize, shift: &[f64], tied: bool) -> Self {
-        let (sum, scatter) = if tied { (vec![0.0; d], vec![0.0; d * d]) } else { (Vec::new(), Vec::new()) };
-        DataSummary { n: 0.0, abs_max: vec![0.0; d], shift: shift.to_vec(), sum, scatter }
+    pub fn empty(d: usize, shift: &[f64], tied: bool) -> Result<Self> {
+        let (sum, scatter) = if tied { (vec![0.0; d], alloc::zeros(d * d)?) } else { (Vec::new(), Vec::new()) };
+        Ok(DataSummary { n: 0.0, abs_max: vec![0.0; d], shift: shift.to_vec(), sum, scatter })
     }
 
     /// Adds the summary of other rows about the same shift.
@@ -79,12 +80,12 @@ impl DataSummary {
     /// computes from the rows): mean = shift + sum / n and
     /// scatter - sum sum^T / n, which loses about eps (|mean - shift| / sigma)^2,
     /// nothing when the shift is near the data.
-    pub fn data_scatter(&self) -> DataScatter {
+    pub fn data_scatter(&self) -> Result<DataScatter> {
         let d = self.abs_max.len();
         let n = self.n;
         let mean = (0..d).map(|j| self.shift[j] + self.sum[j] / n).collect();
-        let scatter = (0..d * d).map(|i| self.scatter[i] - self.sum[i / d] * self.sum[i % d] / n).collect();
-        DataScatter { n: n as usize, mean, scatter }
+        let scatter = alloc::collect((0..d * d).map(|i| self.scatter[i] - self.sum[i / d] * self.sum[i % d] / n))?;
+        Ok(DataScatter { n: n as usize, mean, scatter })
     }
 
     /// Checks a summary a client sent: a whole number of rows (at least one),
@@ -105,9 +106,9 @@ impl DataSummary {
         }
         if !self.scatter.is_empty() {
             let d = self.abs_max.len();
-            let c = self.data_scatter();
+            let c = self.data_scatter()?;
             let scale: Vec<f64> = (0..d).map(|j| self.scatter[j * d + j]).collect();
-            if !linalg::is_positive_semidefinite(&c.scatter, d, &scale, 1e-9) {
+            if !linalg::is_positive_semidefinite(&c.scatter, d, &scale, 1e-9, &mut alloc::zeros(d * d)?) {
                 return Err(Error::data("the summary's scatter is not positive semidefinite about the rows' mean"));
             }
         }
@@ -124,7 +125,7 @@ pub fn client_statistics(x: &Data, gmm: &Gmm) -> Result<(SuffStats, f64)> {
     if x.n > 0 {
         x.require_finite("the client's rows")?;
     }
-    let (stats, total) = SuffStats::from_e_step(x, gmm, &mut BlockBuffers::new(gmm.k, x.d), &mut Tiles::new(x.d));
+    let (stats, total) = SuffStats::from_e_step(x, gmm, &mut BlockBuffers::new(gmm.k, x.d)?, &mut Tiles::new(x.d)?)?;
     if !total.is_finite() {
         return Err(Error::numerical(format!(
             "the log-likelihood of the client's rows under the model is {}; the model gives some row no density",
@@ -134,6 +135,97 @@ pub fn client_statistics(x: &Data, gmm: &Gmm) -> Result<(SuffStats, f64)> {
     Ok((stats, total))
 }
 
+/// The expected complete-data log-likelihood of a client's rows under `gmm`,
+/// Q = sum_i sum_c r_ic ln(w_c N(x_i; mu_c, Sigma_c)), from the statistics it
+/// sent about gmm's means (for tied covariances with its summary, which holds
+/// the scatter tied statistics leave out). The rows' log-likelihood is Q plus
+/// the entropy of the responsibilities, between 0 and n ln K: what a client
+/// reports must lie in [Q, Q + n ln K]. Also returns the magnitude of Q's
+/// terms, which bounds its rounding.
+pub fn expected_log_likelihood(stats: &SuffStats, gmm: &Gmm, summary: Option<&DataSummary>) -> Result<(f64, f64)> {
+    let (k, d) = (gmm.k, gmm.d);
+    if stats.k != k || stats.d != d || stats.cov_type != gmm.cov_type {
+        return Err(Error::param("statistics and model differ in components, features or covariance type"));
+    }
+    let p = &gmm.precisions_chol;
+    let log_det = gmm.log_det_chol();
+    let half_log_2pi = 0.5 * d as f64 * (2.0 * std::f64::consts::PI).ln();
+    // tr(P P^T S) for a d x d precision factor P and a scatter S read through `s(a, b)` (symmetric)
+    let trace = |pc: &[f64], s: &dyn Fn(usize, usize) -> f64| -> f64 {
+        let mut t = 0.0;
+        for a in 0..d {
+            for b in 0..d {
+                let lambda: f64 = (0..d).map(|c| pc[a * d + c] * pc[b * d + c]).sum();
+                t += lambda * s(a, b);
+            }
+        }
+        t
+    };
+    let tied_scatter = if gmm.cov_type == CovarianceType::Tied {
+        let sm = summary.filter(|m| m.scatter.len() == d * d && m.sum.len() == d).ok_or_else(|| Error::param("tied statistics need the client's summary (sum and scatter)"))?;
+        // sum_c sum_i r_ic (x_i - mu_c)(x_i - mu_c)^T about the summary's shift: the scatter, less
+        // sum_c (a_c m_c^T + m_c a_c^T) plus sum_c n_c m_c m_c^T, with m_c = mu_c - shift and
+        // a_c = s1_c + n_c m_c (each row's responsibilities summing to one)
+        let mut st = sm.scatter.clone();
+        for c in 0..k {
+            let n = stats.nk[c];
+            let m: Vec<f64> = (0..d).map(|j| gmm.means[c * d + j] - sm.shift[j]).collect();
+            let a: Vec<f64> = (0..d).map(|j| stats.s1[c * d + j] + n * m[j]).collect();
+            for i in 0..d {
+                for j in 0..d {
+                    st[i * d + j] += n * m[i] * m[j] - a[i] * m[j] - m[i] * a[j];
+                }
+            }
+        }
+        Some(st)
+    } else {
+        None
+    };
+    let (mut q, mut magnitude) = (0.0, 0.0);
+    for c in 0..k {
+        let n = stats.nk[c];
+        let tr = match gmm.cov_type {
+            CovarianceType::Full => {
+                let s2 = &stats.s2[c * d * d..(c + 1) * d * d];
+                trace(&p[c * d * d..(c + 1) * d * d], &|a, b| if a <= b { s2[a * d + b] } else { s2[b * d + a] })
+            }
+            CovarianceType::Tied => {
+                // the shared covariance's trace term is the sum over components: counted once, with component 0
+                if c > 0 {
+                    0.0
+                } else {
+                    let st = tied_scatter.as_ref().unwrap();
+                    trace(p, &|a, b| st[a * d + b])
+                }
+            }
+            CovarianceType::Diag => (0..d).map(|j| p[c * d + j] * p[c * d + j] * stats.s2[c * d + j]).sum(),
+            CovarianceType::Spherical => p[c] * p[c] * (0..d).map(|j| stats.s2[c * d + j]).sum::<f64>(),
+        };
+        let constant = n * (gmm.weights[c].ln() + log_det[c] - half_log_2pi);
+        q += constant - 0.5 * tr;
+        magnitude += constant.abs() + 0.5 * tr.abs();
+    }
+    Ok((q, magnitude))
+}
+
+/// Checks the log-likelihood a client reports with its statistics: within
+/// [Q, Q + n ln K] of expected_log_likelihood, up to rounding. A client cannot
+/// then steer the stopping rule with a number its statistics do not support.
+pub fn check_log_likelihood(stats: &SuffStats, gmm: &Gmm, summary: Option<&DataSummary>, rows: f64, log_likelihood: f64) -> Result<()> {
+    let (q, magnitude) = expected_log_likelihood(stats, gmm, summary)?;
+    let entropy = rows * (gmm.k as f64).ln();
+    let slack = 1e-7 * (magnitude + entropy + rows);
+    if !(log_likelihood >= q - slack && log_likelihood <= q + entropy + slack) {
+        return Err(Error::data(format!(
+            "its log-likelihood {} lies outside [{}, {}], what its statistics allow under the model (Q to Q + n ln K)",
+            show(log_likelihood),
+            show(q),
+            show(q + entropy)
+        )));
+    }
+    Ok(())
+}
+
 /// The server's M-step on the merged statistics (about the broadcast model's
 /// means) and the merged summaries: the estimates, the precision factors, and the
 /// singular-covariance error with the pooled data's variance floor.
@@ -141,10 +233,10 @@ pub fn server_step(stats: &SuffStats, summary: &DataSummary, reg_covar: f64) -> 
     if !(reg_covar >= 0.0) || !reg_covar.is_finite() {
         return Err(Error::param(format!("regCovar must be a finite number >= 0, got {}", show(reg_covar))));
     }
-    let scatter = if stats.cov_type == CovarianceType::Tied { Some(summary.data_scatter()) } else { None };
+    let scatter = if stats.cov_type == CovarianceType::Tied { Some(summary.data_scatter()?) } else { None };
     // EM responsibilities: every row's sum to one
     let tied = scatter.as_ref().map(|data| TiedInput { data, rows_sum_to_one: true });
-    let est = stats.estimates(reg_covar, tied);
+    let est = stats.estimates(reg_covar, tied)?;
     gmm_from_estimates(stats.cov_type, stats.k, stats.d, est, reg_covar, Some(&summary.floor()))
 }
 
@@ -211,10 +303,10 @@ impl Candidates {
 /// boundary where a Gaussian would waste half its mass. One center sits in the
 /// middle. In one dimension this gives 1/4, 3/4 for k = 2 and 1/6, 1/2, 5/6 for
 /// k = 3; in two, the four quarter points for k = 4.
-pub fn separated_unit_centers(k: usize, d: usize) -> Vec<f64> {
-    let cand = Candidates::new(d, (64 * k).max(2048));
-    let mut centers = vec![0.0; k * d];
-    let mut near = vec![f64::INFINITY; cand.count];
+pub fn separated_unit_centers(k: usize, d: usize) -> Result<Vec<f64>> {
+    let cand = Candidates::new(d, alloc::cells(64, k, 8)?.max(2048));
+    let mut centers = alloc::zeros(alloc::cells(k, d, 8)?)?;
+    let mut near = alloc::filled(f64::INFINITY, cand.count)?;
     cand.nearer(&centers[..d], &mut near);
     let mut sep = f64::INFINITY;
     for c in 1..k {
@@ -229,7 +321,8 @@ pub fn separated_unit_centers(k: usize, d: usize) -> Vec<f64> {
         cand.nearer(&centers[c * d..(c + 1) * d], &mut near);
     }
     let r = if k == 1 { 0.5 } else { sep / (2.0 * (1.0 + sep)) };
-    centers.iter().map(|x| r + (1.0 - 2.0 * r) * x).collect()
+    centers.iter_mut().for_each(|x| *x = r + (1.0 - 2.0 * r) * *x);
+    Ok(centers)
 }
 
 /// DEM's first initialization (the FedGenGMM paper's "maximally separated
@@ -255,23 +348,24 @@ pub fn separated_init(cov_type: CovarianceType, k: usize, lo: &[f64], hi: &[f64]
     if !(reg_covar >= 0.0) || !reg_covar.is_finite() {
         return Err(Error::param(format!("regCovar must be a finite number >= 0, got {}", show(reg_covar))));
     }
-    let unit = separated_unit_centers(k, d);
-    let means = (0..k * d).map(|i| lo[i % d] + (hi[i % d] - lo[i % d]) * unit[i]).collect();
+    let mut means = separated_unit_centers(k, d)?;
+    means.iter_mut().enumerate().for_each(|(i, u)| *u = lo[i % d] + (hi[i % d] - lo[i % d]) * *u);
     let cell = (k as f64).powf(-1.0 / d as f64);
     let var: Vec<f64> = (0..d).map(|j| ((hi[j] - lo[j]) * cell).powi(2) / 12.0 + reg_covar).collect();
     let covariances = match cov_type {
-        CovarianceType::Diag => (0..k).flat_map(|_| var.iter().copied()).collect(),
-        CovarianceType::Spherical => vec![var.iter().sum::<f64>() / d as f64; k],
+        CovarianceType::Diag => alloc::collect((0..k * d).map(|i| var[i % d]))?,
+        CovarianceType::Spherical => alloc::filled(var.iter().sum::<f64>() / d as f64, k)?,
         CovarianceType::Full | CovarianceType::Tied => {
-            let mut m = vec![0.0; d * d];
-            for j in 0..d {
-                m[j * d + j] = var[j];
+            let mut m = alloc::zeros(cov_type.param_len(k, d))?;
+            for c in 0..cov_type.n_matrices(k) {
+                for j in 0..d {
+                    m[c * d * d + j * d + j] = var[j];
+                }
             }
-            let copies = if cov_type == CovarianceType::Full { k } else { 1 };
-            m.repeat(copies)
+            m
         }
     };
-    gmm_from_estimates(cov_type, k, d, Estimates { nk: vec![1.0; k], means, covariances }, reg_covar, None)
+    gmm_from_estimates(cov_type, k, d, Estimates { nk: alloc::filled(1.0, k)?, means, covariances }, reg_covar, None)
 }
 
 /// The statistics a k-FED client gathers for a target covariance type: tied
@@ -295,18 +389,18 @@ pub fn kfed_local(x: &Data, k_local: usize, cov_type: CovarianceType, rng: &mut 
         return Err(Error::param("k-FED needs at least one local cluster"));
     }
     if x.n == 0 {
-        return Ok(SuffStats::new(t, 0, x.d, Vec::new()));
+        return SuffStats::new(t, 0, x.d, Vec::new());
     }
     x.require_finite("the client's rows")?;
     let k = k_local.min(x.distinct_rows_up_to(k_local));
     let r = kmeans::fit(x, &KMeansOptions { n_clusters: k, ..Default::default() }, rng)?;
     let n = x.n;
-    let mut resp = vec![0.0; n * k];
+    let mut resp = alloc::zeros(alloc::cells(n, k, 8)?)?;
     for (i, &l) in r.labels.iter().enumerate() {
         resp[l as usize * n + i] = 1.0;
     }
-    let mut stats = SuffStats::new(t, k, x.d, r.centers);
-    stats.add_block(x, 0, n, &resp, n, &mut Tiles::new(x.d));
+    let mut stats = SuffStats::new(t, k, x.d, r.centers)?;
+    stats.add_block(x, 0, n, &resp, n, &mut Tiles::new(x.d)?);
     Ok(stats)
 }
 
@@ -336,17 +430,17 @@ pub fn kfed_server(locals: &[SuffStats], k: usize, cov_type: CovarianceType, reg
     if let Some(i) = locals.iter().position(|s| s.cov_type != t || s.d != d || s.k < 1) {
         return Err(Error::data(format!("client {}'s local clusters are not {} statistics of {} features", i, t.name(), d)));
     }
-    let mut points = Vec::new();
-    let mut owners = Vec::with_capacity(locals.len());
+    let mut points = alloc::with_capacity(locals.iter().map(|s| s.k * d).sum())?;
+    let mut owners = alloc::with_capacity(locals.len())?;
     for s in locals {
         let start = points.len() / d;
-        points.extend(s.means());
+        points.extend(s.means()?);
         owners.push(start..start + s.k);
     }
     let first = rng.below(locals.len() as u64) as usize;
     let groups = kmeans::kfed_groups(&points, d, &owners, k, first)?;
-    let mut w = vec![0.0; k];
-    let mut mu = vec![0.0; k * d];
+    let mut w = alloc::zeros(k)?;
+    let mut mu = alloc::zeros(alloc::cells(k, d, 8)?)?;
     for (s, own) in locals.iter().zip(&owners) {
         for (l, p) in own.clone().enumerate() {
             let g = groups[p];
@@ -359,16 +453,16 @@ pub fn kfed_server(locals: &[SuffStats], k: usize, cov_type: CovarianceType, reg
     for i in 0..k * d {
         mu[i] /= w[i / d];
     }
-    let mut pooled = SuffStats::new(t, k, d, mu);
+    let mut pooled = SuffStats::new(t, k, d, mu)?;
     for (s, own) in locals.iter().zip(&owners) {
         for (l, p) in own.clone().enumerate() {
             pooled.add_component(groups[p], s, l);
         }
     }
     let est = if cov_type == CovarianceType::Tied {
-        let full = pooled.estimates(0.0, None);
+        let full = pooled.estimates(0.0, None)?;
         let total: f64 = full.nk.iter().sum();
-        let mut cov = vec![0.0; d * d];
+        let mut cov = alloc::zeros(d * d)?;
         for c in 0..k {
             for (i, v) in cov.iter_mut().enumerate() {
                 *v += full.nk[c] * full.covariances[c * d * d + i] / total;
@@ -379,7 +473,7 @@ pub fn kfed_server(locals: &[SuffStats], k: usize, cov_type: CovarianceType, reg
         }
         Estimates { nk: full.nk, means: full.means, covariances: cov }
     } else {
-        pooled.estimates(reg_covar, None)
+        pooled.estimates(reg_covar, None)?
     };
     gmm_from_estimates(cov_type, k, d, est, reg_covar, None)
 }
@@ -423,19 +517,21 @@ mod tests {
             let one = FitOptions { max_iter: 1, ..o.clone() };
             let central = fit::fit(&x, &one, Some((&start, f64::NEG_INFINITY)), &mut Rng::new(0)).unwrap();
             let shift: Vec<f64> = (0..d).map(|j| (0..k).map(|c| start.weights[c] * start.means[c * d + j]).sum()).collect();
-            let mut stats = SuffStats::new(t, k, d, start.means.clone());
-            let mut summary = DataSummary::empty(d, &shift, t == CovarianceType::Tied);
+            let mut stats = SuffStats::new(t, k, d, start.means.clone()).unwrap();
+            let mut summary = DataSummary::empty(d, &shift, t == CovarianceType::Tied).unwrap();
             let mut total = 0.0;
             for w in cuts.windows(2) {
                 let part = rows(&v, n, d, w[0], w[1]);
                 let px = Data::new(&part, w[1] - w[0], d).unwrap();
                 let (s, l) = client_statistics(&px, &start).unwrap();
                 // what travels and what arrives
-                let wire = SuffStats::from_wire(t, k, d, start.means.clone(), &s.nk, &s.s1, &s.s2_wire()).unwrap();
+                let mut s2 = vec![0.0; crate::gmm::stats::wire_s2_len(t, k, d)];
+                s.s2_wire_into(&mut s2);
+                let wire = SuffStats::from_wire(t, k, d, start.means.clone(), &s.nk, &s.s1, &s2).unwrap();
                 assert_eq!(wire, s);
                 wire.check_client(px.n as f64, 0.0).unwrap();
                 stats.merge(&wire);
-                let sm = DataSummary::of(&px, &shift, t == CovarianceType::Tied, &mut Tiles::new(d));
+                let sm = DataSummary::of(&px, &shift, t == CovarianceType::Tied, &mut Tiles::new(d).unwrap()).unwrap();
                 sm.check().unwrap();
                 summary.merge(&sm);
                 total += l;
@@ -446,9 +542,44 @@ mod tests {
             assert!(close(&g.means, &central.gmm.means, 1e-12), "{:?} means", t);
             assert!(close(&g.covariances, &central.gmm.covariances, 1e-12), "{:?} covariances {:?} vs {:?}", t, g.covariances, central.gmm.covariances);
             if t == CovarianceType::Tied {
-                let pooled = summary.data_scatter();
-                let direct = DataScatter::new(&x, &mut Tiles::new(d));
+                let pooled = summary.data_scatter().unwrap();
+                let direct = DataScatter::new(&x, &mut Tiles::new(d).unwrap()).unwrap();
                 assert!(close(&pooled.mean, &direct.mean, 1e-13) && close(&pooled.scatter, &direct.scatter, 1e-12));
+            }
+        }
+    }
+
+    #[test]
+    fn a_reported_log_likelihood_lies_between_q_and_q_plus_the_entropy_bound() {
+        let (n, d, k) = (400, 3, 3);
+        let v = blobs(n, d, k, &mut Rng::new(4));
+        let x = Data::new(&v, n, d).unwrap();
+        for t in CovarianceType::ALL {
+            let o = FitOptions { n_components: k, covariance_type: t, init_params: InitParams::Random, max_iter: 3, tol: 0.0, ..Default::default() };
+            let g = fit::fit(&x, &o, None, &mut Rng::new(5)).unwrap().gmm;
+            // far from the origin too: the tied scatter is taken about a shift near the data
+            for offset in [0.0, 1e4] {
+                let moved: Vec<f64> = v.iter().map(|a| a + offset).collect();
+                let mx = Data::new(&moved, n, d).unwrap();
+                let mut h = g.clone();
+                h.means.iter_mut().for_each(|m| *m += offset);
+                let shift: Vec<f64> = (0..d).map(|j| (0..k).map(|c| h.weights[c] * h.means[c * d + j]).sum()).collect();
+                let summary = DataSummary::of(&mx, &shift, t == CovarianceType::Tied, &mut Tiles::new(d).unwrap()).unwrap();
+                let (st, ll) = client_statistics(&mx, &h).unwrap();
+                let (q, _) = expected_log_likelihood(&st, &h, Some(&summary)).unwrap();
+                let entropy = ll - q;
+                assert!(entropy > 0.0 && entropy < n as f64 * (k as f64).ln(), "{:?} offset {}: Q {} L {}", t, offset, q, ll);
+                check_log_likelihood(&st, &h, Some(&summary), n as f64, ll).unwrap();
+                for wrong in [1e308, -1e308, q - 1.0, q + n as f64 * (k as f64).ln() + 1.0] {
+                    assert!(check_log_likelihood(&st, &h, Some(&summary), n as f64, wrong).is_err(), "{:?} accepted {}", t, wrong);
+                }
+                // statistics scaled up imply a much lower Q: the honest log-likelihood no longer fits them
+                let mut forged = st.clone();
+                forged.s2.iter_mut().for_each(|s| *s *= 1e6);
+                forged.s1.iter_mut().for_each(|s| *s *= 1e3);
+                if t != CovarianceType::Tied {
+                    assert!(check_log_likelihood(&forged, &h, Some(&summary), n as f64, ll).is_err(), "{:?}", t);
+                }
             }
         }
     }
@@ -461,7 +592,7 @@ mod tests {
         let eye = vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0];
         let g = Gmm::from_covariances(CovarianceType::Full, 2, 2, vec![0.5, 0.5], vec![0.0, 1.0, 5.0, 1.0], eye).unwrap();
         let (s, _) = client_statistics(&x, &g).unwrap();
-        let sm = DataSummary::of(&x, &[0.0, 0.0], false, &mut Tiles::new(2));
+        let sm = DataSummary::of(&x, &[0.0, 0.0], false, &mut Tiles::new(2).unwrap()).unwrap();
         let e = server_step(&s, &sm, 0.0).unwrap_err();
         assert!(e.message.contains("regCovar"), "{}", e.message);
         assert!(server_step(&s, &sm, 1e-6).is_ok());
@@ -477,11 +608,11 @@ mod tests {
         for t in CovarianceType::ALL {
             let a: Vec<f64> = (0..d).map(|_| rng.normal() * 3.0).collect();
             let b: Vec<f64> = (0..d).map(|_| rng.normal() * 3.0).collect();
-            let mut about_a = SuffStats::new(t, 1, d, a);
-            about_a.add_block(&x, 0, n, &resp, n, &mut Tiles::new(d));
-            let mut about_b = SuffStats::new(t, 1, d, b.clone());
-            about_b.add_block(&x, 0, n, &resp, n, &mut Tiles::new(d));
-            let mut moved = SuffStats::new(t, 1, d, b);
+            let mut about_a = SuffStats::new(t, 1, d, a).unwrap();
+            about_a.add_block(&x, 0, n, &resp, n, &mut Tiles::new(d).unwrap());
+            let mut about_b = SuffStats::new(t, 1, d, b.clone()).unwrap();
+            about_b.add_block(&x, 0, n, &resp, n, &mut Tiles::new(d).unwrap());
+            let mut moved = SuffStats::new(t, 1, d, b).unwrap();
             moved.add_component(0, &about_a, 0);
             assert!(close(&moved.nk, &about_b.nk, 1e-13) && close(&moved.s1, &about_b.s1, 1e-11) && close(&moved.s2, &about_b.s2, 1e-11), "{:?}", t);
         }
@@ -517,7 +648,7 @@ mod tests {
     fn summaries_are_checked() {
         let v = [0.0, 1.0, 2.0, 3.0, 1.0, 0.0, 1.0, 0.0];
         let x = Data::new(&v, 4, 2).unwrap();
-        let s = DataSummary::of(&x, &[1.0, 1.0], true, &mut Tiles::new(2));
+        let s = DataSummary::of(&x, &[1.0, 1.0], true, &mut Tiles::new(2).unwrap()).unwrap();
         s.check().unwrap();
         assert_eq!(s.abs_max, vec![3.0, 1.0]);
         let mut b = s.clone();
@@ -533,17 +664,17 @@ mod tests {
 
     #[test]
     fn separated_centers_pack_the_cube() {
-        let c = separated_unit_centers(2, 1);
+        let c = separated_unit_centers(2, 1).unwrap();
         assert!(close(&c, &[0.25, 0.75], 1e-12), "{:?}", c);
-        let mut c = separated_unit_centers(3, 1);
+        let mut c = separated_unit_centers(3, 1).unwrap();
         c.sort_by(f64::total_cmp);
         assert!(close(&c, &[1.0 / 6.0, 0.5, 5.0 / 6.0], 1e-12), "{:?}", c);
-        let mut c: Vec<(f64, f64)> = separated_unit_centers(4, 2).chunks(2).map(|p| (p[0], p[1])).collect();
+        let mut c: Vec<(f64, f64)> = separated_unit_centers(4, 2).unwrap().chunks(2).map(|p| (p[0], p[1])).collect();
         c.sort_by(|a, b| a.partial_cmp(b).unwrap());
         assert_eq!(c, vec![(0.25, 0.25), (0.25, 0.75), (0.75, 0.25), (0.75, 0.75)]);
-        assert_eq!(separated_unit_centers(1, 3), vec![0.5; 3]);
+        assert_eq!(separated_unit_centers(1, 3).unwrap(), vec![0.5; 3]);
         for (k, d) in [(5, 2), (15, 10), (10, 38), (30, 100)] {
-            let c = separated_unit_centers(k, d);
+            let c = separated_unit_centers(k, d).unwrap();
             let lo = c.iter().fold(1.0f64, |a, &v| a.min(v));
             let hi = c.iter().fold(0.0f64, |a, &v| a.max(v));
             let mut sep = f64::INFINITY;

@@ -10,7 +10,9 @@
 //! from the origin, identical otherwise).
 
 use super::{CovarianceType, Gmm};
+use crate::alloc;
 use crate::data::Data;
+use crate::error::Result;
 use crate::kernels::{self, Cols, LogDensity};
 use crate::linalg;
 
@@ -33,7 +35,7 @@ pub struct Prepared<'g> {
 }
 
 impl<'g> Prepared<'g> {
-    pub fn new(gmm: &'g Gmm) -> Self {
+    pub fn new(gmm: &'g Gmm) -> Result<Self> {
         let (k, d) = (gmm.k, gmm.d);
         let pc = &gmm.precisions_chol;
         let mut prep = Prepared {
@@ -48,9 +50,9 @@ impl<'g> Prepared<'g> {
             d_log_2pi: d as f64 * (2.0 * std::f64::consts::PI).ln(),
         };
         match gmm.cov_type {
-            CovarianceType::Diag => prep.prec = pc.iter().map(|v| v * v).collect(),
+            CovarianceType::Diag => prep.prec = alloc::collect(pc.iter().map(|v| v * v))?,
             CovarianceType::Spherical => {
-                prep.prec = (0..k * d).map(|i| pc[i / d] * pc[i / d]).collect();
+                prep.prec = alloc::collect((0..k * d).map(|i| pc[i / d] * pc[i / d]))?;
             }
             CovarianceType::Full => {
                 prep.upper = (0..k).map(|c| linalg::triangle(&pc[c * d * d..(c + 1) * d * d], d) == Some(true)).collect();
@@ -59,7 +61,7 @@ impl<'g> Prepared<'g> {
                 let upper = linalg::triangle(pc, d) == Some(true);
                 prep.upper = vec![upper];
                 prep.shift = (0..d).map(|j| (0..k).map(|c| gmm.means[c * d + j]).sum::<f64>() / k as f64).collect();
-                prep.tied_b = vec![0.0; k * d];
+                prep.tied_b = alloc::zeros(k * d)?;
                 for c in 0..k {
                     for j in 0..d {
                         let (lo, hi) = if upper { (0, j + 1) } else { (j, d) };
@@ -72,7 +74,7 @@ impl<'g> Prepared<'g> {
                 }
             }
         }
-        prep
+        Ok(prep)
     }
 }
 
@@ -83,8 +85,8 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    pub fn new(d: usize) -> Self {
-        Scratch { tile: vec![0.0; d * BLOCK], small: vec![0.0; 8 * d] }
+    pub fn new(d: usize) -> Result<Self> {
+        Ok(Scratch { tile: alloc::zeros(d * BLOCK)?, small: vec![0.0; 8 * d] })
     }
 }
 
@@ -97,8 +99,8 @@ pub struct BlockBuffers {
 }
 
 impl BlockBuffers {
-    pub fn new(k: usize, d: usize) -> Self {
-        BlockBuffers { resp: vec![0.0; k * BLOCK], lse: vec![0.0; BLOCK], scratch: Scratch::new(d) }
+    pub fn new(k: usize, d: usize) -> Result<Self> {
+        Ok(BlockBuffers { resp: alloc::zeros(k * BLOCK)?, lse: vec![0.0; BLOCK], scratch: Scratch::new(d)? })
     }
 }
 
@@ -132,24 +134,25 @@ pub(crate) fn block_weighted_log_prob(x: &Data, i0: usize, len: usize, prep: &Pr
 }
 
 /// Weighted log probabilities (n x k, column-major) without normalization.
-pub fn weighted_log_prob(x: &Data, gmm: &Gmm, out: &mut [f64]) {
+pub fn weighted_log_prob(x: &Data, gmm: &Gmm, out: &mut [f64]) -> Result<()> {
     assert_eq!(out.len(), x.n * gmm.k);
-    let prep = Prepared::new(gmm);
-    let mut s = Scratch::new(x.d);
+    let prep = Prepared::new(gmm)?;
+    let mut s = Scratch::new(x.d)?;
     let mut i0 = 0;
     while i0 < x.n {
         let len = BLOCK.min(x.n - i0);
         block_weighted_log_prob(x, i0, len, &prep, &mut s, &mut out[i0..], x.n);
         i0 += len;
     }
+    Ok(())
 }
 
 /// The E-step proper: `resp` (n x k, column-major) receives the responsibilities
 /// and `lse` the per-row log-likelihood log sum_c w_c N(x | c); returns its mean.
-pub fn e_step(x: &Data, gmm: &Gmm, s: &mut Scratch, resp: &mut [f64], lse: &mut [f64]) -> f64 {
+pub fn e_step(x: &Data, gmm: &Gmm, s: &mut Scratch, resp: &mut [f64], lse: &mut [f64]) -> Result<f64> {
     let (n, k) = (x.n, gmm.k);
     assert!(resp.len() == n * k && lse.len() == n);
-    let prep = Prepared::new(gmm);
+    let prep = Prepared::new(gmm)?;
     let mut i0 = 0;
     while i0 < n {
         let len = BLOCK.min(n - i0);
@@ -157,23 +160,49 @@ pub fn e_step(x: &Data, gmm: &Gmm, s: &mut Scratch, resp: &mut [f64], lse: &mut 
         kernels::log_normalize(&mut resp[i0..], n, k, len, &mut lse[i0..i0 + len]);
         i0 += len;
     }
-    kernels::sum(lse) / n as f64
+    Ok(kernels::sum(lse) / n as f64)
 }
 
-/// Index of the most probable component of each row (first on ties).
-pub fn predict(x: &Data, gmm: &Gmm, labels: &mut [u32]) {
+/// The per-row log-likelihoods of the E-step into `lse` (n), a block of rows
+/// at a time: the same numbers, without an n x k buffer.
+pub fn score_samples(x: &Data, gmm: &Gmm, lse: &mut [f64]) -> Result<()> {
     let (n, k) = (x.n, gmm.k);
-    let mut w = vec![0.0; n * k];
-    weighted_log_prob(x, gmm, &mut w);
-    for (i, l) in labels.iter_mut().enumerate().take(n) {
-        let mut best = 0;
-        for c in 1..k {
-            if w[c * n + i] > w[best * n + i] {
-                best = c;
-            }
-        }
-        *l = best as u32;
+    assert_eq!(lse.len(), n);
+    let prep = Prepared::new(gmm)?;
+    let mut b = BlockBuffers::new(k, x.d)?;
+    let mut i0 = 0;
+    while i0 < n {
+        let len = BLOCK.min(n - i0);
+        block_weighted_log_prob(x, i0, len, &prep, &mut b.scratch, &mut b.resp, BLOCK);
+        kernels::log_normalize(&mut b.resp, BLOCK, k, len, &mut lse[i0..i0 + len]);
+        i0 += len;
     }
+    Ok(())
+}
+
+/// Index of the most probable component of each row (first on ties), a block
+/// of rows at a time.
+pub fn predict(x: &Data, gmm: &Gmm, labels: &mut [u32]) -> Result<()> {
+    let (n, k) = (x.n, gmm.k);
+    let prep = Prepared::new(gmm)?;
+    let mut b = BlockBuffers::new(k, x.d)?;
+    let w = &mut b.resp;
+    let mut i0 = 0;
+    while i0 < n {
+        let len = BLOCK.min(n - i0);
+        block_weighted_log_prob(x, i0, len, &prep, &mut b.scratch, w, BLOCK);
+        for (i, l) in labels[i0..i0 + len].iter_mut().enumerate() {
+            let mut best = 0;
+            for c in 1..k {
+                if w[c * BLOCK + i] > w[best * BLOCK + i] {
+                    best = c;
+                }
+            }
+            *l = best as u32;
+        }
+        i0 += len;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -220,10 +249,10 @@ mod tests {
             })),
         ];
         for (t, cov, dense) in cases {
-            let pc = precisions_cholesky_from_covariances(t, k, d, &cov, None).unwrap();
+            let pc = precisions_cholesky_from_covariances(t, k, d, &cov, None, |c| panic!("component {}", c)).unwrap();
             let g = Gmm::from_parts(t, k, d, vec![0.3, 0.7], means.clone(), pc, Some(cov)).unwrap();
             let mut w = vec![0.0; n * k];
-            weighted_log_prob(&x, &g, &mut w);
+            weighted_log_prob(&x, &g, &mut w).unwrap();
             for i in 0..n {
                 let row: Vec<f64> = (0..d).map(|j| x.get(i, j)).collect();
                 for c in 0..k {
@@ -233,13 +262,44 @@ mod tests {
             }
             let mut resp = vec![0.0; n * k];
             let mut lse = vec![0.0; n];
-            let mean = e_step(&x, &g, &mut Scratch::new(d), &mut resp, &mut lse);
+            let mean = e_step(&x, &g, &mut Scratch::new(d).unwrap(), &mut resp, &mut lse).unwrap();
             for i in 0..n {
                 let e = (w[i].exp() + w[n + i].exp()).ln();
                 assert!((lse[i] - e).abs() < 1e-12 * e.abs().max(1.0));
                 assert!((resp[i] + resp[n + i] - 1.0).abs() < 1e-14);
             }
             assert!((mean - lse.iter().sum::<f64>() / n as f64).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn blockwise_scores_and_labels_are_the_e_step_s() {
+        // several blocks and a partial one
+        let (k, d, n) = (3, 2, 2 * BLOCK + 37);
+        let mut rng = crate::rng::Rng::new(8);
+        let xv: Vec<f64> = (0..n * d).map(|_| rng.normal() * 3.0).collect();
+        let x = Data::new(&xv, n, d).unwrap();
+        for t in CovarianceType::ALL {
+            let cov = match t {
+                CovarianceType::Full => [1.0, 0.2, 0.2, 2.0].repeat(k),
+                CovarianceType::Tied => vec![1.0, 0.2, 0.2, 2.0],
+                CovarianceType::Diag => vec![1.0, 2.0, 0.5, 0.7, 3.0, 1.5],
+                CovarianceType::Spherical => vec![1.0, 2.0, 0.5],
+            };
+            let g = Gmm::from_covariances(t, k, d, vec![0.2, 0.5, 0.3], vec![-2.0, 0.0, 0.0, 1.0, 3.0, -1.0], cov).unwrap();
+            let (mut resp, mut lse) = (vec![0.0; n * k], vec![0.0; n]);
+            e_step(&x, &g, &mut Scratch::new(d).unwrap(), &mut resp, &mut lse).unwrap();
+            let mut scores = vec![0.0; n];
+            score_samples(&x, &g, &mut scores).unwrap();
+            assert_eq!(scores, lse, "{:?}", t);
+            let mut w = vec![0.0; n * k];
+            weighted_log_prob(&x, &g, &mut w).unwrap();
+            let mut labels = vec![0u32; n];
+            predict(&x, &g, &mut labels).unwrap();
+            for (i, &l) in labels.iter().enumerate() {
+                let best = (1..k).fold(0, |b, c| if w[c * n + i] > w[b * n + i] { c } else { b });
+                assert_eq!(l as usize, best, "{:?} row {}", t, i);
+            }
         }
     }
 }

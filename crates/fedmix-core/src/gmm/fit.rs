@@ -7,6 +7,7 @@ use super::estep::BlockBuffers;
 use super::mstep::{self, Workspace};
 use super::stats::SuffStats;
 use super::{check_weights, precisions_cholesky_from_covariances, precisions_init_to_chol, singular_covariance_error, CovarianceType, Gmm};
+use crate::alloc;
 use crate::data::Data;
 use crate::error::{Error, Result};
 use crate::kmeans::{self, KMeansInit, KMeansOptions};
@@ -140,19 +141,19 @@ pub fn validate_options(o: &FitOptions, d: usize) -> Result<()> {
 /// Responsibilities (n x k, column-major) for one initialization.
 fn initial_responsibilities(x: &Data, o: &FitOptions, rng: &mut Rng) -> Result<Vec<f64>> {
     let (n, k) = (x.n, o.n_components);
-    let mut resp = vec![0.0; n * k];
+    let mut resp = alloc::zeros(alloc::cells(n, k, 8)?)?;
     match o.init_params {
         InitParams::KMeans => {
             let opts = KMeansOptions { n_clusters: k, init: KMeansInit::PlusPlus, n_init: 1, ..Default::default() };
             let tol_abs = kmeans::absolute_tolerance(x, opts.tol);
-            let seeds = kmeans::kmeans_plusplus(x, k, rng).0;
-            let r = kmeans::lloyd(x, seeds, k, opts.max_iter, tol_abs);
+            let seeds = kmeans::kmeans_plusplus(x, k, rng)?.0;
+            let r = kmeans::lloyd(x, seeds, k, opts.max_iter, tol_abs)?;
             for (i, &l) in r.labels.iter().enumerate() {
                 resp[l as usize * n + i] = 1.0;
             }
         }
         InitParams::KMeansPlusPlus => {
-            for (c, &i) in kmeans::kmeans_plusplus(x, k, rng).1.iter().enumerate() {
+            for (c, &i) in kmeans::kmeans_plusplus(x, k, rng)?.1.iter().enumerate() {
                 resp[c * n + i] = 1.0;
             }
         }
@@ -189,15 +190,15 @@ fn initialize(x: &Data, o: &FitOptions, ws: &mut Workspace, rng: &mut Rng) -> Re
         let resp = initial_responsibilities(x, o, rng)?;
         // k-means++ and random_from_data give mass to k rows only
         let rows_sum_to_one = matches!(o.init_params, InitParams::KMeans | InitParams::Random);
-        let est = mstep::estimate_parameters(x, &resp, k, t, o.reg_covar, rows_sum_to_one, ws);
-        let w = est.nk.iter().map(|v| v / x.n as f64).collect();
+        let est = mstep::estimate_parameters(x, &resp, k, t, o.reg_covar, rows_sum_to_one, ws)?;
+        let w = alloc::collect(est.nk.iter().map(|v| v / x.n as f64))?;
         (w, est.means, est.covariances)
     };
     if let Some(w) = &o.weights_init {
-        weights = w.clone();
+        weights = alloc::copy(w)?;
     }
     if let Some(m) = &o.means_init {
-        means = m.clone();
+        means = alloc::copy(m)?;
     }
     let gmm = match &o.precisions_init {
         Some(p) => {
@@ -205,7 +206,7 @@ fn initialize(x: &Data, o: &FitOptions, ws: &mut Workspace, rng: &mut Rng) -> Re
             Gmm::from_parts(t, k, d, weights, means, pc, None)?
         }
         None => {
-            let pc = precisions_cholesky_from_covariances(t, k, d, &covariances, Some(&ws.floor)).map_err(|c| singular_covariance_error(c, o.reg_covar))?;
+            let pc = precisions_cholesky_from_covariances(t, k, d, &covariances, Some(&ws.floor), |c| singular_covariance_error(c, o.reg_covar))?;
             covariances.truncate(t.param_len(k, d));
             Gmm { cov_type: t, k, d, weights, means, covariances, precisions_chol: pc }
         }
@@ -217,11 +218,11 @@ fn initialize(x: &Data, o: &FitOptions, ws: &mut Workspace, rng: &mut Rng) -> Re
 /// Each iteration is one pass over the rows (SuffStats::from_e_step): the M-step
 /// needs nothing but the statistics.
 fn run_em(x: &Data, o: &FitOptions, gmm: &mut Gmm, start_bound: f64, ws: &mut Workspace) -> Result<(usize, f64, bool)> {
-    let mut bufs = BlockBuffers::new(gmm.k, x.d);
+    let mut bufs = BlockBuffers::new(gmm.k, x.d)?;
     let mut bound = start_bound;
     for it in 1..=o.max_iter {
         let prev = bound;
-        let (stats, total) = SuffStats::from_e_step(x, gmm, &mut bufs, &mut ws.tiles);
+        let (stats, total) = SuffStats::from_e_step(x, gmm, &mut bufs, &mut ws.tiles)?;
         bound = total / x.n as f64;
         if !bound.is_finite() {
             return Err(Error::numerical(format!(
@@ -229,7 +230,7 @@ fn run_em(x: &Data, o: &FitOptions, gmm: &mut Gmm, start_bound: f64, ws: &mut Wo
                 bound, it
             )));
         }
-        let est = stats.estimates(o.reg_covar, ws.tied(true));
+        let est = stats.estimates(o.reg_covar, ws.tied(true))?;
         mstep::apply_estimates(gmm, est, o.reg_covar, &ws.floor)?;
         if (bound - prev).abs() < o.tol {
             return Ok((it, bound, true));
@@ -263,13 +264,13 @@ pub fn fit(x: &Data, o: &FitOptions, warm: Option<(&Gmm, f64)>, rng: &mut Rng) -
             )));
         }
     }
-    let mut ws = Workspace::new(x, o.covariance_type);
+    let mut ws = Workspace::new(x, o.covariance_type)?;
     let runs = if warm.is_some() { 1 } else { o.n_init };
     let mut best: Option<(Gmm, usize, f64)> = None;
     let mut converged = false;
     for _ in 0..runs {
         let (mut gmm, start) = match warm {
-            Some((g, bound)) => (g.clone(), bound),
+            Some((g, bound)) => (g.try_clone()?, bound),
             None => (initialize(x, o, &mut ws, &mut rng.fork())?, f64::NEG_INFINITY),
         };
         let (n_iter, bound, conv) = run_em(x, o, &mut gmm, start, &mut ws)?;

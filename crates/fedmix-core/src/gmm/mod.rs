@@ -12,6 +12,7 @@ pub mod mstep;
 pub mod sample;
 pub mod stats;
 
+use crate::alloc;
 use crate::distributions;
 use crate::error::{Error, Result};
 use crate::linalg;
@@ -107,23 +108,25 @@ pub struct Gmm {
 const SINGULAR_HINT: &str = "some components have an ill-defined covariance (collapsed onto too few distinct points, or a feature with zero variance); increase regCovar or lower nComponents";
 
 /// Cholesky factors of the precisions from covariances (scikit-learn's
-/// _compute_precision_cholesky). Err names the failing component. `floor`, per
-/// feature, is the variance that counts as zero (see Data::variance_floor).
+/// _compute_precision_cholesky). A covariance that is not positive definite is
+/// the error `singular` makes of its component. `floor`, per feature, is the
+/// variance that counts as zero (see Data::variance_floor).
 pub fn precisions_cholesky_from_covariances(
     cov_type: CovarianceType,
     k: usize,
     d: usize,
     cov: &[f64],
     floor: Option<&[f64]>,
-) -> std::result::Result<Vec<f64>, usize> {
+    singular: impl Fn(usize) -> Error,
+) -> Result<Vec<f64>> {
     match cov_type {
         CovarianceType::Full | CovarianceType::Tied => {
             let m = cov_type.n_matrices(k);
-            let mut out = vec![0.0; m * d * d];
-            let mut l = vec![0.0; d * d];
-            let mut inv = vec![0.0; d * d];
+            let mut out = alloc::zeros(m * d * d)?;
+            let mut l = alloc::zeros(d * d)?;
+            let mut inv = alloc::zeros(d * d)?;
             for c in 0..m {
-                linalg::cholesky_lower_floor(&cov[c * d * d..(c + 1) * d * d], d, &mut l, floor).map_err(|_| c)?;
+                linalg::cholesky_lower_floor(&cov[c * d * d..(c + 1) * d * d], d, &mut l, floor).map_err(|_| singular(c))?;
                 linalg::invert_lower(&l, d, &mut inv);
                 linalg::transpose(&inv, d, &mut out[c * d * d..(c + 1) * d * d]);
             }
@@ -132,14 +135,14 @@ pub fn precisions_cholesky_from_covariances(
         CovarianceType::Diag | CovarianceType::Spherical => {
             let per = if cov_type == CovarianceType::Diag { d } else { 1 };
             let spherical_floor = floor.map_or(0.0, |f| f.iter().sum::<f64>() / d as f64);
-            let mut out = Vec::with_capacity(cov.len());
+            let mut out = alloc::with_capacity(cov.len())?;
             for (i, &v) in cov.iter().enumerate() {
                 let min = match (cov_type, floor) {
                     (CovarianceType::Diag, Some(f)) => f[i % d],
                     _ => spherical_floor,
                 };
                 if !(v > min) || !v.is_finite() {
-                    return Err(i / per);
+                    return Err(singular(i / per));
                 }
                 out.push(1.0 / v.sqrt());
             }
@@ -200,7 +203,7 @@ impl Gmm {
                 }
                 c
             }
-            None => covariances_from_precisions_chol(cov_type, k, d, &precisions_chol),
+            None => covariances_from_precisions_chol(cov_type, k, d, &precisions_chol)?,
         };
         Ok(Gmm { cov_type, k, d, weights, means, covariances, precisions_chol })
     }
@@ -223,14 +226,29 @@ impl Gmm {
                 }
             }
         }
-        let pc = precisions_cholesky_from_covariances(cov_type, k, d, &covariances, None)
-            .map_err(|c| Error::param(format!("covariance of component {} is not positive definite", c)))?;
+        let pc = precisions_cholesky_from_covariances(cov_type, k, d, &covariances, None, |c| {
+            Error::param(format!("covariance of component {} is not positive definite", c))
+        })?;
         Gmm::from_parts(cov_type, k, d, weights, means, pc, Some(covariances))
     }
 
-    /// Precision matrices P P^T (or P^2 for the vector types), scikit-learn's precisions_.
-    pub fn precisions(&self) -> Vec<f64> {
-        precisions_from_chol(self.cov_type, self.k, self.d, &self.precisions_chol)
+    /// Precision matrices P P^T (or P^2 for the vector types), scikit-learn's
+    /// precisions_, into `out` (shaped as the covariances).
+    pub fn precisions_into(&self, out: &mut [f64]) {
+        precisions_from_chol(self.cov_type, self.k, self.d, &self.precisions_chol, out)
+    }
+
+    /// A copy, or the allocation error (a model can hold gigabytes).
+    pub fn try_clone(&self) -> Result<Gmm> {
+        Ok(Gmm {
+            cov_type: self.cov_type,
+            k: self.k,
+            d: self.d,
+            weights: alloc::copy(&self.weights)?,
+            means: alloc::copy(&self.means)?,
+            covariances: alloc::copy(&self.covariances)?,
+            precisions_chol: alloc::copy(&self.precisions_chol)?,
+        })
     }
 
     /// log det of each component's precision Cholesky factor (one value per component).
@@ -285,7 +303,7 @@ pub fn precisions_init_to_chol(cov_type: CovarianceType, k: usize, d: usize, pre
     match cov_type {
         CovarianceType::Full | CovarianceType::Tied => {
             let m = cov_type.n_matrices(k);
-            let mut out = vec![0.0; m * d * d];
+            let mut out = alloc::zeros(m * d * d)?;
             for c in 0..m {
                 let a = &prec[c * d * d..(c + 1) * d * d];
                 let ok = linalg::is_symmetric(a, d) && linalg::cholesky_lower(a, d, &mut out[c * d * d..(c + 1) * d * d]).is_ok();
@@ -303,40 +321,44 @@ pub fn precisions_init_to_chol(cov_type: CovarianceType, k: usize, d: usize, pre
             if prec.iter().any(|&v| !(v > 0.0)) {
                 return Err(Error::param(format!("'{}' precisionsInit values should be positive", cov_type.name())));
             }
-            Ok(prec.iter().map(|v| v.sqrt()).collect())
+            alloc::collect(prec.iter().map(|v| v.sqrt()))
         }
     }
 }
 
-fn precisions_from_chol(cov_type: CovarianceType, k: usize, d: usize, pc: &[f64]) -> Vec<f64> {
+/// P P^T per matrix (or P^2 for the vector types) into `out`.
+fn precisions_from_chol(cov_type: CovarianceType, k: usize, d: usize, pc: &[f64], out: &mut [f64]) {
     match cov_type {
         CovarianceType::Full | CovarianceType::Tied => {
-            let m = cov_type.n_matrices(k);
-            let mut out = vec![0.0; m * d * d];
-            for c in 0..m {
+            for c in 0..cov_type.n_matrices(k) {
                 linalg::mul_transpose_self(&pc[c * d * d..(c + 1) * d * d], d, &mut out[c * d * d..(c + 1) * d * d]);
             }
-            out
         }
-        _ => pc.iter().map(|v| v * v).collect(),
+        _ => {
+            for (o, v) in out.iter_mut().zip(pc) {
+                *o = v * v;
+            }
+        }
     }
 }
 
-fn covariances_from_precisions_chol(cov_type: CovarianceType, k: usize, d: usize, pc: &[f64]) -> Vec<f64> {
-    let prec = precisions_from_chol(cov_type, k, d, pc);
+fn covariances_from_precisions_chol(cov_type: CovarianceType, k: usize, d: usize, pc: &[f64]) -> Result<Vec<f64>> {
+    let mut prec = alloc::zeros(pc.len())?;
+    precisions_from_chol(cov_type, k, d, pc, &mut prec);
     match cov_type {
         CovarianceType::Full | CovarianceType::Tied => {
-            let m = cov_type.n_matrices(k);
-            let mut out = vec![0.0; m * d * d];
-            for c in 0..m {
+            // the precisions' buffer is reused for the covariances, a matrix at a time
+            let (mut inv, mut scratch) = (alloc::zeros(d * d)?, alloc::zeros(2 * d * d)?);
+            for c in 0..cov_type.n_matrices(k) {
+                let p = &mut prec[c * d * d..(c + 1) * d * d];
                 // a triangular factor with positive diagonal makes this positive definite
-                linalg::invert_spd(&prec[c * d * d..(c + 1) * d * d], d, &mut out[c * d * d..(c + 1) * d * d])
-                    .expect("P P^T is positive definite");
+                linalg::invert_spd(p, d, &mut inv, &mut scratch).expect("P P^T is positive definite");
+                p.copy_from_slice(&inv);
             }
-            out
         }
-        _ => prec.iter().map(|v| 1.0 / v).collect(),
+        _ => prec.iter_mut().for_each(|v| *v = 1.0 / *v),
     }
+    Ok(prec)
 }
 
 #[cfg(test)]
@@ -353,7 +375,7 @@ mod tests {
             (CovarianceType::Diag, vec![1.0, 2.0, 3.0, 0.5, 0.25, 4.0]),
             (CovarianceType::Spherical, vec![2.0, 0.5]),
         ] {
-            let pc = precisions_cholesky_from_covariances(t, k, d, &cov, None).unwrap();
+            let pc = precisions_cholesky_from_covariances(t, k, d, &cov, None, |c| panic!("component {}", c)).unwrap();
             let g = Gmm::from_parts(t, k, d, vec![0.4, 0.6], vec![0.0; 6], pc, None).unwrap();
             for (a, b) in g.covariances.iter().zip(&cov) {
                 assert!((a - b).abs() < 1e-13, "{:?}: {} vs {}", t, a, b);

@@ -4,6 +4,7 @@
 
 use super::stats::{DataScatter, Estimates, SuffStats, Tiles, TiedInput};
 use super::{precisions_cholesky_from_covariances, singular_covariance_error, CovarianceType, Gmm};
+use crate::alloc;
 use crate::data::Data;
 use crate::error::Result;
 
@@ -20,10 +21,10 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    pub fn new(x: &Data, cov_type: CovarianceType) -> Self {
-        let mut tiles = Tiles::new(x.d);
-        let data_scatter = if cov_type == CovarianceType::Tied { Some(DataScatter::new(x, &mut tiles)) } else { None };
-        Workspace { tiles, data_scatter, floor: x.variance_floor() }
+    pub fn new(x: &Data, cov_type: CovarianceType) -> Result<Self> {
+        let mut tiles = Tiles::new(x.d)?;
+        let data_scatter = if cov_type == CovarianceType::Tied { Some(DataScatter::new(x, &mut tiles)?) } else { None };
+        Ok(Workspace { tiles, data_scatter, floor: x.variance_floor() })
     }
 }
 
@@ -54,12 +55,12 @@ pub fn estimate_parameters(
     reg_covar: f64,
     rows_sum_to_one: bool,
     ws: &mut Workspace,
-) -> Estimates {
+) -> Result<Estimates> {
     let d = x.d;
     // tied statistics are the first moments alone
-    let mut first = SuffStats::new(CovarianceType::Tied, k, d, vec![0.0; k * d]);
+    let mut first = SuffStats::new(CovarianceType::Tied, k, d, alloc::zeros(k * d)?)?;
     gather(x, resp, &mut first, &mut ws.tiles);
-    let mut stats = SuffStats::new(cov_type, k, d, first.means());
+    let mut stats = SuffStats::new(cov_type, k, d, first.means()?)?;
     gather(x, resp, &mut stats, &mut ws.tiles);
     stats.estimates(reg_covar, ws.tied(rows_sum_to_one))
 }
@@ -75,9 +76,9 @@ pub fn apply_estimates(gmm: &mut Gmm, est: Estimates, reg_covar: f64, floor: &[f
 /// and their precision factors; a covariance that is not positive definite (its
 /// pivots above `floor`, see Data::variance_floor) is the singular-covariance error.
 pub fn gmm_from_estimates(cov_type: CovarianceType, k: usize, d: usize, est: Estimates, reg_covar: f64, floor: Option<&[f64]>) -> Result<Gmm> {
-    let pc = precisions_cholesky_from_covariances(cov_type, k, d, &est.covariances, floor).map_err(|c| singular_covariance_error(c, reg_covar))?;
+    let pc = precisions_cholesky_from_covariances(cov_type, k, d, &est.covariances, floor, |c| singular_covariance_error(c, reg_covar))?;
     let total: f64 = est.nk.iter().sum();
-    let weights = est.nk.iter().map(|v| v / total).collect();
+    let weights = alloc::collect(est.nk.iter().map(|v| v / total))?;
     Ok(Gmm { cov_type, k, d, weights, means: est.means, covariances: est.covariances, precisions_chol: pc })
 }
 
@@ -100,8 +101,8 @@ mod tests {
             resp[n + i] = 1.0 - u;
         }
         for t in CovarianceType::ALL {
-            let mut ws = Workspace::new(&x, t);
-            let e = estimate_parameters(&x, &resp, k, t, 1e-6, true, &mut ws);
+            let mut ws = Workspace::new(&x, t).unwrap();
+            let e = estimate_parameters(&x, &resp, k, t, 1e-6, true, &mut ws).unwrap();
             for c in 0..k {
                 let nk: f64 = (0..n).map(|i| resp[c * n + i]).sum::<f64>() + 10.0 * f64::EPSILON;
                 assert!((e.nk[c] - nk).abs() < 1e-10);
@@ -159,8 +160,8 @@ mod tests {
         let mut resp = vec![0.0; n * k];
         resp[4] = 1.0; // row 4 -> component 0
         resp[n + 17] = 1.0; // row 17 -> component 1
-        let mut ws = Workspace::new(&x, CovarianceType::Tied);
-        let e = estimate_parameters(&x, &resp, k, CovarianceType::Tied, 0.0, false, &mut ws);
+        let mut ws = Workspace::new(&x, CovarianceType::Tied).unwrap();
+        let e = estimate_parameters(&x, &resp, k, CovarianceType::Tied, 0.0, false, &mut ws).unwrap();
         let total: f64 = e.nk.iter().sum();
         for j in 0..d {
             for l in 0..d {
@@ -181,11 +182,11 @@ mod tests {
         let resp: Vec<f64> = (0..n * k).map(|_| rng.next_f64()).collect();
         let shift: Vec<f64> = (0..k * d).map(|_| rng.normal()).collect();
         for t in CovarianceType::ALL {
-            let mut tiles = Tiles::new(d);
-            let mut whole = SuffStats::new(t, k, d, shift.clone());
+            let mut tiles = Tiles::new(d).unwrap();
+            let mut whole = SuffStats::new(t, k, d, shift.clone()).unwrap();
             whole.add_block(&x, 0, n, &resp, n, &mut tiles);
-            let mut parts = SuffStats::new(t, k, d, shift.clone());
-            let mut other = SuffStats::new(t, k, d, shift.clone());
+            let mut parts = SuffStats::new(t, k, d, shift.clone()).unwrap();
+            let mut other = SuffStats::new(t, k, d, shift.clone()).unwrap();
             parts.add_block(&x, 0, 123, &resp, n, &mut tiles);
             other.add_block(&x, 123, n - 123, &resp[123..], n, &mut tiles);
             parts.merge(&other);

@@ -1,6 +1,7 @@
 //! Drawing rows from a mixture, grouped by component as scikit-learn's sample().
 
 use super::{CovarianceType, Gmm};
+use crate::alloc;
 use crate::distributions::Multinomial;
 use crate::error::Result;
 use crate::linalg;
@@ -14,23 +15,20 @@ pub fn sample(gmm: &Gmm, n: usize, rng: &mut Rng, out: &mut [f64], labels: &mut 
     let mut counts = vec![0u64; k];
     Multinomial::new(n as u64, &gmm.weights)?.sample_into(rng, &mut counts);
     // x = mu + A z with A A^T = Sigma: Cholesky factor, or standard deviations
-    let factor = |c: usize| -> Vec<f64> {
-        match gmm.cov_type {
-            CovarianceType::Full | CovarianceType::Tied => {
-                let off = if gmm.cov_type == CovarianceType::Full { c * d * d } else { 0 };
-                let mut l = vec![0.0; d * d];
-                linalg::cholesky_lower(&gmm.covariances[off..off + d * d], d, &mut l).expect("fitted covariance is positive definite");
-                l
-            }
-            CovarianceType::Diag => gmm.covariances[c * d..(c + 1) * d].iter().map(|v| v.sqrt()).collect(),
-            CovarianceType::Spherical => vec![gmm.covariances[c].sqrt(); d],
-        }
-    };
     let dense = matches!(gmm.cov_type, CovarianceType::Full | CovarianceType::Tied);
+    // one component's factor at a time (d x d when dense, else d)
+    let mut a = if dense { alloc::zeros(d * d)? } else { vec![0.0; d] };
     let mut z = vec![0.0; d];
     let mut row = 0;
     for c in 0..k {
-        let a = factor(c);
+        match gmm.cov_type {
+            CovarianceType::Full | CovarianceType::Tied => {
+                let off = if gmm.cov_type == CovarianceType::Full { c * d * d } else { 0 };
+                linalg::cholesky_lower(&gmm.covariances[off..off + d * d], d, &mut a).expect("fitted covariance is positive definite");
+            }
+            CovarianceType::Diag => a.iter_mut().zip(&gmm.covariances[c * d..(c + 1) * d]).for_each(|(s, v)| *s = v.sqrt()),
+            CovarianceType::Spherical => a.iter_mut().for_each(|s| *s = gmm.covariances[c].sqrt()),
+        }
         for _ in 0..counts[c] {
             for v in z.iter_mut() {
                 *v = rng.normal();
@@ -55,7 +53,7 @@ mod tests {
     fn sample_moments_match_parameters() {
         let (k, d) = (2, 2);
         let cov = vec![1.0, 0.6, 0.6, 2.0, 0.5, -0.2, -0.2, 0.3];
-        let pc = precisions_cholesky_from_covariances(CovarianceType::Full, k, d, &cov, None).unwrap();
+        let pc = precisions_cholesky_from_covariances(CovarianceType::Full, k, d, &cov, None, |c| panic!("component {}", c)).unwrap();
         let g = Gmm::from_parts(CovarianceType::Full, k, d, vec![0.25, 0.75], vec![-3.0, 1.0, 4.0, 2.0], pc, Some(cov.clone())).unwrap();
         let n = 40_000;
         let mut out = vec![0.0; n * d];

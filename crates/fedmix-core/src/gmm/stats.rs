@@ -18,6 +18,7 @@
 
 use super::estep::{self, BlockBuffers, Prepared};
 use super::{CovarianceType, Gmm};
+use crate::alloc;
 use crate::data::Data;
 use crate::error::{show, Error, Result};
 use crate::kernels;
@@ -49,8 +50,8 @@ pub struct Tiles {
 }
 
 impl Tiles {
-    pub fn new(d: usize) -> Self {
-        Tiles { t: vec![0.0; d * TILE], w: vec![0.0; d * TILE] }
+    pub fn new(d: usize) -> Result<Self> {
+        Ok(Tiles { t: alloc::zeros(d * TILE)?, w: alloc::zeros(d * TILE)? })
     }
 }
 
@@ -63,19 +64,19 @@ pub struct DataScatter {
 }
 
 impl DataScatter {
-    pub fn new(x: &Data, tiles: &mut Tiles) -> Self {
+    pub fn new(x: &Data, tiles: &mut Tiles) -> Result<Self> {
         let mean = x.column_means();
-        let (_, scatter) = moments_about(x, &mean, tiles);
-        DataScatter { n: x.n, mean, scatter }
+        let (_, scatter) = moments_about(x, &mean, tiles)?;
+        Ok(DataScatter { n: x.n, mean, scatter })
     }
 }
 
 /// Column sums of x - center and the scatter sum_i (x_i - center)(x_i - center)^T
 /// (full d x d), for one center shared by every row.
-pub(crate) fn moments_about(x: &Data, center: &[f64], tiles: &mut Tiles) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn moments_about(x: &Data, center: &[f64], tiles: &mut Tiles) -> Result<(Vec<f64>, Vec<f64>)> {
     let (n, d) = (x.n, x.d);
     let mut sum = vec![0.0; d];
-    let mut scatter = vec![0.0; d * d];
+    let mut scatter = alloc::zeros(d * d)?;
     let mut i0 = 0;
     while i0 < n {
         let len = TILE.min(n - i0);
@@ -91,7 +92,7 @@ pub(crate) fn moments_about(x: &Data, center: &[f64], tiles: &mut Tiles) -> (Vec
         i0 += len;
     }
     mirror_upper(&mut scatter, d);
-    (sum, scatter)
+    Ok((sum, scatter))
 }
 
 /// Values of s2 on the wire: the upper triangle of each full matrix row by row
@@ -109,16 +110,18 @@ pub fn packed_len(d: usize) -> usize {
     d * (d + 1) / 2
 }
 
-/// Appends the upper triangle of `a` (d x d), row by row.
-pub fn pack_upper(a: &[f64], d: usize, out: &mut Vec<f64>) {
+/// The upper triangle of `a` (d x d), row by row, into `out` (packed_len(d) values).
+pub fn pack_upper_into(a: &[f64], d: usize, out: &mut [f64]) {
+    let mut i = 0;
     for j in 0..d {
-        out.extend_from_slice(&a[j * d + j..(j + 1) * d]);
+        out[i..i + d - j].copy_from_slice(&a[j * d + j..(j + 1) * d]);
+        i += d - j;
     }
 }
 
 /// The d x d matrix of a packed upper triangle, mirrored.
-pub fn unpack_symmetric(p: &[f64], d: usize) -> Vec<f64> {
-    let mut a = vec![0.0; d * d];
+pub fn unpack_symmetric(p: &[f64], d: usize) -> Result<Vec<f64>> {
+    let mut a = alloc::zeros(d * d)?;
     let mut i = 0;
     for j in 0..d {
         for l in j..d {
@@ -127,7 +130,7 @@ pub fn unpack_symmetric(p: &[f64], d: usize) -> Vec<f64> {
             i += 1;
         }
     }
-    a
+    Ok(a)
 }
 
 fn mirror_upper(a: &mut [f64], d: usize) {
@@ -160,11 +163,11 @@ impl SuffStats {
     /// model's means) while the block is in cache. Also returns the sum of the
     /// rows' log-likelihoods. The E-step of EM, and what a distributed-EM client
     /// computes on its rows.
-    pub fn from_e_step(x: &Data, gmm: &Gmm, bufs: &mut BlockBuffers, tiles: &mut Tiles) -> (SuffStats, f64) {
+    pub fn from_e_step(x: &Data, gmm: &Gmm, bufs: &mut BlockBuffers, tiles: &mut Tiles) -> Result<(SuffStats, f64)> {
         let (n, k) = (x.n, gmm.k);
-        let mut stats = SuffStats::new(gmm.cov_type, k, gmm.d, gmm.means.clone());
+        let mut stats = SuffStats::new(gmm.cov_type, k, gmm.d, alloc::copy(&gmm.means)?)?;
         let mut total = 0.0;
-        let prep = Prepared::new(gmm);
+        let prep = Prepared::new(gmm)?;
         let mut i0 = 0;
         while i0 < n {
             let len = estep::BLOCK.min(n - i0);
@@ -174,17 +177,17 @@ impl SuffStats {
             stats.add_block(x, i0, len, &bufs.resp, estep::BLOCK, tiles);
             i0 += len;
         }
-        (stats, total)
+        Ok((stats, total))
     }
 
-    pub fn new(cov_type: CovarianceType, k: usize, d: usize, shift: Vec<f64>) -> Self {
+    pub fn new(cov_type: CovarianceType, k: usize, d: usize, shift: Vec<f64>) -> Result<Self> {
         assert_eq!(shift.len(), k * d);
         let s2_len = match cov_type {
             CovarianceType::Full => k * d * d,
             CovarianceType::Diag | CovarianceType::Spherical => k * d,
             CovarianceType::Tied => 0,
         };
-        SuffStats { cov_type, k, d, shift, nk: vec![0.0; k], s1: vec![0.0; k * d], s2: vec![0.0; s2_len] }
+        Ok(SuffStats { cov_type, k, d, shift, nk: alloc::zeros(k)?, s1: alloc::zeros(k * d)?, s2: alloc::zeros(s2_len)? })
     }
 
     /// Adds rows [i0, i0 + len) of `x`; `resp` holds their responsibilities,
@@ -278,18 +281,16 @@ impl SuffStats {
         self.nk[c] += n;
     }
 
-    /// s2 as it travels (see wire_s2_len).
-    pub fn s2_wire(&self) -> Vec<f64> {
+    /// s2 as it travels (see wire_s2_len) into `out`.
+    pub fn s2_wire_into(&self, out: &mut [f64]) {
         match self.cov_type {
             CovarianceType::Full => {
-                let d = self.d;
-                let mut out = Vec::with_capacity(wire_s2_len(self.cov_type, self.k, d));
+                let (d, p) = (self.d, packed_len(self.d));
                 for c in 0..self.k {
-                    pack_upper(&self.s2[c * d * d..(c + 1) * d * d], d, &mut out);
+                    pack_upper_into(&self.s2[c * d * d..(c + 1) * d * d], d, &mut out[c * p..(c + 1) * p]);
                 }
-                out
             }
-            _ => self.s2.clone(),
+            _ => out.copy_from_slice(&self.s2),
         }
     }
 
@@ -301,7 +302,7 @@ impl SuffStats {
                 return Err(Error::data(format!("{} has {} values; {} components of {} features need {}", name, got, k, d, len)));
             }
         }
-        let mut st = SuffStats::new(cov_type, k, d, shift);
+        let mut st = SuffStats::new(cov_type, k, d, shift)?;
         st.nk.copy_from_slice(nk);
         st.s1.copy_from_slice(s1);
         match cov_type {
@@ -355,6 +356,8 @@ impl SuffStats {
             CovarianceType::Diag | CovarianceType::Spherical => Some(self.s2[c * d + j]),
             CovarianceType::Tied => None,
         };
+        // full: each component's scatter about its mean, then its Cholesky scratch
+        let (mut w, mut l) = if self.cov_type == CovarianceType::Full { (alloc::zeros(d * d)?, alloc::zeros(d * d)?) } else { (Vec::new(), Vec::new()) };
         for c in 0..k {
             let n = self.nk[c];
             for j in 0..d {
@@ -369,7 +372,6 @@ impl SuffStats {
             if self.cov_type == CovarianceType::Full && n > 0.0 {
                 let s2 = &self.s2[c * d * d..(c + 1) * d * d];
                 let s1 = &self.s1[c * d..(c + 1) * d];
-                let mut w = vec![0.0; d * d];
                 for j in 0..d {
                     for l in j..d {
                         let v = s2[j * d + l] - s1[j] * s1[l] / n;
@@ -378,7 +380,7 @@ impl SuffStats {
                     }
                 }
                 let scale: Vec<f64> = (0..d).map(|j| s2[j * d + j]).collect();
-                if !linalg::is_positive_semidefinite(&w, d, &scale, 1e-9) {
+                if !linalg::is_positive_semidefinite(&w, d, &scale, 1e-9, &mut l) {
                     return Err(Error::data(format!("the second moments of component {} are not positive semidefinite", c)));
                 }
             }
@@ -387,34 +389,34 @@ impl SuffStats {
     }
 
     /// Component sizes as the estimates use them: nk + 10 eps, as scikit-learn.
-    fn sizes(&self) -> Vec<f64> {
-        self.nk.iter().map(|v| v + 10.0 * f64::EPSILON).collect()
+    fn sizes(&self) -> Result<Vec<f64>> {
+        alloc::collect(self.nk.iter().map(|v| v + 10.0 * f64::EPSILON))
     }
 
     /// The means shift + s1 / nk (all that the first moments give).
-    pub fn means(&self) -> Vec<f64> {
-        let nk = self.sizes();
-        (0..self.k * self.d).map(|i| self.shift[i] + self.s1[i] / nk[i / self.d]).collect()
+    pub fn means(&self) -> Result<Vec<f64>> {
+        let nk = self.sizes()?;
+        alloc::collect((0..self.k * self.d).map(|i| self.shift[i] + self.s1[i] / nk[i / self.d]))
     }
 
     /// The M-step's estimates. `tied` is needed (only) for tied covariances.
-    pub fn estimates(&self, reg_covar: f64, tied: Option<TiedInput>) -> Estimates {
+    pub fn estimates(&self, reg_covar: f64, tied: Option<TiedInput>) -> Result<Estimates> {
         let (k, d) = (self.k, self.d);
-        let nk = self.sizes();
+        let nk = self.sizes()?;
         // m = s1 / nk: the mean relative to the shift
-        let m: Vec<f64> = (0..k * d).map(|i| self.s1[i] / nk[i / d]).collect();
-        let means = self.means();
+        let m = alloc::collect((0..k * d).map(|i| self.s1[i] / nk[i / d]))?;
+        let means = self.means()?;
         let covariances = match self.cov_type {
             CovarianceType::Diag | CovarianceType::Spherical => {
-                let var: Vec<f64> = (0..k * d).map(|i| self.s2[i] / nk[i / d] - m[i] * m[i] + reg_covar).collect();
+                let var = alloc::collect((0..k * d).map(|i| self.s2[i] / nk[i / d] - m[i] * m[i] + reg_covar))?;
                 if self.cov_type == CovarianceType::Diag {
                     var
                 } else {
-                    (0..k).map(|c| var[c * d..(c + 1) * d].iter().sum::<f64>() / d as f64).collect()
+                    alloc::collect((0..k).map(|c| var[c * d..(c + 1) * d].iter().sum::<f64>() / d as f64))?
                 }
             }
             CovarianceType::Full => {
-                let mut cov = vec![0.0; k * d * d];
+                let mut cov = alloc::zeros(k * d * d)?;
                 for c in 0..k {
                     for j in 0..d {
                         for l in j..d {
@@ -439,9 +441,9 @@ impl SuffStats {
                 let tied = tied.expect("tied covariance needs the data scatter");
                 let (xbar, n) = (&tied.data.mean, tied.data.n as f64);
                 let total: f64 = nk.iter().sum();
-                let delta: Vec<f64> = (0..k * d).map(|i| (self.shift[i] - xbar[i % d]) + m[i]).collect();
+                let delta = alloc::collect((0..k * d).map(|i| (self.shift[i] - xbar[i % d]) + m[i]))?;
                 let dsum: Vec<f64> = (0..d).map(|j| (0..k).map(|c| nk[c] * delta[c * d + j]).sum()).collect();
-                let mut cov = vec![0.0; d * d];
+                let mut cov = alloc::zeros(d * d)?;
                 for j in 0..d {
                     for l in 0..d {
                         let mut v = tied.data.scatter[j * d + l];
@@ -457,6 +459,6 @@ impl SuffStats {
                 cov
             }
         };
-        Estimates { nk, means, covariances }
+        Ok(Estimates { nk, means, covariances })
     }
 }

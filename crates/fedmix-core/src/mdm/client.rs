@@ -5,6 +5,7 @@
 //! simulated clients (the sum a secure aggregator would release).
 
 use super::{check_histograms, Mdm};
+use crate::alloc;
 use crate::error::{show, Error, Result};
 use crate::special::{digamma, digamma_diff_known, digamma_diff_lazy, lgamma, ln_rising_factorial, ln_rising_factorial_known};
 
@@ -25,8 +26,8 @@ pub struct InitStats {
 }
 
 impl InitStats {
-    pub fn zeros(k: usize, c: usize, n_max: usize) -> Self {
-        InitStats { k, c, n_max, e: vec![0.0; k * n_max], p: vec![0.0; k * c], q: vec![0.0; k * c], clients: 0.0 }
+    pub fn zeros(k: usize, c: usize, n_max: usize) -> Result<Self> {
+        Ok(InitStats { k, c, n_max, e: alloc::zeros(k * n_max)?, p: alloc::zeros(k * c)?, q: alloc::zeros(k * c)?, clients: 0.0 })
     }
 }
 
@@ -49,19 +50,19 @@ pub struct RoundStats {
 }
 
 impl RoundStats {
-    pub fn zeros(k: usize, c: usize, n_max: usize) -> Self {
-        RoundStats {
+    pub fn zeros(k: usize, c: usize, n_max: usize) -> Result<Self> {
+        Ok(RoundStats {
             k,
             c,
             n_max,
-            omega: vec![0.0; k],
-            e: vec![0.0; k * n_max],
-            u: vec![0.0; k * c],
-            v: vec![0.0; k],
+            omega: alloc::zeros(k)?,
+            e: alloc::zeros(k * n_max)?,
+            u: alloc::zeros(k * c)?,
+            v: alloc::zeros(k)?,
             log_likelihood: 0.0,
             unsupported: 0.0,
             clients: 0.0,
-        }
+        })
     }
 }
 
@@ -140,26 +141,26 @@ struct Batch {
 }
 
 impl Prepared {
-    pub fn new(model: &Mdm) -> Self {
-        let a0: Vec<f64> = (0..model.k).map(|q| model.alpha_row(q).iter().sum()).collect();
-        Prepared {
-            model: model.clone(),
-            ln_tau: model.tau.iter().map(|t| t.ln()).collect(),
-            psi_a0: a0.iter().map(|&a| digamma(a)).collect(),
-            lgamma_a0: a0.iter().map(|&a| lgamma(a)).collect(),
+    pub fn new(model: &Mdm) -> Result<Self> {
+        let a0 = alloc::collect((0..model.k).map(|q| model.alpha_row(q).iter().sum()))?;
+        Ok(Prepared {
+            model: model.try_clone()?,
+            ln_tau: alloc::collect(model.tau.iter().map(|t| t.ln()))?,
+            psi_a0: alloc::collect(a0.iter().map(|&a| digamma(a)))?,
+            lgamma_a0: alloc::collect(a0.iter().map(|&a| lgamma(a)))?,
             a0,
             batch: None,
             served: 0,
-        }
+        })
     }
 
     /// For m clients: with the per-cell digammas, lgammas and small-count tables when m is large enough to repay them.
-    pub fn for_batch(model: &Mdm, m: usize) -> Self {
-        let mut p = Prepared::new(model);
+    pub fn for_batch(model: &Mdm, m: usize) -> Result<Self> {
+        let mut p = Prepared::new(model)?;
         if m >= TABLE_MIN_CLIENTS {
             p.tabulate();
         }
-        p
+        Ok(p)
     }
 
     /// Counts `m` more clients served from this model, and tabulates once enough have been to repay the tables.
@@ -170,16 +171,22 @@ impl Prepared {
         }
     }
 
+    /// Builds the batch terms, unless they are too large or memory is short:
+    /// they only save time (the direct path gives the same values).
     fn tabulate(&mut self) {
         let model = &self.model;
         if model.k * model.c * (TABLE_COUNTS + 1) > TABLE_MAX_ENTRIES {
             return;
         }
-        let psi_alpha: Vec<f64> = model.alpha.iter().map(|&a| digamma(a)).collect();
-        let lgamma_alpha: Vec<f64> = model.alpha.iter().map(|&a| lgamma(a)).collect();
         let w = TABLE_COUNTS + 1;
         let cells = model.k * model.c;
-        let (mut lrf, mut dd) = (vec![0.0; cells * w], vec![0.0; cells * w]);
+        let buffers = (alloc::with_capacity(cells), alloc::with_capacity(cells), alloc::zeros(cells * w), alloc::zeros(cells * w));
+        let (mut psi_alpha, mut lgamma_alpha, mut lrf, mut dd) = match buffers {
+            (Ok(a), Ok(b), Ok(c), Ok(d)) => (a, b, c, d),
+            _ => return,
+        };
+        psi_alpha.extend(model.alpha.iter().map(|&a| digamma(a)));
+        lgamma_alpha.extend(model.alpha.iter().map(|&a| lgamma(a)));
         for cell in 0..cells {
             let a = model.alpha[cell];
             for c in 1..w {
@@ -311,9 +318,9 @@ pub fn round_statistics(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize
     }
     check_histograms(counts, sizes, m, c, n_max)?;
     let mut omega = vec![0.0; k];
-    let mut u = vec![0.0; k * c];
+    let mut u = alloc::zeros(k * c)?;
     let mut v = vec![0.0; k];
-    let mut nz: Vec<(usize, f64)> = Vec::with_capacity(c);
+    let mut nz: Vec<(usize, f64)> = alloc::with_capacity(c)?;
     for i in 0..m {
         let row = &counts[i * c..(i + 1) * c];
         let n = sizes[i];
@@ -368,7 +375,7 @@ pub fn log_pmf(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize, out_ll:
         return Err(Error::param("log_pmf: output buffers do not match the number of histograms"));
     }
     let mut omega = vec![0.0; k];
-    let mut nz: Vec<(usize, f64)> = Vec::with_capacity(c);
+    let mut nz: Vec<(usize, f64)> = alloc::with_capacity(c)?;
     for i in 0..m {
         nz.clear();
         nz.extend(counts[i * c..(i + 1) * c].iter().copied().enumerate().filter(|&(_, x)| x > 0.0));

@@ -112,6 +112,12 @@ impl Mdm {
         Ok(Mdm { k, c, n_max, tau, alpha, pi })
     }
 
+    /// A copy, or the allocation error (K x C and K x N reach MAX_CELLS).
+    pub fn try_clone(&self) -> Result<Mdm> {
+        let (tau, alpha, pi) = (crate::alloc::copy(&self.tau)?, crate::alloc::copy(&self.alpha)?, crate::alloc::copy(&self.pi)?);
+        Ok(Mdm { k: self.k, c: self.c, n_max: self.n_max, tau, alpha, pi })
+    }
+
     pub fn alpha_row(&self, q: usize) -> &[f64] {
         &self.alpha[q * self.c..(q + 1) * self.c]
     }

@@ -3,6 +3,7 @@
 //! c ~ Multinomial(n, p) (the generative story of eqs 1-3).
 
 use super::Mdm;
+use crate::alloc;
 use crate::distributions::{Categorical, Dirichlet, Multinomial};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
@@ -14,10 +15,13 @@ pub fn sample(model: &Mdm, m: usize, rng: &mut Rng, counts: &mut [f64], sizes: &
         return Err(Error::param("sample: output buffers do not match m clients of C categories"));
     }
     let component = Categorical::new(&model.tau)?;
-    let size: Vec<Categorical> = (0..k).map(|q| Categorical::new(model.pi_row(q))).collect::<Result<_>>()?;
-    let dirichlet: Vec<Dirichlet> = (0..k).map(|q| Dirichlet::new(model.alpha_row(q))).collect::<Result<_>>()?;
-    let mut p = vec![0.0; c];
-    let mut h = vec![0u64; c];
+    let (mut size, mut dirichlet) = (alloc::with_capacity(k)?, alloc::with_capacity(k)?);
+    for q in 0..k {
+        size.push(Categorical::new(model.pi_row(q))?);
+        dirichlet.push(Dirichlet::new(model.alpha_row(q))?);
+    }
+    let mut p = alloc::zeros(c)?;
+    let mut h = alloc::filled(0u64, c)?;
     for i in 0..m {
         let q = component.sample(rng);
         let n = size[q].sample(rng) as u64 + 1;

@@ -9,6 +9,7 @@
 
 use super::client::{InitStats, RoundStats};
 use super::{check_shape, Mdm, ALPHA_MAX, ALPHA_MIN};
+use crate::alloc;
 use crate::error::{show, Error, Result};
 
 /// A component had no clients (initialization) and took the pooled statistics of all of them.
@@ -45,17 +46,15 @@ fn require_finite(name: &str, v: &[f64]) -> Result<()> {
     Ok(())
 }
 
-fn clamped(v: &[f64], flags: &mut u32) -> Vec<f64> {
-    v.iter()
-        .map(|&x| {
-            if x < 0.0 {
-                *flags |= CLAMPED;
-                0.0
-            } else {
-                x
-            }
-        })
-        .collect()
+fn clamped(v: &[f64], flags: &mut u32) -> Result<Vec<f64>> {
+    alloc::collect(v.iter().map(|&x| {
+        if x < 0.0 {
+            *flags |= CLAMPED;
+            0.0
+        } else {
+            x
+        }
+    }))
 }
 
 fn require_clients(clients: f64, k: usize, what: &str) -> Result<()> {
@@ -104,11 +103,11 @@ pub fn initialize(agg: &InitStats, noisy: bool) -> Result<(Mdm, u32)> {
     require_finite("Q", &agg.q)?;
     require_clients(agg.clients, k, "initialization")?;
     let mut flags = 0;
-    let e = clamped(&agg.e, &mut flags);
-    let p = clamped(&agg.p, &mut flags);
-    let q = clamped(&agg.q, &mut flags);
-    let pool = |v: &[f64], w: usize| -> Vec<f64> { (0..w).map(|j| (0..k).map(|r| v[r * w + j]).sum()).collect() };
-    let (e_all, p_all, q_all) = (pool(&e, n_max), pool(&p, c), pool(&q, c));
+    let e = clamped(&agg.e, &mut flags)?;
+    let p = clamped(&agg.p, &mut flags)?;
+    let q = clamped(&agg.q, &mut flags)?;
+    let pool = |v: &[f64], w: usize| alloc::collect((0..w).map(|j| (0..k).map(|r| v[r * w + j]).sum()));
+    let (e_all, p_all, q_all) = (pool(&e, n_max)?, pool(&p, c)?, pool(&q, c)?);
     let m_all: f64 = e_all.iter().sum();
     if !(m_all > 0.0) {
         return Err(Error::data("the initialization sums hold no client (E sums to 0); sample a larger cohort or add less noise"));
@@ -124,8 +123,8 @@ pub fn initialize(agg: &InitStats, noisy: bool) -> Result<(Mdm, u32)> {
             ));
         }
     }
-    let mut alpha = vec![0.0; k * c];
-    let mut pi = vec![0.0; k * n_max];
+    let mut alpha = alloc::zeros(k * c)?;
+    let mut pi = alloc::zeros(k * n_max)?;
     for r in 0..k {
         let own = &e[r * n_max..(r + 1) * n_max];
         let m_r: f64 = own.iter().sum();
@@ -139,7 +138,7 @@ pub fn initialize(agg: &InitStats, noisy: bool) -> Result<(Mdm, u32)> {
         for (dst, &x) in pi[r * n_max..(r + 1) * n_max].iter_mut().zip(er) {
             *dst = x / m;
         }
-        let (mean, second) = moments(pr, qr, m);
+        let (mean, second) = moments(pr, qr, m)?;
         let a0 = concentration(&mean, &second, &mut flags);
         for j in 0..c {
             let a = a0 * mean[j];
@@ -151,14 +150,14 @@ pub fn initialize(agg: &InitStats, noisy: bool) -> Result<(Mdm, u32)> {
             };
         }
     }
-    let tau = vec![1.0 / k as f64; k];
+    let tau = alloc::filled(1.0 / k as f64, k)?;
     Ok((Mdm::new(k, c, n_max, tau, alpha, normalized_rows(pi, n_max))?, flags))
 }
 
 /// The component's mean normalized histogram (P / m, renormalized to sum to 1)
 /// and mean squares (Q / m, clamped into [mean^2, mean], where exact sums lie).
-fn moments(p: &[f64], q: &[f64], m: f64) -> (Vec<f64>, Vec<f64>) {
-    let mut mean: Vec<f64> = p.iter().map(|&x| (x / m).min(1.0)).collect();
+fn moments(p: &[f64], q: &[f64], m: f64) -> Result<(Vec<f64>, Vec<f64>)> {
+    let mut mean = alloc::collect(p.iter().map(|&x| (x / m).min(1.0)))?;
     let total: f64 = mean.iter().sum();
     if total > 0.0 {
         mean.iter_mut().for_each(|x| *x /= total);
@@ -166,8 +165,8 @@ fn moments(p: &[f64], q: &[f64], m: f64) -> (Vec<f64>, Vec<f64>) {
         let c = mean.len() as f64;
         mean.iter_mut().for_each(|x| *x = 1.0 / c);
     }
-    let second = mean.iter().zip(q).map(|(&pm, &qs)| (qs / m).max(pm * pm).min(pm)).collect();
-    (mean, second)
+    let second = alloc::collect(mean.iter().zip(q).map(|(&pm, &qs)| (qs / m).max(pm * pm).min(pm)))?;
+    Ok((mean, second))
 }
 
 /// alpha_0 by eq 9 (category 1), else by the guard described at `initialize`.
@@ -250,18 +249,18 @@ pub fn update(model: &Mdm, agg: &RoundStats, noisy: bool) -> Result<(Mdm, u32)> 
         return Err(Error::data("the round's cohort is empty: no client contributed statistics; sample at least one client per round"));
     }
     let mut flags = 0;
-    let omega = clamped(&agg.omega, &mut flags);
-    let e = clamped(&agg.e, &mut flags);
-    let u = clamped(&agg.u, &mut flags);
-    let v = clamped(&agg.v, &mut flags);
+    let omega = clamped(&agg.omega, &mut flags)?;
+    let e = clamped(&agg.e, &mut flags)?;
+    let u = clamped(&agg.u, &mut flags)?;
+    let v = clamped(&agg.v, &mut flags)?;
     let total: f64 = omega.iter().sum();
     if !(total > 0.0) {
         // only noise can do this: nothing to learn from the round
-        return Ok((model.clone(), flags | COMPONENT_KEPT));
+        return Ok((model.try_clone()?, flags | COMPONENT_KEPT));
     }
-    let tau: Vec<f64> = omega.iter().map(|&w| w / total).collect();
-    let mut pi = model.pi.clone();
-    let mut alpha = model.alpha.clone();
+    let tau = alloc::collect(omega.iter().map(|&w| w / total))?;
+    let mut pi = alloc::copy(&model.pi)?;
+    let mut alpha = alloc::copy(&model.alpha)?;
     for r in 0..k {
         let er = &e[r * n_max..(r + 1) * n_max];
         let mass: f64 = er.iter().sum();

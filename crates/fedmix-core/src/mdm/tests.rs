@@ -19,8 +19,8 @@ fn draw(m: &Mdm, count: usize, seed: u64) -> (Vec<f64>, Vec<f64>, Vec<u32>) {
 }
 
 fn stats(m: &Mdm, counts: &[f64], sizes: &[f64]) -> RoundStats {
-    let mut acc = RoundStats::zeros(m.k, m.c, m.n_max);
-    round_statistics(&Prepared::for_batch(m, sizes.len()), counts, sizes, sizes.len(), f64::INFINITY, &mut acc).unwrap();
+    let mut acc = RoundStats::zeros(m.k, m.c, m.n_max).unwrap();
+    round_statistics(&Prepared::for_batch(m, sizes.len()).unwrap(), counts, sizes, sizes.len(), f64::INFINITY, &mut acc).unwrap();
     acc
 }
 
@@ -28,7 +28,7 @@ fn stats(m: &Mdm, counts: &[f64], sizes: &[f64]) -> RoundStats {
 fn init_from(counts: &[f64], sizes: &[f64], k: usize, c: usize, n_max: usize, seed: u64) -> (Mdm, u32) {
     let mut rng = Rng::new(seed);
     let comps: Vec<u32> = sizes.iter().map(|_| rng.below(k as u64) as u32).collect();
-    let mut acc = InitStats::zeros(k, c, n_max);
+    let mut acc = InitStats::zeros(k, c, n_max).unwrap();
     init_contributions(counts, sizes, sizes.len(), &comps, &mut acc).unwrap();
     initialize(&acc, false).unwrap()
 }
@@ -51,7 +51,7 @@ fn compositions(n: usize, c: usize) -> Vec<Vec<f64>> {
 #[test]
 fn the_pmf_sums_to_one_over_histograms_and_sizes() {
     let m = model(&[0.3, 0.7], &[0.5, 1.5, 2.0, 0.05, 0.2, 4.0], &[0.2, 0.0, 0.3, 0.5, 0.6, 0.1, 0.3, 0.0]);
-    let prep = Prepared::new(&m);
+    let prep = Prepared::new(&m).unwrap();
     let mut total = 0.0;
     for n in 1..=4 {
         let hs = compositions(n, 3);
@@ -104,15 +104,15 @@ fn sums_add_across_clients() {
     // 100 clients: the batch tabulates small counts, one client at a time does not; the sums are the same, bit for bit
     let (counts, sizes, _) = draw(&m, 100, 3);
     let all = stats(&m, &counts, &sizes);
-    let mut parts = RoundStats::zeros(2, 3, 4);
-    let prep = Prepared::new(&m);
+    let mut parts = RoundStats::zeros(2, 3, 4).unwrap();
+    let prep = Prepared::new(&m).unwrap();
     for i in 0..100 {
         round_statistics(&prep, &counts[i * 3..i * 3 + 3], &sizes[i..i + 1], 1, f64::INFINITY, &mut parts).unwrap();
     }
     assert_eq!(all, parts);
     assert!((all.omega.iter().sum::<f64>() - 100.0).abs() < 1e-12);
     let (mut a, mut b) = (vec![0.0; 100], vec![0.0; 100]);
-    log_pmf(&Prepared::for_batch(&m, 100), &counts, &sizes, 100, &mut a, None).unwrap();
+    log_pmf(&Prepared::for_batch(&m, 100).unwrap(), &counts, &sizes, 100, &mut a, None).unwrap();
     log_pmf(&prep, &counts, &sizes, 100, &mut b, None).unwrap();
     assert_eq!(a, b);
 }
@@ -122,14 +122,14 @@ fn a_shared_prepared_model_tabulates_midway_without_changing_any_client() {
     let m = model(&[0.5, 0.5], &[0.5, 1.0, 2.0, 3.0, 0.2, 0.1], &[0.25, 0.25, 0.25, 0.25, 0.1, 0.2, 0.3, 0.4]);
     let (counts, sizes, _) = draw(&m, 100, 5);
     // one client at a time through a shared handle (tables from the 64th on) against each client alone
-    let mut shared = Prepared::new(&m);
+    let mut shared = Prepared::new(&m).unwrap();
     for i in 0..100 {
         shared.serve(1);
         let (row, size) = (&counts[i * 3..i * 3 + 3], &sizes[i..i + 1]);
-        let mut via_shared = RoundStats::zeros(2, 3, 4);
+        let mut via_shared = RoundStats::zeros(2, 3, 4).unwrap();
         round_statistics(&shared, row, size, 1, f64::INFINITY, &mut via_shared).unwrap();
-        let mut alone = RoundStats::zeros(2, 3, 4);
-        round_statistics(&Prepared::new(&m), row, size, 1, f64::INFINITY, &mut alone).unwrap();
+        let mut alone = RoundStats::zeros(2, 3, 4).unwrap();
+        round_statistics(&Prepared::new(&m).unwrap(), row, size, 1, f64::INFINITY, &mut alone).unwrap();
         assert_eq!(via_shared, alone, "client {}", i);
     }
 }
@@ -137,8 +137,8 @@ fn a_shared_prepared_model_tabulates_midway_without_changing_any_client() {
 #[test]
 fn clipping_bounds_each_clients_u_and_v() {
     let m = model(&[1.0], &[0.01, 0.01, 0.01], &[0.0, 0.0, 0.0, 1.0]);
-    let mut acc = RoundStats::zeros(1, 3, 4);
-    round_statistics(&Prepared::new(&m), &[2.0, 1.0, 1.0], &[4.0], 1, 0.5, &mut acc).unwrap();
+    let mut acc = RoundStats::zeros(1, 3, 4).unwrap();
+    round_statistics(&Prepared::new(&m).unwrap(), &[2.0, 1.0, 1.0], &[4.0], 1, 0.5, &mut acc).unwrap();
     let norm = (acc.u.iter().map(|x| x * x).sum::<f64>() + acc.v[0] * acc.v[0]).sqrt();
     assert!((norm - 0.5).abs() < 1e-12, "{}", norm);
     // the direction is kept: u / v as without clipping
@@ -206,14 +206,14 @@ fn initialization_guards() {
     assert_ne!(flags & server::DEGENERATE_MOMENTS, 0);
     assert!((m.alpha.iter().sum::<f64>() - server::INIT_CONCENTRATION_MAX).abs() < 1e-9);
     // a component nobody chose takes the pooled moments
-    let mut acc = InitStats::zeros(2, 2, 4);
+    let mut acc = InitStats::zeros(2, 2, 4).unwrap();
     init_contributions(&[1.0, 3.0, 2.0, 2.0, 4.0, 0.0], &[4.0; 3], 3, &[0, 0, 0], &mut acc).unwrap();
     let (m, flags) = initialize(&acc, false).unwrap();
     assert_ne!(flags & server::EMPTY_COMPONENT, 0);
     assert_eq!(m.alpha_row(0), m.alpha_row(1));
     assert_eq!(m.pi_row(1), m.pi_row(0));
     // a component of single-class clients among others: alpha_0 at the lower bound
-    let mut acc = InitStats::zeros(2, 2, 4);
+    let mut acc = InitStats::zeros(2, 2, 4).unwrap();
     init_contributions(&[4.0, 0.0, 0.0, 4.0, 1.0, 3.0, 2.0, 2.0], &[4.0; 4], 4, &[0, 0, 1, 1], &mut acc).unwrap();
     let (m, flags) = initialize(&acc, false).unwrap();
     assert_ne!(flags & server::DEGENERATE_MOMENTS, 0);
@@ -223,22 +223,22 @@ fn initialization_guards() {
 #[test]
 fn initialization_errors_say_what_to_change() {
     // only single-class clients
-    let mut acc = InitStats::zeros(1, 3, 5);
+    let mut acc = InitStats::zeros(1, 3, 5).unwrap();
     init_contributions(&[5.0, 0.0, 0.0, 0.0, 2.0, 0.0], &[5.0, 2.0], 2, &[0, 0], &mut acc).unwrap();
     assert!(initialize(&acc, false).unwrap_err().message.contains("single class"));
     // the same sums with noise declared: a guard, not an error
     let (m, _) = initialize(&acc, true).unwrap();
     assert!(m.alpha.iter().all(|a| a.is_finite() && *a > 0.0));
     // K larger than the cohort
-    let mut acc = InitStats::zeros(3, 2, 4);
+    let mut acc = InitStats::zeros(3, 2, 4).unwrap();
     init_contributions(&[1.0, 3.0, 2.0, 2.0], &[4.0; 2], 2, &[0, 1], &mut acc).unwrap();
     let e = initialize(&acc, false).unwrap_err();
     assert!(e.message.contains("K = 3 components is larger than the initialization cohort of 2 clients"), "{}", e.message);
     // empty cohort
-    let e = initialize(&InitStats::zeros(2, 2, 4), false).unwrap_err();
+    let e = initialize(&InitStats::zeros(2, 2, 4).unwrap(), false).unwrap_err();
     assert!(e.message.contains("cohort is empty"), "{}", e.message);
     // non-finite sums
-    let mut acc = InitStats::zeros(1, 2, 4);
+    let mut acc = InitStats::zeros(1, 2, 4).unwrap();
     acc.clients = 1.0;
     acc.p[0] = f64::NAN;
     assert!(initialize(&acc, true).unwrap_err().message.contains("P[0] is NaN"));
@@ -247,8 +247,8 @@ fn initialization_errors_say_what_to_change() {
 #[test]
 fn bad_histograms_are_typed_errors() {
     let m = model(&[1.0], &[1.0, 1.0], &[0.5, 0.5]);
-    let prep = Prepared::new(&m);
-    let mut acc = RoundStats::zeros(1, 2, 2);
+    let prep = Prepared::new(&m).unwrap();
+    let mut acc = RoundStats::zeros(1, 2, 2).unwrap();
     let mut run = |counts: &[f64], sizes: &[f64]| round_statistics(&prep, counts, sizes, sizes.len(), f64::INFINITY, &mut acc).unwrap_err();
     assert!(run(&[-1.0, 2.0], &[1.0]).message.contains("non-negative integers"));
     assert!(run(&[0.5, 0.5], &[1.0]).message.contains("non-negative integers"));
@@ -301,7 +301,7 @@ fn update_guards_keep_parameters_finite() {
     let (exact, flags) = update(&m, &noisy, false).unwrap();
     assert_eq!((flags & server::ALPHA_KEPT, exact.alpha[0]), (0, ALPHA_MIN));
     // an empty round is an error
-    assert!(update(&m, &RoundStats::zeros(2, 2, 2), false).unwrap_err().message.contains("cohort is empty"));
+    assert!(update(&m, &RoundStats::zeros(2, 2, 2).unwrap(), false).unwrap_err().message.contains("cohort is empty"));
 }
 
 #[test]
@@ -314,7 +314,7 @@ fn unsupported_sizes_fall_back_to_the_histogram() {
     assert!(acc.omega[0] > 0.9 && (acc.omega.iter().sum::<f64>() - 1.0).abs() < 1e-15);
     assert!(acc.e[0] > 0.9); // E gives size 1 mass: the next Pi covers it
     let mut ll = [0.0];
-    log_pmf(&Prepared::new(&m), &[1.0, 0.0], &[1.0], 1, &mut ll, None).unwrap();
+    log_pmf(&Prepared::new(&m).unwrap(), &[1.0, 0.0], &[1.0], 1, &mut ll, None).unwrap();
     assert_eq!(ll[0], f64::NEG_INFINITY);
 }
 
@@ -364,7 +364,7 @@ fn profile_round() {
     }
     let truth = model(&[0.3, 0.3, 0.4], &alpha, &pi);
     let (counts, sizes, _) = draw(&truth, 10000, 62);
-    let prep = Prepared::for_batch(&truth, 10000);
+    let prep = Prepared::for_batch(&truth, 10000).unwrap();
     for _ in 0..3 {
         let t = Instant::now();
         let s = stats(&truth, &counts, &sizes);
