@@ -201,4 +201,22 @@ export {
   type RoundSummary,
   type PrivacyOptions,
 } from './federated/fedgem/index.js';
+export {
+  fedAvg,
+  FedAvgClient,
+  FedAvgServer,
+  FedProxServer,
+  ScaffoldServer,
+  FEDAVG_PROTOCOL,
+  type FedAvgAlgorithm,
+  type FedAvgClientData,
+  type FedAvgClientOptions,
+  type FedAvgOptions,
+  type FedAvgOutcome,
+  type FedAvgResult,
+  type FedAvgRound,
+  type FedAvgServerOptions,
+  type FedProxServerOptions,
+  type ScaffoldServerOptions,
+} from './federated/fedavg/index.js';
 export { makeBlobs, type BlobOptions, type Blobs } from './data/synthetic.js';

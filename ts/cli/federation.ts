@@ -54,7 +54,17 @@ export const serverOptions: Record<string, OptionSpec> = {
   'max-rounds': { type: 'int', default: 100, help: 'dem: at most this many EM rounds' },
   tol: { type: 'number', help: 'dem: stop when the average log-likelihood moves less (default 1e-3); fedgem: when every radius is below it' },
   h: { type: 'int', default: 100, help: 'fedgengmm: synthetic rows per incoming component' },
-  rounds: { type: 'int', help: "fedgem: collaborative rounds T (default 10); mdm: Algorithm 2's rounds (default 100)" },
+  rounds: { type: 'int', help: "fedgem, fedavg, fedprox, scaffold: communication rounds (default 10); mdm: Algorithm 2's rounds (default 100)" },
+  layers: { type: 'string', help: 'fedavg, fedprox, scaffold: layer widths from input to output, comma-separated, e.g. 784,64,32,64,784 (required)' },
+  activation: { type: 'string', default: 'relu', choices: ['relu', 'sigmoid', 'tanh', 'identity'], help: 'fedavg, fedprox, scaffold: hidden activation' },
+  loss: { type: 'string', default: 'mse', choices: ['mse', 'bce', 'softmax-cross-entropy'], help: 'fedavg, fedprox, scaffold: mse or bce (an autoencoder: rows are their own targets) or softmax-cross-entropy (a classifier: clients give --label)' },
+  'output-activation': { type: 'string', help: 'fedavg, fedprox, scaffold: output activation (default: sigmoid, or softmax with softmax-cross-entropy)' },
+  epochs: { type: 'int', default: 1, help: 'fedavg, fedprox, scaffold: local epochs E per round' },
+  'batch-size': { type: 'int', default: 32, help: 'fedavg, fedprox, scaffold: local batch size B' },
+  optimizer: { type: 'string', default: 'sgd', choices: ['sgd', 'adam'], help: 'fedavg, fedprox: the local optimizer (scaffold: sgd)' },
+  'learning-rate': { type: 'number', default: 0.01, help: 'fedavg, fedprox, scaffold: the local learning rate' },
+  mu: { type: 'number', help: "fedprox: the proximal weight mu (required)" },
+  'server-learning-rate': { type: 'number', default: 1, help: "scaffold: the server's step eta_g" },
   phi: { type: 'string', default: '1', help: 'fedgem: the final-radius hyperparameter, a comma-separated list, or "tune"' },
   categories: { type: 'int', help: 'mdm: C, the categories of every histogram (required)' },
   'max-count': { type: 'int', help: 'mdm: N, the largest client size the model covers (required)' },
@@ -82,6 +92,7 @@ export const clientOptions: Record<string, OptionSpec> = {
   counts: { type: 'string', help: 'mdm: the histogram, comma-separated counts' },
   category: { type: 'string', help: 'mdm: the CSV column whose values are counted' },
   categories: { type: 'string', help: 'mdm: the categories in the federation\'s order, comma-separated (with --category)' },
+  label: { type: 'string', help: 'fedavg, fedprox, scaffold with a classifier: the CSV column of integer class labels (left out of the features)' },
   seed: { type: 'int', default: 0, help: "seed of the client's random choices" },
 };
 
@@ -132,6 +143,17 @@ export function serverRoleOptions(a: AlgorithmName, o: Options): Record<string, 
       return { nFeatures: required(o, 'features'), rounds: o.rounds, phi: phiOption(String(o.phi)), tol: o.tol };
     case 'mdm':
       return { nComponents: required(o, 'components'), nCategories: required(o, 'categories'), maxCount: required(o, 'max-count'), rounds: o.rounds, cohort: o.cohort, seed };
+    case 'fedavg':
+    case 'fedprox':
+    case 'scaffold': {
+      const sizes = list(required(o, 'layers'))!.map(Number);
+      const loss = o.loss as string;
+      const network = { sizes, activation: o.activation, outputActivation: o['output-activation'] ?? (loss === 'softmax-cross-entropy' ? 'softmax' : 'sigmoid'), loss, seed };
+      const common = { network, rounds: o.rounds, epochs: o.epochs, batchSize: o['batch-size'], optimizer: { name: o.optimizer, learningRate: o['learning-rate'] } };
+      if (a === 'fedprox') return { ...common, mu: required(o, 'mu') };
+      if (a === 'scaffold') return { ...common, serverLearningRate: o['server-learning-rate'] };
+      return common;
+    }
   }
 }
 
@@ -169,7 +191,7 @@ export async function runServerCommand(o: Options): Promise<{ text: string; json
 }
 
 /** The client's data from the command line: its rows, or (mdm) its histogram as one row. */
-function clientData(a: AlgorithmName, o: Options): { data: Matrix; validation?: Matrix } {
+function clientData(a: AlgorithmName, o: Options): { data: Matrix; validation?: Matrix; labels?: Int32Array } {
   if (a === 'mdm') {
     if (o.counts !== undefined) return { data: Matrix.fromRows([list(o.counts)!.map(Number)]) };
     const table = parseCsv(readFileSync(required<string>(o, 'data'), 'utf8'));
@@ -183,8 +205,19 @@ function clientData(a: AlgorithmName, o: Options): { data: Matrix; validation?: 
     });
     return { data: Matrix.fromRows([counts]) };
   }
-  const read = (path: string) => csvToMatrix(parseCsv(readFileSync(path, 'utf8')), { columns: list(o.columns), exclude: list(o.drop) }).X;
-  return { data: read(required(o, 'data')), validation: typeof o.validation === 'string' ? read(o.validation) : undefined };
+  const label = typeof o.label === 'string' ? o.label : undefined;
+  const read = (path: string) => csvToMatrix(parseCsv(readFileSync(path, 'utf8')), { columns: list(o.columns), exclude: [...(list(o.drop) ?? []), ...(label ? [label] : [])] }).X;
+  const path = required<string>(o, 'data');
+  let labels: Int32Array | undefined;
+  if (label) {
+    const table = parseCsv(readFileSync(path, 'utf8'));
+    labels = Int32Array.from(table.columns[columnIndex(table, label)]!, (v, i) => {
+      const x = Number(v);
+      if (!Number.isInteger(x) || x < 0) throw new InvalidDataError(`${path}, row ${i + 1}: the label "${v}" is not a class index (an integer >= 0)`);
+      return x;
+    });
+  }
+  return { data: read(path), validation: typeof o.validation === 'string' ? read(o.validation) : undefined, labels };
 }
 
 export function clientRoleOptions(a: AlgorithmName, o: Options): Record<string, unknown> {
@@ -199,6 +232,9 @@ export function clientRoleOptions(a: AlgorithmName, o: Options): Record<string, 
     case 'fedgem':
       return { nComponents: required(o, 'components'), variance: o.variance, localSteps: o['local-steps'], seed };
     case 'mdm':
+    case 'fedavg':
+    case 'fedprox':
+    case 'scaffold':
       return { seed };
   }
 }
@@ -207,8 +243,8 @@ export async function runClientCommand(o: Options): Promise<{ text: string; json
   const a = required<AlgorithmName>(o, 'algorithm');
   const id = required<string>(o, 'id');
   const password = typeof o['password-file'] === 'string' ? readFileSync(o['password-file'], 'utf8').trim() : (o.password as string | undefined);
-  const { data, validation } = clientData(a, o);
-  const spec: ClientSpec = { algorithm: a, id, data: matrixData(data), validation: validation && matrixData(validation), options: clientRoleOptions(a, o) };
+  const { data, validation, labels } = clientData(a, o);
+  const spec: ClientSpec = { algorithm: a, id, data: matrixData(data), validation: validation && matrixData(validation), labels, options: clientRoleOptions(a, o) };
   const role = makeClient(spec);
   try {
     const r = await join({

@@ -13,6 +13,8 @@ import { FedGEMClient, type FedGEMClientOptions } from './fedgem/client.js';
 import { FedGEMServer, type FedGEMServerOptions } from './fedgem/server.js';
 import { FedGenGMMClient, type FedGenGMMClientOptions } from './fedgengmm/client.js';
 import { FedGenGMMServer, type FedGenGMMServerOptions } from './fedgengmm/server.js';
+import { FedAvgClient } from './fedavg/client.js';
+import { FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgOutcome, type FedAvgServerOptions, type FedProxServerOptions, type ScaffoldServerOptions } from './fedavg/server.js';
 import { MdmClient, type MdmClientOptions } from './mdm/client.js';
 import { MdmServer, type MdmServerOptions } from './mdm/server.js';
 import type { FedGEMOutcome } from './fedgem/server.js';
@@ -21,7 +23,7 @@ import { GaussianMixture } from '../models/gaussian-mixture.js';
 import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
 import type { ClientRole, ServerRole } from './runtime/roles.js';
 
-export const ALGORITHMS = ['fedgengmm', 'dem', 'fedgem', 'mdm'] as const;
+export const ALGORITHMS = ['fedgengmm', 'dem', 'fedgem', 'mdm', 'fedavg', 'fedprox', 'scaffold'] as const;
 export type AlgorithmName = (typeof ALGORITHMS)[number];
 
 /** A matrix as plain data: column-major values. */
@@ -38,6 +40,8 @@ export interface ClientSpec {
   data: MatrixData;
   /** FedGEM: the rows that score phi candidates */
   validation?: MatrixData;
+  /** the FedAvg family with a classifier: the class of each row */
+  labels?: Int32Array;
   options?: Record<string, unknown>;
 }
 
@@ -60,7 +64,7 @@ export function checkAlgorithm(name: unknown): AlgorithmName {
 /** The client role a spec describes. */
 export function makeClient(given: ClientSpec): ClientRole & { dispose(): void } {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`a client spec must be { algorithm, id, data, options? }, got ${formatValue(given)}`);
-  const spec = readOptions(given, ['algorithm', 'id', 'data', 'validation', 'options'], 'spec') as ClientSpec;
+  const spec = readOptions(given, ['algorithm', 'id', 'data', 'validation', 'labels', 'options'], 'spec') as ClientSpec;
   const data = matrix(spec.data);
   const options = spec.options ?? {};
   switch (checkAlgorithm(spec.algorithm)) {
@@ -74,10 +78,15 @@ export function makeClient(given: ClientSpec): ClientRole & { dispose(): void } 
       if (data.nRows !== 1) throw new InvalidParameterError(`an MDM client's data is its histogram: one row of counts, got ${data.nRows} rows`);
       return new MdmClient(spec.id, data.data, options as MdmClientOptions);
     }
+    case 'fedavg':
+    case 'fedprox':
+    case 'scaffold':
+      // one client answers the whole family: the server's requests say which
+      return new FedAvgClient(spec.id, data, { labels: spec.labels, seed: options.seed as number | undefined });
   }
 }
 
-export type ServerOptions = DemServerOptions | FedGenGMMServerOptions | FedGEMServerOptions | MdmServerOptions;
+export type ServerOptions = DemServerOptions | FedGenGMMServerOptions | FedGEMServerOptions | MdmServerOptions | FedAvgServerOptions;
 
 /** The server role of an algorithm, with its own options. */
 export function makeServer(algorithm: AlgorithmName, options: Record<string, unknown>): ServerRole {
@@ -90,6 +99,12 @@ export function makeServer(algorithm: AlgorithmName, options: Record<string, unk
       return new FedGEMServer(options as unknown as FedGEMServerOptions);
     case 'mdm':
       return new MdmServer(options as unknown as MdmServerOptions);
+    case 'fedavg':
+      return new FedAvgServer(options as unknown as FedAvgServerOptions);
+    case 'fedprox':
+      return new FedProxServer(options as unknown as FedProxServerOptions);
+    case 'scaffold':
+      return new ScaffoldServer(options as unknown as ScaffoldServerOptions);
   }
 }
 
@@ -97,9 +112,11 @@ export function makeServer(algorithm: AlgorithmName, options: Record<string, unk
 export function resultJson(algorithm: AlgorithmName, model: unknown): unknown {
   const name = checkAlgorithm(algorithm);
   const isModel = (m: unknown, of: new (...a: never[]) => unknown): boolean => guardRead('model', () => m instanceof of);
-  const expected = { dem: 'a GaussianMixture', fedgengmm: '{ model: GaussianMixture, clients, ... }', fedgem: 'a FedGEM outcome', mdm: 'a DirichletMultinomialMixture' }[name];
-  const ok =
-    name === 'dem'
+  const family = name === 'fedavg' || name === 'fedprox' || name === 'scaffold';
+  const expected = family ? '{ network, parameters, ... }' : { dem: 'a GaussianMixture', fedgengmm: '{ model: GaussianMixture, clients, ... }', fedgem: 'a FedGEM outcome', mdm: 'a DirichletMultinomialMixture' }[name];
+  const ok = family
+    ? model !== null && typeof model === 'object' && guardRead('model', () => (model as FedAvgOutcome).parameters instanceof Float32Array)
+    : name === 'dem'
       ? isModel(model, GaussianMixture)
       : name === 'mdm'
         ? isModel(model, DirichletMultinomialMixture)
@@ -129,5 +146,11 @@ function resultOf(algorithm: AlgorithmName, model: unknown): unknown {
     }
     case 'mdm':
       return (model as DirichletMultinomialMixture).toJSON();
+    case 'fedavg':
+    case 'fedprox':
+    case 'scaffold': {
+      const o = model as FedAvgOutcome;
+      return { algorithm: o.algorithm, network: o.network, parameters: Array.from(o.parameters), rounds: o.rounds, history: o.history };
+    }
   }
 }

@@ -1,0 +1,236 @@
+/**
+ * The FedAvg family on the runtime: FedAvg with one client is local training,
+ * FedProx with mu = 0 is FedAvg bit for bit, SCAFFOLD's control variates follow
+ * option II, the average is the row-count-weighted one (or a robust rule), and
+ * clients that drop or send non-finite parameters never reach the average.
+ */
+import { beforeAll, describe, expect, test } from 'vitest';
+import {
+  fedAvg,
+  FedAvgClient,
+  FedAvgServer,
+  FedProxServer,
+  InvalidParameterError,
+  init,
+  InProcessTransport,
+  Matrix,
+  runFederationSync,
+  ScaffoldServer,
+  type ClientRole,
+  type Message,
+} from '../ts/index.js';
+import { localEpochSeed } from '../ts/federated/fedavg/client.js';
+import { FEDAVG_PROTOCOL, UPDATE } from '../ts/federated/fedavg/messages.js';
+import { Network, type NetworkSpec } from '../ts/models/network.js';
+import { wasm } from '../ts/wasm/loader.js';
+import { blobs, editPayload, Recording } from './helpers.js';
+
+beforeAll(async () => {
+  await init();
+});
+
+const AE: NetworkSpec = { sizes: [4, 3, 4], activation: 'relu', outputActivation: 'sigmoid', loss: 'mse', seed: 3 };
+const CLS: NetworkSpec = { sizes: [4, 8, 3], activation: 'relu', outputActivation: 'softmax', loss: 'softmax-cross-entropy', seed: 5 };
+
+/** Rows scaled into [0, 1] (an autoencoder with a sigmoid output reconstructs them). */
+function rows(n: number, seed: number): Matrix {
+  const x = blobs(n, 4, 3, seed);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of x.data) {
+    lo = Math.min(lo, v);
+    hi = Math.max(hi, v);
+  }
+  return new Matrix(Float64Array.from(x.data, (v) => (v - lo) / (hi - lo)), n, 4);
+}
+
+/** Three clients of different sizes, labels from the blob each row came from. */
+function clients(): { X: Matrix; labels: Int32Array }[] {
+  return [30, 45, 25].map((n, c) => ({ X: rows(n, 10 + c), labels: Int32Array.from({ length: n }, (_, i) => i % 3) }));
+}
+
+describe('FedAvg', () => {
+  test('with one client it is local training: the same parameters, bit for bit', () => {
+    const X = rows(50, 1);
+    const rounds = 3;
+    const epochs = 2;
+    const optimizer = { name: 'adam' as const, learningRate: 0.01 };
+    const r = fedAvg([{ X }], { network: AE, rounds, epochs, batchSize: 8, optimizer, seed: 7 });
+    // the same training with a Network: fresh optimizer each round, the client's shuffles
+    const net = new Network(AE);
+    const set = net.attach(X, X);
+    for (let round = 1; round <= rounds; round++) {
+      const opt = net.optimizer(optimizer);
+      for (let e = 0; e < epochs; e++) net.trainEpoch(set, opt, { batchSize: 8, seed: localEpochSeed(7, round, e) });
+      opt.dispose();
+    }
+    expect(r.parameters).toEqual(net.getParameters());
+    expect(r.rounds).toBe(rounds);
+    expect(r.history.map((h) => h.clients)).toEqual([1, 1, 1]);
+    set.dispose();
+    net.dispose();
+  });
+
+  test('the new global parameters are the average of the replies weighted by row counts', () => {
+    const data = clients();
+    const server = new FedAvgServer({ network: CLS, rounds: 1, epochs: 1, batchSize: 10 });
+    const recorded = data.map((d, i) => new Recording(new FedAvgClient(String(i), d.X, { labels: d.labels })));
+    const run = runFederationSync(server, new InProcessTransport(recorded));
+    const replies = recorded.map((c) => c.sent[0]!.payload as { parameters: Float32Array; nSamples: number });
+    const total = replies.reduce((a, r) => a + r.nSamples, 0);
+    const expected = Float32Array.from(replies[0]!.parameters, (_, j) => replies.reduce((a, r) => a + (r.nSamples / total) * r.parameters[j]!, 0));
+    expect(run.model.parameters).toEqual(expected);
+    expect(replies.map((r) => r.nSamples)).toEqual([30, 45, 25]);
+    // every client got the final parameters
+    for (const c of recorded) expect((c.inner as FedAvgClient).parameters).toEqual(run.model.parameters);
+    for (const c of recorded) (c.inner as FedAvgClient).dispose();
+  });
+
+  test('robust rules: coordinate-wise median and trimmed mean of the replies', () => {
+    for (const aggregation of ['median', 'trimmed-mean'] as const) {
+      const data = clients();
+      const server = new FedAvgServer({ network: CLS, rounds: 1, batchSize: 10, aggregation, trim: 0.34 });
+      const recorded = data.map((d, i) => new Recording(new FedAvgClient(String(i), d.X, { labels: d.labels })));
+      const run = runFederationSync(server, new InProcessTransport(recorded));
+      const ps = recorded.map((c) => (c.sent[0]!.payload as { parameters: Float32Array }).parameters);
+      // three replies: the median, and the mean after cutting one from each end, are the middle value
+      const middle = Float32Array.from(ps[0]!, (_, j) => [ps[0]![j]!, ps[1]![j]!, ps[2]![j]!].sort((a, b) => a - b)[1]!);
+      expect(run.model.parameters).toEqual(middle);
+      for (const c of recorded) (c.inner as FedAvgClient).dispose();
+    }
+  });
+
+  test('a classifier improves over the rounds, and parameters travel as f32 in the binary codec', () => {
+    const data = clients();
+    const r = fedAvg(data, { network: CLS, rounds: 8, epochs: 2, batchSize: 10, optimizer: { name: 'adam', learningRate: 0.02 }, seed: 1 });
+    const losses = r.history.map((h) => h.loss);
+    expect(losses[losses.length - 1]!).toBeLessThan(losses[0]!);
+    // 4 x 8 + 8 + 8 x 3 + 3 = 67 parameters: 268 bytes of f32 each way per client and round, plus framing
+    const perClientRound = r.federation.traffic.bytesUp / (3 * 8);
+    expect(perClientRound).toBeGreaterThan(268);
+    expect(perClientRound).toBeLessThan(268 + 2048);
+  });
+
+  test('client sampling: a fraction of the clients per round, seeded', () => {
+    const data = [...clients(), ...clients()];
+    const r = fedAvg(data, { network: CLS, rounds: 4, batchSize: 10, fraction: 0.5, sampleSeed: 3 });
+    expect(r.history.map((h) => h.clients)).toEqual([3, 3, 3, 3]);
+    const again = fedAvg(data, { network: CLS, rounds: 4, batchSize: 10, fraction: 0.5, sampleSeed: 3 });
+    expect(again.parameters).toEqual(r.parameters);
+  });
+});
+
+describe('FedProx', () => {
+  test('mu = 0 is FedAvg bit for bit', () => {
+    const opts = { network: CLS, rounds: 3, epochs: 2, batchSize: 7, optimizer: { name: 'sgd' as const, learningRate: 0.1, momentum: 0.9 }, seed: 2 };
+    const avg = fedAvg(clients(), opts);
+    const prox = fedAvg(clients(), { ...opts, algorithm: 'fedprox', mu: 0 });
+    expect(prox.parameters).toEqual(avg.parameters);
+    expect(prox.algorithm).toBe('fedprox');
+  });
+
+  test('the proximal term keeps local training near the global parameters', () => {
+    const X = rows(40, 4);
+    const drift = (mu: number): number => {
+      const server = new FedProxServer({ network: AE, rounds: 1, epochs: 5, batchSize: 8, optimizer: { name: 'sgd', learningRate: 0.5 }, mu });
+      const start = server.globalParameters;
+      const r = runFederationSync(server, new InProcessTransport([new FedAvgClient('a', X)]));
+      let s = 0;
+      r.model.parameters.forEach((v, j) => (s += (v - start[j]!) ** 2));
+      return Math.sqrt(s);
+    };
+    expect(drift(10)).toBeLessThan(0.5 * drift(0));
+  });
+});
+
+describe('SCAFFOLD', () => {
+  test('option II: c_i = (x - y) / (K lr) after the first round, and c is their sum over N', () => {
+    const data = clients();
+    const lr = 0.05;
+    const server = new ScaffoldServer({ network: CLS, rounds: 1, epochs: 2, batchSize: 10, optimizer: { name: 'sgd', learningRate: lr } });
+    const x = server.globalParameters;
+    const recorded = data.map((d, i) => new Recording(new FedAvgClient(String(i), d.X, { labels: d.labels })));
+    const run = runFederationSync(server, new InProcessTransport(recorded));
+    const sent = recorded.map((c) => c.sent[0]!.payload as { parameters: Float32Array; controlDelta: Float32Array });
+    sent.forEach((p, i) => {
+      const steps = 2 * Math.ceil(data[i]!.X.nRows / 10);
+      const expected = Float32Array.from(x, (xj, j) => (xj - p.parameters[j]!) / (steps * lr));
+      for (let j = 0; j < x.length; j += 7) expect(p.controlDelta[j]).toBeCloseTo(expected[j]!, 4);
+    });
+    // eta_g = 1 and equal weights: x becomes the plain mean of the replies
+    const mean = Float32Array.from(x, (_, j) => (sent[0]!.parameters[j]! + sent[1]!.parameters[j]! + sent[2]!.parameters[j]!) / 3);
+    for (let j = 0; j < x.length; j++) expect(run.model.parameters[j]).toBeCloseTo(mean[j]!, 6);
+    for (const c of recorded) (c.inner as FedAvgClient).dispose();
+  });
+
+  test('the second round carries the server control variate, and training converges', () => {
+    const r = fedAvg(clients(), { algorithm: 'scaffold', network: CLS, rounds: 6, epochs: 1, batchSize: 10, optimizer: { name: 'sgd', learningRate: 0.1 }, seed: 3 });
+    expect(r.history[r.history.length - 1]!.loss).toBeLessThan(r.history[0]!.loss);
+  });
+
+  test('SCAFFOLD needs plain SGD local steps', () => {
+    expect(() => new ScaffoldServer({ network: CLS, optimizer: { name: 'adam', learningRate: 0.01 } })).toThrow(InvalidParameterError);
+  });
+});
+
+describe('failures never reach the average', () => {
+  /** A client that leaves after the first round (its respond throws a non-fedmix error: the transport loses it). */
+  class Leaving implements ClientRole {
+    readonly protocol = FEDAVG_PROTOCOL;
+    private n = 0;
+    constructor(readonly inner: FedAvgClient) {}
+    get id(): string {
+      return this.inner.id;
+    }
+    respond(m: Message): Message | undefined {
+      this.n += 1;
+      if (this.n > 1 && m.kind === 'fedavg/train') throw new InvalidParameterError('gone');
+      return this.inner.respond(m);
+    }
+  }
+
+  test('a client sending NaN parameters or leaving is excluded, and the model is the one without it', () => {
+    for (const encoding of ['none', 'binary'] as const) {
+      const data = clients();
+      const opts = { network: CLS, rounds: 3, batchSize: 10 };
+      const honest = () => data.slice(0, 2).map((d, i) => new FedAvgClient(String(i), d.X, { labels: d.labels }));
+      const clean = runFederationSync(new FedAvgServer(opts), new InProcessTransport(honest(), { encoding }));
+      const nan = new Recording(
+        new FedAvgClient('2', data[2]!.X, { labels: data[2]!.labels }),
+        editPayload((p) => {
+          p.parameters[0] = NaN;
+        }),
+      );
+      const bad = runFederationSync(new FedAvgServer(opts), new InProcessTransport([...honest(), nan], { encoding }));
+      expect(bad.excluded.map((e) => e.client)).toEqual(['2']);
+      expect(bad.model.parameters).toEqual(clean.model.parameters);
+    }
+  });
+
+  test('a client that refuses in round 2 only costs that round its reply', () => {
+    const data = clients();
+    const r = runFederationSync(
+      new FedAvgServer({ network: CLS, rounds: 3, batchSize: 10 }),
+      new InProcessTransport([new FedAvgClient('0', data[0]!.X, { labels: data[0]!.labels }), new Leaving(new FedAvgClient('1', data[1]!.X, { labels: data[1]!.labels }))]),
+    );
+    expect(r.model.history.map((h) => h.clients)).toEqual([2, 1, 1]);
+  });
+
+  test('an update of the wrong length is refused with the reason', () => {
+    const data = clients();
+    const short = new Recording(new FedAvgClient('9', data[0]!.X, { labels: data[0]!.labels }), (m) =>
+      UPDATE.create(m.from, m.round, { ...(m.payload as { parameters: Float32Array; nSamples: number; loss: number }), parameters: new Float32Array(3) }),
+    );
+    const r = runFederationSync(new FedAvgServer({ network: CLS, rounds: 1, batchSize: 10 }), new InProcessTransport([new FedAvgClient('0', data[1]!.X, { labels: data[1]!.labels }), short]));
+    expect(r.excluded[0]!.reason).toMatch(/parameters has 3 values; expected 67/);
+  });
+
+  test('options are checked when the server is made, and nothing is left in WASM memory', () => {
+    const before = wasm().fm_heap_in_use();
+    expect(() => new FedAvgServer({ network: CLS, optimizer: { name: 'sgd', learningRate: 0 } })).toThrow(/learningRate must be a finite number > 0/);
+    expect(() => new FedAvgServer({ network: CLS, aggregation: 'mode' as never })).toThrow(InvalidParameterError);
+    expect(() => new FedProxServer({ network: CLS, mu: -1 })).toThrow(/mu must be/);
+    expect(() => fedAvg(clients(), { network: CLS, mu: 1 })).toThrow(/mu is FedProx's/);
+    expect(wasm().fm_heap_in_use()).toBe(before);
+  });
+});

@@ -1,0 +1,186 @@
+/**
+ * A client of the FedAvg family: its rows (and labels, for a classifier) stay
+ * resident in WASM memory; each TRAIN request sets the global parameters,
+ * trains `epochs` local epochs in shuffled minibatches with a fresh optimizer
+ * (as Flower's clients build theirs per fit) and answers with the new
+ * parameters. FedProx adds mu (w - w_global) to every gradient; SCAFFOLD adds
+ * c - c_i and then updates its own control variate by option II of
+ * Karimireddy et al. (2020): c_i+ = c_i - c + (x - y_i) / (K lr), K the local
+ * steps. The same client answers all three: the request says which.
+ */
+import { Matrix, type MatrixLike } from '../../data/matrix.js';
+import { InvalidDataError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { Network, type NetworkSpec, type OptimizerSpec, type TrainingSet } from '../../models/network.js';
+import { readOptions, requireInteger } from '../../validate.js';
+import type { Message } from '../messages/envelope.js';
+import { readRequest, type ClientRole } from '../runtime/roles.js';
+import { FEDAVG_PROTOCOL, RESULT, TRAIN, UPDATE, type TrainPayload, type WireNetwork } from './messages.js';
+
+export interface FedAvgClientOptions {
+  /** class labels of the rows (a classifier, loss softmax-cross-entropy); without them the rows are their own targets (an autoencoder) */
+  labels?: Int32Array | readonly number[];
+  /** seed of the local shuffles (default: derived from the client id, so a run is reproducible on any transport) */
+  seed?: number;
+}
+
+/**
+ * The seed of one local epoch's shuffle: the client's seed, the round and the
+ * epoch mixed (so no two epochs of a run shuffle alike). Exported for tests
+ * that replay a client's training with a Network.
+ */
+export function localEpochSeed(seed: number, round: number, epoch: number): number {
+  let h = mix(seed >>> 0) ^ mix(Math.floor(seed / 2 ** 32) + 0x9e3779b9);
+  h = mix(h ^ mix(round + 0x85ebca6b));
+  h = mix(h ^ mix(epoch + 0xc2b2ae35));
+  return h >>> 0;
+}
+
+function mix(x: number): number {
+  x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
+  x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+/** A client's default seed: its id hashed (FNV-1a), so clients of one run shuffle differently. */
+function idSeed(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+export class FedAvgClient implements ClientRole {
+  readonly id: string;
+  readonly protocol = FEDAVG_PROTOCOL;
+  readonly nSamples: number;
+  private readonly X: Matrix;
+  private readonly labels: Int32Array | undefined;
+  private readonly seed: number;
+  private network: Network | undefined;
+  private set: TrainingSet | undefined;
+  /** SCAFFOLD's c_i (zero until the first SCAFFOLD round) */
+  private control: Float32Array | undefined;
+  private final: Float32Array | undefined;
+
+  constructor(id: string, data: MatrixLike, options: FedAvgClientOptions = {}) {
+    if (typeof id !== 'string' || id.length === 0) throw new InvalidParameterError('a client needs a non-empty string id');
+    this.id = id;
+    const o = readOptions(options, ['labels', 'seed']);
+    this.X = Matrix.from(data);
+    if (this.X.nRows === 0) throw new InvalidDataError(`client ${id} has no rows`);
+    this.nSamples = this.X.nRows;
+    if (o.labels !== undefined) {
+      const labels = Int32Array.from(o.labels as ArrayLike<number>);
+      if (labels.length !== this.X.nRows) throw new InvalidDataError(`client ${id} has ${this.X.nRows} rows but ${labels.length} labels`);
+      this.labels = labels;
+    }
+    this.seed = o.seed === undefined ? idSeed(id) : requireInteger('seed', o.seed, 0);
+  }
+
+  /** The final global parameters, once the server has sent them. */
+  get parameters(): Float32Array | undefined {
+    return this.final;
+  }
+
+  respond(request: Message): Message | undefined {
+    const m = readRequest(this.protocol, request);
+    switch (m.kind) {
+      case TRAIN.kind:
+        return this.train(m.round, m.payload as TrainPayload);
+      case RESULT.kind:
+        this.final = Float32Array.from((m.payload as { parameters: Float32Array }).parameters);
+        return undefined;
+      default:
+        throw new InvalidMessageError(`a FedAvg client does not answer ${m.kind}`);
+    }
+  }
+
+  private train(round: number, p: TrainPayload): Message {
+    const net = this.networkFor(p.network);
+    if (p.parameters.length !== net.nParameters) {
+      throw new InvalidMessageError(`the global parameters have ${p.parameters.length} values; the network declared has ${net.nParameters}`);
+    }
+    const scaffold = p.control !== undefined;
+    if (scaffold && p.control!.length !== net.nParameters) throw new InvalidMessageError(`the control variate has ${p.control!.length} values; the network has ${net.nParameters}`);
+    if (p.mu !== undefined && !(p.mu >= 0)) throw new InvalidMessageError(`mu is ${p.mu}; it must be >= 0`);
+    if (scaffold && p.optimizer.name !== 'sgd') throw new InvalidMessageError("SCAFFOLD's control variates (option II) assume plain SGD steps; the optimizer must be 'sgd'");
+    const x = p.parameters;
+    net.setParameters(x);
+    // a smaller client trains on all its rows per batch, as FedAvg's B = infinity would
+    const batchSize = Math.min(p.batchSize, this.nSamples);
+    const correction = scaffold ? this.correction(p.control!) : undefined;
+    const opt = net.optimizer(p.optimizer as OptimizerSpec);
+    let loss = 0;
+    try {
+      for (let e = 0; e < p.epochs; e++) {
+        loss = net.trainEpoch(this.set!, opt, {
+          batchSize,
+          seed: localEpochSeed(this.seed, round, e),
+          proximal: p.mu ? { mu: p.mu, anchor: x } : undefined,
+          correction,
+        });
+      }
+    } finally {
+      opt.dispose();
+    }
+    const y = net.getParameters();
+    let controlDelta: Float32Array | undefined;
+    if (scaffold) {
+      // option II: c_i+ = c_i - c + (x - y) / (K lr)
+      const steps = p.epochs * Math.ceil(this.nSamples / batchSize);
+      const scale = 1 / (steps * p.optimizer.learningRate);
+      const ci = this.control ?? new Float32Array(x.length);
+      const next = new Float32Array(x.length);
+      controlDelta = new Float32Array(x.length);
+      for (let j = 0; j < x.length; j++) {
+        next[j] = ci[j]! - p.control![j]! + (x[j]! - y[j]!) * scale;
+        controlDelta[j] = next[j]! - ci[j]!;
+      }
+      this.control = next;
+    }
+    return UPDATE.create(this.id, round, { parameters: y, nSamples: this.nSamples, loss, controlDelta });
+  }
+
+  /** SCAFFOLD's gradient correction c - c_i. */
+  private correction(c: Float32Array): Float32Array {
+    const out = new Float32Array(c.length);
+    const ci = this.control;
+    for (let j = 0; j < c.length; j++) out[j] = c[j]! - (ci ? ci[j]! : 0);
+    return out;
+  }
+
+  /** The client's network for `wire`, built (and its rows attached) the first time, or again when the server changes it. */
+  private networkFor(wire: WireNetwork): Network {
+    const spec: NetworkSpec = { sizes: wire.sizes, activation: wire.activation, outputActivation: wire.outputActivation, loss: wire.loss };
+    const same = this.network && JSON.stringify(this.network.spec.sizes) === JSON.stringify(spec.sizes) && ['activation', 'outputActivation', 'loss'].every((k) => this.network!.spec[k as keyof NetworkSpec] === spec[k as keyof NetworkSpec]);
+    if (same) return this.network!;
+    const d = this.X.nCols;
+    if (spec.sizes[0] !== d) throw new InvalidMessageError(`the network takes ${spec.sizes[0]} inputs; client ${this.id} has ${d} features`);
+    const classifier = spec.loss === 'softmax-cross-entropy';
+    if (classifier && !this.labels) throw new InvalidMessageError(`the network is a classifier; client ${this.id} has no labels`);
+    if (!classifier && spec.sizes[spec.sizes.length - 1] !== d) {
+      throw new InvalidMessageError(`the network reconstructs ${spec.sizes[spec.sizes.length - 1]} outputs; client ${this.id}'s rows (its own targets) have ${d}`);
+    }
+    this.release();
+    const net = new Network(spec);
+    try {
+      this.set = net.attach(this.X, classifier ? this.labels! : this.X);
+    } catch (e) {
+      net.dispose();
+      throw e;
+    }
+    this.network = net;
+    this.control = undefined;
+    return net;
+  }
+
+  private release(): void {
+    this.set?.dispose();
+    this.network?.dispose();
+    this.set = undefined;
+    this.network = undefined;
+  }
+
+  dispose(): void {
+    this.release();
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The FedAvg family's messages (FedAvg, FedProx, SCAFFOLD share them), declared once.
+ *
+ *   server -> client  TRAIN    the global parameters, the network they belong
+ *                              to, the local training to do (epochs, batch
+ *                              size, optimizer) and, by algorithm, FedProx's mu
+ *                              or SCAFFOLD's server control variate
+ *   client -> server  UPDATE   its parameters after local training, its row
+ *                              count, its mean training loss and (SCAFFOLD) the
+ *                              change of its control variate
+ *   server -> client  RESULT   the final global parameters (no reply)
+ *
+ * The network's description travels with every request (a few dozen bytes), so
+ * a client needs nothing but its rows: the same client answers all three
+ * algorithms, from any transport.
+ */
+import { InvalidMessageError } from '../../errors.js';
+import { LIMITS } from '../../validate.js';
+import { lengthIs } from '../messages/checks.js';
+import type { Message } from '../messages/envelope.js';
+import { defineMessage, f32Array, finiteNumber, flag, listOf, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
+import { defineProtocol } from '../runtime/roles.js';
+
+/** Most rows a client may claim: counts weigh the average, so one claim cannot be unbounded. */
+export const MAX_SAMPLES = 2 ** 48;
+/** Most layers a network may declare on the wire, and the widest layer (the network itself checks its size against memory). */
+export const MAX_LAYERS = 64;
+export const MAX_LAYER_WIDTH = 2 ** 20;
+
+const network = record({
+  sizes: listOf(wholeNumber(1, MAX_LAYER_WIDTH), MAX_LAYERS + 1),
+  activation: oneOf(['relu', 'sigmoid', 'tanh', 'identity'] as const),
+  outputActivation: oneOf(['relu', 'sigmoid', 'tanh', 'identity', 'softmax'] as const),
+  loss: oneOf(['mse', 'bce', 'softmax-cross-entropy'] as const),
+});
+
+const optimizer = record({
+  name: oneOf(['sgd', 'adam'] as const),
+  learningRate: finiteNumber(),
+  momentum: optional(finiteNumber()),
+  dampening: optional(finiteNumber()),
+  nesterov: optional(flag()),
+  weightDecay: optional(finiteNumber()),
+  beta1: optional(finiteNumber()),
+  beta2: optional(finiteNumber()),
+  eps: optional(finiteNumber()),
+});
+
+export const TRAIN = defineMessage(
+  'fedavg/train',
+  record({
+    network,
+    parameters: f32Array(),
+    epochs: wholeNumber(1, LIMITS.localSteps),
+    batchSize: wholeNumber(1, LIMITS.count),
+    optimizer,
+    /** FedProx's proximal weight (absent: FedAvg) */
+    mu: optional(finiteNumber()),
+    /** SCAFFOLD's server control variate c (absent: no control variates) */
+    control: optional(f32Array()),
+  }),
+);
+export const UPDATE = defineMessage(
+  'fedavg/update',
+  record({
+    parameters: f32Array(),
+    nSamples: wholeNumber(1, MAX_SAMPLES),
+    loss: finiteNumber(),
+    /** SCAFFOLD: c_i+ - c_i */
+    controlDelta: optional(f32Array()),
+  }),
+);
+export const RESULT = defineMessage('fedavg/result', record({ parameters: f32Array() }));
+
+export const FEDAVG_PROTOCOL = defineProtocol('FedAvg', [
+  [TRAIN, UPDATE],
+  [RESULT, null],
+]);
+
+export type TrainPayload = PayloadOf<typeof TRAIN>;
+export type UpdatePayload = PayloadOf<typeof UPDATE>;
+export type WireNetwork = TrainPayload['network'];
+export type WireOptimizer = TrainPayload['optimizer'];
+
+/** A client's update as the server keeps it. */
+export interface ReceivedUpdate {
+  client: string;
+  parameters: Float32Array;
+  nSamples: number;
+  loss: number;
+  controlDelta?: Float32Array;
+}
+
+/** An UPDATE checked against what the server asked: one value per parameter, a control delta exactly when SCAFFOLD asked for one. */
+export function receiveUpdate(m: Message, nParameters: number, scaffold: boolean): ReceivedUpdate {
+  const p = m.payload as UpdatePayload;
+  lengthIs('parameters', p.parameters, nParameters);
+  if (scaffold) {
+    if (!p.controlDelta) throw new InvalidMessageError('a SCAFFOLD update needs controlDelta', 'controlDelta is missing');
+    lengthIs('controlDelta', p.controlDelta, nParameters);
+  } else if (p.controlDelta) {
+    throw new InvalidMessageError('controlDelta was not asked for (this server does not run SCAFFOLD)', 'controlDelta was not asked for');
+  }
+  return { client: m.from, parameters: p.parameters, nSamples: p.nSamples, loss: p.loss, controlDelta: p.controlDelta };
+}

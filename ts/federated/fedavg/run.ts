@@ -1,0 +1,79 @@
+/**
+ * fedAvg: the one-call form of the FedAvg family (FedAvg, FedProx, SCAFFOLD),
+ * in process. For clients elsewhere (worker threads, browsers, an MQTT broker)
+ * run a FedAvgServer, FedProxServer or ScaffoldServer with runFederation and
+ * FedAvgClients where the data is.
+ */
+import type { MatrixLike } from '../../data/matrix.js';
+import { FedmixError, InvalidParameterError } from '../../errors.js';
+import { readArray, readOptions, requireOneOf } from '../../validate.js';
+import type { Encoding } from '../messages/codec.js';
+import type { ExcludedClient } from '../runtime/roles.js';
+import { runFederationSync, type FederationResult } from '../runtime/run.js';
+import { InProcessTransport } from '../transport/in-process.js';
+import { FedAvgClient } from './client.js';
+import { FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgAlgorithm, type FedAvgOutcome, type FedAvgServerOptions } from './server.js';
+
+/** One client's rows, and its labels when the network is a classifier. */
+export interface FedAvgClientData {
+  X: MatrixLike;
+  labels?: Int32Array | readonly number[];
+}
+
+export interface FedAvgOptions extends FedAvgServerOptions {
+  /** 'fedavg' (default), 'fedprox' (needs mu) or 'scaffold' */
+  algorithm?: FedAvgAlgorithm;
+  /** FedProx's proximal weight */
+  mu?: number;
+  /** SCAFFOLD's server step eta_g (default 1) */
+  serverLearningRate?: number;
+  /** C, the share of clients asked each round (default 1), drawn with sampleSeed */
+  fraction?: number;
+  sampleSeed?: number;
+  /** client i's shuffles are seeded with seed + i (default: from each client's id) */
+  seed?: number;
+  /** the wire form of the in-process messages (default 'binary') */
+  encoding?: Encoding | 'none';
+  /** a client that fails: excluded (default) or the run fails */
+  onInvalidClient?: 'exclude' | 'throw';
+}
+
+export interface FedAvgResult extends FedAvgOutcome {
+  excluded: ExcludedClient[];
+  /** the runtime's account: traffic, per-client bytes, every round's record and timings */
+  federation: Omit<FederationResult, 'model'>;
+}
+
+export function fedAvg(data: readonly FedAvgClientData[], given: FedAvgOptions): FedAvgResult {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { network, algorithm, rounds, epochs, batchSize, optimizer }');
+  const options = readOptions(given) as FedAvgOptions;
+  const algorithm = requireOneOf('algorithm', options.algorithm ?? 'fedavg', ['fedavg', 'fedprox', 'scaffold'] as const);
+  const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
+  const clientData = readArray('data', data) as FedAvgClientData[];
+  if (algorithm !== 'fedprox' && options.mu !== undefined) throw new InvalidParameterError(`mu is FedProx's; algorithm is '${algorithm}'`);
+  if (algorithm !== 'scaffold' && options.serverLearningRate !== undefined) throw new InvalidParameterError(`serverLearningRate is SCAFFOLD's; algorithm is '${algorithm}'`);
+  const server = algorithm === 'fedprox' ? new FedProxServer(options as FedAvgOptions & { mu: number }) : algorithm === 'scaffold' ? new ScaffoldServer(options) : new FedAvgServer(options);
+  const unborn: ExcludedClient[] = [];
+  const clients: FedAvgClient[] = [];
+  try {
+    clientData.forEach((d, i) => {
+      const id = String(i);
+      try {
+        const c = readOptions(d, ['X', 'labels'], `data[${i}]`);
+        clients.push(new FedAvgClient(id, c.X as MatrixLike, { labels: c.labels, seed: options.seed === undefined ? undefined : options.seed + i }));
+      } catch (e) {
+        if (!(e instanceof FedmixError) || e.code === 'WASM' || onInvalid === 'throw') throw e;
+        unborn.push({ client: id, round: 0, reason: `creating the client failed: ${e.message}` });
+      }
+    });
+    const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding }), {
+      onInvalid: onInvalid === 'throw' ? 'fail' : 'exclude',
+      fraction: options.fraction,
+      sampleSeed: options.sampleSeed,
+    });
+    const { model, ...federation } = run;
+    return { ...model, excluded: [...unborn, ...run.excluded], federation };
+  } finally {
+    for (const c of clients) c.dispose();
+  }
+}

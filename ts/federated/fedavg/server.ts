@@ -1,0 +1,305 @@
+/**
+ * The FedAvg family's server roles, one averaging loop with three rules:
+ *
+ *   FedAvgServer    McMahan et al. (2017): each round the sampled clients (the
+ *                   runtime's `fraction`) train E epochs of batch B from the
+ *                   global parameters; the new global parameters are their
+ *                   parameters averaged, weighted by their row counts.
+ *   FedProxServer   Li et al. (2020): the same, with mu (w - w_global) added to
+ *                   every local gradient (mu = 0 is FedAvg bit for bit).
+ *   ScaffoldServer  Karimireddy et al. (2020): control variates correct the
+ *                   local gradients (g - c_i + c); x += eta_g (mean y_i - x),
+ *                   c += (1/N) sum of the clients' control changes, N the
+ *                   clients taking part in the federation.
+ *
+ * The average is taken in double precision and rounded to f32 once. Robust
+ * rules (coordinate-wise median, trimmed mean: ts/federated/robust.ts) replace
+ * it when clients may be hostile; an aggregate that is not finite is blamed on
+ * the client whose parameters are out of scale (a ContributionError: the
+ * runtime excludes it and averages again).
+ */
+import { ContributionError, formatValue, InvalidParameterError, NumericalError } from '../../errors.js';
+import { Network, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
+import { readOptions, requireInteger, requireNumber, requireOneOf, requirePositive, LIMITS } from '../../validate.js';
+import type { Message } from '../messages/envelope.js';
+import { coordinateMedian, outliers, trimmedMean } from '../robust.js';
+import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
+import { FEDAVG_PROTOCOL, RESULT, TRAIN, receiveUpdate, type ReceivedUpdate, type TrainPayload } from './messages.js';
+
+export type FedAvgAlgorithm = 'fedavg' | 'fedprox' | 'scaffold';
+
+export interface FedAvgServerOptions {
+  /** the network every client trains (its init and seed make the starting parameters) */
+  network: NetworkSpec;
+  /** starting parameters instead of the network's seeded initialization */
+  initialParameters?: ArrayLike<number>;
+  /** communication rounds (default 10) */
+  rounds?: number;
+  /** E, local epochs per round (default 1) */
+  epochs?: number;
+  /** B, the local batch size (default 32; a client with fewer rows uses them all) */
+  batchSize?: number;
+  /** the local optimizer, fresh each round (default plain SGD, learning rate 0.01) */
+  optimizer?: OptimizerSpec;
+  /** how replies are weighted: by row count (default) or equally (SCAFFOLD's default, as its paper) */
+  weighting?: 'samples' | 'uniform';
+  /** 'mean' (default), or a robust rule: 'median' (coordinate-wise) or 'trimmed-mean' */
+  aggregation?: 'mean' | 'median' | 'trimmed-mean';
+  /** the share cut from each end by 'trimmed-mean' (default 0.1) */
+  trim?: number;
+  /** centralized evaluation after each round (Flower's evaluate_fn): metrics recorded in the round's history */
+  evaluate?: (parameters: Float32Array, round: number) => Record<string, number>;
+}
+
+export interface FedProxServerOptions extends FedAvgServerOptions {
+  /** the proximal weight mu >= 0 (0: FedAvg) */
+  mu: number;
+}
+
+export interface ScaffoldServerOptions extends FedAvgServerOptions {
+  /** eta_g, the server's step along the clients' mean change (default 1) */
+  serverLearningRate?: number;
+}
+
+export interface FedAvgRound {
+  round: number;
+  /** replies averaged */
+  clients: number;
+  /** the clients' mean training loss in their last local epoch, weighted as the average is */
+  loss: number;
+  /** what `evaluate` returned */
+  metrics?: Record<string, number>;
+}
+
+export interface FedAvgOutcome {
+  algorithm: FedAvgAlgorithm;
+  network: NetworkSpec;
+  parameters: Float32Array;
+  rounds: number;
+  history: FedAvgRound[];
+}
+
+const OPTIMIZER_KEYS = ['name', 'learningRate', 'momentum', 'dampening', 'nesterov', 'weightDecay', 'beta1', 'beta2', 'eps'] as const;
+
+/** The base: FedAvg itself, and the loop FedProx and SCAFFOLD reuse. */
+export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
+  readonly protocol = FEDAVG_PROTOCOL;
+  readonly algorithm: FedAvgAlgorithm = 'fedavg';
+  readonly network: NetworkSpec;
+  readonly nParameters: number;
+  readonly rounds: number;
+  readonly history: FedAvgRound[] = [];
+  protected readonly epochs: number;
+  protected readonly batchSize: number;
+  protected readonly optimizer: OptimizerSpec;
+  protected readonly weighting: 'samples' | 'uniform';
+  protected readonly aggregation: 'mean' | 'median' | 'trimmed-mean';
+  protected readonly trim: number;
+  protected readonly evaluate: FedAvgServerOptions['evaluate'];
+  protected parameters: Float32Array;
+  private t = 0;
+  private phase: 'train' | 'result' | 'done';
+  /** what configure() sent and accept() returned: the only values accept() and aggregate() take */
+  private readonly made = new WeakSet<object>();
+
+  constructor(given: FedAvgServerOptions, defaultWeighting: 'samples' | 'uniform' = 'samples') {
+    if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { network, rounds, epochs, batchSize, optimizer }');
+    const o = readOptions(given) as FedAvgServerOptions;
+    if (o.network === undefined) throw new InvalidParameterError('the server needs the network its clients train: { sizes, activation, outputActivation, loss }');
+    this.rounds = requireInteger('rounds', o.rounds ?? 10, 0, LIMITS.rounds);
+    this.epochs = requireInteger('epochs', o.epochs ?? 1, 1, LIMITS.localSteps);
+    this.batchSize = requireInteger('batchSize', o.batchSize ?? 32, 1, LIMITS.count);
+    this.optimizer = checkOptimizer(o.optimizer ?? { name: 'sgd', learningRate: 0.01 });
+    this.weighting = requireOneOf('weighting', o.weighting ?? defaultWeighting, ['samples', 'uniform'] as const);
+    this.aggregation = requireOneOf('aggregation', o.aggregation ?? 'mean', ['mean', 'median', 'trimmed-mean'] as const);
+    this.trim = requireNumber('trim', o.trim ?? 0.1, 0);
+    if (!(this.trim < 0.5)) throw new InvalidParameterError(`trim is ${this.trim}; it must be below 0.5, or nothing is left to average`);
+    if (o.evaluate !== undefined && typeof o.evaluate !== 'function') throw new InvalidParameterError(`evaluate must be a function (parameters, round) => metrics, got ${formatValue(o.evaluate)}`);
+    this.evaluate = o.evaluate;
+    // the network checks its own description; its seeded initialization is the starting point
+    const net = new Network(o.network);
+    try {
+      this.network = net.spec;
+      this.nParameters = net.nParameters;
+      if (o.initialParameters !== undefined) net.setParameters(o.initialParameters);
+      this.parameters = net.getParameters();
+    } finally {
+      net.dispose();
+    }
+    this.phase = this.rounds > 0 ? 'train' : 'result';
+  }
+
+  get done(): boolean {
+    return this.phase === 'done';
+  }
+
+  /** The global parameters now (a copy). */
+  get globalParameters(): Float32Array {
+    return this.parameters.slice();
+  }
+
+  configure(context: RoundContext): Map<string, Message> {
+    const ctx = checkContext(context);
+    const out = new Map<string, Message>();
+    if (this.phase === 'train') {
+      const request = TRAIN.create('server', ctx.round, this.trainPayload());
+      this.made.add(request);
+      for (const id of ctx.clients) out.set(id, request);
+    } else if (this.phase === 'result') {
+      const result = RESULT.create('server', ctx.round, { parameters: this.parameters });
+      for (const id of ctx.available) out.set(id, result);
+      this.phase = 'done';
+    }
+    return out;
+  }
+
+  /** What every client of a round is asked (FedProx and SCAFFOLD add their fields). */
+  protected trainPayload(): TrainPayload {
+    const { sizes, activation, outputActivation, loss } = this.network;
+    return { network: { sizes: [...sizes], activation, outputActivation, loss }, parameters: this.parameters, epochs: this.epochs, batchSize: this.batchSize, optimizer: { ...this.optimizer } };
+  }
+
+  accept(unread: Message, request: Message): ReceivedUpdate {
+    if (request === null || typeof request !== 'object' || !this.made.has(request)) {
+      throw new InvalidParameterError(`accept() takes a request this server's configure() made, got ${formatValue(request)}`);
+    }
+    const reply = readReply(this.protocol, request, unread);
+    const update = receiveUpdate(reply, this.nParameters, this.algorithm === 'scaffold');
+    this.made.add(update);
+    return update;
+  }
+
+  aggregate(context: RoundContext, acceptedReplies: ReadonlyMap<string, ReceivedUpdate>, failed: readonly Failure[] = []): FedAvgRound | undefined {
+    const ctx = checkContext(context);
+    const accepted = checkAccepted<ReceivedUpdate>(acceptedReplies, this.made);
+    checkFailures(failed);
+    if (this.phase !== 'train') throw new InvalidParameterError(`round ${ctx.round}: the server has nothing to aggregate`);
+    const updates = [...accepted.values()];
+    this.t += 1;
+    const weights = updates.map((u) => (this.weighting === 'samples' ? u.nSamples : 1));
+    const total = weights.reduce((a, b) => a + b, 0);
+    let loss = 0;
+    updates.forEach((u, i) => (loss += (weights[i]! / total) * u.loss));
+    if (updates.length > 0) {
+      const next = this.step(this.combine(updates.map((u) => u.parameters), weights), updates, ctx);
+      this.blameIfNotFinite(next, updates);
+      this.afterStep(updates, ctx);
+      this.parameters = next;
+    }
+    const summary: FedAvgRound = { round: this.t, clients: updates.length, loss: updates.length > 0 ? loss : NaN };
+    if (this.evaluate) summary.metrics = this.evaluate(this.parameters.slice(), this.t);
+    this.history.push(summary);
+    if (this.t >= this.rounds) this.phase = 'result';
+    return summary;
+  }
+
+  /** The replies' parameters combined by the aggregation rule, in double precision. */
+  protected combine(vectors: Float32Array[], weights: number[]): Float64Array {
+    if (this.aggregation === 'median') return coordinateMedian(vectors);
+    if (this.aggregation === 'trimmed-mean') return trimmedMean(vectors, this.trim);
+    const total = weights.reduce((a, b) => a + b, 0);
+    const out = new Float64Array(this.nParameters);
+    vectors.forEach((v, i) => {
+      const w = weights[i]! / total;
+      for (let j = 0; j < out.length; j++) out[j]! += w * v[j]!;
+    });
+    return out;
+  }
+
+  /** The new global parameters from the combined replies (FedAvg: the combination itself). */
+  protected step(combined: Float64Array, _updates: ReceivedUpdate[], _ctx: RoundContext): Float32Array {
+    return Float32Array.from(combined);
+  }
+
+  /** State the algorithm keeps beside the parameters, updated once the step is known to be finite. */
+  protected afterStep(_updates: ReceivedUpdate[], _ctx: RoundContext): void {}
+
+  /** A new global vector with an entry past f32's range: the client far off the others' scale is excluded (ContributionError), or the round fails. */
+  private blameIfNotFinite(next: Float32Array, updates: ReceivedUpdate[]): void {
+    let finite = true;
+    for (let j = 0; j < next.length && finite; j++) finite = Number.isFinite(next[j]!);
+    if (finite) return;
+    const scale = updates.map((u) => {
+      let m = 0;
+      for (let j = 0; j < u.parameters.length; j++) m = Math.max(m, Math.abs(u.parameters[j]!));
+      return m;
+    });
+    const culprit = outliers(scale)[0];
+    if (culprit !== undefined && updates.length > 1) {
+      throw new ContributionError(updates[culprit]!.client, `its parameters (largest magnitude ${scale[culprit]}) take the average past single precision`, 'its parameters are out of scale');
+    }
+    throw new NumericalError(`round ${this.t}: the averaged parameters leave single precision; lower the learning rate`);
+  }
+
+  result(): FedAvgOutcome {
+    return { algorithm: this.algorithm, network: this.network, parameters: this.parameters.slice(), rounds: this.t, history: this.history.slice() };
+  }
+}
+
+export class FedProxServer extends FedAvgServer {
+  override readonly algorithm: FedAvgAlgorithm = 'fedprox';
+  readonly mu: number;
+
+  constructor(given: FedProxServerOptions) {
+    super(given);
+    const { mu } = readOptions(given, ['mu']);
+    this.mu = requireNumber('mu', mu, 0);
+  }
+
+  protected override trainPayload(): TrainPayload {
+    // mu = 0 sends no proximal term at all: the clients then do exactly FedAvg's arithmetic
+    return this.mu > 0 ? { ...super.trainPayload(), mu: this.mu } : super.trainPayload();
+  }
+}
+
+export class ScaffoldServer extends FedAvgServer {
+  override readonly algorithm: FedAvgAlgorithm = 'scaffold';
+  readonly serverLearningRate: number;
+  /** the server control variate c */
+  private control: Float32Array;
+
+  constructor(given: ScaffoldServerOptions) {
+    super(given, 'uniform');
+    const { serverLearningRate } = readOptions(given, ['serverLearningRate']);
+    this.serverLearningRate = requirePositive('serverLearningRate', serverLearningRate ?? 1);
+    if (this.optimizer.name !== 'sgd') throw new InvalidParameterError("SCAFFOLD's control variates (option II) assume plain SGD local steps: optimizer.name must be 'sgd'");
+    this.control = new Float32Array(this.nParameters);
+  }
+
+  protected override trainPayload(): TrainPayload {
+    return { ...super.trainPayload(), control: this.control };
+  }
+
+  /** x + eta_g (combined y - x). */
+  protected override step(combined: Float64Array): Float32Array {
+    const x = this.parameters;
+    const out = new Float32Array(x.length);
+    for (let j = 0; j < x.length; j++) out[j] = x[j]! + this.serverLearningRate * (combined[j]! - x[j]!);
+    return out;
+  }
+
+  /** c += (1/N) sum of the clients' control changes, N the clients present. */
+  protected override afterStep(updates: ReceivedUpdate[], ctx: RoundContext): void {
+    const n = Math.max(ctx.available.length, updates.length);
+    const sum = new Float64Array(this.nParameters);
+    for (const u of updates) for (let j = 0; j < sum.length; j++) sum[j]! += u.controlDelta![j]!;
+    const next = new Float32Array(this.nParameters);
+    for (let j = 0; j < next.length; j++) next[j] = this.control[j]! + sum[j]! / n;
+    this.control = next;
+  }
+}
+
+/** An optimizer description, read once and checked (the network checks it again when training). */
+function checkOptimizer(given: OptimizerSpec): OptimizerSpec {
+  const o = readOptions(given, OPTIMIZER_KEYS, 'optimizer') as OptimizerSpec;
+  requireOneOf('optimizer.name', o.name, ['sgd', 'adam'] as const);
+  requirePositive('optimizer.learningRate', o.learningRate);
+  for (const key of ['momentum', 'dampening', 'weightDecay', 'eps'] as const) if (o[key] !== undefined) requireNumber(`optimizer.${key}`, o[key], 0);
+  for (const key of ['beta1', 'beta2'] as const) {
+    if (o[key] !== undefined && !(requireNumber(`optimizer.${key}`, o[key], 0) < 1)) throw new InvalidParameterError(`optimizer.${key} must be in [0, 1), got ${o[key]}`);
+  }
+  if (o.nesterov !== undefined && typeof o.nesterov !== 'boolean') throw new InvalidParameterError(`optimizer.nesterov must be true or false, got ${formatValue(o.nesterov)}`);
+  const out: OptimizerSpec = { name: o.name, learningRate: o.learningRate };
+  for (const key of OPTIMIZER_KEYS) if (key !== 'name' && key !== 'learningRate' && o[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = o[key];
+  return out;
+}
