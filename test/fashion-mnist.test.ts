@@ -188,7 +188,12 @@ describe('the browser path: bytes and URLs, DecompressionStream', () => {
     test('a URL that cannot be fetched is an InvalidDataError naming it', async () => {
       await expect(fashionMnist({ images: `${base}/t10k-images-idx3-ubyte.gz`, labels: `${base}/missing.gz` })).rejects.toThrow(InvalidDataError);
       await expect(fashionMnist({ images: `${base}/t10k-images-idx3-ubyte.gz`, labels: `${base}/missing.gz` })).rejects.toThrow(/could not fetch http:\/\/127\.0\.0\.1:\d+\/data\/fashion-mnist\/missing\.gz: HTTP 404/);
-      await expect(fashionMnist('http://127.0.0.1:9/nothing/')).rejects.toThrow(/could not fetch http:\/\/127\.0\.0\.1:9\/nothing\/train-(images|labels)/);
+      // a port nobody listens on: the connection is refused, and the message says so
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    await expect(fashionMnist(`http://127.0.0.1:${port}/nothing/`)).rejects.toThrow(/could not fetch http:\/\/127\.0\.0\.1:\d+\/nothing\/train-(images|labels).*: fetch failed \(.*ECONNREFUSED/);
       await expect(fashionMnist('not a url')).rejects.toThrow(InvalidParameterError);
     });
   });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { formatThrown, formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
-import { buildFashionMnist, FASHION_MNIST_FILES, isGzip, MAX_IDX_BYTES, readFashionMnistOptions, type FashionMnist, type FashionMnistOptions } from './fashion-mnist.js';
+import { buildFashionMnist, FASHION_MNIST_FILES, isGzip, MAX_IDX_BYTES, readFashionMnistOptions, shownName, type FashionMnist, type FashionMnistOptions } from './fashion-mnist.js';
 
 /** Where Debian's package puts the four files. */
 export const FASHION_MNIST_DIR = '/usr/share/datasets/fashion-mnist';
@@ -25,11 +25,6 @@ export interface LoadFashionMnistOptions extends FashionMnistOptions {
 }
 
 const gunzipAsync = promisify(gunzip);
-
-/** A path as messages show it: at most 200 characters. */
-function shown(path: string): string {
-  return path.length <= 200 ? path : `${path.slice(0, 199)}…`;
-}
 
 /**
  * A Fashion-MNIST split read from a folder (Node).
@@ -62,7 +57,7 @@ async function readIdxFile(dir: string, name: string): Promise<{ bytes: Uint8Arr
   const plain = name.replace(/\.gz$/, '');
   for (const candidate of [name, plain]) {
     const fullPath = join(dir, candidate);
-    const path = shown(fullPath);
+    const path = shownName(fullPath);
     let size: number;
     try {
       const s = await stat(fullPath);
@@ -85,7 +80,7 @@ async function readIdxFile(dir: string, name: string): Promise<{ bytes: Uint8Arr
     dir === FASHION_MNIST_DIR
       ? `Debian's package ${FASHION_MNIST_PACKAGE} installs the files there: apt-get install ${FASHION_MNIST_PACKAGE}, or pass { dir } where they are`
       : `pass { dir } as the folder that holds the Fashion-MNIST files, or install Debian's package ${FASHION_MNIST_PACKAGE} (apt-get install ${FASHION_MNIST_PACKAGE}) and leave dir out`;
-  throw new InvalidDataError(`Fashion-MNIST is not in ${shown(dir)}: no ${name} (nor ${plain}) there; ${install}`);
+  throw new InvalidDataError(`Fashion-MNIST is not in ${shownName(dir)}: no ${name} (nor ${plain}) there; ${install}`);
 }
 
 async function gunzipFile(gz: Uint8Array, path: string): Promise<Uint8Array> {

@@ -140,13 +140,18 @@ interface SourceFile {
   url?: URL;
 }
 
+/** A file's path or URL as messages show it: at most 200 characters. */
+export function shownName(name: string): string {
+  return name.length <= 200 ? name : `${name.slice(0, 199)}…`;
+}
+
 function readSource(source: unknown, split: FashionMnistSplit): { images: SourceFile; labels: SourceFile } {
   const names = FASHION_MNIST_FILES[split];
   if (typeof source === 'string' || isUrl(source)) {
     const base = folderUrl(source);
     return {
-      images: { name: new URL(names.images, base).href, url: new URL(names.images, base) },
-      labels: { name: new URL(names.labels, base).href, url: new URL(names.labels, base) },
+      images: { name: shownName(new URL(names.images, base).href), url: new URL(names.images, base) },
+      labels: { name: shownName(new URL(names.labels, base).href), url: new URL(names.labels, base) },
     };
   }
   if (source === null || typeof source !== 'object') {
@@ -167,7 +172,7 @@ function readFile(what: string, value: unknown, name: string): SourceFile {
   }
   if (typeof value === 'string' || isUrl(value)) {
     const url = resolveUrl(what, value);
-    return { name: url.href, url };
+    return { name: shownName(url.href), url };
   }
   throw new InvalidParameterError(`${what} must be the file's bytes (an ArrayBuffer or a Uint8Array) or its URL, got ${formatValue(value)}`);
 }
@@ -209,7 +214,10 @@ async function fetchBytes(url: URL, name: string): Promise<Uint8Array> {
   try {
     response = await fetch(url);
   } catch (e) {
-    throw new InvalidDataError(`could not fetch ${name}: ${formatThrown(e)}`);
+    // Node's fetch says "fetch failed" and puts the reason (a refused connection, an unknown host) in cause
+    const reason = e instanceof Error ? (e as { cause?: unknown }).cause : undefined;
+    const cause = reason !== undefined ? ` (${formatThrown(reason)})` : '';
+    throw new InvalidDataError(`could not fetch ${name}: ${formatThrown(e)}${cause}`);
   }
   if (!response.ok) throw new InvalidDataError(`could not fetch ${name}: HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`);
   if (response.body === null) return new Uint8Array(0);
