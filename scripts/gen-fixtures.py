@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Reference values from scikit-learn / scipy for the fedmix tests.
 
-Run with Debian's interpreter (python3-sklearn 1.2.1, python3-scipy 1.10.1):
+Run with Debian's interpreter (python3-sklearn 1.2.1, python3-scipy 1.10.1; fashion_mnist also needs
+python3-torch 1.13 and dataset-fashion-mnist):
     /usr/bin/python3 scripts/gen-fixtures.py [gmm kmeans ranking lsa pca ...]
 Writes test/fixtures/*.json (all of them, or the named ones). Floats are written with repr, so they round-trip
 exactly. Deterministic: re-running gives identical files.
@@ -515,9 +516,45 @@ def robust_fixtures():
     write("robust.json", {"scipy": scipy.__version__, "cases": cases})
 
 
+def fashion_mnist_fixtures():
+    """Fashion-MNIST as Debian's dataset-fashion-mnist ships it (/usr/share/datasets/fashion-mnist),
+    read with gzip and numpy, scaled with torch as torchvision's ToTensor() does (uint8 -> float32,
+    divided by 255): per split the IDX headers, row count, label counts, the first labels, the sum of
+    all bytes, the mean scaled pixel, the byte sums of a few rows and the scaled values of pixels
+    at seeded positions; and byte / 255 in float32 for every byte value. Needs python3-torch."""
+    import gzip
+    import torch
+    folder = "/usr/share/datasets/fashion-mnist"
+    rng = np.random.default_rng(12)
+    splits = {}
+    for split, prefix in [("train", "train"), ("test", "t10k")]:
+        with gzip.open(os.path.join(folder, f"{prefix}-images-idx3-ubyte.gz"), "rb") as f:
+            images = f.read()
+        with gzip.open(os.path.join(folder, f"{prefix}-labels-idx1-ubyte.gz"), "rb") as f:
+            labels = f.read()
+        x = np.frombuffer(images, dtype=np.uint8, offset=16).reshape(-1, 784)
+        y = np.frombuffer(labels, dtype=np.uint8, offset=8)
+        scaled = torch.from_numpy(x.copy()).float().div(255)
+        n = x.shape[0]
+        rows = rng.integers(0, n, size=24)
+        cols = np.concatenate([rng.integers(0, 784, size=12), rng.integers(300, 500, size=12)])  # the middle is rarely 0
+        pick = [0, 1, 2, n // 2, n - 1]
+        splits[split] = {
+            "imagesHeader": images[:16].hex(), "labelsHeader": labels[:8].hex(), "n": int(n),
+            "labelCounts": [int(c) for c in np.bincount(y, minlength=10)], "firstLabels": [int(v) for v in y[:20]],
+            "byteSum": int(x.sum(dtype=np.int64)), "mean": float(scaled.double().mean()),
+            "rowByteSums": [{"row": int(i), "sum": int(x[i].sum(dtype=np.int64))} for i in pick],
+            "pixels": [{"row": int(i), "col": int(j), "byte": int(x[i, j]), "value": float(scaled[i, j])} for i, j in zip(rows, cols)],
+        }
+    table = torch.arange(256, dtype=torch.uint8).float().div(255)
+    write("fashion_mnist.json", {"torch": torch.__version__, "folder": folder, "splits": splits,
+                                  "scale": [float(v) for v in table]})
+
+
 GENERATORS = {"gmm": gmm_fixtures, "kmeans": kmeans_fixtures, "ranking": ranking_fixtures, "special": special_fixtures,
               "dirichlet_multinomial": dirichlet_multinomial_fixtures, "random": random_fixtures, "lsa": lsa_fixtures,
-              "pca": pca_fixtures, "mdm": mdm_fixtures, "clustering": clustering_fixtures, "robust": robust_fixtures}
+              "pca": pca_fixtures, "mdm": mdm_fixtures, "clustering": clustering_fixtures, "robust": robust_fixtures,
+              "fashion_mnist": fashion_mnist_fixtures}
 
 if __name__ == "__main__":
     # `gen-fixtures.py random` regenerates one file; no argument, all of them

@@ -202,3 +202,13 @@ export {
   type PrivacyOptions,
 } from './federated/fedgem/index.js';
 export { makeBlobs, type BlobOptions, type Blobs } from './data/synthetic.js';
+export {
+  fashionMnist,
+  FASHION_MNIST_CLASSES,
+  FASHION_MNIST_FILES,
+  type FashionMnist,
+  type FashionMnistOptions,
+  type FashionMnistSource,
+  type FashionMnistFile,
+  type FashionMnistSplit,
+} from './data/datasets/fashion-mnist.js';

@@ -5,11 +5,15 @@
  * into what they get). `internal` lists methods that TypeScript marks private
  * or @internal: on the prototype, but not API.
  */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { types } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import * as f from '../../ts/index.js';
 import * as n from '../../ts/node.js';
 import type { ClientRole, Message, RoundContext, ServerRole } from '../../ts/index.js';
 import { blobs } from '../helpers.js';
+import { tinyFashionMnist } from './idx.js';
 
 export interface Recipe {
   /** valid arguments of the call (or constructor, or factory) */
@@ -147,6 +151,22 @@ const PING = f.defineMessage('test/ping', f.record({ v: f.f64Array(), n: f.whole
 const ping = () => PING.create('a', 1, { v: [1, 2], n: 3 });
 
 const tmp = () => process.cwd();
+/** Five images as Fashion-MNIST's training files (gzipped images, plain labels). */
+const fashionFiles = () => {
+  const t = tinyFashionMnist(5);
+  return { images: gzipSync(t.images), labels: t.labels };
+};
+/** A folder under the scratch directory holding fashionFiles() under the dataset's names. */
+const fashionDir = () => {
+  const dir = join(tmp(), 'fashion-mnist');
+  if (!existsSync(join(dir, 'train-labels-idx1-ubyte.gz'))) {
+    const files = fashionFiles();
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'train-images-idx3-ubyte.gz'), files.images);
+    writeFileSync(join(dir, 'train-labels-idx1-ubyte.gz'), gzipSync(files.labels));
+  }
+  return dir;
+};
 const DIST_WORKER = new URL('../../dist/worker.js', import.meta.url);
 
 const brokerUsers = () => [
@@ -216,6 +236,7 @@ export const RECIPES: Record<string, Recipe> = {
   parseCsv: fn(f.parseCsv, () => ['a,b\n1,2\n3,"4"\n']),
   csvToMatrix: fn(f.csvToMatrix, () => [f.parseCsv('a,b,c\n1,2,x\n3,4,y\n'), { exclude: ['c'] }]),
   makeBlobs: fn(f.makeBlobs, () => [{ nClusters: 3, nFeatures: 2, samplesPerCluster: [5, 6, 7], clusterStd: 0.5, minDistance: 3, seed: 1 }]),
+  fashionMnist: fn(f.fashionMnist, () => [fashionFiles(), { split: 'train', n: 3, sample: 'stratified', seed: 1 }]),
 
   // models
   GaussianMixture: cls(f.GaussianMixture, () => [{ nComponents: 2, covarianceType: 'diag', tol: 1e-3, regCovar: 1e-6, maxIter: 50, nInit: 2, initParams: 'kmeans', warmStart: false, seed: 1 }], {
@@ -487,6 +508,7 @@ export const RECIPES: Record<string, Recipe> = {
   writeMosquittoConfig: fn(n.writeMosquittoConfig, () => [tmp(), { federation: 'F', users: brokerUsers(), port: 1884 }]),
   mosquittoConfig: fn(n.mosquittoConfig, () => [{ federation: 'F', users: brokerUsers(), port: 1884 }, { passwordFile: 'p', aclFile: 'a' }]),
   freePort: fn(n.freePort, () => ['127.0.0.1']),
+  loadFashionMnist: fn(n.loadFashionMnist, () => [{ dir: fashionDir(), split: 'train', n: 4, sample: 'stratified', seed: 2 }]),
   // undefined is the default: 60 s to wait for clients on port 1883; the call keeps it short and on a free port
   serve: {
     call: (o, ...rest) => n.serve(...([quick(o), ...rest] as Parameters<typeof n.serve>)),
