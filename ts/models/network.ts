@@ -11,7 +11,7 @@
  * network, its training sets and its optimizers are each freed by dispose().
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { formatValue, InvalidDataError, InvalidParameterError, NumericalError } from '../errors.js';
 import { codeTable } from '../wasm/constants.js';
 import { instance, type WasmExports } from '../wasm/loader.js';
 import { OwnedHandle, requireWasmMemory, withScope, type HandleLabel, type Scope } from '../wasm/memory.js';
@@ -600,4 +600,83 @@ export class Network {
   dispose(): void {
     this.owned.dispose();
   }
+}
+
+/** What an estimator's fit loop needs (see trainEpochs). @internal */
+export interface EpochLoop {
+  epochs: number;
+  batchSize: number;
+  /** base of the epochs' shuffle seeds */
+  seed: number;
+  /** false: every epoch takes the rows in their order (scikit-learn's shuffle=False) */
+  shuffle: boolean;
+  /** epochs trained before (the shuffle seeds go on from there) */
+  firstEpoch?: number;
+  l2?: number;
+  /** called after every epoch with its number (from 1) and mean loss; returning false stops training */
+  onEpoch?: (epoch: number, loss: number) => unknown;
+  /** after onEpoch: whether to stop (scikit-learn's no-improvement rule) */
+  stop?: (loss: number) => boolean;
+}
+
+/** The shuffle seed of epoch e (from 0) under base seed s: distinct per epoch, a safe integer. @internal */
+export function epochSeed(s: number, e: number): number {
+  return (s + (e + 1) * 0x9e3779b1) % 2 ** 52;
+}
+
+/**
+ * Trains epochs on a resident set; returns the epochs' mean losses. A loss
+ * that is not finite stops it with a NumericalError (the caller restores
+ * what it had); so does the callback's `false`, without an error.
+ * @internal
+ */
+export function trainEpochs(net: Network, set: TrainingSet, opt: Optimizer, o: EpochLoop): number[] {
+  const losses: number[] = [];
+  const identity = o.shuffle ? undefined : Uint32Array.from({ length: set.nRows }, (_, i) => i);
+  for (let e = 0; e < o.epochs; e++) {
+    const loss = net.trainEpoch(set, opt, { batchSize: o.batchSize, seed: epochSeed(o.seed, (o.firstEpoch ?? 0) + e), order: identity, l2: o.l2 ?? 0 });
+    if (!Number.isFinite(loss)) {
+      throw new NumericalError(`training diverged in epoch ${e + 1}: the loss is ${loss}; lower the learning rate (or scale the data)`);
+    }
+    losses.push(loss);
+    if (o.onEpoch && o.onEpoch(e + 1, loss) === false) break;
+    if (o.stop?.(loss)) break;
+  }
+  // the last step may have left non-finite parameters that no epoch's loss showed
+  if (net.getParameters().some((v) => !Number.isFinite(v))) {
+    throw new NumericalError('training diverged: the parameters are no longer finite; lower the learning rate (or scale the data)');
+  }
+  return losses;
+}
+
+/**
+ * A model's JSON (an object or its text) read once: `format` and version 1
+ * checked, `keys` read under guard. @internal
+ */
+export function readModelJSON<K extends string>(json: unknown, format: string, keys: readonly K[]): Partial<Record<K, unknown>> {
+  let parsed: unknown = json;
+  if (typeof json === 'string') {
+    try {
+      parsed = JSON.parse(json);
+    } catch {
+      throw new InvalidParameterError(`not a ${format} JSON: the text is not JSON (it starts ${formatValue(json.slice(0, 20))})`);
+    }
+  }
+  if (parsed === null || typeof parsed !== 'object') throw new InvalidParameterError(`not a ${format} JSON: expected an object with format "${format}", got ${formatValue(parsed)}`);
+  const j = readOptions(parsed as Record<K | 'format' | 'version', unknown>, ['format', 'version', ...keys], 'the JSON');
+  if (j.format !== format) throw new InvalidParameterError(`not a ${format} JSON: format must be "${format}", got ${formatValue(j.format)}`);
+  if (j.version !== 1) throw new InvalidParameterError(`unsupported ${format} JSON version ${formatValue(j.version)}; this fedmix reads version 1 (the number)`);
+  return j as Partial<Record<K, unknown>>;
+}
+
+/** The batch size of a fit on n rows: `given`, at most n, or min(dflt, n) when not given. @internal */
+export function batchFor(given: number | undefined, dflt: number, n: number): number {
+  if (given === undefined) return Math.min(dflt, n);
+  if (given > n) throw new InvalidParameterError(`batchSize ${given} is larger than the ${n} rows of X; use at most ${n}`);
+  return given;
+}
+
+/** A finite, non-negative seed for the shuffles: the given one, or one drawn now. @internal */
+export function baseSeed(seed: number | undefined): number {
+  return seed ?? Math.floor(Math.random() * 2 ** 52);
 }
