@@ -37,6 +37,24 @@ export {
   type MdmSample,
 } from './models/dirichlet-multinomial-mixture.js';
 export { KMeans, nearestCenters, type KMeansOptions } from './models/kmeans.js';
+export {
+  Network,
+  ACTIVATIONS,
+  OUTPUT_ACTIVATIONS,
+  LOSSES,
+  type Activation,
+  type OutputActivation,
+  type Loss,
+  type NetworkInit,
+  type NetworkSpec,
+  type OptimizerSpec,
+  type Optimizer,
+  type TrainOptions,
+  type TrainingSet,
+  type BatchGradient,
+} from './models/network.js';
+export { Autoencoder, type AutoencoderOptions, type AutoencoderJSON, type ResolvedAutoencoderOptions } from './models/autoencoder.js';
+export { MLPClassifier, MLP_ACTIVATIONS, type MLPActivation, type MLPClassifierOptions, type MLPClassifierJSON, type ResolvedMLPClassifierOptions } from './models/mlp-classifier.js';
 export { selectGaussianMixture, type SelectOptions, type Selection, type CandidateScore } from './models/select.js';
 export { averagePrecision, rocAuc } from './metrics/ranking.js';
 export { normalizedError, mdmRecoveryError, type MdmRecovery } from './metrics/recovery.js';

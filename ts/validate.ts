@@ -52,6 +52,12 @@ export const LIMITS = Object.freeze({
   count: 2 ** 31 - 1,
   /** values in one federated model's parameters (weights, means, covariances): 2^27 doubles, 1 GiB */
   modelValues: 2 ** 27,
+  /** layers of a network (weight matrices: widths minus one) */
+  networkLayers: 256,
+  /** units in one layer of a network, the input and output included */
+  layerWidth: 1 << 20,
+  /** parameters of a network: 2^27 f32 (512 MiB; with gradients and Adam's moments 2 GiB of WASM memory's 4) */
+  networkParameters: 2 ** 27,
 });
 
 /** Deepest nesting of number arrays read (a (k, d, d) covariance is 3 deep). */

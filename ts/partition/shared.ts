@@ -4,12 +4,12 @@
  * minimum-size top-up and the assembly of the result. A partition deals row
  * indices only; `X.selectRows(p.indices[c])` gives client c's data.
  */
-import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { type Label } from '../data/labels.js';
+import { InvalidParameterError } from '../errors.js';
 import { Rng } from '../random.js';
-import { LIMITS, readArray, requireInteger } from '../validate.js';
+import { LIMITS, requireInteger } from '../validate.js';
 
-/** A class label: a number (finite) or a string. */
-export type Label = number | string;
+export { encodeLabels, type Label } from '../data/labels.js';
 
 export interface Partition {
   /** indices[c]: the rows dealt to client c, ascending */
@@ -18,29 +18,6 @@ export interface Partition {
   histograms: Int32Array[];
   /** the distinct labels, ascending (numbers by value, strings by code unit): the histogram columns */
   classes: Label[];
-}
-
-/** Labels as codes 0..K-1 into their sorted distinct values. */
-export function encodeLabels(labels: unknown): { codes: Int32Array; classes: Label[] } {
-  if (labels === null || typeof labels !== 'object') throw new InvalidParameterError(`labels must be an array of numbers or strings (one per row), got ${formatValue(labels)}`);
-  const a = readArray('labels', labels, LIMITS.partitionRows);
-  if (a.length === 0) throw new InvalidDataError('labels is empty; pass one label per row');
-  const kind = typeof a[0];
-  if (kind !== 'number' && kind !== 'string') {
-    throw new InvalidDataError(`labels[0] is ${formatValue(a[0])}; labels must be finite numbers or strings`);
-  }
-  for (let i = 0; i < a.length; i++) {
-    const v = a[i];
-    if (typeof v !== kind || (kind === 'number' && !Number.isFinite(v))) {
-      throw new InvalidDataError(`labels[${i}] is ${formatValue(v)}; labels must be all finite numbers or all strings`);
-    }
-  }
-  const distinct = [...new Set(a as Label[])];
-  const classes = kind === 'number' ? (distinct as number[]).sort((x, y) => x - y) : (distinct as string[]).sort();
-  const code = new Map<Label, number>(classes.map((c, k) => [c, k]));
-  const codes = new Int32Array(a.length);
-  for (let i = 0; i < a.length; i++) codes[i] = code.get(a[i] as Label)!;
-  return { codes, classes };
 }
 
 /** Row indices grouped by class code, ascending within each class. */

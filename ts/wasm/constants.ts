@@ -40,6 +40,16 @@ export const CORE_CONSTANTS = {
   fedgem_init: ['k-means++', 'kmeans'],
   /** fm_fedgem_client_steps' `method` */
   fedgem_radius: ['closed_form', 'bisection'],
+  /** nn::Activation::code (fm_nn_new's hidden and output activations) */
+  nn_activation: ['relu', 'sigmoid', 'tanh', 'identity', 'softmax'],
+  /** nn::Loss::code */
+  nn_loss: ['mse', 'bce', 'softmax-cross-entropy'],
+  /** nn::Init::code */
+  nn_init: ['pytorch', 'xavier'],
+  /** fm_nn_optimizer_new's `kind` */
+  nn_optimizer: ['sgd', 'adam'],
+  /** nn::TargetKind::code (fm_nn_set_new's `kind`) */
+  nn_targets: ['values', 'labels', 'inputs'],
 } as const;
 
 export type ConstantGroup = keyof typeof CORE_CONSTANTS;

@@ -139,13 +139,41 @@ export interface WasmExports {
     centers: number, radii: number, owners: number, weights: number, m: number, d: number, indexed: number,
     outLabels: number, outK: number, outCenters: number,
   ): number;
+  fm_nn_new(sizes: number, nSizes: number, hidden: number, output: number, loss: number, init: number, seedLo: number, seedHi: number, outHandle: number): number;
+  fm_nn_free(h: number): void;
+  fm_nn_parameter_count(h: number): number;
+  fm_nn_get_parameters(h: number, out: number): void;
+  fm_nn_get_gradients(h: number, out: number): void;
+  fm_nn_set_parameters(h: number, p: number, len: number): number;
+  fm_nn_call_bytes(h: number, rows: number): number;
+  fm_nn_set_new(n: number, d: number, kind: number, width: number, outHandle: number): number;
+  fm_nn_set_free(h: number): void;
+  fm_nn_set_inputs(h: number): number;
+  fm_nn_set_targets(h: number): number;
+  fm_nn_set_seal(h: number): number;
+  fm_nn_set_check(net: number, set: number): number;
+  fm_nn_optimizer_new(
+    net: number, kind: number, lr: number, momentum: number, dampening: number, nesterov: number, weightDecay: number,
+    beta1: number, beta2: number, eps: number, outHandle: number,
+  ): number;
+  fm_nn_optimizer_reset(h: number): void;
+  fm_nn_optimizer_steps(h: number): number;
+  fm_nn_optimizer_free(h: number): void;
+  fm_nn_train_epoch(
+    net: number, set: number, opt: number, batch: number, seedLo: number, seedHi: number, order: number, orderLen: number,
+    l2: number, mu: number, anchor: number, anchorLen: number, correction: number, correctionLen: number, outLoss: number,
+  ): number;
+  fm_nn_evaluate(net: number, set: number, outLoss: number): number;
+  fm_nn_predict(net: number, x: number, n: number, layer: number, out: number): number;
+  fm_nn_reconstruction_errors(net: number, x: number, n: number, out: number): number;
+  fm_nn_batch_gradient(net: number, x: number, rows: number, t: number, labels: number, outOutputs: number, outLoss: number): number;
 }
 
 /**
  * Must equal ABI_VERSION in crates/fedmix-wasm: the one number TypeScript
  * cannot read from the core, since it says whether this wrapper may read it.
  */
-const ABI_VERSION = 11;
+const ABI_VERSION = 12;
 
 export type Backend = 'simd' | 'scalar';
 

@@ -14,6 +14,7 @@ pub mod kdtree;
 pub mod kmeans;
 pub mod linalg;
 pub mod mdm;
+pub mod nn;
 pub mod pca;
 pub mod rng;
 pub mod special;

@@ -16,6 +16,7 @@ use fedmix_core::gmm::fit::InitParams;
 use fedmix_core::gmm::CovarianceType;
 use fedmix_core::mdm::server::{ALPHA_CAPPED, ALPHA_FLOORED, ALPHA_KEPT, CLAMPED, COMPONENT_KEPT, DEGENERATE_MOMENTS, EMPTY_COMPONENT};
 use fedmix_core::mdm::MAX_CELLS;
+use fedmix_core::nn::{optim, Activation, Init, Loss, TargetKind};
 
 static TABLE: &[(&str, f64)] = &[
     ("status.ok", OK as f64),
@@ -56,6 +57,21 @@ static TABLE: &[(&str, f64)] = &[
     ("fedgem_init.kmeans", fedgem::INIT_KMEANS as f64),
     ("fedgem_radius.closed_form", fedgem::RADIUS_CLOSED_FORM as f64),
     ("fedgem_radius.bisection", fedgem::RADIUS_BISECTION as f64),
+    ("nn_activation.relu", Activation::Relu.code() as f64),
+    ("nn_activation.sigmoid", Activation::Sigmoid.code() as f64),
+    ("nn_activation.tanh", Activation::Tanh.code() as f64),
+    ("nn_activation.identity", Activation::Identity.code() as f64),
+    ("nn_activation.softmax", Activation::Softmax.code() as f64),
+    ("nn_loss.mse", Loss::Mse.code() as f64),
+    ("nn_loss.bce", Loss::Bce.code() as f64),
+    ("nn_loss.softmax-cross-entropy", Loss::SoftmaxCrossEntropy.code() as f64),
+    ("nn_init.pytorch", Init::PyTorch.code() as f64),
+    ("nn_init.xavier", Init::Xavier.code() as f64),
+    ("nn_optimizer.sgd", optim::SGD as f64),
+    ("nn_optimizer.adam", optim::ADAM as f64),
+    ("nn_targets.values", TargetKind::Values.code() as f64),
+    ("nn_targets.labels", TargetKind::Labels.code() as f64),
+    ("nn_targets.inputs", TargetKind::Inputs.code() as f64),
 ];
 
 /// Number of rows in the table.
@@ -106,6 +122,18 @@ mod tests {
         }
         for p in InitParams::ALL {
             assert_eq!(value(&format!("init_params.{}", p.name())), Some(p.code() as f64));
+        }
+        for a in Activation::ALL {
+            assert_eq!(value(&format!("nn_activation.{}", a.name())), Some(a.code() as f64));
+        }
+        for l in Loss::ALL {
+            assert_eq!(value(&format!("nn_loss.{}", l.name())), Some(l.code() as f64));
+        }
+        for i in Init::ALL {
+            assert_eq!(value(&format!("nn_init.{}", i.name())), Some(i.code() as f64));
+        }
+        for k in TargetKind::ALL {
+            assert_eq!(value(&format!("nn_targets.{}", k.name())), Some(k.code() as f64));
         }
         let statuses: Vec<f64> = TABLE.iter().filter(|r| r.0.starts_with("status.")).map(|r| r.1).collect();
         assert_eq!(statuses.len(), ErrorKind::ALL.len() + 1);

@@ -1,0 +1,292 @@
+/**
+ * Autoencoder: a dense network trained to reproduce its input (Keras'
+ * Sequential of Dense layers with fit(X, X)), in the WASM core's f32 engine
+ * (ts/models/network.ts). The per-row reconstruction error is the anomaly
+ * score of the community-based federated anomaly detection paper: a
+ * 64-32-64 ReLU network with a sigmoid output, Adam and MSE, its defaults.
+ *
+ * fit() trains from the current parameters, as Keras' fit does: a new model
+ * starts from seeded initial ones, a fitted or loaded one goes on from where
+ * it is (what a federated client does with the global parameters it receives).
+ */
+import { Matrix, type MatrixLike } from '../data/matrix.js';
+import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
+import { requireWasmMemory } from '../wasm/memory.js';
+import { guardRead, LIMITS, readOptions, requireBoolean, requireInteger, requireLength, requireOneOf } from '../validate.js';
+import {
+  ACTIVATIONS,
+  baseSeed,
+  batchFor,
+  INITS,
+  Network,
+  readModelJSON,
+  resolveOptimizerSpec,
+  trainEpochs,
+  type Activation,
+  type NetworkInit,
+  type Optimizer,
+  type OptimizerSpec,
+} from './network.js';
+
+export interface AutoencoderOptions {
+  /** widths of the hidden layers (default [64, 32, 64]); the narrowest is the code encode() returns */
+  hiddenLayers?: readonly number[];
+  /** activation of the hidden layers: 'relu' (default), 'sigmoid', 'tanh', 'identity' */
+  activation?: Activation;
+  /** activation of the output layer (default 'sigmoid', for data in [0, 1]; 'identity' for unbounded data) */
+  outputActivation?: Activation;
+  /** 'mse' (default) or 'bce' (needs outputActivation 'sigmoid' and data in [0, 1]) */
+  loss?: 'mse' | 'bce';
+  /** 'adam' (default), 'sgd', or a full optimizer spec ({ name, learningRate, momentum, ... }) */
+  optimizer?: 'adam' | 'sgd' | OptimizerSpec;
+  /** default 1e-3 (a spec's own learningRate wins) */
+  learningRate?: number;
+  /** passes over the data per fit() (default 10; Keras' is 1) */
+  epochs?: number;
+  /** rows per gradient step (default 32, or all rows when fewer); at most the rows of X */
+  batchSize?: number;
+  /** a new order of the rows every epoch (default true) */
+  shuffle?: boolean;
+  /** 'pytorch' (default, nn.Linear's) or 'xavier' (Glorot uniform, zero biases) */
+  init?: NetworkInit;
+  /** features of the data: lets setParameters() and fromJSON() build the network before any fit */
+  nFeatures?: number;
+  /** seed of the initial parameters and of the shuffles; without it every model differs */
+  seed?: number;
+  /** called after every epoch with its number (from 1) and mean training loss; returning false stops the fit */
+  onEpoch?: (epoch: number, loss: number) => unknown;
+}
+
+export type ResolvedAutoencoderOptions = Readonly<{
+  hiddenLayers: readonly number[];
+  activation: Activation;
+  outputActivation: Activation;
+  loss: 'mse' | 'bce';
+  optimizer: Readonly<Required<OptimizerSpec>>;
+  learningRate: number;
+  epochs: number;
+  batchSize: number | undefined;
+  shuffle: boolean;
+  init: NetworkInit;
+  nFeatures: number | undefined;
+  seed: number | undefined;
+  onEpoch: ((epoch: number, loss: number) => unknown) | undefined;
+}>;
+
+/** Serialized form, see toJSON(). */
+export interface AutoencoderJSON {
+  format: 'fedmix.Autoencoder';
+  version: 1;
+  nFeatures: number;
+  /** layer widths, input and output included */
+  sizes: number[];
+  /** flat, PyTorch's order (f32 values) */
+  parameters: number[];
+  /** the mean training loss of every epoch trained */
+  history: number[];
+  options: Omit<AutoencoderOptions, 'onEpoch' | 'nFeatures'>;
+}
+
+const OPTION_KEYS = [
+  'hiddenLayers', 'activation', 'outputActivation', 'loss', 'optimizer', 'learningRate', 'epochs', 'batchSize', 'shuffle', 'init', 'nFeatures', 'seed', 'onEpoch',
+] as const satisfies readonly (keyof AutoencoderOptions)[];
+
+function resolveOptions(options: AutoencoderOptions | undefined): ResolvedAutoencoderOptions {
+  const o = readOptions(options, OPTION_KEYS);
+  const hidden = o.hiddenLayers ?? [64, 32, 64];
+  const count = requireLength('hiddenLayers', hidden, LIMITS.networkLayers - 1);
+  if (count < 1) throw new InvalidParameterError('hiddenLayers must hold at least one width (the code layer), e.g. [64, 32, 64]');
+  const widths = guardRead('hiddenLayers', () => Array.from({ length: count }, (_, i) => requireInteger(`hiddenLayers[${i}]`, (hidden as readonly unknown[])[i], 1, LIMITS.layerWidth)));
+  const learningRate = o.learningRate ?? 1e-3;
+  const given = o.optimizer ?? 'adam';
+  const spec: OptimizerSpec =
+    typeof given === 'string' ? { name: requireOneOf('optimizer', given, ['adam', 'sgd'] as const), learningRate } : { learningRate, ...readOptions(given as OptimizerSpec, undefined, 'optimizer') } as OptimizerSpec;
+  const loss = requireOneOf('loss', o.loss ?? 'mse', ['mse', 'bce'] as const);
+  const outputActivation = requireOneOf('outputActivation', o.outputActivation ?? 'sigmoid', ACTIVATIONS);
+  if (loss === 'bce' && outputActivation !== 'sigmoid') throw new InvalidParameterError(`loss 'bce' needs outputs in [0, 1]: use outputActivation 'sigmoid', not ${formatValue(outputActivation)}`);
+  if (o.onEpoch !== undefined && typeof o.onEpoch !== 'function') throw new InvalidParameterError(`onEpoch must be a function (epoch, loss) => void, got ${formatValue(o.onEpoch)}`);
+  return Object.freeze({
+    hiddenLayers: Object.freeze(widths),
+    activation: requireOneOf('activation', o.activation ?? 'relu', ACTIVATIONS),
+    outputActivation,
+    loss,
+    optimizer: Object.freeze(resolveOptimizerSpec(spec)),
+    learningRate: spec.learningRate,
+    epochs: requireInteger('epochs', o.epochs ?? 10, 1, LIMITS.maxIter),
+    batchSize: o.batchSize === undefined ? undefined : requireInteger('batchSize', o.batchSize, 1, LIMITS.count),
+    shuffle: requireBoolean('shuffle', o.shuffle ?? true),
+    init: requireOneOf('init', o.init ?? 'pytorch', INITS),
+    nFeatures: o.nFeatures === undefined ? undefined : requireInteger('nFeatures', o.nFeatures, 1, LIMITS.layerWidth),
+    seed: o.seed === undefined ? undefined : requireInteger('seed', o.seed, 0),
+    onEpoch: o.onEpoch as ResolvedAutoencoderOptions['onEpoch'],
+  });
+}
+
+export class Autoencoder {
+  readonly options: ResolvedAutoencoderOptions;
+  private net: Network | undefined;
+  private opt: Optimizer | undefined;
+  private losses: number[] = [];
+  /** base of the shuffle seeds, drawn once when no seed is given */
+  private readonly shuffleSeed: number;
+
+  constructor(options: AutoencoderOptions = {}) {
+    this.options = resolveOptions(options);
+    this.shuffleSeed = baseSeed(this.options.seed);
+  }
+
+  /** Layer widths for d features: d, the hidden layers, d. */
+  private sizes(d: number): number[] {
+    return [d, ...this.options.hiddenLayers, d];
+  }
+
+  /** The network for d features (made on first use). */
+  private build(d: number): Network {
+    if (this.net && !this.net.disposed) return this.net;
+    const o = this.options;
+    this.net = new Network({ sizes: this.sizes(d), activation: o.activation, outputActivation: o.outputActivation, loss: o.loss, init: o.init, seed: o.seed });
+    return this.net;
+  }
+
+  private fitted(): Network {
+    if (!this.net || this.net.disposed) throw new NotFittedError('this Autoencoder is not fitted yet; call fit(X) or Autoencoder.fromJSON first');
+    return this.net;
+  }
+
+  get isFitted(): boolean {
+    return this.net !== undefined && !this.net.disposed;
+  }
+
+  /** Number of features (the input and output width). */
+  get nFeatures(): number {
+    return this.fitted().nInputs;
+  }
+
+  /** The mean training loss of every epoch trained so far (Keras' history.history.loss). */
+  get history(): number[] {
+    return this.losses.slice();
+  }
+
+  /** Which layer encode() reads: 1 + the position of the narrowest hidden layer (the first of equals). */
+  get codeLayer(): number {
+    const h = this.options.hiddenLayers;
+    return 1 + h.indexOf(Math.min(...h));
+  }
+
+  /**
+   * Trains options.epochs epochs on X (rows as samples) to reproduce X,
+   * from the current parameters. Returns this.
+   */
+  fit(X: MatrixLike): this {
+    const x = Matrix.from(X);
+    if (x.nRows < 1) throw new InvalidDataError('X has no rows; fit needs at least one');
+    const d = this.isFitted ? this.nFeatures : this.options.nFeatures;
+    if (d !== undefined && x.nCols !== d) throw new InvalidDataError(`X has ${x.nCols} features but this Autoencoder has ${d}; pass data with ${d} columns`);
+    const o = this.options;
+    const batch = batchFor(o.batchSize, 32, x.nRows);
+    const fresh = !this.isFitted;
+    try {
+      const net = this.build(x.nCols);
+      this.opt ??= net.optimizer(o.optimizer);
+      const set = net.attach(x, x);
+      const before = net.getParameters();
+      try {
+        const losses = trainEpochs(net, set, this.opt, {
+          epochs: o.epochs, batchSize: batch, seed: this.shuffleSeed, shuffle: o.shuffle, firstEpoch: this.losses.length, onEpoch: o.onEpoch,
+        });
+        this.losses.push(...losses);
+      } catch (e) {
+        // a fit that fails leaves the parameters as they were
+        if (!net.disposed) {
+          net.setParameters(before);
+          this.opt.reset();
+        }
+        throw e;
+      } finally {
+        set.dispose();
+      }
+    } catch (e) {
+      if (fresh) this.dispose();
+      throw e;
+    }
+    return this;
+  }
+
+  /** The code of every row: the activations of the narrowest hidden layer (n x its width). */
+  encode(X: MatrixLike): Matrix {
+    return this.fitted().layerOutputs(X, this.codeLayer);
+  }
+
+  /** The network's reconstruction of every row (n x nFeatures). */
+  reconstruct(X: MatrixLike): Matrix {
+    return this.fitted().predict(X);
+  }
+
+  /** Per-row mean squared reconstruction error: the anomaly score (higher is more anomalous). */
+  scoreSamples(X: MatrixLike): Float64Array {
+    return this.fitted().reconstructionErrors(X);
+  }
+
+  /** A copy of the parameters: flat, PyTorch's order (layer 0 weight (out x in), layer 0 bias, ...). */
+  getParameters(): Float32Array {
+    return this.fitted().getParameters();
+  }
+
+  /**
+   * Replaces the parameters (a Float32Array or numbers, as getParameters()
+   * gives them). A model never fitted needs options.nFeatures for this.
+   */
+  setParameters(p: ArrayLike<number>): void {
+    if (!this.isFitted) {
+      if (this.options.nFeatures === undefined) {
+        throw new NotFittedError('this Autoencoder has no network yet: fit it first, or pass nFeatures in its options to set the parameters of a new one');
+      }
+      const net = this.build(this.options.nFeatures);
+      try {
+        net.setParameters(p);
+      } catch (e) {
+        this.dispose();
+        throw e;
+      }
+      return;
+    }
+    this.fitted().setParameters(p);
+  }
+
+  toJSON(): AutoencoderJSON {
+    const net = this.fitted();
+    const { onEpoch: _f, nFeatures: _d, optimizer, ...rest } = this.options;
+    return {
+      format: 'fedmix.Autoencoder',
+      version: 1,
+      nFeatures: net.nInputs,
+      sizes: [...net.spec.sizes],
+      parameters: Array.from(net.getParameters()),
+      history: this.losses.slice(),
+      options: { ...rest, hiddenLayers: [...rest.hiddenLayers], optimizer: { ...optimizer } },
+    };
+  }
+
+  /** Rebuilds a model saved with toJSON(). */
+  static fromJSON(json: AutoencoderJSON | string): Autoencoder {
+    const j = readModelJSON(json, 'fedmix.Autoencoder', ['nFeatures', 'parameters', 'history', 'options']);
+    const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.layerWidth);
+    const options = readOptions(j.options as AutoencoderOptions | undefined, OPTION_KEYS.filter((k) => k !== 'onEpoch' && k !== 'nFeatures'), 'options');
+    const ae = new Autoencoder({ ...options, nFeatures: d });
+    const history = j.history === undefined ? [] : guardRead('history', () => Array.from(j.history as ArrayLike<unknown>));
+    if (history.some((v) => typeof v !== 'number')) throw new InvalidParameterError('history must be an array of numbers');
+    const count = ae.sizes(d).reduce((n, w, i, s) => (i === 0 ? 0 : n + s[i - 1]! * w + w), 0);
+    requireWasmMemory(`loading a ${ae.sizes(d).join('-')} autoencoder`, 8 * count);
+    ae.setParameters(j.parameters as ArrayLike<number>);
+    ae.losses = history as number[];
+    return ae;
+  }
+
+  /** Frees the network's WASM memory; the model is unfitted afterwards. */
+  dispose(): void {
+    this.opt?.dispose();
+    this.net?.dispose();
+    this.opt = undefined;
+    this.net = undefined;
+  }
+}
