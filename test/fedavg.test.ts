@@ -132,14 +132,15 @@ describe('FedProx', () => {
   test('the proximal term keeps local training near the global parameters', () => {
     const X = rows(40, 4);
     const drift = (mu: number): number => {
-      const server = new FedProxServer({ network: AE, rounds: 1, epochs: 5, batchSize: 8, optimizer: { name: 'sgd', learningRate: 0.5 }, mu });
+      const server = new FedProxServer({ network: AE, rounds: 1, epochs: 5, batchSize: 8, optimizer: { name: 'sgd', learningRate: 0.1 }, mu });
       const start = server.globalParameters;
       const r = runFederationSync(server, new InProcessTransport([new FedAvgClient('a', X)]));
       let s = 0;
       r.model.parameters.forEach((v, j) => (s += (v - start[j]!) ** 2));
       return Math.sqrt(s);
     };
-    expect(drift(10)).toBeLessThan(0.5 * drift(0));
+    // lr x mu below 1: the proximal pull is a contraction, not an overshoot
+    expect(drift(5)).toBeLessThan(0.5 * drift(0));
   });
 });
 

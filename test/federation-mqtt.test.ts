@@ -30,6 +30,9 @@ import {
   FederationError,
   FedGEMServer,
   FedGenGMMServer,
+  FedAvgServer,
+  FedProxServer,
+  ScaffoldServer,
   federationTopics,
   init,
   join,
@@ -112,17 +115,29 @@ function plan(algorithm: AlgorithmName, n: number, tag: string): Planned[] {
         return { spec: base, args: ['--data', file, '--drop', 'label'] };
       case 'fedgengmm':
         return { spec: { ...base, options: { kMin: 1, kMax: 3, covarianceType: 'diag', seed: i } }, args: ['--data', file, '--drop', 'label', '--k-range', '1..3', '--seed', String(i)] };
+      case 'fedavg':
+      case 'fedprox':
+      case 'scaffold': {
+        // a classifier: the label column gives the classes
+        const labels = Int32Array.from(parseCsv(text).columns[2]!, Number);
+        return { spec: { ...base, labels, options: { seed: i } }, args: ['--data', file, '--label', 'label', '--seed', String(i)] };
+      }
       default:
         return { spec: { ...base, options: { nComponents: 2, variance: 1, localSteps: 1, seed: i } }, args: ['--data', file, '--drop', 'label', '--components', '2', '--seed', String(i)] };
     }
   });
 }
 
+const CLASSIFIER = { sizes: [2, 8, 3], activation: 'relu', outputActivation: 'softmax', loss: 'softmax-cross-entropy', seed: 4 } as const;
+
 const SERVERS: Record<AlgorithmName, () => ServerRole> = {
   dem: () => new DemServer({ nComponents: 4, nFeatures: 2, covarianceType: 'diag', init: 'kfed', seed: 3, maxRounds: 6 }),
   fedgengmm: () => new FedGenGMMServer({ nComponents: 4, nFeatures: 2, seed: 2 }),
   fedgem: () => new FedGEMServer({ nFeatures: 2, rounds: 3, phi: [0.5, 1, 2] }),
   mdm: () => new MdmServer({ nComponents: 2, nCategories: 3, maxCount: 30, rounds: 3, seed: 1 }),
+  fedavg: () => new FedAvgServer({ network: CLASSIFIER, rounds: 3, epochs: 2, batchSize: 16, optimizer: { name: 'adam', learningRate: 0.01 } }),
+  fedprox: () => new FedProxServer({ network: CLASSIFIER, rounds: 3, epochs: 2, batchSize: 16, mu: 0.1 }),
+  scaffold: () => new ScaffoldServer({ network: CLASSIFIER, rounds: 3, epochs: 2, batchSize: 16, optimizer: { name: 'sgd', learningRate: 0.05 } }),
 };
 
 /** What each algorithm's model is, as plain numbers to compare. */
@@ -142,6 +157,10 @@ function numbers(a: AlgorithmName, model: unknown): unknown {
       const m = model as DirichletMultinomialMixture;
       return [Array.from(m.tau), Array.from(m.alpha), Array.from(m.pi)];
     }
+    case 'fedavg':
+    case 'fedprox':
+    case 'scaffold':
+      return Array.from((model as { parameters: Float32Array }).parameters);
   }
 }
 
@@ -225,7 +244,7 @@ function inProcess(algorithm: AlgorithmName, clients: Planned[]): FederationResu
 }
 
 describe.each(BROKERS)('over the $name', (kind) => {
-  test.each(['dem', 'fedgengmm', 'fedgem', 'mdm'] as const)('%s: client processes give the in-process model', async (algorithm) => {
+  test.each(['dem', 'fedgengmm', 'fedgem', 'mdm', 'scaffold'] as const)('%s: client processes give the in-process model', async (algorithm) => {
     const clients = plan(algorithm, algorithm === 'mdm' ? 6 : 4, `${algorithm}-${kind.name === 'mosquitto' ? 'm' : 'e'}`);
     const { result, procs } = await federate(kind, algorithm, clients);
     expect(result.excluded).toEqual([]);
