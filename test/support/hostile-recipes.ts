@@ -131,6 +131,18 @@ const demClients = () => clientsOf().map((x, i) => new f.DemClient(String(i), x)
 const fedgengmmClients = () => clientsOf().map((x, i) => new f.FedGenGMMClient(String(i), x, { kMin: 1, kMax: 2, seed: i }));
 const fedgemClients = () => clientsOf().map((x, i) => new f.FedGEMClient(String(i), x, { nComponents: 2, variance: 1, seed: i }));
 const mdmClients = () => histograms().map((h, i) => new f.MdmClient(String(i), h, { seed: i }));
+const AE_NET = { sizes: [2, 3, 2], activation: 'relu', outputActivation: 'sigmoid', loss: 'mse', seed: 1 } as const;
+const fedavgClients = () => clientsOf().map((x, i) => new f.FedAvgClient(String(i), x, { seed: i }));
+const fedavgOptions = () => ({ network: { ...AE_NET }, rounds: 2, epochs: 1, batchSize: 8, optimizer: { name: 'sgd', learningRate: 0.1 }, aggregation: 'mean', weighting: 'samples' });
+const fedavgServer = () => new f.FedAvgServer({ network: AE_NET, rounds: 2, batchSize: 8 });
+/** The three servers of the FedAvg family share their recipe. */
+const fedavgFamily = (make: (o: any) => ServerRole, extra: Record<string, unknown> = {}): Recipe => ({
+  call: (...a) => make(a[0]),
+  make: () => withRound(() => make({ ...fedavgOptions(), ...extra }), fedavgClients),
+  args: () => [{ ...fedavgOptions(), ...extra }],
+  methods: (({ dispose: _, ...m }) => m)(serverMethods()),
+  internal: ['trainPayload', 'combine', 'step', 'afterStep', 'blameIfNotFinite'],
+});
 
 /** A request a client role answers, from its server's first round. */
 function requestFor(server: () => ServerRole & { dispose?(): void }, self: ClientRole): Message {
@@ -468,6 +480,14 @@ export const RECIPES: Record<string, Recipe> = {
     methods: serverMethods({ discard: (self) => [self.accept(firstReply(self), roundOf(self).request, roundOf(self).ctx)] }),
     internal: ['blame', 'fit'],
   },
+  fedAvg: fn(f.fedAvg, () => [clientsOf().map((X) => ({ X })), { ...fedavgOptions(), seed: 1 }]),
+  FedAvgClient: cls(f.FedAvgClient, () => ['0', X(), { seed: 1 }], {
+    methods: { respond: (self) => [requestFor(fedavgServer, self)], dispose: () => [] },
+    internal: ['train', 'correction', 'networkFor', 'release'],
+  }),
+  FedAvgServer: fedavgFamily((o) => new f.FedAvgServer(o)),
+  FedProxServer: fedavgFamily((o) => new f.FedProxServer(o), { mu: 0.1 }),
+  ScaffoldServer: fedavgFamily((o) => new f.ScaffoldServer(o), { serverLearningRate: 1 }),
   fedGEM: fn(f.fedGEM, () => [clientsOf(), { client: { nComponents: 2, variance: 1, seed: 1 }, rounds: 2, phi: 1 }]),
   FedGEMClient: cls(f.FedGEMClient, () => ['0', X(), { nComponents: 2, variance: 1, localSteps: 1, seed: 1 }, X()], {
     methods: {
