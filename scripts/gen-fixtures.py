@@ -515,9 +515,96 @@ def robust_fixtures():
     write("robust.json", {"scipy": scipy.__version__, "cases": cases})
 
 
+FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+
+
+def fashion_mnist_split(split):
+    """Images (n x 784, byte / 255 in float32 as torchvision's ToTensor gives them, as float64) and labels
+    of a Fashion-MNIST split, from Debian's dataset-fashion-mnist IDX files."""
+    import gzip
+    prefix = {"train": "train", "test": "t10k"}[split]
+    with gzip.open(os.path.join(FASHION_MNIST, f"{prefix}-images-idx3-ubyte.gz"), "rb") as f:
+        images = f.read()
+    with gzip.open(os.path.join(FASHION_MNIST, f"{prefix}-labels-idx1-ubyte.gz"), "rb") as f:
+        labels = f.read()
+    x = np.frombuffer(images, dtype=np.uint8, offset=16).reshape(-1, 784)
+    y = np.frombuffer(labels, dtype=np.uint8, offset=8)
+    return (x.astype(np.float32) / np.float32(255)).astype(np.float64), y
+
+
+def ocsvm_fixtures():
+    """OneClassSVM (scikit-learn 1.2.1, its libsvm) on real data: the thyroid anomaly set, letter.csv
+    (raw integer features) and Fashion-MNIST clients as the community paper builds them (a share 1 - d
+    of the rows from an inlier class, d from an outlier class; d = 0.1), gamma 'scale' and 'auto', nu 0.1
+    and 0.5, plus a linear kernel, a numeric gamma without shrinking, and an iteration limit. Rows are
+    named, not copied: a dataset is a file and row indices (train rows, and held-out rows to score).
+
+    scikit-learn does not expose the dual objective; it is computed here from dual_coef_ a (the
+    support vectors' alphas in libsvm's scaling, 0 <= a_i <= 1, sum a_i = nu n) and the kernel matrix
+    of the support vectors in float64: 1/2 a'Ka, what libsvm reports as obj (its solver keeps kernel
+    values in float32, so its own figure differs from this one by about 1e-8 relative)."""
+    from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
+    from sklearn.svm import OneClassSVM
+
+    fx, fy = fashion_mnist_split("train")
+    tx, ty = fashion_mnist_split("test")
+
+    def client(inlier, outlier, n, d=0.1):
+        """The first round(n (1 - d)) training rows of class `inlier` and the first round(n d) of
+        `outlier`, in file order; 100 held-out test rows of the same classes in the same ratio."""
+        k = int(round(n * d))
+        train = np.sort(np.concatenate([np.flatnonzero(fy == inlier)[:n - k], np.flatnonzero(fy == outlier)[:k]]))
+        test = np.sort(np.concatenate([np.flatnonzero(ty == inlier)[:90], np.flatnonzero(ty == outlier)[:10]]))
+        return train, test
+
+    thyroid = load_csv("anomaly_thyroid.csv", 400)
+    letter = load_csv("letter.csv", 400)
+    fa_train, fa_test = client(0, 5, 600)
+    fb_train, fb_test = client(7, 3, 300)
+    datasets = {
+        "thyroid": {"source": "csv", "file": "anomaly_thyroid.csv", "train": list(range(300)), "test": list(range(300, 400)),
+                    "X": thyroid[:300], "Xtest": thyroid[300:]},
+        "letter": {"source": "csv", "file": "letter.csv", "train": list(range(300)), "test": list(range(300, 400)),
+                   "X": letter[:300], "Xtest": letter[300:]},
+        "fashion-0-5": {"source": "fashion-mnist", "inlier": 0, "outlier": 5, "train": [int(i) for i in fa_train],
+                        "test": [int(i) for i in fa_test], "X": fx[fa_train], "Xtest": tx[fa_test]},
+        "fashion-7-3": {"source": "fashion-mnist", "inlier": 7, "outlier": 3, "train": [int(i) for i in fb_train],
+                        "test": [int(i) for i in fb_test], "X": fx[fb_train], "Xtest": tx[fb_test]},
+    }
+    settings = [{"kernel": "rbf", "gamma": g, "nu": nu} for g in ["scale", "auto"] for nu in [0.1, 0.5]]
+    runs = [(name, dict(s)) for name in datasets for s in settings]
+    runs += [("thyroid", {"kernel": "linear", "gamma": "scale", "nu": 0.5}),
+             ("letter", {"kernel": "rbf", "gamma": 0.05, "nu": 0.3, "shrinking": False}),
+             ("letter", {"kernel": "rbf", "gamma": "auto", "nu": 0.5, "maxIter": 60}),
+             ("fashion-7-3", {"kernel": "rbf", "gamma": 0.01, "nu": 0.2, "tol": 1e-5, "cacheSize": 0.5})]
+    cases = []
+    for name, o in runs:
+        ds = datasets[name]
+        x, xt = ds["X"], ds["Xtest"]
+        m = OneClassSVM(kernel=o["kernel"], gamma=o["gamma"], nu=o["nu"], shrinking=o.get("shrinking", True),
+                        max_iter=o.get("maxIter", -1), tol=o.get("tol", 1e-3), cache_size=o.get("cacheSize", 200))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            m.fit(x)
+        a = m.dual_coef_.ravel()
+        sv = m.support_vectors_
+        k = rbf_kernel(sv, sv, gamma=m._gamma) if o["kernel"] == "rbf" else linear_kernel(sv, sv)
+        dec, dec_test = m.decision_function(x), m.decision_function(xt)
+        cases.append({
+            "dataset": name, "options": o, "gamma": float(m._gamma), "nIter": int(m.n_iter_),
+            "converged": bool(m.fit_status_ == 0), "offset": float(m.offset_[0]), "objective": float(0.5 * a @ k @ a),
+            "support": [int(i) for i in m.support_], "dualCoef": flat(a),
+            "decision": flat(dec), "decisionTest": flat(dec_test), "scoreSamplesTest": flat(m.score_samples(xt)),
+            "predict": [int(v) for v in m.predict(x)], "predictTest": [int(v) for v in m.predict(xt)],
+        })
+    meta = {k: {kk: vv for kk, vv in v.items() if kk not in ("X", "Xtest")} for k, v in datasets.items()}
+    write("ocsvm.json", {"datasets": meta, "cases": cases})
+
+
 GENERATORS = {"gmm": gmm_fixtures, "kmeans": kmeans_fixtures, "ranking": ranking_fixtures, "special": special_fixtures,
               "dirichlet_multinomial": dirichlet_multinomial_fixtures, "random": random_fixtures, "lsa": lsa_fixtures,
-              "pca": pca_fixtures, "mdm": mdm_fixtures, "clustering": clustering_fixtures, "robust": robust_fixtures}
+              "pca": pca_fixtures, "mdm": mdm_fixtures, "clustering": clustering_fixtures, "robust": robust_fixtures,
+              "ocsvm": ocsvm_fixtures}
 
 if __name__ == "__main__":
     # `gen-fixtures.py random` regenerates one file; no argument, all of them

@@ -37,6 +37,13 @@ export {
   type MdmSample,
 } from './models/dirichlet-multinomial-mixture.js';
 export { KMeans, nearestCenters, type KMeansOptions } from './models/kmeans.js';
+export {
+  OneClassSVM,
+  OCSVM_KERNELS,
+  type OneClassSVMKernel,
+  type OneClassSVMOptions,
+  type OneClassSVMJSON,
+} from './models/one-class-svm.js';
 export { selectGaussianMixture, type SelectOptions, type Selection, type CandidateScore } from './models/select.js';
 export { averagePrecision, rocAuc } from './metrics/ranking.js';
 export { normalizedError, mdmRecoveryError, type MdmRecovery } from './metrics/recovery.js';

@@ -40,6 +40,12 @@ export const CORE_CONSTANTS = {
   fedgem_init: ['k-means++', 'kmeans'],
   /** fm_fedgem_client_steps' `method` */
   fedgem_radius: ['closed_form', 'bisection'],
+  /** fm_ocsvm_fit's and fm_ocsvm_from_parts' `kernel` (svm::KernelType::code) */
+  ocsvm_kernel: ['rbf', 'linear'],
+  /** fm_ocsvm_fit's `gammaCode`: 'scale', 'auto', or the number passed as `gamma` */
+  ocsvm_gamma: ['scale', 'auto', 'value'],
+  /** fm_ocsvm_read's `which` */
+  ocsvm_read: ['support_vectors', 'dual_coef', 'support'],
 } as const;
 
 export type ConstantGroup = keyof typeof CORE_CONSTANTS;

@@ -17,6 +17,7 @@ pub mod mdm;
 pub mod pca;
 pub mod rng;
 pub mod special;
+pub mod svm;
 #[cfg(test)]
 mod testing;
 

@@ -22,6 +22,7 @@ mod gmm;
 mod kernels;
 mod kmeans;
 mod mdm;
+mod ocsvm;
 mod pca;
 mod rng;
 mod special;
@@ -137,7 +138,7 @@ pub extern "C" fn fm_heap_in_use() -> usize {
 }
 
 /// Bumped whenever an export changes meaning; the loader checks it.
-const ABI_VERSION: i32 = 11;
+const ABI_VERSION: i32 = 12;
 
 thread_local! {
     static LAST_ERROR: RefCell<String> = RefCell::new(String::new());
