@@ -136,14 +136,19 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     scalar::dot(a, b)
 }
 
-/// out[t] = dot(x, row idx[t] of `rows`) for t < out.len(): the dot products
-/// behind one kernel column, over rows picked by index (`rows` is row-major,
-/// rows `width` apart, `width` even).
-pub fn dots_gather(x: &[f64], rows: &[f64], width: usize, idx: &[u32], out: &mut [f64]) {
-    assert!(width % 2 == 0 && x.len() == width && idx.len() >= out.len());
+/// Most rows dots_gather takes at once.
+pub const GATHER_ROWS: usize = 4;
+
+/// out[k * ld + t] = dot(xs[k], row idx[t] of `rows`) for k < xs.len() (1 to
+/// GATHER_ROWS) and t < n: the dot products behind up to four kernel columns
+/// at once, over rows picked by index (`rows` row-major, rows `width` apart,
+/// `width` even). Several columns share each row they load.
+pub fn dots_gather(xs: &[&[f64]], rows: &[f64], width: usize, idx: &[u32], n: usize, out: &mut [f64], ld: usize) {
+    assert!(width % 2 == 0 && (1..=GATHER_ROWS).contains(&xs.len()) && xs.iter().all(|x| x.len() == width));
+    assert!(idx.len() >= n && n <= ld && out.len() >= (xs.len() - 1) * ld + n);
     let nrows = if width == 0 { 0 } else { rows.len() / width };
-    assert!(idx[..out.len()].iter().all(|&r| (r as usize) < nrows), "dots_gather: row index out of bounds");
-    dispatch!(dots_gather(x, rows, width, idx, out))
+    assert!(idx[..n].iter().all(|&r| (r as usize) < nrows), "dots_gather: row index out of bounds");
+    dispatch!(dots_gather(xs, rows, width, idx, n, out, ld))
 }
 
 /// out[r * ld + s] = dot(row r of a, row s of b) for r < na, s < nb: every

@@ -339,10 +339,12 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     s0 + s1
 }
 
-pub fn dots_gather(x: &[f64], rows: &[f64], width: usize, idx: &[u32], out: &mut [f64]) {
-    for (t, o) in out.iter_mut().enumerate() {
-        let r = idx[t] as usize * width;
-        *o = dot(x, &rows[r..r + width]);
+pub fn dots_gather(xs: &[&[f64]], rows: &[f64], width: usize, idx: &[u32], n: usize, out: &mut [f64], ld: usize) {
+    for (k, x) in xs.iter().enumerate() {
+        for t in 0..n {
+            let r = idx[t] as usize * width;
+            out[k * ld + t] = dot(x, &rows[r..r + width]);
+        }
     }
 }
 

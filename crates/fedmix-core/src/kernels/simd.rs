@@ -497,24 +497,44 @@ unsafe fn dot_block<const R: usize, const S: usize>(a: [*const f64; R], b: [*con
     out
 }
 
-/// Rows per step of dots_gather: eight independent accumulators hide the
-/// latency of the additions.
-const GATHER: usize = 8;
-
-pub unsafe fn dots_gather(x: &[f64], rows: &[f64], width: usize, idx: &[u32], out: &mut [f64]) {
-    let (xp, rp) = (x.as_ptr(), rows.as_ptr());
-    let n = out.len();
+/// dots_gather with R rows of xs: tiles of R x S dot products (S gathered
+/// rows), then single gathered rows.
+#[inline(always)]
+unsafe fn gather_tiles<const R: usize, const S: usize>(xs: &[&[f64]], rows: &[f64], width: usize, idx: &[u32], n: usize, out: &mut [f64], ld: usize) {
+    let a: [*const f64; R] = core::array::from_fn(|k| xs[k].as_ptr());
+    let rp = rows.as_ptr();
+    let o = out.as_mut_ptr();
     let row = |t: usize| rp.add(*idx.get_unchecked(t) as usize * width);
     let mut t = 0;
-    while t + GATHER <= n {
-        let b: [*const f64; GATHER] = core::array::from_fn(|k| row(t + k));
-        let v = dot_block::<1, GATHER>([xp], b, width);
-        out[t..t + GATHER].copy_from_slice(&v[0]);
-        t += GATHER;
+    while t + S <= n {
+        let b: [*const f64; S] = core::array::from_fn(|m| row(t + m));
+        let v = dot_block::<R, S>(a, b, width);
+        for k in 0..R {
+            for m in 0..S {
+                *o.add(k * ld + t + m) = v[k][m];
+            }
+        }
+        t += S;
     }
     while t < n {
-        out[t] = dot_block::<1, 1>([xp], [row(t)], width)[0][0];
+        let v = dot_block::<R, 1>(a, [row(t)], width);
+        for k in 0..R {
+            *o.add(k * ld + t) = v[k][0];
+        }
         t += 1;
+    }
+}
+
+/// One column: eight gathered rows per step, whose independent accumulators
+/// hide the latency of the additions; more columns: fewer rows per step, each
+/// loaded once for all of them.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn dots_gather(xs: &[&[f64]], rows: &[f64], width: usize, idx: &[u32], n: usize, out: &mut [f64], ld: usize) {
+    match xs.len() {
+        1 => gather_tiles::<1, 8>(xs, rows, width, idx, n, out, ld),
+        2 => gather_tiles::<2, 4>(xs, rows, width, idx, n, out, ld),
+        3 => gather_tiles::<3, 2>(xs, rows, width, idx, n, out, ld),
+        _ => gather_tiles::<4, 2>(xs, rows, width, idx, n, out, ld),
     }
 }
 

@@ -74,6 +74,11 @@ impl Cache {
         self.cols[i] = col;
     }
 
+    /// Values the columns may hold together.
+    pub(crate) fn budget(&self) -> usize {
+        self.budget
+    }
+
     pub(crate) fn pin(&mut self, i: usize) {
         self.pinned = i;
     }
@@ -83,7 +88,6 @@ impl Cache {
     }
 
     /// Values held by all columns.
-    #[cfg(test)]
     pub(crate) fn used(&self) -> usize {
         self.used
     }

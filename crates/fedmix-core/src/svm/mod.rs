@@ -2,14 +2,18 @@
 //! "Estimating the support of a high-dimensional distribution", 2001) as
 //! scikit-learn 1.2's `OneClassSVM` fits it through its libsvm: the dual
 //!
-//!     min 1/2 a'Qa   subject to 0 <= a_i <= 1, sum a_i = nu l
+//! ```text
+//! min 1/2 a'Qa   subject to 0 <= a_i <= 1, sum a_i = nu l
+//! ```
 //!
 //! (libsvm's scaling of the 1/(nu l) box), Q_ij = K(x_i, x_j), solved by SMO
 //! with second-order working-set selection (solver.rs). The model keeps the
 //! rows with a_i > 0 (the support vectors, in training order) and their a_i
 //! (scikit-learn's `dual_coef_`); `rho` is scikit-learn's `offset_`:
 //!
-//!     decision(x) = sum_i a_i K(x_i, x) - rho,   score = decision + rho
+//! ```text
+//! decision(x) = sum_i a_i K(x_i, x) - rho,   score = decision + rho
+//! ```
 //!
 //! and a row is an inlier (+1) when decision(x) > 0. Kernels: RBF, K(x, y) =
 //! exp(-gamma |x - y|^2) with gamma a number, 'scale' (1 / (d Var X), Var over
@@ -183,16 +187,26 @@ impl Rows {
         Ok(self)
     }
 
-    /// The rows of column-major data (already checked finite).
+    /// The rows of column-major data (already checked finite), transposed
+    /// eight rows at a time (each column's eight values are adjacent).
     pub fn from_data(x: &Data, what: &str) -> Result<Rows> {
-        let mut r = Rows::empty(x.n, x.d)?;
-        for j in 0..x.d {
-            let col = x.col(j);
-            for (i, v) in col.iter().enumerate() {
-                r.values[i * r.width + j] = *v;
+        const B: usize = 8;
+        let (n, d) = (x.n, x.d);
+        let width = d + d % 2;
+        let mut values = alloc::with_capacity(alloc::cells(n, width, 8)?)?;
+        let mut block = alloc::zeros(B * width)?;
+        let mut i0 = 0;
+        while i0 < n {
+            let nb = B.min(n - i0);
+            for j in 0..d {
+                for (r, v) in x.col(j)[i0..i0 + nb].iter().enumerate() {
+                    block[r * width + j] = *v;
+                }
             }
+            values.extend_from_slice(&block[..nb * width]);
+            i0 += nb;
         }
-        r.finish(what)
+        Rows { n, d, width, values, sq: alloc::zeros(n)? }.finish(what)
     }
 
     /// Rows given row-major, `d` values each (already checked finite).

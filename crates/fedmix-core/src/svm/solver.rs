@@ -93,35 +93,153 @@ impl<'a> Smo<'a> {
     /// Makes column i hold entries for positions 0..len, computing those it
     /// lacks. An entry the column of another position already holds (Q is
     /// symmetric, to the bit) is copied from there instead of computed.
+    ///
+    /// A new column takes up to three more new ones along when the cache has
+    /// room for them without dropping any: those of the positions that can
+    /// grow with the smallest gradients, which the working-set selection
+    /// picks next (its i maximizes -G over them), so that each row loaded
+    /// serves several columns (kernels::dots_gather). The values are the same
+    /// whenever a column is computed, so this changes no result.
     fn column(&mut self, i: usize, len: usize) -> Result<()> {
         let start = self.cache.reserve(i, len)?;
         if start >= len {
             return Ok(());
         }
-        let mut col = self.cache.take(i);
+        let mut batch = [i; kernels::GATHER_ROWS];
+        let nb = if start == 0 { self.companions(i, len, &mut batch) } else { 1 };
+        for &c in &batch[1..nb] {
+            self.cache.reserve(c, len)?;
+        }
+        let mut cols: [Vec<f32>; kernels::GATHER_ROWS] = Default::default();
+        for k in 0..nb {
+            cols[k] = self.cache.take(batch[k]);
+        }
+        let last = batch[..nb].iter().copied().max().unwrap_or(i);
         self.todo.clear();
         for t in start..len {
-            if self.cache.len(t) > i {
-                col[t] = self.cache.col(t)[i];
+            let have = self.cache.len(t);
+            if have > last {
+                let q = self.cache.col(t);
+                for k in 0..nb {
+                    cols[k][t] = q[batch[k]];
+                }
             } else {
                 self.todo.push(t);
             }
         }
         let m = self.todo.len();
         if m > 0 {
-            for (k, &t) in self.todo.iter().enumerate() {
-                self.idx[k] = self.perm[t];
-                self.sq_buf[k] = self.sqp[t];
+            for (q, &t) in self.todo.iter().enumerate() {
+                self.idx[q] = self.perm[t];
+                self.sq_buf[q] = self.sqp[t];
             }
-            let x = self.rows.row(self.perm[i] as usize);
-            kernels::dots_gather(x, &self.rows.values, self.rows.width, &self.idx[..m], &mut self.buf[..m]);
-            self.kernel.from_dots(&mut self.buf[..m], self.sqp[i], &self.sq_buf[..m]);
-            for (k, &t) in self.todo.iter().enumerate() {
-                col[t] = self.buf[k] as f32;
+            let (l, rows) = (self.l, self.rows);
+            let mut xs: [&[f64]; kernels::GATHER_ROWS] = [&[]; kernels::GATHER_ROWS];
+            for k in 0..nb {
+                xs[k] = rows.row(self.perm[batch[k]] as usize);
+            }
+            kernels::dots_gather(&xs[..nb], &rows.values, rows.width, &self.idx[..m], m, &mut self.buf, l);
+            for k in 0..nb {
+                let v = &mut self.buf[k * l..k * l + m];
+                self.kernel.from_dots(v, self.sqp[batch[k]], &self.sq_buf[..m]);
+                for (q, &t) in self.todo.iter().enumerate() {
+                    cols[k][t] = v[q] as f32;
+                }
             }
         }
-        self.cache.put(i, col);
+        for k in 0..nb {
+            self.cache.put(batch[k], std::mem::take(&mut cols[k]));
+        }
         Ok(())
+    }
+
+    /// Fills batch[1..] with the positions below `len`, other than i, that
+    /// can grow (a < 1), have no column yet and have the smallest gradients,
+    /// as many as the cache holds without dropping a column; returns the batch
+    /// size.
+    fn companions(&self, i: usize, len: usize, batch: &mut [usize; kernels::GATHER_ROWS]) -> usize {
+        let room = self.cache.budget().saturating_sub(self.cache.used()) / len.max(1);
+        let want = (kernels::GATHER_ROWS - 1).min(room);
+        if want == 0 {
+            return 1;
+        }
+        let mut n = 1;
+        for t in 0..len {
+            if t == i || self.status[t] == UPPER || self.cache.len(t) > 0 {
+                continue;
+            }
+            // insertion into batch[1..n], kept by increasing gradient
+            let g = self.g[t];
+            if n <= want {
+                batch[n] = t;
+                n += 1;
+            } else if g < self.g[batch[n - 1]] {
+                batch[n - 1] = t;
+            } else {
+                continue;
+            }
+            let mut k = n - 1;
+            while k > 1 && self.g[batch[k]] < self.g[batch[k - 1]] {
+                batch.swap(k, k - 1);
+                k -= 1;
+            }
+        }
+        n
+    }
+
+    /// Columns 0..m at full length, where the solver starts (nothing is
+    /// permuted yet, so positions are rows): the dot products as tiles of a
+    /// matrix product (kernels::cross_dots), each computed once for both
+    /// columns it belongs to. Returns false, computing nothing, when the cache
+    /// cannot hold the m columns (then `column` computes them one by one).
+    fn initial_columns(&mut self, m: usize) -> Result<bool> {
+        const R: usize = 16;
+        const S: usize = 64;
+        let (l, w) = (self.l, self.rows.width);
+        if m == 0 || m.saturating_mul(l) > self.cache.budget() {
+            return Ok(false);
+        }
+        for i in 0..m {
+            self.cache.reserve(i, l)?;
+        }
+        let mut cols: Vec<Vec<f32>> = alloc::with_capacity(m)?;
+        for i in 0..m {
+            cols.push(self.cache.take(i));
+        }
+        let mut tile = alloc::zeros(R * S)?;
+        let values = &self.rows.values;
+        let sq = &self.rows.sq;
+        let mut r0 = 0;
+        while r0 < m {
+            let nr = R.min(m - r0);
+            let mut s0 = r0;
+            while s0 < l {
+                let ns = S.min(l - s0);
+                kernels::cross_dots(&values[r0 * w..(r0 + nr) * w], nr, &values[s0 * w..(s0 + ns) * w], ns, w, &mut tile, S);
+                for r in 0..nr {
+                    let k = &mut tile[r * S..r * S + ns];
+                    self.kernel.from_dots(k, sq[r0 + r], &sq[s0..s0 + ns]);
+                    for (c, v) in cols[r0 + r][s0..s0 + ns].iter_mut().zip(k.iter()) {
+                        *c = *v as f32;
+                    }
+                }
+                // the same values in the columns of later blocks (the matrix is symmetric, to the bit)
+                for s in 0..ns {
+                    let t = s0 + s;
+                    if t >= r0 + nr && t < m {
+                        for r in 0..nr {
+                            cols[t][r0 + r] = tile[r * S + s] as f32;
+                        }
+                    }
+                }
+                s0 += ns;
+            }
+            r0 += nr;
+        }
+        for (i, c) in cols.into_iter().enumerate() {
+            self.cache.put(i, c);
+        }
+        Ok(true)
     }
 
     fn swap(&mut self, i: usize, j: usize) {
@@ -383,8 +501,11 @@ pub(crate) fn solve(rows: &Rows, kernel: Kernel, s: &Settings) -> Result<Solutio
         todo: alloc::with_capacity(l)?,
         idx: alloc::filled(0u32, l)?,
         sq_buf: alloc::zeros(l)?,
-        buf: alloc::zeros(l)?,
+        buf: alloc::zeros(alloc::cells(kernels::GATHER_ROWS, l, 8)?)?,
     };
+    // the variables off 0 are the first ones: their columns at once
+    let nonzero = smo.status.iter().take_while(|&&st| st != LOWER).count();
+    smo.initial_columns(nonzero)?;
     for i in 0..l {
         if smo.status[i] != LOWER {
             smo.column(i, l)?;

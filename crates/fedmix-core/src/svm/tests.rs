@@ -77,11 +77,20 @@ fn kernels_match_their_definitions() {
             }
         }
         let idx: Vec<u32> = (0..n as u32).rev().collect();
-        let mut out = vec![0.0; n];
-        kernels::dots_gather(row(0), &rows, width, &idx, &mut out);
-        for t in 0..n {
-            assert_eq!(out[t], naive(row(0), row(n - 1 - t)));
+        for k in 1..=kernels::GATHER_ROWS {
+            let xs: Vec<&[f64]> = (0..k).map(|c| row(c % n)).collect();
+            let ld = n + 1;
+            let mut many = vec![-1.0; k * ld];
+            kernels::dots_gather(&xs, &rows, width, &idx, n, &mut many, ld);
+            for c in 0..k {
+                for t in 0..n {
+                    assert_eq!(many[c * ld + t], naive(row(c % n), row(n - 1 - t)));
+                }
+                assert_eq!(many[c * ld + n], -1.0);
+            }
         }
+        let mut out = vec![0.0; n];
+        kernels::dots_gather(&[row(0)], &rows, width, &idx, n, &mut out, n);
         let ld = n + 3;
         let mut cross = vec![-1.0; n * ld];
         kernels::cross_dots(&rows, n, &rows, n, width, &mut cross, ld);
