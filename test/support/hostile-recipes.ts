@@ -69,6 +69,14 @@ const gmmJSON = () => {
     g.dispose();
   }
 };
+const ocsvmJSON = () => {
+  const m = new f.OneClassSVM({ nu: 0.3 }).fit(X());
+  try {
+    return m.toJSON();
+  } finally {
+    m.dispose();
+  }
+};
 const ctx = (clients: string[] = ['0', '1', '2']): RoundContext => ({ round: 1, clients, available: clients });
 const spec = (id: string, data: f.Matrix, algorithm: n.AlgorithmName = 'dem', options?: Record<string, unknown>): n.ClientSpec => ({ algorithm, id, data: n.matrixData(data), options });
 
@@ -243,6 +251,19 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['assign', 'state'],
   }),
   nearestCenters: fn(f.nearestCenters, () => [X(), [0, 0, 1, 1], 2]),
+  OneClassSVM: cls(f.OneClassSVM, () => [{ kernel: 'rbf', gamma: 'scale', nu: 0.3, tol: 1e-3, shrinking: true, cacheSize: 10, maxIter: -1 }], {
+    methods: {
+      fit: () => [X()],
+      fitPredict: () => [rows()],
+      decisionFunction: (self) => (self.fit(X()), [X()]),
+      scoreSamples: (self) => (self.fit(X()), [rows()]),
+      predict: (self) => (self.fit(X()), [X()]),
+      toJSON: (self) => (self.fit(X()), []),
+      dispose: () => [],
+    },
+    statics: { fromJSON: stat(f.OneClassSVM.fromJSON, () => [ocsvmJSON()]) },
+    internal: ['adopt', 'fitted', 'fitBytes', 'fitting', 'read', 'fitResident', 'decisionFunctionResident'],
+  }),
   selectGaussianMixture: fn(f.selectGaussianMixture, () => [X(), { kMin: 1, kMax: 3, criterion: 'bic', covarianceTypes: ['diag', 'full'], seed: 1, maxIter: 20 }]),
   informationCriteria: fn(f.informationCriteria, () => [-1.5, 40, 5]),
   DirichletMultinomialMixture: cls(f.DirichletMultinomialMixture, () => [{ ...mdmParams(), categories: ['x', 'y', 'z'] }], {
