@@ -165,6 +165,30 @@ impl Cache {
         Ok(have)
     }
 
+    /// Gives column i, which holds nothing yet, room for `len` entries (zero,
+    /// for the caller to compute) without dropping any other column: false,
+    /// leaving it empty, when the budget or memory has no room for it.
+    pub(crate) fn reserve_spare(&mut self, i: usize, len: usize) -> bool {
+        debug_assert!(self.cols[i].is_empty());
+        if self.used + len > self.budget || self.cols[i].try_reserve_exact(len).is_err() {
+            return false;
+        }
+        self.cols[i].resize(len, 0.0);
+        self.used += len;
+        self.link(i);
+        true
+    }
+
+    /// Drops column i (reserved, but its values never computed).
+    pub(crate) fn discard(&mut self, i: usize) {
+        let len = self.cols[i].len();
+        if len > 0 {
+            self.unlink(i);
+            self.used -= len;
+            self.cols[i] = Vec::new();
+        }
+    }
+
     /// Exchanges positions i and j: their columns trade places, and in every
     /// column long enough to hold both entries they are exchanged too; a
     /// column holding only the first of them is dropped.
@@ -235,6 +259,18 @@ mod tests {
         assert_eq!(c.len(2), 4);
         assert_eq!(c.len(0), 0);
         c.unpin();
+    }
+
+    #[test]
+    fn spare_room_drops_nothing() {
+        let mut c = Cache::new(3, 6).unwrap();
+        fill(&mut c, 0, 3, |t| t as f32);
+        assert!(c.reserve_spare(1, 3));
+        assert!(!c.reserve_spare(2, 3));
+        assert_eq!((c.len(0), c.len(2), c.used()), (3, 0, 6));
+        c.discard(1);
+        assert_eq!((c.len(1), c.used()), (0, 3));
+        assert!(c.reserve_spare(2, 3));
     }
 
     #[test]

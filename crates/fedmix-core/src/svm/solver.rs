@@ -106,10 +106,16 @@ impl<'a> Smo<'a> {
             return Ok(());
         }
         let mut batch = [i; kernels::GATHER_ROWS];
-        let nb = if start == 0 { self.companions(i, len, &mut batch) } else { 1 };
-        for &c in &batch[1..nb] {
-            self.cache.reserve(c, len)?;
+        let mut nb = if start == 0 { self.companions(i, len, &mut batch) } else { 1 };
+        // companions only where memory has room: none is worth dropping a column for
+        let mut kept = 1;
+        for k in 1..nb {
+            if self.cache.reserve_spare(batch[k], len) {
+                batch[kept] = batch[k];
+                kept += 1;
+            }
         }
+        nb = kept;
         let mut cols: [Vec<f32>; kernels::GATHER_ROWS] = Default::default();
         for k in 0..nb {
             cols[k] = self.cache.take(batch[k]);
@@ -199,8 +205,15 @@ impl<'a> Smo<'a> {
         if m == 0 || m.saturating_mul(l) > self.cache.budget() {
             return Ok(false);
         }
+        // room for all of them, or none: a column that memory cannot hold
+        // leaves the columns to `column`, which drops older ones to make room
         for i in 0..m {
-            self.cache.reserve(i, l)?;
+            if !self.cache.reserve_spare(i, l) {
+                for k in 0..i {
+                    self.cache.discard(k);
+                }
+                return Ok(false);
+            }
         }
         let mut cols: Vec<Vec<f32>> = alloc::with_capacity(m)?;
         for i in 0..m {
@@ -559,7 +572,9 @@ pub(crate) fn solve(rows: &Rows, kernel: Kernel, s: &Settings) -> Result<Solutio
     for i in 0..l {
         v += smo.alpha[i] * smo.g[i];
     }
-    let mut out = alloc::zeros(l)?;
+    // the alphas in row order, in a buffer the solver is done with: the cache
+    // may have taken all the memory there was
+    let mut out = std::mem::take(&mut smo.g_bar);
     for i in 0..l {
         out[smo.perm[i] as usize] = smo.alpha[i];
     }
