@@ -11,7 +11,7 @@ import { median, runPeer, table } from './common.mjs';
 
 const DIR = '/usr/share/datasets/fashion-mnist';
 const IMAGES = `${DIR}/train-images-idx3-ubyte.gz`;
-const REPEATS = 5;
+const REPEATS = 9;
 const CLIENTS = 6;
 
 function readIdx(path) {
