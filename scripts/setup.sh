@@ -9,10 +9,10 @@ stamps=.setup-stamps
 mkdir -p "$stamps"
 
 # Debian packages: the Rust toolchain with its wasm32 std (rustup cannot fetch
-# targets here), the linker, wasm-opt, the scikit-learn/scipy/mpmath peers of the
+# targets here), the linker, wasm-opt, the scikit-learn/scipy/mpmath/igraph peers of the
 # fixtures and benchmarks, Chromium for the browser tests, and mosquitto, the
 # external MQTT broker the federation tests run against.
-packages=(rustc cargo libstd-rust-dev-wasm32 lld-14 binaryen python3-sklearn python3-scipy python3-numpy python3-mpmath chromium mosquitto)
+packages=(rustc cargo libstd-rust-dev-wasm32 lld-14 binaryen python3-sklearn python3-scipy python3-numpy python3-mpmath python3-igraph chromium mosquitto)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

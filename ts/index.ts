@@ -202,3 +202,15 @@ export {
   type PrivacyOptions,
 } from './federated/fedgem/index.js';
 export { makeBlobs, type BlobOptions, type Blobs } from './data/synthetic.js';
+export {
+  ClientGraph,
+  communities,
+  modularity,
+  COMMUNITY_METHODS,
+  type GraphEdge,
+  type GraphInput,
+  type CommunityMethod,
+  type CommunitiesOptions,
+  type Communities,
+  type CommunityPartition,
+} from './graph/index.js';
