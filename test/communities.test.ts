@@ -192,6 +192,19 @@ describe('determinism and ties', () => {
     expect(fastGreedy(new ClientGraph({ nodes: ring, edges })).ties).toBeGreaterThan(0);
   });
 
+  test("README's example", () => {
+    const graph = new ClientGraph({
+      nodes: ['a', 'b', 'c', 'd', 'e', 'f', 'lonely'],
+      edges: [['a', 'b'], ['b', 'c'], ['c', 'a'], ['d', 'e'], ['e', 'f'], ['f', 'd'], ['c', 'd']],
+    });
+    for (const method of COMMUNITY_METHODS) {
+      const r = communities(graph, { method, seed: 1 });
+      expect(r.communities).toEqual([['a', 'b', 'c'], ['d', 'e', 'f'], ['lonely']]);
+      expect(r.membership.get('e')).toBe(1);
+      expect(modularity(graph, r.communities)).toBe(r.modularity);
+    }
+  });
+
   test('isolated clients and graphs without links: communities of one', () => {
     for (const method of COMMUNITY_METHODS) {
       const r = communities({ nodes: ['z', 'y', 'x'], edges: [] }, { method, seed: 1 });
