@@ -302,7 +302,7 @@ export const RECIPES: Record<string, Recipe> = {
   }),
   linearSumAssignment: fn(f.linearSumAssignment, () => [[[4, 1, 3], [2, 0, 5]], { maximize: false }]),
   // graphs of clients: two triangles and an isolated client, one link weighted
-  ClientGraph: cls(f.ClientGraph, () => [clientGraph()], { methods: { neighbors: () => ['a'], degree: () => ['e'], toJSON: () => [] }, internal: ['require'] }),
+  ClientGraph: cls(f.ClientGraph, () => [clientGraph()], { methods: { neighbors: () => ['a'], degree: () => ['e'], toJSON: () => [] }, internal: ['positionOf'] }),
   communities: fn(f.communities, () => [clientGraph(), { method: 'louvain', seed: 1 }]),
   modularity: fn(f.modularity, () => [clientGraph(), [['a', 'b', 'c'], ['d', 'e', 'f'], ['g']]]),
 

@@ -132,7 +132,7 @@ export class ClientGraph {
 
   /** The clients linked to `id`, in the order of `nodes`. */
   neighbors(id: string): string[] {
-    const p = this.require(id);
+    const p = this.positionOf(id);
     const out: number[] = [];
     for (let k = 0; k < this.source.length; k++) {
       if (this.source[k] === p) out.push(this.target[k]!);
@@ -143,7 +143,7 @@ export class ClientGraph {
 
   /** The sum of the weights of `id`'s links (its number of links when unweighted). */
   degree(id: string): number {
-    const p = this.require(id);
+    const p = this.positionOf(id);
     let d = 0;
     for (let k = 0; k < this.source.length; k++) if (this.source[k] === p || this.target[k] === p) d += this.weight[k]!;
     return d;
@@ -157,7 +157,7 @@ export class ClientGraph {
     };
   }
 
-  private require(id: unknown): number {
+  private positionOf(id: unknown): number {
     const p = typeof id === 'string' ? this.position.get(id) : undefined;
     if (p === undefined) throw new InvalidDataError(`${formatValue(id)} is not a client of this graph`);
     return p;
