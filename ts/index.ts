@@ -212,3 +212,15 @@ export {
   type FashionMnistFile,
   type FashionMnistSplit,
 } from './data/datasets/fashion-mnist.js';
+export {
+  ClientGraph,
+  communities,
+  modularity,
+  COMMUNITY_METHODS,
+  type GraphEdge,
+  type GraphInput,
+  type CommunityMethod,
+  type CommunitiesOptions,
+  type Communities,
+  type CommunityPartition,
+} from './graph/index.js';

@@ -64,6 +64,10 @@ const mdmParams = () => ({
   ],
 });
 const mdm = () => new f.DirichletMultinomialMixture(mdmParams());
+const clientGraph = (): f.GraphInput => ({
+  nodes: ['a', 'b', 'c', 'd', 'e', 'f', 'g'],
+  edges: [['a', 'b'], ['b', 'c'], ['c', 'a'], ['d', 'e', 2], ['e', 'f'], ['f', 'd'], ['c', 'd', 0.5]],
+});
 const gmm = () => new f.GaussianMixture({ nComponents: 2, seed: 1 }).fit(X());
 const gmmJSON = () => {
   const g = gmm();
@@ -318,6 +322,10 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['draw', 'dirichletDraws'],
   }),
   linearSumAssignment: fn(f.linearSumAssignment, () => [[[4, 1, 3], [2, 0, 5]], { maximize: false }]),
+  // graphs of clients: two triangles and an isolated client, one link weighted
+  ClientGraph: cls(f.ClientGraph, () => [clientGraph()], { methods: { neighbors: () => ['a'], degree: () => ['e'], toJSON: () => [] }, internal: ['positionOf'] }),
+  communities: fn(f.communities, () => [clientGraph(), { method: 'louvain', seed: 1 }]),
+  modularity: fn(f.modularity, () => [clientGraph(), [['a', 'b', 'c'], ['d', 'e', 'f'], ['g']]]),
 
   // partitions
   'partition.iid': fn(f.partition.iid, () => [Array.from(labels()), { clients: 3, seed: 1 }]),
