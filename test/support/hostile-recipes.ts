@@ -181,9 +181,9 @@ const brokerUsers = () => [
 function quick(o: unknown): unknown {
   if (o === null || typeof o !== 'object' || types.isProxy(o) || Object.getPrototypeOf(o) !== Object.prototype) return o;
   const d = (k: string) => Object.getOwnPropertyDescriptor(o, k);
-  // a throwing getter stays where it is: only plain undefined values are replaced
+  // a throwing getter stays where it is: only plain undefined or null values (which mean the 60 s default) are replaced
   const fill: Record<string, unknown> = {};
-  if (d('joinTimeout')?.get === undefined && (o as Record<string, unknown>).joinTimeout === undefined) fill.joinTimeout = 0.2;
+  if (d('joinTimeout')?.get === undefined && (o as Record<string, unknown>).joinTimeout == null) fill.joinTimeout = 0.2;
   if (d('listen')?.get === undefined && (o as Record<string, unknown>).listen === undefined) fill.listen = { port: 0 };
   return Object.defineProperties({}, { ...Object.getOwnPropertyDescriptors(o), ...Object.getOwnPropertyDescriptors(fill) });
 }
