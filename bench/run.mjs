@@ -11,6 +11,7 @@ const SUITES = {
   fedgem: () => import('./fedgem.mjs'),
   federation: () => import('./federation.mjs'),
   ocsvm: () => import('./ocsvm.mjs'),
+  nn: () => import('./nn.mjs'),
 };
 
 const info = await init();

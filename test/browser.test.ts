@@ -7,6 +7,7 @@
  * Needs `bash scripts/setup.sh` first (it builds dist/ and installs chromium).
  */
 import { existsSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 // the build under test, not ts/: the browser gets this very file
 import * as nodeFedmix from '../dist/index.js';
 import { blobs } from './helpers.js';
+import { tinyFashionMnist } from './support/idx.js';
 import { launchChromium, originOf, ROOT, startStaticServer, stopStaticServer, watchProblems } from './support/browser.js';
 
 type Fedmix = typeof nodeFedmix;
@@ -254,6 +256,34 @@ describe('dist/index.js in Chromium', () => {
     // bare specifiers: apache-arrow; mqtt only when a broker connection is made
     expect([...statics].filter((x) => !x.startsWith('.') && !x.startsWith('/'))).toEqual(['apache-arrow']);
     expect([...dynamics].filter((x) => !x.startsWith('.') && !x.startsWith('/'))).toEqual(['mqtt']);
+  });
+
+  test("Fashion-MNIST from gzip bytes through Chromium's DecompressionStream: what Node reads, and a corrupt file's error", async () => {
+    const tiny = tinyFashionMnist(30);
+    const files = { images: Array.from(gzipSync(tiny.images)), labels: Array.from(gzipSync(tiny.labels)) };
+    const read = async (lib: Fedmix, f: { images: number[]; labels: number[] }) => {
+      await lib.init();
+      const options = { n: 10, sample: 'stratified' as const, seed: 4 };
+      const d = await lib.fashionMnist({ images: Uint8Array.from(f.images), labels: Uint8Array.from(f.labels) }, options);
+      const spoiled = Uint8Array.from(f.images.slice(0, f.images.length - 9));
+      const error = await lib.fashionMnist({ images: spoiled, labels: Uint8Array.from(f.labels) }).then(
+        () => 'no error',
+        (e: Error) => `${e.name}: ${e.message.split(' (')[0]}`,
+      );
+      return { X: Array.from(d.X.data), labels: Array.from(d.labels), indices: Array.from(d.indices), classNames: d.classNames, error };
+    };
+    const inBrowser = await page.evaluate(
+      async ({ source, f }) => {
+        const run = new Function(`return (${source});`)() as (lib: unknown, f: unknown) => Promise<unknown>;
+        return run((globalThis as unknown as PageGlobals).fedmix, f);
+      },
+      { source: read.toString(), f: files },
+    );
+    const inNode = await read(nodeFedmix, files);
+    expect(inNode.labels).toHaveLength(10);
+    expect(inNode.X).toHaveLength(10 * 784);
+    expect(inNode.error).toBe('InvalidDataError: train-images-idx3-ubyte.gz is not a valid gzip file');
+    expect(inBrowser).toEqual(inNode);
   });
 
   test('the page loaded only the package and its browser dependencies, without errors', () => {

@@ -209,3 +209,25 @@ export {
   type PrivacyOptions,
 } from './federated/fedgem/index.js';
 export { makeBlobs, type BlobOptions, type Blobs } from './data/synthetic.js';
+export {
+  fashionMnist,
+  FASHION_MNIST_CLASSES,
+  FASHION_MNIST_FILES,
+  type FashionMnist,
+  type FashionMnistOptions,
+  type FashionMnistSource,
+  type FashionMnistFile,
+  type FashionMnistSplit,
+} from './data/datasets/fashion-mnist.js';
+export {
+  ClientGraph,
+  communities,
+  modularity,
+  COMMUNITY_METHODS,
+  type GraphEdge,
+  type GraphInput,
+  type CommunityMethod,
+  type CommunitiesOptions,
+  type Communities,
+  type CommunityPartition,
+} from './graph/index.js';

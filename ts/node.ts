@@ -1,7 +1,8 @@
 /**
  * fedmix/node: what only Node can do, beside the library (import both; they
  * share one copy of it): clients in worker threads, the embedded MQTT broker
- * and mosquitto's configuration, and serving a federation.
+ * and mosquitto's configuration, serving a federation, and reading
+ * Fashion-MNIST from a folder.
  */
 export { WorkerTransport, type WorkerTransportOptions } from './federated/transport/workers.js';
 export { ALGORITHMS, makeClient, makeServer, matrixData, resultJson, type AlgorithmName, type ClientSpec, type MatrixData } from './federated/algorithms.js';
@@ -19,3 +20,4 @@ export {
 } from './federated/transport/mosquitto.js';
 export { freePort } from './federated/transport/ports.js';
 export { serve, SERVER_USER, type ServeOptions } from './federated/serve.js';
+export { loadFashionMnist, FASHION_MNIST_DIR, FASHION_MNIST_PACKAGE, type LoadFashionMnistOptions } from './data/datasets/fashion-mnist-node.js';

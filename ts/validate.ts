@@ -52,6 +52,10 @@ export const LIMITS = Object.freeze({
   count: 2 ** 31 - 1,
   /** values in one federated model's parameters (weights, means, covariances): 2^27 doubles, 1 GiB */
   modelValues: 2 ** 27,
+  /** clients (nodes) of one graph of clients */
+  graphNodes: 2 ** 20,
+  /** links (edges) of one graph of clients */
+  graphEdges: 2 ** 22,
 });
 
 /** Deepest nesting of number arrays read (a (k, d, d) covariance is 3 deep). */

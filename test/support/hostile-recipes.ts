@@ -5,11 +5,15 @@
  * into what they get). `internal` lists methods that TypeScript marks private
  * or @internal: on the prototype, but not API.
  */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { types } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import * as f from '../../ts/index.js';
 import * as n from '../../ts/node.js';
 import type { ClientRole, Message, RoundContext, ServerRole } from '../../ts/index.js';
 import { blobs } from '../helpers.js';
+import { tinyFashionMnist } from './idx.js';
 
 export interface Recipe {
   /** valid arguments of the call (or constructor, or factory) */
@@ -60,6 +64,10 @@ const mdmParams = () => ({
   ],
 });
 const mdm = () => new f.DirichletMultinomialMixture(mdmParams());
+const clientGraph = (): f.GraphInput => ({
+  nodes: ['a', 'b', 'c', 'd', 'e', 'f', 'g'],
+  edges: [['a', 'b'], ['b', 'c'], ['c', 'a'], ['d', 'e', 2], ['e', 'f'], ['f', 'd'], ['c', 'd', 0.5]],
+});
 const gmm = () => new f.GaussianMixture({ nComponents: 2, seed: 1 }).fit(X());
 const gmmJSON = () => {
   const g = gmm();
@@ -155,6 +163,22 @@ const PING = f.defineMessage('test/ping', f.record({ v: f.f64Array(), n: f.whole
 const ping = () => PING.create('a', 1, { v: [1, 2], n: 3 });
 
 const tmp = () => process.cwd();
+/** Five images as Fashion-MNIST's training files (gzipped images, plain labels). */
+const fashionFiles = () => {
+  const t = tinyFashionMnist(5);
+  return { images: gzipSync(t.images), labels: t.labels };
+};
+/** A folder under the scratch directory holding fashionFiles() under the dataset's names. */
+const fashionDir = () => {
+  const dir = join(tmp(), 'fashion-mnist');
+  if (!existsSync(join(dir, 'train-labels-idx1-ubyte.gz'))) {
+    const files = fashionFiles();
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'train-images-idx3-ubyte.gz'), files.images);
+    writeFileSync(join(dir, 'train-labels-idx1-ubyte.gz'), gzipSync(files.labels));
+  }
+  return dir;
+};
 const DIST_WORKER = new URL('../../dist/worker.js', import.meta.url);
 
 const brokerUsers = () => [
@@ -165,9 +189,9 @@ const brokerUsers = () => [
 function quick(o: unknown): unknown {
   if (o === null || typeof o !== 'object' || types.isProxy(o) || Object.getPrototypeOf(o) !== Object.prototype) return o;
   const d = (k: string) => Object.getOwnPropertyDescriptor(o, k);
-  // a throwing getter stays where it is: only plain undefined values are replaced
+  // a throwing getter stays where it is: only plain undefined or null values (which mean the 60 s default) are replaced
   const fill: Record<string, unknown> = {};
-  if (d('joinTimeout')?.get === undefined && (o as Record<string, unknown>).joinTimeout === undefined) fill.joinTimeout = 0.2;
+  if (d('joinTimeout')?.get === undefined && (o as Record<string, unknown>).joinTimeout == null) fill.joinTimeout = 0.2;
   if (d('listen')?.get === undefined && (o as Record<string, unknown>).listen === undefined) fill.listen = { port: 0 };
   return Object.defineProperties({}, { ...Object.getOwnPropertyDescriptors(o), ...Object.getOwnPropertyDescriptors(fill) });
 }
@@ -224,6 +248,7 @@ export const RECIPES: Record<string, Recipe> = {
   parseCsv: fn(f.parseCsv, () => ['a,b\n1,2\n3,"4"\n']),
   csvToMatrix: fn(f.csvToMatrix, () => [f.parseCsv('a,b,c\n1,2,x\n3,4,y\n'), { exclude: ['c'] }]),
   makeBlobs: fn(f.makeBlobs, () => [{ nClusters: 3, nFeatures: 2, samplesPerCluster: [5, 6, 7], clusterStd: 0.5, minDistance: 3, seed: 1 }]),
+  fashionMnist: fn(f.fashionMnist, () => [fashionFiles(), { split: 'train', n: 3, sample: 'stratified', seed: 1 }]),
 
   // models
   GaussianMixture: cls(f.GaussianMixture, () => [{ nComponents: 2, covarianceType: 'diag', tol: 1e-3, regCovar: 1e-6, maxIter: 50, nInit: 2, initParams: 'kmeans', warmStart: false, seed: 1 }], {
@@ -318,6 +343,10 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['draw', 'dirichletDraws'],
   }),
   linearSumAssignment: fn(f.linearSumAssignment, () => [[[4, 1, 3], [2, 0, 5]], { maximize: false }]),
+  // graphs of clients: two triangles and an isolated client, one link weighted
+  ClientGraph: cls(f.ClientGraph, () => [clientGraph()], { methods: { neighbors: () => ['a'], degree: () => ['e'], toJSON: () => [] }, internal: ['positionOf'] }),
+  communities: fn(f.communities, () => [clientGraph(), { method: 'louvain', seed: 1 }]),
+  modularity: fn(f.modularity, () => [clientGraph(), [['a', 'b', 'c'], ['d', 'e', 'f'], ['g']]]),
 
   // partitions
   'partition.iid': fn(f.partition.iid, () => [Array.from(labels()), { clients: 3, seed: 1 }]),
@@ -508,6 +537,7 @@ export const RECIPES: Record<string, Recipe> = {
   writeMosquittoConfig: fn(n.writeMosquittoConfig, () => [tmp(), { federation: 'F', users: brokerUsers(), port: 1884 }]),
   mosquittoConfig: fn(n.mosquittoConfig, () => [{ federation: 'F', users: brokerUsers(), port: 1884 }, { passwordFile: 'p', aclFile: 'a' }]),
   freePort: fn(n.freePort, () => ['127.0.0.1']),
+  loadFashionMnist: fn(n.loadFashionMnist, () => [{ dir: fashionDir(), split: 'train', n: 4, sample: 'stratified', seed: 2 }]),
   // undefined is the default: 60 s to wait for clients on port 1883; the call keeps it short and on a free port
   serve: {
     call: (o, ...rest) => n.serve(...([quick(o), ...rest] as Parameters<typeof n.serve>)),

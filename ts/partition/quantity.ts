@@ -14,6 +14,7 @@
  * drawn uniformly from those it does not hold yet. Classes no client holds
  * (too few places) have their rows returned as `unassigned`.
  */
+import { apportion } from '../data/apportion.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
 import { type Rng } from '../random.js';
 import { guardRead, LIMITS, readArray, readOptions, requireInteger, requireOneOf } from '../validate.js';
@@ -105,17 +106,7 @@ export function checkQuantity(options: Partial<QuantityOptions>, n: number, K: n
 function weightedSplit(rng: Rng, items: ArrayLike<number>, weights: ArrayLike<number>): number[][] {
   const n = items.length;
   const perm = rng.permutation(n);
-  let total = 0;
-  for (let g = 0; g < weights.length; g++) total += weights[g]!;
-  const exact = Array.from(weights, (w) => (n * w) / total);
-  const counts = exact.map(Math.floor);
-  let left = n - counts.reduce((a, b) => a + b, 0);
-  const byRemainder = exact.map((e, g) => [e - Math.floor(e), g] as const).sort((x, y) => y[0] - x[0] || x[1] - y[1]);
-  for (const [, g] of byRemainder) {
-    if (left === 0) break;
-    counts[g]!++;
-    left--;
-  }
+  const counts = apportion(n, weights);
   const out: number[][] = [];
   let start = 0;
   for (const c of counts) {

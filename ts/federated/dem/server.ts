@@ -15,6 +15,7 @@
  * the clients' mean log-likelihoods changes by less than tol between two rounds
  * (averaged over the clients that answered both), or after maxRounds EM rounds.
  */
+import { apportion } from '../../data/apportion.js';
 import { Matrix } from '../../data/matrix.js';
 import { ContributionError, FedmixError, formatValue, inContext, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { COV_CODE, COVARIANCE_TYPES, GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
@@ -389,10 +390,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
     const total = [...rows.values()].reduce((a, b) => a + b, 0);
     const size = Math.min(this.o.subsetSize, total);
     const ids = [...rows.keys()];
-    const exact = ids.map((id) => (size * rows.get(id)!) / total);
-    const q = exact.map(Math.floor);
-    const order = ids.map((_, i) => i).sort((a, b) => exact[b]! - q[b]! - (exact[a]! - q[a]!) || a - b);
-    for (let left = size - q.reduce((a, b) => a + b, 0), i = 0; left > 0; left--, i++) q[order[i]!]! += 1;
+    const q = apportion(size, ids.map((id) => rows.get(id)!));
     this.quotas = new Map(ids.map((id, i) => [id, q[i]!]));
   }
 
