@@ -12,8 +12,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { csvToMatrix, init, Matrix, OneClassSVM, parseCsv, type OneClassSVMOptions } from '../ts/index.js';
+import { loadFashionMnist } from '../ts/node.js';
 import { fixture, maxAbsoluteError } from './helpers.js';
-import { fashionMnistRows } from './support/fashion-mnist-rows.js';
 
 interface Dataset {
   source: 'csv' | 'fashion-mnist';
@@ -41,9 +41,12 @@ interface Case {
 const { datasets, cases } = fixture<{ datasets: Record<string, Dataset>; cases: Case[] }>('ocsvm.json');
 
 const csvRows = new Map<string, Matrix>();
+/** The first rows of each Fashion-MNIST split, as many as the fixtures name (fedmix/node's loader, Debian's files). */
+const fashion = new Map<'train' | 'test', Matrix>();
+
 function load(ds: Dataset, which: 'train' | 'test'): Matrix {
   const rows = ds[which];
-  if (ds.source === 'fashion-mnist') return fashionMnistRows(which, rows);
+  if (ds.source === 'fashion-mnist') return fashion.get(which)!.selectRows(rows);
   let all = csvRows.get(ds.file!);
   if (!all) {
     const table = parseCsv(readFileSync(fileURLToPath(new URL(`../../shared/datasets/${ds.file}`, import.meta.url)), 'utf8'));
@@ -57,6 +60,10 @@ const maxAbs = (v: ArrayLike<number>) => Array.from(v).reduce((a, x) => Math.max
 
 beforeAll(async () => {
   await init();
+  for (const split of ['train', 'test'] as const) {
+    const last = Math.max(...Object.values(datasets).filter((d) => d.source === 'fashion-mnist').flatMap((d) => d[split]));
+    fashion.set(split, (await loadFashionMnist({ split, n: last + 1 })).X);
+  }
 });
 
 describe.each(cases.map((c) => [`${c.dataset} ${JSON.stringify(c.options)}`, c] as const))('%s', (_name, c) => {
