@@ -228,7 +228,7 @@ describe('bad input (issue 12, item 7): typed errors, the heap as it was, the ob
     const m = new MLPClassifier({ hiddenLayerSizes: [4], maxIter: 2, randomState: 1 });
     refused(() => m.fit(spoiled(B, 3, 2, NaN), BY), InvalidDataError, /row 3, column 2 is NaN/, () => m.fit(B, BY));
     refused(() => m.predict(spoiled(B, 1, 1, Infinity)), InvalidDataError, /row 1, column 1/, () => m.predict(B));
-    refused(() => m.fit(B, BY.map((y, i) => (i === 9 ? NaN : 1)) as unknown as string[]), InvalidDataError, /y\[0\] is 1|y\[9\]/);
+    refused(() => m.fit(B, BY.map((_, i) => (i === 9 ? NaN : 1)) as unknown as string[]), InvalidDataError, /y\[0\] is 1|y\[9\]/);
     m.dispose();
     const net = new Network({ sizes: [6, 3], activation: 'relu', outputActivation: 'identity', loss: 'mse', seed: 1 });
     refused(() => net.attach(B, spoiled(Matrix.zeros(240, 3), 4, 1, NaN)), InvalidDataError, /the targets row 4, column 1 is NaN/);

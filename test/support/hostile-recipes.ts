@@ -74,7 +74,7 @@ const gmmJSON = () => {
   }
 };
 const netSpec = () => ({ sizes: [2, 3, 2], activation: 'tanh', outputActivation: 'identity', loss: 'mse', init: 'xavier', seed: 1 });
-const aeOptions = () => ({
+const aeOptions = (): f.AutoencoderOptions => ({
   hiddenLayers: [3, 1, 3], activation: 'relu', outputActivation: 'identity', loss: 'mse', optimizer: 'adam', learningRate: 1e-2,
   epochs: 2, batchSize: 8, shuffle: true, init: 'pytorch', nFeatures: 2, seed: 1, onEpoch: () => undefined,
 });
@@ -87,7 +87,7 @@ const aeJSON = () => {
   }
 };
 const labelsText = () => Array.from(labels(), (c) => (c === 0 ? 'no' : 'yes'));
-const mlpOptions = () => ({
+const mlpOptions = (): f.MLPClassifierOptions => ({
   hiddenLayerSizes: [4], activation: 'logistic', solver: 'sgd', alpha: 1e-4, batchSize: 16, learningRateInit: 1e-2, maxIter: 3, shuffle: true,
   randomState: 1, tol: 1e-4, nIterNoChange: 2, momentum: 0.9, nesterovsMomentum: true, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, warmStart: false,
   init: 'xavier', onEpoch: () => undefined,
