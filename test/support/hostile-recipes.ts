@@ -85,6 +85,33 @@ const ocsvmJSON = () => {
     m.dispose();
   }
 };
+const netSpec = () => ({ sizes: [2, 3, 2], activation: 'tanh', outputActivation: 'identity', loss: 'mse', init: 'xavier', seed: 1 });
+const aeOptions = (): f.AutoencoderOptions => ({
+  hiddenLayers: [3, 1, 3], activation: 'relu', outputActivation: 'identity', loss: 'mse', optimizer: 'adam', learningRate: 1e-2,
+  epochs: 2, batchSize: 8, shuffle: true, init: 'pytorch', nFeatures: 2, seed: 1, onEpoch: () => undefined,
+});
+const aeJSON = () => {
+  const a = new f.Autoencoder(aeOptions()).fit(X());
+  try {
+    return a.toJSON();
+  } finally {
+    a.dispose();
+  }
+};
+const labelsText = () => Array.from(labels(), (c) => (c === 0 ? 'no' : 'yes'));
+const mlpOptions = (): f.MLPClassifierOptions => ({
+  hiddenLayerSizes: [4], activation: 'logistic', solver: 'sgd', alpha: 1e-4, batchSize: 16, learningRateInit: 1e-2, maxIter: 3, shuffle: true,
+  randomState: 1, tol: 1e-4, nIterNoChange: 2, momentum: 0.9, nesterovsMomentum: true, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, warmStart: false,
+  init: 'xavier', onEpoch: () => undefined,
+});
+const mlpJSON = () => {
+  const m = new f.MLPClassifier(mlpOptions()).fit(X(), labelsText());
+  try {
+    return m.toJSON();
+  } finally {
+    m.dispose();
+  }
+};
 const ctx = (clients: string[] = ['0', '1', '2']): RoundContext => ({ round: 1, clients, available: clients });
 const spec = (id: string, data: f.Matrix, algorithm: n.AlgorithmName = 'dem', options?: Record<string, unknown>): n.ClientSpec => ({ algorithm, id, data: n.matrixData(data), options });
 
@@ -286,6 +313,58 @@ export const RECIPES: Record<string, Recipe> = {
   KMeans: cls(f.KMeans, () => [{ nClusters: 2, init: 'k-means++', nInit: 2, maxIter: 50, tol: 1e-4, seed: 1 }], {
     methods: { fit: () => [X()], fitPredict: () => [rows()], predict: (self) => (self.fit(X()), [X()]), score: (self) => (self.fit(X()), [rows()]) },
     internal: ['assign', 'state'],
+  }),
+  // networks: a 2-3-2 network on the two-feature blobs
+  Network: cls(f.Network, () => [netSpec()], {
+    methods: {
+      getParameters: () => [],
+      getGradients: () => [],
+      setParameters: (self) => [self.getParameters()],
+      attach: () => [X(), X()],
+      optimizer: () => [{ name: 'sgd', learningRate: 1e-2, momentum: 0.9, dampening: 0, nesterov: true, weightDecay: 1e-4 }],
+      // the set and optimizer are freed with the arguments
+      trainEpoch: (self) => [
+        self.attach(X(), X()),
+        self.optimizer({ name: 'adam', learningRate: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 }),
+        { batchSize: 8, seed: 1, proximal: { mu: 0.1, anchor: self.getParameters() }, correction: new Float32Array(self.nParameters), order: Array.from({ length: 40 }, (_, i) => 39 - i), l2: 1e-4 },
+      ],
+      evaluate: (self) => [self.attach(X(), X())],
+      predict: () => [X()],
+      layerOutputs: () => [rows(), 1],
+      reconstructionErrors: () => [X()],
+      gradient: () => [X(), X()],
+      dispose: () => [],
+    },
+    internal: ['passes'],
+  }),
+  Autoencoder: cls(f.Autoencoder, () => [aeOptions()], {
+    methods: {
+      fit: () => [X()],
+      encode: (self) => (self.fit(X()), [X()]),
+      reconstruct: (self) => (self.fit(X()), [rows()]),
+      scoreSamples: (self) => (self.fit(X()), [X()]),
+      getParameters: (self) => (self.fit(X()), []),
+      // nFeatures in the options: parameters go in before any fit
+      setParameters: () => [new Float32Array(2 * 3 + 3 + 3 + 1 + 3 + 3 + 3 * 2 + 2)],
+      toJSON: (self) => (self.fit(X()), []),
+      dispose: () => [],
+    },
+    statics: { fromJSON: stat(f.Autoencoder.fromJSON, () => [aeJSON()]) },
+    internal: ['sizes', 'build', 'fitted'],
+  }),
+  MLPClassifier: cls(f.MLPClassifier, () => [mlpOptions()], {
+    methods: {
+      fit: () => [X(), labelsText()],
+      predict: (self) => (self.fit(X(), labelsText()), [X()]),
+      predictProba: (self) => (self.fit(X(), labelsText()), [rows()]),
+      score: (self) => (self.fit(X(), labelsText()), [X(), labelsText()]),
+      getParameters: (self) => (self.fit(X(), labelsText()), []),
+      setParameters: (self) => (self.fit(X(), labelsText()), [self.getParameters()]),
+      toJSON: (self) => (self.fit(X(), labelsText()), []),
+      dispose: () => [],
+    },
+    statics: { fromJSON: stat(f.MLPClassifier.fromJSON, () => [mlpJSON()]) },
+    internal: ['sizes', 'network', 'fitted', 'codesIn'],
   }),
   nearestCenters: fn(f.nearestCenters, () => [X(), [0, 0, 1, 1], 2]),
   OneClassSVM: cls(f.OneClassSVM, () => [{ kernel: 'rbf', gamma: 'scale', nu: 0.3, tol: 1e-3, shrinking: true, cacheSize: 10, maxIter: -1 }], {

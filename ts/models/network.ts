@@ -221,6 +221,10 @@ function requireF32(name: string, value: unknown, n: number): Float32Array {
   return out;
 }
 
+/** Every set and optimizer this module made: brands that a Proxy cannot fake nor make throw. */
+const madeSets = new WeakSet<object>();
+const madeOptimizers = new WeakSet<object>();
+
 class ResidentSet implements TrainingSet {
   /** @internal */
   readonly owned: OwnedHandle;
@@ -231,6 +235,7 @@ class ResidentSet implements TrainingSet {
     this.owned = new OwnedHandle(handle, (w, p) => w.fm_nn_set_free(p), SET_LABEL);
     this.nRows = nRows;
     this.nFeatures = nFeatures;
+    madeSets.add(this);
   }
 
   dispose(): void {
@@ -248,6 +253,7 @@ export class Optimizer {
   constructor(handle: number, spec: Required<OptimizerSpec>) {
     this.spec = Object.freeze({ ...spec });
     this.owned = new OwnedHandle(handle, (w, p) => w.fm_nn_optimizer_free(p), OPTIMIZER_LABEL);
+    madeOptimizers.add(this);
   }
 
   /** Optimizer steps taken since creation or the last reset (one per batch). */
@@ -266,13 +272,13 @@ export class Optimizer {
 }
 
 function setOf(set: unknown): ResidentSet {
-  if (!(set instanceof ResidentSet)) throw new InvalidParameterError(`expected a TrainingSet from network.attach(), got ${formatValue(set)}`);
-  return set;
+  if (set === null || typeof set !== 'object' || !madeSets.has(set)) throw new InvalidParameterError(`expected a TrainingSet from network.attach(), got ${formatValue(set)}`);
+  return set as ResidentSet;
 }
 
 function optimizerOf(opt: unknown): Optimizer {
-  if (!(opt instanceof Optimizer)) throw new InvalidParameterError(`expected an Optimizer from network.optimizer(), got ${formatValue(opt)}`);
-  return opt;
+  if (opt === null || typeof opt !== 'object' || !madeOptimizers.has(opt)) throw new InvalidParameterError(`expected an Optimizer from network.optimizer(), got ${formatValue(opt)}`);
+  return opt as Optimizer;
 }
 
 export class Network {

@@ -86,6 +86,7 @@ export interface WasmExports {
   fm_rng_choice(h: number, n: number, k: number, out: number): number;
   fm_rng_permutation(h: number, n: number, out: number): void;
   fm_madd_peak(iters: number, seed: number): number;
+  fm_peak_probe_f32x4(iters: number): number;
   fm_dem_client_stats(h: number, x: number, n: number, d: number, outNk: number, outS1: number, outS2: number, outLoglik: number): number;
   fm_dem_client_summary(x: number, n: number, d: number, shift: number, tied: number, outAbsMax: number, outSum: number, outScatter: number): number;
   fm_dem_check_stats(covType: number, k: number, d: number, rows: number, shift: number, nk: number, s1: number, s2: number, minCount: number): number;

@@ -139,15 +139,33 @@ unsafe fn pack_a(a: View, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut 
     let mut p = 0;
     while p * MR < mc {
         let panel = dst.add(p * MR * kc);
+        let rows = MR.min(mc - p * MR);
+        let first = src.add((ic + p * MR) * a.rs + pc * a.cs);
+        let mut done = 0;
+        if rows == MR && a.rs == 1 {
+            // A transposed: the MR values of each kk are contiguous
+            for kk in 0..kc {
+                F4::load(first.add(kk * a.cs)).store(panel.add(kk * MR));
+            }
+            done = kc;
+        } else if rows == MR && a.cs == 1 {
+            // A row-major: four rows of four kk at a time, transposed
+            while done + 4 <= kc {
+                let r = [F4::load(first.add(done)), F4::load(first.add(a.rs + done)), F4::load(first.add(2 * a.rs + done)), F4::load(first.add(3 * a.rs + done))];
+                for (j, col) in F4::transpose(r).iter().enumerate() {
+                    col.store(panel.add((done + j) * MR));
+                }
+                done += 4;
+            }
+        }
         for r in 0..MR {
-            let i = p * MR + r;
-            if i < mc {
-                let row = src.add((ic + i) * a.rs + pc * a.cs);
-                for kk in 0..kc {
+            if r < rows {
+                let row = first.add(r * a.rs);
+                for kk in done..kc {
                     *panel.add(kk * MR + r) = *row.add(kk * a.cs);
                 }
             } else {
-                for kk in 0..kc {
+                for kk in done..kc {
                     *panel.add(kk * MR + r) = 0.0;
                 }
             }
@@ -168,24 +186,38 @@ unsafe fn pack_b(b: View, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut 
     while q * NR < nc {
         let panel = dst.add(q * NR * kc);
         let width = NR.min(nc - q * NR);
-        if b.cs == 1 && width == NR {
+        let first = src.add(pc * b.rs + (jc + q * NR) * b.cs);
+        let mut done = 0;
+        if width == NR && b.cs == 1 {
             // rows of B are contiguous: two lane copies per kk
             for kk in 0..kc {
-                let s = src.add((pc + kk) * b.rs + jc + q * NR);
+                let s = first.add(kk * b.rs);
                 F4::load(s).store(panel.add(kk * NR));
                 F4::load(s.add(4)).store(panel.add(kk * NR + 4));
             }
-        } else {
-            for c in 0..NR {
-                if c < width {
-                    let col = src.add(pc * b.rs + (jc + q * NR + c) * b.cs);
-                    for kk in 0..kc {
-                        *panel.add(kk * NR + c) = *col.add(kk * b.rs);
+            done = kc;
+        } else if width == NR && b.rs == 1 {
+            // B transposed (columns contiguous): 4 x 4 blocks, transposed
+            while done + 4 <= kc {
+                for h in 0..2 {
+                    let c = first.add(done + 4 * h * b.cs);
+                    let r = [F4::load(c), F4::load(c.add(b.cs)), F4::load(c.add(2 * b.cs)), F4::load(c.add(3 * b.cs))];
+                    for (j, row) in F4::transpose(r).iter().enumerate() {
+                        row.store(panel.add((done + j) * NR + 4 * h));
                     }
-                } else {
-                    for kk in 0..kc {
-                        *panel.add(kk * NR + c) = 0.0;
-                    }
+                }
+                done += 4;
+            }
+        }
+        for c in 0..NR {
+            if c < width {
+                let col = first.add(c * b.cs);
+                for kk in done..kc {
+                    *panel.add(kk * NR + c) = *col.add(kk * b.rs);
+                }
+            } else {
+                for kk in done..kc {
+                    *panel.add(kk * NR + c) = 0.0;
                 }
             }
         }

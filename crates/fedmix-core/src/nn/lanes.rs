@@ -104,6 +104,21 @@ mod imp {
             let v = self.0;
             (f32x4_extract_lane::<0>(v) + f32x4_extract_lane::<1>(v)) + (f32x4_extract_lane::<2>(v) + f32x4_extract_lane::<3>(v))
         }
+        /// The transpose of the 4 x 4 matrix whose rows are r: lane j of row i
+        /// becomes lane i of row j (eight shuffles, no arithmetic).
+        #[inline(always)]
+        pub fn transpose(r: [F4; 4]) -> [F4; 4] {
+            let t0 = i32x4_shuffle::<0, 4, 1, 5>(r[0].0, r[1].0);
+            let t1 = i32x4_shuffle::<0, 4, 1, 5>(r[2].0, r[3].0);
+            let t2 = i32x4_shuffle::<2, 6, 3, 7>(r[0].0, r[1].0);
+            let t3 = i32x4_shuffle::<2, 6, 3, 7>(r[2].0, r[3].0);
+            [
+                F4(i32x4_shuffle::<0, 1, 4, 5>(t0, t1)),
+                F4(i32x4_shuffle::<2, 3, 6, 7>(t0, t1)),
+                F4(i32x4_shuffle::<0, 1, 4, 5>(t2, t3)),
+                F4(i32x4_shuffle::<2, 3, 6, 7>(t2, t3)),
+            ]
+        }
     }
 }
 
@@ -191,6 +206,16 @@ mod imp {
             let v = self.0;
             (v[0] + v[1]) + (v[2] + v[3])
         }
+        #[inline(always)]
+        pub fn transpose(r: [F4; 4]) -> [F4; 4] {
+            let mut out = [[0.0f32; 4]; 4];
+            for (i, row) in r.iter().enumerate() {
+                for (j, col) in out.iter_mut().enumerate() {
+                    col[i] = row.0[j];
+                }
+            }
+            [F4(out[0]), F4(out[1]), F4(out[2]), F4(out[3])]
+        }
     }
 }
 
@@ -233,6 +258,25 @@ impl F4 {
     }
 }
 
+/// dst = src, four values at a time.
+#[inline]
+pub fn copy(dst: &mut [f32], src: &[f32]) {
+    let n = dst.len();
+    assert!(src.len() >= n);
+    let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
+    let mut i = 0;
+    unsafe {
+        while i + 4 <= n {
+            F4::load(s.add(i)).store(d.add(i));
+            i += 4;
+        }
+        while i < n {
+            *d.add(i) = *s.add(i);
+            i += 1;
+        }
+    }
+}
+
 /// e^x for one value, the same operations as one lane of F4::exp.
 #[inline]
 pub fn exp(x: f32) -> f32 {
@@ -241,9 +285,40 @@ pub fn exp(x: f32) -> f32 {
     a[0]
 }
 
+/// Independent accumulators of madd_peak: a multiply then an add per round
+/// (latency about 6 cycles on current x86 and ARM cores), enough chains to
+/// keep two multiply and two add pipes busy, few enough to stay in registers.
+const PEAK_CHAINS: usize = 12;
+
+/// Runs `iters` rounds of PEAK_CHAINS independent four-lane multiply-adds
+/// (acc = acc m + a: a multiply and an add each, no fusion, as the network
+/// kernels compute) and returns the floating-point operations done (2 per lane
+/// per chain per round): timed from JavaScript, the f32x4 peak the benchmark
+/// measures the network kernels against. The result goes through `sink` so
+/// that the loop cannot be folded away.
+pub fn madd_peak(iters: u64, seed: f32, sink: &mut f32) -> f64 {
+    let m = F4::splat(0.999_999_9);
+    let a = F4::splat(1e-7);
+    let mut acc = [F4::splat(seed); PEAK_CHAINS];
+    for _ in 0..iters {
+        for c in acc.iter_mut() {
+            *c = c.mul(m).add(a);
+        }
+    }
+    *sink = acc.iter().map(|c| c.sum()).sum();
+    iters as f64 * (PEAK_CHAINS * 4 * 2) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_peak_probe_counts_its_operations() {
+        let mut sink = 0.0;
+        assert_eq!(madd_peak(10, 1.0, &mut sink), 960.0);
+        assert!(sink > 40.0 && sink < 48.1);
+    }
 
     #[test]
     fn exp_is_within_two_ulp_of_the_f64_value() {
@@ -267,6 +342,21 @@ mod tests {
         assert_eq!(exp(89.0), f32::INFINITY);
         assert_eq!(exp(f32::INFINITY), f32::INFINITY);
         assert!(exp(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn transposes_and_copies() {
+        let rows: Vec<F4> = (0..4).map(|i| unsafe { F4::load([i as f32 * 4.0, i as f32 * 4.0 + 1.0, i as f32 * 4.0 + 2.0, i as f32 * 4.0 + 3.0].as_ptr()) }).collect();
+        let t = F4::transpose([rows[0], rows[1], rows[2], rows[3]]);
+        for (j, col) in t.iter().enumerate() {
+            let mut a = [0.0f32; 4];
+            unsafe { col.store(a.as_mut_ptr()) };
+            assert_eq!(a, [j as f32, 4.0 + j as f32, 8.0 + j as f32, 12.0 + j as f32]);
+        }
+        let src: Vec<f32> = (0..11).map(|i| i as f32).collect();
+        let mut dst = vec![0.0f32; 11];
+        copy(&mut dst, &src);
+        assert_eq!(dst, src);
     }
 
     #[test]

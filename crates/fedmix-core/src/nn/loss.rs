@@ -65,12 +65,22 @@ pub fn mse(y: &[f32], t: &[f32], g: &mut [f32]) -> f64 {
     let n = y.len();
     assert!(t.len() >= n && g.len() >= n);
     let norm = F4::splat((2.0 / n as f64) as f32);
-    let mut sum = 0.0f64;
-    for i in 0..n {
-        let d = (y[i] - t[i]) as f64;
-        sum += d * d;
+    // four independent f64 sums: a single one waits on its additions
+    let mut s = [0.0f64; 4];
+    let mut i = 0;
+    while i + 4 <= n {
+        for (k, acc) in s.iter_mut().enumerate() {
+            let d = y[i + k] as f64 - t[i + k] as f64;
+            *acc += d * d;
+        }
+        i += 4;
     }
-    g[..n].copy_from_slice(&y[..n]);
+    for (k, j) in (i..n).enumerate() {
+        let d = y[j] as f64 - t[j] as f64;
+        s[k] += d * d;
+    }
+    let sum = (s[0] + s[1]) + (s[2] + s[3]);
+    lanes::copy(&mut g[..n], &y[..n]);
     super::activation::zip_lanes(t, &mut g[..n], |t, y| y.sub(t).mul(norm));
     sum / n as f64
 }

@@ -10,7 +10,7 @@
 
 use super::activation::{self, Activation};
 use super::gemm::{gemm, Packs, View};
-use super::lanes::F4;
+use super::lanes::{self, F4};
 use super::loss::{self, Loss};
 use super::optim::Optimizer;
 use super::{sizes_text, Network};
@@ -314,7 +314,7 @@ impl Network {
         let d = self.arch.inputs();
         let input = &mut ws.acts[..ws.cap * d];
         for (r, i) in rows.enumerate() {
-            input[r * d..(r + 1) * d].copy_from_slice(&x[i * d..(i + 1) * d]);
+            lanes::copy(&mut input[r * d..(r + 1) * d], &x[i * d..(i + 1) * d]);
         }
     }
 
@@ -331,7 +331,7 @@ impl Network {
             let prev = &lo[offsets[l - 1]..offsets[l - 1] + rows * n_in];
             let cur = &mut hi[..rows * n_out];
             for r in 0..rows {
-                cur[r * n_out..(r + 1) * n_out].copy_from_slice(bias);
+                lanes::copy(&mut cur[r * n_out..(r + 1) * n_out], bias);
             }
             gemm(rows, n_out, n_in, View::rows(prev, n_in), View::transposed(w, n_in), cur, n_out, true, packs);
             activation::forward(self.arch.activation(l), cur);
