@@ -20,8 +20,8 @@ export default defineConfig([
     splitting: true,
     shims: true,
     external: ['apache-arrow', ...nodeOnly],
-    // small and tree-shaken: bundled, so that browsers need no import map entry for it
-    noExternal: ['valibot'],
+    // small (and valibot tree-shaken): bundled, so that browsers need no import map entry for them
+    noExternal: ['valibot', 'graphology', 'graphology-communities-louvain'],
   },
   {
     // the module each worker thread of a WorkerTransport runs (a thread has its own module graph)

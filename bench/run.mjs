@@ -10,6 +10,7 @@ const SUITES = {
   mdm: () => import('./mdm.mjs'),
   fedgem: () => import('./fedgem.mjs'),
   federation: () => import('./federation.mjs'),
+  ocsvm: () => import('./ocsvm.mjs'),
   nn: () => import('./nn.mjs'),
 };
 

@@ -2,7 +2,7 @@
 """Reference values from scikit-learn / scipy for the fedmix tests.
 
 Run with Debian's interpreter (python3-sklearn 1.2.1, python3-scipy 1.10.1; fashion_mnist also needs
-python3-torch 1.13 and dataset-fashion-mnist):
+python3-torch 1.13 and dataset-fashion-mnist, the communities group python3-igraph 0.10.2):
     /usr/bin/python3 scripts/gen-fixtures.py [gmm kmeans ranking lsa pca ...]
 Writes test/fixtures/*.json (all of them, or the named ones). Floats are written with repr, so they round-trip
 exactly. Deterministic: re-running gives identical files.
@@ -516,22 +516,109 @@ def robust_fixtures():
     write("robust.json", {"scipy": scipy.__version__, "cases": cases})
 
 
+FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+
+
+def fashion_mnist_files(split):
+    """The decompressed bytes of a Fashion-MNIST split's two IDX files (images, labels), from Debian's
+    dataset-fashion-mnist."""
+    import gzip
+    prefix = {"train": "train", "test": "t10k"}[split]
+    with gzip.open(os.path.join(FASHION_MNIST, f"{prefix}-images-idx3-ubyte.gz"), "rb") as f:
+        images = f.read()
+    with gzip.open(os.path.join(FASHION_MNIST, f"{prefix}-labels-idx1-ubyte.gz"), "rb") as f:
+        labels = f.read()
+    return images, labels
+
+
+def fashion_mnist_split(split):
+    """Images (n x 784, byte / 255 in float32 as torchvision's ToTensor gives them, as float64) and labels
+    of a Fashion-MNIST split."""
+    images, labels = fashion_mnist_files(split)
+    x = np.frombuffer(images, dtype=np.uint8, offset=16).reshape(-1, 784)
+    y = np.frombuffer(labels, dtype=np.uint8, offset=8)
+    return (x.astype(np.float32) / np.float32(255)).astype(np.float64), y
+
+
+def ocsvm_fixtures():
+    """OneClassSVM (scikit-learn 1.2.1, its libsvm) on real data: the thyroid anomaly set, letter.csv
+    (raw integer features) and Fashion-MNIST clients as the community paper builds them (a share 1 - d
+    of the rows from an inlier class, d from an outlier class; d = 0.1), gamma 'scale' and 'auto', nu 0.1
+    and 0.5, plus a linear kernel, a numeric gamma without shrinking, and an iteration limit. Rows are
+    named, not copied: a dataset is a file and row indices (train rows, and held-out rows to score).
+
+    scikit-learn does not expose the dual objective; it is computed here from dual_coef_ a (the
+    support vectors' alphas in libsvm's scaling, 0 <= a_i <= 1, sum a_i = nu n) and the kernel matrix
+    of the support vectors in float64: 1/2 a'Ka, what libsvm reports as obj (its solver keeps kernel
+    values in float32, so its own figure differs from this one by about 1e-8 relative)."""
+    from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
+    from sklearn.svm import OneClassSVM
+
+    fx, fy = fashion_mnist_split("train")
+    tx, ty = fashion_mnist_split("test")
+
+    def client(inlier, outlier, n, d=0.1):
+        """The first round(n (1 - d)) training rows of class `inlier` and the first round(n d) of
+        `outlier`, in file order; 100 held-out test rows of the same classes in the same ratio."""
+        k = int(round(n * d))
+        train = np.sort(np.concatenate([np.flatnonzero(fy == inlier)[:n - k], np.flatnonzero(fy == outlier)[:k]]))
+        test = np.sort(np.concatenate([np.flatnonzero(ty == inlier)[:90], np.flatnonzero(ty == outlier)[:10]]))
+        return train, test
+
+    thyroid = load_csv("anomaly_thyroid.csv", 400)
+    letter = load_csv("letter.csv", 400)
+    fa_train, fa_test = client(0, 5, 600)
+    fb_train, fb_test = client(7, 3, 300)
+    datasets = {
+        "thyroid": {"source": "csv", "file": "anomaly_thyroid.csv", "train": list(range(300)), "test": list(range(300, 400)),
+                    "X": thyroid[:300], "Xtest": thyroid[300:]},
+        "letter": {"source": "csv", "file": "letter.csv", "train": list(range(300)), "test": list(range(300, 400)),
+                   "X": letter[:300], "Xtest": letter[300:]},
+        "fashion-0-5": {"source": "fashion-mnist", "inlier": 0, "outlier": 5, "train": [int(i) for i in fa_train],
+                        "test": [int(i) for i in fa_test], "X": fx[fa_train], "Xtest": tx[fa_test]},
+        "fashion-7-3": {"source": "fashion-mnist", "inlier": 7, "outlier": 3, "train": [int(i) for i in fb_train],
+                        "test": [int(i) for i in fb_test], "X": fx[fb_train], "Xtest": tx[fb_test]},
+    }
+    settings = [{"kernel": "rbf", "gamma": g, "nu": nu} for g in ["scale", "auto"] for nu in [0.1, 0.5]]
+    runs = [(name, dict(s)) for name in datasets for s in settings]
+    runs += [("thyroid", {"kernel": "linear", "gamma": "scale", "nu": 0.5}),
+             ("letter", {"kernel": "rbf", "gamma": 0.05, "nu": 0.3, "shrinking": False}),
+             ("letter", {"kernel": "rbf", "gamma": "auto", "nu": 0.5, "maxIter": 60}),
+             ("fashion-7-3", {"kernel": "rbf", "gamma": 0.01, "nu": 0.2, "tol": 1e-5, "cacheSize": 0.5})]
+    cases = []
+    for name, o in runs:
+        ds = datasets[name]
+        x, xt = ds["X"], ds["Xtest"]
+        m = OneClassSVM(kernel=o["kernel"], gamma=o["gamma"], nu=o["nu"], shrinking=o.get("shrinking", True),
+                        max_iter=o.get("maxIter", -1), tol=o.get("tol", 1e-3), cache_size=o.get("cacheSize", 200))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            m.fit(x)
+        a = m.dual_coef_.ravel()
+        sv = m.support_vectors_
+        k = rbf_kernel(sv, sv, gamma=m._gamma) if o["kernel"] == "rbf" else linear_kernel(sv, sv)
+        dec, dec_test = m.decision_function(x), m.decision_function(xt)
+        cases.append({
+            "dataset": name, "options": o, "gamma": float(m._gamma), "nIter": int(m.n_iter_),
+            "converged": bool(m.fit_status_ == 0), "offset": float(m.offset_[0]), "objective": float(0.5 * a @ k @ a),
+            "support": [int(i) for i in m.support_], "dualCoef": flat(a),
+            "decision": flat(dec), "decisionTest": flat(dec_test), "scoreSamplesTest": flat(m.score_samples(xt)),
+            "predict": [int(v) for v in m.predict(x)], "predictTest": [int(v) for v in m.predict(xt)],
+        })
+    meta = {k: {kk: vv for kk, vv in v.items() if kk not in ("X", "Xtest")} for k, v in datasets.items()}
+    write("ocsvm.json", {"datasets": meta, "cases": cases})
 def fashion_mnist_fixtures():
     """Fashion-MNIST as Debian's dataset-fashion-mnist ships it (/usr/share/datasets/fashion-mnist),
     read with gzip and numpy, scaled with torch as torchvision's ToTensor() does (uint8 -> float32,
     divided by 255): per split the IDX headers, row count, label counts, the first labels, the sum of
     all bytes, the mean scaled pixel, the byte sums of a few rows and the scaled values of pixels
     at seeded positions; and byte / 255 in float32 for every byte value. Needs python3-torch."""
-    import gzip
     import torch
-    folder = "/usr/share/datasets/fashion-mnist"
+    folder = FASHION_MNIST
     rng = np.random.default_rng(12)
     splits = {}
-    for split, prefix in [("train", "train"), ("test", "t10k")]:
-        with gzip.open(os.path.join(folder, f"{prefix}-images-idx3-ubyte.gz"), "rb") as f:
-            images = f.read()
-        with gzip.open(os.path.join(folder, f"{prefix}-labels-idx1-ubyte.gz"), "rb") as f:
-            labels = f.read()
+    for split in ["train", "test"]:
+        images, labels = fashion_mnist_files(split)
         x = np.frombuffer(images, dtype=np.uint8, offset=16).reshape(-1, 784)
         y = np.frombuffer(labels, dtype=np.uint8, offset=8)
         scaled = torch.from_numpy(x.copy()).float().div(255)
@@ -551,10 +638,173 @@ def fashion_mnist_fixtures():
                                   "scale": [float(v) for v in table]})
 
 
+def graph_families():
+    """The graphs of communities.json: (name, n, edges as (u, v) with u < v, weights or None).
+    Zachary's karate club; random graphs of several families; graphs shaped like the
+    anomaly-communities paper's mutual-association graphs (near-cliques of 9 clients, a
+    few edges between them, isolated clients)."""
+    import igraph
+    rng = np.random.default_rng(20261124)
+
+    def simple(n, pairs):
+        return sorted({(min(u, v), max(u, v)) for u, v in pairs if u != v})
+
+    def gnp(n, p):
+        return [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < p]
+
+    def blocks(sizes, p_in, p_out):
+        group = np.repeat(np.arange(len(sizes)), sizes)
+        n = int(sum(sizes))
+        return n, [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < (p_in if group[u] == group[v] else p_out)]
+
+    def association(groups, per, p_in, bridges, isolated, merged=()):
+        # near-cliques of `per` clients; `bridges` random edges between groups; each pair of
+        # groups in `merged` linked densely (the paper's merged classes); then isolated clients
+        n = groups * per + isolated
+        edges = [(g * per + i, g * per + j) for g in range(groups) for i in range(per) for j in range(i + 1, per) if rng.random() < p_in]
+        for _ in range(bridges):
+            a, b = rng.choice(groups, 2, replace=False)
+            edges.append((int(a * per + rng.integers(per)), int(b * per + rng.integers(per))))
+        for a, b in merged:
+            edges += [(a * per + i, b * per + j) for i in range(per) for j in range(per) if rng.random() < 0.5]
+        order = rng.permutation(n)  # clients are not numbered by group
+        return n, [(int(order[u]), int(order[v])) for u, v in edges]
+
+    def barabasi(n, m):
+        edges, targets, repeated = [], list(range(m)), []
+        for v in range(m, n):
+            edges += [(t, v) for t in set(targets)]
+            repeated += list(set(targets)) + [v] * m
+            targets = [repeated[i] for i in rng.integers(len(repeated), size=m)]
+        return edges
+
+    def geometric(n, r):
+        xy = rng.random((n, 2))
+        return [(u, v) for u in range(n) for v in range(u + 1, n) if np.hypot(*(xy[u] - xy[v])) < r]
+
+    def weights(edges, low=0.5, high=2.0):
+        return [float(round(w, 6)) for w in rng.uniform(low, high, len(edges))]
+
+    karate = igraph.Graph.Famous("Zachary")
+    k_edges = simple(34, karate.get_edgelist())
+    yield "karate", "Zachary's karate club", 34, k_edges, None
+    yield "karate-weighted", "karate club, weights uniform in [0.5, 2]", 34, k_edges, weights(k_edges)
+    e = simple(40, gnp(40, 0.12))
+    yield "gnp-40", "G(n, p), n 40, p 0.12", 40, e, None
+    n, e = blocks([30, 30, 30, 30], 0.3, 0.02)
+    yield "sbm-120", "4 planted blocks of 30, p_in 0.3, p_out 0.02", n, simple(n, e), None
+    n, e = blocks([25, 40, 15, 50, 30, 40], 0.25, 0.03)
+    e = simple(n, e)
+    yield "sbm-200-weighted", "6 planted blocks (200 nodes), p_in 0.25, p_out 0.03, weights in [0.5, 2]", n, e, weights(e)
+    e = simple(150, barabasi(150, 2))
+    yield "ba-150", "Barabasi-Albert, n 150, m 2", 150, e, None
+    e = simple(100, geometric(100, 0.16))
+    yield "geometric-100", "random geometric, n 100, r 0.16", 100, e, None
+    e = simple(60, gnp(60, 0.08))
+    yield "gnp-60-weighted", "G(n, p), n 60, p 0.08, weights in [0.1, 5]", 60, e, weights(e, 0.1, 5.0)
+    n, e = association(10, 9, 0.9, 6, 3)
+    yield "association-p9", "10 near-cliques of 9 (p 0.9), 6 bridges, 3 isolated", n, simple(n, e), None
+    n, e = association(10, 9, 0.8, 10, 0, merged=[(1, 3), (2, 4), (4, 6)])
+    yield "association-merged", "10 near-cliques of 9 (p 0.8), 10 bridges, groups 1+3 and 2+4+6 densely linked", n, simple(n, e), None
+    n, e = association(5, 18, 0.7, 8, 5)
+    yield "association-p18", "5 near-cliques of 18 (p 0.7), 8 bridges, 5 isolated", n, simple(n, e), None
+    n, e = association(10, 9, 0.85, 8, 2)
+    e = simple(n, e)
+    yield "association-weighted", "10 near-cliques of 9 (p 0.85), 8 bridges, 2 isolated, weights in [0.5, 2]", n, e, weights(e)
+    n, e = association(4, 5, 1.0, 0, 4)
+    yield "components-24", "4 disjoint 5-cliques and 4 isolated clients", n, simple(n, e), None
+
+
+def count_non_greedy(n, edges, w, merges):
+    """Merges of a fast-greedy dendrogram (igraph's merges matrix: community ids, n + t made
+    by merge t) at which some linked pair of communities had a larger modularity gain, by more
+    than 1e-12, than the pair merged. Recomputes every gain from scratch at each step."""
+    w = w or [1.0] * len(edges)
+    s = 2 * sum(w)
+    degree, between = {}, {}
+    for (u, v), x in zip(edges, w):
+        degree[u] = degree.get(u, 0.0) + x
+        degree[v] = degree.get(v, 0.0) + x
+        between[(min(u, v), max(u, v))] = between.get((min(u, v), max(u, v)), 0.0) + x
+    gain = lambda k: 2 * between[k] / s - 2 * degree[k[0]] * degree[k[1]] / (s * s)
+    count = 0
+    for t, (i, j) in enumerate(merges):
+        if gain((min(i, j), max(i, j))) < max(gain(k) for k in between) - 1e-12:
+            count += 1
+        new = n + t
+        degree[new] = degree.pop(i, 0.0) + degree.pop(j, 0.0)
+        merged = {}
+        for (a, b), x in between.items():
+            a, b = (new if a in (i, j) else a), (new if b in (i, j) else b)
+            if a != b:
+                merged[(min(a, b), max(a, b))] = merged.get((min(a, b), max(a, b)), 0.0) + x
+        between = merged
+    return count
+
+
+def communities_fixtures():
+    """python-igraph's community_multilevel and community_fastgreedy (cut by as_clustering()
+    at its maximum modularity) on the graphs of graph_families(), with igraph's modularity of
+    each partition and of a random partition. Multilevel visits vertices in a random order
+    (Python's random): its modularity is recorded for random.seed(0..9), the partition for
+    seed 0. For fast greedy, `stable` says whether its partition is the same under 6 random
+    relabellings of the vertices (where it is not, ties decided it, or igraph's heap: see
+    nonGreedy); `cutTie` whether another cut of its dendrogram comes within 1e-12 of the best
+    modularity; `nonGreedy` at how many of its merges a linked pair of communities would have
+    gained more than the pair merged (by more than 1e-12), replayed here from its merges."""
+    import random
+    import igraph
+    graphs = []
+    for name, about, n, edges, w in graph_families():
+        g = igraph.Graph(n=n, edges=edges)
+        runs = []
+        for seed in range(10):
+            random.seed(seed)
+            runs.append(g.community_multilevel(weights=w))
+        ml = runs[0]
+        dendrogram = g.community_fastgreedy(weights=w)
+        fg = dendrogram.as_clustering()
+
+        def canonical(membership):
+            groups = {}
+            for v, c in enumerate(membership):
+                groups.setdefault(c, []).append(v)
+            return sorted(groups.values())
+
+        stable = True
+        for seed in range(6):
+            perm = np.random.default_rng(seed).permutation(n)  # vertex v becomes perm[v]
+            order = np.random.default_rng(100 + seed).permutation(len(edges))
+            pe = [(int(perm[edges[i][0]]), int(perm[edges[i][1]])) for i in order]
+            pw = None if w is None else [w[i] for i in order]
+            pm = igraph.Graph(n=n, edges=pe).community_fastgreedy(weights=pw).as_clustering().membership
+            if canonical([pm[perm[v]] for v in range(n)]) != canonical(fg.membership):
+                stable = False
+        merges, qs = igraph.GraphBase.community_fastgreedy(g, w)
+        non_greedy = count_non_greedy(n, edges, w, merges)
+        best = max(qs)
+        cut_tie = sum(1 for q in qs if abs(q - best) <= 1e-12) > 1
+        random_membership = [int(v) for v in np.random.default_rng(len(graphs)).integers(0, 5, n)]
+        graphs.append({
+            "name": name, "about": about, "n": n, "edges": [list(e) for e in edges], "weights": w,
+            "multilevel": {"membership": list(ml.membership), "modularity": float(ml.modularity),
+                           "modularities": [float(r.modularity) for r in runs]},
+            "fastgreedy": {"membership": list(fg.membership), "modularity": float(fg.modularity),
+                           "merges": len(merges), "stable": stable, "cutTie": cut_tie, "nonGreedy": non_greedy},
+            "random": {"membership": random_membership, "modularity": float(g.modularity(random_membership, weights=w))},
+        })
+        print(f"  communities {name}: n {n}, m {len(edges)}, multilevel {len(ml)} Q {ml.modularity:.6f} "
+              f"(median of 10 {float(np.median([r.modularity for r in runs])):.6f}), fastgreedy {len(fg)} Q {fg.modularity:.6f}"
+              f"{'' if stable else ' (order-dependent)'}{' (cut tie)' if cut_tie else ''}{f' ({non_greedy} non-greedy merges)' if non_greedy else ''}")
+    write("communities.json", {"igraph": igraph.__version__, "graphs": graphs})
+
+
 GENERATORS = {"gmm": gmm_fixtures, "kmeans": kmeans_fixtures, "ranking": ranking_fixtures, "special": special_fixtures,
               "dirichlet_multinomial": dirichlet_multinomial_fixtures, "random": random_fixtures, "lsa": lsa_fixtures,
               "pca": pca_fixtures, "mdm": mdm_fixtures, "clustering": clustering_fixtures, "robust": robust_fixtures,
-              "fashion_mnist": fashion_mnist_fixtures}
+              "fashion_mnist": fashion_mnist_fixtures,
+              "communities": communities_fixtures,
+              "ocsvm": ocsvm_fixtures}
 
 if __name__ == "__main__":
     # `gen-fixtures.py random` regenerates one file; no argument, all of them

@@ -9,12 +9,12 @@ stamps=.setup-stamps
 mkdir -p "$stamps"
 
 # Debian packages: the Rust toolchain with its wasm32 std (rustup cannot fetch
-# targets here), the linker, wasm-opt, the scikit-learn/scipy/mpmath peers of the
+# targets here), the linker, wasm-opt, the scikit-learn/scipy/mpmath/igraph peers of the
 # fixtures and benchmarks, PyTorch (the networks' peer), Fashion-MNIST (the
 # networks' real input, in /usr/share/datasets/fashion-mnist), Chromium for the
 # browser tests, and mosquitto, the external MQTT broker the federation tests
 # run against.
-packages=(rustc cargo libstd-rust-dev-wasm32 lld-14 binaryen python3-sklearn python3-scipy python3-numpy python3-mpmath python3-torch dataset-fashion-mnist chromium mosquitto)
+packages=(rustc cargo libstd-rust-dev-wasm32 lld-14 binaryen python3-sklearn python3-scipy python3-numpy python3-mpmath python3-igraph python3-torch dataset-fashion-mnist chromium mosquitto)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

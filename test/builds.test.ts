@@ -3,7 +3,7 @@
  * Both builds are loaded in this one file (resetForTests swaps the instance).
  */
 import { afterAll, expect, test } from 'vitest';
-import { DirichletMultinomialMixture, distributedEM, fitMdm, GaussianMixture, init, KMeans, linearSumAssignment, partition, PCA, type CovarianceType } from '../ts/index.js';
+import { DirichletMultinomialMixture, distributedEM, fitMdm, GaussianMixture, init, KMeans, linearSumAssignment, OneClassSVM, partition, PCA, type CovarianceType } from '../ts/index.js';
 import { resetForTests } from '../ts/wasm/loader.js';
 import { blobs, maxRelativeError } from './helpers.js';
 
@@ -146,4 +146,30 @@ test('mixtures of Dirichlet-multinomials: SIMD and scalar builds, bit for bit (s
   resetForTests();
   await init({ backend: 'scalar' });
   expect(mdm()).toEqual(simd);
+});
+
+test('OneClassSVM: SIMD and scalar builds take the same steps to the same model, bit for bit', async () => {
+  // odd widths (a padded feature), row counts that leave partial tiles, a
+  // narrow kernel for many iterations (shrinking, speculative columns), and a
+  // cache too small for the kernel matrix (columns dropped and recomputed)
+  const train = blobs(301, 7, 3, 11);
+  const wide = blobs(203, 33, 2, 12);
+  const runAll = () =>
+    [
+      { X: train, options: { nu: 0.3, gamma: 2 } },
+      { X: train, options: { nu: 0.1, gamma: 'scale' as const, cacheSize: 0.05 } },
+      { X: wide, options: { nu: 0.5, gamma: 'auto' as const } },
+      { X: wide, options: { nu: 0.2, kernel: 'linear' as const } },
+    ].map(({ X: x, options }) => {
+      const m = new OneClassSVM(options).fit(x);
+      const out = { nIter: m.nIter, offset: m.offset, objective: m.objective, support: m.support, dualCoef: m.dualCoef, decision: m.decisionFunction(x) };
+      m.dispose();
+      return out;
+    });
+  resetForTests();
+  await init({ backend: 'simd' });
+  const simd = runAll();
+  resetForTests();
+  await init({ backend: 'scalar' });
+  expect(runAll()).toEqual(simd);
 });

@@ -55,6 +55,13 @@ export {
 } from './models/network.js';
 export { Autoencoder, type AutoencoderOptions, type AutoencoderJSON, type ResolvedAutoencoderOptions } from './models/autoencoder.js';
 export { MLPClassifier, MLP_ACTIVATIONS, type MLPActivation, type MLPClassifierOptions, type MLPClassifierJSON, type ResolvedMLPClassifierOptions } from './models/mlp-classifier.js';
+export {
+  OneClassSVM,
+  OCSVM_KERNELS,
+  type OneClassSVMKernel,
+  type OneClassSVMOptions,
+  type OneClassSVMJSON,
+} from './models/one-class-svm.js';
 export { selectGaussianMixture, type SelectOptions, type Selection, type CandidateScore } from './models/select.js';
 export { averagePrecision, rocAuc } from './metrics/ranking.js';
 export { normalizedError, mdmRecoveryError, type MdmRecovery } from './metrics/recovery.js';
@@ -230,3 +237,15 @@ export {
   type FashionMnistFile,
   type FashionMnistSplit,
 } from './data/datasets/fashion-mnist.js';
+export {
+  ClientGraph,
+  communities,
+  modularity,
+  COMMUNITY_METHODS,
+  type GraphEdge,
+  type GraphInput,
+  type CommunityMethod,
+  type CommunitiesOptions,
+  type Communities,
+  type CommunityPartition,
+} from './graph/index.js';

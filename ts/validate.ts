@@ -58,6 +58,10 @@ export const LIMITS = Object.freeze({
   layerWidth: 1 << 20,
   /** parameters of a network: 2^27 f32 (512 MiB; with gradients and Adam's moments 2 GiB of WASM memory's 4) */
   networkParameters: 2 ** 27,
+  /** clients (nodes) of one graph of clients */
+  graphNodes: 2 ** 20,
+  /** links (edges) of one graph of clients */
+  graphEdges: 2 ** 22,
 });
 
 /** Deepest nesting of number arrays read (a (k, d, d) covariance is 3 deep). */

@@ -64,6 +64,10 @@ const mdmParams = () => ({
   ],
 });
 const mdm = () => new f.DirichletMultinomialMixture(mdmParams());
+const clientGraph = (): f.GraphInput => ({
+  nodes: ['a', 'b', 'c', 'd', 'e', 'f', 'g'],
+  edges: [['a', 'b'], ['b', 'c'], ['c', 'a'], ['d', 'e', 2], ['e', 'f'], ['f', 'd'], ['c', 'd', 0.5]],
+});
 const gmm = () => new f.GaussianMixture({ nComponents: 2, seed: 1 }).fit(X());
 const gmmJSON = () => {
   const g = gmm();
@@ -94,6 +98,14 @@ const mlpOptions = (): f.MLPClassifierOptions => ({
 });
 const mlpJSON = () => {
   const m = new f.MLPClassifier(mlpOptions()).fit(X(), labelsText());
+  try {
+    return m.toJSON();
+  } finally {
+    m.dispose();
+  }
+};
+const ocsvmJSON = () => {
+  const m = new f.OneClassSVM({ nu: 0.3 }).fit(X());
   try {
     return m.toJSON();
   } finally {
@@ -204,9 +216,9 @@ const brokerUsers = () => [
 function quick(o: unknown): unknown {
   if (o === null || typeof o !== 'object' || types.isProxy(o) || Object.getPrototypeOf(o) !== Object.prototype) return o;
   const d = (k: string) => Object.getOwnPropertyDescriptor(o, k);
-  // a throwing getter stays where it is: only plain undefined values are replaced
+  // a throwing getter stays where it is: only plain undefined or null values (which mean the 60 s default) are replaced
   const fill: Record<string, unknown> = {};
-  if (d('joinTimeout')?.get === undefined && (o as Record<string, unknown>).joinTimeout === undefined) fill.joinTimeout = 0.2;
+  if (d('joinTimeout')?.get === undefined && (o as Record<string, unknown>).joinTimeout == null) fill.joinTimeout = 0.2;
   if (d('listen')?.get === undefined && (o as Record<string, unknown>).listen === undefined) fill.listen = { port: 0 };
   return Object.defineProperties({}, { ...Object.getOwnPropertyDescriptors(o), ...Object.getOwnPropertyDescriptors(fill) });
 }
@@ -343,6 +355,19 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['sizes', 'network', 'fitted', 'codesIn'],
   }),
   nearestCenters: fn(f.nearestCenters, () => [X(), [0, 0, 1, 1], 2]),
+  OneClassSVM: cls(f.OneClassSVM, () => [{ kernel: 'rbf', gamma: 'scale', nu: 0.3, tol: 1e-3, shrinking: true, cacheSize: 10, maxIter: -1 }], {
+    methods: {
+      fit: () => [X()],
+      fitPredict: () => [rows()],
+      decisionFunction: (self) => (self.fit(X()), [X()]),
+      scoreSamples: (self) => (self.fit(X()), [rows()]),
+      predict: (self) => (self.fit(X()), [X()]),
+      toJSON: (self) => (self.fit(X()), []),
+      dispose: () => [],
+    },
+    statics: { fromJSON: stat(f.OneClassSVM.fromJSON, () => [ocsvmJSON()]) },
+    internal: ['adopt', 'fitted', 'fitBytes', 'fitting', 'read', 'fitResident', 'decisionFunctionResident'],
+  }),
   selectGaussianMixture: fn(f.selectGaussianMixture, () => [X(), { kMin: 1, kMax: 3, criterion: 'bic', covarianceTypes: ['diag', 'full'], seed: 1, maxIter: 20 }]),
   informationCriteria: fn(f.informationCriteria, () => [-1.5, 40, 5]),
   DirichletMultinomialMixture: cls(f.DirichletMultinomialMixture, () => [{ ...mdmParams(), categories: ['x', 'y', 'z'] }], {
@@ -397,6 +422,10 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['draw', 'dirichletDraws'],
   }),
   linearSumAssignment: fn(f.linearSumAssignment, () => [[[4, 1, 3], [2, 0, 5]], { maximize: false }]),
+  // graphs of clients: two triangles and an isolated client, one link weighted
+  ClientGraph: cls(f.ClientGraph, () => [clientGraph()], { methods: { neighbors: () => ['a'], degree: () => ['e'], toJSON: () => [] }, internal: ['positionOf'] }),
+  communities: fn(f.communities, () => [clientGraph(), { method: 'louvain', seed: 1 }]),
+  modularity: fn(f.modularity, () => [clientGraph(), [['a', 'b', 'c'], ['d', 'e', 'f'], ['g']]]),
 
   // partitions
   'partition.iid': fn(f.partition.iid, () => [Array.from(labels()), { clients: 3, seed: 1 }]),

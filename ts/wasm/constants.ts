@@ -50,6 +50,12 @@ export const CORE_CONSTANTS = {
   nn_optimizer: ['sgd', 'adam'],
   /** nn::TargetKind::code (fm_nn_set_new's `kind`) */
   nn_targets: ['values', 'labels', 'inputs'],
+  /** fm_ocsvm_fit's and fm_ocsvm_from_parts' `kernel` (svm::KernelType::code) */
+  ocsvm_kernel: ['rbf', 'linear'],
+  /** fm_ocsvm_fit's `gammaCode`: 'scale', 'auto', or the number passed as `gamma` */
+  ocsvm_gamma: ['scale', 'auto', 'value'],
+  /** fm_ocsvm_read's `which` */
+  ocsvm_read: ['support_vectors', 'dual_coef', 'support'],
 } as const;
 
 export type ConstantGroup = keyof typeof CORE_CONSTANTS;

@@ -43,6 +43,19 @@ export interface WasmExports {
   fm_gmm_predict_proba(h: number, x: number, n: number, d: number, outResp: number, outLse: number): number;
   fm_gmm_predict(h: number, x: number, n: number, d: number, outLabels: number): number;
   fm_gmm_sample(h: number, n: number, seedLo: number, seedHi: number, outX: number, outLabels: number): number;
+  fm_ocsvm_fit(
+    x: number, n: number, d: number, kernel: number, gammaCode: number, gamma: number, nu: number, tol: number,
+    shrinking: number, cacheMb: number, maxIter: number, outHandle: number,
+  ): number;
+  fm_ocsvm_from_parts(
+    kernel: number, gamma: number, nu: number, d: number, sv: number, svLen: number, coef: number, nSv: number, rho: number,
+    support: number, supportLen: number, outHandle: number,
+  ): number;
+  fm_ocsvm_set_stats(h: number, nIter: number, objective: number, converged: number): void;
+  fm_ocsvm_free(h: number): void;
+  fm_ocsvm_info(h: number, out: number): void;
+  fm_ocsvm_read(h: number, which: number, out: number): number;
+  fm_ocsvm_decision_function(h: number, x: number, n: number, d: number, out: number): number;
   fm_kmeans_fit(
     x: number, n: number, d: number, k: number, init: number, centers: number, centersLen: number, nInit: number,
     maxIter: number, tol: number, seedLo: number, seedHi: number, outCenters: number, outLabels: number,
@@ -174,7 +187,7 @@ export interface WasmExports {
  * Must equal ABI_VERSION in crates/fedmix-wasm: the one number TypeScript
  * cannot read from the core, since it says whether this wrapper may read it.
  */
-const ABI_VERSION = 12;
+const ABI_VERSION = 13;
 
 export type Backend = 'simd' | 'scalar';
 

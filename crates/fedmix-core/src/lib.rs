@@ -18,6 +18,7 @@ pub mod nn;
 pub mod pca;
 pub mod rng;
 pub mod special;
+pub mod svm;
 #[cfg(test)]
 mod testing;
 

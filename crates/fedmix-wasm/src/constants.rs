@@ -8,7 +8,7 @@
 //! (`mdm.max_cells`). Adding a row changes no export; renaming or removing one
 //! is an ABI change (bump ABI_VERSION).
 
-use super::{fedgem, gmm, kmeans, special, OK, RESERVE};
+use super::{fedgem, gmm, kmeans, ocsvm, special, OK, RESERVE};
 use fedmix_core::distributions::MIN_SHAPE;
 use fedmix_core::error::ErrorKind;
 use fedmix_core::fedgem::server::MIN_SHARE;
@@ -17,6 +17,7 @@ use fedmix_core::gmm::CovarianceType;
 use fedmix_core::mdm::server::{ALPHA_CAPPED, ALPHA_FLOORED, ALPHA_KEPT, CLAMPED, COMPONENT_KEPT, DEGENERATE_MOMENTS, EMPTY_COMPONENT};
 use fedmix_core::mdm::MAX_CELLS;
 use fedmix_core::nn::{optim, Activation, Init, Loss, TargetKind};
+use fedmix_core::svm::{Gamma, KernelType};
 
 static TABLE: &[(&str, f64)] = &[
     ("status.ok", OK as f64),
@@ -72,6 +73,14 @@ static TABLE: &[(&str, f64)] = &[
     ("nn_targets.values", TargetKind::Values.code() as f64),
     ("nn_targets.labels", TargetKind::Labels.code() as f64),
     ("nn_targets.inputs", TargetKind::Inputs.code() as f64),
+    ("ocsvm_kernel.rbf", KernelType::Rbf.code() as f64),
+    ("ocsvm_kernel.linear", KernelType::Linear.code() as f64),
+    ("ocsvm_gamma.scale", Gamma::SCALE as f64),
+    ("ocsvm_gamma.auto", Gamma::AUTO as f64),
+    ("ocsvm_gamma.value", Gamma::VALUE as f64),
+    ("ocsvm_read.support_vectors", ocsvm::READ_SUPPORT_VECTORS as f64),
+    ("ocsvm_read.dual_coef", ocsvm::READ_DUAL_COEF as f64),
+    ("ocsvm_read.support", ocsvm::READ_SUPPORT as f64),
 ];
 
 /// Number of rows in the table.
@@ -119,6 +128,10 @@ mod tests {
         for t in CovarianceType::ALL {
             assert_eq!(value(&format!("covariance_type.{}", t.name())), Some(t.code() as f64));
             assert_eq!(CovarianceType::from_code(t.code()).unwrap(), t);
+        }
+        for k in KernelType::ALL {
+            assert_eq!(value(&format!("ocsvm_kernel.{}", k.name())), Some(k.code() as f64));
+            assert_eq!(KernelType::from_code(k.code()).unwrap(), k);
         }
         for p in InitParams::ALL {
             assert_eq!(value(&format!("init_params.{}", p.name())), Some(p.code() as f64));

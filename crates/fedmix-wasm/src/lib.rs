@@ -23,6 +23,7 @@ mod kernels;
 mod kmeans;
 mod mdm;
 mod nn;
+mod ocsvm;
 mod pca;
 mod rng;
 mod special;
@@ -138,7 +139,7 @@ pub extern "C" fn fm_heap_in_use() -> usize {
 }
 
 /// Bumped whenever an export changes meaning; the loader checks it.
-const ABI_VERSION: i32 = 12;
+const ABI_VERSION: i32 = 13;
 
 thread_local! {
     static LAST_ERROR: RefCell<String> = RefCell::new(String::new());

@@ -7,14 +7,14 @@
  * of its rows.
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
-import { InvalidDataError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { InvalidDataError, InvalidMessageError } from '../../errors.js';
 import { COV_CODE } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import { seedParts } from '../../validate.js';
 import { wasm } from '../../wasm/loader.js';
 import { allocate, OwnedHandle, requireWasmMemory, withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
-import { readRequest, type ClientRole } from '../runtime/roles.js';
+import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
 import {
   DEM_COUNT,
   DEM_KINDS,
@@ -46,8 +46,7 @@ export class DemClient implements ClientRole {
 
   /** `data`: the client's rows (zero rows allowed: such a client tells the server it has none). */
   constructor(id: string, data: MatrixLike) {
-    if (typeof id !== 'string' || id.length === 0) throw new InvalidParameterError('a client needs a non-empty string id');
-    this.id = id;
+    this.id = requireClientId(id);
     const x = Matrix.from(data);
     if (x.nCols < 1) throw new InvalidDataError(`${id}: its data has no columns`);
     const bad = x.data.findIndex((v) => !Number.isFinite(v));

@@ -18,7 +18,7 @@ import { coreConstant } from '../../wasm/constants.js';
 import { OwnedHandle, requireWasmMemory, withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import { parsePayload } from '../messages/schema.js';
-import { readRequest, type ClientRole } from '../runtime/roles.js';
+import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
 import {
   BALLS,
   CANDIDATES,
@@ -99,7 +99,7 @@ export class FedGEMClient implements ClientRole {
    * candidates when phi is tuned (the training rows are used without it).
    */
   constructor(id: string, data: MatrixLike, options: FedGEMClientOptions, validation?: MatrixLike) {
-    this.id = id;
+    this.id = requireClientId(id);
     // a copy: later changes to the caller's object do not reach the client
     const given = readOptions(options) as FedGEMClientOptions;
     const o: FedGEMClientOptions = { ...given, privacy: given.privacy && (readOptions(given.privacy, undefined, 'privacy') as FedGEMClientOptions['privacy']) };

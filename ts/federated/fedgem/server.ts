@@ -17,7 +17,7 @@
  * delta of the others (or, if every client has one component, the median
  * distance from a center to the nearest center of another client).
  */
-import { InvalidParameterError } from '../../errors.js';
+import { formatValue, InvalidParameterError } from '../../errors.js';
 import { readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { withScope } from '../../wasm/memory.js';
@@ -122,13 +122,13 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     this.tol = options.tol === undefined ? 0 : requirePositive('tol', options.tol);
     const phis = typeof options.phi === 'number' ? [options.phi] : options.phi ?? [1];
     if (!Array.isArray(phis) || phis.length === 0) {
-      throw new InvalidParameterError(`phi must be a number or a non-empty list of candidates (e.g. PHI_GRID), got ${Array.isArray(phis) ? '[]' : String(phis)}`);
+      throw new InvalidParameterError(`phi must be a number or a non-empty list of candidates (e.g. PHI_GRID), got ${Array.isArray(phis) ? '[]' : formatValue(phis)}`);
     }
     if (phis.length > MAX_CANDIDATES) throw new InvalidParameterError(`phi has ${phis.length} candidates; at most ${MAX_CANDIDATES}`);
     phis.forEach((p, i) => requirePositive(typeof options.phi === 'number' ? 'phi' : `phi[${i}]`, p));
     this.phis = [...phis];
     if (options.phiTolerance !== undefined && !(options.phiTolerance >= 0 && Number.isFinite(options.phiTolerance))) {
-      throw new InvalidParameterError(`the phi tolerance must be a finite number >= 0, got ${String(options.phiTolerance)}`);
+      throw new InvalidParameterError(`the phi tolerance must be a finite number >= 0, got ${formatValue(options.phiTolerance)}`);
     }
     this.phiTolerance = options.phiTolerance;
     this.search = options.search === undefined ? 'kdtree' : requireOneOf('search', options.search, ['kdtree', 'all-pairs'] as const);

@@ -10,7 +10,7 @@ import { selectGaussianMixture } from '../../models/select.js';
 import { readOptions, requireInteger, requireNumber, requireOneOf } from '../../validate.js';
 import { gmmParams, receiveGmmParams } from '../gmm-params.js';
 import type { Message } from '../messages/envelope.js';
-import { readRequest, type ClientRole } from '../runtime/roles.js';
+import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
 import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, LOCAL_MODEL, TRAIN, type LocalModelPayload } from './messages.js';
 import { LIMITS } from '../../validate.js';
 
@@ -54,7 +54,7 @@ export class FedGenGMMClient implements ClientRole {
   private global: GaussianMixture | undefined;
 
   constructor(id: string, data: MatrixLike, options: FedGenGMMClientOptions = {}) {
-    this.id = id;
+    this.id = requireClientId(id);
     this.data = Matrix.from(data);
     this.options = checkFitOptions(options);
   }

@@ -6,7 +6,7 @@
  * learns which), Algorithm 2's omega^i, E^i, u^i, v^i, or its log-likelihood
  * under candidate models.
  */
-import { formatValue, InvalidDataError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { formatValue, InvalidDataError, InvalidMessageError } from '../../errors.js';
 import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { readOptions, requireInteger, requireVector } from '../../validate.js';
@@ -14,7 +14,7 @@ import { OwnedHandle, requireWasmMemory, withScope, type HandleLabel } from '../
 import type { Message } from '../messages/envelope.js';
 import { densify } from '../messages/sparse.js';
 import { wasRead } from '../messages/schema.js';
-import { readRequest, type ClientRole } from '../runtime/roles.js';
+import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
 import {
   checkShape,
   EVALUATION,
@@ -97,8 +97,7 @@ export class MdmClient implements ClientRole {
    * given) and against each model's C and N when a message arrives.
    */
   constructor(id: string, counts: ArrayLike<number>, given: MdmClientOptions = {}) {
-    if (typeof id !== 'string' || id.length === 0) throw new InvalidParameterError('a client needs a non-empty string id');
-    this.id = id;
+    this.id = requireClientId(id);
     const options = readOptions(given, ['size', 'maxCells', 'seed']);
     if (counts === null || typeof counts !== 'object') throw new InvalidDataError(`${id}: its histogram must be an array of counts, got ${formatValue(counts)}`);
     this.counts = requireVector(`${id}: its histogram`, counts, InvalidDataError).slice();

@@ -173,6 +173,12 @@ export function readRequest(protocol: Protocol, m: unknown): Message {
   return exchange.request.read(e);
 }
 
+/** A client's id, checked when a client role is made: a non-empty string (what transports and messages name it by). */
+export function requireClientId(id: unknown): string {
+  if (typeof id !== 'string' || id.length === 0) throw new InvalidParameterError(`a client needs a non-empty string id, got ${formatValue(id)}`);
+  return id;
+}
+
 /** Most client ids a round context may list: what one federation's runtime handles. */
 const MAX_CLIENTS = 2 ** 24;
 

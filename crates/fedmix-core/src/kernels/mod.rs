@@ -125,6 +125,64 @@ pub fn ln_in_place(a: &mut [f64]) {
     dispatch!(ln_in_place(a))
 }
 
+/// The dot product of two rows of `width` values (`width` even) as every row
+/// kernel computes it: the products of even-indexed and of odd-indexed
+/// features summed separately, in order (the two lanes of one f64x2
+/// accumulator), then the two sums added. So dot(a, b) == dot(b, a) to the
+/// bit, and the builds agree to the bit. Rows are padded with zeros to an
+/// even width (crate::svm keeps its rows so).
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    assert!(a.len() == b.len() && a.len() % 2 == 0);
+    scalar::dot(a, b)
+}
+
+/// Most rows dots_gather takes at once.
+pub const GATHER_ROWS: usize = 4;
+
+/// out[k * ld + t] = dot(xs[k], row idx[t] of `rows`) for k < xs.len() (1 to
+/// GATHER_ROWS) and t < n: the dot products behind up to four kernel columns
+/// at once, over rows picked by index (`rows` row-major, rows `width` apart,
+/// `width` even). Several columns share each row they load.
+pub fn dots_gather(xs: &[&[f64]], rows: &[f64], width: usize, idx: &[u32], n: usize, out: &mut [f64], ld: usize) {
+    assert!(width % 2 == 0 && (1..=GATHER_ROWS).contains(&xs.len()) && xs.iter().all(|x| x.len() == width));
+    assert!(idx.len() >= n && n <= ld && out.len() >= (xs.len() - 1) * ld + n);
+    let nrows = if width == 0 { 0 } else { rows.len() / width };
+    assert!(idx[..n].iter().all(|&r| (r as usize) < nrows), "dots_gather: row index out of bounds");
+    dispatch!(dots_gather(xs, rows, width, idx, n, out, ld))
+}
+
+/// out[r * ld + s] = dot(row r of a, row s of b) for r < na, s < nb: every
+/// dot product between two blocks of rows (row-major, `width` apart, `width`
+/// even), as a small matrix product tiled for registers.
+pub fn cross_dots(a: &[f64], na: usize, b: &[f64], nb: usize, width: usize, out: &mut [f64], ld: usize) {
+    assert!(width % 2 == 0 && a.len() >= na * width && b.len() >= nb * width && nb <= ld);
+    assert!(na == 0 || out.len() >= (na - 1) * ld + nb);
+    dispatch!(cross_dots(a, na, b, nb, width, out, ld))
+}
+
+/// The RBF kernel from dot products, in place: v[t] = exp(-gamma * q) with
+/// q = (sq_x + sq[t]) - 2 v[t], the squared distance between rows whose
+/// squared norms are sq_x and sq[t], taken as 0 where rounding makes it
+/// negative (or NaN).
+pub fn rbf_from_dots(v: &mut [f64], sq_x: f64, sq: &[f64], gamma: f64) {
+    assert!(sq.len() >= v.len());
+    dispatch!(rbf_from_dots(v, sq_x, sq, gamma))
+}
+
+/// g[k] += (qi[k] as f64) * ai + (qj[k] as f64) * aj for k < g.len(): the
+/// gradient update of a two-variable step of the SVM solver, whose kernel
+/// columns are cached in f32.
+pub fn axpy2_f32(g: &mut [f64], qi: &[f32], ai: f64, qj: &[f32], aj: f64) {
+    assert!(qi.len() >= g.len() && qj.len() >= g.len());
+    dispatch!(axpy2_f32(g, qi, ai, qj, aj))
+}
+
+/// g[k] += (q[k] as f64) * a for k < g.len().
+pub fn axpy_f32(g: &mut [f64], q: &[f32], a: f64) {
+    assert!(q.len() >= g.len());
+    dispatch!(axpy_f32(g, q, a))
+}
+
 /// Columns per block of the assignment solver's distance array (see lsa_relax).
 pub const LSA_BLOCK: usize = 8;
 

@@ -326,6 +326,68 @@ pub(crate) fn lsa_relax_block<const FIRST: bool>(c: &[f64], v: &[f64], h: f64, r
     block_min[b] = lowest;
 }
 
+/// See mod.rs: two sums, even and odd features, in order; then added.
+#[inline(always)]
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let (mut s0, mut s1) = (0.0, 0.0);
+    let mut f = 0;
+    while f + 2 <= a.len() {
+        s0 += a[f] * b[f];
+        s1 += a[f + 1] * b[f + 1];
+        f += 2;
+    }
+    s0 + s1
+}
+
+pub fn dots_gather(xs: &[&[f64]], rows: &[f64], width: usize, idx: &[u32], n: usize, out: &mut [f64], ld: usize) {
+    for (k, x) in xs.iter().enumerate() {
+        for t in 0..n {
+            let r = idx[t] as usize * width;
+            out[k * ld + t] = dot(x, &rows[r..r + width]);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn cross_dots(a: &[f64], na: usize, b: &[f64], nb: usize, width: usize, out: &mut [f64], ld: usize) {
+    for r in 0..na {
+        let ar = &a[r * width..(r + 1) * width];
+        for s in 0..nb {
+            out[r * ld + s] = dot(ar, &b[s * width..(s + 1) * width]);
+        }
+    }
+}
+
+/// One RBF value from a dot product (see mod.rs); `m` is -gamma.
+#[inline(always)]
+pub(crate) fn rbf_one(dot: f64, sq_x: f64, sq_t: f64, m: f64) -> f64 {
+    let q = (sq_x + sq_t) - 2.0 * dot;
+    let q = if 0.0 < q { q } else { 0.0 };
+    exp(m * q)
+}
+
+pub fn rbf_from_dots(v: &mut [f64], sq_x: f64, sq: &[f64], gamma: f64) {
+    rbf_from_dots_from(v, 0, sq_x, sq, -gamma)
+}
+
+pub(crate) fn rbf_from_dots_from(v: &mut [f64], start: usize, sq_x: f64, sq: &[f64], m: f64) {
+    for t in start..v.len() {
+        v[t] = rbf_one(v[t], sq_x, sq[t], m);
+    }
+}
+
+pub fn axpy2_f32(g: &mut [f64], qi: &[f32], ai: f64, qj: &[f32], aj: f64) {
+    for k in 0..g.len() {
+        g[k] += qi[k] as f64 * ai + qj[k] as f64 * aj;
+    }
+}
+
+pub fn axpy_f32(g: &mut [f64], q: &[f32], a: f64) {
+    for k in 0..g.len() {
+        g[k] += q[k] as f64 * a;
+    }
+}
+
 pub fn madd_peak(iters: u64, seed: f64, sink: &mut f64) -> f64 {
     let mut acc = [seed; 16];
     let m = 0.999_999_9;

@@ -467,6 +467,172 @@ unsafe fn hmin4(a: v128, b: v128, c: v128, d: v128) -> f64 {
     }
 }
 
+/// dot products of R rows (`a`) with S rows (`b`), `width` values each (even):
+/// one f64x2 accumulator per pair, lanes even and odd features, as scalar::dot.
+/// Each step loads the R rows' pair of values once and each of the S rows'
+/// once, for R x S multiply-adds.
+#[inline(always)]
+unsafe fn dot_block<const R: usize, const S: usize>(a: [*const f64; R], b: [*const f64; S], width: usize) -> [[f64; S]; R] {
+    let mut acc = [[splat(0.0); S]; R];
+    let mut f = 0;
+    while f < width {
+        let mut av = [splat(0.0); R];
+        for r in 0..R {
+            av[r] = ld(a[r].add(f));
+        }
+        for s in 0..S {
+            let bv = ld(b[s].add(f));
+            for r in 0..R {
+                acc[r][s] = f64x2_add(acc[r][s], f64x2_mul(av[r], bv));
+            }
+        }
+        f += 2;
+    }
+    let mut out = [[0.0; S]; R];
+    for r in 0..R {
+        for s in 0..S {
+            out[r][s] = f64x2_extract_lane::<0>(acc[r][s]) + f64x2_extract_lane::<1>(acc[r][s]);
+        }
+    }
+    out
+}
+
+/// dots_gather with R rows of xs: tiles of R x S dot products (S gathered
+/// rows), then single gathered rows.
+#[inline(always)]
+unsafe fn gather_tiles<const R: usize, const S: usize>(xs: &[&[f64]], rows: &[f64], width: usize, idx: &[u32], n: usize, out: &mut [f64], ld: usize) {
+    let a: [*const f64; R] = core::array::from_fn(|k| xs[k].as_ptr());
+    let rp = rows.as_ptr();
+    let o = out.as_mut_ptr();
+    let row = |t: usize| rp.add(*idx.get_unchecked(t) as usize * width);
+    let mut t = 0;
+    while t + S <= n {
+        let b: [*const f64; S] = core::array::from_fn(|m| row(t + m));
+        let v = dot_block::<R, S>(a, b, width);
+        for k in 0..R {
+            for m in 0..S {
+                *o.add(k * ld + t + m) = v[k][m];
+            }
+        }
+        t += S;
+    }
+    while t < n {
+        let v = dot_block::<R, 1>(a, [row(t)], width);
+        for k in 0..R {
+            *o.add(k * ld + t) = v[k][0];
+        }
+        t += 1;
+    }
+}
+
+/// One column: eight gathered rows per step, whose independent accumulators
+/// hide the latency of the additions; more columns: fewer rows per step, each
+/// loaded once for all of them.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn dots_gather(xs: &[&[f64]], rows: &[f64], width: usize, idx: &[u32], n: usize, out: &mut [f64], ld: usize) {
+    match xs.len() {
+        1 => gather_tiles::<1, 8>(xs, rows, width, idx, n, out, ld),
+        2 => gather_tiles::<2, 4>(xs, rows, width, idx, n, out, ld),
+        3 => gather_tiles::<3, 2>(xs, rows, width, idx, n, out, ld),
+        _ => gather_tiles::<4, 2>(xs, rows, width, idx, n, out, ld),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn cross_dots(a: &[f64], na: usize, b: &[f64], nb: usize, width: usize, out: &mut [f64], ld: usize) {
+    let (ap, bp) = (a.as_ptr(), b.as_ptr());
+    let o = out.as_mut_ptr();
+    let arow = |r: usize| ap.add(r * width);
+    let brow = |s: usize| bp.add(s * width);
+    let mut r = 0;
+    while r + 2 <= na {
+        let ar = [arow(r), arow(r + 1)];
+        let mut s = 0;
+        while s + 4 <= nb {
+            let v = dot_block::<2, 4>(ar, [brow(s), brow(s + 1), brow(s + 2), brow(s + 3)], width);
+            for (k, row) in v.iter().enumerate() {
+                for (m, x) in row.iter().enumerate() {
+                    *o.add((r + k) * ld + s + m) = *x;
+                }
+            }
+            s += 4;
+        }
+        while s < nb {
+            let v = dot_block::<2, 1>(ar, [brow(s)], width);
+            *o.add(r * ld + s) = v[0][0];
+            *o.add((r + 1) * ld + s) = v[1][0];
+            s += 1;
+        }
+        r += 2;
+    }
+    if r < na {
+        let ar = [arow(r)];
+        let mut s = 0;
+        while s + 4 <= nb {
+            let v = dot_block::<1, 4>(ar, [brow(s), brow(s + 1), brow(s + 2), brow(s + 3)], width);
+            for m in 0..4 {
+                *o.add(r * ld + s + m) = v[0][m];
+            }
+            s += 4;
+        }
+        while s < nb {
+            *o.add(r * ld + s) = dot_block::<1, 1>(ar, [brow(s)], width)[0][0];
+            s += 1;
+        }
+    }
+}
+
+/// See scalar::rbf_one, on two lanes: pmax(0, q) is `0 < q ? q : 0`.
+pub unsafe fn rbf_from_dots(v: &mut [f64], sq_x: f64, sq: &[f64], gamma: f64) {
+    let m = -gamma;
+    let (p, q) = (v.as_mut_ptr(), sq.as_ptr());
+    let n = v.len();
+    let (sx, mv, two, zero) = (splat(sq_x), splat(m), splat(2.0), splat(0.0));
+    let mut t = 0;
+    while t + 2 <= n {
+        let d = f64x2_sub(f64x2_add(sx, ld(q.add(t))), f64x2_mul(two, ld(p.add(t))));
+        let d = f64x2_pmax(zero, d);
+        st(p.add(t), exp_v(f64x2_mul(mv, d)));
+        t += 2;
+    }
+    scalar::rbf_from_dots_from(v, t, sq_x, sq, m);
+}
+
+/// Two f32 values widened to the lanes of an f64x2.
+#[inline(always)]
+unsafe fn ld_f32x2(p: *const f32) -> v128 {
+    f64x2_promote_low_f32x4(v128_load64_zero(p as *const u64))
+}
+
+pub unsafe fn axpy2_f32(g: &mut [f64], qi: &[f32], ai: f64, qj: &[f32], aj: f64) {
+    let n = g.len();
+    let (gp, ip, jp) = (g.as_mut_ptr(), qi.as_ptr(), qj.as_ptr());
+    let (av, bv) = (splat(ai), splat(aj));
+    let mut k = 0;
+    while k + 2 <= n {
+        let inc = f64x2_add(f64x2_mul(ld_f32x2(ip.add(k)), av), f64x2_mul(ld_f32x2(jp.add(k)), bv));
+        st(gp.add(k), f64x2_add(ld(gp.add(k)), inc));
+        k += 2;
+    }
+    if k < n {
+        *gp.add(k) += *ip.add(k) as f64 * ai + *jp.add(k) as f64 * aj;
+    }
+}
+
+pub unsafe fn axpy_f32(g: &mut [f64], q: &[f32], a: f64) {
+    let n = g.len();
+    let (gp, qp) = (g.as_mut_ptr(), q.as_ptr());
+    let av = splat(a);
+    let mut k = 0;
+    while k + 2 <= n {
+        st(gp.add(k), f64x2_add(ld(gp.add(k)), f64x2_mul(ld_f32x2(qp.add(k)), av)));
+        k += 2;
+    }
+    if k < n {
+        *gp.add(k) += *qp.add(k) as f64 * a;
+    }
+}
+
 pub unsafe fn madd_peak(iters: u64, seed: f64, sink: &mut f64) -> f64 {
     let m = splat(0.999_999_9);
     let a = splat(1e-9);

@@ -1,0 +1,175 @@
+//! One-class SVMs: fitting, models from their parts, reading them back and
+//! the decision function, over opaque handles TypeScript frees.
+
+use super::{buffers, data, f64s, f64s_mut, status, u32s};
+use fedmix_core::svm::{self, Gamma, KernelType, OcsvmOptions, OneClassSvm};
+use fedmix_core::Error;
+
+/// A fitted or loaded one-class SVM, owned by TypeScript.
+pub struct OcsvmHandle {
+    pub(crate) model: OneClassSvm,
+}
+
+fn into_handle(model: OneClassSvm, out: *mut usize) {
+    unsafe { *out = Box::into_raw(Box::new(OcsvmHandle { model })) as usize };
+}
+
+/// Fits on n x d column-major rows. `kernel`: a KernelType code; `gamma_code`:
+/// Gamma::SCALE, AUTO or VALUE (then `gamma` is the value); `shrinking` 0 or
+/// 1; `cache_mb` the kernel cache in MiB; `max_iter` -1 for no limit.
+///
+/// # Safety
+/// Pointers cover the shapes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_ocsvm_fit(
+    x: *const f64,
+    n: usize,
+    d: usize,
+    kernel: i32,
+    gamma_code: i32,
+    gamma: f64,
+    nu: f64,
+    tol: f64,
+    shrinking: i32,
+    cache_mb: f64,
+    max_iter: i32,
+    out_handle: *mut usize,
+) -> i32 {
+    status(|| {
+        let max_iter = match max_iter {
+            -1 => None,
+            m if m >= 0 => Some(m as usize),
+            m => return Err(Error::param(format!("maxIter must be -1 (no limit) or at least 0, got {}", m))),
+        };
+        let opts = OcsvmOptions {
+            kernel: KernelType::from_code(kernel)?,
+            gamma: Gamma::from_code(gamma_code, gamma)?,
+            nu,
+            tol,
+            shrinking: shrinking != 0,
+            cache_mb,
+            max_iter,
+        };
+        into_handle(svm::fit(&data(x, n, d)?, &opts)?, out_handle);
+        Ok(())
+    })
+}
+
+/// A model from its parts: `sv` n_sv x d row-major, `coef` n_sv values,
+/// `support` n_sv training-row indices or null.
+///
+/// # Safety
+/// Pointers cover their lengths.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_ocsvm_from_parts(
+    kernel: i32,
+    gamma: f64,
+    nu: f64,
+    d: usize,
+    sv: *const f64,
+    sv_len: usize,
+    coef: *const f64,
+    n_sv: usize,
+    rho: f64,
+    support: *const u32,
+    support_len: usize,
+    out_handle: *mut usize,
+) -> i32 {
+    status(|| {
+        let support = if support.is_null() { None } else { Some(buffers::copy(u32s(support, support_len))?) };
+        let m = OneClassSvm::from_parts(KernelType::from_code(kernel)?, gamma, nu, d, f64s(sv, sv_len), f64s(coef, n_sv), rho, support.as_deref())?;
+        into_handle(m, out_handle);
+        Ok(())
+    })
+}
+
+/// Restores fit statistics on a loaded model (JSON round trip).
+///
+/// # Safety
+/// `h` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn fm_ocsvm_set_stats(h: *mut OcsvmHandle, n_iter: usize, objective: f64, converged: i32) {
+    let m = &mut (*h).model;
+    m.n_iter = n_iter;
+    m.objective = objective;
+    m.converged = converged != 0;
+}
+
+/// # Safety
+/// `h` is a live handle; it is dead afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn fm_ocsvm_free(h: *mut OcsvmHandle) {
+    if !h.is_null() {
+        drop(Box::from_raw(h));
+    }
+}
+
+/// Writes [d, n_sv, kernel code, gamma, nu, rho, objective, n_iter,
+/// converged, support indices held (0 or 1)].
+///
+/// # Safety
+/// `h` is a live handle, `out` holds 10 values.
+#[no_mangle]
+pub unsafe extern "C" fn fm_ocsvm_info(h: *const OcsvmHandle, out: *mut f64) {
+    let m = &(*h).model;
+    let v = [
+        m.sv.d as f64,
+        m.sv.n as f64,
+        m.kernel.code() as f64,
+        m.gamma,
+        m.nu,
+        m.rho,
+        m.objective,
+        m.n_iter as f64,
+        m.converged as i32 as f64,
+        (!m.support.is_empty()) as i32 as f64,
+    ];
+    f64s_mut(out, v.len()).copy_from_slice(&v);
+}
+
+/// Codes of the arrays fm_ocsvm_read copies out.
+pub(crate) const READ_SUPPORT_VECTORS: i32 = 0;
+pub(crate) const READ_DUAL_COEF: i32 = 1;
+pub(crate) const READ_SUPPORT: i32 = 2;
+
+/// Copies an array out (`which`: one of the READ_ codes): the support vectors
+/// (n_sv x d row-major), their coefficients, or their training rows (as
+/// doubles; none for a model loaded without them). Returns the number of
+/// values, or -1 for an unknown code. Allocates nothing.
+///
+/// # Safety
+/// `h` is a live handle and `out` is large enough.
+#[no_mangle]
+pub unsafe extern "C" fn fm_ocsvm_read(h: *const OcsvmHandle, which: i32, out: *mut f64) -> i32 {
+    let m = &(*h).model;
+    match which {
+        READ_SUPPORT_VECTORS => {
+            let len = m.sv.n * m.sv.d;
+            m.sv.unpadded_into(f64s_mut(out, len));
+            len as i32
+        }
+        READ_DUAL_COEF => {
+            f64s_mut(out, m.coef.len()).copy_from_slice(&m.coef);
+            m.coef.len() as i32
+        }
+        READ_SUPPORT => {
+            for (o, &i) in f64s_mut(out, m.support.len()).iter_mut().zip(&m.support) {
+                *o = i as f64;
+            }
+            m.support.len() as i32
+        }
+        _ => -1,
+    }
+}
+
+/// decision(x) = sum_i a_i K(x_i, x) - rho per row into `out` (n).
+///
+/// # Safety
+/// Live handle; pointers cover the shapes.
+#[no_mangle]
+pub unsafe extern "C" fn fm_ocsvm_decision_function(h: *const OcsvmHandle, x: *const f64, n: usize, d: usize, out: *mut f64) -> i32 {
+    let m = &(*h).model;
+    status(|| m.decision_function(&data(x, n, d)?, f64s_mut(out, n)))
+}

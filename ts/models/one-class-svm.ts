@@ -1,0 +1,407 @@
+/**
+ * OneClassSVM with scikit-learn 1.2 semantics (same options, defaults and
+ * learned attributes, camelCase): libsvm's one-class formulation (Schölkopf's
+ * nu-SVM for novelty detection), dual
+ *
+ *     min 1/2 a'Qa   subject to 0 <= a_i <= 1, sum a_i = nu n,   Q_ij = K(x_i, x_j)
+ *
+ * solved in the WASM core by SMO with libsvm's second-order working-set
+ * selection, shrinking and an LRU kernel-column cache. The rows with a_i > 0
+ * are the support vectors (`supportVectors`, with `dualCoef` = their a_i);
+ *
+ *     decisionFunction(x) = sum_i a_i K(x_i, x) - offset
+ *     scoreSamples(x)     = decisionFunction(x) + offset
+ *     predict(x)          = +1 (inlier) where decisionFunction(x) > 0, else -1
+ *
+ * Kernels: 'rbf', exp(-gamma |x - y|^2), with gamma 'scale' (1 / (d Var X),
+ * the variance of every value of X), 'auto' (1 / d) or a number; 'linear', x'y.
+ * The model lives in WASM memory until dispose(). Privacy: the support vectors
+ * ARE training rows; a model shared with others discloses them.
+ */
+import { Matrix, type MatrixLike } from '../data/matrix.js';
+import { formatValue, InvalidParameterError, NotFittedError } from '../errors.js';
+import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
+import { OwnedHandle, requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
+import { flattenNumeric, guardRead, LIMITS, readOptions, requireBoolean, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
+
+export const OCSVM_KERNELS = ['rbf', 'linear'] as const;
+export type OneClassSVMKernel = (typeof OCSVM_KERNELS)[number];
+
+export interface OneClassSVMOptions {
+  /** 'rbf' (default) or 'linear' */
+  kernel?: OneClassSVMKernel;
+  /** the RBF kernel's gamma: 'scale' (default, 1 / (nFeatures * variance of every value of X)), 'auto' (1 / nFeatures) or a finite number > 0 */
+  gamma?: 'scale' | 'auto' | number;
+  /** an upper bound on the fraction of training rows outside the boundary and a lower bound on the fraction of support vectors, in (0, 1] (default 0.5) */
+  nu?: number;
+  /** the solver stops when its optimality gap is below tol, > 0 (default 1e-3) */
+  tol?: number;
+  /** libsvm's shrinking heuristic (default true) */
+  shrinking?: boolean;
+  /** the kernel cache in MiB, > 0 (default 200); it grows only as far as the fit needs */
+  cacheSize?: number;
+  /** solver iterations, -1 (default) for no limit but libsvm's own (max(10^7, 100 n)); at most LIMITS.maxIter */
+  maxIter?: number;
+}
+
+export interface ResolvedOneClassSVMOptions {
+  kernel: OneClassSVMKernel;
+  gamma: 'scale' | 'auto' | number;
+  nu: number;
+  tol: number;
+  shrinking: boolean;
+  cacheSize: number;
+  maxIter: number;
+}
+
+/** Serialized form, see toJSON(). */
+export interface OneClassSVMJSON {
+  format: 'fedmix.OneClassSVM';
+  version: 1;
+  kernel: OneClassSVMKernel;
+  /** the gamma the kernel used (resolved from 'scale' or 'auto') */
+  gamma: number;
+  nu: number;
+  nFeatures: number;
+  /** (nSupport, nFeatures) row-major */
+  supportVectors: number[];
+  /** (nSupport,) */
+  dualCoef: number[];
+  offset: number;
+  /** the support vectors' training rows, or null when unknown */
+  support: number[] | null;
+  nIter: number;
+  /** null when unknown (a model built from its parts) */
+  objective: number | null;
+  converged: boolean;
+  options?: Partial<ResolvedOneClassSVMOptions>;
+}
+
+const JSON_KEYS = [
+  'format', 'version', 'kernel', 'gamma', 'nu', 'nFeatures', 'supportVectors', 'dualCoef', 'offset', 'support', 'nIter', 'objective', 'converged', 'options',
+] as const satisfies readonly (keyof OneClassSVMJSON)[];
+
+/** Every option's name, for reading them once (readOptions). */
+export const OCSVM_OPTION_KEYS = ['kernel', 'gamma', 'nu', 'tol', 'shrinking', 'cacheSize', 'maxIter'] as const satisfies readonly (keyof OneClassSVMOptions)[];
+
+/** Kernel codes of the C ABI, read from the core (svm::KernelType::code). */
+const KERNEL_CODE: Readonly<Record<OneClassSVMKernel, number>> = codeTable('ocsvm_kernel');
+
+/** The arrays fm_ocsvm_read copies out, by their names in the core's table. */
+const READ = {
+  supportVectors: 'support_vectors',
+  dualCoef: 'dual_coef',
+  support: 'support',
+} as const satisfies Record<string, ConstantMember<'ocsvm_read'>>;
+
+function requireNu(value: unknown): number {
+  if (typeof value !== 'number' || !(value > 0 && value <= 1)) throw new InvalidParameterError(`nu must be a number in (0, 1], got ${formatValue(value)}`);
+  return value;
+}
+
+function requireGamma(value: unknown): 'scale' | 'auto' | number {
+  if (value === 'scale' || value === 'auto') return value;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidParameterError(`gamma must be 'scale', 'auto' or a finite number > 0, got ${formatValue(value)}`);
+  }
+  return value;
+}
+
+function resolveOptions(options: OneClassSVMOptions | undefined): ResolvedOneClassSVMOptions {
+  const o = readOptions(options, OCSVM_OPTION_KEYS);
+  return {
+    kernel: requireOneOf('kernel', o.kernel ?? 'rbf', OCSVM_KERNELS),
+    gamma: requireGamma(o.gamma ?? 'scale'),
+    nu: requireNu(o.nu ?? 0.5),
+    tol: requirePositive('tol', o.tol ?? 1e-3),
+    shrinking: requireBoolean('shrinking', o.shrinking ?? true),
+    cacheSize: requirePositive('cacheSize', o.cacheSize ?? 200),
+    maxIter: requireInteger('maxIter', o.maxIter ?? -1, -1, LIMITS.maxIter),
+  };
+}
+
+interface FitStats {
+  nFeatures: number;
+  nSupport: number;
+  kernel: OneClassSVMKernel;
+  gamma: number;
+  nu: number;
+  offset: number;
+  objective: number;
+  nIter: number;
+  converged: boolean;
+  hasSupport: boolean;
+}
+
+export class OneClassSVM {
+  readonly options: ResolvedOneClassSVMOptions;
+  private model: OwnedHandle | undefined;
+  private stats: FitStats | undefined;
+  private cache = new Map<keyof typeof READ, Float64Array>();
+
+  constructor(options: OneClassSVMOptions = {}) {
+    this.options = resolveOptions(options);
+  }
+
+  /** Learns the boundary of X's rows (scikit-learn's fit). Returns this. */
+  fit(X: MatrixLike): this {
+    const x = Matrix.from(X);
+    requireWasmMemory(this.fitting(x.nRows, x.nCols), 8 * x.data.length + this.fitBytes(x.nRows, x.nCols));
+    withScope((s) => this.fitResident(s, s.matrix(x), x.nRows, x.nCols));
+    return this;
+  }
+
+  private fitting(n: number, d: number): string {
+    return `fitting a one-class SVM to ${n} rows of ${d} features`;
+  }
+
+  /**
+   * A lower bound of a fit's peak in WASM memory besides the rows: their
+   * row-major copy, the solver's per-row arrays and two kernel columns.
+   */
+  private fitBytes(n: number, d: number): number {
+    return 8 * n * (d + 1) + 80 * n;
+  }
+
+  /**
+   * Fits on rows already in WASM memory at `ptr` (column-major, n x d), so
+   * that callers fitting or scoring many models on one dataset copy it in once.
+   * @internal
+   */
+  fitResident(s: Scope, ptr: number, n: number, d: number): void {
+    requireWasmMemory(this.fitting(n, d), this.fitBytes(n, d));
+    const o = this.options;
+    const gammaCode = coreConstant('ocsvm_gamma', typeof o.gamma === 'number' ? 'value' : o.gamma);
+    const out = s.u32(1);
+    s.check(
+      s.w.fm_ocsvm_fit(
+        ptr, n, d, KERNEL_CODE[o.kernel], gammaCode, typeof o.gamma === 'number' ? o.gamma : 0, o.nu, o.tol, o.shrinking ? 1 : 0,
+        o.cacheSize, o.maxIter, out,
+      ),
+    );
+    this.adopt(s, s.readU32(out, 1)[0]!);
+  }
+
+  /** Takes ownership of a handle the core created, replacing any previous model. */
+  private adopt(s: Scope, handle: number): void {
+    this.model?.dispose();
+    this.model = new OwnedHandle(handle, (w, p) => w.fm_ocsvm_free(p));
+    this.cache.clear();
+    const info = s.f64(10);
+    s.w.fm_ocsvm_info(handle, info);
+    const v = s.readF64(info, 10);
+    this.stats = {
+      nFeatures: v[0]!,
+      nSupport: v[1]!,
+      kernel: coreConstantName('ocsvm_kernel', v[2]!)!,
+      gamma: v[3]!,
+      nu: v[4]!,
+      offset: v[5]!,
+      objective: v[6]!,
+      nIter: v[7]!,
+      converged: v[8] === 1,
+      hasSupport: v[9] === 1,
+    };
+  }
+
+  private fitted(): { handle: number; stats: FitStats } {
+    if (!this.model || !this.stats) throw new NotFittedError('this OneClassSVM is not fitted yet; call fit(X) or OneClassSVM.fromJSON first');
+    return { handle: this.model.ptr, stats: this.stats };
+  }
+
+  /** Fits, then labels the training rows +1 (inlier) or -1 (scikit-learn's fit_predict). */
+  fitPredict(X: MatrixLike): Int32Array {
+    const x = Matrix.from(X);
+    return this.fit(x).predict(x);
+  }
+
+  /** sum_i a_i K(x_i, x) - offset per row: positive inside the boundary, negative outside. */
+  decisionFunction(X: MatrixLike): Float64Array {
+    const x = Matrix.from(X);
+    this.fitted();
+    // the rows, one block of them row-major, and the result
+    requireWasmMemory(`scoring ${x.nRows} rows`, 8 * x.data.length + 8 * x.nRows + 8 * 16 * (x.nCols + 1));
+    return withScope((s) => this.decisionFunctionResident(s, s.matrix(x), x.nRows, x.nCols));
+  }
+
+  /** decisionFunction on rows already in WASM memory (see fitResident). @internal */
+  decisionFunctionResident(s: Scope, ptr: number, n: number, d: number): Float64Array {
+    const { handle } = this.fitted();
+    const out = s.f64(n);
+    s.check(s.w.fm_ocsvm_decision_function(handle, ptr, n, d, out));
+    return s.readF64(out, n);
+  }
+
+  /** The unshifted score sum_i a_i K(x_i, x): decisionFunction(X) + offset, as scikit-learn computes it. */
+  scoreSamples(X: MatrixLike): Float64Array {
+    const dec = this.decisionFunction(X);
+    const offset = this.fitted().stats.offset;
+    for (let i = 0; i < dec.length; i++) dec[i] = dec[i]! + offset;
+    return dec;
+  }
+
+  /** +1 for rows inside the boundary (decisionFunction > 0), -1 for the others. */
+  predict(X: MatrixLike): Int32Array {
+    const dec = this.decisionFunction(X);
+    return Int32Array.from(dec, (v) => (v > 0 ? 1 : -1));
+  }
+
+  private read(which: keyof typeof READ): Float64Array {
+    const { handle, stats } = this.fitted();
+    let v = this.cache.get(which);
+    if (!v) {
+      const len = which === 'supportVectors' ? stats.nSupport * stats.nFeatures : which === 'support' && !stats.hasSupport ? 0 : stats.nSupport;
+      v = withScope((s) => {
+        const out = s.f64(len);
+        s.w.fm_ocsvm_read(handle, coreConstant('ocsvm_read', READ[which]), out);
+        return s.readF64(out, len);
+      });
+      this.cache.set(which, v);
+    }
+    return v;
+  }
+
+  /** (nSupport, nFeatures): the training rows with a_i > 0, in training order */
+  get supportVectors(): Matrix {
+    const { nSupport: n, nFeatures: d } = this.fitted().stats;
+    const v = this.read('supportVectors');
+    const m = Matrix.zeros(n, d);
+    for (let i = 0; i < n; i++) for (let j = 0; j < d; j++) m.data[j * n + i] = v[i * d + j]!;
+    return m;
+  }
+  /** the support vectors' indices among the training rows (scikit-learn's support_); empty for a model loaded without them */
+  get support(): Int32Array {
+    return Int32Array.from(this.read('support'));
+  }
+  /** (nSupport,): the support vectors' a_i, in (0, 1], summing to nu n (scikit-learn's dual_coef_, flattened) */
+  get dualCoef(): Float64Array {
+    return this.read('dualCoef').slice();
+  }
+  /** decisionFunction = scoreSamples - offset (scikit-learn's offset_; libsvm's rho) */
+  get offset(): number {
+    return this.fitted().stats.offset;
+  }
+  /** the number of support vectors (scikit-learn's n_support_[0]) */
+  get nSupport(): number {
+    return this.fitted().stats.nSupport;
+  }
+  /** solver iterations (scikit-learn's n_iter_) */
+  get nIter(): number {
+    return this.fitted().stats.nIter;
+  }
+  /** the dual objective 1/2 a'Qa at the solution (libsvm's obj; NaN for a model built from its parts) */
+  get objective(): number {
+    return this.fitted().stats.objective;
+  }
+  /** false when maxIter stopped the solver (scikit-learn's fit_status_ 1) */
+  get converged(): boolean {
+    return this.fitted().stats.converged;
+  }
+  /** the gamma the kernel used: the number given, or what 'scale' or 'auto' gave (scikit-learn's _gamma) */
+  get effectiveGamma(): number {
+    return this.fitted().stats.gamma;
+  }
+  get nFeatures(): number {
+    return this.fitted().stats.nFeatures;
+  }
+  get isFitted(): boolean {
+    return this.model !== undefined && !this.model.disposed;
+  }
+
+  toJSON(): OneClassSVMJSON {
+    const { stats } = this.fitted();
+    return {
+      format: 'fedmix.OneClassSVM',
+      version: 1,
+      kernel: stats.kernel,
+      gamma: stats.gamma,
+      nu: stats.nu,
+      nFeatures: stats.nFeatures,
+      supportVectors: Array.from(this.read('supportVectors')),
+      dualCoef: Array.from(this.read('dualCoef')),
+      offset: stats.offset,
+      support: stats.hasSupport ? Array.from(this.read('support')) : null,
+      nIter: stats.nIter,
+      objective: Number.isFinite(stats.objective) ? stats.objective : null,
+      converged: stats.converged,
+      options: { ...this.options },
+    };
+  }
+
+  /**
+   * Rebuilds a model saved with toJSON() (or received from elsewhere: the
+   * same fields). Every array is checked (shapes, finite values) before
+   * anything is allocated; a bad one is an InvalidParameterError naming it.
+   */
+  static fromJSON(json: OneClassSVMJSON | string): OneClassSVM {
+    let parsed: unknown = json;
+    if (typeof json === 'string') {
+      try {
+        parsed = JSON.parse(json);
+      } catch {
+        throw new InvalidParameterError(`not a fedmix OneClassSVM JSON: the text is not JSON (it starts ${formatValue(json.slice(0, 20))})`);
+      }
+    }
+    if (parsed === null || typeof parsed !== 'object') {
+      throw new InvalidParameterError(`not a fedmix OneClassSVM JSON: expected an object with format "fedmix.OneClassSVM", got ${formatValue(parsed)}`);
+    }
+    const j = readOptions(parsed as OneClassSVMJSON, JSON_KEYS, 'the JSON');
+    if (j.format !== 'fedmix.OneClassSVM') {
+      throw new InvalidParameterError(`not a fedmix OneClassSVM JSON: format must be "fedmix.OneClassSVM", got ${formatValue(j.format)}`);
+    }
+    if (j.version !== 1) throw new InvalidParameterError(`unsupported OneClassSVM JSON version ${formatValue(j.version)}; this fedmix reads version 1 (the number)`);
+    const kernel = requireOneOf('kernel', j.kernel, OCSVM_KERNELS);
+    const gamma = requirePositive('gamma', j.gamma);
+    const nu = requireNu(j.nu);
+    const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.values);
+    const offset = j.offset;
+    if (typeof offset !== 'number' || !Number.isFinite(offset)) throw new InvalidParameterError(`offset must be a finite number, got ${formatValue(offset)}`);
+    const nIter = requireInteger('nIter', j.nIter ?? 0, 0, LIMITS.count);
+    const objective = j.objective ?? NaN;
+    if (typeof objective !== 'number' || (j.objective !== null && j.objective !== undefined && !Number.isFinite(objective))) {
+      throw new InvalidParameterError(`objective must be a finite number or null, got ${formatValue(j.objective)}`);
+    }
+    const converged = requireBoolean('converged', j.converged ?? true);
+    const arr = (name: string, v: unknown) => {
+      if (!guardRead(name, () => Array.isArray(v))) throw new InvalidParameterError(`${name} must be an array of numbers, got ${formatValue(v)}`);
+      return flattenNumeric(name, v as NumericArray);
+    };
+    const coef = arr('dualCoef', j.dualCoef);
+    const nSv = coef.length;
+    if (nSv < 1) throw new InvalidParameterError('dualCoef must hold at least one coefficient (a model has at least one support vector)');
+    const sv = arr('supportVectors', j.supportVectors);
+    if (sv.length !== nSv * d) {
+      throw new InvalidParameterError(`supportVectors have ${sv.length} values; ${nSv} support vectors (dualCoef) of nFeatures = ${d} need ${nSv * d}`);
+    }
+    let support: Uint32Array | undefined;
+    if (j.support !== null && j.support !== undefined) {
+      const s = arr('support', j.support);
+      if (s.length !== nSv) throw new InvalidParameterError(`support has ${s.length} indices; there are ${nSv} support vectors`);
+      support = new Uint32Array(nSv);
+      s.forEach((v, i) => {
+        support![i] = requireInteger(`support[${i}]`, v, 0, LIMITS.count);
+      });
+    }
+    const options = j.options === undefined ? {} : readOptions(j.options as OneClassSVMOptions, OCSVM_OPTION_KEYS, 'options');
+    const model = new OneClassSVM({ ...options, kernel, nu });
+    // the parts as passed in, and the model the core builds from them (rows padded to an even width, their norms)
+    requireWasmMemory(`loading a one-class SVM of ${nSv} support vectors of ${d} features`, 8 * (2 * sv.length + 3 * nSv) + 4 * nSv);
+    withScope((s) => {
+      const out = s.u32(1);
+      const [supportPtr, supportLen] = support === undefined ? [0, 0] : [s.u32From(support), support.length];
+      s.check(s.w.fm_ocsvm_from_parts(KERNEL_CODE[kernel], gamma, nu, d, s.f64From(sv), sv.length, s.f64From(coef), nSv, offset, supportPtr, supportLen, out));
+      const handle = s.readU32(out, 1)[0]!;
+      s.w.fm_ocsvm_set_stats(handle, nIter, objective, converged ? 1 : 0);
+      model.adopt(s, handle);
+    });
+    return model;
+  }
+
+  /** Frees the model's WASM memory; the object is unfitted afterwards. */
+  dispose(): void {
+    this.model?.dispose();
+    this.model = undefined;
+    this.stats = undefined;
+    this.cache.clear();
+  }
+}
