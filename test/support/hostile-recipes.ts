@@ -77,14 +77,6 @@ const gmmJSON = () => {
     g.dispose();
   }
 };
-const ocsvmJSON = () => {
-  const m = new f.OneClassSVM({ nu: 0.3 }).fit(X());
-  try {
-    return m.toJSON();
-  } finally {
-    m.dispose();
-  }
-};
 const netSpec = () => ({ sizes: [2, 3, 2], activation: 'tanh', outputActivation: 'identity', loss: 'mse', init: 'xavier', seed: 1 });
 const aeOptions = (): f.AutoencoderOptions => ({
   hiddenLayers: [3, 1, 3], activation: 'relu', outputActivation: 'identity', loss: 'mse', optimizer: 'adam', learningRate: 1e-2,
@@ -106,6 +98,14 @@ const mlpOptions = (): f.MLPClassifierOptions => ({
 });
 const mlpJSON = () => {
   const m = new f.MLPClassifier(mlpOptions()).fit(X(), labelsText());
+  try {
+    return m.toJSON();
+  } finally {
+    m.dispose();
+  }
+};
+const ocsvmJSON = () => {
+  const m = new f.OneClassSVM({ nu: 0.3 }).fit(X());
   try {
     return m.toJSON();
   } finally {

@@ -210,11 +210,6 @@ impl Network {
         Ok(Network { arch, layers, params, grads })
     }
 
-    /// Bytes a network of `arch` holds (parameters and gradients).
-    pub fn bytes(arch: &Architecture) -> f64 {
-        8.0 * arch.parameter_count_f64()
-    }
-
     pub fn n_parameters(&self) -> usize {
         self.params.len()
     }

@@ -87,15 +87,6 @@ impl Optimizer {
         Ok(Optimizer { spec, n, steps: 0, m, v })
     }
 
-    /// Bytes of state for `n` parameters.
-    pub fn bytes(spec: &OptimizerSpec, n: usize) -> f64 {
-        let vectors = match *spec {
-            OptimizerSpec::Sgd { momentum, .. } => (momentum != 0.0) as usize,
-            OptimizerSpec::Adam { .. } => 2,
-        };
-        4.0 * n as f64 * vectors as f64
-    }
-
     pub fn len(&self) -> usize {
         self.n
     }

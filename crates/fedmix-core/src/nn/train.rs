@@ -127,12 +127,6 @@ impl TrainingSet {
         Ok(TrainingSet { n, d, kind, width, x, t, labels, order, sealed: None })
     }
 
-    /// Bytes a set of n rows holds.
-    pub fn bytes(n: usize, d: usize, kind: TargetKind, width: usize) -> f64 {
-        let per_row = 4.0 * (d as f64 + 1.0) + 4.0 * if kind == TargetKind::Values { width as f64 } else if kind == TargetKind::Labels { 1.0 } else { 0.0 };
-        n as f64 * per_row
-    }
-
     /// Checks the values once they are written: finite inputs and targets,
     /// labels >= 0. Writing through the buffers afterwards is the caller's
     /// contract not to.
