@@ -5,6 +5,35 @@
  * number of features is the one turned away, not everyone after it.
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
+import { FedmixError } from '../errors.js';
+import type { ExcludedClient } from './runtime/roles.js';
+
+/**
+ * The clients of a simulation, made one by one with ids "0", "1", ...: one
+ * whose creation fails with a FedmixError never joins and is reported with
+ * its reason (`failOnBad`: the error goes on), as the runtime reports a
+ * client it excludes; a WASM error always goes on. If anything throws, the
+ * clients already made are disposed.
+ */
+export function makeClients<C extends { dispose(): void }>(count: number, make: (i: number, id: string) => C, failOnBad: boolean): { clients: C[]; unborn: ExcludedClient[] } {
+  const clients: C[] = [];
+  const unborn: ExcludedClient[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const id = String(i);
+      try {
+        clients.push(make(i, id));
+      } catch (e) {
+        if (!(e instanceof FedmixError) || e.code === 'WASM' || failOnBad) throw e;
+        unborn.push({ client: id, round: 0, reason: `creating the client failed: ${e.message}` });
+      }
+    }
+  } catch (e) {
+    for (const c of clients) c.dispose();
+    throw e;
+  }
+  return { clients, unborn };
+}
 
 /** The most common number of columns among the clients' data (the smallest on ties). */
 export function majorityDimension(clientData: MatrixLike[]): number | undefined {

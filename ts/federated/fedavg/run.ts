@@ -5,11 +5,12 @@
  * FedAvgClients where the data is.
  */
 import type { MatrixLike } from '../../data/matrix.js';
-import { FedmixError, InvalidParameterError } from '../../errors.js';
+import { InvalidParameterError } from '../../errors.js';
 import { readArray, readOptions, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult } from '../runtime/run.js';
+import { makeClients } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { FedAvgClient } from './client.js';
 import { FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgAlgorithm, type FedAvgOutcome, type FedAvgServerOptions } from './server.js';
@@ -53,19 +54,15 @@ export function fedAvg(data: readonly FedAvgClientData[], given: FedAvgOptions):
   if (algorithm !== 'fedprox' && options.mu !== undefined) throw new InvalidParameterError(`mu is FedProx's; algorithm is '${algorithm}'`);
   if (algorithm !== 'scaffold' && options.serverLearningRate !== undefined) throw new InvalidParameterError(`serverLearningRate is SCAFFOLD's; algorithm is '${algorithm}'`);
   const server = algorithm === 'fedprox' ? new FedProxServer(options as FedAvgOptions & { mu: number }) : algorithm === 'scaffold' ? new ScaffoldServer(options) : new FedAvgServer(options);
-  const unborn: ExcludedClient[] = [];
-  const clients: FedAvgClient[] = [];
+  const { clients, unborn } = makeClients(
+    clientData.length,
+    (i, id) => {
+      const c = readOptions(clientData[i]!, ['X', 'labels'], `data[${i}]`);
+      return new FedAvgClient(id, c.X as MatrixLike, { labels: c.labels, seed: options.seed === undefined ? undefined : options.seed + i });
+    },
+    onInvalid === 'throw',
+  );
   try {
-    clientData.forEach((d, i) => {
-      const id = String(i);
-      try {
-        const c = readOptions(d, ['X', 'labels'], `data[${i}]`);
-        clients.push(new FedAvgClient(id, c.X as MatrixLike, { labels: c.labels, seed: options.seed === undefined ? undefined : options.seed + i }));
-      } catch (e) {
-        if (!(e instanceof FedmixError) || e.code === 'WASM' || onInvalid === 'throw') throw e;
-        unborn.push({ client: id, round: 0, reason: `creating the client failed: ${e.message}` });
-      }
-    });
     const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding }), {
       onInvalid: onInvalid === 'throw' ? 'fail' : 'exclude',
       fraction: options.fraction,

@@ -3,12 +3,12 @@
  * (worker threads, an MQTT broker) run a FedGEMServer with runFederation.
  */
 import type { MatrixLike } from '../../data/matrix.js';
-import { FedmixError, InvalidParameterError } from '../../errors.js';
+import { InvalidParameterError } from '../../errors.js';
 import { guardRead, readArray, readOptions } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
-import { majorityDimension } from '../simulation.js';
+import { majorityDimension, makeClients } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { FedGEMClient, type FedGEMClientOptions } from './client.js';
 import { FedGEMServer, type FedGEMOutcome, type FedGEMServerOptions, type RoundSummary } from './server.js';
@@ -73,21 +73,17 @@ export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
     tol: options.tol,
   });
   // a client that cannot be created never joins: it is reported with its reason
-  const unborn: ExcludedClient[] = [];
-  const clients: FedGEMClient[] = [];
+  const { clients, unborn } = makeClients(
+    clientData.length,
+    (i, id) => {
+      const opts = Array.isArray(options.client) ? options.client[i] : options.client;
+      if (!opts) throw new InvalidParameterError(`no client options for client ${id}`);
+      return new FedGEMClient(id, clientData[i]!, opts, options.validation?.[i]);
+    },
+    throwOnBad,
+  );
   let finished: FedGEMClient[] = [];
   try {
-    clientData.forEach((data, i) => {
-      const id = String(i);
-      const opts = Array.isArray(options.client) ? options.client[i] : options.client;
-      try {
-        if (!opts) throw new InvalidParameterError(`no client options for client ${id}`);
-        clients.push(new FedGEMClient(id, data, opts, options.validation?.[i]));
-      } catch (e) {
-        if (!(e instanceof FedmixError) || e.code === 'WASM' || throwOnBad) throw e;
-        unborn.push({ client: id, round: 0, reason: `creating the client failed: ${e.message}` });
-      }
-    });
     const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding }), { onInvalid: throwOnBad ? 'fail' : 'exclude' });
     const { model: outcome, ...federation } = run;
     const out = new Set(run.excluded.map((e) => e.client));
