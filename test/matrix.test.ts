@@ -119,6 +119,17 @@ describe('construction and shape checks', () => {
   });
 });
 
+describe('a matrix whose buffer was transferred', () => {
+  test('is refused with an InvalidDataError wherever it is used, empty or not', () => {
+    for (const [n, d] of [[4, 2], [0, 2], [0, 0]] as const) {
+      const m = Matrix.zeros(n, d);
+      structuredClone(m.data.buffer, { transfer: [m.data.buffer] });
+      expect(() => Matrix.from(m)).toThrow(InvalidDataError);
+      expect(() => new GaussianMixture({ nComponents: 1 }).fit(m)).toThrow(/matrix's ArrayBuffer was transferred \(detached\); build a new Matrix/);
+    }
+  });
+});
+
 describe('accessors', () => {
   const m = Matrix.fromRows(rows);
 

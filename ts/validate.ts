@@ -148,6 +148,16 @@ export function readOptions<O extends object, K extends keyof O & string = keyof
   return out;
 }
 
+/** Whether a typed array's buffer was transferred away: it then reads as empty, and copying it throws a TypeError. */
+export function isDetached(a: { slice(start: number, end: number): unknown }): boolean {
+  try {
+    a.slice(0, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /**
  * Whether `value` is a Float64Array, asked without running a Proxy trap
  * (`instanceof` alone runs getPrototypeOf, which a hostile Proxy makes throw).

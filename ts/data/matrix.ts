@@ -6,7 +6,7 @@
  */
 import { Table, tableFromArrays, Type, type Vector } from 'apache-arrow';
 import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { guardRead, isFloat64Array, MAX_VALUES, readOptions, requireLength, requireVector } from '../validate.js';
+import { guardRead, isDetached, isFloat64Array, MAX_VALUES, readOptions, requireLength, requireVector } from '../validate.js';
 
 /** Anything fedmix accepts as a data matrix. */
 export type MatrixLike = Matrix | ArrayLike<number>[] | Table;
@@ -213,6 +213,10 @@ export class Matrix {
    * which checks; copies into WASM check again (Scope.matrix).
    */
   intact(): this {
+    // a transferred buffer reads as empty: the length tells, except for an empty matrix
+    if (this.data.length === 0 && isDetached(this.data)) {
+      throw new InvalidDataError(`this ${this.nRows} x ${this.nCols} matrix's ArrayBuffer was transferred (detached); build a new Matrix`);
+    }
     if (this.data.length !== this.nRows * this.nCols) {
       throw new InvalidDataError(
         `this ${this.nRows} x ${this.nCols} matrix's buffer now holds ${this.data.length} values, not ${this.nRows * this.nCols} (was its ArrayBuffer transferred or resized?); build a new Matrix`,

@@ -6,7 +6,7 @@
  */
 import type { MatrixLike } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
-import { readArray, readOptions, requireOneOf } from '../../validate.js';
+import { LIMITS, readArray, readOptions, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult } from '../runtime/run.js';
@@ -54,11 +54,12 @@ export function fedAvg(data: readonly FedAvgClientData[], given: FedAvgOptions):
   if (algorithm !== 'fedprox' && options.mu !== undefined) throw new InvalidParameterError(`mu is FedProx's; algorithm is '${algorithm}'`);
   if (algorithm !== 'scaffold' && options.serverLearningRate !== undefined) throw new InvalidParameterError(`serverLearningRate is SCAFFOLD's; algorithm is '${algorithm}'`);
   const server = algorithm === 'fedprox' ? new FedProxServer(options as FedAvgOptions & { mu: number }) : algorithm === 'scaffold' ? new ScaffoldServer(options) : new FedAvgServer(options);
+  const seed = options.seed === undefined ? undefined : requireInteger('seed', options.seed, 0, LIMITS.count);
   const { clients, unborn } = makeClients(
     clientData.length,
     (i, id) => {
       const c = readOptions(clientData[i]!, ['X', 'labels'], `data[${i}]`);
-      return new FedAvgClient(id, c.X as MatrixLike, { labels: c.labels, seed: options.seed === undefined ? undefined : options.seed + i });
+      return new FedAvgClient(id, c.X as MatrixLike, { labels: c.labels, seed: seed === undefined ? undefined : seed + i });
     },
     onInvalid === 'throw',
   );

@@ -9,7 +9,7 @@
  * refused on the sending side. Sizes are checked before anything is decoded.
  */
 import { FedmixError, formatThrown, formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
-import { readOptions, requireInteger } from '../../validate.js';
+import { isDetached, readOptions, requireInteger } from '../../validate.js';
 import { decodeArrow, elementType, encodeArrow, isArrowStream, type Column, type NumericArray } from './arrow-ipc.js';
 import { densify, sparseForm } from './sparse.js';
 import { checkEnvelope, type Message } from './envelope.js';
@@ -44,16 +44,6 @@ export function allFinite(a: ArrayLike<number>): boolean {
   return s0 + s1 + s2 + s3 === 0;
 }
 const text = new TextDecoder('utf-8', { fatal: true });
-
-/** Whether a typed array's buffer was transferred away (it then reads as empty; copying it throws). */
-function detached(a: Uint8Array): boolean {
-  try {
-    a.slice(0, 0);
-    return false;
-  } catch {
-    return true;
-  }
-}
 
 /** How deep a message's values may nest: declared payloads need a few levels; a sender's thousands would exhaust the stack of whatever walks them. */
 const MAX_DEPTH = 64;
@@ -92,7 +82,7 @@ function plainPayload(m: Message, columns: Column[] | undefined): unknown {
     if (value === null || typeof value !== 'object') return value;
     if (ArrayBuffer.isView(value)) {
       if (value instanceof DataView || value instanceof BigInt64Array || value instanceof BigUint64Array) return refuse(`a ${value.constructor.name}`, path);
-      if (detached(value as unknown as Uint8Array)) return refuse('a typed array whose buffer was transferred (detached)', path);
+      if (isDetached(value as unknown as Uint8Array)) return refuse('a typed array whose buffer was transferred (detached)', path);
       const a = value as unknown as ArrayLike<number>;
       const floats = value instanceof Float64Array || value instanceof Float32Array;
       // a sparse array's zeros are finite: only its values are checked
