@@ -194,6 +194,16 @@ test('fedgem: blobs and a CSV file, JSON with estimatedK, ari and per-client res
   expect(r.err).toMatch(/--data FILE \(with --label\) or --blobs is required/);
 });
 
+/** A free port for the embedded broker: the kernel picks one for a moment. */
+function freePort(): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
 describe('server and client: a federation over the embedded broker, as a user runs it', () => {
   /** Runs a command in the background; resolves its exit code and output. */
   function start(...args: string[]) {
@@ -214,13 +224,7 @@ describe('server and client: a federation over the embedded broker, as a user ru
       writeFileSync(join(dir, `c${c}.csv`), `x,y,label\n${rows.join('\n')}\n`);
     }
     writeFileSync(join(dir, 'clients.txt'), '# the clients that may join\nc0:pw0\nc1:pw1\n\nc2:pw2\n');
-    // a free port for the embedded broker: the kernel picks one for a moment
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     const model = join(dir, 'model.json');
     const server = start('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt'), '--port', String(port), '--features', '2', '--components', '3', '--init', 'separated', '--round-timeout', '20', '--join-timeout', '30', '--out', model);
     const clients = [0, 1, 2].map((c) => start('client', '--algorithm', 'dem', '--broker', `mqtt://127.0.0.1:${port}`, '--id', `c${c}`, '--password', `pw${c}`, '--data', join(dir, `c${c}.csv`), '--drop', 'label'));
@@ -242,6 +246,32 @@ describe('server and client: a federation over the embedded broker, as a user ru
     xs.forEach((x: number, k: number) => expect(Math.abs(x - (0.125 + 0.4 * k))).toBeLessThan(0.02));
   });
 
+  test('fedmix server --algorithm fedavg trains a classifier whose clients give --label; the model JSON holds its parameters', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fedmix-fedavg-'));
+    const next = xorshift32(9);
+    const u = () => (next() + 0.5) / 2 ** 32;
+    for (let c = 0; c < 3; c++) {
+      const rows = Array.from({ length: 60 + 20 * c }, (_, i) => [0.2 + 0.3 * (i % 3) + 0.1 * u(), 0.8 - 0.3 * (i % 3) + 0.1 * u(), i % 3].join(','));
+      writeFileSync(join(dir, `c${c}.csv`), `x,y,label\n${rows.join('\n')}\n`);
+    }
+    writeFileSync(join(dir, 'clients.txt'), 'c0:pw0\nc1:pw1\nc2:pw2\n');
+    const port = await freePort();
+    const model = join(dir, 'model.json');
+    const server = start('server', '--algorithm', 'fedavg', '--clients', join(dir, 'clients.txt'), '--port', String(port), '--layers', '2,8,3', '--loss', 'softmax-cross-entropy',
+      '--rounds', '5', '--epochs', '2', '--batch-size', '16', '--optimizer', 'adam', '--learning-rate', '0.05', '--round-timeout', '20', '--join-timeout', '30', '--out', model);
+    const clients = [0, 1, 2].map((c) => start('client', '--algorithm', 'fedavg', '--broker', `mqtt://127.0.0.1:${port}`, '--id', `c${c}`, '--password', `pw${c}`, '--data', join(dir, `c${c}.csv`), '--label', 'label'));
+    const s = await server;
+    const cs = await Promise.all(clients);
+    expect(s.code, s.err).toBe(0);
+    expect(s.err).toMatch(/round 1 \(fedavg\/train\): 3\/3 accepted/);
+    for (const c of cs) expect(c.code, c.err).toBe(0);
+    const r = JSON.parse(readFileSync(model, 'utf8'));
+    // 2 x 8 + 8 + 8 x 3 + 3 parameters, trained over five rounds: the clients' loss fell
+    expect(r).toMatchObject({ algorithm: 'fedavg', rounds: 5, network: { sizes: [2, 8, 3], loss: 'softmax-cross-entropy', outputActivation: 'softmax' } });
+    expect(r.parameters).toHaveLength(51);
+    expect(r.history[4].loss).toBeLessThan(r.history[0].loss);
+  });
+
   test('bad options and a wrong password exit with status 2 and say what to change', async () => {
     expect(fedmix('server', '--algorithm', 'dem').err).toMatch(/--clients is required/);
     const dir = mkdtempSync(join(tmpdir(), 'fedmix-serve-'));
@@ -249,7 +279,7 @@ describe('server and client: a federation over the embedded broker, as a user ru
     expect(fedmix('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt')).err).toMatch(/"a" has no password; write id:password/);
     writeFileSync(join(dir, 'clients.txt'), 'a:pw\n');
     expect(fedmix('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt'), '--port', '0').err).toMatch(/--features is required/);
-    expect(fedmix('server', '--algorithm', 'nope', '--clients', join(dir, 'clients.txt')).err).toMatch(/--algorithm must be one of fedgengmm, dem, fedgem, mdm/);
+    expect(fedmix('server', '--algorithm', 'nope', '--clients', join(dir, 'clients.txt')).err).toMatch(/--algorithm must be one of fedgengmm, dem, fedgem, mdm, fedavg, fedprox, scaffold/);
     const refused = fedmix('client', '--algorithm', 'mdm', '--broker', 'mqtt://127.0.0.1:1', '--id', 'a', '--password', 'x', '--counts', '1,2,3', '--wait', '0');
     expect(refused.code).toBe(2);
     expect(refused.err).toMatch(/could not connect to the MQTT broker at mqtt:\/\/127\.0\.0\.1:1/);
