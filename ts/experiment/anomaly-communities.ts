@@ -89,6 +89,8 @@ export interface GroupTraining {
   seconds: number;
   /** communication rounds (0 for a group of one) */
   rounds: number;
+  /** the autoencoder's final parameters (flat, as Autoencoder.getParameters gives them); undefined for 'fedgengmm' */
+  parameters?: Float32Array;
 }
 
 export interface CommunityTrainingResult {
@@ -224,7 +226,7 @@ function trainLocalAutoencoder(X: Matrix, s: Settings): Autoencoder {
 }
 
 /** Trains one group's detector and returns each member's test scores, with the cost. */
-function trainGroup(members: ReadClient[], s: Settings): { scores: Float64Array[]; bytes: number; seconds: number; rounds: number } {
+function trainGroup(members: ReadClient[], s: Settings): { scores: Float64Array[]; bytes: number; seconds: number; rounds: number; parameters?: Float32Array } {
   const start = performance.now();
   const d = members[0]!.X.nCols;
   if (s.detector === 'autoencoder') {
@@ -232,7 +234,7 @@ function trainGroup(members: ReadClient[], s: Settings): { scores: Float64Array[
       const ae = trainLocalAutoencoder(members[0]!.X, s);
       try {
         const scores = [ae.scoreSamples(members[0]!.testX)];
-        return { scores, bytes: 0, seconds: (performance.now() - start) / 1000, rounds: 0 };
+        return { scores, bytes: 0, seconds: (performance.now() - start) / 1000, rounds: 0, parameters: ae.getParameters() };
       } finally {
         ae.dispose();
       }
@@ -246,7 +248,7 @@ function trainGroup(members: ReadClient[], s: Settings): { scores: Float64Array[
     try {
       ae.setParameters(run.parameters);
       const scores = members.map((m) => ae.scoreSamples(m.testX));
-      return { scores, bytes: run.federation.traffic.bytesUp + run.federation.traffic.bytesDown, seconds: (performance.now() - start) / 1000, rounds: run.federation.rounds };
+      return { scores, bytes: run.federation.traffic.bytesUp + run.federation.traffic.bytesDown, seconds: (performance.now() - start) / 1000, rounds: run.federation.rounds, parameters: run.parameters };
     } finally {
       ae.dispose();
     }
@@ -296,7 +298,7 @@ export function trainCommunities(clients: readonly CommunityClient[], groups: re
       if (!score.every(Number.isFinite)) throw new InvalidDataError(`group ${g}'s detector gave client ${m.id} scores that are not finite; scale the rows (e.g. to [0, 1])`);
       scores.set(m.id, { id: m.id, group: g, auc: rocAuc(m.outlier, score), testRows: m.testX.nRows, outliers: m.outlier.reduce((n, v) => n + v, 0) });
     });
-    return { members: [...ids], bytes: t.bytes, seconds: t.seconds, rounds: t.rounds };
+    return { members: [...ids], bytes: t.bytes, seconds: t.seconds, rounds: t.rounds, ...(t.parameters ? { parameters: t.parameters } : {}) };
   });
   const list = read.map((c) => scores.get(c.id)!);
   return {
