@@ -117,7 +117,7 @@ interface ReadClient {
 }
 
 function readClients(given: readonly CommunityClient[]): ReadClient[] {
-  const list = readArray('clients', given, LIMITS.count) as CommunityClient[];
+  const list = readArray('clients', given, LIMITS.graphNodes) as CommunityClient[];
   if (list.length === 0) throw new InvalidParameterError('clients must hold at least one client');
   const seen = new Set<string>();
   let d: number | undefined;
@@ -150,10 +150,10 @@ function readClients(given: readonly CommunityClient[]): ReadClient[] {
 
 /** Groups as string[][]: every id known, none twice, none empty; with `cover`, every known id in one. */
 function readGroups(name: string, given: unknown, known: ReadonlySet<string>, cover: boolean): string[][] {
-  const outer = readArray(name, given, LIMITS.count);
+  const outer = readArray(name, given, LIMITS.graphNodes);
   const owner = new Map<string, number>();
   const groups = outer.map((g, k) => {
-    const ids = readArray(`${name}[${k}]`, g, LIMITS.count);
+    const ids = readArray(`${name}[${k}]`, g, LIMITS.graphNodes);
     if (ids.length === 0) throw new InvalidParameterError(`${name}[${k}] is empty; a group holds at least one client id`);
     return ids.map((id) => {
       if (typeof id !== 'string') throw new InvalidParameterError(`${name}[${k}] holds ${formatValue(id)}; client ids are strings`);
@@ -318,7 +318,7 @@ type ClassOf = ReadonlyMap<string, number | string> | Readonly<Record<string, nu
 function readClasses(name: string, given: ClassOf): Map<string, number | string> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`${name} must be a Map or an object from client id to class, got ${formatValue(given)}`);
   const entries = guardRead(name, () => (given instanceof Map ? [...(given as Map<unknown, unknown>).entries()] : Object.entries(given as object)));
-  if (entries.length > LIMITS.count) throw new InvalidParameterError(`${name} holds ${entries.length} clients; at most ${LIMITS.count}`);
+  if (entries.length > LIMITS.graphNodes) throw new InvalidParameterError(`${name} holds ${entries.length} clients; at most ${LIMITS.graphNodes}`);
   const out = new Map<string, number | string>();
   for (const [id, c] of entries) {
     if (typeof id !== 'string') throw new InvalidParameterError(`${name} has key ${formatValue(id)}; client ids are strings`);
@@ -334,8 +334,8 @@ function sortClasses(values: Iterable<number | string>): (number | string)[] {
 
 /** The ideal groups: the client ids sharing a class, classes in ascending order, ids in the order given. */
 export function groupsByClass(ids: readonly string[], classes: ArrayLike<number | string>): string[][] {
-  const list = readArray('ids', ids, LIMITS.count);
-  const cls = readArray('classes', classes, LIMITS.count);
+  const list = readArray('ids', ids, LIMITS.graphNodes);
+  const cls = readArray('classes', classes, LIMITS.graphNodes);
   if (cls.length !== list.length) throw new InvalidParameterError(`ids has ${list.length} entries but classes has ${cls.length}`);
   const seen = new Set<string>();
   const by = new Map<number | string, string[]>();
@@ -381,8 +381,8 @@ export function communityMembership(groups: readonly (readonly string[])[], inli
  */
 export function communityRandIndex(groups: readonly (readonly string[])[], ideal: readonly (readonly string[])[]): number {
   const found = new Map<string, number>();
-  readArray('groups', groups, LIMITS.count).forEach((g, k) => {
-    readArray(`groups[${k}]`, g, LIMITS.count).forEach((id) => {
+  readArray('groups', groups, LIMITS.graphNodes).forEach((g, k) => {
+    readArray(`groups[${k}]`, g, LIMITS.graphNodes).forEach((id) => {
       if (typeof id !== 'string') throw new InvalidParameterError(`groups[${k}] holds ${formatValue(id)}; client ids are strings`);
       if (found.has(id)) throw new InvalidParameterError(`client ${formatValue(id)} is in groups[${found.get(id)}] and groups[${k}]; a client belongs to one group`);
       found.set(id, k);
@@ -456,7 +456,7 @@ function readAucs(name: string, given: AucOf): Map<string, number> {
 /** Client id -> AUC of a trainCommunities result (for mergedCommunityAuc). */
 export function aucByClient(result: Pick<CommunityTrainingResult, 'clients'>): Map<string, number> {
   const r = readOptions(result, ['clients'], 'result');
-  const list = readArray('result.clients', r.clients, LIMITS.count);
+  const list = readArray('result.clients', r.clients, LIMITS.graphNodes);
   const out = new Map<string, number>();
   list.forEach((c, i) => {
     const e = readOptions(c as ClientScore, ['id', 'auc'], `result.clients[${i}]`);
@@ -499,10 +499,10 @@ export function formatCommunityTables(tables: CommunityTables): string {
   const parts: string[] = [];
   if (t.membership !== undefined) {
     const m = readOptions(t.membership, ['classes', 'rows'], 'tables.membership');
-    const classes = readArray('tables.membership.classes', m.classes, LIMITS.count).map(cell);
-    const rows = readArray('tables.membership.rows', m.rows, LIMITS.count).map((r, i) => {
+    const classes = readArray('tables.membership.classes', m.classes, LIMITS.graphNodes).map(cell);
+    const rows = readArray('tables.membership.rows', m.rows, LIMITS.graphNodes).map((r, i) => {
       const row = readOptions(r as MembershipTable['rows'][number], ['group', 'members', 'counts'], `tables.membership.rows[${i}]`);
-      const counts = readArray(`tables.membership.rows[${i}].counts`, row.counts, LIMITS.count).map(cell);
+      const counts = readArray(`tables.membership.rows[${i}].counts`, row.counts, LIMITS.graphNodes).map(cell);
       if (counts.length !== classes.length) throw new InvalidParameterError(`tables.membership.rows[${i}] has ${counts.length} counts for ${classes.length} classes`);
       return [`G${cell(row.group)}`, cell(row.members), ...counts];
     });
@@ -514,7 +514,7 @@ export function formatCommunityTables(tables: CommunityTables): string {
     parts.push(`Test ROC-AUC (mean ± std over clients)\n${grid(names, [names.map((n) => pm(a[n]))])}`);
   }
   if (t.merged !== undefined) {
-    const list = readArray('tables.merged', t.merged, LIMITS.count) as MergedClassAuc[];
+    const list = readArray('tables.merged', t.merged, LIMITS.graphNodes) as MergedClassAuc[];
     const first = list[0];
     const methods = first === undefined ? [] : guardRead('tables.merged[0].auc', () => Object.keys(readOptions(first, ['auc'], 'tables.merged[0]').auc as object));
     const rows = list.map((e, i) => {
