@@ -85,7 +85,7 @@ export interface GroupTraining {
   members: string[];
   /** bytes up and down of the group's federation (0 for a group of one) */
   bytes: number;
-  /** wall time of the training */
+  /** wall time of the training: the federation's own account (its run's seconds), or the local fit's */
   seconds: number;
   /** communication rounds (0 for a group of one) */
   rounds: number;
@@ -232,9 +232,10 @@ function trainGroup(members: ReadClient[], s: Settings): { scores: Float64Array[
   if (s.detector === 'autoencoder') {
     if (members.length === 1) {
       const ae = trainLocalAutoencoder(members[0]!.X, s);
+      const seconds = (performance.now() - start) / 1000;
       try {
         const scores = [ae.scoreSamples(members[0]!.testX)];
-        return { scores, bytes: 0, seconds: (performance.now() - start) / 1000, rounds: 0, parameters: ae.getParameters() };
+        return { scores, bytes: 0, seconds, rounds: 0, parameters: ae.getParameters() };
       } finally {
         ae.dispose();
       }
@@ -248,7 +249,7 @@ function trainGroup(members: ReadClient[], s: Settings): { scores: Float64Array[
     try {
       ae.setParameters(run.parameters);
       const scores = members.map((m) => ae.scoreSamples(m.testX));
-      return { scores, bytes: run.federation.traffic.bytesUp + run.federation.traffic.bytesDown, seconds: (performance.now() - start) / 1000, rounds: run.federation.rounds, parameters: run.parameters };
+      return { scores, bytes: run.federation.traffic.bytesUp + run.federation.traffic.bytesDown, seconds: run.federation.seconds, rounds: run.federation.rounds, parameters: run.parameters };
     } finally {
       ae.dispose();
     }
@@ -256,8 +257,9 @@ function trainGroup(members: ReadClient[], s: Settings): { scores: Float64Array[
   const fit = { kMin: s.kMin, kMax: s.kMax, covarianceType: 'diag' as const, seed: s.seed };
   if (members.length === 1) {
     const { best } = selectGaussianMixture(members[0]!.X, fit);
+    const seconds = (performance.now() - start) / 1000;
     try {
-      return { scores: [negate(best.scoreSamples(members[0]!.testX))], bytes: 0, seconds: (performance.now() - start) / 1000, rounds: 0 };
+      return { scores: [negate(best.scoreSamples(members[0]!.testX))], bytes: 0, seconds, rounds: 0 };
     } finally {
       best.dispose();
     }
@@ -268,7 +270,7 @@ function trainGroup(members: ReadClient[], s: Settings): { scores: Float64Array[
   );
   try {
     const scores = members.map((m) => negate(run.model.scoreSamples(m.testX)));
-    return { scores, bytes: run.traffic.bytesUp + run.traffic.bytesDown, seconds: (performance.now() - start) / 1000, rounds: run.traffic.rounds };
+    return { scores, bytes: run.traffic.bytesUp + run.traffic.bytesDown, seconds: run.federation.seconds, rounds: run.traffic.rounds };
   } finally {
     run.model.dispose();
   }
