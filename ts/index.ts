@@ -267,3 +267,22 @@ export {
   type Communities,
   type CommunityPartition,
 } from './graph/index.js';
+export {
+  trainCommunities,
+  groupsByClass,
+  communityMembership,
+  communityRandIndex,
+  mergedCommunityAuc,
+  aucByClient,
+  formatCommunityTables,
+  COMMUNITY_DETECTORS,
+  type CommunityDetector,
+  type CommunityClient,
+  type CommunityTrainingOptions,
+  type CommunityTrainingResult,
+  type ClientScore,
+  type GroupTraining,
+  type MembershipTable,
+  type MergedClassAuc,
+  type CommunityTables,
+} from './experiment/anomaly-communities.js';

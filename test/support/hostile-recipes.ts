@@ -44,6 +44,12 @@ const X = () => blobs(40, 2, 2, 1);
 const rows = () => X().toRows();
 const labels = () => Int32Array.from({ length: 40 }, (_, i) => i % 2);
 const clientsOf = () => [X().selectRows(Array.from({ length: 14 }, (_, i) => i)), X().selectRows(Array.from({ length: 13 }, (_, i) => 14 + i)), X().selectRows(Array.from({ length: 13 }, (_, i) => 27 + i))];
+/** three clients of blob rows scaled into [0, 1], each with a test set holding inliers and outliers */
+const communityClients = () =>
+  clientsOf().map((m, i) => {
+    const r = m.toRows().map((row) => Array.from(row, (v) => 1 / (1 + Math.exp(-v))));
+    return { id: ['a', 'b', 'c'][i]!, X: r, test: { X: r.slice(0, 6), outlier: [0, 0, 0, 0, 1, 1] } };
+  });
 const histograms = () => [
   [3, 1, 0],
   [0, 2, 2],
@@ -438,6 +444,21 @@ export const RECIPES: Record<string, Recipe> = {
   ClientGraph: cls(f.ClientGraph, () => [clientGraph()], { methods: { neighbors: () => ['a'], degree: () => ['e'], toJSON: () => [] }, internal: ['positionOf'] }),
   communities: fn(f.communities, () => [clientGraph(), { method: 'louvain', seed: 1 }]),
   modularity: fn(f.modularity, () => [clientGraph(), [['a', 'b', 'c'], ['d', 'e', 'f'], ['g']]]),
+
+  // per-community training and the anomaly-communities paper's tables
+  trainCommunities: fn(f.trainCommunities, () => [communityClients(), [['a', 'b'], ['c']], { rounds: 1, hiddenLayers: [2], seed: 1 }]),
+  groupsByClass: fn(f.groupsByClass, () => [['a', 'b', 'c'], [0, 0, 1]]),
+  communityMembership: fn(f.communityMembership, () => [[['a', 'b'], ['c']], { a: 0, b: 1, c: 1 }]),
+  communityRandIndex: fn(f.communityRandIndex, () => [[['a', 'b'], ['c']], [['a'], ['b', 'c']]]),
+  mergedCommunityAuc: fn(f.mergedCommunityAuc, () => [[['a', 'b'], ['c']], { a: 0, b: 1, c: 1 }, { local: { a: 0.5, b: 0.6, c: 0.7 }, community: new Map([['a', 0.8], ['b', 0.9], ['c', 0.7]]) }]),
+  aucByClient: fn(f.aucByClient, () => [{ clients: [{ id: 'a', auc: 0.5 }, { id: 'b', auc: 0.75 }] }]),
+  formatCommunityTables: fn(f.formatCommunityTables, () => [
+    {
+      membership: { classes: [0, 1], rows: [{ group: 0, members: 2, counts: [1, 1] }] },
+      auc: { local: { mean: 0.7, std: 0.1 }, ideal: { mean: 0.9, std: 0.05 } },
+      merged: [{ group: 0, inlierClass: 0, clients: 1, auc: { local: { mean: 0.7, std: 0 } } }],
+    },
+  ]),
 
   // partitions
   'partition.iid': fn(f.partition.iid, () => [Array.from(labels()), { clients: 3, seed: 1 }]),
