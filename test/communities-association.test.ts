@@ -207,6 +207,22 @@ describe('association on Fashion-MNIST', () => {
   }, 30_000);
 });
 
+describe('every detector kind, both community methods', () => {
+  test('two clouds of three clients each: two communities', () => {
+    const parts = [0, 1, 2, 3, 4, 5].map((i) => cloud(80, 11 + i, i < 3 ? 0 : 10));
+    for (const kind of ['ocsvm', 'gmm', 'autoencoder'] as const) {
+      for (const method of ['fast-greedy', 'louvain'] as const) {
+        const r = associate(parts, { detector: { kind, contamination: 0.1, autoencoder: { hiddenLayers: [8, 2, 8], outputActivation: 'identity', epochs: 30, seed: 1 } }, q: 0.15, method, seed: 2 });
+        expect(r.communities, `${kind} ${method}`).toEqual([
+          ['0', '1', '2'],
+          ['3', '4', '5'],
+        ]);
+        expect(r.method).toBe(method);
+      }
+    }
+  }, 30_000);
+});
+
 /** Five clients whose decisions come from a table, their detectors from real fits. */
 const IDS = ['a', 'b', 'c', 'd', 'e'];
 class Stub implements ClientRole {

@@ -86,6 +86,8 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
   private readonly detectors = new Map<string, LocalDetectorJSON>();
   /** the clients by token (their position in `detectors`) */
   private tokens: string[] = [];
+  /** each client's token */
+  private tokenOf = new Map<string, number>();
   /** what each client was sent in round 2: its partners' ids */
   private readonly sent = new Map<string, string[]>();
   private outcome: Association | undefined;
@@ -122,7 +124,7 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
         this.sent.set(id, partners);
         const request = RELAY.create('server', ctx.round, {
           q: this.q,
-          partners: partners.map((p) => ({ token: this.tokens.indexOf(p), detector: this.detectors.get(p)! })),
+          partners: partners.map((p) => ({ token: this.tokenOf.get(p)!, detector: this.detectors.get(p)! })),
         });
         this.made.add(request);
         out.set(id, request);
@@ -178,7 +180,7 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
       if (p.partners.length !== sent.length || p.accept.length !== sent.length) {
         throw new InvalidMessageError(`${p.partners.length} partners and ${p.accept.length} decisions came back; ${sent.length} partners were sent`, 'decisions for a different number of partners');
       }
-      const expected = new Set(sent.map((id) => this.tokens.indexOf(id)));
+      const expected = new Set(sent.map((id) => this.tokenOf.get(id)!));
       const seen = new Set<number>();
       const partners: string[] = [];
       for (const t of p.partners) {
@@ -199,6 +201,7 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
     if (this.phase === 'fit') {
       for (const [id, a] of accepted) if (a.kind === 'detector') this.detectors.set(id, a.detector);
       this.tokens = [...this.detectors.keys()];
+      this.tokenOf = new Map(this.tokens.map((id, t) => [id, t]));
       this.phase = 'relay';
       return { clients: this.detectors.size };
     }
@@ -229,6 +232,7 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
         if (said.get(`${a}\u0000${b}`) === true && said.get(`${b}\u0000${a}`) === true) edges.push([a, b]);
       }
     });
+    if (nodes.length === 0) return { communities: [], membership: new Map(), nodes, edges, modularity: NaN, method: this.method, decisions, tests: 0 };
     const found = findCommunities({ nodes, edges }, this.method === 'louvain' ? { method: 'louvain', seed: this.seed } : { method: 'fast-greedy' });
     return { communities: found.communities, membership: found.membership, nodes, edges, modularity: found.modularity, method: this.method, decisions, tests: decisions.length };
   }
