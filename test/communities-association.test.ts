@@ -202,6 +202,11 @@ describe('association on Fashion-MNIST', () => {
     // a pair is tested both ways or not at all, so the mutual rule can link it
     const tested = new Set(sampled.decisions.map((d) => `${d.client}>${d.partner}`));
     for (const d of sampled.decisions) expect(tested.has(`${d.partner}>${d.client}`)).toBe(true);
+    // the detectors are the same (seeded fits), so every sampled decision is the all-pairs one, and its links a subset
+    const allSaid = new Map(all.decisions.map((d) => [`${d.client}>${d.partner}`, d.accept]));
+    for (const d of sampled.decisions) expect(d.accept).toBe(allSaid.get(`${d.client}>${d.partner}`));
+    const allEdges = new Set(all.edges.map((e) => e.join('-')));
+    for (const e of sampled.edges) expect(allEdges.has(e.join('-'))).toBe(true);
     // the same seed, the same plan
     expect(associate(parts, { detector: { kind: 'gmm', contamination: 0.1 }, partners: 2, seed: 3 }).decisions).toEqual(sampled.decisions);
   }, 30_000);
