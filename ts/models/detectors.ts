@@ -38,7 +38,7 @@ export interface LocalDetectorOptions {
   ocsvm?: OneClassSVMOptions;
   /** options of the GaussianMixture (default 1 component, 'full' covariance, seed 0) */
   gmm?: GaussianMixtureOptions;
-  /** options of the Autoencoder (its own defaults: 64-32-64, ReLU, sigmoid output, Adam, MSE) */
+  /** options of the Autoencoder (its own defaults: 64-32-64, ReLU, sigmoid output, Adam, MSE; seed 0) */
   autoencoder?: AutoencoderOptions;
 }
 
@@ -103,7 +103,7 @@ export class LocalDetector {
     };
     this.ocsvmOptions = { nu: 0.5, gamma: 'auto', ...given('ocsvm', o.ocsvm) };
     this.gmmOptions = { nComponents: 1, covarianceType: 'full', seed: 0, ...given('gmm', o.gmm) };
-    this.aeOptions = { ...given('autoencoder', o.autoencoder) };
+    this.aeOptions = { seed: 0, ...given('autoencoder', o.autoencoder) };
     // the models check their own options now, before any data is seen
     this.make().dispose();
   }
