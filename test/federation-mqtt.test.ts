@@ -24,6 +24,7 @@ import { connectAsync } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   DEM_KINDS,
+  CommunitiesServer,
   DemServer,
   DirichletMultinomialMixture,
   encodeMessage,
@@ -122,6 +123,8 @@ function plan(algorithm: AlgorithmName, n: number, tag: string): Planned[] {
         const labels = Int32Array.from(parseCsv(text).columns[2]!, Number);
         return { spec: { ...base, labels, options: { seed: i } }, args: ['--data', file, '--label', 'label', '--seed', String(i)] };
       }
+      case 'communities':
+        return { spec: { ...base, options: { detector: { kind: 'gmm', contamination: 0.1 } } }, args: ['--data', file, '--drop', 'label', '--detector', 'gmm', '--contamination', '0.1'] };
       default:
         return { spec: { ...base, options: { nComponents: 2, variance: 1, localSteps: 1, seed: i } }, args: ['--data', file, '--drop', 'label', '--components', '2', '--seed', String(i)] };
     }
@@ -138,6 +141,7 @@ const SERVERS: Record<AlgorithmName, () => ServerRole> = {
   fedavg: () => new FedAvgServer({ network: CLASSIFIER, rounds: 3, epochs: 2, batchSize: 16, optimizer: { name: 'adam', learningRate: 0.01 } }),
   fedprox: () => new FedProxServer({ network: CLASSIFIER, rounds: 3, epochs: 2, batchSize: 16, mu: 0.1 }),
   scaffold: () => new ScaffoldServer({ network: CLASSIFIER, rounds: 3, epochs: 2, batchSize: 16, optimizer: { name: 'sgd', learningRate: 0.05 } }),
+  communities: () => new CommunitiesServer({ nFeatures: 2, kind: 'gmm', contamination: 0.1, q: 0.1 }),
 };
 
 /** What each algorithm's model is, as plain numbers to compare. */
@@ -161,6 +165,10 @@ function numbers(a: AlgorithmName, model: unknown): unknown {
     case 'fedprox':
     case 'scaffold':
       return Array.from((model as { parameters: Float32Array }).parameters);
+    case 'communities': {
+      const a = model as { communities: string[][]; edges: [string, string][]; decisions: unknown[] };
+      return [a.communities, a.edges, a.decisions];
+    }
   }
 }
 
@@ -244,7 +252,7 @@ function inProcess(algorithm: AlgorithmName, clients: Planned[]): FederationResu
 }
 
 describe.each(BROKERS)('over the $name', (kind) => {
-  test.each(['dem', 'fedgengmm', 'fedgem', 'mdm', 'scaffold'] as const)('%s: client processes give the in-process model', async (algorithm) => {
+  test.each(['dem', 'fedgengmm', 'fedgem', 'mdm', 'scaffold', 'communities'] as const)('%s: client processes give the in-process model', async (algorithm) => {
     const clients = plan(algorithm, algorithm === 'mdm' ? 6 : 4, `${algorithm}-${kind.name === 'mosquitto' ? 'm' : 'e'}`);
     const { result, procs } = await federate(kind, algorithm, clients);
     expect(result.excluded).toEqual([]);

@@ -62,6 +62,7 @@ export {
   type OneClassSVMOptions,
   type OneClassSVMJSON,
 } from './models/one-class-svm.js';
+export { LocalDetector, DETECTOR_KINDS, type DetectorKind, type LocalDetectorOptions, type LocalDetectorJSON } from './models/detectors.js';
 export { selectGaussianMixture, type SelectOptions, type Selection, type CandidateScore } from './models/select.js';
 export { averagePrecision, rocAuc } from './metrics/ranking.js';
 export { normalizedError, mdmRecoveryError, type MdmRecovery } from './metrics/recovery.js';
@@ -98,6 +99,8 @@ export {
   type MdmPartitionOptions,
   type MdmPartition,
   type FullyIidOptions,
+  type ContaminatedOptions,
+  type ContaminatedPartition,
 } from './partition/index.js';
 // the federation runtime: roles, the round loop, messages, transports
 export {
@@ -244,6 +247,18 @@ export {
   type FedProxServerOptions,
   type ScaffoldServerOptions,
 } from './federated/fedavg/index.js';
+export {
+  associate,
+  CommunitiesClient,
+  CommunitiesServer,
+  COMMUNITIES_PROTOCOL,
+  type AssociateOptions,
+  type AssociateResult,
+  type Association,
+  type AssociationDecision,
+  type CommunitiesClientOptions,
+  type CommunitiesServerOptions,
+} from './federated/communities/index.js';
 export { makeBlobs, type BlobOptions, type Blobs } from './data/synthetic.js';
 export {
   fashionMnist,

@@ -71,6 +71,16 @@ export function federations(f) {
       dispose: () => {},
       target: `client-11`,
     },
+    communities: {
+      clients: () => data.map((x, c) => new f.CommunitiesClient(`client-${c}`, x, { detector: { kind: 'gmm', contamination: 0.1 } })),
+      server: () => new f.CommunitiesServer({ nFeatures: 2, kind: 'gmm', contamination: 0.1, q: 0.1 }),
+      // the graph as numbers: client positions of the nodes, of each edge's ends, and each node's community
+      numbers: (m) => {
+        const at = (id) => Number(id.slice('client-'.length));
+        return [...m.nodes.map(at), ...m.edges.flat().map(at), ...m.nodes.map((id) => m.membership.get(id))];
+      },
+      dispose: () => {},
+    },
   };
 }
 

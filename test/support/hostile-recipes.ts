@@ -199,6 +199,17 @@ function requestFor(server: () => ServerRole & { dispose?(): void }, self: Clien
   }
 }
 
+const communitiesClients = () => clientsOf().map((x, i) => new f.CommunitiesClient(String(i), x, { detector: { kind: 'gmm', contamination: 0.1 } }));
+const communitiesServer = () => new f.CommunitiesServer({ nFeatures: 2, kind: 'gmm', contamination: 0.1 });
+const detectorJSON = () => {
+  const d = new f.LocalDetector({ kind: 'gmm', contamination: 0.1 }).fit(X());
+  try {
+    return d.toJSON();
+  } finally {
+    d.dispose();
+  }
+};
+
 const demServer = () => new f.DemServer({ nComponents: 2, nFeatures: 2, covarianceType: 'diag', init: 'kfed', seed: 1, maxRounds: 3 });
 const fedgengmmServer = () => new f.FedGenGMMServer({ nComponents: 2, nFeatures: 2, seed: 1 });
 const fedgemServer = () => new f.FedGEMServer({ nFeatures: 2, rounds: 2 });
@@ -386,6 +397,18 @@ export const RECIPES: Record<string, Recipe> = {
     statics: { fromJSON: stat(f.OneClassSVM.fromJSON, () => [ocsvmJSON()]) },
     internal: ['adopt', 'fitted', 'fitBytes', 'fitting', 'read', 'fitResident', 'decisionFunctionResident'],
   }),
+  LocalDetector: cls(f.LocalDetector, () => [{ kind: 'gmm', contamination: 0.1, gmm: { nComponents: 1, covarianceType: 'diag', seed: 1 }, ocsvm: { nu: 0.5 }, autoencoder: { epochs: 1 } }], {
+    methods: {
+      fit: () => [X()],
+      scoreSamples: (self) => (self.fit(X()), [X()]),
+      predict: (self) => (self.fit(X()), [rows()]),
+      inlierShare: (self) => (self.fit(X()), [X()]),
+      toJSON: (self) => (self.fit(X()), []),
+      dispose: () => [],
+    },
+    statics: { fromJSON: stat(f.LocalDetector.fromJSON, () => [detectorJSON()]) },
+    internal: ['make', 'fitted', 'scoresOf'],
+  }),
   selectGaussianMixture: fn(f.selectGaussianMixture, () => [X(), { kMin: 1, kMax: 3, criterion: 'bic', covarianceTypes: ['diag', 'full'], seed: 1, maxIter: 20 }]),
   informationCriteria: fn(f.informationCriteria, () => [-1.5, 40, 5]),
   DirichletMultinomialMixture: cls(f.DirichletMultinomialMixture, () => [{ ...mdmParams(), categories: ['x', 'y', 'z'] }], {
@@ -471,6 +494,7 @@ export const RECIPES: Record<string, Recipe> = {
   }),
   'partition.mdm': fn(f.partition.mdm, () => [Array.from({ length: 60 }, (_, i) => ['x', 'y', 'z'][i % 3]), { model: new f.DirichletMultinomialMixture({ ...mdmParams(), categories: ['x', 'y', 'z'] }), clients: 4, seed: 1, disjoint: false }]),
   'partition.fullyIid': fn(f.partition.fullyIid, () => [labels(), { sizes: [3, 5, 4], clients: 4, seed: 1, disjoint: true }]),
+  'partition.contaminated': fn(f.partition.contaminated, () => [Array.from({ length: 60 }, (_, i) => i % 3), { clientsPerClass: 2, contamination: 0.2, rowsPerClient: 10, testLabels: Array.from({ length: 30 }, (_, i) => i % 3), testRowsPerClient: 5, seed: 1 }]),
   'partition.conditionallyIid': fn(f.partition.conditionallyIid, () => [labels(), { histograms: [[2, 1], [1, 3]], classes: [0, 1], seed: 1 }]),
 
   // the federation runtime
@@ -617,6 +641,18 @@ export const RECIPES: Record<string, Recipe> = {
   FedAvgServer: fedavgFamily((o) => new f.FedAvgServer(o)),
   FedProxServer: fedavgFamily((o) => new f.FedProxServer(o), { mu: 0.1 }),
   ScaffoldServer: fedavgFamily((o) => new f.ScaffoldServer(o), { serverLearningRate: 1 }),
+  associate: fn(f.associate, () => [clientsOf(), { detector: { kind: 'gmm', contamination: 0.1 }, q: 0.08, partners: 'all', seed: 1, method: 'fast-greedy', encoding: 'binary', onInvalidClient: 'exclude' }]),
+  CommunitiesClient: cls(f.CommunitiesClient, () => ['0', X(), { detector: { kind: 'gmm', contamination: 0.1 } }], {
+    methods: { respond: (self) => [requestFor(communitiesServer, self)], dispose: () => [] },
+    internal: ['decide'],
+  }),
+  CommunitiesServer: {
+    call: (...a) => new f.CommunitiesServer(...(a as [never])),
+    make: () => withRound(communitiesServer, communitiesClients),
+    args: () => [{ nFeatures: 2, kind: 'gmm', contamination: 0.1, q: 0.08, partners: 2, seed: 1, method: 'louvain' }],
+    methods: (({ dispose: _, ...m }) => m)(serverMethods()),
+    internal: ['plan', 'associate'],
+  },
   fedGEM: fn(f.fedGEM, () => [clientsOf(), { client: { nComponents: 2, variance: 1, seed: 1 }, rounds: 2, phi: 1 }]),
   FedGEMClient: cls(f.FedGEMClient, () => ['0', X(), { nComponents: 2, variance: 1, localSteps: 1, seed: 1 }, X()], {
     methods: {

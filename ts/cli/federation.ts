@@ -69,6 +69,11 @@ export const serverOptions: Record<string, OptionSpec> = {
   categories: { type: 'int', help: 'mdm: C, the categories of every histogram (required)' },
   'max-count': { type: 'int', help: 'mdm: N, the largest client size the model covers (required)' },
   cohort: { type: 'int', help: 'mdm: clients per round (default: all)' },
+  detector: { type: 'string', default: 'ocsvm', choices: ['ocsvm', 'gmm', 'autoencoder'], help: "communities: every client's local detector" },
+  contamination: { type: 'number', default: 0.1, help: "communities: the detectors' contamination, in (0, 0.5)" },
+  q: { type: 'number', default: 0.08, help: 'communities: accept a partner when |in_ji - in_ii| <= q' },
+  partners: { type: 'int', help: 'communities: partners each client draws (default: every other client)' },
+  method: { type: 'string', default: 'fast-greedy', choices: ['fast-greedy', 'louvain'], help: 'communities: community detection' },
   seed: { type: 'int', default: 0, help: "seed of the server's random choices" },
 };
 
@@ -93,6 +98,8 @@ export const clientOptions: Record<string, OptionSpec> = {
   category: { type: 'string', help: 'mdm: the CSV column whose values are counted' },
   categories: { type: 'string', help: 'mdm: the categories in the federation\'s order, comma-separated (with --category)' },
   label: { type: 'string', help: 'fedavg, fedprox, scaffold with a classifier: the CSV column of integer class labels (left out of the features)' },
+  detector: { type: 'string', default: 'ocsvm', choices: ['ocsvm', 'gmm', 'autoencoder'], help: "communities: this client's local detector (the server's --detector); an ocsvm detector carries rows of this client's data to the others" },
+  contamination: { type: 'number', default: 0.1, help: "communities: the detector's contamination, in (0, 0.5) (the server's --contamination)" },
   seed: { type: 'int', default: 0, help: "seed of the client's random choices" },
 };
 
@@ -154,6 +161,8 @@ export function serverRoleOptions(a: AlgorithmName, o: Options): Record<string, 
       if (a === 'scaffold') return { ...common, serverLearningRate: o['server-learning-rate'] };
       return common;
     }
+    case 'communities':
+      return { nFeatures: required(o, 'features'), kind: o.detector, contamination: o.contamination, q: o.q, partners: o.partners, method: o.method, seed };
   }
 }
 
@@ -236,6 +245,8 @@ export function clientRoleOptions(a: AlgorithmName, o: Options): Record<string, 
     case 'fedprox':
     case 'scaffold':
       return { seed };
+    case 'communities':
+      return { detector: { kind: o.detector, contamination: o.contamination } };
   }
 }
 

@@ -15,6 +15,8 @@ import { FedGenGMMClient, type FedGenGMMClientOptions } from './fedgengmm/client
 import { FedGenGMMServer, type FedGenGMMServerOptions } from './fedgengmm/server.js';
 import { FedAvgClient } from './fedavg/client.js';
 import { FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgOutcome, type FedAvgServerOptions, type FedProxServerOptions, type ScaffoldServerOptions } from './fedavg/server.js';
+import { CommunitiesClient, type CommunitiesClientOptions } from './communities/client.js';
+import { CommunitiesServer, type Association, type CommunitiesServerOptions } from './communities/server.js';
 import { MdmClient, type MdmClientOptions } from './mdm/client.js';
 import { MdmServer, type MdmServerOptions } from './mdm/server.js';
 import type { FedGEMOutcome } from './fedgem/server.js';
@@ -23,7 +25,7 @@ import { GaussianMixture } from '../models/gaussian-mixture.js';
 import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
 import type { ClientRole, ServerRole } from './runtime/roles.js';
 
-export const ALGORITHMS = ['fedgengmm', 'dem', 'fedgem', 'mdm', 'fedavg', 'fedprox', 'scaffold'] as const;
+export const ALGORITHMS = ['fedgengmm', 'dem', 'fedgem', 'mdm', 'fedavg', 'fedprox', 'scaffold', 'communities'] as const;
 export type AlgorithmName = (typeof ALGORITHMS)[number];
 
 /** A matrix as plain data: column-major values. */
@@ -83,10 +85,12 @@ export function makeClient(given: ClientSpec): ClientRole & { dispose(): void } 
     case 'scaffold':
       // one client answers the whole family: the server's requests say which
       return new FedAvgClient(spec.id, data, { labels: spec.labels, seed: options.seed as number | undefined });
+    case 'communities':
+      return new CommunitiesClient(spec.id, data, options as CommunitiesClientOptions);
   }
 }
 
-export type ServerOptions = DemServerOptions | FedGenGMMServerOptions | FedGEMServerOptions | MdmServerOptions | FedAvgServerOptions;
+export type ServerOptions = DemServerOptions | FedGenGMMServerOptions | FedGEMServerOptions | MdmServerOptions | FedAvgServerOptions | CommunitiesServerOptions;
 
 /** The server role of an algorithm, with its own options. */
 export function makeServer(algorithm: AlgorithmName, options: Record<string, unknown>): ServerRole {
@@ -105,6 +109,8 @@ export function makeServer(algorithm: AlgorithmName, options: Record<string, unk
       return new FedProxServer(options as unknown as FedProxServerOptions);
     case 'scaffold':
       return new ScaffoldServer(options as unknown as ScaffoldServerOptions);
+    case 'communities':
+      return new CommunitiesServer(options as unknown as CommunitiesServerOptions);
   }
 }
 
@@ -113,9 +119,13 @@ export function resultJson(algorithm: AlgorithmName, model: unknown): unknown {
   const name = checkAlgorithm(algorithm);
   const isModel = (m: unknown, of: new (...a: never[]) => unknown): boolean => guardRead('model', () => m instanceof of);
   const family = name === 'fedavg' || name === 'fedprox' || name === 'scaffold';
-  const expected = family ? '{ network, parameters, ... }' : { dem: 'a GaussianMixture', fedgengmm: '{ model: GaussianMixture, clients, ... }', fedgem: 'a FedGEM outcome', mdm: 'a DirichletMultinomialMixture' }[name];
+  const expected = family
+    ? '{ network, parameters, ... }'
+    : { dem: 'a GaussianMixture', fedgengmm: '{ model: GaussianMixture, clients, ... }', fedgem: 'a FedGEM outcome', mdm: 'a DirichletMultinomialMixture', communities: 'an Association' }[name];
   const ok = family
     ? model !== null && typeof model === 'object' && guardRead('model', () => (model as FedAvgOutcome).parameters instanceof Float32Array)
+    : name === 'communities'
+      ? model !== null && typeof model === 'object' && guardRead('model', () => (model as Association).membership instanceof Map && Array.isArray((model as Association).communities))
     : name === 'dem'
       ? isModel(model, GaussianMixture)
       : name === 'mdm'
@@ -151,6 +161,10 @@ function resultOf(algorithm: AlgorithmName, model: unknown): unknown {
     case 'scaffold': {
       const o = model as FedAvgOutcome;
       return { algorithm: o.algorithm, network: o.network, parameters: Array.from(o.parameters), rounds: o.rounds, history: o.history };
+    }
+    case 'communities': {
+      const a = model as Association;
+      return { communities: a.communities, membership: Object.fromEntries(a.membership), nodes: a.nodes, edges: a.edges, modularity: Number.isFinite(a.modularity) ? a.modularity : null, method: a.method, decisions: a.decisions, tests: a.tests };
     }
   }
 }

@@ -4,7 +4,9 @@
  * and `partition.shift` with `partition.applyShift` (the WADI scheme), as in
  * the FedGenGMM paper's section 5.2; and, after the MDM paper, `partition.mdm`
  * (histograms and sizes drawn from a learned DirichletMultinomialMixture) with
- * its baselines `partition.fullyIid` and `partition.conditionallyIid`. Every
+ * its baselines `partition.fullyIid` and `partition.conditionallyIid`; and
+ * `partition.contaminated`, the community anomaly detection paper's inliers
+ * with a share d of one circulating outlier class per client. Every
  * scheme is seeded through the one Rng and returns per-client row indices,
  * per-client class histograms and the class list.
  */
@@ -13,12 +15,14 @@ import { dirichlet } from './dirichlet.js';
 import { iid } from './iid.js';
 import { quantity } from './quantity.js';
 import { conditionallyIid, fullyIid, mdm } from './histograms.js';
+import { contaminated } from './contaminated.js';
 
-export const partition = { iid, dirichlet, quantity, shift, applyShift, mdm, fullyIid, conditionallyIid } as const;
+export const partition = { iid, dirichlet, quantity, shift, applyShift, mdm, fullyIid, conditionallyIid, contaminated } as const;
 
 export type { Label, Partition } from './shared.js';
 export type { IidOptions } from './iid.js';
 export type { DirichletOptions, DirichletPartition } from './dirichlet.js';
 export type { HistogramDealOptions, ConditionallyIidOptions, MdmPartitionOptions, MdmPartition, FullyIidOptions } from './histograms.js';
 export type { QuantityOptions, QuantityPartition, QuantityImbalance } from './quantity.js';
+export type { ContaminatedOptions, ContaminatedPartition } from './contaminated.js';
 export type { ShiftOptions, ShiftParameters, ShiftPartition, ShiftedRows } from './shift.js';

@@ -1,0 +1,251 @@
+/**
+ * The server of community association (Nardi, Valerio, Passarella,
+ * Algorithm 1, with the mutual rule), in two rounds:
+ *
+ *   round 1  every client fits its local detector and uploads it; the server
+ *            checks each (kind, dimension, parts: it must load) and keeps it.
+ *   round 2  each client is sent the detectors of its partners: every other
+ *            client (partners 'all', as the paper), or, with partners = s,
+ *            the s clients it draws at random and those that drew it (a pair
+ *            is tested both ways or not at all, so that the mutual rule can
+ *            link it); each answers only its accept/reject decisions.
+ *   then     two clients are linked when both accepted each other; the graph
+ *            (every client that answered round 2, isolated ones as
+ *            communities of one) is split into communities by fast greedy
+ *            (Clauset-Newman-Moore, the paper's code: default) or Louvain.
+ *
+ * A client excluded in either round is not in the graph, and its decisions
+ * and the others' decisions about it are dropped, so the graph is the one of
+ * the run without it.
+ */
+import { formatValue, FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { COMMUNITY_METHODS, communities as findCommunities, type CommunityMethod } from '../../graph/communities.js';
+import { DETECTOR_KINDS, LocalDetector, requireContamination, type DetectorKind, type LocalDetectorJSON } from '../../models/detectors.js';
+import { Rng } from '../../random.js';
+import { LIMITS, readOptions, requireInteger, requireOneOf } from '../../validate.js';
+import type { Message } from '../messages/envelope.js';
+import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
+import { COMMUNITIES_PROTOCOL, DETECTOR, FIT, MAX_PARTNERS, RELAY, receiveDetector, type DecisionsPayload } from './messages.js';
+
+export interface CommunitiesServerOptions {
+  /** the clients' features */
+  nFeatures: number;
+  /** the detector every client fits (default 'ocsvm') */
+  kind?: DetectorKind;
+  /** the contamination every client's detector uses, in (0, 0.5) (default 0.1) */
+  contamination?: number;
+  /** the association tolerance q in [0, 1] (default 0.08, the paper's) */
+  q?: number;
+  /** 'all' (default: every pair, as the paper) or s >= 1: each client draws s partners at random (seeded by seed) */
+  partners?: 'all' | number;
+  /** seed of the partners drawn and of Louvain's visiting order (default 0) */
+  seed?: number;
+  /** 'fast-greedy' (default, as the paper's code) or 'louvain' */
+  method?: CommunityMethod;
+}
+
+/** One decision: `client` tested `partner`'s detector on its own rows and accepted it or not (b_partner,client). */
+export interface AssociationDecision {
+  client: string;
+  partner: string;
+  accept: boolean;
+}
+
+export interface Association {
+  /** the communities, each its client ids sorted; a client without mutual links is a community of one */
+  communities: string[][];
+  /** each client's community: its index in `communities` */
+  membership: Map<string, number>;
+  /** the clients in the graph (those whose decisions were accepted), in the server's order */
+  nodes: string[];
+  /** the mutual pairs, each once, ordered */
+  edges: [string, string][];
+  /** Newman's modularity of the communities (NaN for a graph without links) */
+  modularity: number;
+  method: CommunityMethod;
+  /** every decision of the clients in the graph about partners in the graph */
+  decisions: AssociationDecision[];
+  /** tests run: decisions reported (an all-pairs run of n clients: n (n - 1)) */
+  tests: number;
+}
+
+/** What accept() makes of a reply. */
+type Accepted = { kind: 'detector'; client: string; detector: LocalDetectorJSON } | { kind: 'decisions'; client: string; partners: string[]; accept: boolean[] };
+
+export class CommunitiesServer implements ServerRole<Accepted, Association> {
+  readonly protocol = COMMUNITIES_PROTOCOL;
+  readonly nFeatures: number;
+  readonly kind: DetectorKind;
+  readonly contamination: number;
+  readonly q: number;
+  readonly partners: 'all' | number;
+  readonly seed: number;
+  readonly method: CommunityMethod;
+  private phase: 'fit' | 'relay' | 'done' = 'fit';
+  /** accepted detectors by client, in the order they arrived */
+  private readonly detectors = new Map<string, LocalDetectorJSON>();
+  /** the clients by token (their position in `detectors`) */
+  private tokens: string[] = [];
+  /** each client's token */
+  private tokenOf = new Map<string, number>();
+  /** what each client was sent in round 2: its partners' ids */
+  private readonly sent = new Map<string, string[]>();
+  private outcome: Association | undefined;
+  private readonly made = new WeakSet<object>();
+
+  constructor(given: CommunitiesServerOptions) {
+    if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { nFeatures, kind, contamination, q }');
+    const o = readOptions(given, ['nFeatures', 'kind', 'contamination', 'q', 'partners', 'seed', 'method']);
+    this.nFeatures = requireInteger('nFeatures', o.nFeatures, 1, LIMITS.values);
+    this.kind = requireOneOf('kind', o.kind ?? 'ocsvm', DETECTOR_KINDS);
+    this.contamination = requireContamination(o.contamination ?? 0.1);
+    this.q = requireQ(o.q ?? 0.08);
+    this.partners = o.partners === undefined || o.partners === 'all' ? 'all' : requireInteger('partners', o.partners, 1, MAX_PARTNERS);
+    this.seed = requireInteger('seed', o.seed ?? 0, 0);
+    this.method = requireOneOf('method', o.method ?? 'fast-greedy', COMMUNITY_METHODS);
+  }
+
+  get done(): boolean {
+    return this.phase === 'done';
+  }
+
+  configure(context: RoundContext): Map<string, Message> {
+    const ctx = checkContext(context);
+    const out = new Map<string, Message>();
+    if (this.phase === 'fit') {
+      const request = FIT.create('server', ctx.round, {});
+      this.made.add(request);
+      for (const id of ctx.clients) out.set(id, request);
+    } else if (this.phase === 'relay') {
+      const present = ctx.clients.filter((id) => this.detectors.has(id));
+      const plan = this.plan(present);
+      for (const id of present) {
+        const partners = plan.get(id)!;
+        this.sent.set(id, partners);
+        const request = RELAY.create('server', ctx.round, {
+          q: this.q,
+          partners: partners.map((p) => ({ token: this.tokenOf.get(p)!, detector: this.detectors.get(p)! })),
+        });
+        this.made.add(request);
+        out.set(id, request);
+      }
+    }
+    return out;
+  }
+
+  /** Each client's partners: all the others, or the s each draws and those that drew it. */
+  private plan(present: string[]): Map<string, string[]> {
+    const out = new Map<string, Set<string>>(present.map((id) => [id, new Set<string>()]));
+    if (this.partners === 'all') {
+      for (const a of present) for (const b of present) if (a !== b) out.get(a)!.add(b);
+    } else {
+      const s = Math.min(this.partners, present.length - 1);
+      const rng = new Rng(this.seed);
+      try {
+        present.forEach((a, i) => {
+          if (s <= 0) return;
+          for (const k of rng.choice(present.length - 1, s)) {
+            const b = present[k >= i ? k + 1 : k]!;
+            out.get(a)!.add(b);
+            out.get(b)!.add(a);
+          }
+        });
+      } finally {
+        rng.dispose();
+      }
+    }
+    // in the server's order, so the run is the same on every transport
+    return new Map([...out].map(([id, set]) => [id, present.filter((p) => set.has(p))]));
+  }
+
+  accept(unread: Message, request: Message): Accepted {
+    if (request === null || typeof request !== 'object' || !this.made.has(request)) {
+      throw new InvalidParameterError(`accept() takes a request this server's configure() made, got ${formatValue(request)}`);
+    }
+    const reply = readReply(this.protocol, request, unread);
+    let accepted: Accepted;
+    if (reply.kind === DETECTOR.kind) {
+      const detector = receiveDetector(reply, this.kind, this.nFeatures, this.contamination);
+      // what other clients will load must load: a detector that does not is this client's fault, not theirs
+      try {
+        LocalDetector.fromJSON(detector).dispose();
+      } catch (e) {
+        if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
+        throw new InvalidMessageError(`the detector does not load: ${e.message}`, 'the detector does not load');
+      }
+      accepted = { kind: 'detector', client: reply.from, detector };
+    } else {
+      const p = reply.payload as DecisionsPayload;
+      const sent = this.sent.get(reply.from) ?? [];
+      if (p.partners.length !== sent.length || p.accept.length !== sent.length) {
+        throw new InvalidMessageError(`${p.partners.length} partners and ${p.accept.length} decisions came back; ${sent.length} partners were sent`, 'decisions for a different number of partners');
+      }
+      const expected = new Set(sent.map((id) => this.tokenOf.get(id)!));
+      const seen = new Set<number>();
+      const partners: string[] = [];
+      for (const t of p.partners) {
+        if (!expected.has(t) || seen.has(t)) throw new InvalidMessageError(`a decision names partner ${t}, which was not sent (or is named twice)`, 'a decision for an unknown partner');
+        seen.add(t);
+        partners.push(this.tokens[t]!);
+      }
+      accepted = { kind: 'decisions', client: reply.from, partners, accept: [...p.accept] };
+    }
+    this.made.add(accepted);
+    return accepted;
+  }
+
+  aggregate(context: RoundContext, acceptedReplies: ReadonlyMap<string, Accepted>, failed: readonly Failure[] = []): { clients: number } {
+    const ctx = checkContext(context);
+    const accepted = checkAccepted<Accepted>(acceptedReplies, this.made);
+    checkFailures(failed);
+    if (this.phase === 'fit') {
+      for (const [id, a] of accepted) if (a.kind === 'detector') this.detectors.set(id, a.detector);
+      this.tokens = [...this.detectors.keys()];
+      this.tokenOf = new Map(this.tokens.map((id, t) => [id, t]));
+      this.phase = 'relay';
+      return { clients: this.detectors.size };
+    }
+    if (this.phase !== 'relay') throw new InvalidParameterError(`round ${ctx.round}: the server has nothing to aggregate`);
+    this.outcome = this.associate(accepted);
+    this.phase = 'done';
+    return { clients: this.outcome.nodes.length };
+  }
+
+  /** The mutual graph of the clients whose decisions came back, and its communities. */
+  private associate(accepted: ReadonlyMap<string, Accepted>): Association {
+    const nodes = this.tokens.filter((id) => accepted.get(id)?.kind === 'decisions');
+    const inGraph = new Set(nodes);
+    const said = new Map<string, boolean>();
+    const decisions: AssociationDecision[] = [];
+    for (const id of nodes) {
+      const a = accepted.get(id) as Extract<Accepted, { kind: 'decisions' }>;
+      a.partners.forEach((partner, i) => {
+        if (!inGraph.has(partner)) return;
+        said.set(`${id}\u0000${partner}`, a.accept[i]!);
+        decisions.push({ client: id, partner, accept: a.accept[i]! });
+      });
+    }
+    const edges: [string, string][] = [];
+    nodes.forEach((a, i) => {
+      for (let j = i + 1; j < nodes.length; j++) {
+        const b = nodes[j]!;
+        if (said.get(`${a}\u0000${b}`) === true && said.get(`${b}\u0000${a}`) === true) edges.push([a, b]);
+      }
+    });
+    if (nodes.length === 0) return { communities: [], membership: new Map(), nodes, edges, modularity: NaN, method: this.method, decisions, tests: 0 };
+    const found = findCommunities({ nodes, edges }, this.method === 'louvain' ? { method: 'louvain', seed: this.seed } : { method: 'fast-greedy' });
+    return { communities: found.communities, membership: found.membership, nodes, edges, modularity: found.modularity, method: this.method, decisions, tests: decisions.length };
+  }
+
+  result(): Association {
+    if (!this.outcome) throw new InvalidParameterError('the association is not over yet: run both rounds first');
+    const o = this.outcome;
+    return { ...o, communities: o.communities.map((c) => c.slice()), membership: new Map(o.membership), nodes: o.nodes.slice(), edges: o.edges.map((e) => [e[0], e[1]]), decisions: o.decisions.map((d) => ({ ...d })) };
+  }
+}
+
+/** q in [0, 1]: an InvalidParameterError otherwise. */
+export function requireQ(value: unknown): number {
+  if (typeof value !== 'number' || !(value >= 0 && value <= 1)) throw new InvalidParameterError(`q must be a number in [0, 1], got ${formatValue(value)}`);
+  return value;
+}

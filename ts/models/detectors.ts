@@ -1,0 +1,277 @@
+/**
+ * Local anomaly detectors behind one small interface, as the community-based
+ * federated anomaly detection of Nardi, Valerio and Passarella uses them:
+ * each client fits one on its own rows, thresholds it at the contamination
+ * quantile of its own training scores (as pyod does: threshold =
+ * percentile(training scores, 100 (1 - contamination)), numpy's linear
+ * interpolation), and sends it to other clients, who apply it to their rows.
+ *
+ * Scores: higher is more anomalous, for every kind.
+ *   'ocsvm'        OneClassSVM (default nu 0.5, gamma 'auto', as the paper's
+ *                  public pipeline); score = -decisionFunction, as pyod's.
+ *                  Its JSON carries the support vectors, which are rows of
+ *                  the client's training data: sharing it shares those rows.
+ *   'gmm'          GaussianMixture; score = negative log-likelihood. Its JSON
+ *                  carries only the mixture's weights, means and covariances.
+ *   'autoencoder'  Autoencoder; score = reconstruction error (mean squared
+ *                  error of the row). Its JSON carries the network's weights.
+ *
+ * A row is an outlier when its score is above the threshold.
+ */
+import { Matrix, type MatrixLike } from '../data/matrix.js';
+import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
+import { flattenNumeric, guardRead, LIMITS, readOptions, requireInteger, requireOneOf, type NumericArray } from '../validate.js';
+import { Autoencoder, type AutoencoderOptions } from './autoencoder.js';
+import { COVARIANCE_TYPES, GaussianMixture, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
+import { ACTIVATIONS, type Activation } from './network.js';
+import { OCSVM_KERNELS, OneClassSVM, type OneClassSVMKernel, type OneClassSVMOptions } from './one-class-svm.js';
+
+export const DETECTOR_KINDS = ['ocsvm', 'gmm', 'autoencoder'] as const;
+export type DetectorKind = (typeof DETECTOR_KINDS)[number];
+
+export interface LocalDetectorOptions {
+  /** 'ocsvm' (default), 'gmm' or 'autoencoder' */
+  kind?: DetectorKind;
+  /** the share of training rows expected to be outliers, in (0, 0.5) (default 0.1) */
+  contamination?: number;
+  /** options of the OneClassSVM (default nu 0.5, gamma 'auto') */
+  ocsvm?: OneClassSVMOptions;
+  /** options of the GaussianMixture (default 1 component, 'full' covariance, seed 0) */
+  gmm?: GaussianMixtureOptions;
+  /** options of the Autoencoder (its own defaults: 64-32-64, ReLU, sigmoid output, Adam, MSE; seed 0) */
+  autoencoder?: AutoencoderOptions;
+}
+
+/**
+ * What travels: the detector's kind, threshold, contamination, dimension and
+ * the parts of exactly one model (the field named by `kind`).
+ */
+export interface LocalDetectorJSON {
+  format: 'fedmix.LocalDetector';
+  version: 1;
+  kind: DetectorKind;
+  contamination: number;
+  threshold: number;
+  nFeatures: number;
+  ocsvm?: { kernel: OneClassSVMKernel; gamma: number; nu: number; supportVectors: ArrayLike<number>; dualCoef: ArrayLike<number>; offset: number };
+  gmm?: { covarianceType: CovarianceType; weights: ArrayLike<number>; means: ArrayLike<number>; covariances: ArrayLike<number> };
+  autoencoder?: { sizes: number[]; activation: Activation; outputActivation: Activation; parameters: ArrayLike<number> };
+}
+
+const JSON_KEYS = ['format', 'version', 'kind', 'contamination', 'threshold', 'nFeatures', 'ocsvm', 'gmm', 'autoencoder'] as const satisfies readonly (keyof LocalDetectorJSON)[];
+
+type Model = OneClassSVM | GaussianMixture | Autoencoder;
+
+/** Contamination in (0, 0.5): an InvalidParameterError otherwise. */
+export function requireContamination(value: unknown): number {
+  if (typeof value !== 'number' || !(value > 0 && value < 0.5)) throw new InvalidParameterError(`contamination must be a number in (0, 0.5), got ${formatValue(value)}`);
+  return value;
+}
+
+/** numpy.percentile(values, pct) with linear interpolation. */
+function percentile(values: Float64Array, pct: number): number {
+  const s = Float64Array.from(values).sort();
+  const pos = ((s.length - 1) * pct) / 100;
+  const lo = Math.floor(pos);
+  const hi = Math.min(lo + 1, s.length - 1);
+  return s[lo]! + (s[hi]! - s[lo]!) * (pos - lo);
+}
+
+export class LocalDetector {
+  readonly kind: DetectorKind;
+  readonly contamination: number;
+  private readonly ocsvmOptions: OneClassSVMOptions;
+  private readonly gmmOptions: GaussianMixtureOptions;
+  private readonly aeOptions: AutoencoderOptions;
+  private model: Model | undefined;
+  private cut = NaN;
+
+  /**
+   * ```ts
+   * const det = new LocalDetector({ kind: 'gmm', contamination: 0.1 }).fit(X);
+   * det.inlierShare(Y);  // the share of Y's rows det calls inliers
+   * ```
+   */
+  constructor(options: LocalDetectorOptions = {}) {
+    const o = readOptions(options, ['kind', 'contamination', 'ocsvm', 'gmm', 'autoencoder']);
+    this.kind = requireOneOf('kind', o.kind ?? 'ocsvm', DETECTOR_KINDS);
+    this.contamination = requireContamination(o.contamination ?? 0.1);
+    const given = (name: string, v: unknown): Record<string, unknown> => {
+      if (v === undefined) return {};
+      if (v === null || typeof v !== 'object') throw new InvalidParameterError(`${name} must be an options object, got ${formatValue(v)}`);
+      return { ...readOptions(v as Record<string, unknown>, undefined, name) };
+    };
+    this.ocsvmOptions = { nu: 0.5, gamma: 'auto', ...given('ocsvm', o.ocsvm) };
+    this.gmmOptions = { nComponents: 1, covarianceType: 'full', seed: 0, ...given('gmm', o.gmm) };
+    this.aeOptions = { seed: 0, ...given('autoencoder', o.autoencoder) };
+    // the models check their own options now, before any data is seen
+    this.make().dispose();
+  }
+
+  /** The fewest training rows this detector fits on (a GaussianMixture: at least its components; any: 2). */
+  get minRows(): number {
+    if (this.kind !== 'gmm') return 2;
+    return Math.max(2, (this.gmmOptions.nComponents as number | undefined) ?? 1);
+  }
+
+  private make(): Model {
+    switch (this.kind) {
+      case 'ocsvm':
+        return new OneClassSVM(this.ocsvmOptions);
+      case 'gmm':
+        return new GaussianMixture(this.gmmOptions);
+      case 'autoencoder':
+        return new Autoencoder(this.aeOptions);
+    }
+  }
+
+  /** Fits the model on X and sets the threshold at the contamination quantile of X's scores. */
+  fit(X: MatrixLike): this {
+    const x = Matrix.from(X);
+    if (x.nRows < this.minRows) throw new InvalidDataError(`a '${this.kind}' detector needs at least ${this.minRows} rows to fit; got ${x.nRows}`);
+    const model = this.make();
+    try {
+      model.fit(x);
+      const scores = this.scoresOf(model, x);
+      const cut = percentile(scores, 100 * (1 - this.contamination));
+      if (!Number.isFinite(cut)) throw new InvalidDataError(`the '${this.kind}' detector's training scores are not finite`);
+      this.model?.dispose();
+      this.model = model;
+      this.cut = cut;
+    } catch (e) {
+      model.dispose();
+      throw e;
+    }
+    return this;
+  }
+
+  private fitted(): Model {
+    if (!this.model) throw new NotFittedError('this LocalDetector is not fitted yet; call fit(X) or LocalDetector.fromJSON first');
+    return this.model;
+  }
+
+  private scoresOf(model: Model, X: MatrixLike): Float64Array {
+    if (model instanceof Autoencoder) return model.scoreSamples(X);
+    const s = model instanceof OneClassSVM ? model.decisionFunction(X) : model.scoreSamples(X);
+    for (let i = 0; i < s.length; i++) s[i] = -s[i]!;
+    return s;
+  }
+
+  /** Anomaly scores of X's rows (higher: more anomalous). */
+  scoreSamples(X: MatrixLike): Float64Array {
+    return this.scoresOf(this.fitted(), X);
+  }
+
+  /** The score above which a row is an outlier. */
+  get threshold(): number {
+    this.fitted();
+    return this.cut;
+  }
+
+  get nFeatures(): number {
+    return this.fitted().nFeatures;
+  }
+
+  get isFitted(): boolean {
+    return this.model !== undefined;
+  }
+
+  /** +1 for inliers (score at most the threshold), -1 for outliers, as scikit-learn's detectors. */
+  predict(X: MatrixLike): Int32Array {
+    const s = this.scoreSamples(X);
+    return Int32Array.from(s, (v) => (v > this.cut ? -1 : 1));
+  }
+
+  /** The share of X's rows this detector calls inliers (in_ji of the paper when X is client i's rows and this is client j's detector). */
+  inlierShare(X: MatrixLike): number {
+    const s = this.scoreSamples(X);
+    if (s.length === 0) throw new InvalidDataError('inlierShare needs at least one row');
+    let inliers = 0;
+    for (let i = 0; i < s.length; i++) if (s[i]! <= this.cut) inliers++;
+    return inliers / s.length;
+  }
+
+  /** What travels to other clients (see LocalDetectorJSON; an 'ocsvm' detector's support vectors are training rows). */
+  toJSON(): LocalDetectorJSON {
+    const m = this.fitted();
+    const base = { format: 'fedmix.LocalDetector', version: 1, kind: this.kind, contamination: this.contamination, threshold: this.cut, nFeatures: m.nFeatures } as const;
+    if (m instanceof OneClassSVM) {
+      const j = m.toJSON();
+      return { ...base, ocsvm: { kernel: j.kernel, gamma: j.gamma, nu: j.nu, supportVectors: j.supportVectors, dualCoef: j.dualCoef, offset: j.offset } };
+    }
+    if (m instanceof GaussianMixture) {
+      return { ...base, gmm: { covarianceType: m.covarianceType, weights: Array.from(m.weights), means: Array.from(m.means), covariances: Array.from(m.covariances) } };
+    }
+    const j = m.toJSON();
+    return { ...base, autoencoder: { sizes: j.sizes, activation: m.options.activation, outputActivation: m.options.outputActivation, parameters: j.parameters } };
+  }
+
+  /** A detector from its JSON (its own, or one received): every part checked, an InvalidParameterError naming a bad one. */
+  static fromJSON(json: LocalDetectorJSON | string): LocalDetector {
+    let parsed: unknown = json;
+    if (typeof json === 'string') {
+      try {
+        parsed = JSON.parse(json);
+      } catch {
+        throw new InvalidParameterError(`not a fedmix LocalDetector JSON: the text is not JSON (it starts ${formatValue(json.slice(0, 20))})`);
+      }
+    }
+    if (parsed === null || typeof parsed !== 'object') throw new InvalidParameterError(`not a fedmix LocalDetector JSON, got ${formatValue(parsed)}`);
+    const j = readOptions(parsed as LocalDetectorJSON, JSON_KEYS, 'the JSON');
+    if (j.format !== 'fedmix.LocalDetector') throw new InvalidParameterError(`not a fedmix LocalDetector JSON: format must be "fedmix.LocalDetector", got ${formatValue(j.format)}`);
+    if (j.version !== 1) throw new InvalidParameterError(`unsupported LocalDetector JSON version ${formatValue(j.version)}; this fedmix reads version 1`);
+    const kind = requireOneOf('kind', j.kind, DETECTOR_KINDS);
+    const contamination = requireContamination(j.contamination);
+    const threshold = j.threshold;
+    if (typeof threshold !== 'number' || !Number.isFinite(threshold)) throw new InvalidParameterError(`threshold must be a finite number, got ${formatValue(threshold)}`);
+    const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.values);
+    for (const other of DETECTOR_KINDS) {
+      if (other !== kind && j[other] !== undefined) throw new InvalidParameterError(`a '${kind}' detector carries no ${other} field`);
+    }
+    const parts = j[kind];
+    if (parts === null || typeof parts !== 'object') throw new InvalidParameterError(`a '${kind}' detector needs its ${kind} field, got ${formatValue(parts)}`);
+    const det = new LocalDetector({ kind, contamination });
+    let model: Model;
+    if (kind === 'ocsvm') {
+      const p = readOptions(parts as NonNullable<LocalDetectorJSON['ocsvm']>, ['kernel', 'gamma', 'nu', 'supportVectors', 'dualCoef', 'offset'], 'ocsvm');
+      model = OneClassSVM.fromJSON({
+        format: 'fedmix.OneClassSVM', version: 1, kernel: requireOneOf('ocsvm.kernel', p.kernel, OCSVM_KERNELS), gamma: p.gamma!, nu: p.nu!, nFeatures: d,
+        supportVectors: Array.from(arrayOf('ocsvm.supportVectors', p.supportVectors)), dualCoef: Array.from(arrayOf('ocsvm.dualCoef', p.dualCoef)), offset: p.offset!, support: null, nIter: 0, objective: null, converged: true,
+      });
+    } else if (kind === 'gmm') {
+      const p = readOptions(parts as NonNullable<LocalDetectorJSON['gmm']>, ['covarianceType', 'weights', 'means', 'covariances'], 'gmm');
+      model = GaussianMixture.fromParameters({ covarianceType: requireOneOf('gmm.covarianceType', p.covarianceType, COVARIANCE_TYPES), weights: arrayOf('gmm.weights', p.weights), means: arrayOf('gmm.means', p.means), covariances: arrayOf('gmm.covariances', p.covariances), nFeatures: d });
+    } else {
+      const p = readOptions(parts as NonNullable<LocalDetectorJSON['autoencoder']>, ['sizes', 'activation', 'outputActivation', 'parameters'], 'autoencoder');
+      const sizes = Array.from(arrayOf('autoencoder.sizes', p.sizes), (w, i) => requireInteger(`autoencoder.sizes[${i}]`, w, 1, LIMITS.layerWidth));
+      if (sizes.length < 3 || sizes[0] !== d || sizes[sizes.length - 1] !== d) throw new InvalidParameterError(`autoencoder.sizes must run from nFeatures = ${d} back to ${d} through at least one hidden layer, got ${formatValue(p.sizes)}`);
+      model = new Autoencoder({ hiddenLayers: sizes.slice(1, -1), activation: requireOneOf('autoencoder.activation', p.activation, ACTIVATIONS), outputActivation: requireOneOf('autoencoder.outputActivation', p.outputActivation, ACTIVATIONS), nFeatures: d });
+      try {
+        model.setParameters(arrayOf('autoencoder.parameters', p.parameters));
+      } catch (e) {
+        model.dispose();
+        throw e;
+      }
+    }
+    if (model.nFeatures !== d) {
+      model.dispose();
+      throw new InvalidParameterError(`the ${kind} model has ${model.nFeatures} features; nFeatures says ${d}`);
+    }
+    det.model = model;
+    det.cut = threshold;
+    return det;
+  }
+
+  /** Frees the model's WASM memory; the detector is unfitted afterwards. */
+  dispose(): void {
+    this.model?.dispose();
+    this.model = undefined;
+    this.cut = NaN;
+  }
+}
+
+/** A numeric array field, checked (finite values) and flattened. */
+function arrayOf(name: string, v: unknown): Float64Array {
+  if (!guardRead(name, () => Array.isArray(v) || ArrayBuffer.isView(v))) throw new InvalidParameterError(`${name} must be an array of numbers, got ${formatValue(v)}`);
+  return flattenNumeric(name, (ArrayBuffer.isView(v) ? Array.from(v as unknown as ArrayLike<number>) : v) as NumericArray);
+}
