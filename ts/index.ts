@@ -98,6 +98,8 @@ export {
   type MdmPartitionOptions,
   type MdmPartition,
   type FullyIidOptions,
+  type EntangledOptions,
+  type EntangledPartition,
 } from './partition/index.js';
 // the federation runtime: roles, the round loop, messages, transports
 export {
@@ -244,6 +246,30 @@ export {
   type FedProxServerOptions,
   type ScaffoldServerOptions,
 } from './federated/fedavg/index.js';
+export {
+  fedDistr,
+  FedDistrClient,
+  FedDistrServer,
+  FEDDISTR_PROTOCOL,
+  wasserstein2,
+  bhattacharyya,
+  entangledCoefficient,
+  averageEntanglement,
+  type FedDistrClientData,
+  type FedDistrClientOptions,
+  type FedDistrPrivacy,
+  type FedDistrOptions,
+  type FedDistrResult,
+  type FedDistrEvaluation,
+  type FedDistrOutcome,
+  type FedDistrServerOptions,
+  type FedDistrCost,
+  type ConsolidatedBase,
+  type MatchedPair,
+  type PcaEncoder,
+  type Gaussian,
+  type CovarianceKind,
+} from './federated/feddistr/index.js';
 export { makeBlobs, type BlobOptions, type Blobs } from './data/synthetic.js';
 export {
   fashionMnist,

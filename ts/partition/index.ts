@@ -5,6 +5,8 @@
  * the FedGenGMM paper's section 5.2; and, after the MDM paper, `partition.mdm`
  * (histograms and sizes drawn from a learned DirichletMultinomialMixture) with
  * its baselines `partition.fullyIid` and `partition.conditionallyIid`. Every
+ * After the FedDistr paper, `partition.entangled` deals subclasses at a
+ * target entangled coefficient (Definition 1). Every
  * scheme is seeded through the one Rng and returns per-client row indices,
  * per-client class histograms and the class list.
  */
@@ -13,11 +15,14 @@ import { dirichlet } from './dirichlet.js';
 import { iid } from './iid.js';
 import { quantity } from './quantity.js';
 import { conditionallyIid, fullyIid, mdm } from './histograms.js';
+import { entangled } from './entangled.js';
 
-export const partition = { iid, dirichlet, quantity, shift, applyShift, mdm, fullyIid, conditionallyIid } as const;
+export const partition = { iid, dirichlet, quantity, shift, applyShift, mdm, fullyIid, conditionallyIid, entangled } as const;
 
 export type { Label, Partition } from './shared.js';
 export type { IidOptions } from './iid.js';
+export type { EntangledOptions, EntangledPartition } from './entangled.js';
+export { entangledCoefficient, averageEntanglement } from './entangled.js';
 export type { DirichletOptions, DirichletPartition } from './dirichlet.js';
 export type { HistogramDealOptions, ConditionallyIidOptions, MdmPartitionOptions, MdmPartition, FullyIidOptions } from './histograms.js';
 export type { QuantityOptions, QuantityPartition, QuantityImbalance } from './quantity.js';
