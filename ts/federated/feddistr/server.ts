@@ -59,8 +59,10 @@ export interface FedDistrServerOptions {
   cost?: FedDistrCost;
   /**
    * A matched pair is parallel when its cost is below this. Default: for
-   * 'bhattacharyya' 0.5; for 'wasserstein' the median over the uploaded base
-   * distributions of their RMS standard deviation sqrt(tr S / d).
+   * 'bhattacharyya' 0.5; for 'wasserstein' 3 times the median over the
+   * uploaded base distributions of their RMS standard deviation sqrt(tr S / d)
+   * (fragments of a few rows estimate their covariance poorly: a tighter
+   * threshold leaves them unmatched).
    */
   threshold?: number;
   /** how a parallel set is represented: its member fitted on the most rows (default, the paper's) or the count-weighted merge */
@@ -187,7 +189,7 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
       offset += u.bases.length;
     }
     const d = this.dimension;
-    const threshold = this.threshold ?? (this.cost === 'bhattacharyya' ? 0.5 : medianRmsStd(all, d, this.covariance));
+    const threshold = this.threshold ?? (this.cost === 'bhattacharyya' ? 0.5 : 3 * medianRmsStd(all, d, this.covariance));
     const parent = Int32Array.from(all, (_, i) => i);
     const find = (i: number): number => {
       while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
@@ -285,7 +287,7 @@ function weightedMerge(members: BaseDistribution[], d: number, kind: CovarianceK
   return { mean, covariance };
 }
 
-/** The median over the base distributions of sqrt(tr S / d): the default W2 threshold. */
+/** The median over the base distributions of sqrt(tr S / d): the default W2 threshold's unit. */
 function medianRmsStd(all: BaseDistribution[], d: number, kind: CovarianceKind): number {
   if (all.length === 0) return 0;
   const v = all
