@@ -329,7 +329,8 @@ describe('bad uploads (item 10): typed refusals, the client excluded, the consol
 
   test('a client whose rows have another dimension than the encoder refuses, and is excluded; bad options are typed errors', () => {
     const data = clientsOf(X, sub, task, p().indices);
-    const wide = { ...data[1]!, X: Matrix.fromRows(Array.from({ length: data[1]!.X.nRows }, (_, i) => [...data[1]!.X.row(i), 0])) };
+    const narrow = data[1]!.X as Matrix;
+    const wide = { ...data[1]!, X: Matrix.fromRows(Array.from({ length: narrow.nRows }, (_, i) => [...narrow.row(i), 0])) };
     const r = fedDistr([data[0]!, wide, data[2]!, data[3]!], { kMax: 3, seed: 1 });
     expect(r.excluded.map((e) => e.client)).toEqual(['1']);
     const client = new FedDistrClient('0', wide.X, { labels: wide.labels });

@@ -257,8 +257,8 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
   }
 
   result(): FedDistrOutcome {
-    if (!this.outcome) throw new InvalidParameterError('the federation has not run: no base distributions were consolidated');
-    const o = this.outcome;
+    // before the upload is aggregated there is nothing consolidated yet
+    const o = this.outcome ?? { bases: [], estimatedBaseDistributions: 0, membership: new Map(), pairs: [], uploaded: 0, threshold: this.threshold ?? NaN, cost: this.cost, covariance: this.covariance };
     return { ...o, bases: o.bases.slice(), membership: new Map(o.membership), pairs: o.pairs.slice() };
   }
 }
