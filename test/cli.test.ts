@@ -279,7 +279,7 @@ describe('server and client: a federation over the embedded broker, as a user ru
     expect(fedmix('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt')).err).toMatch(/"a" has no password; write id:password/);
     writeFileSync(join(dir, 'clients.txt'), 'a:pw\n');
     expect(fedmix('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt'), '--port', '0').err).toMatch(/--features is required/);
-    expect(fedmix('server', '--algorithm', 'nope', '--clients', join(dir, 'clients.txt')).err).toMatch(/--algorithm must be one of fedgengmm, dem, fedgem, mdm, fedavg, fedprox, scaffold/);
+    expect(fedmix('server', '--algorithm', 'nope', '--clients', join(dir, 'clients.txt')).err).toMatch(/--algorithm must be one of fedgengmm, dem, fedgem, mdm, fedavg, fedprox, scaffold, feddistr/);
     const refused = fedmix('client', '--algorithm', 'mdm', '--broker', 'mqtt://127.0.0.1:1', '--id', 'a', '--password', 'x', '--counts', '1,2,3', '--wait', '0');
     expect(refused.code).toBe(2);
     expect(refused.err).toMatch(/could not connect to the MQTT broker at mqtt:\/\/127\.0\.0\.1:1/);

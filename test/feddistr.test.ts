@@ -30,6 +30,7 @@ import {
   type Message,
 } from '../ts/index.js';
 import { parseCsv } from '../ts/data/csv.js';
+import { makeClient, makeServer, matrixData, resultJson } from '../ts/federated/algorithms.js';
 import { message } from '../ts/federated/messages/envelope.js';
 import { DESCRIBE } from '../ts/federated/feddistr/messages.js';
 import { sqrtm } from '../ts/federated/feddistr/gaussian.js';
@@ -191,6 +192,19 @@ describe('fedDistr: one round, then the consolidated set', () => {
     const run = runFederationSync(new FedDistrServer({ dimension: 4, kMax: 5, seed: 1 }), new InProcessTransport(clients), {});
     for (const c of clients) expect(c.consolidated!.bases.map((b) => Array.from(b.mean))).toEqual(run.model.bases.map((b) => Array.from(b.mean)));
     expect(run.model.bases.map((b) => b.count)).toEqual(r.bases.map((b) => b.count));
+  });
+
+  test('registered as "feddistr": roles from plain specs give fedDistr\'s consolidation, and its result as JSON', () => {
+    const { X, sub, task } = synthetic(3, 2, 80, 3, 13);
+    const p = partition.entangled(sub, { clients: 4, target: 0.2, tasks: task, seed: 1 });
+    const data = clientsOf(X, sub, task, p.indices);
+    const roles = data.map((c, i) => makeClient({ algorithm: 'feddistr', id: String(i), data: matrixData(c.X), labels: Int32Array.from(c.labels), options: {} }));
+    const run = runFederationSync(makeServer('feddistr', { dimension: 3, kMax: 3, seed: 1 }), new InProcessTransport(roles), {});
+    const direct = fedDistr(data, { kMax: 3, seed: 1 });
+    expect(run.model).toMatchObject({ estimatedBaseDistributions: direct.estimatedBaseDistributions });
+    const json = JSON.parse(JSON.stringify(resultJson('feddistr', run.model))) as { bases: { mean: number[] }[]; estimatedBaseDistributions: number };
+    expect(json.bases.map((b) => b.mean)).toEqual(direct.bases.map((b) => Array.from(b.mean)));
+    expect(() => makeClient({ algorithm: 'feddistr', id: '0', data: matrixData(data[0]!.X) })).toThrow(InvalidParameterError);
   });
 
   test('PCA encoder fitted on public rows; k-means with silhouette', () => {

@@ -33,6 +33,7 @@ import {
   FedAvgServer,
   FedProxServer,
   ScaffoldServer,
+  FedDistrServer,
   federationTopics,
   init,
   join,
@@ -117,8 +118,9 @@ function plan(algorithm: AlgorithmName, n: number, tag: string): Planned[] {
         return { spec: { ...base, options: { kMin: 1, kMax: 3, covarianceType: 'diag', seed: i } }, args: ['--data', file, '--drop', 'label', '--k-range', '1..3', '--seed', String(i)] };
       case 'fedavg':
       case 'fedprox':
-      case 'scaffold': {
-        // a classifier: the label column gives the classes
+      case 'scaffold':
+      case 'feddistr': {
+        // a classifier (FedDistr: the task labels): the label column gives the classes
         const labels = Int32Array.from(parseCsv(text).columns[2]!, Number);
         return { spec: { ...base, labels, options: { seed: i } }, args: ['--data', file, '--label', 'label', '--seed', String(i)] };
       }
@@ -138,6 +140,7 @@ const SERVERS: Record<AlgorithmName, () => ServerRole> = {
   fedavg: () => new FedAvgServer({ network: CLASSIFIER, rounds: 3, epochs: 2, batchSize: 16, optimizer: { name: 'adam', learningRate: 0.01 } }),
   fedprox: () => new FedProxServer({ network: CLASSIFIER, rounds: 3, epochs: 2, batchSize: 16, mu: 0.1 }),
   scaffold: () => new ScaffoldServer({ network: CLASSIFIER, rounds: 3, epochs: 2, batchSize: 16, optimizer: { name: 'sgd', learningRate: 0.05 } }),
+  feddistr: () => new FedDistrServer({ dimension: 2, kMax: 2, seed: 1 }),
 };
 
 /** What each algorithm's model is, as plain numbers to compare. */
@@ -161,6 +164,8 @@ function numbers(a: AlgorithmName, model: unknown): unknown {
     case 'fedprox':
     case 'scaffold':
       return Array.from((model as { parameters: Float32Array }).parameters);
+    case 'feddistr':
+      return (model as { bases: { mean: Float64Array; covariance: Float64Array; count: number }[] }).bases.map((b) => [b.count, Array.from(b.mean), Array.from(b.covariance)]);
   }
 }
 

@@ -154,6 +154,11 @@ export function serverRoleOptions(a: AlgorithmName, o: Options): Record<string, 
       if (a === 'scaffold') return { ...common, serverLearningRate: o['server-learning-rate'] };
       return common;
     }
+    case 'feddistr': {
+      // the identity encoder over --features columns; the base distributions per task label in --k-range
+      const range = o['k-range'] as [number, number] | undefined;
+      return { dimension: required(o, 'features'), kMin: range?.[0], kMax: range?.[1], seed };
+    }
   }
 }
 
@@ -235,6 +240,7 @@ export function clientRoleOptions(a: AlgorithmName, o: Options): Record<string, 
     case 'fedavg':
     case 'fedprox':
     case 'scaffold':
+    case 'feddistr':
       return { seed };
   }
 }

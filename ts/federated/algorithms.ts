@@ -15,6 +15,8 @@ import { FedGenGMMClient, type FedGenGMMClientOptions } from './fedgengmm/client
 import { FedGenGMMServer, type FedGenGMMServerOptions } from './fedgengmm/server.js';
 import { FedAvgClient } from './fedavg/client.js';
 import { FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgOutcome, type FedAvgServerOptions, type FedProxServerOptions, type ScaffoldServerOptions } from './fedavg/server.js';
+import { FedDistrClient, type FedDistrPrivacy } from './feddistr/client.js';
+import { FedDistrServer, type FedDistrOutcome, type FedDistrServerOptions } from './feddistr/server.js';
 import { MdmClient, type MdmClientOptions } from './mdm/client.js';
 import { MdmServer, type MdmServerOptions } from './mdm/server.js';
 import type { FedGEMOutcome } from './fedgem/server.js';
@@ -23,7 +25,7 @@ import { GaussianMixture } from '../models/gaussian-mixture.js';
 import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
 import type { ClientRole, ServerRole } from './runtime/roles.js';
 
-export const ALGORITHMS = ['fedgengmm', 'dem', 'fedgem', 'mdm', 'fedavg', 'fedprox', 'scaffold'] as const;
+export const ALGORITHMS = ['fedgengmm', 'dem', 'fedgem', 'mdm', 'fedavg', 'fedprox', 'scaffold', 'feddistr'] as const;
 export type AlgorithmName = (typeof ALGORITHMS)[number];
 
 /** A matrix as plain data: column-major values. */
@@ -40,7 +42,7 @@ export interface ClientSpec {
   data: MatrixData;
   /** FedGEM: the rows that score phi candidates */
   validation?: MatrixData;
-  /** the FedAvg family with a classifier: the class of each row */
+  /** the FedAvg family with a classifier: the class of each row; FedDistr: the task label of each row */
   labels?: Int32Array;
   options?: Record<string, unknown>;
 }
@@ -83,10 +85,13 @@ export function makeClient(given: ClientSpec): ClientRole & { dispose(): void } 
     case 'scaffold':
       // one client answers the whole family: the server's requests say which
       return new FedAvgClient(spec.id, data, { labels: spec.labels, seed: options.seed as number | undefined });
+    case 'feddistr':
+      if (spec.labels === undefined) throw new InvalidParameterError('a FedDistr client needs labels: the task label of every row');
+      return new FedDistrClient(spec.id, data, { labels: spec.labels, privacy: options.privacy as FedDistrPrivacy | undefined, regCovar: options.regCovar as number | undefined, seed: options.seed as number | undefined });
   }
 }
 
-export type ServerOptions = DemServerOptions | FedGenGMMServerOptions | FedGEMServerOptions | MdmServerOptions | FedAvgServerOptions;
+export type ServerOptions = DemServerOptions | FedGenGMMServerOptions | FedGEMServerOptions | MdmServerOptions | FedAvgServerOptions | FedDistrServerOptions;
 
 /** The server role of an algorithm, with its own options. */
 export function makeServer(algorithm: AlgorithmName, options: Record<string, unknown>): ServerRole {
@@ -105,6 +110,8 @@ export function makeServer(algorithm: AlgorithmName, options: Record<string, unk
       return new FedProxServer(options as unknown as FedProxServerOptions);
     case 'scaffold':
       return new ScaffoldServer(options as unknown as ScaffoldServerOptions);
+    case 'feddistr':
+      return new FedDistrServer(options as unknown as FedDistrServerOptions);
   }
 }
 
@@ -113,9 +120,11 @@ export function resultJson(algorithm: AlgorithmName, model: unknown): unknown {
   const name = checkAlgorithm(algorithm);
   const isModel = (m: unknown, of: new (...a: never[]) => unknown): boolean => guardRead('model', () => m instanceof of);
   const family = name === 'fedavg' || name === 'fedprox' || name === 'scaffold';
-  const expected = family ? '{ network, parameters, ... }' : { dem: 'a GaussianMixture', fedgengmm: '{ model: GaussianMixture, clients, ... }', fedgem: 'a FedGEM outcome', mdm: 'a DirichletMultinomialMixture' }[name];
+  const expected = family ? '{ network, parameters, ... }' : { dem: 'a GaussianMixture', fedgengmm: '{ model: GaussianMixture, clients, ... }', fedgem: 'a FedGEM outcome', mdm: 'a DirichletMultinomialMixture', feddistr: 'a FedDistr outcome { bases, membership, ... }' }[name];
   const ok = family
     ? model !== null && typeof model === 'object' && guardRead('model', () => (model as FedAvgOutcome).parameters instanceof Float32Array)
+    : name === 'feddistr'
+      ? model !== null && typeof model === 'object' && guardRead('model', () => Array.isArray((model as FedDistrOutcome).bases) && (model as FedDistrOutcome).membership instanceof Map)
     : name === 'dem'
       ? isModel(model, GaussianMixture)
       : name === 'mdm'
@@ -151,6 +160,19 @@ function resultOf(algorithm: AlgorithmName, model: unknown): unknown {
     case 'scaffold': {
       const o = model as FedAvgOutcome;
       return { algorithm: o.algorithm, network: o.network, parameters: Array.from(o.parameters), rounds: o.rounds, history: o.history };
+    }
+    case 'feddistr': {
+      const o = model as FedDistrOutcome;
+      return {
+        estimatedBaseDistributions: o.estimatedBaseDistributions,
+        uploaded: o.uploaded,
+        threshold: o.threshold,
+        cost: o.cost,
+        covariance: o.covariance,
+        bases: o.bases.map((b) => ({ label: b.label, count: b.count, weight: b.weight, mean: Array.from(b.mean), covariance: Array.from(b.covariance), members: b.members })),
+        membership: Object.fromEntries([...o.membership].map(([id, m]) => [id, Array.from(m)])),
+        pairs: o.pairs,
+      };
     }
   }
 }
