@@ -1,6 +1,6 @@
 /**
  * A FedDistr client: it encodes its rows with the encoder the server shares
- * (identity, or a PCA fitted on public data), splits the rows of each task
+ * (identity, a PCA or an Autoencoder's encoder, fitted on public data), splits the rows of each task
  * label it holds into base distributions by clustering (k-means or a Gaussian
  * mixture; the number per label chosen by BIC or silhouette within the asked
  * range) and uploads, once, per base distribution its task label, row count,
@@ -28,6 +28,7 @@ import { FedmixError, InvalidDataError, InvalidMessageError, InvalidParameterErr
 import { silhouetteScore } from '../../metrics/clustering.js';
 import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { KMeans } from '../../models/kmeans.js';
+import { Network } from '../../models/network.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
 import { readArray, readOptions, requireInteger, requireNumber, requirePositive } from '../../validate.js';
@@ -138,6 +139,7 @@ export class FedDistrClient implements ClientRole {
       for (let j = 0; j < d; j++) for (let i = 0; i < n; i++) Z[i * d + j] = this.X.data[j * n + i]!;
       return { Z, d };
     }
+    if (e.kind === 'autoencoder') return { Z: this.autoencode(e, d), d };
     if (!e.mean || !e.components) throw new InvalidMessageError('a PCA encoder needs its mean and components');
     if (e.mean.length !== f || e.components.length !== d * f) {
       throw new InvalidMessageError(`the PCA encoder takes ${e.mean.length} features to ${d}; client ${this.id}'s rows have ${f} features`);
@@ -151,6 +153,35 @@ export class FedDistrClient implements ClientRole {
       }
     }
     return { Z, d };
+  }
+
+  /** The code layer's outputs of the encoder network the server shares (n x d, row-major). */
+  private autoencode(e: DescribePayload['encoder'], d: number): Float64Array {
+    const w = e.network;
+    if (!w) throw new InvalidMessageError('an autoencoder encoder needs its network');
+    const f = this.X.nCols;
+    if (w.sizes[0] !== f) throw new InvalidMessageError(`the encoder network takes ${w.sizes[0]} inputs; client ${this.id}'s rows have ${f} features`);
+    if (!(w.codeLayer < w.sizes.length) || w.sizes[w.codeLayer] !== d) throw new InvalidMessageError(`the encoder's code layer ${w.codeLayer} is not ${d} wide`);
+    let net: Network;
+    try {
+      net = new Network({ sizes: w.sizes, activation: w.activation, outputActivation: w.outputActivation, loss: w.loss });
+    } catch (x) {
+      if (x instanceof FedmixError && x.code !== 'WASM') throw new InvalidMessageError(`the encoder network cannot be built: ${x.message}`);
+      throw x;
+    }
+    try {
+      net.setParameters(w.parameters);
+      const code = net.layerOutputs(this.X, w.codeLayer);
+      const n = this.nSamples;
+      const Z = new Float64Array(n * d);
+      for (let j = 0; j < d; j++) for (let i = 0; i < n; i++) Z[i * d + j] = code.data[j * n + i]!;
+      return Z;
+    } catch (x) {
+      if (x instanceof FedmixError && x.code !== 'WASM') throw new InvalidMessageError(`the encoder network refused: ${x.message}`);
+      throw x;
+    } finally {
+      net.dispose();
+    }
   }
 
   private describe(p: DescribePayload): DistributionsPayload {

@@ -1,8 +1,9 @@
 /**
  * FedDistr's messages, declared once. One round and a notification:
  *
- *   server -> client  DESCRIBE      the encoder (identity, or a PCA's mean and
- *                                   components fitted on public data), the
+ *   server -> client  DESCRIBE      the encoder (identity, a PCA's mean and
+ *                                   components, or an Autoencoder's network
+ *                                   and code layer, fitted on public data), the
  *                                   covariance form, how to split each task
  *                                   label into base distributions (k-means or
  *                                   a Gaussian mixture, k in a range chosen by
@@ -16,7 +17,7 @@
 import { InvalidMessageError } from '../../errors.js';
 import { LIMITS } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
-import { defineMessage, f64Array, finiteNumber, listOf, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
+import { defineMessage, f32Array, f64Array, finiteNumber, listOf, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
 import { defineProtocol } from '../runtime/roles.js';
 import { isPositiveDefinite, type CovarianceKind } from './gaussian.js';
 
@@ -29,14 +30,30 @@ export const MAX_TASKS = 65536;
 export const MAX_DIMENSION = 1024;
 const LABEL_MAX = 2 ** 31 - 1;
 
+/** Most layers an encoder network may declare, and the widest layer. */
+export const MAX_LAYERS = 64;
+export const MAX_LAYER_WIDTH = 2 ** 20;
+
+const network = record({
+  sizes: listOf(wholeNumber(1, MAX_LAYER_WIDTH), MAX_LAYERS + 1),
+  activation: oneOf(['relu', 'sigmoid', 'tanh', 'identity'] as const),
+  outputActivation: oneOf(['relu', 'sigmoid', 'tanh', 'identity', 'softmax'] as const),
+  loss: oneOf(['mse', 'bce', 'softmax-cross-entropy'] as const),
+  parameters: f32Array(),
+  /** the layer whose outputs are the code (1 = the first hidden layer) */
+  codeLayer: wholeNumber(1, MAX_LAYERS),
+});
+
 const encoder = record({
-  kind: oneOf(['identity', 'pca'] as const),
+  kind: oneOf(['identity', 'pca', 'autoencoder'] as const),
   /** the latent dimension (identity: the rows' own) */
   dimension: wholeNumber(1, MAX_DIMENSION),
   /** PCA: the per-feature mean of the public data */
   mean: optional(f64Array()),
   /** PCA: (dimension, features) row-major */
   components: optional(f64Array()),
+  /** autoencoder: the network fitted on public data and the layer read as the code */
+  network: optional(network),
 });
 
 export const DESCRIBE = defineMessage(

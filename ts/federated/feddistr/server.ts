@@ -27,6 +27,7 @@
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import { linearSumAssignment } from '../../assignment/linear-sum-assignment.js';
 import { PCA } from '../../data/pca.js';
+import { Autoencoder } from '../../models/autoencoder.js';
 import { guardRead, isFloat64Array, LIMITS, readOptions, requireInteger, requireNumber, requireOneOf } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
@@ -42,8 +43,12 @@ export interface PcaEncoder {
 }
 
 export interface FedDistrServerOptions {
-  /** 'identity' (default; needs `dimension`), a fitted PCA, or its { mean, components } */
-  encoder?: 'identity' | PCA | PcaEncoder;
+  /**
+   * 'identity' (default; needs `dimension`), a fitted PCA or its { mean,
+   * components }, or a fitted Autoencoder (its code layer's outputs; the
+   * network and its parameters are sent to the clients)
+   */
+  encoder?: 'identity' | PCA | PcaEncoder | Autoencoder;
   /** the rows' number of features, for the identity encoder */
   dimension?: number;
   /** the base distributions' covariance form (default 'full') */
@@ -306,6 +311,17 @@ function readEncoder(given: unknown, dimension: unknown): DescribePayload['encod
     if (dimension === undefined) throw new InvalidParameterError("the identity encoder needs `dimension`: the rows' number of features");
     return { kind: 'identity', dimension: requireInteger('dimension', dimension, 1, MAX_DIMENSION) };
   }
+  if (guardRead('encoder', () => given instanceof Autoencoder)) {
+    const ae = given as Autoencoder;
+    const f = ae.nFeatures;
+    if (dimension !== undefined && requireInteger('dimension', dimension, 1) !== f) throw new InvalidParameterError(`dimension is ${String(dimension)} but the Autoencoder takes ${f} features`);
+    const o = ae.options;
+    const sizes = [f, ...o.hiddenLayers, f];
+    const codeLayer = ae.codeLayer;
+    const k = sizes[codeLayer]!;
+    if (k > MAX_DIMENSION) throw new InvalidParameterError(`the Autoencoder's code is ${k} wide; at most ${MAX_DIMENSION}`);
+    return { kind: 'autoencoder', dimension: k, network: { sizes, activation: o.activation, outputActivation: o.outputActivation, loss: o.loss, parameters: ae.getParameters(), codeLayer } };
+  }
   if (guardRead('encoder', () => given instanceof PCA)) {
     const pca = given as PCA;
     const mean = pca.mean;
@@ -317,7 +333,7 @@ function readEncoder(given: unknown, dimension: unknown): DescribePayload['encod
     if (!isFloat64Array(e.mean) || !isFloat64Array(e.components)) throw new InvalidParameterError('a PCA encoder is { mean: Float64Array, components: Float64Array } (or a fitted PCA)');
     return checkPca(e.mean.slice(), e.components.slice(), dimension);
   }
-  throw new InvalidParameterError(`encoder must be 'identity', a fitted PCA or { mean, components }, got ${formatValue(given)}`);
+  throw new InvalidParameterError(`encoder must be 'identity', a fitted PCA or { mean, components }, or a fitted Autoencoder, got ${formatValue(given)}`);
 }
 
 function checkPca(mean: Float64Array, components: Float64Array, dimension: unknown): DescribePayload['encoder'] {
