@@ -600,7 +600,7 @@ export const RECIPES: Record<string, Recipe> = {
   fedDistr: fn(f.fedDistr, () => [clientsOf().map((X, i) => ({ X, labels: Int32Array.from({ length: X.nRows }, (_, j) => j % 2), subclasses: Array.from({ length: X.nRows }, (_, j) => (j % 2) + 2 * i) })), { kMax: 2, seed: 1, cost: 'wasserstein', covariance: 'diagonal', merge: 'dominant' }]),
   FedDistrClient: cls(f.FedDistrClient, () => ['0', X(), { labels: labels(), regCovar: 1e-6, privacy: { clip: 10, epsilon: 1, delta: 1e-5 }, seed: 1 }], {
     methods: { respond: (self) => [requestFor(feddistrServer, self)], dispose: () => [] },
-    internal: ['encode', 'describe', 'cluster', 'moments'],
+    internal: ['encode', 'autoencode', 'describe', 'cluster', 'moments'],
   }),
   FedDistrServer: {
     call: (...a) => new f.FedDistrServer(...(a as [never])),
