@@ -52,6 +52,8 @@ describe('the entangled coefficient (Definition 1)', () => {
     expect(averageEntanglement([[1, 0], [2, 0], [0, 1]])).toBeCloseTo(1 / 3, 14);
     expect(() => entangledCoefficient([1, 0], [1])).toThrow(InvalidParameterError);
     expect(() => entangledCoefficient([-1, 0], [1, 0])).toThrow(InvalidParameterError);
+    expect(() => entangledCoefficient([NaN, 0], [1, 0])).toThrow(InvalidParameterError);
+    expect(entangledCoefficient([0, 0], [1, 0])).toBe(0);
   });
 
   test('the partitioner reaches targets from disentangled to IID and reports what it achieved', () => {
@@ -348,6 +350,18 @@ describe('bad uploads (item 10): typed refusals, the client excluded, the consol
     const strip = (bases: typeof without.bases) => bases.map((b) => ({ label: b.label, count: b.count, mean: Array.from(b.mean), covariance: Array.from(b.covariance) }));
     expect(strip(run.model.bases)).toEqual(strip(without.bases));
     expect(run.model.estimatedBaseDistributions).toBe(without.estimatedBaseDistributions);
+  });
+
+  test('NaN in a client\'s rows: it never joins, and the consolidation is the one without it', () => {
+    const data = clientsOf(X, sub, task, p().indices);
+    const rows = (data[3]!.X as Matrix).toRows();
+    rows[5]![1] = NaN;
+    const poisoned = data.map((c, i) => (i === 3 ? { ...c, X: Matrix.fromRows(rows) } : c));
+    const r = fedDistr(poisoned, { kMax: 3, seed: 1 });
+    expect(r.excluded.map((e) => e.client)).toEqual(['3']);
+    const without = fedDistr(data.filter((_, i) => i !== 3), { kMax: 3, seed: 1 });
+    expect(r.bases.map((b) => Array.from(b.mean))).toEqual(without.bases.map((b) => Array.from(b.mean)));
+    expect(() => fedDistr(poisoned, { kMax: 3, seed: 1, onInvalidClient: 'throw' })).toThrow();
   });
 
   test('accept() refuses with InvalidMessageError naming the failed check', () => {
