@@ -46,9 +46,9 @@ export const serverOptions: Record<string, OptionSpec> = {
   encoding: { type: 'string', default: 'binary', choices: ENCODINGS, help: 'wire form of the messages (binary: Arrow IPC)' },
   out: { type: 'string', help: 'write the model JSON here (default: print it)' },
   // the algorithms' own options, under the names `fedmix experiment` uses
-  features: { type: 'int', help: 'dem, fedgengmm, fedgem: the number of features every client has (required)' },
+  features: { type: 'int', help: 'dem, fedgengmm, fedgem, feddistr: the number of features every client has (required)' },
   components: { type: 'int', help: 'dem, fedgengmm: K of the global model; mdm: K' },
-  'k-range': { type: 'range', help: 'fedgengmm: choose the global K by BIC in A..B instead of --components' },
+  'k-range': { type: 'range', help: 'fedgengmm: choose the global K by BIC in A..B instead of --components; feddistr: the base distributions per task label, chosen by BIC in A..B (default 1..5)' },
   covariance: { type: 'string', default: 'diag', choices: COVARIANCE_TYPES, help: 'dem, fedgengmm: covariance type' },
   init: { type: 'string', default: 'kfed', choices: DEM_INITS, help: 'dem: how the first model is chosen' },
   'max-rounds': { type: 'int', default: 100, help: 'dem: at most this many EM rounds' },
@@ -92,7 +92,7 @@ export const clientOptions: Record<string, OptionSpec> = {
   counts: { type: 'string', help: 'mdm: the histogram, comma-separated counts' },
   category: { type: 'string', help: 'mdm: the CSV column whose values are counted' },
   categories: { type: 'string', help: 'mdm: the categories in the federation\'s order, comma-separated (with --category)' },
-  label: { type: 'string', help: 'fedavg, fedprox, scaffold with a classifier: the CSV column of integer class labels (left out of the features)' },
+  label: { type: 'string', help: 'fedavg, fedprox, scaffold with a classifier: the CSV column of integer class labels; feddistr: the task labels (left out of the features)' },
   seed: { type: 'int', default: 0, help: "seed of the client's random choices" },
 };
 
