@@ -197,6 +197,49 @@ describe('fedDistr: one round, then the consolidated set', () => {
     expect(run.model.bases.map((b) => b.count)).toEqual(r.bases.map((b) => b.count));
   });
 
+  test('the dominant rule keeps the largest member of a parallel set; the weighted merge is the members\' pooled moments', () => {
+    const { X, sub, task } = synthetic(2, 2, 200, 3, 17);
+    // IID: every client holds every subclass, with different row counts (enough rows that BIC splits no
+    // subclass: with 60 rows the smallest client split one into 13 + 3 rows, and the 3-row fragment stood alone)
+    const sizes = [160, 240, 400];
+    const rng = new Rng(2);
+    const order = rng.permutation(X.nRows);
+    rng.dispose();
+    let at = 0;
+    const indices = sizes.map((n) => order.slice(at, (at += n)));
+    const data = clientsOf(X, sub, task, indices);
+    for (const merge of ['dominant', 'weighted'] as const) {
+      const server = new FedDistrServer({ dimension: 3, kMax: 3, seed: 1, merge });
+      const ids = ['0', '1', '2'];
+      const ctx = { round: 1, clients: ids, available: ids };
+      const request = server.configure(ctx).get('0')!;
+      const accepted = new Map(data.map((c, i) => [String(i), server.accept(new FedDistrClient(String(i), c.X, { labels: c.labels }).respond(request)!, request)]));
+      server.aggregate(ctx, accepted, []);
+      const out = server.result();
+      expect(out.estimatedBaseDistributions).toBe(4);
+      for (const b of out.bases) {
+        const members = b.members.map((m) => accepted.get(m.client)!.bases[m.index]!);
+        expect(members).toHaveLength(3);
+        expect(b.count).toBe(members.reduce((t, m) => t + m.count, 0));
+        if (merge === 'dominant') {
+          const largest = members.reduce((x, y) => (y.count > x.count ? y : x));
+          expect(largest.client).toBe('2');
+          expect(Array.from(b.mean)).toEqual(Array.from(largest.mean));
+          expect(Array.from(b.covariance)).toEqual(Array.from(largest.covariance));
+        } else {
+          const n = b.count;
+          for (let j = 0; j < 3; j++) {
+            const mean = members.reduce((t, m) => t + (m.count / n) * m.mean[j]!, 0);
+            expect(b.mean[j]).toBeCloseTo(mean, 12);
+            // E[x_j^2] pooled, minus the pooled mean squared
+            const second = members.reduce((t, m) => t + (m.count / n) * (m.covariance[j * 3 + j]! + m.mean[j]! ** 2), 0);
+            expect(b.covariance[j * 3 + j]).toBeCloseTo(second - mean ** 2, 10);
+          }
+        }
+      }
+    }
+  });
+
   test('registered as "feddistr": roles from plain specs give fedDistr\'s consolidation, and its result as JSON', () => {
     const { X, sub, task } = synthetic(3, 2, 80, 3, 13);
     const p = partition.entangled(sub, { clients: 4, target: 0.2, tasks: task, seed: 1 });
