@@ -249,7 +249,7 @@ function inProcess(algorithm: AlgorithmName, clients: Planned[]): FederationResu
 }
 
 describe.each(BROKERS)('over the $name', (kind) => {
-  test.each(['dem', 'fedgengmm', 'fedgem', 'mdm', 'scaffold'] as const)('%s: client processes give the in-process model', async (algorithm) => {
+  test.each(['dem', 'fedgengmm', 'fedgem', 'mdm', 'scaffold', 'feddistr'] as const)('%s: client processes give the in-process model', async (algorithm) => {
     const clients = plan(algorithm, algorithm === 'mdm' ? 6 : 4, `${algorithm}-${kind.name === 'mosquitto' ? 'm' : 'e'}`);
     const { result, procs } = await federate(kind, algorithm, clients);
     expect(result.excluded).toEqual([]);
