@@ -240,6 +240,28 @@ describe('fedDistr: one round, then the consolidated set', () => {
     }
   });
 
+  test('the matching: task labels never cross, a label the other client lacks stays unmatched, a far pair is matched but orthogonal', () => {
+    const server = new FedDistrServer({ dimension: 1, covariance: 'diagonal', threshold: 2 });
+    const ctx = { round: 1, clients: ['a', 'b'], available: ['a', 'b'] };
+    const request = server.configure(ctx).get('a')!;
+    const upload = (from: string, bases: [number, number][]) => {
+      const labels = [...new Set(bases.map(([l]) => l))].map((label) => ({ label, count: bases.filter(([l]) => l === label).length * 10 }));
+      const payload = { labels, nSamples: bases.length * 10, bases: bases.map(([label, m]) => ({ label, count: 10, mean: Float64Array.of(m), covariance: Float64Array.of(1) })) };
+      return server.accept(message('feddistr/distributions', from, 1, payload), request);
+    };
+    // a: label 0 at 0 and at 10, label 1 at 5; b: label 0 at 9.5, label 1 at 100, label 2 at 0
+    const a = upload('a', [[0, 0], [0, 10], [1, 5]]);
+    const b = upload('b', [[0, 9.5], [1, 100], [2, 0]]);
+    server.aggregate(ctx, new Map([['a', a], ['b', b]]), []);
+    const out = server.result();
+    const pairs = out.pairs.map((q) => [q.a.index, q.b.index, q.parallel]);
+    expect(pairs).toEqual([[1, 0, true], [2, 1, false]]);
+    expect(out.pairs[0]!.cost).toBeCloseTo(0.5, 12);
+    expect(out.estimatedBaseDistributions).toBe(5);
+    expect(Array.from(out.membership.get('a')!)).toEqual([0, 1, 2]);
+    expect(Array.from(out.membership.get('b')!)).toEqual([1, 3, 4]);
+  });
+
   test('registered as "feddistr": roles from plain specs give fedDistr\'s consolidation, and its result as JSON', () => {
     const { X, sub, task } = synthetic(3, 2, 80, 3, 13);
     const p = partition.entangled(sub, { clients: 4, target: 0.2, tasks: task, seed: 1 });
