@@ -272,6 +272,36 @@ describe('server and client: a federation over the embedded broker, as a user ru
     expect(r.history[4].loss).toBeLessThan(r.history[0].loss);
   });
 
+  test('fedmix server --algorithm feddistr consolidates the base distributions its clients upload once; the JSON holds them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fedmix-feddistr-'));
+    const next = xorshift32(5);
+    const u = () => (next() + 0.5) / 2 ** 32;
+    // four subclasses (two per task label); each client holds one of each task's two
+    const centers = [[0.1, 0.1], [0.9, 0.1], [0.1, 0.9], [0.9, 0.9]];
+    const held = [[0, 2], [0, 3], [1, 3]];
+    for (let c = 0; c < 3; c++) {
+      const rows = Array.from({ length: 80 }, (_, i) => {
+        const s = held[c]![i % 2]!;
+        return [centers[s]![0]! + 0.1 * u(), centers[s]![1]! + 0.1 * u(), s >> 1].join(',');
+      });
+      writeFileSync(join(dir, `c${c}.csv`), `x,y,task\n${rows.join('\n')}\n`);
+    }
+    writeFileSync(join(dir, 'clients.txt'), 'c0:pw0\nc1:pw1\nc2:pw2\n');
+    const port = await freePort();
+    const model = join(dir, 'model.json');
+    const server = start('server', '--algorithm', 'feddistr', '--clients', join(dir, 'clients.txt'), '--port', String(port), '--features', '2', '--k-range', '1..1', '--round-timeout', '20', '--join-timeout', '30', '--out', model);
+    const clients = [0, 1, 2].map((c) => start('client', '--algorithm', 'feddistr', '--broker', `mqtt://127.0.0.1:${port}`, '--id', `c${c}`, '--password', `pw${c}`, '--data', join(dir, `c${c}.csv`), '--label', 'task'));
+    const s = await server;
+    const cs = await Promise.all(clients);
+    expect(s.code, s.err).toBe(0);
+    expect(s.err).toMatch(/round 1 \(feddistr\/describe\): 3\/3 accepted/);
+    for (const c of cs) expect(c.code, c.err).toBe(0);
+    const r = JSON.parse(readFileSync(model, 'utf8'));
+    expect(r.estimatedBaseDistributions).toBe(4);
+    expect(r.uploaded).toBe(6);
+    expect(r.bases.map((b: { count: number }) => b.count).sort()).toEqual([40, 40, 80, 80]);
+  });
+
   test('bad options and a wrong password exit with status 2 and say what to change', async () => {
     expect(fedmix('server', '--algorithm', 'dem').err).toMatch(/--clients is required/);
     const dir = mkdtempSync(join(tmpdir(), 'fedmix-serve-'));
@@ -279,7 +309,7 @@ describe('server and client: a federation over the embedded broker, as a user ru
     expect(fedmix('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt')).err).toMatch(/"a" has no password; write id:password/);
     writeFileSync(join(dir, 'clients.txt'), 'a:pw\n');
     expect(fedmix('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt'), '--port', '0').err).toMatch(/--features is required/);
-    expect(fedmix('server', '--algorithm', 'nope', '--clients', join(dir, 'clients.txt')).err).toMatch(/--algorithm must be one of fedgengmm, dem, fedgem, mdm, fedavg, fedprox, scaffold/);
+    expect(fedmix('server', '--algorithm', 'nope', '--clients', join(dir, 'clients.txt')).err).toMatch(/--algorithm must be one of fedgengmm, dem, fedgem, mdm, fedavg, fedprox, scaffold, communities, feddistr/);
     const refused = fedmix('client', '--algorithm', 'mdm', '--broker', 'mqtt://127.0.0.1:1', '--id', 'a', '--password', 'x', '--counts', '1,2,3', '--wait', '0');
     expect(refused.code).toBe(2);
     expect(refused.err).toMatch(/could not connect to the MQTT broker at mqtt:\/\/127\.0\.0\.1:1/);

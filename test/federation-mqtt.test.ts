@@ -34,6 +34,7 @@ import {
   FedAvgServer,
   FedProxServer,
   ScaffoldServer,
+  FedDistrServer,
   federationTopics,
   init,
   join,
@@ -118,8 +119,9 @@ function plan(algorithm: AlgorithmName, n: number, tag: string): Planned[] {
         return { spec: { ...base, options: { kMin: 1, kMax: 3, covarianceType: 'diag', seed: i } }, args: ['--data', file, '--drop', 'label', '--k-range', '1..3', '--seed', String(i)] };
       case 'fedavg':
       case 'fedprox':
-      case 'scaffold': {
-        // a classifier: the label column gives the classes
+      case 'scaffold':
+      case 'feddistr': {
+        // a classifier (FedDistr: the task labels): the label column gives the classes
         const labels = Int32Array.from(parseCsv(text).columns[2]!, Number);
         return { spec: { ...base, labels, options: { seed: i } }, args: ['--data', file, '--label', 'label', '--seed', String(i)] };
       }
@@ -142,6 +144,7 @@ const SERVERS: Record<AlgorithmName, () => ServerRole> = {
   fedprox: () => new FedProxServer({ network: CLASSIFIER, rounds: 3, epochs: 2, batchSize: 16, mu: 0.1 }),
   scaffold: () => new ScaffoldServer({ network: CLASSIFIER, rounds: 3, epochs: 2, batchSize: 16, optimizer: { name: 'sgd', learningRate: 0.05 } }),
   communities: () => new CommunitiesServer({ nFeatures: 2, kind: 'gmm', contamination: 0.1, q: 0.1 }),
+  feddistr: () => new FedDistrServer({ dimension: 2, kMax: 2, seed: 1 }),
 };
 
 /** What each algorithm's model is, as plain numbers to compare. */
@@ -169,6 +172,8 @@ function numbers(a: AlgorithmName, model: unknown): unknown {
       const a = model as { communities: string[][]; edges: [string, string][]; decisions: unknown[] };
       return [a.communities, a.edges, a.decisions];
     }
+    case 'feddistr':
+      return (model as { bases: { mean: Float64Array; covariance: Float64Array; count: number }[] }).bases.map((b) => [b.count, Array.from(b.mean), Array.from(b.covariance)]);
   }
 }
 
@@ -252,7 +257,7 @@ function inProcess(algorithm: AlgorithmName, clients: Planned[]): FederationResu
 }
 
 describe.each(BROKERS)('over the $name', (kind) => {
-  test.each(['dem', 'fedgengmm', 'fedgem', 'mdm', 'scaffold', 'communities'] as const)('%s: client processes give the in-process model', async (algorithm) => {
+  test.each(['dem', 'fedgengmm', 'fedgem', 'mdm', 'scaffold', 'communities', 'feddistr'] as const)('%s: client processes give the in-process model', async (algorithm) => {
     const clients = plan(algorithm, algorithm === 'mdm' ? 6 : 4, `${algorithm}-${kind.name === 'mosquitto' ? 'm' : 'e'}`);
     const { result, procs } = await federate(kind, algorithm, clients);
     expect(result.excluded).toEqual([]);

@@ -101,6 +101,8 @@ export {
   type FullyIidOptions,
   type ContaminatedOptions,
   type ContaminatedPartition,
+  type EntangledOptions,
+  type EntangledPartition,
 } from './partition/index.js';
 // the federation runtime: roles, the round loop, messages, transports
 export {
@@ -259,6 +261,30 @@ export {
   type CommunitiesClientOptions,
   type CommunitiesServerOptions,
 } from './federated/communities/index.js';
+export {
+  fedDistr,
+  FedDistrClient,
+  FedDistrServer,
+  FEDDISTR_PROTOCOL,
+  wasserstein2,
+  bhattacharyya,
+  entangledCoefficient,
+  averageEntanglement,
+  type FedDistrClientData,
+  type FedDistrClientOptions,
+  type FedDistrPrivacy,
+  type FedDistrOptions,
+  type FedDistrResult,
+  type FedDistrEvaluation,
+  type FedDistrOutcome,
+  type FedDistrServerOptions,
+  type FedDistrCost,
+  type ConsolidatedBase,
+  type MatchedPair,
+  type PcaEncoder,
+  type Gaussian,
+  type CovarianceKind,
+} from './federated/feddistr/index.js';
 export { makeBlobs, type BlobOptions, type Blobs } from './data/synthetic.js';
 export {
   fashionMnist,

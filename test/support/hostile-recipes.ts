@@ -180,6 +180,8 @@ const AE_NET = { sizes: [2, 3, 2], activation: 'relu', outputActivation: 'sigmoi
 const fedavgClients = () => clientsOf().map((x, i) => new f.FedAvgClient(String(i), x, { seed: i }));
 const fedavgOptions = () => ({ network: { ...AE_NET }, rounds: 2, epochs: 1, batchSize: 8, optimizer: { name: 'sgd', learningRate: 0.1 }, aggregation: 'mean', weighting: 'samples' });
 const fedavgServer = () => new f.FedAvgServer({ network: AE_NET, rounds: 2, batchSize: 8 });
+const feddistrClients = () => clientsOf().map((x, i) => new f.FedDistrClient(String(i), x, { labels: Int32Array.from({ length: x.nRows }, (_, j) => j % 2), seed: i }));
+const feddistrServer = () => new f.FedDistrServer({ dimension: 2, kMax: 2, seed: 1 });
 /** The three servers of the FedAvg family share their recipe. */
 const fedavgFamily = (make: (o: any) => ServerRole, extra: Record<string, unknown> = {}): Recipe => ({
   call: (...a) => make(a[0]),
@@ -495,6 +497,7 @@ export const RECIPES: Record<string, Recipe> = {
   'partition.mdm': fn(f.partition.mdm, () => [Array.from({ length: 60 }, (_, i) => ['x', 'y', 'z'][i % 3]), { model: new f.DirichletMultinomialMixture({ ...mdmParams(), categories: ['x', 'y', 'z'] }), clients: 4, seed: 1, disjoint: false }]),
   'partition.fullyIid': fn(f.partition.fullyIid, () => [labels(), { sizes: [3, 5, 4], clients: 4, seed: 1, disjoint: true }]),
   'partition.contaminated': fn(f.partition.contaminated, () => [Array.from({ length: 60 }, (_, i) => i % 3), { clientsPerClass: 2, contamination: 0.2, rowsPerClient: 10, testLabels: Array.from({ length: 30 }, (_, i) => i % 3), testRowsPerClient: 5, seed: 1 }]),
+  'partition.entangled': fn(f.partition.entangled, () => [Array.from({ length: 40 }, (_, i) => i % 4), { clients: 2, target: 0.3, tasks: Array.from({ length: 40 }, (_, i) => (i % 4) >> 1), seed: 1 }]),
   'partition.conditionallyIid': fn(f.partition.conditionallyIid, () => [labels(), { histograms: [[2, 1], [1, 3]], classes: [0, 1], seed: 1 }]),
 
   // the federation runtime
@@ -639,6 +642,22 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['train', 'correction', 'networkFor', 'release'],
   }),
   FedAvgServer: fedavgFamily((o) => new f.FedAvgServer(o)),
+  fedDistr: fn(f.fedDistr, () => [clientsOf().map((X, i) => ({ X, labels: Int32Array.from({ length: X.nRows }, (_, j) => j % 2), subclasses: Array.from({ length: X.nRows }, (_, j) => (j % 2) + 2 * i) })), { kMax: 2, seed: 1, cost: 'wasserstein', covariance: 'diagonal', merge: 'dominant' }]),
+  FedDistrClient: cls(f.FedDistrClient, () => ['0', X(), { labels: labels(), regCovar: 1e-6, privacy: { clip: 10, epsilon: 1, delta: 1e-5 }, seed: 1 }], {
+    methods: { respond: (self) => [requestFor(feddistrServer, self)], dispose: () => [] },
+    internal: ['encode', 'autoencode', 'describe', 'cluster', 'moments'],
+  }),
+  FedDistrServer: {
+    call: (...a) => new f.FedDistrServer(...(a as [never])),
+    make: () => withRound(feddistrServer, feddistrClients),
+    args: () => [{ dimension: 2, kMin: 1, kMax: 2, covariance: 'full', clustering: 'gmm', criterion: 'bic', cost: 'bhattacharyya', threshold: 0.5, merge: 'weighted', seed: 1 }],
+    methods: (({ dispose: _, ...m }) => m)(serverMethods()),
+    internal: ['consolidate'],
+  },
+  wasserstein2: fn(f.wasserstein2, () => [{ mean: Float64Array.of(0, 1), covariance: Float64Array.of(1, 0, 0, 2) }, { mean: Float64Array.of(1, 1), covariance: Float64Array.of(2, 0, 0, 1) }, 'full']),
+  bhattacharyya: fn(f.bhattacharyya, () => [{ mean: Float64Array.of(0, 1), covariance: Float64Array.of(1, 2) }, { mean: Float64Array.of(1, 1), covariance: Float64Array.of(2, 1) }, 'diagonal']),
+  entangledCoefficient: fn(f.entangledCoefficient, () => [[0.5, 0.5, 0], [0, 0.5, 0.5]]),
+  averageEntanglement: fn(f.averageEntanglement, () => [[[1, 0], [1, 1], [0, 1]]]),
   FedProxServer: fedavgFamily((o) => new f.FedProxServer(o), { mu: 0.1 }),
   ScaffoldServer: fedavgFamily((o) => new f.ScaffoldServer(o), { serverLearningRate: 1 }),
   associate: fn(f.associate, () => [clientsOf(), { detector: { kind: 'gmm', contamination: 0.1 }, q: 0.08, partners: 'all', seed: 1, method: 'fast-greedy', encoding: 'binary', onInvalidClient: 'exclude' }]),

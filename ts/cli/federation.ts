@@ -46,9 +46,9 @@ export const serverOptions: Record<string, OptionSpec> = {
   encoding: { type: 'string', default: 'binary', choices: ENCODINGS, help: 'wire form of the messages (binary: Arrow IPC)' },
   out: { type: 'string', help: 'write the model JSON here (default: print it)' },
   // the algorithms' own options, under the names `fedmix experiment` uses
-  features: { type: 'int', help: 'dem, fedgengmm, fedgem: the number of features every client has (required)' },
+  features: { type: 'int', help: 'dem, fedgengmm, fedgem, feddistr: the number of features every client has (required)' },
   components: { type: 'int', help: 'dem, fedgengmm: K of the global model; mdm: K' },
-  'k-range': { type: 'range', help: 'fedgengmm: choose the global K by BIC in A..B instead of --components' },
+  'k-range': { type: 'range', help: 'fedgengmm: choose the global K by BIC in A..B instead of --components; feddistr: the base distributions per task label, chosen by BIC in A..B (default 1..5)' },
   covariance: { type: 'string', default: 'diag', choices: COVARIANCE_TYPES, help: 'dem, fedgengmm: covariance type' },
   init: { type: 'string', default: 'kfed', choices: DEM_INITS, help: 'dem: how the first model is chosen' },
   'max-rounds': { type: 'int', default: 100, help: 'dem: at most this many EM rounds' },
@@ -97,7 +97,7 @@ export const clientOptions: Record<string, OptionSpec> = {
   counts: { type: 'string', help: 'mdm: the histogram, comma-separated counts' },
   category: { type: 'string', help: 'mdm: the CSV column whose values are counted' },
   categories: { type: 'string', help: 'mdm: the categories in the federation\'s order, comma-separated (with --category)' },
-  label: { type: 'string', help: 'fedavg, fedprox, scaffold with a classifier: the CSV column of integer class labels (left out of the features)' },
+  label: { type: 'string', help: 'fedavg, fedprox, scaffold with a classifier: the CSV column of integer class labels; feddistr: the task labels (left out of the features)' },
   detector: { type: 'string', default: 'ocsvm', choices: ['ocsvm', 'gmm', 'autoencoder'], help: "communities: this client's local detector (the server's --detector); an ocsvm detector carries rows of this client's data to the others" },
   contamination: { type: 'number', default: 0.1, help: "communities: the detector's contamination, in (0, 0.5) (the server's --contamination)" },
   seed: { type: 'int', default: 0, help: "seed of the client's random choices" },
@@ -163,6 +163,11 @@ export function serverRoleOptions(a: AlgorithmName, o: Options): Record<string, 
     }
     case 'communities':
       return { nFeatures: required(o, 'features'), kind: o.detector, contamination: o.contamination, q: o.q, partners: o.partners, method: o.method, seed };
+    case 'feddistr': {
+      // the identity encoder over --features columns; the base distributions per task label in --k-range
+      const range = o['k-range'] as [number, number] | undefined;
+      return { dimension: required(o, 'features'), kMin: range?.[0], kMax: range?.[1], seed };
+    }
   }
 }
 
@@ -244,6 +249,7 @@ export function clientRoleOptions(a: AlgorithmName, o: Options): Record<string, 
     case 'fedavg':
     case 'fedprox':
     case 'scaffold':
+    case 'feddistr':
       return { seed };
     case 'communities':
       return { detector: { kind: o.detector, contamination: o.contamination } };

@@ -17,6 +17,8 @@ import { FedAvgClient } from './fedavg/client.js';
 import { FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgOutcome, type FedAvgServerOptions, type FedProxServerOptions, type ScaffoldServerOptions } from './fedavg/server.js';
 import { CommunitiesClient, type CommunitiesClientOptions } from './communities/client.js';
 import { CommunitiesServer, type Association, type CommunitiesServerOptions } from './communities/server.js';
+import { FedDistrClient, type FedDistrPrivacy } from './feddistr/client.js';
+import { FedDistrServer, type FedDistrOutcome, type FedDistrServerOptions } from './feddistr/server.js';
 import { MdmClient, type MdmClientOptions } from './mdm/client.js';
 import { MdmServer, type MdmServerOptions } from './mdm/server.js';
 import type { FedGEMOutcome } from './fedgem/server.js';
@@ -25,7 +27,7 @@ import { GaussianMixture } from '../models/gaussian-mixture.js';
 import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
 import type { ClientRole, ServerRole } from './runtime/roles.js';
 
-export const ALGORITHMS = ['fedgengmm', 'dem', 'fedgem', 'mdm', 'fedavg', 'fedprox', 'scaffold', 'communities'] as const;
+export const ALGORITHMS = ['fedgengmm', 'dem', 'fedgem', 'mdm', 'fedavg', 'fedprox', 'scaffold', 'communities', 'feddistr'] as const;
 export type AlgorithmName = (typeof ALGORITHMS)[number];
 
 /** A matrix as plain data: column-major values. */
@@ -42,7 +44,7 @@ export interface ClientSpec {
   data: MatrixData;
   /** FedGEM: the rows that score phi candidates */
   validation?: MatrixData;
-  /** the FedAvg family with a classifier: the class of each row */
+  /** the FedAvg family with a classifier: the class of each row; FedDistr: the task label of each row */
   labels?: Int32Array;
   options?: Record<string, unknown>;
 }
@@ -87,10 +89,13 @@ export function makeClient(given: ClientSpec): ClientRole & { dispose(): void } 
       return new FedAvgClient(spec.id, data, { labels: spec.labels, seed: options.seed as number | undefined });
     case 'communities':
       return new CommunitiesClient(spec.id, data, options as CommunitiesClientOptions);
+    case 'feddistr':
+      if (spec.labels === undefined) throw new InvalidParameterError('a FedDistr client needs labels: the task label of every row');
+      return new FedDistrClient(spec.id, data, { labels: spec.labels, privacy: options.privacy as FedDistrPrivacy | undefined, regCovar: options.regCovar as number | undefined, seed: options.seed as number | undefined });
   }
 }
 
-export type ServerOptions = DemServerOptions | FedGenGMMServerOptions | FedGEMServerOptions | MdmServerOptions | FedAvgServerOptions | CommunitiesServerOptions;
+export type ServerOptions = DemServerOptions | FedGenGMMServerOptions | FedGEMServerOptions | MdmServerOptions | FedAvgServerOptions | CommunitiesServerOptions | FedDistrServerOptions;
 
 /** The server role of an algorithm, with its own options. */
 export function makeServer(algorithm: AlgorithmName, options: Record<string, unknown>): ServerRole {
@@ -111,6 +116,8 @@ export function makeServer(algorithm: AlgorithmName, options: Record<string, unk
       return new ScaffoldServer(options as unknown as ScaffoldServerOptions);
     case 'communities':
       return new CommunitiesServer(options as unknown as CommunitiesServerOptions);
+    case 'feddistr':
+      return new FedDistrServer(options as unknown as FedDistrServerOptions);
   }
 }
 
@@ -121,11 +128,13 @@ export function resultJson(algorithm: AlgorithmName, model: unknown): unknown {
   const family = name === 'fedavg' || name === 'fedprox' || name === 'scaffold';
   const expected = family
     ? '{ network, parameters, ... }'
-    : { dem: 'a GaussianMixture', fedgengmm: '{ model: GaussianMixture, clients, ... }', fedgem: 'a FedGEM outcome', mdm: 'a DirichletMultinomialMixture', communities: 'an Association' }[name];
+    : { dem: 'a GaussianMixture', fedgengmm: '{ model: GaussianMixture, clients, ... }', fedgem: 'a FedGEM outcome', mdm: 'a DirichletMultinomialMixture', communities: 'an Association', feddistr: 'a FedDistr outcome { bases, membership, ... }' }[name];
   const ok = family
     ? model !== null && typeof model === 'object' && guardRead('model', () => (model as FedAvgOutcome).parameters instanceof Float32Array)
     : name === 'communities'
       ? model !== null && typeof model === 'object' && guardRead('model', () => (model as Association).membership instanceof Map && Array.isArray((model as Association).communities))
+    : name === 'feddistr'
+      ? model !== null && typeof model === 'object' && guardRead('model', () => Array.isArray((model as FedDistrOutcome).bases) && (model as FedDistrOutcome).membership instanceof Map)
     : name === 'dem'
       ? isModel(model, GaussianMixture)
       : name === 'mdm'
@@ -165,6 +174,19 @@ function resultOf(algorithm: AlgorithmName, model: unknown): unknown {
     case 'communities': {
       const a = model as Association;
       return { communities: a.communities, membership: Object.fromEntries(a.membership), nodes: a.nodes, edges: a.edges, modularity: Number.isFinite(a.modularity) ? a.modularity : null, method: a.method, decisions: a.decisions, tests: a.tests };
+    }
+    case 'feddistr': {
+      const o = model as FedDistrOutcome;
+      return {
+        estimatedBaseDistributions: o.estimatedBaseDistributions,
+        uploaded: o.uploaded,
+        threshold: o.threshold,
+        cost: o.cost,
+        covariance: o.covariance,
+        bases: o.bases.map((b) => ({ label: b.label, count: b.count, weight: b.weight, mean: Array.from(b.mean), covariance: Array.from(b.covariance), members: b.members })),
+        membership: Object.fromEntries([...o.membership].map(([id, m]) => [id, Array.from(m)])),
+        pairs: o.pairs,
+      };
     }
   }
 }
