@@ -243,14 +243,13 @@ const brokerUsers = () => [
   { username: 'fedmix-server', password: 'pw-server', role: 'server' as const },
   { username: 'a', password: 'pw-a', role: 'client' as const },
 ];
-/** serve()'s options with short waits where the hostile value is undefined (the defaults wait a minute). */
-function quick(o: unknown): unknown {
+/** serve()'s or join()'s options with short waits where the hostile value is null or undefined (the defaults wait a minute). */
+function quick(o: unknown, defaults: Record<string, unknown> = { joinTimeout: 0.2, listen: { port: 0 } }): unknown {
   if (o === null || typeof o !== 'object' || types.isProxy(o) || Object.getPrototypeOf(o) !== Object.prototype) return o;
   const d = (k: string) => Object.getOwnPropertyDescriptor(o, k);
-  // a throwing getter stays where it is: only plain undefined or null values (which mean the 60 s default) are replaced
+  // a throwing getter stays where it is: only plain undefined or null values (which mean the long defaults) are replaced
   const fill: Record<string, unknown> = {};
-  if (d('joinTimeout')?.get === undefined && (o as Record<string, unknown>).joinTimeout == null) fill.joinTimeout = 0.2;
-  if (d('listen')?.get === undefined && (o as Record<string, unknown>).listen === undefined) fill.listen = { port: 0 };
+  for (const [key, value] of Object.entries(defaults)) if (d(key)?.get === undefined && (o as Record<string, unknown>)[key] == null) fill[key] = value;
   return Object.defineProperties({}, { ...Object.getOwnPropertyDescriptors(o), ...Object.getOwnPropertyDescriptors(fill) });
 }
 
@@ -544,7 +543,11 @@ export const RECIPES: Record<string, Recipe> = {
     covers: ['MqttTransport#available', 'MqttTransport#exchange', 'MqttTransport#finish'],
     internal: ['changed', 'onMessage'],
   },
-  join: fn(f.join, () => [{ url: NOWHERE, federation: 'F', client: new f.DemClient('a', X()), password: 'p', connectTimeout: 1, waitForBroker: 0, reconnectFor: 1 }]),
+  join: {
+    // join waits for an unreachable broker up to its defaults (60 s) when an option is null or missing: short ones here
+    call: (o, ...rest) => f.join(...([quick(o, { connectTimeout: 1, waitForBroker: 0, reconnectFor: 1 }), ...rest] as Parameters<typeof f.join>)),
+    args: () => [{ url: NOWHERE, federation: 'F', client: new f.DemClient('a', X()), password: 'p', connectTimeout: 1, waitForBroker: 0, reconnectFor: 1 }],
+  },
   federationTopics: fn(f.federationTopics, () => ['F']),
   clientTopics: fn(f.clientTopics, () => ['F', 'a']),
   topicGrants: fn(f.topicGrants, () => ['F', { username: 'a', role: 'client' }]),
