@@ -10,7 +10,8 @@
  *   Bhattacharyya  DB = 1/8 dm' S^-1 dm + 1/2 ln(det S / sqrt(det S1 det S2)),
  *                  S = (S1 + S2) / 2.
  */
-import { InvalidParameterError } from '../../errors.js';
+import { formatValue, InvalidParameterError } from '../../errors.js';
+import { readOptions, requireOneOf, requireVector } from '../../validate.js';
 
 export type CovarianceKind = 'full' | 'diagonal';
 
@@ -147,6 +148,18 @@ function dimensionOf(g: Gaussian, kind: CovarianceKind): number {
   return d;
 }
 
+/** A Gaussian a caller passed, read once: { mean, covariance } as flat arrays of numbers. */
+function readGaussian(name: string, g: unknown): Gaussian {
+  if (g === null || typeof g !== 'object') throw new InvalidParameterError(`${name} must be a Gaussian { mean, covariance }, got ${formatValue(g)}`);
+  const o = readOptions(g as Gaussian, ['mean', 'covariance'], name);
+  return { mean: requireVector(`${name}.mean`, o.mean), covariance: requireVector(`${name}.covariance`, o.covariance) };
+}
+
+/** Both Gaussians and the covariance kind checked (public entry points: the caller's values may be anything). */
+function checked(a: unknown, b: unknown, kind: unknown): [Gaussian, Gaussian, CovarianceKind] {
+  return [readGaussian('a', a), readGaussian('b', b), requireOneOf('kind', kind, ['full', 'diagonal'] as const)];
+}
+
 function sameDimension(a: Gaussian, b: Gaussian, kind: CovarianceKind): number {
   const d = dimensionOf(a, kind);
   if (dimensionOf(b, kind) !== d) throw new InvalidParameterError(`the two Gaussians have ${d} and ${b.mean.length} dimensions`);
@@ -154,7 +167,8 @@ function sameDimension(a: Gaussian, b: Gaussian, kind: CovarianceKind): number {
 }
 
 /** The 2-Wasserstein distance W2 (not squared) between two Gaussians, in closed form. */
-export function wasserstein2(a: Gaussian, b: Gaussian, kind: CovarianceKind): number {
+export function wasserstein2(ga: Gaussian, gb: Gaussian, k: CovarianceKind): number {
+  const [a, b, kind] = checked(ga, gb, k);
   const d = sameDimension(a, b, kind);
   let m = 0;
   for (let j = 0; j < d; j++) m += (a.mean[j]! - b.mean[j]!) ** 2;
@@ -179,7 +193,8 @@ function logDet(L: Float64Array | undefined, d: number): number {
 }
 
 /** The Bhattacharyya distance between two Gaussians (NaN if a covariance is not positive definite). */
-export function bhattacharyya(a: Gaussian, b: Gaussian, kind: CovarianceKind): number {
+export function bhattacharyya(ga: Gaussian, gb: Gaussian, k: CovarianceKind): number {
+  const [a, b, kind] = checked(ga, gb, k);
   const d = sameDimension(a, b, kind);
   if (kind === 'diagonal') {
     let quad = 0;

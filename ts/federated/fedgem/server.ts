@@ -18,7 +18,7 @@
  * distance from a center to the nearest center of another client).
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
-import { readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
+import { guardRead, readArray, readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
@@ -120,11 +120,12 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     this.nFeatures = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
     this.rounds = requireInteger('rounds', options.rounds ?? 10, 0, LIMITS.rounds);
     this.tol = options.tol === undefined ? 0 : requirePositive('tol', options.tol);
-    const phis = typeof options.phi === 'number' ? [options.phi] : options.phi ?? [1];
-    if (!Array.isArray(phis) || phis.length === 0) {
-      throw new InvalidParameterError(`phi must be a number or a non-empty list of candidates (e.g. PHI_GRID), got ${Array.isArray(phis) ? '[]' : formatValue(phis)}`);
+    const given = options.phi ?? [1];
+    // a list is read once, under guard (a Proxy or getter cannot throw past here)
+    const phis = typeof given === 'number' ? [given] : guardRead('phi', () => Array.isArray(given)) ? (readArray('phi', given, MAX_CANDIDATES) as number[]) : undefined;
+    if (!phis || phis.length === 0) {
+      throw new InvalidParameterError(`phi must be a number or a non-empty list of candidates (e.g. PHI_GRID; at most ${MAX_CANDIDATES}), got ${phis ? '[]' : formatValue(given)}`);
     }
-    if (phis.length > MAX_CANDIDATES) throw new InvalidParameterError(`phi has ${phis.length} candidates; at most ${MAX_CANDIDATES}`);
     phis.forEach((p, i) => requirePositive(typeof options.phi === 'number' ? 'phi' : `phi[${i}]`, p));
     this.phis = [...phis];
     if (options.phiTolerance !== undefined && !(options.phiTolerance >= 0 && Number.isFinite(options.phiTolerance))) {
