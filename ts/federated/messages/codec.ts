@@ -9,7 +9,7 @@
  * refused on the sending side. Sizes are checked before anything is decoded.
  */
 import { FedmixError, formatThrown, formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
-import { isDetached, readOptions, requireInteger } from '../../validate.js';
+import { isDetached, MAX_VALUES, readOptions, requireInteger } from '../../validate.js';
 import { decodeArrow, elementType, encodeArrow, isArrowStream, type Column, type NumericArray } from './arrow-ipc.js';
 import { densify, sparseForm } from './sparse.js';
 import { checkEnvelope, type Message } from './envelope.js';
@@ -101,6 +101,8 @@ function plainPayload(m: Message, columns: Column[] | undefined): unknown {
       return Array.from(a);
     }
     if (Array.isArray(value)) {
+      // a sparse array of 2^32 - 1 holes is cheap to make and impossible to write
+      if (value.length > MAX_VALUES) throw new InvalidMessageError(`cannot send ${path.slice(0, 200)}: an array of ${value.length} entries; at most ${MAX_VALUES} travel`);
       return value.map((v, i) => (typeof v === 'number' ? (Number.isFinite(v) ? v : refuse(v, `${path}.${i}`)) : walk(v, String(i), `${path}.${i}`, depth + 1)));
     }
     const out: Record<string, unknown> = {};
