@@ -17,6 +17,8 @@ import {
 import { beforeAll, describe, expect, test } from 'vitest';
 import { FedmixError, GaussianMixture, init, InvalidDataError, InvalidParameterError, Matrix } from '../ts/index.js';
 import { blobs } from './helpers.js';
+import { wasm } from '../ts/wasm/loader.js';
+import { withScope } from '../ts/wasm/memory.js';
 
 /** Runs `fn` and returns what it threw (failing when it did not throw). */
 function thrown(fn: () => unknown): Error {
@@ -127,6 +129,15 @@ describe('a matrix whose buffer was transferred', () => {
       expect(() => Matrix.from(m)).toThrow(InvalidDataError);
       expect(() => new GaussianMixture({ nComponents: 1 }).fit(m)).toThrow(/matrix's ArrayBuffer was transferred \(detached\); build a new Matrix/);
     }
+  });
+
+  test('any typed array found detached when it is copied into WASM memory is an InvalidDataError, and nothing is left allocated', async () => {
+    await init();
+    const a = new Float64Array(4);
+    structuredClone(a.buffer, { transfer: [a.buffer] });
+    const before = wasm().fm_heap_in_use();
+    expect(() => withScope((s) => s.f64From(a))).toThrow(/ArrayBuffer was transferred \(detached\) before it could be copied into WASM memory/);
+    expect(wasm().fm_heap_in_use()).toBe(before);
   });
 });
 

@@ -10,7 +10,8 @@
  * and the core reports the allocations it cannot make as a status. Memory
  * never shrinks; init({ fresh: true }) starts over with an empty instance.
  */
-import { errorFromStatus, NotFittedError, WasmAllocationError, WasmError } from '../errors.js';
+import { errorFromStatus, InvalidDataError, NotFittedError, WasmAllocationError, WasmError } from '../errors.js';
+import { isDetached } from '../validate.js';
 import { coreConstant, coreConstantName } from './constants.js';
 import { instance, type WasmExports } from './loader.js';
 
@@ -104,7 +105,15 @@ export class Scope {
   /** A copy of `values` in WASM memory. */
   f64From(values: ArrayLike<number>): number {
     const ptr = this.f64(values.length);
-    new Float64Array(this.w.memory.buffer, ptr, values.length).set(values);
+    try {
+      new Float64Array(this.w.memory.buffer, ptr, values.length).set(values);
+    } catch (e) {
+      // a caller's typed array whose buffer was transferred away: intact() sees most of these first
+      if (e instanceof TypeError && ArrayBuffer.isView(values) && isDetached(values as Float64Array)) {
+        throw new InvalidDataError('the data\'s ArrayBuffer was transferred (detached) before it could be copied into WASM memory; pass data that stays with this thread');
+      }
+      throw e;
+    }
     return ptr;
   }
 
