@@ -324,13 +324,21 @@ describe('fedDistr: one round, then the consolidated set', () => {
     const data = clientsOf(X, sub, task, p.indices);
     const clean = fedDistr(data, { kMax: 3, seed: 1, covariance: 'diagonal' });
     const shift = (eps: number) => {
-      const r = fedDistr(data, { kMax: 3, seed: 1, covariance: 'diagonal', privacy: { clip: 40, epsilon: eps, delta: 1e-5 } });
+      const r = fedDistr(data, { kMax: 3, seed: 1, covariance: 'diagonal', privacy: { clip: 40, epsilon: eps, delta: 1e-5 }, noiseSeed: 7 });
       expect(r.excluded).toEqual([]);
       let s = 0;
       r.bases.forEach((b, i) => b.mean.forEach((v, j) => (s += Math.abs(v - clean.bases[i]!.mean[j]!))));
       return s;
     };
     expect(shift(0.1)).toBeGreaterThan(shift(1));
+  });
+
+  test('privacy noise does not follow from the public seed: two runs with the same seed release different uploads', () => {
+    const { X, sub, task } = synthetic(3, 2, 200, 3, 5);
+    const p = partition.entangled(sub, { clients: 3, target: 0, tasks: task, seed: 2 });
+    const data = clientsOf(X, sub, task, p.indices);
+    const run = () => fedDistr(data, { kMax: 3, seed: 1, covariance: 'diagonal', privacy: { clip: 40, epsilon: 1, delta: 1e-5 } }).bases.map((b) => Array.from(b.mean));
+    expect(run()).not.toEqual(run());
   });
 
   test('letter.csv: 26 letters in 13 task classes of two, disentangled over 10 clients', () => {

@@ -53,19 +53,17 @@ export interface FedDistrClientOptions {
   privacy?: FedDistrPrivacy;
   /** added to every covariance's diagonal (default 1e-6, scikit-learn's reg_covar) */
   regCovar?: number;
-  /** the privacy noise's seed (default: the server's seed mixed with the client id) */
+  /**
+   * the privacy noise's seed, for tests only: whoever knows it can remove the
+   * noise (default: fresh from crypto.getRandomValues, never derived from a
+   * public seed)
+   */
   seed?: number;
 }
 
 /** The Gaussian mechanism's noise scale for an L2 sensitivity at (epsilon, delta). */
 export function gaussianSigma(sensitivity: number, epsilon: number, delta: number): number {
   return (sensitivity * Math.sqrt(2 * Math.log(1.25 / delta))) / epsilon;
-}
-
-function idHash(id: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
-  return h >>> 0;
 }
 
 export class FedDistrClient implements ClientRole {
@@ -206,7 +204,7 @@ export class FedDistrClient implements ClientRole {
     const taskLabels = [...byLabel.keys()].sort((a, b) => a - b);
     const assigned = new Int32Array(n);
     const bases: DistributionsPayload['bases'] = [];
-    const rng = this.privacy ? new Rng(this.seed ?? (p.seed ^ idHash(this.id)) >>> 0) : undefined;
+    const rng = this.privacy ? (this.seed === undefined ? Rng.unpredictable() : new Rng(this.seed)) : undefined;
     try {
       for (const label of taskLabels) {
         const rows = byLabel.get(label)!;

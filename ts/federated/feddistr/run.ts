@@ -14,7 +14,7 @@ import type { MatrixLike } from '../../data/matrix.js';
 import { encodeLabels, type Label } from '../../data/labels.js';
 import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { adjustedRandScore } from '../../metrics/clustering.js';
-import { readArray, readOptions, requireOneOf } from '../../validate.js';
+import { readArray, readOptions, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult } from '../runtime/run.js';
@@ -33,6 +33,8 @@ export interface FedDistrClientData {
 export interface FedDistrOptions extends FedDistrServerOptions {
   /** Gaussian noise on every client's means and covariances */
   privacy?: FedDistrPrivacy;
+  /** seed of client i's privacy noise is noiseSeed + i: for tests only (default: fresh from crypto.getRandomValues) */
+  noiseSeed?: number;
   /** the wire form of the in-process messages (default 'binary') */
   encoding?: Encoding | 'none';
   /** a client that fails: excluded (default) or the run fails */
@@ -66,11 +68,12 @@ export function fedDistr(data: readonly FedDistrClientData[], given: FedDistrOpt
   const options = readOptions(given) as FedDistrOptions;
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
   const clientData = (readArray('data', data) as FedDistrClientData[]).map((c, i) => readOptions(c, ['X', 'labels', 'subclasses'], `data[${i}]`) as FedDistrClientData);
-  const { privacy, encoding, onInvalidClient: _o, ...serverOptions } = options;
+  const { privacy, noiseSeed, encoding, onInvalidClient: _o, ...serverOptions } = options;
+  if (noiseSeed !== undefined) requireInteger('noiseSeed', noiseSeed, 0, 2 ** 31);
   const identity = (serverOptions.encoder ?? 'identity') === 'identity';
   if (identity && serverOptions.dimension === undefined) serverOptions.dimension = majorityDimension(clientData.map((c) => c.X));
   const server = new FedDistrServer(serverOptions);
-  const { clients, unborn } = makeClients(clientData.length, (i, id) => new FedDistrClient(id, clientData[i]!.X, { labels: clientData[i]!.labels, privacy }), onInvalid === 'throw');
+  const { clients, unborn } = makeClients(clientData.length, (i, id) => new FedDistrClient(id, clientData[i]!.X, { labels: clientData[i]!.labels, privacy, seed: noiseSeed === undefined ? undefined : noiseSeed + i }), onInvalid === 'throw');
   try {
     const run = runFederationSync(server, new InProcessTransport(clients, { encoding }), { onInvalid: onInvalid === 'throw' ? 'fail' : 'exclude' });
     const { model, ...federation } = run;
