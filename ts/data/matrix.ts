@@ -236,7 +236,13 @@ export class Matrix {
   column(j: number): Float64Array {
     this.intact();
     checkIndex('column', j, this.nCols);
-    return this.data.subarray(j * this.nRows, (j + 1) * this.nRows);
+    try {
+      return this.data.subarray(j * this.nRows, (j + 1) * this.nRows);
+    } catch (e) {
+      // the backstop of intact(): a buffer found transferred away here is the caller's data error too
+      if (e instanceof TypeError && isDetached(this.data)) throw new InvalidDataError(`this ${this.nRows} x ${this.nCols} matrix's ArrayBuffer was transferred (detached); build a new Matrix`);
+      throw e;
+    }
   }
 
   /** Row i as a new array. */
