@@ -27,12 +27,15 @@ export const MAX_SAMPLES = 2 ** 48;
 export const MAX_LAYERS = 64;
 export const MAX_LAYER_WIDTH = 2 ** 20;
 
-const network = record({
+/** A network's description on the wire (its Network spec without init or seed): FedDistr's encoder message reuses these fields. */
+export const NETWORK_FIELDS = {
   sizes: listOf(wholeNumber(1, MAX_LAYER_WIDTH), MAX_LAYERS + 1),
   activation: oneOf(['relu', 'sigmoid', 'tanh', 'identity'] as const),
   outputActivation: oneOf(['relu', 'sigmoid', 'tanh', 'identity', 'softmax'] as const),
   loss: oneOf(['mse', 'bce', 'softmax-cross-entropy'] as const),
-});
+};
+
+const network = record(NETWORK_FIELDS);
 
 const optimizer = record({
   name: oneOf(['sgd', 'adam'] as const),

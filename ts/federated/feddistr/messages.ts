@@ -14,6 +14,7 @@
  *                                   the encoder's space
  *   server -> client  CONSOLIDATED  the consolidated base distributions (no reply)
  */
+import { MAX_LAYERS, NETWORK_FIELDS } from '../fedavg/messages.js';
 import { InvalidMessageError } from '../../errors.js';
 import { LIMITS } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
@@ -30,15 +31,8 @@ export const MAX_TASKS = 65536;
 export const MAX_DIMENSION = 1024;
 const LABEL_MAX = 2 ** 31 - 1;
 
-/** Most layers an encoder network may declare, and the widest layer. */
-export const MAX_LAYERS = 64;
-export const MAX_LAYER_WIDTH = 2 ** 20;
-
 const network = record({
-  sizes: listOf(wholeNumber(1, MAX_LAYER_WIDTH), MAX_LAYERS + 1),
-  activation: oneOf(['relu', 'sigmoid', 'tanh', 'identity'] as const),
-  outputActivation: oneOf(['relu', 'sigmoid', 'tanh', 'identity', 'softmax'] as const),
-  loss: oneOf(['mse', 'bce', 'softmax-cross-entropy'] as const),
+  ...NETWORK_FIELDS,
   parameters: f32Array(),
   /** the layer whose outputs are the code (1 = the first hidden layer) */
   codeLayer: wholeNumber(1, MAX_LAYERS),
