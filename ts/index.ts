@@ -261,6 +261,7 @@ export {
   type CommunitiesClientOptions,
   type CommunitiesServerOptions,
 } from './federated/communities/index.js';
+export type { DetectorNoise } from './models/detectors.js';
 export {
   fedDistr,
   FedDistrClient,
@@ -327,3 +328,12 @@ export {
   type MergedClassAuc,
   type CommunityTables,
 } from './experiment/anomaly-communities.js';
+export {
+  runCommunityExperiment,
+  type CommunityDataset,
+  type CommunityExperimentConfig,
+  type CommunityExperimentReport,
+  type CommunityPartitionRun,
+  type CommunityAssociationRun,
+  type CommunitySummaryRow,
+} from './experiment/communities-sweep.js';

@@ -50,6 +50,9 @@ const communityClients = () =>
     const r = m.toRows().map((row) => Array.from(row, (v) => 1 / (1 + Math.exp(-v))));
     return { id: ['a', 'b', 'c'][i]!, X: r, test: { X: r.slice(0, 6), outlier: [0, 0, 0, 0, 1, 1] } };
   });
+/** n rows of 3 features in (0, 1), the two classes (even and odd rows) apart. */
+const communityRows = (n: number, seed: number) =>
+  Array.from({ length: n }, (_, i) => [0, 1, 2].map((j) => 1 / (1 + Math.exp(-((i % 2) * 3 - 1.5 + Math.sin(seed * 7 + i * 3 + j))))));
 const histograms = () => [
   [3, 1, 0],
   [0, 2, 2],
@@ -398,7 +401,7 @@ export const RECIPES: Record<string, Recipe> = {
     statics: { fromJSON: stat(f.OneClassSVM.fromJSON, () => [ocsvmJSON()]) },
     internal: ['adopt', 'fitted', 'fitBytes', 'fitting', 'read', 'fitResident', 'decisionFunctionResident'],
   }),
-  LocalDetector: cls(f.LocalDetector, () => [{ kind: 'gmm', contamination: 0.1, gmm: { nComponents: 1, covarianceType: 'diag', seed: 1 }, ocsvm: { nu: 0.5 }, autoencoder: { epochs: 1 } }], {
+  LocalDetector: cls(f.LocalDetector, () => [{ kind: 'gmm', contamination: 0.1, gmm: { nComponents: 1, covarianceType: 'diag', seed: 1 }, ocsvm: { nu: 0.5 }, autoencoder: { epochs: 1 }, noise: { clip: 5, epsilon: 1, delta: 1e-5 }, noiseSeed: 1 }], {
     methods: {
       fit: () => [X()],
       scoreSamples: (self) => (self.fit(X()), [X()]),
@@ -408,7 +411,7 @@ export const RECIPES: Record<string, Recipe> = {
       dispose: () => [],
     },
     statics: { fromJSON: stat(f.LocalDetector.fromJSON, () => [detectorJSON()]) },
-    internal: ['make', 'fitted', 'scoresOf'],
+    internal: ['make', 'fitted', 'scoresOf', 'noisyMixture'],
   }),
   selectGaussianMixture: fn(f.selectGaussianMixture, () => [X(), { kMin: 1, kMax: 3, criterion: 'bic', covarianceTypes: ['diag', 'full'], seed: 1, maxIter: 20 }]),
   informationCriteria: fn(f.informationCriteria, () => [-1.5, 40, 5]),
@@ -471,6 +474,13 @@ export const RECIPES: Record<string, Recipe> = {
 
   // per-community training and the anomaly-communities paper's tables
   trainCommunities: fn(f.trainCommunities, () => [communityClients(), [['a', 'b'], ['c']], { rounds: 1, hiddenLayers: [2], seed: 1 }]),
+  runCommunityExperiment: fn(f.runCommunityExperiment, () => [
+    {
+      train: { X: communityRows(60, 1), labels: Array.from({ length: 60 }, (_, i) => i % 2) },
+      test: { X: communityRows(30, 2), labels: Array.from({ length: 30 }, (_, i) => i % 2) },
+    },
+    { clientsPerClass: [1], q: [0.08, 0.5], contamination: 0.1, detector: 'gmm', detectorOptions: { gmm: { covarianceType: 'diag' } }, federated: 'autoencoder', training: { rounds: 1, hiddenLayers: [2] }, rowsPerClient: 10, testRowsPerClient: 10, repeats: 1, seed: 1 },
+  ]),
   groupsByClass: fn(f.groupsByClass, () => [['a', 'b', 'c'], [0, 0, 1]]),
   communityMembership: fn(f.communityMembership, () => [[['a', 'b'], ['c']], { a: 0, b: 1, c: 1 }]),
   communityRandIndex: fn(f.communityRandIndex, () => [[['a', 'b'], ['c']], [['a'], ['b', 'c']]]),

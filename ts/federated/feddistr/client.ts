@@ -34,7 +34,7 @@ import { Rng } from '../../random.js';
 import { readArray, readOptions, requireInteger, requireNumber, requirePositive } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
-import { symmetricFunction } from './gaussian.js';
+import { gaussianSigma, releaseGaussian, type MomentNoise } from '../gaussian-noise.js';
 import { CONSOLIDATED, DESCRIBE, DISTRIBUTIONS, FEDDISTR_PROTOCOL, type ConsolidatedPayload, type DescribePayload, type DistributionsPayload } from './messages.js';
 
 export interface FedDistrPrivacy {
@@ -61,10 +61,7 @@ export interface FedDistrClientOptions {
   seed?: number;
 }
 
-/** The Gaussian mechanism's noise scale for an L2 sensitivity at (epsilon, delta). */
-export function gaussianSigma(sensitivity: number, epsilon: number, delta: number): number {
-  return (sensitivity * Math.sqrt(2 * Math.log(1.25 / delta))) / epsilon;
-}
+export { gaussianSigma };
 
 export class FedDistrClient implements ClientRole {
   readonly id: string;
@@ -293,38 +290,12 @@ export class FedDistrClient implements ClientRole {
       }
     }
     if (kind === 'full') for (let a = 0; a < d; a++) for (let b = 0; b < a; b++) second[a * d + b] = second[b * d + a]!;
+    let noise: MomentNoise | undefined;
     if (rng && this.privacy) {
       const { clip: C, epsilon, delta } = this.privacy;
-      const sMean = gaussianSigma((2 * C) / n, epsilon / 2, delta / 2);
-      const sSecond = gaussianSigma((2 * C * C) / n, epsilon / 2, delta / 2);
-      const e1 = rng.normal(d);
-      for (let j = 0; j < d; j++) mean[j]! += sMean * e1[j]!;
-      if (kind === 'full') {
-        const e2 = rng.normal((d * (d + 1)) / 2);
-        let t = 0;
-        for (let a = 0; a < d; a++) {
-          for (let b = a; b < d; b++) {
-            second[a * d + b]! += sSecond * e2[t++]!;
-            second[b * d + a] = second[a * d + b]!;
-          }
-        }
-      } else {
-        const e2 = rng.normal(d);
-        for (let a = 0; a < d; a++) second[a]! += sSecond * e2[a]!;
-      }
+      noise = { mean: gaussianSigma((2 * C) / n, epsilon / 2, delta / 2), second: gaussianSigma((2 * C * C) / n, epsilon / 2, delta / 2), rng };
     }
-    const floor = Math.max(this.regCovar, 1e-12);
-    const covariance = new Float64Array(size);
-    if (kind === 'full') {
-      for (let a = 0; a < d; a++) for (let b = 0; b < d; b++) covariance[a * d + b] = second[a * d + b]! - mean[a]! * mean[b]!;
-      if (this.privacy) covariance.set(symmetricFunction(covariance, d, (x) => Math.max(x, floor)));
-      for (let a = 0; a < d; a++) covariance[a * d + a]! += this.regCovar;
-      // exact symmetry (the server checks it)
-      for (let a = 0; a < d; a++) for (let b = 0; b < a; b++) covariance[a * d + b] = covariance[b * d + a]!;
-    } else {
-      for (let a = 0; a < d; a++) covariance[a] = Math.max(second[a]! - mean[a]! * mean[a]!, this.privacy ? floor : 0) + this.regCovar;
-    }
-    return { mean, covariance };
+    return releaseGaussian(mean, second, d, kind, noise, this.regCovar);
   }
 
   dispose(): void {}
