@@ -26,6 +26,7 @@ import { join, MqttTransport } from '../federated/transport/mqtt.js';
 import { COVARIANCE_TYPES } from '../models/gaussian-mixture.js';
 import { Rng } from '../random.js';
 import type { OptionSpec, Options } from './args.js';
+import { OCSVM_WARNING } from './federation.js';
 import { progressBar } from './progress.js';
 import { textTable } from './table.js';
 
@@ -208,7 +209,7 @@ export function formatCommunitiesReport(r: CommunityExperimentReport, title: str
 
 export async function runCommunitiesCommand(o: Options): Promise<{ text: string; json: unknown }> {
   if (o.detector === 'ocsvm') {
-    process.stderr.write('fedmix communities: warning: an ocsvm detector carries support vectors, which are rows of its client\'s training data, to every partner; use --detector gmm (mixture parameters only, optionally with --noise-epsilon) where rows must not leave a client\n');
+    process.stderr.write(`fedmix communities: ${OCSVM_WARNING}\n`);
   }
   const broker = o.broker as string | undefined;
   if (broker !== undefined && broker !== 'embedded' && !/^(mqtts?|wss?):\/\//.test(broker)) throw new InvalidParameterError(`--broker takes "embedded" or a URL like mqtt://host:1883, got "${broker}"`);
