@@ -197,3 +197,29 @@ describe('Gaussian noise on a GMM detector', () => {
     expect(() => new LocalDetector({ kind: 'gmm', noise: { ...noise, delta: 1 } })).toThrow(/delta is 1; it must be below 1/);
   });
 });
+
+describe('the relay in messages of at most maxRelayBytes', () => {
+  // six clients in two clouds; a full-covariance 2-d GMM detector is 7 values (~312 bytes by the server's estimate)
+  const parts = [0, 1, 2, 3, 4, 5].map((k) => {
+    const x = blobs(60, 2, 1, 20 + k, 0);
+    if (k >= 3) for (let i = 0; i < x.data.length; i++) x.data[i] = x.data[i]! + 8;
+    return x;
+  });
+  const run = (maxRelayBytes?: number) => associate(parts, { detector: { kind: 'gmm' }, q: 0.1, maxRelayBytes });
+
+  test('a small budget spreads each client\'s five partners over rounds, with the one-message association', () => {
+    const whole = run();
+    const chunked = run(700); // two detectors per message
+    expect(whole.federation.traffic.rounds).toBe(2);
+    // fit, then 2 + 2 + 1 partners
+    expect(chunked.federation.traffic.rounds).toBe(4);
+    expect(chunked.federation.history.slice(1).map((r) => r.asked)).toEqual([6, 6, 6]);
+    expect(chunked.decisions).toEqual(whole.decisions);
+    expect(chunked.edges).toEqual(whole.edges);
+    expect(chunked.communities).toEqual(whole.communities);
+    expect(chunked.communities).toEqual([['0', '1', '2'], ['3', '4', '5']]);
+    // a budget below one detector still sends one per message
+    expect(run(1).federation.traffic.rounds).toBe(6);
+    expect(() => run(0)).toThrow(/maxRelayBytes/);
+  });
+});

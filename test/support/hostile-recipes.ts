@@ -681,9 +681,9 @@ export const RECIPES: Record<string, Recipe> = {
   CommunitiesServer: {
     call: (...a) => new f.CommunitiesServer(...(a as [never])),
     make: () => withRound(communitiesServer, communitiesClients),
-    args: () => [{ nFeatures: 2, kind: 'gmm', contamination: 0.1, q: 0.08, partners: 2, seed: 1, method: 'louvain' }],
+    args: () => [{ nFeatures: 2, kind: 'gmm', contamination: 0.1, q: 0.08, partners: 2, seed: 1, method: 'louvain', maxRelayBytes: 1024 }],
     methods: (({ dispose: _, ...m }) => m)(serverMethods()),
-    internal: ['plan', 'associate'],
+    internal: ['plan', 'associate', 'chunk'],
   },
   fedGEM: fn(f.fedGEM, () => [clientsOf(), { client: { nComponents: 2, variance: 1, seed: 1 }, rounds: 2, phi: 1 }]),
   FedGEMClient: cls(f.FedGEMClient, () => ['0', X(), { nComponents: 2, variance: 1, localSteps: 1, seed: 1 }, X()], {

@@ -55,6 +55,7 @@ export const communitiesOptions: Record<string, OptionSpec> = {
   'test-rows-per-client': { type: 'int', help: 'test rows per client (default: every test row of its inlier class, outliers at ratio d / (1 - d))' },
   partners: { type: 'int', help: 'partners each client tests (default: every other client, as the paper)' },
   method: { type: 'string', default: 'fast-greedy', choices: ['fast-greedy', 'louvain'], help: 'community detection' },
+  'relay-mb': { type: 'number', default: 8, help: "association: the most detector data (MiB) in one relay message; a client's partners take as many rounds as they need" },
   repeats: { type: 'int', default: 1, help: 'repeats with fresh partitions' },
   seed: { type: 'int', default: 0, help: 'seed of the first repeat' },
   broker: { type: 'string', help: 'run every federation over MQTT: "embedded" (a broker started here) or mqtt://host:port of a broker open to the clients' },
@@ -104,6 +105,11 @@ async function loadData(o: Options): Promise<{ data: CommunityDataset; source: R
   return { data, source: { file: o.data, label: o.label, testShare: share, scaling: 'min-max on the training rows' }, numericLabels: false };
 }
 
+function relayBytes(mb: number): number {
+  if (!(mb > 0 && mb <= 1024)) throw new InvalidParameterError(`--relay-mb must be in (0, 1024], got ${mb}`);
+  return Math.round(mb * 2 ** 20);
+}
+
 export function communitiesConfig(o: Options, numericLabels: boolean): CommunityExperimentConfig {
   const epsilon = o['noise-epsilon'] as number | undefined;
   const clip = o['noise-clip'] as number | undefined;
@@ -123,6 +129,7 @@ export function communitiesConfig(o: Options, numericLabels: boolean): Community
     noiseSeed: o['noise-seed'] as number | undefined,
     partners: o.partners as number | undefined,
     method: o.method as CommunityExperimentConfig['method'],
+    maxRelayBytes: relayBytes(o['relay-mb'] as number),
     federated: o.federated as CommunityExperimentConfig['federated'],
     training: {
       rounds: o.rounds as number,

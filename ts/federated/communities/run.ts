@@ -50,7 +50,7 @@ export function associate(data: readonly MatrixLike[], given: AssociateOptions =
  */
 export function planAssociation(data: readonly MatrixLike[], given: AssociateOptions = {}): FederationPlan<AssociateResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { detector, q, partners, method }');
-  const options = readOptions(given, ['detector', 'q', 'partners', 'seed', 'method', 'encoding', 'onInvalidClient', 'noiseSeed']) as AssociateOptions;
+  const options = readOptions(given, ['detector', 'q', 'partners', 'seed', 'method', 'maxRelayBytes', 'encoding', 'onInvalidClient', 'noiseSeed']) as AssociateOptions;
   const noiseSeed = options.noiseSeed === undefined ? undefined : requireInteger('noiseSeed', options.noiseSeed, 0, LIMITS.count);
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
   const clientData = readArray('data', data) as MatrixLike[];
@@ -65,6 +65,7 @@ export function planAssociation(data: readonly MatrixLike[], given: AssociateOpt
     partners: options.partners,
     seed: options.seed,
     method: options.method,
+    maxRelayBytes: options.maxRelayBytes,
   });
   const { clients, unborn } = makeClients(clientData.length, (i, id) => new CommunitiesClient(id, clientData[i]!, { detector: noiseSeed === undefined ? detector : { ...detector, noiseSeed: noiseSeed + i } }), onInvalid === 'throw');
   return (function* (): FederationPlan<AssociateResult> {
