@@ -59,6 +59,7 @@ describe('runCommunityExperiment', () => {
       const a = run.associations[0]!;
       // all pairs: n (n - 1) decisions
       expect(a.tests).toBe(run.clients * (run.clients - 1));
+      expect(a.rounds).toBe(2);
       expect(a.bytesDown).toBeGreaterThan(a.bytesUp);
       // q = 0.08 finds the ideal groups on patterns this distinct; their training is the ideal run's
       expect(a.ari).toBe(1);

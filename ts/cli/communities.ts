@@ -201,7 +201,7 @@ export function formatCommunitiesReport(r: CommunityExperimentReport, title: str
     for (const a of run.associations) {
       lines.push(
         '',
-        `p = ${run.p}, q = ${a.q}, repeat ${run.repeat + 1} (seed ${run.seed}): ${run.clients} clients of ${run.rowsPerClient} rows; ${a.communities.length} communities, ARI ${f3(a.ari)}, modularity ${f3(a.modularity)}; association ${kb(a.bytesUp + a.bytesDown)} (${kb(a.bytesUp)} up), ${a.seconds.toFixed(2)} s`,
+        `p = ${run.p}, q = ${a.q}, repeat ${run.repeat + 1} (seed ${run.seed}): ${run.clients} clients of ${run.rowsPerClient} rows; ${a.communities.length} communities, ARI ${f3(a.ari)}, modularity ${f3(a.modularity)}; association ${kb(a.bytesUp + a.bytesDown)} (${kb(a.bytesUp)} up) in ${a.rounds} rounds, ${a.seconds.toFixed(2)} s`,
         formatCommunityTables({
           membership: a.membership,
           auc: { local: run.local.auc, community: a.community.auc, ideal: run.idealRun.auc },

@@ -103,6 +103,8 @@ export interface CommunityAssociationRun {
   edges: number;
   /** decisions reported (all pairs of n clients: n (n - 1)) */
   tests: number;
+  /** communication rounds of the association: 1 + the relay rounds (more when partners exceed one message) */
+  rounds: number;
   /** the association phase: bytes each way and wall seconds (detector fits, relays, decisions) */
   bytesUp: number;
   bytesDown: number;
@@ -269,7 +271,7 @@ export function planCommunityExperiment(data: CommunityDataset, given: Community
         const ideal = canonical(groupsByClass(ids, part.inlierClass));
         const where = `p = ${p}, repeat ${r + 1}`;
         // the associations first: one per q, each a separate run of the protocol
-        const found: { q: number; groups: string[][]; a: { modularity: number; edges: number; tests: number; bytesUp: number; bytesDown: number; seconds: number; excluded: string[] } }[] = [];
+        const found: { q: number; groups: string[][]; a: { modularity: number; edges: number; tests: number; rounds: number; bytesUp: number; bytesDown: number; seconds: number; excluded: string[] } }[] = [];
         for (const q of qs) {
           const association = yield* planAssociation(
             clients.map((c) => c.X),
@@ -282,7 +284,7 @@ export function planCommunityExperiment(data: CommunityDataset, given: Community
           found.push({
             q,
             groups,
-            a: { modularity: association.modularity, edges: association.edges.length, tests: association.tests, bytesUp: f.traffic.bytesUp, bytesDown: f.traffic.bytesDown, seconds: f.seconds, excluded: association.excluded.map((e) => e.reason) },
+            a: { modularity: association.modularity, edges: association.edges.length, tests: association.tests, rounds: f.traffic.rounds, bytesUp: f.traffic.bytesUp, bytesDown: f.traffic.bytesDown, seconds: f.seconds, excluded: association.excluded.map((e) => e.reason) },
           });
           step(`${where}: association, q = ${q}`);
         }
