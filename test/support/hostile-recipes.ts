@@ -525,6 +525,7 @@ export const RECIPES: Record<string, Recipe> = {
     methods: {
       available: () => [],
       availableSync: () => [],
+      users: () => ['0'],
       exchange: () => [1, new Map([['0', requestFor(demServer, { id: '0' } as ClientRole)]]), { timeoutMs: 1000, maxMessageBytes: 1 << 20 }],
       exchangeSync: () => [1, new Map([['1', requestFor(demServer, { id: '1' } as ClientRole)]]), { maxMessageBytes: 1 << 20 }],
     },
@@ -600,6 +601,10 @@ export const RECIPES: Record<string, Recipe> = {
   fitMdm: fn(f.fitMdm, () => [histograms(), { nComponents: 2, rounds: 2, cohort: 4, initCohort: 4, maxCount: 6, seed: 1 }]),
   selectMdm: fn(f.selectMdm, () => [histograms(), { kRange: [1, 2], rounds: 2, seed: 1 }]),
   MdmClient: cls(f.MdmClient, () => ['0', [2, 1, 1], { seed: 1 }], {
+    methods: { respond: (self) => [requestFor(mdmServer, self)], requestDone: (self) => [requestFor(mdmServer, self)], dispose: () => [] },
+    internal: ['evaluation', 'fits', 'initStats', 'statistics'],
+  }),
+  MdmUserGroup: cls(f.MdmUserGroup, () => ['g', [[2, 1, 1], [1, 0, 3]], { seeds: [1, 2] }], {
     methods: { respond: (self) => [requestFor(mdmServer, self)], requestDone: (self) => [requestFor(mdmServer, self)], dispose: () => [] },
     internal: ['evaluation', 'fits', 'initStats', 'statistics'],
   }),

@@ -259,6 +259,14 @@ export function readInitStats(o: InitStatsReply, s: Shape, users = 1): { e: Floa
   return { e, p: pp, q };
 }
 
+/**
+ * A flag of one user's reply: 0 or 1 (the schema allows a group's count of
+ * users), refused as the schema would refuse it.
+ */
+function oneUserFlag(name: string, x: number | undefined): void {
+  if (x !== undefined && x > 1) throw new InvalidMessageError(`${name} is ${x}; it must be a whole number in [0, 1]`, `${name} is malformed`);
+}
+
 /** Whether x is a whole number up to rounding (a sum of ones and of probability vectors): its nearest integer, or -1. */
 function wholeCount(x: number): number {
   const n = Math.round(x);
@@ -401,6 +409,7 @@ export function readStats(
   bounds: StatsBounds,
   users = 1,
 ): Record<string, Float64Array> {
+  if (users === 1) oneUserFlag('unsupported', o.unsupported);
   lengthIs('omega', o.omega, s.k);
   lengthIs('e', o.e, s.k * s.nMax);
   lengthIs('u', o.u, s.k * s.c);
@@ -552,6 +561,7 @@ function readGroupStats(o: StatsReply, s: Shape, clip: number | undefined, logLi
  * log-likelihood their sum, between counted x floor and 0.
  */
 export function readEvaluation(o: EvaluationReply, floors: readonly number[], users = 1): Record<string, Float64Array> {
+  if (users === 1) oneUserFlag('counted', o.counted);
   lengthIs('logLikelihood', o.logLikelihood, floors.length);
   const ll = o.logLikelihood;
   const counted = o.counted;
