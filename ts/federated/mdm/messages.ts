@@ -342,26 +342,48 @@ export class StatsBounds {
   }
 
   at(n: number): SizeBounds {
-    let b = this.bySize.get(n);
+    const b = this.bySize.get(n);
     if (b) return b;
+    const { nComponents: k, nCategories: c, maxCount: nMax } = this.model;
+    // every size at once where that is cheap (a round's clients have many sizes): three WASM calls instead of 2 + K per size
+    this.compute((k * c + k) * nMax <= BATCH_VALUES && this.bySize.size === 0 ? Array.from({ length: nMax }, (_, i) => i + 1) : [n]);
+    return this.bySize.get(n)!;
+  }
+
+  /** The bounds of `sizes`, computed together (elementwise: the same values as one size at a time). */
+  private compute(sizes: readonly number[]): void {
     const { nComponents: k, nCategories: c, maxCount: nMax, tau, alpha, pi } = this.model;
-    const x = new Float64Array(k * c + k);
-    x.set(alpha);
-    x.set(this.a0, k * c);
-    const d = digammaDiff(x, n) as Float64Array;
-    const lnFactorial = lgamma(n + 1);
-    let floor = -Infinity;
-    for (let r = 0; r < k; r++) {
-      if (!(tau[r]! > 0 && pi[r * nMax + n - 1]! > 0)) continue;
-      let l = Math.log(tau[r]!) + Math.log(pi[r * nMax + n - 1]!) + lnFactorial - lnRisingFactorial(this.a0[r]!, n);
-      for (let j = 0; j < c; j++) l += Math.min(0, Math.log(alpha[r * c + j]! / n));
-      floor = Math.max(floor, l);
-    }
-    b = { u: d.subarray(0, k * c), v: d.subarray(k * c), supported: floor > -Infinity, logLikelihood: floor };
-    this.bySize.set(n, b);
-    return b;
+    const w = k * c + k;
+    const x = new Float64Array(sizes.length * w);
+    const ns = new Float64Array(sizes.length * w);
+    const a0 = new Float64Array(sizes.length * k);
+    const nk = new Float64Array(sizes.length * k);
+    sizes.forEach((n, s) => {
+      x.set(alpha, s * w);
+      x.set(this.a0, s * w + k * c);
+      ns.fill(n, s * w, (s + 1) * w);
+      a0.set(this.a0, s * k);
+      nk.fill(n, s * k, (s + 1) * k);
+    });
+    const d = digammaDiff(x, ns) as Float64Array;
+    const lnFactorial = lgamma(Float64Array.from(sizes, (n) => n + 1));
+    const lrf = lnRisingFactorial(a0, nk) as Float64Array;
+    sizes.forEach((n, s) => {
+      let floor = -Infinity;
+      for (let r = 0; r < k; r++) {
+        if (!(tau[r]! > 0 && pi[r * nMax + n - 1]! > 0)) continue;
+        let l = Math.log(tau[r]!) + Math.log(pi[r * nMax + n - 1]!) + lnFactorial[s]! - lrf[s * k + r]!;
+        for (let j = 0; j < c; j++) l += Math.min(0, Math.log(alpha[r * c + j]! / n));
+        floor = Math.max(floor, l);
+      }
+      const ds = d.subarray(s * w, (s + 1) * w);
+      this.bySize.set(n, { u: ds.subarray(0, k * c), v: ds.subarray(k * c), supported: floor > -Infinity, logLikelihood: floor });
+    });
   }
 }
+
+/** Most values StatsBounds computes at once for every size of a model (8 MB per array). */
+const BATCH_VALUES = 1 << 20;
 
 /**
  * A lower bound on a counted client's ln q(c, n) under `model` for any size
