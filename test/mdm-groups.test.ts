@@ -7,6 +7,8 @@
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import {
+  decodeMessage,
+  encodeMessage,
   defineMessage,
   defineProtocol,
   DirichletMultinomialMixture,
@@ -297,6 +299,19 @@ describe('rules that count clients count users', () => {
     };
     expect((release(new MdmUserGroup('ten', rowsOf(h, 0, 10))).payload as { clients: number }).clients).toBe(10);
     expect(() => release(new MdmUserGroup('nine', rowsOf(h, 0, 9)))).toThrow(/at least 10 clients under privacy; this one would hold 9/);
+  });
+});
+
+describe('the envelope carries the users a reply stands for', () => {
+  test('both encodings keep it; absent means one user and stays absent; anything but an integer in [1, 2^24] is refused', () => {
+    const m = message('mdm/stats', 'g', 3, { omega: new Float64Array([1, 2]) }, 7);
+    for (const encoding of ['json', 'binary'] as const) {
+      expect(decodeMessage(encodeMessage(m, encoding)).users).toBe(7);
+      expect('users' in decodeMessage(encodeMessage(message('k', 'a', 1, {}), encoding))).toBe(false);
+      for (const bad of [0, -1, 1.5, '2', 2 ** 24 + 1, null]) {
+        expect(() => decodeMessage(encodeMessage({ ...m, users: bad } as never, encoding))).toThrow(InvalidMessageError);
+      }
+    }
   });
 });
 
