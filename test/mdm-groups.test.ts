@@ -24,6 +24,7 @@ import {
   MdmServer,
   MdmUserGroup,
   message,
+  runFederation,
   runFederationSync,
   type ClientRole,
   type Matrix,
@@ -84,6 +85,20 @@ describe('groups of users give the per-client run', () => {
     expect(perClient.traffic.users).toBeUndefined();
     expect(grouped.federation.history.every((r) => r.users === 60 && r.accepted === groups)).toBe(true);
     if (groups < 60) expect(grouped.traffic.bytesUp).toBeLessThan(perClient.traffic.bytesUp);
+  });
+
+  test('runFederation (async) gives what runFederationSync gives', async () => {
+    const h = users(20, 6);
+    const model = fitMdm(h, { nComponents: K, rounds: 0, maxCount: N, seed: 1 }).model;
+    const server = () => new MdmServer({ nComponents: K, nCategories: C, maxCount: N, rounds: 2, init: model, seed: 1 });
+    const groups = () => [new MdmUserGroup('a', rowsOf(h, 0, 8)), new MdmUserGroup('b', rowsOf(h, 8, 20))];
+    const [s1, s2] = [server(), server()];
+    const sync = runFederationSync(s1, groups());
+    const async_ = await runFederation(s2, groups());
+    expect(same(async_.model, sync.model)).toBe(0);
+    expect(async_.traffic.users).toBe(40);
+    s1.dispose();
+    s2.dispose();
   });
 
   test('with privacy: the same noise is added once to the same sums (noise seeded for the test)', () => {
