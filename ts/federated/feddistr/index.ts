@@ -10,7 +10,9 @@
  *             on 2-Wasserstein or Bhattacharyya costs, different task labels
  *             forbidden), joins parallel pairs into sets, keeps one
  *             representative per set and every orthogonal base;
- *   the end:  every client present receives the consolidated set.
+ *   the end:  every client present receives the consolidated set; the
+ *             global model is that set as a Bayes classifier, or an
+ *             MLPClassifier trained on rows drawn from it (global.ts).
  */
 export { FedDistrClient, gaussianSigma, MIN_SILHOUETTE, type FedDistrClientOptions, type FedDistrPrivacy } from './client.js';
 export { FedDistrServer, type FedDistrServerOptions, type FedDistrOutcome, type FedDistrCost, type ConsolidatedBase, type MatchedPair, type PcaEncoder } from './server.js';
