@@ -300,5 +300,8 @@ describe('the experiment: FedDistr one round against the FedAvg family', () => {
     expect(() => runFedDistrExperiment({ train }, { clients: 2, entanglement: 0, testFraction: 1 })).toThrow(InvalidParameterError);
     expect(() => runFedDistrExperiment({} as never, { clients: 2, entanglement: 0 })).toThrow(InvalidParameterError);
     expect(() => runFedDistrExperiment({ train }, null as never)).toThrow(InvalidParameterError);
+    expect(() => runFedDistrExperiment({ train: { ...train, tasks: train.tasks.slice(1) } }, { clients: 2, entanglement: 0 })).toThrow(InvalidDataError);
+    expect(() => runFedDistrExperiment({ train: { ...train, subclasses: train.subclasses.map(() => 7) } }, { clients: 2, entanglement: 0 })).toThrow(/codes run from 0 to 3/);
+    expect(() => runFedDistrExperiment({ train, test: { X: blobs(5, 3, 1, 1), tasks: new Int32Array(5) } }, { clients: 2, entanglement: 0 })).toThrow(/2 features/);
   });
 });

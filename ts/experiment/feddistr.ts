@@ -40,7 +40,7 @@ import { MLPClassifier } from '../models/mlp-classifier.js';
 import { Network, type NetworkSpec } from '../models/network.js';
 import { entangled } from '../partition/entangled.js';
 import { Rng } from '../random.js';
-import { readArray, readOptions, requireInteger, requireNumber, requireOneOf, requirePositive } from '../validate.js';
+import { guardRead, readArray, readOptions, requireInteger, requireNumber, requireOneOf, requirePositive } from '../validate.js';
 
 /** Rows labelled with their base distribution (subclass) and their task class (superclass). */
 export interface SubclassData {
@@ -389,6 +389,25 @@ function resolve(c: FedDistrExperimentConfig): Resolved {
   };
 }
 
+/** The data's shapes agree: one subclass and one task class per row, codes within the names, test and public rows of the same width. */
+function checkSubclassData(d: FedDistrExperimentData): void {
+  const t = d.train;
+  if (!Matrix.isMatrix(t.X)) throw new InvalidParameterError('data.train.X must be a Matrix');
+  const n = t.X.nRows;
+  const codes = (name: string, a: unknown, count: number, rows: number) => {
+    if (!(ArrayBuffer.isView(a) && a instanceof Int32Array) || a.length !== rows) throw new InvalidDataError(`${name} must be an Int32Array of ${rows} codes, one per row`);
+    for (const v of a) if (!(v >= 0 && v < count)) throw new InvalidDataError(`${name} holds ${v}; codes run from 0 to ${count - 1}`);
+  };
+  if (!Array.isArray(t.subclassNames) || !Array.isArray(t.taskNames)) throw new InvalidParameterError('data.train needs subclassNames and taskNames');
+  codes('data.train.subclasses', t.subclasses, t.subclassNames.length, n);
+  codes('data.train.tasks', t.tasks, t.taskNames.length, n);
+  if (d.test) {
+    if (!Matrix.isMatrix(d.test.X) || d.test.X.nCols !== t.X.nCols) throw new InvalidDataError(`data.test.X must be a Matrix of ${t.X.nCols} features`);
+    codes('data.test.tasks', d.test.tasks, t.taskNames.length, d.test.X.nRows);
+  }
+  if (d.public && (!Matrix.isMatrix(d.public) || d.public.nCols !== t.X.nCols)) throw new InvalidDataError(`data.public must be a Matrix of ${t.X.nCols} features`);
+}
+
 /** The splits of one repeat: the clients' rows, the test rows and the public rows. */
 function split(data: FedDistrExperimentData, r: Resolved, seed: number): { train: SubclassData; test: { X: Matrix; tasks: Int32Array }; publicX: Matrix } {
   const t = data.train;
@@ -447,6 +466,7 @@ export function runFedDistrExperiment(data: FedDistrExperimentData, config: FedD
   const r = resolve(c);
   const d0 = readOptions(data, ['train', 'test', 'public'], 'data') as FedDistrExperimentData;
   if (!d0.train) throw new InvalidParameterError('data.train is missing: the rows dealt to clients, with subclasses and tasks');
+  guardRead('data', () => checkSubclassData(d0));
   const T = d0.train.taskNames.length;
   const runs: RepeatRun[] = [];
   const steps = 1 + r.baselines.length;
