@@ -150,6 +150,7 @@ export function formatFeddistrReport(r: FedDistrExperimentReport, title: string,
     f3(x.feddistr.adjustedRandIndex),
     kb(x.feddistr.bytesUp),
     kb(x.feddistr.bytesDown),
+    kb(x.feddistr.describeBytes),
   ]);
   const base = r.summary.baselines.map((b) => {
     const runsOf = r.runs.map((x) => x.baselines.find((y) => y.method === b.method)!);
@@ -174,7 +175,7 @@ export function formatFeddistrReport(r: FedDistrExperimentReport, title: string,
     `${d.clientRows} client rows, ${d.testRows} test, ${d.publicRows} public; ${d.features} features encoded to ${d.latent}; ${d.subclasses} subclasses in ${d.tasks} task classes; ${r.config.clients} clients at entanglement ${r.config.entanglement}`,
     '',
     'FedDistr, one round (bytes in KiB):',
-    ...textTable(['seed', 'coefficient', ...models.map((m) => `${m} acc`), 'bases found/true', 'ARI', 'up', 'down'], runs),
+    ...textTable(['seed', 'coefficient', ...models.map((m) => `${m} acc`), 'bases found/true', 'ARI', 'up', 'down', 'of it requests (encoder)'], runs),
     '',
     `FedDistr accuracy: ${models.map((m) => `${m} ${f3(r.summary.feddistr.accuracy[m]?.mean)}`).join(', ')}; ${kb(r.summary.feddistr.bytes.mean)} KiB in all`,
     '',
