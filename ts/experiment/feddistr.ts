@@ -26,7 +26,7 @@ import type { FashionMnist } from '../data/datasets/fashion-mnist.js';
 import { Matrix } from '../data/matrix.js';
 import { PCA } from '../data/pca.js';
 import { StandardScaler } from '../data/scale.js';
-import { FedmixError, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { fedAvg, type FedAvgResult } from '../federated/fedavg/run.js';
 import type { FedDistrPrivacy } from '../federated/feddistr/client.js';
 import { encodeRows } from '../federated/feddistr/encoder.js';
@@ -515,14 +515,14 @@ export function runFedDistrExperiment(data: FedDistrExperimentData, config: FedD
         if (r.models.includes('generative')) accuracy.generative = new BaseDistributionClassifier(fd.bases, { encoder, covariance: fd.covariance }).score(test.X, test.tasks);
         if (r.models.includes('mlp')) {
           const synthetic = sampleBaseDistributions(fd.bases, { n: requireInteger('syntheticRows', c.syntheticRows ?? train.X.nRows, 1), seed: s + 4, covariance: fd.covariance });
-          const mlp = new MLPClassifier({ hiddenLayerSizes: r.hiddenLayers, maxIter: r.mlpEpochs, randomState: s + 5 });
-          try {
-            accuracy.mlp = mlp.fit(scaler.transform(synthetic.X), synthetic.labels).score(netTest, test.tasks);
-          } catch (e) {
-            // rows of one task label only cannot train a classifier: no accuracy to report
-            if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
-          } finally {
-            mlp.dispose();
+          // rows of one task label only cannot train a classifier: then no accuracy to report
+          if (new Set(synthetic.labels).size >= 2) {
+            const mlp = new MLPClassifier({ hiddenLayerSizes: r.hiddenLayers, maxIter: r.mlpEpochs, randomState: s + 5 });
+            try {
+              accuracy.mlp = mlp.fit(scaler.transform(synthetic.X), synthetic.labels).score(netTest, test.tasks);
+            } finally {
+              mlp.dispose();
+            }
           }
         }
       }
