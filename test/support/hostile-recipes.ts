@@ -181,6 +181,11 @@ const fedavgClients = () => clientsOf().map((x, i) => new f.FedAvgClient(String(
 const fedavgOptions = () => ({ network: { ...AE_NET }, rounds: 2, epochs: 1, batchSize: 8, optimizer: { name: 'sgd', learningRate: 0.1 }, aggregation: 'mean', weighting: 'samples' });
 const fedavgServer = () => new f.FedAvgServer({ network: AE_NET, rounds: 2, batchSize: 8 });
 const feddistrClients = () => clientsOf().map((x, i) => new f.FedDistrClient(String(i), x, { labels: Int32Array.from({ length: x.nRows }, (_, j) => j % 2), seed: i }));
+/** two task labels' Gaussians in two dimensions, full covariances */
+const gaussianBases = () => [
+  { label: 0, count: 20, mean: Float64Array.of(-2, 0), covariance: Float64Array.of(1, 0.2, 0.2, 1) },
+  { label: 1, count: 20, mean: Float64Array.of(2, 0), covariance: Float64Array.of(1, 0, 0, 2) },
+];
 const feddistrServer = () => new f.FedDistrServer({ dimension: 2, kMax: 2, seed: 1 });
 /** The three servers of the FedAvg family share their recipe. */
 const fedavgFamily = (make: (o: any) => ServerRole, extra: Record<string, unknown> = {}): Recipe => ({
@@ -653,7 +658,7 @@ export const RECIPES: Record<string, Recipe> = {
   fedDistr: fn(f.fedDistr, () => [clientsOf().map((X, i) => ({ X, labels: Int32Array.from({ length: X.nRows }, (_, j) => j % 2), subclasses: Array.from({ length: X.nRows }, (_, j) => (j % 2) + 2 * i) })), { kMax: 2, seed: 1, cost: 'wasserstein', covariance: 'diagonal', merge: 'dominant' }]),
   FedDistrClient: cls(f.FedDistrClient, () => ['0', X(), { labels: labels(), regCovar: 1e-6, privacy: { clip: 10, epsilon: 1, delta: 1e-5 }, seed: 1 }], {
     methods: { respond: (self) => [requestFor(feddistrServer, self)], dispose: () => [] },
-    internal: ['encode', 'autoencode', 'describe', 'cluster', 'moments'],
+    internal: ['describe', 'cluster', 'moments'],
   }),
   FedDistrServer: {
     call: (...a) => new f.FedDistrServer(...(a as [never])),
@@ -664,6 +669,20 @@ export const RECIPES: Record<string, Recipe> = {
   },
   wasserstein2: fn(f.wasserstein2, () => [{ mean: Float64Array.of(0, 1), covariance: Float64Array.of(1, 0, 0, 2) }, { mean: Float64Array.of(1, 1), covariance: Float64Array.of(2, 0, 0, 1) }, 'full']),
   bhattacharyya: fn(f.bhattacharyya, () => [{ mean: Float64Array.of(0, 1), covariance: Float64Array.of(1, 2) }, { mean: Float64Array.of(1, 1), covariance: Float64Array.of(2, 1) }, 'diagonal']),
+  BaseDistributionClassifier: cls(f.BaseDistributionClassifier, () => [gaussianBases(), { covariance: 'full', encoder: 'identity' }], {
+    methods: { predict: () => [X()], predictProba: () => [X()], score: () => [X(), labels()] },
+    internal: ['encode', 'logDensity', 'logJoint'],
+  }),
+  sampleBaseDistributions: fn(f.sampleBaseDistributions, () => [gaussianBases(), { n: 10, seed: 1, covariance: 'full' }]),
+  runFedDistrExperiment: fn(f.runFedDistrExperiment, () => [
+    { train: f.groupSubclasses(X(), Array.from({ length: 40 }, (_, i) => `s${i % 4}`), { groups: [['s0', 's1'], ['s2', 's3']] }) },
+    { clients: 2, entanglement: 0, kMax: 1, rounds: 1, hiddenLayers: [2], mlpEpochs: 1, syntheticRows: 20, baselines: ['fedavg', 'central'], seed: 1 },
+  ]),
+  roundsToReach: fn(f.roundsToReach, () => [[{ round: 1, accuracy: 0.5, bytes: 10 }], 0.4]),
+  groupSubclasses: fn(f.groupSubclasses, () => [X(), Array.from({ length: 40 }, (_, i) => `s${i % 4}`), { groups: [['s0', 's1'], ['s2', 's3']] }]),
+  fashionMnistSubclasses: fn(f.fashionMnistSubclasses, () => [{ X: f.Matrix.zeros(4, 2), labels: Int32Array.of(0, 6, 1, 3), classNames: [...f.FASHION_MNIST_CLASSES], split: 'train', indices: Int32Array.of(0, 1, 2, 3) }, [['T-shirt/top', 'Shirt'], ['Trouser', 'Dress']]]),
+  subclassDataFromCsv: fn(f.subclassDataFromCsv, () => ['f1,sub,sup\n1,a,x\n2,b,y\n3,a,x\n', { subclass: 'sub', superclass: 'sup' }]),
+  parseTaskGroups: fn(f.parseTaskGroups, () => ['A+B,C+D']),
   entangledCoefficient: fn(f.entangledCoefficient, () => [[0.5, 0.5, 0], [0, 0.5, 0.5]]),
   averageEntanglement: fn(f.averageEntanglement, () => [[[1, 0], [1, 1], [0, 1]]]),
   FedProxServer: fedavgFamily((o) => new f.FedProxServer(o), { mu: 0.1 }),

@@ -10,6 +10,7 @@ import { demoOptions, runDemoCommand } from './demo.js';
 import { experimentOptions, runExperimentCommand } from './experiment.js';
 import { mdmFitOptions, mdmSimulateOptions, runMdmFitCommand, runMdmSimulateCommand } from './mdm.js';
 import { fedgemOptions, runFedgemCommand } from './fedgem.js';
+import { feddistrOptions, runFeddistrCommand } from './feddistr.js';
 import { clientOptions, runClientCommand, runServerCommand, serverOptions } from './federation.js';
 
 declare const __FEDMIX_VERSION__: string;
@@ -47,6 +48,11 @@ const commands: Record<string, Command> = {
     summary: 'FedGEM: federated clustering with an unknown number of clusters (CSV or blobs), against a central GMM',
     options: { ...fedgemOptions, json: jsonOption },
     run: runFedgemCommand,
+  },
+  feddistr: {
+    summary: "FedDistr's one round against FedAvg, FedProx, SCAFFOLD and central training (Fashion-MNIST or a CSV with subclasses)",
+    options: { ...feddistrOptions, json: jsonOption },
+    run: runFeddistrCommand,
   },
   server: {
     summary: "run a federation's server over MQTT (the embedded broker, or --broker URL) and write the model",

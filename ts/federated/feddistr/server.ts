@@ -306,7 +306,7 @@ function medianRmsStd(all: BaseDistribution[], d: number, kind: CovarianceKind):
   return v.length % 2 ? v[m]! : (v[m - 1]! + v[m]!) / 2;
 }
 
-function readEncoder(given: unknown, dimension: unknown): DescribePayload['encoder'] {
+export function readEncoder(given: unknown, dimension: unknown): DescribePayload['encoder'] {
   if (given === 'identity') {
     if (dimension === undefined) throw new InvalidParameterError("the identity encoder needs `dimension`: the rows' number of features");
     return { kind: 'identity', dimension: requireInteger('dimension', dimension, 1, MAX_DIMENSION) };
