@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import {
   adjustedRandScore,
   averagePrecision,
+  DirichletMultinomialMixture,
   distributedEM,
   GaussianMixture,
   init,
@@ -24,6 +25,7 @@ import {
   normalizedError,
   partition,
   partitionToArrow,
+  PCA,
   rocAuc,
   toArrowTable,
   toArrowVector,
@@ -200,6 +202,20 @@ describe('results as Arrow, built with the apache-arrow of the project', () => {
     expect(t).toBeInstanceOf(arrow.Table);
     expect(Array.from(t.getChild('cluster')!.toArray() as Int32Array)).toEqual([0, 1]);
     expect(Array.from(t.getChild('center')!.get(1)!.toArray() as Float64Array)).toEqual(Array.from(km.centers.subarray(3, 6)));
+  });
+
+  test('PCA and DirichletMultinomialMixture toArrow(): one row per component', () => {
+    const pca = new PCA({ nComponents: 2 }).fit(X);
+    const t = pca.toArrow();
+    expect(t).toBeInstanceOf(arrow.Table);
+    expect(t.schema.fields.map((f) => `${f.name}: ${String(f.type)}`)).toEqual(['component: Int32', 'explainedVariance: Float64', 'explainedVarianceRatio: Float64', 'direction: FixedSizeList[3]<Float64>']);
+    expect(Array.from(t.getChild('explainedVariance')!.toArray() as Float64Array)).toEqual(Array.from(pca.explainedVariance));
+    expect(Array.from(t.getChild('direction')!.get(1)!.toArray() as Float64Array)).toEqual(Array.from(pca.components.subarray(3, 6)));
+    const mdm = new DirichletMultinomialMixture({ tau: [0.25, 0.75], alpha: [[1, 2, 3], [3, 2, 1]], pi: [[0.5, 0.5, 0, 0], [0.1, 0.2, 0.3, 0.4]] });
+    const m = mdm.toArrow();
+    expect(m.schema.fields.map((f) => `${f.name}: ${String(f.type)}`)).toEqual(['component: Int32', 'tau: Float64', 'alpha: FixedSizeList[3]<Float64>', 'pi: FixedSizeList[4]<Float64>']);
+    expect(Array.from(m.getChild('pi')!.get(1)!.toArray() as Float64Array)).toEqual([0.1, 0.2, 0.3, 0.4]);
+    expect(Array.from(m.getChild('alpha')!.get(0)!.toArray() as Float64Array)).toEqual([1, 2, 3]);
   });
 
   test('scores, labels and probabilities side by side with toArrowTable, back to a Matrix unchanged', () => {

@@ -5,7 +5,7 @@
  * becomes an InvalidParameterError naming what was being read, and sizes are
  * checked before anything is allocated for them.
  */
-import { isArrowVector, vectorToArray, vectorToFloat64 } from './data/arrow.js';
+import { isVectorNamed, vectorToArray, vectorToFloat64 } from './data/arrow.js';
 import { FedmixError, formatThrown, formatValue, InvalidParameterError } from './errors.js';
 
 /**
@@ -191,7 +191,7 @@ export function requireLength(name: string, value: unknown, max = MAX_VALUES, Er
  * (dictionary columns decoded, a null refused).
  */
 export function readArray(name: string, value: unknown, max = MAX_VALUES, Err: ErrorClass = InvalidParameterError): unknown[] {
-  if (isArrowVector(value)) return vectorToArray(name, value, max, Err);
+  if (isVectorNamed(value, name, Err)) return vectorToArray(name, value, max, Err);
   const n = requireLength(name, value, max, Err);
   const a = value as ArrayLike<unknown>;
   return guardRead(name, () => Array.from({ length: n }, (_, i) => a[i]), Err);
@@ -204,7 +204,7 @@ export function readArray(name: string, value: unknown, max = MAX_VALUES, Err: E
  */
 export function requireVector(name: string, value: unknown, Err: ErrorClass = InvalidParameterError): Float64Array {
   if (isFloat64Array(value)) return value;
-  if (isArrowVector(value)) return vectorToFloat64(name, value, Err);
+  if (isVectorNamed(value, name, Err)) return vectorToFloat64(name, value, Err);
   const n = requireLength(name, value, MAX_VALUES, Err);
   const a = value as ArrayLike<unknown>;
   const out = new Float64Array(n);

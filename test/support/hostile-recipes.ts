@@ -298,7 +298,7 @@ export const RECIPES: Record<string, Recipe> = {
     },
   }),
   PCA: cls(f.PCA, () => [{ nComponents: 1 }], {
-    methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] },
+    methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()], toArrow: (self) => (self.fit(X()), []) },
     internal: ['state'],
   }),
   MinMaxScaler: cls(f.MinMaxScaler, () => [], { methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] } }),
@@ -430,6 +430,7 @@ export const RECIPES: Record<string, Recipe> = {
       predict: () => [histograms()],
       sample: () => [4, { seed: 1 }],
       toJSON: () => [],
+      toArrow: () => [],
     },
     statics: { fromJSON: stat(f.DirichletMultinomialMixture.fromJSON, () => [JSON.stringify(mdm().toJSON())]) },
     internal: ['evaluate', 'modelBytes', 'pointers'],

@@ -70,17 +70,40 @@ function vectorShaped(x: unknown): x is ArrowVectorLike {
 
 /** Whether `x` is an Arrow Table or RecordBatch, of any apache-arrow version (recognised by its shape). */
 export function isArrowTable(x: unknown): x is ArrowTableLike {
-  return guardRead('the value', () => tableShaped(x), InvalidDataError);
+  return isTableNamed(x, 'the value');
 }
 
 /** Whether `x` is an Arrow Vector, of any apache-arrow version (recognised by its shape). */
 export function isArrowVector(x: unknown): x is ArrowVectorLike {
-  return guardRead('the value', () => vectorShaped(x), InvalidDataError);
+  return isVectorNamed(x, 'the value');
+}
+
+/** isArrowTable for an argument called `name` (a getter or Proxy that throws is an InvalidDataError naming it). */
+export function isTableNamed(x: unknown, name: string, Err: new (m: string) => FedmixError = InvalidDataError): x is ArrowTableLike {
+  return guardRead(name, () => tableShaped(x), Err);
+}
+
+/** isArrowVector for an argument called `name`. */
+export function isVectorNamed(x: unknown, name: string, Err: new (m: string) => FedmixError = InvalidDataError): x is ArrowVectorLike {
+  return guardRead(name, () => vectorShaped(x), Err);
+}
+
+const byteLengthOfBuffer = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength')!.get!;
+
+/** Whether `x` is an ArrayBuffer, asked through its internal slot: no Proxy trap runs (instanceof would run one). */
+function isArrayBuffer(x: unknown): x is ArrayBuffer {
+  try {
+    byteLengthOfBuffer.call(x);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The bytes of `x` when it is a Uint8Array or ArrayBuffer, else undefined (asked without running a Proxy trap). */
 function bytesOf(x: unknown): Uint8Array | undefined {
-  if (x instanceof ArrayBuffer) return new Uint8Array(x);
+  if (isArrayBuffer(x)) return new Uint8Array(x);
+  // isView first: it runs no Proxy trap, and instanceof on a real view runs none either
   if (ArrayBuffer.isView(x) && x instanceof Uint8Array) return x;
   return undefined;
 }
@@ -119,7 +142,7 @@ export function tableFromBytes(bytes: Uint8Array | ArrayBuffer, name = 'the Arro
 /** A table-shaped value, or IPC bytes read into one; anything else is an InvalidDataError. */
 export function readTable(x: unknown, name = 'the table'): ArrowTableLike {
   if (isArrowBytes(x)) return tableFromBytes(x, `${name}'s bytes`);
-  if (isArrowTable(x)) return x;
+  if (isTableNamed(x, name)) return x;
   throw new InvalidDataError(`${name} must be an Arrow Table, RecordBatch or Arrow IPC bytes, got ${formatValue(x)}`);
 }
 
@@ -375,7 +398,7 @@ export function toArrowTable(columns: Record<string, ArrowColumnInput>): Table {
     const c = guardRead(`columns.${name}`, () => columns[name]);
     if (Matrix.isMatrix(c)) {
       for (let j = 0; j < c.nCols; j++) add(`${name}_${j}`, makeVector(c.column(j).slice()));
-    } else if (isArrowVector(c)) {
+    } else if (isVectorNamed(c, `columns.${name}`, InvalidParameterError)) {
       // re-made with the project's apache-arrow, whatever copy made it
       const values = c.type.typeId === TYPE.Dictionary || TEXT.has(c.type.typeId) ? vectorToArray(`columns.${name}`, c, MAX_VALUES, InvalidParameterError) : vectorToFloat64(`columns.${name}`, c, InvalidParameterError);
       add(name, toArrowVector(values as ArrayLike<number> | string[]));

@@ -5,7 +5,7 @@
  * across rows of one feature.
  */
 import { tableFromArrays, type Table } from 'apache-arrow';
-import { isArrowBytes, isArrowTable, tableColumns, type ArrowColumnsOptions, type ArrowTableLike } from './arrow.js';
+import { isArrowBytes, isTableNamed, tableColumns, type ArrowColumnsOptions, type ArrowTableLike } from './arrow.js';
 import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { guardRead, isDetached, isFloat64Array, MAX_VALUES, requireLength, requireVector } from '../validate.js';
 
@@ -137,7 +137,7 @@ export class Matrix {
     if (Matrix.isMatrix(x)) return x.intact();
     // Array.isArray throws on a revoked Proxy
     if (guardRead('X', () => Array.isArray(x), InvalidDataError)) return Matrix.fromRows(x as ArrayLike<number>[]);
-    if (isArrowBytes(x) || isArrowTable(x)) return Matrix.fromArrow(x);
+    if (isArrowBytes(x) || isTableNamed(x, 'X')) return Matrix.fromArrow(x);
     throw new InvalidDataError(`expected a Matrix, an array of rows, an Arrow Table or Arrow IPC bytes, got ${formatValue(x)}`);
   }
 
