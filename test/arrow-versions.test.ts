@@ -4,7 +4,9 @@
  * dist/, so build first: `npx tsup`), then runs test/support/arrow-versions/
  * check.mjs (ESM) and check.cjs (CommonJS) there: a table of that version
  * fitted, its IPC bytes fitted, toArrow() an instance of that version's Table,
- * a dictionary label column used, nulls, and the messages' Arrow IPC codec.
+ * a dictionary label column used, nulls, and the messages' Arrow IPC codec
+ * (a message encoded in each version's project decoded in every other's);
+ * and fedmix's published types compiled against that version's.
  *
  * The projects are kept under the system temp folder (fedmix-arrow-versions/):
  * a project is installed with npm once per set of fedmix dependencies, and on
@@ -33,6 +35,8 @@ interface Outcome {
   checks?: Record<string, true | string>;
   cjs?: true | string;
   types?: true | string;
+  /** the messages of every version's project, decoded in this one's */
+  decoded?: (true | string)[];
   skipped?: string;
 }
 const outcomes = new Map<number, Outcome>();
@@ -111,13 +115,22 @@ beforeAll(async () => {
       outcomes.set(v, { checks: { 'install and run': `${(e as Error).message}`.slice(0, 2000) } });
     }),
   );
+  // every version's project decodes the message every other version's project encoded
+  const ready = VERSIONS.filter((v) => outcomes.get(v)?.checks && existsSync(join(cache, `arrow-${v}`, 'message.bin')));
+  const messages = ready.map((v) => join(cache, `arrow-${v}`, 'message.bin'));
+  await pool(ready, 4, async (v) => {
+    const dir = join(cache, `arrow-${v}`);
+    copyFileSync(join(checks, 'decode-messages.mjs'), join(dir, 'decode-messages.mjs'));
+    const out = await run(process.execPath, ['decode-messages.mjs', ...messages], { cwd: dir, timeout: 120_000 }).catch((e: Error) => ({ stdout: JSON.stringify({ decoded: [e.message.slice(0, 500)] }) }));
+    outcomes.get(v)!.decoded = (JSON.parse(out.stdout.trim().split('\n').pop()!) as { decoded: (true | string)[] }).decoded;
+  });
 }, 900_000);
 
 describe('apache-arrow peer versions, each in a fresh project with the packed fedmix', () => {
   test.for(VERSIONS)('apache-arrow %i', (version, ctx) => {
     const outcome = outcomes.get(version)!;
     const passed = Object.values(outcome.checks ?? {}).filter((r) => r === true).length;
-    console.log(`apache-arrow ${outcome.version ?? version}: ${passed} of ${Object.keys(outcome.checks ?? {}).length} ESM checks, CommonJS ${outcome.cjs}, types ${outcome.types === true}`);
+    console.log(`apache-arrow ${outcome.version ?? version}: ${passed} of ${Object.keys(outcome.checks ?? {}).length} ESM checks, CommonJS ${outcome.cjs}, types ${outcome.types === true}, messages of ${outcome.decoded?.filter((d) => d === true).length} versions decoded`);
     if (outcome.skipped) {
       console.warn(`skipped: ${outcome.skipped}`);
       ctx.skip(outcome.skipped);
@@ -129,6 +142,7 @@ describe('apache-arrow peer versions, each in a fresh project with the packed fe
     expect(Object.keys(outcome.checks ?? {})).toHaveLength(10);
     expect(outcome.cjs, 'CommonJS').toBe(true);
     expect(outcome.types, "fedmix's types over this version's").toBe(true);
+    expect(outcome.decoded, "the messages every version's project encoded").toEqual(VERSIONS.map(() => true));
   });
 });
 

@@ -176,19 +176,21 @@ function numericValues(what: string, v: ArrowVectorLike): Float64Array {
   }
   const n = v.length;
   if (!Number.isSafeInteger(n) || n < 0 || n > MAX_VALUES) throw new InvalidDataError(`${what} holds ${formatValue(n)} values; at most ${MAX_VALUES} are read`);
+  const half = typeId === TYPE.Float && (v.type as { precision?: unknown }).precision === 0;
+  // Float16 arrays hold raw half-precision bits; get() decodes them
+  const values = half ? undefined : v.toArray();
+  const held = ArrayBuffer.isView(values) && !(values instanceof DataView) ? (values as unknown as ArrayLike<unknown>).length : undefined;
+  if (!half && held !== n) {
+    // what a truncated IPC stream makes: a length its buffers do not hold (checked before allocating for it)
+    throw new InvalidDataError(`${what} claims ${n} values but its buffers hold ${held ?? 'none'}`);
+  }
   const out = new Float64Array(n);
-  if (typeId === TYPE.Float && (v.type as { precision?: unknown }).precision === 0) {
-    // Float16 arrays hold raw half-precision bits; get() decodes them
+  if (values === undefined) {
     for (let i = 0; i < n; i++) out[i] = Number(v.get(i));
+  } else if (values instanceof BigInt64Array || values instanceof BigUint64Array) {
+    for (let i = 0; i < n; i++) out[i] = Number(values[i]);
   } else {
-    const values = v.toArray();
-    if (values instanceof BigInt64Array || values instanceof BigUint64Array) {
-      for (let i = 0; i < n; i++) out[i] = Number(values[i]);
-    } else if (ArrayBuffer.isView(values) && (values as unknown as ArrayLike<number>).length === n) {
-      out.set(values as unknown as ArrayLike<number>);
-    } else {
-      for (let i = 0; i < n; i++) out[i] = Number(v.get(i));
-    }
+    out.set(values as unknown as ArrayLike<number>);
   }
   if (v.nullCount > 0) for (let i = 0; i < n; i++) if (!v.isValid(i)) out[i] = NaN;
   return out;

@@ -5,7 +5,7 @@
  * { version, checks: { name: true | "what went wrong" } }.
  */
 import { deepStrictEqual, ok } from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as arrow from 'apache-arrow';
 import * as f from 'fedmix';
 
@@ -96,6 +96,8 @@ check('messages: the Arrow IPC codec encodes and decodes, and this version reads
   const back = f.decodeMessage(bytes);
   deepStrictEqual(Array.from(back.payload.s1), [1, 2, 3, 4]);
   deepStrictEqual(back.round, 4);
+  // for test/arrow-versions.test.ts to decode with every other version's project
+  writeFileSync(new URL('./message.bin', import.meta.url), bytes);
   const t = arrow.tableFromIPC(bytes);
   deepStrictEqual(t.numRows, 1);
   deepStrictEqual(Array.from(t.getChild('payload.s1').get(0).toArray()), [1, 2, 3, 4]);
