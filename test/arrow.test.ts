@@ -22,6 +22,7 @@ import {
   isArrowVector,
   KMeans,
   Matrix,
+  MLPClassifier,
   normalizedError,
   partition,
   partitionToArrow,
@@ -163,6 +164,17 @@ describe('Arrow vectors as labels and scores', () => {
     expect(averagePrecision(other.vectorFromArray(y.map(Boolean), new other.Bool()), other.makeVector(s))).toBe(ap);
     expect(rocAuc(other.makeVector(Int8Array.from(y)), other.makeVector(Float32Array.from(s)))).toBeCloseTo(rocAuc(y, Float32Array.from(s)), 12);
     expect(normalizedError(other.makeVector(Float64Array.of(1, 2)), [1, 2])).toBe(0);
+  });
+
+  test('an MLPClassifier fits and scores a dictionary label column as the strings', () => {
+    const dict = other.vectorFromArray(labels, new other.Dictionary(new other.Utf8(), new other.Int32()));
+    const options = { hiddenLayerSizes: [4], maxIter: 5, seed: 1 };
+    const a = new MLPClassifier(options).fit(X, dict);
+    const b = new MLPClassifier(options).fit(X, labels);
+    expect(a.predict(X)).toEqual(b.predict(X));
+    expect(a.score(X, dict)).toBe(b.score(X, labels));
+    a.dispose();
+    b.dispose();
   });
 
   test('a label vector with a null is an InvalidDataError naming it', () => {
