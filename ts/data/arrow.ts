@@ -3,10 +3,10 @@
  * dependency, >= 15). Tables and vectors are recognised by their shape, never
  * by `instanceof`: a Table made by another copy or version of apache-arrow
  * (a project's own, DuckDB's, a worker's bundle) is not an instance of ours.
- * What is read here are the parts of the Arrow JS API that every version since
- * 9 shares (schema.fields, numRows, getChild, type.typeId, get, isValid,
- * toArray); type ids are the Arrow format's (Schema.fbs), the same in every
- * version. Tables given back are built with the apache-arrow this module
+ * What is read here are the parts of the Arrow JS API that every version
+ * fedmix is tested with (15 to 21, test/arrow-versions.test.ts) shares:
+ * schema.fields, numRows, getChild, type.typeId, get, isValid, toArray; type
+ * ids are the Arrow format's (Schema.fbs), the same in every version. Tables given back are built with the apache-arrow this module
  * imports, which, being external to fedmix's bundle, is the project's own.
  */
 import { Dictionary, Field, FixedSizeList, Float64, Int32, makeData, makeVector, Table, tableFromIPC, Utf8, vectorFromArray, type Vector } from 'apache-arrow';
