@@ -57,6 +57,7 @@ describe('tables of another copy of apache-arrow', () => {
     expect(isArrowTable(X)).toBe(false);
     expect(isArrowVector([1, 2])).toBe(false);
     expect(Matrix.fromArrow(t).data).toEqual(exact.data);
+    expect(Matrix.fromColumns([t.getChild('a')!, t.getChild('b')!, t.getChild('c')!]).data).toEqual(exact.data);
   });
 
   test('fit(table) and fit(IPC bytes, file and stream) give the model fit(Matrix) gives', () => {

@@ -5,7 +5,7 @@
  * across rows of one feature.
  */
 import { tableFromArrays, type Table } from 'apache-arrow';
-import { isArrowBytes, isTableNamed, tableColumns, type ArrowColumnsOptions, type ArrowTableLike } from './arrow.js';
+import { isArrowBytes, isTableNamed, tableColumns, type ArrowColumnsOptions, type ArrowTableLike, type ArrowVectorLike } from './arrow.js';
 import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { guardRead, isDetached, isFloat64Array, MAX_VALUES, requireLength, requireVector } from '../validate.js';
 
@@ -72,8 +72,8 @@ export class Matrix {
     return new Matrix(new Float64Array(checkShape(nRows, nCols, InvalidParameterError)), nRows, nCols);
   }
 
-  /** One array per feature, all of the same length. */
-  static fromColumns(columns: ArrayLike<number>[]): Matrix {
+  /** One array (or numeric Arrow vector, of any apache-arrow version) per feature, all of the same length. */
+  static fromColumns(columns: (ArrayLike<number> | ArrowVectorLike)[]): Matrix {
     const nCols = requireLength('columns', columns, MAX_VALUES, InvalidDataError);
     const cols = Array.from({ length: nCols }, (_, j) => requireVector(`column ${j}`, guardRead(`column ${j}`, () => columns[j], InvalidDataError), InvalidDataError));
     const nRows = nCols === 0 ? 0 : cols[0]!.length;
