@@ -18,6 +18,19 @@ export {
   type FedmixErrorCode,
 } from './errors.js';
 export { Matrix, type MatrixLike } from './data/matrix.js';
+export {
+  isArrowTable,
+  isArrowVector,
+  isArrowIPC,
+  toArrowVector,
+  toArrowTable,
+  partitionToArrow,
+  type ArrowTableLike,
+  type ArrowVectorLike,
+  type ArrowColumnsOptions,
+  type ArrowColumnInput,
+  type NullPolicy,
+} from './data/arrow.js';
 export { coordinateMedian, trimmedMean } from './federated/robust.js';
 export { PCA, type PCAOptions } from './data/pca.js';
 export {
@@ -83,6 +96,7 @@ export {
 export {
   partition,
   type Label,
+  type LabelsLike,
   type Partition,
   type IidOptions,
   type DirichletOptions,

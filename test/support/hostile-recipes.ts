@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { types } from 'node:util';
 import { gzipSync } from 'node:zlib';
+import { tableToIPC } from 'apache-arrow';
 import * as f from '../../ts/index.js';
 import * as n from '../../ts/node.js';
 import type { ClientRole, Message, RoundContext, ServerRole } from '../../ts/index.js';
@@ -295,18 +296,24 @@ export const RECIPES: Record<string, Recipe> = {
       zeros: stat(f.Matrix.zeros, () => [3, 2]),
       fromColumns: stat(f.Matrix.fromColumns, () => [[[1, 2, 3], Float64Array.of(4, 5, 6)]]),
       fromRows: stat(f.Matrix.fromRows, () => [rows()]),
-      fromArrow: stat(f.Matrix.fromArrow, () => [X().toArrow(['a', 'b']), { columns: ['b'] }]),
+      fromArrow: stat(f.Matrix.fromArrow, () => [X().toArrow(['a', 'b']), { columns: ['b'], nulls: 'drop' }]),
       from: stat(f.Matrix.from, () => [rows()]),
       vstack: stat(f.Matrix.vstack, () => [[X(), X()]]),
       isMatrix: stat(f.Matrix.isMatrix, () => [X()]),
     },
   }),
   PCA: cls(f.PCA, () => [{ nComponents: 1 }], {
-    methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] },
+    methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()], toArrow: (self) => (self.fit(X()), []) },
     internal: ['state'],
   }),
   MinMaxScaler: cls(f.MinMaxScaler, () => [], { methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] } }),
   StandardScaler: cls(f.StandardScaler, () => [], { methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] } }),
+  isArrowTable: fn(f.isArrowTable, () => [X().toArrow()]),
+  isArrowVector: fn(f.isArrowVector, () => [X().toArrow().getChild('x0')]),
+  isArrowIPC: fn(f.isArrowIPC, () => [tableToIPC(X().toArrow(), 'file')]),
+  toArrowVector: fn(f.toArrowVector, () => [Int32Array.of(0, 1, 1), { classes: ['a', 'b'] }]),
+  toArrowTable: fn(f.toArrowTable, () => [{ score: Float64Array.of(1, 2, 3), label: ['a', 'b', 'a'], X: f.Matrix.fromRows([[1, 2], [3, 4], [5, 6]]) }]),
+  partitionToArrow: fn(f.partitionToArrow, () => [f.partition.iid(10, { clients: 2, seed: 1 })]),
   parseCsv: fn(f.parseCsv, () => ['a,b\n1,2\n3,"4"\n']),
   csvToMatrix: fn(f.csvToMatrix, () => [f.parseCsv('a,b,c\n1,2,x\n3,4,y\n'), { exclude: ['c'] }]),
   makeBlobs: fn(f.makeBlobs, () => [{ nClusters: 3, nFeatures: 2, samplesPerCluster: [5, 6, 7], clusterStd: 0.5, minDistance: 3, seed: 1 }]),
@@ -325,6 +332,7 @@ export const RECIPES: Record<string, Recipe> = {
       bic: (self) => (self.fit(X()), [X()]),
       aic: (self) => (self.fit(X()), [X()]),
       toJSON: (self) => (self.fit(X()), []),
+      toArrow: (self) => (self.fit(X()), []),
       dispose: () => [],
     },
     statics: {
@@ -334,7 +342,7 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['adopt', 'fitted', 'fitBytes', 'fitting', 'read', 'withData', 'fitResident', 'scoreSamplesResident', 'fromHandle'],
   }),
   KMeans: cls(f.KMeans, () => [{ nClusters: 2, init: 'k-means++', nInit: 2, maxIter: 50, tol: 1e-4, seed: 1 }], {
-    methods: { fit: () => [X()], fitPredict: () => [rows()], predict: (self) => (self.fit(X()), [X()]), score: (self) => (self.fit(X()), [rows()]) },
+    methods: { fit: () => [X()], fitPredict: () => [rows()], predict: (self) => (self.fit(X()), [X()]), score: (self) => (self.fit(X()), [rows()]), toArrow: (self) => (self.fit(X()), []) },
     internal: ['assign', 'state'],
   }),
   // networks: a 2-3-2 network on the two-feature blobs
@@ -427,6 +435,7 @@ export const RECIPES: Record<string, Recipe> = {
       predict: () => [histograms()],
       sample: () => [4, { seed: 1 }],
       toJSON: () => [],
+      toArrow: () => [],
     },
     statics: { fromJSON: stat(f.DirichletMultinomialMixture.fromJSON, () => [JSON.stringify(mdm().toJSON())]) },
     internal: ['evaluate', 'modelBytes', 'pointers'],
