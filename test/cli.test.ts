@@ -194,6 +194,46 @@ test('fedgem: blobs and a CSV file, JSON with estimatedK, ari and per-client res
   expect(r.err).toMatch(/--data FILE \(with --label\) or --blobs is required/);
 });
 
+test('feddistr: a CSV with grouped subclasses and Fashion-MNIST, tables and the report as JSON', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fedmix-cli-'));
+  const json = join(dir, 'feddistr.json');
+  const letter = fileURLToPath(new URL('../../shared/datasets/letter.csv', import.meta.url));
+  const groups = Array.from({ length: 13 }, (_, k) => `${String.fromCharCode(65 + 2 * k)}+${String.fromCharCode(66 + 2 * k)}`).join(',');
+  let r = fedmix('feddistr', '--data', letter, '--groups', groups, '--clients', '5', '--entanglement', '0.003', '--rounds', '4', '--curve', '2', '--base-k-range', '1..2', '--mlp-epochs', '10', '--seed', '3', '--json', json);
+  expect(r.code).toBe(0);
+  expect(r.err).toMatch(/feddistr \[#+\] 5\/5/);
+  expect(r.out).toMatch(/26 subclasses in 13 task classes; 5 clients at entanglement 0\.003/);
+  for (const m of ['fedavg', 'fedprox', 'scaffold', 'central']) expect(r.out).toMatch(new RegExp(`^${m} `, 'm'));
+  expect(r.out).toMatch(/^round\s+fedavg\s+fedprox\s+scaffold/m);
+  const res = JSON.parse(readFileSync(json, 'utf8'));
+  expect(res.data).toMatchObject({ source: 'csv', file: letter, subclass: 'label', groups: groups.split(',') });
+  expect(res.config).toMatchObject({ clients: 5, entanglement: 0.003, kMin: 1, kMax: 2, encoder: 'identity', rounds: 4 });
+  expect(res.runs[0].feddistr.rounds).toBe(1);
+  expect(res.runs[0].baselines.map((b: { method: string }) => b.method)).toEqual(['fedavg', 'fedprox', 'scaffold', 'central']);
+  expect(res.summary.baselines[0].curve).toHaveLength(4);
+  // Fashion-MNIST: the default grouping, an Autoencoder on the public rows, FedAvg only, the generative model only
+  r = fedmix('feddistr', '--fmnist-rows', '500', '--public-rows', '200', '--test-rows', '200', '--latent', '4', '--ae-epochs', '2', '--clients', '5', '--rounds', '2', '--baselines', 'fedavg', '--task', 'generative', '--covariance', 'diagonal', '--json', json);
+  expect(r.code).toBe(0);
+  const fm = JSON.parse(readFileSync(json, 'utf8'));
+  expect(fm.data).toEqual({ source: 'fashion-mnist', groups: ['T-shirt/top+Shirt', 'Trouser+Dress', 'Pullover+Coat', 'Sandal+Sneaker', 'Bag+Ankle boot'] });
+  expect(fm.dataset).toMatchObject({ clientRows: 500, testRows: 200, publicRows: 200, features: 784, latent: 4, subclasses: 10, tasks: 5 });
+  expect(Object.keys(fm.runs[0].feddistr.accuracy)).toEqual(['generative']);
+  expect(r.out).toMatch(/rounds to generative/);
+  // mistakes
+  r = fedmix('feddistr', '--data', letter);
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(/--superclass COLUMN or --groups/);
+  r = fedmix('feddistr', '--data', letter, '--groups', groups, '--baselines', 'fedavg,moon');
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(/--baselines takes fedavg, fedprox, scaffold, central or none, got "moon"/);
+  r = fedmix('feddistr', '--groups', 'T-shirt/top+Hat');
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(/"Hat", not a Fashion-MNIST class/);
+  r = fedmix('feddistr', '--data', letter, '--groups', groups, '--noise', '1');
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(/--noise \(epsilon\) and --clip go together/);
+}, 120_000);
+
 /** A free port for the embedded broker: the kernel picks one for a moment. */
 function freePort(): Promise<number> {
   return new Promise<number>((resolve) => {

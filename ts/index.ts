@@ -18,6 +18,19 @@ export {
   type FedmixErrorCode,
 } from './errors.js';
 export { Matrix, type MatrixLike } from './data/matrix.js';
+export {
+  isArrowTable,
+  isArrowVector,
+  isArrowIPC,
+  toArrowVector,
+  toArrowTable,
+  partitionToArrow,
+  type ArrowTableLike,
+  type ArrowVectorLike,
+  type ArrowColumnsOptions,
+  type ArrowColumnInput,
+  type NullPolicy,
+} from './data/arrow.js';
 export { coordinateMedian, trimmedMean } from './federated/robust.js';
 export { PCA, type PCAOptions } from './data/pca.js';
 export {
@@ -83,6 +96,7 @@ export {
 export {
   partition,
   type Label,
+  type LabelsLike,
   type Partition,
   type IidOptions,
   type DirichletOptions,
@@ -185,6 +199,7 @@ export {
   fitMdm,
   selectMdm,
   MdmClient,
+  MdmUserGroup,
   MdmAggregator,
   MdmServer,
   MDM_KINDS,
@@ -193,6 +208,7 @@ export {
   MDM_MAX_CELLS,
   mdmSensitivity,
   type MdmClientOptions,
+  type MdmUserGroupOptions,
   type MdmAggregatorOptions,
   type MdmOptions,
   type MdmServerOptions,
@@ -267,6 +283,8 @@ export {
   FedDistrClient,
   FedDistrServer,
   FEDDISTR_PROTOCOL,
+  BaseDistributionClassifier,
+  sampleBaseDistributions,
   wasserstein2,
   bhattacharyya,
   entangledCoefficient,
@@ -283,6 +301,10 @@ export {
   type ConsolidatedBase,
   type MatchedPair,
   type PcaEncoder,
+  type BaseDistributionClassifierOptions,
+  type LabelledGaussian,
+  type SampleBaseOptions,
+  type SampledRows,
   type Gaussian,
   type CovarianceKind,
 } from './federated/feddistr/index.js';
@@ -337,3 +359,28 @@ export {
   type CommunityAssociationRun,
   type CommunitySummaryRow,
 } from './experiment/communities-sweep.js';
+export {
+  runFedDistrExperiment,
+  roundsToReach,
+  groupSubclasses,
+  fashionMnistSubclasses,
+  subclassDataFromCsv,
+  parseTaskGroups,
+  FASHION_MNIST_TASK_GROUPS,
+  LETTER_TASK_GROUPS,
+  BASELINES as FEDDISTR_BASELINES,
+  GLOBAL_MODELS as FEDDISTR_GLOBAL_MODELS,
+  type SubclassData,
+  type SubclassCsvOptions,
+  type FedDistrExperimentData,
+  type FedDistrExperimentConfig,
+  type FedDistrExperimentReport,
+  type Baseline as FedDistrBaseline,
+  type GlobalModel as FedDistrGlobalModel,
+  type CurvePoint,
+  type BaselineRun,
+  type BaselineSummary,
+  type FedDistrRun,
+  type RepeatRun,
+  type MeanStd,
+} from './experiment/feddistr.js';

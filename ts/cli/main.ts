@@ -10,6 +10,7 @@ import { demoOptions, runDemoCommand } from './demo.js';
 import { experimentOptions, runExperimentCommand } from './experiment.js';
 import { mdmFitOptions, mdmSimulateOptions, runMdmFitCommand, runMdmSimulateCommand } from './mdm.js';
 import { fedgemOptions, runFedgemCommand } from './fedgem.js';
+import { feddistrOptions, runFeddistrCommand } from './feddistr.js';
 import { clientOptions, runClientCommand, runServerCommand, serverOptions } from './federation.js';
 import { communitiesOptions, runCommunitiesCommand } from './communities.js';
 
@@ -53,6 +54,11 @@ const commands: Record<string, Command> = {
     summary: 'community-based federated anomaly detection (Nardi et al.): association, communities, per-community training, the paper\'s tables (Fashion-MNIST or CSV)',
     options: { ...communitiesOptions, json: jsonOption },
     run: runCommunitiesCommand,
+  },
+  feddistr: {
+    summary: "FedDistr's one round against FedAvg, FedProx, SCAFFOLD and central training (Fashion-MNIST or a CSV with subclasses)",
+    options: { ...feddistrOptions, json: jsonOption },
+    run: runFeddistrCommand,
   },
   server: {
     summary: "run a federation's server over MQTT (the embedded broker, or --broker URL) and write the model",

@@ -63,6 +63,10 @@ export interface WasmExports {
   ): number;
   fm_kmeans_predict(x: number, n: number, d: number, centers: number, k: number, outLabels: number, outDist: number): number;
   fm_linear_sum_assignment(cost: number, nr: number, nc: number, maximize: number, outRows: number, outCols: number, outCost: number): number;
+  fm_gaussian_costs(
+    cost: number, form: number, d: number, na: number, aMeans: number, aCovariances: number, aLabels: number, nb: number,
+    bMeans: number, bCovariances: number, bLabels: number, out: number,
+  ): number;
   fm_pca_fit(
     x: number, n: number, d: number, k: number, outMean: number, outComponents: number, outVariance: number,
     outRatio: number, outNoise: number,

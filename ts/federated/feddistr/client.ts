@@ -28,13 +28,13 @@ import { FedmixError, InvalidDataError, InvalidMessageError, InvalidParameterErr
 import { silhouetteScore } from '../../metrics/clustering.js';
 import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { KMeans } from '../../models/kmeans.js';
-import { Network } from '../../models/network.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
 import { readArray, readOptions, requireInteger, requireNumber, requirePositive } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
 import { gaussianSigma, releaseGaussian, type MomentNoise } from '../gaussian-noise.js';
+import { encodeRows } from './encoder.js';
 import { CONSOLIDATED, DESCRIBE, DISTRIBUTIONS, FEDDISTR_PROTOCOL, type ConsolidatedPayload, type DescribePayload, type DistributionsPayload } from './messages.js';
 
 export interface FedDistrPrivacy {
@@ -122,66 +122,10 @@ export class FedDistrClient implements ClientRole {
     }
   }
 
-  /** The rows encoded: n x d, row-major. */
-  private encode(p: DescribePayload): { Z: Float64Array; d: number } {
-    const n = this.nSamples;
-    const f = this.X.nCols;
-    const e = p.encoder;
-    const d = e.dimension;
-    if (e.kind === 'identity') {
-      if (d !== f) throw new InvalidMessageError(`the identity encoder's dimension is ${d}; client ${this.id}'s rows have ${f} features`);
-      const Z = new Float64Array(n * d);
-      for (let j = 0; j < d; j++) for (let i = 0; i < n; i++) Z[i * d + j] = this.X.data[j * n + i]!;
-      return { Z, d };
-    }
-    if (e.kind === 'autoencoder') return { Z: this.autoencode(e, d), d };
-    if (!e.mean || !e.components) throw new InvalidMessageError('a PCA encoder needs its mean and components');
-    if (e.mean.length !== f || e.components.length !== d * f) {
-      throw new InvalidMessageError(`the PCA encoder takes ${e.mean.length} features to ${d}; client ${this.id}'s rows have ${f} features`);
-    }
-    const Z = new Float64Array(n * d);
-    for (let i = 0; i < n; i++) {
-      for (let r = 0; r < d; r++) {
-        let s = 0;
-        for (let j = 0; j < f; j++) s += (this.X.data[j * n + i]! - e.mean[j]!) * e.components[r * f + j]!;
-        Z[i * d + r] = s;
-      }
-    }
-    return { Z, d };
-  }
-
-  /** The code layer's outputs of the encoder network the server shares (n x d, row-major). */
-  private autoencode(e: DescribePayload['encoder'], d: number): Float64Array {
-    const w = e.network;
-    if (!w) throw new InvalidMessageError('an autoencoder encoder needs its network');
-    const f = this.X.nCols;
-    if (w.sizes[0] !== f) throw new InvalidMessageError(`the encoder network takes ${w.sizes[0]} inputs; client ${this.id}'s rows have ${f} features`);
-    if (!(w.codeLayer < w.sizes.length) || w.sizes[w.codeLayer] !== d) throw new InvalidMessageError(`the encoder's code layer ${w.codeLayer} is not ${d} wide`);
-    let net: Network;
-    try {
-      net = new Network({ sizes: w.sizes, activation: w.activation, outputActivation: w.outputActivation, loss: w.loss });
-    } catch (x) {
-      if (x instanceof FedmixError && x.code !== 'WASM') throw new InvalidMessageError(`the encoder network cannot be built: ${x.message}`);
-      throw x;
-    }
-    try {
-      net.setParameters(w.parameters);
-      const code = net.layerOutputs(this.X, w.codeLayer);
-      const n = this.nSamples;
-      const Z = new Float64Array(n * d);
-      for (let j = 0; j < d; j++) for (let i = 0; i < n; i++) Z[i * d + j] = code.data[j * n + i]!;
-      return Z;
-    } catch (x) {
-      if (x instanceof FedmixError && x.code !== 'WASM') throw new InvalidMessageError(`the encoder network refused: ${x.message}`);
-      throw x;
-    } finally {
-      net.dispose();
-    }
-  }
-
   private describe(p: DescribePayload): DistributionsPayload {
     if (p.kMin > p.kMax) throw new InvalidMessageError(`kMin ${p.kMin} is above kMax ${p.kMax}`);
-    const { Z, d } = this.encode(p);
+    const d = p.encoder.dimension;
+    const Z = encodeRows(this.X, p.encoder, `client ${this.id}'s`, InvalidMessageError);
     const n = this.nSamples;
     if (this.privacy) {
       const C = this.privacy.clip;
