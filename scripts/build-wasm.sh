@@ -27,9 +27,9 @@ build() { # variant rustflags
   local variant=$1 flags=$2
   CARGO_TARGET_DIR="target/wasm-$variant" RUSTFLAGS="$flags" \
     "$CARGO" build --quiet --release --target wasm32-unknown-unknown -p fedmix-wasm
-  wasm-opt -O3 --enable-simd --enable-sign-ext --enable-nontrapping-float-to-int --strip-producers \
+  wasm-opt -O3 -g --enable-simd --enable-sign-ext --enable-nontrapping-float-to-int --strip-producers \
     "target/wasm-$variant/wasm32-unknown-unknown/release/fedmix_wasm.wasm" -o "target/fedmix-$variant.named.wasm"
-  # the names are all that --strip-debug removes here (cargo already dropped the DWARF)
+  # -g keeps the names (the code is the same, byte for byte, once they are stripped); cargo already dropped the DWARF
   wasm-opt --enable-simd --enable-sign-ext --enable-nontrapping-float-to-int --strip-debug \
     "target/fedmix-$variant.named.wasm" -o "target/fedmix-$variant.wasm"
   install -m 644 "target/fedmix-$variant.wasm" "ts/wasm/fedmix-$variant.wasm"
