@@ -7,7 +7,7 @@
  * size-for-speed trade of a build setting (Rust opt-level, wasm-opt flags) is
  * judged on this shared machine against the same load, by ratio.
  *
- *   node scripts/wasm-ab.mjs A.wasm B.wasm [--rounds 3]
+ *   node scripts/wasm-ab.mjs A.wasm B.wasm [--rounds 3] [--only digamma]
  *
  * Needs dist/ built (npx tsup). Prints per workload the median ms of each
  * build and B/A (above 1: B is slower).
@@ -18,6 +18,8 @@ import { digamma, GaussianMixture, init, Matrix, Network } from '../dist/index.j
 const args = process.argv.slice(2);
 const roundsAt = args.indexOf('--rounds');
 const rounds = roundsAt >= 0 ? Number(args.splice(roundsAt, 2)[1]) : 3;
+const onlyAt = args.indexOf('--only');
+const only = onlyAt >= 0 ? args.splice(onlyAt, 2)[1] : '';
 const [fileA, fileB] = args;
 if (!fileA || !fileB || !Number.isInteger(rounds) || rounds < 1) {
   console.error('usage: node scripts/wasm-ab.mjs A.wasm B.wasm [--rounds N]');
@@ -100,6 +102,7 @@ const CASES = [
   },
 ];
 
+for (let i = CASES.length - 1; i >= 0; i--) if (!CASES[i].name.includes(only)) CASES.splice(i, 1);
 const median = (a) => [...a].sort((p, q) => p - q)[a.length >> 1];
 const times = new Map(CASES.map((c) => [c.name, { A: [], B: [] }]));
 for (let r = 0; r < rounds; r++) {

@@ -7,6 +7,11 @@
  *
  *   node scripts/wasm-size.mjs [file.wasm] [--depth 2] [--top 25] [--json]
  *
+ * wasm-opt inlines functions that have one caller into it, which credits much
+ * of the core to the fm_* exports; cargo's own output, before wasm-opt
+ * (target/wasm-simd/wasm32-unknown-unknown/release/fedmix_wasm.wasm), keeps
+ * more of them apart and attributes better.
+ *
  * --depth: how many path components make a group (fedmix_core::gmm at 2,
  * fedmix_core::gmm::em at 3). --top: how many single functions to list.
  * Gzipped sizes are of the whole file (gzip does not split by function).

@@ -18,15 +18,16 @@ const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
 const KB = 1024;
 
 /**
- * Ceilings, each a little above what the build measures (README, "Loading the
- * WebAssembly", has the numbers and what they are made of), so that growth is
- * a decision, not an accident.
+ * Ceilings, each about 5% above what the build measures (README, "Loading the
+ * WebAssembly", has the numbers, what they are made of and why they are above
+ * the issue's bars of 120 KB and 150 KB), so that growth is a decision, not an
+ * accident.
  */
 const LIMITS = {
-  simdGzip: 200 * KB,
-  scalarGzip: 185 * KB,
+  simdGzip: 262 * KB,
+  scalarGzip: 242 * KB,
   /** dist/index.js and its chunks, minified, graphology and valibot included, Arrow and the WASM not */
-  javascript: 420 * KB,
+  javascript: 425 * KB,
 };
 
 /** The start of every module, "\0asm" and version 1, as base64: what an embedded build begins with. */
