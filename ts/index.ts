@@ -2,7 +2,7 @@
  * fedmix: federated mixture models on a Rust/WebAssembly SIMD core.
  * Call `await init()` once, then use the estimators.
  */
-export { init, backendInfo, type InitInfo, type InitOptions, type Backend } from './wasm/loader.js';
+export { init, backendInfo, type InitInfo, type InitOptions, type Backend, type WasmSource, type WasmSources } from './wasm/loader.js';
 export {
   FedmixError,
   InvalidDataError,
