@@ -30,7 +30,7 @@ export default defineConfig([
     shims: true,
     external: ['apache-arrow', ...nodeOnly],
     // small (and valibot tree-shaken): bundled, so that browsers need no import map entry for them
-    noExternal: ['valibot', 'graphology', 'graphology-communities-louvain'],
+    noExternal: ['valibot', 'graphology', 'graphology-communities-louvain', 'papaparse'],
     // this build cleans dist/, so it is the one that puts the .wasm files back
     onSuccess: async () => {
       for (const f of WASM_FILES) copyFileSync(`ts/wasm/${f}`, `dist/${f}`);
@@ -62,7 +62,8 @@ export default defineConfig([
     banner: { js: '#!/usr/bin/env node' },
     // import.meta.url (where the .wasm files are) as CommonJS: the file's own URL
     shims: true,
-    external: ['apache-arrow', 'piscina', 'mqtt', 'aedes', 'ws'],
+    // parquet-wasm loads its .wasm beside its own module: imported from its package, only when a Parquet file is read
+    external: ['apache-arrow', 'piscina', 'mqtt', 'aedes', 'ws', 'parquet-wasm'],
     noExternal: ['valibot'],
     loader: { '.csv': 'text' },
     define: { __FEDMIX_VERSION__: JSON.stringify(version) },

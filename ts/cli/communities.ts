@@ -11,7 +11,6 @@
  * passwords (--broker mqtt://host:port).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { MinMaxScaler } from '../data/scale.js';
 import { loadFashionMnist } from '../data/datasets/fashion-mnist-node.js';
 import { InvalidDataError, InvalidParameterError } from '../errors.js';
@@ -26,12 +25,13 @@ import { join, MqttTransport } from '../federated/transport/mqtt.js';
 import { COVARIANCE_TYPES } from '../models/gaussian-mixture.js';
 import { Rng } from '../random.js';
 import type { OptionSpec, Options } from './args.js';
+import { readDataFile } from './data.js';
 import { OCSVM_WARNING } from './federation.js';
 import { progressBar } from './progress.js';
 import { textTable } from './table.js';
 
 export const communitiesOptions: Record<string, OptionSpec> = {
-  data: { type: 'string', help: 'fashion-mnist, or a CSV file with a header row and a class column (required)' },
+  data: { type: 'string', help: 'fashion-mnist, or a CSV (Arrow IPC, Parquet) file with a header row and a class column (required)' },
   label: { type: 'string', help: 'CSV: the class column (required with a CSV)' },
   'test-share': { type: 'number', default: 0.2, help: "CSV: the share of rows held out as the test split (Fashion-MNIST has its own)" },
   p: { type: 'string', default: '9', help: 'clients per inlier class: a number or a comma-separated list to sweep, e.g. 9,18,27,36' },
@@ -80,7 +80,7 @@ async function loadData(o: Options): Promise<{ data: CommunityDataset; source: R
     return { data: { train: { X: train.X, labels: train.labels }, test: { X: test.X, labels: test.labels } }, source: { dataset: 'fashion-mnist' }, numericLabels: true };
   }
   if (typeof o.label !== 'string') throw new InvalidParameterError('--label COLUMN is required with a CSV file (the class of each row)');
-  const table = labelledFromCsv(readFileSync(o.data, 'utf8'), { label: o.label });
+  const table = labelledFromCsv(await readDataFile(o.data, o), { label: o.label });
   const share = o['test-share'] as number;
   if (!(share > 0 && share < 1)) throw new InvalidParameterError(`--test-share must be in (0, 1), got ${share}`);
   const n = table.X.nRows;

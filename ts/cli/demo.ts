@@ -10,6 +10,7 @@ import { METHODS, runExperiment, type ExperimentConfig } from '../experiment/fed
 import type { OptionSpec, Options } from './args.js';
 import { experimentConfig, experimentOptions, formatReport } from './experiment.js';
 import { progressBar } from './progress.js';
+import { writeReport } from './report.js';
 
 const { data: _data, label: _label, 'anomaly-label': _anomaly, ...rest } = experimentOptions;
 
@@ -31,8 +32,11 @@ export async function runDemoCommand(o: Options): Promise<{ text: string; json: 
   const d = thyroid();
   const config: ExperimentConfig = { ...experimentConfig(o), onProgress: progressBar('demo') };
   const report = runExperiment({ X: d.X, featureNames: d.featureNames, anomaly: d.anomaly }, config);
+  const title = `fedmix demo: FedGenGMM and its baselines on the ${d.description}`;
+  const text = formatReport(report, title);
+  if (typeof o.report === 'string') writeReport(o.report, report, title, text);
   return {
-    text: formatReport(report, `fedmix demo: FedGenGMM and its baselines on the ${d.description}`),
+    text,
     json: { data: { file: 'embedded: anomaly_thyroid.csv', anomalyLabel: 'label' }, ...report },
   };
 }

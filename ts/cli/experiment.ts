@@ -2,18 +2,19 @@
  * `fedmix experiment`: the FedGenGMM paper's experiment on a CSV file, every
  * method side by side; a table on stdout, the same numbers as JSON with --json.
  */
-import { readFileSync } from 'node:fs';
 import { labelledFromCsv } from '../experiment/dataset.js';
 import { METHODS, runExperiment, type ExperimentConfig, type ExperimentReport, type Method } from '../experiment/fedgengmm.js';
 import { InvalidParameterError } from '../errors.js';
 import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
 import { COVARIANCE_TYPES, type CovarianceType } from '../models/gaussian-mixture.js';
 import type { OptionSpec, Options } from './args.js';
+import { readDataFile } from './data.js';
+import { writeReport } from './report.js';
 import { progressBar } from './progress.js';
 import { textTable } from './table.js';
 
 export const experimentOptions: Record<string, OptionSpec> = {
-  data: { type: 'string', help: 'CSV file with a header row (required)' },
+  data: { type: 'string', help: 'CSV file with a header row, Arrow IPC or Parquet (required)' },
   label: { type: 'string', help: 'class column, for the dirichlet and quantity partitions' },
   'anomaly-label': { type: 'string', help: '0/1 anomaly column; without it, OOD test rows are held-out rows plus Gaussian noise (variance 0.005)' },
   clients: { type: 'int', default: 20, help: 'number of clients' },
@@ -33,6 +34,7 @@ export const experimentOptions: Record<string, OptionSpec> = {
   repeats: { type: 'int', default: 5, help: 'repeats with fresh splits and partitions' },
   seed: { type: 'int', default: 0, help: 'seed of the first repeat' },
   encoding: { type: 'string', default: 'binary', choices: ENCODINGS, help: 'the wire whose bytes are counted (EXPERIMENTS.md measured json)' },
+  report: { type: 'string', help: 'also write a self-contained HTML report with plots of the results to this file' },
 };
 
 export function experimentConfig(o: Options): ExperimentConfig {
@@ -88,9 +90,12 @@ export function formatReport(r: ExperimentReport, title: string): string {
 
 export async function runExperimentCommand(o: Options): Promise<{ text: string; json: unknown }> {
   if (typeof o.data !== 'string') throw new InvalidParameterError('--data FILE is required');
-  const data = labelledFromCsv(readFileSync(o.data, 'utf8'), { label: o.label as string | undefined, anomalyLabel: o['anomaly-label'] as string | undefined });
+  const data = labelledFromCsv(await readDataFile(o.data, o), { label: o.label as string | undefined, anomalyLabel: o['anomaly-label'] as string | undefined });
   const config = experimentConfig(o);
   const report = runExperiment(data, { ...config, onProgress: progressBar('experiment') });
   const source = { file: o.data, label: o.label, anomalyLabel: o['anomaly-label'] };
-  return { text: formatReport(report, `fedmix experiment: ${o.data}`), json: { data: source, ...report } };
+  const title = `fedmix experiment: ${o.data}`;
+  const text = formatReport(report, title);
+  if (typeof o.report === 'string') writeReport(o.report, report, title, text);
+  return { text, json: { data: source, ...report } };
 }

@@ -7,7 +7,6 @@
  * the same in the JSON. In process (the federations run on the in-process
  * transport; `fedmix server --algorithm feddistr` runs FedDistr over a broker).
  */
-import { readFileSync } from 'node:fs';
 import { FASHION_MNIST_CLASSES } from '../data/datasets/fashion-mnist.js';
 import { loadFashionMnist } from '../data/datasets/fashion-mnist-node.js';
 import { InvalidParameterError } from '../errors.js';
@@ -26,6 +25,7 @@ import {
   type GlobalModel,
 } from '../experiment/feddistr.js';
 import type { OptionSpec, Options } from './args.js';
+import { readDataFile } from './data.js';
 import { progressBar } from './progress.js';
 import { textTable } from './table.js';
 
@@ -196,7 +196,7 @@ export async function runFeddistrCommand(o: Options): Promise<{ text: string; js
   } else {
     if (typeof o.data !== 'string') throw new InvalidParameterError('--data fashion-mnist or a CSV file is required');
     if (o.superclass === undefined && o.groups === undefined) throw new InvalidParameterError('a CSV needs --superclass COLUMN or --groups "A+B,C+D"');
-    const train = subclassDataFromCsv(readFileSync(o.data, 'utf8'), { subclass: o.label as string, superclass: o.superclass as string | undefined, groups: o.groups as string | undefined });
+    const train = subclassDataFromCsv(await readDataFile(o.data, o), { subclass: o.label as string, superclass: o.superclass as string | undefined, groups: o.groups as string | undefined });
     data = { train };
     source = { source: 'csv', file: o.data, subclass: o.label, superclass: o.superclass, groups: train.taskNames };
   }

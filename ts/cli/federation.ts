@@ -12,7 +12,7 @@
  * --categories "a,b,c" (the federation's category order).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { columnIndex, csvToMatrix, parseCsv } from '../data/csv.js';
+import { columnIndex, csvToMatrix } from '../data/csv.js';
 import { Matrix } from '../data/matrix.js';
 import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { ALGORITHMS, makeClient, matrixData, resultJson, type AlgorithmName, type ClientSpec } from '../federated/algorithms.js';
@@ -24,6 +24,8 @@ import { serve } from '../federated/serve.js';
 import { join } from '../federated/transport/mqtt.js';
 import { COVARIANCE_TYPES } from '../models/gaussian-mixture.js';
 import type { OptionSpec, Options } from './args.js';
+import { readDataFile } from './data.js';
+import { note, result } from './io.js';
 
 const algorithm: OptionSpec = { type: 'string', choices: ALGORITHMS, help: 'the algorithm (required)' };
 const federation: OptionSpec = { type: 'string', default: 'fedmix', help: 'the federation: its topics are fedmix/<name>/...' };
@@ -85,7 +87,7 @@ export const clientOptions: Record<string, OptionSpec> = {
   password: { type: 'string', help: "this client's password" },
   'password-file': { type: 'string', help: 'read the password from this file instead' },
   wait: { type: 'number', default: 60, help: 'seconds to keep trying while the broker cannot be reached (it may start after the clients)' },
-  data: { type: 'string', help: 'CSV file of this client\'s rows, with a header (required unless --counts)' },
+  data: { type: 'string', help: 'CSV file of this client\'s rows, with a header, Arrow IPC or Parquet (required unless --counts)' },
   columns: { type: 'string', help: 'comma-separated feature columns (default: every column but --drop)' },
   drop: { type: 'string', help: 'comma-separated columns to leave out (e.g. a label)' },
   validation: { type: 'string', help: 'fedgem: CSV of rows that score the phi candidates (same columns)' },
@@ -179,7 +181,7 @@ export async function runServerCommand(o: Options): Promise<{ text: string; json
   if (a === 'communities' && o.detector === 'ocsvm') process.stderr.write(`fedmix server: ${OCSVM_WARNING}\n`);
   const embedded = o.broker === undefined;
   const clients = readClientsFile(required(o, 'clients'), embedded);
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const log = note;
   const result = await serve({
     algorithm: a,
     options: serverRoleOptions(a, o),
@@ -209,10 +211,10 @@ export async function runServerCommand(o: Options): Promise<{ text: string; json
 }
 
 /** The client's data from the command line: its rows, or (mdm) its histogram as one row. */
-function clientData(a: AlgorithmName, o: Options): { data: Matrix; validation?: Matrix; labels?: Int32Array } {
+async function clientData(a: AlgorithmName, o: Options): Promise<{ data: Matrix; validation?: Matrix; labels?: Int32Array }> {
   if (a === 'mdm') {
     if (o.counts !== undefined) return { data: Matrix.fromRows([list(o.counts)!.map(Number)]) };
-    const table = parseCsv(readFileSync(required<string>(o, 'data'), 'utf8'));
+    const table = await readDataFile(required<string>(o, 'data'), o);
     const j = columnIndex(table, required(o, 'category'));
     const cats = list(required(o, 'categories'))!;
     const counts = new Array<number>(cats.length).fill(0);
@@ -224,18 +226,18 @@ function clientData(a: AlgorithmName, o: Options): { data: Matrix; validation?: 
     return { data: Matrix.fromRows([counts]) };
   }
   const label = typeof o.label === 'string' ? o.label : undefined;
-  const read = (path: string) => csvToMatrix(parseCsv(readFileSync(path, 'utf8')), { columns: list(o.columns), exclude: [...(list(o.drop) ?? []), ...(label ? [label] : [])] }).X;
+  const read = async (path: string) => csvToMatrix(await readDataFile(path, o), { columns: list(o.columns), exclude: [...(list(o.drop) ?? []), ...(label ? [label] : [])] }).X;
   const path = required<string>(o, 'data');
   let labels: Int32Array | undefined;
   if (label) {
-    const table = parseCsv(readFileSync(path, 'utf8'));
+    const table = await readDataFile(path, o);
     labels = Int32Array.from(table.columns[columnIndex(table, label)]!, (v, i) => {
       const x = Number(v);
       if (!Number.isInteger(x) || x < 0) throw new InvalidDataError(`${path}, row ${i + 1}: the label "${v}" is not a class index (an integer >= 0)`);
       return x;
     });
   }
-  return { data: read(path), validation: typeof o.validation === 'string' ? read(o.validation) : undefined, labels };
+  return { data: await read(path), validation: typeof o.validation === 'string' ? await read(o.validation) : undefined, labels };
 }
 
 export function clientRoleOptions(a: AlgorithmName, o: Options): Record<string, unknown> {
@@ -265,7 +267,7 @@ export async function runClientCommand(o: Options): Promise<{ text: string; json
   const id = required<string>(o, 'id');
   if (a === 'communities' && o.detector === 'ocsvm') process.stderr.write(`fedmix client: ${OCSVM_WARNING}\n`);
   const password = typeof o['password-file'] === 'string' ? readFileSync(o['password-file'], 'utf8').trim() : (o.password as string | undefined);
-  const { data, validation, labels } = clientData(a, o);
+  const { data, validation, labels } = await clientData(a, o);
   const spec: ClientSpec = { algorithm: a, id, data: matrixData(data), validation: validation && matrixData(validation), labels, options: clientRoleOptions(a, o) };
   const role = makeClient(spec);
   try {
@@ -275,7 +277,7 @@ export async function runClientCommand(o: Options): Promise<{ text: string; json
       client: role,
       password,
       waitForBroker: o.wait as number,
-      onRequest: (kind, round) => process.stdout.write(`answered ${kind} of round ${round}\n`),
+      onRequest: (kind, round) => result(`answered ${kind} of round ${round}`),
     });
     return { text: `fedmix client ${id}: the run ended ${r.ok ? 'well' : `with an error: ${r.reason}`}; ${r.answered} requests answered`, json: r };
   } finally {

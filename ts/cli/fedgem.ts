@@ -5,18 +5,18 @@
  * table shows the estimated K, the clients' ARI and silhouette, and the
  * centralized GMM given the true K.
  */
-import { readFileSync } from 'node:fs';
 import { labelledFromCsv } from '../experiment/dataset.js';
 import { runFedGEMExperiment, type ClusteringSource, type FedGEMExperimentConfig, type FedGEMExperimentReport } from '../experiment/fedgem.js';
 import { InvalidParameterError } from '../errors.js';
 import { PHI_GRID } from '../federated/fedgem/index.js';
 import { COVARIANCE_TYPES, type CovarianceType } from '../models/gaussian-mixture.js';
 import type { OptionSpec, Options } from './args.js';
+import { readDataFile } from './data.js';
 import { progressBar } from './progress.js';
 import { textTable } from './table.js';
 
 export const fedgemOptions: Record<string, OptionSpec> = {
-  data: { type: 'string', help: 'CSV file with a header row (or use --blobs)' },
+  data: { type: 'string', help: 'CSV file with a header row, Arrow IPC or Parquet (or use --blobs)' },
   label: { type: 'string', default: 'label', help: 'column naming the true cluster of each row' },
   'label-groups': { type: 'string', help: 'group numeric labels into clusters, e.g. "0-5,6,7,8,9,10,11-12,13-" (abalone rings as the paper)' },
   'one-hot': { type: 'string', help: 'comma-separated text columns to one-hot encode as features (e.g. sex)' },
@@ -106,7 +106,7 @@ export async function runFedgemCommand(o: Options): Promise<{ text: string; json
   } else {
     if (typeof o.data !== 'string') throw new InvalidParameterError('--data FILE (with --label) or --blobs is required');
     const list = (v: unknown) => (typeof v === 'string' ? v.split(',').map((c) => c.trim()).filter(Boolean) : undefined);
-    const table = labelledFromCsv(readFileSync(o.data, 'utf8'), {
+    const table = labelledFromCsv(await readDataFile(o.data, o), {
       label: o.label as string,
       labelGroups: o['label-groups'] as string | undefined,
       oneHot: list(o['one-hot']),

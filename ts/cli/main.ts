@@ -5,6 +5,8 @@
 import { writeFileSync } from 'node:fs';
 import { FedmixError } from '../errors.js';
 import { optionsHelp, parseOptions, type OptionSpec, type Options } from './args.js';
+import { delimiterOption, fileError, UnreadableFileError } from './data.js';
+import { output, result } from './io.js';
 import { init } from '../wasm/loader.js';
 import { demoOptions, runDemoCommand } from './demo.js';
 import { experimentOptions, runExperimentCommand } from './experiment.js';
@@ -22,7 +24,22 @@ interface Command {
   run(o: Options): Promise<{ text: string; json: unknown }>;
 }
 
-const jsonOption: OptionSpec = { type: 'string', help: 'also write the results as JSON to this file' };
+const jsonOption: OptionSpec = { type: 'string', help: 'also write the results as JSON to this file; - writes them to stdout (and the table to stderr)' };
+
+/** Options every command takes, declared once. */
+const globalOptions: Record<string, OptionSpec> = {
+  quiet: { type: 'flag', short: 'q', help: 'no progress or notes on stderr (warnings and errors still); with --json -, no table either' },
+  help: { type: 'flag', short: 'h', help: "this command's options" },
+};
+
+/** A command's options as parsed and as its help lists them: its own, --delimiter where it reads --data, and the global ones. */
+function optionsOf(c: Command): Record<string, OptionSpec> {
+  return { ...c.options, ...(c.options.data ? { delimiter: delimiterOption } : {}), ...globalOptions };
+}
+
+function commandHelp(name: string, c: Command): string {
+  return `usage: fedmix ${name} [options]\n\n${c.summary}\n\noptions:\n${optionsHelp(optionsOf(c))}`;
+}
 
 const commands: Record<string, Command> = {
   demo: {
@@ -82,47 +99,75 @@ function split(argv: string[]): [string | undefined, string[]] {
 function usage(): string {
   const rows: [string, string][] = [
     ...Object.entries(commands).map(([name, c]): [string, string] => [name, c.summary]),
-    ['help [cmd]', "this text, or a command's options"],
+    ['help [cmd]', "this text, or a command's options (also: fedmix <command> --help)"],
     ['version', 'the fedmix version'],
   ];
   const width = Math.max(...rows.map(([name]) => name.length)) + 2;
   return `usage: fedmix <command> [options]\n\ncommands:\n${rows.map(([name, summary]) => `  ${name.padEnd(width)}${summary}`).join('\n')}`;
 }
 
+/** Commands of a group (`mdm` has `mdm fit` and `mdm simulate`). */
+const groupOf = (word: string) => Object.keys(commands).filter((n) => n.startsWith(`${word} `));
+
+/** Help on `topic`: a command's options, a group's commands, or (no topic) every command. */
+function help(topic: string | undefined): number {
+  if (topic === undefined) {
+    process.stdout.write(usage() + '\n');
+    return 0;
+  }
+  const c = commands[topic];
+  if (c) {
+    process.stdout.write(commandHelp(topic, c) + '\n');
+    return 0;
+  }
+  const group = groupOf(topic);
+  if (group.length) {
+    process.stdout.write(`usage: fedmix ${topic} <${group.map((n) => n.split(' ')[1]).join('|')}> [options]\n\n${group.map((n) => `  ${n}: ${commands[n]!.summary}`).join('\n')}\n`);
+    return 0;
+  }
+  process.stderr.write(`fedmix: unknown command "${topic}"\n\n${usage()}\n`);
+  return 2;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [name, rest] = split(argv);
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    const [topic] = split(rest);
-    const c = topic !== undefined ? commands[topic] : undefined;
-    process.stdout.write((c ? `fedmix ${topic}: ${c.summary}\n\noptions:\n${optionsHelp(c.options)}` : usage()) + '\n');
-    return 0;
+    return help(split(rest)[0]);
   }
   if (name === 'version' || name === '--version') {
     process.stdout.write(`${typeof __FEDMIX_VERSION__ === 'string' ? __FEDMIX_VERSION__ : 'dev'}\n`);
     return 0;
   }
   const command = commands[name];
+  const wantsHelp = rest.includes('--help') || rest.includes('-h');
   if (!command) {
-    const what = name === 'mdm' ? `mdm ${rest[0] ?? ''}`.trim() : name;
+    if (groupOf(name).length && (wantsHelp || rest.length === 0)) return help(name);
+    const what = groupOf(name).length ? `${name} ${rest[0] ?? ''}`.trim() : name;
     process.stderr.write(`fedmix: unknown command "${what}"\n\n${usage()}\n`);
     return 2;
   }
+  // --help wins over everything else on the line, as in every conventional CLI
+  if (wantsHelp) return help(name);
   try {
-    const options = parseOptions(rest, command.options);
+    const options = parseOptions(rest, optionsOf(command));
+    output.quiet = options.quiet === true;
+    output.jsonToStdout = options.json === '-';
     await init();
     const { text, json } = await command.run(options);
-    process.stdout.write(text + '\n');
-    if (typeof options.json === 'string') writeFileSync(options.json, JSON.stringify(json, null, 2) + '\n');
+    result(text);
+    const jsonText = JSON.stringify(json, null, 2) + '\n';
+    if (output.jsonToStdout) process.stdout.write(jsonText);
+    else if (typeof options.json === 'string') writeFileSync(options.json, jsonText);
     return 0;
   } catch (e) {
     if (e instanceof FedmixError) {
       process.stderr.write(`fedmix ${name}: ${e.message}\n`);
       return 2;
     }
-    // a file that cannot be read (missing, a folder, no permission): said plainly, status 1
-    const code = (e as { code?: unknown } | null)?.code;
-    if (e instanceof Error && typeof code === 'string' && /^E[A-Z]+$/.test(code) && 'path' in e) {
-      process.stderr.write(`fedmix ${name}: ${e.message}\n`);
+    // a file that cannot be read or written (missing, a folder, no permission): one line, status 1
+    const file = e instanceof UnreadableFileError ? e : fileError(e);
+    if (file) {
+      process.stderr.write(`fedmix ${name}: ${file.message}\n`);
       return 1;
     }
     throw e;

@@ -11,7 +11,7 @@
  * of the central CSV).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { columnIndex, csvToMatrix, parseCsv } from '../data/csv.js';
+import { columnIndex, csvToMatrix } from '../data/csv.js';
 import type { Matrix } from '../data/matrix.js';
 import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { fitMdm, type MdmFitResult } from '../federated/mdm/run.js';
@@ -20,6 +20,8 @@ import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mix
 import { partition } from '../partition/index.js';
 import type { Partition } from '../partition/shared.js';
 import type { OptionSpec, Options } from './args.js';
+import { readDataFile } from './data.js';
+import { note } from './io.js';
 import { progressBar } from './progress.js';
 
 export const mdmFitOptions: Record<string, OptionSpec> = {
@@ -56,8 +58,8 @@ export const mdmSimulateOptions: Record<string, OptionSpec> = {
 };
 
 /** A histogram CSV as a matrix (rows: clients) and its category names. */
-export function readHistogramCsv(path: string): { histograms: Matrix; categories: string[] } {
-  const table = parseCsv(readFileSync(path, 'utf8'));
+export async function readHistogramCsv(path: string, o: Options = {}): Promise<{ histograms: Matrix; categories: string[] }> {
+  const table = await readDataFile(path, o);
   const { X, names } = csvToMatrix(table);
   if (X.nRows === 0) throw new InvalidDataError(`${path} has a header but no client rows`);
   return { histograms: X, categories: names };
@@ -83,7 +85,7 @@ function describeFit(fit: MdmFitResult): string {
 export async function runMdmFitCommand(o: Options): Promise<{ text: string; json: unknown }> {
   if (typeof o.data !== 'string') throw new InvalidParameterError('--data FILE is required (the histogram CSV)');
   if ((o.k === undefined) === (o['k-range'] === undefined)) throw new InvalidParameterError('give --k K or --k-range A..B (one of them)');
-  const { histograms, categories } = readHistogramCsv(o.data);
+  const { histograms, categories } = await readHistogramCsv(o.data, o);
   const common = {
     rounds: o.rounds as number,
     cohort: o.cohort as number | undefined,
@@ -143,16 +145,16 @@ export async function runMdmFitCommand(o: Options): Promise<{ text: string; json
     return { text: [`fedmix mdm fit: ${o.data}, ${histograms.nRows} clients, C = ${model.nCategories}, N = ${model.maxCount}`, ...lines].join('\n'), json: { ...json, model: model.toJSON() } };
   }
   // no --out: stdout carries the model alone, the summary goes to stderr
-  process.stderr.write(lines.join('\n') + '\n');
+  note(lines.join('\n'));
   return { text: modelText, json: { ...json, model: model.toJSON() } };
 }
 
 export async function runMdmSimulateCommand(o: Options): Promise<{ text: string; json: unknown }> {
   if (typeof o.data !== 'string') throw new InvalidParameterError('--data FILE is required (the central dataset)');
-  const table = parseCsv(readFileSync(o.data, 'utf8'));
+  const table = await readDataFile(o.data, o);
   const labels = table.columns[columnIndex(table, o.label as string)]!;
   const method = o.method as 'mdm' | 'fully-iid' | 'conditionally-iid';
-  const truth = typeof o.histograms === 'string' ? readHistogramCsv(o.histograms) : undefined;
+  const truth = typeof o.histograms === 'string' ? await readHistogramCsv(o.histograms, o) : undefined;
   const seed = o.seed as number;
   const disjoint = o.disjoint === true;
   let p: Partition;
@@ -188,6 +190,6 @@ export async function runMdmSimulateCommand(o: Options): Promise<{ text: string;
     writeFileSync(o.out, csv + '\n');
     return { text: `${summary}; assignment written to ${o.out}`, json };
   }
-  process.stderr.write(summary + '\n');
+  note(summary);
   return { text: csv, json };
 }

@@ -1,7 +1,11 @@
 /**
- * A small CSV reader (RFC 4180: header row, commas, double-quoted fields with ""
- * escapes, \n or \r\n line ends) and the conversion of its columns to a Matrix.
+ * CSV text as columns of cells, read by Papa Parse (RFC 4180: a header row,
+ * double-quoted fields with "" escapes, \n, \r\n or \r line ends; a chosen
+ * delimiter), and the conversion of its columns to a Matrix. Papa Parse rather
+ * than csv-parse: it runs unchanged in browsers (csv-parse needs Node's Buffer)
+ * and streams in Node, so the library and the CLI read CSV one way.
  */
+import Papa from 'papaparse';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { guardRead, LIMITS, readOptions, requireInteger, requireLength } from '../validate.js';
 import { Matrix } from './matrix.js';
@@ -13,60 +17,85 @@ export interface CsvTable {
   nRows: number;
 }
 
-export function parseCsv(text: string): CsvTable {
+export interface CsvOptions {
+  /** the field separator (default ","); "tab" or "\\t" for tabs */
+  delimiter?: string;
+}
+
+/** The delimiter an option names, checked: one or more characters, not a quote or a line end. */
+export function csvDelimiter(value: unknown): string {
+  if (value === undefined) return ',';
+  if (typeof value !== 'string') throw new InvalidParameterError(`delimiter must be a string, got ${formatValue(value)}`);
+  const d = value === 'tab' || value === '\\t' ? '\t' : value;
+  if (d === '' || /["\r\n]/.test(d)) throw new InvalidParameterError(`delimiter must be one or more characters other than a quote or a line end, got ${formatValue(value)}`);
+  return d;
+}
+
+/**
+ * Builds a CsvTable record by record: the first record names the columns, the
+ * others must have as many fields. Shared by parseCsv (a string) and the
+ * streaming reader (a file read in chunks, never held whole).
+ */
+export class CsvTableBuilder {
+  private names: string[] | undefined;
+  private columns: string[][] = [];
+  private records = 0;
+
+  add(record: string[]): void {
+    this.records++;
+    // a line holding nothing (Papa Parse gives [""]) is no record
+    if (record.length === 1 && record[0] === '') return;
+    if (!this.names) {
+      this.names = record.map((n) => n.trim());
+      this.columns = this.names.map(() => []);
+      return;
+    }
+    if (record.length !== this.names.length) {
+      throw new InvalidDataError(`CSV line ${this.records} has ${record.length} fields but the header has ${this.names.length}`);
+    }
+    for (let j = 0; j < record.length; j++) this.columns[j]!.push(record[j]!);
+  }
+
+  /** Papa Parse's errors for a record (an unclosed quote, a quote inside a field) as an InvalidDataError. */
+  check(errors: ReadonlyArray<Papa.ParseError>): void {
+    const e = errors[0];
+    if (!e) return;
+    if (e.code === 'MissingQuotes') throw new InvalidDataError('the CSV ends inside a quoted field');
+    throw new InvalidDataError(`the CSV, line ${this.records + 1}: ${e.message}`);
+  }
+
+  finish(): CsvTable {
+    if (!this.names) throw new InvalidDataError('the CSV is empty; it needs a header row');
+    return { names: this.names, columns: this.columns, nRows: this.columns[0]?.length ?? 0 };
+  }
+}
+
+/** Papa Parse's settings for fedmix's CSV: every cell as text, no guessing of the delimiter. */
+export function papaConfig(delimiter: string): Papa.ParseConfig {
+  return { delimiter, header: false, dynamicTyping: false, skipEmptyLines: false, quoteChar: '"', escapeChar: '"' };
+}
+
+export function parseCsv(text: string, options: CsvOptions = {}): CsvTable {
   if (typeof text !== 'string') throw new InvalidParameterError(`parseCsv takes the CSV text as a string, got ${formatValue(text)}`);
-  const records: string[][] = [];
-  let field = '';
-  let record: string[] = [];
-  let quoted = false;
-  let i = 0;
-  const endField = () => {
-    record.push(field);
-    field = '';
-  };
-  const endRecord = () => {
-    endField();
-    if (!(record.length === 1 && record[0] === '')) records.push(record);
-    record = [];
-  };
-  while (i < text.length) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"') {
-        if (text[i + 1] === '"') {
-          field += '"';
-          i++;
-        } else {
-          quoted = false;
-        }
-      } else {
-        field += ch;
+  const o = readOptions(options, ['delimiter']);
+  const delimiter = csvDelimiter(o.delimiter);
+  const builder = new CsvTableBuilder();
+  let failure: unknown;
+  // a string is parsed synchronously, record by record
+  Papa.parse<string[]>(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, {
+    ...papaConfig(delimiter),
+    step: (r, parser) => {
+      try {
+        builder.check(r.errors);
+        builder.add(r.data);
+      } catch (e) {
+        failure = e;
+        parser.abort();
       }
-    } else if (ch === '"' && field === '') {
-      quoted = true;
-    } else if (ch === ',') {
-      endField();
-    } else if (ch === '\n' || ch === '\r') {
-      if (ch === '\r' && text[i + 1] === '\n') i++;
-      endRecord();
-    } else {
-      field += ch;
-    }
-    i++;
-  }
-  if (quoted) throw new InvalidDataError('the CSV ends inside a quoted field');
-  if (field !== '' || record.length > 0) endRecord();
-  if (records.length === 0) throw new InvalidDataError('the CSV is empty; it needs a header row');
-  const names = records[0]!.map((n) => n.trim());
-  const columns = names.map(() => [] as string[]);
-  for (let r = 1; r < records.length; r++) {
-    const rec = records[r]!;
-    if (rec.length !== names.length) {
-      throw new InvalidDataError(`CSV line ${r + 1} has ${rec.length} fields but the header has ${names.length}`);
-    }
-    rec.forEach((v, j) => columns[j]!.push(v));
-  }
-  return { names, columns, nRows: records.length - 1 };
+    },
+  });
+  if (failure !== undefined) throw failure;
+  return builder.finish();
 }
 
 export function columnIndex(table: CsvTable, name: string): number {
@@ -88,6 +117,11 @@ function checkTable(table: unknown): CsvTable {
     return col;
   });
   return { names, columns, nRows };
+}
+
+/** CSV text parsed, or a CsvTable (as parseCsv returns it, or a reader of files made it) checked. */
+export function csvTableOf(input: string | CsvTable): CsvTable {
+  return typeof input === 'string' ? parseCsv(input) : checkTable(input);
 }
 
 /** An array of strings the caller passed, copied. */

@@ -2,7 +2,7 @@
  * A labelled table for experiments: numeric features, an optional class column
  * (any values, mapped to class indices) and an optional 0/1 anomaly column.
  */
-import { columnIndex, csvToMatrix, parseCsv } from '../data/csv.js';
+import { columnIndex, csvTableOf, csvToMatrix, type CsvTable } from '../data/csv.js';
 import { Matrix } from '../data/matrix.js';
 import { InvalidDataError } from '../errors.js';
 
@@ -43,8 +43,9 @@ export function parseLabelGroups(spec: string): [number, number][] {
   });
 }
 
-export function labelledFromCsv(text: string, options: CsvDataOptions = {}): LabelledData {
-  const table = parseCsv(text);
+/** CSV text, or a table already read (the CLI reads CSV, Arrow and Parquet files into one). */
+export function labelledFromCsv(text: string | CsvTable, options: CsvDataOptions = {}): LabelledData {
+  const table = csvTableOf(text);
   const oneHot = options.oneHot ?? [];
   const skip = [options.label, options.anomalyLabel, ...oneHot, ...(options.drop ?? [])].filter((c): c is string => c !== undefined);
   // text columns other than the named ones cannot be features: report them clearly

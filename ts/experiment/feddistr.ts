@@ -21,7 +21,7 @@
  * 26 letters into 13 (LETTER_TASK_GROUPS), or any CSV with a subclass column
  * and a superclass column or a grouping (subclassDataFromCsv).
  */
-import { columnIndex, csvToMatrix, parseCsv } from '../data/csv.js';
+import { columnIndex, csvTableOf, csvToMatrix, type CsvTable } from '../data/csv.js';
 import type { FashionMnist } from '../data/datasets/fashion-mnist.js';
 import { Matrix } from '../data/matrix.js';
 import { PCA } from '../data/pca.js';
@@ -149,11 +149,11 @@ export interface SubclassCsvOptions {
 }
 
 /** A CSV with a subclass column and a superclass column (or a grouping of the subclasses); every other column a numeric feature. */
-export function subclassDataFromCsv(text: string, options: SubclassCsvOptions): SubclassData {
+export function subclassDataFromCsv(text: string | CsvTable, options: SubclassCsvOptions): SubclassData {
   const o = readOptions(options, ['subclass', 'superclass', 'groups', 'drop']);
   if (typeof o.subclass !== 'string') throw new InvalidParameterError('name the subclass column: { subclass }');
   if ((o.superclass === undefined) === (o.groups === undefined)) throw new InvalidParameterError('give either a superclass column or groups of subclasses');
-  const table = parseCsv(text);
+  const table = csvTableOf(text);
   const exclude = [o.subclass, ...(o.superclass !== undefined ? [o.superclass] : []), ...(o.drop ?? [])];
   const { X } = csvToMatrix(table, { exclude });
   const sub = table.columns[columnIndex(table, o.subclass)]!.map(String);

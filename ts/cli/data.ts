@@ -1,0 +1,139 @@
+/**
+ * What every `--data FILE` of the CLI reads: CSV (streamed through Papa Parse,
+ * so the file's text is never held whole), Arrow IPC (file or stream format:
+ * .arrow, .feather v2, .arrows) or Parquet (through parquet-wasm, imported
+ * only when a Parquet file is read). The format is told by the file's first
+ * bytes, not its name. Every format becomes the same table of cells, which the
+ * commands read as they read CSV.
+ */
+import { closeSync, createReadStream, openSync, readFileSync, readSync } from 'node:fs';
+import Papa from 'papaparse';
+import type { Table } from 'apache-arrow';
+import { tableFromBytes, vectorToArray } from '../data/arrow.js';
+import { csvDelimiter, CsvTableBuilder, papaConfig, type CsvTable } from '../data/csv.js';
+import { InvalidDataError } from '../errors.js';
+import { MAX_VALUES } from '../validate.js';
+import type { OptionSpec, Options } from './args.js';
+
+/** Declared once; main.ts gives it to every command that has --data. */
+export const delimiterOption: OptionSpec = { type: 'string', help: 'CSV: the field separator (default ","; "tab" for tabs); Arrow and Parquet files need none' };
+
+/** A file the command cannot read (missing, a folder, no permission, a reader not installed): status 1, one line. */
+export class UnreadableFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnreadableFileError';
+  }
+}
+
+export type DataFormat = 'csv' | 'arrow' | 'parquet';
+
+/** The format of a file from its first bytes: "PAR1" opens Parquet, "ARROW1" an Arrow IPC file, 0xFFFFFFFF an IPC stream. */
+export function sniffFormat(path: string): DataFormat {
+  let fd: number | undefined;
+  const head = new Uint8Array(8);
+  let n: number;
+  try {
+    fd = openSync(path, 'r');
+    n = readSync(fd, head, 0, 8, 0);
+  } catch (e) {
+    throw unreadable(path, e);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  const text = String.fromCharCode(...head.subarray(0, n));
+  if (text.startsWith('PAR1')) return 'parquet';
+  if (text.startsWith('ARROW1')) return 'arrow';
+  if (n >= 4 && head[0] === 0xff && head[1] === 0xff && head[2] === 0xff && head[3] === 0xff) return 'arrow';
+  if (text.startsWith('FEA1')) throw new InvalidDataError(`${path} is a Feather version 1 file; fedmix reads Feather version 2 (Arrow IPC): write it again with a current Arrow`);
+  return 'csv';
+}
+
+const WHY: Record<string, string> = { ENOENT: 'no such file or directory', EISDIR: 'a folder, not a file', ENOTDIR: 'a path through something that is not a folder', EACCES: 'permission denied', EPERM: 'permission denied' };
+
+/** A file system error as one line naming the file (`path`, or the one the error names); undefined for any other error. */
+export function fileError(e: unknown, path?: string): UnreadableFileError | undefined {
+  const err = e as { code?: unknown; path?: unknown; message?: unknown } | null;
+  const code = err?.code;
+  const file = path ?? (typeof err?.path === 'string' ? err.path : undefined);
+  if (!(e instanceof Error) || typeof code !== 'string' || !/^E[A-Z]+$/.test(code) || file === undefined) return undefined;
+  return new UnreadableFileError(`${file}: ${WHY[code] ?? e.message.split('\n')[0]}`);
+}
+
+function unreadable(path: string, e: unknown): unknown {
+  return fileError(e, path) ?? e;
+}
+
+/** A CSV file streamed through Papa Parse into columns of cells. */
+export function readCsvFile(path: string, delimiter = ','): Promise<CsvTable> {
+  const builder = new CsvTableBuilder();
+  return new Promise((resolve, reject) => {
+    let failure: unknown;
+    const stream = createReadStream(path, { encoding: 'utf8' });
+    stream.on('error', (e) => reject(unreadable(path, e)));
+    Papa.parse<string[]>(stream as unknown as File, {
+      ...papaConfig(delimiter),
+      step: (r, parser) => {
+        try {
+          builder.check(r.errors);
+          builder.add(r.data);
+        } catch (e) {
+          failure = e;
+          parser.abort();
+        }
+      },
+      complete: () => {
+        stream.destroy();
+        if (failure !== undefined) reject(failure instanceof InvalidDataError ? new InvalidDataError(`${path}: ${failure.message}`) : failure);
+        else {
+          try {
+            resolve(builder.finish());
+          } catch (e) {
+            reject(e instanceof InvalidDataError ? new InvalidDataError(`${path}: ${e.message}`) : e);
+          }
+        }
+      },
+      error: (e: Error) => reject(unreadable(path, e)),
+    });
+  });
+}
+
+/** parquet-wasm, imported when the first Parquet file is read (its 2 MB of WebAssembly otherwise never load). */
+async function parquetToIpc(path: string, bytes: Uint8Array): Promise<Uint8Array> {
+  let pq: typeof import('parquet-wasm');
+  try {
+    pq = await import('parquet-wasm');
+  } catch {
+    throw new UnreadableFileError(`${path}: reading Parquet needs the parquet-wasm package (npm install parquet-wasm)`);
+  }
+  try {
+    return pq.readParquet(bytes).intoIPCStream();
+  } catch (e) {
+    throw new InvalidDataError(`${path} could not be read as Parquet (${e instanceof Error ? e.message : String(e)})`);
+  }
+}
+
+/** An Arrow table's columns as cells: numbers as their shortest round-trip text, strings and dictionary values as they are. */
+function arrowCells(table: Table, path: string): CsvTable {
+  const names = table.schema.fields.map((f) => f.name);
+  const columns = names.map((name, j) => {
+    const values = vectorToArray(`${path}, column "${name}"`, table.getChildAt(j)!, MAX_VALUES);
+    return values.map(String);
+  });
+  return { names, columns, nRows: table.numRows };
+}
+
+/** The table of `--data FILE` (CSV with --delimiter, Arrow IPC or Parquet). */
+export async function readDataFile(path: string, o: Options = {}): Promise<CsvTable> {
+  const delimiter = csvDelimiter(o.delimiter);
+  const format = sniffFormat(path);
+  if (format === 'csv') return readCsvFile(path, delimiter);
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    throw unreadable(path, e);
+  }
+  if (format === 'parquet') bytes = await parquetToIpc(path, bytes);
+  return arrowCells(tableFromBytes(bytes, path), path);
+}
