@@ -19,7 +19,7 @@ test('demo: FedGenGMM and every baseline on the embedded thyroid data, reproduci
   const json = join(mkdtempSync(join(tmpdir(), 'fedmix-cli-')), 'demo.json');
   const r = fedmix('demo', '--repeats', '2', '--seed', '3', '--json', json);
   expect(r.code).toBe(0);
-  expect(r.err).toMatch(/demo \[#+\] 12\/12/); // the progress bar, on stderr
+  expect(r.err).not.toMatch(/demo \[/); // no progress bar: stderr is not a terminal here
   for (const m of ['fedgengmm', 'dem-separated', 'dem-subset', 'dem-kfed', 'central', 'local']) expect(r.out).toMatch(new RegExp(`^${m} `, 'm'));
   const res = JSON.parse(readFileSync(json, 'utf8'));
   // 30% of the 3,679 inliers test, with anomalies at thyroid's own share (93 of 3,772): 28
@@ -201,7 +201,7 @@ test('feddistr: a CSV with grouped subclasses and Fashion-MNIST, tables and the 
   const groups = Array.from({ length: 13 }, (_, k) => `${String.fromCharCode(65 + 2 * k)}+${String.fromCharCode(66 + 2 * k)}`).join(',');
   let r = fedmix('feddistr', '--data', letter, '--groups', groups, '--clients', '5', '--entanglement', '0.003', '--rounds', '4', '--curve', '2', '--base-k-range', '1..2', '--mlp-epochs', '10', '--seed', '3', '--json', json);
   expect(r.code).toBe(0);
-  expect(r.err).toMatch(/feddistr \[#+\] 5\/5/);
+  expect(r.err).not.toMatch(/feddistr \[/);
   expect(r.out).toMatch(/26 subclasses in 13 task classes; 5 clients at entanglement 0\.003/);
   for (const m of ['fedavg', 'fedprox', 'scaffold', 'central']) expect(r.out).toMatch(new RegExp(`^${m} `, 'm'));
   expect(r.out).toMatch(/^round\s+fedavg\s+fedprox\s+scaffold/m);
@@ -383,7 +383,7 @@ describe('communities: the community anomaly detection paper\'s evaluation', () 
     const json = join(dir, 'in-process.json');
     const r = fedmix('communities', ...small, '--json', json);
     expect(r.code, r.err).toBe(0);
-    expect(r.err).toMatch(/communities \[#+\] 12\/12/); // (2 associations + local + ideal + 2 community runs) x 2 p
+    expect(r.err).not.toMatch(/communities \[/); // progress bars only on a terminal
     expect(r.err).not.toMatch(/warning/); // no rows leave a client with a GMM detector
     expect(r.out).toMatch(/^p\s+q\s+local\s+community\s+ideal\s+ARI/m);
     expect(r.out).toMatch(/Communities by inlier class\ngroup\s+members\s+Ia\s+Ib\s+Ic/);
@@ -461,7 +461,210 @@ describe('communities: the community anomaly detection paper\'s evaluation', () 
     bad([...small, '--method', 'fastest'], /--method must be one of fast-greedy, louvain/);
     const missing = fedmix('communities', '--data', join(dir, 'nowhere.csv'), '--label', 'kind');
     expect(missing.code).toBe(1);
-    expect(missing.err).toMatch(/fedmix communities: ENOENT: no such file or directory.*nowhere\.csv/);
+    expect(missing.err).toMatch(/^fedmix communities: .*nowhere\.csv: no such file or directory\n$/);
     expect(missing.err).not.toMatch(/ at /); // a message, not a stack
   });
+});
+
+describe('a conventional CLI: help, exit statuses, --json -, --quiet, progress on terminals only, CSV/Arrow/Parquet data, the HTML report', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fedmix-conv-'));
+  const at = (f: string) => join(dir, f);
+  const thyroidPath = fileURLToPath(new URL('../ts/data/datasets/anomaly_thyroid.csv', import.meta.url));
+  const thyroid = readFileSync(thyroidPath, 'utf8');
+  const run = ['--anomaly-label', 'label', '--components', '3', '--repeats', '1', '--clients', '5', '--partition', 'iid', '--methods', 'fedgengmm,dem-kfed,central'];
+  /** The scores of an experiment's JSON, without its timings. */
+  const scores = (json: string) =>
+    (JSON.parse(json) as { results: { method: string; mean: Record<string, number> }[] }).results.map((r) => [r.method, r.mean.logLikelihood, r.mean.aucPr, r.mean.rocAuc, r.mean.bytesUp, r.mean.rounds]);
+
+  test('every command answers --help, -h and help <command> with all of its options, status 0', async () => {
+    const { commands, optionsOf } = await import('../ts/cli/main.js');
+    for (const [name, c] of Object.entries(commands)) {
+      const words = name.split(' ');
+      for (const args of [[...words, '--help'], [...words, '-h'], ['help', ...words], [...words, '--seed', '3', '--help']]) {
+        const r = fedmix(...args);
+        expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(0);
+        expect(r.out).toMatch(new RegExp(`^usage: fedmix ${name} \\[options\\]`));
+        for (const option of Object.keys(optionsOf(c))) expect(r.out, `${name} --${option}`).toContain(`--${option}`);
+      }
+    }
+    // a group of commands lists them
+    expect(fedmix('mdm', '--help').out).toMatch(/usage: fedmix mdm <fit\|simulate>/);
+    expect(fedmix('help', 'frobnicate').code).toBe(2);
+  }, 60_000);
+
+  test('bad usage is status 2 with one line saying what to change', () => {
+    for (const [args, message] of [
+      [['demo', '--seed', '-1'], /--seed needs a value; a value starting with a dash is written --seed=-1/],
+      [['demo', 'thyroid'], /unexpected argument "thyroid"/],
+      [['demo', '--quiet=yes'], /--quiet takes no value/],
+      [['demo', '--json'], /--json needs a value/],
+      [['experiment', '--data', thyroidPath, '--delimiter', '"', '--components', '3'], /delimiter must be one or more characters other than a quote/],
+    ] as const) {
+      const r = fedmix(...args);
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).toMatch(message);
+      expect(r.err.trim().split('\n')).toHaveLength(1);
+    }
+  });
+
+  test('a missing or unreadable --data file is one line and status 1, for every command that reads one', () => {
+    const missing = at('nowhere.csv');
+    for (const args of [
+      ['experiment', '--data', missing, '--components', '3'],
+      ['fedgem', '--data', missing],
+      ['mdm', 'fit', '--data', missing, '--k', '2'],
+      ['mdm', 'simulate', '--data', missing, '--method', 'fully-iid'],
+      ['feddistr', '--data', missing, '--superclass', 's'],
+      ['client', '--algorithm', 'dem', '--broker', 'mqtt://127.0.0.1:1', '--id', 'a', '--data', missing],
+    ]) {
+      const r = fedmix(...args);
+      expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(1);
+      expect(r.err).toMatch(new RegExp(`^fedmix ${args[0] === 'mdm' ? `mdm ${args[1]}` : args[0]}: .*nowhere\\.csv: no such file or directory\\n$`));
+    }
+    const folder = fedmix('experiment', '--data', dir, '--components', '3');
+    expect(folder.code).toBe(1);
+    expect(folder.err).toMatch(/: a folder, not a file\n$/);
+    // a --json file that cannot be written is the same kind of failure
+    const unwritable = fedmix('experiment', '--data', thyroidPath, ...run, '--json', join(dir, 'no', 'such', 'folder.json'));
+    expect(unwritable.code).toBe(1);
+    expect(unwritable.err).toMatch(/folder\.json: no such file or directory\n$/);
+    // a file that is there but malformed is bad data: status 2, naming the file and the line
+    writeFileSync(at('ragged.csv'), 'a,b,c\n1,2,3\n4,5\n');
+    const ragged = fedmix('experiment', '--data', at('ragged.csv'), '--components', '2');
+    expect(ragged.code).toBe(2);
+    expect(ragged.err).toMatch(/ragged\.csv: CSV line 3 has 2 fields but the header has 3/);
+  });
+
+  test('--json - writes the JSON alone to stdout and the table to stderr; --quiet leaves stderr empty', () => {
+    const file = at('scores.json');
+    const plain = fedmix('experiment', '--data', thyroidPath, ...run, '--json', file);
+    expect(plain.code, plain.err).toBe(0);
+    expect(plain.out).toMatch(/^fedgengmm /m);
+    const piped = fedmix('experiment', '--data', thyroidPath, ...run, '--json', '-');
+    expect(piped.code, piped.err).toBe(0);
+    expect(scores(piped.out)).toEqual(scores(readFileSync(file, 'utf8')));
+    expect(piped.err).toMatch(/^fedgengmm /m);
+    expect(piped.err).toMatch(/^method +log-likelihood/m);
+    const quiet = fedmix('experiment', '--data', thyroidPath, ...run, '--json', '-', '--quiet');
+    expect(quiet.code).toBe(0);
+    expect(quiet.err).toBe('');
+    expect(scores(quiet.out)).toEqual(scores(piped.out));
+    // mdm fit prints its model on stdout and its summary on stderr; -q keeps only the results
+    writeFileSync(at('h.csv'), 'a,b\n' + Array.from({ length: 40 }, (_, i) => `${1 + ((i * 7) % 11)},${(i * 5) % 13}`).join('\n') + '\n');
+    const mdm = fedmix('mdm', 'fit', '--data', at('h.csv'), '--k', '2', '--rounds', '3', '-q');
+    expect(mdm.code, mdm.err).toBe(0);
+    expect(JSON.parse(mdm.out).tau).toHaveLength(2);
+    expect(mdm.err).toBe('');
+  });
+
+  test('progress bars only when stderr is a terminal, and not with --quiet', () => {
+    // util-linux script(1) runs the command on a pseudo-terminal
+    const onTerminal = (...args: string[]) => spawnSync('script', ['-qec', [process.execPath, cli, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'], { encoding: 'utf8' });
+    const tty = onTerminal('demo', '--repeats', '1', '--methods', 'fedgengmm,central');
+    expect(tty.status, tty.stderr).toBe(0);
+    expect(tty.stdout).toMatch(/\r\x1b\[2Kdemo \[#+\] 2\/2/);
+    const quiet = onTerminal('demo', '--repeats', '1', '--methods', 'fedgengmm,central', '--quiet');
+    expect(quiet.stdout).toMatch(/^fedgengmm /m);
+    expect(quiet.stdout).not.toMatch(/demo \[/);
+    const piped = fedmix('demo', '--repeats', '1', '--methods', 'fedgengmm,central');
+    expect(piped.code).toBe(0);
+    expect(piped.err).toBe('');
+  }, 60_000);
+
+  test('--data reads CSV with any --delimiter, Arrow IPC (file and stream) and Parquet to the same numbers', async () => {
+    const { parseCsv } = await import('../ts/data/csv.js');
+    const arrow = await import('apache-arrow');
+    const pq = await import('parquet-wasm');
+    const csv = parseCsv(thyroid);
+    const columns = Object.fromEntries(csv.names.map((n, j) => [n, n === 'label' ? Int32Array.from(csv.columns[j]!, Number) : Float64Array.from(csv.columns[j]!, Number)]));
+    const table = arrow.tableFromArrays(columns);
+    writeFileSync(at('thyroid.arrow'), arrow.tableToIPC(table, 'file'));
+    writeFileSync(at('thyroid.arrows'), arrow.tableToIPC(table, 'stream'));
+    writeFileSync(at('thyroid.parquet'), pq.writeParquet(pq.Table.fromIPCStream(arrow.tableToIPC(table, 'stream'))));
+    writeFileSync(at('thyroid.tsv'), thyroid.replace(/,/g, '\t'));
+    writeFileSync(at('thyroid-semicolon.txt'), thyroid.replace(/,/g, ';'));
+    const scoresOf = (file: string, ...extra: string[]) => {
+      const r = fedmix('experiment', '--data', file, ...run, '--json', '-', ...extra);
+      expect(r.code, `${file}: ${r.err}`).toBe(0);
+      return scores(r.out);
+    };
+    const reference = scoresOf(thyroidPath);
+    expect(reference.map((r) => r[0])).toEqual(['fedgengmm', 'dem-kfed', 'central']);
+    expect(scoresOf(at('thyroid.tsv'), '--delimiter', 'tab')).toEqual(reference);
+    expect(scoresOf(at('thyroid-semicolon.txt'), '--delimiter', ';')).toEqual(reference);
+    expect(scoresOf(at('thyroid.arrow'))).toEqual(reference);
+    expect(scoresOf(at('thyroid.arrows'))).toEqual(reference);
+    expect(scoresOf(at('thyroid.parquet'))).toEqual(reference);
+    // the wrong delimiter reads one column of text: said, not guessed
+    const wrong = fedmix('experiment', '--data', at('thyroid.tsv'), ...run);
+    expect(wrong.code).toBe(2);
+    expect(wrong.err).toMatch(/column "x0\\tx1.*is not a number/);
+    // a null in an Arrow column is an error naming it
+    writeFileSync(at('nulls.arrow'), arrow.tableToIPC(arrow.tableFromArrays({ x0: [1, null, 3, 4], x1: [1, 2, 3, 4], label: [0, 0, 1, 0] }), 'file'));
+    const nulls = fedmix('experiment', '--data', at('nulls.arrow'), ...run);
+    expect(nulls.code).toBe(2);
+    expect(nulls.err).toMatch(/column "x0".*null/);
+    // other commands read the same files: fedgem's clusters from a Parquet file
+    const blobs = fedmix('fedgem', '--data', at('thyroid.parquet'), '--label', 'label', '--clients', '2', '--clusters-per-client', '1..2', '--rounds', '2', '--central', 'none', '--json', '-', '-q');
+    expect(blobs.code, blobs.err).toBe(0);
+    expect(JSON.parse(blobs.out).data.features).toEqual(['x0', 'x1', 'x2', 'x3', 'x4', 'x5']);
+  }, 120_000);
+
+  test('parquet-wasm is imported only when a Parquet file is read', () => {
+    const code = readFileSync(cli, 'utf8');
+    expect(code).toMatch(/await import\("parquet-wasm"\)/);
+    expect(code).not.toMatch(/require\("parquet-wasm"\)|parquet_wasm_bg/);
+  });
+
+  test('the CLI streams CSV files: chunk boundaries inside quoted fields, CRLF, a BOM and delimiters read as parseCsv reads the text', async () => {
+    const { readCsvFile } = await import('../ts/cli/data.js');
+    const { parseCsv } = await import('../ts/data/csv.js');
+    const next = xorshift32(99);
+    const cell = () => {
+      const v = next() % 5;
+      return v === 0 ? `"a, ""quoted""\nvalue ${next() % 1000}"` : v === 1 ? `"x;y"` : String((next() % 100000) / 7);
+    };
+    // about 1.5 MB: many of the stream's 64 kB chunks
+    const rows = Array.from({ length: 30_000 }, () => [cell(), cell(), cell()].join(';'));
+    const text = '\ufeffa;b;c\r\n' + rows.join('\r\n') + '\r\n';
+    writeFileSync(at('big.csv'), text);
+    const streamed = await readCsvFile(at('big.csv'), ';');
+    expect(streamed.nRows).toBe(30_000);
+    expect(streamed.names).toEqual(['a', 'b', 'c']);
+    expect(streamed).toEqual(parseCsv(text, { delimiter: ';' }));
+    expect(streamed.columns.flat().some((c) => c.includes('\n'))).toBe(true);
+  });
+
+  test('experiment --report writes one self-contained HTML file whose plots render offline', async () => {
+    const report = at('report.html');
+    const r = fedmix('experiment', '--data', thyroidPath, ...run, '--repeats', '2', '--report', report, '--json', '-', '-q');
+    expect(r.code, r.err).toBe(0);
+    const html = readFileSync(report, 'utf8');
+    // nothing loaded from elsewhere: no src or href attributes, uPlot inlined
+    expect(html).not.toMatch(/\s(src|href)=/i);
+    expect(html).toMatch(/uPlot/);
+    const embedded = JSON.parse(/<script type="application\/json" id="report-data">([^<]*)<\/script>/.exec(html)![1]!);
+    const json = JSON.parse(r.out);
+    expect(embedded.methods).toEqual(['fedgengmm', 'dem-kfed', 'central']);
+    expect(embedded.logLikelihood.mean).toEqual(json.results.map((x: { mean: { logLikelihood: number } }) => x.mean.logLikelihood));
+    expect(embedded.aucPr.runs[0]).toHaveLength(2);
+    expect(embedded.traffic.map((t: { method: string }) => t.method)).toEqual(['fedgengmm', 'dem-kfed']);
+    expect(html).toContain('dem-kfed'); // the table too
+    const { launchChromium, watchProblems } = await import('./support/browser.js');
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      const requests: string[] = [];
+      watchProblems(page, problems);
+      page.on('request', (q) => requests.push(q.url()));
+      await page.goto(`file://${report}`);
+      await page.waitForSelector('body[data-rendered="yes"]', { timeout: 10_000 });
+      expect(await page.locator('canvas').count()).toBe(3);
+      expect(problems).toEqual([]);
+      expect(requests).toEqual([`file://${report}`]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });

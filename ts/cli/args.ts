@@ -39,7 +39,8 @@ function usageError(e: unknown, spec: Record<string, OptionSpec>): unknown {
   const code = (e as { code?: unknown } | null)?.code;
   if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS_') || !(e instanceof Error)) return e;
   const quoted = /'([^']+)'/.exec(e.message)?.[1] ?? '';
-  const option = quoted.split(' ')[0]!;
+  // parseArgs names an option with an alias as '-q, --quiet': the long name is the one the CLI says
+  const option = /--[\w-]+/.exec(quoted)?.[0] ?? quoted.split(' ')[0]!;
   const name = option.replace(/^--?/, '');
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     return new InvalidParameterError(`unknown option ${option}; known: ${Object.keys(spec).map((n) => `--${n}`).join(', ')}`);

@@ -18,7 +18,7 @@ import { communitiesOptions, runCommunitiesCommand } from './communities.js';
 
 declare const __FEDMIX_VERSION__: string;
 
-interface Command {
+export interface Command {
   summary: string;
   options: Record<string, OptionSpec>;
   run(o: Options): Promise<{ text: string; json: unknown }>;
@@ -33,7 +33,7 @@ const globalOptions: Record<string, OptionSpec> = {
 };
 
 /** A command's options as parsed and as its help lists them: its own, --delimiter where it reads --data, and the global ones. */
-function optionsOf(c: Command): Record<string, OptionSpec> {
+export function optionsOf(c: Command): Record<string, OptionSpec> {
   return { ...c.options, ...(c.options.data ? { delimiter: delimiterOption } : {}), ...globalOptions };
 }
 
@@ -41,7 +41,7 @@ function commandHelp(name: string, c: Command): string {
   return `usage: fedmix ${name} [options]\n\n${c.summary}\n\noptions:\n${optionsHelp(optionsOf(c))}`;
 }
 
-const commands: Record<string, Command> = {
+export const commands: Record<string, Command> = {
   demo: {
     summary: 'FedGenGMM and its baselines on the embedded thyroid anomaly dataset',
     options: { ...demoOptions, json: jsonOption },
