@@ -650,6 +650,14 @@ describe('a conventional CLI: help, exit statuses, --json -, --quiet, progress o
     expect(embedded.logLikelihood.mean).toEqual(json.results.map((x: { mean: { logLikelihood: number } }) => x.mean.logLikelihood));
     expect(embedded.aucPr.runs[0]).toHaveLength(2);
     expect(embedded.traffic.map((t: { method: string }) => t.method)).toEqual(['fedgengmm', 'dem-kfed']);
+    // distributed EM's curve, one value per round of each repeat
+    const dem = json.results.find((x: { method: string }) => x.method === 'dem-kfed');
+    expect(embedded.curves).toEqual([{ method: 'dem-kfed', runs: dem.curves }]);
+    expect(dem.curves).toHaveLength(2);
+    for (const curve of dem.curves as number[][]) {
+      expect(curve.length).toBeGreaterThan(2);
+      expect(curve[curve.length - 1]).toBeGreaterThan(curve[0]!); // EM climbs
+    }
     expect(html).toContain('dem-kfed'); // the table too
     const { launchChromium, watchProblems } = await import('./support/browser.js');
     const browser = await launchChromium();
@@ -661,7 +669,7 @@ describe('a conventional CLI: help, exit statuses, --json -, --quiet, progress o
       page.on('request', (q) => requests.push(q.url()));
       await page.goto(`file://${report}`);
       await page.waitForSelector('body[data-rendered="yes"]', { timeout: 10_000 });
-      expect(await page.locator('canvas').count()).toBe(3);
+      expect(await page.locator('canvas').count()).toBe(4);
       expect(problems).toEqual([]);
       expect(requests).toEqual([`file://${report}`]);
     } finally {

@@ -3,7 +3,8 @@
  * file that opens anywhere, offline. uPlot (a dependency, read from its
  * package when a report is written) and its CSS are inlined with the numbers;
  * the plots: log-likelihood and AUC-PR per method (each repeat a point, the
- * mean a bar) and the rounds against the bytes each federated run sent. The
+ * mean a bar), the rounds against the bytes each federated run sent, and
+ * distributed EM's curve round by round (when a dem method ran). The
  * text table is included too, so the report reads without JavaScript.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,8 @@ export interface ReportData {
   aucPr: { mean: number[]; runs: number[][] };
   /** per federated method (bytes > 0): each run's rounds and bytes (up + down) */
   traffic: { method: string; rounds: number[]; bytes: number[] }[];
+  /** distributed EM, round by round: per method, each run's average client log-likelihood */
+  curves: { method: string; runs: number[][] }[];
 }
 
 export function reportData(r: ExperimentReport, title: string): ReportData {
@@ -30,6 +33,7 @@ export function reportData(r: ExperimentReport, title: string): ReportData {
     traffic: r.results
       .filter((x) => x.mean.bytesUp + x.mean.bytesDown > 0)
       .map((x) => ({ method: x.method, rounds: x.runs.map((s) => s.rounds), bytes: x.runs.map((s) => s.bytesUp + s.bytesDown) })),
+    curves: r.results.filter((x) => x.curves?.length).map((x) => ({ method: x.method, runs: x.curves! })),
   };
 }
 
@@ -86,9 +90,26 @@ function traffic(id) {
     axes: [{ label: 'rounds' }, { label: 'bytes (up + down)', size: 70 }],
   }, [null].concat(data.traffic.map((t) => [t.rounds, t.bytes])), document.getElementById(id));
 }
+function demCurves(id) {
+  // one line per method and repeat over the rounds; runs that stopped earlier end earlier
+  const rounds = Math.max(...data.curves.flatMap((c) => c.runs.map((r) => r.length)));
+  const xs = Array.from({ length: rounds }, (_, i) => i + 1);
+  const series = [{ label: 'round' }];
+  const cols = [xs];
+  data.curves.forEach((c, i) => c.runs.forEach((run, k) => {
+    series.push({ label: c.method + (c.runs.length > 1 ? ' #' + (k + 1) : ''), stroke: colors[i % colors.length], width: 1.5 });
+    cols.push(xs.map((_, j) => (j < run.length ? run[j] : null)));
+  }));
+  new uPlot({
+    title: 'distributed EM round by round: average client log-likelihood', width, height: 320, series,
+    scales: { x: { time: false } },
+    axes: [{ label: 'round' }, { label: 'log-likelihood', size: 60 }],
+  }, cols, document.getElementById(id));
+}
 perMethod('plot-ll', 'test log-likelihood per method', data.logLikelihood);
 perMethod('plot-aucpr', 'AUC-PR per method', data.aucPr);
 if (data.traffic.length) traffic('plot-traffic');
+if (data.curves.length) demCurves('plot-dem');
 document.body.dataset.rendered = 'yes';
 `;
 
@@ -114,6 +135,7 @@ pre { font-size: 12px; overflow-x: auto; background: #f6f6f6; padding: 0.8em; }
 <div class="plot" id="plot-ll"></div>
 <div class="plot" id="plot-aucpr"></div>
 ${data.traffic.length ? '<div class="plot" id="plot-traffic"></div>' : '<p>No method of this run sent messages, so there is no traffic plot.</p>'}
+${data.curves.length ? '<div class="plot" id="plot-dem"></div>' : ''}
 <h2>Results</h2>
 <pre>${escapeHtml(table)}</pre>
 <script type="application/json" id="report-data">${jsonInScript(JSON.stringify(data))}</script>

@@ -80,6 +80,8 @@ export interface MethodSummary {
   std: RunScores;
   /** clients excluded in any run, with reasons */
   excluded: string[];
+  /** distributed EM: each run's curve, per EM round the average of the clients' mean log-likelihoods under the broadcast model */
+  curves?: number[][];
 }
 
 export interface ExperimentReport {
@@ -201,6 +203,7 @@ export function runExperiment(data: LabelledData, config: ExperimentConfig): Exp
   const clientRange = c.clientKRange ?? (c.components !== undefined ? [c.components, c.components] : c.kRange!);
   const runs = new Map<Method, RunScores[]>(methods.map((m) => [m, []]));
   const excluded = new Map<Method, string[]>(methods.map((m) => [m, []]));
+  const curves = new Map<Method, number[][]>(methods.map((m) => [m, []]));
   const total = repeats * methods.length;
   let done = 0;
   let shape = { trainRows: 0, testRows: 0, anomalies: 0 };
@@ -258,6 +261,7 @@ export function runExperiment(data: LabelledData, config: ExperimentConfig): Exp
         const featureRange = init === 'separated' ? columnRange(train) : undefined;
         const res = distributedEM(clientData, { nComponents: c.components!, covarianceType: cov, init, tol, seed: s + 7, featureRange, encoding: c.encoding });
         excluded.get(method)!.push(...res.excluded.map((e) => `repeat ${r}, client ${e.client}: ${e.reason}`));
+        curves.get(method)!.push([...res.history]);
         const sc = score(res.model);
         result = { ...ZERO, logLikelihood: sc.logLikelihood, aucPr: sc.aucPr!, rocAuc: sc.rocAuc!, rounds: res.traffic.rounds, bytesUp: res.traffic.bytesUp, bytesDown: res.traffic.bytesDown };
         res.model.dispose();
@@ -272,6 +276,9 @@ export function runExperiment(data: LabelledData, config: ExperimentConfig): Exp
   return {
     config: rest,
     dataset: { rows: data.X.nRows, features: data.X.nCols, ...shape },
-    results: methods.map((m) => summarize(m, runs.get(m)!, excluded.get(m)!)),
+    results: methods.map((m) => {
+      const summary = summarize(m, runs.get(m)!, excluded.get(m)!);
+      return curves.get(m)!.length ? { ...summary, curves: curves.get(m)! } : summary;
+    }),
   };
 }
