@@ -634,6 +634,11 @@ describe('a conventional CLI: help, exit statuses, --json -, --quiet, progress o
     expect(streamed.names).toEqual(['a', 'b', 'c']);
     expect(streamed).toEqual(parseCsv(text, { delimiter: ';' }));
     expect(streamed.columns.flat().some((c) => c.includes('\n'))).toBe(true);
+    // the library's parseCsv takes the same delimiters, and refuses a quote or a line end as one (a typed error)
+    const { InvalidDataError, InvalidParameterError } = await import('../ts/errors.js');
+    expect(parseCsv('a\tb\n1\t"2\t3"\n', { delimiter: 'tab' })).toEqual({ names: ['a', 'b'], columns: [['1'], ['2\t3']], nRows: 1 });
+    expect(() => parseCsv('a,b\n', { delimiter: '"' })).toThrow(InvalidParameterError);
+    expect(() => parseCsv('a,b\n1,"2\n', {})).toThrow(new InvalidDataError('the CSV ends inside a quoted field'));
   });
 
   test('experiment --report writes one self-contained HTML file whose plots render offline', async () => {

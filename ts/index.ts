@@ -84,7 +84,7 @@ export { adjustedRandScore, silhouetteSamples, silhouetteScore } from './metrics
 export { scoreMixture, anomalyScores, type MixtureScores } from './metrics/mixture.js';
 export { gaussianNoiseOod } from './metrics/ood.js';
 export { MinMaxScaler, StandardScaler } from './data/scale.js';
-export { parseCsv, csvToMatrix, type CsvTable } from './data/csv.js';
+export { parseCsv, csvToMatrix, type CsvTable, type CsvOptions } from './data/csv.js';
 export { digamma, lgamma, trigamma, digammaDiff, lnRisingFactorial } from './special/gamma.js';
 export { dirichletMultinomialLogPmf } from './distributions/dirichlet-multinomial.js';
 export { Rng } from './random.js';
