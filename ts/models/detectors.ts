@@ -236,7 +236,7 @@ export class LocalDetector {
       const p = readOptions(parts as NonNullable<LocalDetectorJSON['ocsvm']>, ['kernel', 'gamma', 'nu', 'supportVectors', 'dualCoef', 'offset'], 'ocsvm');
       model = OneClassSVM.fromJSON({
         format: 'fedmix.OneClassSVM', version: 1, kernel: requireOneOf('ocsvm.kernel', p.kernel, OCSVM_KERNELS), gamma: p.gamma!, nu: p.nu!, nFeatures: d,
-        supportVectors: Array.from(arrayOf('ocsvm.supportVectors', p.supportVectors)), dualCoef: Array.from(arrayOf('ocsvm.dualCoef', p.dualCoef)), offset: p.offset!, support: null, nIter: 0, objective: null, converged: true,
+        supportVectors: arrayOf('ocsvm.supportVectors', p.supportVectors), dualCoef: arrayOf('ocsvm.dualCoef', p.dualCoef), offset: p.offset!, support: null, nIter: 0, objective: null, converged: true,
       });
     } else if (kind === 'gmm') {
       const p = readOptions(parts as NonNullable<LocalDetectorJSON['gmm']>, ['covarianceType', 'weights', 'means', 'covariances'], 'gmm');
@@ -273,5 +273,10 @@ export class LocalDetector {
 /** A numeric array field, checked (finite values) and flattened. */
 function arrayOf(name: string, v: unknown): Float64Array {
   if (!guardRead(name, () => Array.isArray(v) || ArrayBuffer.isView(v))) throw new InvalidParameterError(`${name} must be an array of numbers, got ${formatValue(v)}`);
-  return flattenNumeric(name, (ArrayBuffer.isView(v) ? Array.from(v as unknown as ArrayLike<number>) : v) as NumericArray);
+  // a typed array (as the binary wire decodes one) is read as it is, not first
+  // turned into an Array; a Float64Array comes back as given, so it is copied
+  return guardRead(name, () => {
+    const flat = flattenNumeric(name, v as NumericArray);
+    return flat === v ? flat.slice() : flat;
+  });
 }
