@@ -12,6 +12,7 @@ const SUITES = {
   federation: () => import('./federation.mjs'),
   ocsvm: () => import('./ocsvm.mjs'),
   nn: () => import('./nn.mjs'),
+  communities: () => import('./communities.mjs'),
 };
 
 const info = await init();

@@ -663,7 +663,7 @@ export const RECIPES: Record<string, Recipe> = {
   averageEntanglement: fn(f.averageEntanglement, () => [[[1, 0], [1, 1], [0, 1]]]),
   FedProxServer: fedavgFamily((o) => new f.FedProxServer(o), { mu: 0.1 }),
   ScaffoldServer: fedavgFamily((o) => new f.ScaffoldServer(o), { serverLearningRate: 1 }),
-  associate: fn(f.associate, () => [clientsOf(), { detector: { kind: 'gmm', contamination: 0.1 }, q: 0.08, partners: 'all', seed: 1, method: 'fast-greedy', encoding: 'binary', onInvalidClient: 'exclude' }]),
+  associate: fn(f.associate, () => [clientsOf(), { detector: { kind: 'gmm', contamination: 0.1 }, q: 0.08, partners: 'all', seed: 1, method: 'fast-greedy', encoding: 'binary', maxMessageBytes: 2 ** 26, onInvalidClient: 'exclude' }]),
   CommunitiesClient: cls(f.CommunitiesClient, () => ['0', X(), { detector: { kind: 'gmm', contamination: 0.1 } }], {
     methods: { respond: (self) => [requestFor(communitiesServer, self)], dispose: () => [] },
     internal: ['decide'],
