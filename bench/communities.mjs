@@ -28,14 +28,15 @@
 //   node bench/communities.mjs --full             the issue's setting: p = 9 (90 clients), every row the partition allows (666)
 //   npm run bench -- communities                  with the others, at the default size
 // Options: --p, --rows-per-client, --full, --d (0.1), --q (0.08), --rounds (10), --seed (1), --json FILE,
-// --no-peer (fedmix alone, e.g. under node --cpu-prof).
+// --no-peer (fedmix alone, e.g. under node --cpu-prof), --concurrent (the peer runs on the other core
+// while fedmix runs: for a machine with two free cores, or to halve the wait; compare CPU times then).
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { adjustedRandScore, CommunitiesClient, CommunitiesServer, communities, InProcessTransport, init, partition, runFederationSync, trainCommunities } from '../dist/index.js';
 import { FASHION_MNIST_DIR, loadFashionMnist } from '../dist/node.js';
-import { runPeer, table } from './common.mjs';
+import { runPeer, startPeer, table } from './common.mjs';
 
 export const DEFAULTS = { p: 3, rowsPerClient: 500, d: 0.1, q: 0.08, rounds: 10, seed: 1 };
 const OCSVM = { nu: 0.5, gamma: 'auto' };
@@ -54,6 +55,7 @@ function parse(argv) {
       seed: { type: 'string' },
       json: { type: 'string' },
       'no-peer': { type: 'boolean', default: false },
+      concurrent: { type: 'boolean', default: false },
     },
   });
   const num = (name, v, fallback) => {
@@ -73,6 +75,7 @@ function parse(argv) {
     seed: num('seed', values.seed, DEFAULTS.seed),
     json: values.json,
     noPeer: values['no-peer'],
+    concurrent: values.concurrent,
   };
 }
 
@@ -117,8 +120,26 @@ export async function run(options = {}) {
     X: trainX[i],
     test: { X: test.X.selectRows(ix), outlier: Array.from(ix, (r) => (test.labels[r] === inlier[i] ? 0 : 1)) },
   }));
-  console.log(`\nCommunity pipeline on Fashion-MNIST: p = ${o.p} (${n} clients of ${rows} rows x 784), d = ${o.d}, q = ${o.q}, ${o.rounds} FedAvg rounds of 1 epoch; one thread each, run one after the other`);
+  console.log(`\nCommunity pipeline on Fashion-MNIST: p = ${o.p} (${n} clients of ${rows} rows x 784), d = ${o.d}, q = ${o.q}, ${o.rounds} FedAvg rounds of 1 epoch; one thread each, ${o.concurrent ? "run at once (--concurrent)" : "run one after the other"}`);
 
+  const job = {
+    folder: FASHION_MNIST_DIR,
+    train: part.indices.map((ix) => Array.from(ix)),
+    test: part.testIndices.map((ix) => Array.from(ix)),
+    inlierClass: inlier,
+    ...OCSVM,
+    contamination: o.d,
+    q: o.q,
+    rounds: o.rounds,
+    epochs: 1,
+    batch: 32,
+    lr: 1e-3,
+    hidden: HIDDEN,
+    seed: o.seed,
+  };
+  // --concurrent: the peer on the other core while fedmix runs on this one (compare CPU times then)
+  const loadPeer = load();
+  const concurrent = o.concurrent && !o.noPeer ? startPeer('communities.py', job) : undefined;
   // fedmix first (a failure shows before the long peer run), then the peer
   const loadOurs = load();
   // associate() in its parts (the same server, clients and transport), so that
@@ -154,26 +175,11 @@ export async function run(options = {}) {
   const oursCpu = { fitMs: fit.cpu - c0, associationMs: c1 - c0, communityMs: c2 - c1, trainingMs: c3 - c2, totalMs: c3 - c0 };
 
   // then the peer, on its own (the machine is shared: the load average is printed for each side)
-  const loadPeer = load();
   if (o.noPeer) {
     console.log(`fedmix alone (--no-peer), wall s: ${Object.entries(ours).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)}`).join(', ')}; CPU s: ${Object.entries(oursCpu).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)}`).join(', ')}; communities ${classSets(labelsOf(found.communities, n), inlier).join(' ')}; AUC ${meanStd(trained.clients.map((c) => c.auc)).mean.toFixed(3)}`);
     return { fedmix: { ...ours, cpu: oursCpu } };
   }
-  const peer = runPeer('communities.py', {
-    folder: FASHION_MNIST_DIR,
-    train: part.indices.map((ix) => Array.from(ix)),
-    test: part.testIndices.map((ix) => Array.from(ix)),
-    inlierClass: inlier,
-    ...OCSVM,
-    contamination: o.d,
-    q: o.q,
-    rounds: o.rounds,
-    epochs: 1,
-    batch: 32,
-    lr: 1e-3,
-    hidden: HIDDEN,
-    seed: o.seed,
-  });
+  const peer = concurrent ? await concurrent.done : runPeer('communities.py', job);
 
   const ourLabels = labelsOf(found.communities, n);
   const peerLabels = Int32Array.from(peer.membership);
@@ -199,7 +205,7 @@ export async function run(options = {}) {
     ['totalMs', 'whole pipeline'],
   ];
   const lines = PHASES.map(([k, what]) => [what, sec(ours[k]), sec(peer[k]), ratio(ours[k], peer[k]), sec(oursCpu[k]), sec(peer.cpu[k]), ratio(oursCpu[k], peer.cpu[k])]);
-  console.log(`load average (1, 5, 15 min) before the peer: ${loadPeer}; before fedmix: ${loadOurs}; peer: scikit-learn ${peer.versions.sklearn}, igraph ${peer.versions.igraph}, torch ${peer.versions.torch}, ${peer.threads} thread`);
+  console.log(`${o.concurrent ? 'the two sides ran at once; ' : ''}load average (1, 5, 15 min) before the peer: ${loadPeer}; before fedmix: ${loadOurs}; peer: scikit-learn ${peer.versions.sklearn}, igraph ${peer.versions.igraph}, torch ${peer.versions.torch}, ${peer.threads} thread`);
   console.log(table(['phase', 'fedmix s', 'Python s', 'fedmix faster by', 'fedmix CPU s', 'Python CPU s', 'by CPU time'], lines));
   const assocRatio = peer.associationMs / ours.associationMs;
   const totalRatio = peer.totalMs / ours.totalMs;

@@ -21,10 +21,10 @@ bench/communities.mjs dealt (the same rows per client, read from the job).
    run), as fedmix's trainCommunities. Score: per-row reconstruction MSE;
    per-client test ROC-AUC (sklearn), outliers the positive class.
 
-Timed with time.perf_counter (wall) and time.process_time (CPU), data loading excluded: the fits (all clients,
-with their thresholds and in_ii), the association phase (the fits, the
-n (n - 1) scorings and the decisions), community detection, the training and
-scoring, and the whole pipeline. One thread: the caller sets
+Timed with time.perf_counter (wall) and time.process_time (CPU), data loading
+excluded: the fits (all clients, with their thresholds and in_ii), the
+association phase (the fits, the n (n - 1) scorings and the decisions),
+community detection, the training and scoring, and the whole pipeline. One thread: the caller sets
 OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1, and torch.set_num_threads(1) here.
 
 Job (JSON, path as the argument): {"folder", "train": [[row, ...] per client],

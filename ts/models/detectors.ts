@@ -85,6 +85,7 @@ export class LocalDetector {
   private readonly aeOptions: AutoencoderOptions;
   private model: Model | undefined;
   private cut = NaN;
+  private trainShare = NaN;
 
   /**
    * ```ts
@@ -138,6 +139,7 @@ export class LocalDetector {
       this.model?.dispose();
       this.model = model;
       this.cut = cut;
+      this.trainShare = shareAtMost(scores, cut);
     } catch (e) {
       model.dispose();
       throw e;
@@ -186,9 +188,17 @@ export class LocalDetector {
   inlierShare(X: MatrixLike): number {
     const s = this.scoreSamples(X);
     if (s.length === 0) throw new InvalidDataError('inlierShare needs at least one row');
-    let inliers = 0;
-    for (let i = 0; i < s.length; i++) if (s[i]! <= this.cut) inliers++;
-    return inliers / s.length;
+    return shareAtMost(s, this.cut);
+  }
+
+  /**
+   * inlierShare of the rows it was fitted on (in_ii), from the scores the fit
+   * computed for its threshold: the same number, without scoring them again.
+   * NaN for a detector loaded with fromJSON (its rows are elsewhere).
+   */
+  get trainingInlierShare(): number {
+    this.fitted();
+    return this.trainShare;
   }
 
   /** What travels to other clients (see LocalDetectorJSON; an 'ocsvm' detector's support vectors are training rows). */
@@ -267,7 +277,15 @@ export class LocalDetector {
     this.model?.dispose();
     this.model = undefined;
     this.cut = NaN;
+    this.trainShare = NaN;
   }
+}
+
+/** The share of scores at most `cut` (inliers). */
+function shareAtMost(scores: Float64Array, cut: number): number {
+  let inliers = 0;
+  for (let i = 0; i < scores.length; i++) if (scores[i]! <= cut) inliers++;
+  return inliers / scores.length;
 }
 
 /** A numeric array field, checked (finite values) and flattened. */

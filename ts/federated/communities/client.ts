@@ -48,7 +48,7 @@ export class CommunitiesClient implements ClientRole {
     switch (m.kind) {
       case FIT.kind:
         this.detector.fit(this.X);
-        this.own = this.detector.inlierShare(this.X);
+        this.own = this.detector.trainingInlierShare;
         return DETECTOR.create(this.id, m.round, { detector: this.detector.toJSON() });
       case RELAY.kind:
         return this.decide(m.round, m.payload as RelayPayload);
