@@ -211,7 +211,7 @@ export async function run(options = {}) {
   const totalRatio = peer.totalMs / ours.totalMs;
   const bar = (r, min) => `${r.toFixed(2)}x ${r >= min ? 'met' : 'NOT met'}`;
   console.log(`issue bar, wall (CPU): association >= 2x: ${bar(assocRatio, 2)} (${bar(peer.cpu.associationMs / oursCpu.associationMs, 2)}); whole run faster: ${bar(totalRatio, 1)} (${bar(peer.cpu.totalMs / oursCpu.totalMs, 1)})`);
-  console.log('(wall: each side alone, one after the other, on a machine others share; CPU: each process\'s own user + system time, which their load does not inflate as much)');
+  console.log(`(wall: ${o.concurrent ? 'the two sides at once' : 'each side alone, one after the other'}, on a machine others may share; CPU: each process's own user + system time, which their load does not inflate as much)`);
   console.log(table(['agreement', 'fedmix', 'Python pipeline'], [
     ['mutual links (in both: ' + sameEdges.both + ')', sameEdges.fedmix, sameEdges.peer],
     ['communities (by inlier classes)', classSets(ourLabels, inlier).join(' '), classSets(peerLabels, inlier).join(' ')],
