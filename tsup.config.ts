@@ -1,16 +1,25 @@
-import { readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
 const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+
+/**
+ * The two builds of the core, as files beside the JavaScript: every entry
+ * (dist/index.js and its chunks, worker.js, web-worker.js, cli.cjs) finds them
+ * with `new URL('./fedmix-simd.wasm', import.meta.url)`; scripts/build-wasm.sh
+ * makes them.
+ */
+const WASM_FILES = ['fedmix-simd.wasm', 'fedmix-scalar.wasm'];
 
 /** Node-only packages and built-ins: only fedmix/node and the CLI load them. */
 const nodeOnly = ['piscina', 'mqtt', 'aedes', 'ws', /^node:/];
 
 export default defineConfig([
   {
-    // the library (fedmix: no Node built-ins, runs in browsers) and fedmix/node beside it;
-    // split into shared chunks so that both entries use one copy of the library (one WASM instance, one Matrix class)
-    entry: { index: 'ts/index.ts', node: 'ts/node.ts' },
+    // the library (fedmix: no Node built-ins, runs in browsers), fedmix/node and fedmix/inline (the
+    // library with both builds embedded as base64) beside it; split into shared chunks so that the
+    // entries use one copy of the library (one WASM instance, one Matrix class)
+    entry: { index: 'ts/index.ts', node: 'ts/node.ts', inline: 'ts/inline.ts' },
     format: ['esm', 'cjs'],
     dts: true,
     platform: 'neutral',
@@ -22,6 +31,10 @@ export default defineConfig([
     external: ['apache-arrow', ...nodeOnly],
     // small (and valibot tree-shaken): bundled, so that browsers need no import map entry for them
     noExternal: ['valibot', 'graphology', 'graphology-communities-louvain'],
+    // this build cleans dist/, so it is the one that puts the .wasm files back
+    onSuccess: async () => {
+      for (const f of WASM_FILES) copyFileSync(`ts/wasm/${f}`, `dist/${f}`);
+    },
   },
   {
     // the module each worker thread of a WorkerTransport runs (a thread has its own module graph)
@@ -47,6 +60,8 @@ export default defineConfig([
     platform: 'node',
     target: 'node18',
     banner: { js: '#!/usr/bin/env node' },
+    // import.meta.url (where the .wasm files are) as CommonJS: the file's own URL
+    shims: true,
     external: ['apache-arrow', 'piscina', 'mqtt', 'aedes', 'ws'],
     noExternal: ['valibot'],
     loader: { '.csv': 'text' },

@@ -150,13 +150,11 @@ export async function run(options = {}) {
   };
   const detector = { kind: 'ocsvm', contamination: o.d, ocsvm: OCSVM };
   const roles = trainX.map((x, i) => new CommunitiesClient(String(i), x, { detector }));
-  // a relay carries every partner's detector: at most all of its rows as support vectors
-  const maxMessageBytes = Math.max(2 ** 26, (n - 1) * rows * 784 * 8 + 2 ** 20);
   const marks = [];
   const w0 = performance.now();
   const c0 = cpu();
   const server = new CommunitiesServer({ nFeatures: 784, kind: 'ocsvm', contamination: o.d, q: o.q, method: 'fast-greedy' });
-  const fed = runFederationSync(server, new InProcessTransport(roles, { encoding: 'binary', maxMessageBytes }), {
+  const fed = runFederationSync(server, new InProcessTransport(roles, { encoding: 'binary' }), {
     onInvalid: 'fail',
     onRound: (r) => marks.push({ kind: r.kind, wall: performance.now(), cpu: cpu() }),
   });

@@ -12,6 +12,7 @@ const SUITES = {
   federation: () => import('./federation.mjs'),
   ocsvm: () => import('./ocsvm.mjs'),
   nn: () => import('./nn.mjs'),
+  feddistr: () => import('./feddistr.mjs'),
   communities: () => import('./communities.mjs'),
 };
 

@@ -74,13 +74,15 @@ function inNode(): ReturnType<typeof modelOf> {
 
 describe('federations with a browser', () => {
   let server: Server | undefined;
+  /** every path the page and its workers asked for */
+  const requested: string[] = [];
   let browser: Browser | undefined;
   let page: Page;
   const problems: string[] = [];
 
   beforeAll(async () => {
     await init();
-    server = await startStaticServer(PAGE, []);
+    server = await startStaticServer(PAGE, requested);
     browser = await launchChromium();
     page = await browser.newPage();
     watchProblems(page, problems);
@@ -157,6 +159,9 @@ describe('federations with a browser', () => {
       { rows: ROWS, dem: DEM },
     );
     expect(fromPage.name).toBe('web-workers');
+    // the workers ran the page's compiled build (sent with their clients): they fetched no .wasm of their own
+    expect(requested).toContain('/dist/web-worker.js');
+    expect(requested.filter((p) => p.endsWith('.wasm'))).toEqual(['/dist/fedmix-simd.wasm']);
     const { rounds: _r, name: _n, ...model } = fromPage;
     expect(model).toEqual(inNode());
     expect(problems).toEqual([]);

@@ -50,7 +50,7 @@ const PAGE_HTML = `<!doctype html>
 <script type="importmap">${JSON.stringify(IMPORT_MAP)}</script>
 <script type="module">
   try {
-    window.fedmix = await import('/dist/index.js');
+    window.fedmix = await import('/dist/ENTRY');
     window.fedmixStatus = 'ok';
   } catch (e) {
     window.fedmixStatus = 'import failed: ' + (e && e.stack ? e.stack : String(e));
@@ -158,7 +158,7 @@ describe('dist/index.js in Chromium', () => {
       if (!existsSync(join(ROOT, target))) throw new Error(`import map target ${target} is missing from node_modules`);
     }
 
-    server = await startStaticServer(PAGE_HTML, requested);
+    server = await startStaticServer(PAGE_HTML.replace('ENTRY', 'index.js'), requested);
     origin = originOf(server);
     browser = await launchChromium();
     page = await browser.newPage();
@@ -249,7 +249,10 @@ describe('dist/index.js in Chromium', () => {
     const dynamics = new Set<string>();
     for (const code of seen.values()) {
       expect(code).not.toMatch(/\brequire\s*\(/);
-      expect(code).not.toMatch(/["'`]node:/);
+      // one exception: the loader reads its .wasm file through Node's fs, in Node only (process.versions.node and a file: URL)
+      const nodeRefs = [...code.matchAll(/["'`](node:[^"'`]*)["'`]/g)].map((m) => m[1]);
+      expect(nodeRefs.filter((r) => r !== 'node:fs/promises')).toEqual([]);
+      if (nodeRefs.length > 0) expect(code).toMatch(/async function nodeFs\(\)/);
       for (const m of code.matchAll(/(?:^|[;\s])(?:import|export)\s*(?:[^'"`;]*?\sfrom\s*)?["']([^"']+)["']/g)) statics.add(m[1]!);
       for (const m of code.matchAll(/\bimport\s*\(\s*["'`]([^"'`]+)["'`]\s*\)/g)) dynamics.add(m[1]!);
     }
@@ -290,9 +293,42 @@ describe('dist/index.js in Chromium', () => {
     expect(problems).toEqual([]);
     expect(requested).toContain('/dist/index.js');
     expect(requested).toContain(IMPORT_MAP.imports['apache-arrow']);
+    // the build the engine supports, fetched once as a file (streaming compilation); never the other one
+    expect(requested.filter((p) => p.endsWith('.wasm'))).toEqual(['/dist/fedmix-simd.wasm']);
     const allowed = /^\/(dist\/|node_modules\/(apache-arrow|tslib|flatbuffers)\/|$)/;
     expect(requested.filter((p) => !allowed.test(p))).toEqual([]);
     // Arrow's Node stream adapters (they import node:stream) must stay out of the graph
     expect(requested.filter((p) => p.includes('/io/node/') || p.includes('Arrow.node'))).toEqual([]);
   });
+});
+
+describe('dist/inline.js in Chromium: the embedded builds, no .wasm request', () => {
+  test('init() and a fit give the numbers of dist/index.js, and the page asks for no .wasm file', async () => {
+    const requested: string[] = [];
+    const problems: string[] = [];
+    const server = await startStaticServer(PAGE_HTML.replace('ENTRY', 'inline.js'), requested);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      watchProblems(page, problems);
+      await page.goto(`${originOf(server)}/`);
+      await page.waitForFunction(() => (globalThis as unknown as PageGlobals).fedmixStatus !== undefined, undefined, { timeout: 30_000 });
+      expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).fedmixStatus)).toBe('ok');
+      const inBrowser = await page.evaluate(
+        async ({ source, rows }) => {
+          const run = new Function(`return (${source});`)() as (lib: unknown, rows: number[][]) => Promise<SuiteResult>;
+          return run((globalThis as unknown as PageGlobals).fedmix, rows);
+        },
+        { source: runSuite.toString(), rows: ROWS },
+      );
+      expect(inBrowser.info).toEqual({ simd: true, backend: 'simd' });
+      expect(inBrowser).toEqual(await runSuite(nodeFedmix, ROWS));
+      expect(requested).toContain('/dist/inline.js');
+      expect(requested.filter((p) => p.endsWith('.wasm'))).toEqual([]);
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+      await stopStaticServer(server);
+    }
+  }, 120_000);
 });

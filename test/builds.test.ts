@@ -1,8 +1,15 @@
 /**
  * The SIMD128 and scalar builds, and repeated runs: same seed, same numbers.
  * Both builds are loaded in this one file (resetForTests swaps the instance).
+ * Then the package as users get it: the tarball of `npm pack`, installed in a
+ * fresh project, from ESM, CommonJS and TypeScript (needs dist/ built).
  */
-import { afterAll, expect, test } from 'vitest';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, test } from 'vitest';
 import { DirichletMultinomialMixture, distributedEM, fitMdm, GaussianMixture, init, KMeans, linearSumAssignment, OneClassSVM, partition, PCA, type CovarianceType } from '../ts/index.js';
 import { resetForTests } from '../ts/wasm/loader.js';
 import { blobs, maxRelativeError } from './helpers.js';
@@ -172,4 +179,119 @@ test('OneClassSVM: SIMD and scalar builds take the same steps to the same model,
   resetForTests();
   await init({ backend: 'scalar' });
   expect(runAll()).toEqual(simd);
+});
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+
+describe('the packed tarball in a fresh project', () => {
+  let app = '';
+  let pkg = '';
+  const run = (file: string) => {
+    const r = spawnSync(process.execPath, [file], { cwd: app, encoding: 'utf8', timeout: 60_000 });
+    return { status: r.status, stdout: r.stdout.trim(), stderr: r.stderr.trim() };
+  };
+  /** What every entry must compute: the build it runs and a small fit. */
+  const SCRIPT = (load: string) => `
+${load}
+const info = await init();
+const X = Matrix.fromRows(Array.from({ length: 60 }, (_, i) => [i % 3 === 0 ? 5 + (i % 7) / 10 : (i % 5) / 10, (i % 3) * 2 + (i % 4) / 10]));
+const gm = new GaussianMixture({ nComponents: 3, seed: 1 }).fit(X);
+console.log(JSON.stringify({ info, means: Array.from(gm.means) }));
+`;
+
+  afterAll(() => {
+    if (app) rmSync(app, { recursive: true, force: true });
+  });
+
+  test('npm pack holds the .wasm builds, and fedmix installs from it', () => {
+    app = mkdtempSync(join(tmpdir(), 'fedmix-pack-'));
+    const out = execFileSync('npm', ['pack', '--json', '--pack-destination', app], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const [packed] = JSON.parse(out) as [{ filename: string; files: { path: string; size: number }[] }];
+    const files = new Map(packed.files.map((f) => [f.path, f.size]));
+    for (const f of ['dist/fedmix-simd.wasm', 'dist/fedmix-scalar.wasm']) {
+      expect(files.get(f), f).toBe(readFileSync(join(REPO, f)).length);
+    }
+    for (const f of ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/inline.js', 'dist/inline.cjs', 'dist/inline.d.ts', 'dist/node.js', 'dist/worker.js', 'dist/web-worker.js']) {
+      expect(files.has(f), f).toBe(true);
+    }
+    // the package as npm would install it; its dependencies from this repository's node_modules
+    mkdirSync(join(app, 'node_modules'));
+    execFileSync('tar', ['-xzf', join(app, packed.filename), '-C', app]);
+    execFileSync('mv', [join(app, 'package'), join(app, 'node_modules', 'fedmix')]);
+    pkg = join(app, 'node_modules', 'fedmix');
+    const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    for (const dep of Object.keys(manifest.dependencies)) {
+      mkdirSync(join(app, 'node_modules', dep, '..'), { recursive: true });
+      symlinkSync(join(REPO, 'node_modules', dep), join(app, 'node_modules', dep));
+    }
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  });
+
+  test('ESM, CommonJS and fedmix/inline compute the same fit; the .wasm files resolve through the exports map', () => {
+    writeFileSync(join(app, 'esm.mjs'), SCRIPT("import { init, GaussianMixture, Matrix } from 'fedmix';"));
+    writeFileSync(join(app, 'inline.mjs'), SCRIPT("import { init, GaussianMixture, Matrix } from 'fedmix/inline';"));
+    writeFileSync(
+      join(app, 'cjs.cjs'),
+      `(async () => {${SCRIPT("const { init, GaussianMixture, Matrix } = require('fedmix');")}
+console.log(require.resolve('fedmix/fedmix-simd.wasm'));
+})();`,
+    );
+    const results = ['esm.mjs', 'cjs.cjs', 'inline.mjs'].map((f) => {
+      const r = run(f);
+      expect(r.stderr, f).toBe('');
+      expect(r.status, f).toBe(0);
+      return r.stdout.split('\n');
+    });
+    const [esm, cjs, inline] = results.map((lines) => JSON.parse(lines[0]!) as { info: unknown; means: number[] });
+    expect(esm!.info).toEqual({ simd: true, backend: 'simd' });
+    expect(esm!.means).toHaveLength(6);
+    expect(cjs).toEqual(esm);
+    expect(inline).toEqual(esm);
+    expect(results[1]![1]).toBe(join(pkg, 'dist', 'fedmix-simd.wasm'));
+  });
+
+  test('TypeScript sees the types of every entry, init() options included', () => {
+    writeFileSync(
+      join(app, 'main.ts'),
+      `import { init, GaussianMixture, type InitOptions, type WasmSource } from 'fedmix';
+import { init as initInline } from 'fedmix/inline';
+import { WorkerTransport } from 'fedmix/node';
+const source: WasmSource = new URL('https://example.org/fedmix-simd.wasm');
+const options: InitOptions = { backend: 'auto', wasm: { simd: source, scalar: new Uint8Array(8) } };
+export async function main(): Promise<number> {
+  const info = await init(options);
+  await initInline({ backend: info.backend });
+  const gm = new GaussianMixture({ nComponents: 2 });
+  return typeof WorkerTransport.start === 'function' && !gm.isFitted ? 1 : 0;
+}
+`,
+    );
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], types: [], strict: true, noEmit: true, skipLibCheck: true }, files: ['main.ts'] }),
+    );
+    const tsc = spawnSync(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { encoding: 'utf8', timeout: 120_000 });
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.status).toBe(0);
+    // and a type error is reported (the check is real)
+    writeFileSync(join(app, 'main.ts'), `import { init } from 'fedmix';\nvoid init({ wasm: { avx: new Uint8Array(8) } });\n`);
+    const bad = spawnSync(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { encoding: 'utf8', timeout: 120_000 });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stdout).toMatch(/avx/);
+  });
+
+  test('without the .wasm files, fedmix says how to fix it and fedmix/inline still works', () => {
+    for (const f of ['fedmix-simd.wasm', 'fedmix-scalar.wasm']) unlinkSync(join(pkg, 'dist', f));
+    expect(existsSync(join(pkg, 'dist', 'fedmix-simd.wasm'))).toBe(false);
+    writeFileSync(
+      join(app, 'missing.mjs'),
+      `import { init, WasmError } from 'fedmix';
+try { await init(); console.log('loaded'); } catch (e) { console.log(e instanceof WasmError, e.message); }`,
+    );
+    const missing = run('missing.mjs');
+    expect(missing.stdout).toMatch(/^true the SIMD build at file:.*fedmix-simd\.wasm could not be read \(no such file\).*init\(\{ wasm \}\) or fedmix\/inline/);
+    const inline = run('inline.mjs');
+    expect(inline.status).toBe(0);
+    expect((JSON.parse(inline.stdout) as { info: unknown }).info).toEqual({ simd: true, backend: 'simd' });
+  });
 });

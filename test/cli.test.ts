@@ -194,6 +194,46 @@ test('fedgem: blobs and a CSV file, JSON with estimatedK, ari and per-client res
   expect(r.err).toMatch(/--data FILE \(with --label\) or --blobs is required/);
 });
 
+test('feddistr: a CSV with grouped subclasses and Fashion-MNIST, tables and the report as JSON', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fedmix-cli-'));
+  const json = join(dir, 'feddistr.json');
+  const letter = fileURLToPath(new URL('../../shared/datasets/letter.csv', import.meta.url));
+  const groups = Array.from({ length: 13 }, (_, k) => `${String.fromCharCode(65 + 2 * k)}+${String.fromCharCode(66 + 2 * k)}`).join(',');
+  let r = fedmix('feddistr', '--data', letter, '--groups', groups, '--clients', '5', '--entanglement', '0.003', '--rounds', '4', '--curve', '2', '--base-k-range', '1..2', '--mlp-epochs', '10', '--seed', '3', '--json', json);
+  expect(r.code).toBe(0);
+  expect(r.err).toMatch(/feddistr \[#+\] 5\/5/);
+  expect(r.out).toMatch(/26 subclasses in 13 task classes; 5 clients at entanglement 0\.003/);
+  for (const m of ['fedavg', 'fedprox', 'scaffold', 'central']) expect(r.out).toMatch(new RegExp(`^${m} `, 'm'));
+  expect(r.out).toMatch(/^round\s+fedavg\s+fedprox\s+scaffold/m);
+  const res = JSON.parse(readFileSync(json, 'utf8'));
+  expect(res.data).toMatchObject({ source: 'csv', file: letter, subclass: 'label', groups: groups.split(',') });
+  expect(res.config).toMatchObject({ clients: 5, entanglement: 0.003, kMin: 1, kMax: 2, encoder: 'identity', rounds: 4 });
+  expect(res.runs[0].feddistr.rounds).toBe(1);
+  expect(res.runs[0].baselines.map((b: { method: string }) => b.method)).toEqual(['fedavg', 'fedprox', 'scaffold', 'central']);
+  expect(res.summary.baselines[0].curve).toHaveLength(4);
+  // Fashion-MNIST: the default grouping, an Autoencoder on the public rows, FedAvg only, the generative model only
+  r = fedmix('feddistr', '--fmnist-rows', '500', '--public-rows', '200', '--test-rows', '200', '--latent', '4', '--ae-epochs', '2', '--clients', '5', '--rounds', '2', '--baselines', 'fedavg', '--task', 'generative', '--covariance', 'diagonal', '--json', json);
+  expect(r.code).toBe(0);
+  const fm = JSON.parse(readFileSync(json, 'utf8'));
+  expect(fm.data).toEqual({ source: 'fashion-mnist', groups: ['T-shirt/top+Shirt', 'Trouser+Dress', 'Pullover+Coat', 'Sandal+Sneaker', 'Bag+Ankle boot'] });
+  expect(fm.dataset).toMatchObject({ clientRows: 500, testRows: 200, publicRows: 200, features: 784, latent: 4, subclasses: 10, tasks: 5 });
+  expect(Object.keys(fm.runs[0].feddistr.accuracy)).toEqual(['generative']);
+  expect(r.out).toMatch(/rounds to generative/);
+  // mistakes
+  r = fedmix('feddistr', '--data', letter);
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(/--superclass COLUMN or --groups/);
+  r = fedmix('feddistr', '--data', letter, '--groups', groups, '--baselines', 'fedavg,moon');
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(/--baselines takes fedavg, fedprox, scaffold, central or none, got "moon"/);
+  r = fedmix('feddistr', '--groups', 'T-shirt/top+Hat');
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(/"Hat", not a Fashion-MNIST class/);
+  r = fedmix('feddistr', '--data', letter, '--groups', groups, '--noise', '1');
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(/--noise \(epsilon\) and --clip go together/);
+}, 120_000);
+
 /** A free port for the embedded broker: the kernel picks one for a moment. */
 function freePort(): Promise<number> {
   return new Promise<number>((resolve) => {
@@ -314,5 +354,114 @@ describe('server and client: a federation over the embedded broker, as a user ru
     expect(refused.code).toBe(2);
     expect(refused.err).toMatch(/could not connect to the MQTT broker at mqtt:\/\/127\.0\.0\.1:1/);
     expect(fedmix('client', '--algorithm', 'mdm', '--broker', 'mqtt://x', '--id', 'bad id', '--counts', '1').err).toMatch(/client id must be 1 to 64 characters/);
+  });
+});
+
+describe('communities: the community anomaly detection paper\'s evaluation', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fedmix-communities-'));
+  const csv = join(dir, 'patterns.csv');
+  // three classes of 8 features in (0, 1): class c is high on the features j with j % 3 == c, low elsewhere (noise 0.05)
+  const next = xorshift32(2024);
+  const u = () => next() / 2 ** 32;
+  const lines = ['f0,f1,f2,f3,f4,f5,f6,f7,kind'];
+  for (let i = 0; i < 900; i++) {
+    const c = i % 3;
+    const row = Array.from({ length: 8 }, (_, j) => Math.min(1, Math.max(0, (j % 3 === c ? 0.8 : 0.2) + 0.05 * (u() + u() + u() - 1.5) * 2)));
+    lines.push([...row.map((v) => v.toFixed(4)), ['a', 'b', 'c'][c]].join(','));
+  }
+  writeFileSync(csv, lines.join('\n') + '\n');
+  const small = ['--data', csv, '--label', 'kind', '--p', '2,3', '--q', '0.08,0.2', '--rows-per-client', '50', '--test-rows-per-client', '40', '--detector', 'gmm', '--covariance', 'diag', '--rounds', '10', '--learning-rate', '0.01', '--seed', '1'];
+  type Report = {
+    config: { clientsPerClass: number[]; q: number[]; classes: string[] };
+    summary: { p: number; q: number; local: { mean: number }; community: { mean: number; std: number }; ideal: { mean: number }; ari: { mean: number }; associationBytes: { mean: number } }[];
+    runs: { p: number; clients: number; inlierClass: string[]; associations: { q: number; communities: string[][]; ari: number; bytesUp: number; bytesDown: number; seconds: number; membership: { classes: string[]; rows: { counts: number[] }[] }; community: { byClient: Record<string, number> } }[] }[];
+    transport: string;
+  };
+  let inProcess: Report;
+
+  test('a sweep over p and q: the tables on stdout, the same numbers in the JSON', () => {
+    const json = join(dir, 'in-process.json');
+    const r = fedmix('communities', ...small, '--json', json);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/communities \[#+\] 12\/12/); // (2 associations + local + ideal + 2 community runs) x 2 p
+    expect(r.err).not.toMatch(/warning/); // no rows leave a client with a GMM detector
+    expect(r.out).toMatch(/^p\s+q\s+local\s+community\s+ideal\s+ARI/m);
+    expect(r.out).toMatch(/Communities by inlier class\ngroup\s+members\s+Ia\s+Ib\s+Ic/);
+    inProcess = JSON.parse(readFileSync(json, 'utf8')) as Report;
+    expect(inProcess.transport).toBe('in-process');
+    expect(inProcess.config.classes).toEqual(['a', 'b', 'c']);
+    expect(inProcess.summary.map((s) => [s.p, s.q])).toEqual([[2, 0.08], [2, 0.2], [3, 0.08], [3, 0.2]]);
+    for (const run of inProcess.runs) {
+      expect(run.clients).toBe(3 * run.p);
+      for (const a of run.associations) {
+        // patterns this distinct: the communities are the ideal groups, one class each
+        expect(a.ari).toBe(1);
+        expect(a.communities).toHaveLength(3);
+        for (const row of a.membership.rows) expect(row.counts.filter((n) => n > 0)).toHaveLength(1);
+        // every client uploads one detector and is sent the others': bytes both ways, counted
+        expect(a.bytesUp).toBeGreaterThan(0);
+        expect(a.bytesDown).toBeGreaterThan(a.bytesUp);
+        expect(a.seconds).toBeGreaterThan(0);
+      }
+    }
+    for (const s of inProcess.summary) {
+      // the communities are the ideal groups: the same training, the same AUC
+      expect(s.community.mean).toBe(s.ideal.mean);
+      // and clearly above each client alone (local: 0.78 and 0.88 for p = 2 and 3 at this size)
+      expect(s.community.mean).toBeGreaterThan(0.95);
+      expect(s.community.mean).toBeGreaterThan(s.local.mean + 0.05);
+      expect(s.ari.mean).toBe(1);
+    }
+    // the text's summary row carries the JSON's numbers
+    const first = inProcess.summary[0]!;
+    expect(r.out).toMatch(new RegExp(`^2\\s+0\\.08\\s+${first.local.mean.toFixed(3)} ± \\d\\.\\d{3}\\s+${first.community.mean.toFixed(3)} ± ${first.community.std.toFixed(3)}`, 'm'));
+  }, 60_000);
+
+  test('over the embedded MQTT broker: every federation crosses it, with the in-process results', () => {
+    expect(inProcess).toBeDefined();
+    const json = join(dir, 'mqtt.json');
+    const r = fedmix('communities', ...small, '--p', '2', '--broker', 'embedded', '--json', json);
+    expect(r.code, r.err).toBe(0);
+    const m = JSON.parse(readFileSync(json, 'utf8')) as Report;
+    expect(m.transport).toBe('mqtt (embedded)');
+    const mine = inProcess.runs.find((x) => x.p === 2)!;
+    expect(m.runs).toHaveLength(1);
+    m.runs[0]!.associations.forEach((a, k) => {
+      const b = mine.associations[k]!;
+      expect(a.communities).toEqual(b.communities);
+      expect(a.community.byClient).toEqual(b.community.byClient);
+      // the same messages in the same codec
+      expect(a.bytesUp).toBe(b.bytesUp);
+      expect(a.bytesDown).toBe(b.bytesDown);
+    });
+    expect(m.summary.map((s) => s.local)).toEqual(inProcess.summary.filter((s) => s.p === 2).map((s) => s.local));
+  }, 60_000);
+
+  test('an ocsvm detector warns on stderr that support vectors are client rows', () => {
+    const r = fedmix('communities', ...small, '--p', '2', '--q', '0.1', '--detector', 'ocsvm');
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/warning: an ocsvm detector carries support vectors, which are rows of its client's training data/);
+  }, 60_000);
+
+  test('bad usage exits with status 2, a missing file with 1', () => {
+    const bad = (args: string[], message: RegExp) => {
+      const r = fedmix('communities', ...args);
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).toMatch(message);
+    };
+    bad(['--label', 'kind'], /--data fashion-mnist or --data FILE\.csv/);
+    bad(['--data', csv], /--label COLUMN is required with a CSV file/);
+    bad([...small, '--p', '2,x'], /--p takes an integer or a comma-separated list, got "2,x"/);
+    bad([...small, '--q', '0.08,1.5'], /q must be a number in \[0, 1\], got 1\.5/);
+    bad([...small, '--contamination', '0.6'], /contamination must be a number in \(0, 0\.5\)/);
+    bad([...small, '--classes', 'a,zebra'], /classes\[1\] is "zebra", which no training row has/);
+    bad([...small, '--noise-epsilon', '0.5'], /needs both --noise-epsilon and --noise-clip/);
+    bad([...small, '--detector', 'ocsvm', '--noise-epsilon', '0.5', '--noise-clip', '2'], /--noise-epsilon is for --detector gmm/);
+    bad([...small, '--broker', 'carrier-pigeon'], /--broker takes "embedded" or a URL/);
+    bad([...small, '--method', 'fastest'], /--method must be one of fast-greedy, louvain/);
+    const missing = fedmix('communities', '--data', join(dir, 'nowhere.csv'), '--label', 'kind');
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/fedmix communities: ENOENT: no such file or directory.*nowhere\.csv/);
+    expect(missing.err).not.toMatch(/ at /); // a message, not a stack
   });
 });

@@ -97,6 +97,9 @@ export class Recording<C extends ClientRole = ClientRole> implements ClientRole 
   get protocol(): ClientRole['protocol'] {
     return this.inner.protocol;
   }
+  get users(): number | undefined {
+    return this.inner.users;
+  }
   respond(m: Message): Message | undefined {
     this.received.push(m);
     let r = this.inner.respond(m) as Message | undefined;
@@ -111,6 +114,6 @@ export function editPayload(fn: (payload: any) => void): (reply: Message) => Mes
   return (r) => {
     const p = JSON.parse(encodeMessage(r)).payload;
     fn(p);
-    return message(r.kind, r.from, r.round, p);
+    return message(r.kind, r.from, r.round, p, r.users);
   };
 }

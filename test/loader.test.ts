@@ -15,7 +15,10 @@ import {
   selectGaussianMixture,
   WasmError,
 } from '../ts/index.js';
-import { instance, resetForTests, wasm } from '../ts/wasm/loader.js';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { instance, resetForTests, runningBuild, wasm } from '../ts/wasm/loader.js';
+import { init as initInline } from '../ts/inline.js';
 import { blobs } from './helpers.js';
 
 const X = blobs(300, 3, 3, 21);
@@ -174,6 +177,185 @@ describe('init()', () => {
       expect(e, String(bad)).toBeInstanceOf(InvalidParameterError);
       expect(e.message).toMatch(/backend|init\(\) takes/);
     }
+  });
+});
+
+/** The build files the loader reads by default (scripts/build-wasm.sh puts them beside ts/wasm/loader.ts). */
+const FILES = {
+  simd: new URL('../ts/wasm/fedmix-simd.wasm', import.meta.url),
+  scalar: new URL('../ts/wasm/fedmix-scalar.wasm', import.meta.url),
+} as const;
+const BYTES = { simd: readFileSync(FILES.simd), scalar: readFileSync(FILES.scalar) };
+
+/** Records the files the loader reads through Node's fs (it asks process.getBuiltinModule for it). */
+function watchReads(): string[] {
+  const reads: string[] = [];
+  const real = process.getBuiltinModule.bind(process);
+  vi.spyOn(process, 'getBuiltinModule').mockImplementation(((id: string) => {
+    const mod = real(id) as { readFile: (p: string | URL) => Promise<Uint8Array> };
+    if (id !== 'node:fs/promises') return mod;
+    return { readFile: (p: string | URL) => (reads.push(String(p instanceof URL ? fileURLToPath(p) : p)), mod.readFile(p)) };
+  }) as typeof process.getBuiltinModule);
+  return reads;
+}
+
+/** A small fit whose numbers must not depend on where the build came from. */
+function fitted(): number[] {
+  const gm = new GaussianMixture({ nComponents: 3, seed: 4 }).fit(X);
+  const means = Array.from(gm.means);
+  gm.dispose();
+  return means;
+}
+
+describe('where the builds come from', () => {
+  let reference: number[] = [];
+
+  test('by default only the build the engine supports is read, from beside the module', async () => {
+    resetForTests();
+    const reads = watchReads();
+    expect(await init()).toEqual({ simd: true, backend: 'simd' });
+    expect(reads).toEqual([fileURLToPath(FILES.simd)]);
+    reference = fitted();
+  });
+
+  test('an engine without SIMD128 (the probe does not validate) reads only the scalar file', async () => {
+    resetForTests();
+    const reads = watchReads();
+    const validate = vi.spyOn(WebAssembly, 'validate').mockReturnValue(false);
+    expect(await init()).toEqual({ simd: false, backend: 'scalar' });
+    // the probe is a few dozen bytes, not the 600 KB build
+    expect(validate).toHaveBeenCalledTimes(1);
+    expect((validate.mock.calls[0]![0] as Uint8Array).byteLength).toBeLessThan(64);
+    expect(reads).toEqual([fileURLToPath(FILES.scalar)]);
+    expect(fitted()).toEqual(reference); // the builds agree on this fit
+    vi.restoreAllMocks();
+    resetForTests();
+    const e = await rejection((vi.spyOn(WebAssembly, 'validate').mockReturnValue(false), init({ backend: 'simd' })));
+    expect(e).toBeInstanceOf(WasmError);
+    expect(e.message).toMatch(/does not support WebAssembly SIMD128/);
+  });
+
+  test('options.wasm: bytes, typed arrays, URLs, paths, Responses and compiled Modules', async () => {
+    const sources: Array<[string, () => unknown]> = [
+      ['a Buffer', () => BYTES.simd],
+      ['an ArrayBuffer', () => BYTES.simd.buffer.slice(BYTES.simd.byteOffset, BYTES.simd.byteOffset + BYTES.simd.byteLength)],
+      ['a DataView', () => new DataView(BYTES.simd.buffer, BYTES.simd.byteOffset, BYTES.simd.byteLength)],
+      ['a file: URL', () => FILES.simd],
+      ['a file: URL string', () => FILES.simd.href],
+      ['a path', () => fileURLToPath(FILES.simd)],
+      ['a Response (streaming compilation)', () => new Response(BYTES.simd, { headers: { 'Content-Type': 'application/wasm' } })],
+      ['a Response of another MIME type', () => new Response(BYTES.simd, { headers: { 'Content-Type': 'application/octet-stream' } })],
+      ['a promise of a Response', () => Promise.resolve(new Response(BYTES.simd, { headers: { 'Content-Type': 'application/wasm' } }))],
+      ['a WebAssembly.Module', () => new WebAssembly.Module(BYTES.simd)],
+    ];
+    for (const [name, source] of sources) {
+      resetForTests();
+      const reads = watchReads();
+      expect(await init({ wasm: { simd: source() as never } }), name).toEqual({ simd: true, backend: 'simd' });
+      expect(fitted(), name).toEqual(reference);
+      // nothing else was read: given sources replace the files
+      expect(reads.filter((r) => r !== fileURLToPath(FILES.simd)), name).toEqual([]);
+      vi.restoreAllMocks();
+    }
+  });
+
+  test('only the builds given are candidates; a build given as the other one is refused', async () => {
+    resetForTests();
+    expect(await init({ wasm: { scalar: BYTES.scalar } })).toEqual({ simd: false, backend: 'scalar' });
+    resetForTests();
+    expect(await init({ backend: 'auto', wasm: { simd: BYTES.simd, scalar: BYTES.scalar } })).toEqual({ simd: true, backend: 'simd' });
+    resetForTests();
+    const none = await rejection(init({ backend: 'simd', wasm: { scalar: BYTES.scalar } }));
+    expect(none).toBeInstanceOf(InvalidParameterError);
+    expect(none.message).toMatch(/backend 'simd' was asked for, but options.wasm gives no simd build/);
+    vi.spyOn(WebAssembly, 'validate').mockReturnValue(false);
+    const onlySimd = await rejection(init({ wasm: { simd: BYTES.simd } }));
+    expect(onlySimd).toBeInstanceOf(WasmError);
+    expect(onlySimd.message).toMatch(/gives only the SIMD build; give wasm.scalar too/);
+    vi.restoreAllMocks();
+    const swapped = await rejection(init({ wasm: { simd: BYTES.scalar } }));
+    expect(swapped).toBeInstanceOf(WasmError);
+    expect(swapped.message).toMatch(/the SIMD build \(options.wasm.simd\) is the scalar build, given as the simd one/);
+    // a failed load leaves nothing behind: the next init() loads
+    expect(backendInfo()).toBeUndefined();
+    expect(await init()).toEqual({ simd: true, backend: 'simd' });
+  });
+
+  test('fresh and a reload reuse the compiled build: the bytes given once are not needed again', async () => {
+    resetForTests();
+    await init({ wasm: { simd: BYTES.simd } });
+    const first = instance().generation;
+    const reads = watchReads();
+    const compile = vi.spyOn(WebAssembly, 'compile');
+    expect(await init({ fresh: true })).toEqual({ simd: true, backend: 'simd' });
+    expect(instance().generation).toBe(first + 1);
+    expect(compile).not.toHaveBeenCalled();
+    expect(reads).toEqual([]);
+    expect(fitted()).toEqual(reference);
+  });
+
+  test('workers are sent the running build, compiled', async () => {
+    resetForTests();
+    expect(runningBuild()).toBeUndefined();
+    await init({ wasm: { scalar: BYTES.scalar } });
+    const build = runningBuild()!;
+    expect(build.backend).toBe('scalar');
+    expect(build.module).toBeInstanceOf(WebAssembly.Module);
+    // what a worker does with it (lane.ts): the same build, without reading a file
+    resetForTests();
+    const reads = watchReads();
+    expect(await init({ backend: build.backend, wasm: { [build.backend]: build.module } })).toEqual({ simd: false, backend: 'scalar' });
+    expect(reads).toEqual([]);
+    resetForTests();
+    await init();
+  });
+
+  test('fedmix/inline decodes only the chosen embedded build and reads no file', async () => {
+    resetForTests();
+    const reads = watchReads();
+    expect(await initInline()).toEqual({ simd: true, backend: 'simd' });
+    expect(reads).toEqual([]);
+    expect(fitted()).toEqual(reference);
+    resetForTests();
+    expect(await initInline({ backend: 'scalar' })).toEqual({ simd: false, backend: 'scalar' });
+    expect(reads).toEqual([]);
+    resetForTests();
+    await init();
+  });
+
+  test('bad sources are typed errors that say what to pass', async () => {
+    const bad: Array<[unknown, RegExp, typeof FedmixError]> = [
+      [5, /options\.wasm must be an object/, InvalidParameterError],
+      [{}, /options\.wasm gives no build/, InvalidParameterError],
+      [{ simd: BYTES.simd, avx: BYTES.simd }, /options\.wasm takes \{ simd, scalar \}, got the key "avx"/, InvalidParameterError],
+      [{ simd: 42 }, /options\.wasm\.simd must be bytes \(ArrayBuffer or a typed array\), a URL or string/, InvalidParameterError],
+      [{ simd: null }, /options\.wasm\.simd must be bytes/, InvalidParameterError],
+      [{ simd: {} }, /options\.wasm\.simd must be bytes/, InvalidParameterError],
+      [{ simd: '' }, /got an empty string/, InvalidParameterError],
+      [{ simd: new Uint8Array(0) }, /options\.wasm\.simd is empty \(0 bytes\)/, InvalidParameterError],
+      [{ simd: new Uint8Array([1, 2, 3, 4]) }, /the SIMD build \(options\.wasm\.simd\) is not a WebAssembly build this engine can compile/, WasmError],
+      [{ simd: '/nonexistent/fedmix-simd.wasm' }, /could not be read \(no such file\).*init\(\{ wasm \}\) or fedmix\/inline/, WasmError],
+      [{ simd: new Response('missing', { status: 404 }) }, /could not be fetched: HTTP 404\. Serve the package's \.wasm files/, WasmError],
+      [{ simd: { then: (_: unknown, reject: (e: Error) => void) => reject(new Error('offline')) } }, /could not be fetched \(offline\)/, WasmError],
+      [{ simd: Promise.resolve('not a response') }, /must resolve to a fetch\(\) Response/, InvalidParameterError],
+      // a module of another program: it compiles, but is not the core
+      [{ simd: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]) }, /is not a fedmix core \(it has no fm_abi_version export\)/, WasmError],
+      [{ simd: new Proxy({}, { getPrototypeOf: () => { throw new Error('trap'); } }) }, /options\.wasm\.simd could not be read/, InvalidParameterError],
+      [new Proxy({}, { get: () => { throw new Error('trap'); } }), /options\.wasm\.simd could not be read/, InvalidParameterError],
+    ];
+    for (const [wasmOption, message, Err] of bad) {
+      resetForTests();
+      const e = await rejection(init({ wasm: wasmOption as never }));
+      expect(e, String(message)).toBeInstanceOf(Err);
+      expect(e.message, String(message)).toMatch(message);
+      expect(backendInfo()).toBeUndefined();
+    }
+    const used = new Response(BYTES.simd);
+    await used.arrayBuffer();
+    const e = await rejection(init({ wasm: { simd: used } }));
+    expect(e).toBeInstanceOf(InvalidParameterError);
+    expect(e.message).toMatch(/body was already read/);
+    expect(await init()).toEqual({ simd: true, backend: 'simd' });
   });
 });
 

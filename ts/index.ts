@@ -2,7 +2,7 @@
  * fedmix: federated mixture models on a Rust/WebAssembly SIMD core.
  * Call `await init()` once, then use the estimators.
  */
-export { init, backendInfo, type InitInfo, type InitOptions, type Backend } from './wasm/loader.js';
+export { init, backendInfo, type InitInfo, type InitOptions, type Backend, type WasmSource, type WasmSources } from './wasm/loader.js';
 export {
   FedmixError,
   InvalidDataError,
@@ -18,6 +18,19 @@ export {
   type FedmixErrorCode,
 } from './errors.js';
 export { Matrix, type MatrixLike } from './data/matrix.js';
+export {
+  isArrowTable,
+  isArrowVector,
+  isArrowIPC,
+  toArrowVector,
+  toArrowTable,
+  partitionToArrow,
+  type ArrowTableLike,
+  type ArrowVectorLike,
+  type ArrowColumnsOptions,
+  type ArrowColumnInput,
+  type NullPolicy,
+} from './data/arrow.js';
 export { coordinateMedian, trimmedMean } from './federated/robust.js';
 export { PCA, type PCAOptions } from './data/pca.js';
 export {
@@ -84,6 +97,7 @@ export {
 export {
   partition,
   type Label,
+  type LabelsLike,
   type Partition,
   type IidOptions,
   type DirichletOptions,
@@ -186,6 +200,7 @@ export {
   fitMdm,
   selectMdm,
   MdmClient,
+  MdmUserGroup,
   MdmAggregator,
   MdmServer,
   MDM_KINDS,
@@ -194,6 +209,7 @@ export {
   MDM_MAX_CELLS,
   mdmSensitivity,
   type MdmClientOptions,
+  type MdmUserGroupOptions,
   type MdmAggregatorOptions,
   type MdmOptions,
   type MdmServerOptions,
@@ -262,11 +278,14 @@ export {
   type CommunitiesClientOptions,
   type CommunitiesServerOptions,
 } from './federated/communities/index.js';
+export type { DetectorNoise } from './models/detectors.js';
 export {
   fedDistr,
   FedDistrClient,
   FedDistrServer,
   FEDDISTR_PROTOCOL,
+  BaseDistributionClassifier,
+  sampleBaseDistributions,
   wasserstein2,
   bhattacharyya,
   entangledCoefficient,
@@ -283,6 +302,10 @@ export {
   type ConsolidatedBase,
   type MatchedPair,
   type PcaEncoder,
+  type BaseDistributionClassifierOptions,
+  type LabelledGaussian,
+  type SampleBaseOptions,
+  type SampledRows,
   type Gaussian,
   type CovarianceKind,
 } from './federated/feddistr/index.js';
@@ -328,3 +351,37 @@ export {
   type MergedClassAuc,
   type CommunityTables,
 } from './experiment/anomaly-communities.js';
+export {
+  runCommunityExperiment,
+  type CommunityDataset,
+  type CommunityExperimentConfig,
+  type CommunityExperimentReport,
+  type CommunityPartitionRun,
+  type CommunityAssociationRun,
+  type CommunitySummaryRow,
+} from './experiment/communities-sweep.js';
+export {
+  runFedDistrExperiment,
+  roundsToReach,
+  groupSubclasses,
+  fashionMnistSubclasses,
+  subclassDataFromCsv,
+  parseTaskGroups,
+  FASHION_MNIST_TASK_GROUPS,
+  LETTER_TASK_GROUPS,
+  BASELINES as FEDDISTR_BASELINES,
+  GLOBAL_MODELS as FEDDISTR_GLOBAL_MODELS,
+  type SubclassData,
+  type SubclassCsvOptions,
+  type FedDistrExperimentData,
+  type FedDistrExperimentConfig,
+  type FedDistrExperimentReport,
+  type Baseline as FedDistrBaseline,
+  type GlobalModel as FedDistrGlobalModel,
+  type CurvePoint,
+  type BaselineRun,
+  type BaselineSummary,
+  type FedDistrRun,
+  type RepeatRun,
+  type MeanStd,
+} from './experiment/feddistr.js';

@@ -5,6 +5,7 @@
  * becomes an InvalidParameterError naming what was being read, and sizes are
  * checked before anything is allocated for them.
  */
+import { isVectorNamed, vectorToArray, vectorToFloat64 } from './data/arrow.js';
 import { FedmixError, formatThrown, formatValue, InvalidParameterError } from './errors.js';
 
 /**
@@ -189,19 +190,26 @@ export function requireLength(name: string, value: unknown, max = MAX_VALUES, Er
   return length;
 }
 
-/** The entries of an array-like the caller passed, copied into a plain array (at most `max` of them). */
+/**
+ * The entries of an array-like the caller passed, copied into a plain array
+ * (at most `max` of them). An Arrow vector of any version gives its values
+ * (dictionary columns decoded, a null refused).
+ */
 export function readArray(name: string, value: unknown, max = MAX_VALUES, Err: ErrorClass = InvalidParameterError): unknown[] {
+  if (isVectorNamed(value, name, Err)) return vectorToArray(name, value, max, Err);
   const n = requireLength(name, value, max, Err);
   const a = value as ArrayLike<unknown>;
   return guardRead(name, () => Array.from({ length: n }, (_, i) => a[i]), Err);
 }
 
 /**
- * A flat array of numbers (array or typed array) as a Float64Array. Only the
- * type is checked here; the core checks the values and names the bad entry.
+ * A flat array of numbers (array, typed array or numeric Arrow vector) as a
+ * Float64Array. Only the type is checked here; the core checks the values and
+ * names the bad entry.
  */
 export function requireVector(name: string, value: unknown, Err: ErrorClass = InvalidParameterError): Float64Array {
   if (isFloat64Array(value)) return value;
+  if (isVectorNamed(value, name, Err)) return vectorToFloat64(name, value, Err);
   const n = requireLength(name, value, MAX_VALUES, Err);
   const a = value as ArrayLike<unknown>;
   const out = new Float64Array(n);

@@ -24,8 +24,8 @@ const CONTENT_TYPES: Record<string, string> = {
   '.wasm': 'application/wasm',
 };
 
-/** Static files of the repo, plus `page` at "/"; every path asked for is pushed to `requested`. */
-export function startStaticServer(page: string, requested: string[]): Promise<Server> {
+/** Static files of the repo (or of `root`), plus `page` at "/"; every path asked for is pushed to `requested`. */
+export function startStaticServer(page: string, requested: string[], root = ROOT): Promise<Server> {
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://localhost').pathname);
     requested.push(path);
@@ -37,10 +37,10 @@ export function startStaticServer(page: string, requested: string[]): Promise<Se
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(page);
       return;
     }
-    const file = resolve(ROOT, `.${path}`);
+    const file = resolve(root, `.${path}`);
     const type = CONTENT_TYPES[extname(file)];
     // only files inside the repo, and only the kinds a module graph needs
-    if (!file.startsWith(ROOT.endsWith(sep) ? ROOT : ROOT + sep) || type === undefined) {
+    if (!file.startsWith(root.endsWith(sep) ? root : root + sep) || type === undefined) {
       res.writeHead(404).end();
       return;
     }

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { types } from 'node:util';
 import { gzipSync } from 'node:zlib';
+import { tableToIPC } from 'apache-arrow';
 import * as f from '../../ts/index.js';
 import * as n from '../../ts/node.js';
 import type { ClientRole, Message, RoundContext, ServerRole } from '../../ts/index.js';
@@ -50,6 +51,9 @@ const communityClients = () =>
     const r = m.toRows().map((row) => Array.from(row, (v) => 1 / (1 + Math.exp(-v))));
     return { id: ['a', 'b', 'c'][i]!, X: r, test: { X: r.slice(0, 6), outlier: [0, 0, 0, 0, 1, 1] } };
   });
+/** n rows of 3 features in (0, 1), the two classes (even and odd rows) apart. */
+const communityRows = (n: number, seed: number) =>
+  Array.from({ length: n }, (_, i) => [0, 1, 2].map((j) => 1 / (1 + Math.exp(-((i % 2) * 3 - 1.5 + Math.sin(seed * 7 + i * 3 + j))))));
 const histograms = () => [
   [3, 1, 0],
   [0, 2, 2],
@@ -181,6 +185,11 @@ const fedavgClients = () => clientsOf().map((x, i) => new f.FedAvgClient(String(
 const fedavgOptions = () => ({ network: { ...AE_NET }, rounds: 2, epochs: 1, batchSize: 8, optimizer: { name: 'sgd', learningRate: 0.1 }, aggregation: 'mean', weighting: 'samples' });
 const fedavgServer = () => new f.FedAvgServer({ network: AE_NET, rounds: 2, batchSize: 8 });
 const feddistrClients = () => clientsOf().map((x, i) => new f.FedDistrClient(String(i), x, { labels: Int32Array.from({ length: x.nRows }, (_, j) => j % 2), seed: i }));
+/** two task labels' Gaussians in two dimensions, full covariances */
+const gaussianBases = () => [
+  { label: 0, count: 20, mean: Float64Array.of(-2, 0), covariance: Float64Array.of(1, 0.2, 0.2, 1) },
+  { label: 1, count: 20, mean: Float64Array.of(2, 0), covariance: Float64Array.of(1, 0, 0, 2) },
+];
 const feddistrServer = () => new f.FedDistrServer({ dimension: 2, kMax: 2, seed: 1 });
 /** The three servers of the FedAvg family share their recipe. */
 const fedavgFamily = (make: (o: any) => ServerRole, extra: Record<string, unknown> = {}): Recipe => ({
@@ -290,18 +299,24 @@ export const RECIPES: Record<string, Recipe> = {
       zeros: stat(f.Matrix.zeros, () => [3, 2]),
       fromColumns: stat(f.Matrix.fromColumns, () => [[[1, 2, 3], Float64Array.of(4, 5, 6)]]),
       fromRows: stat(f.Matrix.fromRows, () => [rows()]),
-      fromArrow: stat(f.Matrix.fromArrow, () => [X().toArrow(['a', 'b']), { columns: ['b'] }]),
+      fromArrow: stat(f.Matrix.fromArrow, () => [X().toArrow(['a', 'b']), { columns: ['b'], nulls: 'drop' }]),
       from: stat(f.Matrix.from, () => [rows()]),
       vstack: stat(f.Matrix.vstack, () => [[X(), X()]]),
       isMatrix: stat(f.Matrix.isMatrix, () => [X()]),
     },
   }),
   PCA: cls(f.PCA, () => [{ nComponents: 1 }], {
-    methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] },
+    methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()], toArrow: (self) => (self.fit(X()), []) },
     internal: ['state'],
   }),
   MinMaxScaler: cls(f.MinMaxScaler, () => [], { methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] } }),
   StandardScaler: cls(f.StandardScaler, () => [], { methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] } }),
+  isArrowTable: fn(f.isArrowTable, () => [X().toArrow()]),
+  isArrowVector: fn(f.isArrowVector, () => [X().toArrow().getChild('x0')]),
+  isArrowIPC: fn(f.isArrowIPC, () => [tableToIPC(X().toArrow(), 'file')]),
+  toArrowVector: fn(f.toArrowVector, () => [Int32Array.of(0, 1, 1), { classes: ['a', 'b'] }]),
+  toArrowTable: fn(f.toArrowTable, () => [{ score: Float64Array.of(1, 2, 3), label: ['a', 'b', 'a'], X: f.Matrix.fromRows([[1, 2], [3, 4], [5, 6]]) }]),
+  partitionToArrow: fn(f.partitionToArrow, () => [f.partition.iid(10, { clients: 2, seed: 1 })]),
   parseCsv: fn(f.parseCsv, () => ['a,b\n1,2\n3,"4"\n']),
   csvToMatrix: fn(f.csvToMatrix, () => [f.parseCsv('a,b,c\n1,2,x\n3,4,y\n'), { exclude: ['c'] }]),
   makeBlobs: fn(f.makeBlobs, () => [{ nClusters: 3, nFeatures: 2, samplesPerCluster: [5, 6, 7], clusterStd: 0.5, minDistance: 3, seed: 1 }]),
@@ -320,6 +335,7 @@ export const RECIPES: Record<string, Recipe> = {
       bic: (self) => (self.fit(X()), [X()]),
       aic: (self) => (self.fit(X()), [X()]),
       toJSON: (self) => (self.fit(X()), []),
+      toArrow: (self) => (self.fit(X()), []),
       dispose: () => [],
     },
     statics: {
@@ -329,7 +345,7 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['adopt', 'fitted', 'fitBytes', 'fitting', 'read', 'withData', 'fitResident', 'scoreSamplesResident', 'fromHandle'],
   }),
   KMeans: cls(f.KMeans, () => [{ nClusters: 2, init: 'k-means++', nInit: 2, maxIter: 50, tol: 1e-4, seed: 1 }], {
-    methods: { fit: () => [X()], fitPredict: () => [rows()], predict: (self) => (self.fit(X()), [X()]), score: (self) => (self.fit(X()), [rows()]) },
+    methods: { fit: () => [X()], fitPredict: () => [rows()], predict: (self) => (self.fit(X()), [X()]), score: (self) => (self.fit(X()), [rows()]), toArrow: (self) => (self.fit(X()), []) },
     internal: ['assign', 'state'],
   }),
   // networks: a 2-3-2 network on the two-feature blobs
@@ -398,7 +414,7 @@ export const RECIPES: Record<string, Recipe> = {
     statics: { fromJSON: stat(f.OneClassSVM.fromJSON, () => [ocsvmJSON()]) },
     internal: ['adopt', 'fitted', 'fitBytes', 'fitting', 'read', 'fitResident', 'decisionFunctionResident'],
   }),
-  LocalDetector: cls(f.LocalDetector, () => [{ kind: 'gmm', contamination: 0.1, gmm: { nComponents: 1, covarianceType: 'diag', seed: 1 }, ocsvm: { nu: 0.5 }, autoencoder: { epochs: 1 } }], {
+  LocalDetector: cls(f.LocalDetector, () => [{ kind: 'gmm', contamination: 0.1, gmm: { nComponents: 1, covarianceType: 'diag', seed: 1 }, ocsvm: { nu: 0.5 }, autoencoder: { epochs: 1 }, noise: { clip: 5, epsilon: 1, delta: 1e-5 }, noiseSeed: 1 }], {
     methods: {
       fit: () => [X()],
       scoreSamples: (self) => (self.fit(X()), [X()]),
@@ -408,7 +424,7 @@ export const RECIPES: Record<string, Recipe> = {
       dispose: () => [],
     },
     statics: { fromJSON: stat(f.LocalDetector.fromJSON, () => [detectorJSON()]) },
-    internal: ['make', 'fitted', 'scoresOf'],
+    internal: ['make', 'fitted', 'scoresOf', 'noisyMixture'],
   }),
   selectGaussianMixture: fn(f.selectGaussianMixture, () => [X(), { kMin: 1, kMax: 3, criterion: 'bic', covarianceTypes: ['diag', 'full'], seed: 1, maxIter: 20 }]),
   informationCriteria: fn(f.informationCriteria, () => [-1.5, 40, 5]),
@@ -422,6 +438,7 @@ export const RECIPES: Record<string, Recipe> = {
       predict: () => [histograms()],
       sample: () => [4, { seed: 1 }],
       toJSON: () => [],
+      toArrow: () => [],
     },
     statics: { fromJSON: stat(f.DirichletMultinomialMixture.fromJSON, () => [JSON.stringify(mdm().toJSON())]) },
     internal: ['evaluate', 'modelBytes', 'pointers'],
@@ -471,6 +488,13 @@ export const RECIPES: Record<string, Recipe> = {
 
   // per-community training and the anomaly-communities paper's tables
   trainCommunities: fn(f.trainCommunities, () => [communityClients(), [['a', 'b'], ['c']], { rounds: 1, hiddenLayers: [2], seed: 1 }]),
+  runCommunityExperiment: fn(f.runCommunityExperiment, () => [
+    {
+      train: { X: communityRows(60, 1), labels: Array.from({ length: 60 }, (_, i) => i % 2) },
+      test: { X: communityRows(30, 2), labels: Array.from({ length: 30 }, (_, i) => i % 2) },
+    },
+    { clientsPerClass: [1], q: [0.08, 0.5], contamination: 0.1, detector: 'gmm', detectorOptions: { gmm: { covarianceType: 'diag' } }, federated: 'autoencoder', training: { rounds: 1, hiddenLayers: [2] }, rowsPerClient: 10, testRowsPerClient: 10, repeats: 1, seed: 1 },
+  ]),
   groupsByClass: fn(f.groupsByClass, () => [['a', 'b', 'c'], [0, 0, 1]]),
   communityMembership: fn(f.communityMembership, () => [[['a', 'b'], ['c']], { a: 0, b: 1, c: 1 }]),
   communityRandIndex: fn(f.communityRandIndex, () => [[['a', 'b'], ['c']], [['a'], ['b', 'c']]]),
@@ -525,6 +549,7 @@ export const RECIPES: Record<string, Recipe> = {
     methods: {
       available: () => [],
       availableSync: () => [],
+      users: () => ['0'],
       exchange: () => [1, new Map([['0', requestFor(demServer, { id: '0' } as ClientRole)]]), { timeoutMs: 1000, maxMessageBytes: 1 << 20 }],
       exchangeSync: () => [1, new Map([['1', requestFor(demServer, { id: '1' } as ClientRole)]]), { maxMessageBytes: 1 << 20 }],
     },
@@ -603,6 +628,10 @@ export const RECIPES: Record<string, Recipe> = {
     methods: { respond: (self) => [requestFor(mdmServer, self)], requestDone: (self) => [requestFor(mdmServer, self)], dispose: () => [] },
     internal: ['evaluation', 'fits', 'initStats', 'statistics'],
   }),
+  MdmUserGroup: cls(f.MdmUserGroup, () => ['g', [[2, 1, 1], [1, 0, 3]], { seeds: [1, 2] }], {
+    methods: { respond: (self) => [requestFor(mdmServer, self)], requestDone: (self) => [requestFor(mdmServer, self)], dispose: () => [] },
+    internal: ['evaluation', 'fits', 'initStats', 'statistics'],
+  }),
   MdmAggregator: cls(f.MdmAggregator, () => [{ noiseMultiplier: 0, seed: 1 }], {
     methods: {
       begin: () => [requestFor(mdmServer, { id: '0' } as ClientRole)],
@@ -648,7 +677,7 @@ export const RECIPES: Record<string, Recipe> = {
   fedDistr: fn(f.fedDistr, () => [clientsOf().map((X, i) => ({ X, labels: Int32Array.from({ length: X.nRows }, (_, j) => j % 2), subclasses: Array.from({ length: X.nRows }, (_, j) => (j % 2) + 2 * i) })), { kMax: 2, seed: 1, cost: 'wasserstein', covariance: 'diagonal', merge: 'dominant' }]),
   FedDistrClient: cls(f.FedDistrClient, () => ['0', X(), { labels: labels(), regCovar: 1e-6, privacy: { clip: 10, epsilon: 1, delta: 1e-5 }, seed: 1 }], {
     methods: { respond: (self) => [requestFor(feddistrServer, self)], dispose: () => [] },
-    internal: ['encode', 'autoencode', 'describe', 'cluster', 'moments'],
+    internal: ['describe', 'cluster', 'moments'],
   }),
   FedDistrServer: {
     call: (...a) => new f.FedDistrServer(...(a as [never])),
@@ -659,11 +688,25 @@ export const RECIPES: Record<string, Recipe> = {
   },
   wasserstein2: fn(f.wasserstein2, () => [{ mean: Float64Array.of(0, 1), covariance: Float64Array.of(1, 0, 0, 2) }, { mean: Float64Array.of(1, 1), covariance: Float64Array.of(2, 0, 0, 1) }, 'full']),
   bhattacharyya: fn(f.bhattacharyya, () => [{ mean: Float64Array.of(0, 1), covariance: Float64Array.of(1, 2) }, { mean: Float64Array.of(1, 1), covariance: Float64Array.of(2, 1) }, 'diagonal']),
+  BaseDistributionClassifier: cls(f.BaseDistributionClassifier, () => [gaussianBases(), { covariance: 'full', encoder: 'identity' }], {
+    methods: { predict: () => [X()], predictProba: () => [X()], score: () => [X(), labels()] },
+    internal: ['encode', 'logDensity', 'logJoint'],
+  }),
+  sampleBaseDistributions: fn(f.sampleBaseDistributions, () => [gaussianBases(), { n: 10, seed: 1, covariance: 'full' }]),
+  runFedDistrExperiment: fn(f.runFedDistrExperiment, () => [
+    { train: f.groupSubclasses(X(), Array.from({ length: 40 }, (_, i) => `s${i % 4}`), { groups: [['s0', 's1'], ['s2', 's3']] }) },
+    { clients: 2, entanglement: 0, kMax: 1, rounds: 1, hiddenLayers: [2], mlpEpochs: 1, syntheticRows: 20, baselines: ['fedavg', 'central'], seed: 1 },
+  ]),
+  roundsToReach: fn(f.roundsToReach, () => [[{ round: 1, accuracy: 0.5, bytes: 10 }], 0.4]),
+  groupSubclasses: fn(f.groupSubclasses, () => [X(), Array.from({ length: 40 }, (_, i) => `s${i % 4}`), { groups: [['s0', 's1'], ['s2', 's3']] }]),
+  fashionMnistSubclasses: fn(f.fashionMnistSubclasses, () => [{ X: f.Matrix.zeros(4, 2), labels: Int32Array.of(0, 6, 1, 3), classNames: [...f.FASHION_MNIST_CLASSES], split: 'train', indices: Int32Array.of(0, 1, 2, 3) }, [['T-shirt/top', 'Shirt'], ['Trouser', 'Dress']]]),
+  subclassDataFromCsv: fn(f.subclassDataFromCsv, () => ['f1,sub,sup\n1,a,x\n2,b,y\n3,a,x\n', { subclass: 'sub', superclass: 'sup' }]),
+  parseTaskGroups: fn(f.parseTaskGroups, () => ['A+B,C+D']),
   entangledCoefficient: fn(f.entangledCoefficient, () => [[0.5, 0.5, 0], [0, 0.5, 0.5]]),
   averageEntanglement: fn(f.averageEntanglement, () => [[[1, 0], [1, 1], [0, 1]]]),
   FedProxServer: fedavgFamily((o) => new f.FedProxServer(o), { mu: 0.1 }),
   ScaffoldServer: fedavgFamily((o) => new f.ScaffoldServer(o), { serverLearningRate: 1 }),
-  associate: fn(f.associate, () => [clientsOf(), { detector: { kind: 'gmm', contamination: 0.1 }, q: 0.08, partners: 'all', seed: 1, method: 'fast-greedy', encoding: 'binary', maxMessageBytes: 2 ** 26, onInvalidClient: 'exclude' }]),
+  associate: fn(f.associate, () => [clientsOf(), { detector: { kind: 'gmm', contamination: 0.1 }, q: 0.08, partners: 'all', seed: 1, method: 'fast-greedy', encoding: 'binary', onInvalidClient: 'exclude' }]),
   CommunitiesClient: cls(f.CommunitiesClient, () => ['0', X(), { detector: { kind: 'gmm', contamination: 0.1 } }], {
     methods: { respond: (self) => [requestFor(communitiesServer, self)], dispose: () => [] },
     internal: ['decide'],
@@ -671,9 +714,9 @@ export const RECIPES: Record<string, Recipe> = {
   CommunitiesServer: {
     call: (...a) => new f.CommunitiesServer(...(a as [never])),
     make: () => withRound(communitiesServer, communitiesClients),
-    args: () => [{ nFeatures: 2, kind: 'gmm', contamination: 0.1, q: 0.08, partners: 2, seed: 1, method: 'louvain' }],
+    args: () => [{ nFeatures: 2, kind: 'gmm', contamination: 0.1, q: 0.08, partners: 2, seed: 1, method: 'louvain', maxRelayBytes: 1024 }],
     methods: (({ dispose: _, ...m }) => m)(serverMethods()),
-    internal: ['plan', 'associate'],
+    internal: ['plan', 'associate', 'chunk'],
   },
   fedGEM: fn(f.fedGEM, () => [clientsOf(), { client: { nComponents: 2, variance: 1, seed: 1 }, rounds: 2, phi: 1 }]),
   FedGEMClient: cls(f.FedGEMClient, () => ['0', X(), { nComponents: 2, variance: 1, localSteps: 1, seed: 1 }, X()], {

@@ -171,8 +171,12 @@ export function serverRoleOptions(a: AlgorithmName, o: Options): Record<string, 
   }
 }
 
+/** Said on stderr wherever OCSVM detectors are exchanged: they carry client rows. */
+export const OCSVM_WARNING = "warning: an ocsvm detector carries support vectors, which are rows of its client's training data, to every partner; use --detector gmm (mixture parameters only, optionally with noise) where rows must not leave a client";
+
 export async function runServerCommand(o: Options): Promise<{ text: string; json: unknown }> {
   const a = required<AlgorithmName>(o, 'algorithm');
+  if (a === 'communities' && o.detector === 'ocsvm') process.stderr.write(`fedmix server: ${OCSVM_WARNING}\n`);
   const embedded = o.broker === undefined;
   const clients = readClientsFile(required(o, 'clients'), embedded);
   const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -259,6 +263,7 @@ export function clientRoleOptions(a: AlgorithmName, o: Options): Record<string, 
 export async function runClientCommand(o: Options): Promise<{ text: string; json: unknown }> {
   const a = required<AlgorithmName>(o, 'algorithm');
   const id = required<string>(o, 'id');
+  if (a === 'communities' && o.detector === 'ocsvm') process.stderr.write(`fedmix client: ${OCSVM_WARNING}\n`);
   const password = typeof o['password-file'] === 'string' ? readFileSync(o['password-file'], 'utf8').trim() : (o.password as string | undefined);
   const { data, validation, labels } = clientData(a, o);
   const spec: ClientSpec = { algorithm: a, id, data: matrixData(data), validation: validation && matrixData(validation), labels, options: clientRoleOptions(a, o) };

@@ -10,7 +10,9 @@ import { demoOptions, runDemoCommand } from './demo.js';
 import { experimentOptions, runExperimentCommand } from './experiment.js';
 import { mdmFitOptions, mdmSimulateOptions, runMdmFitCommand, runMdmSimulateCommand } from './mdm.js';
 import { fedgemOptions, runFedgemCommand } from './fedgem.js';
+import { feddistrOptions, runFeddistrCommand } from './feddistr.js';
 import { clientOptions, runClientCommand, runServerCommand, serverOptions } from './federation.js';
+import { communitiesOptions, runCommunitiesCommand } from './communities.js';
 
 declare const __FEDMIX_VERSION__: string;
 
@@ -47,6 +49,16 @@ const commands: Record<string, Command> = {
     summary: 'FedGEM: federated clustering with an unknown number of clusters (CSV or blobs), against a central GMM',
     options: { ...fedgemOptions, json: jsonOption },
     run: runFedgemCommand,
+  },
+  communities: {
+    summary: 'community-based federated anomaly detection (Nardi et al.): association, communities, per-community training, the paper\'s tables (Fashion-MNIST or CSV)',
+    options: { ...communitiesOptions, json: jsonOption },
+    run: runCommunitiesCommand,
+  },
+  feddistr: {
+    summary: "FedDistr's one round against FedAvg, FedProx, SCAFFOLD and central training (Fashion-MNIST or a CSV with subclasses)",
+    options: { ...feddistrOptions, json: jsonOption },
+    run: runFeddistrCommand,
   },
   server: {
     summary: "run a federation's server over MQTT (the embedded broker, or --broker URL) and write the model",
@@ -106,6 +118,12 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof FedmixError) {
       process.stderr.write(`fedmix ${name}: ${e.message}\n`);
       return 2;
+    }
+    // a file that cannot be read (missing, a folder, no permission): said plainly, status 1
+    const code = (e as { code?: unknown } | null)?.code;
+    if (e instanceof Error && typeof code === 'string' && /^E[A-Z]+$/.test(code) && 'path' in e) {
+      process.stderr.write(`fedmix ${name}: ${e.message}\n`);
+      return 1;
     }
     throw e;
   }

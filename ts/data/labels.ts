@@ -2,11 +2,15 @@
  * Class labels as the partitioners and the classifiers read them: all finite
  * numbers or all strings, coded 0..K-1 by their sorted distinct values.
  */
+import type { ArrowVectorLike } from './arrow.js';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { LIMITS, readArray } from '../validate.js';
 
 /** A class label: a number (finite) or a string. */
 export type Label = number | string;
+
+/** Labels as the partitioners and metrics take them: an array, or an Arrow vector of any version (numbers, strings or a dictionary-encoded column). */
+export type LabelsLike = ArrayLike<Label> | ArrowVectorLike;
 
 /** Labels (`name` in messages) as codes 0..K-1 into their sorted distinct values. */
 export function encodeLabels(labels: unknown, name = 'labels'): { codes: Int32Array; classes: Label[] } {

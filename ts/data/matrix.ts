@@ -4,12 +4,16 @@
  * column already is one contiguous buffer and the WASM kernels run SIMD lanes
  * across rows of one feature.
  */
-import { Table, tableFromArrays, Type, type Vector } from 'apache-arrow';
+import { tableFromArrays, type Table } from 'apache-arrow';
+import { isArrowBytes, isTableNamed, tableColumns, type ArrowColumnsOptions, type ArrowTableLike, type ArrowVectorLike } from './arrow.js';
 import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { guardRead, isDetached, isFloat64Array, MAX_VALUES, readOptions, requireLength, requireVector } from '../validate.js';
+import { guardRead, isDetached, isFloat64Array, MAX_VALUES, requireLength, requireVector } from '../validate.js';
 
-/** Anything fedmix accepts as a data matrix. */
-export type MatrixLike = Matrix | ArrayLike<number>[] | Table;
+/**
+ * Anything fedmix accepts as a data matrix: a Matrix, rows of numbers, an
+ * Arrow Table or RecordBatch of any apache-arrow version, or Arrow IPC bytes.
+ */
+export type MatrixLike = Matrix | ArrayLike<number>[] | ArrowTableLike | Uint8Array | ArrayBuffer;
 
 /** Every Matrix this module constructed: a brand that neither a Proxy nor Object.create(Matrix.prototype) can fake. */
 const made = new WeakSet<object>();
@@ -68,8 +72,8 @@ export class Matrix {
     return new Matrix(new Float64Array(checkShape(nRows, nCols, InvalidParameterError)), nRows, nCols);
   }
 
-  /** One array per feature, all of the same length. */
-  static fromColumns(columns: ArrayLike<number>[]): Matrix {
+  /** One array (or numeric Arrow vector, of any apache-arrow version) per feature, all of the same length. */
+  static fromColumns(columns: (ArrayLike<number> | ArrowVectorLike)[]): Matrix {
     const nCols = requireLength('columns', columns, MAX_VALUES, InvalidDataError);
     const cols = Array.from({ length: nCols }, (_, j) => requireVector(`column ${j}`, guardRead(`column ${j}`, () => columns[j], InvalidDataError), InvalidDataError));
     const nRows = nCols === 0 ? 0 : cols[0]!.length;
@@ -116,59 +120,16 @@ export class Matrix {
   }
 
   /**
-   * Numeric columns of an Arrow table (Float16/32/64 and integer types; chunked
-   * columns are concatenated). A column with nulls is rejected: impute first.
+   * Numeric columns of an Arrow Table or RecordBatch, of any apache-arrow
+   * version (recognised by shape), or of Arrow IPC bytes (file or stream
+   * format): Float16/32/64 and integer types; chunked columns are
+   * concatenated. A column with nulls is refused, naming it, unless
+   * `nulls: 'drop'` drops the rows holding one.
    */
-  static fromArrow(table: Table, options: { columns?: string[] } = {}): Matrix {
-    if (!guardRead('table', () => table instanceof Table, InvalidDataError)) {
-      throw new InvalidDataError(`fromArrow needs an Arrow Table, got ${formatValue(table)}`);
-    }
-    const { columns: wanted } = readOptions(options, ['columns']);
-    if (wanted !== undefined) {
-      const n = requireLength('columns', wanted);
-      for (let j = 0; j < n; j++) {
-        if (typeof wanted[j] !== 'string') throw new InvalidParameterError(`columns must name the table's columns; columns[${j}] is ${formatValue(wanted[j])}`);
-      }
-    }
-    // a Proxy around a Table, or a Table subclass, may throw from anything read here
-    const columns = guardRead(
-      'the Arrow table',
-      () => {
-        const names = wanted ? Array.from(wanted) : table.schema.fields.map((f) => f.name);
-        const known = new Set(table.schema.fields.map((f) => f.name));
-        const cols = names.map((name) => {
-          if (!known.has(name)) {
-            throw new InvalidParameterError(`the table has no column ${formatValue(name)}; it has ${[...known].map((k) => formatValue(k)).join(', ')}`);
-          }
-          const vector = table.getChild(name) as Vector;
-          const typeId = vector.type.typeId;
-          if (typeId !== Type.Float && typeId !== Type.Int) {
-            throw new InvalidDataError(
-              `column ${formatValue(name)} has Arrow type ${String(vector.type)}, not a number type; select numeric columns with { columns: [...] }`,
-            );
-          }
-          if (vector.nullCount > 0) {
-            throw new InvalidDataError(`column ${formatValue(name)} has ${vector.nullCount} null value(s); impute or drop them before building a Matrix`);
-          }
-          checkShape(vector.length, names.length, InvalidDataError);
-          const values = vector.toArray() as ArrayLike<number | bigint>;
-          const out = new Float64Array(values.length);
-          if (typeId === Type.Float && (vector.type as { precision: number }).precision === 0) {
-            // Float16 arrays hold raw half-precision bits; get() decodes them
-            for (let i = 0; i < vector.length; i++) out[i] = vector.get(i) as number;
-          } else if (values instanceof BigInt64Array || values instanceof BigUint64Array) {
-            for (let i = 0; i < values.length; i++) out[i] = Number(values[i]);
-          } else {
-            out.set(values as ArrayLike<number>);
-          }
-          return out;
-        });
-        return { cols, numRows: table.numRows };
-      },
-      InvalidDataError,
-    );
-    if (columns.cols.length === 0) return new Matrix(new Float64Array(0), columns.numRows, 0);
-    return Matrix.fromColumns(columns.cols);
+  static fromArrow(table: ArrowTableLike | Uint8Array | ArrayBuffer, options: ArrowColumnsOptions = {}): Matrix {
+    const { columns, numRows } = tableColumns(table, options);
+    if (columns.length === 0) return new Matrix(new Float64Array(checkShape(numRows, 0, InvalidDataError)), numRows, 0);
+    return Matrix.fromColumns(columns);
   }
 
   /** Any MatrixLike as a Matrix (a Matrix is returned as is, not copied). */
@@ -176,8 +137,8 @@ export class Matrix {
     if (Matrix.isMatrix(x)) return x.intact();
     // Array.isArray throws on a revoked Proxy
     if (guardRead('X', () => Array.isArray(x), InvalidDataError)) return Matrix.fromRows(x as ArrayLike<number>[]);
-    if (x !== null && typeof x === 'object' && guardRead('X', () => x instanceof Table, InvalidDataError)) return Matrix.fromArrow(x as Table);
-    throw new InvalidDataError(`expected a Matrix, an Arrow Table or an array of rows, got ${formatValue(x)}`);
+    if (isArrowBytes(x) || isTableNamed(x, 'X')) return Matrix.fromArrow(x);
+    throw new InvalidDataError(`expected a Matrix, an array of rows, an Arrow Table or Arrow IPC bytes, got ${formatValue(x)}`);
   }
 
   /** The rows of several matrices with the same columns, one after the other. */
@@ -280,7 +241,7 @@ export class Matrix {
     return cols.length ? Matrix.fromColumns(cols) : new Matrix(new Float64Array(0), this.nRows, 0);
   }
 
-  /** An Arrow table with one Float64 column per feature (named x0, x1, ... by default). */
+  /** An Arrow table (of the project's apache-arrow) with one Float64 column per feature (named x0, x1, ... by default). */
   toArrow(names?: string[]): Table {
     const colNames =
       names === undefined

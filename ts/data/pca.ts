@@ -8,7 +8,9 @@
  * WASM (crates/fedmix-core/src/pca.rs); the fitted parameters are small and
  * live here, like KMeans centers.
  */
+import { makeVector, type Table } from 'apache-arrow';
 import { InvalidDataError, NotFittedError } from '../errors.js';
+import { fixedSizeListVector, indexVector, tableOf } from './arrow.js';
 import { LIMITS, readOptions, requireInteger } from '../validate.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
 import { Matrix, type MatrixLike } from './matrix.js';
@@ -116,5 +118,21 @@ export class PCA {
   }
   get nFeatures(): number {
     return this.state().d;
+  }
+
+  /**
+   * The fitted components as an Arrow Table of the project's apache-arrow, one
+   * row per component: `component` (Int32), `explainedVariance`,
+   * `explainedVarianceRatio` (Float64) and `direction` (FixedSizeList<Float64>[d]).
+   */
+  toArrow(): Table {
+    const variance = this.explainedVariance;
+    const k = variance.length;
+    return tableOf({
+      component: indexVector(k),
+      explainedVariance: makeVector(variance),
+      explainedVarianceRatio: makeVector(this.explainedVarianceRatio),
+      direction: fixedSizeListVector(this.components, this.nFeatures),
+    });
   }
 }

@@ -25,8 +25,13 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { fedAvg } from '../federated/fedavg/run.js';
-import { fedGenGMM } from '../federated/fedgengmm/run.js';
+import { FedAvgClient } from '../federated/fedavg/client.js';
+import { FedAvgServer, type FedAvgOutcome } from '../federated/fedavg/server.js';
+import { FedGenGMMClient } from '../federated/fedgengmm/client.js';
+import { FedGenGMMServer, type Aggregate as FedGenGMMAggregate } from '../federated/fedgengmm/server.js';
+import { runPlanSync, type FederationPlan } from '../federated/runtime/plan.js';
+import type { FederationResult } from '../federated/runtime/run.js';
+import { Rng } from '../random.js';
 import { adjustedRandScore } from '../metrics/clustering.js';
 import { rocAuc } from '../metrics/ranking.js';
 import { Autoencoder } from '../models/autoencoder.js';
@@ -67,6 +72,17 @@ export interface CommunityTrainingOptions {
   kMax?: number;
   /** FedGenGMM: synthetic rows per incoming component (default 100) */
   h?: number;
+  /**
+   * a group of one (the local baseline, or a community of one): at most this
+   * many epochs, stopped early on a held-out share of its rows (as the
+   * paper's public code: 40). Default: rounds x epochs on all rows, as many
+   * epochs as a federation's client trains.
+   */
+  localEpochs?: number;
+  /** with localEpochs: the share of a lone client's rows held out for early stopping (default 0.1) */
+  validationShare?: number;
+  /** with localEpochs: epochs without improvement of the held-out error before stopping (default 3) */
+  patience?: number;
   /** seed of the initial parameters, the shuffles and the mixtures' fits (default 0) */
   seed?: number;
 }
@@ -107,7 +123,7 @@ export interface CommunityTrainingResult {
   seconds: number;
 }
 
-const OPTION_KEYS = ['detector', 'rounds', 'epochs', 'batchSize', 'learningRate', 'hiddenLayers', 'kMin', 'kMax', 'h', 'seed'] as const;
+const OPTION_KEYS = ['detector', 'rounds', 'epochs', 'batchSize', 'learningRate', 'hiddenLayers', 'kMin', 'kMax', 'h', 'localEpochs', 'validationShare', 'patience', 'seed'] as const;
 
 interface ReadClient {
   id: string;
@@ -171,7 +187,7 @@ function readGroups(name: string, given: unknown, known: ReadonlySet<string>, co
 }
 
 /** Mean and population standard deviation (numpy's std, as the paper's tables). */
-function meanStd(values: readonly number[]): { mean: number; std: number } {
+export function meanStd(values: readonly number[]): { mean: number; std: number } {
   if (values.length === 0) return { mean: NaN, std: NaN };
   const mean = values.reduce((s, v) => s + v, 0) / values.length;
   const variance = values.reduce((s, v) => s + (v - mean) ** 2, 0) / values.length;
@@ -188,6 +204,9 @@ interface Settings {
   kMin: number;
   kMax: number;
   h: number;
+  localEpochs: number | undefined;
+  validationShare: number;
+  patience: number;
   seed: number;
 }
 
@@ -199,6 +218,8 @@ function readSettings(given: CommunityTrainingOptions | undefined): Settings {
   const hiddenLayers = guardRead('hiddenLayers', () => Array.from({ length: count }, (_, i) => requireInteger(`hiddenLayers[${i}]`, (hidden as readonly unknown[])[i], 1, LIMITS.layerWidth)));
   const kMin = requireInteger('kMin', o.kMin ?? 1, 1, LIMITS.components);
   const learningRate = requireNumber('learningRate', o.learningRate ?? 1e-3, 0);
+  const validationShare = requireNumber('validationShare', o.validationShare ?? 0.1, 0);
+  if (!(validationShare < 0.5)) throw new InvalidParameterError(`validationShare must be in [0, 0.5), got ${formatValue(validationShare)}`);
   if (!(learningRate > 0)) throw new InvalidParameterError(`learningRate must be > 0, got ${formatValue(learningRate)}`);
   return {
     detector: requireOneOf('detector', o.detector ?? 'autoencoder', COMMUNITY_DETECTORS),
@@ -210,23 +231,66 @@ function readSettings(given: CommunityTrainingOptions | undefined): Settings {
     kMin,
     kMax: requireInteger('kMax', o.kMax ?? Math.max(kMin, 3), kMin, LIMITS.components),
     h: requireInteger('h', o.h ?? 100, 1, LIMITS.count),
+    localEpochs: o.localEpochs === undefined ? undefined : requireInteger('localEpochs', o.localEpochs, 1, LIMITS.maxIter),
+    validationShare,
+    patience: requireInteger('patience', o.patience ?? 3, 1, LIMITS.maxIter),
     seed: requireInteger('seed', o.seed ?? 0, 0, LIMITS.count),
   };
 }
 
-/** The rounds x epochs of one Autoencoder on one client's rows: a group of one. */
+/**
+ * A group of one's Autoencoder: rounds x epochs epochs on all its rows (one
+ * Adam run), or, with localEpochs, at most that many epochs on a share
+ * 1 - validationShare of them, stopped once the held-out rows' mean
+ * reconstruction error has not improved for `patience` epochs (the paper's
+ * public code trains its local baselines this way, up to 40 epochs). Epochs
+ * are run one fit() at a time: the optimizer's state and the shuffle seeds go
+ * on across them, so without stopping this is the same run as one fit.
+ */
 function trainLocalAutoencoder(X: Matrix, s: Settings): Autoencoder {
-  const ae = new Autoencoder({ hiddenLayers: s.hiddenLayers, learningRate: s.learningRate, epochs: s.rounds * s.epochs, batchSize: Math.min(s.batchSize, X.nRows), seed: s.seed });
+  const early = s.localEpochs !== undefined;
+  let train = X;
+  let held: Matrix | undefined;
+  if (early) {
+    const nHeld = Math.floor(X.nRows * s.validationShare);
+    if (nHeld >= 1 && X.nRows - nHeld >= 1) {
+      const rng = new Rng(s.seed);
+      let order: Int32Array;
+      try {
+        order = rng.permutation(X.nRows);
+      } finally {
+        rng.dispose();
+      }
+      train = X.selectRows(order.subarray(nHeld));
+      held = X.selectRows(order.subarray(0, nHeld));
+    }
+  }
+  const epochs = early ? s.localEpochs! : s.rounds * s.epochs;
+  const ae = new Autoencoder({ hiddenLayers: s.hiddenLayers, learningRate: s.learningRate, epochs: held ? 1 : epochs, batchSize: Math.min(s.batchSize, train.nRows), seed: s.seed });
   try {
-    return ae.fit(X);
+    if (!held) return ae.fit(train);
+    let best = Infinity;
+    let since = 0;
+    for (let e = 0; e < epochs && since < s.patience; e++) {
+      ae.fit(train);
+      const errors = ae.scoreSamples(held);
+      const loss = errors.reduce((t, v) => t + v, 0) / errors.length;
+      if (loss < best) {
+        best = loss;
+        since = 0;
+      } else since++;
+    }
+    return ae;
   } catch (e) {
     ae.dispose();
     throw e;
   }
 }
 
+type GroupOutcome = { scores: Float64Array[]; bytes: number; seconds: number; rounds: number; parameters?: Float32Array };
+
 /** Trains one group's detector and returns each member's test scores, with the cost. */
-function trainGroup(members: ReadClient[], s: Settings): { scores: Float64Array[]; bytes: number; seconds: number; rounds: number; parameters?: Float32Array } {
+function* trainGroup(members: ReadClient[], s: Settings): FederationPlan<GroupOutcome> {
   const start = performance.now();
   const d = members[0]!.X.nCols;
   if (s.detector === 'autoencoder') {
@@ -241,15 +305,20 @@ function trainGroup(members: ReadClient[], s: Settings): { scores: Float64Array[
       }
     }
     const network: NetworkSpec = { sizes: [d, ...s.hiddenLayers, d], activation: 'relu', outputActivation: 'sigmoid', loss: 'mse', seed: s.seed };
-    const run = fedAvg(
-      members.map((m) => ({ X: m.X })),
-      { network, rounds: s.rounds, epochs: s.epochs, batchSize: s.batchSize, optimizer: { name: 'adam', learningRate: s.learningRate }, seed: s.seed, onInvalidClient: 'throw' },
-    );
+    const server = new FedAvgServer({ network, rounds: s.rounds, epochs: s.epochs, batchSize: s.batchSize, optimizer: { name: 'adam', learningRate: s.learningRate } });
+    // client k's shuffles are seeded with seed + k, as fedAvg's
+    const clients = members.map((m, k) => new FedAvgClient(m.id, m.X, { seed: s.seed + k }));
+    let run: FederationResult<FedAvgOutcome>;
+    try {
+      run = (yield { purpose: 'fedavg', server, clients }) as FederationResult<FedAvgOutcome>;
+    } finally {
+      for (const c of clients) c.dispose();
+    }
     const ae = new Autoencoder({ hiddenLayers: s.hiddenLayers, nFeatures: d });
     try {
-      ae.setParameters(run.parameters);
+      ae.setParameters(run.model.parameters);
       const scores = members.map((m) => ae.scoreSamples(m.testX));
-      return { scores, bytes: run.federation.traffic.bytesUp + run.federation.traffic.bytesDown, seconds: run.federation.seconds, rounds: run.federation.rounds, parameters: run.parameters };
+      return { scores, bytes: run.traffic.bytesUp + run.traffic.bytesDown, seconds: run.seconds, rounds: run.rounds, parameters: run.model.parameters };
     } finally {
       ae.dispose();
     }
@@ -264,15 +333,21 @@ function trainGroup(members: ReadClient[], s: Settings): { scores: Float64Array[
       best.dispose();
     }
   }
-  const run = fedGenGMM(
-    members.map((m) => m.X),
-    { client: fit, server: { ...fit, h: s.h, nFeatures: d, onInvalidClient: 'throw' } },
-  );
+  const server = new FedGenGMMServer({ ...fit, h: s.h, nFeatures: d, onInvalidClient: 'throw' });
+  const clients: FedGenGMMClient[] = [];
+  let run: FederationResult<FedGenGMMAggregate>;
   try {
-    const scores = members.map((m) => negate(run.model.scoreSamples(m.testX)));
-    return { scores, bytes: run.traffic.bytesUp + run.traffic.bytesDown, seconds: run.federation.seconds, rounds: run.traffic.rounds };
+    for (const m of members) clients.push(new FedGenGMMClient(m.id, m.X, fit));
+    run = (yield { purpose: 'fedgengmm', server, clients }) as FederationResult<FedGenGMMAggregate>;
   } finally {
-    run.model.dispose();
+    server.dispose();
+    for (const c of clients) c.dispose();
+  }
+  try {
+    const scores = members.map((m) => negate(run.model.model.scoreSamples(m.testX)));
+    return { scores, bytes: run.traffic.bytesUp + run.traffic.bytesDown, seconds: run.seconds, rounds: run.traffic.rounds };
+  } finally {
+    run.model.model.dispose();
   }
 }
 
@@ -287,31 +362,44 @@ function negate(v: Float64Array): Float64Array {
  * alone. The ideal baseline is `groupsByClass(ids, inlierClasses)`.
  */
 export function trainCommunities(clients: readonly CommunityClient[], groups: readonly (readonly string[])[] | 'local', options: CommunityTrainingOptions = {}): CommunityTrainingResult {
+  return runPlanSync(planCommunities(clients, groups, options));
+}
+
+/**
+ * trainCommunities as a plan: the groups' federations are yielded for a
+ * driver to run (runPlanSync in process, runPlan over a broker). Options and
+ * clients are checked before the first job.
+ */
+export function planCommunities(clients: readonly CommunityClient[], groups: readonly (readonly string[])[] | 'local', options: CommunityTrainingOptions = {}): FederationPlan<CommunityTrainingResult> {
   const s = readSettings(options);
   const read = readClients(clients);
   const byId = new Map(read.map((c) => [c.id, c]));
   const used = groups === 'local' ? read.map((c) => [c.id]) : readGroups('groups', groups, new Set(byId.keys()), true);
-  const scores = new Map<string, ClientScore>();
-  const training: GroupTraining[] = used.map((ids, g) => {
-    const members = ids.map((id) => byId.get(id)!);
-    const t = trainGroup(members, s);
-    members.forEach((m, k) => {
-      const score = t.scores[k]!;
-      if (!score.every(Number.isFinite)) throw new InvalidDataError(`group ${g}'s detector gave client ${m.id} scores that are not finite; scale the rows (e.g. to [0, 1])`);
-      scores.set(m.id, { id: m.id, group: g, auc: rocAuc(m.outlier, score), testRows: m.testX.nRows, outliers: m.outlier.reduce((n, v) => n + v, 0) });
-    });
-    return { members: [...ids], bytes: t.bytes, seconds: t.seconds, rounds: t.rounds, ...(t.parameters ? { parameters: t.parameters } : {}) };
-  });
-  const list = read.map((c) => scores.get(c.id)!);
-  return {
-    detector: s.detector,
-    groups: used.map((g) => [...g]),
-    clients: list,
-    auc: meanStd(list.map((c) => c.auc)),
-    training,
-    bytes: training.reduce((n, t) => n + t.bytes, 0),
-    seconds: training.reduce((n, t) => n + t.seconds, 0),
-  };
+  return (function* (): FederationPlan<CommunityTrainingResult> {
+    const scores = new Map<string, ClientScore>();
+    const training: GroupTraining[] = [];
+    for (let g = 0; g < used.length; g++) {
+      const ids = used[g]!;
+      const members = ids.map((id) => byId.get(id)!);
+      const t = yield* trainGroup(members, s);
+      members.forEach((m, k) => {
+        const score = t.scores[k]!;
+        if (!score.every(Number.isFinite)) throw new InvalidDataError(`group ${g}'s detector gave client ${m.id} scores that are not finite; scale the rows (e.g. to [0, 1])`);
+        scores.set(m.id, { id: m.id, group: g, auc: rocAuc(m.outlier, score), testRows: m.testX.nRows, outliers: m.outlier.reduce((n, v) => n + v, 0) });
+      });
+      training.push({ members: [...ids], bytes: t.bytes, seconds: t.seconds, rounds: t.rounds, ...(t.parameters ? { parameters: t.parameters } : {}) });
+    }
+    const list = read.map((c) => scores.get(c.id)!);
+    return {
+      detector: s.detector,
+      groups: used.map((g) => [...g]),
+      clients: list,
+      auc: meanStd(list.map((c) => c.auc)),
+      training,
+      bytes: training.reduce((n, t) => n + t.bytes, 0),
+      seconds: training.reduce((n, t) => n + t.seconds, 0),
+    };
+  })();
 }
 
 type ClassOf = ReadonlyMap<string, number | string> | Readonly<Record<string, number | string>>;

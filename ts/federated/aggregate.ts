@@ -45,7 +45,7 @@ export class SecureSum {
     for (const [name, len] of Object.entries(readOptions(shape, undefined, 'shape'))) this.totals.set(name, new Float64Array(requireInteger(`shape.${name}`, len, 0, LIMITS.values)));
   }
 
-  /** Contributions added so far. */
+  /** Contributors added so far: users, where a contribution is a group's sum (add's `users`). */
   get count(): number {
     return this.contributions;
   }
@@ -54,9 +54,11 @@ export class SecureSum {
    * Adds one contribution: every field of the shape, of its length. One that
    * would make a total non-finite (NaN, or past the largest double) is refused
    * with an InvalidMessageError and adds nothing: the totals stay releasable.
+   * `users`: how many users the contribution sums (default 1), what `count` adds.
    */
-  add(given: Record<string, ArrayLike<number>>): void {
+  add(given: Record<string, ArrayLike<number>>, users = 1): void {
     if (given === null || typeof given !== 'object') throw new InvalidParameterError(`a contribution must be an object of arrays, got ${formatValue(given)}`);
+    requireInteger('users', users, 1, LIMITS.count);
     const read = readOptions(given, [...this.totals.keys()], 'contribution');
     const contribution: Record<string, Float64Array> = {};
     for (const [name, total] of this.totals) {
@@ -80,7 +82,7 @@ export class SecureSum {
       if (listed) for (let j = 0; j < listed.length; j++) total[listed[j]!]! += v[listed[j]!]!;
       else for (let i = 0; i < total.length; i++) total[i]! += v[i]!;
     }
-    this.contributions += 1;
+    this.contributions += users;
   }
 
   /**

@@ -4,11 +4,12 @@
  * confusion matrix) and the silhouette score (Rousseeuw; sklearn's
  * silhouette_score / silhouette_samples with the Euclidean metric).
  */
+import type { LabelsLike } from '../data/labels.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError } from '../errors.js';
 import { LIMITS, readArray } from '../validate.js';
 
-type Labels = ArrayLike<number | string>;
+type Labels = LabelsLike;
 
 function codes(name: string, given: Labels): { codes: Int32Array; count: number } {
   const labels = readArray(name, given, LIMITS.values, InvalidDataError);

@@ -4,6 +4,7 @@
  * detector, the negative log-likelihood of held-out rows ranked against their
  * labels (AUC-PR, ROC-AUC).
  */
+import type { ArrowVectorLike } from '../data/arrow.js';
 import type { MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { GaussianMixture } from '../models/gaussian-mixture.js';
@@ -28,7 +29,7 @@ export function anomalyScores(model: GaussianMixture, X: MatrixLike): Float64Arr
   return requireModel(model).scoreSamples(X).map((v) => -v);
 }
 
-export function scoreMixture(model: GaussianMixture, train: MatrixLike, test?: { X: MatrixLike; anomaly: ArrayLike<number> }): MixtureScores {
+export function scoreMixture(model: GaussianMixture, train: MatrixLike, test?: { X: MatrixLike; anomaly: ArrayLike<number> | ArrowVectorLike }): MixtureScores {
   const out: MixtureScores = { logLikelihood: requireModel(model).score(train) };
   if (test !== undefined) {
     const t = readOptions(test, ['X', 'anomaly'], 'test');

@@ -4,11 +4,12 @@
  * interpolation) and ROC AUC (trapezoids), both over distinct score thresholds
  * so that tied scores are handled exactly as sklearn.metrics does.
  */
+import type { ArrowVectorLike } from '../data/arrow.js';
 import { formatValue, InvalidDataError } from '../errors.js';
 import { LIMITS, readArray } from '../validate.js';
 
 /** Cumulative true/false positives at each distinct threshold, scores descending. */
-function thresholdCounts(labels: ArrayLike<number>, values: ArrayLike<number>): { tps: number[]; fps: number[] } {
+function thresholdCounts(labels: ArrayLike<number> | ArrowVectorLike, values: ArrayLike<number> | ArrowVectorLike): { tps: number[]; fps: number[] } {
   const yTrue = readArray('labels', labels, LIMITS.values, InvalidDataError);
   const scores = readArray('scores', values, LIMITS.values, InvalidDataError) as number[];
   const n = yTrue.length;
@@ -39,7 +40,7 @@ function thresholdCounts(labels: ArrayLike<number>, values: ArrayLike<number>): 
 }
 
 /** Average precision (AUC-PR) of `scores` for the positive class 1 in `yTrue`. */
-export function averagePrecision(yTrue: ArrayLike<number>, scores: ArrayLike<number>): number {
+export function averagePrecision(yTrue: ArrayLike<number> | ArrowVectorLike, scores: ArrayLike<number> | ArrowVectorLike): number {
   const { tps, fps } = thresholdCounts(yTrue, scores);
   const positives = tps[tps.length - 1]!;
   if (positives === 0) throw new InvalidDataError('average precision needs at least one positive label');
@@ -55,7 +56,7 @@ export function averagePrecision(yTrue: ArrayLike<number>, scores: ArrayLike<num
 }
 
 /** Area under the ROC curve of `scores` for the positive class 1 in `yTrue`. */
-export function rocAuc(yTrue: ArrayLike<number>, scores: ArrayLike<number>): number {
+export function rocAuc(yTrue: ArrayLike<number> | ArrowVectorLike, scores: ArrayLike<number> | ArrowVectorLike): number {
   const { tps, fps } = thresholdCounts(yTrue, scores);
   const p = tps[tps.length - 1]!;
   const q = fps[fps.length - 1]!;

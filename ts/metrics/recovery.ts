@@ -4,6 +4,7 @@
  * components to true ones by Hungarian matching (mixtures are identifiable only
  * up to the order of their components).
  */
+import type { ArrowVectorLike } from '../data/arrow.js';
 import { linearSumAssignment } from '../assignment/linear-sum-assignment.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
 import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
@@ -14,7 +15,7 @@ import { guardRead, requireVector } from '../validate.js';
  * zeros): the L2 norm of the relative errors. Divided by sqrt(n) it is the
  * per-entry relative RMS error.
  */
-export function normalizedError(estimated: ArrayLike<number>, truthValues: ArrayLike<number>): number {
+export function normalizedError(estimated: ArrayLike<number> | ArrowVectorLike, truthValues: ArrayLike<number> | ArrowVectorLike): number {
   const estimate = requireVector('estimate', estimated);
   const truth = requireVector('truth', truthValues);
   if (estimate.length !== truth.length) throw new InvalidParameterError(`estimate has ${estimate.length} values but truth has ${truth.length}`);

@@ -17,10 +17,29 @@
  *                  error of the row). Its JSON carries the network's weights.
  *
  * A row is an outlier when its score is above the threshold.
+ *
+ * Privacy noise ('gmm' only, `noise: { clip, epsilon, delta }`): the rows are
+ * clipped to L2 norm C for the fit, and the fitted mixture's parameters are
+ * released by the Gaussian mechanism (federated/gaussian-noise.ts): each
+ * component's mean and second moment with the sensitivities of a Gaussian
+ * fitted on n_k = w_k n rows (2C/n_k and 2C^2/n_k), the weights with sqrt(2)/n
+ * (one row moves at most one unit of count between components), then floored
+ * at 1e-6 and renormalized; the covariances come back positive definite
+ * (eigenvalues floored). The budget: one component (the default), mean and
+ * second moment (epsilon/2, delta/2) each, exactly as FedDistr's base
+ * distributions; K > 1, the weights a third and each component's mean and
+ * second moment a third divided by K, composing to (epsilon, delta). The
+ * detector then is the noisy mixture: its threshold is set on its own scores
+ * of the rows, and it is what travels. Not covered: the threshold (a score
+ * quantile of the rows) and, for K > 1, EM's responsibilities (the bound holds
+ * with them fixed, and the n_k that scale it come from the data), as FedGEM's
+ * note says of its own.
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
-import { flattenNumeric, guardRead, LIMITS, readOptions, requireInteger, requireOneOf, type NumericArray } from '../validate.js';
+import { clipRows, gaussianSigma, releaseGaussian } from '../federated/gaussian-noise.js';
+import { Rng } from '../random.js';
+import { flattenNumeric, guardRead, LIMITS, readOptions, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
 import { Autoencoder, type AutoencoderOptions } from './autoencoder.js';
 import { COVARIANCE_TYPES, GaussianMixture, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
 import { ACTIVATIONS, type Activation } from './network.js';
@@ -40,6 +59,20 @@ export interface LocalDetectorOptions {
   gmm?: GaussianMixtureOptions;
   /** options of the Autoencoder (its own defaults: 64-32-64, ReLU, sigmoid output, Adam, MSE; seed 0) */
   autoencoder?: AutoencoderOptions;
+  /** 'gmm' with 'full' or 'diag' covariances only: Gaussian noise on the shared mixture (see the module's note) */
+  noise?: DetectorNoise;
+  /** seed of that noise, for tests only: whoever knows it can remove the noise (default: fresh from crypto.getRandomValues) */
+  noiseSeed?: number;
+}
+
+/** The Gaussian mechanism's parameters for a GMM detector. */
+export interface DetectorNoise {
+  /** C: rows are scaled down to L2 norm at most C for the fit */
+  clip: number;
+  /** the budget of the whole release, in (0, 1] */
+  epsilon: number;
+  /** in (0, 1) */
+  delta: number;
 }
 
 /**
@@ -83,6 +116,8 @@ export class LocalDetector {
   private readonly ocsvmOptions: OneClassSVMOptions;
   private readonly gmmOptions: GaussianMixtureOptions;
   private readonly aeOptions: AutoencoderOptions;
+  private readonly noise: DetectorNoise | undefined;
+  private readonly noiseSeed: number | undefined;
   private model: Model | undefined;
   private cut = NaN;
   private trainShare = NaN;
@@ -94,7 +129,7 @@ export class LocalDetector {
    * ```
    */
   constructor(options: LocalDetectorOptions = {}) {
-    const o = readOptions(options, ['kind', 'contamination', 'ocsvm', 'gmm', 'autoencoder']);
+    const o = readOptions(options, ['kind', 'contamination', 'ocsvm', 'gmm', 'autoencoder', 'noise', 'noiseSeed']);
     this.kind = requireOneOf('kind', o.kind ?? 'ocsvm', DETECTOR_KINDS);
     this.contamination = requireContamination(o.contamination ?? 0.1);
     const given = (name: string, v: unknown): Record<string, unknown> => {
@@ -105,6 +140,19 @@ export class LocalDetector {
     this.ocsvmOptions = { nu: 0.5, gamma: 'auto', ...given('ocsvm', o.ocsvm) };
     this.gmmOptions = { nComponents: 1, covarianceType: 'full', seed: 0, ...given('gmm', o.gmm) };
     this.aeOptions = { seed: 0, ...given('autoencoder', o.autoencoder) };
+    if (o.noise !== undefined) {
+      const n = readOptions(o.noise, ['clip', 'epsilon', 'delta'], 'noise');
+      const clip = requirePositive('noise.clip', n.clip);
+      const epsilon = requirePositive('noise.epsilon', n.epsilon);
+      const delta = requirePositive('noise.delta', n.delta);
+      if (!(epsilon <= 1)) throw new InvalidParameterError(`noise.epsilon is ${epsilon}; the Gaussian mechanism's calibration used holds for epsilon <= 1`);
+      if (!(delta < 1)) throw new InvalidParameterError(`noise.delta is ${delta}; it must be below 1`);
+      if (this.kind !== 'gmm') throw new InvalidParameterError(`noise is for the 'gmm' detector, which shares only mixture parameters; a '${this.kind}' detector has none`);
+      const type = this.gmmOptions.covarianceType ?? 'full';
+      if (type !== 'full' && type !== 'diag') throw new InvalidParameterError(`noise needs 'full' or 'diag' covariances, got gmm.covarianceType '${String(type)}'`);
+      this.noise = { clip, epsilon, delta };
+    }
+    this.noiseSeed = o.noiseSeed === undefined ? undefined : requireInteger('noiseSeed', o.noiseSeed, 0, LIMITS.count);
     // the models check their own options now, before any data is seen
     this.make().dispose();
   }
@@ -130,9 +178,16 @@ export class LocalDetector {
   fit(X: MatrixLike): this {
     const x = Matrix.from(X);
     if (x.nRows < this.minRows) throw new InvalidDataError(`a '${this.kind}' detector needs at least ${this.minRows} rows to fit; got ${x.nRows}`);
-    const model = this.make();
+    let model = this.make();
     try {
-      model.fit(x);
+      if (this.noise) {
+        model.fit(clipRows(x, this.noise.clip));
+        const noisy = this.noisyMixture(model as GaussianMixture, x.nRows);
+        model.dispose();
+        model = noisy;
+      } else {
+        model.fit(x);
+      }
       const scores = this.scoresOf(model, x);
       const cut = percentile(scores, 100 * (1 - this.contamination));
       if (!Number.isFinite(cut)) throw new InvalidDataError(`the '${this.kind}' detector's training scores are not finite`);
@@ -145,6 +200,51 @@ export class LocalDetector {
       throw e;
     }
     return this;
+  }
+
+  /** The fitted mixture's parameters through the Gaussian mechanism (see the module's note), as a new mixture. */
+  private noisyMixture(gmm: GaussianMixture, n: number): GaussianMixture {
+    const { clip: C, epsilon, delta } = this.noise!;
+    const d = gmm.nFeatures;
+    const kind = gmm.covarianceType === 'full' ? 'full' : 'diagonal';
+    const regCovar = (this.gmmOptions.regCovar as number | undefined) ?? 1e-6;
+    const weights = Float64Array.from(gmm.weights);
+    const means = Float64Array.from(gmm.means);
+    const covariances = Float64Array.from(gmm.covariances);
+    const K = weights.length;
+    const share = K === 1 ? 2 : 3 * K;
+    const rng = this.noiseSeed === undefined ? Rng.unpredictable() : new Rng(this.noiseSeed);
+    try {
+      if (K > 1) {
+        const sw = gaussianSigma(Math.SQRT2 / n, epsilon / 3, delta / 3);
+        const e = rng.normal(K);
+        for (let k = 0; k < K; k++) weights[k] = Math.max(weights[k]! + sw * e[k]!, 1e-6);
+      }
+      const size = kind === 'full' ? d * d : d;
+      for (let k = 0; k < K; k++) {
+        const nk = Math.max(1, gmm.weights[k]! * n);
+        const mean = means.slice(k * d, (k + 1) * d);
+        // the second moment the fit's covariance came from: covariance - regCovar I + mean mean'
+        const second = covariances.slice(k * size, (k + 1) * size);
+        for (let a = 0; a < d; a++) {
+          if (kind === 'full') {
+            for (let b = 0; b < d; b++) second[a * d + b]! += mean[a]! * mean[b]!;
+            second[a * d + a]! -= regCovar;
+          } else {
+            second[a]! += mean[a]! * mean[a]! - regCovar;
+          }
+        }
+        const noise = { mean: gaussianSigma((2 * C) / nk, epsilon / share, delta / share), second: gaussianSigma((2 * C * C) / nk, epsilon / share, delta / share), rng };
+        const g = releaseGaussian(mean, second, d, kind, noise, regCovar);
+        means.set(g.mean, k * d);
+        covariances.set(g.covariance, k * size);
+      }
+    } finally {
+      rng.dispose();
+    }
+    const total = weights.reduce((t, w) => t + w, 0);
+    for (let k = 0; k < K; k++) weights[k] = weights[k]! / total;
+    return GaussianMixture.fromParameters({ covarianceType: gmm.covarianceType, weights, means, covariances, nFeatures: d });
   }
 
   private fitted(): Model {

@@ -11,6 +11,8 @@
  * small and live here, so a model needs no dispose(). Learn one from clients
  * with fitMdm (federated), draw new clients with sample().
  */
+import { makeVector, type Table } from 'apache-arrow';
+import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, restated } from '../errors.js';
 import { guardRead, LIMITS, readOptions, requireInteger, requireLength, requireVector, seedParts } from '../validate.js';
@@ -245,6 +247,21 @@ export class DirichletMultinomialMixture {
       const histograms = Matrix.zeros(m, c);
       for (let i = 0; i < m; i++) for (let j = 0; j < c; j++) histograms.data[j * m + i] = rows[i * c + j]!;
       return { histograms, sizes: Int32Array.from(s.readF64(sizes, m)), components: new Int32Array(s.readU32(comps, m)) };
+    });
+  }
+
+  /**
+   * The parameters as an Arrow Table of the project's apache-arrow, one row
+   * per component: `component` (Int32), `tau` (Float64), `alpha`
+   * (FixedSizeList<Float64>[C], in the order of `categories`) and `pi`
+   * (FixedSizeList<Float64>[N]: entry n - 1 is the probability of a client of n rows).
+   */
+  toArrow(): Table {
+    return tableOf({
+      component: indexVector(this.nComponents),
+      tau: makeVector(this.tau.slice()),
+      alpha: fixedSizeListVector(this.alpha, this.nCategories),
+      pi: fixedSizeListVector(this.pi, this.maxCount),
     });
   }
 

@@ -5,6 +5,8 @@
  * dispose(). Parameter arrays use scikit-learn's shapes, flattened row-major:
  * means (k, d); covariances full (k, d, d), tied (d, d), diag (k, d), spherical (k,).
  */
+import { makeVector, type Table } from 'apache-arrow';
+import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidParameterError, NotFittedError } from '../errors.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
@@ -406,6 +408,30 @@ export class GaussianMixture {
   }
   get isFitted(): boolean {
     return this.model !== undefined && !this.model.disposed;
+  }
+
+  /**
+   * The parameters as an Arrow Table of the project's apache-arrow, one row
+   * per component: `component` (Int32), `weight` (Float64), `mean`
+   * (FixedSizeList<Float64>[d]) and `covariance` (FixedSizeList<Float64> of
+   * d x d row-major for 'full' and 'tied', d for 'diag', 1 for 'spherical';
+   * 'tied' repeats its one matrix on every row).
+   */
+  toArrow(): Table {
+    const { nComponents: k, nFeatures: d, covarianceType: t } = this.fitted().stats;
+    let covariances = this.covariances;
+    if (t === 'tied') {
+      const tiled = new Float64Array(k * d * d);
+      for (let c = 0; c < k; c++) tiled.set(covariances, c * d * d);
+      covariances = tiled;
+    }
+    const width = t === 'spherical' ? 1 : t === 'diag' ? d : d * d;
+    return tableOf({
+      component: indexVector(k),
+      weight: makeVector(this.weights),
+      mean: fixedSizeListVector(this.means, d),
+      covariance: fixedSizeListVector(covariances, width),
+    });
   }
 
   toJSON(): GaussianMixtureJSON {

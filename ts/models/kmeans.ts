@@ -3,6 +3,8 @@
  * trials) or random seeding, Lloyd iterations, best of nInit runs by inertia.
  * The centers are small and live in JavaScript; the work runs in WASM.
  */
+import type { Table } from 'apache-arrow';
+import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
 import { coreConstant } from '../wasm/constants.js';
@@ -121,6 +123,13 @@ export class KMeans {
   }
   get nIter(): number {
     return this.state().nIter;
+  }
+
+  /** The centers as an Arrow Table of the project's apache-arrow: `cluster` (Int32) and `center` (FixedSizeList<Float64>[d]), one row per cluster. */
+  toArrow(): Table {
+    const centers = this.centers;
+    const k = this.nClusters;
+    return tableOf({ cluster: indexVector(k), center: fixedSizeListVector(centers, centers.length / k) });
   }
 }
 

@@ -13,7 +13,7 @@
  * outputs rather than one logistic unit (the same model); only the 'constant'
  * learning rate; no validation-split early stopping.
  */
-import { encodeLabels, type Label } from '../data/labels.js';
+import { encodeLabels, type Label, type LabelsLike } from '../data/labels.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
 import { requireWasmMemory } from '../wasm/memory.js';
@@ -237,7 +237,7 @@ export class MLPClassifier {
    * Trains on X (rows as samples) and their labels y (numbers or strings;
    * classes are their sorted distinct values). Returns this.
    */
-  fit(X: MatrixLike, y: ArrayLike<Label>): this {
+  fit(X: MatrixLike, y: LabelsLike): this {
     const x = Matrix.from(X);
     if (x.nRows < 1) throw new InvalidDataError('X has no rows; fit needs at least one');
     const o = this.options;
@@ -340,7 +340,7 @@ export class MLPClassifier {
   }
 
   /** Mean accuracy on X against labels y (a label outside the classes counts as wrong, as in scikit-learn). */
-  score(X: MatrixLike, y: ArrayLike<Label>): number {
+  score(X: MatrixLike, y: LabelsLike): number {
     const pred = this.predict(X);
     const labels = readArray('y', y, LIMITS.partitionRows, InvalidDataError);
     if (labels.length !== pred.length) throw new InvalidDataError(`y has ${labels.length} labels for ${pred.length} rows of X`);

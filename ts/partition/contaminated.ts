@@ -9,6 +9,7 @@
  * the classes allow (or rowsPerClient). The ideal groups are the clients that
  * share an inlier class.
  */
+import type { LabelsLike } from '../data/labels.js';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { LIMITS, readOptions, requireInteger } from '../validate.js';
 import { encodeLabels, requireCells, rowsByClass, withRng, type Label, type Partition } from './shared.js';
@@ -21,7 +22,7 @@ export interface ContaminatedOptions {
   /** rows per client (default: the most every class allows) */
   rowsPerClient?: number;
   /** labels of a test split (the same classes): each client then gets test rows of its two classes in the same ratio */
-  testLabels?: ArrayLike<Label>;
+  testLabels?: LabelsLike;
   /** test rows per client (default: every test row of its inlier class, and outliers in ratio d / (1 - d)) */
   testRowsPerClient?: number;
   seed?: number;
@@ -44,7 +45,7 @@ export interface ContaminatedPartition extends Partition {
  * const client0 = X.selectRows(p.indices[0]);   // 90% class p.inlierClass[0], 10% class p.outlierClass[0]
  * ```
  */
-export function contaminated(labels: ArrayLike<Label>, options: ContaminatedOptions): ContaminatedPartition {
+export function contaminated(labels: LabelsLike, options: ContaminatedOptions): ContaminatedPartition {
   const { codes, classes } = encodeLabels(labels);
   const o = readOptions(options, ['clientsPerClass', 'contamination', 'rowsPerClient', 'testLabels', 'testRowsPerClient', 'seed']);
   const K = classes.length;

@@ -22,6 +22,7 @@
  * weights underflow to 0, and a class that every client weights below 1e-308
  * must still go to the clients whose weights for it are the largest.
  */
+import type { LabelsLike } from '../data/labels.js';
 import { Matrix } from '../data/matrix.js';
 import { InvalidParameterError } from '../errors.js';
 import { readOptions, requirePositive } from '../validate.js';
@@ -36,7 +37,6 @@ import {
   rowsByClass,
   topUp,
   withRng,
-  type Label,
   type Partition,
 } from './shared.js';
 
@@ -58,7 +58,7 @@ export interface DirichletPartition extends Partition {
   weights: Matrix;
 }
 
-export function dirichlet(labels: ArrayLike<Label>, options: DirichletOptions): DirichletPartition {
+export function dirichlet(labels: LabelsLike, options: DirichletOptions): DirichletPartition {
   const { codes, classes } = encodeLabels(labels);
   const n = codes.length;
   const K = classes.length;

@@ -19,6 +19,7 @@
  * so the coefficient is a step function of lambda that rises with it), and the
  * coefficient achieved is reported.
  */
+import type { LabelsLike } from '../data/labels.js';
 import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { readArray, readOptions, requireInteger, requireNumber } from '../validate.js';
 import { encodeLabels, requireClients, withRng, type Label, type Partition } from './shared.js';
@@ -62,7 +63,7 @@ export interface EntangledOptions {
   /** the target average entangled coefficient in [0, 1] (0: disentangled) */
   target: number;
   /** the task label (superclass) of every row; when given, histograms and classes are over task labels */
-  tasks?: ArrayLike<Label>;
+  tasks?: LabelsLike;
   seed?: number;
 }
 
@@ -86,7 +87,7 @@ export interface EntangledPartition extends Partition {
  * p.coefficient; // what was achieved
  * ```
  */
-export function entangled(subclassLabels: ArrayLike<Label>, options: EntangledOptions): EntangledPartition {
+export function entangled(subclassLabels: LabelsLike, options: EntangledOptions): EntangledPartition {
   const { codes, classes: subclasses } = encodeLabels(subclassLabels);
   const n = codes.length;
   const o = readOptions(options, ['clients', 'target', 'tasks', 'seed']);

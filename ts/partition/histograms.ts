@@ -12,6 +12,7 @@
  * dataset do), unless `disjoint` is set: then rows are dealt without
  * replacement and running out of a class is an error naming it.
  */
+import type { LabelsLike } from '../data/labels.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
@@ -57,7 +58,7 @@ export interface FullyIidOptions {
 }
 
 /** Which rows hold the class of each histogram column. */
-function columnRows(labels: ArrayLike<Label>, columns: number, classes: readonly Label[] | undefined): { rows: number[][]; names: Label[] } {
+function columnRows(labels: LabelsLike, columns: number, classes: readonly Label[] | undefined): { rows: number[][]; names: Label[] } {
   const { codes, classes: present } = encodeLabels(labels);
   const byCode = rowsByClass(codes, present.length);
   if (classes === undefined) {
@@ -120,7 +121,7 @@ function deal(rng: Rng, counts: Matrix, rows: number[][], names: Label[], disjoi
  * The conditionally IID oracle: client i gets exactly histograms[i][j] rows of
  * class j (its true histogram), drawn at random.
  */
-export function conditionallyIid(labels: ArrayLike<Label>, options: ConditionallyIidOptions): Partition {
+export function conditionallyIid(labels: LabelsLike, options: ConditionallyIidOptions): Partition {
   if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be an object with histograms, got ${formatValue(options)}`);
   const o = readOptions(options, ['histograms', 'classes', 'seed', 'disjoint']);
   const counts = Matrix.from(o.histograms!);
@@ -137,7 +138,7 @@ export function conditionallyIid(labels: ArrayLike<Label>, options: Conditionall
  * size from `model` (a component k ~ tau, n ~ pi_k, c ~ DM(n, alpha_k)) and
  * gets rows of the central data matching the histogram.
  */
-export function mdm(labels: ArrayLike<Label>, options: MdmPartitionOptions): MdmPartition {
+export function mdm(labels: LabelsLike, options: MdmPartitionOptions): MdmPartition {
   if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be an object with model and clients, got ${formatValue(options)}`);
   const o = readOptions(options, ['model', 'clients', 'classes', 'seed', 'disjoint']);
   const model = o.model;
@@ -157,7 +158,7 @@ export function mdm(labels: ArrayLike<Label>, options: MdmPartitionOptions): Mdm
  * The fully IID baseline: each client's size is drawn from the true sizes and
  * its rows uniformly from the whole central dataset, whatever their class.
  */
-export function fullyIid(labels: ArrayLike<Label>, options: FullyIidOptions): Partition {
+export function fullyIid(labels: LabelsLike, options: FullyIidOptions): Partition {
   if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be an object with sizes, got ${formatValue(options)}`);
   const o = readOptions(options, ['sizes', 'clients', 'seed', 'disjoint']);
   const { codes, classes } = encodeLabels(labels);

@@ -1,6 +1,7 @@
 /**
  * The homogeneous baseline: rows dealt at random into equal shares.
  */
+import type { LabelsLike } from '../data/labels.js';
 import { LIMITS, readOptions, requireInteger } from '../validate.js';
 import { encodeLabels, equalSplit, requireCells, requireClients, withRng, type Label, type Partition } from './shared.js';
 
@@ -21,7 +22,7 @@ export interface IidOptions {
  * const client0 = X.selectRows(indices[0]);
  * ```
  */
-export function iid(rowsOrLabels: number | ArrayLike<Label>, options: IidOptions): Partition {
+export function iid(rowsOrLabels: number | LabelsLike, options: IidOptions): Partition {
   const labelled = typeof rowsOrLabels !== 'number';
   const { codes, classes } = labelled ? encodeLabels(rowsOrLabels) : { codes: undefined, classes: [] as Label[] };
   const n = codes ? codes.length : requireInteger('nRows', rowsOrLabels, 1, LIMITS.partitionRows);

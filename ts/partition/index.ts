@@ -23,6 +23,7 @@ import { entangled } from './entangled.js';
 export const partition = { iid, dirichlet, quantity, shift, applyShift, mdm, fullyIid, conditionallyIid, contaminated, entangled } as const;
 
 export type { Label, Partition } from './shared.js';
+export type { LabelsLike } from '../data/labels.js';
 export type { IidOptions } from './iid.js';
 export type { EntangledOptions, EntangledPartition } from './entangled.js';
 export { entangledCoefficient, averageEntanglement } from './entangled.js';

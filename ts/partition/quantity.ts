@@ -14,6 +14,7 @@
  * drawn uniformly from those it does not hold yet. Classes no client holds
  * (too few places) have their rows returned as `unassigned`.
  */
+import type { LabelsLike } from '../data/labels.js';
 import { apportion } from '../data/apportion.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
 import { type Rng } from '../random.js';
@@ -66,7 +67,7 @@ export interface QuantityPartition extends Partition {
   unassigned: Int32Array;
 }
 
-export function quantity(labels: ArrayLike<Label>, options: QuantityOptions): QuantityPartition {
+export function quantity(labels: LabelsLike, options: QuantityOptions): QuantityPartition {
   const { codes, classes } = encodeLabels(labels);
   const o = readOptions(options, ['clients', 'alpha', 'imbalance', 'seed', 'minSize']);
   const checked = checkQuantity(o, codes.length, classes.length, 'labels have');

@@ -80,9 +80,10 @@ function pairwise(which: ConstantMember<'gamma_differences'>, name: string, x: n
   if (typeof x !== 'number' && typeof n !== 'number' && n.length !== x.length) {
     throw new InvalidDataError(`${name}: x has ${x.length} values but n has ${n.length}; pass equal lengths or a single number`);
   }
-  const at = (v: number | ArrayLike<number>, i: number) => (typeof v === 'number' ? v : v[i]!);
-  const xs = Float64Array.from({ length: len }, (_, i) => at(x, i));
-  const ns = Float64Array.from({ length: len }, (_, i) => at(n, i));
+  // a number broadcasts; arrays are copied whole (a per-element callback costs more than the WASM call for long inputs)
+  const spread = (v: number | ArrayLike<number>) => (typeof v === 'number' ? new Float64Array(len).fill(v) : Float64Array.from(v));
+  const xs = spread(x);
+  const ns = spread(n);
   const out = withScope((s) => {
     const o = s.f64(len);
     s.w.fm_gamma_differences(coreConstant('gamma_differences', which), s.f64From(xs), s.f64From(ns), o, len);

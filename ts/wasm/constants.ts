@@ -56,6 +56,10 @@ export const CORE_CONSTANTS = {
   ocsvm_gamma: ['scale', 'auto', 'value'],
   /** fm_ocsvm_read's `which` */
   ocsvm_read: ['support_vectors', 'dual_coef', 'support'],
+  /** fm_gaussian_costs' `cost` (gaussian_costs::Cost::code) */
+  gaussian_cost: ['wasserstein', 'bhattacharyya'],
+  /** fm_gaussian_costs' `form` (gaussian_costs::Form::code) */
+  covariance_form: ['full', 'diagonal'],
 } as const;
 
 export type ConstantGroup = keyof typeof CORE_CONSTANTS;

@@ -1,10 +1,14 @@
 /**
- * Loads the WebAssembly core once: the SIMD128 build where the engine validates
- * it, the scalar build otherwise. Works the same in Node, browsers, workers and
- * bundlers because both builds are embedded as base64 (no fs, no fetch).
+ * Loads the WebAssembly core once: the SIMD128 build where the engine supports
+ * it (a tiny probe module says so before anything is downloaded), the scalar
+ * build otherwise. Only the chosen build is fetched and compiled: by default
+ * the .wasm file next to this module (see ./source.ts), or what init() is given.
  */
-import { SCALAR_WASM_BASE64, SIMD_WASM_BASE64 } from './bytes.generated.js';
 import { formatThrown, formatValue, InvalidParameterError, WasmError } from '../errors.js';
+import { guardRead, readOptions } from '../validate.js';
+import { checkSource, compileSource, defaultSource, engineHasSimd, type Backend, type CheckedSource, type WasmSource, type WasmSources } from './source.js';
+
+export type { Backend, WasmSource, WasmSources };
 
 /** The C ABI of crates/fedmix-wasm. Pointers and sizes are numbers (wasm32). */
 export interface WasmExports {
@@ -63,6 +67,10 @@ export interface WasmExports {
   ): number;
   fm_kmeans_predict(x: number, n: number, d: number, centers: number, k: number, outLabels: number, outDist: number): number;
   fm_linear_sum_assignment(cost: number, nr: number, nc: number, maximize: number, outRows: number, outCols: number, outCost: number): number;
+  fm_gaussian_costs(
+    cost: number, form: number, d: number, na: number, aMeans: number, aCovariances: number, aLabels: number, nb: number,
+    bMeans: number, bCovariances: number, bLabels: number, out: number,
+  ): number;
   fm_pca_fit(
     x: number, n: number, d: number, k: number, outMean: number, outComponents: number, outVariance: number,
     outRatio: number, outNoise: number,
@@ -189,8 +197,6 @@ export interface WasmExports {
  */
 const ABI_VERSION = 13;
 
-export type Backend = 'simd' | 'scalar';
-
 export interface InitOptions {
   /** 'auto' (default) takes SIMD128 when the engine supports it. */
   backend?: 'auto' | Backend;
@@ -200,6 +206,16 @@ export interface InitOptions {
    * generator made before must be made again (using one throws a WasmError).
    */
   fresh?: boolean;
+  /**
+   * Where the builds come from, instead of the files fedmix-simd.wasm and
+   * fedmix-scalar.wasm next to the module: `{ simd, scalar }`, each bytes, a
+   * URL or string, a Response (or a promise of one) or a compiled
+   * WebAssembly.Module. Only the builds given are candidates (give both to
+   * keep the choice by engine); only the chosen one is fetched. Used when a
+   * build is loaded: ignored while an instance runs, unless `fresh`; a build
+   * once loaded is kept compiled, so a later `fresh` needs no source again.
+   */
+  wasm?: WasmSources;
 }
 
 export interface InitInfo {
@@ -217,7 +233,14 @@ interface Instance {
   generation: number;
   /** Memory size before any allocation: the core's static data and stack. */
   baseBytes: number;
+  /** The compiled build it runs: what workers are sent, and what `fresh` instantiates again. */
+  module: WebAssembly.Module;
 }
+
+/** Where a build comes from when init() is given none; fedmix/inline passes the embedded bytes. */
+export type DefaultSources = (backend: Backend) => CheckedSource;
+
+const assetSources: DefaultSources = (backend) => ({ kind: 'url', url: defaultSource(backend) });
 
 let current: Instance | undefined;
 let pending: Promise<Instance> | undefined;
@@ -225,26 +248,11 @@ let pending: Promise<Instance> | undefined;
 let pendingBackend: Backend | undefined;
 let generation = 0;
 let poisoned: string | undefined;
-
-function decodeBase64(s: string): Uint8Array<ArrayBuffer> {
-  const table = new Uint8Array(128);
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-  for (let i = 0; i < alphabet.length; i++) table[alphabet.charCodeAt(i)] = i;
-  const clean = s.replace(/=+$/, '');
-  const out = new Uint8Array(Math.floor((clean.length * 3) / 4));
-  let bits = 0;
-  let acc = 0;
-  let o = 0;
-  for (let i = 0; i < clean.length; i++) {
-    acc = (acc << 6) | table[clean.charCodeAt(i)]!;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out[o++] = (acc >> bits) & 0xff;
-    }
-  }
-  return out;
-}
+/**
+ * The builds loaded so far, compiled: `fresh` and a reload after a trap
+ * instantiate them again instead of fetching (or asking for the bytes) again.
+ */
+const built = new Map<Backend, WebAssembly.Module>();
 
 /**
  * Wraps every exported function so that a trap (a bug in the core: it never
@@ -277,17 +285,32 @@ function guard(raw: WebAssembly.Exports): WasmExports {
   return wrapped as unknown as WasmExports;
 }
 
-async function instantiate(backend: Backend): Promise<Instance> {
-  const bytes = decodeBase64(backend === 'simd' ? SIMD_WASM_BASE64 : SCALAR_WASM_BASE64);
-  const { instance } = await WebAssembly.instantiate(bytes, {});
-  const exports = guard(instance.exports);
+const BUILD_NAMES: Record<Backend, string> = { simd: 'the SIMD build', scalar: 'the scalar build' };
+
+async function instantiate(backend: Backend, module: Promise<WebAssembly.Module>, what: string): Promise<Instance> {
+  const mod = await module;
+  let raw: WebAssembly.Instance;
+  try {
+    raw = await WebAssembly.instantiate(mod, {});
+  } catch (e) {
+    // a module of another program (it imports something) or one too large for this engine's memory
+    throw new WasmError(`${what} could not be instantiated (${formatThrown(e)}); is it fedmix-${backend}.wasm of this fedmix version?`);
+  }
+  if (typeof raw.exports.fm_abi_version !== 'function' || typeof raw.exports.fm_simd !== 'function') {
+    throw new WasmError(`${what} is not a fedmix core (it has no fm_abi_version export)`);
+  }
+  const exports = guard(raw.exports);
   const abi = exports.fm_abi_version();
   if (abi !== ABI_VERSION) {
-    throw new WasmError(`WASM core ABI ${abi} does not match the TypeScript wrapper (${ABI_VERSION}); rebuild with scripts/build-wasm.sh`);
+    throw new WasmError(`${what} has core ABI ${abi}, which does not match this fedmix's TypeScript (${ABI_VERSION}); use the .wasm files of the same version (or rebuild with scripts/build-wasm.sh)`);
+  }
+  const simd = exports.fm_simd() === 1;
+  if (simd !== (backend === 'simd')) {
+    throw new WasmError(`${what} is the ${simd ? 'SIMD' : 'scalar'} build, given as the ${backend} one`);
   }
   generation += 1;
   const baseBytes = exports.memory.buffer.byteLength;
-  return { exports, info: { simd: exports.fm_simd() === 1, backend }, constants: readConstants(exports), generation, baseBytes };
+  return { exports, info: { simd, backend }, constants: readConstants(exports), generation, baseBytes, module: mod };
 }
 
 /** The core's table of constants (names static in its memory, values plain numbers). */
@@ -301,14 +324,30 @@ function readConstants(w: WasmExports): ReadonlyMap<string, number> {
   return table;
 }
 
-function chooseBackend(requested: InitOptions['backend']): Backend {
-  const simdOk = WebAssembly.validate(decodeBase64(SIMD_WASM_BASE64));
-  if (requested === 'simd') {
-    if (!simdOk) throw new WasmError('this engine does not support WebAssembly SIMD128; use backend "scalar" or "auto"');
-    return 'simd';
+/** The build to load: the requested one, or by engine among those available (all, unless init() was given some). */
+function chooseBackend(requested: 'auto' | Backend, given: ReadonlyMap<Backend, CheckedSource> | undefined): Backend {
+  const simdOk = engineHasSimd();
+  const available = (b: Backend) => given === undefined || given.has(b);
+  if (requested === 'simd' && !simdOk) throw new WasmError('this engine does not support WebAssembly SIMD128; use backend "scalar" or "auto"');
+  if (requested !== 'auto') {
+    if (!available(requested)) throw new InvalidParameterError(`backend '${requested}' was asked for, but options.wasm gives no ${requested} build`);
+    return requested;
   }
-  if (requested === 'scalar') return 'scalar';
-  return simdOk ? 'simd' : 'scalar';
+  if (simdOk && available('simd')) return 'simd';
+  if (available('scalar')) return 'scalar';
+  throw new WasmError('this engine does not support WebAssembly SIMD128 and options.wasm gives only the SIMD build; give wasm.scalar too');
+}
+
+/** options.wasm, checked: the sources given, by backend (undefined when none was given). */
+function readSources(value: unknown): Map<Backend, CheckedSource> | undefined {
+  if (value === undefined) return undefined;
+  const sources = readOptions(value as WasmSources, ['simd', 'scalar'], 'options.wasm') as WasmSources;
+  const extra = guardRead('options.wasm', () => Object.keys(value as object)).filter((k) => k !== 'simd' && k !== 'scalar');
+  if (extra.length > 0) throw new InvalidParameterError(`options.wasm takes { simd, scalar }, got the key ${formatValue(extra[0])}`);
+  const out = new Map<Backend, CheckedSource>();
+  for (const b of ['simd', 'scalar'] as const) if (sources[b] !== undefined) out.set(b, checkSource(`options.wasm.${b}`, sources[b]));
+  if (out.size === 0) throw new InvalidParameterError('options.wasm gives no build: pass { simd } and/or { scalar }');
+  return out;
 }
 
 /**
@@ -316,15 +355,21 @@ function chooseBackend(requested: InitOptions['backend']): Backend {
  * awaits the same instantiation. Reports which build runs. After a trap, or
  * with `fresh`, it starts a fresh instance.
  */
-export async function init(options: InitOptions = {}): Promise<InitInfo> {
-  const requested = requestedBackend(options);
-  let fresh: unknown;
-  try {
-    fresh = (options as InitOptions).fresh;
-  } catch (e) {
-    throw new InvalidParameterError(`init()'s options.fresh could not be read (${formatThrown(e)}); pass plain values`);
+export function init(options: InitOptions = {}): Promise<InitInfo> {
+  return initWith(assetSources, options);
+}
+
+/** init() with `defaults` for the builds it is not given (the files next to the module, or the embedded bytes of fedmix/inline). */
+export async function initWith(defaults: DefaultSources, options: InitOptions = {}): Promise<InitInfo> {
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`init() takes { backend: 'auto' | 'simd' | 'scalar', fresh, wasm }, got ${formatValue(options)}`);
+  const read = readOptions(options, ['backend', 'fresh', 'wasm'], "init()'s options");
+  const requested = read.backend ?? 'auto';
+  if (requested !== 'auto' && requested !== 'simd' && requested !== 'scalar') {
+    throw new InvalidParameterError(`backend must be 'auto', 'simd' or 'scalar', got ${formatValue(requested)}`);
   }
+  const fresh: unknown = read.fresh;
   if (fresh !== undefined && typeof fresh !== 'boolean') throw new InvalidParameterError(`fresh must be true or false, got ${formatValue(fresh)}`);
+  const given = readSources(read.wasm);
   if (fresh && current) {
     // dropped, not freed: its memory goes with it once nothing refers to it
     current = undefined;
@@ -338,11 +383,16 @@ export async function init(options: InitOptions = {}): Promise<InitInfo> {
   }
   if (current) return current.info;
   if (!pending) {
-    const backend = chooseBackend(requested);
+    const backend = chooseBackend(requested, given);
+    const source = given?.get(backend);
+    const what = source ? `${BUILD_NAMES[backend]} (options.wasm.${backend})` : BUILD_NAMES[backend];
+    const ready = source ? undefined : built.get(backend);
+    const module = ready ? Promise.resolve(ready) : compileSource(what, source ?? defaults(backend));
     pendingBackend = backend;
-    pending = instantiate(backend).then(
+    pending = instantiate(backend, module, what).then(
       (inst) => {
         current = inst;
+        built.set(inst.info.backend, inst.module);
         poisoned = undefined;
         pending = undefined;
         pendingBackend = undefined;
@@ -351,28 +401,19 @@ export async function init(options: InitOptions = {}): Promise<InitInfo> {
       (err) => {
         pending = undefined;
         pendingBackend = undefined;
-        throw err instanceof WasmError ? err : new WasmError(`could not load the WASM core: ${formatThrown(err)}`);
+        throw err instanceof WasmError || err instanceof InvalidParameterError ? err : new WasmError(`could not load the WASM core: ${formatThrown(err)}`);
       },
     );
   }
   return (await pending).info;
 }
 
-/** options.backend, checked: 'auto' (the default), 'simd' or 'scalar'. */
-function requestedBackend(options: unknown): 'auto' | Backend {
-  if (options === undefined) return 'auto';
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`init() takes { backend: 'auto' | 'simd' | 'scalar' }, got ${formatValue(options)}`);
-  let backend: unknown;
-  try {
-    backend = (options as InitOptions).backend;
-  } catch (e) {
-    throw new InvalidParameterError(`init()'s options.backend could not be read (${formatThrown(e)}); pass plain values`);
-  }
-  if (backend === undefined) return 'auto';
-  if (backend !== 'auto' && backend !== 'simd' && backend !== 'scalar') {
-    throw new InvalidParameterError(`backend must be 'auto', 'simd' or 'scalar', got ${formatValue(backend)}`);
-  }
-  return backend;
+/**
+ * The running build, compiled: what a worker transport sends its workers so
+ * that they run the same build from the same bytes, however the page got it.
+ */
+export function runningBuild(): { backend: Backend; module: WebAssembly.Module } | undefined {
+  return current ? { backend: current.info.backend, module: current.module } : undefined;
 }
 
 /** The running instance; throws a WasmError naming the fix when there is none. */
@@ -399,6 +440,7 @@ export function backendInfo(): InitInfo | undefined {
 /** Drops the instance so a test can load the other build. Not part of the public API. */
 export function resetForTests(): void {
   current = undefined;
+  built.clear();
   pending = undefined;
   pendingBackend = undefined;
   poisoned = undefined;

@@ -7,6 +7,7 @@ pub mod data;
 pub mod dirichlet_multinomial;
 pub mod distributions;
 pub mod error;
+pub mod gaussian_costs;
 pub mod gmm;
 pub mod kernels;
 pub mod fedgem;

@@ -158,8 +158,8 @@ pub fn symmetric_eigen(a: &[f64], d: usize) -> Result<(Vec<f64>, Vec<f64>)> {
     }
     let mut diag = vec![0.0; d];
     let mut off = vec![0.0; d];
-    tridiagonalize(&mut v, d, &mut diag, &mut off);
-    tridiagonal_ql(&mut v, d, &mut diag, &mut off).map_err(|i| Error::numerical(format!("the eigenvalue iteration did not converge at eigenvalue {}", i)))?;
+    tridiagonalize(&mut v, d, &mut diag, &mut off, true);
+    tridiagonal_ql(&mut v, d, &mut diag, &mut off, true).map_err(|i| Error::numerical(format!("the eigenvalue iteration did not converge at eigenvalue {}", i)))?;
     // descending; a stable sort keeps equal eigenvalues in the algorithm's order
     let mut order: Vec<usize> = (0..d).collect();
     order.sort_by(|&p, &q| diag[q].total_cmp(&diag[p]));
@@ -174,10 +174,31 @@ pub fn symmetric_eigen(a: &[f64], d: usize) -> Result<(Vec<f64>, Vec<f64>)> {
     Ok((values, vectors))
 }
 
+/// The eigenvalues alone (unsorted) of a symmetric d x d `a` (row-major; only
+/// its lower triangle is read), into `values`: the same Householder and QL
+/// steps as `symmetric_eigen`, so the same values, without accumulating the
+/// eigenvectors (about a third of the work). `v` (d x d) and `off` (d) are
+/// scratch. Err(i) names an eigenvalue that did not converge (non-finite input).
+pub fn symmetric_eigenvalues(a: &[f64], d: usize, v: &mut [f64], values: &mut [f64], off: &mut [f64]) -> std::result::Result<(), usize> {
+    assert!(a.len() >= d * d && v.len() >= d * d && values.len() >= d && off.len() >= d);
+    if d == 0 {
+        return Ok(());
+    }
+    for i in 0..d {
+        for j in 0..=i {
+            v[i * d + j] = a[i * d + j];
+            v[j * d + i] = a[i * d + j];
+        }
+    }
+    tridiagonalize(v, d, values, off, false);
+    tridiagonal_ql(v, d, values, off, false)
+}
+
 /// Householder reduction of the symmetric `v` (d x d, row-major) to tridiagonal
 /// form (EISPACK tred2): on return `diag` is the diagonal, `off[1..]` the
-/// subdiagonal (off[0] = 0), and `v` the orthogonal transformation.
-fn tridiagonalize(v: &mut [f64], d: usize, diag: &mut [f64], off: &mut [f64]) {
+/// subdiagonal (off[0] = 0), and, with `vectors`, `v` the orthogonal
+/// transformation (without, `v` is left as scratch).
+fn tridiagonalize(v: &mut [f64], d: usize, diag: &mut [f64], off: &mut [f64], vectors: bool) {
     let n = d;
     for j in 0..n {
         diag[j] = v[(n - 1) * n + j];
@@ -237,6 +258,14 @@ fn tridiagonalize(v: &mut [f64], d: usize, diag: &mut [f64], off: &mut [f64]) {
         }
         diag[i] = h;
     }
+    if !vectors {
+        // the reduced diagonal sits on v's diagonal (tred2 moves it to diag while accumulating)
+        for j in 0..n {
+            diag[j] = v[j * n + j];
+        }
+        off[0] = 0.0;
+        return;
+    }
     // accumulate the transformations
     for i in 0..n - 1 {
         v[(n - 1) * n + i] = v[i * n + i];
@@ -270,8 +299,8 @@ fn tridiagonalize(v: &mut [f64], d: usize, diag: &mut [f64], off: &mut [f64]) {
 
 /// Eigenvalues and eigenvectors of the symmetric tridiagonal matrix (`diag`,
 /// `off[1..]`) by QL with implicit shifts (EISPACK tql2), rotating the columns
-/// of `v`. Unsorted on return.
-fn tridiagonal_ql(v: &mut [f64], d: usize, diag: &mut [f64], off: &mut [f64]) -> std::result::Result<(), usize> {
+/// of `v` when `vectors`. Unsorted on return.
+fn tridiagonal_ql(v: &mut [f64], d: usize, diag: &mut [f64], off: &mut [f64], vectors: bool) -> std::result::Result<(), usize> {
     // EISPACK converges in 1 to 2 iterations per eigenvalue in practice
     const MAX_ITER: usize = 60;
     let n = d;
@@ -331,7 +360,7 @@ fn tridiagonal_ql(v: &mut [f64], d: usize, diag: &mut [f64], off: &mut [f64]) ->
                     c = p / r;
                     p = c * diag[i] - s * g;
                     diag[i + 1] = h + s * (c * g + s * diag[i]);
-                    for k in 0..n {
+                    for k in 0..if vectors { n } else { 0 } {
                         let t = v[k * n + i + 1];
                         v[k * n + i + 1] = s * v[k * n + i] + c * t;
                         v[k * n + i] = c * v[k * n + i] - s * t;

@@ -12,6 +12,7 @@ use super::{fedgem, gmm, kmeans, ocsvm, special, OK, RESERVE};
 use fedmix_core::distributions::MIN_SHAPE;
 use fedmix_core::error::ErrorKind;
 use fedmix_core::fedgem::server::MIN_SHARE;
+use fedmix_core::gaussian_costs::{Cost, Form};
 use fedmix_core::gmm::fit::InitParams;
 use fedmix_core::gmm::CovarianceType;
 use fedmix_core::mdm::server::{ALPHA_CAPPED, ALPHA_FLOORED, ALPHA_KEPT, CLAMPED, COMPONENT_KEPT, DEGENERATE_MOMENTS, EMPTY_COMPONENT};
@@ -81,6 +82,10 @@ static TABLE: &[(&str, f64)] = &[
     ("ocsvm_read.support_vectors", ocsvm::READ_SUPPORT_VECTORS as f64),
     ("ocsvm_read.dual_coef", ocsvm::READ_DUAL_COEF as f64),
     ("ocsvm_read.support", ocsvm::READ_SUPPORT as f64),
+    ("gaussian_cost.wasserstein", Cost::Wasserstein.code() as f64),
+    ("gaussian_cost.bhattacharyya", Cost::Bhattacharyya.code() as f64),
+    ("covariance_form.full", Form::Full.code() as f64),
+    ("covariance_form.diagonal", Form::Diagonal.code() as f64),
 ];
 
 /// Number of rows in the table.
@@ -144,6 +149,12 @@ mod tests {
         }
         for i in Init::ALL {
             assert_eq!(value(&format!("nn_init.{}", i.name())), Some(i.code() as f64));
+        }
+        for c in Cost::ALL {
+            assert_eq!(value(&format!("gaussian_cost.{}", c.name())), Some(c.code() as f64));
+        }
+        for f in Form::ALL {
+            assert_eq!(value(&format!("covariance_form.{}", f.name())), Some(f.code() as f64));
         }
         for k in TargetKind::ALL {
             assert_eq!(value(&format!("nn_targets.{}", k.name())), Some(k.code() as f64));

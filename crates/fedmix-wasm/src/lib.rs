@@ -18,6 +18,7 @@ mod constants;
 mod dem;
 mod dirichlet_multinomial;
 mod fedgem;
+mod gaussian_costs;
 mod gmm;
 mod kernels;
 mod kmeans;

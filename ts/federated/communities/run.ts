@@ -6,12 +6,12 @@
 import type { MatrixLike } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
 import type { LocalDetectorOptions } from '../../models/detectors.js';
-import { readArray, readOptions, requireOneOf } from '../../validate.js';
+import { LIMITS, readArray, readOptions, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
-import { runFederationSync, type FederationResult } from '../runtime/run.js';
+import { runPlanSync, type FederationPlan } from '../runtime/plan.js';
+import type { FederationResult } from '../runtime/run.js';
 import { majorityDimension, makeClients } from '../simulation.js';
-import { InProcessTransport } from '../transport/in-process.js';
 import { CommunitiesClient } from './client.js';
 import { CommunitiesServer, type Association, type CommunitiesServerOptions } from './server.js';
 
@@ -20,14 +20,10 @@ export interface AssociateOptions extends Omit<CommunitiesServerOptions, 'nFeatu
   detector?: LocalDetectorOptions;
   /** the wire form of the in-process messages (default 'binary') */
   encoding?: Encoding | 'none';
-  /**
-   * the largest message (default 64 MiB): a relay carries every partner's
-   * detector, and OneClassSVM detectors of 90 Fashion-MNIST clients of 666 rows
-   * weigh about 190 MB in each client's relay (or relay fewer: `partners`)
-   */
-  maxMessageBytes?: number;
   /** a client that fails: excluded (default) or the run fails */
   onInvalidClient?: 'exclude' | 'throw';
+  /** with detector.noise: client i's noise is seeded noiseSeed + i, for tests only (default: fresh from crypto.getRandomValues) */
+  noiseSeed?: number;
 }
 
 export interface AssociateResult extends Association {
@@ -44,8 +40,18 @@ export interface AssociateResult extends Association {
  * ```
  */
 export function associate(data: readonly MatrixLike[], given: AssociateOptions = {}): AssociateResult {
+  return runPlanSync(planAssociation(data, given));
+}
+
+/**
+ * associate as a plan (see runtime/plan.ts): its one federation is yielded
+ * for a driver to run, in process or over a broker; the options and the
+ * clients are checked first.
+ */
+export function planAssociation(data: readonly MatrixLike[], given: AssociateOptions = {}): FederationPlan<AssociateResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { detector, q, partners, method }');
-  const options = readOptions(given, ['detector', 'q', 'partners', 'seed', 'method', 'encoding', 'maxMessageBytes', 'onInvalidClient']) as AssociateOptions;
+  const options = readOptions(given, ['detector', 'q', 'partners', 'seed', 'method', 'maxRelayBytes', 'encoding', 'onInvalidClient', 'noiseSeed']) as AssociateOptions;
+  const noiseSeed = options.noiseSeed === undefined ? undefined : requireInteger('noiseSeed', options.noiseSeed, 0, LIMITS.count);
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
   const clientData = readArray('data', data) as MatrixLike[];
   const detector = options.detector === undefined ? {} : readOptions(options.detector, undefined, 'detector');
@@ -59,13 +65,16 @@ export function associate(data: readonly MatrixLike[], given: AssociateOptions =
     partners: options.partners,
     seed: options.seed,
     method: options.method,
+    maxRelayBytes: options.maxRelayBytes,
   });
-  const { clients, unborn } = makeClients(clientData.length, (i, id) => new CommunitiesClient(id, clientData[i]!, { detector }), onInvalid === 'throw');
-  try {
-    const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding, maxMessageBytes: options.maxMessageBytes }), { onInvalid: onInvalid === 'throw' ? 'fail' : 'exclude' });
-    const { model, ...federation } = run;
-    return { ...model, excluded: [...unborn, ...run.excluded], federation };
-  } finally {
-    for (const c of clients) c.dispose();
-  }
+  const { clients, unborn } = makeClients(clientData.length, (i, id) => new CommunitiesClient(id, clientData[i]!, { detector: noiseSeed === undefined ? detector : { ...detector, noiseSeed: noiseSeed + i } }), onInvalid === 'throw');
+  return (function* (): FederationPlan<AssociateResult> {
+    try {
+      const run = (yield { purpose: 'association', server, clients, encoding: options.encoding, policy: { onInvalid: onInvalid === 'throw' ? 'fail' : 'exclude' } }) as FederationResult<Association>;
+      const { model, ...federation } = run;
+      return { ...model, excluded: [...unborn, ...run.excluded], federation };
+    } finally {
+      for (const c of clients) c.dispose();
+    }
+  })();
 }

@@ -8,7 +8,14 @@
  *            client (partners 'all', as the paper), or, with partners = s,
  *            the s clients it draws at random and those that drew it (a pair
  *            is tested both ways or not at all, so that the mutual rule can
- *            link it); each answers only its accept/reject decisions.
+ *            link it); each answers only its accept/reject decisions. A
+ *            client's partners go in relay messages of at most
+ *            maxRelayBytes each (a detector larger than that alone), over as
+ *            many rounds as the largest share needs: OCSVM detectors carry
+ *            hundreds of 784-value rows, and a Fashion-MNIST client's 89
+ *            partners at once would be ~190 MB, far above the runtime's
+ *            64 MiB message limit. A client that misses one of its relay
+ *            rounds is not in the graph.
  *   then     two clients are linked when both accepted each other; the graph
  *            (every client that answered round 2, isolated ones as
  *            communities of one) is split into communities by fast greedy
@@ -42,6 +49,8 @@ export interface CommunitiesServerOptions {
   seed?: number;
   /** 'fast-greedy' (default, as the paper's code) or 'louvain' */
   method?: CommunityMethod;
+  /** the most detector bytes one relay message carries (estimated as 8 per value; default 8 MiB) */
+  maxRelayBytes?: number;
 }
 
 /** One decision: `client` tested `partner`'s detector on its own rows and accepted it or not (b_partner,client). */
@@ -81,6 +90,7 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
   readonly partners: 'all' | number;
   readonly seed: number;
   readonly method: CommunityMethod;
+  readonly maxRelayBytes: number;
   private phase: 'fit' | 'relay' | 'done' = 'fit';
   /** accepted detectors by client, in the order they arrived */
   private readonly detectors = new Map<string, LocalDetectorJSON>();
@@ -88,14 +98,20 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
   private tokens: string[] = [];
   /** each client's token */
   private tokenOf = new Map<string, number>();
-  /** what each client was sent in round 2: its partners' ids */
+  /** what each client was sent in this relay round: its partners' ids */
   private readonly sent = new Map<string, string[]>();
+  /** each client's partners not yet sent (set in the first relay round) */
+  private queue: Map<string, string[]> | undefined;
+  /** each client's decisions so far, in the order its partners were sent */
+  private readonly said = new Map<string, { partner: string; accept: boolean }[]>();
+  /** clients that missed a relay round they were sent: out of the graph */
+  private readonly missed = new Set<string>();
   private outcome: Association | undefined;
   private readonly made = new WeakSet<object>();
 
   constructor(given: CommunitiesServerOptions) {
     if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { nFeatures, kind, contamination, q }');
-    const o = readOptions(given, ['nFeatures', 'kind', 'contamination', 'q', 'partners', 'seed', 'method']);
+    const o = readOptions(given, ['nFeatures', 'kind', 'contamination', 'q', 'partners', 'seed', 'method', 'maxRelayBytes']);
     this.nFeatures = requireInteger('nFeatures', o.nFeatures, 1, LIMITS.values);
     this.kind = requireOneOf('kind', o.kind ?? 'ocsvm', DETECTOR_KINDS);
     this.contamination = requireContamination(o.contamination ?? 0.1);
@@ -103,6 +119,7 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
     this.partners = o.partners === undefined || o.partners === 'all' ? 'all' : requireInteger('partners', o.partners, 1, MAX_PARTNERS);
     this.seed = requireInteger('seed', o.seed ?? 0, 0);
     this.method = requireOneOf('method', o.method ?? 'fast-greedy', COMMUNITY_METHODS);
+    this.maxRelayBytes = requireInteger('maxRelayBytes', o.maxRelayBytes ?? 8 * 2 ** 20, 1, 2 ** 31 - 1);
   }
 
   get done(): boolean {
@@ -117,10 +134,30 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
       this.made.add(request);
       for (const id of ctx.clients) out.set(id, request);
     } else if (this.phase === 'relay') {
-      const present = ctx.clients.filter((id) => this.detectors.has(id));
-      const plan = this.plan(present);
-      for (const id of present) {
-        const partners = plan.get(id)!;
+      this.sent.clear();
+      let targets: string[];
+      if (!this.queue) {
+        // the first relay round: every present client with a detector, even one without partners
+        targets = ctx.clients.filter((id) => this.detectors.has(id));
+        this.queue = this.plan(targets);
+        for (const id of targets) this.said.set(id, []);
+      } else {
+        const here = new Set(ctx.clients);
+        targets = [];
+        for (const [id, q] of this.queue) {
+          if (q.length === 0 || this.missed.has(id)) continue;
+          // a client gone before all its partners were sent cannot complete its decisions
+          if (here.has(id)) targets.push(id);
+          else this.missed.add(id);
+        }
+        if (targets.length === 0) {
+          this.outcome = this.associate();
+          this.phase = 'done';
+          return out;
+        }
+      }
+      for (const id of targets) {
+        const partners = this.chunk(this.queue.get(id)!);
         this.sent.set(id, partners);
         const request = RELAY.create('server', ctx.round, {
           q: this.q,
@@ -131,6 +168,19 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
       }
     }
     return out;
+  }
+
+  /** Takes from the front of `queue` the partners whose detectors fit in one relay message (at least one). */
+  private chunk(queue: string[]): string[] {
+    let bytes = 0;
+    let n = 0;
+    while (n < queue.length) {
+      const size = detectorBytes(this.detectors.get(queue[n]!)!);
+      if (n > 0 && bytes + size > this.maxRelayBytes) break;
+      bytes += size;
+      n++;
+    }
+    return queue.splice(0, n);
   }
 
   /** Each client's partners: all the others, or the s each draws and those that drew it. */
@@ -206,24 +256,34 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
       return { clients: this.detectors.size };
     }
     if (this.phase !== 'relay') throw new InvalidParameterError(`round ${ctx.round}: the server has nothing to aggregate`);
-    this.outcome = this.associate(accepted);
+    for (const id of this.sent.keys()) {
+      const a = accepted.get(id);
+      if (a?.kind !== 'decisions') {
+        this.missed.add(id);
+        continue;
+      }
+      const list = this.said.get(id)!;
+      a.partners.forEach((partner, i) => list.push({ partner, accept: a.accept[i]! }));
+    }
+    const left = [...this.queue!].some(([id, q]) => q.length > 0 && !this.missed.has(id));
+    if (left) return { clients: this.sent.size };
+    this.outcome = this.associate();
     this.phase = 'done';
     return { clients: this.outcome.nodes.length };
   }
 
-  /** The mutual graph of the clients whose decisions came back, and its communities. */
-  private associate(accepted: ReadonlyMap<string, Accepted>): Association {
-    const nodes = this.tokens.filter((id) => accepted.get(id)?.kind === 'decisions');
+  /** The mutual graph of the clients whose decisions all came back, and its communities. */
+  private associate(): Association {
+    const nodes = this.tokens.filter((id) => this.said.has(id) && !this.missed.has(id));
     const inGraph = new Set(nodes);
     const said = new Map<string, boolean>();
     const decisions: AssociationDecision[] = [];
     for (const id of nodes) {
-      const a = accepted.get(id) as Extract<Accepted, { kind: 'decisions' }>;
-      a.partners.forEach((partner, i) => {
-        if (!inGraph.has(partner)) return;
-        said.set(`${id}\u0000${partner}`, a.accept[i]!);
-        decisions.push({ client: id, partner, accept: a.accept[i]! });
-      });
+      for (const { partner, accept } of this.said.get(id)!) {
+        if (!inGraph.has(partner)) continue;
+        said.set(`${id}\u0000${partner}`, accept);
+        decisions.push({ client: id, partner, accept });
+      }
     }
     const edges: [string, string][] = [];
     nodes.forEach((a, i) => {
@@ -242,6 +302,14 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
     const o = this.outcome;
     return { ...o, communities: o.communities.map((c) => c.slice()), membership: new Map(o.membership), nodes: o.nodes.slice(), edges: o.edges.map((e) => [e[0], e[1]]), decisions: o.decisions.map((d) => ({ ...d })) };
   }
+}
+
+/** A detector's size on the wire, about: 8 bytes per value of its arrays, and some for the rest. */
+function detectorBytes(det: LocalDetectorJSON): number {
+  const parts = det.ocsvm ?? det.gmm ?? det.autoencoder;
+  let values = 0;
+  if (parts) for (const v of Object.values(parts)) if (typeof v === 'object' && v !== null && 'length' in v) values += (v as ArrayLike<number>).length;
+  return 8 * values + 256;
 }
 
 /** q in [0, 1]: an InvalidParameterError otherwise. */

@@ -28,13 +28,13 @@ import { FedmixError, InvalidDataError, InvalidMessageError, InvalidParameterErr
 import { silhouetteScore } from '../../metrics/clustering.js';
 import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { KMeans } from '../../models/kmeans.js';
-import { Network } from '../../models/network.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
 import { readArray, readOptions, requireInteger, requireNumber, requirePositive } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
-import { symmetricFunction } from './gaussian.js';
+import { gaussianSigma, releaseGaussian, type MomentNoise } from '../gaussian-noise.js';
+import { encodeRows } from './encoder.js';
 import { CONSOLIDATED, DESCRIBE, DISTRIBUTIONS, FEDDISTR_PROTOCOL, type ConsolidatedPayload, type DescribePayload, type DistributionsPayload } from './messages.js';
 
 export interface FedDistrPrivacy {
@@ -61,10 +61,7 @@ export interface FedDistrClientOptions {
   seed?: number;
 }
 
-/** The Gaussian mechanism's noise scale for an L2 sensitivity at (epsilon, delta). */
-export function gaussianSigma(sensitivity: number, epsilon: number, delta: number): number {
-  return (sensitivity * Math.sqrt(2 * Math.log(1.25 / delta))) / epsilon;
-}
+export { gaussianSigma };
 
 export class FedDistrClient implements ClientRole {
   readonly id: string;
@@ -125,66 +122,10 @@ export class FedDistrClient implements ClientRole {
     }
   }
 
-  /** The rows encoded: n x d, row-major. */
-  private encode(p: DescribePayload): { Z: Float64Array; d: number } {
-    const n = this.nSamples;
-    const f = this.X.nCols;
-    const e = p.encoder;
-    const d = e.dimension;
-    if (e.kind === 'identity') {
-      if (d !== f) throw new InvalidMessageError(`the identity encoder's dimension is ${d}; client ${this.id}'s rows have ${f} features`);
-      const Z = new Float64Array(n * d);
-      for (let j = 0; j < d; j++) for (let i = 0; i < n; i++) Z[i * d + j] = this.X.data[j * n + i]!;
-      return { Z, d };
-    }
-    if (e.kind === 'autoencoder') return { Z: this.autoencode(e, d), d };
-    if (!e.mean || !e.components) throw new InvalidMessageError('a PCA encoder needs its mean and components');
-    if (e.mean.length !== f || e.components.length !== d * f) {
-      throw new InvalidMessageError(`the PCA encoder takes ${e.mean.length} features to ${d}; client ${this.id}'s rows have ${f} features`);
-    }
-    const Z = new Float64Array(n * d);
-    for (let i = 0; i < n; i++) {
-      for (let r = 0; r < d; r++) {
-        let s = 0;
-        for (let j = 0; j < f; j++) s += (this.X.data[j * n + i]! - e.mean[j]!) * e.components[r * f + j]!;
-        Z[i * d + r] = s;
-      }
-    }
-    return { Z, d };
-  }
-
-  /** The code layer's outputs of the encoder network the server shares (n x d, row-major). */
-  private autoencode(e: DescribePayload['encoder'], d: number): Float64Array {
-    const w = e.network;
-    if (!w) throw new InvalidMessageError('an autoencoder encoder needs its network');
-    const f = this.X.nCols;
-    if (w.sizes[0] !== f) throw new InvalidMessageError(`the encoder network takes ${w.sizes[0]} inputs; client ${this.id}'s rows have ${f} features`);
-    if (!(w.codeLayer < w.sizes.length) || w.sizes[w.codeLayer] !== d) throw new InvalidMessageError(`the encoder's code layer ${w.codeLayer} is not ${d} wide`);
-    let net: Network;
-    try {
-      net = new Network({ sizes: w.sizes, activation: w.activation, outputActivation: w.outputActivation, loss: w.loss });
-    } catch (x) {
-      if (x instanceof FedmixError && x.code !== 'WASM') throw new InvalidMessageError(`the encoder network cannot be built: ${x.message}`);
-      throw x;
-    }
-    try {
-      net.setParameters(w.parameters);
-      const code = net.layerOutputs(this.X, w.codeLayer);
-      const n = this.nSamples;
-      const Z = new Float64Array(n * d);
-      for (let j = 0; j < d; j++) for (let i = 0; i < n; i++) Z[i * d + j] = code.data[j * n + i]!;
-      return Z;
-    } catch (x) {
-      if (x instanceof FedmixError && x.code !== 'WASM') throw new InvalidMessageError(`the encoder network refused: ${x.message}`);
-      throw x;
-    } finally {
-      net.dispose();
-    }
-  }
-
   private describe(p: DescribePayload): DistributionsPayload {
     if (p.kMin > p.kMax) throw new InvalidMessageError(`kMin ${p.kMin} is above kMax ${p.kMax}`);
-    const { Z, d } = this.encode(p);
+    const d = p.encoder.dimension;
+    const Z = encodeRows(this.X, p.encoder, `client ${this.id}'s`, InvalidMessageError);
     const n = this.nSamples;
     if (this.privacy) {
       const C = this.privacy.clip;
@@ -293,38 +234,12 @@ export class FedDistrClient implements ClientRole {
       }
     }
     if (kind === 'full') for (let a = 0; a < d; a++) for (let b = 0; b < a; b++) second[a * d + b] = second[b * d + a]!;
+    let noise: MomentNoise | undefined;
     if (rng && this.privacy) {
       const { clip: C, epsilon, delta } = this.privacy;
-      const sMean = gaussianSigma((2 * C) / n, epsilon / 2, delta / 2);
-      const sSecond = gaussianSigma((2 * C * C) / n, epsilon / 2, delta / 2);
-      const e1 = rng.normal(d);
-      for (let j = 0; j < d; j++) mean[j]! += sMean * e1[j]!;
-      if (kind === 'full') {
-        const e2 = rng.normal((d * (d + 1)) / 2);
-        let t = 0;
-        for (let a = 0; a < d; a++) {
-          for (let b = a; b < d; b++) {
-            second[a * d + b]! += sSecond * e2[t++]!;
-            second[b * d + a] = second[a * d + b]!;
-          }
-        }
-      } else {
-        const e2 = rng.normal(d);
-        for (let a = 0; a < d; a++) second[a]! += sSecond * e2[a]!;
-      }
+      noise = { mean: gaussianSigma((2 * C) / n, epsilon / 2, delta / 2), second: gaussianSigma((2 * C * C) / n, epsilon / 2, delta / 2), rng };
     }
-    const floor = Math.max(this.regCovar, 1e-12);
-    const covariance = new Float64Array(size);
-    if (kind === 'full') {
-      for (let a = 0; a < d; a++) for (let b = 0; b < d; b++) covariance[a * d + b] = second[a * d + b]! - mean[a]! * mean[b]!;
-      if (this.privacy) covariance.set(symmetricFunction(covariance, d, (x) => Math.max(x, floor)));
-      for (let a = 0; a < d; a++) covariance[a * d + a]! += this.regCovar;
-      // exact symmetry (the server checks it)
-      for (let a = 0; a < d; a++) for (let b = 0; b < a; b++) covariance[a * d + b] = covariance[b * d + a]!;
-    } else {
-      for (let a = 0; a < d; a++) covariance[a] = Math.max(second[a]! - mean[a]! * mean[a]!, this.privacy ? floor : 0) + this.regCovar;
-    }
-    return { mean, covariance };
+    return releaseGaussian(mean, second, d, kind, noise, this.regCovar);
   }
 
   dispose(): void {}

@@ -1,6 +1,6 @@
 /**
- * Costs between two Gaussians, and the small dense linear algebra they need
- * (d is an encoder's latent dimension: tens, so plain loops suffice).
+ * Costs between two Gaussians, and the small dense linear algebra the client
+ * role needs (d is an encoder's latent dimension: tens, so plain loops suffice).
  *
  * A covariance is either diagonal (d variances) or full (d x d, row-major).
  *
@@ -9,9 +9,16 @@
  *                  elementwise. The cost is W2 itself (the data's units).
  *   Bhattacharyya  DB = 1/8 dm' S^-1 dm + 1/2 ln(det S / sqrt(det S1 det S2)),
  *                  S = (S1 + S2) / 2.
+ *
+ * Both are computed by the Rust core (crates/fedmix-core/src/gaussian_costs.rs),
+ * batched: withGaussianCosts copies a set of Gaussians into WASM memory once
+ * and returns the cost matrix between any two ranges of it (the server's
+ * client pairs); wasserstein2 and bhattacharyya are its one-pair form.
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import { readOptions, requireOneOf, requireVector } from '../../validate.js';
+import { coreConstant } from '../../wasm/constants.js';
+import { requireWasmMemory, withScope } from '../../wasm/memory.js';
 
 export type CovarianceKind = 'full' | 'diagonal';
 
@@ -128,18 +135,6 @@ export function sqrtm(a: ArrayLike<number>, d: number): Float64Array {
   return symmetricFunction(a, d, (x) => Math.sqrt(Math.max(0, x)));
 }
 
-function matmul(a: ArrayLike<number>, b: ArrayLike<number>, d: number): Float64Array {
-  const out = new Float64Array(d * d);
-  for (let i = 0; i < d; i++) {
-    for (let k = 0; k < d; k++) {
-      const aik = a[i * d + k]!;
-      if (aik === 0) continue;
-      for (let j = 0; j < d; j++) out[i * d + j]! += aik * b[k * d + j]!;
-    }
-  }
-  return out;
-}
-
 function dimensionOf(g: Gaussian, kind: CovarianceKind): number {
   const d = g.mean.length;
   if (g.covariance.length !== (kind === 'diagonal' ? d : d * d)) {
@@ -166,60 +161,89 @@ function sameDimension(a: Gaussian, b: Gaussian, kind: CovarianceKind): number {
   return d;
 }
 
-/** The 2-Wasserstein distance W2 (not squared) between two Gaussians, in closed form. */
-export function wasserstein2(ga: Gaussian, gb: Gaussian, k: CovarianceKind): number {
-  const [a, b, kind] = checked(ga, gb, k);
-  const d = sameDimension(a, b, kind);
-  let m = 0;
-  for (let j = 0; j < d; j++) m += (a.mean[j]! - b.mean[j]!) ** 2;
-  let c = 0;
-  if (kind === 'diagonal') {
-    for (let j = 0; j < d; j++) c += (Math.sqrt(a.covariance[j]!) - Math.sqrt(b.covariance[j]!)) ** 2;
-  } else {
-    const rb = sqrtm(b.covariance, d);
-    const cross = sqrtm(matmul(matmul(rb, a.covariance, d), rb, d), d);
-    for (let j = 0; j < d; j++) c += a.covariance[j * d + j]! + b.covariance[j * d + j]! - 2 * cross[j * d + j]!;
-  }
-  // rounding can leave the trace term a hair below zero for equal covariances
-  return Math.sqrt(Math.max(0, m + c));
+export type GaussianCost = 'wasserstein' | 'bhattacharyya';
+
+/** Cost matrices between ranges of a set of Gaussians resident in WASM memory. */
+export interface GaussianCostBlocks {
+  /**
+   * The na x nb row-major costs between Gaussians a0..a0+na-1 and
+   * b0..b0+nb-1 of the set: +Infinity where their labels differ, NaN where the
+   * cost is undefined (Bhattacharyya with a covariance not positive definite).
+   */
+  block(a0: number, na: number, b0: number, nb: number): Float64Array;
 }
 
-/** ln det of a positive definite matrix from its Cholesky factor (Infinity-safe: undefined factor gives NaN). */
-function logDet(L: Float64Array | undefined, d: number): number {
-  if (!L) return NaN;
-  let s = 0;
-  for (let i = 0; i < d; i++) s += Math.log(L[i * d + i]!);
-  return 2 * s;
+/**
+ * Runs `fn` with `gaussians` (all of dimension d, covariances of `kind`, as
+ * the caller has checked) copied into WASM memory once; `labels`, one per
+ * Gaussian, make pairs of different labels forbidden. A value that is not
+ * finite is an InvalidDataError from the core.
+ */
+export function withGaussianCosts<T>(
+  gaussians: readonly Gaussian[],
+  labels: ArrayLike<number> | undefined,
+  d: number,
+  kind: CovarianceKind,
+  cost: GaussianCost,
+  fn: (costs: GaussianCostBlocks) => T,
+): T {
+  const n = gaussians.length;
+  const size = kind === 'full' ? d * d : d;
+  requireWasmMemory(`${n} Gaussians of ${d} dimensions`, 8 * n * (d + size) + 4 * n);
+  const costCode = coreConstant('gaussian_cost', cost);
+  const formCode = coreConstant('covariance_form', kind);
+  return withScope((s) => {
+    // every input buffer first: allocating can grow memory, which detaches views
+    const means = s.f64(n * d);
+    const covs = s.f64(n * size);
+    const lab = labels ? s.u32(n) : 0;
+    const mv = new Float64Array(s.w.memory.buffer, means, n * d);
+    const cv = new Float64Array(s.w.memory.buffer, covs, n * size);
+    gaussians.forEach((g, i) => {
+      mv.set(g.mean, i * d);
+      cv.set(g.covariance, i * size);
+    });
+    if (labels) new Int32Array(s.w.memory.buffer, lab, n).set(labels);
+    let out = 0;
+    let capacity = 0;
+    const check = (at: number, count: number): void => {
+      if (!(Number.isInteger(at) && Number.isInteger(count) && at >= 0 && count >= 0 && at + count <= n)) {
+        throw new InvalidParameterError(`Gaussians ${at}..${at + count - 1} are not within the set of ${n}`);
+      }
+    };
+    return fn({
+      block(a0: number, na: number, b0: number, nb: number): Float64Array {
+        check(a0, na);
+        check(b0, nb);
+        if (na * nb > capacity) {
+          // grown geometrically; the scope frees the old buffers at its end
+          capacity = Math.max(na * nb, 2 * capacity);
+          requireWasmMemory(`a ${na} x ${nb} cost matrix`, 8 * capacity);
+          out = s.f64(capacity);
+        }
+        const labelsAt = (k: number) => (labels ? lab + 4 * k : 0);
+        s.check(
+          s.w.fm_gaussian_costs(costCode, formCode, d, na, means + 8 * a0 * d, covs + 8 * a0 * size, labelsAt(a0), nb, means + 8 * b0 * d, covs + 8 * b0 * size, labelsAt(b0), out),
+        );
+        return s.readF64(out, na * nb);
+      },
+    });
+  });
+}
+
+/** The cost between two Gaussians checked by the public entry points. */
+function onePair(ga: unknown, gb: unknown, k: unknown, cost: GaussianCost): number {
+  const [a, b, kind] = checked(ga, gb, k);
+  const d = sameDimension(a, b, kind);
+  return withGaussianCosts([a, b], undefined, d, kind, cost, (c) => c.block(0, 1, 1, 1)[0]!);
+}
+
+/** The 2-Wasserstein distance W2 (not squared) between two Gaussians, in closed form. */
+export function wasserstein2(ga: Gaussian, gb: Gaussian, k: CovarianceKind): number {
+  return onePair(ga, gb, k, 'wasserstein');
 }
 
 /** The Bhattacharyya distance between two Gaussians (NaN if a covariance is not positive definite). */
 export function bhattacharyya(ga: Gaussian, gb: Gaussian, k: CovarianceKind): number {
-  const [a, b, kind] = checked(ga, gb, k);
-  const d = sameDimension(a, b, kind);
-  if (kind === 'diagonal') {
-    let quad = 0;
-    let ld = 0;
-    for (let j = 0; j < d; j++) {
-      const va = a.covariance[j]!;
-      const vb = b.covariance[j]!;
-      const v = (va + vb) / 2;
-      quad += (a.mean[j]! - b.mean[j]!) ** 2 / v;
-      ld += Math.log(v) - 0.5 * (Math.log(va) + Math.log(vb));
-    }
-    return quad / 8 + ld / 2;
-  }
-  const S = new Float64Array(d * d);
-  for (let i = 0; i < d * d; i++) S[i] = (a.covariance[i]! + b.covariance[i]!) / 2;
-  const L = cholesky(S, d);
-  if (!L) return NaN;
-  // S^-1 dm by forward and back substitution
-  const y = new Float64Array(d);
-  for (let i = 0; i < d; i++) {
-    let s = a.mean[i]! - b.mean[i]!;
-    for (let k = 0; k < i; k++) s -= L[i * d + k]! * y[k]!;
-    y[i] = s / L[i * d + i]!;
-  }
-  let quad = 0;
-  for (let i = 0; i < d; i++) quad += y[i]! * y[i]!;
-  return quad / 8 + (logDet(L, d) - 0.5 * (logDet(cholesky(a.covariance, d), d) + logDet(cholesky(b.covariance, d), d))) / 2;
+  return onePair(ga, gb, k, 'bhattacharyya');
 }

@@ -31,7 +31,7 @@ import { Autoencoder } from '../../models/autoencoder.js';
 import { guardRead, isFloat64Array, LIMITS, readOptions, requireInteger, requireNumber, requireOneOf } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
-import { bhattacharyya, wasserstein2, type CovarianceKind, type Gaussian } from './gaussian.js';
+import { withGaussianCosts, type CovarianceKind, type Gaussian } from './gaussian.js';
 import { CONSOLIDATED, DESCRIBE, FEDDISTR_PROTOCOL, MAX_DIMENSION, receiveDistributions, type BaseDistribution, type DescribePayload, type ReceivedDistributions } from './messages.js';
 
 export type FedDistrCost = 'wasserstein' | 'bhattacharyya';
@@ -201,44 +201,50 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
       return i;
     };
     const pairs: MatchedPair[] = [];
-    const costOf = this.cost === 'wasserstein' ? wasserstein2 : bhattacharyya;
-    for (let A = 0; A < uploads.length; A++) {
-      for (let B = A + 1; B < uploads.length; B++) {
-        const a = uploads[A]!.bases;
-        const b = uploads[B]!.bases;
-        const na = a.length;
-        const nb = b.length;
-        const width = nb + na;
-        const cost = new Float64Array(na * width).fill(Infinity);
-        let most = 0;
-        for (let i = 0; i < na; i++) {
-          for (let j = 0; j < nb; j++) {
-            if (a[i]!.label !== b[j]!.label) continue;
-            const c = costOf(a[i]!, b[j]!, this.covariance);
-            // a cost that is not a number (rounding on a near-singular pair) cannot be parallel
-            cost[i * width + j] = Number.isFinite(c) ? c : Number.MAX_VALUE / (4 * (na + 1));
-            if (Number.isFinite(c)) most = Math.max(most, c);
+    // every upload copied into the core once; one batched cost matrix per pair of clients
+    const labels = Int32Array.from(all, (b) => b.label);
+    withGaussianCosts(all, labels, d, this.covariance, this.cost, (costs) => {
+      for (let A = 0; A < uploads.length; A++) {
+        for (let B = A + 1; B < uploads.length; B++) {
+          const a = uploads[A]!.bases;
+          const b = uploads[B]!.bases;
+          const na = a.length;
+          const nb = b.length;
+          if (na === 0 || nb === 0) continue;
+          const block = costs.block(start[A]!, na, start[B]!, nb);
+          const width = nb + na;
+          // the real pairs (different task labels forbidden: +Infinity), then one "unmatched" column per row
+          const cost = new Float64Array(na * width).fill(Infinity);
+          let most = 0;
+          for (let i = 0; i < na; i++) {
+            for (let j = 0; j < nb; j++) {
+              if (a[i]!.label !== b[j]!.label) continue;
+              const c = block[i * nb + j]!;
+              // a cost that is not a number (rounding on a near-singular pair) cannot be parallel
+              cost[i * width + j] = Number.isFinite(c) ? c : Number.MAX_VALUE / (4 * (na + 1));
+              if (Number.isFinite(c)) most = Math.max(most, c);
+            }
           }
-        }
-        // "unmatched": dearer than any real pair, so every feasible real pair is matched first
-        const unmatched = (most + 1) * (na + nb + 1);
-        for (let i = 0; i < na; i++) cost[i * width + nb + i] = unmatched;
-        const { rowInd, colInd } = linearSumAssignment(cost, { shape: [na, width] });
-        for (let k = 0; k < rowInd.length; k++) {
-          const i = rowInd[k]!;
-          const j = colInd[k]!;
-          if (j >= nb) continue;
-          const c = cost[i * width + j]!;
-          const parallel = c < threshold;
-          pairs.push({ a: { client: a[i]!.client, index: i }, b: { client: b[j]!.client, index: j }, cost: c, parallel });
-          if (parallel) {
-            const ra = find(start[A]! + i);
-            const rb = find(start[B]! + j);
-            if (ra !== rb) parent[Math.max(ra, rb)] = Math.min(ra, rb);
+          // "unmatched": dearer than any real pair, so every feasible real pair is matched first
+          const unmatched = (most + 1) * (na + nb + 1);
+          for (let i = 0; i < na; i++) cost[i * width + nb + i] = unmatched;
+          const { rowInd, colInd } = linearSumAssignment(cost, { shape: [na, width] });
+          for (let k = 0; k < rowInd.length; k++) {
+            const i = rowInd[k]!;
+            const j = colInd[k]!;
+            if (j >= nb) continue;
+            const c = cost[i * width + j]!;
+            const parallel = c < threshold;
+            pairs.push({ a: { client: a[i]!.client, index: i }, b: { client: b[j]!.client, index: j }, cost: c, parallel });
+            if (parallel) {
+              const ra = find(start[A]! + i);
+              const rb = find(start[B]! + j);
+              if (ra !== rb) parent[Math.max(ra, rb)] = Math.min(ra, rb);
+            }
           }
         }
       }
-    }
+    });
     const setOf = new Map<number, number>();
     const groups: number[][] = [];
     all.forEach((_, i) => {
@@ -306,7 +312,7 @@ function medianRmsStd(all: BaseDistribution[], d: number, kind: CovarianceKind):
   return v.length % 2 ? v[m]! : (v[m - 1]! + v[m]!) / 2;
 }
 
-function readEncoder(given: unknown, dimension: unknown): DescribePayload['encoder'] {
+export function readEncoder(given: unknown, dimension: unknown): DescribePayload['encoder'] {
   if (given === 'identity') {
     if (dimension === undefined) throw new InvalidParameterError("the identity encoder needs `dimension`: the rows' number of features");
     return { kind: 'identity', dimension: requireInteger('dimension', dimension, 1, MAX_DIMENSION) };

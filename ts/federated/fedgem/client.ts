@@ -37,6 +37,7 @@ import {
   type SilhouettesPayload,
 } from './messages.js';
 import { centerNoiseStd, checkPrivacy, type PrivacyOptions } from './privacy.js';
+import { clipRows } from '../gaussian-noise.js';
 import { LIMITS } from '../../validate.js';
 
 export interface FedGEMClientOptions {
@@ -298,21 +299,4 @@ export class FedGEMClient implements ClientRole {
     this.handle.dispose();
     this.noise?.dispose();
   }
-}
-
-/** Rows scaled down to norm at most `bound` (a copy): the sensitivity of privacy.ts assumes ||x|| <= B. */
-function clipRows(x: Matrix, bound: number): Matrix {
-  const { nRows: n, nCols: d } = x;
-  const out = x.data.slice();
-  for (let i = 0; i < n; i++) {
-    // the norm over the largest magnitude, so that huge rows do not overflow it
-    let top = 0;
-    for (let j = 0; j < d; j++) top = Math.max(top, Math.abs(out[j * n + i]!));
-    if (!(top > 0) || !Number.isFinite(top)) continue; // zero rows stay; NaN/Inf fail in the core's check
-    let sq = 0;
-    for (let j = 0; j < d; j++) sq += (out[j * n + i]! / top) ** 2;
-    const root = Math.sqrt(sq);
-    if (top * root > bound) for (let j = 0; j < d; j++) out[j * n + i] = (out[j * n + i]! / top / root) * bound;
-  }
-  return new Matrix(out, n, d);
 }

@@ -16,13 +16,19 @@
  *
  * A round: begin(request) with the request every client of the round got,
  * add(reply) for each reply (a refusal adds nothing), release().
+ *
+ * A reply may stand for a group of users (MdmUserGroup: the envelope's
+ * `users`); it counts as that many clients (the aggregate's `clients`,
+ * minExactClients) once its statistics bear the count out. The noise is
+ * unchanged: calibrated to one user's sensitivity (each user in a group is
+ * clipped on its own) and added once to the round's sums.
  */
 import { FederationError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { Rng } from '../../random.js';
 import { readOptions, requireInteger, requireNumber } from '../../validate.js';
 import { readRequest } from '../runtime/roles.js';
 import { SecureSum } from '../aggregate.js';
-import { checkEnvelope, type Message } from '../messages/envelope.js';
+import { checkEnvelope, usersOf, type Message } from '../messages/envelope.js';
 import { wasRead } from '../messages/schema.js';
 import {
   AGGREGATE,
@@ -83,7 +89,8 @@ interface Round {
   round: number;
   /** each summed field's length */
   fields: Record<string, number>;
-  read: (payload: unknown) => Record<string, ArrayLike<number>>;
+  /** one reply's payload checked as the sum of `users` users' contributions */
+  read: (payload: unknown, users: number) => Record<string, ArrayLike<number>>;
   sensitivity: number;
   sum: SecureSum;
 }
@@ -121,7 +128,7 @@ export class MdmAggregator {
     switch (request.kind) {
       case MDM_KINDS.initRequest: {
         const shape = checkShape(request.payload as InitRequest);
-        r = { of: 'init', reply: MDM_KINDS.initStats, fields: sumShape('init', shape), read: (p) => readInitStats(p as InitStatsReply, shape), sensitivity: sensitivity('init', 0) };
+        r = { of: 'init', reply: MDM_KINDS.initStats, fields: sumShape('init', shape), read: (p, users) => readInitStats(p as InitStatsReply, shape, users), sensitivity: sensitivity('init', 0) };
         break;
       }
       case MDM_KINDS.model: {
@@ -139,7 +146,7 @@ export class MdmAggregator {
           of: 'round',
           reply: MDM_KINDS.stats,
           fields: sumShape('round', shape, 0, logLikelihood),
-          read: (p) => readStats(p as StatsReply, shape, clip, logLikelihood, bounds),
+          read: (p, users) => readStats(p as StatsReply, shape, clip, logLikelihood, bounds, users),
           sensitivity: sensitivity('round', clip ?? 0),
         };
         break;
@@ -157,7 +164,7 @@ export class MdmAggregator {
           of: 'evaluation',
           reply: MDM_KINDS.evaluation,
           fields: sumShape('evaluation', { k: m.nComponents, c: m.nCategories, nMax: m.maxCount }, models.length),
-          read: (p) => readEvaluation(p as EvaluationReply, floors),
+          read: (p, users) => readEvaluation(p as EvaluationReply, floors, users),
           sensitivity: 0,
         };
         break;
@@ -180,7 +187,10 @@ export class MdmAggregator {
     const e = wasRead(message) ? message : checkEnvelope(message);
     if (e.kind !== r.reply) throw new InvalidMessageError(`expected a ${r.reply} message, got ${e.kind.slice(0, 80)}`);
     // the envelope and the declared payload, as the runtime reads a reply (free when it has)
-    r.sum.add(r.read(MDM_PROTOCOL.exchanges.get(r.request)!.reply!.read(e).payload));
+    const reply = MDM_PROTOCOL.exchanges.get(r.request)!.reply!.read(e);
+    // a group's reply counts as its users, checked against its statistics (never taken on trust)
+    const users = usersOf(reply);
+    r.sum.add(r.read(reply.payload, users), users);
   }
 
   /** The round's 'mdm/aggregate' message: the sums (with noise when private) and how many clients they hold. */

@@ -59,7 +59,7 @@ const PREPARED_LABEL: HandleLabel = { what: 'a prepared MDM model', renew: 'the 
  */
 const broadcasts = new WeakMap<ModelBroadcast, Broadcast>();
 
-function broadcastModel(request: ModelBroadcast, maxCells: number): Broadcast {
+export function broadcastModel(request: ModelBroadcast, maxCells: number): Broadcast {
   // each client's own limit on what it accepts, before anything is shared
   checkShape(request.model, maxCells);
   let b = broadcasts.get(request);
@@ -68,7 +68,7 @@ function broadcastModel(request: ModelBroadcast, maxCells: number): Broadcast {
 }
 
 /** The broadcast's model in WASM memory, prepared for client statistics (again after a trap reset the instance). */
-function prepared(b: Broadcast): number {
+export function prepared(b: Broadcast): number {
   if (!b.prepared?.live) {
     const model = b.read.model;
     const ptr = withScope((s) => {
@@ -79,6 +79,12 @@ function prepared(b: Broadcast): number {
     b.prepared = new OwnedHandle(ptr, (w, p) => w.fm_mdm_prepared_free(p), PREPARED_LABEL);
   }
   return b.prepared.ptr;
+}
+
+/** Frees the prepared model of a broadcast once the transport is done with it (ClientRole.requestDone). */
+export function releaseBroadcast(request: Message): void {
+  // only a read request (what respond() was given by its host) can have a prepared model
+  if (wasRead(request) && request.kind === MDM_KINDS.model) broadcasts.get(request.payload as ModelBroadcast)?.prepared?.dispose();
 }
 
 export class MdmClient implements ClientRole {
@@ -205,8 +211,7 @@ export class MdmClient implements ClientRole {
 
   /** A broadcast's prepared model is freed once every client that got it has answered. */
   requestDone(request: Message): void {
-    // only a read request (what respond() was given by its host) can have a prepared model
-    if (wasRead(request) && request.kind === MDM_KINDS.model) broadcasts.get(request.payload as ModelBroadcast)?.prepared?.dispose();
+    releaseBroadcast(request);
   }
 
   /** Frees the client's generator. */

@@ -1,5 +1,6 @@
 /** Federated inference of a mixture of Dirichlet-multinomials: client, aggregator and server roles, their messages, the one-call forms and K selection. */
 export { MdmClient, type MdmClientOptions } from './client.js';
+export { MdmUserGroup, type MdmUserGroupOptions } from './group.js';
 export { MdmAggregator, type MdmAggregatorOptions } from './aggregator.js';
 export { MdmServer, GUARDS as MDM_GUARDS, type MdmOptions, type MdmServerOptions, type MdmPrivacy, type MdmRound } from './server.js';
 export { fitMdm, type MdmFitOptions, type MdmFitResult } from './run.js';

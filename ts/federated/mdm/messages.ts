@@ -49,10 +49,11 @@ export const INIT_STATS = defineMessage('mdm/init-stats', record({ e: f64Array()
 export const MODEL = defineMessage('mdm/model', record({ model: MDM_PARAMS, clip: optional(finiteNumber()), logLikelihood: flag() }));
 export const STATS = defineMessage(
   'mdm/stats',
-  record({ omega: f64Array(), e: f64Array(), u: f64Array(), v: f64Array(), logLikelihood: optional(finiteNumber()), unsupported: optional(wholeNumber(0, 1)) }),
+  // unsupported and counted are 0 or 1 for one user, up to the users a group's reply stands for (checked by readStats / readEvaluation)
+  record({ omega: f64Array(), e: f64Array(), u: f64Array(), v: f64Array(), logLikelihood: optional(finiteNumber()), unsupported: optional(wholeNumber(0)) }),
 );
 export const EVALUATE = defineMessage('mdm/evaluate', record({ models: listOf(MDM_PARAMS, MAX_EVALUATED_MODELS) }));
-export const EVALUATION = defineMessage('mdm/evaluation', record({ logLikelihood: f64Array(), counted: wholeNumber(0, 1) }));
+export const EVALUATION = defineMessage('mdm/evaluation', record({ logLikelihood: f64Array(), counted: wholeNumber(0) }));
 /** From the aggregator to the server: the round's sums. */
 export const AGGREGATE = defineMessage(
   'mdm/aggregate',
@@ -74,11 +75,21 @@ export const AGGREGATE = defineMessage(
   }),
 );
 
-export const MDM_PROTOCOL = defineProtocol('MDM', [
-  [INIT_REQUEST, INIT_STATS],
-  [MODEL, STATS],
-  [EVALUATE, EVALUATION],
-]);
+/**
+ * Every reply is a term of a sum over clients, so a group of simulated users
+ * (MdmUserGroup) answers each request once with its users' sums; the
+ * aggregator checks such a reply against the users it claims (readInitStats,
+ * readStats and readEvaluation with `users` > 1).
+ */
+export const MDM_PROTOCOL = defineProtocol(
+  'MDM',
+  [
+    [INIT_REQUEST, INIT_STATS],
+    [MODEL, STATS],
+    [EVALUATE, EVALUATION],
+  ],
+  { additive: [INIT_STATS, STATS, EVALUATION] },
+);
 
 export const MDM_KINDS = {
   initRequest: INIT_REQUEST.kind,
@@ -209,11 +220,16 @@ export function readEvaluate(q: EvaluateRequest, maxCells = MDM_MAX_CELLS): Diri
 // What the aggregator checks in each client's contribution: the structure an
 // honest client's terms have, so that one faulty client cannot move the sums.
 
-/** An 'mdm/init-stats' payload: E^i a single 1, P^i a normalized histogram in the same row, Q^i its square. */
-export function readInitStats(o: InitStatsReply, s: Shape): { e: Float64Array; p: Float64Array; q: Float64Array } {
+/**
+ * An 'mdm/init-stats' payload: E^i a single 1, P^i a normalized histogram in
+ * the same row, Q^i its square; or, from a group of `users`, their sums
+ * (readGroupInitStats).
+ */
+export function readInitStats(o: InitStatsReply, s: Shape, users = 1): { e: Float64Array; p: Float64Array; q: Float64Array } {
   lengthIs('e', o.e, s.k * s.nMax);
   lengthIs('p', o.p, s.k * s.c);
   lengthIs('q', o.q, s.k * s.c);
+  if (users > 1) return readGroupInitStats(o, s, users);
   const { e, p: pp, q } = o;
   // the one non-zero entry, stopping at a second
   let one = -1;
@@ -238,6 +254,56 @@ export function readInitStats(o: InitStatsReply, s: Shape): { e: Float64Array; p
     }
     for (let j = 0; j < s.c; j++) {
       if (!near(qr[j]!, pr[j]! * pr[j]!, 1e-12)) throw refuse('q is not the square of p', `q[${r * s.c + j}] is ${qr[j]} but p squared is ${pr[j]! * pr[j]!}`);
+    }
+  }
+  return { e, p: pp, q };
+}
+
+/**
+ * A flag of one user's reply: 0 or 1 (the schema allows a group's count of
+ * users), refused as the schema would refuse it.
+ */
+function oneUserFlag(name: string, x: number | undefined): void {
+  if (x !== undefined && x > 1) throw new InvalidMessageError(`${name} is ${x}; it must be a whole number in [0, 1]`, `${name} is malformed`);
+}
+
+/** Whether x is a whole number up to rounding (a sum of ones and of probability vectors): its nearest integer, or -1. */
+function wholeCount(x: number): number {
+  const n = Math.round(x);
+  return n >= 0 && near(x, n) ? n : -1;
+}
+
+/**
+ * The sums of `users` users' init-stats: E a count of users per (component,
+ * size) summing to `users` exactly, each row of P summing to its row's users
+ * (one normalized histogram each), Q between the squares' lower bound
+ * (Cauchy-Schwarz: sum_i p_i^2 >= (sum_i p_i)^2 / m over a row's m users) and P
+ * (a share squared is at most the share).
+ */
+function readGroupInitStats(o: InitStatsReply, s: Shape, users: number): { e: Float64Array; p: Float64Array; q: Float64Array } {
+  const { e, p: pp, q } = o;
+  let total = 0;
+  for (let i = 0; i < e.length; i++) {
+    if (!(e[i]! >= 0) || !Number.isInteger(e[i]!)) throw refuse('e is not a count of users', `e[${i}] is ${e[i]}; a group's e counts its users by component and size (whole numbers >= 0)`);
+    total += e[i]!;
+  }
+  if (total !== users) throw refuse('e does not count the users the reply stands for', `e counts ${total} users but the reply stands for ${users}`);
+  nonNegative('p', pp);
+  nonNegative('q', q);
+  for (let r = 0; r < s.k; r++) {
+    let m = 0;
+    for (let n = 0; n < s.nMax; n++) m += e[r * s.nMax + n]!;
+    const pr = pp.subarray(r * s.c, (r + 1) * s.c);
+    const qr = q.subarray(r * s.c, (r + 1) * s.c);
+    const rowTotal = pr.reduce((a, b) => a + b, 0);
+    if (m === 0 ? rowTotal !== 0 : !near(rowTotal, m)) {
+      throw refuse("p's rows do not sum to e's users", `row ${r} of p sums to ${rowTotal}; it must sum to the ${m} users e counts in that row (one normalized histogram each)`);
+    }
+    for (let j = 0; j < s.c; j++) {
+      const lo = m === 0 ? 0 : (pr[j]! * pr[j]!) / m;
+      if (!within(qr[j]!, pr[j]!) || !within(lo, qr[j]!)) {
+        throw refuse('q is not a sum of squares of p', `q[${r * s.c + j}] is ${qr[j]}; for p = ${pr[j]} summed over ${m} users it must lie between ${lo} and ${pr[j]}`);
+      }
     }
   }
   return { e, p: pp, q };
@@ -276,26 +342,48 @@ export class StatsBounds {
   }
 
   at(n: number): SizeBounds {
-    let b = this.bySize.get(n);
+    const b = this.bySize.get(n);
     if (b) return b;
+    const { nComponents: k, nCategories: c, maxCount: nMax } = this.model;
+    // every size at once where that is cheap (a round's clients have many sizes): three WASM calls instead of 2 + K per size
+    this.compute((k * c + k) * nMax <= BATCH_VALUES && this.bySize.size === 0 ? Array.from({ length: nMax }, (_, i) => i + 1) : [n]);
+    return this.bySize.get(n)!;
+  }
+
+  /** The bounds of `sizes`, computed together (elementwise: the same values as one size at a time). */
+  private compute(sizes: readonly number[]): void {
     const { nComponents: k, nCategories: c, maxCount: nMax, tau, alpha, pi } = this.model;
-    const x = new Float64Array(k * c + k);
-    x.set(alpha);
-    x.set(this.a0, k * c);
-    const d = digammaDiff(x, n) as Float64Array;
-    const lnFactorial = lgamma(n + 1);
-    let floor = -Infinity;
-    for (let r = 0; r < k; r++) {
-      if (!(tau[r]! > 0 && pi[r * nMax + n - 1]! > 0)) continue;
-      let l = Math.log(tau[r]!) + Math.log(pi[r * nMax + n - 1]!) + lnFactorial - lnRisingFactorial(this.a0[r]!, n);
-      for (let j = 0; j < c; j++) l += Math.min(0, Math.log(alpha[r * c + j]! / n));
-      floor = Math.max(floor, l);
-    }
-    b = { u: d.subarray(0, k * c), v: d.subarray(k * c), supported: floor > -Infinity, logLikelihood: floor };
-    this.bySize.set(n, b);
-    return b;
+    const w = k * c + k;
+    const x = new Float64Array(sizes.length * w);
+    const ns = new Float64Array(sizes.length * w);
+    const a0 = new Float64Array(sizes.length * k);
+    const nk = new Float64Array(sizes.length * k);
+    sizes.forEach((n, s) => {
+      x.set(alpha, s * w);
+      x.set(this.a0, s * w + k * c);
+      ns.fill(n, s * w, (s + 1) * w);
+      a0.set(this.a0, s * k);
+      nk.fill(n, s * k, (s + 1) * k);
+    });
+    const d = digammaDiff(x, ns) as Float64Array;
+    const lnFactorial = lgamma(Float64Array.from(sizes, (n) => n + 1));
+    const lrf = lnRisingFactorial(a0, nk) as Float64Array;
+    sizes.forEach((n, s) => {
+      let floor = -Infinity;
+      for (let r = 0; r < k; r++) {
+        if (!(tau[r]! > 0 && pi[r * nMax + n - 1]! > 0)) continue;
+        let l = Math.log(tau[r]!) + Math.log(pi[r * nMax + n - 1]!) + lnFactorial[s]! - lrf[s * k + r]!;
+        for (let j = 0; j < c; j++) l += Math.min(0, Math.log(alpha[r * c + j]! / n));
+        floor = Math.max(floor, l);
+      }
+      const ds = d.subarray(s * w, (s + 1) * w);
+      this.bySize.set(n, { u: ds.subarray(0, k * c), v: ds.subarray(k * c), supported: floor > -Infinity, logLikelihood: floor });
+    });
   }
 }
+
+/** Most values StatsBounds computes at once for every size of a model (8 MB per array). */
+const BATCH_VALUES = 1 << 20;
 
 /**
  * A lower bound on a counted client's ln q(c, n) under `model` for any size
@@ -341,11 +429,14 @@ export function readStats(
   clip: number | undefined,
   logLikelihood: boolean,
   bounds: StatsBounds,
+  users = 1,
 ): Record<string, Float64Array> {
+  if (users === 1) oneUserFlag('unsupported', o.unsupported);
   lengthIs('omega', o.omega, s.k);
   lengthIs('e', o.e, s.k * s.nMax);
   lengthIs('u', o.u, s.k * s.c);
   lengthIs('v', o.v, s.k);
+  if (users > 1) return readGroupStats(o, s, clip, logLikelihood, bounds, users);
   const { omega, e, u, v } = o;
   nonNegative('omega', omega);
   nonNegative('u', u);
@@ -410,16 +501,98 @@ export function readStats(
   return out;
 }
 
-/** An 'mdm/evaluation' payload: each log-likelihood between its model's floor (`floors`) and 0, all 0 when not counted. */
-export function readEvaluation(o: EvaluationReply, floors: readonly number[]): Record<string, Float64Array> {
+/**
+ * The sums of `users` users' 'mdm/stats': omega summing to the users (one
+ * probability vector each), E's rows summing to omega and each column of E
+ * counting the users of that size (summed over components, a whole number;
+ * the columns together exactly `users`), u and v within the bounds their
+ * users' sizes give (sum over sizes n of E[k, n] x the bound of size n), their
+ * norm within users x clip when the run clips (each user is clipped to clip),
+ * and the log-likelihood fields: unsupported the users of sizes the model
+ * gives probability 0, the log-likelihood between the sum of the supported
+ * users' lower bounds and 0.
+ */
+function readGroupStats(o: StatsReply, s: Shape, clip: number | undefined, logLikelihood: boolean, bounds: StatsBounds, users: number): Record<string, Float64Array> {
+  const { omega, e, u, v } = o;
+  nonNegative('omega', omega);
+  nonNegative('e', e);
+  nonNegative('u', u);
+  nonNegative('v', v);
+  const total = omega.reduce((a, b) => a + b, 0);
+  if (!near(total, users)) throw refuse('omega does not sum to the users the reply stands for', `omega sums to ${total}; the reply stands for ${users} users, whose probabilities sum to 1 each`);
+  for (let r = 0; r < s.k; r++) {
+    const row = e.subarray(r * s.nMax, (r + 1) * s.nMax).reduce((a, b) => a + b, 0);
+    if (!near(row, omega[r]!)) throw refuse("e's rows do not sum to omega", `row ${r} of e sums to ${row} but omega[${r}] is ${omega[r]}`);
+  }
+  // users by size: the columns of E summed over components
+  const uBound = new Float64Array(s.k * s.c);
+  const vBound = new Float64Array(s.k);
+  let counted = 0;
+  let unsupported = 0;
+  let floor = 0;
+  for (let n = 1; n <= s.nMax; n++) {
+    let column = 0;
+    for (let r = 0; r < s.k; r++) column += e[r * s.nMax + n - 1]!;
+    if (column === 0) continue;
+    const m = wholeCount(column);
+    if (m < 0) throw refuse("e's columns do not count users", `column ${n - 1} of e sums to ${column} over the components; each user of size ${n} adds 1 to it`);
+    counted += m;
+    const b = bounds.at(n);
+    if (b.supported) floor += m * b.logLikelihood;
+    else unsupported += m;
+    for (let r = 0; r < s.k; r++) {
+      const w = e[r * s.nMax + n - 1]!;
+      if (w === 0) continue;
+      vBound[r]! += w * b.v[r]!;
+      for (let j = r * s.c; j < (r + 1) * s.c; j++) uBound[j]! += w * b.u[j]!;
+    }
+  }
+  if (counted !== users) throw refuse('e does not count the users the reply stands for', `e's columns count ${counted} users but the reply stands for ${users}`);
+  for (let r = 0; r < s.k; r++) {
+    if (!within(v[r]!, vBound[r]!)) throw refuse('v is above the bound of its sizes', `v[${r}] is ${v[r]}, above ${vBound[r]}, the most its users' sizes allow`);
+    for (let j = r * s.c; j < (r + 1) * s.c; j++) {
+      if (!within(u[j]!, uBound[j]!)) throw refuse('u is above the bound of its sizes', `u[${j}] is ${u[j]}, above ${uBound[j]}, the most its users' sizes allow`);
+    }
+  }
+  if (clip !== undefined) {
+    const norm = Math.sqrt(u.reduce((a, x) => a + x * x, 0) + v.reduce((a, x) => a + x * x, 0));
+    if (norm > users * clip * (1 + 1e-9)) throw refuse('(u, v) is above the clip bound', `(u, v) has norm ${norm}, above ${users} users x the clip bound ${clip}`);
+  }
+  const out: Record<string, Float64Array> = { omega, e, u, v };
+  if (logLikelihood) {
+    const ll = o.logLikelihood;
+    if (o.unsupported === undefined) throw refuse('unsupported is missing', 'unsupported must count the users whose size the model gives probability 0');
+    if (o.unsupported !== unsupported) {
+      throw refuse('unsupported does not match the model', `unsupported is ${o.unsupported} but the model gives ${unsupported} of the group's users' sizes probability 0`);
+    }
+    if (ll === undefined || !logLikelihoodIn(ll, floor)) {
+      throw refuse('logLikelihood is out of range', `logLikelihood is ${String(ll)}; the sum over the group's supported users must lie between ${floor} and 0`);
+    }
+    out.logLikelihood = Float64Array.of(ll);
+    out.unsupported = Float64Array.of(o.unsupported);
+  } else if (o.logLikelihood !== undefined || o.unsupported !== undefined) {
+    throw refuse('sends a log-likelihood that was not asked for', 'sends a log-likelihood that was not asked for');
+  }
+  return out;
+}
+
+/**
+ * An 'mdm/evaluation' payload: each log-likelihood between its model's floor
+ * (`floors`) and 0, all 0 when not counted; from a group of `users`, `counted`
+ * is how many of them every candidate counts (at most `users`) and each
+ * log-likelihood their sum, between counted x floor and 0.
+ */
+export function readEvaluation(o: EvaluationReply, floors: readonly number[], users = 1): Record<string, Float64Array> {
+  if (users === 1) oneUserFlag('counted', o.counted);
   lengthIs('logLikelihood', o.logLikelihood, floors.length);
   const ll = o.logLikelihood;
   const counted = o.counted;
-  const i = ll.findIndex((x, m) => (counted === 0 ? x !== 0 : !logLikelihoodIn(x, floors[m]!)));
+  if (counted > users) throw refuse('counted is above the users the reply stands for', `counted is ${counted}; the reply stands for ${users} user${users === 1 ? '' : 's'}`);
+  const i = ll.findIndex((x, m) => (counted === 0 ? x !== 0 : !logLikelihoodIn(x, counted * floors[m]!)));
   if (i >= 0) {
     throw refuse(
       'logLikelihood is out of range',
-      `logLikelihood[${i}] is ${ll[i]}; it must be between ${floors[i]} (the least model ${i} gives any client) and 0, and 0 when not counted`,
+      `logLikelihood[${i}] is ${ll[i]}; it must be between ${counted * floors[i]!} (the least model ${i} gives ${counted > 1 ? `${counted} clients` : 'any client'}) and 0, and 0 when not counted`,
     );
   }
   return { logLikelihood: ll, counted: Float64Array.of(counted) };

@@ -14,6 +14,7 @@ import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { MdmClient } from './client.js';
+import { MdmUserGroup } from './group.js';
 import { MdmServer, type MdmOptions, type MdmRound } from './server.js';
 import { LIMITS } from '../../validate.js';
 
@@ -26,6 +27,14 @@ export interface MdmFitOptions extends MdmOptions {
   categories?: readonly string[];
   /** the wire form of the in-process messages (default 'binary') */
   encoding?: Encoding | 'none';
+  /**
+   * Simulate the users in this many groups (MdmUserGroup: one runtime client
+   * and one message per group and round, its users' statistics summed in one
+   * WASM call) instead of one client per user. The same model, up to the order
+   * of the additions; each group is asked as a whole, so `cohort` and
+   * `initCohort` must then cover every user (omit them).
+   */
+  groups?: number;
 }
 
 export interface MdmFitResult {
@@ -41,8 +50,16 @@ export interface MdmFitResult {
   federation: Omit<FederationResult, 'model'>;
 }
 
-/** Histograms as clients, checked up front so that bad data is an error naming the row, not an exclusion. */
-export function histogramClients(histograms: MatrixLike, options: { maxCount?: number; sizes?: ArrayLike<number>; idPrefix?: string }, seeds: Rng): { clients: MdmClient[]; c: number; nMax: number } {
+/**
+ * Histograms as clients, checked up front so that bad data is an error naming
+ * the row, not an exclusion: one MdmClient per row, or `groups` MdmUserGroups
+ * of consecutive rows (ids 'group-0', ...) whose users draw as those clients would.
+ */
+export function histogramClients(
+  histograms: MatrixLike,
+  options: { maxCount?: number; sizes?: ArrayLike<number>; idPrefix?: string; groups?: number },
+  seeds: Rng,
+): { clients: (MdmClient | MdmUserGroup)[]; c: number; nMax: number } {
   const { counts, sizes, m, c } = histogramRows(histograms, undefined, options.sizes);
   if (m === 0) throw new InvalidDataError('no histograms: give one row of counts per client');
   let largest = 0;
@@ -50,10 +67,17 @@ export function histogramClients(histograms: MatrixLike, options: { maxCount?: n
   const nMax = options.maxCount === undefined ? Math.max(1, largest) : requireInteger('maxCount', options.maxCount, 1, LIMITS.count);
   withScope((s) => s.check(s.w.fm_mdm_check_histograms(s.f64From(counts), s.f64From(sizes), m, c, nMax)));
   if (c < 2) throw new InvalidDataError(`the histograms have ${c} categor${c === 1 ? 'y' : 'ies'}; they need at least 2`);
+  const groups = options.groups === undefined ? undefined : requireInteger('groups', options.groups, 1, m);
   const draws = seeds.uniform(m);
-  const clients: MdmClient[] = [];
+  const clients: (MdmClient | MdmUserGroup)[] = [];
   try {
-    for (let i = 0; i < m; i++) {
+    for (let g = 0; groups !== undefined && g < groups; g++) {
+      const [from, to] = [Math.floor((g * m) / groups), Math.floor(((g + 1) * m) / groups)];
+      const rows = Array.from({ length: to - from }, (_, i) => counts.subarray((from + i) * c, (from + i + 1) * c));
+      const userSeeds = Array.from(draws.subarray(from, to), (u) => Math.floor(u * 2 ** 32));
+      clients.push(new MdmUserGroup(`${options.idPrefix ?? 'group'}-${g}`, rows, { sizes: sizes.subarray(from, to), seeds: userSeeds }));
+    }
+    for (let i = 0; groups === undefined && i < m; i++) {
       clients.push(new MdmClient(`${options.idPrefix ?? 'client'}-${i}`, counts.subarray(i * c, (i + 1) * c), { seed: Math.floor(draws[i]! * 2 ** 32) }));
     }
   } catch (e) {
@@ -79,14 +103,14 @@ export function fitMdm(histograms: MatrixLike, given: MdmFitOptions = {}): MdmFi
   const options = readOptions(given) as MdmFitOptions;
   if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
   const seeds = new Rng(options.seed);
-  let clients: MdmClient[] = [];
+  let clients: (MdmClient | MdmUserGroup)[] = [];
   let server: MdmServer | undefined;
   try {
     const built = histogramClients(histograms, options, seeds);
     clients = built.clients;
     // the second draw is not used since the noise got its own seed; kept so that the server's seed, and every result without privacy, stay as they were
     const [serverSeed] = Array.from(seeds.uniform(2), (u) => Math.floor(u * 2 ** 32));
-    const { encoding, maxCount: _m, sizes: _s, categories: _c, ...mdmOptions } = options;
+    const { encoding, maxCount: _m, sizes: _s, categories: _c, groups: _g, ...mdmOptions } = options;
     // the noise's seed is options.noiseSeed or fresh: never derived from the public seed
     server = new MdmServer({ ...mdmOptions, nCategories: built.c, maxCount: built.nMax, seed: serverSeed });
     const run = runFederationSync(server, new InProcessTransport(clients, { encoding }), { onInvalid: options.onInvalidClient === 'throw' ? 'fail' : 'exclude' });

@@ -18,7 +18,7 @@ import { Rng } from '../../random.js';
 import { guardRead, readOptions, requireInteger, requireNumber } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
-import { checkContext, type RoundContext, type ServerRole } from '../runtime/roles.js';
+import { checkContext, totalUsers, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { MdmAggregator } from './aggregator.js';
 import { AGGREGATE, INIT_REQUEST, MDM_MAX_CELLS, MDM_PROTOCOL, MODEL, near, paramsOf, readAggregate, sensitivity, type Shape } from './messages.js';
 import { LIMITS } from '../../validate.js';
@@ -196,8 +196,25 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
     return { k: this.nComponents, c: this.nCategories, nMax: this.maxCount };
   }
 
-  /** The round's cohort: `size` of the available clients drawn without replacement (all of them, in order, when size covers them). */
-  private sampleCohort(available: readonly string[], name: 'cohort' | 'initCohort', wanted: number | undefined): string[] {
+  /**
+   * The round's cohort: `size` of the available clients drawn without
+   * replacement (all of them, in order, when size covers them). Sizes count
+   * users: a client standing for a group of users (ctx.users) is asked as a
+   * whole, so a cohort smaller than all the users needs one user per client.
+   */
+  private sampleCohort(ctx: RoundContext, name: 'cohort' | 'initCohort', wanted: number | undefined): string[] {
+    const available = ctx.clients;
+    if (ctx.users !== undefined && ctx.users.size > 0) {
+      const users = totalUsers(ctx, available);
+      const size = Math.min(wanted ?? users, users);
+      if (size < this.nComponents) throw new InvalidParameterError(cohortTooSmall(this.nComponents, name, size, size === users));
+      if (size < users) {
+        throw new InvalidParameterError(
+          `${name} = ${size} of the ${users} users cannot be drawn: clients standing for groups of users answer for all of them; omit ${name} (every user every round) or give one client per user`,
+        );
+      }
+      return [...available];
+    }
     const n = available.length;
     const k = this.nComponents;
     const size = Math.min(wanted ?? n, n);
@@ -213,11 +230,11 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
     let cohort: string[];
     if (this.phase === 'init') {
       // the EM cohort's size is checked too, before any client is asked
-      if (this.rounds > 0) this.checkCohort(ctx.clients.length, 'cohort', this.cohort);
-      cohort = this.sampleCohort(ctx.clients, 'initCohort', this.initCohort ?? this.cohort);
+      if (this.rounds > 0) this.checkCohort(totalUsers(ctx, ctx.clients), 'cohort', this.cohort);
+      cohort = this.sampleCohort(ctx, 'initCohort', this.initCohort ?? this.cohort);
       request = INIT_REQUEST.create('server', ctx.round, { nComponents: this.nComponents, nCategories: this.nCategories, maxCount: this.maxCount });
     } else if (this.phase === 'em') {
-      cohort = this.sampleCohort(ctx.clients, 'cohort', this.cohort);
+      cohort = this.sampleCohort(ctx, 'cohort', this.cohort);
       request = MODEL.create('server', ctx.round, { model: paramsOf(this.current!), logLikelihood: this.privacy === undefined, clip: this.privacy?.clip });
     } else {
       return out;

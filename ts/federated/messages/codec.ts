@@ -112,7 +112,7 @@ function plainPayload(m: Message, columns: Column[] | undefined): unknown {
     }
     return out;
   };
-  const envelope = { protocol: m.protocol, version: m.version, kind: m.kind, from: m.from, round: m.round };
+  const envelope = m.users === undefined ? { protocol: m.protocol, version: m.version, kind: m.kind, from: m.from, round: m.round } : { protocol: m.protocol, version: m.version, kind: m.kind, from: m.from, round: m.round, users: m.users };
   return { ...envelope, payload: walk(m.payload, 'payload', 'payload', 1) };
 }
 

@@ -18,14 +18,24 @@ export interface Message<K extends string = string, P = unknown> {
   from: string;
   /** the communication round it belongs to */
   round: number;
+  /**
+   * How many users the reply stands for (absent: one). A client simulating a
+   * group of users answers a request of an additive protocol once for all of
+   * them, with the sum of their contributions (runtime/roles.ts Protocol.additive).
+   */
+  users?: number;
   payload: P;
 }
 
-export function message<K extends string, P>(kind: K, from: string, round: number, payload: P): Message<K, P> {
-  return { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind, from, round, payload };
+/** Most users one message may stand for: what one federation's runtime handles. */
+export const MAX_USERS = 2 ** 24;
+
+export function message<K extends string, P>(kind: K, from: string, round: number, payload: P, users?: number): Message<K, P> {
+  if (users === undefined) return { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind, from, round, payload };
+  return { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind, from, round, users, payload };
 }
 
-const ENVELOPE_KEYS = new Set(['protocol', 'version', 'kind', 'from', 'round', 'payload']);
+const ENVELOPE_KEYS = new Set(['protocol', 'version', 'kind', 'from', 'round', 'users', 'payload']);
 
 /**
  * Checks a received envelope (anything: a parsed JSON value, an object handed
@@ -42,7 +52,7 @@ export function checkEnvelope(m: unknown, kind?: string): Message {
     const o = m as Partial<Message>;
     keys = Object.keys(o);
     const hasPayload = 'payload' in o;
-    e = { protocol: o.protocol, version: o.version, kind: o.kind, from: o.from, round: o.round, payload: hasPayload ? o.payload : undefined, hasPayload };
+    e = { protocol: o.protocol, version: o.version, kind: o.kind, from: o.from, round: o.round, users: o.users, payload: hasPayload ? o.payload : undefined, hasPayload };
   } catch (err) {
     if (err instanceof InvalidMessageError) throw err;
     throw new InvalidMessageError(`the message could not be read (${formatThrown(err)})`, 'the message could not be read');
@@ -63,9 +73,19 @@ export function checkEnvelope(m: unknown, kind?: string): Message {
   if (kind !== undefined && e.kind !== kind) throw new InvalidMessageError(`expected a ${kind} message, got ${e.kind.slice(0, 80)}`);
   if (typeof e.from !== 'string' || e.from.length === 0) throw new InvalidMessageError(`a message needs a non-empty string "from", got ${formatValue(e.from)}`);
   if (!Number.isSafeInteger(e.round) || (e.round as number) < 0) throw new InvalidMessageError(`a message needs a non-negative integer "round", got ${formatValue(e.round)}`);
+  if (e.users !== undefined && (!Number.isSafeInteger(e.users) || e.users < 1 || e.users > MAX_USERS)) {
+    throw new InvalidMessageError(`a message's "users" must be an integer from 1 to ${MAX_USERS} (how many users its reply stands for), got ${formatValue(e.users)}`, 'its users count is not a positive integer');
+  }
   if (!e.hasPayload) throw new InvalidMessageError('a message needs a "payload"');
   // nothing rides along outside the declared payload
   for (const key of keys) if (!ENVELOPE_KEYS.has(key)) throw new InvalidMessageError(`a message has a field ${JSON.stringify(key.slice(0, 100))} its envelope does not declare`);
   // a plain copy of what was read: later reads run no getter of the caller's
-  return { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind: e.kind, from: e.from, round: e.round as number, payload: e.payload };
+  const out: Message = { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind: e.kind, from: e.from, round: e.round as number, payload: e.payload };
+  // absent means one user: the copy says so only when the sender did
+  return e.users === undefined ? out : { ...out, users: e.users, payload: e.payload };
+}
+
+/** How many users a checked message stands for (absent: one). */
+export function usersOf(m: Message): number {
+  return m.users ?? 1;
 }

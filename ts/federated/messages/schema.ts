@@ -148,8 +148,8 @@ function where(issue: v.BaseIssue<unknown>): string {
 export interface MessageType<K extends string = string, S extends AnySchema = AnySchema> {
   readonly kind: K;
   readonly payload: S;
-  /** A message of this kind, as its sender builds it. */
-  create(from: string, round: number, payload: v.InferInput<S>): Message<K, v.InferInput<S>>;
+  /** A message of this kind, as its sender builds it (`users`: how many users a reply of an additive protocol stands for). */
+  create(from: string, round: number, payload: v.InferInput<S>, users?: number): Message<K, v.InferInput<S>>;
   /**
    * A received message of this kind with its payload checked against the
    * declaration (typed arrays out); InvalidMessageError naming the field.
@@ -203,7 +203,7 @@ export function defineMessage<const K extends string, S extends AnySchema>(kind:
   return {
     kind,
     payload,
-    create: (from, round, p) => message(kind, from, round, p),
+    create: (from, round, p, users) => message(kind, from, round, p, users),
     read(m) {
       if (m !== null && typeof m === 'object' && checked.has(m)) return m as Message<K, v.InferOutput<S>>;
       const e = checkEnvelope(m, kind);

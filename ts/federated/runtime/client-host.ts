@@ -13,7 +13,7 @@ import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, t
 import { isArrowStream } from '../messages/arrow-ipc.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
-import { checkClientRole, type ClientRole } from './roles.js';
+import { checkClientRole, declaredUsers, type ClientRole } from './roles.js';
 import { readOptions, requireInteger } from '../../validate.js';
 
 /**
@@ -45,12 +45,15 @@ export class ClientHost {
   last: { kind: string; round: number } | undefined;
 
   readonly id: string;
+  /** the users the role declared it stands for (ClientRole.users), read once */
+  readonly users: number;
 
   constructor(
     readonly role: ClientRole,
     options: { maxMessageBytes?: number } = {},
   ) {
     this.id = checkClientRole(role);
+    this.users = declaredUsers(role);
     this.maxMessageBytes = requireInteger('maxMessageBytes', readOptions(options, ['maxMessageBytes']).maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 1);
   }
 

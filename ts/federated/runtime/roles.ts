@@ -18,7 +18,7 @@
  */
 import { formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { guardRead, readArray, readOptions, requireInteger } from '../../validate.js';
-import { checkEnvelope, type Message } from '../messages/envelope.js';
+import { checkEnvelope, MAX_USERS, type Message } from '../messages/envelope.js';
 import { wasRead, type MessageType } from '../messages/schema.js';
 
 /** Which request kinds an algorithm sends and what answers each (none: a notification). */
@@ -26,11 +26,24 @@ export interface Protocol {
   readonly name: string;
   /** by request kind: its type and the type of its reply (undefined: no reply is expected) */
   readonly exchanges: ReadonlyMap<string, { request: MessageType; reply?: MessageType }>;
+  /**
+   * Reply kinds that are additive sufficient statistics: a client standing
+   * for a group of simulated users (ClientRole.users) may answer with one
+   * reply carrying the sum of its users' contributions and their number
+   * (the envelope's `users`). A reply of any other kind stands for one user.
+   */
+  readonly additive?: ReadonlySet<string>;
 }
 
-/** A protocol from [request, reply] pairs; a reply of null makes the request a notification. */
-export function defineProtocol(name: string, exchanges: readonly (readonly [MessageType, MessageType | null])[]): Protocol {
+/**
+ * A protocol from [request, reply] pairs; a reply of null makes the request a
+ * notification. `additive`: reply types whose replies are sums over users
+ * (see Protocol.additive); the receiving server must check such a reply
+ * against the number of users it claims.
+ */
+export function defineProtocol(name: string, exchanges: readonly (readonly [MessageType, MessageType | null])[], given: { additive?: readonly MessageType[] } = {}): Protocol {
   if (typeof name !== 'string' || name.length === 0) throw new InvalidParameterError(`a protocol needs a name (a non-empty string), got ${formatValue(name)}`);
+  const options = readOptions(given, ['additive']);
   const map = new Map<string, { request: MessageType; reply?: MessageType }>();
   readArray('exchanges', exchanges, 4096).forEach((pair, i) => {
     const [request, reply] = readArray(`exchanges[${i}]`, pair, 2) as [unknown, unknown];
@@ -40,7 +53,13 @@ export function defineProtocol(name: string, exchanges: readonly (readonly [Mess
     if (map.has(request.kind)) throw new InvalidParameterError(`protocol ${name} declares ${request.kind} twice`);
     map.set(request.kind, reply ? { request, reply: reply as MessageType } : { request });
   });
-  return { name, exchanges: map };
+  const replies = new Set([...map.values()].map((e) => e.reply?.kind));
+  const additive = new Set<string>();
+  readArray('additive', options.additive ?? [], 4096).forEach((t, i) => {
+    if (!isMessageType(t) || !replies.has(t.kind)) throw new InvalidParameterError(`additive[${i}] must be a reply type of protocol ${name}, got ${formatValue(t)}`);
+    additive.add(t.kind);
+  });
+  return additive.size === 0 ? { name, exchanges: map } : { name, exchanges: map, additive };
 }
 
 /** Whether `t` is what defineMessage returns (a kind, create() and read()), asked under guard. */
@@ -68,6 +87,23 @@ export interface RoundContext {
   readonly clients: readonly string[];
   /** every client that is there and not excluded, sampled or not: where notifications (a result) may go */
   readonly available: readonly string[];
+  /**
+   * How many users each client declared it stands for, where that is more
+   * than one (ClientRole.users); a client not listed is one user.
+   */
+  readonly users?: ReadonlyMap<string, number>;
+}
+
+/** The users `id` stands for in a round (1 unless it declared a group). */
+export function usersIn(ctx: RoundContext, id: string): number {
+  return ctx.users?.get(id) ?? 1;
+}
+
+/** The users `ids` stand for together in a round. */
+export function totalUsers(ctx: RoundContext, ids: Iterable<string>): number {
+  let n = 0;
+  for (const id of ids) n += usersIn(ctx, id);
+  return n;
 }
 
 export type FailureKind =
@@ -141,6 +177,13 @@ export interface ServerRole<Accepted = unknown, Result = unknown> {
 /** A client role: it sees only its own data and the requests sent to it. */
 export interface ClientRole {
   readonly id: string;
+  /**
+   * How many simulated users it stands for (default 1): a group of users
+   * whose data it holds together answers each request of an additive reply
+   * kind once, with the sum of their contributions (Protocol.additive). The
+   * runtime refuses a reply that claims more users than this.
+   */
+  readonly users?: number;
   /** the requests it answers (checked against their declarations before respond is called) */
   readonly protocol: Protocol;
   /**
@@ -188,7 +231,7 @@ const MAX_CLIENTS = 2 ** 24;
  */
 export function checkContext(ctx: unknown): RoundContext {
   if (ctx === null || typeof ctx !== 'object') throw new InvalidParameterError(`a round context must be { round, clients, available }, got ${formatValue(ctx)}`);
-  const c = readOptions(ctx as RoundContext, ['round', 'clients', 'available'], 'ctx');
+  const c = readOptions(ctx as RoundContext, ['round', 'clients', 'available', 'users'], 'ctx');
   const ids = (name: string, v: unknown): string[] => {
     const a = readArray(name, v, MAX_CLIENTS);
     a.forEach((id, i) => {
@@ -197,7 +240,15 @@ export function checkContext(ctx: unknown): RoundContext {
     return a as string[];
   };
   const clients = ids('ctx.clients', c.clients);
-  return { round: requireInteger('ctx.round', c.round, 0), clients, available: c.available === undefined ? clients : ids('ctx.available', c.available) };
+  const out: RoundContext = { round: requireInteger('ctx.round', c.round, 0), clients, available: c.available === undefined ? clients : ids('ctx.available', c.available) };
+  if (c.users === undefined) return out;
+  if (!guardRead('ctx.users', () => c.users instanceof Map)) throw new InvalidParameterError(`ctx.users must be a Map from client id to its number of users, got ${formatValue(c.users)}`);
+  const users = new Map<string, number>();
+  for (const [id, n] of c.users as Map<unknown, unknown>) {
+    if (typeof id !== 'string') throw new InvalidParameterError(`ctx.users must be keyed by client id (a string), got ${formatValue(id)}`);
+    users.set(id, requireInteger(`ctx.users of ${id.slice(0, 80)}`, n, 1, MAX_USERS));
+  }
+  return { ...out, users };
 }
 
 /**
@@ -226,6 +277,12 @@ export function checkFailures(failures: unknown): Failure[] {
     }
     return { client: x.client, round: requireInteger(`failures[${i}].round`, x.round, 0), kind: x.kind!, reason: x.reason, excluded: x.excluded };
   });
+}
+
+/** The users a client role declares it stands for (ClientRole.users), read once under guard: an integer from 1 to MAX_USERS. */
+export function declaredUsers(role: unknown): number {
+  const n = guardRead('the client role', () => (role !== null && typeof role === 'object' ? (role as ClientRole).users : undefined));
+  return n === undefined ? 1 : requireInteger('a client role\'s users', n, 1, MAX_USERS);
 }
 
 /** Whether `role` has what a client role needs (a string id, a protocol, respond()); its id, read once. */

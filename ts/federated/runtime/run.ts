@@ -31,6 +31,12 @@ export interface Traffic {
   bytesDown: number;
   messagesUp: number;
   messagesDown: number;
+  /**
+   * users the accepted replies stood for, where some client of the run stands
+   * for a group of users (ClientRole.users: it answers for all of them in one
+   * message, so messagesUp counts groups); absent when every client is one user
+   */
+  users?: number;
 }
 
 export interface ClientTraffic {
@@ -49,6 +55,8 @@ export interface RoundRecord {
   replies: boolean;
   asked: number;
   accepted: number;
+  /** users the accepted replies stood for (as `accepted` when every client is one user) */
+  users: number;
   failures: Failure[];
   bytesUp: number;
   bytesDown: number;
@@ -102,9 +110,16 @@ function sameBytes(a: Received, b: Received): boolean {
   return true;
 }
 
-function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions): Generator<Effect, FederationResult<R>, unknown> {
+/** "n clients", or "n users (in m clients)" where some client stands for several users. */
+function whoCount(users: number, clients: number, noun = 'client'): string {
+  return users === clients ? `${users} ${noun}${users === 1 ? '' : 's'}` : `${users} users (in ${clients} ${noun}${clients === 1 ? '' : 's'})`;
+}
+
+function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number): Generator<Effect, FederationResult<R>, unknown> {
   const started = performance.now();
   const traffic: Traffic = { rounds: 0, bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 };
+  let userReplies = 0;
+  let grouped = false;
   const clientTraffic = new Map<string, ClientTraffic>();
   const excluded: ExcludedClient[] = [];
   const out = new Set<string>();
@@ -128,8 +143,20 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       const available = (yield { op: 'available', min: first ? policy.minClients : 0, timeoutMs: first ? policy.joinTimeoutMs : 0, excluded: out }) as readonly string[];
       for (const id of available) known.add(id);
       const present = available.filter((id) => !out.has(id));
-      if (first && present.length < policy.minClients) {
-        throw new FederationError(`round 1: ${present.length} client${present.length === 1 ? '' : 's'} available, fewer than the ${policy.minClients} required (minClients)`);
+      // what each client declared it stands for; minClients and minReplies count users
+      const groups = new Map<string, number>();
+      for (const id of present) {
+        const n = usersOf(id);
+        if (n !== 1) groups.set(id, n);
+      }
+      grouped ||= groups.size > 0;
+      const users = (ids: Iterable<string>): number => {
+        let n = 0;
+        for (const id of ids) n += groups.get(id) ?? 1;
+        return n;
+      };
+      if (first && users(present) < policy.minClients) {
+        throw new FederationError(`round 1: ${whoCount(users(present), present.length)} available, fewer than the ${policy.minClients} required (minClients)`);
       }
       let clients = present;
       if (sampler && present.length > 1) {
@@ -137,7 +164,7 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         const picked = Array.from(sampler.choice(present.length, k)).sort((a, b) => a - b);
         clients = picked.map((i) => present[i]!);
       }
-      const ctx: RoundContext = { round: round + 1, clients, available: present };
+      const ctx: RoundContext = groups.size === 0 ? { round: round + 1, clients, available: present } : { round: round + 1, clients, available: present, users: groups };
       let t0 = performance.now();
       const requests = server.configure(ctx);
       const ms = { configure: performance.now() - t0, exchange: 0, accept: 0, aggregate: 0 };
@@ -155,7 +182,7 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       t0 = performance.now();
       const ex = (yield { op: 'exchange', round: ctx.round, messages: requests, options: { replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
       ms.exchange = performance.now() - t0;
-      const record: RoundRecord = { round: ctx.round, kind: [...kinds].join(','), replies, asked: requests.size, accepted: 0, failures: [], bytesUp: 0, bytesDown: 0, ms };
+      const record: RoundRecord = { round: ctx.round, kind: [...kinds].join(','), replies, asked: requests.size, accepted: 0, users: 0, failures: [], bytesUp: 0, bytesDown: 0, ms };
       for (const [id, bytes] of ex.sent) {
         const t = count(id);
         t.bytesDown += bytes;
@@ -189,6 +216,13 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       // judge every reply; nothing reaches the server's state before aggregate
       t0 = performance.now();
       const accepted = new Map<string, A>();
+      /** the users each accepted reply stood for */
+      const replyUsers = new Map<string, number>();
+      const acceptedUsers = (): number => {
+        let n = 0;
+        for (const id of accepted.keys()) n += replyUsers.get(id) ?? 1;
+        return n;
+      };
       const roundFailures: Failure[] = [];
       const fail = (client: string, kind: Failure['kind'], reason: string, exclude: boolean, error?: FedmixError) => {
         if (exclude && policy.onInvalid === 'fail') {
@@ -199,7 +233,7 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         roundFailures.push({ client, round, kind, reason: named(client, reason), excluded: exclude });
       };
       /** One reply's verdict: what accept() made of it, or why it fails. */
-      const judge = (id: string, r: Received, request: Message): { value: A } | { kind: 'refused' | 'invalid'; reason: string; error: FedmixError } => {
+      const judge = (id: string, r: Received, request: Message): { value: A; users: number } | { kind: 'refused' | 'invalid'; reason: string; error: FedmixError } => {
         // what the reason may say about the client's reply (see ServerRole.detailedReasons)
         let stage = 'its reply is not a valid message';
         try {
@@ -216,9 +250,16 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
           if (m.round !== round) throw new InvalidMessageError(`its reply is for round ${m.round}, not ${round}`);
           const expected = server.protocol.exchanges.get(request.kind)!.reply!;
           if (m.kind !== expected.kind) throw new InvalidMessageError(`expected a ${expected.kind} message, got ${m.kind}`);
+          // a reply for several users: only of an additive kind, never for more users than the client declared
+          const claimed = m.users ?? 1;
+          if (claimed > 1 && !server.protocol.additive?.has(m.kind)) {
+            throw new InvalidMessageError(`its ${m.kind} reply stands for ${claimed} users, but ${m.kind} replies are not sums over users: one reply is one user`, 'its reply claims users its kind cannot carry');
+          }
+          const declared = groups.get(id) ?? 1;
+          if (claimed > declared) throw new InvalidMessageError(`its reply stands for ${claimed} users, more than the ${declared} it declared`, 'its reply claims more users than it declared');
           const checked = expected.read(m);
           stage = 'its reply failed a check';
-          return { value: server.accept(checked, request, ctx) };
+          return { value: server.accept(checked, request, ctx), users: claimed };
         } catch (caught) {
           // a trap or any other error is a bug, not the client's fault
           if (!(caught instanceof FedmixError) || caught.code === 'WASM' || caught.code === 'FEDERATION') throw caught;
@@ -258,8 +299,10 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
             continue;
           }
           const verdict = judge(id, list[0]!, request);
-          if ('value' in verdict) accepted.set(id, verdict.value);
-          else fail(id, verdict.kind, verdict.reason, true, verdict.error);
+          if ('value' in verdict) {
+            accepted.set(id, verdict.value);
+            if (verdict.users !== 1) replyUsers.set(id, verdict.users);
+          } else fail(id, verdict.kind, verdict.reason, true, verdict.error);
         }
         // messages from clients not asked: stale replies after a timeout are dropped, anything else is a fault of a known client
         for (const [id, list] of ex.received) {
@@ -282,11 +325,12 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       failures.push(...roundFailures);
       record.failures = roundFailures;
       record.accepted = accepted.size;
-      if (accepted.size < policy.minReplies) {
+      record.users = acceptedUsers();
+      if (record.users < policy.minReplies) {
         for (const value of accepted.values()) server.discard?.(value);
         const why = roundFailures.map((f) => f.reason).join('; ');
         throw new FederationError(
-          `round ${round}: ${accepted.size} usable repl${accepted.size === 1 ? 'y' : 'ies'} of ${requests.size}, fewer than the ${policy.minReplies} required${why ? ` (${why})` : ''}`,
+          `round ${round}: ${usable(record.users, accepted.size)} of ${requests.size}, fewer than the ${policy.minReplies} required${why ? ` (${why})` : ''}`,
         );
       }
       t0 = performance.now();
@@ -298,19 +342,38 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         excluded.push({ client: f.client, round: f.round, reason: f.reason });
         failures.push(f);
         record.accepted = accepted.size;
-        if (accepted.size < policy.minReplies) {
-          throw new FederationError(`round ${round}: ${accepted.size} usable repl${accepted.size === 1 ? 'y' : 'ies'} of ${requests.size} once ${e.client}'s contribution was taken out, fewer than the ${policy.minReplies} required`);
+        record.users = acceptedUsers();
+        if (record.users < policy.minReplies) {
+          throw new FederationError(`round ${round}: ${usable(record.users, accepted.size)} of ${requests.size} once ${e.client}'s contribution was taken out, fewer than the ${policy.minReplies} required`);
         }
       });
       ms.aggregate = performance.now() - t0;
+      userReplies += record.users;
       history.push(record);
       options.onRound?.(record);
     }
     const model = server.result();
+    if (grouped) traffic.users = userReplies;
     return { model, rounds: traffic.rounds, traffic, clientTraffic, excluded, failures, history, seconds: (performance.now() - started) / 1000 };
   } finally {
     sampler?.dispose();
   }
+}
+
+/** "n usable replies", or "n users in m usable replies" where replies stood for several users. */
+function usable(users: number, replies: number): string {
+  const r = `usable repl${replies === 1 ? 'y' : 'ies'}`;
+  return users === replies ? `${replies} ${r}` : `${users} users in ${replies} ${r}`;
+}
+
+/** The users each client of a transport declared (1 where the transport cannot say). */
+function declaredBy(transport: Transport): (id: string) => number {
+  const users = guardRead('the transport', () => transport.users);
+  if (typeof users !== 'function') return () => 1;
+  return (id) => {
+    const n = users.call(transport, id);
+    return Number.isSafeInteger(n) && n >= 1 ? n : 1;
+  };
 }
 
 /** The run's options, read once; onRound must be a function when given. */
@@ -362,7 +425,7 @@ export async function runFederation<A, R>(server: ServerRole<A, R>, clients: rea
   const options = readRunOptions(given);
   const policy = resolvePolicy(options);
   const transport: Transport = isTransport(clients) ? clients : new InProcessTransport(clients);
-  const loop = federation(server, policy, options);
+  const loop = federation(server, policy, options, declaredBy(transport));
   let ok = false;
   let reason: string | undefined;
   try {
@@ -395,7 +458,7 @@ export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: reado
   const policy = resolvePolicy(options);
   const transport = guardRead('clients', () => Array.isArray(clients)) ? new InProcessTransport(clients as readonly ClientRole[]) : (clients as SyncTransport);
   if (!isTransport(transport) || !guardRead('the transport', () => typeof transport.exchangeSync === 'function')) throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
-  const loop = federation(server, policy, options);
+  const loop = federation(server, policy, options, declaredBy(transport));
   let step = loop.next();
   while (!step.done) {
     const e = step.value;

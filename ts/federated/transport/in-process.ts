@@ -54,6 +54,10 @@ export class InProcessTransport implements SyncTransport {
     return Promise.resolve(this.availableSync());
   }
 
+  users(id: string): number {
+    return this.hosts.get(id)?.users ?? 1;
+  }
+
   exchangeSync(_round: number, requests: ReadonlyMap<string, Message>, exchangeOptions: ExchangeOptions): Exchange {
     const { messages, options } = checkExchange(requests, exchangeOptions);
     const { out, deliveries } = this.plan(messages);

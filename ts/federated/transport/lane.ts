@@ -5,12 +5,18 @@
  * worker; workers.ts and web-workers.ts only differ in how tasks reach it.
  */
 import { FedmixError } from '../../errors.js';
-import { init } from '../../wasm/loader.js';
+import { init, type Backend, type InitOptions } from '../../wasm/loader.js';
 import { makeClient, type ClientSpec } from '../algorithms.js';
 import { ClientHost } from '../runtime/client-host.js';
 
+/** The build the main thread runs, compiled: a worker runs the same one, whether it came from a file, the user's bytes or fedmix/inline. */
+export interface LaneBuild {
+  backend: Backend;
+  module: WebAssembly.Module;
+}
+
 export type LaneTask =
-  | { op: 'create'; specs: ClientSpec[]; maxMessageBytes?: number }
+  | { op: 'create'; specs: ClientSpec[]; maxMessageBytes?: number; build?: LaneBuild }
   | { op: 'handle'; items: { id: string; bytes: Uint8Array }[] }
   | { op: 'dispose' };
 
@@ -33,7 +39,10 @@ function laneError(e: unknown): LaneError {
 /** Runs one task of the lane. Never throws: errors come back as values. */
 export async function runLaneTask(task: LaneTask): Promise<LaneResult> {
   try {
-    await init();
+    // without a build from the main thread (it had none loaded), the worker loads its own from beside its module
+    const build = task.op === 'create' ? task.build : undefined;
+    const options: InitOptions = build ? { backend: build.backend, wasm: { [build.backend]: build.module } } : {};
+    await init(options);
     switch (task.op) {
       case 'create': {
         // one reply per spec: a client that cannot be made (bad data or options) says why, the others go on

@@ -12,6 +12,7 @@ import type { ClientSpec } from '../algorithms.js';
 import { encodeMessage, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
 import type { ExcludedClient } from '../runtime/roles.js';
+import { runningBuild } from '../../wasm/loader.js';
 import type { LaneResult, LaneTask } from './lane.js';
 import type { Exchange, ExchangeOptions, Transport } from './transport.js';
 
@@ -68,8 +69,9 @@ export class LaneTransport implements Transport {
     const encoding = options.encoding ?? 'binary';
     if (encoding !== 'binary' && encoding !== 'json') throw new InvalidParameterError(`encoding must be 'binary' or 'json', got ${JSON.stringify(encoding)}`);
     const laneOf = new Map(ids.map((id, i) => [id, i % lanes]));
+    const build = runningBuild();
     const results = await Promise.all(
-      Array.from({ length: lanes }, (_, l) => run(l, { op: 'create', specs: specs.filter((_, i) => i % lanes === l), maxMessageBytes: options.maxMessageBytes })),
+      Array.from({ length: lanes }, (_, l) => run(l, { op: 'create', specs: specs.filter((_, i) => i % lanes === l), maxMessageBytes: options.maxMessageBytes, build })),
     );
     const unborn: ExcludedClient[] = [];
     for (const r of results) {

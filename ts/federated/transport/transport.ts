@@ -40,6 +40,12 @@ export interface Transport {
    */
   available(min: number, timeoutMs: number, excluded?: ReadonlySet<string>): Promise<readonly string[]>;
   exchange(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange>;
+  /**
+   * How many simulated users a client declared it stands for when it joined
+   * (ClientRole.users; 1 when it declared nothing, or the transport cannot
+   * say): the most users one reply of it may claim.
+   */
+  users?(id: string): number;
   /** Tells the clients the run is over (remote ones stop waiting); called once at the end, even after an error. */
   finish?(outcome: { ok: boolean; reason?: string }): Promise<void>;
 }

@@ -177,6 +177,13 @@ pub fn axpy2_f32(g: &mut [f64], qi: &[f32], ai: f64, qj: &[f32], aj: f64) {
     dispatch!(axpy2_f32(g, qi, ai, qj, aj))
 }
 
+/// y[k] += x[k] * a for k < y.len(): the inner loop of a row-major matrix
+/// product (crate::gaussian_costs). No reduction, so the builds agree to the bit.
+pub fn axpy(y: &mut [f64], x: &[f64], a: f64) {
+    assert!(x.len() >= y.len());
+    dispatch!(axpy(y, x, a))
+}
+
 /// g[k] += (q[k] as f64) * a for k < g.len().
 pub fn axpy_f32(g: &mut [f64], q: &[f32], a: f64) {
     assert!(q.len() >= g.len());

@@ -382,6 +382,12 @@ pub fn axpy2_f32(g: &mut [f64], qi: &[f32], ai: f64, qj: &[f32], aj: f64) {
     }
 }
 
+pub fn axpy(y: &mut [f64], x: &[f64], a: f64) {
+    for k in 0..y.len() {
+        y[k] += x[k] * a;
+    }
+}
+
 pub fn axpy_f32(g: &mut [f64], q: &[f32], a: f64) {
     for k in 0..g.len() {
         g[k] += q[k] as f64 * a;

@@ -619,6 +619,20 @@ pub unsafe fn axpy2_f32(g: &mut [f64], qi: &[f32], ai: f64, qj: &[f32], aj: f64)
     }
 }
 
+pub unsafe fn axpy(y: &mut [f64], x: &[f64], a: f64) {
+    let n = y.len();
+    let (yp, xp) = (y.as_mut_ptr(), x.as_ptr());
+    let av = splat(a);
+    let mut k = 0;
+    while k + 2 <= n {
+        st(yp.add(k), f64x2_add(ld(yp.add(k)), f64x2_mul(ld(xp.add(k)), av)));
+        k += 2;
+    }
+    if k < n {
+        *yp.add(k) += *xp.add(k) * a;
+    }
+}
+
 pub unsafe fn axpy_f32(g: &mut [f64], q: &[f32], a: f64) {
     let n = g.len();
     let (gp, qp) = (g.as_mut_ptr(), q.as_ptr());

@@ -1,0 +1,86 @@
+/**
+ * The Gaussian mechanism on a Gaussian's moments, one home for every role
+ * that releases a mean and a covariance with privacy noise (FedDistr's base
+ * distributions, the communities' GMM detectors).
+ *
+ * A mean and a second moment (1/n) sum z z' of rows clipped to L2 norm C,
+ * under replace-one neighbouring with n public, move by at most 2C/n and
+ * 2C^2/n (Frobenius; |z z'|_F = |z|^2 <= C^2). Each is released with
+ *
+ *     sigma = sensitivity * sqrt(2 ln(1.25 / delta)) / epsilon,  epsilon <= 1
+ *
+ * (Dwork & Roth 2014, Theorem A.1), the second moment's upper triangle drawn
+ * once and mirrored. The covariance is the noisy second moment minus the noisy
+ * mean's outer product (post-processing), its eigenvalues floored so that it
+ * stays positive definite, plus regCovar on the diagonal.
+ */
+import { Matrix } from '../data/matrix.js';
+import type { Rng } from '../random.js';
+import { symmetricFunction } from './feddistr/gaussian.js';
+
+/** The Gaussian mechanism's noise scale for an L2 sensitivity at (epsilon, delta). */
+export function gaussianSigma(sensitivity: number, epsilon: number, delta: number): number {
+  return (sensitivity * Math.sqrt(2 * Math.log(1.25 / delta))) / epsilon;
+}
+
+/** The noise of one release: standard deviations of the mean's and the second moment's noise, and its generator. */
+export interface MomentNoise {
+  mean: number;
+  second: number;
+  rng: Rng;
+}
+
+/**
+ * A Gaussian from its mean and second moment (full d x d, or the diagonal),
+ * with the noise when given (mean and second are noised in place): the mean
+ * and the covariance second - mean mean' (+ regCovar on the diagonal; with
+ * noise its eigenvalues floored at max(regCovar, 1e-12) first).
+ */
+export function releaseGaussian(mean: Float64Array, second: Float64Array, d: number, kind: 'full' | 'diagonal', noise: MomentNoise | undefined, regCovar: number): { mean: Float64Array; covariance: Float64Array } {
+  if (noise) {
+    const e1 = noise.rng.normal(d);
+    for (let j = 0; j < d; j++) mean[j]! += noise.mean * e1[j]!;
+    if (kind === 'full') {
+      const e2 = noise.rng.normal((d * (d + 1)) / 2);
+      let t = 0;
+      for (let a = 0; a < d; a++) {
+        for (let b = a; b < d; b++) {
+          second[a * d + b]! += noise.second * e2[t++]!;
+          second[b * d + a] = second[a * d + b]!;
+        }
+      }
+    } else {
+      const e2 = noise.rng.normal(d);
+      for (let a = 0; a < d; a++) second[a]! += noise.second * e2[a]!;
+    }
+  }
+  const floor = Math.max(regCovar, 1e-12);
+  const covariance = new Float64Array(kind === 'full' ? d * d : d);
+  if (kind === 'full') {
+    for (let a = 0; a < d; a++) for (let b = 0; b < d; b++) covariance[a * d + b] = second[a * d + b]! - mean[a]! * mean[b]!;
+    if (noise) covariance.set(symmetricFunction(covariance, d, (x) => Math.max(x, floor)));
+    for (let a = 0; a < d; a++) covariance[a * d + a]! += regCovar;
+    // exact symmetry (receivers check it)
+    for (let a = 0; a < d; a++) for (let b = 0; b < a; b++) covariance[a * d + b] = covariance[b * d + a]!;
+  } else {
+    for (let a = 0; a < d; a++) covariance[a] = Math.max(second[a]! - mean[a]! * mean[a]!, noise ? floor : 0) + regCovar;
+  }
+  return { mean, covariance };
+}
+
+/** Rows scaled down to L2 norm at most `bound` (a copy): the sensitivities above assume ||x|| <= C. */
+export function clipRows(x: Matrix, bound: number): Matrix {
+  const { nRows: n, nCols: d } = x;
+  const out = x.data.slice();
+  for (let i = 0; i < n; i++) {
+    // the norm over the largest magnitude, so that huge rows do not overflow it
+    let top = 0;
+    for (let j = 0; j < d; j++) top = Math.max(top, Math.abs(out[j * n + i]!));
+    if (!(top > 0) || !Number.isFinite(top)) continue; // zero rows stay; NaN/Inf fail in the core's check
+    let sq = 0;
+    for (let j = 0; j < d; j++) sq += (out[j * n + i]! / top) ** 2;
+    const root = Math.sqrt(sq);
+    if (top * root > bound) for (let j = 0; j < d; j++) out[j * n + i] = (out[j * n + i]! / top / root) * bound;
+  }
+  return new Matrix(out, n, d);
+}

@@ -1,0 +1,226 @@
+/**
+ * A group of simulated MDM users behind one runtime client, the way
+ * pfl-research and Flower simulations scale to many users: the group holds
+ * its users' histograms as one matrix and answers each server message once,
+ * with the sum of its users' terms and their number (the envelope's `users`),
+ * computed in ONE WASM call for all of them (the kernel's fm_mdm_round_stats
+ * and fm_mdm_init_stats over m rows) instead of one call and one message per
+ * user. Every MDM reply is a term of a sum, so the aggregate is the one the
+ * users would have given one by one (up to the order of the additions); the
+ * aggregator checks the group's sums against the users it claims
+ * (messages.ts, readStats with users > 1).
+ *
+ * Each user keeps its own random choice in Algorithm 1 (its own seeded
+ * generator, as MdmClient's), so a group answers as its users would have at
+ * the same seeds. Under differential privacy nothing changes at the
+ * aggregator: each user is clipped on its own inside the kernel, and the
+ * noise, calibrated to one user, is added once to the round's sums. The
+ * group's own reply is exact (a simulation: one process holds all its users'
+ * data), which the aggregator never releases.
+ */
+import { formatValue, InvalidDataError, InvalidMessageError } from '../../errors.js';
+import { Matrix, type MatrixLike } from '../../data/matrix.js';
+import { histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
+import { Rng } from '../../random.js';
+import { guardRead, readOptions, requireInteger, requireVector } from '../../validate.js';
+import { requireWasmMemory, withScope } from '../../wasm/memory.js';
+import { MAX_USERS, type Message } from '../messages/envelope.js';
+import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
+import { broadcastModel, prepared, releaseBroadcast } from './client.js';
+import {
+  checkShape,
+  EVALUATION,
+  INIT_STATS,
+  MDM_KINDS,
+  MDM_MAX_CELLS,
+  MDM_PROTOCOL,
+  readEvaluate,
+  STATS,
+  type EvaluateRequest,
+  type EvaluationReply,
+  type InitRequest,
+  type InitStatsReply,
+  type ModelBroadcast,
+  type StatsReply,
+} from './messages.js';
+
+export interface MdmUserGroupOptions {
+  /** each user's n, when known apart from the histograms: each must equal its row's sum */
+  sizes?: ArrayLike<number>;
+  /**
+   * seeds of the users' own random choices (Algorithm 1's component), one per
+   * user: user i draws as an MdmClient of seed seeds[i] would
+   */
+  seeds?: ArrayLike<number>;
+  /** the seeds' seed when `seeds` is not given (each user's seed is drawn from it) */
+  seed?: number;
+  /** the largest K x C and K x N (each) it accepts in a request (default and at most MDM_MAX_CELLS, 1e7) */
+  maxCells?: number;
+}
+
+export class MdmUserGroup implements ClientRole {
+  readonly id: string;
+  readonly protocol = MDM_PROTOCOL;
+  /** how many users it stands for: its histograms' rows */
+  readonly users: number;
+  /** C, the categories of every user's histogram */
+  readonly nCategories: number;
+  /** the users' histograms, one row per user */
+  readonly histograms: Matrix;
+  /** every user's n */
+  readonly sizes: Float64Array;
+  /** the largest n among its users */
+  readonly largest: number;
+  /** the histograms row-major (users x C), as the kernel reads them */
+  private readonly counts: Float64Array;
+  private readonly seeds: Float64Array;
+  private readonly maxCells: number;
+  /** the users' own generators, made at the first Algorithm 1 request */
+  private rngs: Rng[] | undefined;
+
+  /**
+   * `histograms`: one row of non-negative integer counts per user (each with
+   * at least one data point), one column per category. Checked here; against
+   * each model's C and N when a message arrives.
+   */
+  constructor(id: string, histograms: MatrixLike, given: MdmUserGroupOptions = {}) {
+    this.id = requireClientId(id);
+    const options = readOptions(given, ['sizes', 'seeds', 'seed', 'maxCells']);
+    if (histograms === null || typeof histograms !== 'object') throw new InvalidDataError(`${id}: its users' histograms must be a matrix of counts (one row per user), got ${formatValue(histograms)}`);
+    const rows = histogramRows(histograms, undefined, options.sizes);
+    const { counts, sizes, m, c } = rows;
+    if (m === 0) throw new InvalidDataError(`${id}: a group needs at least one user (one histogram row)`);
+    if (m > MAX_USERS) throw new InvalidDataError(`${id}: ${m} users; a group stands for at most ${MAX_USERS}`);
+    if (c < 2) throw new InvalidDataError(`${id}: the histograms have ${c} categor${c === 1 ? 'y' : 'ies'}; they need at least 2`);
+    let largest = 0;
+    for (let i = 0; i < m; i++) {
+      let sum = 0;
+      for (let j = 0; j < c; j++) {
+        const v = counts[i * c + j]!;
+        if (!(v >= 0) || !Number.isInteger(v)) throw new InvalidDataError(`${id}: user ${i}: count ${j} is ${formatValue(v)}; counts must be non-negative integers`);
+        sum += v;
+      }
+      if (sizes[i] !== sum) {
+        throw new InvalidDataError(`${id}: user ${i}: its histogram sums to ${sum} but its size n is ${formatValue(sizes[i])}; n is the number of data points, the sum of the counts`);
+      }
+      if (sum < 1) throw new InvalidDataError(`${id}: user ${i}: its histogram is empty (n = 0); a user needs at least one data point`);
+      largest = Math.max(largest, sum);
+    }
+    this.maxCells = requireInteger('maxCells', options.maxCells ?? MDM_MAX_CELLS, 1, MDM_MAX_CELLS);
+    if (options.seeds !== undefined) {
+      this.seeds = requireVector('seeds', options.seeds);
+      if (this.seeds.length !== m) throw new InvalidDataError(`${id}: ${this.seeds.length} seeds for ${m} users; give one seed per user`);
+      this.seeds.forEach((s, i) => requireInteger(`seeds[${i}]`, s, 0));
+    } else {
+      if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
+      const rng = new Rng(options.seed);
+      try {
+        this.seeds = Float64Array.from(rng.uniform(m), (u) => Math.floor(u * 2 ** 32));
+      } finally {
+        rng.dispose();
+      }
+    }
+    this.histograms = guardRead('histograms', () => Matrix.from(histograms));
+    this.counts = counts;
+    this.sizes = sizes;
+    this.users = m;
+    this.nCategories = c;
+    this.largest = largest;
+  }
+
+  /**
+   * The group's answer to a server message: the sum of its users' terms.
+   * Throws InvalidMessageError when the message cannot be used,
+   * InvalidDataError when a user's data does not fit the model (the whole
+   * group then refuses: all its users fail together).
+   */
+  respond(request: Message): Message {
+    const m = readRequest(this.protocol, request);
+    switch (m.kind) {
+      case MDM_KINDS.initRequest:
+        return INIT_STATS.create(this.id, m.round, this.initStats(m.payload as InitRequest), this.users);
+      case MDM_KINDS.model:
+        return STATS.create(this.id, m.round, this.statistics(m.payload as ModelBroadcast), this.users);
+      case MDM_KINDS.evaluate:
+        return EVALUATION.create(this.id, m.round, this.evaluation(m.payload as EvaluateRequest), this.users);
+      default:
+        throw new InvalidMessageError(`an MDM client does not answer ${m.kind} messages`);
+    }
+  }
+
+  /** Its users' data against a model of C categories and sizes up to N: a typed error naming what to change. */
+  private fits(c: number, nMax: number): void {
+    if (this.nCategories !== c) throw new InvalidDataError(`${this.id}: its users' histograms have ${this.nCategories} categories but the model has ${c}`);
+    if (this.largest > nMax) {
+      throw new InvalidDataError(`${this.id}: a user of n = ${this.largest} exceeds N = ${nMax}, the largest client size the model covers; raise N (maxCount) to at least ${this.largest}`);
+    }
+  }
+
+  private initStats(request: InitRequest): InitStatsReply {
+    const { k, c, nMax } = checkShape(request, this.maxCells);
+    this.fits(c, nMax);
+    const m = this.users;
+    // Algorithm 1: each user draws k_i ~ U{1..K} from its own generator, never sent
+    this.rngs ??= Array.from(this.seeds, (s) => new Rng(s));
+    const components = new Uint32Array(m);
+    for (let i = 0; i < m; i++) components[i] = this.rngs[i]!.choice(k, 1)[0]!;
+    requireWasmMemory(`the Algorithm 1 sums of ${m} users`, 8 * (m * c + m) + 4 * m + 8 * (k * nMax + 2 * k * c));
+    return withScope((s) => {
+      const [e, p, q] = [s.f64(k * nMax), s.f64(k * c), s.f64(k * c)];
+      s.check(s.w.fm_mdm_init_stats(k, c, nMax, s.f64From(this.counts), s.f64From(this.sizes), m, s.u32From(components), e, p, q));
+      return { e: s.readF64(e, k * nMax), p: s.readF64(p, k * c), q: s.readF64(q, k * c) };
+    });
+  }
+
+  private statistics(request: ModelBroadcast): StatsReply {
+    const broadcast = broadcastModel(request, this.maxCells);
+    const { model, clip, logLikelihood } = broadcast.read;
+    const { nComponents: k, nCategories: c, maxCount: nMax } = model;
+    this.fits(c, nMax);
+    const handle = prepared(broadcast);
+    const m = this.users;
+    requireWasmMemory(`the statistics of ${m} users under ${k} components of ${c} categories`, 8 * (m * c + m) + 16 * (2 * k + k * c + k * nMax));
+    return withScope((s) => {
+      // omega (k), u (k x C), v (k), extra (3) in one block, read back in one copy; E apart
+      const out = s.f64(2 * k + k * c + 3);
+      const e = s.f64(k * nMax);
+      // every user's terms summed in the core, each user's (u, v) clipped on its own
+      s.check(s.w.fm_mdm_round_stats(handle, s.f64From(this.counts), s.f64From(this.sizes), m, clip ?? Infinity, out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
+      const all = s.readF64(out, 2 * k + k * c + 3);
+      const reply: StatsReply = { omega: all.subarray(0, k), e: s.readF64(e, k * nMax), u: all.subarray(k, k + k * c), v: all.subarray(k + k * c, 2 * k + k * c) };
+      if (logLikelihood) {
+        reply.logLikelihood = all[2 * k + k * c]!;
+        reply.unsupported = all[2 * k + k * c + 1]!;
+      }
+      return reply;
+    });
+  }
+
+  private evaluation(request: EvaluateRequest): EvaluationReply {
+    const models = readEvaluate(request, this.maxCells);
+    const ll = models.map((model) => {
+      this.fits(model.nCategories, model.maxCount);
+      return model.logPmf(this.histograms, { sizes: this.sizes });
+    });
+    // a user counts only where every candidate gives it a positive probability (as MdmClient)
+    const sums = new Float64Array(models.length);
+    let counted = 0;
+    for (let i = 0; i < this.users; i++) {
+      if (!ll.every((x) => x[i]! > -Infinity)) continue;
+      counted += 1;
+      for (let q = 0; q < models.length; q++) sums[q]! += ll[q]![i]!;
+    }
+    return { logLikelihood: sums, counted };
+  }
+
+  /** A broadcast's prepared model is freed once every client that got it has answered. */
+  requestDone(request: Message): void {
+    releaseBroadcast(request);
+  }
+
+  /** Frees the users' generators. */
+  dispose(): void {
+    for (const r of this.rngs ?? []) if (!r.disposed) r.dispose();
+    this.rngs = undefined;
+  }
+}

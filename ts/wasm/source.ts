@@ -1,0 +1,191 @@
+/**
+ * Where a build of the WebAssembly core comes from, and how it is compiled:
+ * streaming from a URL in browsers (the default: the .wasm file next to the
+ * module, as `new URL('./fedmix-simd.wasm', import.meta.url)`, which bundlers
+ * turn into an emitted asset), read from the package folder in Node, or from
+ * bytes, a URL, a Response or a compiled Module given to init().
+ */
+import { formatThrown, formatValue, InvalidParameterError, WasmError } from '../errors.js';
+import { guardRead } from '../validate.js';
+
+export type Backend = 'simd' | 'scalar';
+
+/**
+ * One build of the core, as init() accepts it: its bytes, a URL (a string is
+ * resolved against the page; in Node a string without a scheme is a file
+ * path), a fetch() Response (or a promise of one), or a compiled
+ * WebAssembly.Module.
+ */
+export type WasmSource = string | URL | ArrayBuffer | ArrayBufferView | Response | PromiseLike<Response> | WebAssembly.Module;
+
+/** The builds init() may choose from, by backend. */
+export type WasmSources = { readonly [B in Backend]?: WasmSource };
+
+/**
+ * The smallest module that uses a SIMD128 instruction (i8x16.splat, i8x16.popcnt
+ * of a constant: what wasm-feature-detect probes), so that choosing a build
+ * costs no download: an engine that validates it runs the SIMD build.
+ */
+const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+
+export function engineHasSimd(): boolean {
+  return WebAssembly.validate(SIMD_PROBE);
+}
+
+/**
+ * The build files shipped next to this module (dist/ in the package, ts/wasm/
+ * in the sources, where scripts/build-wasm.sh puts them). Each URL is written
+ * out whole, in the form bundlers (Vite, webpack, Parcel) recognise as an asset.
+ */
+export function defaultSource(backend: Backend): URL {
+  return backend === 'simd' ? new URL('./fedmix-simd.wasm', import.meta.url) : new URL('./fedmix-scalar.wasm', import.meta.url);
+}
+
+/** A source as init() received it, checked and read once (getters and Proxies run here, not later). */
+export type CheckedSource =
+  | { kind: 'module'; module: WebAssembly.Module }
+  | { kind: 'bytes'; bytes: Uint8Array<ArrayBuffer> }
+  | { kind: 'response'; response: Response | PromiseLike<Response> }
+  | { kind: 'url'; url: URL }
+  | { kind: 'path'; path: string };
+
+const FORMS = 'bytes (ArrayBuffer or a typed array), a URL or string, a Response (or a promise of one) or a WebAssembly.Module';
+
+/** Checks one user-given source; `name` is how the message names it (e.g. "wasm.simd"). */
+export function checkSource(name: string, value: unknown): CheckedSource {
+  if (typeof value === 'string') {
+    if (value.length === 0) throw new InvalidParameterError(`${name} must be ${FORMS}, got an empty string`);
+    return resolveString(name, value);
+  }
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) {
+    throw new InvalidParameterError(`${name} must be ${FORMS}, got ${formatValue(value)}`);
+  }
+  const is = (C: unknown) => typeof C === 'function' && guardRead(name, () => value instanceof (C as new () => unknown));
+  if (is(WebAssembly.Module)) return { kind: 'module', module: value as WebAssembly.Module };
+  if (is(URL)) return { kind: 'url', url: new URL((value as URL).href) };
+  if (is(ArrayBuffer) || (typeof SharedArrayBuffer === 'function' && is(SharedArrayBuffer))) {
+    return { kind: 'bytes', bytes: copyBytes(name, () => new Uint8Array(value as ArrayBuffer)) };
+  }
+  if (guardRead(name, () => ArrayBuffer.isView(value))) {
+    const v = value as ArrayBufferView;
+    return { kind: 'bytes', bytes: copyBytes(name, () => new Uint8Array(v.buffer, v.byteOffset, v.byteLength)) };
+  }
+  if (is((globalThis as { Response?: unknown }).Response)) return { kind: 'response', response: value as Response };
+  if (typeof guardRead(name, () => (value as { then?: unknown }).then) === 'function') return { kind: 'response', response: value as PromiseLike<Response> };
+  throw new InvalidParameterError(`${name} must be ${FORMS}, got ${formatValue(value)}`);
+}
+
+/** A private copy: the caller's buffer may change or be transferred while the build compiles. */
+function copyBytes(name: string, view: () => Uint8Array): Uint8Array<ArrayBuffer> {
+  const bytes = guardRead(name, () => view().slice());
+  if (bytes.length === 0) throw new InvalidParameterError(`${name} is empty (0 bytes); pass the contents of fedmix-simd.wasm or fedmix-scalar.wasm`);
+  return bytes;
+}
+
+function isNode(): boolean {
+  return typeof (globalThis as { process?: { versions?: { node?: unknown } } }).process?.versions?.node === 'string';
+}
+
+function resolveString(name: string, s: string): CheckedSource {
+  let absolute: URL | undefined;
+  try {
+    absolute = new URL(s);
+  } catch {
+    absolute = undefined;
+  }
+  // "C:\dir\fedmix-simd.wasm" parses as a URL of scheme "c:"; in Node it is a path
+  if (absolute && !(isNode() && /^[a-z]:$/i.test(absolute.protocol))) return { kind: 'url', url: absolute };
+  const base = (globalThis as { location?: { href?: unknown } }).location?.href;
+  if (typeof base === 'string') return { kind: 'url', url: new URL(s, base) };
+  if (isNode()) return { kind: 'path', path: s };
+  throw new InvalidParameterError(`${name} is the relative URL ${formatValue(s)}, but there is no page to resolve it against; pass an absolute URL`);
+}
+
+/** The Node file system module, without naming it where a browser bundler would try to resolve it. */
+async function nodeFs(): Promise<{ readFile(path: string | URL): Promise<Uint8Array<ArrayBuffer>> }> {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  if (typeof proc?.getBuiltinModule === 'function') return proc.getBuiltinModule('node:fs/promises') as never;
+  const id = 'node:fs/promises';
+  return (await import(/* webpackIgnore: true */ /* @vite-ignore */ id)) as never;
+}
+
+async function compileBytes(what: string, bytes: BufferSource): Promise<WebAssembly.Module> {
+  try {
+    return await WebAssembly.compile(bytes);
+  } catch (e) {
+    throw new WasmError(`${what} is not a WebAssembly build this engine can compile (${formatThrown(e)})`);
+  }
+}
+
+async function compileResponse(what: string, given: Response | PromiseLike<Response>): Promise<WebAssembly.Module> {
+  let response: Response;
+  try {
+    response = await given;
+  } catch (e) {
+    throw new WasmError(`${what} could not be fetched (${formatThrown(e)})`);
+  }
+  const R = (globalThis as { Response?: new () => Response }).Response;
+  if (typeof R !== 'function' || !(response instanceof R)) throw new InvalidParameterError(`${what} must resolve to a fetch() Response, got ${formatValue(response)}`);
+  if (!response.ok) {
+    throw new WasmError(`${what} could not be fetched: HTTP ${response.status}${response.url ? ` from ${response.url}` : ''}. Serve the package's .wasm files next to its JavaScript, pass init({ wasm }), or import fedmix/inline`);
+  }
+  if (response.bodyUsed) throw new InvalidParameterError(`${what} is a Response whose body was already read; pass a fresh one`);
+  // streaming compilation (while the bytes arrive) needs the right MIME type; servers that
+  // send another one still work, by the slower path
+  const type = response.headers.get('Content-Type') ?? '';
+  if (typeof WebAssembly.compileStreaming === 'function' && /^application\/wasm\b/i.test(type)) {
+    try {
+      return await WebAssembly.compileStreaming(response);
+    } catch (e) {
+      throw new WasmError(`${what} is not a WebAssembly build this engine can compile (${formatThrown(e)})`);
+    }
+  }
+  let bytes: ArrayBuffer;
+  try {
+    bytes = await response.arrayBuffer();
+  } catch (e) {
+    throw new WasmError(`${what} could not be read (${formatThrown(e)})`);
+  }
+  return compileBytes(what, bytes);
+}
+
+async function readFile(what: string, path: string | URL): Promise<WebAssembly.Module> {
+  let bytes: Uint8Array<ArrayBuffer>;
+  try {
+    bytes = await (await nodeFs()).readFile(path);
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    throw new WasmError(
+      `${what} could not be read${code === 'ENOENT' ? ' (no such file)' : ''}: ${formatThrown(e)}.` +
+        (code === 'ENOENT' ? ' A bundle that left the .wasm files behind needs init({ wasm }) or fedmix/inline' : ''),
+    );
+  }
+  return compileBytes(what, bytes);
+}
+
+/** Compiles one checked source; `what` names it in errors (e.g. "the SIMD build (wasm.simd)"). */
+export async function compileSource(what: string, source: CheckedSource): Promise<WebAssembly.Module> {
+  switch (source.kind) {
+    case 'module':
+      return source.module;
+    case 'bytes':
+      return compileBytes(what, source.bytes);
+    case 'response':
+      return compileResponse(what, source.response);
+    case 'path':
+      return readFile(`${what} at ${source.path}`, source.path);
+    case 'url': {
+      const where = `${what} at ${source.url.href}`;
+      // Node's fetch() has no file: URLs; Deno and Bun set process.versions.node too and read files the same way
+      if (source.url.protocol === 'file:' && isNode()) return readFile(where, source.url);
+      if (typeof fetch !== 'function') throw new WasmError(`${where} cannot be fetched: this engine has no fetch(); pass the bytes with init({ wasm })`);
+      let response: Promise<Response>;
+      try {
+        response = fetch(source.url.href);
+      } catch (e) {
+        throw new WasmError(`${where} could not be fetched (${formatThrown(e)})`);
+      }
+      return compileResponse(where, response);
+    }
+  }
+}
