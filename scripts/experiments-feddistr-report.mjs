@@ -1,0 +1,91 @@
+// Prints the FedDistr tables of EXPERIMENTS.md from bench/results/feddistr/*.json
+// (written by scripts/experiments-feddistr.sh). A cell whose run is missing
+// prints "missing".
+import { existsSync, readFileSync } from 'node:fs';
+
+const dir = new URL('../bench/results/feddistr/', import.meta.url);
+const load = (name) => (existsSync(new URL(name, dir)) ? JSON.parse(readFileSync(new URL(name, dir), 'utf8')) : undefined);
+const row = (cells) => `| ${cells.join(' | ')} |`;
+const head = (cells) => [row(cells), row(cells.map(() => '---'))].join('\n');
+const f3 = (v) => (v === null || v === undefined ? '–' : v.toFixed(3));
+const mb = (v) => (v === null || v === undefined ? '–' : (v / 1e6).toFixed(2));
+const kb = (v) => (v === null || v === undefined ? '–' : (v / 1e3).toFixed(0));
+const coefficients = ['0', '0.003', '0.06', '0.3', '1'];
+const clientCounts = [5, 10, 20];
+const FED = ['fedavg', 'fedprox', 'scaffold'];
+
+/** The first round of a curve reaching `target`, as text ("> n" when none does). */
+function reach(curve, target) {
+  if (target === undefined || target === null) return '–';
+  const p = curve.find((x) => x.accuracy >= target);
+  return p ? String(p.round) : `> ${curve.length}`;
+}
+
+function grid(part, tag, title) {
+  console.log(`### ${title}: accuracy (claims a and b)\n`);
+  console.log(head(['clients', 'target coef.', 'achieved coef.', 'FedDistr generative', 'FedDistr MLP', 'bases found / true', 'ARI', ...FED.map((m) => `${m} @100`), 'central']));
+  const rounds = [];
+  const bytes = [];
+  for (const c of clientCounts) {
+    for (const e of coefficients) {
+      const r = load(`${part}-${tag}-c${c}-e${e}.json`);
+      if (!r) {
+        console.log(row([c, e, 'missing', '', '', '', '', ...FED.map(() => ''), '']));
+        continue;
+      }
+      const run = r.runs[0];
+      const fd = run.feddistr;
+      const b = (m) => run.baselines.find((x) => x.method === m);
+      console.log(row([c, e, run.coefficient.toFixed(4), f3(fd.accuracy.generative), f3(fd.accuracy.mlp), `${fd.estimatedBaseDistributions} / ${fd.trueBaseDistributions}`, f3(fd.adjustedRandIndex), ...FED.map((m) => f3(b(m)?.finalAccuracy)), f3(b('central')?.finalAccuracy)]));
+      rounds.push(row([c, e, ...FED.flatMap((m) => (b(m) ? [reach(b(m).curve, fd.accuracy.generative), reach(b(m).curve, fd.accuracy.mlp)] : ['–', '–']))]));
+      const diag = load(`${part === 'a' ? 'b' : 'e'}-${tag}-c${c}-e${e}-diag.json`);
+      const avg = b('fedavg');
+      const perRound = avg.curve[0].bytes;
+      const dfd = diag?.runs[0].feddistr;
+      bytes.push(
+        row([
+          c,
+          e,
+          mb(fd.bytesUp),
+          mb(fd.bytesDown - fd.describeBytes),
+          mb(fd.describeBytes),
+          mb(fd.bytes),
+          kb(perRound),
+          (fd.bytes / perRound).toFixed(1),
+          dfd ? f3(dfd.accuracy.generative) : 'missing',
+          dfd ? mb(dfd.bytes) : '',
+          dfd ? (dfd.bytes / perRound).toFixed(1) : '',
+          dfd ? reach(avg.curve, dfd.accuracy.generative) : '',
+          dfd ? reach(b('scaffold').curve, dfd.accuracy.generative) : '',
+        ]),
+      );
+    }
+  }
+  console.log(`\n### ${title}: rounds to reach FedDistr's one-round accuracy (the paper's Table 2; generative / MLP)\n`);
+  console.log(head(['clients', 'target coef.', ...FED.flatMap((m) => [`${m} → gen.`, `${m} → MLP`])]));
+  for (const line of rounds) console.log(line);
+  console.log(`\n### ${title}: bytes (claim c; MB = 10^6 bytes, both ways)\n`);
+  console.log(head(['clients', 'target coef.', 'FedDistr up', 'FedDistr down (set)', 'FedDistr requests (encoder)', 'FedDistr total', 'FedAvg per round (kB)', 'FedDistr in FedAvg rounds', 'diag.: generative', 'diag.: total', 'diag. in FedAvg rounds', 'FedAvg rounds to diag.', 'SCAFFOLD rounds to diag.']));
+  for (const line of bytes) console.log(line);
+  console.log();
+}
+
+function noise(part, tag, title, reference) {
+  console.log(`### ${title}: utility against privacy noise (claim d; 10 clients)\n`);
+  const eps = ['1', '0.5', '0.2', '0.1', '0.05'];
+  console.log(head(['target coef.', 'no noise: generative / MLP', ...eps.map((x) => `ε = ${x}`)]));
+  for (const e of ['0', '0.06']) {
+    const ref = load(`${reference}-${tag}-c10-e${e}.json`)?.runs[0].feddistr.accuracy;
+    const cells = eps.map((x) => {
+      const r = load(`${part}-${tag}-c10-e${e}-eps${x}.json`);
+      return r ? `${f3(r.runs[0].feddistr.accuracy.generative)} / ${f3(r.runs[0].feddistr.accuracy.mlp)}` : 'missing';
+    });
+    console.log(row([e, ref ? `${f3(ref.generative)} / ${f3(ref.mlp)}` : 'missing', ...cells]));
+  }
+  console.log();
+}
+
+grid('a', 'letter', 'letter.csv');
+noise('c', 'letter', 'letter.csv', 'a');
+grid('d', 'fmnist', 'Fashion-MNIST');
+noise('f', 'fmnist', 'Fashion-MNIST', 'd');
