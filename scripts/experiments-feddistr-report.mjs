@@ -11,8 +11,13 @@ const f3 = (v) => (v === null || v === undefined ? '–' : v.toFixed(3));
 const mb = (v) => (v === null || v === undefined ? '–' : (v / 1e6).toFixed(2));
 const kb = (v) => (v === null || v === undefined ? '–' : (v / 1e3).toFixed(0));
 const coefficients = ['0', '0.003', '0.06', '0.3', '1'];
-const clientCounts = [5, 10, 20];
-const FED = ['fedavg', 'fedprox', 'scaffold'];
+const FED_ALL = ['fedavg', 'fedprox', 'scaffold'];
+const mean = (v) => v.reduce((a, b) => a + b, 0) / v.length;
+const sd = (v) => {
+  const m = mean(v);
+  return Math.sqrt(v.reduce((a, b) => a + (b - m) ** 2, 0) / Math.max(1, v.length - 1));
+};
+const ms = (v) => (v.length ? `${mean(v).toFixed(3)} ± ${sd(v).toFixed(3)}` : '–');
 
 /** The first round of a curve reaching `target`, as text ("> n" when none does). */
 function reach(curve, target) {
@@ -21,7 +26,7 @@ function reach(curve, target) {
   return p ? String(p.round) : `> ${curve.length}`;
 }
 
-function grid(part, tag, title) {
+function grid(part, tag, title, clientCounts, FED) {
   console.log(`### ${title}: accuracy (claims a and b)\n`);
   console.log(head(['clients', 'target coef.', 'achieved coef.', 'FedDistr generative', 'FedDistr MLP', 'bases found / true', 'ARI', ...FED.map((m) => `${m} @100`), 'central']));
   const rounds = [];
@@ -42,6 +47,7 @@ function grid(part, tag, title) {
       const avg = b('fedavg');
       const perRound = avg.curve[0].bytes;
       const dfd = diag?.runs[0].feddistr;
+      const own = (x) => x.bytes - x.describeBytes;
       bytes.push(
         row([
           c,
@@ -51,10 +57,10 @@ function grid(part, tag, title) {
           mb(fd.describeBytes),
           mb(fd.bytes),
           kb(perRound),
-          (fd.bytes / perRound).toFixed(1),
+          (own(fd) / perRound).toFixed(1),
           dfd ? f3(dfd.accuracy.generative) : 'missing',
-          dfd ? mb(dfd.bytes) : '',
-          dfd ? (dfd.bytes / perRound).toFixed(1) : '',
+          dfd ? mb(own(dfd)) : '',
+          dfd ? (own(dfd) / perRound).toFixed(1) : '',
           dfd ? reach(avg.curve, dfd.accuracy.generative) : '',
           dfd ? reach(b('scaffold').curve, dfd.accuracy.generative) : '',
         ]),
@@ -65,7 +71,7 @@ function grid(part, tag, title) {
   console.log(head(['clients', 'target coef.', ...FED.flatMap((m) => [`${m} → gen.`, `${m} → MLP`])]));
   for (const line of rounds) console.log(line);
   console.log(`\n### ${title}: bytes (claim c; MB = 10^6 bytes, both ways)\n`);
-  console.log(head(['clients', 'target coef.', 'FedDistr up', 'FedDistr down (set)', 'FedDistr requests (encoder)', 'FedDistr total', 'FedAvg per round (kB)', 'FedDistr in FedAvg rounds', 'diag.: generative', 'diag.: total', 'diag. in FedAvg rounds', 'FedAvg rounds to diag.', 'SCAFFOLD rounds to diag.']));
+  console.log(head(['clients', 'target coef.', 'FedDistr up', 'FedDistr down (the set)', 'FedDistr requests (the encoder)', 'FedDistr total', 'FedAvg per round (kB)', 'FedDistr up + set, in FedAvg rounds', 'diag.: generative acc.', 'diag.: up + set (MB)', 'diag.: in FedAvg rounds', 'FedAvg rounds to diag. acc.', 'SCAFFOLD rounds to diag. acc.']));
   for (const line of bytes) console.log(line);
   console.log();
 }
@@ -85,7 +91,49 @@ function noise(part, tag, title, reference) {
   console.log();
 }
 
-grid('a', 'letter', 'letter.csv');
+function longer() {
+  console.log("### letter.csv, 10 clients: FedAvg and SCAFFOLD for 500 rounds (claim a past 100 rounds)\n");
+  const at = [50, 100, 200, 300, 500];
+  console.log(head(['target coef.', 'FedDistr generative / MLP', 'FedDistr MB', ...at.map((k) => `FedAvg @${k}`), ...at.map((k) => `SCAFFOLD @${k}`), 'FedAvg → gen. / MLP', 'SCAFFOLD → gen. / MLP', 'FedAvg MB to MLP', 'SCAFFOLD MB to MLP']));
+  for (const e of ['0', '0.003', '0.06']) {
+    const r = load(`g-letter-c10-e${e}-r500.json`);
+    if (!r) {
+      console.log(row([e, 'missing']));
+      continue;
+    }
+    const run = r.runs[0];
+    const fd = run.feddistr;
+    const b = (m) => run.baselines.find((x) => x.method === m);
+    const to = (m) => `${reach(b(m).curve, fd.accuracy.generative)} / ${reach(b(m).curve, fd.accuracy.mlp)}`;
+    const bytesTo = (m) => {
+      const p = b(m).curve.find((x) => x.accuracy >= fd.accuracy.mlp);
+      return p ? mb(p.bytes) : `> ${mb(b(m).curve[b(m).curve.length - 1].bytes)}`;
+    };
+    console.log(row([e, `${f3(fd.accuracy.generative)} / ${f3(fd.accuracy.mlp)}`, mb(fd.bytes), ...at.map((k) => f3(b('fedavg').curve[k - 1]?.accuracy)), ...at.map((k) => f3(b('scaffold').curve[k - 1]?.accuracy)), to('fedavg'), to('scaffold'), bytesTo('fedavg'), bytesTo('scaffold')]));
+  }
+  console.log();
+}
+
+function repeated() {
+  console.log('### letter.csv, 10 clients, 3 repeats (seeds 1, 1001, 2001; mean ± std; 100 rounds)\n');
+  console.log(head(['target coef.', 'achieved coef.', 'FedDistr generative', 'FedDistr MLP', 'bases found', ...FED_ALL.map((m) => `${m} @100`), 'central', 'SCAFFOLD → MLP (runs matching)']));
+  for (const e of coefficients) {
+    const r = load(`h-letter-c10-e${e}-x3.json`);
+    if (!r) {
+      console.log(row([e, 'missing']));
+      continue;
+    }
+    const runs = r.runs;
+    const fin = (m) => runs.map((x) => x.baselines.find((y) => y.method === m).finalAccuracy);
+    const sc = r.summary.baselines.find((x) => x.method === 'scaffold').roundsToMatch.mlp;
+    console.log(row([e, ms(runs.map((x) => x.coefficient)).replace(/(\d\.\d{3})/g, '$1'), ms(runs.map((x) => x.feddistr.accuracy.generative)), ms(runs.map((x) => x.feddistr.accuracy.mlp)), runs.map((x) => x.feddistr.estimatedBaseDistributions).join(', '), ...FED_ALL.map((m) => ms(fin(m))), ms(fin('central')), sc.matched ? `${sc.mean.toFixed(0)} (${sc.matched}/${runs.length})` : `> 100 (0/${runs.length})`]));
+  }
+  console.log();
+}
+
+grid('a', 'letter', 'letter.csv', [5, 10, 20], FED_ALL);
+longer();
+repeated();
 noise('c', 'letter', 'letter.csv', 'a');
-grid('d', 'fmnist', 'Fashion-MNIST');
+grid('d', 'fmnist', 'Fashion-MNIST', [5, 10], ['fedavg', 'scaffold']);
 noise('f', 'fmnist', 'Fashion-MNIST', 'd');
