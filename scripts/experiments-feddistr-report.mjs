@@ -114,26 +114,49 @@ function longer() {
   console.log();
 }
 
-function repeated() {
-  console.log('### letter.csv, 10 clients, 3 repeats (seeds 1, 1001, 2001; mean ± std; 100 rounds)\n');
-  console.log(head(['target coef.', 'achieved coef.', 'FedDistr generative', 'FedDistr MLP', 'bases found', ...FED_ALL.map((m) => `${m} @100`), 'central', 'SCAFFOLD → MLP (runs matching)']));
+function repeated(part, tag, title, FED) {
+  console.log(`### ${title}, 10 clients, 3 repeats (seeds 1, 1001, 2001; mean ± std; 100 rounds)\n`);
+  console.log(head(['target coef.', 'achieved coef.', 'FedDistr generative', 'FedDistr MLP', 'bases found', ...FED.map((m) => `${m} @100`), 'central', 'FedAvg → gen. / MLP (mean of the runs matching, of 3)', 'SCAFFOLD → gen. / MLP']));
+  const matched = (r, m, model) => {
+    const x = r.summary.baselines.find((b) => b.method === m).roundsToMatch[model];
+    return x.matched ? `${x.mean.toFixed(0)} (${x.matched})` : '> 100 (0)';
+  };
   for (const e of coefficients) {
-    const r = load(`h-letter-c10-e${e}-x3.json`);
+    const r = load(`${part}-${tag}-c10-e${e}-x3.json`);
     if (!r) {
       console.log(row([e, 'missing']));
       continue;
     }
     const runs = r.runs;
     const fin = (m) => runs.map((x) => x.baselines.find((y) => y.method === m).finalAccuracy);
-    const sc = r.summary.baselines.find((x) => x.method === 'scaffold').roundsToMatch.mlp;
-    console.log(row([e, ms(runs.map((x) => x.coefficient)).replace(/(\d\.\d{3})/g, '$1'), ms(runs.map((x) => x.feddistr.accuracy.generative)), ms(runs.map((x) => x.feddistr.accuracy.mlp)), runs.map((x) => x.feddistr.estimatedBaseDistributions).join(', '), ...FED_ALL.map((m) => ms(fin(m))), ms(fin('central')), sc.matched ? `${sc.mean.toFixed(0)} (${sc.matched}/${runs.length})` : `> 100 (0/${runs.length})`]));
+    console.log(row([e, ms(runs.map((x) => x.coefficient)), ms(runs.map((x) => x.feddistr.accuracy.generative)), ms(runs.map((x) => x.feddistr.accuracy.mlp)), runs.map((x) => x.feddistr.estimatedBaseDistributions).join(', '), ...FED.map((m) => ms(fin(m))), ms(fin('central')), ...['fedavg', 'scaffold'].map((m) => `${matched(r, m, 'generative')} / ${matched(r, m, 'mlp')}`)]));
   }
   console.log();
 }
 
+function mqtt() {
+  console.log('### Over MQTT: letter.csv, 10 clients, coefficient 0.06, every client an MQTT client of the embedded broker (j) against in process (a)\n');
+  const a = load('a-letter-c10-e0.06.json');
+  const j = load('j-letter-c10-e0.06-mqtt.json');
+  if (!a || !j) {
+    console.log('missing\n');
+    return;
+  }
+  const strip = (r) => JSON.stringify({ ...r, run: undefined }, (k, v) => (k === 'seconds' ? undefined : v));
+  const secs = (r) => [r.runs[0].feddistr.seconds, ...r.runs[0].baselines.map((b) => b.seconds)];
+  console.log(head(['', 'FedDistr s', ...a.runs[0].baselines.map((b) => `${b.method} s`), 'generative', 'MLP', 'FedDistr bytes', 'FedAvg bytes (100 rounds)']));
+  for (const [name, r] of [['in process', a], ['over MQTT', j]]) {
+    const run = r.runs[0];
+    console.log(row([name, ...secs(r).map((x) => x.toFixed(1)), f3(run.feddistr.accuracy.generative), f3(run.feddistr.accuracy.mlp), String(run.feddistr.bytes), String(run.baselines[0].curve[99].bytes)]));
+  }
+  console.log(`\nThe two reports, wall times aside, are ${strip(a) === strip(j) ? 'identical' : 'DIFFERENT'}.\n`);
+}
+
 grid('a', 'letter', 'letter.csv', [5, 10, 20], FED_ALL);
 longer();
-repeated();
+repeated('h', 'letter', 'letter.csv', FED_ALL);
 noise('c', 'letter', 'letter.csv', 'a');
 grid('d', 'fmnist', 'Fashion-MNIST', [5, 10], ['fedavg', 'scaffold']);
+repeated('i', 'fmnist', 'Fashion-MNIST', ['fedavg', 'scaffold']);
 noise('f', 'fmnist', 'Fashion-MNIST', 'd');
+mqtt();
