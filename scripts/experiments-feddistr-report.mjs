@@ -134,6 +134,19 @@ function repeated(part, tag, title, FED) {
   console.log();
 }
 
+function weighted() {
+  console.log("### 10 clients: the parallel sets' representative, the dominant member (a, d) or the count-weighted merge (k); FedDistr generative / MLP\n");
+  console.log(head(['data', ...coefficients.map((e) => `coef. ${e}: dominant`), ...coefficients.map((e) => `coef. ${e}: weighted`)]));
+  for (const [tag, ref] of [['letter', 'a'], ['fmnist', 'd']]) {
+    const cell = (name) => {
+      const r = load(name);
+      return r ? `${f3(r.runs[0].feddistr.accuracy.generative)} / ${f3(r.runs[0].feddistr.accuracy.mlp)}` : 'missing';
+    };
+    console.log(row([tag === 'letter' ? 'letter.csv' : 'Fashion-MNIST', ...coefficients.map((e) => cell(`${ref}-${tag}-c10-e${e}.json`)), ...coefficients.map((e) => cell(`k-${tag}-c10-e${e}-weighted.json`))]));
+  }
+  console.log();
+}
+
 function mqtt() {
   console.log('### Over MQTT: letter.csv, 10 clients, coefficient 0.06, every client an MQTT client of the embedded broker (j) against in process (a)\n');
   const a = load('a-letter-c10-e0.06.json');
@@ -156,6 +169,7 @@ grid('a', 'letter', 'letter.csv', [5, 10, 20], FED_ALL);
 longer();
 repeated('h', 'letter', 'letter.csv', FED_ALL);
 noise('c', 'letter', 'letter.csv', 'a');
+weighted();
 grid('d', 'fmnist', 'Fashion-MNIST', [5, 10], ['fedavg', 'scaffold']);
 repeated('i', 'fmnist', 'Fashion-MNIST', ['fedavg', 'scaffold']);
 noise('f', 'fmnist', 'Fashion-MNIST', 'd');

@@ -6,7 +6,7 @@
 #   node scripts/experiments-feddistr-report.mjs
 # A run whose JSON is already there is skipped, so an interrupted grid resumes.
 #
-# usage: bash scripts/experiments-feddistr.sh [a|b|c|d|e|f|g|h|i|j ...]   (default: all, in this order)
+# usage: bash scripts/experiments-feddistr.sh [a|b|c|d|e|f|g|h|i|j|k ...]   (default: all, in this order)
 #   letter.csv (26 letters as 13 task classes A+B, C+D, ..., identity encoder):
 #   a: 5, 10, 20 clients x coefficients 0, 0.003, 0.06, 0.3, 1 (IID); FedDistr
 #      (full covariances) against FedAvg, FedProx, SCAFFOLD (100 rounds) and
@@ -29,6 +29,8 @@
 #      partitions), 100 rounds
 #   j: a's cell of 10 clients at 0.06 over MQTT (--broker embedded): every
 #      client an MQTT client of the embedded broker; compared with a's JSON
+#   k: the 10-client rows of a and d with the count-weighted merge of parallel
+#      sets (--merge weighted) instead of the dominant member, FedDistr only
 #   i: d's 10-client row with 3 repeats (the same rows; the Autoencoder, the
 #      partition and every model seeded afresh per repeat)
 # The grid is sized for a shared 2-core machine (one repeat, 100 rounds: the
@@ -44,7 +46,7 @@ out=bench/results/feddistr
 mkdir -p "$out"
 [ -f "$cli" ] || bash scripts/setup.sh
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(a b c d e f g h i j)
+[ ${#parts[@]} -gt 0 ] || parts=(a b c d e f g h i j k)
 
 letter=(--data "$data/letter.csv" --label label --groups "A+B,C+D,E+F,G+H,I+J,K+L,M+N,O+P,Q+R,S+T,U+V,W+X,Y+Z" --seed 1)
 fashion=(--data fashion-mnist --fmnist-rows 6000 --public-rows 2000 --test-rows 2000 --latent 16 --seed 1)
@@ -61,7 +63,7 @@ run() { # run NAME.json ARGS...
   run_logged "$name" nice -n 5 node "$cli" feddistr "$@" --json "$out/$name.part" >/dev/null
   mv "$out/$name.part" "$out/$name"
 }
-start_log 10
+start_log 11
 
 for part in "${parts[@]}"; do
   case $part in
@@ -102,13 +104,19 @@ for part in "${parts[@]}"; do
   j)
     run "j-letter-c10-e0.06-mqtt.json" "${letter[@]}" --rounds 100 --clients 10 --entanglement 0.06 --broker embedded
     ;;
+  k)
+    for e in "${coefficients[@]}"; do
+      run "k-letter-c10-e$e-weighted.json" "${letter[@]}" --clients 10 --entanglement $e --merge weighted --baselines none
+      run "k-fmnist-c10-e$e-weighted.json" "${fashion[@]}" --clients 10 --entanglement $e --merge weighted --baselines none
+    done
+    ;;
   i)
     for e in "${coefficients[@]}"; do
       run "i-fmnist-c10-e$e-x3.json" "${fashion[@]}" --clients 10 --entanglement $e --rounds 100 --baselines fedavg,scaffold,central --repeats 3
     done
     ;;
   *)
-    echo "unknown part $part (use a to j)" >&2
+    echo "unknown part $part (use a to k)" >&2
     exit 2
     ;;
   esac
