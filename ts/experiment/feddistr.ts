@@ -477,7 +477,7 @@ export function runFedDistrExperiment(data: FedDistrExperimentData, config: FedD
   return step.value;
 }
 
-/** Runs one simulation somewhere (simulateOverMqtt: over a broker) and resolves with its result. */
+/** Runs one simulation somewhere (simulateOverMqtt: over a broker), disposes its clients, and resolves with its result. */
 export type SimulationRunner = <M, R>(simulation: Simulation<M, R>) => Promise<R>;
 
 /**
