@@ -27,16 +27,16 @@
 #      rounds (how many rounds they need to match, past a's 100), 1 repeat
 #   h: a's 10-client row with 3 repeats (seeds 1, 1001, 2001: fresh splits and
 #      partitions), 100 rounds
+#   i: d's 10-client row with 3 repeats (the same rows; the Autoencoder, the
+#      partition and every model seeded afresh per repeat)
 #   j: a's cell of 10 clients at 0.06 over MQTT (--broker embedded): every
 #      client an MQTT client of the embedded broker; compared with a's JSON
 #   k: the 10-client rows of a and d with the count-weighted merge of parallel
 #      sets (--merge weighted) instead of the dominant member, FedDistr only
-#   i: d's 10-client row with 3 repeats (the same rows; the Autoencoder, the
-#      partition and every model seeded afresh per repeat)
-# The grid is sized for a shared 2-core machine (one repeat, 100 rounds: the
-# letter cells took 1-3 minutes each there). Runs one at a time, at nice 5.
-# FEDMIX_CLI picks the
-# CLI (default dist/cli.cjs), so a copy can run while the tree is rebuilt.
+# The grid is sized for a shared 2-core machine (one repeat, 100 rounds; the
+# whole of it took about 20 minutes there). Runs one at a time, at nice 5.
+# FEDMIX_CLI picks the CLI (default dist/cli.cjs), so a copy can run while the
+# tree is rebuilt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
