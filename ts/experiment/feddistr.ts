@@ -97,15 +97,25 @@ export function parseTaskGroups(spec: string): string[][] {
  * superclass only).
  */
 export function groupSubclasses(X: Matrix, subclassOfRow: readonly string[], how: { groups: readonly (readonly string[])[] } | { superclasses: readonly string[] }): SubclassData {
+  if (!Matrix.isMatrix(X)) throw new InvalidParameterError(`X must be a Matrix, got ${formatValue(X)}`);
   const n = X.nRows;
-  if (subclassOfRow.length !== n) throw new InvalidDataError(`${n} rows but ${subclassOfRow.length} subclass labels`);
-  const subclassNames = [...new Set(subclassOfRow)].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  // names are text (numbers read as their text); anything else is a mistake, named where it is
+  const names = (name: string, value: unknown, max: number, Err: typeof InvalidDataError | typeof InvalidParameterError = InvalidDataError): string[] =>
+    readArray(name, value, max, Err).map((v, i) => {
+      if (typeof v !== 'string' && typeof v !== 'number') throw new Err(`${name}[${i}] must be a name, got ${formatValue(v)}`);
+      return String(v);
+    });
+  const h = readOptions(how as { groups?: unknown; superclasses?: unknown }, ['groups', 'superclasses'], 'how');
+  if (Array.isArray(how) || (h.groups === undefined) === (h.superclasses === undefined)) throw new InvalidParameterError(`how must be { groups } or { superclasses }, got ${formatValue(how)}`);
+  const subclassOfRowNames = names('subclassOfRow (one per row)', subclassOfRow, n);
+  if (subclassOfRowNames.length !== n) throw new InvalidDataError(`${n} rows but ${subclassOfRowNames.length} subclass labels`);
+  const subclassNames = [...new Set(subclassOfRowNames)].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
   const subIndex = new Map(subclassNames.map((s, i) => [s, i]));
-  const subclasses = Int32Array.from(subclassOfRow, (s) => subIndex.get(s)!);
+  const subclasses = Int32Array.from(subclassOfRowNames, (s) => subIndex.get(s)!);
   const taskOfSub = new Int32Array(subclassNames.length).fill(-1);
   let taskNames: string[];
-  if ('groups' in how) {
-    const groups = readArray('groups', how.groups).map((g, k) => readArray(`groups[${k}]`, g).map(String));
+  if (h.groups !== undefined) {
+    const groups = readArray('groups', h.groups, subclassNames.length).map((g, k) => names(`groups[${k}]`, g, subclassNames.length, InvalidParameterError));
     taskNames = groups.map((g) => g.join('+'));
     groups.forEach((g, k) => {
       for (const s of g) {
@@ -118,7 +128,7 @@ export function groupSubclasses(X: Matrix, subclassOfRow: readonly string[], how
     const loose = subclassNames.filter((_, i) => taskOfSub[i] === -1);
     if (loose.length) throw new InvalidDataError(`subclasses ${loose.slice(0, 5).join(', ')}${loose.length > 5 ? ', …' : ''} are in no group`);
   } else {
-    const sup = how.superclasses;
+    const sup = names('superclasses (one per row)', h.superclasses, n);
     if (sup.length !== n) throw new InvalidDataError(`${n} rows but ${sup.length} superclass labels`);
     taskNames = [...new Set(sup)].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
     const taskIndex = new Map(taskNames.map((t, i) => [t, i]));
