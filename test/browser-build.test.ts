@@ -265,6 +265,15 @@ describe('dist/browser.js without a bundler or an import map', () => {
     expect(requested.filter((p) => p.endsWith('.wasm') && p !== '/dist/fedmix-simd.wasm')).toEqual([]);
   });
 
+  test('fedmix/browser resolves through the exports map to the file tested here, with its types', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown>; files: string[] };
+    expect(pkg.exports['./browser']).toEqual({ types: './dist/browser.d.ts', default: './dist/browser.js' });
+    expect(pkg.files).toContain('dist');
+    const types = readFileSync(join(ROOT, 'dist', 'browser.d.ts'), 'utf8');
+    expect(types).toMatch(/declare class FedmixWorker\b/);
+    expect(types).toMatch(/fitGaussianMixture\(/);
+  });
+
   test('the build names no Node built-in and no bare specifier: every import is a file beside it', () => {
     const seen = new Map<string, string>();
     const visit = (file: string): void => {
