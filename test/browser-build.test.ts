@@ -168,6 +168,54 @@ describe('dist/browser.js without a bundler or an import map', () => {
     back.dispose();
   }, 60_000);
 
+  test('a FedmixWorker refuses bad calls with typed errors, and a worker module that fails to load fails its tasks', async () => {
+    const outcomes = await page.evaluate(async () => {
+      const f = (globalThis as unknown as PageGlobals).fedmix!;
+      const w = await f.FedmixWorker.start();
+      const hostile = new Proxy({}, { get: () => { throw new Error('getter trap'); }, ownKeys: () => { throw new Error('ownKeys trap'); } });
+      const calls: Record<string, () => Promise<unknown>> = {
+        'fit(null)': () => w.fitGaussianMixture(null as never),
+        'fit(rows of NaN)': () => w.fitGaussianMixture([[NaN, 1], [2, 3]]),
+        'fit(rows, hostile options)': () => w.fitGaussianMixture([[1, 2], [3, 4]], hostile as never),
+        'fit(rows, unknown covarianceType)': () => w.fitGaussianMixture([[1, 2], [3, 4]], { covarianceType: 'round' as never }),
+        'clients([])': () => w.clients([]),
+        'clients(null)': () => w.clients(null as never),
+        'clients(spec of an unknown algorithm)': () => w.clients([{ algorithm: 'nope' as never, id: 'a', data: { data: new Float64Array(4), nRows: 2, nCols: 2 } }]).then((t) => t.unborn.length),
+        'start({ workerUrl: 5 })': () => f.FedmixWorker.start({ workerUrl: 5 as never }),
+        'fit in a worker whose module is missing': async () => {
+          const broken = await f.FedmixWorker.start({ workerUrl: '/dist/no-such-worker.js' });
+          try {
+            return await broken.fitGaussianMixture([[1, 2], [3, 4], [5, 6]], { nComponents: 1 });
+          } finally {
+            await broken.close();
+          }
+        },
+      };
+      const out: Record<string, string> = {};
+      for (const [name, call] of Object.entries(calls)) {
+        out[name] = await call().then(
+          (v) => `resolved ${JSON.stringify(v)}`,
+          (e: unknown) => (e instanceof f.FedmixError ? e.name : `untyped ${String(e)}`),
+        );
+      }
+      await w.close();
+      return out;
+    });
+    expect(outcomes).toEqual({
+      'fit(null)': 'InvalidDataError',
+      'fit(rows of NaN)': 'InvalidDataError',
+      'fit(rows, hostile options)': 'InvalidParameterError',
+      'fit(rows, unknown covarianceType)': 'InvalidParameterError',
+      'clients([])': 'InvalidParameterError',
+      'clients(null)': 'InvalidParameterError',
+      // a client that cannot be made is left out of the federation, with its reason (as in WebWorkerTransport)
+      'clients(spec of an unknown algorithm)': 'resolved 1',
+      'start({ workerUrl: 5 })': 'InvalidParameterError',
+      'fit in a worker whose module is missing': 'FederationError',
+    });
+    expect(requested).toContain('/dist/no-such-worker.js');
+  }, 60_000);
+
   test('the page computes the numbers Node computes', async () => {
     const inPage = await page.evaluate(
       async ({ source, rows }) => {
@@ -257,7 +305,8 @@ describe('dist/browser.js without a bundler or an import map', () => {
   }, 60_000);
 
   test('the page and its workers fetched only dist/, without errors', () => {
-    expect(problems).toEqual([]);
+    // the one failed request made on purpose: the missing worker module of the refusals test
+    expect(problems.filter((p) => !p.includes('/dist/no-such-worker.js'))).toEqual([]);
     expect(requested).toContain('/dist/browser.js');
     expect(requested.filter((p) => p !== '/' && !p.startsWith('/dist/'))).toEqual([]);
     // mqtt's chunk is loaded only when a broker connection is made

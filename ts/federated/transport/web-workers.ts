@@ -3,8 +3,8 @@
  * threads (lanes.ts), each lane one module worker running web-worker.js,
  * which bundles the library so that it needs no import map.
  */
-import { FederationError, InvalidParameterError } from '../../errors.js';
-import { readOptions, requireInteger } from '../../validate.js';
+import { FederationError, formatValue, InvalidParameterError } from '../../errors.js';
+import { guardRead, readOptions, requireInteger } from '../../validate.js';
 import type { ClientSpec } from '../algorithms.js';
 import type { LaneResult, LaneTask } from './lane.js';
 import { LaneTransport, readSpecs, type LaneOptions } from './lanes.js';
@@ -69,7 +69,10 @@ export class Lane {
 export function startLane(workerUrl: string | URL | undefined): Lane {
   const W = (globalThis as { Worker?: new (url: string | URL, o: { type: 'module' }) => BrowserWorker }).Worker;
   if (typeof W !== 'function') throw new InvalidParameterError('Web Workers are not available here; in Node use WorkerTransport from fedmix/node');
-  return new Lane(new W(workerUrl ?? new URL('./web-worker.js', import.meta.url), { type: 'module' }));
+  const url = workerUrl ?? new URL('./web-worker.js', import.meta.url);
+  // Worker() would coerce anything to a relative URL (5 becomes "/5"): a string or URL only
+  if (typeof url !== 'string' && !guardRead('workerUrl', () => url instanceof URL)) throw new InvalidParameterError(`workerUrl must be a string or a URL, got ${formatValue(url)}`);
+  return new Lane(new W(url, { type: 'module' }));
 }
 
 export class WebWorkerTransport extends LaneTransport {
