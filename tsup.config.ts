@@ -63,7 +63,8 @@ export default defineConfig([
     // mqtt, imported only when a broker connection is made, stays a chunk beside it
     entry: { browser: 'ts/browser.ts' },
     format: ['esm'],
-    dts: { entry: { browser: 'ts/browser.ts' } },
+    // no declarations of its own: ts/browser.ts re-exports ts/index.ts, so package.json's
+    // "./browser" export gives dist/index.d.ts as its types
     platform: 'browser',
     target: 'es2020',
     sourcemap: true,
