@@ -74,6 +74,7 @@ export {
   type OneClassSVMKernel,
   type OneClassSVMOptions,
   type OneClassSVMJSON,
+  type OneClassSVMArraysJSON,
 } from './models/one-class-svm.js';
 export { LocalDetector, DETECTOR_KINDS, type DetectorKind, type LocalDetectorOptions, type LocalDetectorJSON } from './models/detectors.js';
 export { selectGaussianMixture, type SelectOptions, type Selection, type CandidateScore } from './models/select.js';
