@@ -143,6 +143,8 @@ export { resolvePolicy, type FederationPolicy } from './federated/runtime/policy
 export { ClientHost, REFUSAL } from './federated/runtime/client-host.js';
 export { InProcessTransport, type InProcessOptions } from './federated/transport/in-process.js';
 export { WebWorkerTransport, type WebWorkerTransportOptions } from './federated/transport/web-workers.js';
+export { FedmixWorker, type FedmixWorkerOptions, type GaussianMixtureFit } from './federated/transport/fedmix-worker.js';
+export type { GaussianMixtureFitData } from './federated/transport/lane.js';
 export { MqttTransport, join, type MqttTransportOptions, type JoinOptions, type JoinResult } from './federated/transport/mqtt.js';
 export {
   federationTopics,

@@ -331,7 +331,16 @@ function meanStd(values: (number | null)[]): MeanStd {
  * bytes, or nulls when none does (the paper's Table 2 rounds).
  */
 export function roundsToReach(curve: readonly CurvePoint[], target: number): { round: number | null; bytes: number | null } {
-  for (const p of curve) if (p.accuracy >= target) return { round: p.round, bytes: p.bytes };
+  const t = requireNumber('target', target, -Infinity);
+  const points = readArray('curve', curve);
+  for (let i = 0; i < points.length; i++) {
+    const p = points[i];
+    if (p === null || typeof p !== 'object') throw new InvalidParameterError(`curve[${i}] must be { round, accuracy, bytes }, got ${formatValue(p)}`);
+    const { round, accuracy, bytes } = readOptions(p as CurvePoint, ['round', 'accuracy', 'bytes'], `curve[${i}]`);
+    if (requireNumber(`curve[${i}].accuracy`, accuracy, -Infinity) >= t) {
+      return { round: requireNumber(`curve[${i}].round`, round, 0), bytes: requireNumber(`curve[${i}].bytes`, bytes, 0) };
+    }
+  }
   return { round: null, bytes: null };
 }
 
