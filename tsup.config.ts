@@ -52,6 +52,29 @@ export default defineConfig([
     platform: 'browser',
     target: 'es2020',
     noExternal: [/.*/],
+    // served to browsers as it is: minified, and without the loader's Node file reading (ts/wasm/source.ts)
+    minify: true,
+    keepNames: true,
+    define: { __FEDMIX_BROWSER__: 'true' },
+  },
+  {
+    // fedmix/browser: the library for pages and module workers without a bundler, as one minified
+    // file with apache-arrow in it (a browser resolves no bare specifier without an import map);
+    // mqtt, imported only when a broker connection is made, stays a chunk beside it
+    entry: { browser: 'ts/browser.ts' },
+    format: ['esm'],
+    // no declarations of its own: ts/browser.ts re-exports ts/index.ts, so package.json's
+    // "./browser" export gives dist/index.d.ts as its types
+    platform: 'browser',
+    target: 'es2020',
+    sourcemap: true,
+    minify: true,
+    // error and class names stay as written (FedmixError subclasses are told apart by name)
+    keepNames: true,
+    splitting: true,
+    noExternal: [/.*/],
+    // drops the loader's Node file reading (ts/wasm/source.ts): no Node built-in is named in the build
+    define: { __FEDMIX_BROWSER__: 'true' },
   },
   {
     // the `fedmix` command (Node only)

@@ -1,6 +1,6 @@
 // Shared by the benchmarks: timing statistics, seeded data, the Python peer runner.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Matrix } from '../dist/index.js';
@@ -58,17 +58,49 @@ export function writeMatrix(name, m) {
   return writeF64(name, m.data);
 }
 
-/** Runs a Python peer (Debian's interpreter, one BLAS thread) with a job file; returns its JSON. */
-export function runPeer(script, job) {
+function peerCommand(script, job) {
   const jobPath = join(scratch, `job-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(jobPath, JSON.stringify(job));
-  const r = spawnSync('/usr/bin/python3', [new URL(`./peers/${script}`, import.meta.url).pathname, jobPath], {
+  return {
+    command: '/usr/bin/python3',
+    args: [new URL(`./peers/${script}`, import.meta.url).pathname, jobPath],
     env: { ...process.env, OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1' },
-    encoding: 'utf8',
-    maxBuffer: 1 << 26,
-  });
+    jobPath,
+  };
+}
+
+const lastJson = (text) => JSON.parse(text.trim().split('\n').pop());
+
+/** Runs a Python peer (Debian's interpreter, one BLAS thread) with a job file; returns its JSON. */
+export function runPeer(script, job) {
+  const c = peerCommand(script, job);
+  const r = spawnSync(c.command, c.args, { env: c.env, encoding: 'utf8', maxBuffer: 1 << 26 });
   if (r.status !== 0) throw new Error(`peer ${script} failed: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').pop());
+  return lastJson(r.stdout);
+}
+
+/**
+ * Starts a Python peer as runPeer does, without waiting: it runs while this
+ * process computes (its output goes to files, so a busy event loop cannot
+ * stall it). `done` resolves to its JSON once it has exited.
+ */
+export function startPeer(script, job) {
+  const c = peerCommand(script, job);
+  const outPath = `${c.jobPath}.out`;
+  const errPath = `${c.jobPath}.err`;
+  const out = openSync(outPath, 'w');
+  const err = openSync(errPath, 'w');
+  const child = spawn(c.command, c.args, { env: c.env, stdio: ['ignore', out, err] });
+  closeSync(out);
+  closeSync(err);
+  const done = new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`peer ${script} failed: ${readFileSync(errPath, 'utf8')}`));
+      else resolve(lastJson(readFileSync(outPath, 'utf8')));
+    });
+  });
+  return { done };
 }
 
 export function table(headers, rows) {

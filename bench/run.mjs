@@ -13,6 +13,7 @@ const SUITES = {
   ocsvm: () => import('./ocsvm.mjs'),
   nn: () => import('./nn.mjs'),
   feddistr: () => import('./feddistr.mjs'),
+  communities: () => import('./communities.mjs'),
 };
 
 const info = await init();

@@ -117,12 +117,21 @@ beforeAll(async () => {
   );
   // every version's project decodes the message every other version's project encoded
   const ready = VERSIONS.filter((v) => outcomes.get(v)?.checks && existsSync(join(cache, `arrow-${v}`, 'message.bin')));
+  for (const v of VERSIONS) {
+    const o = outcomes.get(v);
+    if (o?.checks && !ready.includes(v)) o.decoded = [`${join(cache, `arrow-${v}`, 'message.bin')} was not written by check.mjs`];
+  }
   const messages = ready.map((v) => join(cache, `arrow-${v}`, 'message.bin'));
   await pool(ready, 4, async (v) => {
     const dir = join(cache, `arrow-${v}`);
     copyFileSync(join(checks, 'decode-messages.mjs'), join(dir, 'decode-messages.mjs'));
     const out = await run(process.execPath, ['decode-messages.mjs', ...messages], { cwd: dir, timeout: 120_000 }).catch((e: Error) => ({ stdout: JSON.stringify({ decoded: [e.message.slice(0, 500)] }) }));
-    outcomes.get(v)!.decoded = (JSON.parse(out.stdout.trim().split('\n').pop()!) as { decoded: (true | string)[] }).decoded;
+    const last = out.stdout.trim().split('\n').pop()!;
+    try {
+      outcomes.get(v)!.decoded = (JSON.parse(last) as { decoded: (true | string)[] }).decoded ?? [`decode-messages.mjs printed ${last.slice(0, 300)}`];
+    } catch {
+      outcomes.get(v)!.decoded = [`decode-messages.mjs printed ${last.slice(0, 300)}`];
+    }
   });
 }, 900_000);
 

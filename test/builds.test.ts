@@ -219,8 +219,9 @@ console.log(JSON.stringify({ info, means: Array.from(gm.means) }));
     execFileSync('tar', ['-xzf', join(app, packed.filename), '-C', app]);
     execFileSync('mv', [join(app, 'package'), join(app, 'node_modules', 'fedmix')]);
     pkg = join(app, 'node_modules', 'fedmix');
-    const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    for (const dep of Object.keys(manifest.dependencies)) {
+    const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; peerDependencies?: Record<string, string> };
+    // peer dependencies (apache-arrow) are the user's project's own; here, the repository's copy
+    for (const dep of [...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies ?? {})]) {
       mkdirSync(join(app, 'node_modules', dep, '..'), { recursive: true });
       symlinkSync(join(REPO, 'node_modules', dep), join(app, 'node_modules', dep));
     }

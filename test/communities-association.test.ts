@@ -86,6 +86,11 @@ describe('LocalDetector', () => {
       const scores = det.scoreSamples(X());
       pred.forEach((v, i) => expect(v).toBe(scores[i]! > det.threshold ? -1 : 1));
       expect(Math.abs(det.inlierShare(X()) - 0.9)).toBeLessThanOrEqual(1 / 200);
+      // in_ii from the fit's own scores: the same number as scoring the rows again
+      expect(det.trainingInlierShare).toBe(det.inlierShare(X()));
+      const loaded = LocalDetector.fromJSON(det.toJSON());
+      expect(loaded.trainingInlierShare).toBeNaN();
+      loaded.dispose();
       det.dispose();
     }
   });

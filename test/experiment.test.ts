@@ -21,6 +21,8 @@ test('labelled CSV: classes of any kind become indices; anomaly columns must be 
   expect(() => labelledFromCsv('a,bad\n1,2\n', { anomalyLabel: 'bad' })).toThrow(/"2" is not 0 or 1/);
   expect(() => labelledFromCsv('a,b\n1,x\n', {})).toThrow(InvalidDataError);
   expect(() => labelledFromCsv('a\n1\n', { label: 'nope' })).toThrow(/no column "nope"/);
+  // a misspelt class column is named as missing, even when the real class column is text
+  expect(() => labelledFromCsv('a,kind\n1,x\n', { label: 'knd' })).toThrow(/no column "knd"/);
 });
 
 test('satellite, Dir(0.3) over 8 clients: every method scored, FedGenGMM one-shot and close to central', () => {

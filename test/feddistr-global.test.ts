@@ -192,6 +192,13 @@ describe('data whose task classes are made of subclasses', () => {
     expect(() => groupSubclasses(X, ['b', 'a', 'c', 'a', 'd'], { groups: [['a', 'c'], ['b']] })).toThrow(/in no group/);
     expect(() => groupSubclasses(X, ['b', 'a', 'c', 'a', 'd'], { groups: [['a', 'c'], ['b', 'd', 'a']] })).toThrow(/two groups/);
     expect(() => groupSubclasses(X, ['b', 'a', 'c', 'a', 'd'], { groups: [['a', 'c'], ['b', 'd', 'z']] })).toThrow(/no row has/);
+    // neither groups nor superclasses (an array, say), a member that is no name, a huge sparse group: typed errors, read no further
+    const sparse: unknown[] = [];
+    sparse.length = 1e8;
+    expect(() => groupSubclasses(X, ['b', 'a', 'c', 'a', 'd'], sparse as never)).toThrow(InvalidParameterError);
+    expect(() => groupSubclasses(X, ['b', 'a', 'c', 'a', 'd'], { groups: [['a', 'c'], ['b', {} as never]] })).toThrow(/groups\[1\]\[1\] must be a name/);
+    expect(() => groupSubclasses(X, ['b', 'a', 'c', 'a', 'd'], { groups: [sparse as never, ['b', 'd']] })).toThrow(InvalidParameterError);
+    expect(() => groupSubclasses(X, ['b', 'a', 'c', 'a', 'd'], { superclasses: ['x', 'y', 'x', 'x', null as never] })).toThrow(InvalidDataError);
     const s = groupSubclasses(X, ['b', 'a', 'c', 'a', 'd'], { superclasses: ['y', 'x', 'x', 'x', 'y'] });
     expect(Array.from(s.tasks)).toEqual([1, 0, 0, 0, 1]);
     expect(() => groupSubclasses(X, ['b', 'a', 'c', 'a', 'd'], { superclasses: ['y', 'x', 'x', 'y', 'y'] })).toThrow(/one task class/);

@@ -82,8 +82,30 @@ describe('the entangled coefficient (Definition 1)', () => {
     expect(achieved).toEqual([...achieved].sort((a, b) => a - b));
     // seeded
     expect(partition.entangled(sub, { clients: 10, target: 0.06, seed: 4 }).indices).toEqual(partition.entangled(sub, { clients: 10, target: 0.06, seed: 4 }).indices);
-    expect(() => partition.entangled(sub, { clients: 41, target: 0 })).toThrow();
     expect(() => partition.entangled(sub, { clients: 4, target: 1.5 })).toThrow(InvalidParameterError);
+  });
+
+  test('more clients than subclasses: each subclass shared by its owners, every client dealt rows, the least coefficient above 0', () => {
+    // 10 subclasses of 100 rows (Fashion-MNIST's shape) over 25 clients: subclasses owned by 2 or 3 clients
+    const sub = Array.from({ length: 1000 }, (_, i) => i % 10);
+    const least = partition.entangled(sub, { clients: 25, target: 0, seed: 2 });
+    expect(least.owners.map((o) => o.length).sort()).toEqual([2, 2, 2, 2, 2, 3, 3, 3, 3, 3]);
+    expect(new Set(least.owners.flatMap((o) => Array.from(o))).size).toBe(25);
+    for (const r of least.indices) expect(r.length).toBeGreaterThan(0);
+    expect(least.indices.reduce((s, r) => s + r.length, 0)).toBe(1000);
+    // at lambda 0 a subclass's rows stay with its owners, and only co-owners are entangled
+    for (let s = 0; s < 10; s++) {
+      const holders = least.subclassCounts.flatMap((c, i) => (c[s]! > 0 ? [i] : []));
+      expect(holders).toEqual(Array.from(least.owners[s]!).sort((a, b) => a - b));
+    }
+    // 2 x C(2,2) + ... pairs of co-owners out of C(25,2), each near 1
+    const coOwned = least.owners.reduce((t, o) => t + (o.length * (o.length - 1)) / 2, 0);
+    expect(least.coefficient).toBeGreaterThan(0.8 * (coOwned / 300));
+    expect(least.coefficient).toBeLessThanOrEqual(coOwned / 300 + 1e-12);
+    const more = partition.entangled(sub, { clients: 25, target: 0.3, seed: 2 });
+    expect(Math.abs(more.coefficient - 0.3)).toBeLessThan(0.015);
+    // fewer clients than subclasses deal exactly as before (no extra draw)
+    expect(partition.entangled(sub, { clients: 10, target: 0.06, seed: 4 }).owners.every((o) => o.length === 1)).toBe(true);
   });
 });
 

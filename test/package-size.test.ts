@@ -26,8 +26,12 @@ const KB = 1024;
 const LIMITS = {
   simdGzip: 262 * KB,
   scalarGzip: 242 * KB,
-  /** dist/index.js and its chunks, minified, graphology and valibot included, Arrow and the WASM not */
-  javascript: 425 * KB,
+  /**
+   * dist/index.js and its chunks, minified, graphology and valibot included, Arrow and the WASM not;
+   * raised from 425 KB to 490 KB when the community sweep, the FedDistr experiment, Arrow
+   * interop and FedmixWorker landed together (464 KB measured)
+   */
+  javascript: 490 * KB,
 };
 
 /** The start of every module, "\0asm" and version 1, as base64: what an embedded build begins with. */

@@ -173,6 +173,35 @@ describe('the round loop', () => {
     // bytes are still counted for every client it went to
     expect(runFederationSync(new SumServer(1, true), clients(2)).traffic.messagesDown).toBe(4);
   });
+
+  test("a request to one client is encoded when delivered and released (requestDone) once it answered; a broadcast once all have", () => {
+    const log: string[] = [];
+    class Logged extends Client {
+      override respond(m: Message): Message | undefined {
+        log.push(`respond ${this.id}`);
+        return super.respond(m);
+      }
+      requestDone(): void {
+        log.push(`done ${this.id}`);
+      }
+    }
+    /** The first round: a distinct request object per client (as a communities relay); then the broadcast total. */
+    class Distinct extends SumServer {
+      private first = true;
+      override configure(ctx: RoundContext): Map<string, Message> {
+        if (!this.first) return super.configure(ctx);
+        this.first = false;
+        return new Map(ctx.clients.map((id) => [id, ASK.create('server', ctx.round, { length: 3 })]));
+      }
+    }
+    const cs = [0, 1, 2].map((i) => new Logged(`c${i}`, i + 1));
+    const run = runFederationSync(new Distinct(1, true), cs);
+    expect(log).toEqual(['respond c0', 'done c0', 'respond c1', 'done c1', 'respond c2', 'done c2', 'respond c0', 'respond c1', 'respond c2', 'done c0', 'done c1', 'done c2']);
+    // every request's bytes counted, in the order the requests were made
+    expect([...run.clientTraffic.keys()]).toEqual(['c0', 'c1', 'c2']);
+    expect(run.traffic.messagesDown).toBe(6);
+    expect(run.traffic.bytesDown).toBe(runFederationSync(new SumServer(1, true), clients(3)).traffic.bytesDown);
+  });
 });
 
 describe('failures and the policy', () => {

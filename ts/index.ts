@@ -74,6 +74,7 @@ export {
   type OneClassSVMKernel,
   type OneClassSVMOptions,
   type OneClassSVMJSON,
+  type OneClassSVMArraysJSON,
 } from './models/one-class-svm.js';
 export { LocalDetector, DETECTOR_KINDS, type DetectorKind, type LocalDetectorOptions, type LocalDetectorJSON } from './models/detectors.js';
 export { selectGaussianMixture, type SelectOptions, type Selection, type CandidateScore } from './models/select.js';
@@ -142,6 +143,8 @@ export { resolvePolicy, type FederationPolicy } from './federated/runtime/policy
 export { ClientHost, REFUSAL } from './federated/runtime/client-host.js';
 export { InProcessTransport, type InProcessOptions } from './federated/transport/in-process.js';
 export { WebWorkerTransport, type WebWorkerTransportOptions } from './federated/transport/web-workers.js';
+export { FedmixWorker, type FedmixWorkerOptions, type GaussianMixtureFit } from './federated/transport/fedmix-worker.js';
+export type { GaussianMixtureFitData } from './federated/transport/lane.js';
 export { MqttTransport, join, type MqttTransportOptions, type JoinOptions, type JoinResult } from './federated/transport/mqtt.js';
 export {
   federationTopics,

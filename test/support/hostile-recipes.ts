@@ -559,7 +559,15 @@ export const RECIPES: Record<string, Recipe> = {
     // Node has no Web Workers: start() refuses with an InvalidParameterError; test/browser-federation.test.ts runs it
     statics: { start: stat(f.WebWorkerTransport.start, () => [[spec('0', X())], { workers: 1 }]) },
     covers: ['WebWorkerTransport#available', 'WebWorkerTransport#exchange', 'WebWorkerTransport#close'],
-    internal: ['disposeLanes'],
+    // onLanes: a FedmixWorker's clients (FedmixWorker#clients), on lanes it already runs
+    internal: ['disposeLanes', 'onLanes'],
+  },
+  FedmixWorker: {
+    // Node has no Web Workers: start() refuses with an InvalidParameterError, whatever its options;
+    // test/browser-build.test.ts runs the methods in Chromium, with bad options and data among them
+    statics: { start: stat(f.FedmixWorker.start, () => [{ workerUrl: 'https://127.0.0.1:9/web-worker.js' }]) },
+    covers: ['FedmixWorker#fitGaussianMixture', 'FedmixWorker#clients', 'FedmixWorker#close'],
+    internal: ['run'],
   },
   MqttTransport: {
     // connect() to a port where nothing listens: refused at once, so every call ends quickly

@@ -4,8 +4,11 @@
  * with a subclass column and a superclass column or a grouping. Tables of
  * FedDistr's accuracy and bytes, each baseline's final accuracy and the rounds
  * it needs to reach FedDistr's one-round accuracy, and the accuracy curves;
- * the same in the JSON. In process (the federations run on the in-process
- * transport; `fedmix server --algorithm feddistr` runs FedDistr over a broker).
+ * the same in the JSON. In process by default; with --broker every
+ * federation of the experiment (FedDistr's round, every baseline round) runs
+ * over MQTT, each simulated client an MQTT client (simulateOverMqtt), with the
+ * same results. `fedmix server --algorithm feddistr` with `fedmix client` runs
+ * FedDistr with clients on other machines.
  */
 import { FASHION_MNIST_CLASSES } from '../data/datasets/fashion-mnist.js';
 import { loadFashionMnist } from '../data/datasets/fashion-mnist-node.js';
@@ -17,6 +20,7 @@ import {
   GLOBAL_MODELS,
   parseTaskGroups,
   runFedDistrExperiment,
+  runFedDistrExperimentWith,
   subclassDataFromCsv,
   type Baseline,
   type FedDistrExperimentConfig,
@@ -24,6 +28,7 @@ import {
   type FedDistrExperimentReport,
   type GlobalModel,
 } from '../experiment/feddistr.js';
+import { simulateOverMqtt, type SimulateOverMqttOptions } from '../federated/simulate-mqtt.js';
 import type { OptionSpec, Options } from './args.js';
 import { readDataFile } from './data.js';
 import { progressBar } from './progress.js';
@@ -66,6 +71,12 @@ export const feddistrOptions: Record<string, OptionSpec> = {
   curve: { type: 'int', default: 10, help: 'the curve table shows every this many rounds' },
   repeats: { type: 'int', default: 1, help: 'repeats with fresh splits and partitions' },
   seed: { type: 'int', default: 0, help: 'seed of the first repeat' },
+  broker: { type: 'string', help: 'run every federation over MQTT, the clients as MQTT clients: "embedded" (a broker on a free port of 127.0.0.1) or an existing broker\'s URL (mqtt://host:port); default: in process' },
+  federation: { type: 'string', default: 'feddistr', help: '--broker: the federation, its topics fedmix/<name>/...' },
+  username: { type: 'string', help: "--broker URL: the server's username there" },
+  password: { type: 'string', help: "--broker URL: the server's password there" },
+  'client-password': { type: 'string', help: '--broker URL: the password of every simulated client (usernames are their ids, 0, 1, ...)' },
+  'round-timeout': { type: 'number', default: 600, help: '--broker: seconds a round waits for replies (the clients compute one after another in this process)' },
 };
 
 function list(v: unknown): string[] {
@@ -200,7 +211,21 @@ export async function runFeddistrCommand(o: Options): Promise<{ text: string; js
     data = { train };
     source = { source: 'csv', file: o.data, subclass: o.label, superclass: o.superclass, groups: train.taskNames };
   }
-  const config = feddistrConfig(o, fashion);
-  const report = runFedDistrExperiment(data, { ...config, onProgress: progressBar('feddistr') });
-  return { text: formatFeddistrReport(report, `fedmix feddistr: ${fashion ? 'Fashion-MNIST' : o.data}`, o.curve as number), json: { data: source, ...report } };
+  const config = { ...feddistrConfig(o, fashion), onProgress: progressBar('feddistr') };
+  const broker = o.broker as string | undefined;
+  const mqtt = broker === undefined ? undefined : brokerOptions(o, broker);
+  const report = mqtt ? await runFedDistrExperimentWith(data, config, (s) => simulateOverMqtt(s, mqtt)) : runFedDistrExperiment(data, config);
+  const where = broker === undefined ? 'in process' : `over MQTT (${broker === 'embedded' ? 'the embedded broker' : broker})`;
+  const transport = broker === undefined ? { transport: 'in-process' } : { transport: 'mqtt', broker: broker === 'embedded' ? 'embedded' : 'external', federation: o.federation };
+  return { text: formatFeddistrReport(report, `fedmix feddistr: ${fashion ? 'Fashion-MNIST' : o.data}, ${where}`, o.curve as number), json: { data: source, run: transport, ...report } };
+}
+
+/** --broker embedded, or an existing broker with the server's account and the clients' password. */
+function brokerOptions(o: Options, broker: string): SimulateOverMqttOptions {
+  const common = { federation: o.federation as string, roundTimeout: o['round-timeout'] as number };
+  if (broker === 'embedded') {
+    for (const name of ['username', 'password', 'client-password']) if (o[name] !== undefined) throw new InvalidParameterError(`--${name} is for an existing broker (--broker URL); the embedded one makes its own accounts`);
+    return common;
+  }
+  return { ...common, broker: { url: broker, username: o.username as string | undefined, password: o.password as string | undefined, clientPassword: o['client-password'] as string | undefined } };
 }

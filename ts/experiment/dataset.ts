@@ -46,6 +46,8 @@ export function parseLabelGroups(spec: string): [number, number][] {
 /** CSV text, or a table already read (the CLI reads CSV, Arrow and Parquet files into one). */
 export function labelledFromCsv(text: string | CsvTable, options: CsvDataOptions = {}): LabelledData {
   const table = csvTableOf(text);
+  // named columns first, so a misspelt one is reported as such, not as a text feature
+  for (const name of [options.label, options.anomalyLabel, ...(options.oneHot ?? [])]) if (name !== undefined) columnIndex(table, name);
   const oneHot = options.oneHot ?? [];
   const skip = [options.label, options.anomalyLabel, ...oneHot, ...(options.drop ?? [])].filter((c): c is string => c !== undefined);
   // text columns other than the named ones cannot be features: report them clearly

@@ -26,18 +26,19 @@ import type { FashionMnist } from '../data/datasets/fashion-mnist.js';
 import { Matrix } from '../data/matrix.js';
 import { PCA } from '../data/pca.js';
 import { StandardScaler } from '../data/scale.js';
-import { InvalidDataError, InvalidParameterError } from '../errors.js';
-import { fedAvg, type FedAvgResult } from '../federated/fedavg/run.js';
+import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { fedAvgSimulation, type FedAvgResult } from '../federated/fedavg/run.js';
 import type { FedDistrPrivacy } from '../federated/feddistr/client.js';
 import { encodeRows } from '../federated/feddistr/encoder.js';
 import type { CovarianceKind } from '../federated/feddistr/gaussian.js';
 import { BaseDistributionClassifier, sampleBaseDistributions } from '../federated/feddistr/global.js';
-import { fedDistr } from '../federated/feddistr/run.js';
+import { fedDistrSimulation } from '../federated/feddistr/run.js';
 import { readEncoder, type FedDistrCost } from '../federated/feddistr/server.js';
 import type { Encoding } from '../federated/messages/codec.js';
 import { Autoencoder } from '../models/autoencoder.js';
 import { MLPClassifier } from '../models/mlp-classifier.js';
 import { Network, type NetworkSpec } from '../models/network.js';
+import { runSimulation, type Simulation } from '../federated/simulation.js';
 import { entangled } from '../partition/entangled.js';
 import { Rng } from '../random.js';
 import { guardRead, readArray, readOptions, requireInteger, requireNumber, requireOneOf, requirePositive } from '../validate.js';
@@ -96,15 +97,25 @@ export function parseTaskGroups(spec: string): string[][] {
  * superclass only).
  */
 export function groupSubclasses(X: Matrix, subclassOfRow: readonly string[], how: { groups: readonly (readonly string[])[] } | { superclasses: readonly string[] }): SubclassData {
+  if (!Matrix.isMatrix(X)) throw new InvalidParameterError(`X must be a Matrix, got ${formatValue(X)}`);
   const n = X.nRows;
-  if (subclassOfRow.length !== n) throw new InvalidDataError(`${n} rows but ${subclassOfRow.length} subclass labels`);
-  const subclassNames = [...new Set(subclassOfRow)].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  // names are text (numbers read as their text); anything else is a mistake, named where it is
+  const names = (name: string, value: unknown, max: number, Err: typeof InvalidDataError | typeof InvalidParameterError = InvalidDataError): string[] =>
+    readArray(name, value, max, Err).map((v, i) => {
+      if (typeof v !== 'string' && typeof v !== 'number') throw new Err(`${name}[${i}] must be a name, got ${formatValue(v)}`);
+      return String(v);
+    });
+  const h = readOptions(how as { groups?: unknown; superclasses?: unknown }, ['groups', 'superclasses'], 'how');
+  if (Array.isArray(how) || (h.groups === undefined) === (h.superclasses === undefined)) throw new InvalidParameterError(`how must be { groups } or { superclasses }, got ${formatValue(how)}`);
+  const subclassOfRowNames = names('subclassOfRow (one per row)', subclassOfRow, n);
+  if (subclassOfRowNames.length !== n) throw new InvalidDataError(`${n} rows but ${subclassOfRowNames.length} subclass labels`);
+  const subclassNames = [...new Set(subclassOfRowNames)].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
   const subIndex = new Map(subclassNames.map((s, i) => [s, i]));
-  const subclasses = Int32Array.from(subclassOfRow, (s) => subIndex.get(s)!);
+  const subclasses = Int32Array.from(subclassOfRowNames, (s) => subIndex.get(s)!);
   const taskOfSub = new Int32Array(subclassNames.length).fill(-1);
   let taskNames: string[];
-  if ('groups' in how) {
-    const groups = readArray('groups', how.groups).map((g, k) => readArray(`groups[${k}]`, g).map(String));
+  if (h.groups !== undefined) {
+    const groups = readArray('groups', h.groups, subclassNames.length).map((g, k) => names(`groups[${k}]`, g, subclassNames.length, InvalidParameterError));
     taskNames = groups.map((g) => g.join('+'));
     groups.forEach((g, k) => {
       for (const s of g) {
@@ -117,7 +128,7 @@ export function groupSubclasses(X: Matrix, subclassOfRow: readonly string[], how
     const loose = subclassNames.filter((_, i) => taskOfSub[i] === -1);
     if (loose.length) throw new InvalidDataError(`subclasses ${loose.slice(0, 5).join(', ')}${loose.length > 5 ? ', …' : ''} are in no group`);
   } else {
-    const sup = how.superclasses;
+    const sup = names('superclasses (one per row)', h.superclasses, n);
     if (sup.length !== n) throw new InvalidDataError(`${n} rows but ${sup.length} superclass labels`);
     taskNames = [...new Set(sup)].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
     const taskIndex = new Map(taskNames.map((t, i) => [t, i]));
@@ -320,7 +331,16 @@ function meanStd(values: (number | null)[]): MeanStd {
  * bytes, or nulls when none does (the paper's Table 2 rounds).
  */
 export function roundsToReach(curve: readonly CurvePoint[], target: number): { round: number | null; bytes: number | null } {
-  for (const p of curve) if (p.accuracy >= target) return { round: p.round, bytes: p.bytes };
+  const t = requireNumber('target', target, -Infinity);
+  const points = readArray('curve', curve);
+  for (let i = 0; i < points.length; i++) {
+    const p = points[i];
+    if (p === null || typeof p !== 'object') throw new InvalidParameterError(`curve[${i}] must be { round, accuracy, bytes }, got ${formatValue(p)}`);
+    const { round, accuracy, bytes } = readOptions(p as CurvePoint, ['round', 'accuracy', 'bytes'], `curve[${i}]`);
+    if (requireNumber(`curve[${i}].accuracy`, accuracy, -Infinity) >= t) {
+      return { round: requireNumber(`curve[${i}].round`, round, 0), bytes: requireNumber(`curve[${i}].bytes`, bytes, 0) };
+    }
+  }
   return { round: null, bytes: null };
 }
 
@@ -452,7 +472,7 @@ function fitEncoder(c: FedDistrExperimentConfig, r: Resolved, publicX: Matrix, s
 
 /**
  * FedDistr against the FedAvg family and central training on one dataset,
- * repeated; see the module's note.
+ * repeated; see the module's note. Every federation runs in process.
  *
  * ```ts
  * const data = { train: subclassDataFromCsv(text, { subclass: 'label', groups: LETTER_TASK_GROUPS }) };
@@ -461,6 +481,56 @@ function fitEncoder(c: FedDistrExperimentConfig, r: Resolved, publicX: Matrix, s
  * ```
  */
 export function runFedDistrExperiment(data: FedDistrExperimentData, config: FedDistrExperimentConfig): FedDistrExperimentReport {
+  const steps = experiment(data, config);
+  let step = steps.next();
+  while (!step.done) {
+    let answer: unknown;
+    try {
+      answer = runSimulation(step.value);
+    } catch (e) {
+      step = steps.throw(e);
+      continue;
+    }
+    step = steps.next(answer);
+  }
+  return step.value;
+}
+
+/** Runs one simulation somewhere (simulateOverMqtt: over a broker), disposes its clients, and resolves with its result. */
+export type SimulationRunner = <M, R>(simulation: Simulation<M, R>) => Promise<R>;
+
+/**
+ * runFedDistrExperiment with its federations (FedDistr's round and the
+ * baselines' rounds) run by `runner`: `fedmix feddistr --broker` passes
+ * simulateOverMqtt, so every client is an MQTT client. The same report as in
+ * process (timings aside).
+ */
+export async function runFedDistrExperimentWith(data: FedDistrExperimentData, config: FedDistrExperimentConfig, runner: SimulationRunner): Promise<FedDistrExperimentReport> {
+  if (typeof runner !== 'function') throw new InvalidParameterError(`runner must be a function that runs a simulation, got ${formatValue(runner)}`);
+  const steps = experiment(data, config);
+  let step = steps.next();
+  while (!step.done) {
+    let answer: unknown;
+    try {
+      answer = await runner(step.value);
+    } catch (e) {
+      step = steps.throw(e);
+      continue;
+    }
+    step = steps.next(answer);
+  }
+  return step.value;
+}
+
+/** A simulation the experiment needs run: yielded to its driver, which sends back its result. */
+type Step = Simulation<unknown, unknown>;
+
+function* simulate<M, R>(s: Simulation<M, R>): Generator<Step, R, unknown> {
+  return (yield s as unknown as Step) as R;
+}
+
+/** The experiment, written once: it yields each federation to run and is handed its result. */
+function* experiment(data: FedDistrExperimentData, config: FedDistrExperimentConfig): Generator<Step, FedDistrExperimentReport, unknown> {
   if (config === null || typeof config !== 'object') throw new InvalidParameterError('config must be an object like { clients, entanglement, rounds }');
   const c = readOptions(config) as FedDistrExperimentConfig;
   const r = resolve(c);
@@ -492,7 +562,7 @@ export function runFedDistrExperiment(data: FedDistrExperimentData, config: FedD
 
       // FedDistr: one round, then its global models
       const t0 = performance.now();
-      const fd = fedDistr(
+      const fd = yield* simulate(fedDistrSimulation(
         rows.map((idx) => ({ X: train.X.selectRows(idx), labels: Int32Array.from(idx, (i) => train.tasks[i]!), subclasses: Array.from(idx, (i) => train.subclasses[i]!) })),
         {
           encoder,
@@ -509,7 +579,7 @@ export function runFedDistrExperiment(data: FedDistrExperimentData, config: FedD
           privacy: c.privacy,
           encoding: c.encoding,
         },
-      );
+      ));
       const accuracy: FedDistrRun['accuracy'] = {};
       if (fd.bases.length > 0) {
         if (r.models.includes('generative')) accuracy.generative = new BaseDistributionClassifier(fd.bases, { encoder, covariance: fd.covariance }).score(test.X, test.tasks);
@@ -553,7 +623,7 @@ export function runFedDistrExperiment(data: FedDistrExperimentData, config: FedD
       const baselines: BaselineRun[] = [];
       for (const method of r.baselines) {
         const t1 = performance.now();
-        baselines.push(method === 'central' ? central(netRows, train.tasks, netTest, test.tasks, r, s + 7) : federated(method, rows, netRows, train.tasks, netTest, test.tasks, spec, r, c.encoding, s + 8));
+        baselines.push(method === 'central' ? central(netRows, train.tasks, netTest, test.tasks, r, s + 7) : yield* federated(method, rows, netRows, train.tasks, netTest, test.tasks, spec, r, c.encoding, s + 8));
         baselines[baselines.length - 1]!.seconds = (performance.now() - t1) / 1000;
         progress(`repeat ${rep + 1}/${r.repeats}, ${method}`);
       }
@@ -581,7 +651,7 @@ export function runFedDistrExperiment(data: FedDistrExperimentData, config: FedD
 }
 
 /** One of the FedAvg family on the partition's rows: accuracy after every round, bytes so far. */
-function federated(
+function* federated(
   method: Exclude<Baseline, 'central'>,
   rows: Int32Array[],
   X: Matrix,
@@ -592,7 +662,7 @@ function federated(
   r: Resolved,
   encoding: Encoding | undefined,
   seed: number,
-): BaselineRun {
+): Generator<Step, BaselineRun, unknown> {
   const net = new Network(spec);
   let res: FedAvgResult;
   try {
@@ -608,7 +678,7 @@ function federated(
       }
       return { accuracy: accuracyOf(pred, testY) };
     };
-    res = fedAvg(
+    res = yield* simulate(fedAvgSimulation(
       rows.map((idx) => ({ X: X.selectRows(idx), labels: Int32Array.from(idx, (i) => y[i]!) })),
       {
         algorithm: method,
@@ -622,7 +692,7 @@ function federated(
         seed,
         encoding,
       },
-    );
+    ));
   } finally {
     net.dispose();
   }

@@ -54,6 +54,32 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   if (ids.includes(SERVER_USER)) throw new InvalidParameterError(`"${SERVER_USER}" is the server's name; choose another client id`);
   // the server role first: its options are checked before anything listens
   const server = makeServer(algorithm, options.options);
+  let federationBroker: FederationBroker | undefined;
+  try {
+    federationBroker = await openFederation({ ...options, federation });
+    return await runFederation(server, federationBroker.transport, options);
+  } finally {
+    server.dispose?.();
+    await federationBroker?.close();
+  }
+}
+
+/** A federation's broker as its server sees it: the server's transport, the URL clients connect to, and how to stop. */
+export interface FederationBroker {
+  transport: MqttTransport;
+  url: string;
+  /** stops the embedded broker (nothing for an existing one: the transport ends its own connection when the run finishes) */
+  close(): Promise<void>;
+}
+
+/**
+ * The server's side of a federation over MQTT: the embedded broker started
+ * with the clients' accounts (or an existing broker), and the server's
+ * transport connected to it, allowing only the listed clients, in their order.
+ */
+export async function openFederation(options: Pick<ServeOptions, 'federation' | 'clients' | 'broker' | 'listen' | 'encoding' | 'onListening'>): Promise<FederationBroker> {
+  const federation = options.federation;
+  const ids = options.clients.map((c) => c.id);
   let broker: RunningBroker | undefined;
   try {
     let url: string;
@@ -76,9 +102,10 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
       options.onListening?.({ url: broker.url, wsUrl: broker.wsUrl });
     }
     const transport = await MqttTransport.connect({ url, federation, username, password, clients: ids, encoding: options.encoding });
-    return await runFederation(server, transport, options);
-  } finally {
-    server.dispose?.();
+    const running = broker;
+    return { transport, url, close: async () => void (await running?.close()) };
+  } catch (e) {
     await broker?.close();
+    throw e;
   }
 }

@@ -6,7 +6,10 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { FedmixError } from '../errors.js';
-import type { ExcludedClient } from './runtime/roles.js';
+import type { Encoding } from './messages/codec.js';
+import type { ClientRole, ExcludedClient, ServerRole } from './runtime/roles.js';
+import { runFederationSync, type FederationResult, type RunOptions } from './runtime/run.js';
+import { InProcessTransport } from './transport/in-process.js';
 
 /**
  * The clients of a simulation, made one by one with ids "0", "1", ...: one
@@ -49,4 +52,29 @@ export function majorityDimension(clientData: MatrixLike[]): number | undefined 
   let best: number | undefined;
   for (const [d, n] of counts) if (best === undefined || n > counts.get(best)! || (n === counts.get(best)! && d < best)) best = d;
   return best;
+}
+
+/**
+ * A simulation wired and not yet run: its server, its clients (disposed after
+ * the run), the runtime's options and how the run becomes the one-call
+ * function's result. runSimulation runs it in process; simulateOverMqtt
+ * (Node, federated/simulate-mqtt.ts) runs the same roles as MQTT clients of a
+ * broker, so a one-call function gives the same result over either.
+ */
+export interface Simulation<M, R> {
+  server: ServerRole<unknown, M>;
+  clients: readonly (ClientRole & { dispose(): void })[];
+  run: RunOptions;
+  /** the wire form of the messages (default 'binary'; 'none' in process only) */
+  encoding?: Encoding | 'none';
+  finish(run: FederationResult<M>): R;
+}
+
+/** Runs a simulation in process (the one-call functions' default) and disposes its clients. */
+export function runSimulation<M, R>(s: Simulation<M, R>): R {
+  try {
+    return s.finish(runFederationSync(s.server, new InProcessTransport(s.clients, { encoding: s.encoding }), s.run));
+  } finally {
+    for (const c of s.clients) c.dispose();
+  }
 }

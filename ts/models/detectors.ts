@@ -120,6 +120,7 @@ export class LocalDetector {
   private readonly noiseSeed: number | undefined;
   private model: Model | undefined;
   private cut = NaN;
+  private trainShare = NaN;
 
   /**
    * ```ts
@@ -193,6 +194,7 @@ export class LocalDetector {
       this.model?.dispose();
       this.model = model;
       this.cut = cut;
+      this.trainShare = shareAtMost(scores, cut);
     } catch (e) {
       model.dispose();
       throw e;
@@ -286,9 +288,17 @@ export class LocalDetector {
   inlierShare(X: MatrixLike): number {
     const s = this.scoreSamples(X);
     if (s.length === 0) throw new InvalidDataError('inlierShare needs at least one row');
-    let inliers = 0;
-    for (let i = 0; i < s.length; i++) if (s[i]! <= this.cut) inliers++;
-    return inliers / s.length;
+    return shareAtMost(s, this.cut);
+  }
+
+  /**
+   * inlierShare of the rows it was fitted on (in_ii), from the scores the fit
+   * computed for its threshold: the same number, without scoring them again.
+   * NaN for a detector loaded with fromJSON (its rows are elsewhere).
+   */
+  get trainingInlierShare(): number {
+    this.fitted();
+    return this.trainShare;
   }
 
   /** What travels to other clients (see LocalDetectorJSON; an 'ocsvm' detector's support vectors are training rows). */
@@ -336,7 +346,7 @@ export class LocalDetector {
       const p = readOptions(parts as NonNullable<LocalDetectorJSON['ocsvm']>, ['kernel', 'gamma', 'nu', 'supportVectors', 'dualCoef', 'offset'], 'ocsvm');
       model = OneClassSVM.fromJSON({
         format: 'fedmix.OneClassSVM', version: 1, kernel: requireOneOf('ocsvm.kernel', p.kernel, OCSVM_KERNELS), gamma: p.gamma!, nu: p.nu!, nFeatures: d,
-        supportVectors: Array.from(arrayOf('ocsvm.supportVectors', p.supportVectors)), dualCoef: Array.from(arrayOf('ocsvm.dualCoef', p.dualCoef)), offset: p.offset!, support: null, nIter: 0, objective: null, converged: true,
+        supportVectors: arrayOf('ocsvm.supportVectors', p.supportVectors), dualCoef: arrayOf('ocsvm.dualCoef', p.dualCoef), offset: p.offset!, support: null, nIter: 0, objective: null, converged: true,
       });
     } else if (kind === 'gmm') {
       const p = readOptions(parts as NonNullable<LocalDetectorJSON['gmm']>, ['covarianceType', 'weights', 'means', 'covariances'], 'gmm');
@@ -367,11 +377,24 @@ export class LocalDetector {
     this.model?.dispose();
     this.model = undefined;
     this.cut = NaN;
+    this.trainShare = NaN;
   }
+}
+
+/** The share of scores at most `cut` (inliers). */
+function shareAtMost(scores: Float64Array, cut: number): number {
+  let inliers = 0;
+  for (let i = 0; i < scores.length; i++) if (scores[i]! <= cut) inliers++;
+  return inliers / scores.length;
 }
 
 /** A numeric array field, checked (finite values) and flattened. */
 function arrayOf(name: string, v: unknown): Float64Array {
   if (!guardRead(name, () => Array.isArray(v) || ArrayBuffer.isView(v))) throw new InvalidParameterError(`${name} must be an array of numbers, got ${formatValue(v)}`);
-  return flattenNumeric(name, (ArrayBuffer.isView(v) ? Array.from(v as unknown as ArrayLike<number>) : v) as NumericArray);
+  // a typed array (as the binary wire decodes one) is read as it is, not first
+  // turned into an Array; a Float64Array comes back as given, so it is copied
+  return guardRead(name, () => {
+    const flat = flattenNumeric(name, v as NumericArray);
+    return flat === v ? flat.slice() : flat;
+  });
 }

@@ -22,7 +22,7 @@ import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidParameterError, NotFittedError } from '../errors.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
 import { OwnedHandle, requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
-import { flattenNumeric, guardRead, LIMITS, readOptions, requireBoolean, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
+import { flattenNumeric, guardRead, isFloat64Array, LIMITS, readOptions, requireBoolean, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
 
 export const OCSVM_KERNELS = ['rbf', 'linear'] as const;
 export type OneClassSVMKernel = (typeof OCSVM_KERNELS)[number];
@@ -76,6 +76,16 @@ export interface OneClassSVMJSON {
   converged: boolean;
   options?: Partial<ResolvedOneClassSVMOptions>;
 }
+
+/**
+ * What fromJSON also reads: the same fields with the arrays as Float64Arrays
+ * (as a binary wire decodes them), read without a copy into an Array first.
+ */
+export type OneClassSVMArraysJSON = Omit<OneClassSVMJSON, 'supportVectors' | 'dualCoef' | 'support'> & {
+  supportVectors: number[] | Float64Array;
+  dualCoef: number[] | Float64Array;
+  support: number[] | Float64Array | null;
+};
 
 const JSON_KEYS = [
   'format', 'version', 'kernel', 'gamma', 'nu', 'nFeatures', 'supportVectors', 'dualCoef', 'offset', 'support', 'nIter', 'objective', 'converged', 'options',
@@ -333,7 +343,7 @@ export class OneClassSVM {
    * same fields). Every array is checked (shapes, finite values) before
    * anything is allocated; a bad one is an InvalidParameterError naming it.
    */
-  static fromJSON(json: OneClassSVMJSON | string): OneClassSVM {
+  static fromJSON(json: OneClassSVMJSON | OneClassSVMArraysJSON | string): OneClassSVM {
     let parsed: unknown = json;
     if (typeof json === 'string') {
       try {
@@ -363,7 +373,7 @@ export class OneClassSVM {
     }
     const converged = requireBoolean('converged', j.converged ?? true);
     const arr = (name: string, v: unknown) => {
-      if (!guardRead(name, () => Array.isArray(v))) throw new InvalidParameterError(`${name} must be an array of numbers, got ${formatValue(v)}`);
+      if (!guardRead(name, () => Array.isArray(v) || isFloat64Array(v))) throw new InvalidParameterError(`${name} must be an array of numbers, got ${formatValue(v)}`);
       return flattenNumeric(name, v as NumericArray);
     };
     const coef = arr('dualCoef', j.dualCoef);

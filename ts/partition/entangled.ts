@@ -14,7 +14,10 @@
  * (subclasses dealt round-robin over the clients in a shuffled order) and each
  * row goes to its owner with probability 1 - lambda, to a uniformly drawn
  * client otherwise. lambda = 0 is disentangled (every subclass on exactly one
- * client, coefficient 0), lambda = 1 is IID; lambda is found by bisection on
+ * client, coefficient 0), lambda = 1 is IID. With more clients than subclasses
+ * each subclass has several owners (every client still owns one) and its rows
+ * are shared among them, so clients owning the same subclass are entangled
+ * from the start: the least coefficient reachable is then above 0; lambda is found by bisection on
  * the coefficient of the rows actually dealt (the draws are fixed by the seed,
  * so the coefficient is a step function of lambda that rises with it), and the
  * coefficient achieved is reported.
@@ -58,7 +61,7 @@ export function averageEntanglement(vectors: readonly ArrayLike<number>[]): numb
 }
 
 export interface EntangledOptions {
-  /** at most the number of subclasses (each must own one) */
+  /** clients; with more clients than subclasses, a subclass is owned by several (the least coefficient is then above 0) */
   clients: number;
   /** the target average entangled coefficient in [0, 1] (0: disentangled) */
   target: number;
@@ -75,8 +78,8 @@ export interface EntangledPartition extends Partition {
   /** per client, its row count of each subclass (the order of `subclasses`) */
   subclassCounts: Int32Array[];
   subclasses: Label[];
-  /** the client owning each subclass */
-  owners: Int32Array;
+  /** per subclass (the order of `subclasses`), the clients owning it: one unless there are more clients than subclasses */
+  owners: Int32Array[];
 }
 
 /**
@@ -95,22 +98,28 @@ export function entangled(subclassLabels: LabelsLike, options: EntangledOptions)
   const target = requireNumber('target', o.target, 0);
   if (!(target <= 1)) throw new InvalidParameterError(`target is ${target}; an entangled coefficient lies in [0, 1]`);
   const S = subclasses.length;
-  if (S < clients) throw new InvalidDataError(`${S} subclasses cannot give each of ${clients} clients its own; use at most ${S} clients`);
   let tasks: { codes: Int32Array; classes: Label[] } | undefined;
   if (o.tasks !== undefined) {
     tasks = encodeLabels(o.tasks);
     if (tasks.codes.length !== n) throw new InvalidDataError(`there are ${n} subclass labels but ${tasks.codes.length} task labels; give one of each per row`);
   }
   const seed = o.seed === undefined ? undefined : requireInteger('seed', o.seed, 0);
-  const { owners, u, other } = withRng(seed, (rng) => {
+  const { owners, u, other, share } = withRng(seed, (rng) => {
     const order = rng.permutation(S);
-    const own = new Int32Array(S);
-    for (let k = 0; k < S; k++) own[order[k]!] = k % clients;
+    const own: number[][] = Array.from({ length: S }, () => []);
+    // subclass order[k] goes to client k (mod clients); with more clients than subclasses, to k, k + S, k + 2S, ...
+    for (let k = 0; k < Math.max(S, clients); k++) own[order[k % S]!]!.push(k % clients);
     const uniform = rng.uniform(n);
     const pick = rng.uniform(n);
-    return { owners: own, u: uniform, other: Int32Array.from(pick, (x) => Math.min(clients - 1, Math.floor(x * clients))) };
+    // drawn only when a subclass has several owners, so that fewer clients deal exactly as before
+    const among = clients > S ? rng.uniform(n) : undefined;
+    return { owners: own.map((o) => Int32Array.from(o)), u: uniform, other: Int32Array.from(pick, (x) => Math.min(clients - 1, Math.floor(x * clients))), share: among };
   });
-  const deal = (lambda: number): Int32Array => Int32Array.from(codes, (s, i) => (u[i]! < lambda ? other[i]! : owners[s]!));
+  const ownerOf = (s: number, i: number): number => {
+    const o = owners[s]!;
+    return o.length === 1 ? o[0]! : o[Math.min(o.length - 1, Math.floor(share![i]! * o.length))]!;
+  };
+  const deal = (lambda: number): Int32Array => Int32Array.from(codes, (s, i) => (u[i]! < lambda ? other[i]! : ownerOf(s, i)));
   const countsOf = (assigned: Int32Array): Int32Array[] => {
     const counts = Array.from({ length: clients }, () => new Int32Array(S));
     assigned.forEach((c, i) => counts[c]![codes[i]!]!++);

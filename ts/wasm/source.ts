@@ -101,8 +101,13 @@ function resolveString(name: string, s: string): CheckedSource {
   throw new InvalidParameterError(`${name} is the relative URL ${formatValue(s)}, but there is no page to resolve it against; pass an absolute URL`);
 }
 
+/** Defined (true) only in fedmix/browser's build (tsup.config.ts), which must name no Node built-in. */
+declare const __FEDMIX_BROWSER__: boolean | undefined;
+
 /** The Node file system module, without naming it where a browser bundler would try to resolve it. */
 async function nodeFs(): Promise<{ readFile(path: string | URL): Promise<Uint8Array<ArrayBuffer>> }> {
+  // constant-folded in the browser build, so the import below is left out of it
+  if (typeof __FEDMIX_BROWSER__ !== 'undefined') throw new WasmError('fedmix/browser reads no files; pass a URL, bytes or a Response to init({ wasm })');
   const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   if (typeof proc?.getBuiltinModule === 'function') return proc.getBuiltinModule('node:fs/promises') as never;
   const id = 'node:fs/promises';

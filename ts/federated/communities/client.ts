@@ -48,8 +48,8 @@ export class CommunitiesClient implements ClientRole {
     switch (m.kind) {
       case FIT.kind:
         this.detector.fit(this.X);
-        this.own = this.detector.inlierShare(this.X);
-        return DETECTOR.create(this.id, m.round, { detector: this.detector.toJSON() });
+        this.own = this.detector.trainingInlierShare;
+        return DETECTOR.create(this.id, m.round, { detector: typedParts(this.detector.toJSON()) });
       case RELAY.kind:
         return this.decide(m.round, m.payload as RelayPayload);
       default:
@@ -79,4 +79,18 @@ export class CommunitiesClient implements ClientRole {
   dispose(): void {
     this.detector.dispose();
   }
+}
+
+/**
+ * The detector with its arrays as typed arrays (toJSON gives number arrays,
+ * for JSON.stringify): the binary wire then carries them as columns rather
+ * than as JSON text (a OneClassSVM's support vectors: 10^5-10^6 numbers).
+ */
+function typedParts(j: LocalDetectorJSON): LocalDetectorJSON {
+  const f64 = (a: ArrayLike<number>) => new Float64Array(a);
+  if (j.ocsvm) return { ...j, ocsvm: { ...j.ocsvm, supportVectors: f64(j.ocsvm.supportVectors), dualCoef: f64(j.ocsvm.dualCoef) } };
+  if (j.gmm) return { ...j, gmm: { ...j.gmm, weights: f64(j.gmm.weights), means: f64(j.gmm.means), covariances: f64(j.gmm.covariances) } };
+  // an autoencoder's parameters are float32 values already (its toJSON widens them)
+  if (j.autoencoder) return { ...j, autoencoder: { ...j.autoencoder, parameters: new Float32Array(j.autoencoder.parameters) } };
+  return j;
 }

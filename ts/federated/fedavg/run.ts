@@ -2,16 +2,16 @@
  * fedAvg: the one-call form of the FedAvg family (FedAvg, FedProx, SCAFFOLD),
  * in process. For clients elsewhere (worker threads, browsers, an MQTT broker)
  * run a FedAvgServer, FedProxServer or ScaffoldServer with runFederation and
- * FedAvgClients where the data is.
+ * FedAvgClients where the data is; fedAvgSimulation wires the same run for
+ * another runner (simulateOverMqtt: the clients as MQTT clients of a broker).
  */
 import type { MatrixLike } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
 import { LIMITS, readArray, readOptions, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
-import { runFederationSync, type FederationResult } from '../runtime/run.js';
-import { makeClients } from '../simulation.js';
-import { InProcessTransport } from '../transport/in-process.js';
+import type { FederationResult } from '../runtime/run.js';
+import { makeClients, runSimulation, type Simulation } from '../simulation.js';
 import { FedAvgClient } from './client.js';
 import { FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgAlgorithm, type FedAvgOutcome, type FedAvgServerOptions } from './server.js';
 
@@ -46,6 +46,11 @@ export interface FedAvgResult extends FedAvgOutcome {
 }
 
 export function fedAvg(data: readonly FedAvgClientData[], given: FedAvgOptions): FedAvgResult {
+  return runSimulation(fedAvgSimulation(data, given));
+}
+
+/** fedAvg wired and not run: for runners other than the in-process one (simulateOverMqtt). */
+export function fedAvgSimulation(data: readonly FedAvgClientData[], given: FedAvgOptions): Simulation<FedAvgOutcome, FedAvgResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { network, algorithm, rounds, epochs, batchSize, optimizer }');
   const options = readOptions(given) as FedAvgOptions;
   const algorithm = requireOneOf('algorithm', options.algorithm ?? 'fedavg', ['fedavg', 'fedprox', 'scaffold'] as const);
@@ -63,15 +68,14 @@ export function fedAvg(data: readonly FedAvgClientData[], given: FedAvgOptions):
     },
     onInvalid === 'throw',
   );
-  try {
-    const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding }), {
-      onInvalid: onInvalid === 'throw' ? 'fail' : 'exclude',
-      fraction: options.fraction,
-      sampleSeed: options.sampleSeed,
-    });
-    const { model, ...federation } = run;
-    return { ...model, excluded: [...unborn, ...run.excluded], federation };
-  } finally {
-    for (const c of clients) c.dispose();
-  }
+  return {
+    server,
+    clients,
+    encoding: options.encoding,
+    run: { onInvalid: onInvalid === 'throw' ? 'fail' : 'exclude', fraction: options.fraction, sampleSeed: options.sampleSeed },
+    finish: (run) => {
+      const { model, ...federation } = run;
+      return { ...model, excluded: [...unborn, ...run.excluded], federation };
+    },
+  };
 }

@@ -1,7 +1,9 @@
 /**
  * fedDistr: the one-call form of FedDistr, in process. For clients elsewhere
  * (worker threads, browsers, an MQTT broker) run a FedDistrServer with
- * runFederation and FedDistrClients where the data is.
+ * runFederation and FedDistrClients where the data is; fedDistrSimulation
+ * wires the same run for another runner (simulateOverMqtt: the clients as
+ * MQTT clients of a broker).
  *
  * With the rows' true subclasses (for evaluation only: no client sends them),
  * the result also scores the matching: the adjusted Rand index between the
@@ -17,9 +19,8 @@ import { adjustedRandScore } from '../../metrics/clustering.js';
 import { readArray, readOptions, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
-import { runFederationSync, type FederationResult } from '../runtime/run.js';
-import { majorityDimension, makeClients } from '../simulation.js';
-import { InProcessTransport } from '../transport/in-process.js';
+import type { FederationResult } from '../runtime/run.js';
+import { majorityDimension, makeClients, runSimulation, type Simulation } from '../simulation.js';
 import { FedDistrClient, type FedDistrPrivacy } from './client.js';
 import { FedDistrServer, type FedDistrOutcome, type FedDistrServerOptions } from './server.js';
 
@@ -64,6 +65,11 @@ export interface FedDistrResult extends FedDistrOutcome {
 }
 
 export function fedDistr(data: readonly FedDistrClientData[], given: FedDistrOptions = {}): FedDistrResult {
+  return runSimulation(fedDistrSimulation(data, given));
+}
+
+/** fedDistr wired and not run: for runners other than the in-process one (simulateOverMqtt). */
+export function fedDistrSimulation(data: readonly FedDistrClientData[], given: FedDistrOptions = {}): Simulation<FedDistrOutcome, FedDistrResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { encoder, cost, threshold, kMax }');
   const options = readOptions(given) as FedDistrOptions;
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
@@ -74,21 +80,24 @@ export function fedDistr(data: readonly FedDistrClientData[], given: FedDistrOpt
   if (identity && serverOptions.dimension === undefined) serverOptions.dimension = majorityDimension(clientData.map((c) => c.X));
   const server = new FedDistrServer(serverOptions);
   const { clients, unborn } = makeClients(clientData.length, (i, id) => new FedDistrClient(id, clientData[i]!.X, { labels: clientData[i]!.labels, privacy, seed: noiseSeed === undefined ? undefined : noiseSeed + i }), onInvalid === 'throw');
-  try {
-    const run = runFederationSync(server, new InProcessTransport(clients, { encoding }), { onInvalid: onInvalid === 'throw' ? 'fail' : 'exclude' });
-    const { model, ...federation } = run;
-    const out: FedDistrResult = { ...model, excluded: [...unborn, ...run.excluded], federation };
-    if (clientData.length > 0 && clientData.every((c) => c.subclasses !== undefined)) {
-      const used = clients.filter((c) => model.membership.has(c.id));
-      out.evaluation = evaluate(
-        model,
-        used.map((c) => ({ id: c.id, assignments: c.assignments!, subclasses: clientData[Number(c.id)]!.subclasses! })),
-      );
-    }
-    return out;
-  } finally {
-    for (const c of clients) c.dispose();
-  }
+  return {
+    server,
+    clients,
+    encoding,
+    run: { onInvalid: onInvalid === 'throw' ? 'fail' : 'exclude' },
+    finish: (run) => {
+      const { model, ...federation } = run;
+      const out: FedDistrResult = { ...model, excluded: [...unborn, ...run.excluded], federation };
+      if (clientData.length > 0 && clientData.every((c) => c.subclasses !== undefined)) {
+        const used = clients.filter((c) => model.membership.has(c.id));
+        out.evaluation = evaluate(
+          model,
+          used.map((c) => ({ id: c.id, assignments: c.assignments!, subclasses: clientData[Number(c.id)]!.subclasses! })),
+        );
+      }
+      return out;
+    },
+  };
 }
 
 function evaluate(model: FedDistrOutcome, used: { id: string; assignments: Int32Array; subclasses: ArrayLike<Label> }[]): FedDistrEvaluation {

@@ -61,13 +61,16 @@ export class InProcessTransport implements SyncTransport {
   exchangeSync(_round: number, requests: ReadonlyMap<string, Message>, exchangeOptions: ExchangeOptions): Exchange {
     const { messages, options } = checkExchange(requests, exchangeOptions);
     const { out, deliveries } = this.plan(messages);
+    const wires = new Wires(this, deliveries);
     try {
-      for (const { id, host, wire } of deliveries) {
-        const reply = this.deliverSync(host, wire);
-        if (options.replies && reply !== undefined) out.received.set(id, [reply]);
+      for (const d of deliveries) {
+        const wire = wires.take(d, out);
+        const reply = this.deliverSync(d.host, wire);
+        if (options.replies && reply !== undefined) out.received.set(d.id, [reply]);
+        wires.answered(d);
       }
     } finally {
-      requestsDone(deliveries);
+      wires.release();
     }
     return out;
   }
@@ -75,35 +78,45 @@ export class InProcessTransport implements SyncTransport {
   async exchange(_round: number, requests: ReadonlyMap<string, Message>, exchangeOptions: ExchangeOptions): Promise<Exchange> {
     const { messages, options } = checkExchange(requests, exchangeOptions);
     const { out, deliveries } = this.plan(messages);
+    const wires = new Wires(this, deliveries);
     // one client at a time, as a simulation on one thread runs them; each may await
     try {
-      for (const { id, host, wire } of deliveries) {
-        const reply = await this.deliver(host, wire);
-        if (options.replies && reply !== undefined) out.received.set(id, [reply]);
+      for (const d of deliveries) {
+        const wire = wires.take(d, out);
+        const reply = await this.deliver(d.host, wire);
+        if (options.replies && reply !== undefined) out.received.set(d.id, [reply]);
+        wires.answered(d);
       }
     } finally {
-      requestsDone(deliveries);
+      wires.release();
     }
     return out;
   }
 
-  /** What goes to whom: a message sent to many clients is encoded once (a broadcast); each client decodes its own copy. */
-  private plan(messages: ReadonlyMap<string, Message>): { out: Exchange; deliveries: { id: string; host: ClientHost; wire: Wire }[] } {
+  /**
+   * What goes to whom. Messages are encoded when delivered, not all first: a
+   * round of distinct large requests (the communities relay: every partner's
+   * detector, to each client) then holds one at a time. A message to a client
+   * that is not here is encoded now, for its bytes.
+   */
+  private plan(messages: ReadonlyMap<string, Message>): { out: Exchange; deliveries: Delivery[] } {
     const out: Exchange = { sent: new Map(), received: new Map(), missing: new Map() };
-    const deliveries: { id: string; host: ClientHost; wire: Wire }[] = [];
-    const encoded = new Map<Message, Wire>();
+    const deliveries: Delivery[] = [];
     for (const [id, m] of messages) {
       const host = this.hosts.get(id);
-      let wire = encoded.get(m);
-      if (!wire) encoded.set(m, (wire = this.wire(m)));
-      out.sent.set(id, wire.bytes);
-      if (host) deliveries.push({ id, host, wire });
-      else out.missing.set(id, { kind: 'dropout', reason: `${id} is not among the clients` });
+      if (host) {
+        out.sent.set(id, 0); // in the requests' order; the bytes once encoded
+        deliveries.push({ id, host, message: m });
+      } else {
+        out.sent.set(id, this.wire(m).bytes);
+        out.missing.set(id, { kind: 'dropout', reason: `${id} is not among the clients` });
+      }
     }
     return { out, deliveries };
   }
 
-  private wire(m: Message): Wire {
+  /** @internal (Wires) */
+  wire(m: Message): Wire {
     if (this.encoding === 'none') {
       const { message, bytes } = copyMessage(m);
       return { copy: message, bytes };
@@ -131,7 +144,46 @@ export class InProcessTransport implements SyncTransport {
 
 type Wire = { decoded: Message | FedmixError; bytes: number; encoding: Encoding } | { copy: Message; bytes: number };
 
-/** Every client is done with the requests of the exchange (shared ones only now, when all have answered). */
-function requestsDone(deliveries: readonly { host: ClientHost; wire: Wire }[]): void {
-  for (const { host, wire } of deliveries) host.requestDone('copy' in wire ? wire.copy : wire.decoded);
+type Delivery = { id: string; host: ClientHost; message: Message };
+
+/**
+ * The wire forms of one exchange's messages: a message sent to many clients (a
+ * broadcast) is encoded and decoded once, and dropped, with requestDone to its
+ * clients, when the last of them has answered (at once for a message to one).
+ */
+class Wires {
+  private readonly pending = new Map<Message, { wire: Wire; left: number; hosts: ClientHost[] }>();
+  private readonly uses = new Map<Message, number>();
+
+  constructor(
+    private readonly transport: InProcessTransport,
+    deliveries: readonly Delivery[],
+  ) {
+    for (const d of deliveries) this.uses.set(d.message, (this.uses.get(d.message) ?? 0) + 1);
+  }
+
+  take(d: Delivery, out: Exchange): Wire {
+    let entry = this.pending.get(d.message);
+    if (!entry) this.pending.set(d.message, (entry = { wire: this.transport.wire(d.message), left: this.uses.get(d.message)!, hosts: [] }));
+    entry.hosts.push(d.host);
+    out.sent.set(d.id, entry.wire.bytes);
+    return entry.wire;
+  }
+
+  answered(d: Delivery): void {
+    const entry = this.pending.get(d.message)!;
+    if (--entry.left > 0) return;
+    this.pending.delete(d.message);
+    done(entry.wire, entry.hosts);
+  }
+
+  /** After a failure: the clients that got a request still pending are done with it. */
+  release(): void {
+    for (const entry of this.pending.values()) done(entry.wire, entry.hosts);
+    this.pending.clear();
+  }
+}
+
+function done(wire: Wire, hosts: readonly ClientHost[]): void {
+  for (const host of hosts) host.requestDone('copy' in wire ? wire.copy : wire.decoded);
 }

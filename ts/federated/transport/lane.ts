@@ -6,7 +6,9 @@
  */
 import { FedmixError } from '../../errors.js';
 import { init, type Backend, type InitOptions } from '../../wasm/loader.js';
-import { makeClient, type ClientSpec } from '../algorithms.js';
+import { makeClient, type ClientSpec, type MatrixData } from '../algorithms.js';
+import { Matrix } from '../../data/matrix.js';
+import { GaussianMixture, type CovarianceType, type GaussianMixtureOptions } from '../../models/gaussian-mixture.js';
 import { ClientHost } from '../runtime/client-host.js';
 
 /** The build the main thread runs, compiled: a worker runs the same one, whether it came from a file, the user's bytes or fedmix/inline. */
@@ -18,7 +20,30 @@ export interface LaneBuild {
 export type LaneTask =
   | { op: 'create'; specs: ClientSpec[]; maxMessageBytes?: number; build?: LaneBuild }
   | { op: 'handle'; items: { id: string; bytes: Uint8Array }[] }
-  | { op: 'dispose' };
+  | { op: 'dispose' }
+  | { op: 'fit'; X: MatrixData; options: GaussianMixtureOptions; build?: LaneBuild };
+
+/**
+ * A GaussianMixture fitted in a worker, as it crosses back: its parameters and
+ * the training rows' labels and log densities, each in a typed array of its
+ * own so that postMessage can transfer it instead of copying.
+ */
+export interface GaussianMixtureFitData {
+  covarianceType: CovarianceType;
+  nComponents: number;
+  nFeatures: number;
+  weights: Float64Array;
+  means: Float64Array;
+  covariances: Float64Array;
+  precisionsCholesky: Float64Array;
+  converged: boolean;
+  nIter: number;
+  lowerBound: number;
+  /** the most likely component of each training row (predict) */
+  labels: Int32Array;
+  /** the log density of each training row (scoreSamples) */
+  scoreSamples: Float64Array;
+}
 
 /** An error as it crosses back from a worker: the FedmixError code, or undefined for a bug. */
 export interface LaneError {
@@ -28,7 +53,39 @@ export interface LaneError {
 
 export type LaneReply = { id: string; bytes?: Uint8Array; error?: LaneError };
 
-export type LaneResult = { ok: true; replies?: LaneReply[] } | { ok: false; error: LaneError };
+export type LaneResult = { ok: true; replies?: LaneReply[]; fit?: GaussianMixtureFitData } | { ok: false; error: LaneError };
+
+/** The buffers a result can give away when it is posted (a fit's arrays: made for the reply, referenced nowhere else). */
+export function laneTransferables(result: LaneResult): ArrayBuffer[] {
+  if (!result.ok || !result.fit) return [];
+  const f = result.fit;
+  return [f.weights, f.means, f.covariances, f.precisionsCholesky, f.labels, f.scoreSamples].map((a) => a.buffer as ArrayBuffer);
+}
+
+/** Fits one GaussianMixture; every array of the answer is a fresh copy, so it can be transferred. */
+function fitGaussianMixture(X: MatrixData, options: GaussianMixtureOptions): GaussianMixtureFitData {
+  const m = new Matrix(X.data, X.nRows, X.nCols);
+  const gm = new GaussianMixture(options);
+  try {
+    gm.fit(m);
+    return {
+      covarianceType: gm.covarianceType,
+      nComponents: gm.nComponents,
+      nFeatures: m.nCols,
+      weights: Float64Array.from(gm.weights),
+      means: Float64Array.from(gm.means),
+      covariances: Float64Array.from(gm.covariances),
+      precisionsCholesky: Float64Array.from(gm.precisionsCholesky),
+      converged: gm.converged,
+      nIter: gm.nIter,
+      lowerBound: gm.lowerBound,
+      labels: Int32Array.from(gm.predict(m)),
+      scoreSamples: Float64Array.from(gm.scoreSamples(m)),
+    };
+  } finally {
+    gm.dispose();
+  }
+}
 
 const clients = new Map<string, { host: ClientHost; dispose(): void }>();
 
@@ -40,7 +97,7 @@ function laneError(e: unknown): LaneError {
 export async function runLaneTask(task: LaneTask): Promise<LaneResult> {
   try {
     // without a build from the main thread (it had none loaded), the worker loads its own from beside its module
-    const build = task.op === 'create' ? task.build : undefined;
+    const build = task.op === 'create' || task.op === 'fit' ? task.build : undefined;
     const options: InitOptions = build ? { backend: build.backend, wasm: { [build.backend]: build.module } } : {};
     await init(options);
     switch (task.op) {
@@ -75,6 +132,8 @@ export async function runLaneTask(task: LaneTask): Promise<LaneResult> {
         }
         return { ok: true, replies };
       }
+      case 'fit':
+        return { ok: true, fit: fitGaussianMixture(task.X, task.options) };
       case 'dispose':
         for (const c of clients.values()) c.dispose();
         clients.clear();

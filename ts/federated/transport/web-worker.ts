@@ -1,9 +1,13 @@
-/** The module each Web Worker of a WebWorkerTransport runs: one lane's tasks, in order. */
-import { runLaneTask, type LaneTask } from './lane.js';
+/** The module each Web Worker of a WebWorkerTransport or a FedmixWorker runs: one lane's tasks, in order. */
+import { laneTransferables, runLaneTask, type LaneTask } from './lane.js';
 
-const scope = globalThis as unknown as { onmessage: ((e: { data: { id: number; task: LaneTask } }) => void) | null; postMessage(m: unknown): void };
+const scope = globalThis as unknown as { onmessage: ((e: { data: { id: number; task: LaneTask } }) => void) | null; postMessage(m: unknown, transfer?: ArrayBuffer[]): void };
 let queue = Promise.resolve();
 scope.onmessage = (e) => {
   const { id, task } = e.data;
-  queue = queue.then(async () => scope.postMessage({ id, result: await runLaneTask(task) }));
+  queue = queue.then(async () => {
+    const result = await runLaneTask(task);
+    // a fit's arrays move to the main thread instead of being copied
+    scope.postMessage({ id, result }, laneTransferables(result));
+  });
 };

@@ -3,8 +3,8 @@
  * threads (lanes.ts), each lane one module worker running web-worker.js,
  * which bundles the library so that it needs no import map.
  */
-import { FederationError, InvalidParameterError } from '../../errors.js';
-import { readOptions, requireInteger } from '../../validate.js';
+import { FederationError, formatValue, InvalidParameterError } from '../../errors.js';
+import { guardRead, readOptions, requireInteger } from '../../validate.js';
 import type { ClientSpec } from '../algorithms.js';
 import type { LaneResult, LaneTask } from './lane.js';
 import { LaneTransport, readSpecs, type LaneOptions } from './lanes.js';
@@ -16,15 +16,16 @@ export interface WebWorkerTransportOptions extends LaneOptions {
   workerUrl?: string | URL;
 }
 
-interface BrowserWorker {
+/** @internal */
+export interface BrowserWorker {
   postMessage(message: unknown): void;
   terminate(): void;
   onmessage: ((e: { data: unknown }) => void) | null;
   onerror: ((e: { message?: string }) => void) | null;
 }
 
-/** One module worker and the tasks it has not answered yet. */
-class Lane {
+/** One module worker and the tasks it has not answered yet (a FedmixWorker is one too). @internal */
+export class Lane {
   private next = 0;
   private readonly pending = new Map<number, { resolve: (r: LaneResult) => void; reject: (e: Error) => void }>();
   private failed: Error | undefined;
@@ -52,9 +53,26 @@ class Lane {
     });
   }
 
+  /** Stops the worker; what it had not answered fails. */
   terminate(): void {
     this.worker.terminate();
+    this.failed ??= new FederationError('the web worker was stopped');
+    for (const p of this.pending.values()) p.reject(this.failed);
+    this.pending.clear();
   }
+}
+
+/**
+ * A module worker running web-worker.js (next to this bundle, so it needs no
+ * import map) or `workerUrl`. @internal
+ */
+export function startLane(workerUrl: string | URL | undefined): Lane {
+  const W = (globalThis as { Worker?: new (url: string | URL, o: { type: 'module' }) => BrowserWorker }).Worker;
+  if (typeof W !== 'function') throw new InvalidParameterError('Web Workers are not available here; in Node use WorkerTransport from fedmix/node');
+  const url = workerUrl ?? new URL('./web-worker.js', import.meta.url);
+  // Worker() would coerce anything to a relative URL (5 becomes "/5"): a string or URL only
+  if (typeof url !== 'string' && !guardRead('workerUrl', () => url instanceof URL)) throw new InvalidParameterError(`workerUrl must be a string or a URL, got ${formatValue(url)}`);
+  return new Lane(new W(url, { type: 'module' }));
 }
 
 export class WebWorkerTransport extends LaneTransport {
@@ -63,17 +81,12 @@ export class WebWorkerTransport extends LaneTransport {
   /** Starts the workers and creates each client in its lane. */
   static async start(given: readonly ClientSpec[], optionsGiven: WebWorkerTransportOptions = {}): Promise<WebWorkerTransport> {
     const options = readOptions(optionsGiven, ['workers', 'workerUrl', 'encoding', 'maxMessageBytes']) as WebWorkerTransportOptions;
-    const W = (globalThis as { Worker?: new (url: string | URL, o: { type: 'module' }) => BrowserWorker }).Worker;
-    if (typeof W !== 'function') throw new InvalidParameterError('Web Workers are not available here; in Node use WorkerTransport from fedmix/node');
     const hardware = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 2;
     const specs = readSpecs(given);
     const n = Math.min(requireInteger('workers', options.workers ?? hardware, 1, 1024), Math.max(1, specs.length));
-    const url = options.workerUrl ?? new URL('./web-worker.js', import.meta.url);
-    const lanes = Array.from({ length: n }, () => new Lane(new W(url, { type: 'module' })));
-    const run = (l: number, task: LaneTask) => lanes[l]!.run(task);
+    const lanes = Array.from({ length: n }, () => startLane(options.workerUrl));
     try {
-      const { laneOf, born, unborn, encoding } = await LaneTransport.deal(specs, n, run, options);
-      const t = new WebWorkerTransport('web-workers', n, run, laneOf, born, unborn, encoding);
+      const t = await WebWorkerTransport.onLanes(lanes, specs, options);
       t.workers = lanes;
       return t;
     } catch (e) {
@@ -82,7 +95,18 @@ export class WebWorkerTransport extends LaneTransport {
     }
   }
 
-  /** Frees the clients and stops the workers. */
+  /**
+   * Clients dealt to lanes that are already running (a FedmixWorker's): the
+   * transport's close() frees its clients but leaves the workers to their owner.
+   * @internal
+   */
+  static async onLanes(lanes: readonly Lane[], specs: ClientSpec[], options: LaneOptions): Promise<WebWorkerTransport> {
+    const run = (l: number, task: LaneTask) => lanes[l]!.run(task);
+    const { laneOf, born, unborn, encoding } = await LaneTransport.deal(specs, lanes.length, run, options);
+    return new WebWorkerTransport('web-workers', lanes.length, run, laneOf, born, unborn, encoding);
+  }
+
+  /** Frees the clients and stops the workers it started. */
   async close(): Promise<void> {
     await this.disposeLanes();
     for (const l of this.workers) l.terminate();
