@@ -233,6 +233,18 @@ describe('every detector kind, both community methods', () => {
   }, 30_000);
 });
 
+describe('many small detectors', () => {
+  test('250 GMM clients over the binary wire: relays split so no message names too many arrays', () => {
+    // a GMM detector is a few hundred bytes, so the byte budget alone would put all 249 partners in
+    // one relay, whose Arrow schema (a field per array) would pass the decoder's 64 KiB bound
+    const parts = Array.from({ length: 250 }, (_, i) => cloud(12, 100 + i, i % 2 ? 0 : 10));
+    const r = associate(parts, { detector: { kind: 'gmm', contamination: 0.1, gmm: { covarianceType: 'diag' } }, q: 0.2, encoding: 'binary', seed: 1 });
+    expect(r.excluded).toEqual([]);
+    expect(r.communities.length).toBeGreaterThanOrEqual(2);
+    expect(r.federation.rounds).toBeGreaterThan(2);
+  }, 120_000);
+});
+
 /** Five clients whose decisions come from a table, their detectors from real fits. */
 const IDS = ['a', 'b', 'c', 'd', 'e'];
 class Stub implements ClientRole {

@@ -34,6 +34,10 @@ import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { COMMUNITIES_PROTOCOL, DETECTOR, FIT, MAX_PARTNERS, RELAY, receiveDetector, type DecisionsPayload } from './messages.js';
 
+/** Arrays of detectors in one relay message: at about 200 schema bytes each, well within the decoders' 64 KiB schema bound. */
+const RELAY_ARRAYS_PER_MESSAGE = 192;
+const SCHEMA_BYTES_PER_ARRAY = 200;
+
 export interface CommunitiesServerOptions {
   /** the clients' features */
   nFeatures: number;
@@ -173,10 +177,15 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
   /** Takes from the front of `queue` the partners whose detectors fit in one relay message (at least one). */
   private chunk(queue: string[]): string[] {
     let bytes = 0;
+    let schemaArrays = 0;
     let n = 0;
     while (n < queue.length) {
       const size = detectorBytes(this.detectors.get(queue[n]!)!);
-      if (n > 0 && bytes + size > this.maxRelayBytes) break;
+      // arrays are bounded too, not only bytes: the binary wire's schema names every array of every
+      // detector (a GMM's are a few hundred bytes each), and decoders refuse a schema over 64 KiB
+      const arrays = arraysIn(this.detectors.get(queue[n]!)!, 0).arrays;
+      if (n > 0 && (bytes + size > this.maxRelayBytes || schemaArrays + arrays > RELAY_ARRAYS_PER_MESSAGE)) break;
+      schemaArrays += arrays;
       bytes += size;
       n++;
     }
@@ -306,10 +315,24 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
 
 /** A detector's size on the wire, about: 8 bytes per value of its arrays, and some for the rest. */
 function detectorBytes(det: LocalDetectorJSON): number {
-  const parts = det.ocsvm ?? det.gmm ?? det.autoencoder;
+  const { values, arrays } = arraysIn(det.ocsvm ?? det.gmm ?? det.autoencoder, 0);
+  // an array costs its values and, on the binary wire, a schema field (about 200 bytes; see chunk)
+  return 8 * values + SCHEMA_BYTES_PER_ARRAY * arrays + 256;
+}
+
+/** The numbers held in arrays anywhere in a detector's JSON (nested for networks), and how many arrays hold them. */
+function arraysIn(x: unknown, depth: number): { values: number; arrays: number } {
+  if (x === null || typeof x !== 'object' || depth > 8) return { values: 0, arrays: 0 };
+  if (ArrayBuffer.isView(x)) return { values: (x as unknown as ArrayLike<number>).length, arrays: 1 };
+  if (Array.isArray(x) && (x.length === 0 || typeof x[0] === 'number')) return { values: x.length, arrays: 1 };
   let values = 0;
-  if (parts) for (const v of Object.values(parts)) if (typeof v === 'object' && v !== null && 'length' in v) values += (v as ArrayLike<number>).length;
-  return 8 * values + 256;
+  let arrays = 0;
+  for (const v of Object.values(x)) {
+    const r = arraysIn(v, depth + 1);
+    values += r.values;
+    arrays += r.arrays;
+  }
+  return { values, arrays };
 }
 
 /** q in [0, 1]: an InvalidParameterError otherwise. */

@@ -328,7 +328,8 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       record.users = acceptedUsers();
       if (record.users < policy.minReplies) {
         for (const value of accepted.values()) server.discard?.(value);
-        const why = roundFailures.map((f) => f.reason).join('; ');
+        // the first few reasons (often the same one many times); the rest are in the round's record
+        const why = roundFailures.slice(0, 5).map((f) => f.reason).join('; ') + (roundFailures.length > 5 ? `; and ${roundFailures.length - 5} more` : '');
         throw new FederationError(
           `round ${round}: ${usable(record.users, accepted.size)} of ${requests.size}, fewer than the ${policy.minReplies} required${why ? ` (${why})` : ''}`,
         );
