@@ -170,7 +170,7 @@ longer();
 repeated('h', 'letter', 'letter.csv', FED_ALL);
 noise('c', 'letter', 'letter.csv', 'a');
 weighted();
-grid('d', 'fmnist', 'Fashion-MNIST', [5, 10], ['fedavg', 'scaffold']);
+grid('d', 'fmnist', 'Fashion-MNIST', [5, 10, 20], ['fedavg', 'scaffold']);
 repeated('i', 'fmnist', 'Fashion-MNIST', ['fedavg', 'scaffold']);
 noise('f', 'fmnist', 'Fashion-MNIST', 'd');
 mqtt();
