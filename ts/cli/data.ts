@@ -68,22 +68,14 @@ function unreadable(path: string, e: unknown): unknown {
 export function readCsvFile(path: string, delimiter = ','): Promise<CsvTable> {
   const builder = new CsvTableBuilder();
   return new Promise((resolve, reject) => {
-    let failure: unknown;
     const stream = createReadStream(path, { encoding: 'utf8' });
     stream.on('error', (e) => reject(unreadable(path, e)));
     Papa.parse<string[]>(stream as unknown as File, {
       ...papaConfig(delimiter),
-      step: (r, parser) => {
-        try {
-          builder.check(r.errors);
-          builder.add(r.data);
-        } catch (e) {
-          failure = e;
-          parser.abort();
-        }
-      },
+      step: builder.step,
       complete: () => {
         stream.destroy();
+        const failure = builder.failure;
         if (failure !== undefined) reject(failure instanceof InvalidDataError ? new InvalidDataError(`${path}: ${failure.message}`) : failure);
         else {
           try {

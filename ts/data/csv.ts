@@ -64,6 +64,20 @@ export class CsvTableBuilder {
     throw new InvalidDataError(`the CSV, line ${this.records + 1}: ${e.message}`);
   }
 
+  /** What stopped the parse: the first record that failed its checks (step keeps it and aborts). */
+  failure: unknown = undefined;
+
+  /** Papa Parse's step callback: each record checked and added; the first failure is kept and ends the parse. */
+  readonly step = (r: Papa.ParseStepResult<string[]>, parser: Papa.Parser): void => {
+    try {
+      this.check(r.errors);
+      this.add(r.data);
+    } catch (e) {
+      this.failure = e;
+      parser.abort();
+    }
+  };
+
   finish(): CsvTable {
     if (!this.names) throw new InvalidDataError('the CSV is empty; it needs a header row');
     return { names: this.names, columns: this.columns, nRows: this.columns[0]?.length ?? 0 };
@@ -80,21 +94,9 @@ export function parseCsv(text: string, options: CsvOptions = {}): CsvTable {
   const o = readOptions(options, ['delimiter']);
   const delimiter = csvDelimiter(o.delimiter);
   const builder = new CsvTableBuilder();
-  let failure: unknown;
   // a string is parsed synchronously, record by record
-  Papa.parse<string[]>(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, {
-    ...papaConfig(delimiter),
-    step: (r, parser) => {
-      try {
-        builder.check(r.errors);
-        builder.add(r.data);
-      } catch (e) {
-        failure = e;
-        parser.abort();
-      }
-    },
-  });
-  if (failure !== undefined) throw failure;
+  Papa.parse<string[]>(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, { ...papaConfig(delimiter), step: builder.step });
+  if (builder.failure !== undefined) throw builder.failure;
   return builder.finish();
 }
 
