@@ -110,7 +110,7 @@ describe.each([
 
   test('bad fields are typed errors', () => {
     const s = new Scaler().fit([[1, 2], [3, 5]]);
-    const j = through(s);
+    const j = through(s as StandardScaler);
     const from = (v: unknown) => (Scaler as typeof StandardScaler).fromJSON(v as never);
     expectClean(() => from({ ...j, factor: [1, 0] }), InvalidParameterError, /factor\[1\] is 0/);
     expectClean(() => from({ ...j, offset: [1] }), InvalidParameterError, /offset has 1 values; expected 2/);
