@@ -32,7 +32,7 @@ export {
   type NullPolicy,
 } from './data/arrow.js';
 export { coordinateMedian, trimmedMean } from './federated/robust.js';
-export { PCA, type PCAOptions } from './data/pca.js';
+export { PCA, type PCAJSON, type PCAOptions } from './data/pca.js';
 export {
   GaussianMixture,
   COVARIANCE_TYPES,
@@ -48,8 +48,9 @@ export {
   type DirichletMultinomialMixtureJSON,
   type DirichletMultinomialMixtureParameters,
   type MdmSample,
+  type MdmCentralFitOptions,
 } from './models/dirichlet-multinomial-mixture.js';
-export { KMeans, nearestCenters, type KMeansOptions } from './models/kmeans.js';
+export { KMeans, nearestCenters, type KMeansJSON, type KMeansOptions } from './models/kmeans.js';
 export {
   Network,
   ACTIVATIONS,
@@ -84,7 +85,7 @@ export { histogramEnergyDistance } from './metrics/histograms.js';
 export { adjustedRandScore, silhouetteSamples, silhouetteScore } from './metrics/clustering.js';
 export { scoreMixture, anomalyScores, type MixtureScores } from './metrics/mixture.js';
 export { gaussianNoiseOod } from './metrics/ood.js';
-export { MinMaxScaler, StandardScaler } from './data/scale.js';
+export { MinMaxScaler, StandardScaler, type MinMaxScalerJSON, type ScalerJSON, type StandardScalerJSON } from './data/scale.js';
 export { parseCsv, csvToMatrix, type CsvTable, type CsvOptions } from './data/csv.js';
 export { digamma, lgamma, trigamma, digammaDiff, lnRisingFactorial } from './special/gamma.js';
 export { dirichletMultinomialLogPmf } from './distributions/dirichlet-multinomial.js';

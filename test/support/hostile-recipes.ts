@@ -306,11 +306,25 @@ export const RECIPES: Record<string, Recipe> = {
     },
   }),
   PCA: cls(f.PCA, () => [{ nComponents: 1 }], {
-    methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()], toArrow: (self) => (self.fit(X()), []) },
+    methods: {
+      fit: () => [X()],
+      transform: (self) => (self.fit(X()), [rows()]),
+      fitTransform: () => [rows()],
+      inverseTransform: (self) => (self.fit(X()), [[[0.5], [-1]]]),
+      toJSON: (self) => (self.fit(X()), []),
+      toArrow: (self) => (self.fit(X()), []),
+    },
+    statics: { fromJSON: stat(f.PCA.fromJSON, () => [JSON.stringify(new f.PCA({ nComponents: 1 }).fit(X()))]) },
     internal: ['state'],
   }),
-  MinMaxScaler: cls(f.MinMaxScaler, () => [], { methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] } }),
-  StandardScaler: cls(f.StandardScaler, () => [], { methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()] } }),
+  MinMaxScaler: cls(f.MinMaxScaler, () => [], {
+    methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()], inverseTransform: (self) => (self.fit(X()), [rows()]), toJSON: (self) => (self.fit(X()), []) },
+    statics: { fromJSON: stat(f.MinMaxScaler.fromJSON, () => [JSON.stringify(new f.MinMaxScaler().fit(X()))]) },
+  }),
+  StandardScaler: cls(f.StandardScaler, () => [], {
+    methods: { fit: () => [X()], transform: (self) => (self.fit(X()), [rows()]), fitTransform: () => [rows()], inverseTransform: (self) => (self.fit(X()), [rows()]), toJSON: (self) => (self.fit(X()), []) },
+    statics: { fromJSON: stat(f.StandardScaler.fromJSON, () => [JSON.stringify(new f.StandardScaler().fit(X()))]) },
+  }),
   isArrowTable: fn(f.isArrowTable, () => [X().toArrow()]),
   isArrowVector: fn(f.isArrowVector, () => [X().toArrow().getChild('x0')]),
   isArrowIPC: fn(f.isArrowIPC, () => [tableToIPC(X().toArrow(), 'file')]),
@@ -345,7 +359,15 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['adopt', 'fitted', 'fitBytes', 'fitting', 'read', 'withData', 'fitResident', 'scoreSamplesResident', 'fromHandle'],
   }),
   KMeans: cls(f.KMeans, () => [{ nClusters: 2, init: 'k-means++', nInit: 2, maxIter: 50, tol: 1e-4, seed: 1 }], {
-    methods: { fit: () => [X()], fitPredict: () => [rows()], predict: (self) => (self.fit(X()), [X()]), score: (self) => (self.fit(X()), [rows()]), toArrow: (self) => (self.fit(X()), []) },
+    methods: {
+      fit: () => [X()],
+      fitPredict: () => [rows()],
+      predict: (self) => (self.fit(X()), [X()]),
+      score: (self) => (self.fit(X()), [rows()]),
+      toJSON: (self) => (self.fit(X()), []),
+      toArrow: (self) => (self.fit(X()), []),
+    },
+    statics: { fromJSON: stat(f.KMeans.fromJSON, () => [JSON.stringify(new f.KMeans({ nClusters: 2, seed: 1 }).fit(X()))]) },
     internal: ['assign', 'state'],
   }),
   // networks: a 2-3-2 network on the two-feature blobs
@@ -440,7 +462,10 @@ export const RECIPES: Record<string, Recipe> = {
       toJSON: () => [],
       toArrow: () => [],
     },
-    statics: { fromJSON: stat(f.DirichletMultinomialMixture.fromJSON, () => [JSON.stringify(mdm().toJSON())]) },
+    statics: {
+      fromJSON: stat(f.DirichletMultinomialMixture.fromJSON, () => [JSON.stringify(mdm().toJSON())]),
+      fit: stat(f.DirichletMultinomialMixture.fit, () => [histograms(), { nComponents: 2, rounds: 3, maxCount: 6, sizes: [4, 4, 3, 5, 3, 4], categories: ['x', 'y', 'z'], seed: 1 }]),
+    },
     internal: ['evaluate', 'modelBytes', 'pointers'],
   }),
 

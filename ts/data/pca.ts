@@ -9,9 +9,10 @@
  * live here, like KMeans centers.
  */
 import { makeVector, type Table } from 'apache-arrow';
-import { InvalidDataError, NotFittedError } from '../errors.js';
+import { InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
 import { fixedSizeListVector, indexVector, tableOf } from './arrow.js';
 import { LIMITS, readOptions, requireInteger } from '../validate.js';
+import { readSavedJSON, savedArray, savedNumber } from './saved.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
 import { Matrix, type MatrixLike } from './matrix.js';
 
@@ -19,6 +20,24 @@ export interface PCAOptions {
   /** how many components to keep: 1 <= nComponents <= min(rows, features) of the training data (and LIMITS.components) */
   nComponents: number;
 }
+
+/** Serialized form, see toJSON(). */
+export interface PCAJSON {
+  format: 'fedmix.PCA';
+  version: 1;
+  nComponents: number;
+  nFeatures: number;
+  mean: number[];
+  /** (nComponents, nFeatures) row-major */
+  components: number[];
+  explainedVariance: number[];
+  explainedVarianceRatio: number[];
+  noiseVariance: number;
+}
+
+const PCA_JSON_KEYS = [
+  'format', 'version', 'nComponents', 'nFeatures', 'mean', 'components', 'explainedVariance', 'explainedVarianceRatio', 'noiseVariance',
+] as const satisfies readonly (keyof PCAJSON)[];
 
 interface Fitted {
   d: number;
@@ -89,6 +108,66 @@ export class PCA {
   fitTransform(X: MatrixLike): Matrix {
     const x = Matrix.from(X);
     return this.fit(x).transform(x);
+  }
+
+  /**
+   * Z @ components + mean (scikit-learn's inverse_transform without whitening):
+   * rows of nComponents scores back to nFeatures; exact (up to rounding) for
+   * the training rows when nComponents = min(rows, features).
+   */
+  inverseTransform(Z: MatrixLike): Matrix {
+    const st = this.state();
+    const z = Matrix.from(Z);
+    const k = this.nComponents;
+    if (z.nCols !== k) throw new InvalidDataError(`Z has ${z.nCols} columns but this PCA has ${k} components; pass transform()'s output`);
+    const n = z.nRows;
+    const d = st.d;
+    const out = new Float64Array(n * d);
+    // column-major like Matrix: feature j of row i at j * n + i
+    for (let j = 0; j < d; j++) {
+      const o = j * n;
+      out.fill(st.mean[j]!, o, o + n);
+      for (let r = 0; r < k; r++) {
+        const c = st.components[r * d + j]!;
+        const zr = r * n;
+        for (let i = 0; i < n; i++) out[o + i]! += z.data[zr + i]! * c;
+      }
+    }
+    return new Matrix(out, n, d);
+  }
+
+  toJSON(): PCAJSON {
+    const st = this.state();
+    return {
+      format: 'fedmix.PCA',
+      version: 1,
+      nComponents: this.nComponents,
+      nFeatures: st.d,
+      mean: Array.from(st.mean),
+      components: Array.from(st.components),
+      explainedVariance: Array.from(st.explainedVariance),
+      explainedVarianceRatio: Array.from(st.explainedVarianceRatio),
+      noiseVariance: st.noiseVariance,
+    };
+  }
+
+  /** Rebuilds a PCA saved with toJSON() (the object or its text). */
+  static fromJSON(json: PCAJSON | string): PCA {
+    const j = readSavedJSON<PCAJSON>(json, 'fedmix.PCA', PCA_JSON_KEYS);
+    const pca = new PCA({ nComponents: j.nComponents as number });
+    const k = pca.nComponents;
+    const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.values);
+    if (k > d) throw new InvalidParameterError(`nComponents ${k} is more than nFeatures ${d}`);
+    if (k * d > LIMITS.values) throw new InvalidParameterError(`${k} components of ${d} features are ${k * d} values; at most ${LIMITS.values} fit`);
+    pca.fitted = {
+      d,
+      mean: savedArray('mean', j.mean, d),
+      components: savedArray('components', j.components, k * d),
+      explainedVariance: savedArray('explainedVariance', j.explainedVariance, k),
+      explainedVarianceRatio: savedArray('explainedVarianceRatio', j.explainedVarianceRatio, k),
+      noiseVariance: savedNumber('noiseVariance', j.noiseVariance),
+    };
+    return pca;
   }
 
   private state(): Fitted {

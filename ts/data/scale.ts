@@ -3,11 +3,64 @@
  * MinMaxScaler to [0, 1] and StandardScaler to zero mean and unit variance
  * (population variance). A constant feature is shifted but not divided by zero.
  */
-import { InvalidDataError, NotFittedError } from '../errors.js';
+import { InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
+import { LIMITS, requireInteger } from '../validate.js';
 import { Matrix, type MatrixLike } from './matrix.js';
+import { readSavedJSON, savedArray } from './saved.js';
+
+/** A fitted scaler's parameters, as toJSON() saves them: x -> (x - offset) * factor per feature. */
+interface Affine {
+  offset: Float64Array;
+  scale: Float64Array;
+}
+
+/** Serialized form of a StandardScaler or MinMaxScaler, see toJSON(). */
+export interface ScalerJSON<F extends 'fedmix.StandardScaler' | 'fedmix.MinMaxScaler'> {
+  format: F;
+  version: 1;
+  nFeatures: number;
+  /** subtracted from each feature: the mean (StandardScaler) or minimum (MinMaxScaler) */
+  offset: number[];
+  /** then multiplied: 1 / standard deviation or 1 / (max - min), 1 for a constant feature */
+  factor: number[];
+}
+export type StandardScalerJSON = ScalerJSON<'fedmix.StandardScaler'>;
+export type MinMaxScalerJSON = ScalerJSON<'fedmix.MinMaxScaler'>;
+
+const SCALER_KEYS = ['format', 'version', 'nFeatures', 'offset', 'factor'] as const;
+
+function scalerToJSON<F extends 'fedmix.StandardScaler' | 'fedmix.MinMaxScaler'>(format: F, p: Affine | undefined, name: string): ScalerJSON<F> {
+  if (!p) throw new NotFittedError(`${name} is not fitted; call fit(X) first`);
+  return { format, version: 1, nFeatures: p.offset.length, offset: Array.from(p.offset), factor: Array.from(p.scale) };
+}
+
+function scalerFromJSON<F extends 'fedmix.StandardScaler' | 'fedmix.MinMaxScaler'>(json: unknown, format: F): Affine {
+  const j = readSavedJSON<ScalerJSON<F>>(json, format, SCALER_KEYS);
+  const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.values);
+  const offset = savedArray('offset', j.offset, d);
+  const scale = savedArray('factor', j.factor, d);
+  for (let i = 0; i < d; i++) {
+    if (!(scale[i]! > 0)) throw new InvalidParameterError(`factor[${i}] is ${scale[i]}; a scaler's factors are positive`);
+  }
+  return { offset, scale };
+}
+
+/** x -> x / factor + offset: the inverse of affine (up to rounding). */
+function inverseAffine(X: MatrixLike, p: Affine | undefined, name: string): Matrix {
+  if (!p) throw new NotFittedError(`${name} is not fitted; call fit(X) first`);
+  const x = Matrix.from(X);
+  const { offset, scale } = p;
+  if (x.nCols !== offset.length) throw new InvalidDataError(`X has ${x.nCols} features but the scaler was fitted with ${offset.length}`);
+  const out = new Float64Array(x.data.length);
+  for (let j = 0; j < x.nCols; j++) {
+    const off = j * x.nRows;
+    for (let i = 0; i < x.nRows; i++) out[off + i] = x.data[off + i]! / scale[j]! + offset[j]!;
+  }
+  return new Matrix(out, x.nRows, x.nCols);
+}
 
 /** x -> (x - offset) * scale, column by column. */
-function affine(X: MatrixLike, p: { offset: Float64Array; scale: Float64Array } | undefined, name: string): Matrix {
+function affine(X: MatrixLike, p: Affine | undefined, name: string): Matrix {
   if (!p) throw new NotFittedError(`${name} is not fitted; call fit(X) first`);
   const x = Matrix.from(X);
   const { offset, scale } = p;
@@ -28,7 +81,7 @@ function finiteColumns(x: Matrix, name: string): void {
 }
 
 export class StandardScaler {
-  private params: { offset: Float64Array; scale: Float64Array } | undefined;
+  private params: Affine | undefined;
 
   fit(X: MatrixLike): this {
     const x = Matrix.from(X);
@@ -54,13 +107,29 @@ export class StandardScaler {
     return affine(X, this.params, 'StandardScaler');
   }
 
+  /** Back to the original units: x * standard deviation + mean (scikit-learn's inverse_transform). */
+  inverseTransform(X: MatrixLike): Matrix {
+    return inverseAffine(X, this.params, 'StandardScaler');
+  }
+
+  toJSON(): StandardScalerJSON {
+    return scalerToJSON('fedmix.StandardScaler', this.params, 'StandardScaler');
+  }
+
+  /** Rebuilds a scaler saved with toJSON() (the object or its text). */
+  static fromJSON(json: StandardScalerJSON | string): StandardScaler {
+    const s = new StandardScaler();
+    s.params = scalerFromJSON(json, 'fedmix.StandardScaler');
+    return s;
+  }
+
   fitTransform(X: MatrixLike): Matrix {
     return this.fit(X).transform(X);
   }
 }
 
 export class MinMaxScaler {
-  private range: { min: Float64Array; scale: Float64Array } | undefined;
+  private range: Affine | undefined;
 
   fit(X: MatrixLike): this {
     const x = Matrix.from(X);
@@ -78,12 +147,28 @@ export class MinMaxScaler {
       min[j] = lo;
       scale[j] = hi > lo ? 1 / (hi - lo) : 1;
     }
-    this.range = { min, scale };
+    this.range = { offset: min, scale };
     return this;
   }
 
   transform(X: MatrixLike): Matrix {
-    return affine(X, this.range && { offset: this.range.min, scale: this.range.scale }, 'MinMaxScaler');
+    return affine(X, this.range, 'MinMaxScaler');
+  }
+
+  /** Back to the original units: x * (max - min) + min (scikit-learn's inverse_transform). */
+  inverseTransform(X: MatrixLike): Matrix {
+    return inverseAffine(X, this.range, 'MinMaxScaler');
+  }
+
+  toJSON(): MinMaxScalerJSON {
+    return scalerToJSON('fedmix.MinMaxScaler', this.range, 'MinMaxScaler');
+  }
+
+  /** Rebuilds a scaler saved with toJSON() (the object or its text). */
+  static fromJSON(json: MinMaxScalerJSON | string): MinMaxScaler {
+    const s = new MinMaxScaler();
+    s.range = scalerFromJSON(json, 'fedmix.MinMaxScaler');
+    return s;
   }
 
   fitTransform(X: MatrixLike): Matrix {

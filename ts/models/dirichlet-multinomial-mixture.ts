@@ -16,6 +16,7 @@ import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, restated } from '../errors.js';
 import { guardRead, LIMITS, readOptions, requireInteger, requireLength, requireVector, seedParts } from '../validate.js';
+import { Rng } from '../random.js';
 import { requireWasmMemory, withScope, type Scope } from '../wasm/memory.js';
 
 /** The serialized form (toJSON): plain arrays, readable by any tool. */
@@ -105,6 +106,46 @@ export function histogramRows(histograms: MatrixLike, nCategories?: number, size
   if (given.length !== m) throw new InvalidDataError(`${given.length} sizes for ${m} histograms; give one size n per histogram`);
   return { counts, sizes: given, m, c };
 }
+
+/**
+ * Histograms checked as federated MDM inference checks its clients (the core
+ * names a bad row; at least one row and two categories), with N: maxCount, or
+ * the largest size.
+ */
+export function checkedHistograms(
+  histograms: MatrixLike,
+  options: { maxCount?: number; sizes?: ArrayLike<number> },
+): { counts: Float64Array; sizes: Float64Array; m: number; c: number; nMax: number } {
+  const rows = histogramRows(histograms, undefined, options.sizes);
+  const { counts, sizes, m, c } = rows;
+  if (m === 0) throw new InvalidDataError('no histograms: give one row of counts per client');
+  let largest = 0;
+  for (const n of sizes) if (n > largest) largest = n;
+  const nMax = options.maxCount === undefined ? Math.max(1, largest) : requireInteger('maxCount', options.maxCount, 1, LIMITS.count);
+  withScope((s) => s.check(s.w.fm_mdm_check_histograms(s.f64From(counts), s.f64From(sizes), m, c, nMax)));
+  if (c < 2) throw new InvalidDataError(`the histograms have ${c} categor${c === 1 ? 'y' : 'ies'}; they need at least 2`);
+  return { ...rows, nMax };
+}
+
+/** Options of DirichletMultinomialMixture.fit: fitMdm's, less what only a federation has. */
+export interface MdmCentralFitOptions {
+  /** K (default 1) */
+  nComponents?: number;
+  /** EM iterations after the initialization (default 100, as fitMdm's rounds) */
+  rounds?: number;
+  /** N, the largest client size the model covers (default: the largest n among the rows) */
+  maxCount?: number;
+  /** each row's n, when given apart from the histograms (each must equal its row's sum) */
+  sizes?: ArrayLike<number>;
+  /** names of the C categories, kept in the model */
+  categories?: readonly string[];
+  /** initial parameters instead of Algorithm 1's random assignment (same K, C, N) */
+  init?: DirichletMultinomialMixture;
+  /** seed of the initial assignment: the same as fitMdm's seed gives the same model */
+  seed?: number;
+}
+
+const CENTRAL_FIT_KEYS = ['nComponents', 'rounds', 'maxCount', 'sizes', 'categories', 'init', 'seed'] as const;
 
 function nested(values: Float64Array, rows: number, cols: number): number[][] {
   return Array.from({ length: rows }, (_, r) => Array.from(values.subarray(r * cols, (r + 1) * cols)));
@@ -276,6 +317,91 @@ export class DirichletMultinomialMixture {
     };
     if (this.categories) out.categories = [...this.categories];
     return out;
+  }
+
+  /**
+   * Fits a model to histograms held in one place (one row per client): the
+   * federated algorithm of fitMdm (Algorithm 1, then `rounds` full-batch EM
+   * rounds of Algorithm 2) with one party holding every row, on the same core
+   * kernels but without the federation's runtime or messages. The same seed
+   * gives fitMdm's model (its full-batch run without privacy) up to the order
+   * of the additions.
+   *
+   * ```ts
+   * const model = DirichletMultinomialMixture.fit(histograms, { nComponents: 2, rounds: 100, seed: 0 });
+   * ```
+   */
+  static fit(histograms: MatrixLike, options: MdmCentralFitOptions = {}): DirichletMultinomialMixture {
+    const o = readOptions(options, CENTRAL_FIT_KEYS);
+    if (o.init !== undefined && !guardRead('init', () => o.init instanceof DirichletMultinomialMixture)) {
+      throw new InvalidParameterError(`init must be a DirichletMultinomialMixture, got ${formatValue(o.init)}`);
+    }
+    const k = requireInteger('nComponents', o.nComponents ?? o.init?.nComponents ?? 1, 1, LIMITS.count);
+    const rounds = requireInteger('rounds', o.rounds ?? 100, 0, LIMITS.rounds);
+    const seed = o.seed === undefined ? undefined : requireInteger('seed', o.seed, 0);
+    const { counts, sizes, m, c, nMax } = checkedHistograms(histograms, o);
+    if (k * Math.max(c, nMax) > LIMITS.values) throw new InvalidParameterError(`K = ${k} components of C = ${c} categories and N = ${nMax} sizes exceed ${LIMITS.values} values; lower K or N`);
+    if (m < k) throw new InvalidParameterError(`K = ${k} components is larger than the ${m} histograms; lower K`);
+    if (o.init && (o.init.nComponents !== k || o.init.nCategories !== c || o.init.maxCount !== nMax)) {
+      throw new InvalidParameterError(`init has K = ${o.init.nComponents}, C = ${o.init.nCategories}, N = ${o.init.maxCount}; this fit has K = ${k}, C = ${c}, N = ${nMax}`);
+    }
+    requireWasmMemory(`fitting ${k} components to ${m} histograms of ${c} categories`, 8 * (m * c + m) + 4 * m + 48 * k * (c + nMax + 1));
+    let tau: Float64Array;
+    let alpha: Float64Array;
+    let pi: Float64Array;
+    if (o.init) {
+      ({ tau, alpha, pi } = o.init);
+    } else {
+      // Algorithm 1: each row draws its component as fitMdm's client of the same index does (its seed from the run's seed)
+      const components = new Uint32Array(m);
+      const seeds = new Rng(seed);
+      try {
+        const draws = seeds.uniform(m);
+        for (let i = 0; i < m; i++) {
+          const own = new Rng(Math.floor(draws[i]! * 2 ** 32));
+          try {
+            components[i] = own.choice(k, 1)[0]!;
+          } finally {
+            own.dispose();
+          }
+        }
+      } finally {
+        seeds.dispose();
+      }
+      ({ tau, alpha, pi } = withScope((s) => {
+        const [e, p, q] = [s.f64(k * nMax), s.f64(k * c), s.f64(k * c)];
+        s.check(s.w.fm_mdm_init_stats(k, c, nMax, s.f64From(counts), s.f64From(sizes), m, s.u32From(components), e, p, q));
+        const [t, a, pp, flags] = [s.f64(k), s.f64(k * c), s.f64(k * nMax), s.f64(1)];
+        s.check(s.w.fm_mdm_initialize(k, c, nMax, e, p, q, m, 0, t, a, pp, flags));
+        return { tau: s.readF64(t, k), alpha: s.readF64(a, k * c), pi: s.readF64(pp, k * nMax) };
+      }));
+    }
+    // Algorithm 2, full batch: the statistics of all rows in one kernel call, then the update (the rows are copied in once)
+    ({ tau, alpha, pi } = withScope((s) => {
+      const [cp, sp] = [s.f64From(counts), s.f64From(sizes)];
+      const [t, a, pp] = [s.f64From(tau), s.f64From(alpha), s.f64From(pi)];
+      const [t2, a2, pp2] = [s.f64(k), s.f64(k * c), s.f64(k * nMax)];
+      const out = s.f64(2 * k + k * c + 3);
+      const e = s.f64(k * nMax);
+      const flags = s.f64(1);
+      const handleOut = s.u32(1);
+      let cur = [t, a, pp];
+      let next = [t2, a2, pp2];
+      for (let r = 0; r < rounds; r++) {
+        s.check(s.w.fm_mdm_prepare(k, c, nMax, cur[0]!, cur[1]!, cur[2]!, handleOut));
+        const handle = s.readU32(handleOut, 1)[0]!;
+        try {
+          s.check(s.w.fm_mdm_round_stats(handle, cp, sp, m, Infinity, out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
+        } finally {
+          s.w.fm_mdm_prepared_free(handle);
+        }
+        s.check(s.w.fm_mdm_update(k, c, nMax, cur[0]!, cur[1]!, cur[2]!, out, e, out + 8 * k, out + 8 * (k + k * c), m, 0, next[0]!, next[1]!, next[2]!, flags));
+        [cur, next] = [next, cur];
+      }
+      return { tau: s.readF64(cur[0]!, k), alpha: s.readF64(cur[1]!, k * c), pi: s.readF64(cur[2]!, k * nMax) };
+    }));
+    const rows = (v: Float64Array, w: number) => Array.from({ length: k }, (_, r) => v.subarray(r * w, (r + 1) * w));
+    return new DirichletMultinomialMixture({ tau, alpha: rows(alpha, c), pi: rows(pi, nMax), categories: o.categories });
   }
 
   /** A model from toJSON() output (or any object / JSON text with tau, alpha and pi). */

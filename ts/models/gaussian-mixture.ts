@@ -11,6 +11,7 @@ import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidParameterError, NotFittedError } from '../errors.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
 import { OwnedHandle, requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
+import { readSavedJSON } from '../data/saved.js';
 import {
   flattenNumeric,
   guardRead,
@@ -456,22 +457,7 @@ export class GaussianMixture {
 
   /** Rebuilds a model saved with toJSON() (or parameters from elsewhere, same shapes). */
   static fromJSON(json: GaussianMixtureJSON | string): GaussianMixture {
-    let parsed: unknown = json;
-    if (typeof json === 'string') {
-      try {
-        parsed = JSON.parse(json);
-      } catch {
-        throw new InvalidParameterError(`not a fedmix GaussianMixture JSON: the text is not JSON (it starts ${formatValue(json.slice(0, 20))})`);
-      }
-    }
-    if (parsed === null || typeof parsed !== 'object') {
-      throw new InvalidParameterError(`not a fedmix GaussianMixture JSON: expected an object with format "fedmix.GaussianMixture", got ${formatValue(parsed)}`);
-    }
-    const j = readOptions(parsed as GaussianMixtureJSON, JSON_KEYS, 'the JSON');
-    if (j.format !== 'fedmix.GaussianMixture') {
-      throw new InvalidParameterError(`not a fedmix GaussianMixture JSON: format must be "fedmix.GaussianMixture", got ${formatValue(j.format)}`);
-    }
-    if (j.version !== 1) throw new InvalidParameterError(`unsupported GaussianMixture JSON version ${formatValue(j.version)}; this fedmix reads version 1 (the number)`);
+    const j = readSavedJSON<GaussianMixtureJSON>(json, 'fedmix.GaussianMixture', JSON_KEYS);
     const t = requireOneOf('covarianceType', j.covarianceType, COVARIANCE_TYPES);
     const k = requireInteger('nComponents', j.nComponents, 1, LIMITS.components);
     const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.values);

@@ -9,7 +9,8 @@ import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
 import { coreConstant } from '../wasm/constants.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
-import { flattenNumeric, LIMITS, readOptions, requireInteger, requireNumber, requireVector, seedParts, type NumericArray } from '../validate.js';
+import { readSavedJSON, savedArray, savedNumber } from '../data/saved.js';
+import { flattenNumeric, guardRead, LIMITS, readOptions, requireInteger, requireNumber, requireVector, seedParts, type NumericArray } from '../validate.js';
 
 export interface KMeansOptions {
   /** default 8; at most LIMITS.components (65,536) */
@@ -24,6 +25,26 @@ export interface KMeansOptions {
   tol?: number;
   seed?: number;
 }
+
+/** Serialized form, see toJSON(). */
+export interface KMeansJSON {
+  format: 'fedmix.KMeans';
+  version: 1;
+  nClusters: number;
+  nFeatures: number;
+  /** (nClusters, nFeatures) row-major */
+  centers: number[];
+  /** cluster of each training row */
+  labels: number[];
+  inertia: number;
+  nIter: number;
+  /** the constructor's options other than given starting centers */
+  options?: Omit<KMeansOptions, 'init' | 'nClusters'> & { init?: 'k-means++' | 'random' };
+}
+
+const KMEANS_JSON_KEYS = [
+  'format', 'version', 'nClusters', 'nFeatures', 'centers', 'labels', 'inertia', 'nIter', 'options',
+] as const satisfies readonly (keyof KMeansJSON)[];
 
 export class KMeans {
   readonly nClusters: number;
@@ -123,6 +144,54 @@ export class KMeans {
   }
   get nIter(): number {
     return this.state().nIter;
+  }
+
+  toJSON(): KMeansJSON {
+    const st = this.state();
+    return {
+      format: 'fedmix.KMeans',
+      version: 1,
+      nClusters: this.nClusters,
+      nFeatures: st.d,
+      centers: Array.from(st.centers),
+      labels: Array.from(st.labels),
+      inertia: st.inertia,
+      nIter: st.nIter,
+      options: {
+        ...(this.init instanceof Float64Array ? {} : { init: this.init }),
+        nInit: this.nInit,
+        maxIter: this.maxIter,
+        tol: this.tol,
+        ...(this.seed === undefined ? {} : { seed: this.seed }),
+      },
+    };
+  }
+
+  /** Rebuilds a KMeans saved with toJSON() (the object or its text); predict and score work at once. */
+  static fromJSON(json: KMeansJSON | string): KMeans {
+    const j = readSavedJSON<KMeansJSON>(json, 'fedmix.KMeans', KMEANS_JSON_KEYS);
+    const o = readOptions(j.options, ['init', 'nInit', 'maxIter', 'tol', 'seed'], 'options');
+    if (o.init !== undefined && o.init !== 'k-means++' && o.init !== 'random') {
+      throw new InvalidParameterError(`options.init must be 'k-means++' or 'random' in a saved KMeans, got ${formatValue(o.init)}`);
+    }
+    const km = new KMeans({ ...o, nClusters: j.nClusters as number });
+    const k = km.nClusters;
+    const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.values);
+    if (k * d > LIMITS.values) throw new InvalidParameterError(`${k} centers of ${d} features are ${k * d} values; at most ${LIMITS.values} fit`);
+    const centers = savedArray('centers', j.centers, k * d);
+    if (!guardRead('labels', () => Array.isArray(j.labels))) throw new InvalidParameterError(`labels must be an array of cluster indices, got ${formatValue(j.labels)}`);
+    const lv = requireVector('labels', j.labels);
+    const labels = new Int32Array(lv.length);
+    for (let i = 0; i < lv.length; i++) {
+      const v = lv[i]!;
+      if (!Number.isInteger(v) || v < 0 || v >= k) throw new InvalidParameterError(`labels[${i}] is ${v}; a label is an integer in [0, ${k})`);
+      labels[i] = v;
+    }
+    const inertia = savedNumber('inertia', j.inertia);
+    if (inertia < 0) throw new InvalidParameterError(`inertia must be >= 0, got ${inertia}`);
+    const nIter = requireInteger('nIter', j.nIter, 0, LIMITS.maxIter);
+    km.fittedState = { centers, labels, inertia, nIter, d };
+    return km;
   }
 
   /** The centers as an Arrow Table of the project's apache-arrow: `cluster` (Int32) and `center` (FixedSizeList<Float64>[d]), one row per cluster. */

@@ -4,11 +4,10 @@
  * threads, an MQTT broker) run an MdmServer with runFederation.
  */
 import { type MatrixLike } from '../../data/matrix.js';
-import { InvalidDataError, InvalidParameterError } from '../../errors.js';
-import { DirichletMultinomialMixture, histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
+import { InvalidParameterError } from '../../errors.js';
+import { checkedHistograms, DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { readOptions, requireInteger } from '../../validate.js';
-import { withScope } from '../../wasm/memory.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
@@ -16,7 +15,6 @@ import { InProcessTransport } from '../transport/in-process.js';
 import { MdmClient } from './client.js';
 import { MdmUserGroup } from './group.js';
 import { MdmServer, type MdmOptions, type MdmRound } from './server.js';
-import { LIMITS } from '../../validate.js';
 
 export interface MdmFitOptions extends MdmOptions {
   /** N, the largest client size the model covers (default: the largest n among the clients) */
@@ -60,13 +58,7 @@ export function histogramClients(
   options: { maxCount?: number; sizes?: ArrayLike<number>; idPrefix?: string; groups?: number },
   seeds: Rng,
 ): { clients: (MdmClient | MdmUserGroup)[]; c: number; nMax: number } {
-  const { counts, sizes, m, c } = histogramRows(histograms, undefined, options.sizes);
-  if (m === 0) throw new InvalidDataError('no histograms: give one row of counts per client');
-  let largest = 0;
-  for (const n of sizes) if (n > largest) largest = n;
-  const nMax = options.maxCount === undefined ? Math.max(1, largest) : requireInteger('maxCount', options.maxCount, 1, LIMITS.count);
-  withScope((s) => s.check(s.w.fm_mdm_check_histograms(s.f64From(counts), s.f64From(sizes), m, c, nMax)));
-  if (c < 2) throw new InvalidDataError(`the histograms have ${c} categor${c === 1 ? 'y' : 'ies'}; they need at least 2`);
+  const { counts, sizes, m, c, nMax } = checkedHistograms(histograms, options);
   const groups = options.groups === undefined ? undefined : requireInteger('groups', options.groups, 1, m);
   const draws = seeds.uniform(m);
   const clients: (MdmClient | MdmUserGroup)[] = [];
