@@ -8,14 +8,14 @@
 import { makeVector, type Table } from 'apache-arrow';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { formatValue, InvalidParameterError, NotFittedError } from '../errors.js';
+import { formatValue, InvalidParameterError, notFitted } from '../errors.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
 import { OwnedHandle, requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
 import {
   flattenNumeric,
   guardRead,
   LIMITS,
-  readOptions,
+  readOptions, readRecord,
   requireBoolean,
   requireInteger,
   requireNumber,
@@ -170,6 +170,8 @@ interface FitStats {
 export class GaussianMixture {
   readonly options: ResolvedGaussianMixtureOptions;
   private model: OwnedHandle | undefined;
+  /** whether dispose() freed the model (and no fit or load since), so a call can say so */
+  private disposed = false;
   private stats: FitStats | undefined;
   private cache = new Map<keyof typeof READ, Float64Array>();
 
@@ -225,6 +227,7 @@ export class GaussianMixture {
   private adopt(s: Scope, handle: number): void {
     this.model?.dispose();
     this.model = new OwnedHandle(handle, (w, p) => w.fm_gmm_free(p));
+    this.disposed = false;
     this.cache.clear();
     const info = s.f64(7);
     s.w.fm_gmm_info(handle, info);
@@ -257,7 +260,7 @@ export class GaussianMixture {
   }
 
   private fitted(): { handle: number; stats: FitStats } {
-    if (!this.model || !this.stats) throw new NotFittedError('this GaussianMixture is not fitted yet; call fit(X) or GaussianMixture.fromJSON first');
+    if (!this.model || !this.stats) throw notFitted('GaussianMixture', this.disposed, 'call fit(X)');
     return { handle: this.model.ptr, stats: this.stats };
   }
 
@@ -467,7 +470,7 @@ export class GaussianMixture {
     if (parsed === null || typeof parsed !== 'object') {
       throw new InvalidParameterError(`not a fedmix GaussianMixture JSON: expected an object with format "fedmix.GaussianMixture", got ${formatValue(parsed)}`);
     }
-    const j = readOptions(parsed as GaussianMixtureJSON, JSON_KEYS, 'the JSON');
+    const j = readRecord(parsed as GaussianMixtureJSON, JSON_KEYS, 'the JSON');
     if (j.format !== 'fedmix.GaussianMixture') {
       throw new InvalidParameterError(`not a fedmix GaussianMixture JSON: format must be "fedmix.GaussianMixture", got ${formatValue(j.format)}`);
     }
@@ -557,6 +560,7 @@ export class GaussianMixture {
   dispose(): void {
     this.model?.dispose();
     this.model = undefined;
+    this.disposed = true;
     this.stats = undefined;
     this.cache.clear();
   }

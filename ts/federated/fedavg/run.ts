@@ -7,7 +7,7 @@
  */
 import type { MatrixLike } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
-import { LIMITS, readArray, readOptions, requireInteger, requireOneOf } from '../../validate.js';
+import { LIMITS, readArray, readOptions, readRecord, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import type { FederationResult } from '../runtime/run.js';
@@ -63,7 +63,7 @@ export function fedAvgSimulation(data: readonly FedAvgClientData[], given: FedAv
   const { clients, unborn } = makeClients(
     clientData.length,
     (i, id) => {
-      const c = readOptions(clientData[i]!, ['X', 'labels'], `data[${i}]`);
+      const c = readRecord(clientData[i]!, ['X', 'labels'], `data[${i}]`);
       return new FedAvgClient(id, c.X as MatrixLike, { labels: c.labels, seed: seed === undefined ? undefined : seed + i });
     },
     onInvalid === 'throw',

@@ -16,7 +16,7 @@ import type { MatrixLike } from '../../data/matrix.js';
 import { encodeLabels, type Label } from '../../data/labels.js';
 import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { adjustedRandScore } from '../../metrics/clustering.js';
-import { readArray, readOptions, requireInteger, requireOneOf } from '../../validate.js';
+import { readArray, readOptions, readRecord, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import type { FederationResult } from '../runtime/run.js';
@@ -73,7 +73,7 @@ export function fedDistrSimulation(data: readonly FedDistrClientData[], given: F
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { encoder, cost, threshold, kMax }');
   const options = readOptions(given) as FedDistrOptions;
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
-  const clientData = (readArray('data', data) as FedDistrClientData[]).map((c, i) => readOptions(c, ['X', 'labels', 'subclasses'], `data[${i}]`) as FedDistrClientData);
+  const clientData = (readArray('data', data) as FedDistrClientData[]).map((c, i) => readRecord(c, ['X', 'labels', 'subclasses'], `data[${i}]`) as FedDistrClientData);
   const { privacy, noiseSeed, encoding, onInvalidClient: _o, ...serverOptions } = options;
   if (noiseSeed !== undefined) requireInteger('noiseSeed', noiseSeed, 0, 2 ** 31);
   const identity = (serverOptions.encoder ?? 'identity') === 'identity';
