@@ -188,3 +188,11 @@ describe('README examples', () => {
     expect(missing).toEqual([]);
   });
 });
+
+test('the package ships the license its package.json names', () => {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { license: string };
+  const license = readFileSync(new URL('../LICENSE', import.meta.url), 'utf8');
+  expect(pkg.license).toBe('MIT');
+  expect(license.split('\n')[0]).toBe('MIT License');
+  expect(license).toMatch(/Copyright \(c\) \d{4} /);
+});

@@ -385,7 +385,7 @@ export const RECIPES: Record<string, Recipe> = {
       dispose: () => [],
     },
     statics: { fromJSON: stat(f.Autoencoder.fromJSON, () => [aeJSON()]) },
-    internal: ['sizes', 'build', 'fitted'],
+    internal: ['sizes', 'build', 'fitted', 'release'],
   }),
   MLPClassifier: cls(f.MLPClassifier, () => [mlpOptions()], {
     methods: {
