@@ -14,7 +14,7 @@
  * (the one-call functions such as distributedEM stay synchronous).
  */
 import { ContributionError, FederationError, FedmixError, formatValue, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
-import { guardRead, readOptions } from '../../validate.js';
+import { guardRead, optionKeys, readOptions } from '../../validate.js';
 import { Rng } from '../../random.js';
 import { decodeMessage } from '../messages/codec.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
@@ -87,6 +87,9 @@ export interface RunOptions extends FederationPolicy {
   /** called after every round */
   onRound?: (record: RoundRecord) => void;
 }
+
+/** Every option of RunOptions, for readOptions (the compiler checks it is complete). */
+const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true });
 
 type Effect = { op: 'available'; min: number; timeoutMs: number; excluded: ReadonlySet<string> } | { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions };
 
@@ -379,7 +382,7 @@ function declaredBy(transport: Transport): (id: string) => number {
 
 /** The run's options, read once; onRound must be a function when given. */
 function readRunOptions(given: RunOptions | undefined): RunOptions {
-  const options = readOptions(given) as RunOptions;
+  const options = readOptions(given, RUN_KEYS) as RunOptions;
   if (options.onRound !== undefined && typeof options.onRound !== 'function') throw new InvalidParameterError(`onRound must be a function, got ${formatValue(options.onRound)}`);
   return options;
 }
