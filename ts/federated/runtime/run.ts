@@ -89,7 +89,7 @@ export interface RunOptions extends FederationPolicy {
 }
 
 /** Every option of RunOptions, for readOptions (the compiler checks it is complete). */
-const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true });
+export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true });
 
 type Effect = { op: 'available'; min: number; timeoutMs: number; excluded: ReadonlySet<string> } | { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions };
 
