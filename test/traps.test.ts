@@ -89,7 +89,7 @@ describe('strict options', () => {
     ['fedGEM', (o) => fedGEM([X, X], { client: { nComponents: 2 }, ...o })],
     ['fedGenGMM', (o) => fedGenGMM([X, X], { client: { kMin: 1, kMax: 2 }, server: { nComponents: 2 }, ...o })],
     ['fitMdm', (o) => fitMdm(new Matrix(new Float64Array([1, 2, 3, 4]), 2, 2), { nComponents: 1, ...o })],
-    ['runFederationSync', (o) => runFederationSync(new DemServer({ nComponents: 2, nFeatures: 2 }), new InProcessTransport([new DemClient('a', X)]), o)],
+    ['runFederationSync', (o) => runFederationSync(new DemServer({ nComponents: 2, nFeatures: 2 }), new InProcessTransport([new DemClient('a', X)]), { onRound: () => {}, ...o })],
     ['parseCsv', (o) => parseCsv('a\n1\n', o)],
     ['csvToMatrix', (o) => csvToMatrix(csv, o)],
     ['gaussianNoiseOod', (o) => gaussianNoiseOod(X, o)],

@@ -427,7 +427,8 @@ function isTransport(x: unknown): x is Transport {
 export async function runFederation<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | Transport, given: RunOptions = {}): Promise<FederationResult<R>> {
   checkServerRole(server);
   const options = readRunOptions(given);
-  const policy = resolvePolicy(options);
+  const { onRound: _onRound, ...policyOptions } = options; // the policy's options are the run's but onRound
+  const policy = resolvePolicy(policyOptions);
   const transport: Transport = isTransport(clients) ? clients : new InProcessTransport(clients);
   const loop = federation(server, policy, options, declaredBy(transport));
   let ok = false;
@@ -459,7 +460,8 @@ export async function runFederation<A, R>(server: ServerRole<A, R>, clients: rea
 export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | SyncTransport, given: RunOptions = {}): FederationResult<R> {
   checkServerRole(server);
   const options = readRunOptions(given);
-  const policy = resolvePolicy(options);
+  const { onRound: _onRound, ...policyOptions } = options; // the policy's options are the run's but onRound
+  const policy = resolvePolicy(policyOptions);
   const transport = guardRead('clients', () => Array.isArray(clients)) ? new InProcessTransport(clients as readonly ClientRole[]) : (clients as SyncTransport);
   if (!isTransport(transport) || !guardRead('the transport', () => typeof transport.exchangeSync === 'function')) throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
   const loop = federation(server, policy, options, declaredBy(transport));
