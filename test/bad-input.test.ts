@@ -11,6 +11,7 @@ import {
   KMeans,
   Matrix,
   NotFittedError,
+  DisposedError,
   NumericalError,
   selectGaussianMixture,
 } from '../ts/index.js';
@@ -130,7 +131,8 @@ describe('a fitted GaussianMixture', () => {
     gm.fit(good);
     gm.dispose();
     gm.dispose(); // twice is harmless
-    expectClean(() => gm.score(good), NotFittedError, /not fitted/);
+    // after dispose() it says so (a DisposedError is a NotFittedError)
+    expectClean(() => gm.score(good), DisposedError, /GaussianMixture was disposed/);
     expect(gm.isFitted).toBe(false);
   });
 

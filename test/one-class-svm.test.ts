@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { init, InvalidDataError, InvalidParameterError, Matrix, NotFittedError, OneClassSVM, type OneClassSVMJSON } from '../ts/index.js';
+import { DisposedError, init, InvalidDataError, InvalidParameterError, Matrix, NotFittedError, OneClassSVM, type OneClassSVMJSON } from '../ts/index.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { blobs, expectClean, fromRowMajor } from './helpers.js';
 
@@ -266,7 +266,7 @@ describe('bad input', () => {
     expectClean(() => m.predict(X), NotFittedError, /not fitted yet/);
     expectClean(() => m.offset, NotFittedError, /not fitted/);
     m.fit(X).dispose();
-    expectClean(() => m.decisionFunction(X), NotFittedError, /not fitted/);
+    expectClean(() => m.decisionFunction(X), DisposedError, /OneClassSVM was disposed/);
     const good = new OneClassSVM({ nu: 0.3 }).fit(X);
     const json = good.toJSON();
     good.dispose();

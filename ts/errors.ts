@@ -94,6 +94,23 @@ export class NotFittedError extends FedmixError {
   }
 }
 
+/**
+ * A method that needs a fitted model was called after dispose() freed it: a
+ * NotFittedError (fit again, or load, to use the object), told apart so the
+ * message says what happened.
+ */
+export class DisposedError extends NotFittedError {}
+
+/**
+ * What a model's method throws when it has no fitted state: a DisposedError
+ * after dispose(), else a NotFittedError. `remedy` says how to get one ("call fit(X)").
+ */
+export function notFitted(model: string, disposed: boolean, remedy: string): NotFittedError {
+  return disposed
+    ? new DisposedError(`this ${model} was disposed (dispose() freed its memory); ${remedy} to use it again`)
+    : new NotFittedError(`this ${model} is not fitted yet; ${remedy} first`);
+}
+
 /** The WebAssembly core is not initialized, failed to load or trapped. */
 export class WasmError extends FedmixError {
   constructor(message: string) {

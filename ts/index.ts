@@ -13,6 +13,7 @@ export {
   FederationError,
   BrokerError,
   NotFittedError,
+  DisposedError,
   WasmError,
   WasmAllocationError,
   type FedmixErrorCode,

@@ -138,20 +138,79 @@ function readFailure(what: string, e: unknown, Err: ErrorClass): unknown {
  * The options object of a public call, read once: undefined gives {}, anything
  * but an object is an InvalidParameterError, and each of `keys` (by default
  * every own enumerable key) is read here, under guardRead, so later code sees
- * plain values that cannot change or throw. Keys not listed are dropped.
+ * plain values that cannot change or throw. A key not listed (with a value
+ * other than undefined) is an InvalidParameterError naming it and the known ones.
  */
 export function readOptions<O extends object, K extends keyof O & string = keyof O & string>(value: O | undefined, keys?: readonly K[], name = 'options'): Partial<Pick<O, K>> {
+  return readObject(value, keys, name, true);
+}
+
+/**
+ * readOptions for a record of data rather than options (a client's { X, labels },
+ * a model's JSON, a message): the listed keys are read the same way, others
+ * are dropped, since such records legitimately carry more (makeBlobs' centers,
+ * a newer version's fields).
+ */
+export function readRecord<O extends object, K extends keyof O & string = keyof O & string>(value: O | undefined, keys: readonly K[], name: string): Partial<Pick<O, K>> {
+  return readObject(value, keys, name, false);
+}
+
+function readObject<O extends object, K extends keyof O & string>(value: O | undefined, keys: readonly K[] | undefined, name: string, strict: boolean): Partial<Pick<O, K>> {
   if (value === undefined) return {};
   if (value === null || typeof value !== 'object') {
     throw new InvalidParameterError(`${name} must be an object${keys ? ` like { ${keys.slice(0, 2).join(', ')} }` : ''}, got ${formatValue(value)}`);
   }
   const names = keys ?? (guardRead(name, () => Object.keys(value)) as K[]);
+  if (keys && strict) {
+    const own = guardRead(name, () => Object.keys(value));
+    // strict, as scikit-learn's keyword arguments: a misspelt option is an error, not a silent default
+    const unknown = own.filter((key) => !(keys as readonly string[]).includes(key) && guardRead(`${name}.${key}`, () => (value as Record<string, unknown>)[key]) !== undefined);
+    if (unknown.length > 0) {
+      const u = unknown[0]!;
+      const near = closestName(u, keys);
+      throw new InvalidParameterError(
+        `${name} has an unknown option ${formatValue(u)}${unknown.length > 1 ? ` (and ${unknown.length - 1} more)` : ''}${near ? `; did you mean ${formatValue(near)}?` : '.'} Known options: ${keys.join(', ')}`,
+      );
+    }
+  }
   const out: Partial<Pick<O, K>> = {};
   for (const key of names) {
     const v = guardRead(`${name}.${key}`, () => value[key]);
     if (v !== undefined) out[key] = v;
   }
   return out;
+}
+
+/**
+ * The keys of an options interface T for readOptions, from a record naming
+ * every one of them: the compiler then says when an option is added to T but
+ * not here (which would make it an "unknown option").
+ */
+export function optionKeys<T extends object>(): (all: { [K in keyof Required<T> & string]: true }) => (keyof T & string)[] {
+  return (all) => Object.keys(all) as (keyof T & string)[];
+}
+
+/** The name in `names` at most 2 edits from `given` (case aside), the nearest first; undefined when none is. */
+function closestName(given: string, names: readonly string[]): string | undefined {
+  const a = given.toLowerCase();
+  let best: string | undefined;
+  let bestCost = 3;
+  for (const name of names) {
+    const b = name.toLowerCase();
+    if (Math.abs(a.length - b.length) >= bestCost) continue;
+    // Levenshtein distance, one row at a time
+    let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const row = [i];
+      for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = row;
+    }
+    if (prev[b.length]! < bestCost) {
+      bestCost = prev[b.length]!;
+      best = name;
+    }
+  }
+  return best;
 }
 
 /** Whether a typed array's buffer was transferred away: it then reads as empty, and copying it throws a TypeError. */

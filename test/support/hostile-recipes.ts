@@ -279,6 +279,7 @@ export const RECIPES: Record<string, Recipe> = {
   FederationError: cls(f.FederationError, () => ['a message']),
   BrokerError: cls(f.BrokerError, () => ['a message']),
   NotFittedError: cls(f.NotFittedError, () => ['a message']),
+  DisposedError: cls(f.DisposedError, () => ['a message']),
   WasmError: cls(f.WasmError, () => ['a message']),
   WasmAllocationError: cls(f.WasmAllocationError, () => ['a message']),
   ContributionError: cls(f.ContributionError, () => ['client 3', 'a message', 'a check']),
@@ -406,7 +407,7 @@ export const RECIPES: Record<string, Recipe> = {
       dispose: () => [],
     },
     statics: { fromJSON: stat(f.Autoencoder.fromJSON, () => [aeJSON()]) },
-    internal: ['sizes', 'build', 'fitted'],
+    internal: ['sizes', 'build', 'fitted', 'release'],
   }),
   MLPClassifier: cls(f.MLPClassifier, () => [mlpOptions()], {
     methods: {

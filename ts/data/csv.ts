@@ -7,7 +7,7 @@
  */
 import Papa from 'papaparse';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { guardRead, LIMITS, readOptions, requireInteger, requireLength } from '../validate.js';
+import { guardRead, LIMITS, readOptions, readRecord, requireInteger, requireLength } from '../validate.js';
 import { Matrix } from './matrix.js';
 
 export interface CsvTable {
@@ -108,7 +108,7 @@ export function columnIndex(table: CsvTable, name: string): number {
 
 /** A CsvTable as parseCsv makes it, checked (it may come from elsewhere): names, columns of text, nRows. */
 function checkTable(table: unknown): CsvTable {
-  const t = readOptions(table as CsvTable, ['names', 'columns', 'nRows'], 'table');
+  const t = readRecord(table as CsvTable, ['names', 'columns', 'nRows'], 'table');
   const nRows = requireInteger('table.nRows', t.nRows, 0, LIMITS.values);
   const names = strings('table.names', t.names);
   const count = requireLength('table.columns', t.columns);
@@ -138,6 +138,19 @@ function strings(name: string, value: unknown): string[] {
   );
 }
 
+/**
+ * A decimal number as CSV writers print it: optional sign, digits with an
+ * optional point, optional exponent. Number() alone also takes 'Infinity',
+ * '0x10', '0b1' and '0o7', which no numeric CSV column means.
+ */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** A cell's number: NaN when it is not decimal text (or blank), else its value, which may overflow to +-Infinity ('1e999'). */
+function csvNumber(cell: string): number {
+  const t = cell.trim();
+  return DECIMAL.test(t) ? Number(t) : NaN;
+}
+
 /** The named columns (default: all but `exclude`) as numbers; a non-numeric cell is an error naming it. */
 export function csvToMatrix(table: CsvTable, options: { columns?: string[]; exclude?: string[] } = {}): { X: Matrix; names: string[] } {
   const checked = checkTable(table);
@@ -149,9 +162,12 @@ export function csvToMatrix(table: CsvTable, options: { columns?: string[]; excl
     const j = columnIndex(table, name);
     const out = new Float64Array(table.nRows);
     table.columns[j]!.forEach((cell, i) => {
-      const v = cell.trim() === '' ? NaN : Number(cell);
+      const v = csvNumber(cell);
       if (Number.isNaN(v)) {
         throw new InvalidDataError(`column ${formatValue(name)}, data row ${i + 1}: ${formatValue(cell)} is not a number; exclude the column or clean the file`);
+      }
+      if (!Number.isFinite(v)) {
+        throw new InvalidDataError(`column ${formatValue(name)}, data row ${i + 1}: ${formatValue(cell)} is not a finite number; exclude the column or clean the file`);
       }
       out[i] = v;
     });

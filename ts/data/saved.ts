@@ -5,7 +5,7 @@
  * PCA and the scalers so each does not re-implement the envelope.
  */
 import { formatValue, InvalidParameterError } from '../errors.js';
-import { guardRead, readOptions, requireVector } from '../validate.js';
+import { guardRead, readRecord, requireVector } from '../validate.js';
 
 /**
  * `json` (an object or its text) read as `format` at version 1: only `keys`
@@ -25,7 +25,8 @@ export function readSavedJSON<T extends { format: string; version: number }>(jso
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new InvalidParameterError(`not a fedmix ${cls} JSON: expected an object with format "${format}", got ${formatValue(parsed)}`);
   }
-  const j = readOptions(parsed as T, keys, 'the JSON') as Partial<T>;
+  // a saved model is a record: keys beyond these are left alone, as model JSON elsewhere (readRecord)
+  const j = readRecord(parsed as T, keys, 'the JSON') as Partial<T>;
   if (j.format !== format) throw new InvalidParameterError(`not a fedmix ${cls} JSON: format must be "${format}", got ${formatValue(j.format)}`);
   if (j.version !== 1) throw new InvalidParameterError(`unsupported ${cls} JSON version ${formatValue(j.version)}; this fedmix reads version 1 (the number)`);
   return j;

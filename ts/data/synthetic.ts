@@ -3,6 +3,9 @@
  * centers keep a chosen minimum distance, as the FedGEM paper's sensitivity
  * study generates them: every pair of centers at least `minDistance` apart,
  * and the first two exactly that far, so the hardest pair is always there.
+ * Without a minimum distance every center is drawn independently (as
+ * scikit-learn's make_blobs does): planting the pair at distance 0 would
+ * make clusters 0 and 1 the same cluster.
  */
 import { formatValue, InvalidParameterError } from '../errors.js';
 import { Rng } from '../random.js';
@@ -17,7 +20,7 @@ export interface BlobOptions {
   samplesPerCluster: number | readonly number[];
   /** standard deviation of every cluster in every feature (default 1) */
   clusterStd?: number;
-  /** smallest distance between two centers, in units of the feature space (default 0: unconstrained) */
+  /** smallest distance between two centers, in units of the feature space (default 0: unconstrained, every center drawn independently) */
   minDistance?: number;
   /**
    * half-width of the cube the centers are drawn from (default: wide enough
@@ -71,7 +74,8 @@ export function makeBlobs(options: BlobOptions): Blobs {
       return true;
     };
     draw(0);
-    if (k > 1) {
+    if (k > 1 && delta === 0) draw(1);
+    else if (k > 1) {
       // the planted pair: the second center exactly delta from the first
       const dir = rng.normal(d);
       // Math.hypot as always (same centers bit for bit), but not with more arguments than the stack takes

@@ -37,7 +37,7 @@ import { rocAuc } from '../metrics/ranking.js';
 import { Autoencoder } from '../models/autoencoder.js';
 import type { NetworkSpec } from '../models/network.js';
 import { selectGaussianMixture } from '../models/select.js';
-import { guardRead, LIMITS, readArray, readOptions, requireInteger, requireLength, requireNumber, requireOneOf } from '../validate.js';
+import { guardRead, LIMITS, readArray, readOptions, readRecord, requireInteger, requireLength, requireNumber, requireOneOf } from '../validate.js';
 
 export const COMMUNITY_DETECTORS = ['autoencoder', 'fedgengmm'] as const;
 export type CommunityDetector = (typeof COMMUNITY_DETECTORS)[number];
@@ -138,7 +138,7 @@ function readClients(given: readonly CommunityClient[]): ReadClient[] {
   const seen = new Set<string>();
   let d: number | undefined;
   return list.map((entry, i) => {
-    const c = readOptions(entry, ['id', 'X', 'test'], `clients[${i}]`);
+    const c = readRecord(entry, ['id', 'X', 'test'], `clients[${i}]`);
     const id = c.id;
     if (typeof id !== 'string' || id.length === 0) throw new InvalidParameterError(`clients[${i}].id must be a non-empty string, got ${formatValue(id)}`);
     if (seen.has(id)) throw new InvalidParameterError(`client id ${formatValue(id)} is given twice; ids must be unique`);
@@ -147,7 +147,7 @@ function readClients(given: readonly CommunityClient[]): ReadClient[] {
     if (X.nRows === 0) throw new InvalidDataError(`client ${id} has no training rows`);
     d ??= X.nCols;
     if (X.nCols !== d) throw new InvalidDataError(`client ${id} has ${X.nCols} features but clients[0] has ${d}; every client must share the dimension`);
-    const test = readOptions(c.test, ['X', 'outlier'], `clients[${i}].test`);
+    const test = readRecord(c.test, ['X', 'outlier'], `clients[${i}].test`);
     const testX = guardRead(`clients[${i}].test.X`, () => Matrix.from(test.X as MatrixLike), InvalidDataError);
     if (testX.nRows === 0) throw new InvalidDataError(`client ${id} has an empty test set; it needs inlier and outlier rows`);
     if (testX.nCols !== d) throw new InvalidDataError(`client ${id}'s test rows have ${testX.nCols} features but its training rows have ${d}`);
@@ -545,11 +545,11 @@ function readAucs(name: string, given: AucOf): Map<string, number> {
 
 /** Client id -> AUC of a trainCommunities result (for mergedCommunityAuc). */
 export function aucByClient(result: Pick<CommunityTrainingResult, 'clients'>): Map<string, number> {
-  const r = readOptions(result, ['clients'], 'result');
+  const r = readRecord(result, ['clients'], 'result');
   const list = readArray('result.clients', r.clients, LIMITS.graphNodes);
   const out = new Map<string, number>();
   list.forEach((c, i) => {
-    const e = readOptions(c as ClientScore, ['id', 'auc'], `result.clients[${i}]`);
+    const e = readRecord(c as ClientScore, ['id', 'auc'], `result.clients[${i}]`);
     if (typeof e.id !== 'string') throw new InvalidParameterError(`result.clients[${i}].id is ${formatValue(e.id)}; client ids are strings`);
     if (typeof e.auc !== 'number' || !(e.auc >= 0 && e.auc <= 1)) throw new InvalidParameterError(`result.clients[${i}].auc is ${formatValue(e.auc)}; an AUC is a number in [0, 1]`);
     out.set(e.id, e.auc);
@@ -578,20 +578,20 @@ function grid(header: string[], rows: string[][]): string {
 
 function pm(v: unknown): string {
   if (v === null || typeof v !== 'object') throw new InvalidParameterError(`an AUC entry must be { mean, std }, got ${formatValue(v)}`);
-  const { mean, std } = readOptions(v as { mean: number; std: number }, ['mean', 'std'], 'auc entry');
+  const { mean, std } = readRecord(v as { mean: number; std: number }, ['mean', 'std'], 'auc entry');
   if (typeof mean !== 'number' || typeof std !== 'number') throw new InvalidParameterError(`an AUC entry's mean and std are numbers, got ${formatValue(mean)} and ${formatValue(std)}`);
   return `${mean.toFixed(3)} ± ${std.toFixed(3)}`;
 }
 
 /** The tables as text, in the paper's layout (each part only if given). */
 export function formatCommunityTables(tables: CommunityTables): string {
-  const t = readOptions(tables, ['membership', 'auc', 'merged'], 'tables');
+  const t = readRecord(tables, ['membership', 'auc', 'merged'], 'tables');
   const parts: string[] = [];
   if (t.membership !== undefined) {
-    const m = readOptions(t.membership, ['classes', 'rows'], 'tables.membership');
+    const m = readRecord(t.membership, ['classes', 'rows'], 'tables.membership');
     const classes = readArray('tables.membership.classes', m.classes, LIMITS.graphNodes).map(cell);
     const rows = readArray('tables.membership.rows', m.rows, LIMITS.graphNodes).map((r, i) => {
-      const row = readOptions(r as MembershipTable['rows'][number], ['group', 'members', 'counts'], `tables.membership.rows[${i}]`);
+      const row = readRecord(r as MembershipTable['rows'][number], ['group', 'members', 'counts'], `tables.membership.rows[${i}]`);
       const counts = readArray(`tables.membership.rows[${i}].counts`, row.counts, LIMITS.graphNodes).map(cell);
       if (counts.length !== classes.length) throw new InvalidParameterError(`tables.membership.rows[${i}] has ${counts.length} counts for ${classes.length} classes`);
       return [`G${cell(row.group)}`, cell(row.members), ...counts];
@@ -606,9 +606,9 @@ export function formatCommunityTables(tables: CommunityTables): string {
   if (t.merged !== undefined) {
     const list = readArray('tables.merged', t.merged, LIMITS.graphNodes) as MergedClassAuc[];
     const first = list[0];
-    const methods = first === undefined ? [] : guardRead('tables.merged[0].auc', () => Object.keys(readOptions(first, ['auc'], 'tables.merged[0]').auc as object));
+    const methods = first === undefined ? [] : guardRead('tables.merged[0].auc', () => Object.keys(readRecord(first, ['auc'], 'tables.merged[0]').auc as object));
     const rows = list.map((e, i) => {
-      const r = readOptions(e, ['group', 'inlierClass', 'clients', 'auc'], `tables.merged[${i}]`);
+      const r = readRecord(e, ['group', 'inlierClass', 'clients', 'auc'], `tables.merged[${i}]`);
       const auc = readOptions(r.auc as Record<string, unknown>, undefined, `tables.merged[${i}].auc`) as Record<string, unknown>;
       return [`G${cell(r.group)}`, cell(r.inlierClass), cell(r.clients), ...methods.map((m) => pm(auc[m]))];
     });

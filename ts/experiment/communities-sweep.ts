@@ -25,7 +25,7 @@ import { runPlanSync, type FederationPlan } from '../federated/runtime/plan.js';
 import { COMMUNITY_METHODS, type CommunityMethod } from '../graph/communities.js';
 import { DETECTOR_KINDS, requireContamination, type DetectorKind, type LocalDetectorOptions } from '../models/detectors.js';
 import { contaminated } from '../partition/contaminated.js';
-import { guardRead, LIMITS, readArray, readOptions, requireInteger, requireOneOf } from '../validate.js';
+import { guardRead, LIMITS, readArray, readOptions, readRecord, requireInteger, requireOneOf } from '../validate.js';
 import {
   communityMembership,
   communityRandIndex,
@@ -202,9 +202,9 @@ function canonical(groups: readonly (readonly string[])[]): string[][] {
  */
 export function planCommunityExperiment(data: CommunityDataset, given: CommunityExperimentConfig = {}): FederationPlan<CommunityExperimentReport> {
   if (data === null || typeof data !== 'object') throw new InvalidParameterError(`data must be { train: { X, labels }, test: { X, labels } }, got ${formatValue(data)}`);
-  const d = readOptions(data, ['train', 'test'], 'data');
-  const trainIn = readOptions(d.train, ['X', 'labels'], 'data.train');
-  const testIn = readOptions(d.test, ['X', 'labels'], 'data.test');
+  const d = readRecord(data, ['train', 'test'], 'data');
+  const trainIn = readRecord(d.train, ['X', 'labels'], 'data.train');
+  const testIn = readRecord(d.test, ['X', 'labels'], 'data.test');
   const trainX = readMatrix('data.train.X', trainIn.X);
   const testX = readMatrix('data.test.X', testIn.X);
   if (testX.nCols !== trainX.nCols) throw new InvalidDataError(`the test rows have ${testX.nCols} features, the training rows ${trainX.nCols}`);

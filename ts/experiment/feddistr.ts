@@ -41,7 +41,7 @@ import { Network, type NetworkSpec } from '../models/network.js';
 import { runSimulation, type Simulation } from '../federated/simulation.js';
 import { entangled } from '../partition/entangled.js';
 import { Rng } from '../random.js';
-import { guardRead, readArray, readOptions, requireInteger, requireNumber, requireOneOf, requirePositive } from '../validate.js';
+import { guardRead, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive } from '../validate.js';
 
 /** Rows labelled with their base distribution (subclass) and their task class (superclass). */
 export interface SubclassData {
@@ -336,7 +336,7 @@ export function roundsToReach(curve: readonly CurvePoint[], target: number): { r
   for (let i = 0; i < points.length; i++) {
     const p = points[i];
     if (p === null || typeof p !== 'object') throw new InvalidParameterError(`curve[${i}] must be { round, accuracy, bytes }, got ${formatValue(p)}`);
-    const { round, accuracy, bytes } = readOptions(p as CurvePoint, ['round', 'accuracy', 'bytes'], `curve[${i}]`);
+    const { round, accuracy, bytes } = readRecord(p as CurvePoint, ['round', 'accuracy', 'bytes'], `curve[${i}]`);
     if (requireNumber(`curve[${i}].accuracy`, accuracy, -Infinity) >= t) {
       return { round: requireNumber(`curve[${i}].round`, round, 0), bytes: requireNumber(`curve[${i}].bytes`, bytes, 0) };
     }
@@ -534,7 +534,7 @@ function* experiment(data: FedDistrExperimentData, config: FedDistrExperimentCon
   if (config === null || typeof config !== 'object') throw new InvalidParameterError('config must be an object like { clients, entanglement, rounds }');
   const c = readOptions(config) as FedDistrExperimentConfig;
   const r = resolve(c);
-  const d0 = readOptions(data, ['train', 'test', 'public'], 'data') as FedDistrExperimentData;
+  const d0 = readRecord(data, ['train', 'test', 'public'], 'data') as FedDistrExperimentData;
   if (!d0.train) throw new InvalidParameterError('data.train is missing: the rows dealt to clients, with subclasses and tasks');
   guardRead('data', () => checkSubclassData(d0));
   const T = d0.train.taskNames.length;

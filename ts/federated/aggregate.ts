@@ -8,7 +8,7 @@
  */
 import { formatValue, InvalidMessageError, InvalidParameterError } from '../errors.js';
 import { Rng } from '../random.js';
-import { guardRead, LIMITS, readOptions, requireInteger, requireNumber, requireVector } from '../validate.js';
+import { guardRead, LIMITS, readOptions, readRecord, requireInteger, requireNumber, requireVector } from '../validate.js';
 import { nonZeros } from './messages/sparse.js';
 
 /** Whether every total[i] + v[i] is finite (only at `listed` when given: elsewhere v is +0 and the total finite already). */
@@ -59,7 +59,7 @@ export class SecureSum {
   add(given: Record<string, ArrayLike<number>>, users = 1): void {
     if (given === null || typeof given !== 'object') throw new InvalidParameterError(`a contribution must be an object of arrays, got ${formatValue(given)}`);
     requireInteger('users', users, 1, LIMITS.count);
-    const read = readOptions(given, [...this.totals.keys()], 'contribution');
+    const read = readRecord(given, [...this.totals.keys()], 'contribution');
     const contribution: Record<string, Float64Array> = {};
     for (const [name, total] of this.totals) {
       const v = read[name] === undefined ? undefined : requireVector(`contribution.${name}`, read[name]);

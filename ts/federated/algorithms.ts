@@ -6,7 +6,7 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
-import { guardRead, isFloat64Array, readOptions } from '../validate.js';
+import { guardRead, isFloat64Array, readOptions, readRecord } from '../validate.js';
 import { DemClient } from './dem/client.js';
 import { DemServer, type DemServerOptions } from './dem/server.js';
 import { FedGEMClient, type FedGEMClientOptions } from './fedgem/client.js';
@@ -55,7 +55,7 @@ export function matrixData(x: MatrixLike): MatrixData {
 }
 
 function matrix(given: MatrixData): Matrix {
-  const d = given === null || typeof given !== 'object' ? undefined : readOptions(given, ['data', 'nRows', 'nCols'], 'client data');
+  const d = given === null || typeof given !== 'object' ? undefined : readRecord(given, ['data', 'nRows', 'nCols'], 'client data');
   if (!d || !isFloat64Array(d.data)) throw new InvalidParameterError(`client data must be { data: Float64Array, nRows, nCols }, got ${formatValue(given)}`);
   return new Matrix(d.data, d.nRows!, d.nCols!);
 }

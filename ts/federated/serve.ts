@@ -6,11 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { formatValue, InvalidParameterError } from '../errors.js';
-import { guardRead, readArray, readOptions } from '../validate.js';
+import { guardRead, optionKeys, readArray, readOptions, readRecord } from '../validate.js';
 import { checkAlgorithm, makeServer, type AlgorithmName } from './algorithms.js';
 import type { Encoding } from './messages/codec.js';
 import type { FederationPolicy } from './runtime/policy.js';
-import { runFederation, type FederationResult, type RoundRecord } from './runtime/run.js';
+import { RUN_KEYS, runFederation, type FederationResult, type RoundRecord } from './runtime/run.js';
 import { startBroker, type RunningBroker } from './transport/broker.js';
 import { MqttTransport } from './transport/mqtt.js';
 import { validateAccounts, validateId } from './transport/topics.js';
@@ -37,11 +37,17 @@ export interface ServeOptions extends FederationPolicy {
   onRound?: (record: RoundRecord) => void;
 }
 
+/** Every option of ServeOptions, for readOptions (the compiler checks it is complete). */
+const SERVE_KEYS = optionKeys<ServeOptions>()({
+  algorithm: true, options: true, federation: true, clients: true, broker: true, listen: true, encoding: true, onListening: true, onRound: true,
+  onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true,
+});
+
 /** Runs one federation to its end; the server role is disposed, what it produced returned. */
 export async function serve(given: ServeOptions): Promise<FederationResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
   // read once: the caller's objects are not read again (getters, Proxies)
-  const options = { ...(readOptions(given) as ServeOptions) };
+  const options = { ...(readOptions(given, SERVE_KEYS) as ServeOptions) };
   const algorithm = checkAlgorithm(options.algorithm);
   const federation = validateId('federation', options.federation);
   const listed = guardRead('clients', () => Array.isArray(options.clients)) ? readArray('clients', options.clients) : [];
@@ -57,7 +63,8 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   let federationBroker: FederationBroker | undefined;
   try {
     federationBroker = await openFederation({ ...options, federation });
-    return await runFederation(server, federationBroker.transport, options);
+    // the run's own options only: the rest (broker, clients, ...) were for the set-up
+    return await runFederation(server, federationBroker.transport, readRecord(options, RUN_KEYS, 'options'));
   } finally {
     server.dispose?.();
     await federationBroker?.close();

@@ -8,7 +8,7 @@ import type { ArrowVectorLike } from '../data/arrow.js';
 import type { MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { GaussianMixture } from '../models/gaussian-mixture.js';
-import { guardRead, LIMITS, readArray, readOptions } from '../validate.js';
+import { guardRead, LIMITS, readArray, readRecord } from '../validate.js';
 import { averagePrecision, rocAuc } from './ranking.js';
 
 export interface MixtureScores {
@@ -32,7 +32,7 @@ export function anomalyScores(model: GaussianMixture, X: MatrixLike): Float64Arr
 export function scoreMixture(model: GaussianMixture, train: MatrixLike, test?: { X: MatrixLike; anomaly: ArrayLike<number> | ArrowVectorLike }): MixtureScores {
   const out: MixtureScores = { logLikelihood: requireModel(model).score(train) };
   if (test !== undefined) {
-    const t = readOptions(test, ['X', 'anomaly'], 'test');
+    const t = readRecord(test, ['X', 'anomaly'], 'test');
     const anomaly = readArray('test.anomaly', t.anomaly, LIMITS.values, InvalidDataError) as number[];
     const s = anomalyScores(model, t.X!);
     if (s.length !== anomaly.length) throw new InvalidDataError(`${s.length} test rows but ${anomaly.length} anomaly labels`);

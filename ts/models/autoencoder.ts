@@ -10,7 +10,7 @@
  * it is (what a federated client does with the global parameters it receives).
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
+import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError, notFitted } from '../errors.js';
 import { requireWasmMemory } from '../wasm/memory.js';
 import { guardRead, LIMITS, readOptions, requireBoolean, requireInteger, requireLength, requireOneOf } from '../validate.js';
 import {
@@ -125,6 +125,8 @@ function resolveOptions(options: AutoencoderOptions | undefined): ResolvedAutoen
 export class Autoencoder {
   readonly options: ResolvedAutoencoderOptions;
   private net: Network | undefined;
+  /** whether dispose() freed the model (and no fit or load since), so a call can say so */
+  private disposed = false;
   private opt: Optimizer | undefined;
   private losses: number[] = [];
   /** base of the shuffle seeds, drawn once when no seed is given */
@@ -144,12 +146,13 @@ export class Autoencoder {
   private build(d: number): Network {
     if (this.net && !this.net.disposed) return this.net;
     const o = this.options;
+    this.disposed = false;
     this.net = new Network({ sizes: this.sizes(d), activation: o.activation, outputActivation: o.outputActivation, loss: o.loss, init: o.init, seed: o.seed });
     return this.net;
   }
 
   private fitted(): Network {
-    if (!this.net || this.net.disposed) throw new NotFittedError('this Autoencoder is not fitted yet; call fit(X) or Autoencoder.fromJSON first');
+    if (!this.net || this.net.disposed) throw notFitted('Autoencoder', this.disposed, 'call fit(X) or Autoencoder.fromJSON');
     return this.net;
   }
 
@@ -206,7 +209,7 @@ export class Autoencoder {
         set.dispose();
       }
     } catch (e) {
-      if (fresh) this.dispose();
+      if (fresh) this.release();
       throw e;
     }
     return this;
@@ -245,7 +248,7 @@ export class Autoencoder {
       try {
         net.setParameters(p);
       } catch (e) {
-        this.dispose();
+        this.release();
         throw e;
       }
       return;
@@ -284,6 +287,12 @@ export class Autoencoder {
 
   /** Frees the network's WASM memory; the model is unfitted afterwards. */
   dispose(): void {
+    this.release();
+    this.disposed = true;
+  }
+
+  /** Frees the network (a failed first fit's too, which leaves the model unfitted rather than disposed). */
+  private release(): void {
     this.opt?.dispose();
     this.net?.dispose();
     this.opt = undefined;

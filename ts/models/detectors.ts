@@ -36,10 +36,10 @@
  * note says of its own.
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
+import { formatValue, InvalidDataError, InvalidParameterError, notFitted } from '../errors.js';
 import { clipRows, gaussianSigma, releaseGaussian } from '../federated/gaussian-noise.js';
 import { Rng } from '../random.js';
-import { flattenNumeric, guardRead, LIMITS, readOptions, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
+import { flattenNumeric, guardRead, LIMITS, readOptions, readRecord, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
 import { Autoencoder, type AutoencoderOptions } from './autoencoder.js';
 import { COVARIANCE_TYPES, GaussianMixture, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
 import { ACTIVATIONS, type Activation } from './network.js';
@@ -119,6 +119,8 @@ export class LocalDetector {
   private readonly noise: DetectorNoise | undefined;
   private readonly noiseSeed: number | undefined;
   private model: Model | undefined;
+  /** whether dispose() freed the model (and no fit or load since), so a call can say so */
+  private disposed = false;
   private cut = NaN;
   private trainShare = NaN;
 
@@ -193,6 +195,7 @@ export class LocalDetector {
       if (!Number.isFinite(cut)) throw new InvalidDataError(`the '${this.kind}' detector's training scores are not finite`);
       this.model?.dispose();
       this.model = model;
+      this.disposed = false;
       this.cut = cut;
       this.trainShare = shareAtMost(scores, cut);
     } catch (e) {
@@ -248,7 +251,7 @@ export class LocalDetector {
   }
 
   private fitted(): Model {
-    if (!this.model) throw new NotFittedError('this LocalDetector is not fitted yet; call fit(X) or LocalDetector.fromJSON first');
+    if (!this.model) throw notFitted('LocalDetector', this.disposed, 'call fit(X) or LocalDetector.fromJSON');
     return this.model;
   }
 
@@ -327,7 +330,7 @@ export class LocalDetector {
       }
     }
     if (parsed === null || typeof parsed !== 'object') throw new InvalidParameterError(`not a fedmix LocalDetector JSON, got ${formatValue(parsed)}`);
-    const j = readOptions(parsed as LocalDetectorJSON, JSON_KEYS, 'the JSON');
+    const j = readRecord(parsed as LocalDetectorJSON, JSON_KEYS, 'the JSON');
     if (j.format !== 'fedmix.LocalDetector') throw new InvalidParameterError(`not a fedmix LocalDetector JSON: format must be "fedmix.LocalDetector", got ${formatValue(j.format)}`);
     if (j.version !== 1) throw new InvalidParameterError(`unsupported LocalDetector JSON version ${formatValue(j.version)}; this fedmix reads version 1`);
     const kind = requireOneOf('kind', j.kind, DETECTOR_KINDS);
@@ -343,16 +346,16 @@ export class LocalDetector {
     const det = new LocalDetector({ kind, contamination });
     let model: Model;
     if (kind === 'ocsvm') {
-      const p = readOptions(parts as NonNullable<LocalDetectorJSON['ocsvm']>, ['kernel', 'gamma', 'nu', 'supportVectors', 'dualCoef', 'offset'], 'ocsvm');
+      const p = readRecord(parts as NonNullable<LocalDetectorJSON['ocsvm']>, ['kernel', 'gamma', 'nu', 'supportVectors', 'dualCoef', 'offset'], 'ocsvm');
       model = OneClassSVM.fromJSON({
         format: 'fedmix.OneClassSVM', version: 1, kernel: requireOneOf('ocsvm.kernel', p.kernel, OCSVM_KERNELS), gamma: p.gamma!, nu: p.nu!, nFeatures: d,
         supportVectors: arrayOf('ocsvm.supportVectors', p.supportVectors), dualCoef: arrayOf('ocsvm.dualCoef', p.dualCoef), offset: p.offset!, support: null, nIter: 0, objective: null, converged: true,
       });
     } else if (kind === 'gmm') {
-      const p = readOptions(parts as NonNullable<LocalDetectorJSON['gmm']>, ['covarianceType', 'weights', 'means', 'covariances'], 'gmm');
+      const p = readRecord(parts as NonNullable<LocalDetectorJSON['gmm']>, ['covarianceType', 'weights', 'means', 'covariances'], 'gmm');
       model = GaussianMixture.fromParameters({ covarianceType: requireOneOf('gmm.covarianceType', p.covarianceType, COVARIANCE_TYPES), weights: arrayOf('gmm.weights', p.weights), means: arrayOf('gmm.means', p.means), covariances: arrayOf('gmm.covariances', p.covariances), nFeatures: d });
     } else {
-      const p = readOptions(parts as NonNullable<LocalDetectorJSON['autoencoder']>, ['sizes', 'activation', 'outputActivation', 'parameters'], 'autoencoder');
+      const p = readRecord(parts as NonNullable<LocalDetectorJSON['autoencoder']>, ['sizes', 'activation', 'outputActivation', 'parameters'], 'autoencoder');
       const sizes = Array.from(arrayOf('autoencoder.sizes', p.sizes), (w, i) => requireInteger(`autoencoder.sizes[${i}]`, w, 1, LIMITS.layerWidth));
       if (sizes.length < 3 || sizes[0] !== d || sizes[sizes.length - 1] !== d) throw new InvalidParameterError(`autoencoder.sizes must run from nFeatures = ${d} back to ${d} through at least one hidden layer, got ${formatValue(p.sizes)}`);
       model = new Autoencoder({ hiddenLayers: sizes.slice(1, -1), activation: requireOneOf('autoencoder.activation', p.activation, ACTIVATIONS), outputActivation: requireOneOf('autoencoder.outputActivation', p.outputActivation, ACTIVATIONS), nFeatures: d });
@@ -376,6 +379,7 @@ export class LocalDetector {
   dispose(): void {
     this.model?.dispose();
     this.model = undefined;
+    this.disposed = true;
     this.cut = NaN;
     this.trainShare = NaN;
   }

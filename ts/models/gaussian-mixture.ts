@@ -8,7 +8,7 @@
 import { makeVector, type Table } from 'apache-arrow';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { formatValue, InvalidParameterError, NotFittedError } from '../errors.js';
+import { formatValue, InvalidParameterError, notFitted } from '../errors.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
 import { OwnedHandle, requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
 import { readSavedJSON } from '../data/saved.js';
@@ -171,6 +171,8 @@ interface FitStats {
 export class GaussianMixture {
   readonly options: ResolvedGaussianMixtureOptions;
   private model: OwnedHandle | undefined;
+  /** whether dispose() freed the model (and no fit or load since), so a call can say so */
+  private disposed = false;
   private stats: FitStats | undefined;
   private cache = new Map<keyof typeof READ, Float64Array>();
 
@@ -226,6 +228,7 @@ export class GaussianMixture {
   private adopt(s: Scope, handle: number): void {
     this.model?.dispose();
     this.model = new OwnedHandle(handle, (w, p) => w.fm_gmm_free(p));
+    this.disposed = false;
     this.cache.clear();
     const info = s.f64(7);
     s.w.fm_gmm_info(handle, info);
@@ -258,7 +261,7 @@ export class GaussianMixture {
   }
 
   private fitted(): { handle: number; stats: FitStats } {
-    if (!this.model || !this.stats) throw new NotFittedError('this GaussianMixture is not fitted yet; call fit(X) or GaussianMixture.fromJSON first');
+    if (!this.model || !this.stats) throw notFitted('GaussianMixture', this.disposed, 'call fit(X)');
     return { handle: this.model.ptr, stats: this.stats };
   }
 
@@ -543,6 +546,7 @@ export class GaussianMixture {
   dispose(): void {
     this.model?.dispose();
     this.model = undefined;
+    this.disposed = true;
     this.stats = undefined;
     this.cache.clear();
   }

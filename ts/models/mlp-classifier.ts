@@ -15,7 +15,7 @@
  */
 import { encodeLabels, type Label, type LabelsLike } from '../data/labels.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
+import { formatValue, InvalidDataError, InvalidParameterError, notFitted } from '../errors.js';
 import { requireWasmMemory } from '../wasm/memory.js';
 import { guardRead, LIMITS, readArray, readOptions, requireBoolean, requireInteger, requireLength, requireNumber, requireOneOf } from '../validate.js';
 import { baseSeed, batchFor, INITS, Network, readModelJSON, resolveOptimizerSpec, trainEpochs, type Activation, type NetworkInit, type Optimizer, type OptimizerSpec } from './network.js';
@@ -162,6 +162,8 @@ interface Fitted {
 export class MLPClassifier {
   readonly options: ResolvedMLPClassifierOptions;
   private state: Fitted | undefined;
+  /** whether dispose() freed the model (and no fit or load since), so a call can say so */
+  private disposed = false;
   private opt: Optimizer | undefined;
   private curve: number[] = [];
   private iterations = 0;
@@ -182,7 +184,7 @@ export class MLPClassifier {
   }
 
   private fitted(): Fitted {
-    if (!this.state || this.state.net.disposed) throw new NotFittedError('this MLPClassifier is not fitted yet; call fit(X, y) or MLPClassifier.fromJSON first');
+    if (!this.state || this.state.net.disposed) throw notFitted('MLPClassifier', this.disposed, 'call fit(X, y) or MLPClassifier.fromJSON');
     return this.state;
   }
 
@@ -315,6 +317,7 @@ export class MLPClassifier {
       this.opt?.dispose();
       this.state?.net.dispose();
       this.state = { net, classes };
+      this.disposed = false;
       this.opt = opt;
     }
     return this;
@@ -409,5 +412,6 @@ export class MLPClassifier {
     this.state?.net.dispose();
     this.opt = undefined;
     this.state = undefined;
+    this.disposed = true;
   }
 }

@@ -15,7 +15,7 @@ import { formatValue, InvalidDataError, InvalidParameterError, NumericalError } 
 import { codeTable } from '../wasm/constants.js';
 import { instance, type WasmExports } from '../wasm/loader.js';
 import { OwnedHandle, requireWasmMemory, withScope, type HandleLabel, type Scope } from '../wasm/memory.js';
-import { guardRead, LIMITS, readOptions, requireBoolean, requireInteger, requireLength, requireNumber, requireOneOf, seedParts } from '../validate.js';
+import { guardRead, LIMITS, readOptions, readRecord, requireBoolean, requireInteger, requireLength, requireNumber, requireOneOf, seedParts } from '../validate.js';
 
 export const ACTIVATIONS = ['relu', 'sigmoid', 'tanh', 'identity'] as const;
 export type Activation = (typeof ACTIVATIONS)[number];
@@ -669,7 +669,7 @@ export function readModelJSON<K extends string>(json: unknown, format: string, k
     }
   }
   if (parsed === null || typeof parsed !== 'object') throw new InvalidParameterError(`not a ${format} JSON: expected an object with format "${format}", got ${formatValue(parsed)}`);
-  const j = readOptions(parsed as Record<K | 'format' | 'version', unknown>, ['format', 'version', ...keys], 'the JSON');
+  const j = readRecord(parsed as Record<K | 'format' | 'version', unknown>, ['format', 'version', ...keys], 'the JSON');
   if (j.format !== format) throw new InvalidParameterError(`not a ${format} JSON: format must be "${format}", got ${formatValue(j.format)}`);
   if (j.version !== 1) throw new InvalidParameterError(`unsupported ${format} JSON version ${formatValue(j.version)}; this fedmix reads version 1 (the number)`);
   return j as Partial<Record<K, unknown>>;

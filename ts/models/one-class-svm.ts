@@ -19,10 +19,10 @@
  * ARE training rows; a model shared with others discloses them.
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { formatValue, InvalidParameterError, NotFittedError } from '../errors.js';
+import { formatValue, InvalidParameterError, notFitted } from '../errors.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
 import { OwnedHandle, requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
-import { flattenNumeric, guardRead, isFloat64Array, LIMITS, readOptions, requireBoolean, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
+import { flattenNumeric, guardRead, isFloat64Array, LIMITS, readOptions, readRecord, requireBoolean, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
 
 export const OCSVM_KERNELS = ['rbf', 'linear'] as const;
 export type OneClassSVMKernel = (typeof OCSVM_KERNELS)[number];
@@ -146,6 +146,8 @@ interface FitStats {
 export class OneClassSVM {
   readonly options: ResolvedOneClassSVMOptions;
   private model: OwnedHandle | undefined;
+  /** whether dispose() freed the model (and no fit or load since), so a call can say so */
+  private disposed = false;
   private stats: FitStats | undefined;
   private cache = new Map<keyof typeof READ, Float64Array>();
 
@@ -196,6 +198,7 @@ export class OneClassSVM {
   private adopt(s: Scope, handle: number): void {
     this.model?.dispose();
     this.model = new OwnedHandle(handle, (w, p) => w.fm_ocsvm_free(p));
+    this.disposed = false;
     this.cache.clear();
     const info = s.f64(10);
     s.w.fm_ocsvm_info(handle, info);
@@ -215,7 +218,7 @@ export class OneClassSVM {
   }
 
   private fitted(): { handle: number; stats: FitStats } {
-    if (!this.model || !this.stats) throw new NotFittedError('this OneClassSVM is not fitted yet; call fit(X) or OneClassSVM.fromJSON first');
+    if (!this.model || !this.stats) throw notFitted('OneClassSVM', this.disposed, 'call fit(X)');
     return { handle: this.model.ptr, stats: this.stats };
   }
 
@@ -355,7 +358,7 @@ export class OneClassSVM {
     if (parsed === null || typeof parsed !== 'object') {
       throw new InvalidParameterError(`not a fedmix OneClassSVM JSON: expected an object with format "fedmix.OneClassSVM", got ${formatValue(parsed)}`);
     }
-    const j = readOptions(parsed as OneClassSVMJSON, JSON_KEYS, 'the JSON');
+    const j = readRecord(parsed as OneClassSVMJSON, JSON_KEYS, 'the JSON');
     if (j.format !== 'fedmix.OneClassSVM') {
       throw new InvalidParameterError(`not a fedmix OneClassSVM JSON: format must be "fedmix.OneClassSVM", got ${formatValue(j.format)}`);
     }
@@ -411,6 +414,7 @@ export class OneClassSVM {
   dispose(): void {
     this.model?.dispose();
     this.model = undefined;
+    this.disposed = true;
     this.stats = undefined;
     this.cache.clear();
   }

@@ -12,7 +12,7 @@
  */
 import { formatThrown, formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { Rng } from '../../random.js';
-import { guardRead, MAX_VALUES, readOptions, requireInteger, requireOneOf } from '../../validate.js';
+import { guardRead, MAX_VALUES, readOptions, readRecord, requireInteger, requireOneOf } from '../../validate.js';
 import { apportion } from '../apportion.js';
 import { Matrix } from '../matrix.js';
 
@@ -157,7 +157,7 @@ function readSource(source: unknown, split: FashionMnistSplit): { images: Source
   if (source === null || typeof source !== 'object') {
     throw new InvalidParameterError(`source must be a folder URL or { images, labels } (bytes or URLs), got ${formatValue(source)}`);
   }
-  const s = readOptions(source as { images: unknown; labels: unknown }, ['images', 'labels'], 'source');
+  const s = readRecord(source as { images: unknown; labels: unknown }, ['images', 'labels'], 'source');
   return { images: readFile('source.images', s.images, names.images), labels: readFile('source.labels', s.labels, names.labels) };
 }
 

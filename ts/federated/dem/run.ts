@@ -14,7 +14,7 @@ import { runFederationSync, type FederationResult, type Traffic } from '../runti
 import { majorityDimension } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { DemClient } from './client.js';
-import { DemServer, type DemOptions } from './server.js';
+import { DEM_OPTION_KEYS, DemServer, type DemOptions } from './server.js';
 
 export interface DistributedEMOptions extends DemOptions {
   /** features of the federation (default: the column count most clients have) */
@@ -64,7 +64,7 @@ function clientMatrices(data: readonly MatrixLike[]): Matrix[] {
  * each EM round equals one iteration of centralized EM on the pooled rows.
  */
 export function distributedEM(clientData: readonly MatrixLike[], demOptionsGiven: DistributedEMOptions = {}): DistributedEMResult {
-  const options = readOptions(demOptionsGiven) as DistributedEMOptions;
+  const options = readOptions(demOptionsGiven, [...DEM_OPTION_KEYS, 'nFeatures', 'encoding']) as DistributedEMOptions;
   const matrices = clientMatrices(clientData);
   const { encoding, nFeatures: given, ...demOptions } = options;
   const nFeatures = given ?? majorityDimension(matrices)!;

@@ -20,7 +20,7 @@ import { Matrix } from '../../data/matrix.js';
 import { ContributionError, FedmixError, formatValue, inContext, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { COV_CODE, COVARIANCE_TYPES, GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
-import { flattenNumeric, readOptions, requireInteger, requireNumber, requireOneOf, seedParts, type NumericArray } from '../../validate.js';
+import { flattenNumeric, optionKeys, readOptions, requireInteger, requireNumber, requireOneOf, seedParts, type NumericArray } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 import { FeatureRange } from '../feature-range.js';
 import { gmmParams } from '../gmm-params.js';
@@ -99,6 +99,13 @@ export interface DemOptions {
   onInvalidClient?: 'exclude' | 'throw';
 }
 
+/** Every option of DemOptions, for readOptions (the compiler checks it is complete). */
+export const DEM_OPTION_KEYS = optionKeys<DemOptions>()({
+  nComponents: true, covarianceType: true, init: true, tol: true, maxRounds: true, regCovar: true,
+  featureRange: true, subsetSize: true, kfedLocalClusters: true, seed: true, onInvalidClient: true,
+});
+const DEM_SERVER_KEYS = [...DEM_OPTION_KEYS, 'nFeatures'] as const;
+
 export interface DemServerOptions extends DemOptions {
   /** features every client's rows must have */
   nFeatures: number;
@@ -167,7 +174,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
 
   constructor(options: DemServerOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
-    options = readOptions(options) as DemServerOptions;
+    options = readOptions(options, DEM_SERVER_KEYS) as DemServerOptions;
     const init = options.init ?? 'kfed';
     const given = typeof init === 'object' && init !== null ? init : undefined;
     if (!given) requireOneOf('init', init, DEM_INITS);

@@ -7,7 +7,7 @@
  */
 import type { MatrixLike } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
-import { LIMITS, readArray, readOptions, requireInteger, requireOneOf } from '../../validate.js';
+import { LIMITS, readArray, optionKeys, readOptions, readRecord, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import type { FederationResult } from '../runtime/run.js';
@@ -39,6 +39,9 @@ export interface FedAvgOptions extends FedAvgServerOptions {
   onInvalidClient?: 'exclude' | 'throw';
 }
 
+/** Every option of FedAvgOptions, for readOptions (the compiler checks it is complete). */
+const FEDAVG_KEYS = optionKeys<FedAvgOptions>()({ algorithm: true, mu: true, serverLearningRate: true, fraction: true, sampleSeed: true, seed: true, encoding: true, onInvalidClient: true, network: true, initialParameters: true, rounds: true, epochs: true, batchSize: true, optimizer: true, weighting: true, aggregation: true, trim: true, evaluate: true });
+
 export interface FedAvgResult extends FedAvgOutcome {
   excluded: ExcludedClient[];
   /** the runtime's account: traffic, per-client bytes, every round's record and timings */
@@ -52,7 +55,7 @@ export function fedAvg(data: readonly FedAvgClientData[], given: FedAvgOptions):
 /** fedAvg wired and not run: for runners other than the in-process one (simulateOverMqtt). */
 export function fedAvgSimulation(data: readonly FedAvgClientData[], given: FedAvgOptions): Simulation<FedAvgOutcome, FedAvgResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { network, algorithm, rounds, epochs, batchSize, optimizer }');
-  const options = readOptions(given) as FedAvgOptions;
+  const options = readOptions(given, FEDAVG_KEYS) as FedAvgOptions;
   const algorithm = requireOneOf('algorithm', options.algorithm ?? 'fedavg', ['fedavg', 'fedprox', 'scaffold'] as const);
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
   const clientData = readArray('data', data) as FedAvgClientData[];
@@ -63,7 +66,7 @@ export function fedAvgSimulation(data: readonly FedAvgClientData[], given: FedAv
   const { clients, unborn } = makeClients(
     clientData.length,
     (i, id) => {
-      const c = readOptions(clientData[i]!, ['X', 'labels'], `data[${i}]`);
+      const c = readRecord(clientData[i]!, ['X', 'labels'], `data[${i}]`);
       return new FedAvgClient(id, c.X as MatrixLike, { labels: c.labels, seed: seed === undefined ? undefined : seed + i });
     },
     onInvalid === 'throw',

@@ -20,7 +20,7 @@
  */
 import { ContributionError, formatValue, InvalidParameterError, NumericalError } from '../../errors.js';
 import { Network, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
-import { readOptions, requireInteger, requireNumber, requireOneOf, requirePositive, LIMITS } from '../../validate.js';
+import { readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, LIMITS } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { coordinateMedian, outliers, trimmedMean } from '../robust.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
@@ -242,7 +242,7 @@ export class FedProxServer extends FedAvgServer {
 
   constructor(given: FedProxServerOptions) {
     super(given);
-    const { mu } = readOptions(given, ['mu']);
+    const { mu } = readRecord(given, ['mu'], 'options'); // the rest is FedAvgServer's, checked there
     this.mu = requireNumber('mu', mu, 0);
   }
 
@@ -260,7 +260,7 @@ export class ScaffoldServer extends FedAvgServer {
 
   constructor(given: ScaffoldServerOptions) {
     super(given, 'uniform');
-    const { serverLearningRate } = readOptions(given, ['serverLearningRate']);
+    const { serverLearningRate } = readRecord(given, ['serverLearningRate'], 'options'); // the rest is FedAvgServer's, checked there
     this.serverLearningRate = requirePositive('serverLearningRate', serverLearningRate ?? 1);
     if (this.optimizer.name !== 'sgd') throw new InvalidParameterError("SCAFFOLD's control variates (option II) assume plain SGD local steps: optimizer.name must be 'sgd'");
     this.control = new Float32Array(this.nParameters);

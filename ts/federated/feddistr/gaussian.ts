@@ -16,7 +16,7 @@
  * client pairs); wasserstein2 and bhattacharyya are its one-pair form.
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
-import { readOptions, requireOneOf, requireVector } from '../../validate.js';
+import { readRecord, requireOneOf, requireVector } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { requireWasmMemory, withScope } from '../../wasm/memory.js';
 
@@ -146,7 +146,7 @@ function dimensionOf(g: Gaussian, kind: CovarianceKind): number {
 /** A Gaussian a caller passed, read once: { mean, covariance } as flat arrays of numbers. */
 function readGaussian(name: string, g: unknown): Gaussian {
   if (g === null || typeof g !== 'object') throw new InvalidParameterError(`${name} must be a Gaussian { mean, covariance }, got ${formatValue(g)}`);
-  const o = readOptions(g as Gaussian, ['mean', 'covariance'], name);
+  const o = readRecord(g as Gaussian, ['mean', 'covariance'], name);
   return { mean: requireVector(`${name}.mean`, o.mean), covariance: requireVector(`${name}.covariance`, o.covariance) };
 }
 

@@ -23,7 +23,7 @@ import { apportion } from '../../data/apportion.js';
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { Rng } from '../../random.js';
-import { LIMITS, readArray, readOptions, requireInteger, requireOneOf, requirePositive, requireVector } from '../../validate.js';
+import { LIMITS, readArray, readOptions, readRecord, requireInteger, requireOneOf, requirePositive, requireVector } from '../../validate.js';
 import { encodeRows, type WireEncoder } from './encoder.js';
 import { cholesky, type CovarianceKind } from './gaussian.js';
 import { MAX_BASES, MAX_DIMENSION } from './messages.js';
@@ -60,7 +60,7 @@ function readBases(given: unknown, kindGiven: unknown): { bases: ReadBase[]; d: 
   let kind: CovarianceKind | undefined = kindGiven === undefined ? undefined : requireOneOf('covariance', kindGiven, ['full', 'diagonal'] as const);
   const bases = list.map((b, i): ReadBase => {
     if (b === null || typeof b !== 'object') throw new InvalidParameterError(`bases[${i}] must be { label, count, mean, covariance }, got ${formatValue(b)}`);
-    const o = readOptions(b as LabelledGaussian, ['label', 'count', 'mean', 'covariance'], `bases[${i}]`);
+    const o = readRecord(b as LabelledGaussian, ['label', 'count', 'mean', 'covariance'], `bases[${i}]`);
     const label = requireInteger(`bases[${i}].label`, o.label, -(2 ** 31 - 1), 2 ** 31 - 1);
     const count = requirePositive(`bases[${i}].count`, o.count);
     const mean = Float64Array.from(requireVector(`bases[${i}].mean`, o.mean));

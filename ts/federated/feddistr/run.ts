@@ -16,7 +16,7 @@ import type { MatrixLike } from '../../data/matrix.js';
 import { encodeLabels, type Label } from '../../data/labels.js';
 import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { adjustedRandScore } from '../../metrics/clustering.js';
-import { readArray, readOptions, requireInteger, requireOneOf } from '../../validate.js';
+import { readArray, optionKeys, readOptions, readRecord, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import type { FederationResult } from '../runtime/run.js';
@@ -41,6 +41,9 @@ export interface FedDistrOptions extends FedDistrServerOptions {
   /** a client that fails: excluded (default) or the run fails */
   onInvalidClient?: 'exclude' | 'throw';
 }
+
+/** Every option of FedDistrOptions, for readOptions (the compiler checks it is complete). */
+const FEDDISTR_KEYS = optionKeys<FedDistrOptions>()({ privacy: true, noiseSeed: true, encoding: true, onInvalidClient: true, encoder: true, dimension: true, covariance: true, clustering: true, criterion: true, kMin: true, kMax: true, cost: true, threshold: true, merge: true, seed: true });
 
 export interface FedDistrEvaluation {
   /** distinct true subclasses among the rows of the clients used */
@@ -71,9 +74,9 @@ export function fedDistr(data: readonly FedDistrClientData[], given: FedDistrOpt
 /** fedDistr wired and not run: for runners other than the in-process one (simulateOverMqtt). */
 export function fedDistrSimulation(data: readonly FedDistrClientData[], given: FedDistrOptions = {}): Simulation<FedDistrOutcome, FedDistrResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { encoder, cost, threshold, kMax }');
-  const options = readOptions(given) as FedDistrOptions;
+  const options = readOptions(given, FEDDISTR_KEYS) as FedDistrOptions;
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
-  const clientData = (readArray('data', data) as FedDistrClientData[]).map((c, i) => readOptions(c, ['X', 'labels', 'subclasses'], `data[${i}]`) as FedDistrClientData);
+  const clientData = (readArray('data', data) as FedDistrClientData[]).map((c, i) => readRecord(c, ['X', 'labels', 'subclasses'], `data[${i}]`) as FedDistrClientData);
   const { privacy, noiseSeed, encoding, onInvalidClient: _o, ...serverOptions } = options;
   if (noiseSeed !== undefined) requireInteger('noiseSeed', noiseSeed, 0, 2 ** 31);
   const identity = (serverOptions.encoder ?? 'identity') === 'identity';

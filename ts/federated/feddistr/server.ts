@@ -28,7 +28,7 @@ import { formatValue, InvalidParameterError } from '../../errors.js';
 import { linearSumAssignment } from '../../assignment/linear-sum-assignment.js';
 import { PCA } from '../../data/pca.js';
 import { Autoencoder } from '../../models/autoencoder.js';
-import { guardRead, isFloat64Array, LIMITS, readOptions, requireInteger, requireNumber, requireOneOf } from '../../validate.js';
+import { guardRead, isFloat64Array, LIMITS, readOptions, readRecord, requireInteger, requireNumber, requireOneOf } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { withGaussianCosts, type CovarianceKind, type Gaussian } from './gaussian.js';
@@ -335,7 +335,7 @@ export function readEncoder(given: unknown, dimension: unknown): DescribePayload
     return checkPca(mean, components, dimension);
   }
   if (given !== null && typeof given === 'object') {
-    const e = readOptions(given as PcaEncoder, ['mean', 'components'], 'encoder');
+    const e = readRecord(given as PcaEncoder, ['mean', 'components'], 'encoder');
     if (!isFloat64Array(e.mean) || !isFloat64Array(e.components)) throw new InvalidParameterError('a PCA encoder is { mean: Float64Array, components: Float64Array } (or a fitted PCA)');
     return checkPca(e.mean.slice(), e.components.slice(), dimension);
   }

@@ -4,7 +4,7 @@
  */
 import type { MatrixLike } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
-import { guardRead, readArray, readOptions } from '../../validate.js';
+import { guardRead, readArray, optionKeys, readOptions } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
@@ -35,6 +35,9 @@ export interface FedGEMOptions {
   encoding?: Encoding | 'none';
 }
 
+/** Every option of FedGEMOptions, for readOptions (the compiler checks it is complete). */
+const FEDGEM_KEYS = optionKeys<FedGEMOptions>()({ client: true, rounds: true, phi: true, phiTolerance: true, validation: true, server: true, tol: true, encoding: true });
+
 export interface FedGEMResult {
   estimatedK: number;
   phi: number;
@@ -58,7 +61,7 @@ export interface FedGEMResult {
 export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
   // read once: the caller's objects are not read again (getters, Proxies)
-  const options = { ...(readOptions(given) as FedGEMOptions) };
+  const options = { ...(readOptions(given, FEDGEM_KEYS) as FedGEMOptions) };
   options.server = readOptions(options.server, undefined, 'options.server') as FedGEMOptions['server'];
   if (options.client !== undefined && guardRead('options.client', () => Array.isArray(options.client))) options.client = readArray('options.client', options.client) as FedGEMOptions['client'];
   if (options.validation !== undefined) options.validation = readArray('options.validation', options.validation) as FedGEMOptions['validation'];

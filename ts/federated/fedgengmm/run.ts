@@ -3,7 +3,7 @@
  * (worker threads, an MQTT broker) run a FedGenGMMServer with runFederation.
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
-import { guardRead, readArray, readOptions } from '../../validate.js';
+import { guardRead, readArray, optionKeys, readOptions } from '../../validate.js';
 import type { MatrixLike } from '../../data/matrix.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import type { Encoding } from '../messages/codec.js';
@@ -25,6 +25,9 @@ export interface FedGenGMMOptions {
   encoding?: Encoding | 'none';
 }
 
+/** Every option of FedGenGMMOptions, for readOptions (the compiler checks it is complete). */
+const FEDGENGMM_KEYS = optionKeys<FedGenGMMOptions>()({ client: true, server: true, keepLocalModels: true, encoding: true });
+
 export interface FedGenGMMResult {
   model: GaussianMixture;
   traffic: Traffic;
@@ -43,7 +46,7 @@ export interface FedGenGMMResult {
 export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGMMResult {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be an object with client and server, got ${formatValue(given)}`);
   // read once: the caller's objects are not read again (getters, Proxies)
-  const options = { ...(readOptions(given) as FedGenGMMOptions) };
+  const options = { ...(readOptions(given, FEDGENGMM_KEYS) as FedGenGMMOptions) };
   options.server = readOptions(options.server, undefined, 'options.server') as FedGenGMMOptions['server'];
   if (options.client !== undefined && guardRead('options.client', () => Array.isArray(options.client))) options.client = readArray('options.client', options.client) as FedGenGMMOptions['client'];
   const clientData = readArray('clientData', data) as MatrixLike[];

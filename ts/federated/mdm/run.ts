@@ -7,7 +7,7 @@ import { type MatrixLike } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
 import { checkedHistograms, DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { readOptions, requireInteger } from '../../validate.js';
+import { optionKeys, readOptions, requireInteger } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
@@ -34,6 +34,9 @@ export interface MdmFitOptions extends MdmOptions {
    */
   groups?: number;
 }
+
+/** Every option of MdmFitOptions, for readOptions (the compiler checks it is complete). */
+const MDM_FIT_KEYS = optionKeys<MdmFitOptions>()({ maxCount: true, sizes: true, categories: true, encoding: true, groups: true, nComponents: true, rounds: true, cohort: true, initCohort: true, init: true, privacy: true, seed: true, noiseSeed: true, onInvalidClient: true, onRound: true });
 
 export interface MdmFitResult {
   model: DirichletMultinomialMixture;
@@ -92,7 +95,7 @@ export function histogramClients(
  */
 export function fitMdm(histograms: MatrixLike, given: MdmFitOptions = {}): MdmFitResult {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
-  const options = readOptions(given) as MdmFitOptions;
+  const options = readOptions(given, MDM_FIT_KEYS) as MdmFitOptions;
   if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
   const seeds = new Rng(options.seed);
   let clients: (MdmClient | MdmUserGroup)[] = [];

@@ -17,7 +17,7 @@
  * server's state.
  */
 import { formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
-import { guardRead, readArray, readOptions, requireInteger } from '../../validate.js';
+import { guardRead, readArray, readOptions, readRecord, requireInteger } from '../../validate.js';
 import { checkEnvelope, MAX_USERS, type Message } from '../messages/envelope.js';
 import { wasRead, type MessageType } from '../messages/schema.js';
 
@@ -231,7 +231,7 @@ const MAX_CLIENTS = 2 ** 24;
  */
 export function checkContext(ctx: unknown): RoundContext {
   if (ctx === null || typeof ctx !== 'object') throw new InvalidParameterError(`a round context must be { round, clients, available }, got ${formatValue(ctx)}`);
-  const c = readOptions(ctx as RoundContext, ['round', 'clients', 'available', 'users'], 'ctx');
+  const c = readRecord(ctx as RoundContext, ['round', 'clients', 'available', 'users'], 'ctx');
   const ids = (name: string, v: unknown): string[] => {
     const a = readArray(name, v, MAX_CLIENTS);
     a.forEach((id, i) => {
@@ -271,7 +271,7 @@ export function checkAccepted<A>(accepted: unknown, made: WeakSet<object>): Read
 export function checkFailures(failures: unknown): Failure[] {
   return readArray('failures', failures ?? [], MAX_CLIENTS).map((f, i) => {
     if (f === null || typeof f !== 'object') throw new InvalidParameterError(`failures[${i}] must be a Failure, got ${formatValue(f)}`);
-    const x = readOptions(f as Failure, ['client', 'round', 'kind', 'reason', 'excluded'], `failures[${i}]`);
+    const x = readRecord(f as Failure, ['client', 'round', 'kind', 'reason', 'excluded'], `failures[${i}]`);
     if (typeof x.client !== 'string' || typeof x.reason !== 'string' || typeof x.excluded !== 'boolean' || !['timeout', 'dropout', 'invalid', 'refused'].includes(x.kind as string)) {
       throw new InvalidParameterError(`failures[${i}] must be { client, round, kind, reason, excluded }, got ${formatValue(f)}`);
     }

@@ -14,7 +14,7 @@
  * (the one-call functions such as distributedEM stay synchronous).
  */
 import { ContributionError, FederationError, FedmixError, formatValue, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
-import { guardRead, readOptions } from '../../validate.js';
+import { guardRead, optionKeys, readOptions } from '../../validate.js';
 import { Rng } from '../../random.js';
 import { decodeMessage } from '../messages/codec.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
@@ -87,6 +87,9 @@ export interface RunOptions extends FederationPolicy {
   /** called after every round */
   onRound?: (record: RoundRecord) => void;
 }
+
+/** Every option of RunOptions, for readOptions (the compiler checks it is complete). */
+export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true });
 
 type Effect = { op: 'available'; min: number; timeoutMs: number; excluded: ReadonlySet<string> } | { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions };
 
@@ -379,7 +382,7 @@ function declaredBy(transport: Transport): (id: string) => number {
 
 /** The run's options, read once; onRound must be a function when given. */
 function readRunOptions(given: RunOptions | undefined): RunOptions {
-  const options = readOptions(given) as RunOptions;
+  const options = readOptions(given, RUN_KEYS) as RunOptions;
   if (options.onRound !== undefined && typeof options.onRound !== 'function') throw new InvalidParameterError(`onRound must be a function, got ${formatValue(options.onRound)}`);
   return options;
 }
@@ -424,7 +427,8 @@ function isTransport(x: unknown): x is Transport {
 export async function runFederation<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | Transport, given: RunOptions = {}): Promise<FederationResult<R>> {
   checkServerRole(server);
   const options = readRunOptions(given);
-  const policy = resolvePolicy(options);
+  const { onRound: _onRound, ...policyOptions } = options; // the policy's options are the run's but onRound
+  const policy = resolvePolicy(policyOptions);
   const transport: Transport = isTransport(clients) ? clients : new InProcessTransport(clients);
   const loop = federation(server, policy, options, declaredBy(transport));
   let ok = false;
@@ -456,7 +460,8 @@ export async function runFederation<A, R>(server: ServerRole<A, R>, clients: rea
 export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | SyncTransport, given: RunOptions = {}): FederationResult<R> {
   checkServerRole(server);
   const options = readRunOptions(given);
-  const policy = resolvePolicy(options);
+  const { onRound: _onRound, ...policyOptions } = options; // the policy's options are the run's but onRound
+  const policy = resolvePolicy(policyOptions);
   const transport = guardRead('clients', () => Array.isArray(clients)) ? new InProcessTransport(clients as readonly ClientRole[]) : (clients as SyncTransport);
   if (!isTransport(transport) || !guardRead('the transport', () => typeof transport.exchangeSync === 'function')) throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
   const loop = federation(server, policy, options, declaredBy(transport));

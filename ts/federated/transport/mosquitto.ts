@@ -20,7 +20,7 @@ import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { BrokerError, formatThrown, formatValue, InvalidParameterError } from '../../errors.js';
-import { readOptions, requireInteger } from '../../validate.js';
+import { readOptions, readRecord, requireInteger } from '../../validate.js';
 import type { RunningBroker } from './broker.js';
 import { freePort, hostPort } from './ports.js';
 import { mosquittoAcl, validateAccounts, validateId, type BrokerAccount } from './topics.js';
@@ -63,7 +63,7 @@ function readConfigOptions(options: MosquittoConfigOptions): MosquittoConfigOpti
 export function mosquittoConfig(given: MosquittoConfigOptions, paths: Omit<MosquittoFiles, 'config'>): string {
   const options = readConfigOptions(given);
   if (paths === null || typeof paths !== 'object') throw new InvalidParameterError(`files must be { passwordFile, aclFile }, got ${formatValue(paths)}`);
-  const files = readOptions(paths, ['passwordFile', 'aclFile'], 'files');
+  const files = readRecord(paths, ['passwordFile', 'aclFile'], 'files') // a MosquittoFiles (with its config path) is fine here;
   validateId('federation', options.federation);
   const host = options.host ?? '127.0.0.1';
   if (typeof host !== 'string' || !/^[^\s]+$/.test(host)) throw new InvalidParameterError(`host must be an address without white space, got ${formatValue(host)}`);

@@ -13,7 +13,7 @@
  *   fedmix/F/clients/X/status    X -> server     "online" on connect; its last will "offline"
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
-import { guardRead, readArray, readOptions } from '../../validate.js';
+import { guardRead, readArray, readRecord } from '../../validate.js';
 
 export const TOPIC_ROOT = 'fedmix';
 
@@ -108,7 +108,7 @@ export interface TopicGrant {
 /** The user, read once and checked: a plain { username, role } (and password, when it has one). */
 function validateUser<U extends BrokerUser>(given: U): U {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`a user must be { username, role }, got ${formatValue(given)}`);
-  const user = readOptions(given as unknown as BrokerAccount, ['username', 'role', 'password'], 'user') as unknown as U;
+  const user = readRecord(given as unknown as BrokerAccount, ['username', 'role', 'password'], 'user') as unknown as U;
   validateId('username', user.username);
   if (user.role !== 'server' && user.role !== 'client') {
     throw new InvalidParameterError(`role of ${user.username} must be 'server' or 'client', got ${formatValue(user.role)}`);
