@@ -327,7 +327,7 @@ describe('where the builds come from', () => {
     const bad: Array<[unknown, RegExp, typeof FedmixError]> = [
       [5, /options\.wasm must be an object/, InvalidParameterError],
       [{}, /options\.wasm gives no build/, InvalidParameterError],
-      [{ simd: BYTES.simd, avx: BYTES.simd }, /options\.wasm takes \{ simd, scalar \}, got the key "avx"/, InvalidParameterError],
+      [{ simd: BYTES.simd, avx: BYTES.simd }, /options\.wasm has an unknown option "avx"/, InvalidParameterError],
       [{ simd: 42 }, /options\.wasm\.simd must be bytes \(ArrayBuffer or a typed array\), a URL or string/, InvalidParameterError],
       [{ simd: null }, /options\.wasm\.simd must be bytes/, InvalidParameterError],
       [{ simd: {} }, /options\.wasm\.simd must be bytes/, InvalidParameterError],

@@ -41,7 +41,7 @@ import { Network, type NetworkSpec } from '../models/network.js';
 import { runSimulation, type Simulation } from '../federated/simulation.js';
 import { entangled } from '../partition/entangled.js';
 import { Rng } from '../random.js';
-import { guardRead, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive } from '../validate.js';
+import { guardRead, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../validate.js';
 
 /** Rows labelled with their base distribution (subclass) and their task class (superclass). */
 export interface SubclassData {
@@ -145,7 +145,14 @@ export function groupSubclasses(X: Matrix, subclassOfRow: readonly string[], how
 
 /** Fashion-MNIST rows with their ten classes as subclasses of five task classes (or of `groups`, class names as FASHION_MNIST_CLASSES spells them). */
 export function fashionMnistSubclasses(fm: FashionMnist, groups: readonly (readonly string[])[] = FASHION_MNIST_TASK_GROUPS): SubclassData {
-  return groupSubclasses(fm.X, Array.from(fm.labels, (l) => fm.classNames[l]!), { groups });
+  const { X, labels, classNames } = readRecord(fm, ['X', 'labels', 'classNames'], 'fm');
+  if (!labels || !Array.isArray(classNames)) throw new InvalidParameterError(`fm must be a Fashion-MNIST split ({ X, labels, classNames }, as loadFashionMnist gives), got ${formatValue(fm)}`);
+  const names = Array.from(requireVector('fm.labels', labels), (l) => {
+    const name = classNames[l];
+    if (typeof name !== 'string') throw new InvalidParameterError(`fm.labels holds ${formatValue(l)}, which names no class of fm.classNames`);
+    return name;
+  });
+  return groupSubclasses(X as FashionMnist['X'], names, { groups });
 }
 
 export interface SubclassCsvOptions {

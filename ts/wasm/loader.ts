@@ -5,7 +5,7 @@
  * the .wasm file next to this module (see ./source.ts), or what init() is given.
  */
 import { formatThrown, formatValue, InvalidParameterError, WasmError } from '../errors.js';
-import { guardRead, readOptions } from '../validate.js';
+import { readOptions } from '../validate.js';
 import { checkSource, compileSource, defaultSource, engineHasSimd, type Backend, type CheckedSource, type WasmSource, type WasmSources } from './source.js';
 
 export type { Backend, WasmSource, WasmSources };
@@ -341,9 +341,8 @@ function chooseBackend(requested: 'auto' | Backend, given: ReadonlyMap<Backend, 
 /** options.wasm, checked: the sources given, by backend (undefined when none was given). */
 function readSources(value: unknown): Map<Backend, CheckedSource> | undefined {
   if (value === undefined) return undefined;
+  // strict: another key (a misspelt 'simd') is an InvalidParameterError naming it
   const sources = readOptions(value as WasmSources, ['simd', 'scalar'], 'options.wasm') as WasmSources;
-  const extra = guardRead('options.wasm', () => Object.keys(value as object)).filter((k) => k !== 'simd' && k !== 'scalar');
-  if (extra.length > 0) throw new InvalidParameterError(`options.wasm takes { simd, scalar }, got the key ${formatValue(extra[0])}`);
   const out = new Map<Backend, CheckedSource>();
   for (const b of ['simd', 'scalar'] as const) if (sources[b] !== undefined) out.set(b, checkSource(`options.wasm.${b}`, sources[b]));
   if (out.size === 0) throw new InvalidParameterError('options.wasm gives no build: pass { simd } and/or { scalar }');

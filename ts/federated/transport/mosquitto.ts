@@ -56,7 +56,8 @@ function configPath(path: unknown): string {
 /** The options of the configuration, read once (getters and Proxies run here only). */
 function readConfigOptions(options: MosquittoConfigOptions): MosquittoConfigOptions {
   if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be { federation, users, port }, got ${formatValue(options)}`);
-  return readOptions(options, ['federation', 'users', 'host', 'port', 'webSocketPort']) as MosquittoConfigOptions;
+  // startMosquitto hands its whole options here (with mosquitto, mosquittoPasswd, ...): the configuration's keys only
+  return readRecord(options, ['federation', 'users', 'host', 'port', 'webSocketPort'], 'options') as MosquittoConfigOptions;
 }
 
 /** The text of mosquitto.conf for `options`, reading the password and ACL files at the given paths. */
