@@ -180,10 +180,9 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
     let schemaArrays = 0;
     let n = 0;
     while (n < queue.length) {
-      const size = detectorBytes(this.detectors.get(queue[n]!)!);
+      const { bytes: size, arrays } = detectorSize(this.detectors.get(queue[n]!)!);
       // arrays are bounded too, not only bytes: the binary wire's schema names every array of every
       // detector (a GMM's are a few hundred bytes each), and decoders refuse a schema over 64 KiB
-      const arrays = arraysIn(this.detectors.get(queue[n]!)!, 0).arrays;
       if (n > 0 && (bytes + size > this.maxRelayBytes || schemaArrays + arrays > RELAY_ARRAYS_PER_MESSAGE)) break;
       schemaArrays += arrays;
       bytes += size;
@@ -314,10 +313,18 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
 }
 
 /** A detector's size on the wire, about: 8 bytes per value of its arrays, and some for the rest. */
-function detectorBytes(det: LocalDetectorJSON): number {
-  const { values, arrays } = arraysIn(det.ocsvm ?? det.gmm ?? det.autoencoder, 0);
-  // an array costs its values and, on the binary wire, a schema field (about 200 bytes; see chunk)
-  return 8 * values + SCHEMA_BYTES_PER_ARRAY * arrays + 256;
+/** By detector: what it weighs in a relay, worked out once (every client's queue asks again each round). */
+const sizes = new WeakMap<LocalDetectorJSON, { bytes: number; arrays: number }>();
+
+function detectorSize(det: LocalDetectorJSON): { bytes: number; arrays: number } {
+  let size = sizes.get(det);
+  if (!size) {
+    const { values, arrays } = arraysIn(det.ocsvm ?? det.gmm ?? det.autoencoder, 0);
+    // an array costs its values and, on the binary wire, a schema field (about 200 bytes; see chunk)
+    size = { bytes: 8 * values + SCHEMA_BYTES_PER_ARRAY * arrays + 256, arrays };
+    sizes.set(det, size);
+  }
+  return size;
 }
 
 /** The numbers held in arrays anywhere in a detector's JSON (nested for networks), and how many arrays hold them. */
