@@ -49,7 +49,8 @@ function federation(seed: number, clusters = 10, clients = 10) {
   const p = partition.quantity(Array.from(b.labels), { clients, alpha: [3, 6], seed });
   const data = p.indices.map((rows) => b.X.selectRows(rows));
   const truth = p.indices.map((rows) => Array.from(rows, (i) => b.labels[i]!));
-  const options = p.classSets.map((set, c) => ({ nComponents: set.length, seed: seed * 100 + c }));
+  // the blobs' known variance (the paper's setting); tests of the estimate leave it out
+  const options = p.classSets.map((set, c) => ({ nComponents: set.length, variance: 1, seed: seed * 100 + c }));
   return { b, p, data, truth, options };
 }
 
@@ -132,7 +133,7 @@ test('the k-d tree and all pairs give the same federation', () => {
 test.each(['binary', 'json'] as const)('%s: each client sees ROUND, FINISH, CANDIDATES and RESULT; the counted bytes are those of the messages', (encoding: Encoding) => {
   const { data, options } = federation(12, 6, 5);
   const roles = data.map((x, i) => new Recording(new FedGEMClient(String(i), x, options[i]!)));
-  const server = new FedGEMServer({ nFeatures: 2, rounds: 3, phi: [1, 2] });
+  const server = new FedGEMServer({ nFeatures: 2, variance: 'clients', rounds: 3, phi: [1, 2] });
   const r = runFederationSync(server, new InProcessTransport(roles, { encoding }));
   for (const role of roles) {
     expect(role.received.map((m) => m.kind)).toEqual(['fedgem/round', 'fedgem/round', 'fedgem/round', 'fedgem/finish', 'fedgem/candidates', 'fedgem/result']);
@@ -267,8 +268,8 @@ test.each([
   ['a fractional component count', { nComponents: 1.5 }, /nComponents is 1\.5; it must be a whole number >= 1/],
   ['a field it does not declare', { weights: [0.5, 0.5] }, /weights/],
 ])('a client reporting %s is refused by accept() and changes nothing', (_what, patch, error) => {
-  const clean = new FedGEMServer({ nFeatures: 1, rounds: 1 });
-  const dirty = new FedGEMServer({ nFeatures: 1, rounds: 1 });
+  const clean = new FedGEMServer({ nFeatures: 1, variance: 'clients', rounds: 1 });
+  const dirty = new FedGEMServer({ nFeatures: 1, variance: 'clients', rounds: 1 });
   const good = [balls('0'), balls('1', { maximizers: [0.4, 5.6] })];
   const a = trainRound(clean, good);
   const b = trainRound(dirty, [...good, balls('bad', patch)]);
@@ -299,7 +300,7 @@ test('through the runtime a bad upload excludes its client; the federation is th
   ];
   const runWith = (ids: number[], edit?: (m: Message) => Message, onInvalid: 'exclude' | 'fail' = 'exclude') => {
     const roles = ids.map((i) => new Recording(new FedGEMClient(String(i), data[i]!, options[i]!), i === 3 ? edit : undefined));
-    const server = new FedGEMServer({ nFeatures: 2, rounds: 3 });
+    const server = new FedGEMServer({ nFeatures: 2, variance: 'clients', rounds: 3 });
     try {
       const r = runFederationSync(server, roles, { onInvalid });
       return { r, history: server.history, received: roles.map((c) => c.received.length) };
@@ -326,7 +327,7 @@ test('through the runtime a bad upload excludes its client; the federation is th
 test('a client excluded while phi is tuned takes its final upload with it', () => {
   const { data, options } = federation(14, 6, 5);
   const roles = data.map((x, i) => new Recording(new FedGEMClient(String(i), x, options[i]!), i === 2 ? (m) => (m.kind === 'fedgem/silhouettes' ? { ...m, payload: { values: [0.5], nValidation: 10 } } : m) : undefined));
-  const server = new FedGEMServer({ nFeatures: 2, rounds: 2, phi: [1, 2] });
+  const server = new FedGEMServer({ nFeatures: 2, variance: 'clients', rounds: 2, phi: [1, 2] });
   const r = runFederationSync(server, roles);
   expect(r.excluded).toEqual([{ client: '2', round: 4, reason: '2: values must hold one silhouette per candidate (2)' }]);
   expect(r.model.memberships.has('2')).toBe(false);
@@ -336,7 +337,7 @@ test('a client excluded while phi is tuned takes its final upload with it', () =
 });
 
 test('a zero radius is accepted: that component has stopped moving, and others come to it', () => {
-  const s = new FedGEMServer({ nFeatures: 1, rounds: 1 });
+  const s = new FedGEMServer({ nFeatures: 1, variance: 'clients', rounds: 1 });
   const { centers } = trainRound(s, [balls('0', { radii: [0, 0.5] }), balls('1', { maximizers: [0.4, 9], radii: [0.5, 0.5] })]);
   // component 0 of client 0 stays at 0; client 1's first component meets it there (clipped point = 0)
   expect(Array.from(centers.get('0')!)).toEqual([0, 5]);
@@ -345,7 +346,7 @@ test('a zero radius is accepted: that component has stopped moving, and others c
 });
 
 test('the protocol by hand: ROUND without centers first, FINISH with them, then the merge and the RESULT notification', () => {
-  const s = new FedGEMServer({ nFeatures: 1, rounds: 1 });
+  const s = new FedGEMServer({ nFeatures: 1, variance: 'clients', rounds: 1 });
   const c1 = ctx(1, ['0', '1']);
   const first = s.configure(c1);
   expect([...first.values()].map((m) => [m.kind, m.round, (m.payload as { centers?: unknown }).centers])).toEqual([
@@ -380,7 +381,7 @@ test('the protocol by hand: ROUND without centers first, FINISH with them, then 
 });
 
 test('a final upload with zero spread between its centers cannot be merged, and a bad server message is refused', () => {
-  const s = new FedGEMServer({ nFeatures: 1, rounds: 0 });
+  const s = new FedGEMServer({ nFeatures: 1, variance: 'clients', rounds: 0 });
   const c = ctx(1, ['0', '1', '2']);
   const reqs = s.configure(c);
   expect([...reqs.values()].every((m) => m.kind === 'fedgem/finish')).toBe(true);
@@ -531,7 +532,7 @@ test('an upload is checked as its text would be, and nothing unreadable throws a
 });
 
 test('the server keeps copies of what it received', () => {
-  const s = new FedGEMServer({ nFeatures: 1, rounds: 0, phi: [1, 2] });
+  const s = new FedGEMServer({ nFeatures: 1, variance: 'clients', rounds: 0, phi: [1, 2] });
   const c = ctx(1, ['0', '1']);
   const reqs = s.configure(c);
   const centers = [0, 6];
@@ -572,7 +573,7 @@ test('the one-call fedGEM takes the majority dimension: a first client with thre
 });
 
 test('sizes past the caps are refused: components, rows, validation rows', () => {
-  const s = new FedGEMServer({ nFeatures: 1, rounds: 1 });
+  const s = new FedGEMServer({ nFeatures: 1, variance: 'clients', rounds: 1 });
   const k = 4097;
   const many = { nComponents: k, maximizers: Array.from({ length: k }, (_, i) => i), radii: new Array(k).fill(0.1), counts: new Array(k).fill(2), nSamples: 2 * k };
   // at the cap, a late duplicate is found however far apart the two are
@@ -585,7 +586,7 @@ test('sizes past the caps are refused: components, rows, validation rows', () =>
     ['n', 'nSamples is 281474976710658; at most 2^48 rows per client are accepted'],
   ]);
   // validation rows: at most 2^40
-  const t = new FedGEMServer({ nFeatures: 1, rounds: 0, phi: [1, 2] });
+  const t = new FedGEMServer({ nFeatures: 1, variance: 'clients', rounds: 0, phi: [1, 2] });
   const c = ctx(1, ['0', '1']);
   const fin = t.configure(c);
   aggregate(t, c, new Map(['0', '1'].map((id, i) => [id, accept(t, readReply(fin.get(id)!, final(id, i ? [0.1, 6.1] : [0, 6])), fin.get(id)!, c)])), []);
@@ -613,13 +614,13 @@ test('a count past the largest safe integer is refused saying what the bound is'
 
 test('a component without rows pulls no one in a round', () => {
   // client 0's second component explains none of its rows: it sits still (radius 0) next to client 1's first
-  const s = new FedGEMServer({ nFeatures: 1, rounds: 1 });
+  const s = new FedGEMServer({ nFeatures: 1, variance: 'clients', rounds: 1 });
   const { centers } = trainRound(s, [balls('0', { maximizers: [0, 5], radii: [0.5, 0], counts: [20, 0] }), balls('1', { maximizers: [5.4, 9], radii: [0.5, 0.5] })]);
   expect(Array.from(centers.get('1')!)).toEqual([5.4, 9]);
   expect(Array.from(centers.get('0')!)).toEqual([0, 5]);
   expect(s.history[0]!.overlaps).toBe(0);
   // with rows it would have pulled client 1's component onto itself (see the zero-radius test)
-  const t = new FedGEMServer({ nFeatures: 1, rounds: 1 });
+  const t = new FedGEMServer({ nFeatures: 1, variance: 'clients', rounds: 1 });
   const with_ = trainRound(t, [balls('0', { maximizers: [0, 5], radii: [0.5, 0], counts: [10, 10] }), balls('1', { maximizers: [5.4, 9], radii: [0.5, 0.5] })]);
   expect(with_.centers.get('1')![0]).toBeCloseTo(5.2, 12);
 });

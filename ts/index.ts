@@ -251,6 +251,7 @@ export {
   type Merge,
   type RoundSummary,
   type PrivacyOptions,
+  type VarianceEstimate,
 } from './federated/fedgem/index.js';
 export {
   fedAvg,

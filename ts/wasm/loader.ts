@@ -153,6 +153,7 @@ export interface WasmExports {
     outCounts: number, outLoglik: number,
   ): number;
   fm_fedgem_client_set_means(h: number, means: number, len: number): number;
+  fm_fedgem_client_set_variance(h: number, variance: number): number;
   fm_fedgem_client_means(h: number, out: number): void;
   fm_fedgem_client_predict(h: number, x: number, n: number, d: number, outLabels: number, outValues: number): number;
   fm_fedgem_client_score(h: number, out: number): number;

@@ -152,6 +152,15 @@ pub unsafe extern "C" fn fm_fedgem_client_set_means(h: *mut FedGemClient, means:
     status(|| (*h).model.set_means(f64s(means, len)))
 }
 
+/// Replaces the known variance sigma^2 (positive, finite).
+///
+/// # Safety
+/// `h` is live.
+#[no_mangle]
+pub unsafe extern "C" fn fm_fedgem_client_set_variance(h: *mut FedGemClient, variance: f64) -> i32 {
+    status(|| (*h).model.set_variance(variance))
+}
+
 /// Writes the current means (k x d).
 ///
 /// # Safety

@@ -1,7 +1,10 @@
 /**
  * A FedGEM client: an isotropic Gaussian mixture over its own rows (known
  * shared variance, fixed local weights, K_c known), kept in WASM memory with
- * its rows across rounds. Each round it runs L EM steps on its means and
+ * its rows across rounds. Without a variance of its own it first reports the
+ * spread of its rows around its local k-means clusters (the server pools the
+ * clients' spreads into the variance estimate, server.ts) and takes the
+ * variance the server sends. Each round it runs L EM steps on its means and
  * uploads, per component, the maximizer and the radius of its uncertainty ball
  * (crates/fedmix-core/src/fedgem/client.rs derives it); then continues from the
  * centers the server sends back. At the end it uploads its centers, scores the
@@ -9,9 +12,9 @@
  * and takes its final centers and memberships.
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
-import { InvalidDataError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { InvalidDataError, InvalidMessageError, InvalidParameterError, NotFittedError } from '../../errors.js';
 import { silhouetteScore } from '../../metrics/clustering.js';
-import { nearestCenters } from '../../models/kmeans.js';
+import { KMeans, nearestCenters } from '../../models/kmeans.js';
 import { Rng } from '../../random.js';
 import { readOptions, requireInteger, requireOneOf, requirePositive, requireVector, seedParts } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
@@ -29,9 +32,13 @@ import {
   RESULT,
   ROUND,
   SILHOUETTES,
+  SPREAD,
+  SPREAD_SUMS,
   receiveCenters,
   type BallsPayload,
   type CandidatesPayload,
+  type CentersPayload,
+  type SpreadSumsPayload,
   type FinalPayload,
   type ResultPayload,
   type SilhouettesPayload,
@@ -45,7 +52,11 @@ export interface FedGEMClientOptions {
   nComponents: number;
   /** fixed local weights (default uniform) */
   weights?: ArrayLike<number>;
-  /** the known shared variance sigma^2 of every component (default 1, the paper's identity covariance) */
+  /**
+   * the known shared variance sigma^2 of every component (the paper's
+   * identity covariance is 1); absent: the variance the server sends, by
+   * default its estimate from the clients' spreads (FedGEMServer's `variance`)
+   */
   variance?: number;
   /** L, EM steps per round (default 1) */
   localSteps?: number;
@@ -93,6 +104,10 @@ export class FedGEMClient implements ClientRole {
   private readonly weights: Float64Array;
   private readonly noise: Rng | undefined;
   private lastCounts: Float64Array;
+  /** sigma^2 in use: the client's own, or the server's once sent (undefined before) */
+  private sigma2: number | undefined;
+  private readonly ownVariance: boolean;
+  private spreadSums: SpreadSumsPayload | undefined;
   private result: { memberships: Int32Array; globalCenters: Float64Array; estimatedK: number; phi: number } | undefined;
 
   /**
@@ -109,7 +124,7 @@ export class FedGEMClient implements ClientRole {
     if (x.nRows < 2 * k) {
       throw new InvalidDataError(`client ${id} has ${x.nRows} rows for ${k} components; a client needs at least two rows per component`);
     }
-    const variance = requirePositive('variance', o.variance ?? 1);
+    const own = o.variance === undefined ? undefined : requirePositive('variance', o.variance);
     requireInteger('localSteps', o.localSteps ?? 1, 1, LIMITS.localSteps);
     requireInteger('bisectionIterations', o.bisectionIterations ?? 60, 1, 1000);
     if (!['closed-form', 'bisection', undefined].includes(o.radius)) {
@@ -139,7 +154,8 @@ export class FedGEMClient implements ClientRole {
         const [w, wLen] = s.f64Optional(this.weights);
         const [m] = s.f64Optional(o.meansInit);
         if (wLen !== k) throw new InvalidParameterError(`weights has ${wLen} values for ${k} components`);
-        s.check(s.w.fm_fedgem_client_new(s.matrix(x), x.nRows, x.nCols, k, w, variance, m, init, nInit, lo, hi, out));
+        // without its own variance the model holds 1 until the server's arrives; nothing runs on it before (requireVariance)
+        s.check(s.w.fm_fedgem_client_new(s.matrix(x), x.nRows, x.nCols, k, w, own ?? 1, m, init, nInit, lo, hi, out));
         return s.readU32(out, 1)[0]!;
       });
       this.handle = new OwnedHandle(ptr, (w, p) => w.fm_fedgem_client_free(p), LABEL);
@@ -148,6 +164,8 @@ export class FedGEMClient implements ClientRole {
       throw e;
     }
     this.options = o;
+    this.sigma2 = own;
+    this.ownVariance = own !== undefined;
     this.training = x;
     this.nComponents = k;
     this.nFeatures = x.nCols;
@@ -164,8 +182,67 @@ export class FedGEMClient implements ClientRole {
     });
   }
 
+  /** sigma^2 the client's model uses: its own, or the server's once received (undefined before). */
+  get variance(): number | undefined {
+    return this.sigma2;
+  }
+
+  /** The variance, for what needs one (after the disposal check: a disposed client says so first). */
+  private requireVariance(): number {
+    void this.handle.ptr;
+    if (this.sigma2 === undefined) {
+      throw new NotFittedError(`client ${this.id} has no variance yet: give it one (options.variance) or let the server send it (a FedGEMServer whose variance is 'estimate' or a number)`);
+    }
+    return this.sigma2;
+  }
+
+  /**
+   * The server's variance, for a client without its own (a client with its
+   * own keeps it). `needed`: the request is for local steps, which need one.
+   */
+  private takeVariance(given: number | undefined, needed: boolean): void {
+    if (this.ownVariance) return;
+    if (given !== undefined) {
+      if (!(given > 0)) throw new InvalidMessageError(`the server's variance is ${given}; a variance must be > 0`, 'the variance is not positive');
+      if (given !== this.sigma2) withScope((s) => s.check(s.w.fm_fedgem_client_set_variance(this.handle.ptr, given)));
+      this.sigma2 = given;
+    }
+    if (needed && this.sigma2 === undefined) {
+      throw new InvalidMessageError(
+        `client ${this.id} has no variance of its own and the server sent none; give the client a variance or the server one (its variance 'estimate' or a number)`,
+        'no variance was sent',
+      );
+    }
+  }
+
+  /**
+   * The spread of the training rows around local clusters, the client's
+   * share of the federated variance estimate: k-means with the client's own
+   * K_c (best of 10 runs by inertia, from its seed), the sum of squared
+   * distances of the rows to their cluster's mean, and its degrees of freedom
+   * (n - K_c) d. Why K_c and not more clusters: an over-clustered k splits
+   * true clusters and biases the estimate down (a Gaussian halved along one
+   * axis keeps 1 - 2/pi of its variance there), while at K_c the best of
+   * several k-means runs does not merge two separated clusters (a merge costs
+   * far more inertia than any split saves), so the upward bias of merged
+   * clusters stays away; hard assignments trim the tails of clusters closer
+   * than about 2 sigma, a small downward bias there (EXPERIMENTS.md measures
+   * both). Computed once: the rows do not change.
+   */
+  spread(): SpreadSumsPayload {
+    void this.handle.ptr;
+    if (!this.spreadSums) {
+      const x = this.training;
+      const k = this.nComponents;
+      const labels = new KMeans({ nClusters: k, seed: this.options.seed }).fit(x).labels;
+      this.spreadSums = { sumSquares: withinClusterSquares(x, labels, k), dof: (x.nRows - k) * x.nCols };
+    }
+    return { ...this.spreadSums };
+  }
+
   /** Mean log-likelihood of the client's rows under its current model. */
   score(): number {
+    this.requireVariance();
     return withScope((s) => {
       const out = s.f64(1);
       s.check(s.w.fm_fedgem_client_score(this.handle.ptr, out));
@@ -188,13 +265,18 @@ export class FedGEMClient implements ClientRole {
   respond(request: Message): Message | undefined {
     const m = readRequest(this.protocol, request);
     switch (m.kind) {
+      case SPREAD.kind:
+        return SPREAD_SUMS.create(this.id, m.round, this.spread());
       case ROUND.kind: {
-        const { centers } = m.payload as { centers?: Float64Array };
+        const { centers, variance } = m.payload as CentersPayload;
+        this.takeVariance(variance, true);
         if (centers) this.applyCenters(centers);
         return BALLS.create(this.id, m.round, this.localRound());
       }
       case FINISH.kind: {
-        const { centers } = m.payload as { centers?: Float64Array };
+        // the final upload needs no variance; prediction afterwards does
+        const { centers, variance } = m.payload as CentersPayload;
+        this.takeVariance(variance, false);
         if (centers) this.applyCenters(centers);
         return FINAL.create(this.id, m.round, this.finalUpload());
       }
@@ -210,6 +292,7 @@ export class FedGEMClient implements ClientRole {
 
   /** L local EM steps; the upload of the round (maximizers, radii, counts, |D_c|). */
   localRound(): BallsPayload {
+    this.requireVariance();
     const k = this.nComponents;
     const d = this.nFeatures;
     const o = this.options;
@@ -286,6 +369,7 @@ export class FedGEMClient implements ClientRole {
   predict(X: MatrixLike): Int32Array {
     const x = Matrix.from(X);
     if (x.nCols !== this.nFeatures) throw new InvalidDataError(`X has ${x.nCols} features but the client's model has ${this.nFeatures}`);
+    this.requireVariance();
     const local = withScope((s) => {
       const out = s.u32(x.nRows);
       s.check(s.w.fm_fedgem_client_predict(this.handle.ptr, s.matrix(x), x.nRows, x.nCols, out, 0));
@@ -299,4 +383,22 @@ export class FedGEMClient implements ClientRole {
     this.handle.dispose();
     this.noise?.dispose();
   }
+}
+
+/** Sum over the rows of x of the squared distance to the mean of their cluster (labels in [0, k)). */
+function withinClusterSquares(x: Matrix, labels: Int32Array, k: number): number {
+  const n = x.nRows;
+  const counts = new Float64Array(k);
+  for (let i = 0; i < n; i++) counts[labels[i]!]! += 1;
+  const means = new Float64Array(k);
+  let total = 0;
+  for (let j = 0; j < x.nCols; j++) {
+    // one column at a time: contiguous in the column-major data
+    const col = x.data.subarray(j * n, (j + 1) * n);
+    means.fill(0);
+    for (let i = 0; i < n; i++) means[labels[i]!]! += col[i]!;
+    for (let c = 0; c < k; c++) if (counts[c]! > 0) means[c]! /= counts[c]!;
+    for (let i = 0; i < n; i++) total += (col[i]! - means[labels[i]!]!) ** 2;
+  }
+  return total;
 }

@@ -1,8 +1,14 @@
 /**
  * FedGEM's messages, declared once, and their checks on receipt.
  *
+ *   server -> client  SPREAD       when the variance is estimated, first: report
+ *                                  the spread of the rows around local clusters
+ *   client -> server  SPREAD_SUMS  within-cluster sum of squares and its degrees
+ *                                  of freedom (additive: the server sums them)
  *   server -> client  ROUND        each round: the client's updated centers (none
- *                                  in the first round); take L steps and upload
+ *                                  in the first round) and the federation's
+ *                                  variance (when the server has one); take L
+ *                                  steps and upload
  *   client -> server  BALLS        maximizers, radii, counts, |D_c|
  *   server -> client  FINISH       the last round's centers; upload the final ones
  *   client -> server  FINAL        centers, counts, |D_c|
@@ -25,6 +31,12 @@ export const MAX_SAMPLES = 2 ** 48;
 export const MAX_VALIDATION = 2 ** 40;
 /** Most phi candidates one tuning round may carry. */
 export const MAX_CANDIDATES = 256;
+/**
+ * Most variance per degree of freedom a SPREAD_SUMS reply may claim
+ * (sumSquares / dof): squared distances of 1e100 are beyond any data, and sums
+ * of such claims over any number of clients stay finite.
+ */
+export const MAX_SPREAD = 1e100;
 
 const components = {
   nComponents: wholeNumber(1),
@@ -33,9 +45,13 @@ const components = {
   nSamples: wholeNumber(1),
 };
 
-export const ROUND = defineMessage('fedgem/round', record({ centers: optional(f64Array()) }));
+export const SPREAD = defineMessage('fedgem/spread', record({}));
+export const SPREAD_SUMS = defineMessage('fedgem/spread-sums', record({ sumSquares: finiteNumber(), dof: wholeNumber(1) }));
+/** What ROUND and FINISH carry: the client's centers after the last update, and sigma^2 for a client without its own. */
+const centersAndVariance = { centers: optional(f64Array()), variance: optional(finiteNumber()) };
+export const ROUND = defineMessage('fedgem/round', record(centersAndVariance));
 export const BALLS = defineMessage('fedgem/balls', record({ ...components, maximizers: f64Array(), radii: f64Array() }));
-export const FINISH = defineMessage('fedgem/finish', record({ centers: optional(f64Array()) }));
+export const FINISH = defineMessage('fedgem/finish', record(centersAndVariance));
 export const FINAL = defineMessage('fedgem/final', record({ ...components, centers: f64Array() }));
 export const CANDIDATES = defineMessage(
   'fedgem/candidates',
@@ -44,13 +60,20 @@ export const CANDIDATES = defineMessage(
 export const SILHOUETTES = defineMessage('fedgem/silhouettes', record({ values: listOf(nullable(finiteNumber()), MAX_CANDIDATES), nValidation: wholeNumber(0) }));
 export const RESULT = defineMessage('fedgem/result', record({ phi: finiteNumber(), estimatedK: wholeNumber(1), globalCenters: f64Array(), memberships: i32Array() }));
 
-export const FEDGEM_PROTOCOL = defineProtocol('FedGEM', [
-  [ROUND, BALLS],
-  [FINISH, FINAL],
-  [CANDIDATES, SILHOUETTES],
-  [RESULT, null],
-]);
+export const FEDGEM_PROTOCOL = defineProtocol(
+  'FedGEM',
+  [
+    [SPREAD, SPREAD_SUMS],
+    [ROUND, BALLS],
+    [FINISH, FINAL],
+    [CANDIDATES, SILHOUETTES],
+    [RESULT, null],
+  ],
+  { additive: [SPREAD_SUMS] },
+);
 
+export type SpreadSumsPayload = PayloadOf<typeof SPREAD_SUMS>;
+export type CentersPayload = PayloadOf<typeof ROUND>;
 export type BallsPayload = PayloadOf<typeof BALLS>;
 export type FinalPayload = PayloadOf<typeof FINAL>;
 export type CandidatesPayload = PayloadOf<typeof CANDIDATES>;
@@ -114,6 +137,34 @@ export function receiveBalls(m: Message, nFeatures: number): ReceivedComponents 
     if (!(r >= 0)) throw new InvalidMessageError(`radii[${i}] is ${r}; a radius must be non-negative`);
   });
   return { client: m.from, ...c, centers: p.maximizers, radii: p.radii };
+}
+
+/** A client's spread as the server keeps it. */
+export interface ReceivedSpread {
+  client: string;
+  sumSquares: number;
+  dof: number;
+}
+
+/**
+ * A SPREAD_SUMS reply, checked: a sum of squares >= 0 and at most MAX_SPREAD
+ * per degree of freedom, degrees of freedom a whole multiple of the
+ * federation's dimension ((rows - clusters) x d) within the rows a client (or
+ * the `users` it stands for) may have.
+ */
+export function receiveSpread(m: Message, nFeatures: number): ReceivedSpread {
+  const p = m.payload as SpreadSumsPayload;
+  const users = m.users ?? 1;
+  const most = Math.min(Number.MAX_SAFE_INTEGER, MAX_SAMPLES * nFeatures * users);
+  if (p.dof > most) throw new InvalidMessageError(`dof is ${p.dof}; at most ${most} (2^48 rows x ${nFeatures} features${users > 1 ? ` x ${users} users` : ''}) are accepted`, 'dof is out of range');
+  if (p.dof % nFeatures !== 0) {
+    throw new InvalidMessageError(`dof is ${p.dof}, not a multiple of this federation's ${nFeatures} features: it must be (rows - clusters) x features`, 'dof does not fit the dimension');
+  }
+  if (!(p.sumSquares >= 0)) throw new InvalidMessageError(`sumSquares is ${p.sumSquares}; a sum of squares must be non-negative`, 'sumSquares is negative');
+  if (p.sumSquares > MAX_SPREAD * p.dof) {
+    throw new InvalidMessageError(`sumSquares is ${p.sumSquares}: ${p.sumSquares / p.dof} per degree of freedom, more than the ${MAX_SPREAD} accepted`, 'sumSquares is out of range');
+  }
+  return { client: m.from, sumSquares: p.sumSquares, dof: p.dof };
 }
 
 export function receiveFinal(m: Message, nFeatures: number): ReceivedComponents {

@@ -11,10 +11,14 @@ import { runFederationSync, type FederationResult, type Traffic } from '../runti
 import { majorityDimension, makeClients } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { FedGEMClient, type FedGEMClientOptions } from './client.js';
-import { FedGEMServer, type FedGEMOutcome, type FedGEMServerOptions, type RoundSummary } from './server.js';
+import { FedGEMServer, type FedGEMOutcome, type FedGEMServerOptions, type RoundSummary, type VarianceEstimate } from './server.js';
 
 export interface FedGEMOptions {
-  /** every client's options, or one per client (K_c usually differs) */
+  /**
+   * every client's options, or one per client (K_c usually differs); a
+   * client without a `variance` takes the federated estimate (unless
+   * server.variance says otherwise), and the result reports it
+   */
   client: FedGEMClientOptions | FedGEMClientOptions[];
   /** collaborative rounds T (default 10) */
   rounds?: number;
@@ -43,6 +47,8 @@ export interface FedGEMResult {
   phi: number;
   /** mean validation silhouette of each candidate phi (when tuned) */
   phiScores?: FedGEMOutcome['phiScores'];
+  /** the federated estimate of sigma^2, when some client had no variance of its own */
+  varianceEstimate?: VarianceEstimate;
   /** estimatedK x d, row-major */
   globalCenters: Float64Array;
   /** the clients that finished, with their personalized models (the caller disposes them) */
@@ -67,7 +73,11 @@ export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
   if (options.validation !== undefined) options.validation = readArray('options.validation', options.validation) as FedGEMOptions['validation'];
   const clientData = readArray('clientData', data) as MatrixLike[];
   const throwOnBad = options.server?.onInvalidClient === 'throw';
+  // the estimate round only when some client lacks a variance: with every variance given the run is the paper's
+  const listed = Array.isArray(options.client) ? options.client : [options.client];
+  const allGiven = guardRead('options.client', () => listed.every((o) => o !== null && typeof o === 'object' && o.variance !== undefined));
   const server = new FedGEMServer({
+    variance: allGiven ? 'clients' : 'estimate',
     ...options.server,
     nFeatures: options.server?.nFeatures ?? majorityDimension(clientData)!,
     rounds: options.rounds,
@@ -95,6 +105,7 @@ export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
       estimatedK: outcome.estimatedK,
       phi: outcome.phi,
       phiScores: outcome.phiScores,
+      varianceEstimate: outcome.varianceEstimate,
       globalCenters: outcome.globalCenters,
       clients: finished,
       memberships: outcome.memberships,

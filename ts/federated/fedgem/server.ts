@@ -16,8 +16,18 @@
  * rows). A client with one component has no delta_c; it takes the median
  * delta of the others (or, if every client has one component, the median
  * distance from a center to the nearest center of another client).
+ *
+ * The variance. FedGEM's clients share one isotropic variance sigma^2 (the
+ * paper's identity covariance). When the server estimates it (the default),
+ * a first round asks every client for the spread of its training rows around
+ * its own local k-means clusters: the within-cluster sum of squares SS_c and
+ * its degrees of freedom dof_c = (n_c - K_c) d, additive statistics whose sums
+ * give the pooled estimate sigma^2 = sum SS_c / sum dof_c, the same as one
+ * pooled within-cluster estimate over every client's clusters. The estimate
+ * goes with every ROUND and FINISH to the clients without a variance of their
+ * own (see client.ts for the choice of K_c there).
  */
-import { formatValue, InvalidParameterError } from '../../errors.js';
+import { FederationError, formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { guardRead, readArray, readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { withScope } from '../../wasm/memory.js';
@@ -30,10 +40,13 @@ import {
   MAX_CANDIDATES,
   RESULT,
   ROUND,
+  SPREAD,
   receiveBalls,
   receiveFinal,
   receiveSilhouettes,
+  receiveSpread,
   type ReceivedComponents,
+  type ReceivedSpread,
 } from './messages.js';
 import { LIMITS } from '../../validate.js';
 
@@ -58,6 +71,25 @@ export interface FedGEMServerOptions {
   search?: 'kdtree' | 'all-pairs';
   /** what a bad upload does: its client is excluded from then on (default), or it throws (the runtime's onInvalid policy) */
   onInvalidClient?: 'exclude' | 'throw';
+  /**
+   * sigma^2 for the clients that have no variance of their own:
+   * 'estimate' (default) from the clients' within-cluster spreads in a first
+   * round (see the module comment); a number, sent as it is; or 'clients',
+   * nothing sent (every client must know its own, the paper's setting)
+   */
+  variance?: number | 'estimate' | 'clients';
+}
+
+/** The federated estimate of the shared variance: sum SS_c / sum dof_c. */
+export interface VarianceEstimate {
+  /** sigma^2 = sumSquares / degreesOfFreedom */
+  variance: number;
+  /** the clients' within-cluster sums of squares, summed */
+  sumSquares: number;
+  /** their degrees of freedom (rows - local clusters) x features, summed */
+  degreesOfFreedom: number;
+  /** the clients whose spreads were accepted, in reply order */
+  clients: string[];
 }
 
 /** The outcome of merging at one phi. */
@@ -72,9 +104,10 @@ export interface Merge {
   radii: Map<string, number>;
 }
 
-/** What a FedGEM run produced: the merge at the chosen phi, and the tuning's scores when phi was tuned. */
+/** What a FedGEM run produced: the merge at the chosen phi, the tuning's scores when phi was tuned, the variance estimate when estimated. */
 export interface FedGEMOutcome extends Merge {
   phiScores?: { phi: number; score: number; standardError: number; estimatedK: number }[];
+  varianceEstimate?: VarianceEstimate;
 }
 
 /** One round of collaborative training, as the server saw it. */
@@ -88,8 +121,8 @@ export interface RoundSummary {
   maxRadius: number;
 }
 
-type Phase = 'train' | 'final' | 'tune' | 'result' | 'done';
-type Accepted = ReceivedComponents | { values: (number | null)[]; nValidation: number };
+type Phase = 'spread' | 'train' | 'final' | 'tune' | 'result' | 'done';
+type Accepted = ReceivedComponents | ReceivedSpread | { values: (number | null)[]; nValidation: number };
 
 export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
   readonly protocol = FEDGEM_PROTOCOL;
@@ -101,6 +134,9 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
   private readonly tol: number;
   private readonly search: 'kdtree' | 'all-pairs';
   private phase: Phase;
+  /** sigma^2 sent with ROUND and FINISH (given, or estimated after the first round) */
+  private variance: number | undefined;
+  private varianceEstimate: VarianceEstimate | undefined;
   /** collaborative rounds done */
   private t = 0;
   /** each client's centers from the last update, sent with its next request */
@@ -134,7 +170,15 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     this.phiTolerance = options.phiTolerance;
     this.search = options.search === undefined ? 'kdtree' : requireOneOf('search', options.search, ['kdtree', 'all-pairs'] as const);
     if (options.onInvalidClient !== undefined) requireOneOf('onInvalidClient', options.onInvalidClient, ['exclude', 'throw'] as const);
-    this.phase = this.rounds > 0 ? 'train' : 'final';
+    const variance = options.variance ?? 'estimate';
+    if (typeof variance === 'number') this.variance = requirePositive('variance', variance);
+    else requireOneOf('variance', variance, ['estimate', 'clients'] as const);
+    this.phase = variance === 'estimate' ? 'spread' : this.training();
+  }
+
+  /** The phase after the variance: collaborative rounds, or straight to the final upload. */
+  private training(): Phase {
+    return this.rounds > 0 ? 'train' : 'final';
   }
 
   get done(): boolean {
@@ -150,10 +194,15 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     const ctx = checkContext(context);
     const out = new Map<string, Message>();
     switch (this.phase) {
+      case 'spread':
+        for (const id of ctx.clients) out.set(id, SPREAD.create('server', ctx.round, {}));
+        break;
       case 'train':
       case 'final': {
         const type = this.phase === 'train' ? ROUND : FINISH;
-        for (const id of ctx.clients) out.set(id, type.create('server', ctx.round, { centers: this.pending.get(id) }));
+        // the variance goes with every request: a client that missed a round still gets it
+        const variance = this.variance === undefined ? {} : { variance: this.variance };
+        for (const id of ctx.clients) out.set(id, type.create('server', ctx.round, { centers: this.pending.get(id), ...variance }));
         break;
       }
       case 'tune': {
@@ -186,7 +235,13 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
   accept(unread: Message, request: Message): Accepted {
     const reply = readReply(this.protocol, request, unread);
     const out =
-      this.phase === 'train' ? receiveBalls(reply, this.nFeatures) : this.phase === 'final' ? receiveFinal(reply, this.nFeatures) : receiveSilhouettes(reply, this.phis.length);
+      this.phase === 'spread'
+        ? receiveSpread(reply, this.nFeatures)
+        : this.phase === 'train'
+          ? receiveBalls(reply, this.nFeatures)
+          : this.phase === 'final'
+            ? receiveFinal(reply, this.nFeatures)
+            : receiveSilhouettes(reply, this.phis.length);
     this.made.add(out);
     return out;
   }
@@ -204,6 +259,10 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
       this.silhouettes.delete(f.client);
     }
     switch (this.phase) {
+      case 'spread':
+        this.estimateVariance([...accepted.values()] as ReceivedSpread[]);
+        this.phase = this.training();
+        return undefined;
       case 'train': {
         const summary = this.update([...accepted.values()] as ReceivedComponents[]);
         this.t += 1;
@@ -229,8 +288,31 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
   }
 
   private finish(phi: number, phiScores?: FedGEMOutcome['phiScores']): void {
-    this.outcome = { ...this.merge(phi), phiScores };
+    this.outcome = { ...this.merge(phi), phiScores, varianceEstimate: this.varianceEstimate };
     this.phase = 'result';
+  }
+
+  /** sigma^2 = sum SS_c / sum dof_c over the accepted spreads (see the module comment). */
+  private estimateVariance(got: ReceivedSpread[]): void {
+    if (got.length === 0) throw new FederationError('no client reported its spread, so the variance cannot be estimated; give the server a variance or let more clients answer');
+    let sumSquares = 0;
+    let dof = 0;
+    for (const c of got) {
+      sumSquares += c.sumSquares;
+      dof += c.dof;
+    }
+    if (!(sumSquares > 0)) {
+      throw new InvalidDataError(`every client's rows lie exactly on their local cluster centers (a within-cluster sum of squares of 0), so there is no spread to estimate the variance from; give the variance`);
+    }
+    const variance = sumSquares / dof;
+    this.variance = variance;
+    this.varianceEstimate = { variance, sumSquares, degreesOfFreedom: dof, clients: got.map((c) => c.client) };
+  }
+
+  /** The federated variance estimate, once the first round is aggregated (undefined when the variance is not estimated). */
+  get estimatedVariance(): VarianceEstimate | undefined {
+    const e = this.varianceEstimate;
+    return e && { ...e, clients: [...e.clients] };
   }
 
   /**

@@ -76,9 +76,7 @@ impl Isotropic {
             return Err(Error::param(format!("a model needs at least one component and one feature, got k = {}, d = {}", k, d)));
         }
         crate::gmm::check_weights(&weights, k)?;
-        if !(variance > 0.0) || !variance.is_finite() {
-            return Err(Error::param(format!("variance must be a positive finite number, got {}", show(variance))));
-        }
+        check_variance(variance)?;
         if means.len() != k * d {
             return Err(Error::param(format!("means has {} values; ({}, {}) needs {}", means.len(), k, d, k * d)));
         }
@@ -125,6 +123,14 @@ impl Isotropic {
             covariances: alloc::filled(self.variance, self.k)?,
             precisions_chol: alloc::filled(1.0 / sd, self.k)?,
         })
+    }
+
+    /// Replaces the variance (a client without a known one takes the
+    /// federation's estimate before its first local step).
+    pub fn set_variance(&mut self, variance: f64) -> Result<()> {
+        check_variance(variance)?;
+        self.variance = variance;
+        Ok(())
     }
 
     /// Replaces the means (the server's update), checking shape and values.
@@ -233,6 +239,13 @@ impl Isotropic {
         }
         Ok(radii)
     }
+}
+
+fn check_variance(variance: f64) -> Result<()> {
+    if !(variance > 0.0) || !variance.is_finite() {
+        return Err(Error::param(format!("variance must be a positive finite number, got {}", show(variance))));
+    }
+    Ok(())
 }
 
 /// sum_i r_i (||x_i - theta||^2 - ||x_i - m||^2): how much lower Q_k is at theta

@@ -117,6 +117,18 @@ fn bad_client_parameters_are_refused_and_a_failed_round_changes_nothing() {
     assert!(m.set_means(&[0.0]).is_err());
     assert!(m.set_means(&[0.0, f64::NAN]).is_err());
     assert_eq!(m.means, vec![0.0, 1.0]);
+    // a refused variance leaves the known one; an accepted one changes the E-step
+    let v = m.variance;
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(m.set_variance(bad).is_err());
+        assert_eq!(m.variance, v);
+    }
+    let z = vec![0.4, 0.6, 0.5];
+    let data = Data::new(&z, 3, 1).unwrap();
+    let before = m.score_samples(&data).unwrap();
+    m.set_variance(4.0 * v).unwrap();
+    assert_eq!(m.variance, 4.0 * v);
+    assert_ne!(m.score_samples(&data).unwrap(), before);
 }
 
 fn random_balls(m: usize, d: usize, clients: u32, rng: &mut Rng) -> (Vec<f64>, Vec<f64>, Vec<u32>) {
