@@ -128,7 +128,7 @@ function plan(algorithm: AlgorithmName, n: number, tag: string): Planned[] {
       case 'communities':
         return { spec: { ...base, options: { detector: { kind: 'gmm', contamination: 0.1 } } }, args: ['--data', file, '--drop', 'label', '--detector', 'gmm', '--contamination', '0.1'] };
       default:
-        return { spec: { ...base, options: { nComponents: 2, variance: 1, localSteps: 1, seed: i } }, args: ['--data', file, '--drop', 'label', '--components', '2', '--seed', String(i)] };
+        return { spec: { ...base, options: { nComponents: 2, localSteps: 1, seed: i } }, args: ['--data', file, '--drop', 'label', '--components', '2', '--seed', String(i)] };
     }
   });
 }

@@ -68,6 +68,7 @@ export const serverOptions: Record<string, OptionSpec> = {
   mu: { type: 'number', help: "fedprox: the proximal weight mu (required)" },
   'server-learning-rate': { type: 'number', default: 1, help: "scaffold: the server's step eta_g" },
   phi: { type: 'string', default: '1', help: 'fedgem: the final-radius hyperparameter, a comma-separated list, or "tune"' },
+  variance: { type: 'string', default: 'estimate', help: "fedgem: sigma^2 for the clients without their own --variance: estimate (from the clients' within-cluster spreads), a number, or clients (none sent)" },
   categories: { type: 'int', help: 'mdm: C, the categories of every histogram (required)' },
   'max-count': { type: 'int', help: 'mdm: N, the largest client size the model covers (required)' },
   cohort: { type: 'int', help: 'mdm: clients per round (default: all)' },
@@ -94,7 +95,7 @@ export const clientOptions: Record<string, OptionSpec> = {
   'k-range': { type: 'range', default: [1, 1], help: 'fedgengmm: choose the local K by BIC in A..B' },
   covariance: { type: 'string', default: 'diag', choices: COVARIANCE_TYPES, help: 'fedgengmm: covariance type of the local model' },
   components: { type: 'int', help: 'fedgem: K_c, the clusters in this client\'s data (required)' },
-  variance: { type: 'number', default: 1, help: "fedgem: the clusters' known variance" },
+  variance: { type: 'number', help: "fedgem: the clusters' known variance sigma^2 (default: the server's, by default its federated estimate)" },
   'local-steps': { type: 'int', default: 1, help: 'fedgem: EM steps per round' },
   counts: { type: 'string', help: 'mdm: the histogram, comma-separated counts' },
   category: { type: 'string', help: 'mdm: the CSV column whose values are counted' },
@@ -130,6 +131,13 @@ export function readClientsFile(path: string, passwords: boolean): { id: string;
   return out;
 }
 
+function varianceOption(text: string): number | 'estimate' | 'clients' {
+  if (text === 'estimate' || text === 'clients') return text;
+  const v = Number(text);
+  if (text.trim() === '' || !(v > 0) || !Number.isFinite(v)) throw new InvalidParameterError(`--variance takes a positive number, "estimate" or "clients", got "${text}"`);
+  return v;
+}
+
 function phiOption(text: string): number | number[] {
   if (text === 'tune') return [...PHI_GRID];
   const values = text.split(',').map((t) => Number(t.trim()));
@@ -149,7 +157,7 @@ export function serverRoleOptions(a: AlgorithmName, o: Options): Record<string, 
       return { nFeatures: required(o, 'features'), nComponents: o.components, kMin: range?.[0], kMax: range?.[1], covarianceType: o.covariance, h: o.h, seed };
     }
     case 'fedgem':
-      return { nFeatures: required(o, 'features'), rounds: o.rounds, phi: phiOption(String(o.phi)), tol: o.tol };
+      return { nFeatures: required(o, 'features'), rounds: o.rounds, phi: phiOption(String(o.phi)), tol: o.tol, variance: varianceOption(String(o.variance)) };
     case 'mdm':
       return { nComponents: required(o, 'components'), nCategories: required(o, 'categories'), maxCount: required(o, 'max-count'), rounds: o.rounds, cohort: o.cohort, seed };
     case 'fedavg':

@@ -32,7 +32,7 @@ export const fedgemOptions: Record<string, OptionSpec> = {
   rounds: { type: 'int', default: 10, help: 'collaborative rounds' },
   'local-steps': { type: 'int', default: 1, help: 'EM steps per client per round' },
   phi: { type: 'string', default: '1', help: `final-radius hyperparameter: a number, comma-separated candidates, or "tune" (${PHI_GRID.join(',')}), chosen by validation silhouette` },
-  variance: { type: 'number', default: 1, help: "the clients' known component variance sigma^2" },
+  variance: { type: 'number', help: "the clients' known component variance sigma^2 (default: estimated federatedly from the clients' within-cluster spreads)" },
   scale: { type: 'string', choices: ['none', 'standard'], help: 'feature scaling fitted on the training rows (default: standard for --data, none for --blobs)' },
   'test-share': { type: 'number', default: 0.2, help: "each client's share of rows held out for testing" },
   central: { type: 'string', default: 'full', choices: [...COVARIANCE_TYPES, 'none'], help: 'covariance type of the centralized GMM baseline with the true K, or none' },
@@ -56,7 +56,7 @@ export function fedgemConfig(o: Options): FedGEMExperimentConfig {
     rounds: o.rounds as number,
     localSteps: o['local-steps'] as number,
     phi: parsePhi(String(o.phi)),
-    variance: o.variance as number,
+    variance: o.variance as number | undefined,
     scale: (o.scale ?? (o.blobs ? 'none' : 'standard')) as 'none' | 'standard',
     testShare: o['test-share'] as number,
     central: o.central as CovarianceType | 'none',
@@ -67,23 +67,36 @@ export function fedgemConfig(o: Options): FedGEMExperimentConfig {
 }
 
 const f3 = (v: number | null | undefined) => (v === null || v === undefined || Number.isNaN(v) ? '-' : v.toFixed(3));
+/** A variance: 4 significant digits (standardized features make it small). */
+const g4 = (v: number | undefined) => (v === undefined ? '-' : v.toPrecision(4));
+
+/** The variance line of the report: given, or the federated estimate of each repeat. */
+function varianceLine(r: FedGEMExperimentReport): string {
+  if (r.config.variance !== undefined) return `variance sigma^2 = ${r.config.variance} (given)`;
+  const e = r.runs.map((x) => x.varianceEstimate).filter((v): v is NonNullable<typeof v> => v !== undefined);
+  if (e.length === 0) return 'variance sigma^2: not estimated';
+  const first = e[0]!;
+  const range = e.length > 1 ? `; over the repeats ${g4(Math.min(...e.map((v) => v.variance)))} to ${g4(Math.max(...e.map((v) => v.variance)))}` : '';
+  return `variance sigma^2 estimated ${g4(first.variance)} (first repeat: within-cluster sum of squares ${g4(first.sumSquares)} over ${first.degreesOfFreedom} degrees of freedom from ${first.clients.length} clients' k-means)${range}`;
+}
 
 export function formatFedgemReport(r: FedGEMExperimentReport, title: string): string {
   const first = r.runs[0]!;
   const head = ['client', 'clusters', 'train', 'test', 'super-clusters', 'ARI', 'silhouette', 'central ARI'];
   const rows = first.clients.map((c) => [c.client, c.clusters.join(','), String(c.nTrain), String(c.nTest), c.memberships.join(','), f3(c.ari), f3(c.silhouette), f3(c.centralAri)]);
-  const repeats = r.runs.map((x) => [String(x.seed), String(x.trueK), String(x.estimatedK), String(x.phi), f3(x.ari), f3(x.centralAri), f3(x.centralGlobalAri), String(x.rounds), x.seconds.toFixed(2)]);
+  const repeats = r.runs.map((x) => [String(x.seed), String(x.trueK), String(x.estimatedK), String(x.phi), g4(x.varianceEstimate?.variance ?? r.config.variance), f3(x.ari), f3(x.centralAri), f3(x.centralGlobalAri), String(x.rounds), x.seconds.toFixed(2)]);
   const d = r.data;
   const s = r.summary;
   return [
     title,
-    `${d.rows} rows x ${d.features} features, ${d.clusters} clusters; ${r.config.clients} clients holding ${r.config.clustersPerClient.join('..')} clusters each (imbalance: ${r.config.imbalance ?? 'none'})`,
+    `${d.rows} rows x ${d.features} features, ${d.clusters} clusters; ${r.config.clients} clients holding ${r.config.clustersPerClient.join('..')} clusters each (imbalance: ${r.config.imbalance ?? 'none'}); features scaled: ${r.config.scale ?? 'none'}`,
+    varianceLine(r),
     '',
     `first repeat (seed ${first.seed}): estimated K ${first.estimatedK} (true ${first.trueK}), phi ${first.phi}; ARI ${f3(first.ari)} weighted over clients (central GMM with the true K: ${f3(first.centralAri)})`,
     ...textTable(head, rows),
     '',
     'repeats:',
-    ...textTable(['seed', 'true K', 'estimated K', 'phi', 'ARI', 'central ARI', 'central ARI (all)', 'rounds', 'seconds'], repeats),
+    ...textTable(['seed', 'true K', 'estimated K', 'phi', 'sigma^2', 'ARI', 'central ARI', 'central ARI (all)', 'rounds', 'seconds'], repeats),
     '',
     `estimated K right in ${s.kCorrect} of ${r.runs.length}; ARI ${f3(s.meanAri)} ± ${f3(s.stdAri)}${s.meanCentralAri !== undefined ? `, central ${f3(s.meanCentralAri)}` : ''}`,
     ...(r.runs.some((x) => x.excluded.length) ? ['', 'excluded clients:', ...r.runs.flatMap((x) => x.excluded.map((e) => `  seed ${x.seed}: ${e}`))] : []),
@@ -127,6 +140,10 @@ export async function runFedgemCommand(o: Options): Promise<{ text: string; json
     silhouette: first.silhouette,
     centralAri: first.centralAri,
     phi: first.phi,
+    // sigma^2 the clients used: given, or the first repeat's federated estimate (every repeat's is in runs)
+    variance: first.varianceEstimate?.variance ?? config.variance,
+    varianceEstimated: config.variance === undefined,
+    varianceEstimate: first.varianceEstimate,
     clients: first.clients,
     runs: report.runs,
     summary: report.summary,

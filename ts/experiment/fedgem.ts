@@ -11,7 +11,7 @@ import { makeBlobs, type BlobOptions } from '../data/synthetic.js';
 import { Matrix } from '../data/matrix.js';
 import { StandardScaler } from '../data/scale.js';
 import { InvalidParameterError } from '../errors.js';
-import { fedGEM, type FedGEMResult } from '../federated/fedgem/index.js';
+import { fedGEM, type FedGEMResult, type VarianceEstimate } from '../federated/fedgem/index.js';
 import { adjustedRandScore, silhouetteScore } from '../metrics/clustering.js';
 import { GaussianMixture, type CovarianceType } from '../models/gaussian-mixture.js';
 import { partition, type QuantityImbalance } from '../partition/index.js';
@@ -30,7 +30,7 @@ export interface FedGEMExperimentConfig {
   localSteps?: number;
   /** a fixed phi, or candidates to tune by validation silhouette */
   phi?: number | number[];
-  /** sigma^2 of the clients' isotropic components (default 1) */
+  /** sigma^2 of the clients' isotropic components (default: estimated federatedly, see FedGEMServer's variance) */
   variance?: number;
   /** 'standard': z-score every feature with the training rows' mean and deviation (default 'none') */
   scale?: 'none' | 'standard';
@@ -66,6 +66,8 @@ export interface RunReport {
   estimatedK: number;
   phi: number;
   phiScores?: FedGEMResult['phiScores'];
+  /** the federated estimate of sigma^2 (when config.variance is not given) */
+  varianceEstimate?: VarianceEstimate;
   /** ARI and silhouette over the clients, weighted by test rows */
   ari: number;
   silhouette: number;
@@ -231,6 +233,7 @@ export function runFedGEMExperiment(source: ClusteringSource, config: FedGEMExpe
         estimatedK: result.estimatedK,
         phi: result.phi,
         phiScores: result.phiScores,
+        varianceEstimate: result.varianceEstimate,
         ari: weighted(clients.map((c) => c.ari), weights),
         silhouette: weighted(clients.map((c) => c.silhouette), weights),
         centralAri: central ? weighted(clients.map((c) => c.centralAri), weights) : undefined,

@@ -170,7 +170,7 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     this.phiTolerance = options.phiTolerance;
     this.search = options.search === undefined ? 'kdtree' : requireOneOf('search', options.search, ['kdtree', 'all-pairs'] as const);
     if (options.onInvalidClient !== undefined) requireOneOf('onInvalidClient', options.onInvalidClient, ['exclude', 'throw'] as const);
-    const variance = options.variance ?? 'estimate';
+    const variance = options.variance === undefined ? 'estimate' : options.variance;
     if (typeof variance === 'number') this.variance = requirePositive('variance', variance);
     else requireOneOf('variance', variance, ['estimate', 'clients'] as const);
     this.phase = variance === 'estimate' ? 'spread' : this.training();
