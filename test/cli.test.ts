@@ -194,6 +194,46 @@ test('fedgem: blobs and a CSV file, JSON with estimatedK, ari and per-client res
   expect(r.err).toMatch(/--data FILE \(with --label\) or --blobs is required/);
 });
 
+test('fedgem --data on unit-variance blobs: the default scaling with the estimated variance finds K (sigma^2 = 1 did not)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fedmix-cli-'));
+  // 9 clusters of standard deviation 1 on a 3 x 3 grid 7 apart
+  const next = xorshift32(7);
+  const u = () => (next() + 0.5) / 2 ** 32;
+  const g = () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
+  const lines = ['x,y,label'];
+  for (let c = 0; c < 9; c++) for (let i = 0; i < 150; i++) lines.push(`${(c % 3) * 7 + g()},${Math.floor(c / 3) * 7 + g()},${c}`);
+  const csv = join(dir, 'grid.csv');
+  writeFileSync(csv, lines.join('\n') + '\n');
+  const json = join(dir, 'fedgem.json');
+  const args = ['fedgem', '--data', csv, '--clients', '6', '--clusters-per-client', '3..5', '--central', 'none', '--repeats', '3'];
+  let r = fedmix(...args, '--json', json);
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/features scaled: standard/);
+  expect(r.out).toMatch(/^variance sigma\^2 estimated 0\.0\d+ \(first repeat: within-cluster sum of squares [\d.]+ over 2118 degrees of freedom from 6 clients' k-means\)/m);
+  expect(r.out).toMatch(/estimated K right in 3 of 3/);
+  const res = JSON.parse(readFileSync(json, 'utf8'));
+  expect(res.varianceEstimated).toBe(true);
+  // standardized: each feature's spread is about sqrt(7^2 * 2/3 + 1) = 5.8, so sigma^2 is about 1/33.7
+  expect(res.variance).toBeGreaterThan(0.027);
+  expect(res.variance).toBeLessThan(0.031);
+  expect(res.varianceEstimate.degreesOfFreedom).toBe(2118);
+  expect(res.runs.every((x: { varianceEstimate: { variance: number } }) => x.varianceEstimate.variance > 0)).toBe(true);
+  // unscaled, the estimate is the blobs' own variance
+  r = fedmix(...args, '--scale', 'none', '--json', json);
+  expect(JSON.parse(readFileSync(json, 'utf8')).variance).toBeGreaterThan(0.93);
+  expect(JSON.parse(readFileSync(json, 'utf8')).variance).toBeLessThan(1.07);
+  // the old default, sigma^2 = 1 on standardized features, overestimates K
+  r = fedmix(...args, '--variance', '1', '--json', json);
+  expect(r.out).toMatch(/^variance sigma\^2 = 1 \(given\)/m);
+  const known = JSON.parse(readFileSync(json, 'utf8'));
+  expect(known.varianceEstimated).toBe(false);
+  expect(known.summary.kCorrect).toBe(0);
+  expect(known.summary.meanEstimatedK).toBeGreaterThan(12);
+  r = fedmix(...args, '--variance', '0');
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(/variance must be a finite number > 0/);
+});
+
 test('feddistr: a CSV with grouped subclasses and Fashion-MNIST, tables and the report as JSON', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fedmix-cli-'));
   const json = join(dir, 'feddistr.json');

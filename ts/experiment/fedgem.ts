@@ -16,7 +16,7 @@ import { adjustedRandScore, silhouetteScore } from '../metrics/clustering.js';
 import { GaussianMixture, type CovarianceType } from '../models/gaussian-mixture.js';
 import { partition, type QuantityImbalance } from '../partition/index.js';
 import { Rng } from '../random.js';
-import { requireInteger } from '../validate.js';
+import { requireInteger, requirePositive } from '../validate.js';
 
 /** Where each repeat's rows come from: a fixed table, or fresh blobs per repeat. */
 export type ClusteringSource = { kind: 'table'; X: Matrix; labels: Int32Array; name: string } | { kind: 'blobs'; blobs: Omit<BlobOptions, 'seed'> };
@@ -139,6 +139,8 @@ export function runFedGEMExperiment(source: ClusteringSource, config: FedGEMExpe
   const validationShare = config.validationShare ?? 0.2;
   if (!(testShare > 0 && testShare < 1)) throw new InvalidParameterError(`testShare must be in (0, 1), got ${testShare}`);
   if (!(validationShare > 0 && validationShare < 1)) throw new InvalidParameterError(`validationShare must be in (0, 1), got ${validationShare}`);
+  // checked here: a bad variance would otherwise fail every client's creation, and the run with "no clients"
+  if (config.variance !== undefined) requirePositive('variance', config.variance);
   const tuned = Array.isArray(config.phi) && config.phi.length > 1;
   const runs: RunReport[] = [];
   let shape = { rows: 0, features: 0, clusters: 0 };
