@@ -16,7 +16,7 @@ beforeAll(async () => {
 
 const runs = Number(process.env.FUZZ_RUNS ?? MUTATIONS.length);
 
-test.each(['dem', 'fedgengmm', 'fedgem', 'mdm'])(`%s: ${runs} mutated first replies of one client, none hurts the run`, (server) => {
+test.each(['dem', 'fedgengmm', 'fedgem', 'fedgem-spread', 'mdm'])(`%s: ${runs} mutated first replies of one client, none hurts the run`, (server) => {
   const report = fuzzServers(fedmix, { seed: 7, perServer: runs, servers: [server], heap: () => wasm().fm_heap_in_use() })[server]!;
   expect(report.violations).toEqual([]);
   expect(report.tried).toBe(runs);
@@ -24,7 +24,7 @@ test.each(['dem', 'fedgengmm', 'fedgem', 'mdm'])(`%s: ${runs} mutated first repl
   expect(report.excluded).toBeGreaterThan(runs / 2);
 }, 120_000);
 
-test.each(['dem', 'fedgengmm', 'fedgem', 'mdm'])('%s: a message object passed to accept() by hand gets the checks its bytes would', (name) => {
+test.each(['dem', 'fedgengmm', 'fedgem', 'fedgem-spread', 'mdm'])('%s: a message object passed to accept() by hand gets the checks its bytes would', (name) => {
   const fed = federations(fedmix)[name]!;
   const clients = fed.clients();
   const server = fed.server();

@@ -58,7 +58,8 @@ function fedgemFederation(f, seed) {
   const b = f.makeBlobs({ nClusters: 10, nFeatures: 2, samplesPerCluster: 120, minDistance: 6, seed });
   const p = f.partition.quantity(Array.from(b.labels), { clients: 8, alpha: [3, 6], seed });
   const data = p.indices.map((rows) => b.X.selectRows(rows));
-  const options = p.classSets.map((set, c) => ({ nComponents: set.length, seed: seed * 100 + c }));
+  // variance 1 given: the default when these were recorded (now absent means estimated)
+  const options = p.classSets.map((set, c) => ({ nComponents: set.length, variance: 1, seed: seed * 100 + c }));
   return { data, options };
 }
 
@@ -121,7 +122,7 @@ export function runtimePortCases(f) {
     'fedgem tuned phi, validation rows, a client of the wrong dimension': () => {
       const { data, options } = fedgemFederation(f, 2);
       data.splice(3, 0, blob(f, 60, [0, 0, 0], 1, 9));
-      options.splice(3, 0, { nComponents: 2, seed: 7 });
+      options.splice(3, 0, { nComponents: 2, variance: 1, seed: 7 });
       const validation = data.map((x) => x.selectRows(Array.from({ length: Math.floor(x.nRows / 3) }, (_, i) => 3 * i)));
       return fedgemCase(f, data, { client: options, rounds: 5, phi: f.PHI_GRID, validation });
     },

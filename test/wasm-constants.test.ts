@@ -100,7 +100,7 @@ test("the FedGEM client passes the core's init and radius codes", async () => {
       ['k-means++', 'closed-form'],
       ['kmeans', 'bisection'],
     ] as const) {
-      const client = new FedGEMClient('a', x, { nComponents: 2, init, radius, seed: 1 });
+      const client = new FedGEMClient('a', x, { nComponents: 2, variance: 1, init, radius, seed: 1 });
       client.localRound();
       client.dispose();
       expect(created.mock.lastCall![7], init).toBe(coreConstant('fedgem_init', init));

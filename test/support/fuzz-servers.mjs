@@ -60,8 +60,16 @@ export function federations(f) {
     },
     fedgem: {
       clients: () => data.map((x, c) => new f.FedGEMClient(`client-${c}`, x, { nComponents: 2, variance: 0.0025, seed: c })),
-      server: () => new f.FedGEMServer({ nFeatures: 2, rounds: 3 }),
+      // the clients' own variance: the first reply is the BALLS upload
+      server: () => new f.FedGEMServer({ nFeatures: 2, rounds: 3, variance: 'clients' }),
       numbers: (m) => [m.estimatedK, ...list(m.globalCenters)],
+      dispose: () => {},
+    },
+    'fedgem-spread': {
+      // no variance: the first reply is the spread the server estimates it from
+      clients: () => data.map((x, c) => new f.FedGEMClient(`client-${c}`, x, { nComponents: 2, seed: c })),
+      server: () => new f.FedGEMServer({ nFeatures: 2, rounds: 3 }),
+      numbers: (m) => [m.estimatedK, ...list(m.globalCenters), m.varianceEstimate.variance],
       dispose: () => {},
     },
     mdm: {
