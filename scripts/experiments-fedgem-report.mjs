@@ -1,6 +1,7 @@
 // Prints the FedGEM tables of EXPERIMENTS.md from bench/results/fedgem/*.json
-// (written by scripts/experiments-fedgem.sh).
-import { readFileSync } from 'node:fs';
+// (written by scripts/experiments-fedgem.sh). Part c's tables are printed when
+// its files are there.
+import { existsSync, readFileSync } from 'node:fs';
 
 const dir = new URL('../bench/results/fedgem/', import.meta.url);
 const load = (name) => JSON.parse(readFileSync(new URL(name, dir), 'utf8'));
@@ -84,4 +85,61 @@ for (const [name, runs] of [['phi 1', bar], ['phi tuned', barT]]) {
   const right = runs.filter((r) => r.estimatedK === r.trueK).length;
   const ratio = mean(runs.map((r) => r.ari)) / mean(runs.map((r) => r.centralAri));
   console.log(`- ${name}: estimated K = 10 in ${right} of ${runs.length} seeds (bar: 9); ARI ${mean(runs.map((r) => r.ari)).toFixed(4)} against central ${mean(runs.map((r) => r.centralAri)).toFixed(4)}: ${ratio.toFixed(3)} (bar: 0.95)`);
+}
+
+// part c: sigma^2 estimated federatedly
+const there = (name) => existsSync(new URL(name, dir));
+const right = (runs) => `${runs.filter((r) => r.estimatedK === r.trueK).length}/${runs.length}`;
+const g3 = (v) => (v >= 0.1 ? v.toFixed(3) : v.toPrecision(3));
+const est = (runs) => {
+  const v = runs.map((r) => r.varianceEstimate.variance);
+  return `${g3(mean(v))} ± ${g3(sd(v))}`;
+};
+if (there('c-none-none-d2-phi1.json')) {
+  console.log('\n## (c) The variance estimated federatedly\n');
+  for (const [scale, title] of [['none', 'blobs as drawn (true sigma^2 = 1)'], ['standard', 'blobs standardized (features z-scored on the training rows)']]) {
+    console.log(`### ${title}\n`);
+    const known = scale === 'none' ? 'a-' : 'c-standard-known-';
+    console.log(row(['setting', 'min. distance', 'sigma^2 estimated', 'K right (phi 1): estimated / sigma^2 = 1', 'estimated K (phi 1, estimated sigma^2)', 'FedGEM ARI (phi 1): estimated / sigma^2 = 1', 'K right (tuned): estimated / sigma^2 = 1', 'FedGEM ARI (tuned): estimated / sigma^2 = 1']));
+    console.log(row(new Array(8).fill('---')));
+    for (const [key, name] of Object.entries(settings)) {
+      for (const d of deltas) {
+        const f = load(`c-${scale}-${key}-d${d}-phi1.json`).runs;
+        const t = load(`c-${scale}-${key}-d${d}-phitune.json`).runs;
+        const kf = there(`${known}${key}-d${d}-phi1.json`) ? load(`${known}${key}-d${d}-phi1.json`).runs : undefined;
+        const kt = there(`${known}${key}-d${d}-phitune.json`) ? load(`${known}${key}-d${d}-phitune.json`).runs : undefined;
+        console.log(row([
+          name,
+          `${d} σ`,
+          est(f),
+          `${right(f)} / ${kf ? right(kf) : '-'}`,
+          counts(f),
+          `${mean(f.map((r) => r.ari)).toFixed(3)} / ${kf ? mean(kf.map((r) => r.ari)).toFixed(3) : '-'}`,
+          `${right(t)} / ${kt ? right(kt) : '-'}`,
+          `${mean(t.map((r) => r.ari)).toFixed(3)} / ${kt ? mean(kt.map((r) => r.ari)).toFixed(3) : '-'}`,
+        ]));
+      }
+    }
+    console.log('');
+  }
+  console.log('### real data (standardized), sigma^2 estimated against sigma^2 = 1 (part b)\n');
+  console.log(row(['data', 'phi', 'sigma^2 estimated', 'estimated K (true K)', 'K right: estimated / sigma^2 = 1', 'FedGEM ARI: estimated / sigma^2 = 1', 'central GMM ARI', 'FedGEM silhouette: estimated / sigma^2 = 1', 'phi chosen (estimated)']));
+  console.log(row(new Array(9).fill('---')));
+  for (const ds of ['abalone', 'satellite']) {
+    for (const p of ['1', 'tune']) {
+      const c = load(`c-${ds}-phi${p}.json`).runs;
+      const b = load(`b-${ds}-phi${p}.json`).runs;
+      console.log(row([
+        ds,
+        p,
+        est(c),
+        `${counts(c)} (${c[0].trueK})`,
+        `${right(c)} / ${right(b)}`,
+        `${ms(c.map((x) => x.ari))} / ${ms(b.map((x) => x.ari))}`,
+        ms(c.map((x) => x.centralAri)),
+        `${mean(c.map((x) => x.silhouette)).toFixed(3)} / ${mean(b.map((x) => x.silhouette)).toFixed(3)}`,
+        p === 'tune' ? phis(c) : '-',
+      ]));
+    }
+  }
 }
