@@ -130,7 +130,7 @@ export function bytesPerRound() {
   const settings = {
     'FedGenGMM (10 clients, d = 4)': () => [new FedGenGMMServer({ nComponents: 6, nFeatures: 4, seed: 1 }), unit.map((x, i) => new FedGenGMMClient(String(i), x, { kMin: 1, kMax: 4, seed: i }))],
     'distributed EM, k-FED (10 clients, K = 6, full)': () => [new DemServer({ nComponents: 6, nFeatures: 4, covarianceType: 'full', init: 'kfed', seed: 1 }), unit.map((x, i) => new DemClient(`client-${i}`, x))],
-    'FedGEM, phi tuned (10 clients)': () => [new FedGEMServer({ nFeatures: 4, rounds: 5, phi: [0.5, 1, 2, 4] }), data.map((x, i) => new FedGEMClient(String(i), x, { nComponents: p.classSets[i].length, seed: i }))],
+    'FedGEM, phi tuned (10 clients)': () => [new FedGEMServer({ nFeatures: 4, rounds: 5, phi: [0.5, 1, 2, 4], variance: 'clients' }), data.map((x, i) => new FedGEMClient(String(i), x, { nComponents: p.classSets[i].length, variance: 1, seed: i }))],
     'MDM (200 clients, C = 20, K = 2, N = 100)': () => [
       new MdmServer({ nComponents: 2, nCategories: 20, maxCount: 100, rounds: 5, seed: 1 }),
       Array.from({ length: 200 }, (_, i) => new MdmClient(`client-${i}`, Array.from({ length: 20 }, (_, j) => hist.data[j * 200 + i]), { seed: i })),
