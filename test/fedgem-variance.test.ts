@@ -158,7 +158,7 @@ test('the protocol by hand: SPREAD first, then the estimate with every ROUND and
     expect(() => a.respond(readRequest(message('fedgem/round', 'server', 1, {})))).toThrow(InvalidMessageError);
     expect(() => a.respond(readRequest(message('fedgem/round', 'server', 1, {})))).toThrow(/has no variance of its own and the server sent none/);
     expect(() => a.respond(readRequest(message('fedgem/round', 'server', 1, { variance: -1 })))).toThrow(/the server's variance is -1/);
-    const replies = new Map([...first].map(([id, req]) => [id, s.accept(readReply(req, [a, b, own].find((x) => x.id === id)!.respond(readRequest(req))!), req, c1)]));
+    const replies = new Map([...first].map(([id, req]) => [id, s.accept(readReply(req, [a, b, own].find((x) => x.id === id)!.respond(readRequest(req))!), req)]));
     s.aggregate(c1, replies, []);
     const e = s.estimatedVariance!;
     // the rows: two clusters per client, 10 apart, each row 0..0.4 off its cluster's first row
@@ -199,7 +199,7 @@ test('no spread, or none to be had: a typed error, not a variance of 0 or NaN', 
   expect(() => s.aggregate(c, new Map(), [])).toThrow(FederationError);
   const t = new FedGEMServer({ nFeatures: 1, rounds: 1 });
   const req = t.configure(c).get('a')!;
-  const zero = t.accept(readReply(req, message('fedgem/spread-sums', 'a', 1, { sumSquares: 0, dof: 4 })), req, c);
+  const zero = t.accept(readReply(req, message('fedgem/spread-sums', 'a', 1, { sumSquares: 0, dof: 4 })), req);
   expect(() => t.aggregate(c, new Map([['a', zero]]), [])).toThrow(InvalidDataError);
   // rows on their cluster centers: the client reports 0, honestly
   const flat = new FedGEMClient('flat', Matrix.fromRows([[0], [0], [5], [5]]), { nComponents: 2, meansInit: [0, 5] });
@@ -246,8 +246,8 @@ test('bad spread replies are refused, their client excluded, and the estimate is
   const c = ctx(1, ['g']);
   const req = s.configure(c).get('g')!;
   const big = 2 ** 48 * 2 + 2;
-  expect(() => s.accept(readReply(req, message('fedgem/spread-sums', 'g', 1, { sumSquares: 1, dof: big })), req, c)).toThrow(InvalidMessageError);
-  expect(() => s.accept(readReply(req, message('fedgem/spread-sums', 'g', 1, { sumSquares: 1, dof: big }, 2)), req, c)).not.toThrow();
+  expect(() => s.accept(readReply(req, message('fedgem/spread-sums', 'g', 1, { sumSquares: 1, dof: big })), req)).toThrow(InvalidMessageError);
+  expect(() => s.accept(readReply(req, message('fedgem/spread-sums', 'g', 1, { sumSquares: 1, dof: big }, 2)), req)).not.toThrow();
 });
 
 test('a client with its own variance keeps it and still reports its spread; all variances given: no spread round unless asked', () => {
