@@ -30,6 +30,7 @@ import {
   type Message,
   type RoundContext,
 } from '../ts/index.js';
+import { resultJson } from '../ts/node.js';
 import { MAX_SPREAD } from '../ts/federated/fedgem/messages.js';
 import { runFedGEMExperiment } from '../ts/experiment/fedgem.js';
 import { wasm } from '../ts/wasm/loader.js';
@@ -222,6 +223,8 @@ test('bad spread replies are refused, their client excluded, and the estimate is
     }
   };
   const without = runWith([0, 1, 2, 4, 5]);
+  // the server's model JSON (fedmix server --out) carries the estimate
+  expect((resultJson('fedgem', without.r.model) as { varianceEstimate: unknown }).varianceEstimate).toEqual(without.r.model.varianceEstimate);
   const cases: Array<[(m: Message) => Message, RegExp]> = [
     [spreadEdit((p) => (p.sumSquares = -1)), /sumSquares is -1; a sum of squares must be non-negative/],
     [spreadEdit((p) => (p.sumSquares = MAX_SPREAD * p.dof * 2)), /per degree of freedom, more than the 1e\+100 accepted/],

@@ -161,6 +161,8 @@ function resultOf(algorithm: AlgorithmName, model: unknown): unknown {
         globalCenters: Array.from(o.globalCenters),
         memberships: Object.fromEntries([...o.memberships].map(([id, m]) => [id, Array.from(m)])),
         phiScores: o.phiScores,
+        // sigma^2 as the server estimated it (absent when the variance was given)
+        varianceEstimate: o.varianceEstimate,
       };
     }
     case 'mdm':
