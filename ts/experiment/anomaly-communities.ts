@@ -123,7 +123,8 @@ export interface CommunityTrainingResult {
   seconds: number;
 }
 
-const OPTION_KEYS = ['detector', 'rounds', 'epochs', 'batchSize', 'learningRate', 'hiddenLayers', 'kMin', 'kMax', 'h', 'localEpochs', 'validationShare', 'patience', 'seed'] as const;
+/** Every option of CommunityTrainingOptions, for readOptions. @internal */
+export const TRAINING_OPTION_KEYS = ['detector', 'rounds', 'epochs', 'batchSize', 'learningRate', 'hiddenLayers', 'kMin', 'kMax', 'h', 'localEpochs', 'validationShare', 'patience', 'seed'] as const;
 
 interface ReadClient {
   id: string;
@@ -211,7 +212,7 @@ interface Settings {
 }
 
 function readSettings(given: CommunityTrainingOptions | undefined): Settings {
-  const o = readOptions(given, OPTION_KEYS);
+  const o = readOptions(given, TRAINING_OPTION_KEYS);
   const hidden = o.hiddenLayers ?? [64, 32, 64];
   const count = requireLength('hiddenLayers', hidden, LIMITS.networkLayers - 1);
   if (count < 1) throw new InvalidParameterError('hiddenLayers must hold at least one width, e.g. [64, 32, 64]');

@@ -18,7 +18,7 @@
  * distance from a center to the nearest center of another client).
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
-import { guardRead, readArray, readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
+import { guardRead, optionKeys, readArray, readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
@@ -59,6 +59,9 @@ export interface FedGEMServerOptions {
   /** what a bad upload does: its client is excluded from then on (default), or it throws (the runtime's onInvalid policy) */
   onInvalidClient?: 'exclude' | 'throw';
 }
+
+/** Every option of FedGEMServerOptions, for readOptions (the compiler checks it is complete). */
+export const FEDGEM_SERVER_KEYS = optionKeys<FedGEMServerOptions>()({ nFeatures: true, rounds: true, phi: true, phiTolerance: true, tol: true, search: true, onInvalidClient: true });
 
 /** The outcome of merging at one phi. */
 export interface Merge {
@@ -116,7 +119,7 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
 
   constructor(options: FedGEMServerOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
-    options = readOptions(options) as FedGEMServerOptions;
+    options = readOptions(options, FEDGEM_SERVER_KEYS) as FedGEMServerOptions;
     this.nFeatures = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
     this.rounds = requireInteger('rounds', options.rounds ?? 10, 0, LIMITS.rounds);
     this.tol = options.tol === undefined ? 0 : requirePositive('tol', options.tol);
