@@ -403,10 +403,11 @@ export function planCommunities(clients: readonly CommunityClient[], groups: rea
   })();
 }
 
-type ClassOf = ReadonlyMap<string, number | string> | Readonly<Record<string, number | string>>;
+/** Each client's class: a Map or a record from client id to class. */
+export type ClientClasses = ReadonlyMap<string, number | string> | Readonly<Record<string, number | string>>;
 
 /** A client id -> class lookup, checked. */
-function readClasses(name: string, given: ClassOf): Map<string, number | string> {
+function readClasses(name: string, given: ClientClasses): Map<string, number | string> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`${name} must be a Map or an object from client id to class, got ${formatValue(given)}`);
   const entries = guardRead(name, () => (given instanceof Map ? [...(given as Map<unknown, unknown>).entries()] : Object.entries(given as object)));
   if (entries.length > LIMITS.graphNodes) throw new InvalidParameterError(`${name} holds ${entries.length} clients; at most ${LIMITS.graphNodes}`);
@@ -451,7 +452,7 @@ export interface MembershipTable {
 }
 
 /** Each group's members by inlier class: the paper's Tables I and II. */
-export function communityMembership(groups: readonly (readonly string[])[], inlierClass: ClassOf): MembershipTable {
+export function communityMembership(groups: readonly (readonly string[])[], inlierClass: ClientClasses): MembershipTable {
   const classOf = readClasses('inlierClass', inlierClass);
   const g = readGroups('groups', groups, new Set(classOf.keys()), false);
   const classes = sortClasses(g.flat().map((id) => classOf.get(id)!));
@@ -487,7 +488,8 @@ export function communityRandIndex(groups: readonly (readonly string[])[], ideal
   return adjustedRandScore(ids.map((id) => label.get(id)!), ids.map((id) => found.get(id)!));
 }
 
-type AucOf = ReadonlyMap<string, number> | Readonly<Record<string, number>>;
+/** Each client's AUC: a Map or a record from client id to AUC. */
+export type ClientAucs = ReadonlyMap<string, number> | Readonly<Record<string, number>>;
 
 export interface MergedClassAuc {
   /** the merged group */
@@ -506,10 +508,10 @@ export interface MergedClassAuc {
  * method given (`aucs`: method -> client id -> AUC, e.g. from
  * trainCommunities' clients for local, community and ideal).
  */
-export function mergedCommunityAuc(groups: readonly (readonly string[])[], inlierClass: ClassOf, aucs: Readonly<Record<string, AucOf>>): MergedClassAuc[] {
+export function mergedCommunityAuc(groups: readonly (readonly string[])[], inlierClass: ClientClasses, aucs: Readonly<Record<string, ClientAucs>>): MergedClassAuc[] {
   const classOf = readClasses('inlierClass', inlierClass);
   const g = readGroups('groups', groups, new Set(classOf.keys()), false);
-  const methods = readOptions(aucs, undefined, 'aucs') as Record<string, AucOf>;
+  const methods = readOptions(aucs, undefined, 'aucs') as Record<string, ClientAucs>;
   const names = guardRead('aucs', () => Object.keys(methods));
   const table = new Map(names.map((m) => [m, readAucs(`aucs.${m}`, methods[m]!)]));
   const out: MergedClassAuc[] = [];
@@ -532,7 +534,7 @@ export function mergedCommunityAuc(groups: readonly (readonly string[])[], inlie
   return out;
 }
 
-function readAucs(name: string, given: AucOf): Map<string, number> {
+function readAucs(name: string, given: ClientAucs): Map<string, number> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`${name} must be a Map or an object from client id to AUC, got ${formatValue(given)}`);
   const entries = guardRead(name, () => (given instanceof Map ? [...(given as Map<unknown, unknown>).entries()] : Object.entries(given as object)));
   const out = new Map<string, number>();

@@ -23,8 +23,9 @@ export const OUTPUT_ACTIVATIONS = [...ACTIVATIONS, 'softmax'] as const;
 export type OutputActivation = Activation | 'softmax';
 export const LOSSES = ['mse', 'bce', 'softmax-cross-entropy'] as const;
 export type Loss = (typeof LOSSES)[number];
-export const INITS = ['pytorch', 'xavier'] as const;
-export type NetworkInit = (typeof INITS)[number];
+/** How a network's weights start (see NetworkSpec's init). */
+export type NetworkInit = 'pytorch' | 'xavier';
+export const INITS: readonly NetworkInit[] = ['pytorch', 'xavier'];
 export const OPTIMIZERS = ['sgd', 'adam'] as const;
 
 export interface NetworkSpec {
