@@ -1,7 +1,8 @@
 /**
  * The traps a new user fell into (issue 15, item 6): blobs whose first two
  * clusters coincide, misspelt options silently ignored, "not fitted" after
- * dispose(), and CSV cells that Number() takes but no numeric column means.
+ * dispose(), and CSV cells that Number() takes but no numeric column means
+ * (README's examples are run by test/readme-examples.test.ts).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -244,30 +245,6 @@ describe('CSV numbers', () => {
     expect(() => csvToMatrix(parseCsv('a\n1\n\n'))).not.toThrow(/unknown/);
     const t = parseCsv('a,b\n1,\n');
     expect(() => csvToMatrix(t)).toThrow(/column "b", data row 1/);
-  });
-});
-
-describe('README examples', () => {
-  // every fedmix export an example calls (`Name.x`, `Name(`, `new Name`) is in its import lines
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  const blocks = [...readme.matchAll(/```(?:ts|js|typescript|javascript|mjs)\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((b) => /from 'fedmix(\/node)?'/.test(b));
-  test('there are examples to check', () => {
-    expect(blocks.length).toBeGreaterThan(3);
-  });
-  test.each(blocks.map((b, i) => [i, b] as const))('example %i imports what it uses', async (_i, block) => {
-    const exported = new Set([...Object.keys(fedmix), ...Object.keys(await import('../ts/node.js'))]);
-    const imported = new Set<string>();
-    for (const m of block.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'fedmix(?:\/node)?'/g)) {
-      for (const part of m[1]!.split(',')) {
-        const name = part.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()!.trim();
-        if (name) imported.add(name);
-      }
-    }
-    const code = block.split('\n').filter((l) => !l.trim().startsWith('//') && !l.trim().startsWith('import')).join('\n').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '').replace(/'[^'\n]*'|"[^"\n]*"|`[^`]*`/g, "''");
-    const declared = new Set([...code.matchAll(/\b(?:const|let|var|function|class)\s+\{?\s*([A-Za-z_$][\w$]*)/g)].map((m) => m[1]!));
-    const used = [...code.matchAll(/(?<![.\w$])([A-Za-z_$][\w$]*)\s*(?=[.(])|\bnew\s+([A-Za-z_$][\w$]*)/g)].map((m) => m[1] ?? m[2]!);
-    const missing = [...new Set(used.filter((n) => exported.has(n) && !imported.has(n) && !declared.has(n)))];
-    expect(missing).toEqual([]);
   });
 });
 
