@@ -1,6 +1,6 @@
 /**
  * README.md's examples, run as a user's programs: each ```ts or ```js block
- * becomes an ES module (TypeScript stripped by esbuild) in a scratch project
+ * becomes an ES module (TypeScript's types stripped by its transpiler) in a scratch project
  * whose node_modules/fedmix links to this repository, so `import ... from
  * 'fedmix'` and 'fedmix/node' resolve through package.json's exports to the
  * built dist/ (`npx tsup` first), and runs in its own Node process. A failure
@@ -25,7 +25,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { transformSync } from 'esbuild';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as fedmix from '../ts/index.js';
 import * as fedmixNode from '../ts/node.js';
@@ -145,11 +145,15 @@ afterAll(() => {
 
 /** TypeScript to the JavaScript a runtime takes (types stripped), or an error naming the block. */
 function toJs(source: string, where: string): string {
-  try {
-    return transformSync(source, { loader: 'ts', format: 'esm', target: 'es2022', sourcefile: where }).code;
-  } catch (err) {
-    throw new Error(`${where} does not parse: ${String(err)}`);
-  }
+  const out = ts.transpileModule(source, {
+    fileName: `${where.replace(/\W/g, '-')}.ts`,
+    reportDiagnostics: true,
+    // imports kept as written: an example's unused import still has to resolve, as a user's would
+    compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, verbatimModuleSyntax: true },
+  });
+  const problems = (out.diagnostics ?? []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  if (problems.length > 0) throw new Error(`${where} does not parse: ${problems.join('; ')}`);
+  return out.outputText;
 }
 
 function run(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
