@@ -19,7 +19,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
-import { types } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as fedmix from '../ts/index.js';
@@ -27,6 +26,7 @@ import * as fedmixNode from '../ts/node.js';
 import { instance, wasm } from '../ts/wasm/loader.js';
 import { blobs } from './helpers.js';
 import { RECIPES, type Recipe } from './support/hostile-recipes.js';
+import { release } from './support/release.js';
 import { HOSTILE } from './support/hostile-values.js';
 
 const { FedmixError, GaussianMixture, KMeans, Rng, init } = fedmix;
@@ -145,25 +145,6 @@ function mutateInside(value: unknown, path: readonly number[], hostile: unknown,
     return copy;
   }
   return hostile;
-}
-
-/** Frees what a call made: dispose(), close() or stop() on the result, its entries and its values, awaited. */
-async function release(x: unknown, seen = new Set<unknown>(), depth = 0): Promise<void> {
-  // results may hold the hostile values themselves (a message around a payload): those are not ours to free
-  if (x === null || typeof x !== 'object' || seen.has(x) || depth > 3 || ArrayBuffer.isView(x) || types.isProxy(x)) return;
-  seen.add(x);
-  try {
-    if (x instanceof fedmix.Matrix) return;
-    for (const name of ['dispose', 'close', 'stop'] as const) {
-      const d = Object.getOwnPropertyDescriptor(x, name) ?? Object.getOwnPropertyDescriptor(Object.getPrototypeOf(x) ?? {}, name);
-      if (d && typeof d.value === 'function') await (d.value as () => unknown).call(x);
-    }
-    // own enumerable values of plain objects and of instances (a ClientHost's role, a result's model)
-    const values = Array.isArray(x) ? x.slice(0, 100) : x instanceof Map ? [...x.values()] : Object.values(x);
-    for (const v of values) await release(v, seen, depth + 1);
-  } catch {
-    // already closed, or never opened, or not a thing to free
-  }
 }
 
 async function settle(x: unknown): Promise<unknown> {

@@ -1,43 +1,33 @@
 /**
  * The traps a new user fell into (issue 15, item 6): blobs whose first two
  * clusters coincide, misspelt options silently ignored, "not fitted" after
- * dispose(), and CSV cells that Number() takes but no numeric column means.
+ * dispose(), and CSV cells that Number() takes but no numeric column means
+ * (README's examples are run by test/readme-examples.test.ts).
  */
-import { readFileSync } from 'node:fs';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { types } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as fedmix from '../ts/index.js';
 import {
   Autoencoder,
   csvToMatrix,
   DisposedError,
-  DemClient,
-  DemServer,
-  distributedEM,
-  fedGEM,
-  fedGenGMM,
-  fitMdm,
-  InProcessTransport,
-  runFederationSync,
   GaussianMixture,
-  gaussianNoiseOod,
   init,
   InvalidDataError,
   InvalidParameterError,
-  KMeans,
-  linearSumAssignment,
   LocalDetector,
   makeBlobs,
-  Matrix,
   MLPClassifier,
   NotFittedError,
   OneClassSVM,
   parseCsv,
-  partition,
-  PCA,
-  selectGaussianMixture,
-  type FedmixError,
 } from '../ts/index.js';
 import { blobs } from './helpers.js';
+import { RECIPES } from './support/hostile-recipes.js';
+import { release } from './support/release.js';
 
 beforeAll(async () => {
   await init();
@@ -67,50 +57,131 @@ describe('makeBlobs', () => {
   });
 });
 
+/** An object literal the caller wrote (not a Matrix, a typed array, a Map or a Proxy). */
+function isPlain(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !types.isProxy(v) && Object.getPrototypeOf(v) === Object.prototype;
+}
+
+/** Paths to every object literal in a call's arguments: [argument, key or array index, ...] (an array's first entry only). */
+function objectPaths(value: unknown, at: (string | number)[], depth = 0): (string | number)[][] {
+  if (depth > 4) return [];
+  if (Array.isArray(value)) return value.length > 0 ? objectPaths(value[0], [...at, 0], depth + 1) : [];
+  if (!isPlain(value)) return [];
+  return [at, ...Object.entries(value).flatMap(([k, v]) => objectPaths(v, [...at, k], depth + 1))];
+}
+
+/** `value` with { bogusOption: 1 } added to the object at `path` (copies along the way: the recipe's objects stay as they were). */
+function withBogus(value: unknown, path: readonly (string | number)[]): unknown {
+  if (path.length === 0) return { ...(value as object), bogusOption: 1 };
+  const [head, ...rest] = path;
+  if (Array.isArray(value)) return value.map((v, i) => (i === head ? withBogus(v, rest) : v));
+  return { ...(value as object), [head!]: withBogus((value as Record<string | number, unknown>)[head!], rest) };
+}
+
+/**
+ * Objects that are records, not options: data, a result handed back, a
+ * message, a map keyed by names the caller chooses, a saved model (a newer
+ * version's fields are left alone). Each pattern is matched against
+ * "call [argument.key...]". Anything else that takes { bogusOption: 1 }
+ * without naming it fails the test.
+ */
+const RECORDS: Array<[RegExp, string]> = [
+  [/\.fromJSON \[/, "a saved model: a newer version's fields are left alone"],
+  [/^(partitionToArrow|aucByClient|formatCommunityTables|fashionMnistSubclasses) \[0[\].]/, 'a result handed back'],
+  [/^(csvToMatrix|fashionMnist) \[0\]$/, 'a parsed CSV table; the files of a split'],
+  [/^scoreMixture \[2\]$/, 'test rows { X, anomaly }'],
+  [/^(ClientGraph|communities|modularity) \[0\]$/, 'a graph { nodes, edges }'],
+  [/^(trainCommunities|fedAvg|fedDistr) \[0\.0[\].]/, "a client's data"],
+  [/^(runCommunityExperiment|runFedDistrExperiment) \[0[\].]/, 'a dataset'],
+  [/^(communityMembership|mergedCommunityAuc) \[[12][\].]/, 'a map from client id to a class or an AUC'],
+  [/^toArrowTable \[0\]$/, 'columns by the names the caller chooses'],
+  [/^SecureSum(#add)? \[0\]$/, "a map from a sum's names to lengths; a contribution to those sums"],
+  [/^(wasserstein2|bhattacharyya) \[[01]\]$|^(BaseDistributionClassifier|sampleBaseDistributions) \[0\.0\]$/, 'a Gaussian { mean, covariance }'],
+  [/^roundsToReach \[0\.0\]$/, 'a curve point'],
+  [/^(WorkerTransport|WebWorkerTransport)\.start \[0\.0\.data\]$|^makeClient \[0\.data\]$/, 'matrix data { data, nRows, nCols }'],
+  [/^(startBroker|startMosquitto|writeMosquittoConfig|mosquittoConfig) \[[01]\.users\.0\]$|^(topicGrants|mayAccess) \[1\]$|^mosquittoAcl \[1\.0\]$/, 'a broker account'],
+  [/^mosquittoConfig \[1\]$/, 'the files written (a MosquittoFiles, with its config path, is fine)'],
+  [/^(message \[3\]|REFUSAL\.create \[2\]|(checkEnvelope|encodeMessage|copyMessage) \[0\.payload\]|parsePayload \[0[\].])/, "a message's payload: its schema decides (valibot objects inside)"],
+  [/^(defineMessage \[1|record \[0\.|listOf \[0|defineProtocol \[1\.)/, 'message schemas: fields by the names the caller chooses'],
+  [/^ClientHost#\w+ \[0[\].]|#requestDone \[0[\].]/, 'a request message, checked as a message (requestDone: only told it is done)'],
+  [/#(accept|discard) \[[0-2][\].]|#(configure|aggregate) \[0\]$/, 'a message, a round context, or a value checked by identity (made by the server itself)'],
+];
+
 describe('strict options', () => {
-  const X = blobs(60, 2, 2, 3);
-  const labels = Int32Array.from({ length: 60 }, (_, i) => i % 3);
-  const csv = parseCsv('a,b\n1,2\n3,4\n');
-  // every main public class and function that takes an options object, called with one unknown key
-  const calls: Array<[string, (bogus: Record<string, unknown>) => unknown]> = [
-    ['GaussianMixture', (o) => new GaussianMixture(o)],
-    ['KMeans', (o) => new KMeans(o)],
-    ['PCA', (o) => new PCA({ nComponents: 1, ...o })],
-    ['OneClassSVM', (o) => new OneClassSVM(o)],
-    ['Autoencoder', (o) => new Autoencoder(o)],
-    ['MLPClassifier', (o) => new MLPClassifier(o)],
-    ['LocalDetector', (o) => new LocalDetector(o)],
-    ['selectGaussianMixture', (o) => selectGaussianMixture(X, { kMin: 1, kMax: 2, ...o })],
-    ['makeBlobs', (o) => makeBlobs({ nClusters: 2, nFeatures: 2, samplesPerCluster: 5, ...o })],
-    ['partition.iid', (o) => partition.iid(labels, { clients: 2, ...o })],
-    ['partition.dirichlet', (o) => partition.dirichlet(labels, { clients: 2, alpha: 1, ...o })],
-    ['partition.quantity', (o) => partition.quantity(labels, { clients: 2, alpha: 1, ...o })],
-    ['distributedEM', (o) => distributedEM([X, X], { nComponents: 2, ...o })],
-    ['fedGEM', (o) => fedGEM([X, X], { client: { nComponents: 2 }, ...o })],
-    ['fedGenGMM', (o) => fedGenGMM([X, X], { client: { kMin: 1, kMax: 2 }, server: { nComponents: 2 }, ...o })],
-    ['fitMdm', (o) => fitMdm(new Matrix(new Float64Array([1, 2, 3, 4]), 2, 2), { nComponents: 1, ...o })],
-    ['runFederationSync', (o) => runFederationSync(new DemServer({ nComponents: 2, nFeatures: 2 }), new InProcessTransport([new DemClient('a', X)]), { onRound: () => {}, ...o })],
-    ['parseCsv', (o) => parseCsv('a\n1\n', o)],
-    ['csvToMatrix', (o) => csvToMatrix(csv, o)],
-    ['gaussianNoiseOod', (o) => gaussianNoiseOod(X, o)],
-    ['linearSumAssignment', (o) => linearSumAssignment([[1, 2], [3, 4]], o)],
-  ];
-  test.each(calls)('%s refuses { bogusOption: 1 }, naming the key and the known ones', (_name, call) => {
-    let thrown: unknown;
-    try {
-      call({ bogusOption: 1 });
-    } catch (e) {
-      thrown = e;
+  /**
+   * Every object literal in a valid call of every public function, class,
+   * static and method (the hostile-API recipes: every export has one) gets
+   * { bogusOption: 1 }: an options object must refuse it, naming it.
+   */
+  const probes: Array<{ name: string; args: () => unknown[] | Promise<unknown[]>; call: (self: unknown, a: unknown[]) => unknown; make?: () => unknown }> = [];
+  for (const [name, r] of Object.entries(RECIPES)) {
+    if (r.args) probes.push({ name, args: r.args, call: (_s, a) => r.call!(...a) });
+    for (const [s, st] of Object.entries(r.statics ?? {})) probes.push({ name: `${name}.${s}`, args: st.args, call: (_s, a) => st.call(...a) });
+    const make = () => (r.make ? r.make() : r.call!(...r.args!()));
+    for (const [m, args] of Object.entries(r.methods ?? {})) {
+      probes.push({ name: `${name}#${m}`, make, args: args as () => unknown[], call: (self, a) => (self as Record<string, (...x: unknown[]) => unknown>)[m]!(...a) });
     }
-    expect(thrown).toBeInstanceOf(InvalidParameterError);
-    expect((thrown as FedmixError).message).toMatch(/unknown option "bogusOption".*Known options: \w+/);
-    // and the same call without it is fine (or fails for another reason than the option)
-    try {
-      call({});
-    } catch (e) {
-      expect((e as Error).message).not.toMatch(/unknown option/);
-    }
+  }
+
+  let scratch: string;
+  let cwd: string;
+  beforeAll(() => {
+    // recipes write files (Fashion-MNIST folders) under the working directory
+    cwd = process.cwd();
+    scratch = mkdtempSync(join(tmpdir(), 'fedmix-strict-'));
+    process.chdir(scratch);
   });
+  afterAll(() => {
+    process.chdir(cwd);
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  test('every options object of the public API refuses a key it does not know, naming it', async () => {
+    const lenient: string[] = [];
+    const refusedRecords = new Set<string>();
+    const probed: string[] = [];
+    for (const p of probes) {
+      const outcome = async (path: (string | number)[] | undefined): Promise<string> => {
+        const self = p.make ? await p.make() : undefined;
+        const made: unknown[] = [self];
+        try {
+          const args = await (p.args as (s: unknown) => unknown[] | Promise<unknown[]>)(self);
+          made.push(args);
+          const result = await p.call(self, path ? (withBogus(args, path) as unknown[]) : args);
+          made.push(result);
+          return 'accepted';
+        } catch (e) {
+          if (!(e instanceof fedmix.FedmixError)) return `threw ${String(e)}`;
+          return /\bbogusOption\b/.test(e.message) ? (e instanceof InvalidParameterError && /unknown option "bogusOption".*Known options: \w+/.test(e.message) ? 'refused' : 'refused as data') : `failed: ${e.message.slice(0, 120)}`;
+        } finally {
+          for (const x of made) await release(x);
+        }
+      };
+      // the recipe's own call must not be refused for an option (a stale recipe would hide the rest)
+      const plain = await outcome(undefined);
+      expect(plain, `${p.name} with the recipe's arguments`).not.toMatch(/unknown option/);
+      const self = p.make ? await p.make() : undefined;
+      const args = await (p.args as (s: unknown) => unknown[] | Promise<unknown[]>)(self);
+      await release(self);
+      await release(args);
+      for (const path of args.flatMap((a, i) => objectPaths(a, [i]))) {
+        const where = `${p.name} [${path.join('.')}]`;
+        probed.push(where);
+        const got = await outcome(path);
+        const record = RECORDS.find(([re]) => re.test(where));
+        if (record) {
+          if (got === 'refused') refusedRecords.add(record[1]);
+          continue;
+        }
+        if (got !== 'refused' && got !== 'refused as data') lenient.push(`${where}: ${got}`);
+      }
+    }
+    expect(probed.length).toBeGreaterThan(150);
+    expect(lenient, 'options objects that took { bogusOption: 1 } without naming it').toEqual([]);
+    // a record pattern that no longer matches anything lenient is stale (the call became strict, or the recipe changed)
+    const used = new Set(RECORDS.filter(([re]) => probed.some((w) => re.test(w))).map(([, why]) => why));
+    expect(RECORDS.map(([, why]) => why).filter((why) => !used.has(why)), 'record patterns that match no probed object').toEqual([]);
+  }, 120_000);
 
   test('a near miss is named: { nComponent: 3 }', () => {
     expect(() => new GaussianMixture({ nComponent: 3 } as never)).toThrow(/unknown option "nComponent"; did you mean "nComponents"\?/);
@@ -174,30 +245,6 @@ describe('CSV numbers', () => {
     expect(() => csvToMatrix(parseCsv('a\n1\n\n'))).not.toThrow(/unknown/);
     const t = parseCsv('a,b\n1,\n');
     expect(() => csvToMatrix(t)).toThrow(/column "b", data row 1/);
-  });
-});
-
-describe('README examples', () => {
-  // every fedmix export an example calls (`Name.x`, `Name(`, `new Name`) is in its import lines
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  const blocks = [...readme.matchAll(/```(?:ts|js|typescript|javascript|mjs)\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((b) => /from 'fedmix(\/node)?'/.test(b));
-  test('there are examples to check', () => {
-    expect(blocks.length).toBeGreaterThan(3);
-  });
-  test.each(blocks.map((b, i) => [i, b] as const))('example %i imports what it uses', async (_i, block) => {
-    const exported = new Set([...Object.keys(fedmix), ...Object.keys(await import('../ts/node.js'))]);
-    const imported = new Set<string>();
-    for (const m of block.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'fedmix(?:\/node)?'/g)) {
-      for (const part of m[1]!.split(',')) {
-        const name = part.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()!.trim();
-        if (name) imported.add(name);
-      }
-    }
-    const code = block.split('\n').filter((l) => !l.trim().startsWith('//') && !l.trim().startsWith('import')).join('\n').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '').replace(/'[^'\n]*'|"[^"\n]*"|`[^`]*`/g, "''");
-    const declared = new Set([...code.matchAll(/\b(?:const|let|var|function|class)\s+\{?\s*([A-Za-z_$][\w$]*)/g)].map((m) => m[1]!));
-    const used = [...code.matchAll(/(?<![.\w$])([A-Za-z_$][\w$]*)\s*(?=[.(])|\bnew\s+([A-Za-z_$][\w$]*)/g)].map((m) => m[1] ?? m[2]!);
-    const missing = [...new Set(used.filter((n) => exported.has(n) && !imported.has(n) && !declared.has(n)))];
-    expect(missing).toEqual([]);
   });
 });
 

@@ -1,6 +1,8 @@
 /**
  * fedmix: federated mixture models on a Rust/WebAssembly SIMD core.
  * Call `await init()` once, then use the estimators.
+ *
+ * @module fedmix
  */
 export { init, backendInfo, type InitInfo, type InitOptions, type Backend, type WasmSource, type WasmSources } from './wasm/loader.js';
 export {
@@ -42,6 +44,7 @@ export {
   type CovarianceType,
   type InitParams,
   type GaussianMixtureOptions,
+  type ResolvedGaussianMixtureOptions,
   type GaussianMixtureJSON,
 } from './models/gaussian-mixture.js';
 export {
@@ -75,6 +78,7 @@ export {
   OCSVM_KERNELS,
   type OneClassSVMKernel,
   type OneClassSVMOptions,
+  type ResolvedOneClassSVMOptions,
   type OneClassSVMJSON,
   type OneClassSVMArraysJSON,
 } from './models/one-class-svm.js';
@@ -141,12 +145,13 @@ export {
   type FailureKind,
   type ExcludedClient,
 } from './federated/runtime/roles.js';
-export { resolvePolicy, type FederationPolicy } from './federated/runtime/policy.js';
+export { resolvePolicy, type FederationPolicy, type ResolvedPolicy } from './federated/runtime/policy.js';
 export { ClientHost, REFUSAL } from './federated/runtime/client-host.js';
 export { InProcessTransport, type InProcessOptions } from './federated/transport/in-process.js';
 export { WebWorkerTransport, type WebWorkerTransportOptions } from './federated/transport/web-workers.js';
 export { FedmixWorker, type FedmixWorkerOptions, type GaussianMixtureFit } from './federated/transport/fedmix-worker.js';
 export type { GaussianMixtureFitData } from './federated/transport/lane.js';
+export type { LaneOptions } from './federated/transport/lanes.js';
 export { MqttTransport, join, type MqttTransportOptions, type JoinOptions, type JoinResult } from './federated/transport/mqtt.js';
 export {
   federationTopics,
@@ -161,6 +166,7 @@ export {
   type BrokerAccount,
   type BrokerRole,
   type TopicGrant,
+  type TopicAction,
 } from './federated/transport/topics.js';
 export type { Transport, SyncTransport, Exchange, ExchangeOptions, Received } from './federated/transport/transport.js';
 export { message, checkEnvelope, PROTOCOL, PROTOCOL_VERSION, type Message } from './federated/messages/envelope.js';
@@ -182,6 +188,7 @@ export {
   type MessageOf,
   type PayloadOf,
   type PayloadIn,
+  type AnySchema,
 } from './federated/messages/schema.js';
 export { SecureSum } from './federated/aggregate.js';
 export { GMM_PARAMS, gmmParams, receiveGmmParams, type GmmParams } from './federated/gmm-params.js';
@@ -235,6 +242,7 @@ export {
   type FedGenGMMResult,
   type FedGenGMMClientOptions,
   type FedGenGMMServerOptions,
+  type FedGenGMMAggregate,
 } from './federated/fedgengmm/index.js';
 export {
   fedGEM,
@@ -355,6 +363,8 @@ export {
   type MembershipTable,
   type MergedClassAuc,
   type CommunityTables,
+  type ClientClasses,
+  type ClientAucs,
 } from './experiment/anomaly-communities.js';
 export {
   runCommunityExperiment,
@@ -364,6 +374,7 @@ export {
   type CommunityPartitionRun,
   type CommunityAssociationRun,
   type CommunitySummaryRow,
+  type MeanStd as CommunityMeanStd,
 } from './experiment/communities-sweep.js';
 export {
   runFedDistrExperiment,

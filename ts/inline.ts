@@ -5,6 +5,8 @@
  * some edge runtimes). About 1 MB more JavaScript than `fedmix`, which loads
  * only the one build the engine needs; everything else is the same module
  * (one instance, one Matrix class) whichever entry a program imports.
+ *
+ * @module fedmix/inline
  */
 import { initWith, type InitInfo, type InitOptions } from './wasm/loader.js';
 import type { CheckedSource } from './wasm/source.js';

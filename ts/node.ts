@@ -3,6 +3,8 @@
  * share one copy of it): clients in worker threads, the embedded MQTT broker
  * and mosquitto's configuration, serving a federation, and reading
  * Fashion-MNIST from a folder.
+ *
+ * @module fedmix/node
  */
 export { WorkerTransport, type WorkerTransportOptions } from './federated/transport/workers.js';
 export { ALGORITHMS, makeClient, makeServer, matrixData, resultJson, type AlgorithmName, type ClientSpec, type MatrixData } from './federated/algorithms.js';

@@ -225,6 +225,8 @@ const demServer = () => new f.DemServer({ nComponents: 2, nFeatures: 2, covarian
 const fedgengmmServer = () => new f.FedGenGMMServer({ nComponents: 2, nFeatures: 2, seed: 1 });
 const fedgemServer = () => new f.FedGEMServer({ nFeatures: 2, rounds: 2 });
 const mdmServer = () => new f.MdmServer({ nComponents: 2, nCategories: 3, maxCount: 5, rounds: 2, seed: 1 });
+/** one component: requestFor asks a server with a cohort of one client */
+const mdmServer1 = () => new f.MdmServer({ nComponents: 1, nCategories: 3, maxCount: 5, rounds: 2, seed: 1 });
 
 const PING = f.defineMessage('test/ping', f.record({ v: f.f64Array(), n: f.wholeNumber(0) }));
 const ping = () => PING.create('a', 1, { v: [1, 2], n: 3 });
@@ -437,7 +439,7 @@ export const RECIPES: Record<string, Recipe> = {
     statics: { fromJSON: stat(f.OneClassSVM.fromJSON, () => [ocsvmJSON()]) },
     internal: ['adopt', 'fitted', 'fitBytes', 'fitting', 'read', 'fitResident', 'decisionFunctionResident'],
   }),
-  LocalDetector: cls(f.LocalDetector, () => [{ kind: 'gmm', contamination: 0.1, gmm: { nComponents: 1, covarianceType: 'diag', seed: 1 }, ocsvm: { nu: 0.5 }, autoencoder: { epochs: 1 }, noise: { clip: 5, epsilon: 1, delta: 1e-5 }, noiseSeed: 1 }], {
+  LocalDetector: cls(f.LocalDetector, () => [{ kind: 'gmm', contamination: 0.1, gmm: { nComponents: 1, covarianceType: 'diag', seed: 1 }, ocsvm: { nu: 0.5 }, autoencoder: { epochs: 1, optimizer: { name: 'adam', learningRate: 1e-3 } }, noise: { clip: 5, epsilon: 1, delta: 1e-5 }, noiseSeed: 1 }], {
     methods: {
       fit: () => [X()],
       scoreSamples: (self) => (self.fit(X()), [X()]),
@@ -576,8 +578,8 @@ export const RECIPES: Record<string, Recipe> = {
       available: () => [],
       availableSync: () => [],
       users: () => ['0'],
-      exchange: () => [1, new Map([['0', requestFor(demServer, { id: '0' } as ClientRole)]]), { timeoutMs: 1000, maxMessageBytes: 1 << 20 }],
-      exchangeSync: () => [1, new Map([['1', requestFor(demServer, { id: '1' } as ClientRole)]]), { maxMessageBytes: 1 << 20 }],
+      exchange: () => [1, new Map([['0', requestFor(demServer, { id: '0' } as ClientRole)]]), { timeoutMs: 1000, replies: true }],
+      exchangeSync: () => [1, new Map([['1', requestFor(demServer, { id: '1' } as ClientRole)]]), { replies: true }],
     },
     internal: ['deliver', 'deliverSync', 'plan', 'wire'],
   }),
@@ -616,7 +618,7 @@ export const RECIPES: Record<string, Recipe> = {
   message: fn(f.message, () => ['k', 'a', 1, { x: 1 }]),
   checkEnvelope: fn(f.checkEnvelope, () => [ping(), 'test/ping']),
   encodeMessage: fn(f.encodeMessage, () => [ping(), 'binary']),
-  decodeMessage: fn(f.decodeMessage, () => [f.encodeMessage(ping(), 'binary'), { maxMessageBytes: 1 << 20 }]),
+  decodeMessage: fn(f.decodeMessage, () => [f.encodeMessage(ping(), 'binary'), { kind: 'test/ping', maxBytes: 1 << 20 }]),
   copyMessage: fn(f.copyMessage, () => [ping()]),
   wireBytes: fn(f.wireBytes, () => ['é']),
   defineMessage: fn(f.defineMessage, () => ['k', f.record({ v: f.f64Array() })]),
@@ -659,18 +661,18 @@ export const RECIPES: Record<string, Recipe> = {
   fitMdm: fn(f.fitMdm, () => [histograms(), { nComponents: 2, rounds: 2, cohort: 4, initCohort: 4, maxCount: 6, seed: 1 }]),
   selectMdm: fn(f.selectMdm, () => [histograms(), { kRange: [1, 2], rounds: 2, seed: 1 }]),
   MdmClient: cls(f.MdmClient, () => ['0', [2, 1, 1], { seed: 1 }], {
-    methods: { respond: (self) => [requestFor(mdmServer, self)], requestDone: (self) => [requestFor(mdmServer, self)], dispose: () => [] },
+    methods: { respond: (self) => [requestFor(mdmServer1, self)], requestDone: (self) => [requestFor(mdmServer1, self)], dispose: () => [] },
     internal: ['evaluation', 'fits', 'initStats', 'statistics'],
   }),
   MdmUserGroup: cls(f.MdmUserGroup, () => ['g', [[2, 1, 1], [1, 0, 3]], { seeds: [1, 2] }], {
-    methods: { respond: (self) => [requestFor(mdmServer, self)], requestDone: (self) => [requestFor(mdmServer, self)], dispose: () => [] },
+    methods: { respond: (self) => [requestFor(mdmServer1, self)], requestDone: (self) => [requestFor(mdmServer1, self)], dispose: () => [] },
     internal: ['evaluation', 'fits', 'initStats', 'statistics'],
   }),
   MdmAggregator: cls(f.MdmAggregator, () => [{ noiseMultiplier: 0, seed: 1 }], {
     methods: {
-      begin: () => [requestFor(mdmServer, { id: '0' } as ClientRole)],
+      begin: () => [requestFor(mdmServer1, { id: '0' } as ClientRole)],
       add: (self) => {
-        const request = requestFor(mdmServer, { id: '0' } as ClientRole);
+        const request = requestFor(mdmServer1, { id: '0' } as ClientRole);
         self.begin(request);
         const c = new f.MdmClient('0', [2, 1, 1], { seed: 1 });
         try {
@@ -708,7 +710,7 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['train', 'correction', 'networkFor', 'release'],
   }),
   FedAvgServer: fedavgFamily((o) => new f.FedAvgServer(o)),
-  fedDistr: fn(f.fedDistr, () => [clientsOf().map((X, i) => ({ X, labels: Int32Array.from({ length: X.nRows }, (_, j) => j % 2), subclasses: Array.from({ length: X.nRows }, (_, j) => (j % 2) + 2 * i) })), { kMax: 2, seed: 1, cost: 'wasserstein', covariance: 'diagonal', merge: 'dominant' }]),
+  fedDistr: fn(f.fedDistr, () => [clientsOf().map((X, i) => ({ X, labels: Int32Array.from({ length: X.nRows }, (_, j) => j % 2), subclasses: Array.from({ length: X.nRows }, (_, j) => (j % 2) + 2 * i) })), { kMax: 2, seed: 1, cost: 'wasserstein', covariance: 'diagonal', merge: 'dominant', privacy: { clip: 10, epsilon: 1, delta: 1e-5 }, noiseSeed: 1 }]),
   FedDistrClient: cls(f.FedDistrClient, () => ['0', X(), { labels: labels(), regCovar: 1e-6, privacy: { clip: 10, epsilon: 1, delta: 1e-5 }, seed: 1 }], {
     methods: { respond: (self) => [requestFor(feddistrServer, self)], dispose: () => [] },
     internal: ['describe', 'cluster', 'moments'],
@@ -740,7 +742,7 @@ export const RECIPES: Record<string, Recipe> = {
   averageEntanglement: fn(f.averageEntanglement, () => [[[1, 0], [1, 1], [0, 1]]]),
   FedProxServer: fedavgFamily((o) => new f.FedProxServer(o), { mu: 0.1 }),
   ScaffoldServer: fedavgFamily((o) => new f.ScaffoldServer(o), { serverLearningRate: 1 }),
-  associate: fn(f.associate, () => [clientsOf(), { detector: { kind: 'gmm', contamination: 0.1 }, q: 0.08, partners: 'all', seed: 1, method: 'fast-greedy', encoding: 'binary', onInvalidClient: 'exclude' }]),
+  associate: fn(f.associate, () => [clientsOf(), { detector: { kind: 'gmm', contamination: 0.1, gmm: { covarianceType: 'diag' } }, q: 0.08, partners: 'all', seed: 1, method: 'fast-greedy', encoding: 'binary', onInvalidClient: 'exclude' }]),
   CommunitiesClient: cls(f.CommunitiesClient, () => ['0', X(), { detector: { kind: 'gmm', contamination: 0.1 } }], {
     methods: { respond: (self) => [requestFor(communitiesServer, self)], dispose: () => [] },
     internal: ['decide'],
@@ -753,7 +755,7 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['plan', 'associate', 'chunk'],
   },
   fedGEM: fn(f.fedGEM, () => [clientsOf(), { client: { nComponents: 2, variance: 1, seed: 1 }, rounds: 2, phi: 1 }]),
-  FedGEMClient: cls(f.FedGEMClient, () => ['0', X(), { nComponents: 2, variance: 1, localSteps: 1, seed: 1 }, X()], {
+  FedGEMClient: cls(f.FedGEMClient, () => ['0', X(), { nComponents: 2, variance: 1, localSteps: 1, seed: 1, privacy: { epsilon: 0.5, delta: 1e-5, bound: 10 }, noiseSeed: 1 }, X()], {
     methods: {
       respond: (self) => [requestFor(fedgemServer, self)],
       score: () => [],
@@ -762,7 +764,7 @@ export const RECIPES: Record<string, Recipe> = {
       applyCenters: (self) => [self.means],
       finalUpload: () => [],
       silhouettes: (self) => [{ candidates: [{ phi: 1, estimatedK: 2, centers: self.means }] }],
-      applyResult: () => [{ memberships: [0, 1], globalCenters: [0, 0, 1, 1], estimatedK: 2 }],
+      applyResult: () => [{ phi: 1, memberships: [0, 1], globalCenters: [0, 0, 1, 1], estimatedK: 2 }],
       predict: () => [X()],
       dispose: () => [],
     },
@@ -771,7 +773,7 @@ export const RECIPES: Record<string, Recipe> = {
   FedGEMServer: {
     call: (...a) => new f.FedGEMServer(...(a as [never])),
     make: () => withRound(fedgemServer, fedgemClients),
-    args: () => [{ nFeatures: 2, rounds: 2, phi: [0.5, 1], phiTolerance: 1, tol: 0, search: 'kdtree', onInvalidClient: 'exclude', variance: 'estimate' }],
+    args: () => [{ nFeatures: 2, rounds: 2, phi: [0.5, 1], phiTolerance: 1, tol: 1e-9, search: 'kdtree', onInvalidClient: 'exclude', variance: 'estimate' }],
     methods: (({ dispose: _, ...m }) => m)(serverMethods({ merge: () => [1] })),
     internal: ['choosePhi', 'estimateVariance', 'finish', 'indexed', 'training', 'update'],
   },
@@ -789,7 +791,8 @@ export const RECIPES: Record<string, Recipe> = {
   matrixData: fn(n.matrixData, () => [rows()]),
   resultJson: fn(n.resultJson, () => ['dem', gmm()]),
   startBroker: fn(n.startBroker, () => [{ federation: 'F', users: brokerUsers(), host: '127.0.0.1', port: 0 }]),
-  startMosquitto: fn(n.startMosquitto, () => [{ federation: 'F', users: brokerUsers(), dir: tmp() }]),
+  // every option read and checked, then an executable that is not there: the call ends at once (test/federation-mqtt.test.ts starts mosquitto itself)
+  startMosquitto: fn(n.startMosquitto, () => [{ federation: 'F', users: brokerUsers(), host: '127.0.0.1', port: 1884, startTimeoutMs: 1000, mosquitto: join(tmp(), 'no-such-mosquitto') }]),
   writeMosquittoConfig: fn(n.writeMosquittoConfig, () => [tmp(), { federation: 'F', users: brokerUsers(), port: 1884 }]),
   mosquittoConfig: fn(n.mosquittoConfig, () => [{ federation: 'F', users: brokerUsers(), port: 1884 }, { passwordFile: 'p', aclFile: 'a' }]),
   freePort: fn(n.freePort, () => ['127.0.0.1']),

@@ -123,7 +123,8 @@ export interface CommunityTrainingResult {
   seconds: number;
 }
 
-const OPTION_KEYS = ['detector', 'rounds', 'epochs', 'batchSize', 'learningRate', 'hiddenLayers', 'kMin', 'kMax', 'h', 'localEpochs', 'validationShare', 'patience', 'seed'] as const;
+/** Every option of CommunityTrainingOptions, for readOptions. @internal */
+export const TRAINING_OPTION_KEYS = ['detector', 'rounds', 'epochs', 'batchSize', 'learningRate', 'hiddenLayers', 'kMin', 'kMax', 'h', 'localEpochs', 'validationShare', 'patience', 'seed'] as const;
 
 interface ReadClient {
   id: string;
@@ -211,7 +212,7 @@ interface Settings {
 }
 
 function readSettings(given: CommunityTrainingOptions | undefined): Settings {
-  const o = readOptions(given, OPTION_KEYS);
+  const o = readOptions(given, TRAINING_OPTION_KEYS);
   const hidden = o.hiddenLayers ?? [64, 32, 64];
   const count = requireLength('hiddenLayers', hidden, LIMITS.networkLayers - 1);
   if (count < 1) throw new InvalidParameterError('hiddenLayers must hold at least one width, e.g. [64, 32, 64]');
@@ -402,10 +403,11 @@ export function planCommunities(clients: readonly CommunityClient[], groups: rea
   })();
 }
 
-type ClassOf = ReadonlyMap<string, number | string> | Readonly<Record<string, number | string>>;
+/** Each client's class: a Map or a record from client id to class. */
+export type ClientClasses = ReadonlyMap<string, number | string> | Readonly<Record<string, number | string>>;
 
 /** A client id -> class lookup, checked. */
-function readClasses(name: string, given: ClassOf): Map<string, number | string> {
+function readClasses(name: string, given: ClientClasses): Map<string, number | string> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`${name} must be a Map or an object from client id to class, got ${formatValue(given)}`);
   const entries = guardRead(name, () => (given instanceof Map ? [...(given as Map<unknown, unknown>).entries()] : Object.entries(given as object)));
   if (entries.length > LIMITS.graphNodes) throw new InvalidParameterError(`${name} holds ${entries.length} clients; at most ${LIMITS.graphNodes}`);
@@ -450,7 +452,7 @@ export interface MembershipTable {
 }
 
 /** Each group's members by inlier class: the paper's Tables I and II. */
-export function communityMembership(groups: readonly (readonly string[])[], inlierClass: ClassOf): MembershipTable {
+export function communityMembership(groups: readonly (readonly string[])[], inlierClass: ClientClasses): MembershipTable {
   const classOf = readClasses('inlierClass', inlierClass);
   const g = readGroups('groups', groups, new Set(classOf.keys()), false);
   const classes = sortClasses(g.flat().map((id) => classOf.get(id)!));
@@ -486,7 +488,8 @@ export function communityRandIndex(groups: readonly (readonly string[])[], ideal
   return adjustedRandScore(ids.map((id) => label.get(id)!), ids.map((id) => found.get(id)!));
 }
 
-type AucOf = ReadonlyMap<string, number> | Readonly<Record<string, number>>;
+/** Each client's AUC: a Map or a record from client id to AUC. */
+export type ClientAucs = ReadonlyMap<string, number> | Readonly<Record<string, number>>;
 
 export interface MergedClassAuc {
   /** the merged group */
@@ -505,10 +508,10 @@ export interface MergedClassAuc {
  * method given (`aucs`: method -> client id -> AUC, e.g. from
  * trainCommunities' clients for local, community and ideal).
  */
-export function mergedCommunityAuc(groups: readonly (readonly string[])[], inlierClass: ClassOf, aucs: Readonly<Record<string, AucOf>>): MergedClassAuc[] {
+export function mergedCommunityAuc(groups: readonly (readonly string[])[], inlierClass: ClientClasses, aucs: Readonly<Record<string, ClientAucs>>): MergedClassAuc[] {
   const classOf = readClasses('inlierClass', inlierClass);
   const g = readGroups('groups', groups, new Set(classOf.keys()), false);
-  const methods = readOptions(aucs, undefined, 'aucs') as Record<string, AucOf>;
+  const methods = readOptions(aucs, undefined, 'aucs') as Record<string, ClientAucs>;
   const names = guardRead('aucs', () => Object.keys(methods));
   const table = new Map(names.map((m) => [m, readAucs(`aucs.${m}`, methods[m]!)]));
   const out: MergedClassAuc[] = [];
@@ -531,7 +534,7 @@ export function mergedCommunityAuc(groups: readonly (readonly string[])[], inlie
   return out;
 }
 
-function readAucs(name: string, given: AucOf): Map<string, number> {
+function readAucs(name: string, given: ClientAucs): Map<string, number> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`${name} must be a Map or an object from client id to AUC, got ${formatValue(given)}`);
   const entries = guardRead(name, () => (given instanceof Map ? [...(given as Map<unknown, unknown>).entries()] : Object.entries(given as object)));
   const out = new Map<string, number>();

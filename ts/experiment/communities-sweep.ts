@@ -23,7 +23,7 @@ import { planAssociation } from '../federated/communities/run.js';
 import { requireQ } from '../federated/communities/server.js';
 import { runPlanSync, type FederationPlan } from '../federated/runtime/plan.js';
 import { COMMUNITY_METHODS, type CommunityMethod } from '../graph/communities.js';
-import { DETECTOR_KINDS, requireContamination, type DetectorKind, type LocalDetectorOptions } from '../models/detectors.js';
+import { checkDetectorOptions, DETECTOR_KINDS, DETECTOR_OPTION_KEYS, requireContamination, type DetectorKind, type LocalDetectorOptions } from '../models/detectors.js';
 import { contaminated } from '../partition/contaminated.js';
 import { guardRead, LIMITS, readArray, readOptions, readRecord, requireInteger, requireOneOf } from '../validate.js';
 import {
@@ -34,6 +34,7 @@ import {
   meanStd,
   mergedCommunityAuc,
   planCommunities,
+  TRAINING_OPTION_KEYS,
   type CommunityClient,
   type CommunityDetector,
   type CommunityTrainingOptions,
@@ -225,8 +226,11 @@ export function planCommunityExperiment(data: CommunityDataset, given: Community
   const noiseSeed = o.noiseSeed === undefined ? undefined : requireInteger('noiseSeed', o.noiseSeed, 0, LIMITS.count);
   const rowsPerClient = o.rowsPerClient === undefined ? undefined : requireInteger('rowsPerClient', o.rowsPerClient, 2, LIMITS.partitionRows);
   const testRowsPerClient = o.testRowsPerClient === undefined ? undefined : requireInteger('testRowsPerClient', o.testRowsPerClient, 2, LIMITS.partitionRows);
-  const detectorOptions = o.detectorOptions === undefined ? {} : readOptions(o.detectorOptions, undefined, 'detectorOptions');
-  const training = o.training === undefined ? {} : readOptions(o.training, undefined, 'training');
+  const detectorOptions = o.detectorOptions === undefined ? {} : readOptions(o.detectorOptions, DETECTOR_OPTION_KEYS.filter((k) => k !== 'kind' && k !== 'contamination') as (keyof NonNullable<CommunityExperimentConfig['detectorOptions']>)[], 'detectorOptions');
+  // the models' own options checked now, not in the first association's clients
+  checkDetectorOptions({ ...detectorOptions, kind: detector, contamination }, 'detectorOptions');
+  // detector and seed are read to be refused by name below
+  const training = o.training === undefined ? {} : readOptions(o.training as CommunityTrainingOptions, TRAINING_OPTION_KEYS, 'training');
   for (const k of ['detector', 'seed'] as const) if (k in training) throw new InvalidParameterError(`training.${k} is set by the experiment (federated, and each repeat's seed)`);
   const onProgress = o.onProgress;
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new InvalidParameterError(`onProgress must be a function (done, total, what), got ${formatValue(onProgress)}`);

@@ -41,7 +41,8 @@ import { Network, type NetworkSpec } from '../models/network.js';
 import { runSimulation, type Simulation } from '../federated/simulation.js';
 import { entangled } from '../partition/entangled.js';
 import { Rng } from '../random.js';
-import { guardRead, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../validate.js';
+import { readGaussianNoise } from '../federated/gaussian-noise.js';
+import { guardRead, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../validate.js';
 
 /** Rows labelled with their base distribution (subclass) and their task class (superclass). */
 export interface SubclassData {
@@ -529,6 +530,13 @@ export async function runFedDistrExperimentWith(data: FedDistrExperimentData, co
   return step.value;
 }
 
+/** Every field of FedDistrExperimentConfig, for readOptions (the compiler checks it is complete). */
+const CONFIG_KEYS = optionKeys<FedDistrExperimentConfig>()({
+  clients: true, entanglement: true, encoder: true, latent: true, autoencoderLayers: true, autoencoderEpochs: true, kMin: true, kMax: true, clustering: true, criterion: true,
+  covariance: true, cost: true, threshold: true, merge: true, privacy: true, models: true, syntheticRows: true, hiddenLayers: true, mlpEpochs: true, baselines: true, rounds: true,
+  localEpochs: true, batchSize: true, learningRate: true, mu: true, testFraction: true, publicFraction: true, repeats: true, seed: true, encoding: true, onProgress: true,
+});
+
 /** A simulation the experiment needs run: yielded to its driver, which sends back its result. */
 type Step = Simulation<unknown, unknown>;
 
@@ -539,7 +547,8 @@ function* simulate<M, R>(s: Simulation<M, R>): Generator<Step, R, unknown> {
 /** The experiment, written once: it yields each federation to run and is handed its result. */
 function* experiment(data: FedDistrExperimentData, config: FedDistrExperimentConfig): Generator<Step, FedDistrExperimentReport, unknown> {
   if (config === null || typeof config !== 'object') throw new InvalidParameterError('config must be an object like { clients, entanglement, rounds }');
-  const c = readOptions(config) as FedDistrExperimentConfig;
+  const c = readOptions(config, CONFIG_KEYS) as FedDistrExperimentConfig;
+  if (c.privacy !== undefined) readGaussianNoise(c.privacy, 'config.privacy');
   const r = resolve(c);
   const d0 = readRecord(data, ['train', 'test', 'public'], 'data') as FedDistrExperimentData;
   if (!d0.train) throw new InvalidParameterError('data.train is missing: the rows dealt to clients, with subclasses and tasks');

@@ -75,6 +75,7 @@ export function makeClient(given: ClientSpec): ClientRole & { dispose(): void } 
     case 'fedgengmm':
       return new FedGenGMMClient(spec.id, data, options as FedGenGMMClientOptions);
     case 'dem':
+      readOptions(options, [], 'spec.options'); // a DEM client has none: anything given is a mistake
       return new DemClient(spec.id, data);
     case 'fedgem':
       return new FedGEMClient(spec.id, data, options as unknown as FedGEMClientOptions, spec.validation && matrix(spec.validation));
@@ -85,13 +86,13 @@ export function makeClient(given: ClientSpec): ClientRole & { dispose(): void } 
     case 'fedavg':
     case 'fedprox':
     case 'scaffold':
-      // one client answers the whole family: the server's requests say which
-      return new FedAvgClient(spec.id, data, { labels: spec.labels, seed: options.seed as number | undefined });
+      // one client answers the whole family: the server's requests say which (labels are the spec's own)
+      return new FedAvgClient(spec.id, data, { labels: spec.labels, seed: readOptions(options, ['seed'], 'spec.options').seed as number | undefined });
     case 'communities':
       return new CommunitiesClient(spec.id, data, options as CommunitiesClientOptions);
     case 'feddistr':
       if (spec.labels === undefined) throw new InvalidParameterError('a FedDistr client needs labels: the task label of every row');
-      return new FedDistrClient(spec.id, data, { labels: spec.labels, privacy: options.privacy as FedDistrPrivacy | undefined, regCovar: options.regCovar as number | undefined, seed: options.seed as number | undefined });
+      return new FedDistrClient(spec.id, data, { labels: spec.labels, ...(readOptions(options, ['privacy', 'regCovar', 'seed'], 'spec.options') as { privacy?: FedDistrPrivacy; regCovar?: number; seed?: number }) });
   }
 }
 

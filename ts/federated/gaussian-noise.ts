@@ -15,8 +15,32 @@
  * stays positive definite, plus regCovar on the diagonal.
  */
 import { Matrix } from '../data/matrix.js';
+import { InvalidParameterError } from '../errors.js';
 import type { Rng } from '../random.js';
+import { readOptions, requirePositive } from '../validate.js';
 import { symmetricFunction } from './feddistr/gaussian.js';
+
+/** The caller's settings of one release: rows clipped to L2 norm `clip`, (epsilon, delta) for the whole release. */
+export interface GaussianNoiseSettings {
+  clip: number;
+  epsilon: number;
+  delta: number;
+}
+
+/**
+ * `{ clip, epsilon, delta }` read strictly and checked, named `name` in
+ * messages (FedDistr's privacy, a GMM detector's noise): epsilon in (0, 1],
+ * where the calibration holds, and delta in (0, 1).
+ */
+export function readGaussianNoise(given: GaussianNoiseSettings, name: string): GaussianNoiseSettings {
+  const p = readOptions(given, ['clip', 'epsilon', 'delta'], name);
+  const clip = requirePositive(`${name}.clip`, p.clip);
+  const epsilon = requirePositive(`${name}.epsilon`, p.epsilon);
+  const delta = requirePositive(`${name}.delta`, p.delta);
+  if (!(epsilon <= 1)) throw new InvalidParameterError(`${name}.epsilon is ${epsilon}; the Gaussian mechanism's calibration used holds for epsilon <= 1`);
+  if (!(delta < 1)) throw new InvalidParameterError(`${name}.delta is ${delta}; it must be below 1`);
+  return { clip, epsilon, delta };
+}
 
 /** The Gaussian mechanism's noise scale for an L2 sensitivity at (epsilon, delta). */
 export function gaussianSigma(sensitivity: number, epsilon: number, delta: number): number {

@@ -26,6 +26,7 @@ import {
   type NetworkInit,
   type Optimizer,
   type OptimizerSpec,
+  OPTIMIZER_KEYS,
 } from './network.js';
 
 export interface AutoencoderOptions {
@@ -87,12 +88,13 @@ export interface AutoencoderJSON {
   options: Omit<AutoencoderOptions, 'onEpoch' | 'nFeatures'>;
 }
 
-const OPTION_KEYS = [
+/** Every option's name, for reading them once (readOptions). */
+export const AUTOENCODER_OPTION_KEYS = [
   'hiddenLayers', 'activation', 'outputActivation', 'loss', 'optimizer', 'learningRate', 'epochs', 'batchSize', 'shuffle', 'init', 'nFeatures', 'seed', 'onEpoch',
 ] as const satisfies readonly (keyof AutoencoderOptions)[];
 
 function resolveOptions(options: AutoencoderOptions | undefined): ResolvedAutoencoderOptions {
-  const o = readOptions(options, OPTION_KEYS);
+  const o = readOptions(options, AUTOENCODER_OPTION_KEYS);
   const hidden = o.hiddenLayers ?? [64, 32, 64];
   const count = requireLength('hiddenLayers', hidden, LIMITS.networkLayers - 1);
   if (count < 1) throw new InvalidParameterError('hiddenLayers must hold at least one width (the code layer), e.g. [64, 32, 64]');
@@ -100,7 +102,7 @@ function resolveOptions(options: AutoencoderOptions | undefined): ResolvedAutoen
   const learningRate = o.learningRate ?? 1e-3;
   const given = o.optimizer ?? 'adam';
   const spec: OptimizerSpec =
-    typeof given === 'string' ? { name: requireOneOf('optimizer', given, ['adam', 'sgd'] as const), learningRate } : { learningRate, ...readOptions(given as OptimizerSpec, undefined, 'optimizer') } as OptimizerSpec;
+    typeof given === 'string' ? { name: requireOneOf('optimizer', given, ['adam', 'sgd'] as const), learningRate } : { learningRate, ...readOptions(given as OptimizerSpec, OPTIMIZER_KEYS, 'optimizer') } as OptimizerSpec;
   const loss = requireOneOf('loss', o.loss ?? 'mse', ['mse', 'bce'] as const);
   const outputActivation = requireOneOf('outputActivation', o.outputActivation ?? 'sigmoid', ACTIVATIONS);
   if (loss === 'bce' && outputActivation !== 'sigmoid') throw new InvalidParameterError(`loss 'bce' needs outputs in [0, 1]: use outputActivation 'sigmoid', not ${formatValue(outputActivation)}`);
@@ -274,7 +276,7 @@ export class Autoencoder {
   static fromJSON(json: AutoencoderJSON | string): Autoencoder {
     const j = readModelJSON(json, 'fedmix.Autoencoder', ['nFeatures', 'parameters', 'history', 'options']);
     const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.layerWidth);
-    const options = readOptions(j.options as AutoencoderOptions | undefined, OPTION_KEYS.filter((k) => k !== 'onEpoch' && k !== 'nFeatures'), 'options');
+    const options = readOptions(j.options as AutoencoderOptions | undefined, AUTOENCODER_OPTION_KEYS.filter((k) => k !== 'onEpoch' && k !== 'nFeatures'), 'options');
     const ae = new Autoencoder({ ...options, nFeatures: d });
     const history = j.history === undefined ? [] : guardRead('history', () => Array.from(j.history as ArrayLike<unknown>));
     if (history.some((v) => typeof v !== 'number')) throw new InvalidParameterError('history must be an array of numbers');

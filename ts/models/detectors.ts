@@ -37,13 +37,13 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, notFitted } from '../errors.js';
-import { clipRows, gaussianSigma, releaseGaussian } from '../federated/gaussian-noise.js';
+import { clipRows, gaussianSigma, readGaussianNoise, releaseGaussian } from '../federated/gaussian-noise.js';
 import { Rng } from '../random.js';
-import { flattenNumeric, guardRead, LIMITS, readOptions, readRecord, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
-import { Autoencoder, type AutoencoderOptions } from './autoencoder.js';
-import { COVARIANCE_TYPES, GaussianMixture, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
+import { flattenNumeric, guardRead, LIMITS, optionKeys, readOptions, readRecord, requireInteger, requireOneOf, type NumericArray } from '../validate.js';
+import { AUTOENCODER_OPTION_KEYS, Autoencoder, type AutoencoderOptions } from './autoencoder.js';
+import { COVARIANCE_TYPES, GaussianMixture, GMM_OPTION_KEYS, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
 import { ACTIVATIONS, type Activation } from './network.js';
-import { OCSVM_KERNELS, OneClassSVM, type OneClassSVMKernel, type OneClassSVMOptions } from './one-class-svm.js';
+import { OCSVM_KERNELS, OCSVM_OPTION_KEYS, OneClassSVM, type OneClassSVMKernel, type OneClassSVMOptions } from './one-class-svm.js';
 
 export const DETECTOR_KINDS = ['ocsvm', 'gmm', 'autoencoder'] as const;
 export type DetectorKind = (typeof DETECTOR_KINDS)[number];
@@ -66,6 +66,21 @@ export interface LocalDetectorOptions {
 }
 
 /** The Gaussian mechanism's parameters for a GMM detector. */
+/** Every option of LocalDetectorOptions, for readOptions (the compiler checks it is complete). @internal */
+export const DETECTOR_OPTION_KEYS = optionKeys<LocalDetectorOptions>()({ kind: true, contamination: true, ocsvm: true, gmm: true, autoencoder: true, noise: true, noiseSeed: true });
+
+/**
+ * Detector options read strictly and checked whole (a LocalDetector is made:
+ * it holds no model before fit), for callers whose detectors are made later,
+ * in clients: a misspelt option there is the caller's error, said at once,
+ * not a client that fails to be made. @internal
+ */
+export function checkDetectorOptions(given: LocalDetectorOptions, name: string): LocalDetectorOptions {
+  const o = readOptions(given, DETECTOR_OPTION_KEYS, name);
+  new LocalDetector(o);
+  return o;
+}
+
 export interface DetectorNoise {
   /** C: rows are scaled down to L2 norm at most C for the fit */
   clip: number;
@@ -131,32 +146,28 @@ export class LocalDetector {
    * ```
    */
   constructor(options: LocalDetectorOptions = {}) {
-    const o = readOptions(options, ['kind', 'contamination', 'ocsvm', 'gmm', 'autoencoder', 'noise', 'noiseSeed']);
+    const o = readOptions(options, DETECTOR_OPTION_KEYS);
     this.kind = requireOneOf('kind', o.kind ?? 'ocsvm', DETECTOR_KINDS);
     this.contamination = requireContamination(o.contamination ?? 0.1);
-    const given = (name: string, v: unknown): Record<string, unknown> => {
+    // every kind's options strictly, the unused kinds' too: a misspelt key is an error wherever it is
+    const given = (name: string, v: unknown, keys: readonly string[]): Record<string, unknown> => {
       if (v === undefined) return {};
       if (v === null || typeof v !== 'object') throw new InvalidParameterError(`${name} must be an options object, got ${formatValue(v)}`);
-      return { ...readOptions(v as Record<string, unknown>, undefined, name) };
+      return { ...readOptions(v as Record<string, unknown>, keys, name) };
     };
-    this.ocsvmOptions = { nu: 0.5, gamma: 'auto', ...given('ocsvm', o.ocsvm) };
-    this.gmmOptions = { nComponents: 1, covarianceType: 'full', seed: 0, ...given('gmm', o.gmm) };
-    this.aeOptions = { seed: 0, ...given('autoencoder', o.autoencoder) };
+    this.ocsvmOptions = { nu: 0.5, gamma: 'auto', ...given('ocsvm', o.ocsvm, OCSVM_OPTION_KEYS) };
+    this.gmmOptions = { nComponents: 1, covarianceType: 'full', seed: 0, ...given('gmm', o.gmm, GMM_OPTION_KEYS) };
+    this.aeOptions = { seed: 0, ...given('autoencoder', o.autoencoder, AUTOENCODER_OPTION_KEYS) };
     if (o.noise !== undefined) {
-      const n = readOptions(o.noise, ['clip', 'epsilon', 'delta'], 'noise');
-      const clip = requirePositive('noise.clip', n.clip);
-      const epsilon = requirePositive('noise.epsilon', n.epsilon);
-      const delta = requirePositive('noise.delta', n.delta);
-      if (!(epsilon <= 1)) throw new InvalidParameterError(`noise.epsilon is ${epsilon}; the Gaussian mechanism's calibration used holds for epsilon <= 1`);
-      if (!(delta < 1)) throw new InvalidParameterError(`noise.delta is ${delta}; it must be below 1`);
+      const noise = readGaussianNoise(o.noise, 'noise');
       if (this.kind !== 'gmm') throw new InvalidParameterError(`noise is for the 'gmm' detector, which shares only mixture parameters; a '${this.kind}' detector has none`);
       const type = this.gmmOptions.covarianceType ?? 'full';
       if (type !== 'full' && type !== 'diag') throw new InvalidParameterError(`noise needs 'full' or 'diag' covariances, got gmm.covarianceType '${String(type)}'`);
-      this.noise = { clip, epsilon, delta };
+      this.noise = noise;
     }
     this.noiseSeed = o.noiseSeed === undefined ? undefined : requireInteger('noiseSeed', o.noiseSeed, 0, LIMITS.count);
-    // the models check their own options now, before any data is seen
-    this.make().dispose();
+    // the models check their own options now, before any data is seen: this kind's, and another kind's if given
+    for (const kind of DETECTOR_KINDS) if (kind === this.kind || o[kind] !== undefined) this.make(kind).dispose();
   }
 
   /** The fewest training rows this detector fits on (a GaussianMixture: at least its components; any: 2). */
@@ -165,8 +176,8 @@ export class LocalDetector {
     return Math.max(2, (this.gmmOptions.nComponents as number | undefined) ?? 1);
   }
 
-  private make(): Model {
-    switch (this.kind) {
+  private make(kind: DetectorKind = this.kind): Model {
+    switch (kind) {
       case 'ocsvm':
         return new OneClassSVM(this.ocsvmOptions);
       case 'gmm':

@@ -15,7 +15,7 @@ import { formatValue, InvalidDataError, InvalidParameterError, NumericalError } 
 import { codeTable } from '../wasm/constants.js';
 import { instance, type WasmExports } from '../wasm/loader.js';
 import { OwnedHandle, requireWasmMemory, withScope, type HandleLabel, type Scope } from '../wasm/memory.js';
-import { guardRead, LIMITS, readOptions, readRecord, requireBoolean, requireInteger, requireLength, requireNumber, requireOneOf, seedParts } from '../validate.js';
+import { guardRead, LIMITS, optionKeys, readOptions, readRecord, requireBoolean, requireInteger, requireLength, requireNumber, requireOneOf, seedParts } from '../validate.js';
 
 export const ACTIVATIONS = ['relu', 'sigmoid', 'tanh', 'identity'] as const;
 export type Activation = (typeof ACTIVATIONS)[number];
@@ -23,8 +23,9 @@ export const OUTPUT_ACTIVATIONS = [...ACTIVATIONS, 'softmax'] as const;
 export type OutputActivation = Activation | 'softmax';
 export const LOSSES = ['mse', 'bce', 'softmax-cross-entropy'] as const;
 export type Loss = (typeof LOSSES)[number];
-export const INITS = ['pytorch', 'xavier'] as const;
-export type NetworkInit = (typeof INITS)[number];
+/** How a network's weights start (see NetworkSpec's init). */
+export type NetworkInit = 'pytorch' | 'xavier';
+export const INITS: readonly NetworkInit[] = ['pytorch', 'xavier'];
 export const OPTIMIZERS = ['sgd', 'adam'] as const;
 
 export interface NetworkSpec {
@@ -138,10 +139,13 @@ export function resolveNetworkSpec(spec: NetworkSpec): Readonly<Required<Omit<Ne
   return Object.freeze(out);
 }
 
+/** Every field of OptimizerSpec (the compiler checks it is complete). @internal */
+export const OPTIMIZER_KEYS = optionKeys<OptimizerSpec>()({ name: true, learningRate: true, momentum: true, dampening: true, nesterov: true, weightDecay: true, beta1: true, beta2: true, eps: true });
+
 /** An optimizer spec checked (the core checks the ranges again). @internal */
 export function resolveOptimizerSpec(spec: OptimizerSpec): Required<OptimizerSpec> {
   if (spec === null || typeof spec !== 'object') throw new InvalidParameterError(`an optimizer spec must be an object like { name: 'adam', learningRate: 1e-3 }, got ${formatValue(spec)}`);
-  const o = readOptions(spec, ['name', 'learningRate', 'momentum', 'dampening', 'nesterov', 'weightDecay', 'beta1', 'beta2', 'eps'], 'optimizer');
+  const o = readOptions(spec, OPTIMIZER_KEYS, 'optimizer');
   const lr = o.learningRate;
   if (typeof lr !== 'number' || !Number.isFinite(lr) || lr <= 0) {
     throw new InvalidParameterError(`learningRate must be a finite number > 0, got ${formatValue(lr)}; try 1e-3 for Adam or 1e-2 for SGD`);

@@ -5,7 +5,7 @@
  */
 import type { MatrixLike } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
-import type { LocalDetectorOptions } from '../../models/detectors.js';
+import { checkDetectorOptions, type LocalDetectorOptions } from '../../models/detectors.js';
 import { LIMITS, readArray, readOptions, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
@@ -54,7 +54,7 @@ export function planAssociation(data: readonly MatrixLike[], given: AssociateOpt
   const noiseSeed = options.noiseSeed === undefined ? undefined : requireInteger('noiseSeed', options.noiseSeed, 0, LIMITS.count);
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
   const clientData = readArray('data', data) as MatrixLike[];
-  const detector = options.detector === undefined ? {} : readOptions(options.detector, undefined, 'detector');
+  const detector = options.detector === undefined ? {} : checkDetectorOptions(options.detector, 'detector');
   const nFeatures = majorityDimension(clientData);
   if (nFeatures === undefined) throw new InvalidParameterError('associate needs at least one client with readable rows');
   const server = new CommunitiesServer({

@@ -57,9 +57,9 @@ export const TRAIN = defineMessage(
     epochs: wholeNumber(1, LIMITS.localSteps),
     batchSize: wholeNumber(1, LIMITS.count),
     optimizer,
-    /** FedProx's proximal weight (absent: FedAvg) */
+    // FedProx's proximal weight (absent: FedAvg)
     mu: optional(finiteNumber()),
-    /** SCAFFOLD's server control variate c (absent: no control variates) */
+    // SCAFFOLD's server control variate c (absent: no control variates)
     control: optional(f32Array()),
   }),
 );

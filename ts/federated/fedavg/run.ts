@@ -13,7 +13,7 @@ import type { ExcludedClient } from '../runtime/roles.js';
 import type { FederationResult } from '../runtime/run.js';
 import { makeClients, runSimulation, type Simulation } from '../simulation.js';
 import { FedAvgClient } from './client.js';
-import { FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgAlgorithm, type FedAvgOutcome, type FedAvgServerOptions } from './server.js';
+import { FEDAVG_SERVER_KEYS, FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgAlgorithm, type FedAvgOutcome, type FedAvgServerOptions } from './server.js';
 
 /** One client's rows, and its labels when the network is a classifier. */
 export interface FedAvgClientData {
@@ -61,7 +61,9 @@ export function fedAvgSimulation(data: readonly FedAvgClientData[], given: FedAv
   const clientData = readArray('data', data) as FedAvgClientData[];
   if (algorithm !== 'fedprox' && options.mu !== undefined) throw new InvalidParameterError(`mu is FedProx's; algorithm is '${algorithm}'`);
   if (algorithm !== 'scaffold' && options.serverLearningRate !== undefined) throw new InvalidParameterError(`serverLearningRate is SCAFFOLD's; algorithm is '${algorithm}'`);
-  const server = algorithm === 'fedprox' ? new FedProxServer(options as FedAvgOptions & { mu: number }) : algorithm === 'scaffold' ? new ScaffoldServer(options) : new FedAvgServer(options);
+  // the server gets its own options only (its constructor is strict)
+  const own = readRecord(options, [...FEDAVG_SERVER_KEYS, ...(algorithm === 'fedprox' ? (['mu'] as const) : algorithm === 'scaffold' ? (['serverLearningRate'] as const) : [])], 'options');
+  const server = algorithm === 'fedprox' ? new FedProxServer(own as FedAvgOptions & { mu: number }) : algorithm === 'scaffold' ? new ScaffoldServer(own as FedAvgOptions) : new FedAvgServer(own as FedAvgOptions);
   const seed = options.seed === undefined ? undefined : requireInteger('seed', options.seed, 0, LIMITS.count);
   const { clients, unborn } = makeClients(
     clientData.length,

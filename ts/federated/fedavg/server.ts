@@ -19,8 +19,8 @@
  * runtime excludes it and averages again).
  */
 import { ContributionError, formatValue, InvalidParameterError, NumericalError } from '../../errors.js';
-import { Network, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
-import { readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, LIMITS } from '../../validate.js';
+import { Network, OPTIMIZER_KEYS, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
+import { optionKeys, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, LIMITS } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { coordinateMedian, outliers, trimmedMean } from '../robust.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
@@ -79,7 +79,11 @@ export interface FedAvgOutcome {
   history: FedAvgRound[];
 }
 
-const OPTIMIZER_KEYS = ['name', 'learningRate', 'momentum', 'dampening', 'nesterov', 'weightDecay', 'beta1', 'beta2', 'eps'] as const;
+/** Every option of FedAvgServerOptions, for readOptions (the compiler checks it is complete). */
+export const FEDAVG_SERVER_KEYS = optionKeys<FedAvgServerOptions>()({ network: true, initialParameters: true, rounds: true, epochs: true, batchSize: true, optimizer: true, weighting: true, aggregation: true, trim: true, evaluate: true });
+const FEDPROX_KEYS: readonly (keyof FedProxServerOptions)[] = [...FEDAVG_SERVER_KEYS, 'mu'];
+const SCAFFOLD_KEYS: readonly (keyof ScaffoldServerOptions)[] = [...FEDAVG_SERVER_KEYS, 'serverLearningRate'];
+
 
 /** The base: FedAvg itself, and the loop FedProx and SCAFFOLD reuse. */
 export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
@@ -102,9 +106,13 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   /** what configure() sent and accept() returned: the only values accept() and aggregate() take */
   private readonly made = new WeakSet<object>();
 
+  /** @internal the option names this class takes (FedProx and SCAFFOLD add theirs) */
+  protected static readonly optionNames: readonly string[] = FEDAVG_SERVER_KEYS;
+
   constructor(given: FedAvgServerOptions, defaultWeighting: 'samples' | 'uniform' = 'samples') {
     if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { network, rounds, epochs, batchSize, optimizer }');
-    const o = readOptions(given) as FedAvgServerOptions;
+    // strict, with the keys of the class being made: a misspelt option is an error, not a default
+    const o = readOptions(given, (new.target as typeof FedAvgServer).optionNames as (keyof FedAvgServerOptions)[]) as FedAvgServerOptions;
     if (o.network === undefined) throw new InvalidParameterError('the server needs the network its clients train: { sizes, activation, outputActivation, loss }');
     this.rounds = requireInteger('rounds', o.rounds ?? 10, 0, LIMITS.rounds);
     this.epochs = requireInteger('epochs', o.epochs ?? 1, 1, LIMITS.localSteps);
@@ -239,10 +247,13 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
 export class FedProxServer extends FedAvgServer {
   override readonly algorithm: FedAvgAlgorithm = 'fedprox';
   readonly mu: number;
+  /** @internal */
+  protected static override readonly optionNames: readonly string[] = FEDPROX_KEYS;
 
   constructor(given: FedProxServerOptions) {
     super(given);
-    const { mu } = readRecord(given, ['mu'], 'options'); // the rest is FedAvgServer's, checked there
+    // FedAvgServer read the options strictly (this class's keys); mu is read once more here
+    const { mu } = readRecord(given, ['mu'], 'options');
     this.mu = requireNumber('mu', mu, 0);
   }
 
@@ -257,10 +268,13 @@ export class ScaffoldServer extends FedAvgServer {
   readonly serverLearningRate: number;
   /** the server control variate c */
   private control: Float32Array;
+  /** @internal */
+  protected static override readonly optionNames: readonly string[] = SCAFFOLD_KEYS;
 
   constructor(given: ScaffoldServerOptions) {
     super(given, 'uniform');
-    const { serverLearningRate } = readRecord(given, ['serverLearningRate'], 'options'); // the rest is FedAvgServer's, checked there
+    // FedAvgServer read the options strictly (this class's keys); serverLearningRate is read once more here
+    const { serverLearningRate } = readRecord(given, ['serverLearningRate'], 'options');
     this.serverLearningRate = requirePositive('serverLearningRate', serverLearningRate ?? 1);
     if (this.optimizer.name !== 'sgd') throw new InvalidParameterError("SCAFFOLD's control variates (option II) assume plain SGD local steps: optimizer.name must be 'sgd'");
     this.control = new Float32Array(this.nParameters);

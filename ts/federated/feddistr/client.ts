@@ -30,10 +30,10 @@ import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { KMeans } from '../../models/kmeans.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
-import { readArray, readOptions, requireInteger, requireNumber, requirePositive } from '../../validate.js';
+import { readArray, readOptions, requireInteger, requireNumber } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
-import { gaussianSigma, releaseGaussian, type MomentNoise } from '../gaussian-noise.js';
+import { gaussianSigma, readGaussianNoise, releaseGaussian, type MomentNoise } from '../gaussian-noise.js';
 import { encodeRows } from './encoder.js';
 import { CONSOLIDATED, DESCRIBE, DISTRIBUTIONS, FEDDISTR_PROTOCOL, type ConsolidatedPayload, type DescribePayload, type DistributionsPayload } from './messages.js';
 
@@ -86,15 +86,7 @@ export class FedDistrClient implements ClientRole {
     const labels = readArray('labels', o.labels) as number[];
     if (labels.length !== this.nSamples) throw new InvalidDataError(`client ${id} has ${this.nSamples} rows but ${labels.length} task labels`);
     this.labels = Int32Array.from(labels, (v, i) => requireInteger(`labels[${i}]`, v, -(2 ** 31 - 1), 2 ** 31 - 1));
-    if (o.privacy !== undefined) {
-      const p = readOptions(o.privacy, ['clip', 'epsilon', 'delta'], 'privacy');
-      const clip = requirePositive('privacy.clip', p.clip);
-      const epsilon = requirePositive('privacy.epsilon', p.epsilon);
-      const delta = requirePositive('privacy.delta', p.delta);
-      if (!(epsilon <= 1)) throw new InvalidParameterError(`privacy.epsilon is ${epsilon}; the Gaussian mechanism's calibration used holds for epsilon <= 1`);
-      if (!(delta < 1)) throw new InvalidParameterError(`privacy.delta is ${delta}; it must be below 1`);
-      this.privacy = { clip, epsilon, delta };
-    }
+    if (o.privacy !== undefined) this.privacy = readGaussianNoise(o.privacy, 'privacy');
     this.regCovar = requireNumber('regCovar', o.regCovar ?? 1e-6, 0);
     this.seed = o.seed === undefined ? undefined : requireInteger('seed', o.seed, 0, 2 ** 32 - 1);
   }

@@ -34,19 +34,19 @@ const LABEL_MAX = 2 ** 31 - 1;
 const network = record({
   ...NETWORK_FIELDS,
   parameters: f32Array(),
-  /** the layer whose outputs are the code (1 = the first hidden layer) */
+  // the layer whose outputs are the code (1 = the first hidden layer)
   codeLayer: wholeNumber(1, MAX_LAYERS),
 });
 
 const encoder = record({
   kind: oneOf(['identity', 'pca', 'autoencoder'] as const),
-  /** the latent dimension (identity: the rows' own) */
+  // the latent dimension (identity: the rows' own)
   dimension: wholeNumber(1, MAX_DIMENSION),
-  /** PCA: the per-feature mean of the public data */
+  // PCA: the per-feature mean of the public data
   mean: optional(f64Array()),
-  /** PCA: (dimension, features) row-major */
+  // PCA: (dimension, features) row-major
   components: optional(f64Array()),
-  /** autoencoder: the network fitted on public data and the layer read as the code */
+  // autoencoder: the network fitted on public data and the layer read as the code
   network: optional(network),
 });
 
@@ -73,7 +73,7 @@ const base = record({
 export const DISTRIBUTIONS = defineMessage(
   'feddistr/distributions',
   record({
-    /** the task labels this client holds, and its row count of each */
+    // the task labels this client holds, and its row count of each
     labels: listOf(record({ label: wholeNumber(-LABEL_MAX, LABEL_MAX), count: wholeNumber(1, MAX_SAMPLES) }), MAX_TASKS),
     nSamples: wholeNumber(1, MAX_SAMPLES),
     bases: listOf(base, MAX_BASES),

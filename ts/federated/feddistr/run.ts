@@ -16,6 +16,7 @@ import type { MatrixLike } from '../../data/matrix.js';
 import { encodeLabels, type Label } from '../../data/labels.js';
 import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { adjustedRandScore } from '../../metrics/clustering.js';
+import { readGaussianNoise } from '../gaussian-noise.js';
 import { readArray, optionKeys, readOptions, readRecord, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
@@ -78,6 +79,8 @@ export function fedDistrSimulation(data: readonly FedDistrClientData[], given: F
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
   const clientData = (readArray('data', data) as FedDistrClientData[]).map((c, i) => readRecord(c, ['X', 'labels', 'subclasses'], `data[${i}]`) as FedDistrClientData);
   const { privacy, noiseSeed, encoding, onInvalidClient: _o, ...serverOptions } = options;
+  // the clients' privacy checked once here: a misspelt key is the caller's error, not every client failing to be made
+  if (privacy !== undefined) readGaussianNoise(privacy, 'options.privacy');
   if (noiseSeed !== undefined) requireInteger('noiseSeed', noiseSeed, 0, 2 ** 31);
   const identity = (serverOptions.encoder ?? 'identity') === 'identity';
   if (identity && serverOptions.dimension === undefined) serverOptions.dimension = majorityDimension(clientData.map((c) => c.X));

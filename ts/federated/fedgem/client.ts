@@ -16,7 +16,7 @@ import { InvalidDataError, InvalidMessageError, InvalidParameterError, NotFitted
 import { silhouetteScore } from '../../metrics/clustering.js';
 import { KMeans, nearestCenters } from '../../models/kmeans.js';
 import { Rng } from '../../random.js';
-import { readOptions, requireInteger, requireOneOf, requirePositive, requireVector, seedParts } from '../../validate.js';
+import { optionKeys, readOptions, requireInteger, requireOneOf, requirePositive, requireVector, seedParts } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { OwnedHandle, requireWasmMemory, withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
@@ -87,6 +87,11 @@ export interface FedGEMClientOptions {
   noiseSeed?: number;
 }
 
+/** Every option of FedGEMClientOptions, for readOptions (the compiler checks it is complete). */
+export const FEDGEM_CLIENT_KEYS = optionKeys<FedGEMClientOptions>()({
+  nComponents: true, weights: true, variance: true, localSteps: true, radius: true, bisectionIterations: true, meansInit: true, init: true, nInit: true, privacy: true, seed: true, noiseSeed: true,
+});
+
 const LABEL = { what: 'this FedGEM client', renew: 'create a new client', redo: 'create the client again' };
 
 export class FedGEMClient implements ClientRole {
@@ -117,8 +122,8 @@ export class FedGEMClient implements ClientRole {
   constructor(id: string, data: MatrixLike, options: FedGEMClientOptions, validation?: MatrixLike) {
     this.id = requireClientId(id);
     // a copy: later changes to the caller's object do not reach the client
-    const given = readOptions(options) as FedGEMClientOptions;
-    const o: FedGEMClientOptions = { ...given, privacy: given.privacy && (readOptions(given.privacy, undefined, 'privacy') as FedGEMClientOptions['privacy']) };
+    const given = readOptions(options, FEDGEM_CLIENT_KEYS) as FedGEMClientOptions;
+    const o: FedGEMClientOptions = { ...given, privacy: given.privacy && checkPrivacy(given.privacy) };
     let x = Matrix.from(data);
     const k = requireInteger('nComponents', o.nComponents, 1, MAX_COMPONENTS);
     if (x.nRows < 2 * k) {
@@ -130,7 +135,6 @@ export class FedGEMClient implements ClientRole {
     if (!['closed-form', 'bisection', undefined].includes(o.radius)) {
       throw new InvalidParameterError(`radius must be 'closed-form' or 'bisection', got ${JSON.stringify(o.radius)}`);
     }
-    if (o.privacy) checkPrivacy(o.privacy);
     this.weights = o.weights ? Float64Array.from(o.weights) : new Float64Array(k).fill(1 / k);
     if (o.meansInit !== undefined && o.meansInit.length !== k * x.nCols) {
       throw new InvalidParameterError(`meansInit has ${o.meansInit.length} values; ${k} x ${x.nCols} needs ${k * x.nCols}`);

@@ -10,8 +10,8 @@ import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
 import { majorityDimension, makeClients } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
-import { FedGEMClient, type FedGEMClientOptions } from './client.js';
-import { FedGEMServer, type FedGEMOutcome, type FedGEMServerOptions, type RoundSummary, type VarianceEstimate } from './server.js';
+import { FEDGEM_CLIENT_KEYS, FedGEMClient, type FedGEMClientOptions } from './client.js';
+import { FEDGEM_SERVER_KEYS, FedGEMServer, type FedGEMOutcome, type FedGEMServerOptions, type RoundSummary, type VarianceEstimate } from './server.js';
 
 export interface FedGEMOptions {
   /**
@@ -68,8 +68,12 @@ export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
   // read once: the caller's objects are not read again (getters, Proxies)
   const options = { ...(readOptions(given, FEDGEM_KEYS) as FedGEMOptions) };
-  options.server = readOptions(options.server, undefined, 'options.server') as FedGEMOptions['server'];
+  // the server's own settings here; rounds, phi, phiTolerance and tol are top-level options
+  options.server = readOptions(options.server, FEDGEM_SERVER_KEYS.filter((k) => !['rounds', 'phi', 'phiTolerance', 'tol'].includes(k)) as (keyof NonNullable<FedGEMOptions['server']>)[], 'options.server') as FedGEMOptions['server'];
   if (options.client !== undefined && guardRead('options.client', () => Array.isArray(options.client))) options.client = readArray('options.client', options.client) as FedGEMOptions['client'];
+  // a misspelt client option is the caller's error, not a client that fails to be made (and is left out)
+  if (Array.isArray(options.client)) options.client.forEach((c, i) => readOptions(c, FEDGEM_CLIENT_KEYS, `options.client[${i}]`));
+  else if (options.client !== undefined) readOptions(options.client, FEDGEM_CLIENT_KEYS, 'options.client');
   if (options.validation !== undefined) options.validation = readArray('options.validation', options.validation) as FedGEMOptions['validation'];
   const clientData = readArray('clientData', data) as MatrixLike[];
   const throwOnBad = options.server?.onInvalidClient === 'throw';

@@ -28,7 +28,7 @@
  * own (see client.ts for the choice of K_c there).
  */
 import { FederationError, formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
-import { guardRead, readArray, readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
+import { guardRead, optionKeys, readArray, readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
@@ -92,6 +92,9 @@ export interface VarianceEstimate {
   clients: string[];
 }
 
+/** Every option of FedGEMServerOptions, for readOptions (the compiler checks it is complete). */
+export const FEDGEM_SERVER_KEYS = optionKeys<FedGEMServerOptions>()({ nFeatures: true, rounds: true, phi: true, phiTolerance: true, tol: true, search: true, onInvalidClient: true, variance: true });
+
 /** The outcome of merging at one phi. */
 export interface Merge {
   phi: number;
@@ -152,7 +155,7 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
 
   constructor(options: FedGEMServerOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
-    options = readOptions(options) as FedGEMServerOptions;
+    options = readOptions(options, FEDGEM_SERVER_KEYS) as FedGEMServerOptions;
     this.nFeatures = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
     this.rounds = requireInteger('rounds', options.rounds ?? 10, 0, LIMITS.rounds);
     this.tol = options.tol === undefined ? 0 : requirePositive('tol', options.tol);

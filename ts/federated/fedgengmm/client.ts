@@ -7,7 +7,7 @@ import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { inContext, InvalidParameterError, NotFittedError } from '../../errors.js';
 import { COVARIANCE_TYPES, type CovarianceType, type GaussianMixture } from '../../models/gaussian-mixture.js';
 import { selectGaussianMixture } from '../../models/select.js';
-import { readOptions, requireInteger, requireNumber, requireOneOf } from '../../validate.js';
+import { optionKeys, readOptions, requireInteger, requireNumber, requireOneOf } from '../../validate.js';
 import { gmmParams, receiveGmmParams } from '../gmm-params.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
@@ -29,10 +29,16 @@ export interface FedGenGMMClientOptions {
   seed?: number;
 }
 
-/** The local fit's settings, checked (shared with the server's global fit). */
-export function checkFitOptions(options: FedGenGMMClientOptions): FedGenGMMClientOptions {
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
-  const o = readOptions(options) as FedGenGMMClientOptions;
+/** Every option of FedGenGMMClientOptions, for readOptions (the compiler checks it is complete). */
+export const FEDGENGMM_CLIENT_KEYS = optionKeys<FedGenGMMClientOptions>()({ kMin: true, kMax: true, covarianceType: true, criterion: true, nInit: true, tol: true, maxIter: true, regCovar: true, seed: true });
+
+/**
+ * The local fit's settings, checked (shared with the server's global fit):
+ * strict over `keys` (the server's are more), read under `name`.
+ */
+export function checkFitOptions(options: FedGenGMMClientOptions, keys: readonly string[] = FEDGENGMM_CLIENT_KEYS, name = 'options'): FedGenGMMClientOptions {
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`${name} must be an object`);
+  const o = readOptions(options, keys as (keyof FedGenGMMClientOptions)[], name) as FedGenGMMClientOptions;
   const kMin = requireInteger('kMin', o.kMin ?? 1, 1, LIMITS.count);
   if (o.kMax !== undefined) requireInteger('kMax', o.kMax, kMin, LIMITS.count);
   if (o.covarianceType !== undefined) requireOneOf('covarianceType', o.covarianceType, COVARIANCE_TYPES);

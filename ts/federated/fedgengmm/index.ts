@@ -4,6 +4,6 @@
  * the global mixture on data sampled from their union.
  */
 export { FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
-export { FedGenGMMServer, type FedGenGMMServerOptions, type Aggregate } from './server.js';
+export { FedGenGMMServer, type FedGenGMMServerOptions, type Aggregate as FedGenGMMAggregate } from './server.js';
 export { fedGenGMM, type FedGenGMMOptions, type FedGenGMMResult } from './run.js';
 export { FEDGENGMM_PROTOCOL, TRAIN, LOCAL_MODEL, GLOBAL_MODEL, receiveLocalModel, type LocalModelPayload } from './messages.js';

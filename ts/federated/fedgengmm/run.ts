@@ -11,8 +11,8 @@ import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
 import { majorityDimension } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
-import { FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
-import { FedGenGMMServer, type FedGenGMMServerOptions } from './server.js';
+import { FEDGENGMM_CLIENT_KEYS, FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
+import { FEDGENGMM_SERVER_KEYS, FedGenGMMServer, type FedGenGMMServerOptions } from './server.js';
 
 export interface FedGenGMMOptions {
   /** every client's options, or one per client (clients may differ) */
@@ -47,8 +47,11 @@ export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGM
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be an object with client and server, got ${formatValue(given)}`);
   // read once: the caller's objects are not read again (getters, Proxies)
   const options = { ...(readOptions(given, FEDGENGMM_KEYS) as FedGenGMMOptions) };
-  options.server = readOptions(options.server, undefined, 'options.server') as FedGenGMMOptions['server'];
+  options.server = readOptions(options.server, FEDGENGMM_SERVER_KEYS, 'options.server') as FedGenGMMOptions['server'];
   if (options.client !== undefined && guardRead('options.client', () => Array.isArray(options.client))) options.client = readArray('options.client', options.client) as FedGenGMMOptions['client'];
+  // named where the caller wrote them (each client checks its options again)
+  if (Array.isArray(options.client)) options.client.forEach((c, i) => readOptions(c, FEDGENGMM_CLIENT_KEYS, `options.client[${i}]`));
+  else if (options.client !== undefined) readOptions(options.client, FEDGENGMM_CLIENT_KEYS, 'options.client');
   const clientData = readArray('clientData', data) as MatrixLike[];
   const server = new FedGenGMMServer({ ...options.server, nFeatures: options.server.nFeatures ?? majorityDimension(clientData)! });
   const clients: FedGenGMMClient[] = [];

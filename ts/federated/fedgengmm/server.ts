@@ -18,7 +18,7 @@ import { ContributionError, FedmixError, formatValue, InvalidParameterError } fr
 import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
-import { requireInteger } from '../../validate.js';
+import { optionKeys, requireInteger } from '../../validate.js';
 import { FeatureRange } from '../feature-range.js';
 import { gmmParams } from '../gmm-params.js';
 import { outliers } from '../robust.js';
@@ -53,6 +53,12 @@ export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
   maxSyntheticRows?: number;
 }
 
+/** Every option of FedGenGMMServerOptions, for readOptions (the compiler checks it is complete). */
+export const FEDGENGMM_SERVER_KEYS = optionKeys<FedGenGMMServerOptions>()({
+  kMin: true, kMax: true, covarianceType: true, criterion: true, nInit: true, tol: true, maxIter: true, regCovar: true, seed: true,
+  h: true, nComponents: true, nFeatures: true, onInvalidClient: true, featureRange: true, maxSyntheticRows: true,
+});
+
 export interface Aggregate {
   model: GaussianMixture;
   /** clients whose models were used, in the order received */
@@ -80,7 +86,7 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
 
   constructor(given: FedGenGMMServerOptions) {
     if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
-    const options = checkFitOptions(given) as FedGenGMMServerOptions;
+    const options = checkFitOptions(given, FEDGENGMM_SERVER_KEYS) as FedGenGMMServerOptions;
     const h = requireInteger('h', options.h ?? 100, 1, LIMITS.count);
     const d = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
     if (options.nComponents !== undefined) requireModelSize(requireInteger('nComponents', options.nComponents, 1, LIMITS.count), d, options.covarianceType ?? 'diag');

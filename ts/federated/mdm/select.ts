@@ -12,7 +12,7 @@ import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { readOptions, requireInteger, requireNumber } from '../../validate.js';
+import { optionKeys, readOptions, requireInteger, requireNumber } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import type { ExcludedClient, RoundContext, ServerRole } from '../runtime/roles.js';
 import { runFederationSync, type Traffic } from '../runtime/run.js';
@@ -88,6 +88,12 @@ export interface SelectMdmOptions extends Omit<MdmFitOptions, 'nComponents' | 'i
   exactValidation?: boolean;
 }
 
+/** Every option of SelectMdmOptions, for readOptions (the compiler checks it is complete). */
+const SELECT_MDM_KEYS = optionKeys<SelectMdmOptions>()({
+  maxCount: true, sizes: true, categories: true, encoding: true, groups: true, rounds: true, cohort: true, initCohort: true, privacy: true, seed: true, noiseSeed: true, onInvalidClient: true,
+  kValues: true, kRange: true, validationCohort: true, validation: true, tolerance: true, onCandidate: true, exactValidation: true,
+});
+
 export interface MdmCandidate {
   k: number;
   /** mean ln q(c, n) over the scored validation clients */
@@ -145,7 +151,7 @@ function addTraffic(a: Traffic, b: Traffic): void {
  */
 export function selectMdm(histograms: MatrixLike, selectOptions: SelectMdmOptions = {}): SelectMdmResult {
   if (selectOptions === null || typeof selectOptions !== 'object') throw new InvalidParameterError('options must be an object');
-  const options = readOptions(selectOptions) as SelectMdmOptions;
+  const options = readOptions(selectOptions, SELECT_MDM_KEYS) as SelectMdmOptions;
   const ks = candidates(options);
   if (options.exactValidation !== undefined && typeof options.exactValidation !== 'boolean') throw new InvalidParameterError('exactValidation must be true or false');
   if (options.privacy !== undefined && options.exactValidation !== true) {

@@ -15,7 +15,7 @@
 import { formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { guardRead, readOptions, requireInteger, requireNumber } from '../../validate.js';
+import { guardRead, optionKeys, readOptions, requireInteger, requireNumber } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import { checkContext, totalUsers, type RoundContext, type ServerRole } from '../runtime/roles.js';
@@ -65,6 +65,11 @@ export interface MdmServerOptions extends MdmOptions {
   maxCount: number;
 }
 
+/** Every option of MdmServerOptions, for readOptions (the compiler checks it is complete). */
+const MDM_SERVER_KEYS = optionKeys<MdmServerOptions>()({
+  nComponents: true, rounds: true, cohort: true, initCohort: true, init: true, privacy: true, seed: true, noiseSeed: true, onInvalidClient: true, onRound: true, nCategories: true, maxCount: true,
+});
+
 /** One Algorithm 2 round as the server saw it. */
 export interface MdmRound {
   round: number;
@@ -111,7 +116,7 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
    * (default: one adding the noise `privacy` asks for, seeded by noiseSeed).
    */
   constructor(options: MdmServerOptions, aggregator?: MdmAggregator) {
-    const o = readOptions(options ?? undefined) as MdmServerOptions;
+    const o = readOptions(options ?? undefined, MDM_SERVER_KEYS) as MdmServerOptions;
     // init is read as a model only once it is one (a Proxy would throw from o.init.nComponents)
     if (o.init !== undefined && !guardRead('init', () => o.init instanceof DirichletMultinomialMixture)) {
       throw new InvalidParameterError(`init must be a DirichletMultinomialMixture, got ${formatValue(o.init)}`);

@@ -20,7 +20,7 @@ import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { BrokerError, formatThrown, formatValue, InvalidParameterError } from '../../errors.js';
-import { readOptions, readRecord, requireInteger } from '../../validate.js';
+import { optionKeys, readOptions, readRecord, requireInteger } from '../../validate.js';
 import type { RunningBroker } from './broker.js';
 import { freePort, hostPort } from './ports.js';
 import { mosquittoAcl, validateAccounts, validateId, type BrokerAccount } from './topics.js';
@@ -53,11 +53,12 @@ function configPath(path: unknown): string {
   return path;
 }
 
+const CONFIG_KEYS = optionKeys<MosquittoConfigOptions>()({ federation: true, users: true, host: true, port: true, webSocketPort: true });
+
 /** The options of the configuration, read once (getters and Proxies run here only). */
 function readConfigOptions(options: MosquittoConfigOptions): MosquittoConfigOptions {
   if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be { federation, users, port }, got ${formatValue(options)}`);
-  // startMosquitto hands its whole options here (with mosquitto, mosquittoPasswd, ...): the configuration's keys only
-  return readRecord(options, ['federation', 'users', 'host', 'port', 'webSocketPort'], 'options') as MosquittoConfigOptions;
+  return readOptions(options, CONFIG_KEYS, 'options') as MosquittoConfigOptions;
 }
 
 /** The text of mosquitto.conf for `options`, reading the password and ACL files at the given paths. */
@@ -222,7 +223,8 @@ async function startOnce(options: MosquittoConfigOptions & StartMosquittoOptions
   let child: ChildProcess | undefined;
   let timer: NodeJS.Timeout | undefined;
   try {
-    const files = await writeMosquittoConfig(dir, options, options.mosquittoPasswd);
+    // the configuration's own options: the rest (mosquitto, mosquittoPasswd, ...) are startMosquitto's
+    const files = await writeMosquittoConfig(dir, readRecord(options, CONFIG_KEYS, 'options') as MosquittoConfigOptions, options.mosquittoPasswd);
     const executable = options.mosquitto ?? MOSQUITTO;
     let proc: ChildProcess;
     try {
