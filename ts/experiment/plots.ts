@@ -121,7 +121,12 @@ export function trafficPlot(uPlot: UPlotLib, target: HTMLElement, traffic: Traff
       width,
       height: 320,
       series,
-      scales: { x: { time: false, auto: true }, y: { auto: true, distr: 3 } },
+      // explicit ranges: uPlot's own for one point (a single run, or runs alike) spends seconds on a
+      // zero-width log axis, and keeps the page from answering its workers meanwhile
+      scales: {
+        x: { time: false, range: (_u: unknown, lo: number, hi: number) => (lo === hi ? [Math.max(0, lo - 1), hi + 1] : [Math.max(0, lo - 0.05 * (hi - lo)), hi + 0.05 * (hi - lo)]) },
+        y: { distr: 3, range: (_u: unknown, lo: number, hi: number) => [lo / 2, hi * 2] },
+      },
       axes: [{ label: 'rounds' }, { label: 'bytes (up + down)', size: 70 }],
     },
     [null, ...traffic.map((t) => [t.rounds, t.bytes])],
@@ -147,7 +152,7 @@ export function demCurvesPlot(uPlot: UPlotLib, target: HTMLElement, curves: DemC
       width,
       height: 320,
       series,
-      scales: { x: { time: false } },
+      scales: { x: { time: false, range: [1, Math.max(2, rounds)] } },
       axes: [{ label: 'round' }, { label: 'log-likelihood', size: 60 }],
     },
     cols,
