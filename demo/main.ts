@@ -45,7 +45,7 @@ function setState(state: DemoState['state'], text: string): void {
 }
 
 function plotWidth(): number {
-  return Math.max(320, Math.min(460, Math.floor((document.body.clientWidth - 40) / 2)));
+  return Math.max(320, Math.min(900, document.body.clientWidth - 20));
 }
 
 /** Redraws one plot into its element (uPlot charts are cheap; a redraw is simpler than reshaping series). */

@@ -406,7 +406,7 @@ function readConfig(given: ExperimentConfig): ExperimentConfig {
   const methods = c.methods === undefined ? [...METHODS] : readArray('methods', c.methods, METHODS.length * 4).map((m) => m as Method);
   for (const m of methods) if (!METHODS.includes(m)) throw new InvalidParameterError(`unknown method ${formatValue(m)}; choose from ${METHODS.join(', ')}`);
   c.methods = methods;
-  c.repeats = requireInteger('repeats', c.repeats ?? 1, 1, LIMITS.count);
+  c.repeats = requireInteger('repeats', c.repeats ?? 1, 1, 10_000);
   requireInteger('clients', c.clients, 1, LIMITS.partitionRows);
   requireOneOf('partition', c.partition, ['iid', 'dirichlet', 'quantity', 'shift'] as const);
   for (const k of ['alpha', 'beta', 'oodVariance'] as const) if (c[k] !== undefined) requireNumber(k, c[k], 0);

@@ -125,9 +125,17 @@ export function trafficPlot(uPlot: UPlotLib, target: HTMLElement, traffic: Traff
       // zero-width log axis, and keeps the page from answering its workers meanwhile
       scales: {
         x: { time: false, range: (_u: unknown, lo: number, hi: number) => (lo === hi ? [Math.max(0, lo - 1), hi + 1] : [Math.max(0, lo - 0.05 * (hi - lo)), hi + 0.05 * (hi - lo)]) },
-        y: { distr: 3, range: (_u: unknown, lo: number, hi: number) => [lo / 2, hi * 2] },
+        y: {
+          distr: 3,
+          range: (_u: unknown, lo: number, hi: number) => {
+            const a = Math.pow(10, Math.floor(Math.log10(lo)));
+            const b = Math.pow(10, Math.ceil(Math.log10(hi)));
+            return [a, b > a ? b : a * 10];
+          },
+        },
       },
-      axes: [{ label: 'rounds' }, { label: 'bytes (up + down)', size: 70 }],
+      // rounds are whole numbers: whole-number ticks
+      axes: [{ label: 'rounds', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] }, { label: 'bytes (up + down)', size: 70 }],
     },
     [null, ...traffic.map((t) => [t.rounds, t.bytes])],
     target,
@@ -153,7 +161,7 @@ export function demCurvesPlot(uPlot: UPlotLib, target: HTMLElement, curves: DemC
       height: 320,
       series,
       scales: { x: { time: false, range: [1, Math.max(2, rounds)] } },
-      axes: [{ label: 'round' }, { label: 'log-likelihood', size: 60 }],
+      axes: [{ label: 'round', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] }, { label: 'log-likelihood', size: 60 }],
     },
     cols,
     target,
