@@ -363,7 +363,6 @@ export {
   type ExperimentReport as FedGenGMMExperimentReport,
   type ExperimentRunOptions as FedGenGMMExperimentOptions,
   type ExperimentHooks as FedGenGMMExperimentHooks,
-  type ExperimentFederation as FedGenGMMExperimentFederation,
   type Method as FedGenGMMExperimentMethod,
   type MethodSummary as FedGenGMMMethodSummary,
   type RunScores as FedGenGMMRunScores,

@@ -452,14 +452,28 @@ function checkHook(name: string, f: unknown): void {
   if (f !== undefined && typeof f !== 'function') throw new InvalidParameterError(`${name} must be a function, got ${formatValue(f)}`);
 }
 
-/** One federation in process, synchronously: the clients made from their specs, every message encoded on the way. */
-function runInProcess(job: ExperimentFederation): FederationResult {
-  const clients: (ClientRole & { dispose(): void })[] = [];
+/** One federation's clients made in process from their specs (every message still encoded on the way); close() frees them. */
+function inProcessClients(specs: ClientSpec[], { encoding }: { encoding: Encoding }): InProcessTransport & { close(): void } {
+  const roles: (ClientRole & { dispose(): void })[] = [];
+  const close = () => {
+    for (const r of roles) r.dispose();
+  };
   try {
-    for (const spec of job.specs) clients.push(makeClient(spec));
-    return runFederationSync(job.server, new InProcessTransport(clients, { encoding: job.encoding }));
+    for (const spec of specs) roles.push(makeClient(spec));
+    return Object.assign(new InProcessTransport(roles, { encoding }), { close });
+  } catch (e) {
+    close();
+    throw e;
+  }
+}
+
+/** One federation in process, synchronously. */
+function runInProcess(job: ExperimentFederation): FederationResult {
+  const transport = inProcessClients(job.specs, job);
+  try {
+    return runFederationSync(job.server, transport);
   } finally {
-    for (const c of clients) c.dispose();
+    transport.close();
   }
 }
 
@@ -509,18 +523,8 @@ export async function runExperimentAsync(data: LabelledData, config: ExperimentC
 
 async function runFederated(job: ExperimentFederation, o: ExperimentRunOptions): Promise<FederationResult> {
   const onRound = o.onRound && ((record: RoundRecord) => o.onRound!({ method: job.method, repeat: job.repeat, record }));
-  if (!o.clients) {
-    const clients: (ClientRole & { dispose(): void })[] = [];
-    try {
-      for (const spec of job.specs) clients.push(makeClient(spec));
-      return await runFederation(job.server, new InProcessTransport(clients, { encoding: job.encoding }), { onRound });
-    } finally {
-      for (const c of clients) c.dispose();
-    }
-  }
-  const transport = await o.clients(job.specs, { encoding: job.encoding });
-  const closable = transport as Transport & { close?: () => unknown };
-  const close = guardRead('the transport', () => closable?.close);
+  const transport = await (o.clients ?? inProcessClients)(job.specs, { encoding: job.encoding });
+  const close = guardRead('the transport', () => (transport as { close?: unknown } | null)?.close);
   try {
     if (!guardRead('the transport', () => transport !== null && typeof transport === 'object' && typeof transport.exchange === 'function' && typeof transport.available === 'function')) {
       throw new InvalidParameterError(`clients() must give a transport (with available() and exchange()), got ${formatValue(transport)}`);
