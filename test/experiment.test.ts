@@ -1,7 +1,7 @@
 /** The FedGenGMM experiment runner and its labelled-CSV input, on real data. */
 import { readFileSync } from 'node:fs';
 import { beforeAll, expect, test } from 'vitest';
-import { init, InvalidDataError, InvalidParameterError, StandardScaler } from '../ts/index.js';
+import { FederationError, init, InvalidDataError, InvalidParameterError, StandardScaler } from '../ts/index.js';
 import { labelledFromCsv } from '../ts/experiment/dataset.js';
 import { runExperiment, runExperimentAsync, type ExperimentReport } from '../ts/experiment/fedgengmm.js';
 import { makeClient, type ClientSpec } from '../ts/federated/algorithms.js';
@@ -113,6 +113,13 @@ test('the runners refuse unknown options and bad hooks with typed errors', async
   expect(() => runExperiment(d, { clients: 4, partition: 'iid', components: 3, repeat: 2 } as never)).toThrow(/repeat.*repeats/);
   await expect(runExperimentAsync(d, { clients: 4, partition: 'iid', components: 3 }, { clients: 5 as never })).rejects.toThrow(InvalidParameterError);
   await expect(runExperimentAsync(d, { clients: 4, partition: 'iid', components: 3, methods: ['central', 'fedgengmm'] }, { clients: () => ({}) as never })).rejects.toThrow(/must give a transport/);
+  // a client that its transport could not create fails the run, as in process
+  const unborn = (specs: ClientSpec[], { encoding }: { encoding: 'binary' | 'json' }) => {
+    const roles = specs.slice(1).map(makeClient);
+    return Object.assign(new InProcessTransport(roles, { encoding }), { unborn: [{ client: specs[0]!.id, round: 0, reason: 'no memory left' }], close: () => roles.forEach((r) => r.dispose()) });
+  };
+  await expect(runExperimentAsync(d, { clients: 4, partition: 'iid', components: 3, methods: ['fedgengmm'] }, { clients: unborn })).rejects.toThrow(FederationError);
+  await expect(runExperimentAsync(d, { clients: 4, partition: 'iid', components: 3, methods: ['fedgengmm'] }, { clients: unborn })).rejects.toThrow(/fedgengmm: 1 client\(s\) could not be created: no memory left/);
   expect(() => runExperiment({ ...d, anomaly: new Uint8Array(3) }, { clients: 4, partition: 'iid', components: 3 })).toThrow(InvalidDataError);
 });
 

@@ -9,7 +9,7 @@ import { encodeLabels } from '../data/labels.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { PCA } from '../data/pca.js';
 import { MinMaxScaler } from '../data/scale.js';
-import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { FederationError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { makeClient, matrixData, type ClientSpec } from '../federated/algorithms.js';
 import { DemServer } from '../federated/dem/server.js';
 import { FedGenGMMServer, type Aggregate } from '../federated/fedgengmm/server.js';
@@ -529,6 +529,12 @@ async function runFederated(job: ExperimentFederation, o: ExperimentRunOptions):
     if (!guardRead('the transport', () => transport !== null && typeof transport === 'object' && typeof transport.exchange === 'function' && typeof transport.available === 'function')) {
       throw new InvalidParameterError(`clients() must give a transport (with available() and exchange()), got ${formatValue(transport)}`);
     }
+    // a client its worker could not create fails the run, as it does in process (makeClient throws)
+    const unborn = guardRead('the transport', () => {
+      const u = (transport as { unborn?: unknown }).unborn;
+      return Array.isArray(u) ? u.map((x: { reason?: unknown } | null) => String(x?.reason)) : [];
+    });
+    if (unborn.length > 0) throw new FederationError(`${job.method}: ${unborn.length} client(s) could not be created: ${unborn.slice(0, 3).join('; ')}`);
     return await runFederation(job.server, transport, { onRound });
   } finally {
     if (typeof close === 'function') await close.call(transport);
