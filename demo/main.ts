@@ -48,11 +48,19 @@ function plotWidth(): number {
   return Math.max(320, Math.min(900, document.body.clientWidth - 20));
 }
 
+/** The chart in each plot element, taken down before the next one is drawn there. */
+const charts = new Map<string, { destroy(): void }>();
+
 /** Redraws one plot into its element (uPlot charts are cheap; a redraw is simpler than reshaping series). */
-function redraw(id: string, draw: (el: HTMLElement) => void): void {
-  const el = $(id);
-  el.replaceChildren();
-  draw(el);
+function redraw(id: string, draw: (el: HTMLElement) => { destroy(): void }): void {
+  clearPlot(id);
+  charts.set(id, draw($(id)));
+}
+
+function clearPlot(id: string): void {
+  charts.get(id)?.destroy();
+  charts.delete(id);
+  $(id).replaceChildren();
 }
 
 function drawPlots(data: ReportData, live: DemCurves[]): void {
@@ -169,7 +177,7 @@ async function run(data: fedmix.LabelledData): Promise<void> {
   demo.liveCurves = {};
   demo.rounds = [];
   demo.error = undefined;
-  for (const id of ['plot-ll', 'plot-aucpr', 'plot-traffic', 'plot-dem']) $(id).replaceChildren();
+  for (const id of ['plot-ll', 'plot-aucpr', 'plot-traffic', 'plot-dem']) clearPlot(id);
   table.hidden = true;
   const button = $<HTMLButtonElement>('run');
   button.disabled = true;

@@ -62,7 +62,7 @@ export const bytesText = (b: number): string => (b === 0 ? '-' : b < 1024 ? `${b
 /** The series colours (the report inlines them as data). */
 export const PLOT_COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f'];
 
-/** What these functions use of uPlot (the caller supplies the library: inlined in the report, imported by the demo). */
+/** What these functions use of uPlot (each returns its chart, which destroy() takes down) (the caller supplies the library: inlined in the report, imported by the demo). */
 export interface UPlotLib {
   new (options: object, data: unknown[], target: HTMLElement): { destroy(): void };
   paths: { bars(options: { size: [number, number] }): unknown };
@@ -70,7 +70,7 @@ export interface UPlotLib {
 }
 
 /** Bars of the mean per method, each repeat a point. */
-export function perMethodPlot(uPlot: UPlotLib, target: HTMLElement, title: string, methods: string[], values: MethodValues, width: number): void {
+export function perMethodPlot(uPlot: UPlotLib, target: HTMLElement, title: string, methods: string[], values: MethodValues, width: number): { destroy(): void } {
   const n = methods.length;
   const xs = methods.map((_, i) => i);
   const repeats = Math.max(0, ...values.runs.map((r) => r.length));
@@ -80,7 +80,7 @@ export function perMethodPlot(uPlot: UPlotLib, target: HTMLElement, title: strin
     series.push({ label: 'repeat ' + (k + 1), stroke: '#d62728', paths: () => null, points: { show: true, size: 6, fill: '#d62728' } });
     cols.push(values.runs.map((r) => (k < r.length ? r[k] : null)));
   }
-  new uPlot(
+  return new uPlot(
     {
       title,
       width,
@@ -96,7 +96,7 @@ export function perMethodPlot(uPlot: UPlotLib, target: HTMLElement, title: strin
 }
 
 /** Rounds against bytes sent, one point per federated run (a scatter: uPlot's mode 2, drawing its own points as uPlot's scatter demo does). */
-export function trafficPlot(uPlot: UPlotLib, target: HTMLElement, traffic: TrafficPoints[], colors: string[], width: number): void {
+export function trafficPlot(uPlot: UPlotLib, target: HTMLElement, traffic: TrafficPoints[], colors: string[], width: number): { destroy(): void } {
   const drawPoints = (u: { data: number[][][]; ctx: CanvasRenderingContext2D }, seriesIdx: number) => {
     const size = 9 * devicePixelRatio;
     uPlot.orient(u, seriesIdx, (series: { stroke: () => string }, _dx: unknown, _dy: unknown, scaleX: unknown, scaleY: unknown, valToPosX: (v: number, s: unknown, dim: number, off: number) => number, valToPosY: (v: number, s: unknown, dim: number, off: number) => number, xOff: number, yOff: number, xDim: number, yDim: number, _moveTo: unknown, _lineTo: unknown, _rect: unknown, arc: (p: Path2D, x: number, y: number, r: number, a0: number, a1: number) => void) => {
@@ -114,7 +114,7 @@ export function trafficPlot(uPlot: UPlotLib, target: HTMLElement, traffic: Traff
     return null;
   };
   const series = [{}].concat(traffic.map((t, i) => ({ label: t.method, stroke: colors[i % colors.length], fill: colors[i % colors.length], paths: drawPoints })));
-  new uPlot(
+  return new uPlot(
     {
       mode: 2,
       title: 'rounds against bytes sent (each repeat a point)',
@@ -143,7 +143,7 @@ export function trafficPlot(uPlot: UPlotLib, target: HTMLElement, traffic: Traff
 }
 
 /** One line per method and repeat over the EM rounds; runs that stopped earlier end earlier. */
-export function demCurvesPlot(uPlot: UPlotLib, target: HTMLElement, curves: DemCurves[], colors: string[], width: number): void {
+export function demCurvesPlot(uPlot: UPlotLib, target: HTMLElement, curves: DemCurves[], colors: string[], width: number): { destroy(): void } {
   const rounds = Math.max(1, ...curves.flatMap((c) => c.runs.map((r) => r.length)));
   const xs = Array.from({ length: rounds }, (_, i) => i + 1);
   const series: object[] = [{ label: 'round' }];
@@ -154,7 +154,7 @@ export function demCurvesPlot(uPlot: UPlotLib, target: HTMLElement, curves: DemC
       cols.push(xs.map((_, j) => (j < run.length ? run[j] : null)));
     }),
   );
-  new uPlot(
+  return new uPlot(
     {
       title: 'distributed EM round by round: average client log-likelihood',
       width,
