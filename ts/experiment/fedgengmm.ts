@@ -12,6 +12,7 @@ import { MinMaxScaler } from '../data/scale.js';
 import { FederationError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { makeClient, matrixData, type ClientSpec } from '../federated/algorithms.js';
 import { DemServer } from '../federated/dem/server.js';
+import { serverSeconds } from '../federated/fedgengmm/run.js';
 import { FedGenGMMServer, type Aggregate } from '../federated/fedgengmm/server.js';
 import type { Encoding } from '../federated/messages/codec.js';
 import type { Message } from '../federated/messages/envelope.js';
@@ -230,11 +231,6 @@ class KeepingFedGenGMMServer extends FedGenGMMServer {
     this.uploads.clear();
     super.dispose();
   }
-}
-
-/** The server's share of a run's wall time: configuring its requests, judging the replies, aggregating. */
-function serverSeconds(history: readonly RoundRecord[]): number {
-  return history.reduce((t, r) => t + r.ms.configure + r.ms.accept + r.ms.aggregate, 0) / 1000;
 }
 
 /**
