@@ -12,7 +12,7 @@ mkdir -p "$stamps"
 # targets here), the linker, wasm-opt, the scikit-learn/scipy/mpmath/igraph peers of the
 # fixtures and benchmarks, PyTorch (the networks' peer), Fashion-MNIST (the
 # networks' real input, in /usr/share/datasets/fashion-mnist), Chromium for the
-# browser tests, and mosquitto, the external MQTT broker the federation tests
+# browser tests (and the browser demo's: demo/, built by Vite from npm), and mosquitto, the external MQTT broker the federation tests
 # run against.
 packages=(rustc cargo libstd-rust-dev-wasm32 lld-14 binaryen python3-sklearn python3-scipy python3-numpy python3-mpmath python3-igraph python3-torch dataset-fashion-mnist chromium mosquitto)
 missing=()

@@ -1,9 +1,11 @@
 /** The FedGenGMM experiment runner and its labelled-CSV input, on real data. */
 import { readFileSync } from 'node:fs';
 import { beforeAll, expect, test } from 'vitest';
-import { init, InvalidDataError, InvalidParameterError, StandardScaler } from '../ts/index.js';
+import { FederationError, init, InvalidDataError, InvalidParameterError, StandardScaler } from '../ts/index.js';
 import { labelledFromCsv } from '../ts/experiment/dataset.js';
-import { runExperiment } from '../ts/experiment/fedgengmm.js';
+import { runExperiment, runExperimentAsync, type ExperimentReport } from '../ts/experiment/fedgengmm.js';
+import { makeClient, type ClientSpec } from '../ts/federated/algorithms.js';
+import { InProcessTransport } from '../ts/federated/transport/in-process.js';
 import { runFedGEMExperiment } from '../ts/experiment/fedgem.js';
 
 beforeAll(async () => {
@@ -48,11 +50,77 @@ test('satellite, Dir(0.3) over 8 clients: every method scored, FedGenGMM one-sho
 test('configuration errors say what to change', () => {
   const d = satellite();
   const { labels: _l, ...unlabelled } = d;
-  expect(() => runExperiment(unlabelled, { clients: 4, partition: 'dirichlet', components: 3 })).toThrow(/name the class column \(--label\)/);
+  expect(() => runExperiment(unlabelled, { clients: 4, partition: 'dirichlet', components: 3 })).toThrow(/name the class column \(--label\), or deal k-means clusters of the rows \(--cluster-classes K\)/);
   expect(() => runExperiment(d, { clients: 4, partition: 'iid', kRange: [2, 3] })).toThrow(/distributed EM needs a fixed number of components/);
   expect(() => runExperiment(d, { clients: 4, partition: 'iid' })).toThrow(InvalidParameterError);
   expect(() => runExperiment(d, { clients: 4, partition: 'iid', components: 3, methods: ['magic' as never] })).toThrow(/unknown method "magic"/);
   expect(() => runExperiment(d, { clients: 4, partition: 'iid', components: 3, trainFraction: 2 })).toThrow(/trainFraction/);
+});
+
+/** A report without its wall times (the only numbers that differ between runs of one config). */
+function untimed(r: ExperimentReport) {
+  return r.results.map(({ runs, mean, std, ...rest }) => ({
+    ...rest,
+    runs: runs.map(({ seconds: _s, serverSeconds: _v, ...x }) => x),
+    mean: { ...mean, seconds: 0, serverSeconds: 0 },
+    std: { ...std, seconds: 0, serverSeconds: 0 },
+  }));
+}
+
+test('thyroid (no classes), Dir(alpha) over k-means clusters: the asynchronous runner on its own transports gives the synchronous numbers, reporting rounds and runs as they come', async () => {
+  const thyroid = labelledFromCsv(readFileSync(new URL('../ts/data/datasets/anomaly_thyroid.csv', import.meta.url), 'utf8'), { anomalyLabel: 'label' });
+  const cfg = { clients: 4, partition: 'dirichlet' as const, alpha: 0.5, clusterClasses: 4, components: 3, repeats: 2, seed: 2, methods: ['fedgengmm', 'dem-kfed', 'central', 'local'] as const };
+  const sync = runExperiment(thyroid, { ...cfg, methods: [...cfg.methods] });
+  // 70% of the 3,679 inliers train
+  expect(sync.dataset.trainRows).toBe(Math.round(3679 * 0.7));
+  const rounds: string[] = [];
+  const runs: string[] = [];
+  const made: string[][] = [];
+  const closed: number[] = [];
+  const asyncReport = await runExperimentAsync(thyroid, { ...cfg, methods: [...cfg.methods] }, {
+    // a transport of its own per federation, closed by the runner when the federation is done
+    clients: (specs: ClientSpec[], { encoding }) => {
+      made.push(specs.map((s) => `${s.algorithm}:${s.id}`));
+      const roles = specs.map(makeClient);
+      const t = new InProcessTransport(roles, { encoding });
+      return Object.assign(t, { close: () => (closed.push(made.length), roles.forEach((r) => r.dispose())) });
+    },
+    onRound: ({ method, repeat, record }) => rounds.push(`${method}/${repeat}/${record.round}/${(record.metrics as { logLikelihood?: number } | undefined)?.logLikelihood ?? '-'}`),
+    onRun: ({ method, repeat, curve }) => runs.push(`${method}/${repeat}/${curve?.length ?? '-'}`),
+  });
+  expect(untimed(asyncReport)).toEqual(untimed(sync));
+  expect(asyncReport.dataset).toEqual(sync.dataset);
+  // two federations per repeat (fedgengmm and local share nothing), each with its four clients; every transport closed
+  expect(made).toEqual([0, 1].flatMap(() => [
+    ['fedgengmm:0', 'fedgengmm:1', 'fedgengmm:2', 'fedgengmm:3'],
+    ['dem:client-0', 'dem:client-1', 'dem:client-2', 'dem:client-3'],
+    ['fedgengmm:0', 'fedgengmm:1', 'fedgengmm:2', 'fedgengmm:3'],
+  ]));
+  expect(closed).toEqual([1, 2, 3, 4, 5, 6]);
+  const dem = sync.results.find((x) => x.method === 'dem-kfed')!;
+  expect(runs).toEqual([0, 1].flatMap((r) => ['fedgengmm', 'dem-kfed', 'central', 'local'].map((m) => `${m}/${r}/${m === 'dem-kfed' ? dem.curves![r]!.length : '-'}`)));
+  // distributed EM's rounds carry the curve's values, in order (its k-FED round first)
+  for (const r of [0, 1]) {
+    const lls = rounds.filter((x) => x.startsWith(`dem-kfed/${r}/`)).map((x) => x.split('/')[3]!).filter((v) => v !== '-').map(Number);
+    expect(lls).toEqual(dem.curves![r]);
+  }
+  // the in-process default of the asynchronous runner: the same numbers too
+  expect(untimed(await runExperimentAsync(thyroid, { ...cfg, methods: [...cfg.methods] }))).toEqual(untimed(sync));
+}, 60_000);
+
+test('the runners refuse unknown options and bad hooks with typed errors', async () => {
+  const d = satellite();
+  expect(() => runExperiment(d, { clients: 4, partition: 'iid', components: 3, repeat: 2 } as never)).toThrow(/repeat.*repeats/);
+  await expect(runExperimentAsync(d, { clients: 4, partition: 'iid', components: 3 }, { clients: 5 as never })).rejects.toThrow(InvalidParameterError);
+  await expect(runExperimentAsync(d, { clients: 4, partition: 'iid', components: 3, methods: ['central', 'fedgengmm'] }, { clients: () => ({}) as never })).rejects.toThrow(/must give a transport/);
+  // a client that its transport could not create fails the run, as in process
+  const unborn = (specs: ClientSpec[], { encoding }: { encoding: 'binary' | 'json' }) => {
+    const roles = specs.slice(1).map(makeClient);
+    return Object.assign(new InProcessTransport(roles, { encoding }), { unborn: [{ client: specs[0]!.id, round: 0, reason: 'no memory left' }], close: () => roles.forEach((r) => r.dispose()) });
+  };
+  await expect(runExperimentAsync(d, { clients: 4, partition: 'iid', components: 3, methods: ['fedgengmm'] }, { clients: unborn })).rejects.toThrow(FederationError);
+  await expect(runExperimentAsync(d, { clients: 4, partition: 'iid', components: 3, methods: ['fedgengmm'] }, { clients: unborn })).rejects.toThrow(/fedgengmm: 1 client\(s\) could not be created: no memory left/);
+  expect(() => runExperiment({ ...d, anomaly: new Uint8Array(3) }, { clients: 4, partition: 'iid', components: 3 })).toThrow(InvalidDataError);
 });
 
 test('labelled CSV: label groups (the FedGEM paper abalone rings), one-hot and dropped columns', () => {

@@ -31,9 +31,11 @@ const LIMITS = {
    * raised from 425 KB to 490 KB when the community sweep, the FedDistr experiment, Arrow
    * interop and FedmixWorker landed together (464 KB measured);
    * raised from 490 KB to 510 KB for esbuild's keepNames (18 KB of __name calls, 500 KB measured), so that
-   * classes print as Matrix, not _Matrix (issue 15 item 6)
+   * classes print as Matrix, not _Matrix (issue 15 item 6);
+   * raised from 510 KB to 525 KB when the FedGenGMM experiment runner became public for the browser demo
+   * (runFedGenGMMExperiment, labelledFromCsv: 502 KB before, 519 KB measured; issue 15 item 4)
    */
-  javascript: 510 * KB,
+  javascript: 525 * KB,
 };
 
 /** The start of every module, "\0asm" and version 1, as base64: what an embedded build begins with. */

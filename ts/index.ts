@@ -367,6 +367,21 @@ export {
   type ClientAucs,
 } from './experiment/anomaly-communities.js';
 export {
+  runExperimentAsync as runFedGenGMMExperiment,
+  runExperiment as runFedGenGMMExperimentSync,
+  METHODS as FEDGENGMM_EXPERIMENT_METHODS,
+  type ExperimentConfig as FedGenGMMExperimentConfig,
+  type ExperimentReport as FedGenGMMExperimentReport,
+  type ExperimentRunOptions as FedGenGMMExperimentOptions,
+  type ExperimentHooks as FedGenGMMExperimentHooks,
+  type Method as FedGenGMMExperimentMethod,
+  type MethodSummary as FedGenGMMMethodSummary,
+  type RunScores as FedGenGMMRunScores,
+} from './experiment/fedgengmm.js';
+export { labelledFromCsv, type LabelledData, type CsvDataOptions } from './experiment/dataset.js';
+export type { PartitionScheme } from './experiment/partitioning.js';
+export type { ClientSpec, MatrixData, AlgorithmName } from './federated/algorithms.js';
+export {
   runCommunityExperiment,
   type CommunityDataset,
   type CommunityExperimentConfig,

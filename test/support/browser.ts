@@ -10,10 +10,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, launchHeadlessChromium } from './chromium.mjs';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const CHROMIUM = '/usr/bin/chromium';
+export { CHROMIUM };
 
 const CONTENT_TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -76,16 +77,8 @@ export async function stopStaticServer(server: Server | undefined): Promise<void
 
 /** Headless Chromium, offline-safe; throws when it or the built package is missing. */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} not found: this test needs Debian's chromium package (bash scripts/setup.sh installs it). Browsers are never downloaded.`);
-  }
   if (!existsSync(join(ROOT, 'dist', 'index.js'))) throw new Error('dist/index.js not found: build it first with bash scripts/setup.sh');
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    // offline machine: keep Chromium from phoning home (and from hanging on it)
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  return launchHeadlessChromium();
 }
 
 /** Collects what goes wrong in a page: console errors, uncaught errors, failed or non-2xx requests. */

@@ -74,6 +74,10 @@ const mdmParams = () => ({
   ],
 });
 const mdm = () => new f.DirichletMultinomialMixture(mdmParams());
+/** the FedGenGMM experiment on the two blobs, a few rows flagged as anomalies: every kind of method, small and fast */
+const experimentData = () => ({ X: X(), featureNames: ['x', 'y'], anomaly: Array.from({ length: 40 }, (_, i) => (i % 9 === 0 ? 1 : 0)) });
+const experimentConfig = (): f.FedGenGMMExperimentConfig => ({ clients: 2, partition: 'iid', components: 1, h: 10, methods: ['fedgengmm', 'dem-kfed', 'central', 'local'], repeats: 1, seed: 1 });
+
 const clientGraph = (): f.GraphInput => ({
   nodes: ['a', 'b', 'c', 'd', 'e', 'f', 'g'],
   edges: [['a', 'b'], ['b', 'c'], ['c', 'a'], ['d', 'e', 2], ['e', 'f'], ['f', 'd'], ['c', 'd', 0.5]],
@@ -733,6 +737,9 @@ export const RECIPES: Record<string, Recipe> = {
     { train: f.groupSubclasses(X(), Array.from({ length: 40 }, (_, i) => `s${i % 4}`), { groups: [['s0', 's1'], ['s2', 's3']] }) },
     { clients: 2, entanglement: 0, kMax: 1, rounds: 1, hiddenLayers: [2], mlpEpochs: 1, syntheticRows: 20, baselines: ['fedavg', 'central'], seed: 1 },
   ]),
+  runFedGenGMMExperiment: fn(f.runFedGenGMMExperiment, () => [experimentData(), experimentConfig(), { onRound: () => undefined, onRun: () => undefined }]),
+  runFedGenGMMExperimentSync: fn(f.runFedGenGMMExperimentSync, () => [experimentData(), experimentConfig(), { onRun: () => undefined }]),
+  labelledFromCsv: fn(f.labelledFromCsv, () => ['a,b,kind,label\n1,2,x,0\n3,4,y,1\n5,6,x,0\n', { anomalyLabel: 'label', oneHot: ['kind'], drop: [] }]),
   roundsToReach: fn(f.roundsToReach, () => [[{ round: 1, accuracy: 0.5, bytes: 10 }], 0.4]),
   groupSubclasses: fn(f.groupSubclasses, () => [X(), Array.from({ length: 40 }, (_, i) => `s${i % 4}`), { groups: [['s0', 's1'], ['s2', 's3']] }]),
   fashionMnistSubclasses: fn(f.fashionMnistSubclasses, () => [{ X: f.Matrix.zeros(4, 2), labels: Int32Array.of(0, 6, 1, 3), classNames: [...f.FASHION_MNIST_CLASSES], split: 'train', indices: Int32Array.of(0, 1, 2, 3) }, [['T-shirt/top', 'Shirt'], ['Trouser', 'Dress']]]),

@@ -6,6 +6,7 @@
  * Quantity(alpha). Every method is fitted and scored side by side.
  */
 import { thyroid } from '../data/datasets/index.js';
+import { DEMO_CONFIG } from '../experiment/demo-config.js';
 import { METHODS, runExperiment, type ExperimentConfig } from '../experiment/fedgengmm.js';
 import type { OptionSpec, Options } from './args.js';
 import { experimentConfig, experimentOptions, formatReport } from './experiment.js';
@@ -14,17 +15,22 @@ import { writeReport } from './report.js';
 
 const { data: _data, label: _label, 'anomaly-label': _anomaly, ...rest } = experimentOptions;
 
-/** The experiment's options with the demo's defaults. */
+/** The experiment's options with the demo's defaults (ts/experiment/demo-config.ts, shared with the browser demo). */
 export const demoOptions: Record<string, OptionSpec> = {
   ...rest,
-  clients: { ...rest.clients!, default: 10 },
-  partition: { ...rest.partition!, default: 'shift' },
-  alpha: { ...rest.alpha!, default: 2 },
-  beta: { ...rest.beta!, default: 0.3 },
-  classes: { ...rest.classes!, default: 5 },
-  components: { ...rest.components!, default: 8 },
-  'client-k-range': { ...rest['client-k-range']!, default: [1, 8] },
-  repeats: { ...rest.repeats!, default: 3 },
+  clients: { ...rest.clients!, default: DEMO_CONFIG.clients },
+  partition: { ...rest.partition!, default: DEMO_CONFIG.partition },
+  alpha: { ...rest.alpha!, default: DEMO_CONFIG.alpha },
+  beta: { ...rest.beta!, default: DEMO_CONFIG.beta },
+  classes: { ...rest.classes!, default: DEMO_CONFIG.classes },
+  components: { ...rest.components!, default: DEMO_CONFIG.components },
+  'client-k-range': { ...rest['client-k-range']!, default: [DEMO_CONFIG.clientKRange[0], DEMO_CONFIG.clientKRange[1]] },
+  covariance: { ...rest.covariance!, default: DEMO_CONFIG.covarianceType },
+  h: { ...rest.h!, default: DEMO_CONFIG.h },
+  tol: { ...rest.tol!, default: DEMO_CONFIG.tol },
+  repeats: { ...rest.repeats!, default: DEMO_CONFIG.repeats },
+  seed: { ...rest.seed!, default: DEMO_CONFIG.seed },
+  encoding: { ...rest.encoding!, default: DEMO_CONFIG.encoding },
   methods: { ...rest.methods!, default: METHODS.join(',') },
 };
 

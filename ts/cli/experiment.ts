@@ -9,6 +9,7 @@ import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
 import { COVARIANCE_TYPES, type CovarianceType } from '../models/gaussian-mixture.js';
 import type { OptionSpec, Options } from './args.js';
 import { readDataFile } from './data.js';
+import { bytesText, meanStd } from '../experiment/plots.js';
 import { writeReport } from './report.js';
 import { progressBar } from './progress.js';
 import { textTable } from './table.js';
@@ -22,6 +23,7 @@ export const experimentOptions: Record<string, OptionSpec> = {
   alpha: { type: 'number', default: 0.3, help: 'Dir(alpha) concentration, or classes per client for quantity and shift' },
   beta: { type: 'number', default: 0.5, help: 'shift between the artificial classes of the shift partition' },
   classes: { type: 'int', default: 10, help: 'artificial classes M of the shift partition' },
+  'cluster-classes': { type: 'int', help: 'without a class column: the dirichlet and quantity partitions deal this many k-means clusters of the training rows' },
   pca: { type: 'int', help: 'reduce to this many principal components (fitted on training rows)' },
   components: { type: 'int', help: 'K of the global model (required by the dem methods)' },
   'k-range': { type: 'range', help: 'BIC range for the global model, instead of --components' },
@@ -47,6 +49,7 @@ export function experimentConfig(o: Options): ExperimentConfig {
     alpha: o.alpha as number,
     beta: o.beta as number,
     classes: o.classes as number,
+    clusterClasses: o['cluster-classes'] as number | undefined,
     pca: o.pca as number | undefined,
     components: o.components as number | undefined,
     kRange: o['k-range'] as [number, number] | undefined,
@@ -62,19 +65,17 @@ export function experimentConfig(o: Options): ExperimentConfig {
   };
 }
 
-const fmt = (m: number, s: number, digits = 3) => `${m.toFixed(digits)} ± ${s.toFixed(digits)}`;
-const kb = (b: number) => (b === 0 ? '-' : b < 1024 ? `${b.toFixed(0)} B` : `${(b / 1024).toFixed(1)} kB`);
 
 export function formatReport(r: ExperimentReport, title: string): string {
   const head = ['method', 'log-likelihood', 'AUC-PR', 'ROC-AUC', 'rounds', 'bytes up', 'bytes down', 'seconds'];
   const rows = r.results.map((x) => [
     x.method,
-    fmt(x.mean.logLikelihood, x.std.logLikelihood),
-    fmt(x.mean.aucPr, x.std.aucPr),
-    fmt(x.mean.rocAuc, x.std.rocAuc),
+    meanStd(x.mean.logLikelihood, x.std.logLikelihood),
+    meanStd(x.mean.aucPr, x.std.aucPr),
+    meanStd(x.mean.rocAuc, x.std.rocAuc),
     x.mean.rounds === 0 ? '-' : x.mean.rounds.toFixed(1),
-    kb(x.mean.bytesUp),
-    kb(x.mean.bytesDown),
+    bytesText(x.mean.bytesUp),
+    bytesText(x.mean.bytesDown),
     x.mean.seconds.toFixed(2),
   ]);
   const excluded = r.results.flatMap((x) => x.excluded.map((e) => `  ${x.method}: ${e}`));

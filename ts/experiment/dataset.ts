@@ -4,7 +4,8 @@
  */
 import { columnIndex, csvTableOf, csvToMatrix, type CsvTable } from '../data/csv.js';
 import { Matrix } from '../data/matrix.js';
-import { InvalidDataError } from '../errors.js';
+import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { LIMITS, readArray, readOptions } from '../validate.js';
 
 export interface LabelledData {
   X: Matrix;
@@ -43,8 +44,26 @@ export function parseLabelGroups(spec: string): [number, number][] {
   });
 }
 
+/** The options, read once (strict keys): column names as strings, lists of them as arrays of strings. */
+function readCsvDataOptions(given: CsvDataOptions): CsvDataOptions {
+  const o = readOptions(given, ['label', 'anomalyLabel', 'oneHot', 'drop', 'labelGroups']) as CsvDataOptions;
+  for (const k of ['label', 'anomalyLabel', 'labelGroups'] as const) {
+    if (o[k] !== undefined && typeof o[k] !== 'string') throw new InvalidParameterError(`${k} must be a string, got ${formatValue(o[k])}`);
+  }
+  for (const k of ['oneHot', 'drop'] as const) {
+    if (o[k] === undefined) continue;
+    const names = readArray(k, o[k], LIMITS.features);
+    names.forEach((n, i) => {
+      if (typeof n !== 'string') throw new InvalidParameterError(`${k}[${i}] must be a column name (a string), got ${formatValue(n)}`);
+    });
+    o[k] = names as string[];
+  }
+  return o;
+}
+
 /** CSV text, or a table already read (the CLI reads CSV, Arrow and Parquet files into one). */
-export function labelledFromCsv(text: string | CsvTable, options: CsvDataOptions = {}): LabelledData {
+export function labelledFromCsv(text: string | CsvTable, given: CsvDataOptions = {}): LabelledData {
+  const options = readCsvDataOptions(given);
   const table = csvTableOf(text);
   // named columns first, so a misspelt one is reported as such, not as a text feature
   for (const name of [options.label, options.anomalyLabel, ...(options.oneHot ?? [])]) if (name !== undefined) columnIndex(table, name);

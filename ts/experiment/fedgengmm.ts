@@ -5,19 +5,28 @@
  * rows, partitioning of the training rows among clients, the methods, and
  * their scores averaged over repeats.
  */
-import { Matrix } from '../data/matrix.js';
+import { encodeLabels } from '../data/labels.js';
+import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { PCA } from '../data/pca.js';
 import { MinMaxScaler } from '../data/scale.js';
-import { InvalidParameterError } from '../errors.js';
-import { distributedEM } from '../federated/dem/index.js';
-import { fedGenGMM } from '../federated/fedgengmm/index.js';
+import { FederationError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { makeClient, matrixData, type ClientSpec } from '../federated/algorithms.js';
+import { DemServer } from '../federated/dem/server.js';
+import { serverSeconds } from '../federated/fedgengmm/run.js';
+import { FedGenGMMServer, type Aggregate } from '../federated/fedgengmm/server.js';
 import type { Encoding } from '../federated/messages/codec.js';
+import type { Message } from '../federated/messages/envelope.js';
+import type { ClientRole, ServerRole } from '../federated/runtime/roles.js';
+import { runFederation, runFederationSync, type FederationResult, type RoundRecord } from '../federated/runtime/run.js';
+import { InProcessTransport } from '../federated/transport/in-process.js';
+import type { Transport } from '../federated/transport/transport.js';
 import { scoreMixture } from '../metrics/mixture.js';
 import { gaussianNoiseOod } from '../metrics/ood.js';
-import { GaussianMixture, type CovarianceType } from '../models/gaussian-mixture.js';
+import { COVARIANCE_TYPES, GaussianMixture, type CovarianceType } from '../models/gaussian-mixture.js';
+import { KMeans } from '../models/kmeans.js';
 import { selectGaussianMixture } from '../models/select.js';
 import { Rng } from '../random.js';
-import { requireInteger } from '../validate.js';
+import { guardRead, LIMITS, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf } from '../validate.js';
 import type { LabelledData } from './dataset.js';
 import { partitionRows, type PartitionScheme } from './partitioning.js';
 
@@ -33,6 +42,11 @@ export interface ExperimentConfig {
   beta?: number;
   /** artificial classes M of the shift scheme */
   classes?: number;
+  /**
+   * data without class labels: the dirichlet and quantity partitions deal this
+   * many k-means clusters of the training rows as classes
+   */
+  clusterClasses?: number;
   /** PCA components (fitted on the scaled training rows) */
   pca?: number;
   /** the global model's K; or kRange for BIC selection */
@@ -182,24 +196,56 @@ function summarize(method: Method, runs: RunScores[], excluded: string[]): Metho
   return { method, runs, mean, std, excluded };
 }
 
-export function runExperiment(data: LabelledData, config: ExperimentConfig): ExperimentReport {
-  const c = config;
-  const methods = c.methods ?? [...METHODS];
-  for (const m of methods) if (!METHODS.includes(m)) throw new InvalidParameterError(`unknown method "${m}"; choose from ${METHODS.join(', ')}`);
-  const repeats = requireInteger('repeats', c.repeats ?? 1, 1);
-  requireInteger('clients', c.clients, 1);
-  const fraction = c.trainFraction ?? 0.7;
-  if (!(fraction > 0 && fraction < 1)) throw new InvalidParameterError(`trainFraction must lie strictly between 0 and 1, got ${fraction}`);
-  if (c.oodShare !== undefined && !(c.oodShare > 0 && c.oodShare < 1)) {
-    throw new InvalidParameterError(`oodShare must lie strictly between 0 and 1, got ${c.oodShare}`);
+/**
+ * One federation the experiment needs run (one federated method of one
+ * repeat): its server, and its clients as specs, plain data that a transport
+ * creates in process or in workers. What a driver answers is the run's
+ * FederationResult.
+ */
+export interface ExperimentFederation {
+  method: Method;
+  /** 0-based */
+  repeat: number;
+  server: ServerRole;
+  specs: ClientSpec[];
+  encoding: Encoding;
+}
+
+/**
+ * The local baseline scores every client's own model. Clients in workers keep
+ * theirs, so it is taken from what the server received: each accepted upload,
+ * copied before the server's aggregate uses it up.
+ */
+class KeepingFedGenGMMServer extends FedGenGMMServer {
+  readonly uploads = new Map<string, GaussianMixture>();
+
+  override accept(reply: Message): ReturnType<FedGenGMMServer['accept']> {
+    const r = super.accept(reply);
+    this.uploads.get(reply.from)?.dispose();
+    this.uploads.set(reply.from, GaussianMixture.fromJSON(r.model.toJSON()));
+    return r;
   }
+
+  override dispose(): void {
+    for (const m of this.uploads.values()) m.dispose();
+    this.uploads.clear();
+    super.dispose();
+  }
+}
+
+/**
+ * The experiment, written once as a generator: it yields every federation it
+ * needs and is handed back each run's result, so the same steps run in
+ * process and synchronously (runExperiment) or over any transport, such as
+ * Web Workers in a browser (runExperimentAsync).
+ */
+function* experiment(data: LabelledData, c: ExperimentConfig, hooks: ExperimentHooks): Generator<ExperimentFederation, ExperimentReport, FederationResult> {
+  const methods = c.methods ?? [...METHODS];
+  const repeats = c.repeats ?? 1;
   const seed = c.seed ?? 0;
   const cov = c.covarianceType ?? 'diag';
   const tol = c.tol ?? 1e-3;
-  if (c.components === undefined && c.kRange === undefined) throw new InvalidParameterError('give components (a fixed K) or kRange');
-  if (c.components === undefined && methods.some((m) => m.startsWith('dem'))) {
-    throw new InvalidParameterError('distributed EM needs a fixed number of components: give components');
-  }
+  const encoding = c.encoding ?? 'binary';
   const clientRange = c.clientKRange ?? (c.components !== undefined ? [c.components, c.components] : c.kRange!);
   const runs = new Map<Method, RunScores[]>(methods.map((m) => [m, []]));
   const excluded = new Map<Method, string[]>(methods.map((m) => [m, []]));
@@ -215,37 +261,45 @@ export function runExperiment(data: LabelledData, config: ExperimentConfig): Exp
   for (let r = 0; r < repeats; r++) {
     const s = seed + 1000 * r;
     const split = prepare(data, c, s);
-    const parts = partitionRows(split.train, split.trainLabels, c, s + 2);
+    const parts = partitionRows(split.train, split.trainLabels ?? clusterLabels(split.train, c, s + 8), c, s + 2);
     const train = parts.train; // the shift scheme perturbs the training rows
     const test = parts.shiftTest ? parts.shiftTest(split.test, s + 3) : split.test;
-    const clientData = parts.clients.map((idx) => train.selectRows(idx));
+    const clientData = parts.clients.map((idx) => matrixData(train.selectRows(idx)));
     shape = { trainRows: train.nRows, testRows: test.nRows, anomalies: split.anomaly.reduce((a, b) => a + b, 0) };
     const evalTest = { X: test, anomaly: split.anomaly };
     const score = (m: GaussianMixture) => scoreMixture(m, train, evalTest);
-    let localModels: GaussianMixture[] = [];
+    const excludedBy = (method: Method, run: FederationResult) => excluded.get(method)!.push(...run.excluded.map((e) => `repeat ${r}, client ${e.client}: ${e.reason}`));
     for (const method of methods) {
       const t0 = performance.now();
       let result: RunScores;
       if (method === 'fedgengmm' || method === 'local') {
-        const res = fedGenGMM(clientData, {
-          client: { kMin: clientRange[0], kMax: clientRange[1], covarianceType: cov, tol, seed: s + 4 },
-          server: { nComponents: c.components, kMin: c.kRange?.[0], kMax: c.kRange?.[1], covarianceType: cov, tol, h: c.h ?? 100, seed: s + 5 },
-          keepLocalModels: method === 'local',
-          encoding: c.encoding,
-        });
-        excluded.get(method)!.push(...res.excluded.map((e) => `repeat ${r}, client ${e.client}: ${e.reason}`));
-        if (method === 'fedgengmm') {
-          const sc = score(res.model);
-          result = { ...ZERO, logLikelihood: sc.logLikelihood, aucPr: sc.aucPr!, rocAuc: sc.rocAuc!, rounds: res.traffic.rounds, bytesUp: res.traffic.bytesUp, bytesDown: res.traffic.bytesDown, serverSeconds: res.serverSeconds };
-          res.model.dispose();
-        } else {
-          // the paper's local baseline: every client's own model on the evaluation data, scores averaged
-          res.model.dispose();
-          localModels = res.localModels.map((l) => l.model);
-          const sc = localModels.map(score);
-          const avg = (f: (x: (typeof sc)[number]) => number) => sc.reduce((a, x) => a + f(x), 0) / sc.length;
-          result = { ...ZERO, logLikelihood: avg((x) => x.logLikelihood), aucPr: avg((x) => x.aucPr!), rocAuc: avg((x) => x.rocAuc!) };
-          for (const m of localModels) m.dispose();
+        // ids '0', '1', ... as fedGenGMM names its clients
+        const specs: ClientSpec[] = clientData.map((data, i) => ({
+          algorithm: 'fedgengmm',
+          id: String(i),
+          data,
+          options: { kMin: clientRange[0], kMax: clientRange[1], covarianceType: cov, tol, seed: s + 4 },
+        }));
+        const server = new KeepingFedGenGMMServer({ nComponents: c.components, kMin: c.kRange?.[0], kMax: c.kRange?.[1], covarianceType: cov, tol, h: c.h ?? 100, seed: s + 5, nFeatures: train.nCols });
+        try {
+          const run = (yield { method, repeat: r, server, specs, encoding }) as FederationResult<Aggregate>;
+          excludedBy(method, run);
+          const agg = run.model;
+          try {
+            if (method === 'fedgengmm') {
+              const sc = score(agg.model);
+              result = { ...ZERO, logLikelihood: sc.logLikelihood, aucPr: sc.aucPr!, rocAuc: sc.rocAuc!, rounds: run.traffic.rounds, bytesUp: run.traffic.bytesUp, bytesDown: run.traffic.bytesDown, serverSeconds: serverSeconds(run.history) };
+            } else {
+              // the paper's local baseline: every client's own model on the evaluation data, scores averaged
+              const sc = agg.clients.map((id) => score(server.uploads.get(id)!));
+              const avg = (f: (x: (typeof sc)[number]) => number) => sc.reduce((a, x) => a + f(x), 0) / sc.length;
+              result = { ...ZERO, logLikelihood: avg((x) => x.logLikelihood), aucPr: avg((x) => x.aucPr!), rocAuc: avg((x) => x.rocAuc!) };
+            }
+          } finally {
+            agg.model.dispose();
+          }
+        } finally {
+          server.dispose();
         }
       } else if (method === 'central') {
         const model = fitGlobal(train, s + 6);
@@ -259,16 +313,24 @@ export function runExperiment(data: LabelledData, config: ExperimentConfig): Exp
         // so the training rows' per-feature range is passed (one round of client
         // minima and maxima would give a server the same)
         const featureRange = init === 'separated' ? columnRange(train) : undefined;
-        const res = distributedEM(clientData, { nComponents: c.components!, covarianceType: cov, init, tol, seed: s + 7, featureRange, encoding: c.encoding });
-        excluded.get(method)!.push(...res.excluded.map((e) => `repeat ${r}, client ${e.client}: ${e.reason}`));
-        curves.get(method)!.push([...res.history]);
-        const sc = score(res.model);
-        result = { ...ZERO, logLikelihood: sc.logLikelihood, aucPr: sc.aucPr!, rocAuc: sc.rocAuc!, rounds: res.traffic.rounds, bytesUp: res.traffic.bytesUp, bytesDown: res.traffic.bytesDown };
-        res.model.dispose();
+        // ids 'client-0', 'client-1', ... as distributedEM names its clients
+        const specs: ClientSpec[] = clientData.map((data, i) => ({ algorithm: 'dem', id: `client-${i}`, data }));
+        const server = new DemServer({ nComponents: c.components!, covarianceType: cov, init, tol, seed: s + 7, featureRange, nFeatures: train.nCols });
+        try {
+          const run = (yield { method, repeat: r, server, specs, encoding }) as FederationResult<GaussianMixture>;
+          excludedBy(method, run);
+          curves.get(method)!.push(server.history);
+          const sc = score(run.model);
+          result = { ...ZERO, logLikelihood: sc.logLikelihood, aucPr: sc.aucPr!, rocAuc: sc.rocAuc!, rounds: run.traffic.rounds, bytesUp: run.traffic.bytesUp, bytesDown: run.traffic.bytesDown };
+          run.model.dispose();
+        } finally {
+          server.dispose();
+        }
       }
       result.seconds = (performance.now() - t0) / 1000;
       runs.get(method)!.push(result);
       done += 1;
+      hooks.onRun?.({ method, repeat: r, scores: result, curve: method.startsWith('dem') ? curves.get(method)![r] : undefined });
       c.onProgress?.(done, total, `repeat ${r + 1}/${repeats}, ${method}`);
     }
   }
@@ -281,4 +343,196 @@ export function runExperiment(data: LabelledData, config: ExperimentConfig): Exp
       return curves.get(m)!.length ? { ...summary, curves: curves.get(m)! } : summary;
     }),
   };
+}
+
+/**
+ * Without class labels, the dirichlet and quantity partitions deal the
+ * k-means clusters of the training rows when `clusterClasses` asks for them
+ * (an anomaly set such as thyroid has no classes to deal).
+ */
+function clusterLabels(train: Matrix, c: ExperimentConfig, seed: number): Int32Array | undefined {
+  if (c.clusterClasses === undefined || c.partition === 'iid' || c.partition === 'shift') return undefined;
+  const km = new KMeans({ nClusters: c.clusterClasses, seed }).fit(train);
+  return Int32Array.from(km.predict(train));
+}
+
+/** Every key of ExperimentConfig (the compiler checks the list is complete). */
+const CONFIG_KEYS = optionKeys<ExperimentConfig>()({
+  clients: true, partition: true, alpha: true, beta: true, classes: true, clusterClasses: true, pca: true, components: true, kRange: true, clientKRange: true,
+  covarianceType: true, h: true, tol: true, methods: true, repeats: true, seed: true, trainFraction: true, oodVariance: true, oodShare: true, encoding: true, onProgress: true,
+});
+
+/** The labelled data, read once and checked: finite features, one label and one 0/1 anomaly flag per row where given. */
+function readLabelledData(given: LabelledData): LabelledData {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`data must be { X, featureNames, labels?, anomaly? } (see labelledFromCsv), got ${formatValue(given)}`);
+  const d = readRecord(given, ['X', 'featureNames', 'labels', 'classNames', 'anomaly'], 'data');
+  const X = Matrix.from(d.X as MatrixLike);
+  for (let j = 0; j < X.nCols; j++) for (const v of X.column(j)) if (!Number.isFinite(v)) throw new InvalidDataError(`data.X has a non-finite value (${v}) in column ${j}`);
+  const rowsOf = (name: string, a: unknown): unknown[] => {
+    const list = readArray(name, a, LIMITS.partitionRows, InvalidDataError);
+    if (list.length !== X.nRows) throw new InvalidDataError(`${name} has ${list.length} entries for ${X.nRows} rows`);
+    return list;
+  };
+  const names = d.featureNames === undefined ? [] : readArray('data.featureNames', d.featureNames, LIMITS.features, InvalidDataError);
+  names.forEach((n, j) => {
+    if (typeof n !== 'string') throw new InvalidDataError(`data.featureNames[${j}] is ${formatValue(n)}; names are strings`);
+  });
+  const out: LabelledData = { X, featureNames: names as string[] };
+  if (d.labels !== undefined) out.labels = encodeLabels(rowsOf('data.labels', d.labels), 'data.labels').codes;
+  if (d.anomaly !== undefined) {
+    out.anomaly = Uint8Array.from(rowsOf('data.anomaly', d.anomaly), (v, i) => {
+      if (v !== 0 && v !== 1) throw new InvalidDataError(`data.anomaly[${i}] is ${formatValue(v)}; flags are 0 or 1`);
+      return v;
+    });
+  }
+  return out;
+}
+
+/** The config, read once (strict keys) and checked before anything runs. */
+function readConfig(given: ExperimentConfig): ExperimentConfig {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`config must be an object with clients, partition and components, got ${formatValue(given)}`);
+  const c = { ...(readOptions(given, CONFIG_KEYS) as ExperimentConfig) };
+  const pair = (name: string, v: unknown): [number, number] | undefined => {
+    if (v === undefined) return undefined;
+    const a = readArray(name, v, 2);
+    if (a.length !== 2) throw new InvalidParameterError(`${name} must be [min, max], got ${formatValue(v)}`);
+    const lo = requireInteger(`${name}[0]`, a[0], 1, LIMITS.count);
+    return [lo, requireInteger(`${name}[1]`, a[1], lo, LIMITS.count)];
+  };
+  const methods = c.methods === undefined ? [...METHODS] : readArray('methods', c.methods, METHODS.length * 4).map((m) => m as Method);
+  for (const m of methods) if (!METHODS.includes(m)) throw new InvalidParameterError(`unknown method ${formatValue(m)}; choose from ${METHODS.join(', ')}`);
+  c.methods = methods;
+  c.repeats = requireInteger('repeats', c.repeats ?? 1, 1, 10_000);
+  requireInteger('clients', c.clients, 1, LIMITS.partitionRows);
+  requireOneOf('partition', c.partition, ['iid', 'dirichlet', 'quantity', 'shift'] as const);
+  for (const k of ['alpha', 'beta', 'oodVariance'] as const) if (c[k] !== undefined) requireNumber(k, c[k], 0);
+  for (const k of ['classes', 'clusterClasses', 'pca', 'components', 'h'] as const) if (c[k] !== undefined) requireInteger(k, c[k], 1, LIMITS.count);
+  c.kRange = pair('kRange', c.kRange);
+  c.clientKRange = pair('clientKRange', c.clientKRange);
+  if (c.covarianceType !== undefined) requireOneOf('covarianceType', c.covarianceType, COVARIANCE_TYPES);
+  if (c.tol !== undefined) requireNumber('tol', c.tol, 0);
+  if (c.seed !== undefined) requireInteger('seed', c.seed, 0, 2 ** 31);
+  if (c.encoding !== undefined) requireOneOf('encoding', c.encoding, ['binary', 'json'] as const);
+  if (c.onProgress !== undefined && typeof c.onProgress !== 'function') throw new InvalidParameterError(`onProgress must be a function, got ${formatValue(c.onProgress)}`);
+  const fraction = c.trainFraction ?? 0.7;
+  if (!(typeof fraction === 'number' && fraction > 0 && fraction < 1)) throw new InvalidParameterError(`trainFraction must lie strictly between 0 and 1, got ${formatValue(fraction)}`);
+  if (c.oodShare !== undefined && !(typeof c.oodShare === 'number' && c.oodShare > 0 && c.oodShare < 1)) {
+    throw new InvalidParameterError(`oodShare must lie strictly between 0 and 1, got ${formatValue(c.oodShare)}`);
+  }
+  if (c.components === undefined && c.kRange === undefined) throw new InvalidParameterError('give components (a fixed K) or kRange');
+  if (c.components === undefined && methods.some((m) => m.startsWith('dem'))) {
+    throw new InvalidParameterError('distributed EM needs a fixed number of components: give components');
+  }
+  return c;
+}
+
+/** What the experiment reports while it runs. */
+export interface ExperimentHooks {
+  /** after every method of every repeat: its scores, and distributed EM's curve of the run */
+  onRun?: (run: { method: Method; repeat: number; scores: RunScores; curve?: number[] }) => void;
+}
+
+/** Where the clients of the asynchronous experiment run, and what it reports on the way. */
+export interface ExperimentRunOptions extends ExperimentHooks {
+  /**
+   * the transport of one federation's clients, made from their specs (the
+   * form WebWorkerTransport.start and WorkerTransport.start take); closed
+   * after the federation when it has close(). Default: in process.
+   */
+  clients?: (specs: ClientSpec[], options: { encoding: Encoding }) => Transport | Promise<Transport>;
+  /** after every round of every federation (distributed EM's rounds carry `metrics.logLikelihood`) */
+  onRound?: (round: { method: Method; repeat: number; record: RoundRecord }) => void;
+}
+
+function checkHook(name: string, f: unknown): void {
+  if (f !== undefined && typeof f !== 'function') throw new InvalidParameterError(`${name} must be a function, got ${formatValue(f)}`);
+}
+
+/** One federation's clients made in process from their specs (every message still encoded on the way); close() frees them. */
+function inProcessClients(specs: ClientSpec[], { encoding }: { encoding: Encoding }): InProcessTransport & { close(): void } {
+  const roles: (ClientRole & { dispose(): void })[] = [];
+  const close = () => {
+    for (const r of roles) r.dispose();
+  };
+  try {
+    for (const spec of specs) roles.push(makeClient(spec));
+    return Object.assign(new InProcessTransport(roles, { encoding }), { close });
+  } catch (e) {
+    close();
+    throw e;
+  }
+}
+
+/** One federation in process, synchronously. */
+function runInProcess(job: ExperimentFederation): FederationResult {
+  const transport = inProcessClients(job.specs, job);
+  try {
+    return runFederationSync(job.server, transport);
+  } finally {
+    transport.close();
+  }
+}
+
+/** The experiment in process (synchronous): the command line's `fedmix experiment` and `fedmix demo`. */
+export function runExperiment(data: LabelledData, config: ExperimentConfig, hooks: ExperimentHooks = {}): ExperimentReport {
+  const h = readOptions(hooks, ['onRun']) as ExperimentHooks;
+  checkHook('onRun', h.onRun);
+  const steps = experiment(readLabelledData(data), readConfig(config), h);
+  let step = steps.next();
+  while (!step.done) {
+    let answer: FederationResult;
+    try {
+      answer = runInProcess(step.value);
+    } catch (e) {
+      step = steps.throw(e);
+      continue;
+    }
+    step = steps.next(answer);
+  }
+  return step.value;
+}
+
+/**
+ * The same experiment with each federation's clients wherever `options.clients`
+ * puts them (one Web Worker per client in the browser demo), round by round
+ * through the runtime; in process by default. The numbers equal
+ * runExperiment's at the same config: only `seconds` and `serverSeconds` differ.
+ */
+export async function runExperimentAsync(data: LabelledData, config: ExperimentConfig, options: ExperimentRunOptions = {}): Promise<ExperimentReport> {
+  const o = readOptions(options, ['clients', 'onRound', 'onRun']) as ExperimentRunOptions;
+  for (const k of ['clients', 'onRound', 'onRun'] as const) checkHook(k, o[k]);
+  const steps = experiment(readLabelledData(data), readConfig(config), o);
+  let step = steps.next();
+  while (!step.done) {
+    const job = step.value;
+    let answer: FederationResult;
+    try {
+      answer = await runFederated(job, o);
+    } catch (e) {
+      step = steps.throw(e);
+      continue;
+    }
+    step = steps.next(answer);
+  }
+  return step.value;
+}
+
+async function runFederated(job: ExperimentFederation, o: ExperimentRunOptions): Promise<FederationResult> {
+  const onRound = o.onRound && ((record: RoundRecord) => o.onRound!({ method: job.method, repeat: job.repeat, record }));
+  const transport = await (o.clients ?? inProcessClients)(job.specs, { encoding: job.encoding });
+  const close = guardRead('the transport', () => (transport as { close?: unknown } | null)?.close);
+  try {
+    if (!guardRead('the transport', () => transport !== null && typeof transport === 'object' && typeof transport.exchange === 'function' && typeof transport.available === 'function')) {
+      throw new InvalidParameterError(`clients() must give a transport (with available() and exchange()), got ${formatValue(transport)}`);
+    }
+    // a client its worker could not create fails the run, as it does in process (makeClient throws)
+    const unborn = guardRead('the transport', () => {
+      const u = (transport as { unborn?: unknown }).unborn;
+      return Array.isArray(u) ? u.map((x: { reason?: unknown } | null) => String(x?.reason)) : [];
+    });
+    if (unborn.length > 0) throw new FederationError(`${job.method}: ${unborn.length} client(s) could not be created: ${unborn.slice(0, 3).join('; ')}`);
+    return await runFederation(job.server, transport, { onRound });
+  } finally {
+    if (typeof close === 'function') await close.call(transport);
+  }
 }

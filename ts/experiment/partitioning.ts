@@ -25,7 +25,7 @@ export function partitionRows(
   seed: number,
 ): ClientPartition {
   const needLabels = () => {
-    if (!labels) throw new InvalidParameterError(`the ${c.partition} partition deals classes: name the class column (--label)`);
+    if (!labels) throw new InvalidParameterError(`the ${c.partition} partition deals classes: name the class column (--label), or deal k-means clusters of the rows (--cluster-classes K)`);
     return labels;
   };
   switch (c.partition) {

@@ -8,7 +8,7 @@ import type { MatrixLike } from '../../data/matrix.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
-import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
+import { runFederationSync, type FederationResult, type RoundRecord, type Traffic } from '../runtime/run.js';
 import { majorityDimension } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { FEDGENGMM_CLIENT_KEYS, FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
@@ -43,6 +43,11 @@ export interface FedGenGMMResult {
   federation: Omit<FederationResult, 'model'>;
 }
 
+/** The server's share of a run's wall time: configuring its requests, judging the replies, aggregating. */
+export function serverSeconds(history: readonly RoundRecord[]): number {
+  return history.reduce((t, r) => t + r.ms.configure + r.ms.accept + r.ms.aggregate, 0) / 1000;
+}
+
 export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGMMResult {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be an object with client and server, got ${formatValue(given)}`);
   // read once: the caller's objects are not read again (getters, Proxies)
@@ -72,7 +77,6 @@ export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGM
         localModels.push({ client: c.id, model: c.takeModel(), nSamples: c.nSamples });
       }
     }
-    const serverMs = run.history.reduce((t, r) => t + r.ms.configure + r.ms.accept + r.ms.aggregate, 0);
     return {
       model: agg.model,
       traffic: { ...run.traffic },
@@ -80,7 +84,7 @@ export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGM
       localModels,
       syntheticRows: agg.syntheticRows,
       incomingComponents: agg.incomingComponents,
-      serverSeconds: serverMs / 1000,
+      serverSeconds: serverSeconds(run.history),
       federation,
     };
   } finally {
