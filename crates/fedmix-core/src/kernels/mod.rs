@@ -184,6 +184,23 @@ pub fn axpy(y: &mut [f64], x: &[f64], a: f64) {
     dispatch!(axpy(y, x, a))
 }
 
+/// sum over r, c < d of p[r * d + c] * (s[r * d + c] + u[r] * u[c]): tr(P (S + u u'))
+/// for d x d row-major P and S, the cost of one lower component under one
+/// upper component in hierarchical EM (crate::hem). Two lane sums run over
+/// every row's pairs of columns and a third takes odd widths' last column;
+/// then (lane 0 + lane 1) + tail, the same in both builds.
+pub fn trace_outer(p: &[f64], s: &[f64], u: &[f64], d: usize) -> f64 {
+    assert!(p.len() >= d * d && s.len() >= d * d && u.len() >= d);
+    dispatch!(trace_outer(p, s, u, d))
+}
+
+/// sum over c of p[c] * (s[c] + u[c] * u[c]): trace_outer for diagonal P and S
+/// (stored as their diagonals), in the same lane order.
+pub fn trace_outer_diag(p: &[f64], s: &[f64], u: &[f64]) -> f64 {
+    assert!(s.len() >= p.len() && u.len() >= p.len());
+    dispatch!(trace_outer_diag(p, s, u))
+}
+
 /// g[k] += (q[k] as f64) * a for k < g.len().
 pub fn axpy_f32(g: &mut [f64], q: &[f32], a: f64) {
     assert!(q.len() >= g.len());
