@@ -235,6 +235,7 @@ export {
   type FedGenGMMResult,
   type FedGenGMMClientOptions,
   type FedGenGMMServerOptions,
+  type ServerStep as FedGenGMMServerStep,
 } from './federated/fedgengmm/index.js';
 export {
   fedGEM,

@@ -6,7 +6,7 @@
  * Quantity(alpha). Every method is fitted and scored side by side.
  */
 import { thyroid } from '../data/datasets/index.js';
-import { METHODS, runExperiment, type ExperimentConfig } from '../experiment/fedgengmm.js';
+import { DEFAULT_METHODS, runExperiment, type ExperimentConfig } from '../experiment/fedgengmm.js';
 import type { OptionSpec, Options } from './args.js';
 import { experimentConfig, experimentOptions, formatReport } from './experiment.js';
 import { progressBar } from './progress.js';
@@ -25,7 +25,7 @@ export const demoOptions: Record<string, OptionSpec> = {
   components: { ...rest.components!, default: 8 },
   'client-k-range': { ...rest['client-k-range']!, default: [1, 8] },
   repeats: { ...rest.repeats!, default: 3 },
-  methods: { ...rest.methods!, default: METHODS.join(',') },
+  methods: { ...rest.methods!, default: DEFAULT_METHODS.join(',') },
 };
 
 export async function runDemoCommand(o: Options): Promise<{ text: string; json: unknown }> {

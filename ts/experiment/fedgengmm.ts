@@ -21,8 +21,10 @@ import { requireInteger } from '../validate.js';
 import type { LabelledData } from './dataset.js';
 import { partitionRows, type PartitionScheme } from './partitioning.js';
 
-export const METHODS = ['fedgengmm', 'dem-separated', 'dem-subset', 'dem-kfed', 'central', 'local'] as const;
+export const METHODS = ['fedgengmm', 'fedgengmm-hierarchical', 'dem-separated', 'dem-subset', 'dem-kfed', 'central', 'local'] as const;
 export type Method = (typeof METHODS)[number];
+/** what runs when no methods are given: the paper's (FedGenGMM with its sampling server step) */
+export const DEFAULT_METHODS: readonly Method[] = METHODS.filter((m) => m !== 'fedgengmm-hierarchical');
 
 export interface ExperimentConfig {
   clients: number;
@@ -42,6 +44,8 @@ export interface ExperimentConfig {
   clientKRange?: [number, number];
   covarianceType?: CovarianceType;
   h?: number;
+  /** 'fedgengmm-hierarchical': the virtual rows N (default: the training rows the clients hold) */
+  virtualSamples?: number;
   tol?: number;
   methods?: Method[];
   repeats?: number;
@@ -69,7 +73,7 @@ export interface RunScores {
   bytesUp: number;
   bytesDown: number;
   seconds: number;
-  /** FedGenGMM only: the server's share of `seconds` */
+  /** FedGenGMM (either server step) only: the server's share of `seconds` */
   serverSeconds: number;
 }
 
@@ -184,7 +188,7 @@ function summarize(method: Method, runs: RunScores[], excluded: string[]): Metho
 
 export function runExperiment(data: LabelledData, config: ExperimentConfig): ExperimentReport {
   const c = config;
-  const methods = c.methods ?? [...METHODS];
+  const methods = c.methods ?? [...DEFAULT_METHODS];
   for (const m of methods) if (!METHODS.includes(m)) throw new InvalidParameterError(`unknown method "${m}"; choose from ${METHODS.join(', ')}`);
   const repeats = requireInteger('repeats', c.repeats ?? 1, 1);
   requireInteger('clients', c.clients, 1);
@@ -226,15 +230,20 @@ export function runExperiment(data: LabelledData, config: ExperimentConfig): Exp
     for (const method of methods) {
       const t0 = performance.now();
       let result: RunScores;
-      if (method === 'fedgengmm' || method === 'local') {
+      if (method === 'fedgengmm' || method === 'fedgengmm-hierarchical' || method === 'local') {
+        // the same client seed for both server steps: the same local models reach either
+        const hierarchical = method === 'fedgengmm-hierarchical';
         const res = fedGenGMM(clientData, {
           client: { kMin: clientRange[0], kMax: clientRange[1], covarianceType: cov, tol, seed: s + 4 },
-          server: { nComponents: c.components, kMin: c.kRange?.[0], kMax: c.kRange?.[1], covarianceType: cov, tol, h: c.h ?? 100, seed: s + 5 },
+          server: {
+            nComponents: c.components, kMin: c.kRange?.[0], kMax: c.kRange?.[1], covarianceType: cov, tol, h: c.h ?? 100, seed: s + 5,
+            ...(hierarchical ? { serverStep: 'hierarchical' as const, virtualSamples: c.virtualSamples } : {}),
+          },
           keepLocalModels: method === 'local',
           encoding: c.encoding,
         });
         excluded.get(method)!.push(...res.excluded.map((e) => `repeat ${r}, client ${e.client}: ${e.reason}`));
-        if (method === 'fedgengmm') {
+        if (method !== 'local') {
           const sc = score(res.model);
           result = { ...ZERO, logLikelihood: sc.logLikelihood, aucPr: sc.aucPr!, rocAuc: sc.rocAuc!, rounds: res.traffic.rounds, bytesUp: res.traffic.bytesUp, bytesDown: res.traffic.bytesDown, serverSeconds: res.serverSeconds };
           res.model.dispose();
