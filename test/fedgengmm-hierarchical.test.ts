@@ -6,7 +6,10 @@
  * from identical copies; deterministic at a seed; bad uploads and settings as
  * typed errors; the federated run end to end, its options strict.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { serverRoleOptions } from '../ts/cli/federation.js';
 import { FedGenGMMServer, fedGenGMM, FedmixError, GaussianMixture, init, InvalidDataError, InvalidParameterError, Matrix } from '../ts/index.js';
 import { hierarchicalEM, type WeightedMixture } from '../ts/federated/fedgengmm/hierarchical.js';
 import { COV_CODE, type CovarianceType } from '../ts/models/gaussian-mixture.js';
@@ -233,5 +236,29 @@ describe('FedGenGMM with serverStep hierarchical', () => {
     }
     expect(err).toBeInstanceOf(FedmixError);
     expect(String((err as Error).message)).toMatch(/at most the number of components/);
+  });
+});
+
+describe('the CLI', () => {
+  const cli = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
+  const thyroid = fileURLToPath(new URL('../ts/data/datasets/anomaly_thyroid.csv', import.meta.url));
+  const fedmix = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
+
+  test('fedmix experiment runs both server steps on the same local models', () => {
+    const r = fedmix('experiment', '--data', thyroid, '--anomaly-label', 'label', '--components', '3', '--repeats', '1', '--clients', '5', '--partition', 'iid', '--methods', 'fedgengmm,fedgengmm-hierarchical', '--json', '-', '--quiet');
+    expect(r.status, r.stderr).toBe(0);
+    const by = Object.fromEntries((JSON.parse(r.stdout) as { results: { method: string; mean: { logLikelihood: number; rounds: number } }[] }).results.map((x) => [x.method, x.mean]));
+    expect(by['fedgengmm-hierarchical']!.rounds).toBe(1);
+    // the same uploads: the two global models score close to each other on the training rows
+    expect(Math.abs(by['fedgengmm-hierarchical']!.logLikelihood - by.fedgengmm!.logLikelihood)).toBeLessThan(0.1 * Math.abs(by.fedgengmm!.logLikelihood));
+  });
+
+  test('the server command reads --server-step and --virtual-samples into the strict server options', () => {
+    const o = serverRoleOptions('fedgengmm', { features: 2, components: 2, covariance: 'diag', h: 100, seed: 0, 'server-step': 'hierarchical', 'virtual-samples': 500 });
+    expect(o).toMatchObject({ serverStep: 'hierarchical', virtualSamples: 500 });
+    new FedGenGMMServer(o as never).dispose();
+    const bad = fedmix('server', '--algorithm', 'fedgengmm', '--server-step', 'resample');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--server-step must be one of sample, hierarchical/);
   });
 });

@@ -33,6 +33,8 @@
 //! covariance of the whole mixture. The run with the best final objective is
 //! kept (the first on ties).
 //!
+//! Responsibilities below FLUSH (2^-100) are taken as 0 (see there).
+//!
 //! An upper component left with a share below EMPTY_SHARE keeps its previous
 //! mean and covariance (its weight is the share plus 10 eps, as
 //! scikit-learn's): with hard responsibilities its weighted mean would be
@@ -47,6 +49,12 @@ use crate::rng::Rng;
 
 /// Below this share of the virtual samples an upper component keeps its previous mean and covariance.
 pub const EMPTY_SHARE: f64 = 1e-12;
+
+/// Responsibilities below this (2^-100) count as 0. Nearly hard responsibilities
+/// are mostly far smaller, and products of them are subnormal numbers, on which
+/// the hardware is tens of times slower; what is dropped moves a mean or
+/// covariance by less than 1e-30 of itself.
+pub const FLUSH: f64 = 7.888_609_052_210_118e-31;
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
@@ -279,8 +287,11 @@ struct Work<'a> {
     resp: Vec<f64>,
     /// n x k expected log-densities l_ij of the last E-step
     ll: Vec<f64>,
-    /// per upper component: S_j^-1 (or 1 / variances) and ln det S_j
+    /// per upper component: S_j^-1 (full forms; row after row) or 1 / variances
+    /// (diagonal forms; feature-major, d rows of k, as kernels::trace_outer_diag
+    /// takes them, with the means alongside in `centres`), and ln det S_j
     prec: Vec<f64>,
+    centres: Vec<f64>,
     log_det: Vec<f64>,
     delta: Vec<f64>,
     scratch: Vec<f64>,
@@ -297,6 +308,7 @@ impl<'a> Work<'a> {
             resp: alloc::zeros(alloc::cells(lower.n, o.k, 8)?)?,
             ll: alloc::zeros(alloc::cells(lower.n, o.k, 8)?)?,
             prec: alloc::zeros(alloc::cells(o.k, size, 8)?)?,
+            centres: alloc::zeros(alloc::cells(o.k, d, 8)?)?,
             log_det: alloc::zeros(o.k)?,
             delta: alloc::zeros(d)?,
             scratch: alloc::zeros(alloc::cells(2 * d, d, 8)?)?,
@@ -415,8 +427,8 @@ impl<'a> Work<'a> {
         let full = size != d;
         for j in 0..k {
             let c = &state.covs[j * size..(j + 1) * size];
-            let p = &mut self.prec[j * size..(j + 1) * size];
             if full {
+                let p = &mut self.prec[j * size..(j + 1) * size];
                 if linalg::invert_spd(c, d, p, &mut self.scratch).is_err() {
                     return Err(Error::numerical(format!(
                         "the covariance of reduced component {} is not positive definite; increase reg_covar or reduce to fewer components",
@@ -430,7 +442,8 @@ impl<'a> Work<'a> {
                     return Err(Error::numerical(format!("a variance of reduced component {} is not positive; increase reg_covar", j)));
                 }
                 for l in 0..d {
-                    p[l] = 1.0 / c[l];
+                    self.prec[l * k + j] = 1.0 / c[l];
+                    self.centres[l * k + j] = state.means[j * d + l];
                 }
                 self.log_det[j] = c.iter().map(|v| v.ln()).sum();
             }
@@ -443,27 +456,38 @@ impl<'a> Work<'a> {
             let s = &self.lower.covariances[i * size..(i + 1) * size];
             let scale = nv * self.lower.weights[i];
             let row = &mut self.resp[i * k..(i + 1) * k];
-            for j in 0..k {
-                let mj = &state.means[j * d..(j + 1) * d];
-                for l in 0..d {
-                    self.delta[l] = mu[l] - mj[l];
+            // the traces tr(S_j^-1 (S_i + dd')) into ll's row first
+            let lrow = &mut self.ll[i * k..(i + 1) * k];
+            if full {
+                for j in 0..k {
+                    let mj = &state.means[j * d..(j + 1) * d];
+                    for l in 0..d {
+                        self.delta[l] = mu[l] - mj[l];
+                    }
+                    lrow[j] = kernels::trace_outer(&self.prec[j * size..(j + 1) * size], s, &self.delta, d);
                 }
-                let p = &self.prec[j * size..(j + 1) * size];
-                let t = if full { kernels::trace_outer(p, s, &self.delta, d) } else { kernels::trace_outer_diag(p, s, &self.delta) };
-                let ll = -0.5 * ((d as f64 * LN_2PI + self.log_det[j]) + t);
-                self.ll[i * k + j] = ll;
+            } else {
+                kernels::trace_outer_diag(&self.prec, &self.centres, s, mu, d, k, lrow);
+            }
+            for j in 0..k {
+                let ll = -0.5 * ((d as f64 * LN_2PI + self.log_det[j]) + lrow[j]);
+                lrow[j] = ll;
                 row[j] = log_w[j] + scale * ll;
             }
             let top = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             if !top.is_finite() {
                 return Err(Error::numerical(format!("component {} has no finite responsibility under the reduced mixture", i)));
             }
-            let sum: f64 = row.iter().map(|v| (v - top).exp()).sum();
-            let lse = top + sum.ln();
             for v in row.iter_mut() {
-                *v = (*v - lse).exp();
+                *v -= top;
             }
-            total += lse;
+            // exp of what is at most 0: the vectorized exp takes it (underflow to 0 included)
+            kernels::exp_in_place(row);
+            let sum: f64 = row.iter().sum();
+            for v in row.iter_mut() {
+                *v = if *v < FLUSH { 0.0 } else { *v / sum };
+            }
+            total += top + sum.ln();
         }
         Ok(total / nv)
     }
@@ -478,6 +502,7 @@ impl<'a> Work<'a> {
                 shares[j] += w[i] * self.resp[i * k + j];
             }
         }
+        // a_ij = w_i h_ij is 0 exactly where h_ij was flushed: those pairs are skipped below
         let mut acc = vec![0.0; size];
         for j in 0..k {
             let share = shares[j];

@@ -139,7 +139,14 @@ fn trace_outer_matches_its_definition() {
             }
         }
         assert!((kernels::trace_outer(&p, &s, &u, d) - want).abs() < 1e-12);
-        let wd: f64 = (0..d).map(|c| p[c] * (s[c] + u[c] * u[c])).sum();
-        assert!((kernels::trace_outer_diag(&p[..d], &s[..d], &u) - wd).abs() < 1e-12);
+        // diagonal: k = d upper components against one lower, feature-major
+        let k = d;
+        let mut out = vec![0.0; k];
+        kernels::trace_outer_diag(&p, &s, &s[..d], &u, d, k, &mut out);
+        for j in 0..k {
+            let want: f64 = (0..d).map(|l| p[l * k + j] * (s[l] + (u[l] - s[l * k + j]).powi(2))).sum();
+            assert!((out[j] - want).abs() < 1e-12);
+        }
     }
 }
+

@@ -194,11 +194,13 @@ pub fn trace_outer(p: &[f64], s: &[f64], u: &[f64], d: usize) -> f64 {
     dispatch!(trace_outer(p, s, u, d))
 }
 
-/// sum over c of p[c] * (s[c] + u[c] * u[c]): trace_outer for diagonal P and S
-/// (stored as their diagonals), in the same lane order.
-pub fn trace_outer_diag(p: &[f64], s: &[f64], u: &[f64]) -> f64 {
-    assert!(s.len() >= p.len() && u.len() >= p.len());
-    dispatch!(trace_outer_diag(p, s, u))
+/// out[j] = sum over l < d, in order, of p[l * k + j] * (s[l] + (m[l] - c[l * k + j])^2)
+/// for j < k: tr(P_j (S + (m - c_j)(m - c_j)')) for one diagonal S (d
+/// variances) with mean m against k diagonal P_j with means c_j, stored
+/// feature-major (d rows of k). Lanes run across j, so no sum is split.
+pub fn trace_outer_diag(p: &[f64], c: &[f64], s: &[f64], m: &[f64], d: usize, k: usize, out: &mut [f64]) {
+    assert!(p.len() >= d * k && c.len() >= d * k && s.len() >= d && m.len() >= d && out.len() >= k);
+    dispatch!(trace_outer_diag(p, c, s, m, d, k, out))
 }
 
 /// g[k] += (q[k] as f64) * a for k < g.len().

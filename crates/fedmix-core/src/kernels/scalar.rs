@@ -407,19 +407,21 @@ pub fn trace_outer(p: &[f64], s: &[f64], u: &[f64], d: usize) -> f64 {
     (a0 + a1) + tail
 }
 
-pub fn trace_outer_diag(p: &[f64], s: &[f64], u: &[f64]) -> f64 {
-    let n = p.len();
-    let (mut a0, mut a1, mut tail) = (0.0, 0.0, 0.0);
-    let mut c = 0;
-    while c + 2 <= n {
-        a0 += p[c] * (s[c] + u[c] * u[c]);
-        a1 += p[c + 1] * (s[c + 1] + u[c + 1] * u[c + 1]);
-        c += 2;
+pub fn trace_outer_diag(p: &[f64], c: &[f64], s: &[f64], m: &[f64], d: usize, k: usize, out: &mut [f64]) {
+    trace_outer_diag_from(p, c, s, m, d, k, 0, out)
+}
+
+/// trace_outer_diag for j in start..k (the SIMD version's odd last column).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn trace_outer_diag_from(p: &[f64], c: &[f64], s: &[f64], m: &[f64], d: usize, k: usize, start: usize, out: &mut [f64]) {
+    for j in start..k {
+        let mut acc = 0.0;
+        for l in 0..d {
+            let u = m[l] - c[l * k + j];
+            acc += p[l * k + j] * (s[l] + u * u);
+        }
+        out[j] = acc;
     }
-    if c < n {
-        tail += p[c] * (s[c] + u[c] * u[c]);
-    }
-    (a0 + a1) + tail
 }
 
 pub fn axpy_f32(g: &mut [f64], q: &[f32], a: f64) {

@@ -652,21 +652,19 @@ pub unsafe fn trace_outer(p: &[f64], s: &[f64], u: &[f64], d: usize) -> f64 {
     (f64x2_extract_lane::<0>(acc) + f64x2_extract_lane::<1>(acc)) + tail
 }
 
-pub unsafe fn trace_outer_diag(p: &[f64], s: &[f64], u: &[f64]) -> f64 {
-    let n = p.len();
-    let (pp, sp, up) = (p.as_ptr(), s.as_ptr(), u.as_ptr());
-    let mut acc = splat(0.0);
-    let mut c = 0;
-    while c + 2 <= n {
-        let uc = ld(up.add(c));
-        acc = f64x2_add(acc, f64x2_mul(ld(pp.add(c)), f64x2_add(ld(sp.add(c)), f64x2_mul(uc, uc))));
-        c += 2;
+pub unsafe fn trace_outer_diag(p: &[f64], c: &[f64], s: &[f64], m: &[f64], d: usize, k: usize, out: &mut [f64]) {
+    let (pp, cp, op) = (p.as_ptr(), c.as_ptr(), out.as_mut_ptr());
+    let mut j = 0;
+    while j + 2 <= k {
+        let mut acc = splat(0.0);
+        for l in 0..d {
+            let u = f64x2_sub(splat(m[l]), ld(cp.add(l * k + j)));
+            acc = f64x2_add(acc, f64x2_mul(ld(pp.add(l * k + j)), f64x2_add(splat(s[l]), f64x2_mul(u, u))));
+        }
+        st(op.add(j), acc);
+        j += 2;
     }
-    let mut tail = 0.0;
-    if c < n {
-        tail += *pp.add(c) * (*sp.add(c) + *up.add(c) * *up.add(c));
-    }
-    (f64x2_extract_lane::<0>(acc) + f64x2_extract_lane::<1>(acc)) + tail
+    scalar::trace_outer_diag_from(p, c, s, m, d, k, j, out);
 }
 
 pub unsafe fn axpy_f32(g: &mut [f64], q: &[f32], a: f64) {
