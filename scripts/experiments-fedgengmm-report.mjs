@@ -209,7 +209,7 @@ out.push('\nLeast-squares lines through every run (5 per client count) of the Fe
 out.push(table(['series', 'clients', 'line against clients given', 'R²', 'line against clients accepted', 'R²', 'R² (means)', 'log-log slope', 'ms per client at each count'], fits));
 // ---- part h: the two server steps on the same local models
 const hRuns = files
-  .filter((f) => f.startsWith('h-'))
+  .filter((f) => /^h-[aef]-/.test(f))
   .map((f) => {
     const m = f.match(/^h-(a|e|f)-(.+)-(dir[\d.]+|shift\d)(?:-c(\d+))?\.json$/);
     return { file: f, grid: m[1], ds: m[2], part: m[3], n: Number(m[4] ?? 20), r: load(f) };
@@ -243,5 +243,22 @@ if (hRuns.length) {
   );
   const count = (col, v) => rowsH.filter((r) => r[col] === v).length;
   out.push(`\nOf ${rowsH.length} settings, log-likelihood: hierarchical better in ${count(5, 'hierarchical')}, sampling in ${count(5, 'sampling')}, tie in ${count(5, 'tie')}; AUC-PR: hierarchical better in ${count(10, 'hierarchical')}, sampling in ${count(10, 'sampling')}, tie in ${count(10, 'tie')} (a tie: the difference of the means within the larger std over the 5 repeats).`);
+}
+// the virtual rows N of the hierarchical step, against the default run of part h (N = the training rows)
+const nRuns = files
+  .filter((f) => f.startsWith('h-n-'))
+  .map((f) => {
+    const m = f.match(/^h-n-(.+)-(dir[\d.]+)-n(\d+)\.json$/);
+    return { ds: m[1], part: m[2], nv: Number(m[3]), r: load(f) };
+  });
+if (nRuns.length) {
+  out.push('\n### Hierarchical EM: the virtual rows N (Dir(0.3), 20 clients)\n');
+  const rowsN = [];
+  for (const ds of order.filter((d) => nRuns.some((x) => x.ds === d))) {
+    const base = hRuns.find((x) => x.grid === 'a' && x.ds === ds && x.part === nRuns.find((y) => y.ds === ds).part);
+    const cells = [...nRuns.filter((x) => x.ds === ds).map((x) => ({ nv: x.nv, s: res(x.r, 'fedgengmm-hierarchical') })), ...(base ? [{ nv: base.r.dataset.trainRows, s: res(base.r, 'fedgengmm-hierarchical'), isDefault: true }] : [])].sort((a, b) => a.nv - b.nv);
+    for (const c of cells) rowsN.push([`${ds} K=${(base ?? nRuns.find((x) => x.ds === ds)).r.config.components}`, `${c.nv}${c.isDefault ? ' (default: training rows)' : ''}`, pm(c.s, 'logLikelihood', 2), pm(c.s, 'aucPr')]);
+  }
+  out.push(table(['data', 'N', 'log-lik.', 'AUC-PR'], rowsN));
 }
 console.log(out.join('\n'));

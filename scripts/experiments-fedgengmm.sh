@@ -129,6 +129,13 @@ for part in "${parts[@]}"; do
       run_once "h-f-letter-dir0.2-c$n.json" --data "$data/letter.csv" --label label --partition dirichlet --alpha 0.2 \
         --clients $n --components 40 --methods $steps "${common[@]}"
     done
+    # the virtual rows N: 1,000 and 100,000 against the default (the training rows: 6,666, 2,145, 19,333)
+    for ds in "${class_sets[@]}"; do
+      for nv in 1000 100000; do
+        run_once "h-n-$ds-dir0.3-n$nv.json" --data "$data/$ds.csv" --label label --partition dirichlet --alpha 0.3 \
+          --clients 20 --components "${K[$ds]}" --methods fedgengmm-hierarchical --virtual-samples $nv "${common[@]}"
+      done
+    done
     ;;
   *) echo "unknown part $part (k, a, e, f, ftime, h)" >&2; exit 2 ;;
   esac
