@@ -207,4 +207,58 @@ for (const s of series) {
 out.push(table(['series', 'clients', 'train rows/client', 'excluded/repeat', 'FedGenGMM AUC-PR', 'central AUC-PR', 'difference', 'FedGenGMM log-lik.', 'central log-lik.', 'serverSeconds'], rowsF));
 out.push('\nLeast-squares lines through every run (5 per client count) of the FedGenGMM server time; R² of the line through the means; slope of log(mean time) against log(clients) (1 = linear):\n');
 out.push(table(['series', 'clients', 'line against clients given', 'R²', 'line against clients accepted', 'R²', 'R² (means)', 'log-log slope', 'ms per client at each count'], fits));
+// ---- part h: the two server steps on the same local models
+const hRuns = files
+  .filter((f) => /^h-[aef]-/.test(f))
+  .map((f) => {
+    const m = f.match(/^h-(a|e|f)-(.+)-(dir[\d.]+|shift\d)(?:-c(\d+))?\.json$/);
+    return { file: f, grid: m[1], ds: m[2], part: m[3], n: Number(m[4] ?? 20), r: load(f) };
+  })
+  .sort((a, b) => a.grid.localeCompare(b.grid) || order.indexOf(a.ds) - order.indexOf(b.ds) || a.part.localeCompare(b.part, 'en', { numeric: true }) || a.n - b.n);
+if (hRuns.length) {
+  out.push('\n### Server step: sampling (H = 100) against hierarchical EM (N = training rows)\n');
+  const cell = (x, m, k, d) => (res(x.r, m) ? pm(res(x.r, m), k, d) : '-');
+  const rowsH = hRuns.map((x) => {
+    const s = res(x.r, 'fedgengmm');
+    const h = res(x.r, 'fedgengmm-hierarchical');
+    const p = x.part.startsWith('dir') ? `Dir(${x.part.slice(3)})` : `shift α=${x.part.slice(5)}`;
+    const what = `${x.ds} K=${x.r.config.components}${x.r.config.clientKRange ? `, K_c=${x.r.config.clientKRange[0]}` : ''}, ${p}, ${x.n} clients`;
+    const dll = h.mean.logLikelihood - s.mean.logLikelihood;
+    const dap = h.mean.aucPr - s.mean.aucPr;
+    // a difference counts when it exceeds the larger of the two spreads over repeats
+    const verdict = (d, a, b) => (Math.abs(d) <= Math.max(a, b) ? 'tie' : d > 0 ? 'hierarchical' : 'sampling');
+    return [
+      what,
+      pm(s, 'logLikelihood', 2), pm(h, 'logLikelihood', 2), cell(x, 'central', 'logLikelihood', 2), `${dll >= 0 ? '+' : ''}${dll.toFixed(2)}`, verdict(dll, s.std.logLikelihood, h.std.logLikelihood),
+      pm(s, 'aucPr'), pm(h, 'aucPr'), cell(x, 'central', 'aucPr', 3), `${dap >= 0 ? '+' : ''}${dap.toFixed(3)}`, verdict(dap, s.std.aucPr, h.std.aucPr),
+      `${(1000 * s.mean.serverSeconds).toFixed(0)} / ${(1000 * h.mean.serverSeconds).toFixed(0)}`,
+      `${(s.mean.serverSeconds / h.mean.serverSeconds).toFixed(0)}x`,
+    ];
+  });
+  out.push(
+    table(
+      ['data, partition', 'log-lik. sampling', 'log-lik. hierarchical', 'log-lik. central', 'Δ log-lik.', 'better', 'AUC-PR sampling', 'AUC-PR hierarchical', 'AUC-PR central', 'Δ AUC-PR', 'better', 'server ms (sampling / hier.)', 'server speedup'],
+      rowsH,
+    ),
+  );
+  const count = (col, v) => rowsH.filter((r) => r[col] === v).length;
+  out.push(`\nOf ${rowsH.length} settings, log-likelihood: hierarchical better in ${count(5, 'hierarchical')}, sampling in ${count(5, 'sampling')}, tie in ${count(5, 'tie')}; AUC-PR: hierarchical better in ${count(10, 'hierarchical')}, sampling in ${count(10, 'sampling')}, tie in ${count(10, 'tie')} (a tie: the difference of the means within the larger std over the 5 repeats).`);
+}
+// the virtual rows N of the hierarchical step, against the default run of part h (N = the training rows)
+const nRuns = files
+  .filter((f) => f.startsWith('h-n-'))
+  .map((f) => {
+    const m = f.match(/^h-n-(.+)-(dir[\d.]+)-n(\d+)\.json$/);
+    return { ds: m[1], part: m[2], nv: Number(m[3]), r: load(f) };
+  });
+if (nRuns.length) {
+  out.push('\n### Hierarchical EM: the virtual rows N (Dir(0.3), 20 clients)\n');
+  const rowsN = [];
+  for (const ds of order.filter((d) => nRuns.some((x) => x.ds === d))) {
+    const base = hRuns.find((x) => x.grid === 'a' && x.ds === ds && x.part === nRuns.find((y) => y.ds === ds).part);
+    const cells = [...nRuns.filter((x) => x.ds === ds).map((x) => ({ nv: x.nv, s: res(x.r, 'fedgengmm-hierarchical') })), ...(base ? [{ nv: base.r.dataset.trainRows, s: res(base.r, 'fedgengmm-hierarchical'), isDefault: true }] : [])].sort((a, b) => a.nv - b.nv);
+    for (const c of cells) rowsN.push([`${ds} K=${(base ?? nRuns.find((x) => x.ds === ds)).r.config.components}`, `${c.nv}${c.isDefault ? ' (default: training rows)' : ''}`, pm(c.s, 'logLikelihood', 2), pm(c.s, 'aucPr')]);
+  }
+  out.push(table(['data', 'N', 'log-lik.', 'AUC-PR'], rowsN));
+}
 console.log(out.join('\n'));

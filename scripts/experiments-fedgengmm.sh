@@ -5,7 +5,10 @@
 # wall time, the fedmix version and commit). Then print the tables with
 #   node scripts/experiments-fedgengmm-report.mjs
 #
-# usage: bash scripts/experiments-fedgengmm.sh [k|a|e|f|ftime ...]   (default: all)
+# usage: bash scripts/experiments-fedgengmm.sh [k|a|e|f|ftime|h ...]   (default: all)
+# Part h compares the two server steps (sampling and hierarchical EM) on the
+# grids of a, e and f, the same local models reaching both; a run of part h
+# whose JSON is already there is skipped, so an interrupted part h resumes.
 # Settings (the issue's): 20 clients unless varied, 5 repeats, diag covariance,
 # H = 100, tol 1e-3, k-means initialization (the CLI's defaults, given explicitly).
 # K per dataset from scripts/choose-k.mjs (see EXPERIMENTS.md).
@@ -17,7 +20,7 @@ out=bench/results/fedgengmm
 mkdir -p "$out"
 [ -f dist/cli.cjs ] || bash scripts/setup.sh
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(k a e f ftime)
+[ ${#parts[@]} -gt 0 ] || parts=(k a e f ftime h)
 
 common=(--covariance diag --h 100 --tol 0.001 --repeats 5 --seed 0)
 all=fedgengmm,dem-separated,dem-subset,dem-kfed,central,local
@@ -33,7 +36,16 @@ run() { # run NAME.json ARGS...
   shift
   run_logged "$name" node dist/cli.cjs experiment "$@" --json "$out/$name"
 }
-start_log 5
+# run_once NAME.json ARGS...: run, unless its JSON is there from before
+run_once() {
+  if [ -f "$out/$1" ]; then
+    echo "== $1 (done before, skipped)" >&2
+    return
+  fi
+  run "$@"
+}
+start_log 6
+steps=fedgengmm,fedgengmm-hierarchical
 
 for part in "${parts[@]}"; do
   case $part in
@@ -88,7 +100,44 @@ for part in "${parts[@]}"; do
         --clients $n --components 15 --methods fedgengmm "${common[@]}"
     done
     ;;
-  *) echo "unknown part $part (k, a, e, f, ftime)" >&2; exit 2 ;;
+  h) # the server steps side by side: sampling (H = 100) against hierarchical EM (N = the training rows), central for reference
+    for ds in "${class_sets[@]}"; do
+      for alpha in 0.1 0.3 1.0; do
+        run_once "h-a-$ds-dir$alpha.json" --data "$data/$ds.csv" --label label --partition dirichlet --alpha $alpha \
+          --clients 20 --components "${K[$ds]}" --methods $steps,central "${common[@]}"
+      done
+    done
+    for ds in "${anomaly_sets[@]}"; do
+      for alpha in 1 2 3; do
+        run_once "h-a-$ds-shift$alpha.json" --data "$data/$ds.csv" --anomaly-label label --partition shift --alpha $alpha \
+          --beta 0.5 --classes 10 --clients 20 --components "${K[$ds]}" --methods $steps,central "${common[@]}"
+      done
+    done
+    for ds in "${class_sets[@]}"; do
+      run_once "h-e-$ds-dir0.2.json" --data "$data/$ds.csv" --label label --partition dirichlet --alpha 0.2 \
+        --clients 20 --components 20 --client-k-range 5..5 --methods $steps "${common[@]}"
+    done
+    for ds in "${anomaly_sets[@]}"; do
+      run_once "h-e-$ds-shift1.json" --data "$data/$ds.csv" --anomaly-label label --partition shift --alpha 1 \
+        --beta 0.5 --classes 10 --clients 20 --components 20 --client-k-range 5..5 --methods $steps "${common[@]}"
+    done
+    for n in 20 80 320; do
+      run_once "h-f-shuttle-dir0.2-c$n.json" --data "$data/shuttle.csv" --label label --partition dirichlet --alpha 0.2 \
+        --clients $n --components 15 --methods $steps "${common[@]}"
+    done
+    for n in 20 80 160; do
+      run_once "h-f-letter-dir0.2-c$n.json" --data "$data/letter.csv" --label label --partition dirichlet --alpha 0.2 \
+        --clients $n --components 40 --methods $steps "${common[@]}"
+    done
+    # the virtual rows N: 1,000 and 100,000 against the default (the training rows: 6,666, 2,145, 19,333)
+    for ds in "${class_sets[@]}"; do
+      for nv in 1000 100000; do
+        run_once "h-n-$ds-dir0.3-n$nv.json" --data "$data/$ds.csv" --label label --partition dirichlet --alpha 0.3 \
+          --clients 20 --components "${K[$ds]}" --methods fedgengmm-hierarchical --virtual-samples $nv "${common[@]}"
+      done
+    done
+    ;;
+  *) echo "unknown part $part (k, a, e, f, ftime, h)" >&2; exit 2 ;;
   esac
 done
 rm -f "$out/.stderr"

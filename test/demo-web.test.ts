@@ -36,7 +36,7 @@ interface DemoState {
 type Shown = Record<string, Record<string, { text: string; value: number }>>;
 
 const CONTROLS = { partition: 'dirichlet', alpha: 0.5, classes: 4, clients: 6, repeats: 2, seed: 3 } as const;
-const FEDERATED = ['fedgengmm', 'dem-separated', 'dem-subset', 'dem-kfed', 'local'];
+const FEDERATED = ['fedgengmm', 'fedgengmm-hierarchical', 'dem-separated', 'dem-subset', 'dem-kfed', 'local'];
 
 describe('the browser demo (Vite build, Web Worker clients) against Node', () => {
   let server: DemoServer | undefined;
@@ -89,7 +89,7 @@ describe('the browser demo (Vite build, Web Worker clients) against Node', () =>
     expect(state.config).toMatchObject({ partition: 'dirichlet', alpha: 0.5, clusterClasses: 4, clients: 6, repeats: 2, seed: 3 });
     expect(problems).toEqual([]);
     expect(Object.keys(shown)).toEqual(state.report.results.map((r) => r.method));
-    expect(Object.keys(shown)).toEqual(['fedgengmm', 'dem-separated', 'dem-subset', 'dem-kfed', 'central', 'local']);
+    expect(Object.keys(shown)).toEqual(['fedgengmm', 'fedgengmm-hierarchical', 'dem-separated', 'dem-subset', 'dem-kfed', 'central', 'local']);
     // every round of every federation went through with every client
     expect(state.rounds.flatMap((r) => r.failures)).toEqual([]);
     for (const x of state.report.results) expect(x.excluded).toEqual([]);

@@ -24,8 +24,13 @@ const KB = 1024;
  * accident.
  */
 const LIMITS = {
-  simdGzip: 262 * KB,
-  scalarGzip: 242 * KB,
+  /**
+   * raised from 262 KB to 276 KB (SIMD) and from 242 KB to 255 KB (scalar) for FedGenGMM's
+   * hierarchical EM server step (fedmix_core::hem, 30 KB raw, about 13 KB gzipped in each build:
+   * 258.4 -> 272.4 KB and 239.1 -> 251.1 KB measured; issue 15 item 8)
+   */
+  simdGzip: 276 * KB,
+  scalarGzip: 255 * KB,
   /**
    * dist/index.js and its chunks, minified, graphology and valibot included, Arrow and the WASM not;
    * raised from 425 KB to 490 KB when the community sweep, the FedDistr experiment, Arrow

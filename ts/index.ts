@@ -243,6 +243,7 @@ export {
   type FedGenGMMClientOptions,
   type FedGenGMMServerOptions,
   type FedGenGMMAggregate,
+  type ServerStep as FedGenGMMServerStep,
 } from './federated/fedgengmm/index.js';
 export {
   fedGEM,

@@ -704,9 +704,9 @@ export const RECIPES: Record<string, Recipe> = {
   FedGenGMMServer: {
     call: (...a) => new f.FedGenGMMServer(...(a as [never])),
     make: () => withRound(fedgengmmServer, fedgengmmClients),
-    args: () => [{ nComponents: 2, nFeatures: 2, h: 20, seed: 1, onInvalidClient: 'exclude' }],
+    args: () => [{ nComponents: 2, nFeatures: 2, h: 20, seed: 1, onInvalidClient: 'exclude', serverStep: 'hierarchical', virtualSamples: 100 }],
     methods: serverMethods({ discard: (self) => [self.accept(firstReply(self), roundOf(self).request, roundOf(self).ctx)] }),
-    internal: ['blame', 'fit'],
+    internal: ['blame', 'fit', 'reduce'],
   },
   fedAvg: fn(f.fedAvg, () => [clientsOf().map((X) => ({ X })), { ...fedavgOptions(), seed: 1 }]),
   FedAvgClient: cls(f.FedAvgClient, () => ['0', X(), { seed: 1 }], {

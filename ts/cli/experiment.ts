@@ -3,7 +3,7 @@
  * method side by side; a table on stdout, the same numbers as JSON with --json.
  */
 import { labelledFromCsv } from '../experiment/dataset.js';
-import { METHODS, runExperiment, type ExperimentConfig, type ExperimentReport, type Method } from '../experiment/fedgengmm.js';
+import { DEFAULT_METHODS, METHODS, runExperiment, type ExperimentConfig, type ExperimentReport, type Method } from '../experiment/fedgengmm.js';
 import { InvalidParameterError } from '../errors.js';
 import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
 import { COVARIANCE_TYPES, type CovarianceType } from '../models/gaussian-mixture.js';
@@ -31,7 +31,8 @@ export const experimentOptions: Record<string, OptionSpec> = {
   covariance: { type: 'string', default: 'diag', choices: COVARIANCE_TYPES, help: 'covariance type' },
   h: { type: 'int', default: 100, help: 'synthetic rows per incoming component (FedGenGMM)' },
   tol: { type: 'number', default: 1e-3, help: 'EM convergence threshold (all methods)' },
-  methods: { type: 'string', default: METHODS.join(','), help: `comma-separated, any of ${METHODS.join(', ')}` },
+  'virtual-samples': { type: 'number', help: "fedgengmm-hierarchical: the virtual rows the clients' components stand for (default: the training rows)" },
+  methods: { type: 'string', default: DEFAULT_METHODS.join(','), help: `comma-separated, any of ${METHODS.join(', ')} (fedgengmm-hierarchical: FedGenGMM with the hierarchical EM server step)` },
   'ood-share': { type: 'number', help: "anomalies' share of the test set (default: 0.1 for noise-made OOD rows, the dataset's own share with --anomaly-label)" },
   repeats: { type: 'int', default: 5, help: 'repeats with fresh splits and partitions' },
   seed: { type: 'int', default: 0, help: 'seed of the first repeat' },
@@ -56,6 +57,7 @@ export function experimentConfig(o: Options): ExperimentConfig {
     clientKRange: o['client-k-range'] as [number, number] | undefined,
     covarianceType: o.covariance as CovarianceType,
     h: o.h as number,
+    virtualSamples: o['virtual-samples'] as number | undefined,
     tol: o.tol as number,
     methods,
     repeats: o.repeats as number,

@@ -18,6 +18,7 @@ import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { ALGORITHMS, makeClient, matrixData, resultJson, type AlgorithmName, type ClientSpec } from '../federated/algorithms.js';
 import { DEM_INITS } from '../federated/dem/server.js';
 import { PHI_GRID } from '../federated/fedgem/server.js';
+import { SERVER_STEPS } from '../federated/fedgengmm/server.js';
 import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
 import type { RoundRecord } from '../federated/runtime/run.js';
 import { serve } from '../federated/serve.js';
@@ -56,6 +57,8 @@ export const serverOptions: Record<string, OptionSpec> = {
   'max-rounds': { type: 'int', default: 100, help: 'dem: at most this many EM rounds' },
   tol: { type: 'number', help: 'dem: stop when the average log-likelihood moves less (default 1e-3); fedgem: when every radius is below it' },
   h: { type: 'int', default: 100, help: 'fedgengmm: synthetic rows per incoming component' },
+  'server-step': { type: 'string', default: 'sample', choices: SERVER_STEPS, help: "fedgengmm: the global fit: EM on rows sampled from the clients' components (sample) or hierarchical EM on their parameters (hierarchical)" },
+  'virtual-samples': { type: 'number', help: "fedgengmm --server-step hierarchical: the virtual rows the clients' components stand for (default: the rows they reported)" },
   rounds: { type: 'int', help: "fedgem, fedavg, fedprox, scaffold: communication rounds (default 10); mdm: Algorithm 2's rounds (default 100)" },
   layers: { type: 'string', help: 'fedavg, fedprox, scaffold: layer widths from input to output, comma-separated, e.g. 784,64,32,64,784 (required)' },
   activation: { type: 'string', default: 'relu', choices: ['relu', 'sigmoid', 'tanh', 'identity'], help: 'fedavg, fedprox, scaffold: hidden activation' },
@@ -154,7 +157,10 @@ export function serverRoleOptions(a: AlgorithmName, o: Options): Record<string, 
     case 'fedgengmm': {
       const range = o['k-range'] as [number, number] | undefined;
       if (range === undefined && o.components === undefined) throw new InvalidParameterError('give --components K or --k-range A..B for the global model');
-      return { nFeatures: required(o, 'features'), nComponents: o.components, kMin: range?.[0], kMax: range?.[1], covarianceType: o.covariance, h: o.h, seed };
+      return {
+        nFeatures: required(o, 'features'), nComponents: o.components, kMin: range?.[0], kMax: range?.[1], covarianceType: o.covariance, h: o.h, seed,
+        serverStep: o['server-step'], virtualSamples: o['virtual-samples'],
+      };
     }
     case 'fedgem':
       return { nFeatures: required(o, 'features'), rounds: o.rounds, phi: phiOption(String(o.phi)), tol: o.tol, variance: varianceOption(String(o.variance)) };

@@ -30,8 +30,10 @@ import { guardRead, LIMITS, optionKeys, readArray, readOptions, readRecord, requ
 import type { LabelledData } from './dataset.js';
 import { partitionRows, type PartitionScheme } from './partitioning.js';
 
-export const METHODS = ['fedgengmm', 'dem-separated', 'dem-subset', 'dem-kfed', 'central', 'local'] as const;
+export const METHODS = ['fedgengmm', 'fedgengmm-hierarchical', 'dem-separated', 'dem-subset', 'dem-kfed', 'central', 'local'] as const;
 export type Method = (typeof METHODS)[number];
+/** what runs when no methods are given: the paper's (FedGenGMM with its sampling server step) */
+export const DEFAULT_METHODS: readonly Method[] = METHODS.filter((m) => m !== 'fedgengmm-hierarchical');
 
 export interface ExperimentConfig {
   clients: number;
@@ -56,6 +58,8 @@ export interface ExperimentConfig {
   clientKRange?: [number, number];
   covarianceType?: CovarianceType;
   h?: number;
+  /** 'fedgengmm-hierarchical': the virtual rows N (default: the training rows the clients hold) */
+  virtualSamples?: number;
   tol?: number;
   methods?: Method[];
   repeats?: number;
@@ -83,7 +87,7 @@ export interface RunScores {
   bytesUp: number;
   bytesDown: number;
   seconds: number;
-  /** FedGenGMM only: the server's share of `seconds` */
+  /** FedGenGMM (either server step) only: the server's share of `seconds` */
   serverSeconds: number;
 }
 
@@ -240,7 +244,7 @@ class KeepingFedGenGMMServer extends FedGenGMMServer {
  * Web Workers in a browser (runExperimentAsync).
  */
 function* experiment(data: LabelledData, c: ExperimentConfig, hooks: ExperimentHooks): Generator<ExperimentFederation, ExperimentReport, FederationResult> {
-  const methods = c.methods ?? [...METHODS];
+  const methods = c.methods ?? [...DEFAULT_METHODS];
   const repeats = c.repeats ?? 1;
   const seed = c.seed ?? 0;
   const cov = c.covarianceType ?? 'diag';
@@ -272,21 +276,25 @@ function* experiment(data: LabelledData, c: ExperimentConfig, hooks: ExperimentH
     for (const method of methods) {
       const t0 = performance.now();
       let result: RunScores;
-      if (method === 'fedgengmm' || method === 'local') {
-        // ids '0', '1', ... as fedGenGMM names its clients
+      if (method === 'fedgengmm' || method === 'fedgengmm-hierarchical' || method === 'local') {
+        // ids '0', '1', ... as fedGenGMM names its clients; the same client seed for both server steps: the same local models reach either
+        const hierarchical = method === 'fedgengmm-hierarchical';
         const specs: ClientSpec[] = clientData.map((data, i) => ({
           algorithm: 'fedgengmm',
           id: String(i),
           data,
           options: { kMin: clientRange[0], kMax: clientRange[1], covarianceType: cov, tol, seed: s + 4 },
         }));
-        const server = new KeepingFedGenGMMServer({ nComponents: c.components, kMin: c.kRange?.[0], kMax: c.kRange?.[1], covarianceType: cov, tol, h: c.h ?? 100, seed: s + 5, nFeatures: train.nCols });
+        const server = new KeepingFedGenGMMServer({
+          nComponents: c.components, kMin: c.kRange?.[0], kMax: c.kRange?.[1], covarianceType: cov, tol, h: c.h ?? 100, seed: s + 5, nFeatures: train.nCols,
+          ...(hierarchical ? { serverStep: 'hierarchical' as const, virtualSamples: c.virtualSamples } : {}),
+        });
         try {
           const run = (yield { method, repeat: r, server, specs, encoding }) as FederationResult<Aggregate>;
           excludedBy(method, run);
           const agg = run.model;
           try {
-            if (method === 'fedgengmm') {
+            if (method !== 'local') {
               const sc = score(agg.model);
               result = { ...ZERO, logLikelihood: sc.logLikelihood, aucPr: sc.aucPr!, rocAuc: sc.rocAuc!, rounds: run.traffic.rounds, bytesUp: run.traffic.bytesUp, bytesDown: run.traffic.bytesDown, serverSeconds: serverSeconds(run.history) };
             } else {
@@ -359,7 +367,7 @@ function clusterLabels(train: Matrix, c: ExperimentConfig, seed: number): Int32A
 /** Every key of ExperimentConfig (the compiler checks the list is complete). */
 const CONFIG_KEYS = optionKeys<ExperimentConfig>()({
   clients: true, partition: true, alpha: true, beta: true, classes: true, clusterClasses: true, pca: true, components: true, kRange: true, clientKRange: true,
-  covarianceType: true, h: true, tol: true, methods: true, repeats: true, seed: true, trainFraction: true, oodVariance: true, oodShare: true, encoding: true, onProgress: true,
+  covarianceType: true, h: true, virtualSamples: true, tol: true, methods: true, repeats: true, seed: true, trainFraction: true, oodVariance: true, oodShare: true, encoding: true, onProgress: true,
 });
 
 /** The labelled data, read once and checked: finite features, one label and one 0/1 anomaly flag per row where given. */
@@ -399,13 +407,14 @@ function readConfig(given: ExperimentConfig): ExperimentConfig {
     const lo = requireInteger(`${name}[0]`, a[0], 1, LIMITS.count);
     return [lo, requireInteger(`${name}[1]`, a[1], lo, LIMITS.count)];
   };
-  const methods = c.methods === undefined ? [...METHODS] : readArray('methods', c.methods, METHODS.length * 4).map((m) => m as Method);
+  const methods = c.methods === undefined ? [...DEFAULT_METHODS] : readArray('methods', c.methods, METHODS.length * 4).map((m) => m as Method);
   for (const m of methods) if (!METHODS.includes(m)) throw new InvalidParameterError(`unknown method ${formatValue(m)}; choose from ${METHODS.join(', ')}`);
   c.methods = methods;
   c.repeats = requireInteger('repeats', c.repeats ?? 1, 1, 10_000);
   requireInteger('clients', c.clients, 1, LIMITS.partitionRows);
   requireOneOf('partition', c.partition, ['iid', 'dirichlet', 'quantity', 'shift'] as const);
   for (const k of ['alpha', 'beta', 'oodVariance'] as const) if (c[k] !== undefined) requireNumber(k, c[k], 0);
+  if (c.virtualSamples !== undefined) requireNumber('virtualSamples', c.virtualSamples, 1);
   for (const k of ['classes', 'clusterClasses', 'pca', 'components', 'h'] as const) if (c[k] !== undefined) requireInteger(k, c[k], 1, LIMITS.count);
   c.kRange = pair('kRange', c.kRange);
   c.clientKRange = pair('clientKRange', c.clientKRange);

@@ -71,6 +71,11 @@ export interface WasmExports {
     cost: number, form: number, d: number, na: number, aMeans: number, aCovariances: number, aLabels: number, nb: number,
     bMeans: number, bCovariances: number, bLabels: number, out: number,
   ): number;
+  fm_hem_reduce(
+    covarianceType: number, d: number, n: number, weights: number, means: number, covariances: number, k: number,
+    virtualSamples: number, tol: number, maxIter: number, regCovar: number, nInit: number, meansInit: number, seedLo: number,
+    seedHi: number, outWeights: number, outMeans: number, outCovariances: number, outStats: number,
+  ): number;
   fm_pca_fit(
     x: number, n: number, d: number, k: number, outMean: number, outComponents: number, outVariance: number,
     outRatio: number, outNoise: number,

@@ -9,6 +9,7 @@ pub mod distributions;
 pub mod error;
 pub mod gaussian_costs;
 pub mod gmm;
+pub mod hem;
 pub mod kernels;
 pub mod fedgem;
 pub mod kdtree;

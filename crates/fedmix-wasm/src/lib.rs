@@ -20,6 +20,7 @@ mod dirichlet_multinomial;
 mod fedgem;
 mod gaussian_costs;
 mod gmm;
+mod hem;
 mod kernels;
 mod kmeans;
 mod mdm;

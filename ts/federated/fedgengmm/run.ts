@@ -35,7 +35,10 @@ export interface FedGenGMMResult {
   excluded: ExcludedClient[];
   /** the local models, when keepLocalModels (owned by the caller) */
   localModels: { client: string; model: GaussianMixture; nSamples: number }[];
+  /** rows drawn by the 'sample' server step (0 with 'hierarchical') */
   syntheticRows: number;
+  /** the virtual rows of the 'hierarchical' server step (0 with 'sample') */
+  virtualSamples: number;
   incomingComponents: number;
   /** wall time of the server's part: checking the uploads and aggregating */
   serverSeconds: number;
@@ -83,6 +86,7 @@ export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGM
       excluded: run.excluded,
       localModels,
       syntheticRows: agg.syntheticRows,
+      virtualSamples: agg.virtualSamples,
       incomingComponents: agg.incomingComponents,
       serverSeconds: serverSeconds(run.history),
       federation,

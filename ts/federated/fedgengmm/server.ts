@@ -10,6 +10,11 @@
  * re-weighted components), then each local model samples its share; that is the
  * same distribution, and keeps each local model's own covariance type.
  *
+ * With serverStep 'hierarchical' nothing is sampled: hierarchical EM
+ * (hierarchical.ts) reduces the union of the re-weighted components to the
+ * global K from their parameters, each standing for its share of
+ * virtualSamples rows (by default the rows the clients reported).
+ *
  * One round: the uploads that arrive before the round's deadline are the ones
  * aggregated (a client that misses it is a failure of the round, not of the run).
  */
@@ -18,13 +23,14 @@ import { ContributionError, FedmixError, formatValue, InvalidParameterError } fr
 import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
-import { optionKeys, requireInteger } from '../../validate.js';
+import { optionKeys, requireInteger, requireNumber, requireOneOf } from '../../validate.js';
 import { FeatureRange } from '../feature-range.js';
 import { gmmParams } from '../gmm-params.js';
 import { outliers } from '../robust.js';
 import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { checkFitOptions, type FedGenGMMClientOptions } from './client.js';
+import { hierarchicalEM, selectHierarchical, type WeightedMixture } from './hierarchical.js';
 import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, receiveLocalModel, TRAIN } from './messages.js';
 import { LIMITS } from '../../validate.js';
 import { requireModelSize } from '../limits.js';
@@ -51,13 +57,31 @@ export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
    * gets floor(maxSyntheticRows / components) rows (at least one)
    */
   maxSyntheticRows?: number;
+  /**
+   * how the global model is made: 'sample' (default, the paper's: EM on
+   * H x sum K_c rows drawn from the union) or 'hierarchical' (hierarchical EM
+   * on the components' parameters, no rows drawn; deterministic at a seed)
+   */
+  serverStep?: ServerStep;
+  /**
+   * 'hierarchical': the virtual rows N the union stands for, each component
+   * its share (default: the rows the clients reported). Larger N makes each
+   * component go more wholly to one global component.
+   */
+  virtualSamples?: number;
 }
+
+export const SERVER_STEPS = ['sample', 'hierarchical'] as const;
+export type ServerStep = (typeof SERVER_STEPS)[number];
 
 /** Every option of FedGenGMMServerOptions, for readOptions (the compiler checks it is complete). */
 export const FEDGENGMM_SERVER_KEYS = optionKeys<FedGenGMMServerOptions>()({
   kMin: true, kMax: true, covarianceType: true, criterion: true, nInit: true, tol: true, maxIter: true, regCovar: true, seed: true,
-  h: true, nComponents: true, nFeatures: true, onInvalidClient: true, featureRange: true, maxSyntheticRows: true,
+  h: true, nComponents: true, nFeatures: true, onInvalidClient: true, featureRange: true, maxSyntheticRows: true, serverStep: true, virtualSamples: true,
 });
+
+/** hierarchical EM's starts when nInit is not given: each costs sum K_c x K x d^2 per iteration, no rows */
+const HIERARCHICAL_N_INIT = 10;
 
 export interface Aggregate {
   model: GaussianMixture;
@@ -65,7 +89,19 @@ export interface Aggregate {
   clients: string[];
   /** sum of the clients' K_c */
   incomingComponents: number;
+  /** rows drawn ('sample'; 0 with 'hierarchical') */
   syntheticRows: number;
+  /** the virtual rows N of 'hierarchical' (0 with 'sample') */
+  virtualSamples: number;
+}
+
+interface Fitted {
+  model: GaussianMixture;
+  incoming: number;
+  /** synthetic rows drawn */
+  size: number;
+  /** virtual rows of the hierarchical step */
+  virtual: number;
 }
 
 interface Received {
@@ -87,6 +123,11 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
   constructor(given: FedGenGMMServerOptions) {
     if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
     const options = checkFitOptions(given, FEDGENGMM_SERVER_KEYS) as FedGenGMMServerOptions;
+    if (options.serverStep !== undefined) requireOneOf('serverStep', options.serverStep, SERVER_STEPS);
+    if (options.virtualSamples !== undefined) {
+      requireNumber('virtualSamples', options.virtualSamples, 0);
+      if (!(options.virtualSamples > 0 && options.virtualSamples <= Number.MAX_SAFE_INTEGER)) throw new InvalidParameterError(`virtualSamples must be positive and at most 2^53 - 1, got ${options.virtualSamples}`);
+    }
     const h = requireInteger('h', options.h ?? 100, 1, LIMITS.count);
     const d = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
     if (options.nComponents !== undefined) requireModelSize(requireInteger('nComponents', options.nComponents, 1, LIMITS.count), d, options.covarianceType ?? 'diag');
@@ -141,12 +182,12 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
    * blame (the fit succeeds without it), a ContributionError names it: the
    * runtime excludes it and aggregates the others again.
    */
-  aggregate(context: RoundContext, acceptedReplies: ReadonlyMap<string, Received>): { incomingComponents: number; syntheticRows: number } {
+  aggregate(context: RoundContext, acceptedReplies: ReadonlyMap<string, Received>): { incomingComponents: number; syntheticRows: number; virtualSamples: number } {
     const ctx = checkContext(context);
     const accepted = checkAccepted<Received>(acceptedReplies, this.made);
     const ids = [...accepted.keys()];
     const received = [...accepted.values()];
-    let fitted: { model: GaussianMixture; incoming: number; size: number };
+    let fitted: Fitted;
     try {
       fitted = this.fit(received);
     } catch (e) {
@@ -155,17 +196,18 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     }
     // the uploads are used up: the runtime discards them only when aggregate throws
     for (const r of received) r.model.dispose();
-    this.outcome = { model: fitted.model, clients: ids, incomingComponents: fitted.incoming, syntheticRows: fitted.size };
+    this.outcome = { model: fitted.model, clients: ids, incomingComponents: fitted.incoming, syntheticRows: fitted.size, virtualSamples: fitted.virtual };
     this.collectRound = ctx.round;
     this.phase = 'return';
-    return { incomingComponents: fitted.incoming, syntheticRows: fitted.size };
+    return { incomingComponents: fitted.incoming, syntheticRows: fitted.size, virtualSamples: fitted.virtual };
   }
 
-  /** The global model fitted on the synthetic rows of these uploads; changes nothing. */
-  private fit(received: Received[]): { model: GaussianMixture; incoming: number; size: number } {
+  /** The global model of these uploads, by the configured server step; changes nothing. */
+  private fit(received: Received[]): Fitted {
     const o = this.options;
     const total = received.reduce((t, r) => t + r.nSamples, 0);
     const incoming = received.reduce((t, r) => t + r.model.nComponents, 0);
+    if (o.serverStep === 'hierarchical') return this.reduce(received, total, incoming);
     const h = Math.max(1, Math.min(o.h, Math.floor(o.maxSyntheticRows / incoming)));
     const size = h * incoming;
     const rng = new Rng(o.seed);
@@ -183,7 +225,28 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
       o.nComponents !== undefined
         ? new GaussianMixture({ ...fit, nComponents: o.nComponents }).fit(synthetic)
         : selectGaussianMixture(synthetic, { ...fit, kMin: o.kMin ?? 1, kMax: o.kMax!, criterion: o.criterion ?? 'bic' }).best;
-    return { model, incoming, size };
+    return { model, incoming, size, virtual: 0 };
+  }
+
+  /** Hierarchical EM on the uploads' components, each client weighted by |D_c| / |D|. */
+  private reduce(received: Received[], total: number, incoming: number): Fitted {
+    const o = this.options;
+    const parts: WeightedMixture[] = received.map((r) => ({ model: r.model, share: r.nSamples / total }));
+    const virtualSamples = o.virtualSamples ?? total;
+    const fit = {
+      covarianceType: o.covarianceType ?? 'diag',
+      virtualSamples,
+      tol: o.tol ?? 1e-3,
+      maxIter: o.maxIter ?? 100,
+      regCovar: o.regCovar ?? 1e-6,
+      nInit: o.nInit ?? HIERARCHICAL_N_INIT,
+      seed: o.seed,
+    };
+    const r =
+      o.nComponents !== undefined
+        ? hierarchicalEM(parts, { ...fit, nComponents: o.nComponents })
+        : selectHierarchical(parts, { ...fit, kMin: o.kMin ?? 1, kMax: o.kMax!, criterion: o.criterion ?? 'bic' });
+    return { model: r.model, incoming, size: 0, virtual: virtualSamples };
   }
 
   /** After a failed fit: the upload on an outlying scale (robust.ts outliers) without which the fit succeeds, if any (at most three tried). */

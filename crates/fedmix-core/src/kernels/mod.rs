@@ -184,6 +184,25 @@ pub fn axpy(y: &mut [f64], x: &[f64], a: f64) {
     dispatch!(axpy(y, x, a))
 }
 
+/// sum over r, c < d of p[r * d + c] * (s[r * d + c] + u[r] * u[c]): tr(P (S + u u'))
+/// for d x d row-major P and S, the cost of one lower component under one
+/// upper component in hierarchical EM (crate::hem). Two lane sums run over
+/// every row's pairs of columns and a third takes odd widths' last column;
+/// then (lane 0 + lane 1) + tail, the same in both builds.
+pub fn trace_outer(p: &[f64], s: &[f64], u: &[f64], d: usize) -> f64 {
+    assert!(p.len() >= d * d && s.len() >= d * d && u.len() >= d);
+    dispatch!(trace_outer(p, s, u, d))
+}
+
+/// out[j] = sum over l < d, in order, of p[l * k + j] * (s[l] + (m[l] - c[l * k + j])^2)
+/// for j < k: tr(P_j (S + (m - c_j)(m - c_j)')) for one diagonal S (d
+/// variances) with mean m against k diagonal P_j with means c_j, stored
+/// feature-major (d rows of k). Lanes run across j, so no sum is split.
+pub fn trace_outer_diag(p: &[f64], c: &[f64], s: &[f64], m: &[f64], d: usize, k: usize, out: &mut [f64]) {
+    assert!(p.len() >= d * k && c.len() >= d * k && s.len() >= d && m.len() >= d && out.len() >= k);
+    dispatch!(trace_outer_diag(p, c, s, m, d, k, out))
+}
+
 /// g[k] += (q[k] as f64) * a for k < g.len().
 pub fn axpy_f32(g: &mut [f64], q: &[f32], a: f64) {
     assert!(q.len() >= g.len());

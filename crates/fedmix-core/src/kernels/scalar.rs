@@ -388,6 +388,42 @@ pub fn axpy(y: &mut [f64], x: &[f64], a: f64) {
     }
 }
 
+/// See mod.rs: lanes 0 and 1 over pairs of columns of every row, the odd
+/// column into the tail; mirrored by simd.rs.
+pub fn trace_outer(p: &[f64], s: &[f64], u: &[f64], d: usize) -> f64 {
+    let (mut a0, mut a1, mut tail) = (0.0, 0.0, 0.0);
+    for r in 0..d {
+        let (pr, sr, ur) = (&p[r * d..(r + 1) * d], &s[r * d..(r + 1) * d], u[r]);
+        let mut c = 0;
+        while c + 2 <= d {
+            a0 += pr[c] * (sr[c] + ur * u[c]);
+            a1 += pr[c + 1] * (sr[c + 1] + ur * u[c + 1]);
+            c += 2;
+        }
+        if c < d {
+            tail += pr[c] * (sr[c] + ur * u[c]);
+        }
+    }
+    (a0 + a1) + tail
+}
+
+pub fn trace_outer_diag(p: &[f64], c: &[f64], s: &[f64], m: &[f64], d: usize, k: usize, out: &mut [f64]) {
+    trace_outer_diag_from(p, c, s, m, d, k, 0, out)
+}
+
+/// trace_outer_diag for j in start..k (the SIMD version's odd last column).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn trace_outer_diag_from(p: &[f64], c: &[f64], s: &[f64], m: &[f64], d: usize, k: usize, start: usize, out: &mut [f64]) {
+    for j in start..k {
+        let mut acc = 0.0;
+        for l in 0..d {
+            let u = m[l] - c[l * k + j];
+            acc += p[l * k + j] * (s[l] + u * u);
+        }
+        out[j] = acc;
+    }
+}
+
 pub fn axpy_f32(g: &mut [f64], q: &[f32], a: f64) {
     for k in 0..g.len() {
         g[k] += q[k] as f64 * a;

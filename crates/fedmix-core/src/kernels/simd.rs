@@ -633,6 +633,40 @@ pub unsafe fn axpy(y: &mut [f64], x: &[f64], a: f64) {
     }
 }
 
+pub unsafe fn trace_outer(p: &[f64], s: &[f64], u: &[f64], d: usize) -> f64 {
+    let (pp, sp, up) = (p.as_ptr(), s.as_ptr(), u.as_ptr());
+    let mut acc = splat(0.0);
+    let mut tail = 0.0;
+    for r in 0..d {
+        let (pr, sr, ur) = (pp.add(r * d), sp.add(r * d), *up.add(r));
+        let uv = splat(ur);
+        let mut c = 0;
+        while c + 2 <= d {
+            acc = f64x2_add(acc, f64x2_mul(ld(pr.add(c)), f64x2_add(ld(sr.add(c)), f64x2_mul(uv, ld(up.add(c))))));
+            c += 2;
+        }
+        if c < d {
+            tail += *pr.add(c) * (*sr.add(c) + ur * *up.add(c));
+        }
+    }
+    (f64x2_extract_lane::<0>(acc) + f64x2_extract_lane::<1>(acc)) + tail
+}
+
+pub unsafe fn trace_outer_diag(p: &[f64], c: &[f64], s: &[f64], m: &[f64], d: usize, k: usize, out: &mut [f64]) {
+    let (pp, cp, op) = (p.as_ptr(), c.as_ptr(), out.as_mut_ptr());
+    let mut j = 0;
+    while j + 2 <= k {
+        let mut acc = splat(0.0);
+        for l in 0..d {
+            let u = f64x2_sub(splat(m[l]), ld(cp.add(l * k + j)));
+            acc = f64x2_add(acc, f64x2_mul(ld(pp.add(l * k + j)), f64x2_add(splat(s[l]), f64x2_mul(u, u))));
+        }
+        st(op.add(j), acc);
+        j += 2;
+    }
+    scalar::trace_outer_diag_from(p, c, s, m, d, k, j, out);
+}
+
 pub unsafe fn axpy_f32(g: &mut [f64], q: &[f32], a: f64) {
     let n = g.len();
     let (gp, qp) = (g.as_mut_ptr(), q.as_ptr());
