@@ -38,9 +38,11 @@ const LIMITS = {
    * raised from 490 KB to 510 KB for esbuild's keepNames (18 KB of __name calls, 500 KB measured), so that
    * classes print as Matrix, not _Matrix (issue 15 item 6);
    * raised from 510 KB to 525 KB when the FedGenGMM experiment runner became public for the browser demo
-   * (runFedGenGMMExperiment, labelledFromCsv: 502 KB before, 519 KB measured; issue 15 item 4)
+   * (runFedGenGMMExperiment, labelledFromCsv: 502 KB before, 519 KB measured; issue 15 item 4);
+   * raised from 525 KB to 555 KB when strict options everywhere (compiler-complete key lists), FedGEM's
+   * variance estimate and FedGenGMM's hierarchical server step landed together (528 KB measured)
    */
-  javascript: 525 * KB,
+  javascript: 555 * KB,
 };
 
 /** The start of every module, "\0asm" and version 1, as base64: what an embedded build begins with. */

@@ -92,7 +92,7 @@ const RECORDS: Array<[RegExp, string]> = [
   [/^scoreMixture \[2\]$/, 'test rows { X, anomaly }'],
   [/^(ClientGraph|communities|modularity) \[0\]$/, 'a graph { nodes, edges }'],
   [/^(trainCommunities|fedAvg|fedDistr) \[0\.0[\].]/, "a client's data"],
-  [/^(runCommunityExperiment|runFedDistrExperiment) \[0[\].]/, 'a dataset'],
+  [/^(runCommunityExperiment|runFedDistrExperiment|runFedGenGMMExperiment|runFedGenGMMExperimentSync) \[0[\].]/, 'a dataset'],
   [/^(communityMembership|mergedCommunityAuc) \[[12][\].]/, 'a map from client id to a class or an AUC'],
   [/^toArrowTable \[0\]$/, 'columns by the names the caller chooses'],
   [/^SecureSum(#add)? \[0\]$/, "a map from a sum's names to lengths; a contribution to those sums"],

@@ -71,8 +71,9 @@ export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
   virtualSamples?: number;
 }
 
-export const SERVER_STEPS = ['sample', 'hierarchical'] as const;
-export type ServerStep = (typeof SERVER_STEPS)[number];
+/** how the server makes the global model (see FedGenGMMServerOptions.serverStep) */
+export type ServerStep = 'sample' | 'hierarchical';
+export const SERVER_STEPS: readonly ServerStep[] = ['sample', 'hierarchical'];
 
 /** Every option of FedGenGMMServerOptions, for readOptions (the compiler checks it is complete). */
 export const FEDGENGMM_SERVER_KEYS = optionKeys<FedGenGMMServerOptions>()({
