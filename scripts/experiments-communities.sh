@@ -14,7 +14,7 @@
 #   a: Fashion-MNIST, p = 9 (90 clients of 666 rows), 10 FedAvg rounds of one epoch
 #   b: letter.csv (26 letters, 80/20 split), p = 3 and 9, 10 rounds (the paper's budget)
 #   c: letter.csv, p = 3 and 9, 40 rounds (the budget small clients need)
-#   d: Fashion-MNIST, p = 18, 27, 36 (Tables III/IV's sweep; each about as long as a)
+#   d: Fashion-MNIST, p = 18, 27, 36 (Tables III/IV's sweep; 19-34 minutes each here)
 #   e: letter.csv, p = 3 and 9, 40 rounds, the GMM detector (one full-covariance
 #      component; fedmix's option, sharing mixture parameters instead of rows)
 # On the shared 2-core machine a took about an hour (the association of each q
