@@ -15,7 +15,7 @@ import { hierarchicalEM, type WeightedMixture } from '../ts/federated/fedgengmm/
 import { COV_CODE, type CovarianceType } from '../ts/models/gaussian-mixture.js';
 import { withScope } from '../ts/wasm/memory.js';
 import { resetForTests } from '../ts/wasm/loader.js';
-import { fixture } from './helpers.js';
+import { blob, fixture } from './helpers.js';
 
 interface Case {
   name: string;
@@ -172,16 +172,6 @@ describe('the reduction', () => {
 });
 
 // ---- the federated run
-/** n rows around `center` with spread s, from a fixed xorshift stream. */
-function blob(n: number, center: number[], s: number, seed: number): Matrix {
-  let x = seed >>> 0 || 1;
-  const u = () => {
-    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
-    return (x + 0.5) / 2 ** 32;
-  };
-  const g = () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
-  return Matrix.fromRows(Array.from({ length: n }, () => center.map((c) => c + s * g())));
-}
 const A = [0, 0];
 const B = [6, 0];
 const C = [0, 6];

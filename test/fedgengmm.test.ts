@@ -31,22 +31,12 @@ import {
 import { gmmParams } from '../ts/federated/gmm-params.js';
 import { GLOBAL_MODEL, LOCAL_MODEL, TRAIN } from '../ts/federated/fedgengmm/messages.js';
 import { wasm } from '../ts/wasm/loader.js';
-import { Recording, editPayload } from './helpers.js';
+import { blob, Recording, editPayload } from './helpers.js';
 
 beforeAll(async () => {
   await init();
 });
 
-/** n rows around `center` with spread s, from a fixed xorshift stream. */
-function blob(n: number, center: number[], s: number, seed: number): Matrix {
-  let x = seed >>> 0 || 1;
-  const u = () => {
-    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
-    return (x + 0.5) / 2 ** 32;
-  };
-  const g = () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
-  return Matrix.fromRows(Array.from({ length: n }, () => center.map((c) => c + s * g())));
-}
 
 const A = [0, 0];
 const B = [6, 0];

@@ -43,6 +43,14 @@ import { xorshift32 } from './support/xorshift.mjs';
 
 export { xorshift32 };
 
+/** n rows around `center` with spread s, from a fixed xorshift stream (Box-Muller). */
+export function blob(n: number, center: number[], s: number, seed: number): Matrix {
+  const next = xorshift32(seed);
+  const u = () => (next() + 0.5) / 2 ** 32;
+  const g = () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
+  return Matrix.fromRows(Array.from({ length: n }, () => center.map((c) => c + s * g())));
+}
+
 /** Seeded data for tests that need some rows: k shifted Gaussian blobs. */
 export function blobs(n: number, d: number, k: number, seed: number, spread = 4): Matrix {
   const next = xorshift32(seed);

@@ -43,6 +43,7 @@ import { entangled } from '../partition/entangled.js';
 import { Rng } from '../random.js';
 import { readGaussianNoise } from '../federated/gaussian-noise.js';
 import { guardRead, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../validate.js';
+import { drive, driveAsync } from './drive.js';
 
 /** Rows labelled with their base distribution (subclass) and their task class (superclass). */
 export interface SubclassData {
@@ -489,19 +490,7 @@ function fitEncoder(c: FedDistrExperimentConfig, r: Resolved, publicX: Matrix, s
  * ```
  */
 export function runFedDistrExperiment(data: FedDistrExperimentData, config: FedDistrExperimentConfig): FedDistrExperimentReport {
-  const steps = experiment(data, config);
-  let step = steps.next();
-  while (!step.done) {
-    let answer: unknown;
-    try {
-      answer = runSimulation(step.value);
-    } catch (e) {
-      step = steps.throw(e);
-      continue;
-    }
-    step = steps.next(answer);
-  }
-  return step.value;
+  return drive(experiment(data, config), runSimulation);
 }
 
 /** Runs one simulation somewhere (simulateOverMqtt: over a broker), disposes its clients, and resolves with its result. */
@@ -515,19 +504,7 @@ export type SimulationRunner = <M, R>(simulation: Simulation<M, R>) => Promise<R
  */
 export async function runFedDistrExperimentWith(data: FedDistrExperimentData, config: FedDistrExperimentConfig, runner: SimulationRunner): Promise<FedDistrExperimentReport> {
   if (typeof runner !== 'function') throw new InvalidParameterError(`runner must be a function that runs a simulation, got ${formatValue(runner)}`);
-  const steps = experiment(data, config);
-  let step = steps.next();
-  while (!step.done) {
-    let answer: unknown;
-    try {
-      answer = await runner(step.value);
-    } catch (e) {
-      step = steps.throw(e);
-      continue;
-    }
-    step = steps.next(answer);
-  }
-  return step.value;
+  return driveAsync(experiment(data, config), runner);
 }
 
 /** Every field of FedDistrExperimentConfig, for readOptions (the compiler checks it is complete). */

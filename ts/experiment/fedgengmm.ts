@@ -27,6 +27,7 @@ import { KMeans } from '../models/kmeans.js';
 import { selectGaussianMixture } from '../models/select.js';
 import { Rng } from '../random.js';
 import { guardRead, LIMITS, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf } from '../validate.js';
+import { drive, driveAsync } from './drive.js';
 import type { LabelledData } from './dataset.js';
 import { partitionRows, type PartitionScheme } from './partitioning.js';
 
@@ -486,19 +487,7 @@ function runInProcess(job: ExperimentFederation): FederationResult {
 export function runExperiment(data: LabelledData, config: ExperimentConfig, hooks: ExperimentHooks = {}): ExperimentReport {
   const h = readOptions(hooks, ['onRun']) as ExperimentHooks;
   checkHook('onRun', h.onRun);
-  const steps = experiment(readLabelledData(data), readConfig(config), h);
-  let step = steps.next();
-  while (!step.done) {
-    let answer: FederationResult;
-    try {
-      answer = runInProcess(step.value);
-    } catch (e) {
-      step = steps.throw(e);
-      continue;
-    }
-    step = steps.next(answer);
-  }
-  return step.value;
+  return drive(experiment(readLabelledData(data), readConfig(config), h), runInProcess);
 }
 
 /**
@@ -510,20 +499,7 @@ export function runExperiment(data: LabelledData, config: ExperimentConfig, hook
 export async function runExperimentAsync(data: LabelledData, config: ExperimentConfig, options: ExperimentRunOptions = {}): Promise<ExperimentReport> {
   const o = readOptions(options, ['clients', 'onRound', 'onRun']) as ExperimentRunOptions;
   for (const k of ['clients', 'onRound', 'onRun'] as const) checkHook(k, o[k]);
-  const steps = experiment(readLabelledData(data), readConfig(config), o);
-  let step = steps.next();
-  while (!step.done) {
-    const job = step.value;
-    let answer: FederationResult;
-    try {
-      answer = await runFederated(job, o);
-    } catch (e) {
-      step = steps.throw(e);
-      continue;
-    }
-    step = steps.next(answer);
-  }
-  return step.value;
+  return driveAsync(experiment(readLabelledData(data), readConfig(config), o), (job) => runFederated(job, o));
 }
 
 async function runFederated(job: ExperimentFederation, o: ExperimentRunOptions): Promise<FederationResult> {
