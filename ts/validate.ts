@@ -135,6 +135,15 @@ function readFailure(what: string, e: unknown, Err: ErrorClass): unknown {
 }
 
 /**
+ * Array.isArray of something the caller passed, asked under guardRead: on a
+ * revoked Proxy Array.isArray throws a TypeError, which becomes an `Err`
+ * naming `name` (as every other read of a caller's value does).
+ */
+export function isArray(name: string, value: unknown, Err: ErrorClass = InvalidParameterError): value is readonly unknown[] {
+  return guardRead(name, () => Array.isArray(value), Err);
+}
+
+/**
  * The options object of a public call, read once: undefined gives {}, anything
  * but an object is an InvalidParameterError, and each of `keys` (by default
  * every own enumerable key) is read here, under guardRead, so later code sees

@@ -12,7 +12,7 @@
  * matrix (0 rows or 0 columns) gives an empty assignment, as in scipy.
  */
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { guardRead, isFloat64Array, LIMITS, readOptions, requireBoolean, requireLength } from '../validate.js';
+import { guardRead, isArray, isFloat64Array, LIMITS, readOptions, requireBoolean, requireLength } from '../validate.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
 
 export interface LinearSumAssignmentOptions {
@@ -100,14 +100,14 @@ function costShape(cost: unknown, shape: unknown): [number, number] {
     }
     return given;
   }
-  if (!guardRead('cost', () => Array.isArray(cost), InvalidDataError)) {
+  if (!isArray('cost', cost, InvalidDataError)) {
     throw new InvalidDataError(`cost must be a number[][] (one array per row) or a row-major Float64Array with options.shape, got ${formatValue(cost)}`);
   }
   const nr = requireLength('cost', cost, LIMITS.values, InvalidDataError);
   let nc = 0;
   for (let i = 0; i < nr; i++) {
     const row: unknown = guardRead(`cost[${i}]`, () => (cost as unknown[])[i], InvalidDataError);
-    if (!guardRead(`cost[${i}]`, () => Array.isArray(row), InvalidDataError) && !ArrayBuffer.isView(row)) {
+    if (!isArray(`cost[${i}]`, row, InvalidDataError) && !ArrayBuffer.isView(row)) {
       throw new InvalidDataError(`cost[${i}] is ${formatValue(row)}, not an array; cost must be a number[][] with one array per row`);
     }
     const len = requireLength(`cost[${i}]`, row, LIMITS.values, InvalidDataError);

@@ -12,7 +12,7 @@
 import { Dictionary, Field, FixedSizeList, Float64, Int32, makeData, makeVector, Table, tableFromIPC, Utf8, vectorFromArray, type Vector } from 'apache-arrow';
 import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { Matrix } from './matrix.js';
-import { guardRead, MAX_VALUES, readOptions, requireLength, requireOneOf } from '../validate.js';
+import { guardRead, isArray, MAX_VALUES, readOptions, requireLength, requireOneOf } from '../validate.js';
 
 /** An Arrow vector (column) of any apache-arrow version, as fedmix reads it. */
 export interface ArrowVectorLike {
@@ -384,7 +384,7 @@ export type ArrowColumnInput = ArrayLike<number> | readonly string[] | Matrix | 
  * the columns score, label, proba_0, proba_1, ...; all of one length.
  */
 export function toArrowTable(columns: Record<string, ArrowColumnInput>): Table {
-  if (!isObject(columns) || guardRead('columns', () => Array.isArray(columns)) || ArrayBuffer.isView(columns)) {
+  if (!isObject(columns) || isArray('columns', columns) || ArrayBuffer.isView(columns)) {
     throw new InvalidParameterError(`toArrowTable takes an object of named columns, got ${formatValue(columns)}`);
   }
   const names = guardRead('columns', () => Object.keys(columns));

@@ -7,7 +7,7 @@
 import { tableFromArrays, type Table } from 'apache-arrow';
 import { isArrowBytes, isTableNamed, tableColumns, type ArrowColumnsOptions, type ArrowTableLike, type ArrowVectorLike } from './arrow.js';
 import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { guardRead, isDetached, isFloat64Array, MAX_VALUES, requireLength, requireVector } from '../validate.js';
+import { guardRead, isArray, isDetached, isFloat64Array, MAX_VALUES, requireLength, requireVector } from '../validate.js';
 
 /**
  * Anything fedmix accepts as a data matrix: a Matrix, rows of numbers, an
@@ -135,8 +135,7 @@ export class Matrix {
   /** Any MatrixLike as a Matrix (a Matrix is returned as is, not copied). */
   static from(x: MatrixLike): Matrix {
     if (Matrix.isMatrix(x)) return x.intact();
-    // Array.isArray throws on a revoked Proxy
-    if (guardRead('X', () => Array.isArray(x), InvalidDataError)) return Matrix.fromRows(x as ArrayLike<number>[]);
+    if (isArray('X', x, InvalidDataError)) return Matrix.fromRows(x as ArrayLike<number>[]);
     if (isArrowBytes(x) || isTableNamed(x, 'X')) return Matrix.fromArrow(x);
     throw new InvalidDataError(`expected a Matrix, an array of rows, an Arrow Table or Arrow IPC bytes, got ${formatValue(x)}`);
   }

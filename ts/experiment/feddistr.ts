@@ -42,7 +42,7 @@ import { runSimulation, type Simulation } from '../federated/simulation.js';
 import { entangled } from '../partition/entangled.js';
 import { Rng } from '../random.js';
 import { readGaussianNoise } from '../federated/gaussian-noise.js';
-import { guardRead, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../validate.js';
+import { guardRead, isArray, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../validate.js';
 
 /** Rows labelled with their base distribution (subclass) and their task class (superclass). */
 export interface SubclassData {
@@ -107,7 +107,7 @@ export function groupSubclasses(X: Matrix, subclassOfRow: readonly string[], how
       return String(v);
     });
   const h = readOptions(how as { groups?: unknown; superclasses?: unknown }, ['groups', 'superclasses'], 'how');
-  if (Array.isArray(how) || (h.groups === undefined) === (h.superclasses === undefined)) throw new InvalidParameterError(`how must be { groups } or { superclasses }, got ${formatValue(how)}`);
+  if (isArray('how', how) || (h.groups === undefined) === (h.superclasses === undefined)) throw new InvalidParameterError(`how must be { groups } or { superclasses }, got ${formatValue(how)}`);
   const subclassOfRowNames = names('subclassOfRow (one per row)', subclassOfRow, n);
   if (subclassOfRowNames.length !== n) throw new InvalidDataError(`${n} rows but ${subclassOfRowNames.length} subclass labels`);
   const subclassNames = [...new Set(subclassOfRowNames)].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
@@ -147,7 +147,7 @@ export function groupSubclasses(X: Matrix, subclassOfRow: readonly string[], how
 /** Fashion-MNIST rows with their ten classes as subclasses of five task classes (or of `groups`, class names as FASHION_MNIST_CLASSES spells them). */
 export function fashionMnistSubclasses(fm: FashionMnist, groups: readonly (readonly string[])[] = FASHION_MNIST_TASK_GROUPS): SubclassData {
   const { X, labels, classNames } = readRecord(fm, ['X', 'labels', 'classNames'], 'fm');
-  if (!labels || !Array.isArray(classNames)) throw new InvalidParameterError(`fm must be a Fashion-MNIST split ({ X, labels, classNames }, as loadFashionMnist gives), got ${formatValue(fm)}`);
+  if (!labels || !isArray('fm.classNames', classNames)) throw new InvalidParameterError(`fm must be a Fashion-MNIST split ({ X, labels, classNames }, as loadFashionMnist gives), got ${formatValue(fm)}`);
   const names = Array.from(requireVector('fm.labels', labels), (l) => {
     const name = classNames[l];
     if (typeof name !== 'string') throw new InvalidParameterError(`fm.labels holds ${formatValue(l)}, which names no class of fm.classNames`);
@@ -426,7 +426,7 @@ function checkSubclassData(d: FedDistrExperimentData): void {
     if (!(ArrayBuffer.isView(a) && a instanceof Int32Array) || a.length !== rows) throw new InvalidDataError(`${name} must be an Int32Array of ${rows} codes, one per row`);
     for (const v of a) if (!(v >= 0 && v < count)) throw new InvalidDataError(`${name} holds ${v}; codes run from 0 to ${count - 1}`);
   };
-  if (!Array.isArray(t.subclassNames) || !Array.isArray(t.taskNames)) throw new InvalidParameterError('data.train needs subclassNames and taskNames');
+  if (!isArray('data.train.subclassNames', t.subclassNames) || !isArray('data.train.taskNames', t.taskNames)) throw new InvalidParameterError('data.train needs subclassNames and taskNames');
   codes('data.train.subclasses', t.subclasses, t.subclassNames.length, n);
   codes('data.train.tasks', t.tasks, t.taskNames.length, n);
   if (d.test) {
