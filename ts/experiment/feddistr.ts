@@ -418,6 +418,18 @@ function resolve(c: FedDistrExperimentConfig): Resolved {
 }
 
 /** The data's shapes agree: one subclass and one task class per row, codes within the names, test and public rows of the same width. */
+/**
+ * The experiment's data, its nested records read once (readRecord): later
+ * code, which copies data.train with a spread, then meets no getter or Proxy.
+ */
+function readExperimentData(data: FedDistrExperimentData): FedDistrExperimentData {
+  const d = readRecord(data, ['train', 'test', 'public'], 'data');
+  if (!d.train) throw new InvalidParameterError('data.train is missing: the rows dealt to clients, with subclasses and tasks');
+  const train = readRecord(d.train, ['X', 'subclasses', 'tasks', 'subclassNames', 'taskNames'], 'data.train') as SubclassData;
+  const test = d.test === undefined ? undefined : (readRecord(d.test, ['X', 'tasks'], 'data.test') as FedDistrExperimentData['test']);
+  return { train, test, public: d.public };
+}
+
 function checkSubclassData(d: FedDistrExperimentData): void {
   const t = d.train;
   if (!Matrix.isMatrix(t.X)) throw new InvalidParameterError('data.train.X must be a Matrix');
@@ -550,8 +562,7 @@ function* experiment(data: FedDistrExperimentData, config: FedDistrExperimentCon
   const c = readOptions(config, CONFIG_KEYS) as FedDistrExperimentConfig;
   if (c.privacy !== undefined) readGaussianNoise(c.privacy, 'config.privacy');
   const r = resolve(c);
-  const d0 = readRecord(data, ['train', 'test', 'public'], 'data') as FedDistrExperimentData;
-  if (!d0.train) throw new InvalidParameterError('data.train is missing: the rows dealt to clients, with subclasses and tasks');
+  const d0 = readExperimentData(data);
   guardRead('data', () => checkSubclassData(d0));
   const T = d0.train.taskNames.length;
   const runs: RepeatRun[] = [];
