@@ -12,7 +12,7 @@
  * matrix (0 rows or 0 columns) gives an empty assignment, as in scipy.
  */
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { guardRead, isArray, isFloat64Array, LIMITS, readOptions, requireBoolean, requireLength } from '../validate.js';
+import { guardRead, isArray, isDetached, isFloat64Array, LIMITS, readOptions, requireBoolean, requireLength } from '../validate.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
 
 export interface LinearSumAssignmentOptions {
@@ -76,6 +76,9 @@ export function linearSumAssignment(cost: number[][] | Float64Array, options: Li
         },
         InvalidDataError,
       );
+      // the caller's getters or Proxy traps ran above: had one grown WASM memory
+      // (a fedmix call), the writes went to a detached view and the core would read garbage
+      if (isDetached(view)) throw new InvalidDataError('cost grew WASM memory while it was read (a getter or Proxy trap calling fedmix); pass plain numbers');
     }
     s.check(s.w.fm_linear_sum_assignment(costPtr, nr, nc, maximize ? 1 : 0, rows, cols, total));
     return {
