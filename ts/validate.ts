@@ -232,6 +232,12 @@ export function isDetached(a: { slice(start: number, end: number): unknown }): b
   }
 }
 
+/** `a` itself, unless its buffer was transferred away: then an `Err` naming `name` (copying it would throw a TypeError). */
+export function requireAttached<T extends { slice(start: number, end: number): unknown }>(name: string, a: T, Err: ErrorClass = InvalidParameterError): T {
+  if (isDetached(a)) throw new Err(`${name}'s ArrayBuffer was transferred (detached); pass data that stays with this thread`);
+  return a;
+}
+
 /**
  * Whether `value` is a Float64Array, asked without running a Proxy trap
  * (`instanceof` alone runs getPrototypeOf, which a hostile Proxy makes throw).
