@@ -4,11 +4,14 @@
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import {
+  DemClient,
+  FedDistrClient,
   GaussianMixture,
   init,
   InvalidDataError,
   InvalidParameterError,
   KMeans,
+  LocalDetector,
   Matrix,
   MinMaxScaler,
   NotFittedError,
@@ -208,6 +211,21 @@ describe('a revoked Proxy', () => {
     expectClean(() => Matrix.from(revoked()), InvalidDataError, /X could not be read/);
     expectClean(() => new KMeans({ nClusters: 2 }).fit(revoked()), InvalidDataError, /could not be read/);
   });
+});
+
+test('a Matrix whose buffer was transferred is an InvalidDataError wherever a matrix is taken', () => {
+  // found by test/hostile-api.test.ts (seeds 3 and 10 at 6000 runs: FedDistrClient, DemClient), where intact() had let one through
+  const detached = () => {
+    const m = Matrix.zeros(4, 2);
+    structuredClone(m.data.buffer, { transfer: [m.data.buffer] });
+    return m;
+  };
+  const message = /ArrayBuffer was transferred \(detached\)/;
+  expectClean(() => detached().intact(), InvalidDataError, message);
+  expectClean(() => new FedDistrClient('0', detached(), { labels: [0, 1, 0, 1] }), InvalidDataError, message);
+  expectClean(() => new DemClient('0', detached()), InvalidDataError, message);
+  expectClean(() => new LocalDetector({ kind: 'gmm' }).fit(detached()), InvalidDataError, message);
+  expectClean(() => new KMeans({ nClusters: 2 }).fit(detached()), InvalidDataError, message);
 });
 
 test('1,000 fit/dispose cycles leave WASM memory flat', () => {
