@@ -128,7 +128,7 @@ function candidates(options: SelectMdmOptions): number[] {
     ks = Array.from({ length: b - a + 1 }, (_, i) => a + i);
   } else {
     const given = options.kValues ?? [1, 2, 3, 4, 5, 6];
-    ks = (isArray('kValues', given) ? readArray('kValues', given, LIMITS.count) : []) as number[];
+    ks = (isArray('kValues', given) ? readArray('kValues', given, LIMITS.candidates) : []) as number[];
     if (ks.length === 0) throw new InvalidParameterError('kValues must be a non-empty array of integers >= 1');
     ks.forEach((k, i) => requireInteger(`kValues[${i}]`, k, 1, LIMITS.count));
   }
