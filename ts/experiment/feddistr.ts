@@ -42,7 +42,7 @@ import { runSimulation, type Simulation } from '../federated/simulation.js';
 import { entangled } from '../partition/entangled.js';
 import { Rng } from '../random.js';
 import { readGaussianNoise } from '../federated/gaussian-noise.js';
-import { guardRead, isArray, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../validate.js';
+import { guardRead, isArray, LIMITS, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../validate.js';
 
 /** Rows labelled with their base distribution (subclass) and their task class (superclass). */
 export interface SubclassData {
@@ -387,8 +387,8 @@ interface Resolved {
 }
 
 function resolve(c: FedDistrExperimentConfig): Resolved {
-  const models = (c.models ?? [...GLOBAL_MODELS]).map((m) => requireOneOf('models[]', m, GLOBAL_MODELS));
-  const baselines = (c.baselines ?? [...BASELINES]).map((m) => requireOneOf('baselines[]', m, BASELINES));
+  const models = readArray('models', c.models ?? [...GLOBAL_MODELS], LIMITS.candidates).map((m) => requireOneOf('models[]', m, GLOBAL_MODELS));
+  const baselines = readArray('baselines', c.baselines ?? [...BASELINES], LIMITS.candidates).map((m) => requireOneOf('baselines[]', m, BASELINES));
   const fraction = (name: string, v: number | undefined, dflt: number) => {
     const x = requireNumber(name, v ?? dflt, 0);
     if (!(x < 1)) throw new InvalidParameterError(`${name} is ${x}; it must be below 1`);
@@ -408,7 +408,7 @@ function resolve(c: FedDistrExperimentConfig): Resolved {
     batchSize: requireInteger('batchSize', c.batchSize ?? 32, 1),
     learningRate: requirePositive('learningRate', c.learningRate ?? 0.05),
     mu: requireNumber('mu', c.mu ?? 0.01, 0),
-    hiddenLayers: (c.hiddenLayers ?? [64]).map((w, i) => requireInteger(`hiddenLayers[${i}]`, w, 1)),
+    hiddenLayers: readArray('hiddenLayers', c.hiddenLayers ?? [64], LIMITS.networkLayers).map((w, i) => requireInteger(`hiddenLayers[${i}]`, w, 1)),
     mlpEpochs: requireInteger('mlpEpochs', c.mlpEpochs ?? 100, 1),
     testFraction: fraction('testFraction', c.testFraction, 0.2),
     publicFraction: fraction('publicFraction', c.publicFraction, 0.1),
