@@ -249,6 +249,19 @@ describe('results as Arrow, built with the apache-arrow of the project', () => {
     gm.dispose();
   });
 
+  test('a typed array whose buffer was transferred is an InvalidParameterError from toArrowVector and toArrowTable, as is a Matrix given as the columns', () => {
+    // found by test/hostile-api.test.ts, seed 9 at 6000 runs: toArrowTable(matrix) took matrix.data as a column and copied it
+    const detached = () => {
+      const m = Matrix.zeros(4, 2);
+      structuredClone(m.data.buffer, { transfer: [m.data.buffer] });
+      return m;
+    };
+    expect(() => toArrowVector(detached().data)).toThrow(/values's ArrayBuffer was transferred/);
+    expect(() => toArrowTable({ x: detached().data })).toThrow(InvalidParameterError);
+    expect(() => toArrowTable(detached() as never)).toThrow(InvalidParameterError);
+    expect(() => toArrowTable({ m: detached() })).toThrow(/transferred/);
+  });
+
   test('toArrowVector keeps the typed array type; codes with classes become the class values', () => {
     expect(String(toArrowVector(Int32Array.of(1, 2)).type)).toBe('Int32');
     expect(String(toArrowVector([0.5, 1]).type)).toBe('Float64');

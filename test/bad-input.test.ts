@@ -4,13 +4,19 @@
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import {
+  DemClient,
+  FedDistrClient,
   GaussianMixture,
   init,
   InvalidDataError,
   InvalidParameterError,
   KMeans,
+  LocalDetector,
   Matrix,
+  MinMaxScaler,
   NotFittedError,
+  PCA,
+  StandardScaler,
   DisposedError,
   NumericalError,
   selectGaussianMixture,
@@ -168,6 +174,58 @@ describe('KMeans and selection', () => {
     expectClean(() => selectGaussianMixture(good, { kMax: 2, covarianceTypes: [] }), InvalidParameterError, /at least one/);
     expectClean(() => selectGaussianMixture([[1, 2], [1, 2], [1, 2]], { kMin: 2, kMax: 3 }), InvalidDataError, /distinct/);
   });
+});
+
+describe('a revoked Proxy', () => {
+  // Array.isArray throws a TypeError on a revoked Proxy; found by test/hostile-api.test.ts, seed 7 at 6000 runs
+  const revoked = (): never => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    return proxy as never;
+  };
+  const saved = (): [string, (json: never) => unknown, Record<string, unknown>][] => {
+    const X = blobs(60, 3, 2, 5);
+    const km = new KMeans({ nClusters: 2, seed: 1 }).fit(X);
+    const gm = new GaussianMixture({ nComponents: 2, seed: 1 }).fit(X);
+    const out: [string, (json: never) => unknown, Record<string, unknown>][] = [
+      ['StandardScaler', StandardScaler.fromJSON, new StandardScaler().fit(X).toJSON() as never],
+      ['MinMaxScaler', MinMaxScaler.fromJSON, new MinMaxScaler().fit(X).toJSON() as never],
+      ['PCA', PCA.fromJSON, new PCA({ nComponents: 2 }).fit(X).toJSON() as never],
+      ['KMeans', KMeans.fromJSON, km.toJSON() as never],
+      ['GaussianMixture', GaussianMixture.fromJSON, gm.toJSON() as never],
+    ];
+    gm.dispose();
+    return out;
+  };
+
+  test('as a saved model, or as any field of one, is an InvalidParameterError from fromJSON', () => {
+    for (const [name, fromJSON, json] of saved()) {
+      expectClean(() => fromJSON(revoked()), InvalidParameterError, /could not be read/);
+      const fields = Object.keys(json).filter((k) => Array.isArray(json[k]));
+      expect(fields.length, `${name} saves arrays`).toBeGreaterThan(0);
+      for (const key of fields) expectClean(() => fromJSON({ ...json, [key]: revoked() } as never), InvalidParameterError, new RegExp(`${key}.* could not be read`));
+    }
+  });
+
+  test('as data is an InvalidDataError', () => {
+    expectClean(() => Matrix.from(revoked()), InvalidDataError, /X could not be read/);
+    expectClean(() => new KMeans({ nClusters: 2 }).fit(revoked()), InvalidDataError, /could not be read/);
+  });
+});
+
+test('a Matrix whose buffer was transferred is an InvalidDataError wherever a matrix is taken', () => {
+  // found by test/hostile-api.test.ts (seeds 3 and 10 at 6000 runs: FedDistrClient, DemClient), where intact() had let one through
+  const detached = () => {
+    const m = Matrix.zeros(4, 2);
+    structuredClone(m.data.buffer, { transfer: [m.data.buffer] });
+    return m;
+  };
+  const message = /ArrayBuffer was transferred \(detached\)/;
+  expectClean(() => detached().intact(), InvalidDataError, message);
+  expectClean(() => new FedDistrClient('0', detached(), { labels: [0, 1, 0, 1] }), InvalidDataError, message);
+  expectClean(() => new DemClient('0', detached()), InvalidDataError, message);
+  expectClean(() => new LocalDetector({ kind: 'gmm' }).fit(detached()), InvalidDataError, message);
+  expectClean(() => new KMeans({ nClusters: 2 }).fit(detached()), InvalidDataError, message);
 });
 
 test('1,000 fit/dispose cycles leave WASM memory flat', () => {

@@ -702,6 +702,14 @@ describe('raw wire replies', () => {
 });
 
 describe('options', () => {
+  test('init given as parameters is read once, under guard: a throwing Proxy or getter is an InvalidParameterError', () => {
+    // found by test/hostile-api.test.ts, seed 14 at 6000 runs: init's fields were read unguarded
+    const throwing = new Proxy({}, { get: () => { throw new Error('trap'); }, ownKeys: () => { throw new Error('trap'); } });
+    expect(() => new DemServer({ nComponents: 2, nFeatures: 2, init: throwing as never })).toThrow(/init\.weights could not be read/);
+    const getter = Object.defineProperty({}, 'means', { enumerable: true, get: () => { throw new Error('getter'); } });
+    expect(() => new DemServer({ nComponents: 2, nFeatures: 2, init: getter as never })).toThrow(InvalidParameterError);
+  });
+
   test('bad options are InvalidParameterErrors, nothing leaks', () => {
     const { parts } = nonIid(9);
     const before = wasm().fm_heap_in_use();

@@ -317,6 +317,24 @@ describe('the experiment: FedDistr one round against the FedAvg family', () => {
     console.log(`Fashion-MNIST 1200 rows, AE code 8: FedDistr generative ${run.feddistr.accuracy.generative!.toFixed(3)}, MLP ${run.feddistr.accuracy.mlp?.toFixed(3)}, ARI ${run.feddistr.adjustedRandIndex?.toFixed(3)}; FedAvg after 3 rounds ${run.baselines[0]!.finalAccuracy.toFixed(3)}`);
   }, 120_000);
 
+  test('data.train is read once, as a record: a throwing getter on a key it does not use is never run', () => {
+    // found by test/hostile-api.test.ts, seed 5 at 6000 runs: the train split was copied with a spread, which ran every getter
+    const X = blobs(40, 2, 2, 1);
+    const train = groupSubclasses(X, Array.from({ length: 40 }, (_, i) => `s${i % 4}`), { groups: [['s0', 's1'], ['s2', 's3']] });
+    const hostile = Object.defineProperty({ ...train }, 'extra', {
+      enumerable: true,
+      get() {
+        throw new Error('getter of extra throws');
+      },
+    });
+    const config = { clients: 2, entanglement: 0, kMax: 1, rounds: 1, hiddenLayers: [2], mlpEpochs: 1, syntheticRows: 20, baselines: ['central' as const], seed: 1 };
+    const strip = (r: ReturnType<typeof runFedDistrExperiment>) => r.runs.map((run) => ({ ...run, feddistr: { ...run.feddistr, seconds: 0 }, baselines: run.baselines.map((b) => ({ ...b, seconds: 0 })) }));
+    expect(strip(runFedDistrExperiment({ train: hostile }, config))).toEqual(strip(runFedDistrExperiment({ train }, config)));
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    expect(() => runFedDistrExperiment({ train: revoked.proxy as never }, config)).toThrow(InvalidParameterError);
+  });
+
   test('bad configurations are typed errors', () => {
     const X = blobs(40, 2, 2, 1);
     const train = groupSubclasses(X, Array.from({ length: 40 }, (_, i) => `s${i % 4}`), { groups: [['s0', 's1'], ['s2', 's3']] });
@@ -325,6 +343,8 @@ describe('the experiment: FedDistr one round against the FedAvg family', () => {
     expect(() => runFedDistrExperiment({ train }, { clients: 2, entanglement: 0, testFraction: 1 })).toThrow(InvalidParameterError);
     expect(() => runFedDistrExperiment({} as never, { clients: 2, entanglement: 0 })).toThrow(InvalidParameterError);
     expect(() => runFedDistrExperiment({ train }, null as never)).toThrow(InvalidParameterError);
+    // found by test/hostile-api.test.ts, seeds 18 and 20 at 6000 runs: a list option that was not an array met .map unchecked
+    for (const key of ['baselines', 'models', 'hiddenLayers']) expect(() => runFedDistrExperiment({ train }, { clients: 2, entanglement: 0, [key]: 1e300 })).toThrow(new RegExp(`${key} must be an array`));
     expect(() => runFedDistrExperiment({ train: { ...train, tasks: train.tasks.slice(1) } }, { clients: 2, entanglement: 0 })).toThrow(InvalidDataError);
     expect(() => runFedDistrExperiment({ train: { ...train, subclasses: train.subclasses.map(() => 7) } }, { clients: 2, entanglement: 0 })).toThrow(/codes run from 0 to 3/);
     expect(() => runFedDistrExperiment({ train, test: { X: blobs(5, 3, 1, 1), tasks: new Int32Array(5) } }, { clients: 2, entanglement: 0 })).toThrow(/2 features/);

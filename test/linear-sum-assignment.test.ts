@@ -295,3 +295,21 @@ describe('bad input', () => {
     expectClean(() => linearSumAssignment([[1]], 'max' as never), InvalidParameterError, /options must be an object/);
   });
 });
+
+test('a cost whose getter grows WASM memory while it is read (a fedmix call inside) is an InvalidDataError, not garbage solved', () => {
+  // the cost is written straight into WASM memory: a growth mid-read detaches the view written to
+  const grow = () => {
+    const bytes = wasm().memory.buffer.byteLength + 2 ** 20;
+    const p = wasm().fm_alloc(bytes) >>> 0;
+    expect(p).not.toBe(0);
+    wasm().fm_free(p, bytes);
+  };
+  const cost = [
+    [4, 1, 3],
+    [2, 0, 5],
+    [3, 2, 2],
+  ];
+  const hostile = cost.map((row, i) => (i === 1 ? new Proxy(row, { get: (t, k) => (k === '0' && grow(), Reflect.get(t, k)) }) : row));
+  expectClean(() => linearSumAssignment(hostile), InvalidDataError, /grew WASM memory while it was read/);
+  expect(linearSumAssignment(cost).cost).toBe(5);
+});

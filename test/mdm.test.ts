@@ -1028,6 +1028,14 @@ describe('bad input (the issue list)', () => {
     expectClean(() => fitMdm([[1, 2], [1, 2, 3]], { nComponents: 1 }), InvalidDataError, /row 1 has 3 values|all rows/);
     expectClean(() => fitMdm([[4], [3]], { nComponents: 1 }), InvalidDataError, /at least 2/);
     expectClean(() => selectMdm(h, { kValues: [1], validation: [[1, 2]] }), InvalidDataError, /validation histograms have 2 categories but the clients' have 3/);
+    // kRange and kValues are read once, under guard: a revoked Proxy or a huge sparse array is an InvalidParameterError
+    const { proxy, revoke } = Proxy.revocable([1, 2], {});
+    revoke();
+    expectClean(() => selectMdm(h, { kRange: proxy as never }), InvalidParameterError, /kRange could not be read/);
+    expectClean(() => selectMdm(h, { kValues: proxy as never }), InvalidParameterError, /kValues could not be read/);
+    const sparse: number[] = [];
+    sparse.length = 2 ** 31 - 1;
+    expectClean(() => selectMdm(h, { kValues: sparse }), InvalidParameterError, /kValues must hold at most 1024 values/);
   });
 
   test('a client whose n exceeds N in a federation is excluded with the reason', () => {

@@ -13,6 +13,7 @@ import {
   DirichletMultinomialMixture,
   GaussianMixture,
   init,
+  LocalDetector,
   Matrix,
   OneClassSVM,
   PCA,
@@ -285,4 +286,29 @@ test('init({ fresh: true }) gives the memory back: a new, small instance; models
   expect(answers(again)).toEqual(before);
   again.dispose();
   await expect(init({ fresh: 'yes' as never })).rejects.toThrow(/^fresh must be true or false, got "yes"$/);
+});
+
+test('models fitted, then WASM memory grown (which detaches every view of it), then the same models used: the same answers, and a refit gives the same model', () => {
+  // the report of a raw "detached ArrayBuffer" TypeError from LocalDetector#fit: no typed-array view of WASM memory may outlive a call that can grow it
+  const kinds = [
+    { kind: 'gmm', gmm: { nComponents: 2, seed: 1 } },
+    { kind: 'ocsvm', ocsvm: { nu: 0.2 } },
+    { kind: 'autoencoder', autoencoder: { hiddenLayers: [4, 2, 4], epochs: 2, seed: 1 } },
+    { kind: 'gmm', gmm: { nComponents: 2, covarianceType: 'diag', seed: 1 }, noise: { clip: 5, epsilon: 1, delta: 1e-5 }, noiseSeed: 3 },
+  ] as const;
+  const detectors = kinds.map((o) => new LocalDetector({ contamination: 0.1, ...o } as never).fit(X));
+  const before = detectors.map((d) => ({ scores: d.scoreSamples(probe), labels: d.predict(probe) }));
+  const pages = wasm().memory.buffer.byteLength;
+  // one block larger than all memory so far: memory.grow, so every earlier view is detached
+  const block = wasm().fm_alloc(pages + 64 * MiB) >>> 0;
+  expect(block).not.toBe(0);
+  wasm().fm_free(block, pages + 64 * MiB);
+  expect(wasm().memory.buffer.byteLength, 'memory grew').toBeGreaterThan(pages);
+  detectors.forEach((d, i) => {
+    expect(d.scoreSamples(probe)).toEqual(before[i]!.scores);
+    expect(d.predict(probe)).toEqual(before[i]!.labels);
+    // a refit after the growth, its answers those of the first fit
+    expect(d.fit(X).scoreSamples(probe)).toEqual(before[i]!.scores);
+    d.dispose();
+  });
 });

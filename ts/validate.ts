@@ -135,6 +135,15 @@ function readFailure(what: string, e: unknown, Err: ErrorClass): unknown {
 }
 
 /**
+ * Array.isArray of something the caller passed, asked under guardRead: on a
+ * revoked Proxy Array.isArray throws a TypeError, which becomes an `Err`
+ * naming `name` (as every other read of a caller's value does).
+ */
+export function isArray(name: string, value: unknown, Err: ErrorClass = InvalidParameterError): value is readonly unknown[] {
+  return guardRead(name, () => Array.isArray(value), Err);
+}
+
+/**
  * The options object of a public call, read once: undefined gives {}, anything
  * but an object is an InvalidParameterError, and each of `keys` (by default
  * every own enumerable key) is read here, under guardRead, so later code sees
@@ -221,6 +230,12 @@ export function isDetached(a: { slice(start: number, end: number): unknown }): b
   } catch {
     return true;
   }
+}
+
+/** `a` itself, unless its buffer was transferred away: then an `Err` naming `name` (copying it would throw a TypeError). */
+export function requireAttached<T extends { slice(start: number, end: number): unknown }>(name: string, a: T, Err: ErrorClass = InvalidParameterError): T {
+  if (isDetached(a)) throw new Err(`${name}'s ArrayBuffer was transferred (detached); pass data that stays with this thread`);
+  return a;
 }
 
 /**

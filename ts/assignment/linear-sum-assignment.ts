@@ -12,7 +12,7 @@
  * matrix (0 rows or 0 columns) gives an empty assignment, as in scipy.
  */
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { guardRead, isFloat64Array, LIMITS, readOptions, requireBoolean, requireLength } from '../validate.js';
+import { guardRead, isArray, isDetached, isFloat64Array, LIMITS, readOptions, requireBoolean, requireLength } from '../validate.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
 
 export interface LinearSumAssignmentOptions {
@@ -76,6 +76,9 @@ export function linearSumAssignment(cost: number[][] | Float64Array, options: Li
         },
         InvalidDataError,
       );
+      // the caller's getters or Proxy traps ran above: had one grown WASM memory
+      // (a fedmix call), the writes went to a detached view and the core would read garbage
+      if (isDetached(view)) throw new InvalidDataError('cost grew WASM memory while it was read (a getter or Proxy trap calling fedmix); pass plain numbers');
     }
     s.check(s.w.fm_linear_sum_assignment(costPtr, nr, nc, maximize ? 1 : 0, rows, cols, total));
     return {
@@ -100,14 +103,14 @@ function costShape(cost: unknown, shape: unknown): [number, number] {
     }
     return given;
   }
-  if (!guardRead('cost', () => Array.isArray(cost), InvalidDataError)) {
+  if (!isArray('cost', cost, InvalidDataError)) {
     throw new InvalidDataError(`cost must be a number[][] (one array per row) or a row-major Float64Array with options.shape, got ${formatValue(cost)}`);
   }
   const nr = requireLength('cost', cost, LIMITS.values, InvalidDataError);
   let nc = 0;
   for (let i = 0; i < nr; i++) {
     const row: unknown = guardRead(`cost[${i}]`, () => (cost as unknown[])[i], InvalidDataError);
-    if (!guardRead(`cost[${i}]`, () => Array.isArray(row), InvalidDataError) && !ArrayBuffer.isView(row)) {
+    if (!isArray(`cost[${i}]`, row, InvalidDataError) && !ArrayBuffer.isView(row)) {
       throw new InvalidDataError(`cost[${i}] is ${formatValue(row)}, not an array; cost must be a number[][] with one array per row`);
     }
     const len = requireLength(`cost[${i}]`, row, LIMITS.values, InvalidDataError);

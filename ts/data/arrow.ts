@@ -12,7 +12,7 @@
 import { Dictionary, Field, FixedSizeList, Float64, Int32, makeData, makeVector, Table, tableFromIPC, Utf8, vectorFromArray, type Vector } from 'apache-arrow';
 import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { Matrix } from './matrix.js';
-import { guardRead, MAX_VALUES, readOptions, requireLength, requireOneOf } from '../validate.js';
+import { guardRead, isArray, MAX_VALUES, readOptions, requireAttached, requireLength, requireOneOf } from '../validate.js';
 
 /** An Arrow vector (column) of any apache-arrow version, as fedmix reads it. */
 export interface ArrowVectorLike {
@@ -342,7 +342,7 @@ export function toArrowVector(values: ArrayLike<number> | readonly string[], opt
     }
     return makeVector(Float64Array.from(codes, (c) => cls[c] as number));
   }
-  if (isNumericTypedArray(values)) return makeVector(values.slice() as never) as Vector;
+  if (isNumericTypedArray(values)) return makeVector(requireAttached('values', values).slice() as never) as Vector;
   const n = requireLength('values', values);
   const a = guardRead('values', () => Array.from({ length: n }, (_, i) => (values as ArrayLike<unknown>)[i]));
   if (n > 0 && a.every((x) => typeof x === 'string')) return vectorFromArray(a as string[], new Dictionary(new Utf8(), new Int32())) as Vector;
@@ -384,7 +384,7 @@ export type ArrowColumnInput = ArrayLike<number> | readonly string[] | Matrix | 
  * the columns score, label, proba_0, proba_1, ...; all of one length.
  */
 export function toArrowTable(columns: Record<string, ArrowColumnInput>): Table {
-  if (!isObject(columns) || guardRead('columns', () => Array.isArray(columns)) || ArrayBuffer.isView(columns)) {
+  if (!isObject(columns) || isArray('columns', columns) || ArrayBuffer.isView(columns)) {
     throw new InvalidParameterError(`toArrowTable takes an object of named columns, got ${formatValue(columns)}`);
   }
   const names = guardRead('columns', () => Object.keys(columns));

@@ -5,7 +5,7 @@
  * PCA and the scalers so each does not re-implement the envelope.
  */
 import { formatValue, InvalidParameterError } from '../errors.js';
-import { guardRead, readRecord, requireVector } from '../validate.js';
+import { isArray, readRecord, requireVector } from '../validate.js';
 
 /**
  * `json` (an object or its text) read as `format` at version 1: only `keys`
@@ -22,7 +22,7 @@ export function readSavedJSON<T extends { format: string; version: number }>(jso
       throw new InvalidParameterError(`not a fedmix ${cls} JSON: the text is not JSON (it starts ${formatValue(json.slice(0, 20))})`);
     }
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+  if (parsed === null || typeof parsed !== 'object' || isArray('the JSON', parsed)) {
     throw new InvalidParameterError(`not a fedmix ${cls} JSON: expected an object with format "${format}", got ${formatValue(parsed)}`);
   }
   // a saved model is a record: keys beyond these are left alone, as model JSON elsewhere (readRecord)
@@ -34,7 +34,7 @@ export function readSavedJSON<T extends { format: string; version: number }>(jso
 
 /** A saved array of exactly `want` finite numbers. */
 export function savedArray(name: string, value: unknown, want: number): Float64Array {
-  if (!guardRead(name, () => Array.isArray(value))) throw new InvalidParameterError(`${name} must be an array of ${want} numbers, got ${formatValue(value)}`);
+  if (!isArray(name, value)) throw new InvalidParameterError(`${name} must be an array of ${want} numbers, got ${formatValue(value)}`);
   const f = requireVector(name, value);
   if (f.length !== want) throw new InvalidParameterError(`${name} has ${f.length} values; expected ${want}`);
   for (let i = 0; i < f.length; i++) {

@@ -25,7 +25,7 @@ import { runPlanSync, type FederationPlan } from '../federated/runtime/plan.js';
 import { COMMUNITY_METHODS, type CommunityMethod } from '../graph/communities.js';
 import { checkDetectorOptions, DETECTOR_KINDS, DETECTOR_OPTION_KEYS, requireContamination, type DetectorKind, type LocalDetectorOptions } from '../models/detectors.js';
 import { contaminated } from '../partition/contaminated.js';
-import { guardRead, LIMITS, readArray, readOptions, readRecord, requireInteger, requireOneOf } from '../validate.js';
+import { guardRead, isArray, LIMITS, readArray, readOptions, readRecord, requireInteger, requireOneOf } from '../validate.js';
 import {
   communityMembership,
   communityRandIndex,
@@ -174,7 +174,7 @@ const KEYS = [
 
 function list<T>(name: string, v: T | readonly T[] | undefined, fallback: T, check: (name: string, x: unknown) => T): T[] {
   if (v === undefined) return [fallback];
-  const values = guardRead(name, () => Array.isArray(v)) ? readArray(name, v as readonly T[], LIMITS.graphNodes) : [v];
+  const values = isArray(name, v) ? readArray(name, v as readonly T[], LIMITS.graphNodes) : [v];
   if (values.length === 0) throw new InvalidParameterError(`${name} must hold at least one value`);
   return values.map((x, i) => check(values.length > 1 ? `${name}[${i}]` : name, x));
 }

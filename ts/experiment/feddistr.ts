@@ -42,7 +42,7 @@ import { runSimulation, type Simulation } from '../federated/simulation.js';
 import { entangled } from '../partition/entangled.js';
 import { Rng } from '../random.js';
 import { readGaussianNoise } from '../federated/gaussian-noise.js';
-import { guardRead, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../validate.js';
+import { guardRead, isArray, LIMITS, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../validate.js';
 import { drive, driveAsync } from './drive.js';
 
 /** Rows labelled with their base distribution (subclass) and their task class (superclass). */
@@ -108,7 +108,7 @@ export function groupSubclasses(X: Matrix, subclassOfRow: readonly string[], how
       return String(v);
     });
   const h = readOptions(how as { groups?: unknown; superclasses?: unknown }, ['groups', 'superclasses'], 'how');
-  if (Array.isArray(how) || (h.groups === undefined) === (h.superclasses === undefined)) throw new InvalidParameterError(`how must be { groups } or { superclasses }, got ${formatValue(how)}`);
+  if (isArray('how', how) || (h.groups === undefined) === (h.superclasses === undefined)) throw new InvalidParameterError(`how must be { groups } or { superclasses }, got ${formatValue(how)}`);
   const subclassOfRowNames = names('subclassOfRow (one per row)', subclassOfRow, n);
   if (subclassOfRowNames.length !== n) throw new InvalidDataError(`${n} rows but ${subclassOfRowNames.length} subclass labels`);
   const subclassNames = [...new Set(subclassOfRowNames)].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
@@ -148,7 +148,7 @@ export function groupSubclasses(X: Matrix, subclassOfRow: readonly string[], how
 /** Fashion-MNIST rows with their ten classes as subclasses of five task classes (or of `groups`, class names as FASHION_MNIST_CLASSES spells them). */
 export function fashionMnistSubclasses(fm: FashionMnist, groups: readonly (readonly string[])[] = FASHION_MNIST_TASK_GROUPS): SubclassData {
   const { X, labels, classNames } = readRecord(fm, ['X', 'labels', 'classNames'], 'fm');
-  if (!labels || !Array.isArray(classNames)) throw new InvalidParameterError(`fm must be a Fashion-MNIST split ({ X, labels, classNames }, as loadFashionMnist gives), got ${formatValue(fm)}`);
+  if (!labels || !isArray('fm.classNames', classNames)) throw new InvalidParameterError(`fm must be a Fashion-MNIST split ({ X, labels, classNames }, as loadFashionMnist gives), got ${formatValue(fm)}`);
   const names = Array.from(requireVector('fm.labels', labels), (l) => {
     const name = classNames[l];
     if (typeof name !== 'string') throw new InvalidParameterError(`fm.labels holds ${formatValue(l)}, which names no class of fm.classNames`);
@@ -388,8 +388,8 @@ interface Resolved {
 }
 
 function resolve(c: FedDistrExperimentConfig): Resolved {
-  const models = (c.models ?? [...GLOBAL_MODELS]).map((m) => requireOneOf('models[]', m, GLOBAL_MODELS));
-  const baselines = (c.baselines ?? [...BASELINES]).map((m) => requireOneOf('baselines[]', m, BASELINES));
+  const models = readArray('models', c.models ?? [...GLOBAL_MODELS], LIMITS.candidates).map((m) => requireOneOf('models[]', m, GLOBAL_MODELS));
+  const baselines = readArray('baselines', c.baselines ?? [...BASELINES], LIMITS.candidates).map((m) => requireOneOf('baselines[]', m, BASELINES));
   const fraction = (name: string, v: number | undefined, dflt: number) => {
     const x = requireNumber(name, v ?? dflt, 0);
     if (!(x < 1)) throw new InvalidParameterError(`${name} is ${x}; it must be below 1`);
@@ -409,7 +409,7 @@ function resolve(c: FedDistrExperimentConfig): Resolved {
     batchSize: requireInteger('batchSize', c.batchSize ?? 32, 1),
     learningRate: requirePositive('learningRate', c.learningRate ?? 0.05),
     mu: requireNumber('mu', c.mu ?? 0.01, 0),
-    hiddenLayers: (c.hiddenLayers ?? [64]).map((w, i) => requireInteger(`hiddenLayers[${i}]`, w, 1)),
+    hiddenLayers: readArray('hiddenLayers', c.hiddenLayers ?? [64], LIMITS.networkLayers).map((w, i) => requireInteger(`hiddenLayers[${i}]`, w, 1)),
     mlpEpochs: requireInteger('mlpEpochs', c.mlpEpochs ?? 100, 1),
     testFraction: fraction('testFraction', c.testFraction, 0.2),
     publicFraction: fraction('publicFraction', c.publicFraction, 0.1),
@@ -419,6 +419,18 @@ function resolve(c: FedDistrExperimentConfig): Resolved {
 }
 
 /** The data's shapes agree: one subclass and one task class per row, codes within the names, test and public rows of the same width. */
+/**
+ * The experiment's data, its nested records read once (readRecord): later
+ * code, which copies data.train with a spread, then meets no getter or Proxy.
+ */
+function readExperimentData(data: FedDistrExperimentData): FedDistrExperimentData {
+  const d = readRecord(data, ['train', 'test', 'public'], 'data');
+  if (!d.train) throw new InvalidParameterError('data.train is missing: the rows dealt to clients, with subclasses and tasks');
+  const train = readRecord(d.train, ['X', 'subclasses', 'tasks', 'subclassNames', 'taskNames'], 'data.train') as SubclassData;
+  const test = d.test === undefined ? undefined : (readRecord(d.test, ['X', 'tasks'], 'data.test') as FedDistrExperimentData['test']);
+  return { train, test, public: d.public };
+}
+
 function checkSubclassData(d: FedDistrExperimentData): void {
   const t = d.train;
   if (!Matrix.isMatrix(t.X)) throw new InvalidParameterError('data.train.X must be a Matrix');
@@ -427,7 +439,7 @@ function checkSubclassData(d: FedDistrExperimentData): void {
     if (!(ArrayBuffer.isView(a) && a instanceof Int32Array) || a.length !== rows) throw new InvalidDataError(`${name} must be an Int32Array of ${rows} codes, one per row`);
     for (const v of a) if (!(v >= 0 && v < count)) throw new InvalidDataError(`${name} holds ${v}; codes run from 0 to ${count - 1}`);
   };
-  if (!Array.isArray(t.subclassNames) || !Array.isArray(t.taskNames)) throw new InvalidParameterError('data.train needs subclassNames and taskNames');
+  if (!isArray('data.train.subclassNames', t.subclassNames) || !isArray('data.train.taskNames', t.taskNames)) throw new InvalidParameterError('data.train needs subclassNames and taskNames');
   codes('data.train.subclasses', t.subclasses, t.subclassNames.length, n);
   codes('data.train.tasks', t.tasks, t.taskNames.length, n);
   if (d.test) {
@@ -527,8 +539,7 @@ function* experiment(data: FedDistrExperimentData, config: FedDistrExperimentCon
   const c = readOptions(config, CONFIG_KEYS) as FedDistrExperimentConfig;
   if (c.privacy !== undefined) readGaussianNoise(c.privacy, 'config.privacy');
   const r = resolve(c);
-  const d0 = readRecord(data, ['train', 'test', 'public'], 'data') as FedDistrExperimentData;
-  if (!d0.train) throw new InvalidParameterError('data.train is missing: the rows dealt to clients, with subclasses and tasks');
+  const d0 = readExperimentData(data);
   guardRead('data', () => checkSubclassData(d0));
   const T = d0.train.taskNames.length;
   const runs: RepeatRun[] = [];

@@ -16,7 +16,7 @@ import { adjustedRandScore, silhouetteScore } from '../metrics/clustering.js';
 import { GaussianMixture, type CovarianceType } from '../models/gaussian-mixture.js';
 import { partition, type QuantityImbalance } from '../partition/index.js';
 import { Rng } from '../random.js';
-import { requireInteger, requirePositive } from '../validate.js';
+import { guardRead, isArray, requireInteger, requirePositive } from '../validate.js';
 
 /** Where each repeat's rows come from: a fixed table, or fresh blobs per repeat. */
 export type ClusteringSource = { kind: 'table'; X: Matrix; labels: Int32Array; name: string } | { kind: 'blobs'; blobs: Omit<BlobOptions, 'seed'> };
@@ -141,7 +141,7 @@ export function runFedGEMExperiment(source: ClusteringSource, config: FedGEMExpe
   if (!(validationShare > 0 && validationShare < 1)) throw new InvalidParameterError(`validationShare must be in (0, 1), got ${validationShare}`);
   // checked here: a bad variance would otherwise fail every client's creation, and the run with "no clients"
   if (config.variance !== undefined) requirePositive('variance', config.variance);
-  const tuned = Array.isArray(config.phi) && config.phi.length > 1;
+  const tuned = isArray('phi', config.phi) && guardRead('phi.length', () => (config.phi as readonly number[]).length > 1);
   const runs: RunReport[] = [];
   let shape = { rows: 0, features: 0, clusters: 0 };
   for (let r = 0; r < repeats; r++) {

@@ -9,7 +9,7 @@
  * so they are checked up to rounding only.
  */
 import { InvalidMessageError, InvalidParameterError } from '../errors.js';
-import { flattenNumeric, type NumericArray } from '../validate.js';
+import { flattenNumeric, isArray, readArray, type NumericArray } from '../validate.js';
 
 /** Relative slack of every bound (rounding of sums over many rows). */
 const SLACK = 1e-9;
@@ -22,9 +22,11 @@ export class FeatureRange {
 
   /** [min, max], each one number or one per feature; an InvalidParameterError naming `name` otherwise. */
   static from(name: string, range: unknown, d: number): FeatureRange {
-    if (!Array.isArray(range) || range.length !== 2) throw new InvalidParameterError(`${name} must be [min, max]`);
+    // read once, under guard: a Proxy's traps run here, not later
+    const pair = isArray(name, range) ? readArray(name, range, 3) : [];
+    if (pair.length !== 2) throw new InvalidParameterError(`${name} must be [min, max]`);
     const side = (i: 0 | 1): Float64Array => {
-      const v = range[i] as number | ArrayLike<number>;
+      const v = pair[i] as number | ArrayLike<number>;
       if (typeof v === 'number') {
         if (!Number.isFinite(v)) throw new InvalidParameterError(`${name}[${i}] is ${v}; it must be a finite number`);
         return new Float64Array(d).fill(v);

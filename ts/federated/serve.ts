@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { formatValue, InvalidParameterError } from '../errors.js';
-import { guardRead, optionKeys, readArray, readOptions, readRecord } from '../validate.js';
+import { isArray, optionKeys, readArray, readOptions, readRecord } from '../validate.js';
 import { checkAlgorithm, makeServer, type AlgorithmName } from './algorithms.js';
 import type { Encoding } from './messages/codec.js';
 import type { FederationPolicy } from './runtime/policy.js';
@@ -50,7 +50,7 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   const options = { ...(readOptions(given, SERVE_KEYS) as ServeOptions) };
   const algorithm = checkAlgorithm(options.algorithm);
   const federation = validateId('federation', options.federation);
-  const listed = guardRead('clients', () => Array.isArray(options.clients)) ? readArray('clients', options.clients) : [];
+  const listed = isArray('clients', options.clients) ? readArray('clients', options.clients) : [];
   if (listed.length === 0) throw new InvalidParameterError('clients must list the ids that may join');
   options.clients = listed.map((c, i) => readOptions(c as { id: string; password?: string }, ['id', 'password'], `clients[${i}]`) as { id: string; password?: string });
   if (options.broker !== undefined) options.broker = readOptions(options.broker, ['url', 'username', 'password'], 'broker') as ServeOptions['broker'];

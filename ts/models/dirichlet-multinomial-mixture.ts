@@ -15,7 +15,7 @@ import { makeVector, type Table } from 'apache-arrow';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, restated } from '../errors.js';
-import { guardRead, LIMITS, readOptions, requireInteger, requireLength, requireVector, seedParts } from '../validate.js';
+import { guardRead, isArray, LIMITS, readOptions, requireInteger, requireLength, requireVector, seedParts } from '../validate.js';
 import { Rng } from '../random.js';
 import { requireWasmMemory, withScope, type Scope } from '../wasm/memory.js';
 
@@ -421,7 +421,7 @@ export class DirichletMultinomialMixture {
       throw new InvalidParameterError(`unsupported DirichletMultinomialMixture JSON version ${formatValue(o.version)}; this fedmix reads version 1 (the number)`);
     }
     for (const key of ['tau', 'alpha', 'pi'] as const) {
-      if (!guardRead(key, () => Array.isArray(o[key]))) throw new InvalidParameterError(`the model JSON needs "${key}" as an array${key === 'tau' ? '' : ' of rows'}, got ${formatValue(o[key])}`);
+      if (!isArray(key, o[key])) throw new InvalidParameterError(`the model JSON needs "${key}" as an array${key === 'tau' ? '' : ' of rows'}, got ${formatValue(o[key])}`);
     }
     return new DirichletMultinomialMixture({ tau: o.tau!, alpha: o.alpha!, pi: o.pi!, categories: o.categories });
   }

@@ -14,7 +14,7 @@ import { OwnedHandle, requireWasmMemory, Scope, withScope } from '../wasm/memory
 import { readSavedJSON } from '../data/saved.js';
 import {
   flattenNumeric,
-  guardRead,
+  isArray,
   LIMITS,
   readOptions,
   requireBoolean,
@@ -475,7 +475,7 @@ export class GaussianMixture {
     const len = covarianceLength(t, k, d);
     if (len > LIMITS.values) throw new InvalidParameterError(`${k} components of ${d} features need ${len} covariance values; at most ${LIMITS.values} fit`);
     const arr = (name: string, v: unknown, want: number) => {
-      if (!guardRead(name, () => Array.isArray(v))) throw new InvalidParameterError(`${name} must be an array of ${want} numbers, got ${formatValue(v)}`);
+      if (!isArray(name, v)) throw new InvalidParameterError(`${name} must be an array of ${want} numbers, got ${formatValue(v)}`);
       const f = flattenNumeric(name, v as NumericArray);
       if (f.length !== want) throw new InvalidParameterError(`${name} has ${f.length} values; expected ${want}`);
       return f;

@@ -10,7 +10,7 @@ import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } 
 import { coreConstant } from '../wasm/constants.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
 import { readSavedJSON, savedArray, savedNumber } from '../data/saved.js';
-import { flattenNumeric, guardRead, LIMITS, readOptions, requireInteger, requireNumber, requireVector, seedParts, type NumericArray } from '../validate.js';
+import { flattenNumeric, isArray, LIMITS, readOptions, requireInteger, requireNumber, requireVector, seedParts, type NumericArray } from '../validate.js';
 
 export interface KMeansOptions {
   /** default 8; at most LIMITS.components (65,536) */
@@ -179,7 +179,7 @@ export class KMeans {
     const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.values);
     if (k * d > LIMITS.values) throw new InvalidParameterError(`${k} centers of ${d} features are ${k * d} values; at most ${LIMITS.values} fit`);
     const centers = savedArray('centers', j.centers, k * d);
-    if (!guardRead('labels', () => Array.isArray(j.labels))) throw new InvalidParameterError(`labels must be an array of cluster indices, got ${formatValue(j.labels)}`);
+    if (!isArray('labels', j.labels)) throw new InvalidParameterError(`labels must be an array of cluster indices, got ${formatValue(j.labels)}`);
     const lv = requireVector('labels', j.labels);
     const labels = new Int32Array(lv.length);
     for (let i = 0; i < lv.length; i++) {

@@ -18,7 +18,7 @@ import type { LabelsLike } from '../data/labels.js';
 import { apportion } from '../data/apportion.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
 import { type Rng } from '../random.js';
-import { guardRead, LIMITS, readArray, readOptions, requireInteger, requireOneOf } from '../validate.js';
+import { isArray, LIMITS, readArray, readOptions, requireInteger, requireOneOf } from '../validate.js';
 import {
   assemble,
   emptyBuckets,
@@ -88,7 +88,7 @@ export function checkQuantity(options: Partial<QuantityOptions>, n: number, K: n
   const clients = requireClients(options.clients, n, minSize);
   requireCells(clients, K, having === 'parts are' ? 'parts' : 'classes');
   const a = options.alpha;
-  const range = guardRead('alpha', () => Array.isArray(a)) ? readArray('alpha', a, 3) : [a, a];
+  const range = isArray('alpha', a) ? readArray('alpha', a, 3) : [a, a];
   if (range.length !== 2) throw new InvalidParameterError(`alpha must be an integer or a range [lo, hi], got ${formatValue(a)}`);
   const lo = requireInteger('alpha', range[0], 1, LIMITS.partitionCells);
   const hi = requireInteger('alpha', range[1], lo, LIMITS.partitionCells);

@@ -38,10 +38,10 @@ function elementwise(fn: InPlace, x: number | ArrayLike<number>, into?: Float64A
     const f = s.w[fn] as WasmExports[InPlace];
     for (let i = 0; i < n; i += CHUNK) {
       const part = values.subarray(i, Math.min(n, i + CHUNK));
-      const view = new Float64Array(s.w.memory.buffer, p, part.length);
-      view.set(part);
+      new Float64Array(s.w.memory.buffer, p, part.length).set(part);
       f(p, part.length);
-      out.set(view, i);
+      // a view made after the call: one made before would be detached had the call grown memory
+      out.set(new Float64Array(s.w.memory.buffer, p, part.length), i);
     }
   });
   return typeof x === 'number' && into === undefined ? out[0]! : out;

@@ -20,7 +20,7 @@ import { Matrix } from '../../data/matrix.js';
 import { ContributionError, FedmixError, formatValue, inContext, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { COV_CODE, COVARIANCE_TYPES, GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
-import { flattenNumeric, optionKeys, readOptions, requireInteger, requireNumber, requireOneOf, seedParts, type NumericArray } from '../../validate.js';
+import { flattenNumeric, optionKeys, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, seedParts, type NumericArray } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 import { FeatureRange } from '../feature-range.js';
 import { gmmParams } from '../gmm-params.js';
@@ -176,7 +176,8 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
     if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
     options = readOptions(options, DEM_SERVER_KEYS) as DemServerOptions;
     const init = options.init ?? 'kfed';
-    const given = typeof init === 'object' && init !== null ? init : undefined;
+    // the parameters read once, as a record: a getter or Proxy trap runs here, under guard
+    const given = typeof init === 'object' && init !== null ? (readRecord(init, ['weights', 'means', 'covariances'], 'init') as DemInitialParameters) : undefined;
     if (!given) requireOneOf('init', init, DEM_INITS);
     const d = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
     const t = requireOneOf('covarianceType', options.covarianceType ?? 'full', COVARIANCE_TYPES);

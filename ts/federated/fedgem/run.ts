@@ -4,7 +4,7 @@
  */
 import type { MatrixLike } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
-import { guardRead, readArray, optionKeys, readOptions } from '../../validate.js';
+import { guardRead, isArray, optionKeys, readArray, readOptions } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
@@ -70,7 +70,7 @@ export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
   const options = { ...(readOptions(given, FEDGEM_KEYS) as FedGEMOptions) };
   // the server's own settings here; rounds, phi, phiTolerance and tol are top-level options
   options.server = readOptions(options.server, FEDGEM_SERVER_KEYS.filter((k) => !['rounds', 'phi', 'phiTolerance', 'tol'].includes(k)) as (keyof NonNullable<FedGEMOptions['server']>)[], 'options.server') as FedGEMOptions['server'];
-  if (options.client !== undefined && guardRead('options.client', () => Array.isArray(options.client))) options.client = readArray('options.client', options.client) as FedGEMOptions['client'];
+  if (options.client !== undefined && isArray('options.client', options.client)) options.client = readArray('options.client', options.client) as FedGEMOptions['client'];
   // a misspelt client option is the caller's error, not a client that fails to be made (and is left out)
   if (Array.isArray(options.client)) options.client.forEach((c, i) => readOptions(c, FEDGEM_CLIENT_KEYS, `options.client[${i}]`));
   else if (options.client !== undefined) readOptions(options.client, FEDGEM_CLIENT_KEYS, 'options.client');

@@ -28,7 +28,7 @@
  * own (see client.ts for the choice of K_c there).
  */
 import { FederationError, formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
-import { guardRead, optionKeys, readArray, readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
+import { isArray, optionKeys, readArray, readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
@@ -161,7 +161,7 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     this.tol = options.tol === undefined ? 0 : requirePositive('tol', options.tol);
     const given = options.phi ?? [1];
     // a list is read once, under guard (a Proxy or getter cannot throw past here)
-    const phis = typeof given === 'number' ? [given] : guardRead('phi', () => Array.isArray(given)) ? (readArray('phi', given, MAX_CANDIDATES) as number[]) : undefined;
+    const phis = typeof given === 'number' ? [given] : isArray('phi', given) ? (readArray('phi', given, MAX_CANDIDATES) as number[]) : undefined;
     if (!phis || phis.length === 0) {
       throw new InvalidParameterError(`phi must be a number or a non-empty list of candidates (e.g. PHI_GRID; at most ${MAX_CANDIDATES}), got ${phis ? '[]' : formatValue(given)}`);
     }

@@ -3,7 +3,7 @@
  * (worker threads, an MQTT broker) run a FedGenGMMServer with runFederation.
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
-import { guardRead, readArray, optionKeys, readOptions } from '../../validate.js';
+import { isArray, optionKeys, readArray, readOptions } from '../../validate.js';
 import type { MatrixLike } from '../../data/matrix.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import type { Encoding } from '../messages/codec.js';
@@ -56,7 +56,7 @@ export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGM
   // read once: the caller's objects are not read again (getters, Proxies)
   const options = { ...(readOptions(given, FEDGENGMM_KEYS) as FedGenGMMOptions) };
   options.server = readOptions(options.server, FEDGENGMM_SERVER_KEYS, 'options.server') as FedGenGMMOptions['server'];
-  if (options.client !== undefined && guardRead('options.client', () => Array.isArray(options.client))) options.client = readArray('options.client', options.client) as FedGenGMMOptions['client'];
+  if (options.client !== undefined && isArray('options.client', options.client)) options.client = readArray('options.client', options.client) as FedGenGMMOptions['client'];
   // named where the caller wrote them (each client checks its options again)
   if (Array.isArray(options.client)) options.client.forEach((c, i) => readOptions(c, FEDGENGMM_CLIENT_KEYS, `options.client[${i}]`));
   else if (options.client !== undefined) readOptions(options.client, FEDGENGMM_CLIENT_KEYS, 'options.client');

@@ -12,7 +12,7 @@ import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { optionKeys, readOptions, requireInteger, requireNumber } from '../../validate.js';
+import { isArray, optionKeys, readArray, readOptions, requireInteger, requireNumber } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import type { ExcludedClient, RoundContext, ServerRole } from '../runtime/roles.js';
 import { runFederationSync, type Traffic } from '../runtime/run.js';
@@ -120,14 +120,16 @@ function candidates(options: SelectMdmOptions): number[] {
   if (options.kValues !== undefined && options.kRange !== undefined) throw new InvalidParameterError('give kValues or kRange, not both');
   let ks: number[];
   if (options.kRange !== undefined) {
-    const r = options.kRange;
-    if (!Array.isArray(r) || r.length !== 2) throw new InvalidParameterError('kRange must be [first, last]');
+    // read once, under guard: a Proxy's traps run here, not later
+    const r = isArray('kRange', options.kRange) ? readArray('kRange', options.kRange, 3) : [];
+    if (r.length !== 2) throw new InvalidParameterError('kRange must be [first, last]');
     const [a, b] = [requireInteger('kRange[0]', r[0], 1, LIMITS.count), requireInteger('kRange[1]', r[1], 1, LIMITS.count)];
     if (b < a) throw new InvalidParameterError(`kRange [${a}, ${b}] is empty`);
     ks = Array.from({ length: b - a + 1 }, (_, i) => a + i);
   } else {
-    ks = options.kValues ?? [1, 2, 3, 4, 5, 6];
-    if (!Array.isArray(ks) || ks.length === 0) throw new InvalidParameterError('kValues must be a non-empty array of integers >= 1');
+    const given = options.kValues ?? [1, 2, 3, 4, 5, 6];
+    ks = (isArray('kValues', given) ? readArray('kValues', given, LIMITS.candidates) : []) as number[];
+    if (ks.length === 0) throw new InvalidParameterError('kValues must be a non-empty array of integers >= 1');
     ks.forEach((k, i) => requireInteger(`kValues[${i}]`, k, 1, LIMITS.count));
   }
   return [...new Set(ks)].sort((a, b) => a - b);

@@ -14,7 +14,7 @@
  * (the one-call functions such as distributedEM stay synchronous).
  */
 import { ContributionError, FederationError, FedmixError, formatValue, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
-import { guardRead, optionKeys, readOptions } from '../../validate.js';
+import { guardRead, isArray, optionKeys, readOptions } from '../../validate.js';
 import { Rng } from '../../random.js';
 import { decodeMessage } from '../messages/codec.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
@@ -462,7 +462,7 @@ export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: reado
   const options = readRunOptions(given);
   const { onRound: _onRound, ...policyOptions } = options; // the policy's options are the run's but onRound
   const policy = resolvePolicy(policyOptions);
-  const transport = guardRead('clients', () => Array.isArray(clients)) ? new InProcessTransport(clients as readonly ClientRole[]) : (clients as SyncTransport);
+  const transport = isArray('clients', clients) ? new InProcessTransport(clients as readonly ClientRole[]) : (clients as SyncTransport);
   if (!isTransport(transport) || !guardRead('the transport', () => typeof transport.exchangeSync === 'function')) throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
   const loop = federation(server, policy, options, declaredBy(transport));
   let step = loop.next();

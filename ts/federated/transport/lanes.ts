@@ -7,7 +7,7 @@
  * Workers (web-workers.ts) differ only in how a task reaches a lane.
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
-import { guardRead, readArray, readOptions } from '../../validate.js';
+import { isArray, readArray, readOptions } from '../../validate.js';
 import type { ClientSpec } from '../algorithms.js';
 import { encodeMessage, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
@@ -28,7 +28,7 @@ export type RunOnLane = (l: number, task: LaneTask) => Promise<LaneResult>;
 
 /** The client specs of a lane transport, read once into plain objects (what crosses to a thread must be cloneable). */
 export function readSpecs(given: unknown): ClientSpec[] {
-  const specs = guardRead('specs', () => Array.isArray(given)) ? readArray('specs', given) : [];
+  const specs = isArray('specs', given) ? readArray('specs', given) : [];
   if (specs.length === 0) throw new InvalidParameterError('a worker transport needs at least one client spec');
   return specs.map((s, i) => {
     if (s === null || typeof s !== 'object') throw new InvalidParameterError(`specs[${i}] must be { algorithm, id, data, options? }, got ${formatValue(s)}`);

@@ -13,7 +13,7 @@
  *   fedmix/F/clients/X/status    X -> server     "online" on connect; its last will "offline"
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
-import { guardRead, readArray, readRecord } from '../../validate.js';
+import { isArray, readArray, readRecord } from '../../validate.js';
 
 export const TOPIC_ROOT = 'fedmix';
 
@@ -213,7 +213,7 @@ export function accessRule(federation: string, user: BrokerUser): (topic: string
  * and a password that a mosquitto password file can hold (one line, non-empty).
  */
 export function validateAccounts(given: readonly BrokerAccount[]): readonly BrokerAccount[] {
-  const accounts = guardRead('users', () => Array.isArray(given)) ? readArray('users', given).map((a) => validateUser(a as BrokerAccount)) : [];
+  const accounts = isArray('users', given) ? readArray('users', given).map((a) => validateUser(a as BrokerAccount)) : [];
   if (accounts.length === 0) {
     throw new InvalidParameterError('users must be a non-empty array of { username, password, role }');
   }
