@@ -169,11 +169,8 @@ interface FitStats {
   nParameters: number;
 }
 
-/** A fit's statistics as fm_gmm_info writes them. */
-function readInfo(s: Scope, handle: number): FitStats {
-  const info = s.f64(7);
-  s.w.fm_gmm_info(handle, info);
-  const v = s.readF64(info, 7);
+/** A fit's statistics from the values fm_gmm_info writes. */
+function statsFrom(v: Float64Array): FitStats {
   return {
     nComponents: v[0]!,
     nFeatures: v[1]!,
@@ -195,12 +192,15 @@ export class GaussianMixture {
     this.state = new WasmModelState({
       name: 'GaussianMixture',
       free: (w, p) => w.fm_gmm_free(p),
-      info: readInfo,
+      infoLength: 7,
+      info: (w, handle, out) => w.fm_gmm_info(handle, out),
+      stats: statsFrom,
       fitting: (n, d) => `fitting ${k} ${t} components to ${n} rows of ${d} features`,
       // the initial responsibilities (n x k), or the current and the next model during an M-step, whichever is larger
       fitBytes: (n, d) => Math.max(this.options.warmStart && this.state.isFitted ? 0 : 8 * n * k, 2 * modelBytes(t, k, d)),
       // from the fitted model's statistics: a model around a core's handle may have other options
-      readLength: (m, which) => (which === 'weights' ? m.nComponents : which === 'means' ? m.nComponents * m.nFeatures : covarianceLength(m.covarianceType, m.nComponents, m.nFeatures)),
+      readLength: (m, which) =>
+        which === 'weights' ? m.nComponents : which === 'means' ? m.nComponents * m.nFeatures : covarianceLength(m.covarianceType, m.nComponents, m.nFeatures),
       read: (w, handle, which, out) => w.fm_gmm_read(handle, coreConstant('gmm_read', READ[which]), out),
     });
   }

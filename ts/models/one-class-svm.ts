@@ -145,11 +145,8 @@ interface FitStats {
   hasSupport: boolean;
 }
 
-/** A fit's statistics as fm_ocsvm_info writes them. */
-function readInfo(s: Scope, handle: number): FitStats {
-  const info = s.f64(10);
-  s.w.fm_ocsvm_info(handle, info);
-  const v = s.readF64(info, 10);
+/** A fit's statistics from the values fm_ocsvm_info writes. */
+function statsFrom(v: Float64Array): FitStats {
   return {
     nFeatures: v[0]!,
     nSupport: v[1]!,
@@ -169,7 +166,9 @@ export class OneClassSVM {
   private readonly state = new WasmModelState<FitStats, keyof typeof READ>({
     name: 'OneClassSVM',
     free: (w, p) => w.fm_ocsvm_free(p),
-    info: readInfo,
+    infoLength: 10,
+    info: (w, handle, out) => w.fm_ocsvm_info(handle, out),
+    stats: statsFrom,
     fitting: (n, d) => `fitting a one-class SVM to ${n} rows of ${d} features`,
     // the rows' row-major copy, the solver's per-row arrays and two kernel columns
     fitBytes: (n, d) => 8 * n * (d + 1) + 80 * n,

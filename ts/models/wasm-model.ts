@@ -18,8 +18,12 @@ export interface WasmModelSpec<S, R extends string> {
   name: string;
   /** frees a handle (fm_*_free) */
   free: (w: WasmExports, ptr: number) => void;
-  /** the fit's statistics, read from a handle (fm_*_info) */
-  info: (s: Scope, handle: number) => S;
+  /** how many values fm_*_info writes */
+  infoLength: number;
+  /** copies a handle's statistics to `out` (fm_*_info) */
+  info: (w: WasmExports, handle: number, out: number) => void;
+  /** the statistics from the values info wrote */
+  stats: (info: Float64Array) => S;
   /** what a fit of n rows of d features is, for the out-of-memory error */
   fitting: (n: number, d: number) => string;
   /** a lower bound of a fit's peak in WASM memory besides the rows */
@@ -61,7 +65,9 @@ export class WasmModelState<S, R extends string> {
     this.owned = new OwnedHandle(handle, this.spec.free);
     this.disposed = false;
     this.cache.clear();
-    this.stats = this.spec.info(s, handle);
+    const info = s.f64(this.spec.infoLength);
+    this.spec.info(s.w, handle, info);
+    this.stats = this.spec.stats(s.readF64(info, this.spec.infoLength));
   }
 
   /** The live handle and its statistics, or the NotFittedError (DisposedError after dispose()) saying why not. */
