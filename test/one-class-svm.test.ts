@@ -267,11 +267,20 @@ describe('bad input', () => {
     expectClean(() => m.offset, NotFittedError, /not fitted/);
     m.fit(X).dispose();
     expectClean(() => m.decisionFunction(X), DisposedError, /OneClassSVM was disposed/);
+    // a fit after dispose() makes it a fitted model again, with the same result as a new one
+    const again = Array.from(m.fit(X).decisionFunction(X));
+    const fresh = new OneClassSVM().fit(X);
+    expect(again).toEqual(Array.from(fresh.decisionFunction(X)));
+    fresh.dispose();
+    m.dispose();
     const good = new OneClassSVM({ nu: 0.3 }).fit(X);
     const json = good.toJSON();
     good.dispose();
     const broken: [unknown, RegExp][] = [
       ['{', /not JSON/],
+      // an array is not a saved model, whatever its items (the envelope every model's fromJSON reads)
+      [[json], /not a fedmix OneClassSVM JSON: expected an object with format "fedmix.OneClassSVM", got/],
+      [null, /not a fedmix OneClassSVM JSON: expected an object/],
       [{ ...json, format: 'fedmix.GaussianMixture' }, /format must be "fedmix.OneClassSVM"/],
       [{ ...json, version: 2 }, /version/],
       [{ ...json, kernel: 'poly' }, /kernel/],

@@ -363,7 +363,7 @@ export const RECIPES: Record<string, Recipe> = {
       fromJSON: stat(f.GaussianMixture.fromJSON, () => [gmmJSON()]),
       fromParameters: stat(f.GaussianMixture.fromParameters, () => [{ covarianceType: 'diag', weights: [0.5, 0.5], means: [[0, 0], [1, 1]], covariances: [[1, 1], [1, 1]], nFeatures: 2 }]),
     },
-    internal: ['adopt', 'fitted', 'fitBytes', 'fitting', 'read', 'withData', 'fitResident', 'scoreSamplesResident', 'fromHandle'],
+    internal: ['fitted', 'read', 'withData', 'fitResident', 'scoreSamplesResident', 'fromHandle'],
   }),
   KMeans: cls(f.KMeans, () => [{ nClusters: 2, init: 'k-means++', nInit: 2, maxIter: 50, tol: 1e-4, seed: 1 }], {
     methods: {
@@ -441,7 +441,7 @@ export const RECIPES: Record<string, Recipe> = {
       dispose: () => [],
     },
     statics: { fromJSON: stat(f.OneClassSVM.fromJSON, () => [ocsvmJSON()]) },
-    internal: ['adopt', 'fitted', 'fitBytes', 'fitting', 'read', 'fitResident', 'decisionFunctionResident'],
+    internal: ['fitted', 'read', 'fitResident', 'decisionFunctionResident'],
   }),
   LocalDetector: cls(f.LocalDetector, () => [{ kind: 'gmm', contamination: 0.1, gmm: { nComponents: 1, covarianceType: 'diag', seed: 1 }, ocsvm: { nu: 0.5 }, autoencoder: { epochs: 1, optimizer: { name: 'adam', learningRate: 1e-3 } }, noise: { clip: 5, epsilon: 1, delta: 1e-5 }, noiseSeed: 1 }], {
     methods: {

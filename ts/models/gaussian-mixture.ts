@@ -8,9 +8,10 @@
 import { makeVector, type Table } from 'apache-arrow';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { formatValue, InvalidParameterError, notFitted } from '../errors.js';
+import { formatValue, InvalidParameterError } from '../errors.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
-import { OwnedHandle, requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
+import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
+import { WasmModelState } from './wasm-model.js';
 import { readSavedJSON } from '../data/saved.js';
 import {
   flattenNumeric,
@@ -168,39 +169,46 @@ interface FitStats {
   nParameters: number;
 }
 
+/** A fit's statistics from the values fm_gmm_info writes. */
+function statsFrom(v: Float64Array): FitStats {
+  return {
+    nComponents: v[0]!,
+    nFeatures: v[1]!,
+    covarianceType: coreConstantName('covariance_type', v[2]!)!,
+    converged: v[3] === 1,
+    nIter: v[4]!,
+    lowerBound: v[5]!,
+    nParameters: v[6]!,
+  };
+}
+
 export class GaussianMixture {
   readonly options: ResolvedGaussianMixtureOptions;
-  private model: OwnedHandle | undefined;
-  /** whether dispose() freed the model (and no fit or load since), so a call can say so */
-  private disposed = false;
-  private stats: FitStats | undefined;
-  private cache = new Map<keyof typeof READ, Float64Array>();
+  private readonly state: WasmModelState<FitStats, keyof typeof READ>;
 
   constructor(options: GaussianMixtureOptions = {}) {
     this.options = resolveOptions(options);
+    const { nComponents: k, covarianceType: t } = this.options;
+    this.state = new WasmModelState({
+      name: 'GaussianMixture',
+      free: (w, p) => w.fm_gmm_free(p),
+      infoLength: 7,
+      info: (w, handle, out) => w.fm_gmm_info(handle, out),
+      stats: statsFrom,
+      fitting: (n, d) => `fitting ${k} ${t} components to ${n} rows of ${d} features`,
+      // the initial responsibilities (n x k), or the current and the next model during an M-step, whichever is larger
+      fitBytes: (n, d) => Math.max(this.options.warmStart && this.state.isFitted ? 0 : 8 * n * k, 2 * modelBytes(t, k, d)),
+      // from the fitted model's statistics: a model around a core's handle may have other options
+      readLength: (m, which) =>
+        which === 'weights' ? m.nComponents : which === 'means' ? m.nComponents * m.nFeatures : covarianceLength(m.covarianceType, m.nComponents, m.nFeatures),
+      read: (w, handle, which, out) => w.fm_gmm_read(handle, coreConstant('gmm_read', READ[which]), out),
+    });
   }
 
   /** Estimates the parameters with EM (scikit-learn's fit). Returns this. */
   fit(X: MatrixLike): this {
-    const x = Matrix.from(X);
-    requireWasmMemory(this.fitting(x.nRows, x.nCols), 8 * x.data.length + this.fitBytes(x.nRows, x.nCols));
-    withScope((s) => this.fitResident(s, s.matrix(x), x.nRows, x.nCols));
+    this.state.fit(X, (s, ptr, n, d) => this.fitResident(s, ptr, n, d));
     return this;
-  }
-
-  private fitting(n: number, d: number): string {
-    return `fitting ${this.options.nComponents} ${this.options.covarianceType} components to ${n} rows of ${d} features`;
-  }
-
-  /**
-   * A lower bound of a fit's peak in WASM memory besides the rows: the
-   * initial responsibilities (n x k), or the current and the next model
-   * during an M-step, whichever is larger.
-   */
-  private fitBytes(n: number, d: number): number {
-    const { nComponents: k, covarianceType: t } = this.options;
-    const warm = this.options.warmStart && this.isFitted;
-    return Math.max(warm ? 0 : 8 * n * k, 2 * modelBytes(t, k, d));
   }
 
   /**
@@ -209,9 +217,9 @@ export class GaussianMixture {
    * @internal
    */
   fitResident(s: Scope, ptr: number, n: number, d: number): void {
-    requireWasmMemory(this.fitting(n, d), this.fitBytes(n, d));
+    this.state.requireFitMemory(n, d);
     const o = this.options;
-    const warm = o.warmStart && this.model !== undefined && !this.model.disposed ? this.model.ptr : 0;
+    const warm = o.warmStart && this.state.isFitted ? this.state.fitted().handle : 0;
     const [seedLo, seedHi] = seedParts(o.seed);
     const out = s.u32(1);
     s.check(
@@ -221,27 +229,7 @@ export class GaussianMixture {
         ...s.f64Optional(o.precisionsInit), warm, seedLo, seedHi, out,
       ),
     );
-    this.adopt(s, s.readU32(out, 1)[0]!);
-  }
-
-  /** Takes ownership of a handle the core created, replacing any previous model. */
-  private adopt(s: Scope, handle: number): void {
-    this.model?.dispose();
-    this.model = new OwnedHandle(handle, (w, p) => w.fm_gmm_free(p));
-    this.disposed = false;
-    this.cache.clear();
-    const info = s.f64(7);
-    s.w.fm_gmm_info(handle, info);
-    const v = s.readF64(info, 7);
-    this.stats = {
-      nComponents: v[0]!,
-      nFeatures: v[1]!,
-      covarianceType: coreConstantName('covariance_type', v[2]!)!,
-      converged: v[3] === 1,
-      nIter: v[4]!,
-      lowerBound: v[5]!,
-      nParameters: v[6]!,
-    };
+    this.state.adopt(s, s.readU32(out, 1)[0]!);
   }
 
   /**
@@ -251,7 +239,7 @@ export class GaussianMixture {
    */
   static fromHandle(s: Scope, handle: number, options: GaussianMixtureOptions = {}): GaussianMixture {
     const gm = new GaussianMixture(options);
-    gm.adopt(s, handle);
+    gm.state.adopt(s, handle);
     return gm;
   }
 
@@ -261,8 +249,7 @@ export class GaussianMixture {
   }
 
   private fitted(): { handle: number; stats: FitStats } {
-    if (!this.model || !this.stats) throw notFitted('GaussianMixture', this.disposed, 'call fit(X)');
-    return { handle: this.model.ptr, stats: this.stats };
+    return this.state.fitted();
   }
 
   /**
@@ -352,19 +339,7 @@ export class GaussianMixture {
   }
 
   private read(which: keyof typeof READ): Float64Array {
-    const { handle, stats } = this.fitted();
-    let v = this.cache.get(which);
-    if (!v) {
-      const { nComponents: k, nFeatures: d, covarianceType: t } = stats;
-      const len = which === 'weights' ? k : which === 'means' ? k * d : covarianceLength(t, k, d);
-      v = withScope((s) => {
-        const out = s.f64(len);
-        s.w.fm_gmm_read(handle, coreConstant('gmm_read', READ[which]), out);
-        return s.readF64(out, len);
-      });
-      this.cache.set(which, v);
-    }
-    return v.slice();
+    return this.state.read(which).slice();
   }
 
   /** (k,) mixing weights */
@@ -411,7 +386,7 @@ export class GaussianMixture {
     return this.fitted().stats.nParameters;
   }
   get isFitted(): boolean {
-    return this.model !== undefined && !this.model.disposed;
+    return this.state.isFitted;
   }
 
   /**
@@ -495,7 +470,7 @@ export class GaussianMixture {
       );
       const handle = s.readU32(out, 1)[0]!;
       s.w.fm_gmm_set_stats(handle, converged ? 1 : 0, nIter, lowerBound);
-      gm.adopt(s, handle);
+      gm.state.adopt(s, handle);
     });
     return gm;
   }
@@ -537,17 +512,13 @@ export class GaussianMixture {
     withScope((s) => {
       const out = s.u32(1);
       s.check(s.w.fm_gmm_from_covariances(COV_CODE[t], k, d, ...s.f64Optional(weights), ...s.f64Optional(means), ...s.f64Optional(cov), out));
-      gm.adopt(s, s.readU32(out, 1)[0]!);
+      gm.state.adopt(s, s.readU32(out, 1)[0]!);
     });
     return gm;
   }
 
   /** Frees the model's WASM memory; the object is unfitted afterwards. */
   dispose(): void {
-    this.model?.dispose();
-    this.model = undefined;
-    this.disposed = true;
-    this.stats = undefined;
-    this.cache.clear();
+    this.state.dispose();
   }
 }

@@ -19,10 +19,12 @@
  * ARE training rows; a model shared with others discloses them.
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { formatValue, InvalidParameterError, notFitted } from '../errors.js';
+import { formatValue, InvalidParameterError } from '../errors.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
-import { OwnedHandle, requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
-import { flattenNumeric, guardRead, isFloat64Array, LIMITS, readOptions, readRecord, requireBoolean, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
+import { readSavedJSON } from '../data/saved.js';
+import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
+import { flattenNumeric, guardRead, isFloat64Array, LIMITS, readOptions, requireBoolean, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
+import { WasmModelState } from './wasm-model.js';
 
 export const OCSVM_KERNELS = ['rbf', 'linear'] as const;
 export type OneClassSVMKernel = (typeof OCSVM_KERNELS)[number];
@@ -143,13 +145,36 @@ interface FitStats {
   hasSupport: boolean;
 }
 
+/** A fit's statistics from the values fm_ocsvm_info writes. */
+function statsFrom(v: Float64Array): FitStats {
+  return {
+    nFeatures: v[0]!,
+    nSupport: v[1]!,
+    kernel: coreConstantName('ocsvm_kernel', v[2]!)!,
+    gamma: v[3]!,
+    nu: v[4]!,
+    offset: v[5]!,
+    objective: v[6]!,
+    nIter: v[7]!,
+    converged: v[8] === 1,
+    hasSupport: v[9] === 1,
+  };
+}
+
 export class OneClassSVM {
   readonly options: ResolvedOneClassSVMOptions;
-  private model: OwnedHandle | undefined;
-  /** whether dispose() freed the model (and no fit or load since), so a call can say so */
-  private disposed = false;
-  private stats: FitStats | undefined;
-  private cache = new Map<keyof typeof READ, Float64Array>();
+  private readonly state = new WasmModelState<FitStats, keyof typeof READ>({
+    name: 'OneClassSVM',
+    free: (w, p) => w.fm_ocsvm_free(p),
+    infoLength: 10,
+    info: (w, handle, out) => w.fm_ocsvm_info(handle, out),
+    stats: statsFrom,
+    fitting: (n, d) => `fitting a one-class SVM to ${n} rows of ${d} features`,
+    // the rows' row-major copy, the solver's per-row arrays and two kernel columns
+    fitBytes: (n, d) => 8 * n * (d + 1) + 80 * n,
+    readLength: (m, which) => (which === 'supportVectors' ? m.nSupport * m.nFeatures : which === 'support' && !m.hasSupport ? 0 : m.nSupport),
+    read: (w, handle, which, out) => w.fm_ocsvm_read(handle, coreConstant('ocsvm_read', READ[which]), out),
+  });
 
   constructor(options: OneClassSVMOptions = {}) {
     this.options = resolveOptions(options);
@@ -157,22 +182,8 @@ export class OneClassSVM {
 
   /** Learns the boundary of X's rows (scikit-learn's fit). Returns this. */
   fit(X: MatrixLike): this {
-    const x = Matrix.from(X);
-    requireWasmMemory(this.fitting(x.nRows, x.nCols), 8 * x.data.length + this.fitBytes(x.nRows, x.nCols));
-    withScope((s) => this.fitResident(s, s.matrix(x), x.nRows, x.nCols));
+    this.state.fit(X, (s, ptr, n, d) => this.fitResident(s, ptr, n, d));
     return this;
-  }
-
-  private fitting(n: number, d: number): string {
-    return `fitting a one-class SVM to ${n} rows of ${d} features`;
-  }
-
-  /**
-   * A lower bound of a fit's peak in WASM memory besides the rows: their
-   * row-major copy, the solver's per-row arrays and two kernel columns.
-   */
-  private fitBytes(n: number, d: number): number {
-    return 8 * n * (d + 1) + 80 * n;
   }
 
   /**
@@ -181,7 +192,7 @@ export class OneClassSVM {
    * @internal
    */
   fitResident(s: Scope, ptr: number, n: number, d: number): void {
-    requireWasmMemory(this.fitting(n, d), this.fitBytes(n, d));
+    this.state.requireFitMemory(n, d);
     const o = this.options;
     const gammaCode = coreConstant('ocsvm_gamma', typeof o.gamma === 'number' ? 'value' : o.gamma);
     const out = s.u32(1);
@@ -191,35 +202,11 @@ export class OneClassSVM {
         o.cacheSize, o.maxIter, out,
       ),
     );
-    this.adopt(s, s.readU32(out, 1)[0]!);
-  }
-
-  /** Takes ownership of a handle the core created, replacing any previous model. */
-  private adopt(s: Scope, handle: number): void {
-    this.model?.dispose();
-    this.model = new OwnedHandle(handle, (w, p) => w.fm_ocsvm_free(p));
-    this.disposed = false;
-    this.cache.clear();
-    const info = s.f64(10);
-    s.w.fm_ocsvm_info(handle, info);
-    const v = s.readF64(info, 10);
-    this.stats = {
-      nFeatures: v[0]!,
-      nSupport: v[1]!,
-      kernel: coreConstantName('ocsvm_kernel', v[2]!)!,
-      gamma: v[3]!,
-      nu: v[4]!,
-      offset: v[5]!,
-      objective: v[6]!,
-      nIter: v[7]!,
-      converged: v[8] === 1,
-      hasSupport: v[9] === 1,
-    };
+    this.state.adopt(s, s.readU32(out, 1)[0]!);
   }
 
   private fitted(): { handle: number; stats: FitStats } {
-    if (!this.model || !this.stats) throw notFitted('OneClassSVM', this.disposed, 'call fit(X)');
-    return { handle: this.model.ptr, stats: this.stats };
+    return this.state.fitted();
   }
 
   /** Fits, then labels the training rows +1 (inlier) or -1 (scikit-learn's fit_predict). */
@@ -260,18 +247,7 @@ export class OneClassSVM {
   }
 
   private read(which: keyof typeof READ): Float64Array {
-    const { handle, stats } = this.fitted();
-    let v = this.cache.get(which);
-    if (!v) {
-      const len = which === 'supportVectors' ? stats.nSupport * stats.nFeatures : which === 'support' && !stats.hasSupport ? 0 : stats.nSupport;
-      v = withScope((s) => {
-        const out = s.f64(len);
-        s.w.fm_ocsvm_read(handle, coreConstant('ocsvm_read', READ[which]), out);
-        return s.readF64(out, len);
-      });
-      this.cache.set(which, v);
-    }
-    return v;
+    return this.state.read(which);
   }
 
   /** (nSupport, nFeatures): the training rows with a_i > 0, in training order */
@@ -318,7 +294,7 @@ export class OneClassSVM {
     return this.fitted().stats.nFeatures;
   }
   get isFitted(): boolean {
-    return this.model !== undefined && !this.model.disposed;
+    return this.state.isFitted;
   }
 
   toJSON(): OneClassSVMJSON {
@@ -347,22 +323,7 @@ export class OneClassSVM {
    * anything is allocated; a bad one is an InvalidParameterError naming it.
    */
   static fromJSON(json: OneClassSVMJSON | OneClassSVMArraysJSON | string): OneClassSVM {
-    let parsed: unknown = json;
-    if (typeof json === 'string') {
-      try {
-        parsed = JSON.parse(json);
-      } catch {
-        throw new InvalidParameterError(`not a fedmix OneClassSVM JSON: the text is not JSON (it starts ${formatValue(json.slice(0, 20))})`);
-      }
-    }
-    if (parsed === null || typeof parsed !== 'object') {
-      throw new InvalidParameterError(`not a fedmix OneClassSVM JSON: expected an object with format "fedmix.OneClassSVM", got ${formatValue(parsed)}`);
-    }
-    const j = readRecord(parsed as OneClassSVMJSON, JSON_KEYS, 'the JSON');
-    if (j.format !== 'fedmix.OneClassSVM') {
-      throw new InvalidParameterError(`not a fedmix OneClassSVM JSON: format must be "fedmix.OneClassSVM", got ${formatValue(j.format)}`);
-    }
-    if (j.version !== 1) throw new InvalidParameterError(`unsupported OneClassSVM JSON version ${formatValue(j.version)}; this fedmix reads version 1 (the number)`);
+    const j = readSavedJSON<OneClassSVMJSON>(json, 'fedmix.OneClassSVM', JSON_KEYS);
     const kernel = requireOneOf('kernel', j.kernel, OCSVM_KERNELS);
     const gamma = requirePositive('gamma', j.gamma);
     const nu = requireNu(j.nu);
@@ -405,17 +366,13 @@ export class OneClassSVM {
       s.check(s.w.fm_ocsvm_from_parts(KERNEL_CODE[kernel], gamma, nu, d, s.f64From(sv), sv.length, s.f64From(coef), nSv, offset, supportPtr, supportLen, out));
       const handle = s.readU32(out, 1)[0]!;
       s.w.fm_ocsvm_set_stats(handle, nIter, objective, converged ? 1 : 0);
-      model.adopt(s, handle);
+      model.state.adopt(s, handle);
     });
     return model;
   }
 
   /** Frees the model's WASM memory; the object is unfitted afterwards. */
   dispose(): void {
-    this.model?.dispose();
-    this.model = undefined;
-    this.disposed = true;
-    this.stats = undefined;
-    this.cache.clear();
+    this.state.dispose();
   }
 }
