@@ -20,6 +20,15 @@ import {
   DisposedError,
   NumericalError,
   selectGaussianMixture,
+  associate,
+  distributedEM,
+  fedAvg,
+  fedDistr,
+  fedGEM,
+  fedGenGMM,
+  FedGEMServer,
+  InProcessTransport,
+  LIMITS,
 } from '../ts/index.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { blobs, expectClean } from './helpers.js';
@@ -243,4 +252,29 @@ test('1,000 fit/dispose cycles leave WASM memory flat', () => {
   for (let i = 0; i < 1000; i++) cycle(i);
   expect(w.fm_heap_in_use()).toBe(heap);
   expect(w.memory.buffer.byteLength).toBe(pages);
+});
+
+test('a client list longer than LIMITS.clients is refused before any client is made (hostile seed 17: a sparse array of length 1e8 took minutes and gigabytes)', () => {
+  const huge: unknown[] = [];
+  huge.length = 1e8;
+  const net = { sizes: [2, 2], activation: 'relu', outputActivation: 'sigmoid', loss: 'mse' } as const;
+  const calls: Array<[string, () => unknown]> = [
+    ['fedAvg', () => fedAvg(huge as never, { network: net })],
+    ['fedGenGMM', () => fedGenGMM(huge as never, { client: {}, server: {} })],
+    ['fedGEM', () => fedGEM(huge as never, { client: { nComponents: 2, variance: 1 } })],
+    ['distributedEM', () => distributedEM(huge as never, { nComponents: 2 })],
+    ['associate', () => associate(huge as never, {})],
+    ['fedDistr', () => fedDistr(huge as never, {})],
+    ['InProcessTransport', () => new InProcessTransport(huge as never)],
+  ];
+  for (const [name, call] of calls) {
+    expect(call, name).toThrow(InvalidParameterError);
+    expect(call, name).toThrow(String(LIMITS.clients));
+  }
+});
+
+test('a deeply nested array as a number option is an InvalidParameterError, not a stack overflow from its coercion (hostile seed 22)', () => {
+  let deep: unknown = [];
+  for (let i = 0; i < 10_000; i++) deep = [deep];
+  expect(() => new FedGEMServer({ nFeatures: 2, rounds: 2, phi: [0.5, 1], phiTolerance: deep as number })).toThrow(/phi tolerance must be a finite number/);
 });

@@ -49,6 +49,8 @@ export const LIMITS = Object.freeze({
   localSteps: 10_000,
   /** restarts of a federated initialization */
   restarts: 1_000,
+  /** clients of one in-process federation (a one-call function's list, an in-process transport): each is an object in this heap */
+  clients: 2 ** 20,
   /** anything counted in rows or clients (a signed 32-bit count) */
   count: 2 ** 31 - 1,
   /** values in one federated model's parameters (weights, means, covariances): 2^27 doubles, 1 GiB */

@@ -53,7 +53,7 @@ export function planAssociation(data: readonly MatrixLike[], given: AssociateOpt
   const options = readOptions(given, ['detector', 'q', 'partners', 'seed', 'method', 'maxRelayBytes', 'encoding', 'onInvalidClient', 'noiseSeed']) as AssociateOptions;
   const noiseSeed = options.noiseSeed === undefined ? undefined : requireInteger('noiseSeed', options.noiseSeed, 0, LIMITS.count);
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
-  const clientData = readArray('data', data) as MatrixLike[];
+  const clientData = readArray('data', data, LIMITS.clients) as MatrixLike[];
   const detector = options.detector === undefined ? {} : checkDetectorOptions(options.detector, 'detector');
   const nFeatures = majorityDimension(clientData);
   if (nFeatures === undefined) throw new InvalidParameterError('associate needs at least one client with readable rows');

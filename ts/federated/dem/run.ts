@@ -6,7 +6,7 @@
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { InvalidDataError, InvalidParameterError, restated } from '../../errors.js';
-import { isArray, readArray, readOptions } from '../../validate.js';
+import { LIMITS, isArray, readArray, readOptions } from '../../validate.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
@@ -46,7 +46,7 @@ export interface DistributedEMResult {
 
 /** Matrices of the clients' rows, each named in its error. */
 function clientMatrices(data: readonly MatrixLike[]): Matrix[] {
-  const clientData = isArray('clientData', data) ? readArray('clientData', data) : [];
+  const clientData = isArray('clientData', data) ? readArray('clientData', data, LIMITS.clients) : [];
   if (clientData.length === 0) throw new InvalidParameterError('clientData must be a non-empty array, one data matrix per client');
   return clientData.map((x, i) => {
     try {

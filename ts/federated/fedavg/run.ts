@@ -58,7 +58,7 @@ export function fedAvgSimulation(data: readonly FedAvgClientData[], given: FedAv
   const options = readOptions(given, FEDAVG_KEYS) as FedAvgOptions;
   const algorithm = requireOneOf('algorithm', options.algorithm ?? 'fedavg', ['fedavg', 'fedprox', 'scaffold'] as const);
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
-  const clientData = readArray('data', data) as FedAvgClientData[];
+  const clientData = readArray('data', data, LIMITS.clients) as FedAvgClientData[];
   if (algorithm !== 'fedprox' && options.mu !== undefined) throw new InvalidParameterError(`mu is FedProx's; algorithm is '${algorithm}'`);
   if (algorithm !== 'scaffold' && options.serverLearningRate !== undefined) throw new InvalidParameterError(`serverLearningRate is SCAFFOLD's; algorithm is '${algorithm}'`);
   // the server gets its own options only (its constructor is strict)

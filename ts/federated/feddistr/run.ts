@@ -17,7 +17,7 @@ import { encodeLabels, type Label } from '../../data/labels.js';
 import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { adjustedRandScore } from '../../metrics/clustering.js';
 import { readGaussianNoise } from '../gaussian-noise.js';
-import { readArray, optionKeys, readOptions, readRecord, requireInteger, requireOneOf } from '../../validate.js';
+import { LIMITS, readArray, optionKeys, readOptions, readRecord, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import type { FederationResult } from '../runtime/run.js';
@@ -77,7 +77,7 @@ export function fedDistrSimulation(data: readonly FedDistrClientData[], given: F
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { encoder, cost, threshold, kMax }');
   const options = readOptions(given, FEDDISTR_KEYS) as FedDistrOptions;
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
-  const clientData = (readArray('data', data) as FedDistrClientData[]).map((c, i) => readRecord(c, ['X', 'labels', 'subclasses'], `data[${i}]`) as FedDistrClientData);
+  const clientData = (readArray('data', data, LIMITS.clients) as FedDistrClientData[]).map((c, i) => readRecord(c, ['X', 'labels', 'subclasses'], `data[${i}]`) as FedDistrClientData);
   const { privacy, noiseSeed, encoding, onInvalidClient: _o, ...serverOptions } = options;
   // the clients' privacy checked once here: a misspelt key is the caller's error, not every client failing to be made
   if (privacy !== undefined) readGaussianNoise(privacy, 'options.privacy');

@@ -4,7 +4,7 @@
  */
 import type { MatrixLike } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
-import { guardRead, isArray, optionKeys, readArray, readOptions } from '../../validate.js';
+import { LIMITS, guardRead, isArray, optionKeys, readArray, readOptions } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
@@ -75,7 +75,7 @@ export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
   if (Array.isArray(options.client)) options.client.forEach((c, i) => readOptions(c, FEDGEM_CLIENT_KEYS, `options.client[${i}]`));
   else if (options.client !== undefined) readOptions(options.client, FEDGEM_CLIENT_KEYS, 'options.client');
   if (options.validation !== undefined) options.validation = readArray('options.validation', options.validation) as FedGEMOptions['validation'];
-  const clientData = readArray('clientData', data) as MatrixLike[];
+  const clientData = readArray('clientData', data, LIMITS.clients) as MatrixLike[];
   const throwOnBad = options.server?.onInvalidClient === 'throw';
   // the estimate round only when some client lacks a variance: with every variance given the run is the paper's
   const listed = Array.isArray(options.client) ? options.client : [options.client];

@@ -167,7 +167,7 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     }
     phis.forEach((p, i) => requirePositive(typeof options.phi === 'number' ? 'phi' : `phi[${i}]`, p));
     this.phis = [...phis];
-    if (options.phiTolerance !== undefined && !(options.phiTolerance >= 0 && Number.isFinite(options.phiTolerance))) {
+    if (options.phiTolerance !== undefined && !(typeof options.phiTolerance === 'number' && options.phiTolerance >= 0 && Number.isFinite(options.phiTolerance))) {
       throw new InvalidParameterError(`the phi tolerance must be a finite number >= 0, got ${formatValue(options.phiTolerance)}`);
     }
     this.phiTolerance = options.phiTolerance;

@@ -3,7 +3,7 @@
  * (worker threads, an MQTT broker) run a FedGenGMMServer with runFederation.
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
-import { isArray, optionKeys, readArray, readOptions } from '../../validate.js';
+import { LIMITS, isArray, optionKeys, readArray, readOptions } from '../../validate.js';
 import type { MatrixLike } from '../../data/matrix.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import type { Encoding } from '../messages/codec.js';
@@ -60,7 +60,7 @@ export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGM
   // named where the caller wrote them (each client checks its options again)
   if (Array.isArray(options.client)) options.client.forEach((c, i) => readOptions(c, FEDGENGMM_CLIENT_KEYS, `options.client[${i}]`));
   else if (options.client !== undefined) readOptions(options.client, FEDGENGMM_CLIENT_KEYS, 'options.client');
-  const clientData = readArray('clientData', data) as MatrixLike[];
+  const clientData = readArray('clientData', data, LIMITS.clients) as MatrixLike[];
   const server = new FedGenGMMServer({ ...options.server, nFeatures: options.server.nFeatures ?? majorityDimension(clientData)! });
   const clients: FedGenGMMClient[] = [];
   try {

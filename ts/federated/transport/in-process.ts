@@ -10,7 +10,7 @@
  * are the declared sizes (codec.ts copyMessage).
  */
 import { FedmixError, formatValue, InvalidParameterError } from '../../errors.js';
-import { isArray, readArray, readOptions, requireInteger } from '../../validate.js';
+import { LIMITS, isArray, readArray, readOptions, requireInteger } from '../../validate.js';
 import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
 import { ClientHost } from '../runtime/client-host.js';
@@ -32,7 +32,7 @@ export class InProcessTransport implements SyncTransport {
 
   constructor(roles: readonly ClientRole[], given: InProcessOptions = {}) {
     if (!isArray('clients', roles)) throw new InvalidParameterError(`clients must be an array of client roles, got ${formatValue(roles)}`);
-    const clients = readArray('clients', roles) as ClientRole[];
+    const clients = readArray('clients', roles, LIMITS.clients) as ClientRole[];
     const options = readOptions(given, ['encoding', 'maxMessageBytes']);
     const encoding = options.encoding ?? 'binary';
     if (encoding !== 'binary' && encoding !== 'json' && encoding !== 'none') throw new InvalidParameterError(`encoding must be 'binary', 'json' or 'none', got ${formatValue(encoding)}`);
