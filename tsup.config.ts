@@ -4,12 +4,14 @@ import { defineConfig } from 'tsup';
 const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
 
 /**
- * The two builds of the core, as files beside the JavaScript: every entry
- * (dist/index.js and its chunks, worker.js, web-worker.js, cli.cjs) finds them
- * with `new URL('./fedmix-simd.wasm', import.meta.url)`; scripts/build-wasm.sh
- * makes them.
+ * The two builds of the core, each a core module and one module per feature
+ * (crates/fedmix-wasm/modules.json), as files beside the JavaScript: every
+ * entry (dist/index.js and its chunks, worker.js, web-worker.js, cli.cjs)
+ * finds them with `new URL('./fedmix-simd.wasm', import.meta.url)` and the
+ * like; scripts/build-wasm.sh makes them.
  */
-const WASM_FILES = ['fedmix-simd.wasm', 'fedmix-scalar.wasm'];
+const { features } = JSON.parse(readFileSync('crates/fedmix-wasm/modules.json', 'utf8')) as { features: string[] };
+const WASM_FILES = ['simd', 'scalar'].flatMap((b) => ['', ...features.map((f) => `-${f}`)].map((f) => `fedmix-${b}${f}.wasm`));
 
 /** Node-only packages and built-ins: only fedmix/node and the CLI load them. */
 const nodeOnly = ['piscina', 'mqtt', 'aedes', 'ws', /^node:/];

@@ -1,6 +1,6 @@
 /**
  * fedmix/inline: the whole library, with both builds of the WebAssembly core
- * embedded as base64 in the JavaScript, for hosts that cannot serve or read
+ * (every module of each) embedded as base64 in the JavaScript, for hosts that cannot serve or read
  * the .wasm files beside it (no bundler asset handling, single-file bundles,
  * some edge runtimes). About 1 MB more JavaScript than `fedmix`, which loads
  * only the one build the engine needs; everything else is the same module
@@ -8,7 +8,7 @@
  *
  * @module fedmix/inline
  */
-import { initWith, type InitInfo, type InitOptions } from './wasm/loader.js';
+import { initWith, type DefaultSources, type InitInfo, type InitOptions } from './wasm/loader.js';
 import type { CheckedSource } from './wasm/source.js';
 import { SCALAR_WASM_BASE64, SIMD_WASM_BASE64 } from './wasm/bytes.generated.js';
 
@@ -34,8 +34,8 @@ function decodeBase64(s: string): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-/** Only the chosen build is decoded. */
-const embedded = (backend: 'simd' | 'scalar'): CheckedSource => ({ kind: 'bytes', bytes: decodeBase64(backend === 'simd' ? SIMD_WASM_BASE64 : SCALAR_WASM_BASE64) });
+/** Only the modules loaded, of the chosen build, are decoded. */
+const embedded: DefaultSources = (backend, module): CheckedSource => ({ kind: 'bytes', bytes: decodeBase64((backend === 'simd' ? SIMD_WASM_BASE64 : SCALAR_WASM_BASE64)[module]) });
 
 /**
  * Loads the WASM core from the embedded builds (or from `options.wasm`, as

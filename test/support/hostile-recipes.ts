@@ -273,7 +273,7 @@ const NOWHERE = 'mqtt://127.0.0.1:1';
 
 export const RECIPES: Record<string, Recipe> = {
   // the loader
-  init: fn(f.init, () => [{ backend: 'auto' }]),
+  init: fn(f.init, () => [{ backend: 'auto', features: ['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment'] }]),
   backendInfo: fn(f.backendInfo, () => []),
 
   // errors: anything as a message

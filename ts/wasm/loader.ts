@@ -1,14 +1,29 @@
 /**
  * Loads the WebAssembly core once: the SIMD128 build where the engine supports
  * it (a tiny probe module says so before anything is downloaded), the scalar
- * build otherwise. Only the chosen build is fetched and compiled: by default
- * the .wasm file next to this module (see ./source.ts), or what init() is given.
+ * build otherwise, as the core module and the feature modules init() is asked
+ * for (./modules.ts), all in one memory. Only the chosen build's modules are
+ * fetched and compiled: by default the .wasm files next to this module (see
+ * ./source.ts), or what init() is given.
  */
 import { formatThrown, formatValue, InvalidParameterError, WasmError } from '../errors.js';
-import { readOptions } from '../validate.js';
-import { checkSource, compileSource, defaultSource, engineHasSimd, type Backend, type CheckedSource, type WasmSource, type WasmSources } from './source.js';
+import { guardRead, isArray, readOptions } from '../validate.js';
+import { FEATURE_USES, FEATURES, featureOf, HEAP_IMPORTS, INITIAL_PAGES, type Feature } from './modules.js';
+import {
+  checkBuildSource,
+  compileSource,
+  defaultSource,
+  engineHasSimd,
+  moduleFile,
+  type Backend,
+  type BuildSource,
+  type CheckedSource,
+  type ModuleName,
+  type WasmSource,
+  type WasmSources,
+} from './source.js';
 
-export type { Backend, WasmSource, WasmSources };
+export type { Backend, BuildSource, Feature, ModuleName, WasmSource, WasmSources };
 
 /** The C ABI of crates/fedmix-wasm. Pointers and sizes are numbers (wasm32). */
 export interface WasmExports {
@@ -201,11 +216,22 @@ export interface WasmExports {
  * Must equal ABI_VERSION in crates/fedmix-wasm: the one number TypeScript
  * cannot read from the core, since it says whether this wrapper may read it.
  */
-const ABI_VERSION = 13;
+const ABI_VERSION = 14;
 
 export interface InitOptions {
   /** 'auto' (default) takes SIMD128 when the engine supports it. */
   backend?: 'auto' | Backend;
+  /**
+   * The feature modules to load beside the core module (GaussianMixture,
+   * KMeans, PCA, the scalers, random numbers, FedGenGMM's sampled server
+   * step): 'all' (the default) or a list of 'dem' (distributed EM, FedGenGMM's
+   * hierarchical step), 'svm' (OneClassSVM), 'nn' (networks, FedAvg),
+   * 'dirichlet' (special functions, MDM), 'fedgem', 'assignment'
+   * (linearSumAssignment, FedDistr). A page that names only what it uses
+   * downloads less; a later init() with more features loads the rest into the
+   * running instance. Using a feature not loaded throws a WasmError naming it.
+   */
+  features?: 'all' | readonly Feature[];
   /**
    * Replace the running instance with a new one, whose memory is empty: the
    * way to give WASM memory back (it never shrinks). Every model, client and
@@ -213,13 +239,15 @@ export interface InitOptions {
    */
   fresh?: boolean;
   /**
-   * Where the builds come from, instead of the files fedmix-simd.wasm and
-   * fedmix-scalar.wasm next to the module: `{ simd, scalar }`, each bytes, a
-   * URL or string, a Response (or a promise of one) or a compiled
-   * WebAssembly.Module. Only the builds given are candidates (give both to
-   * keep the choice by engine); only the chosen one is fetched. Used when a
-   * build is loaded: ignored while an instance runs, unless `fresh`; a build
-   * once loaded is kept compiled, so a later `fresh` needs no source again.
+   * Where the builds come from, instead of the files next to the module
+   * (fedmix-simd.wasm, fedmix-simd-nn.wasm, ..., fedmix-scalar.wasm, ...):
+   * `{ simd, scalar }`, each the core module's source (bytes, a URL or
+   * string, a Response or a promise of one, or a compiled WebAssembly.Module)
+   * or a record of sources by module (`{ core, nn, ... }`; a module not in it
+   * comes from beside the module). Only the builds given are candidates (give
+   * both to keep the choice by engine); only the chosen one is fetched. Used
+   * when a module is loaded: ignored while an instance runs, unless `fresh`;
+   * a module once loaded is kept compiled, so a later `fresh` needs no source again.
    */
   wasm?: WasmSources;
 }
@@ -228,52 +256,55 @@ export interface InitInfo {
   /** true when the SIMD128 build runs */
   simd: boolean;
   backend: Backend;
+  /** the feature modules loaded beside the core */
+  features: readonly Feature[];
 }
 
 interface Instance {
+  /** every loaded module's exports in one object (a feature's are added when it loads) */
   exports: WasmExports;
-  info: InitInfo;
+  backend: Backend;
   /** The core's constants by name (`group.member`; see ./constants.ts). */
   constants: ReadonlyMap<string, number>;
   /** Increases with every instantiation; handles from older ones are dead. */
   generation: number;
-  /** Memory size before any allocation: the core's static data and stack. */
+  /** Memory size before any allocation: every module's static data and stack. */
   baseBytes: number;
-  /** The compiled build it runs: what workers are sent, and what `fresh` instantiates again. */
-  module: WebAssembly.Module;
+  /** The compiled modules it runs: what workers are sent, and what `fresh` instantiates again. */
+  modules: Map<ModuleName, WebAssembly.Module>;
+  /** the core's exports unwrapped: the heap the feature modules import */
+  core: WebAssembly.Exports;
 }
 
-/** Where a build comes from when init() is given none; fedmix/inline passes the embedded bytes. */
-export type DefaultSources = (backend: Backend) => CheckedSource;
+/** Where a module of a build comes from when init() is given none; fedmix/inline passes the embedded bytes. */
+export type DefaultSources = (backend: Backend, module: ModuleName) => CheckedSource;
 
-const assetSources: DefaultSources = (backend) => ({ kind: 'url', url: defaultSource(backend) });
+const assetSources: DefaultSources = (backend, module) => ({ kind: 'url', url: defaultSource(backend, module) });
 
 let current: Instance | undefined;
 let pending: Promise<Instance> | undefined;
 /** the build `pending` is loading, so that a concurrent init() asking for the other one fails instead of getting it */
 let pendingBackend: Backend | undefined;
+/** feature modules being added to the running instance, one init() after another */
+let adding: Promise<unknown> = Promise.resolve();
 let generation = 0;
 let poisoned: string | undefined;
 /**
- * The builds loaded so far, compiled: `fresh` and a reload after a trap
- * instantiate them again instead of fetching (or asking for the bytes) again.
+ * The modules loaded so far, compiled, by build: `fresh` and a reload after a
+ * trap instantiate them again instead of fetching (or asking for the bytes) again.
  */
-const built = new Map<Backend, WebAssembly.Module>();
+const built = new Map<Backend, Map<ModuleName, WebAssembly.Module>>();
 
 /**
  * Wraps every exported function so that a trap (a bug in the core: it never
  * panics on bad input, it returns an error status) poisons the instance instead
  * of leaving callers on a memory of unknown state.
  */
-function guard(raw: WebAssembly.Exports): WasmExports {
-  const wrapped: Record<string, unknown> = {};
+function guard(raw: WebAssembly.Exports, into: Record<string, unknown>): void {
   for (const [name, value] of Object.entries(raw)) {
-    if (typeof value !== 'function') {
-      wrapped[name] = value;
-      continue;
-    }
+    if (typeof value !== 'function' || HEAP_IMPORTS.includes(name as never)) continue;
     const f = value as (...a: number[]) => number;
-    wrapped[name] = (...args: number[]) => {
+    into[name] = (...args: number[]) => {
       try {
         return f(...args);
       } catch (e) {
@@ -288,35 +319,123 @@ function guard(raw: WebAssembly.Exports): WasmExports {
       }
     };
   }
-  return wrapped as unknown as WasmExports;
 }
+
+/** What the exports object answers for a function of a module not loaded: the error that says which to load. */
+const notLoaded: object = new Proxy(
+  {},
+  {
+    get(_target, name) {
+      const feature = typeof name === 'string' ? featureOf(name) : undefined;
+      if (feature === undefined) return undefined;
+      throw new WasmError(
+        `${FEATURE_USES[feature]} needs fedmix's '${feature}' module, which was not loaded: call await init({ features: [..., '${feature}'] }) ` +
+          "(init() without features loads every module)",
+      );
+    },
+  },
+);
 
 const BUILD_NAMES: Record<Backend, string> = { simd: 'the SIMD build', scalar: 'the scalar build' };
 
-async function instantiate(backend: Backend, module: Promise<WebAssembly.Module>, what: string): Promise<Instance> {
-  const mod = await module;
+function moduleName(backend: Backend, module: ModuleName): string {
+  return module === 'core' ? BUILD_NAMES[backend] : `${BUILD_NAMES[backend]}'s ${module} module`;
+}
+
+/** Instantiates one module into `memory` (a feature module with the core's heap) and checks it is this fedmix's. */
+async function instantiateModule(backend: Backend, module: ModuleName, mod: WebAssembly.Module, what: string, memory: WebAssembly.Memory, core?: WebAssembly.Exports): Promise<WebAssembly.Exports> {
+  const imports: WebAssembly.Imports = { env: { memory } };
+  if (core) imports.core = Object.fromEntries(HEAP_IMPORTS.map((n) => [n, core[n]!]));
   let raw: WebAssembly.Instance;
   try {
-    raw = await WebAssembly.instantiate(mod, {});
+    raw = await WebAssembly.instantiate(mod, imports);
   } catch (e) {
-    // a module of another program (it imports something) or one too large for this engine's memory
-    throw new WasmError(`${what} could not be instantiated (${formatThrown(e)}); is it fedmix-${backend}.wasm of this fedmix version?`);
+    // a module of another program (other imports) or one too large for this engine's memory
+    throw new WasmError(`${what} could not be instantiated (${formatThrown(e)}); is it ${moduleFile(backend, module)} of this fedmix version?`);
   }
-  if (typeof raw.exports.fm_abi_version !== 'function' || typeof raw.exports.fm_simd !== 'function') {
-    throw new WasmError(`${what} is not a fedmix core (it has no fm_abi_version export)`);
-  }
-  const exports = guard(raw.exports);
-  const abi = exports.fm_abi_version();
+  const { fm_abi_version: abiOf, fm_simd: simdOf } = raw.exports as { fm_abi_version?: unknown; fm_simd?: unknown };
+  if (typeof abiOf !== 'function' || typeof simdOf !== 'function') throw new WasmError(`${what} is not a fedmix module (it has no fm_abi_version export)`);
+  const abi = (abiOf as () => number)();
   if (abi !== ABI_VERSION) {
     throw new WasmError(`${what} has core ABI ${abi}, which does not match this fedmix's TypeScript (${ABI_VERSION}); use the .wasm files of the same version (or rebuild with scripts/build-wasm.sh)`);
   }
-  const simd = exports.fm_simd() === 1;
-  if (simd !== (backend === 'simd')) {
-    throw new WasmError(`${what} is the ${simd ? 'SIMD' : 'scalar'} build, given as the ${backend} one`);
+  const simd = (simdOf as () => number)() === 1;
+  if (simd !== (backend === 'simd')) throw new WasmError(`${what} is the ${simd ? 'SIMD' : 'scalar'} build, given as the ${backend} one`);
+  const own = featureOf(Object.keys(raw.exports).find((n) => n.startsWith('fm_') && featureOf(n) !== undefined) ?? '') ?? 'core';
+  if (own !== module) throw new WasmError(`${what} is fedmix's ${own === 'core' ? 'core' : `'${own}'`} module, given as the ${module === 'core' ? 'core' : `'${module}'`} one`);
+  return raw.exports;
+}
+
+/** Where each module comes from: given, already compiled, or the default. */
+interface Sources {
+  given: ReadonlyMap<Backend, ReadonlyMap<ModuleName, CheckedSource>> | undefined;
+  defaults: DefaultSources;
+}
+
+function compileModule(backend: Backend, module: ModuleName, sources: Sources): Promise<WebAssembly.Module> {
+  const source = sources.given?.get(backend)?.get(module);
+  const what = `${moduleName(backend, module)}${source ? ` (options.wasm.${backend})` : ''}`;
+  const ready = source ? undefined : built.get(backend)?.get(module);
+  return ready ? Promise.resolve(ready) : compileSource(what, source ?? sources.defaults(backend, module));
+}
+
+/** Adds feature modules to `inst` (compiled in parallel, instantiated in order). */
+async function addFeatures(inst: Instance, features: readonly Feature[], sources: Sources): Promise<void> {
+  const todo = features.filter((f) => !inst.modules.has(f));
+  const compiled = await Promise.all(todo.map((f) => compileModule(inst.backend, f, sources)));
+  if (current !== inst) throw new WasmError('the WASM instance was replaced (init({ fresh: true }) or a trap) while its feature modules loaded; call await init() again');
+  const memory = inst.exports.memory;
+  for (let i = 0; i < todo.length; i++) {
+    const feature = todo[i]!;
+    const raw = await instantiateModule(inst.backend, feature, compiled[i]!, moduleName(inst.backend, feature), memory, inst.core);
+    guard(raw, inst.exports as unknown as Record<string, unknown>);
+    inst.modules.set(feature, compiled[i]!);
+    rememberBuilt(inst.backend, feature, compiled[i]!);
   }
+}
+
+function rememberBuilt(backend: Backend, module: ModuleName, mod: WebAssembly.Module): void {
+  let m = built.get(backend);
+  if (!m) built.set(backend, (m = new Map()));
+  m.set(module, mod);
+}
+
+/** A new instance: a fresh memory, the core module in it, then `features`. */
+async function instantiate(backend: Backend, features: readonly Feature[], sources: Sources): Promise<Instance> {
+  // every module is fetched and compiled at once; the core is instantiated first, since the others use its heap
+  const core = compileModule(backend, 'core', sources);
+  const rest = Promise.all(features.map((f) => compileModule(backend, f, sources)));
+  const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES });
+  const coreMod = await core;
+  const raw = await instantiateModule(backend, 'core', coreMod, moduleName(backend, 'core'), memory);
+  const exports = Object.create(notLoaded) as Record<string, unknown>;
+  guard(raw, exports);
+  exports.memory = memory;
+  const w = exports as unknown as WasmExports;
   generation += 1;
-  const baseBytes = exports.memory.buffer.byteLength;
-  return { exports, info: { simd, backend }, constants: readConstants(exports), generation, baseBytes, module: mod };
+  const inst: Instance = {
+    exports: w,
+    backend,
+    constants: readConstants(w),
+    generation,
+    baseBytes: memory.buffer.byteLength,
+    modules: new Map([['core', coreMod]]),
+    core: raw,
+  };
+  rememberBuilt(backend, 'core', coreMod);
+  const mods = await rest;
+  for (let i = 0; i < features.length; i++) {
+    const f = features[i]!;
+    const fr = await instantiateModule(backend, f, mods[i]!, moduleName(backend, f), memory, raw);
+    guard(fr, exports);
+    inst.modules.set(f, mods[i]!);
+    rememberBuilt(backend, f, mods[i]!);
+  }
+  return inst;
+}
+
+function infoOf(inst: Instance): InitInfo {
+  return { simd: inst.backend === 'simd', backend: inst.backend, features: FEATURES.filter((f) => inst.modules.has(f)) };
 }
 
 /** The core's table of constants (names static in its memory, values plain numbers). */
@@ -331,7 +450,7 @@ function readConstants(w: WasmExports): ReadonlyMap<string, number> {
 }
 
 /** The build to load: the requested one, or by engine among those available (all, unless init() was given some). */
-function chooseBackend(requested: 'auto' | Backend, given: ReadonlyMap<Backend, CheckedSource> | undefined): Backend {
+function chooseBackend(requested: 'auto' | Backend, given: ReadonlyMap<Backend, unknown> | undefined): Backend {
   const simdOk = engineHasSimd();
   const available = (b: Backend) => given === undefined || given.has(b);
   if (requested === 'simd' && !simdOk) throw new WasmError('this engine does not support WebAssembly SIMD128; use backend "scalar" or "auto"');
@@ -344,14 +463,30 @@ function chooseBackend(requested: 'auto' | Backend, given: ReadonlyMap<Backend, 
   throw new WasmError('this engine does not support WebAssembly SIMD128 and options.wasm gives only the SIMD build; give wasm.scalar too');
 }
 
-/** options.wasm, checked: the sources given, by backend (undefined when none was given). */
-function readSources(value: unknown): Map<Backend, CheckedSource> | undefined {
+/** options.wasm, checked: the sources given, by backend and module (undefined when none was given). */
+function readSources(value: unknown): Map<Backend, Map<ModuleName, CheckedSource>> | undefined {
   if (value === undefined) return undefined;
   // strict: another key (a misspelt 'simd') is an InvalidParameterError naming it
   const sources = readOptions(value as WasmSources, ['simd', 'scalar'], 'options.wasm') as WasmSources;
-  const out = new Map<Backend, CheckedSource>();
-  for (const b of ['simd', 'scalar'] as const) if (sources[b] !== undefined) out.set(b, checkSource(`options.wasm.${b}`, sources[b]));
+  const out = new Map<Backend, Map<ModuleName, CheckedSource>>();
+  for (const b of ['simd', 'scalar'] as const) if (sources[b] !== undefined) out.set(b, checkBuildSource(`options.wasm.${b}`, sources[b]));
   if (out.size === 0) throw new InvalidParameterError('options.wasm gives no build: pass { simd } and/or { scalar }');
+  return out;
+}
+
+/** options.features, checked: the feature modules asked for. */
+function readFeatures(value: unknown): Feature[] {
+  if (value === undefined || value === 'all') return [...FEATURES];
+  const list = isArray('features', value) ? (value as unknown[]) : undefined;
+  if (!list || list.length > FEATURES.length * 4) throw new InvalidParameterError(`features must be 'all' or a list of ${FEATURES.map((f) => `'${f}'`).join(', ')}, got ${formatValue(value)}`);
+  const out: Feature[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const f = guardRead(`features[${i}]`, () => list[i]);
+    if (typeof f !== 'string' || !FEATURES.includes(f as Feature)) {
+      throw new InvalidParameterError(`features[${i}] must be one of ${FEATURES.map((x) => `'${x}'`).join(', ')} (the core needs no name), got ${formatValue(f)}`);
+    }
+    if (!out.includes(f as Feature)) out.push(f as Feature);
+  }
   return out;
 }
 
@@ -364,40 +499,35 @@ export function init(options: InitOptions = {}): Promise<InitInfo> {
   return initWith(assetSources, options);
 }
 
-/** init() with `defaults` for the builds it is not given (the files next to the module, or the embedded bytes of fedmix/inline). */
+/** init() with `defaults` for the modules it is not given (the files next to the module, or the embedded bytes of fedmix/inline). */
 export async function initWith(defaults: DefaultSources, options: InitOptions = {}): Promise<InitInfo> {
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`init() takes { backend: 'auto' | 'simd' | 'scalar', fresh, wasm }, got ${formatValue(options)}`);
-  const read = readOptions(options, ['backend', 'fresh', 'wasm'], "init()'s options");
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`init() takes { backend: 'auto' | 'simd' | 'scalar', features, fresh, wasm }, got ${formatValue(options)}`);
+  const read = readOptions(options, ['backend', 'features', 'fresh', 'wasm'], "init()'s options");
   const requested = read.backend ?? 'auto';
   if (requested !== 'auto' && requested !== 'simd' && requested !== 'scalar') {
     throw new InvalidParameterError(`backend must be 'auto', 'simd' or 'scalar', got ${formatValue(requested)}`);
   }
   const fresh: unknown = read.fresh;
   if (fresh !== undefined && typeof fresh !== 'boolean') throw new InvalidParameterError(`fresh must be true or false, got ${formatValue(fresh)}`);
-  const given = readSources(read.wasm);
+  const features = readFeatures(read.features);
+  const sources: Sources = { given: readSources(read.wasm), defaults };
   if (fresh && current) {
     // dropped, not freed: its memory goes with it once nothing refers to it
     current = undefined;
   }
   // one rule whether the build is running or still loading: an explicit request for the other one fails
-  const loaded = current?.info.backend ?? (pending ? pendingBackend : undefined);
+  const loaded = current?.backend ?? (pending ? pendingBackend : undefined);
   if (loaded !== undefined && requested !== 'auto' && requested !== loaded) {
     throw new WasmError(
       `fedmix is already ${current ? 'running' : 'loading'} the ${loaded} build; init({ backend: '${requested}' }) must come first, before any other init()`,
     );
   }
-  if (current) return current.info;
-  if (!pending) {
-    const backend = chooseBackend(requested, given);
-    const source = given?.get(backend);
-    const what = source ? `${BUILD_NAMES[backend]} (options.wasm.${backend})` : BUILD_NAMES[backend];
-    const ready = source ? undefined : built.get(backend);
-    const module = ready ? Promise.resolve(ready) : compileSource(what, source ?? defaults(backend));
+  if (!current && !pending) {
+    const backend = chooseBackend(requested, sources.given);
     pendingBackend = backend;
-    pending = instantiate(backend, module, what).then(
+    pending = instantiate(backend, features, sources).then(
       (inst) => {
         current = inst;
-        built.set(inst.info.backend, inst.module);
         poisoned = undefined;
         pending = undefined;
         pendingBackend = undefined;
@@ -410,15 +540,27 @@ export async function initWith(defaults: DefaultSources, options: InitOptions = 
       },
     );
   }
-  return (await pending).info;
+  const inst = current ?? (await pending!);
+  if (features.some((f) => !inst.modules.has(f))) {
+    // one addition at a time, so that two init()s never instantiate the same module twice
+    const next = adding.then(() => addFeatures(inst, features, sources));
+    adding = next.catch(() => undefined);
+    try {
+      await next;
+    } catch (err) {
+      throw err instanceof WasmError || err instanceof InvalidParameterError ? err : new WasmError(`could not load fedmix's feature modules: ${formatThrown(err)}`);
+    }
+  }
+  return infoOf(inst);
 }
 
 /**
- * The running build, compiled: what a worker transport sends its workers so
- * that they run the same build from the same bytes, however the page got it.
+ * The running build's modules, compiled: what a worker transport sends its
+ * workers so that they run the same build from the same bytes, however the
+ * page got it.
  */
-export function runningBuild(): { backend: Backend; module: WebAssembly.Module } | undefined {
-  return current ? { backend: current.info.backend, module: current.module } : undefined;
+export function runningBuild(): { backend: Backend; modules: { [M in ModuleName]?: WebAssembly.Module } } | undefined {
+  return current ? { backend: current.backend, modules: Object.fromEntries(current.modules) } : undefined;
 }
 
 /** The running instance; throws a WasmError naming the fix when there is none. */
@@ -439,7 +581,7 @@ export function wasm(): WasmExports {
 
 /** Which build runs, or undefined before init(). */
 export function backendInfo(): InitInfo | undefined {
-  return current?.info;
+  return current ? infoOf(current) : undefined;
 }
 
 /** Drops the instance so a test can load the other build. Not part of the public API. */
@@ -448,5 +590,6 @@ export function resetForTests(): void {
   built.clear();
   pending = undefined;
   pendingBackend = undefined;
+  adding = Promise.resolve();
   poisoned = undefined;
 }

@@ -6,7 +6,8 @@
  * bytes, a URL, a Response or a compiled Module given to init().
  */
 import { formatThrown, formatValue, InvalidParameterError, WasmError } from '../errors.js';
-import { guardRead } from '../validate.js';
+import { guardRead, readOptions } from '../validate.js';
+import { FEATURES, type Feature } from './modules.js';
 
 export type Backend = 'simd' | 'scalar';
 
@@ -18,8 +19,18 @@ export type Backend = 'simd' | 'scalar';
  */
 export type WasmSource = string | URL | ArrayBuffer | ArrayBufferView | Response | PromiseLike<Response> | WebAssembly.Module;
 
+/** The core module and the feature modules (see ./modules.ts). */
+export type ModuleName = 'core' | Feature;
+
+/**
+ * One build's modules: the core module's source, or a record of sources by
+ * module (`{ core, dem, nn, ... }`); a module not given comes from where
+ * init() finds it by default.
+ */
+export type BuildSource = WasmSource | { readonly [M in ModuleName]?: WasmSource };
+
 /** The builds init() may choose from, by backend. */
-export type WasmSources = { readonly [B in Backend]?: WasmSource };
+export type WasmSources = { readonly [B in Backend]?: BuildSource };
 
 /**
  * The smallest module that uses a SIMD128 instruction (i8x16.splat, i8x16.popcnt
@@ -33,12 +44,39 @@ export function engineHasSimd(): boolean {
 }
 
 /**
- * The build files shipped next to this module (dist/ in the package, ts/wasm/
+ * The module files shipped next to this module (dist/ in the package, ts/wasm/
  * in the sources, where scripts/build-wasm.sh puts them). Each URL is written
- * out whole, in the form bundlers (Vite, webpack, Parcel) recognise as an asset.
+ * out whole, in the form bundlers (Vite, webpack, Parcel) recognise as an
+ * asset; only the modules init() loads are fetched.
  */
-export function defaultSource(backend: Backend): URL {
-  return backend === 'simd' ? new URL('./fedmix-simd.wasm', import.meta.url) : new URL('./fedmix-scalar.wasm', import.meta.url);
+const FILES: Readonly<Record<Backend, Readonly<Record<ModuleName, () => URL>>>> = {
+  simd: {
+    core: () => new URL('./fedmix-simd.wasm', import.meta.url),
+    dem: () => new URL('./fedmix-simd-dem.wasm', import.meta.url),
+    svm: () => new URL('./fedmix-simd-svm.wasm', import.meta.url),
+    nn: () => new URL('./fedmix-simd-nn.wasm', import.meta.url),
+    dirichlet: () => new URL('./fedmix-simd-dirichlet.wasm', import.meta.url),
+    fedgem: () => new URL('./fedmix-simd-fedgem.wasm', import.meta.url),
+    assignment: () => new URL('./fedmix-simd-assignment.wasm', import.meta.url),
+  },
+  scalar: {
+    core: () => new URL('./fedmix-scalar.wasm', import.meta.url),
+    dem: () => new URL('./fedmix-scalar-dem.wasm', import.meta.url),
+    svm: () => new URL('./fedmix-scalar-svm.wasm', import.meta.url),
+    nn: () => new URL('./fedmix-scalar-nn.wasm', import.meta.url),
+    dirichlet: () => new URL('./fedmix-scalar-dirichlet.wasm', import.meta.url),
+    fedgem: () => new URL('./fedmix-scalar-fedgem.wasm', import.meta.url),
+    assignment: () => new URL('./fedmix-scalar-assignment.wasm', import.meta.url),
+  },
+};
+
+export function defaultSource(backend: Backend, module: ModuleName): URL {
+  return FILES[backend][module]();
+}
+
+/** The file name of a module of a build: fedmix-simd.wasm, fedmix-simd-nn.wasm, ... */
+export function moduleFile(backend: Backend, module: ModuleName): string {
+  return module === 'core' ? `fedmix-${backend}.wasm` : `fedmix-${backend}-${module}.wasm`;
 }
 
 /** A source as init() received it, checked and read once (getters and Proxies run here, not later). */
@@ -50,6 +88,22 @@ export type CheckedSource =
   | { kind: 'path'; path: string };
 
 const FORMS = 'bytes (ArrayBuffer or a typed array), a URL or string, a Response (or a promise of one) or a WebAssembly.Module';
+
+/**
+ * Checks a build's sources as init() received them (`name`: "options.wasm.simd"):
+ * one source, the core module's, or a record of sources by module.
+ */
+export function checkBuildSource(name: string, value: unknown): Map<ModuleName, CheckedSource> {
+  const proto = value !== null && typeof value === 'object' ? guardRead(name, () => Object.getPrototypeOf(value) as unknown) : undefined;
+  const plain = (proto === Object.prototype || proto === null) && typeof guardRead(name, () => (value as { then?: unknown }).then) !== 'function';
+  if (!plain) return new Map([['core', checkSource(name, value)]]);
+  const names: readonly ModuleName[] = ['core', ...FEATURES];
+  const record = readOptions(value as Record<string, unknown>, names, name);
+  const out = new Map<ModuleName, CheckedSource>();
+  for (const m of names) if (record[m] !== undefined) out.set(m, checkSource(`${name}.${m}`, record[m]));
+  if (out.size === 0) throw new InvalidParameterError(`${name} gives no module: pass a source, or { core, ${FEATURES.join(', ')} } with at least one`);
+  return out;
+}
 
 /** Checks one user-given source; `name` is how the message names it (e.g. "wasm.simd"). */
 export function checkSource(name: string, value: unknown): CheckedSource {

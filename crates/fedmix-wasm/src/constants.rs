@@ -8,7 +8,9 @@
 //! (`mdm.max_cells`). Adding a row changes no export; renaming or removing one
 //! is an ABI change (bump ABI_VERSION).
 
-use super::{fedgem, gmm, kmeans, ocsvm, special, OK, RESERVE};
+use super::heap::RESERVE;
+use super::codes::*;
+use super::{gmm, kmeans, OK};
 use fedmix_core::distributions::MIN_SHAPE;
 use fedmix_core::error::ErrorKind;
 use fedmix_core::fedgem::server::MIN_SHARE;
@@ -42,8 +44,8 @@ static TABLE: &[(&str, f64)] = &[
     ("kmeans_init.k-means++", kmeans::INIT_PLUS_PLUS as f64),
     ("kmeans_init.random", kmeans::INIT_RANDOM as f64),
     ("kmeans_init.given", kmeans::INIT_GIVEN as f64),
-    ("gamma_differences.digamma", special::DIGAMMA_DIFFERENCE as f64),
-    ("gamma_differences.lgamma", special::LGAMMA_DIFFERENCE as f64),
+    ("gamma_differences.digamma", DIGAMMA_DIFFERENCE as f64),
+    ("gamma_differences.lgamma", LGAMMA_DIFFERENCE as f64),
     ("distributions.min_shape", MIN_SHAPE),
     ("memory.reserve", RESERVE as f64),
     ("mdm.max_cells", MAX_CELLS as f64),
@@ -55,10 +57,10 @@ static TABLE: &[(&str, f64)] = &[
     ("mdm_guard.clamped", CLAMPED as f64),
     ("mdm_guard.alpha_kept", ALPHA_KEPT as f64),
     ("fedgem.min_share", MIN_SHARE),
-    ("fedgem_init.k-means++", fedgem::INIT_SEEDS as f64),
-    ("fedgem_init.kmeans", fedgem::INIT_KMEANS as f64),
-    ("fedgem_radius.closed_form", fedgem::RADIUS_CLOSED_FORM as f64),
-    ("fedgem_radius.bisection", fedgem::RADIUS_BISECTION as f64),
+    ("fedgem_init.k-means++", INIT_SEEDS as f64),
+    ("fedgem_init.kmeans", INIT_KMEANS as f64),
+    ("fedgem_radius.closed_form", RADIUS_CLOSED_FORM as f64),
+    ("fedgem_radius.bisection", RADIUS_BISECTION as f64),
     ("nn_activation.relu", Activation::Relu.code() as f64),
     ("nn_activation.sigmoid", Activation::Sigmoid.code() as f64),
     ("nn_activation.tanh", Activation::Tanh.code() as f64),
@@ -79,9 +81,9 @@ static TABLE: &[(&str, f64)] = &[
     ("ocsvm_gamma.scale", Gamma::SCALE as f64),
     ("ocsvm_gamma.auto", Gamma::AUTO as f64),
     ("ocsvm_gamma.value", Gamma::VALUE as f64),
-    ("ocsvm_read.support_vectors", ocsvm::READ_SUPPORT_VECTORS as f64),
-    ("ocsvm_read.dual_coef", ocsvm::READ_DUAL_COEF as f64),
-    ("ocsvm_read.support", ocsvm::READ_SUPPORT as f64),
+    ("ocsvm_read.support_vectors", READ_SUPPORT_VECTORS as f64),
+    ("ocsvm_read.dual_coef", READ_DUAL_COEF as f64),
+    ("ocsvm_read.support", READ_SUPPORT as f64),
     ("gaussian_cost.wasserstein", Cost::Wasserstein.code() as f64),
     ("gaussian_cost.bhattacharyya", Cost::Bhattacharyya.code() as f64),
     ("covariance_form.full", Form::Full.code() as f64),

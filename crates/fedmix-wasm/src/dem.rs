@@ -4,7 +4,7 @@
 //! client order. TypeScript checks the messages' shapes first; the checks here
 //! are about what the numbers mean.
 
-use super::gmm::{into_handle, GmmHandle};
+use super::gmm_handle::{into_handle, GmmHandle};
 use super::{buffers, data, f64s, f64s_mut, optional, seed, status};
 use fedmix_core::gmm::dem::{self, DataSummary};
 use fedmix_core::gmm::stats::{pack_upper_into, packed_len, unpack_symmetric, wire_s2_len, SuffStats, Tiles};

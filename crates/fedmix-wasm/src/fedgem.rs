@@ -1,6 +1,7 @@
 //! FedGEM exports: a client handle that keeps its rows in WASM memory across
 //! rounds, and the server's update and merge over the reported balls.
 
+use super::codes::{INIT_KMEANS, INIT_SEEDS, RADIUS_BISECTION, RADIUS_CLOSED_FORM};
 use super::{buffers, data, f64s, f64s_mut, optional, seed, status, u32s_mut};
 use fedmix_core::fedgem::client::{Isotropic, RadiusMethod};
 use fedmix_core::fedgem::server::{final_merge, round_update, Search};
@@ -36,15 +37,6 @@ unsafe fn owners<'a>(ptr: *const u32, len: usize) -> &'a [u32] {
         slice::from_raw_parts(ptr, len)
     }
 }
-
-/// Codes of fm_fedgem_client_new's `init`: k-means++ seeds (best of n_init by
-/// inertia), or k-means from them.
-pub(crate) const INIT_SEEDS: i32 = 0;
-pub(crate) const INIT_KMEANS: i32 = 1;
-
-/// Codes of fm_fedgem_client_steps' `method`.
-pub(crate) const RADIUS_CLOSED_FORM: i32 = 0;
-pub(crate) const RADIUS_BISECTION: i32 = 1;
 
 /// A client over n x d rows with k components: `weights` (k) or null for
 /// uniform, the known `variance`, starting `means` (k x d) or null for the

@@ -1,22 +1,11 @@
 //! Gaussian mixtures: fitting, models from their parameters, reading them
 //! back, scoring, prediction and sampling, over opaque handles TypeScript frees.
 
+use super::gmm_handle::{into_handle, GmmHandle};
 use super::{buffers, data, f64s, f64s_mut, optional, seed, status, u32s_mut};
 use fedmix_core::gmm::fit::{self, FitOptions, InitParams};
 use fedmix_core::gmm::{estep, sample, CovarianceType, Gmm};
 use fedmix_core::{Data, Error, Result, Rng};
-
-/// A fitted Gaussian mixture and its fit statistics, owned by TypeScript.
-pub struct GmmHandle {
-    pub(crate) gmm: Gmm,
-    pub(crate) converged: bool,
-    pub(crate) n_iter: usize,
-    pub(crate) lower_bound: f64,
-}
-
-pub(crate) fn into_handle(h: GmmHandle, out: *mut usize) {
-    unsafe { *out = Box::into_raw(Box::new(h)) as usize };
-}
 
 /// # Safety
 /// Pointers must cover the shapes given; `warm` is 0 or a live handle.

@@ -2,150 +2,78 @@
 //! turns `Result` into an i32 status (0 ok, else ErrorKind::code) with the message
 //! readable through fm_last_error_*, and hands models out as opaque handles that
 //! TypeScript frees. Running out of memory is a status too, never a trap (see
-//! the reserve below and fedmix_core::alloc). Inputs that a user shapes (initial parameters, imported
+//! the reserve in heap.rs and fedmix_core::alloc). Inputs that a user shapes (initial parameters, imported
 //! models) travel as (pointer, length) pairs and the core checks their shapes;
 //! a null pointer means "not given". Data and output buffers are sized by the
 //! shapes passed alongside them.
 
-use fedmix_core::{alloc as buffers, Data, Error, Result};
-use std::alloc::{dealloc, GlobalAlloc, Layout, System};
-use std::cell::RefCell;
-use std::slice;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+//!
+//! One crate, several WebAssembly modules (scripts/build-wasm.sh builds it once
+//! per cargo feature): `core` (mixtures, k-means, PCA, random numbers) owns the
+//! heap; each other feature (`dem`: distributed and hierarchical EM, `svm`,
+//! `nn`, `dirichlet`, `fedgem`, `assignment`) is a module that shares
+//! the core's memory and heap, loaded only when a program asks for it. Native
+//! builds and tests take every feature into one library.
 
-mod assignment;
+// a module of the split build uses only some of the helpers below
+#![cfg_attr(not(all(feature = "core", feature = "dem", feature = "svm", feature = "nn", feature = "dirichlet", feature = "fedgem", feature = "assignment")), allow(dead_code, unused_imports))]
+
+use fedmix_core::{alloc as buffers, Data, Error, Result};
+use std::slice;
+
+mod codes;
+#[cfg(feature = "core")]
+mod heap;
+#[cfg(feature = "core")]
+use heap::{hold_reserve, set_error};
+#[cfg(not(feature = "core"))]
+mod borrowed;
+#[cfg(not(feature = "core"))]
+use borrowed::{hold_reserve, set_error};
+
+#[cfg(feature = "core")]
 mod constants;
-mod dem;
-mod dirichlet_multinomial;
-mod fedgem;
-mod gaussian_costs;
+#[cfg(feature = "core")]
 mod gmm;
-mod hem;
+#[cfg(any(feature = "core", feature = "dem"))]
+mod gmm_handle;
+#[cfg(feature = "core")]
 mod kernels;
+#[cfg(feature = "core")]
 mod kmeans;
-mod mdm;
-mod nn;
-mod ocsvm;
+#[cfg(feature = "core")]
 mod pca;
+#[cfg(feature = "core")]
 mod rng;
+
+#[cfg(feature = "dem")]
+mod dem;
+#[cfg(feature = "dem")]
+mod hem;
+
+#[cfg(feature = "svm")]
+mod ocsvm;
+
+#[cfg(feature = "nn")]
+mod nn;
+
+#[cfg(feature = "dirichlet")]
+mod dirichlet_multinomial;
+#[cfg(feature = "dirichlet")]
+mod mdm;
+#[cfg(feature = "dirichlet")]
 mod special;
 
-/// The system allocator, counting bytes in use so tests can prove that every
-/// call, failed ones included, gives back all it took, and keeping a reserve.
-struct Counting;
+#[cfg(feature = "fedgem")]
+mod fedgem;
 
-static IN_USE: AtomicUsize = AtomicUsize::new(0);
-
-/// Memory kept free for the small allocations the core makes without checking
-/// (a feature vector, an error message, a handle's box): large buffers are
-/// fallible (fedmix_core::alloc), but a small allocation that finds no memory
-/// would abort the instance. When one fails, the reserve is given back and the
-/// allocation retried, so the call ends normally or with a status. Every call
-/// that returns a status first takes the reserve again, and refuses to start
-/// (an allocation error) when memory cannot hold it. Not counted as in use.
-/// TypeScript's buffers (fm_alloc) never draw on it: a failed one is a typed
-/// error already, and the reserve stays for the calls.
-pub(crate) const RESERVE: usize = 4 << 20;
-/// Requests up to this size may draw on the reserve; larger ones are the core's
-/// fallible buffers and are refused while the reserve is spent, so that they
-/// cannot take the memory the small ones were promised.
-const SMALL: usize = 1 << 20;
-
-static RESERVE_PTR: AtomicUsize = AtomicUsize::new(0);
-/// The reserve was given up to a failed allocation and not yet taken back.
-static RESERVE_SPENT: AtomicBool = AtomicBool::new(false);
-
-fn reserve_layout() -> Layout {
-    Layout::from_size_align(RESERVE, 16).expect("a valid layout")
-}
-
-/// Whether the reserve is held, taking it if it is not and memory allows.
-fn hold_reserve() -> bool {
-    if RESERVE_PTR.load(Ordering::Relaxed) != 0 {
-        return true;
-    }
-    let p = unsafe { System.alloc(reserve_layout()) };
-    if p.is_null() {
-        return false;
-    }
-    RESERVE_PTR.store(p as usize, Ordering::Relaxed);
-    RESERVE_SPENT.store(false, Ordering::Relaxed);
-    true
-}
-
-/// Gives the reserve back for a small request that failed; false when there is none.
-fn spend_reserve(size: usize) -> bool {
-    let p = RESERVE_PTR.swap(0, Ordering::Relaxed);
-    if p == 0 || size > SMALL {
-        RESERVE_PTR.store(p, Ordering::Relaxed);
-        return false;
-    }
-    unsafe { System.dealloc(p as *mut u8, reserve_layout()) };
-    RESERVE_SPENT.store(true, Ordering::Relaxed);
-    true
-}
-
-/// Whether a request must be refused: a large one while the reserve is spent.
-fn refused(size: usize) -> bool {
-    size > SMALL && RESERVE_SPENT.load(Ordering::Relaxed)
-}
-
-impl Counting {
-    /// An allocation, counted; `may_spend`: whether it may draw on the reserve.
-    unsafe fn take(&self, l: Layout, may_spend: bool) -> *mut u8 {
-        if refused(l.size()) {
-            return std::ptr::null_mut();
-        }
-        let mut p = System.alloc(l);
-        if p.is_null() && may_spend && spend_reserve(l.size()) {
-            p = System.alloc(l);
-        }
-        if !p.is_null() {
-            IN_USE.fetch_add(l.size(), Ordering::Relaxed);
-        }
-        p
-    }
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        self.take(l, true)
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        System.dealloc(p, l);
-        IN_USE.fetch_sub(l.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
-        if new_size > l.size() && refused(new_size) {
-            return std::ptr::null_mut();
-        }
-        let mut q = System.realloc(p, l, new_size);
-        if q.is_null() && spend_reserve(new_size) {
-            q = System.realloc(p, l, new_size);
-        }
-        if !q.is_null() {
-            IN_USE.fetch_sub(l.size(), Ordering::Relaxed);
-            IN_USE.fetch_add(new_size, Ordering::Relaxed);
-        }
-        q
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Bytes currently allocated on the Rust heap (models, buffers, the error text).
-#[no_mangle]
-pub extern "C" fn fm_heap_in_use() -> usize {
-    IN_USE.load(Ordering::Relaxed)
-}
+#[cfg(feature = "assignment")]
+mod assignment;
+#[cfg(feature = "assignment")]
+mod gaussian_costs;
 
 /// Bumped whenever an export changes meaning; the loader checks it.
-const ABI_VERSION: i32 = 13;
-
-thread_local! {
-    static LAST_ERROR: RefCell<String> = RefCell::new(String::new());
-}
+const ABI_VERSION: i32 = 14;
 
 /// The status of a call that succeeded; a failed one returns ErrorKind::code.
 const OK: i32 = 0;
@@ -171,7 +99,7 @@ fn status(call: impl FnOnce() -> Result<()>) -> i32 {
         Ok(()) => OK,
         Err(e) => {
             let code = e.kind.code();
-            LAST_ERROR.with(|s| *s.borrow_mut() = e.message);
+            set_error(e.message);
             code
         }
     }
@@ -185,47 +113,6 @@ pub extern "C" fn fm_abi_version() -> i32 {
 #[no_mangle]
 pub extern "C" fn fm_simd() -> i32 {
     fedmix_core::kernels::SIMD as i32
-}
-
-#[no_mangle]
-pub extern "C" fn fm_last_error_ptr() -> *const u8 {
-    LAST_ERROR.with(|s| s.borrow().as_ptr())
-}
-
-#[no_mangle]
-pub extern "C" fn fm_last_error_len() -> usize {
-    LAST_ERROR.with(|s| s.borrow().len())
-}
-
-/// Frees the last error message once TypeScript has read it.
-#[no_mangle]
-pub extern "C" fn fm_clear_error() {
-    LAST_ERROR.with(|s| *s.borrow_mut() = String::new());
-}
-
-fn layout(bytes: usize) -> Option<Layout> {
-    Layout::from_size_align(bytes.max(1), 16).ok()
-}
-
-/// 16-byte aligned block of `bytes` bytes, or null when memory cannot grow
-/// (the reserve is not drawn on: see RESERVE).
-#[no_mangle]
-pub extern "C" fn fm_alloc(bytes: usize) -> *mut u8 {
-    match layout(bytes) {
-        Some(l) => unsafe { ALLOCATOR.take(l, false) },
-        None => std::ptr::null_mut(),
-    }
-}
-
-/// # Safety
-/// `ptr` must come from fm_alloc with the same `bytes`, and be freed once.
-#[no_mangle]
-pub unsafe extern "C" fn fm_free(ptr: *mut u8, bytes: usize) {
-    if !ptr.is_null() {
-        if let Some(l) = layout(bytes) {
-            dealloc(ptr, l);
-        }
-    }
 }
 
 unsafe fn f64s<'a>(ptr: *const f64, len: usize) -> &'a [f64] {

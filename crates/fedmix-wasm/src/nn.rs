@@ -337,6 +337,20 @@ pub unsafe extern "C" fn fm_nn_batch_gradient(net: *mut Network, x: *const f32, 
     })
 }
 
+/// Floating-point operations of `iters` rounds of independent f32x4
+/// multiply-adds (fedmix_core::nn::lanes::madd_peak, scalar lanes in the
+/// scalar build); timed from JavaScript to measure the peak the network
+/// kernels are compared with (bench/nn.mjs).
+#[no_mangle]
+pub extern "C" fn fm_peak_probe_f32x4(iters: f64) -> f64 {
+    let mut sink = 0.0f32;
+    let flops = fedmix_core::nn::lanes::madd_peak(iters as u64, 1.0, &mut sink);
+    if sink == 1.2345 {
+        return -flops; // never true; keeps the loop observable
+    }
+    flops
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

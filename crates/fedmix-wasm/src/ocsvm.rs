@@ -1,6 +1,7 @@
 //! One-class SVMs: fitting, models from their parts, reading them back and
 //! the decision function, over opaque handles TypeScript frees.
 
+use super::codes::{READ_DUAL_COEF, READ_SUPPORT, READ_SUPPORT_VECTORS};
 use super::{buffers, data, f64s, f64s_mut, status, u32s};
 use fedmix_core::svm::{self, Gamma, KernelType, OcsvmOptions, OneClassSvm};
 use fedmix_core::Error;
@@ -128,11 +129,6 @@ pub unsafe extern "C" fn fm_ocsvm_info(h: *const OcsvmHandle, out: *mut f64) {
     ];
     f64s_mut(out, v.len()).copy_from_slice(&v);
 }
-
-/// Codes of the arrays fm_ocsvm_read copies out.
-pub(crate) const READ_SUPPORT_VECTORS: i32 = 0;
-pub(crate) const READ_DUAL_COEF: i32 = 1;
-pub(crate) const READ_SUPPORT: i32 = 2;
 
 /// Copies an array out (`which`: one of the READ_ codes): the support vectors
 /// (n_sv x d row-major), their coefficients, or their training rows (as

@@ -1,5 +1,6 @@
 //! Special functions over arrays: digamma, ln Gamma, trigamma and their differences.
 
+use super::codes::{DIGAMMA_DIFFERENCE};
 use super::{f64s, f64s_mut};
 use fedmix_core::special;
 
@@ -29,10 +30,6 @@ pub unsafe extern "C" fn fm_lgamma(p: *mut f64, n: usize) {
 pub unsafe extern "C" fn fm_trigamma(p: *mut f64, n: usize) {
     special::trigamma_in_place(f64s_mut(p, n));
 }
-
-/// Codes of fm_gamma_differences' `which`.
-pub(crate) const DIGAMMA_DIFFERENCE: i32 = 0;
-pub(crate) const LGAMMA_DIFFERENCE: i32 = 1;
 
 /// out[i] = psi(x[i] + n[i]) - psi(x[i]) (`which` DIGAMMA_DIFFERENCE), or
 /// ln Gamma(x[i] + n[i]) - ln Gamma(x[i]) (LGAMMA_DIFFERENCE, or any other

@@ -5,7 +5,8 @@
  * worker; workers.ts and web-workers.ts only differ in how tasks reach it.
  */
 import { FedmixError } from '../../errors.js';
-import { init, type Backend, type InitOptions } from '../../wasm/loader.js';
+import { init, type Backend, type InitOptions, type ModuleName } from '../../wasm/loader.js';
+import { FEATURES } from '../../wasm/modules.js';
 import { makeClient, type ClientSpec, type MatrixData } from '../algorithms.js';
 import { Matrix } from '../../data/matrix.js';
 import { GaussianMixture, type CovarianceType, type GaussianMixtureOptions } from '../../models/gaussian-mixture.js';
@@ -14,7 +15,8 @@ import { ClientHost } from '../runtime/client-host.js';
 /** The build the main thread runs, compiled: a worker runs the same one, whether it came from a file, the user's bytes or fedmix/inline. */
 export interface LaneBuild {
   backend: Backend;
-  module: WebAssembly.Module;
+  /** the core module and the feature modules it had loaded */
+  modules: { [M in ModuleName]?: WebAssembly.Module };
 }
 
 export type LaneTask =
@@ -98,7 +100,9 @@ export async function runLaneTask(task: LaneTask): Promise<LaneResult> {
   try {
     // without a build from the main thread (it had none loaded), the worker loads its own from beside its module
     const build = task.op === 'create' || task.op === 'fit' ? task.build : undefined;
-    const options: InitOptions = build ? { backend: build.backend, wasm: { [build.backend]: build.module } } : {};
+    const options: InitOptions = build
+      ? { backend: build.backend, features: FEATURES.filter((f) => build.modules[f] !== undefined), wasm: { [build.backend]: build.modules } }
+      : {};
     await init(options);
     switch (task.op) {
       case 'create': {
