@@ -10,18 +10,25 @@ import {
   GaussianMixture,
   init,
   InvalidParameterError,
+  digamma,
   KMeans,
   Matrix,
+  OneClassSVM,
   selectGaussianMixture,
   WasmError,
 } from '../ts/index.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { instance, resetForTests, runningBuild, wasm } from '../ts/wasm/loader.js';
+import { heapInUse } from '../ts/wasm/memory.js';
 import { init as initInline } from '../ts/inline.js';
 import { blobs } from './helpers.js';
+import { FEATURES } from '../ts/wasm/modules.js';
 
 const X = blobs(300, 3, 3, 21);
+/** What init() reports with every module loaded (its default). */
+const SIMD = { simd: true, backend: 'simd', features: [...FEATURES] };
+const SCALAR = { simd: false, backend: 'scalar', features: [...FEATURES] };
 
 async function rejection(p: Promise<unknown>): Promise<Error> {
   try {
@@ -54,8 +61,8 @@ describe('init()', () => {
   test('reports the SIMD build on Node 20', async () => {
     expect(Number(process.versions.node.split('.')[0])).toBeGreaterThanOrEqual(20);
     const info = await init();
-    expect(info).toEqual({ simd: true, backend: 'simd' });
-    expect(backendInfo()).toEqual({ simd: true, backend: 'simd' });
+    expect(info).toEqual(SIMD);
+    expect(backendInfo()).toEqual(SIMD);
     expect(wasm().fm_simd()).toBe(1);
   });
 
@@ -64,8 +71,8 @@ describe('init()', () => {
     expect(backendInfo()).toBeUndefined();
     const spy = vi.spyOn(WebAssembly, 'instantiate');
     const infos = await Promise.all(Array.from({ length: 10 }, () => init()));
-    expect(spy).toHaveBeenCalledTimes(1);
-    for (const info of infos) expect(info).toEqual({ simd: true, backend: 'simd' });
+    expect(spy).toHaveBeenCalledTimes(1 + FEATURES.length); // once per module
+    for (const info of infos) expect(info).toEqual(SIMD);
     expect(new Set(infos).size).toBe(1); // the very same object
     expect(backendInfo()).toBe(infos[0]);
   });
@@ -76,7 +83,7 @@ describe('init()', () => {
     const before = { labels: gm.predict(X), score: gm.scoreSamples(X) };
     const spy = vi.spyOn(WebAssembly, 'instantiate');
     const again = await init();
-    expect(again).toEqual({ simd: true, backend: 'simd' });
+    expect(again).toEqual(SIMD);
     const many = await Promise.all(Array.from({ length: 10 }, () => init()));
     for (const info of many) expect(info).toBe(again);
     // explicit 'simd' and 'auto' both agree with what runs
@@ -101,7 +108,7 @@ describe('init()', () => {
     expect(e.message).toMatch(/init\(\{ backend: 'scalar' \}\) must come first/);
     // nothing changed
     expect(instance().generation).toBe(gen);
-    expect(backendInfo()).toEqual({ simd: true, backend: 'simd' });
+    expect(backendInfo()).toEqual(SIMD);
     const gm = new GaussianMixture({ nComponents: 2, seed: 0 }).fit(X);
     expect(gm.weights.length).toBe(2);
     gm.dispose();
@@ -129,7 +136,7 @@ describe('init()', () => {
     // constructing (no WASM involved yet) is fine
     expect(() => new GaussianMixture({ nComponents: 2 })).not.toThrow();
     // init again: everything works; the model from the dropped instance says so clearly
-    expect(await init()).toEqual({ simd: true, backend: 'simd' });
+    expect(await init()).toEqual(SIMD);
     const gm = GaussianMixture.fromJSON(json);
     expect(gm.weights).toEqual(Float64Array.from(json.weights));
     gm.dispose();
@@ -141,12 +148,12 @@ describe('init()', () => {
 
   test("after a reset, init({ backend: 'scalar' }) may come first", async () => {
     resetForTests();
-    expect(await init({ backend: 'scalar' })).toEqual({ simd: false, backend: 'scalar' });
+    expect(await init({ backend: 'scalar' })).toEqual(SCALAR);
     const e = await rejection(init({ backend: 'simd' }));
     expect(e).toBeInstanceOf(WasmError);
     expect(e.message).toMatch(/init\(\{ backend: 'simd' \}\) must come first/);
     resetForTests();
-    expect(await init()).toEqual({ simd: true, backend: 'simd' });
+    expect(await init()).toEqual(SIMD);
   });
 
   test('a backend asked for while another is still loading is refused, not silently swapped', async () => {
@@ -168,7 +175,7 @@ describe('init()', () => {
       expect(backendInfo()).toBe(info);
     }
     resetForTests();
-    expect(await init()).toEqual({ simd: true, backend: 'simd' });
+    expect(await init()).toEqual(SIMD);
   });
 
   test('bad options are an InvalidParameterError before anything loads', async () => {
@@ -185,6 +192,8 @@ const FILES = {
   simd: new URL('../ts/wasm/fedmix-simd.wasm', import.meta.url),
   scalar: new URL('../ts/wasm/fedmix-scalar.wasm', import.meta.url),
 } as const;
+/** Every module file of a build, core first, as the loader reads them by default. */
+const moduleFiles = (b: 'simd' | 'scalar') => [fileURLToPath(FILES[b]), ...FEATURES.map((f) => fileURLToPath(new URL(`../ts/wasm/fedmix-${b}-${f}.wasm`, import.meta.url)))];
 const BYTES = { simd: readFileSync(FILES.simd), scalar: readFileSync(FILES.scalar) };
 
 /** Records the files the loader reads through Node's fs (it asks process.getBuiltinModule for it). */
@@ -213,8 +222,8 @@ describe('where the builds come from', () => {
   test('by default only the build the engine supports is read, from beside the module', async () => {
     resetForTests();
     const reads = watchReads();
-    expect(await init()).toEqual({ simd: true, backend: 'simd' });
-    expect(reads).toEqual([fileURLToPath(FILES.simd)]);
+    expect(await init()).toEqual(SIMD);
+    expect(reads.sort()).toEqual(moduleFiles('simd').sort());
     reference = fitted();
   });
 
@@ -222,11 +231,11 @@ describe('where the builds come from', () => {
     resetForTests();
     const reads = watchReads();
     const validate = vi.spyOn(WebAssembly, 'validate').mockReturnValue(false);
-    expect(await init()).toEqual({ simd: false, backend: 'scalar' });
+    expect(await init()).toEqual(SCALAR);
     // the probe is a few dozen bytes, not the 600 KB build
     expect(validate).toHaveBeenCalledTimes(1);
     expect((validate.mock.calls[0]![0] as Uint8Array).byteLength).toBeLessThan(64);
-    expect(reads).toEqual([fileURLToPath(FILES.scalar)]);
+    expect(reads.sort()).toEqual(moduleFiles('scalar').sort());
     expect(fitted()).toEqual(reference); // the builds agree on this fit
     vi.restoreAllMocks();
     resetForTests();
@@ -251,19 +260,19 @@ describe('where the builds come from', () => {
     for (const [name, source] of sources) {
       resetForTests();
       const reads = watchReads();
-      expect(await init({ wasm: { simd: source() as never } }), name).toEqual({ simd: true, backend: 'simd' });
+      expect(await init({ wasm: { simd: source() as never } }), name).toEqual(SIMD);
       expect(fitted(), name).toEqual(reference);
-      // nothing else was read: given sources replace the files
-      expect(reads.filter((r) => r !== fileURLToPath(FILES.simd)), name).toEqual([]);
+      // the core given replaces its file; the feature modules come from beside the module
+      expect(reads.filter((r) => r !== fileURLToPath(FILES.simd)).sort(), name).toEqual(moduleFiles('simd').slice(1).sort());
       vi.restoreAllMocks();
     }
   });
 
   test('only the builds given are candidates; a build given as the other one is refused', async () => {
     resetForTests();
-    expect(await init({ wasm: { scalar: BYTES.scalar } })).toEqual({ simd: false, backend: 'scalar' });
+    expect(await init({ wasm: { scalar: BYTES.scalar } })).toEqual(SCALAR);
     resetForTests();
-    expect(await init({ backend: 'auto', wasm: { simd: BYTES.simd, scalar: BYTES.scalar } })).toEqual({ simd: true, backend: 'simd' });
+    expect(await init({ backend: 'auto', wasm: { simd: BYTES.simd, scalar: BYTES.scalar } })).toEqual(SIMD);
     resetForTests();
     const none = await rejection(init({ backend: 'simd', wasm: { scalar: BYTES.scalar } }));
     expect(none).toBeInstanceOf(InvalidParameterError);
@@ -278,7 +287,7 @@ describe('where the builds come from', () => {
     expect(swapped.message).toMatch(/the SIMD build \(options.wasm.simd\) is the scalar build, given as the simd one/);
     // a failed load leaves nothing behind: the next init() loads
     expect(backendInfo()).toBeUndefined();
-    expect(await init()).toEqual({ simd: true, backend: 'simd' });
+    expect(await init()).toEqual(SIMD);
   });
 
   test('fresh and a reload reuse the compiled build: the bytes given once are not needed again', async () => {
@@ -287,7 +296,7 @@ describe('where the builds come from', () => {
     const first = instance().generation;
     const reads = watchReads();
     const compile = vi.spyOn(WebAssembly, 'compile');
-    expect(await init({ fresh: true })).toEqual({ simd: true, backend: 'simd' });
+    expect(await init({ fresh: true })).toEqual(SIMD);
     expect(instance().generation).toBe(first + 1);
     expect(compile).not.toHaveBeenCalled();
     expect(reads).toEqual([]);
@@ -300,11 +309,12 @@ describe('where the builds come from', () => {
     await init({ wasm: { scalar: BYTES.scalar } });
     const build = runningBuild()!;
     expect(build.backend).toBe('scalar');
-    expect(build.module).toBeInstanceOf(WebAssembly.Module);
+    expect(Object.keys(build.modules)).toEqual(['core', ...FEATURES]);
+    for (const m of Object.values(build.modules)) expect(m).toBeInstanceOf(WebAssembly.Module);
     // what a worker does with it (lane.ts): the same build, without reading a file
     resetForTests();
     const reads = watchReads();
-    expect(await init({ backend: build.backend, wasm: { [build.backend]: build.module } })).toEqual({ simd: false, backend: 'scalar' });
+    expect(await init({ backend: build.backend, wasm: { [build.backend]: build.modules } })).toEqual(SCALAR);
     expect(reads).toEqual([]);
     resetForTests();
     await init();
@@ -313,11 +323,11 @@ describe('where the builds come from', () => {
   test('fedmix/inline decodes only the chosen embedded build and reads no file', async () => {
     resetForTests();
     const reads = watchReads();
-    expect(await initInline()).toEqual({ simd: true, backend: 'simd' });
+    expect(await initInline()).toEqual(SIMD);
     expect(reads).toEqual([]);
     expect(fitted()).toEqual(reference);
     resetForTests();
-    expect(await initInline({ backend: 'scalar' })).toEqual({ simd: false, backend: 'scalar' });
+    expect(await initInline({ backend: 'scalar' })).toEqual(SCALAR);
     expect(reads).toEqual([]);
     resetForTests();
     await init();
@@ -330,7 +340,9 @@ describe('where the builds come from', () => {
       [{ simd: BYTES.simd, avx: BYTES.simd }, /options\.wasm has an unknown option "avx"/, InvalidParameterError],
       [{ simd: 42 }, /options\.wasm\.simd must be bytes \(ArrayBuffer or a typed array\), a URL or string/, InvalidParameterError],
       [{ simd: null }, /options\.wasm\.simd must be bytes/, InvalidParameterError],
-      [{ simd: {} }, /options\.wasm\.simd must be bytes/, InvalidParameterError],
+      [{ simd: {} }, /options\.wasm\.simd must be bytes.*or a record of them by module \(\{ core, dem/, InvalidParameterError],
+      [{ simd: { core: BYTES.simd, gpu: BYTES.simd } }, /options\.wasm\.simd has an unknown option "gpu"/, InvalidParameterError],
+      [{ simd: { nn: 42 } }, /options\.wasm\.simd\.nn must be bytes/, InvalidParameterError],
       [{ simd: '' }, /got an empty string/, InvalidParameterError],
       [{ simd: new Uint8Array(0) }, /options\.wasm\.simd is empty \(0 bytes\)/, InvalidParameterError],
       [{ simd: new Uint8Array([1, 2, 3, 4]) }, /the SIMD build \(options\.wasm\.simd\) is not a WebAssembly build this engine can compile/, WasmError],
@@ -355,7 +367,71 @@ describe('where the builds come from', () => {
     const e = await rejection(init({ wasm: { simd: used } }));
     expect(e).toBeInstanceOf(InvalidParameterError);
     expect(e.message).toMatch(/body was already read/);
-    expect(await init()).toEqual({ simd: true, backend: 'simd' });
+    expect(await init()).toEqual(SIMD);
+  });
+});
+
+describe('feature modules', () => {
+  test('init({ features: [] }) reads only the core file; a feature used without its module is a WasmError naming it', async () => {
+    resetForTests();
+    const reads = watchReads();
+    expect(await init({ features: [] })).toEqual({ simd: true, backend: 'simd', features: [] });
+    expect(reads).toEqual([fileURLToPath(FILES.simd)]);
+    expect(fitted().every(Number.isFinite)).toBe(true);
+    const before = heapInUse(wasm());
+    const svm = await rejection(Promise.resolve().then(() => new OneClassSVM().fit(X)));
+    expect(svm).toBeInstanceOf(WasmError);
+    expect(svm.message).toMatch(/OneClassSVM needs fedmix's 'svm' module, which was not loaded: call await init\(\{ features: \[\.\.\., 'svm'\] \}\)/);
+    expect(() => digamma(1.5)).toThrow(/'dirichlet' module/);
+    // nothing was left allocated by the refused calls
+    expect(heapInUse(wasm())).toBe(before);
+  });
+
+  test('a later init() adds the modules asked for to the running instance, which keeps its models', async () => {
+    const gm = new GaussianMixture({ nComponents: 2, seed: 1 }).fit(X);
+    const gen = instance().generation;
+    const reads = watchReads();
+    const info = await init({ features: ['svm', 'dirichlet'] });
+    expect(info).toEqual({ simd: true, backend: 'simd', features: ['svm', 'dirichlet'] });
+    expect(reads.sort()).toEqual(['svm', 'dirichlet'].map((f) => fileURLToPath(new URL(`../ts/wasm/fedmix-simd-${f}.wasm`, import.meta.url))).sort());
+    expect(instance().generation).toBe(gen);
+    expect(gm.predict(X).length).toBe(X.nRows);
+    // a model of one module reads a Matrix of another's making: one memory, one heap
+    const o = new OneClassSVM({ nu: 0.1 }).fit(X);
+    expect(o.decisionFunction(X).every(Number.isFinite)).toBe(true);
+    expect(digamma(1)).toBeCloseTo(-0.5772156649015329, 14);
+    // asking again for what runs reads nothing and returns the same report
+    expect(await init({ features: ['svm'] })).toBe(info);
+    // concurrent additions instantiate each module once
+    const spy = vi.spyOn(WebAssembly, 'instantiate');
+    const all = await Promise.all([init(), init({ features: ['nn'] }), init()]);
+    expect(spy).toHaveBeenCalledTimes(FEATURES.length - 2);
+    expect(all[2]!.features).toEqual([...FEATURES]);
+    o.dispose();
+    gm.dispose();
+  });
+
+  test('a module given as another is refused; features are checked', async () => {
+    resetForTests();
+    const nn = readFileSync(new URL('../ts/wasm/fedmix-simd-nn.wasm', import.meta.url));
+    const wrong = await rejection(init({ features: ['svm'], wasm: { simd: { svm: nn } } }));
+    expect(wrong).toBeInstanceOf(WasmError);
+    expect(wrong.message).toMatch(/is fedmix's 'nn' module, given as the 'svm' one/);
+    resetForTests();
+    const asCore = await rejection(init({ features: [], wasm: { simd: nn } }));
+    expect(asCore).toBeInstanceOf(WasmError);
+    expect(asCore.message).toMatch(/could not be instantiated|is fedmix's 'nn' module, given as the core one/);
+    for (const [features, re] of [
+      ['some', /features must be 'all' or a list of 'dem', 'svm'/],
+      [['svm', 'gpu'], /features\[1\] must be one of 'dem', 'svm'.*got "gpu"/],
+      [['core'], /features\[0\] must be one of .*the core needs no name/],
+    ] as const) {
+      const e = await rejection(init({ features: features as never }));
+      expect(e).toBeInstanceOf(InvalidParameterError);
+      expect(e.message).toMatch(re);
+    }
+    resetForTests();
+    await init();
   });
 });
 

@@ -274,6 +274,8 @@ interface Instance {
   modules: Map<ModuleName, WebAssembly.Module>;
   /** the core's exports unwrapped: the heap the feature modules import */
   core: WebAssembly.Exports;
+  /** what init() reports: the same object until a feature module is added */
+  info: InitInfo;
 }
 
 /** Where a module of a build comes from when init() is given none; fedmix/inline passes the embedded bytes. */
@@ -354,7 +356,7 @@ async function instantiateModule(backend: Backend, module: ModuleName, mod: WebA
     throw new WasmError(`${what} could not be instantiated (${formatThrown(e)}); is it ${moduleFile(backend, module)} of this fedmix version?`);
   }
   const { fm_abi_version: abiOf, fm_simd: simdOf } = raw.exports as { fm_abi_version?: unknown; fm_simd?: unknown };
-  if (typeof abiOf !== 'function' || typeof simdOf !== 'function') throw new WasmError(`${what} is not a fedmix module (it has no fm_abi_version export)`);
+  if (typeof abiOf !== 'function' || typeof simdOf !== 'function') throw new WasmError(`${what} is not a fedmix ${module === 'core' ? 'core' : 'module'} (it has no fm_abi_version export)`);
   const abi = (abiOf as () => number)();
   if (abi !== ABI_VERSION) {
     throw new WasmError(`${what} has core ABI ${abi}, which does not match this fedmix's TypeScript (${ABI_VERSION}); use the .wasm files of the same version (or rebuild with scripts/build-wasm.sh)`);
@@ -372,9 +374,14 @@ interface Sources {
   defaults: DefaultSources;
 }
 
+/** How errors name a module: "the SIMD build's nn module (options.wasm.simd)". */
+function describeModule(backend: Backend, module: ModuleName, sources: Sources): string {
+  return `${moduleName(backend, module)}${sources.given?.get(backend)?.has(module) ? ` (options.wasm.${backend})` : ''}`;
+}
+
 function compileModule(backend: Backend, module: ModuleName, sources: Sources): Promise<WebAssembly.Module> {
   const source = sources.given?.get(backend)?.get(module);
-  const what = `${moduleName(backend, module)}${source ? ` (options.wasm.${backend})` : ''}`;
+  const what = describeModule(backend, module, sources);
   const ready = source ? undefined : built.get(backend)?.get(module);
   return ready ? Promise.resolve(ready) : compileSource(what, source ?? sources.defaults(backend, module));
 }
@@ -387,11 +394,12 @@ async function addFeatures(inst: Instance, features: readonly Feature[], sources
   const memory = inst.exports.memory;
   for (let i = 0; i < todo.length; i++) {
     const feature = todo[i]!;
-    const raw = await instantiateModule(inst.backend, feature, compiled[i]!, moduleName(inst.backend, feature), memory, inst.core);
+    const raw = await instantiateModule(inst.backend, feature, compiled[i]!, describeModule(inst.backend, feature, sources), memory, inst.core);
     guard(raw, inst.exports as unknown as Record<string, unknown>);
     inst.modules.set(feature, compiled[i]!);
     rememberBuilt(inst.backend, feature, compiled[i]!);
   }
+  inst.info = infoOf(inst);
 }
 
 function rememberBuilt(backend: Backend, module: ModuleName, mod: WebAssembly.Module): void {
@@ -407,7 +415,7 @@ async function instantiate(backend: Backend, features: readonly Feature[], sourc
   const rest = Promise.all(features.map((f) => compileModule(backend, f, sources)));
   const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES });
   const coreMod = await core;
-  const raw = await instantiateModule(backend, 'core', coreMod, moduleName(backend, 'core'), memory);
+  const raw = await instantiateModule(backend, 'core', coreMod, describeModule(backend, 'core', sources), memory);
   const exports = Object.create(notLoaded) as Record<string, unknown>;
   guard(raw, exports);
   exports.memory = memory;
@@ -421,16 +429,18 @@ async function instantiate(backend: Backend, features: readonly Feature[], sourc
     baseBytes: memory.buffer.byteLength,
     modules: new Map([['core', coreMod]]),
     core: raw,
+    info: { simd: backend === 'simd', backend, features: [] },
   };
   rememberBuilt(backend, 'core', coreMod);
   const mods = await rest;
   for (let i = 0; i < features.length; i++) {
     const f = features[i]!;
-    const fr = await instantiateModule(backend, f, mods[i]!, moduleName(backend, f), memory, raw);
+    const fr = await instantiateModule(backend, f, mods[i]!, describeModule(backend, f, sources), memory, raw);
     guard(fr, exports);
     inst.modules.set(f, mods[i]!);
     rememberBuilt(backend, f, mods[i]!);
   }
+  inst.info = infoOf(inst);
   return inst;
 }
 
@@ -551,7 +561,7 @@ export async function initWith(defaults: DefaultSources, options: InitOptions = 
       throw err instanceof WasmError || err instanceof InvalidParameterError ? err : new WasmError(`could not load fedmix's feature modules: ${formatThrown(err)}`);
     }
   }
-  return infoOf(inst);
+  return inst.info;
 }
 
 /**
@@ -581,7 +591,7 @@ export function wasm(): WasmExports {
 
 /** Which build runs, or undefined before init(). */
 export function backendInfo(): InitInfo | undefined {
-  return current ? infoOf(current) : undefined;
+  return current?.info;
 }
 
 /** Drops the instance so a test can load the other build. Not part of the public API. */

@@ -101,7 +101,7 @@ export function checkBuildSource(name: string, value: unknown): Map<ModuleName, 
   const record = readOptions(value as Record<string, unknown>, names, name);
   const out = new Map<ModuleName, CheckedSource>();
   for (const m of names) if (record[m] !== undefined) out.set(m, checkSource(`${name}.${m}`, record[m]));
-  if (out.size === 0) throw new InvalidParameterError(`${name} gives no module: pass a source, or { core, ${FEATURES.join(', ')} } with at least one`);
+  if (out.size === 0) throw new InvalidParameterError(`${name} must be ${FORMS}, or a record of them by module ({ core, ${FEATURES.join(', ')} }); got an object with none of them`);
   return out;
 }
 
