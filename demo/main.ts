@@ -229,7 +229,9 @@ async function run(data: fedmix.LabelledData): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { simd } = await fedmix.init();
+  // the core module and distributed EM's (FedGenGMM's hierarchical step, the DEM baselines): 187 KB of
+  // WebAssembly gzipped instead of every module; the worker clients get the same two
+  const { simd } = await fedmix.init({ features: ['dem'] });
   demo.simd = simd;
   const data = fedmix.labelledFromCsv(thyroidCsv, { anomalyLabel: 'label' });
   form.querySelector('[name=partition]')!.addEventListener('change', () => {

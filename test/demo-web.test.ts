@@ -44,6 +44,7 @@ describe('the browser demo (Vite build, Web Worker clients) against Node', () =>
   let page: Awaited<ReturnType<Browser['newPage']>>;
   const problems: string[] = [];
   const workerUrls: string[] = [];
+  const wasmRequests: string[] = [];
   let state: DemoState;
   let shown: Shown;
   let demDrawnWhileRunning = false;
@@ -54,6 +55,10 @@ describe('the browser demo (Vite build, Web Worker clients) against Node', () =>
     page = await browser.newPage({ viewport: { width: 1000, height: 900 } });
     watchProblems(page, problems);
     page.on('worker', (w) => workerUrls.push(w.url()));
+    // the page's and its workers' requests (workers' go through the context)
+    page.context().on('request', (r) => {
+      if (r.url().endsWith('.wasm')) wasmRequests.push(new URL(r.url()).pathname);
+    });
     // whether distributed EM's plot was drawn before the run ended (the curve is live, not drawn at the end)
     await page.exposeFunction('demDrawn', () => {
       demDrawnWhileRunning = true;
@@ -100,6 +105,10 @@ describe('the browser demo (Vite build, Web Worker clients) against Node', () =>
     expect(state.workersStarted).toBe(CONTROLS.clients * federations);
     expect(workerUrls).toHaveLength(CONTROLS.clients * federations);
     for (const url of workerUrls) expect(url).toMatch(/\/assets\/web-worker-[\w-]+\.js$/);
+  });
+
+  test('only the two modules the page asked for were fetched, once each: the workers got them compiled', () => {
+    expect(wasmRequests.map((p) => p.replace(/^.*\/(fedmix-[a-z-]+?)(-[\w-]{8})?\.wasm$/, '$1')).sort()).toEqual(['fedmix-simd', 'fedmix-simd-dem']);
   });
 
   test('the numbers shown equal Node running the same function at the same config and seed', async () => {

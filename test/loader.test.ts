@@ -400,11 +400,13 @@ describe('feature modules', () => {
     const o = new OneClassSVM({ nu: 0.1 }).fit(X);
     expect(o.decisionFunction(X).every(Number.isFinite)).toBe(true);
     expect(digamma(1)).toBeCloseTo(-0.5772156649015329, 14);
-    // asking again for what runs reads nothing and returns the same report
+    // asking again for what runs, or init() alone, reads nothing and returns the same report
     expect(await init({ features: ['svm'] })).toBe(info);
+    expect(await init()).toBe(info);
+    expect(reads.length).toBe(2);
     // concurrent additions instantiate each module once
     const spy = vi.spyOn(WebAssembly, 'instantiate');
-    const all = await Promise.all([init(), init({ features: ['nn'] }), init()]);
+    const all = await Promise.all([init({ features: 'all' }), init({ features: ['nn'] }), init({ features: 'all' })]);
     expect(spy).toHaveBeenCalledTimes(FEATURES.length - 2);
     expect(all[2]!.features).toEqual([...FEATURES]);
     o.dispose();

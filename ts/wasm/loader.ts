@@ -224,12 +224,13 @@ export interface InitOptions {
   /**
    * The feature modules to load beside the core module (GaussianMixture,
    * KMeans, PCA, the scalers, random numbers, FedGenGMM's sampled server
-   * step): 'all' (the default) or a list of 'dem' (distributed EM, FedGenGMM's
-   * hierarchical step), 'svm' (OneClassSVM), 'nn' (networks, FedAvg),
-   * 'dirichlet' (special functions, MDM), 'fedgem', 'assignment'
-   * (linearSumAssignment, FedDistr). A page that names only what it uses
-   * downloads less; a later init() with more features loads the rest into the
-   * running instance. Using a feature not loaded throws a WasmError naming it.
+   * step): 'all' or a list of 'dem' (distributed EM, FedGenGMM's hierarchical
+   * step), 'svm' (OneClassSVM), 'nn' (networks, FedAvg), 'dirichlet' (special
+   * functions, MDM), 'fedgem', 'assignment' (linearSumAssignment, FedDistr).
+   * Not given: every module when init() starts fedmix, none added when it
+   * runs. A page that names only what it uses downloads less; a later init()
+   * with more features loads them into the running instance. Using a feature
+   * not loaded throws a WasmError naming it.
    */
   features?: 'all' | readonly Feature[];
   /**
@@ -332,7 +333,7 @@ const notLoaded: object = new Proxy(
       if (feature === undefined) return undefined;
       throw new WasmError(
         `${FEATURE_USES[feature]} needs fedmix's '${feature}' module, which was not loaded: call await init({ features: [..., '${feature}'] }) ` +
-          "(init() without features loads every module)",
+          "(an init() without features that starts fedmix loads every module)",
       );
     },
   },
@@ -484,9 +485,10 @@ function readSources(value: unknown): Map<Backend, Map<ModuleName, CheckedSource
   return out;
 }
 
-/** options.features, checked: the feature modules asked for. */
-function readFeatures(value: unknown): Feature[] {
-  if (value === undefined || value === 'all') return [...FEATURES];
+/** options.features, checked: the feature modules asked for (undefined when not given). */
+function readFeatures(value: unknown): Feature[] | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'all') return [...FEATURES];
   const list = isArray('features', value) ? (value as unknown[]) : undefined;
   if (!list || list.length > FEATURES.length * 4) throw new InvalidParameterError(`features must be 'all' or a list of ${FEATURES.map((f) => `'${f}'`).join(', ')}, got ${formatValue(value)}`);
   const out: Feature[] = [];
@@ -519,7 +521,8 @@ export async function initWith(defaults: DefaultSources, options: InitOptions = 
   }
   const fresh: unknown = read.fresh;
   if (fresh !== undefined && typeof fresh !== 'boolean') throw new InvalidParameterError(`fresh must be true or false, got ${formatValue(fresh)}`);
-  const features = readFeatures(read.features);
+  // not given: every module for a new instance, nothing more for a running one (init() stays idempotent)
+  const asked = readFeatures(read.features);
   const sources: Sources = { given: readSources(read.wasm), defaults };
   if (fresh && current) {
     // dropped, not freed: its memory goes with it once nothing refers to it
@@ -535,7 +538,7 @@ export async function initWith(defaults: DefaultSources, options: InitOptions = 
   if (!current && !pending) {
     const backend = chooseBackend(requested, sources.given);
     pendingBackend = backend;
-    pending = instantiate(backend, features, sources).then(
+    pending = instantiate(backend, asked ?? FEATURES, sources).then(
       (inst) => {
         current = inst;
         poisoned = undefined;
@@ -551,9 +554,9 @@ export async function initWith(defaults: DefaultSources, options: InitOptions = 
     );
   }
   const inst = current ?? (await pending!);
-  if (features.some((f) => !inst.modules.has(f))) {
+  if (asked?.some((f) => !inst.modules.has(f))) {
     // one addition at a time, so that two init()s never instantiate the same module twice
-    const next = adding.then(() => addFeatures(inst, features, sources));
+    const next = adding.then(() => addFeatures(inst, asked, sources));
     adding = next.catch(() => undefined);
     try {
       await next;
