@@ -16,7 +16,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 // the build the comparison runs in Node: the same sources as dist/browser.js
 import * as nodeFedmix from '../dist/index.js';
 import { blobs } from './helpers.js';
-import { launchChromium, originOf, ROOT, startStaticServer, stopStaticServer, watchProblems } from './support/browser.js';
+import { FEATURES } from '../ts/wasm/modules.js';
+import { moduleFile } from '../ts/wasm/source.js';
+import { launchChromium, modulePaths, originOf, ROOT, startStaticServer, stopStaticServer, wasmRequests, watchProblems } from './support/browser.js';
 
 type Fedmix = typeof nodeFedmix;
 
@@ -158,9 +160,10 @@ describe('dist/browser.js without a bundler or an import map', () => {
     const full = inNode.models[0]!;
     const { typed: _t, own: _o, badOption: _b, badData: _d, json, ...fit } = out;
     expect(fit).toEqual({ weights: full.weights, means: full.means, covariances: full.covariances, lowerBound: full.lowerBound, nIter: full.nIter, labels: full.labels, scores: full.scores });
-    // the worker, not the page, fetched the build: the page had not called init()
+    // the worker, not the page, fetched the build: the page had not called init(), so the worker's
+    // own init() loaded every SIMD module, each once
     expect(requested).toContain('/dist/web-worker.js');
-    expect(requested.filter((p) => p.endsWith('.wasm'))).toEqual(['/dist/fedmix-simd.wasm']);
+    expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', 'all'));
     // the fit's saved form is a model in Node
     await nodeFedmix.init();
     const back = nodeFedmix.GaussianMixture.fromJSON(json);
@@ -304,6 +307,111 @@ describe('dist/browser.js without a bundler or an import map', () => {
     expect(fromPage.afterClose).toBe('InvalidParameterError');
   }, 60_000);
 
+  test('a page that loaded only the core gives its FedmixWorker just that; a module added later reaches the worker too, and nothing is fetched twice', async () => {
+    const before = requested.length;
+    const second = await browser!.newPage();
+    watchProblems(second, problems);
+    try {
+      await second.goto(`${origin}/`);
+      await second.waitForFunction(() => (globalThis as unknown as PageGlobals).fedmixStatus !== undefined, undefined, { timeout: 30_000 });
+      const coreOnly = await second.evaluate(async ({ rows }) => {
+        const f = (globalThis as unknown as PageGlobals).fedmix!;
+        const info = await f.init({ features: [] });
+        const w = await f.FedmixWorker.start();
+        try {
+          const fit = await w.fitGaussianMixture(rows, { nComponents: 3, covarianceType: 'full', seed: 11 });
+          return { info, means: Array.from(fit.means) };
+        } finally {
+          await w.close();
+        }
+      }, { rows: ROWS });
+      expect(coreOnly.info.features).toEqual([]);
+      expect(coreOnly.means).toEqual(inNode.models[0]!.means);
+      // the worker ran the page's core module, sent with the task: no request of its own
+      expect(wasmRequests(requested.slice(before))).toEqual(['/dist/fedmix-simd.wasm']);
+
+      const withDem = await second.evaluate(async ({ rows, dem }) => {
+        const f = (globalThis as unknown as PageGlobals).fedmix!;
+        const w = await f.FedmixWorker.start();
+        try {
+          // the worker starts on the core alone, then its clients' task brings the dem module the page added
+          await w.fitGaussianMixture(rows[0]!, { nComponents: 2, seed: 1 });
+          const info = await f.init({ features: ['dem'] });
+          const specs = rows.map((r, i) => {
+            const m = f.Matrix.fromRows(r);
+            return { algorithm: 'dem' as const, id: `c${i}`, data: { data: m.data, nRows: m.nRows, nCols: m.nCols } };
+          });
+          const transport = await w.clients(specs);
+          const r = await f.runFederation(new f.DemServer(dem), transport);
+          await transport.close();
+          const model = { weights: Array.from(r.model.weights), means: Array.from(r.model.means), covariances: Array.from(r.model.covariances) };
+          r.model.dispose();
+          return { info, excluded: r.excluded.length, model };
+        } finally {
+          await w.close();
+        }
+      }, { rows: CLIENT_ROWS, dem: DEM });
+      expect(withDem.info.features).toEqual(['dem']);
+      expect(withDem.excluded).toBe(0);
+      expect(wasmRequests(requested.slice(before))).toEqual(modulePaths('/dist/', ['dem']));
+      await nodeFedmix.init();
+      const clients = CLIENT_ROWS.map((r, i) => new nodeFedmix.DemClient(`c${i}`, nodeFedmix.Matrix.fromRows(r)));
+      try {
+        const r = nodeFedmix.runFederationSync(new nodeFedmix.DemServer(DEM), clients);
+        expect(withDem.model).toEqual({ weights: Array.from(r.model.weights), means: Array.from(r.model.means), covariances: Array.from(r.model.covariances) });
+        r.model.dispose();
+      } finally {
+        for (const c of clients) c.dispose();
+      }
+    } finally {
+      await second.close();
+    }
+  }, 60_000);
+
+  test("a module worker that asks for the core alone fetches only fedmix-simd.wasm; a special function's error names 'dirichlet' until it is added", async () => {
+    const before = requested.length;
+    type Stage = Record<string, unknown> & { missing?: { name: string; typed: boolean; message: string } };
+    // the worker stays on the page between the two steps, so that the requests of each can be told apart
+    const core = await page.evaluate(async (url) => {
+      const code = `import * as fedmix from ${JSON.stringify(url)};
+        const attempt = () => { try { return { value: fedmix.digamma(1) }; } catch (e) { return { name: e.name, typed: e instanceof fedmix.WasmError, message: e.message }; } };
+        self.onmessage = async (e) => {
+          try {
+            if (e.data === 'core') self.postMessage({ info: await fedmix.init({ features: [] }), missing: attempt() });
+            else self.postMessage({ info: await fedmix.init({ features: ['dirichlet'] }), value: attempt() });
+          } catch (err) {
+            self.postMessage({ error: String(err && err.stack || err) });
+          }
+        };`;
+      const worker = new Worker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' })), { type: 'module' });
+      const ask = (step: string) =>
+        new Promise<Record<string, unknown>>((resolve, reject) => {
+          worker.onerror = (e) => reject(new Error(`worker failed: ${e.message}`));
+          worker.onmessage = (e) => resolve(e.data as Record<string, unknown>);
+          worker.postMessage(step);
+        });
+      (globalThis as unknown as { coreWorker: { ask: typeof ask; worker: Worker } }).coreWorker = { ask, worker };
+      return ask('core');
+    }, `${origin}/dist/browser.js`) as Stage;
+    expect(core.error).toBeUndefined();
+    expect(core.info).toEqual({ simd: true, backend: 'simd', features: [] });
+    expect(core.missing).toMatchObject({ name: 'WasmError', typed: true });
+    expect(core.missing!.message).toMatch(/needs fedmix's 'dirichlet' module, which was not loaded: call await init\(\{ features: \[\.\.\., 'dirichlet'\] \}\)/);
+    expect(wasmRequests(requested.slice(before))).toEqual(['/dist/fedmix-simd.wasm']);
+
+    const added = await page.evaluate(async () => {
+      const { ask, worker } = (globalThis as unknown as { coreWorker: { ask: (step: string) => Promise<Record<string, unknown>>; worker: Worker } }).coreWorker;
+      try {
+        return await ask('dirichlet');
+      } finally {
+        worker.terminate();
+      }
+    });
+    await nodeFedmix.init();
+    expect(added).toEqual({ info: { simd: true, backend: 'simd', features: ['dirichlet'] }, value: { value: nodeFedmix.digamma(1) } });
+    expect(wasmRequests(requested.slice(before))).toEqual(modulePaths('/dist/', ['dirichlet']));
+  }, 60_000);
+
   test('the page and its workers fetched only dist/, without errors', () => {
     // the one failed request made on purpose: the missing worker module of the refusals test
     expect(problems.filter((p) => !p.includes('/dist/no-such-worker.js'))).toEqual([]);
@@ -311,7 +419,8 @@ describe('dist/browser.js without a bundler or an import map', () => {
     expect(requested.filter((p) => p !== '/' && !p.startsWith('/dist/'))).toEqual([]);
     // mqtt's chunk is loaded only when a broker connection is made
     expect(requested.filter((p) => p.includes('mqtt'))).toEqual([]);
-    expect(requested.filter((p) => p.endsWith('.wasm') && p !== '/dist/fedmix-simd.wasm')).toEqual([]);
+    const simd = modulePaths('/dist/', 'all');
+    expect(requested.filter((p) => p.endsWith('.wasm') && !simd.includes(p))).toEqual([]);
   });
 
   test('fedmix/browser resolves through the exports map to the file tested here, with its types', () => {
@@ -350,6 +459,9 @@ describe('dist/browser.js without a bundler or an import map', () => {
       // the .wasm builds are files beside it, never embedded (the magic number's base64)
       expect(code, file).not.toContain('AGFzbQEAAAA');
     }
-    expect(seen.get('browser.js')).toContain('new URL("./fedmix-simd.wasm",import.meta.url)');
+    // every module of both builds, each a URL written out whole (what bundlers and the page resolve)
+    for (const backend of ['simd', 'scalar'] as const) {
+      for (const m of ['core', ...FEATURES] as const) expect(seen.get('browser.js')).toContain(`new URL("./${moduleFile(backend, m)}",import.meta.url)`);
+    }
   });
 });

@@ -17,7 +17,7 @@ import { DemClient, DemServer, init, join, Matrix, MqttTransport, runFederation,
 import { startBroker } from '../ts/federated/transport/broker.js';
 import { SERVER_USER } from '../ts/federated/serve.js';
 import { blobs } from './helpers.js';
-import { launchChromium, originOf, startStaticServer, stopStaticServer, watchProblems } from './support/browser.js';
+import { launchChromium, modulePaths, originOf, startStaticServer, stopStaticServer, wasmRequests, watchProblems } from './support/browser.js';
 
 /** apache-arrow and its own imports, and mqtt's browser bundle (loaded only when a client connects). */
 const IMPORT_MAP = {
@@ -35,7 +35,9 @@ const PAGE = `<!doctype html>
 <script type="module">
   try {
     window.fedmix = await import('/dist/index.js');
-    await window.fedmix.init();
+    // ?features=dem,svm loads those feature modules (empty: the core alone); without it, every module
+    const features = new URLSearchParams(location.search).get('features');
+    window.fedmixInfo = await window.fedmix.init(features === null ? undefined : { features: features ? features.split(',') : [] });
     window.fedmixStatus = 'ok';
   } catch (e) {
     window.fedmixStatus = 'import failed: ' + (e && e.stack ? e.stack : String(e));
@@ -44,6 +46,7 @@ const PAGE = `<!doctype html>
 
 interface PageGlobals {
   fedmix?: typeof Fedmix;
+  fedmixInfo?: Fedmix.InitInfo;
   fedmixStatus?: string;
 }
 
@@ -159,11 +162,50 @@ describe('federations with a browser', () => {
       { rows: ROWS, dem: DEM },
     );
     expect(fromPage.name).toBe('web-workers');
-    // the workers ran the page's compiled build (sent with their clients): they fetched no .wasm of their own
+    // the workers ran the page's compiled modules (sent with their clients): they fetched no .wasm of their
+    // own, and the page fetched each SIMD module once
     expect(requested).toContain('/dist/web-worker.js');
-    expect(requested.filter((p) => p.endsWith('.wasm'))).toEqual(['/dist/fedmix-simd.wasm']);
+    expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', 'all'));
     const { rounds: _r, name: _n, ...model } = fromPage;
     expect(model).toEqual(inNode());
     expect(problems).toEqual([]);
+  });
+  test("a page that loaded only the dem module gives its Web Workers just core + dem: same model, nothing else fetched", async () => {
+    const before = requested.length;
+    const second = await browser!.newPage();
+    watchProblems(second, problems);
+    try {
+      await second.goto(`${originOf(server!)}/?features=dem`);
+      await second.waitForFunction(() => (globalThis as unknown as PageGlobals).fedmixStatus !== undefined, undefined, { timeout: 30_000 });
+      expect(await second.evaluate(() => (globalThis as unknown as PageGlobals).fedmixStatus)).toBe('ok');
+      expect(await second.evaluate(() => (globalThis as unknown as PageGlobals).fedmixInfo)).toEqual({ simd: true, backend: 'simd', features: ['dem'] });
+      const fromPage = await second.evaluate(
+        async ({ rows, dem }) => {
+          const f = (globalThis as unknown as PageGlobals).fedmix!;
+          const specs = rows.map((r, i) => {
+            const m = f.Matrix.fromRows(r);
+            return { algorithm: 'dem' as const, id: ['node-0', 'node-1', 'browser-0'][i]!, data: { data: m.data, nRows: m.nRows, nCols: m.nCols } };
+          });
+          const transport = await f.WebWorkerTransport.start(specs, { workers: 2 });
+          try {
+            const r = await f.runFederation(new f.DemServer(dem), transport);
+            const out = { weights: Array.from(r.model.weights), means: Array.from(r.model.means), covariances: Array.from(r.model.covariances), excluded: r.excluded.length };
+            r.model.dispose();
+            return out;
+          } finally {
+            await transport.close();
+          }
+        },
+        { rows: ROWS, dem: DEM },
+      );
+      const { excluded, ...model } = fromPage;
+      expect(excluded).toBe(0);
+      expect(model).toEqual(inNode());
+      expect(requested.slice(before)).toContain('/dist/web-worker.js');
+      expect(wasmRequests(requested.slice(before))).toEqual(modulePaths('/dist/', ['dem']));
+      expect(problems).toEqual([]);
+    } finally {
+      await second.close();
+    }
   });
 });

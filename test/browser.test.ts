@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as nodeFedmix from '../dist/index.js';
 import { blobs } from './helpers.js';
 import { tinyFashionMnist } from './support/idx.js';
-import { launchChromium, originOf, ROOT, startStaticServer, stopStaticServer, watchProblems } from './support/browser.js';
+import { FEATURES } from '../ts/wasm/modules.js';
+import { launchChromium, modulePaths, originOf, ROOT, startStaticServer, stopStaticServer, wasmRequests, watchProblems } from './support/browser.js';
 
 type Fedmix = typeof nodeFedmix;
 type CovarianceType = nodeFedmix.CovarianceType;
@@ -199,8 +200,8 @@ describe('dist/index.js in Chromium', () => {
     });
   });
 
-  test('init() picks the SIMD128 build in Chromium', () => {
-    expect(browserResult.info).toEqual({ simd: true, backend: 'simd' });
+  test('init() picks the SIMD128 build in Chromium, with every feature module', () => {
+    expect(browserResult.info).toEqual({ simd: true, backend: 'simd', features: [...FEATURES] });
   });
 
   test('the browser gives exactly the numbers Node gives', async () => {
@@ -293,8 +294,9 @@ describe('dist/index.js in Chromium', () => {
     expect(problems).toEqual([]);
     expect(requested).toContain('/dist/index.js');
     expect(requested).toContain(IMPORT_MAP.imports['apache-arrow']);
-    // the build the engine supports, fetched once as a file (streaming compilation); never the other one
-    expect(requested.filter((p) => p.endsWith('.wasm'))).toEqual(['/dist/fedmix-simd.wasm']);
+    // the build the engine supports, each of its modules fetched once as a file (streaming compilation,
+    // however many init()s ran); never a module of the other build
+    expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', 'all'));
     const allowed = /^\/(dist\/|node_modules\/(apache-arrow|tslib|flatbuffers)\/|$)/;
     expect(requested.filter((p) => !allowed.test(p))).toEqual([]);
     // Arrow's Node stream adapters (they import node:stream) must stay out of the graph
@@ -321,10 +323,85 @@ describe('dist/inline.js in Chromium: the embedded builds, no .wasm request', ()
         },
         { source: runSuite.toString(), rows: ROWS },
       );
-      expect(inBrowser.info).toEqual({ simd: true, backend: 'simd' });
+      expect(inBrowser.info).toEqual({ simd: true, backend: 'simd', features: [...FEATURES] });
       expect(inBrowser).toEqual(await runSuite(nodeFedmix, ROWS));
       expect(requested).toContain('/dist/inline.js');
       expect(requested.filter((p) => p.endsWith('.wasm'))).toEqual([]);
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+      await stopStaticServer(server);
+    }
+  }, 120_000);
+});
+
+describe('init({ features }) in Chromium: the page fetches the modules it names, and no other', () => {
+  test('the core alone, the error that names a missing module, then a module added to the running instance', async () => {
+    const requested: string[] = [];
+    const problems: string[] = [];
+    const server = await startStaticServer(PAGE_HTML.replace('ENTRY', 'index.js'), requested);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      watchProblems(page, problems);
+      await page.goto(`${originOf(server)}/`);
+      await page.waitForFunction(() => (globalThis as unknown as PageGlobals).fedmixStatus !== undefined, undefined, { timeout: 30_000 });
+      expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).fedmixStatus)).toBe('ok');
+      expect(wasmRequests(requested)).toEqual([]);
+
+      // the core module alone: a GaussianMixture fits; OneClassSVM says which module it needs
+      const coreOnly = await page.evaluate(async (rows) => {
+        const f = (globalThis as unknown as PageGlobals).fedmix!;
+        const info = await f.init({ features: [] });
+        const gm = new f.GaussianMixture({ nComponents: 3, seed: 7 }).fit(rows);
+        const means = Array.from(gm.means);
+        gm.dispose();
+        // kept in WASM memory across the addition below: the svm module must use the core's memory as it is
+        (globalThis as { kept?: unknown }).kept = f.Matrix.fromRows(rows);
+        const svm = new f.OneClassSVM({ nu: 0.2 });
+        const error = (() => {
+          try {
+            svm.fit(rows);
+            return { name: 'no error', message: '', typed: false };
+          } catch (e) {
+            return { name: (e as Error).name, message: (e as Error).message, typed: e instanceof f.WasmError };
+          }
+        })();
+        return { info, means, error };
+      }, ROWS);
+      expect(coreOnly.info).toEqual({ simd: true, backend: 'simd', features: [] });
+      expect(wasmRequests(requested)).toEqual(['/dist/fedmix-simd.wasm']);
+      expect(coreOnly.error.typed).toBe(true);
+      expect(coreOnly.error.name).toBe('WasmError');
+      expect(coreOnly.error.message).toMatch(/^OneClassSVM needs fedmix's 'svm' module, which was not loaded: call await init\(\{ features: \[\.\.\., 'svm'\] \}\)/);
+      await nodeFedmix.init();
+      const gm = new nodeFedmix.GaussianMixture({ nComponents: 3, seed: 7 }).fit(ROWS);
+      expect(coreOnly.means).toEqual(Array.from(gm.means));
+      gm.dispose();
+
+      // a later init() adds the svm module to the same instance: one more file, and the earlier Matrix is still good
+      const withSvm = await page.evaluate(async () => {
+        const f = (globalThis as unknown as PageGlobals).fedmix!;
+        const info = await f.init({ features: ['svm'] });
+        const kept = (globalThis as unknown as { kept: InstanceType<typeof f.Matrix> }).kept;
+        const svm = new f.OneClassSVM({ nu: 0.2 }).fit(kept);
+        const scores = Array.from(svm.decisionFunction(kept));
+        svm.dispose();
+        // what the running instance already has costs no request
+        const again = await f.init({ features: ['svm'] });
+        return { info, again, scores };
+      });
+      expect(withSvm.info).toEqual({ simd: true, backend: 'simd', features: ['svm'] });
+      expect(withSvm.again).toEqual(withSvm.info);
+      expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', ['svm']));
+      const svm = new nodeFedmix.OneClassSVM({ nu: 0.2 }).fit(ROWS);
+      expect(withSvm.scores).toEqual(Array.from(svm.decisionFunction(ROWS)));
+      svm.dispose();
+
+      // init() without features brings the rest, each fetched once in all
+      const all = await page.evaluate(async () => (await (globalThis as unknown as PageGlobals).fedmix!.init()).features);
+      expect(all).toEqual([...FEATURES]);
+      expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', 'all'));
       expect(problems).toEqual([]);
     } finally {
       await browser.close();

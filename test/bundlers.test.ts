@@ -1,9 +1,10 @@
 /**
  * The package through a bundler, as an application would use it: Vite (the
  * one in node_modules) builds a page that imports fedmix; the build must emit
- * both .wasm builds as assets (it recognises `new URL('./fedmix-simd.wasm',
- * import.meta.url)` in dist/) and embed neither, and the page, served as
- * built, must fetch only the SIMD one and compute what Node computes.
+ * every module of both builds as an asset (it recognises `new
+ * URL('./fedmix-simd.wasm', import.meta.url)` and the like in dist/) and embed
+ * none, and the page, served as built, must fetch only the SIMD modules init()
+ * asks for and compute what Node computes.
  *
  * Needs `bash scripts/setup.sh` first (it builds dist/ and installs chromium).
  */
@@ -12,14 +13,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import * as fedmix from '../dist/index.js';
-import { launchChromium, originOf, ROOT, startStaticServer, stopStaticServer, watchProblems } from './support/browser.js';
+import { FEATURES } from '../ts/wasm/modules.js';
+import { moduleFile, type ModuleName } from '../ts/wasm/source.js';
+import { launchChromium, originOf, ROOT, startStaticServer, stopStaticServer, wasmRequests, watchProblems } from './support/browser.js';
 
 const ROWS = [[0, 0], [0.1, 0.2], [5, 5], [5.2, 4.9], [0.2, 0.1], [4.8, 5.1], [0.05, 0.3], [5.1, 5.3]];
 
-const MAIN = `import { init, GaussianMixture, Matrix } from 'fedmix';
-const info = await init();
-const gm = new GaussianMixture({ nComponents: 2, seed: 1 }).fit(Matrix.fromRows(${JSON.stringify(ROWS)}));
-window.result = { info, means: Array.from(gm.means), weights: Array.from(gm.weights) };
+/** The page: the core module alone first; window.load(features) is a later init() (undefined: every module). */
+const MAIN = `import { init, GaussianMixture, Matrix, OneClassSVM } from 'fedmix';
+const rows = Matrix.fromRows(${JSON.stringify(ROWS)});
+const info = await init({ features: [] });
+const gm = new GaussianMixture({ nComponents: 2, seed: 1 }).fit(rows);
+let error;
+try {
+  new OneClassSVM({ nu: 0.5 }).fit(rows);
+} catch (e) {
+  error = { name: e.name, message: e.message };
+}
+window.load = async (features) => {
+  const info = await init(features === undefined ? undefined : { features });
+  const svm = new OneClassSVM({ nu: 0.5 }).fit(rows);
+  return { info, scores: Array.from(svm.decisionFunction(rows)) };
+};
+window.result = { info, means: Array.from(gm.means), weights: Array.from(gm.weights), error };
 `;
 
 let app = '';
@@ -27,7 +43,7 @@ afterAll(() => {
   if (app) rmSync(app, { recursive: true, force: true });
 });
 
-test('a Vite build emits both builds as assets, embeds neither, and the page loads only the SIMD one', async () => {
+test('a Vite build emits every module of both builds as an asset, embeds none, and the page loads only the SIMD modules init() asks for', async () => {
   app = mkdtempSync(join(tmpdir(), 'fedmix-vite-'));
   mkdirSync(join(app, 'node_modules'));
   // fedmix as installed (its package.json exports point at dist/), Arrow beside it
@@ -40,11 +56,20 @@ test('a Vite build emits both builds as assets, embeds neither, and the page loa
   await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: join(app, 'out'), target: 'es2022' } });
 
   const assets = readdirSync(join(app, 'out', 'assets'));
-  const wasmFiles = assets.filter((f) => f.endsWith('.wasm')).sort();
-  expect(wasmFiles).toHaveLength(2);
-  expect(wasmFiles[0]).toMatch(/^fedmix-scalar-.*\.wasm$/);
-  expect(wasmFiles[1]).toMatch(/^fedmix-simd-.*\.wasm$/);
-  expect(readFileSync(join(app, 'out', 'assets', wasmFiles[1]!))).toEqual(readFileSync(join(ROOT, 'dist', 'fedmix-simd.wasm')));
+  const wasmFiles = assets.filter((f) => f.endsWith('.wasm'));
+  const modules = ['core', ...FEATURES] as const;
+  expect(wasmFiles).toHaveLength(2 * modules.length);
+  // each module's asset, found by its bytes (Vite adds a hash to the name, and a hash may hold '-')
+  const assetOf = (backend: 'simd' | 'scalar', m: ModuleName): string => {
+    const bytes = readFileSync(join(ROOT, 'dist', moduleFile(backend, m)));
+    const same = wasmFiles.filter((f) => readFileSync(join(app, 'out', 'assets', f)).equals(bytes));
+    expect(same, moduleFile(backend, m)).toHaveLength(1);
+    expect(same[0]!.startsWith(moduleFile(backend, m).replace(/\.wasm$/, '-')), same[0]).toBe(true);
+    return same[0]!;
+  };
+  const simd = new Map(modules.map((m) => [m, `/assets/${assetOf('simd', m)}`]));
+  for (const m of modules) assetOf('scalar', m);
+  const paths = (names: readonly ModuleName[]) => names.map((m) => simd.get(m)!).sort();
   for (const f of assets.filter((a) => a.endsWith('.js'))) expect(readFileSync(join(app, 'out', 'assets', f), 'utf8'), f).not.toContain('AGFzbQEAAAA');
 
   const requested: string[] = [];
@@ -59,9 +84,26 @@ test('a Vite build emits both builds as assets, embeds neither, and the page loa
     const inBrowser = await page.evaluate(() => (globalThis as unknown as { result: unknown }).result);
     await fedmix.init();
     const gm = new fedmix.GaussianMixture({ nComponents: 2, seed: 1 }).fit(fedmix.Matrix.fromRows(ROWS));
-    expect(inBrowser).toEqual({ info: { simd: true, backend: 'simd' }, means: Array.from(gm.means), weights: Array.from(gm.weights) });
+    expect(inBrowser).toEqual({
+      info: { simd: true, backend: 'simd', features: [] },
+      means: Array.from(gm.means),
+      weights: Array.from(gm.weights),
+      error: { name: 'WasmError', message: expect.stringMatching(/^OneClassSVM needs fedmix's 'svm' module, which was not loaded/) as unknown },
+    });
     gm.dispose();
-    expect(requested.filter((p) => p.endsWith('.wasm'))).toEqual([`/assets/${wasmFiles[1]}`]);
+    expect(wasmRequests(requested)).toEqual(paths(['core']));
+
+    // a later init() adds the svm module to the running instance: its asset alone is fetched
+    const load = (features: readonly string[] | undefined) =>
+      page.evaluate((f) => (globalThis as unknown as { load(f: readonly string[] | undefined): Promise<{ info: unknown; scores: number[] }> }).load(f), features);
+    const svm = new fedmix.OneClassSVM({ nu: 0.5 }).fit(fedmix.Matrix.fromRows(ROWS));
+    const scores = Array.from(svm.decisionFunction(fedmix.Matrix.fromRows(ROWS)));
+    svm.dispose();
+    expect(await load(['svm'])).toEqual({ info: { simd: true, backend: 'simd', features: ['svm'] }, scores });
+    expect(wasmRequests(requested)).toEqual(paths(['core', 'svm']));
+    // init() without features: the rest, each once, and never a scalar module
+    expect(await load(undefined)).toEqual({ info: { simd: true, backend: 'simd', features: [...FEATURES] }, scores });
+    expect(wasmRequests(requested)).toEqual(paths(modules));
     expect(problems).toEqual([]);
   } finally {
     await browser.close();

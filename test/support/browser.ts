@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { FEATURES, type Feature } from '../../ts/wasm/modules.js';
+import { moduleFile, type Backend } from '../../ts/wasm/source.js';
 import { CHROMIUM, launchHeadlessChromium } from './chromium.mjs';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -62,6 +64,21 @@ export function startStaticServer(page: string, requested: string[], root = ROOT
     // port 0: a free port picked by the OS; loopback only
     server.listen(0, '127.0.0.1', () => resolvePromise(server));
   });
+}
+
+/** The .wasm paths among `requested`, sorted (modules are fetched in parallel, in no fixed order). */
+export function wasmRequests(requested: readonly string[]): string[] {
+  return requested.filter((p) => p.endsWith('.wasm')).sort();
+}
+
+/**
+ * The paths under `dir` ('/dist/') of the modules init({ features }) loads:
+ * the build's core module and the named feature modules ('all': every one),
+ * sorted as wasmRequests sorts them.
+ */
+export function modulePaths(dir: string, features: 'all' | readonly Feature[], backend: Backend = 'simd'): string[] {
+  const names = ['core' as const, ...(features === 'all' ? FEATURES : features)];
+  return names.map((m) => dir + moduleFile(backend, m)).sort();
 }
 
 export function originOf(server: Server): string {

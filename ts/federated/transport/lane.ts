@@ -91,6 +91,14 @@ function fitGaussianMixture(X: MatrixData, options: GaussianMixtureOptions): Gau
 
 const clients = new Map<string, { host: ClientHost; dispose(): void }>();
 
+/**
+ * How the lane last loaded the core: a task that brings no build (handle,
+ * dispose) asks init() for the same, which loads nothing more while the
+ * instance runs (init({}) would add every feature module, fetched from beside
+ * the worker, to a lane that was sent fewer) and reloads the same after a trap.
+ */
+let loadedWith: InitOptions = {};
+
 function laneError(e: unknown): LaneError {
   return e instanceof FedmixError ? { code: e.code, message: e.message } : { message: e instanceof Error ? (e.stack ?? e.message) : String(e) };
 }
@@ -98,12 +106,14 @@ function laneError(e: unknown): LaneError {
 /** Runs one task of the lane. Never throws: errors come back as values. */
 export async function runLaneTask(task: LaneTask): Promise<LaneResult> {
   try {
-    // without a build from the main thread (it had none loaded), the worker loads its own from beside its module
-    const build = task.op === 'create' || task.op === 'fit' ? task.build : undefined;
-    const options: InitOptions = build
-      ? { backend: build.backend, features: FEATURES.filter((f) => build.modules[f] !== undefined), wasm: { [build.backend]: build.modules } }
-      : {};
-    await init(options);
+    if (task.op === 'create' || task.op === 'fit') {
+      // without a build from the main thread (it had none loaded), the worker loads its own from beside its module
+      const build = task.build;
+      loadedWith = build
+        ? { backend: build.backend, features: FEATURES.filter((f) => build.modules[f] !== undefined), wasm: { [build.backend]: build.modules } }
+        : {};
+    }
+    await init(loadedWith);
     switch (task.op) {
       case 'create': {
         // one reply per spec: a client that cannot be made (bad data or options) says why, the others go on
