@@ -398,8 +398,11 @@ describe('init({ features }) in Chromium: the page fetches the modules it names,
       expect(withSvm.scores).toEqual(Array.from(svm.decisionFunction(ROWS)));
       svm.dispose();
 
-      // init() without features brings the rest, each fetched once in all
-      const all = await page.evaluate(async () => (await (globalThis as unknown as PageGlobals).fedmix!.init()).features);
+      // init() without features adds nothing while fedmix runs; features: 'all' brings the rest, each fetched once in all
+      const same = await page.evaluate(async () => (await (globalThis as unknown as PageGlobals).fedmix!.init()).features);
+      expect(same).toEqual(['svm']);
+      expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', ['svm']));
+      const all = await page.evaluate(async () => (await (globalThis as unknown as PageGlobals).fedmix!.init({ features: 'all' })).features);
       expect(all).toEqual([...FEATURES]);
       expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', 'all'));
       expect(problems).toEqual([]);

@@ -19,7 +19,7 @@ import { launchChromium, originOf, ROOT, startStaticServer, stopStaticServer, wa
 
 const ROWS = [[0, 0], [0.1, 0.2], [5, 5], [5.2, 4.9], [0.2, 0.1], [4.8, 5.1], [0.05, 0.3], [5.1, 5.3]];
 
-/** The page: the core module alone first; window.load(features) is a later init() (undefined: every module). */
+/** The page: the core module alone first; window.load(features) is a later init() ('all': every module). */
 const MAIN = `import { init, GaussianMixture, Matrix, OneClassSVM } from 'fedmix';
 const rows = Matrix.fromRows(${JSON.stringify(ROWS)});
 const info = await init({ features: [] });
@@ -94,15 +94,17 @@ test('a Vite build emits every module of both builds as an asset, embeds none, a
     expect(wasmRequests(requested)).toEqual(paths(['core']));
 
     // a later init() adds the svm module to the running instance: its asset alone is fetched
-    const load = (features: readonly string[] | undefined) =>
-      page.evaluate((f) => (globalThis as unknown as { load(f: readonly string[] | undefined): Promise<{ info: unknown; scores: number[] }> }).load(f), features);
+    const load = (features: readonly string[] | 'all' | undefined) =>
+      page.evaluate((f) => (globalThis as unknown as { load(f: readonly string[] | 'all' | undefined): Promise<{ info: unknown; scores: number[] }> }).load(f), features);
     const svm = new fedmix.OneClassSVM({ nu: 0.5 }).fit(fedmix.Matrix.fromRows(ROWS));
     const scores = Array.from(svm.decisionFunction(fedmix.Matrix.fromRows(ROWS)));
     svm.dispose();
     expect(await load(['svm'])).toEqual({ info: { simd: true, backend: 'simd', features: ['svm'] }, scores });
     expect(wasmRequests(requested)).toEqual(paths(['core', 'svm']));
-    // init() without features: the rest, each once, and never a scalar module
-    expect(await load(undefined)).toEqual({ info: { simd: true, backend: 'simd', features: [...FEATURES] }, scores });
+    // init() without features adds nothing to the running instance; 'all' adds the rest, each once, and never a scalar module
+    expect(await load(undefined)).toEqual({ info: { simd: true, backend: 'simd', features: ['svm'] }, scores });
+    expect(wasmRequests(requested)).toEqual(paths(['core', 'svm']));
+    expect(await load('all')).toEqual({ info: { simd: true, backend: 'simd', features: [...FEATURES] }, scores });
     expect(wasmRequests(requested)).toEqual(paths(modules));
     expect(problems).toEqual([]);
   } finally {

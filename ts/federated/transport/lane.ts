@@ -94,8 +94,8 @@ const clients = new Map<string, { host: ClientHost; dispose(): void }>();
 /**
  * How the lane last loaded the core: a task that brings no build (handle,
  * dispose) asks init() for the same, which loads nothing more while the
- * instance runs (init({}) would add every feature module, fetched from beside
- * the worker, to a lane that was sent fewer) and reloads the same after a trap.
+ * instance runs and, after a trap, reloads the modules the lane was sent
+ * (not every module from beside the worker).
  */
 let loadedWith: InitOptions = {};
 
