@@ -45,6 +45,8 @@ test('the API reference builds without warnings, internals left out', async () =
   const documented = names(project!);
   // the public API is there, members and all
   for (const name of ['GaussianMixture', 'fitMdm', 'runFederation', 'WorkerTransport', 'scoreSamples', 'nComponents']) expect(documented.has(name), name).toBe(true);
+  // the loader's options, the WebAssembly modules among them (init({ features }), options.wasm by module)
+  for (const name of ['InitOptions', 'InitInfo', 'features', 'Feature', 'ModuleName', 'BuildSource', 'WasmSources']) expect(documented.has(name), name).toBe(true);
   // internals are not (stripInternal's names, private and protected members)
   for (const name of ['fitResident', 'scoreSamplesResident', 'fromHandle', 'pointers', 'optionNames', 'trainPayload', 'blame']) expect(documented.has(name), name).toBe(false);
 }, 180_000);

@@ -4,7 +4,7 @@
  *
  * @module fedmix
  */
-export { init, backendInfo, type InitInfo, type InitOptions, type Backend, type WasmSource, type WasmSources } from './wasm/loader.js';
+export { init, backendInfo, type InitInfo, type InitOptions, type Backend, type BuildSource, type Feature, type ModuleName, type WasmSource, type WasmSources } from './wasm/loader.js';
 export {
   FedmixError,
   InvalidDataError,
