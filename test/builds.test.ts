@@ -1,8 +1,11 @@
 /**
  * The SIMD128 and scalar builds, and repeated runs: same seed, same numbers.
- * Both builds are loaded in this one file (resetForTests swaps the instance).
- * Then the package as users get it: the tarball of `npm pack`, installed in a
- * fresh project, from ESM, CommonJS and TypeScript (needs dist/ built).
+ * Both builds are loaded in this one file (resetForTests swaps the instance),
+ * each test with only the modules it needs (init({ features })), so that a
+ * program of one feature is shown to run on its module alone. Then the package
+ * as users get it: the tarball of `npm pack`, installed in a fresh project,
+ * from ESM, CommonJS and TypeScript (needs dist/ built): every module file
+ * shipped, only the chosen build's modules read, and only those init() names.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -12,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { DirichletMultinomialMixture, distributedEM, fitMdm, GaussianMixture, init, KMeans, linearSumAssignment, OneClassSVM, partition, PCA, type CovarianceType } from '../ts/index.js';
 import { resetForTests } from '../ts/wasm/loader.js';
+import { FEATURES, type Feature } from '../ts/wasm/modules.js';
+import { moduleFile, type ModuleName } from '../ts/wasm/source.js';
 import { blobs, maxRelativeError } from './helpers.js';
 
 const X = blobs(1003, 5, 3, 42); // 1003 rows: SIMD loops leave a scalar tail
@@ -38,20 +43,26 @@ function run() {
 
 afterAll(() => resetForTests());
 
+/** Drops the running instance and loads `backend` with only the core and `features`. */
+async function load(backend: 'simd' | 'scalar', features: Feature[]) {
+  resetForTests();
+  const info = await init({ backend, features });
+  expect(info).toEqual({ simd: backend === 'simd', backend, features });
+  return info;
+}
+
 test('the same seed gives bit-identical results run to run', async () => {
-  await init();
+  expect((await init()).features).toEqual(FEATURES);
   const a = run();
   const b = run();
   expect(b).toEqual(a);
 });
 
 test('SIMD and scalar builds agree within 1e-12 relative', async () => {
-  resetForTests();
-  expect((await init({ backend: 'simd' })).simd).toBe(true);
+  // mixtures and k-means are the core's: no feature module is loaded
+  await load('simd', []);
   const simd = run();
-  resetForTests();
-  const info = await init({ backend: 'scalar' });
-  expect(info).toEqual({ simd: false, backend: 'scalar' });
+  await load('scalar', []);
   const scalar = run();
   for (let i = 0; i < types.length; i++) {
     const [s, c] = [simd[i]!, scalar[i]!];
@@ -77,11 +88,9 @@ test('linearSumAssignment: SIMD and scalar builds choose the same cells, bit for
     { shape: [150, 150], cost: Float64Array.from({ length: 150 * 150 }, () => (u() < 0.3 ? Infinity : Math.floor(u() * 50))), maximize: false },
   ] as const;
   const solveAll = () => problems.map((p) => linearSumAssignment(p.cost, { shape: [...p.shape], maximize: p.maximize }));
-  resetForTests();
-  await init({ backend: 'simd' });
+  await load('simd', ['assignment']);
   const simd = solveAll();
-  resetForTests();
-  await init({ backend: 'scalar' });
+  await load('scalar', ['assignment']);
   expect(solveAll()).toEqual(simd);
 });
 
@@ -97,11 +106,9 @@ test('PCA and the partitioners: SIMD and scalar builds give the same numbers, bi
       shift: partition.shift(X, { parts: 4, beta: 0.3, clients: 9, alpha: 2, seed: 4 }),
     };
   };
-  resetForTests();
-  await init({ backend: 'simd' });
+  await load('simd', []);
   const simd = runAll();
-  resetForTests();
-  await init({ backend: 'scalar' });
+  await load('scalar', []);
   expect(runAll()).toEqual(simd);
 });
 
@@ -118,12 +125,10 @@ test('distributedEM: the same seed gives the same model, in both builds', async 
         return out;
       }),
     );
-  resetForTests();
-  await init({ backend: 'simd' });
+  await load('simd', ['dem']);
   const simd = runAll();
   expect(runAll()).toEqual(simd);
-  resetForTests();
-  await init({ backend: 'scalar' });
+  await load('scalar', ['dem']);
   const scalar = runAll();
   for (let i = 0; i < simd.length; i++) {
     expect(scalar[i]!.rounds).toBe(simd[i]!.rounds);
@@ -147,11 +152,9 @@ test('mixtures of Dirichlet-multinomials: SIMD and scalar builds, bit for bit (s
     const fit = fitMdm(histograms, { nComponents: 2, rounds: 10, cohort: 120, seed: 6 });
     return { histograms: histograms.data, ll: truth.logPmf(histograms), tau: fit.model.tau, alpha: fit.model.alpha, pi: fit.model.pi };
   };
-  resetForTests();
-  await init({ backend: 'simd' });
+  await load('simd', ['dirichlet']);
   const simd = mdm();
-  resetForTests();
-  await init({ backend: 'scalar' });
+  await load('scalar', ['dirichlet']);
   expect(mdm()).toEqual(simd);
 });
 
@@ -173,11 +176,9 @@ test('OneClassSVM: SIMD and scalar builds take the same steps to the same model,
       m.dispose();
       return out;
     });
-  resetForTests();
-  await init({ backend: 'simd' });
+  await load('simd', ['svm']);
   const simd = runAll();
-  resetForTests();
-  await init({ backend: 'scalar' });
+  await load('scalar', ['svm']);
   expect(runAll()).toEqual(simd);
 });
 
@@ -190,27 +191,46 @@ describe('the packed tarball in a fresh project', () => {
     const r = spawnSync(process.execPath, [file], { cwd: app, encoding: 'utf8', timeout: 60_000 });
     return { status: r.status, stdout: r.stdout.trim(), stderr: r.stderr.trim() };
   };
-  /** What every entry must compute: the build it runs and a small fit. */
-  const SCRIPT = (load: string) => `
+  /** Every module file of both builds, as the package ships them. */
+  const MODULE_FILES = (['simd', 'scalar'] as const).flatMap((b) => ['core', ...FEATURES].map((m) => moduleFile(b, m as ModuleName)));
+  const simdFiles = (modules: readonly ModuleName[]) => modules.map((m) => moduleFile('simd', m));
+  /**
+   * Records the files fedmix reads (the .wasm modules, in Node): `read()`
+   * gives their names since the last call. fs/promises is patched in place,
+   * and ESM's view of it synced, so that either way the loader reaches it sees it.
+   */
+  const TRACK = (esm: boolean) => `
+${esm ? "import fsp from 'node:fs/promises'; import { syncBuiltinESMExports } from 'node:module';" : "const fsp = require('node:fs/promises'); const { syncBuiltinESMExports } = require('node:module');"}
+const seen = [];
+const readFile = fsp.readFile;
+fsp.readFile = (p, ...rest) => { seen.push(String(p).startsWith('file:') ? new URL(String(p)).pathname : String(p)); return readFile(p, ...rest); };
+syncBuiltinESMExports();
+const read = () => seen.splice(0).map((p) => p.slice(p.lastIndexOf('/') + 1) + (p.startsWith(${JSON.stringify(pkg)}) ? '' : ' (outside the package)'));
+`;
+  /** What every entry must compute: the build it runs, the files it read, and a small fit. */
+  const SCRIPT = (load: string, esm = true) => `
 ${load}
+${TRACK(esm)}
 const info = await init();
+const files = read();
 const X = Matrix.fromRows(Array.from({ length: 60 }, (_, i) => [i % 3 === 0 ? 5 + (i % 7) / 10 : (i % 5) / 10, (i % 3) * 2 + (i % 4) / 10]));
 const gm = new GaussianMixture({ nComponents: 3, seed: 1 }).fit(X);
-console.log(JSON.stringify({ info, means: Array.from(gm.means) }));
+// read in parallel: in any order
+console.log(JSON.stringify({ info, files: files.sort(), means: Array.from(gm.means) }));
 `;
 
   afterAll(() => {
     if (app) rmSync(app, { recursive: true, force: true });
   });
 
-  test('npm pack holds the .wasm builds, and fedmix installs from it', () => {
+  test('npm pack holds every module of both builds, and fedmix installs from it', () => {
     app = mkdtempSync(join(tmpdir(), 'fedmix-pack-'));
     const out = execFileSync('npm', ['pack', '--json', '--pack-destination', app], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const [packed] = JSON.parse(out) as [{ filename: string; files: { path: string; size: number }[] }];
     const files = new Map(packed.files.map((f) => [f.path, f.size]));
-    for (const f of ['dist/fedmix-simd.wasm', 'dist/fedmix-scalar.wasm']) {
-      expect(files.get(f), f).toBe(readFileSync(join(REPO, f)).length);
-    }
+    expect(MODULE_FILES).toHaveLength(14);
+    expect([...files.keys()].filter((f) => f.endsWith('.wasm')).sort()).toEqual(MODULE_FILES.map((f) => `dist/${f}`).sort());
+    for (const f of MODULE_FILES) expect(files.get(`dist/${f}`), f).toBe(readFileSync(join(REPO, 'dist', f)).length);
     for (const f of ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/inline.js', 'dist/inline.cjs', 'dist/inline.d.ts', 'dist/node.js', 'dist/worker.js', 'dist/web-worker.js']) {
       expect(files.has(f), f).toBe(true);
     }
@@ -228,13 +248,13 @@ console.log(JSON.stringify({ info, means: Array.from(gm.means) }));
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
   });
 
-  test('ESM, CommonJS and fedmix/inline compute the same fit; the .wasm files resolve through the exports map', () => {
+  test('ESM, CommonJS and fedmix/inline compute the same fit, reading only the SIMD modules (none inline); every module file resolves through the exports map', () => {
     writeFileSync(join(app, 'esm.mjs'), SCRIPT("import { init, GaussianMixture, Matrix } from 'fedmix';"));
     writeFileSync(join(app, 'inline.mjs'), SCRIPT("import { init, GaussianMixture, Matrix } from 'fedmix/inline';"));
     writeFileSync(
       join(app, 'cjs.cjs'),
-      `(async () => {${SCRIPT("const { init, GaussianMixture, Matrix } = require('fedmix');")}
-console.log(require.resolve('fedmix/fedmix-simd.wasm'));
+      `(async () => {${SCRIPT("const { init, GaussianMixture, Matrix } = require('fedmix');", false)}
+console.log(JSON.stringify(${JSON.stringify(MODULE_FILES)}.map((f) => require.resolve('fedmix/' + f))));
 })();`,
     );
     const results = ['esm.mjs', 'cjs.cjs', 'inline.mjs'].map((f) => {
@@ -243,25 +263,91 @@ console.log(require.resolve('fedmix/fedmix-simd.wasm'));
       expect(r.status, f).toBe(0);
       return r.stdout.split('\n');
     });
-    const [esm, cjs, inline] = results.map((lines) => JSON.parse(lines[0]!) as { info: unknown; means: number[] });
-    expect(esm!.info).toEqual({ simd: true, backend: 'simd' });
+    const [esm, cjs, inline] = results.map((lines) => JSON.parse(lines[0]!) as { info: unknown; files: string[]; means: number[] });
+    expect(esm!.info).toEqual({ simd: true, backend: 'simd', features: FEATURES });
+    // init() without features: the core and every feature module of the SIMD build, from the package; no scalar one
+    expect(esm!.files).toEqual(simdFiles(['core', ...FEATURES]).sort());
     expect(esm!.means).toHaveLength(6);
     expect(cjs).toEqual(esm);
-    expect(inline).toEqual(esm);
-    expect(results[1]![1]).toBe(join(pkg, 'dist', 'fedmix-simd.wasm'));
+    // the same modules, embedded: nothing read
+    expect(inline).toEqual({ ...esm, files: [] });
+    expect(JSON.parse(results[1]![1]!)).toEqual(MODULE_FILES.map((f) => join(pkg, 'dist', f)));
+  });
+
+  test('init({ features }) reads only the modules it names; a later init() adds more to the running instance', () => {
+    writeFileSync(
+      join(app, 'features.mjs'),
+      `import { init, GaussianMixture, OneClassSVM, Matrix, WasmError } from 'fedmix';
+${TRACK(true)}
+const steps = [];
+const X = Matrix.fromRows(Array.from({ length: 60 }, (_, i) => [(i % 5) / 10 + (i % 2), (i % 3) / 10]));
+const core = await init({ features: [] });
+steps.push({ info: core, files: read() });
+// the core's own models need nothing more
+const gm = new GaussianMixture({ nComponents: 2, seed: 1 }).fit(X);
+const labels = Array.from(gm.predict(X));
+try {
+  new OneClassSVM({ nu: 0.2 }).fit(X);
+  steps.push('fitted without the svm module');
+} catch (e) {
+  steps.push({ wasmError: e instanceof WasmError, message: e.message });
+}
+const svm = await init({ features: ['svm'] });
+steps.push({ info: svm, files: read() });
+const ocsvm = new OneClassSVM({ nu: 0.2 }).fit(X);
+// the model made before the svm module came is in the same memory, and still works
+steps.push({ svm: ocsvm.decisionFunction(X).every(Number.isFinite), same: Array.from(gm.predict(X)).every((l, i) => l === labels[i]) });
+steps.push({ info: await init({ features: ['svm', 'nn'] }), files: read() });
+steps.push({ info: await init(), files: read() });
+steps.push({ info: await init({ features: ['dem'] }), files: read() });
+console.log(JSON.stringify(steps));
+`,
+    );
+    writeFileSync(
+      join(app, 'scalar.mjs'),
+      `import { init } from 'fedmix';
+${TRACK(true)}
+const info = await init({ backend: 'scalar', features: ['dirichlet', 'nn', 'nn'] });
+console.log(JSON.stringify({ info, files: read() }));
+`,
+    );
+    const r = run('features.mjs');
+    expect(r.stderr).toBe('');
+    const steps = JSON.parse(r.stdout) as unknown[];
+    const rest = FEATURES.filter((f) => f !== 'svm' && f !== 'nn');
+    expect(steps).toEqual([
+      { info: { simd: true, backend: 'simd', features: [] }, files: ['fedmix-simd.wasm'] },
+      {
+        wasmError: true,
+        message: "OneClassSVM needs fedmix's 'svm' module, which was not loaded: call await init({ features: [..., 'svm'] }) (init() without features loads every module)",
+      },
+      { info: { simd: true, backend: 'simd', features: ['svm'] }, files: ['fedmix-simd-svm.wasm'] },
+      { svm: true, same: true },
+      { info: { simd: true, backend: 'simd', features: ['svm', 'nn'] }, files: ['fedmix-simd-nn.wasm'] },
+      { info: { simd: true, backend: 'simd', features: FEATURES }, files: expect.arrayContaining(simdFiles(rest)) as unknown },
+      { info: { simd: true, backend: 'simd', features: FEATURES }, files: [] },
+    ]);
+    expect((steps[5] as { files: string[] }).files).toHaveLength(rest.length);
+    const scalar = run('scalar.mjs');
+    expect(scalar.stderr).toBe('');
+    // features in the order of modules.json, a name given twice loaded once
+    expect(JSON.parse(scalar.stdout)).toEqual({ info: { simd: false, backend: 'scalar', features: ['nn', 'dirichlet'] }, files: ['fedmix-scalar.wasm', 'fedmix-scalar-dirichlet.wasm', 'fedmix-scalar-nn.wasm'] });
   });
 
   test('TypeScript sees the types of every entry, init() options included', () => {
     writeFileSync(
       join(app, 'main.ts'),
-      `import { init, GaussianMixture, type InitOptions, type WasmSource } from 'fedmix';
+      `import { init, GaussianMixture, type BuildSource, type Feature, type InitOptions, type ModuleName, type WasmSource } from 'fedmix';
 import { init as initInline } from 'fedmix/inline';
 import { WorkerTransport } from 'fedmix/node';
 const source: WasmSource = new URL('https://example.org/fedmix-simd.wasm');
-const options: InitOptions = { backend: 'auto', wasm: { simd: source, scalar: new Uint8Array(8) } };
+const features: Feature[] = ['svm', 'nn'];
+const module: ModuleName = 'core';
+const modules: BuildSource = { [module]: source, nn: new Uint8Array(8) };
+const options: InitOptions = { backend: 'auto', features, wasm: { simd: modules, scalar: new Uint8Array(8) } };
 export async function main(): Promise<number> {
   const info = await init(options);
-  await initInline({ backend: info.backend });
+  await initInline({ backend: info.backend, features: info.features.includes('svm') ? 'all' : [] });
   const gm = new GaussianMixture({ nComponents: 2 });
   return typeof WorkerTransport.start === 'function' && !gm.isFitted ? 1 : 0;
 }
@@ -274,25 +360,46 @@ export async function main(): Promise<number> {
     const tsc = spawnSync(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { encoding: 'utf8', timeout: 120_000 });
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
-    // and a type error is reported (the check is real)
-    writeFileSync(join(app, 'main.ts'), `import { init } from 'fedmix';\nvoid init({ wasm: { avx: new Uint8Array(8) } });\n`);
+    // and type errors are reported (the check is real): a build and a feature that do not exist (a module that
+    // does not exist is a runtime error only: WebAssembly.Module's type is empty, so any object is one to TypeScript)
+    writeFileSync(join(app, 'main.ts'), `import { init } from 'fedmix';\nvoid init({ wasm: { avx: new Uint8Array(8) } });\nvoid init({ features: ['gpu'] });\n`);
     const bad = spawnSync(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { encoding: 'utf8', timeout: 120_000 });
     expect(bad.status).not.toBe(0);
-    expect(bad.stdout).toMatch(/avx/);
+    for (const name of ['avx', 'gpu']) expect(bad.stdout).toMatch(new RegExp(`main\\.ts\\(\\d+,\\d+\\): error TS\\d+: .*${name}`));
   });
 
   test('without the .wasm files, fedmix says how to fix it and fedmix/inline still works', () => {
-    for (const f of ['fedmix-simd.wasm', 'fedmix-scalar.wasm']) unlinkSync(join(pkg, 'dist', f));
-    expect(existsSync(join(pkg, 'dist', 'fedmix-simd.wasm'))).toBe(false);
+    const feature = (b: 'simd' | 'scalar') => FEATURES.map((f) => moduleFile(b, f));
     writeFileSync(
       join(app, 'missing.mjs'),
-      `import { init, WasmError } from 'fedmix';
-try { await init(); console.log('loaded'); } catch (e) { console.log(e instanceof WasmError, e.message); }`,
+      `import { init, GaussianMixture, Matrix, WasmError } from 'fedmix';
+const features = process.argv[2] === undefined ? undefined : JSON.parse(process.argv[2]);
+try {
+  const info = await init({ features });
+  new GaussianMixture({ nComponents: 1 }).fit(Matrix.fromRows([[1], [2], [3]]));
+  console.log('loaded', JSON.stringify(info.features));
+} catch (e) { console.log(e instanceof WasmError, e.message); }
+try { await init({ features: ['svm'] }); console.log('svm loaded'); } catch (e) { console.log(e instanceof WasmError, e.message); }`,
     );
-    const missing = run('missing.mjs');
-    expect(missing.stdout).toMatch(/^true the SIMD build at file:.*fedmix-simd\.wasm could not be read \(no such file\).*init\(\{ wasm \}\) or fedmix\/inline/);
+    const missing = (features?: Feature[]) => {
+      const r = spawnSync(process.execPath, ['missing.mjs', ...(features ? [JSON.stringify(features)] : [])], { cwd: app, encoding: 'utf8', timeout: 60_000 });
+      // nothing on stderr: a module that fails while others load is a WasmError to catch, not an unhandled rejection ending the process
+      expect(r.stderr.trim()).toBe('');
+      return r.stdout.trim().split('\n');
+    };
+    // the feature modules gone: a program of the core alone still runs; one that needs a module is told which file is missing
+    for (const f of [...feature('simd'), ...feature('scalar')]) unlinkSync(join(pkg, 'dist', f));
+    const [core, svm] = missing([]);
+    expect(core).toBe('loaded []');
+    expect(svm).toMatch(/^true the SIMD build's svm module at file:.*\/dist\/fedmix-simd-svm\.wasm could not be read \(no such file\).*init\(\{ wasm \}\) or fedmix\/inline/);
+    const [all] = missing();
+    expect(all).toMatch(new RegExp(`^true the SIMD build's (${FEATURES.join('|')}) module at file:.*/dist/fedmix-simd-\\1\\.wasm could not be read \\(no such file\\)`));
+    // then the core modules too: the core's error is the one reported
+    for (const f of ['fedmix-simd.wasm', 'fedmix-scalar.wasm']) unlinkSync(join(pkg, 'dist', f));
+    expect(existsSync(join(pkg, 'dist', 'fedmix-simd.wasm'))).toBe(false);
+    expect(missing()[0]).toMatch(/^true the SIMD build at file:.*fedmix-simd\.wasm could not be read \(no such file\).*init\(\{ wasm \}\) or fedmix\/inline/);
     const inline = run('inline.mjs');
     expect(inline.status).toBe(0);
-    expect((JSON.parse(inline.stdout) as { info: unknown }).info).toEqual({ simd: true, backend: 'simd' });
+    expect((JSON.parse(inline.stdout) as { info: unknown }).info).toEqual({ simd: true, backend: 'simd', features: FEATURES });
   });
 });

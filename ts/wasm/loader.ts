@@ -414,6 +414,9 @@ async function instantiate(backend: Backend, features: readonly Feature[], sourc
   // every module is fetched and compiled at once; the core is instantiated first, since the others use its heap
   const core = compileModule(backend, 'core', sources);
   const rest = Promise.all(features.map((f) => compileModule(backend, f, sources)));
+  // handled now: it may fail while the core is still loading (Node ends the process on an unhandled rejection),
+  // and is awaited, its error thrown, below; if the core fails first, the core's error is the one reported
+  rest.catch(() => undefined);
   const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES });
   const coreMod = await core;
   const raw = await instantiateModule(backend, 'core', coreMod, describeModule(backend, 'core', sources), memory);
