@@ -299,6 +299,7 @@ const ocsvm = new OneClassSVM({ nu: 0.2 }).fit(X);
 steps.push({ svm: ocsvm.decisionFunction(X).every(Number.isFinite), same: Array.from(gm.predict(X)).every((l, i) => l === labels[i]) });
 steps.push({ info: await init({ features: ['svm', 'nn'] }), files: read() });
 steps.push({ info: await init(), files: read() });
+steps.push({ info: await init({ features: 'all' }), files: read() });
 steps.push({ info: await init({ features: ['dem'] }), files: read() });
 console.log(JSON.stringify(steps));
 `,
@@ -319,15 +320,17 @@ console.log(JSON.stringify({ info, files: read() }));
       { info: { simd: true, backend: 'simd', features: [] }, files: ['fedmix-simd.wasm'] },
       {
         wasmError: true,
-        message: "OneClassSVM needs fedmix's 'svm' module, which was not loaded: call await init({ features: [..., 'svm'] }) (init() without features loads every module)",
+        message: "OneClassSVM needs fedmix's 'svm' module, which was not loaded: call await init({ features: [..., 'svm'] }) (an init() without features that starts fedmix loads every module)",
       },
       { info: { simd: true, backend: 'simd', features: ['svm'] }, files: ['fedmix-simd-svm.wasm'] },
       { svm: true, same: true },
       { info: { simd: true, backend: 'simd', features: ['svm', 'nn'] }, files: ['fedmix-simd-nn.wasm'] },
+      // init() without features adds nothing while fedmix runs; 'all' reads the rest
+      { info: { simd: true, backend: 'simd', features: ['svm', 'nn'] }, files: [] },
       { info: { simd: true, backend: 'simd', features: FEATURES }, files: expect.arrayContaining(simdFiles(rest)) as unknown },
       { info: { simd: true, backend: 'simd', features: FEATURES }, files: [] },
     ]);
-    expect((steps[5] as { files: string[] }).files).toHaveLength(rest.length);
+    expect((steps[6] as { files: string[] }).files).toHaveLength(rest.length);
     const scalar = run('scalar.mjs');
     expect(scalar.stderr).toBe('');
     // features in the order of modules.json, a name given twice loaded once
