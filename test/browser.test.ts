@@ -304,111 +304,109 @@ describe('dist/index.js in Chromium', () => {
   });
 });
 
+/**
+ * Serves PAGE_HTML with `entry` as its library, opens it in Chromium, waits
+ * for the library to load, runs `body`, then checks that the page logged no
+ * problem and closes everything.
+ */
+async function onPage(entry: string, body: (p: { page: Page; requested: string[] }) => Promise<void>): Promise<void> {
+  const requested: string[] = [];
+  const problems: string[] = [];
+  const server = await startStaticServer(PAGE_HTML.replace('ENTRY', entry), requested);
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    watchProblems(page, problems);
+    await page.goto(`${originOf(server)}/`);
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).fedmixStatus !== undefined, undefined, { timeout: 30_000 });
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).fedmixStatus)).toBe('ok');
+    await body({ page, requested });
+    expect(problems).toEqual([]);
+  } finally {
+    await browser.close();
+    await stopStaticServer(server);
+  }
+}
+
 describe('dist/inline.js in Chromium: the embedded builds, no .wasm request', () => {
   test('init() and a fit give the numbers of dist/index.js, and the page asks for no .wasm file', async () => {
-    const requested: string[] = [];
-    const problems: string[] = [];
-    const server = await startStaticServer(PAGE_HTML.replace('ENTRY', 'inline.js'), requested);
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage();
-      watchProblems(page, problems);
-      await page.goto(`${originOf(server)}/`);
-      await page.waitForFunction(() => (globalThis as unknown as PageGlobals).fedmixStatus !== undefined, undefined, { timeout: 30_000 });
-      expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).fedmixStatus)).toBe('ok');
-      const inBrowser = await page.evaluate(
-        async ({ source, rows }) => {
-          const run = new Function(`return (${source});`)() as (lib: unknown, rows: number[][]) => Promise<SuiteResult>;
-          return run((globalThis as unknown as PageGlobals).fedmix, rows);
-        },
-        { source: runSuite.toString(), rows: ROWS },
-      );
-      expect(inBrowser.info).toEqual({ simd: true, backend: 'simd', features: [...FEATURES] });
-      expect(inBrowser).toEqual(await runSuite(nodeFedmix, ROWS));
-      expect(requested).toContain('/dist/inline.js');
-      expect(requested.filter((p) => p.endsWith('.wasm'))).toEqual([]);
-      expect(problems).toEqual([]);
-    } finally {
-      await browser.close();
-      await stopStaticServer(server);
-    }
+    await onPage('inline.js', async ({ page, requested }) => {
+    const inBrowser = await page.evaluate(
+      async ({ source, rows }) => {
+        const run = new Function(`return (${source});`)() as (lib: unknown, rows: number[][]) => Promise<SuiteResult>;
+        return run((globalThis as unknown as PageGlobals).fedmix, rows);
+      },
+      { source: runSuite.toString(), rows: ROWS },
+    );
+    expect(inBrowser.info).toEqual({ simd: true, backend: 'simd', features: [...FEATURES] });
+    expect(inBrowser).toEqual(await runSuite(nodeFedmix, ROWS));
+    expect(requested).toContain('/dist/inline.js');
+    expect(requested.filter((p) => p.endsWith('.wasm'))).toEqual([]);
+    });
   }, 120_000);
 });
 
 describe('init({ features }) in Chromium: the page fetches the modules it names, and no other', () => {
   test('the core alone, the error that names a missing module, then a module added to the running instance', async () => {
-    const requested: string[] = [];
-    const problems: string[] = [];
-    const server = await startStaticServer(PAGE_HTML.replace('ENTRY', 'index.js'), requested);
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage();
-      watchProblems(page, problems);
-      await page.goto(`${originOf(server)}/`);
-      await page.waitForFunction(() => (globalThis as unknown as PageGlobals).fedmixStatus !== undefined, undefined, { timeout: 30_000 });
-      expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).fedmixStatus)).toBe('ok');
-      expect(wasmRequests(requested)).toEqual([]);
+    await onPage('index.js', async ({ page, requested }) => {
+    expect(wasmRequests(requested)).toEqual([]);
 
-      // the core module alone: a GaussianMixture fits; OneClassSVM says which module it needs
-      const coreOnly = await page.evaluate(async (rows) => {
-        const f = (globalThis as unknown as PageGlobals).fedmix!;
-        const info = await f.init({ features: [] });
-        const gm = new f.GaussianMixture({ nComponents: 3, seed: 7 }).fit(rows);
-        const means = Array.from(gm.means);
-        gm.dispose();
-        // kept in WASM memory across the addition below: the svm module must use the core's memory as it is
-        (globalThis as { kept?: unknown }).kept = f.Matrix.fromRows(rows);
-        const svm = new f.OneClassSVM({ nu: 0.2 });
-        const error = (() => {
-          try {
-            svm.fit(rows);
-            return { name: 'no error', message: '', typed: false };
-          } catch (e) {
-            return { name: (e as Error).name, message: (e as Error).message, typed: e instanceof f.WasmError };
-          }
-        })();
-        return { info, means, error };
-      }, ROWS);
-      expect(coreOnly.info).toEqual({ simd: true, backend: 'simd', features: [] });
-      expect(wasmRequests(requested)).toEqual(['/dist/fedmix-simd.wasm']);
-      expect(coreOnly.error.typed).toBe(true);
-      expect(coreOnly.error.name).toBe('WasmError');
-      expect(coreOnly.error.message).toMatch(/^OneClassSVM needs fedmix's 'svm' module, which was not loaded: call await init\(\{ features: \[\.\.\., 'svm'\] \}\)/);
-      await nodeFedmix.init();
-      const gm = new nodeFedmix.GaussianMixture({ nComponents: 3, seed: 7 }).fit(ROWS);
-      expect(coreOnly.means).toEqual(Array.from(gm.means));
+    // the core module alone: a GaussianMixture fits; OneClassSVM says which module it needs
+    const coreOnly = await page.evaluate(async (rows) => {
+      const f = (globalThis as unknown as PageGlobals).fedmix!;
+      const info = await f.init({ features: [] });
+      const gm = new f.GaussianMixture({ nComponents: 3, seed: 7 }).fit(rows);
+      const means = Array.from(gm.means);
       gm.dispose();
+      // kept in WASM memory across the addition below: the svm module must use the core's memory as it is
+      (globalThis as { kept?: unknown }).kept = f.Matrix.fromRows(rows);
+      const svm = new f.OneClassSVM({ nu: 0.2 });
+      const error = (() => {
+        try {
+          svm.fit(rows);
+          return { name: 'no error', message: '', typed: false };
+        } catch (e) {
+          return { name: (e as Error).name, message: (e as Error).message, typed: e instanceof f.WasmError };
+        }
+      })();
+      return { info, means, error };
+    }, ROWS);
+    expect(coreOnly.info).toEqual({ simd: true, backend: 'simd', features: [] });
+    expect(wasmRequests(requested)).toEqual(['/dist/fedmix-simd.wasm']);
+    expect(coreOnly.error.typed).toBe(true);
+    expect(coreOnly.error.name).toBe('WasmError');
+    expect(coreOnly.error.message).toMatch(/^OneClassSVM needs fedmix's 'svm' module, which was not loaded: call await init\(\{ features: \[\.\.\., 'svm'\] \}\)/);
+    await nodeFedmix.init();
+    const gm = new nodeFedmix.GaussianMixture({ nComponents: 3, seed: 7 }).fit(ROWS);
+    expect(coreOnly.means).toEqual(Array.from(gm.means));
+    gm.dispose();
 
-      // a later init() adds the svm module to the same instance: one more file, and the earlier Matrix is still good
-      const withSvm = await page.evaluate(async () => {
-        const f = (globalThis as unknown as PageGlobals).fedmix!;
-        const info = await f.init({ features: ['svm'] });
-        const kept = (globalThis as unknown as { kept: InstanceType<typeof f.Matrix> }).kept;
-        const svm = new f.OneClassSVM({ nu: 0.2 }).fit(kept);
-        const scores = Array.from(svm.decisionFunction(kept));
-        svm.dispose();
-        // what the running instance already has costs no request
-        const again = await f.init({ features: ['svm'] });
-        return { info, again, scores };
-      });
-      expect(withSvm.info).toEqual({ simd: true, backend: 'simd', features: ['svm'] });
-      expect(withSvm.again).toEqual(withSvm.info);
-      expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', ['svm']));
-      const svm = new nodeFedmix.OneClassSVM({ nu: 0.2 }).fit(ROWS);
-      expect(withSvm.scores).toEqual(Array.from(svm.decisionFunction(ROWS)));
+    // a later init() adds the svm module to the same instance: one more file, and the earlier Matrix is still good
+    const withSvm = await page.evaluate(async () => {
+      const f = (globalThis as unknown as PageGlobals).fedmix!;
+      const info = await f.init({ features: ['svm'] });
+      const kept = (globalThis as unknown as { kept: InstanceType<typeof f.Matrix> }).kept;
+      const svm = new f.OneClassSVM({ nu: 0.2 }).fit(kept);
+      const scores = Array.from(svm.decisionFunction(kept));
       svm.dispose();
+      // what the running instance already has costs no request
+      const again = await f.init({ features: ['svm'] });
+      return { info, again, scores };
+    });
+    expect(withSvm.info).toEqual({ simd: true, backend: 'simd', features: ['svm'] });
+    expect(withSvm.again).toEqual(withSvm.info);
+    expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', ['svm']));
+    const svm = new nodeFedmix.OneClassSVM({ nu: 0.2 }).fit(ROWS);
+    expect(withSvm.scores).toEqual(Array.from(svm.decisionFunction(ROWS)));
+    svm.dispose();
 
-      // init() without features adds nothing while fedmix runs; features: 'all' brings the rest, each fetched once in all
-      const same = await page.evaluate(async () => (await (globalThis as unknown as PageGlobals).fedmix!.init()).features);
-      expect(same).toEqual(['svm']);
-      expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', ['svm']));
-      const all = await page.evaluate(async () => (await (globalThis as unknown as PageGlobals).fedmix!.init({ features: 'all' })).features);
-      expect(all).toEqual([...FEATURES]);
-      expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', 'all'));
-      expect(problems).toEqual([]);
-    } finally {
-      await browser.close();
-      await stopStaticServer(server);
-    }
+    // init() without features adds nothing while fedmix runs; features: 'all' brings the rest, each fetched once in all
+    const same = await page.evaluate(async () => (await (globalThis as unknown as PageGlobals).fedmix!.init()).features);
+    expect(same).toEqual(['svm']);
+    expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', ['svm']));
+    const all = await page.evaluate(async () => (await (globalThis as unknown as PageGlobals).fedmix!.init({ features: 'all' })).features);
+    expect(all).toEqual([...FEATURES]);
+    expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', 'all'));
+    });
   }, 120_000);
 });
