@@ -1,4 +1,6 @@
 import { copyFileSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { buildSync, type Plugin } from 'esbuild';
 import { defineConfig } from 'tsup';
 
 const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
@@ -13,27 +15,69 @@ const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: 
 const { features } = JSON.parse(readFileSync('crates/fedmix-wasm/modules.json', 'utf8')) as { features: string[] };
 const WASM_FILES = ['simd', 'scalar'].flatMap((b) => ['', ...features.map((f) => `-${f}`)].map((f) => `fedmix-${b}${f}.wasm`));
 
+/** The package's entries (package.json "exports"): fedmix, fedmix/node, fedmix/inline. */
+const ENTRIES = { index: 'ts/index.ts', node: 'ts/node.ts', inline: 'ts/inline.ts' };
+
+/**
+ * Every module that the entries import (read from esbuild's metafile, so no CLI-only module ships),
+ * by absolute source path, with the name of its file in dist/: its path with dots
+ * (ts/federated/dem/server.ts is dist/federated.dem.server.js). Every file sits in dist/ itself,
+ * beside the .wasm and worker files it finds by new URL('./...', import.meta.url).
+ */
+const LIBRARY_MODULES = new Map(
+  Object.keys(
+    buildSync({
+      entryPoints: Object.values(ENTRIES),
+      bundle: true,
+      write: false,
+      metafile: true,
+      outdir: 'dist',
+      packages: 'external',
+      logLevel: 'silent',
+    }).metafile.inputs,
+  )
+    .filter((f) => f.startsWith('ts/') && f.endsWith('.ts'))
+    .map((f) => [resolve(f), f.slice('ts/'.length, -'.ts'.length).replace(/\//g, '.')]),
+);
+
+/**
+ * Builds each library module into its own file: an import of another library module stays an import
+ * (of that module's file in dist/) instead of being bundled in. The packages bundled (valibot,
+ * graphology, papaparse) and esbuild's helpers go to shared chunks.
+ */
+const oneFilePerModule: Plugin = {
+  name: 'one-file-per-module',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\/.*\.js$/ }, (args) => {
+      if (args.kind === 'entry-point') return undefined;
+      const name = LIBRARY_MODULES.get(resolve(args.resolveDir, args.path.replace(/\.js$/, '.ts')));
+      return name === undefined ? undefined : { path: `./${name}.js`, external: true };
+    });
+  },
+};
+
 /** Node-only packages and built-ins: only fedmix/node and the CLI load them. */
 const nodeOnly = ['piscina', 'mqtt', 'aedes', 'ws', /^node:/];
 
 export default defineConfig([
   {
-    // the library (fedmix: no Node built-ins, runs in browsers), fedmix/node and fedmix/inline (the
-    // library with both builds embedded as base64) beside it; split into shared chunks so that the
-    // entries use one copy of the library (one WASM instance, one Matrix class)
-    entry: { index: 'ts/index.ts', node: 'ts/node.ts', inline: 'ts/inline.ts' },
-    format: ['esm', 'cjs'],
+    // the library as ES modules, one file per source module, so that a bundler keeps only the modules
+    // a program imports (package.json: "sideEffects": false): a page that fits a GaussianMixture takes
+    // about 50 KB of fedmix, not all of it (test/package-size.test.ts). fedmix, fedmix/node and
+    // fedmix/inline import the same files: one WASM instance, one Matrix class.
+    entry: Object.fromEntries([...LIBRARY_MODULES].map(([file, name]) => [name, file])),
+    esbuildPlugins: [oneFilePerModule],
+    format: ['esm'],
     // declarations without what is marked @internal (fitResident, fromHandle, pointers, ...)
-    dts: { compilerOptions: { stripInternal: true } },
+    dts: { entry: ENTRIES, compilerOptions: { stripInternal: true } },
     platform: 'neutral',
     target: 'es2020',
     sourcemap: true,
     clean: true,
     splitting: true,
-    shims: true,
     // classes print as written: bundling turns a class that names itself into `var Matrix = class _Matrix`
-    // (Matrix.name was '_Matrix', whatever the target); this costs 18 KB of the minified JavaScript
-    keepNames: true,
+    // (Matrix.name was '_Matrix', whatever the target)
+    keepNames: false,
     external: ['apache-arrow', ...nodeOnly],
     // small (and valibot tree-shaken): bundled, so that browsers need no import map entry for them
     noExternal: ['valibot', 'graphology', 'graphology-communities-louvain', 'papaparse'],
@@ -41,6 +85,21 @@ export default defineConfig([
     onSuccess: async () => {
       for (const f of WASM_FILES) copyFileSync(`ts/wasm/${f}`, `dist/${f}`);
     },
+  },
+  {
+    // the same three entries as CommonJS, split into shared chunks (one copy of the library for all three)
+    entry: ENTRIES,
+    format: ['cjs'],
+    dts: { compilerOptions: { stripInternal: true } },
+    platform: 'neutral',
+    target: 'es2020',
+    sourcemap: true,
+    splitting: true,
+    // import.meta.url (where the .wasm files are) as CommonJS: the file's own URL
+    shims: true,
+    keepNames: true,
+    external: ['apache-arrow', ...nodeOnly],
+    noExternal: ['valibot', 'graphology', 'graphology-communities-louvain', 'papaparse'],
   },
   {
     // the module each worker thread of a WorkerTransport runs (a thread has its own module graph)

@@ -2,6 +2,8 @@
  * Every error fedmix throws is a FedmixError; the subclass (and `code`) says
  * what kind of problem it is, the message says what to change.
  */
+import { keepClassName } from './class-name.js';
+
 export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'FEDERATION' | 'NUMERICAL' | 'NOT_FITTED' | 'WASM';
 
 export class FedmixError extends Error {
@@ -129,6 +131,24 @@ export class WasmError extends FedmixError {
  * (a client host turns it into the client's refusal).
  */
 export class WasmAllocationError extends WasmError {}
+
+// an error's name (which new.target.name gives it) is its class's name, whatever a user's minifier does to the classes
+for (const [cls, name] of [
+  [FedmixError, 'FedmixError'],
+  [InvalidDataError, 'InvalidDataError'],
+  [InvalidParameterError, 'InvalidParameterError'],
+  [InvalidMessageError, 'InvalidMessageError'],
+  [ContributionError, 'ContributionError'],
+  [FederationError, 'FederationError'],
+  [BrokerError, 'BrokerError'],
+  [NumericalError, 'NumericalError'],
+  [NotFittedError, 'NotFittedError'],
+  [DisposedError, 'DisposedError'],
+  [WasmError, 'WasmError'],
+  [WasmAllocationError, 'WasmAllocationError'],
+] as const) {
+  keepClassName(cls, name);
+}
 
 /**
  * Maps a failed status of the C ABI to its class, by the status's name in the

@@ -9,6 +9,7 @@ import { InvalidParameterError } from './errors.js';
 import { wasm } from './wasm/loader.js';
 import { OwnedHandle, withScope, type HandleLabel, type Scope } from './wasm/memory.js';
 import { LIMITS, requireInteger, requirePositive, requireVector, seedParts } from './validate.js';
+import { keepClassName } from './class-name.js';
 
 /** Most values one call returns (n, or n x k for the matrix draws): LIMITS.values. */
 const MAX_DRAWS = LIMITS.values;
@@ -37,6 +38,10 @@ const RNG_LABEL: HandleLabel = { what: 'this Rng', renew: 'create a new Rng', re
 let entropy: [number, number] | undefined;
 
 export class Rng {
+  static {
+    keepClassName(this, 'Rng');
+  }
+
   private readonly handle: OwnedHandle;
 
   /**

@@ -8,6 +8,7 @@ import { tableFromArrays, type Table } from 'apache-arrow';
 import { isArrowBytes, isTableNamed, tableColumns, type ArrowColumnsOptions, type ArrowTableLike, type ArrowVectorLike } from './arrow.js';
 import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { guardRead, isArray, isDetached, isFloat64Array, MAX_VALUES, requireLength, requireVector } from '../validate.js';
+import { keepClassName } from '../class-name.js';
 
 /**
  * Anything fedmix accepts as a data matrix: a Matrix, rows of numbers, an
@@ -45,6 +46,10 @@ function checkShape(nRows: unknown, nCols: unknown, Err: new (m: string) => Fedm
  * changed in place.
  */
 export class Matrix {
+  static {
+    keepClassName(this, 'Matrix');
+  }
+
   /** Column-major values, nRows * nCols long. */
   readonly data: Float64Array;
   readonly nRows: number;
@@ -273,4 +278,16 @@ function indexList(what: string, indices: ArrayLike<number>, size: number): Int3
     for (let i = 0; i < n; i++) out[i] = checkIndex(what, indices[i], size);
   });
   return out;
+}
+
+/** A matrix as plain data, column-major values: what a client spec carries to a worker. */
+export interface MatrixData {
+  data: Float64Array;
+  nRows: number;
+  nCols: number;
+}
+
+export function matrixData(x: MatrixLike): MatrixData {
+  const m = Matrix.from(x);
+  return { data: m.data, nRows: m.nRows, nCols: m.nCols };
 }

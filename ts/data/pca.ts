@@ -15,6 +15,7 @@ import { LIMITS, readOptions, requireInteger } from '../validate.js';
 import { readSavedJSON, savedArray, savedNumber } from './saved.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
 import { Matrix, type MatrixLike } from './matrix.js';
+import { keepClassName } from '../class-name.js';
 
 export interface PCAOptions {
   /** how many components to keep: 1 <= nComponents <= min(rows, features) of the training data (and LIMITS.components) */
@@ -56,6 +57,10 @@ interface Fitted {
  * ```
  */
 export class PCA {
+  static {
+    keepClassName(this, 'PCA');
+  }
+
   readonly nComponents: number;
   private fitted: Fitted | undefined;
 

@@ -7,6 +7,7 @@ import { InvalidDataError, InvalidParameterError, NotFittedError } from '../erro
 import { LIMITS, requireInteger } from '../validate.js';
 import { Matrix, type MatrixLike } from './matrix.js';
 import { readSavedJSON, savedArray } from './saved.js';
+import { keepClassName } from '../class-name.js';
 
 /** A fitted scaler's parameters, as toJSON() saves them: x -> (x - offset) * factor per feature. */
 interface Affine {
@@ -81,6 +82,10 @@ function finiteColumns(x: Matrix, name: string): void {
 }
 
 export class StandardScaler {
+  static {
+    keepClassName(this, 'StandardScaler');
+  }
+
   private params: Affine | undefined;
 
   fit(X: MatrixLike): this {
@@ -129,6 +134,10 @@ export class StandardScaler {
 }
 
 export class MinMaxScaler {
+  static {
+    keepClassName(this, 'MinMaxScaler');
+  }
+
   private range: Affine | undefined;
 
   fit(X: MatrixLike): this {

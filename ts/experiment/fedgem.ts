@@ -14,7 +14,7 @@ import { InvalidParameterError } from '../errors.js';
 import { fedGEM, type FedGEMResult, type VarianceEstimate } from '../federated/fedgem/index.js';
 import { adjustedRandScore, silhouetteScore } from '../metrics/clustering.js';
 import { GaussianMixture, type CovarianceType } from '../models/gaussian-mixture.js';
-import { partition, type QuantityImbalance } from '../partition/index.js';
+import { quantity, type QuantityImbalance } from '../partition/quantity.js';
 import { Rng } from '../random.js';
 import { guardRead, isArray, requireInteger, requirePositive } from '../validate.js';
 
@@ -149,7 +149,7 @@ export function runFedGEMExperiment(source: ClusteringSource, config: FedGEMExpe
     const data = source.kind === 'table' ? source : { ...makeBlobs({ ...source.blobs, seed }), name: 'blobs' };
     const nClusters = new Set(data.labels).size;
     shape = { rows: data.X.nRows, features: data.X.nCols, clusters: nClusters };
-    const part = partition.quantity(Array.from(data.labels), {
+    const part = quantity(Array.from(data.labels), {
       clients: config.clients,
       alpha: config.clustersPerClient,
       imbalance: config.imbalance ?? 'none',

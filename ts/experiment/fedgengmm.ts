@@ -6,11 +6,13 @@
  * their scores averaged over repeats.
  */
 import { encodeLabels } from '../data/labels.js';
-import { Matrix, type MatrixLike } from '../data/matrix.js';
+import { Matrix, matrixData, type MatrixLike } from '../data/matrix.js';
 import { PCA } from '../data/pca.js';
 import { MinMaxScaler } from '../data/scale.js';
 import { FederationError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { makeClient, matrixData, type ClientSpec } from '../federated/algorithms.js';
+import type { ClientSpec } from '../federated/algorithms.js';
+import { DemClient } from '../federated/dem/client.js';
+import { FedGenGMMClient, type FedGenGMMClientOptions } from '../federated/fedgengmm/client.js';
 import { DemServer } from '../federated/dem/server.js';
 import { serverSeconds } from '../federated/fedgengmm/run.js';
 import { FedGenGMMServer, type Aggregate } from '../federated/fedgengmm/server.js';
@@ -458,14 +460,21 @@ function checkHook(name: string, f: unknown): void {
   if (f !== undefined && typeof f !== 'function') throw new InvalidParameterError(`${name} must be a function, got ${formatValue(f)}`);
 }
 
-/** One federation's clients made in process from their specs (every message still encoded on the way); close() frees them. */
+/**
+ * One federation's clients made in process from their specs (every message still encoded on the way); close() frees them.
+ * The specs are the experiment's own, of two algorithms: made here rather than by makeClient, whose table of every
+ * algorithm would come into every program that runs this experiment.
+ */
 function inProcessClients(specs: ClientSpec[], { encoding }: { encoding: Encoding }): InProcessTransport & { close(): void } {
   const roles: (ClientRole & { dispose(): void })[] = [];
   const close = () => {
     for (const r of roles) r.dispose();
   };
   try {
-    for (const spec of specs) roles.push(makeClient(spec));
+    for (const { algorithm, id, data, options } of specs) {
+      const rows = new Matrix(data.data, data.nRows, data.nCols);
+      roles.push(algorithm === 'dem' ? new DemClient(id, rows) : new FedGenGMMClient(id, rows, options as FedGenGMMClientOptions));
+    }
     return Object.assign(new InProcessTransport(roles, { encoding }), { close });
   } catch (e) {
     close();

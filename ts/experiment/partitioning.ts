@@ -5,7 +5,11 @@
  */
 import type { Matrix } from '../data/matrix.js';
 import { InvalidParameterError } from '../errors.js';
-import { partition } from '../partition/index.js';
+// each scheme from its own module: the partition namespace holds every scheme (partition.mdm brings the MDM model)
+import { dirichlet } from '../partition/dirichlet.js';
+import { iid } from '../partition/iid.js';
+import { quantity } from '../partition/quantity.js';
+import { applyShift, shift } from '../partition/shift.js';
 
 export type PartitionScheme = 'iid' | 'dirichlet' | 'quantity' | 'shift';
 
@@ -30,14 +34,14 @@ export function partitionRows(
   };
   switch (c.partition) {
     case 'iid':
-      return { train, clients: partition.iid(train.nRows, { clients: c.clients, seed }).indices };
+      return { train, clients: iid(train.nRows, { clients: c.clients, seed }).indices };
     case 'dirichlet':
-      return { train, clients: partition.dirichlet(needLabels(), { clients: c.clients, alpha: c.alpha ?? 0.3, seed }).indices };
+      return { train, clients: dirichlet(needLabels(), { clients: c.clients, alpha: c.alpha ?? 0.3, seed }).indices };
     case 'quantity':
-      return { train, clients: partition.quantity(needLabels(), { clients: c.clients, alpha: c.alpha ?? 2, seed }).indices };
+      return { train, clients: quantity(needLabels(), { clients: c.clients, alpha: c.alpha ?? 2, seed }).indices };
     case 'shift': {
-      const s = partition.shift(train, { parts: c.classes ?? 10, beta: c.beta ?? 0.5, clients: c.clients, alpha: c.alpha ?? 2, seed });
-      return { train: s.X, clients: s.indices, shiftTest: (X, sd) => partition.applyShift(X, s.shift, { seed: sd }).X };
+      const s = shift(train, { parts: c.classes ?? 10, beta: c.beta ?? 0.5, clients: c.clients, alpha: c.alpha ?? 2, seed });
+      return { train: s.X, clients: s.indices, shiftTest: (X, sd) => applyShift(X, s.shift, { seed: sd }).X };
     }
     default:
       throw new InvalidParameterError(`unknown partition "${String(c.partition)}"; choose iid, dirichlet, quantity or shift`);

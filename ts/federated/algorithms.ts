@@ -4,7 +4,9 @@
  * and `fedmix client` commands, serve() and join(). A client spec is
  * structured-cloneable (it crosses to workers as is).
  */
-import { Matrix, type MatrixLike } from '../data/matrix.js';
+import { Matrix, type MatrixData } from '../data/matrix.js';
+
+export { matrixData, type MatrixData } from '../data/matrix.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
 import { guardRead, isFloat64Array, readOptions, readRecord } from '../validate.js';
 import { DemClient } from './dem/client.js';
@@ -30,12 +32,6 @@ import type { ClientRole, ServerRole } from './runtime/roles.js';
 export const ALGORITHMS = ['fedgengmm', 'dem', 'fedgem', 'mdm', 'fedavg', 'fedprox', 'scaffold', 'communities', 'feddistr'] as const;
 export type AlgorithmName = (typeof ALGORITHMS)[number];
 
-/** A matrix as plain data: column-major values. */
-export interface MatrixData {
-  data: Float64Array;
-  nRows: number;
-  nCols: number;
-}
 
 /** What a client is made of: its algorithm, id, rows (an MDM client: its histogram as one row) and options. */
 export interface ClientSpec {
@@ -47,11 +43,6 @@ export interface ClientSpec {
   /** the FedAvg family with a classifier: the class of each row; FedDistr: the task label of each row */
   labels?: Int32Array;
   options?: Record<string, unknown>;
-}
-
-export function matrixData(x: MatrixLike): MatrixData {
-  const m = Matrix.from(x);
-  return { data: m.data, nRows: m.nRows, nCols: m.nCols };
 }
 
 function matrix(given: MatrixData): Matrix {

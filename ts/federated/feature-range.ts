@@ -10,11 +10,16 @@
  */
 import { InvalidMessageError, InvalidParameterError } from '../errors.js';
 import { flattenNumeric, isArray, readArray, type NumericArray } from '../validate.js';
+import { keepClassName } from '../class-name.js';
 
 /** Relative slack of every bound (rounding of sums over many rows). */
 const SLACK = 1e-9;
 
 export class FeatureRange {
+  static {
+    keepClassName(this, 'FeatureRange');
+  }
+
   private constructor(
     readonly lo: Float64Array,
     readonly hi: Float64Array,

@@ -28,6 +28,7 @@ import {
   type OptimizerSpec,
   OPTIMIZER_KEYS,
 } from './network.js';
+import { keepClassName } from '../class-name.js';
 
 export interface AutoencoderOptions {
   /** widths of the hidden layers (default [64, 32, 64]); the narrowest is the code encode() returns */
@@ -125,6 +126,10 @@ function resolveOptions(options: AutoencoderOptions | undefined): ResolvedAutoen
 }
 
 export class Autoencoder {
+  static {
+    keepClassName(this, 'Autoencoder');
+  }
+
   readonly options: ResolvedAutoencoderOptions;
   private net: Network | undefined;
   /** whether dispose() freed the model (and no fit or load since), so a call can say so */

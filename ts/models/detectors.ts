@@ -44,6 +44,7 @@ import { AUTOENCODER_OPTION_KEYS, Autoencoder, type AutoencoderOptions } from '.
 import { COVARIANCE_TYPES, GaussianMixture, GMM_OPTION_KEYS, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
 import { ACTIVATIONS, type Activation } from './network.js';
 import { OCSVM_KERNELS, OCSVM_OPTION_KEYS, OneClassSVM, type OneClassSVMKernel, type OneClassSVMOptions } from './one-class-svm.js';
+import { keepClassName } from '../class-name.js';
 
 export const DETECTOR_KINDS = ['ocsvm', 'gmm', 'autoencoder'] as const;
 export type DetectorKind = (typeof DETECTOR_KINDS)[number];
@@ -126,6 +127,10 @@ function percentile(values: Float64Array, pct: number): number {
 }
 
 export class LocalDetector {
+  static {
+    keepClassName(this, 'LocalDetector');
+  }
+
   readonly kind: DetectorKind;
   readonly contamination: number;
   private readonly ocsvmOptions: OneClassSVMOptions;

@@ -18,6 +18,7 @@ import { formatValue, InvalidDataError, InvalidParameterError, restated } from '
 import { guardRead, isArray, LIMITS, readOptions, requireInteger, requireLength, requireVector, seedParts } from '../validate.js';
 import { Rng } from '../random.js';
 import { requireWasmMemory, withScope, type Scope } from '../wasm/memory.js';
+import { keepClassName } from '../class-name.js';
 
 /** The serialized form (toJSON): plain arrays, readable by any tool. */
 export interface DirichletMultinomialMixtureJSON {
@@ -152,6 +153,10 @@ function nested(values: Float64Array, rows: number, cols: number): number[][] {
 }
 
 export class DirichletMultinomialMixture {
+  static {
+    keepClassName(this, 'DirichletMultinomialMixture');
+  }
+
   /** K */
   readonly nComponents: number;
   /** C */

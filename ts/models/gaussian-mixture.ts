@@ -25,6 +25,7 @@ import {
   seedParts,
   type NumericArray,
 } from '../validate.js';
+import { keepClassName } from '../class-name.js';
 
 export const COVARIANCE_TYPES = ['full', 'tied', 'diag', 'spherical'] as const;
 export type CovarianceType = (typeof COVARIANCE_TYPES)[number];
@@ -183,6 +184,10 @@ function statsFrom(v: Float64Array): FitStats {
 }
 
 export class GaussianMixture {
+  static {
+    keepClassName(this, 'GaussianMixture');
+  }
+
   readonly options: ResolvedGaussianMixtureOptions;
   private readonly state: WasmModelState<FitStats, keyof typeof READ>;
 

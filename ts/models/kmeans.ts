@@ -11,6 +11,7 @@ import { coreConstant } from '../wasm/constants.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
 import { readSavedJSON, savedArray, savedNumber } from '../data/saved.js';
 import { flattenNumeric, isArray, LIMITS, readOptions, requireInteger, requireNumber, requireVector, seedParts, type NumericArray } from '../validate.js';
+import { keepClassName } from '../class-name.js';
 
 export interface KMeansOptions {
   /** default 8; at most LIMITS.components (65,536) */
@@ -47,6 +48,10 @@ const KMEANS_JSON_KEYS = [
 ] as const satisfies readonly (keyof KMeansJSON)[];
 
 export class KMeans {
+  static {
+    keepClassName(this, 'KMeans');
+  }
+
   readonly nClusters: number;
   readonly init: 'k-means++' | 'random' | Float64Array;
   readonly nInit: number;

@@ -19,6 +19,7 @@ import { formatValue, InvalidDataError, InvalidParameterError, notFitted } from 
 import { requireWasmMemory } from '../wasm/memory.js';
 import { guardRead, LIMITS, readArray, readOptions, requireBoolean, requireInteger, requireLength, requireNumber, requireOneOf } from '../validate.js';
 import { baseSeed, batchFor, INITS, Network, readModelJSON, resolveOptimizerSpec, trainEpochs, type Activation, type NetworkInit, type Optimizer, type OptimizerSpec } from './network.js';
+import { keepClassName } from '../class-name.js';
 
 /** scikit-learn's activation names ('logistic' is the sigmoid). */
 export const MLP_ACTIVATIONS = ['identity', 'logistic', 'tanh', 'relu'] as const;
@@ -160,6 +161,10 @@ interface Fitted {
 }
 
 export class MLPClassifier {
+  static {
+    keepClassName(this, 'MLPClassifier');
+  }
+
   readonly options: ResolvedMLPClassifierOptions;
   private state: Fitted | undefined;
   /** whether dispose() freed the model (and no fit or load since), so a call can say so */

@@ -25,6 +25,7 @@ import { readSavedJSON } from '../data/saved.js';
 import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
 import { flattenNumeric, guardRead, isFloat64Array, LIMITS, readOptions, requireBoolean, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
 import { WasmModelState } from './wasm-model.js';
+import { keepClassName } from '../class-name.js';
 
 export const OCSVM_KERNELS = ['rbf', 'linear'] as const;
 export type OneClassSVMKernel = (typeof OCSVM_KERNELS)[number];
@@ -162,6 +163,10 @@ function statsFrom(v: Float64Array): FitStats {
 }
 
 export class OneClassSVM {
+  static {
+    keepClassName(this, 'OneClassSVM');
+  }
+
   readonly options: ResolvedOneClassSVMOptions;
   private readonly state = new WasmModelState<FitStats, keyof typeof READ>({
     name: 'OneClassSVM',

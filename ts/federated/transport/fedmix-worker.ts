@@ -25,6 +25,7 @@ import type { GaussianMixtureFitData, LaneError, LaneTask } from './lane.js';
 import type { LaneOptions } from './lanes.js';
 import { readSpecs } from './lanes.js';
 import { startLane, WebWorkerTransport, type Lane } from './web-workers.js';
+import { keepClassName } from '../../class-name.js';
 
 export interface FedmixWorkerOptions {
   /** the worker module (default: web-worker.js next to this bundle) */
@@ -54,6 +55,10 @@ function rethrown(e: LaneError): FedmixError {
 }
 
 export class FedmixWorker {
+  static {
+    keepClassName(this, 'FedmixWorker');
+  }
+
   private closed = false;
 
   private constructor(private readonly lane: Lane) {}

@@ -26,6 +26,7 @@ import { ClientHost } from '../runtime/client-host.js';
 import type { ClientRole } from '../runtime/roles.js';
 import { federationTopics, validateId, type FederationTopics } from './topics.js';
 import type { Exchange, ExchangeOptions, Received, Transport } from './transport.js';
+import { keepClassName } from '../../class-name.js';
 
 /** The parts of an mqtt.js client used here (mqtt is loaded on demand). */
 interface MqttClient {
@@ -152,6 +153,10 @@ export interface MqttTransportOptions {
 
 /** The server's side of a federation over MQTT. */
 export class MqttTransport implements Transport {
+  static {
+    keepClassName(this, 'MqttTransport');
+  }
+
   readonly name = 'mqtt';
   /** client ids in the order they first came online (used when no allowed list fixes the order) */
   private readonly order: string[] = [];

@@ -8,6 +8,7 @@ import { guardRead, readOptions, requireInteger } from '../../validate.js';
 import type { ClientSpec } from '../algorithms.js';
 import type { LaneResult, LaneTask } from './lane.js';
 import { LaneTransport, readSpecs, type LaneOptions } from './lanes.js';
+import { keepClassName } from '../../class-name.js';
 
 export interface WebWorkerTransportOptions extends LaneOptions {
   /** workers (default: navigator.hardwareConcurrency, at most the number of clients) */
@@ -76,6 +77,10 @@ export function startLane(workerUrl: string | URL | undefined): Lane {
 }
 
 export class WebWorkerTransport extends LaneTransport {
+  static {
+    keepClassName(this, 'WebWorkerTransport');
+  }
+
   private workers: Lane[] = [];
 
   /** Starts the workers and creates each client in its lane. */

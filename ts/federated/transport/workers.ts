@@ -11,6 +11,7 @@ import { guardRead, readOptions, requireInteger } from '../../validate.js';
 import type { ClientSpec } from '../algorithms.js';
 import type { LaneResult, LaneTask } from './lane.js';
 import { LaneTransport, readSpecs, type LaneOptions } from './lanes.js';
+import { keepClassName } from '../../class-name.js';
 
 export interface WorkerTransportOptions extends LaneOptions {
   /** worker threads (default: the machine's available parallelism, at most the number of clients) */
@@ -20,6 +21,10 @@ export interface WorkerTransportOptions extends LaneOptions {
 }
 
 export class WorkerTransport extends LaneTransport {
+  static {
+    keepClassName(this, 'WorkerTransport');
+  }
+
   private pools: Piscina<LaneTask, LaneResult>[] = [];
 
   /** Starts the threads and creates each client in its lane. */
