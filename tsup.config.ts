@@ -1,7 +1,7 @@
 import { copyFileSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildSync, type Plugin } from 'esbuild';
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
 const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
 
@@ -59,6 +59,17 @@ const oneFilePerModule: Plugin = {
 /** Node-only packages and built-ins: only fedmix/node and the CLI load them. */
 const nodeOnly = ['piscina', 'mqtt', 'aedes', 'ws', /^node:/];
 
+/** What the ESM and CommonJS builds of the library share. */
+const LIBRARY: Options = {
+  platform: 'neutral',
+  target: 'es2020',
+  sourcemap: true,
+  splitting: true,
+  external: ['apache-arrow', ...nodeOnly],
+  // small (and valibot tree-shaken): bundled, so that browsers need no import map entry for them
+  noExternal: ['valibot', 'graphology', 'graphology-communities-louvain', 'papaparse'],
+};
+
 export default defineConfig([
   {
     // the library as ES modules, one file per source module, so that a bundler keeps only the modules
@@ -70,17 +81,10 @@ export default defineConfig([
     format: ['esm'],
     // declarations without what is marked @internal (fitResident, fromHandle, pointers, ...)
     dts: { entry: ENTRIES, compilerOptions: { stripInternal: true } },
-    platform: 'neutral',
-    target: 'es2020',
-    sourcemap: true,
+    ...LIBRARY,
     clean: true,
-    splitting: true,
-    // classes print as written: bundling turns a class that names itself into `var Matrix = class _Matrix`
-    // (Matrix.name was '_Matrix', whatever the target)
-    keepNames: false,
-    external: ['apache-arrow', ...nodeOnly],
-    // small (and valibot tree-shaken): bundled, so that browsers need no import map entry for them
-    noExternal: ['valibot', 'graphology', 'graphology-communities-louvain', 'papaparse'],
+    // no keepNames: its __name call on every function keeps whole modules alive in a user's bundle;
+    // the classes that esbuild would print as `_Matrix` name themselves (ts/class-name.ts)
     // this build cleans dist/, so it is the one that puts the .wasm files back
     onSuccess: async () => {
       for (const f of WASM_FILES) copyFileSync(`ts/wasm/${f}`, `dist/${f}`);
@@ -91,15 +95,11 @@ export default defineConfig([
     entry: ENTRIES,
     format: ['cjs'],
     dts: { compilerOptions: { stripInternal: true } },
-    platform: 'neutral',
-    target: 'es2020',
-    sourcemap: true,
-    splitting: true,
+    ...LIBRARY,
     // import.meta.url (where the .wasm files are) as CommonJS: the file's own URL
     shims: true,
+    // one bundle, so names that collide between modules are renamed (communities2): keep them as written
     keepNames: true,
-    external: ['apache-arrow', ...nodeOnly],
-    noExternal: ['valibot', 'graphology', 'graphology-communities-louvain', 'papaparse'],
   },
   {
     // the module each worker thread of a WorkerTransport runs (a thread has its own module graph)
