@@ -396,3 +396,16 @@ describe.each([
     expect(core.fm_heap_in_use()).toBe(start);
   });
 });
+
+test("the benchmarks' own instance (bench/wasm-handle.mjs) links every module of the SIMD build as the loader does", async () => {
+  // the benches time single kernels through raw exports: after the split into modules a plain
+  // instance of the core alone no longer instantiated (it imports its memory)
+  const bench = (await import(new URL('../bench/wasm-handle.mjs', import.meta.url).href)) as { wasm(): Exports };
+  const w = bench.wasm();
+  const binaries = new Map(Object.entries(SIMD_WASM_BASE64).map(([m, b64]) => [m as ModuleName, new Uint8Array(Buffer.from(b64, 'base64'))]));
+  for (const [module, exports] of await loadBuild(binaries)) {
+    for (const [name, value] of Object.entries(exports)) if (typeof value === 'function') expect(typeof w[name], `${module}: ${name}`).toBe('function');
+  }
+  expect((w.fm_abi_version as () => number)()).toBe(ABI_VERSION);
+  expect((w.fm_simd as () => number)()).toBe(1);
+});
