@@ -12,7 +12,8 @@ export function wasm() {
     const { featureBase, slotBytes, features } = JSON.parse(readFileSync(new URL('../crates/fedmix-wasm/modules.json', import.meta.url), 'utf8'));
     const memory = new WebAssembly.Memory({ initial: (featureBase + features.length * slotBytes) / 65536 });
     const core = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(file('fedmix-simd.wasm'))), { env: { memory } }).exports;
-    exports = { ...core };
+    // memory: the one every module imports (no module exports it)
+    exports = { ...core, memory };
     for (const feature of features) {
       const mod = new WebAssembly.Module(readFileSync(file(`fedmix-simd-${feature}.wasm`)));
       // the heap functions a feature module imports from the core, by the names it asks for

@@ -408,4 +408,10 @@ test("the benchmarks' own instance (bench/wasm-handle.mjs) links every module of
   }
   expect((w.fm_abi_version as () => number)()).toBe(ABI_VERSION);
   expect((w.fm_simd as () => number)()).toBe(1);
+  // the benches read and write their buffers through it: the one memory every module imports
+  const p = (w.fm_alloc as (n: number) => number)(16);
+  new Float64Array((w.memory as WebAssembly.Memory).buffer, p, 2).set([4, 0.5]);
+  (w.fm_digamma as (p: number, n: number) => void)(p, 2);
+  expect(Array.from(new Float64Array((w.memory as WebAssembly.Memory).buffer, p, 2))).toEqual([expect.closeTo(1.2561176684318, 12), expect.closeTo(-1.9635100260214235, 12)]);
+  (w.fm_free as (p: number, n: number) => void)(p, 16);
 });
