@@ -19,6 +19,14 @@ import { launchChromium, originOf, ROOT, startStaticServer, stopStaticServer, wa
 
 const ROWS = [[0, 0], [0.1, 0.2], [5, 5], [5.2, 4.9], [0.2, 0.1], [4.8, 5.1], [0.05, 0.3], [5.1, 5.3]];
 
+/** Modules the page below does not use, each with a string of its code that minifying keeps. */
+const UNUSED: [string, string][] = [
+  ['federated.feddistr.server.js', 'k-means has no likelihood for BIC'],
+  ['federated.mdm.server.js', 'init must be a DirichletMultinomialMixture'],
+  ['graph.louvain.js', 'graphology-communities-louvain: the given graph is not a valid graphology instance'],
+  ['experiment.fedgengmm.js', 'give components (a fixed K) or kRange'],
+];
+
 /** The page: the core module alone first; window.load(features) is a later init() ('all': every module). */
 const MAIN = `import { init, GaussianMixture, Matrix, OneClassSVM } from 'fedmix';
 const rows = Matrix.fromRows(${JSON.stringify(ROWS)});
@@ -71,6 +79,14 @@ test('a Vite build emits every module of both builds as an asset, embeds none, a
   for (const m of modules) assetOf('scalar', m);
   const paths = (names: readonly ModuleName[]) => names.map((m) => simd.get(m)!).sort();
   for (const f of assets.filter((a) => a.endsWith('.js'))) expect(readFileSync(join(app, 'out', 'assets', f), 'utf8'), f).not.toContain('AGFzbQEAAAA');
+  // Rollup keeps only the modules the page imports (dist/ is one file per module, "sideEffects": false):
+  // none of the algorithms it does not use, whose messages are in dist/. (Vite also emits dist/web-worker.js,
+  // the whole library for a WebWorkerTransport's workers, as an asset the page never loads.)
+  const js = assets.filter((a) => a.endsWith('.js') && !a.startsWith('web-worker-')).map((f) => readFileSync(join(app, 'out', 'assets', f), 'utf8')).join('\n');
+  for (const [file, marker] of UNUSED) {
+    expect(readFileSync(join(ROOT, 'dist', file), 'utf8'), file).toContain(marker);
+    expect(js, file).not.toContain(marker);
+  }
 
   const requested: string[] = [];
   const problems: string[] = [];
