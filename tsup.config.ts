@@ -8,7 +8,7 @@ const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: 
 /**
  * The two builds of the core, each a core module and one module per feature
  * (crates/fedmix-wasm/modules.json), as files beside the JavaScript: every
- * entry (dist/index.js and its chunks, worker.js, web-worker.js, cli.cjs)
+ * file of the library in dist/ (and worker.js, web-worker.js, browser.js, cli.cjs)
  * finds them with `new URL('./fedmix-simd.wasm', import.meta.url)` and the
  * like; scripts/build-wasm.sh makes them.
  */
@@ -39,11 +39,13 @@ const LIBRARY_MODULES = new Map(
     .filter((f) => f.startsWith('ts/') && f.endsWith('.ts'))
     .map((f) => [resolve(f), f.slice('ts/'.length, -'.ts'.length).replace(/\//g, '.')]),
 );
+if (new Set(LIBRARY_MODULES.values()).size !== LIBRARY_MODULES.size) throw new Error('two library modules would have the same file in dist/ (a/b.ts and a.b.ts): rename one');
 
 /**
  * Builds each library module into its own file: an import of another library module stays an import
  * (of that module's file in dist/) instead of being bundled in. The packages bundled (valibot,
- * graphology, papaparse) and esbuild's helpers go to shared chunks.
+ * graphology, papaparse) and esbuild's helpers go into the module that uses them, or into a shared
+ * chunk when several do.
  */
 const oneFilePerModule: Plugin = {
   name: 'one-file-per-module',
