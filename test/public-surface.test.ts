@@ -62,6 +62,12 @@ describe('the built package', () => {
     }
     expectNamed(esm, 'index.js');
     expectNamed(cjs, 'index.cjs');
+    // fedmix/node's own classes (WorkerTransport, ...)
+    for (const [label, node] of [['node.js', await import(dist('node.js'))], ['node.cjs', createRequire(import.meta.url)(dist('node.cjs'))]] as [string, Exports][]) {
+      const found = classes(node);
+      expect(found.map(([name]) => name), label).toContain('WorkerTransport');
+      for (const [name, cls] of found) expect(cls.name, `${label}: ${name}`).toBe(name);
+    }
     expectErrorsNamed(esm, 'index.js');
   });
 
