@@ -7,7 +7,7 @@
 import { tableFromArrays, type Table } from 'apache-arrow';
 import { isArrowBytes, isTableNamed, tableColumns, type ArrowColumnsOptions, type ArrowTableLike, type ArrowVectorLike } from './arrow.js';
 import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { guardRead, isArray, isDetached, isFloat64Array, MAX_VALUES, requireLength, requireVector } from '../validate.js';
+import { guardRead, isArray, isDetached, isFloat64Array, MAX_VALUES, readRecord, requireLength, requireVector } from '../validate.js';
 import { keepClassName } from '../class-name.js';
 
 /**
@@ -290,4 +290,11 @@ export interface MatrixData {
 export function matrixData(x: MatrixLike): MatrixData {
   const m = Matrix.from(x);
   return { data: m.data, nRows: m.nRows, nCols: m.nCols };
+}
+
+/** The Matrix a spec's MatrixData describes, checked (it may come from another thread or a caller). */
+export function fromMatrixData(given: MatrixData): Matrix {
+  const d = given === null || typeof given !== 'object' ? undefined : readRecord(given, ['data', 'nRows', 'nCols'], 'client data');
+  if (!d || !isFloat64Array(d.data)) throw new InvalidParameterError(`client data must be { data: Float64Array, nRows, nCols }, got ${formatValue(given)}`);
+  return new Matrix(d.data, d.nRows!, d.nCols!);
 }

@@ -6,7 +6,7 @@
  * their scores averaged over repeats.
  */
 import { encodeLabels } from '../data/labels.js';
-import { Matrix, matrixData, type MatrixLike } from '../data/matrix.js';
+import { fromMatrixData, Matrix, matrixData, type MatrixLike } from '../data/matrix.js';
 import { PCA } from '../data/pca.js';
 import { MinMaxScaler } from '../data/scale.js';
 import { FederationError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
@@ -472,7 +472,7 @@ function inProcessClients(specs: ClientSpec[], { encoding }: { encoding: Encodin
   };
   try {
     for (const { algorithm, id, data, options } of specs) {
-      const rows = new Matrix(data.data, data.nRows, data.nCols);
+      const rows = fromMatrixData(data);
       roles.push(algorithm === 'dem' ? new DemClient(id, rows) : new FedGenGMMClient(id, rows, options as FedGenGMMClientOptions));
     }
     return Object.assign(new InProcessTransport(roles, { encoding }), { close });

@@ -4,11 +4,11 @@
  * and `fedmix client` commands, serve() and join(). A client spec is
  * structured-cloneable (it crosses to workers as is).
  */
-import { Matrix, type MatrixData } from '../data/matrix.js';
+import { fromMatrixData, type MatrixData } from '../data/matrix.js';
 
 export { matrixData, type MatrixData } from '../data/matrix.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
-import { guardRead, isFloat64Array, readOptions, readRecord } from '../validate.js';
+import { guardRead, readOptions } from '../validate.js';
 import { DemClient } from './dem/client.js';
 import { DemServer, type DemServerOptions } from './dem/server.js';
 import { FedGEMClient, type FedGEMClientOptions } from './fedgem/client.js';
@@ -45,12 +45,6 @@ export interface ClientSpec {
   options?: Record<string, unknown>;
 }
 
-function matrix(given: MatrixData): Matrix {
-  const d = given === null || typeof given !== 'object' ? undefined : readRecord(given, ['data', 'nRows', 'nCols'], 'client data');
-  if (!d || !isFloat64Array(d.data)) throw new InvalidParameterError(`client data must be { data: Float64Array, nRows, nCols }, got ${formatValue(given)}`);
-  return new Matrix(d.data, d.nRows!, d.nCols!);
-}
-
 export function checkAlgorithm(name: unknown): AlgorithmName {
   if (!(ALGORITHMS as readonly unknown[]).includes(name)) throw new InvalidParameterError(`algorithm must be one of ${ALGORITHMS.join(', ')}, got ${formatValue(name)}`);
   return name as AlgorithmName;
@@ -60,7 +54,7 @@ export function checkAlgorithm(name: unknown): AlgorithmName {
 export function makeClient(given: ClientSpec): ClientRole & { dispose(): void } {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`a client spec must be { algorithm, id, data, options? }, got ${formatValue(given)}`);
   const spec = readOptions(given, ['algorithm', 'id', 'data', 'validation', 'labels', 'options'], 'spec') as ClientSpec;
-  const data = matrix(spec.data);
+  const data = fromMatrixData(spec.data);
   const options = spec.options ?? {};
   switch (checkAlgorithm(spec.algorithm)) {
     case 'fedgengmm':
@@ -69,7 +63,7 @@ export function makeClient(given: ClientSpec): ClientRole & { dispose(): void } 
       readOptions(options, [], 'spec.options'); // a DEM client has none: anything given is a mistake
       return new DemClient(spec.id, data);
     case 'fedgem':
-      return new FedGEMClient(spec.id, data, options as unknown as FedGEMClientOptions, spec.validation && matrix(spec.validation));
+      return new FedGEMClient(spec.id, data, options as unknown as FedGEMClientOptions, spec.validation && fromMatrixData(spec.validation));
     case 'mdm': {
       if (data.nRows !== 1) throw new InvalidParameterError(`an MDM client's data is its histogram: one row of counts, got ${data.nRows} rows`);
       return new MdmClient(spec.id, data.data, options as MdmClientOptions);
