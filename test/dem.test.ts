@@ -20,6 +20,7 @@ import {
   InvalidParameterError,
   Matrix,
   message,
+  partition,
   runFederationSync,
   type ClientRole,
   type CovarianceType,
@@ -32,7 +33,9 @@ import {
   type RoundContext,
   type ServerRole,
 } from '../ts/index.js';
+import { readFileSync } from 'node:fs';
 import { MinMaxScaler } from '../ts/data/scale.js';
+import { labelledFromCsv } from '../ts/experiment/dataset.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { Recording, blobs, maxRelativeError } from './helpers.js';
 
@@ -344,6 +347,47 @@ describe('stopping rule', () => {
     expect([capped.emRounds, capped.converged, capped.history.length]).toEqual([3, false, 3]);
     capped.model.dispose();
     start.dispose();
+  });
+});
+
+describe('honest clients are never refused (full covariances)', () => {
+  // Components with few effective rows have second moments that are positive
+  // semidefinite only up to rounding; components the rows barely touch have
+  // counts of 1e-150 down to subnormal numbers. Both once excluded honest clients.
+  const satellite = () => {
+    const d = labelledFromCsv(readFileSync(new URL('../../shared/datasets/satellite.csv', import.meta.url), 'utf8'), { label: 'label' });
+    return { X: new MinMaxScaler().fitTransform(d.X), labels: d.labels! };
+  };
+
+  test('satellite.csv, min-max scaled, dealt IID to 5 clients, K = 8, kfed: no client excluded', () => {
+    const { X } = satellite();
+    for (const seed of [0, 1, 2]) {
+      const parts = partition.iid(X.nRows, { clients: 5, seed }).indices.map((rows) => X.selectRows(rows));
+      const r = distributedEM(parts, { nComponents: 8, covarianceType: 'full', init: 'kfed', seed });
+      r.model.dispose();
+      expect(r.excluded, `seed ${seed}`).toEqual([]);
+    }
+  });
+
+  test('satellite.csv, one class per client (6 clients), K = 6, every initialization: no client excluded', () => {
+    const { X, labels } = satellite();
+    for (const init of ['kfed', 'subset', 'separated'] as const) {
+      const r = distributedEM(split(X, 6, (i) => labels[i]!), { nComponents: 6, covarianceType: 'full', init, seed: 1, maxRounds: 20 });
+      r.model.dispose();
+      expect(r.excluded, init).toEqual([]);
+    }
+  });
+
+  test('200 single-cluster clients of 10 blobs: no client excluded, every initialization', () => {
+    const raw = blobs(6000, 5, 10, 3, 4);
+    const X = new MinMaxScaler().fitTransform(raw);
+    // blobs() puts row i in blob i % 10: client c holds 30 rows of blob c % 10
+    const parts = split(X, 200, (i) => (Math.floor(i / 10) % 20) * 10 + (i % 10));
+    for (const init of ['kfed', 'subset', 'separated'] as const) {
+      const r = distributedEM(parts, { nComponents: 10, covarianceType: 'full', init, seed: 2, maxRounds: 10 });
+      r.model.dispose();
+      expect(r.excluded, init).toEqual([]);
+    }
   });
 });
 

@@ -117,7 +117,7 @@ export interface WasmExports {
   fm_peak_probe_f32x4(iters: number): number;
   fm_dem_client_stats(h: number, x: number, n: number, d: number, outNk: number, outS1: number, outS2: number, outLoglik: number): number;
   fm_dem_client_summary(x: number, n: number, d: number, shift: number, tied: number, outAbsMax: number, outSum: number, outScatter: number): number;
-  fm_dem_check_stats(covType: number, k: number, d: number, rows: number, shift: number, nk: number, s1: number, s2: number, minCount: number): number;
+  fm_dem_check_stats(covType: number, k: number, d: number, rows: number, shift: number, nk: number, s1: number, s2: number, minCount: number, regCovar: number): number;
   fm_dem_check_summary(d: number, tied: number, rows: number, shift: number, absMax: number, sum: number, scatter: number): number;
   fm_dem_check_log_likelihood(
     h: number, rows: number, loglik: number, nk: number, s1: number, s2: number, summaryShift: number, absMax: number, sum: number, scatter: number,

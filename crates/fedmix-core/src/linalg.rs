@@ -382,40 +382,54 @@ fn tridiagonal_ql(v: &mut [f64], d: usize, diag: &mut [f64], off: &mut [f64], ve
 }
 
 /// Whether the symmetric `a` (lower triangle read) is positive semidefinite up to
-/// rounding. A Cholesky factorization in which pivot j may fall to -tol_j, with
-/// tol_j = rel_tol * scale[j] (`scale` is the magnitude the entries were computed
-/// from, so that cancellation noise is tolerated); a pivot within the band counts
-/// as zero, and then the rest of its column must vanish to a matching tolerance.
-/// `l` is d x d scratch.
-pub fn is_positive_semidefinite(a: &[f64], d: usize, scale: &[f64], rel_tol: f64, l: &mut [f64]) -> bool {
-    // entries of a zero pivot's column stay 0
+/// the rounding of the sums it was computed from, and up to `abs_tol`: entry
+/// (j, l) may differ from a positive semidefinite matrix's by `rel_tol`
+/// sqrt(scale_j scale_l), `scale[j]` the magnitude its feature's entries were
+/// computed from (a sum of squares, so every |a_jl| <= sqrt(scale_j scale_l) in
+/// exact arithmetic), and eigenvalues down to -`abs_tol` are accepted.
+///
+/// Scaled by D = diag(sqrt(scale)), such a perturbation has spectral norm at most
+/// d rel_tol, so a positive semidefinite matrix plus it, plus 2 d rel_tol D^2, is
+/// positive definite with room for the factorization's own rounding (about
+/// (d + 1) eps in the same scaled terms). The test: a Cholesky factorization of
+/// a + (2 d rel_tol + 2 (d + 1) eps) diag(scale) + abs_tol I succeeds. A matrix
+/// with an eigenvalue below minus that margin fails. With abs_tol 0, a feature
+/// whose scale is 0 had nothing to round: its row must be exactly 0. `l` is
+/// d x d scratch. Rank-deficient honest matrices (fewer rows than features) pass:
+/// their zero eigenvalues are lifted by the margin, not judged by pivot size.
+pub fn is_positive_semidefinite(a: &[f64], d: usize, scale: &[f64], rel_tol: f64, abs_tol: f64, l: &mut [f64]) -> bool {
+    let margin = 2.0 * d as f64 * rel_tol + 2.0 * (d as f64 + 1.0) * f64::EPSILON;
+    if !(abs_tol >= 0.0) || !abs_tol.is_finite() {
+        return false;
+    }
     l[..d * d].iter_mut().for_each(|v| *v = 0.0);
     for j in 0..d {
-        let tol = rel_tol * scale[j].abs();
-        let mut diag = a[j * d + j];
+        let s = scale[j];
+        if !(s >= 0.0) || !s.is_finite() {
+            return false;
+        }
+        if s == 0.0 && abs_tol == 0.0 {
+            // nothing was summed into this feature: it is a zero row, left out
+            if (0..d).any(|m| a[j.max(m) * d + j.min(m)] != 0.0) {
+                return false;
+            }
+            continue;
+        }
+        let mut diag = a[j * d + j] + margin * s + abs_tol;
         for m in 0..j {
             diag -= l[j * d + m] * l[j * d + m];
         }
-        if !diag.is_finite() || diag < -tol {
+        if !(diag > 0.0) || !diag.is_finite() {
             return false;
         }
-        let zero_pivot = diag <= tol;
         let ljj = diag.sqrt();
+        l[j * d + j] = ljj;
         for i in j + 1..d {
-            let mut s = a[i * d + j];
+            let mut v = a[i * d + j];
             for m in 0..j {
-                s -= l[i * d + m] * l[j * d + m];
+                v -= l[i * d + m] * l[j * d + m];
             }
-            if zero_pivot {
-                if !(s.abs() <= (tol * rel_tol * scale[i].abs()).sqrt() + tol) {
-                    return false;
-                }
-            } else {
-                l[i * d + j] = s / ljj;
-            }
-        }
-        if !zero_pivot {
-            l[j * d + j] = ljj;
+            l[i * d + j] = v / ljj;
         }
     }
     true
@@ -525,7 +539,7 @@ mod tests {
 
     fn is_positive_semidefinite(a: &[f64], d: usize, scale: &[f64], rel_tol: f64) -> bool {
         // stale scratch: the check must not depend on what it held
-        super::is_positive_semidefinite(a, d, scale, rel_tol, &mut vec![7.0; d * d])
+        super::is_positive_semidefinite(a, d, scale, rel_tol, 0.0, &mut vec![7.0; d * d])
     }
 
     #[test]
@@ -542,5 +556,21 @@ mod tests {
         // a zero pivot with a non-zero off-diagonal entry is indefinite
         assert!(!is_positive_semidefinite(&[0.0, 1.0, 1.0, 1.0], 2, &ones, 1e-9));
         assert!(!is_positive_semidefinite(&[f64::NAN, 0.0, 0.0, 1.0], 2, &ones, 1e-9));
+        // positive definite with a pivot far below the scale (a tiny variance next to
+        // a large second moment) and an off-diagonal entry it allows
+        let small = [1.0, 0.0, 0.0, 0.0, 5e-10, 1e-5, 0.0, 1e-5, 1.0];
+        assert!(is_positive_semidefinite(&small, 3, &ones, 1e-15));
+        // the same with the off-diagonal entry past sqrt(5e-10 * 1): indefinite
+        assert!(!is_positive_semidefinite(&[1.0, 0.0, 0.0, 0.0, 5e-10, 1e-4, 0.0, 1e-4, 1.0], 3, &ones, 1e-15));
+        // a feature of scale 0 must be a zero row
+        assert!(is_positive_semidefinite(&[0.0, 0.0, 0.0, 1.0], 2, &[0.0, 1.0], 1e-15));
+        assert!(!is_positive_semidefinite(&[0.0, 1e-300, 1e-300, 1.0], 2, &[0.0, 1.0], 1e-15));
+        assert!(!is_positive_semidefinite(&[1.0, 0.0, 0.0, 1.0], 2, &[f64::NAN, 1.0], 1e-15));
+        // an absolute tolerance accepts eigenvalues down to minus it, rows of scale 0 included
+        let mut l = [0.0; 4];
+        assert!(super::is_positive_semidefinite(&[-1e-7, 0.0, 0.0, 1.0], 2, &ones, 1e-15, 2e-7, &mut l));
+        assert!(!super::is_positive_semidefinite(&[-1e-7, 0.0, 0.0, 1.0], 2, &ones, 1e-15, 0.5e-7, &mut l));
+        assert!(super::is_positive_semidefinite(&[0.0, 1e-300, 1e-300, 1.0], 2, &[0.0, 1.0], 1e-15, 1e-10, &mut l));
+        assert!(!super::is_positive_semidefinite(&[1.0, 0.0, 0.0, 1.0], 2, &ones, 1e-15, f64::NAN, &mut l));
     }
 }

@@ -65,13 +65,14 @@ pub unsafe extern "C" fn fm_dem_client_summary(x: *const f64, n: usize, d: usize
 }
 
 /// Checks statistics a client sent (SuffStats::check_client): from `rows` rows,
-/// every count at least `min_count`. `shift` (k x d) may be null (zeros).
+/// every count at least `min_count`, for an M-step with ridge `reg_covar`.
+/// `shift` (k x d) may be null (zeros).
 ///
 /// # Safety
 /// Pointers cover the shapes.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn fm_dem_check_stats(cov_type: i32, k: usize, d: usize, rows: f64, shift: *const f64, nk: *const f64, s1: *const f64, s2: *const f64, min_count: f64) -> i32 {
+pub unsafe extern "C" fn fm_dem_check_stats(cov_type: i32, k: usize, d: usize, rows: f64, shift: *const f64, nk: *const f64, s1: *const f64, s2: *const f64, min_count: f64, reg_covar: f64) -> i32 {
     status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let (a, b, c) = cov_lens(t, k, d);
@@ -79,7 +80,7 @@ pub unsafe extern "C" fn fm_dem_check_stats(cov_type: i32, k: usize, d: usize, r
             Some(s) => s,
             None => buffers::zeros(k * d)?,
         };
-        SuffStats::from_wire(t, k, d, shift, f64s(nk, a), f64s(s1, b), f64s(s2, c))?.check_client(rows, min_count)
+        SuffStats::from_wire(t, k, d, shift, f64s(nk, a), f64s(s1, b), f64s(s2, c))?.check_client(rows, min_count, reg_covar)
     })
 }
 

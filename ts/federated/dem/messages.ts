@@ -125,15 +125,17 @@ function coreCheck(call: (s: Scope) => number): void {
 export type ReceivedStats = StatsReply & { summary?: DataSummaryPayload };
 
 /**
- * Checks 'dem/stats' for a model of type t with k components of d features;
- * `summaryShift` is given when a summary is due.
+ * Checks 'dem/stats' for a model of type t with k components of d features,
+ * for an M-step with ridge regCovar (what the core's check tolerates is
+ * bounded by it: SuffStats::check_client); `summaryShift` is given when a
+ * summary is due.
  */
-export function checkStats(q: StatsReply, t: CovarianceType, k: number, d: number, summaryShift?: Float64Array): ReceivedStats {
+export function checkStats(q: StatsReply, t: CovarianceType, k: number, d: number, regCovar: number, summaryShift?: Float64Array): ReceivedStats {
   const rows = readRows(q.rows);
   lengthIs('nk', q.nk, k);
   lengthIs('s1', q.s1, k * d);
   lengthIs('s2', q.s2, s2Length(t, k, d));
-  coreCheck((s) => s.w.fm_dem_check_stats(COV_CODE[t], k, d, rows, 0, s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2), 0));
+  coreCheck((s) => s.w.fm_dem_check_stats(COV_CODE[t], k, d, rows, 0, s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2), 0, regCovar));
   if (summaryShift) {
     if (q.summary === undefined) throw new InvalidMessageError("the first statistics must carry a summary of the client's rows");
     const m = q.summary;
@@ -195,8 +197,8 @@ export interface ReceivedKfedLocal extends KfedLocalReply {
   k: number;
 }
 
-/** Checks 'dem/kfed-local': 1 to kMax local clusters of d features, statistics of type kfedLocalType(t). */
-export function checkKfedLocal(q: KfedLocalReply, t: CovarianceType, kMax: number, d: number): ReceivedKfedLocal {
+/** Checks 'dem/kfed-local': 1 to kMax local clusters of d features, statistics of type kfedLocalType(t), for a model with ridge regCovar. */
+export function checkKfedLocal(q: KfedLocalReply, t: CovarianceType, kMax: number, d: number, regCovar: number): ReceivedKfedLocal {
   const rows = readRows(q.rows);
   readFeatures(q.features, d);
   const k = q.nk.length;
@@ -206,7 +208,7 @@ export function checkKfedLocal(q: KfedLocalReply, t: CovarianceType, kMax: numbe
   lengthIs('s1', q.s1, k * d);
   lengthIs('s2', q.s2, s2Length(lt, k, d));
   // a k-means cluster holds at least one row
-  coreCheck((s) => s.w.fm_dem_check_stats(COV_CODE[lt], k, d, rows, s.f64From(q.centers), s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2), 1));
+  coreCheck((s) => s.w.fm_dem_check_stats(COV_CODE[lt], k, d, rows, s.f64From(q.centers), s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2), 1, regCovar));
   return { ...q, k };
 }
 

@@ -336,7 +336,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
         return subset;
       }
       case DEM_KINDS.kfedRequest: {
-        const local = checkKfedLocal(reply.payload as KfedLocalReply, t, this.o.kfedLocalClusters, d);
+        const local = checkKfedLocal(reply.payload as KfedLocalReply, t, this.o.kfedLocalClusters, d, this.o.regCovar);
         if (this.declared) {
           this.declared.rows('centers', local.centers);
           checkStatsInRange(this.declared, kfedLocalType(t), local.k, d, local.centers, local);
@@ -346,7 +346,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       }
       default: {
         const shift = (request.payload as ModelBroadcast).summaryShift;
-        const stats = checkStats(reply.payload as StatsReply, t, k, d, shift);
+        const stats = checkStats(reply.payload as StatsReply, t, k, d, this.o.regCovar, shift);
         if (this.declared) {
           checkStatsInRange(this.declared, t, k, d, this.current!.means, stats);
           const absMax = stats.summary?.absMax;

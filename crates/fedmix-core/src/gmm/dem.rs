@@ -19,7 +19,7 @@
 
 use super::estep::BlockBuffers;
 use super::mstep::gmm_from_estimates;
-use super::stats::{moments_about, DataScatter, Estimates, SuffStats, Tiles, TiedInput};
+use super::stats::{moments_about, scatter_rounding, DataScatter, Estimates, SuffStats, Tiles, TiedInput};
 use super::{CovarianceType, Gmm};
 use crate::alloc;
 use crate::data::{variance_floor_from_abs_max, Data};
@@ -108,7 +108,7 @@ impl DataSummary {
             let d = self.abs_max.len();
             let c = self.data_scatter()?;
             let scale: Vec<f64> = (0..d).map(|j| self.scatter[j * d + j]).collect();
-            if !linalg::is_positive_semidefinite(&c.scatter, d, &scale, 1e-9, &mut alloc::zeros(d * d)?) {
+            if !linalg::is_positive_semidefinite(&c.scatter, d, &scale, scatter_rounding(n), 0.0, &mut alloc::zeros(d * d)?) {
                 return Err(Error::data("the summary's scatter is not positive semidefinite about the rows' mean"));
             }
         }
@@ -150,16 +150,20 @@ pub fn expected_log_likelihood(stats: &SuffStats, gmm: &Gmm, summary: Option<&Da
     let p = &gmm.precisions_chol;
     let log_det = gmm.log_det_chol();
     let half_log_2pi = 0.5 * d as f64 * (2.0 * std::f64::consts::PI).ln();
-    // tr(P P^T S) for a d x d precision factor P and a scatter S read through `s(a, b)` (symmetric)
-    let trace = |pc: &[f64], s: &dyn Fn(usize, usize) -> f64| -> f64 {
-        let mut t = 0.0;
+    // tr(P P^T S) for a d x d precision factor P and a scatter S read through `s(a, b)` (symmetric),
+    // and the magnitude its rounding scales with, sum |lambda_ab| sqrt(S_aa S_bb): far above |tr|
+    // when the precision is ill-conditioned (correlated features), as each S_ab may be off by a
+    // share of sqrt(S_aa S_bb) (stats::scatter_rounding)
+    let trace = |pc: &[f64], s: &dyn Fn(usize, usize) -> f64| -> (f64, f64) {
+        let (mut t, mut bound) = (0.0, 0.0);
         for a in 0..d {
             for b in 0..d {
                 let lambda: f64 = (0..d).map(|c| pc[a * d + c] * pc[b * d + c]).sum();
                 t += lambda * s(a, b);
+                bound += lambda.abs() * (s(a, a) * s(b, b)).abs().sqrt();
             }
         }
-        t
+        (t, bound)
     };
     let tied_scatter = if gmm.cov_type == CovarianceType::Tied {
         let sm = summary.filter(|m| m.scatter.len() == d * d && m.sum.len() == d).ok_or_else(|| Error::param("tied statistics need the client's summary (sum and scatter)"))?;
@@ -184,7 +188,7 @@ pub fn expected_log_likelihood(stats: &SuffStats, gmm: &Gmm, summary: Option<&Da
     let (mut q, mut magnitude) = (0.0, 0.0);
     for c in 0..k {
         let n = stats.nk[c];
-        let tr = match gmm.cov_type {
+        let (tr, bound) = match gmm.cov_type {
             CovarianceType::Full => {
                 let s2 = &stats.s2[c * d * d..(c + 1) * d * d];
                 trace(&p[c * d * d..(c + 1) * d * d], &|a, b| if a <= b { s2[a * d + b] } else { s2[b * d + a] })
@@ -192,18 +196,24 @@ pub fn expected_log_likelihood(stats: &SuffStats, gmm: &Gmm, summary: Option<&Da
             CovarianceType::Tied => {
                 // the shared covariance's trace term is the sum over components: counted once, with component 0
                 if c > 0 {
-                    0.0
+                    (0.0, 0.0)
                 } else {
                     let st = tied_scatter.as_ref().unwrap();
                     trace(p, &|a, b| st[a * d + b])
                 }
             }
-            CovarianceType::Diag => (0..d).map(|j| p[c * d + j] * p[c * d + j] * stats.s2[c * d + j]).sum(),
-            CovarianceType::Spherical => p[c] * p[c] * (0..d).map(|j| stats.s2[c * d + j]).sum::<f64>(),
+            CovarianceType::Diag => {
+                let t: f64 = (0..d).map(|j| p[c * d + j] * p[c * d + j] * stats.s2[c * d + j]).sum();
+                (t, t.abs())
+            }
+            CovarianceType::Spherical => {
+                let t = p[c] * p[c] * (0..d).map(|j| stats.s2[c * d + j]).sum::<f64>();
+                (t, t.abs())
+            }
         };
         let constant = n * (gmm.weights[c].ln() + log_det[c] - half_log_2pi);
         q += constant - 0.5 * tr;
-        magnitude += constant.abs() + 0.5 * tr.abs();
+        magnitude += constant.abs() + 0.5 * bound;
     }
     Ok((q, magnitude))
 }
@@ -529,7 +539,7 @@ mod tests {
                 s.s2_wire_into(&mut s2);
                 let wire = SuffStats::from_wire(t, k, d, start.means.clone(), &s.nk, &s.s1, &s2).unwrap();
                 assert_eq!(wire, s);
-                wire.check_client(px.n as f64, 0.0).unwrap();
+                wire.check_client(px.n as f64, 0.0, 0.0).unwrap();
                 stats.merge(&wire);
                 let sm = DataSummary::of(&px, &shift, t == CovarianceType::Tied, &mut Tiles::new(d).unwrap()).unwrap();
                 sm.check().unwrap();
@@ -626,11 +636,11 @@ mod tests {
         let x = Data::new(&v, n, d).unwrap();
         let g = separated_init(CovarianceType::Full, k, &[-3.0, -3.0], &[8.0, 8.0], 1e-6).unwrap();
         let (s, _) = client_statistics(&x, &g).unwrap();
-        s.check_client(100.0, 0.0).unwrap();
+        s.check_client(100.0, 0.0, 0.0).unwrap();
         let bad = |f: &dyn Fn(&mut SuffStats), rows: f64, hint: &str| {
             let mut b = s.clone();
             f(&mut b);
-            let e = b.check_client(rows, 0.0).unwrap_err();
+            let e = b.check_client(rows, 0.0, 0.0).unwrap_err();
             assert!(e.message.contains(hint), "{} lacks {}", e.message, hint);
         };
         bad(&|_| {}, 0.0, "at least one");
@@ -726,7 +736,7 @@ mod tests {
                 })
                 .collect();
             for s in &locals {
-                s.check_client(s.nk.iter().sum(), 1.0).unwrap();
+                s.check_client(s.nk.iter().sum(), 1.0, 0.0).unwrap();
             }
             let g = kfed_server(&locals, k, t, 1e-6, &mut Rng::new(1)).unwrap();
             let mut m: Vec<f64> = (0..k).map(|c| g.means[c * d]).collect();

@@ -105,6 +105,27 @@ pub fn wire_s2_len(cov_type: CovarianceType, k: usize, d: usize) -> usize {
     }
 }
 
+/// What the M-step adds to every component's count (scikit-learn's 10 eps), so
+/// that an empty component divides by something.
+const COUNT_FLOOR: f64 = 10.0 * f64::EPSILON;
+
+/// The most statistics one M-step adds up (the clients of a round: a signed
+/// 32-bit count).
+const MAX_SUMMANDS: f64 = 2147483647.0;
+
+/// The relative rounding of a scatter about a mean, s2 - s1 s1^T / n, summed
+/// from `rows` rows as the statistics here are (weights r times deviations t,
+/// s1 = sum r t, s2 = sum (r t) t^T, n = sum r, in any order): entry (j, l) is
+/// within this times sqrt(s2_jj s2_ll) of the exact scatter of the rounded r and
+/// t, which is positive semidefinite. Each sum of `rows` terms is off by at most
+/// (rows - 1) eps times the sum of its terms' magnitudes, which Cauchy-Schwarz
+/// bounds by sqrt(s2_jj s2_ll) (s1 s1^T / n likewise); the products, the division
+/// and the subtraction add a few eps. A worst case: sums as computed are far
+/// closer.
+pub fn scatter_rounding(rows: f64) -> f64 {
+    (4.0 * rows + 9.0) * f64::EPSILON
+}
+
 /// Values in the upper triangle of a d x d matrix.
 pub fn packed_len(d: usize) -> usize {
     d * (d + 1) / 2
@@ -327,18 +348,36 @@ impl SuffStats {
     /// every nk at least `min_count` and at most `rows`, the nk summing to `rows`
     /// (each row's responsibilities sum to one), and no negative variance (for
     /// full, each component's scatter about its mean positive semidefinite).
-    /// Tolerances cover rounding only.
-    pub fn check_client(&self, rows: f64, min_count: f64) -> Result<()> {
+    ///
+    /// What honest statistics can be off by, and so what passes:
+    /// - the rounding of their sums (scatter_rounding), relative to each
+    ///   feature's second moment: a component with fewer effective rows than
+    ///   features has a singular scatter, positive semidefinite only up to this;
+    /// - a client's share of half the M-step's ridge, reg_covar / 2 times its
+    ///   count (plus its share of the count floor, COUNT_FLOOR / MAX_SUMMANDS): a
+    ///   component the rows barely touch (counts of 1e-150 and less, down to
+    ///   subnormal numbers, whose products round far coarser than eps) is judged
+    ///   by what it can do to the model. The M-step's covariance is the clients'
+    ///   summed scatter over their summed counts plus COUNT_FLOOR, plus reg_covar,
+    ///   so scatters each short of positive semidefinite by at most their share
+    ///   take away at most half the ridge: the covariance stays positive definite,
+    ///   moved by less than reg_covar / 2 in any direction.
+    pub fn check_client(&self, rows: f64, min_count: f64, reg_covar: f64) -> Result<()> {
         let (k, d) = (self.k, self.d);
         if !(rows >= 1.0) || !rows.is_finite() || rows.fract() != 0.0 {
             return Err(Error::data(format!("reports {} rows; a client needs a whole number of rows, at least one", show(rows))));
+        }
+        if !(reg_covar >= 0.0) || !reg_covar.is_finite() {
+            return Err(Error::param(format!("regCovar must be a finite number >= 0, got {}", show(reg_covar))));
         }
         for (name, v) in [("shift", &self.shift), ("nk", &self.nk), ("s1", &self.s1), ("s2", &self.s2)] {
             if let Some(i) = v.iter().position(|x| !x.is_finite()) {
                 return Err(Error::data(format!("{}[{}] is {}; statistics must be finite", name, i, show(v[i]))));
             }
         }
-        let slack = 1e-9 * rows;
+        let rel = scatter_rounding(rows);
+        // each row's responsibilities sum to one up to the E-step's rounding
+        let slack = (1e-9 + rel) * rows;
         for (c, &n) in self.nk.iter().enumerate() {
             if !(n >= min_count) {
                 return Err(Error::data(format!("nk[{}] is {}; a component's count must be at least {}", c, show(n), show(min_count))));
@@ -360,11 +399,16 @@ impl SuffStats {
         let (mut w, mut l) = if self.cov_type == CovarianceType::Full { (alloc::zeros(d * d)?, alloc::zeros(d * d)?) } else { (Vec::new(), Vec::new()) };
         for c in 0..k {
             let n = self.nk[c];
+            let half_ridge = 0.5 * reg_covar * (n + COUNT_FLOOR / MAX_SUMMANDS);
+            // the mean's offset from the shift, s1 / n: divided first, so that a tiny
+            // component's s1 s1^T does not underflow
+            let m: Vec<f64> = (0..d).map(|j| if n > 0.0 { self.s1[c * d + j] / n } else { 0.0 }).collect();
             for j in 0..d {
                 if let Some(s2) = second(c, j) {
                     let s1 = self.s1[c * d + j];
-                    // Cauchy-Schwarz: (sum r t)^2 <= (sum r)(sum r t^2)
-                    if s2 < 0.0 || s1 * s1 > n * s2 * (1.0 + 1e-9) {
+                    // Cauchy-Schwarz: (sum r t)^2 <= (sum r)(sum r t^2), i.e. n times the variance >= 0
+                    let no_rows_but_moment = n == 0.0 && s1 != 0.0;
+                    if s2 < 0.0 || no_rows_but_moment || s2 - s1 * m[j] < -(2.0 * rel * s2 + half_ridge) {
                         return Err(Error::data(format!("the moments of component {} imply a negative variance for feature {}", c, j)));
                     }
                 }
@@ -374,13 +418,13 @@ impl SuffStats {
                 let s1 = &self.s1[c * d..(c + 1) * d];
                 for j in 0..d {
                     for l in j..d {
-                        let v = s2[j * d + l] - s1[j] * s1[l] / n;
+                        let v = s2[j * d + l] - s1[j] * m[l];
                         w[j * d + l] = v;
                         w[l * d + j] = v;
                     }
                 }
                 let scale: Vec<f64> = (0..d).map(|j| s2[j * d + j]).collect();
-                if !linalg::is_positive_semidefinite(&w, d, &scale, 1e-9, &mut l) {
+                if !linalg::is_positive_semidefinite(&w, d, &scale, rel, half_ridge, &mut l) {
                     return Err(Error::data(format!("the second moments of component {} are not positive semidefinite", c)));
                 }
             }
@@ -388,9 +432,9 @@ impl SuffStats {
         Ok(())
     }
 
-    /// Component sizes as the estimates use them: nk + 10 eps, as scikit-learn.
+    /// Component sizes as the estimates use them: nk + COUNT_FLOOR, as scikit-learn.
     fn sizes(&self) -> Result<Vec<f64>> {
-        alloc::collect(self.nk.iter().map(|v| v + 10.0 * f64::EPSILON))
+        alloc::collect(self.nk.iter().map(|v| v + COUNT_FLOOR))
     }
 
     /// The means shift + s1 / nk (all that the first moments give).
@@ -460,5 +504,96 @@ impl SuffStats {
             }
         };
         Ok(Estimates { nk, means, covariances })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// n rows of d features (column-major) near a plane of `rank` dimensions, on
+    /// a grid of 1/255 as min-max scaled 8-bit pixels are (satellite.csv's bands
+    /// are this correlated), and the statistics of a component that holds `heavy`
+    /// of them with responsibility near 1 and the rest with responsibilities as
+    /// small as an E-step gives far from a component.
+    fn honest_component(n: usize, d: usize, rank: usize, heavy: usize, light: f64, shift_by: f64, seed: u64) -> SuffStats {
+        let mut rng = Rng::new(seed);
+        let basis: Vec<f64> = (0..rank * d).map(|_| rng.next_f64()).collect();
+        let mut x = vec![0.0; n * d];
+        for i in 0..n {
+            let z: Vec<f64> = (0..rank).map(|_| rng.next_f64()).collect();
+            for j in 0..d {
+                let v: f64 = (0..rank).map(|r| z[r] * basis[r * d + j]).sum::<f64>() / rank as f64;
+                x[j * n + i] = (v * 255.0).round() / 255.0;
+            }
+        }
+        // component 0 holds the heavy rows; component 1 the rest of every row's responsibility
+        let mut resp = vec![0.0; 2 * n];
+        for i in 0..n {
+            resp[i] = if i < heavy { 1.0 - 1e-9 * rng.next_f64() } else { light * (0.5 + rng.next_f64()) };
+            resp[n + i] = 1.0 - resp[i];
+        }
+        // the heavy rows are near copies of the first (pixels that agree, as neighbouring
+        // rows of an image do): within them most features barely vary
+        for i in 1..heavy {
+            for j in 0..d {
+                let step = if rng.next_f64() < 0.2 { if rng.next_f64() < 0.5 { 1.0 } else { -1.0 } } else { 0.0 };
+                x[j * n + i] = x[j * n] + step / 255.0;
+            }
+        }
+        let data = Data::new(&x, n, d).unwrap();
+        let shift: Vec<f64> = (0..2 * d).map(|i| if i < d { x[i * n] + shift_by } else { 0.5 }).collect();
+        let mut st = SuffStats::new(CovarianceType::Full, 2, d, shift).unwrap();
+        st.add_block(&data, 0, n, &resp, n, &mut Tiles::new(d).unwrap());
+        st
+    }
+
+    #[test]
+    fn honest_rank_deficient_second_moments_pass_the_client_check() {
+        // a component with fewer effective rows than features: its scatter is
+        // singular and only positive semidefinite up to rounding
+        let mut seed = 0;
+        for heavy in [1, 2, 3, 7, 12, 40] {
+            for light in [0.0, 1e-300, 1e-14, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8] {
+                seed += 1;
+                let st = honest_component(1287, 36, 6, heavy, light, 0.05, seed);
+                st.check_client(1287.0, 0.0, 0.0).map_err(|e| format!("{} heavy rows, light {}: {}", heavy, light, e.message)).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn honest_components_the_rows_barely_touch_pass_the_client_check() {
+        // responsibilities of 1e-160 and less (rows far from a component): products
+        // near and below the smallest normal number round far coarser than eps
+        let mut seed = 100;
+        for light in [1e-150, 1e-157, 1e-200, 1e-300, 1e-310, 1e-320] {
+            for heavy in [0, 1] {
+                seed += 1;
+                let st = honest_component(1287, 36, 6, heavy, light, 0.05, seed);
+                st.check_client(1287.0, 0.0, 1e-6).map_err(|e| format!("light {}, heavy {}: {}", light, heavy, e.message)).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn second_moments_no_rows_can_give_are_refused() {
+        let d = 36;
+        let honest = honest_component(1287, d, 6, 40, 1e-9, 0.05, 3);
+        honest.check_client(1287.0, 0.0, 0.0).unwrap();
+        // features 0 and 1 of component 0 correlated past +-1 by a hair: no data has that scatter
+        let (n, s1) = (honest.nk[0], &honest.s1);
+        let w = |j: usize, l: usize| honest.s2[j * d + l] - s1[j] * s1[l] / n;
+        for sign in [1.0, -1.0] {
+            let mut bad = honest.clone();
+            bad.s2[1] = s1[0] * s1[1] / n + sign * 1.001 * (w(0, 0) * w(1, 1)).sqrt();
+            let e = bad.check_client(1287.0, 0.0, 0.0).unwrap_err();
+            assert_eq!(e.message, "the second moments of component 0 are not positive semidefinite");
+        }
+        // a variance below zero
+        let mut bad = honest.clone();
+        bad.s2[2 * d + 2] = s1[2] * s1[2] / n * (1.0 - 1e-6);
+        assert!(bad.check_client(1287.0, 0.0, 0.0).unwrap_err().message.contains("negative variance for feature 2"));
     }
 }
