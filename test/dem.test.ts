@@ -388,6 +388,10 @@ describe('honest clients are never refused (full covariances)', () => {
       r.model.dispose();
       expect(r.excluded, init).toEqual([]);
     }
+    // with the feature range declared, the tiny components' means and second moments are checked against it too
+    const r = distributedEM(parts, { nComponents: 10, covarianceType: 'full', init: 'kfed', seed: 2, maxRounds: 10, featureRange: [0, 1] });
+    r.model.dispose();
+    expect(r.excluded, 'featureRange [0, 1]').toEqual([]);
   });
 });
 

@@ -56,9 +56,9 @@ export class FeatureRange {
     return this.hi[j]! - this.lo[j]!;
   }
 
-  /** `value` of feature j within [lo_j, hi_j], up to rounding; `what` names it in the reason. */
-  inside(what: string, j: number, value: number): void {
-    const s = SLACK * this.width(j);
+  /** `value` of feature j within [lo_j, hi_j], up to rounding and `extra` (what its computation may add); `what` names it in the reason. */
+  inside(what: string, j: number, value: number, extra = 0): void {
+    const s = SLACK * this.width(j) + extra;
     if (!(value >= this.lo[j]! - s && value <= this.hi[j]! + s)) {
       throw new InvalidMessageError(`${what} is ${value}, outside feature ${j}'s declared range [${this.lo[j]}, ${this.hi[j]}]`, 'a value lies outside the declared feature range');
     }
@@ -70,10 +70,15 @@ export class FeatureRange {
     for (let i = 0; i < values.length; i++) this.inside(`${what}[${i}]`, i % d, values[i]!);
   }
 
-  /** A second moment of feature j's rows about `c` (a mean of (x - c)^2): at most the farther end's squared distance from c. */
-  secondMoment(what: string, j: number, c: number, moment: number): void {
-    const far = Math.max(Math.abs(this.lo[j]! - c), Math.abs(this.hi[j]! - c));
-    if (!(moment <= far * far * (1 + SLACK) + SLACK * this.width(j) ** 2)) {
+  /** The farther end of feature j's range from c: how far a row can be from it. */
+  farthest(j: number, c: number): number {
+    return Math.max(Math.abs(this.lo[j]! - c), Math.abs(this.hi[j]! - c));
+  }
+
+  /** A second moment of feature j's rows about `c` (a mean of (x - c)^2): at most the farther end's squared distance from c, up to rounding and `extra`. */
+  secondMoment(what: string, j: number, c: number, moment: number, extra = 0): void {
+    const far = this.farthest(j, c);
+    if (!(moment <= far * far * (1 + SLACK) + SLACK * this.width(j) ** 2 + extra)) {
       throw new InvalidMessageError(
         `${what} is ${moment}, more than rows in feature ${j}'s declared range [${this.lo[j]}, ${this.hi[j]}] can have about ${c} (${far * far})`,
         'a moment exceeds what the declared feature range allows',

@@ -177,18 +177,28 @@ export function checkLogLikelihood(model: GaussianMixture, q: ReceivedStats, sum
  * component's mean of its rows, shift + s1 / nk, inside the range, and each
  * feature's second moment about the shift, s2 / nk, at most the farther end's
  * squared distance from it. Tied statistics carry no second moments.
+ *
+ * Honest statistics meet these bounds up to the rounding of their sums, which
+ * the slack covers: relative (rows - 1) eps of each sum (any order), and for a
+ * component the rows barely touch (responsibilities near or below the smallest
+ * normal number, 2.2e-308, whose products round to an absolute 2^-1075 each)
+ * that absolute error over rows terms, divided by its tiny count.
  */
-export function checkStatsInRange(range: FeatureRange, t: CovarianceType, k: number, d: number, shifts: ArrayLike<number>, q: { nk: ArrayLike<number>; s1: ArrayLike<number>; s2: ArrayLike<number> }): void {
+export function checkStatsInRange(range: FeatureRange, t: CovarianceType, k: number, d: number, shifts: ArrayLike<number>, q: { rows: number; nk: ArrayLike<number>; s1: ArrayLike<number>; s2: ArrayLike<number> }): void {
   const packed = packedLength(d);
+  const gamma = (q.rows + 2) * Number.EPSILON;
+  const underflow = q.rows * 2 ** -1074;
   for (let c = 0; c < k; c++) {
     const n = q.nk[c]!;
     if (!(n > 0)) continue;
     for (let j = 0; j < d; j++) {
       const shift = shifts[c * d + j]!;
-      range.inside(`the mean of component ${c}'s rows, feature ${j},`, j, shift + q.s1[c * d + j]! / n);
+      // how far any row can be from the shift: what each term of the sums is at most
+      const far = range.farthest(j, shift);
+      range.inside(`the mean of component ${c}'s rows, feature ${j},`, j, shift + q.s1[c * d + j]! / n, 2 * gamma * far + (underflow * (2 * far + 1)) / n);
       // the diagonal of the second moments: full keeps each component's packed upper triangle, row by row
       const s2 = t === 'full' ? q.s2[c * packed + j * d - (j * (j - 1)) / 2] : t === 'tied' ? undefined : q.s2[c * d + j];
-      if (s2 !== undefined) range.secondMoment(`the second moment of component ${c}'s rows, feature ${j},`, j, shift, s2 / n);
+      if (s2 !== undefined) range.secondMoment(`the second moment of component ${c}'s rows, feature ${j},`, j, shift, s2 / n, 3 * gamma * far * far + (underflow * 2 * (far * far + far + 1)) / n);
     }
   }
 }
