@@ -21,7 +21,7 @@ const SAMPLE: Array<[Cell, number]> = [
   [{ algorithm: 'dem', variant: { covarianceType: 'full', init: 'kfed' }, dataset: 'satellite', partition: 'one-class', seed: 1 }, Infinity],
   [{ algorithm: 'dem', variant: { covarianceType: 'full', init: 'subset' }, dataset: 'satellite', partition: 'few-rows', seed: 1 }, Infinity],
   [{ algorithm: 'dem', variant: { covarianceType: 'tied', init: 'subset' }, dataset: 'letter', partition: 'dirichlet-0.1', seed: 1 }, Infinity],
-  [{ algorithm: 'dem', variant: { covarianceType: 'full', init: 'kfed', featureRange: [0, 1] }, dataset: 'shuttle', partition: 'quantity-skew', seed: 1 }, Infinity],
+  [{ algorithm: 'dem', variant: { covarianceType: 'full', init: 'kfed', featureRange: 'data' }, dataset: 'shuttle', partition: 'quantity-skew', seed: 1 }, Infinity],
   [{ algorithm: 'fedgengmm', variant: { covarianceType: 'full', serverStep: 'sample' }, dataset: 'satellite', partition: 'dirichlet-0.3', seed: 1 }, Infinity],
   [{ algorithm: 'fedgengmm', variant: { covarianceType: 'diag', serverStep: 'hierarchical' }, dataset: 'letter', partition: 'iid', seed: 1 }, Infinity],
   [{ algorithm: 'fedgem', variant: { variance: 'estimate' }, dataset: 'blobs', partition: 'one-class', seed: 1 }, Infinity],

@@ -29,7 +29,8 @@ const DATASET_FILES = {
   cardio: { file: 'anomaly_cardio.csv', options: { label: 'label' } },
   pendigits: { file: 'anomaly_pendigits.csv', options: { label: 'label' } },
 };
-export const DATASETS = [...Object.keys(DATASET_FILES), 'blobs'];
+/** `NAME-raw`: the same rows unscaled, so that clients' scales differ as raw data's do (what scale checks must not mistake for hostility) */
+export const DATASETS = [...Object.keys(DATASET_FILES), 'blobs', 'shuttle-raw', 'cardio-raw', 'abalone-raw'];
 export const PARTITIONS = ['iid', 'dirichlet-0.3', 'dirichlet-0.1', 'one-class', 'quantity-skew', 'few-rows'];
 
 function stream(seed) {
@@ -52,19 +53,21 @@ const cache = new Map();
 
 /**
  * A dataset as the papers prepare it: at most ROWS rows (seeded), features
- * min-max scaled on them, class indices 0..C-1 (classes with no row dropped),
+ * min-max scaled on them (not with the suffix -raw), class indices 0..C-1 (classes with no row dropped),
  * and a held-out test split (20%) for the methods scored on unseen rows.
  */
 export function dataset(f, name) {
   if (cache.has(name)) return cache.get(name);
+  const raw = name.endsWith('-raw');
+  const base = raw ? name.slice(0, -4) : name;
   let X;
   let labels;
-  if (name === 'blobs') {
+  if (base === 'blobs') {
     const b = f.makeBlobs({ nClusters: 10, nFeatures: 5, samplesPerCluster: 150, minDistance: 4, seed: 11 });
     X = b.X;
     labels = Int32Array.from(b.labels);
   } else {
-    const spec = DATASET_FILES[name];
+    const spec = DATASET_FILES[base];
     if (!spec) throw new Error(`no dataset ${name}`);
     const text = readFileSync(new URL(`../../../shared/datasets/${spec.file}`, import.meta.url), 'utf8');
     const d = f.labelledFromCsv(text, spec.options);
@@ -76,13 +79,21 @@ export function dataset(f, name) {
   const codes = new Map();
   for (const v of [...new Set(labels)].sort((a, b) => a - b)) codes.set(v, codes.size);
   labels = labels.map((v) => codes.get(v));
-  const scaled = f.Matrix.from(new f.MinMaxScaler().fitTransform(X));
+  const scaled = raw ? X : f.Matrix.from(new f.MinMaxScaler().fitTransform(X));
   const test = sample(scaled.nRows, Math.floor(scaled.nRows / 5), 8);
   const isTest = new Uint8Array(scaled.nRows);
   for (const i of test) isTest[i] = 1;
   const train = Int32Array.from({ length: scaled.nRows }, (_, i) => i).filter((i) => !isTest[i]);
+  const lo = [];
+  const hi = [];
+  for (let j = 0; j < scaled.nCols; j++) {
+    const col = scaled.data.subarray(j * scaled.nRows, (j + 1) * scaled.nRows);
+    lo.push(Math.min(...col));
+    hi.push(Math.max(Math.max(...col), Math.min(...col) + 1e-9));
+  }
   const out = {
     name,
+    range: [lo, hi],
     X: scaled.selectRows(train),
     labels: Int32Array.from(train, (i) => labels[i]),
     testX: scaled.selectRows(test),
@@ -161,10 +172,12 @@ function clustersHeld(labels, rows, min) {
  */
 export const ALGORITHMS = {
   dem: {
-    variants: ['full', 'diag', 'tied', 'spherical'].flatMap((t) => ['kfed', 'subset', 'separated'].map((init) => ({ covarianceType: t, init }))).concat([{ covarianceType: 'full', init: 'kfed', featureRange: [0, 1] }]),
+    // featureRange 'data': the range of the dataset's rows declared, so that what clients send is checked against it
+    variants: ['full', 'diag', 'tied', 'spherical'].flatMap((t) => ['kfed', 'subset', 'separated'].map((init) => ({ covarianceType: t, init }))).concat([{ covarianceType: 'full', init: 'kfed', featureRange: 'data' }]),
     run(f, data, parts, v, seed) {
       const k = Math.min(data.nClasses, 10);
-      const r = f.distributedEM(parts.map((rows) => data.X.selectRows(rows)), { nComponents: k, seed, ...v });
+      const options = v.featureRange === 'data' ? { ...v, featureRange: data.range } : v;
+      const r = f.distributedEM(parts.map((rows) => data.X.selectRows(rows)), { nComponents: k, seed, ...options });
       const central = new f.GaussianMixture({ nComponents: k, covarianceType: v.covarianceType, seed });
       try {
         const used = f.Matrix.vstack(parts.map((rows) => data.X.selectRows(rows)));
