@@ -17,7 +17,7 @@ import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { labelledFromCsv } from '../experiment/dataset.js';
 import { formatCommunityTables } from '../experiment/anomaly-communities.js';
 import { planCommunityExperiment, type CommunityDataset, type CommunityExperimentConfig, type CommunityExperimentReport } from '../experiment/communities-sweep.js';
-import { runPlan, runPlanSync, type FederationJob } from '../federated/runtime/plan.js';
+import { jobPolicy, runPlan, runPlanSync, type FederationJob } from '../federated/runtime/plan.js';
 import { runFederation, type FederationResult } from '../federated/runtime/run.js';
 import { SERVER_USER } from '../federated/serve.js';
 import { startBroker, type RunningBroker } from '../federated/transport/broker.js';
@@ -170,7 +170,7 @@ function mqttRunner(broker: string, base: string): (job: FederationJob) => Promi
       const transport = await MqttTransport.connect({ url, federation, username: embedded ? SERVER_USER : undefined, password: serverPassword, clients: ids });
       const joins = job.clients.map((client) => join({ url, federation, client, password: secret.get(client.id), waitForBroker: 10 }));
       try {
-        return await runFederation(job.server, transport, { ...job.policy, minClients: ids.length, joinTimeout: 60 });
+        return await runFederation(job.server, transport, { ...jobPolicy(job), minClients: ids.length, joinTimeout: 60 });
       } finally {
         await Promise.allSettled(joins);
       }

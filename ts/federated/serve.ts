@@ -10,7 +10,7 @@ import { isArray, optionKeys, readArray, readOptions, readRecord } from '../vali
 import { checkAlgorithm, makeServer, type AlgorithmName } from './algorithms.js';
 import type { Encoding } from './messages/codec.js';
 import type { FederationPolicy } from './runtime/policy.js';
-import { RUN_KEYS, runFederation, type FederationResult, type RoundRecord } from './runtime/run.js';
+import { RUN_KEYS, runFederation, type FederationResult, type RoundRecord, type RunOptions } from './runtime/run.js';
 import { startBroker, type RunningBroker } from './transport/broker.js';
 import { MqttTransport } from './transport/mqtt.js';
 import { validateAccounts, validateId } from './transport/topics.js';
@@ -40,7 +40,7 @@ export interface ServeOptions extends FederationPolicy {
 /** Every option of ServeOptions, for readOptions (the compiler checks it is complete). */
 const SERVE_KEYS = optionKeys<ServeOptions>()({
   algorithm: true, options: true, federation: true, clients: true, broker: true, listen: true, encoding: true, onListening: true, onRound: true,
-  onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true,
+  onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true,
 });
 
 /** Runs one federation to its end; the server role is disposed, what it produced returned. */
@@ -64,7 +64,7 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   try {
     federationBroker = await openFederation({ ...options, federation });
     // the run's own options only: the rest (broker, clients, ...) were for the set-up
-    return await runFederation(server, federationBroker.transport, readRecord(options, RUN_KEYS, 'options'));
+    return await runFederation(server, federationBroker.transport, readRecord(options, RUN_KEYS.filter((k) => k !== 'excludedBefore') as (keyof ServeOptions & keyof RunOptions)[], 'options'));
   } finally {
     server.dispose?.();
     await federationBroker?.close();

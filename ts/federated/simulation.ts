@@ -1,12 +1,13 @@
 /**
  * Helpers of in-process simulations (the runners that wire clients and a
  * server together). A real federation configures its dimension; a simulation
- * takes the one most clients' data have, so that a first client with the wrong
- * number of features is the one turned away, not everyone after it.
+ * takes the one its clients' data have, and a client with another number of
+ * columns is the caller's error before the run, never a silent exclusion.
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { FedmixError } from '../errors.js';
+import { FedmixError, InvalidDataError, InvalidParameterError, restated } from '../errors.js';
 import type { Encoding } from './messages/codec.js';
+import { resolvePolicy, type FederationPolicy } from './runtime/policy.js';
 import type { ClientRole, ExcludedClient, ServerRole } from './runtime/roles.js';
 import { runFederationSync, type FederationResult, type RunOptions } from './runtime/run.js';
 import { InProcessTransport } from './transport/in-process.js';
@@ -14,8 +15,9 @@ import { InProcessTransport } from './transport/in-process.js';
 /**
  * The clients of a simulation, made one by one with ids "0", "1", ...: one
  * whose creation fails with a FedmixError never joins and is reported with
- * its reason (`failOnBad`: the error goes on), as the runtime reports a
- * client it excludes; a WASM error always goes on. If anything throws, the
+ * its reason (`failOnBad`: the error goes on); passed to the runtime as
+ * RunOptions.excludedBefore, it is excluded from the start and counts against
+ * maxExcludedShare. A WASM error always goes on. If anything throws, the
  * clients already made are disposed.
  */
 export function makeClients<C extends { dispose(): void }>(count: number, make: (i: number, id: string) => C, failOnBad: boolean): { clients: C[]; unborn: ExcludedClient[] } {
@@ -38,20 +40,52 @@ export function makeClients<C extends { dispose(): void }>(count: number, make: 
   return { clients, unborn };
 }
 
-/** The most common number of columns among the clients' data (the smallest on ties). */
-export function majorityDimension(clientData: MatrixLike[]): number | undefined {
-  const counts = new Map<number, number>();
-  for (const x of clientData) {
+/**
+ * The number of features the clients' data have, checked before any client is
+ * made: an empty client list, or a client whose column count differs from the
+ * first client's (or from `expected`, the federation's configured dimension),
+ * is the caller's mistake, not a client to exclude. Data that cannot be read,
+ * and a client without rows, are left to the client, which fails with its own
+ * error (and is excluded, or the run fails); when no client's data can be
+ * read, the first client's error is thrown. `idOf` names client i as the
+ * one-call function does ("3", "client-3").
+ */
+export function clientFeatures(name: string, data: readonly MatrixLike[], options: { expected?: { nFeatures: number; what: string }; idOf?: (i: number) => string } = {}): number {
+  if (data.length === 0) throw new InvalidParameterError(`${name} is empty: give one data matrix per client`);
+  const idOf = options.idOf ?? String;
+  const who = (i: number) => `client ${idOf(i)} (${name}[${i}])`;
+  let first: { i: number; d: number } | undefined;
+  let unreadable: { i: number; error: unknown } | undefined;
+  for (let i = 0; i < data.length; i++) {
+    let m: Matrix;
     try {
-      const d = Matrix.from(x).nCols;
-      counts.set(d, (counts.get(d) ?? 0) + 1);
-    } catch {
-      // unreadable data fails later, in its client, with its own error
+      m = Matrix.from(data[i]!);
+    } catch (e) {
+      unreadable ??= { i, error: e };
+      continue;
     }
+    if (m.nRows === 0) continue;
+    // an expected dimension that is not a count is the server's to refuse, with its own message
+    const expected = options.expected && Number.isSafeInteger(options.expected.nFeatures) ? options.expected : undefined;
+    if (expected && m.nCols !== expected.nFeatures) throw new InvalidDataError(`${who(i)} has ${m.nCols} columns but ${expected.what} is ${expected.nFeatures}: every client's data needs that many columns`);
+    if (first === undefined) first = { i, d: m.nCols };
+    else if (m.nCols !== first.d) throw new InvalidDataError(`${who(i)} has ${m.nCols} columns but ${who(first.i)} has ${first.d}: every client's data needs the same columns`);
   }
-  let best: number | undefined;
-  for (const [d, n] of counts) if (best === undefined || n > counts.get(best)! || (n === counts.get(best)! && d < best)) best = d;
-  return best;
+  if (first !== undefined) return first.d;
+  if (options.expected) return options.expected.nFeatures;
+  if (unreadable) throw restated(unreadable.error, (e) => new (e.constructor as new (m: string) => FedmixError)(`${who(unreadable!.i)}: ${e.message}`));
+  throw new InvalidDataError(`no client of ${name} has any rows`);
+}
+
+/**
+ * The policy of a one-call function's run: its onInvalidClient as the
+ * runtime's onInvalid, and its maxExcludedShare, checked here before any
+ * client is made.
+ */
+export function oneCallPolicy(onInvalidClient: 'exclude' | 'throw' | undefined, maxExcludedShare: number | undefined): FederationPolicy {
+  const policy: FederationPolicy = { onInvalid: onInvalidClient === 'throw' ? 'fail' : 'exclude', maxExcludedShare };
+  resolvePolicy(policy);
+  return policy;
 }
 
 /**
