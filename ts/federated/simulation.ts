@@ -52,9 +52,13 @@ export function makeClients<C extends { dispose(): void }>(count: number, make: 
  */
 export function clientFeatures(name: string, data: readonly MatrixLike[], options: { expected?: { nFeatures: number; what: string }; idOf?: (i: number) => string } = {}): number {
   if (data.length === 0) throw new InvalidParameterError(`${name} is empty: give one data matrix per client`);
-  const idOf = options.idOf ?? String;
-  const who = (i: number) => `client ${idOf(i)} (${name}[${i}])`;
-  let first: { i: number; d: number } | undefined;
+  const idOf = options.idOf ?? ((i: number) => `client ${i}`);
+  const who = (i: number) => `${idOf(i)} (${name}[${i}])`;
+  // an expected dimension that is not a count is the server's to refuse, with its own message
+  const expected = options.expected && Number.isSafeInteger(options.expected.nFeatures) ? options.expected : undefined;
+  /** the column count of each client with rows; a first readable one without rows, and a first unreadable one */
+  const columns: { i: number; d: number }[] = [];
+  let rowless: number | undefined;
   let unreadable: { i: number; error: unknown } | undefined;
   for (let i = 0; i < data.length; i++) {
     let m: Matrix;
@@ -64,17 +68,27 @@ export function clientFeatures(name: string, data: readonly MatrixLike[], option
       unreadable ??= { i, error: e };
       continue;
     }
-    if (m.nRows === 0) continue;
-    // an expected dimension that is not a count is the server's to refuse, with its own message
-    const expected = options.expected && Number.isSafeInteger(options.expected.nFeatures) ? options.expected : undefined;
-    if (expected && m.nCols !== expected.nFeatures) throw new InvalidDataError(`${who(i)} has ${m.nCols} columns but ${expected.what} is ${expected.nFeatures}: every client's data needs that many columns`);
-    if (first === undefined) first = { i, d: m.nCols };
-    else if (m.nCols !== first.d) throw new InvalidDataError(`${who(i)} has ${m.nCols} columns but ${who(first.i)} has ${first.d}: every client's data needs the same columns`);
+    if (m.nRows > 0) columns.push({ i, d: m.nCols });
+    else if (m.nCols > 0) rowless ??= m.nCols;
   }
-  if (first !== undefined) return first.d;
-  if (options.expected) return options.expected.nFeatures;
+  if (expected) {
+    const other = columns.find((c) => c.d !== expected.nFeatures);
+    if (other) throw new InvalidDataError(`${who(other.i)} has ${other.d} columns but ${expected.what} is ${expected.nFeatures}: every client's data needs that many columns`);
+    return expected.nFeatures;
+  }
+  if (columns.length > 0) {
+    // the first client of the most common count (the earliest on ties) is the reference; the first other one is named
+    const counts = new Map<number, number>();
+    for (const c of columns) counts.set(c.d, (counts.get(c.d) ?? 0) + 1);
+    const reference = columns.reduce((best, c) => (counts.get(c.d)! > counts.get(best.d)! ? c : best));
+    const other = columns.find((c) => c.d !== reference.d);
+    if (other) throw new InvalidDataError(`${who(other.i)} has ${other.d} columns but ${who(reference.i)} has ${reference.d}: every client's data needs the same columns`);
+    return reference.d;
+  }
+  // no client has rows: the run goes ahead and excludes them with their reasons, if their columns say how many features
+  if (rowless !== undefined) return rowless;
   if (unreadable) throw restated(unreadable.error, (e) => new (e.constructor as new (m: string) => FedmixError)(`${who(unreadable!.i)}: ${e.message}`));
-  throw new InvalidDataError(`no client of ${name} has any rows`);
+  throw new InvalidDataError(`no client of ${name} has any rows or columns`);
 }
 
 /**

@@ -347,12 +347,6 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       record.failures = roundFailures;
       record.accepted = accepted.size;
       record.users = acceptedUsers();
-      try {
-        checkExcludedShare(`round ${round}`);
-      } catch (e) {
-        for (const value of accepted.values()) server.discard?.(value);
-        throw e;
-      }
       if (record.users < policy.minReplies) {
         for (const value of accepted.values()) server.discard?.(value);
         // the first few reasons (often the same one many times); the rest are in the round's record
@@ -360,6 +354,12 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         throw new FederationError(
           `round ${round}: ${usable(record.users, accepted.size)} of ${requests.size}, fewer than the ${policy.minReplies} required${why ? ` (${why})` : ''}`,
         );
+      }
+      try {
+        checkExcludedShare(`round ${round}`);
+      } catch (e) {
+        for (const value of accepted.values()) server.discard?.(value);
+        throw e;
       }
       t0 = performance.now();
       record.metrics = aggregateRound(server, ctx, accepted, roundFailures, (e) => {
@@ -371,10 +371,10 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         failures.push(f);
         record.accepted = accepted.size;
         record.users = acceptedUsers();
-        checkExcludedShare(`round ${round}`);
         if (record.users < policy.minReplies) {
           throw new FederationError(`round ${round}: ${usable(record.users, accepted.size)} of ${requests.size} once ${e.client}'s contribution was taken out, fewer than the ${policy.minReplies} required`);
         }
+        checkExcludedShare(`round ${round}`);
       });
       ms.aggregate = performance.now() - t0;
       userReplies += record.users;
