@@ -459,7 +459,6 @@ describe('bad clients', () => {
   });
 
   test('when every client is excluded the run fails with a FederationError naming them, and nothing leaks', () => {
-    const { parts } = nonIid(8);
     const before = wasm().fm_heap_in_use();
     let thrown: unknown;
     try {

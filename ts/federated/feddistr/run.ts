@@ -23,7 +23,7 @@ import type { ExcludedClient } from '../runtime/roles.js';
 import type { FederationResult } from '../runtime/run.js';
 import { clientFeatures, makeClients, oneCallPolicy, runSimulation, type Simulation } from '../simulation.js';
 import { FedDistrClient, type FedDistrPrivacy } from './client.js';
-import { FedDistrServer, type FedDistrOutcome, type FedDistrServerOptions } from './server.js';
+import { FedDistrServer, readEncoder, type FedDistrOutcome, type FedDistrServerOptions } from './server.js';
 
 /** One client's rows, the task label of each, and (evaluation only) each row's true subclass. */
 export interface FedDistrClientData {
@@ -86,9 +86,11 @@ export function fedDistrSimulation(data: readonly FedDistrClientData[], given: F
   if (privacy !== undefined) readGaussianNoise(privacy, 'options.privacy');
   if (noiseSeed !== undefined) requireInteger('noiseSeed', noiseSeed, 0, 2 ** 31);
   const identity = (serverOptions.encoder ?? 'identity') === 'identity';
-  // with the identity encoder the rows are the features: every client needs `dimension` columns (default: the clients' own)
-  const nGiven = identity ? serverOptions.dimension : undefined;
-  const nFeatures = clientFeatures('data', clientData.map((c) => c.X), { expected: nGiven === undefined ? undefined : { nFeatures: nGiven, what: 'dimension' } });
+  // every client's rows need the encoder's input width: the identity's `dimension` (default: the clients' own), a PCA's or an Autoencoder's features
+  const encoder = identity ? undefined : readEncoder(serverOptions.encoder, serverOptions.dimension);
+  const width = encoder ? (encoder.kind === 'pca' ? encoder.mean!.length : encoder.network!.sizes[0]!) : serverOptions.dimension;
+  const expected = width === undefined ? undefined : { nFeatures: width, what: identity ? 'dimension' : "the encoder's input width" };
+  const nFeatures = clientFeatures('data', clientData.map((c) => c.X), { expected });
   if (identity) serverOptions.dimension = nFeatures;
   const server = new FedDistrServer(serverOptions);
   const { clients, unborn } = makeClients(clientData.length, (i, id) => new FedDistrClient(id, clientData[i]!.X, { labels: clientData[i]!.labels, privacy, seed: noiseSeed === undefined ? undefined : noiseSeed + i }), onInvalid === 'throw');
