@@ -4,6 +4,8 @@
  * be piped). stderr carries progress and notes, which `--quiet` silences;
  * warnings and errors are always written.
  */
+import { describeExclusion, type ExcludedClient } from '../federated/runtime/roles.js';
+
 export const output = { quiet: false, jsonToStdout: false };
 
 /**
@@ -29,8 +31,8 @@ export function result(text: string): void {
 }
 
 /** A client a run excluded, as the CLI reports it: the run (when the command runs several), the round and the reason (which names the client). */
-export function exclusionLine(e: { round: number; reason: string }, run?: string): string {
-  return `${run === undefined ? '' : `${run}, `}${e.round === 0 ? 'before round 1' : `round ${e.round}`}: ${e.reason}`;
+export function exclusionLine(e: ExcludedClient, run?: string): string {
+  return `${run === undefined ? '' : `${run}, `}${describeExclusion(e)}`;
 }
 
 /** Progress and notes on stderr, unless --quiet. */

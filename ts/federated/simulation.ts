@@ -68,6 +68,7 @@ export function clientFeatures(name: string, data: readonly MatrixLike[], option
       unreadable ??= { i, error: e };
       continue;
     }
+    if (m.nRows > 0 && m.nCols === 0) throw new InvalidDataError(`${who(i)} has ${m.nRows} row${m.nRows === 1 ? '' : 's'} but no columns`);
     if (m.nRows > 0) columns.push({ i, d: m.nCols });
     else if (m.nCols > 0) rowless ??= m.nCols;
   }

@@ -169,6 +169,7 @@ export function selectMdm(histograms: MatrixLike, selectOptions: SelectMdmOption
   const given = options.validation === undefined ? undefined : Matrix.from(options.validation);
   if (given && options.validationCohort !== undefined) throw new InvalidParameterError('give validation or validationCohort, not both');
   const h0 = Matrix.from(histograms);
+  if (h0.nRows === 0) throw new InvalidDataError('no histograms: give one row of counts per client');
   if (given && given.nCols !== h0.nCols) throw new InvalidDataError(`the validation histograms have ${given.nCols} categories but the clients' have ${h0.nCols}`);
   // the validation clients (given) come after the fitting ones
   const h = given ? Matrix.vstack([h0, given]) : h0;
