@@ -418,7 +418,7 @@ function readRunOptions(given: RunOptions | undefined): RunOptions {
     options.excludedBefore = readArray('excludedBefore', options.excludedBefore, LIMITS.clients).map((given, i) => {
       const e = readRecord(given as ExcludedClient, ['client', 'round', 'reason'], `excludedBefore[${i}]`);
       if (typeof e.client !== 'string' || typeof e.reason !== 'string') throw new InvalidParameterError(`excludedBefore[${i}] must be { client, round, reason } with a string client id and reason`);
-      return { client: e.client, round: requireInteger(`excludedBefore[${i}].round`, e.round ?? 0, 0), reason: e.reason };
+      return { client: e.client, round: requireInteger(`excludedBefore[${i}].round`, e.round, 0), reason: e.reason };
     });
   }
   return options;
