@@ -43,12 +43,13 @@ export function makeClients<C extends { dispose(): void }>(count: number, make: 
 /**
  * The number of features the clients' data have, checked before any client is
  * made: an empty client list, or a client whose column count differs from the
- * first client's (or from `expected`, the federation's configured dimension),
- * is the caller's mistake, not a client to exclude. Data that cannot be read,
- * and a client without rows, are left to the client, which fails with its own
- * error (and is excluded, or the run fails); when no client's data can be
- * read, the first client's error is thrown. `idOf` names client i as the
- * one-call function does ("3", "client-3").
+ * others' (or from `expected`, the federation's configured dimension), is the
+ * caller's mistake, not a client to exclude; the error names the first such
+ * client and the first client of the most common count. Data that cannot be
+ * read, and a client without rows, are left to the client, which fails with
+ * its own error (and is excluded, or the run fails); when no client's data
+ * can be read, the first client's error is thrown. `idOf` names client i as
+ * the one-call function does (default "client 3"; "client-3").
  */
 export function clientFeatures(name: string, data: readonly MatrixLike[], options: { expected?: { nFeatures: number; what: string }; idOf?: (i: number) => string } = {}): number {
   if (data.length === 0) throw new InvalidParameterError(`${name} is empty: give one data matrix per client`);
