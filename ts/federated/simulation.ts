@@ -6,6 +6,7 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { FedmixError, InvalidDataError, InvalidParameterError, restated } from '../errors.js';
+import { LIMITS } from '../validate.js';
 import type { Encoding } from './messages/codec.js';
 import { resolvePolicy, type FederationPolicy } from './runtime/policy.js';
 import type { ClientRole, ExcludedClient, ServerRole } from './runtime/roles.js';
@@ -56,7 +57,8 @@ export function clientFeatures(name: string, data: readonly MatrixLike[], option
   const idOf = options.idOf ?? ((i: number) => `client ${i}`);
   const who = (i: number) => `${idOf(i)} (${name}[${i}])`;
   // an expected dimension that is not a count is the server's to refuse, with its own message
-  const expected = options.expected && Number.isSafeInteger(options.expected.nFeatures) ? options.expected : undefined;
+  const n = options.expected?.nFeatures;
+  const expected = options.expected && Number.isInteger(n) && n! >= 1 && n! <= LIMITS.features ? options.expected : undefined;
   /** the column count of each client with rows; a first readable one without rows, and a first unreadable one */
   const columns: { i: number; d: number }[] = [];
   let rowless: number | undefined;
