@@ -382,6 +382,40 @@ describe('server and client: a federation over the embedded broker, as a user ru
     expect(r.bases.map((b: { count: number }) => b.count).sort()).toEqual([40, 40, 80, 80]);
   });
 
+  test('a client the server excludes is a warning on stderr (even with --quiet), in the JSON, and exit status 3; a share outside [0, 1] is status 2', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fedmix-excluded-'));
+    const next = xorshift32(11);
+    const u = () => (next() + 0.5) / 2 ** 32;
+    // c2's rows have a third feature the federation does not have: its replies are refused
+    for (let c = 0; c < 3; c++) {
+      const rows = Array.from({ length: 60 }, (_, i) => [0.1 + 0.4 * (i % 3) + 0.05 * u(), 0.1 + 0.4 * (i % 3) + 0.05 * u(), ...(c === 2 ? [u()] : [])].join(','));
+      writeFileSync(join(dir, `c${c}.csv`), `${c === 2 ? 'x,y,z' : 'x,y'}\n${rows.join('\n')}\n`);
+    }
+    writeFileSync(join(dir, 'clients.txt'), 'c0:pw0\nc1:pw1\nc2:pw2\n');
+    const federation = async (...extra: string[]) => {
+      const port = await freePort();
+      const server = start('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt'), '--port', String(port), '--features', '2', '--components', '3', '--init', 'kfed', '--round-timeout', '20', '--join-timeout', '30', '--quiet', ...extra);
+      const clients = [0, 1, 2].map((c) => start('client', '--algorithm', 'dem', '--broker', `mqtt://127.0.0.1:${port}`, '--id', `c${c}`, '--password', `pw${c}`, '--data', join(dir, `c${c}.csv`), '--quiet'));
+      const s = await server;
+      await Promise.all(clients);
+      return s;
+    };
+    const json = join(dir, 'run.json');
+    const s = await federation('--json', json, '--out', join(dir, 'model.json'));
+    expect(s.code, s.err).toBe(3);
+    expect(s.err).toMatch(/^fedmix server: warning: excluded round 1: c2: its rows have 3 features; this federation has 2$/m);
+    expect(s.out).toMatch(/excluded:\n {2}c2: its rows have 3 features/);
+    const r = JSON.parse(readFileSync(json, 'utf8'));
+    expect(r.excluded).toEqual([{ client: 'c2', round: 1, reason: 'c2: its rows have 3 features; this federation has 2' }]);
+    expect(r.exclusions).toEqual(['round 1: c2: its rows have 3 features; this federation has 2']);
+    // the model of the other two was written
+    expect(JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8'))).toMatchObject({ nComponents: 3, nFeatures: 2 });
+    // a share outside [0, 1]: refused before the broker starts (the share's failing run is the runtime's test)
+    const bad = fedmix('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt'), '--features', '2', '--components', '3', '--port', '0', '--max-excluded-share', '2');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toBe('fedmix server: maxExcludedShare must be in [0, 1], got 2\n');
+  });
+
   test('bad options and a wrong password exit with status 2 and say what to change', async () => {
     expect(fedmix('server', '--algorithm', 'dem').err).toMatch(/--clients is required/);
     const dir = mkdtempSync(join(tmpdir(), 'fedmix-serve-'));
@@ -590,12 +624,35 @@ describe('a conventional CLI: help, exit statuses, --json -, --quiet, progress o
     expect(quiet.code).toBe(0);
     expect(quiet.err).toBe('');
     expect(scores(quiet.out)).toEqual(scores(piped.out));
+    // an honest run excluded nobody, and says so
+    expect(JSON.parse(quiet.out).exclusions).toEqual([]);
     // mdm fit prints its model on stdout and its summary on stderr; -q keeps only the results
     writeFileSync(at('h.csv'), 'a,b\n' + Array.from({ length: 40 }, (_, i) => `${1 + ((i * 7) % 11)},${(i * 5) % 13}`).join('\n') + '\n');
     const mdm = fedmix('mdm', 'fit', '--data', at('h.csv'), '--k', '2', '--rounds', '3', '-q');
     expect(mdm.code, mdm.err).toBe(0);
     expect(JSON.parse(mdm.out).tau).toHaveLength(2);
     expect(mdm.err).toBe('');
+  });
+
+  test('a run that excluded clients: each on stderr with its reason (even with --quiet), in the JSON, status 3; more than half excluded fails, status 2', () => {
+    // 300 rows of three clusters dealt by Dir(0.5) to 12 clients of 6 to 13 training rows: a local K of 8 fails on those with fewer rows
+    const next = xorshift32(7);
+    const u = () => (next() + 0.5) / 2 ** 32;
+    const rows = Array.from({ length: 300 }, (_, i) => [(0.3 * (i % 3) + 0.1 * u()).toFixed(4), (0.5 * (i % 3) + 0.1 * u()).toFixed(4), (0.2 + 0.1 * u()).toFixed(4), i % 3].join(','));
+    writeFileSync(at('small.csv'), `a,b,c,label\n${rows.join('\n')}\n`);
+    const args = (k: number) => ['experiment', '--data', at('small.csv'), '--label', 'label', '--clients', '12', '--partition', 'dirichlet', '--alpha', '0.5', '--components', '3', '--client-k-range', `${k}..${k}`, '--methods', 'fedgengmm', '--repeats', '1', '--quiet', '--json', '-'];
+    const r = fedmix(...args(8));
+    expect(r.code, r.err).toBe(3);
+    const lines = r.err.trim().split('\n');
+    expect(lines).toHaveLength(4);
+    for (const line of lines) expect(line).toMatch(/^fedmix experiment: warning: excluded fedgengmm, repeat 0, round 1: \d+: local training failed: X has [67] rows but nComponents = 8/);
+    const json = JSON.parse(r.out);
+    expect(json.exclusions).toEqual(lines.map((l) => l.replace('fedmix experiment: warning: excluded ', '')));
+    expect(json.results[0].excluded).toHaveLength(4);
+    const over = fedmix(...args(10));
+    expect(over.code).toBe(2);
+    expect(over.err).toMatch(/^fedmix experiment: round 1: 10 of the run's 12 clients are excluded, more than maxExcludedShare \(0\.5\) allows: 0: local training failed: X has 7 rows but nComponents = 10/);
+    expect(over.out).toBe('');
   });
 
   test('progress bars only when stderr is a terminal, and not with --quiet', () => {

@@ -468,7 +468,7 @@ describe('bad clients', () => {
     expect(wasm().fm_heap_in_use()).toBe(before);
   });
 
-  test('a client with zero rows or other dimensions is excluded; a bad init reply too', () => {
+  test('a client with zero rows is excluded; one with other dimensions is an InvalidDataError before the run, and its bad init reply in a real federation is excluded', () => {
     const { parts } = nonIid(6);
     const d3 = Matrix.fromRows([
       [0.1, 0.2, 0.3],
@@ -476,23 +476,37 @@ describe('bad clients', () => {
     ]);
     for (const initMethod of ['separated', 'kfed', 'subset'] as const) {
       const options: DistributedEMOptions = { nComponents: 4, covarianceType: 'full', init: initMethod, seed: 3 };
-      const r = distributedEM([...parts, Matrix.zeros(0, 2), d3], options);
+      const r = distributedEM([...parts, Matrix.zeros(0, 2)], options);
       const clean = distributedEM(parts, options);
-      expect(r.excluded.map((e) => e.client)).toEqual(['client-4', 'client-5']);
+      expect(r.excluded.map((e) => e.client)).toEqual(['client-4']);
       expect(r.excluded[0]!.reason).toMatch(/^client-4: reports 0 rows/);
-      expect(r.excluded[1]!.reason).toMatch(
-        initMethod === 'separated' ? /^client-5: the model has 2 features but the client's rows have 3/ : /^client-5: its rows have 3 features; this federation has 2/,
-      );
       expect(r.excluded.every((e) => e.round === 1)).toBe(true);
       expect(r.model.means).toEqual(clean.model.means);
       expect(r.model.covariances).toEqual(clean.model.covariances);
       r.model.dispose();
       clean.model.dispose();
+      // the one-call function is told the clients' data: another column count is the caller's mistake
+      expect(() => distributedEM([...parts, d3], options)).toThrow(InvalidDataError);
+      expect(() => distributedEM([...parts, d3], options)).toThrow('client-4 (clientData[4]) has 3 columns but client-0 (clientData[0]) has 2');
+      expect(() => distributedEM(parts, { ...options, nFeatures: 3 })).toThrow('client-0 (clientData[0]) has 2 columns but nFeatures is 3');
+      // a real federation's server knows its dimension only: the client's reply is refused and the client excluded
+      const server = new DemServer({ ...options, nFeatures: 2 });
+      const clients = [...parts, d3].map((x, i) => new DemClient(`client-${i}`, x));
+      try {
+        const run = runFederationSync(server, clients);
+        expect(run.excluded.map((e) => e.client)).toEqual(['client-4']);
+        expect(run.excluded[0]!.reason).toMatch(
+          initMethod === 'separated' ? /^client-4: the model has 2 features but the client's rows have 3/ : /^client-4: its rows have 3 features; this federation has 2/,
+        );
+        run.model.dispose();
+      } finally {
+        server.dispose();
+        for (const c of clients) c.dispose();
+      }
     }
   });
 
   test('when every client is excluded the run fails with a FederationError naming them, and nothing leaks', () => {
-    const { parts } = nonIid(8);
     const before = wasm().fm_heap_in_use();
     let thrown: unknown;
     try {
@@ -502,8 +516,8 @@ describe('bad clients', () => {
     }
     expect(thrown).toBeInstanceOf(FederationError);
     expect((thrown as Error).message).toMatch(/^round 1: 0 usable replies of 2, fewer than the 1 required \(client-0: reports 0 rows[^;]*; [^;]*; client-1: reports 0 rows/);
-    // the only client with the federation's features (3) has too few rows for 2 components
-    expect(() => distributedEM([parts[0]!, Matrix.fromRows([[0.5, 0.5, 0.5]])], { nComponents: 2, init: 'kfed', nFeatures: 3 })).toThrow(/fewer than the 2 clusters/);
+    // the only client has too few rows for 2 components
+    expect(() => distributedEM([Matrix.fromRows([[0.5, 0.5, 0.5]])], { nComponents: 2, init: 'kfed', nFeatures: 3 })).toThrow(/fewer than the 2 clusters/);
     expect(wasm().fm_heap_in_use()).toBe(before);
   });
 });
@@ -787,11 +801,12 @@ describe('options', () => {
   });
 });
 
-test('a first client with other features is the one excluded, not everyone after it', () => {
+test('a first client with other features is an InvalidDataError naming it and both column counts, before any client is asked', () => {
   const { parts } = nonIid(5);
   const odd = Matrix.fromRows(Array.from({ length: 40 }, (_, i) => [i / 40, (i % 7) / 7, 0.5]));
-  const r = distributedEM([odd, ...parts], { nComponents: 4, covarianceType: 'diag', init: 'kfed', seed: 1 });
-  expect(r.excluded.map((e) => e.client)).toEqual(['client-0']);
-  expect(r.model.nFeatures).toBe(2);
-  r.model.dispose();
+  const before = wasm().fm_heap_in_use();
+  expect(() => distributedEM([odd, ...parts], { nComponents: 4, covarianceType: 'diag', init: 'kfed', seed: 1 })).toThrow(
+    new InvalidDataError("client-0 (clientData[0]) has 3 columns but client-1 (clientData[1]) has 2: every client's data needs the same columns"),
+  );
+  expect(wasm().fm_heap_in_use()).toBe(before);
 });

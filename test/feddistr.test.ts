@@ -20,6 +20,7 @@ import {
   init,
   InProcessTransport,
   runFederationSync,
+  InvalidDataError,
   InvalidMessageError,
   InvalidParameterError,
   Matrix,
@@ -331,10 +332,11 @@ describe('fedDistr: one round, then the consolidated set', () => {
       expect(r.estimatedBaseDistributions).toBeLessThanOrEqual(14);
       expect(r.evaluation!.adjustedRandIndex).toBeGreaterThan(0.95);
       expect(fedDistr(data, { encoder: ae, kMax: 4, seed: 1 }).evaluation!.adjustedRandIndex).toBeGreaterThan(0.85);
-      // a client with another number of features than the network's inputs refuses
+      // a client with another number of features than the network's inputs is the caller's error, before the run
       const wide = Matrix.fromRows(Array.from({ length: 10 }, (_, i) => [i, 0, 0, 0, 0, 0, 1]));
-      const bad = fedDistr([...data.slice(0, 2), { X: wide, labels: new Array(10).fill(0) }], { encoder: ae, kMax: 2 });
-      expect(bad.excluded.map((e) => e.client)).toEqual(['2']);
+      expect(() => fedDistr([...data.slice(0, 2), { X: wide, labels: new Array(10).fill(0) }], { encoder: ae, kMax: 2 })).toThrow(
+        new InvalidDataError("client 2 (data[2]) has 7 columns but the encoder's input width is 6: every client's data needs that many columns"),
+      );
     } finally {
       ae.dispose();
     }
@@ -479,12 +481,14 @@ describe('bad uploads (item 10): typed refusals, the client excluded, the consol
     }
   });
 
-  test('a client whose rows have another dimension than the encoder refuses, and is excluded; bad options are typed errors', () => {
+  test('a client whose rows have another dimension: an InvalidDataError before the one-call run, a refusal in a real federation; bad options are typed errors', () => {
     const data = clientsOf(X, sub, task, p().indices);
     const narrow = data[1]!.X as Matrix;
     const wide = { ...data[1]!, X: Matrix.fromRows(Array.from({ length: narrow.nRows }, (_, i) => [...narrow.row(i), 0])) };
-    const r = fedDistr([data[0]!, wide, data[2]!, data[3]!], { kMax: 3, seed: 1 });
-    expect(r.excluded.map((e) => e.client)).toEqual(['1']);
+    expect(() => fedDistr([data[0]!, wide, data[2]!, data[3]!], { kMax: 3, seed: 1 })).toThrow(
+      new InvalidDataError("client 1 (data[1]) has 4 columns but client 0 (data[0]) has 3: every client's data needs the same columns"),
+    );
+    expect(() => fedDistr([data[0]!, data[2]!], { kMax: 3, seed: 1, dimension: 4 })).toThrow('client 0 (data[0]) has 3 columns but dimension is 4');
     const client = new FedDistrClient('0', wide.X, { labels: wide.labels });
     const request = DESCRIBE.create('server', 1, { encoder: { kind: 'identity', dimension: 3 }, covariance: 'full', clustering: 'gmm', criterion: 'bic', kMin: 1, kMax: 2, seed: 0 });
     expect(() => client.respond(request)).toThrow(InvalidMessageError);

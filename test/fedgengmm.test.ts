@@ -377,11 +377,11 @@ test('server options are checked before any client is asked', () => {
   expect(() => fedGenGMM(clients, { server: { nComponents: 3, covarianceType: 'dense' as never } })).toThrow(/covarianceType/);
 });
 
-test('a first client with other features is the one excluded, not everyone after it', () => {
+test('a client with other features is an InvalidDataError naming it and both column counts, before any client trains', () => {
   const odd = Matrix.fromRows(Array.from({ length: 60 }, (_, i) => [i, i % 7, 1]));
-  const r = fedGenGMM([odd, ...clients], { client: { kMin: 1, kMax: 2, seed: 1 }, server: { nComponents: 3, seed: 2 } });
-  expect(r.excluded.map((e) => e.client)).toEqual(['0']);
-  expect(r.excluded[0]!.reason).toMatch(/^0: the model has 3 features but this federation has 2/);
-  expect(r.model.nFeatures).toBe(2);
-  r.model.dispose();
+  const options = { client: { kMin: 1, kMax: 2, seed: 1 }, server: { nComponents: 3, seed: 2 } };
+  expect(() => fedGenGMM([odd, ...clients], options)).toThrow(InvalidDataError);
+  expect(() => fedGenGMM([odd, ...clients], options)).toThrow("client 0 (clientData[0]) has 3 columns but client 1 (clientData[1]) has 2: every client's data needs the same columns");
+  expect(() => fedGenGMM([...clients, odd], options)).toThrow('client 4 (clientData[4]) has 3 columns but client 0 (clientData[0]) has 2');
+  expect(() => fedGenGMM(clients, { ...options, server: { ...options.server, nFeatures: 3 } })).toThrow('client 0 (clientData[0]) has 2 columns but server.nFeatures is 3');
 });

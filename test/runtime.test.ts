@@ -266,8 +266,9 @@ describe('failures and the policy', () => {
         return { ...h, payload: { values: v } } as Message;
       }),
     ];
-    const r = runFederationSync(new SumServer(1), [...clients(2), ...bad]);
-    const none = runFederationSync(new SumServer(1), new InProcessTransport([...clients(2), ...bad], { encoding: 'none' }));
+    // four of six excluded: more than the default share, allowed here
+    const r = runFederationSync(new SumServer(1), [...clients(2), ...bad], { maxExcludedShare: 1 });
+    const none = runFederationSync(new SumServer(1), new InProcessTransport([...clients(2), ...bad], { encoding: 'none' }), { maxExcludedShare: 1 });
     for (const run of [r, none]) {
       expect(run.excluded.map((e) => e.client)).toEqual(['wrong-version', 'no-round', 'null', 'deep']);
       expect(Array.from(run.model)).toEqual([3, 3, 3]);
@@ -434,6 +435,102 @@ describe('failures and the policy', () => {
     const stray = new SumServer(1);
     stray.configure = () => new Map([['nobody', ASK.create('server', 1, { length: 3 })]]);
     expect(() => runFederationSync(stray, clients(2))).toThrow(/asked nobody, which is not among this round's clients/);
+  });
+});
+
+describe('maxExcludedShare: a run that loses more than its share of clients fails, naming why', () => {
+  const refusing = (m: Message) => {
+    throw new InvalidDataError(`cannot answer round ${m.round}`);
+  };
+  /** n clients, the first `bad` of them refusing in round `from` and after. */
+  const mixed = (n: number, bad: number, from = 1) =>
+    Array.from({ length: n }, (_, i) => new Client(`c${i}`, i + 1, i < bad ? (m, h) => (m.round >= from ? refusing(m) : h) : undefined));
+
+  test('more than half excluded (the default): a FederationError with every reason, what was accepted discarded; exactly half goes on', async () => {
+    const server = new SumServer(3);
+    const thrown = (() => {
+      try {
+        runFederationSync(server, mixed(5, 3, 2));
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(thrown).toBeInstanceOf(FederationError);
+    expect((thrown as Error).message).toBe(
+      "round 2: 3 of the run's 5 clients are excluded, more than maxExcludedShare (0.5) allows: c0: cannot answer round 2; c1: cannot answer round 2; c2: cannot answer round 2",
+    );
+    // round 2's two accepted replies were discarded, not aggregated
+    expect(server.seen.map((s) => s.round)).toEqual([1]);
+    expect(server.discarded).toBe(2);
+    // the async driver fails the same way
+    await expect(runFederation(new SumServer(3), mixed(5, 3, 2))).rejects.toThrow(/^round 2: 3 of the run's 5 clients are excluded/);
+    // two of four is not more than half: the run finishes and lists them
+    const half = runFederationSync(new SumServer(2), mixed(4, 2));
+    expect(half.excluded.map((e) => e.client)).toEqual(['c0', 'c1']);
+    expect(Array.from(half.model)).toEqual([14, 14, 14]);
+  });
+
+  test('the share is an option in [0, 1]: 0 fails on the first exclusion, 1 never on exclusions; the reasons beyond ten are counted', () => {
+    expect(() => runFederationSync(new SumServer(2), mixed(10, 1), { maxExcludedShare: 0 })).toThrow(/^round 1: 1 of the run's 10 clients are excluded, more than maxExcludedShare \(0\) allows: c0: cannot answer round 1$/);
+    const all = runFederationSync(new SumServer(2), mixed(30, 29), { maxExcludedShare: 1 });
+    expect(all.excluded).toHaveLength(29);
+    expect(() => runFederationSync(new SumServer(2), mixed(30, 29))).toThrow(/: c0: cannot answer round 1; .*c9: cannot answer round 1; and 19 more$/);
+    for (const bad of [-0.1, 1.5, NaN, '0.5']) {
+      expect(() => runFederationSync(new SumServer(1), clients(2), { maxExcludedShare: bad as number })).toThrow(InvalidParameterError);
+      expect(() => runFederationSync(new SumServer(1), clients(2), { maxExcludedShare: bad as number })).toThrow(/^maxExcludedShare must be in \[0, 1\], got /);
+    }
+  });
+
+  test('timeouts and dropouts only cost a round: never counted as exclusions', () => {
+    const t = new Edited(clients(3), (round, ex) => {
+      for (const id of ['c0', 'c1']) {
+        ex.received.delete(id);
+        ex.missing.set(id, { kind: round === 1 ? 'timeout' : 'dropout', reason: 'gone for now' });
+      }
+    });
+    const r = runFederationSync(new SumServer(3), t, { maxExcludedShare: 0 });
+    expect(r.excluded).toEqual([]);
+    expect(r.failures).toHaveLength(6);
+  });
+
+  test('a contribution that breaks the aggregate counts as an exclusion', () => {
+    class Blaming extends SumServer {
+      override aggregate(ctx: RoundContext, accepted: ReadonlyMap<string, Float64Array>, failures: readonly Failure[]): { sum: number } {
+        const [first] = accepted.keys();
+        if (first !== undefined && accepted.size > 1) throw new ContributionError(first, 'its values break the total');
+        return super.aggregate(ctx, accepted, failures);
+      }
+    }
+    expect(() => runFederationSync(new Blaming(1), clients(3))).toThrow(
+      "round 1: 2 of the run's 3 clients are excluded, more than maxExcludedShare (0.5) allows: c0: its values break the total; c1: its values break the total",
+    );
+  });
+
+  test('excludedBefore: clients left out before the run are never asked, listed first (round 0, named), and counted', () => {
+    const before = [{ client: 'u1', round: 0, reason: 'creating the client failed: no rows' }];
+    const server = new SumServer(2);
+    const r = runFederationSync(server, [...clients(2), new Client('bad', 1, refusing)], { excludedBefore: before });
+    expect(r.excluded).toEqual([
+      { client: 'u1', round: 0, reason: 'u1: creating the client failed: no rows' },
+      { client: 'bad', round: 1, reason: 'bad: cannot answer round 1' },
+    ]);
+    expect(server.seen[0]!.clients).toEqual(['c0', 'c1', 'bad']);
+    // two of the run's four clients (three it saw, one before): not more than half; one more is
+    expect(() => runFederationSync(new SumServer(2), [...clients(2), new Client('bad', 1, refusing)], { excludedBefore: [...before, { client: 'u2', round: 0, reason: 'no rows' }] })).toThrow(
+      /^round 1: 3 of the run's 5 clients are excluded/,
+    );
+    // a client given as excluded is not asked even when the transport has it
+    const listed = new SumServer(1);
+    runFederationSync(listed, clients(3), { excludedBefore: [{ client: 'c2', round: 0, reason: 'left out' }] });
+    expect(listed.seen[0]!.clients).toEqual(['c0', 'c1']);
+    // more than half left out before the run: it fails before the server configures anything
+    const early = new SumServer(1);
+    expect(() => runFederationSync(early, clients(1), { excludedBefore: [{ client: 'a', round: 0, reason: 'x' }, { client: 'b', round: 0, reason: 'y' }] })).toThrow(
+      "before round 1: 2 of the run's 3 clients are excluded, more than maxExcludedShare (0.5) allows: a: x; b: y",
+    );
+    expect(early.seen).toEqual([]);
+    expect(() => runFederationSync(new SumServer(1), clients(1), { excludedBefore: [{ client: 'a', reason: 'x' }] as never })).toThrow(InvalidParameterError);
+    expect(() => runFederationSync(new SumServer(1), clients(1), { excludedBefore: 'a' as never })).toThrow(InvalidParameterError);
   });
 });
 

@@ -17,7 +17,7 @@ import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { labelledFromCsv } from '../experiment/dataset.js';
 import { formatCommunityTables } from '../experiment/anomaly-communities.js';
 import { planCommunityExperiment, type CommunityDataset, type CommunityExperimentConfig, type CommunityExperimentReport } from '../experiment/communities-sweep.js';
-import { runPlan, runPlanSync, type FederationJob } from '../federated/runtime/plan.js';
+import { jobPolicy, runPlan, runPlanSync, type FederationJob } from '../federated/runtime/plan.js';
 import { runFederation, type FederationResult } from '../federated/runtime/run.js';
 import { SERVER_USER } from '../federated/serve.js';
 import { startBroker, type RunningBroker } from '../federated/transport/broker.js';
@@ -25,6 +25,7 @@ import { join, MqttTransport } from '../federated/transport/mqtt.js';
 import { COVARIANCE_TYPES } from '../models/gaussian-mixture.js';
 import { Rng } from '../random.js';
 import type { OptionSpec, Options } from './args.js';
+import type { CommandResult } from './io.js';
 import { readDataFile } from './data.js';
 import { OCSVM_WARNING } from './federation.js';
 import { progressBar } from './progress.js';
@@ -170,7 +171,7 @@ function mqttRunner(broker: string, base: string): (job: FederationJob) => Promi
       const transport = await MqttTransport.connect({ url, federation, username: embedded ? SERVER_USER : undefined, password: serverPassword, clients: ids });
       const joins = job.clients.map((client) => join({ url, federation, client, password: secret.get(client.id), waitForBroker: 10 }));
       try {
-        return await runFederation(job.server, transport, { ...job.policy, minClients: ids.length, joinTimeout: 60 });
+        return await runFederation(job.server, transport, { ...jobPolicy(job), minClients: ids.length, joinTimeout: 60 });
       } finally {
         await Promise.allSettled(joins);
       }
@@ -214,7 +215,7 @@ export function formatCommunitiesReport(r: CommunityExperimentReport, title: str
   return lines.join('\n');
 }
 
-export async function runCommunitiesCommand(o: Options): Promise<{ text: string; json: unknown }> {
+export async function runCommunitiesCommand(o: Options): Promise<CommandResult> {
   if (o.detector === 'ocsvm') {
     process.stderr.write(`fedmix communities: ${OCSVM_WARNING}\n`);
   }
@@ -225,5 +226,6 @@ export async function runCommunitiesCommand(o: Options): Promise<{ text: string;
   const plan = planCommunityExperiment(data, { ...config, onProgress: progressBar('communities') });
   const report = broker === undefined ? runPlanSync(plan) : await runPlan(plan, mqttRunner(broker, o.federation as string));
   const title = `fedmix communities: ${o.data}${broker ? ` over MQTT (${broker})` : ''}`;
-  return { text: formatCommunitiesReport(report, title), json: { data: source, transport: broker === undefined ? 'in-process' : `mqtt (${broker})`, ...report } };
+  const excluded = report.runs.flatMap((run) => run.associations.flatMap((a) => a.excluded.map((e) => `p = ${run.p}, q = ${a.q}, repeat ${run.repeat + 1}, association: ${e}`)));
+  return { text: formatCommunitiesReport(report, title), json: { data: source, transport: broker === undefined ? 'in-process' : `mqtt (${broker})`, ...report }, excluded };
 }

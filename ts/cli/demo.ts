@@ -9,7 +9,8 @@ import { thyroid } from '../data/datasets/index.js';
 import { DEMO_CONFIG } from '../experiment/demo-config.js';
 import { METHODS, runExperiment, type ExperimentConfig } from '../experiment/fedgengmm.js';
 import type { OptionSpec, Options } from './args.js';
-import { experimentConfig, experimentOptions, formatReport } from './experiment.js';
+import { experimentConfig, experimentExclusions, experimentOptions, formatReport } from './experiment.js';
+import type { CommandResult } from './io.js';
 import { progressBar } from './progress.js';
 import { writeReport } from './report.js';
 
@@ -34,7 +35,7 @@ export const demoOptions: Record<string, OptionSpec> = {
   methods: { ...rest.methods!, default: METHODS.join(',') },
 };
 
-export async function runDemoCommand(o: Options): Promise<{ text: string; json: unknown }> {
+export async function runDemoCommand(o: Options): Promise<CommandResult> {
   const d = thyroid();
   const config: ExperimentConfig = { ...experimentConfig(o), onProgress: progressBar('demo') };
   const report = runExperiment({ X: d.X, featureNames: d.featureNames, anomaly: d.anomaly }, config);
@@ -44,5 +45,6 @@ export async function runDemoCommand(o: Options): Promise<{ text: string; json: 
   return {
     text,
     json: { data: { file: 'embedded: anomaly_thyroid.csv', anomalyLabel: 'label' }, ...report },
+    excluded: experimentExclusions(report),
   };
 }

@@ -13,6 +13,7 @@ import { bytesText, meanStd } from '../experiment/plots.js';
 import { writeReport } from './report.js';
 import { progressBar } from './progress.js';
 import { textTable } from './table.js';
+import type { CommandResult } from './io.js';
 
 export const experimentOptions: Record<string, OptionSpec> = {
   data: { type: 'string', help: 'CSV file with a header row, Arrow IPC or Parquet (required)' },
@@ -91,7 +92,12 @@ export function formatReport(r: ExperimentReport, title: string): string {
   ].join('\n');
 }
 
-export async function runExperimentCommand(o: Options): Promise<{ text: string; json: unknown }> {
+/** Every client the experiment's federations excluded: method, repeat, client and reason. */
+export function experimentExclusions(r: ExperimentReport): string[] {
+  return r.results.flatMap((x) => x.excluded.map((e) => `${x.method}, ${e}`));
+}
+
+export async function runExperimentCommand(o: Options): Promise<CommandResult> {
   if (typeof o.data !== 'string') throw new InvalidParameterError('--data FILE is required');
   const data = labelledFromCsv(await readDataFile(o.data, o), { label: o.label as string | undefined, anomalyLabel: o['anomaly-label'] as string | undefined });
   const config = experimentConfig(o);
@@ -100,5 +106,5 @@ export async function runExperimentCommand(o: Options): Promise<{ text: string; 
   const title = `fedmix experiment: ${o.data}`;
   const text = formatReport(report, title);
   if (typeof o.report === 'string') writeReport(o.report, report, title, text);
-  return { text, json: { data: source, ...report } };
+  return { text, json: { data: source, ...report }, excluded: experimentExclusions(report) };
 }

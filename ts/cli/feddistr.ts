@@ -30,6 +30,7 @@ import {
 } from '../experiment/feddistr.js';
 import { simulateOverMqtt, type SimulateOverMqttOptions } from '../federated/simulate-mqtt.js';
 import type { OptionSpec, Options } from './args.js';
+import type { CommandResult } from './io.js';
 import { readDataFile } from './data.js';
 import { progressBar } from './progress.js';
 import { textTable } from './table.js';
@@ -197,7 +198,7 @@ export function formatFeddistrReport(r: FedDistrExperimentReport, title: string,
   ].join('\n');
 }
 
-export async function runFeddistrCommand(o: Options): Promise<{ text: string; json: unknown }> {
+export async function runFeddistrCommand(o: Options): Promise<CommandResult> {
   const fashion = o.data === 'fashion-mnist';
   let data: FedDistrExperimentData;
   let source: Record<string, unknown>;
@@ -217,7 +218,11 @@ export async function runFeddistrCommand(o: Options): Promise<{ text: string; js
   const report = mqtt ? await runFedDistrExperimentWith(data, config, (s) => simulateOverMqtt(s, mqtt)) : runFedDistrExperiment(data, config);
   const where = broker === undefined ? 'in process' : `over MQTT (${broker === 'embedded' ? 'the embedded broker' : broker})`;
   const transport = broker === undefined ? { transport: 'in-process' } : { transport: 'mqtt', broker: broker === 'embedded' ? 'embedded' : 'external', federation: o.federation };
-  return { text: formatFeddistrReport(report, `fedmix feddistr: ${fashion ? 'Fashion-MNIST' : o.data}, ${where}`, o.curve as number), json: { data: source, run: transport, ...report } };
+  const excluded = report.runs.flatMap((x) => [
+    ...x.feddistr.excluded.map((e) => `seed ${x.seed}, feddistr, ${e}`),
+    ...x.baselines.flatMap((b) => b.excluded.map((e) => `seed ${x.seed}, ${b.method}, ${e}`)),
+  ]);
+  return { text: formatFeddistrReport(report, `fedmix feddistr: ${fashion ? 'Fashion-MNIST' : o.data}, ${where}`, o.curve as number), json: { data: source, run: transport, ...report }, excluded };
 }
 
 /** --broker embedded, or an existing broker with the server's account and the clients' password. */

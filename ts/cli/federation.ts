@@ -26,7 +26,7 @@ import { join } from '../federated/transport/mqtt.js';
 import { COVARIANCE_TYPES } from '../models/gaussian-mixture.js';
 import type { OptionSpec, Options } from './args.js';
 import { readDataFile } from './data.js';
-import { note, result } from './io.js';
+import { exclusionLine, note, result, type CommandResult } from './io.js';
 
 const algorithm: OptionSpec = { type: 'string', choices: ALGORITHMS, help: 'the algorithm (required)' };
 const federation: OptionSpec = { type: 'string', default: 'fedmix', help: 'the federation: its topics are fedmix/<name>/...' };
@@ -46,6 +46,7 @@ export const serverOptions: Record<string, OptionSpec> = {
   fraction: { type: 'number', default: 1, help: 'share of the online clients asked each round' },
   'round-timeout': { type: 'number', default: 60, help: 'seconds a round waits for replies; a client that misses it fails that round' },
   'join-timeout': { type: 'number', default: 300, help: 'seconds to wait for --min-clients' },
+  'max-excluded-share': { type: 'number', default: 0.5, help: 'the run fails once more than this share of its clients is excluded (invalid replies, refusals); timeouts and dropouts are not exclusions' },
   encoding: { type: 'string', default: 'binary', choices: ENCODINGS, help: 'wire form of the messages (binary: Arrow IPC)' },
   out: { type: 'string', help: 'write the model JSON here (default: print it)' },
   // the algorithms' own options, under the names `fedmix experiment` uses
@@ -190,7 +191,7 @@ export function serverRoleOptions(a: AlgorithmName, o: Options): Record<string, 
 /** Said on stderr wherever OCSVM detectors are exchanged: they carry client rows. */
 export const OCSVM_WARNING = "warning: an ocsvm detector carries support vectors, which are rows of its client's training data, to every partner; use --detector gmm (mixture parameters only, optionally with noise) where rows must not leave a client";
 
-export async function runServerCommand(o: Options): Promise<{ text: string; json: unknown }> {
+export async function runServerCommand(o: Options): Promise<CommandResult> {
   const a = required<AlgorithmName>(o, 'algorithm');
   if (a === 'communities' && o.detector === 'ocsvm') process.stderr.write(`fedmix server: ${OCSVM_WARNING}\n`);
   const embedded = o.broker === undefined;
@@ -209,6 +210,7 @@ export async function runServerCommand(o: Options): Promise<{ text: string; json
     fraction: o.fraction as number,
     roundTimeout: o['round-timeout'] as number,
     joinTimeout: o['join-timeout'] as number,
+    maxExcludedShare: o['max-excluded-share'] as number,
     onListening: ({ url, wsUrl }) => log(`fedmix server: broker listening on ${url}${wsUrl ? ` and ${wsUrl}` : ''}`),
     onRound: (r: RoundRecord) =>
       log(`round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${r.failures.length ? `; ${r.failures.map((f) => `${f.client} ${f.kind}${f.excluded ? ', excluded' : ''}`).join('; ')}` : ''}`),
@@ -221,7 +223,7 @@ export async function runServerCommand(o: Options): Promise<{ text: string; json
     ...(result.excluded.length ? ['excluded:', ...result.excluded.map((e) => `  ${e.reason} (round ${e.round})`)] : []),
     typeof o.out === 'string' ? `model written to ${o.out}` : JSON.stringify(model),
   ];
-  return { text: summary.join('\n'), json };
+  return { text: summary.join('\n'), json, excluded: result.excluded.map((e) => exclusionLine(e)) };
 }
 
 /** The client's data from the command line: its rows, or (mdm) its histogram as one row. */
@@ -276,7 +278,7 @@ export function clientRoleOptions(a: AlgorithmName, o: Options): Record<string, 
   }
 }
 
-export async function runClientCommand(o: Options): Promise<{ text: string; json: unknown }> {
+export async function runClientCommand(o: Options): Promise<CommandResult> {
   const a = required<AlgorithmName>(o, 'algorithm');
   const id = required<string>(o, 'id');
   if (a === 'communities' && o.detector === 'ocsvm') process.stderr.write(`fedmix client: ${OCSVM_WARNING}\n`);

@@ -11,6 +11,7 @@ import { InvalidParameterError } from '../errors.js';
 import { PHI_GRID } from '../federated/fedgem/index.js';
 import { COVARIANCE_TYPES, type CovarianceType } from '../models/gaussian-mixture.js';
 import type { OptionSpec, Options } from './args.js';
+import type { CommandResult } from './io.js';
 import { readDataFile } from './data.js';
 import { progressBar } from './progress.js';
 import { textTable } from './table.js';
@@ -103,7 +104,7 @@ export function formatFedgemReport(r: FedGEMExperimentReport, title: string): st
   ].join('\n');
 }
 
-export async function runFedgemCommand(o: Options): Promise<{ text: string; json: unknown }> {
+export async function runFedgemCommand(o: Options): Promise<CommandResult> {
   let source: ClusteringSource;
   let data: Record<string, unknown>;
   if (o.blobs) {
@@ -148,5 +149,6 @@ export async function runFedgemCommand(o: Options): Promise<{ text: string; json
     runs: report.runs,
     summary: report.summary,
   };
-  return { text: formatFedgemReport(report, `fedmix fedgem: ${o.blobs ? 'blobs' : o.data}`), json };
+  const excluded = report.runs.flatMap((x) => x.excluded.map((e) => `seed ${x.seed}, ${e}`));
+  return { text: formatFedgemReport(report, `fedmix fedgem: ${o.blobs ? 'blobs' : o.data}`), json, excluded };
 }

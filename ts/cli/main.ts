@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { FedmixError } from '../errors.js';
 import { optionsHelp, parseOptions, type OptionSpec, type Options } from './args.js';
 import { delimiterOption, fileError, UnreadableFileError } from './data.js';
-import { output, result } from './io.js';
+import { EXIT_EXCLUDED, output, result, type CommandResult } from './io.js';
 import { init } from '../wasm/loader.js';
 import { demoOptions, runDemoCommand } from './demo.js';
 import { experimentOptions, runExperimentCommand } from './experiment.js';
@@ -21,8 +21,9 @@ declare const __FEDMIX_VERSION__: string;
 export interface Command {
   summary: string;
   options: Record<string, OptionSpec>;
-  run(o: Options): Promise<{ text: string; json: unknown }>;
+  run(o: Options): Promise<CommandResult>;
 }
+
 
 const jsonOption: OptionSpec = { type: 'string', help: 'also write the results as JSON to this file; - writes them to stdout (and the table to stderr)' };
 
@@ -153,12 +154,15 @@ export async function main(argv: string[]): Promise<number> {
     output.quiet = options.quiet === true;
     output.jsonToStdout = options.json === '-';
     await init();
-    const { text, json } = await command.run(options);
+    const { text, json, excluded } = await command.run(options);
     result(text);
-    const jsonText = JSON.stringify(json, null, 2) + '\n';
+    // an exclusion is a warning: on stderr even with --quiet, in the JSON, and in the exit status
+    for (const line of excluded ?? []) process.stderr.write(`fedmix ${name}: warning: excluded ${line}\n`);
+    const out = excluded !== undefined && json !== null && typeof json === 'object' && !Array.isArray(json) ? { ...json, exclusions: excluded } : json;
+    const jsonText = JSON.stringify(out, null, 2) + '\n';
     if (output.jsonToStdout) process.stdout.write(jsonText);
     else if (typeof options.json === 'string') writeFileSync(options.json, jsonText);
-    return 0;
+    return excluded !== undefined && excluded.length > 0 ? EXIT_EXCLUDED : 0;
   } catch (e) {
     if (e instanceof FedmixError) {
       process.stderr.write(`fedmix ${name}: ${e.message}\n`);

@@ -21,7 +21,7 @@ import { partition } from '../partition/index.js';
 import type { Partition } from '../partition/shared.js';
 import type { OptionSpec, Options } from './args.js';
 import { readDataFile } from './data.js';
-import { note } from './io.js';
+import { exclusionLine, note, type CommandResult } from './io.js';
 import { progressBar } from './progress.js';
 
 export const mdmFitOptions: Record<string, OptionSpec> = {
@@ -41,6 +41,7 @@ export const mdmFitOptions: Record<string, OptionSpec> = {
     help: "with --k-range and --noise-multiplier: accept that choosing K releases exact (noise-free) sums of the validation clients' log-likelihoods",
   },
   seed: { type: 'int', default: 0, help: 'seed of the cohort draws and every other random choice but the noise' },
+  'max-excluded-share': { type: 'number', default: 0.5, help: 'the run fails once more than this share of the clients is excluded (their contributions failed a check)' },
   'noise-seed': { type: 'int', help: "seed of the privacy noise, for tests only: whoever knows it can subtract the noise (default: fresh from the system's cryptographic generator)" },
   out: { type: 'string', help: 'write the model JSON here (default: print it)' },
 };
@@ -82,7 +83,7 @@ function describeFit(fit: MdmFitResult): string {
   return parts.join(', ');
 }
 
-export async function runMdmFitCommand(o: Options): Promise<{ text: string; json: unknown }> {
+export async function runMdmFitCommand(o: Options): Promise<CommandResult> {
   if (typeof o.data !== 'string') throw new InvalidParameterError('--data FILE is required (the histogram CSV)');
   if ((o.k === undefined) === (o['k-range'] === undefined)) throw new InvalidParameterError('give --k K or --k-range A..B (one of them)');
   const { histograms, categories } = await readHistogramCsv(o.data, o);
@@ -94,11 +95,13 @@ export async function runMdmFitCommand(o: Options): Promise<{ text: string; json
     privacy: privacyOf(o),
     seed: o.seed as number,
     noiseSeed: o['noise-seed'] as number | undefined,
+    maxExcludedShare: o['max-excluded-share'] as number,
     categories,
   };
   let model: DirichletMultinomialMixture;
   let lines: string[];
   let json: Record<string, unknown>;
+  let excluded: string[];
   if (o.k !== undefined) {
     const bar = progressBar('mdm fit');
     const rounds = common.rounds;
@@ -107,6 +110,7 @@ export async function runMdmFitCommand(o: Options): Promise<{ text: string; json
     lines = [`K = ${model.nComponents}: ${describeFit(fit)}`];
     if (fit.initGuards.length) lines.push(`initialization guards: ${fit.initGuards.join(', ')}`);
     json = { k: model.nComponents, history: fit.history, initGuards: fit.initGuards, traffic: fit.traffic, excluded: fit.excluded };
+    excluded = fit.excluded.map((e) => exclusionLine(e));
   } else {
     const [a, b] = o['k-range'] as [number, number];
     if (common.privacy && o['exact-validation'] !== true) {
@@ -137,19 +141,23 @@ export async function runMdmFitCommand(o: Options): Promise<{ text: string; json
       scoredClients: sel.scoredClients,
       traffic: sel.traffic,
     };
+    excluded = [
+      ...sel.candidates.flatMap((c) => c.fit.excluded.map((e) => exclusionLine(e, `K = ${c.k}`))),
+      ...sel.excluded.map((e) => exclusionLine(e, 'validation')),
+    ];
   }
   const modelText = JSON.stringify(model.toJSON(), null, 2);
   if (typeof o.out === 'string') {
     writeFileSync(o.out, modelText + '\n');
     lines.push(`model written to ${o.out}`);
-    return { text: [`fedmix mdm fit: ${o.data}, ${histograms.nRows} clients, C = ${model.nCategories}, N = ${model.maxCount}`, ...lines].join('\n'), json: { ...json, model: model.toJSON() } };
+    return { text: [`fedmix mdm fit: ${o.data}, ${histograms.nRows} clients, C = ${model.nCategories}, N = ${model.maxCount}`, ...lines].join('\n'), json: { ...json, model: model.toJSON() }, excluded };
   }
   // no --out: stdout carries the model alone, the summary goes to stderr
   note(lines.join('\n'));
-  return { text: modelText, json: { ...json, model: model.toJSON() } };
+  return { text: modelText, json: { ...json, model: model.toJSON() }, excluded };
 }
 
-export async function runMdmSimulateCommand(o: Options): Promise<{ text: string; json: unknown }> {
+export async function runMdmSimulateCommand(o: Options): Promise<CommandResult> {
   if (typeof o.data !== 'string') throw new InvalidParameterError('--data FILE is required (the central dataset)');
   const table = await readDataFile(o.data, o);
   const labels = table.columns[columnIndex(table, o.label as string)]!;

@@ -19,6 +19,7 @@
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import type { Label } from '../data/labels.js';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { describeExclusion } from '../federated/runtime/roles.js';
 import { planAssociation } from '../federated/communities/run.js';
 import { requireQ } from '../federated/communities/server.js';
 import { runPlanSync, type FederationPlan } from '../federated/runtime/plan.js';
@@ -288,7 +289,7 @@ export function planCommunityExperiment(data: CommunityDataset, given: Community
           found.push({
             q,
             groups,
-            a: { modularity: association.modularity, edges: association.edges.length, tests: association.tests, rounds: f.traffic.rounds, bytesUp: f.traffic.bytesUp, bytesDown: f.traffic.bytesDown, seconds: f.seconds, excluded: association.excluded.map((e) => e.reason) },
+            a: { modularity: association.modularity, edges: association.edges.length, tests: association.tests, rounds: f.traffic.rounds, bytesUp: f.traffic.bytesUp, bytesDown: f.traffic.bytesDown, seconds: f.seconds, excluded: association.excluded.map(describeExclusion) },
           });
           step(`${where}: association, q = ${q}`);
         }

@@ -27,6 +27,7 @@ import { Matrix } from '../data/matrix.js';
 import { PCA } from '../data/pca.js';
 import { StandardScaler } from '../data/scale.js';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
+import { describeExclusion } from '../federated/runtime/roles.js';
 import { fedAvgSimulation, type FedAvgResult } from '../federated/fedavg/run.js';
 import type { FedDistrPrivacy } from '../federated/feddistr/client.js';
 import { encodeRows } from '../federated/feddistr/encoder.js';
@@ -617,7 +618,7 @@ function* experiment(data: FedDistrExperimentData, config: FedDistrExperimentCon
         describeBytes,
         bytes: fed.traffic.bytesUp + fed.traffic.bytesDown,
         seconds: (performance.now() - t0) / 1000,
-        excluded: fd.excluded.map((e) => `client ${e.client}: ${e.reason}`),
+        excluded: fd.excluded.map(describeExclusion),
       };
       progress(`repeat ${rep + 1}/${r.repeats}, feddistr`);
 
@@ -717,7 +718,7 @@ function* federated(
     bytesToMatch: {},
     resultBytes,
     seconds: 0,
-    excluded: res.excluded.map((e) => `client ${e.client}: ${e.reason}`),
+    excluded: res.excluded.map(describeExclusion),
   };
 }
 

@@ -11,6 +11,7 @@ import { makeBlobs, type BlobOptions } from '../data/synthetic.js';
 import { Matrix } from '../data/matrix.js';
 import { StandardScaler } from '../data/scale.js';
 import { InvalidParameterError } from '../errors.js';
+import { describeExclusion } from '../federated/runtime/roles.js';
 import { fedGEM, type FedGEMResult, type VarianceEstimate } from '../federated/fedgem/index.js';
 import { adjustedRandScore, silhouetteScore } from '../metrics/clustering.js';
 import { GaussianMixture, type CovarianceType } from '../models/gaussian-mixture.js';
@@ -246,7 +247,7 @@ export function runFedGEMExperiment(source: ClusteringSource, config: FedGEMExpe
         bytesDown: result.traffic.bytesDown,
         seconds,
         serverSeconds: result.serverSeconds,
-        excluded: result.excluded.map((e) => `client ${e.client}, round ${e.round}: ${e.reason}`),
+        excluded: result.excluded.map(describeExclusion),
         overlapsPerRound: result.history.map((h) => h.overlaps),
         clients,
       });

@@ -18,7 +18,7 @@ import { serverSeconds } from '../federated/fedgengmm/run.js';
 import { FedGenGMMServer, type Aggregate } from '../federated/fedgengmm/server.js';
 import type { Encoding } from '../federated/messages/codec.js';
 import type { Message } from '../federated/messages/envelope.js';
-import type { ClientRole, ServerRole } from '../federated/runtime/roles.js';
+import { describeExclusion, type ClientRole, type ServerRole } from '../federated/runtime/roles.js';
 import { runFederation, runFederationSync, type FederationResult, type RoundRecord } from '../federated/runtime/run.js';
 import { InProcessTransport } from '../federated/transport/in-process.js';
 import type { Transport } from '../federated/transport/transport.js';
@@ -275,7 +275,7 @@ function* experiment(data: LabelledData, c: ExperimentConfig, hooks: ExperimentH
     shape = { trainRows: train.nRows, testRows: test.nRows, anomalies: split.anomaly.reduce((a, b) => a + b, 0) };
     const evalTest = { X: test, anomaly: split.anomaly };
     const score = (m: GaussianMixture) => scoreMixture(m, train, evalTest);
-    const excludedBy = (method: Method, run: FederationResult) => excluded.get(method)!.push(...run.excluded.map((e) => `repeat ${r}, client ${e.client}: ${e.reason}`));
+    const excludedBy = (method: Method, run: FederationResult) => excluded.get(method)!.push(...run.excluded.map((e) => `repeat ${r}, ${describeExclusion(e)}`));
     for (const method of methods) {
       const t0 = performance.now();
       let result: RunScores;

@@ -9,8 +9,8 @@ import { formatValue, InvalidParameterError } from '../errors.js';
 import { isArray, optionKeys, readArray, readOptions, readRecord } from '../validate.js';
 import { checkAlgorithm, makeServer, type AlgorithmName } from './algorithms.js';
 import type { Encoding } from './messages/codec.js';
-import type { FederationPolicy } from './runtime/policy.js';
-import { RUN_KEYS, runFederation, type FederationResult, type RoundRecord } from './runtime/run.js';
+import { resolvePolicy, type FederationPolicy } from './runtime/policy.js';
+import { RUN_KEYS, runFederation, type FederationResult, type RoundRecord, type RunOptions } from './runtime/run.js';
 import { startBroker, type RunningBroker } from './transport/broker.js';
 import { MqttTransport } from './transport/mqtt.js';
 import { validateAccounts, validateId } from './transport/topics.js';
@@ -40,10 +40,16 @@ export interface ServeOptions extends FederationPolicy {
 /** Every option of ServeOptions, for readOptions (the compiler checks it is complete). */
 const SERVE_KEYS = optionKeys<ServeOptions>()({
   algorithm: true, options: true, federation: true, clients: true, broker: true, listen: true, encoding: true, onListening: true, onRound: true,
-  onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true,
+  onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true,
 });
 
-/** Runs one federation to its end; the server role is disposed, what it produced returned. */
+/**
+ * Runs one federation to its end; the server role is disposed, what it
+ * produced returned. The run fails with a FederationError when the policy
+ * cannot be met: too few clients or replies, or more than maxExcludedShare
+ * of the clients excluded (default 0.5); below that, the result's `excluded`
+ * lists every client left out, with the round and the reason.
+ */
 export async function serve(given: ServeOptions): Promise<FederationResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
   // read once: the caller's objects are not read again (getters, Proxies)
@@ -58,13 +64,16 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   if (options.onListening !== undefined && typeof options.onListening !== 'function') throw new InvalidParameterError(`onListening must be a function, got ${formatValue(options.onListening)}`);
   const ids = options.clients.map((c) => validateId('client id', c.id));
   if (ids.includes(SERVER_USER)) throw new InvalidParameterError(`"${SERVER_USER}" is the server's name; choose another client id`);
-  // the server role first: its options are checked before anything listens
+  // the run's own options only: the rest (broker, clients, ...) are for the set-up
+  const run = readRecord(options, RUN_KEYS.filter((k) => k !== 'excludedBefore') as (keyof ServeOptions & keyof RunOptions)[], 'options');
+  // the policy and the server role first: their options are checked before anything listens
+  const { onRound: _onRound, ...policy } = run;
+  resolvePolicy(policy);
   const server = makeServer(algorithm, options.options);
   let federationBroker: FederationBroker | undefined;
   try {
     federationBroker = await openFederation({ ...options, federation });
-    // the run's own options only: the rest (broker, clients, ...) were for the set-up
-    return await runFederation(server, federationBroker.transport, readRecord(options, RUN_KEYS, 'options'));
+    return await runFederation(server, federationBroker.transport, run);
   } finally {
     server.dispose?.();
     await federationBroker?.close();

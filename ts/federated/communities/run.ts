@@ -11,7 +11,7 @@ import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runPlanSync, type FederationPlan } from '../runtime/plan.js';
 import type { FederationResult } from '../runtime/run.js';
-import { majorityDimension, makeClients } from '../simulation.js';
+import { clientFeatures, makeClients, oneCallPolicy } from '../simulation.js';
 import { CommunitiesClient } from './client.js';
 import { CommunitiesServer, type Association, type CommunitiesServerOptions } from './server.js';
 
@@ -22,6 +22,8 @@ export interface AssociateOptions extends Omit<CommunitiesServerOptions, 'nFeatu
   encoding?: Encoding | 'none';
   /** a client that fails: excluded (default) or the run fails */
   onInvalidClient?: 'exclude' | 'throw';
+  /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
+  maxExcludedShare?: number;
   /** with detector.noise: client i's noise is seeded noiseSeed + i, for tests only (default: fresh from crypto.getRandomValues) */
   noiseSeed?: number;
 }
@@ -50,13 +52,13 @@ export function associate(data: readonly MatrixLike[], given: AssociateOptions =
  */
 export function planAssociation(data: readonly MatrixLike[], given: AssociateOptions = {}): FederationPlan<AssociateResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { detector, q, partners, method }');
-  const options = readOptions(given, ['detector', 'q', 'partners', 'seed', 'method', 'maxRelayBytes', 'encoding', 'onInvalidClient', 'noiseSeed']) as AssociateOptions;
+  const options = readOptions(given, ['detector', 'q', 'partners', 'seed', 'method', 'maxRelayBytes', 'encoding', 'onInvalidClient', 'maxExcludedShare', 'noiseSeed']) as AssociateOptions;
   const noiseSeed = options.noiseSeed === undefined ? undefined : requireInteger('noiseSeed', options.noiseSeed, 0, LIMITS.count);
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
+  const policy = oneCallPolicy(onInvalid, options.maxExcludedShare);
   const clientData = readArray('data', data, LIMITS.clients) as MatrixLike[];
   const detector = options.detector === undefined ? {} : checkDetectorOptions(options.detector, 'detector');
-  const nFeatures = majorityDimension(clientData);
-  if (nFeatures === undefined) throw new InvalidParameterError('associate needs at least one client with readable rows');
+  const nFeatures = clientFeatures('data', clientData);
   const server = new CommunitiesServer({
     nFeatures,
     kind: detector.kind,
@@ -70,9 +72,9 @@ export function planAssociation(data: readonly MatrixLike[], given: AssociateOpt
   const { clients, unborn } = makeClients(clientData.length, (i, id) => new CommunitiesClient(id, clientData[i]!, { detector: noiseSeed === undefined ? detector : { ...detector, noiseSeed: noiseSeed + i } }), onInvalid === 'throw');
   return (function* (): FederationPlan<AssociateResult> {
     try {
-      const run = (yield { purpose: 'association', server, clients, encoding: options.encoding, policy: { onInvalid: onInvalid === 'throw' ? 'fail' : 'exclude' } }) as FederationResult<Association>;
+      const run = (yield { purpose: 'association', server, clients, encoding: options.encoding, policy: { ...policy, excludedBefore: unborn } }) as FederationResult<Association>;
       const { model, ...federation } = run;
-      return { ...model, excluded: [...unborn, ...run.excluded], federation };
+      return { ...model, excluded: run.excluded, federation };
     } finally {
       for (const c of clients) c.dispose();
     }

@@ -11,16 +11,18 @@ import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
-import { majorityDimension } from '../simulation.js';
+import { clientFeatures, oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { DemClient } from './client.js';
 import { DEM_OPTION_KEYS, DemServer, type DemOptions } from './server.js';
 
 export interface DistributedEMOptions extends DemOptions {
-  /** features of the federation (default: the column count most clients have) */
+  /** features of the federation (default: the clients' column count; a client with another is an InvalidDataError before the run) */
   nFeatures?: number;
   /** the wire form of the in-process messages (default 'binary': Arrow IPC; 'none': copies, declared sizes) */
   encoding?: Encoding | 'none';
+  /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
+  maxExcludedShare?: number;
 }
 
 export interface DistributedEMResult {
@@ -64,16 +66,17 @@ function clientMatrices(data: readonly MatrixLike[]): Matrix[] {
  * each EM round equals one iteration of centralized EM on the pooled rows.
  */
 export function distributedEM(clientData: readonly MatrixLike[], demOptionsGiven: DistributedEMOptions = {}): DistributedEMResult {
-  const options = readOptions(demOptionsGiven, [...DEM_OPTION_KEYS, 'nFeatures', 'encoding']) as DistributedEMOptions;
+  const options = readOptions(demOptionsGiven, [...DEM_OPTION_KEYS, 'nFeatures', 'encoding', 'maxExcludedShare']) as DistributedEMOptions;
+  const policy = oneCallPolicy(options.onInvalidClient, options.maxExcludedShare);
   const matrices = clientMatrices(clientData);
-  const { encoding, nFeatures: given, ...demOptions } = options;
-  const nFeatures = given ?? majorityDimension(matrices)!;
+  const { encoding, nFeatures: given, maxExcludedShare: _share, ...demOptions } = options;
+  const nFeatures = clientFeatures('clientData', matrices, { expected: given === undefined ? undefined : { nFeatures: given, what: 'nFeatures' }, idOf: (i) => `client-${i}` });
   const clients: DemClient[] = [];
   let server: DemServer | undefined;
   try {
     matrices.forEach((x, i) => clients.push(new DemClient(`client-${i}`, x)));
     server = new DemServer({ ...demOptions, nFeatures });
-    const run = runFederationSync(server, new InProcessTransport(clients, { encoding }), { onInvalid: options.onInvalidClient === 'throw' ? 'fail' : 'exclude' });
+    const run = runFederationSync(server, new InProcessTransport(clients, { encoding }), policy);
     const { model, ...federation } = run;
     return {
       model,

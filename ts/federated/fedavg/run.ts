@@ -11,7 +11,7 @@ import { LIMITS, readArray, optionKeys, readOptions, readRecord, requireInteger,
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import type { FederationResult } from '../runtime/run.js';
-import { makeClients, runSimulation, type Simulation } from '../simulation.js';
+import { clientFeatures, makeClients, oneCallPolicy, runSimulation, type Simulation } from '../simulation.js';
 import { FedAvgClient } from './client.js';
 import { FEDAVG_SERVER_KEYS, FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgAlgorithm, type FedAvgOutcome, type FedAvgServerOptions } from './server.js';
 
@@ -37,10 +37,12 @@ export interface FedAvgOptions extends FedAvgServerOptions {
   encoding?: Encoding | 'none';
   /** a client that fails: excluded (default) or the run fails */
   onInvalidClient?: 'exclude' | 'throw';
+  /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
+  maxExcludedShare?: number;
 }
 
 /** Every option of FedAvgOptions, for readOptions (the compiler checks it is complete). */
-const FEDAVG_KEYS = optionKeys<FedAvgOptions>()({ algorithm: true, mu: true, serverLearningRate: true, fraction: true, sampleSeed: true, seed: true, encoding: true, onInvalidClient: true, network: true, initialParameters: true, rounds: true, epochs: true, batchSize: true, optimizer: true, weighting: true, aggregation: true, trim: true, evaluate: true });
+const FEDAVG_KEYS = optionKeys<FedAvgOptions>()({ algorithm: true, mu: true, serverLearningRate: true, fraction: true, sampleSeed: true, seed: true, encoding: true, onInvalidClient: true, maxExcludedShare: true, network: true, initialParameters: true, rounds: true, epochs: true, batchSize: true, optimizer: true, weighting: true, aggregation: true, trim: true, evaluate: true });
 
 export interface FedAvgResult extends FedAvgOutcome {
   excluded: ExcludedClient[];
@@ -58,6 +60,7 @@ export function fedAvgSimulation(data: readonly FedAvgClientData[], given: FedAv
   const options = readOptions(given, FEDAVG_KEYS) as FedAvgOptions;
   const algorithm = requireOneOf('algorithm', options.algorithm ?? 'fedavg', ['fedavg', 'fedprox', 'scaffold'] as const);
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
+  const policy = oneCallPolicy(onInvalid, options.maxExcludedShare);
   const clientData = readArray('data', data, LIMITS.clients) as FedAvgClientData[];
   if (algorithm !== 'fedprox' && options.mu !== undefined) throw new InvalidParameterError(`mu is FedProx's; algorithm is '${algorithm}'`);
   if (algorithm !== 'scaffold' && options.serverLearningRate !== undefined) throw new InvalidParameterError(`serverLearningRate is SCAFFOLD's; algorithm is '${algorithm}'`);
@@ -65,10 +68,21 @@ export function fedAvgSimulation(data: readonly FedAvgClientData[], given: FedAv
   const own = readRecord(options, [...FEDAVG_SERVER_KEYS, ...(algorithm === 'fedprox' ? (['mu'] as const) : algorithm === 'scaffold' ? (['serverLearningRate'] as const) : [])], 'options');
   const server = algorithm === 'fedprox' ? new FedProxServer(own as FedAvgOptions & { mu: number }) : algorithm === 'scaffold' ? new ScaffoldServer(own as FedAvgOptions) : new FedAvgServer(own as FedAvgOptions);
   const seed = options.seed === undefined ? undefined : requireInteger('seed', options.seed, 0, LIMITS.count);
+  // each client's record read once; one that cannot be read fails as its client (below)
+  const records = clientData.map((c, i) => {
+    try {
+      return readRecord(c, ['X', 'labels'], `data[${i}]`);
+    } catch (e) {
+      return { error: e };
+    }
+  });
+  // the network's input layer is every client's number of columns
+  clientFeatures('data', records.map((r) => ('error' in r ? undefined : r.X) as MatrixLike), { expected: { nFeatures: server.network.sizes[0]!, what: "the network's input width (network.sizes[0])" } });
   const { clients, unborn } = makeClients(
     clientData.length,
     (i, id) => {
-      const c = readRecord(clientData[i]!, ['X', 'labels'], `data[${i}]`);
+      const c = records[i]!;
+      if ('error' in c) throw c.error;
       return new FedAvgClient(id, c.X as MatrixLike, { labels: c.labels, seed: seed === undefined ? undefined : seed + i });
     },
     onInvalid === 'throw',
@@ -77,10 +91,10 @@ export function fedAvgSimulation(data: readonly FedAvgClientData[], given: FedAv
     server,
     clients,
     encoding: options.encoding,
-    run: { onInvalid: onInvalid === 'throw' ? 'fail' : 'exclude', fraction: options.fraction, sampleSeed: options.sampleSeed },
+    run: { ...policy, fraction: options.fraction, sampleSeed: options.sampleSeed, excludedBefore: unborn },
     finish: (run) => {
       const { model, ...federation } = run;
-      return { ...model, excluded: [...unborn, ...run.excluded], federation };
+      return { ...model, excluded: run.excluded, federation };
     },
   };
 }

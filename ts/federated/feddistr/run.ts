@@ -21,9 +21,9 @@ import { LIMITS, readArray, optionKeys, readOptions, readRecord, requireInteger,
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import type { FederationResult } from '../runtime/run.js';
-import { majorityDimension, makeClients, runSimulation, type Simulation } from '../simulation.js';
+import { clientFeatures, makeClients, oneCallPolicy, runSimulation, type Simulation } from '../simulation.js';
 import { FedDistrClient, type FedDistrPrivacy } from './client.js';
-import { FedDistrServer, type FedDistrOutcome, type FedDistrServerOptions } from './server.js';
+import { FedDistrServer, readEncoder, type FedDistrOutcome, type FedDistrServerOptions } from './server.js';
 
 /** One client's rows, the task label of each, and (evaluation only) each row's true subclass. */
 export interface FedDistrClientData {
@@ -41,10 +41,12 @@ export interface FedDistrOptions extends FedDistrServerOptions {
   encoding?: Encoding | 'none';
   /** a client that fails: excluded (default) or the run fails */
   onInvalidClient?: 'exclude' | 'throw';
+  /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
+  maxExcludedShare?: number;
 }
 
 /** Every option of FedDistrOptions, for readOptions (the compiler checks it is complete). */
-const FEDDISTR_KEYS = optionKeys<FedDistrOptions>()({ privacy: true, noiseSeed: true, encoding: true, onInvalidClient: true, encoder: true, dimension: true, covariance: true, clustering: true, criterion: true, kMin: true, kMax: true, cost: true, threshold: true, merge: true, seed: true });
+const FEDDISTR_KEYS = optionKeys<FedDistrOptions>()({ privacy: true, noiseSeed: true, encoding: true, onInvalidClient: true, maxExcludedShare: true, encoder: true, dimension: true, covariance: true, clustering: true, criterion: true, kMin: true, kMax: true, cost: true, threshold: true, merge: true, seed: true });
 
 export interface FedDistrEvaluation {
   /** distinct true subclasses among the rows of the clients used */
@@ -77,23 +79,29 @@ export function fedDistrSimulation(data: readonly FedDistrClientData[], given: F
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { encoder, cost, threshold, kMax }');
   const options = readOptions(given, FEDDISTR_KEYS) as FedDistrOptions;
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
+  const policy = oneCallPolicy(onInvalid, options.maxExcludedShare);
   const clientData = (readArray('data', data, LIMITS.clients) as FedDistrClientData[]).map((c, i) => readRecord(c, ['X', 'labels', 'subclasses'], `data[${i}]`) as FedDistrClientData);
-  const { privacy, noiseSeed, encoding, onInvalidClient: _o, ...serverOptions } = options;
+  const { privacy, noiseSeed, encoding, onInvalidClient: _o, maxExcludedShare: _m, ...serverOptions } = options;
   // the clients' privacy checked once here: a misspelt key is the caller's error, not every client failing to be made
   if (privacy !== undefined) readGaussianNoise(privacy, 'options.privacy');
   if (noiseSeed !== undefined) requireInteger('noiseSeed', noiseSeed, 0, 2 ** 31);
   const identity = (serverOptions.encoder ?? 'identity') === 'identity';
-  if (identity && serverOptions.dimension === undefined) serverOptions.dimension = majorityDimension(clientData.map((c) => c.X));
+  // every client's rows need the encoder's input width: the identity's `dimension` (default: the clients' own), a PCA's or an Autoencoder's features
+  const encoder = identity ? undefined : readEncoder(serverOptions.encoder, serverOptions.dimension);
+  const width = encoder ? (encoder.kind === 'pca' ? encoder.mean!.length : encoder.network!.sizes[0]!) : serverOptions.dimension;
+  const expected = width === undefined ? undefined : { nFeatures: width, what: identity ? 'dimension' : "the encoder's input width" };
+  const nFeatures = clientFeatures('data', clientData.map((c) => c.X), { expected });
+  if (identity) serverOptions.dimension = nFeatures;
   const server = new FedDistrServer(serverOptions);
   const { clients, unborn } = makeClients(clientData.length, (i, id) => new FedDistrClient(id, clientData[i]!.X, { labels: clientData[i]!.labels, privacy, seed: noiseSeed === undefined ? undefined : noiseSeed + i }), onInvalid === 'throw');
   return {
     server,
     clients,
     encoding,
-    run: { onInvalid: onInvalid === 'throw' ? 'fail' : 'exclude' },
+    run: { ...policy, excludedBefore: unborn },
     finish: (run) => {
       const { model, ...federation } = run;
-      const out: FedDistrResult = { ...model, excluded: [...unborn, ...run.excluded], federation };
+      const out: FedDistrResult = { ...model, excluded: run.excluded, federation };
       if (clientData.length > 0 && clientData.every((c) => c.subclasses !== undefined)) {
         const used = clients.filter((c) => model.membership.has(c.id));
         out.evaluation = evaluate(

@@ -8,7 +8,7 @@ import { LIMITS, guardRead, isArray, optionKeys, readArray, readOptions } from '
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
-import { majorityDimension, makeClients } from '../simulation.js';
+import { clientFeatures, makeClients, oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { FEDGEM_CLIENT_KEYS, FedGEMClient, type FedGEMClientOptions } from './client.js';
 import { FEDGEM_SERVER_KEYS, FedGEMServer, type FedGEMOutcome, type FedGEMServerOptions, type RoundSummary, type VarianceEstimate } from './server.js';
@@ -31,16 +31,18 @@ export interface FedGEMOptions {
   phiTolerance?: number;
   /** per client: the rows that score the candidates when phi is tuned (default: its training rows) */
   validation?: MatrixLike[];
-  /** the server's own settings (nFeatures defaults to the column count most clients have) */
+  /** the server's own settings (nFeatures defaults to the clients' column count; a client with another is an InvalidDataError before the run) */
   server?: Omit<FedGEMServerOptions, 'nFeatures' | 'rounds' | 'phi' | 'phiTolerance' | 'tol'> & { nFeatures?: number };
   /** stop the rounds early once every radius is below this (a number > 0; default: run them all) */
   tol?: number;
   /** the wire form of the in-process messages (default 'binary') */
   encoding?: Encoding | 'none';
+  /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
+  maxExcludedShare?: number;
 }
 
 /** Every option of FedGEMOptions, for readOptions (the compiler checks it is complete). */
-const FEDGEM_KEYS = optionKeys<FedGEMOptions>()({ client: true, rounds: true, phi: true, phiTolerance: true, validation: true, server: true, tol: true, encoding: true });
+const FEDGEM_KEYS = optionKeys<FedGEMOptions>()({ client: true, rounds: true, phi: true, phiTolerance: true, validation: true, server: true, tol: true, encoding: true, maxExcludedShare: true });
 
 export interface FedGEMResult {
   estimatedK: number;
@@ -77,13 +79,16 @@ export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
   if (options.validation !== undefined) options.validation = readArray('options.validation', options.validation) as FedGEMOptions['validation'];
   const clientData = readArray('clientData', data, LIMITS.clients) as MatrixLike[];
   const throwOnBad = options.server?.onInvalidClient === 'throw';
+  const policy = oneCallPolicy(options.server?.onInvalidClient, options.maxExcludedShare);
+  const nGiven = options.server?.nFeatures;
+  const nFeatures = clientFeatures('clientData', clientData, { expected: nGiven === undefined ? undefined : { nFeatures: nGiven, what: 'server.nFeatures' } });
   // the estimate round only when some client lacks a variance: with every variance given the run is the paper's
   const listed = Array.isArray(options.client) ? options.client : [options.client];
   const allGiven = guardRead('options.client', () => listed.every((o) => o !== null && typeof o === 'object' && o.variance !== undefined));
   const server = new FedGEMServer({
     variance: allGiven ? 'clients' : 'estimate',
     ...options.server,
-    nFeatures: options.server?.nFeatures ?? majorityDimension(clientData)!,
+    nFeatures,
     rounds: options.rounds,
     phi: options.phi,
     phiTolerance: options.phiTolerance,
@@ -101,7 +106,7 @@ export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
   );
   let finished: FedGEMClient[] = [];
   try {
-    const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding }), { onInvalid: throwOnBad ? 'fail' : 'exclude' });
+    const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding }), { ...policy, excludedBefore: unborn });
     const { model: outcome, ...federation } = run;
     const out = new Set(run.excluded.map((e) => e.client));
     finished = clients.filter((c) => outcome.memberships.has(c.id) && !out.has(c.id));
@@ -115,7 +120,7 @@ export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
       memberships: outcome.memberships,
       history: server.history,
       traffic: { ...run.traffic },
-      excluded: [...unborn, ...run.excluded],
+      excluded: run.excluded,
       serverSeconds: run.history.reduce((t, r) => t + r.ms.configure + r.ms.accept + r.ms.aggregate, 0) / 1000,
       federation,
     };

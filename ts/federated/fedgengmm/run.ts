@@ -9,7 +9,7 @@ import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type RoundRecord, type Traffic } from '../runtime/run.js';
-import { majorityDimension } from '../simulation.js';
+import { clientFeatures, oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { FEDGENGMM_CLIENT_KEYS, FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
 import { FEDGENGMM_SERVER_KEYS, FedGenGMMServer, type FedGenGMMServerOptions } from './server.js';
@@ -17,16 +17,18 @@ import { FEDGENGMM_SERVER_KEYS, FedGenGMMServer, type FedGenGMMServerOptions } f
 export interface FedGenGMMOptions {
   /** every client's options, or one per client (clients may differ) */
   client?: FedGenGMMClientOptions | FedGenGMMClientOptions[];
-  /** the global fit (nFeatures defaults to the column count most clients have) */
+  /** the global fit (nFeatures defaults to the clients' column count; a client with another is an InvalidDataError before the run) */
   server: Omit<FedGenGMMServerOptions, 'nFeatures'> & { nFeatures?: number };
   /** keep the clients' local models (for the local-models baseline); default false */
   keepLocalModels?: boolean;
   /** the wire form of the in-process messages (default 'binary') */
   encoding?: Encoding | 'none';
+  /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
+  maxExcludedShare?: number;
 }
 
 /** Every option of FedGenGMMOptions, for readOptions (the compiler checks it is complete). */
-const FEDGENGMM_KEYS = optionKeys<FedGenGMMOptions>()({ client: true, server: true, keepLocalModels: true, encoding: true });
+const FEDGENGMM_KEYS = optionKeys<FedGenGMMOptions>()({ client: true, server: true, keepLocalModels: true, encoding: true, maxExcludedShare: true });
 
 export interface FedGenGMMResult {
   model: GaussianMixture;
@@ -60,17 +62,18 @@ export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGM
   // named where the caller wrote them (each client checks its options again)
   if (Array.isArray(options.client)) options.client.forEach((c, i) => readOptions(c, FEDGENGMM_CLIENT_KEYS, `options.client[${i}]`));
   else if (options.client !== undefined) readOptions(options.client, FEDGENGMM_CLIENT_KEYS, 'options.client');
+  const policy = oneCallPolicy(options.server.onInvalidClient, options.maxExcludedShare);
   const clientData = readArray('clientData', data, LIMITS.clients) as MatrixLike[];
-  const server = new FedGenGMMServer({ ...options.server, nFeatures: options.server.nFeatures ?? majorityDimension(clientData)! });
+  const nGiven = options.server.nFeatures;
+  const nFeatures = clientFeatures('clientData', clientData, { expected: nGiven === undefined ? undefined : { nFeatures: nGiven, what: 'server.nFeatures' } });
+  const server = new FedGenGMMServer({ ...options.server, nFeatures });
   const clients: FedGenGMMClient[] = [];
   try {
     clientData.forEach((data, c) => {
       const opts = Array.isArray(options.client) ? options.client[c] ?? {} : options.client ?? {};
       clients.push(new FedGenGMMClient(String(c), data, opts));
     });
-    const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding }), {
-      onInvalid: options.server.onInvalidClient === 'throw' ? 'fail' : 'exclude',
-    });
+    const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding }), policy);
     const { model: agg, ...federation } = run;
     const used = new Set(agg.clients);
     const localModels: FedGenGMMResult['localModels'] = [];

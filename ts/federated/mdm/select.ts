@@ -17,6 +17,7 @@ import type { Message } from '../messages/envelope.js';
 import type { ExcludedClient, RoundContext, ServerRole } from '../runtime/roles.js';
 import { runFederationSync, type Traffic } from '../runtime/run.js';
 import { InProcessTransport } from '../transport/in-process.js';
+import { oneCallPolicy } from '../simulation.js';
 import { MdmAggregator, MIN_EXACT_CLIENTS } from './aggregator.js';
 import { AGGREGATE, EVALUATE, MDM_PROTOCOL, paramsOf, readAggregate, type MdmParams } from './messages.js';
 import { fitMdm, histogramClients, type MdmFitOptions, type MdmFitResult } from './run.js';
@@ -90,7 +91,7 @@ export interface SelectMdmOptions extends Omit<MdmFitOptions, 'nComponents' | 'i
 
 /** Every option of SelectMdmOptions, for readOptions (the compiler checks it is complete). */
 const SELECT_MDM_KEYS = optionKeys<SelectMdmOptions>()({
-  maxCount: true, sizes: true, categories: true, encoding: true, groups: true, rounds: true, cohort: true, initCohort: true, privacy: true, seed: true, noiseSeed: true, onInvalidClient: true,
+  maxCount: true, sizes: true, categories: true, encoding: true, groups: true, rounds: true, cohort: true, initCohort: true, privacy: true, seed: true, noiseSeed: true, onInvalidClient: true, maxExcludedShare: true,
   kValues: true, kRange: true, validationCohort: true, validation: true, tolerance: true, onCandidate: true, exactValidation: true,
 });
 
@@ -155,6 +156,8 @@ export function selectMdm(histograms: MatrixLike, selectOptions: SelectMdmOption
   if (selectOptions === null || typeof selectOptions !== 'object') throw new InvalidParameterError('options must be an object');
   const options = readOptions(selectOptions, SELECT_MDM_KEYS) as SelectMdmOptions;
   const ks = candidates(options);
+  // the validation round's policy is the fits' (checked before anything runs)
+  const policy = oneCallPolicy(options.onInvalidClient, options.maxExcludedShare);
   if (options.exactValidation !== undefined && typeof options.exactValidation !== 'boolean') throw new InvalidParameterError('exactValidation must be true or false');
   if (options.privacy !== undefined && options.exactValidation !== true) {
     throw new InvalidParameterError(
@@ -166,6 +169,7 @@ export function selectMdm(histograms: MatrixLike, selectOptions: SelectMdmOption
   const given = options.validation === undefined ? undefined : Matrix.from(options.validation);
   if (given && options.validationCohort !== undefined) throw new InvalidParameterError('give validation or validationCohort, not both');
   const h0 = Matrix.from(histograms);
+  if (h0.nRows === 0) throw new InvalidDataError('no histograms: give one row of counts per client');
   if (given && given.nCols !== h0.nCols) throw new InvalidDataError(`the validation histograms have ${given.nCols} categories but the clients' have ${h0.nCols}`);
   // the validation clients (given) come after the fitting ones
   const h = given ? Matrix.vstack([h0, given]) : h0;
@@ -215,7 +219,7 @@ export function selectMdm(histograms: MatrixLike, selectOptions: SelectMdmOption
       { k: 1, c: h.nCols, nMax: maxCount },
     );
     // a round in which no client counts is still a round: its scores say so below
-    const run = runFederationSync(evaluation, new InProcessTransport(validation, { encoding: options.encoding }), { minReplies: 0 });
+    const run = runFederationSync(evaluation, new InProcessTransport(validation, { encoding: options.encoding }), { ...policy, minReplies: 0 });
     addTraffic(traffic, run.traffic);
     const scored = run.model.counted;
     if (scored === 0) {

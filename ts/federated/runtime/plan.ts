@@ -11,7 +11,7 @@ import { InProcessTransport } from '../transport/in-process.js';
 import type { Encoding } from '../messages/codec.js';
 import type { FederationPolicy } from './policy.js';
 import type { ClientRole, ServerRole } from './roles.js';
-import { runFederationSync, type FederationResult } from './run.js';
+import { runFederationSync, type FederationResult, type RunOptions } from './run.js';
 
 export interface FederationJob {
   /** what the federation is for (e.g. 'association', 'fedavg', 'fedgengmm'): runners may name topics after it */
@@ -19,10 +19,18 @@ export interface FederationJob {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   server: ServerRole<any, any>;
   clients: ClientRole[];
-  /** how failures are handled (default { onInvalid: 'fail' }) */
-  policy?: FederationPolicy;
+  /** how failures are handled (default { onInvalid: 'fail' }), and the clients excluded before the run */
+  policy?: JobPolicy;
   /** the wire form of the messages in process (default 'binary') */
   encoding?: Encoding | 'none';
+}
+
+/** A job's policy, and the clients its plan left out before the run (RunOptions.excludedBefore). */
+export type JobPolicy = FederationPolicy & Pick<RunOptions, 'excludedBefore'>;
+
+/** The options a job runs with: its policy, by default failing on any invalid client (a plan's federations are its own steps). */
+export function jobPolicy(job: FederationJob): JobPolicy {
+  return job.policy ?? { onInvalid: 'fail' };
 }
 
 /** A computation that needs federations run: it yields each job and is sent back its run's result. */
@@ -35,7 +43,7 @@ export function runPlanSync<T>(plan: FederationPlan<T>): T {
     const job = step.value;
     let run: FederationResult;
     try {
-      run = runFederationSync(job.server, new InProcessTransport(job.clients, { encoding: job.encoding ?? 'binary' }), job.policy ?? { onInvalid: 'fail' });
+      run = runFederationSync(job.server, new InProcessTransport(job.clients, { encoding: job.encoding ?? 'binary' }), jobPolicy(job));
     } catch (e) {
       // the plan's finally blocks dispose the job's roles; the error goes on
       plan.throw(e);

@@ -8,6 +8,9 @@ import { readOptions, requireInteger, requireOneOf, requireSeconds } from '../..
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../messages/codec.js';
 import { LIMITS } from '../../validate.js';
 
+/** The share of a run's clients the policy may exclude before the run fails (FederationPolicy.maxExcludedShare). */
+export const DEFAULT_MAX_EXCLUDED_SHARE = 0.5;
+
 export interface FederationPolicy {
   /**
    * A client whose reply fails a check, or that refuses a request: 'exclude'
@@ -37,6 +40,20 @@ export interface FederationPolicy {
   joinTimeout?: number;
   /** the largest message accepted, in bytes, checked before decoding (default 64 MiB) */
   maxMessageBytes?: number;
+  /**
+   * the largest share of the run's clients the policy may exclude, in [0, 1]
+   * (default 0.5): once more are excluded the run fails with a
+   * FederationError naming every exclusion's reason, as a Flower strategy
+   * stops below min_available_clients. The share is of every client the run
+   * has seen (available in some round) and those excluded before it started
+   * (RunOptions.excludedBefore, e.g. a simulation's clients that could not be
+   * created). A client that never joins is minClients' business, and a
+   * timeout or a dropout only costs a round: neither is an exclusion. 1 never
+   * fails on exclusions; 0 fails on the first (after the round it happened in,
+   * with every exclusion of that round, where onInvalid 'fail' throws the
+   * first client's own error at once).
+   */
+  maxExcludedShare?: number;
 }
 
 export interface ResolvedPolicy {
@@ -48,13 +65,18 @@ export interface ResolvedPolicy {
   roundTimeoutMs: number | undefined;
   joinTimeoutMs: number;
   maxMessageBytes: number;
+  maxExcludedShare: number;
 }
 
 export function resolvePolicy(given: FederationPolicy = {}): ResolvedPolicy {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`the federation policy must be an object, got ${formatValue(given)}`);
-  const p = readOptions(given, ['onInvalid', 'minClients', 'minReplies', 'fraction', 'sampleSeed', 'roundTimeout', 'joinTimeout', 'maxMessageBytes']);
+  const p = readOptions(given, ['onInvalid', 'minClients', 'minReplies', 'fraction', 'sampleSeed', 'roundTimeout', 'joinTimeout', 'maxMessageBytes', 'maxExcludedShare']);
   const fraction = p.fraction ?? 1;
   if (typeof fraction !== 'number' || !(fraction > 0 && fraction <= 1)) throw new InvalidParameterError(`fraction must be in (0, 1], got ${formatValue(fraction)}`);
+  const maxExcludedShare = p.maxExcludedShare ?? DEFAULT_MAX_EXCLUDED_SHARE;
+  if (typeof maxExcludedShare !== 'number' || !(maxExcludedShare >= 0 && maxExcludedShare <= 1)) {
+    throw new InvalidParameterError(`maxExcludedShare must be in [0, 1], got ${formatValue(maxExcludedShare)}`);
+  }
   return {
     onInvalid: requireOneOf('onInvalid', p.onInvalid ?? 'exclude', ['exclude', 'fail'] as const),
     minClients: requireInteger('minClients', p.minClients ?? 1, 1, LIMITS.count),
@@ -65,5 +87,6 @@ export function resolvePolicy(given: FederationPolicy = {}): ResolvedPolicy {
     roundTimeoutMs: p.roundTimeout === undefined ? undefined : requireSeconds('roundTimeout', p.roundTimeout) * 1000,
     joinTimeoutMs: requireSeconds('joinTimeout', p.joinTimeout ?? 60) * 1000,
     maxMessageBytes: requireInteger('maxMessageBytes', p.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 1024),
+    maxExcludedShare,
   };
 }

@@ -128,9 +128,15 @@ export interface Failure {
 /** A client the run took out, and why. */
 export interface ExcludedClient {
   client: string;
-  /** the communication round of the failure */
+  /** the communication round of the failure (0: before the run, e.g. a client that could not be created) */
   round: number;
+  /** why, starting with the client's id */
   reason: string;
+}
+
+/** An exclusion as one line: its round ("before round 1" for round 0) and its reason, which names the client. */
+export function describeExclusion(e: ExcludedClient): string {
+  return `${e.round === 0 ? 'before round 1' : `round ${e.round}`}: ${e.reason}`;
 }
 
 /**

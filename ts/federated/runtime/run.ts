@@ -14,7 +14,7 @@
  * (the one-call functions such as distributedEM stay synchronous).
  */
 import { ContributionError, FederationError, FedmixError, formatValue, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
-import { guardRead, isArray, optionKeys, readOptions } from '../../validate.js';
+import { LIMITS, guardRead, isArray, optionKeys, readArray, readOptions, readRecord, requireInteger } from '../../validate.js';
 import { Rng } from '../../random.js';
 import { decodeMessage } from '../messages/codec.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
@@ -74,7 +74,7 @@ export interface FederationResult<R = unknown> {
   traffic: Traffic;
   /** by client id */
   clientTraffic: Map<string, ClientTraffic>;
-  /** clients the policy took out, with the round and the reason */
+  /** clients the policy took out, with the round and the reason (those given as excludedBefore first, round 0) */
   excluded: ExcludedClient[];
   /** every failure, excluded or not (timeouts and dropouts only cost a round) */
   failures: Failure[];
@@ -86,10 +86,16 @@ export interface FederationResult<R = unknown> {
 export interface RunOptions extends FederationPolicy {
   /** called after every round */
   onRound?: (record: RoundRecord) => void;
+  /**
+   * clients left out before the first round, with their reasons (a
+   * simulation's clients whose creation failed, round 0): never asked, listed
+   * first in the result's `excluded` and counted by maxExcludedShare
+   */
+  excludedBefore?: readonly ExcludedClient[];
 }
 
 /** Every option of RunOptions, for readOptions (the compiler checks it is complete). */
-export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true });
+export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, excludedBefore: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true });
 
 type Effect = { op: 'available'; min: number; timeoutMs: number; excluded: ReadonlySet<string> } | { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions };
 
@@ -124,8 +130,10 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
   let userReplies = 0;
   let grouped = false;
   const clientTraffic = new Map<string, ClientTraffic>();
-  const excluded: ExcludedClient[] = [];
-  const out = new Set<string>();
+  const excluded: ExcludedClient[] = (options.excludedBefore ?? []).map((e) => ({ ...e, reason: named(e.client, e.reason) }));
+  const out = new Set(excluded.map((e) => e.client));
+  /** clients excluded before the run: counted with the clients it sees */
+  const before = new Set(out);
   const failures: Failure[] = [];
   const history: RoundRecord[] = [];
   /** rounds each client missed (a late reply for one of them is stale, not a fault) */
@@ -134,6 +142,15 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
   const sampler = policy.fraction < 1 ? new Rng(policy.sampleSeed) : undefined;
   const detailed = server.detailedReasons !== false;
   let round = 0;
+  /** Fails the run once more than maxExcludedShare of its clients are excluded, naming the reasons. */
+  const checkExcludedShare = (when: string): void => {
+    let total = known.size;
+    for (const id of before) if (!known.has(id)) total += 1;
+    if (excluded.length === 0 || excluded.length <= policy.maxExcludedShare * total) return;
+    throw new FederationError(
+      `${when}: ${excluded.length} of the run's ${total} clients are excluded, more than maxExcludedShare (${policy.maxExcludedShare}) allows: ${reasons(excluded.map((e) => e.reason), 10)}`,
+    );
+  };
   const count = (id: string): ClientTraffic => {
     let t = clientTraffic.get(id);
     if (!t) clientTraffic.set(id, (t = { bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 }));
@@ -161,6 +178,7 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       if (first && users(present) < policy.minClients) {
         throw new FederationError(`round 1: ${whoCount(users(present), present.length)} available, fewer than the ${policy.minClients} required (minClients)`);
       }
+      if (first) checkExcludedShare('before round 1');
       let clients = present;
       if (sampler && present.length > 1) {
         const k = Math.min(present.length, Math.max(policy.minReplies, Math.ceil(policy.fraction * present.length)));
@@ -332,10 +350,16 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       if (record.users < policy.minReplies) {
         for (const value of accepted.values()) server.discard?.(value);
         // the first few reasons (often the same one many times); the rest are in the round's record
-        const why = roundFailures.slice(0, 5).map((f) => f.reason).join('; ') + (roundFailures.length > 5 ? `; and ${roundFailures.length - 5} more` : '');
+        const why = reasons(roundFailures.map((f) => f.reason), 5);
         throw new FederationError(
           `round ${round}: ${usable(record.users, accepted.size)} of ${requests.size}, fewer than the ${policy.minReplies} required${why ? ` (${why})` : ''}`,
         );
+      }
+      try {
+        checkExcludedShare(`round ${round}`);
+      } catch (e) {
+        for (const value of accepted.values()) server.discard?.(value);
+        throw e;
       }
       t0 = performance.now();
       record.metrics = aggregateRound(server, ctx, accepted, roundFailures, (e) => {
@@ -350,6 +374,7 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
         if (record.users < policy.minReplies) {
           throw new FederationError(`round ${round}: ${usable(record.users, accepted.size)} of ${requests.size} once ${e.client}'s contribution was taken out, fewer than the ${policy.minReplies} required`);
         }
+        checkExcludedShare(`round ${round}`);
       });
       ms.aggregate = performance.now() - t0;
       userReplies += record.users;
@@ -362,6 +387,11 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
   } finally {
     sampler?.dispose();
   }
+}
+
+/** The first `n` reasons, joined, and how many more there are. */
+function reasons(all: readonly string[], n: number): string {
+  return all.slice(0, n).join('; ') + (all.length > n ? `; and ${all.length - n} more` : '');
 }
 
 /** "n usable replies", or "n users in m usable replies" where replies stood for several users. */
@@ -384,6 +414,13 @@ function declaredBy(transport: Transport): (id: string) => number {
 function readRunOptions(given: RunOptions | undefined): RunOptions {
   const options = readOptions(given, RUN_KEYS) as RunOptions;
   if (options.onRound !== undefined && typeof options.onRound !== 'function') throw new InvalidParameterError(`onRound must be a function, got ${formatValue(options.onRound)}`);
+  if (options.excludedBefore !== undefined) {
+    options.excludedBefore = readArray('excludedBefore', options.excludedBefore, LIMITS.clients).map((given, i) => {
+      const e = readRecord(given as ExcludedClient, ['client', 'round', 'reason'], `excludedBefore[${i}]`);
+      if (typeof e.client !== 'string' || typeof e.reason !== 'string') throw new InvalidParameterError(`excludedBefore[${i}] must be { client, round, reason } with a string client id and reason`);
+      return { client: e.client, round: requireInteger(`excludedBefore[${i}].round`, e.round, 0), reason: e.reason };
+    });
+  }
   return options;
 }
 
@@ -427,7 +464,7 @@ function isTransport(x: unknown): x is Transport {
 export async function runFederation<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | Transport, given: RunOptions = {}): Promise<FederationResult<R>> {
   checkServerRole(server);
   const options = readRunOptions(given);
-  const { onRound: _onRound, ...policyOptions } = options; // the policy's options are the run's but onRound
+  const { onRound: _onRound, excludedBefore: _before, ...policyOptions } = options; // the policy's options are the run's but these
   const policy = resolvePolicy(policyOptions);
   const transport: Transport = isTransport(clients) ? clients : new InProcessTransport(clients);
   const loop = federation(server, policy, options, declaredBy(transport));
@@ -460,7 +497,7 @@ export async function runFederation<A, R>(server: ServerRole<A, R>, clients: rea
 export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | SyncTransport, given: RunOptions = {}): FederationResult<R> {
   checkServerRole(server);
   const options = readRunOptions(given);
-  const { onRound: _onRound, ...policyOptions } = options; // the policy's options are the run's but onRound
+  const { onRound: _onRound, excludedBefore: _before, ...policyOptions } = options; // the policy's options are the run's but these
   const policy = resolvePolicy(policyOptions);
   const transport = isArray('clients', clients) ? new InProcessTransport(clients as readonly ClientRole[]) : (clients as SyncTransport);
   if (!isTransport(transport) || !guardRead('the transport', () => typeof transport.exchangeSync === 'function')) throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
