@@ -11,8 +11,8 @@
 //   --timeout S                             give up on the child after S seconds (default 600)
 //
 // Needs the sources' dependencies (npm install): the reading path is bundled from ts/ with esbuild.
-import { spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,19 +35,65 @@ try {
   const entry = join(dir, 'read.mjs');
   await bundle(entry);
   const bytes = statSync(csv).size;
-  const r = spawnSync(process.execPath, [entry, csv], { encoding: 'utf8', timeout: timeout * 1000, maxBuffer: 1 << 20 });
   const what = wide ? `${wide} columns x 4 rows` : `${(bytes / 2 ** 20).toFixed(0)} MB`;
-  if (r.error || r.status !== 0) {
-    console.log(`csv read, ${what}: did not finish${r.error ? ` within ${timeout} s` : ` (status ${r.status}): ${r.stderr.split('\n').slice(0, 3).join(' ')}`}`);
+  const r = await run(entry, csv);
+  const peak = (mb) => `peak RSS ${mb.toFixed(0)} MB (${(mb / (bytes / 2 ** 20)).toFixed(2)}x the file)`;
+  if (r.status !== 0 || !r.out) {
+    const why = r.timedOut ? `within ${timeout} s` : `(status ${r.status}${r.signal ? `, ${r.signal}` : ''}): ${r.err.split('\n').filter((l) => /error|heap/i.test(l)).slice(0, 2).join(' ')}`;
+    console.log(`csv read, ${what}: did not finish ${why}; ${r.hwmMB ? peak(r.hwmMB) : 'peak RSS unknown'} by then, after ${r.cpuSeconds.toFixed(0)} s of CPU`);
   } else {
-    const out = JSON.parse(r.stdout);
+    const out = r.out;
     console.log(
-      `csv read, ${what} (${out.rows} rows x ${out.features} features): ${out.seconds.toFixed(2)} s (CPU ${out.cpuSeconds.toFixed(2)} s), peak RSS ${out.maxRssMB.toFixed(0)} MB ` +
-        `(${(out.maxRssMB / (bytes / 2 ** 20)).toFixed(2)}x the file; an idle child peaks at ${out.idleRssMB.toFixed(0)} MB)`,
+      `csv read, ${what} (${out.rows} rows x ${out.features} features): ${out.seconds.toFixed(2)} s (CPU ${out.cpuSeconds.toFixed(2)} s), ${peak(out.maxRssMB)}; ` +
+        `an idle child peaks at ${out.idleRssMB.toFixed(0)} MB`,
     );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Runs the child; on Linux its peak RSS so far (VmHWM) and CPU time are read
+ * from /proc every second, so a child that runs out of time or memory still
+ * reports what it reached.
+ */
+function run(entry, csv) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [entry, csv], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let err = '';
+    let hwmMB = 0;
+    let cpuSeconds = 0;
+    let timedOut = false;
+    child.stdout.on('data', (b) => (stdout += b));
+    child.stderr.on('data', (b) => (err += b));
+    const poll = setInterval(() => {
+      try {
+        const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        if (kb) hwmMB = Number(kb[1]) / 1024;
+        // utime and stime, in clock ticks (100 a second), fields 14 and 15 of stat, after the parenthesized name
+        const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+        cpuSeconds = (Number(fields[11]) + Number(fields[12])) / 100;
+      } catch {
+        // not Linux, or the child has just ended
+      }
+    }, 1000);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeout * 1000);
+    child.on('close', (status, signal) => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      let out;
+      try {
+        out = JSON.parse(stdout);
+      } catch {
+        out = undefined;
+      }
+      resolve({ status, signal, out, err, hwmMB, cpuSeconds, timedOut });
+    });
+  });
 }
 
 /** The seeded file: decimal features printed with 5 decimals and a class column c0..c9, or a wide file. */
