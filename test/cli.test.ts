@@ -74,8 +74,7 @@ test('messages name what was given: --clusters-per-client out of range, a model 
   const letter = fileURLToPath(new URL('../../shared/datasets/letter.csv', import.meta.url));
   let r = fedmix('experiment', '--data', letter, '--label', 'label', '--components', '99999999', '--covariance', 'diag');
   expect(r.code).toBe(2);
-  // 2^27 values / (1 weight + 16 means + 16 variances) = 4067203 components
-  expect(r.err).toMatch(/a diag mixture of 99999999 components over 16 features holds 3299999967 values, more than the 134217728 \(1 GiB\) a model may; lower nComponents to at most 4067203 \(over 16 features\) or lower nFeatures\n$/);
+  expect(r.err).toMatch(/a diag mixture of 99999999 components over 16 features holds 3299999967 values, more than the 134217728 \(1 GiB\) a model may; lower nComponents to at most 65536 \(LIMITS.components\)\n$/);
   expect(r.err).not.toMatch(/diagonal/);
   // a header and no rows: said so, naming the file, by every command (not "data.labels is empty")
   const header = join(mkdtempSync(join(tmpdir(), 'fedmix-cli-')), 'header.csv');
