@@ -46,6 +46,27 @@ describe('a wide CSV', () => {
   });
 });
 
+describe('the CLI streaming reader', () => {
+  test('hands Papa Parse pieces that end at line ends (\\n, \\r\\n or \\r), long lines whole, and reads what parseCsv reads', async () => {
+    const { Readable } = await import('node:stream');
+    const { lineChunks } = await import('../ts/cli/data.js');
+    const pieces = async (chunks: string[]) => {
+      const out: string[] = [];
+      for await (const piece of Readable.from(chunks).pipe(lineChunks())) out.push(piece as string);
+      return out;
+    };
+    expect(await pieces(['a,b\n1,', '2\n3', ',4', '\n5,6'])).toEqual(['a,b\n', '1,2\n', '3,4\n', '5,6']);
+    expect(await pieces(['a,b\r', '\n1,2\r\n3', ',4'])).toEqual(['a,b\r', '\n1,2\r\n', '3,4']);
+    expect(await pieces(['x,', 'y,', 'z'])).toEqual(['x,y,z']);
+    for (const text of ['a,b\r1,2\r3,"4\r5"\r', 'a,b\r\n1,2\r\n3,"4\r\n5"', 'a,b\n1,"2\n3"\n']) {
+      const path = join(dir, 'ends.csv');
+      writeFileSync(path, text);
+      const table = await readCsvFile(path);
+      expect({ names: table.names, columns: [0, 1].map((j) => table.texts(j)), nRows: table.nRows }).toEqual(parseCsv(text));
+    }
+  });
+});
+
 describe('cells held as numbers', () => {
   test('decimal cells are numbers: as text, a class or category reads them in their shortest form; other cells keep their text', () => {
     const table = cellTableOf('x,y,label\n1.0,2,01\n 2.50 ,abc,1\n3e2,,"a, b"\n');
