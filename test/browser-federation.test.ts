@@ -13,7 +13,7 @@ import type { Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type * as Fedmix from '../dist/index.js';
-import { DemClient, DemServer, init, join, Matrix, MqttTransport, runFederation, runFederationSync, type GaussianMixture } from '../ts/index.js';
+import { DemClient, DemServer, FedAvgClient, FedAvgServer, init, join, Matrix, MqttTransport, runFederation, runFederationSync, type GaussianMixture } from '../ts/index.js';
 import { startBroker } from '../ts/federated/transport/broker.js';
 import { SERVER_USER } from '../ts/federated/serve.js';
 import { blobs } from './helpers.js';
@@ -170,6 +170,39 @@ describe('federations with a browser', () => {
     expect(model).toEqual(inNode());
     expect(problems).toEqual([]);
   });
+  test('a FedAvg classifier in Web Workers (labels cross with the rows) gives the parameters Node gets in process', async () => {
+    const network = { sizes: [2, 8, 3], activation: 'relu' as const, outputActivation: 'softmax' as const, loss: 'softmax-cross-entropy' as const, seed: 5 };
+    const fedavg = { network, rounds: 3, epochs: 2, batchSize: 16 };
+    // blobs() puts row i in blob i % 3: the class of each row
+    const labelsOf = (n: number) => Array.from({ length: n }, (_, i) => i % 3);
+    const fromPage = await page.evaluate(
+      async ({ rows, fedavg, labels }) => {
+        const f = (globalThis as unknown as PageGlobals).fedmix!;
+        const specs = rows.map((r, i) => {
+          const m = f.Matrix.fromRows(r);
+          return { algorithm: 'fedavg' as const, id: `client-${i}`, data: { data: m.data, nRows: m.nRows, nCols: m.nCols }, labels: Int32Array.from(labels[i]!), options: { seed: i } };
+        });
+        const transport = await f.WebWorkerTransport.start(specs, { workers: 2 });
+        try {
+          const r = await f.runFederation(new f.FedAvgServer(fedavg), transport);
+          return { parameters: Array.from(r.model.parameters), excluded: r.excluded.length };
+        } finally {
+          await transport.close();
+        }
+      },
+      { rows: ROWS, fedavg, labels: ROWS.map((r) => labelsOf(r.length)) },
+    );
+    const roles = ROWS.map((r, i) => new FedAvgClient(`client-${i}`, Matrix.fromRows(r), { labels: labelsOf(r.length), seed: i }));
+    try {
+      const inProcess = runFederationSync(new FedAvgServer(fedavg), roles);
+      expect(fromPage.excluded).toBe(0);
+      expect(fromPage.parameters).toEqual(Array.from(inProcess.model.parameters));
+    } finally {
+      for (const c of roles) c.dispose();
+    }
+    expect(problems).toEqual([]);
+  });
+
   test("a page that loaded only the dem module gives its Web Workers just core + dem: same model, nothing else fetched", async () => {
     const before = requested.length;
     const second = await browser!.newPage();

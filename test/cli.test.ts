@@ -62,6 +62,31 @@ test('bad options exit with status 2 and say what to change', () => {
   expect(r.err).toMatch(/unknown method "magic"/);
 });
 
+test('messages name what was given: --clusters-per-client out of range, a model too large, a CSV of column names alone', () => {
+  // fedgem's range of clusters per client, not the partition's "alpha" the user never gave
+  for (const [range, got] of [['0', '[0, 0]'], ['3..99', '[3, 99]']]) {
+    const r = fedmix('fedgem', '--blobs', '--clusters-per-client', range);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(`fedmix fedgem: clustersPerClient (how many clusters each client holds) must be a range [lo, hi] of integers with 1 <= lo <= hi <= 10, the data's clusters; got ${got}\n`);
+    expect(r.err).not.toMatch(/alpha/);
+  }
+  // a diagonal mixture too large for the cap: the advice is how many components fit, not diagonal covariances
+  const letter = fileURLToPath(new URL('../../shared/datasets/letter.csv', import.meta.url));
+  let r = fedmix('experiment', '--data', letter, '--label', 'label', '--components', '99999999', '--covariance', 'diag');
+  expect(r.code).toBe(2);
+  expect(r.err).toMatch(/a diag mixture of 99999999 components over 16 features holds 3299999967 values, more than the 134217728 \(1 GiB\) a model may; lower nComponents to at most 65536 \(LIMITS.components\)\n$/);
+  expect(r.err).not.toMatch(/diagonal/);
+  // a header and no rows: said so, naming the file, by every command (not "data.labels is empty")
+  const header = join(mkdtempSync(join(tmpdir(), 'fedmix-cli-')), 'header.csv');
+  writeFileSync(header, 'x0,x1,label\n');
+  for (const args of [['experiment', '--label', 'label', '--components', '3'], ['fedgem', '--label', 'label'], ['communities', '--label', 'label', '--detector', 'gmm'], ['mdm', 'simulate', '--label', 'label']]) {
+    r = fedmix(...args, '--data', header);
+    expect(r.code, args.join(' ')).toBe(2);
+    expect(r.err).toBe(`fedmix ${args[0] === 'mdm' ? 'mdm simulate' : args[0]}: ${header} has column names but no data rows\n`);
+    expect(r.err).not.toMatch(/is empty/);
+  }
+});
+
 test('help and version', () => {
   expect(fedmix('help').out).toMatch(/usage: fedmix <command>/);
   expect(fedmix('help', 'demo').out).toMatch(/--k-range A\.\.B/);
@@ -729,8 +754,10 @@ describe('a conventional CLI: help, exit statuses, --json -, --quiet, progress o
     const streamed = await readCsvFile(at('big.csv'), ';');
     expect(streamed.nRows).toBe(30_000);
     expect(streamed.names).toEqual(['a', 'b', 'c']);
-    expect(streamed).toEqual(parseCsv(text, { delimiter: ';' }));
-    expect(streamed.columns.flat().some((c) => c.includes('\n'))).toBe(true);
+    // the streamed table holds numbers, not text: its cells read back as text are parseCsv's (these numbers print in their shortest form)
+    const columns = streamed.names.map((_, j) => streamed.texts(j));
+    expect({ names: streamed.names, columns, nRows: streamed.nRows }).toEqual(parseCsv(text, { delimiter: ';' }));
+    expect(columns.flat().some((c) => c.includes('\n'))).toBe(true);
     // the library's parseCsv takes the same delimiters, and refuses a quote or a line end as one (a typed error)
     const { InvalidDataError, InvalidParameterError } = await import('../ts/errors.js');
     expect(parseCsv('a\tb\n1\t"2\t3"\n', { delimiter: 'tab' })).toEqual({ names: ['a', 'b'], columns: [['1'], ['2\t3']], nRows: 1 });

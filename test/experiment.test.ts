@@ -170,4 +170,11 @@ test('the FedGEM runner on abalone: rings grouped into 8 clusters, both methods 
     expect(run.varianceEstimate!.variance).toBeGreaterThan(0);
   }
   expect(() => runFedGEMExperiment({ kind: 'table', X: abalone.X, labels: abalone.labels!, name: 'abalone' }, { clients: 6, clustersPerClient: [3, 5], testShare: 1 })).toThrow(InvalidParameterError);
+  // clusters per client out of range are named as the caller named them, with the data's clusters (not quantity()'s "alpha")
+  for (const [range, shown] of [[[0, 5], '[0, 5]'], [[3, 9], '[3, 9]'], [[5, 3], '[5, 3]'], [[1.5, 3], '[1.5, 3]']] as const) {
+    const source = { kind: 'table' as const, X: abalone.X, labels: abalone.labels!, name: 'abalone' };
+    expect(() => runFedGEMExperiment(source, { clients: 6, clustersPerClient: range as unknown as [number, number] })).toThrow(
+      new InvalidParameterError(`clustersPerClient (how many clusters each client holds) must be a range [lo, hi] of integers with 1 <= lo <= hi <= 8, the data's clusters; got ${shown}`),
+    );
+  }
 });

@@ -7,6 +7,7 @@
 import { beforeAll, expect, test } from 'vitest';
 import { DemServer, distributedEM, FedGEMClient, FedGEMServer, FedGenGMMClient, FedGenGMMServer, fitMdm, init, InvalidParameterError, Matrix, MdmServer, runFederationSync, selectMdm } from '../ts/index.js';
 import { wasm } from '../ts/wasm/loader.js';
+import { requireModelSize } from '../ts/federated/limits.js';
 
 beforeAll(async () => {
   await init();
@@ -53,4 +54,31 @@ test.each<[string, () => unknown, RegExp]>([
   expect(make).toThrow(InvalidParameterError);
   expect(make).toThrow(reason);
   expect(wasm().fm_heap_in_use()).toBe(before);
+});
+
+test('a model too large is told what would fit: the most components, and diagonal covariances only where they would', () => {
+  const refusal = (k: number, d: number, t: 'full' | 'tied' | 'diag' | 'spherical') => {
+    try {
+      requireModelSize(k, d, t);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return undefined;
+  };
+  // diagonal already: the advice is the components that fit (here the cap of a GaussianMixture), never diagonal covariances
+  expect(refusal(99_999_999, 16, 'diag')).toBe('a diag mixture of 99999999 components over 16 features holds 3299999967 values, more than the 134217728 (1 GiB) a model may; lower nComponents to at most 65536 (LIMITS.components)');
+  expect(refusal(99_999_999, 16, 'spherical')).not.toMatch(/diagonal/);
+  expect(refusal(10_000, 10_000, 'diag')).toBe('a diag mixture of 10000 components over 10000 features holds 200010000 values, more than the 134217728 (1 GiB) a model may; lower nComponents to at most 6710 (over 10000 features) or lower nFeatures');
+  // full: diagonal covariances are advised where they would fit, and only there
+  expect(refusal(60_000, 100, 'full')).toBe('a full mixture of 60000 components over 100 features holds 606060000 values, more than the 134217728 (1 GiB) a model may; lower nComponents to at most 13287 (over 100 features) or lower nFeatures, or use diagonal covariances');
+  expect(refusal(99_999_999, 16, 'full')).not.toMatch(/diagonal/);
+  expect(refusal(65_536, 4_000, 'full')).not.toMatch(/diagonal/);
+  expect(refusal(10, 20_000, 'tied')).toMatch(/; lower nFeatures \(not one tied component over 20000 features fits\), or use diagonal covariances$/);
+  // the numbers advised are exact: that many fit, one more does not
+  for (const [k, d, t] of [[6710, 10_000, 'diag'], [13_287, 100, 'full'], [13_419, 10_000, 'spherical']] as const) {
+    expect(refusal(k, d, t)).toBeUndefined();
+    expect(refusal(k + 1, d, t)).toMatch(new RegExp(`at most ${k} \\(over ${d} features\\)`));
+  }
+  expect(refusal(60_000, 100, 'diag')).toBeUndefined();
+  expect(refusal(65_536, 16, 'diag')).toBeUndefined();
 });

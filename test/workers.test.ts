@@ -87,6 +87,37 @@ describe('every algorithm gives the in-process model', () => {
   });
 });
 
+/**
+ * Specs with labels (they cross to the threads with the rows): three clients of 4-D blobs, row i of
+ * blob i % `blobs`, labelled by `label(blob)`.
+ */
+function labelledSpecs(algorithm: 'fedavg' | 'feddistr', nBlobs: number, label: (blob: number) => number): ClientSpec[] {
+  return [90, 120, 60].map((n, c) => {
+    const x = blobs(n, 4, nBlobs, 20 + c);
+    return { algorithm, id: `client-${c}`, data: { data: x.data, nRows: x.nRows, nCols: x.nCols }, labels: Int32Array.from({ length: n }, (_, i) => label(i % nBlobs)), options: { seed: c } };
+  });
+}
+
+describe('clients with labels', () => {
+  test('a FedAvg classifier: the same parameters, bit for bit', async () => {
+    const network = { sizes: [4, 8, 3], activation: 'relu' as const, outputActivation: 'softmax' as const, loss: 'softmax-cross-entropy' as const, seed: 5 };
+    const [a, b] = await both(labelledSpecs('fedavg', 3, (k) => k), () => new f.FedAvgServer({ network, rounds: 3, epochs: 2, batchSize: 16 }));
+    expect(a.excluded).toEqual([]);
+    expect(a.rounds).toBe(3);
+    expect(Array.from(a.model.parameters)).toEqual(Array.from(b.model.parameters));
+    expect(a.traffic).toEqual(b.traffic);
+  });
+
+  test('FedDistr: the same consolidated base distributions and memberships', async () => {
+    // six blobs, two tasks of three subclasses each
+    const [a, b] = await both(labelledSpecs('feddistr', 6, (k) => k % 2), () => new f.FedDistrServer({ dimension: 4, kMax: 4, seed: 1 }));
+    expect(a.excluded).toEqual([]);
+    expect(a.model.estimatedBaseDistributions).toBeGreaterThan(1);
+    expect(a.model).toEqual(b.model);
+    expect(a.traffic).toEqual(b.traffic);
+  });
+});
+
 describe('failures', () => {
   test('a client that cannot be created never joins, with its reason', async () => {
     const specs = gmmSpecs('dem');

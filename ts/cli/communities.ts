@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { MinMaxScaler } from '../data/scale.js';
 import { loadFashionMnist } from '../data/datasets/fashion-mnist-node.js';
 import { InvalidDataError, InvalidParameterError } from '../errors.js';
-import { labelledFromCsv } from '../experiment/dataset.js';
+import { labelledFromCells } from '../experiment/dataset.js';
 import { formatCommunityTables } from '../experiment/anomaly-communities.js';
 import { planCommunityExperiment, type CommunityDataset, type CommunityExperimentConfig, type CommunityExperimentReport } from '../experiment/communities-sweep.js';
 import { jobPolicy, runPlan, runPlanSync, type FederationJob } from '../federated/runtime/plan.js';
@@ -81,7 +81,7 @@ async function loadData(o: Options): Promise<{ data: CommunityDataset; source: R
     return { data: { train: { X: train.X, labels: train.labels }, test: { X: test.X, labels: test.labels } }, source: { dataset: 'fashion-mnist' }, numericLabels: true };
   }
   if (typeof o.label !== 'string') throw new InvalidParameterError('--label COLUMN is required with a CSV file (the class of each row)');
-  const table = labelledFromCsv(await readDataFile(o.data, o), { label: o.label });
+  const table = labelledFromCells(await readDataFile(o.data, o), { label: o.label });
   const share = o['test-share'] as number;
   if (!(share > 0 && share < 1)) throw new InvalidParameterError(`--test-share must be in (0, 1), got ${share}`);
   const n = table.X.nRows;

@@ -2,7 +2,7 @@
  * `fedmix experiment`: the FedGenGMM paper's experiment on a CSV file, every
  * method side by side; a table on stdout, the same numbers as JSON with --json.
  */
-import { labelledFromCsv } from '../experiment/dataset.js';
+import { labelledFromCells } from '../experiment/dataset.js';
 import { DEFAULT_METHODS, METHODS, runExperiment, type ExperimentConfig, type ExperimentReport, type Method } from '../experiment/fedgengmm.js';
 import { InvalidParameterError } from '../errors.js';
 import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
@@ -99,7 +99,7 @@ export function experimentExclusions(r: ExperimentReport): string[] {
 
 export async function runExperimentCommand(o: Options): Promise<CommandResult> {
   if (typeof o.data !== 'string') throw new InvalidParameterError('--data FILE is required');
-  const data = labelledFromCsv(await readDataFile(o.data, o), { label: o.label as string | undefined, anomalyLabel: o['anomaly-label'] as string | undefined });
+  const data = labelledFromCells(await readDataFile(o.data, o), { label: o.label as string | undefined, anomalyLabel: o['anomaly-label'] as string | undefined });
   const config = experimentConfig(o);
   const report = runExperiment(data, { ...config, onProgress: progressBar('experiment') });
   const source = { file: o.data, label: o.label, anomalyLabel: o['anomaly-label'] };

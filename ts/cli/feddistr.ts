@@ -21,7 +21,7 @@ import {
   parseTaskGroups,
   runFedDistrExperiment,
   runFedDistrExperimentWith,
-  subclassDataFromCsv,
+  subclassDataFromCells,
   type Baseline,
   type FedDistrExperimentConfig,
   type FedDistrExperimentData,
@@ -208,7 +208,7 @@ export async function runFeddistrCommand(o: Options): Promise<CommandResult> {
   } else {
     if (typeof o.data !== 'string') throw new InvalidParameterError('--data fashion-mnist or a CSV file is required');
     if (o.superclass === undefined && o.groups === undefined) throw new InvalidParameterError('a CSV needs --superclass COLUMN or --groups "A+B,C+D"');
-    const train = subclassDataFromCsv(await readDataFile(o.data, o), { subclass: o.label as string, superclass: o.superclass as string | undefined, groups: o.groups as string | undefined });
+    const train = subclassDataFromCells(await readDataFile(o.data, o), { subclass: o.label as string, superclass: o.superclass as string | undefined, groups: o.groups as string | undefined });
     data = { train };
     source = { source: 'csv', file: o.data, subclass: o.label, superclass: o.superclass, groups: train.taskNames };
   }

@@ -12,7 +12,6 @@
  * --categories "a,b,c" (the federation's category order).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { columnIndex, csvToMatrix } from '../data/csv.js';
 import { Matrix } from '../data/matrix.js';
 import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { ALGORITHMS, makeClient, matrixData, resultJson, type AlgorithmName, type ClientSpec } from '../federated/algorithms.js';
@@ -231,10 +230,10 @@ async function clientData(a: AlgorithmName, o: Options): Promise<{ data: Matrix;
   if (a === 'mdm') {
     if (o.counts !== undefined) return { data: Matrix.fromRows([list(o.counts)!.map(Number)]) };
     const table = await readDataFile(required<string>(o, 'data'), o);
-    const j = columnIndex(table, required(o, 'category'));
+    const j = table.column(required(o, 'category'));
     const cats = list(required(o, 'categories'))!;
     const counts = new Array<number>(cats.length).fill(0);
-    table.columns[j]!.forEach((v, i) => {
+    table.texts(j).forEach((v, i) => {
       const k = cats.indexOf(v.trim());
       if (k < 0) throw new InvalidDataError(`data row ${i + 1}: category "${v}" is not among --categories (${cats.join(', ')})`);
       counts[k]! += 1;
@@ -242,12 +241,12 @@ async function clientData(a: AlgorithmName, o: Options): Promise<{ data: Matrix;
     return { data: Matrix.fromRows([counts]) };
   }
   const label = typeof o.label === 'string' ? o.label : undefined;
-  const read = async (path: string) => csvToMatrix(await readDataFile(path, o), { columns: list(o.columns), exclude: [...(list(o.drop) ?? []), ...(label ? [label] : [])] }).X;
+  const read = async (path: string) => (await readDataFile(path, o)).toMatrix({ columns: list(o.columns), exclude: [...(list(o.drop) ?? []), ...(label ? [label] : [])] }).X;
   const path = required<string>(o, 'data');
   let labels: Int32Array | undefined;
   if (label) {
     const table = await readDataFile(path, o);
-    labels = Int32Array.from(table.columns[columnIndex(table, label)]!, (v, i) => {
+    labels = Int32Array.from(table.texts(table.column(label)), (v, i) => {
       const x = Number(v);
       if (!Number.isInteger(x) || x < 0) throw new InvalidDataError(`${path}, row ${i + 1}: the label "${v}" is not a class index (an integer >= 0)`);
       return x;

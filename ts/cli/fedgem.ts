@@ -5,7 +5,7 @@
  * table shows the estimated K, the clients' ARI and silhouette, and the
  * centralized GMM given the true K.
  */
-import { labelledFromCsv } from '../experiment/dataset.js';
+import { labelledFromCells } from '../experiment/dataset.js';
 import { runFedGEMExperiment, type ClusteringSource, type FedGEMExperimentConfig, type FedGEMExperimentReport } from '../experiment/fedgem.js';
 import { InvalidParameterError } from '../errors.js';
 import { PHI_GRID } from '../federated/fedgem/index.js';
@@ -120,7 +120,7 @@ export async function runFedgemCommand(o: Options): Promise<CommandResult> {
   } else {
     if (typeof o.data !== 'string') throw new InvalidParameterError('--data FILE (with --label) or --blobs is required');
     const list = (v: unknown) => (typeof v === 'string' ? v.split(',').map((c) => c.trim()).filter(Boolean) : undefined);
-    const table = labelledFromCsv(await readDataFile(o.data, o), {
+    const table = labelledFromCells(await readDataFile(o.data, o), {
       label: o.label as string,
       labelGroups: o['label-groups'] as string | undefined,
       oneHot: list(o['one-hot']),

@@ -11,9 +11,8 @@
  * of the central CSV).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { columnIndex, csvToMatrix } from '../data/csv.js';
 import type { Matrix } from '../data/matrix.js';
-import { InvalidDataError, InvalidParameterError } from '../errors.js';
+import { InvalidParameterError } from '../errors.js';
 import { fitMdm, type MdmFitResult } from '../federated/mdm/run.js';
 import { selectMdm } from '../federated/mdm/select.js';
 import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
@@ -60,9 +59,7 @@ export const mdmSimulateOptions: Record<string, OptionSpec> = {
 
 /** A histogram CSV as a matrix (rows: clients) and its category names. */
 export async function readHistogramCsv(path: string, o: Options = {}): Promise<{ histograms: Matrix; categories: string[] }> {
-  const table = await readDataFile(path, o);
-  const { X, names } = csvToMatrix(table);
-  if (X.nRows === 0) throw new InvalidDataError(`${path} has a header but no client rows`);
+  const { X, names } = (await readDataFile(path, o)).toMatrix();
   return { histograms: X, categories: names };
 }
 
@@ -160,7 +157,7 @@ export async function runMdmFitCommand(o: Options): Promise<CommandResult> {
 export async function runMdmSimulateCommand(o: Options): Promise<CommandResult> {
   if (typeof o.data !== 'string') throw new InvalidParameterError('--data FILE is required (the central dataset)');
   const table = await readDataFile(o.data, o);
-  const labels = table.columns[columnIndex(table, o.label as string)]!;
+  const labels = table.texts(table.column(o.label as string));
   const method = o.method as 'mdm' | 'fully-iid' | 'conditionally-iid';
   const truth = typeof o.histograms === 'string' ? await readHistogramCsv(o.histograms, o) : undefined;
   const seed = o.seed as number;

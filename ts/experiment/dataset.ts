@@ -2,7 +2,7 @@
  * A labelled table for experiments: numeric features, an optional class column
  * (any values, mapped to class indices) and an optional 0/1 anomaly column.
  */
-import { columnIndex, csvTableOf, csvToMatrix, type CsvTable } from '../data/csv.js';
+import { cellTableOf, type CellTable, type CsvTable } from '../data/csv.js';
 import { Matrix } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { LIMITS, readArray, readOptions } from '../validate.js';
@@ -61,20 +61,26 @@ function readCsvDataOptions(given: CsvDataOptions): CsvDataOptions {
   return o;
 }
 
-/** CSV text, or a table already read (the CLI reads CSV, Arrow and Parquet files into one). */
+/** CSV text, or a table parseCsv returned: numeric features, and the named class, anomaly and one-hot columns. */
 export function labelledFromCsv(text: string | CsvTable, given: CsvDataOptions = {}): LabelledData {
   const options = readCsvDataOptions(given);
-  const table = csvTableOf(text);
+  return labelledFromCells(cellTableOf(text), options);
+}
+
+/** labelledFromCsv on a table already read (the CLI reads CSV, Arrow and Parquet files into one). */
+export function labelledFromCells(table: CellTable, given: CsvDataOptions = {}): LabelledData {
+  const options = readCsvDataOptions(given);
   // named columns first, so a misspelt one is reported as such, not as a text feature
-  for (const name of [options.label, options.anomalyLabel, ...(options.oneHot ?? [])]) if (name !== undefined) columnIndex(table, name);
+  for (const name of [options.label, options.anomalyLabel, ...(options.oneHot ?? [])]) if (name !== undefined) table.column(name);
+  table.requireRows('the CSV');
   const oneHot = options.oneHot ?? [];
   const skip = [options.label, options.anomalyLabel, ...oneHot, ...(options.drop ?? [])].filter((c): c is string => c !== undefined);
   // text columns other than the named ones cannot be features: report them clearly
-  const numeric = csvToMatrix(table, { exclude: skip });
+  const numeric = table.toMatrix({ exclude: skip });
   const extra: Float64Array[] = [];
   const extraNames: string[] = [];
   for (const name of oneHot) {
-    const col = table.columns[columnIndex(table, name)]!;
+    const col = table.texts(table.column(name));
     for (const value of [...new Set(col)].sort()) {
       extra.push(Float64Array.from(col, (v) => (v === value ? 1 : 0)));
       extraNames.push(`${name}=${value}`);
@@ -83,7 +89,7 @@ export function labelledFromCsv(text: string | CsvTable, given: CsvDataOptions =
   const X = extra.length ? Matrix.fromColumns([...Array.from({ length: numeric.X.nCols }, (_, j) => numeric.X.column(j)), ...extra]) : numeric.X;
   const out: LabelledData = { X, featureNames: [...numeric.names, ...extraNames] };
   if (options.label !== undefined) {
-    const col = table.columns[columnIndex(table, options.label)]!;
+    const col = table.texts(table.column(options.label));
     if (options.labelGroups !== undefined) {
       const groups = parseLabelGroups(options.labelGroups);
       out.labels = Int32Array.from(col, (v, i) => {
@@ -101,7 +107,7 @@ export function labelledFromCsv(text: string | CsvTable, given: CsvDataOptions =
     }
   }
   if (options.anomalyLabel !== undefined) {
-    const col = table.columns[columnIndex(table, options.anomalyLabel)]!;
+    const col = table.texts(table.column(options.anomalyLabel));
     out.anomaly = Uint8Array.from(col, (v, i) => {
       if (v.trim() !== '0' && v.trim() !== '1') {
         throw new InvalidDataError(`anomaly column "${options.anomalyLabel}", data row ${i + 1}: "${v}" is not 0 or 1`);

@@ -21,7 +21,7 @@
  * 26 letters into 13 (LETTER_TASK_GROUPS), or any CSV with a subclass column
  * and a superclass column or a grouping (subclassDataFromCsv).
  */
-import { columnIndex, csvTableOf, csvToMatrix, type CsvTable } from '../data/csv.js';
+import { cellTableOf, type CellTable, type CsvTable } from '../data/csv.js';
 import type { FashionMnist } from '../data/datasets/fashion-mnist.js';
 import { Matrix } from '../data/matrix.js';
 import { PCA } from '../data/pca.js';
@@ -171,14 +171,25 @@ export interface SubclassCsvOptions {
 
 /** A CSV with a subclass column and a superclass column (or a grouping of the subclasses); every other column a numeric feature. */
 export function subclassDataFromCsv(text: string | CsvTable, options: SubclassCsvOptions): SubclassData {
+  const o = readSubclassCsvOptions(options);
+  return subclassDataFromCells(cellTableOf(text), o);
+}
+
+function readSubclassCsvOptions(options: SubclassCsvOptions): SubclassCsvOptions {
   const o = readOptions(options, ['subclass', 'superclass', 'groups', 'drop']);
   if (typeof o.subclass !== 'string') throw new InvalidParameterError('name the subclass column: { subclass }');
   if ((o.superclass === undefined) === (o.groups === undefined)) throw new InvalidParameterError('give either a superclass column or groups of subclasses');
-  const table = csvTableOf(text);
+  return o as SubclassCsvOptions;
+}
+
+/** subclassDataFromCsv on a table already read (the CLI reads CSV, Arrow and Parquet files into one). */
+export function subclassDataFromCells(table: CellTable, options: SubclassCsvOptions): SubclassData {
+  const o = readSubclassCsvOptions(options);
+  table.requireRows('the CSV');
   const exclude = [o.subclass, ...(o.superclass !== undefined ? [o.superclass] : []), ...(o.drop ?? [])];
-  const { X } = csvToMatrix(table, { exclude });
-  const sub = table.columns[columnIndex(table, o.subclass)]!.map(String);
-  if (o.superclass !== undefined) return groupSubclasses(X, sub, { superclasses: table.columns[columnIndex(table, o.superclass)]!.map(String) });
+  const { X } = table.toMatrix({ exclude });
+  const sub = table.texts(table.column(o.subclass));
+  if (o.superclass !== undefined) return groupSubclasses(X, sub, { superclasses: table.texts(table.column(o.superclass)) });
   return groupSubclasses(X, sub, { groups: typeof o.groups === 'string' ? parseTaskGroups(o.groups) : o.groups! });
 }
 

@@ -10,14 +10,14 @@
 import { makeBlobs, type BlobOptions } from '../data/synthetic.js';
 import { Matrix } from '../data/matrix.js';
 import { StandardScaler } from '../data/scale.js';
-import { InvalidParameterError } from '../errors.js';
+import { formatValue, InvalidParameterError } from '../errors.js';
 import { describeExclusion } from '../federated/runtime/roles.js';
 import { fedGEM, type FedGEMResult, type VarianceEstimate } from '../federated/fedgem/index.js';
 import { adjustedRandScore, silhouetteScore } from '../metrics/clustering.js';
 import { GaussianMixture, type CovarianceType } from '../models/gaussian-mixture.js';
 import { quantity, type QuantityImbalance } from '../partition/quantity.js';
 import { Rng } from '../random.js';
-import { guardRead, isArray, requireInteger, requirePositive } from '../validate.js';
+import { guardRead, isArray, readArray, requireInteger, requirePositive } from '../validate.js';
 
 /** Where each repeat's rows come from: a fixed table, or fresh blobs per repeat. */
 export type ClusteringSource = { kind: 'table'; X: Matrix; labels: Int32Array; name: string } | { kind: 'blobs'; blobs: Omit<BlobOptions, 'seed'> };
@@ -133,6 +133,20 @@ function silhouetteOrNull(X: Matrix, labels: ArrayLike<number>): number | null {
   return k >= 2 && k <= X.nRows - 1 ? silhouetteScore(X, labels) : null;
 }
 
+/**
+ * The range of clusters each client holds, checked here under its own name: quantity() calls it
+ * alpha, a name the experiment's caller (and `fedmix fedgem --clusters-per-client`) never gave.
+ */
+function clustersPerClient(value: unknown, nClusters: number): [number, number] {
+  const range = isArray('clustersPerClient', value) ? readArray('clustersPerClient', value, 3) : [value, value];
+  const [lo, hi] = range;
+  const whole = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+  if (range.length !== 2 || !whole(lo) || !whole(hi) || lo < 1 || hi < lo || hi > nClusters) {
+    throw new InvalidParameterError(`clustersPerClient (how many clusters each client holds) must be a range [lo, hi] of integers with 1 <= lo <= hi <= ${nClusters}, the data's clusters; got ${formatValue(value)}`);
+  }
+  return [lo, hi];
+}
+
 export function runFedGEMExperiment(source: ClusteringSource, config: FedGEMExperimentConfig): FedGEMExperimentReport {
   const repeats = requireInteger('repeats', config.repeats ?? 1, 1);
   const seed0 = requireInteger('seed', config.seed ?? 0, 0);
@@ -152,7 +166,7 @@ export function runFedGEMExperiment(source: ClusteringSource, config: FedGEMExpe
     shape = { rows: data.X.nRows, features: data.X.nCols, clusters: nClusters };
     const part = quantity(Array.from(data.labels), {
       clients: config.clients,
-      alpha: config.clustersPerClient,
+      alpha: clustersPerClient(config.clustersPerClient, nClusters),
       imbalance: config.imbalance ?? 'none',
       seed,
       minSize: 4,

@@ -31,8 +31,9 @@ export function readSpecs(given: unknown): ClientSpec[] {
   const specs = isArray('specs', given) ? readArray('specs', given) : [];
   if (specs.length === 0) throw new InvalidParameterError('a worker transport needs at least one client spec');
   return specs.map((s, i) => {
-    if (s === null || typeof s !== 'object') throw new InvalidParameterError(`specs[${i}] must be { algorithm, id, data, options? }, got ${formatValue(s)}`);
-    const spec = readOptions(s as ClientSpec, ['algorithm', 'id', 'data', 'validation', 'options'], `specs[${i}]`) as ClientSpec;
+    if (s === null || typeof s !== 'object') throw new InvalidParameterError(`specs[${i}] must be { algorithm, id, data, validation?, labels?, options? }, got ${formatValue(s)}`);
+    // every key makeClient reads: labels (a FedAvg classifier's classes, FedDistr's tasks) cross as they are
+    const spec = readOptions(s as ClientSpec, ['algorithm', 'id', 'data', 'validation', 'labels', 'options'], `specs[${i}]`) as ClientSpec;
     if (typeof spec.id !== 'string') throw new InvalidParameterError(`specs[${i}].id must be a string, got ${formatValue(spec.id)}`);
     return spec;
   });
