@@ -823,8 +823,8 @@ export interface SavedRecipe {
   load: (file: unknown) => unknown;
   /** arguments of each public method of a loaded model (honest: rows like those it was fitted on); getters are all read */
   args: Record<string, (self: any) => unknown[]>;
-  /** results that are not finite by design, and where that is documented */
-  notFinite?: Record<string, string>;
+  /** results that are not finite by design: the value, and why (as the class documents it) */
+  notFinite?: Record<string, readonly [number, string]>;
 }
 
 const memo = <T>(make: () => T): (() => T) => {
@@ -895,13 +895,14 @@ const gmmFile = (covarianceType: f.CovarianceType): SavedRecipe => ({
   file: () => saved(new f.GaussianMixture({ nComponents: 3, covarianceType, seed: 1 }).fit(satellite().X)),
   load: (j) => f.GaussianMixture.fromJSON(j as string),
   args: gmmCalls,
+  notFinite: { lowerBound: [-Infinity, 'a model never fitted (lowerBound null in its file), as scikit-learn\'s lower_bound_ before fit'] },
 });
 const detectorFile = (kind: f.DetectorKind): SavedRecipe => ({
   cls: 'LocalDetector',
   file: () => saved(new f.LocalDetector({ kind, contamination: 0.1, gmm: { covarianceType: 'diag', nComponents: 2 }, autoencoder: { hiddenLayers: [8, 3, 8], epochs: 2 } }).fit(satellite().scaled)),
   load: (j) => f.LocalDetector.fromJSON(j as string),
   args: { fit: () => [satScaled()], scoreSamples: () => [satScaled()], predict: () => [satScaled()], inlierShare: () => [satScaled()], toJSON: () => [] },
-  notFinite: { trainingInlierShare: 'NaN for a detector loaded with fromJSON (its rows are elsewhere)' },
+  notFinite: { trainingInlierShare: [NaN, 'a detector loaded with fromJSON: its rows are elsewhere'] },
 });
 const basesFile = (covariance: 'full' | 'diagonal'): SavedRecipe => ({
   cls: 'BaseDistributionClassifier',
@@ -959,7 +960,7 @@ export const SAVED: Record<string, SavedRecipe> = {
       toJSON: () => [],
       toArrow: () => [],
     },
-    notFinite: { logPmf: '-Infinity where no component gives the size a positive probability (logPmf)', score: 'the mean of logPmf' },
+    notFinite: { logPmf: [-Infinity, 'where no component gives the size a positive probability'], score: [-Infinity, 'the mean of logPmf'] },
   },
   Autoencoder: {
     cls: 'Autoencoder',
@@ -979,6 +980,7 @@ export const SAVED: Record<string, SavedRecipe> = {
     cls: 'MLPClassifier',
     file: () => saved(new f.MLPClassifier({ hiddenLayerSizes: [8], maxIter: 5, randomState: 1 }).fit(satellite().scaled, Array.from(satellite().labels, (c) => `class ${c}`))),
     load: (j) => f.MLPClassifier.fromJSON(j as string),
+    notFinite: { loss: [NaN, 'a model whose file has no lossCurve: no epoch\'s loss is known'] },
     args: {
       fit: () => [satScaled(), satLabels()],
       predict: () => [satScaled()],
@@ -994,7 +996,7 @@ export const SAVED: Record<string, SavedRecipe> = {
     file: () => saved(new f.OneClassSVM({ nu: 0.2 }).fit(satellite().scaled)),
     load: (j) => f.OneClassSVM.fromJSON(j as string),
     args: { fit: () => [satScaled()], fitPredict: () => [satScaled()], decisionFunction: () => [satScaled()], scoreSamples: () => [satScaled()], predict: () => [satScaled()], toJSON: () => [] },
-    notFinite: { objective: 'NaN for a model built from its parts (objective null in its file)' },
+    notFinite: { objective: [NaN, 'a model built from its parts (objective null in its file)'] },
   },
   'LocalDetector ocsvm': detectorFile('ocsvm'),
   'LocalDetector gmm': detectorFile('gmm'),

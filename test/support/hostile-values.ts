@@ -181,6 +181,20 @@ function eachBlock(v: number[], d: number, i: number, j: number, value: (aii: nu
   return out;
 }
 
+/** An entry of a list (a row, or an object such as a base distribution) with its arrays of numbers (or only the first) times 1e300. */
+function scaleInside(entry: unknown, firstOnly: boolean): unknown {
+  if (isNumbers(entry)) return scaleAll(entry as number[], 1e300);
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return entry;
+  let done = false;
+  return Object.fromEntries(
+    Object.entries(entry).map(([k, v]) => {
+      if (!isNumbers(v) || (firstOnly && done)) return [k, v];
+      done = true;
+      return [k, scaleAll(v as number[], 1e300)];
+    }),
+  );
+}
+
 export const TAMPERS: readonly Tamper[] = [
   // one number (a field, or an entry of an array)
   { name: 'zero', on: 'number', make: () => 0 },
@@ -229,6 +243,8 @@ export const TAMPERS: readonly Tamper[] = [
   { name: 'one more', on: 'list', make: (v: unknown[]) => [...v, v[v.length - 1]] },
   { name: 'empty', on: 'list', make: () => [] },
   { name: 'reversed', on: 'list', make: (v: unknown[]) => v.slice().reverse() },
+  { name: "every entry's number arrays times 1e300", on: 'list', make: (v: unknown[]) => v.map((e) => scaleInside(e, false)) },
+  { name: "every entry's first number array times 1e300", on: 'list', make: (v: unknown[]) => v.map((e) => scaleInside(e, true)) },
   { name: 'the first row one shorter', on: 'list', make: (v: unknown[]) => (Array.isArray(v[0]) ? [(v[0] as unknown[]).slice(0, -1), ...v.slice(1)] : v.slice(1)) },
   // everything else
   { name: 'another word', on: 'string', make: () => 'tampered' },

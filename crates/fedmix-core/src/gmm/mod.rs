@@ -3,8 +3,10 @@
 //! shapes (flattened row-major), precisions kept as Cholesky factors for
 //! stability. The pieces: estep (log densities, responsibilities), mstep
 //! (parameters from responsibilities), fit (initialization and the EM loop),
-//! sample, dem (distributed EM's client and server steps and initializations).
+//! sample, dem (distributed EM's client and server steps and initializations),
+//! check (what parameters from outside must satisfy).
 
+pub mod check;
 pub mod dem;
 pub mod estep;
 pub mod fit;
@@ -157,8 +159,11 @@ pub fn singular_covariance_error(component: usize, reg_covar: f64) -> Error {
 }
 
 impl Gmm {
-    /// Builds a model from its parameters, validating every value. The
-    /// covariances are derived from the precision factors when not given.
+    /// Builds a model from its parameters, validating every value (see
+    /// check.rs: weights a distribution, covariances positive definite and
+    /// resolvable at the means' magnitude, precisions finite, factors and
+    /// covariances consistent). The covariances are derived from the precision
+    /// factors when not given.
     pub fn from_parts(
         cov_type: CovarianceType,
         k: usize,
@@ -195,6 +200,7 @@ impl Gmm {
                 }
             }
         }
+        let both_given = covariances.is_some();
         let covariances = match covariances {
             Some(c) => {
                 check_len("covariances", &c, cov_type.param_len(k, d), &cov_type.shape(k, d))?;
@@ -205,6 +211,7 @@ impl Gmm {
             }
             None => covariances_from_precisions_chol(cov_type, k, d, &precisions_chol)?,
         };
+        check::check_gaussians(cov_type, k, d, &means, &covariances, &precisions_chol, both_given)?;
         Ok(Gmm { cov_type, k, d, weights, means, covariances, precisions_chol })
     }
 
@@ -219,13 +226,7 @@ impl Gmm {
         if covariances.iter().any(|v| !v.is_finite()) {
             return Err(Error::param("covariances must be finite"));
         }
-        if matches!(cov_type, CovarianceType::Full | CovarianceType::Tied) {
-            for c in 0..cov_type.n_matrices(k) {
-                if !linalg::is_symmetric(&covariances[c * d * d..(c + 1) * d * d], d) {
-                    return Err(Error::param(format!("covariance matrix {} is not symmetric", c)));
-                }
-            }
-        }
+        // symmetry, and the rest, is from_parts' check
         let pc = precisions_cholesky_from_covariances(cov_type, k, d, &covariances, None, |c| {
             Error::param(format!("covariance of component {} is not positive definite", c))
         })?;
@@ -342,21 +343,28 @@ fn precisions_from_chol(cov_type: CovarianceType, k: usize, d: usize, pc: &[f64]
     }
 }
 
+/// The covariances a file without them implies: (P P^T)^-1. A triangular
+/// factor with a positive diagonal makes P P^T positive definite in exact
+/// arithmetic; in f64 it can underflow (a factor of 1e-200) or overflow, and
+/// that is an error naming the matrix, not a panic.
 fn covariances_from_precisions_chol(cov_type: CovarianceType, k: usize, d: usize, pc: &[f64]) -> Result<Vec<f64>> {
     let mut prec = alloc::zeros(pc.len())?;
     precisions_from_chol(cov_type, k, d, pc, &mut prec);
+    let beyond = |c: usize| Error::param(format!("precisionsCholesky matrix {}: the covariance it implies, (P P^T)^-1, is beyond f64", c));
     match cov_type {
         CovarianceType::Full | CovarianceType::Tied => {
             // the precisions' buffer is reused for the covariances, a matrix at a time
             let (mut inv, mut scratch) = (alloc::zeros(d * d)?, alloc::zeros(2 * d * d)?);
             for c in 0..cov_type.n_matrices(k) {
                 let p = &mut prec[c * d * d..(c + 1) * d * d];
-                // a triangular factor with positive diagonal makes this positive definite
-                linalg::invert_spd(p, d, &mut inv, &mut scratch).expect("P P^T is positive definite");
+                linalg::invert_spd(p, d, &mut inv, &mut scratch).map_err(|_| beyond(c))?;
                 p.copy_from_slice(&inv);
             }
         }
         _ => prec.iter_mut().for_each(|v| *v = 1.0 / *v),
+    }
+    if let Some(i) = prec.iter().position(|v| !v.is_finite()) {
+        return Err(beyond(i / cov_type.param_len(1, d).max(1)));
     }
     Ok(prec)
 }
