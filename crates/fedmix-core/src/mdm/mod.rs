@@ -26,7 +26,7 @@ pub mod sample;
 pub mod server;
 
 use crate::dirichlet_multinomial::{validate_alphas, validate_counts};
-use crate::distributions::{check_probabilities, MIN_SHAPE};
+use crate::distributions::check_probabilities;
 use crate::error::{show, Error, Result};
 
 /// Smallest Dirichlet parameter the server keeps. A class that no client of a
@@ -95,10 +95,7 @@ pub struct Mdm {
 
 impl Mdm {
     /// Checks and builds a model: tau and every row of pi are probability
-    /// vectors (entries >= 0 summing to 1 within 1e-8), alpha is finite and at
-    /// least MIN_SHAPE, the Dirichlet sampler's smallest concentration, so
-    /// that a model that loads can also sample (the server keeps alpha >=
-    /// ALPHA_MIN, far above it).
+    /// vectors (entries >= 0 summing to 1 within 1e-8), alpha is positive and finite.
     pub fn new(k: usize, c: usize, n_max: usize, tau: Vec<f64>, alpha: Vec<f64>, pi: Vec<f64>) -> Result<Mdm> {
         check_shape(k, c, n_max)?;
         if tau.len() != k {
@@ -109,15 +106,6 @@ impl Mdm {
         }
         check_probabilities("tau", &tau)?;
         validate_alphas(&alpha, k, c)?;
-        if let Some(i) = alpha.iter().position(|&a| a < MIN_SHAPE) {
-            return Err(Error::param(format!(
-                "alpha[{}][{}] is {}; a Dirichlet parameter must be at least {:e} to be sampled",
-                i / c,
-                i % c,
-                show(alpha[i]),
-                MIN_SHAPE
-            )));
-        }
         for q in 0..k {
             check_probabilities(&format!("pi[{}]", q), &pi[q * n_max..(q + 1) * n_max])?;
         }
