@@ -238,7 +238,8 @@ describe('files that trapped or gave Infinity and NaN later are refused at load'
       InvalidParameterError,
       /precision, overflows f64|resolution/,
     );
-    expectClean(() => GaussianMixture.fromJSON({ ...full, precisionsCholesky: times(full.precisionsCholesky, 1e300) }), InvalidParameterError, /overflows f64/);
+    expectClean(() => GaussianMixture.fromJSON({ ...full, precisionsCholesky: times(full.precisionsCholesky, 1e300) }), InvalidParameterError, /precisionsCholesky and covariances disagree/);
+    expectClean(() => GaussianMixture.fromJSON({ ...diag, covariances: undefined as never, precisionsCholesky: times(diag.precisionsCholesky, 1e160) }), InvalidParameterError, /the covariance it implies, \(P P\^T\)\^-1, is beyond f64/);
     // one edited, the other kept
     const edited = full.covariances.slice();
     edited[0] = edited[0]! * 1.001;

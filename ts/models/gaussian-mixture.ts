@@ -444,9 +444,12 @@ export class GaussianMixture {
    * from outside (crates/fedmix-core/src/gmm/check.rs): weights a
    * distribution; covariances symmetric and positive definite, resolvable at
    * the means' magnitude (a mean of 1e200 with unit variances is refused);
-   * precisions finite; covariances and precisionsCholesky, when both are
-   * given, the same Gaussians up to rounding (either may be left out: the
-   * other is derived). A bad field is an InvalidParameterError naming it.
+   * precisions finite. The covariances are the model, as scikit-learn's
+   * covariances_: the factors are computed from them as a fit computes them
+   * (so a saved fit loads with the very factors it had), and a file's
+   * precisionsCholesky must be the same Gaussians up to rounding; either may
+   * be left out (the covariances are then derived from the factors). A bad
+   * field is an InvalidParameterError naming it.
    */
   static fromJSON(json: GaussianMixtureJSON | string): GaussianMixture {
     const j = readSavedJSON<GaussianMixtureJSON>(json, 'fedmix.GaussianMixture', JSON_KEYS);
@@ -472,19 +475,15 @@ export class GaussianMixture {
     };
     const weights = arr('weights', j.weights, k);
     const means = arr('means', j.means, k * d);
-    // either may be left out (the other is derived, as a fit derives the factors); given both, the core checks that they agree
+    // either may be left out (Gmm::from_saved: the factors are computed from the covariances as a fit computes them, and must agree with any given)
     const pc = j.precisionsCholesky === undefined ? undefined : arr('precisionsCholesky', j.precisionsCholesky, len);
     const cov = j.covariances === undefined ? undefined : arr('covariances', j.covariances, len);
     if (!pc && !cov) throw new InvalidParameterError('a saved GaussianMixture needs its covariances, its precisionsCholesky, or both');
     // the parameters as passed in, and the model the core builds from them
-    requireWasmMemory(`loading ${k} ${t} components of ${d} features`, 8 * (weights.length + means.length + (pc?.length ?? 0) + (cov?.length ?? 0)) + modelBytes(t, k, d));
+    requireWasmMemory(`loading ${k} ${t} components of ${d} features`, 8 * (weights.length + means.length + (pc?.length ?? 0) + (cov?.length ?? 0)) + 2 * modelBytes(t, k, d));
     withScope((s) => {
       const out = s.u32(1);
-      s.check(
-        pc
-          ? s.w.fm_gmm_from_parts(COV_CODE[t], k, d, ...s.f64Optional(weights), ...s.f64Optional(means), ...s.f64Optional(pc), ...s.f64Optional(cov), out)
-          : s.w.fm_gmm_from_covariances(COV_CODE[t], k, d, ...s.f64Optional(weights), ...s.f64Optional(means), ...s.f64Optional(cov), out),
-      );
+      s.check(s.w.fm_gmm_from_parts(COV_CODE[t], k, d, ...s.f64Optional(weights), ...s.f64Optional(means), ...s.f64Optional(pc), ...s.f64Optional(cov), out));
       const handle = s.readU32(out, 1)[0]!;
       s.w.fm_gmm_set_stats(handle, converged ? 1 : 0, nIter, lowerBound);
       gm.state.adopt(s, handle);

@@ -352,8 +352,8 @@ export class OneClassSVM {
     if (sv.length !== nSv * d) {
       throw new InvalidParameterError(`supportVectors have ${sv.length} values; ${nSv} support vectors (dualCoef) of nFeatures = ${d} need ${nSv * d}`);
     }
-    // the kernel squares rows: support vectors are locations as KMeans centers are
-    requireLocations('supportVectors', sv, d);
+    // the kernel squares rows: support vectors are locations as KMeans centers are (a value that is not finite the core names by row and column)
+    if (sv.every(Number.isFinite)) requireLocations('supportVectors', sv, d);
     let support: Uint32Array | undefined;
     if (j.support !== null && j.support !== undefined) {
       const s = arr('support', j.support);

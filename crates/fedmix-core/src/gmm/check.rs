@@ -20,12 +20,11 @@
 //!   it used to score -Infinity and NaN. For the same reason the precisions
 //!   P P^T (scikit-learn's precisions_, and the diagonal E-step's P^2) must be
 //!   finite: a precision factor of 1e300 is refused.
-//! - Precision factors and covariances, when both are given, consistent:
-//!   P^T S P = I up to the rounding of computing it (see `check_factor`).
+//! - A saved file's precision factors, when it gives covariances too, the
+//!   same Gaussians up to rounding (`check_factors_match`, Gmm::from_saved).
 //!   scikit-learn derives precisions_cholesky_ from covariances_ and keeps
 //!   both; a file that edits one and not the other describes two models, and
-//!   is refused. Given one, the other is derived (the covariances from the
-//!   factors here, the factors from the covariances as a fit does).
+//!   is refused.
 
 use super::CovarianceType;
 use crate::alloc;
@@ -33,8 +32,8 @@ use crate::data::variance_floor_from_abs_max;
 use crate::error::{show, Error, Result};
 use crate::linalg;
 
-/// Ulps per term of the tolerance on P^T S P - I (see `check_factor`).
-const RESIDUAL_ULPS: f64 = 16.0;
+/// Ulps per term of the tolerance on P^T S P - I (see `check_factors_match`).
+const RESIDUAL_ULPS: f64 = 64.0;
 
 /// The variance that counts as zero for each feature: the fit's floor of the
 /// means' largest magnitude. Infinite when a mean is too large for any variance.
@@ -43,10 +42,9 @@ pub fn means_variance_floor(k: usize, d: usize, means: &[f64]) -> Vec<f64> {
     variance_floor_from_abs_max(&abs_max)
 }
 
-/// Checks covariances `cov` and precision factors `pc` (both finite, shaped by
-/// `cov_type`) against the means and, when `both_given` (not one derived from
-/// the other), against each other, as the module says.
-pub fn check_gaussians(cov_type: CovarianceType, k: usize, d: usize, means: &[f64], cov: &[f64], pc: &[f64], both_given: bool) -> Result<()> {
+/// Checks covariances `cov` and the precision factors the model holds, `pc`
+/// (both finite, shaped by `cov_type`), against the means, as the module says.
+pub fn check_gaussians(cov_type: CovarianceType, k: usize, d: usize, means: &[f64], cov: &[f64], pc: &[f64]) -> Result<()> {
     let floor = means_variance_floor(k, d, means);
     match cov_type {
         CovarianceType::Full | CovarianceType::Tied => {
@@ -59,10 +57,7 @@ pub fn check_gaussians(cov_type: CovarianceType, k: usize, d: usize, means: &[f6
                     return Err(Error::param(format!("covariance matrix {} is not symmetric", c)));
                 }
                 if let Err(j) = linalg::cholesky_lower_floor(s, d, &mut l, Some(&floor)) {
-                    return Err(not_positive_definite(cov_type, c, j, s[j * d + j], floor[j], &means[..]));
-                }
-                if both_given {
-                    check_factor(cov_type, c, &l, p, d)?;
+                    return Err(not_positive_definite(cov_type, c, j, s[j * d + j], floor[j], means));
                 }
             }
         }
@@ -82,11 +77,6 @@ pub fn check_gaussians(cov_type: CovarianceType, k: usize, d: usize, means: &[f6
                         show(p),
                         show(1.0 / (p * p))
                     )));
-                }
-                // p^2 v = 1: one product and one rounding each way
-                let r = p * p * v - 1.0;
-                if both_given && !(r.abs() <= RESIDUAL_ULPS * 2.0 * f64::EPSILON) {
-                    return Err(disagree(cov_type, c, r));
                 }
             }
         }
@@ -151,65 +141,64 @@ fn check_precision_finite(cov_type: CovarianceType, c: usize, p: &[f64], d: usiz
     Ok(())
 }
 
-/// Whether the triangular factor `p` factors the inverse of S = L L^T, up to
-/// the rounding of computing it.
-///
-/// Upper, as a fit computes it (the transpose of L^-1, by substitution): then
-/// L P^T = I, and substitution guarantees the residual |L X - I| <= gamma_d
-/// |L| |X| for X = P^T (Higham, Accuracy and Stability, thm 8.5), with as
-/// much again for forming the product here. The check allows RESIDUAL_ULPS
-/// (d + 2) eps times |L| |P^T|, entry by entry: 16 times that bound for any
-/// conditioning (L is the fit's own factor: the same Cholesky of the same S),
-/// while for a well-conditioned matrix an edit of P or S beyond 1e-12 or so
-/// does not pass.
-///
-/// Lower, as from initial precisions (scikit-learn's precisions_init, and its
-/// covariances derived here): G = L^T P is orthogonal, and G^T G = P^T S P
-/// must be the identity, with the same tolerance on (|L^T| |P|)^T (|L^T| |P|).
-fn check_factor(cov_type: CovarianceType, c: usize, l: &[f64], p: &[f64], d: usize) -> Result<()> {
-    let tol = RESIDUAL_ULPS * (d as f64 + 2.0) * f64::EPSILON;
-    if linalg::triangle(p, d) == Some(true) {
-        for i in 0..d {
-            for j in 0..d {
-                let (mut s, mut a) = (0.0, 0.0);
-                // L is lower (m <= i), P^T is lower (P_jm non-zero for m >= j)
-                for m in j..=i {
-                    let t = l[i * d + m] * p[j * d + m];
-                    s += t;
-                    a += t.abs();
-                }
-                let r = s - if i == j { 1.0 } else { 0.0 };
-                if !(r.abs() <= tol * a) {
-                    return Err(disagree(cov_type, c, r));
-                }
+/// Whether saved precision factors `pc` (triangular with a positive diagonal,
+/// upper as a fit computes them from covariances, or lower as from initial
+/// precisions) are the covariances' `cov` (positive definite: checked) up to
+/// rounding: with S = L L^T and G = L^T P, P^T S P = G^T G must be the
+/// identity. Its difference from the identity is how far apart the two
+/// Gaussians are in their own metric (its eigenvalues are those of the
+/// relative difference of the covariances), and that is what rounding moves:
+/// by at most RESIDUAL_ULPS (d + 2) eps times the magnitude of each sum's
+/// terms, (|L^T| |P|)^T (|L^T| |P|), times the largest variance inflation
+/// S_jj / L_jj^2 (how much worse than the features' own scales the matrix is
+/// conditioned). Measured on 66 fits of satellite.csv, letter.csv and nearly
+/// collinear features (inflation up to 4e14): the factors a fit computed use
+/// at most 0.04% of that, and covariances derived from the factors (a file
+/// that gave only them, or another tool's) at most 33%; an edit of 1e-9 of a
+/// well-conditioned matrix's factor is refused. Diagonal and spherical:
+/// p^2 v = 1 within RESIDUAL_ULPS eps.
+pub fn check_factors_match(cov_type: CovarianceType, k: usize, d: usize, cov: &[f64], pc: &[f64]) -> Result<()> {
+    if !matches!(cov_type, CovarianceType::Full | CovarianceType::Tied) {
+        for (i, (&v, &p)) in cov.iter().zip(pc).enumerate() {
+            let r = p * p * v - 1.0;
+            if !(r.abs() <= RESIDUAL_ULPS * f64::EPSILON) {
+                return Err(disagree(cov_type, if cov_type == CovarianceType::Diag { i / d } else { i }, r));
             }
         }
         return Ok(());
     }
-    let (mut g, mut h) = (alloc::zeros(d * d)?, alloc::zeros(d * d)?);
-    for i in 0..d {
-        for j in 0..d {
-            let (mut s, mut a) = (0.0, 0.0);
-            // L^T is upper: (L^T)_im = L_mi, non-zero for m >= i
-            for m in i..d {
-                let t = l[m * d + i] * p[m * d + j];
-                s += t;
-                a += t.abs();
-            }
-            g[i * d + j] = s;
-            h[i * d + j] = a;
+    let (mut l, mut g, mut h) = (alloc::zeros(d * d)?, alloc::zeros(d * d)?, alloc::zeros(d * d)?);
+    for c in 0..cov_type.n_matrices(k) {
+        let (s, p) = (&cov[c * d * d..(c + 1) * d * d], &pc[c * d * d..(c + 1) * d * d]);
+        if linalg::cholesky_lower(s, d, &mut l).is_err() {
+            return Err(Error::param(format!("covariance matrix {} is not positive definite", c)));
         }
-    }
-    for i in 0..d {
-        for j in 0..=i {
-            let (mut s, mut a) = (0.0, 0.0);
-            for m in 0..d {
-                s += g[m * d + i] * g[m * d + j];
-                a += h[m * d + i] * h[m * d + j];
+        let inflation = (0..d).fold(1.0f64, |a, j| a.max(s[j * d + j] / (l[j * d + j] * l[j * d + j])));
+        let tol = RESIDUAL_ULPS * (d as f64 + 2.0) * f64::EPSILON * inflation;
+        for i in 0..d {
+            for j in 0..d {
+                let (mut sum, mut mag) = (0.0, 0.0);
+                // L^T is upper: (L^T)_im = L_mi, non-zero for m >= i
+                for m in i..d {
+                    let t = l[m * d + i] * p[m * d + j];
+                    sum += t;
+                    mag += t.abs();
+                }
+                g[i * d + j] = sum;
+                h[i * d + j] = mag;
             }
-            let r = s - if i == j { 1.0 } else { 0.0 };
-            if !(r.abs() <= tol * a) {
-                return Err(disagree(cov_type, c, r));
+        }
+        for i in 0..d {
+            for j in 0..=i {
+                let (mut sum, mut mag) = (0.0, 0.0);
+                for m in 0..d {
+                    sum += g[m * d + i] * g[m * d + j];
+                    mag += h[m * d + i] * h[m * d + j];
+                }
+                let r = sum - if i == j { 1.0 } else { 0.0 };
+                if !(r.abs() <= tol * mag) {
+                    return Err(disagree(cov_type, c, r));
+                }
             }
         }
     }
@@ -221,25 +210,26 @@ mod tests {
     use super::*;
     use crate::gmm::{precisions_cholesky_from_covariances, Gmm};
 
-    fn full_model(cov: &[f64], means: &[f64]) -> (Vec<f64>, Vec<f64>) {
-        let pc = precisions_cholesky_from_covariances(CovarianceType::Full, 1, 2, cov, None, |c| panic!("{}", c)).unwrap();
-        (pc, means.to_vec())
+    fn factors(cov: &[f64]) -> Vec<f64> {
+        precisions_cholesky_from_covariances(CovarianceType::Full, 1, 2, cov, None, |c| panic!("{}", c)).unwrap()
     }
 
     #[test]
     fn honest_parameters_pass_every_type() {
         let full = [2.0, 0.3, 0.3, 1.0];
-        let (pc, means) = full_model(&full, &[1.0, -2.0]);
-        check_gaussians(CovarianceType::Full, 1, 2, &means, &full, &pc, true).unwrap();
-        // a lower factor of the same precision (initial precisions) passes too
+        let (pc, means) = (factors(&full), [1.0, -2.0]);
+        check_gaussians(CovarianceType::Full, 1, 2, &means, &full, &pc).unwrap();
+        check_factors_match(CovarianceType::Full, 1, 2, &full, &pc).unwrap();
+        // a lower factor of the same precision (initial precisions) matches too
         let mut prec = vec![0.0; 4];
         linalg::mul_transpose_self(&pc, 2, &mut prec);
         let mut lower = vec![0.0; 4];
         linalg::cholesky_lower(&prec, 2, &mut lower).unwrap();
-        check_gaussians(CovarianceType::Full, 1, 2, &means, &full, &lower, true).unwrap();
+        check_factors_match(CovarianceType::Full, 1, 2, &full, &lower).unwrap();
         let v = [0.5, 4.0];
         let pv: Vec<f64> = v.iter().map(|x: &f64| 1.0 / x.sqrt()).collect();
-        check_gaussians(CovarianceType::Diag, 1, 2, &means, &v, &pv, true).unwrap();
+        check_gaussians(CovarianceType::Diag, 1, 2, &means, &v, &pv).unwrap();
+        check_factors_match(CovarianceType::Diag, 1, 2, &v, &pv).unwrap();
     }
 
     #[test]
@@ -247,25 +237,33 @@ mod tests {
         // correlation 1 - 1e-12: condition number about 4e12
         let r = 1.0 - 1e-12;
         let s = [1.0, r, r, 1.0];
-        let (pc, means) = full_model(&s, &[0.5, 0.5]);
-        check_gaussians(CovarianceType::Full, 1, 2, &means, &s, &pc, true).unwrap();
+        let pc = factors(&s);
+        check_gaussians(CovarianceType::Full, 1, 2, &[0.5, 0.5], &s, &pc).unwrap();
+        check_factors_match(CovarianceType::Full, 1, 2, &s, &pc).unwrap();
+        // covariances derived from the factors, and the factors computed again, load back
+        let g = Gmm::from_saved(CovarianceType::Full, 1, 2, vec![1.0], vec![0.5, 0.5], Some(pc), None).unwrap();
+        Gmm::from_saved(CovarianceType::Full, 1, 2, vec![1.0], vec![0.5, 0.5], Some(g.precisions_chol.clone()), Some(g.covariances.clone())).unwrap();
     }
 
     #[test]
     fn refuses_disagreeing_factors_and_collapsed_or_huge_components() {
         let s = [2.0, 0.3, 0.3, 1.0];
-        let (mut pc, means) = full_model(&s, &[1.0, -2.0]);
+        let mut pc = factors(&s);
         pc[0] *= 1.0 + 1e-9;
-        let e = check_gaussians(CovarianceType::Full, 1, 2, &means, &s, &pc, true).unwrap_err();
+        let e = check_factors_match(CovarianceType::Full, 1, 2, &s, &pc).unwrap_err();
         assert!(e.message.contains("disagree"), "{}", e.message);
-        let (pc, _) = full_model(&s, &[0.0, 0.0]);
-        let e = check_gaussians(CovarianceType::Full, 1, 2, &[1e200, 0.0], &s, &pc, true).unwrap_err();
-        assert!(e.message.contains("too large") || e.message.contains("resolution"), "{}", e.message);
-        let e = check_gaussians(CovarianceType::Diag, 1, 1, &[0.0], &[1e-310], &[1e155], true).unwrap_err();
+        let pc = factors(&s);
+        let e = check_gaussians(CovarianceType::Full, 1, 2, &[1e200, 0.0], &s, &pc).unwrap_err();
+        assert!(e.message.contains("too large"), "{}", e.message);
+        let e = check_gaussians(CovarianceType::Full, 1, 2, &[1e150, 0.0], &s, &pc).unwrap_err();
+        assert!(e.message.contains("resolution"), "{}", e.message);
+        let e = check_gaussians(CovarianceType::Diag, 1, 1, &[0.0], &[1e-310], &[1e155]).unwrap_err();
         assert!(e.message.contains("overflows"), "{}", e.message);
-        let e = check_gaussians(CovarianceType::Full, 1, 2, &means, &[0.0; 4], &pc, true).unwrap_err();
+        let e = check_gaussians(CovarianceType::Full, 1, 2, &[1.0, -2.0], &[0.0; 4], &pc).unwrap_err();
         assert!(e.message.contains("not positive definite"), "{}", e.message);
-        // a file without covariances gets them from its factors, then the same checks
+        // a file of factors alone whose covariances underflow: an error, not a panic
+        assert!(Gmm::from_saved(CovarianceType::Full, 1, 2, vec![1.0], vec![0.0, 0.0], Some(vec![1e-200, 0.0, 0.0, 1e-200]), None).is_err());
         assert!(Gmm::from_parts(CovarianceType::Diag, 1, 1, vec![1.0], vec![0.0], vec![1e-200], None).is_err());
+        assert!(Gmm::from_saved(CovarianceType::Diag, 1, 1, vec![1.0], vec![0.0], None, None).is_err());
     }
 }

@@ -161,9 +161,8 @@ pub fn singular_covariance_error(component: usize, reg_covar: f64) -> Error {
 impl Gmm {
     /// Builds a model from its parameters, validating every value (see
     /// check.rs: weights a distribution, covariances positive definite and
-    /// resolvable at the means' magnitude, precisions finite, factors and
-    /// covariances consistent). The covariances are derived from the precision
-    /// factors when not given.
+    /// resolvable at the means' magnitude, precisions finite). The covariances
+    /// are derived from the precision factors when not given.
     pub fn from_parts(
         cov_type: CovarianceType,
         k: usize,
@@ -178,41 +177,59 @@ impl Gmm {
         }
         check_weights(&weights, k)?;
         check_len("means", &means, k * d, &format!("({}, {})", k, d))?;
-        check_len("precisionsCholesky", &precisions_chol, cov_type.param_len(k, d), &cov_type.shape(k, d))?;
-        if means.iter().chain(precisions_chol.iter()).any(|v| !v.is_finite()) {
-            return Err(Error::param("means and precisionsCholesky must be finite"));
+        if means.iter().any(|v| !v.is_finite()) {
+            return Err(Error::param("means must be finite"));
         }
-        match cov_type {
-            CovarianceType::Full | CovarianceType::Tied => {
-                for c in 0..cov_type.n_matrices(k) {
-                    let p = &precisions_chol[c * d * d..(c + 1) * d * d];
-                    if linalg::triangle(p, d).is_none() || (0..d).any(|j| !(p[j * d + j] > 0.0)) {
-                        return Err(Error::param(format!(
-                            "precisionsCholesky matrix {} must be triangular with a positive diagonal (a Cholesky factor)",
-                            c
-                        )));
-                    }
-                }
-            }
-            _ => {
-                if precisions_chol.iter().any(|&v| !(v > 0.0)) {
-                    return Err(Error::param("precisionsCholesky values must be positive"));
-                }
-            }
-        }
-        let both_given = covariances.is_some();
+        check_factors(cov_type, k, d, &precisions_chol)?;
         let covariances = match covariances {
             Some(c) => {
-                check_len("covariances", &c, cov_type.param_len(k, d), &cov_type.shape(k, d))?;
-                if c.iter().any(|v| !v.is_finite()) {
-                    return Err(Error::param("covariances must be finite"));
-                }
+                check_covariance_values(cov_type, k, d, &c)?;
                 c
             }
             None => covariances_from_precisions_chol(cov_type, k, d, &precisions_chol)?,
         };
-        check::check_gaussians(cov_type, k, d, &means, &covariances, &precisions_chol, both_given)?;
+        check::check_gaussians(cov_type, k, d, &means, &covariances, &precisions_chol)?;
         Ok(Gmm { cov_type, k, d, weights, means, covariances, precisions_chol })
+    }
+
+    /// A model from a saved file: covariances, precision factors, or both. The
+    /// covariances are the model (scikit-learn's covariances_; a fit derives
+    /// the factors from them); the factors are computed from them as a fit
+    /// computes them, so a file a fit saved loads with the very factors it
+    /// held. Factors given as well must be the same Gaussians up to rounding
+    /// (check::check_factors_match), or the file is refused; given alone, the
+    /// covariances are derived from them and the factors computed again.
+    pub fn from_saved(
+        cov_type: CovarianceType,
+        k: usize,
+        d: usize,
+        weights: Vec<f64>,
+        means: Vec<f64>,
+        precisions_chol: Option<Vec<f64>>,
+        covariances: Option<Vec<f64>>,
+    ) -> Result<Gmm> {
+        if k < 1 || d < 1 {
+            return Err(Error::param(format!("a model needs at least one component and one feature, got k = {}, d = {}", k, d)));
+        }
+        if let Some(p) = &precisions_chol {
+            check_factors(cov_type, k, d, p)?;
+        }
+        let covariances = match (covariances, &precisions_chol) {
+            (Some(c), _) => {
+                check_covariance_values(cov_type, k, d, &c)?;
+                c
+            }
+            (None, Some(p)) => covariances_from_precisions_chol(cov_type, k, d, p)?,
+            (None, None) => return Err(Error::param("a saved model needs its covariances, its precisionsCholesky, or both")),
+        };
+        let pc = precisions_cholesky_from_covariances(cov_type, k, d, &covariances, None, |c| {
+            Error::param(format!("covariance of component {} is not positive definite", c))
+        })?;
+        let gmm = Gmm::from_parts(cov_type, k, d, weights, means, pc, Some(covariances))?;
+        if let Some(p) = &precisions_chol {
+            check::check_factors_match(cov_type, k, d, &gmm.covariances, p)?;
+        }
+        Ok(gmm)
     }
 
     /// Builds a model from covariances (as a federated client sends them),
@@ -278,6 +295,43 @@ impl Gmm {
         };
         cov + d * k + k - 1
     }
+}
+
+/// Precision factors of the right shape: finite, and for the matrix types
+/// triangular with a positive diagonal (a Cholesky factor), else positive.
+fn check_factors(cov_type: CovarianceType, k: usize, d: usize, pc: &[f64]) -> Result<()> {
+    check_len("precisionsCholesky", pc, cov_type.param_len(k, d), &cov_type.shape(k, d))?;
+    if pc.iter().any(|v| !v.is_finite()) {
+        return Err(Error::param("precisionsCholesky must be finite"));
+    }
+    match cov_type {
+        CovarianceType::Full | CovarianceType::Tied => {
+            for c in 0..cov_type.n_matrices(k) {
+                let p = &pc[c * d * d..(c + 1) * d * d];
+                if linalg::triangle(p, d).is_none() || (0..d).any(|j| !(p[j * d + j] > 0.0)) {
+                    return Err(Error::param(format!(
+                        "precisionsCholesky matrix {} must be triangular with a positive diagonal (a Cholesky factor)",
+                        c
+                    )));
+                }
+            }
+        }
+        _ => {
+            if pc.iter().any(|&v| !(v > 0.0)) {
+                return Err(Error::param("precisionsCholesky values must be positive"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Covariances of the right shape, finite.
+fn check_covariance_values(cov_type: CovarianceType, k: usize, d: usize, c: &[f64]) -> Result<()> {
+    check_len("covariances", c, cov_type.param_len(k, d), &cov_type.shape(k, d))?;
+    if c.iter().any(|v| !v.is_finite()) {
+        return Err(Error::param("covariances must be finite"));
+    }
+    Ok(())
 }
 
 fn check_len(name: &str, v: &[f64], want: usize, shape: &str) -> Result<()> {
@@ -363,8 +417,13 @@ fn covariances_from_precisions_chol(cov_type: CovarianceType, k: usize, d: usize
         }
         _ => prec.iter_mut().for_each(|v| *v = 1.0 / *v),
     }
-    if let Some(i) = prec.iter().position(|v| !v.is_finite()) {
-        return Err(beyond(i / cov_type.param_len(1, d).max(1)));
+    // values per matrix (d x d), per diagonal component (d) or per spherical one (1)
+    let per = cov_type.param_len(1, d);
+    let dense = matches!(cov_type, CovarianceType::Full | CovarianceType::Tied);
+    // every value finite, every variance positive (an overflowing precision inverts to 0)
+    let is_variance = |i: usize| !dense || (i % per) % (d + 1) == 0;
+    if let Some(i) = (0..prec.len()).find(|&i| !prec[i].is_finite() || (is_variance(i) && !(prec[i] > 0.0))) {
+        return Err(beyond(i / per));
     }
     Ok(prec)
 }
