@@ -233,11 +233,14 @@ test('a declared feature range: honest uploads inside give the same model; means
   const declared = run([0, 1]);
   expect(declared.excluded).toEqual([]);
   expect(Array.from(declared.model.model.means)).toEqual(Array.from(plain.model.model.means));
-  const far = run([0, 1], (p) => (p.model.means = p.model.means.map((v: number) => v * 1e20)));
+  const far = run([0, 1], (p) => (p.model.means = p.model.means.map((v: number) => v + 10)));
   expect(far.excluded.map((e) => e.reason)).toEqual([expect.stringMatching(/^2: means\[\d+\] is [\d.e+]+, outside feature \d's declared range \[0, 1\]/)]);
+  // means 1e20 times their size are refused before the range is consulted: variances of 0.01 cannot be resolved around them (the check of every mixture)
+  const beyond = run([0, 1], (p) => (p.model.means = p.model.means.map((v: number) => v * 1e20)));
+  expect(beyond.excluded.map((e) => e.reason)).toEqual([expect.stringMatching(/^2: the covariance of component \d is not usable: .* the resolution of f64 around means/)]);
   const wide = run([0, 1], (p) => (p.model.covariances = p.model.covariances.map((v: number) => v + 1)));
   expect(wide.excluded.map((e) => e.reason)).toEqual([expect.stringMatching(/^2: covariances\[\d+\] is [\d.e+-]+, more than any distribution on feature \d's declared range \[0, 1\] has \(0\.25 \+ 0\.000001\)/)]);
-  for (const r of [plain, declared, far, wide]) r.model.model.dispose();
+  for (const r of [plain, declared, far, beyond, wide]) r.model.model.dispose();
   expect(() => new FedGenGMMServer({ nComponents: 3, nFeatures: 2, featureRange: [1, 1] })).toThrow(/min must be below max/);
 });
 

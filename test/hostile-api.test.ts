@@ -24,10 +24,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as fedmix from '../ts/index.js';
 import * as fedmixNode from '../ts/node.js';
 import { instance, wasm } from '../ts/wasm/loader.js';
-import { blobs } from './helpers.js';
-import { RECIPES, type Recipe } from './support/hostile-recipes.js';
+import { blobs, xorshift32 } from './helpers.js';
+import { RECIPES, SAVED, type Recipe, type SavedRecipe } from './support/hostile-recipes.js';
 import { release } from './support/release.js';
-import { HOSTILE } from './support/hostile-values.js';
+import { fileText, HOSTILE, TAMPERS, type Tamper } from './support/hostile-values.js';
 
 const { FedmixError, GaussianMixture, KMeans, Rng, init } = fedmix;
 
@@ -283,4 +283,300 @@ describe('the public API under hostile arguments', () => {
   test('afterwards a normal fit gives the same numbers', () => {
     expect(reference()).toEqual(before);
   });
+});
+
+// ---- saved files, tampered
+
+/**
+ * Every saved model (SAVED: an honest file of each class that loads one,
+ * fitted on real rows), tampered one field, array or entry at a time (TAMPERS:
+ * zeroed, negated, scaled by 1e300, NaN and Infinity, 1e999 in the text,
+ * swapped with another field, the wrong length, not positive definite, weights
+ * not summing to 1, negative variances, ...), loaded, and every public method
+ * and getter of what loaded called with honest rows. The property: the load
+ * throws a FedmixError, or every later call returns finite numbers (except
+ * the non-finite results a class documents) or throws a FedmixError; nothing
+ * traps, the heap is back where it was, and a model made before still
+ * predicts the same. FEDMIX_TAMPER_RUNS files (default 150, a seeded sample;
+ * `all` tries every one: scripts/fuzz-saved-models.sh).
+ */
+const TAMPER_RUNS = process.env.FEDMIX_TAMPER_RUNS ?? '150';
+
+type Path = (string | number)[];
+interface Site {
+  path: Path;
+  value: unknown;
+  kinds: Tamper['on'][];
+  /** the side of the square blocks an array of numbers holds (0: not a matrix) */
+  d: number;
+}
+
+/** The side of the d x d blocks `v` holds: the file's nFeatures when its square divides the length, else a square length's root, else 0. */
+function blockSide(v: number[], file: Record<string, unknown>): number {
+  const nf = file.nFeatures;
+  if (typeof nf === 'number' && nf >= 2 && v.length % (nf * nf) === 0) return nf;
+  const r = Math.round(Math.sqrt(v.length));
+  return r >= 2 && r * r === v.length ? r : 0;
+}
+
+/** Where a file can be tampered with: every field, every array, some entries of each (first, second, middle, last; of a matrix also entry (1, 1)). */
+function sitesOf(file: Record<string, unknown>, value: unknown = file, path: Path = []): Site[] {
+  const here = (kinds: Tamper['on'][], d = 0): Site[] => (path.length ? [{ path, value, kinds: [...kinds, 'any'], d }] : []);
+  if (typeof value === 'number') return here(['number']);
+  if (typeof value === 'string') return here(['string']);
+  if (typeof value === 'boolean') return here(['boolean']);
+  if (Array.isArray(value)) {
+    if (value.length > 0 && value.every((x) => typeof x === 'number')) {
+      const d = blockSide(value, file);
+      const at = [...new Set([0, 1, value.length >> 1, value.length - 1, ...(d ? [d + 1] : [])])].filter((i) => i < value.length);
+      return [...here(d ? ['numbers', 'matrix'] : ['numbers'], d), ...at.map((i) => ({ path: [...path, i], value: value[i], kinds: ['number'] as Tamper['on'][], d: 0 }))];
+    }
+    const ends = [...new Set([0, value.length - 1])].filter((i) => i >= 0);
+    return [...here(['list']), ...ends.flatMap((i) => sitesOf(file, value[i], [...path, i]))];
+  }
+  if (value !== null && typeof value === 'object') {
+    return [...here(['object']), ...Object.entries(value).flatMap(([k, v]) => sitesOf(file, v, [...path, k]))];
+  }
+  return here([]);
+}
+
+function tampered(file: Record<string, unknown>, site: Site, t: Tamper): Record<string, unknown> {
+  const copy = structuredClone(file);
+  let parent: any = copy;
+  for (const k of site.path.slice(0, -1)) parent = parent[k];
+  const key = site.path.at(-1)!;
+  const v = t.make(structuredClone(site.value), parent, key, site.d);
+  if (v === undefined && !Array.isArray(parent)) delete parent[key];
+  else parent[key] = v;
+  return copy;
+}
+
+interface TamperedFile {
+  recipe: string;
+  site: Site;
+  tamper: Tamper;
+}
+
+const honestFiles = new Map<string, Record<string, unknown>>();
+function honestFile(name: string): Record<string, unknown> {
+  let f = honestFiles.get(name);
+  if (!f) honestFiles.set(name, (f = SAVED[name]!.file()));
+  return f;
+}
+
+function allTamperedFiles(): TamperedFile[] {
+  return Object.keys(SAVED).flatMap((recipe) =>
+    sitesOf(honestFile(recipe)).flatMap((site) => TAMPERS.filter((t) => site.kinds.includes(t.on) && (t.on !== 'matrix' || site.d > 0)).map((tamper) => ({ recipe, site, tamper }))),
+  );
+}
+
+/** Getters of a class and its parents. */
+function getterNames(obj: object): string[] {
+  const names = new Set<string>();
+  for (let p = Object.getPrototypeOf(obj) as object | null; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    for (const name of Object.getOwnPropertyNames(p)) if (Object.getOwnPropertyDescriptor(p, name)!.get) names.add(name);
+  }
+  return [...names].sort();
+}
+
+/** Where `x` (a result: numbers, typed arrays, a Matrix, an Arrow table, plain arrays and objects of them) holds a number that is not finite, and that number. */
+function notFiniteIn(x: unknown, depth = 0): { at: string; value: number } | undefined {
+  if (typeof x === 'number') return Number.isFinite(x) ? undefined : { at: '', value: x };
+  if (x === null || typeof x !== 'object' || depth > 4) return undefined;
+  const inside = (at: string, v: unknown) => {
+    const r = notFiniteIn(v, depth + 1);
+    return r && { at: `${at}${r.at}`, value: r.value };
+  };
+  if (x instanceof fedmix.Matrix) return inside('', x.data);
+  if (x instanceof Float64Array || x instanceof Float32Array) {
+    const i = x.findIndex((v) => !Number.isFinite(v));
+    return i < 0 ? undefined : { at: `[${i}]`, value: x[i]! };
+  }
+  if (ArrayBuffer.isView(x)) return undefined;
+  if (fedmix.isArrowTable(x)) {
+    const table = x as unknown as { schema: { fields: { name: string }[] }; getChild(name: string): { toArray(): unknown } };
+    for (const field of table.schema.fields) {
+      const values = table.getChild(field.name).toArray();
+      const r = inside(`.${field.name}`, Array.isArray(values) ? values.map((v) => (v && typeof v === 'object' && 'toArray' in v ? (v as { toArray(): unknown }).toArray() : v)) : values);
+      if (r) return r;
+    }
+    return undefined;
+  }
+  // a model a call returned (fit() returns this) is read through its getters, not its private fields
+  const plain = Array.isArray(x) || x instanceof Map || Object.getPrototypeOf(x) === Object.prototype;
+  if (!plain) return undefined;
+  const entries = Array.isArray(x) ? x.map((v, i) => [i, v] as const) : x instanceof Map ? [...x.entries()] : Object.entries(x);
+  for (const [k, v] of entries) {
+    const r = inside(Array.isArray(x) ? `[${String(k)}]` : `.${String(k)}`, v);
+    if (r) return r;
+  }
+  return undefined;
+}
+
+/** Whether a non-finite result is one the recipe says the class gives by design. */
+function byDesign(recipe: SavedRecipe, call: string, found: { value: number }): boolean {
+  const allowed = recipe.notFinite?.[call.replace('()', '')];
+  return allowed !== undefined && Object.is(allowed[0], found.value);
+}
+
+function trapped(): boolean {
+  try {
+    instance();
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+interface TamperOutcome {
+  refused: boolean;
+  /** calls on a loaded model that threw a FedmixError: what and why */
+  laterErrors: string[];
+  /** calls that returned a number that is not finite (and not by design) */
+  notFinite: string[];
+  traps: string[];
+  /** other exceptions, heap growth */
+  other: string[];
+}
+
+/** Methods that replace what was loaded go last. */
+const REPLACING = ['setParameters', 'fit', 'fitPredict', 'fitTransform'];
+
+async function tryTampered(t: TamperedFile, sentinel: () => boolean): Promise<TamperOutcome> {
+  const recipe: SavedRecipe = SAVED[t.recipe]!;
+  const what = `${t.recipe}: ${t.site.path.join('.')} ${t.tamper.name}`;
+  const out: TamperOutcome = { refused: false, laterErrors: [], notFinite: [], traps: [], other: [] };
+  const heap = wasm().fm_heap_in_use();
+  const file = tampered(honestFile(t.recipe), t.site, t.tamper);
+  const made: unknown[] = [];
+  const afterCall = async (call: string): Promise<boolean> => {
+    if (!trapped()) return false;
+    out.traps.push(`${what}: ${call} trapped`);
+    await init();
+    return true;
+  };
+  let model: any;
+  try {
+    model = recipe.load(t.tamper.object ? file : fileText(file));
+  } catch (e) {
+    if (!(e instanceof FedmixError)) out.other.push(`${what}: the load threw ${e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e)}`);
+    out.refused = true;
+    if (await afterCall('the load')) return out;
+  }
+  if (model !== undefined) {
+    made.push(model);
+    const cls = API[recipe.cls] as { fromJSON?(j: unknown): unknown };
+    const calls: Array<[string, () => unknown]> = [
+      ...getterNames(model).map((g): [string, () => unknown] => [g, () => model[g]]),
+      ...Object.entries(recipe.args)
+        .sort(([a], [b]) => Number(REPLACING.includes(a)) - Number(REPLACING.includes(b)))
+        .map(([m, args]): [string, () => unknown] => [`${m}()`, () => model[m](...args(model))]),
+    ];
+    // a loaded model's own save loads back (before anything replaces it)
+    if (cls.fromJSON && typeof model.toJSON === 'function') calls.splice(calls.length - Object.keys(recipe.args).length, 0, ['fromJSON(its toJSON())', () => cls.fromJSON!(model.toJSON())]);
+    for (const [call, run] of calls) {
+      try {
+        const r = run();
+        made.push(r);
+        const bad = notFiniteIn(r);
+        if (bad !== undefined && !byDesign(recipe, call, bad)) out.notFinite.push(`${what}: ${call} gave ${bad.at} ${bad.value}`);
+      } catch (e) {
+        if (await afterCall(call)) break;
+        if (e instanceof FedmixError) {
+          if (call.startsWith('fromJSON(')) out.other.push(`${what}: its own toJSON() does not load back: ${e.message}`);
+          out.laterErrors.push(`${what}: ${call} ${e.constructor.name}: ${e.message.slice(0, 120)}`);
+        } else {
+          out.other.push(`${what}: ${call} threw ${e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e)}`);
+        }
+      }
+    }
+  }
+  for (const x of made) await release(x);
+  if (!trapped()) {
+    const now = wasm().fm_heap_in_use();
+    if (now !== heap && out.traps.length === 0) out.other.push(`${what}: the WASM heap grew by ${now - heap} bytes`);
+    if (!sentinel()) out.other.push(`${what}: a model made before no longer predicts the same`);
+  }
+  return out;
+}
+
+/** Seeded sample of n from `all` (Fisher-Yates on a xorshift stream), or all of them. */
+function sample<T>(all: T[], n: number | 'all', seed: number): T[] {
+  if (n === 'all' || n >= all.length) return all;
+  const next = xorshift32(seed);
+  const a = all.slice();
+  for (let i = 0; i < n; i++) {
+    const j = i + (next() % (a.length - i));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a.slice(0, n);
+}
+
+describe('saved models, tampered', () => {
+  test('every class that loads a saved model has an honest file, and its recipe calls every public method', () => {
+    const loaders = Object.entries(API).filter(([, v]) => isClass(v) && typeof (v as { fromJSON?: unknown }).fromJSON === 'function').map(([k]) => k);
+    const covered = new Set(Object.values(SAVED).map((r) => r.cls));
+    expect(loaders.filter((c) => !covered.has(c)), 'classes with fromJSON and no SAVED recipe').toEqual([]);
+    for (const [name, r] of Object.entries(SAVED)) {
+      const internal = new Set([...(RECIPES[r.cls]?.internal ?? []), 'dispose']);
+      const methods = methodNames(API[r.cls] as new (...a: unknown[]) => unknown).filter((m) => !internal.has(m));
+      expect(Object.keys(r.args).sort(), `${name}: the methods its recipe calls`).toEqual(methods);
+    }
+  });
+
+  test('honest files load and give finite results', async () => {
+    for (const [name, r] of Object.entries(SAVED)) {
+      const model = r.load(fileText(honestFile(name))) as any;
+      try {
+        for (const g of getterNames(model)) if (!r.notFinite?.[g]) expect(notFiniteIn(model[g]), `${name}.${g}`).toBeUndefined();
+        for (const [m, args] of Object.entries(r.args)) {
+          const bad = notFiniteIn(model[m](...args(model)));
+          if (bad) expect(byDesign(r, m, bad), `${name}.${m}() gave ${bad.at} ${bad.value}`).toBe(true);
+        }
+      } finally {
+        await release(model);
+      }
+    }
+  }, 60_000);
+
+  test(`${TAMPER_RUNS} tampered files: refused, or every later call finite or a FedmixError; no trap`, async () => {
+    const all = allTamperedFiles();
+    const files = sample(all, TAMPER_RUNS === 'all' ? 'all' : Number(TAMPER_RUNS), SEED);
+    const X = blobs(30, 2, 2, 3);
+    let live = new GaussianMixture({ nComponents: 2, seed: 1 }).fit(X);
+    const expected = Array.from(live.scoreSamples(X));
+    const sentinel = () => {
+      try {
+        return Array.from(live.scoreSamples(X)).every((v, i) => v === expected[i]);
+      } catch {
+        return false;
+      }
+    };
+    const totals = { tried: 0, refused: 0, loaded: 0, laterErrors: [] as string[], traps: [] as string[], notFinite: [] as string[], other: [] as string[] };
+    const byRecipe = new Map<string, { tried: number; refused: number }>();
+    for (const t of files) {
+      const o = await tryTampered(t, sentinel);
+      totals.tried++;
+      if (o.refused) totals.refused++;
+      else totals.loaded++;
+      totals.laterErrors.push(...o.laterErrors);
+      totals.traps.push(...o.traps);
+      totals.notFinite.push(...o.notFinite);
+      totals.other.push(...o.other);
+      const r = byRecipe.get(t.recipe) ?? { tried: 0, refused: 0 };
+      r.tried++;
+      if (o.refused) r.refused++;
+      byRecipe.set(t.recipe, r);
+      if (o.traps.length) live = new GaussianMixture({ nComponents: 2, seed: 1 }).fit(X);
+    }
+    live.dispose();
+    const summary = `${totals.tried} tampered files of ${all.length} (seed ${SEED}): ${totals.refused} refused at load, ${totals.loaded} loaded, ${totals.laterErrors.length} later calls a FedmixError; ${totals.traps.length} traps, ${totals.notFinite.length} non-finite results, ${totals.other.length} other violations`;
+    if (process.env.FEDMIX_TAMPER_REPORT) {
+      console.log(summary);
+      for (const [name, r] of byRecipe) console.log(`  ${name.padEnd(36)} ${String(r.tried).padStart(5)} tried ${String(r.refused).padStart(5)} refused`);
+      for (const v of totals.laterErrors) console.log(`  later: ${v}`);
+      for (const v of [...totals.traps, ...totals.notFinite, ...totals.other]) console.log(`  ${v}`);
+    }
+    expect({ traps: totals.traps, notFinite: totals.notFinite, other: totals.other }, summary).toEqual({ traps: [], notFinite: [], other: [] });
+  }, 600_000);
 });

@@ -5,7 +5,7 @@
  * into what they get). `internal` lists methods that TypeScript marks private
  * or @internal: on the prototype, but not API.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { types } from 'node:util';
 import { gzipSync } from 'node:zlib';
@@ -809,4 +809,198 @@ export const RECIPES: Record<string, Recipe> = {
     call: (o, ...rest) => n.serve(...([quick(o), ...rest] as Parameters<typeof n.serve>)),
     args: () => [{ algorithm: 'fedgem', options: { nFeatures: 2, rounds: 2 }, federation: 'F', clients: [{ id: 'a', password: 'pw' }], listen: { port: 0 }, joinTimeout: 0.2 }],
   },
+};
+
+// ---- saved models: an honest file of every class that loads one, for the tampered-file property of test/hostile-api.test.ts
+
+/** A file as a class saves it (toJSON), the call that loads it back, and every public method of what it loads. */
+export interface SavedRecipe {
+  /** the export that loads the file: its fromJSON, or (FedDistr's global model) its constructor */
+  cls: string;
+  /** the honest file: a model fitted on real rows, saved */
+  file: () => Record<string, unknown>;
+  /** loads a file, given as JSON text (or as an object, for values JSON cannot hold: NaN, Infinity) */
+  load: (file: unknown) => unknown;
+  /** arguments of each public method of a loaded model (honest: rows like those it was fitted on); getters are all read */
+  args: Record<string, (self: any) => unknown[]>;
+  /** results that are not finite by design: the value, and why (as the class documents it) */
+  notFinite?: Record<string, readonly [number, string]>;
+}
+
+const memo = <T>(make: () => T): (() => T) => {
+  let v: T | undefined;
+  return () => (v ??= make());
+};
+/** 322 rows of satellite.csv (every 20th: every class), 36 features; their classes, and the rows scaled into [0, 1] for networks and the SVM. */
+const satellite = memo(() => {
+  const all = f.labelledFromCsv(readFileSync(new URL('../../../shared/datasets/satellite.csv', import.meta.url), 'utf8'), { label: 'label' });
+  const pick = Array.from({ length: Math.ceil(all.X.nRows / 20) }, (_, i) => i * 20);
+  const X = all.X.selectRows(pick);
+  return { X, labels: Int32Array.from(pick, (i) => all.labels![i]!), scaled: new f.MinMaxScaler().fitTransform(X) };
+});
+/** The first 60 of those rows: what a loaded model is asked about. */
+const satRows = () => satellite().X.selectRows(Array.from({ length: 60 }, (_, i) => i));
+const satScaled = () => satellite().scaled.selectRows(Array.from({ length: 60 }, (_, i) => i));
+const satLabels = () => Array.from(satellite().labels.subarray(0, 60), (c) => `class ${c}`);
+const saved = (m: { toJSON(): unknown; dispose?(): void }): Record<string, unknown> => {
+  try {
+    return JSON.parse(JSON.stringify(m.toJSON())) as Record<string, unknown>;
+  } finally {
+    m.dispose?.();
+  }
+};
+/** Histograms of the classes of 32 clients of 5 to 14 of the rows (sizes vary, so pi has several entries). */
+const satHistograms = memo(() => {
+  const { labels } = satellite();
+  const rows: number[][] = [];
+  let at = 0;
+  for (let c = 0; c < 32 && at < labels.length; c++) {
+    const size = 5 + ((c * 7) % 10);
+    const h = new Array<number>(6).fill(0);
+    for (let i = 0; i < size; i++) h[labels[(at + i) % labels.length]! % 6]! += 1;
+    at += size;
+    rows.push(h);
+  }
+  return rows;
+});
+/** Class-conditional Gaussians of the rows in 3 principal components: FedDistr's consolidated bases as resultJson saves them. */
+const satBases = (covariance: 'full' | 'diagonal') => {
+  const { X, labels } = satellite();
+  const Z = new f.PCA({ nComponents: 3 }).fit(X).transform(X);
+  const bases = [...new Set(labels)].sort().map((label) => {
+    const rows = Z.selectRows([...labels.keys()].filter((i) => labels[i] === label));
+    const n = rows.nRows;
+    const mean = [0, 1, 2].map((j) => rows.column(j).reduce((s, v) => s + v, 0) / n);
+    const cov = [0, 1, 2].flatMap((a) => [0, 1, 2].map((b) => rows.column(a).reduce((s, v, i) => s + (v - mean[a]!) * (rows.column(b)[i]! - mean[b]!), 0) / n));
+    return { label, count: n, weight: 0, mean, covariance: covariance === 'full' ? cov : [0, 4, 8].map((i) => cov[i]!) };
+  });
+  return { covariance, bases };
+};
+
+const gmmCalls = {
+  fit: () => [satRows()],
+  fitPredict: () => [satRows()],
+  scoreSamples: () => [satRows()],
+  score: () => [satRows()],
+  predict: () => [satRows()],
+  predictProba: () => [satRows()],
+  sample: () => [20, { seed: 2 }],
+  bic: () => [satRows()],
+  aic: () => [satRows()],
+  toJSON: () => [],
+  toArrow: () => [],
+};
+const gmmFile = (covarianceType: f.CovarianceType): SavedRecipe => ({
+  cls: 'GaussianMixture',
+  file: () => saved(new f.GaussianMixture({ nComponents: 3, covarianceType, seed: 1 }).fit(satellite().X)),
+  load: (j) => f.GaussianMixture.fromJSON(j as string),
+  args: gmmCalls,
+  notFinite: { lowerBound: [-Infinity, 'a model never fitted (lowerBound null in its file), as scikit-learn\'s lower_bound_ before fit'] },
+});
+const detectorFile = (kind: f.DetectorKind): SavedRecipe => ({
+  cls: 'LocalDetector',
+  file: () => saved(new f.LocalDetector({ kind, contamination: 0.1, gmm: { covarianceType: 'diag', nComponents: 2 }, autoencoder: { hiddenLayers: [8, 3, 8], epochs: 2 } }).fit(satellite().scaled)),
+  load: (j) => f.LocalDetector.fromJSON(j as string),
+  args: { fit: () => [satScaled()], scoreSamples: () => [satScaled()], predict: () => [satScaled()], inlierShare: () => [satScaled()], toJSON: () => [] },
+  notFinite: { trainingInlierShare: [NaN, 'a detector loaded with fromJSON: its rows are elsewhere'] },
+});
+const basesFile = (covariance: 'full' | 'diagonal'): SavedRecipe => ({
+  cls: 'BaseDistributionClassifier',
+  file: () => satBases(covariance),
+  load: (j) => {
+    const o = (typeof j === 'string' ? JSON.parse(j) : j) as { bases: f.LabelledGaussian[]; covariance: 'full' | 'diagonal' };
+    return new f.BaseDistributionClassifier(o.bases, { covariance: o.covariance });
+  },
+  args: { predict: () => [pcaRows()], predictProba: () => [pcaRows()], score: () => [pcaRows(), Array.from(satellite().labels.subarray(0, 60))] },
+});
+/** The 60 rows in the bases' 3 principal components. */
+const pcaRows = memo(() => new f.PCA({ nComponents: 3 }).fit(satellite().X).transform(satRows()));
+
+export const SAVED: Record<string, SavedRecipe> = {
+  'GaussianMixture full': gmmFile('full'),
+  'GaussianMixture tied': gmmFile('tied'),
+  'GaussianMixture diag': gmmFile('diag'),
+  'GaussianMixture spherical': gmmFile('spherical'),
+  KMeans: {
+    cls: 'KMeans',
+    file: () => saved(new f.KMeans({ nClusters: 4, seed: 1 }).fit(satellite().X)),
+    load: (j) => f.KMeans.fromJSON(j as string),
+    args: { fit: () => [satRows()], fitPredict: () => [satRows()], predict: () => [satRows()], score: () => [satRows()], toJSON: () => [], toArrow: () => [] },
+  },
+  PCA: {
+    cls: 'PCA',
+    file: () => saved(new f.PCA({ nComponents: 5 }).fit(satellite().X)),
+    load: (j) => f.PCA.fromJSON(j as string),
+    args: { fit: () => [satRows()], transform: () => [satRows()], fitTransform: () => [satRows()], inverseTransform: (self) => [self.transform(satRows())], toJSON: () => [], toArrow: () => [] },
+  },
+  StandardScaler: {
+    cls: 'StandardScaler',
+    file: () => saved(new f.StandardScaler().fit(satellite().X)),
+    load: (j) => f.StandardScaler.fromJSON(j as string),
+    args: { fit: () => [satRows()], transform: () => [satRows()], fitTransform: () => [satRows()], inverseTransform: () => [satScaled()], toJSON: () => [] },
+  },
+  MinMaxScaler: {
+    cls: 'MinMaxScaler',
+    file: () => saved(new f.MinMaxScaler().fit(satellite().X)),
+    load: (j) => f.MinMaxScaler.fromJSON(j as string),
+    args: { fit: () => [satRows()], transform: () => [satRows()], fitTransform: () => [satRows()], inverseTransform: () => [satScaled()], toJSON: () => [] },
+  },
+  DirichletMultinomialMixture: {
+    cls: 'DirichletMultinomialMixture',
+    file: () => saved(f.DirichletMultinomialMixture.fit(satHistograms(), { nComponents: 2, rounds: 20, seed: 1 })),
+    load: (j) => f.DirichletMultinomialMixture.fromJSON(j as string),
+    args: {
+      alphaOf: () => [1],
+      piOf: () => [0],
+      logPmf: () => [satHistograms()],
+      score: () => [satHistograms()],
+      predictProba: () => [satHistograms()],
+      predict: () => [satHistograms()],
+      sample: () => [10, { seed: 1 }],
+      toJSON: () => [],
+      toArrow: () => [],
+    },
+    notFinite: { logPmf: [-Infinity, 'where no component gives the size a positive probability'], score: [-Infinity, 'the mean of logPmf'] },
+  },
+  Autoencoder: {
+    cls: 'Autoencoder',
+    file: () => saved(new f.Autoencoder({ hiddenLayers: [8, 3, 8], epochs: 2, seed: 1 }).fit(satellite().scaled)),
+    load: (j) => f.Autoencoder.fromJSON(j as string),
+    args: {
+      fit: () => [satScaled()],
+      encode: () => [satScaled()],
+      reconstruct: () => [satScaled()],
+      scoreSamples: () => [satScaled()],
+      getParameters: () => [],
+      setParameters: (self) => [self.getParameters()],
+      toJSON: () => [],
+    },
+  },
+  MLPClassifier: {
+    cls: 'MLPClassifier',
+    file: () => saved(new f.MLPClassifier({ hiddenLayerSizes: [8], maxIter: 5, randomState: 1 }).fit(satellite().scaled, Array.from(satellite().labels, (c) => `class ${c}`))),
+    load: (j) => f.MLPClassifier.fromJSON(j as string),
+    notFinite: { loss: [NaN, 'a model whose file has no lossCurve: no epoch\'s loss is known'] },
+    args: {
+      fit: () => [satScaled(), satLabels()],
+      predict: () => [satScaled()],
+      predictProba: () => [satScaled()],
+      score: () => [satScaled(), satLabels()],
+      getParameters: () => [],
+      setParameters: (self) => [self.getParameters()],
+      toJSON: () => [],
+    },
+  },
+  OneClassSVM: {
+    cls: 'OneClassSVM',
+    file: () => saved(new f.OneClassSVM({ nu: 0.2 }).fit(satellite().scaled)),
+    load: (j) => f.OneClassSVM.fromJSON(j as string),
+    args: { fit: () => [satScaled()], fitPredict: () => [satScaled()], decisionFunction: () => [satScaled()], scoreSamples: () => [satScaled()], predict: () => [satScaled()], toJSON: () => [] },
+    notFinite: { objective: [NaN, 'a model built from its parts (objective null in its file)'] },
+  },
+  'LocalDetector ocsvm': detectorFile('ocsvm'),
+  'LocalDetector gmm': detectorFile('gmm'),
+  'LocalDetector autoencoder': detectorFile('autoencoder'),
+  'BaseDistributionClassifier full': basesFile('full'),
+  'BaseDistributionClassifier diagonal': basesFile('diagonal'),
 };

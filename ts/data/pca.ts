@@ -12,7 +12,7 @@ import { makeVector, type Table } from 'apache-arrow';
 import { InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
 import { fixedSizeListVector, indexVector, tableOf } from './arrow.js';
 import { LIMITS, readOptions, requireInteger } from '../validate.js';
-import { readSavedJSON, savedArray, savedNumber } from './saved.js';
+import { readSavedJSON, savedArray, savedLocations, savedNonNegative, savedNonNegativeArray } from './saved.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
 import { Matrix, type MatrixLike } from './matrix.js';
 import { keepClassName } from '../class-name.js';
@@ -47,6 +47,32 @@ interface Fitted {
   explainedVariance: Float64Array;
   explainedVarianceRatio: Float64Array;
   noiseVariance: number;
+}
+
+/** How far saved components may be from orthonormal (|c_r . c_s - [r = s]|): a few digits less than a fit's rounding, as text with 7 digits keeps. */
+const ORTHONORMAL_TOLERANCE = 1e-6;
+
+/**
+ * The rows of `components` (k x d, row-major) orthonormal within
+ * ORTHONORMAL_TOLERANCE, as a fit leaves them: transform projects on them and
+ * inverseTransform rebuilds from them, so a scaled or edited row would scale
+ * every score (and overflow with a factor of 1e300).
+ */
+function requireOrthonormal(components: Float64Array, k: number, d: number): void {
+  for (let r = 0; r < k; r++) {
+    for (let s = 0; s <= r; s++) {
+      let dot = 0;
+      for (let j = 0; j < d; j++) dot += components[r * d + j]! * components[s * d + j]!;
+      const off = dot - (r === s ? 1 : 0);
+      if (!(Math.abs(off) <= ORTHONORMAL_TOLERANCE)) {
+        throw new InvalidParameterError(
+          r === s
+            ? `components row ${r} has squared norm ${dot}; principal components are unit vectors`
+            : `components rows ${s} and ${r} have dot product ${dot}; principal components are orthogonal`,
+        );
+      }
+    }
+  }
 }
 
 /**
@@ -164,13 +190,19 @@ export class PCA {
     const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.values);
     if (k > d) throw new InvalidParameterError(`nComponents ${k} is more than nFeatures ${d}`);
     if (k * d > LIMITS.values) throw new InvalidParameterError(`${k} components of ${d} features are ${k * d} values; at most ${LIMITS.values} fit`);
+    const components = savedArray('components', j.components, k * d);
+    requireOrthonormal(components, k, d);
+    const explainedVarianceRatio = savedNonNegativeArray('explainedVarianceRatio', j.explainedVarianceRatio, k);
+    for (let r = 0; r < k; r++) {
+      if (explainedVarianceRatio[r]! > 1) throw new InvalidParameterError(`explainedVarianceRatio[${r}] is ${explainedVarianceRatio[r]}; a share of the variance is at most 1`);
+    }
     pca.fitted = {
       d,
-      mean: savedArray('mean', j.mean, d),
-      components: savedArray('components', j.components, k * d),
-      explainedVariance: savedArray('explainedVariance', j.explainedVariance, k),
-      explainedVarianceRatio: savedArray('explainedVarianceRatio', j.explainedVarianceRatio, k),
-      noiseVariance: savedNumber('noiseVariance', j.noiseVariance),
+      mean: savedLocations('mean', j.mean, d, d),
+      components,
+      explainedVariance: savedNonNegativeArray('explainedVariance', j.explainedVariance, k),
+      explainedVarianceRatio,
+      noiseVariance: savedNonNegative('noiseVariance', j.noiseVariance),
     };
     return pca;
   }

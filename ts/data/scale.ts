@@ -29,6 +29,8 @@ export type StandardScalerJSON = ScalerJSON<'fedmix.StandardScaler'>;
 export type MinMaxScalerJSON = ScalerJSON<'fedmix.MinMaxScaler'>;
 
 const SCALER_KEYS = ['format', 'version', 'nFeatures', 'offset', 'factor'] as const;
+/** The smallest normal double, 2^-1022. */
+const MIN_NORMAL = 2 ** -1022;
 
 function scalerToJSON<F extends 'fedmix.StandardScaler' | 'fedmix.MinMaxScaler'>(format: F, p: Affine | undefined, name: string): ScalerJSON<F> {
   if (!p) throw new NotFittedError(`${name} is not fitted; call fit(X) first`);
@@ -41,7 +43,11 @@ function scalerFromJSON<F extends 'fedmix.StandardScaler' | 'fedmix.MinMaxScaler
   const offset = savedArray('offset', j.offset, d);
   const scale = savedArray('factor', j.factor, d);
   for (let i = 0; i < d; i++) {
-    if (!(scale[i]! > 0)) throw new InvalidParameterError(`factor[${i}] is ${scale[i]}; a scaler's factors are positive`);
+    // transform multiplies by the factor, inverseTransform divides by it: its inverse (a standard deviation or a range) must be a normal double too
+    const spread = 1 / scale[i]!;
+    if (!(scale[i]! > 0) || !(spread >= MIN_NORMAL && spread < Infinity)) {
+      throw new InvalidParameterError(`factor[${i}] is ${scale[i]}; a scaler's factors are positive and their inverses (the spreads) finite normal numbers`);
+    }
   }
   return { offset, scale };
 }

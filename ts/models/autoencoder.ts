@@ -10,6 +10,7 @@
  * it is (what a federated client does with the global parameters it receives).
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
+import { savedLosses } from '../data/saved.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError, notFitted } from '../errors.js';
 import { requireWasmMemory } from '../wasm/memory.js';
 import { guardRead, LIMITS, readOptions, requireBoolean, requireInteger, requireLength, requireOneOf } from '../validate.js';
@@ -283,12 +284,11 @@ export class Autoencoder {
     const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.layerWidth);
     const options = readOptions(j.options as AutoencoderOptions | undefined, AUTOENCODER_OPTION_KEYS.filter((k) => k !== 'onEpoch' && k !== 'nFeatures'), 'options');
     const ae = new Autoencoder({ ...options, nFeatures: d });
-    const history = j.history === undefined ? [] : guardRead('history', () => Array.from(j.history as ArrayLike<unknown>));
-    if (history.some((v) => typeof v !== 'number')) throw new InvalidParameterError('history must be an array of numbers');
+    const history = savedLosses('history', j.history);
     const count = ae.sizes(d).reduce((n, w, i, s) => (i === 0 ? 0 : n + s[i - 1]! * w + w), 0);
     requireWasmMemory(`loading a ${ae.sizes(d).join('-')} autoencoder`, 8 * count);
     ae.setParameters(j.parameters as ArrayLike<number>);
-    ae.losses = history as number[];
+    ae.losses = history;
     return ae;
   }
 

@@ -438,7 +438,19 @@ export class GaussianMixture {
     };
   }
 
-  /** Rebuilds a model saved with toJSON() (or parameters from elsewhere, same shapes). */
+  /**
+   * Rebuilds a model saved with toJSON() (or parameters from elsewhere, same
+   * shapes). Checked before anything is built, as the core checks every model
+   * from outside (crates/fedmix-core/src/gmm/check.rs): weights a
+   * distribution; covariances symmetric and positive definite, resolvable at
+   * the means' magnitude (a mean of 1e200 with unit variances is refused);
+   * precisions finite. The covariances are the model, as scikit-learn's
+   * covariances_: the factors are computed from them as a fit computes them
+   * (so a saved fit loads with the very factors it had), and a file's
+   * precisionsCholesky must be the same Gaussians up to rounding; either may
+   * be left out (the covariances are then derived from the factors). A bad
+   * field is an InvalidParameterError naming it.
+   */
   static fromJSON(json: GaussianMixtureJSON | string): GaussianMixture {
     const j = readSavedJSON<GaussianMixtureJSON>(json, 'fedmix.GaussianMixture', JSON_KEYS);
     const t = requireOneOf('covarianceType', j.covarianceType, COVARIANCE_TYPES);
@@ -447,9 +459,10 @@ export class GaussianMixture {
     // everything the core is handed is checked before a handle exists, so a bad field cannot strand one
     const converged = requireBoolean('converged', j.converged ?? false);
     const nIter = requireInteger('nIter', j.nIter ?? 0, 0, LIMITS.maxIter);
+    // null (or absent): never fitted, -Infinity as scikit-learn's lower_bound_ before fit; a fit's bound is finite
     const lowerBound = j.lowerBound ?? -Infinity;
-    if (typeof lowerBound !== 'number' || Number.isNaN(lowerBound)) {
-      throw new InvalidParameterError(`lowerBound must be a number or null, got ${formatValue(lowerBound)}`);
+    if (typeof lowerBound !== 'number' || (j.lowerBound != null && !Number.isFinite(lowerBound))) {
+      throw new InvalidParameterError(`lowerBound must be a finite number, or null for a model never fitted, got ${formatValue(j.lowerBound)}`);
     }
     const gm = new GaussianMixture({ ...readOptions(j.options as GaussianMixtureOptions | undefined, GMM_OPTION_KEYS, 'options'), nComponents: k, covarianceType: t });
     const len = covarianceLength(t, k, d);
@@ -462,17 +475,15 @@ export class GaussianMixture {
     };
     const weights = arr('weights', j.weights, k);
     const means = arr('means', j.means, k * d);
-    const pc = arr('precisionsCholesky', j.precisionsCholesky, len);
+    // either may be left out (Gmm::from_saved: the factors are computed from the covariances as a fit computes them, and must agree with any given)
+    const pc = j.precisionsCholesky === undefined ? undefined : arr('precisionsCholesky', j.precisionsCholesky, len);
     const cov = j.covariances === undefined ? undefined : arr('covariances', j.covariances, len);
+    if (!pc && !cov) throw new InvalidParameterError('a saved GaussianMixture needs its covariances, its precisionsCholesky, or both');
     // the parameters as passed in, and the model the core builds from them
-    requireWasmMemory(`loading ${k} ${t} components of ${d} features`, 8 * (weights.length + means.length + pc.length + (cov?.length ?? 0)) + modelBytes(t, k, d));
+    requireWasmMemory(`loading ${k} ${t} components of ${d} features`, 8 * (weights.length + means.length + (pc?.length ?? 0) + (cov?.length ?? 0)) + 2 * modelBytes(t, k, d));
     withScope((s) => {
       const out = s.u32(1);
-      s.check(
-        s.w.fm_gmm_from_parts(
-          COV_CODE[t], k, d, ...s.f64Optional(weights), ...s.f64Optional(means), ...s.f64Optional(pc), ...s.f64Optional(cov), out,
-        ),
-      );
+      s.check(s.w.fm_gmm_from_parts(COV_CODE[t], k, d, ...s.f64Optional(weights), ...s.f64Optional(means), ...s.f64Optional(pc), ...s.f64Optional(cov), out));
       const handle = s.readU32(out, 1)[0]!;
       s.w.fm_gmm_set_stats(handle, converged ? 1 : 0, nIter, lowerBound);
       gm.state.adopt(s, handle);

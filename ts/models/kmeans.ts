@@ -9,7 +9,7 @@ import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
 import { coreConstant } from '../wasm/constants.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
-import { readSavedJSON, savedArray, savedNumber } from '../data/saved.js';
+import { readSavedJSON, savedLocations, savedNonNegative } from '../data/saved.js';
 import { flattenNumeric, isArray, LIMITS, readOptions, requireInteger, requireNumber, requireVector, seedParts, type NumericArray } from '../validate.js';
 import { keepClassName } from '../class-name.js';
 
@@ -183,7 +183,7 @@ export class KMeans {
     const k = km.nClusters;
     const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.values);
     if (k * d > LIMITS.values) throw new InvalidParameterError(`${k} centers of ${d} features are ${k * d} values; at most ${LIMITS.values} fit`);
-    const centers = savedArray('centers', j.centers, k * d);
+    const centers = savedLocations('centers', j.centers, k * d, d);
     if (!isArray('labels', j.labels)) throw new InvalidParameterError(`labels must be an array of cluster indices, got ${formatValue(j.labels)}`);
     const lv = requireVector('labels', j.labels);
     const labels = new Int32Array(lv.length);
@@ -192,8 +192,7 @@ export class KMeans {
       if (!Number.isInteger(v) || v < 0 || v >= k) throw new InvalidParameterError(`labels[${i}] is ${v}; a label is an integer in [0, ${k})`);
       labels[i] = v;
     }
-    const inertia = savedNumber('inertia', j.inertia);
-    if (inertia < 0) throw new InvalidParameterError(`inertia must be >= 0, got ${inertia}`);
+    const inertia = savedNonNegative('inertia', j.inertia);
     const nIter = requireInteger('nIter', j.nIter, 0, LIMITS.maxIter);
     km.fittedState = { centers, labels, inertia, nIter, d };
     return km;

@@ -15,6 +15,7 @@
  */
 import { encodeLabels, type Label, type LabelsLike } from '../data/labels.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
+import { savedLosses } from '../data/saved.js';
 import { formatValue, InvalidDataError, InvalidParameterError, notFitted } from '../errors.js';
 import { requireWasmMemory } from '../wasm/memory.js';
 import { guardRead, LIMITS, readArray, readOptions, requireBoolean, requireInteger, requireLength, requireNumber, requireOneOf } from '../validate.js';
@@ -218,7 +219,7 @@ export class MLPClassifier {
     return this.curve.slice();
   }
 
-  /** The last epoch's loss (loss_). */
+  /** The last epoch's loss (loss_); NaN when none is known (a model loaded from a file without its lossCurve). */
   get loss(): number {
     this.fitted();
     return this.curve[this.curve.length - 1] ?? NaN;
@@ -392,8 +393,7 @@ export class MLPClassifier {
     const { codes, classes } = encodeLabels(j.classes, 'classes');
     if (codes.length !== classes.length) throw new InvalidParameterError('classes must be distinct labels');
     if (classes.length < 2) throw new InvalidParameterError('classes must hold at least two labels');
-    const curve = j.lossCurve === undefined ? [] : guardRead('lossCurve', () => Array.from(j.lossCurve as ArrayLike<unknown>));
-    if (curve.some((v) => typeof v !== 'number')) throw new InvalidParameterError('lossCurve must be an array of numbers');
+    const curve = savedLosses('lossCurve', j.lossCurve);
     const nIter = requireInteger('nIter', j.nIter ?? curve.length, 0, LIMITS.maxIter);
     const sizes = m.sizes(d, classes.length);
     const count = sizes.reduce((n, w, i, s) => (i === 0 ? 0 : n + s[i - 1]! * w + w), 0);
@@ -406,7 +406,7 @@ export class MLPClassifier {
       throw e;
     }
     m.state = { net, classes };
-    m.curve = curve as number[];
+    m.curve = curve;
     m.iterations = nIter;
     return m;
   }

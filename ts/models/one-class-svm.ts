@@ -21,7 +21,7 @@
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
-import { readSavedJSON } from '../data/saved.js';
+import { readSavedJSON, requireLocations } from '../data/saved.js';
 import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
 import { flattenNumeric, guardRead, isFloat64Array, LIMITS, readOptions, requireBoolean, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
 import { WasmModelState } from './wasm-model.js';
@@ -352,6 +352,8 @@ export class OneClassSVM {
     if (sv.length !== nSv * d) {
       throw new InvalidParameterError(`supportVectors have ${sv.length} values; ${nSv} support vectors (dualCoef) of nFeatures = ${d} need ${nSv * d}`);
     }
+    // the kernel squares rows: support vectors are locations as KMeans centers are (a value that is not finite the core names by row and column)
+    if (sv.every(Number.isFinite)) requireLocations('supportVectors', sv, d);
     let support: Uint32Array | undefined;
     if (j.support !== null && j.support !== undefined) {
       const s = arr('support', j.support);

@@ -54,7 +54,8 @@ pub unsafe extern "C" fn fm_gmm_fit(
     })
 }
 
-/// A model from its parameters (JSON import). `covariances` may be null.
+/// A model from a saved file (JSON import): `precisions_chol` or
+/// `covariances` may be null, not both (Gmm::from_saved).
 ///
 /// # Safety
 /// Pointers must cover the shapes given.
@@ -76,13 +77,13 @@ pub unsafe extern "C" fn fm_gmm_from_parts(
 ) -> i32 {
     status(|| {
         let t = CovarianceType::from_code(cov_type)?;
-        let gmm = Gmm::from_parts(
+        let gmm = Gmm::from_saved(
             t,
             k,
             d,
             buffers::copy(f64s(weights, weights_len))?,
             buffers::copy(f64s(means, means_len))?,
-            buffers::copy(f64s(precisions_chol, precisions_chol_len))?,
+            optional(precisions_chol, precisions_chol_len)?,
             optional(covariances, covariances_len)?,
         )?;
         into_handle(GmmHandle { gmm, converged: false, n_iter: 0, lower_bound: f64::NEG_INFINITY }, out_handle);

@@ -21,7 +21,8 @@
  */
 import { apportion } from '../../data/apportion.js';
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
-import { formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
+import { formatValue, inContext, InvalidDataError, InvalidParameterError } from '../../errors.js';
+import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import { LIMITS, readArray, readOptions, readRecord, requireInteger, requireOneOf, requirePositive, requireVector } from '../../validate.js';
 import { encodeRows, type WireEncoder } from './encoder.js';
@@ -99,7 +100,31 @@ function readBases(given: unknown, kindGiven: unknown): { bases: ReadBase[]; d: 
     }
     return { label, count, mean, covariance, factor, logDet };
   });
+  requireComputableMixture(bases, d, kind!);
   return { bases, d, kind: kind! };
+}
+
+/**
+ * The bases as one mixture, through the check every Gaussian mixture from
+ * outside passes (Gmm::from_parts in the core: covariances f64 can resolve at
+ * the means' magnitude, finite precisions): a base far beyond the others'
+ * scale (a mean of 1e300) would make every density underflow and the
+ * posteriors NaN.
+ */
+function requireComputableMixture(bases: ReadBase[], d: number, kind: CovarianceKind): void {
+  const total = bases.reduce((s, b) => s + b.count, 0);
+  const means = new Float64Array(bases.length * d);
+  const covariances = new Float64Array(bases.length * bases[0]!.covariance.length);
+  bases.forEach((b, i) => {
+    means.set(b.mean, i * d);
+    covariances.set(b.covariance, i * b.covariance.length);
+  });
+  try {
+    const weights = Float64Array.from(bases, (b) => b.count / total);
+    GaussianMixture.fromParameters({ covarianceType: kind === 'diagonal' ? 'diag' : 'full', weights, means, covariances, nFeatures: d }).dispose();
+  } catch (e) {
+    throw inContext(e, 'bases (component i is bases[i])');
+  }
 }
 
 export interface BaseDistributionClassifierOptions {

@@ -3,8 +3,10 @@
 //! shapes (flattened row-major), precisions kept as Cholesky factors for
 //! stability. The pieces: estep (log densities, responsibilities), mstep
 //! (parameters from responsibilities), fit (initialization and the EM loop),
-//! sample, dem (distributed EM's client and server steps and initializations).
+//! sample, dem (distributed EM's client and server steps and initializations),
+//! check (what parameters from outside must satisfy).
 
+pub mod check;
 pub mod dem;
 pub mod estep;
 pub mod fit;
@@ -157,8 +159,10 @@ pub fn singular_covariance_error(component: usize, reg_covar: f64) -> Error {
 }
 
 impl Gmm {
-    /// Builds a model from its parameters, validating every value. The
-    /// covariances are derived from the precision factors when not given.
+    /// Builds a model from its parameters, validating every value (see
+    /// check.rs: weights a distribution, covariances positive definite and
+    /// resolvable at the means' magnitude, precisions finite). The covariances
+    /// are derived from the precision factors when not given.
     pub fn from_parts(
         cov_type: CovarianceType,
         k: usize,
@@ -173,39 +177,59 @@ impl Gmm {
         }
         check_weights(&weights, k)?;
         check_len("means", &means, k * d, &format!("({}, {})", k, d))?;
-        check_len("precisionsCholesky", &precisions_chol, cov_type.param_len(k, d), &cov_type.shape(k, d))?;
-        if means.iter().chain(precisions_chol.iter()).any(|v| !v.is_finite()) {
-            return Err(Error::param("means and precisionsCholesky must be finite"));
+        if means.iter().any(|v| !v.is_finite()) {
+            return Err(Error::param("means must be finite"));
         }
-        match cov_type {
-            CovarianceType::Full | CovarianceType::Tied => {
-                for c in 0..cov_type.n_matrices(k) {
-                    let p = &precisions_chol[c * d * d..(c + 1) * d * d];
-                    if linalg::triangle(p, d).is_none() || (0..d).any(|j| !(p[j * d + j] > 0.0)) {
-                        return Err(Error::param(format!(
-                            "precisionsCholesky matrix {} must be triangular with a positive diagonal (a Cholesky factor)",
-                            c
-                        )));
-                    }
-                }
-            }
-            _ => {
-                if precisions_chol.iter().any(|&v| !(v > 0.0)) {
-                    return Err(Error::param("precisionsCholesky values must be positive"));
-                }
-            }
-        }
+        check_factors(cov_type, k, d, &precisions_chol)?;
         let covariances = match covariances {
             Some(c) => {
-                check_len("covariances", &c, cov_type.param_len(k, d), &cov_type.shape(k, d))?;
-                if c.iter().any(|v| !v.is_finite()) {
-                    return Err(Error::param("covariances must be finite"));
-                }
+                check_covariance_values(cov_type, k, d, &c)?;
                 c
             }
             None => covariances_from_precisions_chol(cov_type, k, d, &precisions_chol)?,
         };
+        check::check_gaussians(cov_type, k, d, &means, &covariances, &precisions_chol)?;
         Ok(Gmm { cov_type, k, d, weights, means, covariances, precisions_chol })
+    }
+
+    /// A model from a saved file: covariances, precision factors, or both. The
+    /// covariances are the model (scikit-learn's covariances_; a fit derives
+    /// the factors from them); the factors are computed from them as a fit
+    /// computes them, so a file a fit saved loads with the very factors it
+    /// held. Factors given as well must be the same Gaussians up to rounding
+    /// (check::check_factors_match), or the file is refused; given alone, the
+    /// covariances are derived from them and the factors computed again.
+    pub fn from_saved(
+        cov_type: CovarianceType,
+        k: usize,
+        d: usize,
+        weights: Vec<f64>,
+        means: Vec<f64>,
+        precisions_chol: Option<Vec<f64>>,
+        covariances: Option<Vec<f64>>,
+    ) -> Result<Gmm> {
+        if k < 1 || d < 1 {
+            return Err(Error::param(format!("a model needs at least one component and one feature, got k = {}, d = {}", k, d)));
+        }
+        if let Some(p) = &precisions_chol {
+            check_factors(cov_type, k, d, p)?;
+        }
+        let covariances = match (covariances, &precisions_chol) {
+            (Some(c), _) => {
+                check_covariance_values(cov_type, k, d, &c)?;
+                c
+            }
+            (None, Some(p)) => covariances_from_precisions_chol(cov_type, k, d, p)?,
+            (None, None) => return Err(Error::param("a saved model needs its covariances, its precisionsCholesky, or both")),
+        };
+        let pc = precisions_cholesky_from_covariances(cov_type, k, d, &covariances, None, |c| {
+            Error::param(format!("covariance of component {} is not positive definite", c))
+        })?;
+        let gmm = Gmm::from_parts(cov_type, k, d, weights, means, pc, Some(covariances))?;
+        if let Some(p) = &precisions_chol {
+            check::check_factors_match(cov_type, k, d, &gmm.covariances, p)?;
+        }
+        Ok(gmm)
     }
 
     /// Builds a model from covariances (as a federated client sends them),
@@ -219,13 +243,7 @@ impl Gmm {
         if covariances.iter().any(|v| !v.is_finite()) {
             return Err(Error::param("covariances must be finite"));
         }
-        if matches!(cov_type, CovarianceType::Full | CovarianceType::Tied) {
-            for c in 0..cov_type.n_matrices(k) {
-                if !linalg::is_symmetric(&covariances[c * d * d..(c + 1) * d * d], d) {
-                    return Err(Error::param(format!("covariance matrix {} is not symmetric", c)));
-                }
-            }
-        }
+        // symmetry, and the rest, is from_parts' check
         let pc = precisions_cholesky_from_covariances(cov_type, k, d, &covariances, None, |c| {
             Error::param(format!("covariance of component {} is not positive definite", c))
         })?;
@@ -277,6 +295,43 @@ impl Gmm {
         };
         cov + d * k + k - 1
     }
+}
+
+/// Precision factors of the right shape: finite, and for the matrix types
+/// triangular with a positive diagonal (a Cholesky factor), else positive.
+fn check_factors(cov_type: CovarianceType, k: usize, d: usize, pc: &[f64]) -> Result<()> {
+    check_len("precisionsCholesky", pc, cov_type.param_len(k, d), &cov_type.shape(k, d))?;
+    if pc.iter().any(|v| !v.is_finite()) {
+        return Err(Error::param("precisionsCholesky must be finite"));
+    }
+    match cov_type {
+        CovarianceType::Full | CovarianceType::Tied => {
+            for c in 0..cov_type.n_matrices(k) {
+                let p = &pc[c * d * d..(c + 1) * d * d];
+                if linalg::triangle(p, d).is_none() || (0..d).any(|j| !(p[j * d + j] > 0.0)) {
+                    return Err(Error::param(format!(
+                        "precisionsCholesky matrix {} must be triangular with a positive diagonal (a Cholesky factor)",
+                        c
+                    )));
+                }
+            }
+        }
+        _ => {
+            if pc.iter().any(|&v| !(v > 0.0)) {
+                return Err(Error::param("precisionsCholesky values must be positive"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Covariances of the right shape, finite.
+fn check_covariance_values(cov_type: CovarianceType, k: usize, d: usize, c: &[f64]) -> Result<()> {
+    check_len("covariances", c, cov_type.param_len(k, d), &cov_type.shape(k, d))?;
+    if c.iter().any(|v| !v.is_finite()) {
+        return Err(Error::param("covariances must be finite"));
+    }
+    Ok(())
 }
 
 fn check_len(name: &str, v: &[f64], want: usize, shape: &str) -> Result<()> {
@@ -342,21 +397,33 @@ fn precisions_from_chol(cov_type: CovarianceType, k: usize, d: usize, pc: &[f64]
     }
 }
 
+/// The covariances a file without them implies: (P P^T)^-1. A triangular
+/// factor with a positive diagonal makes P P^T positive definite in exact
+/// arithmetic; in f64 it can underflow (a factor of 1e-200) or overflow, and
+/// that is an error naming the matrix, not a panic.
 fn covariances_from_precisions_chol(cov_type: CovarianceType, k: usize, d: usize, pc: &[f64]) -> Result<Vec<f64>> {
     let mut prec = alloc::zeros(pc.len())?;
     precisions_from_chol(cov_type, k, d, pc, &mut prec);
+    let beyond = |c: usize| Error::param(format!("precisionsCholesky matrix {}: the covariance it implies, (P P^T)^-1, is beyond f64", c));
     match cov_type {
         CovarianceType::Full | CovarianceType::Tied => {
             // the precisions' buffer is reused for the covariances, a matrix at a time
             let (mut inv, mut scratch) = (alloc::zeros(d * d)?, alloc::zeros(2 * d * d)?);
             for c in 0..cov_type.n_matrices(k) {
                 let p = &mut prec[c * d * d..(c + 1) * d * d];
-                // a triangular factor with positive diagonal makes this positive definite
-                linalg::invert_spd(p, d, &mut inv, &mut scratch).expect("P P^T is positive definite");
+                linalg::invert_spd(p, d, &mut inv, &mut scratch).map_err(|_| beyond(c))?;
                 p.copy_from_slice(&inv);
             }
         }
         _ => prec.iter_mut().for_each(|v| *v = 1.0 / *v),
+    }
+    // values per matrix (d x d), per diagonal component (d) or per spherical one (1)
+    let per = cov_type.param_len(1, d);
+    let dense = matches!(cov_type, CovarianceType::Full | CovarianceType::Tied);
+    // every value finite, every variance positive (an overflowing precision inverts to 0)
+    let is_variance = |i: usize| !dense || (i % per) % (d + 1) == 0;
+    if let Some(i) = (0..prec.len()).find(|&i| !prec[i].is_finite() || (is_variance(i) && !(prec[i] > 0.0))) {
+        return Err(beyond(i / per));
     }
     Ok(prec)
 }

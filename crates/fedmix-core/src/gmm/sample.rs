@@ -3,7 +3,7 @@
 use super::{CovarianceType, Gmm};
 use crate::alloc;
 use crate::distributions::Multinomial;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::linalg;
 use crate::rng::Rng;
 
@@ -24,7 +24,9 @@ pub fn sample(gmm: &Gmm, n: usize, rng: &mut Rng, out: &mut [f64], labels: &mut 
         match gmm.cov_type {
             CovarianceType::Full | CovarianceType::Tied => {
                 let off = if gmm.cov_type == CovarianceType::Full { c * d * d } else { 0 };
-                linalg::cholesky_lower(&gmm.covariances[off..off + d * d], d, &mut a).expect("fitted covariance is positive definite");
+                // Gmm::from_parts checked it; an error rather than a trap if a model ever arrives another way
+                linalg::cholesky_lower(&gmm.covariances[off..off + d * d], d, &mut a)
+                    .map_err(|_| Error::numerical(format!("the covariance of component {} is not positive definite; it cannot be sampled", c)))?;
             }
             CovarianceType::Diag => a.iter_mut().zip(&gmm.covariances[c * d..(c + 1) * d]).for_each(|(s, v)| *s = v.sqrt()),
             CovarianceType::Spherical => a.iter_mut().for_each(|s| *s = gmm.covariances[c].sqrt()),
