@@ -486,7 +486,7 @@ describe('bad uploads (item 10): typed refusals, the client excluded, the consol
     const r = fedDistr([data[0]!, wide, data[2]!, data[3]!], { kMax: 3, seed: 1 });
     expect(r.excluded.map((e) => e.client)).toEqual(['1']);
     const client = new FedDistrClient('0', wide.X, { labels: wide.labels });
-    const request = DESCRIBE.create('server', 1, { encoder: { kind: 'identity', dimension: 3 }, covariance: 'full', clustering: 'gmm', criterion: 'bic', kMin: 1, kMax: 2, seed: 0 });
+    const request = DESCRIBE.create('server', 1, { encoder: { kind: 'identity', dimension: 3 }, covariance: 'full', clustering: 'gmm', criterion: 'bic', kMin: 1, kMax: 2, shrinkage: 'oas', regCovar: 1e-6, seed: 0 });
     expect(() => client.respond(request)).toThrow(InvalidMessageError);
     expect(() => new FedDistrServer({})).toThrow(InvalidParameterError);
     expect(() => new FedDistrServer({ dimension: 3, cost: 'kl' as never })).toThrow(InvalidParameterError);

@@ -213,13 +213,17 @@ export class FedDistrClient implements ClientRole {
       }
     };
     if (p.criterion === 'bic' && p.clustering === 'gmm') {
+      const active = Array.from({ length: d }, (_, j) => j).filter((j) => {
+        for (let i = 1; i < m; i++) if (sub[i * d + j] !== sub[j]) return true;
+        return false;
+      });
       let best: { parts: number[][]; bic: number } | undefined;
       for (let k = kMin; k <= kMax; k++) {
         const labels = k === 1 ? new Int32Array(m) : mixture(k);
         if (!labels) continue;
         const parts = partsOf(labels);
         if (parts.length > 1 && parts.some((q) => q.length < MIN_PART_ROWS)) continue;
-        const bic = this.bic(sub, m, parts, fit);
+        const bic = this.bic(sub, m, parts, fit, active);
         if (bic !== undefined && (!best || bic < best.bic)) best = { parts, bic };
       }
       // no admissible candidate (too few rows for kMin parts): one base distribution
@@ -249,27 +253,41 @@ export class FedDistrClient implements ClientRole {
   /**
    * BIC of a split as it would be uploaded: -2 ln L + p ln m, L the mixture of
    * the parts' Gaussians (weights their shares) on the m rows, p the weights,
-   * means and effective covariance parameters. Undefined when a part's
-   * Gaussian cannot be factored.
+   * means and effective covariance parameters. Both over the features that
+   * vary among the m rows (`active`), as the Gaussians' marginal there: a
+   * feature constant in every row (a dead unit of a ReLU code, a pixel no row
+   * inks) has nothing to fit, and a shrunk variance there, a share of each
+   * part's own spread, would reward tighter parts for nothing. Undefined when
+   * a part's Gaussian cannot be factored.
    */
-  private bic(sub: Float64Array, m: number, parts: number[][], fit: Fit): number | undefined {
+  private bic(sub: Float64Array, m: number, parts: number[][], fit: Fit, active: readonly number[]): number | undefined {
     const { d, kind } = fit;
-    const y = new Float64Array(d);
+    const a = active.length;
+    const y = new Float64Array(a);
+    // the rows on the active features, row-major m x a
+    const rows = new Float64Array(m * a);
+    for (let i = 0; i < m; i++) active.forEach((j, t) => (rows[i * a + t] = sub[i * d + j]!));
     let params = parts.length - 1;
     const components = [];
     for (const members of parts) {
       const g = this.estimate(sub, members, fit, undefined);
-      const factored = factorCovariance(g.covariance, d, kind);
+      const mean = Float64Array.from(active, (j) => g.mean[j]!);
+      const marginal = new Float64Array(kind === 'full' ? a * a : a);
+      active.forEach((j, t) => {
+        if (kind === 'full') active.forEach((k, u) => (marginal[t * a + u] = g.covariance[j * d + k]!));
+        else marginal[t] = g.covariance[j]!;
+      });
+      const factored = factorCovariance(marginal, a, kind);
       if (!factored) return undefined;
-      params += effectiveParameters(d, kind, g.rho);
-      components.push({ mean: g.mean, factored, logWeight: Math.log(members.length / m) });
+      params += effectiveParameters(a, kind, g.rho);
+      components.push({ mean, factored, logWeight: Math.log(members.length / m) });
     }
     let logLikelihood = 0;
     const terms = new Float64Array(components.length);
     for (let i = 0; i < m; i++) {
       let most = -Infinity;
       components.forEach((c, k) => {
-        terms[k] = c.logWeight + gaussianLogDensity(c.factored, c.mean, sub, i * d, d, kind, y);
+        terms[k] = c.logWeight + gaussianLogDensity(c.factored, c.mean, rows, i * a, a, kind, y);
         most = Math.max(most, terms[k]!);
       });
       let s = 0;
