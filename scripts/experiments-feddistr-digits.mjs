@@ -7,7 +7,7 @@
  * FedDistr at its defaults (runFedDistrExperiment: the generative classifier
  * and the MLP on drawn rows) against the central MLP on the pooled rows, and
  * the same splits and partitions given to the scikit-learn/scipy peer
- * (scripts/feddistr-peer.py) in the same run.
+ * (scripts/feddistr_peer.py) in the same run.
  *
  *   node scripts/experiments-feddistr-digits.mjs [--seeds 1,2,3,4,5] [--entanglement 0] [--json FILE] [--fedmix '{...}']
  *
@@ -67,7 +67,7 @@ const dir = mkdtempSync(join(tmpdir(), 'feddistr-peer-'));
 let peer;
 try {
   writeFileSync(join(dir, 'runs.json'), JSON.stringify(spec));
-  peer = execFileSync(python, [join(root, 'scripts/feddistr-peer.py'), join(dir, 'runs.json')], { encoding: 'utf8', maxBuffer: 1 << 26 })
+  peer = execFileSync(python, [join(root, 'scripts/feddistr_peer.py'), join(dir, 'runs.json')], { encoding: 'utf8', maxBuffer: 1 << 26 })
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));

@@ -56,7 +56,7 @@ export const feddistrOptions: Record<string, OptionSpec> = {
   'reg-covar': { type: 'number', default: 1e-6, help: "added to each covariance's diagonal, times the client's average variance (> 0)" },
   cost: { type: 'string', default: 'wasserstein', choices: ['wasserstein', 'bhattacharyya'], help: 'the matching cost between Gaussians' },
   threshold: { type: 'number', help: 'a matched pair at or below this cost is parallel (default: a bound per pair, twice the cost sampling alone gives two estimates of one Gaussian from their row counts)' },
-  merge: { type: 'string', default: 'dominant', choices: ['dominant', 'weighted'], help: 'a parallel set\'s representative' },
+  merge: { type: 'string', default: 'weighted', choices: ['weighted', 'dominant'], help: "a parallel set's representative: its members' count-weighted merge, or the member fitted on the most rows (the paper's)" },
   task: { type: 'string', default: 'both', choices: ['generative', 'mlp', 'both'], help: "FedDistr's global model: the consolidated set as a Bayes classifier, an MLP on rows drawn from it, or both" },
   'synthetic-rows': { type: 'int', help: 'rows drawn for the MLP (default: as many as the clients hold)' },
   hidden: { type: 'string', default: '64', help: 'the MLP\'s hidden layers, comma-separated widths (every method trains it)' },

@@ -23,8 +23,9 @@
  *             different clients parallel themselves (complete linkage: a
  *             fragment of a few rows, close to everything of its label, does
  *             not chain two distinct base distributions together); each set
- *             is represented by the member fitted on the most rows (the
- *             paper's dominant rule) or by the members' count-weighted merge;
+ *             is represented by the members' count-weighted merge (default)
+ *             or by the member fitted on the most rows (the paper's dominant
+ *             rule: one client's estimate where many hold the distribution);
  *             a base distribution in no parallel pair is orthogonal and kept;
  *   result    the consolidated set (weights: each set's share of all rows) is
  *             sent to every client present, as a notification.
@@ -90,7 +91,12 @@ export interface FedDistrServerOptions {
    * none).
    */
   threshold?: number;
-  /** how a parallel set is represented: its member fitted on the most rows (default, the paper's) or the count-weighted merge */
+  /**
+   * how a parallel set is represented: the members' count-weighted merge
+   * (default: every member's rows count) or the member fitted on the most rows
+   * (the paper's dominant rule, which keeps one client's estimate of a base
+   * distribution many clients hold)
+   */
   merge?: 'dominant' | 'weighted';
   /** the clients' clustering seed (default 0) */
   seed?: number;
@@ -168,7 +174,7 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
     const shrinkage = requireOneOf('shrinkage', o.shrinkage ?? 'oas', SHRINKAGES);
     const regCovar = requirePositive('regCovar', o.regCovar ?? 1e-6);
     this.cost = requireOneOf('cost', o.cost ?? 'wasserstein', ['wasserstein', 'bhattacharyya'] as const);
-    this.merge = requireOneOf('merge', o.merge ?? 'dominant', ['dominant', 'weighted'] as const);
+    this.merge = requireOneOf('merge', o.merge ?? 'weighted', ['dominant', 'weighted'] as const);
     this.threshold = o.threshold === undefined ? undefined : requireNumber('threshold', o.threshold, 0);
     const seed = requireInteger('seed', o.seed ?? 0, 0, 2 ** 32 - 1);
     const encoder = readEncoder(o.encoder ?? 'identity', o.dimension);
