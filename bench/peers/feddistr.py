@@ -26,6 +26,7 @@ import time
 import numpy as np
 from sklearn.metrics import adjusted_rand_score
 
+sys.dont_write_bytecode = True  # no __pycache__ left in scripts/
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 from feddistr_peer import client_upload, consolidate  # noqa: E402
 
