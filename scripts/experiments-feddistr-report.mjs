@@ -150,6 +150,32 @@ function digits() {
   console.log();
 }
 
+/**
+ * Issue 23: h and i rerun at the new defaults (l: FedDistr and central), before
+ * and after side by side; the FedAvg family's curves are h's and i's (the same
+ * seeds, splits and partitions), the rounds to reach FedDistr's new accuracy
+ * read off them.
+ */
+function rerun(tag, before, title, FED) {
+  console.log(`### ${title}, 10 clients, 3 repeats (seeds 1, 1001, 2001; mean ± std): FedDistr before (${before}) and at issue 23's defaults (l)\n`);
+  console.log(head(['target coef.', 'generative before', 'generative now', 'MLP before', 'MLP now', 'bases before', 'bases now', 'MB before', 'MB now', 'central', ...FED.map((m) => `${m} → gen. / MLP now (runs matching, of 3)`)]));
+  for (const e of coefficients) {
+    const b = load(`${before}-${tag}-c10-e${e}-x3.json`);
+    const l = load(`l-${tag}-c10-e${e}-x3.json`);
+    if (!b || !l) {
+      console.log(row([e, 'missing']));
+      continue;
+    }
+    const acc = (r, m) => r.runs.map((x) => x.feddistr.accuracy[m]);
+    const rounds = (m, model) => {
+      const hits = l.runs.map((x, k) => reach(b.runs[k].baselines.find((y) => y.method === m).curve, x.feddistr.accuracy[model])).filter((t) => !t.startsWith('>'));
+      return hits.length ? `${mean(hits.map(Number)).toFixed(0)} (${hits.length})` : '> 100 (0)';
+    };
+    console.log(row([e, ms(acc(b, 'generative')), ms(acc(l, 'generative')), ms(acc(b, 'mlp')), ms(acc(l, 'mlp')), b.runs.map((x) => x.feddistr.estimatedBaseDistributions).join(', '), l.runs.map((x) => x.feddistr.estimatedBaseDistributions).join(', '), ms(b.runs.map((x) => x.feddistr.bytes / 1e6)), ms(l.runs.map((x) => x.feddistr.bytes / 1e6)), ms(l.runs.map((x) => x.baselines.find((y) => y.method === 'central').finalAccuracy)), ...FED.map((m) => `${rounds(m, 'generative')} / ${rounds(m, 'mlp')}`)]));
+  }
+  console.log();
+}
+
 function weighted() {
   console.log("### 10 clients: the parallel sets' representative, the dominant member (a, d) or the count-weighted merge (k); FedDistr generative / MLP\n");
   console.log(head(['data', ...coefficients.map((e) => `coef. ${e}: dominant`), ...coefficients.map((e) => `coef. ${e}: weighted`)]));
@@ -191,5 +217,5 @@ repeated('i', 'fmnist', 'Fashion-MNIST', ['fedavg', 'scaffold']);
 noise('f', 'fmnist', 'Fashion-MNIST', 'd');
 mqtt();
 digits();
-repeated('l', 'letter', 'letter.csv', FED_ALL);
-repeated('l', 'fmnist', 'Fashion-MNIST', ['fedavg', 'scaffold']);
+rerun('letter', 'h', 'letter.csv', FED_ALL);
+rerun('fmnist', 'i', 'Fashion-MNIST', ['fedavg', 'scaffold']);
