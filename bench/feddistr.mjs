@@ -3,12 +3,14 @@
 // clients, against the same pipeline written with scikit-learn and scipy
 // (bench/peers/feddistr.py) on the same client splits, in the same run:
 //   clients  each client clusters the rows of every task label it holds
-//            (GaussianMixture, full covariances, k = 1..5 by BIC) and
-//            describes each cluster by its count, mean and covariance;
+//            (GaussianMixture, full covariances, k = 1..5 by BIC of the
+//            shrunk Gaussians it would upload) and describes each cluster by
+//            its count, mean and OAS-shrunk covariance;
 //   server   every pair of clients' base distributions matched by
 //            linearSumAssignment on 2-Wasserstein costs (different task
-//            labels forbidden), parallel pairs joined by union-find, the
-//            dominant member kept per set.
+//            labels forbidden), parallel pairs (within the sampling-noise
+//            bound) joined by complete linkage, each set the members'
+//            count-weighted merge: fedmix's defaults.
 // The fedmix roles are driven by hand as the runtime would (configure,
 // respond, accept, aggregate) without the wire encoding, so both sides time
 // the same work. Agreement: the number of consolidated base distributions
@@ -110,7 +112,7 @@ export function run() {
     rows.push(['', 'pipeline', (fm.clients + fm.server).toFixed(0), (sk.clients + sk.server).toFixed(0), ratio(sk.clients + sk.server, fm.clients + fm.server)]);
     agreement.push([`${n} clients`, `${last.uploaded} / ${peer.uploaded}`, `${last.consolidated} / ${peer.consolidated}`, `${last.ari.toFixed(3)} / ${peer.ari.toFixed(3)}`]);
   }
-  console.log('\nFedDistr one-shot pipeline, letter.csv (full covariances, k 1..5 by BIC, W2 matching), median of 3 runs, ms');
+  console.log('\nFedDistr one-shot pipeline, letter.csv (full covariances shrunk by OAS, k 1..5 by BIC, W2 matching), median of 3 runs, ms');
   console.log(table(['federation', 'phase', 'fedmix', 'sklearn+scipy', 'speedup'], rows));
   console.log('\nagreement (fedmix / peer)');
   console.log(table(['federation', 'uploaded bases', 'consolidated bases', 'ARI vs letters'], agreement));

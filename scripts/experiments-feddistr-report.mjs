@@ -115,7 +115,7 @@ function longer() {
 }
 
 function repeated(part, tag, title, FED) {
-  console.log(`### ${title}, 10 clients, 3 repeats (seeds 1, 1001, 2001; mean ± std; 100 rounds)\n`);
+  console.log(`### ${title}, 10 clients, 3 repeats (seeds 1, 1001, 2001; mean ± std; 100 rounds)${part === 'l' ? ", at issue 23's defaults" : ''}\n`);
   console.log(head(['target coef.', 'achieved coef.', 'FedDistr generative', 'FedDistr MLP', 'bases found', ...FED.map((m) => `${m} @100`), 'central', 'FedAvg → gen. / MLP (mean of the runs matching, of 3)', 'SCAFFOLD → gen. / MLP']));
   const matched = (r, m, model) => {
     const x = r.summary.baselines.find((b) => b.method === m).roundsToMatch[model];
@@ -130,6 +130,48 @@ function repeated(part, tag, title, FED) {
     const runs = r.runs;
     const fin = (m) => runs.map((x) => x.baselines.find((y) => y.method === m).finalAccuracy);
     console.log(row([e, ms(runs.map((x) => x.coefficient)), ms(runs.map((x) => x.feddistr.accuracy.generative)), ms(runs.map((x) => x.feddistr.accuracy.mlp)), runs.map((x) => x.feddistr.estimatedBaseDistributions).join(', '), ...FED.map((m) => ms(fin(m))), ms(fin('central')), ...['fedavg', 'scaffold'].map((m) => `${matched(r, m, 'generative')} / ${matched(r, m, 'mlp')}`)]));
+  }
+  console.log();
+}
+
+/** Issue 23: scikit-learn's digits at the defaults (m), against the central MLP and the scikit-learn/scipy peer. */
+function digits() {
+  console.log("### digits, 10 clients, seeds 1-5 (mean ± std): fedmix at issue 23's defaults, the central MLP and the scikit-learn/scipy peer on the same splits and partitions\n");
+  console.log(head(['target coef.', 'fedmix generative', 'fedmix MLP', 'central MLP', 'peer, the defaults', 'peer, the method before', 'uploaded', 'consolidated', 'excluded']));
+  for (const e of ['0', '0.06', '0.3', '1']) {
+    const r = load(`m-digits-c10-e${e}-x5.json`);
+    if (!r) {
+      console.log(row([e, 'missing']));
+      continue;
+    }
+    const [d, m] = r.peer;
+    console.log(row([e, ms(r.runs.map((x) => x.generative)), ms(r.runs.map((x) => x.mlp)), ms(r.runs.map((x) => x.central)), ms(d.runs.map((x) => x.accuracy)), ms(m.runs.map((x) => x.accuracy)), r.runs.map((x) => x.uploaded).join(', '), r.runs.map((x) => x.consolidated).join(', '), String(r.runs.reduce((a, x) => a + x.excluded.length, 0))]));
+  }
+  console.log();
+}
+
+/**
+ * Issue 23: h and i rerun at the new defaults (l: FedDistr and central), before
+ * and after side by side; the FedAvg family's curves are h's and i's (the same
+ * seeds, splits and partitions), the rounds to reach FedDistr's new accuracy
+ * read off them.
+ */
+function rerun(tag, before, title, FED) {
+  console.log(`### ${title}, 10 clients, 3 repeats (seeds 1, 1001, 2001; mean ± std): FedDistr before (${before}) and at issue 23's defaults (l)\n`);
+  console.log(head(['target coef.', 'generative before', 'generative now', 'MLP before', 'MLP now', 'bases before', 'bases now', 'MB before', 'MB now', 'central', ...FED.map((m) => `${m} → gen. / MLP now (runs matching, of 3)`)]));
+  for (const e of coefficients) {
+    const b = load(`${before}-${tag}-c10-e${e}-x3.json`);
+    const l = load(`l-${tag}-c10-e${e}-x3.json`);
+    if (!b || !l) {
+      console.log(row([e, 'missing']));
+      continue;
+    }
+    const acc = (r, m) => r.runs.map((x) => x.feddistr.accuracy[m]);
+    const rounds = (m, model) => {
+      const hits = l.runs.map((x, k) => reach(b.runs[k].baselines.find((y) => y.method === m).curve, x.feddistr.accuracy[model])).filter((t) => !t.startsWith('>'));
+      return hits.length ? `${mean(hits.map(Number)).toFixed(0)} (${hits.length})` : '> 100 (0)';
+    };
+    console.log(row([e, ms(acc(b, 'generative')), ms(acc(l, 'generative')), ms(acc(b, 'mlp')), ms(acc(l, 'mlp')), b.runs.map((x) => x.feddistr.estimatedBaseDistributions).join(', '), l.runs.map((x) => x.feddistr.estimatedBaseDistributions).join(', '), ms(b.runs.map((x) => x.feddistr.bytes / 1e6)), ms(l.runs.map((x) => x.feddistr.bytes / 1e6)), ms(l.runs.map((x) => x.baselines.find((y) => y.method === 'central').finalAccuracy)), ...FED.map((m) => `${rounds(m, 'generative')} / ${rounds(m, 'mlp')}`)]));
   }
   console.log();
 }
@@ -174,3 +216,6 @@ grid('d', 'fmnist', 'Fashion-MNIST', [5, 10, 20], ['fedavg', 'scaffold']);
 repeated('i', 'fmnist', 'Fashion-MNIST', ['fedavg', 'scaffold']);
 noise('f', 'fmnist', 'Fashion-MNIST', 'd');
 mqtt();
+digits();
+rerun('letter', 'h', 'letter.csv', FED_ALL);
+rerun('fmnist', 'i', 'Fashion-MNIST', ['fedavg', 'scaffold']);

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Reference posteriors for FedDistr's generative classifier
-(BaseDistributionClassifier, test/feddistr-global.test.ts).
+(BaseDistributionClassifier, test/feddistr-global.test.ts), and reference
+shrunk covariances for its clients (test/feddistr-defaults.test.ts).
 
 Run with Debian's interpreter (scikit-learn 1.2, scipy):
     /usr/bin/python3 scripts/gen-feddistr-fixtures.py
@@ -21,6 +22,15 @@ posterior p(class | row) over the classes in ascending order:
    scipy.stats.multivariate_normal.logpdf and logsumexp,
    p(c | z) = sum_{b in c} w_b N(z; m_b, S_b) / sum_b w_b N(z; m_b, S_b),
    w_b = count_b / total.
+
+Writes test/fixtures/feddistr_shrinkage.json too: row sets (fewer rows than
+features with a constant feature, many rows, three rows), each with the
+maximum-likelihood covariance and its shrunk forms: full by
+sklearn.covariance.oas and sklearn.covariance.ledoit_wolf (covariance and
+intensity), diagonal by the rules of ts/federated/feddistr/covariance.ts
+written in numpy (scikit-learn has no diagonal shrinkage): Ledoit-Wolf's on the
+variances, beta = (1/n^2) sum_i sum_j (x_ij^2 - s_jj)^2, delta = sum_j (s_jj -
+mu)^2, and the Gaussian one, (2 / (n + 1)) sum_j s_jj^2 / delta.
 """
 import json
 import os
@@ -28,6 +38,7 @@ import os
 import numpy as np
 from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
+from sklearn.covariance import ledoit_wolf, oas
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
 from sklearn.naive_bayes import GaussianNB
 
@@ -100,4 +111,44 @@ out["mixture"] = {"covariance": "full", "bases": bases, "test": [listify(r) for 
 path = os.path.join(os.path.dirname(__file__), "..", "test", "fixtures", "feddistr_bayes.json")
 with open(path, "w") as f:
     json.dump(out, f, indent=1)
+print("wrote", path)
+
+
+# shrunk covariances
+def diagonal_shrinkage(X, rule):
+    n, d = X.shape
+    Xc = X - X.mean(0)
+    s = (Xc**2).mean(0)
+    mu = s.mean()
+    delta = np.sum((s - mu) ** 2)
+    if delta <= 0:
+        return s, 0.0
+    if rule == "oas":
+        rho = min(1.0, 2 / (n + 1) * np.sum(s**2) / delta)
+    else:
+        beta = np.sum((Xc**2 - s) ** 2) / n**2
+        rho = min(beta, delta) / delta
+    return (1 - rho) * s + rho * mu, rho
+
+
+cases = {}
+wide = rng.normal(size=(12, 20)) * rng.uniform(0.2, 3, size=20) + rng.normal(size=20)
+wide[:, 3] = 5.0
+A = rng.normal(size=(6, 6))
+tall = rng.normal(size=(200, 6)) @ A.T + 1.0
+tiny = rng.normal(size=(3, 5)) * 2
+for name, X in [("wide", wide), ("tall", tall), ("tiny", tiny)]:
+    S_oas, r_oas = oas(X)
+    S_lw, r_lw = ledoit_wolf(X)
+    d_oas, rd_oas = diagonal_shrinkage(X, "oas")
+    d_lw, rd_lw = diagonal_shrinkage(X, "ledoit-wolf")
+    cases[name] = {
+        "rows": [listify(r) for r in X],
+        "ml": listify(np.cov(X.T, bias=True)),
+        "full": {"oas": {"covariance": listify(S_oas), "rho": float(r_oas)}, "ledoit-wolf": {"covariance": listify(S_lw), "rho": float(r_lw)}},
+        "diagonal": {"oas": {"covariance": listify(d_oas), "rho": float(rd_oas)}, "ledoit-wolf": {"covariance": listify(d_lw), "rho": float(rd_lw)}},
+    }
+path = os.path.join(os.path.dirname(__file__), "..", "test", "fixtures", "feddistr_shrinkage.json")
+with open(path, "w") as f:
+    json.dump(cases, f, indent=1)
 print("wrote", path)

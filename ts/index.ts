@@ -322,6 +322,7 @@ export {
   type SampledRows,
   type Gaussian,
   type CovarianceKind,
+  type Shrinkage,
 } from './federated/feddistr/index.js';
 export { makeBlobs, type BlobOptions, type Blobs } from './data/synthetic.js';
 export {

@@ -31,6 +31,7 @@ import { describeExclusion } from '../federated/runtime/roles.js';
 import { fedAvgSimulation, type FedAvgResult } from '../federated/fedavg/run.js';
 import type { FedDistrPrivacy } from '../federated/feddistr/client.js';
 import { encodeRows } from '../federated/feddistr/encoder.js';
+import type { Shrinkage } from '../federated/feddistr/covariance.js';
 import type { CovarianceKind } from '../federated/feddistr/gaussian.js';
 import { BaseDistributionClassifier, sampleBaseDistributions } from '../federated/feddistr/global.js';
 import { fedDistrSimulation } from '../federated/feddistr/run.js';
@@ -224,6 +225,9 @@ export interface FedDistrExperimentConfig {
   clustering?: 'gmm' | 'kmeans';
   criterion?: 'bic' | 'silhouette';
   covariance?: CovarianceKind;
+  /** FedDistr's clients' covariance estimate: shrinkage (default 'oas') and the ridge relative to their variances (default 1e-6) */
+  shrinkage?: Shrinkage;
+  regCovar?: number;
   /** FedDistr's server */
   cost?: FedDistrCost;
   threshold?: number;
@@ -534,7 +538,7 @@ export async function runFedDistrExperimentWith(data: FedDistrExperimentData, co
 /** Every field of FedDistrExperimentConfig, for readOptions (the compiler checks it is complete). */
 const CONFIG_KEYS = optionKeys<FedDistrExperimentConfig>()({
   clients: true, entanglement: true, encoder: true, latent: true, autoencoderLayers: true, autoencoderEpochs: true, kMin: true, kMax: true, clustering: true, criterion: true,
-  covariance: true, cost: true, threshold: true, merge: true, privacy: true, models: true, syntheticRows: true, hiddenLayers: true, mlpEpochs: true, baselines: true, rounds: true,
+  covariance: true, shrinkage: true, regCovar: true, cost: true, threshold: true, merge: true, privacy: true, models: true, syntheticRows: true, hiddenLayers: true, mlpEpochs: true, baselines: true, rounds: true,
   localEpochs: true, batchSize: true, learningRate: true, mu: true, testFraction: true, publicFraction: true, repeats: true, seed: true, encoding: true, onProgress: true,
 });
 
@@ -588,6 +592,8 @@ function* experiment(data: FedDistrExperimentData, config: FedDistrExperimentCon
           criterion: c.criterion,
           kMin: c.kMin ?? 1,
           kMax: c.kMax ?? 3,
+          shrinkage: c.shrinkage,
+          regCovar: c.regCovar,
           cost: c.cost,
           threshold: c.threshold,
           merge: c.merge,

@@ -77,7 +77,7 @@ export function makeClient(given: ClientSpec): ClientRole & { dispose(): void } 
       return new CommunitiesClient(spec.id, data, options as CommunitiesClientOptions);
     case 'feddistr':
       if (spec.labels === undefined) throw new InvalidParameterError('a FedDistr client needs labels: the task label of every row');
-      return new FedDistrClient(spec.id, data, { labels: spec.labels, ...(readOptions(options, ['privacy', 'regCovar', 'seed'], 'spec.options') as { privacy?: FedDistrPrivacy; regCovar?: number; seed?: number }) });
+      return new FedDistrClient(spec.id, data, { labels: spec.labels, ...(readOptions(options, ['privacy', 'seed'], 'spec.options') as { privacy?: FedDistrPrivacy; seed?: number }) });
   }
 }
 

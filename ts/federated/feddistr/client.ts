@@ -7,6 +7,29 @@
  * mean and covariance. It keeps which base distribution each of its rows fell
  * in (for evaluation), and the consolidated set the server sends back.
  *
+ * The covariance uploaded is the one the server asks for (covariance.ts): the
+ * maximum-likelihood one shrunk toward a multiple of the identity (OAS by
+ * default), plus a ridge of `regCovar` times the client's average variance.
+ * With BIC, every k in the range is a Gaussian mixture's clustering, scored
+ * as the Gaussians it would upload: their mixture's log-likelihood on the
+ * rows, and for parameters the weights, the means and each shrunk
+ * covariance's effective ones; a clustering with a part of fewer than
+ * MIN_PART_ROWS rows is not a candidate (one row has no spread, and a ridge
+ * alone would make its likelihood as large as the ridge is small).
+ *
+ * Why an honest upload passes every check of the server (messages.ts): the
+ * labels declared are the client's own, once each, with their row counts; the
+ * bases split each label's rows without loss, so their counts add up; every
+ * mean and covariance is computed in the encoder's dimension; and every
+ * covariance is exactly symmetric (its upper triangle mirrored) and positive
+ * definite: a centred sum of squares (positive semi-definite) shrunk toward a
+ * non-negative multiple of I, plus a ridge regCovar (> 0) times the client's
+ * average variance (1 if its rows do not vary; under privacy C^2 / d) on the
+ * diagonal; with privacy noise, its eigenvalues are first floored at that
+ * ridge. At most MAX_BASES per upload: with L task labels each is split into
+ * at most floor(MAX_BASES / L), and a client with more labels than MAX_BASES
+ * is refused when it is made, before it joins.
+ *
  * Differential privacy (optional, `privacy: { clip, epsilon, delta }`): the
  * encoded rows are clipped to L2 norm `clip` (C). For one base distribution of
  * n rows, under replace-one neighbouring with n public, the mean moves by at
@@ -18,24 +41,28 @@
  *
  * (Dwork & Roth 2014, Theorem A.1; the two releases compose to (epsilon,
  * delta)). The covariance is the noisy second moment minus the noisy mean's
- * outer product (post-processing), its eigenvalues floored at `regCovar` so it
- * stays positive definite. What the guarantee does not cover: the row counts
- * and the clustering itself (which rows form a base distribution) are released
- * as they are, as in the paper; the guarantee is per base distribution.
+ * outer product (post-processing), its eigenvalues floored at the ridge so it
+ * stays positive definite, then shrunk by OAS (a function of that covariance
+ * and the row count: post-processing too; Ledoit-Wolf reads the rows and is
+ * refused under privacy). What the guarantee does not cover: the row counts
+ * and the clustering itself (which rows form a base distribution, and the
+ * choice of k by BIC on the rows) are released as they are, as in the paper;
+ * the guarantee is per base distribution.
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { FedmixError, InvalidDataError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { silhouetteScore } from '../../metrics/clustering.js';
 import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { KMeans } from '../../models/kmeans.js';
-import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
-import { readArray, readOptions, requireInteger, requireNumber } from '../../validate.js';
+import { readArray, readOptions, requireInteger } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
 import { gaussianSigma, readGaussianNoise, releaseGaussian, type MomentNoise } from '../gaussian-noise.js';
+import { effectiveParameters, shrinkageIntensity, shrinkInPlace } from './covariance.js';
 import { encodeRows } from './encoder.js';
-import { CONSOLIDATED, DESCRIBE, DISTRIBUTIONS, FEDDISTR_PROTOCOL, type ConsolidatedPayload, type DescribePayload, type DistributionsPayload } from './messages.js';
+import { factorCovariance, gaussianLogDensity, type CovarianceKind } from './gaussian.js';
+import { CONSOLIDATED, DESCRIBE, DISTRIBUTIONS, FEDDISTR_PROTOCOL, MAX_BASES, type ConsolidatedPayload, type DescribePayload, type DistributionsPayload } from './messages.js';
 
 export interface FedDistrPrivacy {
   /** C: every encoded row is scaled down to L2 norm at most C */
@@ -51,8 +78,6 @@ export interface FedDistrClientOptions {
   labels: Int32Array | readonly number[];
   /** Gaussian noise on the means and covariances (see the module's note) */
   privacy?: FedDistrPrivacy;
-  /** added to every covariance's diagonal (default 1e-6, scikit-learn's reg_covar) */
-  regCovar?: number;
   /**
    * the privacy noise's seed, for tests only: whoever knows it can remove the
    * noise (default: fresh from crypto.getRandomValues, never derived from a
@@ -70,7 +95,6 @@ export class FedDistrClient implements ClientRole {
   private readonly X: Matrix;
   private readonly labels: Int32Array;
   private readonly privacy: FedDistrPrivacy | undefined;
-  private readonly regCovar: number;
   private readonly seed: number | undefined;
   private assigned: Int32Array | undefined;
   private final: ConsolidatedPayload | undefined;
@@ -78,7 +102,7 @@ export class FedDistrClient implements ClientRole {
   constructor(id: string, data: MatrixLike, options: FedDistrClientOptions) {
     this.id = requireClientId(id);
     if (options === null || typeof options !== 'object') throw new InvalidParameterError('a FedDistr client needs options { labels } (the task label of every row)');
-    const o = readOptions(options, ['labels', 'privacy', 'regCovar', 'seed']);
+    const o = readOptions(options, ['labels', 'privacy', 'seed']);
     this.X = Matrix.from(data).intact();
     if (this.X.nRows === 0) throw new InvalidDataError(`client ${id} has no rows`);
     for (const v of this.X.data) if (!Number.isFinite(v)) throw new InvalidDataError(`client ${id}'s rows hold a value that is not finite (${v})`);
@@ -86,8 +110,10 @@ export class FedDistrClient implements ClientRole {
     const labels = readArray('labels', o.labels) as number[];
     if (labels.length !== this.nSamples) throw new InvalidDataError(`client ${id} has ${this.nSamples} rows but ${labels.length} task labels`);
     this.labels = Int32Array.from(labels, (v, i) => requireInteger(`labels[${i}]`, v, -(2 ** 31 - 1), 2 ** 31 - 1));
+    // one base per task label at least: more labels than an upload may carry could never be sent
+    const tasks = new Set(this.labels).size;
+    if (tasks > MAX_BASES) throw new InvalidDataError(`client ${id} has ${tasks} task labels; an upload carries at most ${MAX_BASES} base distributions`);
     if (o.privacy !== undefined) this.privacy = readGaussianNoise(o.privacy, 'privacy');
-    this.regCovar = requireNumber('regCovar', o.regCovar ?? 1e-6, 0);
     this.seed = o.seed === undefined ? undefined : requireInteger('seed', o.seed, 0, 2 ** 32 - 1);
   }
 
@@ -116,6 +142,8 @@ export class FedDistrClient implements ClientRole {
 
   private describe(p: DescribePayload): DistributionsPayload {
     if (p.kMin > p.kMax) throw new InvalidMessageError(`kMin ${p.kMin} is above kMax ${p.kMax}`);
+    if (!(p.regCovar > 0)) throw new InvalidMessageError(`regCovar is ${p.regCovar}; it must be above 0, or a covariance may be singular`);
+    if (this.privacy && p.shrinkage === 'ledoit-wolf') throw new InvalidMessageError("Ledoit-Wolf shrinkage reads the rows beyond the released moments: under privacy use 'oas' (post-processing) or 'none'");
     const d = p.encoder.dimension;
     const Z = encodeRows(this.X, p.encoder, `client ${this.id}'s`, InvalidMessageError);
     const n = this.nSamples;
@@ -135,6 +163,11 @@ export class FedDistrClient implements ClientRole {
       rows.push(i);
     });
     const taskLabels = [...byLabel.keys()].sort((a, b) => a - b);
+    // the ridge, relative to this client's scale (under privacy a public one: rows lie within norm C)
+    const scale = this.privacy ? this.privacy.clip ** 2 / d : averageVariance(Z, n, d);
+    const fit: Fit = { d, kind: p.covariance, shrinkage: p.shrinkage, ridge: p.regCovar * (scale > 0 ? scale : 1) };
+    // every label may be split, yet the upload stays within MAX_BASES
+    const kCap = Math.max(1, Math.floor(MAX_BASES / taskLabels.length));
     const assigned = new Int32Array(n);
     const bases: DistributionsPayload['bases'] = [];
     const rng = this.privacy ? (this.seed === undefined ? Rng.unpredictable() : new Rng(this.seed)) : undefined;
@@ -143,15 +176,12 @@ export class FedDistrClient implements ClientRole {
         const rows = byLabel.get(label)!;
         const sub = new Float64Array(rows.length * d);
         rows.forEach((r, i) => sub.set(Z.subarray(r * d, r * d + d), i * d));
-        const clusters = this.cluster(sub, rows.length, d, p);
-        const k = Math.max(...clusters) + 1;
-        for (let c = 0; c < k; c++) {
-          const members: number[] = [];
-          clusters.forEach((x, i) => x === c && members.push(i));
-          if (members.length === 0) continue;
+        const parts = this.cluster(sub, rows.length, p, fit, kCap);
+        for (const members of parts) {
           const index = bases.length;
           for (const i of members) assigned[rows[i]!] = index;
-          bases.push({ label, count: members.length, ...this.moments(sub, members, d, p.covariance, rng) });
+          const { mean, covariance } = this.estimate(sub, members, fit, rng);
+          bases.push({ label, count: members.length, mean, covariance });
         }
       }
     } finally {
@@ -161,77 +191,148 @@ export class FedDistrClient implements ClientRole {
     return { labels: taskLabels.map((label) => ({ label, count: byLabel.get(label)!.length })), nSamples: n, bases };
   }
 
-  /** Cluster labels 0..k-1 for the m rows (row-major m x d) of one task label. */
-  private cluster(sub: Float64Array, m: number, d: number, p: DescribePayload): Int32Array {
-    const kMax = Math.min(p.kMax, m);
+  /** The m rows (row-major m x d) of one task label split into base distributions: each part's row indices, none empty. */
+  private cluster(sub: Float64Array, m: number, p: DescribePayload, fit: Fit, kCap: number): number[][] {
+    const d = fit.d;
+    const kMax = Math.min(p.kMax, m, kCap);
     const kMin = Math.min(p.kMin, kMax);
-    if (kMax <= 1) return new Int32Array(m);
+    const all = [Array.from({ length: m }, (_, i) => i)];
+    if (kMax <= 1) return all;
     const X = Matrix.fromRows(Array.from({ length: m }, (_, i) => sub.subarray(i * d, i * d + d)));
-    const covarianceType = p.covariance === 'full' ? 'full' : 'diag';
-    if (p.criterion === 'bic' && p.clustering === 'gmm') {
-      const sel = selectGaussianMixture(X, { kMin, kMax, covarianceType, seed: p.seed, regCovar: Math.max(this.regCovar, 1e-6) });
+    const covarianceType = fit.kind === 'full' ? 'full' : 'diag';
+    const mixture = (k: number): Int32Array | undefined => {
+      const gm = new GaussianMixture({ nComponents: k, covarianceType, seed: p.seed, regCovar: fit.ridge });
       try {
-        return sel.best.predict(X);
+        return gm.fit(X).predict(X);
+      } catch (e) {
+        // a candidate that cannot be fitted is no candidate; out of memory ends the client's answer
+        if (e instanceof FedmixError && e.code !== 'WASM') return undefined;
+        throw e;
       } finally {
-        sel.best.dispose();
+        gm.dispose();
       }
+    };
+    if (p.criterion === 'bic' && p.clustering === 'gmm') {
+      const active = Array.from({ length: d }, (_, j) => j).filter((j) => {
+        for (let i = 1; i < m; i++) if (sub[i * d + j] !== sub[j]) return true;
+        return false;
+      });
+      let best: { parts: number[][]; bic: number } | undefined;
+      for (let k = kMin; k <= kMax; k++) {
+        const labels = k === 1 ? new Int32Array(m) : mixture(k);
+        if (!labels) continue;
+        const parts = partsOf(labels);
+        if (parts.length > 1 && parts.some((q) => q.length < MIN_PART_ROWS)) continue;
+        const bic = this.bic(sub, m, parts, fit, active);
+        if (bic !== undefined && (!best || bic < best.bic)) best = { parts, bic };
+      }
+      // no admissible candidate (too few rows for kMin parts): one base distribution
+      return best?.parts ?? all;
     }
     if (p.criterion === 'bic') throw new InvalidMessageError("k-means has no likelihood: choose its k by 'silhouette', or cluster with 'gmm' for 'bic'");
     // silhouette: k >= 2 needs at least k + 1 rows; k = 1 wins when no k >= 2 reaches MIN_SILHOUETTE
     let best: { labels: Int32Array; score: number } | undefined = kMin === 1 ? { labels: new Int32Array(m), score: MIN_SILHOUETTE } : undefined;
     for (let k = Math.max(2, kMin); k <= Math.min(kMax, m - 1); k++) {
-      let labels: Int32Array;
-      try {
-        if (p.clustering === 'kmeans') {
+      let labels: Int32Array | undefined;
+      if (p.clustering === 'kmeans') {
+        try {
           labels = new KMeans({ nClusters: k, seed: p.seed, nInit: 3 }).fitPredict(X);
-        } else {
-          const gm = new GaussianMixture({ nComponents: k, covarianceType, seed: p.seed, regCovar: Math.max(this.regCovar, 1e-6) });
-          try {
-            labels = gm.fit(X).predict(X);
-          } finally {
-            gm.dispose();
-          }
+        } catch (e) {
+          if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
         }
-      } catch (e) {
-        if (e instanceof FedmixError && e.code !== 'WASM') continue;
-        throw e;
+      } else {
+        labels = mixture(k);
       }
-      if (new Set(labels).size < 2) continue;
+      if (!labels || new Set(labels).size < 2) continue;
       const score = silhouetteScore(X, labels);
       if (!best || score > best.score) best = { labels, score };
     }
-    if (!best) return new Int32Array(m);
-    // renumber so that the labels used are 0..k-1
-    const map = new Map<number, number>();
-    return Int32Array.from(best.labels, (l) => {
-      if (!map.has(l)) map.set(l, map.size);
-      return map.get(l)!;
-    });
+    return best ? partsOf(best.labels) : all;
   }
 
-  /** Mean and covariance (maximum likelihood, plus regCovar on the diagonal) of some rows, with the privacy noise when asked. */
-  private moments(sub: Float64Array, members: number[], d: number, kind: 'full' | 'diagonal', rng: Rng | undefined): { mean: Float64Array; covariance: Float64Array } {
+  /**
+   * BIC of a split as it would be uploaded: -2 ln L + p ln m, L the mixture of
+   * the parts' Gaussians (weights their shares) on the m rows, p the weights,
+   * means and effective covariance parameters. Both over the features that
+   * vary among the m rows (`active`), as the Gaussians' marginal there: a
+   * feature constant in every row (a dead unit of a ReLU code, a pixel no row
+   * inks) has nothing to fit, and a shrunk variance there, a share of each
+   * part's own spread, would reward tighter parts for nothing. Undefined when
+   * a part's Gaussian cannot be factored.
+   */
+  private bic(sub: Float64Array, m: number, parts: number[][], fit: Fit, active: readonly number[]): number | undefined {
+    const { d, kind } = fit;
+    const a = active.length;
+    const y = new Float64Array(a);
+    // the rows on the active features, row-major m x a
+    const rows = new Float64Array(m * a);
+    for (let i = 0; i < m; i++) active.forEach((j, t) => (rows[i * a + t] = sub[i * d + j]!));
+    let params = parts.length - 1;
+    const components = [];
+    for (const members of parts) {
+      const g = this.estimate(sub, members, fit, undefined);
+      const mean = Float64Array.from(active, (j) => g.mean[j]!);
+      const marginal = new Float64Array(kind === 'full' ? a * a : a);
+      active.forEach((j, t) => {
+        if (kind === 'full') active.forEach((k, u) => (marginal[t * a + u] = g.covariance[j * d + k]!));
+        else marginal[t] = g.covariance[j]!;
+      });
+      const factored = factorCovariance(marginal, a, kind);
+      if (!factored) return undefined;
+      params += effectiveParameters(a, kind, g.rho);
+      components.push({ mean, factored, logWeight: Math.log(members.length / m) });
+    }
+    let logLikelihood = 0;
+    const terms = new Float64Array(components.length);
+    for (let i = 0; i < m; i++) {
+      let most = -Infinity;
+      components.forEach((c, k) => {
+        terms[k] = c.logWeight + gaussianLogDensity(c.factored, c.mean, rows, i * a, a, kind, y);
+        most = Math.max(most, terms[k]!);
+      });
+      let s = 0;
+      for (const t of terms) s += Math.exp(t - most);
+      logLikelihood += most + Math.log(s);
+    }
+    return -2 * logLikelihood + params * Math.log(m);
+  }
+
+  /**
+   * One base distribution's mean and covariance: the maximum-likelihood
+   * covariance (centred), shrunk as asked, plus the ridge on the diagonal;
+   * with privacy noise (rng), the noisy moments instead (see the module's note)
+   * with their eigenvalues floored at the ridge, shrunk by OAS (or not).
+   */
+  private estimate(sub: Float64Array, members: number[], fit: Fit, rng: Rng | undefined): { mean: Float64Array; covariance: Float64Array; rho: number } {
+    const { d, kind, ridge } = fit;
     const n = members.length;
     const mean = new Float64Array(d);
     for (const i of members) for (let j = 0; j < d; j++) mean[j]! += sub[i * d + j]! / n;
-    const size = kind === 'full' ? d * d : d;
-    // the second moment (1/n) sum z z' (or its diagonal)
-    const second = new Float64Array(size);
-    for (const i of members) {
-      const z = sub.subarray(i * d, i * d + d);
-      if (kind === 'full') {
-        for (let a = 0; a < d; a++) for (let b = a; b < d; b++) second[a * d + b]! += (z[a]! * z[b]!) / n;
-      } else {
-        for (let a = 0; a < d; a++) second[a]! += (z[a]! * z[a]!) / n;
-      }
-    }
-    if (kind === 'full') for (let a = 0; a < d; a++) for (let b = 0; b < a; b++) second[a * d + b] = second[b * d + a]!;
-    let noise: MomentNoise | undefined;
+    let covariance: Float64Array;
     if (rng && this.privacy) {
+      // the second moment (1/n) sum z z' (or its diagonal), released with noise
+      const second = new Float64Array(kind === 'full' ? d * d : d);
+      for (const i of members) {
+        const z = sub.subarray(i * d, i * d + d);
+        if (kind === 'full') {
+          for (let a = 0; a < d; a++) for (let b = a; b < d; b++) second[a * d + b]! += (z[a]! * z[b]!) / n;
+        } else {
+          for (let a = 0; a < d; a++) second[a]! += (z[a]! * z[a]!) / n;
+        }
+      }
+      if (kind === 'full') for (let a = 0; a < d; a++) for (let b = 0; b < a; b++) second[a * d + b] = second[b * d + a]!;
       const { clip: C, epsilon, delta } = this.privacy;
-      noise = { mean: gaussianSigma((2 * C) / n, epsilon / 2, delta / 2), second: gaussianSigma((2 * C * C) / n, epsilon / 2, delta / 2), rng };
+      const noise: MomentNoise = { mean: gaussianSigma((2 * C) / n, epsilon / 2, delta / 2), second: gaussianSigma((2 * C * C) / n, epsilon / 2, delta / 2), rng };
+      // the floor keeps it positive definite; the ridge itself is added once, after shrinking
+      covariance = releaseGaussian(mean, second, d, kind, noise, ridge).covariance;
+      for (let j = 0; j < d; j++) covariance[kind === 'full' ? j * d + j : j]! -= ridge;
+    } else {
+      covariance = centredCovariance(sub, members, mean, d, kind);
     }
-    return releaseGaussian(mean, second, d, kind, noise, this.regCovar);
+    const rho = shrinkageIntensity(fit.shrinkage, covariance, d, kind, n, rng ? undefined : { values: sub, members, mean });
+    shrinkInPlace(covariance, d, kind, rho);
+    for (let j = 0; j < d; j++) covariance[kind === 'full' ? j * d + j : j]! += ridge;
+    return { mean, covariance, rho };
   }
 
   dispose(): void {}
@@ -239,3 +340,58 @@ export class FedDistrClient implements ClientRole {
 
 /** The silhouette a split must reach for k >= 2 to beat k = 1 (silhouette is undefined for one cluster). */
 export const MIN_SILHOUETTE = 0.25;
+
+/** The fewest rows a part of a split chosen by BIC may hold: one row has no spread to estimate. */
+export const MIN_PART_ROWS = 2;
+
+/** How every base distribution of one upload is estimated. */
+interface Fit {
+  d: number;
+  kind: CovarianceKind;
+  shrinkage: DescribePayload['shrinkage'];
+  /** absolute: regCovar times the client's scale */
+  ridge: number;
+}
+
+/** Cluster labels as parts: the row indices of each label used, labels in ascending order. */
+function partsOf(labels: Int32Array): number[][] {
+  const byLabel = new Map<number, number[]>();
+  labels.forEach((l, i) => {
+    const part = byLabel.get(l);
+    if (part) part.push(i);
+    else byLabel.set(l, [i]);
+  });
+  return [...byLabel.keys()].sort((a, b) => a - b).map((l) => byLabel.get(l)!);
+}
+
+/** The average over the d features of the n rows' variance (row-major): tr(Cov) / d. */
+function averageVariance(Z: Float64Array, n: number, d: number): number {
+  let total = 0;
+  for (let j = 0; j < d; j++) {
+    let m = 0;
+    for (let i = 0; i < n; i++) m += Z[i * d + j]!;
+    m /= n;
+    let v = 0;
+    for (let i = 0; i < n; i++) v += (Z[i * d + j]! - m) ** 2;
+    total += v / n;
+  }
+  return total / d;
+}
+
+/** The maximum-likelihood covariance of some rows about their mean, from centred rows (no cancellation), exactly symmetric. */
+function centredCovariance(sub: Float64Array, members: readonly number[], mean: Float64Array, d: number, kind: CovarianceKind): Float64Array {
+  const n = members.length;
+  const out = new Float64Array(kind === 'full' ? d * d : d);
+  const x = new Float64Array(d);
+  for (const i of members) {
+    for (let j = 0; j < d; j++) x[j] = sub[i * d + j]! - mean[j]!;
+    if (kind === 'full') {
+      for (let a = 0; a < d; a++) for (let b = a; b < d; b++) out[a * d + b]! += x[a]! * x[b]!;
+    } else {
+      for (let a = 0; a < d; a++) out[a]! += x[a]! * x[a]!;
+    }
+  }
+  for (let k = 0; k < out.length; k++) out[k]! /= n;
+  if (kind === 'full') for (let a = 0; a < d; a++) for (let b = 0; b < a; b++) out[a * d + b] = out[b * d + a]!;
+  return out;
+}

@@ -62,6 +62,50 @@ export function isPositiveDefinite(cov: ArrayLike<number>, d: number, kind: Cova
   return cholesky(cov, d) !== undefined;
 }
 
+const LOG_2PI = Math.log(2 * Math.PI);
+
+/** A covariance factored for densities: its lower Cholesky factor (full) or standard deviations (diagonal), and ln det. */
+export interface FactoredCovariance {
+  factor: Float64Array;
+  logDet: number;
+}
+
+/** The covariance factored, or undefined when it is not positive definite. */
+export function factorCovariance(cov: ArrayLike<number>, d: number, kind: CovarianceKind): FactoredCovariance | undefined {
+  let logDet = 0;
+  if (kind === 'diagonal') {
+    const factor = new Float64Array(d);
+    for (let j = 0; j < d; j++) {
+      if (!(cov[j]! > 0) || !Number.isFinite(cov[j]!)) return undefined;
+      factor[j] = Math.sqrt(cov[j]!);
+      logDet += Math.log(cov[j]!);
+    }
+    return { factor, logDet };
+  }
+  const factor = cholesky(cov, d);
+  if (!factor) return undefined;
+  for (let j = 0; j < d; j++) logDet += 2 * Math.log(factor[j * d + j]!);
+  return { factor, logDet };
+}
+
+/** ln N(z; mean, S) for the row z at offset `at` of Z (row-major), S factored; `y` is d values of scratch. */
+export function gaussianLogDensity(c: FactoredCovariance, mean: ArrayLike<number>, Z: ArrayLike<number>, at: number, d: number, kind: CovarianceKind, y: Float64Array): number {
+  let quad = 0;
+  const L = c.factor;
+  if (kind === 'diagonal') {
+    for (let j = 0; j < d; j++) quad += ((Z[at + j]! - mean[j]!) / L[j]!) ** 2;
+  } else {
+    // L y = z - m by forward substitution; the quadratic form is |y|^2
+    for (let i = 0; i < d; i++) {
+      let s = Z[at + i]! - mean[i]!;
+      for (let k = 0; k < i; k++) s -= L[i * d + k]! * y[k]!;
+      y[i] = s / L[i * d + i]!;
+      quad += y[i]! * y[i]!;
+    }
+  }
+  return -0.5 * (d * LOG_2PI + c.logDet + quad);
+}
+
 /**
  * Eigen-decomposition of a symmetric d x d matrix by cyclic Jacobi rotations:
  * the eigenvalues and the eigenvectors as the columns of a row-major matrix.

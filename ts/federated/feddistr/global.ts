@@ -26,7 +26,7 @@ import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import { LIMITS, readArray, readOptions, readRecord, requireInteger, requireOneOf, requirePositive, requireVector } from '../../validate.js';
 import { encodeRows, type WireEncoder } from './encoder.js';
-import { cholesky, type CovarianceKind } from './gaussian.js';
+import { factorCovariance, gaussianLogDensity, type CovarianceKind, type FactoredCovariance } from './gaussian.js';
 import { MAX_BASES, MAX_DIMENSION } from './messages.js';
 import { readEncoder, type FedDistrServerOptions } from './server.js';
 
@@ -41,16 +41,13 @@ export interface LabelledGaussian {
 
 /** Most base distributions one global model takes: as many as clients may upload in all. */
 const MAX_MODEL_BASES = MAX_BASES * 64;
-const LOG_2PI = Math.log(2 * Math.PI);
 
 interface ReadBase {
   label: number;
   count: number;
   mean: Float64Array;
   covariance: Float64Array;
-  /** full: the lower Cholesky factor; diagonal: the standard deviations */
-  factor: Float64Array;
-  logDet: number;
+  factored: FactoredCovariance;
 }
 
 /** The bases read once and checked: one dimension, one covariance form, finite values, positive definite covariances. */
@@ -77,15 +74,8 @@ function readBases(given: unknown, kindGiven: unknown): { bases: ReadBase[]; d: 
     }
     const size = kind === 'diagonal' ? d : d * d;
     if (covariance.length !== size) throw new InvalidParameterError(`bases[${i}].covariance has ${covariance.length} values; a ${kind} covariance in ${d} dimensions has ${size}`);
-    let factor: Float64Array | undefined;
-    let logDet = 0;
     if (kind === 'diagonal') {
-      factor = new Float64Array(d);
-      for (let j = 0; j < d; j++) {
-        if (!(covariance[j]! > 0)) throw new InvalidParameterError(`bases[${i}].covariance[${j}] is ${covariance[j]}; variances must be > 0`);
-        factor[j] = Math.sqrt(covariance[j]!);
-        logDet += Math.log(covariance[j]!);
-      }
+      for (let j = 0; j < d; j++) if (!(covariance[j]! > 0)) throw new InvalidParameterError(`bases[${i}].covariance[${j}] is ${covariance[j]}; variances must be > 0`);
     } else {
       for (let a = 0; a < d; a++) {
         for (let c = 0; c < a; c++) {
@@ -94,11 +84,10 @@ function readBases(given: unknown, kindGiven: unknown): { bases: ReadBase[]; d: 
           if (!(Math.abs(x - y) <= 1e-9 * Math.max(1, Math.abs(x), Math.abs(y)))) throw new InvalidParameterError(`bases[${i}].covariance is not symmetric (entries (${a}, ${c}) and (${c}, ${a}) differ)`);
         }
       }
-      factor = cholesky(covariance, d);
-      if (!factor) throw new InvalidParameterError(`bases[${i}].covariance is not positive definite`);
-      for (let j = 0; j < d; j++) logDet += 2 * Math.log(factor[j * d + j]!);
     }
-    return { label, count, mean, covariance, factor, logDet };
+    const factored = factorCovariance(covariance, d, kind!);
+    if (!factored) throw new InvalidParameterError(`bases[${i}].covariance is not positive definite`);
+    return { label, count, mean, covariance, factored };
   });
   requireComputableMixture(bases, d, kind!);
   return { bases, d, kind: kind! };
@@ -189,25 +178,6 @@ export class BaseDistributionClassifier {
     return { Z: encodeRows(x, this.encoder, 'the given', InvalidDataError), n: x.nRows };
   }
 
-  /** ln N(z; m_b, S_b) for one row z (at offset `at` of Z). */
-  private logDensity(b: ReadBase, Z: Float64Array, at: number, y: Float64Array): number {
-    const d = this.dimension;
-    let quad = 0;
-    if (this.covariance === 'diagonal') {
-      for (let j = 0; j < d; j++) quad += ((Z[at + j]! - b.mean[j]!) / b.factor[j]!) ** 2;
-    } else {
-      // L y = z - m by forward substitution; the quadratic form is |y|^2
-      const L = b.factor;
-      for (let i = 0; i < d; i++) {
-        let s = Z[at + i]! - b.mean[i]!;
-        for (let k = 0; k < i; k++) s -= L[i * d + k]! * y[k]!;
-        y[i] = s / L[i * d + i]!;
-        quad += y[i]! * y[i]!;
-      }
-    }
-    return -0.5 * (d * LOG_2PI + b.logDet + quad);
-  }
-
   /** ln p(c, z) for every row and class: n x classes, row-major. */
   private logJoint(Z: Float64Array, n: number): Float64Array {
     const K = this.classes.length;
@@ -217,7 +187,7 @@ export class BaseDistributionClassifier {
     const y = new Float64Array(d);
     const terms = new Float64Array(B);
     for (let i = 0; i < n; i++) {
-      for (let b = 0; b < B; b++) terms[b] = this.logWeight[b]! + this.logDensity(this.bases[b]!, Z, i * d, y);
+      for (let b = 0; b < B; b++) terms[b] = this.logWeight[b]! + gaussianLogDensity(this.bases[b]!.factored, this.bases[b]!.mean, Z, i * d, d, this.covariance, y);
       // per class, a log-sum-exp over its bases
       for (let k = 0; k < K; k++) {
         let most = -Infinity;
@@ -320,8 +290,8 @@ export function sampleBaseDistributions(bases: readonly LabelledGaussian[], opti
         labels[row] = b.label;
         for (let i = 0; i < d; i++) {
           let v = b.mean[i]!;
-          if (kind === 'diagonal') v += b.factor[i]! * e[r * d + i]!;
-          else for (let j = 0; j <= i; j++) v += b.factor[i * d + j]! * e[r * d + j]!;
+          if (kind === 'diagonal') v += b.factored.factor[i]! * e[r * d + i]!;
+          else for (let j = 0; j <= i; j++) v += b.factored.factor[i * d + j]! * e[r * d + j]!;
           X.data[i * n + row] = v;
         }
       }

@@ -19,5 +19,6 @@ export { FedDistrServer, type FedDistrServerOptions, type FedDistrOutcome, type 
 export { fedDistr, type FedDistrClientData, type FedDistrOptions, type FedDistrResult, type FedDistrEvaluation } from './run.js';
 export { BaseDistributionClassifier, sampleBaseDistributions, type BaseDistributionClassifierOptions, type LabelledGaussian, type SampleBaseOptions, type SampledRows } from './global.js';
 export { wasserstein2, bhattacharyya, type Gaussian, type CovarianceKind } from './gaussian.js';
+export { type Shrinkage } from './covariance.js';
 export { FEDDISTR_PROTOCOL, DESCRIBE as FEDDISTR_DESCRIBE, DISTRIBUTIONS as FEDDISTR_DISTRIBUTIONS, CONSOLIDATED as FEDDISTR_CONSOLIDATED } from './messages.js';
 export { entangledCoefficient, averageEntanglement } from '../../partition/entangled.js';

@@ -7,7 +7,10 @@
  *                                   covariance form, how to split each task
  *                                   label into base distributions (k-means or
  *                                   a Gaussian mixture, k in a range chosen by
- *                                   BIC or silhouette) and a seed
+ *                                   BIC or silhouette), how to estimate a
+ *                                   covariance (shrinkage, and a ridge
+ *                                   relative to the client's variances) and
+ *                                   a seed
  *   client -> server  DISTRIBUTIONS its task labels with their row counts, its
  *                                   total, and per base distribution its task
  *                                   label, row count, mean and covariance in
@@ -20,6 +23,7 @@ import { LIMITS } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { defineMessage, f32Array, f64Array, finiteNumber, listOf, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
 import { defineProtocol } from '../runtime/roles.js';
+import { SHRINKAGES } from './covariance.js';
 import { isPositiveDefinite, type CovarianceKind } from './gaussian.js';
 
 /** Most rows a client may claim (counts weigh the consolidation). */
@@ -59,6 +63,9 @@ export const DESCRIBE = defineMessage(
     criterion: oneOf(['bic', 'silhouette'] as const),
     kMin: wholeNumber(1, LIMITS.components),
     kMax: wholeNumber(1, LIMITS.components),
+    shrinkage: oneOf(SHRINKAGES),
+    // times the client's average variance, added to every covariance's diagonal (> 0: the client refuses otherwise)
+    regCovar: finiteNumber(),
     seed: wholeNumber(0, 2 ** 32 - 1),
   }),
 );

@@ -46,7 +46,7 @@ export interface FedDistrOptions extends FedDistrServerOptions {
 }
 
 /** Every option of FedDistrOptions, for readOptions (the compiler checks it is complete). */
-const FEDDISTR_KEYS = optionKeys<FedDistrOptions>()({ privacy: true, noiseSeed: true, encoding: true, onInvalidClient: true, maxExcludedShare: true, encoder: true, dimension: true, covariance: true, clustering: true, criterion: true, kMin: true, kMax: true, cost: true, threshold: true, merge: true, seed: true });
+const FEDDISTR_KEYS = optionKeys<FedDistrOptions>()({ privacy: true, noiseSeed: true, encoding: true, onInvalidClient: true, maxExcludedShare: true, encoder: true, dimension: true, covariance: true, clustering: true, criterion: true, kMin: true, kMax: true, shrinkage: true, regCovar: true, cost: true, threshold: true, merge: true, seed: true });
 
 export interface FedDistrEvaluation {
   /** distinct true subclasses among the rows of the clients used */
@@ -84,6 +84,8 @@ export function fedDistrSimulation(data: readonly FedDistrClientData[], given: F
   const { privacy, noiseSeed, encoding, onInvalidClient: _o, maxExcludedShare: _m, ...serverOptions } = options;
   // the clients' privacy checked once here: a misspelt key is the caller's error, not every client failing to be made
   if (privacy !== undefined) readGaussianNoise(privacy, 'options.privacy');
+  // every client would refuse: said once, here
+  if (privacy !== undefined && serverOptions.shrinkage === 'ledoit-wolf') throw new InvalidParameterError("Ledoit-Wolf shrinkage reads the rows beyond the released moments: with privacy use shrinkage 'oas' (post-processing) or 'none'");
   if (noiseSeed !== undefined) requireInteger('noiseSeed', noiseSeed, 0, 2 ** 31);
   const identity = (serverOptions.encoder ?? 'identity') === 'identity';
   // every client's rows need the encoder's input width: the identity's `dimension` (default: the clients' own), a PCA's or an Autoencoder's features

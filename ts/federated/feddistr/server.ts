@@ -11,10 +11,21 @@
  *             are forbidden (+Infinity); each row also has its own "unmatched"
  *             column at a large finite cost, so that a base distribution whose
  *             task label the other client lacks stays feasible; a matched pair
- *             whose cost is below the threshold is parallel;
- *   sets      parallel pairs are joined by union-find into parallel sets; each
- *             set is represented by the member fitted on the most rows (the
- *             paper's dominant rule) or by the members' count-weighted merge;
+ *             whose cost is within its bound is parallel. The bound (default)
+ *             is what sampling alone puts between two estimates of one
+ *             Gaussian, NOISE_FACTOR times its expectation for the two row
+ *             counts (samplingNoise): in 64 dimensions two fits of one digit
+ *             from 100 rows each lie about 30 RMS standard deviations apart
+ *             in W2, far beyond any fixed multiple of one; or `threshold`;
+ *   sets      parallel pairs join their sets, most parallel first, when the
+ *             sets stay parallel sets: no client twice in one (a client's own
+ *             bases are distinct by its clustering) and every two members of
+ *             different clients parallel themselves (complete linkage: a
+ *             fragment of a few rows, close to everything of its label, does
+ *             not chain two distinct base distributions together); each set
+ *             is represented by the members' count-weighted merge (default)
+ *             or by the member fitted on the most rows (the paper's dominant
+ *             rule: one client's estimate where many hold the distribution);
  *             a base distribution in no parallel pair is orthogonal and kept;
  *   result    the consolidated set (weights: each set's share of all rows) is
  *             sent to every client present, as a notification.
@@ -22,16 +33,18 @@
  * A reply that fails a check (a covariance not positive definite, a task label
  * not declared, counts that do not add up, a mean of the wrong dimension, a
  * value that is not finite) is refused by accept(): the runtime excludes its
- * client and the consolidation is built without it.
+ * client and the consolidation is built without it. Why an honest client's
+ * upload passes each: see client.ts.
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import { linearSumAssignment } from '../../assignment/linear-sum-assignment.js';
 import { PCA } from '../../data/pca.js';
 import { Autoencoder } from '../../models/autoencoder.js';
-import { guardRead, isFloat64Array, LIMITS, readOptions, readRecord, requireInteger, requireNumber, requireOneOf } from '../../validate.js';
+import { guardRead, isFloat64Array, LIMITS, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
-import { withGaussianCosts, type CovarianceKind, type Gaussian } from './gaussian.js';
+import { SHRINKAGES, type Shrinkage } from './covariance.js';
+import { symmetricEigen, withGaussianCosts, type CovarianceKind, type Gaussian } from './gaussian.js';
 import { CONSOLIDATED, DESCRIBE, FEDDISTR_PROTOCOL, MAX_DIMENSION, receiveDistributions, type BaseDistribution, type DescribePayload, type ReceivedDistributions } from './messages.js';
 
 export type FedDistrCost = 'wasserstein' | 'bhattacharyya';
@@ -60,17 +73,30 @@ export interface FedDistrServerOptions {
   /** the range of base distributions per task label (default 1..5) */
   kMin?: number;
   kMax?: number;
+  /**
+   * how clients shrink a covariance toward a multiple of the identity
+   * (default 'oas'; 'ledoit-wolf' reads the rows, so not under privacy;
+   * 'none': maximum likelihood)
+   */
+  shrinkage?: Shrinkage;
+  /** added to every covariance's diagonal, times the client's average variance (default 1e-6; > 0) */
+  regCovar?: number;
   /** the cost between two Gaussians (default 'wasserstein': W2) */
   cost?: FedDistrCost;
   /**
-   * A matched pair is parallel when its cost is below this. Default: for
-   * 'bhattacharyya' 0.5; for 'wasserstein' 3 times the median over the
-   * uploaded base distributions of their RMS standard deviation sqrt(tr S / d)
-   * (fragments of a few rows estimate their covariance poorly: a tighter
-   * threshold leaves them unmatched).
+   * A matched pair is parallel when its cost is at most this. Default: a
+   * bound per pair, what sampling alone puts between two estimates of one
+   * Gaussian from their row counts, NOISE_FACTOR times its expectation
+   * (samplingNoise); the costs' units otherwise (W2: the data's; Bhattacharyya:
+   * none).
    */
   threshold?: number;
-  /** how a parallel set is represented: its member fitted on the most rows (default, the paper's) or the count-weighted merge */
+  /**
+   * how a parallel set is represented: the members' count-weighted merge
+   * (default: every member's rows count) or the member fitted on the most rows
+   * (the paper's dominant rule, which keeps one client's estimate of a base
+   * distribution many clients hold)
+   */
   merge?: 'dominant' | 'weighted';
   /** the clients' clustering seed (default 0) */
   seed?: number;
@@ -91,7 +117,12 @@ export interface MatchedPair {
   a: { client: string; index: number };
   b: { client: string; index: number };
   cost: number;
+  /** the cost at or below which this pair is parallel: `threshold`, or its sampling-noise bound */
+  bound: number;
+  /** cost <= bound */
   parallel: boolean;
+  /** whether the two ended in one parallel set (a parallel pair may not: complete linkage, one base per client) */
+  joined: boolean;
 }
 
 export interface FedDistrOutcome {
@@ -104,12 +135,20 @@ export interface FedDistrOutcome {
   pairs: MatchedPair[];
   /** base distributions uploaded in all */
   uploaded: number;
-  threshold: number;
+  /** the threshold given; absent when each pair had its sampling-noise bound (pairs[].bound) */
+  threshold?: number;
   cost: FedDistrCost;
   covariance: CovarianceKind;
 }
 
-const KEYS = ['encoder', 'dimension', 'covariance', 'clustering', 'criterion', 'kMin', 'kMax', 'cost', 'threshold', 'merge', 'seed'] as const;
+const KEYS = ['encoder', 'dimension', 'covariance', 'clustering', 'criterion', 'kMin', 'kMax', 'shrinkage', 'regCovar', 'cost', 'threshold', 'merge', 'seed'] as const;
+
+/**
+ * The default parallel bound: a matched pair is parallel when its cost is at
+ * most what sampling gives two estimates of one Gaussian, this many times its
+ * expectation (samplingNoise).
+ */
+export const NOISE_FACTOR = 2;
 
 export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDistrOutcome> {
   readonly protocol = FEDDISTR_PROTOCOL;
@@ -132,13 +171,15 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
     if (clustering === 'kmeans' && criterion === 'bic') throw new InvalidParameterError("k-means has no likelihood for BIC: use criterion 'silhouette' or clustering 'gmm'");
     const kMin = requireInteger('kMin', o.kMin ?? 1, 1, LIMITS.components);
     const kMax = requireInteger('kMax', o.kMax ?? Math.max(5, kMin), kMin, LIMITS.components);
+    const shrinkage = requireOneOf('shrinkage', o.shrinkage ?? 'oas', SHRINKAGES);
+    const regCovar = requirePositive('regCovar', o.regCovar ?? 1e-6);
     this.cost = requireOneOf('cost', o.cost ?? 'wasserstein', ['wasserstein', 'bhattacharyya'] as const);
-    this.merge = requireOneOf('merge', o.merge ?? 'dominant', ['dominant', 'weighted'] as const);
+    this.merge = requireOneOf('merge', o.merge ?? 'weighted', ['dominant', 'weighted'] as const);
     this.threshold = o.threshold === undefined ? undefined : requireNumber('threshold', o.threshold, 0);
     const seed = requireInteger('seed', o.seed ?? 0, 0, 2 ** 32 - 1);
     const encoder = readEncoder(o.encoder ?? 'identity', o.dimension);
     this.dimension = encoder.dimension;
-    this.describe = { encoder, covariance: this.covariance, clustering, criterion, kMin, kMax, seed };
+    this.describe = { encoder, covariance: this.covariance, clustering, criterion, kMin, kMax, shrinkage, regCovar, seed };
   }
 
   get done(): boolean {
@@ -194,24 +235,30 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
       offset += u.bases.length;
     }
     const d = this.dimension;
-    const threshold = this.threshold ?? (this.cost === 'bhattacharyya' ? 0.5 : 3 * medianRmsStd(all, d, this.covariance));
-    const parent = Int32Array.from(all, (_, i) => i);
-    const find = (i: number): number => {
-      while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
-      return i;
+    const B = all.length;
+    const noise = this.threshold === undefined ? all.map((b) => samplingNoise(b, d, this.covariance, this.cost)) : undefined;
+    // the bound of bases x and y: the threshold given, or NOISE_FACTOR times their expected sampling distance
+    const boundOf = (x: number, y: number): number => {
+      if (!noise) return this.threshold!;
+      const spread = (1 / all[x]!.count + 1 / all[y]!.count) * ((noise[x]! + noise[y]!) / 2);
+      // W2 is a distance, its noise a squared one; Bhattacharyya is itself of the order of a squared distance
+      return this.cost === 'wasserstein' ? Math.sqrt(NOISE_FACTOR * spread) : NOISE_FACTOR * spread;
     };
-    const pairs: MatchedPair[] = [];
+    // every parallel pair of bases of different clients (not only the matched ones), for complete linkage
+    const parallelAt = new Set<number>();
+    const key = (x: number, y: number) => Math.min(x, y) * B + Math.max(x, y);
+    const matched: { pair: MatchedPair; x: number; y: number }[] = [];
     // every upload copied into the core once; one batched cost matrix per pair of clients
     const labels = Int32Array.from(all, (b) => b.label);
     withGaussianCosts(all, labels, d, this.covariance, this.cost, (costs) => {
       for (let A = 0; A < uploads.length; A++) {
-        for (let B = A + 1; B < uploads.length; B++) {
+        for (let C = A + 1; C < uploads.length; C++) {
           const a = uploads[A]!.bases;
-          const b = uploads[B]!.bases;
+          const b = uploads[C]!.bases;
           const na = a.length;
           const nb = b.length;
           if (na === 0 || nb === 0) continue;
-          const block = costs.block(start[A]!, na, start[B]!, nb);
+          const block = costs.block(start[A]!, na, start[C]!, nb);
           const width = nb + na;
           // the real pairs (different task labels forbidden: +Infinity), then one "unmatched" column per row
           const cost = new Float64Array(na * width).fill(Infinity);
@@ -222,7 +269,10 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
               const c = block[i * nb + j]!;
               // a cost that is not a number (rounding on a near-singular pair) cannot be parallel
               cost[i * width + j] = Number.isFinite(c) ? c : Number.MAX_VALUE / (4 * (na + 1));
-              if (Number.isFinite(c)) most = Math.max(most, c);
+              if (Number.isFinite(c)) {
+                most = Math.max(most, c);
+                if (c <= boundOf(start[A]! + i, start[C]! + j)) parallelAt.add(key(start[A]! + i, start[C]! + j));
+              }
             }
           }
           // "unmatched": dearer than any real pair, so every feasible real pair is matched first
@@ -233,18 +283,39 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
             const i = rowInd[k]!;
             const j = colInd[k]!;
             if (j >= nb) continue;
+            const x = start[A]! + i;
+            const y = start[C]! + j;
             const c = cost[i * width + j]!;
-            const parallel = c < threshold;
-            pairs.push({ a: { client: a[i]!.client, index: i }, b: { client: b[j]!.client, index: j }, cost: c, parallel });
-            if (parallel) {
-              const ra = find(start[A]! + i);
-              const rb = find(start[B]! + j);
-              if (ra !== rb) parent[Math.max(ra, rb)] = Math.min(ra, rb);
-            }
+            const bound = boundOf(x, y);
+            matched.push({ pair: { a: { client: a[i]!.client, index: i }, b: { client: b[j]!.client, index: j }, cost: c, bound, parallel: parallelAt.has(key(x, y)), joined: false }, x, y });
           }
         }
       }
     });
+    // parallel sets: the matched parallel pairs, most parallel (cost / bound) first, join two sets when
+    // no client is in both and every two members of different clients are parallel
+    const parent = Int32Array.from(all, (_, i) => i);
+    const find = (i: number): number => {
+      while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
+      return i;
+    };
+    const members = new Map<number, number[]>(all.map((_, i) => [i, [i]]));
+    const order = matched.filter((m) => m.pair.parallel).sort((p, q) => p.pair.cost / p.pair.bound - q.pair.cost / q.pair.bound || p.x - q.x || p.y - q.y);
+    for (const { x, y } of order) {
+      const rx = find(x);
+      const ry = find(y);
+      if (rx === ry) continue;
+      const mx = members.get(rx)!;
+      const my = members.get(ry)!;
+      const clients = new Set(mx.map((i) => all[i]!.client));
+      if (my.some((j) => clients.has(all[j]!.client))) continue;
+      if (!mx.every((i) => my.every((j) => parallelAt.has(key(i, j))))) continue;
+      const [root, other] = rx < ry ? [rx, ry] : [ry, rx];
+      parent[other] = root;
+      members.set(root, [...members.get(root)!, ...members.get(other)!]);
+      members.delete(other);
+    }
+    for (const m of matched) m.pair.joined = find(m.x) === find(m.y);
     const setOf = new Map<number, number>();
     const groups: number[][] = [];
     all.forEach((_, i) => {
@@ -257,19 +328,21 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
     });
     const total = all.reduce((s, b) => s + b.count, 0);
     const bases = groups.map((g): ConsolidatedBase => {
-      const members = g.map((i) => all[i]!);
-      const count = members.reduce((s, b) => s + b.count, 0);
-      const rep = this.merge === 'dominant' ? dominant(members) : weightedMerge(members, d, this.covariance);
-      return { label: members[0]!.label, count, weight: count / total, mean: rep.mean, covariance: rep.covariance, members: members.map((b) => ({ client: b.client, index: b.index })) };
+      const group = g.map((i) => all[i]!);
+      const count = group.reduce((s, b) => s + b.count, 0);
+      const rep = this.merge === 'dominant' ? dominant(group) : weightedMerge(group, d, this.covariance);
+      return { label: group[0]!.label, count, weight: count / total, mean: rep.mean, covariance: rep.covariance, members: group.map((b) => ({ client: b.client, index: b.index })) };
     });
     const membership = new Map<string, Int32Array>();
     uploads.forEach((u, A) => membership.set(u.client, Int32Array.from(u.bases, (_, i) => setOf.get(find(start[A]! + i))!)));
-    return { bases, estimatedBaseDistributions: bases.length, membership, pairs, uploaded: all.length, threshold, cost: this.cost, covariance: this.covariance };
+    const out: FedDistrOutcome = { bases, estimatedBaseDistributions: bases.length, membership, pairs: matched.map((m) => m.pair), uploaded: all.length, cost: this.cost, covariance: this.covariance };
+    if (this.threshold !== undefined) out.threshold = this.threshold;
+    return out;
   }
 
   result(): FedDistrOutcome {
     // before the upload is aggregated there is nothing consolidated yet
-    const o = this.outcome ?? { bases: [], estimatedBaseDistributions: 0, membership: new Map(), pairs: [], uploaded: 0, threshold: this.threshold ?? NaN, cost: this.cost, covariance: this.covariance };
+    const o = this.outcome ?? { bases: [], estimatedBaseDistributions: 0, membership: new Map(), pairs: [], uploaded: 0, cost: this.cost, covariance: this.covariance, ...(this.threshold === undefined ? {} : { threshold: this.threshold }) };
     return { ...o, bases: o.bases.slice(), membership: new Map(o.membership), pairs: o.pairs.slice() };
   }
 }
@@ -298,18 +371,36 @@ function weightedMerge(members: BaseDistribution[], d: number, kind: CovarianceK
   return { mean, covariance };
 }
 
-/** The median over the base distributions of sqrt(tr S / d): the default W2 threshold's unit. */
-function medianRmsStd(all: BaseDistribution[], d: number, kind: CovarianceKind): number {
-  if (all.length === 0) return 0;
-  const v = all
-    .map((b) => {
-      let t = 0;
-      for (let j = 0; j < d; j++) t += kind === 'full' ? b.covariance[j * d + j]! : b.covariance[j]!;
-      return Math.sqrt(t / d);
-    })
-    .sort((x, y) => x - y);
-  const m = v.length >> 1;
-  return v.length % 2 ? v[m]! : (v[m - 1]! + v[m]!) / 2;
+/**
+ * What sampling alone puts between two estimates of one Gaussian N(m, S), per
+ * unit of 1/n_a + 1/n_b: the expected cost of the two maximum-likelihood
+ * estimates from n_a and n_b rows is (1/n_a + 1/n_b) times this, to first
+ * order (the estimates' errors small beside S). With S's eigenvalues l_i:
+ *
+ *   W2^2, full       tr S + sum_{i,j} l_i l_j (1 + [i = j]) / (2 (l_i + l_j))
+ *                    (the means' part tr S; the covariances' part from the
+ *                    Bures metric's local form sum |dS_ij|^2 / (2 (l_i + l_j))
+ *                    and Wishart's Var dS_ij = l_i l_j (1 + [i = j]) / n)
+ *   W2^2, diagonal   tr S + tr S / 2
+ *   Bhattacharyya    d / 8 + d (d + 1) / 16   (full; scale-free)
+ *                    d / 8 + d / 8            (diagonal)
+ *
+ * S is the base's own covariance, so the bound of a pair averages the two.
+ * With shrinkage the covariances' errors are smaller, so this errs toward
+ * parallel for pairs of many rows, where it is small anyway.
+ */
+export function samplingNoise(b: Gaussian, d: number, kind: CovarianceKind, cost: FedDistrCost): number {
+  if (cost === 'bhattacharyya') return kind === 'full' ? d / 8 + (d * (d + 1)) / 16 : d / 4;
+  let trace = 0;
+  for (let j = 0; j < d; j++) trace += kind === 'full' ? b.covariance[j * d + j]! : b.covariance[j]!;
+  if (kind === 'diagonal') return 1.5 * trace;
+  const l = symmetricEigen(b.covariance, d).values.map((v) => Math.max(v, 0));
+  let bures = 0;
+  for (let i = 0; i < d; i++) {
+    bures += l[i]! / 2;
+    for (let j = 0; j < i; j++) if (l[i]! + l[j]! > 0) bures += (l[i]! * l[j]!) / (l[i]! + l[j]!);
+  }
+  return trace + bures;
 }
 
 export function readEncoder(given: unknown, dimension: unknown): DescribePayload['encoder'] {
