@@ -220,7 +220,7 @@ describe('failures never reach the average', () => {
   test('an update of the wrong length is refused with the reason', () => {
     const data = clients();
     const short = new Recording(new FedAvgClient('9', data[0]!.X, { labels: data[0]!.labels }), (m) =>
-      UPDATE.create(m.from, m.round, { ...(m.payload as { parameters: Float32Array; nSamples: number; loss: number }), parameters: new Float32Array(3) }),
+      UPDATE.create(m.from, m.round, { ...(m.payload as { parameters: Float32Array; nSamples: number; loss: number; epochs: number }), parameters: new Float32Array(3) }),
     );
     const r = runFederationSync(new FedAvgServer({ network: CLS, rounds: 1, batchSize: 10 }), new InProcessTransport([new FedAvgClient('0', data[1]!.X, { labels: data[1]!.labels }), short]));
     expect(r.excluded[0]!.reason).toMatch(/parameters has 3 values; expected 67/);
