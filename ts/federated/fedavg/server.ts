@@ -154,6 +154,9 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     } finally {
       net.dispose();
     }
+    if (this.earlyStopping?.monitor === 'separation' && this.network.loss === 'softmax-cross-entropy') {
+      throw new InvalidParameterError("earlyStopping 'separation' watches reconstruction errors: it is for autoencoders (loss 'mse' or 'bce'), not a classifier; use 'validation-loss'");
+    }
     this.phase = this.rounds > 0 ? 'train' : 'result';
   }
 
