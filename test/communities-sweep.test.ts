@@ -105,21 +105,39 @@ describe('runCommunityExperiment', () => {
   });
 });
 
-describe('the local baseline with early stopping (localEpochs)', () => {
+describe('a client alone: early stopping (earlyStopping, localEpochs)', () => {
   const { X } = patterns(120, 5);
   const clients: CommunityClient[] = [{ id: 'a', X, test: { X: X.selectRows([0, 1, 2, 3, 4, 5]), outlier: [0, 0, 0, 1, 1, 1] } }];
-  const params = (o: object) => trainCommunities(clients, 'local', { hiddenLayers: [4], learningRate: 0.01, seed: 2, ...o }).training[0]!.parameters!;
+  const train = (o: object) => trainCommunities(clients, 'local', { hiddenLayers: [4], learningRate: 0.01, seed: 2, ...o });
+  const params = (o: object) => train(o).training[0]!.parameters!;
+  const heldOut = (patience: number) => ({ monitor: 'validation-loss' as const, patience });
 
-  test('without a held-out share it is one run of localEpochs epochs: the default local training bit for bit', () => {
-    expect(params({ localEpochs: 6, validationShare: 0 })).toEqual(params({ rounds: 3, epochs: 2 }));
+  test('without early stopping it is one run of localEpochs epochs: rounds x epochs by default, bit for bit', () => {
+    expect(params({ localEpochs: 6, earlyStopping: 'none' })).toEqual(params({ rounds: 3, epochs: 2, earlyStopping: 'none' }));
+    expect(train({ rounds: 3, epochs: 2, earlyStopping: 'none' }).training[0]!.epochs).toBe(6);
   });
 
   test('it stops once the held-out error stops improving: more allowed epochs change nothing after that', () => {
-    const stopped = params({ localEpochs: 400, patience: 1 });
-    expect(params({ localEpochs: 401, patience: 1 })).toEqual(stopped);
-    // and it did train on its 90%: not the default run's parameters
-    expect(stopped).not.toEqual(params({}));
-    expect(() => params({ localEpochs: 5, validationShare: 0.5 })).toThrow(/validationShare must be in \[0, 0\.5\)/);
+    const stopped = train({ localEpochs: 400, earlyStopping: heldOut(1) });
+    expect(params({ localEpochs: 401, earlyStopping: heldOut(1) })).toEqual(stopped.training[0]!.parameters!);
+    // the epochs it ran are in the result, fewer than allowed
+    expect(stopped.training[0]!.epochs).toBeLessThan(400);
+    expect(stopped.epochs!.mean).toBe(stopped.training[0]!.epochs);
+    // and it did train on its 90%: not the run on all rows
+    expect(stopped.training[0]!.parameters!).not.toEqual(params({ localEpochs: stopped.training[0]!.epochs!, earlyStopping: 'none' }));
+    expect(() => params({ localEpochs: 5, earlyStopping: { monitor: 'validation-loss', validationShare: 0.5 } })).toThrow(/validationShare must be a number in \(0, 0\.5\)/);
+    expect(() => params({ earlyStopping: { monitor: 'validation-loss', contamination: 0.1 } })).toThrow(InvalidParameterError);
+    expect(() => params({ earlyStopping: { monitor: 'loss' } })).toThrow(InvalidParameterError);
+  });
+
+  test('by default it stops on the separation of its errors at contamination 0.1, at most rounds x epochs epochs', () => {
+    const r = train({});
+    expect(r.training[0]!.epochs).toBeGreaterThan(0);
+    expect(r.training[0]!.epochs).toBeLessThanOrEqual(10 * 10);
+    expect(params({})).toEqual(params({ earlyStopping: { monitor: 'separation', contamination: 0.1, patience: 3 }, localEpochs: 100 }));
+    // it stopped before the cap and kept an earlier epoch than the last it ran
+    expect(r.training[0]!.epochs).toBeLessThan(100);
+    expect(params({})).not.toEqual(params({ earlyStopping: 'none', localEpochs: r.training[0]!.epochs! }));
   });
 });
 

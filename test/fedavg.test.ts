@@ -20,6 +20,7 @@ import {
   type Message,
 } from '../ts/index.js';
 import { localEpochSeed } from '../ts/federated/fedavg/client.js';
+import { errorSeparation, heldOutSplit } from '../ts/models/early-stopping.js';
 import { FEDAVG_PROTOCOL, UPDATE } from '../ts/federated/fedavg/messages.js';
 import { Network, type NetworkSpec } from '../ts/models/network.js';
 import { wasm } from '../ts/wasm/loader.js';
@@ -117,6 +118,66 @@ describe('FedAvg', () => {
     expect(r.history.map((h) => h.clients)).toEqual([3, 3, 3, 3]);
     const again = fedAvg(data, { network: CLS, rounds: 4, batchSize: 10, fraction: 0.5, sampleSeed: 3 });
     expect(again.parameters).toEqual(r.parameters);
+  });
+});
+
+describe('early stopping of the local epochs', () => {
+  test("'validation-loss': a client trains on the rows it does not hold out and answers with its best epoch; the epochs it ran are in the history", () => {
+    const X = rows(60, 8);
+    const options = { network: AE, rounds: 3, epochs: 30, batchSize: 8, optimizer: { name: 'adam' as const, learningRate: 0.05 } };
+    const server = new FedAvgServer({ ...options, earlyStopping: { monitor: 'validation-loss', validationShare: 0.2, patience: 2 } });
+    const start = server.globalParameters;
+    const client = new Recording(new FedAvgClient('a', X, { seed: 4 }));
+    const r = runFederationSync(server, new InProcessTransport([client]));
+    const updates = client.sent.filter((m) => m.kind === 'fedavg/update').map((m) => m.payload as { parameters: Float32Array; epochs: number });
+    expect(r.model.history.map((h) => h.epochs)).toEqual(updates.map((u) => u.epochs));
+    expect(updates.every((u) => u.epochs >= 1 && u.epochs <= 30)).toBe(true);
+    expect(updates.some((u) => u.epochs < 30)).toBe(true);
+    // the replay: the same held-out rows, epochs and shuffles; the best epoch kept (its held-out loss lowest, the start's included)
+    const rowsHeld = heldOutSplit(60, 0.2, 4)!;
+    const net = new Network(AE);
+    const train = net.attach(X.selectRows(rowsHeld.train), X.selectRows(rowsHeld.train));
+    const held = net.attach(X.selectRows(rowsHeld.held), X.selectRows(rowsHeld.held));
+    let x = start;
+    updates.forEach((u, k) => {
+      net.setParameters(x);
+      const opt = net.optimizer(options.optimizer);
+      let best = net.evaluate(held);
+      let kept = x;
+      for (let e = 0; e < u.epochs; e++) {
+        net.trainEpoch(train, opt, { batchSize: 8, seed: localEpochSeed(4, k + 1, e) });
+        const loss = net.evaluate(held);
+        if (loss < best) [best, kept] = [loss, net.getParameters()];
+      }
+      opt.dispose();
+      expect(u.parameters).toEqual(kept);
+      x = kept;
+    });
+    expect(r.model.parameters).toEqual(x);
+    for (const h of [train, held, net]) h.dispose();
+    (client.inner as FedAvgClient).dispose();
+  });
+
+  test("'separation' (autoencoders): epochs stop once the reconstruction errors' separation stops growing; without earlyStopping every epoch runs", () => {
+    const data = clients().map((d) => ({ X: d.X }));
+    const options = { network: AE, rounds: 2, epochs: 40, batchSize: 8, optimizer: { name: 'adam' as const, learningRate: 0.05 }, seed: 1 };
+    const stopped = fedAvg(data, { ...options, earlyStopping: { monitor: 'separation', contamination: 0.1 } });
+    expect(stopped.history.every((h) => h.epochs >= 1 && h.epochs < 40)).toBe(true);
+    expect(fedAvg(data, options).history.map((h) => h.epochs)).toEqual([40, 40]);
+    expect(errorSeparation([1, 1, 1, 4], 0.25)).toBe(4);
+    expect(errorSeparation([2, 2, 2, 2, 2], 0.2)).toBe(1);
+    expect(errorSeparation([3], 0.1)).toBeNaN();
+  });
+
+  test('options checked when the server is made; an update claiming more epochs than asked is refused', () => {
+    expect(() => new FedAvgServer({ network: AE, earlyStopping: { monitor: 'validation-loss', validationShare: 0.5 } })).toThrow(/validationShare must be a number in \(0, 0\.5\)/);
+    expect(() => new FedAvgServer({ network: AE, earlyStopping: { monitor: 'held-out' } as never })).toThrow(InvalidParameterError);
+    expect(() => new FedAvgServer({ network: CLS, earlyStopping: { monitor: 'separation' } })).toThrow(/not a classifier/);
+    expect(() => new ScaffoldServer({ network: CLS, earlyStopping: { monitor: 'validation-loss' } })).toThrow(/earlyStopping is for FedAvg and FedProx/);
+    const data = clients();
+    const liar = new Recording(new FedAvgClient('9', data[0]!.X, { labels: data[0]!.labels }), editPayload((p) => (p.epochs = 2)));
+    const r = runFederationSync(new FedAvgServer({ network: CLS, rounds: 1, batchSize: 10 }), new InProcessTransport([new FedAvgClient('0', data[1]!.X, { labels: data[1]!.labels }), liar]));
+    expect(r.excluded.map((e) => [e.client, e.reason])).toEqual([['9', expect.stringMatching(/ran 2 local epochs; 1 were asked/)]]);
   });
 });
 
@@ -220,7 +281,7 @@ describe('failures never reach the average', () => {
   test('an update of the wrong length is refused with the reason', () => {
     const data = clients();
     const short = new Recording(new FedAvgClient('9', data[0]!.X, { labels: data[0]!.labels }), (m) =>
-      UPDATE.create(m.from, m.round, { ...(m.payload as { parameters: Float32Array; nSamples: number; loss: number }), parameters: new Float32Array(3) }),
+      UPDATE.create(m.from, m.round, { ...(m.payload as { parameters: Float32Array; nSamples: number; loss: number; epochs: number }), parameters: new Float32Array(3) }),
     );
     const r = runFederationSync(new FedAvgServer({ network: CLS, rounds: 1, batchSize: 10 }), new InProcessTransport([new FedAvgClient('0', data[1]!.X, { labels: data[1]!.labels }), short]));
     expect(r.excluded[0]!.reason).toMatch(/parameters has 3 values; expected 67/);

@@ -15,7 +15,7 @@ import { MinMaxScaler } from '../data/scale.js';
 import { loadFashionMnist } from '../data/datasets/fashion-mnist-node.js';
 import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { labelledFromCells } from '../experiment/dataset.js';
-import { formatCommunityTables } from '../experiment/anomaly-communities.js';
+import { formatCommunityTables, type CommunityTrainingOptions } from '../experiment/anomaly-communities.js';
 import { planCommunityExperiment, type CommunityDataset, type CommunityExperimentConfig, type CommunityExperimentReport } from '../experiment/communities-sweep.js';
 import { jobPolicy, runPlan, runPlanSync, type FederationJob } from '../federated/runtime/plan.js';
 import { runFederation, type FederationResult } from '../federated/runtime/run.js';
@@ -48,8 +48,11 @@ export const communitiesOptions: Record<string, OptionSpec> = {
   'noise-seed': { type: 'int', help: 'gmm detector noise: seed (tests only; default: fresh from the system)' },
   federated: { type: 'string', default: 'autoencoder', choices: ['autoencoder', 'fedgengmm'], help: 'what each community trains with FedAvg (autoencoder 64-32-64) or FedGenGMM' },
   rounds: { type: 'int', default: 10, help: 'FedAvg rounds of each community (and of the ideal groups)' },
-  epochs: { type: 'int', default: 1, help: 'local epochs per FedAvg round' },
-  'local-epochs': { type: 'int', help: 'local baseline: at most this many epochs with early stopping on a 10% validation split (the paper\'s code: 40); default rounds x epochs on all rows' },
+  epochs: { type: 'int', help: 'the most local epochs per FedAvg round (default 10; early stopping may stop a client sooner)' },
+  'local-epochs': { type: 'int', help: 'a client alone (the local baseline, a community of one): the most epochs (default rounds x epochs; the paper\'s code: 40)' },
+  'early-stopping': { type: 'string', default: 'separation', choices: ['separation', 'validation-loss', 'none'], help: "each client's epochs stop once the separation of its reconstruction errors at --contamination (or the loss of its held-out rows) has not improved for --patience epochs; the best epoch is kept" },
+  patience: { type: 'int', default: 3, help: 'early stopping: epochs without improvement before a client stops' },
+  'validation-share': { type: 'number', default: 0.1, help: "--early-stopping validation-loss: the share of each client's rows held out" },
   'batch-size': { type: 'int', default: 32, help: 'batch size' },
   'learning-rate': { type: 'number', default: 1e-3, help: "Adam's learning rate" },
   'rows-per-client': { type: 'int', help: 'training rows per client (default: the most the classes allow); small values make quick runs' },
@@ -111,6 +114,19 @@ function relayBytes(mb: number): number {
   return Math.round(mb * 2 ** 20);
 }
 
+/** --early-stopping and its options, as trainCommunities takes them (separation at --contamination). */
+function earlyStopping(o: Options): CommunityTrainingOptions['earlyStopping'] {
+  const patience = o.patience as number;
+  switch (o['early-stopping']) {
+    case 'none':
+      return 'none';
+    case 'validation-loss':
+      return { monitor: 'validation-loss', validationShare: o['validation-share'] as number, patience };
+    default:
+      return { monitor: 'separation', contamination: o.contamination as number, patience };
+  }
+}
+
 export function communitiesConfig(o: Options, numericLabels: boolean): CommunityExperimentConfig {
   const epsilon = o['noise-epsilon'] as number | undefined;
   const clip = o['noise-clip'] as number | undefined;
@@ -134,10 +150,11 @@ export function communitiesConfig(o: Options, numericLabels: boolean): Community
     federated: o.federated as CommunityExperimentConfig['federated'],
     training: {
       rounds: o.rounds as number,
-      epochs: o.epochs as number,
+      epochs: o.epochs as number | undefined,
       batchSize: o['batch-size'] as number,
       learningRate: o['learning-rate'] as number,
       localEpochs: o['local-epochs'] as number | undefined,
+      earlyStopping: earlyStopping(o),
     },
     rowsPerClient: o['rows-per-client'] as number | undefined,
     testRowsPerClient: o['test-rows-per-client'] as number | undefined,
@@ -183,6 +200,7 @@ function mqttRunner(broker: string, base: string): (job: FederationJob) => Promi
 
 const f3 = (v: number) => (Number.isNaN(v) ? '-' : v.toFixed(3));
 const pm = (m: { mean: number; std: number }) => `${f3(m.mean)} ± ${f3(m.std)}`;
+const epochs = (m: { mean: number; std: number }) => `${m.mean.toFixed(1)} ± ${m.std.toFixed(1)}`;
 const kb = (b: number) => (b < 1024 ? `${b.toFixed(0)} B` : b < 1024 ** 2 ? `${(b / 1024).toFixed(1)} kB` : `${(b / 1024 ** 2).toFixed(1)} MB`);
 
 export function formatCommunitiesReport(r: CommunityExperimentReport, title: string): string {
@@ -203,6 +221,9 @@ export function formatCommunitiesReport(r: CommunityExperimentReport, title: str
       lines.push(
         '',
         `p = ${run.p}, q = ${a.q}, repeat ${run.repeat + 1} (seed ${run.seed}): ${run.clients} clients of ${run.rowsPerClient} rows; ${a.communities.length} communities, ARI ${f3(a.ari)}, modularity ${f3(a.modularity)}; association ${kb(a.bytesUp + a.bytesDown)} (${kb(a.bytesUp)} up) in ${a.rounds} rounds, ${a.seconds.toFixed(2)} s`,
+        ...(run.local.epochs && a.community.epochs && run.idealRun.epochs
+          ? [`local epochs per client (early stopping): local ${epochs(run.local.epochs)}, community ${epochs(a.community.epochs)}, ideal ${epochs(run.idealRun.epochs)}`]
+          : []),
         formatCommunityTables({
           membership: a.membership,
           auc: { local: run.local.auc, community: a.community.auc, ideal: run.idealRun.auc },

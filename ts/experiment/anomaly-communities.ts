@@ -31,13 +31,19 @@ import { FedGenGMMClient } from '../federated/fedgengmm/client.js';
 import { FedGenGMMServer, type Aggregate as FedGenGMMAggregate } from '../federated/fedgengmm/server.js';
 import { runPlanSync, type FederationPlan } from '../federated/runtime/plan.js';
 import type { FederationResult } from '../federated/runtime/run.js';
-import { Rng } from '../random.js';
 import { adjustedRandScore } from '../metrics/clustering.js';
 import { rocAuc } from '../metrics/ranking.js';
 import { Autoencoder } from '../models/autoencoder.js';
+import { DEFAULT_CONTAMINATION, DEFAULT_PATIENCE, EarlyStopper, errorSeparation, heldOutSplit, resolveEarlyStopping, type EarlyStopping, type EarlyStoppingOptions } from '../models/early-stopping.js';
 import type { NetworkSpec } from '../models/network.js';
 import { selectGaussianMixture } from '../models/select.js';
 import { guardRead, LIMITS, readArray, readOptions, readRecord, requireInteger, requireLength, requireNumber, requireOneOf } from '../validate.js';
+
+/** The most local epochs a community's client runs per FedAvg round (early stopping may stop it sooner): the paper's public code's. */
+export const DEFAULT_LOCAL_EPOCHS = 10;
+
+/** How a community's autoencoders stop by default (see CommunityTrainingOptions.earlyStopping). */
+export const DEFAULT_EARLY_STOPPING: EarlyStoppingOptions = { monitor: 'separation', contamination: DEFAULT_CONTAMINATION, patience: DEFAULT_PATIENCE };
 
 export const COMMUNITY_DETECTORS = ['autoencoder', 'fedgengmm'] as const;
 export type CommunityDetector = (typeof COMMUNITY_DETECTORS)[number];
@@ -73,16 +79,22 @@ export interface CommunityTrainingOptions {
   /** FedGenGMM: synthetic rows per incoming component (default 100) */
   h?: number;
   /**
+   * 'autoencoder': early stopping of every client's epochs, each round of a
+   * federation and alone (see ts/models/early-stopping.ts). Default
+   * { monitor: 'separation', contamination: 0.1, patience: 3 }: a client stops
+   * once the separation of its reconstruction errors at the contamination
+   * share (runCommunityExperiment: its d) has not improved for 3 epochs and
+   * keeps its best epoch. { monitor: 'validation-loss', validationShare,
+   * patience } stops on held-out rows instead, as the paper's public code
+   * trains its local baselines; 'none' trains every epoch on all the rows.
+   */
+  earlyStopping?: EarlyStoppingOptions | 'none';
+  /**
    * a group of one (the local baseline, or a community of one): at most this
-   * many epochs, stopped early on a held-out share of its rows (as the
-   * paper's public code: 40). Default: rounds x epochs on all rows, as many
-   * epochs as a federation's client trains.
+   * many epochs in one Adam run (default rounds x epochs, the most a
+   * federation's client runs; the paper's public code: 40)
    */
   localEpochs?: number;
-  /** with localEpochs: the share of a lone client's rows held out for early stopping (default 0.1) */
-  validationShare?: number;
-  /** with localEpochs: epochs without improvement of the held-out error before stopping (default 3) */
-  patience?: number;
   /** seed of the initial parameters, the shuffles and the mixtures' fits (default 0) */
   seed?: number;
 }
@@ -105,6 +117,12 @@ export interface GroupTraining {
   seconds: number;
   /** communication rounds (0 for a group of one) */
   rounds: number;
+  /**
+   * 'autoencoder': the local epochs a member ran in all, on average (a
+   * federation: each round's mean over its clients, summed; a group of one:
+   * its epochs), fewer than the most allowed when early stopping stopped them
+   */
+  epochs?: number;
   /** the autoencoder's final parameters (flat, as Autoencoder.getParameters gives them); undefined for 'fedgengmm' */
   parameters?: Float32Array;
 }
@@ -117,6 +135,8 @@ export interface CommunityTrainingResult {
   clients: ClientScore[];
   /** mean and (population) standard deviation of the clients' AUC */
   auc: { mean: number; std: number };
+  /** 'autoencoder': mean and std over the clients of the local epochs each ran in all (its group's `epochs`) */
+  epochs?: { mean: number; std: number };
   training: GroupTraining[];
   /** sums over the groups */
   bytes: number;
@@ -124,7 +144,7 @@ export interface CommunityTrainingResult {
 }
 
 /** Every option of CommunityTrainingOptions, for readOptions. @internal */
-export const TRAINING_OPTION_KEYS = ['detector', 'rounds', 'epochs', 'batchSize', 'learningRate', 'hiddenLayers', 'kMin', 'kMax', 'h', 'localEpochs', 'validationShare', 'patience', 'seed'] as const;
+export const TRAINING_OPTION_KEYS = ['detector', 'rounds', 'epochs', 'batchSize', 'learningRate', 'hiddenLayers', 'kMin', 'kMax', 'h', 'earlyStopping', 'localEpochs', 'seed'] as const;
 
 interface ReadClient {
   id: string;
@@ -205,9 +225,8 @@ interface Settings {
   kMin: number;
   kMax: number;
   h: number;
+  earlyStopping: EarlyStopping | undefined;
   localEpochs: number | undefined;
-  validationShare: number;
-  patience: number;
   seed: number;
 }
 
@@ -219,76 +238,65 @@ function readSettings(given: CommunityTrainingOptions | undefined): Settings {
   const hiddenLayers = guardRead('hiddenLayers', () => Array.from({ length: count }, (_, i) => requireInteger(`hiddenLayers[${i}]`, (hidden as readonly unknown[])[i], 1, LIMITS.layerWidth)));
   const kMin = requireInteger('kMin', o.kMin ?? 1, 1, LIMITS.components);
   const learningRate = requireNumber('learningRate', o.learningRate ?? 1e-3, 0);
-  const validationShare = requireNumber('validationShare', o.validationShare ?? 0.1, 0);
-  if (!(validationShare < 0.5)) throw new InvalidParameterError(`validationShare must be in [0, 0.5), got ${formatValue(validationShare)}`);
   if (!(learningRate > 0)) throw new InvalidParameterError(`learningRate must be > 0, got ${formatValue(learningRate)}`);
   return {
     detector: requireOneOf('detector', o.detector ?? 'autoencoder', COMMUNITY_DETECTORS),
     rounds: requireInteger('rounds', o.rounds ?? 10, 1, LIMITS.rounds),
-    epochs: requireInteger('epochs', o.epochs ?? 1, 1, LIMITS.localSteps),
+    epochs: requireInteger('epochs', o.epochs ?? DEFAULT_LOCAL_EPOCHS, 1, LIMITS.localSteps),
     batchSize: requireInteger('batchSize', o.batchSize ?? 32, 1, LIMITS.count),
     learningRate,
     hiddenLayers,
     kMin,
     kMax: requireInteger('kMax', o.kMax ?? Math.max(kMin, 3), kMin, LIMITS.components),
     h: requireInteger('h', o.h ?? 100, 1, LIMITS.count),
+    earlyStopping: o.earlyStopping === 'none' ? undefined : resolveEarlyStopping(o.earlyStopping ?? DEFAULT_EARLY_STOPPING, 'earlyStopping'),
     localEpochs: o.localEpochs === undefined ? undefined : requireInteger('localEpochs', o.localEpochs, 1, LIMITS.maxIter),
-    validationShare,
-    patience: requireInteger('patience', o.patience ?? 3, 1, LIMITS.maxIter),
     seed: requireInteger('seed', o.seed ?? 0, 0, LIMITS.count),
   };
 }
 
 /**
- * A group of one's Autoencoder: rounds x epochs epochs on all its rows (one
- * Adam run), or, with localEpochs, at most that many epochs on a share
- * 1 - validationShare of them, stopped once the held-out rows' mean
- * reconstruction error has not improved for `patience` epochs (the paper's
- * public code trains its local baselines this way, up to 40 epochs). Epochs
- * are run one fit() at a time: the optimizer's state and the shuffle seeds go
- * on across them, so without stopping this is the same run as one fit.
+ * A group of one's Autoencoder: one Adam run of at most localEpochs epochs
+ * (default rounds x epochs, the most a federation's client runs), stopped as
+ * a federated client stops each round (FedAvgClient): once the score (the
+ * separation of its errors on its rows, or the loss of its held-out rows)
+ * has not improved for `patience` epochs, keeping the best epoch's
+ * parameters. From random initial parameters the first epoch is the first
+ * best, as Keras' EarlyStopping without a baseline. Epochs are run one fit()
+ * at a time: the optimizer's state and the shuffle seeds go on across them,
+ * so without early stopping (or a client too small for it: one row, or too
+ * few to hold one out) this is the same run as one fit.
  */
-function trainLocalAutoencoder(X: Matrix, s: Settings): Autoencoder {
-  const early = s.localEpochs !== undefined;
-  let train = X;
-  let held: Matrix | undefined;
-  if (early) {
-    const nHeld = Math.floor(X.nRows * s.validationShare);
-    if (nHeld >= 1 && X.nRows - nHeld >= 1) {
-      const rng = new Rng(s.seed);
-      let order: Int32Array;
-      try {
-        order = rng.permutation(X.nRows);
-      } finally {
-        rng.dispose();
-      }
-      train = X.selectRows(order.subarray(nHeld));
-      held = X.selectRows(order.subarray(0, nHeld));
-    }
-  }
-  const epochs = early ? s.localEpochs! : s.rounds * s.epochs;
-  const ae = new Autoencoder({ hiddenLayers: s.hiddenLayers, learningRate: s.learningRate, epochs: held ? 1 : epochs, batchSize: Math.min(s.batchSize, train.nRows), seed: s.seed });
+function trainLocalAutoencoder(X: Matrix, s: Settings): { ae: Autoencoder; epochs: number } {
+  const es = s.earlyStopping;
+  const epochs = s.localEpochs ?? s.rounds * s.epochs;
+  const rows = es?.monitor === 'validation-loss' ? heldOutSplit(X.nRows, es.validationShare, s.seed) : undefined;
+  const train = rows ? X.selectRows(rows.train) : X;
+  const held = rows ? X.selectRows(rows.held) : undefined;
+  const mean = (v: Float64Array) => v.reduce((t, x) => t + x, 0) / v.length;
+  const watch = held
+    ? (ae: Autoencoder) => mean(ae.scoreSamples(held))
+    : es?.monitor === 'separation' && X.nRows >= 2
+      ? (ae: Autoencoder) => -errorSeparation(ae.scoreSamples(X), es.contamination)
+      : undefined;
+  const ae = new Autoencoder({ hiddenLayers: s.hiddenLayers, learningRate: s.learningRate, epochs: watch ? 1 : epochs, batchSize: Math.min(s.batchSize, train.nRows), seed: s.seed });
   try {
-    if (!held) return ae.fit(train);
-    let best = Infinity;
-    let since = 0;
-    for (let e = 0; e < epochs && since < s.patience; e++) {
+    if (!watch) return { ae: ae.fit(train), epochs };
+    const stopper = new EarlyStopper(es!.patience);
+    let run = 0;
+    do {
       ae.fit(train);
-      const errors = ae.scoreSamples(held);
-      const loss = errors.reduce((t, v) => t + v, 0) / errors.length;
-      if (loss < best) {
-        best = loss;
-        since = 0;
-      } else since++;
-    }
-    return ae;
+      run += 1;
+    } while (stopper.observe(watch(ae), () => ae.getParameters()) && run < epochs);
+    ae.setParameters(stopper.parameters!);
+    return { ae, epochs: run };
   } catch (e) {
     ae.dispose();
     throw e;
   }
 }
 
-type GroupOutcome = { scores: Float64Array[]; bytes: number; seconds: number; rounds: number; parameters?: Float32Array };
+type GroupOutcome = { scores: Float64Array[]; bytes: number; seconds: number; rounds: number; epochs?: number; parameters?: Float32Array };
 
 /** Trains one group's detector and returns each member's test scores, with the cost. */
 function* trainGroup(members: ReadClient[], s: Settings): FederationPlan<GroupOutcome> {
@@ -296,17 +304,17 @@ function* trainGroup(members: ReadClient[], s: Settings): FederationPlan<GroupOu
   const d = members[0]!.X.nCols;
   if (s.detector === 'autoencoder') {
     if (members.length === 1) {
-      const ae = trainLocalAutoencoder(members[0]!.X, s);
+      const { ae, epochs } = trainLocalAutoencoder(members[0]!.X, s);
       const seconds = (performance.now() - start) / 1000;
       try {
         const scores = [ae.scoreSamples(members[0]!.testX)];
-        return { scores, bytes: 0, seconds, rounds: 0, parameters: ae.getParameters() };
+        return { scores, bytes: 0, seconds, rounds: 0, epochs, parameters: ae.getParameters() };
       } finally {
         ae.dispose();
       }
     }
     const network: NetworkSpec = { sizes: [d, ...s.hiddenLayers, d], activation: 'relu', outputActivation: 'sigmoid', loss: 'mse', seed: s.seed };
-    const server = new FedAvgServer({ network, rounds: s.rounds, epochs: s.epochs, batchSize: s.batchSize, optimizer: { name: 'adam', learningRate: s.learningRate } });
+    const server = new FedAvgServer({ network, rounds: s.rounds, epochs: s.epochs, batchSize: s.batchSize, optimizer: { name: 'adam', learningRate: s.learningRate }, ...(s.earlyStopping ? { earlyStopping: s.earlyStopping } : {}) });
     // client k's shuffles are seeded with seed + k, as fedAvg's
     const clients = members.map((m, k) => new FedAvgClient(m.id, m.X, { seed: s.seed + k }));
     let run: FederationResult<FedAvgOutcome>;
@@ -319,7 +327,9 @@ function* trainGroup(members: ReadClient[], s: Settings): FederationPlan<GroupOu
     try {
       ae.setParameters(run.model.parameters);
       const scores = members.map((m) => ae.scoreSamples(m.testX));
-      return { scores, bytes: run.traffic.bytesUp + run.traffic.bytesDown, seconds: run.seconds, rounds: run.rounds, parameters: run.model.parameters };
+      // each round's mean over its clients, summed: the epochs a member ran, on average
+      const epochs = run.model.history.reduce((n, h) => n + (Number.isNaN(h.epochs) ? 0 : h.epochs), 0);
+      return { scores, bytes: run.traffic.bytesUp + run.traffic.bytesDown, seconds: run.seconds, rounds: run.rounds, epochs, parameters: run.model.parameters };
     } finally {
       ae.dispose();
     }
@@ -388,14 +398,16 @@ export function planCommunities(clients: readonly CommunityClient[], groups: rea
         if (!score.every(Number.isFinite)) throw new InvalidDataError(`group ${g}'s detector gave client ${m.id} scores that are not finite; scale the rows (e.g. to [0, 1])`);
         scores.set(m.id, { id: m.id, group: g, auc: rocAuc(m.outlier, score), testRows: m.testX.nRows, outliers: m.outlier.reduce((n, v) => n + v, 0) });
       });
-      training.push({ members: [...ids], bytes: t.bytes, seconds: t.seconds, rounds: t.rounds, ...(t.parameters ? { parameters: t.parameters } : {}) });
+      training.push({ members: [...ids], bytes: t.bytes, seconds: t.seconds, rounds: t.rounds, ...(t.epochs !== undefined ? { epochs: t.epochs } : {}), ...(t.parameters ? { parameters: t.parameters } : {}) });
     }
     const list = read.map((c) => scores.get(c.id)!);
+    const epochs = s.detector === 'autoencoder' ? meanStd(list.map((c) => training[c.group]!.epochs!)) : undefined;
     return {
       detector: s.detector,
       groups: used.map((g) => [...g]),
       clients: list,
       auc: meanStd(list.map((c) => c.auc)),
+      ...(epochs ? { epochs } : {}),
       training,
       bytes: training.reduce((n, t) => n + t.bytes, 0),
       seconds: training.reduce((n, t) => n + t.seconds, 0),

@@ -31,6 +31,7 @@ import {
   communityMembership,
   communityRandIndex,
   COMMUNITY_DETECTORS,
+  DEFAULT_EARLY_STOPPING,
   groupsByClass,
   meanStd,
   mergedCommunityAuc,
@@ -112,8 +113,8 @@ export interface CommunityAssociationRun {
   bytesDown: number;
   seconds: number;
   excluded: string[];
-  /** per-community training: mean and std over the clients' test ROC-AUC, and by client id */
-  community: { auc: MeanStd; byClient: Record<string, number>; bytes: number; seconds: number };
+  /** per-community training: mean and std over the clients' test ROC-AUC, and by client id; the local epochs the clients ran (autoencoder) */
+  community: { auc: MeanStd; byClient: Record<string, number>; bytes: number; seconds: number; epochs?: MeanStd };
   /** Tables V/VI: merged communities' clients by inlier class, local / community / ideal */
   merged: MergedClassAuc[];
 }
@@ -128,8 +129,8 @@ export interface CommunityPartitionRun {
   /** each client's inlier class, by position (client id = its position) */
   inlierClass: Label[];
   ideal: string[][];
-  local: { auc: MeanStd; byClient: Record<string, number>; seconds: number };
-  idealRun: { auc: MeanStd; byClient: Record<string, number>; bytes: number; seconds: number };
+  local: { auc: MeanStd; byClient: Record<string, number>; seconds: number; epochs?: MeanStd };
+  idealRun: { auc: MeanStd; byClient: Record<string, number>; bytes: number; seconds: number; epochs?: MeanStd };
   associations: CommunityAssociationRun[];
 }
 
@@ -191,6 +192,11 @@ function readLabels(name: string, v: unknown, rows: number): Label[] {
     if (!(typeof l === 'string' || (typeof l === 'number' && Number.isFinite(l)))) throw new InvalidDataError(`${name}[${i}] is ${formatValue(l)}; labels are finite numbers or strings`);
     return l;
   });
+}
+
+/** A training's local epochs per client, when it has them (autoencoders). */
+function epochsOf(t: CommunityTrainingResult): { epochs?: MeanStd } {
+  return t.epochs ? { epochs: t.epochs } : {};
 }
 
 /** Groups with members in client order and groups ordered by their first member: one form per partition, so equal groupings train alike. */
@@ -256,7 +262,9 @@ export function planCommunityExperiment(data: CommunityDataset, given: Community
   const sortedClasses = [...classes].sort((a, b) => (typeof a === 'number' && typeof b === 'number' ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0));
 
   const total = repeats * ps.length * (2 + 2 * qs.length);
-  const trainOptions = (s: number): CommunityTrainingOptions => ({ ...training, detector: federated, seed: s });
+  // the autoencoders' early stopping takes the partition's d as its contamination unless told otherwise
+  const earlyStopping = training.earlyStopping ?? { ...DEFAULT_EARLY_STOPPING, contamination };
+  const trainOptions = (s: number): CommunityTrainingOptions => ({ ...training, earlyStopping, detector: federated, seed: s });
 
   return (function* (): FederationPlan<CommunityExperimentReport> {
     const started = performance.now();
@@ -316,7 +324,7 @@ export function planCommunityExperiment(data: CommunityDataset, given: Community
             membership: communityMembership(f.groups, inlierOf),
             ari: communityRandIndex(f.groups, ideal),
             ...f.a,
-            community: { auc: t.auc, byClient: aucs.community, bytes: t.bytes, seconds: t.seconds },
+            community: { auc: t.auc, byClient: aucs.community, bytes: t.bytes, seconds: t.seconds, ...epochsOf(t) },
             merged: mergedCommunityAuc(f.groups, inlierOf, aucs),
           });
         }
@@ -328,8 +336,8 @@ export function planCommunityExperiment(data: CommunityDataset, given: Community
           rowsPerClient: part.indices[0]!.length,
           inlierClass: part.inlierClass,
           ideal,
-          local: { auc: local.auc, byClient: byClient(local), seconds: local.seconds },
-          idealRun: { auc: idealRun.auc, byClient: byClient(idealRun), bytes: idealRun.bytes, seconds: idealRun.seconds },
+          local: { auc: local.auc, byClient: byClient(local), seconds: local.seconds, ...epochsOf(local) },
+          idealRun: { auc: idealRun.auc, byClient: byClient(idealRun), bytes: idealRun.bytes, seconds: idealRun.seconds, ...epochsOf(idealRun) },
           associations,
         });
       }

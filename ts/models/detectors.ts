@@ -175,9 +175,14 @@ export class LocalDetector {
     for (const kind of DETECTOR_KINDS) if (kind === this.kind || o[kind] !== undefined) this.make(kind).dispose();
   }
 
-  /** The fewest training rows this detector fits on (a GaussianMixture: at least its components; any: 2). */
+  /**
+   * The fewest training rows this detector fits on: a GaussianMixture's own
+   * (2, and at least its components); a OneClassSVM or an autoencoder fits one
+   * row (its one score is then the threshold: an honest client of one row, as
+   * quantity skew deals, still takes part in the association).
+   */
   get minRows(): number {
-    if (this.kind !== 'gmm') return 2;
+    if (this.kind !== 'gmm') return 1;
     return Math.max(2, (this.gmmOptions.nComponents as number | undefined) ?? 1);
   }
 

@@ -225,6 +225,7 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
     if (reply.kind === DETECTOR.kind) {
       const detector = receiveDetector(reply, this.kind, this.nFeatures, this.contamination);
       // what other clients will load must load: a detector that does not is this client's fault, not theirs
+      // (an honest one loads: see receiveDetector; so a partner's detector relayed never fails an honest receiver)
       try {
         LocalDetector.fromJSON(detector).dispose();
       } catch (e) {
@@ -233,6 +234,7 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
       }
       accepted = { kind: 'detector', client: reply.from, detector };
     } else {
+      // an honest client answers once for each partner it was sent, in order, under the tokens it was sent: it always passes
       const p = reply.payload as DecisionsPayload;
       const sent = this.sent.get(reply.from) ?? [];
       if (p.partners.length !== sent.length || p.accept.length !== sent.length) {

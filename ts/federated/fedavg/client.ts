@@ -3,13 +3,18 @@
  * resident in WASM memory; each TRAIN request sets the global parameters,
  * trains `epochs` local epochs in shuffled minibatches with a fresh optimizer
  * (as Flower's clients build theirs per fit) and answers with the new
- * parameters. FedProx adds mu (w - w_global) to every gradient; SCAFFOLD adds
+ * parameters. With early stopping (the request's validationShare and
+ * patience) it holds out the same share of its rows every round, trains on
+ * the rest, stops once their loss has not improved on the best so far (the
+ * global parameters' to begin with) for `patience` epochs, and answers with
+ * the best epoch's parameters and the epochs it ran. FedProx adds mu (w - w_global) to every gradient; SCAFFOLD adds
  * c - c_i and then updates its own control variate by option II of
  * Karimireddy et al. (2020): c_i+ = c_i - c + (x - y_i) / (K lr), K the local
  * steps. The same client answers all three: the request says which.
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { InvalidDataError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { EarlyStopper, errorSeparation, heldOutSplit } from '../../models/early-stopping.js';
 import { Network, type NetworkSpec, type OptimizerSpec, type TrainingSet } from '../../models/network.js';
 import { readOptions, requireInteger } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
@@ -57,6 +62,8 @@ export class FedAvgClient implements ClientRole {
   private readonly seed: number;
   private network: Network | undefined;
   private set: TrainingSet | undefined;
+  /** with early stopping: the rows trained on and the rows held out, for one validation share */
+  private split: { share: number; train: TrainingSet; held: TrainingSet } | undefined;
   /** SCAFFOLD's c_i (zero until the first SCAFFOLD round) */
   private control: Float32Array | undefined;
   private final: Float32Array | undefined;
@@ -103,26 +110,48 @@ export class FedAvgClient implements ClientRole {
     if (scaffold && p.control!.length !== net.nParameters) throw new InvalidMessageError(`the control variate has ${p.control!.length} values; the network has ${net.nParameters}`);
     if (p.mu !== undefined && !(p.mu >= 0)) throw new InvalidMessageError(`mu is ${p.mu}; it must be >= 0`);
     if (scaffold && p.optimizer.name !== 'sgd') throw new InvalidMessageError("SCAFFOLD's control variates (option II) assume plain SGD steps; the optimizer must be 'sgd'");
+    const es = p.earlyStopping;
+    if (es) {
+      const share = es.monitor === 'validation-loss' ? es.validationShare : es.contamination;
+      const other = es.monitor === 'validation-loss' ? es.contamination : es.validationShare;
+      if (share === undefined || other !== undefined) throw new InvalidMessageError(`early stopping on '${es.monitor}' takes ${es.monitor === 'validation-loss' ? 'validationShare' : 'contamination'} and nothing else`);
+      if (!(share > 0 && share < 0.5)) throw new InvalidMessageError(`early stopping's share is ${share}; it must be in (0, 0.5)`);
+      if (es.monitor === 'separation' && p.network.loss === 'softmax-cross-entropy') throw new InvalidMessageError("early stopping on the separation of reconstruction errors needs an autoencoder, not a classifier");
+      if (scaffold) throw new InvalidMessageError("SCAFFOLD's control variates assume every client runs all its local steps: no early stopping");
+    }
     const x = p.parameters;
     net.setParameters(x);
+    // with early stopping on held-out rows, the rows held out (none when the client has too few rows for one)
+    const split = es?.monitor === 'validation-loss' ? this.splitFor(net, es.validationShare!) : undefined;
+    const trainSet = split ? split.train : this.set!;
     // a smaller client trains on all its rows per batch, as FedAvg's B = infinity would
-    const batchSize = Math.min(p.batchSize, this.nSamples);
+    const batchSize = Math.min(p.batchSize, trainSet.nRows);
     const correction = scaffold ? this.correction(p.control!) : undefined;
     const opt = net.optimizer(p.optimizer as OptimizerSpec);
+    // what early stopping watches, lower being better: the held-out rows' loss, or the separation of the errors negated
+    const watch = split
+      ? () => net.evaluate(split.held)
+      : es?.monitor === 'separation' && this.nSamples >= 2
+        ? () => -errorSeparation(net.reconstructionErrors(this.X), es.contamination!)
+        : undefined;
+    const stopper = watch ? new EarlyStopper(es!.patience, { loss: watch(), parameters: x }) : undefined;
     let loss = 0;
+    let epochs = 0;
     try {
       for (let e = 0; e < p.epochs; e++) {
-        loss = net.trainEpoch(this.set!, opt, {
+        loss = net.trainEpoch(trainSet, opt, {
           batchSize,
           seed: localEpochSeed(this.seed, round, e),
           proximal: p.mu ? { mu: p.mu, anchor: x } : undefined,
           correction,
         });
+        epochs += 1;
+        if (stopper && !stopper.observe(watch!(), () => net.getParameters())) break;
       }
     } finally {
       opt.dispose();
     }
-    const y = net.getParameters();
+    const y = stopper ? stopper.parameters! : net.getParameters();
     let controlDelta: Float32Array | undefined;
     if (scaffold) {
       // option II: c_i+ = c_i - c + (x - y) / (K lr)
@@ -137,7 +166,30 @@ export class FedAvgClient implements ClientRole {
       }
       this.control = next;
     }
-    return UPDATE.create(this.id, round, { parameters: y, nSamples: this.nSamples, loss, controlDelta });
+    return UPDATE.create(this.id, round, { parameters: y, nSamples: this.nSamples, loss, epochs, controlDelta });
+  }
+
+  /** The rows trained on and held out for a validation share, attached once (again when the share changes). */
+  private splitFor(net: Network, share: number): { train: TrainingSet; held: TrainingSet } | undefined {
+    if (this.split?.share === share) return this.split;
+    this.releaseSplit();
+    const rows = heldOutSplit(this.nSamples, share, this.seed);
+    if (!rows) return undefined;
+    const targets = (idx: Int32Array) => (this.labels ? Int32Array.from(idx, (i) => this.labels![i]!) : this.X.selectRows(idx));
+    const train = net.attach(this.X.selectRows(rows.train), targets(rows.train));
+    try {
+      this.split = { share, train, held: net.attach(this.X.selectRows(rows.held), targets(rows.held)) };
+    } catch (e) {
+      train.dispose();
+      throw e;
+    }
+    return this.split;
+  }
+
+  private releaseSplit(): void {
+    this.split?.train.dispose();
+    this.split?.held.dispose();
+    this.split = undefined;
   }
 
   /** SCAFFOLD's gradient correction c - c_i. */
@@ -174,6 +226,7 @@ export class FedAvgClient implements ClientRole {
   }
 
   private release(): void {
+    this.releaseSplit();
     this.set?.dispose();
     this.network?.dispose();
     this.set = undefined;

@@ -3,11 +3,13 @@
  *
  *   server -> client  TRAIN    the global parameters, the network they belong
  *                              to, the local training to do (epochs, batch
- *                              size, optimizer) and, by algorithm, FedProx's mu
- *                              or SCAFFOLD's server control variate
- *   client -> server  UPDATE   its parameters after local training, its row
- *                              count, its mean training loss and (SCAFFOLD) the
- *                              change of its control variate
+ *                              size, optimizer, early stopping) and, by
+ *                              algorithm, FedProx's mu or SCAFFOLD's server
+ *                              control variate
+ *   client -> server  UPDATE   its parameters after local training (with early
+ *                              stopping, those of its best epoch), its row
+ *                              count, its mean training loss, the epochs it ran
+ *                              and (SCAFFOLD) the change of its control variate
  *   server -> client  RESULT   the final global parameters (no reply)
  *
  * The network's description travels with every request (a few dozen bytes), so
@@ -15,6 +17,7 @@
  * algorithms, from any transport.
  */
 import { InvalidMessageError } from '../../errors.js';
+import { EARLY_STOPPING_MONITORS } from '../../models/early-stopping.js';
 import { LIMITS } from '../../validate.js';
 import { lengthIs } from '../messages/checks.js';
 import type { Message } from '../messages/envelope.js';
@@ -61,6 +64,16 @@ export const TRAIN = defineMessage(
     mu: optional(finiteNumber()),
     // SCAFFOLD's server control variate c (absent: no control variates)
     control: optional(f32Array()),
+    // early stopping of every client's local epochs (absent: every client trains all its epochs)
+    earlyStopping: optional(
+      record({
+        monitor: oneOf(EARLY_STOPPING_MONITORS),
+        patience: wholeNumber(1, LIMITS.localSteps),
+        // 'validation-loss': the share of its rows a client holds out; 'separation': the contamination
+        validationShare: optional(finiteNumber()),
+        contamination: optional(finiteNumber()),
+      }),
+    ),
   }),
 );
 export const UPDATE = defineMessage(
@@ -69,6 +82,8 @@ export const UPDATE = defineMessage(
     parameters: f32Array(),
     nSamples: wholeNumber(1, MAX_SAMPLES),
     loss: finiteNumber(),
+    /** the local epochs it ran: E, or fewer when early stopping stopped it */
+    epochs: wholeNumber(1, LIMITS.localSteps),
     /** SCAFFOLD: c_i+ - c_i */
     controlDelta: optional(f32Array()),
   }),
@@ -91,18 +106,26 @@ export interface ReceivedUpdate {
   parameters: Float32Array;
   nSamples: number;
   loss: number;
+  epochs: number;
   controlDelta?: Float32Array;
 }
 
-/** An UPDATE checked against what the server asked: one value per parameter, a control delta exactly when SCAFFOLD asked for one. */
-export function receiveUpdate(m: Message, nParameters: number, scaffold: boolean): ReceivedUpdate {
+/**
+ * An UPDATE checked against what the server asked: one value per parameter,
+ * at most the epochs asked, a control delta exactly when SCAFFOLD asked for
+ * one. An honest client always passes: it sends its network's parameters, runs
+ * at most the epochs it was sent, and adds a control delta only to a request
+ * that carried SCAFFOLD's control variate.
+ */
+export function receiveUpdate(m: Message, nParameters: number, scaffold: boolean, epochs: number): ReceivedUpdate {
   const p = m.payload as UpdatePayload;
   lengthIs('parameters', p.parameters, nParameters);
+  if (p.epochs > epochs) throw new InvalidMessageError(`the update says it ran ${p.epochs} local epochs; ${epochs} were asked`, 'more epochs than asked');
   if (scaffold) {
     if (!p.controlDelta) throw new InvalidMessageError('a SCAFFOLD update needs controlDelta', 'controlDelta is missing');
     lengthIs('controlDelta', p.controlDelta, nParameters);
   } else if (p.controlDelta) {
     throw new InvalidMessageError('controlDelta was not asked for (this server does not run SCAFFOLD)', 'controlDelta was not asked for');
   }
-  return { client: m.from, parameters: p.parameters, nSamples: p.nSamples, loss: p.loss, controlDelta: p.controlDelta };
+  return { client: m.from, parameters: p.parameters, nSamples: p.nSamples, loss: p.loss, epochs: p.epochs, controlDelta: p.controlDelta };
 }

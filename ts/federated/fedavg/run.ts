@@ -42,7 +42,7 @@ export interface FedAvgOptions extends FedAvgServerOptions {
 }
 
 /** Every option of FedAvgOptions, for readOptions (the compiler checks it is complete). */
-const FEDAVG_KEYS = optionKeys<FedAvgOptions>()({ algorithm: true, mu: true, serverLearningRate: true, fraction: true, sampleSeed: true, seed: true, encoding: true, onInvalidClient: true, maxExcludedShare: true, network: true, initialParameters: true, rounds: true, epochs: true, batchSize: true, optimizer: true, weighting: true, aggregation: true, trim: true, evaluate: true });
+const FEDAVG_KEYS = optionKeys<FedAvgOptions>()({ algorithm: true, mu: true, serverLearningRate: true, fraction: true, sampleSeed: true, seed: true, encoding: true, onInvalidClient: true, maxExcludedShare: true, network: true, initialParameters: true, rounds: true, epochs: true, batchSize: true, optimizer: true, weighting: true, aggregation: true, trim: true, earlyStopping: true, evaluate: true });
 
 export interface FedAvgResult extends FedAvgOutcome {
   excluded: ExcludedClient[];

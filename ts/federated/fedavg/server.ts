@@ -19,6 +19,7 @@
  * runtime excludes it and averages again).
  */
 import { ContributionError, formatValue, InvalidParameterError, NumericalError } from '../../errors.js';
+import { resolveEarlyStopping, type EarlyStopping, type EarlyStoppingOptions } from '../../models/early-stopping.js';
 import { Network, OPTIMIZER_KEYS, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
 import { optionKeys, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, LIMITS } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
@@ -47,6 +48,19 @@ export interface FedAvgServerOptions {
   aggregation?: 'mean' | 'median' | 'trimmed-mean';
   /** the share cut from each end by 'trimmed-mean' (default 0.1) */
   trim?: number;
+  /**
+   * early stopping of every client's local epochs (default none: every client
+   * trains all E epochs on all its rows, McMahan et al.'s FedAvg): each round
+   * a client scores the global parameters, scores every epoch after, stops
+   * once `patience` epochs (default 3) have not improved on the best, and
+   * answers with the best epoch's parameters (the global ones if none was
+   * better) and the epochs it ran. { monitor: 'validation-loss',
+   * validationShare } scores the loss of that share of its rows, held out
+   * (the same rows every round); { monitor: 'separation', contamination }
+   * (autoencoders of anomalies) the separation of its reconstruction errors
+   * at that contamination (see ts/models/early-stopping.ts). Not with SCAFFOLD.
+   */
+  earlyStopping?: EarlyStoppingOptions;
   /** centralized evaluation after each round (Flower's evaluate_fn): metrics recorded in the round's history */
   evaluate?: (parameters: Float32Array, round: number) => Record<string, number>;
 }
@@ -67,6 +81,8 @@ export interface FedAvgRound {
   clients: number;
   /** the clients' mean training loss in their last local epoch, weighted as the average is */
   loss: number;
+  /** the local epochs the clients ran, mean over the replies (E without early stopping; NaN for none) */
+  epochs: number;
   /** what `evaluate` returned */
   metrics?: Record<string, number>;
 }
@@ -80,7 +96,7 @@ export interface FedAvgOutcome {
 }
 
 /** Every option of FedAvgServerOptions, for readOptions (the compiler checks it is complete). */
-export const FEDAVG_SERVER_KEYS = optionKeys<FedAvgServerOptions>()({ network: true, initialParameters: true, rounds: true, epochs: true, batchSize: true, optimizer: true, weighting: true, aggregation: true, trim: true, evaluate: true });
+export const FEDAVG_SERVER_KEYS = optionKeys<FedAvgServerOptions>()({ network: true, initialParameters: true, rounds: true, epochs: true, batchSize: true, optimizer: true, weighting: true, aggregation: true, trim: true, earlyStopping: true, evaluate: true });
 const FEDPROX_KEYS: readonly (keyof FedProxServerOptions)[] = [...FEDAVG_SERVER_KEYS, 'mu'];
 const SCAFFOLD_KEYS: readonly (keyof ScaffoldServerOptions)[] = [...FEDAVG_SERVER_KEYS, 'serverLearningRate'];
 
@@ -99,9 +115,12 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   protected readonly weighting: 'samples' | 'uniform';
   protected readonly aggregation: 'mean' | 'median' | 'trimmed-mean';
   protected readonly trim: number;
+  protected readonly earlyStopping: EarlyStopping | undefined;
   protected readonly evaluate: FedAvgServerOptions['evaluate'];
   protected parameters: Float32Array;
   private t = 0;
+  /** clients blamed for a non-finite aggregate in the round being aggregated (the runtime excludes them and calls aggregate again) */
+  private readonly blamed = new Set<string>();
   private phase: 'train' | 'result' | 'done';
   /** what configure() sent and accept() returned: the only values accept() and aggregate() take */
   private readonly made = new WeakSet<object>();
@@ -122,6 +141,7 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     this.aggregation = requireOneOf('aggregation', o.aggregation ?? 'mean', ['mean', 'median', 'trimmed-mean'] as const);
     this.trim = requireNumber('trim', o.trim ?? 0.1, 0);
     if (!(this.trim < 0.5)) throw new InvalidParameterError(`trim is ${this.trim}; it must be below 0.5, or nothing is left to average`);
+    this.earlyStopping = o.earlyStopping === undefined ? undefined : resolveEarlyStopping(o.earlyStopping);
     if (o.evaluate !== undefined && typeof o.evaluate !== 'function') throw new InvalidParameterError(`evaluate must be a function (parameters, round) => metrics, got ${formatValue(o.evaluate)}`);
     this.evaluate = o.evaluate;
     // the network checks its own description; its seeded initialization is the starting point
@@ -133,6 +153,9 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
       this.parameters = net.getParameters();
     } finally {
       net.dispose();
+    }
+    if (this.earlyStopping?.monitor === 'separation' && this.network.loss === 'softmax-cross-entropy') {
+      throw new InvalidParameterError("earlyStopping 'separation' watches reconstruction errors: it is for autoencoders (loss 'mse' or 'bce'), not a classifier; use 'validation-loss'");
     }
     this.phase = this.rounds > 0 ? 'train' : 'result';
   }
@@ -164,7 +187,8 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   /** What every client of a round is asked (FedProx and SCAFFOLD add their fields). */
   protected trainPayload(): TrainPayload {
     const { sizes, activation, outputActivation, loss } = this.network;
-    return { network: { sizes: [...sizes], activation, outputActivation, loss }, parameters: this.parameters, epochs: this.epochs, batchSize: this.batchSize, optimizer: { ...this.optimizer } };
+    const payload: TrainPayload = { network: { sizes: [...sizes], activation, outputActivation, loss }, parameters: this.parameters, epochs: this.epochs, batchSize: this.batchSize, optimizer: { ...this.optimizer } };
+    return this.earlyStopping ? { ...payload, earlyStopping: { ...this.earlyStopping } } : payload;
   }
 
   accept(unread: Message, request: Message): ReceivedUpdate {
@@ -172,7 +196,7 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
       throw new InvalidParameterError(`accept() takes a request this server's configure() made, got ${formatValue(request)}`);
     }
     const reply = readReply(this.protocol, request, unread);
-    const update = receiveUpdate(reply, this.nParameters, this.algorithm === 'scaffold');
+    const update = receiveUpdate(reply, this.nParameters, this.algorithm === 'scaffold', this.epochs);
     this.made.add(update);
     return update;
   }
@@ -183,18 +207,22 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     checkFailures(failed);
     if (this.phase !== 'train') throw new InvalidParameterError(`round ${ctx.round}: the server has nothing to aggregate`);
     const updates = [...accepted.values()];
-    this.t += 1;
     const weights = updates.map((u) => (this.weighting === 'samples' ? u.nSamples : 1));
     const total = weights.reduce((a, b) => a + b, 0);
     let loss = 0;
     updates.forEach((u, i) => (loss += (weights[i]! / total) * u.loss));
     if (updates.length > 0) {
       const next = this.step(this.combine(updates.map((u) => u.parameters), weights), updates, ctx);
-      this.blameIfNotFinite(next, updates);
-      this.afterStep(updates, ctx);
+      // before the round is counted: a blamed client's reply is taken out and aggregate() called again for the same round
+      this.blameIfNotFinite(next, updates, weights, ctx);
+      // a client blamed in this round has left the federation: it is not among the clients present
+      this.afterStep(updates, { ...ctx, available: ctx.available.filter((id) => !this.blamed.has(id)) });
       this.parameters = next;
     }
-    const summary: FedAvgRound = { round: this.t, clients: updates.length, loss: updates.length > 0 ? loss : NaN };
+    this.blamed.clear();
+    this.t += 1;
+    const epochs = updates.reduce((n, u) => n + u.epochs, 0) / updates.length;
+    const summary: FedAvgRound = { round: this.t, clients: updates.length, loss: updates.length > 0 ? loss : NaN, epochs };
     if (this.evaluate) summary.metrics = this.evaluate(this.parameters.slice(), this.t);
     this.history.push(summary);
     if (this.t >= this.rounds) this.phase = 'result';
@@ -222,11 +250,25 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   /** State the algorithm keeps beside the parameters, updated once the step is known to be finite. */
   protected afterStep(_updates: ReceivedUpdate[], _ctx: RoundContext): void {}
 
-  /** A new global vector with an entry past f32's range: the client far off the others' scale is excluded (ContributionError), or the round fails. */
-  private blameIfNotFinite(next: Float32Array, updates: ReceivedUpdate[]): void {
-    let finite = true;
-    for (let j = 0; j < next.length && finite; j++) finite = Number.isFinite(next[j]!);
-    if (finite) return;
+  /**
+   * A new global vector with an entry past f32's range: the client far off the
+   * others' scale is excluded (ContributionError) when the step without it is
+   * finite, or the round fails (NumericalError).
+   *
+   * Honest clients are never blamed. The mean, the coordinate-wise median and
+   * the trimmed mean are convex combinations of the replies' f32 values, so
+   * they cannot leave f32's range (the runtime has already refused replies
+   * with NaN or infinities): FedAvg's and FedProx's steps are always finite,
+   * and so is SCAFFOLD's at its default server step (eta_g = 1). Only
+   * SCAFFOLD's extrapolating step x + eta_g (mean y_i - x) with eta_g > 1 can
+   * overflow; a client is then blamed only if its largest magnitude is
+   * OUTLIER_SCALE (1000) times the others' median and the step without its
+   * reply is finite, so one overflowing the others' step could not have been
+   * stopped by excluding it: a federation whose honest training diverges as a
+   * whole fails with a NumericalError rather than losing clients one by one.
+   */
+  private blameIfNotFinite(next: Float32Array, updates: ReceivedUpdate[], weights: number[], ctx: RoundContext): void {
+    if (allFinite(next)) return;
     const scale = updates.map((u) => {
       let m = 0;
       for (let j = 0; j < u.parameters.length; j++) m = Math.max(m, Math.abs(u.parameters[j]!));
@@ -234,9 +276,14 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     });
     const culprit = outliers(scale)[0];
     if (culprit !== undefined && updates.length > 1) {
-      throw new ContributionError(updates[culprit]!.client, `its parameters (largest magnitude ${scale[culprit]}) take the average past single precision`, 'its parameters are out of scale');
+      const others = updates.filter((_, i) => i !== culprit);
+      const without = this.step(this.combine(others.map((u) => u.parameters), weights.filter((_, i) => i !== culprit)), others, ctx);
+      if (allFinite(without)) {
+        this.blamed.add(updates[culprit]!.client);
+        throw new ContributionError(updates[culprit]!.client, `its parameters (largest magnitude ${scale[culprit]}) take the average past single precision`, 'its parameters are out of scale');
+      }
     }
-    throw new NumericalError(`round ${this.t}: the averaged parameters leave single precision; lower the learning rate`);
+    throw new NumericalError(`round ${this.t + 1}: the averaged parameters leave single precision; lower the learning rate${this.algorithm === 'scaffold' ? ' or serverLearningRate' : ''}`);
   }
 
   result(): FedAvgOutcome {
@@ -277,6 +324,7 @@ export class ScaffoldServer extends FedAvgServer {
     const { serverLearningRate } = readRecord(given, ['serverLearningRate'], 'options');
     this.serverLearningRate = requirePositive('serverLearningRate', serverLearningRate ?? 1);
     if (this.optimizer.name !== 'sgd') throw new InvalidParameterError("SCAFFOLD's control variates (option II) assume plain SGD local steps: optimizer.name must be 'sgd'");
+    if (this.earlyStopping) throw new InvalidParameterError("SCAFFOLD's control variates assume every client runs all its K local steps: earlyStopping is for FedAvg and FedProx");
     this.control = new Float32Array(this.nParameters);
   }
 
@@ -301,6 +349,11 @@ export class ScaffoldServer extends FedAvgServer {
     for (let j = 0; j < next.length; j++) next[j] = this.control[j]! + sum[j]! / n;
     this.control = next;
   }
+}
+
+function allFinite(v: Float32Array): boolean {
+  for (let j = 0; j < v.length; j++) if (!Number.isFinite(v[j]!)) return false;
+  return true;
 }
 
 /** An optimizer description, read once and checked (the network checks it again when training). */
