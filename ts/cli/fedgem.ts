@@ -82,14 +82,14 @@ function varianceLine(r: FedGEMExperimentReport): string {
   return `variance sigma^2 estimated ${g4(first.variance)} (first repeat: within-cluster sum of squares ${g4(first.sumSquares)} over ${first.degreesOfFreedom} degrees of freedom from ${first.clients.length} clients' k-means)${range}`;
 }
 
-/** What the separation step did in one repeat (and the uncounted components). */
+/** What the separation step did in the first repeat (and the uncounted components); every repeat's is in the table. */
 function separationLine(x: FedGEMExperimentReport['runs'][number], on: boolean): string {
   const joined = !on
-    ? 'separation step off'
+    ? 'separation step off (--separation off): the paper\'s merge alone'
     : x.separation === undefined
-      ? 'no client had two counted components, so the separation step joined nothing'
-      : `${x.separationJoins} joined by the separation step, below ${g4(x.separation)}`;
-  return `${joined}; ${x.uncounted} components of fewer than two rows not counted`;
+      ? 'separation step: nothing joined (no variance at the server, or no client with two counted components)'
+      : `separation step (first repeat): ${x.separationJoins} super-clusters joined, closer than ${g4(x.separation)}`;
+  return `${joined}; ${x.uncounted} components of fewer than two rows not counted in K`;
 }
 
 export function formatFedgemReport(r: FedGEMExperimentReport, title: string): string {
@@ -103,8 +103,9 @@ export function formatFedgemReport(r: FedGEMExperimentReport, title: string): st
     title,
     `${d.rows} rows x ${d.features} features, ${d.clusters} clusters; ${r.config.clients} clients holding ${r.config.clustersPerClient.join('..')} clusters each (imbalance: ${r.config.imbalance ?? 'none'}); features scaled: ${r.config.scale ?? 'none'}`,
     varianceLine(r),
+    separationLine(first, r.config.separation !== false),
     '',
-    `first repeat (seed ${first.seed}): estimated K ${first.estimatedK} (true ${first.trueK}; ${separationLine(first, r.config.separation !== false)}), phi ${first.phi}; ARI ${f3(first.ari)} weighted over clients (central GMM with the true K: ${f3(first.centralAri)})`,
+    `first repeat (seed ${first.seed}): estimated K ${first.estimatedK} (true ${first.trueK}), phi ${first.phi}; ARI ${f3(first.ari)} weighted over clients (central GMM with the true K: ${f3(first.centralAri)})`,
     ...textTable(head, rows),
     '',
     'repeats:',
