@@ -1,7 +1,12 @@
 // Prints the FedGEM tables of EXPERIMENTS.md from bench/results/fedgem/*.json
-// (written by scripts/experiments-fedgem.sh). Part c's tables are printed when
-// its files are there.
+// (written by scripts/experiments-fedgem.sh). Parts c and d are printed when
+// their files are there; part d compares the blobs with the results committed
+// before the separation step (git show BEFORE:..., BEFORE below).
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+
+/** The commit whose committed results are "before" (the paper's merge alone, every component counted). */
+const BEFORE = '94eb170';
 
 const dir = new URL('../bench/results/fedgem/', import.meta.url);
 const load = (name) => JSON.parse(readFileSync(new URL(name, dir), 'utf8'));
@@ -141,5 +146,91 @@ if (there('c-none-none-d2-phi1.json')) {
         p === 'tune' ? phis(c) : '-',
       ]));
     }
+  }
+}
+
+// part d: real data at the defaults, before and after the separation step
+if (there('d-glass.json')) {
+  const sets = ['glass', 'vowel', 'vehicle', 'digits', 'satellite', 'abalone', 'letter', 'shuttle'].filter((n) => there(`d-${n}.json`));
+  const range = (runs) => `${Math.min(...runs.map((r) => r.estimatedK))}-${Math.max(...runs.map((r) => r.estimatedK))}`;
+  const k = (runs) => `${ms(runs.map((r) => r.estimatedK), 1)} (${range(runs)})`;
+  const within = (runs) => `${runs.filter((r) => r.estimatedK <= 1.5 * r.trueK && r.estimatedK >= r.trueK / 1.5).length}/${runs.length}`;
+  console.log('\n## (d) The number of clusters on real data at the defaults\n');
+  console.log(row(['data', 'classes', 'estimated K before', 'estimated K, paper\'s merge alone', 'estimated K (default)', 'within 1.5x (default)', 'joined / uncounted', 'central BIC K (full)', 'central BIC K (spherical)']));
+  console.log(row(new Array(9).fill('---')));
+  for (const n of sets) {
+    const on = load(`d-${n}.json`).runs;
+    const off = load(`d-${n}-off.json`).runs;
+    const before = there(`d-${n}-before.json`) ? load(`d-${n}-before.json`).runs : undefined;
+    const bic = there(`d-${n}-central-bic.json`) ? load(`d-${n}-central-bic.json`) : undefined;
+    const peer = (cov) => (bic?.covariance[cov] ? `${bic.covariance[cov].meanK.toFixed(1)} ± ${bic.covariance[cov].stdK.toFixed(1)}${bic.covariance[cov].hitMaxK ? ` (max ${bic.maxK} ×${bic.covariance[cov].hitMaxK})` : ''}` : '-');
+    console.log(row([
+      `${n} (${on.length} seeds)`,
+      String(on[0].trueK),
+      before ? k(before) : '-',
+      k(off),
+      k(on),
+      within(on),
+      `${mean(on.map((r) => r.separationJoins)).toFixed(1)} / ${mean(on.map((r) => r.uncounted)).toFixed(1)}`,
+      peer('full'),
+      peer('spherical'),
+    ]));
+  }
+  console.log('');
+  console.log(row(['data', 'FedGEM ARI before', 'FedGEM ARI, paper\'s merge alone', 'FedGEM ARI (default)', 'central GMM ARI, true K (per client)', 'central ARI, true K, all test rows', 'central BIC ARI (full), held-out rows', 'excluded clients']));
+  console.log(row(new Array(8).fill('---')));
+  for (const n of sets) {
+    const on = load(`d-${n}.json`).runs;
+    const off = load(`d-${n}-off.json`).runs;
+    const before = there(`d-${n}-before.json`) ? load(`d-${n}-before.json`).runs : undefined;
+    const bic = there(`d-${n}-central-bic.json`) ? load(`d-${n}-central-bic.json`) : undefined;
+    const full = bic?.covariance.full;
+    console.log(row([
+      n,
+      before ? ms(before.map((r) => r.ari)) : '-',
+      ms(off.map((r) => r.ari)),
+      ms(on.map((r) => r.ari)),
+      ms(on.map((r) => r.centralAri)),
+      ms(on.map((r) => r.centralGlobalAri)),
+      full ? `${full.meanAri.toFixed(3)} ± ${full.stdAri.toFixed(3)}` : '-',
+      String([...on, ...off].reduce((t, r) => t + r.excluded.length, 0)),
+    ]));
+  }
+  // the blobs: K right per cell, before (the results committed at BEFORE) and now
+  const committed = (name) => {
+    try {
+      return JSON.parse(execFileSync('git', ['show', `${BEFORE}:bench/results/fedgem/${name}`], { encoding: 'utf8', maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] })).runs;
+    } catch {
+      return undefined;
+    }
+  };
+  console.log(`\n### The blobs: K right (phi 1) before (the results of commit ${BEFORE}) / now\n`);
+  console.log(row(['part', 'setting', ...deltas.map((d) => `${d} σ`)]));
+  console.log(row(new Array(2 + deltas.length).fill('---')));
+  for (const [part, prefix] of [['a (sigma^2 = 1)', 'a-'], ['c (estimated, as drawn)', 'c-none-'], ['c (estimated, standardized)', 'c-standard-']]) {
+    for (const [key, name] of Object.entries(settings)) {
+      const cells = deltas.map((d) => {
+        const file = `${prefix}${key}-d${d}-phi1.json`;
+        const old = committed(file);
+        return `${old ? right(old) : '-'} / ${there(file) ? right(load(file).runs) : '-'}`;
+      });
+      console.log(row([part, name, ...cells]));
+    }
+  }
+  if (there('d-honest.json')) {
+    const h = load('d-honest.json');
+    const by = new Map();
+    for (const r of h.runs) {
+      const e = by.get(r.scheme) ?? { runs: 0, clients: 0, excluded: 0 };
+      e.runs += 1;
+      e.clients += r.clients;
+      e.excluded += r.excluded.length;
+      by.set(r.scheme, e);
+    }
+    console.log('\n### Honest clients on real partitions: exclusions\n');
+    console.log(row(['partition', 'runs', 'clients', 'excluded']));
+    console.log(row(new Array(4).fill('---')));
+    for (const [scheme, e] of by) console.log(row([scheme, String(e.runs), String(e.clients), String(e.excluded)]));
+    console.log(row(['all', String(h.runs.length), String(h.clientsSeen), String(h.excluded)]));
   }
 }

@@ -13,8 +13,9 @@ mkdir -p "$stamps"
 # fixtures and benchmarks, PyTorch (the networks' peer), Fashion-MNIST (the
 # networks' real input, in /usr/share/datasets/fashion-mnist), Chromium for the
 # browser tests (and the browser demo's: demo/, built by Vite from npm), and mosquitto, the external MQTT broker the federation tests
-# run against.
-packages=(rustc cargo libstd-rust-dev-wasm32 lld-14 binaryen python3-sklearn python3-scipy python3-numpy python3-mpmath python3-igraph python3-torch dataset-fashion-mnist chromium mosquitto)
+# run against; r-cran-mlbench and python3-rdata for the UCI sets (glass, vowel, vehicle) the FedGEM tests
+# and experiments read.
+packages=(rustc cargo libstd-rust-dev-wasm32 lld-14 binaryen python3-sklearn python3-scipy python3-numpy python3-mpmath python3-igraph python3-torch dataset-fashion-mnist chromium mosquitto r-cran-mlbench python3-rdata)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -33,6 +34,13 @@ if [ ! -d node_modules ] || [ "$(cat "$stamps/npm" 2>/dev/null)" != "$lock_hash"
   echo "setup: npm ci"
   npm ci --no-audit --no-fund --loglevel=error
   echo "$lock_hash" > "$stamps/npm"
+fi
+
+# the UCI sets as CSV (glass, vowel, vehicle, digits) in .datasets/, again when the exporter changed
+export_hash=$(sha256sum scripts/export-uci-csv.py | cut -d' ' -f1)
+if [ ! -s .datasets/digits.csv ] || [ "$(cat "$stamps/datasets" 2>/dev/null)" != "$export_hash" ]; then
+  /usr/bin/python3 scripts/export-uci-csv.py .datasets
+  echo "$export_hash" > "$stamps/datasets"
 fi
 
 bash scripts/build-wasm.sh

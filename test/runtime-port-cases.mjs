@@ -64,7 +64,8 @@ function fedgemFederation(f, seed) {
 }
 
 function fedgemCase(f, data, options) {
-  const r = f.fedGEM(data, options);
+  // the paper's merge alone: the default when these were recorded (now the separation step follows it)
+  const r = f.fedGEM(data, { ...options, server: { separation: false } });
   const out = {
     estimatedK: r.estimatedK,
     phi: r.phi,

@@ -72,6 +72,7 @@ export const serverOptions: Record<string, OptionSpec> = {
   'server-learning-rate': { type: 'number', default: 1, help: "scaffold: the server's step eta_g" },
   phi: { type: 'string', default: '1', help: 'fedgem: the final-radius hyperparameter, a comma-separated list, or "tune"' },
   variance: { type: 'string', default: 'estimate', help: "fedgem: sigma^2 for the clients without their own --variance: estimate (from the clients' within-cluster spreads), a number, or clients (none sent)" },
+  separation: { type: 'string', default: 'on', choices: ['on', 'off'], help: "fedgem: after the paper's merge, join super-clusters closer than the closest two clusters one client holds apart (off: the paper's merge alone)" },
   categories: { type: 'int', help: 'mdm: C, the categories of every histogram (required)' },
   'max-count': { type: 'int', help: 'mdm: N, the largest client size the model covers (required)' },
   cohort: { type: 'int', help: 'mdm: clients per round (default: all)' },
@@ -163,7 +164,7 @@ export function serverRoleOptions(a: AlgorithmName, o: Options): Record<string, 
       };
     }
     case 'fedgem':
-      return { nFeatures: required(o, 'features'), rounds: o.rounds, phi: phiOption(String(o.phi)), tol: o.tol, variance: varianceOption(String(o.variance)) };
+      return { nFeatures: required(o, 'features'), rounds: o.rounds, phi: phiOption(String(o.phi)), tol: o.tol, variance: varianceOption(String(o.variance)), separation: o.separation !== 'off' };
     case 'mdm':
       return { nComponents: required(o, 'components'), nCategories: required(o, 'categories'), maxCount: required(o, 'max-count'), rounds: o.rounds, cohort: o.cohort, seed };
     case 'fedavg':

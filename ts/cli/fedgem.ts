@@ -38,6 +38,7 @@ export const fedgemOptions: Record<string, OptionSpec> = {
   'test-share': { type: 'number', default: 0.2, help: "each client's share of rows held out for testing" },
   central: { type: 'string', default: 'full', choices: [...COVARIANCE_TYPES, 'none'], help: 'covariance type of the centralized GMM baseline with the true K, or none' },
   search: { type: 'string', default: 'kdtree', choices: ['kdtree', 'all-pairs'], help: 'how the server finds overlapping balls' },
+  separation: { type: 'string', default: 'on', choices: ['on', 'off'], help: "after the paper's merge, join super-clusters closer than the closest two clusters any client holds apart (off: the paper's merge alone)" },
   repeats: { type: 'int', default: 1, help: 'repeats with fresh splits, partitions (and blobs)' },
   seed: { type: 'int', default: 0, help: 'seed of the first repeat' },
 };
@@ -62,6 +63,7 @@ export function fedgemConfig(o: Options): FedGEMExperimentConfig {
     testShare: o['test-share'] as number,
     central: o.central as CovarianceType | 'none',
     search: o.search as 'kdtree' | 'all-pairs',
+    separation: o.separation !== 'off',
     repeats: o.repeats as number,
     seed: o.seed as number,
   };
@@ -81,23 +83,34 @@ function varianceLine(r: FedGEMExperimentReport): string {
   return `variance sigma^2 estimated ${g4(first.variance)} (first repeat: within-cluster sum of squares ${g4(first.sumSquares)} over ${first.degreesOfFreedom} degrees of freedom from ${first.clients.length} clients' k-means)${range}`;
 }
 
+/** What the separation step did in the first repeat (and the uncounted components); every repeat's is in the table. */
+function separationLine(x: FedGEMExperimentReport['runs'][number], on: boolean): string {
+  const joined = !on
+    ? 'separation step off (--separation off): the paper\'s merge alone'
+    : x.separation === undefined
+      ? 'separation step: nothing joined (no variance at the server, or no client with two counted components)'
+      : `separation step (first repeat): ${x.separationJoins} super-clusters joined, closer than ${g4(x.separation)}`;
+  return `${joined}; ${x.uncounted} components of fewer than two rows not counted in K`;
+}
+
 export function formatFedgemReport(r: FedGEMExperimentReport, title: string): string {
   const first = r.runs[0]!;
   const head = ['client', 'clusters', 'train', 'test', 'super-clusters', 'ARI', 'silhouette', 'central ARI'];
   const rows = first.clients.map((c) => [c.client, c.clusters.join(','), String(c.nTrain), String(c.nTest), c.memberships.join(','), f3(c.ari), f3(c.silhouette), f3(c.centralAri)]);
-  const repeats = r.runs.map((x) => [String(x.seed), String(x.trueK), String(x.estimatedK), String(x.phi), g4(x.varianceEstimate?.variance ?? r.config.variance), f3(x.ari), f3(x.centralAri), f3(x.centralGlobalAri), String(x.rounds), x.seconds.toFixed(2)]);
+  const repeats = r.runs.map((x) => [String(x.seed), String(x.trueK), String(x.estimatedK), String(x.separationJoins), String(x.uncounted), String(x.phi), g4(x.varianceEstimate?.variance ?? r.config.variance), f3(x.ari), f3(x.centralAri), f3(x.centralGlobalAri), String(x.rounds), x.seconds.toFixed(2)]);
   const d = r.data;
   const s = r.summary;
   return [
     title,
     `${d.rows} rows x ${d.features} features, ${d.clusters} clusters; ${r.config.clients} clients holding ${r.config.clustersPerClient.join('..')} clusters each (imbalance: ${r.config.imbalance ?? 'none'}); features scaled: ${r.config.scale ?? 'none'}`,
     varianceLine(r),
+    separationLine(first, r.config.separation !== false),
     '',
     `first repeat (seed ${first.seed}): estimated K ${first.estimatedK} (true ${first.trueK}), phi ${first.phi}; ARI ${f3(first.ari)} weighted over clients (central GMM with the true K: ${f3(first.centralAri)})`,
     ...textTable(head, rows),
     '',
     'repeats:',
-    ...textTable(['seed', 'true K', 'estimated K', 'phi', 'sigma^2', 'ARI', 'central ARI', 'central ARI (all)', 'rounds', 'seconds'], repeats),
+    ...textTable(['seed', 'true K', 'estimated K', 'joined', 'uncounted', 'phi', 'sigma^2', 'ARI', 'central ARI', 'central ARI (all)', 'rounds', 'seconds'], repeats),
     '',
     `estimated K right in ${s.kCorrect} of ${r.runs.length}; ARI ${f3(s.meanAri)} ± ${f3(s.stdAri)}${s.meanCentralAri !== undefined ? `, central ${f3(s.meanCentralAri)}` : ''}`,
     ...(r.runs.some((x) => x.excluded.length) ? ['', 'excluded clients:', ...r.runs.flatMap((x) => x.excluded.map((e) => `  seed ${x.seed}: ${e}`))] : []),
@@ -136,6 +149,9 @@ export async function runFedgemCommand(o: Options): Promise<CommandResult> {
     data,
     config: report.config,
     estimatedK: first.estimatedK,
+    separationJoins: first.separationJoins,
+    separation: first.separation,
+    uncounted: first.uncounted,
     trueK: first.trueK,
     ari: first.ari,
     silhouette: first.silhouette,

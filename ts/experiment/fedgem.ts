@@ -42,6 +42,8 @@ export interface FedGEMExperimentConfig {
   /** the centralized baseline's covariance type, or 'none' to skip it (default 'full') */
   central?: CovarianceType | 'none';
   search?: 'kdtree' | 'all-pairs';
+  /** the server's separation step after the paper's merge (default true) */
+  separation?: boolean;
   repeats?: number;
   seed?: number;
   onProgress?: (done: number, total: number, what: string) => void;
@@ -65,6 +67,11 @@ export interface RunReport {
   seed: number;
   trueK: number;
   estimatedK: number;
+  /** joins of the separation step, and the distance it joined below */
+  separationJoins: number;
+  separation?: number;
+  /** components with fewer than two rows, not counted */
+  uncounted: number;
   phi: number;
   phiScores?: FedGEMResult['phiScores'];
   /** the federated estimate of sigma^2 (when config.variance is not given) */
@@ -199,7 +206,7 @@ export function runFedGEMExperiment(source: ClusteringSource, config: FedGEMExpe
         rounds: config.rounds ?? 10,
         phi: config.phi ?? 1,
         validation: tuned ? split.map((s) => X.selectRows(s.validation!)) : undefined,
-        server: { search: config.search },
+        server: { search: config.search, separation: config.separation },
       },
     );
     const seconds = (performance.now() - t0) / 1000;
@@ -248,6 +255,9 @@ export function runFedGEMExperiment(source: ClusteringSource, config: FedGEMExpe
         seed,
         trueK,
         estimatedK: result.estimatedK,
+        separationJoins: result.separationJoins,
+        separation: result.separation,
+        uncounted: result.uncounted,
         phi: result.phi,
         phiScores: result.phiScores,
         varianceEstimate: result.varianceEstimate,

@@ -143,6 +143,10 @@ function resultOf(algorithm: AlgorithmName, model: unknown): unknown {
       const o = model as FedGEMOutcome;
       return {
         estimatedK: o.estimatedK,
+        // what the separation step joined, and below which distance; components of fewer than two rows not counted
+        separationJoins: o.separationJoins,
+        separation: o.separation,
+        uncounted: o.uncounted,
         phi: o.phi,
         globalCenters: Array.from(o.globalCenters),
         memberships: Object.fromEntries([...o.memberships].map(([id, m]) => [id, Array.from(m)])),

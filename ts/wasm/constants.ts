@@ -34,8 +34,8 @@ export const CORE_CONSTANTS = {
   mdm: ['max_cells'],
   /** the bits of the MDM server's guard flags (mdm::server) */
   mdm_guard: ['empty_component', 'degenerate_moments', 'alpha_floored', 'alpha_capped', 'component_kept', 'clamped', 'alpha_kept'],
-  /** fedgem::server::MIN_SHARE, below which a component's share of its client's rows takes no part in overlaps */
-  fedgem: ['min_share'],
+  /** fedgem::server::MIN_SHARE and MIN_ROWS: a component below that share of its client's rows, or with fewer rows, takes no part in overlaps */
+  fedgem: ['min_share', 'min_rows'],
   /** fm_fedgem_client_new's `init` */
   fedgem_init: ['k-means++', 'kmeans'],
   /** fm_fedgem_client_steps' `method` */

@@ -179,8 +179,8 @@ export interface WasmExports {
   fm_fedgem_client_score(h: number, out: number): number;
   fm_fedgem_update(centers: number, radii: number, owners: number, m: number, d: number, indexed: number, outCenters: number, outPairs: number): number;
   fm_fedgem_merge(
-    centers: number, radii: number, owners: number, weights: number, m: number, d: number, indexed: number,
-    outLabels: number, outK: number, outCenters: number,
+    centers: number, radii: number, owners: number, weights: number, m: number, d: number, indexed: number, separation: number,
+    outLabels: number, outK: number, outCenters: number, outJoins: number, outSeparation: number, outUncounted: number,
   ): number;
   fm_nn_new(sizes: number, nSizes: number, hidden: number, output: number, loss: number, init: number, seedLo: number, seedHi: number, outHandle: number): number;
   fm_nn_free(h: number): void;

@@ -13,7 +13,7 @@ use super::codes::*;
 use super::{gmm, kmeans, OK};
 use fedmix_core::distributions::MIN_SHAPE;
 use fedmix_core::error::ErrorKind;
-use fedmix_core::fedgem::server::MIN_SHARE;
+use fedmix_core::fedgem::server::{MIN_ROWS, MIN_SHARE};
 use fedmix_core::gaussian_costs::{Cost, Form};
 use fedmix_core::gmm::fit::InitParams;
 use fedmix_core::gmm::CovarianceType;
@@ -57,6 +57,7 @@ static TABLE: &[(&str, f64)] = &[
     ("mdm_guard.clamped", CLAMPED as f64),
     ("mdm_guard.alpha_kept", ALPHA_KEPT as f64),
     ("fedgem.min_share", MIN_SHARE),
+    ("fedgem.min_rows", MIN_ROWS),
     ("fedgem_init.k-means++", INIT_SEEDS as f64),
     ("fedgem_init.kmeans", INIT_KMEANS as f64),
     ("fedgem_radius.closed_form", RADIUS_CLOSED_FORM as f64),

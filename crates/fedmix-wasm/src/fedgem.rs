@@ -223,10 +223,15 @@ pub unsafe extern "C" fn fm_fedgem_update(
     })
 }
 
-/// The final merge (`final_merge`: radii capped, components with almost no
-/// weight left out of the overlaps): super-cluster of each component
-/// (`out_labels`, m), their count (`out_k`) and their centers weighted by
-/// `weights` (`out_centers`, the first k x d of an m x d buffer).
+/// The final merge (`final_merge`: components with almost no weight left out
+/// of the overlaps; with a `separation_variance` > 0, super-clusters closer
+/// than the closest two components of one client, and than sigma sqrt(d),
+/// joined; NaN or 0: not): super-cluster of each
+/// component (`out_labels`, m), their count (`out_k`), their centers weighted
+/// by `weights` (`out_centers`, the first k x d of an m x d buffer), and what
+/// the separation step did (`out_joins`, `out_separation`: the distance it
+/// used, NaN when none) and how many components were left uncounted
+/// (`out_uncounted`).
 ///
 /// # Safety
 /// Pointers cover the shapes.
@@ -240,15 +245,22 @@ pub unsafe extern "C" fn fm_fedgem_merge(
     m: usize,
     d: usize,
     indexed: i32,
+    separation_variance: f64,
     out_labels: *mut u32,
     out_k: *mut usize,
     out_centers: *mut f64,
+    out_joins: *mut usize,
+    out_separation: *mut f64,
+    out_uncounted: *mut usize,
 ) -> i32 {
     status(|| {
-        let r = final_merge(f64s(centers, m * d), f64s(radii, m), owners(owner_ids, m), f64s(weights, m), d, search(indexed))?;
+        let r = final_merge(f64s(centers, m * d), f64s(radii, m), owners(owner_ids, m), f64s(weights, m), d, search(indexed), if separation_variance == 0.0 || separation_variance.is_nan() { None } else { Some(separation_variance) })?;
         u32s_mut(out_labels, m).copy_from_slice(&r.labels);
         *out_k = r.k;
         f64s_mut(out_centers, r.k * d).copy_from_slice(&r.centers);
+        *out_joins = r.separation_joins;
+        *out_separation = r.separation.unwrap_or(f64::NAN);
+        *out_uncounted = r.uncounted;
         Ok(())
     })
 }

@@ -29,6 +29,7 @@ import {
   FINAL,
   FINISH,
   MAX_COMPONENTS,
+  MAX_FEATURE,
   RESULT,
   ROUND,
   SILHOUETTES,
@@ -138,6 +139,13 @@ export class FedGEMClient implements ClientRole {
     this.weights = o.weights ? Float64Array.from(o.weights) : new Float64Array(k).fill(1 / k);
     if (o.meansInit !== undefined && o.meansInit.length !== k * x.nCols) {
       throw new InvalidParameterError(`meansInit has ${o.meansInit.length} values; ${k} x ${x.nCols} needs ${k * x.nCols}`);
+    }
+    // the server refuses two equal centers from one client: say so here, before any round
+    if (o.meansInit !== undefined && Array.from(o.meansInit).every(Number.isFinite)) requireDistinctRows(o.meansInit, k, x.nCols);
+    // beyond this the spread could pass the server's bound (MAX_FEATURE): refused here, saying why
+    const largest = x.data.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+    if (largest > MAX_FEATURE) {
+      throw new InvalidDataError(`client ${id} has a feature value of magnitude ${largest}; FedGEM takes features up to ${MAX_FEATURE} in magnitude: rescale them`);
     }
     this.validation = validation === undefined ? undefined : Matrix.from(validation);
     if (this.validation && this.validation.nCols !== x.nCols) {
@@ -386,6 +394,17 @@ export class FedGEMClient implements ClientRole {
   dispose(): void {
     this.handle.dispose();
     this.noise?.dispose();
+  }
+}
+
+/** meansInit's k rows of d values, no two the same. */
+function requireDistinctRows(values: ArrayLike<number>, k: number, d: number): void {
+  const seen = new Map<string, number>();
+  for (let c = 0; c < k; c++) {
+    const key = Array.from({ length: d }, (_, j) => values[c * d + j]).join(',');
+    const before = seen.get(key);
+    if (before !== undefined) throw new InvalidParameterError(`meansInit rows ${before} and ${c} are the same; the components must start apart`);
+    seen.set(key, c);
   }
 }
 

@@ -37,6 +37,14 @@ export const MAX_CANDIDATES = 256;
  * of such claims over any number of clients stay finite.
  */
 export const MAX_SPREAD = 1e100;
+/**
+ * Largest feature magnitude a client accepts (it refuses other data when it
+ * is created, saying so): its within-cluster sum of squares per degree of
+ * freedom is then at most 2 (2 MAX_FEATURE)^2 = 8e98 (every squared
+ * deviation is at most (2 MAX_FEATURE)^2 per feature, and dof = (n - K_c) d
+ * >= n d / 2), below MAX_SPREAD: an honest spread is never refused.
+ */
+export const MAX_FEATURE = 1e49;
 
 const components = {
   nComponents: wholeNumber(1),
@@ -93,7 +101,24 @@ export interface ReceivedComponents {
 /**
  * The shared checks of BALLS and FINAL: the dimension of the federation, at
  * least two rows per component (a component fitted to one row has no spread
- * to estimate), counts that add up to the rows, distinct centers.
+ * to estimate), counts that add up to the rows, distinct centers. Why an
+ * honest FedGEMClient never trips one (test/fedgem-real.test.ts runs real
+ * partitions at the defaults and counts no exclusion):
+ * - nComponents <= MAX_COMPONENTS and nSamples >= 2 nComponents: the client
+ *   refuses other options and data when it is created;
+ * - nFeatures: every client of a federation holds the federation's features
+ *   (fedGEM takes the dimension most clients have);
+ * - nSamples <= 2^48: no client holds that many rows in memory;
+ * - counts >= 0, summing to the rows within 1e-6: they are sums of
+ *   responsibilities, each row's adding to 1 up to rounding (1e-15);
+ * - distinct centers: the client's starting means are distinct rows
+ *   (k-means++ seeds; the client refuses fewer distinct rows than
+ *   components and repeated meansInit rows), and two components with
+ *   different means get different responsibilities, hence different
+ *   maximizers (equal only by an accident of measure zero); the noise of
+ *   the privacy option is continuous;
+ * - finite values (the runtime's reading): the rows are finite and at most
+ *   MAX_FEATURE in magnitude, and centers are weighted means of them.
  */
 function checkComponents(p: FinalPayload | BallsPayload, centers: Float64Array, centersField: string, nFeatures: number): { k: number; counts: Float64Array; nSamples: number } {
   const k = p.nComponents;
@@ -128,7 +153,11 @@ function checkComponents(p: FinalPayload | BallsPayload, centers: Float64Array, 
   return { k, counts: p.counts, nSamples: n };
 }
 
-/** A BALLS upload, checked; radii must be non-negative (0: that component has stopped moving). */
+/**
+ * A BALLS upload, checked; radii must be non-negative (0: that component has
+ * stopped moving). An honest radius is a distance between two finite means
+ * (the closed form) or a bisection between 0 and such a distance.
+ */
 export function receiveBalls(m: Message, nFeatures: number): ReceivedComponents {
   const p = m.payload as BallsPayload;
   const c = checkComponents(p, p.maximizers, 'maximizers', nFeatures);
@@ -150,7 +179,9 @@ export interface ReceivedSpread {
  * A SPREAD_SUMS reply, checked: a sum of squares >= 0 and at most MAX_SPREAD
  * per degree of freedom, degrees of freedom a whole multiple of the
  * federation's dimension ((rows - clusters) x d) within the rows a client (or
- * the `users` it stands for) may have.
+ * the `users` it stands for) may have. An honest client's are a sum of
+ * squares (>= 0, at most 8e98 per degree of freedom: MAX_FEATURE) and
+ * (n - K_c) d with 2 K_c <= n <= 2^48: none is ever refused.
  */
 export function receiveSpread(m: Message, nFeatures: number): ReceivedSpread {
   const p = m.payload as SpreadSumsPayload;
@@ -172,6 +203,11 @@ export function receiveFinal(m: Message, nFeatures: number): ReceivedComponents 
   return { client: m.from, ...checkComponents(p, p.centers, 'centers', nFeatures), centers: p.centers };
 }
 
+/**
+ * A SILHOUETTES reply, checked: one value per candidate, each a silhouette in
+ * [-1, 1] or null, and at most MAX_VALIDATION rows. An honest client's values
+ * are means of (b - a) / max(a, b), each in [-1, 1] in floating point too.
+ */
 export function receiveSilhouettes(m: Message, candidates: number): { values: (number | null)[]; nValidation: number } {
   const p = m.payload as SilhouettesPayload;
   if (p.values.length !== candidates) throw new InvalidMessageError(`values must hold one silhouette per candidate (${candidates})`);

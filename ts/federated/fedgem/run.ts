@@ -45,7 +45,14 @@ export interface FedGEMOptions {
 const FEDGEM_KEYS = optionKeys<FedGEMOptions>()({ client: true, rounds: true, phi: true, phiTolerance: true, validation: true, server: true, tol: true, encoding: true, maxExcludedShare: true });
 
 export interface FedGEMResult {
+  /** super-clusters counted: the paper's merge, then the separation step's joins (server.separation) */
   estimatedK: number;
+  /** joins made by the separation step (0 when server.separation is false) */
+  separationJoins: number;
+  /** the distance it joined below (the smallest distance between two counted components of one client) */
+  separation?: number;
+  /** components with fewer than two rows, in the nearest super-cluster but not counted */
+  uncounted: number;
   phi: number;
   /** mean validation silhouette of each candidate phi (when tuned) */
   phiScores?: FedGEMOutcome['phiScores'];
@@ -85,8 +92,11 @@ export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
   // the estimate round only when some client lacks a variance: with every variance given the run is the paper's
   const listed = Array.isArray(options.client) ? options.client : [options.client];
   const allGiven = guardRead('options.client', () => listed.every((o) => o !== null && typeof o === 'object' && o.variance !== undefined));
+  // one variance for all: the server knows it for its separation step (it is not sent)
+  const shared = allGiven ? guardRead('options.client', () => new Set(listed.map((o) => o.variance))) : undefined;
   const server = new FedGEMServer({
     variance: allGiven ? 'clients' : 'estimate',
+    ...(shared?.size === 1 && (options.server?.variance ?? 'clients') === 'clients' ? { clientVariance: [...shared][0] } : {}),
     ...options.server,
     nFeatures,
     rounds: options.rounds,
@@ -112,6 +122,9 @@ export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
     finished = clients.filter((c) => outcome.memberships.has(c.id) && !out.has(c.id));
     return {
       estimatedK: outcome.estimatedK,
+      separationJoins: outcome.separationJoins,
+      ...(outcome.separation === undefined ? {} : { separation: outcome.separation }),
+      uncounted: outcome.uncounted,
       phi: outcome.phi,
       phiScores: outcome.phiScores,
       varianceEstimate: outcome.varianceEstimate,

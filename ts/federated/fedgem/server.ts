@@ -69,6 +69,20 @@ export interface FedGEMServerOptions {
   tol?: number;
   /** how overlaps are found: a k-d tree (default) or all pairs (the reference) */
   search?: 'kdtree' | 'all-pairs';
+  /**
+   * after the paper's merge, join super-clusters whose centers are closer
+   * than the closest two clusters any one client holds apart and than
+   * sigma sqrt(d) (default true; false: the paper's merge alone); needs the
+   * variance at the server (estimated, given, or `clientVariance`); see the
+   * module comment
+   */
+  separation?: boolean;
+  /**
+   * with variance 'clients': the variance every client brings, when the
+   * server knows it too (the paper's sigma^2 = 1); never sent, used only by
+   * the separation step
+   */
+  clientVariance?: number;
   /** what a bad upload does: its client is excluded from then on (default), or it throws (the runtime's onInvalid policy) */
   onInvalidClient?: 'exclude' | 'throw';
   /**
@@ -93,7 +107,7 @@ export interface VarianceEstimate {
 }
 
 /** Every option of FedGEMServerOptions, for readOptions (the compiler checks it is complete). */
-export const FEDGEM_SERVER_KEYS = optionKeys<FedGEMServerOptions>()({ nFeatures: true, rounds: true, phi: true, phiTolerance: true, tol: true, search: true, onInvalidClient: true, variance: true });
+export const FEDGEM_SERVER_KEYS = optionKeys<FedGEMServerOptions>()({ nFeatures: true, rounds: true, phi: true, phiTolerance: true, tol: true, search: true, separation: true, clientVariance: true, onInvalidClient: true, variance: true });
 
 /** The outcome of merging at one phi. */
 export interface Merge {
@@ -105,6 +119,12 @@ export interface Merge {
   memberships: Map<string, Int32Array>;
   /** per client: its final radius R_c */
   radii: Map<string, number>;
+  /** joins the separation step made (0 when it is off); estimatedK is the paper's merge's count minus these */
+  separationJoins: number;
+  /** the distance it joined below: the smallest distance between two counted components of one client (undefined when off or when no client has two) */
+  separation?: number;
+  /** components with fewer than two rows (or none), placed in the nearest super-cluster without counting in estimatedK */
+  uncounted: number;
 }
 
 /** What a FedGEM run produced: the merge at the chosen phi, the tuning's scores when phi was tuned, the variance estimate when estimated. */
@@ -136,9 +156,12 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
   private readonly phiTolerance: number | undefined;
   private readonly tol: number;
   private readonly search: 'kdtree' | 'all-pairs';
+  private readonly separation: boolean;
   private phase: Phase;
   /** sigma^2 sent with ROUND and FINISH (given, or estimated after the first round) */
   private variance: number | undefined;
+  /** sigma^2 the clients bring (variance 'clients'), known to the server but not sent */
+  private readonly clientVariance: number | undefined;
   private varianceEstimate: VarianceEstimate | undefined;
   /** collaborative rounds done */
   private t = 0;
@@ -172,10 +195,18 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     }
     this.phiTolerance = options.phiTolerance;
     this.search = options.search === undefined ? 'kdtree' : requireOneOf('search', options.search, ['kdtree', 'all-pairs'] as const);
+    if (options.separation !== undefined && typeof options.separation !== 'boolean') {
+      throw new InvalidParameterError(`separation must be true or false, got ${formatValue(options.separation)}`);
+    }
+    this.separation = options.separation ?? true;
     if (options.onInvalidClient !== undefined) requireOneOf('onInvalidClient', options.onInvalidClient, ['exclude', 'throw'] as const);
     const variance = options.variance === undefined ? 'estimate' : options.variance;
     if (typeof variance === 'number') this.variance = requirePositive('variance', variance);
     else requireOneOf('variance', variance, ['estimate', 'clients'] as const);
+    if (options.clientVariance !== undefined) {
+      if (variance !== 'clients') throw new InvalidParameterError(`clientVariance is the variance of a server whose variance is 'clients'; this one's is ${formatValue(variance)}`);
+      this.clientVariance = requirePositive('clientVariance', options.clientVariance);
+    }
     this.phase = variance === 'estimate' ? 'spread' : this.training();
   }
 
@@ -372,8 +403,12 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
       const labels = s.u32(m);
       const k = s.u32(1);
       const out = s.f64(m * d);
-      s.check(s.w.fm_fedgem_merge(s.f64From(centers), s.f64From(radii), s.u32From(owners), s.f64From(weights), m, d, this.indexed(), labels, k, out));
+      const [joins, uncounted, separation] = [s.u32(1), s.u32(1), s.f64(1)];
+      // the separation step needs sigma^2: 0 leaves it out
+      const variance = this.separation ? (this.variance ?? this.clientVariance ?? 0) : 0;
+      s.check(s.w.fm_fedgem_merge(s.f64From(centers), s.f64From(radii), s.u32From(owners), s.f64From(weights), m, d, this.indexed(), variance, labels, k, out, joins, separation, uncounted));
       const estimatedK = s.readU32(k, 1)[0]!;
+      const delta = s.readF64(separation, 1)[0]!;
       const all = new Int32Array(s.readU32(labels, m));
       const memberships = new Map<string, Int32Array>();
       let at = 0;
@@ -381,7 +416,16 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
         memberships.set(c.client, all.slice(at, at + c.k));
         at += c.k;
       }
-      return { phi, estimatedK, globalCenters: s.readF64(out, estimatedK * d), memberships, radii: radius };
+      return {
+        phi,
+        estimatedK,
+        globalCenters: s.readF64(out, estimatedK * d),
+        memberships,
+        radii: radius,
+        separationJoins: s.readU32(joins, 1)[0]!,
+        ...(Number.isNaN(delta) ? {} : { separation: delta }),
+        uncounted: s.readU32(uncounted, 1)[0]!,
+      };
     });
   }
 
@@ -435,14 +479,15 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
 
 /** Indices (into the stacked components) of the informative ones; all of them if none is. */
 function informative(list: ReceivedComponents[]): number[] {
-  // a component counts when it explains at least this share of its client's rows (the core's MIN_SHARE)
+  // a component counts when it explains at least this share of its client's rows and two rows (the core's MIN_SHARE, MIN_ROWS)
   const minShare = coreConstant('fedgem', 'min_share');
+  const minRows = coreConstant('fedgem', 'min_rows');
   const kept: number[] = [];
   let at = 0;
   for (const c of list) {
     const total = c.counts.reduce((a, b) => a + b, 0);
     c.counts.forEach((n, j) => {
-      if (n > 0 && n >= minShare * total) kept.push(at + j);
+      if (n > 0 && n >= minRows && n >= minShare * total) kept.push(at + j);
     });
     at += c.k;
   }

@@ -181,7 +181,7 @@ impl<'a> Components<'a> {
         order.sort_unstable();
         let mut sets = DisjointSets::new(self.owners)?;
         for (_, a, b) in order {
-            sets.join_if_disjoint(a as usize, b as usize);
+            sets.join_if_disjoint(a as usize, b as usize)?;
         }
         let mut label = alloc::filled(u32::MAX, m)?;
         let mut of_root = alloc::filled(u32::MAX, m)?;
@@ -205,6 +205,12 @@ pub const MAX_OVERLAPS: usize = 20_000_000;
 /// zero) says nothing about where a cluster is: it takes no part in overlaps.
 pub const MIN_SHARE: f64 = 1e-9;
 
+/// Nor does one with fewer rows than this (its responsibilities summed): a
+/// cluster of one row is that row, not a cluster (clients need two rows per
+/// component for the same reason). On real data such components sit on
+/// outliers (glass: a third of the super-clusters of the paper's merge).
+pub const MIN_ROWS: f64 = 2.0;
+
 /// A round's radii are capped at this multiple of their median.
 pub const RADIUS_CAP: f64 = 2.0;
 
@@ -225,15 +231,16 @@ pub fn capped_radii(radii: &[f64]) -> Result<Vec<f64>> {
     alloc::collect(radii.iter().map(|r| r.min(cap)))
 }
 
-/// Which components are informative: a count of at least MIN_SHARE of the
-/// counts of their client (all of them if none is, rather than nothing).
+/// Which components are informative: a count of at least MIN_ROWS rows and
+/// of MIN_SHARE of the counts of their client (all of them if none is,
+/// rather than nothing).
 pub fn informative(counts: &[f64], owners: &[u32]) -> Result<Vec<bool>> {
     let mut totals = std::collections::HashMap::new();
     totals.try_reserve(owners.len()).map_err(|_| Error::allocation(owners.len() as f64 * 16.0))?;
     for (c, &o) in counts.iter().zip(owners) {
         *totals.entry(o).or_insert(0.0) += c;
     }
-    let mut keep = alloc::collect(counts.iter().zip(owners).map(|(c, o)| *c > 0.0 && *c >= MIN_SHARE * totals[o]))?;
+    let mut keep = alloc::collect(counts.iter().zip(owners).map(|(c, o)| *c > 0.0 && *c >= MIN_ROWS && *c >= MIN_SHARE * totals[o]))?;
     if !keep.iter().any(|&k| k) {
         keep.iter_mut().for_each(|k| *k = true);
     }
@@ -259,6 +266,14 @@ pub struct Merged {
     pub k: usize,
     /// k x d: their centers, averaged by `weights`
     pub centers: Vec<f64>,
+    /// joins made by the separation step (0 when it is off)
+    pub separation_joins: usize,
+    /// the distance it joined below: the smaller of the smallest distance
+    /// between two informative components of one client and sigma sqrt(d)
+    /// (None when off or when no client has two)
+    pub separation: Option<f64>,
+    /// uninformative components, placed in the nearest super-cluster without counting in K
+    pub uncounted: usize,
 }
 
 /// The final merge: super-clusters of the informative components and their
@@ -267,7 +282,13 @@ pub struct Merged {
 /// counting in K. The radii are not capped here: the final radius follows a
 /// client's own centers and rows, and capping it at twice the median
 /// overestimated K in the blob experiments: single linkage trusts clients.
-pub fn final_merge(centers: &[f64], radii: &[f64], owners: &[u32], weights: &[f64], d: usize, search: Search) -> Result<Merged> {
+/// With `separation` (the clusters' shared variance sigma^2), the
+/// super-clusters are then joined by `join_closer_than` below the smaller of
+/// the smallest distance between two components of one client
+/// (`smallest_separation`) and sigma sqrt(d), the root-mean-square distance of
+/// a cluster's rows from its center under the model: two clusters farther
+/// apart than that are apart by the model's own measure.
+pub fn final_merge(centers: &[f64], radii: &[f64], owners: &[u32], weights: &[f64], d: usize, search: Search, separation: Option<f64>) -> Result<Merged> {
     Components::new(centers, radii, owners, d)?;
     let m = radii.len();
     if weights.len() != m {
@@ -283,8 +304,29 @@ pub fn final_merge(centers: &[f64], radii: &[f64], owners: &[u32], weights: &[f6
     let sub_radii = pick(radii, 1)?;
     let sub_owners = alloc::collect(kept.iter().map(|&i| owners[i]))?;
     let c = Components::new(&sub_centers, &sub_radii, &sub_owners, d)?;
-    let (sub_labels, k) = c.super_clusters(&c.overlaps(search)?)?;
-    let merged = weighted_centers(&sub_centers, d, &sub_labels, k, &sub_weights)?;
+    let (mut sub_labels, mut k) = c.super_clusters(&c.overlaps(search)?)?;
+    let mut merged = weighted_centers(&sub_centers, d, &sub_labels, k, &sub_weights)?;
+    let (mut separation_joins, mut used) = (0, None);
+    if let Some(variance) = separation {
+        if !(variance > 0.0 && variance.is_finite()) {
+            return Err(Error::param(format!("the separation step needs a finite variance > 0, got {}", show(variance))));
+        }
+        // no client with two components: no evidence of how close two clusters may be
+        let closest = smallest_separation(&sub_centers, &sub_owners, d)?;
+        let delta = closest.min(variance.sqrt() * (d as f64).sqrt());
+        if closest.is_finite() {
+            used = Some(delta);
+        }
+        if delta > 0.0 && closest.is_finite() {
+            let (labels, joins) = join_closer_than(&merged, d, &sub_labels, k, &sub_owners, &sub_weights, delta, search)?;
+            if joins > 0 {
+                k -= joins;
+                sub_labels = labels;
+                merged = weighted_centers(&sub_centers, d, &sub_labels, k, &sub_weights)?;
+            }
+            separation_joins = joins;
+        }
+    }
     let mut labels = alloc::filled(0u32, m)?;
     for (j, &i) in kept.iter().enumerate() {
         labels[i] = sub_labels[j];
@@ -294,7 +336,191 @@ pub fn final_merge(centers: &[f64], radii: &[f64], owners: &[u32], weights: &[f6
         let nearest = (0..k).map(|l| (sq_distance(ci, &merged[l * d..(l + 1) * d]), l)).fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a });
         labels[i] = nearest.1 as u32;
     }
-    Ok(Merged { labels, k, centers: merged })
+    Ok(Merged { labels, k, centers: merged, separation_joins, separation: used, uncounted: m - kept.len() })
+}
+
+/// The smallest distance between two components of one client (centers m x d,
+/// `owners` their clients): the closest two clusters any client tells apart,
+/// since a client's components are its K_c distinct clusters. Infinity when
+/// no client has two components.
+pub fn smallest_separation(centers: &[f64], owners: &[u32], d: usize) -> Result<f64> {
+    let mut order = alloc::collect(0..owners.len())?;
+    order.sort_unstable_by_key(|&i| (owners[i], i));
+    let mut best = f64::INFINITY;
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && owners[order[end]] == owners[order[start]] {
+            end += 1;
+        }
+        for p in start..end {
+            for q in p + 1..end {
+                let (a, b) = (order[p], order[q]);
+                best = best.min(distance(&centers[a * d..(a + 1) * d], &centers[b * d..(b + 1) * d]));
+            }
+        }
+        start = end;
+    }
+    Ok(best)
+}
+
+/// ||a - b||, without overflow or underflow in the squares.
+fn distance(a: &[f64], b: &[f64]) -> f64 {
+    let scale = a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    if scale == 0.0 || !scale.is_finite() {
+        return scale;
+    }
+    scale * a.iter().zip(b).map(|(x, y)| ((x - y) / scale).powi(2)).sum::<f64>().sqrt()
+}
+
+/// (||a - b|| / delta)^2, finite or +infinity.
+fn relative_square(a: &[f64], b: &[f64], delta: f64) -> f64 {
+    let r = a.iter().zip(b).map(|(x, y)| ((x - y) / delta).powi(2)).sum::<f64>();
+    if r.is_nan() {
+        f64::INFINITY
+    } else {
+        r
+    }
+}
+
+/// The separation step: joins super-clusters (`labels` of the components, k
+/// of them, `centers` k x d weighted by the components' `weights`) whose
+/// centers are closer than `delta`, closest pair first, never two that hold
+/// components of one client, each join moving the joined center to the
+/// weighted mean of both. The candidate pairs are those closer than delta at
+/// the start (found as overlaps of balls of radius delta / 2) and, after a
+/// join, the joined cluster's candidates are the union of both: a bounded
+/// graph, searched with a heap. Returns the new labels (numbered in order of
+/// first appearance) and the number of joins.
+#[allow(clippy::too_many_arguments)]
+pub fn join_closer_than(centers: &[f64], d: usize, labels: &[u32], k: usize, owners: &[u32], weights: &[f64], delta: f64, search: Search) -> Result<(Vec<u32>, usize)> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut mean = alloc::copy(centers)?;
+    // each cluster's weight (relative to the largest, so sums stay finite) and sorted clients
+    let top = weights.iter().cloned().fold(0.0, f64::max);
+    let mut mass = alloc::zeros(k)?;
+    let mut clients: Vec<Vec<u32>> = alloc::collect((0..k).map(|_| Vec::new()))?;
+    for (c, &l) in labels.iter().enumerate() {
+        mass[l as usize] += if top > 0.0 { weights[c] / top } else { 0.0 };
+        alloc::push(&mut clients[l as usize], owners[c])?;
+    }
+    for set in clients.iter_mut() {
+        set.sort_unstable();
+        set.dedup();
+    }
+    let radii = alloc::filled(delta / 2.0, k)?;
+    let ids = alloc::collect(0..k as u32)?;
+    let balls = Components::new(centers, &radii, &ids, d)?;
+    let mut neighbours: Vec<Vec<u32>> = alloc::collect((0..k).map(|_| Vec::new()))?;
+    let mut heap = BinaryHeap::new();
+    let mut version = alloc::filled(0u32, k)?;
+    for o in balls.overlaps(search)? {
+        let (a, b) = (o.a as usize, o.b as usize);
+        alloc::push(&mut neighbours[a], o.b)?;
+        alloc::push(&mut neighbours[b], o.a)?;
+        let r = relative_square(&mean[a * d..(a + 1) * d], &mean[b * d..(b + 1) * d], delta);
+        if r < 1.0 && disjoint(&clients[a], &clients[b]) {
+            heap.try_reserve(1).map_err(|_| Error::allocation(32.0))?;
+            heap.push(Reverse((r.to_bits(), o.a, o.b, 0u32, 0u32)));
+        }
+    }
+    let mut parent = alloc::collect(0..k)?;
+    let mut joins = 0;
+    while let Some(Reverse((_, a, b, va, vb))) = heap.pop() {
+        let (a, b) = (a as usize, b as usize);
+        if parent[a] != a || parent[b] != b || version[a] != va || version[b] != vb {
+            continue; // stale: one of them has moved or been joined since
+        }
+        // b joins a
+        let (wa, wb) = (mass[a], mass[b]);
+        let t = if wa + wb > 0.0 { wb / (wa + wb) } else { 0.5 };
+        for j in 0..d {
+            mean[a * d + j] += t * (mean[b * d + j] - mean[a * d + j]);
+        }
+        mass[a] = wa + wb;
+        let moved = std::mem::take(&mut clients[b]);
+        clients[a] = merge_sorted(&clients[a], &moved)?;
+        parent[b] = a;
+        version[a] += 1;
+        joins += 1;
+        let theirs = std::mem::take(&mut neighbours[b]);
+        let mut around = std::mem::take(&mut neighbours[a]);
+        around.try_reserve(theirs.len()).map_err(|_| Error::allocation(4.0 * theirs.len() as f64))?;
+        around.extend(theirs);
+        for x in around.iter_mut() {
+            *x = root(&mut parent, *x as usize) as u32;
+        }
+        around.sort_unstable();
+        around.dedup();
+        around.retain(|&x| x as usize != a);
+        for &x in &around {
+            let x = x as usize;
+            let r = relative_square(&mean[a * d..(a + 1) * d], &mean[x * d..(x + 1) * d], delta);
+            if r < 1.0 && disjoint(&clients[a], &clients[x]) {
+                let (lo, hi) = if a < x { (a, x) } else { (x, a) };
+                heap.try_reserve(1).map_err(|_| Error::allocation(32.0))?;
+                heap.push(Reverse((r.to_bits(), lo as u32, hi as u32, version[lo], version[hi])));
+            }
+        }
+        neighbours[a] = around;
+    }
+    let mut of_root = alloc::filled(u32::MAX, k)?;
+    let mut next = 0u32;
+    let mut out = alloc::filled(0u32, labels.len())?;
+    for (c, &l) in labels.iter().enumerate() {
+        let r = root(&mut parent, l as usize);
+        if of_root[r] == u32::MAX {
+            of_root[r] = next;
+            next += 1;
+        }
+        out[c] = of_root[r];
+    }
+    Ok((out, joins))
+}
+
+/// The root of c in a union-find forest, halving the path on the way.
+fn root(parent: &mut [usize], mut c: usize) -> usize {
+    while parent[c] != c {
+        parent[c] = parent[parent[c]];
+        c = parent[c];
+    }
+    c
+}
+
+/// The union of two ascending lists without repeats, ascending.
+fn merge_sorted(p: &[u32], q: &[u32]) -> Result<Vec<u32>> {
+    let mut merged = alloc::with_capacity(p.len() + q.len())?;
+    let (mut i, mut j) = (0, 0);
+    while i < p.len() || j < q.len() {
+        if j == q.len() || (i < p.len() && p[i] < q[j]) {
+            merged.push(p[i]);
+            i += 1;
+        } else {
+            if i < p.len() && p[i] == q[j] {
+                i += 1;
+            }
+            merged.push(q[j]);
+            j += 1;
+        }
+    }
+    Ok(merged)
+}
+
+/// Two ascending lists share no element.
+fn disjoint(x: &[u32], y: &[u32]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < x.len() && j < y.len() {
+        if x[i] == y[j] {
+            return false;
+        }
+        if x[i] < y[j] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    true
 }
 
 /// Below this a square may have lost digits to underflow (and above f64::MAX
@@ -388,48 +614,21 @@ impl DisjointSets {
         Ok(DisjointSets { parent: alloc::collect(0..owners.len())?, owners: sets })
     }
 
-    fn find(&mut self, mut c: usize) -> usize {
-        while self.parent[c] != c {
-            self.parent[c] = self.parent[self.parent[c]];
-            c = self.parent[c];
-        }
-        c
+    fn find(&mut self, c: usize) -> usize {
+        root(&mut self.parent, c)
     }
 
     /// Joins the sets of a and b unless they share a client.
-    fn join_if_disjoint(&mut self, a: usize, b: usize) {
+    fn join_if_disjoint(&mut self, a: usize, b: usize) -> Result<()> {
         let (ra, rb) = (self.find(a), self.find(b));
-        if ra == rb {
-            return;
-        }
-        let (x, y) = (&self.owners[ra], &self.owners[rb]);
-        let (mut i, mut j) = (0, 0);
-        while i < x.len() && j < y.len() {
-            if x[i] == y[j] {
-                return;
-            }
-            if x[i] < y[j] {
-                i += 1;
-            } else {
-                j += 1;
-            }
+        if ra == rb || !disjoint(&self.owners[ra], &self.owners[rb]) {
+            return Ok(());
         }
         // the larger set absorbs the smaller
-        let (big, small) = if x.len() >= y.len() { (ra, rb) } else { (rb, ra) };
+        let (big, small) = if self.owners[ra].len() >= self.owners[rb].len() { (ra, rb) } else { (rb, ra) };
         let moved = std::mem::take(&mut self.owners[small]);
-        let mut merged = Vec::with_capacity(moved.len() + self.owners[big].len());
-        let (p, q) = (&self.owners[big], &moved);
-        let (mut i, mut j) = (0, 0);
-        while i < p.len() || j < q.len() {
-            if j == q.len() || (i < p.len() && p[i] < q[j]) {
-                merged.push(p[i]);
-                i += 1;
-            } else {
-                merged.push(q[j]);
-                j += 1;
-            }
-        }
-        self.owners[big] = merged;
+        self.owners[big] = merge_sorted(&self.owners[big], &moved)?;
         self.parent[small] = big;
+        Ok(())
     }
 }

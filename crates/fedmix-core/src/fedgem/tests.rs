@@ -1,5 +1,5 @@
 use super::client::{bisection_radius, Isotropic, RadiusMethod};
-use super::server::{capped_radii, final_merge, informative, meeting_point, round_update, weighted_centers, Components, Overlap, Search};
+use super::server::{capped_radii, final_merge, informative, join_closer_than, meeting_point, round_update, smallest_separation, weighted_centers, Components, Overlap, Search};
 use crate::data::Data;
 use crate::gmm::estep::{self, Scratch};
 use crate::kdtree::sq_distance;
@@ -336,6 +336,8 @@ fn components_without_rows_are_uninformative() {
     // client 0: counts 10 and 0; client 1: 1e-12 of its rows; client 2: all zero (then all count)
     let keep = informative(&[10.0, 0.0, 1e-11, 10.0, 0.0, 0.0], &[0, 0, 1, 1, 2, 2]).unwrap();
     assert_eq!(keep, vec![true, false, false, true, false, false]);
+    // fewer than two rows: a row, not a cluster
+    assert_eq!(informative(&[10.0, 1.5, 2.0], &[0, 0, 0]).unwrap(), vec![true, false, true]);
     assert_eq!(informative(&[0.0, 0.0], &[0, 1]).unwrap(), vec![true, true]);
 }
 
@@ -353,11 +355,124 @@ fn an_empty_component_bridges_nothing_and_joins_the_nearest_cluster() {
         let c = Components::new(&centers, &r, &owners, 1).unwrap();
         assert_eq!(c.super_clusters(&c.overlaps(Search::AllPairs).unwrap()).unwrap().1, 2);
     }
-    let merged = final_merge(&centers, &radii, &owners, &weights, 1, Search::KdTree).unwrap();
+    let merged = final_merge(&centers, &radii, &owners, &weights, 1, Search::KdTree, None).unwrap();
     assert_eq!(merged.k, 3);
     assert_eq!(merged.labels, vec![0, 0, 1, 1, 2, 0]);
     assert_eq!(merged.centers, vec![0.05, 10.05, 30.0]);
-    // a share below 1e-9 of the client's rows is as good as none
+    assert_eq!(merged.uncounted, 1);
+    // a share below 1e-9 of the client's rows is as good as none, and so is one row
     let tiny = vec![50.0, 50.0, 50.0, 50.0, 50.0, 1e-10];
-    assert_eq!(final_merge(&centers, &radii, &owners, &tiny, 1, Search::AllPairs).unwrap(), merged);
+    assert_eq!(final_merge(&centers, &radii, &owners, &tiny, 1, Search::AllPairs, None).unwrap(), merged);
+    let one_row = vec![50.0, 50.0, 50.0, 50.0, 50.0, 1.9];
+    assert_eq!(final_merge(&centers, &radii, &owners, &one_row, 1, Search::AllPairs, None).unwrap(), merged);
+}
+
+#[test]
+fn the_smallest_separation_is_the_closest_pair_of_one_client() {
+    // client 0 at 0, 4 and 10; client 1 at 1 and 2.5; client 2 alone at 3
+    let centers = [0.0, 4.0, 10.0, 1.0, 2.5, 3.0];
+    let owners = [0, 0, 0, 1, 1, 2];
+    assert_eq!(smallest_separation(&centers, &owners, 1).unwrap(), 1.5);
+    assert_eq!(smallest_separation(&[0.0, 1.0], &[0, 1], 1).unwrap(), f64::INFINITY);
+    // no overflow in the squares
+    let far = smallest_separation(&[0.0, 0.0, 3e200, 4e200], &[0, 0], 2).unwrap();
+    assert!((far / 5e200 - 1.0).abs() < 1e-15);
+}
+
+#[test]
+fn the_separation_step_joins_closest_first_never_within_a_client() {
+    // four super-clusters on a line: A at 0 (clients 0, 1), B at 0.6 (client 2),
+    // C at 1.0 (client 0), D at 5 (client 3); delta 1: B and C are the closest
+    // pair (0.4), and once joined they hold client 0, as A does
+    let centers = [0.0, 0.6, 1.0, 5.0];
+    // components: 0, 1 -> A; 2 -> B; 3 -> C; 4 -> D
+    let labels = [0, 0, 1, 2, 3];
+    let owners = [0, 1, 2, 0, 3];
+    let weights = [1.0, 1.0, 2.0, 1.0, 1.0];
+    for search in [Search::KdTree, Search::AllPairs] {
+        let (out, joins) = join_closer_than(&centers, 1, &labels, 4, &owners, &weights, 1.0, search).unwrap();
+        assert_eq!(joins, 1);
+        assert_eq!(out, vec![0, 0, 1, 1, 2]);
+    }
+    // at exactly delta nothing joins: closer than, not as close as
+    let (out, joins) = join_closer_than(&[0.0, 1.0], 1, &[0, 1], 2, &[0, 1], &[1.0, 1.0], 1.0, Search::AllPairs).unwrap();
+    assert_eq!((out, joins), (vec![0, 1], 0));
+}
+
+#[test]
+fn a_join_moves_the_center_and_inherits_the_candidates_of_both() {
+    // 0, 1 and 1.95 with weights 1, 10, 1 and delta 1.1: 0 and 1.95 are no
+    // pair, 1 and 1.95 join first (0.95) at 1.086..., which is within 1.1 of 0,
+    // a candidate it inherits from 1
+    let centers = [0.0, 1.0, 1.95];
+    let weights = [1.0, 10.0, 1.0];
+    for search in [Search::KdTree, Search::AllPairs] {
+        let (out, joins) = join_closer_than(&centers, 1, &[0, 1, 2], 3, &[0, 1, 2], &weights, 1.1, search).unwrap();
+        assert_eq!((out, joins), (vec![0, 0, 0], 2));
+    }
+    // with delta 1.05 the joined center (1.086...) is too far from 0
+    let (out, joins) = join_closer_than(&centers, 1, &[0, 1, 2], 3, &[0, 1, 2], &weights, 1.05, Search::KdTree).unwrap();
+    assert_eq!((out, joins), (vec![0, 1, 1], 1));
+}
+
+#[test]
+fn the_final_merge_with_separation_joins_duplicates_closer_than_a_client_tells_its_clusters_apart() {
+    // clients 0 and 1 hold clusters at 0 and 10 (10 apart: the separation);
+    // client 2 saw the first at 3, client 3 the second at 7.9: the radius
+    // merge (radius 1) keeps them apart, the separation step joins each to its
+    // cluster, closest pair first (7.9 to 10.1, then 3 to 0.1), and the two
+    // clusters, which clients 0 and 1 tell apart, stay two
+    let centers = [0.0, 10.0, 0.2, 10.2, 3.0, 7.9];
+    let owners = [0, 0, 1, 1, 2, 3];
+    let radii = [1.0; 6];
+    let weights = [10.0, 10.0, 10.0, 10.0, 20.0, 20.0];
+    let plain = final_merge(&centers, &radii, &owners, &weights, 1, Search::KdTree, None).unwrap();
+    assert_eq!((plain.k, plain.separation_joins, plain.separation), (4, 0, None));
+    // variance 121: clusters of reach 11, more than the separation
+    for search in [Search::KdTree, Search::AllPairs] {
+        let m = final_merge(&centers, &radii, &owners, &weights, 1, search, Some(121.0)).unwrap();
+        assert_eq!((m.k, m.separation_joins, m.separation, m.uncounted), (2, 2, Some(10.0), 0));
+        assert_eq!(m.labels, vec![0, 1, 0, 1, 0, 1]);
+        assert!((m.centers[0] - 1.55).abs() < 1e-12 && (m.centers[1] - 9.0).abs() < 1e-12, "{:?}", m.centers);
+    }
+    // variance 6.25: a cluster's rows lie 2.5 from its center on average, and the
+    // center at 3 is farther than that from the one at 0.1; the one at 7.9 is not
+    let m = final_merge(&centers, &radii, &owners, &weights, 1, Search::KdTree, Some(6.25)).unwrap();
+    assert_eq!((m.k, m.separation_joins, m.separation), (3, 1, Some(2.5)));
+    assert!(final_merge(&centers, &radii, &owners, &weights, 1, Search::KdTree, Some(-1.0)).is_err());
+    // a client whose own two clusters sit 2 apart lowers the separation: nothing joins
+    let mut close = centers.to_vec();
+    close.extend([20.0, 22.0]);
+    let owners = [0, 0, 1, 1, 2, 3, 4, 4];
+    let m = final_merge(&close, &[1.0; 8], &owners, &[10.0; 8], 1, Search::KdTree, Some(121.0)).unwrap();
+    assert_eq!((m.k, m.separation_joins, m.separation), (6, 0, Some(2.0)));
+    // no client with two components: no separation, nothing joins
+    let m = final_merge(&[0.0, 1.0], &[0.1, 0.1], &[0, 1], &[5.0, 5.0], 1, Search::KdTree, Some(121.0)).unwrap();
+    assert_eq!((m.k, m.separation_joins, m.separation), (2, 0, None));
+}
+
+#[test]
+fn the_separation_step_is_the_same_through_the_tree_and_never_joins_two_components_of_one_client() {
+    let mut rng = Rng::new(11);
+    for &(m, d, clients) in &[(300usize, 2usize, 30u32), (600, 3, 60), (200, 5, 40)] {
+        let (centers, radii, owners) = random_balls(m, d, clients, &mut rng);
+        let weights: Vec<f64> = (0..m).map(|_| 2.0 + rng.next_f64() * 50.0).collect();
+        let tree = final_merge(&centers, &radii, &owners, &weights, d, Search::KdTree, Some(4.0)).unwrap();
+        let all = final_merge(&centers, &radii, &owners, &weights, d, Search::AllPairs, Some(4.0)).unwrap();
+        assert_eq!(tree, all, "m {} d {}", m, d);
+        assert!(tree.separation_joins > 0, "m {} d {}", m, d);
+        let plain = final_merge(&centers, &radii, &owners, &weights, d, Search::KdTree, None).unwrap();
+        assert_eq!(tree.k + tree.separation_joins, plain.k);
+        // joins only merge the paper's super-clusters, and never two components of one client
+        for a in 0..m {
+            for b in a + 1..m {
+                if plain.labels[a] == plain.labels[b] {
+                    assert_eq!(tree.labels[a], tree.labels[b]);
+                }
+                if owners[a] == owners[b] {
+                    assert_ne!(tree.labels[a], tree.labels[b]);
+                }
+            }
+        }
+    }
 }
