@@ -28,7 +28,11 @@ import {
   type RoundContext,
   type ServerRole,
 } from '../ts/index.js';
+import { clientOptions, clientRoleOptions } from '../ts/cli/federation.js';
+import { parseOptions } from '../ts/cli/args.js';
+import { makeClient, matrixData } from '../ts/federated/algorithms.js';
 import { gmmParams } from '../ts/federated/gmm-params.js';
+import { clientSeed } from '../ts/random.js';
 import { GLOBAL_MODEL, LOCAL_MODEL, TRAIN } from '../ts/federated/fedgengmm/messages.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { blob, Recording, editPayload } from './helpers.js';
@@ -384,4 +388,44 @@ test('a first client with other features is the one excluded, not everyone after
   expect(r.excluded[0]!.reason).toMatch(/^0: the model has 3 features but this federation has 2/);
   expect(r.model.nFeatures).toBe(2);
   r.model.dispose();
+});
+
+test('the run seed alone reproduces fedGenGMM: clients without a seed derive theirs from server.seed and their id', () => {
+  const run = (seed: number) => fedGenGMM(clients, { client: { kMin: 1, kMax: 3 }, server: { nComponents: 3, seed } });
+  const [a, b, other] = [run(7), run(7), run(8)];
+  expect(Array.from(b.model.means)).toEqual(Array.from(a.model.means));
+  expect(Array.from(b.model.covariances)).toEqual(Array.from(a.model.covariances));
+  expect(Array.from(other.model.means)).not.toEqual(Array.from(a.model.means));
+  // each client its own seed (a client given one keeps it): the same as clients seeded by clientSeed by hand
+  const byHand = fedGenGMM(clients, { client: clients.map((_, c) => ({ kMin: 1, kMax: 3, seed: clientSeed(7, String(c)) })), server: { nComponents: 3, seed: 7 } });
+  expect(Array.from(byHand.model.means)).toEqual(Array.from(a.model.means));
+  expect(new Set(clients.map((_, c) => clientSeed(7, String(c)))).size).toBe(clients.length);
+  for (const r of [a, b, other, byHand]) r.model.dispose();
+});
+
+test('clients choose K by BIC by default (1..10, at most their rows): in fedGenGMM and in `fedmix client`', () => {
+  // clients[1] holds two clusters: BIC finds both
+  const c = new FedGenGMMClient('a', clients[1]!);
+  expect(c.kRange).toEqual([1, 10]);
+  expect(c.train().nComponents).toBe(2);
+  c.dispose();
+  // a client with fewer rows than the range's top tries up to its rows; kMin alone raises the top with it
+  expect(new FedGenGMMClient('b', Matrix.fromRows([[0, 1], [2, 3], [4, 4]])).kRange).toEqual([1, 3]);
+  expect(new FedGenGMMClient('b', clients[0]!, { kMin: 12 }).kRange).toEqual([12, 12]);
+  expect(new FedGenGMMClient('b', clients[0]!, { kMin: 2, kMax: 4 }).kRange).toEqual([2, 4]);
+  // the one-call function's clients at their defaults upload more than one component where the data has them
+  const r = fedGenGMM(clients, { server: { nComponents: 3, seed: 1 }, keepLocalModels: true });
+  expect(r.localModels.map((m) => m.model.nComponents)).toEqual([1, 2, 1, 2]);
+  for (const m of r.localModels) m.model.dispose();
+  r.model.dispose();
+  // the command line's client: the same default range, and a seed of its own from --seed and --id
+  const cli = (id: string, ...more: string[]) => clientRoleOptions('fedgengmm', parseOptions(['--algorithm', 'fedgengmm', '--id', id, '--data', 'x.csv', ...more], clientOptions));
+  const role = makeClient({ algorithm: 'fedgengmm', id: 'a', data: matrixData(clients[1]!), options: cli('a') }) as FedGenGMMClient;
+  expect(role.kRange).toEqual([1, 10]);
+  expect(role.train().nComponents).toBe(2);
+  role.dispose();
+  expect(cli('a', '--k-range', '2..5')).toMatchObject({ kMin: 2, kMax: 5 });
+  expect(cli('a').seed).toBe(clientSeed(0, 'a'));
+  expect(cli('a').seed).not.toBe(cli('b').seed);
+  expect(cli('a', '--seed', '3').seed).toBe(clientSeed(3, 'a'));
 });
