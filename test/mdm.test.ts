@@ -499,7 +499,7 @@ describe('federated inference', () => {
     const picked = Array.from({ length: 30 }, (_, i) => {
       const options = clientRoleOptions('mdm', parseOptions(['--algorithm', 'mdm', '--id', `c${i}`, '--counts', '1,2'], clientOptions));
       const client = makeClient({ algorithm: 'mdm', id: `c${i}`, data: matrixData(Matrix.fromRows([[1, 2]])), options });
-      const e = (client.respond(request)!.payload as { e: Float64Array }).e;
+      const e = ((client.respond(request) as Message).payload as { e: Float64Array }).e;
       client.dispose();
       return Math.floor(e.indexOf(1) / 5);
     });

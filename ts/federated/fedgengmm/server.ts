@@ -157,6 +157,15 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     return new Map(out.clients.filter((id) => there.has(id)).map((id) => [id, back]));
   }
 
+  /**
+   * An upload checked (messages.ts receiveLocalModel; the declared feature
+   * range): what an honest client's fit produces always passes: EM's weights
+   * are positive (scikit-learn's 10 eps) and sum to one, its covariances are
+   * regularized positive definite, K is at most the client's rows, its means
+   * are averages of rows inside the range and its variances at most
+   * (max - min)^2 / 4 + regCovar (Popoviciu's bound on any distribution in
+   * [min, max]).
+   */
   accept(reply: Message): Received {
     const r = receiveLocalModel(reply, this.options.nFeatures);
     if (this.declared) {
@@ -250,7 +259,15 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     return { model: r.model, incoming, size: 0, virtual: virtualSamples };
   }
 
-  /** After a failed fit: the upload on an outlying scale (robust.ts outliers) without which the fit succeeds, if any (at most three tried). */
+  /**
+   * After a failed fit: the upload on an outlying scale (robust.ts outliers:
+   * more than 1000 times the others' median) without which the fit succeeds,
+   * if any (at most three tried). Honest uploads do not reach it: it runs only
+   * once the global fit has failed, and a model its client could fit (finite,
+   * every variance regularized by regCovar) gives finite synthetic rows and
+   * sufficient statistics, so the fit does not fail on it; the suspicion names
+   * no client of the honest federations (test/honest-federations.test.ts).
+   */
   private blame(e: unknown, ids: string[], received: Received[]): void {
     if (!(e instanceof FedmixError) || e.code === 'WASM' || ids.length < 2) return;
     for (const i of outliers(received.map((r) => modelScale(r.model))).slice(0, 3)) {
@@ -278,7 +295,7 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
 }
 
 /** The largest |mean| + standard deviation of any component and feature: the scale of the rows a model describes. */
-function modelScale(gm: GaussianMixture): number {
+export function modelScale(gm: GaussianMixture): number {
   const { nComponents: k, nFeatures: d, covarianceType: t } = gm;
   const means = gm.means;
   const cov = gm.covariances;
