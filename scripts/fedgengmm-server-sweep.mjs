@@ -3,58 +3,34 @@
 // sampled step at the server's current default, hierarchical EM, and
 // centralized EM on the pooled training rows. Build first (bash scripts/setup.sh).
 //
-//   node scripts/fedgengmm-server-sweep.mjs [--repeats 3] [--json out.json] [--variants sample:1,sample,hierarchical]
+//   node scripts/fedgengmm-server-sweep.mjs [--set shift|dirichlet] [--repeats 3] [--json out.json] [--variants sample:1,sample,hierarchical]
 //   node scripts/fedgengmm-server-sweep.mjs --report out.json     (the tables again, from the JSON)
 //
 // Per dataset and repeat (seed 1000 r): the rows (an anomaly set's inliers)
-// split in halves at random, min-max scaling fitted on the training half, the
-// training half dealt to 20 clients by Dir(0.3) over its classes (an anomaly
-// set has none: its 10 k-means clusters stand in); each client fits its local
-// mixture once, choosing K_c by BIC over 1..30 (Algorithm 4.1's one range for
-// clients and server, up to the sweep's largest K), and the same uploads reach
-// every server step at every K. Score: mean log-likelihood per held-out row. A cell (dataset, K) is
-// "within 5%" when the mean over repeats is at most 5% of |central| below
-// central's; a repeat counts as a miss when it alone is more than 5% below.
+// split in halves at random, min-max scaling fitted on the training half, and
+// the training half dealt to 20 clients by
+//   --set shift (default): the paper's WADI scheme (10 parts shifted by
+//     m x 0.5 along the diagonal, each client holding 1 part; the same shift
+//     applied to the held-out rows) on anomaly_cardio, _thyroid, _waveform,
+//     K in 5, 8, 10, 15, 20;
+//   --set dirichlet: Dir(0.3) over the classes of satellite and shuttle (and
+//     over 10 k-means clusters of anomaly_thyroid), K in 5, 10, 15, 20, 30.
+// Each client fits its local mixture once, choosing K_c by BIC over 1..max K
+// (Algorithm 4.1's one range for clients and server), and the same uploads
+// reach every server step at every K. Score: mean log-likelihood per
+// held-out row. A cell (dataset, K) is "within 5%" when the mean over repeats
+// is at most 5% of |central| below central's; a repeat counts as a miss when
+// it alone is more than 5% below.
 import { readFileSync, writeFileSync } from 'node:fs';
-import {
-  FedGenGMMClient,
-  FedGenGMMServer,
-  GaussianMixture,
-  init,
-  InProcessTransport,
-  KMeans,
-  labelledFromCsv,
-  MinMaxScaler,
-  partition,
-  Rng,
-  runFederationSync,
-} from '../dist/index.js';
+import * as f from '../dist/index.js';
+import { CLIENTS, SETS, sweepRepeat, sweepScore } from '../test/support/server-sweep.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
 const dataDir = process.env.FEDMIX_DATASETS ?? new URL('../../shared/datasets/', import.meta.url).pathname;
-const DATASETS = [
-  { name: 'satellite', label: 'label' },
-  { name: 'shuttle', label: 'label' },
-  { name: 'anomaly_thyroid', anomaly: 'label' },
-];
-const KS = [5, 10, 15, 20, 30];
-const CLIENTS = 20;
-const ALPHA = 0.3;
 
 const mean = (v) => v.reduce((a, b) => a + b, 0) / v.length;
 const sd = (v) => (v.length > 1 ? Math.sqrt(v.reduce((a, b) => a + (b - mean(v)) ** 2, 0) / (v.length - 1)) : 0);
-
-/** A client that fits its local model once: every server step and K of a repeat receives the same upload. */
-class TrainedOnce extends FedGenGMMClient {
-  train() {
-    if (!this.trained) {
-      super.train();
-      this.trained = true;
-    }
-    return this.model;
-  }
-}
 
 /** "sample:1" -> the sampled step with nInit 1; "sample" -> the server's default; "hierarchical"; "central". */
 function parseVariant(v) {
@@ -64,60 +40,34 @@ function parseVariant(v) {
 }
 
 function run() {
+  const set = opt('--set', 'shift');
+  if (!SETS[set]) throw new Error(`--set is shift or dirichlet, got ${set}`);
+  const { datasets, ks } = SETS[set];
   const repeats = Number(opt('--repeats', '3'));
   const variants = opt('--variants', 'sample:1,sample,hierarchical').split(',').map(parseVariant);
   const results = [];
-  for (const ds of DATASETS) {
-    const data = labelledFromCsv(readFileSync(`${dataDir}${ds.name}.csv`, 'utf8'), ds.label ? { label: ds.label } : { anomalyLabel: ds.anomaly });
-    const rows = data.anomaly ? Array.from(data.anomaly, (a, i) => (a ? -1 : i)).filter((i) => i >= 0) : Array.from({ length: data.X.nRows }, (_, i) => i);
+  for (const ds of datasets) {
+    const data = f.labelledFromCsv(readFileSync(`${dataDir}${ds.name}.csv`, 'utf8'), ds.label ? { label: ds.label } : { anomalyLabel: ds.anomaly });
     for (let r = 0; r < repeats; r++) {
-      const seed = 1000 * r;
-      const rng = new Rng(seed);
-      const order = Array.from(rng.permutation(rows.length), (i) => rows[i]);
-      rng.dispose();
-      const half = Math.floor(order.length / 2);
-      const scaler = new MinMaxScaler().fit(data.X.selectRows(order.slice(0, half)));
-      const train = scaler.transform(data.X.selectRows(order.slice(0, half)));
-      const test = scaler.transform(data.X.selectRows(order.slice(half)));
-      const classes = data.labels ? Int32Array.from(order.slice(0, half), (i) => data.labels[i]) : Int32Array.from(new KMeans({ nClusters: 10, seed: seed + 1 }).fit(train).predict(train));
-      const { indices } = partition.dirichlet(classes, { clients: CLIENTS, alpha: ALPHA, seed: seed + 2 });
-      const parts = indices.map((idx) => train.selectRows(idx));
-      const clients = parts.map((x, c) => new TrainedOnce(String(c), x, { kMin: 1, kMax: Math.max(...KS), seed: seed + 10 + c }));
-      for (const K of KS) {
+      const rep = sweepRepeat(f, data, set, r, Math.max(...ks));
+      for (const K of ks) {
         const scores = {};
         const excluded = {};
         const seconds = {};
-        for (const v of variants) {
+        for (const v of [...variants, ...(variants.some((v) => v.step === 'central') ? [] : [parseVariant('central')])]) {
           const t0 = performance.now();
-          if (v.step === 'central') {
-            const gm = new GaussianMixture({ nComponents: K, covarianceType: 'diag', seed: seed + 3 }).fit(train);
-            scores[v.name] = gm.score(test);
-            gm.dispose();
-          } else {
-            const server = new FedGenGMMServer({ nComponents: K, nFeatures: train.nCols, seed: seed + 4, ...(v.step === 'hierarchical' ? { serverStep: 'hierarchical' } : {}), ...(v.nInit === undefined ? {} : { nInit: v.nInit }) });
-            try {
-              const out = runFederationSync(server, new InProcessTransport(clients));
-              scores[v.name] = out.model.model.score(test);
-              excluded[v.name] = out.excluded.length;
-              out.model.model.dispose();
-            } finally {
-              server.dispose();
-            }
-          }
+          const out = sweepScore(f, rep, K, v.step, v.nInit);
+          scores[v.name] = out.score;
+          excluded[v.name] = out.excluded;
           seconds[v.name] = (performance.now() - t0) / 1000;
-        }
-        if (!('central' in scores)) {
-          const gm = new GaussianMixture({ nComponents: K, covarianceType: 'diag', seed: seed + 3 }).fit(train);
-          scores.central = gm.score(test);
-          gm.dispose();
         }
         results.push({ dataset: ds.name, K, repeat: r, scores, excluded, seconds });
         console.error(`${ds.name} K=${K} repeat ${r}: ${Object.entries(scores).map(([k, s]) => `${k} ${s.toFixed(3)}`).join(', ')}`);
       }
-      for (const c of clients) c.dispose();
+      for (const c of rep.clients) c.dispose();
     }
   }
-  return { variants: variants.map((v) => v.name), repeats, clients: CLIENTS, alpha: ALPHA, ks: KS, results };
+  return { set, variants: variants.map((v) => v.name), repeats, clients: CLIENTS, ks, results };
 }
 
 function report({ variants, results }) {
@@ -156,7 +106,7 @@ function report({ variants, results }) {
 if (args.includes('--report')) {
   report(JSON.parse(readFileSync(opt('--report'), 'utf8')));
 } else {
-  await init();
+  await f.init();
   const out = run();
   report(out);
   const json = opt('--json');

@@ -4,7 +4,9 @@
  * sent back), bad clients through the runtime, and the server role driven by
  * hand against malformed uploads.
  */
+import { readFileSync } from 'node:fs';
 import { beforeAll, expect, test } from 'vitest';
+import * as fedmix from '../ts/index.js';
 import {
   decodeMessage,
   encodeMessage,
@@ -18,6 +20,7 @@ import {
   InvalidDataError,
   InvalidMessageError,
   InvalidParameterError,
+  labelledFromCsv,
   makeBlobs,
   Matrix,
   MinMaxScaler,
@@ -32,7 +35,9 @@ import { clientOptions, clientRoleOptions } from '../ts/cli/federation.js';
 import { parseOptions } from '../ts/cli/args.js';
 import { makeClient, matrixData } from '../ts/federated/algorithms.js';
 import { gmmParams } from '../ts/federated/gmm-params.js';
+import { SAMPLE_N_INIT } from '../ts/federated/fedgengmm/server.js';
 import { clientSeed } from '../ts/random.js';
+import { sweepRepeat, sweepScore } from './support/server-sweep.mjs';
 import { GLOBAL_MODEL, LOCAL_MODEL, TRAIN } from '../ts/federated/fedgengmm/messages.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { blob, Recording, editPayload } from './helpers.js';
@@ -428,4 +433,19 @@ test('clients choose K by BIC by default (1..10, at most their rows): in fedGenG
   expect(cli('a').seed).toBe(clientSeed(0, 'a'));
   expect(cli('a').seed).not.toBe(cli('b').seed);
   expect(cli('a', '--seed', '3').seed).toBe(clientSeed(3, 'a'));
+});
+
+test('the sampled server step starts EM several times by default: one start merges two shifted parts, the default is within 5% of central', () => {
+  // a cell of the K sweep (scripts/fedgengmm-server-sweep.mjs --set shift): cardio, repeat 0, K = 10, held-out rows
+  const data = labelledFromCsv(readFileSync(new URL('../../shared/datasets/anomaly_cardio.csv', import.meta.url), 'utf8'), { anomalyLabel: 'label' });
+  const repeat = sweepRepeat(fedmix, data, 'shift', 0, 20);
+  try {
+    const central = sweepScore(fedmix, repeat, 10, 'central').score;
+    const gap = (nInit?: number) => (sweepScore(fedmix, repeat, 10, 'sample', nInit).score - central) / Math.abs(central);
+    expect(gap(1)).toBeLessThan(-0.5);
+    expect(gap()).toBeGreaterThan(-0.05);
+    expect(gap(SAMPLE_N_INIT)).toBe(gap());
+  } finally {
+    for (const c of repeat.clients) c.dispose();
+  }
 });

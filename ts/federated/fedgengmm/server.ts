@@ -41,6 +41,8 @@ export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
   h?: number;
   /** a fixed number of global components; or leave it out and give kMin/kMax for BIC */
   nComponents?: number;
+  /** starts of the global fit, the best kept (default 3 for 'sample', each an EM over the synthetic rows; 10 for 'hierarchical') */
+  nInit?: number;
   /** the dimension every client must share */
   nFeatures: number;
   /** what a bad upload does: excluded with its reason (default) or thrown (the runtime's onInvalid policy) */
@@ -80,6 +82,16 @@ export const FEDGENGMM_SERVER_KEYS = optionKeys<FedGenGMMServerOptions>()({
   kMin: true, kMax: true, covarianceType: true, criterion: true, nInit: true, tol: true, maxIter: true, regCovar: true, seed: true,
   h: true, nComponents: true, nFeatures: true, onInvalidClient: true, featureRange: true, maxSyntheticRows: true, serverStep: true, virtualSamples: true,
 });
+
+/**
+ * The sampled step's EM starts when nInit is not given (k-means on the
+ * synthetic rows, the best lower bound kept). One start merged two of the
+ * shift scheme's ten separated parts in some repeats, a held-out
+ * log-likelihood up to 100% below central's; SAMPLE_N_INIT starts found them
+ * (EXPERIMENTS.md, FedGenGMM, "Server step: the K sweep"). Each costs an EM
+ * over H x sum K_c rows.
+ */
+export const SAMPLE_N_INIT = 3;
 
 /** hierarchical EM's starts when nInit is not given: each costs sum K_c x K x d^2 per iteration, no rows */
 const HIERARCHICAL_N_INIT = 10;
@@ -230,7 +242,7 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     } finally {
       rng.dispose();
     }
-    const fit = { covarianceType: o.covarianceType ?? 'diag', nInit: o.nInit, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, seed: o.seed };
+    const fit = { covarianceType: o.covarianceType ?? 'diag', nInit: o.nInit ?? SAMPLE_N_INIT, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, seed: o.seed };
     const model =
       o.nComponents !== undefined
         ? new GaussianMixture({ ...fit, nComponents: o.nComponents }).fit(synthetic)
