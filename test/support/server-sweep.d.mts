@@ -2,6 +2,7 @@
 import type { FedGenGMMClient, LabelledData, Matrix } from '../../ts/index.js';
 
 export declare const CLIENTS: number;
+export declare const CENTRAL_N_INIT: number;
 export declare const SETS: Record<'shift' | 'dirichlet', { datasets: { name: string; label?: string; anomaly?: string }[]; ks: number[] }>;
 export interface SweepRepeat {
   seed: number;
