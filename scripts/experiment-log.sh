@@ -7,11 +7,16 @@ log="$out/commands.txt"
 # A fresh header when the log is new or every part ($1 of them) is rerun; a
 # partial rerun appends to the log it extends.
 start_log() {
-  if [ ! -f "$log" ] || [ ${#parts[@]} -eq "$1" ]; then
+  local stamp
+  stamp="fedmix $(node -p "require('./package.json').version"), commit $(git rev-parse HEAD)$(git diff --quiet -- ts crates || echo ' (product code modified!)'), $(date -u +%FT%TZ), $(nproc) cores"
+  if [ ! -f "$log" ] || { [ ${#parts[@]} -eq "$1" ] && [ -z "${only:-}" ]; }; then
     {
-      echo "# fedmix $(node -p "require('./package.json').version"), commit $(git rev-parse HEAD)$(git diff --quiet -- ts crates || echo ' (product code modified!)'), $(date -u +%FT%TZ), $(nproc) cores"
+      echo "# $stamp"
       echo "# name	wall time	command"
     } >"$log"
+  else
+    # a partial rerun: the lines below it ran at this commit
+    echo "# rerun of ${parts[*]}${only:+ for $only}: $stamp" >>"$log"
   fi
 }
 

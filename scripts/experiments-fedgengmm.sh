@@ -6,6 +6,8 @@
 #   node scripts/experiments-fedgengmm-report.mjs
 #
 # usage: bash scripts/experiments-fedgengmm.sh [k|a|e|f|ftime|h ...]   (default: all)
+#        FEDGENGMM_ONLY="anomaly_thyroid anomaly_waveform" bash scripts/experiments-fedgengmm.sh a
+#        (only the runs of those datasets: a partial rerun, appended to commands.txt)
 # Part h compares the two server steps (sampling and hierarchical EM) on the
 # grids of a, e and f, the same local models reaching both; a run of part h
 # whose JSON is already there is skipped, so an interrupted part h resumes.
@@ -31,9 +33,15 @@ class_sets=(letter satellite shuttle)
 anomaly_sets=(anomaly_cardio anomaly_thyroid anomaly_pendigits anomaly_waveform)
 
 source scripts/experiment-log.sh
+only=${FEDGENGMM_ONLY:-}
 run() { # run NAME.json ARGS...
   local name=$1
   shift
+  if [ -n "$only" ]; then
+    local ds keep=
+    for ds in $only; do [[ $name == *-"$ds"-* ]] && keep=1; done
+    [ -n "$keep" ] || return 0
+  fi
   run_logged "$name" node dist/cli.cjs experiment "$@" --json "$out/$name"
 }
 # run_once NAME.json ARGS...: run, unless its JSON is there from before

@@ -1,6 +1,6 @@
 // The MDM reproductions behind EXPERIMENTS.md. Build first (npm run build),
-// then:   node scripts/experiments-mdm.mjs [table1] [table1-full] [select] [letter] [--json out.json]
-// (no section: all four). Prints markdown tables; --json keeps every number
+// then:   node scripts/experiments-mdm.mjs [table1] [table1-full] [select] [letter] [tau] [--json out.json]
+// (no section: the first four). Prints markdown tables; --json keeps every number
 // (per-round curves included). The committed results are in bench/results/mdm/;
 //         node scripts/experiments-mdm.mjs --report bench/results/mdm/*.json
 // prints EXPERIMENTS.md's MDM tables from them without rerunning anything.
@@ -17,6 +17,12 @@
 // select: Appendix A.2: tau = [0.2, 0.5, 0.3], the given A, n = 100; M = 100,
 //   200, 1000 training clients, K = 1..6 fitted (full batch, 100 rounds), scored
 //   on a fresh validation cohort of 1000; 5 seeds.
+// tau: Table 1's medium-2 setting (the issue's pinned case) over 20 seeds,
+//   fedmix against the numpy reference on the same clients: the error of the
+//   final round's tau and A, and their mean over rounds 51-100; and the
+//   one-cohort floor: the error of tau estimated by the true model's own
+//   responsibilities over one random cohort of 1000 (what the final round's
+//   tau = omega / |S| is, at best).
 // letter: letter.csv (26 classes). 60% of the rows are dealt (disjointly) into
 //   150 "true" clients drawn from a known 3-component MDM; the MDM is inferred
 //   back from their histograms (federated, K = 3, and K chosen in 1..5); 150
@@ -36,6 +42,7 @@ import {
   Matrix,
   mdmRecoveryError,
   partition,
+  Rng,
   selectMdm,
 } from '../dist/index.js';
 
@@ -44,7 +51,7 @@ const reportAt = args.indexOf('--report');
 const jsonAt = args.indexOf('--json');
 const jsonPath = jsonAt >= 0 ? args[jsonAt + 1] : undefined;
 const sections = args.filter((a, i) => !a.startsWith('--') && (jsonAt < 0 || i !== jsonAt + 1));
-const want = (s) => reportAt < 0 && (sections.length === 0 || sections.includes(s));
+const want = (s) => reportAt < 0 && (sections.length === 0 ? s !== 'tau' : sections.includes(s));
 const scratch = mkdtempSync(join(tmpdir(), 'fedmix-mdm-exp-'));
 const here = (f) => fileURLToPath(new URL(f, import.meta.url));
 const out = {};
@@ -154,6 +161,50 @@ function printTable1(name, settings) {
 if (want('table1')) table1('table1', () => true, 1000, 1000);
 // the two settings the cohort schedule does not recover, with every client in every round
 if (want('table1-full')) table1('table1Full', ([level, k]) => k === 3 && level !== 'medium', undefined, undefined);
+
+if (want('tau')) {
+  const [level, k, tau, alpha] = TABLE1.find(([l, kk]) => l === 'medium' && kk === 2);
+  const truth = new DirichletMultinomialMixture({ tau, alpha, pi: uniformSizes(k, 100, 100, 100) });
+  const M = 10_000;
+  const COHORT = 1000;
+  out.tau = [];
+  for (let seed = 1; seed <= 20; seed++) {
+    const { histograms } = truth.sample(M, { seed: 1000 * seed + k });
+    const fm = { alpha: [], tau: [] };
+    fitMdm(histograms, {
+      nComponents: k, rounds: 100, cohort: COHORT, initCohort: COHORT, maxCount: 100, seed,
+      onRound: (_, m) => {
+        const e = mdmRecoveryError(m, truth);
+        fm.alpha.push(e.alphaPerEntry);
+        fm.tau.push(e.tauPerEntry);
+      },
+    });
+    const np = numpy({ counts: writeF64(rowMajor(histograms)), k, c: 10, nMax: 100, tau, alpha: alpha.flat(), rounds: 100, cohort: COHORT, initCohort: COHORT, seed });
+    // the floor: tau as the mean of the true model's responsibilities over one random cohort
+    const rng = new Rng(seed + 5000);
+    const cohort = Array.from(rng.choice(M, COHORT));
+    rng.dispose();
+    const proba = truth.predictProba(Matrix.fromRows(cohort.map((i) => Array.from({ length: 10 }, (_, j) => histograms.data[j * M + i]))));
+    const floorTau = tau.map((_, q) => mean(Array.from(proba.column(q))));
+    const floor = Math.sqrt(tau.reduce((a, t, q) => a + ((floorTau[q] - t) / t) ** 2, 0) / k);
+    out.tau.push({ seed, fedmix: fm, numpy: np, floor });
+    console.error(`tau seed ${seed} done`);
+  }
+  printTau(out.tau);
+}
+
+function printTau(runs) {
+  const late = (v) => mean(v.slice(51));
+  const row = (name, f) => `| ${name} | ${pm(runs.map((r) => f(r).tau.at(-1)))} | ${pm(runs.map((r) => late(f(r).tau)))} | ${pm(runs.map((r) => f(r).alpha.at(-1)))} | ${pm(runs.map((r) => late(f(r).alpha)))} |`;
+  console.log(`\n### Medium heterogeneity, K = 2, cohorts of 1000: fedmix and numpy on the same clients (mean ± sd over ${runs.length} seeds)\n`);
+  console.log('| | tau, final round | tau, mean of rounds 51-100 | A, final round | A, mean of rounds 51-100 |');
+  console.log('|---|---|---|---|---|');
+  console.log(row('fedmix', (r) => r.fedmix));
+  console.log(row('numpy reference', (r) => r.numpy));
+  console.log(`| the true model's responsibilities over one cohort (floor) | ${pm(runs.map((r) => r.floor))} | | | |`);
+  const first10 = runs.slice(0, 10);
+  console.log(`\nSeeds 1-10 alone, final round: tau ${pm(first10.map((r) => r.fedmix.tau.at(-1)))} (fedmix) against ${pm(first10.map((r) => r.numpy.tau.at(-1)))} (numpy); seeds 11-20: ${pm(runs.slice(10).map((r) => r.fedmix.tau.at(-1)))} against ${pm(runs.slice(10).map((r) => r.numpy.tau.at(-1)))}.`);
+}
 
 function writeF64(values) {
   const path = join(scratch, `counts-${Math.random().toString(36).slice(2)}.f64`);
@@ -267,6 +318,7 @@ if (reportAt >= 0) {
   if (results.table1Full) printTable1('table1Full', results.table1Full);
   if (results.select) printSelect(results.select);
   if (results.letter) printLetter(results.letter);
+  if (results.tau) printTau(results.tau);
 }
 
 if (jsonPath) writeFileSync(jsonPath, JSON.stringify(out, null, 1) + '\n');

@@ -4,7 +4,9 @@
  * sent back), bad clients through the runtime, and the server role driven by
  * hand against malformed uploads.
  */
+import { readFileSync } from 'node:fs';
 import { beforeAll, expect, test } from 'vitest';
+import * as fedmix from '../ts/index.js';
 import {
   decodeMessage,
   encodeMessage,
@@ -18,6 +20,7 @@ import {
   InvalidDataError,
   InvalidMessageError,
   InvalidParameterError,
+  labelledFromCsv,
   makeBlobs,
   Matrix,
   MinMaxScaler,
@@ -28,7 +31,13 @@ import {
   type RoundContext,
   type ServerRole,
 } from '../ts/index.js';
+import { clientOptions, clientRoleOptions } from '../ts/cli/federation.js';
+import { parseOptions } from '../ts/cli/args.js';
+import { makeClient, matrixData } from '../ts/federated/algorithms.js';
 import { gmmParams } from '../ts/federated/gmm-params.js';
+import { SAMPLE_N_INIT } from '../ts/federated/fedgengmm/server.js';
+import { clientSeed } from '../ts/random.js';
+import { sweepRepeat, sweepScore } from './support/server-sweep.mjs';
 import { GLOBAL_MODEL, LOCAL_MODEL, TRAIN } from '../ts/federated/fedgengmm/messages.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { blob, Recording, editPayload } from './helpers.js';
@@ -387,4 +396,59 @@ test('a client with other features is an InvalidDataError naming it and both col
   expect(() => fedGenGMM([odd, ...clients], options)).toThrow("client 0 (clientData[0]) has 3 columns but client 1 (clientData[1]) has 2: every client's data needs the same columns");
   expect(() => fedGenGMM([...clients, odd], options)).toThrow('client 4 (clientData[4]) has 3 columns but client 0 (clientData[0]) has 2');
   expect(() => fedGenGMM(clients, { ...options, server: { ...options.server, nFeatures: 3 } })).toThrow('client 0 (clientData[0]) has 2 columns but server.nFeatures is 3');
+});
+
+test('the run seed alone reproduces fedGenGMM: clients without a seed derive theirs from server.seed and their id', () => {
+  const run = (seed: number) => fedGenGMM(clients, { client: { kMin: 1, kMax: 3 }, server: { nComponents: 3, seed } });
+  const [a, b, other] = [run(7), run(7), run(8)];
+  expect(Array.from(b.model.means)).toEqual(Array.from(a.model.means));
+  expect(Array.from(b.model.covariances)).toEqual(Array.from(a.model.covariances));
+  expect(Array.from(other.model.means)).not.toEqual(Array.from(a.model.means));
+  // each client its own seed (a client given one keeps it): the same as clients seeded by clientSeed by hand
+  const byHand = fedGenGMM(clients, { client: clients.map((_, c) => ({ kMin: 1, kMax: 3, seed: clientSeed(7, String(c)) })), server: { nComponents: 3, seed: 7 } });
+  expect(Array.from(byHand.model.means)).toEqual(Array.from(a.model.means));
+  expect(new Set(clients.map((_, c) => clientSeed(7, String(c)))).size).toBe(clients.length);
+  for (const r of [a, b, other, byHand]) r.model.dispose();
+});
+
+test('clients choose K by BIC by default (1..10, at most their rows): in fedGenGMM and in `fedmix client`', () => {
+  // clients[1] holds two clusters: BIC finds both
+  const c = new FedGenGMMClient('a', clients[1]!);
+  expect(c.kRange).toEqual([1, 10]);
+  expect(c.train().nComponents).toBe(2);
+  c.dispose();
+  // a client with fewer rows than the range's top tries up to its rows; kMin alone raises the top with it
+  expect(new FedGenGMMClient('b', Matrix.fromRows([[0, 1], [2, 3], [4, 4]])).kRange).toEqual([1, 3]);
+  expect(new FedGenGMMClient('b', clients[0]!, { kMin: 12 }).kRange).toEqual([12, 12]);
+  expect(new FedGenGMMClient('b', clients[0]!, { kMin: 2, kMax: 4 }).kRange).toEqual([2, 4]);
+  // the one-call function's clients at their defaults upload more than one component where the data has them
+  const r = fedGenGMM(clients, { server: { nComponents: 3, seed: 1 }, keepLocalModels: true });
+  expect(r.localModels.map((m) => m.model.nComponents)).toEqual([1, 2, 1, 2]);
+  for (const m of r.localModels) m.model.dispose();
+  r.model.dispose();
+  // the command line's client: the same default range, and a seed of its own from --seed and --id
+  const cli = (id: string, ...more: string[]) => clientRoleOptions('fedgengmm', parseOptions(['--algorithm', 'fedgengmm', '--id', id, '--data', 'x.csv', ...more], clientOptions));
+  const role = makeClient({ algorithm: 'fedgengmm', id: 'a', data: matrixData(clients[1]!), options: cli('a') }) as FedGenGMMClient;
+  expect(role.kRange).toEqual([1, 10]);
+  expect(role.train().nComponents).toBe(2);
+  role.dispose();
+  expect(cli('a', '--k-range', '2..5')).toMatchObject({ kMin: 2, kMax: 5 });
+  expect(cli('a').seed).toBe(clientSeed(0, 'a'));
+  expect(cli('a').seed).not.toBe(cli('b').seed);
+  expect(cli('a', '--seed', '3').seed).toBe(clientSeed(3, 'a'));
+});
+
+test('the sampled server step starts EM several times by default: one start merges two shifted parts, the default is within 5% of central', () => {
+  // a cell of the K sweep (scripts/fedgengmm-server-sweep.mjs --set shift): cardio, repeat 0, K = 10, held-out rows
+  const data = labelledFromCsv(readFileSync(new URL('../../shared/datasets/anomaly_cardio.csv', import.meta.url), 'utf8'), { anomalyLabel: 'label' });
+  const repeat = sweepRepeat(fedmix, data, 'shift', 0, 20);
+  try {
+    const central = sweepScore(fedmix, repeat, 10, 'central').score;
+    const gap = (nInit?: number) => (sweepScore(fedmix, repeat, 10, 'sample', nInit).score - central) / Math.abs(central);
+    expect(gap(1)).toBeLessThan(-0.5);
+    expect(gap()).toBeGreaterThan(-0.05);
+    expect(gap(SAMPLE_N_INIT)).toBe(gap());
+  } finally {
+    for (const c of repeat.clients) c.dispose();
+  }
 });

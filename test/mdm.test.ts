@@ -43,6 +43,9 @@ import {
   type ServerRole,
 } from '../ts/index.js';
 import { histogramRows } from '../ts/models/dirichlet-multinomial-mixture.js';
+import { parseOptions } from '../ts/cli/args.js';
+import { clientOptions, clientRoleOptions } from '../ts/cli/federation.js';
+import { makeClient, matrixData } from '../ts/federated/algorithms.js';
 import { Scope, withScope } from '../ts/wasm/memory.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { Recording, expectClean, fixture, maxRelativeError } from './helpers.js';
@@ -488,6 +491,20 @@ describe('federated inference', () => {
       );
       expect(model).toBeUndefined();
     }
+  });
+
+  test('`fedmix client` MDM clients of one run draw their own Algorithm 1 components: each seed derives from --seed and --id', () => {
+    // one seed for all (the command line's --seed 0 before) had every client pick the same component: the others empty, the run stuck
+    const request = readRequest(message('mdm/init-request', 'server', 1, { nComponents: 3, nCategories: 2, maxCount: 5 }));
+    const picked = Array.from({ length: 30 }, (_, i) => {
+      const options = clientRoleOptions('mdm', parseOptions(['--algorithm', 'mdm', '--id', `c${i}`, '--counts', '1,2'], clientOptions));
+      const client = makeClient({ algorithm: 'mdm', id: `c${i}`, data: matrixData(Matrix.fromRows([[1, 2]])), options });
+      const e = ((client.respond(request) as Message).payload as { e: Float64Array }).e;
+      client.dispose();
+      return Math.floor(e.indexOf(1) / 5);
+    });
+    expect(new Set(picked).size).toBe(3);
+    for (const k of [0, 1, 2]) expect(picked.filter((x) => x === k).length).toBeLessThan(20);
   });
 
   test('what leaves a client is its terms of the sums: E^i dense with a single column, omega^i summing to 1', () => {

@@ -99,14 +99,18 @@ function mdmModel(m) {
   return { tau: list(m.tau), alpha: list(m.alpha), pi: list(m.pi) };
 }
 
+/** FedGenGMM's defaults when the fixture was recorded (issue 23 changed them): one start of the sampled step, clients K = 1. */
+const FEDGENGMM_THEN = { server: { nInit: 1 }, client: { kMin: 1, kMax: 1 } };
+
 export function runtimePortCases(f) {
   return {
     'fedgengmm full K=3': () =>
-      fedGenGMMCase(f, gmmClients(f), { client: { kMin: 1, kMax: 3, seed: 1 }, server: { nComponents: 3, seed: 2, covarianceType: 'full' } }),
+      fedGenGMMCase(f, gmmClients(f), { client: { kMin: 1, kMax: 3, seed: 1 }, server: { nComponents: 3, seed: 2, covarianceType: 'full', ...FEDGENGMM_THEN.server } }),
     'fedgengmm BIC, a client of the wrong dimension': () => {
       const clients = gmmClients(f);
       clients.splice(2, 0, blob(f, 50, [0, 0, 0], 1, 9));
-      return fedGenGMMCase(f, clients, { client: [{ kMin: 1, kMax: 2, seed: 3 }, { kMin: 1, kMax: 3, seed: 4 }], server: { kMin: 1, kMax: 4, seed: 5, h: 50 } });
+      const rest = clients.slice(2).map(() => FEDGENGMM_THEN.client);
+      return fedGenGMMCase(f, clients, { client: [{ kMin: 1, kMax: 2, seed: 3 }, { kMin: 1, kMax: 3, seed: 4 }, ...rest], server: { kMin: 1, kMax: 4, seed: 5, h: 50, ...FEDGENGMM_THEN.server } });
     },
     'dem kfed full': () => demCase(f, gmmClients(f), { nComponents: 3, covarianceType: 'full', init: 'kfed', seed: 1 }),
     'dem subset diag': () => demCase(f, gmmClients(f), { nComponents: 3, covarianceType: 'diag', init: 'subset', seed: 2 }),

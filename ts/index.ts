@@ -94,7 +94,7 @@ export { MinMaxScaler, StandardScaler, type MinMaxScalerJSON, type ScalerJSON, t
 export { parseCsv, csvToMatrix, type CsvTable, type CsvOptions } from './data/csv.js';
 export { digamma, lgamma, trigamma, digammaDiff, lnRisingFactorial } from './special/gamma.js';
 export { dirichletMultinomialLogPmf } from './distributions/dirichlet-multinomial.js';
-export { Rng } from './random.js';
+export { Rng, clientSeed } from './random.js';
 export {
   linearSumAssignment,
   type LinearSumAssignment,

@@ -210,3 +210,29 @@ export function permutation(n: number, seed?: number): Uint32Array {
     rng.dispose();
   }
 }
+
+/** A 32-bit avalanche (murmur3's finalizer): every input bit moves about half the output bits. */
+export function mixBits(x: number): number {
+  x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
+  x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+/** FNV-1a over a string's UTF-16 code units: a client id as a 32-bit number. */
+export function idHash(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * A client's own seed from a run's seed and the client's id (32 bits): the
+ * run's seed reproduces every client wherever it runs, and clients of one run
+ * never share a stream (one seed for all would have them draw alike, e.g.
+ * every MDM client the same Algorithm 1 component).
+ */
+export function clientSeed(seed: number, id: string): number {
+  const s = requireInteger('seed', seed, 0);
+  const h = mixBits(s >>> 0) ^ mixBits(Math.floor(s / 2 ** 32) + 0x9e3779b9);
+  return mixBits(h ^ idHash(String(id)));
+}

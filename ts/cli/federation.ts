@@ -17,12 +17,14 @@ import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { ALGORITHMS, makeClient, matrixData, resultJson, type AlgorithmName, type ClientSpec } from '../federated/algorithms.js';
 import { DEM_INITS } from '../federated/dem/server.js';
 import { PHI_GRID } from '../federated/fedgem/server.js';
+import { DEFAULT_CLIENT_K_RANGE } from '../federated/fedgengmm/client.js';
 import { SERVER_STEPS } from '../federated/fedgengmm/server.js';
 import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
 import type { RoundRecord } from '../federated/runtime/run.js';
 import { serve } from '../federated/serve.js';
 import { join } from '../federated/transport/mqtt.js';
 import { COVARIANCE_TYPES } from '../models/gaussian-mixture.js';
+import { clientSeed } from '../random.js';
 import type { OptionSpec, Options } from './args.js';
 import { readDataFile } from './data.js';
 import { exclusionLine, note, result, type CommandResult } from './io.js';
@@ -96,7 +98,7 @@ export const clientOptions: Record<string, OptionSpec> = {
   columns: { type: 'string', help: 'comma-separated feature columns (default: every column but --drop)' },
   drop: { type: 'string', help: 'comma-separated columns to leave out (e.g. a label)' },
   validation: { type: 'string', help: 'fedgem: CSV of rows that score the phi candidates (same columns)' },
-  'k-range': { type: 'range', default: [1, 1], help: 'fedgengmm: choose the local K by BIC in A..B' },
+  'k-range': { type: 'range', help: `fedgengmm: choose the local K by BIC in A..B (default ${DEFAULT_CLIENT_K_RANGE.join('..')}, B at most this client's rows)` },
   covariance: { type: 'string', default: 'diag', choices: COVARIANCE_TYPES, help: 'fedgengmm: covariance type of the local model' },
   components: { type: 'int', help: 'fedgem: K_c, the clusters in this client\'s data (required)' },
   variance: { type: 'number', help: "fedgem: the clusters' known variance sigma^2 (default: the server's, by default its federated estimate)" },
@@ -107,7 +109,7 @@ export const clientOptions: Record<string, OptionSpec> = {
   label: { type: 'string', help: 'fedavg, fedprox, scaffold with a classifier: the CSV column of integer class labels; feddistr: the task labels (left out of the features)' },
   detector: { type: 'string', default: 'ocsvm', choices: ['ocsvm', 'gmm', 'autoencoder'], help: "communities: this client's local detector (the server's --detector); an ocsvm detector carries rows of this client's data to the others" },
   contamination: { type: 'number', default: 0.1, help: "communities: the detector's contamination, in (0, 0.5) (the server's --contamination)" },
-  seed: { type: 'int', default: 0, help: "seed of the client's random choices" },
+  seed: { type: 'int', default: 0, help: "the run's seed: this client's random choices use a seed derived from it and --id (every client of a run draws its own)" },
 };
 
 const list = (v: unknown) => (typeof v === 'string' ? v.split(',').map((c) => c.trim()).filter(Boolean) : undefined);
@@ -257,13 +259,14 @@ async function clientData(a: AlgorithmName, o: Options): Promise<{ data: Matrix;
 }
 
 export function clientRoleOptions(a: AlgorithmName, o: Options): Record<string, unknown> {
-  const seed = o.seed as number;
+  // one seed for every client of a run would have them all draw alike (every MDM client the same Algorithm 1 component)
+  const seed = clientSeed(o.seed as number, required(o, 'id'));
   switch (a) {
     case 'dem':
       return {};
     case 'fedgengmm': {
-      const [kMin, kMax] = o['k-range'] as [number, number];
-      return { kMin, kMax, covarianceType: o.covariance, seed };
+      const range = o['k-range'] as [number, number] | undefined;
+      return { ...(range ? { kMin: range[0], kMax: range[1] } : {}), covarianceType: o.covariance, seed };
     }
     case 'fedgem':
       return { nComponents: required(o, 'components'), variance: o.variance, localSteps: o['local-steps'], seed };

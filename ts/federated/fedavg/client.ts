@@ -16,6 +16,7 @@ import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { InvalidDataError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { EarlyStopper, errorSeparation, heldOutSplit } from '../../models/early-stopping.js';
 import { Network, type NetworkSpec, type OptimizerSpec, type TrainingSet } from '../../models/network.js';
+import { idHash, mixBits as mix } from '../../random.js';
 import { readOptions, requireInteger } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, type ClientRole } from '../runtime/roles.js';
@@ -37,19 +38,6 @@ export function localEpochSeed(seed: number, round: number, epoch: number): numb
   let h = mix(seed >>> 0) ^ mix(Math.floor(seed / 2 ** 32) + 0x9e3779b9);
   h = mix(h ^ mix(round + 0x85ebca6b));
   h = mix(h ^ mix(epoch + 0xc2b2ae35));
-  return h >>> 0;
-}
-
-function mix(x: number): number {
-  x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
-  x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
-  return (x ^ (x >>> 16)) >>> 0;
-}
-
-/** A client's default seed: its id hashed (FNV-1a), so clients of one run shuffle differently. */
-function idSeed(id: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
   return h >>> 0;
 }
 
@@ -80,7 +68,8 @@ export class FedAvgClient implements ClientRole {
       if (labels.length !== this.X.nRows) throw new InvalidDataError(`client ${id} has ${this.X.nRows} rows but ${labels.length} labels`);
       this.labels = labels;
     }
-    this.seed = o.seed === undefined ? idSeed(id) : requireInteger('seed', o.seed, 0);
+    // default: its id hashed, so clients of one run shuffle differently
+    this.seed = o.seed === undefined ? idHash(id) : requireInteger('seed', o.seed, 0);
   }
 
   /** The final global parameters, once the server has sent them. */

@@ -14,10 +14,19 @@ import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.
 import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, LOCAL_MODEL, TRAIN, type LocalModelPayload } from './messages.js';
 import { LIMITS } from '../../validate.js';
 
+/**
+ * The local K range when none is given: BIC over 1..10 (Algorithm 4.1's
+ * TrainGMM), kMax capped at the client's rows (a K above them cannot be fitted).
+ */
+export const DEFAULT_CLIENT_K_RANGE: readonly [number, number] = [1, 10];
+
 export interface FedGenGMMClientOptions {
   /** smallest number of components tried (default 1) */
   kMin?: number;
-  /** largest number tried (default kMin) */
+  /**
+   * largest number tried (default: the larger of kMin and 10, but at most the
+   * client's rows when that is more than kMin); kMin = kMax fixes K
+   */
   kMax?: number;
   /** default 'diag', as the paper's experiments */
   covarianceType?: CovarianceType;
@@ -65,13 +74,19 @@ export class FedGenGMMClient implements ClientRole {
     this.options = checkFitOptions(options);
   }
 
-  /** Fits the local model (BIC over [kMin, kMax]). */
+  /** The local K range BIC chooses in: [kMin, kMax] as given, or DEFAULT_CLIENT_K_RANGE within the client's rows. */
+  get kRange(): [number, number] {
+    const kMin = this.options.kMin ?? DEFAULT_CLIENT_K_RANGE[0];
+    return [kMin, this.options.kMax ?? Math.max(kMin, Math.min(DEFAULT_CLIENT_K_RANGE[1], this.data.nRows))];
+  }
+
+  /** Fits the local model (BIC over kRange). */
   train(): GaussianMixture {
     const o = this.options;
-    const kMin = o.kMin ?? 1;
+    const [kMin, kMax] = this.kRange;
     const { best } = selectGaussianMixture(this.data, {
       kMin,
-      kMax: o.kMax ?? kMin,
+      kMax,
       covarianceType: o.covarianceType ?? 'diag',
       criterion: o.criterion ?? 'bic',
       nInit: o.nInit,

@@ -3,6 +3,7 @@
  * (worker threads, an MQTT broker) run a FedGenGMMServer with runFederation.
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
+import { clientSeed } from '../../random.js';
 import { LIMITS, isArray, optionKeys, readArray, readOptions } from '../../validate.js';
 import type { MatrixLike } from '../../data/matrix.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
@@ -15,9 +16,13 @@ import { FEDGENGMM_CLIENT_KEYS, FedGenGMMClient, type FedGenGMMClientOptions } f
 import { FEDGENGMM_SERVER_KEYS, FedGenGMMServer, type FedGenGMMServerOptions } from './server.js';
 
 export interface FedGenGMMOptions {
-  /** every client's options, or one per client (clients may differ) */
+  /**
+   * every client's options, or one per client (clients may differ); a client
+   * without a seed gets one derived from server.seed and its id
+   * (clientSeed), so server.seed alone reproduces the run
+   */
   client?: FedGenGMMClientOptions | FedGenGMMClientOptions[];
-  /** the global fit (nFeatures defaults to the clients' column count; a client with another is an InvalidDataError before the run) */
+  /** the global fit, and the run's seed (nFeatures defaults to the clients' column count; a client with another is an InvalidDataError before the run) */
   server: Omit<FedGenGMMServerOptions, 'nFeatures'> & { nFeatures?: number };
   /** keep the clients' local models (for the local-models baseline); default false */
   keepLocalModels?: boolean;
@@ -67,11 +72,15 @@ export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGM
   const nGiven = options.server.nFeatures;
   const nFeatures = clientFeatures('clientData', clientData, { expected: nGiven === undefined ? undefined : { nFeatures: nGiven, what: 'server.nFeatures' } });
   const server = new FedGenGMMServer({ ...options.server, nFeatures });
+  // checked by the server: the run's seed, from which clients without their own derive theirs
+  const runSeed = options.server.seed;
   const clients: FedGenGMMClient[] = [];
   try {
     clientData.forEach((data, c) => {
       const opts = Array.isArray(options.client) ? options.client[c] ?? {} : options.client ?? {};
-      clients.push(new FedGenGMMClient(String(c), data, opts));
+      const id = String(c);
+      const seed = opts.seed ?? (runSeed === undefined ? undefined : clientSeed(runSeed, id));
+      clients.push(new FedGenGMMClient(id, data, { ...opts, seed }));
     });
     const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding }), policy);
     const { model: agg, ...federation } = run;

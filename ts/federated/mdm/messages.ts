@@ -219,6 +219,16 @@ export function readEvaluate(q: EvaluateRequest, maxCells = MDM_MAX_CELLS): Diri
 
 // What the aggregator checks in each client's contribution: the structure an
 // honest client's terms have, so that one faulty client cannot move the sums.
+// Honest contributions cannot fail these checks: each is an identity the
+// terms satisfy by construction (E^i a single 1 or omega^i's column, P^i a
+// normalized histogram, Q^i its square computed the same way) or an
+// inequality they satisfy exactly (the digamma difference grows with the
+// count, c_j <= n, clipping only scales down; the log-likelihood bound of
+// StatsBounds), given a relative slack of 1e-9 for rounding, far above the
+// few 1e-15 by which the client's and the aggregator's evaluations of the
+// same digamma differences and sums can differ. On real data under every
+// partition of issue 23 they exclude no one (test/honest-federations.test.ts,
+// scripts/honest-federations.mjs).
 
 /**
  * An 'mdm/init-stats' payload: E^i a single 1, P^i a normalized histogram in
@@ -598,7 +608,9 @@ export function readEvaluation(o: EvaluationReply, floors: readonly number[], us
   return { logLikelihood: ll, counted: Float64Array.of(counted) };
 }
 
-// What the server checks in the aggregate.
+// What the server checks in the aggregate (exact sums of honest contributions
+// are consistent by construction: every omega^i sums to 1, E^i's row to
+// omega^i, nothing negative; up to the same rounding slack).
 
 /**
  * An 'mdm/aggregate' payload of kind `of` for the shape `s` (and `models`
