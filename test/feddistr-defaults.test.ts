@@ -41,7 +41,7 @@ import {
 import { loadFashionMnist } from '../ts/node.js';
 import { feddistrConfig, feddistrOptions } from '../ts/cli/feddistr.js';
 import { parseOptions } from '../ts/cli/args.js';
-import { effectiveParameters, shrinkageIntensity, shrinkInPlace, type Shrinkage } from '../ts/federated/feddistr/covariance.js';
+import { effectiveParameters, shrinkageIntensity, shrinkInPlace } from '../ts/federated/feddistr/covariance.js';
 import { DESCRIBE } from '../ts/federated/feddistr/messages.js';
 import { message } from '../ts/federated/messages/envelope.js';
 import { samplingNoise } from '../ts/federated/feddistr/server.js';
