@@ -253,6 +253,27 @@ test('a declared feature range: honest uploads inside give the same model; means
   expect(() => new FedGenGMMServer({ nComponents: 3, nFeatures: 2, featureRange: [1, 1] })).toThrow(/min must be below max/);
 });
 
+test("a declared range's variance bound: honest rows at the range's two ends (Popoviciu's extreme) pass at the defaults; a client regularizing more than the server is refused before the run", () => {
+  // every client: half its rows at 0, half at 1, in both features, so one component's variances are the bound (max - min)^2 / 4 itself
+  const ends = [0, 1, 2, 3].map((c) => fedmix.Matrix.fromRows(Array.from({ length: 40 + 4 * c }, (_, i) => [i % 2, (i >> 1) % 2])));
+  const r = fedGenGMM(ends, { client: { kMin: 1, kMax: 1 }, server: { nComponents: 1, seed: 3, featureRange: [0, 1] }, keepLocalModels: true });
+  expect(r.excluded).toEqual([]);
+  // every client uploaded variances at the bound, 0.25 + regCovar up to rounding; the global fit re-estimates them from synthetic rows
+  for (const l of r.localModels) {
+    for (const v of l.model.covariances) expect(Math.abs(v - 0.25 - 1e-6)).toBeLessThan(1e-12);
+    l.model.dispose();
+  }
+  expect(Array.from(r.model.covariances).every((v) => v > 0.2 && v < 0.3)).toBe(true);
+  r.model.dispose();
+  expect(() => fedGenGMM(ends, { client: { regCovar: 1e-3 }, server: { nComponents: 1, seed: 3, featureRange: [0, 1] } })).toThrow(
+    /options.client.regCovar is 0.001, above server.regCovar 0.000001: with a featureRange/,
+  );
+  // without a declared range the clients' regCovar is theirs
+  const free = fedGenGMM(ends, { client: { kMin: 1, kMax: 1, regCovar: 1e-3 }, server: { nComponents: 1, seed: 3 } });
+  expect(free.excluded).toEqual([]);
+  free.model.dispose();
+});
+
 test('the synthetic set is capped: maxSyntheticRows bounds H x sum K_c, each component keeping at least one row', () => {
   const roles = clients.map((x, c) => new FedGenGMMClient(String(c), x, { kMin: 2, kMax: 2, seed: 1 }));
   const server = new FedGenGMMServer({ nComponents: 3, seed: 9, nFeatures: 2, maxSyntheticRows: 500 });

@@ -72,6 +72,19 @@ export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGM
   const nGiven = options.server.nFeatures;
   const nFeatures = clientFeatures('clientData', clientData, { expected: nGiven === undefined ? undefined : { nFeatures: nGiven, what: 'server.nFeatures' } });
   const server = new FedGenGMMServer({ ...options.server, nFeatures });
+  // a declared range bounds variances by the server's regCovar: a client regularizing more would be refused for it, honestly
+  if (options.server.featureRange !== undefined) {
+    const serverReg = options.server.regCovar ?? 1e-6;
+    const clientOptions = Array.isArray(options.client) ? options.client : clientData.map(() => options.client as FedGenGMMClientOptions | undefined);
+    clientOptions.forEach((c, i) => {
+      const reg = c?.regCovar ?? 1e-6;
+      if (reg > serverReg) {
+        throw new InvalidParameterError(
+          `options.client${Array.isArray(options.client) ? `[${i}]` : ''}.regCovar is ${reg}, above server.regCovar ${serverReg}: with a featureRange the server bounds each variance by (max - min)^2 / 4 + its regCovar, so give the server at least the clients' regCovar`,
+        );
+      }
+    });
+  }
   // checked by the server: the run's seed, from which clients without their own derive theirs
   const runSeed = options.server.seed;
   const clients: FedGenGMMClient[] = [];

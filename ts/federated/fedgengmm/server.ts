@@ -50,7 +50,9 @@ export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
   /**
    * [min, max] of the features, numbers or one per feature: a promise that
    * every client's rows lie inside, against which each upload is checked
-   * (component means inside, variances at most (max - min)^2 / 4 + regCovar).
+   * (component means inside, variances at most (max - min)^2 / 4 + regCovar,
+   * the server's regCovar: clients must not fit with a larger one, or their
+   * honest variances may pass the bound; fedGenGMM refuses that before the run).
    */
   featureRange?: [number | ArrayLike<number>, number | ArrayLike<number>];
   /**
