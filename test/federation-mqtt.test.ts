@@ -51,6 +51,7 @@ import {
 } from '../ts/index.js';
 import { csvToMatrix, parseCsv } from '../ts/data/csv.js';
 import { makeClient, matrixData, type AlgorithmName, type ClientSpec } from '../ts/federated/algorithms.js';
+import { clientSeed } from '../ts/random.js';
 import { startBroker, type RunningBroker } from '../ts/federated/transport/broker.js';
 import { startMosquitto } from '../ts/federated/transport/mosquitto.js';
 import { SERVER_USER } from '../ts/federated/serve.js';
@@ -97,6 +98,7 @@ const CENTERS = [
 
 /** The clients of one algorithm's run: CSV files written to `dir`, specs parsed from the same text. */
 function plan(algorithm: AlgorithmName, n: number, tag: string): Planned[] {
+  // `fedmix client --seed i --id <id>` seeds its role with clientSeed(i, id), so that no two clients of a run share a stream
   return Array.from({ length: n }, (_, i) => {
     const id = `${tag}${i}`;
     if (algorithm === 'mdm') {
@@ -104,7 +106,7 @@ function plan(algorithm: AlgorithmName, n: number, tag: string): Planned[] {
       const size = 10 + (next() % 20);
       const counts = [0, 0, 0];
       for (let t = 0; t < size; t++) counts[i % 2 === 0 ? (next() % 10 < 7 ? 0 : 1 + (next() % 2)) : next() % 3 === 0 ? 0 : 2]! += 1;
-      return { spec: { algorithm, id, data: { data: Float64Array.from(counts), nRows: 1, nCols: 3 }, options: { seed: i } }, args: ['--counts', counts.join(','), '--seed', String(i)] };
+      return { spec: { algorithm, id, data: { data: Float64Array.from(counts), nRows: 1, nCols: 3 }, options: { seed: clientSeed(i, id) } }, args: ['--counts', counts.join(','), '--seed', String(i)] };
     }
     const centers = algorithm === 'fedgem' ? [CENTERS[i % 4]!, CENTERS[(i + 1) % 4]!] : [CENTERS[i % 4]!, CENTERS[(i + 2) % 4]!, CENTERS[(i + 3) % 4]!];
     const text = csvOf(algorithm === 'fedgem' ? 80 : 120, centers, 7 + i);
@@ -116,19 +118,19 @@ function plan(algorithm: AlgorithmName, n: number, tag: string): Planned[] {
       case 'dem':
         return { spec: base, args: ['--data', file, '--drop', 'label'] };
       case 'fedgengmm':
-        return { spec: { ...base, options: { kMin: 1, kMax: 3, covarianceType: 'diag', seed: i } }, args: ['--data', file, '--drop', 'label', '--k-range', '1..3', '--seed', String(i)] };
+        return { spec: { ...base, options: { kMin: 1, kMax: 3, covarianceType: 'diag', seed: clientSeed(i, id) } }, args: ['--data', file, '--drop', 'label', '--k-range', '1..3', '--seed', String(i)] };
       case 'fedavg':
       case 'fedprox':
       case 'scaffold':
       case 'feddistr': {
         // a classifier (FedDistr: the task labels): the label column gives the classes
         const labels = Int32Array.from(parseCsv(text).columns[2]!, Number);
-        return { spec: { ...base, labels, options: { seed: i } }, args: ['--data', file, '--label', 'label', '--seed', String(i)] };
+        return { spec: { ...base, labels, options: { seed: clientSeed(i, id) } }, args: ['--data', file, '--label', 'label', '--seed', String(i)] };
       }
       case 'communities':
         return { spec: { ...base, options: { detector: { kind: 'gmm', contamination: 0.1 } } }, args: ['--data', file, '--drop', 'label', '--detector', 'gmm', '--contamination', '0.1'] };
       default:
-        return { spec: { ...base, options: { nComponents: 2, localSteps: 1, seed: i } }, args: ['--data', file, '--drop', 'label', '--components', '2', '--seed', String(i)] };
+        return { spec: { ...base, options: { nComponents: 2, localSteps: 1, seed: clientSeed(i, id) } }, args: ['--data', file, '--drop', 'label', '--components', '2', '--seed', String(i)] };
     }
   });
 }

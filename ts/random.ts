@@ -5,7 +5,7 @@
  * build (see DESIGN.md, Randomness).
  */
 import { Matrix } from './data/matrix.js';
-import { InvalidParameterError } from './errors.js';
+import { formatValue, InvalidParameterError } from './errors.js';
 import { wasm } from './wasm/loader.js';
 import { OwnedHandle, withScope, type HandleLabel, type Scope } from './wasm/memory.js';
 import { LIMITS, requireInteger, requirePositive, requireVector, seedParts } from './validate.js';
@@ -233,6 +233,7 @@ export function idHash(id: string): number {
  */
 export function clientSeed(seed: number, id: string): number {
   const s = requireInteger('seed', seed, 0);
+  if (typeof id !== 'string') throw new InvalidParameterError(`a client id must be a string, got ${formatValue(id)}`);
   const h = mixBits(s >>> 0) ^ mixBits(Math.floor(s / 2 ** 32) + 0x9e3779b9);
-  return mixBits(h ^ idHash(String(id)));
+  return mixBits(h ^ idHash(id));
 }

@@ -31,3 +31,12 @@ export declare const ALGORITHMS: Record<string, { variants: Record<string, unkno
 export declare function cells(options?: { algorithms?: string[]; datasets?: string[]; partitions?: string[]; seeds?: number[] }): Cell[];
 export declare function runCell(f: unknown, cell: Cell): CellResult;
 export declare function summarize(results: CellResult[]): Array<{ algorithm: string; cells: number; notApplicable: number; refusedByCheck: number; cannotTakePart: number; errors: number; gaps: number[] }>;
+export interface MatrixDataset {
+  X: { nRows: number; nCols: number; selectRows(rows: ArrayLike<number>): unknown };
+  labels: Int32Array;
+  testX: unknown;
+  testLabels: Int32Array;
+  nClasses: number;
+}
+export declare function dataset(f: unknown, name: string): MatrixDataset;
+export declare function deal(f: unknown, data: MatrixDataset, scheme: string, clients: number, seed: number): Int32Array[];

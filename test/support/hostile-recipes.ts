@@ -275,6 +275,7 @@ export const RECIPES: Record<string, Recipe> = {
   // the loader
   init: fn(f.init, () => [{ backend: 'auto', features: ['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment'] }]),
   backendInfo: fn(f.backendInfo, () => []),
+  clientSeed: fn(f.clientSeed, () => [7, 'client-3']),
 
   // errors: anything as a message
   FedmixError: cls(f.FedmixError, () => ['INVALID_DATA', 'a message']),
@@ -711,18 +712,18 @@ export const RECIPES: Record<string, Recipe> = {
   fedAvg: fn(f.fedAvg, () => [clientsOf().map((X) => ({ X })), { ...fedavgOptions(), seed: 1 }]),
   FedAvgClient: cls(f.FedAvgClient, () => ['0', X(), { seed: 1 }], {
     methods: { respond: (self) => [requestFor(fedavgServer, self)], dispose: () => [] },
-    internal: ['train', 'correction', 'networkFor', 'release'],
+    internal: ['train', 'correction', 'networkFor', 'release', 'splitFor', 'releaseSplit'],
   }),
   FedAvgServer: fedavgFamily((o) => new f.FedAvgServer(o)),
   fedDistr: fn(f.fedDistr, () => [clientsOf().map((X, i) => ({ X, labels: Int32Array.from({ length: X.nRows }, (_, j) => j % 2), subclasses: Array.from({ length: X.nRows }, (_, j) => (j % 2) + 2 * i) })), { kMax: 2, seed: 1, cost: 'wasserstein', covariance: 'diagonal', merge: 'dominant', privacy: { clip: 10, epsilon: 1, delta: 1e-5 }, noiseSeed: 1 }]),
-  FedDistrClient: cls(f.FedDistrClient, () => ['0', X(), { labels: labels(), regCovar: 1e-6, privacy: { clip: 10, epsilon: 1, delta: 1e-5 }, seed: 1 }], {
+  FedDistrClient: cls(f.FedDistrClient, () => ['0', X(), { labels: labels(), privacy: { clip: 10, epsilon: 1, delta: 1e-5 }, seed: 1 }], {
     methods: { respond: (self) => [requestFor(feddistrServer, self)], dispose: () => [] },
-    internal: ['describe', 'cluster', 'moments'],
+    internal: ['describe', 'cluster', 'bic', 'estimate'],
   }),
   FedDistrServer: {
     call: (...a) => new f.FedDistrServer(...(a as [never])),
     make: () => withRound(feddistrServer, feddistrClients),
-    args: () => [{ dimension: 2, kMin: 1, kMax: 2, covariance: 'full', clustering: 'gmm', criterion: 'bic', cost: 'bhattacharyya', threshold: 0.5, merge: 'weighted', seed: 1 }],
+    args: () => [{ dimension: 2, kMin: 1, kMax: 2, covariance: 'full', clustering: 'gmm', criterion: 'bic', cost: 'bhattacharyya', threshold: 0.5, merge: 'weighted', shrinkage: 'oas', regCovar: 1e-6, seed: 1 }],
     methods: (({ dispose: _, ...m }) => m)(serverMethods()),
     internal: ['consolidate'],
   },
@@ -730,7 +731,7 @@ export const RECIPES: Record<string, Recipe> = {
   bhattacharyya: fn(f.bhattacharyya, () => [{ mean: Float64Array.of(0, 1), covariance: Float64Array.of(1, 2) }, { mean: Float64Array.of(1, 1), covariance: Float64Array.of(2, 1) }, 'diagonal']),
   BaseDistributionClassifier: cls(f.BaseDistributionClassifier, () => [gaussianBases(), { covariance: 'full', encoder: 'identity' }], {
     methods: { predict: () => [X()], predictProba: () => [X()], score: () => [X(), labels()] },
-    internal: ['encode', 'logDensity', 'logJoint'],
+    internal: ['encode', 'logJoint'],
   }),
   sampleBaseDistributions: fn(f.sampleBaseDistributions, () => [gaussianBases(), { n: 10, seed: 1, covariance: 'full' }]),
   runFedDistrExperiment: fn(f.runFedDistrExperiment, () => [

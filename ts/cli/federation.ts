@@ -16,6 +16,7 @@ import { Matrix } from '../data/matrix.js';
 import { InvalidDataError, InvalidParameterError } from '../errors.js';
 import { ALGORITHMS, makeClient, matrixData, resultJson, type AlgorithmName, type ClientSpec } from '../federated/algorithms.js';
 import { DEM_INITS } from '../federated/dem/server.js';
+import { DEFAULT_EPOCHS, DEFAULT_OPTIMIZER } from '../federated/fedavg/server.js';
 import { PHI_GRID } from '../federated/fedgem/server.js';
 import { DEFAULT_CLIENT_K_RANGE } from '../federated/fedgengmm/client.js';
 import { SERVER_STEPS } from '../federated/fedgengmm/server.js';
@@ -66,10 +67,10 @@ export const serverOptions: Record<string, OptionSpec> = {
   activation: { type: 'string', default: 'relu', choices: ['relu', 'sigmoid', 'tanh', 'identity'], help: 'fedavg, fedprox, scaffold: hidden activation' },
   loss: { type: 'string', default: 'mse', choices: ['mse', 'bce', 'softmax-cross-entropy'], help: 'fedavg, fedprox, scaffold: mse or bce (an autoencoder: rows are their own targets) or softmax-cross-entropy (a classifier: clients give --label)' },
   'output-activation': { type: 'string', help: 'fedavg, fedprox, scaffold: output activation (default: sigmoid, or softmax with softmax-cross-entropy)' },
-  epochs: { type: 'int', default: 1, help: 'fedavg, fedprox, scaffold: local epochs E per round' },
+  epochs: { type: 'int', default: DEFAULT_EPOCHS, help: 'fedavg, fedprox, scaffold: local epochs E per round' },
   'batch-size': { type: 'int', default: 32, help: 'fedavg, fedprox, scaffold: local batch size B' },
-  optimizer: { type: 'string', default: 'sgd', choices: ['sgd', 'adam'], help: 'fedavg, fedprox: the local optimizer (scaffold: sgd)' },
-  'learning-rate': { type: 'number', default: 0.01, help: 'fedavg, fedprox, scaffold: the local learning rate' },
+  optimizer: { type: 'string', choices: ['sgd', 'adam'], help: 'fedavg, fedprox: the local optimizer (default adam; scaffold: sgd only)' },
+  'learning-rate': { type: 'number', help: "fedavg, fedprox, scaffold: the local learning rate (default: adam's 0.01, sgd's 0.3)" },
   mu: { type: 'number', help: "fedprox: the proximal weight mu (required)" },
   'server-learning-rate': { type: 'number', default: 1, help: "scaffold: the server's step eta_g" },
   phi: { type: 'string', default: '1', help: 'fedgem: the final-radius hyperparameter, a comma-separated list, or "tune"' },
@@ -175,7 +176,10 @@ export function serverRoleOptions(a: AlgorithmName, o: Options): Record<string, 
       const sizes = list(required(o, 'layers'))!.map(Number);
       const loss = o.loss as string;
       const network = { sizes, activation: o.activation, outputActivation: o['output-activation'] ?? (loss === 'softmax-cross-entropy' ? 'softmax' : 'sigmoid'), loss, seed };
-      const common = { network, rounds: o.rounds, epochs: o.epochs, batchSize: o['batch-size'], optimizer: { name: o.optimizer, learningRate: o['learning-rate'] } };
+      // the algorithm's default optimizer, with the name or learning rate given
+      const name = (o.optimizer as 'sgd' | 'adam' | undefined) ?? DEFAULT_OPTIMIZER[a].name;
+      const learningRate = (o['learning-rate'] as number | undefined) ?? (name === DEFAULT_OPTIMIZER[a].name ? DEFAULT_OPTIMIZER[a].learningRate : name === 'adam' ? DEFAULT_OPTIMIZER.fedavg.learningRate : DEFAULT_OPTIMIZER.scaffold.learningRate);
+      const common = { network, rounds: o.rounds, epochs: o.epochs, batchSize: o['batch-size'], optimizer: { name, learningRate } };
       if (a === 'fedprox') return { ...common, mu: required(o, 'mu') };
       if (a === 'scaffold') return { ...common, serverLearningRate: o['server-learning-rate'] };
       return common;

@@ -58,7 +58,8 @@ export function clientFeatures(name: string, data: readonly MatrixLike[], option
   const who = (i: number) => `${idOf(i)} (${name}[${i}])`;
   // an expected dimension that is not a count is the server's to refuse, with its own message
   const n = options.expected?.nFeatures;
-  const expected = options.expected && Number.isInteger(n) && n! >= 1 && n! <= LIMITS.features ? options.expected : undefined;
+  if (options.expected && !(Number.isInteger(n) && n! >= 1 && n! <= LIMITS.features)) return n as number;
+  const expected = options.expected;
   /** the column count of each client with rows; a first readable one without rows, and a first unreadable one */
   const columns: { i: number; d: number }[] = [];
   let rowless: number | undefined;

@@ -15,6 +15,7 @@
  *                                accepts the partner: |in_ji - in_ii| <= q;
  *                                nothing else (no shares, no scores)
  */
+import { MAX_LAYERS } from '../messages/network.js';
 import { InvalidMessageError } from '../../errors.js';
 import { DETECTOR_KINDS, type LocalDetectorJSON } from '../../models/detectors.js';
 import { ACTIVATIONS } from '../../models/network.js';
@@ -28,8 +29,6 @@ import { defineProtocol } from '../runtime/roles.js';
 
 /** Most partners one client is sent in a round (a federation of more clients uses the sampled variant). */
 export const MAX_PARTNERS = 4096;
-/** Most layers an autoencoder detector may declare on the wire. */
-const MAX_LAYERS = 64;
 
 export const DETECTOR_SCHEMA = record({
   format: literal('fedmix.LocalDetector'),

@@ -13,6 +13,7 @@
  *   the end:     every client present receives the final parameters.
  */
 export { FedAvgClient, localEpochSeed, type FedAvgClientOptions } from './client.js';
-export { FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgAlgorithm, type FedAvgServerOptions, type FedProxServerOptions, type ScaffoldServerOptions, type FedAvgOutcome, type FedAvgRound } from './server.js';
+export { DEFAULT_EPOCHS, DEFAULT_OPTIMIZER, FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgAlgorithm, type FedAvgServerOptions, type FedProxServerOptions, type ScaffoldServerOptions, type FedAvgOutcome, type FedAvgRound } from './server.js';
+export { type EarlyStoppingOptions } from '../../models/early-stopping.js';
 export { fedAvg, type FedAvgClientData, type FedAvgOptions, type FedAvgResult } from './run.js';
 export { FEDAVG_PROTOCOL, TRAIN as FEDAVG_TRAIN, UPDATE as FEDAVG_UPDATE, RESULT as FEDAVG_RESULT } from './messages.js';

@@ -21,23 +21,12 @@ import { EARLY_STOPPING_MONITORS } from '../../models/early-stopping.js';
 import { LIMITS } from '../../validate.js';
 import { lengthIs } from '../messages/checks.js';
 import type { Message } from '../messages/envelope.js';
-import { defineMessage, f32Array, finiteNumber, flag, listOf, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
+import { NETWORK_FIELDS } from '../messages/network.js';
+import { defineMessage, f32Array, finiteNumber, flag, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
 import { defineProtocol } from '../runtime/roles.js';
 
 /** Most rows a client may claim: counts weigh the average, so one claim cannot be unbounded. */
 export const MAX_SAMPLES = 2 ** 48;
-/** Most layers a network may declare on the wire, and the widest layer (the network itself checks its size against memory). */
-export const MAX_LAYERS = 64;
-export const MAX_LAYER_WIDTH = 2 ** 20;
-
-/** A network's description on the wire (its Network spec without init or seed): FedDistr's encoder message reuses these fields. */
-export const NETWORK_FIELDS = {
-  sizes: listOf(wholeNumber(1, MAX_LAYER_WIDTH), MAX_LAYERS + 1),
-  activation: oneOf(['relu', 'sigmoid', 'tanh', 'identity'] as const),
-  outputActivation: oneOf(['relu', 'sigmoid', 'tanh', 'identity', 'softmax'] as const),
-  loss: oneOf(['mse', 'bce', 'softmax-cross-entropy'] as const),
-};
-
 const network = record(NETWORK_FIELDS);
 
 const optimizer = record({

@@ -38,8 +38,8 @@
 import { InvalidParameterError } from '../../errors.js';
 import type { CovarianceKind } from './gaussian.js';
 
-export const SHRINKAGES = ['oas', 'ledoit-wolf', 'none'] as const;
-export type Shrinkage = (typeof SHRINKAGES)[number];
+export type Shrinkage = 'oas' | 'ledoit-wolf' | 'none';
+export const SHRINKAGES: readonly Shrinkage[] = ['oas', 'ledoit-wolf', 'none'];
 
 /**
  * The shrinkage intensity rho in [0, 1] for the covariance S (d x d row-major,

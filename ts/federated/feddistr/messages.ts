@@ -17,7 +17,7 @@
  *                                   the encoder's space
  *   server -> client  CONSOLIDATED  the consolidated base distributions (no reply)
  */
-import { MAX_LAYERS, NETWORK_FIELDS } from '../fedavg/messages.js';
+import { MAX_LAYERS, NETWORK_FIELDS } from '../messages/network.js';
 import { InvalidMessageError } from '../../errors.js';
 import { LIMITS } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
