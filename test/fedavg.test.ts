@@ -327,3 +327,18 @@ describe('the defaults train (issue 23): 10 clients of satellite.csv, min-max sc
     }
   }, 60_000);
 });
+
+test("a client whose local training diverges says why (SCAFFOLD's plain SGD on shuttle.csv's raw features, up to 12,169), and is excluded with that reason", async () => {
+  const f = await import('../ts/index.js');
+  const run = (name: string) => {
+    const data = dataset(f, name);
+    const parts = deal(f, data, 'iid', 3, 1);
+    const network = { sizes: [data.X.nCols, 8, data.nClasses], activation: 'relu', outputActivation: 'softmax', loss: 'softmax-cross-entropy', seed: 1 } as const;
+    return fedAvg(parts.map((rows) => ({ X: data.X.selectRows(rows) as Matrix, labels: Int32Array.from(rows, (i) => data.labels[i]!) })), { algorithm: 'scaffold', network, seed: 1, rounds: 2, maxExcludedShare: 1 });
+  };
+  const raw = run('shuttle-raw');
+  expect(raw.excluded.length).toBeGreaterThan(0);
+  for (const e of raw.excluded) expect(e.reason).toMatch(/local training diverged in round \d+ \(parameters not finite after \d+ epoch\(s\) of sgd at learning rate 0\.3\): put the features on a common scale/);
+  // the same rows min-max scaled train at the same defaults
+  expect(run('shuttle').excluded).toEqual([]);
+}, 60_000);

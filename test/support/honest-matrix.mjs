@@ -165,6 +165,19 @@ function clustersHeld(labels, rows, min) {
   return Math.max(1, [...counts.values()].filter((c) => c >= min).length);
 }
 
+/** A federated mixture's result (`r.model`, disposed here) scored against a GaussianMixture fitted on the same rows. */
+function againstCentralMixture(f, data, parts, r, centralOptions) {
+  const central = new f.GaussianMixture(centralOptions);
+  try {
+    const used = f.Matrix.vstack(parts.map((rows) => data.X.selectRows(rows)));
+    central.fit(used);
+    return { excluded: r.excluded, failures: r.federation.failures, metric: 'mean log-likelihood', higherIsBetter: true, federated: r.model.score(used), central: central.score(used) };
+  } finally {
+    r.model.dispose();
+    central.dispose();
+  }
+}
+
 /**
  * Each algorithm: the variants that change its maths, and how one cell runs.
  * run() returns { excluded, metric, higherIsBetter, federated, central } and
@@ -178,15 +191,7 @@ export const ALGORITHMS = {
       const k = Math.min(data.nClasses, 10);
       const options = v.featureRange === 'data' ? { ...v, featureRange: data.range } : v;
       const r = f.distributedEM(parts.map((rows) => data.X.selectRows(rows)), { nComponents: k, seed, ...options });
-      const central = new f.GaussianMixture({ nComponents: k, covarianceType: v.covarianceType, seed });
-      try {
-        const used = f.Matrix.vstack(parts.map((rows) => data.X.selectRows(rows)));
-        central.fit(used);
-        return { excluded: r.excluded, failures: r.federation.failures, metric: 'mean log-likelihood', higherIsBetter: true, federated: r.model.score(used), central: central.score(used) };
-      } finally {
-        r.model.dispose();
-        central.dispose();
-      }
+      return againstCentralMixture(f, data, parts, r, { nComponents: k, covarianceType: v.covarianceType, seed });
     },
   },
   fedgengmm: {
@@ -194,15 +199,7 @@ export const ALGORITHMS = {
     run(f, data, parts, v, seed) {
       const k = Math.min(data.nClasses, 10);
       const r = f.fedGenGMM(parts.map((rows) => data.X.selectRows(rows)), { client: { covarianceType: v.covarianceType }, server: { nComponents: k, covarianceType: v.covarianceType, serverStep: v.serverStep, seed } });
-      const central = new f.GaussianMixture({ nComponents: k, covarianceType: v.covarianceType, seed });
-      try {
-        const used = f.Matrix.vstack(parts.map((rows) => data.X.selectRows(rows)));
-        central.fit(used);
-        return { excluded: r.excluded, failures: r.federation.failures, metric: 'mean log-likelihood', higherIsBetter: true, federated: r.model.score(used), central: central.score(used) };
-      } finally {
-        r.model.dispose();
-        central.dispose();
-      }
+      return againstCentralMixture(f, data, parts, r, { nComponents: k, covarianceType: v.covarianceType, seed });
     },
   },
   fedgem: {

@@ -13,7 +13,7 @@
  * steps. The same client answers all three: the request says which.
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
-import { InvalidDataError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { InvalidDataError, InvalidMessageError, InvalidParameterError, NumericalError } from '../../errors.js';
 import { EarlyStopper, errorSeparation, heldOutSplit } from '../../models/early-stopping.js';
 import { Network, type NetworkSpec, type OptimizerSpec, type TrainingSet } from '../../models/network.js';
 import { idHash, mixBits as mix } from '../../random.js';
@@ -141,6 +141,12 @@ export class FedAvgClient implements ClientRole {
       opt.dispose();
     }
     const y = stopper ? stopper.parameters! : net.getParameters();
+    // said here, with its cause, rather than as a message the wire refuses for its NaN
+    if (!y.every(Number.isFinite)) {
+      throw new NumericalError(
+        `local training diverged in round ${round} (parameters not finite after ${epochs} epoch(s) of ${p.optimizer.name} at learning rate ${p.optimizer.learningRate}): put the features on a common scale (MinMaxScaler, StandardScaler) or lower the learning rate`,
+      );
+    }
     let controlDelta: Float32Array | undefined;
     if (scaffold) {
       // option II: c_i+ = c_i - c + (x - y) / (K lr)
