@@ -57,6 +57,21 @@ console.log('|---|---|---|---|---|---|---|---|---|');
 for (const s of summary) {
   console.log(`| ${s.algorithm} | ${s.cells} | ${s.notApplicable} | ${s.refusedByCheck} | ${s.cannotTakePart} | ${s.errors} | ${fmt(quantile(s.gaps, 0.5))} | ${fmt(quantile(s.gaps, 0.9))} | ${fmt(Math.max(...s.gaps))} |`);
 }
+// each variant's gaps apart (a method's bound is stated per variant where they differ), and the scores that were not finite
+console.log('\n| algorithm | variant | cells with a gap | gap median | gap 90% | gap max | federated score not finite |');
+console.log('|---|---|---|---|---|---|---|');
+const byVariant = new Map();
+for (const r of results) {
+  if (r.error || r.notApplicable) continue;
+  const key = `${r.algorithm} | ${JSON.stringify(r.variant).replace(/"/g, '')}`;
+  if (!byVariant.has(key)) byVariant.set(key, { gaps: [], infinite: 0 });
+  const v = byVariant.get(key);
+  if (Number.isFinite(r.gap)) v.gaps.push(r.gap);
+  else v.infinite += 1;
+}
+for (const [key, v] of byVariant) {
+  console.log(`| ${key} | ${v.gaps.length} | ${fmt(quantile(v.gaps, 0.5))} | ${fmt(quantile(v.gaps, 0.9))} | ${v.gaps.length ? fmt(Math.max(...v.gaps)) : '-'} | ${v.infinite} |`);
+}
 console.log(`\n${results.length} cells in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 if (o.json) writeFileSync(o.json, JSON.stringify({ results, summary }, null, 1));
 const bad = results.some((r) => r.error || r.excluded.some((e) => e.kind === 'refused-by-check'));
