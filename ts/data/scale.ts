@@ -32,11 +32,6 @@ const SCALER_KEYS = ['format', 'version', 'nFeatures', 'offset', 'factor'] as co
 /** The smallest normal double, 2^-1022. */
 const MIN_NORMAL = 2 ** -1022;
 
-function scalerToJSON<F extends 'fedmix.StandardScaler' | 'fedmix.MinMaxScaler'>(format: F, p: Affine | undefined, name: string): ScalerJSON<F> {
-  if (!p) throw new NotFittedError(`${name} is not fitted; call fit(X) first`);
-  return { format, version: 1, nFeatures: p.offset.length, offset: Array.from(p.offset), factor: Array.from(p.scale) };
-}
-
 function scalerFromJSON<F extends 'fedmix.StandardScaler' | 'fedmix.MinMaxScaler'>(json: unknown, format: F): Affine {
   const j = readSavedJSON<ScalerJSON<F>>(json, format, SCALER_KEYS);
   const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.values);
@@ -87,12 +82,53 @@ function finiteColumns(x: Matrix, name: string): void {
   }
 }
 
-export class StandardScaler {
+/**
+ * What both scalers share: a fitted affine map per feature, x -> (x - offset) * factor, applied,
+ * inverted and saved alike. Each scaler computes its offset and factor in fit().
+ */
+export abstract class AffineScaler<F extends 'fedmix.StandardScaler' | 'fedmix.MinMaxScaler'> {
+  /** the fitted parameters, undefined until fit() */
+  protected params: Affine | undefined;
+
+  protected constructor(
+    /** the saved file's format */
+    private readonly format: F,
+    /** the class's name, for messages */
+    private readonly kind: string,
+  ) {}
+
+  /** Fits the scaler on the rows of X (finite values, at least one row). */
+  abstract fit(X: MatrixLike): this;
+
+  transform(X: MatrixLike): Matrix {
+    return affine(X, this.params, this.kind);
+  }
+
+  /** Back to the original units: x / factor + offset (scikit-learn's inverse_transform). */
+  inverseTransform(X: MatrixLike): Matrix {
+    return inverseAffine(X, this.params, this.kind);
+  }
+
+  toJSON(): ScalerJSON<F> {
+    const p = this.params;
+    if (!p) throw new NotFittedError(`${this.kind} is not fitted; call fit(X) first`);
+    return { format: this.format, version: 1, nFeatures: p.offset.length, offset: Array.from(p.offset), factor: Array.from(p.scale) };
+  }
+
+  fitTransform(X: MatrixLike): Matrix {
+    return this.fit(X).transform(X);
+  }
+}
+
+/** Zero mean and unit (population) variance per feature; a constant feature is shifted only. */
+export class StandardScaler extends AffineScaler<'fedmix.StandardScaler'> {
   static {
     keepClassName(this, 'StandardScaler');
   }
 
-  private params: Affine | undefined;
+  constructor() {
+    super('fedmix.StandardScaler', 'StandardScaler');
+  }
 
   fit(X: MatrixLike): this {
     const x = Matrix.from(X);
@@ -114,79 +150,47 @@ export class StandardScaler {
     return this;
   }
 
-  transform(X: MatrixLike): Matrix {
-    return affine(X, this.params, 'StandardScaler');
-  }
-
-  /** Back to the original units: x * standard deviation + mean (scikit-learn's inverse_transform). */
-  inverseTransform(X: MatrixLike): Matrix {
-    return inverseAffine(X, this.params, 'StandardScaler');
-  }
-
-  toJSON(): StandardScalerJSON {
-    return scalerToJSON('fedmix.StandardScaler', this.params, 'StandardScaler');
-  }
-
   /** Rebuilds a scaler saved with toJSON() (the object or its text). */
   static fromJSON(json: StandardScalerJSON | string): StandardScaler {
     const s = new StandardScaler();
     s.params = scalerFromJSON(json, 'fedmix.StandardScaler');
     return s;
   }
-
-  fitTransform(X: MatrixLike): Matrix {
-    return this.fit(X).transform(X);
-  }
 }
 
-export class MinMaxScaler {
+/** Each feature to [0, 1] by its minimum and maximum; a constant feature is shifted only. */
+export class MinMaxScaler extends AffineScaler<'fedmix.MinMaxScaler'> {
   static {
     keepClassName(this, 'MinMaxScaler');
   }
 
-  private range: Affine | undefined;
+  constructor() {
+    super('fedmix.MinMaxScaler', 'MinMaxScaler');
+  }
 
   fit(X: MatrixLike): this {
     const x = Matrix.from(X);
-    if (x.nRows === 0) throw new InvalidDataError('MinMaxScaler needs at least one row');
+    finiteColumns(x, 'MinMaxScaler');
     const min = new Float64Array(x.nCols);
     const scale = new Float64Array(x.nCols);
     for (let j = 0; j < x.nCols; j++) {
       let lo = Infinity;
       let hi = -Infinity;
       for (const v of x.column(j)) {
-        if (!Number.isFinite(v)) throw new InvalidDataError(`column ${j} contains ${v}; MinMaxScaler needs finite values`);
         if (v < lo) lo = v;
         if (v > hi) hi = v;
       }
       min[j] = lo;
       scale[j] = hi > lo ? 1 / (hi - lo) : 1;
     }
-    this.range = { offset: min, scale };
+    this.params = { offset: min, scale };
     return this;
-  }
-
-  transform(X: MatrixLike): Matrix {
-    return affine(X, this.range, 'MinMaxScaler');
-  }
-
-  /** Back to the original units: x * (max - min) + min (scikit-learn's inverse_transform). */
-  inverseTransform(X: MatrixLike): Matrix {
-    return inverseAffine(X, this.range, 'MinMaxScaler');
-  }
-
-  toJSON(): MinMaxScalerJSON {
-    return scalerToJSON('fedmix.MinMaxScaler', this.range, 'MinMaxScaler');
   }
 
   /** Rebuilds a scaler saved with toJSON() (the object or its text). */
   static fromJSON(json: MinMaxScalerJSON | string): MinMaxScaler {
     const s = new MinMaxScaler();
-    s.range = scalerFromJSON(json, 'fedmix.MinMaxScaler');
+    s.params = scalerFromJSON(json, 'fedmix.MinMaxScaler');
     return s;
-  }
-
-  fitTransform(X: MatrixLike): Matrix {
-    return this.fit(X).transform(X);
   }
 }
