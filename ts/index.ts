@@ -26,14 +26,13 @@ export {
   isArrowVector,
   isArrowIPC,
   toArrowVector,
-  toArrowTable,
   partitionToArrow,
   type ArrowTableLike,
   type ArrowVectorLike,
   type ArrowColumnsOptions,
-  type ArrowColumnInput,
   type NullPolicy,
 } from './data/arrow.js';
+export { toArrowTable, type ArrowColumnInput } from './data/arrow-table.js';
 export { coordinateMedian, trimmedMean } from './federated/robust.js';
 export { PCA, type PCAJSON, type PCAOptions } from './data/pca.js';
 export {

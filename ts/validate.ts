@@ -5,14 +5,11 @@
  * becomes an InvalidParameterError naming what was being read, and sizes are
  * checked before anything is allocated for them.
  */
-import { isVectorNamed, vectorToArray, vectorToFloat64 } from './data/arrow.js';
-import { FedmixError, formatThrown, formatValue, InvalidParameterError } from './errors.js';
+import { isVectorNamed, vectorToArray, vectorToFloat64 } from './data/arrow-vector.js';
+import { formatValue, InvalidParameterError } from './errors.js';
+import { guardRead, MAX_VALUES, readFailure, type ErrorClass } from './read-guard.js';
 
-/**
- * Most values in one Matrix or one array handed to the core: a wasm32
- * allocation holds at most 2^31 - 1 bytes, 2^28 - 1 doubles (2 GiB).
- */
-export const MAX_VALUES = 2 ** 28 - 1;
+export { guardRead, MAX_VALUES, type ErrorClass };
 
 /**
  * The documented caps on sizes and work (README, "Limits"). Integers that
@@ -70,7 +67,6 @@ export const LIMITS = Object.freeze({
 /** Deepest nesting of number arrays read (a (k, d, d) covariance is 3 deep). */
 export const MAX_NESTING = 8;
 
-type ErrorClass = new (message: string) => FedmixError;
 
 export function requireInteger(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -114,26 +110,6 @@ export function requireOneOf<T extends string>(name: string, value: unknown, all
     throw new InvalidParameterError(`${name} must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${formatValue(value)}`);
   }
   return value as T;
-}
-
-/**
- * Runs `read`, which reads something the caller passed (its getters and Proxy
- * traps run here), and turns what that throws into an `Err` (by default an
- * InvalidParameterError) saying `what` could not be read. Keep `read` to
- * reading: a fedmix error inside passes through unchanged.
- */
-export function guardRead<T>(what: string, read: () => T, Err: ErrorClass = InvalidParameterError): T {
-  try {
-    return read();
-  } catch (e) {
-    throw readFailure(what, e, Err);
-  }
-}
-
-/** What guardRead throws for `e`, thrown while reading `what`: a fedmix error unchanged, anything else an `Err`. */
-function readFailure(what: string, e: unknown, Err: ErrorClass): unknown {
-  if (e instanceof FedmixError) return e;
-  return new Err(`${what} could not be read (${formatThrown(e)}); pass plain values`);
 }
 
 /**

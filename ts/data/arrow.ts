@@ -11,18 +11,10 @@
  */
 import { Dictionary, Field, FixedSizeList, Float64, Int32, makeData, makeVector, Table, tableFromIPC, Utf8, vectorFromArray, type Vector } from 'apache-arrow';
 import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { Matrix } from './matrix.js';
-import { guardRead, isArray, MAX_VALUES, readOptions, requireAttached, requireLength, requireOneOf } from '../validate.js';
+import { guardRead, MAX_VALUES, readOptions, requireAttached, requireLength, requireOneOf } from '../validate.js';
+import { isObject, isVectorNamed, NUMERIC, nullError, numericValues, typeName, vectorShaped, vectorToArray, vectorToFloat64, type ArrowVectorLike } from './arrow-vector.js';
 
-/** An Arrow vector (column) of any apache-arrow version, as fedmix reads it. */
-export interface ArrowVectorLike {
-  readonly length: number;
-  readonly nullCount: number;
-  readonly type: { readonly typeId: number };
-  get(index: number): unknown;
-  isValid(index: number): boolean;
-  toArray(): unknown;
-}
+export { isVectorNamed, vectorToArray, vectorToFloat64, type ArrowVectorLike };
 
 /** An Arrow Table or RecordBatch of any apache-arrow version, as fedmix reads it. */
 export interface ArrowTableLike {
@@ -35,37 +27,16 @@ export interface ArrowTableLike {
 export type NullPolicy = 'error' | 'drop';
 export const NULL_POLICIES: readonly NullPolicy[] = ['error', 'drop'];
 
-/** Arrow type ids (Schema.fbs; Dictionary is apache-arrow's -1). */
-const TYPE = { Int: 2, Float: 3, Utf8: 5, Bool: 6, LargeUtf8: 20, Dictionary: -1 } as const;
-const NUMERIC = new Set<number>([TYPE.Int, TYPE.Float]);
-const TEXT = new Set<number>([TYPE.Utf8, TYPE.LargeUtf8]);
-
 /** Arrow's file magic "ARROW1" and the stream format's continuation marker. */
 const MAGIC = [0x41, 0x52, 0x52, 0x4f, 0x57, 0x31];
 const CONTINUATION = 0xffffffff;
 
-const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object';
 
 /** Whether `x` has the shape of an Arrow Table or RecordBatch (any apache-arrow version). Reading it may run a caller's getters. */
 function tableShaped(x: unknown): x is ArrowTableLike {
   if (!isObject(x) || ArrayBuffer.isView(x) || Array.isArray(x)) return false;
   const schema = x.schema;
   return typeof x.getChild === 'function' && typeof x.numRows === 'number' && isObject(schema) && Array.isArray(schema.fields);
-}
-
-/** Whether `x` has the shape of an Arrow Vector (any apache-arrow version). */
-function vectorShaped(x: unknown): x is ArrowVectorLike {
-  if (!isObject(x) || ArrayBuffer.isView(x) || Array.isArray(x)) return false;
-  const type = x.type;
-  return (
-    typeof x.get === 'function' &&
-    typeof x.isValid === 'function' &&
-    typeof x.toArray === 'function' &&
-    typeof x.length === 'number' &&
-    typeof x.nullCount === 'number' &&
-    isObject(type) &&
-    typeof type.typeId === 'number'
-  );
 }
 
 /** Whether `x` is an Arrow Table or RecordBatch, of any apache-arrow version (recognised by its shape). */
@@ -81,11 +52,6 @@ export function isArrowVector(x: unknown): x is ArrowVectorLike {
 /** isArrowTable for an argument called `name` (a getter or Proxy that throws is an InvalidDataError naming it). */
 export function isTableNamed(x: unknown, name: string, Err: new (m: string) => FedmixError = InvalidDataError): x is ArrowTableLike {
   return guardRead(name, () => tableShaped(x), Err);
-}
-
-/** isArrowVector for an argument called `name`. */
-export function isVectorNamed(x: unknown, name: string, Err: new (m: string) => FedmixError = InvalidDataError): x is ArrowVectorLike {
-  return guardRead(name, () => vectorShaped(x), Err);
 }
 
 const byteLengthOfBuffer = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength')!.get!;
@@ -147,101 +113,6 @@ export function readTable(x: unknown, name = 'the table'): ArrowTableLike {
 }
 
 /** A type's name for messages (apache-arrow's types print as "Float64", "Dictionary<Int32, Utf8>"). */
-function typeName(type: unknown): string {
-  try {
-    return String(type);
-  } catch {
-    return 'an unprintable type';
-  }
-}
-
-/** The row of a vector's first null, for a message that says where to look. */
-function firstNull(v: ArrowVectorLike): number {
-  for (let i = 0; i < v.length; i++) if (!v.isValid(i)) return i;
-  return -1;
-}
-
-function nullError(what: string, v: ArrowVectorLike, remedy: string): InvalidDataError {
-  return new InvalidDataError(`${what} has ${v.nullCount} null value(s), the first at row ${firstNull(v)}; ${remedy}`);
-}
-
-/**
- * A numeric vector's values as doubles (Float16/32/64, Int8..64, Uint8..64).
- * Null slots read as NaN; whoever calls decides what nulls mean.
- */
-function numericValues(what: string, v: ArrowVectorLike): Float64Array {
-  const typeId = v.type.typeId;
-  if (!NUMERIC.has(typeId)) {
-    throw new InvalidDataError(`${what} has Arrow type ${typeName(v.type)}, not a number type`);
-  }
-  const n = v.length;
-  if (!Number.isSafeInteger(n) || n < 0 || n > MAX_VALUES) throw new InvalidDataError(`${what} holds ${formatValue(n)} values; at most ${MAX_VALUES} are read`);
-  const half = typeId === TYPE.Float && (v.type as { precision?: unknown }).precision === 0;
-  // Float16 arrays hold raw half-precision bits; get() decodes them
-  const values = half ? undefined : v.toArray();
-  const held = ArrayBuffer.isView(values) && !(values instanceof DataView) ? (values as unknown as ArrayLike<unknown>).length : undefined;
-  if (!half && held !== n) {
-    // what a truncated IPC stream makes: a length its buffers do not hold (checked before allocating for it)
-    throw new InvalidDataError(`${what} claims ${n} values but its buffers hold ${held ?? 'none'}`);
-  }
-  const out = new Float64Array(n);
-  if (values === undefined) {
-    for (let i = 0; i < n; i++) out[i] = Number(v.get(i));
-  } else if (values instanceof BigInt64Array || values instanceof BigUint64Array) {
-    for (let i = 0; i < n; i++) out[i] = Number(values[i]);
-  } else {
-    out.set(values as unknown as ArrayLike<number>);
-  }
-  if (v.nullCount > 0) for (let i = 0; i < n; i++) if (!v.isValid(i)) out[i] = NaN;
-  return out;
-}
-
-/** An Arrow vector as a Float64Array (numbers only; a null is an InvalidDataError naming `name`). */
-export function vectorToFloat64(name: string, v: ArrowVectorLike, Err: new (m: string) => FedmixError = InvalidDataError): Float64Array {
-  return guardRead(
-    name,
-    () => {
-      if (v.nullCount > 0) throw nullError(name, v, 'fill or drop them first');
-      try {
-        return numericValues(name, v);
-      } catch (e) {
-        if (e instanceof InvalidDataError && Err !== InvalidDataError) throw new Err(e.message);
-        throw e;
-      }
-    },
-    Err,
-  );
-}
-
-/**
- * An Arrow vector's values as a plain array: numbers (Int64 as numbers,
- * booleans as 0 and 1) or strings (Utf8, and dictionary-encoded columns
- * decoded to their values). A null is an InvalidDataError naming `name`.
- */
-export function vectorToArray(name: string, v: ArrowVectorLike, max: number, Err: new (m: string) => FedmixError = InvalidDataError): unknown[] {
-  return guardRead(
-    name,
-    () => {
-      const n = v.length;
-      if (!Number.isSafeInteger(n) || n < 0 || n > max) throw new Err(`${name} must hold at most ${max} values, got a length of ${formatValue(n)}`);
-      if (v.nullCount > 0) throw nullError(name, v, 'fill or drop them first');
-      const typeId = v.type.typeId;
-      if (NUMERIC.has(typeId)) return Array.from(numericValues(name, v));
-      if (typeId === TYPE.Bool) return Array.from({ length: n }, (_, i) => (v.get(i) ? 1 : 0));
-      if (typeId === TYPE.Dictionary || TEXT.has(typeId)) {
-        const out = new Array<unknown>(n);
-        for (let i = 0; i < n; i++) {
-          const x = v.get(i);
-          out[i] = typeof x === 'bigint' ? Number(x) : x;
-        }
-        return out;
-      }
-      throw new Err(`${name} has Arrow type ${typeName(v.type)}; fedmix reads numbers, booleans, strings and dictionary-encoded columns`);
-    },
-    Err,
-  );
-}
-
 export interface ArrowColumnsOptions {
   /** the columns to read, in order (default: all) */
   columns?: string[];
@@ -373,43 +244,6 @@ export function tableOf(columns: Record<string, Vector>): Table {
 /** Row codes 0..n-1 as an Int32 vector (a component or client column). */
 export function indexVector(n: number): Vector {
   return makeVector(Int32Array.from({ length: n }, (_, i) => i));
-}
-
-/** A column of toArrowTable: numbers (a typed array keeps its type), strings (a dictionary), an Arrow vector, or a Matrix (one column per feature, `name_0`, `name_1`, ...). */
-export type ArrowColumnInput = ArrayLike<number> | readonly string[] | Matrix | ArrowVectorLike;
-
-/**
- * Results side by side as one Arrow Table of the project's apache-arrow, e.g.
- * `toArrowTable({ score: gm.scoreSamples(X), label: gm.predict(X), proba: gm.predictProba(X) })`:
- * the columns score, label, proba_0, proba_1, ...; all of one length.
- */
-export function toArrowTable(columns: Record<string, ArrowColumnInput>): Table {
-  if (!isObject(columns) || isArray('columns', columns) || ArrayBuffer.isView(columns)) {
-    throw new InvalidParameterError(`toArrowTable takes an object of named columns, got ${formatValue(columns)}`);
-  }
-  const names = guardRead('columns', () => Object.keys(columns));
-  const out: Record<string, Vector> = {};
-  let length: number | undefined;
-  const add = (name: string, v: Vector) => {
-    if (name in out) throw new InvalidParameterError(`toArrowTable: two columns are named ${formatValue(name)}`);
-    if (length !== undefined && v.length !== length) throw new InvalidParameterError(`toArrowTable: column ${formatValue(name)} has ${v.length} values, the others ${length}`);
-    length = v.length;
-    out[name] = v;
-  };
-  for (const name of names) {
-    const c = guardRead(`columns.${name}`, () => columns[name]);
-    if (Matrix.isMatrix(c)) {
-      for (let j = 0; j < c.nCols; j++) add(`${name}_${j}`, makeVector(c.column(j).slice()));
-    } else if (isVectorNamed(c, `columns.${name}`, InvalidParameterError)) {
-      // re-made with the project's apache-arrow, whatever copy made it
-      const values = c.type.typeId === TYPE.Dictionary || TEXT.has(c.type.typeId) ? vectorToArray(`columns.${name}`, c, MAX_VALUES, InvalidParameterError) : vectorToFloat64(`columns.${name}`, c, InvalidParameterError);
-      add(name, toArrowVector(values as ArrayLike<number> | string[]));
-    } else {
-      add(name, toArrowVector(c as ArrayLike<number>));
-    }
-  }
-  if (length === undefined) throw new InvalidParameterError('toArrowTable needs at least one column');
-  return new Table(out);
 }
 
 /** A partition as an Arrow Table with one row per dealt row: `row` (the row index) and `client`. */
