@@ -322,6 +322,8 @@ describe('the defaults train (issue 23): 10 clients of satellite.csv, min-max sc
       }
       expect(r.excluded).toEqual([]);
       expect(hit / p.nRows).toBeGreaterThan(least);
+      // the result says what training ran, the defaults filled in
+      expect([r.epochs, r.batchSize, r.optimizer]).toEqual([5, 32, algorithm === 'scaffold' ? { name: 'sgd', learningRate: 0.3 } : { name: 'adam', learningRate: 0.01 }]);
     } finally {
       net.dispose();
     }

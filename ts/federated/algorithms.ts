@@ -161,7 +161,7 @@ function resultOf(algorithm: AlgorithmName, model: unknown): unknown {
     case 'fedprox':
     case 'scaffold': {
       const o = model as FedAvgOutcome;
-      return { algorithm: o.algorithm, network: o.network, parameters: Array.from(o.parameters), rounds: o.rounds, history: o.history };
+      return { algorithm: o.algorithm, network: o.network, parameters: Array.from(o.parameters), rounds: o.rounds, epochs: o.epochs, batchSize: o.batchSize, optimizer: o.optimizer, history: o.history };
     }
     case 'communities': {
       const a = model as Association;

@@ -92,6 +92,10 @@ export interface FedAvgOutcome {
   network: NetworkSpec;
   parameters: Float32Array;
   rounds: number;
+  /** the local training every client was asked for (the defaults filled in, so a result says what ran) */
+  epochs: number;
+  batchSize: number;
+  optimizer: OptimizerSpec;
   history: FedAvgRound[];
 }
 
@@ -100,8 +104,6 @@ export const FEDAVG_SERVER_KEYS = optionKeys<FedAvgServerOptions>()({ network: t
 const FEDPROX_KEYS: readonly (keyof FedProxServerOptions)[] = [...FEDAVG_SERVER_KEYS, 'mu'];
 const SCAFFOLD_KEYS: readonly (keyof ScaffoldServerOptions)[] = [...FEDAVG_SERVER_KEYS, 'serverLearningRate'];
 
-
-/** The base: FedAvg itself, and the loop FedProx and SCAFFOLD reuse. */
 /**
  * Each algorithm's local optimizer when none is given. Measured on satellite,
  * letter, abalone and pendigits (10 clients, IID and Dirichlet 0.3, 10 rounds
@@ -121,6 +123,7 @@ export const DEFAULT_OPTIMIZER: Readonly<Record<FedAvgAlgorithm, Readonly<Optimi
 /** E, local epochs per round, when none is given (the FedAvg paper's E = 5) */
 export const DEFAULT_EPOCHS = 5;
 
+/** The base: FedAvg itself, and the loop FedProx and SCAFFOLD reuse. */
 export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   readonly protocol = FEDAVG_PROTOCOL;
   readonly algorithm: FedAvgAlgorithm = 'fedavg';
@@ -306,7 +309,7 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   }
 
   result(): FedAvgOutcome {
-    return { algorithm: this.algorithm, network: this.network, parameters: this.parameters.slice(), rounds: this.t, history: this.history.slice() };
+    return { algorithm: this.algorithm, network: this.network, parameters: this.parameters.slice(), rounds: this.t, epochs: this.epochs, batchSize: this.batchSize, optimizer: { ...this.optimizer }, history: this.history.slice() };
   }
 }
 
