@@ -145,6 +145,26 @@ export {
   type ExcludedClient,
 } from './federated/runtime/roles.js';
 export { resolvePolicy, type FederationPolicy, type ResolvedPolicy } from './federated/runtime/policy.js';
+// the algorithms by name: one descriptor each, in one registry (a user's own registers the same way)
+export {
+  defineAlgorithm,
+  registerAlgorithm,
+  algorithm,
+  algorithms,
+  algorithmNames,
+  loadResult,
+  type AlgorithmDescriptor,
+  type AnyAlgorithm,
+  type ClientInput,
+  type CliOption,
+  type CliPart,
+  type CliClientPart,
+  type CliContext,
+  type CliClientContext,
+  type CliClientData,
+  type CliTable,
+  type CliValues,
+} from './federated/registry/index.js';
 export { ClientHost, REFUSAL } from './federated/runtime/client-host.js';
 export { InProcessTransport, type InProcessOptions } from './federated/transport/in-process.js';
 export { WebWorkerTransport, type WebWorkerTransportOptions } from './federated/transport/web-workers.js';

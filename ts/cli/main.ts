@@ -13,7 +13,7 @@ import { experimentOptions, runExperimentCommand } from './experiment.js';
 import { mdmFitOptions, mdmSimulateOptions, runMdmFitCommand, runMdmSimulateCommand } from './mdm.js';
 import { fedgemOptions, runFedgemCommand } from './fedgem.js';
 import { feddistrOptions, runFeddistrCommand } from './feddistr.js';
-import { clientOptions, runClientCommand, runServerCommand, serverOptions } from './federation.js';
+import { federationOptions, loadAlgorithmModules, runClientCommand, runServerCommand } from './federation.js';
 import { communitiesOptions, runCommunitiesCommand } from './communities.js';
 
 declare const __FEDMIX_VERSION__: string;
@@ -21,6 +21,8 @@ declare const __FEDMIX_VERSION__: string;
 export interface Command {
   summary: string;
   options: Record<string, OptionSpec>;
+  /** run before the options are parsed (and before --help): `fedmix server` and `client` import their --algorithm-module modules here */
+  prepare?(argv: string[]): Promise<void>;
   run(o: Options): Promise<CommandResult>;
 }
 
@@ -80,12 +82,19 @@ export const commands: Record<string, Command> = {
   },
   server: {
     summary: "run a federation's server over MQTT (the embedded broker, or --broker URL) and write the model",
-    options: { ...serverOptions, json: jsonOption },
+    // read when the command runs: the registered algorithms (with --algorithm-module's) bring their options
+    get options() {
+      return { ...federationOptions('server'), json: jsonOption };
+    },
+    prepare: loadAlgorithmModules,
     run: runServerCommand,
   },
   client: {
     summary: 'join a federation over MQTT with this machine\'s data, until the server ends the run',
-    options: { ...clientOptions, json: jsonOption },
+    get options() {
+      return { ...federationOptions('client'), json: jsonOption };
+    },
+    prepare: loadAlgorithmModules,
     run: runClientCommand,
   },
 };
@@ -147,9 +156,11 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`fedmix: unknown command "${what}"\n\n${usage()}\n`);
     return 2;
   }
-  // --help wins over everything else on the line, as in every conventional CLI
-  if (wantsHelp) return help(name);
   try {
+    // before --help too: a module's algorithms bring options the help lists
+    await command.prepare?.(rest);
+    // --help wins over everything else on the line, as in every conventional CLI
+    if (wantsHelp) return help(name);
     const options = parseOptions(rest, optionsOf(command));
     output.quiet = options.quiet === true;
     output.jsonToStdout = options.json === '-';

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { formatValue, InvalidParameterError } from '../errors.js';
 import { isArray, optionKeys, readArray, readOptions, readRecord } from '../validate.js';
-import { checkAlgorithm, makeServer, type AlgorithmName } from './algorithms.js';
+import { algorithm as registered, makeServer } from './registry/index.js';
 import type { Encoding } from './messages/codec.js';
 import { resolvePolicy, type FederationPolicy } from './runtime/policy.js';
 import { RUN_KEYS, runFederation, type FederationResult, type RoundRecord, type RunOptions } from './runtime/run.js';
@@ -19,7 +19,8 @@ import { validateAccounts, validateId } from './transport/topics.js';
 export const SERVER_USER = 'fedmix-server';
 
 export interface ServeOptions extends FederationPolicy {
-  algorithm: AlgorithmName;
+  /** a registered algorithm's name (the built-in ones, or one of registerAlgorithm) */
+  algorithm: string;
   /** the algorithm's server options (as its server role takes them) */
   options: Record<string, unknown>;
   /** the federation's name: its topics live under fedmix/<federation>/ */
@@ -54,7 +55,7 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
   // read once: the caller's objects are not read again (getters, Proxies)
   const options = { ...(readOptions(given, SERVE_KEYS) as ServeOptions) };
-  const algorithm = checkAlgorithm(options.algorithm);
+  const algorithm = registered(options.algorithm).name;
   const federation = validateId('federation', options.federation);
   const listed = isArray('clients', options.clients) ? readArray('clients', options.clients) : [];
   if (listed.length === 0) throw new InvalidParameterError('clients must list the ids that may join');

@@ -20,10 +20,10 @@ import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { GaussianMixture, type GaussianMixtureJSON, type GaussianMixtureOptions } from '../../models/gaussian-mixture.js';
 import { readOptions } from '../../validate.js';
 import { runningBuild } from '../../wasm/loader.js';
-import type { ClientSpec } from '../algorithms.js';
+import type { ClientSpec } from '../registry/registry.js';
 import type { GaussianMixtureFitData, LaneError, LaneTask } from './lane.js';
 import type { LaneOptions } from './lanes.js';
-import { readSpecs } from './lanes.js';
+import { LANE_KEYS, readSpecs } from './lanes.js';
 import { startLane, WebWorkerTransport, type Lane } from './web-workers.js';
 import { keepClassName } from '../../class-name.js';
 
@@ -122,7 +122,7 @@ export class FedmixWorker {
    */
   async clients(specs: readonly ClientSpec[], options: LaneOptions = {}): Promise<WebWorkerTransport> {
     if (this.closed) throw new InvalidParameterError('this FedmixWorker is closed; start a new one');
-    const o = readOptions(options, ['encoding', 'maxMessageBytes']);
+    const o = readOptions(options, LANE_KEYS);
     return WebWorkerTransport.onLanes([this.lane], readSpecs(specs), o);
   }
 

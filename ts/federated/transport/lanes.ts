@@ -7,8 +7,8 @@
  * Workers (web-workers.ts) differ only in how a task reaches a lane.
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
-import { isArray, readArray, readOptions } from '../../validate.js';
-import type { ClientSpec } from '../algorithms.js';
+import { guardRead, isArray, readArray, readOptions } from '../../validate.js';
+import type { ClientSpec } from '../registry/registry.js';
 import { encodeMessage, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
 import type { ExcludedClient } from '../runtime/roles.js';
@@ -21,6 +21,32 @@ export interface LaneOptions {
   encoding?: Encoding;
   /** per message, checked before decoding (default 64 MiB) */
   maxMessageBytes?: number;
+  /**
+   * Modules each worker imports before it creates its clients: the user's
+   * algorithms (each module calls registerAlgorithm). Node: paths or file
+   * URLs; browsers: URLs (resolved against the page). The built-in
+   * algorithms need none.
+   */
+  algorithmModules?: readonly (string | URL)[];
+}
+
+/** The keys of LaneOptions, for readOptions. */
+export const LANE_KEYS = ['encoding', 'maxMessageBytes', 'algorithmModules'] as const;
+
+/**
+ * options.algorithmModules as URLs a worker can import (hrefs): URLs as they
+ * are, strings through `resolve` (a path in Node, a URL relative to the page
+ * in browsers).
+ */
+export function moduleUrls(given: unknown, resolve: (s: string) => string): string[] {
+  if (given === undefined) return [];
+  const list = isArray('algorithmModules', given) ? readArray('algorithmModules', given, 1024) : undefined;
+  if (!list) throw new InvalidParameterError(`algorithmModules must be an array of module paths or URLs, got ${formatValue(given)}`);
+  return list.map((m, i) => {
+    if (typeof m === 'string' && m.length > 0) return resolve(m);
+    if (guardRead(`algorithmModules[${i}]`, () => m instanceof URL)) return (m as URL).href;
+    throw new InvalidParameterError(`algorithmModules[${i}] must be a module path or URL, got ${formatValue(m)}`);
+  });
 }
 
 /** Runs one task on lane `l`; rejects when the lane's worker has failed. */
@@ -32,7 +58,7 @@ export function readSpecs(given: unknown): ClientSpec[] {
   if (specs.length === 0) throw new InvalidParameterError('a worker transport needs at least one client spec');
   return specs.map((s, i) => {
     if (s === null || typeof s !== 'object') throw new InvalidParameterError(`specs[${i}] must be { algorithm, id, data, validation?, labels?, options? }, got ${formatValue(s)}`);
-    // every key makeClient reads: labels (a FedAvg classifier's classes, FedDistr's tasks) cross as they are
+    // every key makeClient reads: labels and validation rows cross as they are
     const spec = readOptions(s as ClientSpec, ['algorithm', 'id', 'data', 'validation', 'labels', 'options'], `specs[${i}]`) as ClientSpec;
     if (typeof spec.id !== 'string') throw new InvalidParameterError(`specs[${i}].id must be a string, got ${formatValue(spec.id)}`);
     return spec;
@@ -63,6 +89,7 @@ export class LaneTransport implements Transport {
     lanes: number,
     run: RunOnLane,
     options: LaneOptions,
+    modules: string[] = [],
   ): Promise<{ laneOf: Map<string, number>; born: string[]; unborn: ExcludedClient[]; encoding: Encoding }> {
     if (!Array.isArray(specs) || specs.length === 0) throw new InvalidParameterError('a worker transport needs at least one client spec');
     const ids = specs.map((s) => s.id);
@@ -72,7 +99,7 @@ export class LaneTransport implements Transport {
     const laneOf = new Map(ids.map((id, i) => [id, i % lanes]));
     const build = runningBuild();
     const results = await Promise.all(
-      Array.from({ length: lanes }, (_, l) => run(l, { op: 'create', specs: specs.filter((_, i) => i % lanes === l), maxMessageBytes: options.maxMessageBytes, build })),
+      Array.from({ length: lanes }, (_, l) => run(l, { op: 'create', specs: specs.filter((_, i) => i % lanes === l), maxMessageBytes: options.maxMessageBytes, build, ...(modules.length ? { modules } : {}) })),
     );
     const unborn: ExcludedClient[] = [];
     for (const r of results) {

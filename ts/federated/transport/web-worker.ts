@@ -1,5 +1,12 @@
-/** The module each Web Worker of a WebWorkerTransport or a FedmixWorker runs: one lane's tasks, in order. */
+/**
+ * The module each Web Worker of a WebWorkerTransport or a FedmixWorker runs:
+ * one lane's tasks, in order, with the built-in algorithms registered (and the
+ * user's from the modules a create task names).
+ */
+import { registerBuiltIns } from '../registry/index.js';
 import { laneTransferables, runLaneTask, type LaneTask } from './lane.js';
+
+registerBuiltIns();
 
 const scope = globalThis as unknown as { onmessage: ((e: { data: { id: number; task: LaneTask } }) => void) | null; postMessage(m: unknown, transfer?: ArrayBuffer[]): void };
 let queue = Promise.resolve();

@@ -5,9 +5,9 @@
  */
 import { FederationError, formatValue, InvalidParameterError } from '../../errors.js';
 import { guardRead, readOptions, requireInteger } from '../../validate.js';
-import type { ClientSpec } from '../algorithms.js';
+import type { ClientSpec } from '../registry/registry.js';
 import type { LaneResult, LaneTask } from './lane.js';
-import { LaneTransport, readSpecs, type LaneOptions } from './lanes.js';
+import { LANE_KEYS, LaneTransport, moduleUrls, readSpecs, type LaneOptions } from './lanes.js';
 import { keepClassName } from '../../class-name.js';
 
 export interface WebWorkerTransportOptions extends LaneOptions {
@@ -76,6 +76,16 @@ export function startLane(workerUrl: string | URL | undefined): Lane {
   return new Lane(new W(url, { type: 'module' }));
 }
 
+/** A module URL as a worker imports it: absolute, resolved against the page (a worker's own base is its script). */
+function pageUrl(s: string): string {
+  const base = (globalThis as { location?: { href?: unknown } }).location?.href;
+  try {
+    return new URL(s, typeof base === 'string' ? base : undefined).href;
+  } catch {
+    throw new InvalidParameterError(`algorithmModules: ${formatValue(s)} is not a URL, and there is no page to resolve it against`);
+  }
+}
+
 export class WebWorkerTransport extends LaneTransport {
   static {
     keepClassName(this, 'WebWorkerTransport');
@@ -85,7 +95,7 @@ export class WebWorkerTransport extends LaneTransport {
 
   /** Starts the workers and creates each client in its lane. */
   static async start(given: readonly ClientSpec[], optionsGiven: WebWorkerTransportOptions = {}): Promise<WebWorkerTransport> {
-    const options = readOptions(optionsGiven, ['workers', 'workerUrl', 'encoding', 'maxMessageBytes']) as WebWorkerTransportOptions;
+    const options = readOptions(optionsGiven, ['workers', 'workerUrl', ...LANE_KEYS]) as WebWorkerTransportOptions;
     const hardware = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 2;
     const specs = readSpecs(given);
     const n = Math.min(requireInteger('workers', options.workers ?? hardware, 1, 1024), Math.max(1, specs.length));
@@ -107,7 +117,8 @@ export class WebWorkerTransport extends LaneTransport {
    */
   static async onLanes(lanes: readonly Lane[], specs: ClientSpec[], options: LaneOptions): Promise<WebWorkerTransport> {
     const run = (l: number, task: LaneTask) => lanes[l]!.run(task);
-    const { laneOf, born, unborn, encoding } = await LaneTransport.deal(specs, lanes.length, run, options);
+    const modules = moduleUrls(options.algorithmModules, pageUrl);
+    const { laneOf, born, unborn, encoding } = await LaneTransport.deal(specs, lanes.length, run, options, modules);
     return new WebWorkerTransport('web-workers', lanes.length, run, laneOf, born, unborn, encoding);
   }
 

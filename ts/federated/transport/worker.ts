@@ -1,4 +1,11 @@
-/** The module each worker thread of a WorkerTransport runs (piscina calls its default export). */
+/**
+ * The module each worker thread of a WorkerTransport runs (piscina calls its
+ * default export): the built-in algorithms registered, plus the user's from
+ * the modules a create task names (WorkerTransport's algorithmModules).
+ */
+import { registerBuiltIns } from '../registry/index.js';
 import { runLaneTask } from './lane.js';
+
+registerBuiltIns();
 
 export default runLaneTask;

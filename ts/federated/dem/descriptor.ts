@@ -1,0 +1,44 @@
+/** Distributed EM as the registry runs it by name (serve/join, worker lanes, `fedmix server/client --algorithm dem`). */
+import { COVARIANCE_TYPES, GaussianMixture } from '../../models/gaussian-mixture.js';
+import { readOptions } from '../../validate.js';
+import { expectResult } from '../registry/artifact.js';
+import { defineAlgorithm } from '../registry/registry.js';
+import { DemClient } from './client.js';
+import { DEM_PROTOCOL } from './messages.js';
+import { DEM_INITS, DemServer, type DemServerOptions } from './server.js';
+
+export const dem = defineAlgorithm({
+  name: 'dem',
+  protocol: DEM_PROTOCOL,
+  summary: 'distributed EM for a Gaussian mixture: clients send sufficient statistics each round (k-FED, subset or separated start)',
+  wasmFeatures: ['dem'],
+  server: {
+    options: (raw) => raw as DemServerOptions,
+    create: (options) => new DemServer(options),
+  },
+  client: {
+    // a DEM client has none: anything given is a mistake
+    options: (raw) => readOptions(raw as Record<string, never>, [], 'spec.options'),
+    create: ({ id, data }) => new DemClient(id, data),
+  },
+  artifact: {
+    save: (model: GaussianMixture) => {
+      expectResult('dem', 'a GaussianMixture', model, (m) => m instanceof GaussianMixture);
+      return model.toJSON();
+    },
+    load: (json) => GaussianMixture.fromJSON(json as string),
+  },
+  cli: {
+    server: {
+      options: {
+        features: { type: 'int', help: 'the number of features every client has (required)' },
+        components: { type: 'int', help: 'K of the global model' },
+        covariance: { type: 'string', default: 'diag', choices: COVARIANCE_TYPES, help: 'covariance type' },
+        init: { type: 'string', default: 'kfed', choices: DEM_INITS, help: 'how the first model is chosen' },
+        'max-rounds': { type: 'int', default: 100, help: 'at most this many EM rounds' },
+        tol: { type: 'number', help: 'stop when the average log-likelihood moves less (default 1e-3)' },
+      },
+      read: (o, { required, seed }) => ({ nFeatures: required('features'), nComponents: required('components'), covarianceType: o.covariance, init: o.init, maxRounds: o['max-rounds'], tol: o.tol, seed }),
+    },
+  },
+});

@@ -1,0 +1,147 @@
+/**
+ * The FedAvg family as the registry runs it by name (serve/join, worker lanes,
+ * `fedmix server/client --algorithm fedavg|fedprox|scaffold`): three server
+ * roles over one client role and one protocol.
+ */
+import * as v from 'valibot';
+import { InvalidParameterError } from '../../errors.js';
+import { parameterCount, resolveNetworkSpec, resolveOptimizerSpec, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
+import { readOptions } from '../../validate.js';
+import { expectResult, parseSaved, savedCount, savedNumber } from '../registry/artifact.js';
+import { defineAlgorithm, type CliPart, type CliValues, type CliContext } from '../registry/registry.js';
+import { FedAvgClient } from './client.js';
+import { FEDAVG_PROTOCOL } from './messages.js';
+import {
+  DEFAULT_EPOCHS,
+  DEFAULT_OPTIMIZER,
+  FedAvgServer,
+  FedProxServer,
+  ScaffoldServer,
+  type FedAvgAlgorithm,
+  type FedAvgOutcome,
+  type FedAvgServerOptions,
+  type FedProxServerOptions,
+  type ScaffoldServerOptions,
+} from './server.js';
+
+/** NaN (a round without replies' epochs) is saved as null. */
+const savedOrNaN = () => v.pipe(v.nullable(savedNumber()), v.transform((x) => x ?? NaN));
+
+const SAVED = v.object({
+  algorithm: v.picklist(['fedavg', 'fedprox', 'scaffold']),
+  network: v.pipe(v.unknown(), v.transform((n) => resolveNetworkSpec(n as NetworkSpec) as NetworkSpec)),
+  parameters: v.pipe(v.array(savedNumber()), v.transform((a) => Float32Array.from(a))),
+  rounds: savedCount(),
+  epochs: savedCount(),
+  batchSize: savedCount(),
+  optimizer: v.pipe(v.unknown(), v.transform((o) => ({ ...(o as OptimizerSpec), ...resolveOptimizerSpec(o as OptimizerSpec) }) as OptimizerSpec)),
+  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())) })),
+});
+
+function save(name: FedAvgAlgorithm) {
+  return (o: FedAvgOutcome): unknown => {
+    expectResult(name, '{ network, parameters, ... }', o, (m) => m !== null && typeof m === 'object' && (m as FedAvgOutcome).parameters instanceof Float32Array);
+    return { algorithm: o.algorithm, network: o.network, parameters: Array.from(o.parameters), rounds: o.rounds, epochs: o.epochs, batchSize: o.batchSize, optimizer: o.optimizer, history: o.history };
+  };
+}
+
+function load(name: FedAvgAlgorithm) {
+  return (json: unknown): FedAvgOutcome => {
+    const s = parseSaved(name, SAVED, json);
+    const want = parameterCount(s.network.sizes);
+    if (s.parameters.length !== want) throw new InvalidParameterError(`a saved ${name} result is not valid: parameters has ${s.parameters.length} values; the network ${s.network.sizes.join('-')} has ${want}`);
+    return s;
+  };
+}
+
+const NETWORK_OPTIONS = {
+  rounds: { type: 'int', help: 'communication rounds (default 10)' },
+  layers: { type: 'string', help: 'layer widths from input to output, comma-separated, e.g. 784,64,32,64,784 (required)' },
+  activation: { type: 'string', default: 'relu', choices: ['relu', 'sigmoid', 'tanh', 'identity'], help: 'hidden activation' },
+  loss: { type: 'string', default: 'mse', choices: ['mse', 'bce', 'softmax-cross-entropy'], help: 'mse or bce (an autoencoder: rows are their own targets) or softmax-cross-entropy (a classifier: clients give --label)' },
+  'output-activation': { type: 'string', help: 'output activation (default: sigmoid, or softmax with softmax-cross-entropy)' },
+  epochs: { type: 'int', default: DEFAULT_EPOCHS, help: 'local epochs E per round' },
+  'batch-size': { type: 'int', default: 32, help: 'local batch size B' },
+  'learning-rate': { type: 'number', help: "the local learning rate (default: adam's 0.01, sgd's 0.3)" },
+} as const;
+
+/** The server's options from the command line: the network, the local training, and the algorithm's default optimizer with the name or learning rate given. */
+function readCommon(a: FedAvgAlgorithm, o: CliValues, { required, list, seed }: CliContext) {
+  const sizes = (list('layers') ?? required<string[]>('layers')).map(Number);
+  const loss = o.loss as string;
+  const network = { sizes, activation: o.activation, outputActivation: o['output-activation'] ?? (loss === 'softmax-cross-entropy' ? 'softmax' : 'sigmoid'), loss, seed };
+  const name = (o.optimizer as 'sgd' | 'adam' | undefined) ?? DEFAULT_OPTIMIZER[a].name;
+  const other = name === 'adam' ? 'fedavg' : 'scaffold';
+  const learningRate = (o['learning-rate'] as number | undefined) ?? (name === DEFAULT_OPTIMIZER[a].name ? DEFAULT_OPTIMIZER[a].learningRate : DEFAULT_OPTIMIZER[other].learningRate);
+  return { network, rounds: o.rounds, epochs: o.epochs, batchSize: o['batch-size'], optimizer: { name, learningRate } };
+}
+
+/** The one client of the family: the server's requests say which algorithm it trains for (labels are the spec's own). */
+const client = {
+  options: (raw: unknown) => readOptions(raw as { seed?: number }, ['seed'], 'spec.options'),
+  create: ({ id, data, labels, options }: { id: string; data: import('../../data/matrix.js').Matrix; labels?: Int32Array; options: { seed?: number } }) => new FedAvgClient(id, data, { labels, seed: options.seed }),
+};
+
+const clientCli: CliPart = {
+  options: { label: { type: 'string', help: 'with a classifier: the CSV column of integer class labels' } },
+  read: (_o, { seed }) => ({ seed }),
+};
+
+export const fedavg = defineAlgorithm({
+  name: 'fedavg',
+  protocol: FEDAVG_PROTOCOL,
+  summary: "federated averaging of a network's parameters (McMahan et al. 2017): an autoencoder or a classifier",
+  wasmFeatures: ['nn'],
+  server: { options: (raw) => raw as FedAvgServerOptions, create: (options) => new FedAvgServer(options) },
+  client,
+  artifact: { save: save('fedavg'), load: load('fedavg') },
+  cli: {
+    server: {
+      options: { ...NETWORK_OPTIONS, optimizer: { type: 'string', choices: ['sgd', 'adam'], help: 'the local optimizer (default adam)' } },
+      read: (o, ctx) => readCommon('fedavg', o, ctx),
+    },
+    client: clientCli,
+  },
+});
+
+export const fedprox = defineAlgorithm({
+  name: 'fedprox',
+  protocol: FEDAVG_PROTOCOL,
+  summary: 'FedAvg with a proximal term that keeps local training near the global parameters (Li et al. 2020)',
+  wasmFeatures: ['nn'],
+  server: { options: (raw) => raw as FedProxServerOptions, create: (options) => new FedProxServer(options) },
+  client,
+  artifact: { save: save('fedprox'), load: load('fedprox') },
+  cli: {
+    server: {
+      options: {
+        ...NETWORK_OPTIONS,
+        optimizer: { type: 'string', choices: ['sgd', 'adam'], help: 'the local optimizer (default adam)' },
+        mu: { type: 'number', help: 'the proximal weight mu (required)' },
+      },
+      read: (o, ctx) => ({ ...readCommon('fedprox', o, ctx), mu: ctx.required('mu') }),
+    },
+    client: clientCli,
+  },
+});
+
+export const scaffold = defineAlgorithm({
+  name: 'scaffold',
+  protocol: FEDAVG_PROTOCOL,
+  summary: 'FedAvg with control variates that correct client drift (Karimireddy et al. 2020)',
+  wasmFeatures: ['nn'],
+  server: { options: (raw) => raw as ScaffoldServerOptions, create: (options) => new ScaffoldServer(options) },
+  client,
+  artifact: { save: save('scaffold'), load: load('scaffold') },
+  cli: {
+    server: {
+      options: {
+        ...NETWORK_OPTIONS,
+        optimizer: { type: 'string', choices: ['sgd', 'adam'], help: 'the local optimizer (sgd only)' },
+        'server-learning-rate': { type: 'number', default: 1, help: "the server's step eta_g" },
+      },
+      read: (o, ctx) => ({ ...readCommon('scaffold', o, ctx), serverLearningRate: o['server-learning-rate'] }),
+    },
+    client: clientCli,
+  },
+});

@@ -1,0 +1,52 @@
+/**
+ * What the descriptors' artifact parts share: the check a result passes before
+ * it is saved, and the reading of a saved artifact (the object or its text)
+ * against a valibot schema of its fields, with typed errors naming the field.
+ */
+import * as v from 'valibot';
+import { formatValue, InvalidParameterError } from '../../errors.js';
+import { guardRead, isArray } from '../../validate.js';
+
+/**
+ * The check a descriptor's artifact.save starts with: `result` must pass
+ * `test` (run under guard), else an InvalidParameterError "a NAME result must
+ * be EXPECTED, got ...".
+ */
+export function expectResult(name: string, expected: string, result: unknown, test: (r: unknown) => boolean): void {
+  if (!guardRead('model', () => test(result))) throw new InvalidParameterError(`a ${name} result must be ${expected}, got ${formatValue(result)}`);
+}
+
+/** A saved artifact's text parsed, or the object as given: an object, else an InvalidParameterError. */
+export function savedObject(name: string, json: unknown): Record<string, unknown> {
+  let parsed = json;
+  if (typeof json === 'string') {
+    try {
+      parsed = JSON.parse(json);
+    } catch {
+      throw new InvalidParameterError(`not a saved ${name} result: the text is not JSON (it starts ${formatValue(json.slice(0, 20))})`);
+    }
+  }
+  if (parsed === null || typeof parsed !== 'object' || isArray('the saved result', parsed)) throw new InvalidParameterError(`a saved ${name} result must be an object, got ${formatValue(parsed)}`);
+  return parsed as Record<string, unknown>;
+}
+
+/** A saved artifact read against `schema` (the object or its text); a field that fails is named in the InvalidParameterError. */
+export function parseSaved<S extends v.GenericSchema>(name: string, schema: S, json: unknown): v.InferOutput<S> {
+  const object = savedObject(name, json);
+  const r = guardRead('the saved result', () => v.safeParse(schema, object));
+  if (r.success) return r.output;
+  const issue = r.issues[0];
+  const path = (issue.path ?? []).map((p) => (typeof p.key === 'number' ? `[${p.key}]` : `.${String(p.key)}`)).join('');
+  throw new InvalidParameterError(`a saved ${name} result is not valid: ${path ? `${path.slice(path.startsWith('.') ? 1 : 0)}: ` : ''}${issue.message}`);
+}
+
+/** A finite number. */
+export const savedNumber = () => v.pipe(v.number(), v.finite());
+/** A whole number >= 0. */
+export const savedCount = () => v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+/** An array of finite numbers, as a Float64Array. */
+export const savedFloats = () => v.pipe(v.array(savedNumber()), v.transform((a) => Float64Array.from(a)));
+/** An array of whole numbers >= 0, as an Int32Array. */
+export const savedIndices = () => v.pipe(v.array(v.pipe(savedCount(), v.maxValue(2 ** 31 - 1))), v.transform((a) => Int32Array.from(a)));
+/** A record by client id, as a Map. */
+export const savedMap = <S extends v.GenericSchema>(value: S) => v.pipe(v.record(v.string(), value), v.transform((r) => new Map(Object.entries(r) as [string, v.InferOutput<S>][])));

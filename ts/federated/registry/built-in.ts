@@ -1,0 +1,13 @@
+/**
+ * The built-in algorithms, in the order the CLI and error messages list them:
+ * the one file outside the algorithms' folders that names them all.
+ */
+import { communities } from '../communities/descriptor.js';
+import { dem } from '../dem/descriptor.js';
+import { fedavg, fedprox, scaffold } from '../fedavg/descriptor.js';
+import { feddistr } from '../feddistr/descriptor.js';
+import { fedgem } from '../fedgem/descriptor.js';
+import { fedgengmm } from '../fedgengmm/descriptor.js';
+import { mdm } from '../mdm/descriptor.js';
+
+export const BUILT_IN = [fedgengmm, dem, fedgem, mdm, fedavg, fedprox, scaffold, communities, feddistr] as const;
