@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as dist from '../dist/index.js';
 import * as distNode from '../dist/node.js';
 import { Matrix } from '../ts/data/matrix.js';
+import { DirichletMultinomialMixture } from '../ts/models/dirichlet-multinomial-mixture.js';
 import { InvalidParameterError } from '../ts/errors.js';
 import { federationOptions } from '../ts/cli/federation.js';
 import { algorithm, algorithmNames, algorithms, ALGORITHMS, defineAlgorithm, loadResult, makeClient, makeServer, matrixData, registerAlgorithm, resultJson } from '../ts/federated/registry/index.js';
@@ -133,6 +134,42 @@ describe('the registry', () => {
     expect(server.covariance!.help).toBe('fedgengmm, dem: covariance type');
     expect(server.rounds!.help).toMatch(/^fedgem, fedavg, fedprox, scaffold: communication rounds \(default 10\); mdm: Algorithm 2's rounds \(default 100\)$/);
     expect(federationOptions('client')['algorithm-module']).toMatchObject({ type: 'string' });
+  });
+
+  test('every built-in artifact saves, loads back and saves again to the same JSON', async () => {
+    const { distributedEM } = await import('../ts/federated/dem/run.js');
+    const gm = distributedEM(parts.map((p) => Matrix.fromRows(p)), { nComponents: 2, covarianceType: 'diag', seed: 2 }).model;
+    const mdm = DirichletMultinomialMixture.fit(Matrix.fromRows([[3, 1, 0], [0, 2, 2], [1, 1, 2], [4, 0, 0], [0, 0, 4], [2, 2, 0]]), { nComponents: 2, rounds: 5, seed: 1 });
+    const network = { sizes: [2, 3, 1], activation: 'relu', outputActivation: 'sigmoid', loss: 'mse', seed: 1 };
+    const fedavgOutcome = (a: string) => ({
+      algorithm: a, network, parameters: Float32Array.from({ length: 13 }, (_, i) => i / 8), rounds: 2, epochs: 5, batchSize: 32, optimizer: { name: 'adam', learningRate: 0.01 },
+      history: [{ round: 1, clients: 3, loss: 0.5, epochs: 5 }, { round: 2, clients: 0, loss: 0.25, epochs: NaN, metrics: { auc: 0.9 } }],
+    });
+    const results: [string, unknown][] = [
+      ['dem', gm],
+      ['mdm', mdm],
+      ['fedgengmm', { model: gm, clients: ['c0', 'c1'], incomingComponents: 5, syntheticRows: 500, virtualSamples: 0 }],
+      ['fedgem', { estimatedK: 2, separationJoins: 1, separation: 0.5, uncounted: 0, phi: 1, globalCenters: Float64Array.of(0, 1, 2, 3), memberships: new Map([['a', Int32Array.of(0, 1)], ['b', Int32Array.of(1)]]), radii: new Map(), phiScores: [{ phi: 1, score: 0.8, standardError: 0.01, estimatedK: 2 }] }],
+      ['fedavg', fedavgOutcome('fedavg')],
+      ['fedprox', fedavgOutcome('fedprox')],
+      ['scaffold', fedavgOutcome('scaffold')],
+      ['communities', { communities: [['a', 'b'], ['c']], membership: new Map([['a', 0], ['b', 0], ['c', 1]]), nodes: ['a', 'b', 'c'], edges: [['a', 'b']], modularity: NaN, method: 'louvain', decisions: [{ client: 'a', partner: 'b', accept: true }], tests: 6 }],
+      ['feddistr', {
+        estimatedBaseDistributions: 1, uploaded: 2, cost: 'wasserstein', covariance: 'diagonal',
+        bases: [{ label: 0, count: 10, weight: 1, mean: Float64Array.of(0, 1), covariance: Float64Array.of(1, 2), members: [{ client: 'a', index: 0 }, { client: 'b', index: 0 }] }],
+        membership: new Map([['a', Int32Array.of(0)], ['b', Int32Array.of(0)]]), pairs: [{ a: { client: 'a', index: 0 }, b: { client: 'b', index: 0 }, cost: 0.1, bound: 0.2, parallel: true, joined: true }],
+      }],
+    ];
+    expect(results.map(([name]) => name).sort()).toEqual([...ALGORITHMS].sort());
+    for (const [name, result] of results) {
+      const saved = JSON.parse(JSON.stringify(resultJson(name, result)));
+      const loaded = loadResult(name, JSON.stringify(saved));
+      expect(JSON.parse(JSON.stringify(resultJson(name, loaded))), name).toEqual(saved);
+      expect(() => loadResult(name, '[1, 2]'), name).toThrow(InvalidParameterError);
+    }
+    expect(() => loadResult('fedavg', { ...JSON.parse(JSON.stringify(resultJson('fedavg', fedavgOutcome('fedavg')))), parameters: [1, 2] })).toThrow(/parameters has 2 values; the network 2-3-1 has 13/);
+    expect(() => loadResult('communities', { ...JSON.parse(JSON.stringify(resultJson('communities', results.find(([n]) => n === 'communities')![1]))), method: 'magic' })).toThrow(/a saved communities result is not valid: method: /);
+    gm.dispose();
   });
 
   test("a built-in algorithm's artifact loads back as what it saved (DEM's GaussianMixture), and a wrong one is refused", async () => {

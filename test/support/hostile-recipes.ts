@@ -83,6 +83,21 @@ const clientGraph = (): f.GraphInput => ({
   edges: [['a', 'b'], ['b', 'c'], ['c', 'a'], ['d', 'e', 2], ['e', 'f'], ['f', 'd'], ['c', 'd', 0.5]],
 });
 const gmm = () => new f.GaussianMixture({ nComponents: 2, seed: 1 }).fit(X());
+let registered = 0;
+/** A well-formed algorithm descriptor, every part a fresh object: DEM's, under `name`, with one CLI option. */
+const descriptor = (name: string) => {
+  const dem = f.algorithm('dem');
+  return {
+    name,
+    protocol: dem.protocol,
+    summary: 'distributed EM under another name',
+    wasmFeatures: ['dem'],
+    server: { options: dem.server.options, create: dem.server.create },
+    client: { options: dem.client.options, create: dem.client.create },
+    artifact: { save: dem.artifact.save, load: dem.artifact.load },
+    cli: { server: { options: { features: { type: 'int', help: 'features' } }, read: () => ({}) } },
+  };
+};
 const gmmJSON = () => {
   const g = gmm();
   try {
@@ -795,6 +810,13 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['disposeLanes'],
   },
   makeClient: fn(n.makeClient, () => [spec('0', X(), 'fedgengmm', { kMin: 1, kMax: 2 })]),
+  // the registry: a descriptor of fresh parts (DEM's factories under a new name); each registration takes a name of its own
+  algorithm: fn(f.algorithm, () => ['dem']),
+  algorithmNames: fn(f.algorithmNames, () => []),
+  algorithms: fn(f.algorithms, () => []),
+  defineAlgorithm: fn(f.defineAlgorithm, () => [descriptor('hostile-defined')]),
+  registerAlgorithm: fn(f.registerAlgorithm, () => [descriptor(`hostile-${++registered}`)]),
+  loadResult: fn(f.loadResult, () => ['dem', gmmJSON()]),
   makeServer: fn(n.makeServer, () => ['fedgem', { nFeatures: 2, rounds: 2 }]),
   matrixData: fn(n.matrixData, () => [rows()]),
   resultJson: fn(n.resultJson, () => ['dem', gmm()]),

@@ -29,12 +29,13 @@ const savedOrNaN = () => v.pipe(v.nullable(savedNumber()), v.transform((x) => x 
 
 const SAVED = v.object({
   algorithm: v.picklist(['fedavg', 'fedprox', 'scaffold']),
-  network: v.pipe(v.unknown(), v.transform((n) => resolveNetworkSpec(n as NetworkSpec) as NetworkSpec)),
+  // checked as a server checks a network, kept as saved (no defaults filled in)
+  network: v.pipe(v.unknown(), v.transform((n) => (resolveNetworkSpec(n as NetworkSpec), { ...(n as NetworkSpec), sizes: [...(n as NetworkSpec).sizes] }))),
   parameters: v.pipe(v.array(savedNumber()), v.transform((a) => Float32Array.from(a))),
   rounds: savedCount(),
   epochs: savedCount(),
   batchSize: savedCount(),
-  optimizer: v.pipe(v.unknown(), v.transform((o) => ({ ...(o as OptimizerSpec), ...resolveOptimizerSpec(o as OptimizerSpec) }) as OptimizerSpec)),
+  optimizer: v.pipe(v.unknown(), v.transform((o) => (resolveOptimizerSpec(o as OptimizerSpec), { ...(o as OptimizerSpec) }))),
   history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())) })),
 });
 

@@ -11,3 +11,10 @@ import { fedgengmm } from '../fedgengmm/descriptor.js';
 import { mdm } from '../mdm/descriptor.js';
 
 export const BUILT_IN = [fedgengmm, dem, fedgem, mdm, fedavg, fedprox, scaffold, communities, feddistr] as const;
+
+/** The built-in algorithms' names. */
+export type AlgorithmName = 'fedgengmm' | 'dem' | 'fedgem' | 'mdm' | 'fedavg' | 'fedprox' | 'scaffold' | 'communities' | 'feddistr';
+
+// the compiler checks that the union and the list name the same algorithms
+type ListedName = (typeof BUILT_IN)[number]['name'];
+export const SAME_NAMES: [AlgorithmName, ListedName] extends [ListedName, AlgorithmName] ? true : never = true;

@@ -6,7 +6,7 @@
  * the worker scripts call registerBuiltIns() before they create any client.)
  */
 import * as core from './registry.js';
-import { BUILT_IN } from './built-in.js';
+import { BUILT_IN, type AlgorithmName } from './built-in.js';
 import type { AnyAlgorithm, ClientSpec } from './registry.js';
 import type { ClientRole, ServerRole } from '../runtime/roles.js';
 
@@ -20,8 +20,8 @@ export function registerBuiltIns(): void {
 }
 
 /** The built-in algorithms' names, in their order. */
-export const ALGORITHMS = BUILT_IN.map((d) => d.name) as readonly AlgorithmName[];
-export type AlgorithmName = (typeof BUILT_IN)[number]['name'];
+export const ALGORITHMS: readonly AlgorithmName[] = BUILT_IN.map((d) => d.name);
+export type { AlgorithmName };
 
 /** The descriptor registered under `name`; an InvalidParameterError listing the registered names when there is none. */
 export function algorithm(name: unknown): AnyAlgorithm {

@@ -17,15 +17,23 @@ import { formatValue, InvalidParameterError } from '../../errors.js';
 import { fromMatrixData, type Matrix, type MatrixData } from '../../data/matrix.js';
 import { guardRead, isArray, readArray, readOptions } from '../../validate.js';
 import { FEATURES, type Feature } from '../../wasm/modules.js';
-import type { OptionSpec, Options } from '../../cli/args.js';
 import type { ClientRole, Protocol, ServerRole } from '../runtime/roles.js';
 
 export { matrixData, type MatrixData } from '../../data/matrix.js';
 
-/** A command-line option of `fedmix server` or `fedmix client` (the same declaration the commands use). */
-export type CliOption = OptionSpec;
+/** A command-line option of `fedmix server` or `fedmix client`, declared as the commands declare theirs (ts/cli/args.ts). */
+export interface CliOption {
+  type: 'int' | 'number' | 'string' | 'flag' | 'range';
+  help: string;
+  default?: number | string | boolean | [number, number];
+  /** for 'string': the accepted values */
+  choices?: readonly string[];
+  /** a one-letter alias, -x */
+  short?: string;
+}
+
 /** The parsed command line, by option name. */
-export type CliValues = Options;
+export type CliValues = Record<string, number | string | boolean | [number, number] | undefined>;
 
 /** A table read from a data file (CSV, Arrow IPC or Parquet), as a client's CLI part may read it. */
 export interface CliTable {
@@ -146,7 +154,7 @@ function checkCliPart(name: string, given: unknown, client: boolean): CliClientP
     const options = readOptions(part.options as Record<string, unknown>, undefined, `${name}.options`);
     for (const [option, spec] of Object.entries(options)) {
       if (!/^[a-z][a-z0-9-]*$/.test(option)) throw new InvalidParameterError(`${name}.options: "${option}" is not an option name (lower case, digits and dashes)`);
-      const s = spec === null || typeof spec !== 'object' ? undefined : (readOptions(spec as OptionSpec, ['type', 'help', 'default', 'choices', 'short'], `${name}.options.${option}`) as OptionSpec);
+      const s = spec === null || typeof spec !== 'object' ? undefined : (readOptions(spec as CliOption, ['type', 'help', 'default', 'choices', 'short'], `${name}.options.${option}`) as CliOption);
       if (!s || !OPTION_TYPES.includes(s.type) || typeof s.help !== 'string') {
         throw new InvalidParameterError(`${name}.options.${option} must be { type: ${OPTION_TYPES.join(' | ')}, help, default?, choices? }, got ${formatValue(spec)}`);
       }
