@@ -147,18 +147,22 @@ interface XLabels {
 }
 
 /**
- * Method names under their slots: level when every name fits its slot, else turned by 40 degrees
- * (the gap between neighbours across the text is then slot x sin 40°, over one line), and shortened
- * to `maxWidth` when even that is too long.
+ * Method names under their slots (centred at `xs`): level when every name fits its slot, else turned
+ * by 40 degrees (the gap between neighbours across the text is then slot x sin 40°, over one line), and
+ * shortened to `maxWidth`, or to the room left of its slot, when even that is too long.
  */
-function layoutXLabels(names: readonly string[], slot: number, maxWidth = 130): XLabels {
+function layoutXLabels(names: readonly string[], xs: readonly number[], slot: number, maxWidth = 170): XLabels {
   const widest = Math.max(0, ...names.map((n) => textWidth(n)));
   if (widest <= slot - 6) return { angle: 0, shown: [...names], height: PLOT_FONT_SIZE + 8 };
   const angle = slot * Math.sin((40 * Math.PI) / 180) >= PLOT_FONT_SIZE * 1.3 ? -40 : -90;
-  const maxChars = Math.max(4, Math.floor(maxWidth / (CHAR_WIDTH * PLOT_FONT_SIZE)));
-  const shown = names.map((n) => (n.length > maxChars ? `${n.slice(0, maxChars - 1)}…` : n));
-  const longest = Math.max(...shown.map((s) => textWidth(s)));
   const rad = (Math.abs(angle) * Math.PI) / 180;
+  const shown = names.map((n, i) => {
+    // a turned name runs down to the left of its slot: no further than the picture's edge
+    const room = angle === -90 ? maxWidth : Math.min(maxWidth, (xs[i]! - 4) / Math.cos(rad));
+    const maxChars = Math.max(4, Math.floor(room / (CHAR_WIDTH * PLOT_FONT_SIZE)));
+    return n.length > maxChars ? `${n.slice(0, maxChars - 1)}…` : n;
+  });
+  const longest = Math.max(...shown.map((s) => textWidth(s)));
   return { angle, shown, height: longest * Math.sin(rad) + PLOT_FONT_SIZE * Math.cos(rad) + 10 };
 }
 
@@ -232,7 +236,8 @@ export function perMethodSvg(o: PerMethodOptions): string {
   const left = 64;
   const right = width - 16;
   const slot = (right - left) / Math.max(1, n);
-  const labels = layoutXLabels(methods, slot);
+  const xs = methods.map((_, i) => left + slot * (i + 0.5));
+  const labels = layoutXLabels(methods, xs, slot);
   const legend = legendSvg(
     [
       { label: o.baseline === 'zero' ? 'mean over the repeats (bar)' : 'mean over the repeats (mark)', color: '#555', mark: o.baseline === 'zero' ? 'box' : 'tick' },
@@ -259,7 +264,6 @@ export function perMethodSvg(o: PerMethodOptions): string {
   const ticks = niceTicks(lo, hi);
   const [t0, t1] = [ticks[0]!, ticks[ticks.length - 1]!];
   const y = (v: number) => bottom - ((v - t0) / (t1 - t0)) * plotHeight;
-  const xs = methods.map((_, i) => left + slot * (i + 0.5));
   const marks = methods.map((m, i) => {
     const color = methodColor(m, methods);
     const mean = values.mean[i]!;
