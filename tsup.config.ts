@@ -15,8 +15,14 @@ const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: 
 const { features } = JSON.parse(readFileSync('crates/fedmix-wasm/modules.json', 'utf8')) as { features: string[] };
 const WASM_FILES = ['simd', 'scalar'].flatMap((b) => ['', ...features.map((f) => `-${f}`)].map((f) => `fedmix-${b}${f}.wasm`));
 
-/** The package's entries (package.json "exports"): fedmix, fedmix/node, fedmix/inline. */
-const ENTRIES = { index: 'ts/index.ts', node: 'ts/node.ts', inline: 'ts/inline.ts' };
+/**
+ * The package's entries (package.json "exports"): fedmix, fedmix/node, fedmix/inline, and the papers'
+ * experiments apart from the library, fedmix/experiments.
+ */
+const ENTRIES = { index: 'ts/index.ts', node: 'ts/node.ts', inline: 'ts/inline.ts', experiments: 'ts/experiments/index.ts' };
+
+/** An entry's file in dist/ is named by its entry (ts/experiments/index.ts is dist/experiments.js). */
+const ENTRY_FILES = new Map(Object.entries(ENTRIES).map(([name, file]) => [resolve(file), name]));
 
 /**
  * Every module that the entries import (read from esbuild's metafile, so no CLI-only module ships),
@@ -37,7 +43,7 @@ const LIBRARY_MODULES = new Map(
     }).metafile.inputs,
   )
     .filter((f) => f.startsWith('ts/') && f.endsWith('.ts'))
-    .map((f) => [resolve(f), f.slice('ts/'.length, -'.ts'.length).replace(/\//g, '.')]),
+    .map((f) => [resolve(f), ENTRY_FILES.get(resolve(f)) ?? f.slice('ts/'.length, -'.ts'.length).replace(/\//g, '.')]),
 );
 if (new Set(LIBRARY_MODULES.values()).size !== LIBRARY_MODULES.size) throw new Error('two library modules would have the same file in dist/ (a/b.ts and a.b.ts): rename one');
 
@@ -77,7 +83,7 @@ export default defineConfig([
     // the library as ES modules, one file per source module, so that a bundler keeps only the modules
     // a program imports (package.json: "sideEffects": false): a page that fits a GaussianMixture takes
     // about 50 KB of fedmix, not all of it (test/package-size.test.ts). fedmix, fedmix/node and
-    // fedmix/inline import the same files: one WASM instance, one Matrix class.
+    // fedmix/inline (and fedmix/experiments) import the same files: one WASM instance, one Matrix class.
     entry: Object.fromEntries([...LIBRARY_MODULES].map(([file, name]) => [name, file])),
     esbuildPlugins: [oneFilePerModule],
     format: ['esm'],
@@ -93,7 +99,7 @@ export default defineConfig([
     },
   },
   {
-    // the same three entries as CommonJS, split into shared chunks (one copy of the library for all three)
+    // the same entries as CommonJS, split into shared chunks (one copy of the library for all of them)
     entry: ENTRIES,
     format: ['cjs'],
     dts: { compilerOptions: { stripInternal: true } },

@@ -34,7 +34,8 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { adjustedRandScore, CommunitiesClient, CommunitiesServer, communities, InProcessTransport, init, partition, runFederationSync, trainCommunities } from '../dist/index.js';
+import { adjustedRandScore, CommunitiesClient, CommunitiesServer, communities, InProcessTransport, init, partition, runFederationSync } from '../dist/index.js';
+import { trainCommunities } from '../dist/experiments.js';
 import { FASHION_MNIST_DIR, loadFashionMnist } from '../dist/node.js';
 import { runPeer, startPeer, table } from './common.mjs';
 

@@ -130,7 +130,7 @@ async function bundle(outfile) {
   writeFileSync(
     source,
     `import { readDataFile } from ${ts('cli/data.ts')};
-import { labelledFromCsv } from ${ts('experiment/dataset.ts')};
+import { labelledFromCsv } from ${ts('experiments/dataset.ts')};
 const idleRssMB = process.resourceUsage().maxRSS / 1024;
 const t0 = performance.now();
 const d = labelledFromCsv(await readDataFile(process.argv[2]), { label: 'label' });

@@ -1,22 +1,21 @@
 /**
- * The browser demo: the FedGenGMM experiment (fedmix's runFedGenGMMExperiment,
+ * The browser demo: the FedGenGMM experiment (runFedGenGMMExperiment of fedmix/experiments,
  * the function behind `fedmix demo`) on the embedded thyroid set, with every
  * client of every federation in a module Web Worker of its own
  * (WebWorkerTransport, one worker per client) exchanging encoded messages with
  * the server on this page through the federation runtime. The plots are the
- * HTML report's (ts/experiment/plots.ts); distributed EM's curve grows as its
+ * HTML report's (ts/experiments/plots.ts); distributed EM's curve grows as its
  * rounds arrive.
  */
-import * as fedmix from 'fedmix/browser';
-import type { ClientSpec, FedGenGMMExperimentConfig, FedGenGMMExperimentReport, FedGenGMMRunScores, RoundRecord } from 'fedmix/browser';
-import uPlot from 'uplot';
-import 'uplot/dist/uPlot.min.css';
+import * as fedmix from 'fedmix';
+import type { ClientSpec, RoundRecord } from 'fedmix';
+import { FEDGENGMM_EXPERIMENT_METHODS, labelledFromCsv, runFedGenGMMExperiment, type LabelledData } from 'fedmix/experiments';
+import type { FedGenGMMExperimentConfig, FedGenGMMExperimentReport, FedGenGMMRunScores } from 'fedmix/experiments';
 import './style.css';
 import thyroidCsv from '../ts/data/datasets/anomaly_thyroid.csv?raw';
-import { bytesText, demCurvesPlot, meanStd, perMethodPlot, PLOT_COLORS, reportData, trafficPlot, type DemCurves, type ReportData, type UPlotLib } from '../ts/experiment/plots.js';
-import { DEMO_CONFIG } from '../ts/experiment/demo-config.js';
+import { bytesText, demCurvesSvg, meanStd, reportData, reportPlots, type DemCurves, type ReportData } from '../ts/experiments/plots.js';
+import { DEMO_CONFIG } from '../ts/experiments/demo-config.js';
 
-const plotLib = uPlot as unknown as UPlotLib;
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const form = $<HTMLFormElement>('controls');
 const status = $<HTMLParagraphElement>('status');
@@ -48,31 +47,25 @@ function plotWidth(): number {
   return Math.max(320, Math.min(900, document.body.clientWidth - 20));
 }
 
-/** The chart in each plot element, taken down before the next one is drawn there. */
-const charts = new Map<string, { destroy(): void }>();
-
-/** Redraws one plot into its element (uPlot charts are cheap; a redraw is simpler than reshaping series). */
-function redraw(id: string, draw: (el: HTMLElement) => { destroy(): void }): void {
-  clearPlot(id);
-  charts.set(id, draw($(id)));
+/** Draws one plot (SVG text) into its element, in place of what was there. */
+function draw(id: string, svg: string): void {
+  $(id).innerHTML = svg;
 }
 
 function clearPlot(id: string): void {
-  charts.get(id)?.destroy();
-  charts.delete(id);
   $(id).replaceChildren();
 }
 
 function drawPlots(data: ReportData, live: DemCurves[]): void {
-  const w = plotWidth();
-  redraw('plot-ll', (el) => perMethodPlot(plotLib, el, 'test log-likelihood per method', data.methods, data.logLikelihood, w));
-  redraw('plot-aucpr', (el) => perMethodPlot(plotLib, el, 'AUC-PR per method', data.methods, data.aucPr, w));
-  if (data.traffic.length) redraw('plot-traffic', (el) => trafficPlot(plotLib, el, data.traffic, PLOT_COLORS, w));
-  drawDem(live.length ? live : data.curves);
+  const plots = reportPlots({ ...data, curves: [] }, plotWidth());
+  draw('plot-ll', plots['plot-ll']);
+  draw('plot-aucpr', plots['plot-aucpr']);
+  if (plots['plot-traffic']) draw('plot-traffic', plots['plot-traffic']);
+  drawDem(live.length ? live : data.curves, data.methods);
 }
 
-function drawDem(curves: DemCurves[]): void {
-  if (curves.some((c) => c.runs.some((r) => r.length > 0))) redraw('plot-dem', (el) => demCurvesPlot(plotLib, el, curves, PLOT_COLORS, plotWidth()));
+function drawDem(curves: DemCurves[], methods: string[] = []): void {
+  if (curves.some((c) => c.runs.some((r) => r.length > 0))) draw('plot-dem', demCurvesSvg(curves, methods, plotWidth()));
 }
 
 /** The plots' data from the runs finished so far (the report's own shape, means over the repeats done). */
@@ -144,7 +137,7 @@ function demoConfig(c: DemoControls): FedGenGMMExperimentConfig {
   const base: FedGenGMMExperimentConfig = {
     ...DEMO_CONFIG,
     clientKRange: [DEMO_CONFIG.clientKRange[0], DEMO_CONFIG.clientKRange[1]],
-    methods: [...fedmix.FEDGENGMM_EXPERIMENT_METHODS],
+    methods: [...FEDGENGMM_EXPERIMENT_METHODS],
     partition: c.partition,
     clients: c.clients,
     repeats: c.repeats,
@@ -170,7 +163,7 @@ function labelControls(): void {
   form.querySelector<HTMLInputElement>('[name=classes]')!.disabled = p === 'iid';
 }
 
-async function run(data: fedmix.LabelledData): Promise<void> {
+async function run(data: LabelledData): Promise<void> {
   const config = demoConfig(controls());
   demo.config = config;
   demo.report = undefined;
@@ -194,7 +187,7 @@ async function run(data: fedmix.LabelledData): Promise<void> {
   };
   setState('running', `Running: ${config.clients} clients, each in a Web Worker…`);
   try {
-    const report = await fedmix.runFedGenGMMExperiment(data, config, {
+    const report = await runFedGenGMMExperiment(data, config, {
       clients: async (specs: ClientSpec[], { encoding }) => {
         demo.workersStarted += specs.length;
         return fedmix.WebWorkerTransport.start(specs, { workers: specs.length, encoding });
@@ -233,7 +226,7 @@ async function main(): Promise<void> {
   // WebAssembly gzipped instead of every module; the worker clients get the same two
   const { simd } = await fedmix.init({ features: ['dem'] });
   demo.simd = simd;
-  const data = fedmix.labelledFromCsv(thyroidCsv, { anomalyLabel: 'label' });
+  const data = labelledFromCsv(thyroidCsv, { anomalyLabel: 'label' });
   form.querySelector('[name=partition]')!.addEventListener('change', () => {
     // each meaning of alpha has its own usual value: Dir(0.3), 2 classes per client
     const p = controls().partition;

@@ -31,8 +31,8 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`--port must be an integer in [0, 65535], got ${args.port}\n${usage}`);
   process.exit(2);
 }
-if (!existsSync(fileURLToPath(new URL('../dist/browser.js', import.meta.url)))) {
-  console.error('dist/browser.js not found: build the package first (npm run build, or bash scripts/setup.sh)');
+if (!existsSync(fileURLToPath(new URL('../dist/experiments.js', import.meta.url)))) {
+  console.error('dist/experiments.js not found: build the package first (npm run build, or bash scripts/setup.sh)');
   process.exit(1);
 }
 if (!args['no-build']) {

@@ -1,7 +1,8 @@
-// The browser demo's build: the page (demo/index.html, demo/main.ts), uPlot and
-// fedmix/browser (the package's own dist/browser.js, built by tsup; its
-// web-worker.js and .wasm files come along as assets through their
-// `new URL(..., import.meta.url)` references) into demo/dist/.
+// The browser demo's build: the page (demo/index.html, demo/main.ts),
+// fedmix and fedmix/experiments (the package's own dist/index.js and
+// dist/experiments.js, built by tsup, bundled with apache-arrow as an
+// application's bundler would; web-worker.js and the .wasm files come along as
+// assets through their `new URL(..., import.meta.url)` references) into demo/dist/.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
@@ -12,7 +13,12 @@ export default defineConfig({
   base: './',
   // the page imports the repository's own files (the dataset, the report's plots): let Vite read them
   server: { fs: { allow: [here('..')] } },
-  resolve: { alias: { 'fedmix/browser': here('../dist/browser.js') } },
+  resolve: {
+    alias: [
+      { find: /^fedmix$/, replacement: here('../dist/index.js') },
+      { find: /^fedmix\/experiments$/, replacement: here('../dist/experiments.js') },
+    ],
+  },
   build: {
     outDir: here('dist'),
     emptyOutDir: true,
@@ -20,7 +26,7 @@ export default defineConfig({
     // keep web-worker.js and the .wasm files as files: a worker needs a URL, not a data: string
     assetsInlineLimit: 0,
     reportCompressedSize: false,
-    // the page bundles the whole library (fedmix/browser: Arrow included) and uPlot
+    // the page bundles the whole library (Arrow included) and the FedGenGMM experiment
     chunkSizeWarningLimit: 1500,
   },
   logLevel: 'warn',

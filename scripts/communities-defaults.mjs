@@ -24,7 +24,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { parseArgs } from 'node:util';
-import { associate, init, Matrix, MinMaxScaler, partition, Rng, runCommunityExperiment, trainCommunities } from '../dist/index.js';
+import { associate, init, Matrix, MinMaxScaler, partition, Rng } from '../dist/index.js';
+import { runCommunityExperiment, trainCommunities } from '../dist/experiments.js';
 import { loadFashionMnist } from '../dist/node.js';
 
 const DIGITS = '/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz';

@@ -21,7 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parseArgs } from 'node:util';
-import { groupSubclasses, init, Matrix, partition, Rng, runFedDistrExperiment } from '../dist/index.js';
+import { init, Matrix, partition, Rng } from '../dist/index.js';
+import { groupSubclasses, runFedDistrExperiment } from '../dist/experiments.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const { values } = parseArgs({ options: { seeds: { type: 'string', default: '1,2,3,4,5' }, entanglement: { type: 'string', default: '0' }, json: { type: 'string' }, fedmix: { type: 'string', default: '{}' } } });

@@ -13,7 +13,8 @@
 // usage: node scripts/experiments-fedgem-honest.mjs OUT.json [seeds (default 3)]
 // (the UCI sets from scripts/setup.sh in .datasets/, the shared ones in ../shared/datasets)
 import { readFileSync, writeFileSync } from 'node:fs';
-import { fedGEM, init, labelledFromCsv, partition, PHI_GRID, StandardScaler } from '../dist/index.js';
+import { fedGEM, init, partition, PHI_GRID, StandardScaler } from '../dist/index.js';
+import { labelledFromCsv } from '../dist/experiments.js';
 
 await init();
 const [out, seedsArg = '3'] = process.argv.slice(2);

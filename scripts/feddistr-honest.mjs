@@ -21,7 +21,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
-import { Autoencoder, fashionMnistSubclasses, fedDistr, groupSubclasses, init, LETTER_TASK_GROUPS, Matrix, partition, subclassDataFromCsv } from '../dist/index.js';
+import { Autoencoder, fedDistr, init, Matrix, partition } from '../dist/index.js';
+import { fashionMnistSubclasses, groupSubclasses, LETTER_TASK_GROUPS, subclassDataFromCsv } from '../dist/experiments.js';
 import { loadFashionMnist } from '../dist/node.js';
 
 const { values } = parseArgs({ options: { seeds: { type: 'string', default: '1,2,3' }, json: { type: 'string' } } });

@@ -24,6 +24,7 @@
 // it alone is more than 5% below.
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as f from '../dist/index.js';
+import { labelledFromCsv } from '../dist/experiments.js';
 import { CLIENTS, SETS, sweepRepeat, sweepScore } from '../test/support/server-sweep.mjs';
 
 const args = process.argv.slice(2);
@@ -50,7 +51,7 @@ function run() {
   const variants = opt('--variants', VARIANTS).split(',').map(parseVariant);
   const results = [];
   for (const ds of datasets) {
-    const data = f.labelledFromCsv(readFileSync(`${dataDir}${ds.name}.csv`, 'utf8'), ds.label ? { label: ds.label } : { anomalyLabel: ds.anomaly });
+    const data = labelledFromCsv(readFileSync(`${dataDir}${ds.name}.csv`, 'utf8'), ds.label ? { label: ds.label } : { anomalyLabel: ds.anomaly });
     for (let r = 0; r < repeats; r++) {
       const rep = sweepRepeat(f, data, set, r, Math.max(...ks));
       for (const K of ks) {

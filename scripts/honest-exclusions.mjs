@@ -8,6 +8,7 @@
 // (on the built package: run `bash scripts/setup.sh` first)
 import { readFileSync } from 'node:fs';
 import * as f from '../dist/index.js';
+import { labelledFromCsv } from '../dist/experiments.js';
 
 const rows = Number(process.argv[2] ?? 2000);
 const seed = Number(process.argv[3] ?? 1);
@@ -18,7 +19,7 @@ const DATASETS = ['satellite', 'letter', 'shuttle', 'anomaly_cardio', 'anomaly_p
 /** The first rows of a shuffled dataset, min-max scaled, with its label codes. */
 function load(name) {
   const text = readFileSync(new URL(`../../shared/datasets/${name}.csv`, import.meta.url), 'utf8');
-  const d = f.labelledFromCsv(text, { label: 'label' });
+  const d = labelledFromCsv(text, { label: 'label' });
   const rng = new f.Rng(seed);
   const order = Array.from(rng.permutation(d.X.nRows)).slice(0, rows);
   rng.dispose();

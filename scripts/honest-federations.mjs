@@ -11,6 +11,7 @@
 //   node scripts/honest-federations.mjs --report out.json [more.json ...]
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as f from '../dist/index.js';
+import { labelledFromCsv } from '../dist/experiments.js';
 import { classesOf, histograms, honestFedGenGMM, honestMdm, honestPartition, SCHEMES } from '../test/support/honest-federations.mjs';
 
 const args = process.argv.slice(2);
@@ -34,7 +35,7 @@ function run(save) {
   const rows = [];
   const only = opt('--datasets')?.split(',');
   for (const ds of DATASETS.filter((d) => !only || only.includes(d.name))) {
-    const data = f.labelledFromCsv(readFileSync(`${dataDir}${ds.name}.csv`, 'utf8'), ds.read);
+    const data = labelledFromCsv(readFileSync(`${dataDir}${ds.name}.csv`, 'utf8'), ds.read);
     const X = data.X;
     const classes = classesOf(f, X, data.labels, SEED);
     const scaled = new f.MinMaxScaler().fit(X).transform(X);

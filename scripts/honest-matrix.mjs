@@ -10,8 +10,12 @@
 // failed.
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
-import * as fedmix from '../dist/index.js';
+import * as experiments from '../dist/experiments.js';
+import * as library from '../dist/index.js';
 import { ALGORITHMS, DATASETS, PARTITIONS, cells, runCell, summarize } from '../test/support/honest-matrix.mjs';
+
+// the library with the experiments' table reader (labelledFromCsv), as honest-matrix.mjs takes it
+const fedmix = { ...library, ...experiments };
 
 const { values: o } = parseArgs({
   options: {

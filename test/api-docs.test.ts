@@ -41,10 +41,10 @@ test('the API reference builds without warnings, internals left out', async () =
   expect(messages).toEqual([]);
   expect(project).toBeDefined();
   expect(app.logger.hasErrors() || app.logger.hasWarnings()).toBe(false);
-  expect(project!.children?.map((m) => m.name)).toEqual(['fedmix', 'fedmix/inline', 'fedmix/node']);
+  expect(project!.children?.map((m) => m.name)).toEqual(['fedmix', 'fedmix/experiments', 'fedmix/inline', 'fedmix/node']);
   const documented = names(project!);
   // the public API is there, members and all
-  for (const name of ['GaussianMixture', 'fitMdm', 'runFederation', 'WorkerTransport', 'scoreSamples', 'nComponents']) expect(documented.has(name), name).toBe(true);
+  for (const name of ['GaussianMixture', 'fitMdm', 'runFederation', 'WorkerTransport', 'scoreSamples', 'nComponents', 'runFedGenGMMExperiment', 'trainCommunities']) expect(documented.has(name), name).toBe(true);
   // the loader's options, the WebAssembly modules among them (init({ features }), options.wasm by module)
   for (const name of ['InitOptions', 'InitInfo', 'features', 'Feature', 'ModuleName', 'BuildSource', 'WasmSources']) expect(documented.has(name), name).toBe(true);
   // internals are not (stripInternal's names, private and protected members)

@@ -158,7 +158,7 @@ describe('apache-arrow peer versions, each in a fresh project with the packed fe
 
 test("the library's entries import apache-arrow, they do not bundle a copy", () => {
   // dist/web-worker.js alone bundles everything: a module Web Worker has no import map
-  for (const file of ['index.js', 'index.cjs', 'node.js', 'node.cjs', 'worker.js', 'cli.cjs']) {
+  for (const file of ['index.js', 'index.cjs', 'node.js', 'node.cjs', 'experiments.js', 'experiments.cjs', 'worker.js', 'cli.cjs']) {
     const all = [...moduleGraph(file).values()].join('\n');
     expect(all, file).toMatch(/(from |require\()["']apache-arrow["']/);
     expect(all, file).not.toMatch(/class (RecordBatchReader|Table)\b/);

@@ -772,9 +772,9 @@ describe('a conventional CLI: help, exit statuses, --json -, --quiet, progress o
     const r = fedmix('experiment', '--data', thyroidPath, ...run, '--repeats', '2', '--report', report, '--json', '-', '-q');
     expect(r.code, r.err).toBe(0);
     const html = readFileSync(report, 'utf8');
-    // nothing loaded from elsewhere: no src or href attributes, uPlot inlined
+    // nothing loaded from elsewhere: no src or href attributes, the plots drawn into the page as SVG
     expect(html).not.toMatch(/\s(src|href)=/i);
-    expect(html).toMatch(/uPlot/);
+    expect(html.match(/<svg /g)).toHaveLength(4);
     const embedded = JSON.parse(/<script type="application\/json" id="report-data">([^<]*)<\/script>/.exec(html)![1]!);
     const json = JSON.parse(r.out);
     expect(embedded.methods).toEqual(['fedgengmm', 'dem-kfed', 'central']);
@@ -799,8 +799,8 @@ describe('a conventional CLI: help, exit statuses, --json -, --quiet, progress o
       watchProblems(page, problems);
       page.on('request', (q) => requests.push(q.url()));
       await page.goto(`file://${report}`);
-      await page.waitForSelector('body[data-rendered="yes"]', { timeout: 10_000 });
-      expect(await page.locator('canvas').count()).toBe(4);
+      await page.waitForSelector('.plot svg', { timeout: 10_000 });
+      expect(await page.locator('.plot svg').count()).toBe(4);
       expect(problems).toEqual([]);
       expect(requests).toEqual([`file://${report}`]);
     } finally {

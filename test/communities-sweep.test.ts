@@ -6,7 +6,8 @@
  * synthetic data in (0, 1), so the file runs in seconds.
  */
 import { beforeAll, describe, expect, test } from 'vitest';
-import { associate, init, InvalidParameterError, LocalDetector, Matrix, runCommunityExperiment, trainCommunities, type CommunityClient } from '../ts/index.js';
+import { associate, init, InvalidParameterError, LocalDetector, Matrix } from '../ts/index.js';
+import { runCommunityExperiment, trainCommunities, type CommunityClient } from '../ts/experiments/index.js';
 import { gaussianSigma } from '../ts/federated/gaussian-noise.js';
 import { blobs, xorshift32 } from './helpers.js';
 

@@ -9,7 +9,8 @@
  * rows pooled) reaches 0.95.
  */
 import { beforeAll, expect, test } from 'vitest';
-import { init, partition, Rng, runCommunityExperiment, trainCommunities, type Matrix } from '../ts/index.js';
+import { init, partition, Rng, type Matrix } from '../ts/index.js';
+import { runCommunityExperiment, trainCommunities } from '../ts/experiments/index.js';
 import { loadDigits } from './support/digits.js';
 
 let data: { train: { X: Matrix; labels: number[] }; test: { X: Matrix; labels: number[] } };

@@ -8,22 +8,18 @@
  * evaluation tables on hand-built cases; bad input gives typed errors.
  */
 import { beforeAll, describe, expect, test } from 'vitest';
+import { Autoencoder, init, InvalidDataError, InvalidParameterError, Matrix } from '../ts/index.js';
 import {
-  Autoencoder,
   aucByClient,
   communityMembership,
   communityRandIndex,
   formatCommunityTables,
   groupsByClass,
-  init,
-  InvalidDataError,
-  InvalidParameterError,
-  Matrix,
   mergedCommunityAuc,
   trainCommunities,
   type CommunityClient,
   type CommunityTrainingResult,
-} from '../ts/index.js';
+} from '../ts/experiments/index.js';
 import { loadFashionMnist } from '../ts/node.js';
 
 const INLIER_CLASSES = [0, 1, 7];

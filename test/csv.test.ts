@@ -9,10 +9,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { csvToMatrix, InvalidDataError, InvalidParameterError, labelledFromCsv, parseCsv, subclassDataFromCsv } from '../ts/index.js';
+import { csvToMatrix, InvalidDataError, InvalidParameterError, parseCsv } from '../ts/index.js';
+import { labelledFromCsv, subclassDataFromCsv } from '../ts/experiments/index.js';
 import { readCsvFile, readDataFile } from '../ts/cli/data.js';
 import { cellTableOf } from '../ts/data/csv.js';
-import { labelledFromCells } from '../ts/experiment/dataset.js';
+import { labelledFromCells } from '../ts/experiments/dataset.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fedmix-csv-'));
 

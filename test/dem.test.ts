@@ -35,7 +35,7 @@ import {
 } from '../ts/index.js';
 import { readFileSync } from 'node:fs';
 import { MinMaxScaler } from '../ts/data/scale.js';
-import { labelledFromCsv } from '../ts/experiment/dataset.js';
+import { labelledFromCsv } from '../ts/experiments/dataset.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { Recording, blobs, maxRelativeError } from './helpers.js';
 

@@ -14,11 +14,11 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-// the build Node runs: the same sources as the dist/browser.js the page bundles
+// the build Node runs: the same dist/index.js and dist/experiments.js the page bundles
 import * as fedmix from '../dist/index.js';
-import type { FedGenGMMExperimentConfig, FedGenGMMExperimentReport } from '../dist/index.js';
+import { labelledFromCsv, runFedGenGMMExperiment, type FedGenGMMExperimentConfig, type FedGenGMMExperimentReport } from '../dist/experiments.js';
 import { runDemo, startDemoServer, type DemoServer } from '../demo/drive.mjs';
-import { bytesText, meanStd } from '../ts/experiment/plots.js';
+import { bytesText, meanStd } from '../ts/experiments/plots.js';
 import { launchChromium, ROOT, watchProblems } from './support/browser.js';
 
 interface DemoState {
@@ -65,7 +65,7 @@ describe('the browser demo (Vite build, Web Worker clients) against Node', () =>
     });
     await page.addInitScript(() => {
       new MutationObserver(() => {
-        if (document.body?.dataset.state === 'running' && document.querySelector('#plot-dem canvas')) (globalThis as unknown as { demDrawn(): void }).demDrawn();
+        if (document.body?.dataset.state === 'running' && document.querySelector('#plot-dem svg')) (globalThis as unknown as { demDrawn(): void }).demDrawn();
       }).observe(document, { subtree: true, childList: true });
     });
     state = (await runDemo(page, server.url, CONTROLS)) as DemoState;
@@ -112,9 +112,9 @@ describe('the browser demo (Vite build, Web Worker clients) against Node', () =>
   });
 
   test('the numbers shown equal Node running the same function at the same config and seed', async () => {
-    const data = fedmix.labelledFromCsv(readFileSync(join(ROOT, 'ts/data/datasets/anomaly_thyroid.csv'), 'utf8'), { anomalyLabel: 'label' });
+    const data = labelledFromCsv(readFileSync(join(ROOT, 'ts/data/datasets/anomaly_thyroid.csv'), 'utf8'), { anomalyLabel: 'label' });
     await fedmix.init();
-    const inNode = await fedmix.runFedGenGMMExperiment(data, state.config);
+    const inNode = await runFedGenGMMExperiment(data, state.config);
     expect(inNode.dataset).toEqual(state.report.dataset);
     for (const x of inNode.results) {
       const row = shown[x.method]!;
@@ -145,8 +145,8 @@ describe('the browser demo (Vite build, Web Worker clients) against Node', () =>
   });
 
   test('the four plots are drawn', async () => {
-    expect(await page.locator('.plot canvas').count()).toBe(4);
-    const titles = await page.locator('.u-title').allTextContents();
+    expect(await page.locator('.plot svg').count()).toBe(4);
+    const titles = await page.locator('.plot svg > text.plot-title').allTextContents();
     expect(titles).toEqual(['test log-likelihood per method', 'AUC-PR per method', 'rounds against bytes sent (each repeat a point)', 'distributed EM round by round: average client log-likelihood']);
   });
 });

@@ -28,7 +28,6 @@ import {
   init,
   InvalidDataError,
   InvalidParameterError,
-  labelledFromCsv,
   Matrix,
   MdmClient,
   MinMaxScaler,
@@ -36,6 +35,7 @@ import {
   selectMdm,
   type Message,
 } from '../ts/index.js';
+import { labelledFromCsv } from '../ts/experiments/index.js';
 
 /** Satellite (6,435 rows x 36 features, 6 soil classes), min-max scaled; the first 2,000 rows dealt IID to 5 clients. */
 let X: Matrix;

@@ -2,11 +2,11 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, expect, test } from 'vitest';
 import { FederationError, init, InvalidDataError, InvalidParameterError, StandardScaler } from '../ts/index.js';
-import { labelledFromCsv } from '../ts/experiment/dataset.js';
-import { runExperiment, runExperimentAsync, type ExperimentReport } from '../ts/experiment/fedgengmm.js';
+import { labelledFromCsv } from '../ts/experiments/dataset.js';
+import { runExperiment, runExperimentAsync, type ExperimentReport } from '../ts/experiments/fedgengmm.js';
 import { makeClient, type ClientSpec } from '../ts/federated/algorithms.js';
 import { InProcessTransport } from '../ts/federated/transport/in-process.js';
-import { runFedGEMExperiment } from '../ts/experiment/fedgem.js';
+import { runFedGEMExperiment } from '../ts/experiments/fedgem.js';
 
 beforeAll(async () => {
   await init();

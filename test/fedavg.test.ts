@@ -305,7 +305,7 @@ describe('the defaults train (issue 23): 10 clients of satellite.csv, min-max sc
     ['fedavg', 0.8],
     ['scaffold', 0.78],
   ] as const)('%s at its default optimizer and epochs reaches %s test accuracy', async (algorithm, least) => {
-    const f = await import('../ts/index.js');
+    const f = { ...(await import('../ts/index.js')), ...(await import('../ts/experiments/index.js')) };
     const data = dataset(f, 'satellite');
     const parts = deal(f, data, 'iid', 10, 1);
     const network = { sizes: [data.X.nCols, 32, data.nClasses], activation: 'relu', outputActivation: 'softmax', loss: 'softmax-cross-entropy', seed: 1 } as const;
@@ -331,7 +331,7 @@ describe('the defaults train (issue 23): 10 clients of satellite.csv, min-max sc
 });
 
 test("a client whose local training diverges says why (SCAFFOLD's plain SGD on shuttle.csv's raw features, up to 12,169), and is excluded with that reason", async () => {
-  const f = await import('../ts/index.js');
+  const f = { ...(await import('../ts/index.js')), ...(await import('../ts/experiments/index.js')) };
   const run = (name: string) => {
     const data = dataset(f, name);
     const parts = deal(f, data, 'iid', 3, 1);

@@ -21,23 +21,25 @@ import {
   fedDistr,
   FedDistrClient,
   FedDistrServer,
-  fashionMnistSubclasses,
-  groupSubclasses,
   init,
   InvalidMessageError,
   InvalidParameterError,
-  LETTER_TASK_GROUPS,
   Matrix,
   partition,
   PCA,
   Rng,
-  runFedDistrExperiment,
-  subclassDataFromCsv,
   wasserstein2,
   bhattacharyya,
   type FedDistrClientData,
-  type SubclassData,
 } from '../ts/index.js';
+import {
+  fashionMnistSubclasses,
+  groupSubclasses,
+  LETTER_TASK_GROUPS,
+  runFedDistrExperiment,
+  subclassDataFromCsv,
+  type SubclassData,
+} from '../ts/experiments/index.js';
 import { loadFashionMnist } from '../ts/node.js';
 import { feddistrConfig, feddistrOptions } from '../ts/cli/feddistr.js';
 import { parseOptions } from '../ts/cli/args.js';

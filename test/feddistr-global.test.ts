@@ -12,23 +12,25 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
 import {
   BaseDistributionClassifier,
-  fashionMnistSubclasses,
   fedDistr,
-  groupSubclasses,
   init,
   InvalidDataError,
   InvalidParameterError,
-  LETTER_TASK_GROUPS,
   Matrix,
   MLPClassifier,
-  parseTaskGroups,
   PCA,
-  roundsToReach,
-  runFedDistrExperiment,
   sampleBaseDistributions,
-  subclassDataFromCsv,
   type LabelledGaussian,
 } from '../ts/index.js';
+import {
+  fashionMnistSubclasses,
+  groupSubclasses,
+  LETTER_TASK_GROUPS,
+  parseTaskGroups,
+  roundsToReach,
+  runFedDistrExperiment,
+  subclassDataFromCsv,
+} from '../ts/experiments/index.js';
 import { loadFashionMnist } from '../ts/node.js';
 import { blobs, fixture, maxAbsoluteError } from './helpers.js';
 

@@ -11,8 +11,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, expect, test } from 'vitest';
 import { fedGEM, FedGEMClient, init, Matrix, partition, StandardScaler } from '../ts/index.js';
-import { labelledFromCsv } from '../ts/experiment/dataset.js';
-import { runFedGEMExperiment } from '../ts/experiment/fedgem.js';
+import { labelledFromCsv } from '../ts/experiments/dataset.js';
+import { runFedGEMExperiment } from '../ts/experiments/fedgem.js';
 
 beforeAll(async () => {
   await init();

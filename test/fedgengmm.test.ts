@@ -20,7 +20,6 @@ import {
   InvalidDataError,
   InvalidMessageError,
   InvalidParameterError,
-  labelledFromCsv,
   makeBlobs,
   Matrix,
   MinMaxScaler,
@@ -31,6 +30,7 @@ import {
   type RoundContext,
   type ServerRole,
 } from '../ts/index.js';
+import { labelledFromCsv } from '../ts/experiments/index.js';
 import { clientOptions, clientRoleOptions } from '../ts/cli/federation.js';
 import { parseOptions } from '../ts/cli/args.js';
 import { makeClient, matrixData } from '../ts/federated/algorithms.js';

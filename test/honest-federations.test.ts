@@ -9,7 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, test } from 'vitest';
 import * as fedmix from '../ts/index.js';
-import { init, labelledFromCsv, Matrix, MinMaxScaler, Rng, type GaussianMixture, type LabelledData } from '../ts/index.js';
+import { init, Matrix, MinMaxScaler, Rng, type GaussianMixture } from '../ts/index.js';
+import { labelledFromCsv, type LabelledData } from '../ts/experiments/index.js';
 import { modelScale } from '../ts/federated/fedgengmm/server.js';
 import { outliers } from '../ts/federated/robust.js';
 import { histograms, honestFedGenGMM, honestMdm, honestPartition, SCHEMES, tinyRows } from './support/honest-federations.mjs';

@@ -7,8 +7,12 @@
  * same rows.
  */
 import { beforeAll, expect, test } from 'vitest';
-import * as fedmix from '../ts/index.js';
+import * as library from '../ts/index.js';
+import * as experiments from '../ts/experiments/index.js';
 import { runCell, type Cell } from './support/honest-matrix.mjs';
+
+/** the library with the experiments' table reader (labelledFromCsv), as honest-matrix.mjs takes it */
+const fedmix = { ...library, ...experiments };
 
 beforeAll(async () => {
   await fedmix.init();

@@ -23,6 +23,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as fedmix from '../ts/index.js';
 import * as fedmixNode from '../ts/node.js';
+import * as fedmixExperiments from '../ts/experiments/index.js';
 import { instance, wasm } from '../ts/wasm/loader.js';
 import { blobs, xorshift32 } from './helpers.js';
 import { RECIPES, SAVED, type Recipe, type SavedRecipe } from './support/hostile-recipes.js';
@@ -36,7 +37,7 @@ const SEED = Number(process.env.FEDMIX_HOSTILE_SEED ?? 1);
 /** A call that has not settled by then hangs (a promise waiting on nothing, work without a cap). */
 const SETTLE_MS = 10_000;
 
-const API: Record<string, unknown> = { ...fedmix, ...fedmixNode };
+const API: Record<string, unknown> = { ...fedmix, ...fedmixNode, ...fedmixExperiments };
 
 function isClass(f: unknown): f is new (...a: unknown[]) => unknown {
   return typeof f === 'function' && /^class\b/.test(Function.prototype.toString.call(f));

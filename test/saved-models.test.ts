@@ -23,7 +23,6 @@ import {
   InvalidMessageError,
   InvalidParameterError,
   KMeans,
-  labelledFromCsv,
   LocalDetector,
   Matrix,
   MinMaxScaler,
@@ -36,6 +35,7 @@ import {
   type CovarianceType,
   type GaussianMixtureJSON,
 } from '../ts/index.js';
+import { labelledFromCsv } from '../ts/experiments/index.js';
 import { expectClean } from './helpers.js';
 
 beforeAll(async () => {

@@ -12,6 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { tableToIPC } from 'apache-arrow';
 import * as f from '../../ts/index.js';
 import * as n from '../../ts/node.js';
+import * as experiments from '../../ts/experiments/index.js';
 import type { ClientRole, Message, RoundContext, ServerRole } from '../../ts/index.js';
 import { blobs } from '../helpers.js';
 import { tinyFashionMnist } from './idx.js';
@@ -76,7 +77,7 @@ const mdmParams = () => ({
 const mdm = () => new f.DirichletMultinomialMixture(mdmParams());
 /** the FedGenGMM experiment on the two blobs, a few rows flagged as anomalies: every kind of method, small and fast */
 const experimentData = () => ({ X: X(), featureNames: ['x', 'y'], anomaly: Array.from({ length: 40 }, (_, i) => (i % 9 === 0 ? 1 : 0)) });
-const experimentConfig = (): f.FedGenGMMExperimentConfig => ({ clients: 2, partition: 'iid', components: 1, h: 10, methods: ['fedgengmm', 'dem-kfed', 'central', 'local'], repeats: 1, seed: 1 });
+const experimentConfig = (): experiments.FedGenGMMExperimentConfig => ({ clients: 2, partition: 'iid', components: 1, h: 10, methods: ['fedgengmm', 'dem-kfed', 'central', 'local'], repeats: 1, seed: 1 });
 
 const clientGraph = (): f.GraphInput => ({
   nodes: ['a', 'b', 'c', 'd', 'e', 'f', 'g'],
@@ -535,20 +536,20 @@ export const RECIPES: Record<string, Recipe> = {
   modularity: fn(f.modularity, () => [clientGraph(), [['a', 'b', 'c'], ['d', 'e', 'f'], ['g']]]),
 
   // per-community training and the anomaly-communities paper's tables
-  trainCommunities: fn(f.trainCommunities, () => [communityClients(), [['a', 'b'], ['c']], { rounds: 1, hiddenLayers: [2], seed: 1 }]),
-  runCommunityExperiment: fn(f.runCommunityExperiment, () => [
+  trainCommunities: fn(experiments.trainCommunities, () => [communityClients(), [['a', 'b'], ['c']], { rounds: 1, hiddenLayers: [2], seed: 1 }]),
+  runCommunityExperiment: fn(experiments.runCommunityExperiment, () => [
     {
       train: { X: communityRows(60, 1), labels: Array.from({ length: 60 }, (_, i) => i % 2) },
       test: { X: communityRows(30, 2), labels: Array.from({ length: 30 }, (_, i) => i % 2) },
     },
     { clientsPerClass: [1], q: [0.08, 0.5], contamination: 0.1, detector: 'gmm', detectorOptions: { gmm: { covarianceType: 'diag' } }, federated: 'autoencoder', training: { rounds: 1, hiddenLayers: [2] }, rowsPerClient: 10, testRowsPerClient: 10, repeats: 1, seed: 1 },
   ]),
-  groupsByClass: fn(f.groupsByClass, () => [['a', 'b', 'c'], [0, 0, 1]]),
-  communityMembership: fn(f.communityMembership, () => [[['a', 'b'], ['c']], { a: 0, b: 1, c: 1 }]),
-  communityRandIndex: fn(f.communityRandIndex, () => [[['a', 'b'], ['c']], [['a'], ['b', 'c']]]),
-  mergedCommunityAuc: fn(f.mergedCommunityAuc, () => [[['a', 'b'], ['c']], { a: 0, b: 1, c: 1 }, { local: { a: 0.5, b: 0.6, c: 0.7 }, community: new Map([['a', 0.8], ['b', 0.9], ['c', 0.7]]) }]),
-  aucByClient: fn(f.aucByClient, () => [{ clients: [{ id: 'a', auc: 0.5 }, { id: 'b', auc: 0.75 }] }]),
-  formatCommunityTables: fn(f.formatCommunityTables, () => [
+  groupsByClass: fn(experiments.groupsByClass, () => [['a', 'b', 'c'], [0, 0, 1]]),
+  communityMembership: fn(experiments.communityMembership, () => [[['a', 'b'], ['c']], { a: 0, b: 1, c: 1 }]),
+  communityRandIndex: fn(experiments.communityRandIndex, () => [[['a', 'b'], ['c']], [['a'], ['b', 'c']]]),
+  mergedCommunityAuc: fn(experiments.mergedCommunityAuc, () => [[['a', 'b'], ['c']], { a: 0, b: 1, c: 1 }, { local: { a: 0.5, b: 0.6, c: 0.7 }, community: new Map([['a', 0.8], ['b', 0.9], ['c', 0.7]]) }]),
+  aucByClient: fn(experiments.aucByClient, () => [{ clients: [{ id: 'a', auc: 0.5 }, { id: 'b', auc: 0.75 }] }]),
+  formatCommunityTables: fn(experiments.formatCommunityTables, () => [
     {
       membership: { classes: [0, 1], rows: [{ group: 0, members: 2, counts: [1, 1] }] },
       auc: { local: { mean: 0.7, std: 0.1 }, ideal: { mean: 0.9, std: 0.05 } },
@@ -749,18 +750,18 @@ export const RECIPES: Record<string, Recipe> = {
     internal: ['encode', 'logJoint'],
   }),
   sampleBaseDistributions: fn(f.sampleBaseDistributions, () => [gaussianBases(), { n: 10, seed: 1, covariance: 'full' }]),
-  runFedDistrExperiment: fn(f.runFedDistrExperiment, () => [
-    { train: f.groupSubclasses(X(), Array.from({ length: 40 }, (_, i) => `s${i % 4}`), { groups: [['s0', 's1'], ['s2', 's3']] }) },
+  runFedDistrExperiment: fn(experiments.runFedDistrExperiment, () => [
+    { train: experiments.groupSubclasses(X(), Array.from({ length: 40 }, (_, i) => `s${i % 4}`), { groups: [['s0', 's1'], ['s2', 's3']] }) },
     { clients: 2, entanglement: 0, kMax: 1, rounds: 1, hiddenLayers: [2], mlpEpochs: 1, syntheticRows: 20, baselines: ['fedavg', 'central'], seed: 1 },
   ]),
-  runFedGenGMMExperiment: fn(f.runFedGenGMMExperiment, () => [experimentData(), experimentConfig(), { onRound: () => undefined, onRun: () => undefined }]),
-  runFedGenGMMExperimentSync: fn(f.runFedGenGMMExperimentSync, () => [experimentData(), experimentConfig(), { onRun: () => undefined }]),
-  labelledFromCsv: fn(f.labelledFromCsv, () => ['a,b,kind,label\n1,2,x,0\n3,4,y,1\n5,6,x,0\n', { anomalyLabel: 'label', oneHot: ['kind'], drop: [] }]),
-  roundsToReach: fn(f.roundsToReach, () => [[{ round: 1, accuracy: 0.5, bytes: 10 }], 0.4]),
-  groupSubclasses: fn(f.groupSubclasses, () => [X(), Array.from({ length: 40 }, (_, i) => `s${i % 4}`), { groups: [['s0', 's1'], ['s2', 's3']] }]),
-  fashionMnistSubclasses: fn(f.fashionMnistSubclasses, () => [{ X: f.Matrix.zeros(4, 2), labels: Int32Array.of(0, 6, 1, 3), classNames: [...f.FASHION_MNIST_CLASSES], split: 'train', indices: Int32Array.of(0, 1, 2, 3) }, [['T-shirt/top', 'Shirt'], ['Trouser', 'Dress']]]),
-  subclassDataFromCsv: fn(f.subclassDataFromCsv, () => ['f1,sub,sup\n1,a,x\n2,b,y\n3,a,x\n', { subclass: 'sub', superclass: 'sup' }]),
-  parseTaskGroups: fn(f.parseTaskGroups, () => ['A+B,C+D']),
+  runFedGenGMMExperiment: fn(experiments.runFedGenGMMExperiment, () => [experimentData(), experimentConfig(), { onRound: () => undefined, onRun: () => undefined }]),
+  runFedGenGMMExperimentSync: fn(experiments.runFedGenGMMExperimentSync, () => [experimentData(), experimentConfig(), { onRun: () => undefined }]),
+  labelledFromCsv: fn(experiments.labelledFromCsv, () => ['a,b,kind,label\n1,2,x,0\n3,4,y,1\n5,6,x,0\n', { anomalyLabel: 'label', oneHot: ['kind'], drop: [] }]),
+  roundsToReach: fn(experiments.roundsToReach, () => [[{ round: 1, accuracy: 0.5, bytes: 10 }], 0.4]),
+  groupSubclasses: fn(experiments.groupSubclasses, () => [X(), Array.from({ length: 40 }, (_, i) => `s${i % 4}`), { groups: [['s0', 's1'], ['s2', 's3']] }]),
+  fashionMnistSubclasses: fn(experiments.fashionMnistSubclasses, () => [{ X: f.Matrix.zeros(4, 2), labels: Int32Array.of(0, 6, 1, 3), classNames: [...f.FASHION_MNIST_CLASSES], split: 'train', indices: Int32Array.of(0, 1, 2, 3) }, [['T-shirt/top', 'Shirt'], ['Trouser', 'Dress']]]),
+  subclassDataFromCsv: fn(experiments.subclassDataFromCsv, () => ['f1,sub,sup\n1,a,x\n2,b,y\n3,a,x\n', { subclass: 'sub', superclass: 'sup' }]),
+  parseTaskGroups: fn(experiments.parseTaskGroups, () => ['A+B,C+D']),
   entangledCoefficient: fn(f.entangledCoefficient, () => [[0.5, 0.5, 0], [0, 0.5, 0.5]]),
   averageEntanglement: fn(f.averageEntanglement, () => [[[1, 0], [1, 1], [0, 1]]]),
   FedProxServer: fedavgFamily((o) => new f.FedProxServer(o), { mu: 0.1 }),
@@ -856,7 +857,7 @@ const memo = <T>(make: () => T): (() => T) => {
 };
 /** 322 rows of satellite.csv (every 20th: every class), 36 features; their classes, and the rows scaled into [0, 1] for networks and the SVM. */
 const satellite = memo(() => {
-  const all = f.labelledFromCsv(readFileSync(new URL('../../../shared/datasets/satellite.csv', import.meta.url), 'utf8'), { label: 'label' });
+  const all = experiments.labelledFromCsv(readFileSync(new URL('../../../shared/datasets/satellite.csv', import.meta.url), 'utf8'), { label: 'label' });
   const pick = Array.from({ length: Math.ceil(all.X.nRows / 20) }, (_, i) => i * 20);
   const X = all.X.selectRows(pick);
   return { X, labels: Int32Array.from(pick, (i) => all.labels![i]!), scaled: new f.MinMaxScaler().fitTransform(X) };

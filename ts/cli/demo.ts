@@ -6,8 +6,8 @@
  * Quantity(alpha). Every method is fitted and scored side by side.
  */
 import { thyroid } from '../data/datasets/index.js';
-import { DEMO_CONFIG } from '../experiment/demo-config.js';
-import { METHODS, runExperiment, type ExperimentConfig } from '../experiment/fedgengmm.js';
+import { DEMO_CONFIG } from '../experiments/demo-config.js';
+import { METHODS, runExperiment, type ExperimentConfig } from '../experiments/fedgengmm.js';
 import type { OptionSpec, Options } from './args.js';
 import { experimentConfig, experimentExclusions, experimentOptions, formatReport } from './experiment.js';
 import type { CommandResult } from './io.js';
@@ -16,7 +16,7 @@ import { writeReport } from './report.js';
 
 const { data: _data, label: _label, 'anomaly-label': _anomaly, ...rest } = experimentOptions;
 
-/** The experiment's options with the demo's defaults (ts/experiment/demo-config.ts, shared with the browser demo). */
+/** The experiment's options with the demo's defaults (ts/experiments/demo-config.ts, shared with the browser demo). */
 export const demoOptions: Record<string, OptionSpec> = {
   ...rest,
   clients: { ...rest.clients!, default: DEMO_CONFIG.clients },

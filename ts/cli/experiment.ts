@@ -2,14 +2,14 @@
  * `fedmix experiment`: the FedGenGMM paper's experiment on a CSV file, every
  * method side by side; a table on stdout, the same numbers as JSON with --json.
  */
-import { labelledFromCells } from '../experiment/dataset.js';
-import { DEFAULT_METHODS, METHODS, runExperiment, type ExperimentConfig, type ExperimentReport, type Method } from '../experiment/fedgengmm.js';
+import { labelledFromCells } from '../experiments/dataset.js';
+import { DEFAULT_METHODS, METHODS, runExperiment, type ExperimentConfig, type ExperimentReport, type Method } from '../experiments/fedgengmm.js';
 import { InvalidParameterError } from '../errors.js';
 import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
 import { COVARIANCE_TYPES, type CovarianceType } from '../models/gaussian-mixture.js';
 import type { OptionSpec, Options } from './args.js';
 import { readDataFile } from './data.js';
-import { bytesText, meanStd } from '../experiment/plots.js';
+import { bytesText, meanStd } from '../experiments/plots.js';
 import { writeReport } from './report.js';
 import { progressBar } from './progress.js';
 import { textTable } from './table.js';

@@ -27,7 +27,7 @@ import {
   type FedDistrExperimentData,
   type FedDistrExperimentReport,
   type GlobalModel,
-} from '../experiment/feddistr.js';
+} from '../experiments/feddistr.js';
 import { simulateOverMqtt, type SimulateOverMqttOptions } from '../federated/simulate-mqtt.js';
 import type { OptionSpec, Options } from './args.js';
 import type { CommandResult } from './io.js';

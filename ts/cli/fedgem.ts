@@ -5,8 +5,8 @@
  * table shows the estimated K, the clients' ARI and silhouette, and the
  * centralized GMM given the true K.
  */
-import { labelledFromCells } from '../experiment/dataset.js';
-import { runFedGEMExperiment, type ClusteringSource, type FedGEMExperimentConfig, type FedGEMExperimentReport } from '../experiment/fedgem.js';
+import { labelledFromCells } from '../experiments/dataset.js';
+import { runFedGEMExperiment, type ClusteringSource, type FedGEMExperimentConfig, type FedGEMExperimentReport } from '../experiments/fedgem.js';
 import { InvalidParameterError } from '../errors.js';
 import { PHI_GRID } from '../federated/fedgem/index.js';
 import { COVARIANCE_TYPES, type CovarianceType } from '../models/gaussian-mixture.js';
