@@ -132,7 +132,7 @@ class Edited extends InProcessTransport {
     this.edit(round, ex);
     return ex;
   }
-  override async finish(outcome: { ok: boolean; reason?: string }): Promise<void> {
+  async finish(outcome: { ok: boolean; reason?: string }): Promise<void> {
     this.finished = outcome;
   }
 }
