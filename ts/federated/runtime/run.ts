@@ -505,22 +505,9 @@ function judgeReplies<A, R>(run: RunState<A, R>, ctx: RoundContext, requests: Re
     judged.failures.push({ client, round, kind, reason: named(client, reason), excluded: exclude });
     return true;
   };
-  /** A client's messages without late copies of rounds it missed (it was slow, not faulty: they are dropped). */
-  const current = (id: string, list: readonly Received[]): Received[] => {
-    const late = run.missed.get(id);
-    if (!late) return [...list];
-    return list.filter((r) => {
-      try {
-        const m = readReceived(r, run.policy.maxMessageBytes);
-        return !(m.from === id && late.has(m.round));
-      } catch {
-        return true;
-      }
-    });
-  };
   try {
     for (const [id, request] of requests) {
-      const list = current(id, ex.received.get(id) ?? []);
+      const list = current(run, id, ex.received.get(id) ?? []);
       if (list.length === 0) {
         const why = ex.missing.get(id) ?? { kind: 'timeout' as const, reason: `did not answer round ${round}` };
         let rounds = run.missed.get(id);
@@ -544,7 +531,7 @@ function judgeReplies<A, R>(run: RunState<A, R>, ctx: RoundContext, requests: Re
     // messages from clients not asked: stale replies after a timeout are dropped, anything else is a fault of a known client
     for (const [id, list] of ex.received) {
       if (requests.has(id) || !run.known.has(id) || run.out.has(id)) continue;
-      if (current(id, list).length > 0 && !fail(id, 'invalid', `sent a message in round ${round} without being asked`, true)) return judged;
+      if (current(run, id, list).length > 0 && !fail(id, 'invalid', `sent a message in round ${round} without being asked`, true)) return judged;
     }
   } catch (e) {
     // a bug: what was accepted is not used
@@ -552,6 +539,20 @@ function judgeReplies<A, R>(run: RunState<A, R>, ctx: RoundContext, requests: Re
     throw e;
   }
   return judged;
+}
+
+/** A client's messages without late copies of rounds it missed (it was slow, not faulty: they are dropped). */
+function current<A, R>(run: RunState<A, R>, id: string, list: readonly Received[]): Received[] {
+  const late = run.missed.get(id);
+  if (!late) return [...list];
+  return list.filter((r) => {
+    try {
+      const m = readReceived(r, run.policy.maxMessageBytes);
+      return !(m.from === id && late.has(m.round));
+    } catch {
+      return true;
+    }
+  });
 }
 
 /**
