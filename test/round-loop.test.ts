@@ -33,6 +33,8 @@ import {
   type RunCheckpoint,
   type ServerRole,
 } from '../ts/index.js';
+import { fedAvg, fedAvgSimulation } from '../ts/federated/fedavg/run.js';
+import { simulateOverMqtt } from '../ts/federated/simulate-mqtt.js';
 import { Rng } from '../ts/random.js';
 
 beforeAll(async () => {
@@ -401,4 +403,28 @@ describe('the hooks', () => {
     expect(() => distributedEM(parts, { ...options, hooks: { onround: () => undefined } as never })).toThrow(InvalidParameterError);
     for (const r of [plain, watched, stopped]) r.model.dispose();
   });
+
+  test('over the embedded MQTT broker: fedAvg\'s hooks option stops the run there as in process, and the clients see it end well', async () => {
+    const { X, labels } = makeBlobs({ nClusters: 3, nFeatures: 4, samplesPerCluster: 40, seed: 5 });
+    const rows = (from: number) => Int32Array.from({ length: 40 }, (_, i) => from + i);
+    const data = [0, 40, 80].map((from) => ({ X: X.selectRows(rows(from)), labels: labels.subarray(from, from + 40) }));
+    const options = (hooks: Parameters<typeof fedAvg>[1]['hooks']) => ({
+      network: { sizes: [4, 8, 3], activation: 'relu' as const, outputActivation: 'softmax' as const, loss: 'softmax-cross-entropy' as const, seed: 1 },
+      rounds: 6,
+      epochs: 1,
+      batchSize: 16,
+      seed: 1,
+      hooks,
+    });
+    const seen: number[] = [];
+    const stop = { onRound: (x: RoundReport) => void seen.push(x.round), stopWhen: (x: RoundReport) => x.round === 2 && 'two rounds for the test' };
+    const here = fedAvg(data, options(stop));
+    expect(here.rounds).toBe(2);
+    expect(here.federation.stoppedEarly).toEqual({ round: 2, reason: 'two rounds for the test' });
+    seen.length = 0;
+    const there = await simulateOverMqtt(fedAvgSimulation(data, options(stop)), { federation: 'hooks-test' });
+    expect(seen).toEqual([1, 2]);
+    expect(there.federation.stoppedEarly).toEqual({ round: 2, reason: 'two rounds for the test' });
+    expect(Array.from(there.parameters)).toEqual(Array.from(here.parameters));
+  }, 60_000);
 });
