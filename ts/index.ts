@@ -131,6 +131,9 @@ export {
   type FederationResult,
   type RoundRecord,
   type RunOptions,
+  type RunHooks,
+  type RoundReport,
+  type RunCheckpoint,
   type Traffic,
   type ClientTraffic,
 } from './federated/runtime/run.js';

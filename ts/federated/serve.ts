@@ -10,7 +10,7 @@ import { isArray, optionKeys, readArray, readOptions, readRecord } from '../vali
 import { algorithm as registered, makeServer } from './registry/index.js';
 import type { Encoding } from './messages/codec.js';
 import { resolvePolicy, type FederationPolicy } from './runtime/policy.js';
-import { RUN_KEYS, runFederation, type FederationResult, type RoundRecord, type RunOptions } from './runtime/run.js';
+import { RUN_KEYS, runFederation, runPolicy, type FederationResult, type RunHooks, type RunOptions } from './runtime/run.js';
 import { startBroker, type RunningBroker } from './transport/broker.js';
 import { MqttTransport } from './transport/mqtt.js';
 import { validateAccounts, validateId } from './transport/topics.js';
@@ -18,7 +18,8 @@ import { validateAccounts, validateId } from './transport/topics.js';
 /** The server's username on an embedded broker (client ids cannot take it). */
 export const SERVER_USER = 'fedmix-server';
 
-export interface ServeOptions extends FederationPolicy {
+/** The run's policy and hooks (onRound, onCheckpoint, stopWhen: see RunHooks), and where and with whom it runs. */
+export interface ServeOptions extends FederationPolicy, RunHooks {
   /** a registered algorithm's name (the built-in ones, or one of registerAlgorithm) */
   algorithm: string;
   /** the algorithm's server options (as its server role takes them) */
@@ -35,12 +36,11 @@ export interface ServeOptions extends FederationPolicy {
   encoding?: Encoding;
   /** told where the embedded broker listens, once it does */
   onListening?: (broker: { url: string; wsUrl?: string }) => void;
-  onRound?: (record: RoundRecord) => void;
 }
 
 /** Every option of ServeOptions, for readOptions (the compiler checks it is complete). */
 const SERVE_KEYS = optionKeys<ServeOptions>()({
-  algorithm: true, options: true, federation: true, clients: true, broker: true, listen: true, encoding: true, onListening: true, onRound: true,
+  algorithm: true, options: true, federation: true, clients: true, broker: true, listen: true, encoding: true, onListening: true, onRound: true, onCheckpoint: true, stopWhen: true,
   onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true,
 });
 
@@ -68,8 +68,7 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   // the run's own options only: the rest (broker, clients, ...) are for the set-up
   const run = readRecord(options, RUN_KEYS.filter((k) => k !== 'excludedBefore') as (keyof ServeOptions & keyof RunOptions)[], 'options');
   // the policy and the server role first: their options are checked before anything listens
-  const { onRound: _onRound, ...policy } = run;
-  resolvePolicy(policy);
+  resolvePolicy(runPolicy(run));
   const server = makeServer(algorithm, options.options);
   let federationBroker: FederationBroker | undefined;
   try {

@@ -10,7 +10,7 @@ import { LIMITS } from '../validate.js';
 import type { Encoding } from './messages/codec.js';
 import { resolvePolicy, type FederationPolicy } from './runtime/policy.js';
 import type { ClientRole, ExcludedClient, ServerRole } from './runtime/roles.js';
-import { runFederationSync, type FederationResult, type RunOptions } from './runtime/run.js';
+import { readRunHooks, runFederationSync, type FederationResult, type RunHooks, type RunOptions } from './runtime/run.js';
 import { InProcessTransport } from './transport/in-process.js';
 
 /**
@@ -99,12 +99,12 @@ export function clientFeatures(name: string, data: readonly MatrixLike[], option
 /**
  * The policy of a one-call function's run: its onInvalidClient as the
  * runtime's onInvalid, and its maxExcludedShare, checked here before any
- * client is made.
+ * client is made; with the run's hooks (its `hooks` option), checked too.
  */
-export function oneCallPolicy(onInvalidClient: 'exclude' | 'throw' | undefined, maxExcludedShare: number | undefined): FederationPolicy {
+export function oneCallPolicy(onInvalidClient: 'exclude' | 'throw' | undefined, maxExcludedShare: number | undefined, hooks?: RunHooks): RunOptions {
   const policy: FederationPolicy = { onInvalid: onInvalidClient === 'throw' ? 'fail' : 'exclude', maxExcludedShare };
   resolvePolicy(policy);
-  return policy;
+  return hooks === undefined ? policy : { ...policy, ...readRunHooks(hooks) };
 }
 
 /**

@@ -10,7 +10,7 @@ import { LIMITS, readArray, readOptions, requireInteger, requireOneOf } from '..
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runPlanSync, type FederationPlan } from '../runtime/plan.js';
-import type { FederationResult } from '../runtime/run.js';
+import type { FederationResult, RunHooks } from '../runtime/run.js';
 import { clientFeatures, makeClients, oneCallPolicy } from '../simulation.js';
 import { CommunitiesClient } from './client.js';
 import { CommunitiesServer, type Association, type CommunitiesServerOptions } from './server.js';
@@ -24,6 +24,8 @@ export interface AssociateOptions extends Omit<CommunitiesServerOptions, 'nFeatu
   onInvalidClient?: 'exclude' | 'throw';
   /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
   maxExcludedShare?: number;
+  /** the run's hooks: per-round reports, checkpoints, early stopping (RunHooks; a stop shows in federation.stoppedEarly) */
+  hooks?: RunHooks;
   /** with detector.noise: client i's noise is seeded noiseSeed + i, for tests only (default: fresh from crypto.getRandomValues) */
   noiseSeed?: number;
 }
@@ -52,10 +54,10 @@ export function associate(data: readonly MatrixLike[], given: AssociateOptions =
  */
 export function planAssociation(data: readonly MatrixLike[], given: AssociateOptions = {}): FederationPlan<AssociateResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { detector, q, partners, method }');
-  const options = readOptions(given, ['detector', 'q', 'partners', 'seed', 'method', 'maxRelayBytes', 'encoding', 'onInvalidClient', 'maxExcludedShare', 'noiseSeed']) as AssociateOptions;
+  const options = readOptions(given, ['detector', 'q', 'partners', 'seed', 'method', 'maxRelayBytes', 'encoding', 'onInvalidClient', 'maxExcludedShare', 'hooks', 'noiseSeed']) as AssociateOptions;
   const noiseSeed = options.noiseSeed === undefined ? undefined : requireInteger('noiseSeed', options.noiseSeed, 0, LIMITS.count);
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
-  const policy = oneCallPolicy(onInvalid, options.maxExcludedShare);
+  const policy = oneCallPolicy(onInvalid, options.maxExcludedShare, options.hooks);
   const clientData = readArray('data', data, LIMITS.clients) as MatrixLike[];
   const detector = options.detector === undefined ? {} : checkDetectorOptions(options.detector, 'detector');
   const nFeatures = clientFeatures('data', clientData);

@@ -10,7 +10,7 @@ import { LIMITS, isArray, readArray, readOptions } from '../../validate.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
-import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
+import { runFederationSync, type FederationResult, type RunHooks, type Traffic } from '../runtime/run.js';
 import { clientFeatures, oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { DemClient } from './client.js';
@@ -23,6 +23,8 @@ export interface DistributedEMOptions extends DemOptions {
   encoding?: Encoding | 'none';
   /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
   maxExcludedShare?: number;
+  /** the run's hooks: per-round reports, checkpoints, early stopping (RunHooks; a stop shows in federation.stoppedEarly) */
+  hooks?: RunHooks;
 }
 
 export interface DistributedEMResult {
@@ -66,10 +68,10 @@ function clientMatrices(data: readonly MatrixLike[]): Matrix[] {
  * each EM round equals one iteration of centralized EM on the pooled rows.
  */
 export function distributedEM(clientData: readonly MatrixLike[], demOptionsGiven: DistributedEMOptions = {}): DistributedEMResult {
-  const options = readOptions(demOptionsGiven, [...DEM_OPTION_KEYS, 'nFeatures', 'encoding', 'maxExcludedShare']) as DistributedEMOptions;
-  const policy = oneCallPolicy(options.onInvalidClient, options.maxExcludedShare);
+  const options = readOptions(demOptionsGiven, [...DEM_OPTION_KEYS, 'nFeatures', 'encoding', 'maxExcludedShare', 'hooks']) as DistributedEMOptions;
+  const policy = oneCallPolicy(options.onInvalidClient, options.maxExcludedShare, options.hooks);
   const matrices = clientMatrices(clientData);
-  const { encoding, nFeatures: given, maxExcludedShare: _share, ...demOptions } = options;
+  const { encoding, nFeatures: given, maxExcludedShare: _share, hooks: _hooks, ...demOptions } = options;
   const nFeatures = clientFeatures('clientData', matrices, { expected: given === undefined ? undefined : { nFeatures: given, what: 'nFeatures' }, idOf: (i) => `client-${i}` });
   const clients: DemClient[] = [];
   let server: DemServer | undefined;

@@ -10,7 +10,7 @@ import { InvalidParameterError } from '../../errors.js';
 import { LIMITS, readArray, optionKeys, readOptions, readRecord, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
-import type { FederationResult } from '../runtime/run.js';
+import type { FederationResult, RunHooks } from '../runtime/run.js';
 import { clientFeatures, makeClients, oneCallPolicy, runSimulation, type Simulation } from '../simulation.js';
 import { FedAvgClient } from './client.js';
 import { FEDAVG_SERVER_KEYS, FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgAlgorithm, type FedAvgOutcome, type FedAvgServerOptions } from './server.js';
@@ -39,10 +39,12 @@ export interface FedAvgOptions extends FedAvgServerOptions {
   onInvalidClient?: 'exclude' | 'throw';
   /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
   maxExcludedShare?: number;
+  /** the run's hooks: per-round reports, checkpoints, early stopping (RunHooks; a stop shows in federation.stoppedEarly) */
+  hooks?: RunHooks;
 }
 
 /** Every option of FedAvgOptions, for readOptions (the compiler checks it is complete). */
-const FEDAVG_KEYS = optionKeys<FedAvgOptions>()({ algorithm: true, mu: true, serverLearningRate: true, fraction: true, sampleSeed: true, seed: true, encoding: true, onInvalidClient: true, maxExcludedShare: true, network: true, initialParameters: true, rounds: true, epochs: true, batchSize: true, optimizer: true, weighting: true, aggregation: true, trim: true, earlyStopping: true, evaluate: true });
+const FEDAVG_KEYS = optionKeys<FedAvgOptions>()({ algorithm: true, mu: true, serverLearningRate: true, fraction: true, sampleSeed: true, seed: true, encoding: true, onInvalidClient: true, maxExcludedShare: true, hooks: true, network: true, initialParameters: true, rounds: true, epochs: true, batchSize: true, optimizer: true, weighting: true, aggregation: true, trim: true, earlyStopping: true, evaluate: true });
 
 export interface FedAvgResult extends FedAvgOutcome {
   excluded: ExcludedClient[];
@@ -60,7 +62,7 @@ export function fedAvgSimulation(data: readonly FedAvgClientData[], given: FedAv
   const options = readOptions(given, FEDAVG_KEYS) as FedAvgOptions;
   const algorithm = requireOneOf('algorithm', options.algorithm ?? 'fedavg', ['fedavg', 'fedprox', 'scaffold'] as const);
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
-  const policy = oneCallPolicy(onInvalid, options.maxExcludedShare);
+  const policy = oneCallPolicy(onInvalid, options.maxExcludedShare, options.hooks);
   const clientData = readArray('data', data, LIMITS.clients) as FedAvgClientData[];
   if (algorithm !== 'fedprox' && options.mu !== undefined) throw new InvalidParameterError(`mu is FedProx's; algorithm is '${algorithm}'`);
   if (algorithm !== 'scaffold' && options.serverLearningRate !== undefined) throw new InvalidParameterError(`serverLearningRate is SCAFFOLD's; algorithm is '${algorithm}'`);

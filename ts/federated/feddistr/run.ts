@@ -20,7 +20,7 @@ import { readGaussianNoise } from '../gaussian-noise.js';
 import { LIMITS, readArray, optionKeys, readOptions, readRecord, requireInteger, requireOneOf } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
-import type { FederationResult } from '../runtime/run.js';
+import type { FederationResult, RunHooks } from '../runtime/run.js';
 import { clientFeatures, makeClients, oneCallPolicy, runSimulation, type Simulation } from '../simulation.js';
 import { FedDistrClient, type FedDistrPrivacy } from './client.js';
 import { FedDistrServer, readEncoder, type FedDistrOutcome, type FedDistrServerOptions } from './server.js';
@@ -43,10 +43,12 @@ export interface FedDistrOptions extends FedDistrServerOptions {
   onInvalidClient?: 'exclude' | 'throw';
   /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
   maxExcludedShare?: number;
+  /** the run's hooks: per-round reports, checkpoints, early stopping (RunHooks; a stop shows in federation.stoppedEarly) */
+  hooks?: RunHooks;
 }
 
 /** Every option of FedDistrOptions, for readOptions (the compiler checks it is complete). */
-const FEDDISTR_KEYS = optionKeys<FedDistrOptions>()({ privacy: true, noiseSeed: true, encoding: true, onInvalidClient: true, maxExcludedShare: true, encoder: true, dimension: true, covariance: true, clustering: true, criterion: true, kMin: true, kMax: true, shrinkage: true, regCovar: true, cost: true, threshold: true, merge: true, seed: true });
+const FEDDISTR_KEYS = optionKeys<FedDistrOptions>()({ privacy: true, noiseSeed: true, encoding: true, onInvalidClient: true, maxExcludedShare: true, hooks: true, encoder: true, dimension: true, covariance: true, clustering: true, criterion: true, kMin: true, kMax: true, shrinkage: true, regCovar: true, cost: true, threshold: true, merge: true, seed: true });
 
 export interface FedDistrEvaluation {
   /** distinct true subclasses among the rows of the clients used */
@@ -79,9 +81,9 @@ export function fedDistrSimulation(data: readonly FedDistrClientData[], given: F
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { encoder, cost, threshold, kMax }');
   const options = readOptions(given, FEDDISTR_KEYS) as FedDistrOptions;
   const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
-  const policy = oneCallPolicy(onInvalid, options.maxExcludedShare);
+  const policy = oneCallPolicy(onInvalid, options.maxExcludedShare, options.hooks);
   const clientData = (readArray('data', data, LIMITS.clients) as FedDistrClientData[]).map((c, i) => readRecord(c, ['X', 'labels', 'subclasses'], `data[${i}]`) as FedDistrClientData);
-  const { privacy, noiseSeed, encoding, onInvalidClient: _o, maxExcludedShare: _m, ...serverOptions } = options;
+  const { privacy, noiseSeed, encoding, onInvalidClient: _o, maxExcludedShare: _m, hooks: _h, ...serverOptions } = options;
   // the clients' privacy checked once here: a misspelt key is the caller's error, not every client failing to be made
   if (privacy !== undefined) readGaussianNoise(privacy, 'options.privacy');
   // every client would refuse: said once, here

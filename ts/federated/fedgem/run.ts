@@ -7,7 +7,7 @@ import { InvalidParameterError } from '../../errors.js';
 import { LIMITS, guardRead, isArray, optionKeys, readArray, readOptions } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
-import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
+import { runFederationSync, type FederationResult, type RunHooks, type Traffic } from '../runtime/run.js';
 import { clientFeatures, makeClients, oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { FEDGEM_CLIENT_KEYS, FedGEMClient, type FedGEMClientOptions } from './client.js';
@@ -39,10 +39,12 @@ export interface FedGEMOptions {
   encoding?: Encoding | 'none';
   /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
   maxExcludedShare?: number;
+  /** the run's hooks: per-round reports, checkpoints, early stopping (RunHooks; a stop shows in federation.stoppedEarly) */
+  hooks?: RunHooks;
 }
 
 /** Every option of FedGEMOptions, for readOptions (the compiler checks it is complete). */
-const FEDGEM_KEYS = optionKeys<FedGEMOptions>()({ client: true, rounds: true, phi: true, phiTolerance: true, validation: true, server: true, tol: true, encoding: true, maxExcludedShare: true });
+const FEDGEM_KEYS = optionKeys<FedGEMOptions>()({ client: true, rounds: true, phi: true, phiTolerance: true, validation: true, server: true, tol: true, encoding: true, maxExcludedShare: true, hooks: true });
 
 export interface FedGEMResult {
   /** super-clusters counted: the paper's merge, then the separation step's joins (server.separation) */
@@ -86,7 +88,7 @@ export function fedGEM(data: MatrixLike[], given: FedGEMOptions): FedGEMResult {
   if (options.validation !== undefined) options.validation = readArray('options.validation', options.validation) as FedGEMOptions['validation'];
   const clientData = readArray('clientData', data, LIMITS.clients) as MatrixLike[];
   const throwOnBad = options.server?.onInvalidClient === 'throw';
-  const policy = oneCallPolicy(options.server?.onInvalidClient, options.maxExcludedShare);
+  const policy = oneCallPolicy(options.server?.onInvalidClient, options.maxExcludedShare, options.hooks);
   const nGiven = options.server?.nFeatures;
   const nFeatures = clientFeatures('clientData', clientData, { expected: nGiven === undefined ? undefined : { nFeatures: nGiven, what: 'server.nFeatures' } });
   // the estimate round only when some client lacks a variance: with every variance given the run is the paper's

@@ -9,7 +9,7 @@ import type { MatrixLike } from '../../data/matrix.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
-import { runFederationSync, type FederationResult, type RoundRecord, type Traffic } from '../runtime/run.js';
+import { runFederationSync, type FederationResult, type RoundRecord, type RunHooks, type Traffic } from '../runtime/run.js';
 import { clientFeatures, oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { FEDGENGMM_CLIENT_KEYS, FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
@@ -30,10 +30,12 @@ export interface FedGenGMMOptions {
   encoding?: Encoding | 'none';
   /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
   maxExcludedShare?: number;
+  /** the run's hooks: per-round reports, checkpoints, early stopping (RunHooks; a stop shows in federation.stoppedEarly) */
+  hooks?: RunHooks;
 }
 
 /** Every option of FedGenGMMOptions, for readOptions (the compiler checks it is complete). */
-const FEDGENGMM_KEYS = optionKeys<FedGenGMMOptions>()({ client: true, server: true, keepLocalModels: true, encoding: true, maxExcludedShare: true });
+const FEDGENGMM_KEYS = optionKeys<FedGenGMMOptions>()({ client: true, server: true, keepLocalModels: true, encoding: true, maxExcludedShare: true, hooks: true });
 
 export interface FedGenGMMResult {
   model: GaussianMixture;
@@ -67,7 +69,7 @@ export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGM
   // named where the caller wrote them (each client checks its options again)
   if (Array.isArray(options.client)) options.client.forEach((c, i) => readOptions(c, FEDGENGMM_CLIENT_KEYS, `options.client[${i}]`));
   else if (options.client !== undefined) readOptions(options.client, FEDGENGMM_CLIENT_KEYS, 'options.client');
-  const policy = oneCallPolicy(options.server.onInvalidClient, options.maxExcludedShare);
+  const policy = oneCallPolicy(options.server.onInvalidClient, options.maxExcludedShare, options.hooks);
   const clientData = readArray('clientData', data, LIMITS.clients) as MatrixLike[];
   const nGiven = options.server.nFeatures;
   const nFeatures = clientFeatures('clientData', clientData, { expected: nGiven === undefined ? undefined : { nFeatures: nGiven, what: 'server.nFeatures' } });

@@ -17,16 +17,20 @@
  * noise, calibrated to one user, is added once to the round's sums. The
  * group's own reply is exact (a simulation: one process holds all its users'
  * data), which the aggregator never releases.
+ *
+ * A single client holding its own histogram (MdmClient, client.ts) is a group
+ * of one user: its replies carry no `users`, as one user's never do.
  */
 import { formatValue, InvalidDataError, InvalidMessageError } from '../../errors.js';
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { guardRead, readOptions, requireInteger, requireVector } from '../../validate.js';
-import { requireWasmMemory, withScope } from '../../wasm/memory.js';
+import { OwnedHandle, requireWasmMemory, withScope, type HandleLabel, type Scope } from '../../wasm/memory.js';
 import { MAX_USERS, type Message } from '../messages/envelope.js';
+import { densify } from '../messages/sparse.js';
+import { wasRead } from '../messages/schema.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
-import { broadcastModel, prepared, releaseBroadcast } from './client.js';
 import {
   checkShape,
   EVALUATION,
@@ -35,6 +39,7 @@ import {
   MDM_MAX_CELLS,
   MDM_PROTOCOL,
   readEvaluate,
+  readModelBroadcast,
   STATS,
   type EvaluateRequest,
   type EvaluationReply,
@@ -58,6 +63,51 @@ export interface MdmUserGroupOptions {
   maxCells?: number;
 }
 
+/** A broadcast model, checked, with its prepared form in WASM memory (made on first use). */
+interface Broadcast {
+  read: ReturnType<typeof readModelBroadcast>;
+  prepared?: OwnedHandle;
+}
+
+const PREPARED_LABEL: HandleLabel = { what: 'a prepared MDM model', renew: 'the next request prepares a new one', redo: 'the next request prepares a new one' };
+
+/**
+ * Checked models by the broadcast they came in: in process, the clients of a
+ * round share one read-only request (InProcessTransport), so the model is
+ * checked, built and prepared in WASM once per round, not once per client.
+ * A prepared model is freed when the transport releases the broadcast (or,
+ * failing that, when the broadcast is collected).
+ */
+const broadcasts = new WeakMap<ModelBroadcast, Broadcast>();
+
+function broadcastModel(request: ModelBroadcast, maxCells: number): Broadcast {
+  // each client's own limit on what it accepts, before anything is shared
+  checkShape(request.model, maxCells);
+  let b = broadcasts.get(request);
+  if (!b) broadcasts.set(request, (b = { read: readModelBroadcast(request, maxCells) }));
+  return b;
+}
+
+/** The broadcast's model in WASM memory, prepared for client statistics (again after a trap reset the instance). */
+function prepared(b: Broadcast): number {
+  if (!b.prepared?.live) {
+    const model = b.read.model;
+    const ptr = withScope((s) => {
+      const out = s.u32(1);
+      s.check(s.w.fm_mdm_prepare(model.nComponents, model.nCategories, model.maxCount, ...model.pointers(s), out));
+      return s.readU32(out, 1)[0]!;
+    });
+    b.prepared = new OwnedHandle(ptr, (w, p) => w.fm_mdm_prepared_free(p), PREPARED_LABEL);
+  }
+  return b.prepared.ptr;
+}
+
+/** Frees the prepared model of a broadcast once the transport is done with it (ClientRole.requestDone). */
+function releaseBroadcast(request: Message): void {
+  // only a read request (what respond() was given by its host) can have a prepared model
+  if (wasRead(request) && request.kind === MDM_KINDS.model) broadcasts.get(request.payload as ModelBroadcast)?.prepared?.dispose();
+}
+
 export class MdmUserGroup implements ClientRole {
   readonly id: string;
   readonly protocol = MDM_PROTOCOL;
@@ -71,12 +121,18 @@ export class MdmUserGroup implements ClientRole {
   readonly sizes: Float64Array;
   /** the largest n among its users */
   readonly largest: number;
-  /** the histograms row-major (users x C), as the kernel reads them */
-  private readonly counts: Float64Array;
+  /** the histograms row-major (users x C), as the kernel reads them: for one user, its histogram */
+  readonly counts: Float64Array;
   private readonly seeds: Float64Array;
   private readonly maxCells: number;
   /** the users' own generators, made at the first Algorithm 1 request */
   private rngs: Rng[] | undefined;
+  /**
+   * The fewest categories the histograms may have when the group is made.
+   * MdmClient: 1, since a single client has always been checked against each
+   * model's C only when a request arrives (and refuses it then).
+   */
+  protected static readonly minCategories: number = 2;
 
   /**
    * `histograms`: one row of non-negative integer counts per user (each with
@@ -91,7 +147,7 @@ export class MdmUserGroup implements ClientRole {
     const { counts, sizes, m, c } = rows;
     if (m === 0) throw new InvalidDataError(`${id}: a group needs at least one user (one histogram row)`);
     if (m > MAX_USERS) throw new InvalidDataError(`${id}: ${m} users; a group stands for at most ${MAX_USERS}`);
-    if (c < 2) throw new InvalidDataError(`${id}: the histograms have ${c} categor${c === 1 ? 'y' : 'ies'}; they need at least 2`);
+    if (c < (new.target as typeof MdmUserGroup).minCategories) throw new InvalidDataError(`${id}: the histograms have ${c} categor${c === 1 ? 'y' : 'ies'}; they need at least 2`);
     let largest = 0;
     for (let i = 0; i < m; i++) {
       let sum = 0;
@@ -136,20 +192,22 @@ export class MdmUserGroup implements ClientRole {
    */
   respond(request: Message): Message {
     const m = readRequest(this.protocol, request);
+    // the envelope says how many users a reply stands for only when more than one
+    const users = this.users > 1 ? this.users : undefined;
     switch (m.kind) {
       case MDM_KINDS.initRequest:
-        return INIT_STATS.create(this.id, m.round, this.initStats(m.payload as InitRequest), this.users);
+        return INIT_STATS.create(this.id, m.round, this.initStats(m.payload as InitRequest), users);
       case MDM_KINDS.model:
-        return STATS.create(this.id, m.round, this.statistics(m.payload as ModelBroadcast), this.users);
+        return STATS.create(this.id, m.round, this.statistics(m.payload as ModelBroadcast), users);
       case MDM_KINDS.evaluate:
-        return EVALUATION.create(this.id, m.round, this.evaluation(m.payload as EvaluateRequest), this.users);
+        return EVALUATION.create(this.id, m.round, this.evaluation(m.payload as EvaluateRequest), users);
       default:
         throw new InvalidMessageError(`an MDM client does not answer ${m.kind} messages`);
     }
   }
 
   /** Its users' data against a model of C categories and sizes up to N: a typed error naming what to change. */
-  private fits(c: number, nMax: number): void {
+  protected fits(c: number, nMax: number): void {
     if (this.nCategories !== c) throw new InvalidDataError(`${this.id}: its users' histograms have ${this.nCategories} categories but the model has ${c}`);
     if (this.largest > nMax) {
       throw new InvalidDataError(`${this.id}: a user of n = ${this.largest} exceeds N = ${nMax}, the largest client size the model covers; raise N (maxCount) to at least ${this.largest}`);
@@ -187,13 +245,28 @@ export class MdmUserGroup implements ClientRole {
       // every user's terms summed in the core, each user's (u, v) clipped on its own
       s.check(s.w.fm_mdm_round_stats(handle, s.f64From(this.counts), s.f64From(this.sizes), m, clip ?? Infinity, out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
       const all = s.readF64(out, 2 * k + k * c + 3);
-      const reply: StatsReply = { omega: all.subarray(0, k), e: s.readF64(e, k * nMax), u: all.subarray(k, k + k * c), v: all.subarray(k + k * c, 2 * k + k * c) };
+      const reply: StatsReply = { omega: all.subarray(0, k), e: this.eStatistic(s, e, k, nMax), u: all.subarray(k, k + k * c), v: all.subarray(k + k * c, 2 * k + k * c) };
       if (logLikelihood) {
         reply.logLikelihood = all[2 * k + k * c]!;
         reply.unsupported = all[2 * k + k * c + 1]!;
       }
       return reply;
     });
+  }
+
+  /**
+   * E, the sum of the users' omega^i in the columns of their sizes n_i, zero
+   * elsewhere: where every user has the same n it is that one column, read
+   * as such so that it travels sparse (messages/sparse.ts); otherwise whole.
+   */
+  private eStatistic(s: Scope, at: number, k: number, nMax: number): Float64Array {
+    const n = this.sizes[0]!;
+    if (!this.sizes.every((x) => x === n)) return s.readF64(at, k * nMax);
+    const dense = new Float64Array(s.w.memory.buffer, at, k * nMax);
+    const column = new Uint32Array(k);
+    const values = new Float64Array(k);
+    for (let q = 0; q < k; q++) values[q] = dense[(column[q] = q * nMax + n - 1)]!;
+    return densify(column, values, k * nMax) as Float64Array;
   }
 
   private evaluation(request: EvaluateRequest): EvaluationReply {

@@ -10,7 +10,7 @@ import { Rng } from '../../random.js';
 import { optionKeys, readOptions, requireInteger } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
-import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
+import { runFederationSync, type FederationResult, type RunHooks, type Traffic } from '../runtime/run.js';
 import { oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { MdmClient } from './client.js';
@@ -36,10 +36,12 @@ export interface MdmFitOptions extends MdmOptions {
   groups?: number;
   /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
   maxExcludedShare?: number;
+  /** the run's hooks: per-round reports, checkpoints, early stopping (RunHooks; a stop shows in federation.stoppedEarly) */
+  hooks?: RunHooks;
 }
 
 /** Every option of MdmFitOptions, for readOptions (the compiler checks it is complete). */
-const MDM_FIT_KEYS = optionKeys<MdmFitOptions>()({ maxCount: true, sizes: true, categories: true, encoding: true, groups: true, maxExcludedShare: true, nComponents: true, rounds: true, cohort: true, initCohort: true, init: true, privacy: true, seed: true, noiseSeed: true, onInvalidClient: true, onRound: true });
+const MDM_FIT_KEYS = optionKeys<MdmFitOptions>()({ maxCount: true, sizes: true, categories: true, encoding: true, groups: true, maxExcludedShare: true, hooks: true, nComponents: true, rounds: true, cohort: true, initCohort: true, init: true, privacy: true, seed: true, noiseSeed: true, onInvalidClient: true, onRound: true });
 
 export interface MdmFitResult {
   model: DirichletMultinomialMixture;
@@ -100,7 +102,7 @@ export function fitMdm(histograms: MatrixLike, given: MdmFitOptions = {}): MdmFi
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
   const options = readOptions(given, MDM_FIT_KEYS) as MdmFitOptions;
   if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
-  const policy = oneCallPolicy(options.onInvalidClient, options.maxExcludedShare);
+  const policy = oneCallPolicy(options.onInvalidClient, options.maxExcludedShare, options.hooks);
   const seeds = new Rng(options.seed);
   let clients: (MdmClient | MdmUserGroup)[] = [];
   let server: MdmServer | undefined;
@@ -109,7 +111,7 @@ export function fitMdm(histograms: MatrixLike, given: MdmFitOptions = {}): MdmFi
     clients = built.clients;
     // the second draw is not used since the noise got its own seed; kept so that the server's seed, and every result without privacy, stay as they were
     const [serverSeed] = Array.from(seeds.uniform(2), (u) => Math.floor(u * 2 ** 32));
-    const { encoding, maxCount: _m, sizes: _s, categories: _c, groups: _g, maxExcludedShare: _x, ...mdmOptions } = options;
+    const { encoding, maxCount: _m, sizes: _s, categories: _c, groups: _g, maxExcludedShare: _x, hooks: _h, ...mdmOptions } = options;
     // the noise's seed is options.noiseSeed or fresh: never derived from the public seed
     server = new MdmServer({ ...mdmOptions, nCategories: built.c, maxCount: built.nMax, seed: serverSeed });
     const run = runFederationSync(server, new InProcessTransport(clients, { encoding }), policy);

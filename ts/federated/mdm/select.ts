@@ -67,7 +67,7 @@ class MdmEvaluation implements ServerRole<true, { logLikelihood: Float64Array; c
   }
 }
 
-export interface SelectMdmOptions extends Omit<MdmFitOptions, 'nComponents' | 'init' | 'onRound'> {
+export interface SelectMdmOptions extends Omit<MdmFitOptions, 'nComponents' | 'init' | 'onRound' | 'hooks'> {
   /** candidate K values (default 1..6, as Appendix A.2) */
   kValues?: number[];
   /** candidates as an inclusive range, instead of kValues */

@@ -11,7 +11,7 @@ import { InProcessTransport } from '../transport/in-process.js';
 import type { Encoding } from '../messages/codec.js';
 import type { FederationPolicy } from './policy.js';
 import type { ClientRole, ServerRole } from './roles.js';
-import { runFederationSync, type FederationResult, type RunOptions } from './run.js';
+import { runFederationSync, type FederationResult, type RunHooks, type RunOptions } from './run.js';
 
 export interface FederationJob {
   /** what the federation is for (e.g. 'association', 'fedavg', 'fedgengmm'): runners may name topics after it */
@@ -19,14 +19,14 @@ export interface FederationJob {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   server: ServerRole<any, any>;
   clients: ClientRole[];
-  /** how failures are handled (default { onInvalid: 'fail' }), and the clients excluded before the run */
+  /** how failures are handled (default { onInvalid: 'fail' }), the clients excluded before the run, and the run's hooks */
   policy?: JobPolicy;
   /** the wire form of the messages in process (default 'binary') */
   encoding?: Encoding | 'none';
 }
 
-/** A job's policy, and the clients its plan left out before the run (RunOptions.excludedBefore). */
-export type JobPolicy = FederationPolicy & Pick<RunOptions, 'excludedBefore'>;
+/** A job's policy, the clients its plan left out before the run (RunOptions.excludedBefore), and its run's hooks. */
+export type JobPolicy = FederationPolicy & Pick<RunOptions, 'excludedBefore'> & RunHooks;
 
 /** The options a job runs with: its policy, by default failing on any invalid client (a plan's federations are its own steps). */
 export function jobPolicy(job: FederationJob): JobPolicy {

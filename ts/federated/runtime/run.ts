@@ -1,17 +1,23 @@
 /**
- * The one round loop of every federation. Each round: the clients that are
- * there (the transport says), sampled when the policy asks; the server's
- * requests; one exchange through the transport; every reply judged (size,
- * envelope, sender, round, kind, schema, the server's own check); failures
- * (timeouts, dropouts, refusals, invalid replies) handed to the policy, which
- * excludes or fails; the accepted replies and the round's failures to the
- * server's aggregate. Rounds, bytes and timings are counted here, for every
- * algorithm alike.
+ * The one round loop of every federation, in stages, each a function below:
+ *   sample     the clients that are there (the transport says), not excluded,
+ *              sampled when the policy asks; minClients before the first round
+ *   configure  the server's requests, checked against its protocol
+ *   exchange   one exchange through the transport, its traffic counted
+ *   judge      every reply judged (size, envelope, sender, round, kind,
+ *              schema, the server's own check); nothing touches server state
+ *   policy     failures (timeouts, dropouts, refusals, invalid replies)
+ *              excluded or failing the run; minReplies, maxExcludedShare
+ *   aggregate  the server's aggregate, again without a reply that breaks it
+ *   account    the round into the history; the run's hooks (RunHooks):
+ *              onRound, onCheckpoint, stopWhen
+ * Rounds, bytes and timings are counted here, for every algorithm alike.
  *
- * The loop is written once, as a generator that yields its two waits (for
- * clients, for an exchange); `runFederation` drives it over any transport,
- * `runFederationSync` over an in-process transport of synchronous clients
- * (the one-call functions such as distributedEM stay synchronous).
+ * The loop is written once, as a generator that yields its waits (for
+ * clients, for an exchange, for a checkpoint hook); `runFederation` drives it
+ * over any transport, `runFederationSync` over an in-process transport of
+ * synchronous clients (the one-call functions such as distributedEM stay
+ * synchronous).
  */
 import { ContributionError, FederationError, FedmixError, formatValue, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
 import { LIMITS, guardRead, isArray, optionKeys, readArray, readOptions, readRecord, requireInteger } from '../../validate.js';
@@ -22,7 +28,7 @@ import { InProcessTransport } from '../transport/in-process.js';
 import type { Exchange, ExchangeOptions, Received, SyncTransport, Transport } from '../transport/transport.js';
 import { REFUSAL } from './client-host.js';
 import { resolvePolicy, type FederationPolicy, type ResolvedPolicy } from './policy.js';
-import { checkServerRole, type ClientRole, type ExcludedClient, type Failure, type RoundContext, type ServerRole } from './roles.js';
+import { checkServerRole, totalUsers, usersIn, type ClientRole, type ExcludedClient, type Failure, type RoundContext, type ServerRole } from './roles.js';
 
 export interface Traffic {
   /** communication rounds: rounds whose requests expect replies (a result sent back ends no round) */
@@ -81,11 +87,78 @@ export interface FederationResult<R = unknown> {
   history: RoundRecord[];
   /** wall time of the whole run */
   seconds: number;
+  /** set when a stopWhen hook ended the run before the server was done: after which round, and why */
+  stoppedEarly?: { round: number; reason: string };
 }
 
-export interface RunOptions extends FederationPolicy {
-  /** called after every round */
-  onRound?: (record: RoundRecord) => void;
+/**
+ * A round as the per-round hooks see it: its record (as `history` keeps it)
+ * with the clients it excluded and the run's time so far.
+ */
+export interface RoundReport extends RoundRecord {
+  /** the clients excluded in this round (by the policy, or because their contribution broke the aggregate), with the reasons */
+  excluded: ExcludedClient[];
+  /** seconds since the run started */
+  elapsed: number;
+}
+
+/**
+ * What a checkpoint needs, after each complete round: the server role between
+ * rounds (its state is the model so far) and everything the runtime counts,
+ * so that a run restored from it goes on as this one would. Copies: a hook
+ * may keep them.
+ */
+export interface RunCheckpoint {
+  /** the last complete communication round */
+  round: number;
+  /** the server role, between rounds (not to be used while the run goes on, other than to read or save its state) */
+  server: ServerRole;
+  /** the policy the run follows, resolved */
+  policy: ResolvedPolicy;
+  /** clients excluded so far (those given as excludedBefore first) */
+  excluded: ExcludedClient[];
+  /** every failure so far */
+  failures: Failure[];
+  /** every client the run has seen, and those excluded before it: the count maxExcludedShare is a share of */
+  seen: string[];
+  /** by client, the rounds it missed: a late reply for one of them is dropped as stale, not held against it */
+  missed: Map<string, number[]>;
+  /** the client sampler's draws so far, [available, asked] each: replayed from sampleSeed they restore it (empty without sampling) */
+  sampleDraws: [number, number][];
+  traffic: Traffic;
+  clientTraffic: Map<string, ClientTraffic>;
+  history: RoundRecord[];
+  /** seconds since the run started */
+  elapsed: number;
+}
+
+/**
+ * The run's hooks (each optional, each a function). After every complete
+ * round, in this order: onRound, onCheckpoint, stopWhen; after a round of
+ * notifications (the result sent back) only onRound. An error a hook throws
+ * ends the run with that error, as the server's own would.
+ */
+export interface RunHooks {
+  /** called after every round, with its record, its exclusions and the time so far */
+  onRound?: (report: RoundReport) => void;
+  /**
+   * called after every complete round with what a checkpoint needs;
+   * runFederation waits for a promise it returns before the next round
+   * (runFederationSync cannot: a promise there is an InvalidParameterError)
+   */
+  onCheckpoint?: (checkpoint: RunCheckpoint) => void | Promise<void>;
+  /**
+   * early stopping: called after every complete round while the server is
+   * not done; true, or a reason (a non-empty string), ends the run there. The
+   * server's result() is then what the run produced, the result's
+   * `stoppedEarly` says after which round and why, and no result is sent
+   * back to the clients (over a network, the transport tells them the run
+   * ended, with that reason).
+   */
+  stopWhen?: (report: RoundReport) => boolean | string | undefined | void;
+}
+
+export interface RunOptions extends FederationPolicy, RunHooks {
   /**
    * clients left out before the first round, with their reasons (a
    * simulation's clients whose creation failed, round 0): never asked, listed
@@ -94,10 +167,34 @@ export interface RunOptions extends FederationPolicy {
   excludedBefore?: readonly ExcludedClient[];
 }
 
-/** Every option of RunOptions, for readOptions (the compiler checks it is complete). */
-export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, excludedBefore: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true });
+/** The hooks' names (the compiler checks the list is complete). */
+export const HOOK_KEYS = optionKeys<RunHooks>()({ onRound: true, onCheckpoint: true, stopWhen: true });
 
-type Effect = { op: 'available'; min: number; timeoutMs: number; excluded: ReadonlySet<string> } | { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions };
+/** Every option of RunOptions, for readOptions (the compiler checks it is complete). */
+export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true });
+
+/** The hooks of `given`, checked: each one given must be a function. */
+export function readRunHooks(given: RunHooks | undefined, name = 'hooks'): RunHooks {
+  return checkHooks(readOptions(given, HOOK_KEYS, name) as RunHooks);
+}
+
+function checkHooks<H extends RunHooks>(hooks: H): H {
+  for (const k of HOOK_KEYS) {
+    if (hooks[k] !== undefined && typeof hooks[k] !== 'function') throw new InvalidParameterError(`${k} must be a function, got ${formatValue(hooks[k])}`);
+  }
+  return hooks;
+}
+
+/** The failure policy among a run's options: all but the hooks and excludedBefore. */
+export function runPolicy(options: RunOptions): FederationPolicy {
+  const { onRound: _r, onCheckpoint: _c, stopWhen: _s, excludedBefore: _b, ...policy } = options;
+  return policy;
+}
+
+type Effect =
+  | { op: 'available'; min: number; timeoutMs: number; excluded: ReadonlySet<string> }
+  | { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions }
+  | { op: 'checkpoint'; checkpoint: RunCheckpoint };
 
 const ERRORS: Partial<Record<FedmixErrorCode, new (m: string) => FedmixError>> = {
   INVALID_DATA: InvalidDataError,
@@ -124,269 +221,484 @@ function whoCount(users: number, clients: number, noun = 'client'): string {
   return users === clients ? `${users} ${noun}${users === 1 ? '' : 's'}` : `${users} users (in ${clients} ${noun}${clients === 1 ? '' : 's'})`;
 }
 
-function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number): Generator<Effect, FederationResult<R>, unknown> {
-  const started = performance.now();
-  const traffic: Traffic = { rounds: 0, bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 };
-  let userReplies = 0;
-  let grouped = false;
-  const clientTraffic = new Map<string, ClientTraffic>();
+/** A run's state across its rounds: what the stages below read and update. */
+interface RunState<A, R> {
+  readonly server: ServerRole<A, R>;
+  readonly policy: ResolvedPolicy;
+  readonly options: RunOptions;
+  /** the users a client declared it stands for */
+  readonly usersOf: (id: string) => number;
+  /** whether reasons may quote what clients sent (ServerRole.detailedReasons) */
+  readonly detailed: boolean;
+  readonly started: number;
+  readonly traffic: Traffic;
+  readonly clientTraffic: Map<string, ClientTraffic>;
+  readonly excluded: ExcludedClient[];
+  /** the excluded clients' ids: never asked again */
+  readonly out: Set<string>;
+  /** clients excluded before the run: counted with the clients it sees */
+  readonly before: Set<string>;
+  readonly failures: Failure[];
+  readonly history: RoundRecord[];
+  /** rounds each client missed (a late reply for one of them is stale, not a fault) */
+  readonly missed: Map<string, Set<number>>;
+  /** every client some round found available */
+  readonly known: Set<string>;
+  readonly sampler: Rng | undefined;
+  readonly sampleDraws: [number, number][];
+  /** the last communication round */
+  round: number;
+  /** users the accepted replies stood for, over the run */
+  userReplies: number;
+  /** whether some client stood for a group of users */
+  grouped: boolean;
+  stoppedEarly?: { round: number; reason: string };
+}
+
+function startRun<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number): RunState<A, R> {
   const excluded: ExcludedClient[] = (options.excludedBefore ?? []).map((e) => ({ ...e, reason: named(e.client, e.reason) }));
   const out = new Set(excluded.map((e) => e.client));
-  /** clients excluded before the run: counted with the clients it sees */
-  const before = new Set(out);
-  const failures: Failure[] = [];
-  const history: RoundRecord[] = [];
-  /** rounds each client missed (a late reply for one of them is stale, not a fault) */
-  const missed = new Map<string, Set<number>>();
-  const known = new Set<string>();
-  const sampler = policy.fraction < 1 ? new Rng(policy.sampleSeed) : undefined;
-  const detailed = server.detailedReasons !== false;
-  let round = 0;
-  /** Fails the run once more than maxExcludedShare of its clients are excluded, naming the reasons. */
-  const checkExcludedShare = (when: string): void => {
-    let total = known.size;
-    for (const id of before) if (!known.has(id)) total += 1;
-    if (excluded.length === 0 || excluded.length <= policy.maxExcludedShare * total) return;
-    throw new FederationError(
-      `${when}: ${excluded.length} of the run's ${total} clients are excluded, more than maxExcludedShare (${policy.maxExcludedShare}) allows: ${reasons(excluded.map((e) => e.reason), 10)}`,
-    );
+  return {
+    server,
+    policy,
+    options,
+    usersOf,
+    detailed: server.detailedReasons !== false,
+    started: performance.now(),
+    traffic: { rounds: 0, bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 },
+    clientTraffic: new Map(),
+    excluded,
+    out,
+    before: new Set(out),
+    failures: [],
+    history: [],
+    missed: new Map(),
+    known: new Set(),
+    sampler: policy.fraction < 1 ? new Rng(policy.sampleSeed) : undefined,
+    sampleDraws: [],
+    round: 0,
+    userReplies: 0,
+    grouped: false,
   };
-  const count = (id: string): ClientTraffic => {
-    let t = clientTraffic.get(id);
-    if (!t) clientTraffic.set(id, (t = { bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 }));
-    return t;
-  };
+}
+
+/** A round planned: its context, the server's messages and the record the later stages fill in. */
+interface PlannedRound {
+  ctx: RoundContext;
+  requests: ReadonlyMap<string, Message>;
+  record: RoundRecord;
+}
+
+/** One round's replies judged: the accepted ones, the failures, and (policy 'fail') the first fault, where judging stopped. */
+interface JudgedReplies<A> {
+  accepted: Map<string, A>;
+  /** the users each accepted reply stood for, where not one */
+  replyUsers: Map<string, number>;
+  failures: Failure[];
+  fault?: { client: string; reason: string; error?: FedmixError };
+}
+
+/**
+ * The loop: a round at a time until the server is done (or a hook stops it),
+ * each round through the stages below. It yields its waits (for clients, for
+ * an exchange, for a checkpoint hook) to the driver.
+ */
+function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number): Generator<Effect, FederationResult<R>, unknown> {
+  const run = startRun(server, policy, options, usersOf);
   try {
     while (!server.done) {
       // the run starts once minClients are there (waiting up to joinTimeout); later rounds take who is there
-      const first = round === 0;
-      const available = (yield { op: 'available', min: first ? policy.minClients : 0, timeoutMs: first ? policy.joinTimeoutMs : 0, excluded: out }) as readonly string[];
-      for (const id of available) known.add(id);
-      const present = available.filter((id) => !out.has(id));
-      // what each client declared it stands for; minClients and minReplies count users
-      const groups = new Map<string, number>();
-      for (const id of present) {
-        const n = usersOf(id);
-        if (n !== 1) groups.set(id, n);
-      }
-      grouped ||= groups.size > 0;
-      const users = (ids: Iterable<string>): number => {
-        let n = 0;
-        for (const id of ids) n += groups.get(id) ?? 1;
-        return n;
-      };
-      if (first && users(present) < policy.minClients) {
-        throw new FederationError(`round 1: ${whoCount(users(present), present.length)} available, fewer than the ${policy.minClients} required (minClients)`);
-      }
-      if (first) checkExcludedShare('before round 1');
-      let clients = present;
-      if (sampler && present.length > 1) {
-        const k = Math.min(present.length, Math.max(policy.minReplies, Math.ceil(policy.fraction * present.length)));
-        const picked = Array.from(sampler.choice(present.length, k)).sort((a, b) => a - b);
-        clients = picked.map((i) => present[i]!);
-      }
-      const ctx: RoundContext = groups.size === 0 ? { round: round + 1, clients, available: present } : { round: round + 1, clients, available: present, users: groups };
+      const first = run.round === 0;
+      const available = (yield { op: 'available', min: first ? policy.minClients : 0, timeoutMs: first ? policy.joinTimeoutMs : 0, excluded: run.out }) as readonly string[];
+      const planned = configure(run, sample(run, available));
+      if (!planned) break;
+      const { ctx, requests, record } = planned;
       let t0 = performance.now();
-      const requests = server.configure(ctx);
-      const ms = { configure: performance.now() - t0, exchange: 0, accept: 0, aggregate: 0 };
-      if (requests.size === 0) {
-        if (server.done) break;
-        throw new FederationError(`round ${ctx.round}: the server asked no client and is not done`);
-      }
-      const kinds = new Set([...requests.values()].map((m) => m.kind));
-      const exchanges = [...kinds].map((k) => server.protocol.exchanges.get(k));
-      if (exchanges.some((e) => e === undefined)) throw new InvalidParameterError(`round ${ctx.round}: the server sent a kind its protocol does not declare (${[...kinds].join(', ')})`);
-      const replies = exchanges.some((e) => e!.reply !== undefined);
-      if (replies && exchanges.some((e) => e!.reply === undefined)) throw new InvalidParameterError(`round ${ctx.round}: requests and notifications cannot share a round`);
-      const allowed = new Set(replies ? clients : present);
-      for (const id of requests.keys()) if (!allowed.has(id)) throw new InvalidParameterError(`round ${ctx.round}: the server asked ${id}, which is not among this round's clients`);
-      t0 = performance.now();
-      const ex = (yield { op: 'exchange', round: ctx.round, messages: requests, options: { replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
-      ms.exchange = performance.now() - t0;
-      const record: RoundRecord = { round: ctx.round, kind: [...kinds].join(','), replies, asked: requests.size, accepted: 0, users: 0, failures: [], bytesUp: 0, bytesDown: 0, ms };
-      for (const [id, bytes] of ex.sent) {
-        const t = count(id);
-        t.bytesDown += bytes;
-        t.messagesDown += 1;
-        record.bytesDown += bytes;
-      }
-      traffic.bytesDown += record.bytesDown;
-      traffic.messagesDown += ex.sent.size;
-      for (const [id, list] of ex.received) {
-        // an unknown sender is ignored, its bytes too
-        if (!known.has(id)) continue;
-        const t = count(id);
-        for (const r of list) {
-          const n = r instanceof Uint8Array ? r.length : r.bytes;
-          t.bytesUp += n;
-          t.messagesUp += 1;
-          record.bytesUp += n;
-          traffic.messagesUp += 1;
-        }
-      }
-      traffic.bytesUp += record.bytesUp;
-      if (!replies) {
+      const ex = (yield { op: 'exchange', round: ctx.round, messages: requests, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
+      record.ms.exchange = performance.now() - t0;
+      countTraffic(run, record, ex);
+      if (!record.replies) {
         // notifications end the last round rather than start one
-        record.round = round;
-        history.push(record);
-        options.onRound?.(record);
+        record.round = run.round;
+        run.history.push(record);
+        options.onRound?.(report(run, record, run.excluded.length));
         continue;
       }
-      round = ctx.round;
-      traffic.rounds += 1;
-      // judge every reply; nothing reaches the server's state before aggregate
+      run.round = ctx.round;
+      run.traffic.rounds += 1;
+      const excludedBefore = run.excluded.length;
       t0 = performance.now();
-      const accepted = new Map<string, A>();
-      /** the users each accepted reply stood for */
-      const replyUsers = new Map<string, number>();
-      const acceptedUsers = (): number => {
-        let n = 0;
-        for (const id of accepted.keys()) n += replyUsers.get(id) ?? 1;
-        return n;
-      };
-      const roundFailures: Failure[] = [];
-      const fail = (client: string, kind: Failure['kind'], reason: string, exclude: boolean, error?: FedmixError) => {
-        if (exclude && policy.onInvalid === 'fail') {
-          // the client's own kind of error, where it said which (a refusal) or the check that failed
-          const E = error ? (error.constructor as new (m: string) => FedmixError) : InvalidMessageError;
-          throw new E(named(client, reason));
-        }
-        roundFailures.push({ client, round, kind, reason: named(client, reason), excluded: exclude });
-      };
-      /** One reply's verdict: what accept() made of it, or why it fails. */
-      const judge = (id: string, r: Received, request: Message): { value: A; users: number } | { kind: 'refused' | 'invalid'; reason: string; error: FedmixError } => {
-        // what the reason may say about the client's reply (see ServerRole.detailedReasons)
-        let stage = 'its reply is not a valid message';
-        try {
-          // a message object (in process, encoding 'none') gets the envelope checks its bytes would
-          const m = r instanceof Uint8Array ? decodeMessage(r, { maxBytes: policy.maxMessageBytes }) : checkEnvelope(r.message);
-          if (m.from !== id) throw new InvalidMessageError(`its reply claims to come from ${JSON.stringify(m.from)}`);
-          if (m.kind === REFUSAL.kind) {
-            const refusal = REFUSAL.read(m);
-            // a client that could not read the request does not know its round: 0
-            if (refusal.round !== round && refusal.round !== 0) throw new InvalidMessageError(`its refusal is for round ${refusal.round}, not ${round}`);
-            const E = ERRORS[refusal.payload.code] ?? InvalidMessageError;
-            return { kind: 'refused', reason: detailed ? refusal.payload.reason : 'reported an error instead of answering', error: new E(refusal.payload.reason) };
-          }
-          if (m.round !== round) throw new InvalidMessageError(`its reply is for round ${m.round}, not ${round}`);
-          const expected = server.protocol.exchanges.get(request.kind)!.reply!;
-          if (m.kind !== expected.kind) throw new InvalidMessageError(`expected a ${expected.kind} message, got ${m.kind}`);
-          // a reply for several users: only of an additive kind, never for more users than the client declared
-          const claimed = m.users ?? 1;
-          if (claimed > 1 && !server.protocol.additive?.has(m.kind)) {
-            throw new InvalidMessageError(`its ${m.kind} reply stands for ${claimed} users, but ${m.kind} replies are not sums over users: one reply is one user`, 'its reply claims users its kind cannot carry');
-          }
-          const declared = groups.get(id) ?? 1;
-          if (claimed > declared) throw new InvalidMessageError(`its reply stands for ${claimed} users, more than the ${declared} it declared`, 'its reply claims more users than it declared');
-          const checked = expected.read(m);
-          stage = 'its reply failed a check';
-          return { value: server.accept(checked, request, ctx), users: claimed };
-        } catch (caught) {
-          // a trap or any other error is a bug, not the client's fault
-          if (!(caught instanceof FedmixError) || caught.code === 'WASM' || caught.code === 'FEDERATION') throw caught;
-          const check = caught instanceof InvalidMessageError ? caught.check : undefined;
-          return { kind: 'invalid', reason: detailed ? caught.message : check ?? stage, error: caught };
-        }
-      };
-      /** A client's messages without late copies of rounds it missed (it was slow, not faulty: they are dropped). */
-      const current = (id: string, list: readonly Received[]): Received[] => {
-        const late = missed.get(id);
-        if (!late) return [...list];
-        return list.filter((r) => {
-          try {
-            // a message object (in process, encoding 'none') gets the envelope checks its bytes would
-          const m = r instanceof Uint8Array ? decodeMessage(r, { maxBytes: policy.maxMessageBytes }) : checkEnvelope(r.message);
-            return !(m.from === id && late.has(m.round));
-          } catch {
-            return true;
-          }
-        });
-      };
-      try {
-        for (const [id, request] of requests) {
-          const list = current(id, ex.received.get(id) ?? []);
-          if (list.length === 0) {
-            const why = ex.missing.get(id) ?? { kind: 'timeout' as const, reason: `did not answer round ${round}` };
-            let rounds = missed.get(id);
-            if (!rounds) missed.set(id, (rounds = new Set()));
-            rounds.add(round);
-            fail(id, why.kind, why.reason, false);
-            continue;
-          }
-          // QoS 1 may deliver a reply twice: an identical copy is no fault, a different second reply is
-          // (checked before the reply is judged, so that what accept() makes of it is always used)
-          if (list.slice(1).some((r) => !sameBytes(r, list[0]!))) {
-            fail(id, 'invalid', `sent more than one reply in round ${round}`, true);
-            continue;
-          }
-          const verdict = judge(id, list[0]!, request);
-          if ('value' in verdict) {
-            accepted.set(id, verdict.value);
-            if (verdict.users !== 1) replyUsers.set(id, verdict.users);
-          } else fail(id, verdict.kind, verdict.reason, true, verdict.error);
-        }
-        // messages from clients not asked: stale replies after a timeout are dropped, anything else is a fault of a known client
-        for (const [id, list] of ex.received) {
-          if (requests.has(id) || !known.has(id) || out.has(id)) continue;
-          if (current(id, list).length > 0) fail(id, 'invalid', `sent a message in round ${round} without being asked`, true);
-        }
-      } catch (e) {
-        // the 'fail' policy, or a bug: what was accepted is not used
-        for (const value of accepted.values()) server.discard?.(value);
-        throw e;
-      }
-      ms.accept = performance.now() - t0;
-      // a client with a failure has no accepted reply: the two are decided together above
-      for (const f of roundFailures) {
-        if (f.excluded && !out.has(f.client)) {
-          out.add(f.client);
-          excluded.push({ client: f.client, round: f.round, reason: f.reason });
-        }
-      }
-      failures.push(...roundFailures);
-      record.failures = roundFailures;
-      record.accepted = accepted.size;
-      record.users = acceptedUsers();
-      if (record.users < policy.minReplies) {
-        for (const value of accepted.values()) server.discard?.(value);
-        // the first few reasons (often the same one many times); the rest are in the round's record
-        const why = reasons(roundFailures.map((f) => f.reason), 5);
-        throw new FederationError(
-          `round ${round}: ${usable(record.users, accepted.size)} of ${requests.size}, fewer than the ${policy.minReplies} required${why ? ` (${why})` : ''}`,
-        );
-      }
-      try {
-        checkExcludedShare(`round ${round}`);
-      } catch (e) {
-        for (const value of accepted.values()) server.discard?.(value);
-        throw e;
-      }
+      const judged = judgeReplies(run, ctx, requests, ex);
+      record.ms.accept = performance.now() - t0;
+      applyPolicy(run, record, judged);
       t0 = performance.now();
-      record.metrics = aggregateRound(server, ctx, accepted, roundFailures, (e) => {
-        // the contribution that broke the aggregate: its client fails as an invalid reply would
-        fail(e.client, 'invalid', detailed ? e.message : e.check ?? 'its contribution made the aggregate fail', true);
-        const f = roundFailures[roundFailures.length - 1]!;
-        out.add(f.client);
-        excluded.push({ client: f.client, round: f.round, reason: f.reason });
-        failures.push(f);
-        record.accepted = accepted.size;
-        record.users = acceptedUsers();
-        if (record.users < policy.minReplies) {
-          throw new FederationError(`round ${round}: ${usable(record.users, accepted.size)} of ${requests.size} once ${e.client}'s contribution was taken out, fewer than the ${policy.minReplies} required`);
-        }
-        checkExcludedShare(`round ${round}`);
-      });
-      ms.aggregate = performance.now() - t0;
-      userReplies += record.users;
-      history.push(record);
-      options.onRound?.(record);
+      record.metrics = aggregateWithRetry(run, ctx, record, judged);
+      record.ms.aggregate = performance.now() - t0;
+      const done = account(run, record, excludedBefore);
+      options.onRound?.(done);
+      if (options.onCheckpoint) yield { op: 'checkpoint', checkpoint: checkpoint(run) };
+      const reason = server.done ? undefined : stopReason(options.stopWhen?.(done), run.round);
+      if (reason !== undefined) {
+        run.stoppedEarly = { round: run.round, reason };
+        break;
+      }
     }
     const model = server.result();
-    if (grouped) traffic.users = userReplies;
-    return { model, rounds: traffic.rounds, traffic, clientTraffic, excluded, failures, history, seconds: (performance.now() - started) / 1000 };
+    if (run.grouped) run.traffic.users = run.userReplies;
+    const { traffic, clientTraffic, excluded, failures, history } = run;
+    const result: FederationResult<R> = { model, rounds: traffic.rounds, traffic, clientTraffic, excluded, failures, history, seconds: (performance.now() - run.started) / 1000 };
+    if (run.stoppedEarly) result.stoppedEarly = run.stoppedEarly;
+    return result;
   } finally {
-    sampler?.dispose();
+    run.sampler?.dispose();
   }
+}
+
+/**
+ * Stage 1, sample: the round's clients. The available ones not excluded;
+ * before the first round at least minClients of them (counted in users) and
+ * no more exclusions than maxExcludedShare allows; a sample of them when the
+ * policy's fraction is below 1 (at least minReplies, drawn with sampleSeed).
+ */
+function sample<A, R>(run: RunState<A, R>, available: readonly string[]): RoundContext {
+  const { policy } = run;
+  const first = run.round === 0;
+  for (const id of available) run.known.add(id);
+  const present = available.filter((id) => !run.out.has(id));
+  // what each client declared it stands for; minClients and minReplies count users
+  const groups = new Map<string, number>();
+  for (const id of present) {
+    const n = run.usersOf(id);
+    if (n !== 1) groups.set(id, n);
+  }
+  run.grouped ||= groups.size > 0;
+  const round = run.round + 1;
+  const ctx = (clients: readonly string[]): RoundContext => (groups.size === 0 ? { round, clients, available: present } : { round, clients, available: present, users: groups });
+  if (first) {
+    const users = totalUsers(ctx(present), present);
+    if (users < policy.minClients) throw new FederationError(`round 1: ${whoCount(users, present.length)} available, fewer than the ${policy.minClients} required (minClients)`);
+    checkExcludedShare(run, 'before round 1');
+  }
+  if (!run.sampler || present.length <= 1) return ctx(present);
+  const k = Math.min(present.length, Math.max(policy.minReplies, Math.ceil(policy.fraction * present.length)));
+  run.sampleDraws.push([present.length, k]);
+  const picked = Array.from(run.sampler.choice(present.length, k)).sort((a, b) => a - b);
+  return ctx(picked.map((i) => present[i]!));
+}
+
+/**
+ * Stage 2, configure: the server's messages for the round, checked against
+ * its protocol (declared kinds; requests and notifications never mixed;
+ * requests only to the round's clients). Undefined when the server asks
+ * nobody because it is done.
+ */
+function configure<A, R>(run: RunState<A, R>, ctx: RoundContext): PlannedRound | undefined {
+  const { server } = run;
+  const t0 = performance.now();
+  const requests = server.configure(ctx);
+  const ms = { configure: performance.now() - t0, exchange: 0, accept: 0, aggregate: 0 };
+  if (requests.size === 0) {
+    if (server.done) return undefined;
+    throw new FederationError(`round ${ctx.round}: the server asked no client and is not done`);
+  }
+  const kinds = new Set([...requests.values()].map((m) => m.kind));
+  const exchanges = [...kinds].map((k) => server.protocol.exchanges.get(k));
+  if (exchanges.some((e) => e === undefined)) throw new InvalidParameterError(`round ${ctx.round}: the server sent a kind its protocol does not declare (${[...kinds].join(', ')})`);
+  const replies = exchanges.some((e) => e!.reply !== undefined);
+  if (replies && exchanges.some((e) => e!.reply === undefined)) throw new InvalidParameterError(`round ${ctx.round}: requests and notifications cannot share a round`);
+  const allowed = new Set(replies ? ctx.clients : ctx.available);
+  for (const id of requests.keys()) if (!allowed.has(id)) throw new InvalidParameterError(`round ${ctx.round}: the server asked ${id}, which is not among this round's clients`);
+  const record: RoundRecord = { round: ctx.round, kind: [...kinds].join(','), replies, asked: requests.size, accepted: 0, users: 0, failures: [], bytesUp: 0, bytesDown: 0, ms };
+  return { ctx, requests, record };
+}
+
+/** Stage 3 (after the exchange), accounting of the traffic: bytes and messages, per client and for the run; an unknown sender's are ignored. */
+function countTraffic<A, R>(run: RunState<A, R>, record: RoundRecord, ex: Exchange): void {
+  const { traffic } = run;
+  const count = (id: string): ClientTraffic => {
+    let t = run.clientTraffic.get(id);
+    if (!t) run.clientTraffic.set(id, (t = { bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 }));
+    return t;
+  };
+  for (const [id, bytes] of ex.sent) {
+    const t = count(id);
+    t.bytesDown += bytes;
+    t.messagesDown += 1;
+    record.bytesDown += bytes;
+  }
+  traffic.bytesDown += record.bytesDown;
+  traffic.messagesDown += ex.sent.size;
+  for (const [id, list] of ex.received) {
+    if (!run.known.has(id)) continue;
+    const t = count(id);
+    for (const r of list) {
+      const n = r instanceof Uint8Array ? r.length : r.bytes;
+      t.bytesUp += n;
+      t.messagesUp += 1;
+      record.bytesUp += n;
+      traffic.messagesUp += 1;
+    }
+  }
+  traffic.bytesUp += record.bytesUp;
+}
+
+/** A reply's message: decoded from its bytes, or (in process, encoding 'none') the object with the envelope checks its bytes would get. */
+function readReceived(r: Received, maxBytes: number): Message {
+  return r instanceof Uint8Array ? decodeMessage(r, { maxBytes }) : checkEnvelope(r.message);
+}
+
+/** One reply's verdict: what the server's accept() made of it, or why it fails. */
+function judgeReply<A, R>(run: RunState<A, R>, ctx: RoundContext, id: string, r: Received, request: Message): { value: A; users: number } | { kind: 'refused' | 'invalid'; reason: string; error: FedmixError } {
+  const { server, detailed } = run;
+  const round = ctx.round;
+  // what the reason may say about the client's reply (see ServerRole.detailedReasons)
+  let stage = 'its reply is not a valid message';
+  try {
+    const m = readReceived(r, run.policy.maxMessageBytes);
+    if (m.from !== id) throw new InvalidMessageError(`its reply claims to come from ${JSON.stringify(m.from)}`);
+    if (m.kind === REFUSAL.kind) {
+      const refusal = REFUSAL.read(m);
+      // a client that could not read the request does not know its round: 0
+      if (refusal.round !== round && refusal.round !== 0) throw new InvalidMessageError(`its refusal is for round ${refusal.round}, not ${round}`);
+      const E = ERRORS[refusal.payload.code] ?? InvalidMessageError;
+      return { kind: 'refused', reason: detailed ? refusal.payload.reason : 'reported an error instead of answering', error: new E(refusal.payload.reason) };
+    }
+    if (m.round !== round) throw new InvalidMessageError(`its reply is for round ${m.round}, not ${round}`);
+    const expected = server.protocol.exchanges.get(request.kind)!.reply!;
+    if (m.kind !== expected.kind) throw new InvalidMessageError(`expected a ${expected.kind} message, got ${m.kind}`);
+    // a reply for several users: only of an additive kind, never for more users than the client declared
+    const claimed = m.users ?? 1;
+    if (claimed > 1 && !server.protocol.additive?.has(m.kind)) {
+      throw new InvalidMessageError(`its ${m.kind} reply stands for ${claimed} users, but ${m.kind} replies are not sums over users: one reply is one user`, 'its reply claims users its kind cannot carry');
+    }
+    const declared = usersIn(ctx, id);
+    if (claimed > declared) throw new InvalidMessageError(`its reply stands for ${claimed} users, more than the ${declared} it declared`, 'its reply claims more users than it declared');
+    const checked = expected.read(m);
+    stage = 'its reply failed a check';
+    return { value: server.accept(checked, request, ctx), users: claimed };
+  } catch (caught) {
+    // a trap or any other error is a bug, not the client's fault
+    if (!(caught instanceof FedmixError) || caught.code === 'WASM' || caught.code === 'FEDERATION') throw caught;
+    const check = caught instanceof InvalidMessageError ? caught.check : undefined;
+    return { kind: 'invalid', reason: detailed ? caught.message : check ?? stage, error: caught };
+  }
+}
+
+/**
+ * Stage 4, judge the replies: every asked client's reply through judgeReply
+ * (nothing reaches the server's state before aggregate), a missing one as
+ * its timeout or dropout, two different replies as a fault, a message from a
+ * client not asked as a fault (a late copy of a round it missed is dropped).
+ * Under the 'fail' policy judging stops at the first fault, which the policy
+ * stage throws.
+ */
+function judgeReplies<A, R>(run: RunState<A, R>, ctx: RoundContext, requests: ReadonlyMap<string, Message>, ex: Exchange): JudgedReplies<A> {
+  const round = ctx.round;
+  const judged: JudgedReplies<A> = { accepted: new Map(), replyUsers: new Map(), failures: [] };
+  const stopAtFault = run.policy.onInvalid === 'fail';
+  /** records a failure; false once judging must stop (a fault under 'fail') */
+  const fail = (client: string, kind: Failure['kind'], reason: string, exclude: boolean, error?: FedmixError): boolean => {
+    if (exclude && stopAtFault) {
+      judged.fault = { client, reason, error };
+      return false;
+    }
+    judged.failures.push({ client, round, kind, reason: named(client, reason), excluded: exclude });
+    return true;
+  };
+  try {
+    for (const [id, request] of requests) {
+      const list = current(run, id, ex.received.get(id) ?? []);
+      if (list.length === 0) {
+        const why = ex.missing.get(id) ?? { kind: 'timeout' as const, reason: `did not answer round ${round}` };
+        let rounds = run.missed.get(id);
+        if (!rounds) run.missed.set(id, (rounds = new Set()));
+        rounds.add(round);
+        fail(id, why.kind, why.reason, false);
+        continue;
+      }
+      // QoS 1 may deliver a reply twice: an identical copy is no fault, a different second reply is
+      // (checked before the reply is judged, so that what accept() makes of it is always used)
+      if (list.slice(1).some((r) => !sameBytes(r, list[0]!))) {
+        if (!fail(id, 'invalid', `sent more than one reply in round ${round}`, true)) return judged;
+        continue;
+      }
+      const verdict = judgeReply(run, ctx, id, list[0]!, request);
+      if ('value' in verdict) {
+        judged.accepted.set(id, verdict.value);
+        if (verdict.users !== 1) judged.replyUsers.set(id, verdict.users);
+      } else if (!fail(id, verdict.kind, verdict.reason, true, verdict.error)) return judged;
+    }
+    // messages from clients not asked: stale replies after a timeout are dropped, anything else is a fault of a known client
+    for (const [id, list] of ex.received) {
+      if (requests.has(id) || !run.known.has(id) || run.out.has(id)) continue;
+      if (current(run, id, list).length > 0 && !fail(id, 'invalid', `sent a message in round ${round} without being asked`, true)) return judged;
+    }
+  } catch (e) {
+    // a bug: what was accepted is not used
+    discardAll(run.server, judged.accepted);
+    throw e;
+  }
+  return judged;
+}
+
+/** A client's messages without late copies of rounds it missed (it was slow, not faulty: they are dropped). */
+function current<A, R>(run: RunState<A, R>, id: string, list: readonly Received[]): Received[] {
+  const late = run.missed.get(id);
+  if (!late) return [...list];
+  return list.filter((r) => {
+    try {
+      const m = readReceived(r, run.policy.maxMessageBytes);
+      return !(m.from === id && late.has(m.round));
+    } catch {
+      return true;
+    }
+  });
+}
+
+/**
+ * Stage 5, apply the policy to the judged round: under 'fail' the first
+ * fault's own error (or an InvalidMessageError) ends the run; otherwise the
+ * faulty clients are excluded, and the run fails with a FederationError when
+ * fewer than minReplies usable replies (in users) remain or more than
+ * maxExcludedShare of its clients are excluded. Whenever it throws, the
+ * accepted replies are discarded.
+ */
+function applyPolicy<A, R>(run: RunState<A, R>, record: RoundRecord, judged: JudgedReplies<A>): void {
+  const { policy } = run;
+  try {
+    if (judged.fault) {
+      // the client's own kind of error, where it said which (a refusal) or the check that failed
+      const { client, reason, error } = judged.fault;
+      const E = error ? (error.constructor as new (m: string) => FedmixError) : InvalidMessageError;
+      throw new E(named(client, reason));
+    }
+    // a client with a failure has no accepted reply: the two were decided together
+    for (const f of judged.failures) if (f.excluded) exclude(run, f);
+    run.failures.push(...judged.failures);
+    record.failures = judged.failures;
+    countAccepted(record, judged);
+    if (record.users < policy.minReplies) {
+      // the first few reasons (often the same one many times); the rest are in the round's record
+      const why = reasons(judged.failures.map((f) => f.reason), 5);
+      throw new FederationError(`round ${record.round}: ${usable(record.users, judged.accepted.size)} of ${record.asked}, fewer than the ${policy.minReplies} required${why ? ` (${why})` : ''}`);
+    }
+    checkExcludedShare(run, `round ${record.round}`);
+  } catch (e) {
+    discardAll(run.server, judged.accepted);
+    throw e;
+  }
+}
+
+/**
+ * Stage 6, aggregate with retry: the server's aggregate of the round. A
+ * ContributionError takes that client's reply out, the client is excluded as
+ * an invalid reply would be (the policy's rules apply again: 'fail',
+ * minReplies, maxExcludedShare), and the others are aggregated again.
+ * Whatever else aggregate throws, the accepted values are discarded and the
+ * error goes on. Returns the round's metrics (what aggregate returned).
+ */
+function aggregateWithRetry<A, R>(run: RunState<A, R>, ctx: RoundContext, record: RoundRecord, judged: JudgedReplies<A>): unknown {
+  const { server, policy } = run;
+  const { accepted } = judged;
+  for (;;) {
+    try {
+      return server.aggregate(ctx, accepted, record.failures);
+    } catch (e) {
+      if (!(e instanceof ContributionError) || !accepted.has(e.client)) {
+        discardAll(server, accepted);
+        throw e;
+      }
+      server.discard?.(accepted.get(e.client)!);
+      accepted.delete(e.client);
+      try {
+        // the contribution that broke the aggregate: its client fails as an invalid reply would
+        const reason = run.detailed ? e.message : e.check ?? 'its contribution made the aggregate fail';
+        if (policy.onInvalid === 'fail') throw new InvalidMessageError(named(e.client, reason));
+        const f: Failure = { client: e.client, round: ctx.round, kind: 'invalid', reason: named(e.client, reason), excluded: true };
+        record.failures.push(f);
+        exclude(run, f);
+        run.failures.push(f);
+        countAccepted(record, judged);
+        if (record.users < policy.minReplies) {
+          throw new FederationError(`round ${ctx.round}: ${usable(record.users, accepted.size)} of ${record.asked} once ${e.client}'s contribution was taken out, fewer than the ${policy.minReplies} required`);
+        }
+        checkExcludedShare(run, `round ${ctx.round}`);
+      } catch (stop) {
+        discardAll(server, accepted);
+        throw stop;
+      }
+    }
+  }
+}
+
+/** Stage 7, account: the round goes into the history and the run's count of users; what the per-round hooks are given. */
+function account<A, R>(run: RunState<A, R>, record: RoundRecord, excludedBefore: number): RoundReport {
+  run.userReplies += record.users;
+  run.history.push(record);
+  return report(run, record, excludedBefore);
+}
+
+/** The round's report for the hooks: its record, the exclusions after the first `excludedBefore`, the time so far. */
+function report<A, R>(run: RunState<A, R>, record: RoundRecord, excludedBefore: number): RoundReport {
+  return { ...record, excluded: run.excluded.slice(excludedBefore), elapsed: (performance.now() - run.started) / 1000 };
+}
+
+/** What a checkpoint after the last complete round needs, copied. */
+function checkpoint<A, R>(run: RunState<A, R>): RunCheckpoint {
+  const seen = [...run.known];
+  for (const id of run.before) if (!run.known.has(id)) seen.push(id);
+  return {
+    round: run.round,
+    server: run.server as ServerRole,
+    policy: { ...run.policy },
+    excluded: run.excluded.map((e) => ({ ...e })),
+    failures: run.failures.map((f) => ({ ...f })),
+    seen,
+    missed: new Map([...run.missed].map(([id, rounds]) => [id, [...rounds]])),
+    sampleDraws: run.sampleDraws.map(([n, k]) => [n, k]),
+    traffic: { ...run.traffic },
+    clientTraffic: new Map([...run.clientTraffic].map(([id, t]) => [id, { ...t }])),
+    history: run.history.slice(),
+    elapsed: (performance.now() - run.started) / 1000,
+  };
+}
+
+/** What stopWhen returned as a reason to stop (undefined: go on), checked. */
+function stopReason(answer: unknown, round: number): string | undefined {
+  if (answer === undefined || answer === false || answer === '') return undefined;
+  if (answer === true) return `stopWhen returned true after round ${round}`;
+  if (typeof answer === 'string') return answer;
+  throw new InvalidParameterError(`stopWhen must return true or a reason (a string) to stop, or false or undefined to go on; got ${formatValue(answer)}`);
+}
+
+/** Takes a failed client out of the rest of the run (once). */
+function exclude<A, R>(run: RunState<A, R>, f: Failure): void {
+  if (run.out.has(f.client)) return;
+  run.out.add(f.client);
+  run.excluded.push({ client: f.client, round: f.round, reason: f.reason });
+}
+
+/** The round's accepted replies and the users they stood for, into its record. */
+function countAccepted<A>(record: RoundRecord, judged: JudgedReplies<A>): void {
+  record.accepted = judged.accepted.size;
+  let n = 0;
+  for (const id of judged.accepted.keys()) n += judged.replyUsers.get(id) ?? 1;
+  record.users = n;
+}
+
+/** Fails the run once more than maxExcludedShare of its clients are excluded, naming the reasons. */
+function checkExcludedShare<A, R>(run: RunState<A, R>, when: string): void {
+  const { excluded, policy } = run;
+  let total = run.known.size;
+  for (const id of run.before) if (!run.known.has(id)) total += 1;
+  if (excluded.length === 0 || excluded.length <= policy.maxExcludedShare * total) return;
+  throw new FederationError(
+    `${when}: ${excluded.length} of the run's ${total} clients are excluded, more than maxExcludedShare (${policy.maxExcludedShare}) allows: ${reasons(excluded.map((e) => e.reason), 10)}`,
+  );
+}
+
+function discardAll<A>(server: ServerRole<A, unknown>, accepted: ReadonlyMap<string, A>): void {
+  for (const value of accepted.values()) server.discard?.(value);
 }
 
 /** The first `n` reasons, joined, and how many more there are. */
@@ -410,10 +722,10 @@ function declaredBy(transport: Transport): (id: string) => number {
   };
 }
 
-/** The run's options, read once; onRound must be a function when given. */
+/** The run's options, read once; the hooks must be functions when given. */
 function readRunOptions(given: RunOptions | undefined): RunOptions {
   const options = readOptions(given, RUN_KEYS) as RunOptions;
-  if (options.onRound !== undefined && typeof options.onRound !== 'function') throw new InvalidParameterError(`onRound must be a function, got ${formatValue(options.onRound)}`);
+  checkHooks(options);
   if (options.excludedBefore !== undefined) {
     options.excludedBefore = readArray('excludedBefore', options.excludedBefore, LIMITS.clients).map((given, i) => {
       const e = readRecord(given as ExcludedClient, ['client', 'round', 'reason'], `excludedBefore[${i}]`);
@@ -422,33 +734,6 @@ function readRunOptions(given: RunOptions | undefined): RunOptions {
     });
   }
   return options;
-}
-
-/**
- * The server's aggregate of the round; a ContributionError takes that client's
- * reply out (`excluded` records it, and may throw) and the others are
- * aggregated again. Whatever else aggregate throws, the accepted values are
- * discarded and the error goes on.
- */
-function aggregateRound<A>(server: ServerRole<A, unknown>, ctx: RoundContext, accepted: Map<string, A>, failures: readonly Failure[], excluded: (e: ContributionError) => void): unknown {
-  for (;;) {
-    try {
-      return server.aggregate(ctx, accepted, failures);
-    } catch (e) {
-      if (!(e instanceof ContributionError) || !accepted.has(e.client)) {
-        for (const value of accepted.values()) server.discard?.(value);
-        throw e;
-      }
-      server.discard?.(accepted.get(e.client)!);
-      accepted.delete(e.client);
-      try {
-        excluded(e);
-      } catch (stop) {
-        for (const value of accepted.values()) server.discard?.(value);
-        throw stop;
-      }
-    }
-  }
 }
 
 function isTransport(x: unknown): x is Transport {
@@ -464,8 +749,7 @@ function isTransport(x: unknown): x is Transport {
 export async function runFederation<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | Transport, given: RunOptions = {}): Promise<FederationResult<R>> {
   checkServerRole(server);
   const options = readRunOptions(given);
-  const { onRound: _onRound, excludedBefore: _before, ...policyOptions } = options; // the policy's options are the run's but these
-  const policy = resolvePolicy(policyOptions);
+  const policy = resolvePolicy(runPolicy(options));
   const transport: Transport = isTransport(clients) ? clients : new InProcessTransport(clients);
   const loop = federation(server, policy, options, declaredBy(transport));
   let ok = false;
@@ -476,7 +760,9 @@ export async function runFederation<A, R>(server: ServerRole<A, R>, clients: rea
       const e = step.value;
       let answer: unknown;
       try {
-        answer = e.op === 'available' ? await transport.available(e.min, e.timeoutMs, e.excluded) : await transport.exchange(e.round, e.messages, e.options);
+        if (e.op === 'available') answer = await transport.available(e.min, e.timeoutMs, e.excluded);
+        else if (e.op === 'exchange') answer = await transport.exchange(e.round, e.messages, e.options);
+        else await options.onCheckpoint!(e.checkpoint);
       } catch (err) {
         step = loop.throw(err);
         continue;
@@ -484,6 +770,8 @@ export async function runFederation<A, R>(server: ServerRole<A, R>, clients: rea
       step = loop.next(answer);
     }
     ok = true;
+    const stopped = step.value.stoppedEarly;
+    if (stopped) reason = `stopped early after round ${stopped.round}: ${stopped.reason}`;
     return step.value;
   } catch (e) {
     reason = e instanceof Error ? e.message : String(e);
@@ -493,12 +781,20 @@ export async function runFederation<A, R>(server: ServerRole<A, R>, clients: rea
   }
 }
 
+/** A checkpoint hook called where nothing can wait for it: a promise it returns is an error (its rejection is not left unhandled). */
+function checkpointSync(hook: NonNullable<RunHooks['onCheckpoint']>, checkpoint: RunCheckpoint): void {
+  const answer: unknown = hook(checkpoint);
+  if (answer !== null && typeof answer === 'object' && typeof (answer as Promise<void>).then === 'function') {
+    (answer as Promise<void>).then(undefined, () => undefined);
+    throw new InvalidParameterError('onCheckpoint returned a promise, which runFederationSync (and the one-call functions) cannot wait for; save synchronously there, or run the federation with runFederation');
+  }
+}
+
 /** runFederation without yielding: in process, for clients that answer synchronously. */
 export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | SyncTransport, given: RunOptions = {}): FederationResult<R> {
   checkServerRole(server);
   const options = readRunOptions(given);
-  const { onRound: _onRound, excludedBefore: _before, ...policyOptions } = options; // the policy's options are the run's but these
-  const policy = resolvePolicy(policyOptions);
+  const policy = resolvePolicy(runPolicy(options));
   const transport = isArray('clients', clients) ? new InProcessTransport(clients as readonly ClientRole[]) : (clients as SyncTransport);
   if (!isTransport(transport) || !guardRead('the transport', () => typeof transport.exchangeSync === 'function')) throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
   const loop = federation(server, policy, options, declaredBy(transport));
@@ -507,7 +803,9 @@ export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: reado
     const e = step.value;
     let answer: unknown;
     try {
-      answer = e.op === 'available' ? transport.availableSync() : transport.exchangeSync(e.round, e.messages, e.options);
+      if (e.op === 'available') answer = transport.availableSync();
+      else if (e.op === 'exchange') answer = transport.exchangeSync(e.round, e.messages, e.options);
+      else checkpointSync(options.onCheckpoint!, e.checkpoint);
     } catch (err) {
       step = loop.throw(err);
       continue;
