@@ -26,6 +26,7 @@ import {
 } from '../ts/index.js';
 import { errorFromStatus } from '../ts/errors.js';
 import { CORE_CONSTANTS, coreConstant, coreConstantName, type ConstantGroup } from '../ts/wasm/constants.js';
+import { FEDGEM_CLIENT_NEW_OPTIONS } from '../ts/wasm/abi.generated.js';
 import { instance, resetForTests } from '../ts/wasm/loader.js';
 import { blobs } from './helpers.js';
 
@@ -92,7 +93,13 @@ test("MDM_GUARDS, public API, names the core's guard flags bit by bit", async ()
 test("the FedGEM client passes the core's init and radius codes", async () => {
   await init();
   const w = instance().exports;
-  const created = vi.spyOn(w, 'fm_fedgem_client_new');
+  // the init code travels in the option struct: read where the generated layout puts it, during the call
+  const createNew = w.fm_fedgem_client_new.bind(w);
+  const initCodes: number[] = [];
+  const created = vi.spyOn(w, 'fm_fedgem_client_new').mockImplementation((...args) => {
+    initCodes.push(new DataView(w.memory.buffer).getInt32(args[1] + FEDGEM_CLIENT_NEW_OPTIONS.offsets.init, true));
+    return createNew(...args);
+  });
   const stepped = vi.spyOn(w, 'fm_fedgem_client_steps');
   const x = blobs(60, 2, 2, 3);
   try {
@@ -103,7 +110,7 @@ test("the FedGEM client passes the core's init and radius codes", async () => {
       const client = new FedGEMClient('a', x, { nComponents: 2, variance: 1, init, radius, seed: 1 });
       client.localRound();
       client.dispose();
-      expect(created.mock.lastCall![7], init).toBe(coreConstant('fedgem_init', init));
+      expect(initCodes.at(-1), init).toBe(coreConstant('fedgem_init', init));
       expect(stepped.mock.lastCall![2], radius).toBe(coreConstant('fedgem_radius', radius === 'closed-form' ? 'closed_form' : 'bisection'));
     }
   } finally {

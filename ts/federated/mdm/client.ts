@@ -10,6 +10,7 @@ import { formatValue, InvalidDataError, InvalidMessageError } from '../../errors
 import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { readOptions, requireInteger, requireVector } from '../../validate.js';
+import { MDM_INIT_STATS_OPTIONS, MDM_ROUND_STATS_OPTIONS } from '../../wasm/abi.generated.js';
 import { OwnedHandle, requireWasmMemory, withScope, type HandleLabel } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import { densify } from '../messages/sparse.js';
@@ -160,7 +161,7 @@ export class MdmClient implements ClientRole {
       const [e, p, q] = [s.f64(k * nMax), s.f64(k * c), s.f64(k * c)];
       const comp = s.u32(1);
       new Uint32Array(s.w.memory.buffer, comp, 1)[0] = component[0]!;
-      s.check(s.w.fm_mdm_init_stats(k, c, nMax, s.f64From(this.counts), s.f64From([this.size]), 1, comp, e, p, q));
+      s.check(s.w.fm_mdm_init_stats(s.struct(MDM_INIT_STATS_OPTIONS, { k, c, nMax, m: 1 }), s.f64From(this.counts), s.f64From([this.size]), comp, e, p, q));
       return { e: s.readF64(e, k * nMax), p: s.readF64(p, k * c), q: s.readF64(q, k * c) };
     });
   }
@@ -177,7 +178,7 @@ export class MdmClient implements ClientRole {
       // omega (k), u (k x C), v (k), extra (3) in one block, read back in one copy; E apart
       const out = s.f64(2 * k + k * c + 3);
       const e = s.f64(k * nMax);
-      s.check(s.w.fm_mdm_round_stats(handle, s.f64From(this.counts), s.f64From([this.size]), 1, clip ?? Infinity, out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
+      s.check(s.w.fm_mdm_round_stats(handle, s.f64From(this.counts), s.f64From([this.size]), s.struct(MDM_ROUND_STATS_OPTIONS, { m: 1, clip: clip ?? Infinity }), out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
       const all = s.readF64(out, 2 * k + k * c + 3);
       // E^i is omega^i in column n, zero elsewhere: read as that column, it travels sparse (messages/sparse.ts)
       const dense = new Float64Array(s.w.memory.buffer, e, k * nMax);

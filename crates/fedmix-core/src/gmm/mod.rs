@@ -60,14 +60,30 @@ impl CovarianceType {
         }
     }
 
-    /// Number of values in a covariance (or precision) array of this type.
+    /// Number of values in a covariance (or precision) array of this type:
+    /// k^a d^b for (a, b) = `shape_powers`.
     pub fn param_len(self, k: usize, d: usize) -> usize {
+        let (a, b) = self.shape_powers();
+        k.pow(a) * d.pow(b)
+    }
+
+    /// The powers of the component count k and the feature count d whose
+    /// product is the length of a covariance array of this type: full k d^2,
+    /// tied d^2, diag k d, spherical k. The one home of that rule (TypeScript
+    /// asks through fm_gmm_covariance_len).
+    pub const fn shape_powers(self) -> (u32, u32) {
         match self {
-            CovarianceType::Full => k * d * d,
-            CovarianceType::Tied => d * d,
-            CovarianceType::Diag => k * d,
-            CovarianceType::Spherical => k,
+            CovarianceType::Full => (1, 2),
+            CovarianceType::Tied => (0, 2),
+            CovarianceType::Diag => (1, 1),
+            CovarianceType::Spherical => (1, 0),
         }
+    }
+
+    /// `param_len` in f64, exact up to 2^53 and without overflow for any k and d.
+    pub fn param_count(self, k: f64, d: f64) -> f64 {
+        let (a, b) = self.shape_powers();
+        k.powi(a as i32) * d.powi(b as i32)
     }
 
     fn shape(self, k: usize, d: usize) -> String {
