@@ -139,9 +139,16 @@ export function readDeclaration() {
     comment = [];
   }
 
+  // the covariance lengths by type: CovarianceType::shape_powers of the core, its one home
+  const gmmSrc = readFileSync(`${root}crates/fedmix-core/src/gmm/mod.rs`, 'utf8');
+  const powersFn = /pub const fn shape_powers\(self\) -> \(u32, u32\) \{(.*?)\n {4}\}/s.exec(gmmSrc);
+  if (!powersFn) throw new Error('crates/fedmix-core/src/gmm/mod.rs: no CovarianceType::shape_powers');
+  const shapePowers = [...powersFn[1].matchAll(/CovarianceType::(\w+) => \((\d+), (\d+)\),/g)].map((m) => [m[1].toLowerCase(), Number(m[2]), Number(m[3])]);
+  if (shapePowers.length !== 4) throw new Error(`CovarianceType::shape_powers: read ${shapePowers.length} arms, expected 4 (one \`CovarianceType::X => (a, b),\` a line)`);
+
   const abi = /^const ABI_VERSION: i32 = (\d+);/m.exec(readFileSync(`${crate}src/lib.rs`, 'utf8'));
   if (!abi) throw new Error('lib.rs: no const ABI_VERSION');
-  return { abiVersion: Number(abi[1]), features: layout.features, exports, structs, groups };
+  return { abiVersion: Number(abi[1]), features: layout.features, exports, structs, groups, shapePowers };
 }
 
 function doc(lines, indent) {
@@ -203,6 +210,12 @@ export function generate() {
     o.push(`  ${g}: [${members.map((m) => `'${m}'`).join(', ')}],`);
   }
   o.push('} as const;');
+  o.push('');
+  o.push('/**');
+  o.push(' * CovarianceType::shape_powers of crates/fedmix-core: a covariance array of');
+  o.push(' * type t for k components of d features holds k^a d^b values, [a, b] = this[t].');
+  o.push(' */');
+  o.push(`export const COVARIANCE_SHAPE_POWERS = { ${d.shapePowers.map(([t, a, b]) => `${t}: [${a}, ${b}]`).join(', ')} } as const;`);
   o.push('');
   o.push('/** An option struct of the C ABI: its size in WASM memory and the writer of its #[repr(C)] layout. */');
   o.push('export interface OptionStruct<T> {');

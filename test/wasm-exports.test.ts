@@ -382,3 +382,30 @@ test("the benchmarks' own instance (bench/wasm-handle.mjs) links every module of
   expect(Array.from(new Float64Array((w.memory as WebAssembly.Memory).buffer, p, 2))).toEqual([expect.closeTo(1.2561176684318, 12), expect.closeTo(-1.9635100260214235, 12)]);
   (w.fm_free as (p: number, n: number) => void)(p, 16);
 });
+
+test("FedDistr's linear algebra is the core's (fm_cholesky, fm_symmetric_eigen, fm_sqrtm): scipy's values, through the bindings", async () => {
+  const { init } = await import('../ts/wasm/loader.js');
+  const { cholesky, isPositiveDefinite, sqrtm, symmetricEigen, symmetricFloor } = await import('../ts/federated/feddistr/gaussian.js');
+  await init();
+  const fixture = JSON.parse(readFileSync(new URL('./fixtures/linalg.json', import.meta.url), 'utf8')) as {
+    cases: { name: string; d: number; a: number[]; sqrtm: number[]; eigvalsh_descending: number[]; cholesky?: number[] }[];
+  };
+  const close = (got: ArrayLike<number>, want: number[], abs: number, what: string) => {
+    const scale = Math.max(1e-300, ...want.map(Math.abs));
+    want.forEach((w, i) => expect(Math.abs(got[i]! - w), `${what}[${i}]`).toBeLessThanOrEqual(1e-10 * scale + abs));
+  };
+  for (const c of fixture.cases) {
+    const norm = Math.max(...c.a.map(Math.abs));
+    const singular = c.cholesky === undefined;
+    // a zero eigenvalue's rounding noise e becomes sqrt(e) in the square root
+    close(sqrtm(c.a, c.d), c.sqrtm, singular ? Math.sqrt(c.d * 2.2e-16 * norm) : 0, `${c.name} sqrtm`);
+    close(symmetricEigen(c.a, c.d).values, c.eigvalsh_descending, 4 * c.d * 2.2e-16 * norm, `${c.name} eigenvalues`);
+    if (c.cholesky) close(cholesky(c.a, c.d)!, c.cholesky, 0, `${c.name} cholesky`);
+    else expect(cholesky(c.a, c.d), c.name).toBeUndefined();
+    expect(isPositiveDefinite(c.a, c.d, 'full'), c.name).toBe(!singular);
+  }
+  // eigenvalues 3 and -1 floored at 0.5; a matrix shorter than d x d is no matrix (never read past its end)
+  close(symmetricFloor([1, 2, 2, 1], 2, 0.5), [1.75, 1.25, 1.25, 1.75], 1e-14, 'floor');
+  expect(cholesky([1, 0, 0], 2)).toBeUndefined();
+  expect(() => sqrtm([1, 0, 0], 2)).toThrow('a 2 x 2 matrix has 4 values, got 3');
+});

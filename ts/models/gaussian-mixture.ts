@@ -9,9 +9,8 @@ import { makeVector, type Table } from 'apache-arrow';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
-import { GMM_FIT_OPTIONS, GMM_FROM_COVARIANCES_OPTIONS, GMM_FROM_PARTS_OPTIONS } from '../wasm/abi.generated.js';
+import { COVARIANCE_SHAPE_POWERS, GMM_FIT_OPTIONS, GMM_FROM_COVARIANCES_OPTIONS, GMM_FROM_PARTS_OPTIONS } from '../wasm/abi.generated.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
-import { instance } from '../wasm/loader.js';
 import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
 import { WasmModelState } from './wasm-model.js';
 import { readSavedJSON } from '../data/saved.js';
@@ -101,9 +100,10 @@ const READ = {
   precisions: 'precisions',
 } as const satisfies Record<string, ConstantMember<'gmm_read'>>;
 
-/** Number of values in a covariance-shaped array of k components of d features: the core's rule (CovarianceType::param_count). Needs init(). */
+/** Number of values in a covariance-shaped array of k components of d features: the core's rule (CovarianceType::shape_powers, generated). */
 export function covarianceLength(type: CovarianceType, k: number, d: number): number {
-  return instance().exports.fm_gmm_covariance_len(COV_CODE[type], k, d);
+  const [a, b] = COVARIANCE_SHAPE_POWERS[type];
+  return k ** a * d ** b;
 }
 
 /** Bytes of a model's parameters in WASM memory: weights, means, covariances and their precision factors. */

@@ -34,7 +34,6 @@ export interface WasmExports {
   fm_gmm_predict_proba(h: number, x: number, n: number, d: number, outResp: number, outLse: number): number;
   fm_gmm_predict(h: number, x: number, n: number, d: number, outLabels: number): number;
   fm_gmm_sample(h: number, n: number, seedLo: number, seedHi: number, outX: number, outLabels: number): number;
-  fm_gmm_covariance_len(covType: number, k: number, d: number): number;
   fm_gmm_set_stats(h: number, converged: number, nIter: number, lowerBound: number): void;
   fm_exp(p: number, n: number): void;
   fm_madd_peak(iters: number, seed: number): number;
@@ -160,7 +159,6 @@ export const EXPORTS: { readonly [N in Exclude<keyof WasmExports, 'memory'>]: Ex
   fm_gmm_predict_proba: { module: 'core', params: ['i32', 'i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
   fm_gmm_predict: { module: 'core', params: ['i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
   fm_gmm_sample: { module: 'core', params: ['i32', 'i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
-  fm_gmm_covariance_len: { module: 'core', params: ['i32', 'f64', 'f64'], result: 'f64' },
   fm_gmm_set_stats: { module: 'core', params: ['i32', 'i32', 'i32', 'f64'], result: undefined },
   fm_exp: { module: 'core', params: ['i32', 'i32'], result: undefined },
   fm_madd_peak: { module: 'core', params: ['f64', 'f64'], result: 'f64' },
@@ -310,6 +308,12 @@ export const CORE_CONSTANTS = {
   /** fm_gaussian_costs' `form` (gaussian_costs::Form::code) */
   covariance_form: ['full', 'diagonal'],
 } as const;
+
+/**
+ * CovarianceType::shape_powers of crates/fedmix-core: a covariance array of
+ * type t for k components of d features holds k^a d^b values, [a, b] = this[t].
+ */
+export const COVARIANCE_SHAPE_POWERS = { full: [1, 2], tied: [0, 2], diag: [1, 1], spherical: [1, 0] } as const;
 
 /** An option struct of the C ABI: its size in WASM memory and the writer of its #[repr(C)] layout. */
 export interface OptionStruct<T> {

@@ -68,7 +68,6 @@ pub unsafe extern "C" fn fm_dem_client_summary(x: *const f64, n: usize, d: usize
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_check_stats(options: *const crate::DemCheckStatsOptions, shift: *const f64, nk: *const f64, s1: *const f64, s2: *const f64) -> i32 {
     let crate::DemCheckStatsOptions { cov_type, k, d, rows, min_count, reg_covar } = *options;
     let k = k as usize; let d = d as usize;
@@ -88,7 +87,6 @@ pub unsafe extern "C" fn fm_dem_check_stats(options: *const crate::DemCheckStats
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_check_summary(d: usize, tied: i32, rows: f64, shift: *const f64, abs_max: *const f64, sum: *const f64, scatter: *const f64) -> i32 {
     status(|| summary_from_wire(d, tied != 0, rows, f64s(shift, d), f64s(abs_max, d), sum, scatter)?.check())
 }
@@ -198,7 +196,6 @@ pub unsafe extern "C" fn fm_dem_separated_init(cov_type: i32, k: usize, d: usize
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_kfed_local(
     x: *const f64,
     options: *const crate::DemKfedLocalOptions,
@@ -227,7 +224,6 @@ pub unsafe extern "C" fn fm_dem_kfed_local(
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_kfed_server(
     options: *const crate::DemKfedServerOptions,
     counts: *const f64,

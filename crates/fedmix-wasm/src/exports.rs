@@ -62,7 +62,6 @@ export!("core" fn gmm::fm_gmm_score_samples(h: *const GmmHandle, x: *const f64, 
 export!("core" fn gmm::fm_gmm_predict_proba(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_resp: *mut f64, out_lse: *mut f64) -> i32);
 export!("core" fn gmm::fm_gmm_predict(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_labels: *mut u32) -> i32);
 export!("core" fn gmm::fm_gmm_sample(h: *const GmmHandle, n: usize, seed_lo: u32, seed_hi: u32, out_x: *mut f64, out_labels: *mut u32) -> i32);
-export!("core" fn gmm::fm_gmm_covariance_len(cov_type: i32, k: f64, d: f64) -> f64);
 export!("core" fn gmm::fm_gmm_set_stats(h: *mut GmmHandle, converged: i32, n_iter: usize, lower_bound: f64));
 
 // kernels.rs

@@ -44,7 +44,6 @@ unsafe fn owners<'a>(ptr: *const u32, len: usize) -> &'a [u32] {
 ///
 /// # Safety
 /// Pointers cover the shapes; `out_handle` receives the handle.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_fedgem_client_new(
     x: *const f64,
     options: *const crate::FedgemClientNewOptions,

@@ -9,7 +9,6 @@ use fedmix_core::{Data, Error, Result, Rng};
 
 /// # Safety
 /// Pointers must cover the shapes given; `warm` is 0 or a live handle.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_gmm_fit(
     x: *const f64,
     options: *const crate::GmmFitOptions,
@@ -47,7 +46,6 @@ pub unsafe extern "C" fn fm_gmm_fit(
 ///
 /// # Safety
 /// Pointers must cover the shapes given.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_gmm_from_parts(
     options: *const crate::GmmFromPartsOptions,
     weights: *const f64,
@@ -79,7 +77,6 @@ pub unsafe extern "C" fn fm_gmm_from_parts(
 ///
 /// # Safety
 /// Pointers cover their lengths.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_gmm_from_covariances(
     options: *const crate::GmmFromCovariancesOptions,
     weights: *const f64,
@@ -226,11 +223,4 @@ pub unsafe extern "C" fn fm_gmm_set_stats(h: *mut GmmHandle, converged: i32, n_i
     h.converged = converged != 0;
     h.n_iter = n_iter;
     h.lower_bound = lower_bound;
-}
-
-/// The number of values in a covariance array of `cov_type` for k components
-/// of d features (CovarianceType::param_count), or NaN for an unknown code:
-/// TypeScript's one source of that rule.
-pub extern "C" fn fm_gmm_covariance_len(cov_type: i32, k: f64, d: f64) -> f64 {
-    CovarianceType::from_code(cov_type).map_or(f64::NAN, |t| t.param_count(k, d))
 }

@@ -15,7 +15,6 @@ pub(crate) const INIT_GIVEN: i32 = 2;
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_kmeans_fit(
     x: *const f64,
     options: *const crate::KmeansFitOptions,

@@ -69,7 +69,6 @@ pub unsafe extern "C" fn fm_mdm_log_pmf(
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_mdm_sample(
     options: *const crate::MdmSampleOptions,
     tau: *const f64,
@@ -92,7 +91,6 @@ pub unsafe extern "C" fn fm_mdm_sample(
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_mdm_init_stats(
     options: *const crate::MdmInitStatsOptions,
     counts: *const f64,

@@ -44,7 +44,6 @@ fn handle<T>(value: T, out: *mut usize) {
 ///
 /// # Safety
 /// `sizes` covers n_sizes values; `out_handle` receives the handle.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_nn_new(sizes: *const u32, options: *const crate::NnNewOptions, out_handle: *mut usize) -> i32 {
     let crate::NnNewOptions { n_sizes, hidden, output, loss, init, seed_lo, seed_hi } = *options;
     let n_sizes = n_sizes as usize;
@@ -175,7 +174,6 @@ pub unsafe extern "C" fn fm_nn_set_check(net: *const Network, set: *const Traini
 ///
 /// # Safety
 /// `net` is live; `out_handle` receives the handle.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_nn_optimizer_new(
     net: *const Network,
     options: *const crate::NnOptimizerNewOptions,

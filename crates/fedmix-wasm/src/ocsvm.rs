@@ -21,7 +21,6 @@ fn into_handle(model: OneClassSvm, out: *mut usize) {
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_ocsvm_fit(
     x: *const f64,
     options: *const crate::OcsvmFitOptions,
@@ -54,7 +53,6 @@ pub unsafe extern "C" fn fm_ocsvm_fit(
 ///
 /// # Safety
 /// Pointers cover their lengths.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_ocsvm_from_parts(
     options: *const crate::OcsvmFromPartsOptions,
     sv: *const f64,

@@ -9,7 +9,6 @@ use fedmix_core::{pca, Error};
 ///
 /// # Safety
 /// Pointers cover the shapes given.
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_pca_fit(
     x: *const f64,
     options: *const crate::PcaFitOptions,

@@ -69,8 +69,9 @@ impl CovarianceType {
 
     /// The powers of the component count k and the feature count d whose
     /// product is the length of a covariance array of this type: full k d^2,
-    /// tied d^2, diag k d, spherical k. The one home of that rule (TypeScript
-    /// asks through fm_gmm_covariance_len).
+    /// tied d^2, diag k d, spherical k. The one home of that rule:
+    /// scripts/gen-wasm-abi.mjs reads these arms into TypeScript's
+    /// COVARIANCE_SHAPE_POWERS (keep one `CovarianceType::X => (a, b),` a line).
     pub const fn shape_powers(self) -> (u32, u32) {
         match self {
             CovarianceType::Full => (1, 2),
@@ -80,11 +81,6 @@ impl CovarianceType {
         }
     }
 
-    /// `param_len` in f64, exact up to 2^53 and without overflow for any k and d.
-    pub fn param_count(self, k: f64, d: f64) -> f64 {
-        let (a, b) = self.shape_powers();
-        k.powi(a as i32) * d.powi(b as i32)
-    }
 
     fn shape(self, k: usize, d: usize) -> String {
         match self {
