@@ -64,11 +64,21 @@ export function kernelRound(w, counts, model) {
     const handle = keep(f64(1), 1);
     if (w.fm_mdm_prepare(K, C, N_MAX, tau, alpha, pi, handle) !== 0) throw new Error('fm_mdm_prepare failed');
     const prepared = new Uint32Array(w.memory.buffer, handle, 1)[0];
-    const status = w.fm_mdm_round_stats(prepared, cp, sp, M, Infinity, omega, e, u, v, extra);
+    // the option structs of crates/fedmix-wasm/src/exports.rs, at the offsets ts/wasm/abi.generated.ts gives
+    // (MdmRoundStatsOptions { m: u32, clip: f64 }, MdmUpdateOptions { k, c, n_max: u32, clients: f64, noisy: i32 })
+    const roundStats = keep(f64(2), 2);
+    new DataView(w.memory.buffer).setUint32(roundStats, M, true);
+    new DataView(w.memory.buffer).setFloat64(roundStats + 8, Infinity, true);
+    const status = w.fm_mdm_round_stats(prepared, cp, sp, roundStats, omega, e, u, v, extra);
     w.fm_mdm_prepared_free(prepared);
     if (status !== 0) throw new Error('fm_mdm_round_stats failed');
     const [t2, a2, p2, fl] = [keep(f64(K), K), keep(f64(K * C), K * C), keep(f64(K * N_MAX), K * N_MAX), keep(f64(1), 1)];
-    if (w.fm_mdm_update(K, C, N_MAX, tau, alpha, pi, omega, e, u, v, M, 0, t2, a2, p2, fl) !== 0) throw new Error('fm_mdm_update failed');
+    const update = keep(f64(4), 4);
+    const view = new DataView(w.memory.buffer);
+    [K, C, N_MAX].forEach((x, i) => view.setUint32(update + 4 * i, x, true));
+    view.setFloat64(update + 16, M, true);
+    view.setInt32(update + 24, 0, true);
+    if (w.fm_mdm_update(update, tau, alpha, pi, omega, e, u, v, t2, a2, p2, fl) !== 0) throw new Error('fm_mdm_update failed');
     const out = new Float64Array(w.memory.buffer, a2, K * C).slice();
     for (const [p, n] of bufs.splice(0)) w.fm_free(p, n);
     return out;

@@ -7,9 +7,12 @@
 # target/fedmix-<variant>.named.wasm, the same code with its function names,
 # for scripts/wasm-size.mjs.
 # Skips the work when the Rust sources have not changed since the last build.
+# First regenerates ts/wasm/abi.generated.ts (the TypeScript side of the C ABI,
+# from crates/fedmix-wasm/src/exports.rs; committed, cheap, always run).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+node scripts/gen-wasm-abi.mjs
 
 # Debian's toolchain has the wasm32 standard library; rustup's shims on PATH do not.
 export RUSTC=/usr/bin/rustc

@@ -13,6 +13,7 @@ import { serverRoleOptions } from '../ts/cli/federation.js';
 import { FedGenGMMServer, fedGenGMM, FedmixError, GaussianMixture, init, InvalidDataError, InvalidParameterError, Matrix } from '../ts/index.js';
 import { hierarchicalEM, type WeightedMixture } from '../ts/federated/fedgengmm/hierarchical.js';
 import { COV_CODE, type CovarianceType } from '../ts/models/gaussian-mixture.js';
+import { HEM_REDUCE_OPTIONS } from '../ts/wasm/abi.generated.js';
 import { withScope } from '../ts/wasm/memory.js';
 import { resetForTests } from '../ts/wasm/loader.js';
 import { blob, fixture } from './helpers.js';
@@ -161,7 +162,8 @@ describe('the reduction', () => {
     const call = (means: number[], covs: number[]) =>
       withScope((s) => {
         const out = s.f64(16);
-        s.check(s.w.fm_hem_reduce(COV_CODE.full, 2, 2, s.f64From([0.5, 0.5]), s.f64From(means), s.f64From(covs), 1, 100, 1e-3, 100, 1e-6, 1, 0, 0, 0, out, out + 8, out + 24, out + 56));
+        const options = s.struct(HEM_REDUCE_OPTIONS, { covarianceType: COV_CODE.full, d: 2, n: 2, k: 1, virtualSamples: 100, tol: 1e-3, maxIter: 100, regCovar: 1e-6, nInit: 1, seedLo: 0, seedHi: 0 });
+        s.check(s.w.fm_hem_reduce(options, s.f64From([0.5, 0.5]), s.f64From(means), s.f64From(covs), 0, out, out + 8, out + 24, out + 56));
       });
     const eye = [1, 0, 0, 1];
     expect(() => call([0, 0, 1, 1], [...eye, ...eye])).not.toThrow();

@@ -46,6 +46,7 @@ import { histogramRows } from '../ts/models/dirichlet-multinomial-mixture.js';
 import { parseOptions } from '../ts/cli/args.js';
 import { clientOptions, clientRoleOptions } from '../ts/cli/federation.js';
 import { makeClient, matrixData } from '../ts/federated/algorithms.js';
+import { MDM_INIT_STATS_OPTIONS, MDM_INITIALIZE_OPTIONS, MDM_ROUND_STATS_OPTIONS, MDM_UPDATE_OPTIONS } from '../ts/wasm/abi.generated.js';
 import { Scope, withScope } from '../ts/wasm/memory.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { Recording, expectClean, fixture, maxRelativeError } from './helpers.js';
@@ -218,9 +219,9 @@ describe('against the plain numpy reference (scripts/mdm_reference.py)', () => {
       const [e, p, q] = [s.f64(k * nMax), s.f64(k * c), s.f64(k * c)];
       const comps = s.u32(m);
       new Uint32Array(s.w.memory.buffer, comps, m).set(fx.components);
-      s.check(s.w.fm_mdm_init_stats(k, c, nMax, s.f64From(fx.counts), s.f64From(sizes), m, comps, e, p, q));
+      s.check(s.w.fm_mdm_init_stats(s.struct(MDM_INIT_STATS_OPTIONS, { k, c, nMax, m }), s.f64From(fx.counts), s.f64From(sizes), comps, e, p, q));
       const [tau, alpha, pi, flags] = [s.f64(k), s.f64(k * c), s.f64(k * nMax), s.f64(1)];
-      s.check(s.w.fm_mdm_initialize(k, c, nMax, e, p, q, m, 0, tau, alpha, pi, flags));
+      s.check(s.w.fm_mdm_initialize(s.struct(MDM_INITIALIZE_OPTIONS, { k, c, nMax, clients: m, noisy: 0 }), e, p, q, tau, alpha, pi, flags));
       return { e: s.readF64(e, k * nMax), p: s.readF64(p, k * c), q: s.readF64(q, k * c), tau: s.readF64(tau, k), alpha: s.readF64(alpha, k * c), pi: s.readF64(pi, k * nMax), flags: s.readF64(flags, 1)[0] };
     });
     expect(Array.from(out.e)).toEqual(fx.init.e);
@@ -255,14 +256,14 @@ describe('against the plain numpy reference (scripts/mdm_reference.py)', () => {
       s.check(s.w.fm_mdm_prepare(k, c, nMax, ...model.pointers(s), handle));
       const prepared = s.readU32(handle, 1)[0]!;
       try {
-        s.check(s.w.fm_mdm_round_stats(prepared, s.f64From(fx.counts), s.f64From(sizes), m, Infinity, omega, e, u, v, extra));
+        s.check(s.w.fm_mdm_round_stats(prepared, s.f64From(fx.counts), s.f64From(sizes), s.struct(MDM_ROUND_STATS_OPTIONS, { m, clip: Infinity }), omega, e, u, v, extra));
       } finally {
         s.w.fm_mdm_prepared_free(prepared);
       }
       expect(maxRelativeError(s.readF64(u, k * c), sum.u, 1e-12)).toBeLessThan(1e-13);
       expect(s.readF64(extra, 3)[2]).toBe(m);
       const [tau, alpha, pi, flags] = [s.f64(k), s.f64(k * c), s.f64(k * nMax), s.f64(1)];
-      s.check(s.w.fm_mdm_update(k, c, nMax, ...model.pointers(s), omega, e, u, v, m, 0, tau, alpha, pi, flags));
+      s.check(s.w.fm_mdm_update(s.struct(MDM_UPDATE_OPTIONS, { k, c, nMax, clients: m, noisy: 0 }), ...model.pointers(s), omega, e, u, v, tau, alpha, pi, flags));
       return { tau: s.readF64(tau, k), alpha: s.readF64(alpha, k * c), pi: s.readF64(pi, k * nMax), flags: s.readF64(flags, 1)[0] };
     });
     expect(next.flags).toBe(0);

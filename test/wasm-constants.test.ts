@@ -26,6 +26,9 @@ import {
 } from '../ts/index.js';
 import { errorFromStatus } from '../ts/errors.js';
 import { CORE_CONSTANTS, coreConstant, coreConstantName, type ConstantGroup } from '../ts/wasm/constants.js';
+import { FEDGEM_CLIENT_NEW_OPTIONS, GMM_FROM_COVARIANCES_OPTIONS } from '../ts/wasm/abi.generated.js';
+import { COV_CODE, covarianceLength } from '../ts/models/gaussian-mixture.js';
+import { withScope } from '../ts/wasm/memory.js';
 import { instance, resetForTests } from '../ts/wasm/loader.js';
 import { blobs } from './helpers.js';
 
@@ -92,7 +95,13 @@ test("MDM_GUARDS, public API, names the core's guard flags bit by bit", async ()
 test("the FedGEM client passes the core's init and radius codes", async () => {
   await init();
   const w = instance().exports;
-  const created = vi.spyOn(w, 'fm_fedgem_client_new');
+  // the init code travels in the option struct: read where the generated layout puts it, during the call
+  const createNew = w.fm_fedgem_client_new.bind(w);
+  const initCodes: number[] = [];
+  const created = vi.spyOn(w, 'fm_fedgem_client_new').mockImplementation((...args) => {
+    initCodes.push(new DataView(w.memory.buffer).getInt32(args[1] + FEDGEM_CLIENT_NEW_OPTIONS.offsets.init, true));
+    return createNew(...args);
+  });
   const stepped = vi.spyOn(w, 'fm_fedgem_client_steps');
   const x = blobs(60, 2, 2, 3);
   try {
@@ -103,11 +112,36 @@ test("the FedGEM client passes the core's init and radius codes", async () => {
       const client = new FedGEMClient('a', x, { nComponents: 2, variance: 1, init, radius, seed: 1 });
       client.localRound();
       client.dispose();
-      expect(created.mock.lastCall![7], init).toBe(coreConstant('fedgem_init', init));
+      expect(initCodes.at(-1), init).toBe(coreConstant('fedgem_init', init));
       expect(stepped.mock.lastCall![2], radius).toBe(coreConstant('fedgem_radius', radius === 'closed-form' ? 'closed_form' : 'bisection'));
     }
   } finally {
     created.mockRestore();
     stepped.mockRestore();
+  }
+});
+
+test("covarianceLength is the core's rule (CovarianceType::shape_powers, generated): the core takes exactly that many covariance values, of every type", async () => {
+  await init();
+  const [k, d] = [3, 4];
+  const expected = { full: k * d * d, tied: d * d, diag: k * d, spherical: k };
+  for (const t of ['full', 'tied', 'diag', 'spherical'] as const) {
+    expect(covarianceLength(t, k, d), t).toBe(expected[t]);
+    const fromCovariances = (length: number) =>
+      withScope((s) => {
+        // identity covariances (a variance of 1) in each type's layout, one value more or less when asked
+        const covariances = new Float64Array(length);
+        if (t === 'full' || t === 'tied') for (let c = 0; c < (t === 'full' ? k : 1); c++) for (let j = 0; j < d; j++) covariances[c * d * d + j * d + j] = 1;
+        else covariances.fill(1);
+        const [w, m, c] = [s.f64From(new Float64Array(k).fill(1 / k)), s.f64From(new Float64Array(k * d)), s.f64From(covariances)];
+        const shape = s.struct(GMM_FROM_COVARIANCES_OPTIONS, { covType: COV_CODE[t], k, d, weightsLen: k, meansLen: k * d, covariancesLen: length });
+        const out = s.u32(1);
+        const status = s.w.fm_gmm_from_covariances(shape, w, m, c, out);
+        if (status === 0) s.w.fm_gmm_free(s.readU32(out, 1)[0]!);
+        else s.w.fm_clear_error();
+        return status;
+      });
+    expect(fromCovariances(covarianceLength(t, k, d)), t).toBe(0);
+    expect(fromCovariances(covarianceLength(t, k, d) + 1), t).toBe(coreConstant('status', 'invalid_parameter'));
   }
 });

@@ -1,63 +1,36 @@
 /**
- * The C ABI is declared by hand twice: the `#[no_mangle]` functions of
- * crates/fedmix-wasm and the `WasmExports` interface of ts/wasm/loader.ts. This
- * file holds them together: every declared function is exported, by the
- * module ts/wasm/modules.ts says it lives in, with the same number of
- * parameters and, where the declaration returns void, no result; every
- * exported function is declared. Both builds, SIMD128 and scalar, every module
- * of each (the core and the feature modules of crates/fedmix-wasm/modules.json),
- * and the layout that lets them share one memory: each module's data and stack
- * inside its own part of it, the feature modules on the core's heap.
+ * The C ABI is declared once, in crates/fedmix-wasm/src/exports.rs: Rust
+ * compiles each entry into its `#[no_mangle]` function, and
+ * scripts/gen-wasm-abi.mjs generates from it ts/wasm/abi.generated.ts (the
+ * WasmExports interface, the module placement map EXPORTS with each export's
+ * WebAssembly signature, the option structs' writers, the constants' names).
+ * This file holds the binaries to that declaration: the generated file is
+ * current; every declared function is exported by the module it is placed in,
+ * with the declared parameter and result types, and nothing else is exported.
+ * Both builds, SIMD128 and scalar, every module of each (the core and the
+ * feature modules of crates/fedmix-wasm/modules.json), and the layout that
+ * lets them share one memory: each module's data and stack inside its own
+ * part of it, the feature modules on the core's heap.
  *
- * Interfaces vanish at runtime, so the declarations are read from the source
- * with the TypeScript compiler API. The modules are instantiated here directly,
- * not through init(): the loader wraps every export in a trap guard whose
- * `.length` is 0.
+ * The JS API gives only a function's parameter count, so the binaries' type
+ * sections are read here. The modules are instantiated directly, not through
+ * init(): the loader wraps every export in a trap guard whose `.length` is 0.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
 import layout from '../crates/fedmix-wasm/modules.json';
+import { ABI_VERSION, EXPORTS, HEAP_EXPORTS, OCSVM_FROM_PARTS_OPTIONS, type ExportSignature, type WasmType } from '../ts/wasm/abi.generated.js';
 import { SCALAR_WASM_BASE64, SIMD_WASM_BASE64 } from '../ts/wasm/bytes.generated.js';
 import { FEATURES, featureOf, HEAP_IMPORTS, INITIAL_PAGES } from '../ts/wasm/modules.js';
 import type { ModuleName } from '../ts/wasm/source.js';
 
-const LOADER = fileURLToPath(new URL('../ts/wasm/loader.ts', import.meta.url));
-
 /** Globals the linker exports from every wasm32 cdylib; nothing in TypeScript uses them. */
 const LINKER_GLOBALS = ['__data_end', '__heap_base'];
 
-type Declared = { kind: 'function'; params: number; returnsVoid: boolean } | { kind: 'property'; type: string };
-
-/** The members of `interface WasmExports` in ts/wasm/loader.ts. */
-function declaredExports(): Map<string, Declared> {
-  const source = ts.createSourceFile(LOADER, readFileSync(LOADER, 'utf8'), ts.ScriptTarget.Latest, true);
-  const found = source.statements.filter((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === 'WasmExports');
-  if (found.length !== 1) throw new Error(`expected one interface WasmExports in ts/wasm/loader.ts, found ${found.length}`);
-  const out = new Map<string, Declared>();
-  for (const m of found[0]!.members) {
-    if (!m.name || !(ts.isIdentifier(m.name) || ts.isStringLiteral(m.name))) throw new Error(`WasmExports has a member without a plain name: ${m.getText(source)}`);
-    const name = m.name.text;
-    if (out.has(name)) throw new Error(`WasmExports declares ${name} twice`);
-    if (ts.isMethodSignature(m)) {
-      if (m.parameters.some((p) => p.dotDotDotToken || p.questionToken)) throw new Error(`${name}: an export has a fixed number of parameters`);
-      out.set(name, { kind: 'function', params: m.parameters.length, returnsVoid: m.type?.kind === ts.SyntaxKind.VoidKeyword });
-    } else if (ts.isPropertySignature(m) && m.type && ts.isFunctionTypeNode(m.type)) {
-      out.set(name, { kind: 'function', params: m.type.parameters.length, returnsVoid: m.type.type.kind === ts.SyntaxKind.VoidKeyword });
-    } else if (ts.isPropertySignature(m) && m.type) {
-      out.set(name, { kind: 'property', type: m.type.getText(source) });
-    } else {
-      throw new Error(`WasmExports member ${name} is neither a method nor a typed property`);
-    }
-  }
-  return out;
-}
-
 /** What the tests read of a module's binary that the JS API does not give. */
 interface Parsed {
-  /** parameter and result counts of the exported functions (the JS API gives only `.length`) */
-  signatures: Map<string, { params: number; results: number }>;
+  /** parameter and result types of the exported functions (the JS API gives only `.length`) */
+  signatures: Map<string, { params: WasmType[]; results: WasmType[] }>;
   /** the minimum pages of the imported memory */
   memoryMin: number | undefined;
   /** the active data segments: where instantiation writes them in the shared memory */
@@ -102,7 +75,14 @@ function parseModule(bytes: Uint8Array): Parsed {
     if (bytes[at++] !== 0x0b) throw new Error(`${what} is longer than one i32.const; extend this parser`);
     return v;
   };
-  const types: { params: number; results: number }[] = [];
+  const VALUE_TYPES: Record<number, WasmType> = { 0x7f: 'i32', 0x7e: 'i64', 0x7d: 'f32', 0x7c: 'f64' };
+  const valueTypes = (): WasmType[] =>
+    Array.from({ length: u32() }, () => {
+      const t = VALUE_TYPES[bytes[at++]!];
+      if (!t) throw new Error(`a value type other than i32, i64, f32 and f64 (${bytes[at - 1]}); extend this parser`);
+      return t;
+    });
+  const types: { params: WasmType[]; results: WasmType[] }[] = [];
   const funcTypes: number[] = []; // imported functions first, then the module's own
   const exports: [string, number][] = [];
   let memoryMin: number | undefined;
@@ -115,11 +95,8 @@ function parseModule(bytes: Uint8Array): Parsed {
     if (id === 1) {
       for (let n = u32(); n > 0; n--) {
         if (bytes[at++] !== 0x60) throw new Error('unexpected type form');
-        const params = u32();
-        at += params; // one byte per number type
-        const results = u32();
-        at += results;
-        types.push({ params, results });
+        const params = valueTypes();
+        types.push({ params, results: valueTypes() });
       }
     } else if (id === 2) {
       for (let n = u32(); n > 0; n--) {
@@ -173,24 +150,23 @@ function parseModule(bytes: Uint8Array): Parsed {
   return { signatures: new Map(exports.map(([n, i]) => [n, types[funcTypes[i]!]!])), memoryMin, segments, mutableGlobals };
 }
 
-const declared = declaredExports();
-const declaredFunctions = [...declared].filter(([, d]) => d.kind === 'function').map(([n]) => n);
+/** Every function the declaration places in a module: TypeScript's exports, and the heap the core lends the feature modules. */
+const DECLARED: ReadonlyMap<string, ExportSignature> = new Map<string, ExportSignature>([...Object.entries(EXPORTS), ...Object.entries(HEAP_EXPORTS)]);
+const declaredFunctions = Object.keys(EXPORTS);
 
-test('the declarations are read: methods and their parameters, and memory', () => {
-  expect(declaredFunctions.length).toBeGreaterThan(50);
-  expect(declared.get('fm_gmm_fit')).toEqual({ kind: 'function', params: 20, returnsVoid: false });
-  expect(declared.get('fm_clear_error')).toEqual({ kind: 'function', params: 0, returnsVoid: true });
-  expect(declared.get('memory')).toEqual({ kind: 'property', type: 'WebAssembly.Memory' });
+test('the generated bindings are those of the declaration (run node scripts/gen-wasm-abi.mjs after changing crates/fedmix-wasm/src/exports.rs)', async () => {
+  const gen = (await import(new URL('../scripts/gen-wasm-abi.mjs', import.meta.url).href)) as { generate(): string; OUTPUT: string; MAX_PARAMS: number };
+  expect(readFileSync(gen.OUTPUT, 'utf8')).toBe(gen.generate());
+  // no export takes a long list of positional scalars: beyond MAX_PARAMS, only pointers (its scalars in an option struct)
+  for (const [name, sig] of Object.entries(EXPORTS)) if (sig.params.length > gen.MAX_PARAMS) expect(sig.params.every((t) => t === 'i32'), name).toBe(true);
+  expect(EXPORTS.fm_gmm_fit.params.length).toBeLessThanOrEqual(gen.MAX_PARAMS);
 });
-
 
 /** The two functions every module exports: the loader checks each module's version and build by them. */
 const SHARED = ['fm_abi_version', 'fm_simd'];
 const MODULES: readonly ModuleName[] = ['core', ...FEATURES];
-/** The ABI version the loader expects (a constant it does not export). */
-const ABI_VERSION = Number(/const ABI_VERSION = (\d+);/.exec(readFileSync(LOADER, 'utf8'))?.[1]);
 
-/** The module that should export `name`, by ts/wasm/modules.ts's table. */
+/** The module that should export `name`, by the declaration (a function of every module: the core). */
 const homeOf = (name: string): ModuleName => featureOf(name) ?? 'core';
 
 type Exports = Record<string, unknown>;
@@ -205,7 +181,7 @@ async function loadBuild(binaries: ReadonlyMap<ModuleName, Uint8Array<ArrayBuffe
   return out;
 }
 
-test('the ABI version is read from the loader', () => {
+test('the ABI version is generated from the crate', () => {
   expect(Number.isInteger(ABI_VERSION) && ABI_VERSION > 0).toBe(true);
   expect(readFileSync(new URL('../crates/fedmix-wasm/src/lib.rs', import.meta.url), 'utf8')).toContain(`const ABI_VERSION: i32 = ${ABI_VERSION};`);
 });
@@ -230,7 +206,7 @@ describe.each([
       const exports = all.get(m)!;
       const functions = Object.keys(exports).filter((n) => typeof exports[n] === 'function');
       expect([...parsed.get(m)!.signatures.keys()].sort(), m).toEqual(functions.sort());
-      for (const n of functions) expect(parsed.get(m)!.signatures.get(n)!.params, `${m} ${n}`).toBe((exports[n] as (...a: unknown[]) => unknown).length);
+      for (const n of functions) expect(parsed.get(m)!.signatures.get(n)!.params.length, `${m} ${n}`).toBe((exports[n] as (...a: unknown[]) => unknown).length);
     }
   });
 
@@ -257,36 +233,24 @@ describe.each([
     for (const n of HEAP_IMPORTS) expect(typeof all.get('core')![n], n).toBe('function');
   });
 
-  test('every declared function is exported by its module, with as many parameters as declared', async () => {
-    const all = await load();
-    const missing = declaredFunctions.filter((n) => typeof all.get(homeOf(n))![n] !== 'function');
-    expect(missing, 'declared in WasmExports but not exported by the module ts/wasm/modules.ts places it in').toEqual([]);
-    const wrong = declaredFunctions
-      .map((n) => ({ name: n, declared: (declared.get(n) as { params: number }).params, exported: (all.get(homeOf(n))![n] as (...a: unknown[]) => unknown).length }))
-      .filter((r) => r.declared !== r.exported);
-    expect(wrong, 'parameter counts that differ').toEqual([]);
+  test('every declared function is exported by its module, with the declared parameter and result types', () => {
+    const missing = declaredFunctions.filter((n) => !parsed.get(homeOf(n))!.signatures.has(n));
+    expect(missing, 'declared but not exported by the module the declaration places it in').toEqual([]);
+    const wrong = [...DECLARED]
+      .filter(([n]) => parsed.get(homeOf(n))!.signatures.has(n))
+      .map(([n, d]) => ({ name: n, declared: { params: d.params, results: d.result ? [d.result] : [] }, exported: parsed.get(homeOf(n))!.signatures.get(n)! }))
+      .filter((r) => JSON.stringify(r.declared) !== JSON.stringify(r.exported));
+    expect(wrong, 'signatures that differ').toEqual([]);
   });
 
-  test('every exported function is declared, except the heap the core lends the feature modules', async () => {
-    const all = await load();
-    const undeclared = MODULES.flatMap((m) =>
-      Object.keys(all.get(m)!)
-        .filter((n) => typeof all.get(m)![n] === 'function' && declared.get(n)?.kind !== 'function')
-        .map((n) => `${m}: ${n}`),
-    );
-    expect(undeclared.sort(), 'exported but not declared in WasmExports').toEqual(HEAP_IMPORTS.map((n) => `core: ${n}`).sort());
-    // the loader leaves them out of the exports TypeScript calls; so must the declaration
-    for (const n of HEAP_IMPORTS) expect(declared.has(n), n).toBe(false);
-  });
-
-  test('a function declared void returns nothing, any other returns one value', () => {
-    const wrong = MODULES.flatMap((m) =>
-      [...parsed.get(m)!.signatures]
-        .filter(([n]) => declared.get(n)?.kind === 'function')
-        .map(([n, sig]) => ({ module: m, name: n, returnsVoid: (declared.get(n) as { returnsVoid: boolean }).returnsVoid, results: sig.results }))
-        .filter((r) => r.results !== (r.returnsVoid ? 0 : 1)),
-    );
-    expect(wrong, 'declared results that differ').toEqual([]);
+  test('every exported function is declared: each module exports exactly its own, those of every module, and the core the heap it lends', () => {
+    for (const m of MODULES) {
+      const own = [...DECLARED].filter(([, d]) => d.module === m || d.module === 'every').map(([n]) => n);
+      expect([...parsed.get(m)!.signatures.keys()].sort(), m).toEqual(own.sort());
+    }
+    expect(Object.keys(HEAP_EXPORTS)).toEqual([...HEAP_IMPORTS]);
+    // the loader leaves them out of the exports TypeScript calls; so must the interface
+    for (const n of HEAP_IMPORTS) expect(n in EXPORTS, n).toBe(false);
   });
 
   test('every module is of this ABI and of this build', async () => {
@@ -305,9 +269,6 @@ describe.each([
       const others = Object.keys(exports).filter((n) => typeof exports[n] !== 'function');
       expect(others.sort(), m).toEqual([...LINKER_GLOBALS].sort());
     }
-    // the loader adds the memory it made to the exports TypeScript uses
-    const properties = [...declared].filter(([, d]) => d.kind === 'property').map(([n]) => n);
-    expect(properties).toEqual(['memory']);
   });
 
   test('the layout of modules.json: the core below featureBase, each feature\'s data and stack in its own slot', async () => {
@@ -359,7 +320,7 @@ describe.each([
     expect(before.length).toBeGreaterThan(10);
     const heap = Object.fromEntries(HEAP_IMPORTS.map((n) => [n, core[n]!])) as WebAssembly.ModuleImports;
     const svm = (await WebAssembly.instantiate(binaries.get('svm')!, { env: { memory }, core: heap })).instance.exports as unknown as {
-      fm_ocsvm_from_parts(...a: number[]): number;
+      fm_ocsvm_from_parts(options: number, sv: number, coef: number, support: number, outHandle: number): number;
       fm_ocsvm_decision_function(h: number, x: number, n: number, d: number, out: number): number;
       fm_ocsvm_free(h: number): void;
     };
@@ -376,9 +337,15 @@ describe.each([
     const x = f64([0.5, -1, 2, 0.5, 3, 2]); // the points (0.5, 0.5), (-1, 3), (2, 2), column-major as the core takes data
     const out = core.fm_alloc(3 * 8);
     const handle = core.fm_alloc(4);
+    const parts = (kernel: number) => {
+      const p = core.fm_alloc(OCSVM_FROM_PARTS_OPTIONS.bytes);
+      OCSVM_FROM_PARTS_OPTIONS.write(new DataView(memory.buffer), p, { kernel, gamma: 0.5, nu: 0.5, d: 2, svLen: 4, nSv: 2, rho: 0.1, supportLen: 0 });
+      return p;
+    };
+    const [rbfParts, badParts] = [parts(0), parts(7)];
     const buffers = core.fm_heap_in_use();
     expect(buffers).toBeGreaterThan(start);
-    expect(svm.fm_ocsvm_from_parts(0, 0.5, 0.5, 2, sv, 4, coef, 2, 0.1, 0, 0, handle)).toBe(0);
+    expect(svm.fm_ocsvm_from_parts(rbfParts, sv, coef, 0, handle)).toBe(0);
     const h = new Uint32Array(memory.buffer, handle, 1)[0]!;
     // the model the svm module made is on the core's heap
     expect(core.fm_heap_in_use()).toBeGreaterThan(buffers);
@@ -389,10 +356,10 @@ describe.each([
     svm.fm_ocsvm_free(h);
     expect(core.fm_heap_in_use()).toBe(buffers);
     // an error in the svm module is the core's last error
-    expect(svm.fm_ocsvm_from_parts(7, 0.5, 0.5, 2, sv, 4, coef, 2, 0.1, 0, 0, handle)).not.toBe(0);
+    expect(svm.fm_ocsvm_from_parts(badParts, sv, coef, 0, handle)).not.toBe(0);
     expect(new TextDecoder().decode(new Uint8Array(memory.buffer, core.fm_last_error_ptr(), core.fm_last_error_len()).slice())).toBe('unknown kernel code 7; use 0 (rbf) or 1 (linear)');
     core.fm_clear_error();
-    for (const [p, bytes] of [[sv, 32], [coef, 16], [x, 48], [out, 24], [handle, 4]] as const) core.fm_free(p, bytes);
+    for (const [p, bytes] of [[sv, 32], [coef, 16], [x, 48], [out, 24], [handle, 4], [rbfParts, OCSVM_FROM_PARTS_OPTIONS.bytes], [badParts, OCSVM_FROM_PARTS_OPTIONS.bytes]] as const) core.fm_free(p, bytes);
     expect(core.fm_heap_in_use()).toBe(start);
   });
 });
@@ -414,4 +381,31 @@ test("the benchmarks' own instance (bench/wasm-handle.mjs) links every module of
   (w.fm_digamma as (p: number, n: number) => void)(p, 2);
   expect(Array.from(new Float64Array((w.memory as WebAssembly.Memory).buffer, p, 2))).toEqual([expect.closeTo(1.2561176684318, 12), expect.closeTo(-1.9635100260214235, 12)]);
   (w.fm_free as (p: number, n: number) => void)(p, 16);
+});
+
+test("FedDistr's linear algebra is the core's (fm_cholesky, fm_symmetric_eigen, fm_sqrtm): scipy's values, through the bindings", async () => {
+  const { init } = await import('../ts/wasm/loader.js');
+  const { cholesky, isPositiveDefinite, sqrtm, symmetricEigen, symmetricFloor } = await import('../ts/federated/feddistr/gaussian.js');
+  await init();
+  const fixture = JSON.parse(readFileSync(new URL('./fixtures/linalg.json', import.meta.url), 'utf8')) as {
+    cases: { name: string; d: number; a: number[]; sqrtm: number[]; eigvalsh_descending: number[]; cholesky?: number[] }[];
+  };
+  const close = (got: ArrayLike<number>, want: number[], abs: number, what: string) => {
+    const scale = Math.max(1e-300, ...want.map(Math.abs));
+    want.forEach((w, i) => expect(Math.abs(got[i]! - w), `${what}[${i}]`).toBeLessThanOrEqual(1e-10 * scale + abs));
+  };
+  for (const c of fixture.cases) {
+    const norm = Math.max(...c.a.map(Math.abs));
+    const singular = c.cholesky === undefined;
+    // a zero eigenvalue's rounding noise e becomes sqrt(e) in the square root
+    close(sqrtm(c.a, c.d), c.sqrtm, singular ? Math.sqrt(c.d * 2.2e-16 * norm) : 0, `${c.name} sqrtm`);
+    close(symmetricEigen(c.a, c.d).values, c.eigvalsh_descending, 4 * c.d * 2.2e-16 * norm, `${c.name} eigenvalues`);
+    if (c.cholesky) close(cholesky(c.a, c.d)!, c.cholesky, 0, `${c.name} cholesky`);
+    else expect(cholesky(c.a, c.d), c.name).toBeUndefined();
+    expect(isPositiveDefinite(c.a, c.d, 'full'), c.name).toBe(!singular);
+  }
+  // eigenvalues 3 and -1 floored at 0.5; a matrix shorter than d x d is no matrix (never read past its end)
+  close(symmetricFloor([1, 2, 2, 1], 2, 0.5), [1.75, 1.25, 1.25, 1.75], 1e-14, 'floor');
+  expect(cholesky([1, 0, 0], 2)).toBeUndefined();
+  expect(() => sqrtm([1, 0, 0], 2)).toThrow('a 2 x 2 matrix has 4 values, got 3');
 });

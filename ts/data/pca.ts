@@ -13,6 +13,7 @@ import { InvalidDataError, InvalidParameterError, NotFittedError } from '../erro
 import { fixedSizeListVector, indexVector, tableOf } from './arrow.js';
 import { LIMITS, readOptions, requireInteger } from '../validate.js';
 import { readSavedJSON, savedArray, savedLocations, savedNonNegative, savedNonNegativeArray } from './saved.js';
+import { PCA_FIT_OPTIONS } from '../wasm/abi.generated.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
 import { Matrix, type MatrixLike } from './matrix.js';
 import { keepClassName } from '../class-name.js';
@@ -107,7 +108,7 @@ export class PCA {
       const variance = s.f64(k);
       const ratio = s.f64(k);
       const noise = s.f64(1);
-      s.check(s.w.fm_pca_fit(s.matrix(x), x.nRows, d, k, mean, components, variance, ratio, noise));
+      s.check(s.w.fm_pca_fit(s.matrix(x), s.struct(PCA_FIT_OPTIONS, { n: x.nRows, d, k }), mean, components, variance, ratio, noise));
       return {
         d,
         mean: s.readF64(mean, d),

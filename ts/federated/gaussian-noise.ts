@@ -18,7 +18,7 @@ import { Matrix } from '../data/matrix.js';
 import { InvalidParameterError } from '../errors.js';
 import type { Rng } from '../random.js';
 import { readOptions, requirePositive } from '../validate.js';
-import { symmetricFunction } from './feddistr/gaussian.js';
+import { symmetricFloor } from './feddistr/gaussian.js';
 
 /** The caller's settings of one release: rows clipped to L2 norm `clip`, (epsilon, delta) for the whole release. */
 export interface GaussianNoiseSettings {
@@ -82,7 +82,7 @@ export function releaseGaussian(mean: Float64Array, second: Float64Array, d: num
   const covariance = new Float64Array(kind === 'full' ? d * d : d);
   if (kind === 'full') {
     for (let a = 0; a < d; a++) for (let b = 0; b < d; b++) covariance[a * d + b] = second[a * d + b]! - mean[a]! * mean[b]!;
-    if (noise) covariance.set(symmetricFunction(covariance, d, (x) => Math.max(x, floor)));
+    if (noise) covariance.set(symmetricFloor(covariance, d, floor));
     for (let a = 0; a < d; a++) covariance[a * d + a]! += regCovar;
     // exact symmetry (receivers check it)
     for (let a = 0; a < d; a++) for (let b = 0; b < a; b++) covariance[a * d + b] = covariance[b * d + a]!;

@@ -4,12 +4,11 @@
  */
 import { InvalidParameterError } from '../errors.js';
 import { LIMITS } from '../validate.js';
-import type { CovarianceType } from '../models/gaussian-mixture.js';
+import { covarianceLength, type CovarianceType } from '../models/gaussian-mixture.js';
 
 /** The values of a K-component mixture over d features: weights, means and covariances. */
 function modelValues(k: number, d: number, t: CovarianceType): number {
-  const covariances = t === 'full' ? k * d * d : t === 'tied' ? d * d : t === 'diag' ? k * d : k;
-  return k + k * d + covariances;
+  return k + k * d + covarianceLength(t, k, d);
 }
 
 /**

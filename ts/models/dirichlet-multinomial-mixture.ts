@@ -17,6 +17,7 @@ import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, restated } from '../errors.js';
 import { guardRead, isArray, LIMITS, readOptions, requireInteger, requireLength, requireVector, seedParts } from '../validate.js';
 import { Rng } from '../random.js';
+import { MDM_INITIALIZE_OPTIONS, MDM_INIT_STATS_OPTIONS, MDM_LOG_PMF_OPTIONS, MDM_ROUND_STATS_OPTIONS, MDM_SAMPLE_OPTIONS, MDM_UPDATE_OPTIONS } from '../wasm/abi.generated.js';
 import { requireWasmMemory, withScope, type Scope } from '../wasm/memory.js';
 import { keepClassName } from '../class-name.js';
 
@@ -232,7 +233,7 @@ export class DirichletMultinomialMixture {
     return withScope((s) => {
       const ll = s.f64(m);
       const resp = withResp ? s.f64(m * k) : 0;
-      s.check(s.w.fm_mdm_log_pmf(k, this.nCategories, this.maxCount, ...this.pointers(s), s.f64From(counts), s.f64From(n), m, ll, resp));
+      s.check(s.w.fm_mdm_log_pmf(s.struct(MDM_LOG_PMF_OPTIONS, { k, c: this.nCategories, nMax: this.maxCount, m }), ...this.pointers(s), s.f64From(counts), s.f64From(n), ll, resp));
       return { ll: s.readF64(ll, m), resp: withResp ? s.readF64(resp, m * k) : undefined, m };
     });
   }
@@ -288,7 +289,7 @@ export class DirichletMultinomialMixture {
       const counts = s.f64(m * c);
       const sizes = s.f64(m);
       const comps = s.u32(m);
-      s.check(s.w.fm_mdm_sample(this.nComponents, c, this.maxCount, ...this.pointers(s), m, lo, hi, counts, sizes, comps));
+      s.check(s.w.fm_mdm_sample(s.struct(MDM_SAMPLE_OPTIONS, { k: this.nComponents, c, nMax: this.maxCount, m, seedLo: lo, seedHi: hi }), ...this.pointers(s), counts, sizes, comps));
       const rows = s.readF64(counts, m * c);
       const histograms = Matrix.zeros(m, c);
       for (let i = 0; i < m; i++) for (let j = 0; j < c; j++) histograms.data[j * m + i] = rows[i * c + j]!;
@@ -375,9 +376,9 @@ export class DirichletMultinomialMixture {
       }
       ({ tau, alpha, pi } = withScope((s) => {
         const [e, p, q] = [s.f64(k * nMax), s.f64(k * c), s.f64(k * c)];
-        s.check(s.w.fm_mdm_init_stats(k, c, nMax, s.f64From(counts), s.f64From(sizes), m, s.u32From(components), e, p, q));
+        s.check(s.w.fm_mdm_init_stats(s.struct(MDM_INIT_STATS_OPTIONS, { k, c, nMax, m }), s.f64From(counts), s.f64From(sizes), s.u32From(components), e, p, q));
         const [t, a, pp, flags] = [s.f64(k), s.f64(k * c), s.f64(k * nMax), s.f64(1)];
-        s.check(s.w.fm_mdm_initialize(k, c, nMax, e, p, q, m, 0, t, a, pp, flags));
+        s.check(s.w.fm_mdm_initialize(s.struct(MDM_INITIALIZE_OPTIONS, { k, c, nMax, clients: m, noisy: 0 }), e, p, q, t, a, pp, flags));
         return { tau: s.readF64(t, k), alpha: s.readF64(a, k * c), pi: s.readF64(pp, k * nMax) };
       }));
     }
@@ -390,17 +391,19 @@ export class DirichletMultinomialMixture {
       const e = s.f64(k * nMax);
       const flags = s.f64(1);
       const handleOut = s.u32(1);
+      const roundStats = s.struct(MDM_ROUND_STATS_OPTIONS, { m, clip: Infinity });
+      const update = s.struct(MDM_UPDATE_OPTIONS, { k, c, nMax, clients: m, noisy: 0 });
       let cur = [t, a, pp];
       let next = [t2, a2, pp2];
       for (let r = 0; r < rounds; r++) {
         s.check(s.w.fm_mdm_prepare(k, c, nMax, cur[0]!, cur[1]!, cur[2]!, handleOut));
         const handle = s.readU32(handleOut, 1)[0]!;
         try {
-          s.check(s.w.fm_mdm_round_stats(handle, cp, sp, m, Infinity, out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
+          s.check(s.w.fm_mdm_round_stats(handle, cp, sp, roundStats, out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
         } finally {
           s.w.fm_mdm_prepared_free(handle);
         }
-        s.check(s.w.fm_mdm_update(k, c, nMax, cur[0]!, cur[1]!, cur[2]!, out, e, out + 8 * k, out + 8 * (k + k * c), m, 0, next[0]!, next[1]!, next[2]!, flags));
+        s.check(s.w.fm_mdm_update(update, cur[0]!, cur[1]!, cur[2]!, out, e, out + 8 * k, out + 8 * (k + k * c), next[0]!, next[1]!, next[2]!, flags));
         [cur, next] = [next, cur];
       }
       return { tau: s.readF64(cur[0]!, k), alpha: s.readF64(cur[1]!, k * c), pi: s.readF64(cur[2]!, k * nMax) };

@@ -9,6 +9,7 @@ import { makeVector, type Table } from 'apache-arrow';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
+import { COVARIANCE_SHAPE_POWERS, GMM_FIT_OPTIONS, GMM_FROM_COVARIANCES_OPTIONS, GMM_FROM_PARTS_OPTIONS } from '../wasm/abi.generated.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
 import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
 import { WasmModelState } from './wasm-model.js';
@@ -99,18 +100,10 @@ const READ = {
   precisions: 'precisions',
 } as const satisfies Record<string, ConstantMember<'gmm_read'>>;
 
-/** Number of values in a covariance-shaped array. */
+/** Number of values in a covariance-shaped array of k components of d features: the core's rule (CovarianceType::shape_powers, generated). */
 export function covarianceLength(type: CovarianceType, k: number, d: number): number {
-  switch (type) {
-    case 'full':
-      return k * d * d;
-    case 'tied':
-      return d * d;
-    case 'diag':
-      return k * d;
-    case 'spherical':
-      return k;
-  }
+  const [a, b] = COVARIANCE_SHAPE_POWERS[type];
+  return k ** a * d ** b;
 }
 
 /** Bytes of a model's parameters in WASM memory: weights, means, covariances and their precision factors. */
@@ -227,11 +220,16 @@ export class GaussianMixture {
     const warm = o.warmStart && this.state.isFitted ? this.state.fitted().handle : 0;
     const [seedLo, seedHi] = seedParts(o.seed);
     const out = s.u32(1);
+    const [weightsInit, meansInit, precisionsInit] = [s.f64Optional(o.weightsInit), s.f64Optional(o.meansInit), s.f64Optional(o.precisionsInit)];
     s.check(
       s.w.fm_gmm_fit(
-        ptr, n, d, o.nComponents, COV_CODE[o.covarianceType], o.tol, o.regCovar, o.maxIter, o.nInit,
-        coreConstant('init_params', o.initParams), ...s.f64Optional(o.weightsInit), ...s.f64Optional(o.meansInit),
-        ...s.f64Optional(o.precisionsInit), warm, seedLo, seedHi, out,
+        ptr,
+        s.struct(GMM_FIT_OPTIONS, {
+          n, d, k: o.nComponents, covType: COV_CODE[o.covarianceType], tol: o.tol, regCovar: o.regCovar, maxIter: o.maxIter, nInit: o.nInit,
+          initParams: coreConstant('init_params', o.initParams), weightsInitLen: weightsInit[1], meansInitLen: meansInit[1],
+          precisionsInitLen: precisionsInit[1], seedLo, seedHi,
+        }),
+        weightsInit[0], meansInit[0], precisionsInit[0], warm, out,
       ),
     );
     this.state.adopt(s, s.readU32(out, 1)[0]!);
@@ -409,7 +407,7 @@ export class GaussianMixture {
       for (let c = 0; c < k; c++) tiled.set(covariances, c * d * d);
       covariances = tiled;
     }
-    const width = t === 'spherical' ? 1 : t === 'diag' ? d : d * d;
+    const width = covarianceLength(t, 1, d);
     return tableOf({
       component: indexVector(k),
       weight: makeVector(this.weights),
@@ -483,7 +481,9 @@ export class GaussianMixture {
     requireWasmMemory(`loading ${k} ${t} components of ${d} features`, 8 * (weights.length + means.length + (pc?.length ?? 0) + (cov?.length ?? 0)) + 2 * modelBytes(t, k, d));
     withScope((s) => {
       const out = s.u32(1);
-      s.check(s.w.fm_gmm_from_parts(COV_CODE[t], k, d, ...s.f64Optional(weights), ...s.f64Optional(means), ...s.f64Optional(pc), ...s.f64Optional(cov), out));
+      const [w, m, p, c] = [s.f64Optional(weights), s.f64Optional(means), s.f64Optional(pc), s.f64Optional(cov)];
+      const parts = s.struct(GMM_FROM_PARTS_OPTIONS, { covType: COV_CODE[t], k, d, weightsLen: w[1], meansLen: m[1], precisionsCholLen: p[1], covariancesLen: c[1] });
+      s.check(s.w.fm_gmm_from_parts(parts, w[0], m[0], p[0], c[0], out));
       const handle = s.readU32(out, 1)[0]!;
       s.w.fm_gmm_set_stats(handle, converged ? 1 : 0, nIter, lowerBound);
       gm.state.adopt(s, handle);
@@ -527,7 +527,9 @@ export class GaussianMixture {
     requireWasmMemory(`a model of ${k} ${t} components of ${d} features`, 2 * modelBytes(t, k, d) - 8 * covarianceLength(t, k, d));
     withScope((s) => {
       const out = s.u32(1);
-      s.check(s.w.fm_gmm_from_covariances(COV_CODE[t], k, d, ...s.f64Optional(weights), ...s.f64Optional(means), ...s.f64Optional(cov), out));
+      const [w, m, c] = [s.f64Optional(weights), s.f64Optional(means), s.f64Optional(cov)];
+      const shape = s.struct(GMM_FROM_COVARIANCES_OPTIONS, { covType: COV_CODE[t], k, d, weightsLen: w[1], meansLen: m[1], covariancesLen: c[1] });
+      s.check(s.w.fm_gmm_from_covariances(shape, w[0], m[0], c[0], out));
       gm.state.adopt(s, s.readU32(out, 1)[0]!);
     });
     return gm;

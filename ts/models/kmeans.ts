@@ -7,6 +7,7 @@ import type { Table } from 'apache-arrow';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
+import { KMEANS_FIT_OPTIONS } from '../wasm/abi.generated.js';
 import { coreConstant } from '../wasm/constants.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
 import { readSavedJSON, savedLocations, savedNonNegative } from '../data/saved.js';
@@ -91,7 +92,7 @@ export class KMeans {
       const labels = s.u32(x.nRows);
       const stats = s.f64(2);
       s.check(
-        s.w.fm_kmeans_fit(s.matrix(x), x.nRows, x.nCols, k, initCode, given, givenLen, this.nInit, this.maxIter, this.tol, lo, hi, centers, labels, stats),
+        s.w.fm_kmeans_fit(s.matrix(x), s.struct(KMEANS_FIT_OPTIONS, { n: x.nRows, d: x.nCols, k, init: initCode, centersLen: givenLen, nInit: this.nInit, maxIter: this.maxIter, tol: this.tol, seedLo: lo, seedHi: hi }), given, centers, labels, stats),
       );
       const st = s.readF64(stats, 2);
       return {

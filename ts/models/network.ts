@@ -12,6 +12,7 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NumericalError } from '../errors.js';
+import { NN_NEW_OPTIONS, NN_OPTIMIZER_NEW_OPTIONS, NN_TRAIN_EPOCH_OPTIONS } from '../wasm/abi.generated.js';
 import { codeTable } from '../wasm/constants.js';
 import { instance, type WasmExports } from '../wasm/loader.js';
 import { OwnedHandle, requireWasmMemory, withScope, type HandleLabel, type Scope } from '../wasm/memory.js';
@@ -301,8 +302,12 @@ export class Network {
       const out = sc.u32(1);
       sc.check(
         sc.w.fm_nn_new(
-          sc.u32From(s.sizes), s.sizes.length, ACTIVATION_CODE[s.activation], ACTIVATION_CODE[s.outputActivation], LOSS_CODE[s.loss],
-          INIT_CODE[s.init ?? 'pytorch'], lo, hi, out,
+          sc.u32From(s.sizes),
+          sc.struct(NN_NEW_OPTIONS, {
+            nSizes: s.sizes.length, hidden: ACTIVATION_CODE[s.activation], output: ACTIVATION_CODE[s.outputActivation], loss: LOSS_CODE[s.loss],
+            init: INIT_CODE[s.init ?? 'pytorch'], seedLo: lo, seedHi: hi,
+          }),
+          out,
         ),
       );
       return sc.readU32(out, 1)[0]!;
@@ -417,7 +422,14 @@ export class Network {
     const handle = withScope((s) => {
       const out = s.u32(1);
       s.check(
-        s.w.fm_nn_optimizer_new(h, OPTIMIZER_CODE[o.name], o.learningRate, o.momentum, o.dampening, o.nesterov ? 1 : 0, o.weightDecay, o.beta1, o.beta2, o.eps, out),
+        s.w.fm_nn_optimizer_new(
+          h,
+          s.struct(NN_OPTIMIZER_NEW_OPTIONS, {
+            kind: OPTIMIZER_CODE[o.name], lr: o.learningRate, momentum: o.momentum, dampening: o.dampening, nesterov: o.nesterov ? 1 : 0,
+            weightDecay: o.weightDecay, beta1: o.beta1, beta2: o.beta2, eps: o.eps,
+          }),
+          out,
+        ),
       );
       return s.readU32(out, 1)[0]!;
     });
@@ -470,7 +482,8 @@ export class Network {
       const [cp, cl] = vec(correction);
       const [op2, ol] = order ? [s.u32From(order), order.length] : [0, 0];
       const out = s.f64(1);
-      s.check(s.w.fm_nn_train_epoch(h, sh, oh, batch, lo, hi, op2, ol, l2, mu, ap, al, cp, cl, out));
+      const epoch = s.struct(NN_TRAIN_EPOCH_OPTIONS, { batch, seedLo: lo, seedHi: hi, orderLen: ol, l2, mu, anchorLen: al, correctionLen: cl });
+      s.check(s.w.fm_nn_train_epoch(h, sh, oh, epoch, op2, ap, cp, out));
       return s.readF64(out, 1)[0]!;
     });
   }

@@ -20,6 +20,7 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
+import { OCSVM_FIT_OPTIONS, OCSVM_FROM_PARTS_OPTIONS } from '../wasm/abi.generated.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
 import { readSavedJSON, requireLocations } from '../data/saved.js';
 import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
@@ -203,8 +204,12 @@ export class OneClassSVM {
     const out = s.u32(1);
     s.check(
       s.w.fm_ocsvm_fit(
-        ptr, n, d, KERNEL_CODE[o.kernel], gammaCode, typeof o.gamma === 'number' ? o.gamma : 0, o.nu, o.tol, o.shrinking ? 1 : 0,
-        o.cacheSize, o.maxIter, out,
+        ptr,
+        s.struct(OCSVM_FIT_OPTIONS, {
+          n, d, kernel: KERNEL_CODE[o.kernel], gammaCode, gamma: typeof o.gamma === 'number' ? o.gamma : 0, nu: o.nu, tol: o.tol,
+          shrinking: o.shrinking ? 1 : 0, cacheMb: o.cacheSize, maxIter: o.maxIter,
+        }),
+        out,
       ),
     );
     this.state.adopt(s, s.readU32(out, 1)[0]!);
@@ -370,7 +375,8 @@ export class OneClassSVM {
     withScope((s) => {
       const out = s.u32(1);
       const [supportPtr, supportLen] = support === undefined ? [0, 0] : [s.u32From(support), support.length];
-      s.check(s.w.fm_ocsvm_from_parts(KERNEL_CODE[kernel], gamma, nu, d, s.f64From(sv), sv.length, s.f64From(coef), nSv, offset, supportPtr, supportLen, out));
+      const parts = s.struct(OCSVM_FROM_PARTS_OPTIONS, { kernel: KERNEL_CODE[kernel], gamma, nu, d, svLen: sv.length, nSv, rho: offset, supportLen });
+      s.check(s.w.fm_ocsvm_from_parts(parts, s.f64From(sv), s.f64From(coef), supportPtr, out));
       const handle = s.readU32(out, 1)[0]!;
       s.w.fm_ocsvm_set_stats(handle, nIter, objective, converged ? 1 : 0);
       model.state.adopt(s, handle);

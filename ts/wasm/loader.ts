@@ -8,6 +8,7 @@
  */
 import { formatThrown, formatValue, InvalidParameterError, WasmError } from '../errors.js';
 import { guardRead, isArray, readOptions } from '../validate.js';
+import { ABI_VERSION, type WasmExports } from './abi.generated.js';
 import { FEATURE_USES, FEATURES, featureOf, HEAP_IMPORTS, INITIAL_PAGES, type Feature } from './modules.js';
 import {
   checkBuildSource,
@@ -25,198 +26,8 @@ import {
 
 export type { Backend, BuildSource, Feature, ModuleName, WasmSource, WasmSources };
 
-/** The C ABI of crates/fedmix-wasm. Pointers and sizes are numbers (wasm32). */
-export interface WasmExports {
-  memory: WebAssembly.Memory;
-  fm_abi_version(): number;
-  fm_simd(): number;
-  fm_last_error_ptr(): number;
-  fm_last_error_len(): number;
-  fm_clear_error(): void;
-  fm_heap_in_use(): number;
-  fm_constant_count(): number;
-  fm_constant_name_ptr(i: number): number;
-  fm_constant_name_len(i: number): number;
-  fm_constant_value(i: number): number;
-  fm_alloc(bytes: number): number;
-  fm_free(ptr: number, bytes: number): void;
-  fm_gmm_fit(
-    x: number, n: number, d: number, k: number, covType: number, tol: number, regCovar: number,
-    maxIter: number, nInit: number, initParams: number, weightsInit: number, weightsInitLen: number,
-    meansInit: number, meansInitLen: number, precisionsInit: number, precisionsInitLen: number,
-    warm: number, seedLo: number, seedHi: number, outHandle: number,
-  ): number;
-  fm_gmm_from_parts(
-    covType: number, k: number, d: number, weights: number, weightsLen: number, means: number, meansLen: number,
-    precisionsChol: number, precisionsCholLen: number, covariances: number, covariancesLen: number, outHandle: number,
-  ): number;
-  fm_gmm_from_covariances(
-    covType: number, k: number, d: number, weights: number, weightsLen: number, means: number, meansLen: number,
-    covariances: number, covariancesLen: number, outHandle: number,
-  ): number;
-  fm_gmm_set_stats(h: number, converged: number, nIter: number, lowerBound: number): void;
-  fm_gmm_free(h: number): void;
-  fm_gmm_info(h: number, out: number): void;
-  fm_gmm_read(h: number, which: number, out: number): number;
-  fm_gmm_score_samples(h: number, x: number, n: number, d: number, outLse: number): number;
-  fm_gmm_predict_proba(h: number, x: number, n: number, d: number, outResp: number, outLse: number): number;
-  fm_gmm_predict(h: number, x: number, n: number, d: number, outLabels: number): number;
-  fm_gmm_sample(h: number, n: number, seedLo: number, seedHi: number, outX: number, outLabels: number): number;
-  fm_ocsvm_fit(
-    x: number, n: number, d: number, kernel: number, gammaCode: number, gamma: number, nu: number, tol: number,
-    shrinking: number, cacheMb: number, maxIter: number, outHandle: number,
-  ): number;
-  fm_ocsvm_from_parts(
-    kernel: number, gamma: number, nu: number, d: number, sv: number, svLen: number, coef: number, nSv: number, rho: number,
-    support: number, supportLen: number, outHandle: number,
-  ): number;
-  fm_ocsvm_set_stats(h: number, nIter: number, objective: number, converged: number): void;
-  fm_ocsvm_free(h: number): void;
-  fm_ocsvm_info(h: number, out: number): void;
-  fm_ocsvm_read(h: number, which: number, out: number): number;
-  fm_ocsvm_decision_function(h: number, x: number, n: number, d: number, out: number): number;
-  fm_kmeans_fit(
-    x: number, n: number, d: number, k: number, init: number, centers: number, centersLen: number, nInit: number,
-    maxIter: number, tol: number, seedLo: number, seedHi: number, outCenters: number, outLabels: number,
-    outStats: number,
-  ): number;
-  fm_kmeans_predict(x: number, n: number, d: number, centers: number, k: number, outLabels: number, outDist: number): number;
-  fm_linear_sum_assignment(cost: number, nr: number, nc: number, maximize: number, outRows: number, outCols: number, outCost: number): number;
-  fm_gaussian_costs(
-    cost: number, form: number, d: number, na: number, aMeans: number, aCovariances: number, aLabels: number, nb: number,
-    bMeans: number, bCovariances: number, bLabels: number, out: number,
-  ): number;
-  fm_hem_reduce(
-    covarianceType: number, d: number, n: number, weights: number, means: number, covariances: number, k: number,
-    virtualSamples: number, tol: number, maxIter: number, regCovar: number, nInit: number, meansInit: number, seedLo: number,
-    seedHi: number, outWeights: number, outMeans: number, outCovariances: number, outStats: number,
-  ): number;
-  fm_pca_fit(
-    x: number, n: number, d: number, k: number, outMean: number, outComponents: number, outVariance: number,
-    outRatio: number, outNoise: number,
-  ): number;
-  fm_pca_transform(x: number, n: number, d: number, mean: number, meanLen: number, components: number, k: number, out: number): number;
-  fm_exp(p: number, n: number): void;
-  fm_digamma(p: number, n: number): void;
-  fm_lgamma(p: number, n: number): void;
-  fm_trigamma(p: number, n: number): void;
-  fm_gamma_differences(which: number, x: number, n: number, out: number, len: number): void;
-  fm_dm_log_pmf(counts: number, m: number, c: number, alphas: number, k: number, withCoefficient: number, out: number): number;
-  fm_rng_new(seedLo: number, seedHi: number): number;
-  fm_rng_free(h: number): void;
-  fm_rng_uniform(h: number, n: number, out: number): void;
-  fm_rng_normal(h: number, n: number, out: number): void;
-  fm_rng_gamma(h: number, shape: number, scale: number, n: number, out: number): number;
-  fm_rng_dirichlet(h: number, alpha: number, k: number, n: number, out: number): number;
-  fm_rng_log_dirichlet(h: number, alpha: number, k: number, n: number, out: number): number;
-  fm_rng_multinomial(h: number, trials: number, probs: number, k: number, n: number, out: number): number;
-  fm_rng_categorical(h: number, probs: number, k: number, n: number, out: number): number;
-  fm_rng_choice(h: number, n: number, k: number, out: number): number;
-  fm_rng_permutation(h: number, n: number, out: number): void;
-  fm_madd_peak(iters: number, seed: number): number;
-  fm_peak_probe_f32x4(iters: number): number;
-  fm_dem_client_stats(h: number, x: number, n: number, d: number, outNk: number, outS1: number, outS2: number, outLoglik: number): number;
-  fm_dem_client_summary(x: number, n: number, d: number, shift: number, tied: number, outAbsMax: number, outSum: number, outScatter: number): number;
-  fm_dem_check_stats(covType: number, k: number, d: number, rows: number, shift: number, nk: number, s1: number, s2: number, minCount: number, regCovar: number): number;
-  fm_dem_check_summary(d: number, tied: number, rows: number, shift: number, absMax: number, sum: number, scatter: number): number;
-  fm_dem_check_log_likelihood(
-    h: number, rows: number, loglik: number, nk: number, s1: number, s2: number, summaryShift: number, absMax: number, sum: number, scatter: number,
-  ): number;
-  fm_dem_server_step(
-    h: number, m: number, rows: number, loglik: number, nk: number, s1: number, s2: number, summaryShift: number,
-    absMax: number, sums: number, scatters: number, regCovar: number, nIter: number, converged: number, outHandle: number,
-  ): number;
-  fm_dem_separated_init(covType: number, k: number, d: number, lo: number, hi: number, regCovar: number, outHandle: number): number;
-  fm_dem_kfed_local(
-    x: number, n: number, d: number, kLocal: number, covType: number, seedLo: number, seedHi: number, outK: number,
-    outCenters: number, outNk: number, outS1: number, outS2: number,
-  ): number;
-  fm_mdm_check(k: number, c: number, nMax: number, tau: number, alpha: number, pi: number): number;
-  fm_mdm_check_histograms(counts: number, sizes: number, m: number, c: number, nMax: number): number;
-  fm_mdm_log_pmf(
-    k: number, c: number, nMax: number, tau: number, alpha: number, pi: number, counts: number, sizes: number, m: number,
-    outLl: number, outResp: number,
-  ): number;
-  fm_mdm_sample(
-    k: number, c: number, nMax: number, tau: number, alpha: number, pi: number, m: number, seedLo: number, seedHi: number,
-    outCounts: number, outSizes: number, outComponents: number,
-  ): number;
-  fm_mdm_init_stats(
-    k: number, c: number, nMax: number, counts: number, sizes: number, m: number, components: number, outE: number, outP: number,
-    outQ: number,
-  ): number;
-  fm_mdm_prepare(k: number, c: number, nMax: number, tau: number, alpha: number, pi: number, outHandle: number): number;
-  fm_mdm_prepared_free(h: number): void;
-  fm_mdm_round_stats(
-    h: number, counts: number, sizes: number, m: number, clip: number, outOmega: number, outE: number, outU: number, outV: number,
-    outExtra: number,
-  ): number;
-  fm_mdm_initialize(
-    k: number, c: number, nMax: number, e: number, p: number, q: number, clients: number, noisy: number, outTau: number,
-    outAlpha: number, outPi: number, outFlags: number,
-  ): number;
-  fm_mdm_update(
-    k: number, c: number, nMax: number, tau: number, alpha: number, pi: number, omega: number, e: number, u: number, v: number,
-    clients: number, noisy: number, outTau: number, outAlpha: number, outPi: number, outFlags: number,
-  ): number;
-  fm_dem_kfed_server(
-    covType: number, k: number, d: number, m: number, counts: number, centers: number, nk: number, s1: number, s2: number,
-    regCovar: number, seedLo: number, seedHi: number, outHandle: number,
-  ): number;
-  fm_fedgem_client_new(
-    x: number, n: number, d: number, k: number, weights: number, variance: number, means: number, init: number, nInit: number,
-    seedLo: number, seedHi: number, outHandle: number,
-  ): number;
-  fm_fedgem_client_free(h: number): void;
-  fm_fedgem_client_steps(
-    h: number, steps: number, method: number, iterations: number, outMaximizers: number, outRadii: number,
-    outCounts: number, outLoglik: number,
-  ): number;
-  fm_fedgem_client_set_means(h: number, means: number, len: number): number;
-  fm_fedgem_client_set_variance(h: number, variance: number): number;
-  fm_fedgem_client_means(h: number, out: number): void;
-  fm_fedgem_client_predict(h: number, x: number, n: number, d: number, outLabels: number, outValues: number): number;
-  fm_fedgem_client_score(h: number, out: number): number;
-  fm_fedgem_update(centers: number, radii: number, owners: number, m: number, d: number, indexed: number, outCenters: number, outPairs: number): number;
-  fm_fedgem_merge(
-    centers: number, radii: number, owners: number, weights: number, m: number, d: number, indexed: number, separation: number,
-    outLabels: number, outK: number, outCenters: number, outJoins: number, outSeparation: number, outUncounted: number,
-  ): number;
-  fm_nn_new(sizes: number, nSizes: number, hidden: number, output: number, loss: number, init: number, seedLo: number, seedHi: number, outHandle: number): number;
-  fm_nn_free(h: number): void;
-  fm_nn_parameter_count(h: number): number;
-  fm_nn_get_parameters(h: number, out: number): void;
-  fm_nn_get_gradients(h: number, out: number): void;
-  fm_nn_set_parameters(h: number, p: number, len: number): number;
-  fm_nn_call_bytes(h: number, rows: number): number;
-  fm_nn_set_new(n: number, d: number, kind: number, width: number, outHandle: number): number;
-  fm_nn_set_free(h: number): void;
-  fm_nn_set_inputs(h: number): number;
-  fm_nn_set_targets(h: number): number;
-  fm_nn_set_seal(h: number): number;
-  fm_nn_set_check(net: number, set: number): number;
-  fm_nn_optimizer_new(
-    net: number, kind: number, lr: number, momentum: number, dampening: number, nesterov: number, weightDecay: number,
-    beta1: number, beta2: number, eps: number, outHandle: number,
-  ): number;
-  fm_nn_optimizer_reset(h: number): void;
-  fm_nn_optimizer_steps(h: number): number;
-  fm_nn_optimizer_free(h: number): void;
-  fm_nn_train_epoch(
-    net: number, set: number, opt: number, batch: number, seedLo: number, seedHi: number, order: number, orderLen: number,
-    l2: number, mu: number, anchor: number, anchorLen: number, correction: number, correctionLen: number, outLoss: number,
-  ): number;
-  fm_nn_evaluate(net: number, set: number, outLoss: number): number;
-  fm_nn_predict(net: number, x: number, n: number, layer: number, out: number): number;
-  fm_nn_reconstruction_errors(net: number, x: number, n: number, out: number): number;
-  fm_nn_batch_gradient(net: number, x: number, rows: number, t: number, labels: number, outOutputs: number, outLoss: number): number;
-}
-
-/**
- * Must equal ABI_VERSION in crates/fedmix-wasm: the one number TypeScript
- * cannot read from the core, since it says whether this wrapper may read it.
- */
-const ABI_VERSION = 14;
+/** The C ABI, generated from its declaration in crates/fedmix-wasm/src/exports.rs (scripts/gen-wasm-abi.mjs). */
+export type { WasmExports };
 
 export interface InitOptions {
   /** 'auto' (default) takes SIMD128 when the engine supports it. */
@@ -364,7 +175,7 @@ async function instantiateModule(backend: Backend, module: ModuleName, mod: WebA
   }
   const simd = (simdOf as () => number)() === 1;
   if (simd !== (backend === 'simd')) throw new WasmError(`${what} is the ${simd ? 'SIMD' : 'scalar'} build, given as the ${backend} one`);
-  const own = featureOf(Object.keys(raw.exports).find((n) => n.startsWith('fm_') && featureOf(n) !== undefined) ?? '') ?? 'core';
+  const own = featureOf(Object.keys(raw.exports).find((n) => featureOf(n) !== undefined) ?? '') ?? 'core';
   if (own !== module) throw new WasmError(`${what} is fedmix's ${own === 'core' ? 'core' : `'${own}'`} module, given as the ${module === 'core' ? 'core' : `'${module}'`} one`);
   return raw.exports;
 }

@@ -13,6 +13,7 @@
 import { errorFromStatus, InvalidDataError, NotFittedError, WasmAllocationError, WasmError } from '../errors.js';
 import { isDetached } from '../validate.js';
 import { coreConstant, coreConstantName } from './constants.js';
+import type { OptionStruct } from './abi.generated.js';
 import { instance, type WasmExports } from './loader.js';
 
 /** wasm32 addresses 4 GiB: no WASM memory grows beyond it. */
@@ -141,6 +142,13 @@ export class Scope {
   u32From(values: ArrayLike<number>): number {
     const ptr = this.u32(values.length);
     new Uint32Array(this.w.memory.buffer, ptr, values.length).set(values);
+    return ptr;
+  }
+
+  /** An option struct of the C ABI written into WASM memory (its layout generated from crates/fedmix-wasm/src/exports.rs). */
+  struct<T>(layout: OptionStruct<T>, value: T): number {
+    const ptr = this.alloc(layout.bytes);
+    layout.write(new DataView(this.w.memory.buffer), ptr, value);
     return ptr;
   }
 

@@ -7,12 +7,9 @@
  * they need, are read from here.
  */
 import layout from '../../crates/fedmix-wasm/modules.json';
+import { EXPORTS, FEATURES, HEAP_EXPORTS, type Feature } from './abi.generated.js';
 
-/** A module beside the core, as `init({ features })` names it. */
-export type Feature = 'dem' | 'svm' | 'nn' | 'dirichlet' | 'fedgem' | 'assignment';
-
-/** Every feature, in the order of crates/fedmix-wasm/modules.json (each has its slot of memory). */
-export const FEATURES: readonly Feature[] = layout.features as Feature[];
+export { FEATURES, type Feature };
 
 /** What each feature brings, for the error that asks for it. */
 export const FEATURE_USES: Readonly<Record<Feature, string>> = {
@@ -24,19 +21,10 @@ export const FEATURE_USES: Readonly<Record<Feature, string>> = {
   assignment: 'linearSumAssignment and the Gaussian matching costs of FedDistr',
 };
 
-/** The export prefixes of each feature's module; everything else is the core's. */
-const PREFIXES: Readonly<Record<Feature, readonly string[]>> = {
-  dem: ['fm_dem_', 'fm_hem_'],
-  svm: ['fm_ocsvm_'],
-  nn: ['fm_nn_', 'fm_peak_probe_'],
-  dirichlet: ['fm_digamma', 'fm_lgamma', 'fm_trigamma', 'fm_gamma_differences', 'fm_dm_', 'fm_mdm_'],
-  fedgem: ['fm_fedgem_'],
-  assignment: ['fm_linear_sum_assignment', 'fm_gaussian_costs'],
-};
-
-/** The feature whose module exports `name`, or undefined for the core's. */
+/** The feature whose module exports `name` (crates/fedmix-wasm/src/exports.rs), or undefined for the core's, every module's, or a name not exported. */
 export function featureOf(name: string): Feature | undefined {
-  return FEATURES.find((f) => PREFIXES[f].some((p) => name.startsWith(p)));
+  const module = Object.prototype.hasOwnProperty.call(EXPORTS, name) ? EXPORTS[name as keyof typeof EXPORTS].module : undefined;
+  return module === undefined || module === 'core' || module === 'every' ? undefined : module;
 }
 
 /**
@@ -47,4 +35,4 @@ export function featureOf(name: string): Feature | undefined {
 export const INITIAL_PAGES = (layout.featureBase + FEATURES.length * layout.slotBytes) / 65536;
 
 /** The functions the core exports for the feature modules' heap (crates/fedmix-wasm/src/heap.rs). */
-export const HEAP_IMPORTS = ['fm_heap_alloc', 'fm_heap_dealloc', 'fm_heap_realloc', 'fm_heap_hold_reserve', 'fm_heap_set_error'] as const;
+export const HEAP_IMPORTS = Object.keys(HEAP_EXPORTS) as readonly (keyof typeof HEAP_EXPORTS)[];

@@ -174,6 +174,36 @@ pub fn symmetric_eigen(a: &[f64], d: usize) -> Result<(Vec<f64>, Vec<f64>)> {
     Ok((values, vectors))
 }
 
+/// V diag(f(lambda)) V' of a symmetric d x d `a` (row-major; only its lower
+/// triangle is read), from its eigen-decomposition: a matrix function, such as
+/// the square root (f = sqrt of the eigenvalue floored at 0) or the nearest
+/// matrix with eigenvalues at least a floor (f = max(lambda, floor)).
+pub fn symmetric_function(a: &[f64], d: usize, f: impl Fn(f64) -> f64) -> Result<Vec<f64>> {
+    let (values, vectors) = symmetric_eigen(a, d)?;
+    let mut out = alloc::zeros(d * d)?;
+    for (r, &value) in values.iter().enumerate() {
+        let fr = f(value);
+        if fr == 0.0 {
+            continue;
+        }
+        let v = &vectors[r * d..(r + 1) * d];
+        for i in 0..d {
+            let vi = v[i] * fr;
+            for j in 0..d {
+                out[i * d + j] += vi * v[j];
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The symmetric positive semi-definite square root of a symmetric matrix
+/// (scipy.linalg.sqrtm for a positive semi-definite one; negative eigenvalues,
+/// rounding noise of a singular matrix, count as 0).
+pub fn sqrtm(a: &[f64], d: usize) -> Result<Vec<f64>> {
+    symmetric_function(a, d, |x| x.max(0.0).sqrt())
+}
+
 /// The eigenvalues alone (unsorted) of a symmetric d x d `a` (row-major; only
 /// its lower triangle is read), into `values`: the same Householder and QL
 /// steps as `symmetric_eigen`, so the same values, without accumulating the
@@ -500,6 +530,47 @@ mod tests {
         assert_eq!(lower, full);
         let e = symmetric_eigen(&[f64::NAN, 0.0, 1.0, 1.0], 2).unwrap_err();
         assert_eq!(e.message, "the eigenvalue iteration did not converge at eigenvalue 0");
+    }
+
+    #[test]
+    fn matches_scipy_linalg() {
+        let f = crate::testing::fixture("linalg.json");
+        for c in f.get("cases").array() {
+            let (name, d) = (c.get("name").str(), c.get("d").num() as usize);
+            let a = c.get("a").numbers();
+            let norm = a.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let close = |got: &[f64], want: &[f64], what: &str, abs: f64| {
+                let scale = want.iter().fold(1e-300f64, |m, v| m.max(v.abs()));
+                for (k, (g, w)) in got.iter().zip(want).enumerate() {
+                    assert!((g - w).abs() <= 1e-10 * scale + abs, "{} {}: [{}] is {} but scipy gives {}", name, what, k, g, w);
+                }
+            };
+            // the square root is not smooth at a zero eigenvalue: its rounding noise e (either side of 0) becomes sqrt(e)
+            let singular = c.opt("cholesky").is_none();
+            close(&sqrtm(&a, d).unwrap(), &c.get("sqrtm").numbers(), "sqrtm", if singular { (d as f64 * f64::EPSILON * norm).sqrt() } else { 0.0 });
+            let (values, _) = symmetric_eigen(&a, d).unwrap();
+            close(&values, &c.get("eigvalsh_descending").numbers(), "eigenvalues", 4.0 * d as f64 * f64::EPSILON * norm);
+            let mut l = vec![0.0; d * d];
+            match c.opt("cholesky") {
+                Some(want) => {
+                    cholesky_lower(&a, d, &mut l).unwrap();
+                    close(&l, &want.numbers(), "cholesky", 0.0);
+                }
+                None => assert!(cholesky_lower(&a, d, &mut l).is_err(), "{}: not positive definite", name),
+            }
+        }
+    }
+
+    #[test]
+    fn symmetric_function_floors_the_spectrum() {
+        // eigenvalues 3 and -1: floored at 0.5, the matrix keeps its eigenvectors
+        let a = [1.0, 2.0, 2.0, 1.0];
+        let got = symmetric_function(&a, 2, |x| x.max(0.5)).unwrap();
+        let want = [1.75, 1.25, 1.25, 1.75];
+        for k in 0..4 {
+            assert!((got[k] - want[k]).abs() < 1e-14, "{:?}", got);
+        }
+        assert_eq!(sqrtm(&[], 0).unwrap(), Vec::<f64>::new());
     }
 
     #[test]

@@ -10,7 +10,6 @@ use fedmix_core::{assignment, Error};
 /// # Safety
 /// `cost` covers nr * nc values, `out_rows` and `out_cols` min(nr, nc) each,
 /// `out_cost` one.
-#[no_mangle]
 pub unsafe extern "C" fn fm_linear_sum_assignment(
     cost: *const f64,
     nr: usize,

@@ -19,3 +19,13 @@ pub(crate) const RADIUS_BISECTION: i32 = 1;
 pub(crate) const READ_SUPPORT_VECTORS: i32 = 0;
 pub(crate) const READ_DUAL_COEF: i32 = 1;
 pub(crate) const READ_SUPPORT: i32 = 2;
+
+/// The ABI version of this build (the loader refuses another).
+pub(crate) extern "C" fn fm_abi_version() -> i32 {
+    super::ABI_VERSION
+}
+
+/// 1 for the SIMD128 build, 0 for the scalar one.
+pub(crate) extern "C" fn fm_simd() -> i32 {
+    fedmix_core::kernels::SIMD as i32
+}

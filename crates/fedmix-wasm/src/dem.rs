@@ -21,7 +21,6 @@ fn cov_lens(t: CovarianceType, k: usize, d: usize) -> (usize, usize, usize) {
 ///
 /// # Safety
 /// Live handle; pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_dem_client_stats(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_nk: *mut f64, out_s1: *mut f64, out_s2: *mut f64, out_loglik: *mut f64) -> i32 {
     let g = &(*h).gmm;
     status(|| {
@@ -46,7 +45,6 @@ unsafe fn write_stats(s: &SuffStats, out_nk: *mut f64, out_s1: *mut f64, out_s2:
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_client_summary(x: *const f64, n: usize, d: usize, shift: *const f64, tied: i32, out_abs_max: *mut f64, out_sum: *mut f64, out_scatter: *mut f64) -> i32 {
     status(|| {
@@ -70,9 +68,9 @@ pub unsafe extern "C" fn fm_dem_client_summary(x: *const f64, n: usize, d: usize
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn fm_dem_check_stats(cov_type: i32, k: usize, d: usize, rows: f64, shift: *const f64, nk: *const f64, s1: *const f64, s2: *const f64, min_count: f64, reg_covar: f64) -> i32 {
+pub unsafe extern "C" fn fm_dem_check_stats(options: *const crate::DemCheckStatsOptions, shift: *const f64, nk: *const f64, s1: *const f64, s2: *const f64) -> i32 {
+    let crate::DemCheckStatsOptions { cov_type, k, d, rows, min_count, reg_covar } = *options;
+    let k = k as usize; let d = d as usize;
     status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let (a, b, c) = cov_lens(t, k, d);
@@ -89,8 +87,6 @@ pub unsafe extern "C" fn fm_dem_check_stats(cov_type: i32, k: usize, d: usize, r
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_check_summary(d: usize, tied: i32, rows: f64, shift: *const f64, abs_max: *const f64, sum: *const f64, scatter: *const f64) -> i32 {
     status(|| summary_from_wire(d, tied != 0, rows, f64s(shift, d), f64s(abs_max, d), sum, scatter)?.check())
 }
@@ -107,12 +103,10 @@ unsafe fn summary_from_wire(d: usize, tied: bool, rows: f64, shift: &[f64], abs_
 ///
 /// # Safety
 /// Live handle; pointers cover the shapes.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_check_log_likelihood(
     h: *const GmmHandle,
-    rows: f64,
-    loglik: f64,
+    options: *const crate::DemCheckLogLikelihoodOptions,
     nk: *const f64,
     s1: *const f64,
     s2: *const f64,
@@ -121,6 +115,7 @@ pub unsafe extern "C" fn fm_dem_check_log_likelihood(
     sum: *const f64,
     scatter: *const f64,
 ) -> i32 {
+    let crate::DemCheckLogLikelihoodOptions { rows, loglik } = *options;
     let g = &(*h).gmm;
     status(|| {
         let (t, k, d) = (g.cov_type, g.k, g.d);
@@ -140,11 +135,10 @@ pub unsafe extern "C" fn fm_dem_check_log_likelihood(
 ///
 /// # Safety
 /// Live handle; pointers cover the shapes (m clients).
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_server_step(
     h: *const GmmHandle,
-    m: usize,
+    options: *const crate::DemServerStepOptions,
     rows: *const f64,
     loglik: *const f64,
     nk: *const f64,
@@ -154,11 +148,10 @@ pub unsafe extern "C" fn fm_dem_server_step(
     abs_max: *const f64,
     sums: *const f64,
     scatters: *const f64,
-    reg_covar: f64,
-    n_iter: usize,
-    converged: i32,
     out_handle: *mut usize,
 ) -> i32 {
+    let crate::DemServerStepOptions { m, reg_covar, n_iter, converged } = *options;
+    let m = m as usize; let n_iter = n_iter as usize;
     let g = &(*h).gmm;
     status(|| {
         if m == 0 {
@@ -188,7 +181,6 @@ pub unsafe extern "C" fn fm_dem_server_step(
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_dem_separated_init(cov_type: i32, k: usize, d: usize, lo: *const f64, hi: *const f64, reg_covar: f64, out_handle: *mut usize) -> i32 {
     status(|| {
         let gmm = dem::separated_init(CovarianceType::from_code(cov_type)?, k, f64s(lo, d), f64s(hi, d), reg_covar)?;
@@ -204,22 +196,17 @@ pub unsafe extern "C" fn fm_dem_separated_init(cov_type: i32, k: usize, d: usize
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_kfed_local(
     x: *const f64,
-    n: usize,
-    d: usize,
-    k_local: usize,
-    cov_type: i32,
-    seed_lo: u32,
-    seed_hi: u32,
+    options: *const crate::DemKfedLocalOptions,
     out_k: *mut f64,
     out_centers: *mut f64,
     out_nk: *mut f64,
     out_s1: *mut f64,
     out_s2: *mut f64,
 ) -> i32 {
+    let crate::DemKfedLocalOptions { n, d, k_local, cov_type, seed_lo, seed_hi } = *options;
+    let n = n as usize; let d = d as usize; let k_local = k_local as usize;
     status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let s = dem::kfed_local(&data(x, n, d)?, k_local, t, &mut Rng::new(seed(seed_lo, seed_hi)))?;
@@ -237,23 +224,17 @@ pub unsafe extern "C" fn fm_dem_kfed_local(
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_dem_kfed_server(
-    cov_type: i32,
-    k: usize,
-    d: usize,
-    m: usize,
+    options: *const crate::DemKfedServerOptions,
     counts: *const f64,
     centers: *const f64,
     nk: *const f64,
     s1: *const f64,
     s2: *const f64,
-    reg_covar: f64,
-    seed_lo: u32,
-    seed_hi: u32,
     out_handle: *mut usize,
 ) -> i32 {
+    let crate::DemKfedServerOptions { cov_type, k, d, m, reg_covar, seed_lo, seed_hi } = *options;
+    let k = k as usize; let d = d as usize; let m = m as usize;
     status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let lt = dem::kfed_local_type(t);

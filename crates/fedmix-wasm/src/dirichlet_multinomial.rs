@@ -9,7 +9,6 @@ use fedmix_core::dirichlet_multinomial;
 ///
 /// # Safety
 /// Pointers cover the shapes given.
-#[no_mangle]
 pub unsafe extern "C" fn fm_dm_log_pmf(counts: *const f64, m: usize, c: usize, alphas: *const f64, k: usize, with_coefficient: i32, out: *mut f64) -> i32 {
     status(|| dirichlet_multinomial::log_pmf(f64s(counts, m * c), m, c, f64s(alphas, k * c), k, with_coefficient != 0, f64s_mut(out, m * k)))
 }

@@ -44,22 +44,15 @@ unsafe fn owners<'a>(ptr: *const u32, len: usize) -> &'a [u32] {
 ///
 /// # Safety
 /// Pointers cover the shapes; `out_handle` receives the handle.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_fedgem_client_new(
     x: *const f64,
-    n: usize,
-    d: usize,
-    k: usize,
+    options: *const crate::FedgemClientNewOptions,
     weights: *const f64,
-    variance: f64,
     means: *const f64,
-    init: i32,
-    n_init: usize,
-    seed_lo: u32,
-    seed_hi: u32,
     out_handle: *mut usize,
 ) -> i32 {
+    let crate::FedgemClientNewOptions { n, d, k, variance, init, n_init, seed_lo, seed_hi } = *options;
+    let n = n as usize; let d = d as usize; let k = k as usize; let n_init = n_init as usize;
     status(|| {
         let x = data(x, n, d)?;
         x.require_finite("X")?;
@@ -92,7 +85,6 @@ pub unsafe extern "C" fn fm_fedgem_client_new(
 
 /// # Safety
 /// `h` is a live handle, freed once.
-#[no_mangle]
 pub unsafe extern "C" fn fm_fedgem_client_free(h: *mut FedGemClient) {
     if !h.is_null() {
         drop(Box::from_raw(h));
@@ -105,7 +97,6 @@ pub unsafe extern "C" fn fm_fedgem_client_free(h: *mut FedGemClient) {
 ///
 /// # Safety
 /// `h` is live; outputs cover the shapes.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_fedgem_client_steps(
     h: *mut FedGemClient,
@@ -139,7 +130,6 @@ pub unsafe extern "C" fn fm_fedgem_client_steps(
 ///
 /// # Safety
 /// `h` is live; `means` covers `len` values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_fedgem_client_set_means(h: *mut FedGemClient, means: *const f64, len: usize) -> i32 {
     status(|| (*h).model.set_means(f64s(means, len)))
 }
@@ -148,7 +138,6 @@ pub unsafe extern "C" fn fm_fedgem_client_set_means(h: *mut FedGemClient, means:
 ///
 /// # Safety
 /// `h` is live.
-#[no_mangle]
 pub unsafe extern "C" fn fm_fedgem_client_set_variance(h: *mut FedGemClient, variance: f64) -> i32 {
     status(|| (*h).model.set_variance(variance))
 }
@@ -157,7 +146,6 @@ pub unsafe extern "C" fn fm_fedgem_client_set_variance(h: *mut FedGemClient, var
 ///
 /// # Safety
 /// `h` is live; `out` covers k x d values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_fedgem_client_means(h: *const FedGemClient, out: *mut f64) {
     let m = &(*h).model;
     f64s_mut(out, m.k * m.d).copy_from_slice(&m.means);
@@ -168,7 +156,6 @@ pub unsafe extern "C" fn fm_fedgem_client_means(h: *const FedGemClient, out: *mu
 ///
 /// # Safety
 /// `h` is live; pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_fedgem_client_predict(h: *const FedGemClient, x: *const f64, n: usize, d: usize, out_labels: *mut u32, out_values: *mut f64) -> i32 {
     status(|| {
         let c = &*h;
@@ -187,7 +174,6 @@ pub unsafe extern "C" fn fm_fedgem_client_predict(h: *const FedGemClient, x: *co
 ///
 /// # Safety
 /// `h` is live.
-#[no_mangle]
 pub unsafe extern "C" fn fm_fedgem_client_score(h: *const FedGemClient, out: *mut f64) -> i32 {
     status(|| {
         let c = &*h;
@@ -203,7 +189,6 @@ pub unsafe extern "C" fn fm_fedgem_client_score(h: *const FedGemClient, out: *mu
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_fedgem_update(
     centers: *const f64,
@@ -235,17 +220,13 @@ pub unsafe extern "C" fn fm_fedgem_update(
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_fedgem_merge(
     centers: *const f64,
     radii: *const f64,
     owner_ids: *const u32,
     weights: *const f64,
-    m: usize,
-    d: usize,
-    indexed: i32,
-    separation_variance: f64,
+    options: *const crate::FedgemMergeOptions,
     out_labels: *mut u32,
     out_k: *mut usize,
     out_centers: *mut f64,
@@ -253,6 +234,8 @@ pub unsafe extern "C" fn fm_fedgem_merge(
     out_separation: *mut f64,
     out_uncounted: *mut usize,
 ) -> i32 {
+    let crate::FedgemMergeOptions { m, d, indexed, separation_variance } = *options;
+    let m = m as usize; let d = d as usize;
     status(|| {
         let r = final_merge(f64s(centers, m * d), f64s(radii, m), owners(owner_ids, m), f64s(weights, m), d, search(indexed), if separation_variance == 0.0 || separation_variance.is_nan() { None } else { Some(separation_variance) })?;
         u32s_mut(out_labels, m).copy_from_slice(&r.labels);

@@ -29,22 +29,19 @@ unsafe fn gaussians<'a>(n: usize, d: usize, size: usize, means: *const f64, cova
 /// # Safety
 /// Means cover n * d values, covariances n * d * d (full) or n * d (diagonal),
 /// labels n, `out` na * nb.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_gaussian_costs(
-    cost: i32,
-    form: i32,
-    d: usize,
-    na: usize,
+    options: *const crate::GaussianCostsOptions,
     a_means: *const f64,
     a_covariances: *const f64,
     a_labels: *const i32,
-    nb: usize,
     b_means: *const f64,
     b_covariances: *const f64,
     b_labels: *const i32,
     out: *mut f64,
 ) -> i32 {
+    let crate::GaussianCostsOptions { cost, form, d, na, nb } = *options;
+    let d = d as usize; let na = na as usize; let nb = nb as usize;
     status(|| {
         let cost = Cost::from_code(cost)?;
         let form = Form::from_code(form)?;
@@ -73,12 +70,13 @@ mod tests {
         let mut out = [0.0; 4];
         let w = Cost::Wasserstein.code();
         let full = Form::Full.code();
-        let s = unsafe { fm_gaussian_costs(w, full, 2, 2, means.as_ptr(), covs.as_ptr(), la.as_ptr(), 2, means.as_ptr(), covs.as_ptr(), lb.as_ptr(), out.as_mut_ptr()) };
+        let o = |cost| crate::GaussianCostsOptions { cost, form: full, d: 2, na: 2, nb: 2 };
+        let s = unsafe { fm_gaussian_costs(&o(w), means.as_ptr(), covs.as_ptr(), la.as_ptr(), means.as_ptr(), covs.as_ptr(), lb.as_ptr(), out.as_mut_ptr()) };
         assert_eq!(s, 0);
         assert!(out[0].abs() < 1e-12 && out[1] == f64::INFINITY && (out[2] - 5.0).abs() < 1e-12 && out[3] == f64::INFINITY);
-        let s = unsafe { fm_gaussian_costs(w, full, 2, 2, means.as_ptr(), covs.as_ptr(), la.as_ptr(), 2, means.as_ptr(), covs.as_ptr(), null(), out.as_mut_ptr()) };
+        let s = unsafe { fm_gaussian_costs(&o(w), means.as_ptr(), covs.as_ptr(), la.as_ptr(), means.as_ptr(), covs.as_ptr(), null(), out.as_mut_ptr()) };
         assert_eq!(s, fedmix_core::ErrorKind::InvalidParameter.code());
-        let s = unsafe { fm_gaussian_costs(7, full, 2, 2, means.as_ptr(), covs.as_ptr(), null(), 2, means.as_ptr(), covs.as_ptr(), null(), out.as_mut_ptr()) };
+        let s = unsafe { fm_gaussian_costs(&o(7), means.as_ptr(), covs.as_ptr(), null(), means.as_ptr(), covs.as_ptr(), null(), out.as_mut_ptr()) };
         assert_eq!(s, fedmix_core::ErrorKind::InvalidParameter.code());
     }
 }

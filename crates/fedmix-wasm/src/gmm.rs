@@ -9,30 +9,17 @@ use fedmix_core::{Data, Error, Result, Rng};
 
 /// # Safety
 /// Pointers must cover the shapes given; `warm` is 0 or a live handle.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_gmm_fit(
     x: *const f64,
-    n: usize,
-    d: usize,
-    k: usize,
-    cov_type: i32,
-    tol: f64,
-    reg_covar: f64,
-    max_iter: usize,
-    n_init: usize,
-    init_params: i32,
+    options: *const crate::GmmFitOptions,
     weights_init: *const f64,
-    weights_init_len: usize,
     means_init: *const f64,
-    means_init_len: usize,
     precisions_init: *const f64,
-    precisions_init_len: usize,
     warm: *const GmmHandle,
-    seed_lo: u32,
-    seed_hi: u32,
     out_handle: *mut usize,
 ) -> i32 {
+    let crate::GmmFitOptions { n, d, k, cov_type, tol, reg_covar, max_iter, n_init, init_params, weights_init_len, means_init_len, precisions_init_len, seed_lo, seed_hi } = *options;
+    let n = n as usize; let d = d as usize; let k = k as usize; let max_iter = max_iter as usize; let n_init = n_init as usize; let weights_init_len = weights_init_len as usize; let means_init_len = means_init_len as usize; let precisions_init_len = precisions_init_len as usize;
     status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let opts = FitOptions {
@@ -59,22 +46,16 @@ pub unsafe extern "C" fn fm_gmm_fit(
 ///
 /// # Safety
 /// Pointers must cover the shapes given.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_gmm_from_parts(
-    cov_type: i32,
-    k: usize,
-    d: usize,
+    options: *const crate::GmmFromPartsOptions,
     weights: *const f64,
-    weights_len: usize,
     means: *const f64,
-    means_len: usize,
     precisions_chol: *const f64,
-    precisions_chol_len: usize,
     covariances: *const f64,
-    covariances_len: usize,
     out_handle: *mut usize,
 ) -> i32 {
+    let crate::GmmFromPartsOptions { cov_type, k, d, weights_len, means_len, precisions_chol_len, covariances_len } = *options;
+    let k = k as usize; let d = d as usize; let weights_len = weights_len as usize; let means_len = means_len as usize; let precisions_chol_len = precisions_chol_len as usize; let covariances_len = covariances_len as usize;
     status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let gmm = Gmm::from_saved(
@@ -96,20 +77,15 @@ pub unsafe extern "C" fn fm_gmm_from_parts(
 ///
 /// # Safety
 /// Pointers cover their lengths.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_gmm_from_covariances(
-    cov_type: i32,
-    k: usize,
-    d: usize,
+    options: *const crate::GmmFromCovariancesOptions,
     weights: *const f64,
-    weights_len: usize,
     means: *const f64,
-    means_len: usize,
     covariances: *const f64,
-    covariances_len: usize,
     out_handle: *mut usize,
 ) -> i32 {
+    let crate::GmmFromCovariancesOptions { cov_type, k, d, weights_len, means_len, covariances_len } = *options;
+    let k = k as usize; let d = d as usize; let weights_len = weights_len as usize; let means_len = means_len as usize; let covariances_len = covariances_len as usize;
     status(|| {
         let t = CovarianceType::from_code(cov_type)?;
         let gmm = Gmm::from_covariances(
@@ -127,7 +103,6 @@ pub unsafe extern "C" fn fm_gmm_from_covariances(
 
 /// # Safety
 /// `h` is a live handle; it is dead afterwards.
-#[no_mangle]
 pub unsafe extern "C" fn fm_gmm_free(h: *mut GmmHandle) {
     if !h.is_null() {
         drop(Box::from_raw(h));
@@ -138,7 +113,6 @@ pub unsafe extern "C" fn fm_gmm_free(h: *mut GmmHandle) {
 ///
 /// # Safety
 /// `h` is a live handle, `out` holds 7 values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_gmm_info(h: *const GmmHandle, out: *mut f64) {
     let h = &*h;
     let g = &h.gmm;
@@ -158,7 +132,6 @@ pub(crate) const READ_PRECISIONS: i32 = 4;
 ///
 /// # Safety
 /// `h` is a live handle and `out` is large enough (see the shapes).
-#[no_mangle]
 pub unsafe extern "C" fn fm_gmm_read(h: *const GmmHandle, which: i32, out: *mut f64) -> i32 {
     let g = &(*h).gmm;
     let src: &[f64] = match which {
@@ -189,7 +162,6 @@ fn require_features(g: &Gmm, x: &Data) -> Result<()> {
 ///
 /// # Safety
 /// Live handle; pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_gmm_score_samples(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_lse: *mut f64) -> i32 {
     let g = &(*h).gmm;
     status(|| {
@@ -204,7 +176,6 @@ pub unsafe extern "C" fn fm_gmm_score_samples(h: *const GmmHandle, x: *const f64
 ///
 /// # Safety
 /// Live handle; pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_gmm_predict_proba(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_resp: *mut f64, out_lse: *mut f64) -> i32 {
     let g = &(*h).gmm;
     status(|| {
@@ -219,7 +190,6 @@ pub unsafe extern "C" fn fm_gmm_predict_proba(h: *const GmmHandle, x: *const f64
 ///
 /// # Safety
 /// Live handle; pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_gmm_predict(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_labels: *mut u32) -> i32 {
     let g = &(*h).gmm;
     status(|| {
@@ -233,7 +203,6 @@ pub unsafe extern "C" fn fm_gmm_predict(h: *const GmmHandle, x: *const f64, n: u
 ///
 /// # Safety
 /// Live handle; pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_gmm_sample(h: *const GmmHandle, n: usize, seed_lo: u32, seed_hi: u32, out_x: *mut f64, out_labels: *mut u32) -> i32 {
     let g = &(*h).gmm;
     status(|| {
@@ -249,7 +218,6 @@ pub unsafe extern "C" fn fm_gmm_sample(h: *const GmmHandle, n: usize, seed_lo: u
 ///
 /// # Safety
 /// `h` is a live handle.
-#[no_mangle]
 pub unsafe extern "C" fn fm_gmm_set_stats(h: *mut GmmHandle, converged: i32, n_iter: usize, lower_bound: f64) {
     let h = &mut *h;
     h.converged = converged != 0;

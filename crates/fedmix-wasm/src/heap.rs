@@ -114,7 +114,6 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOCATOR: Counting = Counting;
 
 /// Bytes currently allocated on the Rust heap (models, buffers, the error text).
-#[no_mangle]
 pub extern "C" fn fm_heap_in_use() -> usize {
     IN_USE.load(Ordering::Relaxed)
 }
@@ -128,18 +127,15 @@ pub(crate) fn set_error(message: String) {
     LAST_ERROR.with(|s| *s.borrow_mut() = message);
 }
 
-#[no_mangle]
 pub extern "C" fn fm_last_error_ptr() -> *const u8 {
     LAST_ERROR.with(|s| s.borrow().as_ptr())
 }
 
-#[no_mangle]
 pub extern "C" fn fm_last_error_len() -> usize {
     LAST_ERROR.with(|s| s.borrow().len())
 }
 
 /// Frees the last error message once TypeScript has read it.
-#[no_mangle]
 pub extern "C" fn fm_clear_error() {
     LAST_ERROR.with(|s| *s.borrow_mut() = String::new());
 }
@@ -150,7 +146,6 @@ fn layout(bytes: usize) -> Option<Layout> {
 
 /// 16-byte aligned block of `bytes` bytes, or null when memory cannot grow
 /// (the reserve is not drawn on: see RESERVE).
-#[no_mangle]
 pub extern "C" fn fm_alloc(bytes: usize) -> *mut u8 {
     match layout(bytes) {
         Some(l) => unsafe { ALLOCATOR.take(l, false) },
@@ -160,7 +155,6 @@ pub extern "C" fn fm_alloc(bytes: usize) -> *mut u8 {
 
 /// # Safety
 /// `ptr` must come from fm_alloc with the same `bytes`, and be freed once.
-#[no_mangle]
 pub unsafe extern "C" fn fm_free(ptr: *mut u8, bytes: usize) {
     if !ptr.is_null() {
         if let Some(l) = layout(bytes) {
@@ -175,27 +169,23 @@ pub unsafe extern "C" fn fm_free(ptr: *mut u8, bytes: usize) {
 ///
 /// # Safety
 /// `align` is a power of two and `size`, rounded up to it, does not overflow.
-#[no_mangle]
 pub unsafe extern "C" fn fm_heap_alloc(size: usize, align: usize) -> *mut u8 {
     ALLOCATOR.alloc(Layout::from_size_align_unchecked(size, align))
 }
 
 /// # Safety
 /// `ptr` came from fm_heap_alloc or fm_heap_realloc with this size and alignment.
-#[no_mangle]
 pub unsafe extern "C" fn fm_heap_dealloc(ptr: *mut u8, size: usize, align: usize) {
     ALLOCATOR.dealloc(ptr, Layout::from_size_align_unchecked(size, align))
 }
 
 /// # Safety
 /// As fm_heap_dealloc, and `new_size` rounded up to `align` does not overflow.
-#[no_mangle]
 pub unsafe extern "C" fn fm_heap_realloc(ptr: *mut u8, size: usize, align: usize, new_size: usize) -> *mut u8 {
     ALLOCATOR.realloc(ptr, Layout::from_size_align_unchecked(size, align), new_size)
 }
 
 /// Takes the reserve for a feature module's call (1), or says memory cannot hold it (0).
-#[no_mangle]
 pub extern "C" fn fm_heap_hold_reserve() -> i32 {
     hold_reserve() as i32
 }
@@ -205,7 +195,6 @@ pub extern "C" fn fm_heap_hold_reserve() -> i32 {
 ///
 /// # Safety
 /// The three are a String's parts, given up by its owner.
-#[no_mangle]
 pub unsafe extern "C" fn fm_heap_set_error(ptr: *mut u8, len: usize, capacity: usize) {
     set_error(String::from_raw_parts(ptr, len, capacity));
 }

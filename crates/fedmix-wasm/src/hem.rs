@@ -16,29 +16,20 @@ use fedmix_core::{Error, Rng};
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_hem_reduce(
-    covariance_type: i32,
-    d: usize,
-    n: usize,
+    options: *const crate::HemReduceOptions,
     weights: *const f64,
     means: *const f64,
     covariances: *const f64,
-    k: usize,
-    virtual_samples: f64,
-    tol: f64,
-    max_iter: usize,
-    reg_covar: f64,
-    n_init: usize,
     means_init: *const f64,
-    seed_lo: u32,
-    seed_hi: u32,
     out_weights: *mut f64,
     out_means: *mut f64,
     out_covariances: *mut f64,
     out_stats: *mut f64,
 ) -> i32 {
+    let crate::HemReduceOptions { covariance_type, d, n, k, virtual_samples, tol, max_iter, reg_covar, n_init, seed_lo, seed_hi } = *options;
+    let d = d as usize; let n = n as usize; let k = k as usize; let max_iter = max_iter as usize; let n_init = n_init as usize;
     status(|| {
         let t = CovarianceType::from_code(covariance_type)?;
         let too_many = || Error::data(format!("{} components of {} dimensions are too many", n, d));
@@ -70,13 +61,14 @@ mod tests {
         let (w, m, s) = ([0.5, 0.5], [0.0, 0.0, 4.0, 4.0], [1.0, 1.0, 1.0, 1.0]);
         let (mut ow, mut om, mut oc, mut st) = ([0.0; 1], [0.0; 2], [0.0; 2], [0.0; 4]);
         let diag = CovarianceType::Diag.code();
-        let r = unsafe { fm_hem_reduce(diag, 2, 2, w.as_ptr(), m.as_ptr(), s.as_ptr(), 1, 100.0, 1e-3, 100, 0.0, 1, null(), 0, 0, ow.as_mut_ptr(), om.as_mut_ptr(), oc.as_mut_ptr(), st.as_mut_ptr()) };
+        let o = |covariance_type, k| crate::HemReduceOptions { covariance_type, d: 2, n: 2, k, virtual_samples: 100.0, tol: 1e-3, max_iter: 100, reg_covar: 0.0, n_init: 1, seed_lo: 0, seed_hi: 0 };
+        let r = unsafe { fm_hem_reduce(&o(diag, 1), w.as_ptr(), m.as_ptr(), s.as_ptr(), null(), ow.as_mut_ptr(), om.as_mut_ptr(), oc.as_mut_ptr(), st.as_mut_ptr()) };
         assert_eq!(r, 0);
         // one component: the moment-matched Gaussian (variance 1 + 2^2)
         assert!((ow[0] - 1.0).abs() < 1e-12 && (om[0] - 2.0).abs() < 1e-12 && (oc[0] - 5.0).abs() < 1e-12);
-        let r = unsafe { fm_hem_reduce(diag, 2, 2, w.as_ptr(), m.as_ptr(), s.as_ptr(), 3, 100.0, 1e-3, 100, 0.0, 1, null(), 0, 0, null_mut(), null_mut(), null_mut(), null_mut()) };
+        let r = unsafe { fm_hem_reduce(&o(diag, 3), w.as_ptr(), m.as_ptr(), s.as_ptr(), null(), null_mut(), null_mut(), null_mut(), null_mut()) };
         assert_eq!(r, fedmix_core::ErrorKind::InvalidParameter.code());
-        let r = unsafe { fm_hem_reduce(9, 2, 2, w.as_ptr(), m.as_ptr(), s.as_ptr(), 1, 100.0, 1e-3, 100, 0.0, 1, null(), 0, 0, null_mut(), null_mut(), null_mut(), null_mut()) };
+        let r = unsafe { fm_hem_reduce(&o(9, 1), w.as_ptr(), m.as_ptr(), s.as_ptr(), null(), null_mut(), null_mut(), null_mut(), null_mut()) };
         assert_eq!(r, fedmix_core::ErrorKind::InvalidParameter.code());
     }
 }

@@ -7,14 +7,12 @@ use fedmix_core::kernels;
 ///
 /// # Safety
 /// `p` covers n values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_exp(p: *mut f64, n: usize) {
     kernels::exp_in_place(f64s_mut(p, n));
 }
 
 /// Floating-point operations of `iters` rounds of independent multiply-adds;
 /// timed from JavaScript to measure the machine's SIMD peak.
-#[no_mangle]
 pub extern "C" fn fm_madd_peak(iters: f64, seed: f64) -> f64 {
     let mut sink = 0.0;
     let flops = kernels::madd_peak(iters as u64, seed, &mut sink);

@@ -15,25 +15,16 @@ pub(crate) const INIT_GIVEN: i32 = 2;
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_kmeans_fit(
     x: *const f64,
-    n: usize,
-    d: usize,
-    k: usize,
-    init: i32,
+    options: *const crate::KmeansFitOptions,
     centers: *const f64,
-    centers_len: usize,
-    n_init: usize,
-    max_iter: usize,
-    tol: f64,
-    seed_lo: u32,
-    seed_hi: u32,
     out_centers: *mut f64,
     out_labels: *mut u32,
     out_stats: *mut f64,
 ) -> i32 {
+    let crate::KmeansFitOptions { n, d, k, init, centers_len, n_init, max_iter, tol, seed_lo, seed_hi } = *options;
+    let n = n as usize; let d = d as usize; let k = k as usize; let centers_len = centers_len as usize; let n_init = n_init as usize; let max_iter = max_iter as usize;
     status(|| {
         let init = match init {
             INIT_PLUS_PLUS => KMeansInit::PlusPlus,
@@ -54,7 +45,6 @@ pub unsafe extern "C" fn fm_kmeans_fit(
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_kmeans_predict(x: *const f64, n: usize, d: usize, centers: *const f64, k: usize, out_labels: *mut u32, out_dist: *mut f64) -> i32 {
     status(|| {
         let x = data(x, n, d)?;

@@ -21,7 +21,76 @@
 use fedmix_core::{alloc as buffers, Data, Error, Result};
 use std::slice;
 
+/// One export of the C ABI (src/exports.rs): the `#[no_mangle]` function
+/// `name`, in the modules of the build that have `feature` (every module for
+/// `every`; the core for `lent`, the heap the feature modules import), which
+/// calls the implementation of the same name in `module`. Its parameters and
+/// result are declared here once: an implementation that differs does not compile.
+macro_rules! export {
+    (every fn $module:ident :: $name:ident ( $($p:ident : $t:ty),* $(,)? ) $(-> $r:ty)?) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($p: $t),*) $(-> $r)? {
+            crate::$module::$name($($p),*)
+        }
+    };
+    (lent fn $($rest:tt)*) => {
+        export!("core" fn $($rest)*);
+    };
+    ($feature:literal fn $module:ident :: $name:ident ( $($p:ident : $t:ty),* $(,)? ) $(-> $r:ty)?) => {
+        #[cfg(feature = $feature)]
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($p: $t),*) $(-> $r)? {
+            crate::$module::$name($($p),*)
+        }
+    };
+}
+
+/// The option structs of the C ABI (src/exports.rs): the scalar arguments of
+/// an export that would take more than 8, which TypeScript writes into WASM
+/// memory with the writer scripts/gen-wasm-abi.mjs generates. Their fields are
+/// u32, i32, f32 and f64 only, so that #[repr(C)] lays them out as the
+/// generator does (each field at the next multiple of its size), on wasm32 and
+/// natively alike; the test below holds the two together.
+macro_rules! option_structs {
+    ($( $(#[$meta:meta])* $feature:literal struct $name:ident { $($field:ident : $t:ty),* $(,)? } )*) => {
+        $(
+            $(#[$meta])*
+            #[cfg(feature = $feature)]
+            #[repr(C)]
+            #[derive(Clone, Copy, Debug, Default, PartialEq)]
+            pub struct $name { $(pub $field: $t),* }
+        )*
+
+        #[cfg(test)]
+        #[test]
+        fn option_structs_have_the_generated_layout() {
+            $(
+                #[cfg(feature = $feature)]
+                {
+                    let value = std::mem::MaybeUninit::<$name>::uninit();
+                    let base = value.as_ptr() as usize;
+                    let mut at = 0usize;
+                    let mut align = 1usize;
+                    $(
+                        let size = std::mem::size_of::<$t>();
+                        assert!(matches!(stringify!($t), "u32" | "i32" | "f32" | "f64"), "{}.{}: {}", stringify!($name), stringify!($field), stringify!($t));
+                        at = (at + size - 1) / size * size;
+                        align = align.max(size);
+                        // the field's address, without reading it
+                        let field = unsafe { std::ptr::addr_of!((*value.as_ptr()).$field) } as usize;
+                        assert_eq!(field - base, at, "{}.{}", stringify!($name), stringify!($field));
+                        at += size;
+                    )*
+                    assert_eq!(std::mem::size_of::<$name>(), (at + align - 1) / align * align, "{}", stringify!($name));
+                }
+            )*
+        }
+    };
+}
+
 mod codes;
+mod exports;
+pub use exports::*;
 #[cfg(feature = "core")]
 mod heap;
 #[cfg(feature = "core")]
@@ -41,6 +110,8 @@ mod gmm_handle;
 mod kernels;
 #[cfg(feature = "core")]
 mod kmeans;
+#[cfg(feature = "core")]
+mod linalg;
 #[cfg(feature = "core")]
 mod pca;
 #[cfg(feature = "core")]
@@ -73,7 +144,7 @@ mod assignment;
 mod gaussian_costs;
 
 /// Bumped whenever an export changes meaning; the loader checks it.
-const ABI_VERSION: i32 = 14;
+const ABI_VERSION: i32 = 15;
 
 /// The status of a call that succeeded; a failed one returns ErrorKind::code.
 const OK: i32 = 0;
@@ -103,16 +174,6 @@ fn status(call: impl FnOnce() -> Result<()>) -> i32 {
             code
         }
     }
-}
-
-#[no_mangle]
-pub extern "C" fn fm_abi_version() -> i32 {
-    ABI_VERSION
-}
-
-#[no_mangle]
-pub extern "C" fn fm_simd() -> i32 {
-    fedmix_core::kernels::SIMD as i32
 }
 
 unsafe fn f64s<'a>(ptr: *const f64, len: usize) -> &'a [f64] {

@@ -23,7 +23,6 @@ fn mdm_cells(m: usize, c: usize) -> Result<usize> {
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_mdm_check(k: usize, c: usize, n_max: usize, tau: *const f64, alpha: *const f64, pi: *const f64) -> i32 {
     status(|| mdm_model(k, c, n_max, tau, alpha, pi).map(|_| ()))
 }
@@ -33,7 +32,6 @@ pub unsafe extern "C" fn fm_mdm_check(k: usize, c: usize, n_max: usize, tau: *co
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_mdm_check_histograms(counts: *const f64, sizes: *const f64, m: usize, c: usize, n_max: usize) -> i32 {
     status(|| {
         let cells = mdm_cells(m, c)?;
@@ -46,21 +44,19 @@ pub unsafe extern "C" fn fm_mdm_check_histograms(counts: *const f64, sizes: *con
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_mdm_log_pmf(
-    k: usize,
-    c: usize,
-    n_max: usize,
+    options: *const crate::MdmLogPmfOptions,
     tau: *const f64,
     alpha: *const f64,
     pi: *const f64,
     counts: *const f64,
     sizes: *const f64,
-    m: usize,
     out_ll: *mut f64,
     out_resp: *mut f64,
 ) -> i32 {
+    let crate::MdmLogPmfOptions { k, c, n_max, m } = *options;
+    let k = k as usize; let c = c as usize; let n_max = n_max as usize; let m = m as usize;
     status(|| {
         let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
         let cells = mdm_cells(m, c)?;
@@ -73,22 +69,17 @@ pub unsafe extern "C" fn fm_mdm_log_pmf(
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_mdm_sample(
-    k: usize,
-    c: usize,
-    n_max: usize,
+    options: *const crate::MdmSampleOptions,
     tau: *const f64,
     alpha: *const f64,
     pi: *const f64,
-    m: usize,
-    seed_lo: u32,
-    seed_hi: u32,
     out_counts: *mut f64,
     out_sizes: *mut f64,
     out_components: *mut u32,
 ) -> i32 {
+    let crate::MdmSampleOptions { k, c, n_max, m, seed_lo, seed_hi } = *options;
+    let k = k as usize; let c = c as usize; let n_max = n_max as usize; let m = m as usize;
     status(|| {
         let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
         let cells = mdm_cells(m, c)?;
@@ -100,20 +91,17 @@ pub unsafe extern "C" fn fm_mdm_sample(
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_mdm_init_stats(
-    k: usize,
-    c: usize,
-    n_max: usize,
+    options: *const crate::MdmInitStatsOptions,
     counts: *const f64,
     sizes: *const f64,
-    m: usize,
     components: *const u32,
     out_e: *mut f64,
     out_p: *mut f64,
     out_q: *mut f64,
 ) -> i32 {
+    let crate::MdmInitStatsOptions { k, c, n_max, m } = *options;
+    let k = k as usize; let c = c as usize; let n_max = n_max as usize; let m = m as usize;
     status(|| {
         mdm::check_shape(k, c, n_max)?;
         let cells = mdm_cells(m, c)?;
@@ -132,7 +120,6 @@ pub unsafe extern "C" fn fm_mdm_init_stats(
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_mdm_prepare(k: usize, c: usize, n_max: usize, tau: *const f64, alpha: *const f64, pi: *const f64, out_handle: *mut usize) -> i32 {
     status(|| {
         let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
@@ -143,7 +130,6 @@ pub unsafe extern "C" fn fm_mdm_prepare(k: usize, c: usize, n_max: usize, tau: *
 
 /// # Safety
 /// `h` is 0 or a handle from fm_mdm_prepare, freed once.
-#[no_mangle]
 pub unsafe extern "C" fn fm_mdm_prepared_free(h: *mut Prepared) {
     if !h.is_null() {
         drop(Box::from_raw(h));
@@ -157,20 +143,20 @@ pub unsafe extern "C" fn fm_mdm_prepared_free(h: *mut Prepared) {
 ///
 /// # Safety
 /// `h` is a live handle from fm_mdm_prepare; pointers cover the model's shapes.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_mdm_round_stats(
     h: *mut Prepared,
     counts: *const f64,
     sizes: *const f64,
-    m: usize,
-    clip: f64,
+    options: *const crate::MdmRoundStatsOptions,
     out_omega: *mut f64,
     out_e: *mut f64,
     out_u: *mut f64,
     out_v: *mut f64,
     out_extra: *mut f64,
 ) -> i32 {
+    let crate::MdmRoundStatsOptions { m, clip } = *options;
+    let m = m as usize;
     status(|| {
         let prep = &mut *h;
         let (k, c, n_max) = (prep.model.k, prep.model.c, prep.model.n_max);
@@ -200,22 +186,19 @@ fn write_model(model: &Mdm, tau: *mut f64, alpha: *mut f64, pi: *mut f64) {
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_mdm_initialize(
-    k: usize,
-    c: usize,
-    n_max: usize,
+    options: *const crate::MdmInitializeOptions,
     e: *const f64,
     p: *const f64,
     q: *const f64,
-    clients: f64,
-    noisy: i32,
     out_tau: *mut f64,
     out_alpha: *mut f64,
     out_pi: *mut f64,
     out_flags: *mut f64,
 ) -> i32 {
+    let crate::MdmInitializeOptions { k, c, n_max, clients, noisy } = *options;
+    let k = k as usize; let c = c as usize; let n_max = n_max as usize;
     status(|| {
         mdm::check_shape(k, c, n_max)?;
         let agg = InitStats { k, c, n_max, e: buffers::copy(f64s(e, k * n_max))?, p: buffers::copy(f64s(p, k * c))?, q: buffers::copy(f64s(q, k * c))?, clients };
@@ -232,12 +215,9 @@ pub unsafe extern "C" fn fm_mdm_initialize(
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_mdm_update(
-    k: usize,
-    c: usize,
-    n_max: usize,
+    options: *const crate::MdmUpdateOptions,
     tau: *const f64,
     alpha: *const f64,
     pi: *const f64,
@@ -245,13 +225,13 @@ pub unsafe extern "C" fn fm_mdm_update(
     e: *const f64,
     u: *const f64,
     v: *const f64,
-    clients: f64,
-    noisy: i32,
     out_tau: *mut f64,
     out_alpha: *mut f64,
     out_pi: *mut f64,
     out_flags: *mut f64,
 ) -> i32 {
+    let crate::MdmUpdateOptions { k, c, n_max, clients, noisy } = *options;
+    let k = k as usize; let c = c as usize; let n_max = n_max as usize;
     status(|| {
         let model = mdm_model(k, c, n_max, tau, alpha, pi)?;
         let agg = RoundStats {

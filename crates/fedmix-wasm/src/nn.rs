@@ -44,9 +44,9 @@ fn handle<T>(value: T, out: *mut usize) {
 ///
 /// # Safety
 /// `sizes` covers n_sizes values; `out_handle` receives the handle.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn fm_nn_new(sizes: *const u32, n_sizes: usize, hidden: i32, output: i32, loss: i32, init: i32, seed_lo: u32, seed_hi: u32, out_handle: *mut usize) -> i32 {
+pub unsafe extern "C" fn fm_nn_new(sizes: *const u32, options: *const crate::NnNewOptions, out_handle: *mut usize) -> i32 {
+    let crate::NnNewOptions { n_sizes, hidden, output, loss, init, seed_lo, seed_hi } = *options;
+    let n_sizes = n_sizes as usize;
     status(|| {
         let widths = buffers::collect(super::u32s(sizes, n_sizes).iter().map(|&s| s as usize))?;
         let arch = Architecture::new(widths, Activation::from_code(hidden)?, Activation::from_code(output)?, Loss::from_code(loss)?)?;
@@ -58,7 +58,6 @@ pub unsafe extern "C" fn fm_nn_new(sizes: *const u32, n_sizes: usize, hidden: i3
 
 /// # Safety
 /// `h` is a live network handle, freed once.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_free(h: *mut Network) {
     if !h.is_null() {
         drop(Box::from_raw(h));
@@ -67,7 +66,6 @@ pub unsafe extern "C" fn fm_nn_free(h: *mut Network) {
 
 /// # Safety
 /// `h` is a live network handle.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_parameter_count(h: *const Network) -> usize {
     (*h).n_parameters()
 }
@@ -76,7 +74,6 @@ pub unsafe extern "C" fn fm_nn_parameter_count(h: *const Network) -> usize {
 ///
 /// # Safety
 /// `h` is live; `out` holds fm_nn_parameter_count values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_get_parameters(h: *const Network, out: *mut f32) {
     let p = &(*h).params;
     f32s_mut(out, p.len()).copy_from_slice(p);
@@ -86,7 +83,6 @@ pub unsafe extern "C" fn fm_nn_get_parameters(h: *const Network, out: *mut f32) 
 ///
 /// # Safety
 /// `h` is live; `out` holds fm_nn_parameter_count values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_get_gradients(h: *const Network, out: *mut f32) {
     let g = &(*h).grads;
     f32s_mut(out, g.len()).copy_from_slice(g);
@@ -96,7 +92,6 @@ pub unsafe extern "C" fn fm_nn_get_gradients(h: *const Network, out: *mut f32) {
 ///
 /// # Safety
 /// `h` is live; `p` covers len values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_set_parameters(h: *mut Network, p: *const f32, len: usize) -> i32 {
     let net = &mut *h;
     status(|| net.set_parameters(f32s(p, len)))
@@ -106,7 +101,6 @@ pub unsafe extern "C" fn fm_nn_set_parameters(h: *mut Network, p: *const f32, le
 ///
 /// # Safety
 /// `h` is live.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_call_bytes(h: *const Network, rows: usize) -> f64 {
     fedmix_core::nn::train::Workspace::bytes(&*h, rows)
 }
@@ -118,7 +112,6 @@ pub unsafe extern "C" fn fm_nn_call_bytes(h: *const Network, rows: usize) -> f64
 ///
 /// # Safety
 /// `out_handle` receives the handle.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_set_new(n: usize, d: usize, kind: i32, width: usize, out_handle: *mut usize) -> i32 {
     status(|| {
         let set = TrainingSet::new(n, d, TargetKind::from_code(kind)?, width)?;
@@ -129,7 +122,6 @@ pub unsafe extern "C" fn fm_nn_set_new(n: usize, d: usize, kind: i32, width: usi
 
 /// # Safety
 /// `h` is a live set handle, freed once.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_set_free(h: *mut TrainingSet) {
     if !h.is_null() {
         drop(Box::from_raw(h));
@@ -140,7 +132,6 @@ pub unsafe extern "C" fn fm_nn_set_free(h: *mut TrainingSet) {
 ///
 /// # Safety
 /// `h` is live.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_set_inputs(h: *mut TrainingSet) -> *mut f32 {
     (*h).x.as_mut_ptr()
 }
@@ -150,7 +141,6 @@ pub unsafe extern "C" fn fm_nn_set_inputs(h: *mut TrainingSet) -> *mut f32 {
 ///
 /// # Safety
 /// `h` is live.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_set_targets(h: *mut TrainingSet) -> *mut u8 {
     let set = &mut *h;
     match set.kind {
@@ -164,7 +154,6 @@ pub unsafe extern "C" fn fm_nn_set_targets(h: *mut TrainingSet) -> *mut u8 {
 ///
 /// # Safety
 /// `h` is live.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_set_seal(h: *mut TrainingSet) -> i32 {
     let set = &mut *h;
     status(|| set.seal())
@@ -174,7 +163,6 @@ pub unsafe extern "C" fn fm_nn_set_seal(h: *mut TrainingSet) -> i32 {
 ///
 /// # Safety
 /// Both handles are live.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_set_check(net: *const Network, set: *const TrainingSet) -> i32 {
     let (net, set) = (&*net, &*set);
     status(|| set.check_for(net))
@@ -186,21 +174,12 @@ pub unsafe extern "C" fn fm_nn_set_check(net: *const Network, set: *const Traini
 ///
 /// # Safety
 /// `net` is live; `out_handle` receives the handle.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_nn_optimizer_new(
     net: *const Network,
-    kind: i32,
-    lr: f64,
-    momentum: f64,
-    dampening: f64,
-    nesterov: i32,
-    weight_decay: f64,
-    beta1: f64,
-    beta2: f64,
-    eps: f64,
+    options: *const crate::NnOptimizerNewOptions,
     out_handle: *mut usize,
 ) -> i32 {
+    let crate::NnOptimizerNewOptions { kind, lr, momentum, dampening, nesterov, weight_decay, beta1, beta2, eps } = *options;
     let n = (*net).n_parameters();
     status(|| {
         let spec = match kind {
@@ -217,7 +196,6 @@ pub unsafe extern "C" fn fm_nn_optimizer_new(
 ///
 /// # Safety
 /// `h` is live.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_optimizer_reset(h: *mut Optimizer) {
     (*h).reset();
 }
@@ -226,14 +204,12 @@ pub unsafe extern "C" fn fm_nn_optimizer_reset(h: *mut Optimizer) {
 ///
 /// # Safety
 /// `h` is live.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_optimizer_steps(h: *const Optimizer) -> f64 {
     (*h).steps as f64
 }
 
 /// # Safety
 /// `h` is a live optimizer handle, freed once.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_optimizer_free(h: *mut Optimizer) {
     if !h.is_null() {
         drop(Box::from_raw(h));
@@ -248,25 +224,19 @@ pub unsafe extern "C" fn fm_nn_optimizer_free(h: *mut Optimizer) {
 ///
 /// # Safety
 /// Handles are live; pointers cover their lengths.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_nn_train_epoch(
     net: *mut Network,
     set: *mut TrainingSet,
     opt: *mut Optimizer,
-    batch: usize,
-    seed_lo: u32,
-    seed_hi: u32,
+    options: *const crate::NnTrainEpochOptions,
     order: *const u32,
-    order_len: usize,
-    l2: f64,
-    mu: f64,
     anchor: *const f32,
-    anchor_len: usize,
     correction: *const f32,
-    correction_len: usize,
     out_loss: *mut f64,
 ) -> i32 {
+    let crate::NnTrainEpochOptions { batch, seed_lo, seed_hi, order_len, l2, mu, anchor_len, correction_len } = *options;
+    let batch = batch as usize; let order_len = order_len as usize; let anchor_len = anchor_len as usize; let correction_len = correction_len as usize;
     let (net, set, opt) = (&mut *net, &mut *set, &mut *opt);
     status(|| {
         let order = if order.is_null() { Order::Seeded(seed(seed_lo, seed_hi)) } else { Order::Given(super::u32s(order, order_len)) };
@@ -280,7 +250,6 @@ pub unsafe extern "C" fn fm_nn_train_epoch(
 ///
 /// # Safety
 /// Handles are live.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_evaluate(net: *const Network, set: *const TrainingSet, out_loss: *mut f64) -> i32 {
     let (net, set) = (&*net, &*set);
     status(|| {
@@ -295,7 +264,6 @@ pub unsafe extern "C" fn fm_nn_evaluate(net: *const Network, set: *const Trainin
 ///
 /// # Safety
 /// `net` is live; `x` covers n x inputs values and `out` n x width.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_predict(net: *const Network, x: *const f32, n: usize, layer: usize, out: *mut f32) -> i32 {
     let net = &*net;
     status(|| {
@@ -310,7 +278,6 @@ pub unsafe extern "C" fn fm_nn_predict(net: *const Network, x: *const f32, n: us
 ///
 /// # Safety
 /// `net` is live; `x` covers n x inputs values and `out` n.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_reconstruction_errors(net: *const Network, x: *const f32, n: usize, out: *mut f64) -> i32 {
     let net = &*net;
     status(|| net.reconstruction_errors(f32s(x, n * net.arch.inputs()), n, f64s_mut(out, n)))
@@ -324,7 +291,6 @@ pub unsafe extern "C" fn fm_nn_reconstruction_errors(net: *const Network, x: *co
 ///
 /// # Safety
 /// `net` is live; pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_nn_batch_gradient(net: *mut Network, x: *const f32, rows: usize, t: *const f32, labels: *const i32, out_outputs: *mut f32, out_loss: *mut f64) -> i32 {
     let net = &mut *net;
     status(|| {
@@ -341,7 +307,6 @@ pub unsafe extern "C" fn fm_nn_batch_gradient(net: *mut Network, x: *const f32, 
 /// multiply-adds (fedmix_core::nn::lanes::madd_peak, scalar lanes in the
 /// scalar build); timed from JavaScript to measure the peak the network
 /// kernels are compared with (bench/nn.mjs).
-#[no_mangle]
 pub extern "C" fn fm_peak_probe_f32x4(iters: f64) -> f64 {
     let mut sink = 0.0f32;
     let flops = fedmix_core::nn::lanes::madd_peak(iters as u64, 1.0, &mut sink);
@@ -355,13 +320,21 @@ pub extern "C" fn fm_peak_probe_f32x4(iters: f64) -> f64 {
 mod tests {
     use super::*;
 
+    fn adam(kind: i32, lr: f64) -> crate::NnOptimizerNewOptions {
+        crate::NnOptimizerNewOptions { kind, lr, beta1: 0.9, beta2: 0.999, eps: 1e-8, ..Default::default() }
+    }
+
+    fn epoch(batch: u32, seed_lo: u32) -> crate::NnTrainEpochOptions {
+        crate::NnTrainEpochOptions { batch, seed_lo, ..Default::default() }
+    }
+
     // (the heap's balance is checked from TypeScript: native tests share one allocator across threads)
     #[test]
     fn a_network_trains_through_the_exports() {
         unsafe {
             let sizes = [4u32, 6, 2];
             let mut h = 0usize;
-            assert_eq!(fm_nn_new(sizes.as_ptr(), 3, 0, 4, 2, 0, 1, 0, &mut h), 0);
+            assert_eq!(fm_nn_new(sizes.as_ptr(), &crate::NnNewOptions { n_sizes: 3, hidden: 0, output: 4, loss: 2, init: 0, seed_lo: 1, seed_hi: 0 }, &mut h), 0);
             let net = h as *mut Network;
             assert_eq!(fm_nn_parameter_count(net), 4 * 6 + 6 + 6 * 2 + 2);
             let mut s = 0usize;
@@ -378,12 +351,12 @@ mod tests {
             assert_eq!(fm_nn_set_seal(set), 0);
             assert_eq!(fm_nn_set_check(net, set), 0);
             let mut o = 0usize;
-            assert_eq!(fm_nn_optimizer_new(net, optim::ADAM, 0.05, 0.0, 0.0, 0, 0.0, 0.9, 0.999, 1e-8, &mut o), 0);
+            assert_eq!(fm_nn_optimizer_new(net, &adam(optim::ADAM, 0.05), &mut o), 0);
             let opt = o as *mut Optimizer;
             let mut first = 0.0;
             let mut loss = 0.0;
             for e in 0..20 {
-                assert_eq!(fm_nn_train_epoch(net, set, opt, 5, e, 0, std::ptr::null(), 0, 0.0, 0.0, std::ptr::null(), 0, std::ptr::null(), 0, &mut loss), 0);
+                assert_eq!(fm_nn_train_epoch(net, set, opt, &epoch(5, e), std::ptr::null(), std::ptr::null(), std::ptr::null(), &mut loss), 0);
                 if e == 0 {
                     first = loss;
                 }
@@ -391,11 +364,11 @@ mod tests {
             assert!(loss < 0.2 * first, "{} -> {}", first, loss);
             assert_eq!(fm_nn_optimizer_steps(opt), 80.0);
             // refusals are statuses: a batch larger than the set, a wrong parameter length, a bad optimizer
-            assert_eq!(fm_nn_train_epoch(net, set, opt, 21, 0, 0, std::ptr::null(), 0, 0.0, 0.0, std::ptr::null(), 0, std::ptr::null(), 0, &mut loss), 2);
+            assert_eq!(fm_nn_train_epoch(net, set, opt, &epoch(21, 0), std::ptr::null(), std::ptr::null(), std::ptr::null(), &mut loss), 2);
             let p = [0.0f32; 3];
             assert_eq!(fm_nn_set_parameters(net, p.as_ptr(), 3), 2);
             let mut bad = 0usize;
-            assert_eq!(fm_nn_optimizer_new(net, optim::SGD, 0.0, 0.0, 0.0, 0, 0.0, 0.9, 0.999, 1e-8, &mut bad), 2);
+            assert_eq!(fm_nn_optimizer_new(net, &adam(optim::SGD, 0.0), &mut bad), 2);
             let mut out = vec![0.0f32; 40];
             assert_eq!(fm_nn_predict(net, x.as_ptr(), 20, 2, out.as_mut_ptr()), 0);
             fm_nn_optimizer_free(opt);

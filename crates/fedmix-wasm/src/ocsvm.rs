@@ -21,22 +21,13 @@ fn into_handle(model: OneClassSvm, out: *mut usize) {
 ///
 /// # Safety
 /// Pointers cover the shapes.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_ocsvm_fit(
     x: *const f64,
-    n: usize,
-    d: usize,
-    kernel: i32,
-    gamma_code: i32,
-    gamma: f64,
-    nu: f64,
-    tol: f64,
-    shrinking: i32,
-    cache_mb: f64,
-    max_iter: i32,
+    options: *const crate::OcsvmFitOptions,
     out_handle: *mut usize,
 ) -> i32 {
+    let crate::OcsvmFitOptions { n, d, kernel, gamma_code, gamma, nu, tol, shrinking, cache_mb, max_iter } = *options;
+    let n = n as usize; let d = d as usize;
     status(|| {
         let max_iter = match max_iter {
             -1 => None,
@@ -62,22 +53,15 @@ pub unsafe extern "C" fn fm_ocsvm_fit(
 ///
 /// # Safety
 /// Pointers cover their lengths.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_ocsvm_from_parts(
-    kernel: i32,
-    gamma: f64,
-    nu: f64,
-    d: usize,
+    options: *const crate::OcsvmFromPartsOptions,
     sv: *const f64,
-    sv_len: usize,
     coef: *const f64,
-    n_sv: usize,
-    rho: f64,
     support: *const u32,
-    support_len: usize,
     out_handle: *mut usize,
 ) -> i32 {
+    let crate::OcsvmFromPartsOptions { kernel, gamma, nu, d, sv_len, n_sv, rho, support_len } = *options;
+    let d = d as usize; let sv_len = sv_len as usize; let n_sv = n_sv as usize; let support_len = support_len as usize;
     status(|| {
         let support = if support.is_null() { None } else { Some(buffers::copy(u32s(support, support_len))?) };
         let m = OneClassSvm::from_parts(KernelType::from_code(kernel)?, gamma, nu, d, f64s(sv, sv_len), f64s(coef, n_sv), rho, support.as_deref())?;
@@ -90,7 +74,6 @@ pub unsafe extern "C" fn fm_ocsvm_from_parts(
 ///
 /// # Safety
 /// `h` is a live handle.
-#[no_mangle]
 pub unsafe extern "C" fn fm_ocsvm_set_stats(h: *mut OcsvmHandle, n_iter: usize, objective: f64, converged: i32) {
     let m = &mut (*h).model;
     m.n_iter = n_iter;
@@ -100,7 +83,6 @@ pub unsafe extern "C" fn fm_ocsvm_set_stats(h: *mut OcsvmHandle, n_iter: usize, 
 
 /// # Safety
 /// `h` is a live handle; it is dead afterwards.
-#[no_mangle]
 pub unsafe extern "C" fn fm_ocsvm_free(h: *mut OcsvmHandle) {
     if !h.is_null() {
         drop(Box::from_raw(h));
@@ -112,7 +94,6 @@ pub unsafe extern "C" fn fm_ocsvm_free(h: *mut OcsvmHandle) {
 ///
 /// # Safety
 /// `h` is a live handle, `out` holds 10 values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_ocsvm_info(h: *const OcsvmHandle, out: *mut f64) {
     let m = &(*h).model;
     let v = [
@@ -137,7 +118,6 @@ pub unsafe extern "C" fn fm_ocsvm_info(h: *const OcsvmHandle, out: *mut f64) {
 ///
 /// # Safety
 /// `h` is a live handle and `out` is large enough.
-#[no_mangle]
 pub unsafe extern "C" fn fm_ocsvm_read(h: *const OcsvmHandle, which: i32, out: *mut f64) -> i32 {
     let m = &(*h).model;
     match which {
@@ -164,7 +144,6 @@ pub unsafe extern "C" fn fm_ocsvm_read(h: *const OcsvmHandle, which: i32, out: *
 ///
 /// # Safety
 /// Live handle; pointers cover the shapes.
-#[no_mangle]
 pub unsafe extern "C" fn fm_ocsvm_decision_function(h: *const OcsvmHandle, x: *const f64, n: usize, d: usize, out: *mut f64) -> i32 {
     let m = &(*h).model;
     status(|| m.decision_function(&data(x, n, d)?, f64s_mut(out, n)))

@@ -9,19 +9,17 @@ use fedmix_core::{pca, Error};
 ///
 /// # Safety
 /// Pointers cover the shapes given.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_pca_fit(
     x: *const f64,
-    n: usize,
-    d: usize,
-    k: usize,
+    options: *const crate::PcaFitOptions,
     out_mean: *mut f64,
     out_components: *mut f64,
     out_variance: *mut f64,
     out_ratio: *mut f64,
     out_noise: *mut f64,
 ) -> i32 {
+    let crate::PcaFitOptions { n, d, k } = *options;
+    let n = n as usize; let d = d as usize; let k = k as usize;
     status(|| {
         let p = pca::fit(&data(x, n, d)?, k)?;
         f64s_mut(out_mean, d).copy_from_slice(&p.mean);
@@ -39,7 +37,6 @@ pub unsafe extern "C" fn fm_pca_fit(
 ///
 /// # Safety
 /// Pointers cover the shapes given.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn fm_pca_transform(x: *const f64, n: usize, d: usize, mean: *const f64, mean_len: usize, components: *const f64, k: usize, out: *mut f64) -> i32 {
     status(|| {

@@ -8,14 +8,12 @@ use fedmix_core::distributions::{Categorical, Dirichlet, Gamma, Multinomial, MAX
 use fedmix_core::{Error, Result, Rng};
 
 /// A new generator from the seed; freed with fm_rng_free.
-#[no_mangle]
 pub extern "C" fn fm_rng_new(seed_lo: u32, seed_hi: u32) -> *mut Rng {
     Box::into_raw(Box::new(Rng::new(seed(seed_lo, seed_hi))))
 }
 
 /// # Safety
 /// `h` is a live generator; it is dead afterwards.
-#[no_mangle]
 pub unsafe extern "C" fn fm_rng_free(h: *mut Rng) {
     if !h.is_null() {
         drop(Box::from_raw(h));
@@ -26,7 +24,6 @@ pub unsafe extern "C" fn fm_rng_free(h: *mut Rng) {
 ///
 /// # Safety
 /// Live handle; `out` covers n values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_rng_uniform(h: *mut Rng, n: usize, out: *mut f64) {
     let r = &mut *h;
     for o in f64s_mut(out, n) {
@@ -38,7 +35,6 @@ pub unsafe extern "C" fn fm_rng_uniform(h: *mut Rng, n: usize, out: *mut f64) {
 ///
 /// # Safety
 /// Live handle; `out` covers n values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_rng_normal(h: *mut Rng, n: usize, out: *mut f64) {
     let r = &mut *h;
     for o in f64s_mut(out, n) {
@@ -50,7 +46,6 @@ pub unsafe extern "C" fn fm_rng_normal(h: *mut Rng, n: usize, out: *mut f64) {
 ///
 /// # Safety
 /// Live handle; `out` covers n values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_rng_gamma(h: *mut Rng, shape: f64, scale: f64, n: usize, out: *mut f64) -> i32 {
     let r = &mut *h;
     status(|| {
@@ -70,7 +65,6 @@ fn cells(n: usize, k: usize) -> Result<usize> {
 ///
 /// # Safety
 /// Live handle; `alpha` covers k values, `out` n * k.
-#[no_mangle]
 pub unsafe extern "C" fn fm_rng_dirichlet(h: *mut Rng, alpha: *const f64, k: usize, n: usize, out: *mut f64) -> i32 {
     dirichlet_draws(h, alpha, k, n, out, Dirichlet::sample_into)
 }
@@ -97,7 +91,6 @@ unsafe fn dirichlet_draws(h: *mut Rng, alpha: *const f64, k: usize, n: usize, ou
 ///
 /// # Safety
 /// Live handle; `alpha` covers k values, `out` n * k.
-#[no_mangle]
 pub unsafe extern "C" fn fm_rng_log_dirichlet(h: *mut Rng, alpha: *const f64, k: usize, n: usize, out: *mut f64) -> i32 {
     dirichlet_draws(h, alpha, k, n, out, Dirichlet::ln_sample_into)
 }
@@ -107,7 +100,6 @@ pub unsafe extern "C" fn fm_rng_log_dirichlet(h: *mut Rng, alpha: *const f64, k:
 ///
 /// # Safety
 /// Live handle; `probs` covers k values, `out` n * k.
-#[no_mangle]
 pub unsafe extern "C" fn fm_rng_multinomial(h: *mut Rng, trials: f64, probs: *const f64, k: usize, n: usize, out: *mut f64) -> i32 {
     let r = &mut *h;
     status(|| {
@@ -131,7 +123,6 @@ pub unsafe extern "C" fn fm_rng_multinomial(h: *mut Rng, trials: f64, probs: *co
 ///
 /// # Safety
 /// Live handle; `probs` covers k values, `out` n.
-#[no_mangle]
 pub unsafe extern "C" fn fm_rng_categorical(h: *mut Rng, probs: *const f64, k: usize, n: usize, out: *mut u32) -> i32 {
     let r = &mut *h;
     status(|| {
@@ -147,7 +138,6 @@ pub unsafe extern "C" fn fm_rng_categorical(h: *mut Rng, probs: *const f64, k: u
 ///
 /// # Safety
 /// Live handle; `out` covers k values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_rng_choice(h: *mut Rng, n: usize, k: usize, out: *mut u32) -> i32 {
     let r = &mut *h;
     status(|| {
@@ -163,7 +153,6 @@ pub unsafe extern "C" fn fm_rng_choice(h: *mut Rng, n: usize, k: usize, out: *mu
 ///
 /// # Safety
 /// Live handle; `out` covers n values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_rng_permutation(h: *mut Rng, n: usize, out: *mut u32) {
     let out = u32s_mut(out, n);
     for (i, o) in out.iter_mut().enumerate() {

@@ -8,7 +8,6 @@ use fedmix_core::special;
 ///
 /// # Safety
 /// `p` covers n values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_digamma(p: *mut f64, n: usize) {
     special::digamma_in_place(f64s_mut(p, n));
 }
@@ -17,7 +16,6 @@ pub unsafe extern "C" fn fm_digamma(p: *mut f64, n: usize) {
 ///
 /// # Safety
 /// `p` covers n values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_lgamma(p: *mut f64, n: usize) {
     special::lgamma_in_place(f64s_mut(p, n));
 }
@@ -26,7 +24,6 @@ pub unsafe extern "C" fn fm_lgamma(p: *mut f64, n: usize) {
 ///
 /// # Safety
 /// `p` covers n values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_trigamma(p: *mut f64, n: usize) {
     special::trigamma_in_place(f64s_mut(p, n));
 }
@@ -37,7 +34,6 @@ pub unsafe extern "C" fn fm_trigamma(p: *mut f64, n: usize) {
 ///
 /// # Safety
 /// Pointers cover len values.
-#[no_mangle]
 pub unsafe extern "C" fn fm_gamma_differences(which: i32, x: *const f64, nv: *const f64, out: *mut f64, len: usize) {
     let f = if which == DIGAMMA_DIFFERENCE { special::digamma_diff } else { special::ln_rising_factorial };
     for ((o, &a), &b) in f64s_mut(out, len).iter_mut().zip(f64s(x, len)).zip(f64s(nv, len)) {

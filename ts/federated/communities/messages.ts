@@ -19,7 +19,7 @@ import { MAX_LAYERS } from '../messages/network.js';
 import { InvalidMessageError } from '../../errors.js';
 import { DETECTOR_KINDS, type LocalDetectorJSON } from '../../models/detectors.js';
 import { ACTIVATIONS } from '../../models/network.js';
-import { COVARIANCE_TYPES } from '../../models/gaussian-mixture.js';
+import { COVARIANCE_TYPES, covarianceLength } from '../../models/gaussian-mixture.js';
 import { OCSVM_KERNELS } from '../../models/one-class-svm.js';
 import { LIMITS } from '../../validate.js';
 import { lengthIs } from '../messages/checks.js';
@@ -63,11 +63,6 @@ export type RelayPayload = PayloadOf<typeof RELAY>;
 export type DecisionsPayload = PayloadOf<typeof DECISIONS>;
 export type WireDetector = DetectorPayload['detector'];
 
-/** The number of values a GMM's covariances hold, by type. */
-function covarianceValues(type: string, k: number, d: number): number {
-  return type === 'full' ? k * d * d : type === 'tied' ? d * d : type === 'diag' ? k * d : k;
-}
-
 /**
  * A detector as the server takes it: of the kind and dimension the server
  * expects, carrying exactly its kind's parts, each of the right length (the
@@ -102,7 +97,7 @@ export function receiveDetector(m: Message, kind: string, nFeatures: number, con
     const k = det.gmm.weights.length;
     if (k < 1 || k > LIMITS.components) throw new InvalidMessageError(`the mixture has ${k} components; 1 to ${LIMITS.components} are accepted`, 'the mixture has no or too many components');
     lengthIs('gmm.means', det.gmm.means, k * d);
-    lengthIs('gmm.covariances', det.gmm.covariances, covarianceValues(det.gmm.covarianceType, k, d));
+    lengthIs('gmm.covariances', det.gmm.covariances, covarianceLength(det.gmm.covarianceType, k, d));
     for (const w of det.gmm.weights) if (!(w >= 0)) throw new InvalidMessageError('the mixture weights must be >= 0', 'a mixture weight is negative');
   }
   if (det.ocsvm) {

@@ -11,6 +11,7 @@ import { InvalidDataError, InvalidMessageError } from '../../errors.js';
 import { COV_CODE } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import { seedParts } from '../../validate.js';
+import { DEM_KFED_LOCAL_OPTIONS } from '../../wasm/abi.generated.js';
 import { wasm } from '../../wasm/loader.js';
 import { allocate, OwnedHandle, requireWasmMemory, withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
@@ -146,7 +147,7 @@ export class DemClient implements ClientRole {
       const nk = s.f64(kl);
       const s1 = s.f64(kl * d);
       const s2 = s.f64(s2Length(lt, kl, d));
-      s.check(s.w.fm_dem_kfed_local(this.rows.ptr, this.nRows, d, kl, COV_CODE[req.covarianceType], lo, hi, k, centers, nk, s1, s2));
+      s.check(s.w.fm_dem_kfed_local(this.rows.ptr, s.struct(DEM_KFED_LOCAL_OPTIONS, { n: this.nRows, d, kLocal: kl, covType: COV_CODE[req.covarianceType], seedLo: lo, seedHi: hi }), k, centers, nk, s1, s2));
       const kf = s.readF64(k, 1)[0]!;
       return {
         rows: this.nRows,

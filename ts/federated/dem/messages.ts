@@ -20,6 +20,7 @@
  */
 import { InvalidMessageError, restated } from '../../errors.js';
 import { COV_CODE, COVARIANCE_TYPES, type CovarianceType, type GaussianMixture } from '../../models/gaussian-mixture.js';
+import { DEM_CHECK_LOG_LIKELIHOOD_OPTIONS, DEM_CHECK_STATS_OPTIONS } from '../../wasm/abi.generated.js';
 import { withScope, type Scope } from '../../wasm/memory.js';
 import type { FeatureRange } from '../feature-range.js';
 import { GMM_PARAMS, receiveGmmParams } from '../gmm-params.js';
@@ -135,7 +136,7 @@ export function checkStats(q: StatsReply, t: CovarianceType, k: number, d: numbe
   lengthIs('nk', q.nk, k);
   lengthIs('s1', q.s1, k * d);
   lengthIs('s2', q.s2, s2Length(t, k, d));
-  coreCheck((s) => s.w.fm_dem_check_stats(COV_CODE[t], k, d, rows, 0, s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2), 0, regCovar));
+  coreCheck((s) => s.w.fm_dem_check_stats(s.struct(DEM_CHECK_STATS_OPTIONS, { covType: COV_CODE[t], k, d, rows, minCount: 0, regCovar }), 0, s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2)));
   if (summaryShift) {
     if (q.summary === undefined) throw new InvalidMessageError("the first statistics must carry a summary of the client's rows");
     const m = q.summary;
@@ -165,7 +166,7 @@ export function checkLogLikelihood(model: GaussianMixture, q: ReceivedStats, sum
   if (model.covarianceType === 'tied' && (summary === undefined || summaryShift === undefined)) throw new InvalidMessageError("tied statistics come with the client's summary");
   coreCheck((s) =>
     s.w.fm_dem_check_log_likelihood(
-      model.handle, q.rows, q.logLikelihood, s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2),
+      model.handle, s.struct(DEM_CHECK_LOG_LIKELIHOOD_OPTIONS, { rows: q.rows, loglik: q.logLikelihood }), s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2),
       s.f64Optional(summaryShift)[0], s.f64Optional(summary?.absMax)[0], s.f64Optional(summary?.sum)[0], s.f64Optional(summary?.scatter)[0],
     ),
   );
@@ -218,7 +219,7 @@ export function checkKfedLocal(q: KfedLocalReply, t: CovarianceType, kMax: numbe
   lengthIs('s1', q.s1, k * d);
   lengthIs('s2', q.s2, s2Length(lt, k, d));
   // a k-means cluster holds at least one row
-  coreCheck((s) => s.w.fm_dem_check_stats(COV_CODE[lt], k, d, rows, s.f64From(q.centers), s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2), 1, regCovar));
+  coreCheck((s) => s.w.fm_dem_check_stats(s.struct(DEM_CHECK_STATS_OPTIONS, { covType: COV_CODE[lt], k, d, rows, minCount: 1, regCovar }), s.f64From(q.centers), s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2)));
   return { ...q, k };
 }
 

@@ -21,6 +21,7 @@ import { ContributionError, FedmixError, formatValue, inContext, InvalidMessageE
 import { COV_CODE, COVARIANCE_TYPES, GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import { flattenNumeric, optionKeys, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, seedParts, type NumericArray } from '../../validate.js';
+import { DEM_KFED_SERVER_OPTIONS, DEM_SERVER_STEP_OPTIONS } from '../../wasm/abi.generated.js';
 import { withScope } from '../../wasm/memory.js';
 import { FeatureRange } from '../feature-range.js';
 import { gmmParams } from '../gmm-params.js';
@@ -428,8 +429,8 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       const out = s.u32(1);
       s.check(
         s.w.fm_dem_kfed_server(
-          COV_CODE[t], k, d, ls.length, s.f64From(ls.map((l) => l.k)), s.f64From(cat((l) => l.centers)), s.f64From(cat((l) => l.nk)),
-          s.f64From(cat((l) => l.s1)), s.f64From(cat((l) => l.s2)), regCovar, lo, hi, out,
+          s.struct(DEM_KFED_SERVER_OPTIONS, { covType: COV_CODE[t], k, d, m: ls.length, regCovar, seedLo: lo, seedHi: hi }),
+          s.f64From(ls.map((l) => l.k)), s.f64From(cat((l) => l.centers)), s.f64From(cat((l) => l.nk)), s.f64From(cat((l) => l.s1)), s.f64From(cat((l) => l.s2)), out,
         ),
       );
       return GaussianMixture.fromHandle(s, s.readU32(out, 1)[0]!, this.modelOptions());
@@ -486,11 +487,12 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       const out = s.u32(1);
       s.check(
         s.w.fm_dem_server_step(
-          this.current!.handle, rs.length, s.f64From(rs.map((r) => r.rows)), s.f64From(rs.map((r) => r.logLikelihood)),
+          this.current!.handle, s.struct(DEM_SERVER_STEP_OPTIONS, { m: rs.length, regCovar: this.o.regCovar, nIter: round, converged: converged ? 1 : 0 }),
+          s.f64From(rs.map((r) => r.rows)), s.f64From(rs.map((r) => r.logLikelihood)),
           s.f64From(cat((i) => rs[i]!.nk)), s.f64From(cat((i) => rs[i]!.s1)), s.f64From(cat((i) => rs[i]!.s2)),
           s.f64From(this.summaryShift!), s.f64From(cat((i) => sm[i]!.absMax)),
           s.f64From(tied ? cat((i) => sm[i]!.sum!) : []), s.f64From(tied ? cat((i) => sm[i]!.scatter!) : []),
-          this.o.regCovar, round, converged ? 1 : 0, out,
+          out,
         ),
       );
       return GaussianMixture.fromHandle(s, s.readU32(out, 1)[0]!, this.modelOptions());

@@ -1,6 +1,8 @@
 /**
  * Costs between two Gaussians, and the small dense linear algebra the client
- * role needs (d is an encoder's latent dimension: tens, so plain loops suffice).
+ * and server roles need (d is an encoder's latent dimension: tens), all
+ * computed by the Rust core: the Cholesky factor, the eigen-decomposition and
+ * the matrix square root are crates/fedmix-core/src/linalg.rs's.
  *
  * A covariance is either diagonal (d variances) or full (d x d, row-major).
  *
@@ -17,8 +19,9 @@
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import { readRecord, requireOneOf, requireVector } from '../../validate.js';
+import { GAUSSIAN_COSTS_OPTIONS } from '../../wasm/abi.generated.js';
 import { coreConstant } from '../../wasm/constants.js';
-import { requireWasmMemory, withScope } from '../../wasm/memory.js';
+import { requireWasmMemory, withScope, type Scope } from '../../wasm/memory.js';
 
 export type CovarianceKind = 'full' | 'diagonal';
 
@@ -28,22 +31,31 @@ export interface Gaussian {
   covariance: Float64Array;
 }
 
-/** The lower Cholesky factor of a symmetric d x d matrix, or undefined when it is not positive definite. */
+/**
+ * A copy of the d x d matrix `a` in WASM memory for one of the core's
+ * linear-algebra exports (crates/fedmix-core/src/linalg.rs), or undefined
+ * when `a` has fewer than d x d values.
+ */
+function squareIn(s: Scope, a: ArrayLike<number>, d: number): number | undefined {
+  if (!(Number.isSafeInteger(d) && d >= 0 && a.length >= d * d)) return undefined;
+  requireWasmMemory(`a ${d} x ${d} matrix`, 8 * 4 * d * d);
+  return s.f64From(d * d === a.length ? a : Array.prototype.slice.call(a, 0, d * d));
+}
+
+function squareOrThrow(s: Scope, a: ArrayLike<number>, d: number): number {
+  const ptr = squareIn(s, a, d);
+  if (ptr === undefined) throw new InvalidParameterError(`a ${d} x ${d} matrix has ${d * d} values, got ${a.length}`);
+  return ptr;
+}
+
+/** The lower Cholesky factor of a symmetric d x d matrix (the core's), or undefined when it is not positive definite. */
 export function cholesky(a: ArrayLike<number>, d: number): Float64Array | undefined {
-  const L = new Float64Array(d * d);
-  for (let i = 0; i < d; i++) {
-    for (let j = 0; j <= i; j++) {
-      let s = a[i * d + j]!;
-      for (let k = 0; k < j; k++) s -= L[i * d + k]! * L[j * d + k]!;
-      if (i === j) {
-        if (!(s > 0) || !Number.isFinite(s)) return undefined;
-        L[i * d + i] = Math.sqrt(s);
-      } else {
-        L[i * d + j] = s / L[j * d + j]!;
-      }
-    }
-  }
-  return L;
+  return withScope((s) => {
+    const ptr = squareIn(s, a, d);
+    if (ptr === undefined) return undefined;
+    const out = s.f64(d * d);
+    return s.w.fm_cholesky(ptr, d, out) === 1 ? s.readF64(out, d * d) : undefined;
+  });
 }
 
 /** Whether a covariance is symmetric (to a relative 1e-9) and positive definite. */
@@ -107,76 +119,37 @@ export function gaussianLogDensity(c: FactoredCovariance, mean: ArrayLike<number
 }
 
 /**
- * Eigen-decomposition of a symmetric d x d matrix by cyclic Jacobi rotations:
- * the eigenvalues and the eigenvectors as the columns of a row-major matrix.
+ * Eigen-decomposition of a symmetric d x d matrix (the core's; its lower
+ * triangle is read): the eigenvalues, descending, and the unit eigenvectors as
+ * the rows of a row-major matrix.
  */
 export function symmetricEigen(a: ArrayLike<number>, d: number): { values: Float64Array; vectors: Float64Array } {
-  const A = Float64Array.from(a);
-  const V = new Float64Array(d * d);
-  for (let i = 0; i < d; i++) V[i * d + i] = 1;
-  for (let sweep = 0; sweep < 100; sweep++) {
-    let off = 0;
-    let total = 0;
-    for (let i = 0; i < d; i++) {
-      for (let j = 0; j < d; j++) {
-        const v = A[i * d + j]! * A[i * d + j]!;
-        total += v;
-        if (i !== j) off += v;
-      }
-    }
-    if (off <= 1e-30 * total || off === 0) break;
-    for (let p = 0; p < d - 1; p++) {
-      for (let q = p + 1; q < d; q++) {
-        const apq = A[p * d + q]!;
-        if (apq === 0) continue;
-        const theta = (A[q * d + q]! - A[p * d + p]!) / (2 * apq);
-        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
-        const c = 1 / Math.sqrt(t * t + 1);
-        const s = t * c;
-        for (let k = 0; k < d; k++) {
-          const akp = A[k * d + p]!;
-          const akq = A[k * d + q]!;
-          A[k * d + p] = c * akp - s * akq;
-          A[k * d + q] = s * akp + c * akq;
-        }
-        for (let k = 0; k < d; k++) {
-          const apk = A[p * d + k]!;
-          const aqk = A[q * d + k]!;
-          A[p * d + k] = c * apk - s * aqk;
-          A[q * d + k] = s * apk + c * aqk;
-        }
-        for (let k = 0; k < d; k++) {
-          const vkp = V[k * d + p]!;
-          const vkq = V[k * d + q]!;
-          V[k * d + p] = c * vkp - s * vkq;
-          V[k * d + q] = s * vkp + c * vkq;
-        }
-      }
-    }
-  }
-  const values = new Float64Array(d);
-  for (let i = 0; i < d; i++) values[i] = A[i * d + i]!;
-  return { values, vectors: V };
+  return withScope((s) => {
+    const ptr = squareOrThrow(s, a, d);
+    const [values, vectors] = [s.f64(d), s.f64(d * d)];
+    s.check(s.w.fm_symmetric_eigen(ptr, d, values, vectors));
+    return { values: s.readF64(values, d), vectors: s.readF64(vectors, d * d) };
+  });
 }
 
-/** V f(values) V' for a symmetric matrix (its square root with f = sqrt of the eigenvalues floored at 0). */
-export function symmetricFunction(a: ArrayLike<number>, d: number, f: (x: number) => number): Float64Array {
-  const { values, vectors } = symmetricEigen(a, d);
-  const out = new Float64Array(d * d);
-  for (let k = 0; k < d; k++) {
-    const fk = f(values[k]!);
-    if (fk === 0) continue;
-    for (let i = 0; i < d; i++) {
-      const vik = vectors[i * d + k]! * fk;
-      for (let j = 0; j < d; j++) out[i * d + j]! += vik * vectors[j * d + k]!;
-    }
-  }
-  return out;
+/** A symmetric matrix with its eigenvalues raised to at least `floor` (the core's): the nearest such matrix. */
+export function symmetricFloor(a: ArrayLike<number>, d: number, floor: number): Float64Array {
+  return withScope((s) => {
+    const ptr = squareOrThrow(s, a, d);
+    const out = s.f64(d * d);
+    s.check(s.w.fm_symmetric_floor(ptr, d, floor, out));
+    return s.readF64(out, d * d);
+  });
 }
 
-/** The symmetric positive semi-definite square root of a symmetric matrix. */
+/** The symmetric positive semi-definite square root of a symmetric matrix (the core's). */
 export function sqrtm(a: ArrayLike<number>, d: number): Float64Array {
-  return symmetricFunction(a, d, (x) => Math.sqrt(Math.max(0, x)));
+  return withScope((s) => {
+    const ptr = squareOrThrow(s, a, d);
+    const out = s.f64(d * d);
+    s.check(s.w.fm_sqrtm(ptr, d, out));
+    return s.readF64(out, d * d);
+  });
 }
 
 function dimensionOf(g: Gaussian, kind: CovarianceKind): number {
@@ -266,9 +239,8 @@ export function withGaussianCosts<T>(
           out = s.f64(capacity);
         }
         const labelsAt = (k: number) => (labels ? lab + 4 * k : 0);
-        s.check(
-          s.w.fm_gaussian_costs(costCode, formCode, d, na, means + 8 * a0 * d, covs + 8 * a0 * size, labelsAt(a0), nb, means + 8 * b0 * d, covs + 8 * b0 * size, labelsAt(b0), out),
-        );
+        const shape = s.struct(GAUSSIAN_COSTS_OPTIONS, { cost: costCode, form: formCode, d, na, nb });
+        s.check(s.w.fm_gaussian_costs(shape, means + 8 * a0 * d, covs + 8 * a0 * size, labelsAt(a0), means + 8 * b0 * d, covs + 8 * b0 * size, labelsAt(b0), out));
         return s.readF64(out, na * nb);
       },
     });

@@ -17,6 +17,7 @@ import { silhouetteScore } from '../../metrics/clustering.js';
 import { KMeans, nearestCenters } from '../../models/kmeans.js';
 import { Rng } from '../../random.js';
 import { optionKeys, readOptions, requireInteger, requireOneOf, requirePositive, requireVector, seedParts } from '../../validate.js';
+import { FEDGEM_CLIENT_NEW_OPTIONS } from '../../wasm/abi.generated.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { OwnedHandle, requireWasmMemory, withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
@@ -167,7 +168,7 @@ export class FedGEMClient implements ClientRole {
         const [m] = s.f64Optional(o.meansInit);
         if (wLen !== k) throw new InvalidParameterError(`weights has ${wLen} values for ${k} components`);
         // without its own variance the model holds 1 until the server's arrives; nothing runs on it before (requireVariance)
-        s.check(s.w.fm_fedgem_client_new(s.matrix(x), x.nRows, x.nCols, k, w, own ?? 1, m, init, nInit, lo, hi, out));
+        s.check(s.w.fm_fedgem_client_new(s.matrix(x), s.struct(FEDGEM_CLIENT_NEW_OPTIONS, { n: x.nRows, d: x.nCols, k, variance: own ?? 1, init, nInit, seedLo: lo, seedHi: hi }), w, m, out));
         return s.readU32(out, 1)[0]!;
       });
       this.handle = new OwnedHandle(ptr, (w, p) => w.fm_fedgem_client_free(p), LABEL);

@@ -29,6 +29,7 @@
  */
 import { FederationError, formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { isArray, optionKeys, readArray, readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
+import { FEDGEM_MERGE_OPTIONS } from '../../wasm/abi.generated.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
@@ -406,7 +407,7 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
       const [joins, uncounted, separation] = [s.u32(1), s.u32(1), s.f64(1)];
       // the separation step needs sigma^2: 0 leaves it out
       const variance = this.separation ? (this.variance ?? this.clientVariance ?? 0) : 0;
-      s.check(s.w.fm_fedgem_merge(s.f64From(centers), s.f64From(radii), s.u32From(owners), s.f64From(weights), m, d, this.indexed(), variance, labels, k, out, joins, separation, uncounted));
+      s.check(s.w.fm_fedgem_merge(s.f64From(centers), s.f64From(radii), s.u32From(owners), s.f64From(weights), s.struct(FEDGEM_MERGE_OPTIONS, { m, d, indexed: this.indexed(), separationVariance: variance }), labels, k, out, joins, separation, uncounted));
       const estimatedK = s.readU32(k, 1)[0]!;
       const delta = s.readF64(separation, 1)[0]!;
       const all = new Int32Array(s.readU32(labels, m));

@@ -10,7 +10,8 @@
  * for it and chooses K by BIC when asked.
  */
 import { InvalidParameterError } from '../../errors.js';
-import { COV_CODE, GaussianMixture, informationCriteria, type CovarianceType } from '../../models/gaussian-mixture.js';
+import { COV_CODE, covarianceLength, GaussianMixture, informationCriteria, type CovarianceType } from '../../models/gaussian-mixture.js';
+import { HEM_REDUCE_OPTIONS } from '../../wasm/abi.generated.js';
 import { requireWasmMemory, withScope } from '../../wasm/memory.js';
 import { LIMITS, seedParts } from '../../validate.js';
 
@@ -86,7 +87,7 @@ export function hierarchicalEM(parts: readonly WeightedMixture[], o: Hierarchica
   const { n, d, weights, means, covs } = layout(parts, t);
   const k = o.nComponents;
   if (k > n) throw new InvalidParameterError(`cannot reduce ${n} incoming components to ${k}: the hierarchical server step needs nComponents at most the number of components the clients sent`);
-  const covLength = t === 'full' ? k * d * d : t === 'tied' ? d * d : t === 'diag' ? k * d : k;
+  const covLength = covarianceLength(t, k, d);
   if (o.meansInit !== undefined && o.meansInit.length !== k * d) throw new InvalidParameterError(`meansInit needs ${k * d} values, got ${o.meansInit.length}`);
   const [seedLo, seedHi] = seedParts(o.seed);
   const out = withScope((s) => {
@@ -98,7 +99,7 @@ export function hierarchicalEM(parts: readonly WeightedMixture[], o: Hierarchica
     const om = s.f64(k * d);
     const oc = s.f64(covLength);
     const st = s.f64(4);
-    s.check(s.w.fm_hem_reduce(COV_CODE[t], d, n, pw, pm, pc, k, o.virtualSamples, o.tol, o.maxIter, o.regCovar, o.nInit, init, seedLo, seedHi, ow, om, oc, st));
+    s.check(s.w.fm_hem_reduce(s.struct(HEM_REDUCE_OPTIONS, { covarianceType: COV_CODE[t], d, n, k, virtualSamples: o.virtualSamples, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, nInit: o.nInit, seedLo, seedHi }), pw, pm, pc, init, ow, om, oc, st));
     return { weights: s.readF64(ow, k), means: s.readF64(om, k * d), covariances: s.readF64(oc, covLength), stats: s.readF64(st, 4) };
   });
   const model = GaussianMixture.fromParameters({ covarianceType: t, weights: out.weights, means: out.means, covariances: out.covariances, nFeatures: d });

@@ -26,6 +26,7 @@ import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { guardRead, readOptions, requireInteger, requireVector } from '../../validate.js';
+import { MDM_INIT_STATS_OPTIONS, MDM_ROUND_STATS_OPTIONS } from '../../wasm/abi.generated.js';
 import { OwnedHandle, requireWasmMemory, withScope, type HandleLabel, type Scope } from '../../wasm/memory.js';
 import { MAX_USERS, type Message } from '../messages/envelope.js';
 import { densify } from '../messages/sparse.js';
@@ -225,7 +226,7 @@ export class MdmUserGroup implements ClientRole {
     requireWasmMemory(`the Algorithm 1 sums of ${m} users`, 8 * (m * c + m) + 4 * m + 8 * (k * nMax + 2 * k * c));
     return withScope((s) => {
       const [e, p, q] = [s.f64(k * nMax), s.f64(k * c), s.f64(k * c)];
-      s.check(s.w.fm_mdm_init_stats(k, c, nMax, s.f64From(this.counts), s.f64From(this.sizes), m, s.u32From(components), e, p, q));
+      s.check(s.w.fm_mdm_init_stats(s.struct(MDM_INIT_STATS_OPTIONS, { k, c, nMax, m }), s.f64From(this.counts), s.f64From(this.sizes), s.u32From(components), e, p, q));
       return { e: s.readF64(e, k * nMax), p: s.readF64(p, k * c), q: s.readF64(q, k * c) };
     });
   }
@@ -243,7 +244,7 @@ export class MdmUserGroup implements ClientRole {
       const out = s.f64(2 * k + k * c + 3);
       const e = s.f64(k * nMax);
       // every user's terms summed in the core, each user's (u, v) clipped on its own
-      s.check(s.w.fm_mdm_round_stats(handle, s.f64From(this.counts), s.f64From(this.sizes), m, clip ?? Infinity, out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
+      s.check(s.w.fm_mdm_round_stats(handle, s.f64From(this.counts), s.f64From(this.sizes), s.struct(MDM_ROUND_STATS_OPTIONS, { m, clip: clip ?? Infinity }), out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
       const all = s.readF64(out, 2 * k + k * c + 3);
       const reply: StatsReply = { omega: all.subarray(0, k), e: this.eStatistic(s, e, k, nMax), u: all.subarray(k, k + k * c), v: all.subarray(k + k * c, 2 * k + k * c) };
       if (logLikelihood) {

@@ -16,6 +16,7 @@ import { formatValue, InvalidMessageError, InvalidParameterError } from '../../e
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { guardRead, optionKeys, readOptions, requireInteger, requireNumber } from '../../validate.js';
+import { MDM_INITIALIZE_OPTIONS, MDM_UPDATE_OPTIONS } from '../../wasm/abi.generated.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import { checkContext, totalUsers, type RoundContext, type ServerRole } from '../runtime/roles.js';
@@ -284,12 +285,12 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
     const { tau, alpha, pi, flags } = withScope((sc) => {
       const [tau, alpha, pi, flags] = [sc.f64(k), sc.f64(k * c), sc.f64(k * nMax), sc.f64(1)];
       if (of === 'init') {
-        sc.check(sc.w.fm_mdm_initialize(k, c, nMax, sc.f64From(s.e!), sc.f64From(s.p!), sc.f64From(s.q!), agg.clients, noisy ? 1 : 0, tau, alpha, pi, flags));
+        sc.check(sc.w.fm_mdm_initialize(sc.struct(MDM_INITIALIZE_OPTIONS, { k, c, nMax, clients: agg.clients, noisy: noisy ? 1 : 0 }), sc.f64From(s.e!), sc.f64From(s.p!), sc.f64From(s.q!), tau, alpha, pi, flags));
       } else {
         sc.check(
           sc.w.fm_mdm_update(
-            k, c, nMax, ...this.current!.pointers(sc), sc.f64From(s.omega!), sc.f64From(s.e!), sc.f64From(s.u!), sc.f64From(s.v!), agg.clients,
-            noisy ? 1 : 0, tau, alpha, pi, flags,
+            sc.struct(MDM_UPDATE_OPTIONS, { k, c, nMax, clients: agg.clients, noisy: noisy ? 1 : 0 }),
+            ...this.current!.pointers(sc), sc.f64From(s.omega!), sc.f64From(s.e!), sc.f64From(s.u!), sc.f64From(s.v!), tau, alpha, pi, flags,
           ),
         );
       }

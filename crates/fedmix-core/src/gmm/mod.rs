@@ -60,15 +60,27 @@ impl CovarianceType {
         }
     }
 
-    /// Number of values in a covariance (or precision) array of this type.
+    /// Number of values in a covariance (or precision) array of this type:
+    /// k^a d^b for (a, b) = `shape_powers`.
     pub fn param_len(self, k: usize, d: usize) -> usize {
+        let (a, b) = self.shape_powers();
+        k.pow(a) * d.pow(b)
+    }
+
+    /// The powers of the component count k and the feature count d whose
+    /// product is the length of a covariance array of this type: full k d^2,
+    /// tied d^2, diag k d, spherical k. The one home of that rule:
+    /// scripts/gen-wasm-abi.mjs reads these arms into TypeScript's
+    /// COVARIANCE_SHAPE_POWERS (keep one `CovarianceType::X => (a, b),` a line).
+    pub const fn shape_powers(self) -> (u32, u32) {
         match self {
-            CovarianceType::Full => k * d * d,
-            CovarianceType::Tied => d * d,
-            CovarianceType::Diag => k * d,
-            CovarianceType::Spherical => k,
+            CovarianceType::Full => (1, 2),
+            CovarianceType::Tied => (0, 2),
+            CovarianceType::Diag => (1, 1),
+            CovarianceType::Spherical => (1, 0),
         }
     }
+
 
     fn shape(self, k: usize, d: usize) -> String {
         match self {
