@@ -2,7 +2,7 @@
 // full-batch rounds of Algorithm 2 on the core's kernels, every row in one
 // call per round) against fitMdm on the same 2,000 clients in the same run:
 // the same full-batch algorithm through the federation runtime (one
-// MdmClient per row, binary messages, the aggregator), and the README's
+// MdmClient per row, binary messages, the aggregator), and docs/algorithms/mdm.md's
 // example configuration (cohorts of 1,000). The central and federated
 // full-batch models must agree within 1e-9; the ratio is the point.
 // Run: node bench/mdm-central.mjs (needs dist/, `npx tsup`).
@@ -37,5 +37,5 @@ console.log(`\nMDM fit, ${M} clients, C = ${C}, K = ${K}, N = ${N_MAX}, ${ROUNDS
 console.log(table(['fit', 'seconds', 'central faster by'], [
   ['DirichletMultinomialMixture.fit (central, kernels)', (central.ms / 1000).toFixed(2), '1x'],
   ['fitMdm, every client every round (same model)', (federated.ms / 1000).toFixed(2), `${(federated.ms / central.ms).toFixed(1)}x`],
-  ['fitMdm, cohorts of 1,000 (the README example)', (readme.ms / 1000).toFixed(2), `${(readme.ms / central.ms).toFixed(1)}x`],
+  ['fitMdm, cohorts of 1,000 (the docs' example)', (readme.ms / 1000).toFixed(2), `${(readme.ms / central.ms).toFixed(1)}x`],
 ]));

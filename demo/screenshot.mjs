@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Makes demo/screenshot.png for README.md: builds and serves the demo, runs
+ * Makes demo/screenshot.png for docs/browsers-and-workers.md: builds and serves the demo, runs
  * it at `fedmix demo`'s settings in headless Chromium and captures the page.
  *
  *   node demo/screenshot.mjs [out.png]

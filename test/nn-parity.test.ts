@@ -136,7 +136,7 @@ function epochOf(c: EpochCase) {
   }
 }
 
-/** Worst errors per fixture case, reported at the end (README quotes them). */
+/** Worst errors per fixture case, reported at the end (docs/models.md quotes them). */
 const measured: Record<string, number> = {};
 function record(key: string, value: number): number {
   measured[key] = Math.max(measured[key] ?? 0, value);
@@ -174,7 +174,7 @@ describe('one epoch from given parameters and batch order against PyTorch', () =
       const r = epochOf(c);
       expect(record('epochLoss', relative([r.epochLoss], [c.epochLoss]))).toBeLessThan(1e-3);
       expect(record('lossAfter', relative([r.lossAfter], [c.lossAfter]))).toBeLessThan(1e-3);
-      // not a stated tolerance: the parameters after 7 steps, recorded for the README
+      // not a stated tolerance: the parameters after 7 steps, recorded for docs/models.md
       record('parametersAfterEpoch', relative(r.parameters, c.parametersAfter));
     });
   }

@@ -2,7 +2,7 @@
  * The traps a new user fell into (issue 15, item 6): blobs whose first two
  * clusters coincide, misspelt options silently ignored, "not fitted" after
  * dispose(), and CSV cells that Number() takes but no numeric column means
- * (README's examples are run by test/readme-examples.test.ts).
+ * (the docs' examples are run by test/readme-examples.test.ts and test/docs-examples.test.ts).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
