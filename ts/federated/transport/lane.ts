@@ -6,8 +6,8 @@
  */
 import { FedmixError } from '../../errors.js';
 import { init, type Backend, type InitOptions, type ModuleName } from '../../wasm/loader.js';
-import { FEATURES, type Feature } from '../../wasm/modules.js';
-import { algorithms, makeClient, type ClientSpec, type MatrixData } from '../registry/registry.js';
+import { FEATURES } from '../../wasm/modules.js';
+import { makeClient, type ClientSpec, type MatrixData } from '../registry/registry.js';
 import { Matrix } from '../../data/matrix.js';
 import { GaussianMixture, type CovarianceType, type GaussianMixtureOptions } from '../../models/gaussian-mixture.js';
 import { ClientHost } from '../runtime/client-host.js';
@@ -118,13 +118,6 @@ async function importAlgorithmModules(urls: readonly string[]): Promise<void> {
   }
 }
 
-/** The feature modules the specs' algorithms need (a lane that got no build loads only these beside the core). */
-function featuresFor(specs: readonly ClientSpec[]): Feature[] {
-  const names = new Set(specs.map((s) => s?.algorithm));
-  const wanted = new Set(algorithms().filter((d) => names.has(d.name)).flatMap((d) => d.wasmFeatures));
-  return FEATURES.filter((f) => wanted.has(f));
-}
-
 function laneError(e: unknown): LaneError {
   return e instanceof FedmixError ? { code: e.code, message: e.message } : { message: e instanceof Error ? (e.stack ?? e.message) : String(e) };
 }
@@ -134,13 +127,11 @@ export async function runLaneTask(task: LaneTask): Promise<LaneResult> {
   try {
     if (task.op === 'create') await importAlgorithmModules(task.modules ?? []);
     if (task.op === 'create' || task.op === 'fit') {
-      // without a build from the main thread (it had none loaded), the worker loads its own from beside its module:
-      // the core and what its clients' algorithms need (their descriptors' wasmFeatures)
+      // without a build from the main thread (it had none loaded), the worker loads its own from beside its module
       const build = task.build;
-      const needed = task.op === 'create' ? featuresFor(task.specs) : [];
       loadedWith = build
         ? { backend: build.backend, features: FEATURES.filter((f) => build.modules[f] !== undefined), wasm: { [build.backend]: build.modules } }
-        : { features: [...new Set([...(loadedWith.features === 'all' ? FEATURES : (loadedWith.features ?? [])), ...needed])] };
+        : {};
     }
     await init(loadedWith);
     switch (task.op) {
