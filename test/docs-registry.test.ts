@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { commands } from '../ts/cli/main.js';
-import { ALGORITHMS } from '../ts/federated/algorithms.js';
+import { algorithms } from '../ts/federated/registry/index.js';
 import { ROOT } from './support/doc-examples.js';
 
 interface Listed {
@@ -17,11 +17,8 @@ interface Listed {
   summary?: string;
 }
 
-/**
- * The registered algorithms. Once ts/federated/registry lands (issue 24, item 1), this is the one line to switch:
- *   const registered = (): Listed[] => algorithms().map((d) => ({ name: d.name, summary: d.summary }));
- */
-const registered = (): Listed[] => ALGORITHMS.map((name) => ({ name }));
+/** The registered algorithms (the built-in ones: the test registers none of its own). */
+const registered = (): Listed[] => algorithms().map((d) => ({ name: d.name, summary: d.summary }));
 
 /** The guide of each algorithm: docs/algorithms/<name>.md, or its family's. */
 const FAMILY: Record<string, string> = { fedprox: 'fedavg', scaffold: 'fedavg' };

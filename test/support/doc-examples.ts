@@ -23,8 +23,6 @@
  *             scratch project, with `npx fedmix` installed there as npm would
  *             (its setup and check comments are shell too). Other shell blocks
  *             are commands to read, not run;
- *   until-X   waits for another part of issue 24 (PENDING below): skipped, and
- *             the test fails once that part has landed, so the tag is removed.
  * Blocks in other languages (html, sh, text, json) are not programs. The
  * blocks of one file run in the order they are written, in one folder: a
  * file one block writes is there for the next.
@@ -50,24 +48,12 @@ export interface Example {
   /** line of the opening fence (1-based) */
   line: number;
   lang: string;
-  /** words after the language on the fence (`browser`, `run`, `until-registry`) */
+  /** words after the language on the fence (`browser`, `run`) */
   tags: string[];
   code: string;
   setup: string;
   check: string;
 }
-
-/**
- * Parts of issue 24 that other branches deliver, which some blocks already use:
- * a block tagged until-<name> is skipped while `landed()` is false.
- */
-export const PENDING: Record<string, { what: string; landed: () => boolean }> = {
-  registry: { what: 'the algorithm registry, ts/federated/registry (issue 24, item 1)', landed: () => existsSync(join(ROOT, 'ts/federated/registry')) },
-  experiments: {
-    what: "the 'fedmix/experiments' entry (issue 24, item 4)",
-    landed: () => './experiments' in ((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports ?? {}),
-  },
-};
 
 export const RUNNABLE = new Set(['ts', 'js']);
 export const SHELL = new Set(['sh', 'bash']);
@@ -111,7 +97,6 @@ export function examplesOf(file: string, text = readFileSync(join(ROOT, file), '
 
 export const where = (e: Example) => `${e.file}:${e.line}`;
 /** the part of issue 24 a block waits for, if any */
-export const waitsFor = (e: Example) => e.tags.find((t) => t.startsWith('until-'))?.slice('until-'.length);
 export const inNode = (e: Example) => RUNNABLE.has(e.lang) && !e.tags.includes('browser');
 export const inBrowser = (e: Example) => RUNNABLE.has(e.lang) && e.tags.includes('browser');
 export const inShell = (e: Example) => SHELL.has(e.lang) && e.tags.includes('run');
@@ -121,7 +106,7 @@ export function fenceProblem(e: Example): string | undefined {
   const known = RUNNABLE.has(e.lang) || SHELL.has(e.lang) || OTHER.has(e.lang);
   if (!known) return `${where(e)}: \`\`\`${e.lang} is neither code to run nor a known language`;
   const allowed = (t: string) =>
-    (t === 'browser' && RUNNABLE.has(e.lang)) || (t === 'run' && SHELL.has(e.lang)) || (t.startsWith('until-') && t.slice('until-'.length) in PENDING);
+    (t === 'browser' && RUNNABLE.has(e.lang)) || (t === 'run' && SHELL.has(e.lang));
   const bad = e.tags.filter((t) => !allowed(t));
   return bad.length ? `${where(e)}: fence words ${bad.join(' ')}` : undefined;
 }
