@@ -683,11 +683,11 @@ export const RECIPES: Record<string, Recipe> = {
   selectMdm: fn(f.selectMdm, () => [histograms(), { kRange: [1, 2], rounds: 2, seed: 1 }]),
   MdmClient: cls(f.MdmClient, () => ['0', [2, 1, 1], { seed: 1 }], {
     methods: { respond: (self) => [requestFor(mdmServer1, self)], requestDone: (self) => [requestFor(mdmServer1, self)], dispose: () => [] },
-    internal: ['evaluation', 'fits', 'initStats', 'statistics'],
+    internal: ['eStatistic', 'evaluation', 'fits', 'initStats', 'statistics'],
   }),
   MdmUserGroup: cls(f.MdmUserGroup, () => ['g', [[2, 1, 1], [1, 0, 3]], { seeds: [1, 2] }], {
     methods: { respond: (self) => [requestFor(mdmServer1, self)], requestDone: (self) => [requestFor(mdmServer1, self)], dispose: () => [] },
-    internal: ['evaluation', 'fits', 'initStats', 'statistics'],
+    internal: ['eStatistic', 'evaluation', 'fits', 'initStats', 'statistics'],
   }),
   MdmAggregator: cls(f.MdmAggregator, () => [{ noiseMultiplier: 0, seed: 1 }], {
     methods: {
