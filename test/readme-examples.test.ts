@@ -11,7 +11,7 @@ import * as fedmix from '../ts/index.js';
 import * as fedmixNode from '../ts/node.js';
 import {
   EXAMPLE_TIMEOUT_MS, examplesOf, fenceProblem, inBrowser, inNode, inShell, removeProject, RUNNABLE,
-  runExample, runInChromium, scratchProject, unimported, waitsFor, where,
+  runExample, runInChromium, scratchProject, unimported, where,
 } from './support/doc-examples.js';
 
 const examples = examplesOf('README.md');
@@ -29,8 +29,6 @@ describe('README examples', () => {
     expect(examples.filter(inNode).length).toBeGreaterThanOrEqual(2);
     expect(examples.filter(inShell).length).toBeGreaterThanOrEqual(1);
     expect(examples.map(fenceProblem).filter(Boolean)).toEqual([]);
-    // the newcomer's page waits for nothing
-    expect(examples.filter((e) => waitsFor(e)).map(where)).toEqual([]);
   });
 
   // in the order they are written, in one folder: the walkthrough's steps build on each other
