@@ -9,27 +9,57 @@
  * the same phrases (integerNeed, oneOfNeed, ...).
  */
 import * as v from 'valibot';
+import { formatValue } from '../errors.js';
 import { COVARIANCE_TYPES } from '../models/covariance-types.js';
 import { integerNeed, isIntegerIn, isNumberAtLeast, isPositive, isSeconds, LIMITS, oneOfNeed, secondsNeed } from '../validate.js';
 
+/**
+ * A schema of values `accepts` takes; the issue of one it refuses says `need`
+ * of it. Written out rather than v.custom alone: valibot describes a refused
+ * value by reading its prototype, which a hostile Proxy (a caller's value
+ * read once, not yet looked into) makes throw; here it is described by
+ * formatValue, which runs none of the value's code.
+ */
+export function atom<T>(accepts: (x: unknown) => boolean, need: string | ((input: unknown) => string)): v.CustomSchema<T, undefined> {
+  const schema = v.custom<T>(accepts);
+  return {
+    ...schema,
+    '~run'(dataset, config) {
+      // valibot's dataset protocol: `typed` says whether the value passed, `issues` what failed
+      const out = dataset as unknown as { value: unknown; typed: boolean; issues?: v.BaseIssue<unknown>[] };
+      const input = out.value;
+      if (accepts(input)) {
+        out.typed = true;
+        return out as unknown as v.OutputDataset<T, v.CustomIssue>;
+      }
+      const issue: v.CustomIssue = {
+        kind: 'schema', type: 'custom', input, expected: 'unknown', received: formatValue(input), message: typeof need === 'string' ? need : need(input),
+        requirement: undefined, path: undefined, issues: undefined, lang: config.lang, abortEarly: config.abortEarly, abortPipeEarly: config.abortPipeEarly,
+      };
+      out.typed = false;
+      out.issues = [...(out.issues ?? []), issue];
+      return out as unknown as v.OutputDataset<T, v.CustomIssue>;
+    },
+  };
+}
+
 /** An integer in [min, max] (max 2^53 - 1 unless given). */
-export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) =>
-  v.custom<number>((x) => isIntegerIn(x, min, max), (issue) => `must be ${integerNeed(min, max, issue.input)}`);
+export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => atom<number>((x) => isIntegerIn(x, min, max), (input) => `must be ${integerNeed(min, max, input)}`);
 
 /** A finite number >= min. */
-export const number = (min: number) => v.custom<number>((x) => isNumberAtLeast(x, min), `must be a finite number >= ${min}`);
+export const number = (min: number) => atom<number>((x) => isNumberAtLeast(x, min), `must be a finite number >= ${min}`);
 
 /** A finite number > 0. */
-export const positive = () => v.custom<number>(isPositive, 'must be a finite number > 0');
+export const positive = () => atom<number>(isPositive, 'must be a finite number > 0');
 
 /** A timeout in seconds, in (0, LIMITS.timeoutSeconds] (or from 0 with min 0). */
-export const seconds = (min = Number.MIN_VALUE) => v.custom<number>((x) => isSeconds(x, min), `must be ${secondsNeed(min)}`);
+export const seconds = (min = Number.MIN_VALUE) => atom<number>((x) => isSeconds(x, min), `must be ${secondsNeed(min)}`);
 
-export const flag = () => v.custom<boolean>((x) => typeof x === 'boolean', 'must be true or false');
+export const flag = () => atom<boolean>((x) => typeof x === 'boolean', 'must be true or false');
 
 /** One of the given strings. */
 export const oneOf = <const T extends readonly string[]>(allowed: T) =>
-  v.custom<T[number]>((x) => typeof x === 'string' && (allowed as readonly string[]).includes(x), `must be ${oneOfNeed(allowed)}`);
+  atom<T[number]>((x) => typeof x === 'string' && (allowed as readonly string[]).includes(x), `must be ${oneOfNeed(allowed)}`);
 
 /**
  * A seed: an integer in [0, 2^53 - 1], every whole number a double holds
@@ -74,7 +104,7 @@ export const rounds = (min: 0 | 1 = 0) => integer(min, LIMITS.rounds);
 export const learningRate = () => positive();
 
 /** The share of the clients sampled in a round: (0, 1]. */
-export const clientFraction = () => v.custom<number>((x) => typeof x === 'number' && x > 0 && x <= 1, 'must be in (0, 1]');
+export const clientFraction = () => atom<number>((x) => typeof x === 'number' && x > 0 && x <= 1, 'must be in (0, 1]');
 
 /** The number of features (columns) of a federated model: [1, LIMITS.features]. */
 export const nFeatures = () => integer(1, LIMITS.features);

@@ -141,9 +141,9 @@ export type ResolvedFedGenGMMClientOptions = ReturnType<typeof clientOptions.che
 
 /** virtualSamples: a positive number of rows, at most 2^53 - 1 (a fraction is a weight, not a count). */
 const virtualSamples = () =>
-  v.custom<number>(
+  atoms.atom<number>(
     (x) => typeof x === 'number' && x > 0 && x <= Number.MAX_SAFE_INTEGER,
-    (issue) => (typeof issue.input === 'number' && Number.isFinite(issue.input) && issue.input >= 0 ? 'must be positive and at most 2^53 - 1' : 'must be a finite number >= 0'),
+    (input) => (typeof input === 'number' && Number.isFinite(input) && input >= 0 ? 'must be positive and at most 2^53 - 1' : 'must be a finite number >= 0'),
   );
 
 /** The FedGenGMM server's options (the global fit, the run's seed, the checks of uploads). */
