@@ -153,8 +153,15 @@ export const gaussianMixtureOptions = defineOptions<GaussianMixtureOptions>()({
   seed: atoms.optional(atoms.seed()),
 });
 
-/** GaussianMixture's options as checking resolves them: every default filled in, the initial arrays flattened, seed absent when not given. */
-export type ResolvedGaussianMixtureOptions = ReturnType<typeof gaussianMixtureOptions.check>;
+/** GaussianMixture's options as checking resolves them (gaussianMixtureOptions.check): every default filled in, the initial arrays flattened, seed absent when not given. */
+export type ResolvedGaussianMixtureOptions = Readonly<
+  Required<Omit<GaussianMixtureOptions, 'weightsInit' | 'meansInit' | 'precisionsInit' | 'seed'>> & {
+    weightsInit?: Float64Array;
+    meansInit?: Float64Array;
+    precisionsInit?: Float64Array;
+    seed?: number;
+  }
+>;
 
 /** Every option's name, for reading them once (readOptions). */
 export const GMM_OPTION_KEYS = gaussianMixtureOptions.keys;

@@ -13,7 +13,7 @@ import { runFederationSync, type FederationResult, type Traffic } from '../runti
 import { clientFeatures, oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { DemClient } from './client.js';
-import { checkServerOptions, distributedEMOptions, type DistributedEMOptions } from './options.js';
+import { distributedEMOptions, type DistributedEMOptions } from './options.js';
 import { DemServer } from './server.js';
 
 export type { DistributedEMOptions } from './options.js';
@@ -69,7 +69,7 @@ export function distributedEM(clientData: readonly MatrixLike[], demOptionsGiven
   let server: DemServer | undefined;
   try {
     matrices.forEach((x, i) => clients.push(new DemClient(`client-${i}`, x)));
-    server = new DemServer(checkServerOptions({ ...demOptions, nFeatures }));
+    server = new DemServer({ ...demOptions, nFeatures });
     const run = runFederationSync(server, new InProcessTransport(clients, { encoding }), policy);
     const { model, ...federation } = run;
     return {

@@ -105,7 +105,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   private readonly ownSeed: number;
 
   /** Options checked here (checkServerOptions), unless they are what it returned. */
-  constructor(options: DemServerOptions | ResolvedDemServerOptions) {
+  constructor(options: DemServerOptions) {
     this.o = checkServerOptions(options);
     const { init, covarianceType: t, nFeatures: d } = this.o;
     const given = typeof init === 'object' ? init : undefined;

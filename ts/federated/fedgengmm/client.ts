@@ -24,7 +24,7 @@ export class FedGenGMMClient implements ClientRole {
   private global: GaussianMixture | undefined;
 
   /** Options checked here (checkClientOptions), unless they are what it returned. */
-  constructor(id: string, data: MatrixLike, options: FedGenGMMClientOptions | ResolvedFedGenGMMClientOptions = {}) {
+  constructor(id: string, data: MatrixLike, options: FedGenGMMClientOptions = {}) {
     this.id = requireClientId(id);
     this.data = Matrix.from(data);
     this.options = checkClientOptions(options);

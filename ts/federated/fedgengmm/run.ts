@@ -12,7 +12,7 @@ import { runFederationSync, type FederationResult, type RoundRecord, type Traffi
 import { clientFeatures, oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { FedGenGMMClient } from './client.js';
-import { checkClientOptions, checkServerOptions, clientOptions as resolvedClientOptions, fedGenGMMOptions, serverOptions, type FedGenGMMOptions } from './options.js';
+import { checkClientOptions, checkServerOptions, clientOptions as resolvedClientOptions, fedGenGMMOptions, serverOptions, type FedGenGMMOptions, type FedGenGMMServerOptions } from './options.js';
 import { FedGenGMMServer } from './server.js';
 
 export type { FedGenGMMOptions } from './options.js';
@@ -70,7 +70,8 @@ export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGM
       }
     });
   }
-  const server = new FedGenGMMServer(serverResolved);
+  // resolved options are taken as they are (their type, with the range read, is the server's own)
+  const server = new FedGenGMMServer(serverResolved as unknown as FedGenGMMServerOptions);
   // the run's seed, from which clients without their own derive theirs
   const runSeed = serverResolved.seed;
   const clients: FedGenGMMClient[] = [];

@@ -71,7 +71,7 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
   private readonly made = new WeakSet<object>();
 
   /** Options checked here (checkServerOptions), unless they are what it returned. */
-  constructor(options: FedGenGMMServerOptions | ResolvedFedGenGMMServerOptions) {
+  constructor(options: FedGenGMMServerOptions) {
     this.options = checkServerOptions(options);
   }
 
