@@ -68,35 +68,45 @@ export const LIMITS = Object.freeze({
 export const MAX_NESTING = 8;
 
 
+/**
+ * What an integer option must be, as its error message says it: "an integer
+ * in [min, max]", or "an integer >= min" when max is 2^53 - 1 and the value
+ * is not above it (past 2^53 "an integer >= min" would not say what is wrong).
+ * The one wording of requireInteger and of the option schemas' atoms.
+ */
+export function integerNeed(min: number, max: number, value: unknown): string {
+  const unbounded = max === Number.MAX_SAFE_INTEGER && !(typeof value === 'number' && value > max);
+  return unbounded ? `an integer >= ${min}` : `an integer in [${min}, ${max}]`;
+}
+
+export const isIntegerIn = (value: unknown, min: number, max: number): value is number => typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+
 export function requireInteger(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    // past 2^53 "an integer >= min" would not say what is wrong
-    const unbounded = max === Number.MAX_SAFE_INTEGER && !(typeof value === 'number' && value > max);
-    const range = unbounded ? `an integer >= ${min}` : `an integer in [${min}, ${max}]`;
-    throw new InvalidParameterError(`${name} must be ${range}, got ${formatValue(value)}`);
-  }
+  if (!isIntegerIn(value, min, max)) throw new InvalidParameterError(`${name} must be ${integerNeed(min, max, value)}, got ${formatValue(value)}`);
   return value;
 }
+
+export const isNumberAtLeast = (value: unknown, min: number): value is number => typeof value === 'number' && Number.isFinite(value) && value >= min;
 
 export function requireNumber(name: string, value: unknown, min: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-    throw new InvalidParameterError(`${name} must be a finite number >= ${min}, got ${formatValue(value)}`);
-  }
+  if (!isNumberAtLeast(value, min)) throw new InvalidParameterError(`${name} must be a finite number >= ${min}, got ${formatValue(value)}`);
   return value;
 }
 
+export const isPositive = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
+
 export function requirePositive(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new InvalidParameterError(`${name} must be a finite number > 0, got ${formatValue(value)}`);
-  }
+  if (!isPositive(value)) throw new InvalidParameterError(`${name} must be a finite number > 0, got ${formatValue(value)}`);
   return value;
 }
+
+/** The range of a timeout in seconds, as its message says it. */
+export const secondsNeed = (min: number): string => `a number of seconds in ${min === 0 ? '[0' : '(0'}, ${LIMITS.timeoutSeconds}]`;
+export const isSeconds = (value: unknown, min: number): value is number => typeof value === 'number' && value >= min && value <= LIMITS.timeoutSeconds;
 
 /** A timeout in seconds: a finite number > 0 and at most LIMITS.timeoutSeconds (`min` 0 allows none). */
 export function requireSeconds(name: string, value: unknown, min = Number.MIN_VALUE): number {
-  if (typeof value !== 'number' || !(value >= min) || value > LIMITS.timeoutSeconds) {
-    throw new InvalidParameterError(`${name} must be a number of seconds in ${min === 0 ? '[0' : '(0'}, ${LIMITS.timeoutSeconds}], got ${formatValue(value)}`);
-  }
+  if (!isSeconds(value, min)) throw new InvalidParameterError(`${name} must be ${secondsNeed(min)}, got ${formatValue(value)}`);
   return value;
 }
 
@@ -105,9 +115,12 @@ export function requireBoolean(name: string, value: unknown): boolean {
   return value;
 }
 
+/** The allowed strings as a message lists them: 'a', 'b'. */
+export const oneOfNeed = (allowed: readonly string[]): string => `one of ${allowed.map((a) => `'${a}'`).join(', ')}`;
+
 export function requireOneOf<T extends string>(name: string, value: unknown, allowed: readonly T[]): T {
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-    throw new InvalidParameterError(`${name} must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${formatValue(value)}`);
+    throw new InvalidParameterError(`${name} must be ${oneOfNeed(allowed)}, got ${formatValue(value)}`);
   }
   return value as T;
 }

@@ -6,6 +6,7 @@
  * means (k, d); covariances full (k, d, d), tied (d, d), diag (k, d), spherical (k,).
  */
 import { makeVector, type Table } from 'apache-arrow';
+import * as v from 'valibot';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
@@ -21,15 +22,16 @@ import {
   readOptions,
   requireBoolean,
   requireInteger,
-  requireNumber,
   requireOneOf,
   seedParts,
   type NumericArray,
 } from '../validate.js';
 import { keepClassName } from '../class-name.js';
+import * as atoms from '../options/atoms.js';
+import { defineOptions } from '../options/check.js';
+import { COVARIANCE_TYPES, type CovarianceType } from './covariance-types.js';
 
-export const COVARIANCE_TYPES = ['full', 'tied', 'diag', 'spherical'] as const;
-export type CovarianceType = (typeof COVARIANCE_TYPES)[number];
+export { COVARIANCE_TYPES, type CovarianceType } from './covariance-types.js';
 export const INIT_PARAMS = ['kmeans', 'k-means++', 'random', 'random_from_data'] as const;
 export type InitParams = (typeof INIT_PARAMS)[number];
 
@@ -59,13 +61,6 @@ export interface GaussianMixtureOptions {
   /** seed of every random choice; without it each fit differs */
   seed?: number;
 }
-
-export type ResolvedGaussianMixtureOptions = Required<Omit<GaussianMixtureOptions, 'weightsInit' | 'meansInit' | 'precisionsInit' | 'seed'>> & {
-  weightsInit?: Float64Array;
-  meansInit?: Float64Array;
-  precisionsInit?: Float64Array;
-  seed?: number;
-};
 
 /** Serialized form, see toJSON(). */
 export interface GaussianMixtureJSON {
@@ -128,29 +123,56 @@ export function informationCriteria(meanLogLikelihood: number, n: number, nParam
   };
 }
 
-/** Every option's name, for reading them once (readOptions). */
-export const GMM_OPTION_KEYS = [
-  'nComponents', 'covarianceType', 'tol', 'regCovar', 'maxIter', 'nInit', 'initParams', 'weightsInit', 'meansInit', 'precisionsInit', 'warmStart', 'seed',
-] as const satisfies readonly (keyof GaussianMixtureOptions)[];
+/** An initial parameter array, flattened row-major (its shape is checked by the core against the data). */
+const initArray = (name: string) => v.pipe(v.unknown(), v.transform((x) => flattenNumeric(name, x as NumericArray)));
 
-function resolveOptions(options: GaussianMixtureOptions | undefined): ResolvedGaussianMixtureOptions {
-  const o = readOptions(options, GMM_OPTION_KEYS);
-  const opt = (name: string, v: NumericArray | undefined) => (v === undefined ? undefined : flattenNumeric(name, v));
-  const r: ResolvedGaussianMixtureOptions = {
-    nComponents: requireInteger('nComponents', o.nComponents ?? 1, 1, LIMITS.components),
-    covarianceType: requireOneOf('covarianceType', o.covarianceType ?? 'full', COVARIANCE_TYPES),
-    tol: requireNumber('tol', o.tol ?? 1e-3, 0),
-    regCovar: requireNumber('regCovar', o.regCovar ?? 1e-6, 0),
-    maxIter: requireInteger('maxIter', o.maxIter ?? 100, 0, LIMITS.maxIter),
-    nInit: requireInteger('nInit', o.nInit ?? 1, 1, LIMITS.nInit),
-    initParams: requireOneOf('initParams', o.initParams ?? 'kmeans', INIT_PARAMS),
-    weightsInit: opt('weightsInit', o.weightsInit),
-    meansInit: opt('meansInit', o.meansInit),
-    precisionsInit: opt('precisionsInit', o.precisionsInit),
-    warmStart: requireBoolean('warmStart', o.warmStart ?? false),
-  };
-  if (o.seed !== undefined) r.seed = requireInteger('seed', o.seed, 0);
-  return r;
+/**
+ * GaussianMixture's options (scikit-learn's defaults): checked once, by the
+ * constructor or by check() at a public edge that makes mixtures (a
+ * federated server, selectGaussianMixture), then taken as they are.
+ */
+export const gaussianMixtureOptions = defineOptions<GaussianMixtureOptions>()({
+  nComponents: atoms.optional(atoms.nComponents(), 1),
+  covarianceType: atoms.optional(atoms.covarianceType(), 'full'),
+  tol: atoms.optional(atoms.tolerance(), 1e-3),
+  regCovar: atoms.optional(atoms.regCovar(), 1e-6),
+  maxIter: atoms.optional(atoms.maxIterations(0), 100),
+  nInit: atoms.optional(atoms.nInit(), 1),
+  initParams: atoms.optional(atoms.oneOf(INIT_PARAMS), 'kmeans'),
+  weightsInit: atoms.optional(initArray('weightsInit')),
+  meansInit: atoms.optional(initArray('meansInit')),
+  precisionsInit: atoms.optional(initArray('precisionsInit')),
+  warmStart: atoms.optional(atoms.flag(), false),
+  seed: atoms.optional(atoms.seed()),
+});
+
+/** GaussianMixture's options as checking resolves them (gaussianMixtureOptions.check): every default filled in, the initial arrays flattened, seed absent when not given. */
+export type ResolvedGaussianMixtureOptions = Readonly<
+  Required<Omit<GaussianMixtureOptions, 'weightsInit' | 'meansInit' | 'precisionsInit' | 'seed'>> & {
+    weightsInit?: Float64Array;
+    meansInit?: Float64Array;
+    precisionsInit?: Float64Array;
+    seed?: number;
+  }
+>;
+
+/** Every option's name, for reading them once (readOptions). */
+export const GMM_OPTION_KEYS = gaussianMixtureOptions.keys;
+
+/** The defaults, as checking resolves an empty options object. */
+const GMM_DEFAULTS = gaussianMixtureOptions.check({});
+
+/**
+ * Options the library builds from values it has checked already (a model
+ * around the core's handle, a selection's candidates, a federated server's
+ * global fit): the defaults under `o` (its undefined entries ignored),
+ * resolved without checking again. The compiler checks each value's type;
+ * its range is the caller's to have checked. @internal
+ */
+export function trustedGaussianMixtureOptions(o: Partial<ResolvedGaussianMixtureOptions>): ResolvedGaussianMixtureOptions {
+  const out: Record<string, unknown> = { ...GMM_DEFAULTS };
+  for (const [k, x] of Object.entries(o)) if (x !== undefined) out[k] = x;
+  return gaussianMixtureOptions.trust(out as ResolvedGaussianMixtureOptions);
 }
 
 interface FitStats {
@@ -184,8 +206,9 @@ export class GaussianMixture {
   readonly options: ResolvedGaussianMixtureOptions;
   private readonly state: WasmModelState<FitStats, keyof typeof READ>;
 
+  /** Options checked here, unless they are what gaussianMixtureOptions.check() (or trustedGaussianMixtureOptions) returned. */
   constructor(options: GaussianMixtureOptions = {}) {
-    this.options = resolveOptions(options);
+    this.options = gaussianMixtureOptions.check(options);
     const { nComponents: k, covarianceType: t } = this.options;
     this.state = new WasmModelState({
       name: 'GaussianMixture',
@@ -522,7 +545,7 @@ export class GaussianMixture {
           : `means have ${means.length} values; ${k} components of nFeatures = ${d} need ${k * d}`,
       );
     }
-    const gm = new GaussianMixture({ nComponents: k, covarianceType: t });
+    const gm = new GaussianMixture(trustedGaussianMixtureOptions({ nComponents: k, covarianceType: t }));
     // the parameters as passed in (no precision factors), and the model the core builds from them
     requireWasmMemory(`a model of ${k} ${t} components of ${d} features`, 2 * modelBytes(t, k, d) - 8 * covarianceLength(t, k, d));
     withScope((s) => {

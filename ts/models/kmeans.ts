@@ -4,6 +4,7 @@
  * The centers are small and live in JavaScript; the work runs in WASM.
  */
 import type { Table } from 'apache-arrow';
+import * as v from 'valibot';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
@@ -11,8 +12,10 @@ import { KMEANS_FIT_OPTIONS } from '../wasm/abi.generated.js';
 import { coreConstant } from '../wasm/constants.js';
 import { requireWasmMemory, withScope } from '../wasm/memory.js';
 import { readSavedJSON, savedLocations, savedNonNegative } from '../data/saved.js';
-import { flattenNumeric, isArray, LIMITS, readOptions, requireInteger, requireNumber, requireVector, seedParts, type NumericArray } from '../validate.js';
+import { flattenNumeric, isArray, LIMITS, readOptions, requireInteger, requireVector, seedParts, type NumericArray } from '../validate.js';
 import { keepClassName } from '../class-name.js';
+import * as atoms from '../options/atoms.js';
+import { defineOptions } from '../options/check.js';
 
 export interface KMeansOptions {
   /** default 8; at most LIMITS.components (65,536) */
@@ -48,6 +51,31 @@ const KMEANS_JSON_KEYS = [
   'format', 'version', 'nClusters', 'nFeatures', 'centers', 'labels', 'inertia', 'nIter', 'options',
 ] as const satisfies readonly (keyof KMeansJSON)[];
 
+/** 'k-means++', 'random', or the starting centers flattened (their shape is checked against the data by fit). */
+const init = () =>
+  v.pipe(
+    v.unknown(),
+    v.transform((x): 'k-means++' | 'random' | Float64Array => {
+      if (x === 'k-means++' || x === 'random') return x;
+      if (typeof x === 'string') throw new InvalidParameterError(`init must be 'k-means++', 'random' or an array of centers, got ${formatValue(x)}`);
+      return flattenNumeric('init', x as NumericArray);
+    }),
+  );
+
+/** KMeans' options (scikit-learn's defaults), checked once; resolved, init is the method or the centers flattened. */
+export const kMeansOptions = defineOptions<KMeansOptions>()(
+  {
+    nClusters: atoms.optional(atoms.nComponents(), 8),
+    init: atoms.optional(init(), 'k-means++'),
+    // checked by the rule: explicit centers make every run the same, one run as scikit-learn, whatever nInit says
+    nInit: atoms.optional(v.unknown()),
+    maxIter: atoms.optional(atoms.maxIterations(1), 300),
+    tol: atoms.optional(atoms.tolerance(), 1e-4),
+    seed: atoms.optional(atoms.seed()),
+  },
+  (o) => ({ ...o, nInit: o.init instanceof Float64Array ? 1 : requireInteger('nInit', o.nInit ?? 10, 1, LIMITS.nInit) }),
+);
+
 export class KMeans {
   static {
     keepClassName(this, 'KMeans');
@@ -61,19 +89,15 @@ export class KMeans {
   readonly seed: number | undefined;
   private fittedState: { centers: Float64Array; labels: Int32Array; inertia: number; nIter: number; d: number } | undefined;
 
+  /** Options checked here (kMeansOptions), unless they are what its check() returned. */
   constructor(options: KMeansOptions = {}) {
-    const o = readOptions(options, ['nClusters', 'init', 'nInit', 'maxIter', 'tol', 'seed']);
-    this.nClusters = requireInteger('nClusters', o.nClusters ?? 8, 1, LIMITS.components);
-    const init = o.init ?? 'k-means++';
-    if (typeof init === 'string' && init !== 'k-means++' && init !== 'random') {
-      throw new InvalidParameterError(`init must be 'k-means++', 'random' or an array of centers, got ${formatValue(init)}`);
-    }
-    this.init = init === 'k-means++' || init === 'random' ? init : flattenNumeric('init', init as NumericArray);
-    // explicit centers make every run the same: one run, as scikit-learn
-    this.nInit = this.init instanceof Float64Array ? 1 : requireInteger('nInit', o.nInit ?? 10, 1, LIMITS.nInit);
-    this.maxIter = requireInteger('maxIter', o.maxIter ?? 300, 1, LIMITS.maxIter);
-    this.tol = requireNumber('tol', o.tol ?? 1e-4, 0);
-    this.seed = o.seed === undefined ? undefined : requireInteger('seed', o.seed, 0);
+    const o = kMeansOptions.check(options);
+    this.nClusters = o.nClusters;
+    this.init = o.init;
+    this.nInit = o.nInit;
+    this.maxIter = o.maxIter;
+    this.tol = o.tol;
+    this.seed = o.seed;
   }
 
   fit(X: MatrixLike): this {
@@ -176,7 +200,7 @@ export class KMeans {
   /** Rebuilds a KMeans saved with toJSON() (the object or its text); predict and score work at once. */
   static fromJSON(json: KMeansJSON | string): KMeans {
     const j = readSavedJSON<KMeansJSON>(json, 'fedmix.KMeans', KMEANS_JSON_KEYS);
-    const o = readOptions(j.options, ['init', 'nInit', 'maxIter', 'tol', 'seed'], 'options');
+    const o = readOptions(j.options, ['init', 'nInit', 'maxIter', 'tol', 'seed'] as const, 'options');
     if (o.init !== undefined && o.init !== 'k-means++' && o.init !== 'random') {
       throw new InvalidParameterError(`options.init must be 'k-means++' or 'random' in a saved KMeans, got ${formatValue(o.init)}`);
     }

@@ -6,8 +6,11 @@
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { FedmixError, formatValue, InvalidParameterError } from '../errors.js';
 import { withScope, type Scope } from '../wasm/memory.js';
-import { guardRead, LIMITS, readOptions, requireInteger, requireLength, requireOneOf } from '../validate.js';
-import { COVARIANCE_TYPES, GaussianMixture, informationCriteria, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
+import * as v from 'valibot';
+import * as atoms from '../options/atoms.js';
+import { defineOptions } from '../options/check.js';
+import { guardRead, LIMITS, requireInteger, requireLength, requireOneOf } from '../validate.js';
+import { COVARIANCE_TYPES, GaussianMixture, gaussianMixtureOptions, informationCriteria, trustedGaussianMixtureOptions, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
 
 export interface SelectOptions extends Omit<GaussianMixtureOptions, 'nComponents' | 'weightsInit' | 'meansInit' | 'precisionsInit' | 'warmStart'> {
   /** smallest number of components tried (default 1) */
@@ -40,24 +43,53 @@ export interface Selection {
   scores: CandidateScore[];
 }
 
+/** The covariance types to try, read under guard: at most the four there are, each one of them. */
+function readCovarianceTypes(given: unknown): CovarianceType[] {
+  return Array.from({ length: requireLength('covarianceTypes', given, COVARIANCE_TYPES.length) }, (_, i) =>
+    requireOneOf(`covarianceTypes[${i}]`, guardRead(`covarianceTypes[${i}]`, () => (given as ArrayLike<unknown>)[i]), COVARIANCE_TYPES),
+  );
+}
+
+const gm = gaussianMixtureOptions.entries;
+
+/**
+ * selectGaussianMixture's options: the candidates' EM settings are
+ * GaussianMixture's, checked once here (each candidate takes them resolved).
+ * Resolved, `types` are the covariance types tried.
+ */
+export const selectOptions = defineOptions<SelectOptions>()(
+  {
+    kMin: atoms.optional(atoms.nComponents(), 1),
+    kMax: atoms.nComponents(),
+    criterion: atoms.optional(atoms.criterion(), 'bic'),
+    covarianceTypes: atoms.optional(v.pipe(v.unknown(), v.transform(readCovarianceTypes))),
+    covarianceType: gm.covarianceType,
+    tol: gm.tol,
+    regCovar: gm.regCovar,
+    maxIter: gm.maxIter,
+    nInit: gm.nInit,
+    initParams: gm.initParams,
+    seed: gm.seed,
+  },
+  (o) => {
+    requireInteger('kMax', o.kMax, o.kMin, LIMITS.components);
+    const types = o.covarianceTypes ?? [o.covarianceType];
+    if (types.length === 0) throw new InvalidParameterError('covarianceTypes must name at least one covariance type');
+    // every candidate is a fit: their number is capped, not only each k
+    const candidates = (o.kMax - o.kMin + 1) * types.length;
+    if (candidates > LIMITS.candidates) {
+      throw new InvalidParameterError(`kMin..kMax = ${o.kMin}..${o.kMax} with ${types.length} covariance type(s) is ${candidates} fits; at most ${LIMITS.candidates}: narrow the range`);
+    }
+    return { ...o, types };
+  },
+);
+
 export function selectGaussianMixture(X: MatrixLike, options: SelectOptions): Selection {
   const x = Matrix.from(X);
   if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be an object with kMax, got ${formatValue(options)}`);
-  const o = readOptions(options, ['kMin', 'kMax', 'criterion', 'covarianceTypes', 'covarianceType', 'tol', 'regCovar', 'maxIter', 'nInit', 'initParams', 'seed']);
-  const kMin = requireInteger('kMin', o.kMin ?? 1, 1, LIMITS.components);
-  const kMax = requireInteger('kMax', o.kMax, kMin, LIMITS.components);
-  const criterion = requireOneOf('criterion', o.criterion ?? 'bic', ['bic', 'aic'] as const);
-  const given = o.covarianceTypes ?? [o.covarianceType ?? 'full'];
-  const types = Array.from({ length: requireLength('covarianceTypes', given, COVARIANCE_TYPES.length) }, (_, i) =>
-    requireOneOf(`covarianceTypes[${i}]`, guardRead(`covarianceTypes[${i}]`, () => given[i]), COVARIANCE_TYPES),
-  );
-  if (types.length === 0) throw new InvalidParameterError('covarianceTypes must name at least one covariance type');
-  // every candidate is a fit: their number is capped, not only each k
-  const candidates = (kMax - kMin + 1) * types.length;
-  if (candidates > LIMITS.candidates) {
-    throw new InvalidParameterError(`kMin..kMax = ${kMin}..${kMax} with ${types.length} covariance type(s) is ${candidates} fits; at most ${LIMITS.candidates}: narrow the range`);
-  }
-  const { kMin: _a, kMax: _b, criterion: _c, covarianceTypes: _d, ...gmOptions } = o;
+  const o = selectOptions.check(options);
+  const { kMin, kMax, criterion, types } = o;
+  const { tol, regCovar, maxIter, nInit, initParams, seed } = o;
   const n = x.nRows;
   const scores: CandidateScore[] = [];
   let best: { model: GaussianMixture; value: number } | undefined;
@@ -67,7 +99,7 @@ export function selectGaussianMixture(X: MatrixLike, options: SelectOptions): Se
     const ptr = s.matrix(x);
     for (const covarianceType of types) {
       for (let k = kMin; k <= kMax; k++) {
-        const gm = (candidate = new GaussianMixture({ ...gmOptions, nComponents: k, covarianceType }));
+        const gm = (candidate = new GaussianMixture(trustedGaussianMixtureOptions({ tol, regCovar, maxIter, nInit, initParams, seed, nComponents: k, covarianceType })));
         try {
           gm.fitResident(s, ptr, n, x.nCols);
         } catch (e) {

@@ -8,24 +8,15 @@ import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { InvalidDataError, InvalidParameterError, restated } from '../../errors.js';
 import { LIMITS, isArray, readArray, readOptions } from '../../validate.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
-import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
-import { runFederationSync, type FederationResult, type RunHooks, type Traffic } from '../runtime/run.js';
+import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
 import { clientFeatures, oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { DemClient } from './client.js';
-import { DEM_OPTION_KEYS, DemServer, type DemOptions } from './server.js';
+import { distributedEMOptions, type DistributedEMOptions } from './options.js';
+import { DemServer } from './server.js';
 
-export interface DistributedEMOptions extends DemOptions {
-  /** features of the federation (default: the clients' column count; a client with another is an InvalidDataError before the run) */
-  nFeatures?: number;
-  /** the wire form of the in-process messages (default 'binary': Arrow IPC; 'none': copies, declared sizes) */
-  encoding?: Encoding | 'none';
-  /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
-  maxExcludedShare?: number;
-  /** the run's hooks: per-round reports, checkpoints, early stopping (RunHooks; a stop shows in federation.stoppedEarly) */
-  hooks?: RunHooks;
-}
+export type { DistributedEMOptions } from './options.js';
 
 export interface DistributedEMResult {
   /** the global model (the caller disposes it) */
@@ -68,7 +59,8 @@ function clientMatrices(data: readonly MatrixLike[]): Matrix[] {
  * each EM round equals one iteration of centralized EM on the pooled rows.
  */
 export function distributedEM(clientData: readonly MatrixLike[], demOptionsGiven: DistributedEMOptions = {}): DistributedEMResult {
-  const options = readOptions(demOptionsGiven, [...DEM_OPTION_KEYS, 'nFeatures', 'encoding', 'maxExcludedShare', 'hooks']) as DistributedEMOptions;
+  // read once (the server's values are checked by its declaration once nFeatures is known)
+  const options = readOptions(demOptionsGiven, distributedEMOptions.keys) as DistributedEMOptions;
   const policy = oneCallPolicy(options.onInvalidClient, options.maxExcludedShare, options.hooks);
   const matrices = clientMatrices(clientData);
   const { encoding, nFeatures: given, maxExcludedShare: _share, hooks: _hooks, ...demOptions } = options;

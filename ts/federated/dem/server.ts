@@ -18,9 +18,9 @@
 import { apportion } from '../../data/apportion.js';
 import { Matrix } from '../../data/matrix.js';
 import { ContributionError, FedmixError, formatValue, inContext, InvalidMessageError, InvalidParameterError } from '../../errors.js';
-import { COV_CODE, COVARIANCE_TYPES, GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
+import { COV_CODE, GaussianMixture } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
-import { flattenNumeric, optionKeys, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, seedParts, type NumericArray } from '../../validate.js';
+import { seedParts } from '../../validate.js';
 import { DEM_KFED_SERVER_OPTIONS, DEM_SERVER_STEP_OPTIONS } from '../../wasm/abi.generated.js';
 import { withScope } from '../../wasm/memory.js';
 import { FeatureRange } from '../feature-range.js';
@@ -51,79 +51,11 @@ import {
   type StatsReply,
   type SubsetReply,
 } from './messages.js';
-import { LIMITS } from '../../validate.js';
-import { requireModelSize } from '../limits.js';
+import { checkServerOptions, type DemServerOptions, type ResolvedDemServerOptions } from './options.js';
 
-export const DEM_INITS = ['separated', 'subset', 'kfed'] as const;
-export type DemInitMethod = (typeof DEM_INITS)[number];
-
-/** An initial model given outright (scikit-learn shapes, flattened row-major). */
-export interface DemInitialParameters {
-  weights: NumericArray;
-  means: NumericArray;
-  covariances: NumericArray;
-}
-
-export interface DemOptions {
-  /** components of the global model (default 1; taken from `init` when parameters are given) */
-  nComponents?: number;
-  /** default 'full' */
-  covarianceType?: CovarianceType;
-  /**
-   * How the server chooses the first model (default 'kfed'):
-   * - 'separated': maximally separated centers in the feature range, no communication;
-   * - 'subset': a GMM fitted (k-means init) on `subsetSize` rows the clients send, in proportion to their sizes (2 rounds);
-   * - 'kfed': one-shot federated k-means (k-FED) on the clients' local k-means clusters (1 round);
-   * - or the parameters themselves.
-   */
-  init?: DemInitMethod | DemInitialParameters;
-  /** stop when the average client log-likelihood changes by less than this (default 1e-3, as the paper) */
-  tol?: number;
-  /** at most this many EM rounds, initialization not counted (default 100) */
-  maxRounds?: number;
-  /** added to covariance diagonals (default 1e-6) */
-  regCovar?: number;
-  /**
-   * [min, max] of the features, numbers or one per feature: where 'separated'
-   * places its centers (default [0, 1], min-max normalized data). Given
-   * explicitly, it is also a promise that every client's rows lie inside, and
-   * what a client sends is checked against it (feature-range.ts).
-   */
-  featureRange?: [number | ArrayLike<number>, number | ArrayLike<number>];
-  /** 'subset': rows in the subset (default 100, as the paper) */
-  subsetSize?: number;
-  /** 'kfed': k-means clusters per client (default ceil(sqrt(nComponents)), k-FED's heterogeneous regime) */
-  kfedLocalClusters?: number;
-  /** seed of every random choice (client seeds, the k-FED seed device, the subset fit) */
-  seed?: number;
-  /** a client whose message fails validation: excluded with its reason (default), or the run throws (the runtime's onInvalid policy) */
-  onInvalidClient?: 'exclude' | 'throw';
-}
-
-/** Every option of DemOptions, for readOptions (the compiler checks it is complete). */
-export const DEM_OPTION_KEYS = optionKeys<DemOptions>()({
-  nComponents: true, covarianceType: true, init: true, tol: true, maxRounds: true, regCovar: true,
-  featureRange: true, subsetSize: true, kfedLocalClusters: true, seed: true, onInvalidClient: true,
-});
-const DEM_SERVER_KEYS = [...DEM_OPTION_KEYS, 'nFeatures'] as const;
-
-export interface DemServerOptions extends DemOptions {
-  /** features every client's rows must have */
-  nFeatures: number;
-}
+export { DEM_INITS, type DemInitMethod, type DemInitialParameters, type DemOptions, type DemServerOptions } from './options.js';
 
 type Phase = 'count' | 'subset' | 'kfed' | 'em' | 'done';
-
-interface Resolved {
-  k: number;
-  d: number;
-  t: CovarianceType;
-  tol: number;
-  maxRounds: number;
-  regCovar: number;
-  subsetSize: number;
-  kfedLocalClusters: number;
-}
 
 /** The arrays one after the other. */
 function concat(parts: ArrayLike<number>[]): Float64Array {
@@ -149,7 +81,7 @@ type Accepted =
 
 export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   readonly protocol = DEM_PROTOCOL;
-  private readonly o: Resolved;
+  private readonly o: ResolvedDemServerOptions;
   private readonly rng: Rng;
   private phase: Phase;
   private initRoundCount = 0;
@@ -173,35 +105,14 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   /** the seed of the server's own random choice (k-FED's seed device, the subset fit), drawn first so that the clients' seeds do not move it */
   private readonly ownSeed: number;
 
+  /** Options checked here (checkServerOptions), unless they are what it returned. */
   constructor(options: DemServerOptions) {
-    if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
-    options = readOptions(options, DEM_SERVER_KEYS) as DemServerOptions;
-    const init = options.init ?? 'kfed';
-    // the parameters read once, as a record: a getter or Proxy trap runs here, under guard
-    const given = typeof init === 'object' && init !== null ? (readRecord(init, ['weights', 'means', 'covariances'], 'init') as DemInitialParameters) : undefined;
-    if (!given) requireOneOf('init', init, DEM_INITS);
-    const d = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
-    const t = requireOneOf('covarianceType', options.covarianceType ?? 'full', COVARIANCE_TYPES);
-    const kGiven = given ? flattenNumeric('init.weights', given.weights).length : undefined;
-    const k = requireInteger('nComponents', options.nComponents ?? kGiven ?? 1, 1, LIMITS.count);
-    if (kGiven !== undefined && kGiven !== k) throw new InvalidParameterError(`init has ${kGiven} weights but nComponents is ${k}`);
-    requireModelSize(k, d, t);
-    this.o = {
-      k,
-      d,
-      t,
-      tol: requireNumber('tol', options.tol ?? 1e-3, 0),
-      maxRounds: requireInteger('maxRounds', options.maxRounds ?? 100, 0, LIMITS.rounds),
-      regCovar: requireNumber('regCovar', options.regCovar ?? 1e-6, 0),
-      subsetSize: requireInteger('subsetSize', options.subsetSize ?? 100, 1, Math.floor(LIMITS.modelValues / d)),
-      kfedLocalClusters: requireInteger('kfedLocalClusters', options.kfedLocalClusters ?? Math.ceil(Math.sqrt(k)), 1, k),
-    };
-    if (options.onInvalidClient !== undefined) requireOneOf('onInvalidClient', options.onInvalidClient, ['exclude', 'throw'] as const);
-    const range = FeatureRange.from('featureRange', options.featureRange ?? [0, 1], d);
-    this.declared = options.featureRange === undefined ? undefined : range;
-    const { lo, hi } = range;
-    if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
-    this.rng = new Rng(options.seed);
+    this.o = checkServerOptions(options);
+    const { init, covarianceType: t, nFeatures: d } = this.o;
+    const given = typeof init === 'object' ? init : undefined;
+    this.declared = this.o.declared;
+    const { lo, hi } = this.o.range;
+    this.rng = new Rng(this.o.seed);
     this.ownSeed = this.seed();
     try {
       if (given) {
@@ -221,7 +132,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   }
 
   private separated(lo: Float64Array, hi: Float64Array): GaussianMixture {
-    const { k, d, t, regCovar } = this.o;
+    const { nComponents: k, nFeatures: d, covarianceType: t, regCovar } = this.o;
     return withScope((s) => {
       const out = s.u32(1);
       s.check(s.w.fm_dem_separated_init(COV_CODE[t], k, d, s.f64From(lo), s.f64From(hi), regCovar, out));
@@ -230,7 +141,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   }
 
   private modelOptions() {
-    return { nComponents: this.o.k, covarianceType: this.o.t, regCovar: this.o.regCovar, tol: this.o.tol, maxIter: this.o.maxRounds };
+    return { nComponents: this.o.nComponents, covarianceType: this.o.covarianceType, regCovar: this.o.regCovar, tol: this.o.tol, maxIter: this.o.maxRounds };
   }
 
   /** A fresh seed for a client or a server-side draw. */
@@ -289,7 +200,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
         break;
       case 'kfed':
         for (const id of ctx.clients) {
-          out.set(id, DEM_KFED_REQUEST.create('server', r, { localClusters: this.o.kfedLocalClusters, covarianceType: this.o.t, seed: this.seed() }));
+          out.set(id, DEM_KFED_REQUEST.create('server', r, { localClusters: this.o.kfedLocalClusters, covarianceType: this.o.covarianceType, seed: this.seed() }));
         }
         break;
       case 'em': {
@@ -297,7 +208,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
         if (this.emRoundCount === 0) {
           // the weighted mean of the first model's means: near the data, so the
           // clients' scatters about it lose nothing when recentered (tied)
-          const { k, d } = this.o;
+          const { nComponents: k, nFeatures: d } = this.o;
           const w = model.weights;
           const m = model.means;
           this.summaryShift = new Float64Array(d);
@@ -323,7 +234,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       throw new InvalidParameterError(`accept() takes a request this server's configure() made, got ${formatValue(request)}`);
     }
     const reply = readReply(this.protocol, request, unread);
-    const { k, d, t } = this.o;
+    const { nComponents: k, nFeatures: d, covarianceType: t } = this.o;
     let out: Accepted;
     switch (request.kind) {
       case DEM_KINDS.countRequest:
@@ -404,7 +315,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   }
 
   private fitSubset(parts: Float64Array[]): void {
-    const d = this.o.d;
+    const d = this.o.nFeatures;
     const n = parts.reduce((a, p) => a + p.length / d, 0);
     const x = Matrix.zeros(n, d);
     let i = 0;
@@ -422,7 +333,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   }
 
   private kfed(ls: ReceivedKfedLocal[]): void {
-    const { k, d, t, regCovar } = this.o;
+    const { nComponents: k, nFeatures: d, covarianceType: t, regCovar } = this.o;
     const cat = (f: (l: ReceivedKfedLocal) => Float64Array) => concat(ls.map(f));
     const [lo, hi] = seedParts(this.ownSeed);
     const gm = withScope((s) => {
@@ -481,7 +392,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
 
   /** The M-step on these clients' statistics and summaries (the core's fm_dem_server_step); changes nothing. */
   private mStep(rs: ReceivedStats[], sm: DataSummaryPayload[], round: number, converged: boolean): GaussianMixture {
-    const tied = this.o.t === 'tied';
+    const tied = this.o.covarianceType === 'tied';
     const cat = (f: (i: number) => ArrayLike<number>) => concat(rs.map((_, i) => f(i)));
     return withScope((s) => {
       const out = s.u32(1);
@@ -508,7 +419,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
    */
   private blame(e: unknown, ids: string[], rs: ReceivedStats[], sm: DataSummaryPayload[], round: number, converged: boolean): void {
     if (!(e instanceof FedmixError) || e.code === 'WASM' || ids.length < 2) return;
-    const d = this.o.d;
+    const d = this.o.nFeatures;
     const scale = rs.map((r, i) => {
       let m = Math.max(...sm[i]!.absMax);
       r.nk.forEach((n, c) => {

@@ -4,79 +4,35 @@
  * (clients may differ), and uploads the parameters with its row count, once.
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
-import { inContext, InvalidParameterError, NotFittedError } from '../../errors.js';
-import { COVARIANCE_TYPES, type CovarianceType, type GaussianMixture } from '../../models/gaussian-mixture.js';
+import { inContext, NotFittedError } from '../../errors.js';
+import type { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { selectGaussianMixture } from '../../models/select.js';
-import { optionKeys, readOptions, requireInteger, requireNumber, requireOneOf } from '../../validate.js';
 import { gmmParams, receiveGmmParams } from '../gmm-params.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
 import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, LOCAL_MODEL, TRAIN, type LocalModelPayload } from './messages.js';
-import { LIMITS } from '../../validate.js';
+import { checkClientOptions, DEFAULT_CLIENT_K_RANGE, type FedGenGMMClientOptions, type ResolvedFedGenGMMClientOptions } from './options.js';
 
-/**
- * The local K range when none is given: BIC over 1..10 (Algorithm 4.1's
- * TrainGMM), kMax capped at the client's rows (a K above them cannot be fitted).
- */
-export const DEFAULT_CLIENT_K_RANGE: readonly [number, number] = [1, 10];
-
-export interface FedGenGMMClientOptions {
-  /** smallest number of components tried (default 1) */
-  kMin?: number;
-  /**
-   * largest number tried (default: the larger of kMin and 10, but at most the
-   * client's rows when that is more than kMin); kMin = kMax fixes K
-   */
-  kMax?: number;
-  /** default 'diag', as the paper's experiments */
-  covarianceType?: CovarianceType;
-  criterion?: 'bic' | 'aic';
-  nInit?: number;
-  tol?: number;
-  maxIter?: number;
-  regCovar?: number;
-  seed?: number;
-}
-
-/** Every option of FedGenGMMClientOptions, for readOptions (the compiler checks it is complete). */
-export const FEDGENGMM_CLIENT_KEYS = optionKeys<FedGenGMMClientOptions>()({ kMin: true, kMax: true, covarianceType: true, criterion: true, nInit: true, tol: true, maxIter: true, regCovar: true, seed: true });
-
-/**
- * The local fit's settings, checked (shared with the server's global fit):
- * strict over `keys` (the server's are more), read under `name`.
- */
-export function checkFitOptions(options: FedGenGMMClientOptions, keys: readonly string[] = FEDGENGMM_CLIENT_KEYS, name = 'options'): FedGenGMMClientOptions {
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`${name} must be an object`);
-  const o = readOptions(options, keys as (keyof FedGenGMMClientOptions)[], name) as FedGenGMMClientOptions;
-  const kMin = requireInteger('kMin', o.kMin ?? 1, 1, LIMITS.count);
-  if (o.kMax !== undefined) requireInteger('kMax', o.kMax, kMin, LIMITS.count);
-  if (o.covarianceType !== undefined) requireOneOf('covarianceType', o.covarianceType, COVARIANCE_TYPES);
-  if (o.criterion !== undefined) requireOneOf('criterion', o.criterion, ['bic', 'aic'] as const);
-  if (o.nInit !== undefined) requireInteger('nInit', o.nInit, 1, LIMITS.restarts);
-  if (o.tol !== undefined) requireNumber('tol', o.tol, 0);
-  if (o.maxIter !== undefined) requireInteger('maxIter', o.maxIter, 1, LIMITS.maxIter);
-  if (o.regCovar !== undefined) requireNumber('regCovar', o.regCovar, 0);
-  if (o.seed !== undefined) requireInteger('seed', o.seed, 0);
-  return { ...o };
-}
+export { DEFAULT_CLIENT_K_RANGE, type FedGenGMMClientOptions } from './options.js';
 
 export class FedGenGMMClient implements ClientRole {
   readonly id: string;
   readonly protocol = FEDGENGMM_PROTOCOL;
   private readonly data: Matrix;
-  private readonly options: FedGenGMMClientOptions;
+  private readonly options: ResolvedFedGenGMMClientOptions;
   private local: GaussianMixture | undefined;
   private global: GaussianMixture | undefined;
 
+  /** Options checked here (checkClientOptions), unless they are what it returned. */
   constructor(id: string, data: MatrixLike, options: FedGenGMMClientOptions = {}) {
     this.id = requireClientId(id);
     this.data = Matrix.from(data);
-    this.options = checkFitOptions(options);
+    this.options = checkClientOptions(options);
   }
 
   /** The local K range BIC chooses in: [kMin, kMax] as given, or DEFAULT_CLIENT_K_RANGE within the client's rows. */
   get kRange(): [number, number] {
-    const kMin = this.options.kMin ?? DEFAULT_CLIENT_K_RANGE[0];
+    const kMin = this.options.kMin;
     return [kMin, this.options.kMax ?? Math.max(kMin, Math.min(DEFAULT_CLIENT_K_RANGE[1], this.data.nRows))];
   }
 
@@ -87,8 +43,8 @@ export class FedGenGMMClient implements ClientRole {
     const { best } = selectGaussianMixture(this.data, {
       kMin,
       kMax,
-      covarianceType: o.covarianceType ?? 'diag',
-      criterion: o.criterion ?? 'bic',
+      covarianceType: o.covarianceType,
+      criterion: o.criterion,
       nInit: o.nInit,
       tol: o.tol,
       maxIter: o.maxIter,

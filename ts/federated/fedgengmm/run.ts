@@ -4,38 +4,18 @@
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import { clientSeed } from '../../random.js';
-import { LIMITS, isArray, optionKeys, readArray, readOptions } from '../../validate.js';
+import { LIMITS, isArray, readArray, readOptions } from '../../validate.js';
 import type { MatrixLike } from '../../data/matrix.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
-import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import { runFederationSync, type FederationResult, type RoundRecord, type RunHooks, type Traffic } from '../runtime/run.js';
 import { clientFeatures, oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
-import { FEDGENGMM_CLIENT_KEYS, FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
-import { FEDGENGMM_SERVER_KEYS, FedGenGMMServer, type FedGenGMMServerOptions } from './server.js';
+import { FedGenGMMClient } from './client.js';
+import { checkClientOptions, checkServerOptions, clientOptions as resolvedClientOptions, fedGenGMMOptions, serverOptions, type FedGenGMMOptions, type FedGenGMMServerOptions } from './options.js';
+import { FedGenGMMServer } from './server.js';
 
-export interface FedGenGMMOptions {
-  /**
-   * every client's options, or one per client (clients may differ); a client
-   * without a seed gets one derived from server.seed and its id
-   * (clientSeed), so server.seed alone reproduces the run
-   */
-  client?: FedGenGMMClientOptions | FedGenGMMClientOptions[];
-  /** the global fit, and the run's seed (nFeatures defaults to the clients' column count; a client with another is an InvalidDataError before the run) */
-  server: Omit<FedGenGMMServerOptions, 'nFeatures'> & { nFeatures?: number };
-  /** keep the clients' local models (for the local-models baseline); default false */
-  keepLocalModels?: boolean;
-  /** the wire form of the in-process messages (default 'binary') */
-  encoding?: Encoding | 'none';
-  /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
-  maxExcludedShare?: number;
-  /** the run's hooks: per-round reports, checkpoints, early stopping (RunHooks; a stop shows in federation.stoppedEarly) */
-  hooks?: RunHooks;
-}
-
-/** Every option of FedGenGMMOptions, for readOptions (the compiler checks it is complete). */
-const FEDGENGMM_KEYS = optionKeys<FedGenGMMOptions>()({ client: true, server: true, keepLocalModels: true, encoding: true, maxExcludedShare: true, hooks: true });
+export type { FedGenGMMOptions } from './options.js';
 
 export interface FedGenGMMResult {
   model: GaussianMixture;
@@ -55,6 +35,9 @@ export interface FedGenGMMResult {
   federation: Omit<FederationResult, 'model'>;
 }
 
+/** A client's options when the caller's list has none for it. */
+const DEFAULT_CLIENT = checkClientOptions({});
+
 /** The server's share of a run's wall time: configuring its requests, judging the replies, aggregating. */
 export function serverSeconds(history: readonly RoundRecord[]): number {
   return history.reduce((t, r) => t + r.ms.configure + r.ms.accept + r.ms.aggregate, 0) / 1000;
@@ -63,41 +46,43 @@ export function serverSeconds(history: readonly RoundRecord[]): number {
 export function fedGenGMM(data: MatrixLike[], given: FedGenGMMOptions): FedGenGMMResult {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be an object with client and server, got ${formatValue(given)}`);
   // read once: the caller's objects are not read again (getters, Proxies)
-  const options = { ...(readOptions(given, FEDGENGMM_KEYS) as FedGenGMMOptions) };
-  options.server = readOptions(options.server, FEDGENGMM_SERVER_KEYS, 'options.server') as FedGenGMMOptions['server'];
-  if (options.client !== undefined && isArray('options.client', options.client)) options.client = readArray('options.client', options.client) as FedGenGMMOptions['client'];
-  // named where the caller wrote them (each client checks its options again)
-  if (Array.isArray(options.client)) options.client.forEach((c, i) => readOptions(c, FEDGENGMM_CLIENT_KEYS, `options.client[${i}]`));
-  else if (options.client !== undefined) readOptions(options.client, FEDGENGMM_CLIENT_KEYS, 'options.client');
-  const policy = oneCallPolicy(options.server.onInvalidClient, options.maxExcludedShare, options.hooks);
+  const options = fedGenGMMOptions.check(given);
+  const serverGiven = readOptions(options.server as FedGenGMMOptions['server'], serverOptions.keys, 'options.server');
+  const clientGiven = options.client !== undefined && isArray('options.client', options.client) ? readArray('options.client', options.client) : options.client;
+  // each client's options checked once, named where the caller wrote them
+  const clientOptions = Array.isArray(clientGiven)
+    ? clientGiven.map((c, i) => checkClientOptions(c, `options.client[${i}]`))
+    : checkClientOptions(clientGiven, 'options.client');
+  const policy = oneCallPolicy(serverGiven.onInvalidClient, options.maxExcludedShare as number | undefined, options.hooks as RunHooks | undefined);
   const clientData = readArray('clientData', data, LIMITS.clients) as MatrixLike[];
-  const nGiven = options.server.nFeatures;
+  const nGiven = serverGiven.nFeatures;
   const nFeatures = clientFeatures('clientData', clientData, { expected: nGiven === undefined ? undefined : { nFeatures: nGiven, what: 'server.nFeatures' } });
-  const server = new FedGenGMMServer({ ...options.server, nFeatures });
+  const serverResolved = checkServerOptions({ ...serverGiven, nFeatures });
   // a declared range bounds variances by the server's regCovar: a client regularizing more would be refused for it, honestly
-  if (options.server.featureRange !== undefined) {
-    const serverReg = options.server.regCovar ?? 1e-6;
-    const clientOptions = Array.isArray(options.client) ? options.client : clientData.map(() => options.client as FedGenGMMClientOptions | undefined);
-    clientOptions.forEach((c, i) => {
-      const reg = c?.regCovar ?? 1e-6;
+  if (serverResolved.featureRange !== undefined) {
+    const serverReg = serverResolved.regCovar;
+    clientData.forEach((_, i) => {
+      const reg = (Array.isArray(clientOptions) ? clientOptions[i] ?? DEFAULT_CLIENT : clientOptions).regCovar;
       if (reg > serverReg) {
         throw new InvalidParameterError(
-          `options.client${Array.isArray(options.client) ? `[${i}]` : ''}.regCovar is ${reg}, above server.regCovar ${serverReg}: with a featureRange the server bounds each variance by (max - min)^2 / 4 + its regCovar, so give the server at least the clients' regCovar`,
+          `options.client${Array.isArray(clientOptions) ? `[${i}]` : ''}.regCovar is ${reg}, above server.regCovar ${serverReg}: with a featureRange the server bounds each variance by (max - min)^2 / 4 + its regCovar, so give the server at least the clients' regCovar`,
         );
       }
     });
   }
-  // checked by the server: the run's seed, from which clients without their own derive theirs
-  const runSeed = options.server.seed;
+  // resolved options are taken as they are (their type, with the range read, is the server's own)
+  const server = new FedGenGMMServer(serverResolved as unknown as FedGenGMMServerOptions);
+  // the run's seed, from which clients without their own derive theirs
+  const runSeed = serverResolved.seed;
   const clients: FedGenGMMClient[] = [];
   try {
     clientData.forEach((data, c) => {
-      const opts = Array.isArray(options.client) ? options.client[c] ?? {} : options.client ?? {};
+      const opts = Array.isArray(clientOptions) ? clientOptions[c] ?? DEFAULT_CLIENT : clientOptions;
       const id = String(c);
       const seed = opts.seed ?? (runSeed === undefined ? undefined : clientSeed(runSeed, id));
-      clients.push(new FedGenGMMClient(id, data, { ...opts, seed }));
+      clients.push(new FedGenGMMClient(id, data, seed === opts.seed ? opts : resolvedClientOptions.trust({ ...opts, seed })));
     });
-    const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding }), policy);
+    const run = runFederationSync(server, new InProcessTransport(clients, { encoding: options.encoding as FedGenGMMOptions['encoding'] }), policy);
     const { model: agg, ...federation } = run;
     const used = new Set(agg.clients);
     const localModels: FedGenGMMResult['localModels'] = [];

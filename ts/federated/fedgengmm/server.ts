@@ -20,85 +20,19 @@
  */
 import { Matrix } from '../../data/matrix.js';
 import { ContributionError, FedmixError, formatValue, InvalidParameterError } from '../../errors.js';
-import { GaussianMixture } from '../../models/gaussian-mixture.js';
+import { GaussianMixture, trustedGaussianMixtureOptions } from '../../models/gaussian-mixture.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
-import { optionKeys, requireInteger, requireNumber, requireOneOf } from '../../validate.js';
-import { FeatureRange } from '../feature-range.js';
+import type { FeatureRange } from '../feature-range.js';
 import { gmmParams } from '../gmm-params.js';
 import { outliers } from '../robust.js';
 import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, type RoundContext, type ServerRole } from '../runtime/roles.js';
-import { checkFitOptions, type FedGenGMMClientOptions } from './client.js';
 import { hierarchicalEM, selectHierarchical, type WeightedMixture } from './hierarchical.js';
 import { FEDGENGMM_PROTOCOL, GLOBAL_MODEL, receiveLocalModel, TRAIN } from './messages.js';
-import { LIMITS } from '../../validate.js';
-import { requireModelSize } from '../limits.js';
+import { checkServerOptions, type FedGenGMMServerOptions, type ResolvedFedGenGMMServerOptions } from './options.js';
 
-/** The global fit takes the clients' options (kMin/kMax for BIC, covariance type, EM settings, seed). */
-export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
-  /** synthetic rows per incoming component (default 100, as the paper) */
-  h?: number;
-  /** a fixed number of global components; or leave it out and give kMin/kMax for BIC */
-  nComponents?: number;
-  /** starts of the global fit, the best kept (default 10 for either step; a start of 'sample' is an EM over the synthetic rows) */
-  nInit?: number;
-  /** the dimension every client must share */
-  nFeatures: number;
-  /** what a bad upload does: excluded with its reason (default) or thrown (the runtime's onInvalid policy) */
-  onInvalidClient?: 'exclude' | 'throw';
-  /**
-   * [min, max] of the features, numbers or one per feature: a promise that
-   * every client's rows lie inside, against which each upload is checked
-   * (component means inside, variances at most (max - min)^2 / 4 + regCovar,
-   * the server's regCovar: clients must not fit with a larger one, or their
-   * honest variances may pass the bound; fedGenGMM refuses that before the run).
-   */
-  featureRange?: [number | ArrayLike<number>, number | ArrayLike<number>];
-  /**
-   * the most synthetic rows the global fit draws (default 1,000,000): with
-   * more incoming components than that allows at h rows each, every component
-   * gets floor(maxSyntheticRows / components) rows (at least one)
-   */
-  maxSyntheticRows?: number;
-  /**
-   * how the global model is made: 'sample' (default, the paper's: EM on
-   * H x sum K_c rows drawn from the union) or 'hierarchical' (hierarchical EM
-   * on the components' parameters, no rows drawn; deterministic at a seed)
-   */
-  serverStep?: ServerStep;
-  /**
-   * 'hierarchical': the virtual rows N the union stands for, each component
-   * its share (default: the rows the clients reported). Larger N makes each
-   * component go more wholly to one global component.
-   */
-  virtualSamples?: number;
-}
-
-/** how the server makes the global model (see FedGenGMMServerOptions.serverStep) */
-export type ServerStep = 'sample' | 'hierarchical';
-export const SERVER_STEPS: readonly ServerStep[] = ['sample', 'hierarchical'];
-
-/** Every option of FedGenGMMServerOptions, for readOptions (the compiler checks it is complete). */
-export const FEDGENGMM_SERVER_KEYS = optionKeys<FedGenGMMServerOptions>()({
-  kMin: true, kMax: true, covarianceType: true, criterion: true, nInit: true, tol: true, maxIter: true, regCovar: true, seed: true,
-  h: true, nComponents: true, nFeatures: true, onInvalidClient: true, featureRange: true, maxSyntheticRows: true, serverStep: true, virtualSamples: true,
-});
-
-/**
- * The sampled step's EM starts when nInit is not given (k-means on the
- * synthetic rows, the best lower bound kept), as many as hierarchical EM's.
- * One start merged two of the shift scheme's ten separated parts in some
- * repeats of a K sweep on held-out rows (up to 140% below central's
- * log-likelihood; 6 of 15 cells within 5%); 3 starts gave 11 of 15, 10 gave
- * 13 of 15, as hierarchical EM (EXPERIMENTS.md, FedGenGMM, "Server step: a K
- * sweep on held-out rows"). Each start is an EM over the H x sum K_c
- * synthetic rows.
- */
-export const SAMPLE_N_INIT = 10;
-
-/** hierarchical EM's starts when nInit is not given: each costs sum K_c x K x d^2 per iteration, no rows */
-const HIERARCHICAL_N_INIT = 10;
+export { SAMPLE_N_INIT, SERVER_STEPS, type FedGenGMMServerOptions, type ServerStep } from './options.js';
 
 export interface Aggregate {
   model: GaussianMixture;
@@ -128,8 +62,7 @@ interface Received {
 
 export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
   readonly protocol = FEDGENGMM_PROTOCOL;
-  private readonly options: FedGenGMMServerOptions & { h: number; maxSyntheticRows: number };
-  private readonly declared: FeatureRange | undefined;
+  private readonly options: ResolvedFedGenGMMServerOptions;
   private outcome: Aggregate | undefined;
   private phase: 'collect' | 'return' | 'done' = 'collect';
   /** the round the uploads came in: the global model goes back as its end */
@@ -137,21 +70,9 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
   /** what accept() returned: the only values discard() and aggregate() take */
   private readonly made = new WeakSet<object>();
 
-  constructor(given: FedGenGMMServerOptions) {
-    if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
-    const options = checkFitOptions(given, FEDGENGMM_SERVER_KEYS) as FedGenGMMServerOptions;
-    if (options.serverStep !== undefined) requireOneOf('serverStep', options.serverStep, SERVER_STEPS);
-    if (options.virtualSamples !== undefined) {
-      requireNumber('virtualSamples', options.virtualSamples, 0);
-      if (!(options.virtualSamples > 0 && options.virtualSamples <= Number.MAX_SAFE_INTEGER)) throw new InvalidParameterError(`virtualSamples must be positive and at most 2^53 - 1, got ${options.virtualSamples}`);
-    }
-    const h = requireInteger('h', options.h ?? 100, 1, LIMITS.count);
-    const d = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
-    if (options.nComponents !== undefined) requireModelSize(requireInteger('nComponents', options.nComponents, 1, LIMITS.count), d, options.covarianceType ?? 'diag');
-    else if (options.kMax === undefined) throw new InvalidParameterError('the server needs nComponents, or kMin/kMax for BIC selection');
-    const maxSyntheticRows = requireInteger('maxSyntheticRows', options.maxSyntheticRows ?? 1_000_000, 1, 2 ** 31 - 1);
-    this.declared = options.featureRange === undefined ? undefined : FeatureRange.from('featureRange', options.featureRange, d);
-    this.options = { ...options, h, maxSyntheticRows };
+  /** Options checked here (checkServerOptions), unless they are what it returned. */
+  constructor(options: FedGenGMMServerOptions) {
+    this.options = checkServerOptions(options);
   }
 
   get done(): boolean {
@@ -184,9 +105,10 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
    */
   accept(reply: Message): Received {
     const r = receiveLocalModel(reply, this.options.nFeatures);
-    if (this.declared) {
+    const declared = this.options.featureRange;
+    if (declared) {
       try {
-        checkModelInRange(this.declared, r.model, this.options.regCovar ?? 1e-6);
+        checkModelInRange(declared, r.model, this.options.regCovar);
       } catch (e) {
         r.model.dispose();
         throw e;
@@ -246,11 +168,11 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     } finally {
       rng.dispose();
     }
-    const fit = { covarianceType: o.covarianceType ?? 'diag', nInit: o.nInit ?? SAMPLE_N_INIT, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, seed: o.seed };
+    const fit = { covarianceType: o.covarianceType, nInit: o.nInit, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, seed: o.seed };
     const model =
       o.nComponents !== undefined
-        ? new GaussianMixture({ ...fit, nComponents: o.nComponents }).fit(synthetic)
-        : selectGaussianMixture(synthetic, { ...fit, kMin: o.kMin ?? 1, kMax: o.kMax!, criterion: o.criterion ?? 'bic' }).best;
+        ? new GaussianMixture(trustedGaussianMixtureOptions({ ...fit, nComponents: o.nComponents })).fit(synthetic)
+        : selectGaussianMixture(synthetic, { ...fit, kMin: o.kMin, kMax: o.kMax!, criterion: o.criterion }).best;
     return { model, incoming, size, virtual: 0 };
   }
 
@@ -259,19 +181,11 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     const o = this.options;
     const parts: WeightedMixture[] = received.map((r) => ({ model: r.model, share: r.nSamples / total }));
     const virtualSamples = o.virtualSamples ?? total;
-    const fit = {
-      covarianceType: o.covarianceType ?? 'diag',
-      virtualSamples,
-      tol: o.tol ?? 1e-3,
-      maxIter: o.maxIter ?? 100,
-      regCovar: o.regCovar ?? 1e-6,
-      nInit: o.nInit ?? HIERARCHICAL_N_INIT,
-      seed: o.seed,
-    };
+    const fit = { covarianceType: o.covarianceType, virtualSamples, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, nInit: o.nInit, seed: o.seed };
     const r =
       o.nComponents !== undefined
         ? hierarchicalEM(parts, { ...fit, nComponents: o.nComponents })
-        : selectHierarchical(parts, { ...fit, kMin: o.kMin ?? 1, kMax: o.kMax!, criterion: o.criterion ?? 'bic' });
+        : selectHierarchical(parts, { ...fit, kMin: o.kMin, kMax: o.kMax!, criterion: o.criterion });
     return { model: r.model, incoming, size: 0, virtual: virtualSamples };
   }
 
