@@ -1,10 +1,10 @@
 /** Distributed EM as the registry runs it by name (serve/join, worker lanes, `fedmix server/client --algorithm dem`). */
 import { COVARIANCE_TYPES, GaussianMixture } from '../../models/gaussian-mixture.js';
-import { readOptions } from '../../validate.js';
 import { expectResult } from '../registry/artifact.js';
 import { defineAlgorithm } from '../registry/registry.js';
 import { DemClient } from './client.js';
 import { DEM_PROTOCOL } from './messages.js';
+import { checkClientOptions, checkServerOptions } from './options.js';
 import { DEM_INITS, DemServer, type DemServerOptions } from './server.js';
 
 export const dem = defineAlgorithm({
@@ -13,12 +13,13 @@ export const dem = defineAlgorithm({
   summary: 'distributed EM for a Gaussian mixture: clients send sufficient statistics each round (k-FED, subset or separated start)',
   wasmFeatures: ['dem'],
   server: {
-    options: (raw) => raw as DemServerOptions,
-    create: (options) => new DemServer(options),
+    // checked once here; the server takes the resolved options as they are
+    options: (raw) => checkServerOptions(raw),
+    create: (options) => new DemServer(options as DemServerOptions),
   },
   client: {
     // a DEM client has none: anything given is a mistake
-    options: (raw) => readOptions(raw as Record<string, never>, [], 'spec.options'),
+    options: (raw) => checkClientOptions(raw),
     create: ({ id, data }) => new DemClient(id, data),
   },
   artifact: {

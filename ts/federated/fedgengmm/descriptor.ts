@@ -6,6 +6,7 @@ import { expectResult, parseSaved, savedCount } from '../registry/artifact.js';
 import { defineAlgorithm } from '../registry/registry.js';
 import { DEFAULT_CLIENT_K_RANGE, FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
 import { FEDGENGMM_PROTOCOL } from './messages.js';
+import { checkClientOptions, checkServerOptions } from './options.js';
 import { FedGenGMMServer, SERVER_STEPS, type Aggregate, type FedGenGMMServerOptions } from './server.js';
 
 /** A saved FedGenGMM result: the global model and how it was made. */
@@ -29,12 +30,13 @@ export const fedgengmm = defineAlgorithm({
   summary: "one-shot federated Gaussian mixture: clients fit local GMMs (K by BIC), the server fits a global one on rows sampled from them",
   wasmFeatures: ['dem'],
   server: {
-    options: (raw) => raw as FedGenGMMServerOptions,
-    create: (options) => new FedGenGMMServer(options),
+    // checked once here; the server takes the resolved options as they are
+    options: (raw) => checkServerOptions(raw),
+    create: (options) => new FedGenGMMServer(options as FedGenGMMServerOptions),
   },
   client: {
-    options: (raw) => raw as FedGenGMMClientOptions,
-    create: ({ id, data, options }) => new FedGenGMMClient(id, data, options),
+    options: (raw) => checkClientOptions(raw),
+    create: ({ id, data, options }) => new FedGenGMMClient(id, data, options as FedGenGMMClientOptions),
   },
   artifact: {
     save: (model: Aggregate) => {
