@@ -158,15 +158,18 @@ export const serverOptions = defineOptions<FedGenGMMServerOptions>()(
     virtualSamples: atoms.optional(virtualSamples()),
     h: atoms.optional(atoms.integer(1, LIMITS.count), 100),
     nFeatures: atoms.nFeatures(),
-    nComponents: atoms.optional(atoms.nComponents()),
+    // bounded by the model's size first (the message says how far to lower it), then by LIMITS.components (the rule)
+    nComponents: atoms.optional(atoms.integer(1, LIMITS.count)),
     maxSyntheticRows: atoms.optional(atoms.integer(1, 2 ** 31 - 1), 1_000_000),
     onInvalidClient: atoms.optional(atoms.oneOf(['exclude', 'throw'] as const)),
     featureRange: atoms.optional(v.unknown()),
   },
   (given) => {
     const o = kMaxAtLeastKMin(given);
-    if (o.nComponents !== undefined) requireModelSize(o.nComponents, o.nFeatures, o.covarianceType);
-    else if (o.kMax === undefined) throw new InvalidParameterError('the server needs nComponents, or kMin/kMax for BIC selection');
+    if (o.nComponents !== undefined) {
+      requireModelSize(o.nComponents, o.nFeatures, o.covarianceType);
+      requireInteger('nComponents', o.nComponents, 1, LIMITS.components);
+    } else if (o.kMax === undefined) throw new InvalidParameterError('the server needs nComponents, or kMin/kMax for BIC selection');
     // a promise about the rows, read and checked against nFeatures here: the server holds the range, not the caller's arrays
     return { ...o, featureRange: o.featureRange === undefined ? undefined : FeatureRange.from('featureRange', o.featureRange, o.nFeatures) };
   },
