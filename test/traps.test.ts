@@ -86,7 +86,8 @@ function withBogus(value: unknown, path: readonly (string | number)[]): unknown 
  * without naming it fails the test.
  */
 const RECORDS: Array<[RegExp, string]> = [
-  [/\.fromJSON \[/, "a saved model: a newer version's fields are left alone"],
+  [/\.fromJSON \[|^loadResult \[1\]$/, "a saved model: a newer version's fields are left alone"],
+  [/^(defineAlgorithm|registerAlgorithm) \[0\.protocol\]$/, 'a protocol, made by defineProtocol (its messages by the names the caller chooses)'],
   [/^(partitionToArrow|aucByClient|formatCommunityTables|fashionMnistSubclasses) \[0[\].]/, 'a result handed back'],
   [/^(csvToMatrix|fashionMnist) \[0\]$/, 'a parsed CSV table; the files of a split'],
   [/^scoreMixture \[2\]$/, 'test rows { X, anomaly }'],

@@ -19,7 +19,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import layout from '../crates/fedmix-wasm/modules.json';
-import { ABI_VERSION, EXPORTS, HEAP_EXPORTS, OCSVM_FROM_PARTS_OPTIONS, type ExportSignature, type WasmType } from '../ts/wasm/abi.generated.js';
+import { ABI_VERSION, OCSVM_FROM_PARTS_OPTIONS } from '../ts/wasm/abi.generated.js';
+import { EXPORTS, HEAP_EXPORTS, type ExportSignature, type WasmType } from '../ts/wasm/abi-signatures.generated.js';
 import { SCALAR_WASM_BASE64, SIMD_WASM_BASE64 } from '../ts/wasm/bytes.generated.js';
 import { FEATURES, featureOf, HEAP_IMPORTS, INITIAL_PAGES } from '../ts/wasm/modules.js';
 import type { ModuleName } from '../ts/wasm/source.js';
@@ -155,8 +156,9 @@ const DECLARED: ReadonlyMap<string, ExportSignature> = new Map<string, ExportSig
 const declaredFunctions = Object.keys(EXPORTS);
 
 test('the generated bindings are those of the declaration (run node scripts/gen-wasm-abi.mjs after changing crates/fedmix-wasm/src/exports.rs)', async () => {
-  const gen = (await import(new URL('../scripts/gen-wasm-abi.mjs', import.meta.url).href)) as { generate(): string; OUTPUT: string; MAX_PARAMS: number };
+  const gen = (await import(new URL('../scripts/gen-wasm-abi.mjs', import.meta.url).href)) as { generate(): string; generateSignatures(): string; OUTPUT: string; SIGNATURES_OUTPUT: string; MAX_PARAMS: number };
   expect(readFileSync(gen.OUTPUT, 'utf8')).toBe(gen.generate());
+  expect(readFileSync(gen.SIGNATURES_OUTPUT, 'utf8')).toBe(gen.generateSignatures());
   // no export takes a long list of positional scalars: beyond MAX_PARAMS, only pointers (its scalars in an option struct)
   for (const [name, sig] of Object.entries(EXPORTS)) if (sig.params.length > gen.MAX_PARAMS) expect(sig.params.every((t) => t === 'i32'), name).toBe(true);
   expect(EXPORTS.fm_gmm_fit.params.length).toBeLessThanOrEqual(gen.MAX_PARAMS);

@@ -7,7 +7,7 @@
  * they need, are read from here.
  */
 import layout from '../../crates/fedmix-wasm/modules.json';
-import { EXPORTS, FEATURES, HEAP_EXPORTS, type Feature } from './abi.generated.js';
+import { EXPORT_MODULES, FEATURES, HEAP_EXPORTS, type Feature } from './abi.generated.js';
 
 export { FEATURES, type Feature };
 
@@ -23,7 +23,7 @@ export const FEATURE_USES: Readonly<Record<Feature, string>> = {
 
 /** The feature whose module exports `name` (crates/fedmix-wasm/src/exports.rs), or undefined for the core's, every module's, or a name not exported. */
 export function featureOf(name: string): Feature | undefined {
-  const module = Object.prototype.hasOwnProperty.call(EXPORTS, name) ? EXPORTS[name as keyof typeof EXPORTS].module : undefined;
+  const module = Object.prototype.hasOwnProperty.call(EXPORT_MODULES, name) ? EXPORT_MODULES[name as keyof typeof EXPORT_MODULES] : undefined;
   return module === undefined || module === 'core' || module === 'every' ? undefined : module;
 }
 
@@ -35,4 +35,4 @@ export function featureOf(name: string): Feature | undefined {
 export const INITIAL_PAGES = (layout.featureBase + FEATURES.length * layout.slotBytes) / 65536;
 
 /** The functions the core exports for the feature modules' heap (crates/fedmix-wasm/src/heap.rs). */
-export const HEAP_IMPORTS = Object.keys(HEAP_EXPORTS) as readonly (keyof typeof HEAP_EXPORTS)[];
+export const HEAP_IMPORTS: readonly (typeof HEAP_EXPORTS)[number][] = HEAP_EXPORTS;
