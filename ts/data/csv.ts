@@ -169,7 +169,8 @@ function checkTable(table: unknown): CsvTable {
  * it is: the one table the readers of labelled data work on.
  */
 export function cellTableOf(input: string | CsvTable | CellTable): CellTable {
-  if (input instanceof CellTable) return input;
+  // instanceof runs a Proxy's getPrototypeOf trap: read under guard, so a hostile object is a typed error
+  if (typeof input !== 'string' && guardRead('the table', () => input instanceof CellTable)) return input as CellTable;
   if (typeof input === 'string') return parseInto(input, {}, new CellTableBuilder());
   return cellsOfText(checkTable(input));
 }
