@@ -13,16 +13,22 @@ import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { savedLosses } from '../data/saved.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError, notFitted } from '../errors.js';
 import { requireWasmMemory } from '../wasm/memory.js';
-import { guardRead, LIMITS, readOptions, requireBoolean, requireInteger, requireLength, requireOneOf } from '../validate.js';
+import * as v from 'valibot';
+import { LIMITS, readOptions, requireInteger, requireOneOf } from '../validate.js';
+import * as atoms from '../options/atoms.js';
+import { defineOptions } from '../options/check.js';
 import {
   ACTIVATIONS,
   baseSeed,
   batchFor,
   INITS,
   Network,
+  optimizerOptions,
   readModelJSON,
   resolveOptimizerSpec,
   trainEpochs,
+  trustedNetworkSpec,
+  trustedOptimizerSpec,
   type Activation,
   type NetworkInit,
   type Optimizer,
@@ -90,41 +96,65 @@ export interface AutoencoderJSON {
   options: Omit<AutoencoderOptions, 'onEpoch' | 'nFeatures'>;
 }
 
-/** Every option's name, for reading them once (readOptions). */
-export const AUTOENCODER_OPTION_KEYS = [
-  'hiddenLayers', 'activation', 'outputActivation', 'loss', 'optimizer', 'learningRate', 'epochs', 'batchSize', 'shuffle', 'init', 'nFeatures', 'seed', 'onEpoch',
-] as const satisfies readonly (keyof AutoencoderOptions)[];
-
-function resolveOptions(options: AutoencoderOptions | undefined): ResolvedAutoencoderOptions {
-  const o = readOptions(options, AUTOENCODER_OPTION_KEYS);
-  const hidden = o.hiddenLayers ?? [64, 32, 64];
-  const count = requireLength('hiddenLayers', hidden, LIMITS.networkLayers - 1);
-  if (count < 1) throw new InvalidParameterError('hiddenLayers must hold at least one width (the code layer), e.g. [64, 32, 64]');
-  const widths = guardRead('hiddenLayers', () => Array.from({ length: count }, (_, i) => requireInteger(`hiddenLayers[${i}]`, (hidden as readonly unknown[])[i], 1, LIMITS.layerWidth)));
-  const learningRate = o.learningRate ?? 1e-3;
-  const given = o.optimizer ?? 'adam';
-  const spec: OptimizerSpec =
-    typeof given === 'string' ? { name: requireOneOf('optimizer', given, ['adam', 'sgd'] as const), learningRate } : { learningRate, ...readOptions(given as OptimizerSpec, OPTIMIZER_KEYS, 'optimizer') } as OptimizerSpec;
-  const loss = requireOneOf('loss', o.loss ?? 'mse', ['mse', 'bce'] as const);
-  const outputActivation = requireOneOf('outputActivation', o.outputActivation ?? 'sigmoid', ACTIVATIONS);
-  if (loss === 'bce' && outputActivation !== 'sigmoid') throw new InvalidParameterError(`loss 'bce' needs outputs in [0, 1]: use outputActivation 'sigmoid', not ${formatValue(outputActivation)}`);
-  if (o.onEpoch !== undefined && typeof o.onEpoch !== 'function') throw new InvalidParameterError(`onEpoch must be a function (epoch, loss) => void, got ${formatValue(o.onEpoch)}`);
-  return Object.freeze({
-    hiddenLayers: Object.freeze(widths),
-    activation: requireOneOf('activation', o.activation ?? 'relu', ACTIVATIONS),
-    outputActivation,
-    loss,
-    optimizer: Object.freeze(resolveOptimizerSpec(spec)),
-    learningRate: spec.learningRate,
-    epochs: requireInteger('epochs', o.epochs ?? 10, 1, LIMITS.maxIter),
-    batchSize: o.batchSize === undefined ? undefined : requireInteger('batchSize', o.batchSize, 1, LIMITS.count),
-    shuffle: requireBoolean('shuffle', o.shuffle ?? true),
-    init: requireOneOf('init', o.init ?? 'pytorch', INITS),
-    nFeatures: o.nFeatures === undefined ? undefined : requireInteger('nFeatures', o.nFeatures, 1, LIMITS.layerWidth),
-    seed: o.seed === undefined ? undefined : requireInteger('seed', o.seed, 0),
-    onEpoch: o.onEpoch as ResolvedAutoencoderOptions['onEpoch'],
-  });
+/** The optimizer as given ('adam', 'sgd' or a spec), with the learning rate a name takes; a spec's own learningRate wins. */
+function optimizerOf(given: AutoencoderOptions['optimizer'], learningRate: number): Readonly<Required<OptimizerSpec>> {
+  if (typeof given === 'string') return trustedOptimizerSpec({ name: requireOneOf('optimizer', given, ['adam', 'sgd'] as const), learningRate });
+  if (optimizerOptions.isResolved(given)) return given;
+  return resolveOptimizerSpec({ learningRate, ...readOptions(given as OptimizerSpec, OPTIMIZER_KEYS, 'optimizer') } as OptimizerSpec);
 }
+
+/**
+ * The Autoencoder's options (the anomaly-communities paper's network and
+ * Keras' training defaults), checked once: by the constructor, or by check()
+ * at a public edge that makes autoencoders (a LocalDetector), then taken as
+ * they are.
+ */
+export const autoencoderOptions = defineOptions<AutoencoderOptions>()(
+  {
+    hiddenLayers: atoms.optional(atoms.layerWidths('hiddenLayers', 'must hold at least one width (the code layer), e.g. [64, 32, 64]'), [64, 32, 64]),
+    activation: atoms.optional(atoms.oneOf(ACTIVATIONS), 'relu'),
+    outputActivation: atoms.optional(atoms.oneOf(ACTIVATIONS), 'sigmoid'),
+    loss: atoms.optional(atoms.oneOf(['mse', 'bce'] as const), 'mse'),
+    // resolved with the learning rate by the rule below
+    optimizer: atoms.optional(v.unknown(), 'adam'),
+    learningRate: atoms.optional(atoms.learningRate(), 1e-3),
+    epochs: atoms.optional(atoms.maxIterations(1), 10),
+    batchSize: atoms.optional(atoms.batchSize()),
+    shuffle: atoms.optional(atoms.flag(), true),
+    init: atoms.optional(atoms.oneOf(INITS), 'pytorch'),
+    nFeatures: atoms.optional(atoms.integer(1, LIMITS.layerWidth)),
+    seed: atoms.optional(atoms.seed()),
+    onEpoch: atoms.optional(atoms.callback<NonNullable<AutoencoderOptions['onEpoch']>>('(epoch, loss) => void')),
+  },
+  (o): ResolvedAutoencoderOptions => {
+    if (o.loss === 'bce' && o.outputActivation !== 'sigmoid') {
+      throw new InvalidParameterError(`loss 'bce' needs outputs in [0, 1]: use outputActivation 'sigmoid', not ${formatValue(o.outputActivation)}`);
+    }
+    const optimizer = optimizerOf(o.optimizer as AutoencoderOptions['optimizer'], o.learningRate);
+    return { ...o, batchSize: o.batchSize, nFeatures: o.nFeatures, seed: o.seed, onEpoch: o.onEpoch, optimizer, learningRate: optimizer.learningRate };
+  },
+);
+
+/** Every option's name, for reading them once (readOptions). */
+export const AUTOENCODER_OPTION_KEYS = autoencoderOptions.keys;
+
+/** The defaults, as checking resolves an empty options object (made on first use). */
+let defaults: ResolvedAutoencoderOptions | undefined;
+
+/**
+ * Options the library builds from values it has checked already (a saved
+ * detector's layers and activations): the defaults under `o` (its undefined
+ * entries ignored), resolved without checking again. @internal
+ */
+export function trustedAutoencoderOptions(o: Partial<ResolvedAutoencoderOptions>): ResolvedAutoencoderOptions {
+  defaults ??= autoencoderOptions.check({});
+  const out: Record<string, unknown> = { ...defaults };
+  for (const [k, x] of Object.entries(o)) if (x !== undefined) out[k] = x;
+  return autoencoderOptions.trust(out as ResolvedAutoencoderOptions);
+}
+
+/** The options a saved model carries (toJSON): all but the callback and the features, which the file has apart. */
+const SAVED_OPTION_KEYS = AUTOENCODER_OPTION_KEYS.filter((k) => k !== 'onEpoch' && k !== 'nFeatures');
 
 export class Autoencoder {
   static {
@@ -140,8 +170,9 @@ export class Autoencoder {
   /** base of the shuffle seeds, drawn once when no seed is given */
   private readonly shuffleSeed: number;
 
+  /** Options checked here (autoencoderOptions), unless they are what its check() returned. */
   constructor(options: AutoencoderOptions = {}) {
-    this.options = resolveOptions(options);
+    this.options = autoencoderOptions.check(options);
     this.shuffleSeed = baseSeed(this.options.seed);
   }
 
@@ -155,7 +186,7 @@ export class Autoencoder {
     if (this.net && !this.net.disposed) return this.net;
     const o = this.options;
     this.disposed = false;
-    this.net = new Network({ sizes: this.sizes(d), activation: o.activation, outputActivation: o.outputActivation, loss: o.loss, init: o.init, seed: o.seed });
+    this.net = new Network(trustedNetworkSpec(this.sizes(d), { activation: o.activation, outputActivation: o.outputActivation, loss: o.loss, init: o.init, seed: o.seed }));
     return this.net;
   }
 
@@ -282,8 +313,8 @@ export class Autoencoder {
   static fromJSON(json: AutoencoderJSON | string): Autoencoder {
     const j = readModelJSON(json, 'fedmix.Autoencoder', ['nFeatures', 'parameters', 'history', 'options']);
     const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.layerWidth);
-    const options = readOptions(j.options as AutoencoderOptions | undefined, AUTOENCODER_OPTION_KEYS.filter((k) => k !== 'onEpoch' && k !== 'nFeatures'), 'options');
-    const ae = new Autoencoder({ ...options, nFeatures: d });
+    // the file's options checked once, here (strict keys: a saved model has no callback)
+    const ae = new Autoencoder(autoencoderOptions.check({ ...readOptions(j.options as AutoencoderOptions | undefined, SAVED_OPTION_KEYS, 'options'), nFeatures: d }, 'options'));
     const history = savedLosses('history', j.history);
     const count = ae.sizes(d).reduce((n, w, i, s) => (i === 0 ? 0 : n + s[i - 1]! * w + w), 0);
     requireWasmMemory(`loading a ${ae.sizes(d).join('-')} autoencoder`, 8 * count);

@@ -39,11 +39,14 @@ import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, notFitted } from '../errors.js';
 import { clipRows, gaussianSigma, readGaussianNoise, releaseGaussian } from '../federated/gaussian-noise.js';
 import { Rng } from '../random.js';
-import { flattenNumeric, guardRead, LIMITS, optionKeys, readOptions, readRecord, requireInteger, requireOneOf, type NumericArray } from '../validate.js';
-import { AUTOENCODER_OPTION_KEYS, Autoencoder, type AutoencoderOptions } from './autoencoder.js';
-import { COVARIANCE_TYPES, GaussianMixture, GMM_OPTION_KEYS, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
+import * as v from 'valibot';
+import { flattenNumeric, guardRead, LIMITS, readOptions, readRecord, requireInteger, requireOneOf, type NumericArray } from '../validate.js';
+import * as atoms from '../options/atoms.js';
+import { defineOptions, parseOptions, type OptionEntries, type OptionsDeclaration } from '../options/check.js';
+import { Autoencoder, autoencoderOptions, trustedAutoencoderOptions, type AutoencoderOptions, type ResolvedAutoencoderOptions } from './autoencoder.js';
+import { COVARIANCE_TYPES, GaussianMixture, gaussianMixtureOptions, type CovarianceType, type GaussianMixtureOptions, type ResolvedGaussianMixtureOptions } from './gaussian-mixture.js';
 import { ACTIVATIONS, type Activation } from './network.js';
-import { OCSVM_KERNELS, OCSVM_OPTION_KEYS, OneClassSVM, type OneClassSVMKernel, type OneClassSVMOptions } from './one-class-svm.js';
+import { OCSVM_KERNELS, OneClassSVM, oneClassSVMOptions, type OneClassSVMKernel, type OneClassSVMOptions, type ResolvedOneClassSVMOptions } from './one-class-svm.js';
 import { keepClassName } from '../class-name.js';
 
 export const DETECTOR_KINDS = ['ocsvm', 'gmm', 'autoencoder'] as const;
@@ -64,22 +67,6 @@ export interface LocalDetectorOptions {
   noise?: DetectorNoise;
   /** seed of that noise, for tests only: whoever knows it can remove the noise (default: fresh from crypto.getRandomValues) */
   noiseSeed?: number;
-}
-
-/** The Gaussian mechanism's parameters for a GMM detector. */
-/** Every option of LocalDetectorOptions, for readOptions (the compiler checks it is complete). @internal */
-export const DETECTOR_OPTION_KEYS = optionKeys<LocalDetectorOptions>()({ kind: true, contamination: true, ocsvm: true, gmm: true, autoencoder: true, noise: true, noiseSeed: true });
-
-/**
- * Detector options read strictly and checked whole (a LocalDetector is made:
- * it holds no model before fit), for callers whose detectors are made later,
- * in clients: a misspelt option there is the caller's error, said at once,
- * not a client that fails to be made. @internal
- */
-export function checkDetectorOptions(given: LocalDetectorOptions, name: string): LocalDetectorOptions {
-  const o = readOptions(given, DETECTOR_OPTION_KEYS, name);
-  new LocalDetector(o);
-  return o;
 }
 
 export interface DetectorNoise {
@@ -113,8 +100,79 @@ type Model = OneClassSVM | GaussianMixture | Autoencoder;
 
 /** Contamination in (0, 0.5): an InvalidParameterError otherwise. */
 export function requireContamination(value: unknown): number {
-  if (typeof value !== 'number' || !(value > 0 && value < 0.5)) throw new InvalidParameterError(`contamination must be a number in (0, 0.5), got ${formatValue(value)}`);
-  return value;
+  return parseOptions(CONTAMINATION, { contamination: value }).contamination;
+}
+
+const CONTAMINATION = v.object({ contamination: atoms.share() });
+
+/**
+ * A kind's model options, as an option of the detector: read under guard
+ * (strict keys, named `name`), the detector's defaults for that kind under
+ * them, checked by the model's declaration; resolved ones taken as they are.
+ */
+function modelOptions<R extends object>(name: string, declaration: OptionsDeclaration<OptionEntries, R>, defaults: Record<string, unknown>) {
+  return v.pipe(
+    v.unknown(),
+    v.transform((given): Readonly<R> => {
+      if (declaration.isResolved(given)) return given;
+      if (given !== undefined && (given === null || typeof given !== 'object')) throw new InvalidParameterError(`${name} must be an options object, got ${formatValue(given)}`);
+      return declaration.check({ ...defaults, ...readOptions(given as Record<string, unknown> | undefined, declaration.keys, name) }, name);
+    }),
+  );
+}
+
+/** The Gaussian mechanism's parameters for a GMM detector, read under guard and checked. */
+const noise = () => v.pipe(v.unknown(), v.transform((x) => readGaussianNoise(x as DetectorNoise, 'noise')));
+
+/**
+ * A LocalDetector's options, checked once: by its constructor, or by check()
+ * at a public edge whose detectors are made later, in clients (a misspelt
+ * option there is the caller's error, said at once, not a client that fails
+ * to be made). Every kind's options are checked, the unused kinds' too: a
+ * misspelt key is an error wherever it is. Resolved, each kind's options are
+ * its model's resolved options, which its model takes as they are.
+ */
+export const localDetectorOptions = defineOptions<LocalDetectorOptions>()(
+  {
+    kind: atoms.optional(atoms.oneOf(DETECTOR_KINDS), 'ocsvm'),
+    contamination: atoms.optional(atoms.share(), 0.1),
+    ocsvm: modelOptions('ocsvm', oneClassSVMOptions, { nu: 0.5, gamma: 'auto' }),
+    gmm: modelOptions('gmm', gaussianMixtureOptions, { nComponents: 1, covarianceType: 'full', seed: 0 }),
+    autoencoder: modelOptions('autoencoder', autoencoderOptions, { seed: 0 }),
+    noise: atoms.optional(noise()),
+    noiseSeed: atoms.optional(atoms.seed()),
+  },
+  (o): ResolvedLocalDetectorOptions => {
+    if (o.noise !== undefined) {
+      if (o.kind !== 'gmm') throw new InvalidParameterError(`noise is for the 'gmm' detector, which shares only mixture parameters; a '${o.kind}' detector has none`);
+      const type = o.gmm.covarianceType;
+      if (type !== 'full' && type !== 'diag') throw new InvalidParameterError(`noise needs 'full' or 'diag' covariances, got gmm.covarianceType '${String(type)}'`);
+    }
+    return { ...o, ocsvm: o.ocsvm as ResolvedOneClassSVMOptions, gmm: o.gmm as ResolvedGaussianMixtureOptions, autoencoder: o.autoencoder as ResolvedAutoencoderOptions };
+  },
+);
+
+/** A LocalDetector's options as checking resolves them: every kind's model options resolved. */
+export type ResolvedLocalDetectorOptions = Readonly<{
+  kind: DetectorKind;
+  contamination: number;
+  ocsvm: ResolvedOneClassSVMOptions;
+  gmm: ResolvedGaussianMixtureOptions;
+  autoencoder: ResolvedAutoencoderOptions;
+  noise?: DetectorNoise;
+  noiseSeed?: number;
+}>;
+
+/** Every option of LocalDetectorOptions, for readOptions. @internal */
+export const DETECTOR_OPTION_KEYS = localDetectorOptions.keys;
+
+/**
+ * Detector options read strictly and checked whole (localDetectorOptions), for
+ * callers whose detectors are made later, in clients: the resolved options,
+ * which a LocalDetector takes as they are. @internal
+ */
+export function checkDetectorOptions(given: LocalDetectorOptions, name: string): LocalDetectorOptions {
+  return localDetectorOptions.check(given, name);
 }
 
 /** numpy.percentile(values, pct) with linear interpolation. */
@@ -133,9 +191,9 @@ export class LocalDetector {
 
   readonly kind: DetectorKind;
   readonly contamination: number;
-  private readonly ocsvmOptions: OneClassSVMOptions;
-  private readonly gmmOptions: GaussianMixtureOptions;
-  private readonly aeOptions: AutoencoderOptions;
+  private readonly ocsvmOptions: ResolvedOneClassSVMOptions;
+  private readonly gmmOptions: ResolvedGaussianMixtureOptions;
+  private readonly aeOptions: ResolvedAutoencoderOptions;
   private readonly noise: DetectorNoise | undefined;
   private readonly noiseSeed: number | undefined;
   private model: Model | undefined;
@@ -151,28 +209,15 @@ export class LocalDetector {
    * ```
    */
   constructor(options: LocalDetectorOptions = {}) {
-    const o = readOptions(options, DETECTOR_OPTION_KEYS);
-    this.kind = requireOneOf('kind', o.kind ?? 'ocsvm', DETECTOR_KINDS);
-    this.contamination = requireContamination(o.contamination ?? 0.1);
-    // every kind's options strictly, the unused kinds' too: a misspelt key is an error wherever it is
-    const given = (name: string, v: unknown, keys: readonly string[]): Record<string, unknown> => {
-      if (v === undefined) return {};
-      if (v === null || typeof v !== 'object') throw new InvalidParameterError(`${name} must be an options object, got ${formatValue(v)}`);
-      return { ...readOptions(v as Record<string, unknown>, keys, name) };
-    };
-    this.ocsvmOptions = { nu: 0.5, gamma: 'auto', ...given('ocsvm', o.ocsvm, OCSVM_OPTION_KEYS) };
-    this.gmmOptions = { nComponents: 1, covarianceType: 'full', seed: 0, ...given('gmm', o.gmm, GMM_OPTION_KEYS) };
-    this.aeOptions = { seed: 0, ...given('autoencoder', o.autoencoder, AUTOENCODER_OPTION_KEYS) };
-    if (o.noise !== undefined) {
-      const noise = readGaussianNoise(o.noise, 'noise');
-      if (this.kind !== 'gmm') throw new InvalidParameterError(`noise is for the 'gmm' detector, which shares only mixture parameters; a '${this.kind}' detector has none`);
-      const type = this.gmmOptions.covarianceType ?? 'full';
-      if (type !== 'full' && type !== 'diag') throw new InvalidParameterError(`noise needs 'full' or 'diag' covariances, got gmm.covarianceType '${String(type)}'`);
-      this.noise = noise;
-    }
-    this.noiseSeed = o.noiseSeed === undefined ? undefined : requireInteger('noiseSeed', o.noiseSeed, 0, LIMITS.count);
-    // the models check their own options now, before any data is seen: this kind's, and another kind's if given
-    for (const kind of DETECTOR_KINDS) if (kind === this.kind || o[kind] !== undefined) this.make(kind).dispose();
+    // checked here (localDetectorOptions), unless checked before: each kind's model then takes its options as they are
+    const o = localDetectorOptions.check(options);
+    this.kind = o.kind;
+    this.contamination = o.contamination;
+    this.ocsvmOptions = o.ocsvm;
+    this.gmmOptions = o.gmm;
+    this.aeOptions = o.autoencoder;
+    this.noise = o.noise;
+    this.noiseSeed = o.noiseSeed;
   }
 
   /**
@@ -183,7 +228,7 @@ export class LocalDetector {
    */
   get minRows(): number {
     if (this.kind !== 'gmm') return 1;
-    return Math.max(2, (this.gmmOptions.nComponents as number | undefined) ?? 1);
+    return Math.max(2, this.gmmOptions.nComponents);
   }
 
   private make(kind: DetectorKind = this.kind): Model {
@@ -231,7 +276,7 @@ export class LocalDetector {
     const { clip: C, epsilon, delta } = this.noise!;
     const d = gmm.nFeatures;
     const kind = gmm.covarianceType === 'full' ? 'full' : 'diagonal';
-    const regCovar = (this.gmmOptions.regCovar as number | undefined) ?? 1e-6;
+    const regCovar = this.gmmOptions.regCovar;
     const weights = Float64Array.from(gmm.weights);
     const means = Float64Array.from(gmm.means);
     const covariances = Float64Array.from(gmm.covariances);
@@ -364,7 +409,7 @@ export class LocalDetector {
     }
     const parts = j[kind];
     if (parts === null || typeof parts !== 'object') throw new InvalidParameterError(`a '${kind}' detector needs its ${kind} field, got ${formatValue(parts)}`);
-    const det = new LocalDetector({ kind, contamination });
+    const det = new LocalDetector(trustedDetectorOptions(kind, contamination));
     let model: Model;
     if (kind === 'ocsvm') {
       const p = readRecord(parts as NonNullable<LocalDetectorJSON['ocsvm']>, ['kernel', 'gamma', 'nu', 'supportVectors', 'dualCoef', 'offset'], 'ocsvm');
@@ -379,7 +424,10 @@ export class LocalDetector {
       const p = readRecord(parts as NonNullable<LocalDetectorJSON['autoencoder']>, ['sizes', 'activation', 'outputActivation', 'parameters'], 'autoencoder');
       const sizes = Array.from(arrayOf('autoencoder.sizes', p.sizes), (w, i) => requireInteger(`autoencoder.sizes[${i}]`, w, 1, LIMITS.layerWidth));
       if (sizes.length < 3 || sizes[0] !== d || sizes[sizes.length - 1] !== d) throw new InvalidParameterError(`autoencoder.sizes must run from nFeatures = ${d} back to ${d} through at least one hidden layer, got ${formatValue(p.sizes)}`);
-      model = new Autoencoder({ hiddenLayers: sizes.slice(1, -1), activation: requireOneOf('autoencoder.activation', p.activation, ACTIVATIONS), outputActivation: requireOneOf('autoencoder.outputActivation', p.outputActivation, ACTIVATIONS), nFeatures: d });
+      // the layers checked by the network it builds
+      model = new Autoencoder(
+        trustedAutoencoderOptions({ hiddenLayers: sizes.slice(1, -1), activation: requireOneOf('autoencoder.activation', p.activation, ACTIVATIONS), outputActivation: requireOneOf('autoencoder.outputActivation', p.outputActivation, ACTIVATIONS), nFeatures: d }),
+      );
       try {
         model.setParameters(arrayOf('autoencoder.parameters', p.parameters));
       } catch (e) {
@@ -404,6 +452,15 @@ export class LocalDetector {
     this.cut = NaN;
     this.trainShare = NaN;
   }
+}
+
+/** The defaults, as checking resolves an empty options object (made on first use). */
+let detectorDefaults: ResolvedLocalDetectorOptions | undefined;
+
+/** A detector's options from a saved detector's kind and contamination, checked there: the defaults under them, resolved without checking again. */
+function trustedDetectorOptions(kind: DetectorKind, contamination: number): ResolvedLocalDetectorOptions {
+  detectorDefaults ??= localDetectorOptions.check({});
+  return localDetectorOptions.trust({ ...detectorDefaults, kind, contamination });
 }
 
 /** The share of scores at most `cut` (inliers). */

@@ -15,7 +15,10 @@ import { makeVector, type Table } from 'apache-arrow';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, restated } from '../errors.js';
+import * as v from 'valibot';
 import { guardRead, isArray, LIMITS, readOptions, requireInteger, requireLength, requireVector, seedParts } from '../validate.js';
+import * as atoms from '../options/atoms.js';
+import { defineOptions } from '../options/check.js';
 import { Rng } from '../random.js';
 import { MDM_INITIALIZE_OPTIONS, MDM_INIT_STATS_OPTIONS, MDM_LOG_PMF_OPTIONS, MDM_ROUND_STATS_OPTIONS, MDM_SAMPLE_OPTIONS, MDM_UPDATE_OPTIONS } from '../wasm/abi.generated.js';
 import { requireWasmMemory, withScope, type Scope } from '../wasm/memory.js';
@@ -118,12 +121,17 @@ export function checkedHistograms(
   histograms: MatrixLike,
   options: { maxCount?: number; sizes?: ArrayLike<number> },
 ): { counts: Float64Array; sizes: Float64Array; m: number; c: number; nMax: number } {
-  const rows = histogramRows(histograms, undefined, options.sizes);
+  return histogramsUpTo(histograms, options.maxCount === undefined ? undefined : requireInteger('maxCount', options.maxCount, 1, LIMITS.count), options.sizes);
+}
+
+/** checkedHistograms with N (maxCount) checked already (a resolved option) or undefined. */
+function histogramsUpTo(histograms: MatrixLike, maxCount: number | undefined, givenSizes: ArrayLike<number> | undefined): { counts: Float64Array; sizes: Float64Array; m: number; c: number; nMax: number } {
+  const rows = histogramRows(histograms, undefined, givenSizes);
   const { counts, sizes, m, c } = rows;
   if (m === 0) throw new InvalidDataError('no histograms: give one row of counts per client');
   let largest = 0;
   for (const n of sizes) if (n > largest) largest = n;
-  const nMax = options.maxCount === undefined ? Math.max(1, largest) : requireInteger('maxCount', options.maxCount, 1, LIMITS.count);
+  const nMax = maxCount ?? Math.max(1, largest);
   withScope((s) => s.check(s.w.fm_mdm_check_histograms(s.f64From(counts), s.f64From(sizes), m, c, nMax)));
   if (c < 2) throw new InvalidDataError(`the histograms have ${c} categor${c === 1 ? 'y' : 'ies'}; they need at least 2`);
   return { ...rows, nMax };
@@ -147,7 +155,24 @@ export interface MdmCentralFitOptions {
   seed?: number;
 }
 
-const CENTRAL_FIT_KEYS = ['nComponents', 'rounds', 'maxCount', 'sizes', 'categories', 'init', 'seed'] as const;
+/**
+ * DirichletMultinomialMixture.fit's options, checked once (fitMdm's bounds:
+ * K and N counts, rounds up to LIMITS.rounds, any seed); `sizes` and
+ * `categories` are data, checked with the histograms and the model.
+ * Resolved, nComponents is set (init's K when not given, else 1).
+ */
+export const mdmCentralFitOptions = defineOptions<MdmCentralFitOptions>()(
+  {
+    nComponents: atoms.optional(atoms.federatedComponents()),
+    rounds: atoms.optional(atoms.rounds(0), 100),
+    maxCount: atoms.optional(atoms.integer(1, LIMITS.count)),
+    sizes: atoms.optional(v.custom<ArrayLike<number>>(() => true)),
+    categories: atoms.optional(v.custom<readonly string[]>(() => true)),
+    init: atoms.optional(atoms.atom<DirichletMultinomialMixture>((x) => guardRead('init', () => x instanceof DirichletMultinomialMixture), 'must be a DirichletMultinomialMixture')),
+    seed: atoms.optional(atoms.seed()),
+  },
+  (o) => ({ ...o, nComponents: o.nComponents ?? o.init?.nComponents ?? 1 }),
+);
 
 function nested(values: Float64Array, rows: number, cols: number): number[][] {
   return Array.from({ length: rows }, (_, r) => Array.from(values.subarray(r * cols, (r + 1) * cols)));
@@ -338,14 +363,9 @@ export class DirichletMultinomialMixture {
    * ```
    */
   static fit(histograms: MatrixLike, options: MdmCentralFitOptions = {}): DirichletMultinomialMixture {
-    const o = readOptions(options, CENTRAL_FIT_KEYS);
-    if (o.init !== undefined && !guardRead('init', () => o.init instanceof DirichletMultinomialMixture)) {
-      throw new InvalidParameterError(`init must be a DirichletMultinomialMixture, got ${formatValue(o.init)}`);
-    }
-    const k = requireInteger('nComponents', o.nComponents ?? o.init?.nComponents ?? 1, 1, LIMITS.count);
-    const rounds = requireInteger('rounds', o.rounds ?? 100, 0, LIMITS.rounds);
-    const seed = o.seed === undefined ? undefined : requireInteger('seed', o.seed, 0);
-    const { counts, sizes, m, c, nMax } = checkedHistograms(histograms, o);
+    const o = mdmCentralFitOptions.check(options);
+    const { nComponents: k, rounds, seed } = o;
+    const { counts, sizes, m, c, nMax } = histogramsUpTo(histograms, o.maxCount, o.sizes);
     if (k * Math.max(c, nMax) > LIMITS.values) throw new InvalidParameterError(`K = ${k} components of C = ${c} categories and N = ${nMax} sizes exceed ${LIMITS.values} values; lower K or N`);
     if (m < k) throw new InvalidParameterError(`K = ${k} components is larger than the ${m} histograms; lower K`);
     if (o.init && (o.init.nComponents !== k || o.init.nCategories !== c || o.init.maxCount !== nMax)) {

@@ -21,9 +21,12 @@
  * train with 'separation' by default; any FedAvg-family federation can ask
  * for either (`earlyStopping`).
  */
+import * as v from 'valibot';
 import { formatValue, InvalidParameterError } from '../errors.js';
+import * as atoms from '../options/atoms.js';
+import { defineOptions, parseOptions } from '../options/check.js';
 import { Rng } from '../random.js';
-import { LIMITS, readOptions, requireInteger, requireOneOf } from '../validate.js';
+import { guardRead, LIMITS, readOptions, requireOneOf } from '../validate.js';
 
 export const EARLY_STOPPING_MONITORS = ['validation-loss', 'separation'] as const;
 export type EarlyStoppingMonitor = (typeof EARLY_STOPPING_MONITORS)[number];
@@ -43,27 +46,44 @@ export const DEFAULT_CONTAMINATION = 0.1;
 /** Epochs without improvement before stopping, when not given (the anomaly-communities paper's code). */
 export const DEFAULT_PATIENCE = 3;
 
-/** A share in (0, 0.5): of rows held out, or of rows taken as outliers. */
-function requireShare(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !(value > 0 && value < 0.5)) throw new InvalidParameterError(`${name} must be a number in (0, 0.5), got ${formatValue(value)}`);
-  return value;
-}
+type SeparationOptions = Extract<EarlyStoppingOptions, { monitor: 'separation' }>;
+type ValidationLossOptions = Extract<EarlyStoppingOptions, { monitor: 'validation-loss' }>;
 
-export function requirePatience(name: string, value: unknown): number {
-  return requireInteger(name, value, 1, LIMITS.localSteps);
-}
+/** Epochs without improvement before stopping: [1, LIMITS.localSteps]. */
+const patience = () => atoms.integer(1, LIMITS.localSteps);
 
-/** Early stopping options read once and checked (strict keys), defaults filled in. */
+/** Early stopping on the separation of reconstruction errors, declared (defaults filled in). */
+const separationOptions = defineOptions<SeparationOptions>()({
+  monitor: atoms.oneOf(['separation'] as const),
+  contamination: atoms.optional(atoms.share(), DEFAULT_CONTAMINATION),
+  patience: atoms.optional(patience(), DEFAULT_PATIENCE),
+});
+
+/** Early stopping on a held-out loss, declared (defaults filled in). */
+const validationLossOptions = defineOptions<ValidationLossOptions>()({
+  monitor: atoms.oneOf(['validation-loss'] as const),
+  validationShare: atoms.optional(atoms.share(), DEFAULT_VALIDATION_SHARE),
+  patience: atoms.optional(patience(), DEFAULT_PATIENCE),
+});
+
+/**
+ * Early stopping options read once and checked (strict keys), defaults filled
+ * in; a bad one is named under `name` ("earlyStopping.patience"). What this
+ * returned is taken as it is.
+ */
 export function resolveEarlyStopping(given: EarlyStoppingOptions, name = 'earlyStopping'): EarlyStopping {
+  if (separationOptions.isResolved(given) || validationLossOptions.isResolved(given)) return given;
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`${name} must be { monitor: 'separation', contamination?, patience? } or { monitor: 'validation-loss', validationShare?, patience? }, got ${formatValue(given)}`);
-  const monitor = requireOneOf(`${name}.monitor`, (given as { monitor?: unknown }).monitor, EARLY_STOPPING_MONITORS);
-  if (monitor === 'separation') {
-    const o = readOptions(given as Extract<EarlyStoppingOptions, { monitor: 'separation' }>, ['monitor', 'contamination', 'patience'], name);
-    return { monitor, contamination: requireShare(`${name}.contamination`, o.contamination ?? DEFAULT_CONTAMINATION), patience: requirePatience(`${name}.patience`, o.patience ?? DEFAULT_PATIENCE) };
-  }
-  const o = readOptions(given as Extract<EarlyStoppingOptions, { monitor: 'validation-loss' }>, ['monitor', 'validationShare', 'patience'], name);
-  return { monitor, validationShare: requireShare(`${name}.validationShare`, o.validationShare ?? DEFAULT_VALIDATION_SHARE), patience: requirePatience(`${name}.patience`, o.patience ?? DEFAULT_PATIENCE) };
+  const monitor = requireOneOf(`${name}.monitor`, guardRead(`${name}.monitor`, () => (given as { monitor?: unknown }).monitor), EARLY_STOPPING_MONITORS);
+  const declaration: typeof separationOptions | typeof validationLossOptions = monitor === 'separation' ? separationOptions : validationLossOptions;
+  const read = readOptions(given as Record<string, unknown>, declaration.keys as readonly string[], name);
+  // checked under the option's name, so that a bad value is named "earlyStopping.patience"
+  const checked = parseOptions(v.object({ [name]: declaration.schema }), { [name]: read })[name] as EarlyStopping;
+  return (declaration as typeof separationOptions).trust(checked as Required<SeparationOptions>);
 }
+
+/** Early stopping as an option of a declaration (defineOptions): resolved by resolveEarlyStopping, named as the option. */
+export const earlyStoppingOption = (name = 'earlyStopping') => v.pipe(v.unknown(), v.transform((x) => resolveEarlyStopping(x as EarlyStoppingOptions, name)));
 
 /**
  * The rows held out and the rows trained on: floor(share x nRows) rows drawn

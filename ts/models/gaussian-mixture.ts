@@ -260,11 +260,12 @@ export class GaussianMixture {
 
   /**
    * A model around a handle the core created (federated servers build models
-   * there); it takes ownership.
+   * there); it takes ownership. The options are the caller's resolved ones
+   * (the defaults under them), taken as they are: not checked again.
    * @internal
    */
-  static fromHandle(s: Scope, handle: number, options: GaussianMixtureOptions = {}): GaussianMixture {
-    const gm = new GaussianMixture(options);
+  static fromHandle(s: Scope, handle: number, options: Partial<ResolvedGaussianMixtureOptions> = {}): GaussianMixture {
+    const gm = new GaussianMixture(trustedGaussianMixtureOptions(options));
     gm.state.adopt(s, handle);
     return gm;
   }

@@ -18,8 +18,11 @@ import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { savedLosses } from '../data/saved.js';
 import { formatValue, InvalidDataError, InvalidParameterError, notFitted } from '../errors.js';
 import { requireWasmMemory } from '../wasm/memory.js';
-import { guardRead, LIMITS, readArray, readOptions, requireBoolean, requireInteger, requireLength, requireNumber, requireOneOf } from '../validate.js';
-import { baseSeed, batchFor, INITS, Network, readModelJSON, resolveOptimizerSpec, trainEpochs, type Activation, type NetworkInit, type Optimizer, type OptimizerSpec } from './network.js';
+import * as v from 'valibot';
+import { integerNeed, LIMITS, readArray, readOptions, requireInteger } from '../validate.js';
+import * as atoms from '../options/atoms.js';
+import { defineOptions } from '../options/check.js';
+import { baseSeed, batchFor, INITS, Network, readModelJSON, trainEpochs, trustedNetworkSpec, trustedOptimizerSpec, type Activation, type NetworkInit, type Optimizer, type OptimizerSpec } from './network.js';
 import { keepClassName } from '../class-name.js';
 
 /** scikit-learn's activation names ('logistic' is the sigmoid). */
@@ -100,51 +103,51 @@ export interface MLPClassifierJSON {
   options: Omit<MLPClassifierOptions, 'onEpoch' | 'seed'>;
 }
 
-const OPTION_KEYS = [
-  'hiddenLayerSizes', 'activation', 'solver', 'alpha', 'batchSize', 'learningRateInit', 'maxIter', 'shuffle', 'randomState', 'seed', 'tol', 'nIterNoChange',
-  'momentum', 'nesterovsMomentum', 'beta1', 'beta2', 'epsilon', 'warmStart', 'init', 'onEpoch',
-] as const satisfies readonly (keyof MLPClassifierOptions)[];
+/** 'auto' or a number of rows, in the words of an integer option. */
+const batchSizeOrAuto = () => {
+  const rows = atoms.batchSize();
+  return atoms.atom<number | 'auto'>((x) => x === 'auto' || v.is(rows, x), (input) => `must be ${integerNeed(1, LIMITS.count, input)}`);
+};
 
-function resolveOptions(options: MLPClassifierOptions | undefined): ResolvedMLPClassifierOptions {
-  const o = readOptions(options, OPTION_KEYS);
-  const hidden = o.hiddenLayerSizes ?? [100];
-  const count = requireLength('hiddenLayerSizes', hidden, LIMITS.networkLayers - 1);
-  const widths = guardRead('hiddenLayerSizes', () =>
-    Array.from({ length: count }, (_, i) => requireInteger(`hiddenLayerSizes[${i}]`, (hidden as readonly unknown[])[i], 1, LIMITS.layerWidth)),
-  );
-  if (o.seed !== undefined && o.randomState !== undefined && o.seed !== o.randomState) {
-    throw new InvalidParameterError(`seed and randomState are the same option; got ${formatValue(o.seed)} and ${formatValue(o.randomState)}`);
-  }
-  const seed = o.randomState ?? o.seed;
-  const batch = o.batchSize ?? 'auto';
-  const lr = o.learningRateInit ?? 1e-3;
-  if (typeof lr !== 'number' || !Number.isFinite(lr) || lr <= 0) throw new InvalidParameterError(`learningRateInit must be a finite number > 0, got ${formatValue(lr)}; try 1e-3`);
-  if (o.onEpoch !== undefined && typeof o.onEpoch !== 'function') throw new InvalidParameterError(`onEpoch must be a function (epoch, loss) => void, got ${formatValue(o.onEpoch)}`);
-  const r = {
-    hiddenLayerSizes: Object.freeze(widths),
-    activation: requireOneOf('activation', o.activation ?? 'relu', MLP_ACTIVATIONS),
-    solver: requireOneOf('solver', o.solver ?? 'adam', ['adam', 'sgd'] as const),
-    alpha: requireNumber('alpha', o.alpha ?? 1e-4, 0),
-    batchSize: batch === 'auto' ? ('auto' as const) : requireInteger('batchSize', batch, 1, LIMITS.count),
-    learningRateInit: lr,
-    maxIter: requireInteger('maxIter', o.maxIter ?? 200, 1, LIMITS.maxIter),
-    shuffle: requireBoolean('shuffle', o.shuffle ?? true),
-    randomState: seed === undefined ? undefined : requireInteger('randomState', seed, 0),
-    tol: requireNumber('tol', o.tol ?? 1e-4, 0),
-    nIterNoChange: requireInteger('nIterNoChange', o.nIterNoChange ?? 10, 1, LIMITS.maxIter),
-    momentum: requireNumber('momentum', o.momentum ?? 0.9, 0),
-    nesterovsMomentum: requireBoolean('nesterovsMomentum', o.nesterovsMomentum ?? true),
-    beta1: requireNumber('beta1', o.beta1 ?? 0.9, 0),
-    beta2: requireNumber('beta2', o.beta2 ?? 0.999, 0),
-    epsilon: requireNumber('epsilon', o.epsilon ?? 1e-8, 0),
-    warmStart: requireBoolean('warmStart', o.warmStart ?? false),
-    init: requireOneOf('init', o.init ?? 'pytorch', INITS),
-    onEpoch: o.onEpoch as ResolvedMLPClassifierOptions['onEpoch'],
-  };
-  // the optimizer's own checks (ranges, Nesterov needs momentum), before anything is made
-  resolveOptimizerSpec(optimizerSpec(r));
-  return Object.freeze(r);
-}
+/**
+ * MLPClassifier's options (scikit-learn's defaults), checked once: by the
+ * constructor, or by check() at a public edge, then taken as they are.
+ * Resolved, `seed` is folded into randomState.
+ */
+export const mlpClassifierOptions = defineOptions<MLPClassifierOptions>()(
+  {
+    hiddenLayerSizes: atoms.optional(atoms.layerWidths('hiddenLayerSizes'), [100]),
+    activation: atoms.optional(atoms.oneOf(MLP_ACTIVATIONS), 'relu'),
+    solver: atoms.optional(atoms.oneOf(['adam', 'sgd'] as const), 'adam'),
+    alpha: atoms.optional(atoms.number(0), 1e-4),
+    batchSize: atoms.optional(batchSizeOrAuto(), 'auto'),
+    learningRateInit: atoms.optional(atoms.learningRate(), 1e-3),
+    maxIter: atoms.optional(atoms.maxIterations(1), 200),
+    shuffle: atoms.optional(atoms.flag(), true),
+    randomState: atoms.optional(atoms.seed()),
+    seed: atoms.optional(atoms.seed()),
+    tol: atoms.optional(atoms.tolerance(), 1e-4),
+    nIterNoChange: atoms.optional(atoms.maxIterations(1), 10),
+    momentum: atoms.optional(atoms.number(0), 0.9),
+    nesterovsMomentum: atoms.optional(atoms.flag(), true),
+    beta1: atoms.optional(atoms.decayRate(), 0.9),
+    beta2: atoms.optional(atoms.decayRate(), 0.999),
+    epsilon: atoms.optional(atoms.number(0), 1e-8),
+    warmStart: atoms.optional(atoms.flag(), false),
+    init: atoms.optional(atoms.oneOf(INITS), 'pytorch'),
+    onEpoch: atoms.optional(atoms.callback<NonNullable<MLPClassifierOptions['onEpoch']>>('(epoch, loss) => void')),
+  },
+  ({ seed, randomState, ...o }): ResolvedMLPClassifierOptions => {
+    if (seed !== undefined && randomState !== undefined && seed !== randomState) {
+      throw new InvalidParameterError(`seed and randomState are the same option; got ${formatValue(seed)} and ${formatValue(randomState)}`);
+    }
+    return { ...o, randomState: randomState ?? seed, onEpoch: o.onEpoch };
+  },
+);
+
+/** Every option's name, and those a saved model carries (no callback). */
+const OPTION_KEYS = mlpClassifierOptions.keys;
+const SAVED_OPTION_KEYS = OPTION_KEYS.filter((k) => k !== 'onEpoch');
 
 function optimizerSpec(o: Pick<ResolvedMLPClassifierOptions, 'solver' | 'learningRateInit' | 'momentum' | 'nesterovsMomentum' | 'beta1' | 'beta2' | 'epsilon'>): OptimizerSpec {
   return o.solver === 'adam'
@@ -175,8 +178,9 @@ export class MLPClassifier {
   private iterations = 0;
   private readonly shuffleSeed: number;
 
+  /** Options checked here (mlpClassifierOptions), unless they are what its check() returned. */
   constructor(options: MLPClassifierOptions = {}) {
-    this.options = resolveOptions(options);
+    this.options = mlpClassifierOptions.check(options);
     this.shuffleSeed = baseSeed(this.options.randomState);
   }
 
@@ -186,7 +190,7 @@ export class MLPClassifier {
 
   private network(d: number, k: number): Network {
     const o = this.options;
-    return new Network({ sizes: this.sizes(d, k), activation: networkActivation(o.activation), outputActivation: 'softmax', loss: 'softmax-cross-entropy', init: o.init, seed: o.randomState });
+    return new Network(trustedNetworkSpec(this.sizes(d, k), { activation: networkActivation(o.activation), outputActivation: 'softmax', loss: 'softmax-cross-entropy', init: o.init, seed: o.randomState }));
   }
 
   private fitted(): Fitted {
@@ -273,7 +277,7 @@ export class MLPClassifier {
     }
     let opt = warm ? this.opt : undefined;
     try {
-      opt ??= net.optimizer(optimizerSpec(o));
+      opt ??= net.optimizer(trustedOptimizerSpec(optimizerSpec(o)));
       // a loaded model gets its optimizer on its first warm fit
       if (warm) this.opt = opt;
       const set = net.attach(x, codes);
@@ -388,8 +392,8 @@ export class MLPClassifier {
   static fromJSON(json: MLPClassifierJSON | string): MLPClassifier {
     const j = readModelJSON(json, 'fedmix.MLPClassifier', ['nFeatures', 'classes', 'parameters', 'nIter', 'lossCurve', 'options']);
     const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.layerWidth);
-    const options = readOptions(j.options as MLPClassifierOptions | undefined, OPTION_KEYS.filter((k) => k !== 'onEpoch'), 'options');
-    const m = new MLPClassifier(options);
+    // the file's options checked once, here (strict keys: a saved model has no callback)
+    const m = new MLPClassifier(mlpClassifierOptions.check(readOptions(j.options as MLPClassifierOptions | undefined, SAVED_OPTION_KEYS, 'options'), 'options'));
     const { codes, classes } = encodeLabels(j.classes, 'classes');
     if (codes.length !== classes.length) throw new InvalidParameterError('classes must be distinct labels');
     if (classes.length < 2) throw new InvalidParameterError('classes must hold at least two labels');

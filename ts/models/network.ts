@@ -16,7 +16,10 @@ import { NN_NEW_OPTIONS, NN_OPTIMIZER_NEW_OPTIONS, NN_TRAIN_EPOCH_OPTIONS } from
 import { codeTable } from '../wasm/constants.js';
 import { instance, type WasmExports } from '../wasm/loader.js';
 import { OwnedHandle, requireWasmMemory, withScope, type HandleLabel, type Scope } from '../wasm/memory.js';
-import { guardRead, LIMITS, optionKeys, readOptions, readRecord, requireBoolean, requireInteger, requireLength, requireNumber, requireOneOf, seedParts } from '../validate.js';
+import * as v from 'valibot';
+import { guardRead, LIMITS, readOptions, readRecord, requireInteger, requireLength, requireNumber, requireOneOf, seedParts } from '../validate.js';
+import * as atoms from '../options/atoms.js';
+import { defineOptions } from '../options/check.js';
 
 export const ACTIVATIONS = ['relu', 'sigmoid', 'tanh', 'identity'] as const;
 export type Activation = (typeof ACTIVATIONS)[number];
@@ -115,13 +118,17 @@ export function parameterCount(sizes: readonly number[]): number {
   return n;
 }
 
-/** A spec checked and copied: plain values, frozen. @internal */
-export function resolveNetworkSpec(spec: NetworkSpec): Readonly<Required<Omit<NetworkSpec, 'seed'>> & { seed?: number }> {
-  if (spec === null || typeof spec !== 'object') throw new InvalidParameterError(`a network spec must be an object like { sizes, activation, outputActivation, loss }, got ${formatValue(spec)}`);
-  const o = readOptions(spec, ['sizes', 'activation', 'outputActivation', 'loss', 'init', 'seed'], 'spec');
-  const count = requireLength('sizes', o.sizes, LIMITS.networkLayers + 1);
-  if (count < 2) throw new InvalidParameterError(`sizes must hold at least an input and an output width, got ${formatValue(o.sizes)}`);
-  const raw = guardRead('sizes', () => Array.from({ length: count }, (_, i) => (o.sizes as readonly unknown[])[i]));
+/**
+ * Layer widths, input and output included: 2 to LIMITS.networkLayers + 1 of
+ * them, each in [1, LIMITS.layerWidth], and at most LIMITS.networkParameters
+ * parameters in all. Read under guard (a caller's array) and copied, frozen.
+ * A model checks the widths it builds from data (its input, its classes) here too.
+ * @internal
+ */
+export function networkSizes(given: unknown): readonly number[] {
+  const count = requireLength('sizes', given, LIMITS.networkLayers + 1);
+  if (count < 2) throw new InvalidParameterError(`sizes must hold at least an input and an output width, got ${formatValue(given)}`);
+  const raw = guardRead('sizes', () => Array.from({ length: count }, (_, i) => (given as readonly unknown[])[i]));
   const sizes = raw.map((s, i) => requireInteger(`sizes[${i}]`, s, 1, LIMITS.layerWidth));
   const n = parameterCount(sizes);
   if (n > LIMITS.networkParameters) {
@@ -129,48 +136,78 @@ export function resolveNetworkSpec(spec: NetworkSpec): Readonly<Required<Omit<Ne
       `a ${sizes.join('-')} network has ${n} parameters; at most ${LIMITS.networkParameters} fit (LIMITS.networkParameters: parameters, gradients and optimizer state must fit in WASM memory's 4 GiB). Use narrower layers`,
     );
   }
-  const out: Required<Omit<NetworkSpec, 'seed'>> & { seed?: number } = {
-    sizes: Object.freeze(sizes),
-    activation: requireOneOf('activation', o.activation, ACTIVATIONS),
-    outputActivation: requireOneOf('outputActivation', o.outputActivation, OUTPUT_ACTIVATIONS),
-    loss: requireOneOf('loss', o.loss, LOSSES),
-    init: requireOneOf('init', o.init ?? 'pytorch', INITS),
-  };
-  if (o.seed !== undefined) out.seed = requireInteger('seed', o.seed, 0);
-  return Object.freeze(out);
+  return Object.freeze(sizes);
 }
 
-/** Every field of OptimizerSpec (the compiler checks it is complete). @internal */
-export const OPTIMIZER_KEYS = optionKeys<OptimizerSpec>()({ name: true, learningRate: true, momentum: true, dampening: true, nesterov: true, weightDecay: true, beta1: true, beta2: true, eps: true });
+/** A network's spec (NetworkSpec), checked once: by the Network constructor, or by check() at a public edge that makes networks. */
+export const networkSpecOptions = defineOptions<NetworkSpec>()({
+  sizes: v.pipe(v.unknown(), v.transform(networkSizes)),
+  activation: atoms.oneOf(ACTIVATIONS),
+  outputActivation: atoms.oneOf(OUTPUT_ACTIVATIONS),
+  loss: atoms.oneOf(LOSSES),
+  init: atoms.optional(atoms.oneOf(INITS), 'pytorch'),
+  seed: atoms.optional(atoms.seed()),
+});
+
+/** A network spec as checking resolves it: plain values, frozen, init filled in. */
+export type ResolvedNetworkSpec = Readonly<Required<Omit<NetworkSpec, 'seed'>> & { seed?: number }>;
+
+/** A spec checked and copied: plain values, frozen (as it is when check() made it). @internal */
+export function resolveNetworkSpec(spec: NetworkSpec): ResolvedNetworkSpec {
+  if (spec === null || typeof spec !== 'object') throw new InvalidParameterError(`a network spec must be an object like { sizes, activation, outputActivation, loss }, got ${formatValue(spec)}`);
+  return networkSpecOptions.check(spec, 'spec');
+}
+
+/**
+ * The spec of a network a model builds from its resolved options: only the
+ * widths, which come from the data (its features, its classes), are checked.
+ * @internal
+ */
+export function trustedNetworkSpec(sizes: readonly number[], o: Omit<ResolvedNetworkSpec, 'sizes'>): ResolvedNetworkSpec {
+  return networkSpecOptions.trust({ ...o, sizes: networkSizes(sizes) });
+}
+
+/** An optimizer's spec (OptimizerSpec, torch.optim's defaults), checked once: by network.optimizer(), or by check() at a public edge. */
+export const optimizerOptions = defineOptions<OptimizerSpec>()(
+  {
+    // the name first, in the words it always had ("optimizer name", not "name")
+    name: v.pipe(v.unknown(), v.transform((x) => requireOneOf('optimizer name', x, OPTIMIZERS))),
+    learningRate: atoms.learningRate(),
+    momentum: atoms.optional(atoms.number(0), 0),
+    dampening: atoms.optional(atoms.number(0), 0),
+    nesterov: atoms.optional(atoms.flag(), false),
+    weightDecay: atoms.optional(atoms.number(0), 0),
+    beta1: atoms.optional(atoms.decayRate(), 0.9),
+    beta2: atoms.optional(atoms.decayRate(), 0.999),
+    eps: atoms.optional(atoms.number(0), 1e-8),
+  },
+  (r): Required<OptimizerSpec> => {
+    if (r.name === 'sgd' && r.nesterov && (r.momentum <= 0 || r.dampening !== 0)) {
+      throw new InvalidParameterError(`Nesterov momentum needs momentum > 0 and dampening 0, got momentum ${r.momentum} and dampening ${r.dampening}`);
+    }
+    return r;
+  },
+);
+
+/** Every field of OptimizerSpec. @internal */
+export const OPTIMIZER_KEYS = optimizerOptions.keys;
 
 /** An optimizer spec checked (the core checks the ranges again). @internal */
-export function resolveOptimizerSpec(spec: OptimizerSpec): Required<OptimizerSpec> {
+export function resolveOptimizerSpec(spec: OptimizerSpec): Readonly<Required<OptimizerSpec>> {
   if (spec === null || typeof spec !== 'object') throw new InvalidParameterError(`an optimizer spec must be an object like { name: 'adam', learningRate: 1e-3 }, got ${formatValue(spec)}`);
-  const o = readOptions(spec, OPTIMIZER_KEYS, 'optimizer');
-  const lr = o.learningRate;
-  if (typeof lr !== 'number' || !Number.isFinite(lr) || lr <= 0) {
-    throw new InvalidParameterError(`learningRate must be a finite number > 0, got ${formatValue(lr)}; try 1e-3 for Adam or 1e-2 for SGD`);
-  }
-  const unit = (name: string, v: unknown, dflt: number) => {
-    const x = requireNumber(name, v ?? dflt, 0);
-    if (x >= 1) throw new InvalidParameterError(`${name} must be in [0, 1), got ${formatValue(x)}`);
-    return x;
-  };
-  const r: Required<OptimizerSpec> = {
-    name: requireOneOf('optimizer name', o.name, OPTIMIZERS),
-    learningRate: lr,
-    momentum: requireNumber('momentum', o.momentum ?? 0, 0),
-    dampening: requireNumber('dampening', o.dampening ?? 0, 0),
-    nesterov: requireBoolean('nesterov', o.nesterov ?? false),
-    weightDecay: requireNumber('weightDecay', o.weightDecay ?? 0, 0),
-    beta1: unit('beta1', o.beta1, 0.9),
-    beta2: unit('beta2', o.beta2, 0.999),
-    eps: requireNumber('eps', o.eps ?? 1e-8, 0),
-  };
-  if (r.name === 'sgd' && r.nesterov && (r.momentum <= 0 || r.dampening !== 0)) {
-    throw new InvalidParameterError(`Nesterov momentum needs momentum > 0 and dampening 0, got momentum ${r.momentum} and dampening ${r.dampening}`);
-  }
-  return r;
+  return optimizerOptions.check(spec, 'optimizer');
+}
+
+/** torch.optim's defaults, for trustedOptimizerSpec. */
+const OPTIMIZER_DEFAULTS: Required<OptimizerSpec> = { name: 'adam', learningRate: 1e-3, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0, beta1: 0.9, beta2: 0.999, eps: 1e-8 };
+
+/**
+ * The spec of an optimizer a model builds from its resolved options (each
+ * value checked there), the defaults under it: resolved without checking
+ * again. @internal
+ */
+export function trustedOptimizerSpec(spec: OptimizerSpec): Readonly<Required<OptimizerSpec>> {
+  return optimizerOptions.trust({ ...OPTIMIZER_DEFAULTS, ...spec });
 }
 
 /**
@@ -291,6 +328,7 @@ export class Network {
   readonly nParameters: number;
   private readonly owned: OwnedHandle;
 
+  /** The spec checked here, unless it is what networkSpecOptions.check() (or trustedNetworkSpec) returned. */
   constructor(spec: NetworkSpec) {
     const s = resolveNetworkSpec(spec);
     this.spec = s;
@@ -305,7 +343,7 @@ export class Network {
           sc.u32From(s.sizes),
           sc.struct(NN_NEW_OPTIONS, {
             nSizes: s.sizes.length, hidden: ACTIVATION_CODE[s.activation], output: ACTIVATION_CODE[s.outputActivation], loss: LOSS_CODE[s.loss],
-            init: INIT_CODE[s.init ?? 'pytorch'], seedLo: lo, seedHi: hi,
+            init: INIT_CODE[s.init], seedLo: lo, seedHi: hi,
           }),
           out,
         ),
@@ -414,7 +452,7 @@ export class Network {
     return set;
   }
 
-  /** An optimizer for this network's parameters (state in WASM memory until dispose()). */
+  /** An optimizer for this network's parameters (state in WASM memory until dispose()); the spec checked, unless resolved (optimizerOptions). */
   optimizer(spec: OptimizerSpec): Optimizer {
     const h = this.owned.ptr;
     const o = resolveOptimizerSpec(spec);

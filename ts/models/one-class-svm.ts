@@ -24,7 +24,10 @@ import { OCSVM_FIT_OPTIONS, OCSVM_FROM_PARTS_OPTIONS } from '../wasm/abi.generat
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
 import { readSavedJSON, requireLocations } from '../data/saved.js';
 import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
-import { flattenNumeric, guardRead, isFloat64Array, LIMITS, readOptions, requireBoolean, requireInteger, requireOneOf, requirePositive, type NumericArray } from '../validate.js';
+import { flattenNumeric, guardRead, isFloat64Array, isPositive, LIMITS, readOptions, requireBoolean, requireInteger, requirePositive, type NumericArray } from '../validate.js';
+import * as atoms from '../options/atoms.js';
+import { defineOptions, parseOptions } from '../options/check.js';
+import * as v from 'valibot';
 import { WasmModelState } from './wasm-model.js';
 import { keepClassName } from '../class-name.js';
 
@@ -95,9 +98,6 @@ const JSON_KEYS = [
   'format', 'version', 'kernel', 'gamma', 'nu', 'nFeatures', 'supportVectors', 'dualCoef', 'offset', 'support', 'nIter', 'objective', 'converged', 'options',
 ] as const satisfies readonly (keyof OneClassSVMJSON)[];
 
-/** Every option's name, for reading them once (readOptions). */
-export const OCSVM_OPTION_KEYS = ['kernel', 'gamma', 'nu', 'tol', 'shrinking', 'cacheSize', 'maxIter'] as const satisfies readonly (keyof OneClassSVMOptions)[];
-
 /** Kernel codes of the C ABI, read from the core (svm::KernelType::code). */
 const KERNEL_CODE: Readonly<Record<OneClassSVMKernel, number>> = codeTable('ocsvm_kernel');
 
@@ -108,31 +108,32 @@ const READ = {
   support: 'support',
 } as const satisfies Record<string, ConstantMember<'ocsvm_read'>>;
 
-function requireNu(value: unknown): number {
-  if (typeof value !== 'number' || !(value > 0 && value <= 1)) throw new InvalidParameterError(`nu must be a number in (0, 1], got ${formatValue(value)}`);
-  return value;
-}
+/**
+ * OneClassSVM's options (scikit-learn's defaults), checked once: by the
+ * constructor, or by check() at a public edge that makes SVMs (a
+ * LocalDetector), then taken as they are.
+ */
+const kernel = () => atoms.oneOf(OCSVM_KERNELS);
+const nu = () => atoms.atom<number>((x) => typeof x === 'number' && x > 0 && x <= 1, 'must be a number in (0, 1]');
 
-function requireGamma(value: unknown): 'scale' | 'auto' | number {
-  if (value === 'scale' || value === 'auto') return value;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new InvalidParameterError(`gamma must be 'scale', 'auto' or a finite number > 0, got ${formatValue(value)}`);
-  }
-  return value;
-}
+export const oneClassSVMOptions = defineOptions<OneClassSVMOptions>()({
+  kernel: atoms.optional(kernel(), 'rbf'),
+  gamma: atoms.optional(
+    atoms.atom<'scale' | 'auto' | number>((x) => x === 'scale' || x === 'auto' || isPositive(x), "must be 'scale', 'auto' or a finite number > 0"),
+    'scale',
+  ),
+  nu: atoms.optional(nu(), 0.5),
+  tol: atoms.optional(atoms.positive(), 1e-3),
+  shrinking: atoms.optional(atoms.flag(), true),
+  cacheSize: atoms.optional(atoms.positive(), 200),
+  maxIter: atoms.optional(atoms.integer(-1, LIMITS.maxIter), -1),
+});
 
-function resolveOptions(options: OneClassSVMOptions | undefined): ResolvedOneClassSVMOptions {
-  const o = readOptions(options, OCSVM_OPTION_KEYS);
-  return {
-    kernel: requireOneOf('kernel', o.kernel ?? 'rbf', OCSVM_KERNELS),
-    gamma: requireGamma(o.gamma ?? 'scale'),
-    nu: requireNu(o.nu ?? 0.5),
-    tol: requirePositive('tol', o.tol ?? 1e-3),
-    shrinking: requireBoolean('shrinking', o.shrinking ?? true),
-    cacheSize: requirePositive('cacheSize', o.cacheSize ?? 200),
-    maxIter: requireInteger('maxIter', o.maxIter ?? -1, -1, LIMITS.maxIter),
-  };
-}
+/** Every option's name, for reading them once (readOptions). */
+export const OCSVM_OPTION_KEYS = oneClassSVMOptions.keys;
+
+/** A saved model's kernel and nu: required there, as options they are not. */
+const SAVED_KERNEL = v.object({ kernel: kernel(), nu: nu() });
 
 interface FitStats {
   nFeatures: number;
@@ -182,8 +183,9 @@ export class OneClassSVM {
     read: (w, handle, which, out) => w.fm_ocsvm_read(handle, coreConstant('ocsvm_read', READ[which]), out),
   });
 
+  /** Options checked here (oneClassSVMOptions), unless they are what its check() returned. */
   constructor(options: OneClassSVMOptions = {}) {
-    this.options = resolveOptions(options);
+    this.options = oneClassSVMOptions.check(options);
   }
 
   /** Learns the boundary of X's rows (scikit-learn's fit). Returns this. */
@@ -334,9 +336,10 @@ export class OneClassSVM {
    */
   static fromJSON(json: OneClassSVMJSON | OneClassSVMArraysJSON | string): OneClassSVM {
     const j = readSavedJSON<OneClassSVMJSON>(json, 'fedmix.OneClassSVM', JSON_KEYS);
-    const kernel = requireOneOf('kernel', j.kernel, OCSVM_KERNELS);
+    const { kernel, nu } = parseOptions(SAVED_KERNEL, { kernel: j.kernel, nu: j.nu });
+    // the file's own options, with its kernel and nu: checked once, here
+    const options = oneClassSVMOptions.check({ ...readOptions(j.options as OneClassSVMOptions | undefined, OCSVM_OPTION_KEYS, 'options'), kernel, nu }, 'options');
     const gamma = requirePositive('gamma', j.gamma);
-    const nu = requireNu(j.nu);
     const d = requireInteger('nFeatures', j.nFeatures, 1, LIMITS.values);
     const offset = j.offset;
     if (typeof offset !== 'number' || !Number.isFinite(offset)) throw new InvalidParameterError(`offset must be a finite number, got ${formatValue(offset)}`);
@@ -368,8 +371,7 @@ export class OneClassSVM {
         support![i] = requireInteger(`support[${i}]`, v, 0, LIMITS.count);
       });
     }
-    const options = j.options === undefined ? {} : readOptions(j.options as OneClassSVMOptions, OCSVM_OPTION_KEYS, 'options');
-    const model = new OneClassSVM({ ...options, kernel, nu });
+    const model = new OneClassSVM(options);
     // the parts as passed in, and the model the core builds from them (rows padded to an even width, their norms)
     requireWasmMemory(`loading a one-class SVM of ${nSv} support vectors of ${d} features`, 8 * (2 * sv.length + 3 * nSv) + 4 * nSv);
     withScope((s) => {

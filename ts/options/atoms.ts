@@ -115,3 +115,36 @@ export function optional<S extends v.GenericSchema<unknown, unknown>, const D ex
 export function optional<S extends v.GenericSchema<unknown, unknown>>(atom: S, fallback?: unknown) {
   return v.optional(atom, fallback as never);
 }
+
+// ---- The models' options (Autoencoder, MLPClassifier, the networks' optimizers, early stopping, the detectors): atoms two of them share
+// (imported here, apart from the file's first imports, so that this block is the whole of the change)
+import { InvalidParameterError } from '../errors.js';
+import { guardRead, requireInteger, requireLength } from '../validate.js';
+
+/** A share of a client's rows in (0, 0.5): the outliers a detector expects (contamination), the rows early stopping holds out. */
+export const share = () => atom<number>((x) => typeof x === 'number' && x > 0 && x < 0.5, 'must be a number in (0, 0.5)');
+
+/**
+ * The widths of a network's hidden layers: at most LIMITS.networkLayers - 1
+ * of them (at least one unless `tooFew` is undefined; then it says why), each
+ * an integer in [1, LIMITS.layerWidth]; read under guard (a caller's array)
+ * and copied, frozen.
+ */
+export const layerWidths = (name: string, tooFew?: string) =>
+  v.pipe(
+    v.unknown(),
+    v.transform((given): readonly number[] => {
+      const count = requireLength(name, given, LIMITS.networkLayers - 1);
+      if (count === 0 && tooFew !== undefined) throw new InvalidParameterError(`${name} ${tooFew}`);
+      return Object.freeze(Array.from({ length: count }, (_, i) => requireInteger(`${name}[${i}]`, guardRead(name, () => (given as ArrayLike<unknown>)[i]), 1, LIMITS.layerWidth)));
+    }),
+  );
+
+/** Rows per gradient step: [1, LIMITS.count] (a fit also caps it at its rows). */
+export const batchSize = () => integer(1, LIMITS.count);
+
+/** A function the caller gives (a per-epoch callback); `signature` says its arguments, as "(epoch, loss) => void". */
+export const callback = <F>(signature: string) => atom<F>((x) => typeof x === 'function', `must be a function ${signature}`);
+
+/** A decay rate in [0, 1): Adam's beta1 and beta2. */
+export const decayRate = () => atom<number>((x) => typeof x === 'number' && x >= 0 && x < 1, 'must be in [0, 1)');
