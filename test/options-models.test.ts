@@ -458,7 +458,8 @@ describe('a seed of 2^40 is accepted by every model, and gives the same model tw
     expect(fits[0]!.sample(5, { seed: SEED }).X.data).toEqual(fits[1]!.sample(5).X.data);
     fits.forEach((g) => g.dispose());
     const km = [0, 1].map(() => new KMeans({ nClusters: 3, seed: SEED }).fit(x()));
-    expect(km[1]!.clusterCenters).toEqual(km[0]!.clusterCenters);
+    expect(km[1]!.centers).toEqual(km[0]!.centers);
+    expect(km[0]!.seed).toBe(SEED);
   });
 
   test('Autoencoder, MLPClassifier (seed and randomState), a Network', () => {
