@@ -115,3 +115,25 @@ export function optional<S extends v.GenericSchema<unknown, unknown>, const D ex
 export function optional<S extends v.GenericSchema<unknown, unknown>>(atom: S, fallback?: unknown) {
   return v.optional(atom, fallback as never);
 }
+
+// Shared by FedGEM, MDM and the FedAvg family (their options.ts), added with their declarations.
+
+/**
+ * An option checked by a function of its own (`check` reads it under guard and
+ * throws the typed error in its words, or returns what the resolved options hold):
+ * a list of candidates, a nested object, a model given as an option.
+ */
+export const checkedBy = <T>(check: (x: unknown) => T) => v.pipe(v.unknown(), v.transform(check));
+
+/**
+ * An option taken as given here and checked where it meets the data (weights
+ * against K, starting means against the rows, a network by Network): the
+ * declaration reads it once, under guard, and types it.
+ */
+export const unchecked = <T>() => v.custom<T>(() => true);
+
+/** What a client's invalid upload does: excluded with its reason, or the run throws (the runtime's onInvalid policy). */
+export const onInvalidClient = () => oneOf(['exclude', 'throw'] as const);
+
+/** A callback option: a function. */
+export const callback = <F extends (...args: never[]) => unknown>(need = 'must be a function') => atom<F>((x) => typeof x === 'function', need);
