@@ -160,7 +160,7 @@ describe('FedAvg family options: each refused with its message', () => {
     ['mu', 0.1, /^options has an unknown option "mu"/],
   ]);
   test("FedProx's mu, SCAFFOLD's eta_g and its rules", () => {
-    const check = (decl: { check(o: unknown): unknown }, o: object) => thrown(() => fedavgOptions.checkServerOptions(decl, { network: AE, ...o }));
+    const check = (decl: { check(o: unknown, name?: string): object }, o: object) => thrown(() => fedavgOptions.checkServerOptions(decl, { network: AE, ...o }));
     expect(check(fedavgOptions.fedProxServerOptions, {})).toBe('mu must be a finite number >= 0, got undefined');
     expect(check(fedavgOptions.fedProxServerOptions, { mu: -1 })).toBe('mu must be a finite number >= 0, got -1');
     expect(check(fedavgOptions.scaffoldServerOptions, { serverLearningRate: 0 })).toBe('serverLearningRate must be a finite number > 0, got 0');
@@ -190,7 +190,7 @@ describe('the defaults are taken, on real data', () => {
 
   const real = async (name: string) => {
     const f = { ...(await import('../ts/index.js')), ...(await import('../ts/experiments/index.js')) };
-    return { f, data: dataset(f, name) };
+    return { f, data: dataset(f, name) as { X: Matrix; labels: Int32Array; testX: Matrix; testLabels: Int32Array; nClasses: number } };
   };
 
   test('FedGEM at its defaults on satellite.csv (5 IID clients, K_c their classes): no client excluded', async () => {
@@ -243,7 +243,6 @@ describe('the defaults are taken, on real data', () => {
     expect(r.excluded).toEqual([]);
     expect(r.history).toHaveLength(100);
     expect(Number.isFinite(r.history[99]!.meanLogLikelihood)).toBe(true);
-    r.model.dispose?.();
   }, 60_000);
 });
 

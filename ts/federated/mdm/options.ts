@@ -12,10 +12,12 @@ import { formatValue, InvalidParameterError } from '../../errors.js';
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import * as atoms from '../../options/atoms.js';
 import { defineOptions } from '../../options/check.js';
-import { guardRead, LIMITS, readOptions, requireInteger, requireNumber, requireVector } from '../../validate.js';
+import { guardRead, isArray, LIMITS, readArray, readOptions, requireInteger, requireNumber, requireVector } from '../../validate.js';
+import type { MatrixLike } from '../../data/matrix.js';
 import type { Encoding } from '../messages/codec.js';
 import type { RunHooks } from '../runtime/run.js';
 import { MDM_MAX_CELLS } from './messages.js';
+import type { SelectMdmOptions } from './select.js';
 
 /** Noise for central differential privacy: see `sensitivity` in messages.ts and the README. */
 export interface MdmPrivacy {
@@ -261,3 +263,64 @@ export const fitMdmOptions = defineOptions<MdmFitOptions>()({
   // read by the runtime (readRunHooks)
   hooks: atoms.optional(v.unknown()),
 });
+
+/** The candidate K values: kValues (default 1..6) or kRange, read once under guard, each an integer >= 1; sorted, without repeats. */
+function candidates(o: { kValues?: unknown; kRange?: unknown }): number[] {
+  if (o.kValues !== undefined && o.kRange !== undefined) throw new InvalidParameterError('give kValues or kRange, not both');
+  let ks: number[];
+  if (o.kRange !== undefined) {
+    // read once, under guard: a Proxy's traps run here, not later
+    const r = isArray('kRange', o.kRange) ? readArray('kRange', o.kRange, 3) : [];
+    if (r.length !== 2) throw new InvalidParameterError('kRange must be [first, last]');
+    const [a, b] = [requireInteger('kRange[0]', r[0], 1, LIMITS.count), requireInteger('kRange[1]', r[1], 1, LIMITS.count)];
+    if (b < a) throw new InvalidParameterError(`kRange [${a}, ${b}] is empty`);
+    ks = Array.from({ length: b - a + 1 }, (_, i) => a + i);
+  } else {
+    const given = o.kValues ?? [1, 2, 3, 4, 5, 6];
+    ks = (isArray('kValues', given) ? readArray('kValues', given, LIMITS.candidates) : []) as number[];
+    if (ks.length === 0) throw new InvalidParameterError('kValues must be a non-empty array of integers >= 1');
+    ks.forEach((k, i) => requireInteger(`kValues[${i}]`, k, 1, LIMITS.count));
+  }
+  return [...new Set(ks)].sort((a, b) => a - b);
+}
+
+/**
+ * selectMdm's options: its own checked here (resolved: `candidates`, the K
+ * values to fit), the fits' read once and handed to fitMdm, which checks them.
+ */
+export const selectMdmOptions = defineOptions<SelectMdmOptions>()(
+  {
+    kValues: atoms.optional(v.unknown()),
+    kRange: atoms.optional(v.unknown()),
+    exactValidation: atoms.optional(atoms.flag()),
+    tolerance: atoms.optional(atoms.number(0), 0.01),
+    validation: atoms.optional(atoms.unchecked<MatrixLike>()),
+    // at most the clients less K (checked against them)
+    validationCohort: atoms.optional(atoms.integer(1, LIMITS.count)),
+    onCandidate: atoms.optional(atoms.callback<NonNullable<SelectMdmOptions['onCandidate']>>()),
+    seed: atoms.optional(atoms.seed()),
+    maxCount: atoms.optional(v.unknown()),
+    sizes: atoms.optional(v.unknown()),
+    categories: atoms.optional(v.unknown()),
+    encoding: atoms.optional(v.unknown()),
+    groups: atoms.optional(v.unknown()),
+    rounds: atoms.optional(v.unknown()),
+    cohort: atoms.optional(v.unknown()),
+    initCohort: atoms.optional(v.unknown()),
+    privacy: atoms.optional(v.unknown()),
+    noiseSeed: atoms.optional(v.unknown()),
+    onInvalidClient: atoms.optional(v.unknown()),
+    maxExcludedShare: atoms.optional(v.unknown()),
+  },
+  (o) => {
+    const ks = candidates(o);
+    if (o.privacy !== undefined && o.exactValidation !== true) {
+      throw new InvalidParameterError(
+        "with privacy, choosing K releases exact (noise-free) sums of the validation clients' log-likelihoods, which the privacy guarantee does not cover; " +
+          'pass exactValidation: true to accept that, or fit a fixed K with fitMdm',
+      );
+    }
+    if (o.validation !== undefined && o.validationCohort !== undefined) throw new InvalidParameterError('give validation or validationCohort, not both');
+    return { ...o, candidates: ks };
+  },
+);
