@@ -124,7 +124,7 @@ export const autoencoderOptions = defineOptions<AutoencoderOptions>()(
     init: atoms.optional(atoms.oneOf(INITS), 'pytorch'),
     nFeatures: atoms.optional(atoms.integer(1, LIMITS.layerWidth)),
     seed: atoms.optional(atoms.seed()),
-    onEpoch: atoms.optional(atoms.callback<NonNullable<AutoencoderOptions['onEpoch']>>('(epoch, loss) => void')),
+    onEpoch: atoms.optional(atoms.callback<NonNullable<AutoencoderOptions['onEpoch']>>('must be a function (epoch, loss) => void')),
   },
   (o): ResolvedAutoencoderOptions => {
     if (o.loss === 'bce' && o.outputActivation !== 'sigmoid') {

@@ -135,7 +135,7 @@ export const mlpClassifierOptions = defineOptions<MLPClassifierOptions>()(
     epsilon: atoms.optional(atoms.number(0), 1e-8),
     warmStart: atoms.optional(atoms.flag(), false),
     init: atoms.optional(atoms.oneOf(INITS), 'pytorch'),
-    onEpoch: atoms.optional(atoms.callback<NonNullable<MLPClassifierOptions['onEpoch']>>('(epoch, loss) => void')),
+    onEpoch: atoms.optional(atoms.callback<NonNullable<MLPClassifierOptions['onEpoch']>>('must be a function (epoch, loss) => void')),
   },
   ({ seed, randomState, ...o }): ResolvedMLPClassifierOptions => {
     if (seed !== undefined && randomState !== undefined && seed !== randomState) {

@@ -143,8 +143,27 @@ export const layerWidths = (name: string, tooFew?: string) =>
 /** Rows per gradient step: [1, LIMITS.count] (a fit also caps it at its rows). */
 export const batchSize = () => integer(1, LIMITS.count);
 
-/** A function the caller gives (a per-epoch callback); `signature` says its arguments, as "(epoch, loss) => void". */
-export const callback = <F>(signature: string) => atom<F>((x) => typeof x === 'function', `must be a function ${signature}`);
-
 /** A decay rate in [0, 1): Adam's beta1 and beta2. */
 export const decayRate = () => atom<number>((x) => typeof x === 'number' && x >= 0 && x < 1, 'must be in [0, 1)');
+
+// Shared by FedGEM, MDM and the FedAvg family (their options.ts), added with their declarations.
+
+/**
+ * An option checked by a function of its own (`check` reads it under guard and
+ * throws the typed error in its words, or returns what the resolved options hold):
+ * a list of candidates, a nested object, a model given as an option.
+ */
+export const checkedBy = <T>(check: (x: unknown) => T) => v.pipe(v.unknown(), v.transform(check));
+
+/**
+ * An option taken as given here and checked where it meets the data (weights
+ * against K, starting means against the rows, a network by Network): the
+ * declaration reads it once, under guard, and types it.
+ */
+export const unchecked = <T>() => v.custom<T>(() => true);
+
+/** What a client's invalid upload does: excluded with its reason, or the run throws (the runtime's onInvalid policy). */
+export const onInvalidClient = () => oneOf(['exclude', 'throw'] as const);
+
+/** A callback option: a function; `need` may say its arguments ("must be a function (epoch, loss) => void"). */
+export const callback = <F>(need = 'must be a function') => atom<F>((x) => typeof x === 'function', need);

@@ -17,17 +17,12 @@ import { InvalidDataError, InvalidMessageError, InvalidParameterError, Numerical
 import { EarlyStopper, errorSeparation, heldOutSplit } from '../../models/early-stopping.js';
 import { Network, type NetworkSpec, type OptimizerSpec, type TrainingSet } from '../../models/network.js';
 import { idHash, mixBits as mix } from '../../random.js';
-import { readOptions, requireInteger } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, type ClientRole } from '../runtime/roles.js';
 import { FEDAVG_PROTOCOL, RESULT, TRAIN, UPDATE, type TrainPayload, type WireNetwork } from './messages.js';
+import { clientOptions, type FedAvgClientOptions, type ResolvedFedAvgClientOptions } from './options.js';
 
-export interface FedAvgClientOptions {
-  /** class labels of the rows (a classifier, loss softmax-cross-entropy); without them the rows are their own targets (an autoencoder) */
-  labels?: Int32Array | readonly number[];
-  /** seed of the local shuffles (default: derived from the client id, so a run is reproducible on any transport) */
-  seed?: number;
-}
+export type { FedAvgClientOptions } from './options.js';
 
 /**
  * The seed of one local epoch's shuffle: the client's seed, the round and the
@@ -56,10 +51,11 @@ export class FedAvgClient implements ClientRole {
   private control: Float32Array | undefined;
   private final: Float32Array | undefined;
 
-  constructor(id: string, data: MatrixLike, options: FedAvgClientOptions = {}) {
+  /** Options checked here (clientOptions), unless they are what its check returned. */
+  constructor(id: string, data: MatrixLike, options: FedAvgClientOptions | ResolvedFedAvgClientOptions = {}) {
     if (typeof id !== 'string' || id.length === 0) throw new InvalidParameterError('a client needs a non-empty string id');
     this.id = id;
-    const o = readOptions(options, ['labels', 'seed']);
+    const o = clientOptions.check(options);
     this.X = Matrix.from(data);
     if (this.X.nRows === 0) throw new InvalidDataError(`client ${id} has no rows`);
     this.nSamples = this.X.nRows;
@@ -69,7 +65,7 @@ export class FedAvgClient implements ClientRole {
       this.labels = labels;
     }
     // default: its id hashed, so clients of one run shuffle differently
-    this.seed = o.seed === undefined ? idHash(id) : requireInteger('seed', o.seed, 0);
+    this.seed = o.seed ?? idHash(id);
   }
 
   /** The final global parameters, once the server has sent them. */

@@ -6,23 +6,12 @@
 import * as v from 'valibot';
 import { InvalidParameterError } from '../../errors.js';
 import { parameterCount, resolveNetworkSpec, resolveOptimizerSpec, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
-import { readOptions } from '../../validate.js';
 import { expectResult, parseSaved, savedCount, savedNumber } from '../registry/artifact.js';
 import { defineAlgorithm, type CliPart, type CliValues, type CliContext } from '../registry/registry.js';
 import { FedAvgClient } from './client.js';
 import { FEDAVG_PROTOCOL } from './messages.js';
-import {
-  DEFAULT_EPOCHS,
-  DEFAULT_OPTIMIZER,
-  FedAvgServer,
-  FedProxServer,
-  ScaffoldServer,
-  type FedAvgAlgorithm,
-  type FedAvgOutcome,
-  type FedAvgServerOptions,
-  type FedProxServerOptions,
-  type ScaffoldServerOptions,
-} from './server.js';
+import { checkServerOptions, clientOptions, clientSpecOptions, fedAvgServerOptions, fedProxServerOptions, scaffoldServerOptions } from './options.js';
+import { DEFAULT_EPOCHS, DEFAULT_OPTIMIZER, FedAvgServer, FedProxServer, ScaffoldServer, type FedAvgAlgorithm, type FedAvgOutcome } from './server.js';
 
 /** NaN (a round without replies' epochs) is saved as null. */
 const savedOrNaN = () => v.pipe(v.nullable(savedNumber()), v.transform((x) => x ?? NaN));
@@ -79,8 +68,9 @@ function readCommon(a: FedAvgAlgorithm, o: CliValues, { required, list, seed }: 
 
 /** The one client of the family: the server's requests say which algorithm it trains for (labels are the spec's own). */
 const client = {
-  options: (raw: unknown) => readOptions(raw as { seed?: number }, ['seed'], 'spec.options'),
-  create: ({ id, data, labels, options }: { id: string; data: import('../../data/matrix.js').Matrix; labels?: Int32Array; options: { seed?: number } }) => new FedAvgClient(id, data, { labels, seed: options.seed }),
+  options: (raw: unknown) => clientSpecOptions.check(raw, 'spec.options'),
+  create: ({ id, data, labels, options }: { id: string; data: import('../../data/matrix.js').Matrix; labels?: Int32Array; options: { seed?: number } }) =>
+    new FedAvgClient(id, data, clientOptions.trust({ labels, seed: options.seed })),
 };
 
 const clientCli: CliPart = {
@@ -93,7 +83,7 @@ export const fedavg = defineAlgorithm({
   protocol: FEDAVG_PROTOCOL,
   summary: "federated averaging of a network's parameters (McMahan et al. 2017): an autoencoder or a classifier",
   wasmFeatures: ['nn'],
-  server: { options: (raw) => raw as FedAvgServerOptions, create: (options) => new FedAvgServer(options) },
+  server: { options: (raw) => checkServerOptions(fedAvgServerOptions, raw), create: (options) => new FedAvgServer(options) },
   client,
   artifact: { save: save('fedavg'), load: load('fedavg') },
   cli: {
@@ -110,7 +100,7 @@ export const fedprox = defineAlgorithm({
   protocol: FEDAVG_PROTOCOL,
   summary: 'FedAvg with a proximal term that keeps local training near the global parameters (Li et al. 2020)',
   wasmFeatures: ['nn'],
-  server: { options: (raw) => raw as FedProxServerOptions, create: (options) => new FedProxServer(options) },
+  server: { options: (raw) => checkServerOptions(fedProxServerOptions, raw), create: (options) => new FedProxServer(options) },
   client,
   artifact: { save: save('fedprox'), load: load('fedprox') },
   cli: {
@@ -131,7 +121,7 @@ export const scaffold = defineAlgorithm({
   protocol: FEDAVG_PROTOCOL,
   summary: 'FedAvg with control variates that correct client drift (Karimireddy et al. 2020)',
   wasmFeatures: ['nn'],
-  server: { options: (raw) => raw as ScaffoldServerOptions, create: (options) => new ScaffoldServer(options) },
+  server: { options: (raw) => checkServerOptions(scaffoldServerOptions, raw), create: (options) => new ScaffoldServer(options) },
   client,
   artifact: { save: save('scaffold'), load: load('scaffold') },
   cli: {

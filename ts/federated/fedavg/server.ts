@@ -19,61 +19,34 @@
  * runtime excludes it and averages again).
  */
 import { ContributionError, formatValue, InvalidParameterError, NumericalError } from '../../errors.js';
-import { resolveEarlyStopping, type EarlyStopping, type EarlyStoppingOptions } from '../../models/early-stopping.js';
-import { Network, OPTIMIZER_KEYS, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
-import { optionKeys, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, LIMITS } from '../../validate.js';
+import type { EarlyStopping } from '../../models/early-stopping.js';
+import { Network, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
 import type { Message } from '../messages/envelope.js';
 import { coordinateMedian, outliers, trimmedMean } from '../robust.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { FEDAVG_PROTOCOL, RESULT, TRAIN, receiveUpdate, type ReceivedUpdate, type TrainPayload } from './messages.js';
+import {
+  checkServerOptions,
+  fedAvgServerOptions,
+  fedProxServerOptions,
+  scaffoldServerOptions,
+  type FedAvgAlgorithm,
+  type FedAvgServerOptions,
+  type FedProxServerOptions,
+  type ResolvedFedAvgServerOptions,
+  type ResolvedFedProxServerOptions,
+  type ResolvedScaffoldServerOptions,
+  type ScaffoldServerOptions,
+} from './options.js';
 
-export type FedAvgAlgorithm = 'fedavg' | 'fedprox' | 'scaffold';
-
-export interface FedAvgServerOptions {
-  /** the network every client trains (its init and seed make the starting parameters) */
-  network: NetworkSpec;
-  /** starting parameters instead of the network's seeded initialization */
-  initialParameters?: ArrayLike<number>;
-  /** communication rounds (default 10) */
-  rounds?: number;
-  /** E, local epochs per round (default 5) */
-  epochs?: number;
-  /** B, the local batch size (default 32; a client with fewer rows uses them all) */
-  batchSize?: number;
-  /** the local optimizer, fresh each round (default DEFAULT_OPTIMIZER: Adam at 0.01 for FedAvg and FedProx, plain SGD at 0.3 for SCAFFOLD) */
-  optimizer?: OptimizerSpec;
-  /** how replies are weighted: by row count (default) or equally (SCAFFOLD's default, as its paper) */
-  weighting?: 'samples' | 'uniform';
-  /** 'mean' (default), or a robust rule: 'median' (coordinate-wise) or 'trimmed-mean' */
-  aggregation?: 'mean' | 'median' | 'trimmed-mean';
-  /** the share cut from each end by 'trimmed-mean' (default 0.1) */
-  trim?: number;
-  /**
-   * early stopping of every client's local epochs (default none: every client
-   * trains all E epochs on all its rows, McMahan et al.'s FedAvg): each round
-   * a client scores the global parameters, scores every epoch after, stops
-   * once `patience` epochs (default 3) have not improved on the best, and
-   * answers with the best epoch's parameters (the global ones if none was
-   * better) and the epochs it ran. { monitor: 'validation-loss',
-   * validationShare } scores the loss of that share of its rows, held out
-   * (the same rows every round); { monitor: 'separation', contamination }
-   * (autoencoders of anomalies) the separation of its reconstruction errors
-   * at that contamination (see ts/models/early-stopping.ts). Not with SCAFFOLD.
-   */
-  earlyStopping?: EarlyStoppingOptions;
-  /** centralized evaluation after each round (Flower's evaluate_fn): metrics recorded in the round's history */
-  evaluate?: (parameters: Float32Array, round: number) => Record<string, number>;
-}
-
-export interface FedProxServerOptions extends FedAvgServerOptions {
-  /** the proximal weight mu >= 0 (0: FedAvg) */
-  mu: number;
-}
-
-export interface ScaffoldServerOptions extends FedAvgServerOptions {
-  /** eta_g, the server's step along the clients' mean change (default 1) */
-  serverLearningRate?: number;
-}
+export {
+  DEFAULT_EPOCHS,
+  DEFAULT_OPTIMIZER,
+  type FedAvgAlgorithm,
+  type FedAvgServerOptions,
+  type FedProxServerOptions,
+  type ScaffoldServerOptions,
+} from './options.js';
 
 export interface FedAvgRound {
   round: number;
@@ -99,30 +72,6 @@ export interface FedAvgOutcome {
   history: FedAvgRound[];
 }
 
-/** Every option of FedAvgServerOptions, for readOptions (the compiler checks it is complete). */
-export const FEDAVG_SERVER_KEYS = optionKeys<FedAvgServerOptions>()({ network: true, initialParameters: true, rounds: true, epochs: true, batchSize: true, optimizer: true, weighting: true, aggregation: true, trim: true, earlyStopping: true, evaluate: true });
-const FEDPROX_KEYS: readonly (keyof FedProxServerOptions)[] = [...FEDAVG_SERVER_KEYS, 'mu'];
-const SCAFFOLD_KEYS: readonly (keyof ScaffoldServerOptions)[] = [...FEDAVG_SERVER_KEYS, 'serverLearningRate'];
-
-/**
- * Each algorithm's local optimizer when none is given. Measured on satellite,
- * letter, abalone and pendigits (10 clients, IID and Dirichlet 0.3, 10 rounds
- * of E = 5; EXPERIMENTS.md, honest-federation matrix): the former plain SGD at
- * 0.01 with E = 1 barely left the initialization (satellite 0.04 against a
- * central MLP's 0.86); Adam at 0.01 reaches 0.84, and is the best of Adam at
- * 1e-3, 3e-3 and 1e-2 and SGD at 0.1 with or without momentum on every set.
- * SCAFFOLD's control variates assume plain SGD steps, and there 0.3 did best
- * of 0.03-0.5 (satellite 0.82, letter 0.37 where 0.01 gave 0.05).
- */
-export const DEFAULT_OPTIMIZER: Readonly<Record<FedAvgAlgorithm, Readonly<OptimizerSpec>>> = {
-  fedavg: { name: 'adam', learningRate: 0.01 },
-  fedprox: { name: 'adam', learningRate: 0.01 },
-  scaffold: { name: 'sgd', learningRate: 0.3 },
-};
-
-/** E, local epochs per round, when none is given (the FedAvg paper's E = 5) */
-export const DEFAULT_EPOCHS = 5;
-
 /** The base: FedAvg itself, and the loop FedProx and SCAFFOLD reuse. */
 export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   readonly protocol = FEDAVG_PROTOCOL;
@@ -147,24 +96,23 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   /** what configure() sent and accept() returned: the only values accept() and aggregate() take */
   private readonly made = new WeakSet<object>();
 
-  /** @internal the option names this class takes (FedProx and SCAFFOLD add theirs) */
-  protected static readonly optionNames: readonly string[] = FEDAVG_SERVER_KEYS;
+  /** @internal this class's options (FedProx and SCAFFOLD add theirs) */
+  protected static readonly declaration: { check(raw: unknown, name?: string): ResolvedFedAvgServerOptions } = fedAvgServerOptions;
+  /** @internal the options as checked: what FedProx and SCAFFOLD read theirs from */
+  protected readonly resolved: ResolvedFedAvgServerOptions;
 
-  constructor(given: FedAvgServerOptions, defaultWeighting: 'samples' | 'uniform' = 'samples', defaultOptimizer: OptimizerSpec = DEFAULT_OPTIMIZER.fedavg) {
-    if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { network, rounds, epochs, batchSize, optimizer }');
-    // strict, with the keys of the class being made: a misspelt option is an error, not a default
-    const o = readOptions(given, (new.target as typeof FedAvgServer).optionNames as (keyof FedAvgServerOptions)[]) as FedAvgServerOptions;
-    if (o.network === undefined) throw new InvalidParameterError('the server needs the network its clients train: { sizes, activation, outputActivation, loss }');
-    this.rounds = requireInteger('rounds', o.rounds ?? 10, 0, LIMITS.rounds);
-    this.epochs = requireInteger('epochs', o.epochs ?? DEFAULT_EPOCHS, 1, LIMITS.localSteps);
-    this.batchSize = requireInteger('batchSize', o.batchSize ?? 32, 1, LIMITS.count);
-    this.optimizer = checkOptimizer(o.optimizer ?? { ...defaultOptimizer });
-    this.weighting = requireOneOf('weighting', o.weighting ?? defaultWeighting, ['samples', 'uniform'] as const);
-    this.aggregation = requireOneOf('aggregation', o.aggregation ?? 'mean', ['mean', 'median', 'trimmed-mean'] as const);
-    this.trim = requireNumber('trim', o.trim ?? 0.1, 0);
-    if (!(this.trim < 0.5)) throw new InvalidParameterError(`trim is ${this.trim}; it must be below 0.5, or nothing is left to average`);
-    this.earlyStopping = o.earlyStopping === undefined ? undefined : resolveEarlyStopping(o.earlyStopping);
-    if (o.evaluate !== undefined && typeof o.evaluate !== 'function') throw new InvalidParameterError(`evaluate must be a function (parameters, round) => metrics, got ${formatValue(o.evaluate)}`);
+  /** Options checked here (this class's declaration), unless they are what its check returned. */
+  constructor(given: FedAvgServerOptions | ResolvedFedAvgServerOptions) {
+    const o = checkServerOptions((new.target as typeof FedAvgServer).declaration, given);
+    this.resolved = o;
+    this.rounds = o.rounds;
+    this.epochs = o.epochs;
+    this.batchSize = o.batchSize;
+    this.optimizer = { ...o.optimizer };
+    this.weighting = o.weighting;
+    this.aggregation = o.aggregation;
+    this.trim = o.trim;
+    this.earlyStopping = o.earlyStopping;
     this.evaluate = o.evaluate;
     // the network checks its own description; its seeded initialization is the starting point
     const net = new Network(o.network);
@@ -317,13 +265,11 @@ export class FedProxServer extends FedAvgServer {
   override readonly algorithm: FedAvgAlgorithm = 'fedprox';
   readonly mu: number;
   /** @internal */
-  protected static override readonly optionNames: readonly string[] = FEDPROX_KEYS;
+  protected static override readonly declaration = fedProxServerOptions;
 
-  constructor(given: FedProxServerOptions) {
-    super(given, 'samples', DEFAULT_OPTIMIZER.fedprox);
-    // FedAvgServer read the options strictly (this class's keys); mu is read once more here
-    const { mu } = readRecord(given, ['mu'], 'options');
-    this.mu = requireNumber('mu', mu, 0);
+  constructor(given: FedProxServerOptions | ResolvedFedProxServerOptions) {
+    super(given);
+    this.mu = (this.resolved as ResolvedFedProxServerOptions).mu;
   }
 
   protected override trainPayload(): TrainPayload {
@@ -338,15 +284,11 @@ export class ScaffoldServer extends FedAvgServer {
   /** the server control variate c */
   private control: Float32Array;
   /** @internal */
-  protected static override readonly optionNames: readonly string[] = SCAFFOLD_KEYS;
+  protected static override readonly declaration = scaffoldServerOptions;
 
-  constructor(given: ScaffoldServerOptions) {
-    super(given, 'uniform', DEFAULT_OPTIMIZER.scaffold);
-    // FedAvgServer read the options strictly (this class's keys); serverLearningRate is read once more here
-    const { serverLearningRate } = readRecord(given, ['serverLearningRate'], 'options');
-    this.serverLearningRate = requirePositive('serverLearningRate', serverLearningRate ?? 1);
-    if (this.optimizer.name !== 'sgd') throw new InvalidParameterError("SCAFFOLD's control variates (option II) assume plain SGD local steps: optimizer.name must be 'sgd'");
-    if (this.earlyStopping) throw new InvalidParameterError("SCAFFOLD's control variates assume every client runs all its K local steps: earlyStopping is for FedAvg and FedProx");
+  constructor(given: ScaffoldServerOptions | ResolvedScaffoldServerOptions) {
+    super(given);
+    this.serverLearningRate = (this.resolved as ResolvedScaffoldServerOptions).serverLearningRate;
     this.control = new Float32Array(this.nParameters);
   }
 
@@ -379,16 +321,3 @@ function allFinite(v: Float32Array): boolean {
 }
 
 /** An optimizer description, read once and checked (the network checks it again when training). */
-function checkOptimizer(given: OptimizerSpec): OptimizerSpec {
-  const o = readOptions(given, OPTIMIZER_KEYS, 'optimizer') as OptimizerSpec;
-  requireOneOf('optimizer.name', o.name, ['sgd', 'adam'] as const);
-  requirePositive('optimizer.learningRate', o.learningRate);
-  for (const key of ['momentum', 'dampening', 'weightDecay', 'eps'] as const) if (o[key] !== undefined) requireNumber(`optimizer.${key}`, o[key], 0);
-  for (const key of ['beta1', 'beta2'] as const) {
-    if (o[key] !== undefined && !(requireNumber(`optimizer.${key}`, o[key], 0) < 1)) throw new InvalidParameterError(`optimizer.${key} must be in [0, 1), got ${o[key]}`);
-  }
-  if (o.nesterov !== undefined && typeof o.nesterov !== 'boolean') throw new InvalidParameterError(`optimizer.nesterov must be true or false, got ${formatValue(o.nesterov)}`);
-  const out: OptimizerSpec = { name: o.name, learningRate: o.learningRate };
-  for (const key of OPTIMIZER_KEYS) if (key !== 'name' && key !== 'learningRate' && o[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = o[key];
-  return out;
-}

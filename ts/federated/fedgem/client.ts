@@ -16,7 +16,7 @@ import { InvalidDataError, InvalidMessageError, InvalidParameterError, NotFitted
 import { silhouetteScore } from '../../metrics/clustering.js';
 import { KMeans, nearestCenters } from '../../models/kmeans.js';
 import { Rng } from '../../random.js';
-import { optionKeys, readOptions, requireInteger, requireOneOf, requirePositive, requireVector, seedParts } from '../../validate.js';
+import { requireVector, seedParts } from '../../validate.js';
 import { FEDGEM_CLIENT_NEW_OPTIONS } from '../../wasm/abi.generated.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { OwnedHandle, requireWasmMemory, withScope } from '../../wasm/memory.js';
@@ -29,7 +29,6 @@ import {
   FEDGEM_PROTOCOL,
   FINAL,
   FINISH,
-  MAX_COMPONENTS,
   MAX_FEATURE,
   RESULT,
   ROUND,
@@ -45,54 +44,11 @@ import {
   type ResultPayload,
   type SilhouettesPayload,
 } from './messages.js';
-import { centerNoiseStd, checkPrivacy, type PrivacyOptions } from './privacy.js';
+import { centerNoiseStd } from './privacy.js';
+import { checkClientOptions, type FedGEMClientOptions, type ResolvedFedGEMClientOptions } from './options.js';
 import { clipRows } from '../gaussian-noise.js';
-import { LIMITS } from '../../validate.js';
 
-export interface FedGEMClientOptions {
-  /** K_c, the number of clusters in the client's data (known, as the paper assumes) */
-  nComponents: number;
-  /** fixed local weights (default uniform) */
-  weights?: ArrayLike<number>;
-  /**
-   * the known shared variance sigma^2 of every component (the paper's
-   * identity covariance is 1); absent: the variance the server sends, by
-   * default its estimate from the clients' spreads (FedGEMServer's `variance`)
-   */
-  variance?: number;
-  /** L, EM steps per round (default 1) */
-  localSteps?: number;
-  /** how the radii are computed: the closed form (default) or the bisection solver (Algorithm 4) */
-  radius?: 'closed-form' | 'bisection';
-  /** halvings of the bisection solver (default 60, at most 1000) */
-  bisectionIterations?: number;
-  /** starting means (K_c x d, row-major); default from `init` */
-  meansInit?: ArrayLike<number>;
-  /**
-   * how the starting means are found: 'k-means++' seeds (default, as the paper;
-   * the best of nInit seedings by inertia) or 'kmeans' (Lloyd's iterations from them)
-   */
-  init?: 'k-means++' | 'kmeans';
-  /** seedings (or k-means runs) tried for the starting means (default 3) */
-  nInit?: number;
-  /**
-   * Gaussian noise on every uploaded center (see privacy.ts); the training
-   * rows are then clipped to norm privacy.bound, as the noise's scale assumes
-   */
-  privacy?: PrivacyOptions;
-  /** seed of the initialization */
-  seed?: number;
-  /**
-   * seed of the privacy noise, apart from `seed` (a published seed must not
-   * reveal the noise); default: fresh from crypto.getRandomValues where available
-   */
-  noiseSeed?: number;
-}
-
-/** Every option of FedGEMClientOptions, for readOptions (the compiler checks it is complete). */
-export const FEDGEM_CLIENT_KEYS = optionKeys<FedGEMClientOptions>()({
-  nComponents: true, weights: true, variance: true, localSteps: true, radius: true, bisectionIterations: true, meansInit: true, init: true, nInit: true, privacy: true, seed: true, noiseSeed: true,
-});
+export type { FedGEMClientOptions } from './options.js';
 
 const LABEL = { what: 'this FedGEM client', renew: 'create a new client', redo: 'create the client again' };
 
@@ -105,7 +61,7 @@ export class FedGEMClient implements ClientRole {
   /** rounds whose component shares fell below privacy.minShare (the noise then under-covers) */
   privacyBoundMisses = 0;
   private readonly handle: OwnedHandle;
-  private readonly options: FedGEMClientOptions;
+  private readonly options: ResolvedFedGEMClientOptions;
   private readonly validation: Matrix | undefined;
   private readonly training: Matrix;
   private readonly weights: Float64Array;
@@ -121,22 +77,16 @@ export class FedGEMClient implements ClientRole {
    * `data` trains the model; `validation` (optional) scores the server's
    * candidates when phi is tuned (the training rows are used without it).
    */
-  constructor(id: string, data: MatrixLike, options: FedGEMClientOptions, validation?: MatrixLike) {
+  constructor(id: string, data: MatrixLike, options: FedGEMClientOptions | ResolvedFedGEMClientOptions, validation?: MatrixLike) {
     this.id = requireClientId(id);
-    // a copy: later changes to the caller's object do not reach the client
-    const given = readOptions(options, FEDGEM_CLIENT_KEYS) as FedGEMClientOptions;
-    const o: FedGEMClientOptions = { ...given, privacy: given.privacy && checkPrivacy(given.privacy) };
+    // checked once (checkClientOptions), unless they are what it returned; frozen, so later changes to the caller's object do not reach the client
+    const o = checkClientOptions(options);
     let x = Matrix.from(data);
-    const k = requireInteger('nComponents', o.nComponents, 1, MAX_COMPONENTS);
+    const k = o.nComponents;
     if (x.nRows < 2 * k) {
       throw new InvalidDataError(`client ${id} has ${x.nRows} rows for ${k} components; a client needs at least two rows per component`);
     }
-    const own = o.variance === undefined ? undefined : requirePositive('variance', o.variance);
-    requireInteger('localSteps', o.localSteps ?? 1, 1, LIMITS.localSteps);
-    requireInteger('bisectionIterations', o.bisectionIterations ?? 60, 1, 1000);
-    if (!['closed-form', 'bisection', undefined].includes(o.radius)) {
-      throw new InvalidParameterError(`radius must be 'closed-form' or 'bisection', got ${JSON.stringify(o.radius)}`);
-    }
+    const own = o.variance;
     this.weights = o.weights ? Float64Array.from(o.weights) : new Float64Array(k).fill(1 / k);
     if (o.meansInit !== undefined && o.meansInit.length !== k * x.nCols) {
       throw new InvalidParameterError(`meansInit has ${o.meansInit.length} values; ${k} x ${x.nCols} needs ${k * x.nCols}`);
@@ -152,11 +102,11 @@ export class FedGEMClient implements ClientRole {
     if (this.validation && this.validation.nCols !== x.nCols) {
       throw new InvalidDataError(`client ${id}: validation rows have ${this.validation.nCols} features but the training rows ${x.nCols}`);
     }
+    // the seed's two 32-bit halves: every seed in the bound (2^53 - 1) reaches the core whole
     const [lo, hi] = seedParts(o.seed);
-    const nInit = requireInteger('nInit', o.nInit ?? 3, 1, LIMITS.restarts);
-    const init = coreConstant('fedgem_init', requireOneOf('init', o.init ?? 'k-means++', ['k-means++', 'kmeans'] as const));
+    const nInit = o.nInit;
+    const init = coreConstant('fedgem_init', o.init);
     // the noise generator before the client's handle: whichever throws, nothing is left allocated
-    if (o.noiseSeed !== undefined) requireInteger('noiseSeed', o.noiseSeed, 0);
     this.noise = o.privacy ? (o.noiseSeed === undefined ? Rng.unpredictable() : new Rng(o.noiseSeed)) : undefined;
     try {
       if (o.privacy) x = clipRows(x, o.privacy.bound);
@@ -314,7 +264,7 @@ export class FedGEMClient implements ClientRole {
     const r = withScope((s) => {
       const [m, rad, cnt, ll] = [s.f64(k * d), s.f64(k), s.f64(k), s.f64(1)];
       const method = coreConstant('fedgem_radius', o.radius === 'bisection' ? 'bisection' : 'closed_form');
-      s.check(s.w.fm_fedgem_client_steps(this.handle.ptr, o.localSteps ?? 1, method, o.bisectionIterations ?? 60, m, rad, cnt, ll));
+      s.check(s.w.fm_fedgem_client_steps(this.handle.ptr, o.localSteps, method, o.bisectionIterations, m, rad, cnt, ll));
       return { maximizers: s.readF64(m, k * d), radii: s.readF64(rad, k), counts: s.readF64(cnt, k) };
     });
     this.lastCounts = r.counts;

@@ -3,9 +3,10 @@ import * as v from 'valibot';
 import { InvalidParameterError } from '../../errors.js';
 import { expectResult, parseSaved, savedCount, savedFloats, savedIndices, savedMap, savedNumber } from '../registry/artifact.js';
 import { defineAlgorithm } from '../registry/registry.js';
-import { FedGEMClient, type FedGEMClientOptions } from './client.js';
+import { FedGEMClient } from './client.js';
 import { FEDGEM_PROTOCOL } from './messages.js';
-import { FedGEMServer, PHI_GRID, type FedGEMOutcome, type FedGEMServerOptions } from './server.js';
+import { checkClientOptions, checkServerOptions } from './options.js';
+import { FedGEMServer, PHI_GRID, type FedGEMOutcome } from './server.js';
 
 function varianceOption(text: string): number | 'estimate' | 'clients' {
   if (text === 'estimate' || text === 'clients') return text;
@@ -42,11 +43,12 @@ export const fedgem = defineAlgorithm({
   summary: 'federated clustering with an unknown number of clusters: collaborative EM on balls, merged into super-clusters',
   wasmFeatures: ['fedgem'],
   server: {
-    options: (raw) => raw as FedGEMServerOptions,
+    // checked once here; the roles take the resolved options as they are
+    options: (raw) => checkServerOptions(raw),
     create: (options) => new FedGEMServer(options),
   },
   client: {
-    options: (raw) => raw as FedGEMClientOptions,
+    options: (raw) => checkClientOptions(raw),
     create: ({ id, data, options, validation }) => new FedGEMClient(id, data, options, validation),
   },
   artifact: {

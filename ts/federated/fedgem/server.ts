@@ -27,8 +27,8 @@
  * goes with every ROUND and FINISH to the clients without a variance of their
  * own (see client.ts for the choice of K_c there).
  */
-import { FederationError, formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
-import { isArray, optionKeys, readArray, readOptions, requireInteger, requireOneOf, requirePositive } from '../../validate.js';
+import { FederationError, InvalidDataError, InvalidParameterError } from '../../errors.js';
+import { requirePositive } from '../../validate.js';
 import { FEDGEM_MERGE_OPTIONS } from '../../wasm/abi.generated.js';
 import { coreConstant } from '../../wasm/constants.js';
 import { withScope } from '../../wasm/memory.js';
@@ -38,7 +38,6 @@ import {
   CANDIDATES,
   FEDGEM_PROTOCOL,
   FINISH,
-  MAX_CANDIDATES,
   RESULT,
   ROUND,
   SPREAD,
@@ -49,51 +48,12 @@ import {
   type ReceivedComponents,
   type ReceivedSpread,
 } from './messages.js';
-import { LIMITS } from '../../validate.js';
+import { checkServerOptions, type FedGEMServerOptions, type ResolvedFedGEMServerOptions } from './options.js';
 
 /** A grid of phi to tune over: 0.25 to 32 by factors of two. */
 export const PHI_GRID: readonly number[] = [0.25, 0.5, 1, 2, 4, 8, 16, 32];
 
-export interface FedGEMServerOptions {
-  /** the dimension every client must share */
-  nFeatures: number;
-  /** collaborative rounds T (default 10) */
-  rounds?: number;
-  /**
-   * the final-radius hyperparameter: a number (default 1), or candidates to
-   * tune by the clients' validation silhouettes (e.g. PHI_GRID)
-   */
-  phi?: number | readonly number[];
-  /** when tuning: keep the smallest phi whose silhouette is within this of the best (default: one standard error) */
-  phiTolerance?: number;
-  /** stop the rounds early once every radius is below this (a number > 0; default: run them all) */
-  tol?: number;
-  /** how overlaps are found: a k-d tree (default) or all pairs (the reference) */
-  search?: 'kdtree' | 'all-pairs';
-  /**
-   * after the paper's merge, join super-clusters whose centers are closer
-   * than the closest two clusters any one client holds apart and than
-   * sigma sqrt(d) (default true; false: the paper's merge alone); needs the
-   * variance at the server (estimated, given, or `clientVariance`); see the
-   * module comment
-   */
-  separation?: boolean;
-  /**
-   * with variance 'clients': the variance every client brings, when the
-   * server knows it too (the paper's sigma^2 = 1); never sent, used only by
-   * the separation step
-   */
-  clientVariance?: number;
-  /** what a bad upload does: its client is excluded from then on (default), or it throws (the runtime's onInvalid policy) */
-  onInvalidClient?: 'exclude' | 'throw';
-  /**
-   * sigma^2 for the clients that have no variance of their own:
-   * 'estimate' (default) from the clients' within-cluster spreads in a first
-   * round (see the module comment); a number, sent as it is; or 'clients',
-   * nothing sent (every client must know its own, the paper's setting)
-   */
-  variance?: number | 'estimate' | 'clients';
-}
+export type { FedGEMServerOptions } from './options.js';
 
 /** The federated estimate of the shared variance: sum SS_c / sum dof_c. */
 export interface VarianceEstimate {
@@ -106,9 +66,6 @@ export interface VarianceEstimate {
   /** the clients whose spreads were accepted, in reply order */
   clients: string[];
 }
-
-/** Every option of FedGEMServerOptions, for readOptions (the compiler checks it is complete). */
-export const FEDGEM_SERVER_KEYS = optionKeys<FedGEMServerOptions>()({ nFeatures: true, rounds: true, phi: true, phiTolerance: true, tol: true, search: true, separation: true, clientVariance: true, onInvalidClient: true, variance: true });
 
 /** The outcome of merging at one phi. */
 export interface Merge {
@@ -177,38 +134,19 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
   /** what accept() returned: the only values aggregate() takes */
   private readonly made = new WeakSet<object>();
 
-  constructor(options: FedGEMServerOptions) {
-    if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object');
-    options = readOptions(options, FEDGEM_SERVER_KEYS) as FedGEMServerOptions;
-    this.nFeatures = requireInteger('nFeatures', options.nFeatures, 1, LIMITS.features);
-    this.rounds = requireInteger('rounds', options.rounds ?? 10, 0, LIMITS.rounds);
-    this.tol = options.tol === undefined ? 0 : requirePositive('tol', options.tol);
-    const given = options.phi ?? [1];
-    // a list is read once, under guard (a Proxy or getter cannot throw past here)
-    const phis = typeof given === 'number' ? [given] : isArray('phi', given) ? (readArray('phi', given, MAX_CANDIDATES) as number[]) : undefined;
-    if (!phis || phis.length === 0) {
-      throw new InvalidParameterError(`phi must be a number or a non-empty list of candidates (e.g. PHI_GRID; at most ${MAX_CANDIDATES}), got ${phis ? '[]' : formatValue(given)}`);
-    }
-    phis.forEach((p, i) => requirePositive(typeof options.phi === 'number' ? 'phi' : `phi[${i}]`, p));
-    this.phis = [...phis];
-    if (options.phiTolerance !== undefined && !(typeof options.phiTolerance === 'number' && options.phiTolerance >= 0 && Number.isFinite(options.phiTolerance))) {
-      throw new InvalidParameterError(`the phi tolerance must be a finite number >= 0, got ${formatValue(options.phiTolerance)}`);
-    }
-    this.phiTolerance = options.phiTolerance;
-    this.search = options.search === undefined ? 'kdtree' : requireOneOf('search', options.search, ['kdtree', 'all-pairs'] as const);
-    if (options.separation !== undefined && typeof options.separation !== 'boolean') {
-      throw new InvalidParameterError(`separation must be true or false, got ${formatValue(options.separation)}`);
-    }
-    this.separation = options.separation ?? true;
-    if (options.onInvalidClient !== undefined) requireOneOf('onInvalidClient', options.onInvalidClient, ['exclude', 'throw'] as const);
-    const variance = options.variance === undefined ? 'estimate' : options.variance;
-    if (typeof variance === 'number') this.variance = requirePositive('variance', variance);
-    else requireOneOf('variance', variance, ['estimate', 'clients'] as const);
-    if (options.clientVariance !== undefined) {
-      if (variance !== 'clients') throw new InvalidParameterError(`clientVariance is the variance of a server whose variance is 'clients'; this one's is ${formatValue(variance)}`);
-      this.clientVariance = requirePositive('clientVariance', options.clientVariance);
-    }
-    this.phase = variance === 'estimate' ? 'spread' : this.training();
+  /** Options checked here (checkServerOptions), unless they are what it returned. */
+  constructor(options: FedGEMServerOptions | ResolvedFedGEMServerOptions) {
+    const o = checkServerOptions(options);
+    this.nFeatures = o.nFeatures;
+    this.rounds = o.rounds;
+    this.tol = o.tol ?? 0;
+    this.phis = o.phi;
+    this.phiTolerance = o.phiTolerance;
+    this.search = o.search;
+    this.separation = o.separation;
+    if (typeof o.variance === 'number') this.variance = o.variance;
+    this.clientVariance = o.clientVariance;
+    this.phase = o.variance === 'estimate' ? 'spread' : this.training();
   }
 
   /** The phase after the variance: collaborative rounds, or straight to the final upload. */

@@ -25,8 +25,8 @@
  */
 import { FederationError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { Rng } from '../../random.js';
-import { readOptions, requireInteger, requireNumber } from '../../validate.js';
 import { readRequest } from '../runtime/roles.js';
+import { aggregatorOptions, type MdmAggregatorOptions, type ResolvedMdmAggregatorOptions } from './options.js';
 import { SecureSum } from '../aggregate.js';
 import { checkEnvelope, usersOf, type Message } from '../messages/envelope.js';
 import { wasRead } from '../messages/schema.js';
@@ -53,33 +53,7 @@ import {
   type StatsReply,
 } from './messages.js';
 
-/** The fewest clients whose scores a noising aggregator releases as an exact sum, by default. */
-export const MIN_EXACT_CLIENTS = 10;
-
-export interface MdmAggregatorOptions {
-  /** Gaussian noise of this many sensitivities on every summed entry (default 0: exact sums) */
-  noiseMultiplier?: number;
-  /**
-   * seed of the noise, for tests only: whoever knows it can subtract the
-   * noise. Default: 64 bits from crypto.getRandomValues (Rng.unpredictable).
-   */
-  seed?: number;
-  /**
-   * With noise: answer evaluation requests (K selection's validation scores)
-   * with exact sums, which the privacy guarantee does not cover (a
-   * log-likelihood has no bounded sensitivity). Default false: a noising
-   * aggregator refuses them.
-   */
-  exactEvaluation?: boolean;
-  /** With noise and exactEvaluation: the fewest clients an exact sum may hold (default MIN_EXACT_CLIENTS, 10); fewer, and it is not released. */
-  minExactClients?: number;
-  /**
-   * Exclusion reasons with the client's values (which check failed and by how
-   * much). Default: only without noise; with noise a reason names the failed
-   * check alone, and a client's own error text is not passed on.
-   */
-  detailedReasons?: boolean;
-}
+export { MIN_EXACT_CLIENTS, type MdmAggregatorOptions } from './options.js';
 
 interface Round {
   of: AggregateOf;
@@ -104,15 +78,13 @@ export class MdmAggregator {
   private readonly rng: Rng | undefined;
   private current: Round | undefined;
 
-  constructor(given: MdmAggregatorOptions = {}) {
-    const options = readOptions(given, ['noiseMultiplier', 'detailedReasons', 'exactEvaluation', 'minExactClients', 'seed']);
-    this.noiseMultiplier = requireNumber('noiseMultiplier', options.noiseMultiplier ?? 0, 0);
-    if (options.detailedReasons !== undefined && typeof options.detailedReasons !== 'boolean') throw new InvalidParameterError('detailedReasons must be true or false');
-    if (options.exactEvaluation !== undefined && typeof options.exactEvaluation !== 'boolean') throw new InvalidParameterError('exactEvaluation must be true or false');
+  /** Options checked here (aggregatorOptions), unless they are what its check returned. */
+  constructor(given: MdmAggregatorOptions | ResolvedMdmAggregatorOptions = {}) {
+    const options = aggregatorOptions.check(given);
+    this.noiseMultiplier = options.noiseMultiplier;
     this.detailedReasons = options.detailedReasons ?? this.noiseMultiplier === 0;
-    this.exactEvaluation = options.exactEvaluation ?? false;
-    this.minExactClients = requireInteger('minExactClients', options.minExactClients ?? MIN_EXACT_CLIENTS, 1, 2 ** 31 - 1);
-    if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
+    this.exactEvaluation = options.exactEvaluation;
+    this.minExactClients = options.minExactClients;
     this.rng = this.noiseMultiplier > 0 ? (options.seed === undefined ? Rng.unpredictable() : new Rng(options.seed)) : undefined;
   }
 

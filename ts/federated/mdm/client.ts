@@ -9,18 +9,12 @@
  * errors name it.
  */
 import { formatValue, InvalidDataError } from '../../errors.js';
-import { readOptions, requireInteger, requireVector } from '../../validate.js';
+import { requireVector } from '../../validate.js';
 import { requireClientId } from '../runtime/roles.js';
 import { MdmUserGroup } from './group.js';
+import { clientOptions, userGroupOptions, type MdmClientOptions, type ResolvedMdmClientOptions } from './options.js';
 
-export interface MdmClientOptions {
-  /** the client's size n, when known apart from its counts: it must equal their sum */
-  size?: number;
-  /** seed of the client's own random choice (its Algorithm 1 component) */
-  seed?: number;
-  /** the largest K x C and K x N (each) it accepts in a request (default and at most MDM_MAX_CELLS, 1e7) */
-  maxCells?: number;
-}
+export type { MdmClientOptions } from './options.js';
 
 export class MdmClient extends MdmUserGroup {
   /** @internal a client's histogram is checked against each model's C when a request arrives */
@@ -31,9 +25,10 @@ export class MdmClient extends MdmUserGroup {
    * Checked here (non-negative integers, at least one data point, the size if
    * given) and against each model's C and N when a message arrives.
    */
-  constructor(id: string, counts: ArrayLike<number>, given: MdmClientOptions = {}) {
+  constructor(id: string, counts: ArrayLike<number>, given: MdmClientOptions | ResolvedMdmClientOptions = {}) {
     requireClientId(id);
-    const options = readOptions(given, ['size', 'maxCells', 'seed']);
+    // checked once (clientOptions), unless they are what its check returned
+    const options = clientOptions.check(given);
     if (counts === null || typeof counts !== 'object') throw new InvalidDataError(`${id}: its histogram must be an array of counts, got ${formatValue(counts)}`);
     const histogram = requireVector(`${id}: its histogram`, counts, InvalidDataError);
     histogram.forEach((v, j) => {
@@ -45,8 +40,8 @@ export class MdmClient extends MdmUserGroup {
     }
     if (sum < 1) throw new InvalidDataError(`${id}: its histogram is empty (n = 0); a client needs at least one data point`);
     // its own generator draws as a one-user group's user of this seed
-    const seeds = options.seed === undefined ? undefined : [requireInteger('seed', options.seed, 0)];
-    super(id, [histogram], { seeds, maxCells: options.maxCells });
+    const seeds = options.seed === undefined ? undefined : Float64Array.of(options.seed);
+    super(id, [histogram], userGroupOptions.trust({ seeds, maxCells: options.maxCells }));
   }
 
   /** n, the number of data points */

@@ -4,9 +4,10 @@ import { Matrix } from '../../data/matrix.js';
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { expectResult } from '../registry/artifact.js';
 import { defineAlgorithm } from '../registry/registry.js';
-import { MdmClient, type MdmClientOptions } from './client.js';
+import { MdmClient } from './client.js';
 import { MDM_PROTOCOL } from './messages.js';
-import { MdmServer, type MdmServerOptions } from './server.js';
+import { clientOptions, serverOptions } from './options.js';
+import { MdmServer } from './server.js';
 
 export const mdm = defineAlgorithm({
   name: 'mdm',
@@ -14,11 +15,12 @@ export const mdm = defineAlgorithm({
   summary: "a mixture of Dirichlet-multinomials over the clients' histograms: federated EM (Algorithm 2), each client one histogram",
   wasmFeatures: ['dirichlet'],
   server: {
-    options: (raw) => raw as MdmServerOptions,
+    // checked once here; the roles take the resolved options as they are
+    options: (raw) => serverOptions.check(raw),
     create: (options) => new MdmServer(options),
   },
   client: {
-    options: (raw) => raw as MdmClientOptions,
+    options: (raw) => clientOptions.check(raw),
     create: ({ id, data, options }) => {
       if (data.nRows !== 1) throw new InvalidParameterError(`an MDM client's data is its histogram: one row of counts, got ${data.nRows} rows`);
       return new MdmClient(id, data.data, options);

@@ -25,7 +25,7 @@ import { formatValue, InvalidDataError, InvalidMessageError } from '../../errors
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { guardRead, readOptions, requireInteger, requireVector } from '../../validate.js';
+import { guardRead } from '../../validate.js';
 import { MDM_INIT_STATS_OPTIONS, MDM_ROUND_STATS_OPTIONS } from '../../wasm/abi.generated.js';
 import { OwnedHandle, requireWasmMemory, withScope, type HandleLabel, type Scope } from '../../wasm/memory.js';
 import { MAX_USERS, type Message } from '../messages/envelope.js';
@@ -37,7 +37,6 @@ import {
   EVALUATION,
   INIT_STATS,
   MDM_KINDS,
-  MDM_MAX_CELLS,
   MDM_PROTOCOL,
   readEvaluate,
   readModelBroadcast,
@@ -49,20 +48,9 @@ import {
   type ModelBroadcast,
   type StatsReply,
 } from './messages.js';
+import { userGroupOptions, type MdmUserGroupOptions, type ResolvedMdmUserGroupOptions } from './options.js';
 
-export interface MdmUserGroupOptions {
-  /** each user's n, when known apart from the histograms: each must equal its row's sum */
-  sizes?: ArrayLike<number>;
-  /**
-   * seeds of the users' own random choices (Algorithm 1's component), one per
-   * user: user i draws as an MdmClient of seed seeds[i] would
-   */
-  seeds?: ArrayLike<number>;
-  /** the seeds' seed when `seeds` is not given (each user's seed is drawn from it) */
-  seed?: number;
-  /** the largest K x C and K x N (each) it accepts in a request (default and at most MDM_MAX_CELLS, 1e7) */
-  maxCells?: number;
-}
+export type { MdmUserGroupOptions } from './options.js';
 
 /** A broadcast model, checked, with its prepared form in WASM memory (made on first use). */
 interface Broadcast {
@@ -140,9 +128,10 @@ export class MdmUserGroup implements ClientRole {
    * at least one data point), one column per category. Checked here; against
    * each model's C and N when a message arrives.
    */
-  constructor(id: string, histograms: MatrixLike, given: MdmUserGroupOptions = {}) {
+  constructor(id: string, histograms: MatrixLike, given: MdmUserGroupOptions | ResolvedMdmUserGroupOptions = {}) {
     this.id = requireClientId(id);
-    const options = readOptions(given, ['sizes', 'seeds', 'seed', 'maxCells']);
+    // checked once (userGroupOptions), unless they are what its check returned
+    const options = userGroupOptions.check(given);
     if (histograms === null || typeof histograms !== 'object') throw new InvalidDataError(`${id}: its users' histograms must be a matrix of counts (one row per user), got ${formatValue(histograms)}`);
     const rows = histogramRows(histograms, undefined, options.sizes);
     const { counts, sizes, m, c } = rows;
@@ -163,13 +152,11 @@ export class MdmUserGroup implements ClientRole {
       if (sum < 1) throw new InvalidDataError(`${id}: user ${i}: its histogram is empty (n = 0); a user needs at least one data point`);
       largest = Math.max(largest, sum);
     }
-    this.maxCells = requireInteger('maxCells', options.maxCells ?? MDM_MAX_CELLS, 1, MDM_MAX_CELLS);
+    this.maxCells = options.maxCells;
     if (options.seeds !== undefined) {
-      this.seeds = requireVector('seeds', options.seeds);
+      this.seeds = options.seeds;
       if (this.seeds.length !== m) throw new InvalidDataError(`${id}: ${this.seeds.length} seeds for ${m} users; give one seed per user`);
-      this.seeds.forEach((s, i) => requireInteger(`seeds[${i}]`, s, 0));
     } else {
-      if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
       const rng = new Rng(options.seed);
       try {
         this.seeds = Float64Array.from(rng.uniform(m), (u) => Math.floor(u * 2 ** 32));

@@ -7,41 +7,17 @@ import { type MatrixLike } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
 import { checkedHistograms, DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { optionKeys, readOptions, requireInteger } from '../../validate.js';
-import type { Encoding } from '../messages/codec.js';
+import { requireInteger } from '../../validate.js';
 import type { ExcludedClient } from '../runtime/roles.js';
-import { runFederationSync, type FederationResult, type RunHooks, type Traffic } from '../runtime/run.js';
+import { runFederationSync, type FederationResult, type Traffic } from '../runtime/run.js';
 import { oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { MdmClient } from './client.js';
 import { MdmUserGroup } from './group.js';
-import { MdmServer, type MdmOptions, type MdmRound } from './server.js';
+import { fitMdmOptions, serverOptions, type MdmFitOptions } from './options.js';
+import { MdmServer, type MdmRound } from './server.js';
 
-export interface MdmFitOptions extends MdmOptions {
-  /** N, the largest client size the model covers (default: the largest n among the clients) */
-  maxCount?: number;
-  /** each client's n, when given apart from the histograms (each must equal its row's sum) */
-  sizes?: ArrayLike<number>;
-  /** names of the C categories, kept in the model */
-  categories?: readonly string[];
-  /** the wire form of the in-process messages (default 'binary') */
-  encoding?: Encoding | 'none';
-  /**
-   * Simulate the users in this many groups (MdmUserGroup: one runtime client
-   * and one message per group and round, its users' statistics summed in one
-   * WASM call) instead of one client per user. The same model, up to the order
-   * of the additions; each group is asked as a whole, so `cohort` and
-   * `initCohort` must then cover every user (omit them).
-   */
-  groups?: number;
-  /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
-  maxExcludedShare?: number;
-  /** the run's hooks: per-round reports, checkpoints, early stopping (RunHooks; a stop shows in federation.stoppedEarly) */
-  hooks?: RunHooks;
-}
-
-/** Every option of MdmFitOptions, for readOptions (the compiler checks it is complete). */
-const MDM_FIT_KEYS = optionKeys<MdmFitOptions>()({ maxCount: true, sizes: true, categories: true, encoding: true, groups: true, maxExcludedShare: true, hooks: true, nComponents: true, rounds: true, cohort: true, initCohort: true, init: true, privacy: true, seed: true, noiseSeed: true, onInvalidClient: true, onRound: true });
+export type { MdmFitOptions } from './options.js';
 
 export interface MdmFitResult {
   model: DirichletMultinomialMixture;
@@ -100,8 +76,8 @@ export function histogramClients(
  */
 export function fitMdm(histograms: MatrixLike, given: MdmFitOptions = {}): MdmFitResult {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object');
-  const options = readOptions(given, MDM_FIT_KEYS) as MdmFitOptions;
-  if (options.seed !== undefined) requireInteger('seed', options.seed, 0);
+  // read once, the seed checked (the clients' and the server's seeds are drawn from it); the server's options are checked by its declaration once the histograms give C and N
+  const options = fitMdmOptions.check(given) as MdmFitOptions;
   const policy = oneCallPolicy(options.onInvalidClient, options.maxExcludedShare, options.hooks);
   const seeds = new Rng(options.seed);
   let clients: (MdmClient | MdmUserGroup)[] = [];
@@ -113,7 +89,7 @@ export function fitMdm(histograms: MatrixLike, given: MdmFitOptions = {}): MdmFi
     const [serverSeed] = Array.from(seeds.uniform(2), (u) => Math.floor(u * 2 ** 32));
     const { encoding, maxCount: _m, sizes: _s, categories: _c, groups: _g, maxExcludedShare: _x, hooks: _h, ...mdmOptions } = options;
     // the noise's seed is options.noiseSeed or fresh: never derived from the public seed
-    server = new MdmServer({ ...mdmOptions, nCategories: built.c, maxCount: built.nMax, seed: serverSeed });
+    server = new MdmServer(serverOptions.check({ ...mdmOptions, nCategories: built.c, maxCount: built.nMax, seed: serverSeed }));
     const run = runFederationSync(server, new InProcessTransport(clients, { encoding }), policy);
     const { model: learned, ...federation } = run;
     const model = options.categories

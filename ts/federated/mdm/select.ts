@@ -12,7 +12,6 @@ import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { isArray, optionKeys, readArray, readOptions, requireInteger, requireNumber } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import type { ExcludedClient, RoundContext, ServerRole } from '../runtime/roles.js';
 import { runFederationSync, type Traffic } from '../runtime/run.js';
@@ -21,7 +20,7 @@ import { oneCallPolicy } from '../simulation.js';
 import { MdmAggregator, MIN_EXACT_CLIENTS } from './aggregator.js';
 import { AGGREGATE, EVALUATE, MDM_PROTOCOL, paramsOf, readAggregate, type MdmParams } from './messages.js';
 import { fitMdm, histogramClients, type MdmFitOptions, type MdmFitResult } from './run.js';
-import { LIMITS } from '../../validate.js';
+import { selectMdmOptions } from './options.js';
 
 /**
  * The validation round as a server role: every candidate is broadcast at
@@ -89,12 +88,6 @@ export interface SelectMdmOptions extends Omit<MdmFitOptions, 'nComponents' | 'i
   exactValidation?: boolean;
 }
 
-/** Every option of SelectMdmOptions, for readOptions (the compiler checks it is complete). */
-const SELECT_MDM_KEYS = optionKeys<SelectMdmOptions>()({
-  maxCount: true, sizes: true, categories: true, encoding: true, groups: true, rounds: true, cohort: true, initCohort: true, privacy: true, seed: true, noiseSeed: true, onInvalidClient: true, maxExcludedShare: true,
-  kValues: true, kRange: true, validationCohort: true, validation: true, tolerance: true, onCandidate: true, exactValidation: true,
-});
-
 export interface MdmCandidate {
   k: number;
   /** mean ln q(c, n) over the scored validation clients */
@@ -117,25 +110,6 @@ export interface SelectMdmResult {
   excluded: ExcludedClient[];
 }
 
-function candidates(options: SelectMdmOptions): number[] {
-  if (options.kValues !== undefined && options.kRange !== undefined) throw new InvalidParameterError('give kValues or kRange, not both');
-  let ks: number[];
-  if (options.kRange !== undefined) {
-    // read once, under guard: a Proxy's traps run here, not later
-    const r = isArray('kRange', options.kRange) ? readArray('kRange', options.kRange, 3) : [];
-    if (r.length !== 2) throw new InvalidParameterError('kRange must be [first, last]');
-    const [a, b] = [requireInteger('kRange[0]', r[0], 1, LIMITS.count), requireInteger('kRange[1]', r[1], 1, LIMITS.count)];
-    if (b < a) throw new InvalidParameterError(`kRange [${a}, ${b}] is empty`);
-    ks = Array.from({ length: b - a + 1 }, (_, i) => a + i);
-  } else {
-    const given = options.kValues ?? [1, 2, 3, 4, 5, 6];
-    ks = (isArray('kValues', given) ? readArray('kValues', given, LIMITS.candidates) : []) as number[];
-    if (ks.length === 0) throw new InvalidParameterError('kValues must be a non-empty array of integers >= 1');
-    ks.forEach((k, i) => requireInteger(`kValues[${i}]`, k, 1, LIMITS.count));
-  }
-  return [...new Set(ks)].sort((a, b) => a - b);
-}
-
 function addTraffic(a: Traffic, b: Traffic): void {
   a.rounds += b.rounds;
   a.bytesUp += b.bytesUp;
@@ -154,20 +128,14 @@ function addTraffic(a: Traffic, b: Traffic): void {
  */
 export function selectMdm(histograms: MatrixLike, selectOptions: SelectMdmOptions = {}): SelectMdmResult {
   if (selectOptions === null || typeof selectOptions !== 'object') throw new InvalidParameterError('options must be an object');
-  const options = readOptions(selectOptions, SELECT_MDM_KEYS) as SelectMdmOptions;
-  const ks = candidates(options);
+  // read once and checked (its own options; the fits' are fitMdm's to check)
+  const resolved = selectMdmOptions.check(selectOptions);
+  const ks = resolved.candidates;
+  const options = resolved as unknown as SelectMdmOptions;
   // the validation round's policy is the fits' (checked before anything runs)
   const policy = oneCallPolicy(options.onInvalidClient, options.maxExcludedShare);
-  if (options.exactValidation !== undefined && typeof options.exactValidation !== 'boolean') throw new InvalidParameterError('exactValidation must be true or false');
-  if (options.privacy !== undefined && options.exactValidation !== true) {
-    throw new InvalidParameterError(
-      "with privacy, choosing K releases exact (noise-free) sums of the validation clients' log-likelihoods, which the privacy guarantee does not cover; " +
-        'pass exactValidation: true to accept that, or fit a fixed K with fitMdm',
-    );
-  }
-  const tolerance = requireNumber('tolerance', options.tolerance ?? 0.01, 0);
+  const tolerance = resolved.tolerance;
   const given = options.validation === undefined ? undefined : Matrix.from(options.validation);
-  if (given && options.validationCohort !== undefined) throw new InvalidParameterError('give validation or validationCohort, not both');
   const h0 = Matrix.from(histograms);
   if (h0.nRows === 0) throw new InvalidDataError('no histograms: give one row of counts per client');
   if (given && given.nCols !== h0.nCols) throw new InvalidDataError(`the validation histograms have ${given.nCols} categories but the clients' have ${h0.nCols}`);
@@ -176,7 +144,7 @@ export function selectMdm(histograms: MatrixLike, selectOptions: SelectMdmOption
   if (given && options.sizes !== undefined) throw new InvalidParameterError('sizes cannot be given with separate validation histograms');
   const { sizes } = histogramRows(h, undefined, options.sizes);
   const m = h.nRows;
-  const v = given ? given.nRows : requireInteger('validationCohort', options.validationCohort ?? Math.min(1000, Math.max(1, Math.round(0.2 * m))), 1, LIMITS.count);
+  const v = given ? given.nRows : (options.validationCohort ?? Math.min(1000, Math.max(1, Math.round(0.2 * m))));
   const kMax = ks[ks.length - 1]!;
   if (v < 1) throw new InvalidDataError('the validation cohort is empty; give at least one validation client');
   if (options.privacy && v < MIN_EXACT_CLIENTS) {
@@ -201,8 +169,8 @@ export function selectMdm(histograms: MatrixLike, selectOptions: SelectMdmOption
     const traffic: Traffic = { rounds: 0, bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 };
     for (const k of ks) {
       const seed = Math.floor(rng.uniform(1)[0]! * 2 ** 32);
-      const { kValues: _a, kRange: _b, validationCohort: _c, tolerance: _d, validation: _e, exactValidation: _f, onCandidate, ...fitOptions } = options;
-      const fit = fitMdm(pick(training), { ...fitOptions, sizes: trainSizes, maxCount, nComponents: k, seed });
+      const { kValues: _a, kRange: _b, validationCohort: _c, tolerance: _d, validation: _e, exactValidation: _f, candidates: _g, onCandidate, ...fitOptions } = resolved;
+      const fit = fitMdm(pick(training), { ...(fitOptions as MdmFitOptions), sizes: trainSizes, maxCount, nComponents: k, seed });
       addTraffic(traffic, fit.traffic);
       onCandidate?.(k, fit);
       runs.push({ k, meanLogLikelihood: NaN, fit });

@@ -15,61 +15,16 @@
 import { formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
-import { guardRead, optionKeys, readOptions, requireInteger, requireNumber } from '../../validate.js';
+import { guardRead } from '../../validate.js';
 import { MDM_INITIALIZE_OPTIONS, MDM_UPDATE_OPTIONS } from '../../wasm/abi.generated.js';
 import { withScope } from '../../wasm/memory.js';
 import type { Message } from '../messages/envelope.js';
 import { checkContext, totalUsers, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { MdmAggregator } from './aggregator.js';
-import { AGGREGATE, INIT_REQUEST, MDM_MAX_CELLS, MDM_PROTOCOL, MODEL, near, paramsOf, readAggregate, sensitivity, type Shape } from './messages.js';
-import { LIMITS } from '../../validate.js';
+import { AGGREGATE, INIT_REQUEST, MDM_PROTOCOL, MODEL, near, paramsOf, readAggregate, sensitivity, type Shape } from './messages.js';
+import { aggregatorOptions, cohortTooSmall, MIN_EXACT_CLIENTS, serverOptions, type MdmOptions, type MdmPrivacy, type MdmServerOptions, type ResolvedMdmServerOptions } from './options.js';
 
-/** Noise for central differential privacy: see `sensitivity` in messages.ts and the README. */
-export interface MdmPrivacy {
-  /** standard deviation of the noise on each summed entry, in units of one client's L2 sensitivity */
-  noiseMultiplier: number;
-  /** bound on each client's (u, v) L2 norm in Algorithm 2 (clients scale theirs down to it) */
-  clip: number;
-}
-
-export interface MdmOptions {
-  /** K (default 1) */
-  nComponents?: number;
-  /** Algorithm 2's rounds T (default 100) */
-  rounds?: number;
-  /** clients per round (default: every client, the full-batch iteration) */
-  cohort?: number;
-  /** Algorithm 1's cohort S_0 (default: `cohort`) */
-  initCohort?: number;
-  /** initial parameters instead of Algorithm 1 (same K, C, N) */
-  init?: DirichletMultinomialMixture;
-  /** Gaussian noise on the aggregates (central DP); without it, exact sums */
-  privacy?: MdmPrivacy;
-  /** seed of the cohort draws */
-  seed?: number;
-  /**
-   * seed of the aggregator's noise (with privacy), for tests only: whoever
-   * knows it can subtract the noise. Default: fresh from crypto.getRandomValues,
-   * never derived from `seed`.
-   */
-  noiseSeed?: number;
-  /** a client whose contribution fails validation: excluded with its reason (default), or the run throws (the runtime's onInvalid policy) */
-  onInvalidClient?: 'exclude' | 'throw';
-  /** called with the initial model (round 0) and after every round */
-  onRound?: (round: number, model: DirichletMultinomialMixture) => void;
-}
-
-export interface MdmServerOptions extends MdmOptions {
-  /** C, the categories of every client's histogram */
-  nCategories: number;
-  /** N, the largest client size the model covers */
-  maxCount: number;
-}
-
-/** Every option of MdmServerOptions, for readOptions (the compiler checks it is complete). */
-const MDM_SERVER_KEYS = optionKeys<MdmServerOptions>()({
-  nComponents: true, rounds: true, cohort: true, initCohort: true, init: true, privacy: true, seed: true, noiseSeed: true, onInvalidClient: true, onRound: true, nCategories: true, maxCount: true,
-});
+export type { MdmOptions, MdmPrivacy, MdmServerOptions } from './options.js';
 
 /** One Algorithm 2 round as the server saw it. */
 export interface MdmRound {
@@ -116,55 +71,22 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
    * `aggregator`: the secure aggregator between the clients and this server
    * (default: one adding the noise `privacy` asks for, seeded by noiseSeed).
    */
-  constructor(options: MdmServerOptions, aggregator?: MdmAggregator) {
-    const o = readOptions(options ?? undefined, MDM_SERVER_KEYS) as MdmServerOptions;
-    // init is read as a model only once it is one (a Proxy would throw from o.init.nComponents)
-    if (o.init !== undefined && !guardRead('init', () => o.init instanceof DirichletMultinomialMixture)) {
-      throw new InvalidParameterError(`init must be a DirichletMultinomialMixture, got ${formatValue(o.init)}`);
-    }
-    if (o.privacy !== undefined && o.privacy !== null && typeof o.privacy === 'object') o.privacy = readOptions(o.privacy, ['noiseMultiplier', 'clip'], 'privacy') as MdmServerOptions['privacy'];
-    if (o.onRound !== undefined && typeof o.onRound !== 'function') throw new InvalidParameterError(`onRound must be a function, got ${formatValue(o.onRound)}`);
-    this.nComponents = requireInteger('nComponents', o.nComponents ?? o.init?.nComponents ?? 1, 1, LIMITS.count);
-    this.nCategories = requireInteger('nCategories', o.nCategories, 2, LIMITS.count);
-    this.maxCount = requireInteger('maxCount', o.maxCount, 1, LIMITS.count);
-    this.rounds = requireInteger('rounds', o.rounds ?? 100, 0, LIMITS.rounds);
-    this.cohort = o.cohort === undefined ? undefined : requireInteger('cohort', o.cohort, 1, LIMITS.count);
-    this.initCohort = o.initCohort === undefined ? undefined : requireInteger('initCohort', o.initCohort, 1, LIMITS.count);
-    const k = this.nComponents;
-    if (k * Math.max(this.nCategories, this.maxCount) > MDM_MAX_CELLS) {
-      throw new InvalidParameterError(
-        `K = ${k} components of C = ${this.nCategories} categories and N = ${this.maxCount} sizes exceed the limit of ${MDM_MAX_CELLS} cells (K x C and K x N each) that clients accept; lower K or N`,
-      );
-    }
-    // sizes given outright are checked now; the defaults (every client) when the clients are known
-    for (const [name, size] of [['cohort', this.cohort], ['initCohort', this.initCohort ?? this.cohort]] as const) {
-      if (size !== undefined && size < k) throw new InvalidParameterError(cohortTooSmall(k, name, size, false));
-    }
-    if (o.privacy !== undefined) {
-      if (o.privacy === null || typeof o.privacy !== 'object') throw new InvalidParameterError('privacy must be { noiseMultiplier, clip }');
-      requireNumber('privacy.noiseMultiplier', o.privacy.noiseMultiplier, 0);
-      if (typeof o.privacy.clip !== 'number' || !(o.privacy.clip > 0) || !Number.isFinite(o.privacy.clip)) throw new InvalidParameterError(`privacy.clip must be a finite number > 0, got ${formatValue(o.privacy.clip)}`);
-      this.privacy = { noiseMultiplier: o.privacy.noiseMultiplier, clip: o.privacy.clip };
-    }
-    if (o.init !== undefined) {
-      if (!(o.init instanceof DirichletMultinomialMixture)) throw new InvalidParameterError('init must be a DirichletMultinomialMixture');
-      if (o.init.nComponents !== k || o.init.nCategories !== this.nCategories || o.init.maxCount !== this.maxCount) {
-        throw new InvalidParameterError(
-          `init has K = ${o.init.nComponents}, C = ${o.init.nCategories}, N = ${o.init.maxCount}; this run has K = ${k}, C = ${this.nCategories}, N = ${this.maxCount}`,
-        );
-      }
-    }
-    if (o.onInvalidClient !== undefined && o.onInvalidClient !== 'exclude' && o.onInvalidClient !== 'throw') {
-      throw new InvalidParameterError(`onInvalidClient must be 'exclude' or 'throw', got ${JSON.stringify(o.onInvalidClient)}`);
-    }
-    if (o.onRound !== undefined && typeof o.onRound !== 'function') throw new InvalidParameterError('onRound must be a function');
+  /** Options checked here (serverOptions), unless they are what its check returned. */
+  constructor(options: MdmServerOptions | ResolvedMdmServerOptions, aggregator?: MdmAggregator) {
+    const o = serverOptions.check(options);
+    this.nComponents = o.nComponents;
+    this.nCategories = o.nCategories;
+    this.maxCount = o.maxCount;
+    this.rounds = o.rounds;
+    this.cohort = o.cohort;
+    this.initCohort = o.initCohort;
+    this.privacy = o.privacy;
     this.onRound = o.onRound;
-    if (o.seed !== undefined) requireInteger('seed', o.seed, 0);
-    if (o.noiseSeed !== undefined) requireInteger('noiseSeed', o.noiseSeed, 0);
     if (aggregator !== undefined && !guardRead('aggregator', () => aggregator instanceof MdmAggregator)) throw new InvalidParameterError(`aggregator must be an MdmAggregator, got ${formatValue(aggregator)}`);
     this.rng = new Rng(o.seed);
     this.ownsAggregator = aggregator === undefined;
-    this.aggregator = aggregator ?? new MdmAggregator({ noiseMultiplier: this.privacy?.noiseMultiplier ?? 0, seed: o.noiseSeed });
+    this.aggregator =
+      aggregator ?? new MdmAggregator(aggregatorOptions.trust({ noiseMultiplier: this.privacy?.noiseMultiplier ?? 0, seed: o.noiseSeed, exactEvaluation: false, minExactClients: MIN_EXACT_CLIENTS }));
     if (o.init) {
       this.current = o.init;
       this.phase = this.rounds === 0 ? 'done' : 'em';
@@ -332,6 +254,3 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
   }
 }
 
-function cohortTooSmall(k: number, name: string, size: number, all: boolean): string {
-  return `K = ${k} components is larger than the ${name} of ${size} client${size === 1 ? '' : 's'}${all ? ' (all there are)' : ''}; lower K or use a larger ${name}`;
-}
