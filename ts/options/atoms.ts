@@ -115,3 +115,8 @@ export function optional<S extends v.GenericSchema<unknown, unknown>, const D ex
 export function optional<S extends v.GenericSchema<unknown, unknown>>(atom: S, fallback?: unknown) {
   return v.optional(atom, fallback as never);
 }
+
+// --- shared by community association and FedDistr (session 2, item 3) ---
+
+/** What a client that fails does to a one-call run: excluded with its reason, or the run throws (the runtime's onInvalid policy). */
+export const onInvalidClient = () => oneOf(['exclude', 'throw'] as const);
