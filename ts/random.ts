@@ -237,3 +237,12 @@ export function clientSeed(seed: number, id: string): number {
   const h = mixBits(s >>> 0) ^ mixBits(Math.floor(s / 2 ** 32) + 0x9e3779b9);
   return mixBits(h ^ idHash(id));
 }
+
+/**
+ * The i-th of consecutive seeds from a seed (seed + i, a one-call function's
+ * client i), within every seed's bound [0, 2^53 - 1]: past the top it wraps
+ * to 0, so every seed a caller may give gives each client one.
+ */
+export function seedPlus(seed: number, i: number): number {
+  return seed <= Number.MAX_SAFE_INTEGER - i ? seed + i : seed - 2 ** 53 + i;
+}

@@ -7,16 +7,13 @@
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { InvalidDataError, InvalidMessageError } from '../../errors.js';
-import { LocalDetector, type LocalDetectorJSON, type LocalDetectorOptions } from '../../models/detectors.js';
-import { readOptions } from '../../validate.js';
+import { LocalDetector, type LocalDetectorJSON } from '../../models/detectors.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
 import { COMMUNITIES_PROTOCOL, DECISIONS, DETECTOR, FIT, RELAY, type RelayPayload } from './messages.js';
+import { checkClientOptions, type CommunitiesClientOptions } from './options.js';
 
-export interface CommunitiesClientOptions {
-  /** the local detector: kind ('ocsvm' default, 'gmm', 'autoencoder'), contamination and the model's options */
-  detector?: LocalDetectorOptions;
-}
+export type { CommunitiesClientOptions } from './options.js';
 
 export class CommunitiesClient implements ClientRole {
   readonly id: string;
@@ -27,9 +24,10 @@ export class CommunitiesClient implements ClientRole {
   /** in_ii: the share of its rows its own detector calls inliers (once fitted) */
   private own: number | undefined;
 
+  /** Options read here (checkClientOptions), unless they are what it returned; the detector's are checked by the model. */
   constructor(id: string, data: MatrixLike, options: CommunitiesClientOptions = {}) {
     this.id = requireClientId(id);
-    const o = readOptions(options, ['detector']);
+    const o = checkClientOptions(options);
     this.X = Matrix.from(data);
     this.nSamples = this.X.nRows;
     this.detector = new LocalDetector(o.detector);

@@ -5,9 +5,10 @@ import { COMMUNITY_METHODS } from '../../graph/communities.js';
 import { DETECTOR_KINDS } from '../../models/detectors.js';
 import { expectResult, parseSaved, savedCount, savedMap, savedNumber } from '../registry/artifact.js';
 import { defineAlgorithm, type CliValues } from '../registry/registry.js';
-import { CommunitiesClient, type CommunitiesClientOptions } from './client.js';
+import { CommunitiesClient } from './client.js';
 import { COMMUNITIES_PROTOCOL } from './messages.js';
-import { CommunitiesServer, type Association, type CommunitiesServerOptions } from './server.js';
+import { checkClientOptions, checkServerOptions } from './options.js';
+import { CommunitiesServer, type Association } from './server.js';
 
 /** Said on stderr wherever OCSVM detectors are exchanged: they carry client rows. */
 export const OCSVM_WARNING = "warning: an ocsvm detector carries support vectors, which are rows of its client's training data, to every partner; use --detector gmm (mixture parameters only, optionally with noise) where rows must not leave a client";
@@ -31,11 +32,12 @@ export const communities = defineAlgorithm({
   summary: "community-based federated anomaly detection (Nardi et al.): clients test each other's detectors, the server finds communities",
   wasmFeatures: ['svm', 'nn'],
   server: {
-    options: (raw) => raw as CommunitiesServerOptions,
+    // checked once here; the server takes the resolved options as they are
+    options: (raw) => checkServerOptions(raw),
     create: (options) => new CommunitiesServer(options),
   },
   client: {
-    options: (raw) => raw as CommunitiesClientOptions,
+    options: (raw) => checkClientOptions(raw, 'spec.options'),
     create: ({ id, data, options }) => new CommunitiesClient(id, data, options),
   },
   artifact: {

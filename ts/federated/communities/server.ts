@@ -26,36 +26,19 @@
  * the run without it.
  */
 import { formatValue, FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
-import { COMMUNITY_METHODS, communities as findCommunities, type CommunityMethod } from '../../graph/communities.js';
-import { DETECTOR_KINDS, LocalDetector, requireContamination, type DetectorKind, type LocalDetectorJSON } from '../../models/detectors.js';
+import { communities as findCommunities, type CommunityMethod } from '../../graph/communities.js';
+import { LocalDetector, type DetectorKind, type LocalDetectorJSON } from '../../models/detectors.js';
 import { Rng } from '../../random.js';
-import { LIMITS, readOptions, requireInteger, requireOneOf } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
-import { COMMUNITIES_PROTOCOL, DETECTOR, FIT, MAX_PARTNERS, RELAY, receiveDetector, type DecisionsPayload } from './messages.js';
+import { COMMUNITIES_PROTOCOL, DETECTOR, FIT, RELAY, receiveDetector, type DecisionsPayload } from './messages.js';
+import { checkServerOptions, isQ, type CommunitiesServerOptions, type ResolvedCommunitiesServerOptions } from './options.js';
+
+export type { CommunitiesServerOptions } from './options.js';
 
 /** Arrays of detectors in one relay message: at about 200 schema bytes each, well within the decoders' 64 KiB schema bound. */
 const RELAY_ARRAYS_PER_MESSAGE = 192;
 const SCHEMA_BYTES_PER_ARRAY = 200;
-
-export interface CommunitiesServerOptions {
-  /** the clients' features */
-  nFeatures: number;
-  /** the detector every client fits (default 'ocsvm') */
-  kind?: DetectorKind;
-  /** the contamination every client's detector uses, in (0, 0.5) (default 0.1) */
-  contamination?: number;
-  /** the association tolerance q in [0, 1] (default 0.08, the paper's) */
-  q?: number;
-  /** 'all' (default: every pair, as the paper) or s >= 1: each client draws s partners at random (seeded by seed) */
-  partners?: 'all' | number;
-  /** seed of the partners drawn and of Louvain's visiting order (default 0) */
-  seed?: number;
-  /** 'fast-greedy' (default, as the paper's code) or 'louvain' */
-  method?: CommunityMethod;
-  /** the most detector bytes one relay message carries (estimated as 8 per value; default 8 MiB) */
-  maxRelayBytes?: number;
-}
 
 /** One decision: `client` tested `partner`'s detector on its own rows and accepted it or not (b_partner,client). */
 export interface AssociationDecision {
@@ -113,17 +96,17 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
   private outcome: Association | undefined;
   private readonly made = new WeakSet<object>();
 
-  constructor(given: CommunitiesServerOptions) {
-    if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { nFeatures, kind, contamination, q }');
-    const o = readOptions(given, ['nFeatures', 'kind', 'contamination', 'q', 'partners', 'seed', 'method', 'maxRelayBytes']);
-    this.nFeatures = requireInteger('nFeatures', o.nFeatures, 1, LIMITS.values);
-    this.kind = requireOneOf('kind', o.kind ?? 'ocsvm', DETECTOR_KINDS);
-    this.contamination = requireContamination(o.contamination ?? 0.1);
-    this.q = requireQ(o.q ?? 0.08);
-    this.partners = o.partners === undefined || o.partners === 'all' ? 'all' : requireInteger('partners', o.partners, 1, MAX_PARTNERS);
-    this.seed = requireInteger('seed', o.seed ?? 0, 0);
-    this.method = requireOneOf('method', o.method ?? 'fast-greedy', COMMUNITY_METHODS);
-    this.maxRelayBytes = requireInteger('maxRelayBytes', o.maxRelayBytes ?? 8 * 2 ** 20, 1, 2 ** 31 - 1);
+  /** Options checked here (checkServerOptions), unless they are what it returned. */
+  constructor(options: CommunitiesServerOptions | ResolvedCommunitiesServerOptions) {
+    const o = checkServerOptions(options);
+    this.nFeatures = o.nFeatures;
+    this.kind = o.kind;
+    this.contamination = o.contamination;
+    this.q = o.q;
+    this.partners = o.partners;
+    this.seed = o.seed;
+    this.method = o.method;
+    this.maxRelayBytes = o.maxRelayBytes;
   }
 
   get done(): boolean {
@@ -344,8 +327,8 @@ function arraysIn(x: unknown, depth: number): { values: number; arrays: number }
   return { values, arrays };
 }
 
-/** q in [0, 1]: an InvalidParameterError otherwise. */
+/** q in [0, 1]: an InvalidParameterError otherwise (the server's declaration says it in the same words). */
 export function requireQ(value: unknown): number {
-  if (typeof value !== 'number' || !(value >= 0 && value <= 1)) throw new InvalidParameterError(`q must be a number in [0, 1], got ${formatValue(value)}`);
+  if (!isQ(value)) throw new InvalidParameterError(`q must be a number in [0, 1], got ${formatValue(value)}`);
   return value;
 }

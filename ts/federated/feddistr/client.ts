@@ -55,36 +55,17 @@ import { silhouetteScore } from '../../metrics/clustering.js';
 import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { KMeans } from '../../models/kmeans.js';
 import { Rng } from '../../random.js';
-import { readArray, readOptions, requireInteger } from '../../validate.js';
+import { readArray, requireInteger } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
-import { gaussianSigma, readGaussianNoise, releaseGaussian, type MomentNoise } from '../gaussian-noise.js';
+import { gaussianSigma, releaseGaussian, type MomentNoise } from '../gaussian-noise.js';
 import { effectiveParameters, shrinkageIntensity, shrinkInPlace } from './covariance.js';
 import { encodeRows } from './encoder.js';
 import { factorCovariance, gaussianLogDensity, type CovarianceKind } from './gaussian.js';
 import { CONSOLIDATED, DESCRIBE, DISTRIBUTIONS, FEDDISTR_PROTOCOL, MAX_BASES, type ConsolidatedPayload, type DescribePayload, type DistributionsPayload } from './messages.js';
+import { clientOptions, type FedDistrClientOptions, type FedDistrPrivacy, type ResolvedFedDistrClientOptions } from './options.js';
 
-export interface FedDistrPrivacy {
-  /** C: every encoded row is scaled down to L2 norm at most C */
-  clip: number;
-  /** the privacy budget per base distribution, in (0, 1] */
-  epsilon: number;
-  /** in (0, 1) */
-  delta: number;
-}
-
-export interface FedDistrClientOptions {
-  /** the task label (superclass) of every row: integers */
-  labels: Int32Array | readonly number[];
-  /** Gaussian noise on the means and covariances (see the module's note) */
-  privacy?: FedDistrPrivacy;
-  /**
-   * the privacy noise's seed, for tests only: whoever knows it can remove the
-   * noise (default: fresh from crypto.getRandomValues, never derived from a
-   * public seed)
-   */
-  seed?: number;
-}
+export type { FedDistrClientOptions, FedDistrPrivacy } from './options.js';
 
 export { gaussianSigma };
 
@@ -99,10 +80,11 @@ export class FedDistrClient implements ClientRole {
   private assigned: Int32Array | undefined;
   private final: ConsolidatedPayload | undefined;
 
-  constructor(id: string, data: MatrixLike, options: FedDistrClientOptions) {
+  /** Options checked here (clientOptions), unless they are what it returned; the labels are checked against the rows. */
+  constructor(id: string, data: MatrixLike, options: FedDistrClientOptions | ResolvedFedDistrClientOptions) {
     this.id = requireClientId(id);
     if (options === null || typeof options !== 'object') throw new InvalidParameterError('a FedDistr client needs options { labels } (the task label of every row)');
-    const o = readOptions(options, ['labels', 'privacy', 'seed']);
+    const o = clientOptions.check(options);
     this.X = Matrix.from(data).intact();
     if (this.X.nRows === 0) throw new InvalidDataError(`client ${id} has no rows`);
     for (const v of this.X.data) if (!Number.isFinite(v)) throw new InvalidDataError(`client ${id}'s rows hold a value that is not finite (${v})`);
@@ -113,8 +95,8 @@ export class FedDistrClient implements ClientRole {
     // one base per task label at least: more labels than an upload may carry could never be sent
     const tasks = new Set(this.labels).size;
     if (tasks > MAX_BASES) throw new InvalidDataError(`client ${id} has ${tasks} task labels; an upload carries at most ${MAX_BASES} base distributions`);
-    if (o.privacy !== undefined) this.privacy = readGaussianNoise(o.privacy, 'privacy');
-    this.seed = o.seed === undefined ? undefined : requireInteger('seed', o.seed, 0, 2 ** 32 - 1);
+    this.privacy = o.privacy;
+    this.seed = o.seed;
   }
 
   /** Which uploaded base distribution each row fell in (after the upload). */

@@ -1,12 +1,12 @@
 /** FedDistr as the registry runs it by name (serve/join, worker lanes, `fedmix server/client --algorithm feddistr`). */
 import * as v from 'valibot';
 import { InvalidParameterError } from '../../errors.js';
-import { readOptions } from '../../validate.js';
 import { expectResult, parseSaved, savedCount, savedFloats, savedIndices, savedMap, savedNumber } from '../registry/artifact.js';
 import { defineAlgorithm } from '../registry/registry.js';
-import { FedDistrClient, type FedDistrPrivacy } from './client.js';
+import { FedDistrClient } from './client.js';
 import { FEDDISTR_PROTOCOL } from './messages.js';
-import { FedDistrServer, type FedDistrOutcome, type FedDistrServerOptions } from './server.js';
+import { checkServerOptions, clientOptions, specOptions } from './options.js';
+import { FedDistrServer, type FedDistrOutcome } from './server.js';
 
 /** A cost saved as JSON: a number, or null where it was not finite. */
 const savedCost = () => v.pipe(v.nullable(v.number()), v.transform((x) => x ?? NaN));
@@ -29,14 +29,16 @@ export const feddistr = defineAlgorithm({
   summary: "one-shot distribution disentangling: clients upload per-label base distributions, the server matches them (Hungarian) into a global set",
   wasmFeatures: ['assignment', 'nn'],
   server: {
-    options: (raw) => raw as FedDistrServerOptions,
+    // checked once here; the server takes the resolved options as they are
+    options: (raw) => checkServerOptions(raw),
     create: (options) => new FedDistrServer(options),
   },
   client: {
-    options: (raw) => readOptions(raw as { privacy?: FedDistrPrivacy; seed?: number }, ['privacy', 'seed'], 'spec.options'),
+    options: (raw) => specOptions.check(raw, 'spec.options'),
     create: ({ id, data, labels, options }) => {
       if (labels === undefined) throw new InvalidParameterError('a FedDistr client needs labels: the task label of every row');
-      return new FedDistrClient(id, data, { labels, ...options });
+      // the labels come with the data (the client checks them against its rows); the options were checked above
+      return new FedDistrClient(id, data, clientOptions.trust({ ...options, labels }));
     },
   },
   artifact: {

@@ -24,11 +24,13 @@ import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { formatValue, inContext, InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
-import { LIMITS, readArray, readOptions, readRecord, requireInteger, requireOneOf, requirePositive, requireVector } from '../../validate.js';
-import { encodeRows, type WireEncoder } from './encoder.js';
+import { LIMITS, readArray, readRecord, requireInteger, requirePositive, requireVector } from '../../validate.js';
+import { encodeRows, readEncoder, type WireEncoder } from './encoder.js';
 import { factorCovariance, gaussianLogDensity, type CovarianceKind, type FactoredCovariance } from './gaussian.js';
 import { MAX_BASES, MAX_DIMENSION } from './messages.js';
-import { readEncoder, type FedDistrServerOptions } from './server.js';
+import { classifierOptions, sampleOptions, type BaseDistributionClassifierOptions, type SampleBaseOptions } from './options.js';
+
+export type { BaseDistributionClassifierOptions, SampleBaseOptions } from './options.js';
 
 /** A base distribution with its task label and the rows behind it (a consolidated base, or an uploaded one). */
 export interface LabelledGaussian {
@@ -50,12 +52,12 @@ interface ReadBase {
   factored: FactoredCovariance;
 }
 
-/** The bases read once and checked: one dimension, one covariance form, finite values, positive definite covariances. */
-function readBases(given: unknown, kindGiven: unknown): { bases: ReadBase[]; d: number; kind: CovarianceKind } {
+/** The bases read once and checked: one dimension, one covariance form (`kindGiven`, checked, or read from the lengths), finite values, positive definite covariances. */
+function readBases(given: unknown, kindGiven: CovarianceKind | undefined): { bases: ReadBase[]; d: number; kind: CovarianceKind } {
   const list = readArray('bases', given, MAX_MODEL_BASES);
   if (list.length === 0) throw new InvalidParameterError('bases is empty: a global model needs at least one base distribution');
   let d = 0;
-  let kind: CovarianceKind | undefined = kindGiven === undefined ? undefined : requireOneOf('covariance', kindGiven, ['full', 'diagonal'] as const);
+  let kind = kindGiven;
   const bases = list.map((b, i): ReadBase => {
     if (b === null || typeof b !== 'object') throw new InvalidParameterError(`bases[${i}] must be { label, count, mean, covariance }, got ${formatValue(b)}`);
     const o = readRecord(b as LabelledGaussian, ['label', 'count', 'mean', 'covariance'], `bases[${i}]`);
@@ -116,18 +118,6 @@ function requireComputableMixture(bases: ReadBase[], d: number, kind: Covariance
   }
 }
 
-export interface BaseDistributionClassifierOptions {
-  /** the covariance form (default: read from the first base's lengths, d values diagonal, d x d full) */
-  covariance?: CovarianceKind;
-  /**
-   * the encoder the clients used (default 'identity'): predict() encodes rows
-   * with it, so it takes rows as the clients held them. The same values the
-   * server takes: 'identity', a fitted PCA or { mean, components }, a fitted
-   * Autoencoder.
-   */
-  encoder?: FedDistrServerOptions['encoder'];
-}
-
 /**
  * The consolidated set as a classifier: Bayes' rule over class-conditional
  * Gaussian mixtures, priors from the counts.
@@ -154,12 +144,12 @@ export class BaseDistributionClassifier {
   private readonly encoder: WireEncoder;
 
   constructor(bases: readonly LabelledGaussian[], options: BaseDistributionClassifierOptions = {}) {
-    const o = readOptions(options, ['covariance', 'encoder']);
+    const o = classifierOptions.check(options);
     const read = readBases(bases, o.covariance);
     this.bases = read.bases;
     this.dimension = read.d;
     this.covariance = read.kind;
-    const encoder = readEncoder(o.encoder ?? 'identity', o.encoder === undefined || o.encoder === 'identity' ? read.d : undefined);
+    const encoder = readEncoder(o.encoder, o.encoder === 'identity' ? read.d : undefined);
     if (encoder.dimension !== read.d) throw new InvalidParameterError(`the encoder's code is ${encoder.dimension} wide; the bases are in ${read.d} dimensions`);
     this.encoder = encoder;
     this.classes = [...new Set(read.bases.map((b) => b.label))].sort((a, b) => a - b);
@@ -243,15 +233,6 @@ export class BaseDistributionClassifier {
   }
 }
 
-export interface SampleBaseOptions {
-  /** rows to draw in all, dealt to the bases in proportion to their counts (largest remainders) */
-  n: number;
-  /** the draws' seed (without one, every call draws other rows) */
-  seed?: number;
-  /** the covariance form (default: read from the first base's lengths) */
-  covariance?: CovarianceKind;
-}
-
 export interface SampledRows {
   /** n x d latent rows, base after base */
   X: Matrix;
@@ -271,11 +252,12 @@ export interface SampledRows {
  * ```
  */
 export function sampleBaseDistributions(bases: readonly LabelledGaussian[], options: SampleBaseOptions): SampledRows {
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError('options must be an object like { n, seed }');
-  const o = readOptions(options, ['n', 'seed', 'covariance']);
+  // options required: n has no default
+  const o = sampleOptions.check(options ?? null);
   const { bases: read, d, kind } = readBases(bases, o.covariance);
+  // the rows' values within LIMITS.values, now that d is known
   const n = requireInteger('n', o.n, 1, Math.floor(LIMITS.values / d));
-  const seed = o.seed === undefined ? undefined : requireInteger('seed', o.seed, 0);
+  const seed = o.seed;
   const counts = apportion(n, read.map((b) => b.count));
   const X = Matrix.zeros(n, d);
   const labels = new Int32Array(n);

@@ -66,7 +66,8 @@ export const DESCRIBE = defineMessage(
     shrinkage: oneOf(SHRINKAGES),
     // times the client's average variance, added to every covariance's diagonal (> 0: the client refuses otherwise)
     regCovar: finiteNumber(),
-    seed: wholeNumber(0, 2 ** 32 - 1),
+    // every seed a caller may give (the clients' models take it as two 32-bit halves)
+    seed: wholeNumber(0),
   }),
 );
 

@@ -16,14 +16,17 @@ import type { MatrixLike } from '../../data/matrix.js';
 import { encodeLabels, type Label } from '../../data/labels.js';
 import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { adjustedRandScore } from '../../metrics/clustering.js';
-import { readGaussianNoise } from '../gaussian-noise.js';
-import { LIMITS, readArray, optionKeys, readOptions, readRecord, requireInteger, requireOneOf } from '../../validate.js';
+import { seedPlus } from '../../random.js';
+import { LIMITS, readArray, readRecord } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
 import type { ExcludedClient } from '../runtime/roles.js';
 import type { FederationResult, RunHooks } from '../runtime/run.js';
 import { clientFeatures, makeClients, oneCallPolicy, runSimulation, type Simulation } from '../simulation.js';
-import { FedDistrClient, type FedDistrPrivacy } from './client.js';
-import { FedDistrServer, readEncoder, type FedDistrOutcome, type FedDistrServerOptions } from './server.js';
+import { FedDistrClient } from './client.js';
+import { checkServerOptions, clientOptions, fedDistrOptions, type FedDistrOptions, type ResolvedFedDistrServerOptions } from './options.js';
+import { FedDistrServer, type FedDistrOutcome } from './server.js';
+
+export type { FedDistrOptions } from './options.js';
 
 /** One client's rows, the task label of each, and (evaluation only) each row's true subclass. */
 export interface FedDistrClientData {
@@ -31,24 +34,6 @@ export interface FedDistrClientData {
   labels: Int32Array | readonly number[];
   subclasses?: ArrayLike<Label>;
 }
-
-export interface FedDistrOptions extends FedDistrServerOptions {
-  /** Gaussian noise on every client's means and covariances */
-  privacy?: FedDistrPrivacy;
-  /** seed of client i's privacy noise is noiseSeed + i: for tests only (default: fresh from crypto.getRandomValues) */
-  noiseSeed?: number;
-  /** the wire form of the in-process messages (default 'binary') */
-  encoding?: Encoding | 'none';
-  /** a client that fails: excluded (default) or the run fails */
-  onInvalidClient?: 'exclude' | 'throw';
-  /** the largest share of the clients that may be excluded before the run fails (default 0.5; see FederationPolicy) */
-  maxExcludedShare?: number;
-  /** the run's hooks: per-round reports, checkpoints, early stopping (RunHooks; a stop shows in federation.stoppedEarly) */
-  hooks?: RunHooks;
-}
-
-/** Every option of FedDistrOptions, for readOptions (the compiler checks it is complete). */
-const FEDDISTR_KEYS = optionKeys<FedDistrOptions>()({ privacy: true, noiseSeed: true, encoding: true, onInvalidClient: true, maxExcludedShare: true, hooks: true, encoder: true, dimension: true, covariance: true, clustering: true, criterion: true, kMin: true, kMax: true, shrinkage: true, regCovar: true, cost: true, threshold: true, merge: true, seed: true });
 
 export interface FedDistrEvaluation {
   /** distinct true subclasses among the rows of the clients used */
@@ -78,30 +63,30 @@ export function fedDistr(data: readonly FedDistrClientData[], given: FedDistrOpt
 
 /** fedDistr wired and not run: for runners other than the in-process one (simulateOverMqtt). */
 export function fedDistrSimulation(data: readonly FedDistrClientData[], given: FedDistrOptions = {}): Simulation<FedDistrOutcome, FedDistrResult> {
-  if (given === null || typeof given !== 'object') throw new InvalidParameterError('options must be an object like { encoder, cost, threshold, kMax }');
-  const options = readOptions(given, FEDDISTR_KEYS) as FedDistrOptions;
-  const onInvalid = requireOneOf('onInvalidClient', options.onInvalidClient ?? 'exclude', ['exclude', 'throw'] as const);
-  const policy = oneCallPolicy(onInvalid, options.maxExcludedShare, options.hooks);
+  // read once, the run's and the clients' options checked: the caller's object is not read again (getters, Proxies)
+  const options = fedDistrOptions.check(given);
+  const { privacy, noiseSeed, encoding, onInvalidClient: onInvalid, maxExcludedShare, hooks, ...serverGiven } = options;
+  const policy = oneCallPolicy(onInvalid, maxExcludedShare as number | undefined, hooks as RunHooks | undefined);
   const clientData = (readArray('data', data, LIMITS.clients) as FedDistrClientData[]).map((c, i) => readRecord(c, ['X', 'labels', 'subclasses'], `data[${i}]`) as FedDistrClientData);
-  const { privacy, noiseSeed, encoding, onInvalidClient: _o, maxExcludedShare: _m, hooks: _h, ...serverOptions } = options;
-  // the clients' privacy checked once here: a misspelt key is the caller's error, not every client failing to be made
-  if (privacy !== undefined) readGaussianNoise(privacy, 'options.privacy');
   // every client would refuse: said once, here
-  if (privacy !== undefined && serverOptions.shrinkage === 'ledoit-wolf') throw new InvalidParameterError("Ledoit-Wolf shrinkage reads the rows beyond the released moments: with privacy use shrinkage 'oas' (post-processing) or 'none'");
-  if (noiseSeed !== undefined) requireInteger('noiseSeed', noiseSeed, 0, 2 ** 31);
-  const identity = (serverOptions.encoder ?? 'identity') === 'identity';
-  // every client's rows need the encoder's input width: the identity's `dimension` (default: the clients' own), a PCA's or an Autoencoder's features
-  const encoder = identity ? undefined : readEncoder(serverOptions.encoder, serverOptions.dimension);
-  const width = encoder ? (encoder.kind === 'pca' ? encoder.mean!.length : encoder.network!.sizes[0]!) : serverOptions.dimension;
+  if (privacy !== undefined && serverGiven.shrinkage === 'ledoit-wolf') throw new InvalidParameterError("Ledoit-Wolf shrinkage reads the rows beyond the released moments: with privacy use shrinkage 'oas' (post-processing) or 'none'");
+  // the server's options checked once: at once when they fix the rows' width (a dimension, a PCA's or an
+  // Autoencoder's features), else (the identity without a dimension) once the clients' columns give it
+  const identity = (serverGiven.encoder ?? 'identity') === 'identity';
+  let resolved: ResolvedFedDistrServerOptions | undefined = identity && serverGiven.dimension === undefined ? undefined : checkServerOptions(serverGiven);
+  const encoder = resolved?.describe.encoder;
+  const width = encoder === undefined ? undefined : encoder.kind === 'pca' ? encoder.mean!.length : encoder.kind === 'autoencoder' ? encoder.network!.sizes[0]! : encoder.dimension;
   const expected = width === undefined ? undefined : { nFeatures: width, what: identity ? 'dimension' : "the encoder's input width" };
   const nFeatures = clientFeatures('data', clientData.map((c) => c.X), { expected });
-  if (identity) serverOptions.dimension = nFeatures;
-  const server = new FedDistrServer(serverOptions);
-  const { clients, unborn } = makeClients(clientData.length, (i, id) => new FedDistrClient(id, clientData[i]!.X, { labels: clientData[i]!.labels, privacy, seed: noiseSeed === undefined ? undefined : noiseSeed + i }), onInvalid === 'throw');
+  resolved ??= checkServerOptions({ ...serverGiven, dimension: nFeatures });
+  const server = new FedDistrServer(resolved);
+  // client i's options from those checked here: its labels (checked against its rows by the client) and its noise seed
+  const optionsOf = (i: number) => clientOptions.trust({ labels: clientData[i]!.labels, privacy, seed: noiseSeed === undefined ? undefined : seedPlus(noiseSeed, i) });
+  const { clients, unborn } = makeClients(clientData.length, (i, id) => new FedDistrClient(id, clientData[i]!.X, optionsOf(i)), onInvalid === 'throw');
   return {
     server,
     clients,
-    encoding,
+    encoding: encoding as Encoding | 'none' | undefined,
     run: { ...policy, excludedBefore: unborn },
     finish: (run) => {
       const { model, ...federation } = run;

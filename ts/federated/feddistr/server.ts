@@ -38,69 +38,14 @@
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import { linearSumAssignment } from '../../assignment/linear-sum-assignment.js';
-import { PCA } from '../../data/pca.js';
-import { Autoencoder } from '../../models/autoencoder.js';
-import { guardRead, isFloat64Array, LIMITS, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
-import { SHRINKAGES, type Shrinkage } from './covariance.js';
 import { symmetricEigen, withGaussianCosts, type CovarianceKind, type Gaussian } from './gaussian.js';
-import { CONSOLIDATED, DESCRIBE, FEDDISTR_PROTOCOL, MAX_DIMENSION, receiveDistributions, type BaseDistribution, type DescribePayload, type ReceivedDistributions } from './messages.js';
+import { CONSOLIDATED, DESCRIBE, FEDDISTR_PROTOCOL, receiveDistributions, type BaseDistribution, type DescribePayload, type ReceivedDistributions } from './messages.js';
+import { checkServerOptions, type FedDistrCost, type FedDistrServerOptions, type ResolvedFedDistrServerOptions } from './options.js';
 
-export type FedDistrCost = 'wasserstein' | 'bhattacharyya';
-
-/** A PCA's parameters as the server shares them: mean (features) and components (dimension x features, row-major). */
-export interface PcaEncoder {
-  mean: Float64Array;
-  components: Float64Array;
-}
-
-export interface FedDistrServerOptions {
-  /**
-   * 'identity' (default; needs `dimension`), a fitted PCA or its { mean,
-   * components }, or a fitted Autoencoder (its code layer's outputs; the
-   * network and its parameters are sent to the clients)
-   */
-  encoder?: 'identity' | PCA | PcaEncoder | Autoencoder;
-  /** the rows' number of features, for the identity encoder */
-  dimension?: number;
-  /** the base distributions' covariance form (default 'full') */
-  covariance?: CovarianceKind;
-  /** how clients split a task label into base distributions (default 'gmm') */
-  clustering?: 'kmeans' | 'gmm';
-  /** how clients choose their number (default 'bic'; k-means needs 'silhouette') */
-  criterion?: 'bic' | 'silhouette';
-  /** the range of base distributions per task label (default 1..5) */
-  kMin?: number;
-  kMax?: number;
-  /**
-   * how clients shrink a covariance toward a multiple of the identity
-   * (default 'oas'; 'ledoit-wolf' reads the rows, so not under privacy;
-   * 'none': maximum likelihood)
-   */
-  shrinkage?: Shrinkage;
-  /** added to every covariance's diagonal, times the client's average variance (default 1e-6; > 0) */
-  regCovar?: number;
-  /** the cost between two Gaussians (default 'wasserstein': W2) */
-  cost?: FedDistrCost;
-  /**
-   * A matched pair is parallel when its cost is at most this. Default: a
-   * bound per pair, what sampling alone puts between two estimates of one
-   * Gaussian from their row counts, NOISE_FACTOR times its expectation
-   * (samplingNoise); the costs' units otherwise (W2: the data's; Bhattacharyya:
-   * none).
-   */
-  threshold?: number;
-  /**
-   * how a parallel set is represented: the members' count-weighted merge
-   * (default: every member's rows count) or the member fitted on the most rows
-   * (the paper's dominant rule, which keeps one client's estimate of a base
-   * distribution many clients hold)
-   */
-  merge?: 'dominant' | 'weighted';
-  /** the clients' clustering seed (default 0) */
-  seed?: number;
-}
+export type { FedDistrCost, FedDistrServerOptions } from './options.js';
+export { readEncoder, type PcaEncoder } from './encoder.js';
 
 /** One consolidated base distribution. */
 export interface ConsolidatedBase extends Gaussian {
@@ -141,8 +86,6 @@ export interface FedDistrOutcome {
   covariance: CovarianceKind;
 }
 
-const KEYS = ['encoder', 'dimension', 'covariance', 'clustering', 'criterion', 'kMin', 'kMax', 'shrinkage', 'regCovar', 'cost', 'threshold', 'merge', 'seed'] as const;
-
 /**
  * The default parallel bound: a matched pair is parallel when its cost is at
  * most what sampling gives two estimates of one Gaussian, this many times its
@@ -162,24 +105,15 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
   private outcome: FedDistrOutcome | undefined;
   private readonly made = new WeakSet<object>();
 
-  constructor(given: FedDistrServerOptions = {}) {
-    if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be an object like { encoder, dimension, cost, threshold }, got ${formatValue(given)}`);
-    const o = readOptions(given, KEYS) as FedDistrServerOptions;
-    this.covariance = requireOneOf('covariance', o.covariance ?? 'full', ['full', 'diagonal'] as const);
-    const clustering = requireOneOf('clustering', o.clustering ?? 'gmm', ['kmeans', 'gmm'] as const);
-    const criterion = requireOneOf('criterion', o.criterion ?? (clustering === 'kmeans' ? 'silhouette' : 'bic'), ['bic', 'silhouette'] as const);
-    if (clustering === 'kmeans' && criterion === 'bic') throw new InvalidParameterError("k-means has no likelihood for BIC: use criterion 'silhouette' or clustering 'gmm'");
-    const kMin = requireInteger('kMin', o.kMin ?? 1, 1, LIMITS.components);
-    const kMax = requireInteger('kMax', o.kMax ?? Math.max(5, kMin), kMin, LIMITS.components);
-    const shrinkage = requireOneOf('shrinkage', o.shrinkage ?? 'oas', SHRINKAGES);
-    const regCovar = requirePositive('regCovar', o.regCovar ?? 1e-6);
-    this.cost = requireOneOf('cost', o.cost ?? 'wasserstein', ['wasserstein', 'bhattacharyya'] as const);
-    this.merge = requireOneOf('merge', o.merge ?? 'weighted', ['dominant', 'weighted'] as const);
-    this.threshold = o.threshold === undefined ? undefined : requireNumber('threshold', o.threshold, 0);
-    const seed = requireInteger('seed', o.seed ?? 0, 0, 2 ** 32 - 1);
-    const encoder = readEncoder(o.encoder ?? 'identity', o.dimension);
-    this.dimension = encoder.dimension;
-    this.describe = { encoder, covariance: this.covariance, clustering, criterion, kMin, kMax, shrinkage, regCovar, seed };
+  /** Options checked here (checkServerOptions), unless they are what it returned. */
+  constructor(options: FedDistrServerOptions | ResolvedFedDistrServerOptions = {}) {
+    const o = checkServerOptions(options);
+    this.covariance = o.covariance;
+    this.cost = o.cost;
+    this.merge = o.merge;
+    this.threshold = o.threshold;
+    this.describe = o.describe;
+    this.dimension = o.describe.encoder.dimension;
   }
 
   get done(): boolean {
@@ -401,45 +335,4 @@ export function samplingNoise(b: Gaussian, d: number, kind: CovarianceKind, cost
     for (let j = 0; j < i; j++) if (l[i]! + l[j]! > 0) bures += (l[i]! * l[j]!) / (l[i]! + l[j]!);
   }
   return trace + bures;
-}
-
-export function readEncoder(given: unknown, dimension: unknown): DescribePayload['encoder'] {
-  if (given === 'identity') {
-    if (dimension === undefined) throw new InvalidParameterError("the identity encoder needs `dimension`: the rows' number of features");
-    return { kind: 'identity', dimension: requireInteger('dimension', dimension, 1, MAX_DIMENSION) };
-  }
-  if (guardRead('encoder', () => given instanceof Autoencoder)) {
-    const ae = given as Autoencoder;
-    const f = ae.nFeatures;
-    if (dimension !== undefined && requireInteger('dimension', dimension, 1) !== f) throw new InvalidParameterError(`dimension is ${String(dimension)} but the Autoencoder takes ${f} features`);
-    const o = ae.options;
-    const sizes = [f, ...o.hiddenLayers, f];
-    const codeLayer = ae.codeLayer;
-    const k = sizes[codeLayer]!;
-    if (k > MAX_DIMENSION) throw new InvalidParameterError(`the Autoencoder's code is ${k} wide; at most ${MAX_DIMENSION}`);
-    return { kind: 'autoencoder', dimension: k, network: { sizes, activation: o.activation, outputActivation: o.outputActivation, loss: o.loss, parameters: ae.getParameters(), codeLayer } };
-  }
-  if (guardRead('encoder', () => given instanceof PCA)) {
-    const pca = given as PCA;
-    const mean = pca.mean;
-    const components = pca.components;
-    return checkPca(mean, components, dimension);
-  }
-  if (given !== null && typeof given === 'object') {
-    const e = readRecord(given as PcaEncoder, ['mean', 'components'], 'encoder');
-    if (!isFloat64Array(e.mean) || !isFloat64Array(e.components)) throw new InvalidParameterError('a PCA encoder is { mean: Float64Array, components: Float64Array } (or a fitted PCA)');
-    return checkPca(e.mean.slice(), e.components.slice(), dimension);
-  }
-  throw new InvalidParameterError(`encoder must be 'identity', a fitted PCA or { mean, components }, or a fitted Autoencoder, got ${formatValue(given)}`);
-}
-
-function checkPca(mean: Float64Array, components: Float64Array, dimension: unknown): DescribePayload['encoder'] {
-  const f = mean.length;
-  if (f === 0 || components.length === 0 || components.length % f !== 0) throw new InvalidParameterError(`a PCA encoder's components (${components.length} values) must be a whole number of rows of its ${f} features`);
-  for (const v of mean) if (!Number.isFinite(v)) throw new InvalidParameterError('the PCA encoder\'s mean holds a value that is not finite');
-  for (const v of components) if (!Number.isFinite(v)) throw new InvalidParameterError('the PCA encoder\'s components hold a value that is not finite');
-  const k = components.length / f;
-  if (k > MAX_DIMENSION) throw new InvalidParameterError(`the PCA encoder has ${k} components; at most ${MAX_DIMENSION}`);
-  if (dimension !== undefined && requireInteger('dimension', dimension, 1) !== f) throw new InvalidParameterError(`dimension is ${String(dimension)} but the PCA encoder takes ${f} features`);
-  return { kind: 'pca', dimension: k, mean, components };
 }
