@@ -68,3 +68,49 @@ export const savedRng = () =>
 export const savedSingles = () => v.pipe(v.array(savedNumber()), v.transform((a) => Float32Array.from(a)));
 /** Pairs [client id, value], as a Map (pairs rather than a record, so that no id can be a prototype key). */
 export const savedPairs = <S extends v.GenericSchema>(value: S) => v.pipe(v.array(v.tuple([v.string(), value])), v.transform((a) => new Map(a as [string, v.InferOutput<S>][])));
+
+/** A server role whose state a checkpoint can hold: saveState() gives JSON-safe data, restoreState() puts a checked copy into a new role. */
+export interface ResumableServer<State> {
+  saveState(): unknown;
+  restoreState(state: State): void;
+  dispose?(): void;
+}
+
+/**
+ * A descriptor's state part for a server class with saveState/restoreState:
+ * save refuses a role of another class; restore checks the saved data against
+ * `schema` (parseState), makes a role with `create` and restores it (freed
+ * again when the state does not fit the options).
+ */
+export function serverState<Options, Role extends ResumableServer<v.InferOutput<S>>, S extends v.GenericSchema>(
+  name: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  Class: abstract new (...args: any[]) => Role,
+  create: (options: Options) => Role,
+  schema: S,
+) {
+  return {
+    save: (server: unknown): unknown => {
+      if (!guardRead('the server role', () => server !== null && typeof server === 'object' && Object.getPrototypeOf(server) === Class.prototype)) {
+        throw new InvalidParameterError(`a ${name} server state is saved from a ${name} server role (${Class.name}), got ${formatValue(server)}`);
+      }
+      return (server as Role).saveState();
+    },
+    restore: (options: Options, saved: unknown): Role => {
+      const state = parseState(name, schema, saved);
+      const server = create(options);
+      try {
+        server.restoreState(state);
+      } catch (e) {
+        server.dispose?.();
+        throw e;
+      }
+      return server;
+    },
+  };
+}
+
+/** The error of a saved server state that does not fit the server's options. */
+export function stateMismatch(name: string, field: string, why: string): InvalidParameterError {
+  return new InvalidParameterError(`a saved ${name} server state is not valid: ${field}: ${why}`);
+}
