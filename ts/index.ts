@@ -93,7 +93,7 @@ export { MinMaxScaler, StandardScaler, type MinMaxScalerJSON, type ScalerJSON, t
 export { parseCsv, csvToMatrix, type CsvTable, type CsvOptions } from './data/csv.js';
 export { digamma, lgamma, trigamma, digammaDiff, lnRisingFactorial } from './special/gamma.js';
 export { dirichletMultinomialLogPmf } from './distributions/dirichlet-multinomial.js';
-export { Rng, clientSeed } from './random.js';
+export { Rng, clientSeed, type RngState } from './random.js';
 export {
   linearSumAssignment,
   type LinearSumAssignment,
@@ -156,6 +156,9 @@ export {
   algorithms,
   algorithmNames,
   loadResult,
+  saveCheckpoint,
+  restoreServer,
+  type SavedRunCheckpoint,
   type AlgorithmDescriptor,
   type AnyAlgorithm,
   type ClientInput,

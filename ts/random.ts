@@ -34,6 +34,20 @@ const RNG_LABEL: HandleLabel = { what: 'this Rng', renew: 'create a new Rng', re
  * rng.dispose();
  * ```
  */
+/**
+ * Where a generator's stream is, as JSON-safe numbers (Rng.getState,
+ * Rng.setState): the four 64-bit words of xoshiro256++ as eight 32-bit
+ * halves (low half first), and the second normal of the last polar pair,
+ * which the next normal() returns (null when none is held).
+ */
+export interface RngState {
+  words: number[];
+  spare: number | null;
+}
+
+/** Numbers in the core's form of a state: the eight halves, the spare's flag, the spare. */
+const STATE_LEN = 10;
+
 /** Seed words for the next Rng constructed by Rng.unpredictable (read once by the constructor). */
 let entropy: [number, number] | undefined;
 
@@ -82,6 +96,34 @@ export class Rng {
   private draw<T>(fn: (s: Scope, h: number) => T): T {
     const h = this.handle.ptr;
     return withScope((s) => fn(s, h));
+  }
+
+  /**
+   * Where the stream is now, as JSON-safe numbers: a generator given it with
+   * setState() draws from here on exactly what this one would (a saved run
+   * continues its random choices so).
+   */
+  getState(): RngState {
+    return this.draw((s, h) => {
+      const out = s.f64(STATE_LEN);
+      s.w.fm_rng_get_state(h, out);
+      const v = s.readF64(out, STATE_LEN);
+      return { words: Array.from(v.subarray(0, 8)), spare: v[8] === 1 ? v[9]! : null };
+    });
+  }
+
+  /**
+   * Moves the stream to a state getState() gave. A state no generator can be
+   * in (words that are not eight 32-bit halves, all zeros, a spare normal that
+   * is not finite) is an InvalidParameterError, and the generator is then
+   * unchanged.
+   */
+  setState(state: RngState): void {
+    const ok = state !== null && typeof state === 'object' && Array.isArray(state.words) && state.words.length === 8;
+    const spare = ok ? state.spare : undefined;
+    if (!ok || !(spare === null || typeof spare === 'number')) throw new InvalidParameterError(`a generator's state must be { words: eight 32-bit numbers, spare: a number or null }, got ${formatValue(state)}`);
+    const values = [...state.words.map((w, i) => (typeof w === 'number' ? w : requireInteger(`words[${i}]`, w, 0))), spare === null ? 0 : 1, spare ?? 0];
+    this.draw((s, h) => s.check(s.w.fm_rng_set_state(h, s.f64From(values))));
   }
 
   /** n uniforms in [0, 1) (53 random bits each). */

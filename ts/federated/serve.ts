@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { formatValue, InvalidParameterError } from '../errors.js';
 import { isArray, optionKeys, readArray, readOptions, readRecord } from '../validate.js';
-import { algorithm as registered, makeServer } from './registry/index.js';
+import { algorithm as registered, makeServer, restoreServer } from './registry/index.js';
 import type { Encoding } from './messages/codec.js';
 import { resolvePolicy, type FederationPolicy } from './runtime/policy.js';
 import { RUN_KEYS, runFederation, runPolicy, type FederationResult, type RunHooks, type RunOptions } from './runtime/run.js';
@@ -36,11 +36,17 @@ export interface ServeOptions extends FederationPolicy, RunHooks {
   encoding?: Encoding;
   /** told where the embedded broker listens, once it does */
   onListening?: (broker: { url: string; wsUrl?: string }) => void;
+  /**
+   * a checkpoint saved with saveCheckpoint (onCheckpoint) to resume from: the
+   * server role is restored from it (with `options`) and the run goes on from
+   * the round after (RunOptions.resume)
+   */
+  resume?: unknown;
 }
 
 /** Every option of ServeOptions, for readOptions (the compiler checks it is complete). */
 const SERVE_KEYS = optionKeys<ServeOptions>()({
-  algorithm: true, options: true, federation: true, clients: true, broker: true, listen: true, encoding: true, onListening: true, onRound: true, onCheckpoint: true, stopWhen: true,
+  algorithm: true, options: true, federation: true, clients: true, broker: true, listen: true, encoding: true, onListening: true, resume: true, onRound: true, onCheckpoint: true, stopWhen: true,
   onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true,
 });
 
@@ -69,7 +75,7 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   const run = readRecord(options, RUN_KEYS.filter((k) => k !== 'excludedBefore') as (keyof ServeOptions & keyof RunOptions)[], 'options');
   // the policy and the server role first: their options are checked before anything listens
   resolvePolicy(runPolicy(run));
-  const server = makeServer(algorithm, options.options);
+  const server = options.resume === undefined ? makeServer(algorithm, options.options) : restoreServer(options.resume, options.options, algorithm);
   let federationBroker: FederationBroker | undefined;
   try {
     federationBroker = await openFederation({ ...options, federation });

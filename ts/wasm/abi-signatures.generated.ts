@@ -49,6 +49,8 @@ export const EXPORTS: { readonly [N in Exclude<keyof WasmExports, 'memory'>]: Ex
   fm_pca_transform: { module: 'core', params: ['i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
   fm_rng_new: { module: 'core', params: ['i32', 'i32'], result: 'i32' },
   fm_rng_free: { module: 'core', params: ['i32'], result: undefined },
+  fm_rng_get_state: { module: 'core', params: ['i32', 'i32'], result: undefined },
+  fm_rng_set_state: { module: 'core', params: ['i32', 'i32'], result: 'i32' },
   fm_rng_uniform: { module: 'core', params: ['i32', 'i32', 'i32'], result: undefined },
   fm_rng_normal: { module: 'core', params: ['i32', 'i32', 'i32'], result: undefined },
   fm_rng_gamma: { module: 'core', params: ['i32', 'f64', 'f64', 'i32', 'i32'], result: 'i32' },

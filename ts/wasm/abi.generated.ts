@@ -47,6 +47,8 @@ export interface WasmExports {
   fm_pca_transform(x: number, n: number, d: number, mean: number, meanLen: number, components: number, k: number, out: number): number;
   fm_rng_new(seedLo: number, seedHi: number): number;
   fm_rng_free(h: number): void;
+  fm_rng_get_state(h: number, out: number): void;
+  fm_rng_set_state(h: number, state: number): number;
   fm_rng_uniform(h: number, n: number, out: number): void;
   fm_rng_normal(h: number, n: number, out: number): void;
   fm_rng_gamma(h: number, shape: number, scale: number, n: number, out: number): number;
@@ -162,6 +164,8 @@ export const EXPORT_MODULES: { readonly [N in Exclude<keyof WasmExports, 'memory
   fm_pca_transform: 'core',
   fm_rng_new: 'core',
   fm_rng_free: 'core',
+  fm_rng_get_state: 'core',
+  fm_rng_set_state: 'core',
   fm_rng_uniform: 'core',
   fm_rng_normal: 'core',
   fm_rng_gamma: 'core',

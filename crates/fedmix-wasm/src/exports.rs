@@ -85,6 +85,8 @@ export!("core" fn pca::fm_pca_transform(x: *const f64, n: usize, d: usize, mean:
 // rng.rs
 export!("core" fn rng::fm_rng_new(seed_lo: u32, seed_hi: u32) -> *mut Rng);
 export!("core" fn rng::fm_rng_free(h: *mut Rng));
+export!("core" fn rng::fm_rng_get_state(h: *const Rng, out: *mut f64));
+export!("core" fn rng::fm_rng_set_state(h: *mut Rng, state: *const f64) -> i32);
 export!("core" fn rng::fm_rng_uniform(h: *mut Rng, n: usize, out: *mut f64));
 export!("core" fn rng::fm_rng_normal(h: *mut Rng, n: usize, out: *mut f64));
 export!("core" fn rng::fm_rng_gamma(h: *mut Rng, shape: f64, scale: f64, n: usize, out: *mut f64) -> i32);

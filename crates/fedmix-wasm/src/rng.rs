@@ -20,6 +20,55 @@ pub unsafe extern "C" fn fm_rng_free(h: *mut Rng) {
     }
 }
 
+/// Numbers in a generator's saved state: its four 64-bit words as 32-bit
+/// halves (low half first), 1 or 0 for whether it holds a spare normal, and
+/// that normal (0 when none).
+const STATE_LEN: usize = 10;
+
+/// The generator's state as STATE_LEN numbers (see STATE_LEN).
+///
+/// # Safety
+/// Live handle; `out` covers STATE_LEN values.
+pub unsafe extern "C" fn fm_rng_get_state(h: *const Rng, out: *mut f64) {
+    let (s, spare) = (*h).state();
+    let o = f64s_mut(out, STATE_LEN);
+    for (i, w) in s.iter().enumerate() {
+        o[2 * i] = (*w & 0xffff_ffff) as f64;
+        o[2 * i + 1] = (*w >> 32) as f64;
+    }
+    o[8] = if spare.is_some() { 1.0 } else { 0.0 };
+    o[9] = spare.unwrap_or(0.0);
+}
+
+/// Sets the generator to a state fm_rng_get_state gave; a value that no
+/// generator can be in is refused, and the generator is then unchanged.
+///
+/// # Safety
+/// Live handle; `state` covers STATE_LEN values.
+pub unsafe extern "C" fn fm_rng_set_state(h: *mut Rng, state: *const f64) -> i32 {
+    status(|| {
+        let v = f64s(state, STATE_LEN);
+        let mut s = [0u64; 4];
+        for (i, w) in s.iter_mut().enumerate() {
+            let (lo, hi) = (v[2 * i], v[2 * i + 1]);
+            let half = |x: f64| x.is_finite() && x >= 0.0 && x < 4_294_967_296.0 && x.fract() == 0.0;
+            if !half(lo) || !half(hi) {
+                return Err(Error::param(format!("a generator's state word {} must be two 32-bit halves, got {} and {}", i, lo, hi)));
+            }
+            *w = (hi as u64) << 32 | lo as u64;
+        }
+        let spare = if v[8] == 1.0 {
+            Some(v[9])
+        } else if v[8] == 0.0 && v[9] == 0.0 {
+            None
+        } else {
+            return Err(Error::param("a generator's spare-normal flag must be 0 (with 0) or 1"));
+        };
+        *h = Rng::from_state(s, spare)?;
+        Ok(())
+    })
+}
+
 /// n uniforms in [0, 1).
 ///
 /// # Safety

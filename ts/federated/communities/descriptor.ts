@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { InvalidParameterError } from '../../errors.js';
 import { COMMUNITY_METHODS } from '../../graph/communities.js';
 import { DETECTOR_KINDS } from '../../models/detectors.js';
-import { expectResult, parseSaved, savedCount, savedMap, savedNumber } from '../registry/artifact.js';
+import { expectResult, parseSaved, savedCount, savedMap, savedNumber, savedPairs, serverState } from '../registry/artifact.js';
 import { defineAlgorithm, type CliValues } from '../registry/registry.js';
 import { CommunitiesClient } from './client.js';
 import { COMMUNITIES_PROTOCOL } from './messages.js';
@@ -26,6 +26,15 @@ const SAVED = v.object({
   tests: savedCount(),
 });
 
+/** A communities server's state between rounds (CommunitiesServer.saveState); each detector is checked to load on restore. */
+const STATE = v.object({
+  phase: v.picklist(['fit', 'relay', 'done']),
+  detectors: savedPairs(v.string()),
+  queue: v.nullable(savedPairs(v.array(v.string()))),
+  said: savedPairs(v.array(v.object({ partner: v.string(), accept: v.boolean() }))),
+  missed: v.array(v.string()),
+});
+
 export const communities = defineAlgorithm({
   name: 'communities',
   protocol: COMMUNITIES_PROTOCOL,
@@ -36,6 +45,7 @@ export const communities = defineAlgorithm({
     options: (raw) => checkServerOptions(raw),
     create: (options) => new CommunitiesServer(options),
   },
+  state: serverState('communities', CommunitiesServer, (options: ConstructorParameters<typeof CommunitiesServer>[0]) => new CommunitiesServer(options), STATE),
   client: {
     options: (raw) => checkClientOptions(raw, 'spec.options'),
     create: ({ id, data, options }) => new CommunitiesClient(id, data, options),

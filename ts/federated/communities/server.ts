@@ -31,10 +31,12 @@ import { LocalDetector, type DetectorKind, type LocalDetectorJSON } from '../../
 import { Rng } from '../../random.js';
 import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
-import { COMMUNITIES_PROTOCOL, DETECTOR, FIT, RELAY, receiveDetector, type DecisionsPayload } from './messages.js';
 import { checkServerOptions, isQ, type CommunitiesServerOptions, type ResolvedCommunitiesServerOptions } from './options.js';
 
 export type { CommunitiesServerOptions } from './options.js';
+import { stateMismatch } from '../registry/artifact.js';
+import { decodeMessage, encodeMessage } from '../messages/codec.js';
+import { COMMUNITIES_PROTOCOL, DETECTOR, FIT, RELAY, receiveDetector, type DecisionsPayload } from './messages.js';
 
 /** Arrays of detectors in one relay message: at about 200 schema bytes each, well within the decoders' 64 KiB schema bound. */
 const RELAY_ARRAYS_PER_MESSAGE = 192;
@@ -288,6 +290,48 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
     if (nodes.length === 0) return { communities: [], membership: new Map(), nodes, edges, modularity: NaN, method: this.method, decisions, tests: 0 };
     const found = findCommunities({ nodes, edges }, this.method === 'louvain' ? { method: 'louvain', seed: this.seed } : { method: 'fast-greedy' });
     return { communities: found.communities, membership: found.membership, nodes, edges, modularity: found.modularity, method: this.method, decisions, tests: decisions.length };
+  }
+
+  /** The state between rounds, as JSON-safe data (the descriptor's state.save): the detectors, the relay plan and the decisions so far. */
+  saveState(): unknown {
+    return {
+      phase: this.phase,
+      // each detector as the JSON text of the message that brought it: its arrays kept exactly, read back with a reply's checks
+      detectors: [...this.detectors].map(([id, detector]) => [id, encodeMessage(DETECTOR.create(id, 1, { detector }))]),
+      queue: this.queue ? [...this.queue].map(([id, q]) => [id, [...q]]) : null,
+      said: [...this.said].map(([id, list]) => [id, list.map((x) => ({ ...x }))]),
+      missed: [...this.missed],
+    };
+  }
+
+  /** A saved state (its schema checked it) put into this new server role; a finished association is found again from the decisions. */
+  restoreState(state: { phase: 'fit' | 'relay' | 'done'; detectors: Map<string, string>; queue: Map<string, string[]> | null; said: Map<string, { partner: string; accept: boolean }[]>; missed: string[] }): void {
+    const bad = (field: string, why: string) => stateMismatch('communities', field, why);
+    const detectors = new Map<string, LocalDetectorJSON>();
+    for (const [id, text] of state.detectors) {
+      try {
+        const m = DETECTOR.read(decodeMessage(text));
+        if (m.from !== id) throw new InvalidMessageError(`it is ${JSON.stringify(m.from)}'s`);
+        const d = receiveDetector(m, this.kind, this.nFeatures, this.contamination);
+        LocalDetector.fromJSON(d).dispose();
+        detectors.set(id, d);
+      } catch (e) {
+        if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
+        throw bad('detectors', `${id}'s detector: ${e.message}`);
+      }
+    }
+    const known = (id: string) => detectors.has(id);
+    for (const [id, q] of state.queue ?? []) if (!known(id) || !q.every(known)) throw bad('queue', `${id}'s partners are not all clients with a detector`);
+    for (const [id, list] of state.said) if (!known(id) || !list.every((x) => known(x.partner))) throw bad('said', `${id}'s decisions name a client without a detector`);
+    if (state.phase === 'fit' && detectors.size > 0) throw bad('phase', 'a server still fitting has no detectors');
+    this.phase = state.phase;
+    for (const [id, d] of detectors) this.detectors.set(id, d);
+    this.tokens = [...this.detectors.keys()];
+    this.tokenOf = new Map(this.tokens.map((id, t) => [id, t]));
+    this.queue = state.queue ?? undefined;
+    for (const [id, list] of state.said) this.said.set(id, list);
+    for (const id of state.missed) this.missed.add(id);
+    if (this.phase === 'done') this.outcome = this.associate();
   }
 
   result(): Association {

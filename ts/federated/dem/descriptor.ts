@@ -1,11 +1,29 @@
 /** Distributed EM as the registry runs it by name (serve/join, worker lanes, `fedmix server/client --algorithm dem`). */
 import { COVARIANCE_TYPES, GaussianMixture } from '../../models/gaussian-mixture.js';
-import { expectResult } from '../registry/artifact.js';
+import * as v from 'valibot';
+import { expectResult, savedCount, savedFloats, savedNumber, savedPairs, savedRng, serverState } from '../registry/artifact.js';
 import { defineAlgorithm } from '../registry/registry.js';
 import { DemClient } from './client.js';
 import { DEM_PROTOCOL } from './messages.js';
 import { checkClientOptions, checkServerOptions } from './options.js';
 import { DEM_INITS, DemServer, type DemServerOptions } from './server.js';
+
+/** A DEM server's state between rounds (DemServer.saveState); the model loads as GaussianMixture.fromJSON checks it. */
+const STATE = v.object({
+  phase: v.picklist(['count', 'subset', 'kfed', 'em', 'done']),
+  initRounds: savedCount(),
+  emRounds: savedCount(),
+  model: v.nullable(v.pipe(v.unknown(), v.transform((m) => GaussianMixture.fromJSON(m as string)))),
+  history: v.array(savedNumber()),
+  converged: v.boolean(),
+  rowsOf: savedPairs(savedCount()),
+  lastMeans: savedPairs(savedNumber()),
+  summaryShift: v.nullable(savedFloats()),
+  summaries: savedPairs(v.object({ absMax: savedFloats(), sum: v.optional(savedFloats()), scatter: v.optional(savedFloats()) })),
+  quotas: savedPairs(savedCount()),
+  ownSeed: v.pipe(savedCount(), v.maxValue(2 ** 32 - 1)),
+  rng: savedRng(),
+});
 
 export const dem = defineAlgorithm({
   name: 'dem',
@@ -17,6 +35,7 @@ export const dem = defineAlgorithm({
     options: (raw) => checkServerOptions(raw),
     create: (options) => new DemServer(options as DemServerOptions),
   },
+  state: serverState('dem', DemServer, (options: unknown) => new DemServer(options as DemServerOptions), STATE),
   client: {
     // a DEM client has none: anything given is a mistake
     options: (raw) => checkClientOptions(raw),

@@ -52,6 +52,36 @@ import {
   type SubsetReply,
 } from './messages.js';
 import { checkServerOptions, type DemServerOptions, type ResolvedDemServerOptions } from './options.js';
+import type { GaussianMixtureJSON } from '../../models/gaussian-mixture.js';
+import type { RngState } from '../../random.js';
+import { stateMismatch } from '../registry/artifact.js';
+
+/** A DEM server's state between rounds (saveState), as JSON-safe data. */
+export interface DemState {
+  phase: Phase;
+  initRounds: number;
+  emRounds: number;
+  model: GaussianMixtureJSON | null;
+  history: number[];
+  converged: boolean;
+  rowsOf: [string, number][];
+  lastMeans: [string, number][];
+  summaryShift: number[] | null;
+  summaries: [string, { absMax: number[]; sum?: number[]; scatter?: number[] }][];
+  quotas: [string, number][];
+  ownSeed: number;
+  rng: RngState;
+}
+
+/** The state as its schema reads it back (descriptor.ts). */
+export interface RestoredDemState extends Omit<DemState, 'model' | 'summaryShift' | 'summaries' | 'rowsOf' | 'lastMeans' | 'quotas'> {
+  model: GaussianMixture | null;
+  summaryShift: Float64Array | null;
+  summaries: Map<string, DataSummaryPayload>;
+  rowsOf: Map<string, number>;
+  lastMeans: Map<string, number>;
+  quotas: Map<string, number>;
+}
 
 export { DEM_INITS, type DemInitMethod, type DemInitialParameters, type DemOptions, type DemServerOptions } from './options.js';
 
@@ -103,7 +133,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   /** the feature range the federation declared (featureRange given): what clients send is checked against it */
   private readonly declared: FeatureRange | undefined;
   /** the seed of the server's own random choice (k-FED's seed device, the subset fit), drawn first so that the clients' seeds do not move it */
-  private readonly ownSeed: number;
+  private ownSeed: number;
 
   /** Options checked here (checkServerOptions), unless they are what it returned. */
   constructor(options: DemServerOptions) {
@@ -436,6 +466,64 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       }
       throw new ContributionError(ids[i]!, `its statistics make the M-step fail (${e.message}); without them it succeeds`, 'its statistics make the M-step fail');
     }
+  }
+
+  /** The state between rounds, as JSON-safe data (the descriptor's state.save): phase, counters, model, what replies are checked against, the generator. */
+  saveState(): DemState {
+    const arrays = (m: Map<string, DataSummaryPayload>) => [...m].map(([id, x]): [string, DemState['summaries'][number][1]] => [id, { absMax: Array.from(x.absMax), ...(x.sum ? { sum: Array.from(x.sum) } : {}), ...(x.scatter ? { scatter: Array.from(x.scatter) } : {}) }]);
+    return {
+      phase: this.phase,
+      initRounds: this.initRoundCount,
+      emRounds: this.emRoundCount,
+      model: this.current ? this.current.toJSON() : null,
+      history: [...this.historyValues],
+      converged: this.convergedFlag,
+      rowsOf: [...this.rowsOf],
+      lastMeans: [...this.lastMeans],
+      summaryShift: this.summaryShift ? Array.from(this.summaryShift) : null,
+      summaries: arrays(this.summaries),
+      quotas: [...this.quotas],
+      ownSeed: this.ownSeed,
+      rng: this.rng.getState(),
+    };
+  }
+
+  /** A saved state (its schema checked it; the model loaded) put into this new server role; the role then owns the model. */
+  restoreState(state: RestoredDemState): void {
+    const { nComponents: k, nFeatures: d, covarianceType: t } = this.o;
+    const m = state.model;
+    const bad = (field: string, why: string) => {
+      m?.dispose();
+      return stateMismatch('dem', field, why);
+    };
+    if (m && (m.nComponents !== k || m.nFeatures !== d || m.covarianceType !== t)) throw bad('model', `${m.nComponents} ${m.covarianceType} components of ${m.nFeatures} features, but the server's options say ${k} ${t} of ${d}`);
+    if (!m && (state.phase === 'em' || state.phase === 'done')) throw bad('model', `a server in phase ${state.phase} has a model`);
+    if (state.summaryShift && state.summaryShift.length !== d) throw bad('summaryShift', `${state.summaryShift.length} values for ${d} features`);
+    for (const [id, x] of state.summaries) {
+      if (x.absMax.length !== d || (x.sum !== undefined && x.sum.length !== d) || (x.scatter !== undefined && x.scatter.length !== d * d)) throw bad('summaries', `${id}'s summary does not have ${d} features`);
+    }
+    if (state.emRounds > this.o.maxRounds || state.history.length !== state.emRounds) throw bad('emRounds', `${state.emRounds} EM rounds (of at most ${this.o.maxRounds}) with ${state.history.length} rounds of history`);
+    try {
+      this.rng.setState(state.rng);
+    } catch (e) {
+      m?.dispose();
+      throw e;
+    }
+    this.current?.dispose();
+    this.current = m ?? undefined;
+    this.phase = state.phase;
+    this.initRoundCount = state.initRounds;
+    this.emRoundCount = state.emRounds;
+    this.historyValues.splice(0, this.historyValues.length, ...state.history);
+    this.convergedFlag = state.converged;
+    this.rowsOf.clear();
+    for (const [id, n] of state.rowsOf) this.rowsOf.set(id, n);
+    this.lastMeans = new Map(state.lastMeans);
+    this.summaryShift = state.summaryShift ?? undefined;
+    this.summaries.clear();
+    for (const [id, x] of state.summaries) this.summaries.set(id, x);
+    this.quotas = new Map(state.quotas);
+    this.ownSeed = state.ownSeed;
   }
 
   /** Hands the current model to the caller, who disposes it; the server keeps none. */

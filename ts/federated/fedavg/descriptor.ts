@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import { InvalidParameterError } from '../../errors.js';
 import { parameterCount, resolveNetworkSpec, resolveOptimizerSpec, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
-import { expectResult, parseSaved, savedCount, savedNumber } from '../registry/artifact.js';
+import { expectResult, parseSaved, savedCount, savedNumber, savedSingles, serverState } from '../registry/artifact.js';
 import { defineAlgorithm, type CliPart, type CliValues, type CliContext } from '../registry/registry.js';
 import { FedAvgClient } from './client.js';
 import { FEDAVG_PROTOCOL } from './messages.js';
@@ -15,6 +15,16 @@ import { DEFAULT_EPOCHS, DEFAULT_OPTIMIZER, FedAvgServer, FedProxServer, Scaffol
 
 /** NaN (a round without replies' epochs) is saved as null. */
 const savedOrNaN = () => v.pipe(v.nullable(savedNumber()), v.transform((x) => x ?? NaN));
+
+/** A FedAvg-family server's state between rounds (FedAvgServer.saveState). */
+const STATE = v.object({
+  algorithm: v.picklist(['fedavg', 'fedprox', 'scaffold']),
+  round: savedCount(),
+  phase: v.picklist(['train', 'result', 'done']),
+  parameters: savedSingles(),
+  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())) })),
+  control: v.optional(savedSingles()),
+});
 
 const SAVED = v.object({
   algorithm: v.picklist(['fedavg', 'fedprox', 'scaffold']),
@@ -84,6 +94,7 @@ export const fedavg = defineAlgorithm({
   summary: "federated averaging of a network's parameters (McMahan et al. 2017): an autoencoder or a classifier",
   wasmFeatures: ['nn'],
   server: { options: (raw) => checkServerOptions(fedAvgServerOptions, raw), create: (options) => new FedAvgServer(options) },
+  state: serverState('fedavg', FedAvgServer, (options: ConstructorParameters<typeof FedAvgServer>[0]) => new FedAvgServer(options), STATE),
   client,
   artifact: { save: save('fedavg'), load: load('fedavg') },
   cli: {
@@ -101,6 +112,7 @@ export const fedprox = defineAlgorithm({
   summary: 'FedAvg with a proximal term that keeps local training near the global parameters (Li et al. 2020)',
   wasmFeatures: ['nn'],
   server: { options: (raw) => checkServerOptions(fedProxServerOptions, raw), create: (options) => new FedProxServer(options) },
+  state: serverState('fedprox', FedProxServer, (options: ConstructorParameters<typeof FedProxServer>[0]) => new FedProxServer(options), STATE),
   client,
   artifact: { save: save('fedprox'), load: load('fedprox') },
   cli: {
@@ -122,6 +134,7 @@ export const scaffold = defineAlgorithm({
   summary: 'FedAvg with control variates that correct client drift (Karimireddy et al. 2020)',
   wasmFeatures: ['nn'],
   server: { options: (raw) => checkServerOptions(scaffoldServerOptions, raw), create: (options) => new ScaffoldServer(options) },
+  state: serverState('scaffold', ScaffoldServer, (options: ConstructorParameters<typeof ScaffoldServer>[0]) => new ScaffoldServer(options), STATE),
   client,
   artifact: { save: save('scaffold'), load: load('scaffold') },
   cli: {

@@ -38,6 +38,7 @@ import {
   type ResolvedScaffoldServerOptions,
   type ScaffoldServerOptions,
 } from './options.js';
+import { stateMismatch } from '../registry/artifact.js';
 
 export {
   DEFAULT_EPOCHS,
@@ -256,6 +257,38 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     throw new NumericalError(`round ${this.t + 1}: the averaged parameters leave single precision; lower the learning rate${this.algorithm === 'scaffold' ? ' or serverLearningRate' : ''}`);
   }
 
+  /** The state between rounds, as JSON-safe data (the descriptor's state.save; NaN as null). */
+  saveState(): FedAvgState {
+    const orNull = (x: number) => (Number.isNaN(x) ? null : x);
+    const history = this.history.map((r) => ({ ...r, loss: orNull(r.loss), epochs: orNull(r.epochs), ...(r.metrics ? { metrics: Object.fromEntries(Object.entries(r.metrics).map(([k, x]) => [k, orNull(x)])) } : {}) }));
+    return { algorithm: this.algorithm, round: this.t, phase: this.phase, parameters: Array.from(this.parameters), history, ...this.extraState() };
+  }
+
+  /** A saved state (checked against its schema) put into this new server role, which then continues as the saved one would. */
+  restoreState(state: RestoredFedAvgState): void {
+    const bad = (field: string, why: string) => stateMismatch(this.algorithm, field, why);
+    if (state.algorithm !== this.algorithm) throw bad('algorithm', `it is a ${state.algorithm} server's state`);
+    if (state.parameters.length !== this.nParameters) throw bad('parameters', `${state.parameters.length} values, but the network has ${this.nParameters}`);
+    if (state.round > this.rounds || (state.phase === 'train') !== state.round < this.rounds || state.history.length !== state.round) {
+      throw bad('round', `round ${state.round} of ${this.rounds} with ${state.history.length} rounds of history does not fit phase ${state.phase}`);
+    }
+    this.t = state.round;
+    this.phase = state.phase;
+    this.parameters = state.parameters;
+    this.history.splice(0, this.history.length, ...state.history);
+    this.restoreExtra(state);
+  }
+
+  /** What a subclass keeps beside the parameters, for saveState. */
+  protected extraState(): { control?: number[] } {
+    return {};
+  }
+
+  /** Restores what extraState saved. */
+  protected restoreExtra(state: RestoredFedAvgState): void {
+    if (state.control !== undefined) throw stateMismatch(this.algorithm, 'control', `a ${this.algorithm} server has no control variate`);
+  }
+
   result(): FedAvgOutcome {
     return { algorithm: this.algorithm, network: this.network, parameters: this.parameters.slice(), rounds: this.t, epochs: this.epochs, batchSize: this.batchSize, optimizer: { ...this.optimizer }, history: this.history.slice() };
   }
@@ -296,6 +329,15 @@ export class ScaffoldServer extends FedAvgServer {
     return { ...super.trainPayload(), control: this.control };
   }
 
+  protected override extraState(): { control: number[] } {
+    return { control: Array.from(this.control) };
+  }
+
+  protected override restoreExtra(state: RestoredFedAvgState): void {
+    if (state.control?.length !== this.nParameters) throw stateMismatch('scaffold', 'control', `${state.control?.length ?? 'no'} values, but the network has ${this.nParameters}`);
+    this.control = state.control;
+  }
+
   /** x + eta_g (combined y - x). */
   protected override step(combined: Float64Array): Float32Array {
     const x = this.parameters;
@@ -313,6 +355,26 @@ export class ScaffoldServer extends FedAvgServer {
     for (let j = 0; j < next.length; j++) next[j] = this.control[j]! + sum[j]! / n;
     this.control = next;
   }
+}
+
+/** A FedAvg-family server's state between rounds (saveState), as JSON-safe data. */
+export interface FedAvgState {
+  algorithm: FedAvgAlgorithm;
+  round: number;
+  phase: 'train' | 'result' | 'done';
+  parameters: number[];
+  history: (Omit<FedAvgRound, 'loss' | 'epochs' | 'metrics'> & { loss: number | null; epochs: number | null; metrics?: Record<string, number | null> })[];
+  control?: number[];
+}
+
+/** The state as its schema reads it back (descriptor.ts). */
+export interface RestoredFedAvgState {
+  algorithm: FedAvgAlgorithm;
+  round: number;
+  phase: 'train' | 'result' | 'done';
+  parameters: Float32Array;
+  history: FedAvgRound[];
+  control?: Float32Array;
 }
 
 function allFinite(v: Float32Array): boolean {

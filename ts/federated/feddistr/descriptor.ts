@@ -1,7 +1,7 @@
 /** FedDistr as the registry runs it by name (serve/join, worker lanes, `fedmix server/client --algorithm feddistr`). */
 import * as v from 'valibot';
 import { InvalidParameterError } from '../../errors.js';
-import { expectResult, parseSaved, savedCount, savedFloats, savedIndices, savedMap, savedNumber } from '../registry/artifact.js';
+import { expectResult, parseSaved, savedCount, savedFloats, savedIndices, savedMap, savedNumber, savedPairs, serverState } from '../registry/artifact.js';
 import { defineAlgorithm } from '../registry/registry.js';
 import { FedDistrClient } from './client.js';
 import { FEDDISTR_PROTOCOL } from './messages.js';
@@ -23,6 +23,12 @@ const SAVED = v.object({
   pairs: v.array(v.object({ a: member(), b: member(), cost: savedCost(), bound: savedCost(), parallel: v.boolean(), joined: v.boolean() })),
 });
 
+/** A FedDistr server's state between rounds (FedDistrServer.saveState): the consolidation as the artifact holds it, by client in pairs. */
+const STATE = v.object({
+  phase: v.picklist(['describe', 'result', 'done']),
+  outcome: v.nullable(v.object({ ...v.omit(SAVED, ['membership']).entries, membership: savedPairs(savedIndices()) })),
+});
+
 export const feddistr = defineAlgorithm({
   name: 'feddistr',
   protocol: FEDDISTR_PROTOCOL,
@@ -33,6 +39,7 @@ export const feddistr = defineAlgorithm({
     options: (raw) => checkServerOptions(raw),
     create: (options) => new FedDistrServer(options),
   },
+  state: serverState('feddistr', FedDistrServer, (options: ConstructorParameters<typeof FedDistrServer>[0]) => new FedDistrServer(options), STATE),
   client: {
     options: (raw) => specOptions.check(raw, 'spec.options'),
     create: ({ id, data, labels, options }) => {

@@ -40,6 +40,7 @@ import { formatValue, InvalidParameterError } from '../../errors.js';
 import { linearSumAssignment } from '../../assignment/linear-sum-assignment.js';
 import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
+import { stateMismatch } from '../registry/artifact.js';
 import { symmetricEigen, withGaussianCosts, type CovarianceKind, type Gaussian } from './gaussian.js';
 import { CONSOLIDATED, DESCRIBE, FEDDISTR_PROTOCOL, receiveDistributions, type BaseDistribution, type DescribePayload, type ReceivedDistributions } from './messages.js';
 import { checkServerOptions, type FedDistrCost, type FedDistrServerOptions, type ResolvedFedDistrServerOptions } from './options.js';
@@ -272,6 +273,37 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
     const out: FedDistrOutcome = { bases, estimatedBaseDistributions: bases.length, membership, pairs: matched.map((m) => m.pair), uploaded: all.length, cost: this.cost, covariance: this.covariance };
     if (this.threshold !== undefined) out.threshold = this.threshold;
     return out;
+  }
+
+  /** The state between rounds, as JSON-safe data (the descriptor's state.save): the phase and the consolidation once made. */
+  saveState(): unknown {
+    const o = this.outcome;
+    const orNull = (x: number) => (Number.isFinite(x) ? x : null);
+    return {
+      phase: this.phase,
+      outcome: o
+        ? {
+            ...o,
+            bases: o.bases.map((b) => ({ ...b, mean: Array.from(b.mean), covariance: Array.from(b.covariance), members: b.members.map((m) => ({ ...m })) })),
+            membership: [...o.membership].map(([id, m]) => [id, Array.from(m)]),
+            pairs: o.pairs.map((p) => ({ ...p, cost: orNull(p.cost), bound: orNull(p.bound) })),
+          }
+        : null,
+    };
+  }
+
+  /** A saved state (its schema checked it) put into this new server role. */
+  restoreState(state: { phase: 'describe' | 'result' | 'done'; outcome: FedDistrOutcome | null }): void {
+    const o = state.outcome;
+    const bad = (field: string, why: string) => stateMismatch('feddistr', field, why);
+    if ((state.phase === 'describe') !== (o === null)) throw bad('outcome', `a server in phase ${state.phase} ${o ? 'has no' : 'has a'} consolidation`);
+    if (o) {
+      if (o.cost !== this.cost || o.covariance !== this.covariance) throw bad('outcome', `${o.cost} costs on ${o.covariance} covariances; the server's options say ${this.cost} on ${this.covariance}`);
+      const d = this.dimension;
+      for (const b of o.bases) if (b.mean.length !== d || b.covariance.length !== (this.covariance === 'full' ? d * d : d)) throw bad('outcome.bases', `a base is not of dimension ${d}`);
+    }
+    this.phase = state.phase;
+    this.outcome = o ?? undefined;
   }
 
   result(): FedDistrOutcome {

@@ -1,7 +1,7 @@
 /** FedGEM as the registry runs it by name (serve/join, worker lanes, `fedmix server/client --algorithm fedgem`). */
 import * as v from 'valibot';
 import { InvalidParameterError } from '../../errors.js';
-import { expectResult, parseSaved, savedCount, savedFloats, savedIndices, savedMap, savedNumber } from '../registry/artifact.js';
+import { expectResult, parseSaved, savedCount, savedFloats, savedIndices, savedMap, savedNumber, savedOrNaN, savedPairs, serverState } from '../registry/artifact.js';
 import { defineAlgorithm } from '../registry/registry.js';
 import { FedGEMClient } from './client.js';
 import { FEDGEM_PROTOCOL } from './messages.js';
@@ -37,6 +37,38 @@ const SAVED = v.object({
 /** A saved FedGEM result: the outcome less the clients' radii. */
 export type SavedFedGEM = Omit<FedGEMOutcome, 'radii'>;
 
+const varianceEstimate = () => v.object({ variance: savedNumber(), sumSquares: savedNumber(), degreesOfFreedom: savedNumber(), clients: v.array(v.string()) });
+const components = () =>
+  v.object({ client: v.string(), k: v.pipe(savedCount(), v.minValue(1)), centers: savedFloats(), radii: v.optional(savedFloats()), counts: savedFloats(), nSamples: savedCount() });
+
+/** A FedGEM server's state between rounds (FedGEMServer.saveState). */
+const STATE = v.object({
+  phase: v.picklist(['spread', 'train', 'final', 'tune', 'result', 'done']),
+  variance: v.nullable(v.pipe(savedNumber(), v.gtValue(0))),
+  varianceEstimate: v.nullable(varianceEstimate()),
+  t: savedCount(),
+  pending: savedPairs(savedFloats()),
+  finals: v.array(components()),
+  silhouettes: savedPairs(v.object({ values: v.array(v.nullable(savedNumber())), nValidation: savedCount() })),
+  offered: v.array(v.object({ phi: savedNumber(), estimatedK: savedCount(), centers: savedFloats() })),
+  outcome: v.nullable(
+    v.object({
+      phi: v.pipe(savedNumber(), v.gtValue(0)),
+      estimatedK: savedCount(),
+      globalCenters: savedFloats(),
+      memberships: savedPairs(savedIndices()),
+      radii: savedPairs(savedNumber()),
+      separationJoins: savedCount(),
+      separation: v.optional(savedNumber()),
+      uncounted: savedCount(),
+      phiScores: v.optional(v.array(v.object({ phi: savedNumber(), score: savedOrNaN(), standardError: savedOrNaN(), estimatedK: savedCount() }))),
+      varianceEstimate: v.pipe(v.nullable(varianceEstimate()), v.transform((x) => x ?? undefined)),
+    }),
+  ),
+  lastRound: savedCount(),
+  history: v.array(v.object({ round: savedCount(), clients: savedCount(), components: savedCount(), overlaps: savedCount(), maxRadius: savedNumber() })),
+});
+
 export const fedgem = defineAlgorithm({
   name: 'fedgem',
   protocol: FEDGEM_PROTOCOL,
@@ -47,6 +79,7 @@ export const fedgem = defineAlgorithm({
     options: (raw) => checkServerOptions(raw),
     create: (options) => new FedGEMServer(options),
   },
+  state: serverState('fedgem', FedGEMServer, (options: ConstructorParameters<typeof FedGEMServer>[0]) => new FedGEMServer(options), STATE),
   client: {
     options: (raw) => checkClientOptions(raw),
     create: ({ id, data, options, validation }) => new FedGEMClient(id, data, options, validation),

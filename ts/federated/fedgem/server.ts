@@ -49,6 +49,7 @@ import {
   type ReceivedSpread,
 } from './messages.js';
 import { checkServerOptions, type FedGEMServerOptions, type ResolvedFedGEMServerOptions } from './options.js';
+import { stateMismatch } from '../registry/artifact.js';
 
 /** A grid of phi to tune over: 0.25 to 32 by factors of two. */
 export const PHI_GRID: readonly number[] = [0.25, 0.5, 1, 2, 4, 8, 16, 32];
@@ -409,11 +410,80 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     return { phi, scores, standardErrors: stats.map((x) => x.se) };
   }
 
+  /** The state between rounds, as JSON-safe data (the descriptor's state.save); NaN scores as null. */
+  saveState(): unknown {
+    const components = (c: ReceivedComponents) => ({ client: c.client, k: c.k, centers: Array.from(c.centers), ...(c.radii ? { radii: Array.from(c.radii) } : {}), counts: Array.from(c.counts), nSamples: c.nSamples });
+    const orNull = (x: number) => (Number.isNaN(x) ? null : x);
+    const o = this.outcome;
+    return {
+      phase: this.phase,
+      variance: this.variance ?? null,
+      varianceEstimate: this.varianceEstimate ?? null,
+      t: this.t,
+      pending: [...this.pending].map(([id, c]) => [id, Array.from(c)]),
+      finals: this.finals.map(components),
+      silhouettes: [...this.silhouettes],
+      offered: this.offered.map((x) => ({ phi: x.phi, estimatedK: x.estimatedK, centers: Array.from(x.centers) })),
+      outcome: o
+        ? {
+            ...o,
+            globalCenters: Array.from(o.globalCenters),
+            memberships: [...o.memberships].map(([id, m]) => [id, Array.from(m)]),
+            radii: [...o.radii],
+            phiScores: o.phiScores?.map((p) => ({ ...p, score: orNull(p.score), standardError: orNull(p.standardError) })),
+            varianceEstimate: o.varianceEstimate ?? null,
+          }
+        : null,
+      lastRound: this.lastRound,
+      history: this.history.map((r) => ({ ...r })),
+    };
+  }
+
+  /** A saved state (its schema checked it) put into this new server role. */
+  restoreState(state: RestoredFedGEMState): void {
+    const d = this.nFeatures;
+    const bad = (field: string, why: string) => stateMismatch('fedgem', field, why);
+    for (const c of state.finals) {
+      if (c.centers.length !== c.k * d || c.counts.length !== c.k || (c.radii && c.radii.length !== c.k)) throw bad('finals', `${c.client}'s ${c.k} components do not have ${d} features each`);
+    }
+    for (const [id, c] of state.pending) if (c.length % d !== 0) throw bad('pending', `${id}'s centers are not rows of ${d} features`);
+    if (state.outcome && state.outcome.globalCenters.length !== state.outcome.estimatedK * d) throw bad('outcome.globalCenters', `not ${state.outcome.estimatedK} centers of ${d} features`);
+    if (state.t > this.rounds) throw bad('t', `${state.t} rounds, of ${this.rounds}`);
+    if (state.phase === 'result' && !state.outcome) throw bad('outcome', 'a server in phase result has an outcome');
+    if ([...state.silhouettes.values()].some((x) => x.values.length !== this.phis.length)) throw bad('silhouettes', `not one value per candidate phi (${this.phis.length})`);
+    this.phase = state.phase;
+    this.variance = state.variance ?? undefined;
+    this.varianceEstimate = state.varianceEstimate ?? undefined;
+    this.t = state.t;
+    this.pending = state.pending;
+    this.finals = state.finals;
+    this.silhouettes = state.silhouettes;
+    this.offered = state.offered;
+    this.outcome = state.outcome ?? undefined;
+    this.lastRound = state.lastRound;
+    this.history.splice(0, this.history.length, ...state.history);
+  }
+
   /** The merge at the chosen phi (the caller owns it). */
   result(): FedGEMOutcome {
     if (!this.outcome) throw new InvalidParameterError('the server has no result yet');
     return this.outcome;
   }
+}
+
+/** A FedGEM server's state as its schema reads it back (descriptor.ts). */
+export interface RestoredFedGEMState {
+  phase: Phase;
+  variance: number | null;
+  varianceEstimate: VarianceEstimate | null;
+  t: number;
+  pending: Map<string, Float64Array>;
+  finals: ReceivedComponents[];
+  silhouettes: Map<string, { values: (number | null)[]; nValidation: number }>;
+  offered: { phi: number; estimatedK: number; centers: Float64Array }[];
+  outcome: FedGEMOutcome | null;
+  lastRound: number;
+  history: RoundSummary[];
 }
 
 /** Indices (into the stacked components) of the informative ones; all of them if none is. */

@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import { InvalidParameterError } from '../../errors.js';
 import { COVARIANCE_TYPES, GaussianMixture } from '../../models/gaussian-mixture.js';
-import { expectResult, parseSaved, savedCount } from '../registry/artifact.js';
+import { expectResult, parseSaved, savedCount, serverState } from '../registry/artifact.js';
 import { defineAlgorithm } from '../registry/registry.js';
 import { DEFAULT_CLIENT_K_RANGE, FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
 import { FEDGENGMM_PROTOCOL } from './messages.js';
@@ -24,6 +24,21 @@ const SAVED = v.object({
   syntheticRows: savedCount(),
 });
 
+/** A FedGenGMM server's state between rounds (FedGenGMMServer.saveState); the model loads as GaussianMixture.fromJSON checks it. */
+const STATE = v.object({
+  phase: v.picklist(['collect', 'return', 'done']),
+  collectRound: savedCount(),
+  outcome: v.nullable(
+    v.object({
+      model: v.pipe(v.unknown(), v.transform((m) => GaussianMixture.fromJSON(m as string))),
+      clients: v.array(v.string()),
+      incomingComponents: savedCount(),
+      syntheticRows: savedCount(),
+      virtualSamples: savedCount(),
+    }),
+  ),
+});
+
 export const fedgengmm = defineAlgorithm({
   name: 'fedgengmm',
   protocol: FEDGENGMM_PROTOCOL,
@@ -34,6 +49,7 @@ export const fedgengmm = defineAlgorithm({
     options: (raw) => checkServerOptions(raw),
     create: (options) => new FedGenGMMServer(options as FedGenGMMServerOptions),
   },
+  state: serverState('fedgengmm', FedGenGMMServer, (options: unknown) => new FedGenGMMServer(options as FedGenGMMServerOptions), STATE),
   client: {
     options: (raw) => checkClientOptions(raw),
     create: ({ id, data, options }) => new FedGenGMMClient(id, data, options as FedGenGMMClientOptions),

@@ -20,7 +20,8 @@
  */
 import { Matrix } from '../../data/matrix.js';
 import { ContributionError, FedmixError, formatValue, InvalidParameterError } from '../../errors.js';
-import { GaussianMixture, trustedGaussianMixtureOptions } from '../../models/gaussian-mixture.js';
+import { GaussianMixture, trustedGaussianMixtureOptions, type GaussianMixtureJSON } from '../../models/gaussian-mixture.js';
+import { stateMismatch } from '../registry/artifact.js';
 import { selectGaussianMixture } from '../../models/select.js';
 import { Rng } from '../../random.js';
 import type { FeatureRange } from '../feature-range.js';
@@ -210,6 +211,31 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     }
   }
 
+  /** The state between rounds, as JSON-safe data (the descriptor's state.save): the phase and, once aggregated, the global model. */
+  saveState(): FedGenGMMState {
+    const o = this.outcome;
+    return {
+      phase: this.phase,
+      collectRound: this.collectRound,
+      outcome: o ? { model: o.model.toJSON(), clients: [...o.clients], incomingComponents: o.incomingComponents, syntheticRows: o.syntheticRows, virtualSamples: o.virtualSamples } : null,
+    };
+  }
+
+  /** A saved state (its schema checked it; the model loaded) put into this new server role; the role then owns the model. */
+  restoreState(state: { phase: 'collect' | 'return' | 'done'; collectRound: number; outcome: Aggregate | null }): void {
+    const o = state.outcome;
+    const bad = (field: string, why: string) => {
+      o?.model.dispose();
+      return stateMismatch('fedgengmm', field, why);
+    };
+    if ((state.phase === 'return') !== (o !== null)) throw bad('outcome', `a server in phase ${state.phase} ${o ? 'has no' : 'has a'} global model`);
+    if (o && o.model.nFeatures !== this.options.nFeatures) throw bad('outcome.model', `${o.model.nFeatures} features, but the server's options say ${this.options.nFeatures}`);
+    if (o && o.model.covarianceType !== this.options.covarianceType) throw bad('outcome.model', `${o.model.covarianceType} covariances, but the server's options say ${this.options.covarianceType}`);
+    this.phase = state.phase;
+    this.collectRound = state.collectRound;
+    this.outcome = o ?? undefined;
+  }
+
   /** The global model (the caller disposes it) and how it was made. */
   result(): Aggregate {
     const out = this.outcome;
@@ -222,6 +248,13 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     this.outcome?.model.dispose();
     this.outcome = undefined;
   }
+}
+
+/** A FedGenGMM server's state between rounds (saveState). */
+export interface FedGenGMMState {
+  phase: 'collect' | 'return' | 'done';
+  collectRound: number;
+  outcome: { model: GaussianMixtureJSON; clients: string[]; incomingComponents: number; syntheticRows: number; virtualSamples: number } | null;
 }
 
 /** The largest |mean| + standard deviation of any component and feature: the scale of the rows a model describes. */

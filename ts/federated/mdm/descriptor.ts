@@ -2,12 +2,26 @@
 import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { Matrix } from '../../data/matrix.js';
 import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
-import { expectResult } from '../registry/artifact.js';
+import * as v from 'valibot';
+import { expectResult, savedCount, savedNumber, savedRng, serverState } from '../registry/artifact.js';
+import { GUARDS } from './server.js';
 import { defineAlgorithm } from '../registry/registry.js';
 import { MdmClient } from './client.js';
 import { MDM_PROTOCOL } from './messages.js';
 import { clientOptions, serverOptions } from './options.js';
 import { MdmServer } from './server.js';
+
+/** An MDM server's state between rounds (MdmServer.saveState). */
+const STATE = v.object({
+  phase: v.picklist(['init', 'em', 'done']),
+  emRounds: savedCount(),
+  model: v.nullable(v.pipe(v.unknown(), v.transform((m) => DirichletMultinomialMixture.fromJSON(m as string)))),
+  history: v.array(
+    v.object({ round: savedCount(), clients: savedCount(), meanLogLikelihood: v.optional(savedNumber()), unsupported: v.optional(savedCount()), guards: v.array(v.picklist(GUARDS)) }),
+  ),
+  initGuards: v.array(v.picklist(GUARDS)),
+  rng: savedRng(),
+});
 
 export const mdm = defineAlgorithm({
   name: 'mdm',
@@ -19,6 +33,7 @@ export const mdm = defineAlgorithm({
     options: (raw) => serverOptions.check(raw),
     create: (options) => new MdmServer(options),
   },
+  state: serverState('mdm', MdmServer, (options: ConstructorParameters<typeof MdmServer>[0]) => new MdmServer(options), STATE),
   client: {
     options: (raw) => clientOptions.check(raw),
     create: ({ id, data, options }) => {

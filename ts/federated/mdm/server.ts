@@ -13,8 +13,9 @@
  * aggregate() takes only what it releases.
  */
 import { formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
-import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
-import { Rng } from '../../random.js';
+import { DirichletMultinomialMixture, type DirichletMultinomialMixtureJSON } from '../../models/dirichlet-multinomial-mixture.js';
+import { Rng, type RngState } from '../../random.js';
+import { stateMismatch } from '../registry/artifact.js';
 import { guardRead } from '../../validate.js';
 import { MDM_INITIALIZE_OPTIONS, MDM_UPDATE_OPTIONS } from '../../wasm/abi.generated.js';
 import { withScope } from '../../wasm/memory.js';
@@ -241,6 +242,35 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
     return entry;
   }
 
+  /**
+   * The state between rounds, as JSON-safe data (the descriptor's state.save):
+   * phase, counters, model, history and the cohort generator. The
+   * aggregator's noise generator is not saved: its state would let whoever
+   * reads the checkpoint reconstruct the noise and subtract it, so a resumed
+   * run with privacy draws fresh noise (and differs from the uninterrupted
+   * run by that noise alone).
+   */
+  saveState(): MdmState {
+    return { phase: this.phase, emRounds: this.emRoundCount, model: this.current ? this.current.toJSON() : null, history: this.history, initGuards: [...this.initGuardNames], rng: this.rng.getState() };
+  }
+
+  /** A saved state (its schema checked it) put into this new server role. */
+  restoreState(state: { phase: Phase; emRounds: number; model: DirichletMultinomialMixture | null; history: MdmRound[]; initGuards: string[]; rng: RngState }): void {
+    const bad = (field: string, why: string) => stateMismatch('mdm', field, why);
+    const m = state.model;
+    if (m && (m.nComponents !== this.nComponents || m.nCategories !== this.nCategories || m.maxCount !== this.maxCount)) {
+      throw bad('model', `K = ${m.nComponents}, C = ${m.nCategories}, N = ${m.maxCount}; the server's options give K = ${this.nComponents}, C = ${this.nCategories}, N = ${this.maxCount}`);
+    }
+    if (!m && state.phase !== 'init') throw bad('model', `a server in phase ${state.phase} has a model`);
+    if (state.emRounds > this.rounds || state.history.length !== state.emRounds) throw bad('emRounds', `${state.emRounds} rounds (of ${this.rounds}) with ${state.history.length} rounds of history`);
+    this.rng.setState(state.rng);
+    this.phase = state.phase;
+    this.emRoundCount = state.emRounds;
+    this.current = m ?? undefined;
+    this.historyRounds.splice(0, this.historyRounds.length, ...state.history);
+    this.initGuardNames = [...state.initGuards];
+  }
+
   /** The fitted model. */
   result(): DirichletMultinomialMixture {
     if (!this.current) throw new InvalidParameterError('the server has no model yet; run the initialization first');
@@ -254,3 +284,12 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
   }
 }
 
+/** An MDM server's state between rounds (saveState), as JSON-safe data. */
+export interface MdmState {
+  phase: Phase;
+  emRounds: number;
+  model: DirichletMultinomialMixtureJSON | null;
+  history: MdmRound[];
+  initGuards: string[];
+  rng: RngState;
+}

@@ -17,27 +17,27 @@ export function expectResult(name: string, expected: string, result: unknown, te
 }
 
 /** A saved artifact's text parsed, or the object as given: an object, else an InvalidParameterError. */
-export function savedObject(name: string, json: unknown): Record<string, unknown> {
+export function savedObject(name: string, json: unknown, what = 'result'): Record<string, unknown> {
   let parsed = json;
   if (typeof json === 'string') {
     try {
       parsed = JSON.parse(json);
     } catch {
-      throw new InvalidParameterError(`not a saved ${name} result: the text is not JSON (it starts ${formatValue(json.slice(0, 20))})`);
+      throw new InvalidParameterError(`not a saved ${name} ${what}: the text is not JSON (it starts ${formatValue(json.slice(0, 20))})`);
     }
   }
-  if (parsed === null || typeof parsed !== 'object' || isArray('the saved result', parsed)) throw new InvalidParameterError(`a saved ${name} result must be an object, got ${formatValue(parsed)}`);
+  if (parsed === null || typeof parsed !== 'object' || isArray(`the saved ${what}`, parsed)) throw new InvalidParameterError(`a saved ${name} ${what} must be an object, got ${formatValue(parsed)}`);
   return parsed as Record<string, unknown>;
 }
 
 /** A saved artifact read against `schema` (the object or its text); a field that fails is named in the InvalidParameterError. */
-export function parseSaved<S extends v.GenericSchema>(name: string, schema: S, json: unknown): v.InferOutput<S> {
-  const object = savedObject(name, json);
-  const r = guardRead('the saved result', () => v.safeParse(schema, object));
+export function parseSaved<S extends v.GenericSchema>(name: string, schema: S, json: unknown, what = 'result'): v.InferOutput<S> {
+  const object = savedObject(name, json, what);
+  const r = guardRead(`the saved ${what}`, () => v.safeParse(schema, object));
   if (r.success) return r.output;
   const issue = r.issues[0];
   const path = (issue.path ?? []).map((p) => (typeof p.key === 'number' ? `[${p.key}]` : `.${String(p.key)}`)).join('');
-  throw new InvalidParameterError(`a saved ${name} result is not valid: ${path ? `${path.slice(path.startsWith('.') ? 1 : 0)}: ` : ''}${issue.message}`);
+  throw new InvalidParameterError(`a saved ${name} ${what} is not valid: ${path ? `${path.slice(path.startsWith('.') ? 1 : 0)}: ` : ''}${issue.message}`);
 }
 
 /** A finite number. */
@@ -50,3 +50,67 @@ export const savedFloats = () => v.pipe(v.array(savedNumber()), v.transform((a) 
 export const savedIndices = () => v.pipe(v.array(v.pipe(savedCount(), v.maxValue(2 ** 31 - 1))), v.transform((a) => Int32Array.from(a)));
 /** A record by client id, as a Map. */
 export const savedMap = <S extends v.GenericSchema>(value: S) => v.pipe(v.record(v.string(), value), v.transform((r) => new Map(Object.entries(r) as [string, v.InferOutput<S>][])));
+
+/** A saved server state read against `schema` (parseSaved's checks), for a descriptor's state.restore. */
+export function parseState<S extends v.GenericSchema>(name: string, schema: S, json: unknown): v.InferOutput<S> {
+  return parseSaved(name, schema, json, 'server state');
+}
+
+/** A number or null (what JSON makes of NaN), as a number. */
+export const savedOrNaN = () => v.pipe(v.nullable(savedNumber()), v.transform((x) => x ?? NaN));
+/** A generator's state (Rng.getState): eight 32-bit halves and the spare normal or null. */
+export const savedRng = () =>
+  v.object({
+    words: v.pipe(v.array(v.pipe(savedCount(), v.maxValue(2 ** 32 - 1))), v.length(8)),
+    spare: v.nullable(savedNumber()),
+  });
+/** An array of finite numbers, as a Float32Array (single-precision parameters, saved exactly as doubles). */
+export const savedSingles = () => v.pipe(v.array(savedNumber()), v.transform((a) => Float32Array.from(a)));
+/** Pairs [client id, value], as a Map (pairs rather than a record, so that no id can be a prototype key). */
+export const savedPairs = <S extends v.GenericSchema>(value: S) => v.pipe(v.array(v.tuple([v.string(), value])), v.transform((a) => new Map(a as [string, v.InferOutput<S>][])));
+
+/** A server role whose state a checkpoint can hold: saveState() gives JSON-safe data, restoreState() puts a checked copy into a new role. */
+export interface ResumableServer<State> {
+  saveState(): unknown;
+  restoreState(state: State): void;
+  dispose?(): void;
+}
+
+/**
+ * A descriptor's state part for a server class with saveState/restoreState:
+ * save refuses a role of another class; restore checks the saved data against
+ * `schema` (parseState), makes a role with `create` and restores it (freed
+ * again when the state does not fit the options).
+ */
+export function serverState<Options, Role extends ResumableServer<v.InferOutput<S>>, S extends v.GenericSchema>(
+  name: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  Class: abstract new (...args: any[]) => Role,
+  create: (options: Options) => Role,
+  schema: S,
+) {
+  return {
+    save: (server: unknown): unknown => {
+      if (!guardRead('the server role', () => server !== null && typeof server === 'object' && Object.getPrototypeOf(server) === Class.prototype)) {
+        throw new InvalidParameterError(`a ${name} server state is saved from a ${name} server role (${Class.name}), got ${formatValue(server)}`);
+      }
+      return (server as Role).saveState();
+    },
+    restore: (options: Options, saved: unknown): Role => {
+      const state = parseState(name, schema, saved);
+      const server = create(options);
+      try {
+        server.restoreState(state);
+      } catch (e) {
+        server.dispose?.();
+        throw e;
+      }
+      return server;
+    },
+  };
+}
+
+/** The error of a saved server state that does not fit the server's options. */
+export function stateMismatch(name: string, field: string, why: string): InvalidParameterError {
+  return new InvalidParameterError(`a saved ${name} server state is not valid: ${field}: ${why}`);
+}

@@ -9,6 +9,9 @@ import * as core from './registry.js';
 import { BUILT_IN, type AlgorithmName } from './built-in.js';
 import type { AnyAlgorithm, ClientSpec } from './registry.js';
 import type { ClientRole, ServerRole } from '../runtime/roles.js';
+import { readRunCheckpoint, restoreRunServer, saveRunCheckpoint, type SavedRunCheckpoint } from '../runtime/checkpoint.js';
+import type { RunCheckpoint } from '../runtime/run.js';
+import { formatValue, InvalidParameterError } from '../../errors.js';
 
 let registered = false;
 
@@ -74,6 +77,32 @@ export function loadResult(name: string, json: unknown): unknown {
   registerBuiltIns();
   return core.loadResult(name, json);
 }
+
+/**
+ * A run's checkpoint (what onCheckpoint is given) with its server role's
+ * state, saved by `name`'s descriptor, as JSON-safe data: JSON.stringify it
+ * to a file, and give it back (parsed, or its text) to restoreServer and
+ * RunOptions.resume (or serve's resume). An algorithm whose descriptor has no
+ * `state` cannot be checkpointed: an InvalidParameterError says so.
+ */
+export function saveCheckpoint(name: string, checkpoint: RunCheckpoint): SavedRunCheckpoint {
+  return saveRunCheckpoint(algorithm(name), checkpoint);
+}
+
+/**
+ * The server role of a saved checkpoint, rebuilt with its algorithm's server
+ * options (checked as makeServer checks them; give the ones the run was
+ * started with): it continues exactly as the saved one would. Run it with
+ * `resume` set to the same checkpoint. `expected`: the algorithm the caller
+ * means to run (a checkpoint of another is an InvalidParameterError).
+ */
+export function restoreServer(saved: unknown, options: unknown, expected?: string): ServerRole {
+  const name = readRunCheckpoint(saved).algorithm;
+  if (expected !== undefined && name !== expected) throw new InvalidParameterError(`this checkpoint is of a ${formatValue(name)} run, not ${expected}`);
+  return restoreRunServer(algorithm(name), options, saved);
+}
+
+export { CHECKPOINT_FORMAT, readRunCheckpoint, type ResumePoint, type SavedRunCheckpoint } from '../runtime/checkpoint.js';
 
 export {
   defineAlgorithm,

@@ -121,6 +121,22 @@ export interface AlgorithmDescriptor<Name extends string = string, ServerOptions
     /** a saved artifact (the object or its text) read back and checked */
     load(json: unknown): Saved;
   };
+  /**
+   * How its server role's state is saved between rounds and restored, for a
+   * run's checkpoint (../runtime/checkpoint.ts). save(server) is called after
+   * a complete round (as RunHooks.onCheckpoint sees the server) and gives
+   * JSON-safe data: the model so far, the round counters, the generators'
+   * states, whatever replies are checked against. restore(options, saved)
+   * rebuilds, from the checked server options, a server role that continues
+   * exactly as the saved one would; saved data that is not this algorithm's
+   * (another algorithm's, other shapes, NaN, cut short) is an
+   * InvalidParameterError naming the field. Without it, the algorithm's runs
+   * cannot be resumed (saying so is an InvalidParameterError).
+   */
+  readonly state?: {
+    save(server: ServerRole<unknown, Result>): unknown;
+    restore(options: ServerOptions, saved: unknown): ServerRole<unknown, Result>;
+  };
   /** its options of `fedmix server` and `fedmix client` (none: it takes no option there) */
   readonly cli?: { readonly server?: CliPart; readonly client?: CliClientPart };
 }
@@ -130,7 +146,7 @@ export interface AlgorithmDescriptor<Name extends string = string, ServerOptions
 export type AnyAlgorithm = AlgorithmDescriptor<string, any, any, any, any>;
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-const DESCRIPTOR_KEYS = ['name', 'protocol', 'summary', 'wasmFeatures', 'server', 'client', 'artifact', 'cli'] as const;
+const DESCRIPTOR_KEYS = ['name', 'protocol', 'summary', 'wasmFeatures', 'server', 'client', 'artifact', 'state', 'cli'] as const;
 const OPTION_TYPES = ['int', 'number', 'string', 'flag', 'range'];
 
 function requireFunction(name: string, value: unknown): void {
@@ -192,6 +208,7 @@ export function defineAlgorithm<const Name extends string, ServerOptions, Client
   const server = checkPart(`${what}'s server`, d.server, ['options', 'create'] as const);
   const client = checkPart(`${what}'s client`, d.client, ['options', 'create'] as const);
   const artifact = checkPart(`${what}'s artifact`, d.artifact, ['save', 'load'] as const);
+  const state = d.state === undefined ? undefined : checkPart(`${what}'s state`, d.state, ['save', 'restore'] as const);
   let cli: AlgorithmDescriptor['cli'];
   if (d.cli !== undefined) {
     const c = checkPart(`${what}'s cli`, d.cli, [], ['server', 'client'] as const);
@@ -205,6 +222,7 @@ export function defineAlgorithm<const Name extends string, ServerOptions, Client
     server: Object.freeze(server),
     client: Object.freeze(client),
     artifact: Object.freeze(artifact),
+    ...(state ? { state: Object.freeze(state) } : {}),
     ...(cli ? { cli } : {}),
   }) as AlgorithmDescriptor<Name, ServerOptions, ClientOptions, Result, Saved>;
 }

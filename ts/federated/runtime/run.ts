@@ -21,7 +21,8 @@
  */
 import { ContributionError, FederationError, FedmixError, formatValue, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
 import { LIMITS, guardRead, isArray, optionKeys, readArray, readOptions, readRecord, requireInteger } from '../../validate.js';
-import { Rng } from '../../random.js';
+import { Rng, type RngState } from '../../random.js';
+import { checkResumedServer, readRunCheckpoint, type ResumePoint } from './checkpoint.js';
 import { decodeMessage } from '../messages/codec.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
 import { InProcessTransport } from '../transport/in-process.js';
@@ -121,6 +122,16 @@ export interface RunCheckpoint {
   failures: Failure[];
   /** every client the run has seen, and those excluded before it: the count maxExcludedShare is a share of */
   seen: string[];
+  /** every client some round found available */
+  known: string[];
+  /** the clients excluded before the run (RunOptions.excludedBefore) */
+  before: string[];
+  /** users the accepted replies stood for, over the run */
+  users: number;
+  /** whether some client stood for a group of users */
+  grouped: boolean;
+  /** the client sampler's state (with sampling: fraction below 1) */
+  sampler?: RngState;
   /** by client, the rounds it missed: a late reply for one of them is dropped as stale, not held against it */
   missed: Map<string, number[]>;
   /** the client sampler's draws so far, [available, asked] each: replayed from sampleSeed they restore it (empty without sampling) */
@@ -165,13 +176,21 @@ export interface RunOptions extends FederationPolicy, RunHooks {
    * first in the result's `excluded` and counted by maxExcludedShare
    */
   excludedBefore?: readonly ExcludedClient[];
+  /**
+   * a saved checkpoint (saveCheckpoint's output, or its text) to resume
+   * from: the run starts at the round after it, with its counters, history,
+   * exclusions and client sampler, and the server role must be the one
+   * restored from it (restoreServer). The policy is the saved one, but for
+   * the policy options given here; fraction and sampleSeed cannot change.
+   */
+  resume?: unknown;
 }
 
 /** The hooks' names (the compiler checks the list is complete). */
 export const HOOK_KEYS = optionKeys<RunHooks>()({ onRound: true, onCheckpoint: true, stopWhen: true });
 
 /** Every option of RunOptions, for readOptions (the compiler checks it is complete). */
-export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true });
+export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, resume: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true });
 
 /** The hooks of `given`, checked: each one given must be a function. */
 export function readRunHooks(given: RunHooks | undefined, name = 'hooks'): RunHooks {
@@ -187,7 +206,7 @@ function checkHooks<H extends RunHooks>(hooks: H): H {
 
 /** The failure policy among a run's options: all but the hooks and excludedBefore. */
 export function runPolicy(options: RunOptions): FederationPolicy {
-  const { onRound: _r, onCheckpoint: _c, stopWhen: _s, excludedBefore: _b, ...policy } = options;
+  const { onRound: _r, onCheckpoint: _c, stopWhen: _s, excludedBefore: _b, resume: _from, ...policy } = options;
   return policy;
 }
 
@@ -248,6 +267,8 @@ interface RunState<A, R> {
   readonly sampleDraws: [number, number][];
   /** the last communication round */
   round: number;
+  /** the round this run started after (0, or the checkpoint's when resumed) */
+  readonly startRound: number;
   /** users the accepted replies stood for, over the run */
   userReplies: number;
   /** whether some client stood for a group of users */
@@ -255,7 +276,8 @@ interface RunState<A, R> {
   stoppedEarly?: { round: number; reason: string };
 }
 
-function startRun<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number): RunState<A, R> {
+function startRun<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number, from?: ResumePoint): RunState<A, R> {
+  if (from) return resumeRun(server, policy, options, usersOf, from);
   const excluded: ExcludedClient[] = (options.excludedBefore ?? []).map((e) => ({ ...e, reason: named(e.client, e.reason) }));
   const out = new Set(excluded.map((e) => e.client));
   return {
@@ -277,8 +299,47 @@ function startRun<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, option
     sampler: policy.fraction < 1 ? new Rng(policy.sampleSeed) : undefined,
     sampleDraws: [],
     round: 0,
+    startRound: 0,
     userReplies: 0,
     grouped: false,
+  };
+}
+
+/** A run's state from a checkpoint (readRunCheckpoint checked it), copied: the run goes on from the round after. */
+function resumeRun<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number, from: ResumePoint): RunState<A, R> {
+  let sampler: Rng | undefined;
+  if (from.sampler) {
+    sampler = new Rng(0);
+    try {
+      sampler.setState(from.sampler);
+    } catch (e) {
+      sampler.dispose();
+      throw e;
+    }
+  }
+  const excluded = from.excluded.map((e) => ({ ...e }));
+  return {
+    server,
+    policy,
+    options,
+    usersOf,
+    detailed: server.detailedReasons !== false,
+    started: performance.now() - from.elapsed * 1000,
+    traffic: { ...from.traffic },
+    clientTraffic: new Map([...from.clientTraffic].map(([id, t]) => [id, { ...t }])),
+    excluded,
+    out: new Set(excluded.map((e) => e.client)),
+    before: new Set(from.before),
+    failures: from.failures.map((f) => ({ ...f })),
+    history: from.history.map((r) => ({ ...r })),
+    missed: new Map([...from.missed].map(([id, rounds]) => [id, new Set(rounds)])),
+    known: new Set(from.known),
+    sampler,
+    sampleDraws: from.sampleDraws.map(([n, k]) => [n, k]),
+    round: from.round,
+    startRound: from.round,
+    userReplies: from.users,
+    grouped: from.grouped,
   };
 }
 
@@ -303,12 +364,12 @@ interface JudgedReplies<A> {
  * each round through the stages below. It yields its waits (for clients, for
  * an exchange, for a checkpoint hook) to the driver.
  */
-function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number): Generator<Effect, FederationResult<R>, unknown> {
-  const run = startRun(server, policy, options, usersOf);
+function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number, from?: ResumePoint): Generator<Effect, FederationResult<R>, unknown> {
+  const run = startRun(server, policy, options, usersOf, from);
   try {
     while (!server.done) {
-      // the run starts once minClients are there (waiting up to joinTimeout); later rounds take who is there
-      const first = run.round === 0;
+      // the run (or its resumption) starts once minClients are there (waiting up to joinTimeout); later rounds take who is there
+      const first = run.round === run.startRound;
       const available = (yield { op: 'available', min: first ? policy.minClients : 0, timeoutMs: first ? policy.joinTimeoutMs : 0, excluded: run.out }) as readonly string[];
       const planned = configure(run, sample(run, available));
       if (!planned) break;
@@ -362,7 +423,7 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
  */
 function sample<A, R>(run: RunState<A, R>, available: readonly string[]): RoundContext {
   const { policy } = run;
-  const first = run.round === 0;
+  const first = run.round === run.startRound;
   for (const id of available) run.known.add(id);
   const present = available.filter((id) => !run.out.has(id));
   // what each client declared it stands for; minClients and minReplies count users
@@ -376,8 +437,8 @@ function sample<A, R>(run: RunState<A, R>, available: readonly string[]): RoundC
   const ctx = (clients: readonly string[]): RoundContext => (groups.size === 0 ? { round, clients, available: present } : { round, clients, available: present, users: groups });
   if (first) {
     const users = totalUsers(ctx(present), present);
-    if (users < policy.minClients) throw new FederationError(`round 1: ${whoCount(users, present.length)} available, fewer than the ${policy.minClients} required (minClients)`);
-    checkExcludedShare(run, 'before round 1');
+    if (users < policy.minClients) throw new FederationError(`round ${round}: ${whoCount(users, present.length)} available, fewer than the ${policy.minClients} required (minClients)`);
+    checkExcludedShare(run, `before round ${round}`);
   }
   if (!run.sampler || present.length <= 1) return ctx(present);
   const k = Math.min(present.length, Math.max(policy.minReplies, Math.ceil(policy.fraction * present.length)));
@@ -654,8 +715,13 @@ function checkpoint<A, R>(run: RunState<A, R>): RunCheckpoint {
     excluded: run.excluded.map((e) => ({ ...e })),
     failures: run.failures.map((f) => ({ ...f })),
     seen,
+    known: [...run.known],
+    before: [...run.before],
+    users: run.userReplies,
+    grouped: run.grouped,
     missed: new Map([...run.missed].map(([id, rounds]) => [id, [...rounds]])),
     sampleDraws: run.sampleDraws.map(([n, k]) => [n, k]),
+    ...(run.sampler ? { sampler: run.sampler.getState() } : {}),
     traffic: { ...run.traffic },
     clientTraffic: new Map([...run.clientTraffic].map(([id, t]) => [id, { ...t }])),
     history: run.history.slice(),
@@ -736,6 +802,28 @@ function readRunOptions(given: RunOptions | undefined): RunOptions {
   return options;
 }
 
+/**
+ * The run's policy and, when it resumes, the checkpoint it starts from: the
+ * saved policy with the policy options given over it, where the client
+ * sampling (fraction, sampleSeed) must stay as saved.
+ */
+function runStart(server: ServerRole, options: RunOptions): { policy: ResolvedPolicy; from?: ResumePoint } {
+  if (options.resume === undefined) return { policy: resolvePolicy(runPolicy(options)) };
+  const from = readRunCheckpoint(options.resume);
+  checkResumedServer(server, from);
+  const p = from.policy;
+  const saved: FederationPolicy = {
+    onInvalid: p.onInvalid, minClients: p.minClients, minReplies: p.minReplies, fraction: p.fraction, sampleSeed: p.sampleSeed, maxMessageBytes: p.maxMessageBytes, maxExcludedShare: p.maxExcludedShare,
+    joinTimeout: p.joinTimeoutMs / 1000, ...(p.roundTimeoutMs === undefined ? {} : { roundTimeout: p.roundTimeoutMs / 1000 }),
+  };
+  const given = Object.fromEntries(Object.entries(runPolicy(options)).filter(([, x]) => x !== undefined));
+  const policy = resolvePolicy({ ...saved, ...given });
+  for (const k of ['fraction', 'sampleSeed'] as const) {
+    if (policy[k] !== p[k]) throw new InvalidParameterError(`the run was saved with ${k} ${formatValue(p[k])}; a resumed run samples its clients as the saved one did, so ${k} cannot change (got ${formatValue(policy[k])})`);
+  }
+  return { policy, from };
+}
+
 function isTransport(x: unknown): x is Transport {
   return guardRead('the transport', () => x !== null && typeof x === 'object' && !Array.isArray(x) && typeof (x as Transport).exchange === 'function' && typeof (x as Transport).available === 'function');
 }
@@ -749,9 +837,9 @@ function isTransport(x: unknown): x is Transport {
 export async function runFederation<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | Transport, given: RunOptions = {}): Promise<FederationResult<R>> {
   checkServerRole(server);
   const options = readRunOptions(given);
-  const policy = resolvePolicy(runPolicy(options));
+  const { policy, from } = runStart(server, options);
   const transport: Transport = isTransport(clients) ? clients : new InProcessTransport(clients);
-  const loop = federation(server, policy, options, declaredBy(transport));
+  const loop = federation(server, policy, options, declaredBy(transport), from);
   let ok = false;
   let reason: string | undefined;
   try {
@@ -794,10 +882,10 @@ function checkpointSync(hook: NonNullable<RunHooks['onCheckpoint']>, checkpoint:
 export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | SyncTransport, given: RunOptions = {}): FederationResult<R> {
   checkServerRole(server);
   const options = readRunOptions(given);
-  const policy = resolvePolicy(runPolicy(options));
+  const { policy, from } = runStart(server, options);
   const transport = isArray('clients', clients) ? new InProcessTransport(clients as readonly ClientRole[]) : (clients as SyncTransport);
   if (!isTransport(transport) || !guardRead('the transport', () => typeof transport.exchangeSync === 'function')) throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
-  const loop = federation(server, policy, options, declaredBy(transport));
+  const loop = federation(server, policy, options, declaredBy(transport), from);
   let step = loop.next();
   while (!step.done) {
     const e = step.value;

@@ -1,0 +1,217 @@
+/**
+ * A run's checkpoint as JSON, and the way back: what a server saves after a
+ * complete round so that a run can resume after a crash or a restart.
+ *
+ *   saveRunCheckpoint(algorithm, checkpoint)  the RunCheckpoint an onCheckpoint
+ *       hook is given (the runtime's counters, the policy, the history, the
+ *       client sampler's state) with the server role's own state, which the
+ *       algorithm's descriptor saves (AlgorithmDescriptor.state), as JSON-safe data
+ *   restoreRunServer(algorithm, options, saved)  the server role rebuilt from it
+ *   readRunCheckpoint(saved)  the runtime's part, checked: what RunOptions.resume
+ *       gives the round loop (run.ts), which then starts at the next round
+ *
+ * Every field of a saved checkpoint is checked (valibot) before anything is
+ * built from it: a checkpoint cut short, of another algorithm, with NaN or
+ * with shapes that do not fit is an InvalidParameterError naming the field.
+ */
+import * as v from 'valibot';
+import { formatValue, InvalidParameterError } from '../../errors.js';
+import type { RngState } from '../../random.js';
+import { guardRead } from '../../validate.js';
+import { parseSaved, savedCount, savedNumber, savedPairs, savedRng } from '../registry/artifact.js';
+import type { AnyAlgorithm } from '../registry/registry.js';
+import type { ResolvedPolicy } from './policy.js';
+import { checkServerRole, type ServerRole } from './roles.js';
+import type { RoundRecord, RunCheckpoint } from './run.js';
+
+/** The format name and version a saved checkpoint carries. */
+export const CHECKPOINT_FORMAT = 'fedmix.RunCheckpoint';
+export const CHECKPOINT_VERSION = 1;
+
+/** A run's checkpoint as JSON-safe data (JSON.stringify keeps all of it; saveRunCheckpoint makes it). */
+export interface SavedRunCheckpoint {
+  format: typeof CHECKPOINT_FORMAT;
+  version: typeof CHECKPOINT_VERSION;
+  /** the algorithm whose server state `server` is */
+  algorithm: string;
+  round: number;
+  /** the resolved policy; undefined fields as null */
+  policy: Record<keyof ResolvedPolicy, number | string | null>;
+  excluded: RunCheckpoint['excluded'];
+  failures: RunCheckpoint['failures'];
+  seen: string[];
+  known: string[];
+  before: string[];
+  missed: [string, number[]][];
+  sampleDraws: [number, number][];
+  sampler: RngState | null;
+  traffic: RunCheckpoint['traffic'];
+  users: number;
+  grouped: boolean;
+  clientTraffic: [string, RunCheckpoint['clientTraffic'] extends Map<string, infer T> ? T : never][];
+  /** the rounds' records; each round's metrics as JSON makes them (a NaN is null) */
+  history: RoundRecord[];
+  elapsed: number;
+  /** the server role's state, as its algorithm's descriptor saved it */
+  server: unknown;
+}
+
+/** A checkpoint read back: the runtime's part of RunCheckpoint (no server role) and the saved server state. */
+export interface ResumePoint extends Omit<RunCheckpoint, 'server'> {
+  algorithm: string;
+  /** the server role's state, as its descriptor saved it (state.restore reads it) */
+  serverState: unknown;
+}
+
+/** The descriptor's state part, or an InvalidParameterError saying the algorithm's runs cannot be saved or resumed. */
+function stateOf(algorithm: AnyAlgorithm): NonNullable<AnyAlgorithm['state']> {
+  const state = algorithm.state;
+  if (!state) throw new InvalidParameterError(`algorithm ${algorithm.name} declares no server state (its descriptor has no \`state\` part), so its runs cannot be checkpointed or resumed`);
+  return state;
+}
+
+/** A value as JSON makes it (NaN and infinities become null, typed arrays objects): what a saved round's metrics are. */
+function asJson(value: unknown): unknown {
+  if (value === undefined) return undefined;
+  const text = guardRead('the round metrics', () => JSON.stringify(value));
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+/**
+ * The checkpoint an onCheckpoint hook is given, with the server role's own
+ * state (`algorithm`'s descriptor saves it), as JSON-safe data: JSON.stringify
+ * and JSON.parse give back what restoreRunServer and RunOptions.resume read.
+ */
+export function saveRunCheckpoint(algorithm: AnyAlgorithm, checkpoint: RunCheckpoint): SavedRunCheckpoint {
+  const state = stateOf(algorithm);
+  if (checkpoint === null || typeof checkpoint !== 'object') throw new InvalidParameterError(`a checkpoint must be what onCheckpoint is given, got ${formatValue(checkpoint)}`);
+  const c = checkpoint;
+  checkServerRole(c.server);
+  const server = guardRead('the server role', () => state.save(c.server));
+  const policy = Object.fromEntries(Object.entries(c.policy).map(([k, x]) => [k, x ?? null])) as SavedRunCheckpoint['policy'];
+  return {
+    format: CHECKPOINT_FORMAT,
+    version: CHECKPOINT_VERSION,
+    algorithm: algorithm.name,
+    round: c.round,
+    policy,
+    excluded: c.excluded.map((e) => ({ ...e })),
+    failures: c.failures.map((f) => ({ ...f })),
+    seen: [...c.seen],
+    known: [...c.known],
+    before: [...c.before],
+    missed: [...c.missed].map(([id, rounds]) => [id, [...rounds]]),
+    sampleDraws: c.sampleDraws.map(([n, k]) => [n, k]),
+    sampler: c.sampler ? { words: [...c.sampler.words], spare: c.sampler.spare } : null,
+    traffic: { ...c.traffic },
+    users: c.users,
+    grouped: c.grouped,
+    clientTraffic: [...c.clientTraffic].map(([id, t]) => [id, { ...t }]),
+    history: c.history.map((r) => {
+      const { metrics, ...rest } = r;
+      const saved: RoundRecord = { ...rest, failures: r.failures.map((f) => ({ ...f })), ms: { ...r.ms } };
+      const m = asJson(metrics);
+      if (m !== undefined) saved.metrics = m;
+      return saved;
+    }),
+    elapsed: c.elapsed,
+    server,
+  };
+}
+
+const clientId = () => v.string();
+const failure = () => v.object({ client: v.string(), round: savedCount(), kind: v.picklist(['timeout', 'dropout', 'invalid', 'refused']), reason: v.string(), excluded: v.boolean() });
+const traffic = () => v.object({ bytesUp: savedCount(), bytesDown: savedCount(), messagesUp: savedCount(), messagesDown: savedCount() });
+const nullable = <S extends v.GenericSchema>(s: S) => v.pipe(v.nullable(s), v.transform((x) => x ?? undefined));
+
+const SAVED = v.object({
+  format: v.literal(CHECKPOINT_FORMAT),
+  version: v.literal(CHECKPOINT_VERSION),
+  algorithm: v.string(),
+  round: v.pipe(savedCount(), v.minValue(1)),
+  policy: v.object({
+    onInvalid: v.picklist(['exclude', 'fail']),
+    minClients: v.pipe(savedCount(), v.minValue(1)),
+    minReplies: savedCount(),
+    fraction: v.pipe(savedNumber(), v.gtValue(0), v.maxValue(1)),
+    sampleSeed: nullable(savedCount()),
+    roundTimeoutMs: nullable(v.pipe(savedNumber(), v.minValue(0))),
+    joinTimeoutMs: v.pipe(savedNumber(), v.minValue(0)),
+    maxMessageBytes: v.pipe(savedCount(), v.minValue(1024)),
+    maxExcludedShare: v.pipe(savedNumber(), v.minValue(0), v.maxValue(1)),
+  }),
+  excluded: v.array(v.object({ client: v.string(), round: savedCount(), reason: v.string() })),
+  failures: v.array(failure()),
+  seen: v.array(clientId()),
+  known: v.array(clientId()),
+  before: v.array(clientId()),
+  missed: savedPairs(v.array(v.pipe(savedCount(), v.minValue(1)))),
+  sampleDraws: v.array(v.pipe(v.tuple([savedCount(), savedCount()]), v.check(([n, k]) => k <= n, 'a draw takes at most the clients there are'), v.transform(([n, k]): [number, number] => [n, k]))),
+  sampler: v.nullable(savedRng()),
+  traffic: v.object({ ...traffic().entries, rounds: savedCount(), users: v.optional(savedCount()) }),
+  users: savedCount(),
+  grouped: v.boolean(),
+  clientTraffic: savedPairs(traffic()),
+  history: v.array(
+    v.object({
+      round: savedCount(),
+      kind: v.string(),
+      replies: v.boolean(),
+      asked: savedCount(),
+      accepted: savedCount(),
+      users: savedCount(),
+      failures: v.array(failure()),
+      bytesUp: savedCount(),
+      bytesDown: savedCount(),
+      ms: v.object({ configure: savedNumber(), exchange: savedNumber(), accept: savedNumber(), aggregate: savedNumber() }),
+      metrics: v.optional(v.unknown()),
+    }),
+  ),
+  elapsed: v.pipe(savedNumber(), v.minValue(0)),
+  server: v.unknown(),
+});
+
+/**
+ * A saved checkpoint (saveRunCheckpoint's output, or its text) read back and
+ * checked: where a resumed run starts from (RunOptions.resume).
+ */
+export function readRunCheckpoint(saved: unknown): ResumePoint {
+  const s = parseSaved('run', SAVED, saved, 'checkpoint');
+  const rounds = s.round;
+  if (s.history.filter((r) => r.replies).length !== s.traffic.rounds || s.traffic.rounds !== rounds) {
+    throw new InvalidParameterError(`a saved run checkpoint is not valid: it is after round ${rounds} but its history and traffic count ${s.traffic.rounds} rounds`);
+  }
+  if ((s.policy.fraction < 1) !== (s.sampler !== null)) throw new InvalidParameterError('a saved run checkpoint is not valid: sampler: a run samples its clients (fraction below 1) exactly when it has a sampler');
+  const { format: _f, version: _v, server, policy, ...rest } = s;
+  return { ...rest, policy: policy as ResolvedPolicy, sampler: s.sampler ?? undefined, serverState: server };
+}
+
+/** Server roles restoreRunServer made, with the checkpoint each continues: a resumed run checks its server is one. */
+const restored = new WeakMap<object, { algorithm: string; round: number }>();
+
+/**
+ * The server role of a saved checkpoint, rebuilt by `algorithm`'s descriptor
+ * (state.restore) from its server options (`rawOptions`, checked by the
+ * descriptor as makeServer checks them): it continues exactly as the saved
+ * one would. Run it with RunOptions.resume set to the same checkpoint.
+ */
+export function restoreRunServer(algorithm: AnyAlgorithm, rawOptions: unknown, saved: unknown): ServerRole {
+  const state = stateOf(algorithm);
+  const point = readRunCheckpoint(saved);
+  if (point.algorithm !== algorithm.name) throw new InvalidParameterError(`this checkpoint is of a ${formatValue(point.algorithm)} run, not ${algorithm.name}`);
+  const options: unknown = algorithm.server.options(rawOptions);
+  const server = state.restore(options, point.serverState);
+  checkServerRole(server);
+  restored.set(server, { algorithm: point.algorithm, round: point.round });
+  return server;
+}
+
+/** The checks a resumed run makes of its server role: restoreRunServer made it, from a checkpoint of this algorithm after this round. */
+export function checkResumedServer(server: ServerRole, point: ResumePoint): void {
+  const from = guardRead('the server role', () => restored.get(server));
+  if (!from || from.algorithm !== point.algorithm || from.round !== point.round) {
+    throw new InvalidParameterError(
+      `a run resumed from a checkpoint (${point.algorithm}, after round ${point.round}) needs the server role restored from that checkpoint (restoreServer(saved, options)), got ${from ? `one restored from a ${from.algorithm} checkpoint after round ${from.round}` : 'a server role not restored from it'}`,
+    );
+  }
+}
