@@ -28,6 +28,7 @@
 //   node bench/communities.mjs --full             the issue's setting: p = 9 (90 clients), every row the partition allows (666)
 //   npm run bench -- communities                  with the others, at the default size
 // Options: --p, --rows-per-client, --full, --d (0.1), --q (0.08), --rounds (10), --seed (1), --json FILE,
+// --quick (p = 1, 60 rows, 1 round: checks that it runs and writes bench/results/bench-communities.json),
 // --no-peer (fedmix alone, e.g. under node --cpu-prof), --concurrent (the peer runs on the other core
 // while fedmix runs: for a machine with two free cores, or to halve the wait; compare CPU times then).
 import { writeFileSync } from 'node:fs';
@@ -37,9 +38,9 @@ import { pathToFileURL } from 'node:url';
 import { adjustedRandScore, CommunitiesClient, CommunitiesServer, communities, InProcessTransport, init, partition, runFederationSync } from '../dist/index.js';
 import { trainCommunities } from '../dist/experiments.js';
 import { FASHION_MNIST_DIR, loadFashionMnist } from '../dist/node.js';
-import { runPeer, startPeer, table } from './common.mjs';
+import { begin, runPeer, sized, startPeer, table } from './common.mjs';
 
-export const DEFAULTS = { p: 3, rowsPerClient: 500, d: 0.1, q: 0.08, rounds: 10, seed: 1 };
+export const DEFAULTS = sized({ p: 3, rowsPerClient: 500, d: 0.1, q: 0.08, rounds: 10, seed: 1 }, { p: 1, rowsPerClient: 60, d: 0.1, q: 0.08, rounds: 1, seed: 1 });
 const OCSVM = { nu: 0.5, gamma: 'auto' };
 const HIDDEN = [64, 32, 64];
 
@@ -57,6 +58,7 @@ function parse(argv) {
       json: { type: 'string' },
       'no-peer': { type: 'boolean', default: false },
       concurrent: { type: 'boolean', default: false },
+      quick: { type: 'boolean', default: false },
     },
   });
   const num = (name, v, fallback) => {
@@ -103,6 +105,8 @@ function meanStd(v) {
 
 export async function run(options = {}) {
   const o = { ...DEFAULTS, ...options };
+  const flags = [`--p ${o.p}`, o.rowsPerClient === undefined ? '--full' : `--rows-per-client ${o.rowsPerClient}`, ...['d', 'q', 'rounds', 'seed'].filter((k) => o[k] !== DEFAULTS[k]).map((k) => `--${k} ${o[k]}`)];
+  const results = begin('communities', ['node bench/communities.mjs', ...flags, ...(o.concurrent ? ['--concurrent'] : [])].join(' '));
   const train = await loadFashionMnist({ split: 'train' });
   const test = await loadFashionMnist({ split: 'test' });
   const part = partition.contaminated(train.labels, {
@@ -194,18 +198,26 @@ export async function run(options = {}) {
   })();
   const aucDiff = trained.clients.map((c, i) => Math.abs(c.auc - peer.auc[i]));
 
-  const ratio = (a, b) => `${(b / a).toFixed(2)}x`;
-  const sec = (v) => (v / 1000).toFixed(v < 100 ? 4 : 2);
+  // wall / CPU seconds of each phase, and how many times faster fedmix was (the Python time over fedmix's)
+  const sec = (v) => (v / 1000).toFixed(v < 100 ? 3 : v < 10_000 ? 2 : 1);
+  const pair = (wall, cpuMs) => `${sec(wall)} / ${sec(cpuMs)}`;
+  const faster = (k) => (ours[k] < 100 ? '-' : `${(peer[k] / ours[k]).toFixed(2)}x / ${(peer.cpu[k] / oursCpu[k]).toFixed(2)}x`);
+  const scorings = (n * (n - 1)).toLocaleString('en-US');
   const PHASES = [
-    ['fitMs', 'OneClassSVM fits (all clients, thresholds)'],
-    ['associationMs', 'association (fits + all-pairs scorings + decisions)'],
-    ['communityMs', 'community detection (fast greedy)'],
-    ['trainingMs', 'per-community FedAvg training + test scoring'],
+    ['fitMs', `fits (${n}, with thresholds and upload)`],
+    ['associationMs', `association (fits + ${scorings} scorings + decisions)`],
+    ['communityMs', 'fast greedy communities'],
+    ['trainingMs', 'per-community FedAvg + test AUC'],
     ['totalMs', 'whole pipeline'],
   ];
-  const lines = PHASES.map(([k, what]) => [what, sec(ours[k]), sec(peer[k]), ratio(ours[k], peer[k]), sec(oursCpu[k]), sec(peer.cpu[k]), ratio(oursCpu[k], peer.cpu[k])]);
+  const load1 = (text) => text.split(' ')[0];
+  const how = o.concurrent ? `concurrent, load ${load1(loadOurs)} before` : `sequential, load ${load1(loadOurs)} before fedmix, ${load1(loadPeer)} before the peer`;
   console.log(`${o.concurrent ? 'the two sides ran at once; ' : ''}load average (1, 5, 15 min) before the peer: ${loadPeer}; before fedmix: ${loadOurs}; peer: scikit-learn ${peer.versions.sklearn}, igraph ${peer.versions.igraph}, torch ${peer.versions.torch}, ${peer.threads} thread`);
-  console.log(table(['phase', 'fedmix s', 'Python s', 'fedmix faster by', 'fedmix CPU s', 'Python CPU s', 'by CPU time'], lines));
+  results.print(
+    `Community pipeline, Fashion-MNIST, p = ${o.p}: seconds, wall / CPU (each process's own), and fedmix faster by (Python's time over fedmix's)`,
+    ['clients x rows', 'run', 'phase', 'fedmix wall / CPU', 'Python wall / CPU', 'faster by, wall / CPU'],
+    PHASES.map(([k, what], i) => [i === 0 ? `${n} x ${rows} (p = ${o.p})` : '', i === 0 ? how : '', what, pair(ours[k], oursCpu[k]), pair(peer[k], peer.cpu[k]), faster(k)]),
+  );
   const assocRatio = peer.associationMs / ours.associationMs;
   const totalRatio = peer.totalMs / ours.totalMs;
   const bar = (r, min) => `${r.toFixed(2)}x ${r >= min ? 'met' : 'NOT met'}`;
@@ -228,6 +240,7 @@ export async function run(options = {}) {
     agreement: { ari, edgesInBoth: sameEdges.both, ariIdeal: { fedmix: adjustedRandScore(ideal, ourLabels), peer: adjustedRandScore(ideal, peerLabels) }, aucDiffMean: meanStd(aucDiff).mean, aucDiffMax: Math.max(...aucDiff) },
   };
   if (o.json) writeFileSync(o.json, JSON.stringify(result, null, 2));
+  await results.write();
   return result;
 }
 

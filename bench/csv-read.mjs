@@ -5,10 +5,14 @@
 // beside the file's size. The file is generated, seeded, in a temporary folder
 // and removed afterwards.
 //
-//   node bench/csv-read.mjs                 a tall file: 1024 MB of 16 decimal features and a class column
-//   node bench/csv-read.mjs --mb 256        a smaller tall file
-//   node bench/csv-read.mjs --wide 1000000  a wide file: 1,000,000 features over 4 rows (column lookup)
-//   --timeout S                             give up on the child after S seconds (default 600)
+//   node bench/csv-read.mjs                 the table of BENCHMARKS.md: tall files of 1024 and 64 MB (16
+//                                           decimal features and a class column), wide files of 100,000 and
+//                                           1,000,000 features over 4 rows (column lookup)
+//   node bench/csv-read.mjs --mb 256        one tall file
+//   node bench/csv-read.mjs --wide 1000000  one wide file
+//   --timeout S                             give up on a child after S seconds (default 600)
+//   --quick                                 a 2 MB tall file and a 2,000-column wide one
+// Writes bench/results/bench-csv-read.json (bench/common.mjs).
 //
 // Needs the sources' dependencies (npm install): the reading path is bundled from ts/ with esbuild.
 import { spawn } from 'node:child_process';
@@ -17,39 +21,58 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { uniform } from './common.mjs';
+import { begin, QUICK, sized, uniform } from './common.mjs';
 
 const args = process.argv.slice(2);
 const arg = (name, fallback) => {
   const i = args.indexOf(`--${name}`);
   return i < 0 ? fallback : Number(args[i + 1]);
 };
-const wide = arg('wide', 0);
-const mb = arg('mb', 1024);
 const timeout = arg('timeout', 600);
+/** the files to read: one given by --mb or --wide, or the table's four */
+const CASES = args.includes('--wide')
+  ? [{ wide: arg('wide') }]
+  : args.includes('--mb')
+    ? [{ mb: arg('mb') }]
+    : sized([{ mb: 1024 }, { mb: 64 }, { wide: 100_000 }, { wide: 1_000_000 }], [{ mb: 2 }, { wide: 2_000 }]);
 
+const results = begin('csv-read', `node bench/csv-read.mjs${process.argv.slice(2).map((a) => ` ${a}`).join('')}`);
 const dir = mkdtempSync(join(tmpdir(), 'fedmix-csv-read-'));
+const rows = [];
 try {
-  const csv = join(dir, 'data.csv');
-  await generate(csv);
   const entry = join(dir, 'read.mjs');
   await bundle(entry);
-  const bytes = statSync(csv).size;
-  const what = wide ? `${wide} columns x 4 rows` : `${(bytes / 2 ** 20).toFixed(0)} MB`;
-  const r = await run(entry, csv);
-  const peak = (mb) => `peak RSS ${mb.toFixed(0)} MB (${(mb / (bytes / 2 ** 20)).toFixed(2)}x the file)`;
-  if (r.status !== 0 || !r.out) {
-    const why = r.timedOut ? `within ${timeout} s` : `(status ${r.status}${r.signal ? `, ${r.signal}` : ''}): ${r.err.split('\n').filter((l) => /error|heap/i.test(l)).slice(0, 2).join(' ')}`;
-    console.log(`csv read, ${what}: did not finish ${why}; ${r.hwmMB ? peak(r.hwmMB) : 'peak RSS unknown'} by then, after ${r.cpuSeconds.toFixed(0)} s of CPU`);
-  } else {
-    const out = r.out;
-    console.log(
-      `csv read, ${what} (${out.rows} rows x ${out.features} features): ${out.seconds.toFixed(2)} s (CPU ${out.cpuSeconds.toFixed(2)} s), ${peak(out.maxRssMB)}; ` +
-        `an idle child peaks at ${out.idleRssMB.toFixed(0)} MB`,
-    );
-  }
+  for (const c of CASES) rows.push(await measure(entry, c));
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+results.print(
+  `Reading CSV as the CLI's --data does (the streaming reader, then labelledFromCsv), in a child process: its peak RSS and CPU time${QUICK ? ' (quick mode)' : ''}`,
+  ['file', 'peak RSS', 'CPU', 'wall'],
+  rows,
+);
+await results.write();
+
+/** One file generated, read in a child, and removed: its row of the table. */
+async function measure(entry, { mb = 0, wide = 0 }) {
+  const csv = join(dir, 'data.csv');
+  await generate(csv, { mb, wide });
+  const bytes = statSync(csv).size;
+  const r = await run(entry, csv);
+  rmSync(csv, { force: true });
+  const fileMB = bytes / 2 ** 20;
+  const peak = (rss) => `${rss.toLocaleString('en-US', { maximumFractionDigits: 0 })} MB${wide ? '' : ` (${(rss / fileMB).toFixed(2)}x the file)`}`;
+  if (r.status !== 0 || !r.out) {
+    const why = r.timedOut ? `not finished within ${timeout} s` : `failed (status ${r.status}${r.signal ? `, ${r.signal}` : ''}): ${r.err.split('\n').filter((l) => /error|heap/i.test(l)).slice(0, 2).join(' ')}`;
+    const what = wide ? `${wide.toLocaleString('en-US')} columns x 4 rows` : `${fileMB.toFixed(0)} MB`;
+    return [what, r.hwmMB ? `${peak(r.hwmMB)}, then ${why}` : why, `${r.cpuSeconds.toFixed(0)} s, unfinished`, '-'];
+  }
+  const out = r.out;
+  const what = wide
+    ? `${out.features.toLocaleString('en-US')} columns x ${out.rows} rows`
+    : `${fileMB.toFixed(0)} MB, ${out.rows.toLocaleString('en-US')} rows x ${out.features} features and a class`;
+  console.log(`csv read, ${what}: an idle child peaks at ${out.idleRssMB.toFixed(0)} MB`);
+  return [what, peak(out.maxRssMB), `${out.cpuSeconds.toFixed(2)} s`, `${out.seconds.toFixed(2)} s`];
 }
 
 /**
@@ -97,7 +120,7 @@ function run(entry, csv) {
 }
 
 /** The seeded file: decimal features printed with 5 decimals and a class column c0..c9, or a wide file. */
-async function generate(path) {
+async function generate(path, { mb, wide }) {
   const u = uniform(1);
   const normal = () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
   const out = createWriteStream(path);

@@ -23,18 +23,23 @@
 // Issue bar: fedmix at least 2x faster than the peer.
 import { readFileSync } from 'node:fs';
 import { adjustedRandScore, averageEntanglement, FedDistrClient, FedDistrServer, Matrix, parseCsv, partition, Rng } from '../dist/index.js';
-import { median, runPeer, table, writeF64, writeMatrix } from './common.mjs';
+import { begin, median, runPeer, sized, writeF64, writeMatrix } from './common.mjs';
 
-const SETTINGS = { kMin: 1, kMax: 5, seed: 0 };
+const SETTINGS = { kMin: 1, kMax: sized(5, 2), seed: 0 };
 const TARGET = 0.003;
-const REPEATS = 3;
+const REPEATS = sized(3, 1);
+/** the federations' numbers of clients (above 26: each of n / 5 clients split in 5) */
+const FEDERATIONS = sized([20, 100], [6, 30]);
+/** quick mode: every 5th row of letter */
+const ROW_STEP = sized(1, 5);
 
 function loadLetter() {
   const t = parseCsv(readFileSync(new URL('../../shared/datasets/letter.csv', import.meta.url), 'utf8'));
   const names = t.names.filter((n) => n !== 'label');
-  const letters = t.columns[t.names.indexOf('label')];
+  const keep = (column) => column.filter((_, i) => i % ROW_STEP === 0);
+  const letters = keep(t.columns[t.names.indexOf('label')]);
   const sub = Int32Array.from(letters, (l) => l.charCodeAt(0) - 65);
-  const X = Matrix.fromColumns(names.map((n) => Float64Array.from(t.columns[t.names.indexOf(n)], Number)));
+  const X = Matrix.fromColumns(names.map((n) => Float64Array.from(keep(t.columns[t.names.indexOf(n)]), Number)));
   return { X, sub, task: sub.map((s) => s >> 1) };
 }
 
@@ -80,11 +85,12 @@ function fedmixRun(X, parts) {
   return { clients: t1 - t0, server: t2 - t1, consolidated: outcome.estimatedBaseDistributions, uploaded: outcome.uploaded, ari: adjustedRandScore(truth, predicted) };
 }
 
-export function run() {
+export async function run() {
+  const results = begin('feddistr', 'npm run bench -- feddistr');
   const { X, sub, task } = loadLetter();
   const rows = [];
   const agreement = [];
-  for (const n of [20, 100]) {
+  for (const n of FEDERATIONS) {
     const indices = clientRows(sub, task, n, 1);
     const parts = indices.map((idx) => ({ X: X.selectRows(idx), task: Int32Array.from(idx, (i) => task[i]), sub: Int32Array.from(idx, (i) => sub[i]) }));
     const counts = parts.map((p) => {
@@ -112,8 +118,12 @@ export function run() {
     rows.push(['', 'pipeline', (fm.clients + fm.server).toFixed(0), (sk.clients + sk.server).toFixed(0), ratio(sk.clients + sk.server, fm.clients + fm.server)]);
     agreement.push([`${n} clients`, `${last.uploaded} / ${peer.uploaded}`, `${last.consolidated} / ${peer.consolidated}`, `${last.ari.toFixed(3)} / ${peer.ari.toFixed(3)}`]);
   }
-  console.log('\nFedDistr one-shot pipeline, letter.csv (full covariances shrunk by OAS, k 1..5 by BIC, W2 matching), median of 3 runs, ms');
-  console.log(table(['federation', 'phase', 'fedmix', 'sklearn+scipy', 'speedup'], rows));
-  console.log('\nagreement (fedmix / peer)');
-  console.log(table(['federation', 'uploaded bases', 'consolidated bases', 'ARI vs letters'], agreement));
+  const letter = `letter.csv (${X.nRows.toLocaleString('en-US')} x ${X.nCols}${ROW_STEP > 1 ? `, every ${ROW_STEP}th row` : ''})`;
+  results.print(
+    `FedDistr one-shot pipeline, ${letter} (full covariances shrunk by OAS, k ${SETTINGS.kMin}..${SETTINGS.kMax} by BIC, W2 matching), median of ${REPEATS} runs, ms`,
+    ['federation', 'phase', 'fedmix', 'scikit-learn + scipy', 'speedup'],
+    rows,
+  );
+  results.print('Agreement (fedmix / peer; the last run of each)', ['federation', 'uploaded base distributions', 'consolidated', 'ARI against the letters'], agreement);
+  await results.write();
 }

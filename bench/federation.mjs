@@ -16,9 +16,7 @@
 // 4. round latency (median and 95th percentile) of distributed EM with 100 clients
 //    over the embedded broker and over mosquitto on loopback, against in process.
 import { availableParallelism } from 'node:os';
-import { readFileSync } from 'node:fs';
 import {
-  csvToMatrix,
   decodeMessage,
   DemClient,
   DemServer,
@@ -37,22 +35,23 @@ import {
   message,
   MinMaxScaler,
   MqttTransport,
-  parseCsv,
   partition,
-  Rng,
   runFederation,
   runFederationSync,
 } from '../dist/index.js';
 import { makeClient, SERVER_USER, startBroker, startMosquitto, WorkerTransport } from '../dist/node.js';
-import { median, table, timed } from './common.mjs';
+import { begin, iidShares, loadShuttle, median, sized, timed } from './common.mjs';
 import { C, clients as mdmClients, K, kernelRound, M, N_MAX } from './mdm.mjs';
 import { wasm } from './wasm-handle.mjs';
 
 // --- 1. one MDM round of 10,000 clients (the setting and the kernel of bench/mdm.mjs) ----
 
-export function mdmRound() {
+const REPEATS = sized(9, 1);
+const CLIENT_REPEATS = sized(3, 1);
+
+export function mdmRound(results) {
   const { counts, model } = mdmClients();
-  const kernel = timed(kernelRound(wasm(), counts, model), 9);
+  const kernel = timed(kernelRound(wasm(), counts, model), REPEATS);
   const roles = Array.from({ length: M }, (_, i) => new MdmClient(`client-${i}`, counts.subarray(i * C, (i + 1) * C), { seed: i }));
   const through = (encoding) => {
     const transport = new InProcessTransport(roles, { encoding });
@@ -64,7 +63,7 @@ export function mdmRound() {
       } finally {
         server.dispose();
       }
-    }, 3);
+    }, CLIENT_REPEATS);
   };
   const binary = through('binary');
   const json = through('json');
@@ -86,7 +85,7 @@ export function mdmRound() {
       } finally {
         server.dispose();
       }
-    }, 9);
+    }, REPEATS);
     for (const x of groups) x.dispose();
     return out;
   };
@@ -95,32 +94,30 @@ export function mdmRound() {
   const worst = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]) / Math.abs(b[i])), 0);
   const agree = Math.max(worst(binary.out.alpha, kernel.out), worst(json.out.alpha, kernel.out), worst(groups2.out.alpha, kernel.out), worst(groups100.out.alpha, kernel.out));
   if (!(agree < 1e-9)) throw new Error(`the runtime's updated alpha differs from the kernel's by ${agree}`);
-  console.log(`\nMDM: one Algorithm 2 round of ${M} clients (C = ${C}, K = ${K}, N = ${N_MAX}), in process, ms (median; the kernel and the groups of 9, per-client runs of 3); the updated alpha agrees within ${agree.toExponential(1)}`);
   const mb = (b) => (b / 1e6 < 1 ? (b / 1e6).toFixed(2) : (b / 1e6).toFixed(0));
-  console.log(
-    table(
-      ['round', 'ms', 'MB on the wire', 'vs kernel', 'vs JSON per client'],
-      [
-        ['kernel: every client in one WASM call + update', kernel.ms.toFixed(1), '-', '1.00x', '-'],
-        ['runtime, one client per user, binary (Arrow IPC)', binary.ms.toFixed(0), mb(binary.out.bytes), `${(binary.ms / kernel.ms).toFixed(1)}x slower`, `${(json.ms / binary.ms).toFixed(2)}x faster`],
-        ['runtime, one client per user, JSON', json.ms.toFixed(0), mb(json.out.bytes), `${(json.ms / kernel.ms).toFixed(1)}x slower`, '1.00x'],
-        [`runtime, ${M} users in 2 groups (MdmUserGroup), binary`, groups2.ms.toFixed(1), mb(groups2.out.bytes), `${(groups2.ms / kernel.ms).toFixed(1)}x slower`, `${(json.ms / groups2.ms).toFixed(0)}x faster`],
-        [`runtime, ${M} users in 100 groups, binary`, groups100.ms.toFixed(1), mb(groups100.out.bytes), `${(groups100.ms / kernel.ms).toFixed(1)}x slower`, `${(json.ms / groups100.ms).toFixed(0)}x faster`],
-      ],
-    ),
+  const users = M.toLocaleString('en-US');
+  results.print(
+    `MDM: one Algorithm 2 round of ${users} clients (C = ${C}, K = ${K}, N = ${N_MAX}), in process, ms (median; the kernel and the groups of ${REPEATS}, per-client runs of ${CLIENT_REPEATS}); the updated alpha agrees within ${agree.toExponential(1)}`,
+    [`one MDM round, ${users} users (C = ${C}, K = ${K}, N = ${N_MAX}), in process`, 'ms', 'MB on the wire', 'vs kernel', 'vs JSON per client'],
+    [
+      ['kernel: every client in one WASM call + update', kernel.ms.toFixed(1), '-', '1.00x', '-'],
+      ['runtime, one client per user, binary (Arrow IPC)', binary.ms.toFixed(0), mb(binary.out.bytes), `${(binary.ms / kernel.ms).toFixed(1)}x slower`, `${(json.ms / binary.ms).toFixed(2)}x faster`],
+      ['runtime, one client per user, JSON', json.ms.toFixed(0), mb(json.out.bytes), `${(json.ms / kernel.ms).toFixed(1)}x slower`, '1.00x'],
+      [`runtime, ${users} users in 2 groups (\`MdmUserGroup\`), binary`, groups2.ms.toFixed(1), mb(groups2.out.bytes), `${(groups2.ms / kernel.ms).toFixed(1)}x slower`, `${(json.ms / groups2.ms).toFixed(0)}x faster`],
+      [`runtime, ${users} users in 100 groups, binary`, groups100.ms.toFixed(1), mb(groups100.out.bytes), `${(groups100.ms / kernel.ms).toFixed(1)}x slower`, `${(json.ms / groups100.ms).toFixed(0)}x faster`],
+    ],
   );
   // the cost of a message as such: 10,000 replies without E (omega, u, v), encoded and decoded, nothing else
   const bare = Array.from({ length: M }, (_, i) => message('mdm/stats', `client-${i}`, 1, { omega: new Float64Array([0.2, 0.3, 0.5]), u: new Float64Array(K * C).fill(0.1), v: new Float64Array(K).fill(1) }));
   const codec = timed(() => {
     for (const m of bare) decodeMessage(encodeMessage(m, 'binary'));
-  }, 3);
+  }, CLIENT_REPEATS);
   console.log(`The codec alone: ${M} messages of three small arrays (${K + K * C + K} numbers), encoded and decoded (binary): ${codec.ms.toFixed(0)} ms, ${((1000 * codec.ms) / M).toFixed(1)} us a message, ${(codec.ms / kernel.ms).toFixed(1)}x the kernel's round`);
-  return { kernelMs: kernel.ms, binaryMs: binary.ms, jsonMs: json.ms, groups2Ms: groups2.ms, groups100Ms: groups100.ms, codecMs: codec.ms };
 }
 
 // --- 2. bytes per round, JSON against binary ---------------------------------------------
 
-export function bytesPerRound() {
+export function bytesPerRound(results) {
   const b = makeBlobs({ nClusters: 6, nFeatures: 4, samplesPerCluster: 200, minDistance: 6, seed: 3 });
   const p = partition.quantity(Array.from(b.labels), { clients: 10, alpha: [2, 4], seed: 3 });
   const data = p.indices.map((rows) => b.X.selectRows(rows));
@@ -137,7 +134,6 @@ export function bytesPerRound() {
     ],
   };
   const rows = [];
-  const out = {};
   for (const [name, make] of Object.entries(settings)) {
     const per = {};
     for (const encoding of ['json', 'binary']) {
@@ -149,29 +145,18 @@ export function bytesPerRound() {
       if (r.model?.dispose) r.model.dispose();
       else if (r.model?.model?.dispose) r.model.model.dispose();
     }
-    rows.push([name, per.json.toFixed(0), per.binary.toFixed(0), `${(per.json / per.binary).toFixed(2)}x`]);
-    out[name] = per;
+    const bytes = (b) => b.toLocaleString('en-US', { maximumFractionDigits: 0 });
+    rows.push([name, bytes(per.json), bytes(per.binary), `${(per.json / per.binary).toFixed(2)}x`]);
   }
-  console.log('\nBytes per round, both ways, in process (the same run in each encoding)');
-  console.log(table(['algorithm', 'JSON bytes/round', 'binary bytes/round', 'JSON / binary'], rows));
-  return out;
+  results.print('Bytes per round, both ways, in process (the same run in each encoding)', ['bytes per round, both ways (same run in each encoding)', 'JSON', 'binary', 'JSON / binary'], rows);
 }
 
 // --- 3. FedGenGMM on worker threads ------------------------------------------------------
 
-function shuttleClients(n) {
-  const t = parseCsv(readFileSync(new URL('../../shared/datasets/shuttle.csv', import.meta.url), 'utf8'));
-  const X = new MinMaxScaler().fitTransform(csvToMatrix(t, { exclude: ['label'] }).X);
-  const rng = new Rng(1);
-  const order = rng.permutation(X.nRows);
-  rng.dispose();
-  const size = Math.floor(X.nRows / n);
-  return Array.from({ length: n }, (_, c) => X.selectRows(order.subarray(c * size, (c + 1) * size)));
-}
-
-export async function fedGenGMMOnWorkers() {
-  const clients = shuttleClients(20);
-  const specs = clients.map((x, i) => ({ algorithm: 'fedgengmm', id: `client-${i}`, data: { data: x.data, nRows: x.nRows, nCols: x.nCols }, options: { kMin: 1, kMax: 8, covarianceType: 'diag', seed: i } }));
+export async function fedGenGMMOnWorkers(results) {
+  const clients = iidShares(loadShuttle(sized(1, 10)), 20, 1);
+  const kMax = sized(8, 3);
+  const specs = clients.map((x, i) => ({ algorithm: 'fedgengmm', id: `client-${i}`, data: { data: x.data, nRows: x.nRows, nCols: x.nCols }, options: { kMin: 1, kMax, covarianceType: 'diag', seed: i } }));
   const server = () => new FedGenGMMServer({ nComponents: 10, nFeatures: 9, covarianceType: 'diag', seed: 1 });
   // the pool is started once and serves every run (each run trains the clients afresh)
   let t0 = performance.now();
@@ -182,7 +167,7 @@ export async function fedGenGMMOnWorkers() {
   const threaded = [];
   let same = true;
   try {
-    for (let r = 0; r < 4; r++) {
+    for (let r = 0; r < 1 + CLIENT_REPEATS; r++) {
       t0 = performance.now();
       const a = runFederationSync(server(), roles);
       const ipMs = performance.now() - t0;
@@ -203,20 +188,22 @@ export async function fedGenGMMOnWorkers() {
     await transport.close();
   }
   const [ip, th] = [median(inProcess), median(threaded)];
-  console.log(`\nFedGenGMM, 20 clients of shuttle.csv (K by BIC in 1..8, global K = 10), ms (median of 3 after a warm-up run); ${availableParallelism()} cores; the pool started once in ${startMs.toFixed(0)} ms; the same model: ${same}`);
-  console.log(table(['transport', 'ms', 'speedup'], [['in process', ip.toFixed(0), '1.00x'], [`worker threads (${Math.min(availableParallelism(), 20)})`, th.toFixed(0), `${(ip / th).toFixed(2)}x`]]));
   if (!same) throw new Error('the worker threads gave another model');
-  return { inProcessMs: ip, workersMs: th, startMs };
+  results.print(
+    `FedGenGMM, 20 clients of shuttle.csv (K by BIC in 1..${kMax}, global K = 10), ms (median of ${CLIENT_REPEATS} after a warm-up run); ${availableParallelism()} cores; the pool started once in ${startMs.toFixed(0)} ms; the same model both ways`,
+    [`FedGenGMM, 20 clients of shuttle.csv (K by BIC in 1..${kMax}, global K = 10)`, 'ms', 'speedup'],
+    [['in process', ip.toFixed(0), '1.00x'], [`worker threads (${Math.min(availableParallelism(), 20)})`, th.toFixed(0), `${(ip / th).toFixed(2)}x`]],
+  );
 }
 
 // --- 4. round latency over brokers -------------------------------------------------------
 
-export async function brokerLatency() {
-  const n = 100;
+export async function brokerLatency(results) {
+  const n = sized(100, 10);
   const b = makeBlobs({ nClusters: 5, nFeatures: 3, samplesPerCluster: 400, minDistance: 6, seed: 9 });
   const rows = Array.from({ length: n }, (_, c) => b.X.selectRows(Array.from({ length: 20 }, (_, i) => (c * 20 + i) % b.X.nRows)));
   const ids = rows.map((_, i) => `c${i}`);
-  const dem = { nComponents: 5, nFeatures: 3, covarianceType: 'diag', init: 'separated', featureRange: [-20, 20], maxRounds: 20, tol: 0, seed: 1 };
+  const dem = { nComponents: 5, nFeatures: 3, covarianceType: 'diag', init: 'separated', featureRange: [-20, 20], maxRounds: sized(20, 3), tol: 0, seed: 1 };
   /** per-round milliseconds of the EM rounds: the runtime's own record (configure, exchange, judging, aggregate) */
   const latencies = (r) => r.history.filter((h) => h.replies).map((h) => h.ms.configure + h.ms.exchange + h.ms.accept + h.ms.aggregate);
   const users = [{ username: SERVER_USER, password: 'server', role: 'server' }, ...ids.map((id) => ({ username: id, password: `pw-${id}`, role: 'client' }))];
@@ -240,18 +227,25 @@ export async function brokerLatency() {
   const local = runFederationSync(new DemServer(dem), roles);
   local.model.dispose();
   for (const c of roles) c.dispose();
-  const results = {
+  const latency = {
     'in process (binary)': latencies(local),
     'embedded broker (aedes), loopback': await overBroker(() => startBroker({ federation: 'bench', users })),
     'mosquitto 2.0, loopback': await overBroker(() => startMosquitto({ federation: 'bench', users })),
   };
   const p95 = (v) => [...v].sort((a, c) => a - c)[Math.min(v.length - 1, Math.ceil(0.95 * v.length) - 1)];
-  const base = median(results['in process (binary)']);
-  console.log(`\nDistributed EM, ${n} clients (separated init, 20 EM rounds): per-round latency, ms (the clients join in this process, each with its own MQTT connection)`);
-  console.log(table(['transport', 'median', '95th percentile', 'median vs in process'], Object.entries(results).map(([k, v]) => [k, median(v).toFixed(1), p95(v).toFixed(1), `${(median(v) / base).toFixed(1)}x`])));
-  return Object.fromEntries(Object.entries(results).map(([k, v]) => [k, { median: median(v), p95: p95(v) }]));
+  const base = median(latency['in process (binary)']);
+  results.print(
+    `Distributed EM, ${n} clients (separated init, ${dem.maxRounds} EM rounds): per-round latency, ms (the clients join in this process, each with its own MQTT connection)`,
+    [`distributed EM, ${n} clients, ${dem.maxRounds} EM rounds: round latency`, 'median ms', '95th percentile ms', 'vs in process'],
+    Object.entries(latency).map(([k, v]) => [k, median(v).toFixed(1), p95(v).toFixed(1), `${(median(v) / base).toFixed(1)}x`]),
+  );
 }
 
 export async function run() {
-  return { mdm: mdmRound(), bytes: bytesPerRound(), workers: await fedGenGMMOnWorkers(), latency: await brokerLatency() };
+  const results = begin('federation', 'npm run bench -- federation');
+  mdmRound(results);
+  bytesPerRound(results);
+  await fedGenGMMOnWorkers(results);
+  await brokerLatency(results);
+  await results.write();
 }

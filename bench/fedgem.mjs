@@ -5,20 +5,14 @@
 // centralized scikit-learn GaussianMixture on the pooled rows of the same
 // blobs (bench/peers/fedgem.py), with both ARIs.
 import { adjustedRandScore, decodeMessage, FEDGEM_PROTOCOL, FedGEMServer, fedGEM, makeBlobs, partition, Rng } from '../dist/index.js';
-import { median, runPeer, table, writeMatrix } from './common.mjs';
+import { begin, median, runPeer, sized, timed, writeMatrix } from './common.mjs';
 
-const REPEATS = 3;
+const REPEATS = sized(3, 1);
+const MERGES = sized([1e3, 1e4, 1e5], [200, 1e3]);
+/** the whole run: clusters (one per 1,000 rows), rounds */
+const RUN = sized({ clusters: 20, rounds: 10 }, { clusters: 6, rounds: 2 });
 
-function time(fn, repeats = REPEATS) {
-  if (repeats > 1) fn();
-  const t = [];
-  for (let r = 0; r < repeats; r++) {
-    const t0 = performance.now();
-    fn();
-    t.push(performance.now() - t0);
-  }
-  return median(t);
-}
+const time = (fn, repeats = REPEATS) => timed(fn, repeats, { warmUp: repeats > 1 }).ms;
 
 /**
  * Final uploads of M / 10 clients with 10 components each: estimates (noise
@@ -64,10 +58,10 @@ function withFinals(server, texts) {
   return server;
 }
 
-export function run() {
+export async function run() {
+  const results = begin('fedgem', 'npm run bench -- fedgem');
   const rows = [];
-  const results = [];
-  for (const m of [1e3, 1e4, 1e5]) {
+  for (const m of MERGES) {
     const { texts, k } = uploads(m, 7);
     const servers = {};
     for (const search of ['kdtree', 'all-pairs']) servers[search] = withFinals(new FedGEMServer({ nFeatures: 2, rounds: 0, search, variance: 'clients' }), texts);
@@ -78,22 +72,20 @@ export function run() {
     const tree = time(() => { kTree = servers.kdtree.merge(0.5).estimatedK; });
     // all pairs at 1e5 is ~5e9 pair tests: timed once
     const all = time(() => servers['all-pairs'].merge(0.5), m >= 1e5 ? 1 : REPEATS);
-    rows.push([`merge, M = ${m}`, `${tree.toFixed(1)}`, `${all.toFixed(1)}`, `${(all / tree).toFixed(1)}x`, `${kTree} (true ${k})`]);
-    results.push({ step: 'merge', components: m, kdtreeMs: tree, allPairsMs: all, speedup: all / tree, estimatedK: kTree, trueK: k });
+    rows.push([`M = ${m.toLocaleString('en-US')}`, `${tree.toFixed(1)}`, `${all.toFixed(1)}${m >= 1e5 ? ' (1 run)' : ''}`, `${(all / tree).toFixed(1)}x`, `${kTree} (true ${k})`]);
   }
-  console.log('\nFedGEM server merge, ms (median of 3; all pairs once at 1e5), k-d tree against all pairs');
-  console.log(table(['step', 'k-d tree', 'all pairs', 'ratio', 'estimated K'], rows));
+  results.print(`FedGEM server merge, ms (median of ${REPEATS}; all pairs once at 1e5), k-d tree against all pairs`, ['merge', 'k-d tree ms', 'all pairs ms', 'ratio', 'estimated K'], rows);
 
   // the whole run against centralized scikit-learn on the same blobs
-  const blob = makeBlobs({ nClusters: 20, nFeatures: 5, samplesPerCluster: 1000, minDistance: 6, seed: 3 });
-  const p = partition.quantity(Array.from(blob.labels), { clients: 20, alpha: [3, 8], seed: 3 });
+  const blob = makeBlobs({ nClusters: RUN.clusters, nFeatures: 5, samplesPerCluster: 1000, minDistance: 6, seed: 3 });
+  const p = partition.quantity(Array.from(blob.labels), { clients: RUN.clusters, alpha: sized([3, 8], [2, 3]), seed: 3 });
   const data = p.indices.map((r) => blob.X.selectRows(r));
   const truth = p.indices.map((r) => Array.from(r, (i) => blob.labels[i]));
   let ari = 0;
   let estimatedK = 0;
   const fm = time(() => {
     // the blobs' known sigma^2 = 1, as the paper (the estimate would add one round of k-means per client)
-    const r = fedGEM(data, { client: p.classSets.map((s, c) => ({ nComponents: s.length, variance: 1, seed: c })), rounds: 10 });
+    const r = fedGEM(data, { client: p.classSets.map((s, c) => ({ nComponents: s.length, variance: 1, seed: c })), rounds: RUN.rounds });
     let t = 0;
     let n = 0;
     for (const c of r.clients) {
@@ -105,13 +97,16 @@ export function run() {
     ari = t / n;
     estimatedK = r.estimatedK;
   });
-  const peer = runPeer('fedgem.py', { data: writeMatrix('fedgem-blobs.f64', blob.X), n: blob.X.nRows, d: 5, k: 20, labels: Array.from(blob.labels), repeats: REPEATS });
+  const peer = runPeer('fedgem.py', { data: writeMatrix('fedgem-blobs.f64', blob.X), n: blob.X.nRows, d: 5, k: RUN.clusters, labels: Array.from(blob.labels), repeats: REPEATS });
   const sk = median(peer.ms);
-  console.log(`\nFedGEM run (20 clients holding 3-8 of 20 clusters, 20,000 x 5 rows, 10 rounds) against scikit-learn GaussianMixture(20, 'full') on the pooled rows, ms (median of ${REPEATS})`);
-  console.log(table(['method', 'ms', 'ratio', 'ARI', 'K'], [
-    ['fedmix FedGEM (all clients and the server, in one process)', fm.toFixed(0), `${(sk / fm).toFixed(2)}x`, ari.toFixed(4), `${estimatedK} (estimated)`],
-    ['scikit-learn GaussianMixture, central, true K', sk.toFixed(0), '1.00x', peer.ari.toFixed(4), '20 (given)'],
-  ]));
-  results.push({ step: 'run', fedmixMs: fm, sklearnMs: sk, speedup: sk / fm, fedgemAri: ari, sklearnAri: peer.ari, estimatedK });
-  return results;
+  const k = RUN.clusters;
+  results.print(
+    `FedGEM run (${k} clients holding ${sized('3-8', '2-3')} of ${k} clusters, ${(k * 1000).toLocaleString('en-US')} x 5 rows, ${RUN.rounds} rounds) against scikit-learn GaussianMixture(${k}, 'full') on the pooled rows, ms (median of ${REPEATS})`,
+    ['run', 'ms', 'speedup', 'ARI', 'K'],
+    [
+      ['fedmix FedGEM (all clients and the server, in one process)', fm.toFixed(0), `${(sk / fm).toFixed(2)}x`, ari.toFixed(4), `${estimatedK} (estimated)`],
+      ['scikit-learn GaussianMixture, central', sk.toFixed(0), '1.00x', peer.ari.toFixed(4), `${k} (given)`],
+    ],
+  );
+  await results.write();
 }

@@ -8,47 +8,27 @@
 // Issue bars: the fedmix pipeline at least 2x faster than scikit-learn's; the
 // hierarchical server step at 320 clients at least 10x faster than
 // scikit-learn's sampled one.
-import { readFileSync } from 'node:fs';
-import { csvToMatrix, decodeMessage, FEDGENGMM_PROTOCOL, FedGenGMMServer, fedGenGMM, GaussianMixture, MinMaxScaler, parseCsv, Rng } from '../dist/index.js';
-import { median, runPeer, table, writeMatrix } from './common.mjs';
+import { decodeMessage, FEDGENGMM_PROTOCOL, FedGenGMMServer, fedGenGMM, GaussianMixture } from '../dist/index.js';
+import { begin, iidShares, loadShuttle, median, runPeer, sized, timed, writeMatrix } from './common.mjs';
 
-const SETTINGS = { kMin: 1, kMax: 8, globalK: 10, h: 100, tol: 1e-3 };
-const REPEATS = 3;
+const SETTINGS = sized({ kMin: 1, kMax: 8, globalK: 10, h: 100, tol: 1e-3 }, { kMin: 1, kMax: 3, globalK: 4, h: 20, tol: 1e-3 });
+const REPEATS = sized(3, 1);
+/** the server step's federations: numbers of clients */
+const SERVER_CLIENTS = sized([20, 80, 320], [20, 40]);
+/** quick mode: every 10th row of shuttle */
+const ROW_STEP = sized(1, 10);
 
-function loadShuttle() {
-  const table0 = parseCsv(readFileSync(new URL('../../shared/datasets/shuttle.csv', import.meta.url), 'utf8'));
-  const { X } = csvToMatrix(table0, { exclude: ['label'] });
-  return new MinMaxScaler().fitTransform(X);
-}
+const time = (fn) => timed(fn, REPEATS).ms;
 
-/** nClients IID shares of the rows (the pipeline's cost hardly depends on the split). */
-function split(X, nClients, seed) {
-  const rng = new Rng(seed);
-  const order = rng.permutation(X.nRows);
-  rng.dispose();
-  const size = Math.floor(X.nRows / nClients);
-  return Array.from({ length: nClients }, (_, c) => X.selectRows(order.subarray(c * size, (c + 1) * size)));
-}
-
-function time(fn) {
-  fn();
-  const t = [];
-  for (let r = 0; r < REPEATS; r++) {
-    const t0 = performance.now();
-    fn(r);
-    t.push(performance.now() - t0);
-  }
-  return median(t);
-}
-
-export function run() {
-  const X = loadShuttle();
+export async function run() {
+  const results = begin('fedgengmm', 'npm run bench -- fedgengmm');
+  const X = loadShuttle(ROW_STEP);
   const d = X.nCols;
   const rows = [];
-  const results = [];
+  const hierarchical = [];
 
   // the whole pipeline, 20 clients
-  const clients = split(X, 20, 1);
+  const clients = iidShares(X, 20, 1);
   const fm = time((r = 0) => {
     const res = fedGenGMM(clients, {
       client: { kMin: SETTINGS.kMin, kMax: SETTINGS.kMax, covarianceType: 'diag', tol: SETTINGS.tol, seed: r },
@@ -61,12 +41,11 @@ export function run() {
     clients: clients.map((c, i) => ({ path: writeMatrix(`fgg-client-${i}.f64`, c), n: c.nRows })),
   });
   const sk = median(peer.ms);
-  rows.push(['pipeline, 20 clients', fm.toFixed(0), sk.toFixed(0), `${(sk / fm).toFixed(2)}x`, '']);
-  results.push({ step: 'pipeline', clients: 20, fedmixMs: fm, sklearnMs: sk, speedup: sk / fm });
+  rows.push(['pipeline, 20 clients', fm.toFixed(0), sk.toFixed(0), `${(sk / fm).toFixed(2)}x`]);
 
   // the server step alone, on the same local models
-  for (const n of [20, 80, 320]) {
-    const parts = split(X, n, 2);
+  for (const n of SERVER_CLIENTS) {
+    const parts = iidShares(X, n, 2);
     const locals = parts.map((part, i) =>
       new GaussianMixture({ nComponents: 4, covarianceType: 'diag', tol: SETTINGS.tol, seed: i }).fit(part),
     );
@@ -102,14 +81,21 @@ export function run() {
       models: uploads.map((u) => u.payload.model), sizes: parts.map((q) => q.nRows),
     });
     const sks = median(p.ms);
-    rows.push([`server step, ${n} clients (${n * 4 * SETTINGS.h} synthetic rows)`, fms.toFixed(0), sks.toFixed(0), `${(sks / fms).toFixed(2)}x`, quality.sample.toFixed(3)]);
-    rows.push([`  hierarchical EM, ${n} clients (${n * 4} components)`, hms.toFixed(1), sks.toFixed(0), `${(sks / hms).toFixed(1)}x`, quality.hierarchical.toFixed(3)]);
-    results.push({ step: 'server', clients: n, fedmixMs: fms, sklearnMs: sks, speedup: sks / fms, logLikelihood: quality.sample });
-    results.push({ step: 'server-hierarchical', clients: n, fedmixMs: hms, sklearnMs: sks, speedup: sks / hms, logLikelihood: quality.hierarchical });
+    const synthetic = (n * 4 * SETTINGS.h).toLocaleString('en-US');
+    rows.push([`server step, ${n} clients (${synthetic} synthetic rows)`, fms.toFixed(0), sks.toFixed(0), `${(sks / fms).toFixed(2)}x`]);
+    hierarchical.push([`${n} (${(n * 4).toLocaleString('en-US')})`, fms.toFixed(0), hms.toFixed(1), sks.toFixed(0), `${(sks / hms).toFixed(1)}x`, `${quality.sample.toFixed(3)} / ${quality.hierarchical.toFixed(3)}`]);
     for (const m of locals) m.dispose();
   }
-  console.log(`\nFedGenGMM on shuttle.csv (58,000 x 9), diag covariance, client K by BIC in ${SETTINGS.kMin}..${SETTINGS.kMax}, global K = ${SETTINGS.globalK}, H = ${SETTINGS.h}; ms, median of ${REPEATS}`);
-  console.log('(server steps: scikit-learn ms is its sampled step on the same uploads; log-lik: the fedmix global model on all rows, seed 0)');
-  console.log(table(['step', 'fedmix ms', 'scikit-learn ms', 'speedup', 'log-lik'], rows));
-  return results;
+  const shuttle = `shuttle.csv (${X.nRows.toLocaleString('en-US')} x ${d}${ROW_STEP > 1 ? `, every ${ROW_STEP}th row` : ''})`;
+  results.print(
+    `FedGenGMM on ${shuttle}, diag covariance, client K by BIC in ${SETTINGS.kMin}..${SETTINGS.kMax}, global K = ${SETTINGS.globalK}, H = ${SETTINGS.h}; ms, median of ${REPEATS}; the server step on the same uploads as scikit-learn's`,
+    ['step', 'fedmix ms', 'scikit-learn ms', 'speedup'],
+    rows,
+  );
+  results.print(
+    `The server step, sampled and sample-free ('hierarchical'), against scikit-learn's sampled step on the same uploads, ms (median of ${REPEATS}); log-lik.: each fedmix global model's mean log-likelihood on all rows, seed 0`,
+    ['clients (components)', 'sampled, fedmix ms', 'hierarchical, fedmix ms', 'scikit-learn sampled ms', 'hierarchical vs scikit-learn', 'log-lik. sampled / hierarchical'],
+    hierarchical,
+  );
+  await results.write();
 }

@@ -4,15 +4,18 @@
 // (n=1e5, d=10, K=15), no slower at (n=1e5, d=38, K=10).
 import { GaussianMixture } from '../dist/index.js';
 import { wasm } from './wasm-handle.mjs';
-import { blobs, median, runPeer, table, writeMatrix } from './common.mjs';
+import { begin, blobs, median, runPeer, sized, writeMatrix } from './common.mjs';
 
-const CONFIGS = [
-  { n: 100_000, d: 10, k: 15 },
-  { n: 100_000, d: 38, k: 10 },
-];
+const CONFIGS = sized(
+  [
+    { n: 100_000, d: 10, k: 15 },
+    { n: 100_000, d: 38, k: 10 },
+  ],
+  [{ n: 2_000, d: 4, k: 3 }],
+);
 const LO = 2;
-const HI = 12;
-const REPEATS = 3;
+const HI = sized(12, 4);
+const REPEATS = sized(3, 1);
 
 /** Floating-point operations of one EM iteration as fedmix performs it. */
 function flopsPerIteration(type, n, d, k) {
@@ -29,16 +32,16 @@ export function measurePeak() {
   let flops = 0;
   for (let r = 0; r < 5; r++) {
     const t0 = performance.now();
-    flops = w.fm_madd_peak(5e7, 1 + r);
+    flops = w.fm_madd_peak(sized(5e7, 1e6), 1 + r);
     times.push(performance.now() - t0);
   }
   return flops / (median(times) * 1e6);
 }
 
-export function run() {
+export async function run() {
+  const results = begin('gmm-em', 'npm run bench -- gmm-em');
   const peak = measurePeak();
   const rows = [];
-  const results = [];
   for (const { n, d, k } of CONFIGS) {
     const X = blobs(n, d, k, 7);
     const data = writeMatrix(`gmm-${n}-${d}.f64`, X);
@@ -68,11 +71,13 @@ export function run() {
       const fm = median(ours);
       const sk = median(peer.msPerIter);
       const gflops = flopsPerIteration(type, n, d, k) / (fm * 1e6);
-      results.push({ n, d, k, type, fedmixMs: fm, sklearnMs: sk, speedup: sk / fm, gflops, peakGflops: peak });
-      rows.push([`${n} x ${d}, K=${k}`, type, fm.toFixed(1), sk.toFixed(1), `${(sk / fm).toFixed(2)}x`, gflops.toFixed(2), `${((100 * gflops) / peak).toFixed(0)}%`]);
+      rows.push([`${n} x ${d}, K=${k}`, type, fm.toFixed(1), sk.toFixed(1), `${(sk / fm).toFixed(2)}x`, gflops.toFixed(1), `${((100 * gflops) / peak).toFixed(0)}%`]);
     }
   }
-  console.log(`\nGaussianMixture EM, ms per iteration (median of ${REPEATS}; one thread; SIMD peak ${peak.toFixed(1)} GFLOP/s)`);
-  console.log(table(['data', 'covariance', 'fedmix ms', 'scikit-learn ms', 'speedup', 'fedmix GFLOP/s', 'of peak'], rows));
-  return results;
+  results.print(
+    `GaussianMixture EM, ms per iteration (median of ${REPEATS}; one thread; SIMD peak ${peak.toFixed(1)} GFLOP/s)`,
+    ['data', 'covariance', 'fedmix ms', 'scikit-learn ms', 'speedup', 'fedmix GFLOP/s', 'of peak'],
+    rows,
+  );
+  await results.write();
 }

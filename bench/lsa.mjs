@@ -10,12 +10,12 @@
 // faster than munkres-js at n = 1024.
 import munkres from 'munkres-js';
 import { linearSumAssignment } from '../dist/index.js';
-import { median, runPeer, table, uniform, writeF64 } from './common.mjs';
+import { begin, median, QUICK, runPeer, sized, uniform, writeF64 } from './common.mjs';
 
-const SIZES = [256, 1024, 2048];
-const REPEATS = { 256: 21, 1024: 7, 2048: 5 };
+const SIZES = sized([256, 1024, 2048], [32, 64, 128]);
+const REPEATS = sized({ 256: 21, 1024: 7, 2048: 5 }, { 32: 1, 64: 1, 128: 1 });
 /** munkres-js is O(n^3) with large constants: about 0.7 s at 256 and a minute at 1024, so one run there. */
-const MUNKRES_REPEATS = { 256: 3, 1024: 1 };
+const MUNKRES_REPEATS = sized({ 256: 3, 1024: 1 }, { 32: 1, 64: 1 });
 
 function timeOurs(cost, n, repeats) {
   const ms = [];
@@ -32,14 +32,15 @@ function sameCost(a, b, what) {
   if (!(Math.abs(a - b) <= 1e-9 * Math.abs(b))) throw new Error(`${what}: total cost ${a} differs from fedmix's ${b}`);
 }
 
-export function run() {
+export async function run() {
+  const results = begin('lsa', 'npm run bench -- lsa');
   // V8 runs WASM from a baseline compiler first and swaps in optimized code
   // after some calls: solve a few small problems before timing.
   const warm = Float64Array.from({ length: 128 * 128 }, uniform(1));
   for (let r = 0; r < 20; r++) linearSumAssignment(warm, { shape: [128, 128] });
 
   const rows = [];
-  const results = [];
+  const measured = [];
   for (const n of SIZES) {
     const cost = Float64Array.from({ length: n * n }, uniform(n));
     const data = writeF64(`lsa-${n}.f64`, cost);
@@ -61,7 +62,7 @@ export function run() {
       }
       mk = median(ms);
     }
-    results.push({ n, fedmixMs: fm, scipyMs: sp, munkresMs: mk });
+    measured.push({ n, fedmixMs: fm, scipyMs: sp, munkresMs: mk });
     rows.push([
       `${n} x ${n}`,
       fm.toFixed(1),
@@ -71,14 +72,18 @@ export function run() {
       mk === undefined ? '-' : `${(mk / fm).toFixed(0)}x`,
     ]);
   }
-  console.log(`\nlinearSumAssignment, uniform random costs, ms (median of ${REPEATS[256]}/${REPEATS[1024]}/${REPEATS[2048]} runs; one thread)`);
-  console.log(table(['matrix', 'fedmix ms', 'scipy ms', 'fedmix / scipy', 'munkres-js ms', 'fedmix speedup vs munkres-js'], rows));
-  const byN = Object.fromEntries(results.map((r) => [r.n, r]));
+  results.print(
+    `linearSumAssignment, uniform random costs, ms (median of ${SIZES.map((n) => REPEATS[n]).join('/')} runs; one thread)`,
+    ['matrix', 'fedmix ms', 'scipy ms', 'fedmix / scipy', 'munkres-js ms', 'fedmix speedup vs munkres-js'],
+    rows,
+  );
+  await results.write();
+  if (QUICK) return;
+  const byN = Object.fromEntries(measured.map((r) => [r.n, r]));
   const bars = [
     ['fedmix <= 1.5x scipy at 1024', byN[1024].fedmixMs <= 1.5 * byN[1024].scipyMs],
     ['fedmix <= 1.5x scipy at 2048', byN[2048].fedmixMs <= 1.5 * byN[2048].scipyMs],
     ['fedmix >= 10x faster than munkres-js at 1024', byN[1024].munkresMs >= 10 * byN[1024].fedmixMs],
   ];
   console.log(bars.map(([what, ok]) => `${ok ? 'met' : 'NOT MET'}: ${what}`).join('\n'));
-  return results;
 }

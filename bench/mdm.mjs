@@ -14,14 +14,15 @@
 // ways (binary; bench/federation.mjs compares the encodings), checked and
 // summed by the MdmAggregator, the server's update; the sums are the kernel's.
 import { DirichletMultinomialMixture, InProcessTransport, MdmClient, MdmServer, runFederationSync } from '../dist/index.js';
-import { median, runPeer, table, timed, writeF64 } from './common.mjs';
+import { begin, median, runPeer, sized, timed, writeF64 } from './common.mjs';
 import { wasm } from './wasm-handle.mjs';
 
-export const M = 10_000;
+export const M = sized(10_000, 300);
 export const C = 62;
 export const K = 3;
 export const N_MAX = 400;
-const REPEATS = 9;
+const REPEATS = sized(9, 1);
+const FEDERATED_REPEATS = sized(3, 1);
 
 /** FEMNIST-like clients: sizes 20..400, three kinds of class mix (sparse, even, digit-heavy). */
 export function clients() {
@@ -86,7 +87,8 @@ export function kernelRound(w, counts, model) {
   return run;
 }
 
-export function run() {
+export async function run() {
+  const results = begin('mdm', 'npm run bench -- mdm');
   const { counts, model, nonzero } = clients();
   const kernel = timed(kernelRound(wasm(), counts, model), REPEATS);
   // the federated round: 10,000 client roles, one broadcast, one aggregate
@@ -99,17 +101,20 @@ export function run() {
     } finally {
       server.dispose();
     }
-  }, 3);
+  }, FEDERATED_REPEATS);
   for (const r of roles) r.dispose();
   const peer = runPeer('mdm.py', { counts: writeF64('mdm-counts.f64', counts), k: K, c: C, nMax: N_MAX, tau: Array.from(model.tau), alpha: Array.from(model.alpha), pi: Array.from(model.pi), repeats: REPEATS });
   const worst = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]) / Math.abs(b[i])), 0);
   const agree = Math.max(worst(kernel.out, peer.alpha), worst(federated.out, peer.alpha));
   if (!(agree < 1e-9)) throw new Error(`the updated alpha differs from numpy's by ${agree} (relative)`);
   const np = median(peer.ms);
-  console.log(`\nMDM: one Algorithm 2 round, ${M} clients, C = ${C}, K = ${K}, N = ${N_MAX} (${(nonzero / M).toFixed(1)} non-zero counts per client), ms (median of ${REPEATS}, federated of 3; numpy 1.24 / scipy 1.10, one thread); updated alpha equal to numpy's within ${agree.toExponential(1)}`);
-  console.log(table(['round', 'fedmix ms', 'numpy/scipy ms', 'speedup'], [
-    ['kernel: statistics of every client + update', kernel.ms.toFixed(1), np.toFixed(1), `${(np / kernel.ms).toFixed(2)}x`],
-    ['federated: client roles, binary messages, aggregator, server', federated.ms.toFixed(0), np.toFixed(1), `${(np / federated.ms).toFixed(2)}x`],
-  ]));
-  return { kernelMs: kernel.ms, federatedMs: federated.ms, numpyMs: np, agree };
+  results.print(
+    `MDM: one Algorithm 2 round, ${M} clients, C = ${C}, K = ${K}, N = ${N_MAX} (${(nonzero / M).toFixed(1)} non-zero counts per client), ms (median of ${REPEATS}, federated of ${FEDERATED_REPEATS}; numpy ${peer.numpy} / scipy ${peer.scipy}, one thread); updated alpha equal to numpy's within ${agree.toExponential(1)}`,
+    [`round (${M.toLocaleString('en-US')} clients, C = ${C}, K = ${K}, N = ${N_MAX})`, 'fedmix ms', 'numpy/scipy ms', 'speedup'],
+    [
+      ['kernel: statistics of every client + update', kernel.ms.toFixed(1), np.toFixed(1), `${(np / kernel.ms).toFixed(2)}x`],
+      ['federated: client roles, binary messages, aggregator, server', federated.ms.toFixed(0), np.toFixed(1), `${(np / federated.ms).toFixed(2)}x`],
+    ],
+  );
+  await results.write();
 }

@@ -13,10 +13,12 @@
 import { pathToFileURL } from 'node:url';
 import * as fedmix from '../dist/index.js';
 import * as fedmixNode from '../dist/node.js';
-import { median, runPeer, table } from './common.mjs';
+import { begin, median, runPeer, sized, table } from './common.mjs';
 import { wasm } from './wasm-handle.mjs';
 
-const REPEATS = 3;
+const REPEATS = sized(3, 1);
+/** quick mode: the first 2,000 training rows (normally all 60,000) */
+const ROWS = sized(undefined, 2_000);
 const ADAM = { name: 'adam', learningRate: 1e-3 };
 
 /** The three cases, named as the peer names them. */
@@ -52,7 +54,7 @@ export function measuredF32x4Peak() {
   const gflops = [];
   for (let r = 0; r < 5; r++) {
     const t0 = performance.now();
-    const flops = w.fm_peak_probe_f32x4(5e7);
+    const flops = w.fm_peak_probe_f32x4(sized(5e7, 1e6));
     gflops.push(flops / ((performance.now() - t0) / 1000) / 1e9);
   }
   return median(gflops);
@@ -82,23 +84,25 @@ function fedmixEpochs(Network, data, c) {
 
 /** `Network` may be passed in, to try the bench on another implementation of the same API. */
 export async function run({ Network = networkClass() } = {}) {
-  const peer = runPeer('nn.py', { folder: fedmixNode.FASHION_MNIST_DIR, repeats: REPEATS, cases: CASES.map((c) => c.name) });
+  const results = begin('nn', 'node bench/nn.mjs');
+  const peer = runPeer('nn.py', { folder: fedmixNode.FASHION_MNIST_DIR, repeats: REPEATS, cases: CASES.map((c) => c.name), ...(ROWS ? { rows: ROWS } : {}) });
   const byName = new Map(peer.cases.map((p) => [p.name, p]));
   const peak = measuredF32x4Peak();
   const gf = (flops, s) => flops / s / 1e9;
-  console.log(`\nNetworks: one epoch over the ${peer.rows} Fashion-MNIST training rows, Adam lr 1e-3, float32; seconds per epoch (median of ${REPEATS} after a warm-up epoch); PyTorch ${peer.torch}, ${peer.threads} thread`);
+  const title = `Networks: one epoch over the ${peer.rows} Fashion-MNIST training rows, Adam lr 1e-3, float32; seconds per epoch (median of ${REPEATS} after a warm-up epoch); PyTorch ${peer.torch}, ${peer.threads} thread`;
   if (!Network) {
+    console.log(`\n${title}`);
     console.log(table(['case', 'PyTorch s', 'PyTorch GFLOP/s', 'PyTorch loss'], CASES.map((c) => {
       const p = byName.get(c.name);
       const s = median(p.seconds);
       return [c.label, s.toFixed(3), gf(p.flopsPerEpoch, s).toFixed(2), p.loss.at(-1).toFixed(4)];
     })));
     console.log('fedmix: Network is not exported by dist/index.js or dist/node.js yet (the engine is on branch nn-core); build with it (npx tsup) to compare. PyTorch alone above.');
-    return { pytorch: peer, fedmix: undefined, peak };
+    return;
   }
-  const data = await fedmixNode.loadFashionMnist({ split: 'train' });
+  const data = await fedmixNode.loadFashionMnist({ split: 'train', ...(ROWS ? { n: ROWS } : {}) });
   const rows = [];
-  const results = {};
+  const losses = [];
   for (const c of CASES) {
     const p = byName.get(c.name);
     const torchS = median(p.seconds);
@@ -108,31 +112,30 @@ export async function run({ Network = networkClass() } = {}) {
     } catch (e) {
       // one case the engine refuses (an option it names otherwise) does not hide the others
       console.log(`fedmix could not run ${c.label}: ${e?.message ?? e}`);
-      rows.push([c.label, '-', torchS.toFixed(3), '-', gf(p.flopsPerEpoch, torchS).toFixed(2), '-', '-', '-', `- / ${p.loss.at(-1).toFixed(4)}`]);
+      rows.push([c.label, '-', torchS.toFixed(2), '-', c.bar === undefined ? '-' : `${c.bar.toFixed(1)}x`, '-', '-']);
       continue;
     }
     const ratio = torchS / ours.seconds;
     const ourGf = gf(p.flopsPerEpoch, ours.seconds);
-    results[c.name] = { fedmixSeconds: ours.seconds, pytorchSeconds: torchS, ratio, fedmixLoss: ours.loss, pytorchLoss: p.loss };
     rows.push([
       c.label,
-      ours.seconds.toFixed(3),
-      torchS.toFixed(3),
-      ourGf.toFixed(2),
-      gf(p.flopsPerEpoch, torchS).toFixed(2),
+      ours.seconds.toFixed(2),
+      torchS.toFixed(2),
       `${ratio.toFixed(2)}x`,
-      c.bar === undefined ? '-' : `${c.bar.toFixed(1)}x ${ratio >= c.bar ? 'met' : 'NOT met'}`,
+      c.bar === undefined ? '-' : `${c.bar.toFixed(1)}x, ${ratio >= c.bar ? 'met' : 'NOT met'}`,
+      ourGf.toFixed(0),
       peak === undefined ? '-' : `${((100 * ourGf) / peak).toFixed(0)}%`,
-      `${ours.loss.at(-1).toFixed(4)} / ${p.loss.at(-1).toFixed(4)}`,
     ]);
+    losses.push(`${c.label}: fedmix ${ours.loss.at(-1).toFixed(4)}, PyTorch ${p.loss.at(-1).toFixed(4)} (PyTorch ${gf(p.flopsPerEpoch, torchS).toFixed(2)} GFLOP/s)`);
   }
-  console.log(table(['case', 'fedmix s', 'PyTorch s', 'fedmix GFLOP/s', 'PyTorch GFLOP/s', 'speed vs PyTorch', 'bar', 'share of f32x4 peak', 'loss fedmix / PyTorch'], rows));
+  results.print(title, ['case', 'fedmix s', 'PyTorch s', 'speed vs PyTorch', 'issue bar', 'fedmix GFLOP/s', 'of f32x4 peak'], rows);
+  console.log(`last epoch's mean loss:\n${losses.join('\n')}`);
   console.log(
     peak === undefined
       ? 'f32x4 peak: not measured (the WASM core exports no fm_peak_probe_f32x4; see measuredF32x4Peak in bench/nn.mjs)'
       : `f32x4 multiply-add peak, measured: ${peak.toFixed(2)} GFLOP/s (SIMD build, one thread)`,
   );
-  return { pytorch: peer, fedmix: results, peak };
+  await results.write();
 }
 
 // run alone: node bench/nn.mjs

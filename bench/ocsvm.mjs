@@ -6,38 +6,31 @@
 // the full 90-client run is 2x scikit-learn).
 import { OneClassSVM } from '../dist/index.js';
 import { FASHION_MNIST_DIR, loadFashionMnist } from '../dist/node.js';
-import { median, runPeer, table } from './common.mjs';
+import { begin, runPeer, sized, timed } from './common.mjs';
 
 const IMAGES = `${FASHION_MNIST_DIR}/train-images-idx3-ubyte.gz`;
-const REPEATS = 9;
-const CLIENTS = 6;
+const REPEATS = sized(9, 1);
+const CLIENTS = sized(6, 3);
+/** a client's rows: 90% of its class, 10% of another */
+const ROWS = sized(600, 100);
 
-/** Client c: 540 rows of class c and 60 of class (c + 5) % 10, the first not taken by an earlier client. */
+/** Client c: 90% of its rows of class c and 10% of class (c + 5) % 10, the first not taken by an earlier client. */
 function clientIndices(labels) {
   const byClass = Array.from({ length: 10 }, () => []);
   labels.forEach((y, i) => byClass[y].push(i));
   const taken = new Array(10).fill(0);
   const take = (c, k) => byClass[c].slice(taken[c], (taken[c] += k));
-  return Array.from({ length: CLIENTS }, (_, c) => [...take(c, 540), ...take((c + 5) % 10, 60)].sort((a, b) => a - b));
+  return Array.from({ length: CLIENTS }, (_, c) => [...take(c, ROWS * 0.9), ...take((c + 5) % 10, ROWS * 0.1)].sort((a, b) => a - b));
 }
 
-function ms(fn) {
-  fn();
-  const out = [];
-  for (let r = 0; r < REPEATS; r++) {
-    const t0 = performance.now();
-    fn();
-    out.push(performance.now() - t0);
-  }
-  return median(out);
-}
+const ms = (fn) => timed(fn, REPEATS).ms;
 
 export async function run() {
+  const results = begin('ocsvm', 'npm run bench -- ocsvm');
   // the first 10,000 training rows hold enough of every class
   const { X, labels } = await loadFashionMnist({ n: 10_000 });
   const indices = clientIndices(labels);
   const clients = indices.map((ix) => X.selectRows(ix));
-  const out = [];
   const lines = [];
   for (const options of [{ nu: 0.5, gamma: 'auto' }, { nu: 0.1, gamma: 'scale' }]) {
     const model = new OneClassSVM(options).fit(clients[0]);
@@ -49,15 +42,14 @@ export async function run() {
     const associationMs = performance.now() - t0;
     models.forEach((m) => m.dispose());
     const peer = runPeer('ocsvm.py', { images: IMAGES, clients: indices, options, repeats: REPEATS });
-    const r = { options, fitMs, decisionMs, associationMs, nIter: model.nIter, nSupport: model.nSupport, sklearn: peer };
+    const ours = `${model.nSupport} support vectors, ${model.nIter} iterations`;
+    const theirs = `${peer.nSupport} support vectors, ${peer.nIter} iterations`;
     model.dispose();
-    out.push(r);
-    const opt = `nu ${options.nu}, gamma '${options.gamma}' (${r.nSupport} SVs, ${r.nIter} iterations; scikit-learn ${peer.nSupport}, ${peer.nIter})`;
-    lines.push([opt, 'fit (600 x 784)', fitMs.toFixed(1), peer.fitMs.toFixed(1), `${(peer.fitMs / fitMs).toFixed(2)}x`]);
-    lines.push([opt, 'decisionFunction (600 rows)', decisionMs.toFixed(1), peer.decisionMs.toFixed(1), `${(peer.decisionMs / decisionMs).toFixed(2)}x`]);
-    lines.push([opt, `${CLIENTS} fits + ${CLIENTS * (CLIENTS - 1)} scorings`, associationMs.toFixed(0), peer.associationMs.toFixed(0), `${(peer.associationMs / associationMs).toFixed(2)}x`]);
+    const opt = `nu ${options.nu}, gamma '${options.gamma}' (${ours === theirs ? `${ours}, both` : `fedmix ${ours}; scikit-learn ${theirs}`})`;
+    lines.push([opt, 'fit', fitMs.toFixed(1), peer.fitMs.toFixed(1), `${(peer.fitMs / fitMs).toFixed(2)}x`]);
+    lines.push(['', `decisionFunction (${ROWS} rows)`, decisionMs.toFixed(1), peer.decisionMs.toFixed(1), `${(peer.decisionMs / decisionMs).toFixed(2)}x`]);
+    lines.push(['', `${CLIENTS} fits + ${CLIENTS * (CLIENTS - 1)} scorings`, associationMs.toFixed(0), peer.associationMs.toFixed(0), `${(peer.associationMs / associationMs).toFixed(2)}x`]);
   }
-  console.log(`\nOneClassSVM on Fashion-MNIST clients (600 x 784), ms (median of ${REPEATS}; one thread)`);
-  console.log(table(['settings', 'work', 'fedmix ms', 'scikit-learn ms', 'speedup'], lines));
-  return out;
+  results.print(`OneClassSVM on Fashion-MNIST clients (${ROWS} x 784), ms (median of ${REPEATS}; the ${CLIENTS} fits and scorings once; one thread)`, ['settings', 'work', 'fedmix ms', 'scikit-learn ms', 'speedup'], lines);
+  await results.write();
 }

@@ -5,21 +5,12 @@
 // copies into and out of WASM included, against scipy's digamma(x); "out" passes
 // a preallocated result array to both (digamma(x, out), digamma(x, out=out));
 // "kernel" is the in-place WASM export alone (the copy in included).
-import { digamma } from '../dist/index.js';
-import { median, runPeer, table, writeMatrix } from './common.mjs';
+import { digamma, Matrix } from '../dist/index.js';
+import { begin, median, runPeer, sized, timed, uniform, writeMatrix } from './common.mjs';
 import { wasm } from './wasm-handle.mjs';
-import { Matrix } from '../dist/index.js';
 
-const N = 1_000_000;
-const REPEATS = 9;
-
-function seeded(seed) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
-    return (s + 0.5) / 2 ** 32;
-  };
-}
+const N = sized(1_000_000, 10_000);
+const REPEATS = sized(9, 1);
 
 const DISTRIBUTIONS = {
   'uniform(0, 10)': (u) => 10 * u(),
@@ -29,22 +20,14 @@ const DISTRIBUTIONS = {
   'uniform(10, 1000)': (u) => 10 + 990 * u(),
 };
 
-function time(fn) {
-  fn();
-  const t = [];
-  for (let r = 0; r < REPEATS; r++) {
-    const t0 = performance.now();
-    fn();
-    t.push(performance.now() - t0);
-  }
-  return median(t);
-}
+const time = (fn) => timed(fn, REPEATS).ms;
 
-export function run() {
+export async function run() {
+  const results = begin('special', 'npm run bench -- special');
   const inputs = {};
   const data = {};
   Object.entries(DISTRIBUTIONS).forEach(([name, gen], k) => {
-    const u = seeded(17 + k);
+    const u = uniform(17 + k);
     data[name] = Float64Array.from({ length: N }, () => gen(u));
     inputs[name] = writeMatrix(`digamma-${k}.f64`, new Matrix(data[name], N, 1));
   });
@@ -52,7 +35,6 @@ export function run() {
   const w = wasm();
   const ptr = w.fm_alloc(N * 8);
   const rows = [];
-  const results = [];
   for (const [name, x] of Object.entries(data)) {
     const api = time(() => digamma(x));
     const out = new Float64Array(N);
@@ -63,11 +45,13 @@ export function run() {
     });
     const sp = median(peer[`${name}/alloc`]);
     const spOut = median(peer[`${name}/out`]);
-    results.push({ distribution: name, fedmixMs: api, fedmixOutMs: apiOut, kernelMs: kernel, scipyMs: sp, scipyOutMs: spOut, speedup: sp / api, speedupOut: spOut / apiOut });
     rows.push([name, api.toFixed(2), sp.toFixed(2), `${(sp / api).toFixed(2)}x`, apiOut.toFixed(2), spOut.toFixed(2), `${(spOut / apiOut).toFixed(2)}x`, kernel.toFixed(2)]);
   }
   w.fm_free(ptr, N * 8);
-  console.log(`\ndigamma over ${N.toExponential(0)} values, ms (median of ${REPEATS}; scipy ${'1.10'}, one thread)`);
-  console.log(table(['arguments', 'fedmix', 'scipy', 'speedup', 'fedmix out', 'scipy out=', 'speedup', 'kernel'], rows));
-  return results;
+  results.print(
+    `digamma over ${N.toExponential(0)} values, ms (median of ${REPEATS}; scipy ${peer.scipy}, one thread)`,
+    ['arguments', 'fedmix ms', 'scipy ms', 'speedup', 'fedmix out ms', 'scipy out= ms', 'speedup', 'kernel ms'],
+    rows,
+  );
+  await results.write();
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // BENCHMARKS.md from the benches' results: bench/BENCHMARKS.template.md's text,
 // each `<!-- table SUITE N -->` replaced by table N of bench/results/bench-SUITE.json
-// ({ suite, command, measured, tables: [{ columns, rows }] }).
+// ({ suite, command, measured, tables: [{ title, columns, rows }] }, written by the
+// suite: bench/common.mjs), each `<!-- measured SUITE -->` by a line saying how and
+// when that file was measured.
 //   node scripts/benchmarks-md.mjs           writes BENCHMARKS.md
 //   node scripts/benchmarks-md.mjs --check   exits 1 if BENCHMARKS.md differs
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -17,19 +19,37 @@ function table({ columns, rows }, where) {
   return [line(columns), `|${columns.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-/** The text of BENCHMARKS.md. */
-export function benchmarksMarkdown(root = ROOT) {
+/**
+ * How a result was measured, in a sentence: a run of the suite (date, Node,
+ * build, machine, load average, note), or values kept from an earlier run.
+ */
+function measuredLine({ command, measured: m }, where) {
+  if (!m || typeof m !== 'object') throw new Error(`${where}: measured must be an object`);
+  const note = m.note ? `; ${m.note}` : '';
+  if (m.earlierRun) return `*Kept from an earlier run: ${m.earlierRun}${note}.*`;
+  const day = String(m.date).slice(0, 10);
+  const load = m.load ? `; load average ${m.load.start[0]} at the start, ${m.load.end[0]} at the end` : '';
+  return `*Measured ${day} by \`${command}\` (${m.seconds} s): Node ${m.node}, ${m.backend} build; ${m.machine}${load}${note}.*`;
+}
+
+/** The text of BENCHMARKS.md; `results` is the folder of the bench-*.json files. */
+export function benchmarksMarkdown(root = ROOT, results = `${root}/bench/results`) {
   const template = readFileSync(`${root}/bench/BENCHMARKS.template.md`, 'utf8');
-  const results = new Map();
+  const loaded = new Map();
+  const load = (suite) => {
+    if (!loaded.has(suite)) loaded.set(suite, JSON.parse(readFileSync(`${results}/bench-${suite}.json`, 'utf8')));
+    return loaded.get(suite);
+  };
   const used = new Set();
-  const text = template.replace(/^<!-- table ([a-z0-9-]+) (\d+) -->$/gm, (_m, suite, n) => {
-    if (!results.has(suite)) results.set(suite, JSON.parse(readFileSync(`${root}/bench/results/bench-${suite}.json`, 'utf8')));
-    const t = results.get(suite).tables[Number(n)];
-    if (!t) throw new Error(`bench/results/bench-${suite}.json has no table ${n}`);
-    used.add(`${suite} ${n}`);
-    return table(t, `bench-${suite}.json, table ${n}`);
-  });
-  for (const [suite, r] of results) {
+  const text = template
+    .replace(/^<!-- table ([a-z0-9-]+) (\d+) -->$/gm, (_m, suite, n) => {
+      const t = load(suite).tables[Number(n)];
+      if (!t) throw new Error(`bench/results/bench-${suite}.json has no table ${n}`);
+      used.add(`${suite} ${n}`);
+      return table(t, `bench-${suite}.json, table ${n}`);
+    })
+    .replace(/^<!-- measured ([a-z0-9-]+) -->$/gm, (_m, suite) => measuredLine(load(suite), `bench/results/bench-${suite}.json`));
+  for (const [suite, r] of loaded) {
     r.tables.forEach((_, n) => {
       if (!used.has(`${suite} ${n}`)) throw new Error(`bench/results/bench-${suite}.json: table ${n} is not in the template`);
     });

@@ -64,6 +64,16 @@ export function blobs(n: number, d: number, k: number, seed: number, spread = 4)
   return m;
 }
 
+/** What `fn` throws; the test fails when it throws nothing. */
+export function thrown(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected an error');
+}
+
 /**
  * Runs `fn`, expects a `type` error (a FedmixError) with a message matching
  * `hint`, and checks the aftermath: the WASM heap is back to what it was and
@@ -71,15 +81,10 @@ export function blobs(n: number, d: number, k: number, seed: number, spread = 4)
  */
 export function expectClean(fn: () => unknown, type: new (...a: never[]) => FedmixError, hint: RegExp): void {
   const before = wasm().fm_heap_in_use();
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (e) {
-    thrown = e;
-  }
-  expect(thrown, 'expected an error').toBeInstanceOf(type);
-  expect(thrown).toBeInstanceOf(FedmixError);
-  expect((thrown as Error).message).toMatch(hint);
+  const e = thrown(fn);
+  expect(e).toBeInstanceOf(type);
+  expect(e).toBeInstanceOf(FedmixError);
+  expect(e.message).toMatch(hint);
   expect(wasm().fm_heap_in_use(), 'WASM heap after the error').toBe(before);
   const gm = new GaussianMixture({ nComponents: 2, seed: 0 }).fit(blobs(200, 3, 2, 1));
   expect(gm.converged).toBe(true);

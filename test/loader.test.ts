@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { instance, resetForTests, runningBuild, wasm } from '../ts/wasm/loader.js';
 import { heapInUse } from '../ts/wasm/memory.js';
 import { init as initInline } from '../ts/inline.js';
-import { blobs } from './helpers.js';
+import { blobs, thrown } from './helpers.js';
 import { FEATURES } from '../ts/wasm/modules.js';
 
 const X = blobs(300, 3, 3, 21);
@@ -37,15 +37,6 @@ async function rejection(p: Promise<unknown>): Promise<Error> {
     return e as Error;
   }
   throw new Error('expected a rejection');
-}
-
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected an error');
 }
 
 afterEach(() => {

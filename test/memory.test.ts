@@ -24,7 +24,7 @@ import {
 } from '../ts/index.js';
 import { instance, wasm } from '../ts/wasm/loader.js';
 import { availableWasmBytes, heapInUse, WASM32_MAX_BYTES } from '../ts/wasm/memory.js';
-import { blobs } from './helpers.js';
+import { blobs, thrown } from './helpers.js';
 
 const MiB = 2 ** 20;
 
@@ -83,15 +83,6 @@ const probe = blobs(200, 3, 3, 8);
 /** What a model answers, to compare before and after memory ran out. */
 function answers(gm: GaussianMixture) {
   return { labels: gm.predict(probe), scores: gm.scoreSamples(probe), means: gm.means };
-}
-
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected an error');
 }
 
 /** The message's account of memory: its size, what is in use and what is available, in bytes. */

@@ -22,7 +22,7 @@ import {
   WasmAllocationError,
 } from '../ts/index.js';
 import { wasm } from '../ts/wasm/loader.js';
-import { blobs, xorshift32 } from './helpers.js';
+import { blobs, thrown, xorshift32 } from './helpers.js';
 
 /** n rows of d features in [0, 1] near a 2-dimensional surface (what an autoencoder compresses well). */
 function surface(n: number, d: number, seed: number): Matrix {
@@ -61,17 +61,12 @@ const heap = () => wasm().fm_heap_in_use();
  */
 function refused(fn: () => unknown, type: new (...a: never[]) => FedmixError, hint: RegExp, works?: () => void): FedmixError {
   const before = heap();
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (e) {
-    thrown = e;
-  }
-  expect(thrown, 'expected an error').toBeInstanceOf(type);
-  expect((thrown as Error).message).toMatch(hint);
+  const e = thrown(fn);
+  expect(e).toBeInstanceOf(type);
+  expect(e.message).toMatch(hint);
   expect(heap(), 'WASM heap after the error').toBe(before);
   works?.();
-  return thrown as FedmixError;
+  return e as FedmixError;
 }
 
 beforeAll(async () => {

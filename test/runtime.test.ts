@@ -7,123 +7,47 @@
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import {
-  defineMessage,
-  defineProtocol,
   encodeMessage,
-  f64Array,
   FederationError,
   init,
   InProcessTransport,
   InvalidDataError,
   ContributionError,
-  InvalidMessageError,
   InvalidParameterError,
-  record,
   runFederation,
   runFederationSync,
-  wholeNumber,
-  type ClientRole,
   type Exchange,
-  type ExchangeOptions,
   type Failure,
   type Message,
   type RoundContext,
-  type ServerRole,
   type SyncTransport,
 } from '../ts/index.js';
 import { decodeMessage } from '../ts/federated/messages/codec.js';
 import { encodeArrow } from '../ts/federated/messages/arrow-ipc.js';
+import { EditedTransport as Edited, SumClient, sumProtocol, SumServer as ToySumServer } from './support/sum-protocol.js';
 
 beforeAll(async () => {
   await init();
 });
 
-const ASK = defineMessage('toy/ask', record({ length: wholeNumber(1, 100) }));
-const VALUE = defineMessage('toy/value', record({ values: f64Array() }));
-const TOTAL = defineMessage('toy/total', record({ values: f64Array() }));
-const TOY = defineProtocol('toy', [
-  [ASK, VALUE],
-  [TOTAL, null],
-]);
+const TOY = sumProtocol('toy');
+const { ASK, VALUE, TOTAL } = TOY;
 
-/** Asks every client of the round for `length` numbers, `rounds` times; then sends the total back. */
-class SumServer implements ServerRole<Float64Array, Float64Array> {
-  readonly protocol = TOY;
-  readonly total = new Float64Array(3);
-  readonly seen: { round: number; clients: readonly string[]; accepted: string[]; failures: Failure[] }[] = [];
-  discarded = 0;
-  private round = 0;
-  private notified = false;
-  constructor(
-    private readonly rounds: number,
-    private readonly notify = false,
-  ) {}
-  get done(): boolean {
-    return this.round >= this.rounds && (!this.notify || this.notified);
-  }
-  configure(ctx: RoundContext): Map<string, Message> {
-    if (this.round >= this.rounds) {
-      this.notified = true;
-      const m = TOTAL.create('server', this.round, { values: this.total });
-      return new Map(ctx.clients.map((id) => [id, m]));
-    }
-    const m = ASK.create('server', ctx.round, { length: 3 });
-    return new Map(ctx.clients.map((id) => [id, m]));
-  }
-  accept(reply: Message): Float64Array {
-    const v = (reply.payload as { values: Float64Array }).values;
-    if (v.length !== 3) throw new InvalidMessageError(`values has ${v.length} entries; expected 3`);
-    if (v.some((x) => x < 0)) throw new InvalidMessageError('values must be non-negative', 'a value is negative');
-    return v;
-  }
-  discard(): void {
-    this.discarded += 1;
-  }
-  aggregate(ctx: RoundContext, accepted: ReadonlyMap<string, Float64Array>, failures: readonly Failure[]): { sum: number } {
-    for (const v of accepted.values()) for (let i = 0; i < 3; i++) this.total[i]! += v[i]!;
-    this.seen.push({ round: ctx.round, clients: ctx.clients, accepted: [...accepted.keys()], failures: [...failures] });
-    this.round += 1;
-    return { sum: this.total.reduce((a, b) => a + b, 0) };
-  }
-  result(): Float64Array {
-    return this.total.slice();
+/** Asks every client of the round for 3 numbers, `rounds` times; then, with `notify`, sends the total back. */
+class SumServer extends ToySumServer {
+  constructor(rounds: number, notify = false) {
+    super(TOY, { rounds, width: 3, notify: notify && 'sampled' });
   }
 }
 
 /** Answers with (base, base, base) each round; `misbehave` may replace or refuse. */
-class Client implements ClientRole {
-  readonly protocol = TOY;
-  readonly got: Message[] = [];
-  constructor(
-    readonly id: string,
-    private readonly base: number,
-    private readonly misbehave?: (m: Message, honest: Message) => Message | undefined,
-  ) {}
-  respond(m: Message): Message | undefined {
-    this.got.push(m);
-    if (m.kind === TOTAL.kind) return undefined;
-    const honest = VALUE.create(this.id, m.round, { values: new Float64Array(3).fill(this.base) });
-    return this.misbehave ? this.misbehave(m, honest) : honest;
+class Client extends SumClient {
+  constructor(id: string, base: number, misbehave?: (m: Message, honest: Message) => Message | undefined) {
+    super(TOY, id, base, misbehave);
   }
 }
 
 const clients = (n: number) => Array.from({ length: n }, (_, i) => new Client(`c${i}`, i + 1));
-
-/** An in-process transport whose exchanges a test can edit (duplicates, strays, lost replies). */
-class Edited extends InProcessTransport {
-  constructor(
-    roles: ClientRole[],
-    private readonly edit: (round: number, ex: Exchange) => void,
-    encoding: 'binary' | 'json' = 'binary',
-  ) {
-    super(roles, { encoding });
-  }
-  override exchangeSync(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Exchange {
-    const ex = super.exchangeSync(round, messages, options);
-    this.edit(round, ex);
-    return ex;
-  }
-}
 
 describe('the round loop', () => {
   test('sync and async drivers give the same run; rounds, bytes and messages are counted per client', async () => {

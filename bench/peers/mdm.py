@@ -12,6 +12,7 @@ import sys
 import time
 
 import numpy as np
+import scipy
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 import mdm_reference as ref  # noqa: E402
@@ -35,4 +36,4 @@ for _ in range(job["repeats"]):
     t0 = time.perf_counter()
     _, new_alpha, _ = one_round()
     ms.append((time.perf_counter() - t0) * 1000)
-print(json.dumps({"ms": ms, "alpha": new_alpha.ravel().tolist()}))
+print(json.dumps({"ms": ms, "alpha": new_alpha.ravel().tolist(), "numpy": np.__version__, "scipy": scipy.__version__}))

@@ -19,7 +19,8 @@ reported; bench/nn.mjs divides the same figure by fedmix's time.
 
 Prints one JSON line: {"torch", "threads", "rows", "cases": [{"name", "sizes",
 "batchSize", "macsPerRow", "flopsPerEpoch", "seconds": [...], "loss": [...]}]}.
-Job (JSON, path as the argument): {"folder", "repeats", "cases"?: names to run}."""
+Job (JSON, path as the argument): {"folder", "repeats", "cases"?: names to run, "rows"?: the
+first rows only (bench/nn.mjs's quick mode)}."""
 import gzip
 import json
 import os
@@ -44,8 +45,9 @@ def read_idx(name, header):
         return np.frombuffer(f.read(), dtype=np.uint8, offset=header)
 
 
-images = read_idx("train-images-idx3-ubyte.gz", 16).reshape(-1, 784)
-labels = read_idx("train-labels-idx1-ubyte.gz", 8)
+limit = job.get("rows")
+images = read_idx("train-images-idx3-ubyte.gz", 16).reshape(-1, 784)[:limit]
+labels = read_idx("train-labels-idx1-ubyte.gz", 8)[:limit]
 X = torch.from_numpy(images.copy()).float().div(255)  # ToTensor()
 y = torch.from_numpy(labels.astype(np.int64))
 rows = X.shape[0]

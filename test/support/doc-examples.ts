@@ -36,6 +36,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { launchChromium, originOf, startStaticServer, stopStaticServer, watchProblems } from './browser.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -268,4 +269,32 @@ export async function runInChromium(app: string, e: Example): Promise<void> {
     await browser.close();
     await stopStaticServer(server);
   }
+}
+
+/**
+ * The tests of one set of documents' examples (`name` names its scratch
+ * project): the Node examples and shell sessions run in the order they are
+ * written, in one folder (a walkthrough's steps build on each other), the
+ * browser examples in Chromium, and every runnable block imports the exports
+ * in `exported` that it uses.
+ */
+export function testExamples(name: string, examples: Example[], exported: () => ReadonlySet<string>): void {
+  const ordered = examples.filter((e) => inNode(e) || inShell(e));
+  let app = '';
+  beforeAll(() => {
+    app = scratchProject(name);
+  });
+  afterAll(() => removeProject(app));
+
+  test.each(ordered.map((e) => [where(e), e] as const))('%s runs', async (_at, e) => {
+    await runExample(app, e);
+  }, EXAMPLE_TIMEOUT_MS + 10_000);
+
+  test.each(examples.filter(inBrowser).map((e) => [where(e), e] as const))('%s runs in Chromium', async (_at, e) => {
+    await runInChromium(app, e);
+  }, EXAMPLE_TIMEOUT_MS + 30_000);
+
+  test.each(examples.filter((e) => RUNNABLE.has(e.lang)).map((e) => [where(e), e] as const))('%s imports what it uses', (_at, e) => {
+    expect(unimported(e, exported())).toEqual([]);
+  });
 }
