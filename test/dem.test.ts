@@ -34,7 +34,7 @@ import {
   type ServerRole,
 } from '../ts/index.js';
 import { readFileSync } from 'node:fs';
-import { MinMaxScaler } from '../ts/data/scale.js';
+import { MinMaxScaler, StandardScaler } from '../ts/data/scale.js';
 import { labelledFromCsv } from '../ts/experiments/dataset.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { Recording, blobs, maxRelativeError } from './helpers.js';
@@ -307,7 +307,7 @@ describe('initializations', () => {
     };
     const parts = [make([0, 1], 200, 1), make([1, 2], 300, 2), make([2, 3], 250, 3)];
     for (const seed of [0, 1, 2, 3]) {
-      const r = distributedEM(parts, { nComponents: 4, covarianceType: 'spherical', init: 'kfed', kfedLocalClusters: 2, maxRounds: 0, seed });
+      const r = distributedEM(parts, { nComponents: 4, covarianceType: 'spherical', init: 'kfed', kfedLocalClusters: 2, kfedGrouping: 'seed-device', maxRounds: 0, seed });
       // maxRounds 0: the k-FED model itself
       expect(r.emRounds).toBe(0);
       const m = r.model.means;
@@ -347,6 +347,59 @@ describe('stopping rule', () => {
     expect([capped.emRounds, capped.converged, capped.history.length]).toEqual([3, false, 3]);
     capped.model.dispose();
     start.dispose();
+  });
+});
+
+describe('k-FED defaults on real data (abalone, standardized)', () => {
+  // The paper's ceil(sqrt(K)) local clusters assume each client holds about
+  // that many clusters. Clients that hold all of them average several into one
+  // local center, so EM started merged; two clients gave too few centers.
+  const abalone = () => {
+    const d = labelledFromCsv(readFileSync(new URL('../../shared/datasets/abalone.csv', import.meta.url), 'utf8'), { label: 'label', drop: ['sex'] });
+    return new StandardScaler().fitTransform(d.X);
+  };
+  const central = (X: Matrix, k: number) => {
+    const gm = new GaussianMixture({ nComponents: k, covarianceType: 'diag', seed: 1 });
+    gm.fit(X);
+    const score = gm.score(X);
+    gm.dispose();
+    return score;
+  };
+
+  test('IID clients: the default reaches the central fit, where the paper\'s settings stop short', () => {
+    const X = abalone();
+    for (const [k, clients] of [[3, 5], [5, 5]] as const) {
+      const parts = partition.iid(X.nRows, { clients, seed: 7 }).indices.map((rows) => X.selectRows(rows));
+      const best = central(X, k);
+      const fit = (o: DistributedEMOptions) => {
+        const r = distributedEM(parts, { nComponents: k, covarianceType: 'diag', seed: 1, ...o });
+        const score = r.model.score(X);
+        r.model.dispose();
+        expect(r.excluded).toEqual([]);
+        return score;
+      };
+      const byDefault = fit({});
+      const paper = fit({ kfedLocalClusters: Math.ceil(Math.sqrt(k)), kfedGrouping: 'seed-device' });
+      expect(byDefault, `K ${k}`).toBeGreaterThan(best - 0.01);
+      expect(paper, `K ${k}`).toBeLessThan(byDefault - 0.05);
+    }
+  });
+
+  test('two clients and K = 8: the default runs; ceil(sqrt(K)) local clusters are too few centers', () => {
+    const X = abalone();
+    const parts = partition.iid(X.nRows, { clients: 2, seed: 7 }).indices.map((rows) => X.selectRows(rows));
+    const r = distributedEM(parts, { nComponents: 8, covarianceType: 'diag', seed: 1 });
+    expect(r.excluded).toEqual([]);
+    expect(r.model.score(X)).toBeGreaterThan(central(X, 8) - 0.2);
+    r.model.dispose();
+    expect(() => distributedEM(parts, { nComponents: 8, covarianceType: 'diag', seed: 1, kfedLocalClusters: 3 })).toThrow(/6 distinct centers, fewer than the 8 clusters asked for/);
+  });
+
+  test('kfedStarts and kfedGrouping are checked (the grouping itself is tested in the core: gmm/dem.rs)', () => {
+    const X = abalone();
+    const parts = partition.iid(X.nRows, { clients: 4, seed: 3 }).indices.map((rows) => X.selectRows(rows));
+    for (const bad of [0, 1.5, -1, 'ten']) expect(() => distributedEM(parts, { nComponents: 6, kfedStarts: bad as never })).toThrow(/kfedStarts must be an integer in \[1, /);
+    expect(() => distributedEM(parts, { nComponents: 6, kfedGrouping: 'paper' as never })).toThrow(/kfedGrouping must be one of 'kmeans', 'seed-device', got "paper"/);
   });
 });
 

@@ -543,22 +543,24 @@ export interface DemKfedServerOptions {
   d: number;
   m: number;
   regCovar: number;
+  starts: number;
   seedLo: number;
   seedHi: number;
 }
-/** The layout of DemKfedServerOptions (32 bytes, module dem). */
+/** The layout of DemKfedServerOptions (40 bytes, module dem). */
 export const DEM_KFED_SERVER_OPTIONS: OptionStruct<DemKfedServerOptions> = {
   name: 'DemKfedServerOptions',
-  bytes: 32,
-  offsets: { covType: 0, k: 4, d: 8, m: 12, regCovar: 16, seedLo: 24, seedHi: 28 },
+  bytes: 40,
+  offsets: { covType: 0, k: 4, d: 8, m: 12, regCovar: 16, starts: 24, seedLo: 28, seedHi: 32 },
   write(view: DataView, at: number, value: DemKfedServerOptions): void {
     view.setInt32(at + 0, value.covType, true);
     view.setUint32(at + 4, value.k, true);
     view.setUint32(at + 8, value.d, true);
     view.setUint32(at + 12, value.m, true);
     view.setFloat64(at + 16, value.regCovar, true);
-    view.setUint32(at + 24, value.seedLo, true);
-    view.setUint32(at + 28, value.seedHi, true);
+    view.setUint32(at + 24, value.starts, true);
+    view.setUint32(at + 28, value.seedLo, true);
+    view.setUint32(at + 32, value.seedHi, true);
   },
 };
 

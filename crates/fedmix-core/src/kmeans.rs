@@ -328,6 +328,98 @@ pub fn kfed_groups(points: &[f64], d: usize, owners: &[std::ops::Range<usize>], 
     Ok(group)
 }
 
+/// Count-weighted k-means on the local centers the devices sent (row-major,
+/// `weights[p]` the rows center p stands for), as a k-FED server may group them
+/// instead of seeding from one device (kfed_groups): k-means++ seeding drawn in
+/// proportion to weight x squared distance, Lloyd iterations on the weighted
+/// means until no center changes group (at most 300), an emptied group
+/// re-seeded at the point of largest weighted distance. The best of `starts`
+/// runs by cost (sum of weight x squared distance to the group's mean) is
+/// kept. Returns each point's group and the cost. Errors when the points hold
+/// fewer than k distinct positions with weight.
+pub fn weighted_groups(points: &[f64], weights: &[f64], d: usize, k: usize, starts: usize, rng: &mut Rng) -> Result<(Vec<usize>, f64)> {
+    let m = weights.len();
+    let sq = |p: usize, c: &[f64]| -> f64 { (0..d).map(|j| (points[p * d + j] - c[j]).powi(2)).sum() };
+    let mut best: Option<(Vec<usize>, f64)> = None;
+    for _ in 0..starts.max(1) {
+        // seeding: the first in proportion to weight, then weight x distance^2
+        let mut centers = alloc::with_capacity(alloc::cells(k, d, 8)?)?;
+        let mut near = alloc::collect((0..m).map(|_| 1.0))?;
+        for c in 0..k {
+            let total: f64 = (0..m).map(|p| weights[p] * near[p]).sum();
+            if !(total > 0.0) {
+                return Err(Error::data(format!(
+                    "the clients' local clusters have {} distinct centers, fewer than the {} clusters asked for; lower nComponents",
+                    c, k
+                )));
+            }
+            let v = rng.next_f64() * total;
+            let mut acc = 0.0;
+            let mut pick = m - 1;
+            for p in 0..m {
+                acc += weights[p] * near[p];
+                if acc > v && weights[p] * near[p] > 0.0 {
+                    pick = p;
+                    break;
+                }
+            }
+            centers.extend_from_slice(&points[pick * d..(pick + 1) * d]);
+            for p in 0..m {
+                near[p] = near[p].min(sq(p, &centers[c * d..(c + 1) * d]));
+            }
+        }
+        let mut group = alloc::collect((0..m).map(|_| usize::MAX))?;
+        for _ in 0..300 {
+            let mut changed = false;
+            for p in 0..m {
+                let mut g = 0;
+                let mut dg = f64::INFINITY;
+                for c in 0..k {
+                    let dc = sq(p, &centers[c * d..(c + 1) * d]);
+                    if dc < dg {
+                        dg = dc;
+                        g = c;
+                    }
+                }
+                near[p] = dg;
+                if group[p] != g {
+                    group[p] = g;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+            let mut w = alloc::zeros(k)?;
+            let mut sum = alloc::zeros(alloc::cells(k, d, 8)?)?;
+            for p in 0..m {
+                w[group[p]] += weights[p];
+                for j in 0..d {
+                    sum[group[p] * d + j] += weights[p] * points[p * d + j];
+                }
+            }
+            for c in 0..k {
+                if w[c] > 0.0 {
+                    for j in 0..d {
+                        centers[c * d + j] = sum[c * d + j] / w[c];
+                    }
+                } else {
+                    // an emptied group takes the point farthest (by weight) from its own
+                    let far = (0..m).fold(0, |a, p| if weights[p] * near[p] > weights[a] * near[a] { p } else { a });
+                    centers[c * d..(c + 1) * d].copy_from_slice(&points[far * d..(far + 1) * d]);
+                    near[far] = 0.0;
+                    group[far] = c;
+                }
+            }
+        }
+        let cost: f64 = (0..m).map(|p| weights[p] * near[p]).sum();
+        if best.as_ref().map_or(true, |b| cost < b.1) {
+            best = Some((group, cost));
+        }
+    }
+    best.ok_or_else(|| Error::param("k-means needs at least one start"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

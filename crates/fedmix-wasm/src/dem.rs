@@ -220,7 +220,8 @@ pub unsafe extern "C" fn fm_dem_kfed_local(
 /// The k-FED server: the initial model with k components of type `cov_type` from
 /// the local clusters of m clients (`counts` holds how many each sent; centers,
 /// nk, s1 and s2 are concatenated in client order, s2 of type
-/// dem::kfed_local_type). `seed` picks the client whose centers seed the groups.
+/// dem::kfed_local_type). `seed` picks the clients whose centers seed the groups
+/// (`starts` of them, the grouping of least cost kept).
 ///
 /// # Safety
 /// Pointers cover the shapes.
@@ -233,7 +234,7 @@ pub unsafe extern "C" fn fm_dem_kfed_server(
     s2: *const f64,
     out_handle: *mut usize,
 ) -> i32 {
-    let crate::DemKfedServerOptions { cov_type, k, d, m, reg_covar, seed_lo, seed_hi } = *options;
+    let crate::DemKfedServerOptions { cov_type, k, d, m, reg_covar, starts, seed_lo, seed_hi } = *options;
     let k = k as usize; let d = d as usize; let m = m as usize;
     status(|| {
         let t = CovarianceType::from_code(cov_type)?;
@@ -252,7 +253,7 @@ pub unsafe extern "C" fn fm_dem_kfed_server(
             at_s1 += b;
             at_s2 += c;
         }
-        let gmm = dem::kfed_server(&locals, k, t, reg_covar, &mut Rng::new(seed(seed_lo, seed_hi)))?;
+        let gmm = dem::kfed_server(&locals, k, t, reg_covar, starts as usize, &mut Rng::new(seed(seed_lo, seed_hi)))?;
         into_handle(GmmHandle { gmm, converged: false, n_iter: 0, lower_bound: f64::NEG_INFINITY }, out_handle);
         Ok(())
     })

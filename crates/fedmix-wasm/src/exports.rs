@@ -204,7 +204,7 @@ option_structs! {
     /// The scalar arguments of fm_dem_kfed_local.
     "dem" struct DemKfedLocalOptions { n: u32, d: u32, k_local: u32, cov_type: i32, seed_lo: u32, seed_hi: u32 }
     /// The scalar arguments of fm_dem_kfed_server.
-    "dem" struct DemKfedServerOptions { cov_type: i32, k: u32, d: u32, m: u32, reg_covar: f64, seed_lo: u32, seed_hi: u32 }
+    "dem" struct DemKfedServerOptions { cov_type: i32, k: u32, d: u32, m: u32, reg_covar: f64, starts: u32, seed_lo: u32, seed_hi: u32 }
     /// The scalar arguments of fm_hem_reduce.
     "dem" struct HemReduceOptions { covariance_type: i32, d: u32, n: u32, k: u32, virtual_samples: f64, tol: f64, max_iter: u32, reg_covar: f64, n_init: u32, seed_lo: u32, seed_hi: u32 }
     /// The scalar arguments of fm_ocsvm_fit.

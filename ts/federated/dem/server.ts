@@ -363,14 +363,16 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   }
 
   private kfed(ls: ReceivedKfedLocal[]): void {
-    const { nComponents: k, nFeatures: d, covarianceType: t, regCovar } = this.o;
+    const { nComponents: k, nFeatures: d, covarianceType: t, regCovar, kfedGrouping, kfedStarts } = this.o;
+    // 0 asks the core for the paper's seed-device grouping
+    const starts = kfedGrouping === 'seed-device' ? 0 : kfedStarts;
     const cat = (f: (l: ReceivedKfedLocal) => Float64Array) => concat(ls.map(f));
     const [lo, hi] = seedParts(this.ownSeed);
     const gm = withScope((s) => {
       const out = s.u32(1);
       s.check(
         s.w.fm_dem_kfed_server(
-          s.struct(DEM_KFED_SERVER_OPTIONS, { covType: COV_CODE[t], k, d, m: ls.length, regCovar, seedLo: lo, seedHi: hi }),
+          s.struct(DEM_KFED_SERVER_OPTIONS, { covType: COV_CODE[t], k, d, m: ls.length, regCovar, starts, seedLo: lo, seedHi: hi }),
           s.f64From(ls.map((l) => l.k)), s.f64From(cat((l) => l.centers)), s.f64From(cat((l) => l.nk)), s.f64From(cat((l) => l.s1)), s.f64From(cat((l) => l.s2)), out,
         ),
       );

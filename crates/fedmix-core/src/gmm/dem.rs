@@ -424,8 +424,13 @@ pub fn kfed_local(x: &Data, k_local: usize, cov_type: CovarianceType, rng: &mut 
 /// statistics moved onto its group's mean and added (SuffStats::add_component),
 /// giving weights (group rows / all rows), means and covariances of the pooled
 /// rows of each group, plus regCovar; tied pools the groups' full covariances
-/// weighted by their rows. `rng` picks the device whose centers seed the groups.
-pub fn kfed_server(locals: &[SuffStats], k: usize, cov_type: CovarianceType, reg_covar: f64, rng: &mut Rng) -> Result<Gmm> {
+/// weighted by their rows. `starts` 0 groups as the paper does: `rng` picks
+/// the device whose centers seed the groups, the farthest local centers fill
+/// the rest (kfed_groups). `starts` >= 1 groups by count-weighted k-means on
+/// every local center, the best of `starts` runs (kmeans::weighted_groups):
+/// with as many local clusters as global ones a seed device's centers fill
+/// every seed, and those sit in the clusters that one device saw.
+pub fn kfed_server(locals: &[SuffStats], k: usize, cov_type: CovarianceType, reg_covar: f64, starts: usize, rng: &mut Rng) -> Result<Gmm> {
     let t = kfed_local_type(cov_type);
     let d = match locals.first() {
         Some(s) => s.d,
@@ -447,8 +452,13 @@ pub fn kfed_server(locals: &[SuffStats], k: usize, cov_type: CovarianceType, reg
         points.extend(s.means()?);
         owners.push(start..start + s.k);
     }
-    let first = rng.below(locals.len() as u64) as usize;
-    let groups = kmeans::kfed_groups(&points, d, &owners, k, first)?;
+    let groups = if starts == 0 {
+        let first = rng.below(locals.len() as u64) as usize;
+        kmeans::kfed_groups(&points, d, &owners, k, first)?
+    } else {
+        let weights: Vec<f64> = locals.iter().flat_map(|s| s.nk.iter().copied()).collect();
+        kmeans::weighted_groups(&points, &weights, d, k, starts, rng)?.0
+    };
     let mut w = alloc::zeros(k)?;
     let mut mu = alloc::zeros(alloc::cells(k, d, 8)?)?;
     for (s, own) in locals.iter().zip(&owners) {
@@ -738,7 +748,7 @@ mod tests {
             for s in &locals {
                 s.check_client(s.nk.iter().sum(), 1.0, 0.0).unwrap();
             }
-            let g = kfed_server(&locals, k, t, 1e-6, &mut Rng::new(1)).unwrap();
+            let g = kfed_server(&locals, k, t, 1e-6, 0, &mut Rng::new(1)).unwrap();
             let mut m: Vec<f64> = (0..k).map(|c| g.means[c * d]).collect();
             m.sort_by(f64::total_cmp);
             for (c, mc) in m.iter().enumerate() {
@@ -764,11 +774,49 @@ mod tests {
         let x = Data::new(&v, 2, 2).unwrap();
         let l = kfed_local(&x, 5, CovarianceType::Diag, &mut Rng::new(0)).unwrap();
         assert_eq!(l.k, 2);
-        let e = kfed_server(&[l.clone()], 3, CovarianceType::Diag, 1e-6, &mut Rng::new(0)).unwrap_err();
+        let e = kfed_server(&[l.clone()], 3, CovarianceType::Diag, 1e-6, 0, &mut Rng::new(0)).unwrap_err();
         assert!(e.message.contains("fewer than"), "{}", e.message);
         // no rows: no clusters
         let empty = kfed_local(&Data::new(&[], 0, 2).unwrap(), 2, CovarianceType::Diag, &mut Rng::new(0)).unwrap();
         assert_eq!(empty.k, 0);
-        assert!(kfed_server(&[l, empty], 2, CovarianceType::Diag, 1e-6, &mut Rng::new(0)).is_err());
+        assert!(kfed_server(&[l, empty], 2, CovarianceType::Diag, 1e-6, 0, &mut Rng::new(0)).is_err());
+    }
+
+    #[test]
+    fn kfed_server_by_weighted_kmeans_finds_clusters_a_seed_device_misses() {
+        // 4 devices, device c holding blob c only, each sending k = 4 local clusters
+        // (its blob cut into pieces): one device's centers fill every seed of the
+        // paper's grouping, all in one blob; weighted k-means on every center does not
+        let (k, d) = (4, 2);
+        let mut rng = Rng::new(5);
+        let mut locals = Vec::new();
+        for c in 0..k {
+            let x: Vec<f64> = (0..2 * 200).map(|i| if i < 200 { 10.0 * c as f64 } else { 0.0 } + rng.normal()).collect();
+            locals.push(kfed_local(&Data::new(&x, 200, d).unwrap(), k, CovarianceType::Diag, &mut rng).unwrap());
+        }
+        let found = |g: &Gmm| {
+            let mut m: Vec<f64> = g.means.chunks(d).map(|p| (p[0] / 10.0).round()).collect();
+            m.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            m
+        };
+        for seed in 0..5 {
+            let kmeans = kfed_server(&locals, k, CovarianceType::Diag, 1e-6, 10, &mut Rng::new(seed)).unwrap();
+            assert_eq!(found(&kmeans), vec![0.0, 1.0, 2.0, 3.0], "seed {}", seed);
+            let paper = kfed_server(&locals, k, CovarianceType::Diag, 1e-6, 0, &mut Rng::new(seed)).unwrap();
+            assert_ne!(found(&paper), vec![0.0, 1.0, 2.0, 3.0], "seed {}", seed);
+        }
+        // more starts never cost more; too few distinct centers is an error
+        let mut points = Vec::new();
+        let mut weights = Vec::new();
+        for s in &locals {
+            points.extend(s.means().unwrap());
+            weights.extend(s.nk.iter().copied());
+        }
+        for seed in 0..10 {
+            let one = kmeans::weighted_groups(&points, &weights, d, k, 1, &mut Rng::new(seed)).unwrap().1;
+            let ten = kmeans::weighted_groups(&points, &weights, d, k, 10, &mut Rng::new(seed)).unwrap().1;
+            assert!(ten <= one);
+        }
+        assert!(kmeans::weighted_groups(&[0.0, 0.0, 0.0, 0.0], &[1.0, 2.0], 2, 2, 3, &mut Rng::new(0)).is_err());
     }
 }
