@@ -60,9 +60,10 @@ export interface DemOptions {
    * takes ceil(sqrt(nComponents)), its heterogeneous regime where each client
    * holds about that many clusters; with clients that hold most clusters
    * (IID, or mildly skewed), so few local clusters average several together
-   * and EM starts merged (abalone K=3, 5 IID clients: -6.458 against -6.390
-   * central, -6.391 with nComponents), and 2 clients of ceil(sqrt(9)) = 3
-   * give 6 centers for 9 clusters, which fails.
+   * and EM starts merged (abalone standardized, K=3, 5 IID clients: -5.236
+   * at seeds 1 and 2 against -5.168 central, -5.169 with nComponents), and 2
+   * clients of ceil(sqrt(9)) = 3 give 6 centers for 9 clusters, which fails
+   * (docs/algorithms/dem.md).
    */
   kfedLocalClusters?: number;
   /**
