@@ -39,7 +39,8 @@ function wasmType(rust, where) {
 
 /** Size (and alignment: the same for these) of an option struct's field type; repr(C) with these types is the naive layout. */
 const FIELD_BYTES = { u32: 4, i32: 4, f32: 4, f64: 8 };
-const FIELD_SETTER = { u32: 'setUint32', i32: 'setInt32', f32: 'setFloat32', f64: 'setFloat64' };
+/** The letter of a field's type in a struct's field table (the generated optionStruct reads it). */
+const FIELD_KIND = { u32: 'u', i32: 'i', f32: 'f', f64: 'd' };
 
 const camel = (s) => s.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 const pascal = (s) => camel(s).replace(/^./, (c) => c.toUpperCase());
@@ -148,7 +149,9 @@ export function readDeclaration() {
 
   const abi = /^const ABI_VERSION: i32 = (\d+);/m.exec(readFileSync(`${crate}src/lib.rs`, 'utf8'));
   if (!abi) throw new Error('lib.rs: no const ABI_VERSION');
-  return { abiVersion: Number(abi[1]), features: layout.features, exports, structs, groups, shapePowers };
+  const pages = (layout.featureBase + layout.features.length * layout.slotBytes) / 65536;
+  if (!Number.isInteger(pages)) throw new Error('modules.json: featureBase and slotBytes are not whole pages (64 KiB)');
+  return { abiVersion: Number(abi[1]), features: layout.features, initialPages: pages, exports, structs, groups, shapePowers };
 }
 
 function doc(lines, indent) {
@@ -174,6 +177,14 @@ export function generate() {
   // spelled out, so the public type stands alone in the API reference
   o.push(`export type Feature = ${d.features.map((f) => `'${f}'`).join(' | ')};`);
   o.push('');
+  // a number, so that programs carry no copy of modules.json
+  o.push('/**');
+  o.push(' * Pages (64 KiB) of the memory all modules share before anything is allocated (modules.json): the');
+  o.push(" * core's stack and data below featureBase, then one slot of slotBytes per feature for its data and");
+  o.push(' * stack (the heap grows above).');
+  o.push(' */');
+  o.push(`export const INITIAL_PAGES = ${d.initialPages};`);
+  o.push('');
   o.push('/** The C ABI of crates/fedmix-wasm. Pointers and sizes are numbers (wasm32). */');
   o.push('export interface WasmExports {');
   o.push('  memory: WebAssembly.Memory;');
@@ -183,10 +194,22 @@ export function generate() {
   }
   o.push('}');
   o.push('');
-  o.push('/** The module of every export TypeScript calls (a feature module, the core, or every module): what init() loads for a call. */');
-  o.push("export const EXPORT_MODULES: { readonly [N in Exclude<keyof WasmExports, 'memory'>]: 'core' | Feature | 'every' } = {");
-  for (const e of d.exports.filter((x) => !x.lent)) o.push(`  ${e.name}: '${e.module}',`);
+  // the placement as one string of names a feature: a map of every export cost programs 3 KB
+  o.push('/**');
+  o.push(' * The exports of each feature module, without their `fm_` prefix, separated by spaces: what init()');
+  o.push(' * loads for a call. Every other export TypeScript calls is the core\'s (or every module\'s).');
+  o.push(' */');
+  o.push('export const FEATURE_EXPORTS: { readonly [F in Feature]: string } = {');
+  for (const f of d.features) o.push(`  ${f}: '${d.exports.filter((e) => e.module === f).map((e) => e.name.replace(/^fm_/, '')).join(' ')}',`);
   o.push('};');
+  o.push('');
+  o.push('/** The module of every export TypeScript calls (a feature module, the core, or every module), as a type: FEATURE_EXPORTS is its value. */');
+  o.push('export interface ExportModules {');
+  for (const e of d.exports.filter((x) => !x.lent)) {
+    if (!e.name.startsWith('fm_')) throw new Error(`exports.rs ${e.name}: every export is named fm_*`);
+    o.push(`  ${e.name}: '${e.module}';`);
+  }
+  o.push('}');
   o.push('');
   o.push('/** The core\'s heap, which it lends the feature modules (they import these); TypeScript never calls them. */');
   o.push(`export const HEAP_EXPORTS = [${d.exports.filter((x) => x.lent).map((e) => `'${e.name}'`).join(', ')}] as const;`);
@@ -207,11 +230,27 @@ export function generate() {
   o.push('');
   o.push('/** An option struct of the C ABI: its size in WASM memory and the writer of its #[repr(C)] layout. */');
   o.push('export interface OptionStruct<T> {');
-  o.push('  readonly name: string;');
   o.push('  readonly bytes: number;');
   o.push('  /** byte offset of each field */');
   o.push('  readonly offsets: { readonly [K in keyof T]: number };');
   o.push('  write(view: DataView, at: number, value: T): void;');
+  o.push('}');
+  o.push('');
+  o.push('const SETTERS = { u: \'setUint32\', i: \'setInt32\', f: \'setFloat32\', d: \'setFloat64\' } as const;');
+  o.push('');
+  o.push('/**');
+  o.push(' * One writer for every option struct, driven by its field table: a field a word, its type letter');
+  o.push(' * (u u32, i i32, f f32, d f64), its byte offset and its name, as scripts/gen-wasm-abi.mjs laid it out.');
+  o.push(' */');
+  o.push('function optionStruct<T>(bytes: number, table: string): OptionStruct<T> {');
+  o.push('  const fields = table.split(\' \').map((f) => /^(\\w)(\\d+)(\\w+)$/.exec(f)!);');
+  o.push('  return {');
+  o.push('    bytes,');
+  o.push('    offsets: Object.fromEntries(fields.map((f) => [f[3], +f[2]!])) as OptionStruct<T>[\'offsets\'],');
+  o.push('    write(view, at, value) {');
+  o.push('      for (const [, kind, offset, key] of fields) view[SETTERS[kind as keyof typeof SETTERS]](at + +offset!, (value as Record<string, number>)[key!]!, true);');
+  o.push('    },');
+  o.push('  };');
   o.push('}');
   for (const s of d.structs) {
     o.push('');
@@ -223,14 +262,7 @@ export function generate() {
     }
     o.push('}');
     o.push(`/** The layout of ${s.name} (${s.bytes} bytes, module ${s.module}). */`);
-    o.push(`export const ${screaming(s.name)}: OptionStruct<${s.name}> = {`);
-    o.push(`  name: '${s.name}',`);
-    o.push(`  bytes: ${s.bytes},`);
-    o.push(`  offsets: { ${s.fields.map((f) => `${camel(f.name)}: ${f.offset}`).join(', ')} },`);
-    o.push(`  write(view: DataView, at: number, value: ${s.name}): void {`);
-    for (const f of s.fields) o.push(`    view.${FIELD_SETTER[f.rust]}(at + ${f.offset}, value.${camel(f.name)}, true);`);
-    o.push('  },');
-    o.push('};');
+    o.push(`export const ${screaming(s.name)} = /* @__PURE__ */ optionStruct<${s.name}>(${s.bytes}, '${s.fields.map((f) => `${FIELD_KIND[f.rust]}${f.offset}${camel(f.name)}`).join(' ')}');`);
   }
   o.push('');
   return o.filter((l) => l !== undefined).join('\n');

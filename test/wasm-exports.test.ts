@@ -2,8 +2,9 @@
  * The C ABI is declared once, in crates/fedmix-wasm/src/exports.rs: Rust
  * compiles each entry into its `#[no_mangle]` function, and
  * scripts/gen-wasm-abi.mjs generates from it ts/wasm/abi.generated.ts (the
- * WasmExports interface, the module placement map EXPORTS with each export's
- * WebAssembly signature, the option structs' writers, the constants' names).
+ * WasmExports interface, the module placement, the option structs' field
+ * tables, the constants' names; and abi-signatures.generated.ts, each
+ * export's module and WebAssembly signature, EXPORTS).
  * This file holds the binaries to that declaration: the generated file is
  * current; every declared function is exported by the module it is placed in,
  * with the declared parameter and result types, and nothing else is exported.
@@ -19,7 +20,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import layout from '../crates/fedmix-wasm/modules.json';
-import { ABI_VERSION, OCSVM_FROM_PARTS_OPTIONS } from '../ts/wasm/abi.generated.js';
+import * as abi from '../ts/wasm/abi.generated.js';
+import { ABI_VERSION, OCSVM_FROM_PARTS_OPTIONS, type OptionStruct } from '../ts/wasm/abi.generated.js';
 import { EXPORTS, HEAP_EXPORTS, type ExportSignature, type WasmType } from '../ts/wasm/abi-signatures.generated.js';
 import { SCALAR_WASM_BASE64, SIMD_WASM_BASE64 } from '../ts/wasm/bytes.generated.js';
 import { FEATURES, featureOf, HEAP_IMPORTS, INITIAL_PAGES } from '../ts/wasm/modules.js';
@@ -162,6 +164,33 @@ test('the generated bindings are those of the declaration (run node scripts/gen-
   // no export takes a long list of positional scalars: beyond MAX_PARAMS, only pointers (its scalars in an option struct)
   for (const [name, sig] of Object.entries(EXPORTS)) if (sig.params.length > gen.MAX_PARAMS) expect(sig.params.every((t) => t === 'i32'), name).toBe(true);
   expect(EXPORTS.fm_gmm_fit.params.length).toBeLessThanOrEqual(gen.MAX_PARAMS);
+});
+
+test("the placement: featureOf names each export's feature module, and nothing for the core's, every module's or a name not exported", () => {
+  for (const [name, sig] of Object.entries({ ...EXPORTS, ...HEAP_EXPORTS })) expect(featureOf(name), name).toBe(sig.module === 'core' || sig.module === 'every' ? undefined : sig.module);
+  for (const name of ['', 'fm_', 'dem_client_stats', 'fm_dem_client', 'fm_dem_client_stats ', 'fm_dem_client_stats fm_dem_server_step', 'xx_nn_new', 'constructor', 'toString']) expect(featureOf(name), name).toBeUndefined();
+});
+
+test('every option struct: the one writer puts each field at its offset in its type, and nothing outside the struct', async () => {
+  const gen = (await import(new URL('../scripts/gen-wasm-abi.mjs', import.meta.url).href)) as {
+    readDeclaration(): { structs: { name: string; bytes: number; fields: { name: string; rust: 'u32' | 'i32' | 'f32' | 'f64'; offset: number }[] }[] };
+  };
+  const GET = { u32: 'getUint32', i32: 'getInt32', f32: 'getFloat32', f64: 'getFloat64' } as const;
+  const camel = (x: string) => x.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  const { structs } = gen.readDeclaration();
+  expect(structs.length).toBeGreaterThan(20);
+  for (const s of structs) {
+    const layout = (abi as unknown as Record<string, OptionStruct<Record<string, number>>>)[s.name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()]!;
+    expect(layout.bytes, s.name).toBe(s.bytes);
+    expect(layout.offsets, s.name).toEqual(Object.fromEntries(s.fields.map((f) => [camel(f.name), f.offset])));
+    // distinct values of each field's type (a negative i32, a fraction for f64, one f32 can hold exactly)
+    const value = Object.fromEntries(s.fields.map((f, i) => [camel(f.name), { u32: 4_000_000_000 - i, i32: -1000 - i, f32: 0.5 + i, f64: 1 / 3 + i }[f.rust]]));
+    const view = new DataView(new ArrayBuffer(s.bytes + 16));
+    for (let i = 0; i < view.byteLength; i++) view.setUint8(i, 0xa5);
+    layout.write(view, 8, value);
+    for (const f of s.fields) expect(view[GET[f.rust]](8 + f.offset, true), `${s.name}.${f.name}`).toBe(value[camel(f.name)]);
+    for (const i of [0, 7, 8 + s.bytes, view.byteLength - 1]) expect(view.getUint8(i), `${s.name}: byte ${i} outside the struct`).toBe(0xa5);
+  }
 });
 
 /** The two functions every module exports: the loader checks each module's version and build by them. */

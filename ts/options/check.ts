@@ -62,7 +62,7 @@ export function defineOptions<T extends object>() {
 
 function declare<E extends OptionEntries, R extends object>(entries: E, refine?: (o: EntriesOutput<E>) => R): OptionsDeclaration<E, R> {
   const keys = Object.keys(entries) as (keyof E & string)[];
-  const object = v.object(entries);
+  const object = v.strictObject(entries);
   const schema = (refine ? v.pipe(object, v.transform((o) => refine(withoutUndefined(o) as EntriesOutput<E>))) : object) as unknown as v.GenericSchema<unknown, R>;
   const resolved = new WeakSet<object>();
   const mark = (o: R): Readonly<R> => {

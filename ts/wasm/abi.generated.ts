@@ -9,6 +9,13 @@ export const FEATURES = ['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment'
 /** A module beside the core, as `init({ features })` names it. */
 export type Feature = 'dem' | 'svm' | 'nn' | 'dirichlet' | 'fedgem' | 'assignment';
 
+/**
+ * Pages (64 KiB) of the memory all modules share before anything is allocated (modules.json): the
+ * core's stack and data below featureBase, then one slot of slotBytes per feature for its data and
+ * stack (the heap grows above).
+ */
+export const INITIAL_PAGES = 92;
+
 /** The C ABI of crates/fedmix-wasm. Pointers and sizes are numbers (wasm32). */
 export interface WasmExports {
   memory: WebAssembly.Memory;
@@ -127,122 +134,135 @@ export interface WasmExports {
   fm_gaussian_costs(options: number, aMeans: number, aCovariances: number, aLabels: number, bMeans: number, bCovariances: number, bLabels: number, out: number): number;
 }
 
-/** The module of every export TypeScript calls (a feature module, the core, or every module): what init() loads for a call. */
-export const EXPORT_MODULES: { readonly [N in Exclude<keyof WasmExports, 'memory'>]: 'core' | Feature | 'every' } = {
-  fm_abi_version: 'every',
-  fm_simd: 'every',
-  fm_heap_in_use: 'core',
-  fm_last_error_ptr: 'core',
-  fm_last_error_len: 'core',
-  fm_clear_error: 'core',
-  fm_alloc: 'core',
-  fm_free: 'core',
-  fm_constant_count: 'core',
-  fm_constant_name_ptr: 'core',
-  fm_constant_name_len: 'core',
-  fm_constant_value: 'core',
-  fm_gmm_fit: 'core',
-  fm_gmm_from_parts: 'core',
-  fm_gmm_from_covariances: 'core',
-  fm_gmm_free: 'core',
-  fm_gmm_info: 'core',
-  fm_gmm_read: 'core',
-  fm_gmm_score_samples: 'core',
-  fm_gmm_predict_proba: 'core',
-  fm_gmm_predict: 'core',
-  fm_gmm_sample: 'core',
-  fm_gmm_set_stats: 'core',
-  fm_exp: 'core',
-  fm_madd_peak: 'core',
-  fm_cholesky: 'core',
-  fm_symmetric_eigen: 'core',
-  fm_sqrtm: 'core',
-  fm_symmetric_floor: 'core',
-  fm_kmeans_fit: 'core',
-  fm_kmeans_predict: 'core',
-  fm_pca_fit: 'core',
-  fm_pca_transform: 'core',
-  fm_rng_new: 'core',
-  fm_rng_free: 'core',
-  fm_rng_get_state: 'core',
-  fm_rng_set_state: 'core',
-  fm_rng_uniform: 'core',
-  fm_rng_normal: 'core',
-  fm_rng_gamma: 'core',
-  fm_rng_dirichlet: 'core',
-  fm_rng_log_dirichlet: 'core',
-  fm_rng_multinomial: 'core',
-  fm_rng_categorical: 'core',
-  fm_rng_choice: 'core',
-  fm_rng_permutation: 'core',
-  fm_dem_client_stats: 'dem',
-  fm_dem_client_summary: 'dem',
-  fm_dem_check_stats: 'dem',
-  fm_dem_check_summary: 'dem',
-  fm_dem_check_log_likelihood: 'dem',
-  fm_dem_server_step: 'dem',
-  fm_dem_separated_init: 'dem',
-  fm_dem_kfed_local: 'dem',
-  fm_dem_kfed_server: 'dem',
-  fm_hem_reduce: 'dem',
-  fm_ocsvm_fit: 'svm',
-  fm_ocsvm_from_parts: 'svm',
-  fm_ocsvm_set_stats: 'svm',
-  fm_ocsvm_free: 'svm',
-  fm_ocsvm_info: 'svm',
-  fm_ocsvm_read: 'svm',
-  fm_ocsvm_decision_function: 'svm',
-  fm_nn_new: 'nn',
-  fm_nn_free: 'nn',
-  fm_nn_parameter_count: 'nn',
-  fm_nn_get_parameters: 'nn',
-  fm_nn_get_gradients: 'nn',
-  fm_nn_set_parameters: 'nn',
-  fm_nn_call_bytes: 'nn',
-  fm_nn_set_new: 'nn',
-  fm_nn_set_free: 'nn',
-  fm_nn_set_inputs: 'nn',
-  fm_nn_set_targets: 'nn',
-  fm_nn_set_seal: 'nn',
-  fm_nn_set_check: 'nn',
-  fm_nn_optimizer_new: 'nn',
-  fm_nn_optimizer_reset: 'nn',
-  fm_nn_optimizer_steps: 'nn',
-  fm_nn_optimizer_free: 'nn',
-  fm_nn_train_epoch: 'nn',
-  fm_nn_evaluate: 'nn',
-  fm_nn_predict: 'nn',
-  fm_nn_reconstruction_errors: 'nn',
-  fm_nn_batch_gradient: 'nn',
-  fm_peak_probe_f32x4: 'nn',
-  fm_dm_log_pmf: 'dirichlet',
-  fm_mdm_check: 'dirichlet',
-  fm_mdm_check_histograms: 'dirichlet',
-  fm_mdm_log_pmf: 'dirichlet',
-  fm_mdm_sample: 'dirichlet',
-  fm_mdm_init_stats: 'dirichlet',
-  fm_mdm_prepare: 'dirichlet',
-  fm_mdm_prepared_free: 'dirichlet',
-  fm_mdm_round_stats: 'dirichlet',
-  fm_mdm_initialize: 'dirichlet',
-  fm_mdm_update: 'dirichlet',
-  fm_digamma: 'dirichlet',
-  fm_lgamma: 'dirichlet',
-  fm_trigamma: 'dirichlet',
-  fm_gamma_differences: 'dirichlet',
-  fm_fedgem_client_new: 'fedgem',
-  fm_fedgem_client_free: 'fedgem',
-  fm_fedgem_client_steps: 'fedgem',
-  fm_fedgem_client_set_means: 'fedgem',
-  fm_fedgem_client_set_variance: 'fedgem',
-  fm_fedgem_client_means: 'fedgem',
-  fm_fedgem_client_predict: 'fedgem',
-  fm_fedgem_client_score: 'fedgem',
-  fm_fedgem_update: 'fedgem',
-  fm_fedgem_merge: 'fedgem',
-  fm_linear_sum_assignment: 'assignment',
-  fm_gaussian_costs: 'assignment',
+/**
+ * The exports of each feature module, without their `fm_` prefix, separated by spaces: what init()
+ * loads for a call. Every other export TypeScript calls is the core's (or every module's).
+ */
+export const FEATURE_EXPORTS: { readonly [F in Feature]: string } = {
+  dem: 'dem_client_stats dem_client_summary dem_check_stats dem_check_summary dem_check_log_likelihood dem_server_step dem_separated_init dem_kfed_local dem_kfed_server hem_reduce',
+  svm: 'ocsvm_fit ocsvm_from_parts ocsvm_set_stats ocsvm_free ocsvm_info ocsvm_read ocsvm_decision_function',
+  nn: 'nn_new nn_free nn_parameter_count nn_get_parameters nn_get_gradients nn_set_parameters nn_call_bytes nn_set_new nn_set_free nn_set_inputs nn_set_targets nn_set_seal nn_set_check nn_optimizer_new nn_optimizer_reset nn_optimizer_steps nn_optimizer_free nn_train_epoch nn_evaluate nn_predict nn_reconstruction_errors nn_batch_gradient peak_probe_f32x4',
+  dirichlet: 'dm_log_pmf mdm_check mdm_check_histograms mdm_log_pmf mdm_sample mdm_init_stats mdm_prepare mdm_prepared_free mdm_round_stats mdm_initialize mdm_update digamma lgamma trigamma gamma_differences',
+  fedgem: 'fedgem_client_new fedgem_client_free fedgem_client_steps fedgem_client_set_means fedgem_client_set_variance fedgem_client_means fedgem_client_predict fedgem_client_score fedgem_update fedgem_merge',
+  assignment: 'linear_sum_assignment gaussian_costs',
 };
+
+/** The module of every export TypeScript calls (a feature module, the core, or every module), as a type: FEATURE_EXPORTS is its value. */
+export interface ExportModules {
+  fm_abi_version: 'every';
+  fm_simd: 'every';
+  fm_heap_in_use: 'core';
+  fm_last_error_ptr: 'core';
+  fm_last_error_len: 'core';
+  fm_clear_error: 'core';
+  fm_alloc: 'core';
+  fm_free: 'core';
+  fm_constant_count: 'core';
+  fm_constant_name_ptr: 'core';
+  fm_constant_name_len: 'core';
+  fm_constant_value: 'core';
+  fm_gmm_fit: 'core';
+  fm_gmm_from_parts: 'core';
+  fm_gmm_from_covariances: 'core';
+  fm_gmm_free: 'core';
+  fm_gmm_info: 'core';
+  fm_gmm_read: 'core';
+  fm_gmm_score_samples: 'core';
+  fm_gmm_predict_proba: 'core';
+  fm_gmm_predict: 'core';
+  fm_gmm_sample: 'core';
+  fm_gmm_set_stats: 'core';
+  fm_exp: 'core';
+  fm_madd_peak: 'core';
+  fm_cholesky: 'core';
+  fm_symmetric_eigen: 'core';
+  fm_sqrtm: 'core';
+  fm_symmetric_floor: 'core';
+  fm_kmeans_fit: 'core';
+  fm_kmeans_predict: 'core';
+  fm_pca_fit: 'core';
+  fm_pca_transform: 'core';
+  fm_rng_new: 'core';
+  fm_rng_free: 'core';
+  fm_rng_get_state: 'core';
+  fm_rng_set_state: 'core';
+  fm_rng_uniform: 'core';
+  fm_rng_normal: 'core';
+  fm_rng_gamma: 'core';
+  fm_rng_dirichlet: 'core';
+  fm_rng_log_dirichlet: 'core';
+  fm_rng_multinomial: 'core';
+  fm_rng_categorical: 'core';
+  fm_rng_choice: 'core';
+  fm_rng_permutation: 'core';
+  fm_dem_client_stats: 'dem';
+  fm_dem_client_summary: 'dem';
+  fm_dem_check_stats: 'dem';
+  fm_dem_check_summary: 'dem';
+  fm_dem_check_log_likelihood: 'dem';
+  fm_dem_server_step: 'dem';
+  fm_dem_separated_init: 'dem';
+  fm_dem_kfed_local: 'dem';
+  fm_dem_kfed_server: 'dem';
+  fm_hem_reduce: 'dem';
+  fm_ocsvm_fit: 'svm';
+  fm_ocsvm_from_parts: 'svm';
+  fm_ocsvm_set_stats: 'svm';
+  fm_ocsvm_free: 'svm';
+  fm_ocsvm_info: 'svm';
+  fm_ocsvm_read: 'svm';
+  fm_ocsvm_decision_function: 'svm';
+  fm_nn_new: 'nn';
+  fm_nn_free: 'nn';
+  fm_nn_parameter_count: 'nn';
+  fm_nn_get_parameters: 'nn';
+  fm_nn_get_gradients: 'nn';
+  fm_nn_set_parameters: 'nn';
+  fm_nn_call_bytes: 'nn';
+  fm_nn_set_new: 'nn';
+  fm_nn_set_free: 'nn';
+  fm_nn_set_inputs: 'nn';
+  fm_nn_set_targets: 'nn';
+  fm_nn_set_seal: 'nn';
+  fm_nn_set_check: 'nn';
+  fm_nn_optimizer_new: 'nn';
+  fm_nn_optimizer_reset: 'nn';
+  fm_nn_optimizer_steps: 'nn';
+  fm_nn_optimizer_free: 'nn';
+  fm_nn_train_epoch: 'nn';
+  fm_nn_evaluate: 'nn';
+  fm_nn_predict: 'nn';
+  fm_nn_reconstruction_errors: 'nn';
+  fm_nn_batch_gradient: 'nn';
+  fm_peak_probe_f32x4: 'nn';
+  fm_dm_log_pmf: 'dirichlet';
+  fm_mdm_check: 'dirichlet';
+  fm_mdm_check_histograms: 'dirichlet';
+  fm_mdm_log_pmf: 'dirichlet';
+  fm_mdm_sample: 'dirichlet';
+  fm_mdm_init_stats: 'dirichlet';
+  fm_mdm_prepare: 'dirichlet';
+  fm_mdm_prepared_free: 'dirichlet';
+  fm_mdm_round_stats: 'dirichlet';
+  fm_mdm_initialize: 'dirichlet';
+  fm_mdm_update: 'dirichlet';
+  fm_digamma: 'dirichlet';
+  fm_lgamma: 'dirichlet';
+  fm_trigamma: 'dirichlet';
+  fm_gamma_differences: 'dirichlet';
+  fm_fedgem_client_new: 'fedgem';
+  fm_fedgem_client_free: 'fedgem';
+  fm_fedgem_client_steps: 'fedgem';
+  fm_fedgem_client_set_means: 'fedgem';
+  fm_fedgem_client_set_variance: 'fedgem';
+  fm_fedgem_client_means: 'fedgem';
+  fm_fedgem_client_predict: 'fedgem';
+  fm_fedgem_client_score: 'fedgem';
+  fm_fedgem_update: 'fedgem';
+  fm_fedgem_merge: 'fedgem';
+  fm_linear_sum_assignment: 'assignment';
+  fm_gaussian_costs: 'assignment';
+}
 
 /** The core's heap, which it lends the feature modules (they import these); TypeScript never calls them. */
 export const HEAP_EXPORTS = ['fm_heap_alloc', 'fm_heap_dealloc', 'fm_heap_realloc', 'fm_heap_hold_reserve', 'fm_heap_set_error'] as const;
@@ -305,11 +325,27 @@ export const COVARIANCE_SHAPE_POWERS = { full: [1, 2], tied: [0, 2], diag: [1, 1
 
 /** An option struct of the C ABI: its size in WASM memory and the writer of its #[repr(C)] layout. */
 export interface OptionStruct<T> {
-  readonly name: string;
   readonly bytes: number;
   /** byte offset of each field */
   readonly offsets: { readonly [K in keyof T]: number };
   write(view: DataView, at: number, value: T): void;
+}
+
+const SETTERS = { u: 'setUint32', i: 'setInt32', f: 'setFloat32', d: 'setFloat64' } as const;
+
+/**
+ * One writer for every option struct, driven by its field table: a field a word, its type letter
+ * (u u32, i i32, f f32, d f64), its byte offset and its name, as scripts/gen-wasm-abi.mjs laid it out.
+ */
+function optionStruct<T>(bytes: number, table: string): OptionStruct<T> {
+  const fields = table.split(' ').map((f) => /^(\w)(\d+)(\w+)$/.exec(f)!);
+  return {
+    bytes,
+    offsets: Object.fromEntries(fields.map((f) => [f[3], +f[2]!])) as OptionStruct<T>['offsets'],
+    write(view, at, value) {
+      for (const [, kind, offset, key] of fields) view[SETTERS[kind as keyof typeof SETTERS]](at + +offset!, (value as Record<string, number>)[key!]!, true);
+    },
+  };
 }
 
 /** The scalar arguments of fm_gmm_fit. */
@@ -330,27 +366,7 @@ export interface GmmFitOptions {
   seedHi: number;
 }
 /** The layout of GmmFitOptions (64 bytes, module core). */
-export const GMM_FIT_OPTIONS: OptionStruct<GmmFitOptions> = {
-  name: 'GmmFitOptions',
-  bytes: 64,
-  offsets: { n: 0, d: 4, k: 8, covType: 12, tol: 16, regCovar: 24, maxIter: 32, nInit: 36, initParams: 40, weightsInitLen: 44, meansInitLen: 48, precisionsInitLen: 52, seedLo: 56, seedHi: 60 },
-  write(view: DataView, at: number, value: GmmFitOptions): void {
-    view.setUint32(at + 0, value.n, true);
-    view.setUint32(at + 4, value.d, true);
-    view.setUint32(at + 8, value.k, true);
-    view.setInt32(at + 12, value.covType, true);
-    view.setFloat64(at + 16, value.tol, true);
-    view.setFloat64(at + 24, value.regCovar, true);
-    view.setUint32(at + 32, value.maxIter, true);
-    view.setUint32(at + 36, value.nInit, true);
-    view.setInt32(at + 40, value.initParams, true);
-    view.setUint32(at + 44, value.weightsInitLen, true);
-    view.setUint32(at + 48, value.meansInitLen, true);
-    view.setUint32(at + 52, value.precisionsInitLen, true);
-    view.setUint32(at + 56, value.seedLo, true);
-    view.setUint32(at + 60, value.seedHi, true);
-  },
-};
+export const GMM_FIT_OPTIONS = /* @__PURE__ */ optionStruct<GmmFitOptions>(64, 'u0n u4d u8k i12covType d16tol d24regCovar u32maxIter u36nInit i40initParams u44weightsInitLen u48meansInitLen u52precisionsInitLen u56seedLo u60seedHi');
 
 /** The scalar arguments of fm_gmm_from_parts. */
 export interface GmmFromPartsOptions {
@@ -363,20 +379,7 @@ export interface GmmFromPartsOptions {
   covariancesLen: number;
 }
 /** The layout of GmmFromPartsOptions (28 bytes, module core). */
-export const GMM_FROM_PARTS_OPTIONS: OptionStruct<GmmFromPartsOptions> = {
-  name: 'GmmFromPartsOptions',
-  bytes: 28,
-  offsets: { covType: 0, k: 4, d: 8, weightsLen: 12, meansLen: 16, precisionsCholLen: 20, covariancesLen: 24 },
-  write(view: DataView, at: number, value: GmmFromPartsOptions): void {
-    view.setInt32(at + 0, value.covType, true);
-    view.setUint32(at + 4, value.k, true);
-    view.setUint32(at + 8, value.d, true);
-    view.setUint32(at + 12, value.weightsLen, true);
-    view.setUint32(at + 16, value.meansLen, true);
-    view.setUint32(at + 20, value.precisionsCholLen, true);
-    view.setUint32(at + 24, value.covariancesLen, true);
-  },
-};
+export const GMM_FROM_PARTS_OPTIONS = /* @__PURE__ */ optionStruct<GmmFromPartsOptions>(28, 'i0covType u4k u8d u12weightsLen u16meansLen u20precisionsCholLen u24covariancesLen');
 
 /** The scalar arguments of fm_gmm_from_covariances. */
 export interface GmmFromCovariancesOptions {
@@ -388,19 +391,7 @@ export interface GmmFromCovariancesOptions {
   covariancesLen: number;
 }
 /** The layout of GmmFromCovariancesOptions (24 bytes, module core). */
-export const GMM_FROM_COVARIANCES_OPTIONS: OptionStruct<GmmFromCovariancesOptions> = {
-  name: 'GmmFromCovariancesOptions',
-  bytes: 24,
-  offsets: { covType: 0, k: 4, d: 8, weightsLen: 12, meansLen: 16, covariancesLen: 20 },
-  write(view: DataView, at: number, value: GmmFromCovariancesOptions): void {
-    view.setInt32(at + 0, value.covType, true);
-    view.setUint32(at + 4, value.k, true);
-    view.setUint32(at + 8, value.d, true);
-    view.setUint32(at + 12, value.weightsLen, true);
-    view.setUint32(at + 16, value.meansLen, true);
-    view.setUint32(at + 20, value.covariancesLen, true);
-  },
-};
+export const GMM_FROM_COVARIANCES_OPTIONS = /* @__PURE__ */ optionStruct<GmmFromCovariancesOptions>(24, 'i0covType u4k u8d u12weightsLen u16meansLen u20covariancesLen');
 
 /** The scalar arguments of fm_kmeans_fit. */
 export interface KmeansFitOptions {
@@ -416,23 +407,7 @@ export interface KmeansFitOptions {
   seedHi: number;
 }
 /** The layout of KmeansFitOptions (48 bytes, module core). */
-export const KMEANS_FIT_OPTIONS: OptionStruct<KmeansFitOptions> = {
-  name: 'KmeansFitOptions',
-  bytes: 48,
-  offsets: { n: 0, d: 4, k: 8, init: 12, centersLen: 16, nInit: 20, maxIter: 24, tol: 32, seedLo: 40, seedHi: 44 },
-  write(view: DataView, at: number, value: KmeansFitOptions): void {
-    view.setUint32(at + 0, value.n, true);
-    view.setUint32(at + 4, value.d, true);
-    view.setUint32(at + 8, value.k, true);
-    view.setInt32(at + 12, value.init, true);
-    view.setUint32(at + 16, value.centersLen, true);
-    view.setUint32(at + 20, value.nInit, true);
-    view.setUint32(at + 24, value.maxIter, true);
-    view.setFloat64(at + 32, value.tol, true);
-    view.setUint32(at + 40, value.seedLo, true);
-    view.setUint32(at + 44, value.seedHi, true);
-  },
-};
+export const KMEANS_FIT_OPTIONS = /* @__PURE__ */ optionStruct<KmeansFitOptions>(48, 'u0n u4d u8k i12init u16centersLen u20nInit u24maxIter d32tol u40seedLo u44seedHi');
 
 /** The scalar arguments of fm_pca_fit. */
 export interface PcaFitOptions {
@@ -441,16 +416,7 @@ export interface PcaFitOptions {
   k: number;
 }
 /** The layout of PcaFitOptions (12 bytes, module core). */
-export const PCA_FIT_OPTIONS: OptionStruct<PcaFitOptions> = {
-  name: 'PcaFitOptions',
-  bytes: 12,
-  offsets: { n: 0, d: 4, k: 8 },
-  write(view: DataView, at: number, value: PcaFitOptions): void {
-    view.setUint32(at + 0, value.n, true);
-    view.setUint32(at + 4, value.d, true);
-    view.setUint32(at + 8, value.k, true);
-  },
-};
+export const PCA_FIT_OPTIONS = /* @__PURE__ */ optionStruct<PcaFitOptions>(12, 'u0n u4d u8k');
 
 /** The scalar arguments of fm_dem_check_stats. */
 export interface DemCheckStatsOptions {
@@ -462,19 +428,7 @@ export interface DemCheckStatsOptions {
   regCovar: number;
 }
 /** The layout of DemCheckStatsOptions (40 bytes, module dem). */
-export const DEM_CHECK_STATS_OPTIONS: OptionStruct<DemCheckStatsOptions> = {
-  name: 'DemCheckStatsOptions',
-  bytes: 40,
-  offsets: { covType: 0, k: 4, d: 8, rows: 16, minCount: 24, regCovar: 32 },
-  write(view: DataView, at: number, value: DemCheckStatsOptions): void {
-    view.setInt32(at + 0, value.covType, true);
-    view.setUint32(at + 4, value.k, true);
-    view.setUint32(at + 8, value.d, true);
-    view.setFloat64(at + 16, value.rows, true);
-    view.setFloat64(at + 24, value.minCount, true);
-    view.setFloat64(at + 32, value.regCovar, true);
-  },
-};
+export const DEM_CHECK_STATS_OPTIONS = /* @__PURE__ */ optionStruct<DemCheckStatsOptions>(40, 'i0covType u4k u8d d16rows d24minCount d32regCovar');
 
 /** The scalar arguments of fm_dem_check_log_likelihood. */
 export interface DemCheckLogLikelihoodOptions {
@@ -482,15 +436,7 @@ export interface DemCheckLogLikelihoodOptions {
   loglik: number;
 }
 /** The layout of DemCheckLogLikelihoodOptions (16 bytes, module dem). */
-export const DEM_CHECK_LOG_LIKELIHOOD_OPTIONS: OptionStruct<DemCheckLogLikelihoodOptions> = {
-  name: 'DemCheckLogLikelihoodOptions',
-  bytes: 16,
-  offsets: { rows: 0, loglik: 8 },
-  write(view: DataView, at: number, value: DemCheckLogLikelihoodOptions): void {
-    view.setFloat64(at + 0, value.rows, true);
-    view.setFloat64(at + 8, value.loglik, true);
-  },
-};
+export const DEM_CHECK_LOG_LIKELIHOOD_OPTIONS = /* @__PURE__ */ optionStruct<DemCheckLogLikelihoodOptions>(16, 'd0rows d8loglik');
 
 /** The scalar arguments of fm_dem_server_step. */
 export interface DemServerStepOptions {
@@ -500,17 +446,7 @@ export interface DemServerStepOptions {
   converged: number;
 }
 /** The layout of DemServerStepOptions (24 bytes, module dem). */
-export const DEM_SERVER_STEP_OPTIONS: OptionStruct<DemServerStepOptions> = {
-  name: 'DemServerStepOptions',
-  bytes: 24,
-  offsets: { m: 0, regCovar: 8, nIter: 16, converged: 20 },
-  write(view: DataView, at: number, value: DemServerStepOptions): void {
-    view.setUint32(at + 0, value.m, true);
-    view.setFloat64(at + 8, value.regCovar, true);
-    view.setUint32(at + 16, value.nIter, true);
-    view.setInt32(at + 20, value.converged, true);
-  },
-};
+export const DEM_SERVER_STEP_OPTIONS = /* @__PURE__ */ optionStruct<DemServerStepOptions>(24, 'u0m d8regCovar u16nIter i20converged');
 
 /** The scalar arguments of fm_dem_kfed_local. */
 export interface DemKfedLocalOptions {
@@ -522,19 +458,7 @@ export interface DemKfedLocalOptions {
   seedHi: number;
 }
 /** The layout of DemKfedLocalOptions (24 bytes, module dem). */
-export const DEM_KFED_LOCAL_OPTIONS: OptionStruct<DemKfedLocalOptions> = {
-  name: 'DemKfedLocalOptions',
-  bytes: 24,
-  offsets: { n: 0, d: 4, kLocal: 8, covType: 12, seedLo: 16, seedHi: 20 },
-  write(view: DataView, at: number, value: DemKfedLocalOptions): void {
-    view.setUint32(at + 0, value.n, true);
-    view.setUint32(at + 4, value.d, true);
-    view.setUint32(at + 8, value.kLocal, true);
-    view.setInt32(at + 12, value.covType, true);
-    view.setUint32(at + 16, value.seedLo, true);
-    view.setUint32(at + 20, value.seedHi, true);
-  },
-};
+export const DEM_KFED_LOCAL_OPTIONS = /* @__PURE__ */ optionStruct<DemKfedLocalOptions>(24, 'u0n u4d u8kLocal i12covType u16seedLo u20seedHi');
 
 /** The scalar arguments of fm_dem_kfed_server. */
 export interface DemKfedServerOptions {
@@ -548,21 +472,7 @@ export interface DemKfedServerOptions {
   seedHi: number;
 }
 /** The layout of DemKfedServerOptions (40 bytes, module dem). */
-export const DEM_KFED_SERVER_OPTIONS: OptionStruct<DemKfedServerOptions> = {
-  name: 'DemKfedServerOptions',
-  bytes: 40,
-  offsets: { covType: 0, k: 4, d: 8, m: 12, regCovar: 16, starts: 24, seedLo: 28, seedHi: 32 },
-  write(view: DataView, at: number, value: DemKfedServerOptions): void {
-    view.setInt32(at + 0, value.covType, true);
-    view.setUint32(at + 4, value.k, true);
-    view.setUint32(at + 8, value.d, true);
-    view.setUint32(at + 12, value.m, true);
-    view.setFloat64(at + 16, value.regCovar, true);
-    view.setUint32(at + 24, value.starts, true);
-    view.setUint32(at + 28, value.seedLo, true);
-    view.setUint32(at + 32, value.seedHi, true);
-  },
-};
+export const DEM_KFED_SERVER_OPTIONS = /* @__PURE__ */ optionStruct<DemKfedServerOptions>(40, 'i0covType u4k u8d u12m d16regCovar u24starts u28seedLo u32seedHi');
 
 /** The scalar arguments of fm_hem_reduce. */
 export interface HemReduceOptions {
@@ -579,24 +489,7 @@ export interface HemReduceOptions {
   seedHi: number;
 }
 /** The layout of HemReduceOptions (64 bytes, module dem). */
-export const HEM_REDUCE_OPTIONS: OptionStruct<HemReduceOptions> = {
-  name: 'HemReduceOptions',
-  bytes: 64,
-  offsets: { covarianceType: 0, d: 4, n: 8, k: 12, virtualSamples: 16, tol: 24, maxIter: 32, regCovar: 40, nInit: 48, seedLo: 52, seedHi: 56 },
-  write(view: DataView, at: number, value: HemReduceOptions): void {
-    view.setInt32(at + 0, value.covarianceType, true);
-    view.setUint32(at + 4, value.d, true);
-    view.setUint32(at + 8, value.n, true);
-    view.setUint32(at + 12, value.k, true);
-    view.setFloat64(at + 16, value.virtualSamples, true);
-    view.setFloat64(at + 24, value.tol, true);
-    view.setUint32(at + 32, value.maxIter, true);
-    view.setFloat64(at + 40, value.regCovar, true);
-    view.setUint32(at + 48, value.nInit, true);
-    view.setUint32(at + 52, value.seedLo, true);
-    view.setUint32(at + 56, value.seedHi, true);
-  },
-};
+export const HEM_REDUCE_OPTIONS = /* @__PURE__ */ optionStruct<HemReduceOptions>(64, 'i0covarianceType u4d u8n u12k d16virtualSamples d24tol u32maxIter d40regCovar u48nInit u52seedLo u56seedHi');
 
 /** The scalar arguments of fm_ocsvm_fit. */
 export interface OcsvmFitOptions {
@@ -612,23 +505,7 @@ export interface OcsvmFitOptions {
   maxIter: number;
 }
 /** The layout of OcsvmFitOptions (64 bytes, module svm). */
-export const OCSVM_FIT_OPTIONS: OptionStruct<OcsvmFitOptions> = {
-  name: 'OcsvmFitOptions',
-  bytes: 64,
-  offsets: { n: 0, d: 4, kernel: 8, gammaCode: 12, gamma: 16, nu: 24, tol: 32, shrinking: 40, cacheMb: 48, maxIter: 56 },
-  write(view: DataView, at: number, value: OcsvmFitOptions): void {
-    view.setUint32(at + 0, value.n, true);
-    view.setUint32(at + 4, value.d, true);
-    view.setInt32(at + 8, value.kernel, true);
-    view.setInt32(at + 12, value.gammaCode, true);
-    view.setFloat64(at + 16, value.gamma, true);
-    view.setFloat64(at + 24, value.nu, true);
-    view.setFloat64(at + 32, value.tol, true);
-    view.setInt32(at + 40, value.shrinking, true);
-    view.setFloat64(at + 48, value.cacheMb, true);
-    view.setInt32(at + 56, value.maxIter, true);
-  },
-};
+export const OCSVM_FIT_OPTIONS = /* @__PURE__ */ optionStruct<OcsvmFitOptions>(64, 'u0n u4d i8kernel i12gammaCode d16gamma d24nu d32tol i40shrinking d48cacheMb i56maxIter');
 
 /** The scalar arguments of fm_ocsvm_from_parts. */
 export interface OcsvmFromPartsOptions {
@@ -642,21 +519,7 @@ export interface OcsvmFromPartsOptions {
   supportLen: number;
 }
 /** The layout of OcsvmFromPartsOptions (56 bytes, module svm). */
-export const OCSVM_FROM_PARTS_OPTIONS: OptionStruct<OcsvmFromPartsOptions> = {
-  name: 'OcsvmFromPartsOptions',
-  bytes: 56,
-  offsets: { kernel: 0, gamma: 8, nu: 16, d: 24, svLen: 28, nSv: 32, rho: 40, supportLen: 48 },
-  write(view: DataView, at: number, value: OcsvmFromPartsOptions): void {
-    view.setInt32(at + 0, value.kernel, true);
-    view.setFloat64(at + 8, value.gamma, true);
-    view.setFloat64(at + 16, value.nu, true);
-    view.setUint32(at + 24, value.d, true);
-    view.setUint32(at + 28, value.svLen, true);
-    view.setUint32(at + 32, value.nSv, true);
-    view.setFloat64(at + 40, value.rho, true);
-    view.setUint32(at + 48, value.supportLen, true);
-  },
-};
+export const OCSVM_FROM_PARTS_OPTIONS = /* @__PURE__ */ optionStruct<OcsvmFromPartsOptions>(56, 'i0kernel d8gamma d16nu u24d u28svLen u32nSv d40rho u48supportLen');
 
 /** The scalar arguments of fm_nn_new. */
 export interface NnNewOptions {
@@ -669,20 +532,7 @@ export interface NnNewOptions {
   seedHi: number;
 }
 /** The layout of NnNewOptions (28 bytes, module nn). */
-export const NN_NEW_OPTIONS: OptionStruct<NnNewOptions> = {
-  name: 'NnNewOptions',
-  bytes: 28,
-  offsets: { nSizes: 0, hidden: 4, output: 8, loss: 12, init: 16, seedLo: 20, seedHi: 24 },
-  write(view: DataView, at: number, value: NnNewOptions): void {
-    view.setUint32(at + 0, value.nSizes, true);
-    view.setInt32(at + 4, value.hidden, true);
-    view.setInt32(at + 8, value.output, true);
-    view.setInt32(at + 12, value.loss, true);
-    view.setInt32(at + 16, value.init, true);
-    view.setUint32(at + 20, value.seedLo, true);
-    view.setUint32(at + 24, value.seedHi, true);
-  },
-};
+export const NN_NEW_OPTIONS = /* @__PURE__ */ optionStruct<NnNewOptions>(28, 'u0nSizes i4hidden i8output i12loss i16init u20seedLo u24seedHi');
 
 /** The scalar arguments of fm_nn_optimizer_new. */
 export interface NnOptimizerNewOptions {
@@ -697,22 +547,7 @@ export interface NnOptimizerNewOptions {
   eps: number;
 }
 /** The layout of NnOptimizerNewOptions (72 bytes, module nn). */
-export const NN_OPTIMIZER_NEW_OPTIONS: OptionStruct<NnOptimizerNewOptions> = {
-  name: 'NnOptimizerNewOptions',
-  bytes: 72,
-  offsets: { kind: 0, lr: 8, momentum: 16, dampening: 24, nesterov: 32, weightDecay: 40, beta1: 48, beta2: 56, eps: 64 },
-  write(view: DataView, at: number, value: NnOptimizerNewOptions): void {
-    view.setInt32(at + 0, value.kind, true);
-    view.setFloat64(at + 8, value.lr, true);
-    view.setFloat64(at + 16, value.momentum, true);
-    view.setFloat64(at + 24, value.dampening, true);
-    view.setInt32(at + 32, value.nesterov, true);
-    view.setFloat64(at + 40, value.weightDecay, true);
-    view.setFloat64(at + 48, value.beta1, true);
-    view.setFloat64(at + 56, value.beta2, true);
-    view.setFloat64(at + 64, value.eps, true);
-  },
-};
+export const NN_OPTIMIZER_NEW_OPTIONS = /* @__PURE__ */ optionStruct<NnOptimizerNewOptions>(72, 'i0kind d8lr d16momentum d24dampening i32nesterov d40weightDecay d48beta1 d56beta2 d64eps');
 
 /** The scalar arguments of fm_nn_train_epoch. */
 export interface NnTrainEpochOptions {
@@ -726,21 +561,7 @@ export interface NnTrainEpochOptions {
   correctionLen: number;
 }
 /** The layout of NnTrainEpochOptions (40 bytes, module nn). */
-export const NN_TRAIN_EPOCH_OPTIONS: OptionStruct<NnTrainEpochOptions> = {
-  name: 'NnTrainEpochOptions',
-  bytes: 40,
-  offsets: { batch: 0, seedLo: 4, seedHi: 8, orderLen: 12, l2: 16, mu: 24, anchorLen: 32, correctionLen: 36 },
-  write(view: DataView, at: number, value: NnTrainEpochOptions): void {
-    view.setUint32(at + 0, value.batch, true);
-    view.setUint32(at + 4, value.seedLo, true);
-    view.setUint32(at + 8, value.seedHi, true);
-    view.setUint32(at + 12, value.orderLen, true);
-    view.setFloat64(at + 16, value.l2, true);
-    view.setFloat64(at + 24, value.mu, true);
-    view.setUint32(at + 32, value.anchorLen, true);
-    view.setUint32(at + 36, value.correctionLen, true);
-  },
-};
+export const NN_TRAIN_EPOCH_OPTIONS = /* @__PURE__ */ optionStruct<NnTrainEpochOptions>(40, 'u0batch u4seedLo u8seedHi u12orderLen d16l2 d24mu u32anchorLen u36correctionLen');
 
 /** The scalar arguments of fm_mdm_log_pmf. */
 export interface MdmLogPmfOptions {
@@ -750,17 +571,7 @@ export interface MdmLogPmfOptions {
   m: number;
 }
 /** The layout of MdmLogPmfOptions (16 bytes, module dirichlet). */
-export const MDM_LOG_PMF_OPTIONS: OptionStruct<MdmLogPmfOptions> = {
-  name: 'MdmLogPmfOptions',
-  bytes: 16,
-  offsets: { k: 0, c: 4, nMax: 8, m: 12 },
-  write(view: DataView, at: number, value: MdmLogPmfOptions): void {
-    view.setUint32(at + 0, value.k, true);
-    view.setUint32(at + 4, value.c, true);
-    view.setUint32(at + 8, value.nMax, true);
-    view.setUint32(at + 12, value.m, true);
-  },
-};
+export const MDM_LOG_PMF_OPTIONS = /* @__PURE__ */ optionStruct<MdmLogPmfOptions>(16, 'u0k u4c u8nMax u12m');
 
 /** The scalar arguments of fm_mdm_sample. */
 export interface MdmSampleOptions {
@@ -772,19 +583,7 @@ export interface MdmSampleOptions {
   seedHi: number;
 }
 /** The layout of MdmSampleOptions (24 bytes, module dirichlet). */
-export const MDM_SAMPLE_OPTIONS: OptionStruct<MdmSampleOptions> = {
-  name: 'MdmSampleOptions',
-  bytes: 24,
-  offsets: { k: 0, c: 4, nMax: 8, m: 12, seedLo: 16, seedHi: 20 },
-  write(view: DataView, at: number, value: MdmSampleOptions): void {
-    view.setUint32(at + 0, value.k, true);
-    view.setUint32(at + 4, value.c, true);
-    view.setUint32(at + 8, value.nMax, true);
-    view.setUint32(at + 12, value.m, true);
-    view.setUint32(at + 16, value.seedLo, true);
-    view.setUint32(at + 20, value.seedHi, true);
-  },
-};
+export const MDM_SAMPLE_OPTIONS = /* @__PURE__ */ optionStruct<MdmSampleOptions>(24, 'u0k u4c u8nMax u12m u16seedLo u20seedHi');
 
 /** The scalar arguments of fm_mdm_init_stats. */
 export interface MdmInitStatsOptions {
@@ -794,17 +593,7 @@ export interface MdmInitStatsOptions {
   m: number;
 }
 /** The layout of MdmInitStatsOptions (16 bytes, module dirichlet). */
-export const MDM_INIT_STATS_OPTIONS: OptionStruct<MdmInitStatsOptions> = {
-  name: 'MdmInitStatsOptions',
-  bytes: 16,
-  offsets: { k: 0, c: 4, nMax: 8, m: 12 },
-  write(view: DataView, at: number, value: MdmInitStatsOptions): void {
-    view.setUint32(at + 0, value.k, true);
-    view.setUint32(at + 4, value.c, true);
-    view.setUint32(at + 8, value.nMax, true);
-    view.setUint32(at + 12, value.m, true);
-  },
-};
+export const MDM_INIT_STATS_OPTIONS = /* @__PURE__ */ optionStruct<MdmInitStatsOptions>(16, 'u0k u4c u8nMax u12m');
 
 /** The scalar arguments of fm_mdm_round_stats. */
 export interface MdmRoundStatsOptions {
@@ -812,15 +601,7 @@ export interface MdmRoundStatsOptions {
   clip: number;
 }
 /** The layout of MdmRoundStatsOptions (16 bytes, module dirichlet). */
-export const MDM_ROUND_STATS_OPTIONS: OptionStruct<MdmRoundStatsOptions> = {
-  name: 'MdmRoundStatsOptions',
-  bytes: 16,
-  offsets: { m: 0, clip: 8 },
-  write(view: DataView, at: number, value: MdmRoundStatsOptions): void {
-    view.setUint32(at + 0, value.m, true);
-    view.setFloat64(at + 8, value.clip, true);
-  },
-};
+export const MDM_ROUND_STATS_OPTIONS = /* @__PURE__ */ optionStruct<MdmRoundStatsOptions>(16, 'u0m d8clip');
 
 /** The scalar arguments of fm_mdm_initialize. */
 export interface MdmInitializeOptions {
@@ -831,18 +612,7 @@ export interface MdmInitializeOptions {
   noisy: number;
 }
 /** The layout of MdmInitializeOptions (32 bytes, module dirichlet). */
-export const MDM_INITIALIZE_OPTIONS: OptionStruct<MdmInitializeOptions> = {
-  name: 'MdmInitializeOptions',
-  bytes: 32,
-  offsets: { k: 0, c: 4, nMax: 8, clients: 16, noisy: 24 },
-  write(view: DataView, at: number, value: MdmInitializeOptions): void {
-    view.setUint32(at + 0, value.k, true);
-    view.setUint32(at + 4, value.c, true);
-    view.setUint32(at + 8, value.nMax, true);
-    view.setFloat64(at + 16, value.clients, true);
-    view.setInt32(at + 24, value.noisy, true);
-  },
-};
+export const MDM_INITIALIZE_OPTIONS = /* @__PURE__ */ optionStruct<MdmInitializeOptions>(32, 'u0k u4c u8nMax d16clients i24noisy');
 
 /** The scalar arguments of fm_mdm_update. */
 export interface MdmUpdateOptions {
@@ -853,18 +623,7 @@ export interface MdmUpdateOptions {
   noisy: number;
 }
 /** The layout of MdmUpdateOptions (32 bytes, module dirichlet). */
-export const MDM_UPDATE_OPTIONS: OptionStruct<MdmUpdateOptions> = {
-  name: 'MdmUpdateOptions',
-  bytes: 32,
-  offsets: { k: 0, c: 4, nMax: 8, clients: 16, noisy: 24 },
-  write(view: DataView, at: number, value: MdmUpdateOptions): void {
-    view.setUint32(at + 0, value.k, true);
-    view.setUint32(at + 4, value.c, true);
-    view.setUint32(at + 8, value.nMax, true);
-    view.setFloat64(at + 16, value.clients, true);
-    view.setInt32(at + 24, value.noisy, true);
-  },
-};
+export const MDM_UPDATE_OPTIONS = /* @__PURE__ */ optionStruct<MdmUpdateOptions>(32, 'u0k u4c u8nMax d16clients i24noisy');
 
 /** The scalar arguments of fm_fedgem_client_new. */
 export interface FedgemClientNewOptions {
@@ -878,21 +637,7 @@ export interface FedgemClientNewOptions {
   seedHi: number;
 }
 /** The layout of FedgemClientNewOptions (40 bytes, module fedgem). */
-export const FEDGEM_CLIENT_NEW_OPTIONS: OptionStruct<FedgemClientNewOptions> = {
-  name: 'FedgemClientNewOptions',
-  bytes: 40,
-  offsets: { n: 0, d: 4, k: 8, variance: 16, init: 24, nInit: 28, seedLo: 32, seedHi: 36 },
-  write(view: DataView, at: number, value: FedgemClientNewOptions): void {
-    view.setUint32(at + 0, value.n, true);
-    view.setUint32(at + 4, value.d, true);
-    view.setUint32(at + 8, value.k, true);
-    view.setFloat64(at + 16, value.variance, true);
-    view.setInt32(at + 24, value.init, true);
-    view.setUint32(at + 28, value.nInit, true);
-    view.setUint32(at + 32, value.seedLo, true);
-    view.setUint32(at + 36, value.seedHi, true);
-  },
-};
+export const FEDGEM_CLIENT_NEW_OPTIONS = /* @__PURE__ */ optionStruct<FedgemClientNewOptions>(40, 'u0n u4d u8k d16variance i24init u28nInit u32seedLo u36seedHi');
 
 /** The scalar arguments of fm_fedgem_merge. */
 export interface FedgemMergeOptions {
@@ -902,17 +647,7 @@ export interface FedgemMergeOptions {
   separationVariance: number;
 }
 /** The layout of FedgemMergeOptions (24 bytes, module fedgem). */
-export const FEDGEM_MERGE_OPTIONS: OptionStruct<FedgemMergeOptions> = {
-  name: 'FedgemMergeOptions',
-  bytes: 24,
-  offsets: { m: 0, d: 4, indexed: 8, separationVariance: 16 },
-  write(view: DataView, at: number, value: FedgemMergeOptions): void {
-    view.setUint32(at + 0, value.m, true);
-    view.setUint32(at + 4, value.d, true);
-    view.setInt32(at + 8, value.indexed, true);
-    view.setFloat64(at + 16, value.separationVariance, true);
-  },
-};
+export const FEDGEM_MERGE_OPTIONS = /* @__PURE__ */ optionStruct<FedgemMergeOptions>(24, 'u0m u4d i8indexed d16separationVariance');
 
 /** The scalar arguments of fm_gaussian_costs. */
 export interface GaussianCostsOptions {
@@ -923,15 +658,4 @@ export interface GaussianCostsOptions {
   nb: number;
 }
 /** The layout of GaussianCostsOptions (20 bytes, module assignment). */
-export const GAUSSIAN_COSTS_OPTIONS: OptionStruct<GaussianCostsOptions> = {
-  name: 'GaussianCostsOptions',
-  bytes: 20,
-  offsets: { cost: 0, form: 4, d: 8, na: 12, nb: 16 },
-  write(view: DataView, at: number, value: GaussianCostsOptions): void {
-    view.setInt32(at + 0, value.cost, true);
-    view.setInt32(at + 4, value.form, true);
-    view.setUint32(at + 8, value.d, true);
-    view.setUint32(at + 12, value.na, true);
-    view.setUint32(at + 16, value.nb, true);
-  },
-};
+export const GAUSSIAN_COSTS_OPTIONS = /* @__PURE__ */ optionStruct<GaussianCostsOptions>(20, 'i0cost i4form u8d u12na u16nb');

@@ -27,20 +27,22 @@ export function coreConstant<G extends ConstantGroup>(group: G, member: Constant
   return v;
 }
 
-/** The member of `group` whose value is `value`, or undefined. Needs init(). */
+/**
+ * The member of `group` whose value is `value`, or undefined. Needs init().
+ * Read from the core's table, which holds exactly CORE_CONSTANTS (checked at
+ * build, test/wasm-constants.test.ts), so that programs carry no list of names.
+ */
 export function coreConstantName<G extends ConstantGroup>(group: G, value: number): ConstantMember<G> | undefined {
-  const table = instance().constants;
-  return (CORE_CONSTANTS[group] as readonly ConstantMember<G>[]).find((m) => table.get(`${group}.${m}`) === value);
+  for (const [name, v] of instance().constants) if (v === value && name.startsWith(`${group}.`)) return name.slice(group.length + 1) as ConstantMember<G>;
+  return undefined;
 }
 
 /**
  * The codes of `group` as an object whose properties read the core when
- * used (so it can be created at module load, before init()).
+ * used (so it can be created at module load, before init()); a name the
+ * core lacks is coreConstant's error.
  */
+/* @__NO_SIDE_EFFECTS__ */
 export function codeTable<G extends ConstantGroup>(group: G): Readonly<Record<ConstantMember<G>, number>> {
-  const out = {} as Record<ConstantMember<G>, number>;
-  for (const m of CORE_CONSTANTS[group] as readonly ConstantMember<G>[]) {
-    Object.defineProperty(out, m, { enumerable: true, get: () => coreConstant(group, m) });
-  }
-  return Object.freeze(out);
+  return new Proxy({} as Record<ConstantMember<G>, number>, { get: (_, m) => (typeof m === 'string' ? coreConstant(group, m as ConstantMember<G>) : undefined) });
 }
