@@ -110,7 +110,7 @@ const CONTAMINATION = v.object({ contamination: atoms.share() });
  * (strict keys, named `name`), the detector's defaults for that kind under
  * them, checked by the model's declaration; resolved ones taken as they are.
  */
-function modelOptions<R extends object>(name: string, declaration: OptionsDeclaration<OptionEntries, R>, defaults: Record<string, unknown>) {
+function modelOptions<E extends OptionEntries, R extends object>(name: string, declaration: OptionsDeclaration<E, R>, defaults: Record<string, unknown>) {
   return v.pipe(
     v.unknown(),
     v.transform((given): Readonly<R> => {
