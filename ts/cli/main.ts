@@ -8,13 +8,13 @@ import { optionsHelp, parseOptions, type OptionSpec, type Options } from './args
 import { delimiterOption, fileError, UnreadableFileError } from './data.js';
 import { EXIT_EXCLUDED, output, result, type CommandResult } from './io.js';
 import { init } from '../wasm/loader.js';
-import { demoOptions, runDemoCommand } from './demo.js';
-import { experimentOptions, runExperimentCommand } from './experiment.js';
-import { mdmFitOptions, mdmSimulateOptions, runMdmFitCommand, runMdmSimulateCommand } from './mdm.js';
-import { fedgemOptions, runFedgemCommand } from './fedgem.js';
-import { feddistrOptions, runFeddistrCommand } from './feddistr.js';
+import { demoOptions, runDemoCommand } from '../experiments/fedgengmm/demo.js';
+import { experimentOptions, runExperimentCommand } from '../experiments/fedgengmm/command.js';
+import { mdmFitOptions, mdmSimulateOptions, runMdmFitCommand, runMdmSimulateCommand } from '../experiments/mdm/command.js';
+import { fedgemOptions, runFedgemCommand } from '../experiments/fedgem/command.js';
+import { feddistrOptions, runFeddistrCommand } from '../experiments/feddistr/command.js';
 import { federationOptions, loadAlgorithmModules, runClientCommand, runServerCommand } from './federation.js';
-import { communitiesOptions, runCommunitiesCommand } from './communities.js';
+import { communitiesOptions, runCommunitiesCommand } from '../experiments/communities/command.js';
 
 declare const __FEDMIX_VERSION__: string;
 

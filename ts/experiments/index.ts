@@ -40,7 +40,7 @@ export {
   type CommunityTables,
   type ClientClasses,
   type ClientAucs,
-} from './anomaly-communities.js';
+} from './communities/training.js';
 export {
   runExperimentAsync as runFedGenGMMExperiment,
   runExperiment as runFedGenGMMExperimentSync,
@@ -52,7 +52,7 @@ export {
   type Method as FedGenGMMExperimentMethod,
   type MethodSummary as FedGenGMMMethodSummary,
   type RunScores as FedGenGMMRunScores,
-} from './fedgengmm.js';
+} from './fedgengmm/run.js';
 export { labelledFromCsv, type LabelledData, type CsvDataOptions } from './dataset.js';
 export type { PartitionScheme } from './partitioning.js';
 export {
@@ -64,7 +64,7 @@ export {
   type CommunityAssociationRun,
   type CommunitySummaryRow,
   type MeanStd as CommunityMeanStd,
-} from './communities-sweep.js';
+} from './communities/sweep.js';
 export {
   runFedDistrExperiment,
   roundsToReach,
@@ -89,4 +89,4 @@ export {
   type FedDistrRun,
   type RepeatRun,
   type MeanStd,
-} from './feddistr.js';
+} from './feddistr/run.js';

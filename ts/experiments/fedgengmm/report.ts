@@ -6,8 +6,8 @@
  * file back.
  */
 import { writeFileSync } from 'node:fs';
-import type { ExperimentReport } from '../experiments/fedgengmm.js';
-import { reportData, reportPlots } from '../experiments/plots.js';
+import type { ExperimentReport } from './run.js';
+import { reportData, reportPlots } from './plots.js';
 
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 /** JSON safe inside <script>: every "<" escaped (only strings hold one), so nothing in it can end the element. */

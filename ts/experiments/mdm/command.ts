@@ -11,17 +11,17 @@
  * of the central CSV).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { Matrix } from '../data/matrix.js';
-import { InvalidParameterError } from '../errors.js';
-import { fitMdm, type MdmFitResult } from '../federated/mdm/run.js';
-import { selectMdm } from '../federated/mdm/select.js';
-import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
-import { partition } from '../partition/index.js';
-import type { Partition } from '../partition/shared.js';
-import type { OptionSpec, Options } from './args.js';
-import { readDataFile } from './data.js';
-import { exclusionLine, note, type CommandResult } from './io.js';
-import { progressBar } from './progress.js';
+import type { Matrix } from '../../data/matrix.js';
+import { InvalidParameterError } from '../../errors.js';
+import { fitMdm, type MdmFitResult } from '../../federated/mdm/run.js';
+import { selectMdm } from '../../federated/mdm/select.js';
+import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
+import { partition } from '../../partition/index.js';
+import type { Partition } from '../../partition/shared.js';
+import type { OptionSpec, Options } from '../../cli/args.js';
+import { readDataFile } from '../../cli/data.js';
+import { exclusionLine, note, type CommandResult } from '../../cli/io.js';
+import { progressBar } from '../../cli/progress.js';
 
 export const mdmFitOptions: Record<string, OptionSpec> = {
   data: { type: 'string', help: 'histogram CSV: a header of category names, one row of counts per client (required)' },
