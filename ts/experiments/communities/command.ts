@@ -25,6 +25,7 @@ import { join, MqttTransport } from '../../federated/transport/mqtt.js';
 import { COVARIANCE_TYPES } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import type { OptionSpec, Options } from '../../cli/args.js';
+import type { NamedCommand } from '../../cli/command.js';
 import type { CommandResult } from '../../cli/io.js';
 import { readDataFile } from '../../cli/data.js';
 import { OCSVM_WARNING } from '../../cli/federation.js';
@@ -250,3 +251,10 @@ export async function runCommunitiesCommand(o: Options): Promise<CommandResult> 
   const excluded = report.runs.flatMap((run) => run.associations.flatMap((a) => a.excluded.map((e) => `p = ${run.p}, q = ${a.q}, repeat ${run.repeat + 1}, association: ${e}`)));
   return { text: formatCommunitiesReport(report, title), json: { data: source, transport: broker === undefined ? 'in-process' : `mqtt (${broker})`, ...report }, excluded };
 }
+
+export const communitiesCommand: NamedCommand = {
+  name: 'communities',
+  summary: 'community-based federated anomaly detection (Nardi et al.): association, communities, per-community training, the paper\'s tables (Fashion-MNIST or CSV)',
+  options: communitiesOptions,
+  run: runCommunitiesCommand,
+};

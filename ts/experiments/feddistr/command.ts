@@ -30,6 +30,7 @@ import {
 } from './run.js';
 import { simulateOverMqtt, type SimulateOverMqttOptions } from '../../federated/simulate-mqtt.js';
 import type { OptionSpec, Options } from '../../cli/args.js';
+import type { NamedCommand } from '../../cli/command.js';
 import type { CommandResult } from '../../cli/io.js';
 import { readDataFile } from '../../cli/data.js';
 import { progressBar } from '../../cli/progress.js';
@@ -238,3 +239,10 @@ function brokerOptions(o: Options, broker: string): SimulateOverMqttOptions {
   }
   return { ...common, broker: { url: broker, username: o.username as string | undefined, password: o.password as string | undefined, clientPassword: o['client-password'] as string | undefined } };
 }
+
+export const feddistrCommand: NamedCommand = {
+  name: 'feddistr',
+  summary: "FedDistr's one round against FedAvg, FedProx, SCAFFOLD and central training (Fashion-MNIST or a CSV with subclasses)",
+  options: feddistrOptions,
+  run: runFeddistrCommand,
+};

@@ -11,6 +11,7 @@ import { InvalidParameterError } from '../../errors.js';
 import { PHI_GRID } from '../../federated/fedgem/index.js';
 import { COVARIANCE_TYPES, type CovarianceType } from '../../models/gaussian-mixture.js';
 import type { OptionSpec, Options } from '../../cli/args.js';
+import type { NamedCommand } from '../../cli/command.js';
 import type { CommandResult } from '../../cli/io.js';
 import { readDataFile } from '../../cli/data.js';
 import { progressBar } from '../../cli/progress.js';
@@ -168,3 +169,10 @@ export async function runFedgemCommand(o: Options): Promise<CommandResult> {
   const excluded = report.runs.flatMap((x) => x.excluded.map((e) => `seed ${x.seed}, ${e}`));
   return { text: formatFedgemReport(report, `fedmix fedgem: ${o.blobs ? 'blobs' : o.data}`), json, excluded };
 }
+
+export const fedgemCommand: NamedCommand = {
+  name: 'fedgem',
+  summary: 'FedGEM: federated clustering with an unknown number of clusters (CSV or blobs), against a central GMM',
+  options: fedgemOptions,
+  run: runFedgemCommand,
+};

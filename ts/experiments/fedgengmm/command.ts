@@ -8,6 +8,7 @@ import { InvalidParameterError } from '../../errors.js';
 import { ENCODINGS, type Encoding } from '../../federated/messages/codec.js';
 import { COVARIANCE_TYPES, type CovarianceType } from '../../models/gaussian-mixture.js';
 import type { OptionSpec, Options } from '../../cli/args.js';
+import type { NamedCommand } from '../../cli/command.js';
 import { readDataFile } from '../../cli/data.js';
 import { bytesText, meanStd } from './plots.js';
 import { writeReport } from './report.js';
@@ -108,3 +109,10 @@ export async function runExperimentCommand(o: Options): Promise<CommandResult> {
   if (typeof o.report === 'string') writeReport(o.report, report, title, text);
   return { text, json: { data: source, ...report }, excluded: experimentExclusions(report) };
 }
+
+export const experimentCommand: NamedCommand = {
+  name: 'experiment',
+  summary: "the FedGenGMM paper's experiment on a CSV file: every method, scores over repeats",
+  options: experimentOptions,
+  run: runExperimentCommand,
+};

@@ -9,6 +9,7 @@ import { thyroid } from '../../data/datasets/index.js';
 import { DEMO_CONFIG } from './demo-config.js';
 import { METHODS, runExperiment, type ExperimentConfig } from './run.js';
 import type { OptionSpec, Options } from '../../cli/args.js';
+import type { NamedCommand } from '../../cli/command.js';
 import { experimentConfig, experimentExclusions, experimentOptions, formatReport } from './command.js';
 import type { CommandResult } from '../../cli/io.js';
 import { progressBar } from '../../cli/progress.js';
@@ -48,3 +49,10 @@ export async function runDemoCommand(o: Options): Promise<CommandResult> {
     excluded: experimentExclusions(report),
   };
 }
+
+export const demoCommand: NamedCommand = {
+  name: 'demo',
+  summary: 'FedGenGMM and its baselines on the embedded thyroid anomaly dataset',
+  options: demoOptions,
+  run: runDemoCommand,
+};

@@ -19,6 +19,7 @@ import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-
 import { partition } from '../../partition/index.js';
 import type { Partition } from '../../partition/shared.js';
 import type { OptionSpec, Options } from '../../cli/args.js';
+import type { NamedCommand } from '../../cli/command.js';
 import { readDataFile } from '../../cli/data.js';
 import { exclusionLine, note, type CommandResult } from '../../cli/io.js';
 import { progressBar } from '../../cli/progress.js';
@@ -198,3 +199,19 @@ export async function runMdmSimulateCommand(o: Options): Promise<CommandResult> 
   note(summary);
   return { text: csv, json };
 }
+
+/** `fedmix mdm fit` and `fedmix mdm simulate`. */
+export const mdmCommands: readonly NamedCommand[] = [
+  {
+    name: 'mdm fit',
+    summary: 'learn a mixture of Dirichlet-multinomials from client histograms (federated, in process)',
+    options: mdmFitOptions,
+    run: runMdmFitCommand,
+  },
+  {
+    name: 'mdm simulate',
+    summary: 'deal a labelled central dataset into simulated clients (MDM, fully IID, conditionally IID)',
+    options: mdmSimulateOptions,
+    run: runMdmSimulateCommand,
+  },
+];
