@@ -13,9 +13,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Matrix } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
+import { mdm } from '../../federated/mdm/descriptor.js';
 import { fitMdm, type MdmFitResult } from '../../federated/mdm/run.js';
 import { selectMdm } from '../../federated/mdm/select.js';
-import { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
+import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
 import { partition } from '../../partition/index.js';
 import type { Partition } from '../../partition/shared.js';
 import type { OptionSpec, Options } from '../../cli/args.js';
@@ -144,15 +145,17 @@ export async function runMdmFitCommand(o: Options): Promise<CommandResult> {
       ...sel.excluded.map((e) => exclusionLine(e, 'validation')),
     ];
   }
-  const modelText = JSON.stringify(model.toJSON(), null, 2);
+  // saved as the registry saves an MDM federation's result (`fedmix server --algorithm mdm --out`): either file is a --model of `mdm simulate`
+  const saved = mdm.artifact.save(model);
+  const modelText = JSON.stringify(saved, null, 2);
   if (typeof o.out === 'string') {
     writeFileSync(o.out, modelText + '\n');
     lines.push(`model written to ${o.out}`);
-    return { text: [`fedmix mdm fit: ${o.data}, ${histograms.nRows} clients, C = ${model.nCategories}, N = ${model.maxCount}`, ...lines].join('\n'), json: { ...json, model: model.toJSON() }, excluded };
+    return { text: [`fedmix mdm fit: ${o.data}, ${histograms.nRows} clients, C = ${model.nCategories}, N = ${model.maxCount}`, ...lines].join('\n'), json: { ...json, model: saved }, excluded };
   }
   // no --out: stdout carries the model alone, the summary goes to stderr
   note(lines.join('\n'));
-  return { text: modelText, json: { ...json, model: model.toJSON() }, excluded };
+  return { text: modelText, json: { ...json, model: saved }, excluded };
 }
 
 export async function runMdmSimulateCommand(o: Options): Promise<CommandResult> {
@@ -166,7 +169,7 @@ export async function runMdmSimulateCommand(o: Options): Promise<CommandResult> 
   let p: Partition;
   if (method === 'mdm') {
     if (typeof o.model !== 'string') throw new InvalidParameterError('--method mdm needs --model FILE (from `fedmix mdm fit`)');
-    const model = DirichletMultinomialMixture.fromJSON(readFileSync(o.model, 'utf8'));
+    const model = mdm.artifact.load(readFileSync(o.model, 'utf8'));
     const clients = (o.clients as number | undefined) ?? truth?.histograms.nRows;
     if (clients === undefined) throw new InvalidParameterError('give --clients M (or --histograms, to simulate as many clients as it has rows)');
     p = partition.mdm(labels, { model, clients, seed, disjoint });
