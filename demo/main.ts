@@ -4,7 +4,7 @@
  * client of every federation in a module Web Worker of its own
  * (WebWorkerTransport, one worker per client) exchanging encoded messages with
  * the server on this page through the federation runtime. The plots are the
- * HTML report's (ts/experiments/plots.ts); distributed EM's curve grows as its
+ * HTML report's (ts/experiments/fedgengmm/plots.ts); distributed EM's curve grows as its
  * rounds arrive.
  */
 import * as fedmix from 'fedmix';

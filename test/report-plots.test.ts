@@ -1,5 +1,5 @@
 /**
- * The HTML report's plots (`fedmix experiment --report`, ts/experiments/plots.ts), read back from the
+ * The HTML report's plots (`fedmix experiment --report`, ts/experiments/fedgengmm/plots.ts), read back from the
  * SVG the report writes for a results file of EXPERIMENTS.md (thyroid, shift partition: local's
  * log-likelihood is -1305 where the other methods lie between -3.5 and 1.1):
  * - a method far below the others does not squash them: their means span most of the value axis, and

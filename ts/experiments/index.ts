@@ -1,9 +1,11 @@
 /**
  * fedmix/experiments: the papers' experiments, apart from the library. Each
  * runner reproduces a paper's tables on any labelled data set: every method
- * and baseline, the partitions, the scores averaged over repeats. The `fedmix`
- * command's experiment, communities and feddistr commands run them, and
- * EXPERIMENTS.md's numbers come from them.
+ * and baseline, the partitions, the scores averaged over repeats. Each lives in
+ * its algorithm's folder (./fedgengmm/, ./fedgem/, ./communities/, ./feddistr/)
+ * beside its `fedmix` command (command.ts; ./commands.ts lists them for the
+ * CLI, apart from this entry: they are Node only), and EXPERIMENTS.md's
+ * numbers come from them.
  *
  * An application needs none of this: it imports the models, the federated
  * algorithms, the transports and `partition` from `fedmix`. Import both

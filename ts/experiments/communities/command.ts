@@ -17,6 +17,7 @@ import { InvalidDataError, InvalidParameterError } from '../../errors.js';
 import { labelledFromCells } from '../dataset.js';
 import { formatCommunityTables, type CommunityTrainingOptions } from './training.js';
 import { planCommunityExperiment, type CommunityDataset, type CommunityExperimentConfig, type CommunityExperimentReport } from './sweep.js';
+import { OCSVM_WARNING } from '../../federated/communities/descriptor.js';
 import { jobPolicy, runPlan, runPlanSync, type FederationJob } from '../../federated/runtime/plan.js';
 import { runFederation, type FederationResult } from '../../federated/runtime/run.js';
 import { SERVER_USER } from '../../federated/serve.js';
@@ -28,7 +29,6 @@ import type { OptionSpec, Options } from '../../cli/args.js';
 import type { NamedCommand } from '../../cli/command.js';
 import type { CommandResult } from '../../cli/io.js';
 import { readDataFile } from '../../cli/data.js';
-import { OCSVM_WARNING } from '../../cli/federation.js';
 import { progressBar } from '../../cli/progress.js';
 import { textTable } from '../../cli/table.js';
 

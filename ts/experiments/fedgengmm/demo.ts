@@ -17,7 +17,7 @@ import { writeReport } from './report.js';
 
 const { data: _data, label: _label, 'anomaly-label': _anomaly, ...rest } = experimentOptions;
 
-/** The experiment's options with the demo's defaults (ts/experiments/demo-config.ts, shared with the browser demo). */
+/** The experiment's options with the demo's defaults (./demo-config.ts, shared with the browser demo). */
 export const demoOptions: Record<string, OptionSpec> = {
   ...rest,
   clients: { ...rest.clients!, default: DEMO_CONFIG.clients },

@@ -1,7 +1,7 @@
 /**
  * `--report out.html` of `fedmix experiment` (and `fedmix demo`): one HTML
  * file that opens anywhere, offline, and reads without JavaScript: the plots
- * of ts/experiments/plots.ts (shared with the browser demo) as SVG in the
+ * of ./plots.ts (shared with the browser demo) as SVG in the
  * page, the text table, and the plots' numbers as JSON for whoever reads the
  * file back.
  */
