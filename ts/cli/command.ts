@@ -16,7 +16,7 @@ export interface Command {
   run(o: Options): Promise<CommandResult>;
 }
 
-/** A command of an experiment, with its name on the command line: one word (`fedgem`) or a group's two (`mdm fit`). */
+/** A command of an experiment, with its name on the command line: one word, or a group's two (`fedmix <group> <command>`). */
 export interface NamedCommand extends Command {
   name: string;
 }
