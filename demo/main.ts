@@ -4,7 +4,7 @@
  * client of every federation in a module Web Worker of its own
  * (WebWorkerTransport, one worker per client) exchanging encoded messages with
  * the server on this page through the federation runtime. The plots are the
- * HTML report's (ts/experiments/plots.ts); distributed EM's curve grows as its
+ * HTML report's (ts/experiments/fedgengmm/plots.ts); distributed EM's curve grows as its
  * rounds arrive.
  */
 import * as fedmix from 'fedmix';
@@ -13,8 +13,8 @@ import { FEDGENGMM_EXPERIMENT_METHODS, labelledFromCsv, runFedGenGMMExperiment, 
 import type { FedGenGMMExperimentConfig, FedGenGMMExperimentReport, FedGenGMMRunScores } from 'fedmix/experiments';
 import './style.css';
 import thyroidCsv from '../ts/data/datasets/anomaly_thyroid.csv?raw';
-import { bytesText, demCurvesSvg, meanStd, reportData, reportPlots, type DemCurves, type ReportData } from '../ts/experiments/plots.js';
-import { DEMO_CONFIG } from '../ts/experiments/demo-config.js';
+import { bytesText, demCurvesSvg, meanStd, reportData, reportPlots, type DemCurves, type ReportData } from '../ts/experiments/fedgengmm/plots.js';
+import { DEMO_CONFIG } from '../ts/experiments/fedgengmm/demo-config.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const form = $<HTMLFormElement>('controls');

@@ -184,6 +184,17 @@ export function generate() {
   o.push(' * stack (the heap grows above).');
   o.push(' */');
   o.push(`export const INITIAL_PAGES = ${d.initialPages};`);
+  o.push('/**');
+  o.push(' * The file of each module of each build (scripts/build-wasm.sh), beside this module: each URL written');
+  o.push(' * out whole, in the form bundlers (Vite, webpack, Parcel) recognise as an asset (ts/wasm/source.ts).');
+  o.push(' */');
+  o.push("export const MODULE_URLS: { readonly [B in 'simd' | 'scalar']: { readonly [M in 'core' | Feature]: () => URL } } = {");
+  for (const build of ['simd', 'scalar']) {
+    o.push(`  ${build}: {`);
+    for (const m of ['core', ...d.features]) o.push(`    ${m}: () => new URL('./fedmix-${build}${m === 'core' ? '' : `-${m}`}.wasm', import.meta.url),`);
+    o.push('  },');
+  }
+  o.push('};');
   o.push('');
   o.push('/** The C ABI of crates/fedmix-wasm. Pointers and sizes are numbers (wasm32). */');
   o.push('export interface WasmExports {');

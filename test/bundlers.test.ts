@@ -24,7 +24,7 @@ const UNUSED: [string, string][] = [
   ['federated.feddistr.server.js', 'k-means has no likelihood for BIC'],
   ['federated.mdm.server.js', 'aggregator must be an MdmAggregator'],
   ['graph.louvain.js', 'graphology-communities-louvain: the given graph is not a valid graphology instance'],
-  ['experiments.fedgengmm.js', 'give components (a fixed K) or kRange'],
+  ['experiments.fedgengmm.run.js', 'give components (a fixed K) or kRange'],
 ];
 
 /** The page: the core module alone first; window.load(features) is a later init() ('all': every module). */

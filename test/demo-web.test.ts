@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as fedmix from '../dist/index.js';
 import { labelledFromCsv, runFedGenGMMExperiment, type FedGenGMMExperimentConfig, type FedGenGMMExperimentReport } from '../dist/experiments.js';
 import { runDemo, startDemoServer, type DemoServer } from '../demo/drive.mjs';
-import { bytesText, meanStd } from '../ts/experiments/plots.js';
+import { bytesText, meanStd } from '../ts/experiments/fedgengmm/plots.js';
 import { launchChromium, ROOT, watchProblems } from './support/browser.js';
 
 interface DemoState {

@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, expect, test } from 'vitest';
 import { FederationError, init, InvalidDataError, InvalidParameterError, StandardScaler } from '../ts/index.js';
 import { labelledFromCsv } from '../ts/experiments/dataset.js';
-import { runExperiment, runExperimentAsync, type ExperimentReport } from '../ts/experiments/fedgengmm.js';
+import { runExperiment, runExperimentAsync, type ExperimentReport } from '../ts/experiments/fedgengmm/run.js';
 import { makeClient, type ClientSpec } from '../ts/federated/algorithms.js';
 import { InProcessTransport } from '../ts/federated/transport/in-process.js';
-import { runFedGEMExperiment } from '../ts/experiments/fedgem.js';
+import { runFedGEMExperiment } from '../ts/experiments/fedgem/run.js';
 
 beforeAll(async () => {
   await init();

@@ -41,7 +41,7 @@ import {
   type SubclassData,
 } from '../ts/experiments/index.js';
 import { loadFashionMnist } from '../ts/node.js';
-import { feddistrConfig, feddistrOptions } from '../ts/cli/feddistr.js';
+import { feddistrConfig, feddistrOptions } from '../ts/experiments/feddistr/command.js';
 import { parseOptions } from '../ts/cli/args.js';
 import { effectiveParameters, shrinkageIntensity, shrinkInPlace } from '../ts/federated/feddistr/covariance.js';
 import { DESCRIBE } from '../ts/federated/feddistr/messages.js';

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { FederationError, InvalidParameterError, init } from '../ts/index.js';
 import { LETTER_TASK_GROUPS, runFedDistrExperiment, subclassDataFromCsv, type FedDistrExperimentReport } from '../ts/experiments/index.js';
-import { runFedDistrExperimentWith } from '../ts/experiments/feddistr.js';
+import { runFedDistrExperimentWith } from '../ts/experiments/feddistr/run.js';
 import { fedDistrSimulation } from '../ts/federated/feddistr/run.js';
 import { simulateOverMqtt } from '../ts/federated/simulate-mqtt.js';
 import { startBroker } from '../ts/federated/transport/broker.js';

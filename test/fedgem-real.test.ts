@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, expect, test } from 'vitest';
 import { fedGEM, FedGEMClient, init, Matrix, partition, StandardScaler } from '../ts/index.js';
 import { labelledFromCsv } from '../ts/experiments/dataset.js';
-import { runFedGEMExperiment } from '../ts/experiments/fedgem.js';
+import { runFedGEMExperiment } from '../ts/experiments/fedgem/run.js';
 
 beforeAll(async () => {
   await init();

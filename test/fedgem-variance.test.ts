@@ -32,7 +32,7 @@ import {
 } from '../ts/index.js';
 import { resultJson } from '../ts/node.js';
 import { MAX_SPREAD } from '../ts/federated/fedgem/messages.js';
-import { runFedGEMExperiment } from '../ts/experiments/fedgem.js';
+import { runFedGEMExperiment } from '../ts/experiments/fedgem/run.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { editPayload, Recording } from './helpers.js';
 

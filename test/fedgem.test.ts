@@ -35,7 +35,7 @@ import {
   type ServerRole,
 } from '../ts/index.js';
 import { BALLS, RESULT, SILHOUETTES } from '../ts/federated/fedgem/messages.js';
-import { runFedGEMExperiment } from '../ts/experiments/fedgem.js';
+import { runFedGEMExperiment } from '../ts/experiments/fedgem/run.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { Recording } from './helpers.js';
 

@@ -1,5 +1,5 @@
 /**
- * The HTML report's plots (`fedmix experiment --report`, ts/experiments/plots.ts), read back from the
+ * The HTML report's plots (`fedmix experiment --report`, ts/experiments/fedgengmm/plots.ts), read back from the
  * SVG the report writes for a results file of EXPERIMENTS.md (thyroid, shift partition: local's
  * log-likelihood is -1305 where the other methods lie between -3.5 and 1.1):
  * - a method far below the others does not squash them: their means span most of the value axis, and
@@ -11,10 +11,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { reportHtml } from '../ts/cli/report.js';
+import { reportHtml } from '../ts/experiments/fedgengmm/report.js';
 import type { FedGenGMMExperimentReport } from '../ts/experiments/index.js';
-import { METHODS } from '../ts/experiments/fedgengmm.js';
-import { farMethods, perMethodSvg } from '../ts/experiments/plots.js';
+import { METHODS } from '../ts/experiments/fedgengmm/run.js';
+import { farMethods, perMethodSvg } from '../ts/experiments/fedgengmm/plots.js';
 
 const results = (name: string) => JSON.parse(readFileSync(new URL(`../bench/results/fedgengmm/${name}.json`, import.meta.url), 'utf8')) as FedGenGMMExperimentReport;
 const thyroid = results('a-anomaly_thyroid-shift1');

@@ -29,8 +29,6 @@ import type { OptionSpec, Options } from './args.js';
 import { readDataFile } from './data.js';
 import { exclusionLine, note, result, type CommandResult } from './io.js';
 
-export { OCSVM_WARNING } from '../federated/communities/descriptor.js';
-
 const federation: OptionSpec = { type: 'string', default: 'fedmix', help: 'the federation: its topics are fedmix/<name>/...' };
 const algorithmModule: OptionSpec = { type: 'string', help: 'a module (path or URL) that registers algorithms of your own with registerAlgorithm, imported before the options are read; may be repeated' };
 

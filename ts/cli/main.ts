@@ -1,31 +1,21 @@
 /**
  * The `fedmix` command. Each command declares its options (args.ts) and runs
- * on the library's public API.
+ * on the library's public API: the experiments' commands come from their
+ * folders (ts/experiments/commands.ts), the federation's are here.
  */
 import { writeFileSync } from 'node:fs';
 import { FedmixError } from '../errors.js';
-import { optionsHelp, parseOptions, type OptionSpec, type Options } from './args.js';
+import { optionsHelp, parseOptions, type OptionSpec } from './args.js';
 import { delimiterOption, fileError, UnreadableFileError } from './data.js';
-import { EXIT_EXCLUDED, output, result, type CommandResult } from './io.js';
+import { EXIT_EXCLUDED, output, result } from './io.js';
 import { init } from '../wasm/loader.js';
-import { demoOptions, runDemoCommand } from './demo.js';
-import { experimentOptions, runExperimentCommand } from './experiment.js';
-import { mdmFitOptions, mdmSimulateOptions, runMdmFitCommand, runMdmSimulateCommand } from './mdm.js';
-import { fedgemOptions, runFedgemCommand } from './fedgem.js';
-import { feddistrOptions, runFeddistrCommand } from './feddistr.js';
+import { EXPERIMENT_COMMANDS } from '../experiments/commands.js';
 import { federationOptions, loadAlgorithmModules, runClientCommand, runServerCommand } from './federation.js';
-import { communitiesOptions, runCommunitiesCommand } from './communities.js';
+import type { Command } from './command.js';
 
 declare const __FEDMIX_VERSION__: string;
 
-export interface Command {
-  summary: string;
-  options: Record<string, OptionSpec>;
-  /** run before the options are parsed (and before --help): `fedmix server` and `client` import their --algorithm-module modules here */
-  prepare?(argv: string[]): Promise<void>;
-  run(o: Options): Promise<CommandResult>;
-}
-
+export type { Command };
 
 const jsonOption: OptionSpec = { type: 'string', help: 'also write the results as JSON to this file; - writes them to stdout (and the table to stderr)' };
 
@@ -44,42 +34,9 @@ function commandHelp(name: string, c: Command): string {
   return `usage: fedmix ${name} [options]\n\n${c.summary}\n\noptions:\n${optionsHelp(optionsOf(c))}`;
 }
 
+/** The experiments' commands (ts/experiments/commands.ts), then the federation's: `fedmix help` lists them in this order. */
 export const commands: Record<string, Command> = {
-  demo: {
-    summary: 'FedGenGMM and its baselines on the embedded thyroid anomaly dataset',
-    options: { ...demoOptions, json: jsonOption },
-    run: runDemoCommand,
-  },
-  experiment: {
-    summary: "the FedGenGMM paper's experiment on a CSV file: every method, scores over repeats",
-    options: { ...experimentOptions, json: jsonOption },
-    run: runExperimentCommand,
-  },
-  'mdm fit': {
-    summary: 'learn a mixture of Dirichlet-multinomials from client histograms (federated, in process)',
-    options: { ...mdmFitOptions, json: jsonOption },
-    run: runMdmFitCommand,
-  },
-  'mdm simulate': {
-    summary: 'deal a labelled central dataset into simulated clients (MDM, fully IID, conditionally IID)',
-    options: { ...mdmSimulateOptions, json: jsonOption },
-    run: runMdmSimulateCommand,
-  },
-  fedgem: {
-    summary: 'FedGEM: federated clustering with an unknown number of clusters (CSV or blobs), against a central GMM',
-    options: { ...fedgemOptions, json: jsonOption },
-    run: runFedgemCommand,
-  },
-  communities: {
-    summary: 'community-based federated anomaly detection (Nardi et al.): association, communities, per-community training, the paper\'s tables (Fashion-MNIST or CSV)',
-    options: { ...communitiesOptions, json: jsonOption },
-    run: runCommunitiesCommand,
-  },
-  feddistr: {
-    summary: "FedDistr's one round against FedAvg, FedProx, SCAFFOLD and central training (Fashion-MNIST or a CSV with subclasses)",
-    options: { ...feddistrOptions, json: jsonOption },
-    run: runFeddistrCommand,
-  },
+  ...Object.fromEntries(EXPERIMENT_COMMANDS.map(({ name, ...c }): [string, Command] => [name, { ...c, options: { ...c.options, json: jsonOption } }])),
   server: {
     summary: "run a federation's server over MQTT (the embedded broker, or --broker URL) and write the model",
     // read when the command runs: the registered algorithms (with --algorithm-module's) bring their options

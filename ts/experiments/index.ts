@@ -1,9 +1,11 @@
 /**
  * fedmix/experiments: the papers' experiments, apart from the library. Each
  * runner reproduces a paper's tables on any labelled data set: every method
- * and baseline, the partitions, the scores averaged over repeats. The `fedmix`
- * command's experiment, communities and feddistr commands run them, and
- * EXPERIMENTS.md's numbers come from them.
+ * and baseline, the partitions, the scores averaged over repeats. Each lives in
+ * its algorithm's folder (./fedgengmm/, ./fedgem/, ./communities/, ./feddistr/)
+ * beside its `fedmix` command (command.ts; ./commands.ts lists them for the
+ * CLI, apart from this entry: they are Node only), and EXPERIMENTS.md's
+ * numbers come from them.
  *
  * An application needs none of this: it imports the models, the federated
  * algorithms, the transports and `partition` from `fedmix`. Import both
@@ -40,7 +42,7 @@ export {
   type CommunityTables,
   type ClientClasses,
   type ClientAucs,
-} from './anomaly-communities.js';
+} from './communities/training.js';
 export {
   runExperimentAsync as runFedGenGMMExperiment,
   runExperiment as runFedGenGMMExperimentSync,
@@ -52,7 +54,7 @@ export {
   type Method as FedGenGMMExperimentMethod,
   type MethodSummary as FedGenGMMMethodSummary,
   type RunScores as FedGenGMMRunScores,
-} from './fedgengmm.js';
+} from './fedgengmm/run.js';
 export { labelledFromCsv, type LabelledData, type CsvDataOptions } from './dataset.js';
 export type { PartitionScheme } from './partitioning.js';
 export {
@@ -64,7 +66,7 @@ export {
   type CommunityAssociationRun,
   type CommunitySummaryRow,
   type MeanStd as CommunityMeanStd,
-} from './communities-sweep.js';
+} from './communities/sweep.js';
 export {
   runFedDistrExperiment,
   roundsToReach,
@@ -89,4 +91,4 @@ export {
   type FedDistrRun,
   type RepeatRun,
   type MeanStd,
-} from './feddistr.js';
+} from './feddistr/run.js';

@@ -15,6 +15,30 @@ export type Feature = 'dem' | 'svm' | 'nn' | 'dirichlet' | 'fedgem' | 'assignmen
  * stack (the heap grows above).
  */
 export const INITIAL_PAGES = 92;
+/**
+ * The file of each module of each build (scripts/build-wasm.sh), beside this module: each URL written
+ * out whole, in the form bundlers (Vite, webpack, Parcel) recognise as an asset (ts/wasm/source.ts).
+ */
+export const MODULE_URLS: { readonly [B in 'simd' | 'scalar']: { readonly [M in 'core' | Feature]: () => URL } } = {
+  simd: {
+    core: () => new URL('./fedmix-simd.wasm', import.meta.url),
+    dem: () => new URL('./fedmix-simd-dem.wasm', import.meta.url),
+    svm: () => new URL('./fedmix-simd-svm.wasm', import.meta.url),
+    nn: () => new URL('./fedmix-simd-nn.wasm', import.meta.url),
+    dirichlet: () => new URL('./fedmix-simd-dirichlet.wasm', import.meta.url),
+    fedgem: () => new URL('./fedmix-simd-fedgem.wasm', import.meta.url),
+    assignment: () => new URL('./fedmix-simd-assignment.wasm', import.meta.url),
+  },
+  scalar: {
+    core: () => new URL('./fedmix-scalar.wasm', import.meta.url),
+    dem: () => new URL('./fedmix-scalar-dem.wasm', import.meta.url),
+    svm: () => new URL('./fedmix-scalar-svm.wasm', import.meta.url),
+    nn: () => new URL('./fedmix-scalar-nn.wasm', import.meta.url),
+    dirichlet: () => new URL('./fedmix-scalar-dirichlet.wasm', import.meta.url),
+    fedgem: () => new URL('./fedmix-scalar-fedgem.wasm', import.meta.url),
+    assignment: () => new URL('./fedmix-scalar-assignment.wasm', import.meta.url),
+  },
+};
 
 /** The C ABI of crates/fedmix-wasm. Pointers and sizes are numbers (wasm32). */
 export interface WasmExports {

@@ -7,6 +7,7 @@
  */
 import { formatThrown, formatValue, InvalidParameterError, WasmError } from '../errors.js';
 import { guardRead, readOptions } from '../validate.js';
+import { MODULE_URLS } from './abi.generated.js';
 import { FEATURES, type Feature } from './modules.js';
 
 export type Backend = 'simd' | 'scalar';
@@ -44,34 +45,12 @@ export function engineHasSimd(): boolean {
 }
 
 /**
- * The module files shipped next to this module (dist/ in the package, ts/wasm/
- * in the sources, where scripts/build-wasm.sh puts them). Each URL is written
- * out whole, in the form bundlers (Vite, webpack, Parcel) recognise as an
- * asset; only the modules init() loads are fetched.
+ * A module's file shipped next to the library's modules (dist/ in the package,
+ * ts/wasm/ in the sources, where scripts/build-wasm.sh puts them); only the
+ * modules init() loads are fetched.
  */
-const FILES: Readonly<Record<Backend, Readonly<Record<ModuleName, () => URL>>>> = {
-  simd: {
-    core: () => new URL('./fedmix-simd.wasm', import.meta.url),
-    dem: () => new URL('./fedmix-simd-dem.wasm', import.meta.url),
-    svm: () => new URL('./fedmix-simd-svm.wasm', import.meta.url),
-    nn: () => new URL('./fedmix-simd-nn.wasm', import.meta.url),
-    dirichlet: () => new URL('./fedmix-simd-dirichlet.wasm', import.meta.url),
-    fedgem: () => new URL('./fedmix-simd-fedgem.wasm', import.meta.url),
-    assignment: () => new URL('./fedmix-simd-assignment.wasm', import.meta.url),
-  },
-  scalar: {
-    core: () => new URL('./fedmix-scalar.wasm', import.meta.url),
-    dem: () => new URL('./fedmix-scalar-dem.wasm', import.meta.url),
-    svm: () => new URL('./fedmix-scalar-svm.wasm', import.meta.url),
-    nn: () => new URL('./fedmix-scalar-nn.wasm', import.meta.url),
-    dirichlet: () => new URL('./fedmix-scalar-dirichlet.wasm', import.meta.url),
-    fedgem: () => new URL('./fedmix-scalar-fedgem.wasm', import.meta.url),
-    assignment: () => new URL('./fedmix-scalar-assignment.wasm', import.meta.url),
-  },
-};
-
 export function defaultSource(backend: Backend, module: ModuleName): URL {
-  return FILES[backend][module]();
+  return MODULE_URLS[backend][module]();
 }
 
 /** The file name of a module of a build: fedmix-simd.wasm, fedmix-simd-nn.wasm, ... */

@@ -16,17 +16,17 @@
  * every federation in process; the CLI's --broker runs the same plan's
  * federations over MQTT.
  */
-import { Matrix, type MatrixLike } from '../data/matrix.js';
-import type { Label } from '../data/labels.js';
-import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { describeExclusion } from '../federated/runtime/roles.js';
-import { planAssociation } from '../federated/communities/run.js';
-import { requireQ } from '../federated/communities/server.js';
-import { runPlanSync, type FederationPlan } from '../federated/runtime/plan.js';
-import { COMMUNITY_METHODS, type CommunityMethod } from '../graph/communities.js';
-import { checkDetectorOptions, DETECTOR_KINDS, DETECTOR_OPTION_KEYS, requireContamination, type DetectorKind, type LocalDetectorOptions } from '../models/detectors.js';
-import { contaminated } from '../partition/contaminated.js';
-import { guardRead, isArray, LIMITS, readArray, readOptions, readRecord, requireInteger, requireOneOf } from '../validate.js';
+import { Matrix, type MatrixLike } from '../../data/matrix.js';
+import type { Label } from '../../data/labels.js';
+import { formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
+import { describeExclusion } from '../../federated/runtime/roles.js';
+import { planAssociation } from '../../federated/communities/run.js';
+import { requireQ } from '../../federated/communities/server.js';
+import { runPlanSync, type FederationPlan } from '../../federated/runtime/plan.js';
+import { COMMUNITY_METHODS, type CommunityMethod } from '../../graph/communities.js';
+import { checkDetectorOptions, DETECTOR_KINDS, DETECTOR_OPTION_KEYS, requireContamination, type DetectorKind, type LocalDetectorOptions } from '../../models/detectors.js';
+import { contaminated } from '../../partition/contaminated.js';
+import { guardRead, isArray, LIMITS, readArray, readOptions, readRecord, requireInteger, requireOneOf } from '../../validate.js';
 import {
   communityMembership,
   communityRandIndex,
@@ -43,7 +43,7 @@ import {
   type CommunityTrainingResult,
   type MembershipTable,
   type MergedClassAuc,
-} from './anomaly-communities.js';
+} from './training.js';
 
 /** A labelled dataset with its own test split (Fashion-MNIST's, or one drawn from a table). */
 export interface CommunityDataset {

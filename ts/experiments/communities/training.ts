@@ -23,21 +23,21 @@
  * each client's AUC) and give plain objects; formatCommunityTables prints them
  * as the paper's Tables I/II, III/IV and V/VI.
  */
-import { Matrix, type MatrixLike } from '../data/matrix.js';
-import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { FedAvgClient } from '../federated/fedavg/client.js';
-import { FedAvgServer, type FedAvgOutcome } from '../federated/fedavg/server.js';
-import { FedGenGMMClient } from '../federated/fedgengmm/client.js';
-import { FedGenGMMServer, type Aggregate as FedGenGMMAggregate } from '../federated/fedgengmm/server.js';
-import { runPlanSync, type FederationPlan } from '../federated/runtime/plan.js';
-import type { FederationResult } from '../federated/runtime/run.js';
-import { adjustedRandScore } from '../metrics/clustering.js';
-import { rocAuc } from '../metrics/ranking.js';
-import { Autoencoder } from '../models/autoencoder.js';
-import { DEFAULT_CONTAMINATION, DEFAULT_PATIENCE, EarlyStopper, errorSeparation, heldOutSplit, resolveEarlyStopping, type EarlyStopping, type EarlyStoppingOptions } from '../models/early-stopping.js';
-import type { NetworkSpec } from '../models/network.js';
-import { selectGaussianMixture } from '../models/select.js';
-import { guardRead, LIMITS, readArray, readOptions, readRecord, requireInteger, requireLength, requireNumber, requireOneOf } from '../validate.js';
+import { Matrix, type MatrixLike } from '../../data/matrix.js';
+import { formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
+import { FedAvgClient } from '../../federated/fedavg/client.js';
+import { FedAvgServer, type FedAvgOutcome } from '../../federated/fedavg/server.js';
+import { FedGenGMMClient } from '../../federated/fedgengmm/client.js';
+import { FedGenGMMServer, type Aggregate as FedGenGMMAggregate } from '../../federated/fedgengmm/server.js';
+import { runPlanSync, type FederationPlan } from '../../federated/runtime/plan.js';
+import type { FederationResult } from '../../federated/runtime/run.js';
+import { adjustedRandScore } from '../../metrics/clustering.js';
+import { rocAuc } from '../../metrics/ranking.js';
+import { Autoencoder } from '../../models/autoencoder.js';
+import { DEFAULT_CONTAMINATION, DEFAULT_PATIENCE, EarlyStopper, errorSeparation, heldOutSplit, resolveEarlyStopping, type EarlyStopping, type EarlyStoppingOptions } from '../../models/early-stopping.js';
+import type { NetworkSpec } from '../../models/network.js';
+import { selectGaussianMixture } from '../../models/select.js';
+import { guardRead, LIMITS, readArray, readOptions, readRecord, requireInteger, requireLength, requireNumber, requireOneOf } from '../../validate.js';
 
 /** The most local epochs a community's client runs per FedAvg round (early stopping may stop it sooner): the paper's public code's. */
 export const DEFAULT_LOCAL_EPOCHS = 10;

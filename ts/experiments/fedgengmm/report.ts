@@ -1,13 +1,13 @@
 /**
  * `--report out.html` of `fedmix experiment` (and `fedmix demo`): one HTML
  * file that opens anywhere, offline, and reads without JavaScript: the plots
- * of ts/experiments/plots.ts (shared with the browser demo) as SVG in the
+ * of ./plots.ts (shared with the browser demo) as SVG in the
  * page, the text table, and the plots' numbers as JSON for whoever reads the
  * file back.
  */
 import { writeFileSync } from 'node:fs';
-import type { ExperimentReport } from '../experiments/fedgengmm.js';
-import { reportData, reportPlots } from '../experiments/plots.js';
+import type { ExperimentReport } from './run.js';
+import { reportData, reportPlots } from './plots.js';
 
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 /** JSON safe inside <script>: every "<" escaped (only strings hold one), so nothing in it can end the element. */

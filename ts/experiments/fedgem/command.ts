@@ -5,16 +5,17 @@
  * table shows the estimated K, the clients' ARI and silhouette, and the
  * centralized GMM given the true K.
  */
-import { labelledFromCells } from '../experiments/dataset.js';
-import { runFedGEMExperiment, type ClusteringSource, type FedGEMExperimentConfig, type FedGEMExperimentReport } from '../experiments/fedgem.js';
-import { InvalidParameterError } from '../errors.js';
-import { PHI_GRID } from '../federated/fedgem/index.js';
-import { COVARIANCE_TYPES, type CovarianceType } from '../models/gaussian-mixture.js';
-import type { OptionSpec, Options } from './args.js';
-import type { CommandResult } from './io.js';
-import { readDataFile } from './data.js';
-import { progressBar } from './progress.js';
-import { textTable } from './table.js';
+import { labelledFromCells } from '../dataset.js';
+import { runFedGEMExperiment, type ClusteringSource, type FedGEMExperimentConfig, type FedGEMExperimentReport } from './run.js';
+import { InvalidParameterError } from '../../errors.js';
+import { PHI_GRID } from '../../federated/fedgem/index.js';
+import { COVARIANCE_TYPES, type CovarianceType } from '../../models/gaussian-mixture.js';
+import type { OptionSpec, Options } from '../../cli/args.js';
+import type { NamedCommand } from '../../cli/command.js';
+import type { CommandResult } from '../../cli/io.js';
+import { readDataFile } from '../../cli/data.js';
+import { progressBar } from '../../cli/progress.js';
+import { textTable } from '../../cli/table.js';
 
 export const fedgemOptions: Record<string, OptionSpec> = {
   data: { type: 'string', help: 'CSV file with a header row, Arrow IPC or Parquet (or use --blobs)' },
@@ -168,3 +169,10 @@ export async function runFedgemCommand(o: Options): Promise<CommandResult> {
   const excluded = report.runs.flatMap((x) => x.excluded.map((e) => `seed ${x.seed}, ${e}`));
   return { text: formatFedgemReport(report, `fedmix fedgem: ${o.blobs ? 'blobs' : o.data}`), json, excluded };
 }
+
+export const fedgemCommand: NamedCommand = {
+  name: 'fedgem',
+  summary: 'FedGEM: federated clustering with an unknown number of clusters (CSV or blobs), against a central GMM',
+  options: fedgemOptions,
+  run: runFedgemCommand,
+};

@@ -10,9 +10,9 @@
  * same results. `fedmix server --algorithm feddistr` with `fedmix client` runs
  * FedDistr with clients on other machines.
  */
-import { FASHION_MNIST_CLASSES } from '../data/datasets/fashion-mnist.js';
-import { loadFashionMnist } from '../data/datasets/fashion-mnist-node.js';
-import { InvalidParameterError } from '../errors.js';
+import { FASHION_MNIST_CLASSES } from '../../data/datasets/fashion-mnist.js';
+import { loadFashionMnist } from '../../data/datasets/fashion-mnist-node.js';
+import { InvalidParameterError } from '../../errors.js';
 import {
   BASELINES,
   fashionMnistSubclasses,
@@ -27,13 +27,14 @@ import {
   type FedDistrExperimentData,
   type FedDistrExperimentReport,
   type GlobalModel,
-} from '../experiments/feddistr.js';
-import { simulateOverMqtt, type SimulateOverMqttOptions } from '../federated/simulate-mqtt.js';
-import type { OptionSpec, Options } from './args.js';
-import type { CommandResult } from './io.js';
-import { readDataFile } from './data.js';
-import { progressBar } from './progress.js';
-import { textTable } from './table.js';
+} from './run.js';
+import { simulateOverMqtt, type SimulateOverMqttOptions } from '../../federated/simulate-mqtt.js';
+import type { OptionSpec, Options } from '../../cli/args.js';
+import type { NamedCommand } from '../../cli/command.js';
+import type { CommandResult } from '../../cli/io.js';
+import { readDataFile } from '../../cli/data.js';
+import { progressBar } from '../../cli/progress.js';
+import { textTable } from '../../cli/table.js';
 
 export const feddistrOptions: Record<string, OptionSpec> = {
   data: { type: 'string', default: 'fashion-mnist', help: 'fashion-mnist (Debian\'s files, or --fmnist-dir) or a CSV file with a header row' },
@@ -238,3 +239,10 @@ function brokerOptions(o: Options, broker: string): SimulateOverMqttOptions {
   }
   return { ...common, broker: { url: broker, username: o.username as string | undefined, password: o.password as string | undefined, clientPassword: o['client-password'] as string | undefined } };
 }
+
+export const feddistrCommand: NamedCommand = {
+  name: 'feddistr',
+  summary: "FedDistr's one round against FedAvg, FedProx, SCAFFOLD and central training (Fashion-MNIST or a CSV with subclasses)",
+  options: feddistrOptions,
+  run: runFeddistrCommand,
+};

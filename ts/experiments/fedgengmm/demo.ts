@@ -5,18 +5,19 @@
  * scheme cuts them into M artificial classes and deals them out by
  * Quantity(alpha). Every method is fitted and scored side by side.
  */
-import { thyroid } from '../data/datasets/index.js';
-import { DEMO_CONFIG } from '../experiments/demo-config.js';
-import { METHODS, runExperiment, type ExperimentConfig } from '../experiments/fedgengmm.js';
-import type { OptionSpec, Options } from './args.js';
-import { experimentConfig, experimentExclusions, experimentOptions, formatReport } from './experiment.js';
-import type { CommandResult } from './io.js';
-import { progressBar } from './progress.js';
+import { thyroid } from '../../data/datasets/index.js';
+import { DEMO_CONFIG } from './demo-config.js';
+import { METHODS, runExperiment, type ExperimentConfig } from './run.js';
+import type { OptionSpec, Options } from '../../cli/args.js';
+import type { NamedCommand } from '../../cli/command.js';
+import { experimentConfig, experimentExclusions, experimentOptions, formatReport } from './command.js';
+import type { CommandResult } from '../../cli/io.js';
+import { progressBar } from '../../cli/progress.js';
 import { writeReport } from './report.js';
 
 const { data: _data, label: _label, 'anomaly-label': _anomaly, ...rest } = experimentOptions;
 
-/** The experiment's options with the demo's defaults (ts/experiments/demo-config.ts, shared with the browser demo). */
+/** The experiment's options with the demo's defaults (./demo-config.ts, shared with the browser demo). */
 export const demoOptions: Record<string, OptionSpec> = {
   ...rest,
   clients: { ...rest.clients!, default: DEMO_CONFIG.clients },
@@ -48,3 +49,10 @@ export async function runDemoCommand(o: Options): Promise<CommandResult> {
     excluded: experimentExclusions(report),
   };
 }
+
+export const demoCommand: NamedCommand = {
+  name: 'demo',
+  summary: 'FedGenGMM and its baselines on the embedded thyroid anomaly dataset',
+  options: demoOptions,
+  run: runDemoCommand,
+};

@@ -16,7 +16,7 @@
  * - one method, one colour in every plot (fixed by the method's name);
  * - legends name what is drawn, nothing that needs a cursor.
  */
-import { METHODS, type ExperimentReport } from './fedgengmm.js';
+import { METHODS, type ExperimentReport } from './run.js';
 
 /** The plots' data, as the report embeds it and the demo builds it. */
 export interface ReportData {

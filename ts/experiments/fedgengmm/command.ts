@@ -2,18 +2,19 @@
  * `fedmix experiment`: the FedGenGMM paper's experiment on a CSV file, every
  * method side by side; a table on stdout, the same numbers as JSON with --json.
  */
-import { labelledFromCells } from '../experiments/dataset.js';
-import { DEFAULT_METHODS, METHODS, runExperiment, type ExperimentConfig, type ExperimentReport, type Method } from '../experiments/fedgengmm.js';
-import { InvalidParameterError } from '../errors.js';
-import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
-import { COVARIANCE_TYPES, type CovarianceType } from '../models/gaussian-mixture.js';
-import type { OptionSpec, Options } from './args.js';
-import { readDataFile } from './data.js';
-import { bytesText, meanStd } from '../experiments/plots.js';
+import { labelledFromCells } from '../dataset.js';
+import { DEFAULT_METHODS, METHODS, runExperiment, type ExperimentConfig, type ExperimentReport, type Method } from './run.js';
+import { InvalidParameterError } from '../../errors.js';
+import { ENCODINGS, type Encoding } from '../../federated/messages/codec.js';
+import { COVARIANCE_TYPES, type CovarianceType } from '../../models/gaussian-mixture.js';
+import type { OptionSpec, Options } from '../../cli/args.js';
+import type { NamedCommand } from '../../cli/command.js';
+import { readDataFile } from '../../cli/data.js';
+import { bytesText, meanStd } from './plots.js';
 import { writeReport } from './report.js';
-import { progressBar } from './progress.js';
-import { textTable } from './table.js';
-import type { CommandResult } from './io.js';
+import { progressBar } from '../../cli/progress.js';
+import { textTable } from '../../cli/table.js';
+import type { CommandResult } from '../../cli/io.js';
 
 export const experimentOptions: Record<string, OptionSpec> = {
   data: { type: 'string', help: 'CSV file with a header row, Arrow IPC or Parquet (required)' },
@@ -108,3 +109,10 @@ export async function runExperimentCommand(o: Options): Promise<CommandResult> {
   if (typeof o.report === 'string') writeReport(o.report, report, title, text);
   return { text, json: { data: source, ...report }, excluded: experimentExclusions(report) };
 }
+
+export const experimentCommand: NamedCommand = {
+  name: 'experiment',
+  summary: "the FedGenGMM paper's experiment on a CSV file: every method, scores over repeats",
+  options: experimentOptions,
+  run: runExperimentCommand,
+};

@@ -21,31 +21,31 @@
  * 26 letters into 13 (LETTER_TASK_GROUPS), or any CSV with a subclass column
  * and a superclass column or a grouping (subclassDataFromCsv).
  */
-import { cellTableOf, type CellTable, type CsvTable } from '../data/csv.js';
-import type { FashionMnist } from '../data/datasets/fashion-mnist.js';
-import { Matrix } from '../data/matrix.js';
-import { PCA } from '../data/pca.js';
-import { StandardScaler } from '../data/scale.js';
-import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { describeExclusion } from '../federated/runtime/roles.js';
-import { fedAvgSimulation, type FedAvgResult } from '../federated/fedavg/run.js';
-import type { FedDistrPrivacy } from '../federated/feddistr/client.js';
-import { encodeRows } from '../federated/feddistr/encoder.js';
-import type { Shrinkage } from '../federated/feddistr/covariance.js';
-import type { CovarianceKind } from '../federated/feddistr/gaussian.js';
-import { BaseDistributionClassifier, sampleBaseDistributions } from '../federated/feddistr/global.js';
-import { fedDistrSimulation } from '../federated/feddistr/run.js';
-import { readEncoder, type FedDistrCost } from '../federated/feddistr/server.js';
-import type { Encoding } from '../federated/messages/codec.js';
-import { Autoencoder } from '../models/autoencoder.js';
-import { MLPClassifier } from '../models/mlp-classifier.js';
-import { Network, type NetworkSpec } from '../models/network.js';
-import { runSimulation, type Simulation } from '../federated/simulation.js';
-import { entangled } from '../partition/entangled.js';
-import { Rng } from '../random.js';
-import { readGaussianNoise } from '../federated/gaussian-noise.js';
-import { guardRead, isArray, LIMITS, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../validate.js';
-import { drive, driveAsync } from './drive.js';
+import { cellTableOf, type CellTable, type CsvTable } from '../../data/csv.js';
+import type { FashionMnist } from '../../data/datasets/fashion-mnist.js';
+import { Matrix } from '../../data/matrix.js';
+import { PCA } from '../../data/pca.js';
+import { StandardScaler } from '../../data/scale.js';
+import { formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
+import { describeExclusion } from '../../federated/runtime/roles.js';
+import { fedAvgSimulation, type FedAvgResult } from '../../federated/fedavg/run.js';
+import type { FedDistrPrivacy } from '../../federated/feddistr/client.js';
+import { encodeRows } from '../../federated/feddistr/encoder.js';
+import type { Shrinkage } from '../../federated/feddistr/covariance.js';
+import type { CovarianceKind } from '../../federated/feddistr/gaussian.js';
+import { BaseDistributionClassifier, sampleBaseDistributions } from '../../federated/feddistr/global.js';
+import { fedDistrSimulation } from '../../federated/feddistr/run.js';
+import { readEncoder, type FedDistrCost } from '../../federated/feddistr/server.js';
+import type { Encoding } from '../../federated/messages/codec.js';
+import { Autoencoder } from '../../models/autoencoder.js';
+import { MLPClassifier } from '../../models/mlp-classifier.js';
+import { Network, type NetworkSpec } from '../../models/network.js';
+import { runSimulation, type Simulation } from '../../federated/simulation.js';
+import { entangled } from '../../partition/entangled.js';
+import { Rng } from '../../random.js';
+import { readGaussianNoise } from '../../federated/gaussian-noise.js';
+import { guardRead, isArray, LIMITS, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../../validate.js';
+import { drive, driveAsync } from '../drive.js';
 
 /** Rows labelled with their base distribution (subclass) and their task class (superclass). */
 export interface SubclassData {

@@ -7,17 +7,17 @@
  * their number, as the paper's personalized evaluation) against a centralized
  * Gaussian mixture given the true K, scored the same way.
  */
-import { makeBlobs, type BlobOptions } from '../data/synthetic.js';
-import { Matrix } from '../data/matrix.js';
-import { StandardScaler } from '../data/scale.js';
-import { formatValue, InvalidParameterError } from '../errors.js';
-import { describeExclusion } from '../federated/runtime/roles.js';
-import { fedGEM, type FedGEMResult, type VarianceEstimate } from '../federated/fedgem/index.js';
-import { adjustedRandScore, silhouetteScore } from '../metrics/clustering.js';
-import { GaussianMixture, type CovarianceType } from '../models/gaussian-mixture.js';
-import { quantity, type QuantityImbalance } from '../partition/quantity.js';
-import { Rng } from '../random.js';
-import { guardRead, isArray, readArray, requireInteger, requirePositive } from '../validate.js';
+import { makeBlobs, type BlobOptions } from '../../data/synthetic.js';
+import { Matrix } from '../../data/matrix.js';
+import { StandardScaler } from '../../data/scale.js';
+import { formatValue, InvalidParameterError } from '../../errors.js';
+import { describeExclusion } from '../../federated/runtime/roles.js';
+import { fedGEM, type FedGEMResult, type VarianceEstimate } from '../../federated/fedgem/index.js';
+import { adjustedRandScore, silhouetteScore } from '../../metrics/clustering.js';
+import { GaussianMixture, type CovarianceType } from '../../models/gaussian-mixture.js';
+import { quantity, type QuantityImbalance } from '../../partition/quantity.js';
+import { Rng } from '../../random.js';
+import { guardRead, isArray, readArray, requireInteger, requirePositive } from '../../validate.js';
 
 /** Where each repeat's rows come from: a fixed table, or fresh blobs per repeat. */
 export type ClusteringSource = { kind: 'table'; X: Matrix; labels: Int32Array; name: string } | { kind: 'blobs'; blobs: Omit<BlobOptions, 'seed'> };

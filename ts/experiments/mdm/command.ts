@@ -11,17 +11,19 @@
  * of the central CSV).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { Matrix } from '../data/matrix.js';
-import { InvalidParameterError } from '../errors.js';
-import { fitMdm, type MdmFitResult } from '../federated/mdm/run.js';
-import { selectMdm } from '../federated/mdm/select.js';
-import { DirichletMultinomialMixture } from '../models/dirichlet-multinomial-mixture.js';
-import { partition } from '../partition/index.js';
-import type { Partition } from '../partition/shared.js';
-import type { OptionSpec, Options } from './args.js';
-import { readDataFile } from './data.js';
-import { exclusionLine, note, type CommandResult } from './io.js';
-import { progressBar } from './progress.js';
+import type { Matrix } from '../../data/matrix.js';
+import { InvalidParameterError } from '../../errors.js';
+import { mdm } from '../../federated/mdm/descriptor.js';
+import { fitMdm, type MdmFitResult } from '../../federated/mdm/run.js';
+import { selectMdm } from '../../federated/mdm/select.js';
+import type { DirichletMultinomialMixture } from '../../models/dirichlet-multinomial-mixture.js';
+import { partition } from '../../partition/index.js';
+import type { Partition } from '../../partition/shared.js';
+import type { OptionSpec, Options } from '../../cli/args.js';
+import type { NamedCommand } from '../../cli/command.js';
+import { readDataFile } from '../../cli/data.js';
+import { exclusionLine, note, type CommandResult } from '../../cli/io.js';
+import { progressBar } from '../../cli/progress.js';
 
 export const mdmFitOptions: Record<string, OptionSpec> = {
   data: { type: 'string', help: 'histogram CSV: a header of category names, one row of counts per client (required)' },
@@ -143,15 +145,17 @@ export async function runMdmFitCommand(o: Options): Promise<CommandResult> {
       ...sel.excluded.map((e) => exclusionLine(e, 'validation')),
     ];
   }
-  const modelText = JSON.stringify(model.toJSON(), null, 2);
+  // saved as the registry saves an MDM federation's result (`fedmix server --algorithm mdm --out`): either file is a --model of `mdm simulate`
+  const saved = mdm.artifact.save(model);
+  const modelText = JSON.stringify(saved, null, 2);
   if (typeof o.out === 'string') {
     writeFileSync(o.out, modelText + '\n');
     lines.push(`model written to ${o.out}`);
-    return { text: [`fedmix mdm fit: ${o.data}, ${histograms.nRows} clients, C = ${model.nCategories}, N = ${model.maxCount}`, ...lines].join('\n'), json: { ...json, model: model.toJSON() }, excluded };
+    return { text: [`fedmix mdm fit: ${o.data}, ${histograms.nRows} clients, C = ${model.nCategories}, N = ${model.maxCount}`, ...lines].join('\n'), json: { ...json, model: saved }, excluded };
   }
   // no --out: stdout carries the model alone, the summary goes to stderr
   note(lines.join('\n'));
-  return { text: modelText, json: { ...json, model: model.toJSON() }, excluded };
+  return { text: modelText, json: { ...json, model: saved }, excluded };
 }
 
 export async function runMdmSimulateCommand(o: Options): Promise<CommandResult> {
@@ -165,7 +169,7 @@ export async function runMdmSimulateCommand(o: Options): Promise<CommandResult> 
   let p: Partition;
   if (method === 'mdm') {
     if (typeof o.model !== 'string') throw new InvalidParameterError('--method mdm needs --model FILE (from `fedmix mdm fit`)');
-    const model = DirichletMultinomialMixture.fromJSON(readFileSync(o.model, 'utf8'));
+    const model = mdm.artifact.load(readFileSync(o.model, 'utf8'));
     const clients = (o.clients as number | undefined) ?? truth?.histograms.nRows;
     if (clients === undefined) throw new InvalidParameterError('give --clients M (or --histograms, to simulate as many clients as it has rows)');
     p = partition.mdm(labels, { model, clients, seed, disjoint });
@@ -198,3 +202,19 @@ export async function runMdmSimulateCommand(o: Options): Promise<CommandResult> 
   note(summary);
   return { text: csv, json };
 }
+
+/** `fedmix mdm fit` and `fedmix mdm simulate`. */
+export const mdmCommands: readonly NamedCommand[] = [
+  {
+    name: 'mdm fit',
+    summary: 'learn a mixture of Dirichlet-multinomials from client histograms (federated, in process)',
+    options: mdmFitOptions,
+    run: runMdmFitCommand,
+  },
+  {
+    name: 'mdm simulate',
+    summary: 'deal a labelled central dataset into simulated clients (MDM, fully IID, conditionally IID)',
+    options: mdmSimulateOptions,
+    run: runMdmSimulateCommand,
+  },
+];

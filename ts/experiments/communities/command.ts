@@ -11,25 +11,26 @@
  * passwords (--broker mqtt://host:port).
  */
 import { randomBytes } from 'node:crypto';
-import { MinMaxScaler } from '../data/scale.js';
-import { loadFashionMnist } from '../data/datasets/fashion-mnist-node.js';
-import { InvalidDataError, InvalidParameterError } from '../errors.js';
-import { labelledFromCells } from '../experiments/dataset.js';
-import { formatCommunityTables, type CommunityTrainingOptions } from '../experiments/anomaly-communities.js';
-import { planCommunityExperiment, type CommunityDataset, type CommunityExperimentConfig, type CommunityExperimentReport } from '../experiments/communities-sweep.js';
-import { jobPolicy, runPlan, runPlanSync, type FederationJob } from '../federated/runtime/plan.js';
-import { runFederation, type FederationResult } from '../federated/runtime/run.js';
-import { SERVER_USER } from '../federated/serve.js';
-import { startBroker, type RunningBroker } from '../federated/transport/broker.js';
-import { join, MqttTransport } from '../federated/transport/mqtt.js';
-import { COVARIANCE_TYPES } from '../models/gaussian-mixture.js';
-import { Rng } from '../random.js';
-import type { OptionSpec, Options } from './args.js';
-import type { CommandResult } from './io.js';
-import { readDataFile } from './data.js';
-import { OCSVM_WARNING } from './federation.js';
-import { progressBar } from './progress.js';
-import { textTable } from './table.js';
+import { MinMaxScaler } from '../../data/scale.js';
+import { loadFashionMnist } from '../../data/datasets/fashion-mnist-node.js';
+import { InvalidDataError, InvalidParameterError } from '../../errors.js';
+import { labelledFromCells } from '../dataset.js';
+import { formatCommunityTables, type CommunityTrainingOptions } from './training.js';
+import { planCommunityExperiment, type CommunityDataset, type CommunityExperimentConfig, type CommunityExperimentReport } from './sweep.js';
+import { OCSVM_WARNING } from '../../federated/communities/descriptor.js';
+import { jobPolicy, runPlan, runPlanSync, type FederationJob } from '../../federated/runtime/plan.js';
+import { runFederation, type FederationResult } from '../../federated/runtime/run.js';
+import { SERVER_USER } from '../../federated/serve.js';
+import { startBroker, type RunningBroker } from '../../federated/transport/broker.js';
+import { join, MqttTransport } from '../../federated/transport/mqtt.js';
+import { COVARIANCE_TYPES } from '../../models/gaussian-mixture.js';
+import { Rng } from '../../random.js';
+import type { OptionSpec, Options } from '../../cli/args.js';
+import type { NamedCommand } from '../../cli/command.js';
+import type { CommandResult } from '../../cli/io.js';
+import { readDataFile } from '../../cli/data.js';
+import { progressBar } from '../../cli/progress.js';
+import { textTable } from '../../cli/table.js';
 
 export const communitiesOptions: Record<string, OptionSpec> = {
   data: { type: 'string', help: 'fashion-mnist, or a CSV (Arrow IPC, Parquet) file with a header row and a class column (required)' },
@@ -250,3 +251,10 @@ export async function runCommunitiesCommand(o: Options): Promise<CommandResult> 
   const excluded = report.runs.flatMap((run) => run.associations.flatMap((a) => a.excluded.map((e) => `p = ${run.p}, q = ${a.q}, repeat ${run.repeat + 1}, association: ${e}`)));
   return { text: formatCommunitiesReport(report, title), json: { data: source, transport: broker === undefined ? 'in-process' : `mqtt (${broker})`, ...report }, excluded };
 }
+
+export const communitiesCommand: NamedCommand = {
+  name: 'communities',
+  summary: 'community-based federated anomaly detection (Nardi et al.): association, communities, per-community training, the paper\'s tables (Fashion-MNIST or CSV)',
+  options: communitiesOptions,
+  run: runCommunitiesCommand,
+};

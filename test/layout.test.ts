@@ -1,0 +1,60 @@
+/**
+ * Where an algorithm's code lives (issue 24): its federation in
+ * ts/federated/<name>/, its experiment and `fedmix` commands in
+ * ts/experiments/<name>/. The CLI's own files and the WASM loader's name no
+ * algorithm; lists that must name them (the registry's, the experiments'
+ * entry and commands, the public entry, the feature modules) are the only
+ * other places.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, test } from 'vitest';
+import { commands } from '../ts/cli/main.js';
+import { EXPERIMENT_COMMANDS } from '../ts/experiments/commands.js';
+import { algorithms } from '../ts/federated/registry/index.js';
+import { FEATURES } from '../ts/wasm/modules.js';
+import { ROOT } from './support/doc-examples.js';
+
+const NAMES = algorithms().map((d) => d.name);
+/** fedprox and scaffold live in fedavg's folders. */
+const FOLDER: Record<string, string> = { fedprox: 'fedavg', scaffold: 'fedavg' };
+
+const printer = ts.createPrinter({ removeComments: true });
+/** A file's code without its comments (strings and template text stay). */
+function code(file: string): string {
+  return printer.printFile(ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, false, ts.ScriptKind.TS));
+}
+/** The words of `names` that `text` holds as whole words (letters, digits and _ around them are not), case-insensitively. */
+const named = (text: string, names: readonly string[]) => names.filter((n) => new RegExp(`(?<![A-Za-z0-9_])${n}(?![A-Za-z0-9_])`, 'i').test(text));
+const tsFiles = (dir: string) => readdirSync(join(ROOT, dir)).filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f}`);
+
+describe("an algorithm's code lives in its folders", () => {
+  test('no file of ts/cli/ names an algorithm in its code', () => {
+    const found = tsFiles('ts/cli').flatMap((f) => named(code(f), NAMES).map((n) => `${f}: ${n}`));
+    expect(found).toEqual([]);
+    // and the check sees a name where there is one
+    expect(named(code('ts/federated/registry/built-in.ts'), NAMES).sort()).toEqual([...NAMES].sort());
+  });
+
+  test("ts/wasm/source.ts names no feature module: the modules' URLs are generated with their list", () => {
+    expect(named(code('ts/wasm/source.ts'), FEATURES)).toEqual([]);
+    expect(named(code('ts/wasm/abi.generated.ts'), FEATURES).sort()).toEqual([...FEATURES].sort());
+  });
+
+  test("each folder of ts/experiments/ is an algorithm's, and its files outside them name none but the lists", () => {
+    const folders = readdirSync(join(ROOT, 'ts/experiments'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    expect(folders.length).toBeGreaterThan(0);
+    expect(folders.filter((f) => !NAMES.some((n) => (FOLDER[n] ?? n) === f))).toEqual([]);
+    const lists = new Set(['ts/experiments/index.ts', 'ts/experiments/commands.ts']);
+    expect(tsFiles('ts/experiments').filter((f) => !lists.has(f)).flatMap((f) => named(code(f), NAMES).map((n) => `${f}: ${n}`))).toEqual([]);
+  });
+
+  test("the CLI's commands are the experiments' commands, then server and client", () => {
+    expect(Object.keys(commands)).toEqual([...EXPERIMENT_COMMANDS.map((c) => c.name), 'server', 'client']);
+    for (const c of EXPERIMENT_COMMANDS) {
+      expect(commands[c.name]!.summary, c.name).toBe(c.summary);
+      expect(commands[c.name]!.options, c.name).toEqual({ ...c.options, json: expect.objectContaining({ type: 'string' }) });
+    }
+  });
+});
