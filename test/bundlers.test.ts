@@ -21,7 +21,7 @@ const ROWS = [[0, 0], [0.1, 0.2], [5, 5], [5.2, 4.9], [0.2, 0.1], [4.8, 5.1], [0
 
 /** Modules the page below does not use, each with a string of its code that minifying keeps. */
 const UNUSED: [string, string][] = [
-  ['federated.feddistr.server.js', 'k-means has no likelihood for BIC'],
+  ['federated.feddistr.server.js', 'the server has nothing to aggregate'],
   ['federated.mdm.server.js', 'aggregator must be an MdmAggregator'],
   ['graph.louvain.js', 'graphology-communities-louvain: the given graph is not a valid graphology instance'],
   ['experiments.fedgengmm.run.js', 'give components (a fixed K) or kRange'],

@@ -45,29 +45,34 @@ const LIMITS = {
    * valibot +1 KB), a regression partly won back: one generic writer reading a field table per struct, the
    * placement as one string of names per feature module, no copy of modules.json and the constants' names
    * read from the core's table (the ABI tables now cost no more than the hand-written ones before them),
-   * and one valibot object schema for options and messages: FedDistr 161.4 -> 155.0 KB, about 2% under
-   * this ceiling. What stays above the bar is the round loop's stages and hooks (+3.0 KB) and the option
-   * declarations (+1.7 KB).
+   * and one valibot object schema for options and messages: FedDistr 161.4 -> 155.0 KB. The option
+   * declarations of every algorithm and model, and each server's state save and restore (the checkpoint's
+   * schemas kept out of programs that never resume: ts/federated/runtime/resume-point.ts), then took it to
+   * 158.6 KB (valibot +4.5 KB as the declarations use more of its schemas, the declarations and the
+   * round loop's resume): raised to 162 KB, about 2% over, a regression still to win back. What stays above
+   * the bar is the round loop's stages, hooks and resume (+4.6 KB) and the option declarations.
    */
-  program: 158 * KB,
+  program: 162 * KB,
   /**
    * The same for each paper's whole experiment (every method and baseline of the paper's tables), which
    * is above the bar: ceilings about 2% over what the build measures. Before issue 24: FedGenGMM 150.4 KB;
    * communities 278.4 KB, 90 KB of it graphology; FedDistr 183.2 KB, 195.4 KB with issue 23's covariance
    * shrinkage and checks; trainCommunities (the community step scored on labelled outliers) 149.5 KB.
    * Issue 24's registry, round hooks and generated ABI tables took them to 165.8, 299.0, 206.9 and 160.8 KB;
-   * the compact ABI tables (as the program bar says) to 159.2, 292.4, 200.6 and 154.7 KB.
+   * the compact ABI tables (as the program bar says) to 159.2, 292.4, 200.6 and 154.7 KB; every option
+   * declaration and the servers' state save and restore to 165.3, 299.7, 205.4 and 160.8 KB.
    */
-  experiments: { runFedGenGMMExperiment: 162 * KB, runCommunityExperiment: 298 * KB, runFedDistrExperiment: 205 * KB, trainCommunities: 158 * KB },
+  experiments: { runFedGenGMMExperiment: 169 * KB, runCommunityExperiment: 306 * KB, runFedDistrExperiment: 210 * KB, trainCommunities: 164 * KB },
   /**
    * All of dist/index.js, minified: 518.5 KB measured (issue 24 moved the papers' experiments to
    * fedmix/experiments, -60 KB, and added the registry with each algorithm's CLI options and saved forms,
    * the round hooks and the option declarations: 527.2 KB; the compact ABI tables -8.7 KB), of which
-   * graphology is 90 KB, papaparse 22 KB and valibot 5 KB. Raised over the sessions from 425 KB to 540 KB
-   * as the algorithms, Arrow interop, FedmixWorker, strict options and the hierarchical server step
-   * landed; no program takes all of it.
+   * graphology is 90 KB, papaparse 22 KB and valibot 5 KB; every algorithm's and model's option
+   * declarations, the servers' state save and restore and the run checkpoints then took it to 535.8 KB.
+   * Raised over the sessions from 425 KB to 547 KB as the algorithms, Arrow interop, FedmixWorker, strict
+   * options, the hierarchical server step and checkpoints landed; no program takes all of it.
    */
-  library: 529 * KB,
+  library: 547 * KB,
 };
 
 /**

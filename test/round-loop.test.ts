@@ -300,7 +300,8 @@ describe('the hooks', () => {
   test('a one-call function passes its hooks option on: distributedEM stopped early, and unchanged by hooks that do not stop', () => {
     const { X } = makeBlobs({ nClusters: 2, nFeatures: 2, samplesPerCluster: 60, seed: 3 });
     const parts = [X.selectRows(Int32Array.from({ length: 40 }, (_, i) => i)), X.selectRows(Int32Array.from({ length: 40 }, (_, i) => 40 + i)), X.selectRows(Int32Array.from({ length: 40 }, (_, i) => 80 + i))];
-    const options = { nComponents: 2, seed: 4, featureRange: [-50, 50] as [number, number] };
+    // 'separated' starts from the corners of the feature range, so EM runs several rounds
+    const options = { nComponents: 2, seed: 4, featureRange: [-50, 50] as [number, number], init: 'separated' as const };
     const plain = distributedEM(parts, options);
     const reports: RoundReport[] = [];
     const watched = distributedEM(parts, { ...options, hooks: { onRound: (x) => void reports.push(x), onCheckpoint: () => undefined } });

@@ -376,3 +376,5 @@ export {
   type CommunityPartition,
 } from './graph/index.js';
 export type { ClientSpec, MatrixData, AlgorithmName } from './federated/algorithms.js';
+export type { EarlyStopping } from './models/early-stopping.js';
+export type { FedDistrEncoder } from './federated/feddistr/encoder.js';

@@ -217,7 +217,7 @@ const fedavgFamily = (make: (o: any) => ServerRole, extra: Record<string, unknow
   make: () => withRound(() => make({ ...fedavgOptions(), ...extra }), fedavgClients),
   args: () => [{ ...fedavgOptions(), ...extra }],
   methods: (({ dispose: _, ...m }) => m)(serverMethods()),
-  internal: ['trainPayload', 'combine', 'step', 'afterStep', 'blameIfNotFinite'],
+  internal: ['trainPayload', 'combine', 'step', 'afterStep', 'blameIfNotFinite', 'saveState', 'restoreState', 'extraState', 'restoreExtra'],
 });
 
 /** A request a client role answers, from its server's first round. */
@@ -242,6 +242,20 @@ const detectorJSON = () => {
 };
 
 const demServer = () => new f.DemServer({ nComponents: 2, nFeatures: 2, covarianceType: 'diag', init: 'kfed', seed: 1, maxRounds: 3 });
+/** DEM's options of demServer, and a checkpoint of its run after round 1 (saveCheckpoint's input: the live RunCheckpoint). */
+const DEM_OPTIONS = { nComponents: 2, nFeatures: 2, covarianceType: 'diag', init: 'kfed', seed: 1, maxRounds: 3 } as const;
+function demCheckpoint(): f.RunCheckpoint {
+  let saved: f.RunCheckpoint | undefined;
+  const server = n.makeServer('dem', DEM_OPTIONS);
+  const clients = demClients();
+  try {
+    // stopped after round 1, so the server role is as the checkpoint saw it
+    f.runFederationSync(server, clients, { onCheckpoint: (c) => void (saved = c), stopWhen: () => true });
+    return saved!;
+  } finally {
+    for (const c of clients) c.dispose();
+  }
+}
 const fedgengmmServer = () => new f.FedGenGMMServer({ nComponents: 2, nFeatures: 2, seed: 1 });
 const fedgemServer = () => new f.FedGEMServer({ nFeatures: 2, rounds: 2 });
 const mdmServer = () => new f.MdmServer({ nComponents: 2, nCategories: 3, maxCount: 5, rounds: 2, seed: 1 });
@@ -524,6 +538,8 @@ export const RECIPES: Record<string, Recipe> = {
       categorical: () => [[0.3, 0.7], 4],
       choice: () => [10, 3],
       permutation: () => [5],
+      getState: () => [],
+      setState: (self) => [(self as InstanceType<typeof f.Rng>).getState()],
       dispose: () => [],
     },
     statics: { unpredictable: stat(f.Rng.unpredictable, () => []) },
@@ -677,7 +693,7 @@ export const RECIPES: Record<string, Recipe> = {
     make: () => withRound(demServer, demClients),
     args: () => [{ nComponents: 2, nFeatures: 2, covarianceType: 'full', init: 'subset', subsetSize: 20, tol: 1e-3, maxRounds: 3, regCovar: 1e-6, seed: 1 }],
     methods: serverMethods(),
-    internal: ['blame', 'configureRound', 'emStep', 'fitSubset', 'kfed', 'modelOptions', 'mStep', 'seed', 'separated', 'setQuotas', 'startEm'],
+    internal: ['blame', 'configureRound', 'emStep', 'fitSubset', 'kfed', 'modelOptions', 'mStep', 'seed', 'separated', 'setQuotas', 'startEm', 'saveState', 'restoreState'],
   },
   fitMdm: fn(f.fitMdm, () => [histograms(), { nComponents: 2, rounds: 2, cohort: 4, initCohort: 4, maxCount: 6, seed: 1 }]),
   selectMdm: fn(f.selectMdm, () => [histograms(), { kRange: [1, 2], rounds: 2, seed: 1 }]),
@@ -711,7 +727,7 @@ export const RECIPES: Record<string, Recipe> = {
     make: () => withRound(mdmServer, mdmClients),
     args: () => [{ nComponents: 2, nCategories: 3, maxCount: 5, rounds: 2, cohort: 3, initCohort: 3, seed: 1, privacy: { noiseMultiplier: 0.5, clip: 2 }, noiseSeed: 3 }, new f.MdmAggregator()],
     methods: serverMethods(),
-    internal: ['checkCohort', 'sampleCohort', 'shape'],
+    internal: ['checkCohort', 'sampleCohort', 'shape', 'saveState', 'restoreState'],
   },
   mdmSensitivity: fn(f.mdmSensitivity, () => ['round', 2]),
   fedGenGMM: fn(f.fedGenGMM, () => [clientsOf(), { client: { kMin: 1, kMax: 2, covarianceType: 'diag', seed: 1 }, server: { nComponents: 2, h: 10, seed: 1 } }]),
@@ -723,7 +739,7 @@ export const RECIPES: Record<string, Recipe> = {
     make: () => withRound(fedgengmmServer, fedgengmmClients),
     args: () => [{ nComponents: 2, nFeatures: 2, h: 20, seed: 1, onInvalidClient: 'exclude', serverStep: 'hierarchical', virtualSamples: 100 }],
     methods: serverMethods({ discard: (self) => [self.accept(firstReply(self), roundOf(self).request, roundOf(self).ctx)] }),
-    internal: ['blame', 'fit', 'reduce'],
+    internal: ['blame', 'fit', 'reduce', 'saveState', 'restoreState'],
   },
   fedAvg: fn(f.fedAvg, () => [clientsOf().map((X) => ({ X })), { ...fedavgOptions(), seed: 1 }]),
   FedAvgClient: cls(f.FedAvgClient, () => ['0', X(), { seed: 1 }], {
@@ -741,7 +757,7 @@ export const RECIPES: Record<string, Recipe> = {
     make: () => withRound(feddistrServer, feddistrClients),
     args: () => [{ dimension: 2, kMin: 1, kMax: 2, covariance: 'full', clustering: 'gmm', criterion: 'bic', cost: 'bhattacharyya', threshold: 0.5, merge: 'weighted', shrinkage: 'oas', regCovar: 1e-6, seed: 1 }],
     methods: (({ dispose: _, ...m }) => m)(serverMethods()),
-    internal: ['consolidate'],
+    internal: ['consolidate', 'saveState', 'restoreState'],
   },
   wasserstein2: fn(f.wasserstein2, () => [{ mean: Float64Array.of(0, 1), covariance: Float64Array.of(1, 0, 0, 2) }, { mean: Float64Array.of(1, 1), covariance: Float64Array.of(2, 0, 0, 1) }, 'full']),
   bhattacharyya: fn(f.bhattacharyya, () => [{ mean: Float64Array.of(0, 1), covariance: Float64Array.of(1, 2) }, { mean: Float64Array.of(1, 1), covariance: Float64Array.of(2, 1) }, 'diagonal']),
@@ -776,7 +792,7 @@ export const RECIPES: Record<string, Recipe> = {
     make: () => withRound(communitiesServer, communitiesClients),
     args: () => [{ nFeatures: 2, kind: 'gmm', contamination: 0.1, q: 0.08, partners: 2, seed: 1, method: 'louvain', maxRelayBytes: 1024 }],
     methods: (({ dispose: _, ...m }) => m)(serverMethods()),
-    internal: ['plan', 'associate', 'chunk'],
+    internal: ['plan', 'associate', 'chunk', 'saveState', 'restoreState'],
   },
   fedGEM: fn(f.fedGEM, () => [clientsOf(), { client: { nComponents: 2, variance: 1, seed: 1 }, rounds: 2, phi: 1 }]),
   FedGEMClient: cls(f.FedGEMClient, () => ['0', X(), { nComponents: 2, variance: 1, localSteps: 1, seed: 1, privacy: { epsilon: 0.5, delta: 1e-5, bound: 10 }, noiseSeed: 1 }, X()], {
@@ -799,7 +815,7 @@ export const RECIPES: Record<string, Recipe> = {
     make: () => withRound(fedgemServer, fedgemClients),
     args: () => [{ nFeatures: 2, rounds: 2, phi: [0.5, 1], phiTolerance: 1, tol: 1e-9, search: 'kdtree', onInvalidClient: 'exclude', variance: 'estimate' }],
     methods: (({ dispose: _, ...m }) => m)(serverMethods({ merge: () => [1] })),
-    internal: ['choosePhi', 'estimateVariance', 'finish', 'indexed', 'training', 'update'],
+    internal: ['choosePhi', 'estimateVariance', 'finish', 'indexed', 'training', 'update', 'saveState', 'restoreState'],
   },
   centerNoiseStd: fn(f.centerNoiseStd, () => [{ epsilon: 0.5, delta: 1e-5, bound: 10 }, 100, 2, 0.2]),
 
@@ -819,6 +835,9 @@ export const RECIPES: Record<string, Recipe> = {
   registerAlgorithm: fn(f.registerAlgorithm, () => [descriptor(`hostile-${++registered}`)]),
   loadResult: fn(f.loadResult, () => ['dem', gmmJSON()]),
   makeServer: fn(n.makeServer, () => ['fedgem', { nFeatures: 2, rounds: 2 }]),
+  // a run's checkpoint after round 1 as JSON, and the server role rebuilt from it
+  saveCheckpoint: fn(f.saveCheckpoint, () => ['dem', demCheckpoint()]),
+  restoreServer: fn(f.restoreServer, () => [JSON.parse(JSON.stringify(f.saveCheckpoint('dem', demCheckpoint()))), DEM_OPTIONS]),
   matrixData: fn(n.matrixData, () => [rows()]),
   resultJson: fn(n.resultJson, () => ['dem', gmm()]),
   startBroker: fn(n.startBroker, () => [{ federation: 'F', users: brokerUsers(), host: '127.0.0.1', port: 0 }]),

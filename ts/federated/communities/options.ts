@@ -11,7 +11,7 @@
  */
 import * as v from 'valibot';
 import { COMMUNITY_METHODS, type CommunityMethod } from '../../graph/communities.js';
-import { DETECTOR_KINDS, DETECTOR_OPTION_KEYS, type DetectorKind, type LocalDetectorOptions } from '../../models/detectors.js';
+import { DETECTOR_KINDS, DETECTOR_OPTION_KEYS, localDetectorOptions, type DetectorKind, type LocalDetectorOptions } from '../../models/detectors.js';
 import * as atoms from '../../options/atoms.js';
 import { defineOptions } from '../../options/check.js';
 import { integerNeed, isIntegerIn, readOptions } from '../../validate.js';
@@ -89,8 +89,13 @@ export function checkServerOptions(raw: unknown, name = 'options'): ResolvedComm
   return serverOptions.check(raw, name);
 }
 
-/** The detector's options, read once under guard and strictly (a misspelt key is said here); their values are the model's to check. */
-const detector = () => v.pipe(v.unknown(), v.transform((x) => readOptions(x as LocalDetectorOptions, DETECTOR_OPTION_KEYS, 'detector') as LocalDetectorOptions));
+/**
+ * The detector's options, read once under guard and strictly (a misspelt key
+ * is said here); their values are the model's to check. Options the model's
+ * declaration already resolved (checkDetectorOptions) are taken as they are.
+ */
+const detector = () =>
+  v.pipe(v.unknown(), v.transform((x) => (localDetectorOptions.isResolved(x) ? x : (readOptions(x as LocalDetectorOptions, DETECTOR_OPTION_KEYS, 'detector') as LocalDetectorOptions))));
 
 /** A communities client's options. */
 export const clientOptions = defineOptions<CommunitiesClientOptions>()({ detector: atoms.optional(detector()) });

@@ -292,7 +292,7 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
     return { communities: found.communities, membership: found.membership, nodes, edges, modularity: found.modularity, method: this.method, decisions, tests: decisions.length };
   }
 
-  /** The state between rounds, as JSON-safe data (the descriptor's state.save): the detectors, the relay plan and the decisions so far. */
+  /** The state between rounds, as JSON-safe data (the descriptor's state.save): the detectors, the relay plan and the decisions so far. @internal */
   saveState(): unknown {
     return {
       phase: this.phase,
@@ -304,7 +304,7 @@ export class CommunitiesServer implements ServerRole<Accepted, Association> {
     };
   }
 
-  /** A saved state (its schema checked it) put into this new server role; a finished association is found again from the decisions. */
+  /** A saved state (its schema checked it) put into this new server role; a finished association is found again from the decisions. @internal */
   restoreState(state: { phase: 'fit' | 'relay' | 'done'; detectors: Map<string, string>; queue: Map<string, string[]> | null; said: Map<string, { partner: string; accept: boolean }[]>; missed: string[] }): void {
     const bad = (field: string, why: string) => stateMismatch('communities', field, why);
     const detectors = new Map<string, LocalDetectorJSON>();

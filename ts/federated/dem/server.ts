@@ -470,7 +470,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
     }
   }
 
-  /** The state between rounds, as JSON-safe data (the descriptor's state.save): phase, counters, model, what replies are checked against, the generator. */
+  /** The state between rounds, as JSON-safe data (the descriptor's state.save): phase, counters, model, what replies are checked against, the generator. @internal */
   saveState(): DemState {
     const arrays = (m: Map<string, DataSummaryPayload>) => [...m].map(([id, x]): [string, DemState['summaries'][number][1]] => [id, { absMax: Array.from(x.absMax), ...(x.sum ? { sum: Array.from(x.sum) } : {}), ...(x.scatter ? { scatter: Array.from(x.scatter) } : {}) }]);
     return {
@@ -490,7 +490,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
     };
   }
 
-  /** A saved state (its schema checked it; the model loaded) put into this new server role; the role then owns the model. */
+  /** A saved state (its schema checked it; the model loaded) put into this new server role; the role then owns the model. @internal */
   restoreState(state: RestoredDemState): void {
     const { nComponents: k, nFeatures: d, covarianceType: t } = this.o;
     const m = state.model;

@@ -257,14 +257,14 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     throw new NumericalError(`round ${this.t + 1}: the averaged parameters leave single precision; lower the learning rate${this.algorithm === 'scaffold' ? ' or serverLearningRate' : ''}`);
   }
 
-  /** The state between rounds, as JSON-safe data (the descriptor's state.save; NaN as null). */
+  /** The state between rounds, as JSON-safe data (the descriptor's state.save; NaN as null). @internal */
   saveState(): FedAvgState {
     const orNull = (x: number) => (Number.isNaN(x) ? null : x);
     const history = this.history.map((r) => ({ ...r, loss: orNull(r.loss), epochs: orNull(r.epochs), ...(r.metrics ? { metrics: Object.fromEntries(Object.entries(r.metrics).map(([k, x]) => [k, orNull(x)])) } : {}) }));
     return { algorithm: this.algorithm, round: this.t, phase: this.phase, parameters: Array.from(this.parameters), history, ...this.extraState() };
   }
 
-  /** A saved state (checked against its schema) put into this new server role, which then continues as the saved one would. */
+  /** A saved state (checked against its schema) put into this new server role, which then continues as the saved one would. @internal */
   restoreState(state: RestoredFedAvgState): void {
     const bad = (field: string, why: string) => stateMismatch(this.algorithm, field, why);
     if (state.algorithm !== this.algorithm) throw bad('algorithm', `it is a ${state.algorithm} server's state`);
@@ -279,12 +279,12 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     this.restoreExtra(state);
   }
 
-  /** What a subclass keeps beside the parameters, for saveState. */
+  /** What a subclass keeps beside the parameters, for saveState. @internal */
   protected extraState(): { control?: number[] } {
     return {};
   }
 
-  /** Restores what extraState saved. */
+  /** Restores what extraState saved. @internal */
   protected restoreExtra(state: RestoredFedAvgState): void {
     if (state.control !== undefined) throw stateMismatch(this.algorithm, 'control', `a ${this.algorithm} server has no control variate`);
   }

@@ -23,8 +23,8 @@ import { readEncoder, type FedDistrEncoder } from './encoder.js';
 import type { CovarianceKind } from './gaussian.js';
 import type { DescribePayload } from './messages.js';
 
-export const FEDDISTR_COSTS = ['wasserstein', 'bhattacharyya'] as const;
-export type FedDistrCost = (typeof FEDDISTR_COSTS)[number];
+export type FedDistrCost = 'wasserstein' | 'bhattacharyya';
+export const FEDDISTR_COSTS: readonly FedDistrCost[] = ['wasserstein', 'bhattacharyya'];
 
 /** The base distributions' covariance forms. */
 export const COVARIANCE_KINDS = ['full', 'diagonal'] as const satisfies readonly CovarianceKind[];

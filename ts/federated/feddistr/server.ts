@@ -275,7 +275,7 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
     return out;
   }
 
-  /** The state between rounds, as JSON-safe data (the descriptor's state.save): the phase and the consolidation once made. */
+  /** The state between rounds, as JSON-safe data (the descriptor's state.save): the phase and the consolidation once made. @internal */
   saveState(): unknown {
     const o = this.outcome;
     const orNull = (x: number) => (Number.isFinite(x) ? x : null);
@@ -292,7 +292,7 @@ export class FedDistrServer implements ServerRole<ReceivedDistributions, FedDist
     };
   }
 
-  /** A saved state (its schema checked it) put into this new server role. */
+  /** A saved state (its schema checked it) put into this new server role. @internal */
   restoreState(state: { phase: 'describe' | 'result' | 'done'; outcome: FedDistrOutcome | null }): void {
     const o = state.outcome;
     const bad = (field: string, why: string) => stateMismatch('feddistr', field, why);

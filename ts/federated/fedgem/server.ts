@@ -410,7 +410,7 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     return { phi, scores, standardErrors: stats.map((x) => x.se) };
   }
 
-  /** The state between rounds, as JSON-safe data (the descriptor's state.save); NaN scores as null. */
+  /** The state between rounds, as JSON-safe data (the descriptor's state.save); NaN scores as null. @internal */
   saveState(): unknown {
     const components = (c: ReceivedComponents) => ({ client: c.client, k: c.k, centers: Array.from(c.centers), ...(c.radii ? { radii: Array.from(c.radii) } : {}), counts: Array.from(c.counts), nSamples: c.nSamples });
     const orNull = (x: number) => (Number.isNaN(x) ? null : x);
@@ -439,7 +439,7 @@ export class FedGEMServer implements ServerRole<Accepted, FedGEMOutcome> {
     };
   }
 
-  /** A saved state (its schema checked it) put into this new server role. */
+  /** A saved state (its schema checked it) put into this new server role. @internal */
   restoreState(state: RestoredFedGEMState): void {
     const d = this.nFeatures;
     const bad = (field: string, why: string) => stateMismatch('fedgem', field, why);

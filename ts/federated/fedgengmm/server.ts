@@ -211,7 +211,7 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     }
   }
 
-  /** The state between rounds, as JSON-safe data (the descriptor's state.save): the phase and, once aggregated, the global model. */
+  /** The state between rounds, as JSON-safe data (the descriptor's state.save): the phase and, once aggregated, the global model. @internal */
   saveState(): FedGenGMMState {
     const o = this.outcome;
     return {
@@ -221,7 +221,7 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     };
   }
 
-  /** A saved state (its schema checked it; the model loaded) put into this new server role; the role then owns the model. */
+  /** A saved state (its schema checked it; the model loaded) put into this new server role; the role then owns the model. @internal */
   restoreState(state: { phase: 'collect' | 'return' | 'done'; collectRound: number; outcome: Aggregate | null }): void {
     const o = state.outcome;
     const bad = (field: string, why: string) => {

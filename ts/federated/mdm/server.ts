@@ -249,12 +249,13 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
    * reads the checkpoint reconstruct the noise and subtract it, so a resumed
    * run with privacy draws fresh noise (and differs from the uninterrupted
    * run by that noise alone).
+   * @internal
    */
   saveState(): MdmState {
     return { phase: this.phase, emRounds: this.emRoundCount, model: this.current ? this.current.toJSON() : null, history: this.history, initGuards: [...this.initGuardNames], rng: this.rng.getState() };
   }
 
-  /** A saved state (its schema checked it) put into this new server role. */
+  /** A saved state (its schema checked it) put into this new server role. @internal */
   restoreState(state: { phase: Phase; emRounds: number; model: DirichletMultinomialMixture | null; history: MdmRound[]; initGuards: string[]; rng: RngState }): void {
     const bad = (field: string, why: string) => stateMismatch('mdm', field, why);
     const m = state.model;

@@ -21,6 +21,7 @@ import { guardRead } from '../../validate.js';
 import { parseSaved, savedCount, savedNumber, savedPairs, savedRng } from '../registry/artifact.js';
 import type { AnyAlgorithm } from '../registry/registry.js';
 import type { ResolvedPolicy } from './policy.js';
+import { rememberResumePoint } from './resume-point.js';
 import { checkServerRole, type ServerRole } from './roles.js';
 import type { RoundRecord, RunCheckpoint } from './run.js';
 
@@ -186,9 +187,6 @@ export function readRunCheckpoint(saved: unknown): ResumePoint {
   return { ...rest, policy: policy as ResolvedPolicy, sampler: s.sampler ?? undefined, serverState: server };
 }
 
-/** Server roles restoreRunServer made, with the checkpoint each continues: a resumed run checks its server is one. */
-const restored = new WeakMap<object, { algorithm: string; round: number }>();
-
 /**
  * The server role of a saved checkpoint, rebuilt by `algorithm`'s descriptor
  * (state.restore) from its server options (`rawOptions`, checked by the
@@ -202,16 +200,6 @@ export function restoreRunServer(algorithm: AnyAlgorithm, rawOptions: unknown, s
   const options: unknown = algorithm.server.options(rawOptions);
   const server = state.restore(options, point.serverState);
   checkServerRole(server);
-  restored.set(server, { algorithm: point.algorithm, round: point.round });
+  rememberResumePoint(server, point);
   return server;
-}
-
-/** The checks a resumed run makes of its server role: restoreRunServer made it, from a checkpoint of this algorithm after this round. */
-export function checkResumedServer(server: ServerRole, point: ResumePoint): void {
-  const from = guardRead('the server role', () => restored.get(server));
-  if (!from || from.algorithm !== point.algorithm || from.round !== point.round) {
-    throw new InvalidParameterError(
-      `a run resumed from a checkpoint (${point.algorithm}, after round ${point.round}) needs the server role restored from that checkpoint (restoreServer(saved, options)), got ${from ? `one restored from a ${from.algorithm} checkpoint after round ${from.round}` : 'a server role not restored from it'}`,
-    );
-  }
 }

@@ -22,7 +22,8 @@
 import { ContributionError, FederationError, FedmixError, formatValue, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
 import { LIMITS, guardRead, isArray, optionKeys, readArray, readOptions, readRecord, requireInteger } from '../../validate.js';
 import { Rng, type RngState } from '../../random.js';
-import { checkResumedServer, readRunCheckpoint, type ResumePoint } from './checkpoint.js';
+import type { ResumePoint } from './checkpoint.js';
+import { resumePointOf } from './resume-point.js';
 import { decodeMessage } from '../messages/codec.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
 import { InProcessTransport } from '../transport/in-process.js';
@@ -809,8 +810,8 @@ function readRunOptions(given: RunOptions | undefined): RunOptions {
  */
 function runStart(server: ServerRole, options: RunOptions): { policy: ResolvedPolicy; from?: ResumePoint } {
   if (options.resume === undefined) return { policy: resolvePolicy(runPolicy(options)) };
-  const from = readRunCheckpoint(options.resume);
-  checkResumedServer(server, from);
+  // checked when restoreServer read it; the server role restored from it holds it
+  const from = resumePointOf(server, options.resume);
   const p = from.policy;
   const saved: FederationPolicy = {
     onInvalid: p.onInvalid, minClients: p.minClients, minReplies: p.minReplies, fraction: p.fraction, sampleSeed: p.sampleSeed, maxMessageBytes: p.maxMessageBytes, maxExcludedShare: p.maxExcludedShare,
