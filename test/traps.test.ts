@@ -86,7 +86,8 @@ function withBogus(value: unknown, path: readonly (string | number)[]): unknown 
  * without naming it fails the test.
  */
 const RECORDS: Array<[RegExp, string]> = [
-  [/\.fromJSON \[|^loadResult \[1\]$/, "a saved model: a newer version's fields are left alone"],
+  [/\.fromJSON \[|^loadResult \[1\]$|^restoreServer \[0[\].]/, "a saved model or run checkpoint: a newer version's fields are left alone"],
+  [/^saveCheckpoint \[1[\].]/, 'a run checkpoint the round loop made (onCheckpoint), read by its fields'],
   [/^(defineAlgorithm|registerAlgorithm) \[0\.protocol\]$/, 'a protocol, made by defineProtocol (its messages by the names the caller chooses)'],
   [/^(partitionToArrow|aucByClient|formatCommunityTables|fashionMnistSubclasses) \[0[\].]/, 'a result handed back'],
   [/^(csvToMatrix|fashionMnist) \[0\]$/, 'a parsed CSV table; the files of a split'],

@@ -8,7 +8,7 @@ import { Matrix } from './data/matrix.js';
 import { formatValue, InvalidParameterError } from './errors.js';
 import { wasm } from './wasm/loader.js';
 import { OwnedHandle, withScope, type HandleLabel, type Scope } from './wasm/memory.js';
-import { LIMITS, requireInteger, requirePositive, requireVector, seedParts } from './validate.js';
+import { isArray, LIMITS, readArray, readOptions, requireInteger, requirePositive, requireVector, seedParts } from './validate.js';
 import { keepClassName } from './class-name.js';
 
 /** Most values one call returns (n, or n x k for the matrix draws): LIMITS.values. */
@@ -119,10 +119,14 @@ export class Rng {
    * unchanged.
    */
   setState(state: RngState): void {
-    const ok = state !== null && typeof state === 'object' && Array.isArray(state.words) && state.words.length === 8;
-    const spare = ok ? state.spare : undefined;
-    if (!ok || !(spare === null || typeof spare === 'number')) throw new InvalidParameterError(`a generator's state must be { words: eight 32-bit numbers, spare: a number or null }, got ${formatValue(state)}`);
-    const values = [...state.words.map((w, i) => (typeof w === 'number' ? w : requireInteger(`words[${i}]`, w, 0))), spare === null ? 0 : 1, spare ?? 0];
+    const need = `a generator's state must be { words: eight 32-bit numbers, spare: a number or null }, got ${formatValue(state)}`;
+    if (state === null || typeof state !== 'object') throw new InvalidParameterError(need);
+    // read once, under guard and strictly (a Proxy or a getter runs here only)
+    const o = readOptions(state, ['words', 'spare'], 'state');
+    const words = isArray('state.words', o.words) ? readArray('state.words', o.words, 8) : undefined;
+    const spare = o.spare;
+    if (!words || words.length !== 8 || !(spare === null || typeof spare === 'number')) throw new InvalidParameterError(need);
+    const values = [...words.map((w, i) => (typeof w === 'number' ? w : requireInteger(`words[${i}]`, w, 0))), spare === null ? 0 : 1, spare ?? 0];
     this.draw((s, h) => s.check(s.w.fm_rng_set_state(h, s.f64From(values))));
   }
 
