@@ -265,6 +265,15 @@ function demCheckpoint(): f.RunCheckpoint {
     for (const c of clients) c.dispose();
   }
 }
+/** demCheckpoint saved as JSON text would give it, its server role freed. */
+function savedDemCheckpoint(): unknown {
+  const c = demCheckpoint();
+  try {
+    return JSON.parse(JSON.stringify(f.saveCheckpoint('dem', c)));
+  } finally {
+    c.server.dispose?.();
+  }
+}
 const fedgengmmServer = () => new f.FedGenGMMServer({ nComponents: 2, nFeatures: 2, seed: 1 });
 const fedgemServer = () => new f.FedGEMServer({ nFeatures: 2, rounds: 2 });
 const mdmServer = () => new f.MdmServer({ nComponents: 2, nCategories: 3, maxCount: 5, rounds: 2, seed: 1 });
@@ -846,7 +855,7 @@ export const RECIPES: Record<string, Recipe> = {
   makeServer: fn(n.makeServer, () => ['fedgem', { nFeatures: 2, rounds: 2 }]),
   // a run's checkpoint after round 1 as JSON, and the server role rebuilt from it
   saveCheckpoint: fn(f.saveCheckpoint, () => ['dem', demCheckpoint()]),
-  restoreServer: fn(f.restoreServer, () => [JSON.parse(JSON.stringify(f.saveCheckpoint('dem', demCheckpoint()))), DEM_OPTIONS]),
+  restoreServer: fn(f.restoreServer, () => [savedDemCheckpoint(), DEM_OPTIONS, 'dem']),
   matrixData: fn(n.matrixData, () => [rows()]),
   resultJson: fn(n.resultJson, () => ['dem', gmm()]),
   startBroker: fn(n.startBroker, () => [{ federation: 'F', users: brokerUsers(), host: '127.0.0.1', port: 0 }]),

@@ -1,7 +1,7 @@
 /** Distributed EM as the registry runs it by name (serve/join, worker lanes, `fedmix server/client --algorithm dem`). */
 import { COVARIANCE_TYPES, GaussianMixture } from '../../models/gaussian-mixture.js';
 import * as v from 'valibot';
-import { expectResult, savedCount, savedFloats, savedNumber, savedPairs, savedRng, serverState } from '../registry/artifact.js';
+import { expectResult, savedCount, savedModel, savedFloats, savedNumber, savedPairs, savedRng, serverState } from '../registry/artifact.js';
 import { defineAlgorithm } from '../registry/registry.js';
 import { DemClient } from './client.js';
 import { DEM_PROTOCOL } from './messages.js';
@@ -13,7 +13,7 @@ const STATE = v.object({
   phase: v.picklist(['count', 'subset', 'kfed', 'em', 'done']),
   initRounds: savedCount(),
   emRounds: savedCount(),
-  model: v.nullable(v.pipe(v.unknown(), v.transform((m) => GaussianMixture.fromJSON(m as string)))),
+  model: v.nullable(savedModel((m) => GaussianMixture.fromJSON(m as string))),
   history: v.array(savedNumber()),
   converged: v.boolean(),
   rowsOf: savedPairs(savedCount()),

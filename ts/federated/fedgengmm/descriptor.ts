@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import { InvalidParameterError } from '../../errors.js';
 import { COVARIANCE_TYPES, GaussianMixture } from '../../models/gaussian-mixture.js';
-import { expectResult, parseSaved, savedCount, serverState } from '../registry/artifact.js';
+import { expectResult, parseSaved, savedCount, savedModel, serverState } from '../registry/artifact.js';
 import { defineAlgorithm } from '../registry/registry.js';
 import { DEFAULT_CLIENT_K_RANGE, FedGenGMMClient, type FedGenGMMClientOptions } from './client.js';
 import { FEDGENGMM_PROTOCOL } from './messages.js';
@@ -18,7 +18,7 @@ export interface SavedFedGenGMM {
 }
 
 const SAVED = v.object({
-  model: v.pipe(v.unknown(), v.transform((m) => GaussianMixture.fromJSON(m as string))),
+  model: savedModel((m) => GaussianMixture.fromJSON(m as string)),
   clients: v.array(v.string()),
   incomingComponents: savedCount(),
   syntheticRows: savedCount(),
@@ -30,7 +30,7 @@ const STATE = v.object({
   collectRound: savedCount(),
   outcome: v.nullable(
     v.object({
-      model: v.pipe(v.unknown(), v.transform((m) => GaussianMixture.fromJSON(m as string))),
+      model: savedModel((m) => GaussianMixture.fromJSON(m as string)),
       clients: v.array(v.string()),
       incomingComponents: savedCount(),
       syntheticRows: savedCount(),

@@ -33,12 +33,35 @@ export function savedObject(name: string, json: unknown, what = 'result'): Recor
 /** A saved artifact read against `schema` (the object or its text); a field that fails is named in the InvalidParameterError. */
 export function parseSaved<S extends v.GenericSchema>(name: string, schema: S, json: unknown, what = 'result'): v.InferOutput<S> {
   const object = savedObject(name, json, what);
-  const r = guardRead(`the saved ${what}`, () => v.safeParse(schema, object));
+  // what the schema loads into WASM memory (savedModel) is freed when the parse fails after it, anywhere
+  const outer = loading;
+  const loaded: { dispose(): void }[] = (loading = []);
+  let r: v.SafeParseResult<S> | undefined;
+  try {
+    r = guardRead(`the saved ${what}`, () => v.safeParse(schema, object));
+  } finally {
+    loading = outer;
+    if (!r?.success) for (const m of loaded) m.dispose();
+  }
   if (r.success) return r.output;
   const issue = r.issues[0];
   const path = (issue.path ?? []).map((p) => (typeof p.key === 'number' ? `[${p.key}]` : `.${String(p.key)}`)).join('');
   throw new InvalidParameterError(`a saved ${name} ${what} is not valid: ${path ? `${path.slice(path.startsWith('.') ? 1 : 0)}: ` : ''}${issue.message}`);
 }
+
+/** Values parseSaved's schema loaded so far (WASM memory), freed if the parse then fails. */
+let loading: { dispose(): void }[] = [];
+
+/** A saved model loaded by `load` (its own checks): freed again when the rest of the saved value fails its schema. */
+export const savedModel = <T extends { dispose(): void }>(load: (json: unknown) => T) =>
+  v.pipe(
+    v.unknown(),
+    v.transform((json) => {
+      const model = load(json);
+      loading.push(model);
+      return model;
+    }),
+  );
 
 /** A finite number. */
 export const savedNumber = () => v.pipe(v.number(), v.finite());
@@ -98,14 +121,17 @@ export function serverState<Options, Role extends ResumableServer<v.InferOutput<
     },
     restore: (options: Options, saved: unknown): Role => {
       const state = parseState(name, schema, saved);
-      const server = create(options);
+      let server: Role | undefined;
       try {
+        server = create(options);
         server.restoreState(state);
+        return server;
       } catch (e) {
-        server.dispose?.();
+        // what the state loaded (a model in WASM memory) is freed with the role, or alone when no role took it
+        server?.dispose?.();
+        disposeLoaded(state);
         throw e;
       }
-      return server;
     },
   };
 }
@@ -113,4 +139,14 @@ export function serverState<Options, Role extends ResumableServer<v.InferOutput<
 /** The error of a saved server state that does not fit the server's options. */
 export function stateMismatch(name: string, field: string, why: string): InvalidParameterError {
   return new InvalidParameterError(`a saved ${name} server state is not valid: ${field}: ${why}`);
+}
+
+/** Frees the WASM-held values (anything with dispose()) a parsed state loaded; a second dispose() of one is harmless. */
+function disposeLoaded(value: unknown, depth = 0): void {
+  if (depth > 4 || value === null || typeof value !== 'object') return;
+  if (typeof (value as { dispose?: unknown }).dispose === 'function') {
+    (value as { dispose(): void }).dispose();
+    return;
+  }
+  for (const x of value instanceof Map ? value.values() : Object.values(value)) disposeLoaded(x, depth + 1);
 }

@@ -97,6 +97,7 @@ export function saveCheckpoint(name: string, checkpoint: RunCheckpoint): SavedRu
  * means to run (a checkpoint of another is an InvalidParameterError).
  */
 export function restoreServer(saved: unknown, options: unknown, expected?: string): ServerRole {
+  if (expected !== undefined && typeof expected !== 'string') throw new InvalidParameterError(`expected must be an algorithm's name, got ${formatValue(expected)}`);
   const name = readRunCheckpoint(saved).algorithm;
   if (expected !== undefined && name !== expected) throw new InvalidParameterError(`this checkpoint is of a ${formatValue(name)} run, not ${expected}`);
   return restoreRunServer(algorithm(name), options, saved);

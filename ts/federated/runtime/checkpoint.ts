@@ -86,9 +86,13 @@ function asJson(value: unknown): unknown {
 export function saveRunCheckpoint(algorithm: AnyAlgorithm, checkpoint: RunCheckpoint): SavedRunCheckpoint {
   const state = stateOf(algorithm);
   if (checkpoint === null || typeof checkpoint !== 'object') throw new InvalidParameterError(`a checkpoint must be what onCheckpoint is given, got ${formatValue(checkpoint)}`);
-  const c = checkpoint;
+  // read under guard: a Proxy or a getter that throws is an InvalidParameterError
+  return guardRead('the checkpoint', () => savedCheckpoint(algorithm, state, checkpoint));
+}
+
+function savedCheckpoint(algorithm: AnyAlgorithm, state: NonNullable<AnyAlgorithm['state']>, c: RunCheckpoint): SavedRunCheckpoint {
   checkServerRole(c.server);
-  const server = guardRead('the server role', () => state.save(c.server));
+  const server = state.save(c.server);
   const policy = Object.fromEntries(Object.entries(c.policy).map(([k, x]) => [k, x ?? null])) as SavedRunCheckpoint['policy'];
   return {
     format: CHECKPOINT_FORMAT,
@@ -177,7 +181,7 @@ const SAVED = v.object({
  * checked: where a resumed run starts from (RunOptions.resume).
  */
 export function readRunCheckpoint(saved: unknown): ResumePoint {
-  const s = parseSaved('run', SAVED, saved, 'checkpoint');
+  const s = guardRead('the checkpoint', () => parseSaved('run', SAVED, saved, 'checkpoint'));
   const rounds = s.round;
   if (s.history.filter((r) => r.replies).length !== s.traffic.rounds || s.traffic.rounds !== rounds) {
     throw new InvalidParameterError(`a saved run checkpoint is not valid: it is after round ${rounds} but its history and traffic count ${s.traffic.rounds} rounds`);
