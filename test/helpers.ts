@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { encodeMessage, FedmixError, GaussianMixture, Matrix, message, type ClientRole, type Message } from '../ts/index.js';
+import { encodeMessage, FedmixError, GaussianMixture, InvalidParameterError, Matrix, message, type ClientRole, type Message } from '../ts/index.js';
 import { wasm } from '../ts/wasm/loader.js';
 
 export function fixture<T>(name: string): T {
@@ -72,6 +72,17 @@ export function thrown(fn: () => unknown): Error {
     return e as Error;
   }
   throw new Error('expected an error');
+}
+
+/** What a check refuses with (an InvalidParameterError's message), or undefined when it takes the value. */
+export function refusal(f: () => unknown): string | undefined {
+  try {
+    f();
+    return undefined;
+  } catch (e) {
+    expect(e).toBeInstanceOf(InvalidParameterError);
+    return (e as Error).message;
+  }
 }
 
 /**

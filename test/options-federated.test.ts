@@ -13,7 +13,6 @@ import {
   FedGEMServer,
   fitMdm,
   init,
-  InvalidParameterError,
   Matrix,
   MdmAggregator,
   MdmClient,
@@ -24,23 +23,13 @@ import {
 import * as fedavgOptions from '../ts/federated/fedavg/options.js';
 import * as fedgemOptions from '../ts/federated/fedgem/options.js';
 import * as mdmOptions from '../ts/federated/mdm/options.js';
-import { blobs } from './helpers.js';
+import { blobs, refusal } from './helpers.js';
 import { dataset, deal } from './support/honest-matrix.mjs';
 
 beforeAll(async () => {
   await init();
 });
 
-/** What a check throws (an InvalidParameterError), or undefined when it takes the value. */
-function thrown(f: () => unknown): string | undefined {
-  try {
-    f();
-    return undefined;
-  } catch (e) {
-    expect(e).toBeInstanceOf(InvalidParameterError);
-    return (e as Error).message;
-  }
-}
 
 const AE = { sizes: [4, 3, 4], activation: 'relu', outputActivation: 'sigmoid', loss: 'mse', seed: 3 } as const;
 
@@ -50,8 +39,8 @@ type Case = [string, unknown, RegExp];
 function refusesEach(check: (o: Record<string, unknown>) => unknown, base: Record<string, unknown>, cases: Case[]) {
   for (const [name, bad, message] of cases) {
     test(`${name}: ${String(bad)}`, () => {
-      expect(thrown(() => check(base))).toBeUndefined();
-      expect(thrown(() => check({ ...base, [name]: bad }))).toMatch(message);
+      expect(refusal(() => check(base))).toBeUndefined();
+      expect(refusal(() => check({ ...base, [name]: bad }))).toMatch(message);
     });
   }
 }
@@ -112,9 +101,9 @@ describe('MDM server options: each refused with its message', () => {
     ['noiseSeed', 2 ** 53, /^noiseSeed must be an integer in \[0, 9007199254740991\], got 9007199254740992$/],
   ]);
   test('the rules across options: a cohort below K, a given model of another shape', () => {
-    expect(thrown(() => new MdmServer({ nCategories: 3, maxCount: 10, nComponents: 3, cohort: 2 }))).toMatch(/^K = 3 components is larger than the cohort of 2 clients; lower K or use a larger cohort$/);
+    expect(refusal(() => new MdmServer({ nCategories: 3, maxCount: 10, nComponents: 3, cohort: 2 }))).toMatch(/^K = 3 components is larger than the cohort of 2 clients; lower K or use a larger cohort$/);
     const model = new DirichletMultinomialMixture({ tau: [1], alpha: [[1, 1, 1]], pi: [Array(10).fill(1 / 10)] });
-    expect(thrown(() => new MdmServer({ nCategories: 3, maxCount: 9, init: model }))).toMatch(/^init has K = 1, C = 3, N = 10; this run has K = 1, C = 3, N = 9$/);
+    expect(refusal(() => new MdmServer({ nCategories: 3, maxCount: 9, init: model }))).toMatch(/^init has K = 1, C = 3, N = 10; this run has K = 1, C = 3, N = 9$/);
     // the given model's K is the default
     const server = new MdmServer({ nCategories: 3, maxCount: 10, init: model });
     expect(server.nComponents).toBe(1);
@@ -160,20 +149,20 @@ describe('FedAvg family options: each refused with its message', () => {
     ['mu', 0.1, /^options has an unknown option "mu"/],
   ]);
   test("FedProx's mu, SCAFFOLD's eta_g and its rules", () => {
-    const check = (decl: { check(o: unknown, name?: string): object }, o: object) => thrown(() => fedavgOptions.checkServerOptions(decl, { network: AE, ...o }));
+    const check = (decl: { check(o: unknown, name?: string): object }, o: object) => refusal(() => fedavgOptions.checkServerOptions(decl, { network: AE, ...o }));
     expect(check(fedavgOptions.fedProxServerOptions, {})).toBe('mu must be a finite number >= 0, got undefined');
     expect(check(fedavgOptions.fedProxServerOptions, { mu: -1 })).toBe('mu must be a finite number >= 0, got -1');
     expect(check(fedavgOptions.scaffoldServerOptions, { serverLearningRate: 0 })).toBe('serverLearningRate must be a finite number > 0, got 0');
     expect(check(fedavgOptions.scaffoldServerOptions, { optimizer: { name: 'adam', learningRate: 0.01 } })).toMatch(/optimizer\.name must be 'sgd'$/);
     expect(check(fedavgOptions.scaffoldServerOptions, { earlyStopping: { monitor: 'validation-loss' } })).toMatch(/earlyStopping is for FedAvg and FedProx$/);
-    expect(thrown(() => new ScaffoldServer({ network: AE }))).toBeUndefined();
+    expect(refusal(() => new ScaffoldServer({ network: AE }))).toBeUndefined();
   });
   test("the client's and the one-call function's own", () => {
-    expect(thrown(() => fedavgOptions.clientOptions.check({ seed: -1 }))).toBe('seed must be an integer >= 0, got -1');
+    expect(refusal(() => fedavgOptions.clientOptions.check({ seed: -1 }))).toBe('seed must be an integer >= 0, got -1');
     const X = blobs(20, 4, 2, 1);
-    expect(thrown(() => fedAvg([{ X }], { network: AE, algorithm: 'fedsgd' as never }))).toBe(`algorithm must be one of 'fedavg', 'fedprox', 'scaffold', got "fedsgd"`);
-    expect(thrown(() => fedAvg([{ X }], { network: AE, onInvalidClient: 'drop' as never }))).toBe(`onInvalidClient must be one of 'exclude', 'throw', got "drop"`);
-    expect(thrown(() => fedAvg([{ X }], { network: AE, rounds: -1 }))).toBe('rounds must be an integer in [0, 1000000], got -1');
+    expect(refusal(() => fedAvg([{ X }], { network: AE, algorithm: 'fedsgd' as never }))).toBe(`algorithm must be one of 'fedavg', 'fedprox', 'scaffold', got "fedsgd"`);
+    expect(refusal(() => fedAvg([{ X }], { network: AE, onInvalidClient: 'drop' as never }))).toBe(`onInvalidClient must be one of 'exclude', 'throw', got "drop"`);
+    expect(refusal(() => fedAvg([{ X }], { network: AE, rounds: -1 }))).toBe('rounds must be an integer in [0, 1000000], got -1');
   });
 });
 
@@ -278,7 +267,7 @@ describe('checked once', () => {
     // what the library marks resolved (trust) is not checked again: a value the schema refuses passes (internal use only)
     const trusted = mdmOptions.aggregatorOptions.trust({ noiseMultiplier: 0, exactEvaluation: false, minExactClients: 0 });
     expect(new MdmAggregator(trusted).minExactClients).toBe(0);
-    expect(thrown(() => new MdmAggregator({ minExactClients: 0 }))).toMatch(/^minExactClients must be/);
+    expect(refusal(() => new MdmAggregator({ minExactClients: 0 }))).toMatch(/^minExactClients must be/);
     // MdmClient hands its group resolved options: the group's check returns them as they are
     const group = vi.spyOn(mdmOptions.userGroupOptions, 'check');
     try {
@@ -303,12 +292,12 @@ test('one seed bound for the three: 2^40 taken by fedGEM, fitMdm and fedAvg (fed
   const gem = fedGEM(points, { client: { nComponents: 2, seed: big }, rounds: 1 });
   expect(gem.excluded).toEqual([]);
   for (const c of gem.clients) c.dispose();
-  expect(thrown(() => fedGEM(points, { client: { nComponents: 2, seed: 2 ** 53 } }))).toMatch(refused);
+  expect(refusal(() => fedGEM(points, { client: { nComponents: 2, seed: 2 ** 53 } }))).toMatch(refused);
 
   const histograms = Matrix.fromRows([[3, 1, 0], [0, 2, 2], [1, 1, 2], [4, 0, 0]]);
   const mdm = fitMdm(histograms, { seed: big, rounds: 2 });
   expect(mdm.excluded).toEqual([]);
-  expect(thrown(() => fitMdm(histograms, { seed: 2 ** 53 }))).toMatch(refused);
+  expect(refusal(() => fitMdm(histograms, { seed: 2 ** 53 }))).toMatch(refused);
 
   const X = blobs(30, 4, 2, 1);
   // the largest seed too: client i's seed + i wraps below 2^53, every client's still distinct and whole
@@ -316,5 +305,5 @@ test('one seed bound for the three: 2^40 taken by fedGEM, fitMdm and fedAvg (fed
     const r = fedAvg([{ X }, { X: blobs(30, 4, 2, 2) }], { network: AE, rounds: 1, epochs: 1, seed });
     expect(r.excluded).toEqual([]);
   }
-  expect(thrown(() => fedAvg([{ X }], { network: AE, seed: 2 ** 53 }))).toMatch(refused);
+  expect(refusal(() => fedAvg([{ X }], { network: AE, seed: 2 ** 53 }))).toMatch(refused);
 });
