@@ -8,7 +8,7 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { associate, init, InvalidParameterError, LocalDetector, Matrix } from '../ts/index.js';
 import { runCommunityExperiment, trainCommunities, type CommunityClient } from '../ts/experiments/index.js';
-import { gaussianSigma } from '../ts/federated/gaussian-noise.js';
+import { gaussianSigma } from '../ts/privacy/gaussian-noise.js';
 import { blobs, xorshift32 } from './helpers.js';
 
 beforeAll(async () => {

@@ -234,6 +234,23 @@ describe('traffic', () => {
     expect(r.federation.history.reduce((a, h) => a + h.bytesUp, 0)).toBe(r.traffic.bytesUp);
     r.model.dispose();
   });
+
+  test('distributedEM reports how its first model was chosen, defaults filled in', () => {
+    const { parts } = nonIid(2);
+    const byDefault = distributedEM(parts, { nComponents: 4, covarianceType: 'diag', seed: 1 });
+    expect(byDefault.initialization).toEqual({ method: 'kfed', localClusters: 4, grouping: 'kmeans', starts: 10 });
+    byDefault.model.dispose();
+    const paper = distributedEM(parts, { nComponents: 4, covarianceType: 'diag', seed: 1, kfedGrouping: 'seed-device', kfedLocalClusters: 2 });
+    expect(paper.initialization).toEqual({ method: 'kfed', localClusters: 2, grouping: 'seed-device', starts: 1 });
+    paper.model.dispose();
+    const subset = distributedEM(parts, { nComponents: 4, covarianceType: 'diag', seed: 1, init: 'subset' });
+    expect(subset.initialization).toMatchObject({ method: 'subset' });
+    expect((subset.initialization as { subsetSize: number }).subsetSize).toBeGreaterThan(0);
+    subset.model.dispose();
+    const separated = distributedEM(parts, { nComponents: 4, covarianceType: 'diag', seed: 1, init: 'separated' });
+    expect(separated.initialization).toEqual({ method: 'separated' });
+    separated.model.dispose();
+  });
 });
 
 describe('initializations', () => {

@@ -35,7 +35,7 @@ import { parseCsv } from '../ts/data/csv.js';
 import { makeClient, makeServer, matrixData, resultJson } from '../ts/federated/algorithms.js';
 import { message } from '../ts/federated/messages/envelope.js';
 import { DESCRIBE } from '../ts/federated/feddistr/messages.js';
-import { sqrtm } from '../ts/federated/feddistr/gaussian.js';
+import { sqrtm } from '../ts/distributions/gaussian.js';
 
 beforeAll(async () => {
   await init();

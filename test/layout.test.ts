@@ -6,7 +6,7 @@
  * entry and commands, the public entry, the feature modules) are the only
  * other places.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
@@ -28,6 +28,9 @@ function code(file: string): string {
 /** The words of `names` that `text` holds as whole words (letters, digits and _ around them are not), case-insensitively. */
 const named = (text: string, names: readonly string[]) => names.filter((n) => new RegExp(`(?<![A-Za-z0-9_])${n}(?![A-Za-z0-9_])`, 'i').test(text));
 const tsFiles = (dir: string) => readdirSync(join(ROOT, dir)).filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f}`);
+/** Every .ts file under `dir`, its subfolders included. */
+const allTsFiles = (dir: string): string[] =>
+  readdirSync(join(ROOT, dir)).flatMap((f) => (statSync(join(ROOT, dir, f)).isDirectory() ? allTsFiles(`${dir}/${f}`) : f.endsWith('.ts') ? [`${dir}/${f}`] : []));
 
 describe("an algorithm's code lives in its folders", () => {
   test('no file of ts/cli/ names an algorithm in its code', () => {
@@ -56,5 +59,38 @@ describe("an algorithm's code lives in its folders", () => {
       expect(commands[c.name]!.summary, c.name).toBe(c.summary);
       expect(commands[c.name]!.options, c.name).toEqual({ ...c.options, json: expect.objectContaining({ type: 'string' }) });
     }
+  });
+
+  test("the library names an algorithm outside its folders only in the lists, and in the places each exception says", () => {
+    // the lists: the registry's (built-in.ts), the core's feature modules (modules.ts), the public entry (index.ts);
+    // docs/ is the fourth place. ts/experiments/ is the papers' experiments, apart from the library (its own test above).
+    const lists = new Set(['ts/federated/registry/built-in.ts', 'ts/wasm/modules.ts', 'ts/index.ts']);
+    const exceptions: Record<string, string> = {
+      // FedGenGMM's hierarchical server step is in the core's distributed-EM feature module ('dem'), which it loads
+      'ts/federated/fedgengmm/descriptor.ts: dem': 'the WASM feature module named dem',
+      // partition.mdm is the MDM paper's scheme for simulating clients from histograms, a public name
+      'ts/partition/histograms.ts: mdm': 'partition.mdm',
+      'ts/partition/index.ts: mdm': 'partition.mdm',
+      // graph communities (Louvain, fast greedy, modularity): the word, not the algorithm
+      'ts/graph/communities.ts: communities': 'graph communities',
+      'ts/graph/index.ts: communities': 'graph communities',
+      'ts/graph/louvain.ts: communities': 'graph communities',
+      'ts/graph/modularity.ts: communities': 'graph communities',
+    };
+    const found = allTsFiles('ts')
+      .filter((f) => !f.startsWith('ts/experiments/') && !f.endsWith('.generated.ts') && !lists.has(f))
+      .filter((f) => named(readFileSync(join(ROOT, f), 'utf8'), NAMES).length > 0) // comments removed only where a name is in the text
+      .flatMap((f) => named(code(f), NAMES).filter((n) => !f.startsWith(`ts/federated/${FOLDER[n] ?? n}/`)).map((n) => `${f}: ${n}`));
+    expect(found.sort()).toEqual(Object.keys(exceptions).sort());
+  });
+
+  test('the layers below the federation import nothing from it, the experiments or the CLI', () => {
+    const below = ['data', 'models', 'wasm', 'distributions', 'privacy', 'special', 'metrics', 'assignment', 'graph', 'partition', 'options'];
+    const upward = below
+      .flatMap((d) => allTsFiles(`ts/${d}`))
+      .flatMap((f) => [...readFileSync(join(ROOT, f), 'utf8').matchAll(/from '((?:\.\.\/)+(?:federated|experiments|cli)\/[^']*)'/g)].map((m) => `${f} -> ${m[1]}`));
+    expect(upward).toEqual([]);
+    // and the check sees an upward import where there is one
+    expect([..."import { x } from '../federated/robust.js';".matchAll(/from '((?:\.\.\/)+(?:federated|experiments|cli)\/[^']*)'/g)]).toHaveLength(1);
   });
 });

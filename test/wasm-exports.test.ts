@@ -416,7 +416,7 @@ test("the benchmarks' own instance (bench/wasm-handle.mjs) links every module of
 
 test("FedDistr's linear algebra is the core's (fm_cholesky, fm_symmetric_eigen, fm_sqrtm): scipy's values, through the bindings", async () => {
   const { init } = await import('../ts/wasm/loader.js');
-  const { cholesky, isPositiveDefinite, sqrtm, symmetricEigen, symmetricFloor } = await import('../ts/federated/feddistr/gaussian.js');
+  const { cholesky, isPositiveDefinite, sqrtm, symmetricEigen, symmetricFloor } = await import('../ts/distributions/gaussian.js');
   await init();
   const fixture = JSON.parse(readFileSync(new URL('./fixtures/linalg.json', import.meta.url), 'utf8')) as {
     cases: { name: string; d: number; a: number[]; sqrtm: number[]; eigvalsh_descending: number[]; cholesky?: number[] }[];

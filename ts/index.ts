@@ -229,6 +229,7 @@ export {
   type DemInitialParameters,
   type DemOptions,
   type DemServerOptions,
+  type DemInitialization,
   type DistributedEMOptions,
   type DistributedEMResult,
 } from './federated/dem/index.js';

@@ -20,7 +20,7 @@
  *
  * Privacy noise ('gmm' only, `noise: { clip, epsilon, delta }`): the rows are
  * clipped to L2 norm C for the fit, and the fitted mixture's parameters are
- * released by the Gaussian mechanism (federated/gaussian-noise.ts): each
+ * released by the Gaussian mechanism (privacy/gaussian-noise.ts): each
  * component's mean and second moment with the sensitivities of a Gaussian
  * fitted on n_k = w_k n rows (2C/n_k and 2C^2/n_k), the weights with sqrt(2)/n
  * (one row moves at most one unit of count between components), then floored
@@ -37,7 +37,7 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, notFitted } from '../errors.js';
-import { clipRows, gaussianSigma, readGaussianNoise, releaseGaussian } from '../federated/gaussian-noise.js';
+import { clipRows, gaussianSigma, readGaussianNoise, releaseGaussian } from '../privacy/gaussian-noise.js';
 import { Rng } from '../random.js';
 import * as v from 'valibot';
 import { flattenNumeric, guardRead, LIMITS, readOptions, readRecord, requireInteger, requireOneOf, type NumericArray } from '../validate.js';

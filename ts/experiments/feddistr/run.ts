@@ -32,7 +32,7 @@ import { fedAvgSimulation, type FedAvgResult } from '../../federated/fedavg/run.
 import type { FedDistrPrivacy } from '../../federated/feddistr/client.js';
 import { encodeRows } from '../../federated/feddistr/encoder.js';
 import type { Shrinkage } from '../../federated/feddistr/covariance.js';
-import type { CovarianceKind } from '../../federated/feddistr/gaussian.js';
+import type { CovarianceKind } from '../../distributions/gaussian.js';
 import { BaseDistributionClassifier, sampleBaseDistributions } from '../../federated/feddistr/global.js';
 import { fedDistrSimulation } from '../../federated/feddistr/run.js';
 import { readEncoder, type FedDistrCost } from '../../federated/feddistr/server.js';
@@ -43,7 +43,7 @@ import { Network, type NetworkSpec } from '../../models/network.js';
 import { runSimulation, type Simulation } from '../../federated/simulation.js';
 import { entangled } from '../../partition/entangled.js';
 import { Rng } from '../../random.js';
-import { readGaussianNoise } from '../../federated/gaussian-noise.js';
+import { readGaussianNoise } from '../../privacy/gaussian-noise.js';
 import { guardRead, isArray, LIMITS, optionKeys, readArray, readOptions, readRecord, requireInteger, requireNumber, requireOneOf, requirePositive, requireVector } from '../../validate.js';
 import { drive, driveAsync } from '../drive.js';
 

@@ -14,7 +14,7 @@ import { clientFeatures, oneCallPolicy } from '../simulation.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import { DemClient } from './client.js';
 import { distributedEMOptions, type DistributedEMOptions } from './options.js';
-import { DemServer } from './server.js';
+import { DemServer, type DemInitialization } from './server.js';
 
 export type { DistributedEMOptions } from './options.js';
 
@@ -25,6 +25,8 @@ export interface DistributedEMResult {
   rounds: number;
   /** rounds of the initialization: 0 'separated' or given parameters, 1 'kfed', 2 'subset' */
   initRounds: number;
+  /** how the first model was chosen, with the settings used (k-FED's local clusters, grouping and starts after defaults) */
+  initialization: DemInitialization;
   /** EM rounds (the paper's Table 4 counts these) */
   emRounds: number;
   /** true when the stopping rule ended the run, false when maxRounds did */
@@ -76,6 +78,7 @@ export function distributedEM(clientData: readonly MatrixLike[], demOptionsGiven
       model,
       rounds: run.rounds,
       initRounds: server.initRounds,
+      initialization: server.initialization,
       emRounds: server.emRounds,
       converged: server.converged,
       traffic: { ...run.traffic },

@@ -57,6 +57,12 @@ import type { RngState } from '../../random.js';
 import { stateMismatch } from '../registry/artifact.js';
 
 /** A DEM server's state between rounds (saveState), as JSON-safe data. */
+/** How a DemServer chose its first model (its `init`), with the settings that method used. */
+export type DemInitialization =
+  | { method: 'given' | 'separated' }
+  | { method: 'subset'; subsetSize: number }
+  | { method: 'kfed'; localClusters: number; grouping: 'kmeans' | 'seed-device'; starts: number };
+
 export interface DemState {
   phase: Phase;
   initRounds: number;
@@ -195,6 +201,15 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
 
   get initRounds(): number {
     return this.initRoundCount;
+  }
+
+  /** How the first model was chosen, with the settings that method used (a result says which defaults applied). */
+  get initialization(): DemInitialization {
+    const { init, kfedLocalClusters, kfedGrouping, kfedStarts, subsetSize } = this.o;
+    if (typeof init === 'object') return { method: 'given' };
+    if (init === 'subset') return { method: 'subset', subsetSize };
+    if (init === 'kfed') return { method: 'kfed', localClusters: kfedLocalClusters, grouping: kfedGrouping, starts: kfedGrouping === 'seed-device' ? 1 : kfedStarts };
+    return { method: 'separated' };
   }
 
   get emRounds(): number {

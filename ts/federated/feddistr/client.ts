@@ -58,10 +58,10 @@ import { Rng } from '../../random.js';
 import { readArray, requireInteger } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
-import { gaussianSigma, releaseGaussian, type MomentNoise } from '../gaussian-noise.js';
+import { gaussianSigma, releaseGaussian, type MomentNoise } from '../../privacy/gaussian-noise.js';
 import { effectiveParameters, shrinkageIntensity, shrinkInPlace } from './covariance.js';
 import { encodeRows } from './encoder.js';
-import { factorCovariance, gaussianLogDensity, type CovarianceKind } from './gaussian.js';
+import { factorCovariance, gaussianLogDensity, type CovarianceKind } from '../../distributions/gaussian.js';
 import { CONSOLIDATED, DESCRIBE, DISTRIBUTIONS, FEDDISTR_PROTOCOL, MAX_BASES, type ConsolidatedPayload, type DescribePayload, type DistributionsPayload } from './messages.js';
 import { clientOptions, type FedDistrClientOptions, type FedDistrPrivacy, type ResolvedFedDistrClientOptions } from './options.js';
 

@@ -36,7 +36,7 @@
  * orthogonal to the identity are kept at a share 1 - rho.
  */
 import { InvalidParameterError } from '../../errors.js';
-import type { CovarianceKind } from './gaussian.js';
+import type { CovarianceKind } from '../../distributions/gaussian.js';
 
 export type Shrinkage = 'oas' | 'ledoit-wolf' | 'none';
 export const SHRINKAGES: readonly Shrinkage[] = ['oas', 'ledoit-wolf', 'none'];

@@ -26,7 +26,7 @@ import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import { LIMITS, readArray, readRecord, requireInteger, requirePositive, requireVector } from '../../validate.js';
 import { encodeRows, readEncoder, type WireEncoder } from './encoder.js';
-import { factorCovariance, gaussianLogDensity, type CovarianceKind, type FactoredCovariance } from './gaussian.js';
+import { factorCovariance, gaussianLogDensity, type CovarianceKind, type FactoredCovariance } from '../../distributions/gaussian.js';
 import { MAX_BASES, MAX_DIMENSION } from './messages.js';
 import { classifierOptions, sampleOptions, type BaseDistributionClassifierOptions, type SampleBaseOptions } from './options.js';
 

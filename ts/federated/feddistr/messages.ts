@@ -24,7 +24,7 @@ import type { Message } from '../messages/envelope.js';
 import { defineMessage, f32Array, f64Array, finiteNumber, listOf, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
 import { defineProtocol } from '../runtime/roles.js';
 import { SHRINKAGES } from './covariance.js';
-import { isPositiveDefinite, type CovarianceKind } from './gaussian.js';
+import { isPositiveDefinite, type CovarianceKind } from '../../distributions/gaussian.js';
 
 /** Most rows a client may claim (counts weigh the consolidation). */
 export const MAX_SAMPLES = 2 ** 48;

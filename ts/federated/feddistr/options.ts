@@ -15,12 +15,12 @@ import { InvalidParameterError } from '../../errors.js';
 import * as atoms from '../../options/atoms.js';
 import { defineOptions } from '../../options/check.js';
 import { LIMITS, requireInteger } from '../../validate.js';
-import { readGaussianNoise } from '../gaussian-noise.js';
+import { readGaussianNoise } from '../../privacy/gaussian-noise.js';
 import type { Encoding } from '../messages/codec.js';
 import type { RunHooks } from '../runtime/run.js';
 import { SHRINKAGES, type Shrinkage } from './covariance.js';
 import { readEncoder, type FedDistrEncoder } from './encoder.js';
-import type { CovarianceKind } from './gaussian.js';
+import type { CovarianceKind } from '../../distributions/gaussian.js';
 import type { DescribePayload } from './messages.js';
 
 export type FedDistrCost = 'wasserstein' | 'bhattacharyya';

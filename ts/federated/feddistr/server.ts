@@ -41,7 +41,8 @@ import { linearSumAssignment } from '../../assignment/linear-sum-assignment.js';
 import type { Message } from '../messages/envelope.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { stateMismatch } from '../registry/artifact.js';
-import { symmetricEigen, withGaussianCosts, type CovarianceKind, type Gaussian } from './gaussian.js';
+import { symmetricEigen, type CovarianceKind, type Gaussian } from '../../distributions/gaussian.js';
+import { withGaussianCosts } from './gaussian.js';
 import { CONSOLIDATED, DESCRIBE, FEDDISTR_PROTOCOL, receiveDistributions, type BaseDistribution, type DescribePayload, type ReceivedDistributions } from './messages.js';
 import { checkServerOptions, type FedDistrCost, type FedDistrServerOptions, type ResolvedFedDistrServerOptions } from './options.js';
 

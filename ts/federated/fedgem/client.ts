@@ -46,7 +46,7 @@ import {
 } from './messages.js';
 import { centerNoiseStd } from './privacy.js';
 import { checkClientOptions, type FedGEMClientOptions, type ResolvedFedGEMClientOptions } from './options.js';
-import { clipRows } from '../gaussian-noise.js';
+import { clipRows } from '../../privacy/gaussian-noise.js';
 
 export type { FedGEMClientOptions } from './options.js';
 

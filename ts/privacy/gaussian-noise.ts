@@ -18,7 +18,7 @@ import { Matrix } from '../data/matrix.js';
 import { InvalidParameterError } from '../errors.js';
 import type { Rng } from '../random.js';
 import { readOptions, requirePositive } from '../validate.js';
-import { symmetricFloor } from './feddistr/gaussian.js';
+import { symmetricFloor } from '../distributions/gaussian.js';
 
 /** The caller's settings of one release: rows clipped to L2 norm `clip`, (epsilon, delta) for the whole release. */
 export interface GaussianNoiseSettings {
