@@ -53,8 +53,8 @@ describe("an algorithm's code lives in its folders", () => {
     expect(tsFiles('ts/experiments').filter((f) => !lists.has(f)).flatMap((f) => named(code(f), NAMES).map((n) => `${f}: ${n}`))).toEqual([]);
   });
 
-  test("the CLI's commands are the experiments' commands, then server and client", () => {
-    expect(Object.keys(commands)).toEqual([...EXPERIMENT_COMMANDS.map((c) => c.name), 'server', 'client']);
+  test("the CLI's commands are the experiments' commands, then server, client and privacy", () => {
+    expect(Object.keys(commands)).toEqual([...EXPERIMENT_COMMANDS.map((c) => c.name), 'server', 'client', 'privacy']);
     for (const c of EXPERIMENT_COMMANDS) {
       expect(commands[c.name]!.summary, c.name).toBe(c.summary);
       expect(commands[c.name]!.options, c.name).toEqual({ ...c.options, json: expect.objectContaining({ type: 'string' }) });

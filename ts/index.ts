@@ -92,6 +92,18 @@ export { gaussianNoiseOod } from './metrics/ood.js';
 export { MinMaxScaler, StandardScaler, type MinMaxScalerJSON, type ScalerJSON, type StandardScalerJSON } from './data/scale.js';
 export { parseCsv, csvToMatrix, type CsvTable, type CsvOptions } from './data/csv.js';
 export { digamma, lgamma, trigamma, digammaDiff, lnRisingFactorial } from './special/gamma.js';
+export {
+  RdpAccountant,
+  privacyEpsilon,
+  rdpSampledGaussian,
+  epsilonFromRdp,
+  DEFAULT_RDP_ORDERS,
+  type MechanismSteps,
+  type PrivacySpent,
+  type PrivacyEpsilonOptions,
+  type AccountantHistory,
+  type RdpAccountantJSON,
+} from './privacy/accountant.js';
 export { dirichletMultinomialLogPmf } from './distributions/dirichlet-multinomial.js';
 export { Rng, clientSeed, type RngState } from './random.js';
 export {

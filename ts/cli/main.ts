@@ -12,6 +12,7 @@ import { init } from '../wasm/loader.js';
 import { EXPERIMENT_COMMANDS } from '../experiments/commands.js';
 import { federationOptions, loadAlgorithmModules, runClientCommand, runServerCommand } from './federation.js';
 import type { Command } from './command.js';
+import { privacyCommand } from './privacy.js';
 
 declare const __FEDMIX_VERSION__: string;
 
@@ -34,7 +35,7 @@ function commandHelp(name: string, c: Command): string {
   return `usage: fedmix ${name} [options]\n\n${c.summary}\n\noptions:\n${optionsHelp(optionsOf(c))}`;
 }
 
-/** The experiments' commands (ts/experiments/commands.ts), then the federation's: `fedmix help` lists them in this order. */
+/** The experiments' commands (ts/experiments/commands.ts), then the federation's, then the privacy accountant's: `fedmix help` lists them in this order. */
 export const commands: Record<string, Command> = {
   ...Object.fromEntries(EXPERIMENT_COMMANDS.map(({ name, ...c }): [string, Command] => [name, { ...c, options: { ...c.options, json: jsonOption } }])),
   server: {
@@ -54,6 +55,7 @@ export const commands: Record<string, Command> = {
     prepare: loadAlgorithmModules,
     run: runClientCommand,
   },
+  privacy: { ...privacyCommand, options: { ...privacyCommand.options, json: jsonOption } },
 };
 
 /** Commands of two words (`fedmix mdm fit`) are looked up by their first two arguments. */

@@ -18,6 +18,7 @@ pub mod linalg;
 pub mod mdm;
 pub mod nn;
 pub mod pca;
+pub mod privacy;
 pub mod rng;
 pub mod special;
 pub mod svm;

@@ -2,7 +2,7 @@
 
 use super::codes::{DIGAMMA_DIFFERENCE};
 use super::{f64s, f64s_mut};
-use fedmix_core::special;
+use fedmix_core::{privacy, special};
 
 /// In-place digamma over n values (vectorized in the SIMD build).
 ///
@@ -39,4 +39,36 @@ pub unsafe extern "C" fn fm_gamma_differences(which: i32, x: *const f64, nv: *co
     for ((o, &a), &b) in f64s_mut(out, len).iter_mut().zip(f64s(x, len)).zip(f64s(nv, len)) {
         *o = f(a, b);
     }
+}
+
+/// In-place ln erfc over n values (finite where erfc underflows).
+///
+/// # Safety
+/// `p` covers n values.
+pub unsafe extern "C" fn fm_ln_erfc(p: *mut f64, n: usize) {
+    for v in f64s_mut(p, n) {
+        *v = special::ln_erfc(*v);
+    }
+}
+
+/// out[i] = the RDP of one step of the sampled Gaussian mechanism (sampling rate q,
+/// noise multiplier sigma) at orders[i] (fedmix_core::privacy).
+///
+/// # Safety
+/// `orders` and `out` cover n values.
+pub unsafe extern "C" fn fm_rdp_sampled_gaussian(q: f64, sigma: f64, orders: *const f64, n: usize, out: *mut f64) {
+    for (o, &a) in f64s_mut(out, n).iter_mut().zip(f64s(orders, n)) {
+        *o = privacy::rdp_sampled_gaussian(q, sigma, a);
+    }
+}
+
+/// epsilon at `delta` for the total RDP rdp[i] at orders[i], the least over the orders
+/// (Balle et al. 2020); the index of its order in `out_order` (n when every order is infinite).
+///
+/// # Safety
+/// `orders` and `rdp` cover n values; `out_order` one.
+pub unsafe extern "C" fn fm_epsilon_from_rdp(orders: *const f64, rdp: *const f64, n: usize, delta: f64, out_order: *mut usize) -> f64 {
+    let (eps, i) = privacy::epsilon_from_rdp(f64s(orders, n), f64s(rdp, n), delta);
+    *out_order = if i == usize::MAX { n } else { i };
+    eps
 }

@@ -32,6 +32,8 @@
 //! vectorized versions, which use its SIMD twin, agree with them bit for bit.
 
 pub mod coefficients;
+mod erfc;
+pub use self::erfc::{erfc, ln_erfc};
 #[cfg(target_feature = "simd128")]
 mod simd;
 
