@@ -10,7 +10,8 @@
 // The algorithm is distributed EM on a few rows per client (2 features, 3
 // components), so what a round costs is the transport's work, not the maths.
 // FEDMIX_BENCH_NODELAY=1 forces TCP no-delay on every socket of the process
-// (bench/no-delay.mjs), whatever the library sets.
+// (bench/no-delay.mjs), whatever the library sets; FEDMIX_FLEET_PROFILE=<role> writes a
+// CPU profile of that role's processes (node --cpu-prof) into the working directory.
 import './no-delay.mjs';
 import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
@@ -50,7 +51,7 @@ export function procRss(pid) {
 
 /** Starts a child role of this file; resolves with it and a reader of its next event. */
 export function startRole(role, config, { noDelay = false } = {}) {
-  const child = spawn(process.execPath, [SELF, role, JSON.stringify(config)], {
+  const child = spawn(process.execPath, [...(process.env.FEDMIX_FLEET_PROFILE === role ? ['--cpu-prof'] : []), SELF, role, JSON.stringify(config)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FEDMIX_BENCH_NODELAY: noDelay ? '1' : '0' },
   });
@@ -146,6 +147,8 @@ export async function fleetRun({ broker, federation, nClients, processes, rounds
     const brokerAfter = procRss(broker.pid);
     const clients = [];
     for (const h of clientHosts) clients.push(await h.next());
+    // each role exits by itself once done (a profile, if asked for, is written then)
+    await Promise.race([Promise.all([server, ...clientHosts].map((h) => h.exited)), new Promise((resolve) => setTimeout(resolve, 10_000))]);
     return {
       roundMs: done.roundMs,
       breakdown: done.breakdown,
