@@ -296,7 +296,9 @@ export async function thousandClients(results) {
       }
       try {
         const r = await fleetRun({ broker, federation, nClients, processes, rounds, noDelay });
-        if (r.accepted !== nClients) throw new Error(`a ${nClients}-client round accepted only ${r.accepted} replies: ${r.failures.join('; ')}`);
+        // a client whose connection is lost in a round is a dropout of that round: counted, not hidden
+        if (r.accepted === 0) throw new Error(`a ${nClients}-client round accepted no reply: ${r.failures.join('; ')}`);
+        if (r.accepted < nClients) console.log(`(${brokerName}: fewest replies in a round ${r.accepted}; ${r.failures.join('; ')})`);
         // the first round warms up (JIT, each client's first WASM call)
         const steady = r.roundMs.slice(1);
         rows.push([
@@ -310,6 +312,8 @@ export async function thousandClients(results) {
           mb(r.serverPeakKb),
           mb(r.brokerRssKb),
           mb(Math.max(...r.clientPeakKb)),
+          String(r.accepted),
+          `${r.closed.reduce((s, c) => s + c.rounds, 0)} (${r.closed.reduce((s, c) => s + c.connecting, 0)})`,
         ]);
       } finally {
         await broker.close();
@@ -317,8 +321,8 @@ export async function thousandClients(results) {
     }
   }
   results.print(
-    `${nClients} MQTT clients in one federation (distributed EM, 12 rows a client, ${rounds} rounds; clients in ${processes} processes of join(), the server in its own, the broker in its own): rounds per second after the first round, peak RSS of the server and of the largest client process, broker RSS at the end of the rounds`,
-    ['broker', 'TCP no-delay', 'clients', 'all online, s', 'first round ms', 'round median ms', 'rounds / s', 'server peak RSS MB', 'broker RSS MB', 'client process peak RSS MB'],
+    `${nClients} MQTT clients in one federation (distributed EM, 12 rows a client, ${rounds} rounds; clients in ${processes} processes of join(), the server in its own, the broker in its own): rounds per second after the first round, peak RSS of the server and of the largest client process, broker RSS at the end of the rounds; a connection lost in a round makes its client a dropout of that round`,
+    ['broker', 'TCP no-delay', 'clients', 'all online, s', 'first round ms', 'round median ms', 'rounds / s', 'server peak RSS MB', 'broker RSS MB', 'client process peak RSS MB', 'fewest replies in a round', 'connections lost in the rounds (connect attempts retried)'],
     rows,
   );
 }

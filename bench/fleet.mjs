@@ -12,7 +12,7 @@
 // FEDMIX_BENCH_NODELAY=1 forces TCP no-delay on every socket of the process
 // (bench/no-delay.mjs), whatever the library sets; FEDMIX_FLEET_PROFILE=<role> writes a
 // CPU profile of that role's processes (node --cpu-prof) into the working directory.
-import './no-delay.mjs';
+import { watchSockets } from './no-delay.mjs';
 import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -160,6 +160,8 @@ export async function fleetRun({ broker, federation, nClients, processes, rounds
       brokerPeakKb: brokerAfter.peakKb,
       clientPeakKb: clients.map((c) => c.peakKb),
       answered: clients.reduce((s, c) => s + c.answered, 0),
+      /** connections of the clients that closed during the run, by reason */
+      closed: clients.map((c) => c.closed),
     };
   } finally {
     for (const h of [server, ...clientHosts]) if (h.child.exitCode === null && h.child.signalCode === null) h.child.kill('SIGKILL');
@@ -179,17 +181,34 @@ async function brokerRole({ federation, nClients }) {
 
 async function clientsRole({ url, federation, from, count, batch }) {
   await init();
+  // connections that closed before the end, and why (a client that drops out of a round says so)
+  // (while connecting: attempts that timed out and were retried; once the rounds began: connections lost)
+  const closed = { connecting: 0, rounds: 0, reasons: {} };
+  let rounds = false;
+  let ending = false;
+  watchSockets((socket) => {
+    let error;
+    socket.on('error', (e) => (error = e.code ?? e.message));
+    socket.on('close', () => {
+      if (ending) return;
+      closed[rounds ? 'rounds' : 'connecting'] += 1;
+      if (rounds) closed.reasons[error ?? 'closed'] = (closed.reasons[error ?? 'closed'] ?? 0) + 1;
+    });
+  });
   const roles = Array.from({ length: count }, (_, k) => new DemClient(`c${from + k}`, fleetData(from + k)));
   const joins = [];
   // a bounded burst: `batch` connections at a time, a pause between batches
   for (let k = 0; k < count; k += batch) {
-    for (const role of roles.slice(k, k + batch)) joins.push(join({ url, federation, client: role, password: `pw-${role.id}`, waitForBroker: 60 }));
+    for (const role of roles.slice(k, k + batch)) joins.push(join({ url, federation, client: role, password: `pw-${role.id}`, waitForBroker: 60, onRequest: () => (rounds = true) }));
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const results = await Promise.allSettled(joins);
+  ending = true;
   const failed = results.filter((r) => r.status === 'rejected' || !r.value.ok);
+  // a client that finished closed its connection once at the end: not a loss
+  closed.rounds -= count - failed.length;
   if (failed.length) process.stderr.write(`${failed.length} joins failed: ${String(failed[0].reason ?? failed[0].value.reason)}\n`);
-  say({ event: 'done', answered: results.reduce((s, r) => s + (r.status === 'fulfilled' ? r.value.answered : 0), 0), failed: failed.length, peakKb: peakKb() });
+  say({ event: 'done', answered: results.reduce((s, r) => s + (r.status === 'fulfilled' ? r.value.answered : 0), 0), failed: failed.length, closed, peakKb: peakKb() });
   for (const r of roles) r.dispose();
   process.exit(failed.length ? 1 : 0);
 }

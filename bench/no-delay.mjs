@@ -9,6 +9,12 @@ import { syncBuiltinESMExports } from 'node:module';
 
 let forced = process.env.FEDMIX_BENCH_NODELAY === '1';
 
+const watchers = [];
+/** Calls `fn` with every client socket this process makes from now on (to see why connections close). */
+export function watchSockets(fn) {
+  watchers.push(fn);
+}
+
 /** Turns the forcing on or off for sockets made from now on. */
 export function forceNoDelay(on) {
   forced = on;
@@ -18,11 +24,13 @@ const { createConnection, connect, createServer } = net;
 net.createConnection = function (...args) {
   const socket = createConnection.apply(this, args);
   if (forced) socket.setNoDelay(true);
+  for (const fn of watchers) fn(socket);
   return socket;
 };
 net.connect = function (...args) {
   const socket = connect.apply(this, args);
   if (forced) socket.setNoDelay(true);
+  for (const fn of watchers) fn(socket);
   return socket;
 };
 net.createServer = function (...args) {
