@@ -18,7 +18,8 @@
 //    process, with the sockets as fedmix sets them and with TCP no-delay forced.
 // 5. 1,000 MQTT clients in a few processes (bench/fleet.mjs) in one federation over
 //    each broker: rounds per second, server, broker and client-process RSS.
-import './no-delay.mjs';
+// first, so that every socket opened afterwards goes through its wrappers
+import { forceNoDelay } from './no-delay.mjs';
 import { availableParallelism } from 'node:os';
 import {
   decodeMessage,
@@ -45,7 +46,6 @@ import {
 } from '../dist/index.js';
 import { freePort, makeClient, SERVER_USER, startBroker, startMosquitto, WorkerTransport } from '../dist/node.js';
 import { fleetRun, fleetUsers, startMosquittoWith, startRole } from './fleet.mjs';
-import { forceNoDelay } from './no-delay.mjs';
 import { begin, iidShares, loadShuttle, median, sized, timed } from './common.mjs';
 import { C, clients as mdmClients, K, kernelRound, M, N_MAX } from './mdm.mjs';
 import { wasm } from './wasm-handle.mjs';
