@@ -13,8 +13,13 @@
 // 2. bytes per round, JSON against binary, for each algorithm on the same clients.
 // 3. FedGenGMM with 20 clients (shuttle.csv) on worker threads against in process.
 //    Issue bar: at least 1.6x on 2 cores.
-// 4. round latency (median and 95th percentile) of distributed EM with 100 clients
-//    over the embedded broker and over mosquitto on loopback, against in process.
+// 4. round latency (median and 95th percentile) of distributed EM with 10, 50 and 100
+//    clients over the embedded broker and over mosquitto on loopback, against in
+//    process, with the sockets as fedmix sets them and with TCP no-delay forced.
+// 5. 1,000 MQTT clients in a few processes (bench/fleet.mjs) in one federation over
+//    each broker: rounds per second, server, broker and client-process RSS.
+// first, so that every socket opened afterwards goes through its wrappers
+import { forceNoDelay } from './no-delay.mjs';
 import { availableParallelism } from 'node:os';
 import {
   decodeMessage,
@@ -39,7 +44,8 @@ import {
   runFederation,
   runFederationSync,
 } from '../dist/index.js';
-import { makeClient, SERVER_USER, startBroker, startMosquitto, WorkerTransport } from '../dist/node.js';
+import { freePort, makeClient, SERVER_USER, startBroker, startMosquitto, WorkerTransport } from '../dist/node.js';
+import { fleetRun, fleetUsers, startMosquittoWith, startRole } from './fleet.mjs';
 import { begin, iidShares, loadShuttle, median, sized, timed } from './common.mjs';
 import { C, clients as mdmClients, K, kernelRound, M, N_MAX } from './mdm.mjs';
 import { wasm } from './wasm-handle.mjs';
@@ -198,46 +204,126 @@ export async function fedGenGMMOnWorkers(results) {
 
 // --- 4. round latency over brokers -------------------------------------------------------
 
+/** The 95th percentile of v (nearest rank). */
+const p95 = (v) => [...v].sort((a, c) => a - c)[Math.min(v.length - 1, Math.ceil(0.95 * v.length) - 1)];
+const mb = (kb) => (kb / 1024).toFixed(0);
+
+/**
+ * Distributed EM round latency with N = 10, 50, 100 clients: in process, over
+ * the embedded broker and over mosquitto, each broker as fedmix sets up its
+ * sockets and with TCP no-delay forced by the bench on every socket (the
+ * clients', the server's, aedes' and, through set_tcp_nodelay, mosquitto's),
+ * so that the table shows what Nagle's algorithm costs whatever the library does.
+ */
 export async function brokerLatency(results) {
-  const n = sized(100, 10);
+  const sizes = sized([10, 50, 100], [10]);
+  const emRounds = sized(20, 3);
   const b = makeBlobs({ nClusters: 5, nFeatures: 3, samplesPerCluster: 400, minDistance: 6, seed: 9 });
-  const rows = Array.from({ length: n }, (_, c) => b.X.selectRows(Array.from({ length: 20 }, (_, i) => (c * 20 + i) % b.X.nRows)));
-  const ids = rows.map((_, i) => `c${i}`);
-  const dem = { nComponents: 5, nFeatures: 3, covarianceType: 'diag', init: 'separated', featureRange: [-20, 20], maxRounds: sized(20, 3), tol: 0, seed: 1 };
+  const dem = { nComponents: 5, nFeatures: 3, covarianceType: 'diag', init: 'separated', featureRange: [-20, 20], maxRounds: emRounds, tol: 0, seed: 1 };
   /** per-round milliseconds of the EM rounds: the runtime's own record (configure, exchange, judging, aggregate) */
   const latencies = (r) => r.history.filter((h) => h.replies).map((h) => h.ms.configure + h.ms.exchange + h.ms.accept + h.ms.aggregate);
-  const users = [{ username: SERVER_USER, password: 'server', role: 'server' }, ...ids.map((id) => ({ username: id, password: `pw-${id}`, role: 'client' }))];
-  const overBroker = async (start) => {
-    const broker = await start();
+  const table = [];
+  for (const n of sizes) {
+    const rows = Array.from({ length: n }, (_, c) => b.X.selectRows(Array.from({ length: 20 }, (_, i) => (c * 20 + i) % b.X.nRows)));
+    const ids = rows.map((_, i) => `c${i}`);
+    const users = [{ username: SERVER_USER, password: 'server', role: 'server' }, ...ids.map((id) => ({ username: id, password: `pw-${id}`, role: 'client' }))];
+    const overBroker = async (start, noDelay) => {
+      forceNoDelay(noDelay);
+      const broker = await start();
+      const roles = rows.map((x, i) => new DemClient(ids[i], x));
+      try {
+        const transport = await MqttTransport.connect({ url: broker.url, federation: 'bench', username: SERVER_USER, password: 'server', clients: ids });
+        const joined = roles.map((c) => join({ url: broker.url, federation: 'bench', client: c, password: `pw-${c.id}` }));
+        await transport.available(n, 60_000);
+        const r = await runFederation(new DemServer(dem), transport, { roundTimeout: 60 });
+        await Promise.all(joined);
+        r.model.dispose();
+        return latencies(r);
+      } finally {
+        forceNoDelay(false);
+        for (const c of roles) c.dispose();
+        await broker.close();
+      }
+    };
     const roles = rows.map((x, i) => new DemClient(ids[i], x));
-    try {
-      const transport = await MqttTransport.connect({ url: broker.url, federation: 'bench', username: SERVER_USER, password: 'server', clients: ids });
-      const joined = roles.map((c) => join({ url: broker.url, federation: 'bench', client: c, password: `pw-${c.id}` }));
-      await transport.available(n, 60_000);
-      const r = await runFederation(new DemServer(dem), transport, { roundTimeout: 60 });
-      await Promise.all(joined);
-      r.model.dispose();
-      return latencies(r);
-    } finally {
-      for (const c of roles) c.dispose();
-      await broker.close();
-    }
-  };
-  const roles = rows.map((x, i) => new DemClient(ids[i], x));
-  const local = runFederationSync(new DemServer(dem), roles);
-  local.model.dispose();
-  for (const c of roles) c.dispose();
-  const latency = {
-    'in process (binary)': latencies(local),
-    'embedded broker (aedes), loopback': await overBroker(() => startBroker({ federation: 'bench', users })),
-    'mosquitto 2.0, loopback': await overBroker(() => startMosquitto({ federation: 'bench', users })),
-  };
-  const p95 = (v) => [...v].sort((a, c) => a - c)[Math.min(v.length - 1, Math.ceil(0.95 * v.length) - 1)];
-  const base = median(latency['in process (binary)']);
+    const local = runFederationSync(new DemServer(dem), roles);
+    local.model.dispose();
+    for (const c of roles) c.dispose();
+    const mosquittoNoDelay = async () => startMosquittoWith({ federation: 'bench', users, port: await freePort('127.0.0.1'), extra: ['set_tcp_nodelay true'] });
+    const latency = {
+      'in process (binary)': latencies(local),
+      'embedded broker (aedes), sockets as fedmix sets them': await overBroker(() => startBroker({ federation: 'bench', users }), false),
+      'embedded broker (aedes), no-delay forced on every socket': await overBroker(() => startBroker({ federation: 'bench', users }), true),
+      'mosquitto, config of writeMosquittoConfig': await overBroker(() => startMosquitto({ federation: 'bench', users }), false),
+      'mosquitto + set_tcp_nodelay, no-delay forced on every client socket': await overBroker(mosquittoNoDelay, true),
+    };
+    const base = median(latency['in process (binary)']);
+    for (const [k, v] of Object.entries(latency)) table.push([k, String(n), median(v).toFixed(1), p95(v).toFixed(1), `${(median(v) / base).toFixed(1)}x`]);
+  }
   results.print(
-    `Distributed EM, ${n} clients (separated init, ${dem.maxRounds} EM rounds): per-round latency, ms (the clients join in this process, each with its own MQTT connection)`,
-    [`distributed EM, ${n} clients, ${dem.maxRounds} EM rounds: round latency`, 'median ms', '95th percentile ms', 'vs in process'],
-    Object.entries(latency).map(([k, v]) => [k, median(v).toFixed(1), p95(v).toFixed(1), `${(median(v) / base).toFixed(1)}x`]),
+    `Distributed EM (separated init, ${emRounds} EM rounds, 20 rows a client): per-round latency, ms, on loopback; the clients join in this process, each with its own MQTT connection; "no-delay forced" is the bench setting TCP_NODELAY itself (bench/no-delay.mjs), the other broker rows are what the library does`,
+    ['distributed EM round latency', 'clients', 'median ms', '95th percentile ms', 'vs in process'],
+    table,
+  );
+}
+
+// --- 5. a thousand MQTT clients ----------------------------------------------------------
+
+/**
+ * One federation of 1,000 MQTT clients (bench/fleet.mjs: 4 processes of 250
+ * join() clients, connecting 50 at a time; the server in a fifth process; the
+ * embedded broker in a sixth, so that each RSS is its own), distributed EM on
+ * 12 rows a client for a few rounds: rounds per second, the server's, the
+ * broker's and a client process's RSS. Over aedes and mosquitto, each as the
+ * library sets its sockets and with no-delay forced.
+ */
+export async function thousandClients(results) {
+  const nClients = sized(1000, 100);
+  const processes = sized(4, 2);
+  const rounds = sized(5, 2);
+  const federation = 'fleet';
+  const rows = [];
+  for (const brokerName of ['aedes', 'mosquitto']) {
+    for (const noDelay of [false, true]) {
+      let brokerRole;
+      let broker;
+      if (brokerName === 'aedes') {
+        brokerRole = startRole('broker', { federation, nClients }, { noDelay });
+        const listening = await brokerRole.next();
+        broker = { url: listening.url, pid: listening.pid, close: async () => (brokerRole.child.kill('SIGTERM'), await brokerRole.exited) };
+      } else {
+        broker = await startMosquittoWith({ federation, users: fleetUsers(nClients), port: await freePort('127.0.0.1'), extra: noDelay ? ['set_tcp_nodelay true'] : [] });
+      }
+      try {
+        const r = await fleetRun({ broker, federation, nClients, processes, rounds, noDelay });
+        // a client whose connection is lost in a round is a dropout of that round: counted, not hidden
+        if (r.accepted === 0) throw new Error(`a ${nClients}-client round accepted no reply: ${r.failures.join('; ')}`);
+        if (r.accepted < nClients) console.log(`(${brokerName}: fewest replies in a round ${r.accepted}; ${r.failures.join('; ')})`);
+        // the first round warms up (JIT, each client's first WASM call)
+        const steady = r.roundMs.slice(1);
+        rows.push([
+          brokerName === 'aedes' ? 'embedded broker (aedes, own process)' : 'mosquitto',
+          noDelay ? 'forced on' : 'as fedmix sets it',
+          `${nClients} (${processes} processes)`,
+          (r.connectMs / 1000).toFixed(1),
+          r.roundMs[0].toFixed(0),
+          median(steady).toFixed(0),
+          (1000 / median(steady)).toFixed(2),
+          mb(r.serverPeakKb),
+          mb(r.brokerRssKb),
+          mb(Math.max(...r.clientPeakKb)),
+          String(r.accepted),
+          `${r.closed.reduce((s, c) => s + c.rounds, 0)} (${r.closed.reduce((s, c) => s + c.connecting, 0)})`,
+        ]);
+      } finally {
+        await broker.close();
+      }
+    }
+  }
+  results.print(
+    `${nClients} MQTT clients in one federation (distributed EM, 12 rows a client, ${rounds} rounds; clients in ${processes} processes of join(), the server in its own, the broker in its own): rounds per second after the first round, peak RSS of the server and of the largest client process, broker RSS at the end of the rounds; a connection lost in a round makes its client a dropout of that round`,
+    ['broker', 'TCP no-delay', 'clients', 'all online, s', 'first round ms', 'round median ms', 'rounds / s', 'server peak RSS MB', 'broker RSS MB', 'client process peak RSS MB', 'fewest replies in a round', 'connections lost in the rounds (connect attempts retried)'],
+    rows,
   );
 }
 
@@ -247,5 +333,6 @@ export async function run() {
   bytesPerRound(results);
   await fedGenGMMOnWorkers(results);
   await brokerLatency(results);
+  await thousandClients(results);
   await results.write();
 }
