@@ -12,7 +12,7 @@
  *
  * Needs `bash scripts/setup.sh` first (dist/, mosquitto).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as tcpConnect, Socket } from 'node:net';
@@ -347,6 +347,31 @@ describe('TLS on the embedded broker', () => {
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
     return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
   }
+
+  test('fedmix server --tls-cert/--tls-key and fedmix client --tls-ca: a run over mqtts:// ends well; the flags are checked', async () => {
+    selfSigned(); // cert.pem and key.pem in dir
+    writeFileSync(pathJoin(dir, 'tls-clients.txt'), 'c0:pw-c0\n');
+    writeFileSync(pathJoin(dir, 'c0.csv'), 'x,y\n' + ROWS[0]!.map((r) => r.join(',')).join('\n') + '\n');
+    const common = ['--algorithm', 'dem', '--federation', FED];
+    const server = spawn(process.execPath, [CLI, 'server', ...common, '--clients', pathJoin(dir, 'tls-clients.txt'), '--features', '2', '--components', '2', '--max-rounds', '3', '--port', '0', '--tls-cert', pathJoin(dir, 'cert.pem'), '--tls-key', pathJoin(dir, 'key.pem'), '--out', pathJoin(dir, 'tls-model.json')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    processes.push(server);
+    let said = '';
+    server.stderr!.on('data', (d) => (said += d));
+    const listening = /listening on (mqtts:\/\/127\.0\.0\.1:\d+)/;
+    while (!listening.test(said)) await once(server.stderr!, 'data');
+    const client = spawn(process.execPath, [CLI, 'client', ...common, '--broker', listening.exec(said)![1]!, '--id', 'c0', '--password', 'pw-c0', '--data', pathJoin(dir, 'c0.csv'), '--tls-ca', pathJoin(dir, 'cert.pem')], { stdio: 'ignore' });
+    processes.push(client);
+    const [[serverCode], [clientCode]] = await Promise.all([once(server, 'exit'), once(client, 'exit')]);
+    expect(serverCode, said).toBe(0);
+    expect(clientCode).toBe(0);
+    expect(JSON.parse(readFileSync(pathJoin(dir, 'tls-model.json'), 'utf8'))).toBeTruthy();
+    // a key without its certificate, and TLS for a broker the server does not host: refused before anything listens
+    for (const extra of [['--tls-key', pathJoin(dir, 'key.pem')], ['--broker', 'mqtt://127.0.0.1:1', '--tls-cert', pathJoin(dir, 'cert.pem'), '--tls-key', pathJoin(dir, 'key.pem')]]) {
+      const bad = spawnSync(process.execPath, [CLI, 'server', ...common, '--clients', pathJoin(dir, 'tls-clients.txt'), '--features', '2', '--components', '2', ...extra], { encoding: 'utf8' });
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).toMatch(/--tls-cert/);
+    }
+  }, 60_000);
 
   test('serve() over mqtts:// and wss:// gives the in-process model; an untrusting client is an UntrustedBrokerError', async () => {
     const tls = selfSigned();
