@@ -407,6 +407,9 @@ describe('TLS on the embedded broker', () => {
       for (const url of [urls!.url, urls!.wsUrl!]) {
         await expect(join({ url, federation: FED, client: roles[0]!, password: 'pw-tcp-0', waitForBroker: 5 })).rejects.toThrow(UntrustedBrokerError);
       }
+      // a certificate pinned by another fingerprint is refused as untrusted too, even with its CA given
+      const other = Array.from({ length: 32 }, () => 'AB').join(':');
+      await expect(MqttTransport.connect({ url: urls!.url, federation: FED, username: 'x', password: 'y', ca: tls.cert, certificateFingerprint: other })).rejects.toThrow(UntrustedBrokerError);
       const joins = roles.map((client, i) => join({ url: i < 2 ? urls!.url : urls!.wsUrl!, federation: FED, client, password: `pw-${IDS[i]}`, ca: tls.cert }));
       const result = await run;
       for (const r of await Promise.all(joins)) expect(r.ok).toBe(true);

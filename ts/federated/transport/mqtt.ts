@@ -232,6 +232,8 @@ export class MqttTransport implements Transport {
     const ca = readCertificates('ca', options.ca);
     const pin = options.certificateFingerprint;
     if (pin !== undefined && (typeof pin !== 'string' || !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/i.test(pin))) throw new InvalidParameterError(`certificateFingerprint must be a SHA-256 fingerprint (32 hex bytes joined by ':'), got ${formatValue(pin)}`);
+    // mqtt.js hands the identity check to TLS sockets only, not to WebSockets
+    if (pin !== undefined && !options.url.startsWith('mqtts://')) throw new InvalidParameterError(`certificateFingerprint applies to mqtts:// URLs only, got ${formatValue(options.url)}`);
     const topics = federationTopics(options.federation);
     const allowed = options.clients === undefined ? undefined : readArray('clients', options.clients).map((c) => validateId('client id', c));
     const encoding = options.encoding ?? 'binary';
@@ -248,7 +250,7 @@ export class MqttTransport implements Transport {
       reconnectPeriod: 0,
       protocolVersion: options.protocolVersion ?? 4,
       ...(ca ? { ca } : {}),
-      ...(pin === undefined ? {} : { checkServerIdentity: (_host, cert) => (cert.fingerprint256?.toUpperCase() === pin.toUpperCase() ? undefined : new Error(`the broker's certificate (SHA-256 ${cert.fingerprint256}) is not the expected ${pin}`)) }),
+      ...(pin === undefined ? {} : { checkServerIdentity: (_host, cert) => (cert.fingerprint256?.toUpperCase() === pin.toUpperCase() ? undefined : Object.assign(new Error(`its certificate (SHA-256 ${cert.fingerprint256}) is not the expected ${pin}`), { code: 'CERT_FINGERPRINT_MISMATCH' })) }),
     });
     const t = new MqttTransport(client, topics, run, allowed, encoding, (options.defaultRoundTimeout ?? 60) * 1000);
     try {
