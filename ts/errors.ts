@@ -82,6 +82,14 @@ export class FederationError extends FedmixError {
  */
 export class BrokerError extends FederationError {}
 
+/**
+ * The broker's TLS certificate is not trusted (no trusted CA signed it, or it
+ * names another host): the connection is refused before any password is sent,
+ * and trying again cannot change that. Trust the CA that signed it (join's
+ * `ca`, `fedmix client --tls-ca`).
+ */
+export class UntrustedBrokerError extends FederationError {}
+
 /** Fitting broke down numerically (a singular covariance, a non-finite likelihood). */
 export class NumericalError extends FedmixError {
   constructor(message: string) {
@@ -141,6 +149,7 @@ for (const [cls, name] of [
   [ContributionError, 'ContributionError'],
   [FederationError, 'FederationError'],
   [BrokerError, 'BrokerError'],
+  [UntrustedBrokerError, 'UntrustedBrokerError'],
   [NumericalError, 'NumericalError'],
   [NotFittedError, 'NotFittedError'],
   [DisposedError, 'DisposedError'],

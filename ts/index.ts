@@ -14,6 +14,7 @@ export {
   ContributionError,
   FederationError,
   BrokerError,
+  UntrustedBrokerError,
   NotFittedError,
   DisposedError,
   WasmError,

@@ -27,6 +27,7 @@ import { join } from '../federated/transport/mqtt.js';
 import { clientSeed } from '../random.js';
 import type { OptionSpec, Options } from './args.js';
 import { readDataFile } from './data.js';
+import { BROKER_OPTIONS, brokerListenOptions, readPem } from './broker-options.js';
 import { exclusionLine, note, result, type CommandResult } from './io.js';
 
 const federation: OptionSpec = { type: 'string', default: 'fedmix', help: 'the federation: its topics are fedmix/<name>/...' };
@@ -39,9 +40,10 @@ const SERVER_COMMON: Record<string, OptionSpec> = {
   broker: { type: 'string', help: 'an existing MQTT broker (mqtt://host:port); default: start the embedded one' },
   username: { type: 'string', help: "the server's username on --broker" },
   password: { type: 'string', help: "the server's password on --broker" },
-  host: { type: 'string', default: '127.0.0.1', help: 'embedded broker: the interface to listen on (no TLS: keep it on trusted networks)' },
+  host: { type: 'string', default: '127.0.0.1', help: 'embedded broker: the interface to listen on (without --tls-cert, passwords cross in clear text: keep it on trusted networks)' },
   port: { type: 'int', default: 1883, help: 'embedded broker: MQTT over TCP (0: a free port)' },
   'ws-port': { type: 'int', help: 'embedded broker: MQTT over WebSockets, for browser clients' },
+  ...BROKER_OPTIONS,
   'min-clients': { type: 'int', help: 'clients that must be online before a round starts (default: every listed client)' },
   'min-replies': { type: 'int', default: 1, help: 'usable replies a round needs' },
   fraction: { type: 'number', default: 1, help: 'share of the online clients asked each round' },
@@ -59,6 +61,7 @@ const CLIENT_COMMON: Record<string, OptionSpec> = {
   id: { type: 'string', help: "this client's id, also its username (required)" },
   password: { type: 'string', help: "this client's password" },
   'password-file': { type: 'string', help: 'read the password from this file instead' },
+  'tls-ca': { type: 'string', help: 'PEM file of the CA certificates to trust for an mqtts:// or wss:// broker (default: the system\'s), e.g. the server\'s own self-signed certificate' },
   wait: { type: 'number', default: 60, help: 'seconds to keep trying while the broker cannot be reached (it may start after the clients)' },
   data: { type: 'string', help: 'CSV file of this client\'s rows, with a header, Arrow IPC or Parquet (required unless --counts)' },
   columns: { type: 'string', help: 'comma-separated feature columns (default: every column but --drop)' },
@@ -192,6 +195,8 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
   if (warning) process.stderr.write(`fedmix server: ${warning}\n`);
   const embedded = o.broker === undefined;
   const clients = readClientsFile(required(o, 'clients'), embedded);
+  const hosted = brokerListenOptions(o);
+  if (!embedded && Object.keys(hosted).length > 0) throw new InvalidParameterError('--tls-cert, --tls-key and the broker limits (--max-packet-bytes, ...) are for the embedded broker; with --broker, configure that broker');
   const log = note;
   const result = await serve({
     algorithm: a,
@@ -199,7 +204,7 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
     federation: o.federation as string,
     clients,
     broker: embedded ? undefined : { url: o.broker as string, username: o.username as string | undefined, password: o.password as string | undefined },
-    listen: { host: o.host as string, port: o.port as number, webSocketPort: o['ws-port'] as number | undefined },
+    listen: { host: o.host as string, port: o.port as number, webSocketPort: o['ws-port'] as number | undefined, ...hosted },
     encoding: o.encoding as Encoding,
     minClients: (o['min-clients'] as number | undefined) ?? clients.length,
     minReplies: o['min-replies'] as number,
@@ -267,6 +272,7 @@ export async function runClientCommand(o: Options): Promise<CommandResult> {
       federation: o.federation as string,
       client: role,
       password,
+      ...(typeof o['tls-ca'] === 'string' ? { ca: readPem(o['tls-ca'], '--tls-ca') } : {}),
       waitForBroker: o.wait as number,
       onRequest: (kind, round) => result(`answered ${kind} of round ${round}`),
     });

@@ -4,14 +4,16 @@
  * minimum of clients, runs the algorithm's rounds on the runtime and returns
  * the result. Clients join from anywhere with join() or `fedmix client`.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { rootCertificates } from 'node:tls';
 import { formatValue, InvalidParameterError } from '../errors.js';
 import { isArray, optionKeys, readArray, readOptions, readRecord } from '../validate.js';
 import { algorithm as registered, makeServer, restoreServer } from './registry/index.js';
 import type { Encoding } from './messages/codec.js';
 import { resolvePolicy, type FederationPolicy } from './runtime/policy.js';
 import { RUN_KEYS, runFederation, runPolicy, type FederationResult, type RunHooks, type RunOptions } from './runtime/run.js';
-import { startBroker, type RunningBroker } from './transport/broker.js';
+import { startBroker, type BrokerTls, type RunningBroker } from './transport/broker.js';
+import { PACKET_OVERHEAD_BYTES, type BrokerLimits } from './transport/limits.js';
 import { MqttTransport } from './transport/mqtt.js';
 import { validateAccounts, validateId } from './transport/topics.js';
 
@@ -30,8 +32,12 @@ export interface ServeOptions extends FederationPolicy, RunHooks {
   clients: readonly { id: string; password?: string }[];
   /** an existing broker, and the server's account there; without it an embedded broker is started */
   broker?: { url: string; username?: string; password?: string };
-  /** the embedded broker: interface and ports (default 127.0.0.1, 1883, no WebSockets) */
-  listen?: { host?: string; port?: number; webSocketPort?: number };
+  /**
+   * the embedded broker: interface and ports (default 127.0.0.1, 1883, no
+   * WebSockets), TLS (mqtts://, wss://) and its limits per connection (the
+   * packet limit's default follows maxMessageBytes)
+   */
+  listen?: { host?: string; port?: number; webSocketPort?: number; tls?: BrokerTls; limits?: BrokerLimits };
   /** the wire form of requests (default 'binary') */
   encoding?: Encoding;
   /** told where the embedded broker listens, once it does */
@@ -67,7 +73,7 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   if (listed.length === 0) throw new InvalidParameterError('clients must list the ids that may join');
   options.clients = listed.map((c, i) => readOptions(c as { id: string; password?: string }, ['id', 'password'], `clients[${i}]`) as { id: string; password?: string });
   if (options.broker !== undefined) options.broker = readOptions(options.broker, ['url', 'username', 'password'], 'broker') as ServeOptions['broker'];
-  if (options.listen !== undefined) options.listen = readOptions(options.listen, ['host', 'port', 'webSocketPort'], 'listen');
+  if (options.listen !== undefined) options.listen = readOptions(options.listen, ['host', 'port', 'webSocketPort', 'tls', 'limits'], 'listen');
   if (options.onListening !== undefined && typeof options.onListening !== 'function') throw new InvalidParameterError(`onListening must be a function, got ${formatValue(options.onListening)}`);
   const ids = options.clients.map((c) => validateId('client id', c.id));
   if (ids.includes(SERVER_USER)) throw new InvalidParameterError(`"${SERVER_USER}" is the server's name; choose another client id`);
@@ -99,7 +105,7 @@ export interface FederationBroker {
  * with the clients' accounts (or an existing broker), and the server's
  * transport connected to it, allowing only the listed clients, in their order.
  */
-export async function openFederation(options: Pick<ServeOptions, 'federation' | 'clients' | 'broker' | 'listen' | 'encoding' | 'onListening'>): Promise<FederationBroker> {
+export async function openFederation(options: Pick<ServeOptions, 'federation' | 'clients' | 'broker' | 'listen' | 'encoding' | 'onListening' | 'maxMessageBytes'>): Promise<FederationBroker> {
   const federation = options.federation;
   const ids = options.clients.map((c) => c.id);
   let broker: RunningBroker | undefined;
@@ -107,6 +113,7 @@ export async function openFederation(options: Pick<ServeOptions, 'federation' | 
     let url: string;
     let username: string | undefined;
     let password: string | undefined;
+    let tls: { ca: string[]; certificateFingerprint: string } | undefined;
     if (options.broker) {
       ({ url, username, password } = options.broker);
     } else {
@@ -119,11 +126,19 @@ export async function openFederation(options: Pick<ServeOptions, 'federation' | 
           return { username: c.id, password: c.password, role: 'client' as const };
         }),
       ]);
-      broker = await startBroker({ federation, users: accounts, host: options.listen?.host, port: options.listen?.port ?? 1883, webSocketPort: options.listen?.webSocketPort });
+      const listen = options.listen;
+      // a run whose messages may be larger than the codec's default needs packets that carry them
+      const limits = options.maxMessageBytes === undefined ? listen?.limits : { maxPacketBytes: options.maxMessageBytes + PACKET_OVERHEAD_BYTES, ...listen?.limits };
+      broker = await startBroker({ federation, users: accounts, host: listen?.host, port: listen?.port ?? 1883, webSocketPort: listen?.webSocketPort, tls: listen?.tls, limits });
       url = broker.url;
+      if (listen?.tls) {
+        // the server reaches its own broker by address, which its certificate need not name: it trusts that very certificate
+        const cert = String(listen.tls.cert instanceof Uint8Array ? Buffer.from(listen.tls.cert) : listen.tls.cert);
+        tls = { ca: [...rootCertificates, cert], certificateFingerprint: new X509Certificate(cert).fingerprint256 };
+      }
       options.onListening?.({ url: broker.url, wsUrl: broker.wsUrl });
     }
-    const transport = await MqttTransport.connect({ url, federation, username, password, clients: ids, encoding: options.encoding });
+    const transport = await MqttTransport.connect({ url, federation, username, password, clients: ids, encoding: options.encoding, ...tls });
     const running = broker;
     return { transport, url, close: async () => void (await running?.close()) };
   } catch (e) {

@@ -9,12 +9,16 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { createSecureContext, createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import { readOptions, requireInteger } from '../../validate.js';
 import { BrokerError } from '../../errors.js';
+import { guardPacketSizes, resolveBrokerLimits, type BrokerLimits } from './limits.js';
 import { hostPort } from './ports.js';
 import { accessRule, validateAccounts, validateId, type BrokerAccount, type BrokerUser, type TopicAction } from './topics.js';
 
@@ -23,21 +27,32 @@ export interface BrokerOptions {
   federation: string;
   /** who may connect: usernames are client ids (or the server's name), each with its password and role */
   users: readonly BrokerAccount[];
-  /** interface to listen on; default 127.0.0.1. There is no TLS: passwords cross in clear text. */
+  /** interface to listen on; default 127.0.0.1. Without `tls`, passwords cross in clear text. */
   host?: string;
-  /** MQTT over TCP; default 0, a free port chosen by the kernel */
+  /** MQTT over TCP (over TLS with `tls`); default 0, a free port chosen by the kernel */
   port?: number;
-  /** MQTT over WebSockets for browser clients, on this port (0: a free one); absent: no WebSockets */
+  /** MQTT over WebSockets for browser clients (wss with `tls`), on this port (0: a free one); absent: no WebSockets */
   webSocketPort?: number;
+  /** serve every listener over TLS (mqtts://, wss://) with this certificate (chain) and its private key, PEM */
+  tls?: BrokerTls;
+  /** packet sizes, login time, messages in flight and queued per connection (limits.ts; the defaults pass any honest federation) */
+  limits?: BrokerLimits;
   /** told of every refused connection, publish and subscription (default: nothing) */
   log?: (message: string) => void;
 }
 
+/** A broker's TLS identity, PEM text or bytes. */
+export interface BrokerTls {
+  /** the certificate, followed by its intermediate CAs if any */
+  cert: string | Uint8Array;
+  key: string | Uint8Array;
+}
+
 export interface RunningBroker {
-  /** mqtt://host:port */
+  /** mqtt://host:port (mqtts:// with TLS) */
   readonly url: string;
   readonly port: number;
-  /** ws://host:port/mqtt, when webSocketPort was given */
+  /** ws://host:port/mqtt (wss:// with TLS), when webSocketPort was given */
   readonly wsUrl?: string;
   readonly wsPort?: number;
   /** Disconnects every client and stops listening; resolves when all sockets are closed. */
@@ -67,11 +82,19 @@ function digest(secret: Uint8Array | string): Buffer {
  * - every delivery is checked again against the receiver's grants (aedes stores
  *   all topics of a SUBSCRIBE packet in a persistent session, refused ones included,
  *   and would queue their messages for the client while it is offline).
+ * - bounded connections (`limits`): a packet whose fixed header announces more
+ *   than the limit closes the connection before its body is read (a small limit
+ *   until the login is accepted, the message limit after); a connection that has
+ *   not logged in within connectTimeout is closed; inflight and queued packets
+ *   are capped per client;
+ * - TCP no-delay on every connection: a round's small messages go out at once,
+ *   not after Nagle's algorithm waits for the peer's delayed ACK (~40 ms each way);
+ * - TLS (`tls`): mqtts:// and wss:// instead of mqtt:// and ws://.
  * Sessions (clean: false), QoS 1 and last wills use aedes' in-memory persistence.
  */
 export async function startBroker(given: BrokerOptions): Promise<RunningBroker> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be { federation, users, ... }, got ${formatValue(given)}`);
-  const options = readOptions(given, ['federation', 'users', 'host', 'port', 'webSocketPort', 'log']);
+  const options = readOptions(given, ['federation', 'users', 'host', 'port', 'webSocketPort', 'tls', 'limits', 'log']);
   const federation = validateId('federation', options.federation);
   const users = validateAccounts(options.users!);
   const host = options.host ?? '127.0.0.1';
@@ -80,6 +103,8 @@ export async function startBroker(given: BrokerOptions): Promise<RunningBroker> 
   const wsPort = options.webSocketPort === undefined ? undefined : requireInteger('webSocketPort', options.webSocketPort, 0, 65535);
   if (options.log !== undefined && typeof options.log !== 'function') throw new InvalidParameterError(`log must be a function, got ${formatValue(options.log)}`);
   const log = options.log ?? (() => {});
+  const limits = resolveBrokerLimits(options.limits);
+  const tls = readBrokerTls(options.tls);
 
   type Rule = (topic: string, action: TopicAction) => boolean;
   const accounts = new Map<string, { user: BrokerUser; digest: Buffer; may: Rule }>();
@@ -90,8 +115,13 @@ export async function startBroker(given: BrokerOptions): Promise<RunningBroker> 
   // compared against when the user is unknown, so that an unknown user takes as long as a known one
   const nobody = digest('');
   const authenticated = new WeakMap<Client, { user: BrokerUser; may: Rule }>();
+  /** what to do when a connection's login is accepted: WebSockets raise their frame limit then */
+  const onLogin = new WeakMap<Duplex, () => void>();
 
   const aedes = await Aedes.createBroker({
+    connectTimeout: limits.connectTimeout * 1000,
+    queueLimit: limits.maxQueuedMessages,
+    maxInflightInbound: limits.maxInflightMessages,
     preConnect(_client, packet, done) {
       if (typeof packet.username === 'string') packet.clientId = packet.username;
       done(null, true);
@@ -107,6 +137,7 @@ export async function startBroker(given: BrokerOptions): Promise<RunningBroker> 
         return;
       }
       authenticated.set(client, account);
+      onLogin.get(client.conn as Duplex)?.();
       done(null, true);
     },
     authorizePublish(client, packet, done) {
@@ -144,31 +175,79 @@ export async function startBroker(given: BrokerOptions): Promise<RunningBroker> 
     await Promise.all(stopped);
   };
 
+  /** A connection's packets are limited as their headers arrive: the login's limit until it is accepted, then the message limit. */
+  const guard = (stream: Duplex) =>
+    guardPacketSizes(
+      stream,
+      () => (authenticated.has((stream as Duplex & { client?: Client }).client!) ? limits.maxPacketBytes : limits.maxConnectBytes),
+      (announced, max) => log(`closed a connection whose packet announces ${Number.isFinite(announced) ? `${announced} bytes` : 'a malformed length'}, above its limit of ${max} bytes`),
+    );
+  const handleSocket = (socket: Socket) => {
+    socket.setNoDelay(true);
+    aedes.handle(socket);
+    guard(socket);
+  };
+  const connectMs = limits.connectTimeout * 1000;
+
   try {
-    const tcp = createTcpServer(aedes.handle);
+    // with TLS, a connection reaches aedes once its handshake is done, which must itself end within the connect timeout
+    const tcp = tls ? createTlsServer({ ...tls, handshakeTimeout: connectMs }, handleSocket) : createTcpServer(handleSocket);
     servers.push(tcp);
     const tcpPort = await listen(tcp, port, host);
     let wsBound: number | undefined;
     if (wsPort !== undefined) {
-      const http = createHttpServer();
+      const http = tls ? createHttpsServer({ ...tls, handshakeTimeout: connectMs }) : createHttpServer();
+      // a socket that never completes its upgrade request is closed as one that never logs in
+      http.headersTimeout = connectMs;
+      http.requestTimeout = connectMs;
       servers.push(http);
-      wss = new WebSocketServer({ server: http });
+      // ws reads a whole frame before handing it on: its limit is the packet limit, and the login's until the login is accepted
+      wss = new WebSocketServer({ server: http, maxPayload: limits.maxPacketBytes });
       wss.on('connection', (ws, request) => {
-        aedes.handle(createWebSocketStream(ws), request);
+        request.socket.setNoDelay(true);
+        const stream = createWebSocketStream(ws);
+        const receiver = (ws as unknown as { _receiver?: { _maxPayload?: unknown } })._receiver;
+        if (receiver && typeof receiver._maxPayload === 'number') {
+          receiver._maxPayload = limits.maxConnectBytes;
+          onLogin.set(stream, () => (receiver._maxPayload = limits.maxPacketBytes));
+        }
+        aedes.handle(stream, request);
+        guard(stream);
       });
       wsBound = await listen(http, wsPort, host);
     }
     let closing: Promise<void> | undefined;
+    const [mqtt, ws] = tls ? ['mqtts', 'wss'] : ['mqtt', 'ws'];
     return {
-      url: `mqtt://${hostPort(host, tcpPort)}`,
+      url: `${mqtt}://${hostPort(host, tcpPort)}`,
       port: tcpPort,
-      ...(wsBound === undefined ? {} : { wsUrl: `ws://${hostPort(host, wsBound)}/mqtt`, wsPort: wsBound }),
+      ...(wsBound === undefined ? {} : { wsUrl: `${ws}://${hostPort(host, wsBound)}/mqtt`, wsPort: wsBound }),
       close: () => (closing ??= shutDown()),
     };
   } catch (e) {
     await shutDown();
     throw e;
   }
+}
+
+/** The certificate and key, checked by building a TLS context from them now, not at the first connection. */
+function readBrokerTls(given: BrokerTls | undefined): { cert: string | Buffer; key: string | Buffer } | undefined {
+  if (given === undefined) return undefined;
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`tls must be { cert, key } (PEM), got ${formatValue(given)}`);
+  const o = readOptions(given, ['cert', 'key'], 'tls');
+  const pem = (name: 'cert' | 'key') => {
+    const v = o[name];
+    if (typeof v === 'string' && v.length > 0) return v;
+    if (v instanceof Uint8Array && v.length > 0) return Buffer.from(v);
+    throw new InvalidParameterError(`tls.${name} must be PEM text or bytes, got ${formatValue(v)}`);
+  };
+  const tls = { cert: pem('cert'), key: pem('key') };
+  try {
+    createSecureContext(tls);
+  } catch (e) {
+    throw new InvalidParameterError(`tls.cert and tls.key must be a PEM certificate and its private key: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  return tls;
 }
 
 function listen(server: TcpServer | HttpServer, port: number, host: string): Promise<number> {

@@ -18,12 +18,13 @@
  * A client whose last will arrives during a round is a dropout of that round;
  * when it is back online it is asked again from the next round.
  */
-import { FederationError, formatThrown, formatValue, InvalidParameterError } from '../../errors.js';
+import { FederationError, formatThrown, formatValue, InvalidParameterError, UntrustedBrokerError } from '../../errors.js';
 import { guardRead, LIMITS, readArray, readOptions, requireInteger, requireSeconds } from '../../validate.js';
 import { decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, fingerprint, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
 import { ClientHost } from '../runtime/client-host.js';
 import type { ClientRole } from '../runtime/roles.js';
+import { readCertificates, untrustedCertificate, type Certificates } from './tls.js';
 import { federationTopics, validateId, type FederationTopics } from './topics.js';
 import type { Exchange, ExchangeOptions, Received, Transport } from './transport.js';
 import { keepClassName } from '../../class-name.js';
@@ -48,6 +49,21 @@ interface ConnectOptions {
   connectTimeout: number;
   reconnectPeriod: number;
   protocolVersion: 4 | 5;
+  /** the CAs trusted for mqtts:// and wss:// (Node; default the system's) */
+  ca?: (string | Uint8Array)[];
+  /** mqtts:// only: accepts the broker's certificate by its SHA-256 fingerprint instead of its host name */
+  checkServerIdentity?: (host: string, cert: { fingerprint256?: string }) => Error | undefined;
+}
+
+/**
+ * TCP no-delay on the client's socket, now and on each reconnect's new one:
+ * without it Nagle's algorithm holds a small publish until the broker's delayed
+ * ACK of the last one (~40 ms), the floor of a round. WebSockets set it themselves.
+ */
+function setNoDelay(client: MqttClient): void {
+  const set = () => (client as unknown as { stream?: { setNoDelay?: (on: boolean) => unknown } }).stream?.setNoDelay?.(true);
+  set();
+  client.on('connect', set);
 }
 
 /**
@@ -72,8 +88,13 @@ async function connect(url: string, options: ConnectOptions, waitMs = 0): Promis
   for (let delay = 250; ; delay = Math.min(2 * delay, 2000)) {
     try {
       // no automatic reconnect while connecting: a refused login must fail now, not retry forever
-      return await connectAsync(url, { ...options, reconnectPeriod: 0 });
+      const client = await connectAsync(url, { ...options, reconnectPeriod: 0 });
+      setNoDelay(client);
+      return client;
     } catch (e) {
+      // a certificate the client does not trust stays untrusted: no retry, and no password was sent
+      const untrusted = untrustedCertificate(e);
+      if (untrusted) throw new UntrustedBrokerError(`the MQTT broker at ${url} is not trusted (${untrusted}: ${formatThrown(e)}); give the CA that signed its certificate (ca, fedmix client --tls-ca)`);
       const refused = typeof (e as { code?: unknown }).code === 'number';
       if (refused || Date.now() + delay > until) {
         throw new FederationError(`could not connect to the MQTT broker at ${url}: ${formatThrown(e)}${refused ? '' : waitMs > 0 ? ` (tried for ${Math.round(waitMs / 1000)} s)` : ''}`);
@@ -149,6 +170,14 @@ export interface MqttTransportOptions {
   connectTimeout?: number;
   /** MQTT protocol version: 4 (3.1.1, default) or 5 */
   protocolVersion?: 4 | 5;
+  /** mqtts:// and wss:// in Node: the CA certificates (PEM) to trust instead of the system's, e.g. a self-signed broker's own */
+  ca?: Certificates;
+  /**
+   * mqtts:// in Node: accept exactly the broker certificate with this SHA-256
+   * fingerprint ("AB:CD:..."), whatever host it names (its chain must still be
+   * trusted: `ca`). serve() connects to its own embedded broker so.
+   */
+  certificateFingerprint?: string;
 }
 
 /** The server's side of a federation over MQTT. */
@@ -198,8 +227,13 @@ export class MqttTransport implements Transport {
   /** Connects as the federation's server, clears what a previous run left, and says it is online. */
   static async connect(given: MqttTransportOptions): Promise<MqttTransport> {
     if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be { url, federation, ... }, got ${formatValue(given)}`);
-    const options = readOptions(given, ['url', 'federation', 'username', 'password', 'clients', 'encoding', 'defaultRoundTimeout', 'connectTimeout', 'protocolVersion']) as MqttTransportOptions;
+    const options = readOptions(given, ['url', 'federation', 'username', 'password', 'clients', 'encoding', 'defaultRoundTimeout', 'connectTimeout', 'protocolVersion', 'ca', 'certificateFingerprint']) as MqttTransportOptions;
     checkConnection(options);
+    const ca = readCertificates('ca', options.ca);
+    const pin = options.certificateFingerprint;
+    if (pin !== undefined && (typeof pin !== 'string' || !/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/i.test(pin))) throw new InvalidParameterError(`certificateFingerprint must be a SHA-256 fingerprint (32 hex bytes joined by ':'), got ${formatValue(pin)}`);
+    // mqtt.js hands the identity check to TLS sockets only, not to WebSockets
+    if (pin !== undefined && !options.url.startsWith('mqtts://')) throw new InvalidParameterError(`certificateFingerprint applies to mqtts:// URLs only, got ${formatValue(options.url)}`);
     const topics = federationTopics(options.federation);
     const allowed = options.clients === undefined ? undefined : readArray('clients', options.clients).map((c) => validateId('client id', c));
     const encoding = options.encoding ?? 'binary';
@@ -215,6 +249,8 @@ export class MqttTransport implements Transport {
       connectTimeout: requireInteger('connectTimeout', options.connectTimeout ?? 10, 1, LIMITS.timeoutSeconds) * 1000,
       reconnectPeriod: 0,
       protocolVersion: options.protocolVersion ?? 4,
+      ...(ca ? { ca } : {}),
+      ...(pin === undefined ? {} : { checkServerIdentity: (_host, cert) => (cert.fingerprint256?.toUpperCase() === pin.toUpperCase() ? undefined : Object.assign(new Error(`its certificate (SHA-256 ${cert.fingerprint256}) is not the expected ${pin}`), { code: 'CERT_FINGERPRINT_MISMATCH' })) }),
     });
     const t = new MqttTransport(client, topics, run, allowed, encoding, (options.defaultRoundTimeout ?? 60) * 1000);
     try {
@@ -371,6 +407,8 @@ export interface JoinOptions {
   /** seconds to keep reconnecting after the connection is lost during the run, before giving up (default 60) */
   reconnectFor?: number;
   protocolVersion?: 4 | 5;
+  /** mqtts:// and wss:// in Node: the CA certificates (PEM) to trust instead of the system's, e.g. a self-signed broker's own; a broker they do not vouch for is an UntrustedBrokerError */
+  ca?: Certificates;
   /** called after each answered request */
   onRequest?: (kind: string, round: number) => void;
   /**
@@ -399,9 +437,10 @@ export interface JoinResult {
 export async function join(given: JoinOptions): Promise<JoinResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be { url, federation, client, ... }, got ${formatValue(given)}`);
   const options = readOptions(given, [
-    'url', 'federation', 'client', 'username', 'password', 'maxMessageBytes', 'connectTimeout', 'waitForBroker', 'reconnectFor', 'protocolVersion', 'onRequest', 'signal',
+    'url', 'federation', 'client', 'username', 'password', 'maxMessageBytes', 'connectTimeout', 'waitForBroker', 'reconnectFor', 'protocolVersion', 'ca', 'onRequest', 'signal',
   ]) as JoinOptions;
   checkConnection(options);
+  const ca = readCertificates('ca', options.ca);
   if (options.onRequest !== undefined && typeof options.onRequest !== 'function') throw new InvalidParameterError(`onRequest must be a function, got ${formatValue(options.onRequest)}`);
   if (options.signal !== undefined && !guardRead('signal', () => options.signal instanceof AbortSignal)) throw new InvalidParameterError(`signal must be an AbortSignal, got ${formatValue(options.signal)}`);
   const role = options.client;
@@ -422,6 +461,7 @@ export async function join(given: JoinOptions): Promise<JoinResult> {
       connectTimeout: requireInteger('connectTimeout', options.connectTimeout ?? 10, 1, LIMITS.timeoutSeconds) * 1000,
       reconnectPeriod: 0,
       protocolVersion: options.protocolVersion ?? 4,
+      ...(ca ? { ca } : {}),
     },
     waitMs,
   );
