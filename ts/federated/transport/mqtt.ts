@@ -447,13 +447,16 @@ export class MqttTransport implements Transport {
       await within(this.client.endAsync(true), 2000);
       return;
     }
+    // a wait still under way (for clients that will not come now) ends with the connection
+    this.lost = new FederationError('the connection to the MQTT broker was closed: the run is over');
     // every step bounded: a broker lost now must not keep the run from ending
     await within(this.client.publishAsync(this.topics.broadcast, json({ state: 'done', run: this.run, ...outcome }), { qos: 1, retain: true }), graceMs);
     const until = Date.now() + graceMs;
-    while (this.online.size > 0 && !this.lost && Date.now() < until) await this.changed(Math.min(100, until - Date.now()));
+    while (this.online.size > 0 && !this.link.down && Date.now() < until) await this.changed(Math.min(100, until - Date.now()));
     await within(this.client.publishAsync(this.topics.serverStatus, json({ state: 'offline', run: this.run }), { qos: 1, retain: true }), 2000);
     this.link.stop();
     await within(this.client.endAsync(!this.client.connected), 2000);
+    this.wake?.();
   }
 }
 
