@@ -340,7 +340,7 @@ async function rogue(url: string, id: string, garbage: (request: Message, honest
     void client.publishAsync(topics.up(id), Buffer.from(garbage(request, reply)), { qos: 1 });
   });
   await client.subscribeAsync(topics.down(id), { qos: 1 });
-  await client.publishAsync(topics.status(id), JSON.stringify({ state: 'online' }), { qos: 1, retain: true });
+  await client.publishAsync(topics.status(id), JSON.stringify({ state: 'online' }), { qos: 1 });
   return () => client.endAsync();
 }
 

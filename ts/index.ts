@@ -206,7 +206,8 @@ export {
   type TopicGrant,
   type TopicAction,
 } from './federated/transport/topics.js';
-export type { Transport, SyncTransport, Exchange, ExchangeOptions, Received } from './federated/transport/transport.js';
+export type { Transport, SyncTransport, Exchange, ExchangeOptions, Interruption, Received } from './federated/transport/transport.js';
+export type { ConnectionChange } from './federated/transport/reconnect.js';
 export { message, checkEnvelope, PROTOCOL, PROTOCOL_VERSION, type Message } from './federated/messages/envelope.js';
 export { encodeMessage, decodeMessage, copyMessage, wireBytes, DEFAULT_MAX_MESSAGE_BYTES, ENCODINGS, type Encoding, type DecodeOptions } from './federated/messages/codec.js';
 export {

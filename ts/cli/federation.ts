@@ -50,6 +50,8 @@ const SERVER_COMMON: Record<string, OptionSpec> = {
   'round-timeout': { type: 'number', default: 60, help: 'seconds a round waits for replies; a client that misses it fails that round' },
   'join-timeout': { type: 'number', default: 300, help: 'seconds to wait for --min-clients' },
   'max-excluded-share': { type: 'number', default: 0.5, help: 'the run fails once more than this share of its clients is excluded (invalid replies, refusals); timeouts and dropouts are not exclusions' },
+  'max-missed-rounds': { type: 'int', default: 3, help: 'a client that misses this many rounds in a row leaves the quorum (rounds stop waiting for it) until it answers again; 0: never' },
+  'reconnect-for': { type: 'number', default: 60, help: 'seconds to keep reconnecting when the connection to the broker is lost (a broker restart); the round in flight is then repeated' },
   encoding: { type: 'string', default: 'binary', choices: ENCODINGS, help: 'wire form of the messages (binary: Arrow IPC)' },
   out: { type: 'string', help: 'write the model JSON here (default: print it)' },
 };
@@ -63,6 +65,7 @@ const CLIENT_COMMON: Record<string, OptionSpec> = {
   'password-file': { type: 'string', help: 'read the password from this file instead' },
   'tls-ca': { type: 'string', help: 'PEM file of the CA certificates to trust for an mqtts:// or wss:// broker (default: the system\'s), e.g. the server\'s own self-signed certificate' },
   wait: { type: 'number', default: 60, help: 'seconds to keep trying while the broker cannot be reached (it may start after the clients)' },
+  'reconnect-for': { type: 'number', default: 60, help: 'seconds to keep reconnecting when the connection to the broker is lost during the run (a broker restart)' },
   data: { type: 'string', help: 'CSV file of this client\'s rows, with a header, Arrow IPC or Parquet (required unless --counts)' },
   columns: { type: 'string', help: 'comma-separated feature columns (default: every column but --drop)' },
   drop: { type: 'string', help: 'comma-separated columns to leave out (e.g. a label)' },
@@ -212,9 +215,12 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
     roundTimeout: o['round-timeout'] as number,
     joinTimeout: o['join-timeout'] as number,
     maxExcludedShare: o['max-excluded-share'] as number,
+    maxMissedRounds: o['max-missed-rounds'] as number,
+    reconnectFor: o['reconnect-for'] as number,
     onListening: ({ url, wsUrl }) => log(`fedmix server: broker listening on ${url}${wsUrl ? ` and ${wsUrl}` : ''}`),
+    onConnection: (change) => log(`fedmix server: ${change.message}`),
     onRound: (r: RoundRecord) =>
-      log(`round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${r.failures.length ? `; ${r.failures.map((f) => `${f.client} ${f.kind}${f.excluded ? ', excluded' : ''}`).join('; ')}` : ''}`),
+      log(`round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${r.failures.length ? `; ${r.failures.map((f) => `${f.client} ${f.kind}${f.excluded ? ', excluded' : ''}`).join('; ')}` : ''}${livenessNote(r, o['max-missed-rounds'] as number)}`),
   });
   const model = resultJson(a, result.model);
   const json = { algorithm: a, model, rounds: result.rounds, traffic: result.traffic, excluded: result.excluded, failures: result.failures };
@@ -225,6 +231,16 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
     typeof o.out === 'string' ? `model written to ${o.out}` : JSON.stringify(model),
   ];
   return { text: summary.join('\n'), json, excluded: result.excluded.map((e) => exclusionLine(e)) };
+}
+
+/** What a round's record says about outages and the quorum, for the log line ('' when nothing). */
+function livenessNote(r: RoundRecord, missedRounds: number): string {
+  const parts = [
+    ...(r.interruptions ?? []).map((i) => `repeated: ${i.reason} for ${i.seconds.toFixed(1)} s, ${i.resent} request${i.resent === 1 ? '' : 's'} sent again`),
+    ...(r.sidelined?.length ? [`${r.sidelined.join(', ')} left the quorum (${missedRounds} missed rounds in a row)`] : []),
+    ...(r.reinstated?.length ? [`${r.reinstated.join(', ')} back in the quorum`] : []),
+  ];
+  return parts.length ? `; ${parts.join('; ')}` : '';
 }
 
 /** The client's data from the command line: the algorithm's own reading (e.g. a histogram as one row), or its rows, validation rows and labels. */
@@ -274,6 +290,8 @@ export async function runClientCommand(o: Options): Promise<CommandResult> {
       password,
       ...(typeof o['tls-ca'] === 'string' ? { ca: readPem(o['tls-ca'], '--tls-ca') } : {}),
       waitForBroker: o.wait as number,
+      reconnectFor: o['reconnect-for'] as number,
+      onConnection: (change) => note(`fedmix client ${id}: ${change.message}`),
       onRequest: (kind, round) => result(`answered ${kind} of round ${round}`),
     });
     return { text: `fedmix client ${id}: the run ended ${r.ok ? 'well' : `with an error: ${r.reason}`}; ${r.answered} requests answered`, json: r };

@@ -7,7 +7,7 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
 import { formatValue, InvalidParameterError } from '../errors.js';
-import { isArray, optionKeys, readArray, readOptions, readRecord } from '../validate.js';
+import { isArray, optionKeys, readArray, readOptions, readRecord, requireSeconds } from '../validate.js';
 import { algorithm as registered, makeServer, restoreServer } from './registry/index.js';
 import type { Encoding } from './messages/codec.js';
 import { resolvePolicy, type FederationPolicy } from './runtime/policy.js';
@@ -15,6 +15,7 @@ import { RUN_KEYS, runFederation, runPolicy, type FederationResult, type RunHook
 import { startBroker, type BrokerTls, type RunningBroker } from './transport/broker.js';
 import { PACKET_OVERHEAD_BYTES, type BrokerLimits } from './transport/limits.js';
 import { MqttTransport } from './transport/mqtt.js';
+import type { ConnectionChange } from './transport/reconnect.js';
 import { validateAccounts, validateId } from './transport/topics.js';
 
 /** The server's username on an embedded broker (client ids cannot take it). */
@@ -43,6 +44,15 @@ export interface ServeOptions extends FederationPolicy, RunHooks {
   /** told where the embedded broker listens, once it does */
   onListening?: (broker: { url: string; wsUrl?: string }) => void;
   /**
+   * seconds to keep reconnecting, with backoff, after the connection to the
+   * broker is lost (a restart of an existing broker) before the run fails
+   * with a BrokerError (default 60); the round in flight waits, and is
+   * repeated once the broker is back
+   */
+  reconnectFor?: number;
+  /** told when the connection to the broker is lost, comes back, or is given up */
+  onConnection?: (change: ConnectionChange) => void;
+  /**
    * a checkpoint saved with saveCheckpoint (onCheckpoint) to resume from: the
    * server role is restored from it (with `options`) and the run goes on from
    * the round after (RunOptions.resume)
@@ -53,7 +63,8 @@ export interface ServeOptions extends FederationPolicy, RunHooks {
 /** Every option of ServeOptions, for readOptions (the compiler checks it is complete). */
 const SERVE_KEYS = optionKeys<ServeOptions>()({
   algorithm: true, options: true, federation: true, clients: true, broker: true, listen: true, encoding: true, onListening: true, resume: true, onRound: true, onCheckpoint: true, stopWhen: true,
-  onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true,
+  onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true,
+  reconnectFor: true, onConnection: true,
 });
 
 /**
@@ -75,6 +86,8 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   if (options.broker !== undefined) options.broker = readOptions(options.broker, ['url', 'username', 'password'], 'broker') as ServeOptions['broker'];
   if (options.listen !== undefined) options.listen = readOptions(options.listen, ['host', 'port', 'webSocketPort', 'tls', 'limits'], 'listen');
   if (options.onListening !== undefined && typeof options.onListening !== 'function') throw new InvalidParameterError(`onListening must be a function, got ${formatValue(options.onListening)}`);
+  if (options.onConnection !== undefined && typeof options.onConnection !== 'function') throw new InvalidParameterError(`onConnection must be a function, got ${formatValue(options.onConnection)}`);
+  if (options.reconnectFor !== undefined) requireSeconds('reconnectFor', options.reconnectFor);
   const ids = options.clients.map((c) => validateId('client id', c.id));
   if (ids.includes(SERVER_USER)) throw new InvalidParameterError(`"${SERVER_USER}" is the server's name; choose another client id`);
   // the run's own options only: the rest (broker, clients, ...) are for the set-up
@@ -105,7 +118,7 @@ export interface FederationBroker {
  * with the clients' accounts (or an existing broker), and the server's
  * transport connected to it, allowing only the listed clients, in their order.
  */
-export async function openFederation(options: Pick<ServeOptions, 'federation' | 'clients' | 'broker' | 'listen' | 'encoding' | 'onListening' | 'maxMessageBytes'>): Promise<FederationBroker> {
+export async function openFederation(options: Pick<ServeOptions, 'federation' | 'clients' | 'broker' | 'listen' | 'encoding' | 'onListening' | 'maxMessageBytes' | 'reconnectFor' | 'onConnection'>): Promise<FederationBroker> {
   const federation = options.federation;
   const ids = options.clients.map((c) => c.id);
   let broker: RunningBroker | undefined;
@@ -138,7 +151,7 @@ export async function openFederation(options: Pick<ServeOptions, 'federation' | 
       }
       options.onListening?.({ url: broker.url, wsUrl: broker.wsUrl });
     }
-    const transport = await MqttTransport.connect({ url, federation, username, password, clients: ids, encoding: options.encoding, ...tls });
+    const transport = await MqttTransport.connect({ url, federation, username, password, clients: ids, encoding: options.encoding, reconnectFor: options.reconnectFor, onConnection: options.onConnection, ...tls });
     const running = broker;
     return { transport, url, close: async () => void (await running?.close()) };
   } catch (e) {

@@ -7,6 +7,7 @@ import { formatValue, InvalidParameterError } from '../../errors.js';
 import { readOptions, requireInteger, requireOneOf, requireSeconds } from '../../validate.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../messages/codec.js';
 import { LIMITS } from '../../validate.js';
+import { DEFAULT_MAX_MISSED_ROUNDS } from './missed-rounds.js';
 
 /** The share of a run's clients the policy may exclude before the run fails (FederationPolicy.maxExcludedShare). */
 export const DEFAULT_MAX_EXCLUDED_SHARE = 0.5;
@@ -54,6 +55,15 @@ export interface FederationPolicy {
    * first client's own error at once).
    */
   maxExcludedShare?: number;
+  /**
+   * a client that misses this many rounds in a row (timeouts or dropouts)
+   * leaves the quorum: it is not asked, and rounds do not wait for it, until
+   * it answers again (a late reply) or comes back after being away; back, one
+   * more missed round takes it out again (default 3; 0: never). Not an
+   * exclusion: each round's record lists who left (`sidelined`) and who came
+   * back (`reinstated`). Clients that are slow once, or reconnect, stay.
+   */
+  maxMissedRounds?: number;
 }
 
 export interface ResolvedPolicy {
@@ -66,11 +76,12 @@ export interface ResolvedPolicy {
   joinTimeoutMs: number;
   maxMessageBytes: number;
   maxExcludedShare: number;
+  maxMissedRounds: number;
 }
 
 export function resolvePolicy(given: FederationPolicy = {}): ResolvedPolicy {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`the federation policy must be an object, got ${formatValue(given)}`);
-  const p = readOptions(given, ['onInvalid', 'minClients', 'minReplies', 'fraction', 'sampleSeed', 'roundTimeout', 'joinTimeout', 'maxMessageBytes', 'maxExcludedShare']);
+  const p = readOptions(given, ['onInvalid', 'minClients', 'minReplies', 'fraction', 'sampleSeed', 'roundTimeout', 'joinTimeout', 'maxMessageBytes', 'maxExcludedShare', 'maxMissedRounds']);
   const fraction = p.fraction ?? 1;
   if (typeof fraction !== 'number' || !(fraction > 0 && fraction <= 1)) throw new InvalidParameterError(`fraction must be in (0, 1], got ${formatValue(fraction)}`);
   const maxExcludedShare = p.maxExcludedShare ?? DEFAULT_MAX_EXCLUDED_SHARE;
@@ -88,5 +99,6 @@ export function resolvePolicy(given: FederationPolicy = {}): ResolvedPolicy {
     joinTimeoutMs: requireSeconds('joinTimeout', p.joinTimeout ?? 60) * 1000,
     maxMessageBytes: requireInteger('maxMessageBytes', p.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 1024),
     maxExcludedShare,
+    maxMissedRounds: requireInteger('maxMissedRounds', p.maxMissedRounds ?? DEFAULT_MAX_MISSED_ROUNDS, 0, LIMITS.count),
   };
 }

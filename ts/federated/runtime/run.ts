@@ -27,8 +27,9 @@ import { resumePointOf } from './resume-point.js';
 import { decodeMessage } from '../messages/codec.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
 import { InProcessTransport } from '../transport/in-process.js';
-import type { Exchange, ExchangeOptions, Received, SyncTransport, Transport } from '../transport/transport.js';
+import type { Exchange, ExchangeOptions, Interruption, Received, SyncTransport, Transport } from '../transport/transport.js';
 import { REFUSAL } from './client-host.js';
+import { MissedRounds } from './missed-rounds.js';
 import { resolvePolicy, type FederationPolicy, type ResolvedPolicy } from './policy.js';
 import { checkServerRole, totalUsers, usersIn, type ClientRole, type ExcludedClient, type Failure, type RoundContext, type ServerRole } from './roles.js';
 
@@ -72,6 +73,12 @@ export interface RoundRecord {
   ms: { configure: number; exchange: number; accept: number; aggregate: number };
   /** what the server's aggregate reported for the round */
   metrics?: unknown;
+  /** outages of the transport the round rode out: each repeated the round (see Exchange.interruptions) */
+  interruptions?: Interruption[];
+  /** clients that left the quorum in this round: they missed maxMissedRounds rounds in a row */
+  sidelined?: string[];
+  /** clients back in the quorum: they answered again (late) or came back after being away */
+  reinstated?: string[];
 }
 
 export interface FederationResult<R = unknown> {
@@ -191,7 +198,7 @@ export interface RunOptions extends FederationPolicy, RunHooks {
 export const HOOK_KEYS = optionKeys<RunHooks>()({ onRound: true, onCheckpoint: true, stopWhen: true });
 
 /** Every option of RunOptions, for readOptions (the compiler checks it is complete). */
-export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, resume: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true });
+export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, resume: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true });
 
 /** The hooks of `given`, checked: each one given must be a function. */
 export function readRunHooks(given: RunHooks | undefined, name = 'hooks'): RunHooks {
@@ -264,6 +271,9 @@ interface RunState<A, R> {
   readonly missed: Map<string, Set<number>>;
   /** every client some round found available */
   readonly known: Set<string>;
+  /** clients out of the quorum for missing rounds in a row (maxMissedRounds), and those back, for the next record */
+  readonly quorum: MissedRounds;
+  readonly reinstated: string[];
   readonly sampler: Rng | undefined;
   readonly sampleDraws: [number, number][];
   /** the last communication round */
@@ -297,6 +307,8 @@ function startRun<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, option
     history: [],
     missed: new Map(),
     known: new Set(),
+    quorum: new MissedRounds(policy.maxMissedRounds),
+    reinstated: [],
     sampler: policy.fraction < 1 ? new Rng(policy.sampleSeed) : undefined,
     sampleDraws: [],
     round: 0,
@@ -335,6 +347,8 @@ function resumeRun<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, optio
     history: from.history.map((r) => ({ ...r })),
     missed: new Map([...from.missed].map(([id, rounds]) => [id, new Set(rounds)])),
     known: new Set(from.known),
+    quorum: new MissedRounds(policy.maxMissedRounds),
+    reinstated: [],
     sampler,
     sampleDraws: from.sampleDraws.map(([n, k]) => [n, k]),
     round: from.round,
@@ -357,6 +371,8 @@ interface JudgedReplies<A> {
   /** the users each accepted reply stood for, where not one */
   replyUsers: Map<string, number>;
   failures: Failure[];
+  /** clients that left the quorum this round (maxMissedRounds) */
+  sidelined: string[];
   fault?: { client: string; reason: string; error?: FedmixError };
 }
 
@@ -378,6 +394,7 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       let t0 = performance.now();
       const ex = (yield { op: 'exchange', round: ctx.round, messages: requests, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
       record.ms.exchange = performance.now() - t0;
+      if (ex.interruptions?.length) record.interruptions = ex.interruptions.map((i) => ({ ...i }));
       countTraffic(run, record, ex);
       if (!record.replies) {
         // notifications end the last round rather than start one
@@ -392,6 +409,8 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       t0 = performance.now();
       const judged = judgeReplies(run, ctx, requests, ex);
       record.ms.accept = performance.now() - t0;
+      if (judged.sidelined.length) record.sidelined = judged.sidelined;
+      if (run.reinstated.length) record.reinstated = run.reinstated.splice(0);
       applyPolicy(run, record, judged);
       t0 = performance.now();
       record.metrics = aggregateWithRetry(run, ctx, record, judged);
@@ -426,6 +445,7 @@ function sample<A, R>(run: RunState<A, R>, available: readonly string[]): RoundC
   const { policy } = run;
   const first = run.round === run.startRound;
   for (const id of available) run.known.add(id);
+  run.reinstated.push(...run.quorum.seen(available));
   const present = available.filter((id) => !run.out.has(id));
   // what each client declared it stands for; minClients and minReplies count users
   const groups = new Map<string, number>();
@@ -441,11 +461,17 @@ function sample<A, R>(run: RunState<A, R>, available: readonly string[]): RoundC
     if (users < policy.minClients) throw new FederationError(`round ${round}: ${whoCount(users, present.length)} available, fewer than the ${policy.minClients} required (minClients)`);
     checkExcludedShare(run, `before round ${round}`);
   }
-  if (!run.sampler || present.length <= 1) return ctx(present);
-  const k = Math.min(present.length, Math.max(policy.minReplies, Math.ceil(policy.fraction * present.length)));
-  run.sampleDraws.push([present.length, k]);
-  const picked = Array.from(run.sampler.choice(present.length, k)).sort((a, b) => a - b);
-  return ctx(picked.map((i) => present[i]!));
+  // clients out of the quorum are not asked, unless the rest could not make the round
+  let pool = present;
+  if (run.quorum.size > 0) {
+    const quorum = present.filter((id) => !run.quorum.has(id));
+    if (totalUsers(ctx(quorum), quorum) >= Math.max(1, policy.minReplies)) pool = quorum;
+  }
+  if (!run.sampler || pool.length <= 1) return ctx(pool);
+  const k = Math.min(pool.length, Math.max(policy.minReplies, Math.ceil(policy.fraction * pool.length)));
+  run.sampleDraws.push([pool.length, k]);
+  const picked = Array.from(run.sampler.choice(pool.length, k)).sort((a, b) => a - b);
+  return ctx(picked.map((i) => pool[i]!));
 }
 
 /**
@@ -556,7 +582,7 @@ function judgeReply<A, R>(run: RunState<A, R>, ctx: RoundContext, id: string, r:
  */
 function judgeReplies<A, R>(run: RunState<A, R>, ctx: RoundContext, requests: ReadonlyMap<string, Message>, ex: Exchange): JudgedReplies<A> {
   const round = ctx.round;
-  const judged: JudgedReplies<A> = { accepted: new Map(), replyUsers: new Map(), failures: [] };
+  const judged: JudgedReplies<A> = { accepted: new Map(), replyUsers: new Map(), failures: [], sidelined: [] };
   const stopAtFault = run.policy.onInvalid === 'fail';
   /** records a failure; false once judging must stop (a fault under 'fail') */
   const fail = (client: string, kind: Failure['kind'], reason: string, exclude: boolean, error?: FedmixError): boolean => {
@@ -576,8 +602,10 @@ function judgeReplies<A, R>(run: RunState<A, R>, ctx: RoundContext, requests: Re
         if (!rounds) run.missed.set(id, (rounds = new Set()));
         rounds.add(round);
         fail(id, why.kind, why.reason, false);
+        if (run.quorum.missed(id)) judged.sidelined.push(id);
         continue;
       }
+      if (run.quorum.answered(id)) run.reinstated.push(id);
       // QoS 1 may deliver a reply twice: an identical copy is no fault, a different second reply is
       // (checked before the reply is judged, so that what accept() makes of it is always used)
       if (list.slice(1).some((r) => !sameBytes(r, list[0]!))) {
@@ -593,6 +621,8 @@ function judgeReplies<A, R>(run: RunState<A, R>, ctx: RoundContext, requests: Re
     // messages from clients not asked: stale replies after a timeout are dropped, anything else is a fault of a known client
     for (const [id, list] of ex.received) {
       if (requests.has(id) || !run.known.has(id) || run.out.has(id)) continue;
+      // a reply of a client out of the quorum (late, for a round it missed): it is there again
+      if (list.length > 0 && run.quorum.has(id) && run.quorum.late(id)) run.reinstated.push(id);
       if (current(run, id, list).length > 0 && !fail(id, 'invalid', `sent a message in round ${round} without being asked`, true)) return judged;
     }
   } catch (e) {
@@ -816,6 +846,7 @@ function runStart(server: ServerRole, options: RunOptions): { policy: ResolvedPo
   const saved: FederationPolicy = {
     onInvalid: p.onInvalid, minClients: p.minClients, minReplies: p.minReplies, fraction: p.fraction, sampleSeed: p.sampleSeed, maxMessageBytes: p.maxMessageBytes, maxExcludedShare: p.maxExcludedShare,
     joinTimeout: p.joinTimeoutMs / 1000, ...(p.roundTimeoutMs === undefined ? {} : { roundTimeout: p.roundTimeoutMs / 1000 }),
+    ...(p.maxMissedRounds === undefined ? {} : { maxMissedRounds: p.maxMissedRounds }),
   };
   const given = Object.fromEntries(Object.entries(runPolicy(options)).filter(([, x]) => x !== undefined));
   const policy = resolvePolicy({ ...saved, ...given });

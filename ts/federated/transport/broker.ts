@@ -75,6 +75,8 @@ function digest(secret: Uint8Array | string): Buffer {
  * - the username is the client id (as mosquitto's use_username_as_clientid): a
  *   user can only ever take over its own session, never another client's;
  * - a subscription outside the user's grants is refused with granted QoS 128;
+ * - a client's retained publish (its last will included) is refused like one
+ *   outside its grants: a retained status would count it online after it left;
  * - a publish outside the grants closes the client's connection (MQTT-3.3.5-2
  *   allows this or a silent acknowledgement): the client learns at once that it
  *   is misbehaving rather than believing its message was delivered, and its last
@@ -145,10 +147,12 @@ export async function startBroker(given: BrokerOptions): Promise<RunningBroker> 
       // from a broker cluster; a single in-memory broker never has one, and without
       // its client there is no user to judge it by
       const account = client ? authenticated.get(client) : undefined;
-      if (account?.may(packet.topic, 'publish')) return done(null);
+      // a client retains nothing: a retained status would say "online" after it has gone (presence.ts)
+      const retained = packet.retain && account?.user.role === 'client';
+      if (account?.may(packet.topic, 'publish') && !retained) return done(null);
       const who = account?.user.username ?? 'an unknown client';
-      log(`refused publish of ${who} to ${packet.topic}`);
-      done(new Error(`${who} may not publish to ${packet.topic}`));
+      log(`refused ${retained ? 'retained ' : ''}publish of ${who} to ${packet.topic}`);
+      done(new Error(`${who} may not publish${retained ? ' retained messages' : ''} to ${packet.topic}`));
     },
     authorizeSubscribe(client, subscription, done) {
       const account = authenticated.get(client);

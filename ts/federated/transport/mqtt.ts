@@ -11,12 +11,24 @@
  *   fedmix/F/broadcast          retained {state: done, run, ok, reason?}: the end of a run
  *   fedmix/F/clients/X/down     requests to client X (wire bytes)
  *   fedmix/F/clients/X/up       X's replies (wire bytes)
- *   fedmix/F/clients/X/status   retained {state: online|offline|left}; X's last will says offline
- * Sessions are persistent (clean: false): a request published while a client
- * is briefly away waits at the broker and is delivered when it is back. QoS 1
- * is at least once: the runtime ignores an identical second copy of a reply.
- * A client whose last will arrives during a round is a dropout of that round;
- * when it is back online it is asked again from the next round.
+ *   fedmix/F/clients/X/status   {state: online|offline|left}, never retained; X's last will says offline
+ * Sessions are persistent (clean: false) on both ends: a request published
+ * while a client is briefly away waits at the broker and is delivered when it
+ * is back. QoS 1 is at least once: the runtime ignores an identical second
+ * copy of a reply. A client whose last will arrives during a round is a
+ * dropout of that round; when it is back online it is asked again from the
+ * next round.
+ *
+ * Presence (presence.ts): a client is online only while it is connected and
+ * says so. The server ignores retained status messages (a client that left
+ * one and went away is not there), and its retained
+ * `online` is a roll call that every connected client answers.
+ *
+ * A lost connection to the broker (a restart) is ridden out by both ends
+ * (reconnect.ts: backoff, for up to reconnectFor seconds). The round in
+ * flight is repeated: its requests not answered yet are sent again, to all
+ * when the server is back, and to each client when it says it is back
+ * (replies already received count, once); the exchange reports it.
  */
 import { FederationError, formatThrown, formatValue, InvalidParameterError, UntrustedBrokerError } from '../../errors.js';
 import { guardRead, LIMITS, readArray, readOptions, requireInteger, requireSeconds } from '../../validate.js';
@@ -26,13 +38,15 @@ import { ClientHost } from '../runtime/client-host.js';
 import type { ClientRole } from '../runtime/roles.js';
 import { readCertificates, untrustedCertificate, type Certificates } from './tls.js';
 import { federationTopics, validateId, type FederationTopics } from './topics.js';
+import { clientStatus, isStaleStatus } from './presence.js';
+import { connectionChange, keepConnected, type ConnectionChange } from './reconnect.js';
 import type { Exchange, ExchangeOptions, Received, Transport } from './transport.js';
 import { keepClassName } from '../../class-name.js';
 
 /** The parts of an mqtt.js client used here (mqtt is loaded on demand). */
 interface MqttClient {
-  on(event: 'message', cb: (topic: string, payload: Uint8Array) => void): unknown;
-  on(event: 'error' | 'close' | 'offline' | 'connect', cb: (...a: unknown[]) => void): unknown;
+  on(event: 'message', cb: (topic: string, payload: Uint8Array, packet: { retain?: boolean }) => void): unknown;
+  on(event: 'error' | 'close' | 'offline' | 'connect' | 'reconnect', cb: (...a: unknown[]) => void): unknown;
   subscribeAsync(topic: string | string[], opts: { qos: 0 | 1 }): Promise<{ topic: string; qos: number }[]>;
   publishAsync(topic: string, payload: Uint8Array | string, opts: { qos: 0 | 1; retain?: boolean }): Promise<unknown>;
   endAsync(force?: boolean): Promise<void>;
@@ -45,7 +59,7 @@ interface ConnectOptions {
   username?: string;
   password?: string;
   clean: boolean;
-  will: { topic: string; payload: Uint8Array; qos: 1; retain: true };
+  will: { topic: string; payload: Uint8Array; qos: 1; retain: boolean };
   connectTimeout: number;
   reconnectPeriod: number;
   protocolVersion: 4 | 5;
@@ -178,6 +192,14 @@ export interface MqttTransportOptions {
    * trusted: `ca`). serve() connects to its own embedded broker so.
    */
   certificateFingerprint?: string;
+  /**
+   * seconds to keep reconnecting after the connection to the broker is lost
+   * (a broker restart), with backoff, before the run fails (default 60);
+   * meanwhile the round in flight waits, and is repeated once the broker is back
+   */
+  reconnectFor?: number;
+  /** told when the connection to the broker is lost, comes back, or is given up (default: nothing) */
+  onConnection?: (change: ConnectionChange) => void;
 }
 
 /** The server's side of a federation over MQTT. */
@@ -202,10 +224,19 @@ export class MqttTransport implements Transport {
   redelivered = 0;
   /** messages and status changes from ids outside the allowed list, ignored */
   ignored = 0;
-  /** why the connection to the broker was lost, once it was */
+  /** why the connection to the broker was lost for good, once it was */
   private lost: FederationError | undefined;
   private wake: (() => void) | undefined;
   private readonly allowedSet: ReadonlySet<string> | undefined;
+  /** reconnects so far, and how long the last outage lasted */
+  private reconnects = 0;
+  private lastOutage = 0;
+  private readonly link: { stop(): void; readonly down: boolean };
+  /** the clients the exchange under way waits for, and those of them that said they are (back) online meanwhile */
+  private asking: ReadonlySet<string> | undefined;
+  private readonly rejoined = new Set<string>();
+  /** retained status messages ignored: presence is what a connected client says */
+  staleStatus = 0;
 
   private constructor(
     private readonly client: MqttClient,
@@ -214,20 +245,44 @@ export class MqttTransport implements Transport {
     private readonly allowed: readonly string[] | undefined,
     private readonly encoding: Encoding,
     private readonly defaultTimeoutMs: number,
+    reconnectMs: number,
+    onConnection: ((change: ConnectionChange) => void) | undefined,
   ) {
     this.allowedSet = allowed && new Set(allowed);
-    client.on('message', (topic, payload) => this.onMessage(topic, payload));
-    // a server without its broker cannot go on: every wait ends with this
-    client.on('close', () => {
-      this.lost ??= new FederationError('the connection to the MQTT broker was lost');
-      this.wake?.();
+    client.on('message', (topic, payload, packet) => this.onMessage(topic, payload, packet?.retain === true));
+    const tell = (change: ConnectionChange) => {
+      try {
+        onConnection?.(change);
+      } catch {
+        // a logger's failure is not the run's
+      }
+    };
+    // a broker away for longer than reconnectMs ends the run: every wait ends with this
+    this.link = keepConnected(client, reconnectMs, {
+      lost: () => {
+        tell(connectionChange('lost', reconnectMs));
+        this.wake?.();
+      },
+      back: (seconds) => {
+        this.reconnects += 1;
+        this.lastOutage = seconds;
+        tell(connectionChange('back', reconnectMs, seconds));
+        // the roll call again: a restarted broker has lost the retained status, and the clients answer it
+        void client.publishAsync(topics.serverStatus, json({ state: 'online', run }), { qos: 1, retain: true }).catch(() => undefined);
+        this.wake?.();
+      },
+      gaveUp: (error) => {
+        this.lost ??= error;
+        tell(connectionChange('gave-up', reconnectMs, undefined, error.message));
+        this.wake?.();
+      },
     });
   }
 
   /** Connects as the federation's server, clears what a previous run left, and says it is online. */
   static async connect(given: MqttTransportOptions): Promise<MqttTransport> {
     if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be { url, federation, ... }, got ${formatValue(given)}`);
-    const options = readOptions(given, ['url', 'federation', 'username', 'password', 'clients', 'encoding', 'defaultRoundTimeout', 'connectTimeout', 'protocolVersion', 'ca', 'certificateFingerprint']) as MqttTransportOptions;
+    const options = readOptions(given, ['url', 'federation', 'username', 'password', 'clients', 'encoding', 'defaultRoundTimeout', 'connectTimeout', 'protocolVersion', 'ca', 'certificateFingerprint', 'reconnectFor', 'onConnection']) as MqttTransportOptions;
     checkConnection(options);
     const ca = readCertificates('ca', options.ca);
     const pin = options.certificateFingerprint;
@@ -239,8 +294,10 @@ export class MqttTransport implements Transport {
     const encoding = options.encoding ?? 'binary';
     if (encoding !== 'binary' && encoding !== 'json') throw new InvalidParameterError(`encoding must be 'binary' or 'json', got ${formatValue(encoding)}`);
     if (options.defaultRoundTimeout !== undefined) requireSeconds('defaultRoundTimeout', options.defaultRoundTimeout);
+    const reconnectMs = requireSeconds('reconnectFor', options.reconnectFor ?? 60) * 1000;
+    if (options.onConnection !== undefined && typeof options.onConnection !== 'function') throw new InvalidParameterError(`onConnection must be a function, got ${formatValue(options.onConnection)}`);
     const run = Math.random().toString(36).slice(2, 10) + Date.now().toString(36);
-    const client = await connect(options.url, {
+    const connectOptions: ConnectOptions = {
       clientId: `fedmix-${options.federation}-server`,
       username: options.username,
       password: options.password,
@@ -251,8 +308,12 @@ export class MqttTransport implements Transport {
       protocolVersion: options.protocolVersion ?? 4,
       ...(ca ? { ca } : {}),
       ...(pin === undefined ? {} : { checkServerIdentity: (_host, cert) => (cert.fingerprint256?.toUpperCase() === pin.toUpperCase() ? undefined : Object.assign(new Error(`its certificate (SHA-256 ${cert.fingerprint256}) is not the expected ${pin}`), { code: 'CERT_FINGERPRINT_MISMATCH' })) }),
-    });
-    const t = new MqttTransport(client, topics, run, allowed, encoding, (options.defaultRoundTimeout ?? 60) * 1000);
+    };
+    // a clean session first, ended at once: what an earlier run's persistent session holds is not this run's
+    await (await connect(options.url, connectOptions)).endAsync();
+    // then the run's persistent session: what clients send while the server is briefly away waits at the broker
+    const client = await connect(options.url, { ...connectOptions, clean: false });
+    const t = new MqttTransport(client, topics, run, allowed, encoding, (options.defaultRoundTimeout ?? 60) * 1000, reconnectMs, options.onConnection);
     try {
       const granted = await client.subscribeAsync([topics.allUp, topics.allStatus], { qos: 1 });
       if (granted.some((g) => g.qos === 128)) throw new FederationError(`the broker refused the server's subscriptions (${granted.map((g) => g.topic).join(', ')}); check its access list`);
@@ -260,13 +321,14 @@ export class MqttTransport implements Transport {
       await client.publishAsync(topics.broadcast, new Uint8Array(0), { qos: 1, retain: true });
       await client.publishAsync(topics.serverStatus, json({ state: 'online', run }), { qos: 1, retain: true });
     } catch (e) {
+      t.link.stop();
       await client.endAsync(true);
       throw e;
     }
     return t;
   }
 
-  private onMessage(topic: string, payload: Uint8Array): void {
+  private onMessage(topic: string, payload: Uint8Array, retained = false): void {
     const parsed = clientTopic(this.topics, topic);
     if (!parsed) return;
     const { client: id, channel } = parsed;
@@ -275,10 +337,18 @@ export class MqttTransport implements Transport {
       return;
     }
     if (channel === 'status') {
-      const state = payload.length === 0 ? undefined : readJson(payload)?.state;
+      if (isStaleStatus(payload, retained)) {
+        // kept by the broker for a client that may be long gone (or from an earlier run): not presence
+        if (payload.length > 0) this.staleStatus += 1;
+        return;
+      }
+      const status = readJson(payload);
+      const state = status?.state;
       if (state === 'online') {
         if (!this.order.includes(id)) this.order.push(id);
         this.online.add(id);
+        // reconnected while a round waits for it: it may have missed its request (see exchange)
+        if (status?.reconnected === true && this.asking?.has(id)) this.rejoined.add(id);
       } else {
         this.online.delete(id);
       }
@@ -327,17 +397,25 @@ export class MqttTransport implements Transport {
     if (this.lost) throw this.lost;
     const out: Exchange = { sent: new Map(), received: new Map(), missing: new Map() };
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
-    const until = Date.now() + timeoutMs;
+    let until = Date.now() + timeoutMs;
+    const epoch = { reconnects: this.reconnects };
     const encoded = new Map<Message, Uint8Array>();
+    const request = new Map<string, Uint8Array>();
+    const send = (id: string) => this.client.publishAsync(this.topics.down(id), request.get(id)!, { qos: 1 });
     const sends: Promise<unknown>[] = [];
     for (const [id, m] of messages) {
       let bytes = encoded.get(m);
       if (!bytes) encoded.set(m, (bytes = encodeMessage(m, this.encoding)));
       out.sent.set(id, bytes.length);
-      sends.push(this.client.publishAsync(this.topics.down(id), bytes, { qos: 1 }));
+      request.set(id, bytes);
+      sends.push(send(id));
     }
     // the deadline covers sending too: a publish on a lost connection would wait for ever
-    await within(Promise.all(sends), timeoutMs);
+    // (but for the reconnect window: while the broker is away the deadline is on hold)
+    let sent = false;
+    const settled = () => ((sent = true), this.wake?.());
+    Promise.all(sends).then(settled, settled);
+    while (!sent && !this.lost && (this.link.down || Date.now() < until)) await this.changed(250);
     if (this.lost) throw this.lost;
     if (!options.replies) return out;
     // a client has answered once any reply is in but a late one for a round it missed: that one is not its answer
@@ -350,11 +428,34 @@ export class MqttTransport implements Transport {
         if ((this.pending.get(id) ?? []).some((r) => !late?.has(this.roundOf.get(r as Uint8Array) ?? NaN))) answered.add(id);
         return !answered.has(id);
       });
-    for (;;) {
-      if (this.lost) throw this.lost;
-      for (const id of waiting()) if (!this.online.has(id)) out.missing.set(id, { kind: 'dropout', reason: 'went offline (its last will arrived) before answering' });
-      if (waiting().length === 0 || Date.now() >= until) break;
-      await this.changed(Math.min(250, until - Date.now()));
+    this.asking = new Set(messages.keys());
+    this.rejoined.clear();
+    try {
+      for (;;) {
+        if (this.lost) throw this.lost;
+        // the broker is away: the round is on hold (the reconnect window bounds the wait)
+        if (this.link.down) {
+          await this.changed(250);
+          continue;
+        }
+        if (this.reconnects !== epoch.reconnects) {
+          // back after an outage during the round: the round is repeated, with a new deadline
+          epoch.reconnects = this.reconnects;
+          const again = waiting();
+          for (const id of again) send(id).catch(() => undefined);
+          (out.interruptions ??= []).push({ seconds: this.lastOutage, resent: again.length, reason: 'the connection to the broker was lost' });
+          until = Date.now() + timeoutMs;
+          this.rejoined.clear();
+        }
+        // a client that says it is back may have missed its request (a restarted broker forgets what it queued)
+        for (const id of this.rejoined) if (waiting().includes(id)) send(id).catch(() => undefined);
+        this.rejoined.clear();
+        for (const id of waiting()) if (!this.online.has(id)) out.missing.set(id, { kind: 'dropout', reason: 'went offline (its last will arrived) before answering' });
+        if (waiting().length === 0 || Date.now() >= until) break;
+        await this.changed(Math.min(250, until - Date.now()));
+      }
+    } finally {
+      this.asking = undefined;
     }
     for (const id of waiting()) out.missing.set(id, { kind: 'timeout', reason: `did not answer within ${timeoutMs} ms` });
     out.received = this.pending;
@@ -378,15 +479,20 @@ export class MqttTransport implements Transport {
    */
   async finish(outcome: { ok: boolean; reason?: string }, graceMs = 5000): Promise<void> {
     if (this.lost) {
+      this.link.stop();
       await within(this.client.endAsync(true), 2000);
       return;
     }
+    // a wait still under way (for clients that will not come now) ends with the connection
+    this.lost = new FederationError('the connection to the MQTT broker was closed: the run is over');
     // every step bounded: a broker lost now must not keep the run from ending
     await within(this.client.publishAsync(this.topics.broadcast, json({ state: 'done', run: this.run, ...outcome }), { qos: 1, retain: true }), graceMs);
     const until = Date.now() + graceMs;
-    while (this.online.size > 0 && !this.lost && Date.now() < until) await this.changed(Math.min(100, until - Date.now()));
+    while (this.online.size > 0 && !this.link.down && Date.now() < until) await this.changed(Math.min(100, until - Date.now()));
     await within(this.client.publishAsync(this.topics.serverStatus, json({ state: 'offline', run: this.run }), { qos: 1, retain: true }), 2000);
-    await within(this.client.endAsync(), 2000);
+    this.link.stop();
+    await within(this.client.endAsync(!this.client.connected), 2000);
+    this.wake?.();
   }
 }
 
@@ -404,11 +510,13 @@ export interface JoinOptions {
   connectTimeout?: number;
   /** seconds to keep trying while the broker cannot be reached, at the start (default 30; it may start after its clients) */
   waitForBroker?: number;
-  /** seconds to keep reconnecting after the connection is lost during the run, before giving up (default 60) */
+  /** seconds to keep reconnecting (with backoff) after the connection is lost during the run, before giving up (default 60) */
   reconnectFor?: number;
   protocolVersion?: 4 | 5;
   /** mqtts:// and wss:// in Node: the CA certificates (PEM) to trust instead of the system's, e.g. a self-signed broker's own; a broker they do not vouch for is an UntrustedBrokerError */
   ca?: Certificates;
+  /** told when the connection to the broker is lost, comes back, or is given up (default: nothing) */
+  onConnection?: (change: ConnectionChange) => void;
   /** called after each answered request */
   onRequest?: (kind: string, round: number) => void;
   /**
@@ -437,11 +545,12 @@ export interface JoinResult {
 export async function join(given: JoinOptions): Promise<JoinResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be { url, federation, client, ... }, got ${formatValue(given)}`);
   const options = readOptions(given, [
-    'url', 'federation', 'client', 'username', 'password', 'maxMessageBytes', 'connectTimeout', 'waitForBroker', 'reconnectFor', 'protocolVersion', 'ca', 'onRequest', 'signal',
+    'url', 'federation', 'client', 'username', 'password', 'maxMessageBytes', 'connectTimeout', 'waitForBroker', 'reconnectFor', 'protocolVersion', 'ca', 'onRequest', 'signal', 'onConnection',
   ]) as JoinOptions;
   checkConnection(options);
   const ca = readCertificates('ca', options.ca);
   if (options.onRequest !== undefined && typeof options.onRequest !== 'function') throw new InvalidParameterError(`onRequest must be a function, got ${formatValue(options.onRequest)}`);
+  if (options.onConnection !== undefined && typeof options.onConnection !== 'function') throw new InvalidParameterError(`onConnection must be a function, got ${formatValue(options.onConnection)}`);
   if (options.signal !== undefined && !guardRead('signal', () => options.signal instanceof AbortSignal)) throw new InvalidParameterError(`signal must be an AbortSignal, got ${formatValue(options.signal)}`);
   const role = options.client;
   // the host checks the role and reads its id once
@@ -457,7 +566,8 @@ export async function join(given: JoinOptions): Promise<JoinResult> {
       username: options.username ?? id,
       password: options.password,
       clean: false,
-      will: { topic: topics.status(id), payload: json({ state: 'offline' }), qos: 1, retain: true },
+      // not retained: a status the broker keeps would outlive the connection it speaks for (presence.ts)
+      will: { topic: topics.status(id), payload: utf8.encode(clientStatus('offline')), qos: 1, retain: false },
       connectTimeout: requireInteger('connectTimeout', options.connectTimeout ?? 10, 1, LIMITS.timeoutSeconds) * 1000,
       reconnectPeriod: 0,
       protocolVersion: options.protocolVersion ?? 4,
@@ -465,8 +575,6 @@ export async function join(given: JoinOptions): Promise<JoinResult> {
     },
     waitMs,
   );
-  // from now on a lost connection is retried (the session is persistent: requests wait at the broker)
-  client.options.reconnectPeriod = 1000;
   let answered = 0;
   /** the last requests answered (by a hash of their bytes), with the reply sent */
   const replies = new Map<string, { request: Uint8Array; reply: Uint8Array | undefined }>();
@@ -474,16 +582,33 @@ export async function join(given: JoinOptions): Promise<JoinResult> {
   let queue = Promise.resolve();
   return new Promise<JoinResult>((resolve, reject) => {
     let finished = false;
-    /** set while the connection is lost: when it fires, the client gives up */
-    let lost: ReturnType<typeof setTimeout> | undefined;
+    const tell = (change: ConnectionChange) => {
+      try {
+        options.onConnection?.(change);
+      } catch {
+        // a logger's failure is not the run's
+      }
+    };
+    // from now on a lost connection is retried with backoff (the session is persistent: requests wait at the broker)
+    const link = keepConnected(client, reconnectMs, {
+      lost: () => tell(connectionChange('lost', reconnectMs)),
+      back: (seconds) => {
+        tell(connectionChange('back', reconnectMs, seconds));
+        // back: say so again (the server may have missed the request it sent meanwhile, and sends it again)
+        void client.publishAsync(topics.status(id), clientStatus('online', true), { qos: 1 }).catch(() => undefined);
+      },
+      gaveUp: (error) => {
+        tell(connectionChange('gave-up', reconnectMs, undefined, error.message));
+        end(error);
+      },
+    });
     const end = (r: JoinResult | Error) => {
       if (finished) return;
       finished = true;
-      clearTimeout(lost);
-      client.options.reconnectPeriod = 0;
+      link.stop();
       // saying goodbye must not hang on a broker that is already gone (a publish would wait offline for ever);
       // after an error, no goodbye: a forced end lets the broker publish the last will, so the server stops waiting
-      const leave = r instanceof Error ? Promise.resolve() : client.publishAsync(topics.status(id), json({ state: 'left' }), { qos: 1, retain: true }).catch(() => undefined);
+      const leave = r instanceof Error ? Promise.resolve() : client.publishAsync(topics.status(id), clientStatus('left'), { qos: 1 }).catch(() => undefined);
       void within(leave, 2000)
         .then(() => within(client.endAsync(r instanceof Error || !client.connected), 2000))
         .then(
@@ -494,7 +619,11 @@ export async function join(given: JoinOptions): Promise<JoinResult> {
     client.on('message', (topic, payload) => {
       if (topic === topics.serverStatus) {
         const s = readJson(payload);
-        if (s?.state === 'online' && typeof s.run === 'string') serverRun = s.run;
+        if (s?.state === 'online' && typeof s.run === 'string') {
+          serverRun = s.run;
+          // the server's roll call (it started, or is back after a broker restart): answer it
+          if (!finished) void client.publishAsync(topics.status(id), clientStatus('online'), { qos: 1 }).catch(() => undefined);
+        }
       } else if (topic === topics.broadcast) {
         const s = payload.length === 0 ? undefined : readJson(payload);
         // a retained end of an earlier run is not this one's
@@ -522,23 +651,10 @@ export async function join(given: JoinOptions): Promise<JoinResult> {
         });
       }
     });
-    // a lost connection: mqtt.js reconnects; given up after reconnectFor
-    client.on('close', () => {
-      if (finished || lost) return;
-      lost = setTimeout(() => end(new FederationError(`the connection to the broker was lost and did not come back within ${reconnectMs / 1000} s`)), reconnectMs);
-    });
-    client.on('connect', () => {
-      if (!lost) return;
-      clearTimeout(lost);
-      lost = undefined;
-      // back: say so again (the broker published the last will when the connection was lost)
-      void client.publishAsync(topics.status(id), json({ state: 'online' }), { qos: 1, retain: true }).catch(() => undefined);
-    });
     const abort = () => {
       if (finished) return;
       finished = true;
-      clearTimeout(lost);
-      client.options.reconnectPeriod = 0;
+      link.stop();
       void client.endAsync(true).then(
         () => reject(new FederationError(`client ${id} left: its join was aborted`)),
         () => reject(new FederationError(`client ${id} left: its join was aborted`)),
@@ -550,7 +666,7 @@ export async function join(given: JoinOptions): Promise<JoinResult> {
       try {
         const granted = await client.subscribeAsync([topics.down(id), topics.broadcast, topics.serverStatus], { qos: 1 });
         if (granted.some((g) => g.qos === 128)) throw new FederationError(`the broker refused client ${id}'s subscriptions (${granted.filter((g) => g.qos === 128).map((g) => g.topic).join(', ')}); check its access list`);
-        await client.publishAsync(topics.status(id), json({ state: 'online' }), { qos: 1, retain: true });
+        await client.publishAsync(topics.status(id), clientStatus('online'), { qos: 1 });
       } catch (e) {
         end(e instanceof Error ? e : new FederationError(String(e)));
       }

@@ -27,6 +27,21 @@ export interface Exchange {
   received: Map<string, Received[]>;
   /** clients asked that will not answer this round, and why */
   missing: Map<string, { kind: 'timeout' | 'dropout'; reason: string }>;
+  /**
+   * outages the exchange rode out (over a network: the broker restarted),
+   * each repeating the round: the requests not answered yet were sent again
+   * with a new deadline (absent when there was none)
+   */
+  interruptions?: Interruption[];
+}
+
+/** An outage during an exchange, after which the round was repeated. */
+export interface Interruption {
+  reason: string;
+  /** seconds the connection was away */
+  seconds: number;
+  /** requests sent again (the clients that had not answered yet) */
+  resent: number;
 }
 
 export interface Transport {
