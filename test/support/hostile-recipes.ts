@@ -564,6 +564,18 @@ export const RECIPES: Record<string, Recipe> = {
     statics: { unpredictable: stat(f.Rng.unpredictable, () => []) },
     internal: ['draw', 'dirichletDraws'],
   }),
+  // the privacy accountant
+  privacyEpsilon: fn(f.privacyEpsilon, () => [{ noiseMultiplier: 1.1, samplingRate: 0.01, steps: 100, delta: 1e-5 }]),
+  rdpSampledGaussian: fn(f.rdpSampledGaussian, () => [{ noiseMultiplier: 1.1, samplingRate: 0.01 }, [2, 4.5, 8]]),
+  epsilonFromRdp: fn(f.epsilonFromRdp, () => [[0.1, 0.2], 1e-5, [2, 8]]),
+  RdpAccountant: cls(f.RdpAccountant, () => [{ orders: [1.5, 2, 8] }], {
+    methods: {
+      step: () => [{ noiseMultiplier: 1.1, samplingRate: 0.01, steps: 10 }],
+      epsilon: () => [1e-5],
+      toJSON: () => [],
+    },
+    statics: { fromJSON: stat(f.RdpAccountant.fromJSON, () => [{ kind: 'RdpAccountant', orders: [2, 8], history: [{ noiseMultiplier: 1, samplingRate: 0.1, steps: 3 }] }]) },
+  }),
   linearSumAssignment: fn(f.linearSumAssignment, () => [[[4, 1, 3], [2, 0, 5]], { maximize: false }]),
   // graphs of clients: two triangles and an isolated client, one link weighted
   ClientGraph: cls(f.ClientGraph, () => [clientGraph()], { methods: { neighbors: () => ['a'], degree: () => ['e'], toJSON: () => [] }, internal: ['positionOf'] }),
@@ -979,6 +991,12 @@ const basesFile = (covariance: 'full' | 'diagonal'): SavedRecipe => ({
 const pcaRows = memo(() => new f.PCA({ nComponents: 3 }).fit(satellite().X).transform(satRows()));
 
 export const SAVED: Record<string, SavedRecipe> = {
+  RdpAccountant: {
+    cls: 'RdpAccountant',
+    file: () => saved(new f.RdpAccountant().step({ noiseMultiplier: 1.1, samplingRate: 0.01, steps: 1000 }).step({ noiseMultiplier: 2, samplingRate: 0.05 })),
+    load: (j) => f.RdpAccountant.fromJSON(j),
+    args: { step: () => [{ noiseMultiplier: 1.1, samplingRate: 0.01 }], epsilon: () => [1e-5], toJSON: () => [] },
+  },
   'GaussianMixture full': gmmFile('full'),
   'GaussianMixture tied': gmmFile('tied'),
   'GaussianMixture diag': gmmFile('diag'),

@@ -85,7 +85,7 @@ function rdpOf(sigma: number, q: number, list: Float64Array): Float64Array {
 export interface PrivacySpent {
   epsilon: number;
   delta: number;
-  /** the order of the least epsilon (undefined when every order's RDP is infinite) */
+  /** the order of the least epsilon (undefined when every order's RDP is infinite, or when none has any loss: epsilon 0) */
   order: number | undefined;
 }
 
@@ -181,8 +181,16 @@ export class RdpAccountant {
     return { kind: 'RdpAccountant', orders: Array.from(this.orderList), history: this.history };
   }
 
-  /** An accountant from its JSON: the steps are composed again (so a tampered total cannot be loaded). */
-  static fromJSON(json: unknown): RdpAccountant {
+  /** An accountant from its JSON (text or parsed): the steps are composed again (so a tampered total cannot be loaded). */
+  static fromJSON(given: unknown): RdpAccountant {
+    let json = given;
+    if (typeof given === 'string') {
+      try {
+        json = JSON.parse(given) as unknown;
+      } catch (e) {
+        throw new InvalidParameterError(`a saved RdpAccountant must be JSON: ${(e as Error).message}`);
+      }
+    }
     if (json === null || typeof json !== 'object' || (json as { kind?: unknown }).kind !== 'RdpAccountant') {
       throw new InvalidParameterError(`not a saved RdpAccountant: expected { kind: 'RdpAccountant', orders, history }, got ${formatValue(json)}`);
     }

@@ -126,8 +126,14 @@ pub fn rdp_sampled_gaussian(q: f64, sigma: f64, alpha: f64) -> f64 {
 }
 
 /// epsilon at `delta` for a total RDP `rdp[i]` at order `orders[i]` (Balle et al. 2020, Theorem 21),
-/// the least over the orders: (epsilon, index of its order). Infinite (and index usize::MAX) when every order is.
+/// the least over the orders: (epsilon, index of its order). Infinite (and index usize::MAX) when every order is;
+/// 0 (and usize::MAX) when no order has any loss.
 pub fn epsilon_from_rdp(orders: &[f64], rdp: &[f64], delta: f64) -> (f64, usize) {
+    // no loss at any order (no steps, or no sampling): the two distributions are the same, (0, 0)-DP;
+    // the conversion would still charge its slack of about (ln(1/delta) - ln alpha) / (alpha - 1)
+    if !rdp.is_empty() && rdp.iter().all(|&r| r == 0.0) {
+        return (0.0, usize::MAX);
+    }
     let mut best = (f64::INFINITY, usize::MAX);
     for (i, (&a, &r)) in orders.iter().zip(rdp).enumerate() {
         let eps = r + ((a - 1.0) / a).ln() - (delta.ln() + a.ln()) / (a - 1.0);
@@ -182,5 +188,6 @@ mod tests {
         let (eps, i) = epsilon_from_rdp(&orders, &rdp, 1e-5);
         assert_eq!(i, 2);
         assert!((eps - (1.0 + (7.0f64 / 8.0).ln() - (1e-5f64.ln() + 8f64.ln()) / 7.0)).abs() < 1e-12);
+        assert_eq!(epsilon_from_rdp(&orders, &[0.0, 0.0, 0.0], 1e-5), (0.0, usize::MAX));
     }
 }
