@@ -15,7 +15,8 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { writeFileAtomic } from '../../atomic-write.js';
 import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -119,7 +120,7 @@ export async function writeMosquittoConfig(dir: string, given: MosquittoConfigOp
   // the directory is the caller's: one that cannot be written is a BrokerError saying which
   const write = async (file: string, data: string) => {
     try {
-      await writeFile(file, data, { mode: 0o600 });
+      await writeFileAtomic(file, data, { mode: 0o600 });
     } catch (e) {
       throw new BrokerError(`cannot write ${file}: ${formatThrown(e)}`);
     }
