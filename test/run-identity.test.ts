@@ -201,3 +201,28 @@ describe('over the embedded MQTT broker', () => {
     expect(numbers(result)).toEqual(numbers(reference));
   });
 });
+
+test("a round's count of another run's replies is kept by its checkpoint", async () => {
+  const { saveCheckpoint, restoreServer } = await import('../ts/federated/registry/index.js');
+  const earlier = new Meddler(new InProcessTransport(SPECS.map(makeClient)));
+  await run(3, earlier);
+  const s = server(4);
+  let saved: unknown;
+  try {
+    await runFederation(s, new Meddler(new InProcessTransport(SPECS.map(makeClient)), { round: 1, bytes: earlier.replies[3]![0]! }), {
+      onCheckpoint: (cp) => {
+        if (cp.round === 2) saved = JSON.parse(JSON.stringify(saveCheckpoint('dem', cp)));
+      },
+    });
+  } finally {
+    s.dispose?.();
+  }
+  const restored = restoreServer(saved, { nFeatures: 2, nComponents: 3, covarianceType: 'diag', init: 'kfed', seed: 4, maxRounds: 4, tol: 0 });
+  try {
+    const r = await runFederation(restored, new InProcessTransport(SPECS.map(makeClient)), { resume: saved });
+    expect(r.history[0]!.otherRun).toBe(1);
+    expect(r.run).toBe((saved as { run: string }).run);
+  } finally {
+    restored.dispose?.();
+  }
+});

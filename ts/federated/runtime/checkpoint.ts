@@ -177,6 +177,7 @@ const SAVED = v.object({
       bytesDown: savedCount(),
       ms: v.object({ configure: savedNumber(), exchange: savedNumber(), accept: savedNumber(), aggregate: savedNumber() }),
       metrics: v.optional(v.unknown()),
+      otherRun: v.optional(v.pipe(savedCount(), v.minValue(1))),
     }),
   ),
   elapsed: v.pipe(savedNumber(), v.minValue(0)),
