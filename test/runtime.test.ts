@@ -63,9 +63,12 @@ describe('the round loop', () => {
       [3, true],
       [3, false],
     ]);
-    const ask = encodeMessage(ASK.create('server', 1, { length: 3 }), 'binary').length;
-    const reply = encodeMessage(VALUE.create('c0', 1, { values: new Float64Array(3) }), 'binary').length;
-    const total = encodeMessage(TOTAL.create('server', 3, { values: new Float64Array(3) }), 'binary').length;
+    // every message carries the run's id (32 hex digits in both runs)
+    expect(b.run).not.toBe(a.run);
+    const run = a.run;
+    const ask = encodeMessage({ ...ASK.create('server', 1, { length: 3 }), run }, 'binary').length;
+    const reply = encodeMessage({ ...VALUE.create('c0', 1, { values: new Float64Array(3) }), run }, 'binary').length;
+    const total = encodeMessage({ ...TOTAL.create('server', 3, { values: new Float64Array(3) }), run }, 'binary').length;
     for (const [, t] of a.clientTraffic) {
       expect(t).toEqual({ bytesDown: 3 * ask + total, bytesUp: 3 * reply, messagesDown: 4, messagesUp: 3 });
     }

@@ -14,7 +14,8 @@
  * their options, how they read them, their warnings); --algorithm-module
  * imports modules that register more before the command line is read.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeFileAtomicSync } from '../atomic-write.js';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Matrix } from '../data/matrix.js';
@@ -29,6 +30,7 @@ import type { OptionSpec, Options } from './args.js';
 import { readDataFile } from './data.js';
 import { BROKER_OPTIONS, brokerListenOptions, readPem } from './broker-options.js';
 import { exclusionLine, note, result, type CommandResult } from './io.js';
+import { otherRunNote, startLine } from './run-log.js';
 
 const federation: OptionSpec = { type: 'string', default: 'fedmix', help: 'the federation: its topics are fedmix/<name>/...' };
 const algorithmModule: OptionSpec = { type: 'string', help: 'a module (path or URL) that registers algorithms of your own with registerAlgorithm, imported before the options are read; may be repeated' };
@@ -54,6 +56,7 @@ const SERVER_COMMON: Record<string, OptionSpec> = {
   'reconnect-for': { type: 'number', default: 60, help: 'seconds to keep reconnecting when the connection to the broker is lost (a broker restart); the round in flight is then repeated' },
   encoding: { type: 'string', default: 'binary', choices: ENCODINGS, help: 'wire form of the messages (binary: Arrow IPC)' },
   out: { type: 'string', help: 'write the model JSON here (default: print it)' },
+  state: { type: 'string', help: "a directory for the server's state: saved after every round; started again with it after a crash, the server resumes the run (docs/operations.md)" },
 };
 
 /** The options of `fedmix client` that are the command's own. */
@@ -219,12 +222,14 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
     reconnectFor: o['reconnect-for'] as number,
     onListening: ({ url, wsUrl }) => log(`fedmix server: broker listening on ${url}${wsUrl ? ` and ${wsUrl}` : ''}`),
     onConnection: (change) => log(`fedmix server: ${change.message}`),
+    state: o.state as string | undefined,
+    onStart: (r) => log(startLine(r)),
     onRound: (r: RoundRecord) =>
-      log(`round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${r.failures.length ? `; ${r.failures.map((f) => `${f.client} ${f.kind}${f.excluded ? ', excluded' : ''}`).join('; ')}` : ''}${livenessNote(r, o['max-missed-rounds'] as number)}`),
+      log(`round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${r.failures.length ? `; ${r.failures.map((f) => `${f.client} ${f.kind}${f.excluded ? ', excluded' : ''}`).join('; ')}` : ''}${livenessNote(r, o['max-missed-rounds'] as number)}${otherRunNote(r)}`),
   });
   const model = resultJson(a, result.model);
   const json = { algorithm: a, model, rounds: result.rounds, traffic: result.traffic, excluded: result.excluded, failures: result.failures };
-  if (typeof o.out === 'string') writeFileSync(o.out, JSON.stringify(model) + '\n');
+  if (typeof o.out === 'string') writeFileAtomicSync(o.out, JSON.stringify(model) + '\n');
   const summary = [
     `fedmix server: ${a}, ${result.rounds} rounds, ${result.traffic.bytesDown} bytes down and ${result.traffic.bytesUp} up`,
     ...(result.excluded.length ? ['excluded:', ...result.excluded.map((e) => `  ${e.reason} (round ${e.round})`)] : []),

@@ -3,7 +3,7 @@
  * on the library's public API: the experiments' commands come from their
  * folders (ts/experiments/commands.ts), the federation's are here.
  */
-import { writeFileSync } from 'node:fs';
+import { writeFileAtomicSync } from '../atomic-write.js';
 import { FedmixError } from '../errors.js';
 import { optionsHelp, parseOptions, type OptionSpec } from './args.js';
 import { delimiterOption, fileError, UnreadableFileError } from './data.js';
@@ -131,7 +131,7 @@ export async function main(argv: string[]): Promise<number> {
     const out = excluded !== undefined && json !== null && typeof json === 'object' && !Array.isArray(json) ? { ...json, exclusions: excluded } : json;
     const jsonText = JSON.stringify(out, null, 2) + '\n';
     if (output.jsonToStdout) process.stdout.write(jsonText);
-    else if (typeof options.json === 'string') writeFileSync(options.json, jsonText);
+    else if (typeof options.json === 'string') writeFileAtomicSync(options.json, jsonText);
     return excluded !== undefined && excluded.length > 0 ? EXIT_EXCLUDED : 0;
   } catch (e) {
     if (e instanceof FedmixError) {

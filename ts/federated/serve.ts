@@ -8,14 +8,17 @@ import { randomBytes, X509Certificate } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
 import { formatValue, InvalidParameterError } from '../errors.js';
 import { isArray, optionKeys, readArray, readOptions, readRecord, requireSeconds } from '../validate.js';
-import { algorithm as registered, makeServer, restoreServer } from './registry/index.js';
+import { algorithm as registered, makeServer, restoreServer, saveCheckpoint } from './registry/index.js';
 import type { Encoding } from './messages/codec.js';
 import { resolvePolicy, type FederationPolicy } from './runtime/policy.js';
-import { RUN_KEYS, runFederation, runPolicy, type FederationResult, type RunHooks, type RunOptions } from './runtime/run.js';
+import { resumePointOf } from './runtime/resume-point.js';
+import { RUN_KEYS, runFederation, runPolicy, type FederationResult, type RunCheckpoint, type RunHooks, type RunOptions } from './runtime/run.js';
+import { StateDirectory } from './state-dir.js';
 import { startBroker, type BrokerTls, type RunningBroker } from './transport/broker.js';
 import { PACKET_OVERHEAD_BYTES, type BrokerLimits } from './transport/limits.js';
 import { MqttTransport } from './transport/mqtt.js';
 import type { ConnectionChange } from './transport/reconnect.js';
+import type { Transport } from './transport/transport.js';
 import { validateAccounts, validateId } from './transport/topics.js';
 
 /** The server's username on an embedded broker (client ids cannot take it). */
@@ -58,11 +61,22 @@ export interface ServeOptions extends FederationPolicy, RunHooks {
    * the round after (RunOptions.resume)
    */
   resume?: unknown;
+  /**
+   * a directory for the server's state (docs/operations.md): the run's
+   * checkpoint is saved there, atomically, after every complete round, and a
+   * server started again with the same directory (after a crash or a kill)
+   * resumes after the last complete round, with the same run id. A
+   * directory of another run (algorithm, federation, clients or options), of
+   * a finished run, or damaged is an InvalidParameterError naming why.
+   */
+  state?: string;
+  /** told, before the first round, the run's id and, when it resumes, the round it resumes after and where from */
+  onStart?: (run: { id: string; resumedAfter?: number; state?: string }) => void;
 }
 
 /** Every option of ServeOptions, for readOptions (the compiler checks it is complete). */
 const SERVE_KEYS = optionKeys<ServeOptions>()({
-  algorithm: true, options: true, federation: true, clients: true, broker: true, listen: true, encoding: true, onListening: true, resume: true, onRound: true, onCheckpoint: true, stopWhen: true,
+  algorithm: true, options: true, federation: true, clients: true, broker: true, listen: true, encoding: true, onListening: true, resume: true, state: true, onStart: true, onRound: true, onCheckpoint: true, stopWhen: true,
   onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true,
   reconnectFor: true, onConnection: true,
 });
@@ -94,15 +108,55 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   const run = readRecord(options, RUN_KEYS.filter((k) => k !== 'excludedBefore') as (keyof ServeOptions & keyof RunOptions)[], 'options');
   // the policy and the server role first: their options are checked before anything listens
   resolvePolicy(runPolicy(run));
-  const server = options.resume === undefined ? makeServer(algorithm, options.options) : restoreServer(options.resume, options.options, algorithm);
+  for (const hook of ['onStart'] as const) if (options[hook] !== undefined && typeof options[hook] !== 'function') throw new InvalidParameterError(`${hook} must be a function, got ${formatValue(options[hook])}`);
+  if (options.state !== undefined && options.resume !== undefined) throw new InvalidParameterError('give state (a directory the run saves itself to and resumes from) or resume (a checkpoint), not both');
+  const state = options.state === undefined ? undefined : StateDirectory.open(options.state, { algorithm, federation, clients: ids, options: options.options });
+  const resume = options.resume ?? state?.checkpoint;
+  const server = resume === undefined ? makeServer(algorithm, options.options) : restoreServer(resume, options.options, algorithm);
   let federationBroker: FederationBroker | undefined;
   try {
-    federationBroker = await openFederation({ ...options, federation });
-    return await runFederation(server, federationBroker.transport, run);
+    // the run's id: the saved run's when resuming, else the state directory's or a fresh one; the transport announces it
+    const point = resume === undefined ? undefined : resumePointOf(server, resume);
+    const id = point?.run ?? state?.run ?? randomBytes(16).toString('hex');
+    if (state) run.onCheckpoint = saving(state, algorithm, run.onCheckpoint);
+    federationBroker = await openFederation({ ...options, federation, run: id });
+    options.onStart?.({ id, ...(point ? { resumedAfter: point.round } : {}), ...(state ? { state: state.path } : {}) });
+    const transport = state ? finishingFirst(federationBroker.transport, state) : federationBroker.transport;
+    return await runFederation(server, transport, { ...run, run: id, ...(resume === undefined ? {} : { resume }) });
   } finally {
     server.dispose?.();
     await federationBroker?.close();
   }
+}
+
+/** The run's checkpoint hook with the state directory's save after the caller's own (a failed save ends the run, as the hook's error would). */
+function saving(state: StateDirectory, algorithm: string, own: RunHooks['onCheckpoint']): NonNullable<RunHooks['onCheckpoint']> {
+  return async (checkpoint: RunCheckpoint) => {
+    await own?.(checkpoint);
+    await state.save(saveCheckpoint(algorithm, checkpoint));
+  };
+}
+
+/**
+ * The transport with the state directory marked finished before the clients
+ * are told the run is over: a server killed after that point is not resumed
+ * to wait for clients that have already left.
+ */
+function finishingFirst(transport: MqttTransport, state: StateDirectory): Transport & { run: string } {
+  return {
+    name: transport.name,
+    run: transport.run,
+    available: (min, timeoutMs, excluded) => transport.available(min, timeoutMs, excluded),
+    exchange: (round, messages, options) => transport.exchange(round, messages, options),
+    finish: async (outcome) => {
+      try {
+        if (outcome.ok) await state.finish(outcome.reason);
+      } finally {
+        // the clients are told even when the mark could not be written (the error then ends the run)
+        await transport.finish(outcome);
+      }
+    },
+  };
 }
 
 /** A federation's broker as its server sees it: the server's transport, the URL clients connect to, and how to stop. */
@@ -118,7 +172,7 @@ export interface FederationBroker {
  * with the clients' accounts (or an existing broker), and the server's
  * transport connected to it, allowing only the listed clients, in their order.
  */
-export async function openFederation(options: Pick<ServeOptions, 'federation' | 'clients' | 'broker' | 'listen' | 'encoding' | 'onListening' | 'maxMessageBytes' | 'reconnectFor' | 'onConnection'>): Promise<FederationBroker> {
+export async function openFederation(options: Pick<ServeOptions, 'federation' | 'clients' | 'broker' | 'listen' | 'encoding' | 'onListening' | 'maxMessageBytes' | 'reconnectFor' | 'onConnection'> & { run?: string }): Promise<FederationBroker> {
   const federation = options.federation;
   const ids = options.clients.map((c) => c.id);
   let broker: RunningBroker | undefined;
@@ -151,7 +205,7 @@ export async function openFederation(options: Pick<ServeOptions, 'federation' | 
       }
       options.onListening?.({ url: broker.url, wsUrl: broker.wsUrl });
     }
-    const transport = await MqttTransport.connect({ url, federation, username, password, clients: ids, encoding: options.encoding, reconnectFor: options.reconnectFor, onConnection: options.onConnection, ...tls });
+    const transport = await MqttTransport.connect({ url, federation, username, password, clients: ids, encoding: options.encoding, reconnectFor: options.reconnectFor, onConnection: options.onConnection, run: options.run, ...tls });
     const running = broker;
     return { transport, url, close: async () => void (await running?.close()) };
   } catch (e) {

@@ -5,7 +5,7 @@
  * page, the text table, and the plots' numbers as JSON for whoever reads the
  * file back.
  */
-import { writeFileSync } from 'node:fs';
+import { writeFileAtomicSync } from '../../atomic-write.js';
 import type { ExperimentReport } from './run.js';
 import { reportData, reportPlots } from './plots.js';
 
@@ -48,5 +48,5 @@ ${plots['plot-dem'] ? plot('plot-dem') : ''}
 }
 
 export function writeReport(path: string, r: ExperimentReport, title: string, table: string): void {
-  writeFileSync(path, reportHtml(r, title, table));
+  writeFileAtomicSync(path, reportHtml(r, title, table));
 }

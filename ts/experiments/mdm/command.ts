@@ -10,7 +10,8 @@
  * "client,row", then one line per row a client holds (row: the 0-based data row
  * of the central CSV).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeFileAtomicSync } from '../../atomic-write.js';
 import type { Matrix } from '../../data/matrix.js';
 import { InvalidParameterError } from '../../errors.js';
 import { mdm } from '../../federated/mdm/descriptor.js';
@@ -149,7 +150,7 @@ export async function runMdmFitCommand(o: Options): Promise<CommandResult> {
   const saved = mdm.artifact.save(model);
   const modelText = JSON.stringify(saved, null, 2);
   if (typeof o.out === 'string') {
-    writeFileSync(o.out, modelText + '\n');
+    writeFileAtomicSync(o.out, modelText + '\n');
     lines.push(`model written to ${o.out}`);
     return { text: [`fedmix mdm fit: ${o.data}, ${histograms.nRows} clients, C = ${model.nCategories}, N = ${model.maxCount}`, ...lines].join('\n'), json: { ...json, model: saved }, excluded };
   }
@@ -196,7 +197,7 @@ export async function runMdmSimulateCommand(o: Options): Promise<CommandResult> 
   const summary = `fedmix mdm simulate (${method}): ${p.indices.length} clients, ${total} rows dealt (mean ${(total / p.indices.length).toFixed(1)} per client) from ${table.nRows} rows of ${o.data}`;
   const json = { method, clients: p.indices.length, classes: p.classes, histograms: p.histograms.map((h) => Array.from(h)) };
   if (typeof o.out === 'string') {
-    writeFileSync(o.out, csv + '\n');
+    writeFileAtomicSync(o.out, csv + '\n');
     return { text: `${summary}; assignment written to ${o.out}`, json };
   }
   note(summary);

@@ -112,7 +112,9 @@ function plainPayload(m: Message, columns: Column[] | undefined): unknown {
     }
     return out;
   };
-  const envelope = m.users === undefined ? { protocol: m.protocol, version: m.version, kind: m.kind, from: m.from, round: m.round } : { protocol: m.protocol, version: m.version, kind: m.kind, from: m.from, round: m.round, users: m.users };
+  const envelope: Record<string, unknown> = { protocol: m.protocol, version: m.version, kind: m.kind, from: m.from, round: m.round };
+  if (m.users !== undefined) envelope.users = m.users;
+  if (m.run !== undefined) envelope.run = m.run;
   return { ...envelope, payload: walk(m.payload, 'payload', 'payload', 1) };
 }
 

@@ -24,6 +24,13 @@ export interface Message<K extends string = string, P = unknown> {
    * them, with the sum of their contributions (runtime/roles.ts Protocol.additive).
    */
   users?: number;
+  /**
+   * The run it belongs to (absent outside a run): the runtime stamps its
+   * requests with the run's id and a client's reply carries the id of the
+   * request it answers, so that a reply of another run (a dead run's,
+   * delivered again by a broker) is told apart and never counts.
+   */
+  run?: string;
   payload: P;
 }
 
@@ -35,7 +42,32 @@ export function message<K extends string, P>(kind: K, from: string, round: numbe
   return { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind, from, round, users, payload };
 }
 
-const ENVELOPE_KEYS = new Set(['protocol', 'version', 'kind', 'from', 'round', 'users', 'payload']);
+const ENVELOPE_KEYS = new Set(['protocol', 'version', 'kind', 'from', 'round', 'users', 'run', 'payload']);
+
+/** What a run id may be: 8 to 64 letters, digits, '-' or '_' (a fresh one is 32 hex digits). */
+const RUN_ID = /^[A-Za-z0-9_-]{8,64}$/;
+
+/** Whether `x` is a run id (RUN_ID). */
+export function isRunId(x: unknown): x is string {
+  return typeof x === 'string' && RUN_ID.test(x);
+}
+
+/**
+ * A fresh run id: 128 bits from the platform's cryptographic source, as hex,
+ * so that no two runs (a restarted server's included) share one. An
+ * InvalidParameterError where there is no crypto.getRandomValues (then give
+ * the run an id of your own, RunOptions.run).
+ */
+export function freshRunId(): string {
+  const c = (globalThis as { crypto?: { getRandomValues?: (a: Uint32Array) => Uint32Array } }).crypto;
+  if (typeof c?.getRandomValues !== 'function') throw new InvalidParameterError('this platform has no crypto.getRandomValues to draw a run id from; give the run an id (RunOptions.run)');
+  return Array.from(c.getRandomValues(new Uint32Array(4)), (w) => w.toString(16).padStart(8, '0')).join('');
+}
+
+/** `m` stamped with the run id (the same object when it carries it already). */
+export function withRun<M extends Message>(m: M, run: string): M {
+  return m.run === run ? m : { ...m, run };
+}
 
 /**
  * Checks a received envelope (anything: a parsed JSON value, an object handed
@@ -52,7 +84,7 @@ export function checkEnvelope(m: unknown, kind?: string): Message {
     const o = m as Partial<Message>;
     keys = Object.keys(o);
     const hasPayload = 'payload' in o;
-    e = { protocol: o.protocol, version: o.version, kind: o.kind, from: o.from, round: o.round, users: o.users, payload: hasPayload ? o.payload : undefined, hasPayload };
+    e = { protocol: o.protocol, version: o.version, kind: o.kind, from: o.from, round: o.round, users: o.users, run: o.run, payload: hasPayload ? o.payload : undefined, hasPayload };
   } catch (err) {
     if (err instanceof InvalidMessageError) throw err;
     throw new InvalidMessageError(`the message could not be read (${formatThrown(err)})`, 'the message could not be read');
@@ -76,13 +108,21 @@ export function checkEnvelope(m: unknown, kind?: string): Message {
   if (e.users !== undefined && (!Number.isSafeInteger(e.users) || e.users < 1 || e.users > MAX_USERS)) {
     throw new InvalidMessageError(`a message's "users" must be an integer from 1 to ${MAX_USERS} (how many users its reply stands for), got ${formatValue(e.users)}`, 'its users count is not a positive integer');
   }
+  if (e.run !== undefined && !isRunId(e.run)) throw new InvalidMessageError(`a message's "run" must be a run id (8 to 64 letters, digits, - or _), got ${formatValue(e.run)}`, 'its run id is malformed');
   if (!e.hasPayload) throw new InvalidMessageError('a message needs a "payload"');
   // nothing rides along outside the declared payload
   for (const key of keys) if (!ENVELOPE_KEYS.has(key)) throw new InvalidMessageError(`a message has a field ${JSON.stringify(key.slice(0, 100))} its envelope does not declare`);
   // a plain copy of what was read: later reads run no getter of the caller's
   const out: Message = { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind: e.kind, from: e.from, round: e.round as number, payload: e.payload };
-  // absent means one user: the copy says so only when the sender did
-  return e.users === undefined ? out : { ...out, users: e.users, payload: e.payload };
+  // absent means one user (and no run): the copy says so only when the sender did
+  if (e.users !== undefined) out.users = e.users;
+  if (e.run !== undefined) out.run = e.run;
+  if (out.users !== undefined || out.run !== undefined) {
+    // payload last, as the sender's messages have it
+    const { payload, ...header } = out;
+    return { ...header, payload };
+  }
+  return out;
 }
 
 /** How many users a checked message stands for (absent: one). */

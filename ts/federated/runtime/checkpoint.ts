@@ -17,6 +17,7 @@
 import * as v from 'valibot';
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import type { RngState } from '../../random.js';
+import { isRunId } from '../messages/envelope.js';
 import { guardRead } from '../../validate.js';
 import { parseSaved, savedCount, savedNumber, savedPairs, savedRng } from '../registry/artifact.js';
 import type { AnyAlgorithm } from '../registry/registry.js';
@@ -35,6 +36,8 @@ export interface SavedRunCheckpoint {
   version: typeof CHECKPOINT_VERSION;
   /** the algorithm whose server state `server` is */
   algorithm: string;
+  /** the run's id (a resumed run keeps it; absent in checkpoints saved before runs had ids: the resumed run gets a fresh one) */
+  run?: string;
   round: number;
   /** the resolved policy; undefined fields as null */
   policy: Record<keyof ResolvedPolicy, number | string | null>;
@@ -58,8 +61,10 @@ export interface SavedRunCheckpoint {
 }
 
 /** A checkpoint read back: the runtime's part of RunCheckpoint (no server role) and the saved server state. */
-export interface ResumePoint extends Omit<RunCheckpoint, 'server'> {
+export interface ResumePoint extends Omit<RunCheckpoint, 'server' | 'run'> {
   algorithm: string;
+  /** the run's id (undefined for a checkpoint saved before runs had ids) */
+  run?: string;
   /** the server role's state, as its descriptor saved it (state.restore reads it) */
   serverState: unknown;
 }
@@ -98,6 +103,7 @@ function savedCheckpoint(algorithm: AnyAlgorithm, state: NonNullable<AnyAlgorith
     format: CHECKPOINT_FORMAT,
     version: CHECKPOINT_VERSION,
     algorithm: algorithm.name,
+    ...(c.run === undefined ? {} : { run: c.run }),
     round: c.round,
     policy,
     excluded: c.excluded.map((e) => ({ ...e })),
@@ -133,6 +139,7 @@ const SAVED = v.object({
   format: v.literal(CHECKPOINT_FORMAT),
   version: v.literal(CHECKPOINT_VERSION),
   algorithm: v.string(),
+  run: v.optional(v.pipe(v.string(), v.check((x: string) => isRunId(x), 'a run id is 8 to 64 letters, digits, - or _'))),
   round: v.pipe(savedCount(), v.minValue(1)),
   policy: v.object({
     onInvalid: v.picklist(['exclude', 'fail']),
@@ -170,6 +177,7 @@ const SAVED = v.object({
       bytesDown: savedCount(),
       ms: v.object({ configure: savedNumber(), exchange: savedNumber(), accept: savedNumber(), aggregate: savedNumber() }),
       metrics: v.optional(v.unknown()),
+      otherRun: v.optional(v.pipe(savedCount(), v.minValue(1))),
     }),
   ),
   elapsed: v.pipe(savedNumber(), v.minValue(0)),

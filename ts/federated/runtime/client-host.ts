@@ -11,7 +11,7 @@ import * as v from 'valibot';
 import { FedmixError, InvalidMessageError, isFedmixError, WasmAllocationError, type FedmixErrorCode } from '../../errors.js';
 import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import { isArrowStream } from '../messages/arrow-ipc.js';
-import { checkEnvelope, type Message } from '../messages/envelope.js';
+import { checkEnvelope, withRun, type Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
 import { checkClientRole, declaredUsers, type ClientRole } from './roles.js';
 import { readOptions, requireInteger } from '../../validate.js';
@@ -33,6 +33,32 @@ export const REFUSAL = defineMessage(
     code: oneOf(CODES),
   }),
 );
+
+/**
+ * A reply stamped with the run of the request it answers (roles make their
+ * replies without one), so that the server can tell a reply of its run from
+ * one of another; a request that could not be read names no run.
+ */
+function sameRun(request: Message | FedmixError, reply: Message): Message {
+  if (isFedmixError(request)) return reply;
+  const run = guardedRun(request);
+  if (run === undefined || reply === null || typeof reply !== 'object') return reply;
+  // what a role returned may be anything: one that cannot be read goes to the encoder as it is, which says why
+  try {
+    return withRun(reply, run);
+  } catch {
+    return reply;
+  }
+}
+
+/** A request's run id as checkEnvelope reads it (undefined when it has none or cannot be read). */
+function guardedRun(request: Message): string | undefined {
+  try {
+    return checkEnvelope(request).run;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The encoding to answer in: the request's (anything but Arrow IPC bytes, unreadable input included, gets JSON). */
 function wireOf(bytes: unknown): Encoding {
@@ -112,9 +138,9 @@ export class ClientHost {
   private copy(request: Message, reply: Message | undefined): { message: Message; bytes: number } | undefined {
     if (reply === undefined) return undefined;
     try {
-      return copyMessage(reply);
+      return copyMessage(sameRun(request, reply));
     } catch (e) {
-      return copyMessage(this.refuse(request, e)!);
+      return copyMessage(sameRun(request, this.refuse(request, e)!));
     }
   }
 
@@ -122,9 +148,9 @@ export class ClientHost {
   private encode(request: Message | FedmixError, reply: Message | undefined, encoding: Encoding): Uint8Array | undefined {
     if (reply === undefined) return undefined;
     try {
-      return encodeMessage(reply, encoding);
+      return encodeMessage(sameRun(request, reply), encoding);
     } catch (e) {
-      return encodeMessage(this.refuse(request, e)!, encoding);
+      return encodeMessage(sameRun(request, this.refuse(request, e)!), encoding);
     }
   }
 

@@ -25,7 +25,7 @@ import { Rng, type RngState } from '../../random.js';
 import type { ResumePoint } from './checkpoint.js';
 import { resumePointOf } from './resume-point.js';
 import { decodeMessage } from '../messages/codec.js';
-import { checkEnvelope, type Message } from '../messages/envelope.js';
+import { checkEnvelope, freshRunId, isRunId, withRun, type Message } from '../messages/envelope.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import type { Exchange, ExchangeOptions, Interruption, Received, SyncTransport, Transport } from '../transport/transport.js';
 import { REFUSAL } from './client-host.js';
@@ -79,11 +79,18 @@ export interface RoundRecord {
   sidelined?: string[];
   /** clients back in the quorum: they answered again (late) or came back after being away */
   reinstated?: string[];
+  /**
+   * replies of another run (a dead run's, delivered again by a broker or a
+   * reconnecting client), dropped without being judged: how many (absent: none)
+   */
+  otherRun?: number;
 }
 
 export interface FederationResult<R = unknown> {
   /** what the server produced (its result()) */
   model: R;
+  /** the run's id: every request carried it, and only replies carrying it counted (a resumed run keeps its checkpoint's) */
+  run: string;
   /** communication rounds */
   rounds: number;
   traffic: Traffic;
@@ -118,6 +125,8 @@ export interface RoundReport extends RoundRecord {
  * may keep them.
  */
 export interface RunCheckpoint {
+  /** the run's id: a run resumed from this checkpoint keeps it */
+  run: string;
   /** the last complete communication round */
   round: number;
   /** the server role, between rounds (not to be used while the run goes on, other than to read or save its state) */
@@ -192,13 +201,20 @@ export interface RunOptions extends FederationPolicy, RunHooks {
    * the policy options given here; fraction and sampleSeed cannot change.
    */
   resume?: unknown;
+  /**
+   * the run's id, stamped on every request (a reply counts only when it
+   * carries it): default the checkpoint's when resumed, else the transport's
+   * (an MqttTransport announces one in its status messages), else a fresh
+   * one of 128 random bits. A resumed run cannot change it.
+   */
+  run?: string;
 }
 
 /** The hooks' names (the compiler checks the list is complete). */
 export const HOOK_KEYS = optionKeys<RunHooks>()({ onRound: true, onCheckpoint: true, stopWhen: true });
 
 /** Every option of RunOptions, for readOptions (the compiler checks it is complete). */
-export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, resume: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true });
+export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, resume: true, run: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true });
 
 /** The hooks of `given`, checked: each one given must be a function. */
 export function readRunHooks(given: RunHooks | undefined, name = 'hooks'): RunHooks {
@@ -214,7 +230,7 @@ function checkHooks<H extends RunHooks>(hooks: H): H {
 
 /** The failure policy among a run's options: all but the hooks and excludedBefore. */
 export function runPolicy(options: RunOptions): FederationPolicy {
-  const { onRound: _r, onCheckpoint: _c, stopWhen: _s, excludedBefore: _b, resume: _from, ...policy } = options;
+  const { onRound: _r, onCheckpoint: _c, stopWhen: _s, excludedBefore: _b, resume: _from, run: _id, ...policy } = options;
   return policy;
 }
 
@@ -250,6 +266,8 @@ function whoCount(users: number, clients: number, noun = 'client'): string {
 
 /** A run's state across its rounds: what the stages below read and update. */
 interface RunState<A, R> {
+  /** the run's id (RunOptions.run) */
+  readonly id: string;
   readonly server: ServerRole<A, R>;
   readonly policy: ResolvedPolicy;
   readonly options: RunOptions;
@@ -287,11 +305,12 @@ interface RunState<A, R> {
   stoppedEarly?: { round: number; reason: string };
 }
 
-function startRun<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number, from?: ResumePoint): RunState<A, R> {
-  if (from) return resumeRun(server, policy, options, usersOf, from);
+function startRun<A, R>(id: string, server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number, from?: ResumePoint): RunState<A, R> {
+  if (from) return resumeRun(id, server, policy, options, usersOf, from);
   const excluded: ExcludedClient[] = (options.excludedBefore ?? []).map((e) => ({ ...e, reason: named(e.client, e.reason) }));
   const out = new Set(excluded.map((e) => e.client));
   return {
+    id,
     server,
     policy,
     options,
@@ -319,7 +338,7 @@ function startRun<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, option
 }
 
 /** A run's state from a checkpoint (readRunCheckpoint checked it), copied: the run goes on from the round after. */
-function resumeRun<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number, from: ResumePoint): RunState<A, R> {
+function resumeRun<A, R>(id: string, server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number, from: ResumePoint): RunState<A, R> {
   let sampler: Rng | undefined;
   if (from.sampler) {
     sampler = new Rng(0);
@@ -332,6 +351,7 @@ function resumeRun<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, optio
   }
   const excluded = from.excluded.map((e) => ({ ...e }));
   return {
+    id,
     server,
     policy,
     options,
@@ -361,7 +381,10 @@ function resumeRun<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, optio
 /** A round planned: its context, the server's messages and the record the later stages fill in. */
 interface PlannedRound {
   ctx: RoundContext;
+  /** the server's requests, as it made them (what its accept() is given back) */
   requests: ReadonlyMap<string, Message>;
+  /** the same requests stamped with the run's id: what the transport sends */
+  wire: ReadonlyMap<string, Message>;
   record: RoundRecord;
 }
 
@@ -374,6 +397,8 @@ interface JudgedReplies<A> {
   /** clients that left the quorum this round (maxMissedRounds) */
   sidelined: string[];
   fault?: { client: string; reason: string; error?: FedmixError };
+  /** replies of another run, dropped unjudged */
+  otherRun: number;
 }
 
 /**
@@ -381,8 +406,8 @@ interface JudgedReplies<A> {
  * each round through the stages below. It yields its waits (for clients, for
  * an exchange, for a checkpoint hook) to the driver.
  */
-function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number, from?: ResumePoint): Generator<Effect, FederationResult<R>, unknown> {
-  const run = startRun(server, policy, options, usersOf, from);
+function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number, from?: ResumePoint): Generator<Effect, FederationResult<R>, unknown> {
+  const run = startRun(id, server, policy, options, usersOf, from);
   try {
     while (!server.done) {
       // the run (or its resumption) starts once minClients are there (waiting up to joinTimeout); later rounds take who is there
@@ -390,9 +415,9 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       const available = (yield { op: 'available', min: first ? policy.minClients : 0, timeoutMs: first ? policy.joinTimeoutMs : 0, excluded: run.out }) as readonly string[];
       const planned = configure(run, sample(run, available));
       if (!planned) break;
-      const { ctx, requests, record } = planned;
+      const { ctx, requests, wire, record } = planned;
       let t0 = performance.now();
-      const ex = (yield { op: 'exchange', round: ctx.round, messages: requests, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
+      const ex = (yield { op: 'exchange', round: ctx.round, messages: wire, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
       record.ms.exchange = performance.now() - t0;
       if (ex.interruptions?.length) record.interruptions = ex.interruptions.map((i) => ({ ...i }));
       countTraffic(run, record, ex);
@@ -411,6 +436,7 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
       record.ms.accept = performance.now() - t0;
       if (judged.sidelined.length) record.sidelined = judged.sidelined;
       if (run.reinstated.length) record.reinstated = run.reinstated.splice(0);
+      if (judged.otherRun > 0) record.otherRun = judged.otherRun;
       applyPolicy(run, record, judged);
       t0 = performance.now();
       record.metrics = aggregateWithRetry(run, ctx, record, judged);
@@ -427,7 +453,7 @@ function* federation<A, R>(server: ServerRole<A, R>, policy: ResolvedPolicy, opt
     const model = server.result();
     if (run.grouped) run.traffic.users = run.userReplies;
     const { traffic, clientTraffic, excluded, failures, history } = run;
-    const result: FederationResult<R> = { model, rounds: traffic.rounds, traffic, clientTraffic, excluded, failures, history, seconds: (performance.now() - run.started) / 1000 };
+    const result: FederationResult<R> = { model, run: run.id, rounds: traffic.rounds, traffic, clientTraffic, excluded, failures, history, seconds: (performance.now() - run.started) / 1000 };
     if (run.stoppedEarly) result.stoppedEarly = run.stoppedEarly;
     return result;
   } finally {
@@ -497,7 +523,15 @@ function configure<A, R>(run: RunState<A, R>, ctx: RoundContext): PlannedRound |
   const allowed = new Set(replies ? ctx.clients : ctx.available);
   for (const id of requests.keys()) if (!allowed.has(id)) throw new InvalidParameterError(`round ${ctx.round}: the server asked ${id}, which is not among this round's clients`);
   const record: RoundRecord = { round: ctx.round, kind: [...kinds].join(','), replies, asked: requests.size, accepted: 0, users: 0, failures: [], bytesUp: 0, bytesDown: 0, ms };
-  return { ctx, requests, record };
+  // one stamped copy per message: a request shared by many clients (a broadcast) stays shared
+  const stamped = new Map<Message, Message>();
+  const wire = new Map<string, Message>();
+  for (const [id, m] of requests) {
+    let w = stamped.get(m);
+    if (!w) stamped.set(m, (w = withRun(m, run.id)));
+    wire.set(id, w);
+  }
+  return { ctx, requests, wire, record };
 }
 
 /** Stage 3 (after the exchange), accounting of the traffic: bytes and messages, per client and for the run; an unknown sender's are ignored. */
@@ -530,9 +564,32 @@ function countTraffic<A, R>(run: RunState<A, R>, record: RoundRecord, ex: Exchan
   traffic.bytesUp += record.bytesUp;
 }
 
+/** Replies read already (the run filter reads them before they are judged): read once. */
+const readReplies = new WeakMap<object, { message: Message } | { error: unknown }>();
+
 /** A reply's message: decoded from its bytes, or (in process, encoding 'none') the object with the envelope checks its bytes would get. */
 function readReceived(r: Received, maxBytes: number): Message {
-  return r instanceof Uint8Array ? decodeMessage(r, { maxBytes }) : checkEnvelope(r.message);
+  let read = readReplies.get(r);
+  if (!read) {
+    try {
+      read = { message: r instanceof Uint8Array ? decodeMessage(r, { maxBytes }) : checkEnvelope(r.message) };
+    } catch (error) {
+      read = { error };
+    }
+    readReplies.set(r, read);
+  }
+  if ('error' in read) throw read.error;
+  return read.message;
+}
+
+/** Whether a reply says it belongs to another run (one that names no run, or cannot be read, is judged). */
+function ofAnotherRun(r: Received, run: string, maxBytes: number): boolean {
+  try {
+    const m = readReceived(r, maxBytes);
+    return m.run !== undefined && m.run !== run;
+  } catch {
+    return false;
+  }
 }
 
 /** One reply's verdict: what the server's accept() made of it, or why it fails. */
@@ -582,7 +639,7 @@ function judgeReply<A, R>(run: RunState<A, R>, ctx: RoundContext, id: string, r:
  */
 function judgeReplies<A, R>(run: RunState<A, R>, ctx: RoundContext, requests: ReadonlyMap<string, Message>, ex: Exchange): JudgedReplies<A> {
   const round = ctx.round;
-  const judged: JudgedReplies<A> = { accepted: new Map(), replyUsers: new Map(), failures: [], sidelined: [] };
+  const judged: JudgedReplies<A> = { accepted: new Map(), replyUsers: new Map(), failures: [], sidelined: [], otherRun: 0 };
   const stopAtFault = run.policy.onInvalid === 'fail';
   /** records a failure; false once judging must stop (a fault under 'fail') */
   const fail = (client: string, kind: Failure['kind'], reason: string, exclude: boolean, error?: FedmixError): boolean => {
@@ -595,7 +652,7 @@ function judgeReplies<A, R>(run: RunState<A, R>, ctx: RoundContext, requests: Re
   };
   try {
     for (const [id, request] of requests) {
-      const list = current(run, id, ex.received.get(id) ?? []);
+      const list = current(run, id, ex.received.get(id) ?? [], judged);
       if (list.length === 0) {
         const why = ex.missing.get(id) ?? { kind: 'timeout' as const, reason: `did not answer round ${round}` };
         let rounds = run.missed.get(id);
@@ -623,7 +680,7 @@ function judgeReplies<A, R>(run: RunState<A, R>, ctx: RoundContext, requests: Re
       if (requests.has(id) || !run.known.has(id) || run.out.has(id)) continue;
       // a reply of a client out of the quorum (late, for a round it missed): it is there again
       if (list.length > 0 && run.quorum.has(id) && run.quorum.late(id)) run.reinstated.push(id);
-      if (current(run, id, list).length > 0 && !fail(id, 'invalid', `sent a message in round ${round} without being asked`, true)) return judged;
+      if (current(run, id, list, judged).length > 0 && !fail(id, 'invalid', `sent a message in round ${round} without being asked`, true)) return judged;
     }
   } catch (e) {
     // a bug: what was accepted is not used
@@ -633,10 +690,17 @@ function judgeReplies<A, R>(run: RunState<A, R>, ctx: RoundContext, requests: Re
   return judged;
 }
 
-/** A client's messages without late copies of rounds it missed (it was slow, not faulty: they are dropped). */
-function current<A, R>(run: RunState<A, R>, id: string, list: readonly Received[]): Received[] {
+/**
+ * A client's messages of this run (a reply of another run is dropped and
+ * counted in `judged`, never held against the client: a broker delivered a
+ * dead run's reply), without late copies of rounds it missed (it was slow,
+ * not faulty: they are dropped).
+ */
+function current<A, R>(run: RunState<A, R>, id: string, given: readonly Received[], judged: JudgedReplies<A>): Received[] {
+  const list = given.filter((r) => !ofAnotherRun(r, run.id, run.policy.maxMessageBytes));
+  judged.otherRun += given.length - list.length;
   const late = run.missed.get(id);
-  if (!late) return [...list];
+  if (!late) return list;
   return list.filter((r) => {
     try {
       const m = readReceived(r, run.policy.maxMessageBytes);
@@ -740,6 +804,7 @@ function checkpoint<A, R>(run: RunState<A, R>): RunCheckpoint {
   const seen = [...run.known];
   for (const id of run.before) if (!run.known.has(id)) seen.push(id);
   return {
+    run: run.id,
     round: run.round,
     server: run.server as ServerRole,
     policy: { ...run.policy },
@@ -838,8 +903,8 @@ function readRunOptions(given: RunOptions | undefined): RunOptions {
  * saved policy with the policy options given over it, where the client
  * sampling (fraction, sampleSeed) must stay as saved.
  */
-function runStart(server: ServerRole, options: RunOptions): { policy: ResolvedPolicy; from?: ResumePoint } {
-  if (options.resume === undefined) return { policy: resolvePolicy(runPolicy(options)) };
+function runStart(server: ServerRole, options: RunOptions, transport: Transport): { id: string; policy: ResolvedPolicy; from?: ResumePoint } {
+  if (options.resume === undefined) return { id: runIdOf(options, undefined, transport), policy: resolvePolicy(runPolicy(options)) };
   // checked when restoreServer read it; the server role restored from it holds it
   const from = resumePointOf(server, options.resume);
   const p = from.policy;
@@ -853,7 +918,24 @@ function runStart(server: ServerRole, options: RunOptions): { policy: ResolvedPo
   for (const k of ['fraction', 'sampleSeed'] as const) {
     if (policy[k] !== p[k]) throw new InvalidParameterError(`the run was saved with ${k} ${formatValue(p[k])}; a resumed run samples its clients as the saved one did, so ${k} cannot change (got ${formatValue(policy[k])})`);
   }
-  return { policy, from };
+  return { id: runIdOf(options, from, transport), policy, from };
+}
+
+/**
+ * The run's id: a resumed run's is its checkpoint's (RunOptions.run, when
+ * given, must be the same), else RunOptions.run, else the one the transport
+ * announces, else a fresh one.
+ */
+function runIdOf(options: RunOptions, from: ResumePoint | undefined, transport: Transport): string {
+  const given = options.run;
+  if (given !== undefined && !isRunId(given)) throw new InvalidParameterError(`run must be a run id (8 to 64 letters, digits, - or _), got ${formatValue(given)}`);
+  if (from?.run !== undefined) {
+    if (given !== undefined && given !== from.run) throw new InvalidParameterError(`the run was saved as run ${from.run}; a resumed run keeps its id, so run cannot be ${given}`);
+    return from.run;
+  }
+  if (given !== undefined) return given;
+  const announced = guardRead('the transport', () => (transport as { run?: unknown }).run);
+  return isRunId(announced) ? announced : freshRunId();
 }
 
 function isTransport(x: unknown): x is Transport {
@@ -869,9 +951,9 @@ function isTransport(x: unknown): x is Transport {
 export async function runFederation<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | Transport, given: RunOptions = {}): Promise<FederationResult<R>> {
   checkServerRole(server);
   const options = readRunOptions(given);
-  const { policy, from } = runStart(server, options);
   const transport: Transport = isTransport(clients) ? clients : new InProcessTransport(clients);
-  const loop = federation(server, policy, options, declaredBy(transport), from);
+  const { id, policy, from } = runStart(server, options, transport);
+  const loop = federation(id, server, policy, options, declaredBy(transport), from);
   let ok = false;
   let reason: string | undefined;
   try {
@@ -914,10 +996,10 @@ function checkpointSync(hook: NonNullable<RunHooks['onCheckpoint']>, checkpoint:
 export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: readonly ClientRole[] | SyncTransport, given: RunOptions = {}): FederationResult<R> {
   checkServerRole(server);
   const options = readRunOptions(given);
-  const { policy, from } = runStart(server, options);
   const transport = isArray('clients', clients) ? new InProcessTransport(clients as readonly ClientRole[]) : (clients as SyncTransport);
   if (!isTransport(transport) || !guardRead('the transport', () => typeof transport.exchangeSync === 'function')) throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
-  const loop = federation(server, policy, options, declaredBy(transport), from);
+  const { id, policy, from } = runStart(server, options, transport);
+  const loop = federation(id, server, policy, options, declaredBy(transport), from);
   let step = loop.next();
   while (!step.done) {
     const e = step.value;

@@ -17,7 +17,8 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
+import { writeFileAtomic } from '../../atomic-write.js';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -157,7 +158,7 @@ export async function writeMosquittoConfig(dir: string, given: MosquittoConfigOp
   // the directory is the caller's: one that cannot be written is a BrokerError saying which
   const write = async (file: string, data: string) => {
     try {
-      await writeFile(file, data, { mode: 0o600 });
+      await writeFileAtomic(file, data, { mode: 0o600 });
     } catch (e) {
       throw new BrokerError(`cannot write ${file}: ${formatThrown(e)}`);
     }

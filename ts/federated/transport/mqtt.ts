@@ -33,7 +33,7 @@
 import { FederationError, formatThrown, formatValue, InvalidParameterError, UntrustedBrokerError } from '../../errors.js';
 import { guardRead, LIMITS, readArray, readOptions, requireInteger, requireSeconds } from '../../validate.js';
 import { decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, fingerprint, type Encoding } from '../messages/codec.js';
-import type { Message } from '../messages/envelope.js';
+import { freshRunId, isRunId, type Message } from '../messages/envelope.js';
 import { ClientHost } from '../runtime/client-host.js';
 import type { ClientRole } from '../runtime/roles.js';
 import { readCertificates, untrustedCertificate, type Certificates } from './tls.js';
@@ -127,10 +127,11 @@ function clientTopic(topics: FederationTopics, topic: string): { client: string;
   return { client, channel };
 }
 
-/** The round a reply says it is for (undefined when it cannot be read: the runtime judges it). */
-function readRound(bytes: Uint8Array): number | undefined {
+/** The round and run a reply says it is for (undefined when it cannot be read: the runtime judges it). */
+function readRound(bytes: Uint8Array): { round: number; run?: string } | undefined {
   try {
-    return decodeMessage(bytes).round;
+    const m = decodeMessage(bytes);
+    return { round: m.round, run: m.run };
   } catch {
     return undefined;
   }
@@ -200,6 +201,8 @@ export interface MqttTransportOptions {
   reconnectFor?: number;
   /** told when the connection to the broker is lost, comes back, or is given up (default: nothing) */
   onConnection?: (change: ConnectionChange) => void;
+  /** the run's id, announced in the server's status messages (default: a fresh one; a resumed run passes its checkpoint's) */
+  run?: string;
 }
 
 /** The server's side of a federation over MQTT. */
@@ -214,8 +217,8 @@ export class MqttTransport implements Transport {
   private readonly online = new Set<string>();
   /** replies received and not yet handed to an exchange */
   private pending = new Map<string, Received[]>();
-  /** the round each pending reply says it is for, read once on arrival (undefined: unreadable, the runtime judges it) */
-  private readonly roundOf = new WeakMap<Uint8Array, number | undefined>();
+  /** the round and run each pending reply says it is for, read once on arrival (undefined: unreadable, the runtime judges it) */
+  private readonly roundOf = new WeakMap<Uint8Array, { round: number; run?: string } | undefined>();
   /** the last reply of each client, by fingerprint: QoS 1 may deliver it again */
   private readonly lastUp = new Map<string, string>();
   /** rounds each client was asked and did not answer in time: a reply for one of them is late, not an answer */
@@ -241,7 +244,8 @@ export class MqttTransport implements Transport {
   private constructor(
     private readonly client: MqttClient,
     private readonly topics: FederationTopics,
-    private readonly run: string,
+    /** the run's id, announced in the status messages (the runtime stamps its requests with it) */
+    readonly run: string,
     private readonly allowed: readonly string[] | undefined,
     private readonly encoding: Encoding,
     private readonly defaultTimeoutMs: number,
@@ -282,7 +286,7 @@ export class MqttTransport implements Transport {
   /** Connects as the federation's server, clears what a previous run left, and says it is online. */
   static async connect(given: MqttTransportOptions): Promise<MqttTransport> {
     if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be { url, federation, ... }, got ${formatValue(given)}`);
-    const options = readOptions(given, ['url', 'federation', 'username', 'password', 'clients', 'encoding', 'defaultRoundTimeout', 'connectTimeout', 'protocolVersion', 'ca', 'certificateFingerprint', 'reconnectFor', 'onConnection']) as MqttTransportOptions;
+    const options = readOptions(given, ['url', 'federation', 'username', 'password', 'clients', 'encoding', 'defaultRoundTimeout', 'connectTimeout', 'protocolVersion', 'ca', 'certificateFingerprint', 'reconnectFor', 'onConnection', 'run']) as MqttTransportOptions;
     checkConnection(options);
     const ca = readCertificates('ca', options.ca);
     const pin = options.certificateFingerprint;
@@ -296,7 +300,8 @@ export class MqttTransport implements Transport {
     if (options.defaultRoundTimeout !== undefined) requireSeconds('defaultRoundTimeout', options.defaultRoundTimeout);
     const reconnectMs = requireSeconds('reconnectFor', options.reconnectFor ?? 60) * 1000;
     if (options.onConnection !== undefined && typeof options.onConnection !== 'function') throw new InvalidParameterError(`onConnection must be a function, got ${formatValue(options.onConnection)}`);
-    const run = Math.random().toString(36).slice(2, 10) + Date.now().toString(36);
+    if (options.run !== undefined && !isRunId(options.run)) throw new InvalidParameterError(`run must be a run id (8 to 64 letters, digits, - or _), got ${formatValue(options.run)}`);
+    const run = options.run ?? freshRunId();
     const connectOptions: ConnectOptions = {
       clientId: `fedmix-${options.federation}-server`,
       username: options.username,
@@ -421,11 +426,14 @@ export class MqttTransport implements Transport {
     // a client has answered once any reply is in but a late one for a round it missed: that one is not its answer
     // (a reply that cannot be read, or claims a round it was not asked, is an answer for the runtime to judge)
     const answered = new Set<string>();
+    // a reply of another run (a dead run's, delivered again) is no answer either
     const waiting = () =>
       [...messages.keys()].filter((id) => {
         if (answered.has(id) || out.missing.has(id)) return false;
         const late = this.unanswered.get(id);
-        if ((this.pending.get(id) ?? []).some((r) => !late?.has(this.roundOf.get(r as Uint8Array) ?? NaN))) answered.add(id);
+        const run = messages.get(id)!.run;
+        const answers = (h: { round: number; run?: string } | undefined) => !h || ((h.run === undefined || h.run === run) && !late?.has(h.round));
+        if ((this.pending.get(id) ?? []).some((r) => answers(this.roundOf.get(r as Uint8Array)))) answered.add(id);
         return !answered.has(id);
       });
     this.asking = new Set(messages.keys());
@@ -461,7 +469,7 @@ export class MqttTransport implements Transport {
     out.received = this.pending;
     this.pending = new Map();
     // a late reply, once handed over, settles its round; a round missed now awaits one
-    for (const [id, list] of out.received) for (const r of list) this.unanswered.get(id)?.delete(this.roundOf.get(r as Uint8Array) ?? NaN);
+    for (const [id, list] of out.received) for (const r of list) this.unanswered.get(id)?.delete(this.roundOf.get(r as Uint8Array)?.round ?? NaN);
     for (const id of out.missing.keys()) {
       let rounds = this.unanswered.get(id);
       if (!rounds) this.unanswered.set(id, (rounds = new Set()));
