@@ -14,7 +14,7 @@
 // CPU profile of that role's processes (node --cpu-prof) into the working directory.
 import { watchSockets } from './no-delay.mjs';
 import { spawn } from 'node:child_process';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
@@ -91,6 +91,8 @@ export function startRole(role, config, { noDelay = false } = {}) {
  */
 export async function startMosquittoWith({ federation, users, port, extra = [], extraAcl = [] }) {
   const dir = await mkdtemp(joinPath(tmpdir(), 'fedmix-bench-mosquitto-'));
+  // mosquitto drops root to the account writeMosquittoConfig gives its files to: it must enter the folder
+  chmodSync(dir, 0o711);
   const files = await writeMosquittoConfig(dir, { federation, users, port });
   if (extra.length) appendFileSync(files.config, `\n${extra.join('\n')}\n`);
   if (extraAcl.length) appendFileSync(files.aclFile, `\n${extraAcl.join('\n')}\n`);
