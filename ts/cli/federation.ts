@@ -19,15 +19,17 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Matrix } from '../data/matrix.js';
 import { FedmixError, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { algorithm as registered, algorithmNames, algorithms, makeClient, matrixData, resultJson, type CliClientContext, type CliContext, type ClientSpec } from '../federated/registry/index.js';
+import { algorithm as registered, algorithmNames, algorithms, makeClient, matrixData, type CliClientContext, type CliContext, type ClientSpec } from '../federated/registry/index.js';
 import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
-import type { RoundRecord } from '../federated/runtime/run.js';
+import type { RoundReport } from '../federated/runtime/run.js';
 import { serve } from '../federated/serve.js';
 import { join } from '../federated/transport/mqtt.js';
 import { clientSeed } from '../random.js';
 import type { OptionSpec, Options } from './args.js';
 import { readDataFile } from './data.js';
 import { exclusionLine, note, result, type CommandResult } from './io.js';
+import { logFormatOption, requestLine, roundLine, type LogFormat } from './federation-log.js';
+import { clientOutcome, requireClientModel, serverArtifact } from './federation-output.js';
 
 const federation: OptionSpec = { type: 'string', default: 'fedmix', help: 'the federation: its topics are fedmix/<name>/...' };
 const algorithmModule: OptionSpec = { type: 'string', help: 'a module (path or URL) that registers algorithms of your own with registerAlgorithm, imported before the options are read; may be repeated' };
@@ -49,7 +51,8 @@ const SERVER_COMMON: Record<string, OptionSpec> = {
   'join-timeout': { type: 'number', default: 300, help: 'seconds to wait for --min-clients' },
   'max-excluded-share': { type: 'number', default: 0.5, help: 'the run fails once more than this share of its clients is excluded (invalid replies, refusals); timeouts and dropouts are not exclusions' },
   encoding: { type: 'string', default: 'binary', choices: ENCODINGS, help: 'wire form of the messages (binary: Arrow IPC)' },
-  out: { type: 'string', help: 'write the model JSON here (default: print it)' },
+  out: { type: 'string', help: 'write the model here, as the one artifact loadModel() reads (default: print it)' },
+  'log-format': logFormatOption,
 };
 
 /** The options of `fedmix client` that are the command's own. */
@@ -63,6 +66,8 @@ const CLIENT_COMMON: Record<string, OptionSpec> = {
   data: { type: 'string', help: 'CSV file of this client\'s rows, with a header, Arrow IPC or Parquet (required unless --counts)' },
   columns: { type: 'string', help: 'comma-separated feature columns (default: every column but --drop)' },
   drop: { type: 'string', help: 'comma-separated columns to leave out (e.g. a label)' },
+  out: { type: 'string', help: 'write the global model the server sends at the end here, as the artifact loadModel() reads (the FedAvg family, FedGenGMM)' },
+  'log-format': logFormatOption,
 };
 
 const SEED: Record<'server' | 'client', OptionSpec> = {
@@ -208,12 +213,12 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
     joinTimeout: o['join-timeout'] as number,
     maxExcludedShare: o['max-excluded-share'] as number,
     onListening: ({ url, wsUrl }) => log(`fedmix server: broker listening on ${url}${wsUrl ? ` and ${wsUrl}` : ''}`),
-    onRound: (r: RoundRecord) =>
-      log(`round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${r.failures.length ? `; ${r.failures.map((f) => `${f.client} ${f.kind}${f.excluded ? ', excluded' : ''}`).join('; ')}` : ''}`),
+    onRound: (r: RoundReport) => log(roundLine(r, o['log-format'] as LogFormat)),
   });
-  const model = resultJson(a, result.model);
-  const json = { algorithm: a, model, rounds: result.rounds, traffic: result.traffic, excluded: result.excluded, failures: result.failures };
-  if (typeof o.out === 'string') writeFileSync(o.out, JSON.stringify(model) + '\n');
+  const artifact = serverArtifact(a, result, serverRoleOptions(a, o));
+  const model = artifact.model;
+  const json = { algorithm: a, model, rounds: result.rounds, traffic: result.traffic, excluded: result.excluded, failures: result.failures, history: artifact.history };
+  if (typeof o.out === 'string') writeFileSync(o.out, JSON.stringify(artifact) + '\n');
   const summary = [
     `fedmix server: ${a}, ${result.rounds} rounds, ${result.traffic.bytesDown} bytes down and ${result.traffic.bytesUp} up`,
     ...(result.excluded.length ? ['excluded:', ...result.excluded.map((e) => `  ${e.reason} (round ${e.round})`)] : []),
@@ -262,15 +267,17 @@ export async function runClientCommand(o: Options): Promise<CommandResult> {
   const spec: ClientSpec = { algorithm: a, id, data: matrixData(data), validation: validation && matrixData(validation), labels, options: clientRoleOptions(a, o) };
   const role = makeClient(spec);
   try {
+    if (typeof o.out === 'string') requireClientModel(a, role);
     const r = await join({
       url: required(o, 'broker'),
       federation: o.federation as string,
       client: role,
       password,
       waitForBroker: o.wait as number,
-      onRequest: (kind, round) => result(`answered ${kind} of round ${round}`),
+      onRequest: (kind, round) => result(requestLine(id, role.protocol, kind, round, o['log-format'] as LogFormat)),
     });
-    return { text: `fedmix client ${id}: the run ended ${r.ok ? 'well' : `with an error: ${r.reason}`}; ${r.answered} requests answered`, json: r };
+    // a failed run is an error (stderr, exit status 2); the global model, when asked for, is written once the run ended well
+    return clientOutcome(a, id, r, role, o, (path, text) => writeFileSync(path, text));
   } finally {
     role.dispose();
   }
