@@ -101,7 +101,7 @@ const descriptor = (name: string) => {
 };
 /** A 2-3-2 network's saved JSON (the network freed). */
 const netJSON = () => {
-  const n = new f.Network(netSpec());
+  const n = new f.Network(netSpec() as never);
   try {
     return JSON.stringify(n.toJSON());
   } finally {
