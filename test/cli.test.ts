@@ -344,7 +344,10 @@ describe('server and client: a federation over the embedded broker, as a user ru
       expect(c.out).toMatch(/answered dem\/model of round 1/);
       expect(c.out).toMatch(/the run ended well/);
     }
-    const gm = JSON.parse(readFileSync(model, 'utf8'));
+    // --out is the model artifact (issue 25): its model is the GaussianMixture's JSON
+    const saved = JSON.parse(readFileSync(model, 'utf8'));
+    expect(saved).toMatchObject({ kind: 'fedmix.model', version: 1, algorithm: 'dem', role: 'server' });
+    const gm = saved.model;
     expect(gm).toMatchObject({ format: 'fedmix.GaussianMixture', nComponents: 3, nFeatures: 2 });
     // the three clusters are found: a mean near each of 0.125, 0.525, 0.925 in x
     const xs = [0, 1, 2].map((k) => gm.means[2 * k]).sort((a: number, b: number) => a - b);
@@ -370,7 +373,7 @@ describe('server and client: a federation over the embedded broker, as a user ru
     expect(s.code, s.err).toBe(0);
     expect(s.err).toMatch(/round 1 \(fedavg\/train\): 3\/3 accepted/);
     for (const c of cs) expect(c.code, c.err).toBe(0);
-    const r = JSON.parse(readFileSync(model, 'utf8'));
+    const r = JSON.parse(readFileSync(model, 'utf8')).model;
     // 2 x 8 + 8 + 8 x 3 + 3 parameters, trained over five rounds: the clients' loss fell
     expect(r).toMatchObject({ algorithm: 'fedavg', rounds: 5, network: { sizes: [2, 8, 3], loss: 'softmax-cross-entropy', outputActivation: 'softmax' } });
     expect(r.parameters).toHaveLength(51);
@@ -401,7 +404,7 @@ describe('server and client: a federation over the embedded broker, as a user ru
     expect(s.code, s.err).toBe(0);
     expect(s.err).toMatch(/round 1 \(feddistr\/describe\): 3\/3 accepted/);
     for (const c of cs) expect(c.code, c.err).toBe(0);
-    const r = JSON.parse(readFileSync(model, 'utf8'));
+    const r = JSON.parse(readFileSync(model, 'utf8')).model;
     expect(r.estimatedBaseDistributions).toBe(4);
     expect(r.uploaded).toBe(6);
     expect(r.bases.map((b: { count: number }) => b.count).sort()).toEqual([40, 40, 80, 80]);
@@ -434,7 +437,7 @@ describe('server and client: a federation over the embedded broker, as a user ru
     expect(r.excluded).toEqual([{ client: 'c2', round: 1, reason: 'c2: its rows have 3 features; this federation has 2' }]);
     expect(r.exclusions).toEqual(['round 1: c2: its rows have 3 features; this federation has 2']);
     // the model of the other two was written
-    expect(JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8'))).toMatchObject({ nComponents: 3, nFeatures: 2 });
+    expect(JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8')).model).toMatchObject({ nComponents: 3, nFeatures: 2 });
     // a share outside [0, 1]: refused before the broker starts (the share's failing run is the runtime's test)
     const bad = fedmix('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt'), '--features', '2', '--components', '3', '--port', '0', '--max-excluded-share', '2');
     expect(bad.code).toBe(2);

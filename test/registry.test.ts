@@ -274,7 +274,10 @@ describe("a user's algorithm on every transport: the federated mean and variance
         expect(c.out).toMatch(/answered mean-variance\/ask of round 1/);
         expect(c.out).toMatch(/the run ended well/);
       }
-      const saved = JSON.parse(readFileSync(out, 'utf8'));
+      // --out is the model artifact (issue 25): a user's algorithm's result is its model part
+      const artifact = JSON.parse(readFileSync(out, 'utf8'));
+      expect(artifact).toMatchObject({ kind: 'fedmix.model', algorithm: 'mean-variance', role: 'server' });
+      const saved = artifact.model;
       expect(saved.format).toBe('mean-variance');
       expect(saved.clients.sort()).toEqual(['c0', 'c1', 'c2']);
       expectCentral(saved);

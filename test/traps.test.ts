@@ -88,6 +88,7 @@ function withBogus(value: unknown, path: readonly (string | number)[]): unknown 
 const RECORDS: Array<[RegExp, string]> = [
   [/\.fromJSON \[|^loadResult \[1\]$|^restoreServer \[0[\].]/, "a saved model or run checkpoint: a newer version's fields are left alone"],
   [/^saveCheckpoint \[1[\].]/, 'a run checkpoint the round loop made (onCheckpoint), read by its fields'],
+  [/^modelArtifact \[[23][\].]|^clientModelArtifact \[[12][\].]/, "a run's options, its history and a model's JSON, saved as they are into the artifact"],
   [/^(defineAlgorithm|registerAlgorithm) \[0\.protocol\]$/, 'a protocol, made by defineProtocol (its messages by the names the caller chooses)'],
   [/^(partitionToArrow|aucByClient|formatCommunityTables|fashionMnistSubclasses) \[0[\].]/, 'a result handed back'],
   [/^(csvToMatrix|fashionMnist) \[0\]$/, 'a parsed CSV table; the files of a split'],

@@ -65,6 +65,7 @@ export {
   type Loss,
   type NetworkInit,
   type NetworkSpec,
+  type NetworkJSON,
   type OptimizerSpec,
   type Optimizer,
   type TrainOptions,
@@ -184,6 +185,8 @@ export {
   type CliTable,
   type CliValues,
 } from './federated/registry/index.js';
+// one saved-model format for every algorithm (what `fedmix server --out` writes)
+export { loadModel, modelArtifact, clientModelArtifact, MODEL_KIND, MODEL_VERSION, type LoadedModel, type ModelArtifact } from './federated/registry/model-file.js';
 export { ClientHost, REFUSAL } from './federated/runtime/client-host.js';
 export { InProcessTransport, type InProcessOptions } from './federated/transport/in-process.js';
 export { WebWorkerTransport, type WebWorkerTransportOptions } from './federated/transport/web-workers.js';

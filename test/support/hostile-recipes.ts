@@ -99,6 +99,15 @@ const descriptor = (name: string) => {
     cli: { server: { options: { features: { type: 'int', help: 'features' } }, read: () => ({}) } },
   };
 };
+/** A 2-3-2 network's saved JSON (the network freed). */
+const netJSON = () => {
+  const n = new f.Network(netSpec() as never);
+  try {
+    return JSON.stringify(n.toJSON());
+  } finally {
+    n.dispose();
+  }
+};
 const gmmJSON = () => {
   const g = gmm();
   try {
@@ -446,8 +455,10 @@ export const RECIPES: Record<string, Recipe> = {
       layerOutputs: () => [rows(), 1],
       reconstructionErrors: () => [X()],
       gradient: () => [X(), X()],
+      toJSON: () => [],
       dispose: () => [],
     },
+    statics: { fromJSON: stat(f.Network.fromJSON, () => [netJSON()]) },
     internal: ['passes'],
   }),
   Autoencoder: cls(f.Autoencoder, () => [aeOptions()], {
@@ -763,7 +774,7 @@ export const RECIPES: Record<string, Recipe> = {
   mdmSensitivity: fn(f.mdmSensitivity, () => ['round', 2]),
   fedGenGMM: fn(f.fedGenGMM, () => [clientsOf(), { client: { kMin: 1, kMax: 2, covarianceType: 'diag', seed: 1 }, server: { nComponents: 2, h: 10, seed: 1 } }]),
   FedGenGMMClient: cls(f.FedGenGMMClient, () => ['0', X(), { kMin: 1, kMax: 2, covarianceType: 'diag', criterion: 'bic', nInit: 1, tol: 1e-3, maxIter: 50, regCovar: 1e-6, seed: 1 }], {
-    methods: { respond: (self) => [requestFor(fedgengmmServer, self)], train: () => [], upload: () => [], takeModel: (self) => (self.train(), []), dispose: () => [] },
+    methods: { respond: (self) => [requestFor(fedgengmmServer, self)], train: () => [], upload: () => [], takeModel: (self) => (self.train(), []), savedGlobalModel: () => [], dispose: () => [] },
   }),
   FedGenGMMServer: {
     call: (...a) => new f.FedGenGMMServer(...(a as [never])),
@@ -774,7 +785,7 @@ export const RECIPES: Record<string, Recipe> = {
   },
   fedAvg: fn(f.fedAvg, () => [clientsOf().map((X) => ({ X })), { ...fedavgOptions(), seed: 1 }]),
   FedAvgClient: cls(f.FedAvgClient, () => ['0', X(), { seed: 1 }], {
-    methods: { respond: (self) => [requestFor(fedavgServer, self)], dispose: () => [] },
+    methods: { respond: (self) => [requestFor(fedavgServer, self)], savedGlobalModel: () => [], dispose: () => [] },
     internal: ['train', 'correction', 'networkFor', 'release', 'splitFor', 'releaseSplit'],
   }),
   FedAvgServer: fedavgFamily((o) => new f.FedAvgServer(o)),
@@ -865,6 +876,10 @@ export const RECIPES: Record<string, Recipe> = {
   defineAlgorithm: fn(f.defineAlgorithm, () => [descriptor('hostile-defined')]),
   registerAlgorithm: fn(f.registerAlgorithm, () => [descriptor(`hostile-${++registered}`)]),
   loadResult: fn(f.loadResult, () => ['dem', gmmJSON()]),
+  // the one saved-model artifact: a DEM result's, and a client's network
+  modelArtifact: fn(f.modelArtifact, () => ['dem', gmm(), { nFeatures: 2, nComponents: 2 }, [{ round: 1, kind: 'dem/model', accepted: 2 }]]),
+  loadModel: fn(f.loadModel, () => [JSON.stringify({ kind: 'fedmix.model', version: 1, algorithm: 'dem', role: 'server', options: {}, model: gmmJSON(), history: [] })]),
+  clientModelArtifact: fn(f.clientModelArtifact, () => ['fedavg', JSON.parse(netJSON()), { seed: 1 }]),
   makeServer: fn(n.makeServer, () => ['fedgem', { nFeatures: 2, rounds: 2 }]),
   // a run's checkpoint after round 1 as JSON, and the server role rebuilt from it
   saveCheckpoint: fn(f.saveCheckpoint, () => ['dem', demCheckpoint()]),
@@ -1024,6 +1039,26 @@ export const SAVED: Record<string, SavedRecipe> = {
     file: () => saved(new f.MinMaxScaler().fit(satellite().X)),
     load: (j) => f.MinMaxScaler.fromJSON(j as string),
     args: { fit: () => [satRows()], transform: () => [satRows()], fitTransform: () => [satRows()], inverseTransform: () => [satScaled()], toJSON: () => [] },
+  },
+  Network: {
+    cls: 'Network',
+    // an autoencoder of satellite's scaled rows
+    file: () => saved(new f.Network({ sizes: [satellite().X.nCols, 8, satellite().X.nCols], activation: 'relu', outputActivation: 'sigmoid', loss: 'mse', seed: 1 })),
+    load: (j) => f.Network.fromJSON(j as string),
+    args: {
+      getParameters: () => [],
+      getGradients: () => [],
+      setParameters: (self) => [self.getParameters()],
+      predict: () => [satScaled()],
+      reconstructionErrors: () => [satScaled()],
+      layerOutputs: () => [satScaled(), 1],
+      attach: () => [satScaled(), satScaled()],
+      evaluate: (self) => [self.attach(satScaled(), satScaled())],
+      gradient: () => [satScaled(), satScaled()],
+      optimizer: () => [{ name: 'adam', learningRate: 1e-3 }],
+      trainEpoch: (self) => [self.attach(satScaled(), satScaled()), self.optimizer({ name: 'sgd', learningRate: 1e-2 }), { batchSize: 16, seed: 1 }],
+      toJSON: () => [],
+    },
   },
   DirichletMultinomialMixture: {
     cls: 'DirichletMultinomialMixture',

@@ -20,9 +20,9 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Matrix } from '../data/matrix.js';
 import { FedmixError, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { algorithm as registered, algorithmNames, algorithms, makeClient, matrixData, resultJson, type CliClientContext, type CliContext, type ClientSpec } from '../federated/registry/index.js';
+import { algorithm as registered, algorithmNames, algorithms, makeClient, matrixData, type CliClientContext, type CliContext, type ClientSpec } from '../federated/registry/index.js';
 import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
-import type { RoundRecord } from '../federated/runtime/run.js';
+import type { RoundReport } from '../federated/runtime/run.js';
 import { serve } from '../federated/serve.js';
 import { join } from '../federated/transport/mqtt.js';
 import { clientSeed } from '../random.js';
@@ -30,7 +30,8 @@ import type { OptionSpec, Options } from './args.js';
 import { readDataFile } from './data.js';
 import { BROKER_OPTIONS, brokerListenOptions, readPem } from './broker-options.js';
 import { exclusionLine, note, result, type CommandResult } from './io.js';
-import { otherRunNote, startLine } from './run-log.js';
+import { logFormatOption, requestLine, roundLine, startLine, type LogFormat } from './federation-log.js';
+import { clientOutcome, requireClientModel, serverArtifact } from './federation-output.js';
 
 const federation: OptionSpec = { type: 'string', default: 'fedmix', help: 'the federation: its topics are fedmix/<name>/...' };
 const algorithmModule: OptionSpec = { type: 'string', help: 'a module (path or URL) that registers algorithms of your own with registerAlgorithm, imported before the options are read; may be repeated' };
@@ -55,7 +56,8 @@ const SERVER_COMMON: Record<string, OptionSpec> = {
   'max-missed-rounds': { type: 'int', default: 3, help: 'a client that misses this many rounds in a row leaves the quorum (rounds stop waiting for it) until it answers again; 0: never' },
   'reconnect-for': { type: 'number', default: 60, help: 'seconds to keep reconnecting when the connection to the broker is lost (a broker restart); the round in flight is then repeated' },
   encoding: { type: 'string', default: 'binary', choices: ENCODINGS, help: 'wire form of the messages (binary: Arrow IPC)' },
-  out: { type: 'string', help: 'write the model JSON here (default: print it)' },
+  out: { type: 'string', help: 'write the model here, as the one artifact loadModel() reads (default: print it)' },
+  'log-format': logFormatOption,
   state: { type: 'string', help: "a directory for the server's state: saved after every round; started again with it after a crash, the server resumes the run (docs/operations.md)" },
 };
 
@@ -72,6 +74,8 @@ const CLIENT_COMMON: Record<string, OptionSpec> = {
   data: { type: 'string', help: 'CSV file of this client\'s rows, with a header, Arrow IPC or Parquet (required unless --counts)' },
   columns: { type: 'string', help: 'comma-separated feature columns (default: every column but --drop)' },
   drop: { type: 'string', help: 'comma-separated columns to leave out (e.g. a label)' },
+  out: { type: 'string', help: 'write the global model the server sends at the end here, as the artifact loadModel() reads (the FedAvg family, FedGenGMM)' },
+  'log-format': logFormatOption,
 };
 
 const SEED: Record<'server' | 'client', OptionSpec> = {
@@ -224,28 +228,18 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
     onConnection: (change) => log(`fedmix server: ${change.message}`),
     state: o.state as string | undefined,
     onStart: (r) => log(startLine(r)),
-    onRound: (r: RoundRecord) =>
-      log(`round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${r.failures.length ? `; ${r.failures.map((f) => `${f.client} ${f.kind}${f.excluded ? ', excluded' : ''}`).join('; ')}` : ''}${livenessNote(r, o['max-missed-rounds'] as number)}${otherRunNote(r)}`),
+    onRound: (r: RoundReport) => log(roundLine(r, o['log-format'] as LogFormat, o['max-missed-rounds'] as number)),
   });
-  const model = resultJson(a, result.model);
-  const json = { algorithm: a, model, rounds: result.rounds, traffic: result.traffic, excluded: result.excluded, failures: result.failures };
-  if (typeof o.out === 'string') writeFileAtomicSync(o.out, JSON.stringify(model) + '\n');
+  const artifact = serverArtifact(a, result, serverRoleOptions(a, o));
+  const model = artifact.model;
+  const json = { algorithm: a, model, rounds: result.rounds, traffic: result.traffic, excluded: result.excluded, failures: result.failures, history: artifact.history };
+  if (typeof o.out === 'string') writeFileAtomicSync(o.out, JSON.stringify(artifact) + '\n');
   const summary = [
     `fedmix server: ${a}, ${result.rounds} rounds, ${result.traffic.bytesDown} bytes down and ${result.traffic.bytesUp} up`,
     ...(result.excluded.length ? ['excluded:', ...result.excluded.map((e) => `  ${e.reason} (round ${e.round})`)] : []),
     typeof o.out === 'string' ? `model written to ${o.out}` : JSON.stringify(model),
   ];
   return { text: summary.join('\n'), json, excluded: result.excluded.map((e) => exclusionLine(e)) };
-}
-
-/** What a round's record says about outages and the quorum, for the log line ('' when nothing). */
-function livenessNote(r: RoundRecord, missedRounds: number): string {
-  const parts = [
-    ...(r.interruptions ?? []).map((i) => `repeated: ${i.reason} for ${i.seconds.toFixed(1)} s, ${i.resent} request${i.resent === 1 ? '' : 's'} sent again`),
-    ...(r.sidelined?.length ? [`${r.sidelined.join(', ')} left the quorum (${missedRounds} missed rounds in a row)`] : []),
-    ...(r.reinstated?.length ? [`${r.reinstated.join(', ')} back in the quorum`] : []),
-  ];
-  return parts.length ? `; ${parts.join('; ')}` : '';
 }
 
 /** The client's data from the command line: the algorithm's own reading (e.g. a histogram as one row), or its rows, validation rows and labels. */
@@ -288,6 +282,7 @@ export async function runClientCommand(o: Options): Promise<CommandResult> {
   const spec: ClientSpec = { algorithm: a, id, data: matrixData(data), validation: validation && matrixData(validation), labels, options: clientRoleOptions(a, o) };
   const role = makeClient(spec);
   try {
+    if (typeof o.out === 'string') requireClientModel(a, role);
     const r = await join({
       url: required(o, 'broker'),
       federation: o.federation as string,
@@ -297,9 +292,10 @@ export async function runClientCommand(o: Options): Promise<CommandResult> {
       waitForBroker: o.wait as number,
       reconnectFor: o['reconnect-for'] as number,
       onConnection: (change) => note(`fedmix client ${id}: ${change.message}`),
-      onRequest: (kind, round) => result(`answered ${kind} of round ${round}`),
+      onRequest: (kind, round) => result(requestLine(id, role.protocol, kind, round, o['log-format'] as LogFormat)),
     });
-    return { text: `fedmix client ${id}: the run ended ${r.ok ? 'well' : `with an error: ${r.reason}`}; ${r.answered} requests answered`, json: r };
+    // a failed run is an error (stderr, exit status 2); the global model, when asked for, is written once the run ended well
+    return clientOutcome(a, id, r, role, o, (path, text) => writeFileAtomicSync(path, text));
   } finally {
     role.dispose();
   }

@@ -81,3 +81,23 @@ export function trimmedMean(xs: readonly ArrayLike<number>[], proportion: number
   }
   return out;
 }
+
+/**
+ * `vector` pulled toward `center` so that its update, vector - center, has an
+ * L2 norm of at most `bound` (the clipping of DP-FedAvg, McMahan et al. 2018,
+ * and of Flower's clipping wrappers): the update scaled by bound / norm when
+ * longer, else `vector` itself. In double precision, rounded to f32 once.
+ */
+export function clipUpdate(vector: Float32Array, center: Float32Array, bound: number): { vector: Float32Array; norm: number; clipped: boolean } {
+  let sum = 0;
+  for (let j = 0; j < vector.length; j++) {
+    const d = vector[j]! - center[j]!;
+    sum += d * d;
+  }
+  const norm = Math.sqrt(sum);
+  if (!(norm > bound)) return { vector, norm, clipped: false };
+  const scale = bound / norm;
+  const out = new Float32Array(vector.length);
+  for (let j = 0; j < vector.length; j++) out[j] = center[j]! + scale * (vector[j]! - center[j]!);
+  return { vector: out, norm, clipped: true };
+}

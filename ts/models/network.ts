@@ -661,6 +661,39 @@ export class Network {
   dispose(): void {
     this.owned.dispose();
   }
+
+  /** The spec (without its seed: the parameters are saved) and the parameters, as JSON; Network.fromJSON reads it back. */
+  toJSON(): NetworkJSON {
+    const { sizes, activation, outputActivation, loss } = this.spec;
+    return { format: 'fedmix.Network', version: 1, spec: { sizes: [...sizes], activation, outputActivation, loss }, parameters: Array.from(this.getParameters()) };
+  }
+
+  /**
+   * A network saved with toJSON() (the object or its text): the spec checked
+   * as the constructor checks it, then exactly its parameter count of finite
+   * values (else an InvalidParameterError; nothing is left allocated).
+   */
+  static fromJSON(json: NetworkJSON | string): Network {
+    const j = readModelJSON(json, 'fedmix.Network', ['spec', 'parameters']);
+    if (j.spec === undefined) throw new InvalidParameterError('not a fedmix.Network JSON: it has no spec { sizes, activation, outputActivation, loss }');
+    const given = readRecord(j.spec as NetworkSpec, ['sizes', 'activation', 'outputActivation', 'loss'], 'spec') as NetworkSpec;
+    const net = new Network(given);
+    try {
+      net.setParameters(j.parameters as ArrayLike<number>);
+    } catch (e) {
+      net.dispose();
+      throw e;
+    }
+    return net;
+  }
+}
+
+/** A network as toJSON() saves it. */
+export interface NetworkJSON {
+  format: 'fedmix.Network';
+  version: 1;
+  spec: Pick<NetworkSpec, 'sizes' | 'activation' | 'outputActivation' | 'loss'>;
+  parameters: number[];
 }
 
 /** What an estimator's fit loop needs (see trainEpochs). @internal */

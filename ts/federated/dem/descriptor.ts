@@ -47,6 +47,7 @@ export const dem = defineAlgorithm({
       return model.toJSON();
     },
     load: (json) => GaussianMixture.fromJSON(json as string),
+    model: (m: GaussianMixture) => m,
   },
   cli: {
     server: {

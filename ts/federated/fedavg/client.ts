@@ -15,7 +15,7 @@
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { InvalidDataError, InvalidMessageError, InvalidParameterError, NumericalError } from '../../errors.js';
 import { EarlyStopper, errorSeparation, heldOutSplit } from '../../models/early-stopping.js';
-import { Network, type NetworkSpec, type OptimizerSpec, type TrainingSet } from '../../models/network.js';
+import { Network, type NetworkJSON, type NetworkSpec, type OptimizerSpec, type TrainingSet } from '../../models/network.js';
 import { idHash, mixBits as mix } from '../../random.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, type ClientRole } from '../runtime/roles.js';
@@ -71,6 +71,13 @@ export class FedAvgClient implements ClientRole {
   /** The final global parameters, once the server has sent them. */
   get parameters(): Float32Array | undefined {
     return this.final;
+  }
+
+  /** The final global network (Network.toJSON()'s form), once the server has sent its parameters. */
+  savedGlobalModel(): NetworkJSON | undefined {
+    if (!this.final || !this.network) return undefined;
+    const { sizes, activation, outputActivation, loss } = this.network.spec;
+    return { format: 'fedmix.Network', version: 1, spec: { sizes: [...sizes], activation, outputActivation, loss }, parameters: Array.from(this.final) };
   }
 
   respond(request: Message): Message | undefined {

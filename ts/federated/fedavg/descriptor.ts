@@ -5,8 +5,8 @@
  */
 import * as v from 'valibot';
 import { InvalidParameterError } from '../../errors.js';
-import { parameterCount, resolveNetworkSpec, resolveOptimizerSpec, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
-import { expectResult, parseSaved, savedCount, savedNumber, savedSingles, serverState } from '../registry/artifact.js';
+import { Network, parameterCount, resolveNetworkSpec, resolveOptimizerSpec, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
+import { expectResult, parseSaved, savedCount, savedNumber, savedPairs, savedSingles, serverState } from '../registry/artifact.js';
 import { defineAlgorithm, type CliPart, type CliValues, type CliContext } from '../registry/registry.js';
 import { FedAvgClient } from './client.js';
 import { FEDAVG_PROTOCOL } from './messages.js';
@@ -22,7 +22,8 @@ const STATE = v.object({
   round: savedCount(),
   phase: v.picklist(['train', 'result', 'done']),
   parameters: savedSingles(),
-  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())) })),
+  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())), clipped: v.optional(savedCount()) })),
+  samples: v.optional(savedPairs(v.pipe(savedCount(), v.minValue(1)))),
   control: v.optional(savedSingles()),
 });
 
@@ -35,7 +36,7 @@ const SAVED = v.object({
   epochs: savedCount(),
   batchSize: savedCount(),
   optimizer: v.pipe(v.unknown(), v.transform((o) => (resolveOptimizerSpec(o as OptimizerSpec), { ...(o as OptimizerSpec) }))),
-  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())) })),
+  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())), clipped: v.optional(savedCount()) })),
 });
 
 function save(name: FedAvgAlgorithm) {
@@ -54,6 +55,18 @@ function load(name: FedAvgAlgorithm) {
   };
 }
 
+/** The trained network of a loaded result: its spec with the saved parameters. */
+function network(o: FedAvgOutcome): Network {
+  const net = new Network(o.network);
+  try {
+    net.setParameters(o.parameters);
+  } catch (e) {
+    net.dispose();
+    throw e;
+  }
+  return net;
+}
+
 const NETWORK_OPTIONS = {
   rounds: { type: 'int', help: 'communication rounds (default 10)' },
   layers: { type: 'string', help: 'layer widths from input to output, comma-separated, e.g. 784,64,32,64,784 (required)' },
@@ -63,6 +76,10 @@ const NETWORK_OPTIONS = {
   epochs: { type: 'int', default: DEFAULT_EPOCHS, help: 'local epochs E per round' },
   'batch-size': { type: 'int', default: 32, help: 'local batch size B' },
   'learning-rate': { type: 'number', help: "the local learning rate (default: adam's 0.01, sgd's 0.3)" },
+  aggregation: { type: 'string', default: 'mean', choices: ['mean', 'median', 'trimmed-mean'], help: 'how replies are combined: the mean weighted by declared rows, or a robust rule one hostile client cannot move far (coordinate-wise median, trimmed mean)' },
+  trim: { type: 'number', default: 0.1, help: 'with --aggregation trimmed-mean: the share cut from each end, below 0.5' },
+  'max-samples': { type: 'int', help: 'refuse (and exclude) a client declaring more rows than this; default: no bound (a row count is pinned at a client\'s first reply all the same)' },
+  'clip-norm': { type: 'number', help: "scale each client's update (its parameters minus the global ones) down to this L2 norm; the round log counts the clipped; default: none" },
 } as const;
 
 /** The server's options from the command line: the network, the local training, and the algorithm's default optimizer with the name or learning rate given. */
@@ -73,7 +90,8 @@ function readCommon(a: FedAvgAlgorithm, o: CliValues, { required, list, seed }: 
   const name = (o.optimizer as 'sgd' | 'adam' | undefined) ?? DEFAULT_OPTIMIZER[a].name;
   const other = name === 'adam' ? 'fedavg' : 'scaffold';
   const learningRate = (o['learning-rate'] as number | undefined) ?? (name === DEFAULT_OPTIMIZER[a].name ? DEFAULT_OPTIMIZER[a].learningRate : DEFAULT_OPTIMIZER[other].learningRate);
-  return { network, rounds: o.rounds, epochs: o.epochs, batchSize: o['batch-size'], optimizer: { name, learningRate } };
+  const robust = { aggregation: o.aggregation, trim: o.trim, maxSamples: o['max-samples'], clipNorm: o['clip-norm'] };
+  return { network, rounds: o.rounds, epochs: o.epochs, batchSize: o['batch-size'], optimizer: { name, learningRate }, ...robust };
 }
 
 /** The one client of the family: the server's requests say which algorithm it trains for (labels are the spec's own). */
@@ -96,7 +114,7 @@ export const fedavg = defineAlgorithm({
   server: { options: (raw) => checkServerOptions(fedAvgServerOptions, raw), create: (options) => new FedAvgServer(options) },
   state: serverState('fedavg', FedAvgServer, (options: ConstructorParameters<typeof FedAvgServer>[0]) => new FedAvgServer(options), STATE),
   client,
-  artifact: { save: save('fedavg'), load: load('fedavg') },
+  artifact: { save: save('fedavg'), load: load('fedavg'), model: network },
   cli: {
     server: {
       options: { ...NETWORK_OPTIONS, optimizer: { type: 'string', choices: ['sgd', 'adam'], help: 'the local optimizer (default adam)' } },
@@ -114,7 +132,7 @@ export const fedprox = defineAlgorithm({
   server: { options: (raw) => checkServerOptions(fedProxServerOptions, raw), create: (options) => new FedProxServer(options) },
   state: serverState('fedprox', FedProxServer, (options: ConstructorParameters<typeof FedProxServer>[0]) => new FedProxServer(options), STATE),
   client,
-  artifact: { save: save('fedprox'), load: load('fedprox') },
+  artifact: { save: save('fedprox'), load: load('fedprox'), model: network },
   cli: {
     server: {
       options: {
@@ -136,7 +154,7 @@ export const scaffold = defineAlgorithm({
   server: { options: (raw) => checkServerOptions(scaffoldServerOptions, raw), create: (options) => new ScaffoldServer(options) },
   state: serverState('scaffold', ScaffoldServer, (options: ConstructorParameters<typeof ScaffoldServer>[0]) => new ScaffoldServer(options), STATE),
   client,
-  artifact: { save: save('scaffold'), load: load('scaffold') },
+  artifact: { save: save('scaffold'), load: load('scaffold'), model: network },
   cli: {
     server: {
       options: {

@@ -14,6 +14,7 @@ import * as atoms from '../../options/atoms.js';
 import { defineOptions } from '../../options/check.js';
 import { LIMITS, readOptions, requireNumber, requireOneOf, requirePositive } from '../../validate.js';
 import type { Encoding } from '../messages/codec.js';
+import { MAX_SAMPLES } from './messages.js';
 import type { RunHooks } from '../runtime/run.js';
 
 export type FedAvgAlgorithm = 'fedavg' | 'fedprox' | 'scaffold';
@@ -38,6 +39,18 @@ export interface FedAvgServerOptions {
   aggregation?: 'mean' | 'median' | 'trimmed-mean';
   /** the share cut from each end by 'trimmed-mean' (default 0.1) */
   trim?: number;
+  /**
+   * the most rows a client may declare (nSamples, its weight in the mean): a
+   * reply declaring more is refused and its client excluded (default: no bound).
+   * Whatever the bound, a client's count is pinned at its first accepted reply.
+   */
+  maxSamples?: number;
+  /**
+   * a bound on the L2 norm of each client's update (its parameters minus the
+   * global ones): a longer update is scaled down to it before aggregation, as
+   * DP-FedAvg clips (default: none). Each round's history counts the clipped.
+   */
+  clipNorm?: number;
   /**
    * early stopping of every client's local epochs (default none: every client
    * trains all E epochs on all its rows, McMahan et al.'s FedAvg): each round
@@ -146,6 +159,8 @@ function serverEntries(a: FedAvgAlgorithm, weighting: 'samples' | 'uniform') {
     aggregation: atoms.optional(atoms.oneOf(['mean', 'median', 'trimmed-mean'] as const), 'mean'),
     // below 0.5 (the rule)
     trim: atoms.optional(atoms.number(0), 0.1),
+    maxSamples: atoms.optional(atoms.integer(1, MAX_SAMPLES)),
+    clipNorm: atoms.optional(atoms.positive()),
     earlyStopping: atoms.optional(atoms.checkedBy((e): EarlyStopping => Object.freeze(resolveEarlyStopping(e as EarlyStoppingOptions)))),
     evaluate: atoms.optional(atoms.callback<NonNullable<FedAvgServerOptions['evaluate']>>('must be a function (parameters, round) => metrics')),
     // against the network's parameters: set by Network
@@ -217,6 +232,8 @@ export const fedAvgOptions = defineOptions<FedAvgOptions>()({
   weighting: atoms.optional(v.unknown()),
   aggregation: atoms.optional(v.unknown()),
   trim: atoms.optional(v.unknown()),
+  maxSamples: atoms.optional(v.unknown()),
+  clipNorm: atoms.optional(v.unknown()),
   earlyStopping: atoms.optional(v.unknown()),
   evaluate: atoms.optional(v.unknown()),
   mu: atoms.optional(v.unknown()),

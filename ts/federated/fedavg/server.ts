@@ -22,7 +22,8 @@ import { ContributionError, formatValue, InvalidParameterError, NumericalError }
 import type { EarlyStopping } from '../../models/early-stopping.js';
 import { Network, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
 import type { Message } from '../messages/envelope.js';
-import { coordinateMedian, outliers, trimmedMean } from '../robust.js';
+import { clipUpdate, coordinateMedian, outliers, trimmedMean } from '../robust.js';
+import { DeclaredSamples } from './samples.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { FEDAVG_PROTOCOL, RESULT, TRAIN, receiveUpdate, type ReceivedUpdate, type TrainPayload } from './messages.js';
 import {
@@ -59,6 +60,8 @@ export interface FedAvgRound {
   epochs: number;
   /** what `evaluate` returned */
   metrics?: Record<string, number>;
+  /** with clipNorm: the replies whose update was scaled down to it */
+  clipped?: number;
 }
 
 export interface FedAvgOutcome {
@@ -87,6 +90,9 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   protected readonly weighting: 'samples' | 'uniform';
   protected readonly aggregation: 'mean' | 'median' | 'trimmed-mean';
   protected readonly trim: number;
+  /** the row counts clients declared: bounded by maxSamples, pinned at each client's first reply */
+  private readonly samples: DeclaredSamples;
+  protected readonly clipNorm: number | undefined;
   protected readonly earlyStopping: EarlyStopping | undefined;
   protected readonly evaluate: FedAvgServerOptions['evaluate'];
   protected parameters: Float32Array;
@@ -113,6 +119,8 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     this.weighting = o.weighting;
     this.aggregation = o.aggregation;
     this.trim = o.trim;
+    this.samples = new DeclaredSamples(o.maxSamples);
+    this.clipNorm = o.clipNorm;
     this.earlyStopping = o.earlyStopping;
     this.evaluate = o.evaluate;
     // the network checks its own description; its seeded initialization is the starting point
@@ -168,6 +176,7 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     }
     const reply = readReply(this.protocol, request, unread);
     const update = receiveUpdate(reply, this.nParameters, this.algorithm === 'scaffold', this.epochs);
+    this.samples.check(update.client, update.nSamples);
     this.made.add(update);
     return update;
   }
@@ -177,7 +186,13 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     const accepted = checkAccepted<ReceivedUpdate>(acceptedReplies, this.made);
     checkFailures(failed);
     if (this.phase !== 'train') throw new InvalidParameterError(`round ${ctx.round}: the server has nothing to aggregate`);
-    const updates = [...accepted.values()];
+    let clipped = 0;
+    const updates = [...accepted.values()].map((u) => {
+      if (this.clipNorm === undefined) return u;
+      const c = clipUpdate(u.parameters, this.parameters, this.clipNorm);
+      if (c.clipped) clipped += 1;
+      return c.clipped ? { ...u, parameters: c.vector } : u;
+    });
     const weights = updates.map((u) => (this.weighting === 'samples' ? u.nSamples : 1));
     const total = weights.reduce((a, b) => a + b, 0);
     let loss = 0;
@@ -194,6 +209,7 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     this.t += 1;
     const epochs = updates.reduce((n, u) => n + u.epochs, 0) / updates.length;
     const summary: FedAvgRound = { round: this.t, clients: updates.length, loss: updates.length > 0 ? loss : NaN, epochs };
+    if (this.clipNorm !== undefined) summary.clipped = clipped;
     if (this.evaluate) summary.metrics = this.evaluate(this.parameters.slice(), this.t);
     this.history.push(summary);
     if (this.t >= this.rounds) this.phase = 'result';
@@ -261,7 +277,8 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   saveState(): FedAvgState {
     const orNull = (x: number) => (Number.isNaN(x) ? null : x);
     const history = this.history.map((r) => ({ ...r, loss: orNull(r.loss), epochs: orNull(r.epochs), ...(r.metrics ? { metrics: Object.fromEntries(Object.entries(r.metrics).map(([k, x]) => [k, orNull(x)])) } : {}) }));
-    return { algorithm: this.algorithm, round: this.t, phase: this.phase, parameters: Array.from(this.parameters), history, ...this.extraState() };
+    const samples = this.samples.save();
+    return { algorithm: this.algorithm, round: this.t, phase: this.phase, parameters: Array.from(this.parameters), history, ...(samples.length ? { samples } : {}), ...this.extraState() };
   }
 
   /** A saved state (checked against its schema) put into this new server role, which then continues as the saved one would. @internal */
@@ -276,6 +293,7 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     this.phase = state.phase;
     this.parameters = state.parameters;
     this.history.splice(0, this.history.length, ...state.history);
+    this.samples.restore(state.samples ?? new Map());
     this.restoreExtra(state);
   }
 
@@ -364,6 +382,8 @@ export interface FedAvgState {
   phase: 'train' | 'result' | 'done';
   parameters: number[];
   history: (Omit<FedAvgRound, 'loss' | 'epochs' | 'metrics'> & { loss: number | null; epochs: number | null; metrics?: Record<string, number | null> })[];
+  /** the row count each client declared first (pinned) */
+  samples?: [string, number][];
   control?: number[];
 }
 
@@ -374,6 +394,7 @@ export interface RestoredFedAvgState {
   phase: 'train' | 'result' | 'done';
   parameters: Float32Array;
   history: FedAvgRound[];
+  samples?: Map<string, number>;
   control?: Float32Array;
 }
 

@@ -74,6 +74,11 @@ export class FedGenGMMClient implements ClientRole {
     return this.global;
   }
 
+  /** The global model as GaussianMixture.toJSON() gives it (what `fedmix client --out` saves), once the server sent it. */
+  savedGlobalModel(): unknown {
+    return this.global?.toJSON();
+  }
+
   get nSamples(): number {
     return this.data.nRows;
   }

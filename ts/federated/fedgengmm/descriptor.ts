@@ -60,6 +60,7 @@ export const fedgengmm = defineAlgorithm({
       return { model: model.model.toJSON(), clients: model.clients, incomingComponents: model.incomingComponents, syntheticRows: model.syntheticRows };
     },
     load: (json): SavedFedGenGMM => parseSaved('fedgengmm', SAVED, json),
+    model: (s: SavedFedGenGMM) => s.model,
   },
   cli: {
     server: {

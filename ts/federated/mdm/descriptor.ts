@@ -47,6 +47,7 @@ export const mdm = defineAlgorithm({
       return model.toJSON();
     },
     load: (json) => DirichletMultinomialMixture.fromJSON(json as string),
+    model: (m: DirichletMultinomialMixture) => m,
   },
   cli: {
     server: {

@@ -120,6 +120,12 @@ export interface AlgorithmDescriptor<Name extends string = string, ServerOptions
     save(result: Result): unknown;
     /** a saved artifact (the object or its text) read back and checked */
     load(json: unknown): Saved;
+    /**
+     * the model a loaded result holds, as its class (a GaussianMixture, a
+     * Network, ...), for loadModel(); none when the result is not one model
+     * (communities, matchings). It may be the result itself.
+     */
+    model?(saved: Saved): unknown;
   };
   /**
    * How its server role's state is saved between rounds and restored, for a
@@ -207,7 +213,8 @@ export function defineAlgorithm<const Name extends string, ServerOptions, Client
   }
   const server = checkPart(`${what}'s server`, d.server, ['options', 'create'] as const);
   const client = checkPart(`${what}'s client`, d.client, ['options', 'create'] as const);
-  const artifact = checkPart(`${what}'s artifact`, d.artifact, ['save', 'load'] as const);
+  const artifact = checkPart(`${what}'s artifact`, d.artifact, ['save', 'load'] as const, ['model'] as const);
+  if (artifact.model !== undefined) requireFunction(`${what}'s artifact.model`, artifact.model);
   const state = d.state === undefined ? undefined : checkPart(`${what}'s state`, d.state, ['save', 'restore'] as const);
   let cli: AlgorithmDescriptor['cli'];
   if (d.cli !== undefined) {

@@ -205,6 +205,12 @@ export interface ClientRole {
    * a prepared model for the others to reuse, and must not free it sooner).
    */
   requestDone?(request: Message): void;
+  /**
+   * The global model the server sent this client at the end of the run, as
+   * its class's toJSON() (what `fedmix client --out` and join()'s `out`
+   * save); undefined until it came. Only roles whose server sends one have it.
+   */
+  savedGlobalModel?(): unknown;
   dispose?(): void;
 }
 

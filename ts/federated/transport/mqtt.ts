@@ -34,6 +34,7 @@ import { FederationError, formatThrown, formatValue, InvalidParameterError, Untr
 import { guardRead, LIMITS, readArray, readOptions, requireInteger, requireSeconds } from '../../validate.js';
 import { decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, fingerprint, type Encoding } from '../messages/codec.js';
 import { freshRunId, isRunId, type Message } from '../messages/envelope.js';
+import { receivedModel } from './received-model.js';
 import { ClientHost } from '../runtime/client-host.js';
 import type { ClientRole } from '../runtime/roles.js';
 import { readCertificates, untrustedCertificate, type Certificates } from './tls.js';
@@ -542,6 +543,8 @@ export interface JoinResult {
   reason?: string;
   /** requests this client answered (refusals included) */
   answered: number;
+  /** the global model the server sent at the end (the role's savedGlobalModel(): a model's toJSON()), when the run ended well and the role has one */
+  model?: unknown;
 }
 
 /**
@@ -635,7 +638,7 @@ export async function join(given: JoinOptions): Promise<JoinResult> {
       } else if (topic === topics.broadcast) {
         const s = payload.length === 0 ? undefined : readJson(payload);
         // a retained end of an earlier run is not this one's
-        if (s?.state === 'done' && s.run === serverRun) queue = queue.then(() => end({ ok: s.ok === true, reason: typeof s.reason === 'string' ? s.reason : undefined, answered }));
+        if (s?.state === 'done' && s.run === serverRun) queue = queue.then(() => end({ ok: s.ok === true, reason: typeof s.reason === 'string' ? s.reason : undefined, answered, ...receivedModel(role, s.ok === true) }));
       } else if (topic === topics.down(id)) {
         const bytes = Uint8Array.prototype.slice.call(payload);
         // one request at a time, in arrival order
