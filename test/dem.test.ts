@@ -194,7 +194,8 @@ describe('traffic', () => {
       const recs = clients as Recording[];
       const up = recs.flatMap((c) => c.sent);
       const down = recs.flatMap((c) => c.received);
-      const bytes = (ms: Message[]) => ms.reduce((a, m) => a + encodeMessage(m, encoding).length, 0);
+      // as they travel: every message carries the run's id (the client's host stamps its replies)
+      const bytes = (ms: Message[]) => ms.reduce((a, m) => a + encodeMessage({ ...m, run: result.run }, encoding).length, 0);
       expect(result.traffic.messagesUp).toBe(up.length);
       expect(result.traffic.messagesDown).toBe(down.length);
       expect(result.traffic.bytesUp).toBe(bytes(up));

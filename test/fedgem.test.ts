@@ -150,7 +150,8 @@ test.each(['binary', 'json'] as const)('%s: each client sees ROUND, FINISH, CAND
   expect(r.traffic.rounds).toBe(5);
   expect(r.traffic.messagesUp).toBe(5 * 5);
   expect(r.traffic.messagesDown).toBe(5 * 6);
-  const bytes = (ms: Message[]) => ms.reduce((a, m) => a + encodeMessage(m, encoding).length, 0);
+  // as they travel: every message carries the run's id (the client's host stamps its replies)
+  const bytes = (ms: Message[]) => ms.reduce((a, m) => a + encodeMessage({ ...m, run: r.run }, encoding).length, 0);
   expect(r.traffic.bytesUp).toBe(bytes(roles.flatMap((c) => c.sent)));
   expect(r.traffic.bytesDown).toBe(bytes(roles.flatMap((c) => c.received)));
   for (const c of roles) expect(r.clientTraffic.get(c.id)).toEqual({ bytesUp: bytes(c.sent), bytesDown: bytes(c.received), messagesUp: 5, messagesDown: 6 });

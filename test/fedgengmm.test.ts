@@ -69,8 +69,8 @@ function accept<A>(server: ServerRole<A>, reply: Message, request: Message, roun
   return server.accept(reply, request, round);
 }
 
-/** The wire bytes of a message in an encoding. */
-const size = (m: Message, encoding: Encoding) => encodeMessage(m, encoding).length;
+/** The wire bytes of a message in an encoding, as it travels in run `run` (every message carries the run's id). */
+const size = (m: Message, encoding: Encoding, run: string | undefined) => encodeMessage({ ...m, run }, encoding).length;
 
 test.each(['binary', 'json'] as const)('%s: recovers the global mixture from local ones, close to centralized EM; one round and the model back', (encoding) => {
   const r = fedGenGMM(clients, { client: { kMin: 1, kMax: 3, seed: 1 }, server: { nComponents: 3, seed: 2, covarianceType: 'full' }, encoding });
@@ -103,8 +103,8 @@ test.each(['binary', 'json'] as const)('%s: recovers the global mixture from loc
   const train = TRAIN.create('server', 1, {});
   // the global model goes back stamped with the round it ends
   const back = GLOBAL_MODEL.create('server', 1, gmmParams(r.model));
-  expect(r.traffic.bytesDown).toBe(4 * size(train, encoding) + 4 * size(back, encoding));
-  expect(r.federation.history[1]!.bytesDown).toBe(4 * size(back, encoding));
+  expect(r.traffic.bytesDown).toBe(4 * size(train, encoding, r.federation.run) + 4 * size(back, encoding, r.federation.run));
+  expect(r.federation.history[1]!.bytesDown).toBe(4 * size(back, encoding, r.federation.run));
   r.model.dispose();
   central.dispose();
 });
@@ -118,7 +118,7 @@ test.each(['binary', 'json'] as const)('%s: uploads are exactly the counted byte
   const bytes = clients.reduce((t, data, c) => {
     const cl = new FedGenGMMClient(String(c), data, { ...opts[c], seed: 4 });
     cl.train();
-    const n = size(LOCAL_MODEL.create(String(c), 1, cl.upload()), encoding);
+    const n = size(LOCAL_MODEL.create(String(c), 1, cl.upload()), encoding, a.federation.run);
     expect(a.federation.clientTraffic.get(String(c))!.bytesUp).toBe(n);
     cl.dispose();
     return t + n;

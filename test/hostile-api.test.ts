@@ -26,7 +26,7 @@ import * as fedmixNode from '../ts/node.js';
 import * as fedmixExperiments from '../ts/experiments/index.js';
 import { instance, wasm } from '../ts/wasm/loader.js';
 import { blobs, xorshift32 } from './helpers.js';
-import { RECIPES, SAVED, type Recipe, type SavedRecipe } from './support/hostile-recipes.js';
+import { LENT, RECIPES, SAVED, type Recipe, type SavedRecipe } from './support/hostile-recipes.js';
 import { release } from './support/release.js';
 import { fileText, HOSTILE, TAMPERS, type Tamper } from './support/hostile-values.js';
 
@@ -447,6 +447,8 @@ async function tryTampered(t: TamperedFile, sentinel: () => boolean): Promise<Ta
   const recipe: SavedRecipe = SAVED[t.recipe]!;
   const what = `${t.recipe}: ${t.site.path.join('.')} ${t.tamper.name}`;
   const out: TamperOutcome = { refused: false, laterErrors: [], notFinite: [], traps: [], other: [] };
+  // what earlier calls' arguments made (the honest files' test) is released before the heap is measured
+  for (const x of LENT.splice(0)) await release(x);
   const heap = wasm().fm_heap_in_use();
   const file = tampered(honestFile(t.recipe), t.site, t.tamper);
   const made: unknown[] = [];
@@ -492,7 +494,7 @@ async function tryTampered(t: TamperedFile, sentinel: () => boolean): Promise<Ta
       }
     }
   }
-  for (const x of made) await release(x);
+  for (const x of [...made, ...LENT.splice(0)]) await release(x);
   if (!trapped()) {
     const now = wasm().fm_heap_in_use();
     if (now !== heap && out.traps.length === 0) out.other.push(`${what}: the WASM heap grew by ${now - heap} bytes`);

@@ -418,7 +418,8 @@ describe('federated inference', () => {
   test.each(['binary', 'json'] as const)('%s: the counted bytes are those of the messages sent and received', (encoding) => {
     const r = run(checkData(), { k: 2, rounds: 3, encoding }, (c) => new Recording(c));
     const recs = r.roles as Recording[];
-    const bytes = (ms: Message[]) => ms.reduce((a, m) => a + encodeMessage(m, encoding).length, 0);
+    // as they travel: every message carries the run's id (the client's host stamps its replies)
+    const bytes = (ms: Message[]) => ms.reduce((a, m) => a + encodeMessage({ ...m, run: r.result.run }, encoding).length, 0);
     expect(r.result.traffic.bytesUp).toBe(bytes(recs.flatMap((c) => c.sent)));
     expect(r.result.traffic.bytesDown).toBe(bytes(recs.flatMap((c) => c.received)));
     for (const c of recs) expect(r.result.clientTraffic.get(c.id)).toEqual({ bytesUp: bytes(c.sent), bytesDown: bytes(c.received), messagesUp: 4, messagesDown: 4 });

@@ -113,7 +113,11 @@ describe('RdpAccountant', () => {
       ['delta must be a number in (0, 1)', () => privacyEpsilon({ noiseMultiplier: 1, samplingRate: 0.1, steps: 1, delta: 0 })],
       ['steps must be', () => privacyEpsilon({ noiseMultiplier: 1, samplingRate: 0.1, steps: -1, delta: 1e-5 })],
       ['steps must be', () => privacyEpsilon({ noiseMultiplier: 1, samplingRate: 0.1, steps: 1.5, delta: 1e-5 })],
-      ['every order must be a finite number > 1', () => new RdpAccountant({ orders: [1, 2] })],
+      ['every order must be a number in (1, 1024]', () => new RdpAccountant({ orders: [1, 2] })],
+      // the core sums about alpha terms per order: a huge order (a tampered file's) is refused, not summed for minutes
+      ['every order must be a number in (1, 1024]', () => RdpAccountant.fromJSON({ kind: 'RdpAccountant', orders: [2, 1e300], history: [] })],
+      ['orders must hold 1 to 1000 orders', () => new RdpAccountant({ orders: Array.from({ length: 1001 }, (_, i) => 2 + i / 1000) })],
+      ['at most 10000 kinds of step', () => RdpAccountant.fromJSON({ kind: 'RdpAccountant', orders: [2], history: Array.from({ length: 10_001 }, (_, i) => ({ noiseMultiplier: 1 + i, samplingRate: 0.1, steps: 1 })) })],
       ['orders must hold 1 to', () => new RdpAccountant({ orders: [] })],
       ['unknown', () => privacyEpsilon({ noiseMultiplier: 1, samplingRate: 0.1, steps: 1, delta: 1e-5, sigma: 2 } as never)],
       ['not a saved RdpAccountant', () => RdpAccountant.fromJSON({ orders: [2], history: [] })],

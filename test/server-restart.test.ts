@@ -26,7 +26,9 @@ import { csvToMatrix, parseCsv } from '../ts/data/csv.js';
 import { Matrix } from '../ts/data/matrix.js';
 import { makeClient, makeServer, matrixData, resultJson, type ClientSpec } from '../ts/federated/registry/index.js';
 import { runFederationSync } from '../ts/federated/runtime/run.js';
+import { SERVER_USER } from '../ts/federated/serve.js';
 import { STATE_FILE } from '../ts/federated/state-dir.js';
+import { startMosquitto } from '../ts/federated/transport/mosquitto.js';
 import { init } from '../ts/wasm/loader.js';
 import { xorshift32 } from './helpers.js';
 
@@ -102,6 +104,9 @@ function start(args: string[]): { child: ChildProcess; err: string[]; exited: Pr
   return { child, err, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
 }
 
+/** The model of an --out artifact (kind fedmix.model: the algorithm's result JSON is its `model`). */
+const modelOf = (file: string): unknown => (JSON.parse(readFileSync(file, 'utf8')) as { model: unknown }).model;
+
 /** The in-process run of the same command lines (the CLI's readers give the options): its artifact as JSON. */
 function reference(c: (typeof CASES)[number]): unknown {
   const o = parseOptions(['--algorithm', c.name, ...c.server], federationOptions('server'));
@@ -175,13 +180,42 @@ test('every algorithm: SIGKILLed after a complete round and started again with i
     expect(Number(resumed?.[2]), c.name).toBeGreaterThanOrEqual(at);
     // the clients carried on and saw the run end well
     for (const cl of clients) expect(await cl.exited, `${c.name}: ${cl.err.join('')}`).toBe(0);
-    expect(JSON.parse(readFileSync(out, 'utf8')), `${c.name}: the resumed run's model`).toEqual(reference(c));
+    expect(modelOf(out), `${c.name}: the resumed run's model`).toEqual(reference(c));
     ids.set(c.name, id!);
   };
   for (let i = 0; i < CASES.length; i += 3) await Promise.all(CASES.slice(i, i + 3).map(runCase));
   // eslint-disable-next-line no-console
   console.log(`server-restart: ${CASES.length} algorithms in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }, 240_000);
+
+test('over mosquitto, which outlives the killed server and holds what its clients sent meanwhile: distributed EM SIGKILLed after round 5 resumes and gives the uninterrupted model', async () => {
+  const c = CASES.find((x) => x.name === 'dem')!;
+  const federation = 'restart';
+  const broker = await startMosquitto({
+    federation,
+    users: [{ username: SERVER_USER, password: 'server-pw', role: 'server' as const }, ...IDS.map((id) => ({ username: id, password: `pw-${id}`, role: 'client' as const }))],
+  });
+  try {
+    const state = join(dir, 'state-dem-mosquitto');
+    const out = join(dir, 'dem-mosquitto.json');
+    mkdirSync(state);
+    const serverArgs = ['server', '--algorithm', 'dem', '--federation', federation, '--broker', broker.url, '--username', SERVER_USER, '--password', 'server-pw', '--clients', clientsFile, '--round-timeout', '20', '--join-timeout', '30', '--state', state, '--out', out, ...c.server];
+    const first = start(serverArgs);
+    const clients = IDS.map((id, i) => start(['client', '--algorithm', 'dem', '--federation', federation, '--broker', broker.url, '--id', id, '--password', `pw-${id}`, '--data', files[i]!, ...c.client(i)]));
+    const at = await killAfter(first.child, state, 5);
+    expect(await first.exited).toBe(null);
+    const second = start(serverArgs);
+    expect(await second.exited, second.err.join('')).toBe(0);
+    const log = second.err.join('');
+    expect(Number(/fedmix server: resuming run [0-9a-f]{32} after round (\d+)/.exec(log)?.[1]), log).toBeGreaterThanOrEqual(at);
+    // nothing the dead server's clients sent was held against them
+    expect(log).not.toMatch(/excluded/);
+    for (const cl of clients) expect(await cl.exited, cl.err.join('')).toBe(0);
+    expect(modelOf(out)).toEqual(reference(c));
+  } finally {
+    await broker.close();
+  }
+}, 120_000);
 
 test("a finished run's state directory, another run's and a damaged one are refused with a typed error naming why; nothing is started", () => {
   const state = join(dir, 'state-dem');

@@ -21,7 +21,8 @@ import { keepClassName } from '../class-name.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
 import * as atoms from '../options/atoms.js';
 import { defineOptions } from '../options/check.js';
-import { flattenNumeric, LIMITS } from '../validate.js';
+import { guardRead } from '../read-guard.js';
+import { flattenNumeric } from '../validate.js';
 import { withScope } from '../wasm/memory.js';
 
 /** Opacus' default orders: 1.1 to 10.9 by 0.1, then 12 to 63. */
@@ -30,14 +31,22 @@ export const DEFAULT_RDP_ORDERS: readonly number[] = Object.freeze([
   ...Array.from({ length: 52 }, (_, i) => 12 + i),
 ]);
 
-/** At most this many orders (each is one RDP value per step kind). */
-const MAX_ORDERS = 10_000;
+/** At most this many orders (each is one RDP value per kind of step). */
+const MAX_ORDERS = 1000;
+/**
+ * The largest order: the core sums about alpha terms per order, and orders past
+ * a few hundred never give the least epsilon at any delta a user sets (Opacus'
+ * defaults stop at 63, dp_accounting's extended ones at 1024).
+ */
+const MAX_ORDER = 1024;
+/** At most this many kinds of step in an accountant's history (consecutive equal steps are one). */
+const MAX_HISTORY = 10_000;
 
-/** Orders read and checked: finite numbers > 1, at least one. */
+/** Orders read and checked: numbers in (1, MAX_ORDER], at least one. */
 function readOrders(given: unknown): Float64Array {
   const orders = flattenNumeric('orders', given as ArrayLike<number>);
   if (orders.length === 0 || orders.length > MAX_ORDERS) throw new InvalidParameterError(`orders must hold 1 to ${MAX_ORDERS} orders, got ${orders.length}`);
-  for (const a of orders) if (!(a > 1 && Number.isFinite(a))) throw new InvalidParameterError(`every order must be a finite number > 1, got ${formatValue(a)}`);
+  for (const a of orders) if (!(a > 1 && a <= MAX_ORDER)) throw new InvalidParameterError(`every order must be a number in (1, ${MAX_ORDER}], got ${formatValue(a)}`);
   return orders;
 }
 
@@ -163,13 +172,18 @@ export class RdpAccountant {
   /** Records `steps` (default 1) steps of the sampled Gaussian mechanism. */
   step(mechanism: MechanismSteps): this {
     const m = stepsOptions.check(readMechanism(mechanism), 'mechanism');
-    if (m.steps === 0) return this;
-    const once = rdpOf(m.noiseMultiplier, m.samplingRate, this.orderList);
-    for (let i = 0; i < once.length; i++) this.total[i] += m.steps * once[i]!;
-    const last = this.taken[this.taken.length - 1];
-    if (last && last.noiseMultiplier === m.noiseMultiplier && last.samplingRate === m.samplingRate) last.steps += m.steps;
-    else this.taken.push({ noiseMultiplier: m.noiseMultiplier, samplingRate: m.samplingRate, steps: m.steps });
+    this.#add(m.noiseMultiplier, m.samplingRate, m.steps, rdpOf(m.noiseMultiplier, m.samplingRate, this.orderList));
     return this;
+  }
+
+  #add(noiseMultiplier: number, samplingRate: number, steps: number, once: Float64Array): void {
+    if (steps === 0) return;
+    const last = this.taken[this.taken.length - 1];
+    const same = last !== undefined && last.noiseMultiplier === noiseMultiplier && last.samplingRate === samplingRate;
+    if (!same && this.taken.length >= MAX_HISTORY) throw new InvalidParameterError(`an accountant keeps at most ${MAX_HISTORY} kinds of step; compose steps of one kind with { steps }`);
+    for (let i = 0; i < once.length; i++) this.total[i] += steps * once[i]!;
+    if (same) last.steps += steps;
+    else this.taken.push({ noiseMultiplier, samplingRate, steps });
   }
 
   /** epsilon at `delta` for everything recorded so far, and the order that gives it. */
@@ -196,8 +210,17 @@ export class RdpAccountant {
     }
     const j = json as RdpAccountantJSON;
     const a = new RdpAccountant({ orders: j.orders });
-    if (!Array.isArray(j.history) || j.history.length > LIMITS.rounds) throw new InvalidParameterError(`a saved RdpAccountant's history must be an array of at most ${LIMITS.rounds} steps`);
-    for (const h of j.history) a.step(h);
+    const history = guardRead('history', () => j.history);
+    if (!Array.isArray(history) || history.length > MAX_HISTORY) throw new InvalidParameterError(`a saved RdpAccountant's history must be an array of at most ${MAX_HISTORY} kinds of step`);
+    // each kind of step's RDP once, however often the history names it
+    const known = new Map<string, Float64Array>();
+    for (const h of history as unknown[]) {
+      const m = stepsOptions.check(readMechanism(h), 'a saved step');
+      const key = `${m.noiseMultiplier} ${m.samplingRate}`;
+      let once = known.get(key);
+      if (!once) known.set(key, (once = rdpOf(m.noiseMultiplier, m.samplingRate, a.orderList)));
+      a.#add(m.noiseMultiplier, m.samplingRate, m.steps, once);
+    }
     return a;
   }
 }

@@ -88,6 +88,10 @@ fn ln_a_fractional(q: f64, sigma: f64, alpha: f64) -> f64 {
         let below = ln_binom + i * ln_q + j * ln_1mq + (i * i - i) / two_s2 + ln_half + ln_erfc((i - z0) / scale);
         let above = ln_binom + j * ln_q + i * ln_1mq + (j * j - j) / two_s2 + ln_half + ln_erfc((z0 - j) / scale);
         let both = ln_add(below, above);
+        // a term of inf - inf: a noise so small that e^((k^2 - k)/(2 sigma^2)) overflows; no privacy to speak of
+        if both.is_nan() {
+            return f64::INFINITY;
+        }
         if negative {
             neg = ln_add(neg, both);
         } else {
@@ -116,6 +120,10 @@ pub fn rdp_sampled_gaussian(q: f64, sigma: f64, alpha: f64) -> f64 {
     }
     if q == 1.0 {
         return alpha / (2.0 * sigma * sigma);
+    }
+    // 1/(2 sigma^2) overflows: the exponents of every term past the first two do too
+    if !(1.0 / (2.0 * sigma * sigma)).is_finite() {
+        return f64::INFINITY;
     }
     if alpha.is_infinite() {
         return f64::INFINITY;
@@ -168,6 +176,17 @@ mod tests {
                 assert!((exact - near).abs() <= 1e-9 * exact.abs().max(1e-300), "q {} sigma {} alpha {}: {} {}", q, sigma, a, exact, near);
             }
         }
+    }
+
+    #[test]
+    fn degenerate_noise_is_infinite_or_free_never_a_long_loop() {
+        assert_eq!(rdp_sampled_gaussian(0.1, 1e-300, 2.5), f64::INFINITY);
+        assert_eq!(rdp_sampled_gaussian(0.1, 1e-160, 2.5), f64::INFINITY);
+        assert_eq!(rdp_sampled_gaussian(0.1, 1e-160, 3.0), f64::INFINITY);
+        assert!(rdp_sampled_gaussian(0.1, 1e300, 2.5) < 1e-12);
+        assert!(rdp_sampled_gaussian(1e-300, 1.0, 2.5) < 1e-12);
+        let r = rdp_sampled_gaussian(0.1, 1e-3, 2.5);
+        assert!(r > 1e3, "{}", r);
     }
 
     #[test]
