@@ -71,6 +71,8 @@ describe("an algorithm's code lives in its folders", () => {
       // partition.mdm is the MDM paper's scheme for simulating clients from histograms, a public name
       'ts/partition/histograms.ts: mdm': 'partition.mdm',
       'ts/partition/index.ts: mdm': 'partition.mdm',
+      // files fedmix wrote before the saved-model artifact name no algorithm: loadModel recognises each by its fields
+      ...Object.fromEntries(['communities', 'dem', 'fedavg', 'feddistr', 'fedgem', 'fedgengmm', 'fedprox', 'mdm', 'scaffold'].map((n) => [`ts/federated/registry/model-file.ts: ${n}`, 'version-0 files'])),
       // graph communities (Louvain, fast greedy, modularity): the word, not the algorithm
       'ts/graph/communities.ts: communities': 'graph communities',
       'ts/graph/index.ts: communities': 'graph communities',

@@ -50,9 +50,11 @@ const LIMITS = {
    * schemas kept out of programs that never resume: ts/federated/runtime/resume-point.ts), then took it to
    * 158.6 KB (valibot +4.5 KB as the declarations use more of its schemas, the declarations and the
    * round loop's resume): raised to 162 KB, about 2% over, a regression still to win back. What stays above
-   * the bar is the round loop's stages, hooks and resume (+4.6 KB) and the option declarations.
+   * the bar is the round loop's stages, hooks and resume (+4.6 KB) and the option declarations. Issue 25's
+   * run identity (the run's id in every envelope and the checks of it), the missed-rounds quorum and the
+   * round records' new fields took FedDistr to 162.4 KB: raised to 166 KB.
    */
-  program: 162 * KB,
+  program: 166 * KB,
   /**
    * The same for each paper's whole experiment (every method and baseline of the paper's tables), which
    * is above the bar: ceilings about 2% over what the build measures. Before issue 24: FedGenGMM 150.4 KB;
@@ -60,9 +62,11 @@ const LIMITS = {
    * shrinkage and checks; trainCommunities (the community step scored on labelled outliers) 149.5 KB.
    * Issue 24's registry, round hooks and generated ABI tables took them to 165.8, 299.0, 206.9 and 160.8 KB;
    * the compact ABI tables (as the program bar says) to 159.2, 292.4, 200.6 and 154.7 KB; every option
-   * declaration and the servers' state save and restore to 165.3, 299.7, 205.4 and 160.8 KB.
+   * declaration and the servers' state save and restore to 165.3, 299.7, 205.4 and 160.8 KB; issue 25's run
+   * identity, quorum and round records to 168.9, 305.1 and 210.8 KB (FedGenGMM and communities at their
+   * ceilings, FedDistr raised to 215 KB) and trainCommunities to 166.2 KB (raised to 170 KB).
    */
-  experiments: { runFedGenGMMExperiment: 169 * KB, runCommunityExperiment: 306 * KB, runFedDistrExperiment: 210 * KB, trainCommunities: 164 * KB },
+  experiments: { runFedGenGMMExperiment: 172 * KB, runCommunityExperiment: 311 * KB, runFedDistrExperiment: 215 * KB, trainCommunities: 170 * KB },
   /**
    * All of dist/index.js, minified: 518.5 KB measured (issue 24 moved the papers' experiments to
    * fedmix/experiments, -60 KB, and added the registry with each algorithm's CLI options and saved forms,
@@ -70,9 +74,11 @@ const LIMITS = {
    * graphology is 90 KB, papaparse 22 KB and valibot 5 KB; every algorithm's and model's option
    * declarations, the servers' state save and restore and the run checkpoints then took it to 535.8 KB.
    * Raised over the sessions from 425 KB to 547 KB as the algorithms, Arrow interop, FedmixWorker, strict
-   * options, the hierarchical server step and checkpoints landed; no program takes all of it.
+   * options, the hierarchical server step and checkpoints landed; no program takes all of it. Issue 25
+   * (the saved-model artifact and loadModel, TLS, broker limits, reconnects and presence, run identity,
+   * robust FedAvg) and the privacy accountant took it to 555.5 KB: raised to 567 KB.
    */
-  library: 547 * KB,
+  library: 567 * KB,
 };
 
 /**

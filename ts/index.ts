@@ -194,6 +194,7 @@ export { FedmixWorker, type FedmixWorkerOptions, type GaussianMixtureFit } from 
 export type { GaussianMixtureFitData } from './federated/transport/lane.js';
 export type { LaneOptions } from './federated/transport/lanes.js';
 export { MqttTransport, join, type MqttTransportOptions, type JoinOptions, type JoinResult } from './federated/transport/mqtt.js';
+export type { Certificates } from './federated/transport/tls.js';
 export {
   federationTopics,
   clientTopics,

@@ -8,7 +8,8 @@
  */
 export { WorkerTransport, type WorkerTransportOptions } from './federated/transport/workers.js';
 export { ALGORITHMS, makeClient, makeServer, matrixData, resultJson, type AlgorithmName, type ClientSpec, type MatrixData } from './federated/algorithms.js';
-export { startBroker, type BrokerOptions, type RunningBroker } from './federated/transport/broker.js';
+export { startBroker, type BrokerOptions, type BrokerTls, type RunningBroker } from './federated/transport/broker.js';
+export type { BrokerLimits } from './federated/transport/limits.js';
 export {
   startMosquitto,
   writeMosquittoConfig,

@@ -78,7 +78,7 @@ export function roundLine(r: RoundReport, format: LogFormat, missedRounds: numbe
   if (format === 'json') return JSON.stringify(roundObject(r));
   if (!r.replies) return `after round ${r.round}: ${r.kind} sent to ${r.asked} client${r.asked === 1 ? '' : 's'} (no reply needed)${livenessNote(r, missedRounds)}${otherRunNote(r)}`;
   const failures = r.failures.length ? `; ${r.failures.map((f) => `${f.client} ${f.kind}${f.excluded ? ', excluded' : ''}`).join('; ')}` : '';
-  return `round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${failures}${metricsText(r.metrics)}${livenessNote(r, missedRounds)}${otherRunNote(r)}`;
+  return `round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${failures}${livenessNote(r, missedRounds)}${otherRunNote(r)}${metricsText(r.metrics)}`;
 }
 
 /** What a round's record says about outages and the quorum ('' when nothing). */

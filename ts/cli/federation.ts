@@ -74,7 +74,7 @@ const CLIENT_COMMON: Record<string, OptionSpec> = {
   data: { type: 'string', help: 'CSV file of this client\'s rows, with a header, Arrow IPC or Parquet (required unless --counts)' },
   columns: { type: 'string', help: 'comma-separated feature columns (default: every column but --drop)' },
   drop: { type: 'string', help: 'comma-separated columns to leave out (e.g. a label)' },
-  out: { type: 'string', help: 'write the global model the server sends at the end here, as the artifact loadModel() reads (the FedAvg family, FedGenGMM)' },
+  out: { type: 'string', help: 'write the global model the server sends at the end here, as the artifact loadModel() reads; only for algorithms whose server sends one' },
   'log-format': logFormatOption,
 };
 

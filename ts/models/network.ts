@@ -10,6 +10,7 @@
  * where they stay, across epochs, until the TrainingSet is disposed. The
  * network, its training sets and its optimizers are each freed by dispose().
  */
+import { keepClassName } from '../class-name.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NumericalError } from '../errors.js';
 import { NN_NEW_OPTIONS, NN_OPTIMIZER_NEW_OPTIONS, NN_TRAIN_EPOCH_OPTIONS } from '../wasm/abi.generated.js';
@@ -324,6 +325,10 @@ function optimizerOf(opt: unknown): Optimizer {
 }
 
 export class Network {
+  static {
+    keepClassName(this, 'Network');
+  }
+
   readonly spec: NetworkSpec;
   readonly nParameters: number;
   private readonly owned: OwnedHandle;
