@@ -183,7 +183,12 @@ test('every algorithm: SIGKILLed after a complete round and started again with i
     expect(modelOf(out), `${c.name}: the resumed run's model`).toEqual(reference(c));
     ids.set(c.name, id!);
   };
-  for (let i = 0; i < CASES.length; i += 3) await Promise.all(CASES.slice(i, i + 3).map(runCase));
+  // one-round algorithms first, one at a time: their kill must land while the server writes its "finished" mark, a
+  // window that contention with the other cases' processes can make the watcher miss
+  const oneRound = new Set(['fedgengmm', 'communities', 'feddistr']);
+  for (const c of CASES.filter((x) => oneRound.has(x.name))) await runCase(c);
+  const rest = CASES.filter((x) => !oneRound.has(x.name));
+  for (let i = 0; i < rest.length; i += 3) await Promise.all(rest.slice(i, i + 3).map(runCase));
   // eslint-disable-next-line no-console
   console.log(`server-restart: ${CASES.length} algorithms in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }, 240_000);
