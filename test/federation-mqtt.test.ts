@@ -55,7 +55,7 @@ import { clientSeed } from '../ts/random.js';
 import { startBroker, type RunningBroker } from '../ts/federated/transport/broker.js';
 import { startMosquitto } from '../ts/federated/transport/mosquitto.js';
 import { SERVER_USER } from '../ts/federated/serve.js';
-import { xorshift32 } from './helpers.js';
+import { xorshift32, csvOf } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
 const FED = 'test';
@@ -76,18 +76,6 @@ interface Planned {
   args: string[];
 }
 
-/** Rows around a few centers, as CSV text with full-precision numbers (the client parses exactly these). */
-function csvOf(n: number, centers: number[][], seed: number): string {
-  const next = xorshift32(seed);
-  const u = () => (next() + 0.5) / 2 ** 32;
-  const lines = ['a,b,label'];
-  for (let i = 0; i < n; i++) {
-    const c = i % centers.length;
-    const g = () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
-    lines.push(`${centers[c]![0]! + 0.5 * g()},${centers[c]![1]! + 0.5 * g()},${c}`);
-  }
-  return lines.join('\n') + '\n';
-}
 
 const CENTERS = [
   [0, 0],

@@ -141,3 +141,16 @@ export function editPayload(fn: (payload: any) => void): (reply: Message) => Mes
     return message(r.kind, r.from, r.round, p, r.users);
   };
 }
+
+/** Rows around a few 2-D centers, as CSV text (a, b, label) with full-precision numbers: a client parses exactly these. */
+export function csvOf(n: number, centers: number[][], seed: number): string {
+  const next = xorshift32(seed);
+  const u = () => (next() + 0.5) / 2 ** 32;
+  const lines = ['a,b,label'];
+  for (let i = 0; i < n; i++) {
+    const c = i % centers.length;
+    const g = () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
+    lines.push(`${centers[c]![0]! + 0.5 * g()},${centers[c]![1]! + 0.5 * g()},${c}`);
+  }
+  return lines.join('\n') + '\n';
+}

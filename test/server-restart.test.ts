@@ -30,7 +30,7 @@ import { SERVER_USER } from '../ts/federated/serve.js';
 import { STATE_FILE } from '../ts/federated/state-dir.js';
 import { startMosquitto } from '../ts/federated/transport/mosquitto.js';
 import { init } from '../ts/wasm/loader.js';
-import { xorshift32 } from './helpers.js';
+import { csvOf } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'fedmix-restart-'));
@@ -46,18 +46,6 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Rows around a few centers, as CSV text with full-precision numbers (the client parses exactly these). */
-function csvOf(n: number, centers: number[][], seed: number): string {
-  const next = xorshift32(seed);
-  const u = () => (next() + 0.5) / 2 ** 32;
-  const lines = ['a,b,label'];
-  for (let i = 0; i < n; i++) {
-    const c = i % centers.length;
-    const g = () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
-    lines.push(`${centers[c]![0]! + 0.5 * g()},${centers[c]![1]! + 0.5 * g()},${c}`);
-  }
-  return lines.join('\n') + '\n';
-}
 const CENTERS = [[0, 0], [4, 0], [0, 4]];
 
 const NETWORK = ['--layers', '2,6,3', '--loss', 'softmax-cross-entropy', '--rounds', '4', '--epochs', '1', '--batch-size', '16'];
