@@ -189,3 +189,29 @@ test('Matrix.vstack concatenates rows', () => {
   expect(m.toRows()).toEqual([[1, 2], [3, 4], [5, 6]]);
   expect(() => Matrix.vstack([Matrix.fromRows([[1]]), Matrix.fromRows([[1, 2]])])).toThrow(/2 columns, the first has 1/);
 });
+
+test("a request's privacy step travels in both encodings and is checked on receipt", async () => {
+  const { message, withPrivacy, checkEnvelope } = await import('../ts/federated/messages/envelope.js');
+  const { decodeMessage, encodeMessage } = await import('../ts/federated/messages/codec.js');
+  const m = withPrivacy(message('dem/model', 'server', 3, { x: new Float64Array([1, 2]) }), { mechanism: 'gaussian', noiseMultiplier: 1.1, samplingRate: 0.25 });
+  for (const encoding of ['json', 'binary'] as const) {
+    const back = decodeMessage(encodeMessage(m, encoding));
+    expect(back.privacy).toEqual({ mechanism: 'gaussian', noiseMultiplier: 1.1, samplingRate: 0.25 });
+  }
+  const s = withPrivacy(m, { mechanism: 'skellam', mu: 40, l1: 12, l2: 3.5 });
+  expect(decodeMessage(encodeMessage(s, 'binary')).privacy).toEqual({ mechanism: 'skellam', mu: 40, l1: 12, l2: 3.5 });
+  // absent stays absent
+  expect('privacy' in decodeMessage(encodeMessage(message('dem/model', 'server', 3, {}), 'json'))).toBe(false);
+  // malformed steps are refused, typed, naming the field
+  for (const bad of [
+    { mechanism: 'gaussian', noiseMultiplier: 0, samplingRate: 1 },
+    { mechanism: 'gaussian', noiseMultiplier: 1, samplingRate: 1.5 },
+    { mechanism: 'gaussian', noiseMultiplier: 1, samplingRate: 1, extra: 1 },
+    { mechanism: 'skellam', mu: -1, l1: 1, l2: 1 },
+    { mechanism: 'laplace', scale: 1 },
+    'gaussian',
+    null,
+  ]) {
+    expect(() => checkEnvelope({ ...message('k', 's', 1, {}), privacy: bad })).toThrow(/"privacy"/);
+  }
+});

@@ -115,6 +115,7 @@ function plainPayload(m: Message, columns: Column[] | undefined): unknown {
   const envelope: Record<string, unknown> = { protocol: m.protocol, version: m.version, kind: m.kind, from: m.from, round: m.round };
   if (m.users !== undefined) envelope.users = m.users;
   if (m.run !== undefined) envelope.run = m.run;
+  if (m.privacy !== undefined) envelope.privacy = { ...m.privacy };
   return { ...envelope, payload: walk(m.payload, 'payload', 'payload', 1) };
 }
 

@@ -31,7 +31,59 @@ export interface Message<K extends string = string, P = unknown> {
    * delivered again by a broker) is told apart and never counts.
    */
   run?: string;
+  /**
+   * On a request: the privacy its reply's release spends (absent: none is
+   * declared). A client keeping its own ledger (runtime/client-budget.ts)
+   * accounts this step before it answers, and refuses a request that would
+   * take it past its budget, so that it need not trust the server's accounting.
+   */
+  privacy?: PrivacyStep;
   payload: P;
+}
+
+/**
+ * One release as a request declares it, per the mechanism that adds the
+ * noise. 'gaussian': the sampled Gaussian mechanism (noise of standard
+ * deviation noiseMultiplier x the clip of one client's contribution, clients
+ * sampled with probability samplingRate). 'skellam': Skellam noise of
+ * parameter mu (variance 2 mu) on an integer sum whose one-client
+ * sensitivities are l1 and l2 (distributed DP under secure aggregation).
+ */
+export type PrivacyStep =
+  | { mechanism: 'gaussian'; noiseMultiplier: number; samplingRate: number }
+  | { mechanism: 'skellam'; mu: number; l1: number; l2: number };
+
+/** `step` read as a PrivacyStep, or an InvalidMessageError saying what is wrong. */
+export function readPrivacyStep(step: unknown): PrivacyStep {
+  const bad = (why: string) => new InvalidMessageError(`a message's "privacy" ${why}, got ${formatValue(step)}`, 'its privacy step is malformed');
+  let o: Record<string, unknown>;
+  try {
+    if (step === null || typeof step !== 'object' || Array.isArray(step)) throw bad('must be an object');
+    o = { ...(step as Record<string, unknown>) };
+  } catch (err) {
+    if (err instanceof InvalidMessageError) throw err;
+    throw bad('could not be read');
+  }
+  const positive = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x > 0;
+  const keys = Object.keys(o).sort().join(',');
+  if (o.mechanism === 'gaussian') {
+    if (keys !== 'mechanism,noiseMultiplier,samplingRate') throw bad('of the gaussian mechanism has exactly mechanism, noiseMultiplier and samplingRate');
+    if (!positive(o.noiseMultiplier)) throw bad('needs a positive finite noiseMultiplier');
+    if (!positive(o.samplingRate) || (o.samplingRate as number) > 1) throw bad('needs a samplingRate in (0, 1]');
+    return { mechanism: 'gaussian', noiseMultiplier: o.noiseMultiplier as number, samplingRate: o.samplingRate as number };
+  }
+  if (o.mechanism === 'skellam') {
+    if (keys !== 'l1,l2,mechanism,mu') throw bad('of the skellam mechanism has exactly mechanism, mu, l1 and l2');
+    if (!positive(o.mu)) throw bad('needs a positive finite mu');
+    if (!positive(o.l2) || !(typeof o.l1 === 'number' && Number.isFinite(o.l1) && o.l1 >= 0)) throw bad('needs a positive finite l2 and a finite l1 >= 0');
+    return { mechanism: 'skellam', mu: o.mu as number, l1: o.l1 as number, l2: o.l2 as number };
+  }
+  throw bad("must name its mechanism, 'gaussian' or 'skellam'");
+}
+
+/** `m` declaring the privacy step its reply's release spends. */
+export function withPrivacy<M extends Message>(m: M, step: PrivacyStep): M {
+  return { ...m, privacy: readPrivacyStep(step) };
 }
 
 /** Most users one message may stand for: what one federation's runtime handles. */
@@ -42,7 +94,7 @@ export function message<K extends string, P>(kind: K, from: string, round: numbe
   return { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind, from, round, users, payload };
 }
 
-const ENVELOPE_KEYS = new Set(['protocol', 'version', 'kind', 'from', 'round', 'users', 'run', 'payload']);
+const ENVELOPE_KEYS = new Set(['protocol', 'version', 'kind', 'from', 'round', 'users', 'run', 'privacy', 'payload']);
 
 /** What a run id may be: 8 to 64 letters, digits, '-' or '_' (a fresh one is 32 hex digits). */
 const RUN_ID = /^[A-Za-z0-9_-]{8,64}$/;
@@ -84,7 +136,7 @@ export function checkEnvelope(m: unknown, kind?: string): Message {
     const o = m as Partial<Message>;
     keys = Object.keys(o);
     const hasPayload = 'payload' in o;
-    e = { protocol: o.protocol, version: o.version, kind: o.kind, from: o.from, round: o.round, users: o.users, run: o.run, payload: hasPayload ? o.payload : undefined, hasPayload };
+    e = { protocol: o.protocol, version: o.version, kind: o.kind, from: o.from, round: o.round, users: o.users, run: o.run, privacy: o.privacy, payload: hasPayload ? o.payload : undefined, hasPayload };
   } catch (err) {
     if (err instanceof InvalidMessageError) throw err;
     throw new InvalidMessageError(`the message could not be read (${formatThrown(err)})`, 'the message could not be read');
@@ -109,6 +161,7 @@ export function checkEnvelope(m: unknown, kind?: string): Message {
     throw new InvalidMessageError(`a message's "users" must be an integer from 1 to ${MAX_USERS} (how many users its reply stands for), got ${formatValue(e.users)}`, 'its users count is not a positive integer');
   }
   if (e.run !== undefined && !isRunId(e.run)) throw new InvalidMessageError(`a message's "run" must be a run id (8 to 64 letters, digits, - or _), got ${formatValue(e.run)}`, 'its run id is malformed');
+  const privacy = e.privacy === undefined ? undefined : readPrivacyStep(e.privacy);
   if (!e.hasPayload) throw new InvalidMessageError('a message needs a "payload"');
   // nothing rides along outside the declared payload
   for (const key of keys) if (!ENVELOPE_KEYS.has(key)) throw new InvalidMessageError(`a message has a field ${JSON.stringify(key.slice(0, 100))} its envelope does not declare`);
@@ -117,7 +170,8 @@ export function checkEnvelope(m: unknown, kind?: string): Message {
   // absent means one user (and no run): the copy says so only when the sender did
   if (e.users !== undefined) out.users = e.users;
   if (e.run !== undefined) out.run = e.run;
-  if (out.users !== undefined || out.run !== undefined) {
+  if (privacy !== undefined) out.privacy = privacy;
+  if (out.users !== undefined || out.run !== undefined || out.privacy !== undefined) {
     // payload last, as the sender's messages have it
     const { payload, ...header } = out;
     return { ...header, payload };
