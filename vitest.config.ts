@@ -17,5 +17,9 @@ export default defineConfig({
     // each file gets its own module state, so a file can load the scalar build
     isolate: true,
     pool: 'forks',
+    // two files at a time on a two-core machine (vitest's default leaves one core idle): most files wait on processes,
+    // brokers and sockets as much as on the CPU, and no test asserts a time
+    maxWorkers: 2,
+    minWorkers: 1,
   },
 });

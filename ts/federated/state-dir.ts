@@ -100,6 +100,18 @@ function readState(path: string, text: string): StateFile {
  * from (when the directory holds one of this run), and where to save the
  * next ones.
  */
+/**
+ * A crash drill for operators and tests: with FEDMIX_CRASH_AFTER_CHECKPOINT=N
+ * in its environment, a server kills itself (SIGKILL, as the kernel's OOM
+ * killer or a power cut would end it) as soon as the checkpoint of round N is
+ * durable, before anything else happens: the one moment an outside kill
+ * cannot be timed to in a run of a single round.
+ */
+function crashDrill(round: number): void {
+  const at = process.env.FEDMIX_CRASH_AFTER_CHECKPOINT;
+  if (at !== undefined && Number(at) === round) process.kill(process.pid, 'SIGKILL');
+}
+
 export class StateDirectory {
   private constructor(
     /** the state file */
@@ -161,6 +173,7 @@ export class StateDirectory {
   async save(checkpoint: SavedRunCheckpoint): Promise<void> {
     this.state = { ...this.state, checkpoint };
     await this.write();
+    crashDrill(checkpoint.round);
   }
 
   /** Marks the run finished (after the last checkpoint's round; `stoppedEarly`: why it stopped before the server was done): the directory then refuses to start it again. */
