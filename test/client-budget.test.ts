@@ -30,14 +30,13 @@ import {
   privacyEpsilon,
   runFederation,
   type Message,
-  type ServerRole,
 } from '../ts/index.js';
 import { withPrivacy, type PrivacyStep } from '../ts/federated/messages/envelope.js';
 import { FileLedgerStore } from '../ts/node.js';
 import { startBroker } from '../ts/federated/transport/broker.js';
 import { SERVER_USER } from '../ts/federated/serve.js';
 import { main } from '../ts/cli/main.js';
-import { blobs, csvOf } from './helpers.js';
+import { blobs, csvOf, stamping } from './helpers.js';
 
 const DELTA = 1e-5;
 /** what the server declares: sigma 2, and a sampling rate the clients do not take on trust by default */
@@ -48,32 +47,6 @@ const DEM = { nComponents: 3, nFeatures: 2, covarianceType: 'diag' as const, ini
 const epsilonAfter = (n: number, samplingRate = 1) => privacyEpsilon({ noiseMultiplier: 2, samplingRate, steps: n, delta: DELTA }).epsilon;
 /** a budget that allows exactly n such steps */
 const budgetFor = (n: number) => (epsilonAfter(n) + epsilonAfter(n + 1)) / 2;
-
-/** `server` with every request that expects a reply declaring `step`. */
-function stamping<A, R>(server: ServerRole<A, R>, step: PrivacyStep): ServerRole<A, R> {
-  // the server's accept() takes the request its configure() made
-  const made = new WeakMap<Message, Message>();
-  const stamp = (m: Message) => {
-    if (!server.protocol.exchanges.get(m.kind)?.reply) return m;
-    const stamped = withPrivacy(m, step);
-    made.set(stamped, m);
-    return stamped;
-  };
-  return {
-    get protocol() {
-      return server.protocol;
-    },
-    get done() {
-      return server.done;
-    },
-    configure: (ctx) => new Map([...server.configure(ctx)].map(([id, m]) => [id, stamp(m)])),
-    accept: (reply, request, ctx) => server.accept(reply, made.get(request) ?? request, ctx),
-    discard: (a) => server.discard?.(a),
-    aggregate: (ctx, accepted, failures) => server.aggregate(ctx, accepted, failures),
-    result: () => server.result(),
-    dispose: () => server.dispose?.(),
-  };
-}
 
 const clients = (ids: string[]) => ids.map((id, i) => new DemClient(id, blobs(120, 2, 3, 40 + i, 5)));
 
