@@ -36,6 +36,8 @@ import { FileLedgerStore } from '../ts/node.js';
 import { startBroker } from '../ts/federated/transport/broker.js';
 import { SERVER_USER } from '../ts/federated/serve.js';
 import { main } from '../ts/cli/main.js';
+import * as built from '../dist/index.js';
+import { WorkerTransport } from '../dist/node.js';
 import { blobs, csvOf, stamping } from './helpers.js';
 
 const DELTA = 1e-5;
@@ -267,6 +269,36 @@ describe('over MQTT', () => {
     } finally {
       (process.stderr as { write: unknown }).write = write;
       await broker.close();
+    }
+  }, 30_000);
+});
+
+describe('in worker threads (the built package)', () => {
+  test('LaneOptions.budgets: a client keeps its ledger in its thread, refuses past its budget; a damaged ledger keeps it from starting', async () => {
+    await built.init();
+    const ledger = joinPath(dir, 'thread-ledger.json');
+    const damaged = joinPath(dir, 'thread-damaged.json');
+    writeFileSync(damaged, '{"format":"fedmix.PrivacyLedger"');
+    const specs = ['t0', 't1', 't2'].map((id, i) => {
+      const x = blobs(120, 2, 3, 40 + i, 5);
+      return { algorithm: 'dem', id, data: { data: x.data, nRows: x.nRows, nCols: x.nCols } };
+    });
+    const transport = await WorkerTransport.start(specs, {
+      threads: 2,
+      budgets: { t0: { epsilon: budgetFor(2), delta: DELTA, ledger }, t1: { epsilon: 1e6, delta: DELTA, ledger: joinPath(dir, 'thread-ample.json') }, t2: { epsilon: 1, delta: DELTA, ledger: damaged } },
+    });
+    try {
+      expect(transport.unborn).toHaveLength(1);
+      expect(transport.unborn[0]!.reason).toMatch(/^t2: creating the client failed: .*thread-damaged\.json is not a usable privacy ledger: it is not JSON \(cut short\?\)/);
+      const result = await built.runFederation(stamping(new built.DemServer(DEM), STEP), transport, { excludedBefore: transport.unborn, maxExcludedShare: 1 });
+      expect(result.failures.filter((f) => f.kind === 'refused')).toEqual([expect.objectContaining({ client: 't0', round: 3, excluded: true })]);
+      expect((await ClientBudget.open({ epsilon: 1, delta: DELTA, store: new FileLedgerStore(ledger) })).accounted).toBe(2);
+      // the client with ample budget answered every round
+      expect((await ClientBudget.open({ epsilon: 1, delta: DELTA, store: new FileLedgerStore(joinPath(dir, 'thread-ample.json')) })).accounted).toBe(result.rounds);
+      expect(readFileSync(damaged, 'utf8')).toBe('{"format":"fedmix.PrivacyLedger"');
+      result.model.dispose();
+    } finally {
+      await transport.close();
     }
   }, 30_000);
 });
