@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { encodeMessage, FedmixError, GaussianMixture, InvalidParameterError, Matrix, message, type ClientRole, type Message } from '../ts/index.js';
+import { encodeMessage, FedmixError, GaussianMixture, InvalidParameterError, Matrix, message, type ClientRole, type Message, type ServerRole } from '../ts/index.js';
+import { withPrivacy, type PrivacyStep } from '../ts/federated/messages/envelope.js';
 import { wasm } from '../ts/wasm/loader.js';
 
 export function fixture<T>(name: string): T {
@@ -153,4 +154,30 @@ export function csvOf(n: number, centers: number[][], seed: number): string {
     lines.push(`${centers[c]![0]! + 0.5 * g()},${centers[c]![1]! + 0.5 * g()},${c}`);
   }
   return lines.join('\n') + '\n';
+}
+
+/** `server` with every request that expects a reply declaring `step` (a server adding noise declares it so; clients' ledgers account it). */
+export function stamping<A, R>(server: ServerRole<A, R>, step: PrivacyStep): ServerRole<A, R> {
+  // the server's accept() takes the request its configure() made
+  const made = new WeakMap<Message, Message>();
+  const stamp = (m: Message) => {
+    if (!server.protocol.exchanges.get(m.kind)?.reply) return m;
+    const stamped = withPrivacy(m, step);
+    made.set(stamped, m);
+    return stamped;
+  };
+  return {
+    get protocol() {
+      return server.protocol;
+    },
+    get done() {
+      return server.done;
+    },
+    configure: (ctx) => new Map([...server.configure(ctx)].map(([id, m]) => [id, stamp(m)])),
+    accept: (reply, request, ctx) => server.accept(reply, made.get(request) ?? request, ctx),
+    discard: (a) => server.discard?.(a),
+    aggregate: (ctx, accepted, failures) => server.aggregate(ctx, accepted, failures),
+    result: () => server.result(),
+    dispose: () => server.dispose?.(),
+  };
 }

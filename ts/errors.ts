@@ -4,7 +4,7 @@
  */
 import { keepClassName } from './class-name.js';
 
-export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'FEDERATION' | 'NUMERICAL' | 'NOT_FITTED' | 'WASM';
+export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'FEDERATION' | 'NUMERICAL' | 'NOT_FITTED' | 'PRIVACY_BUDGET' | 'WASM';
 
 export class FedmixError extends Error {
   readonly code: FedmixErrorCode;
@@ -90,6 +90,19 @@ export class BrokerError extends FederationError {}
  */
 export class UntrustedBrokerError extends FederationError {}
 
+/**
+ * A client refused a request because of its own privacy ledger
+ * (runtime/client-budget.ts): answering would take what it has spent past its
+ * budget, or the request declares a privacy step the client cannot account
+ * (or none, where the client requires one). Nothing was spent; the client
+ * stays usable for requests that fit.
+ */
+export class PrivacyBudgetError extends FedmixError {
+  constructor(message: string) {
+    super('PRIVACY_BUDGET', message);
+  }
+}
+
 /** Fitting broke down numerically (a singular covariance, a non-finite likelihood). */
 export class NumericalError extends FedmixError {
   constructor(message: string) {
@@ -150,6 +163,7 @@ for (const [cls, name] of [
   [FederationError, 'FederationError'],
   [BrokerError, 'BrokerError'],
   [UntrustedBrokerError, 'UntrustedBrokerError'],
+  [PrivacyBudgetError, 'PrivacyBudgetError'],
   [NumericalError, 'NumericalError'],
   [NotFittedError, 'NotFittedError'],
   [DisposedError, 'DisposedError'],

@@ -15,6 +15,7 @@ export {
   FederationError,
   BrokerError,
   UntrustedBrokerError,
+  PrivacyBudgetError,
   NotFittedError,
   DisposedError,
   WasmError,
@@ -188,6 +189,8 @@ export {
 // one saved-model format for every algorithm (what `fedmix server --out` writes)
 export { loadModel, modelArtifact, clientModelArtifact, MODEL_KIND, MODEL_VERSION, type LoadedModel, type ModelArtifact } from './federated/registry/model-file.js';
 export { ClientHost, REFUSAL } from './federated/runtime/client-host.js';
+export { ClientBudget, MemoryLedgerStore, LEDGER_FORMAT, LEDGER_VERSION, type ClientBudgetOptions, type BudgetRefusal, type LedgerStore, type LedgerEntry, type SavedLedger } from './federated/runtime/client-budget.js';
+export { IndexedDbLedgerStore } from './federated/ledger-indexeddb.js';
 export { InProcessTransport, type InProcessOptions } from './federated/transport/in-process.js';
 export { WebWorkerTransport, type WebWorkerTransportOptions } from './federated/transport/web-workers.js';
 export { FedmixWorker, type FedmixWorkerOptions, type GaussianMixtureFit } from './federated/transport/fedmix-worker.js';

@@ -22,5 +22,6 @@ export {
   type RunningMosquitto,
 } from './federated/transport/mosquitto.js';
 export { freePort } from './federated/transport/ports.js';
+export { FileLedgerStore } from './federated/ledger-file.js';
 export { serve, SERVER_USER, type ServeOptions } from './federated/serve.js';
 export { loadFashionMnist, FASHION_MNIST_DIR, FASHION_MNIST_PACKAGE, type LoadFashionMnistOptions } from './data/datasets/fashion-mnist-node.js';

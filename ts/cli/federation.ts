@@ -32,6 +32,7 @@ import { BROKER_OPTIONS, brokerListenOptions, readPem } from './broker-options.j
 import { exclusionLine, note, result, type CommandResult } from './io.js';
 import { logFormatOption, requestLine, roundLine, startLine, type LogFormat } from './federation-log.js';
 import { clientOutcome, requireClientModel, serverArtifact } from './federation-output.js';
+import { BUDGET_OPTIONS, budgetOutcome, clientBudget } from './client-budget.js';
 
 const federation: OptionSpec = { type: 'string', default: 'fedmix', help: 'the federation: its topics are fedmix/<name>/...' };
 const algorithmModule: OptionSpec = { type: 'string', help: 'a module (path or URL) that registers algorithms of your own with registerAlgorithm, imported before the options are read; may be repeated' };
@@ -76,6 +77,7 @@ const CLIENT_COMMON: Record<string, OptionSpec> = {
   drop: { type: 'string', help: 'comma-separated columns to leave out (e.g. a label)' },
   out: { type: 'string', help: 'write the global model the server sends at the end here, as the artifact loadModel() reads; only for algorithms whose server sends one' },
   'log-format': logFormatOption,
+  ...BUDGET_OPTIONS,
 };
 
 const SEED: Record<'server' | 'client', OptionSpec> = {
@@ -283,7 +285,9 @@ export async function runClientCommand(o: Options): Promise<CommandResult> {
   const role = makeClient(spec);
   try {
     if (typeof o.out === 'string') requireClientModel(a, role);
+    const budget = await clientBudget(o, id);
     const r = await join({
+      ...(budget ? { budget } : {}),
       url: required(o, 'broker'),
       federation: o.federation as string,
       client: role,
@@ -295,7 +299,7 @@ export async function runClientCommand(o: Options): Promise<CommandResult> {
       onRequest: (kind, round) => result(requestLine(id, role.protocol, kind, round, o['log-format'] as LogFormat)),
     });
     // a failed run is an error (stderr, exit status 2); the global model, when asked for, is written once the run ended well
-    return clientOutcome(a, id, r, role, o, (path, text) => writeFileAtomicSync(path, text));
+    return budgetOutcome(clientOutcome(a, id, r, role, o, (path, text) => writeFileAtomicSync(path, text)), budget);
   } finally {
     role.dispose();
   }

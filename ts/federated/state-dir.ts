@@ -56,7 +56,8 @@ function canonical(value: unknown): string {
   );
 }
 
-function digestOf(text: string): string {
+/** SHA-256 of `text`, as hex: what a state file (and a client's ledger file, ledger-file.ts) carries to be refused when damaged or edited. */
+export function digestOf(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 

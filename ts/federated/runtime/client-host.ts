@@ -8,13 +8,14 @@
  * propagates.
  */
 import * as v from 'valibot';
-import { FedmixError, InvalidMessageError, isFedmixError, WasmAllocationError, type FedmixErrorCode } from '../../errors.js';
+import { FedmixError, formatValue, InvalidMessageError, InvalidParameterError, isFedmixError, WasmAllocationError, type FedmixErrorCode } from '../../errors.js';
 import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import { isArrowStream } from '../messages/arrow-ipc.js';
 import { checkEnvelope, withRun, type Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
 import { checkClientRole, declaredUsers, type ClientRole } from './roles.js';
 import { readOptions, requireInteger } from '../../validate.js';
+import { ClientBudget } from './client-budget.js';
 
 /**
  * Requests already read against a declaration, by message object: in process
@@ -23,7 +24,7 @@ import { readOptions, requireInteger } from '../../validate.js';
  */
 const checkedReads = new WeakMap<Message, Message>();
 
-const CODES: readonly FedmixErrorCode[] = ['INVALID_DATA', 'INVALID_PARAMETER', 'INVALID_MESSAGE', 'FEDERATION', 'NUMERICAL', 'NOT_FITTED'];
+const CODES: readonly FedmixErrorCode[] = ['INVALID_DATA', 'INVALID_PARAMETER', 'INVALID_MESSAGE', 'FEDERATION', 'NUMERICAL', 'NOT_FITTED', 'PRIVACY_BUDGET'];
 
 /** A client's answer when it cannot answer: why, and the kind of error it met. */
 export const REFUSAL = defineMessage(
@@ -73,14 +74,19 @@ export class ClientHost {
   readonly id: string;
   /** the users the role declared it stands for (ClientRole.users), read once */
   readonly users: number;
+  /** the client's own privacy ledger: consulted before any request that declares privacy is answered (client-budget.ts) */
+  readonly budget: ClientBudget | undefined;
 
   constructor(
     readonly role: ClientRole,
-    options: { maxMessageBytes?: number } = {},
+    options: { maxMessageBytes?: number; budget?: ClientBudget } = {},
   ) {
     this.id = checkClientRole(role);
     this.users = declaredUsers(role);
-    this.maxMessageBytes = requireInteger('maxMessageBytes', readOptions(options, ['maxMessageBytes']).maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 1);
+    const o = readOptions(options, ['maxMessageBytes', 'budget']);
+    this.maxMessageBytes = requireInteger('maxMessageBytes', o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 1);
+    if (o.budget !== undefined && !(o.budget instanceof ClientBudget)) throw new InvalidParameterError(`budget must be a ClientBudget (ClientBudget.open), got ${formatValue(o.budget)}`);
+    this.budget = o.budget;
   }
 
   /** The answer to a request on the wire, in the request's encoding (undefined for a notification). */
@@ -169,6 +175,8 @@ export class ClientHost {
     const checked = this.check(request);
     if (checked instanceof FedmixError) return this.refuse(request, checked);
     try {
+      // the step is written to the ledger before the answer is made (refused: nothing spent, nothing answered)
+      if (this.budget?.concerns(checked, this.expectsReply(checked)) === true) await this.budget.account(checked, this.expectsReply(checked), this.id);
       return await this.role.respond(checked);
     } catch (e) {
       return this.refuse(checked, e);
@@ -179,12 +187,18 @@ export class ClientHost {
     const checked = this.check(request);
     if (checked instanceof FedmixError) return this.refuse(request, checked);
     try {
+      if (this.budget?.concerns(checked, this.expectsReply(checked)) === true) throw new InvalidParameterError(`client ${this.id} keeps a privacy ledger, which is written before it answers: run it with runFederation (async)`);
       const r = this.role.respond(checked);
       if (r instanceof Promise) throw new InvalidMessageError(`client ${this.id} answers asynchronously; run it with runFederation (async)`);
       return r;
     } catch (e) {
       return this.refuse(checked, e);
     }
+  }
+
+  /** Whether the protocol pairs a reply with the request's kind (else it is a notification). */
+  private expectsReply(request: Message): boolean {
+    return this.role.protocol.exchanges.get(request.kind)?.reply !== undefined;
   }
 
   /** The request read against the client's protocol (an error when it cannot be used). */

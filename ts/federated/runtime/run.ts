@@ -19,7 +19,7 @@
  * synchronous clients (the one-call functions such as distributedEM stay
  * synchronous).
  */
-import { ContributionError, FederationError, FedmixError, formatValue, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, type FedmixErrorCode } from '../../errors.js';
+import { ContributionError, FederationError, FedmixError, formatValue, InvalidMessageError, InvalidParameterError, InvalidDataError, NumericalError, NotFittedError, PrivacyBudgetError, type FedmixErrorCode } from '../../errors.js';
 import { LIMITS, guardRead, isArray, optionKeys, readArray, readOptions, readRecord, requireInteger } from '../../validate.js';
 import { Rng, type RngState } from '../../random.js';
 import type { ResumePoint } from './checkpoint.js';
@@ -246,6 +246,7 @@ const ERRORS: Partial<Record<FedmixErrorCode, new (m: string) => FedmixError>> =
   NUMERICAL: NumericalError,
   NOT_FITTED: NotFittedError,
   FEDERATION: FederationError,
+  PRIVACY_BUDGET: PrivacyBudgetError,
 };
 
 /** Starts a reason with the client's id, once. */
@@ -606,7 +607,9 @@ function judgeReply<A, R>(run: RunState<A, R>, ctx: RoundContext, id: string, r:
       // a client that could not read the request does not know its round: 0
       if (refusal.round !== round && refusal.round !== 0) throw new InvalidMessageError(`its refusal is for round ${refusal.round}, not ${round}`);
       const E = ERRORS[refusal.payload.code] ?? InvalidMessageError;
-      return { kind: 'refused', reason: detailed ? refusal.payload.reason : 'reported an error instead of answering', error: new E(refusal.payload.reason) };
+      // a refusal for the client's own privacy budget says nothing of its data: said even where reasons are withheld
+      const withheld = refusal.payload.code === 'PRIVACY_BUDGET' ? 'refused: answering would exceed its privacy budget' : 'reported an error instead of answering';
+      return { kind: 'refused', reason: detailed ? refusal.payload.reason : withheld, error: new E(refusal.payload.reason) };
     }
     if (m.round !== round) throw new InvalidMessageError(`its reply is for round ${m.round}, not ${round}`);
     const expected = server.protocol.exchanges.get(request.kind)!.reply!;

@@ -13,6 +13,7 @@ import {
   InvalidParameterError,
   NotFittedError,
   NumericalError,
+  PrivacyBudgetError,
   WasmError,
   type FedmixErrorCode,
 } from '../../errors.js';
@@ -45,6 +46,7 @@ const ERRORS: Record<FedmixErrorCode, new (message: string) => FedmixError> = {
   FEDERATION: FederationError,
   NUMERICAL: NumericalError,
   NOT_FITTED: NotFittedError,
+  PRIVACY_BUDGET: PrivacyBudgetError,
   WASM: WasmError,
 };
 

@@ -10,10 +10,11 @@
  * are the declared sizes (codec.ts copyMessage).
  */
 import { FedmixError, formatValue, InvalidParameterError } from '../../errors.js';
-import { LIMITS, isArray, readArray, readOptions, requireInteger } from '../../validate.js';
+import { LIMITS, guardRead, isArray, readArray, readOptions, requireInteger } from '../../validate.js';
 import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
 import { ClientHost } from '../runtime/client-host.js';
+import type { ClientBudget } from '../runtime/client-budget.js';
 import type { ClientRole } from '../runtime/roles.js';
 import { checkExchange, type Exchange, type ExchangeOptions, type Received, type SyncTransport } from './transport.js';
 
@@ -22,6 +23,8 @@ export interface InProcessOptions {
   encoding?: Encoding | 'none';
   /** per message, checked before decoding (default 64 MiB) */
   maxMessageBytes?: number;
+  /** clients' own privacy budgets, by client id (ClientBudget.open; runtime/client-budget.ts): answered only with runFederation (async) */
+  budgets?: ReadonlyMap<string, ClientBudget>;
 }
 
 export class InProcessTransport implements SyncTransport {
@@ -33,14 +36,16 @@ export class InProcessTransport implements SyncTransport {
   constructor(roles: readonly ClientRole[], given: InProcessOptions = {}) {
     if (!isArray('clients', roles)) throw new InvalidParameterError(`clients must be an array of client roles, got ${formatValue(roles)}`);
     const clients = readArray('clients', roles, LIMITS.clients) as ClientRole[];
-    const options = readOptions(given, ['encoding', 'maxMessageBytes']);
+    const options = readOptions(given, ['encoding', 'maxMessageBytes', 'budgets']);
+    if (options.budgets !== undefined && !(options.budgets instanceof Map)) throw new InvalidParameterError(`budgets must be a Map from client id to its ClientBudget, got ${formatValue(options.budgets)}`);
     const encoding = options.encoding ?? 'binary';
     if (encoding !== 'binary' && encoding !== 'json' && encoding !== 'none') throw new InvalidParameterError(`encoding must be 'binary', 'json' or 'none', got ${formatValue(encoding)}`);
     this.encoding = encoding;
     this.maxMessageBytes = requireInteger('maxMessageBytes', options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 1);
     for (const c of clients) {
       // ClientHost checks the role; its id is read here once
-      const host = new ClientHost(c, { maxMessageBytes: this.maxMessageBytes });
+      const budget = options.budgets === undefined ? undefined : options.budgets.get(guardRead('a client id', () => (c as { id?: unknown }).id) as string);
+      const host = new ClientHost(c, { maxMessageBytes: this.maxMessageBytes, ...(budget !== undefined ? { budget } : {}) });
       if (this.hosts.has(host.id)) throw new InvalidParameterError(`two clients have the id ${formatValue(host.id)}; ids must be distinct`);
       this.hosts.set(host.id, host);
     }

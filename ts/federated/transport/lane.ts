@@ -11,6 +11,8 @@ import { makeClient, type ClientSpec, type MatrixData } from '../registry/regist
 import { Matrix } from '../../data/matrix.js';
 import { GaussianMixture, type CovarianceType, type GaussianMixtureOptions } from '../../models/gaussian-mixture.js';
 import { ClientHost } from '../runtime/client-host.js';
+import { ClientBudget, type LedgerStore } from '../runtime/client-budget.js';
+import type { LaneBudget } from './lanes.js';
 
 /** The build the main thread runs, compiled: a worker runs the same one, whether it came from a file, the user's bytes or fedmix/inline. */
 export interface LaneBuild {
@@ -20,7 +22,7 @@ export interface LaneBuild {
 }
 
 export type LaneTask =
-  | { op: 'create'; specs: ClientSpec[]; maxMessageBytes?: number; build?: LaneBuild; modules?: string[] }
+  | { op: 'create'; specs: ClientSpec[]; maxMessageBytes?: number; build?: LaneBuild; modules?: string[]; budgets?: Record<string, LaneBudget> }
   | { op: 'handle'; items: { id: string; bytes: Uint8Array }[] }
   | { op: 'dispose' }
   | { op: 'fit'; X: MatrixData; options: GaussianMixtureOptions; build?: LaneBuild };
@@ -91,6 +93,20 @@ function fitGaussianMixture(X: MatrixData, options: GaussianMixtureOptions): Gau
 
 const clients = new Map<string, { host: ClientHost; dispose(): void }>();
 
+/** How this kind of worker keeps a client's ledger: a file in Node's threads, IndexedDB in browsers (set by the worker's entry module). */
+let ledgerStore: ((ledger: string) => LedgerStore) | undefined;
+
+/** Sets how a lane's clients keep their ledgers (worker.ts, web-worker.ts). */
+export function setLedgerStore(open: (ledger: string) => LedgerStore): void {
+  ledgerStore = open;
+}
+
+/** A client's budget in this worker, its ledger read now. */
+async function openBudget(b: LaneBudget): Promise<ClientBudget> {
+  if (!ledgerStore) throw new FedmixError('INVALID_PARAMETER', 'this worker keeps no privacy ledgers');
+  return ClientBudget.open({ epsilon: b.epsilon, delta: b.delta, trustSamplingRate: b.trustSamplingRate, requireDeclaredPrivacy: b.requireDeclaredPrivacy, store: ledgerStore(b.ledger) });
+}
+
 /**
  * How the lane last loaded the core: a task that brings no build (handle,
  * dispose) asks init() for the same, which loads nothing more while the
@@ -141,8 +157,10 @@ export async function runLaneTask(task: LaneTask): Promise<LaneResult> {
         for (const spec of task.specs) {
           try {
             if (clients.has(spec.id)) throw new FedmixError('INVALID_PARAMETER', `client ${spec.id} already exists in this worker`);
+            const wanted = task.budgets?.[spec.id];
+            const budget = wanted === undefined ? undefined : await openBudget(wanted);
             const role = makeClient(spec);
-            clients.set(spec.id, { host: new ClientHost(role, { maxMessageBytes: task.maxMessageBytes }), dispose: () => role.dispose() });
+            clients.set(spec.id, { host: new ClientHost(role, { maxMessageBytes: task.maxMessageBytes, ...(budget ? { budget } : {}) }), dispose: () => role.dispose() });
             replies.push({ id: spec.id });
           } catch (e) {
             replies.push({ id: spec.id, error: laneError(e) });

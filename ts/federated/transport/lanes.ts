@@ -28,10 +28,42 @@ export interface LaneOptions {
    * algorithms need none.
    */
   algorithmModules?: readonly (string | URL)[];
+  /**
+   * Clients' own privacy budgets, by client id, each opened in its client's
+   * worker over its ledger (runtime/client-budget.ts): `ledger` is a file
+   * path in Node's worker threads, an IndexedDB ledger's name in browsers'
+   * Web Workers. A client with one refuses requests past its budget.
+   */
+  budgets?: Readonly<Record<string, LaneBudget>>;
+}
+
+/** A client's budget as it crosses to its worker: ClientBudgetOptions with the ledger named. */
+export interface LaneBudget {
+  epsilon: number;
+  delta: number;
+  /** a file path (Node) or an IndexedDB ledger's name (browsers) */
+  ledger: string;
+  trustSamplingRate?: boolean;
+  requireDeclaredPrivacy?: boolean;
 }
 
 /** The keys of LaneOptions, for readOptions. */
-export const LANE_KEYS = ['encoding', 'maxMessageBytes', 'algorithmModules'] as const;
+export const LANE_KEYS = ['encoding', 'maxMessageBytes', 'algorithmModules', 'budgets'] as const;
+
+/** options.budgets read into plain objects (cloneable) for the clients of `ids`; the budgets themselves are checked where they are opened. */
+function readBudgets(given: unknown, ids: readonly string[]): Record<string, LaneBudget> | undefined {
+  if (given === undefined) return undefined;
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) throw new InvalidParameterError(`budgets must be an object from client id to { epsilon, delta, ledger }, got ${formatValue(given)}`);
+  const out: Record<string, LaneBudget> = {};
+  for (const [id, b] of Object.entries(given as Record<string, unknown>)) {
+    if (!ids.includes(id)) throw new InvalidParameterError(`budgets names ${formatValue(id)}, which is not among the clients`);
+    if (b === null || typeof b !== 'object') throw new InvalidParameterError(`budgets[${JSON.stringify(id)}] must be { epsilon, delta, ledger }, got ${formatValue(b)}`);
+    const o = readOptions(b as LaneBudget, ['epsilon', 'delta', 'ledger', 'trustSamplingRate', 'requireDeclaredPrivacy'], `budgets[${JSON.stringify(id)}]`) as LaneBudget;
+    if (typeof o.ledger !== 'string' || o.ledger.length === 0) throw new InvalidParameterError(`budgets[${JSON.stringify(id)}].ledger must name the ledger (a path, or an IndexedDB name), got ${formatValue(o.ledger)}`);
+    out[id] = { ...o };
+  }
+  return out;
+}
 
 /**
  * options.algorithmModules as URLs a worker can import (hrefs): URLs as they
@@ -98,8 +130,13 @@ export class LaneTransport implements Transport {
     if (encoding !== 'binary' && encoding !== 'json') throw new InvalidParameterError(`encoding must be 'binary' or 'json', got ${JSON.stringify(encoding)}`);
     const laneOf = new Map(ids.map((id, i) => [id, i % lanes]));
     const build = runningBuild();
+    const budgets = readBudgets(options.budgets, ids);
     const results = await Promise.all(
-      Array.from({ length: lanes }, (_, l) => run(l, { op: 'create', specs: specs.filter((_, i) => i % lanes === l), maxMessageBytes: options.maxMessageBytes, build, ...(modules.length ? { modules } : {}) })),
+      Array.from({ length: lanes }, (_, l) => {
+        const mine = specs.filter((_, i) => i % lanes === l);
+        const theirs = budgets && Object.fromEntries(mine.filter((s) => budgets[s.id] !== undefined).map((s) => [s.id, budgets[s.id]!]));
+        return run(l, { op: 'create', specs: mine, maxMessageBytes: options.maxMessageBytes, build, ...(modules.length ? { modules } : {}), ...(theirs ? { budgets: theirs } : {}) });
+      }),
     );
     const unborn: ExcludedClient[] = [];
     for (const r of results) {

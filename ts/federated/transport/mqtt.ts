@@ -36,6 +36,7 @@ import { decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, fingerprint, t
 import { freshRunId, isRunId, type Message } from '../messages/envelope.js';
 import { receivedModel } from './received-model.js';
 import { ClientHost } from '../runtime/client-host.js';
+import type { ClientBudget } from '../runtime/client-budget.js';
 import type { ClientRole } from '../runtime/roles.js';
 import { readCertificates, untrustedCertificate, type Certificates } from './tls.js';
 import { federationTopics, validateId, type FederationTopics } from './topics.js';
@@ -529,6 +530,12 @@ export interface JoinOptions {
   /** called after each answered request */
   onRequest?: (kind: string, round: number) => void;
   /**
+   * The client's own privacy budget and ledger (ClientBudget.open): a request
+   * declaring a privacy step that would take it past its budget is refused,
+   * spending nothing (runtime/client-budget.ts). Default: none kept.
+   */
+  budget?: ClientBudget;
+  /**
    * Aborting it drops the connection at once, without a goodbye, as a crash
    * or a lost network would (the broker then publishes the client's last
    * will); join() rejects. Joining again later with the same id resumes the
@@ -556,7 +563,7 @@ export interface JoinResult {
 export async function join(given: JoinOptions): Promise<JoinResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be { url, federation, client, ... }, got ${formatValue(given)}`);
   const options = readOptions(given, [
-    'url', 'federation', 'client', 'username', 'password', 'maxMessageBytes', 'connectTimeout', 'waitForBroker', 'reconnectFor', 'protocolVersion', 'ca', 'onRequest', 'signal', 'onConnection',
+    'url', 'federation', 'client', 'username', 'password', 'maxMessageBytes', 'connectTimeout', 'waitForBroker', 'reconnectFor', 'protocolVersion', 'ca', 'onRequest', 'signal', 'onConnection', 'budget',
   ]) as JoinOptions;
   checkConnection(options);
   const ca = readCertificates('ca', options.ca);
@@ -565,7 +572,7 @@ export async function join(given: JoinOptions): Promise<JoinResult> {
   if (options.signal !== undefined && !guardRead('signal', () => options.signal instanceof AbortSignal)) throw new InvalidParameterError(`signal must be an AbortSignal, got ${formatValue(options.signal)}`);
   const role = options.client;
   // the host checks the role and reads its id once
-  const host = new ClientHost(role, { maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES });
+  const host = new ClientHost(role, { maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, ...(options.budget !== undefined ? { budget: options.budget } : {}) });
   const id = validateId('client id', host.id);
   const topics = federationTopics(options.federation);
   const reconnectMs = requireSeconds('reconnectFor', options.reconnectFor ?? 60) * 1000;

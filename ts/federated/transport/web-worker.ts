@@ -4,9 +4,11 @@
  * user's from the modules a create task names).
  */
 import { registerBuiltIns } from '../registry/index.js';
-import { laneTransferables, runLaneTask, type LaneTask } from './lane.js';
+import { IndexedDbLedgerStore } from '../ledger-indexeddb.js';
+import { laneTransferables, runLaneTask, setLedgerStore, type LaneTask } from './lane.js';
 
 registerBuiltIns();
+setLedgerStore((name) => new IndexedDbLedgerStore(name));
 
 const scope = globalThis as unknown as { onmessage: ((e: { data: { id: number; task: LaneTask } }) => void) | null; postMessage(m: unknown, transfer?: ArrayBuffer[]): void };
 let queue = Promise.resolve();

@@ -4,8 +4,10 @@
  * the modules a create task names (WorkerTransport's algorithmModules).
  */
 import { registerBuiltIns } from '../registry/index.js';
-import { runLaneTask } from './lane.js';
+import { FileLedgerStore } from '../ledger-file.js';
+import { runLaneTask, setLedgerStore } from './lane.js';
 
 registerBuiltIns();
+setLedgerStore((path) => new FileLedgerStore(path));
 
 export default runLaneTask;
