@@ -22,7 +22,7 @@ const STATE = v.object({
   round: savedCount(),
   phase: v.picklist(['train', 'result', 'done']),
   parameters: savedSingles(),
-  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())), clipped: v.optional(savedCount()) })),
+  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())), clipped: v.optional(savedCount()), noiseStddev: v.optional(savedNumber()) })),
   samples: v.optional(savedPairs(v.pipe(savedCount(), v.minValue(1)))),
   control: v.optional(savedSingles()),
 });
@@ -36,7 +36,7 @@ const SAVED = v.object({
   epochs: savedCount(),
   batchSize: savedCount(),
   optimizer: v.pipe(v.unknown(), v.transform((o) => (resolveOptimizerSpec(o as OptimizerSpec), { ...(o as OptimizerSpec) }))),
-  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())), clipped: v.optional(savedCount()) })),
+  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())), clipped: v.optional(savedCount()), noiseStddev: v.optional(savedNumber()) })),
 });
 
 function save(name: FedAvgAlgorithm) {
