@@ -11,7 +11,7 @@
  * and its sampling rate cannot be below the share of the clients it asked.
  */
 import { FederationError, formatValue, InvalidParameterError } from '../../errors.js';
-import { epsilonFromRdp, RdpAccountant, rdpSampledGaussian, type PrivacySpent, type RdpAccountantJSON } from '../../privacy/accountant.js';
+import { epsilonFromRdp, RdpAccountant, rdpSampledGaussian, type AccountantHistory, type PrivacySpent, type RdpAccountantJSON } from '../../privacy/accountant.js';
 import type { Message, PrivacyStep } from '../messages/envelope.js';
 
 /** What a round's record says about privacy. */
@@ -66,46 +66,71 @@ export function roundStep(requests: ReadonlyMap<string, Message>, askedShare: nu
   return step;
 }
 
+/**
+ * An RdpAccountant's composition, with each kind of step's RDP computed once
+ * for the run (a sampled Gaussian's at q = 0.5 takes the core a third of a
+ * second): the budget's look-ahead and the step after it share it. Its state
+ * is an RdpAccountant's JSON, read back by RdpAccountant.fromJSON.
+ */
 export class RunLedger {
   readonly delta: number;
   readonly epsilonBudget: number | undefined;
-  private readonly accountant: RdpAccountant;
+  private readonly orders: Float64Array;
+  private readonly rdp: Float64Array;
+  private readonly steps: AccountantHistory[];
+  private readonly known = new Map<string, Float64Array>();
 
   constructor(privacy: { delta: number; epsilonBudget: number | undefined }, saved?: RdpAccountantJSON) {
     this.delta = privacy.delta;
     this.epsilonBudget = privacy.epsilonBudget;
-    this.accountant = saved === undefined ? new RdpAccountant() : RdpAccountant.fromJSON(saved);
+    // a saved ledger's steps composed again (and checked) by the accountant
+    const a = saved === undefined ? new RdpAccountant() : RdpAccountant.fromJSON(saved);
+    this.orders = a.orders;
+    this.rdp = a.rdp;
+    this.steps = a.history;
+  }
+
+  /** One round of a Gaussian step's RDP at each order (computed once per kind of step). */
+  private once(step: Extract<PrivacyStep, { mechanism: 'gaussian' }>): Float64Array {
+    const key = `${step.noiseMultiplier} ${step.samplingRate}`;
+    let rdp = this.known.get(key);
+    if (!rdp) this.known.set(key, (rdp = rdpSampledGaussian({ noiseMultiplier: step.noiseMultiplier, samplingRate: step.samplingRate }, this.orders)));
+    return rdp;
   }
 
   /** epsilon spent so far. */
   spent(): PrivacySpent {
-    return this.accountant.epsilon(this.delta);
+    return epsilonFromRdp(this.rdp, this.delta, this.orders);
   }
 
   /** epsilon the run would have spent after one more round of `step` (nothing is recorded). */
   wouldSpend(step: PrivacyStep): PrivacySpent {
     if (step.mechanism !== 'gaussian') return skellamNotAvailable(step);
-    const once = rdpSampledGaussian(step, this.accountant.orders);
-    const total = this.accountant.rdp;
-    for (let i = 0; i < total.length; i++) total[i] += once[i]!;
-    return epsilonFromRdp(total, this.delta, this.accountant.orders);
+    const once = this.once(step);
+    return epsilonFromRdp(this.rdp.map((r, i) => r + once[i]!), this.delta, this.orders);
   }
 
   /** Records one round of `step`; epsilon spent after it. */
   spend(step: PrivacyStep): PrivacySpent {
     if (step.mechanism !== 'gaussian') return skellamNotAvailable(step);
-    this.accountant.step({ noiseMultiplier: step.noiseMultiplier, samplingRate: step.samplingRate });
+    const once = this.once(step);
+    for (let i = 0; i < this.rdp.length; i++) this.rdp[i] += once[i]!;
+    // consecutive rounds of one kind of step are one entry, as the accountant keeps them
+    const last = this.steps[this.steps.length - 1];
+    if (last && last.noiseMultiplier === step.noiseMultiplier && last.samplingRate === step.samplingRate) last.steps += 1;
+    else this.steps.push({ noiseMultiplier: step.noiseMultiplier, samplingRate: step.samplingRate, steps: 1 });
     return this.spent();
   }
 
   /**
    * The reason to stop before a round of `step` (undefined: within the
-   * budget). A budget that allows not even the run's first round is an error:
+   * budget, or none). A budget that allows not even the run's first round is an error:
    * there is no model to return.
    */
   stopBefore(step: PrivacyStep, round: number, completed: number): string | undefined {
-    if (this.epsilonBudget === undefined) return undefined;
+    // a step that cannot be accounted fails here, before the round is sent
     const would = this.wouldSpend(step);
+    if (this.epsilonBudget === undefined) return undefined;
     if (!(would.epsilon > this.epsilonBudget)) return undefined;
     const now = this.spent().epsilon;
     const why = `round ${round} would take the privacy spent to epsilon ${fmt(would.epsilon)} at delta ${this.delta}, past the budget of ${this.epsilonBudget} (spent so far: ${fmt(now)})`;
@@ -121,11 +146,12 @@ export class RunLedger {
 
   /** The run's total (FederationResult.privacy). */
   total(): RunPrivacy {
-    return { ...this.spent(), ...(this.epsilonBudget === undefined ? {} : { epsilonBudget: this.epsilonBudget }), steps: this.accountant.history };
+    return { ...this.spent(), ...(this.epsilonBudget === undefined ? {} : { epsilonBudget: this.epsilonBudget }), steps: this.steps.map((h) => ({ ...h })) };
   }
 
+  /** The ledger as an RdpAccountant's JSON (what RdpAccountant.fromJSON reads). */
   toJSON(): RdpAccountantJSON {
-    return this.accountant.toJSON();
+    return { kind: 'RdpAccountant', orders: Array.from(this.orders), history: this.steps.map((h) => ({ ...h })) };
   }
 }
 
