@@ -22,6 +22,9 @@ import { FedAvgServer } from '../ts/federated/fedavg/server.js';
 import { TRAIN, UPDATE } from '../ts/federated/fedavg/messages.js';
 import { roundLine, roundObject } from '../ts/cli/federation-log.js';
 import { init } from '../ts/wasm/loader.js';
+import { composeReleases } from '../ts/privacy/gaussian-noise.js';
+import { LocalDetector } from '../ts/models/detectors.js';
+import { fedDistr } from '../ts/federated/feddistr/run.js';
 import { Recording } from './helpers.js';
 
 beforeAll(async () => {
@@ -389,5 +392,44 @@ describe('DP-FedAvg', () => {
     const plain = makeServer('fedavg', { ...FEDAVG, dp: undefined }) as FedAvgServer;
     const asked = plain.configure(ctx).get('a')!;
     expect(() => plain.accept(UPDATE.create('a', 1, { parameters: x, nSamples: 10, loss: 0, epochs: 1, clipped: false }), asked)).toThrow(InvalidMessageError);
+  });
+});
+
+describe('releases calibrated per (epsilon, delta), composed by RDP', () => {
+  const z = (epsilon: number, delta: number) => Math.sqrt(2 * Math.log(1.25 / delta)) / epsilon;
+
+  test("composeReleases is the accountant's epsilon for Gaussian mechanisms of noise multiplier sqrt(2 ln(1.25/delta_i))/epsilon_i, tighter than adding the epsilons", () => {
+    const p = composeReleases([{ epsilon: 0.5, delta: 5e-6, count: 2 }]);
+    const want = privacyEpsilon({ noiseMultiplier: z(0.5, 5e-6), samplingRate: 1, steps: 2, delta: 1e-5 });
+    expect(p.epsilon).toBeCloseTo(want.epsilon, 12);
+    expect(p.order).toBe(want.order);
+    expect(p).toMatchObject({ delta: 1e-5, basicEpsilon: 1, releases: 2 });
+    expect(p.epsilon).toBeLessThan(1);
+    // many small releases: RDP's advantage grows (a detector's K = 8 mixture)
+    const K = 8;
+    const many = composeReleases([
+      { epsilon: 1 / 3, delta: 1e-5 / 3, count: 1 },
+      { epsilon: 1 / (3 * K), delta: 1e-5 / (3 * K), count: 2 * K },
+    ]);
+    expect(many.basicEpsilon).toBeCloseTo(1, 12);
+    expect(many.epsilon).toBeLessThan(0.5);
+    expect(() => composeReleases([])).toThrow(InvalidParameterError);
+  });
+
+  test('a GMM detector with noise, and fedDistr with privacy, report both epsilons; without noise nothing', () => {
+    const rowsOf = (from: number, to: number) => Matrix.fromRows(X.slice(from, to));
+    const noise = { clip: 1, epsilon: 1, delta: 1e-5 };
+    const one = new LocalDetector({ kind: 'gmm', noise, noiseSeed: 1 }).fit(rowsOf(0, 300));
+    expect(one.privacy).toEqual(composeReleases([{ epsilon: 0.5, delta: 5e-6, count: 2 }]));
+    const three = new LocalDetector({ kind: 'gmm', gmm: { nComponents: 3, covarianceType: 'diag', seed: 1 }, noise, noiseSeed: 1 }).fit(rowsOf(0, 300));
+    expect(three.privacy!.releases).toBe(7);
+    expect(three.privacy!.basicEpsilon).toBeCloseTo(1, 12);
+    expect(three.privacy!.epsilon).toBeLessThan(1);
+    expect(new LocalDetector({ kind: 'gmm' }).fit(rowsOf(0, 300)).privacy).toBeUndefined();
+    for (const d of [one, three]) d.dispose();
+    const data = [0, 1, 2].map((c) => ({ X: rowsOf(c * 200, (c + 1) * 200), labels: sex.slice(c * 200, (c + 1) * 200) }));
+    const r = fedDistr(data, { kMax: 2, seed: 1, privacy: noise, noiseSeed: 3 });
+    expect(r.privacy).toEqual(composeReleases([{ epsilon: 0.5, delta: 5e-6, count: 2 }]));
+    expect(fedDistr(data, { kMax: 2, seed: 1 }).privacy).toBeUndefined();
   });
 });
