@@ -57,7 +57,18 @@ export function roundObject(r: RoundReport): Record<string, unknown> {
     ...(r.interruptions?.length ? { interruptions: r.interruptions } : {}),
     ...(r.sidelined?.length ? { sidelined: r.sidelined } : {}),
     ...(r.reinstated?.length ? { reinstated: r.reinstated } : {}),
+    ...(r.privacy ? { privacy: { ...r.privacy, ...(r.privacy.epsilon === undefined ? {} : { epsilon: finite(r.privacy.epsilon) }) } } : {}),
   };
+}
+
+/** What a round's line says about privacy: the epsilon spent so far at delta (with accounting), else the step declared ('' when neither). */
+function privacyText(r: RoundRecord): string {
+  const p = r.privacy;
+  if (!p) return '';
+  if (p.epsilon !== undefined) return `; epsilon ${Number.isFinite(p.epsilon) ? Number(p.epsilon.toPrecision(4)) : p.epsilon} spent (delta ${p.delta}${p.order === undefined ? '' : `, order ${p.order}`})`;
+  const s = p.step;
+  if (s?.mechanism === 'gaussian') return `; noise multiplier ${s.noiseMultiplier}, sampling rate ${Number(s.samplingRate.toPrecision(4))} (not accounted: no privacy.delta)`;
+  return s ? `; ${s.mechanism} noise (not accounted: no privacy.delta)` : '';
 }
 
 /** A few of the round's metrics for the text log: a loss, a log-likelihood, the clipped count, when the algorithm reports them. */
@@ -78,7 +89,7 @@ export function roundLine(r: RoundReport, format: LogFormat, missedRounds: numbe
   if (format === 'json') return JSON.stringify(roundObject(r));
   if (!r.replies) return `after round ${r.round}: ${r.kind} sent to ${r.asked} client${r.asked === 1 ? '' : 's'} (no reply needed)${livenessNote(r, missedRounds)}${otherRunNote(r)}`;
   const failures = r.failures.length ? `; ${r.failures.map((f) => `${f.client} ${f.kind}${f.excluded ? ', excluded' : ''}`).join('; ')}` : '';
-  return `round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${failures}${livenessNote(r, missedRounds)}${otherRunNote(r)}${metricsText(r.metrics)}`;
+  return `round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${failures}${livenessNote(r, missedRounds)}${otherRunNote(r)}${metricsText(r.metrics)}${privacyText(r)}`;
 }
 
 /** What a round's record says about outages and the quorum ('' when nothing). */

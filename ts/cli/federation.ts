@@ -60,6 +60,8 @@ const SERVER_COMMON: Record<string, OptionSpec> = {
   out: { type: 'string', help: 'write the model here, as the one artifact loadModel() reads (default: print it)' },
   'log-format': logFormatOption,
   state: { type: 'string', help: "a directory for the server's state: saved after every round; started again with it after a crash, the server resumes the run (docs/operations.md)" },
+  delta: { type: 'number', help: "account the privacy the rounds' noise spends (RDP) at this delta: each round's log says epsilon so far (docs/privacy.md)" },
+  'epsilon-budget': { type: 'number', help: 'with --delta: stop the run, before sending it, at the round that would spend more than this epsilon (exit status 0, the model so far)' },
 };
 
 /** The options of `fedmix client` that are the command's own. */
@@ -195,6 +197,14 @@ export function readClientsFile(path: string, passwords: boolean): { id: string;
   return out;
 }
 
+/** The run's privacy accounting from --delta and --epsilon-budget (a budget needs a delta). */
+function privacyPolicy(o: Options): { privacy?: { delta: number; epsilonBudget?: number } } {
+  const delta = o.delta as number | undefined;
+  const budget = o['epsilon-budget'] as number | undefined;
+  if (delta === undefined && budget !== undefined) throw new InvalidParameterError('--epsilon-budget needs --delta: epsilon is spent at a delta');
+  return delta === undefined ? {} : { privacy: { delta, ...(budget === undefined ? {} : { epsilonBudget: budget }) } };
+}
+
 /** The server role's options from the command line: the algorithm's CLI part reads them (none: {}). */
 export function serverRoleOptions(a: string, o: Options): unknown {
   const read = registered(a).cli?.server?.read;
@@ -225,6 +235,7 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
     joinTimeout: o['join-timeout'] as number,
     maxExcludedShare: o['max-excluded-share'] as number,
     maxMissedRounds: o['max-missed-rounds'] as number,
+    ...privacyPolicy(o),
     reconnectFor: o['reconnect-for'] as number,
     onListening: ({ url, wsUrl }) => log(`fedmix server: broker listening on ${url}${wsUrl ? ` and ${wsUrl}` : ''}`),
     onConnection: (change) => log(`fedmix server: ${change.message}`),
@@ -234,10 +245,15 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
   });
   const artifact = serverArtifact(a, result, serverRoleOptions(a, o));
   const model = artifact.model;
-  const json = { algorithm: a, model, rounds: result.rounds, traffic: result.traffic, excluded: result.excluded, failures: result.failures, history: artifact.history };
+  const json = {
+    algorithm: a, model, rounds: result.rounds, traffic: result.traffic, excluded: result.excluded, failures: result.failures, history: artifact.history,
+    ...(result.privacy ? { privacy: result.privacy } : {}), ...(result.stoppedEarly ? { stoppedEarly: result.stoppedEarly } : {}),
+  };
   if (typeof o.out === 'string') writeFileAtomicSync(o.out, JSON.stringify(artifact) + '\n');
   const summary = [
     `fedmix server: ${a}, ${result.rounds} rounds, ${result.traffic.bytesDown} bytes down and ${result.traffic.bytesUp} up`,
+    ...(result.stoppedEarly ? [`stopped early after round ${result.stoppedEarly.round}: ${result.stoppedEarly.reason}`] : []),
+    ...(result.privacy ? [`privacy spent: epsilon ${Number(result.privacy.epsilon.toPrecision(4))} at delta ${result.privacy.delta}${result.privacy.epsilonBudget === undefined ? '' : ` (budget ${result.privacy.epsilonBudget})`}`] : []),
     ...(result.excluded.length ? ['excluded:', ...result.excluded.map((e) => `  ${e.reason} (round ${e.round})`)] : []),
     typeof o.out === 'string' ? `model written to ${o.out}` : JSON.stringify(model),
   ];

@@ -37,7 +37,7 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, notFitted } from '../errors.js';
-import { clipRows, gaussianSigma, readGaussianNoise, releaseGaussian } from '../privacy/gaussian-noise.js';
+import { clipRows, composeReleases, gaussianSigma, readGaussianNoise, releaseGaussian, type ReleasesPrivacy } from '../privacy/gaussian-noise.js';
 import { Rng } from '../random.js';
 import * as v from 'valibot';
 import { flattenNumeric, guardRead, LIMITS, readOptions, readRecord, requireInteger, requireOneOf, type NumericArray } from '../validate.js';
@@ -314,6 +314,23 @@ export class LocalDetector {
     const total = weights.reduce((t, w) => t + w, 0);
     for (let k = 0; k < K; k++) weights[k] = weights[k]! / total;
     return GaussianMixture.fromParameters({ covarianceType: gmm.covarianceType, weights, means, covariances, nFeatures: d });
+  }
+
+  /**
+   * With noise, after fit: what the shared mixture's release spends (see the
+   * module's note): the (epsilon, delta) it was calibrated to by basic
+   * composition (basicEpsilon) and its releases composed by RDP at the same
+   * delta (epsilon, order), which is tighter. Undefined without noise.
+   */
+  get privacy(): ReleasesPrivacy | undefined {
+    if (!this.noise || !(this.model instanceof GaussianMixture)) return undefined;
+    const { epsilon, delta } = this.noise;
+    const K = this.model.nComponents;
+    if (K === 1) return composeReleases([{ epsilon: epsilon / 2, delta: delta / 2, count: 2 }]);
+    return composeReleases([
+      { epsilon: epsilon / 3, delta: delta / 3, count: 1 },
+      { epsilon: epsilon / (3 * K), delta: delta / (3 * K), count: 2 * K },
+    ]);
   }
 
   private fitted(): Model {

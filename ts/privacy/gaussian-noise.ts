@@ -19,6 +19,7 @@ import { InvalidParameterError } from '../errors.js';
 import type { Rng } from '../random.js';
 import { readOptions, requirePositive } from '../validate.js';
 import { symmetricFloor } from '../distributions/gaussian.js';
+import { epsilonFromRdp, rdpSampledGaussian } from './accountant.js';
 
 /** The caller's settings of one release: rows clipped to L2 norm `clip`, (epsilon, delta) for the whole release. */
 export interface GaussianNoiseSettings {
@@ -45,6 +46,54 @@ export function readGaussianNoise(given: GaussianNoiseSettings, name: string): G
 /** The Gaussian mechanism's noise scale for an L2 sensitivity at (epsilon, delta). */
 export function gaussianSigma(sensitivity: number, epsilon: number, delta: number): number {
   return (sensitivity * Math.sqrt(2 * Math.log(1.25 / delta))) / epsilon;
+}
+
+/** Releases calibrated alike by gaussianSigma: `count` of them, each at (epsilon, delta). */
+export interface CalibratedReleases {
+  epsilon: number;
+  delta: number;
+  count: number;
+}
+
+/**
+ * The privacy of a set of releases, each a Gaussian mechanism calibrated by
+ * gaussianSigma at its own (epsilon_i, delta_i), as they are reported:
+ *
+ *   basicEpsilon   the epsilons added (basic composition at the deltas
+ *                  added): what the calibration was split to give
+ *   epsilon        the same releases composed by RDP (each a Gaussian
+ *                  mechanism of noise multiplier sigma / sensitivity =
+ *                  sqrt(2 ln(1.25 / delta_i)) / epsilon_i, no sampling),
+ *                  converted at `delta` (the deltas added) as the accountant
+ *                  does, with the order that gives it
+ *
+ * RDP composition is tighter whenever there is more than one release (and
+ * never looser than the calibration by more than the conversion's slack).
+ */
+export interface ReleasesPrivacy {
+  epsilon: number;
+  delta: number;
+  order: number | undefined;
+  basicEpsilon: number;
+  releases: number;
+}
+
+export function composeReleases(releases: readonly CalibratedReleases[]): ReleasesPrivacy {
+  let basic = 0;
+  let delta = 0;
+  let count = 0;
+  let total: Float64Array | undefined;
+  for (const r of releases) {
+    basic += r.count * r.epsilon;
+    delta += r.count * r.delta;
+    count += r.count;
+    const once = rdpSampledGaussian({ noiseMultiplier: gaussianSigma(1, r.epsilon, r.delta), samplingRate: 1 });
+    total ??= new Float64Array(once.length);
+    for (let i = 0; i < once.length; i++) total[i] += r.count * once[i]!;
+  }
+  if (!total || !(delta < 1)) throw new InvalidParameterError('composeReleases needs at least one release, and deltas that add up to less than 1');
+  const spent = epsilonFromRdp(total, delta);
+  return { epsilon: spent.epsilon, delta, order: spent.order, basicEpsilon: basic, releases: count };
 }
 
 /** The noise of one release: standard deviations of the mean's and the second moment's noise, and its generator. */

@@ -19,6 +19,7 @@ import { Network, type NetworkJSON, type NetworkSpec, type OptimizerSpec, type T
 import { idHash, mixBits as mix } from '../../random.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, type ClientRole } from '../runtime/roles.js';
+import { clipUpdate } from '../robust.js';
 import { FEDAVG_PROTOCOL, RESULT, TRAIN, UPDATE, type TrainPayload, type WireNetwork } from './messages.js';
 import { clientOptions, type FedAvgClientOptions, type ResolvedFedAvgClientOptions } from './options.js';
 
@@ -94,6 +95,8 @@ export class FedAvgClient implements ClientRole {
   }
 
   private train(round: number, p: TrainPayload): Message {
+    if (p.clipNorm !== undefined && !(p.clipNorm > 0)) throw new InvalidMessageError(`clipNorm is ${p.clipNorm}; it must be > 0`);
+    if (p.clipNorm !== undefined && p.control !== undefined) throw new InvalidMessageError("DP-FedAvg's clipping does not cover SCAFFOLD's control variates: a request cannot ask for both");
     const net = this.networkFor(p.network);
     if (p.parameters.length !== net.nParameters) {
       throw new InvalidMessageError(`the global parameters have ${p.parameters.length} values; the network declared has ${net.nParameters}`);
@@ -143,13 +146,16 @@ export class FedAvgClient implements ClientRole {
     } finally {
       opt.dispose();
     }
-    const y = stopper ? stopper.parameters! : net.getParameters();
+    const trained = stopper ? stopper.parameters! : net.getParameters();
     // said here, with its cause, rather than as a message the wire refuses for its NaN
-    if (!y.every(Number.isFinite)) {
+    if (!trained.every(Number.isFinite)) {
       throw new NumericalError(
         `local training diverged in round ${round} (parameters not finite after ${epochs} epoch(s) of ${p.optimizer.name} at learning rate ${p.optimizer.learningRate}): put the features on a common scale (MinMaxScaler, StandardScaler) or lower the learning rate`,
       );
     }
+    // DP-FedAvg: the update clipped here, before it leaves the client
+    const clip = p.clipNorm === undefined ? undefined : clipUpdate(trained, x, p.clipNorm);
+    const y = clip ? clip.vector : trained;
     let controlDelta: Float32Array | undefined;
     if (scaffold) {
       // option II: c_i+ = c_i - c + (x - y) / (K lr)
@@ -164,7 +170,7 @@ export class FedAvgClient implements ClientRole {
       }
       this.control = next;
     }
-    return UPDATE.create(this.id, round, { parameters: y, nSamples: this.nSamples, loss, epochs, controlDelta });
+    return UPDATE.create(this.id, round, { parameters: y, nSamples: this.nSamples, loss, epochs, controlDelta, ...(clip ? { clipped: clip.clipped } : {}) });
   }
 
   /** The rows trained on and held out for a validation share, attached once (again when the share changes). */
@@ -235,3 +241,4 @@ export class FedAvgClient implements ClientRole {
     this.release();
   }
 }
+

@@ -22,7 +22,7 @@ const STATE = v.object({
   round: savedCount(),
   phase: v.picklist(['train', 'result', 'done']),
   parameters: savedSingles(),
-  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())), clipped: v.optional(savedCount()) })),
+  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())), clipped: v.optional(savedCount()), noiseStddev: v.optional(savedNumber()) })),
   samples: v.optional(savedPairs(v.pipe(savedCount(), v.minValue(1)))),
   control: v.optional(savedSingles()),
 });
@@ -36,7 +36,7 @@ const SAVED = v.object({
   epochs: savedCount(),
   batchSize: savedCount(),
   optimizer: v.pipe(v.unknown(), v.transform((o) => (resolveOptimizerSpec(o as OptimizerSpec), { ...(o as OptimizerSpec) }))),
-  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())), clipped: v.optional(savedCount()) })),
+  history: v.array(v.object({ round: savedCount(), clients: savedCount(), loss: savedOrNaN(), epochs: savedOrNaN(), metrics: v.optional(v.record(v.string(), savedOrNaN())), clipped: v.optional(savedCount()), noiseStddev: v.optional(savedNumber()) })),
 });
 
 function save(name: FedAvgAlgorithm) {
@@ -82,6 +82,26 @@ const NETWORK_OPTIONS = {
   'clip-norm': { type: 'number', help: "scale each client's update (its parameters minus the global ones) down to this L2 norm; the round log counts the clipped; default: none" },
 } as const;
 
+/** DP-FedAvg's flags (FedAvg and FedProx; SCAFFOLD's control variates are not clipped). */
+const DP_OPTIONS = {
+  'dp-clip': { type: 'number', help: "DP-FedAvg: each client clips its update to this L2 norm (Flower's clipping_norm); with --dp-noise-multiplier" },
+  'dp-noise-multiplier': { type: 'number', help: "DP-FedAvg: the server adds Gaussian noise of this many times --dp-clip to the sum of the clipped updates (Opacus' and Flower's noise_multiplier); account it with --delta" },
+} as const;
+
+/** dp from --dp-clip and --dp-noise-multiplier: both or neither. */
+function readDpFlags(o: CliValues): { dp?: { clipNorm: number; noiseMultiplier: number } } {
+  const clipNorm = o['dp-clip'] as number | undefined;
+  const noiseMultiplier = o['dp-noise-multiplier'] as number | undefined;
+  if (clipNorm === undefined && noiseMultiplier === undefined) return {};
+  if (clipNorm === undefined || noiseMultiplier === undefined) throw new InvalidParameterError('DP-FedAvg needs both --dp-clip and --dp-noise-multiplier');
+  return { dp: { clipNorm, noiseMultiplier } };
+}
+
+/** The noise of DP-FedAvg without --delta is added but not accounted: said before the run. */
+function dpWarning(o: CliValues): string | undefined {
+  return o['dp-noise-multiplier'] !== undefined && o.delta === undefined ? 'warning: DP-FedAvg noise without --delta: the rounds declare their privacy step but the run does not account epsilon (give --delta, and --epsilon-budget to stop before a budget)' : undefined;
+}
+
 /** The server's options from the command line: the network, the local training, and the algorithm's default optimizer with the name or learning rate given. */
 function readCommon(a: FedAvgAlgorithm, o: CliValues, { required, list, seed }: CliContext) {
   const sizes = (list('layers') ?? required<string[]>('layers')).map(Number);
@@ -117,8 +137,9 @@ export const fedavg = defineAlgorithm({
   artifact: { save: save('fedavg'), load: load('fedavg'), model: network },
   cli: {
     server: {
-      options: { ...NETWORK_OPTIONS, optimizer: { type: 'string', choices: ['sgd', 'adam'], help: 'the local optimizer (default adam)' } },
-      read: (o, ctx) => readCommon('fedavg', o, ctx),
+      options: { ...NETWORK_OPTIONS, ...DP_OPTIONS, optimizer: { type: 'string', choices: ['sgd', 'adam'], help: 'the local optimizer (default adam)' } },
+      read: (o, ctx) => ({ ...readCommon('fedavg', o, ctx), ...readDpFlags(o) }),
+      warning: dpWarning,
     },
     client: clientCli,
   },
@@ -137,10 +158,12 @@ export const fedprox = defineAlgorithm({
     server: {
       options: {
         ...NETWORK_OPTIONS,
+        ...DP_OPTIONS,
         optimizer: { type: 'string', choices: ['sgd', 'adam'], help: 'the local optimizer (default adam)' },
         mu: { type: 'number', help: 'the proximal weight mu (required)' },
       },
-      read: (o, ctx) => ({ ...readCommon('fedprox', o, ctx), mu: ctx.required('mu') }),
+      read: (o, ctx) => ({ ...readCommon('fedprox', o, ctx), mu: ctx.required('mu'), ...readDpFlags(o) }),
+      warning: dpWarning,
     },
     client: clientCli,
   },

@@ -53,6 +53,8 @@ export const TRAIN = defineMessage(
     mu: optional(finiteNumber()),
     // SCAFFOLD's server control variate c (absent: no control variates)
     control: optional(f32Array()),
+    // DP-FedAvg: the L2 bound the client clips its update (parameters minus the global ones) to (absent: no clipping)
+    clipNorm: optional(finiteNumber()),
     // early stopping of every client's local epochs (absent: every client trains all its epochs)
     earlyStopping: optional(
       record({
@@ -75,6 +77,8 @@ export const UPDATE = defineMessage(
     epochs: wholeNumber(1, LIMITS.localSteps),
     /** SCAFFOLD: c_i+ - c_i */
     controlDelta: optional(f32Array()),
+    /** DP-FedAvg: whether the client had to scale its update down to the clip bound (present exactly when the request asked it to clip) */
+    clipped: optional(flag()),
   }),
 );
 export const RESULT = defineMessage('fedavg/result', record({ parameters: f32Array() }));
@@ -97,6 +101,8 @@ export interface ReceivedUpdate {
   loss: number;
   epochs: number;
   controlDelta?: Float32Array;
+  /** DP-FedAvg: whether the client clipped its update */
+  clipped?: boolean;
 }
 
 /**
@@ -106,8 +112,11 @@ export interface ReceivedUpdate {
  * at most the epochs it was sent, and adds a control delta only to a request
  * that carried SCAFFOLD's control variate.
  */
-export function receiveUpdate(m: Message, nParameters: number, scaffold: boolean, epochs: number): ReceivedUpdate {
+export function receiveUpdate(m: Message, nParameters: number, scaffold: boolean, epochs: number, clipping = false): ReceivedUpdate {
   const p = m.payload as UpdatePayload;
+  if (clipping !== (p.clipped !== undefined)) {
+    throw new InvalidMessageError(clipping ? 'a DP-FedAvg update says whether it clipped (clipped)' : 'clipped was not asked for (this server does not run DP-FedAvg)', clipping ? 'clipped is missing' : 'clipped was not asked for');
+  }
   lengthIs('parameters', p.parameters, nParameters);
   if (p.epochs > epochs) throw new InvalidMessageError(`the update says it ran ${p.epochs} local epochs; ${epochs} were asked`, 'more epochs than asked');
   if (scaffold) {
@@ -116,5 +125,7 @@ export function receiveUpdate(m: Message, nParameters: number, scaffold: boolean
   } else if (p.controlDelta) {
     throw new InvalidMessageError('controlDelta was not asked for (this server does not run SCAFFOLD)', 'controlDelta was not asked for');
   }
-  return { client: m.from, parameters: p.parameters, nSamples: p.nSamples, loss: p.loss, epochs: p.epochs, controlDelta: p.controlDelta };
+  const update: ReceivedUpdate = { client: m.from, parameters: p.parameters, nSamples: p.nSamples, loss: p.loss, epochs: p.epochs, controlDelta: p.controlDelta };
+  if (p.clipped !== undefined) update.clipped = p.clipped;
+  return update;
 }

@@ -33,7 +33,7 @@ export interface FedAvgServerOptions {
   batchSize?: number;
   /** the local optimizer, fresh each round (default DEFAULT_OPTIMIZER: Adam at 0.01 for FedAvg and FedProx, plain SGD at 0.3 for SCAFFOLD) */
   optimizer?: OptimizerSpec;
-  /** how replies are weighted: by row count (default) or equally (SCAFFOLD's default, as its paper) */
+  /** how replies are weighted: by row count (default) or equally (SCAFFOLD's default, as its paper; and DP-FedAvg's, which allows no other) */
   weighting?: 'samples' | 'uniform';
   /** 'mean' (default), or a robust rule: 'median' (coordinate-wise) or 'trimmed-mean' */
   aggregation?: 'mean' | 'median' | 'trimmed-mean';
@@ -66,6 +66,22 @@ export interface FedAvgServerOptions {
   earlyStopping?: EarlyStoppingOptions;
   /** centralized evaluation after each round (Flower's evaluate_fn): metrics recorded in the round's history */
   evaluate?: (parameters: Float32Array, round: number) => Record<string, number>;
+  /**
+   * DP-FedAvg (McMahan et al. 2018), with central noise: each client clips
+   * its update (parameters minus the global ones) to L2 norm `clipNorm`
+   * (Flower's clipping_norm, Opacus' max_grad_norm) and says whether it had
+   * to; the server adds N(0, (noiseMultiplier x clipNorm)^2) to each
+   * coordinate of the sum of the clipped updates (noiseMultiplier: Opacus'
+   * and Flower's noise_multiplier) and divides by the round's expected number
+   * of clients (the clients sampled: fixed, whoever answers). Replies are
+   * weighted equally (row counts would leak and break the sensitivity), the
+   * aggregation is the mean, and every request declares its privacy step
+   * (the runtime's accountant: FederationPolicy.privacy). Not with SCAFFOLD
+   * (its control variates are not clipped) nor with the server-side clipNorm.
+   */
+  dp?: { clipNorm: number; noiseMultiplier: number };
+  /** seed of DP-FedAvg's noise, for tests only: whoever knows it can subtract the noise (default: unpredictable) */
+  noiseSeed?: number;
 }
 
 export interface FedProxServerOptions extends FedAvgServerOptions {
@@ -105,6 +121,8 @@ export interface FedAvgOptions extends FedAvgServerOptions {
   maxExcludedShare?: number;
   /** the run's hooks: per-round reports, checkpoints, early stopping (RunHooks; a stop shows in federation.stoppedEarly) */
   hooks?: RunHooks;
+  /** the run's privacy accounting (FederationPolicy.privacy): epsilon per round at delta in federation.history, the total in federation.privacy, a budget that stops the run before a round would pass it */
+  privacy?: { delta: number; epsilonBudget?: number };
 }
 
 /**
@@ -147,7 +165,7 @@ function requireNetworkGiven(network: unknown): NetworkSpec {
 }
 
 /** The options every server of the family takes, with the algorithm's defaults. */
-function serverEntries(a: FedAvgAlgorithm, weighting: 'samples' | 'uniform') {
+function serverEntries(a: FedAvgAlgorithm) {
   return {
     // checked by Network when the server builds it (its initialization is the starting point)
     network: atoms.checkedBy(requireNetworkGiven),
@@ -155,7 +173,8 @@ function serverEntries(a: FedAvgAlgorithm, weighting: 'samples' | 'uniform') {
     epochs: atoms.optional(atoms.integer(1, LIMITS.localSteps), DEFAULT_EPOCHS),
     batchSize: atoms.optional(atoms.integer(1, LIMITS.count), 32),
     optimizer: atoms.optional(atoms.checkedBy(checkOptimizer), DEFAULT_OPTIMIZER[a]),
-    weighting: atoms.optional(atoms.oneOf(['samples', 'uniform'] as const), weighting),
+    // the default is the algorithm's (`weighting`), or 'uniform' under DP: the server fills it in (FedAvgServer.weighting)
+    weighting: atoms.optional(atoms.oneOf(['samples', 'uniform'] as const)),
     aggregation: atoms.optional(atoms.oneOf(['mean', 'median', 'trimmed-mean'] as const), 'mean'),
     // below 0.5 (the rule)
     trim: atoms.optional(atoms.number(0), 0.1),
@@ -165,7 +184,32 @@ function serverEntries(a: FedAvgAlgorithm, weighting: 'samples' | 'uniform') {
     evaluate: atoms.optional(atoms.callback<NonNullable<FedAvgServerOptions['evaluate']>>('must be a function (parameters, round) => metrics')),
     // against the network's parameters: set by Network
     initialParameters: atoms.optional(atoms.unchecked<ArrayLike<number>>()),
+    dp: atoms.optional(atoms.checkedBy(readDp)),
+    noiseSeed: atoms.optional(atoms.seed()),
   };
+}
+
+/** DP-FedAvg's settings read once: a clip bound and a noise multiplier, both finite and > 0. */
+function readDp(given: unknown): Readonly<{ clipNorm: number; noiseMultiplier: number }> {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`dp must be { clipNorm, noiseMultiplier }, got ${formatValue(given)}`);
+  const d = readOptions(given as { clipNorm: number; noiseMultiplier: number }, ['clipNorm', 'noiseMultiplier'], 'dp');
+  for (const k of ['clipNorm', 'noiseMultiplier'] as const) {
+    if (!(typeof d[k] === 'number' && d[k] > 0 && Number.isFinite(d[k]))) throw new InvalidParameterError(`dp.${k} must be a finite number > 0, got ${formatValue(d[k])}`);
+  }
+  return Object.freeze({ clipNorm: d.clipNorm!, noiseMultiplier: d.noiseMultiplier! });
+}
+
+/** Each algorithm's weighting when none is given (under DP: 'uniform', the only one allowed). */
+const DEFAULT_WEIGHTING: Record<FedAvgAlgorithm, 'samples' | 'uniform'> = { fedavg: 'samples', fedprox: 'samples', scaffold: 'uniform' };
+
+/** What DP-FedAvg rules out (weights by row count, robust rules, the server-side clip, SCAFFOLD), and the weighting filled in. */
+function checkDp<O extends { dp?: unknown; weighting?: 'samples' | 'uniform'; aggregation: string; clipNorm?: number }>(o: O, a: FedAvgAlgorithm): O {
+  if (o.dp === undefined) return { ...o, weighting: o.weighting ?? DEFAULT_WEIGHTING[a] };
+  if (a === 'scaffold') throw new InvalidParameterError("dp: SCAFFOLD's control variates are not clipped, so DP-FedAvg's sensitivity does not hold for them; use fedavg or fedprox");
+  if (o.weighting === 'samples') throw new InvalidParameterError("dp: replies are weighted equally under DP-FedAvg (weights by row count would reveal the counts and let one client's weight exceed the sensitivity); omit weighting or give 'uniform'");
+  if (o.aggregation !== 'mean') throw new InvalidParameterError(`dp: DP-FedAvg's noise is calibrated to the sum of clipped updates; aggregation must be 'mean', got '${o.aggregation}'`);
+  if (o.clipNorm !== undefined) throw new InvalidParameterError("dp: the clients clip to dp.clipNorm; clipNorm is the server-side clip without noise: give one or the other");
+  return { ...o, weighting: 'uniform' };
 }
 
 function trimBelowHalf<O extends { trim: number }>(o: O): O {
@@ -174,16 +218,16 @@ function trimBelowHalf<O extends { trim: number }>(o: O): O {
 }
 
 /** FedAvgServer's options. */
-export const fedAvgServerOptions = defineOptions<FedAvgServerOptions>()(serverEntries('fedavg', 'samples'), trimBelowHalf);
+export const fedAvgServerOptions = defineOptions<FedAvgServerOptions>()(serverEntries('fedavg'), (o) => checkDp(trimBelowHalf(o), 'fedavg'));
 
 /** FedProxServer's: FedAvg's and mu. */
-export const fedProxServerOptions = defineOptions<FedProxServerOptions>()({ ...serverEntries('fedprox', 'samples'), mu: atoms.number(0) }, trimBelowHalf);
+export const fedProxServerOptions = defineOptions<FedProxServerOptions>()({ ...serverEntries('fedprox'), mu: atoms.number(0) }, (o) => checkDp(trimBelowHalf(o), 'fedprox'));
 
 /** ScaffoldServer's: FedAvg's (replies weighted equally, plain SGD) and eta_g; its control variates rule out Adam and early stopping. */
 export const scaffoldServerOptions = defineOptions<ScaffoldServerOptions>()(
-  { ...serverEntries('scaffold', 'uniform'), serverLearningRate: atoms.optional(atoms.learningRate(), 1) },
+  { ...serverEntries('scaffold'), serverLearningRate: atoms.optional(atoms.learningRate(), 1) },
   (given) => {
-    const o = trimBelowHalf(given);
+    const o = checkDp(trimBelowHalf(given), 'scaffold');
     if (o.optimizer.name !== 'sgd') throw new InvalidParameterError("SCAFFOLD's control variates (option II) assume plain SGD local steps: optimizer.name must be 'sgd'");
     if (o.earlyStopping) throw new InvalidParameterError("SCAFFOLD's control variates assume every client runs all its K local steps: earlyStopping is for FedAvg and FedProx");
     return o;
@@ -236,6 +280,8 @@ export const fedAvgOptions = defineOptions<FedAvgOptions>()({
   clipNorm: atoms.optional(v.unknown()),
   earlyStopping: atoms.optional(v.unknown()),
   evaluate: atoms.optional(v.unknown()),
+  dp: atoms.optional(v.unknown()),
+  noiseSeed: atoms.optional(v.unknown()),
   mu: atoms.optional(v.unknown()),
   serverLearningRate: atoms.optional(v.unknown()),
   fraction: atoms.optional(v.unknown()),
@@ -243,4 +289,5 @@ export const fedAvgOptions = defineOptions<FedAvgOptions>()({
   encoding: atoms.optional(v.unknown()),
   maxExcludedShare: atoms.optional(v.unknown()),
   hooks: atoms.optional(v.unknown()),
+  privacy: atoms.optional(v.unknown()),
 });

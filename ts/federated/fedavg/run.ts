@@ -83,8 +83,9 @@ export function fedAvgSimulation(data: readonly FedAvgClientData[], given: FedAv
     server,
     clients,
     encoding: options.encoding as FedAvgOptions['encoding'],
-    run: { ...policy, fraction: options.fraction as number | undefined, sampleSeed: options.sampleSeed as number | undefined, excludedBefore: unborn },
+    run: { ...policy, fraction: options.fraction as number | undefined, sampleSeed: options.sampleSeed as number | undefined, excludedBefore: unborn, ...(options.privacy === undefined ? {} : { privacy: options.privacy as FedAvgOptions['privacy'] }) },
     finish: (run) => {
+      server.dispose();
       const { model, ...federation } = run;
       return { ...model, excluded: run.excluded, federation };
     },

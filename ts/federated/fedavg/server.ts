@@ -18,10 +18,11 @@
  * the client whose parameters are out of scale (a ContributionError: the
  * runtime excludes it and averages again).
  */
-import { ContributionError, formatValue, InvalidParameterError, NumericalError } from '../../errors.js';
+import { ContributionError, formatValue, InvalidMessageError, InvalidParameterError, NumericalError } from '../../errors.js';
 import type { EarlyStopping } from '../../models/early-stopping.js';
 import { Network, type NetworkSpec, type OptimizerSpec } from '../../models/network.js';
-import type { Message } from '../messages/envelope.js';
+import { withPrivacy, type Message } from '../messages/envelope.js';
+import { Rng } from '../../random.js';
 import { clipUpdate, coordinateMedian, outliers, trimmedMean } from '../robust.js';
 import { DeclaredSamples } from './samples.js';
 import { checkAccepted, checkContext, checkFailures, readReply, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
@@ -60,8 +61,10 @@ export interface FedAvgRound {
   epochs: number;
   /** what `evaluate` returned */
   metrics?: Record<string, number>;
-  /** with clipNorm: the replies whose update was scaled down to it */
+  /** with clipNorm: the replies whose update was scaled down to it; with dp: the replies whose client says it clipped */
   clipped?: number;
+  /** with dp: the standard deviation of the noise on each coordinate of the averaged update (noiseMultiplier x clipNorm / the round's expected clients) */
+  noiseStddev?: number;
 }
 
 export interface FedAvgOutcome {
@@ -95,6 +98,11 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   protected readonly clipNorm: number | undefined;
   protected readonly earlyStopping: EarlyStopping | undefined;
   protected readonly evaluate: FedAvgServerOptions['evaluate'];
+  /** DP-FedAvg's clip bound and noise multiplier, and the noise's generator (no public seed predicts it) */
+  protected readonly dp: Readonly<{ clipNorm: number; noiseMultiplier: number }> | undefined;
+  private readonly noise: Rng | undefined;
+  /** DP-FedAvg: the round's expected number of clients (the clients sampled), the fixed denominator of the average */
+  private expected = 0;
   protected parameters: Float32Array;
   private t = 0;
   /** clients blamed for a non-finite aggregate in the round being aggregated (the runtime excludes them and calls aggregate again) */
@@ -116,13 +124,15 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     this.epochs = o.epochs;
     this.batchSize = o.batchSize;
     this.optimizer = { ...o.optimizer };
-    this.weighting = o.weighting;
+    // filled in by the options' check (the algorithm's default, or 'uniform' under DP)
+    this.weighting = o.weighting ?? 'samples';
     this.aggregation = o.aggregation;
     this.trim = o.trim;
     this.samples = new DeclaredSamples(o.maxSamples);
     this.clipNorm = o.clipNorm;
     this.earlyStopping = o.earlyStopping;
     this.evaluate = o.evaluate;
+    this.dp = o.dp;
     // the network checks its own description; its seeded initialization is the starting point
     const net = new Network(o.network);
     try {
@@ -137,6 +147,12 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
       throw new InvalidParameterError("earlyStopping 'separation' watches reconstruction errors: it is for autoencoders (loss 'mse' or 'bce'), not a classifier; use 'validation-loss'");
     }
     this.phase = this.rounds > 0 ? 'train' : 'result';
+    this.noise = this.dp ? (o.noiseSeed === undefined ? Rng.unpredictable() : new Rng(o.noiseSeed)) : undefined;
+  }
+
+  /** Reasons name the failed check only under DP (never a client's values). */
+  get detailedReasons(): boolean {
+    return this.dp === undefined;
   }
 
   get done(): boolean {
@@ -152,7 +168,12 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     const ctx = checkContext(context);
     const out = new Map<string, Message>();
     if (this.phase === 'train') {
-      const request = TRAIN.create('server', ctx.round, this.trainPayload());
+      let request: Message = TRAIN.create('server', ctx.round, this.trainPayload());
+      if (this.dp) {
+        // the noise this round adds, declared for the run's accountant and the clients' ledgers
+        request = withPrivacy(request, { mechanism: 'gaussian', noiseMultiplier: this.dp.noiseMultiplier, samplingRate: ctx.samplingRate ?? 1 });
+        this.expected = ctx.clients.length;
+      }
       this.made.add(request);
       for (const id of ctx.clients) out.set(id, request);
     } else if (this.phase === 'result') {
@@ -167,6 +188,7 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   protected trainPayload(): TrainPayload {
     const { sizes, activation, outputActivation, loss } = this.network;
     const payload: TrainPayload = { network: { sizes: [...sizes], activation, outputActivation, loss }, parameters: this.parameters, epochs: this.epochs, batchSize: this.batchSize, optimizer: { ...this.optimizer } };
+    if (this.dp) payload.clipNorm = this.dp.clipNorm;
     return this.earlyStopping ? { ...payload, earlyStopping: { ...this.earlyStopping } } : payload;
   }
 
@@ -175,7 +197,8 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
       throw new InvalidParameterError(`accept() takes a request this server's configure() made, got ${formatValue(request)}`);
     }
     const reply = readReply(this.protocol, request, unread);
-    const update = receiveUpdate(reply, this.nParameters, this.algorithm === 'scaffold', this.epochs);
+    const update = receiveUpdate(reply, this.nParameters, this.algorithm === 'scaffold', this.epochs, this.dp !== undefined);
+    if (this.dp) this.checkClipped(update);
     this.samples.check(update.client, update.nSamples);
     this.made.add(update);
     return update;
@@ -197,8 +220,11 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     const total = weights.reduce((a, b) => a + b, 0);
     let loss = 0;
     updates.forEach((u, i) => (loss += (weights[i]! / total) * u.loss));
-    if (updates.length > 0) {
-      const next = this.step(this.combine(updates.map((u) => u.parameters), weights), updates, ctx);
+    if (this.dp) clipped = updates.filter((u) => u.clipped).length;
+    // DP-FedAvg: the noise is added whoever answered (an empty round too: its release is the noise alone)
+    if (updates.length > 0 || this.dp) {
+      const combined = this.dp ? this.noisyAverage(updates) : this.combine(updates.map((u) => u.parameters), weights);
+      const next = this.step(combined, updates, ctx);
       // before the round is counted: a blamed client's reply is taken out and aggregate() called again for the same round
       this.blameIfNotFinite(next, updates, weights, ctx);
       // a client blamed in this round has left the federation: it is not among the clients present
@@ -209,11 +235,56 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     this.t += 1;
     const epochs = updates.reduce((n, u) => n + u.epochs, 0) / updates.length;
     const summary: FedAvgRound = { round: this.t, clients: updates.length, loss: updates.length > 0 ? loss : NaN, epochs };
-    if (this.clipNorm !== undefined) summary.clipped = clipped;
+    if (this.clipNorm !== undefined || this.dp) summary.clipped = clipped;
+    if (this.dp) summary.noiseStddev = (this.dp.noiseMultiplier * this.dp.clipNorm) / Math.max(1, this.expected);
     if (this.evaluate) summary.metrics = this.evaluate(this.parameters.slice(), this.t);
     this.history.push(summary);
     if (this.t >= this.rounds) this.phase = 'result';
     return summary;
+  }
+
+  /**
+   * DP-FedAvg's update is clipped on its client; one longer than the bound
+   * (beyond single precision's rounding of the clipped parameters) is refused.
+   */
+  private checkClipped(u: ReceivedUpdate): void {
+    const x = this.parameters;
+    let sq = 0;
+    let ySq = 0;
+    for (let j = 0; j < x.length; j++) {
+      sq += (u.parameters[j]! - x[j]!) ** 2;
+      ySq += u.parameters[j]! ** 2;
+    }
+    const bound = this.dp!.clipNorm;
+    // the clipped parameters are rounded to f32: each by at most 2^-24 of itself
+    if (Math.sqrt(sq) > bound * (1 + 1e-3) + 2 ** -23 * Math.sqrt(ySq)) {
+      throw new InvalidMessageError(`its update has L2 norm ${Math.sqrt(sq)}, longer than the clip bound ${bound} every DP-FedAvg client clips to`, 'its update is longer than the clip bound');
+    }
+  }
+
+  /**
+   * DP-FedAvg's step (McMahan et al. 2018, with central noise): the global
+   * parameters plus the sum of the updates, each clipped again to clipNorm in
+   * double precision (so the sensitivity holds exactly), plus N(0, (z C)^2)
+   * noise on each coordinate, over the round's expected number of clients
+   * (the clients sampled: a fixed denominator, whoever answers).
+   */
+  private noisyAverage(updates: ReceivedUpdate[]): Float64Array {
+    const { clipNorm, noiseMultiplier } = this.dp!;
+    const x = this.parameters;
+    const sum = new Float64Array(this.nParameters);
+    const delta = new Float64Array(this.nParameters);
+    for (const u of updates) {
+      let sq = 0;
+      for (let j = 0; j < delta.length; j++) sq += (delta[j] = u.parameters[j]! - x[j]!) ** 2;
+      const scale = Math.min(1, clipNorm / Math.sqrt(sq));
+      for (let j = 0; j < delta.length; j++) sum[j]! += scale * delta[j]!;
+    }
+    const e = this.noise!.normal(this.nParameters);
+    const denominator = Math.max(1, this.expected);
+    const out = new Float64Array(this.nParameters);
+    for (let j = 0; j < out.length; j++) out[j] = x[j]! + (sum[j]! + noiseMultiplier * clipNorm * e[j]!) / denominator;
+    return out;
   }
 
   /** The replies' parameters combined by the aggregation rule, in double precision. */
@@ -271,6 +342,11 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
       }
     }
     throw new NumericalError(`round ${this.t + 1}: the averaged parameters leave single precision; lower the learning rate${this.algorithm === 'scaffold' ? ' or serverLearningRate' : ''}`);
+  }
+
+  /** Frees DP-FedAvg's noise generator. */
+  dispose(): void {
+    if (this.noise && !this.noise.disposed) this.noise.dispose();
   }
 
   /** The state between rounds, as JSON-safe data (the descriptor's state.save; NaN as null). @internal */

@@ -58,7 +58,7 @@ import { Rng } from '../../random.js';
 import { readArray, requireInteger } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
-import { gaussianSigma, releaseGaussian, type MomentNoise } from '../../privacy/gaussian-noise.js';
+import { composeReleases, gaussianSigma, releaseGaussian, type MomentNoise, type ReleasesPrivacy } from '../../privacy/gaussian-noise.js';
 import { effectiveParameters, shrinkageIntensity, shrinkInPlace } from './covariance.js';
 import { encodeRows } from './encoder.js';
 import { factorCovariance, gaussianLogDensity, type CovarianceKind } from '../../distributions/gaussian.js';
@@ -97,6 +97,15 @@ export class FedDistrClient implements ClientRole {
     if (tasks > MAX_BASES) throw new InvalidDataError(`client ${id} has ${tasks} task labels; an upload carries at most ${MAX_BASES} base distributions`);
     this.privacy = o.privacy;
     this.seed = o.seed;
+  }
+
+  /**
+   * With privacy, what one upload spends per row (privacyOfUpload): its base
+   * distribution's mean and second moment, at the (epsilon, delta) given by
+   * basic composition, and composed by RDP (tighter). Undefined without privacy.
+   */
+  get privacySpent(): ReleasesPrivacy | undefined {
+    return this.privacy === undefined ? undefined : privacyOfUpload(this.privacy);
   }
 
   /** Which uploaded base distribution each row fell in (after the upload). */
@@ -376,4 +385,15 @@ function centredCovariance(sub: Float64Array, members: readonly number[], mean: 
   for (let k = 0; k < out.length; k++) out[k]! /= n;
   if (kind === 'full') for (let a = 0; a < d; a++) for (let b = 0; b < a; b++) out[a * d + b] = out[b * d + a]!;
   return out;
+}
+
+/**
+ * What a FedDistr upload spends per row under `privacy`: a row is in one base
+ * distribution (the bases of a client split its rows, so they compose in
+ * parallel), whose mean and second moment are two Gaussian releases at
+ * (epsilon/2, delta/2) each. Basic composition gives the (epsilon, delta)
+ * asked; RDP composes the two more tightly.
+ */
+export function privacyOfUpload(privacy: { epsilon: number; delta: number }): ReleasesPrivacy {
+  return composeReleases([{ epsilon: privacy.epsilon / 2, delta: privacy.delta / 2, count: 2 }]);
 }

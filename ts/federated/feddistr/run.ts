@@ -12,6 +12,8 @@
  * different clients whose rows are mostly of one subclass: are they in one
  * parallel set?).
  */
+import { privacyOfUpload } from './client.js';
+import type { ReleasesPrivacy } from '../../privacy/gaussian-noise.js';
 import type { MatrixLike } from '../../data/matrix.js';
 import { encodeLabels, type Label } from '../../data/labels.js';
 import { InvalidDataError, InvalidParameterError } from '../../errors.js';
@@ -53,6 +55,8 @@ export interface FedDistrResult extends FedDistrOutcome {
   excluded: ExcludedClient[];
   /** present when every client gave its rows' subclasses */
   evaluation?: FedDistrEvaluation;
+  /** with privacy: what each client's upload spends per row, the (epsilon, delta) asked (basicEpsilon) and RDP's tighter epsilon at the same delta */
+  privacy?: ReleasesPrivacy;
   /** the runtime's account: traffic, per-client bytes, every round's record and timings */
   federation: Omit<FederationResult, 'model'>;
 }
@@ -91,6 +95,7 @@ export function fedDistrSimulation(data: readonly FedDistrClientData[], given: F
     finish: (run) => {
       const { model, ...federation } = run;
       const out: FedDistrResult = { ...model, excluded: run.excluded, federation };
+      if (privacy !== undefined) out.privacy = privacyOfUpload(privacy as { epsilon: number; delta: number });
       if (clientData.length > 0 && clientData.every((c) => c.subclasses !== undefined)) {
         const used = clients.filter((c) => model.membership.has(c.id));
         out.evaluation = evaluate(

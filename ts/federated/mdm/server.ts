@@ -19,7 +19,7 @@ import { stateMismatch } from '../registry/artifact.js';
 import { guardRead } from '../../validate.js';
 import { MDM_INITIALIZE_OPTIONS, MDM_UPDATE_OPTIONS } from '../../wasm/abi.generated.js';
 import { withScope } from '../../wasm/memory.js';
-import type { Message } from '../messages/envelope.js';
+import { withPrivacy, type Message } from '../messages/envelope.js';
 import { checkContext, totalUsers, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import { MdmAggregator } from './aggregator.js';
 import { AGGREGATE, INIT_REQUEST, MDM_PROTOCOL, MODEL, near, paramsOf, readAggregate, sensitivity, type Shape } from './messages.js';
@@ -167,6 +167,12 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
       request = MODEL.create('server', ctx.round, { model: paramsOf(this.current!), logLikelihood: this.privacy === undefined, clip: this.privacy?.clip });
     } else {
       return out;
+    }
+    if (this.privacy && this.privacy.noiseMultiplier > 0) {
+      // the aggregator's noise on this round's sums, declared for the run's accountant and the clients' ledgers:
+      // a client is in the round with probability (the runtime's sampling) x (this cohort's share of the clients offered)
+      const samplingRate = Math.min(1, (ctx.samplingRate ?? 1) * (cohort.length / ctx.clients.length));
+      request = withPrivacy(request, { mechanism: 'gaussian', noiseMultiplier: this.privacy.noiseMultiplier, samplingRate });
     }
     this.aggregator.begin(request);
     for (const id of cohort) out.set(id, request);

@@ -17,6 +17,7 @@
 import * as v from 'valibot';
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import type { RngState } from '../../random.js';
+import { RdpAccountant, type RdpAccountantJSON } from '../../privacy/accountant.js';
 import { isRunId } from '../messages/envelope.js';
 import { guardRead } from '../../validate.js';
 import { parseSaved, savedCount, savedNumber, savedPairs, savedRng } from '../registry/artifact.js';
@@ -39,8 +40,10 @@ export interface SavedRunCheckpoint {
   /** the run's id (a resumed run keeps it; absent in checkpoints saved before runs had ids: the resumed run gets a fresh one) */
   run?: string;
   round: number;
-  /** the resolved policy; undefined fields as null */
-  policy: Record<keyof ResolvedPolicy, number | string | null>;
+  /** the resolved policy; undefined fields as null (privacy: absent without accounting) */
+  policy: Record<Exclude<keyof ResolvedPolicy, 'privacy'>, number | string | null> & { privacy?: { delta: number; epsilonBudget: number | null } };
+  /** with the policy's privacy accounting: the run's accountant, its steps so far (composed again when read) */
+  accountant?: RdpAccountantJSON;
   excluded: RunCheckpoint['excluded'];
   failures: RunCheckpoint['failures'];
   seen: string[];
@@ -98,7 +101,9 @@ export function saveRunCheckpoint(algorithm: AnyAlgorithm, checkpoint: RunCheckp
 function savedCheckpoint(algorithm: AnyAlgorithm, state: NonNullable<AnyAlgorithm['state']>, c: RunCheckpoint): SavedRunCheckpoint {
   checkServerRole(c.server);
   const server = state.save(c.server);
-  const policy = Object.fromEntries(Object.entries(c.policy).map(([k, x]) => [k, x ?? null])) as SavedRunCheckpoint['policy'];
+  const { privacy, ...plain } = c.policy;
+  const policy = Object.fromEntries(Object.entries(plain).map(([k, x]) => [k, x ?? null])) as unknown as SavedRunCheckpoint['policy'];
+  if (privacy) policy.privacy = { delta: privacy.delta, epsilonBudget: privacy.epsilonBudget ?? null };
   return {
     format: CHECKPOINT_FORMAT,
     version: CHECKPOINT_VERSION,
@@ -126,6 +131,7 @@ function savedCheckpoint(algorithm: AnyAlgorithm, state: NonNullable<AnyAlgorith
       return saved;
     }),
     elapsed: c.elapsed,
+    ...(c.accountant ? { accountant: { ...c.accountant, orders: [...c.accountant.orders], history: c.accountant.history.map((h) => ({ ...h })) } } : {}),
     server,
   };
 }
@@ -151,6 +157,7 @@ const SAVED = v.object({
     joinTimeoutMs: v.pipe(savedNumber(), v.minValue(0)),
     maxMessageBytes: v.pipe(savedCount(), v.minValue(1024)),
     maxExcludedShare: v.pipe(savedNumber(), v.minValue(0), v.maxValue(1)),
+    privacy: v.optional(v.object({ delta: v.pipe(savedNumber(), v.gtValue(0), v.ltValue(1)), epsilonBudget: nullable(v.pipe(savedNumber(), v.gtValue(0))) })),
   }),
   excluded: v.array(v.object({ client: v.string(), round: savedCount(), reason: v.string() })),
   failures: v.array(failure()),
@@ -178,8 +185,11 @@ const SAVED = v.object({
       ms: v.object({ configure: savedNumber(), exchange: savedNumber(), accept: savedNumber(), aggregate: savedNumber() }),
       metrics: v.optional(v.unknown()),
       otherRun: v.optional(v.pipe(savedCount(), v.minValue(1))),
+      privacy: v.optional(v.record(v.string(), v.unknown())),
     }),
   ),
+  // the steps composed again (RdpAccountant.fromJSON checks them), so a tampered total cannot be loaded
+  accountant: v.optional(v.pipe(v.unknown(), v.transform((a) => RdpAccountant.fromJSON(a).toJSON()))),
   elapsed: v.pipe(savedNumber(), v.minValue(0)),
   server: v.unknown(),
 });
@@ -195,6 +205,7 @@ export function readRunCheckpoint(saved: unknown): ResumePoint {
     throw new InvalidParameterError(`a saved run checkpoint is not valid: it is after round ${rounds} but its history and traffic count ${s.traffic.rounds} rounds`);
   }
   if ((s.policy.fraction < 1) !== (s.sampler !== null)) throw new InvalidParameterError('a saved run checkpoint is not valid: sampler: a run samples its clients (fraction below 1) exactly when it has a sampler');
+  if ((s.policy.privacy !== undefined) !== (s.accountant !== undefined)) throw new InvalidParameterError('a saved run checkpoint is not valid: accountant: a run accounts its privacy (policy.privacy) exactly when it has an accountant');
   const { format: _f, version: _v, server, policy, ...rest } = s;
   return { ...rest, policy: policy as ResolvedPolicy, sampler: s.sampler ?? undefined, serverState: server };
 }

@@ -64,6 +64,14 @@ export interface FederationPolicy {
    * back (`reinstated`). Clients that are slow once, or reconnect, stay.
    */
   maxMissedRounds?: number;
+  /**
+   * Privacy accounting (runtime/privacy-ledger.ts): every round whose
+   * requests declare a privacy step (the noise the server adds) is composed
+   * into one RDP accountant for the run, and each round's record says the
+   * epsilon spent so far at `delta`. With `epsilonBudget`, a round that would
+   * take the run past it is not sent: the run stops before it (stoppedEarly).
+   */
+  privacy?: { delta: number; epsilonBudget?: number };
 }
 
 export interface ResolvedPolicy {
@@ -77,11 +85,13 @@ export interface ResolvedPolicy {
   maxMessageBytes: number;
   maxExcludedShare: number;
   maxMissedRounds: number;
+  /** the run's privacy accounting (absent: rounds' privacy steps are recorded, not composed) */
+  privacy?: { delta: number; epsilonBudget: number | undefined };
 }
 
 export function resolvePolicy(given: FederationPolicy = {}): ResolvedPolicy {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`the federation policy must be an object, got ${formatValue(given)}`);
-  const p = readOptions(given, ['onInvalid', 'minClients', 'minReplies', 'fraction', 'sampleSeed', 'roundTimeout', 'joinTimeout', 'maxMessageBytes', 'maxExcludedShare', 'maxMissedRounds']);
+  const p = readOptions(given, ['onInvalid', 'minClients', 'minReplies', 'fraction', 'sampleSeed', 'roundTimeout', 'joinTimeout', 'maxMessageBytes', 'maxExcludedShare', 'maxMissedRounds', 'privacy']);
   const fraction = p.fraction ?? 1;
   if (typeof fraction !== 'number' || !(fraction > 0 && fraction <= 1)) throw new InvalidParameterError(`fraction must be in (0, 1], got ${formatValue(fraction)}`);
   const maxExcludedShare = p.maxExcludedShare ?? DEFAULT_MAX_EXCLUDED_SHARE;
@@ -100,5 +110,16 @@ export function resolvePolicy(given: FederationPolicy = {}): ResolvedPolicy {
     maxMessageBytes: requireInteger('maxMessageBytes', p.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 1024),
     maxExcludedShare,
     maxMissedRounds: requireInteger('maxMissedRounds', p.maxMissedRounds ?? DEFAULT_MAX_MISSED_ROUNDS, 0, LIMITS.count),
+    ...(p.privacy === undefined ? {} : { privacy: resolvePrivacy(p.privacy) }),
   };
+}
+
+/** The privacy accounting option read and checked: delta in (0, 1), a budget > 0 when given. */
+function resolvePrivacy(given: unknown): { delta: number; epsilonBudget: number | undefined } {
+  const p = readOptions(given as { delta: number; epsilonBudget?: number }, ['delta', 'epsilonBudget'], 'privacy');
+  if (!(typeof p.delta === 'number' && p.delta > 0 && p.delta < 1)) throw new InvalidParameterError(`privacy.delta must be a number in (0, 1), got ${formatValue(p.delta)}`);
+  if (p.epsilonBudget !== undefined && !(typeof p.epsilonBudget === 'number' && p.epsilonBudget > 0 && Number.isFinite(p.epsilonBudget))) {
+    throw new InvalidParameterError(`privacy.epsilonBudget must be a finite number > 0, got ${formatValue(p.epsilonBudget)}`);
+  }
+  return { delta: p.delta, epsilonBudget: p.epsilonBudget };
 }

@@ -92,6 +92,13 @@ export interface RoundContext {
    * than one (ClientRole.users); a client not listed is one user.
    */
   readonly users?: ReadonlyMap<string, number>;
+  /**
+   * The probability with which each client that could be asked was drawn
+   * into `clients` (the policy's fraction, as the runtime sampled: k of the n
+   * clients in the quorum); absent: 1, every client asked. A server that adds
+   * noise declares it (times its own cohort's share) in its requests' privacy step.
+   */
+  readonly samplingRate?: number;
 }
 
 /** The users `id` stands for in a round (1 unless it declared a group). */
@@ -243,7 +250,7 @@ const MAX_CLIENTS = 2 ** 24;
  */
 export function checkContext(ctx: unknown): RoundContext {
   if (ctx === null || typeof ctx !== 'object') throw new InvalidParameterError(`a round context must be { round, clients, available }, got ${formatValue(ctx)}`);
-  const c = readRecord(ctx as RoundContext, ['round', 'clients', 'available', 'users'], 'ctx');
+  const c = readRecord(ctx as RoundContext, ['round', 'clients', 'available', 'users', 'samplingRate'], 'ctx');
   const ids = (name: string, v: unknown): string[] => {
     const a = readArray(name, v, MAX_CLIENTS);
     a.forEach((id, i) => {
@@ -252,7 +259,9 @@ export function checkContext(ctx: unknown): RoundContext {
     return a as string[];
   };
   const clients = ids('ctx.clients', c.clients);
-  const out: RoundContext = { round: requireInteger('ctx.round', c.round, 0), clients, available: c.available === undefined ? clients : ids('ctx.available', c.available) };
+  const base: RoundContext = { round: requireInteger('ctx.round', c.round, 0), clients, available: c.available === undefined ? clients : ids('ctx.available', c.available) };
+  if (c.samplingRate !== undefined && !(typeof c.samplingRate === 'number' && c.samplingRate > 0 && c.samplingRate <= 1)) throw new InvalidParameterError(`ctx.samplingRate must be a number in (0, 1], got ${formatValue(c.samplingRate)}`);
+  const out: RoundContext = c.samplingRate === undefined ? base : { ...base, samplingRate: c.samplingRate };
   if (c.users === undefined) return out;
   if (!guardRead('ctx.users', () => c.users instanceof Map)) throw new InvalidParameterError(`ctx.users must be a Map from client id to its number of users, got ${formatValue(c.users)}`);
   const users = new Map<string, number>();

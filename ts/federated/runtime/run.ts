@@ -31,6 +31,9 @@ import type { Exchange, ExchangeOptions, Interruption, Received, SyncTransport, 
 import { REFUSAL } from './client-host.js';
 import { MissedRounds } from './missed-rounds.js';
 import { resolvePolicy, type FederationPolicy, type ResolvedPolicy } from './policy.js';
+import { roundStep, RunLedger, type RoundPrivacy, type RunPrivacy } from './privacy-ledger.js';
+import type { RdpAccountantJSON } from '../../privacy/accountant.js';
+import type { PrivacyStep } from '../messages/envelope.js';
 import { checkServerRole, totalUsers, usersIn, type ClientRole, type ExcludedClient, type Failure, type RoundContext, type ServerRole } from './roles.js';
 
 export interface Traffic {
@@ -84,6 +87,13 @@ export interface RoundRecord {
    * reconnecting client), dropped without being judged: how many (absent: none)
    */
   otherRun?: number;
+  /**
+   * the privacy step the round's requests declared (the noise of its
+   * release) and, with the policy's privacy accounting, the epsilon the run
+   * has spent after this round (RDP composed over the rounds) at delta, with
+   * the order that gives it (absent: no step and no accounting)
+   */
+  privacy?: RoundPrivacy;
 }
 
 export interface FederationResult<R = unknown> {
@@ -103,8 +113,10 @@ export interface FederationResult<R = unknown> {
   history: RoundRecord[];
   /** wall time of the whole run */
   seconds: number;
-  /** set when a stopWhen hook ended the run before the server was done: after which round, and why */
+  /** set when a stopWhen hook, or the privacy budget, ended the run before the server was done: after which round, and why */
   stoppedEarly?: { round: number; reason: string };
+  /** with the policy's privacy accounting: epsilon spent over the run at delta, the order, the budget and the steps composed */
+  privacy?: RunPrivacy;
 }
 
 /**
@@ -158,6 +170,8 @@ export interface RunCheckpoint {
   history: RoundRecord[];
   /** seconds since the run started */
   elapsed: number;
+  /** with the policy's privacy accounting: the run's accountant (the steps composed so far) */
+  accountant?: RdpAccountantJSON;
 }
 
 /**
@@ -214,7 +228,7 @@ export interface RunOptions extends FederationPolicy, RunHooks {
 export const HOOK_KEYS = optionKeys<RunHooks>()({ onRound: true, onCheckpoint: true, stopWhen: true });
 
 /** Every option of RunOptions, for readOptions (the compiler checks it is complete). */
-export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, resume: true, run: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true });
+export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, resume: true, run: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true, privacy: true });
 
 /** The hooks of `given`, checked: each one given must be a function. */
 export function readRunHooks(given: RunHooks | undefined, name = 'hooks'): RunHooks {
@@ -304,6 +318,8 @@ interface RunState<A, R> {
   /** whether some client stood for a group of users */
   grouped: boolean;
   stoppedEarly?: { round: number; reason: string };
+  /** the privacy accounting (with the policy's privacy) */
+  readonly ledger: RunLedger | undefined;
 }
 
 function startRun<A, R>(id: string, server: ServerRole<A, R>, policy: ResolvedPolicy, options: RunOptions, usersOf: (id: string) => number, from?: ResumePoint): RunState<A, R> {
@@ -335,6 +351,7 @@ function startRun<A, R>(id: string, server: ServerRole<A, R>, policy: ResolvedPo
     startRound: 0,
     userReplies: 0,
     grouped: false,
+    ledger: policy.privacy ? new RunLedger(policy.privacy) : undefined,
   };
 }
 
@@ -376,6 +393,8 @@ function resumeRun<A, R>(id: string, server: ServerRole<A, R>, policy: ResolvedP
     startRound: from.round,
     userReplies: from.users,
     grouped: from.grouped,
+    // the same ledger goes on: the steps composed before the checkpoint, composed again
+    ledger: policy.privacy ? new RunLedger(policy.privacy, from.accountant) : undefined,
   };
 }
 
@@ -387,6 +406,8 @@ interface PlannedRound {
   /** the same requests stamped with the run's id: what the transport sends */
   wire: ReadonlyMap<string, Message>;
   record: RoundRecord;
+  /** the privacy step its requests declare */
+  step: PrivacyStep | undefined;
 }
 
 /** One round's replies judged: the accepted ones, the failures, and (policy 'fail') the first fault, where judging stopped. */
@@ -416,7 +437,13 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
       const available = (yield { op: 'available', min: first ? policy.minClients : 0, timeoutMs: first ? policy.joinTimeoutMs : 0, excluded: run.out }) as readonly string[];
       const planned = configure(run, sample(run, available));
       if (!planned) break;
-      const { ctx, requests, wire, record } = planned;
+      const { ctx, requests, wire, record, step } = planned;
+      // the budget is checked before the requests go out: a round past it is never sent, its noise never spent
+      const overBudget = step && record.replies && run.ledger ? run.ledger.stopBefore(step, ctx.round, run.round) : undefined;
+      if (overBudget !== undefined) {
+        run.stoppedEarly = { round: run.round, reason: overBudget };
+        break;
+      }
       let t0 = performance.now();
       const ex = (yield { op: 'exchange', round: ctx.round, messages: wire, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
       record.ms.exchange = performance.now() - t0;
@@ -431,6 +458,9 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
       }
       run.round = ctx.round;
       run.traffic.rounds += 1;
+      // the round's release is spent once its requests went out and the replies came in
+      if (run.ledger) record.privacy = step ? (run.ledger.spend(step), run.ledger.record(step)) : run.ledger.record(undefined);
+      else if (step) record.privacy = { step };
       const excludedBefore = run.excluded.length;
       t0 = performance.now();
       const judged = judgeReplies(run, ctx, requests, ex);
@@ -456,6 +486,7 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
     const { traffic, clientTraffic, excluded, failures, history } = run;
     const result: FederationResult<R> = { model, run: run.id, rounds: traffic.rounds, traffic, clientTraffic, excluded, failures, history, seconds: (performance.now() - run.started) / 1000 };
     if (run.stoppedEarly) result.stoppedEarly = run.stoppedEarly;
+    if (run.ledger) result.privacy = run.ledger.total();
     return result;
   } finally {
     run.sampler?.dispose();
@@ -498,7 +529,9 @@ function sample<A, R>(run: RunState<A, R>, available: readonly string[]): RoundC
   const k = Math.min(pool.length, Math.max(policy.minReplies, Math.ceil(policy.fraction * pool.length)));
   run.sampleDraws.push([pool.length, k]);
   const picked = Array.from(run.sampler.choice(pool.length, k)).sort((a, b) => a - b);
-  return ctx(picked.map((i) => pool[i]!));
+  const sampled = ctx(picked.map((i) => pool[i]!));
+  // each client of the pool was drawn with probability k / n (what a privacy step's samplingRate declares)
+  return k < pool.length ? { ...sampled, samplingRate: k / pool.length } : sampled;
 }
 
 /**
@@ -532,7 +565,9 @@ function configure<A, R>(run: RunState<A, R>, ctx: RoundContext): PlannedRound |
     if (!w) stamped.set(m, (w = withRun(m, run.id)));
     wire.set(id, w);
   }
-  return { ctx, requests, wire, record };
+  // the share of the clients that could be asked that were: the least sampling rate a step may declare
+  const asked = replies && ctx.clients.length > 0 ? (requests.size / ctx.clients.length) * (ctx.samplingRate ?? 1) : 0;
+  return { ctx, requests, wire, record, step: roundStep(requests, asked, ctx.round) };
 }
 
 /** Stage 3 (after the exchange), accounting of the traffic: bytes and messages, per client and for the run; an unknown sender's are ignored. */
@@ -825,6 +860,7 @@ function checkpoint<A, R>(run: RunState<A, R>): RunCheckpoint {
     clientTraffic: new Map([...run.clientTraffic].map(([id, t]) => [id, { ...t }])),
     history: run.history.slice(),
     elapsed: (performance.now() - run.started) / 1000,
+    ...(run.ledger ? { accountant: run.ledger.toJSON() } : {}),
   };
 }
 
@@ -915,9 +951,15 @@ function runStart(server: ServerRole, options: RunOptions, transport: Transport)
     onInvalid: p.onInvalid, minClients: p.minClients, minReplies: p.minReplies, fraction: p.fraction, sampleSeed: p.sampleSeed, maxMessageBytes: p.maxMessageBytes, maxExcludedShare: p.maxExcludedShare,
     joinTimeout: p.joinTimeoutMs / 1000, ...(p.roundTimeoutMs === undefined ? {} : { roundTimeout: p.roundTimeoutMs / 1000 }),
     ...(p.maxMissedRounds === undefined ? {} : { maxMissedRounds: p.maxMissedRounds }),
+    ...(p.privacy === undefined ? {} : { privacy: { delta: p.privacy.delta, ...(p.privacy.epsilonBudget === undefined ? {} : { epsilonBudget: p.privacy.epsilonBudget }) } }),
   };
   const given = Object.fromEntries(Object.entries(runPolicy(options)).filter(([, x]) => x !== undefined));
   const policy = resolvePolicy({ ...saved, ...given });
+  // the ledger goes on at the delta it was kept at (the budget may change); a run saved without one cannot start one halfway
+  if (policy.privacy && !p.privacy) throw new InvalidParameterError('the run was saved without privacy accounting; a resumed run cannot start accounting halfway (its earlier rounds would go uncounted)');
+  if (policy.privacy && p.privacy && policy.privacy.delta !== p.privacy.delta) {
+    throw new InvalidParameterError(`the run was saved accounting privacy at delta ${p.privacy.delta}; a resumed run keeps its ledger at that delta (got ${formatValue(policy.privacy.delta)})`);
+  }
   for (const k of ['fraction', 'sampleSeed'] as const) {
     if (policy[k] !== p[k]) throw new InvalidParameterError(`the run was saved with ${k} ${formatValue(p[k])}; a resumed run samples its clients as the saved one did, so ${k} cannot change (got ${formatValue(policy[k])})`);
   }
