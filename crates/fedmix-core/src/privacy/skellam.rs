@@ -15,9 +15,12 @@
 //!
 //! Privacy: the RDP bound of the paper's multidimensional theorem, for integer
 //! vectors whose neighbours differ by at most l1 in L1 and l2 in L2 norm, at
-//! integer orders alpha (a fractional order takes the bound at ceil(alpha):
-//! RDP never decreases with the order):
+//! integer orders alpha:
 //!   eps(alpha) = alpha l2^2 / (4 mu) + min(((2 alpha - 1) l2^2 + 6 l1) / (16 mu^2), 3 l1 / (4 mu)).
+//! A fractional order interpolates between its two integer neighbours:
+//! (alpha - 1) D_alpha is the log moment generating function of the privacy
+//! loss, convex in alpha and 0 at alpha = 1, so it lies below the chord of the
+//! integer orders' bounds.
 //! Its first term is the Gaussian mechanism's alpha l2^2 / (2 sigma^2) at the
 //! same variance sigma^2 = 2 mu; the second is what discreteness costs.
 
@@ -155,7 +158,7 @@ pub fn add_skellam_words(rng: &mut ChaCha20Rng, mu: f64, words: &mut [u8]) {
 
 /// The RDP at order `alpha` > 1 of adding Sk(mu) to each coordinate of an
 /// integer vector whose neighbours differ by at most `l1` (L1) and `l2` (L2)
-/// (see the module's note; fractional orders at ceil(alpha)).
+/// (see the module's note; fractional orders on the chord of their integer neighbours).
 pub fn rdp_skellam(mu: f64, l1: f64, l2: f64, alpha: f64) -> f64 {
     if l1 == 0.0 && l2 == 0.0 {
         return 0.0;
@@ -163,10 +166,15 @@ pub fn rdp_skellam(mu: f64, l1: f64, l2: f64, alpha: f64) -> f64 {
     if !(mu > 0.0) || alpha.is_infinite() {
         return f64::INFINITY;
     }
-    let a = alpha.ceil();
-    let gaussian = a * l2 * l2 / (4.0 * mu);
-    let discrete = (((2.0 * a - 1.0) * l2 * l2 + 6.0 * l1) / (16.0 * mu * mu)).min(3.0 * l1 / (4.0 * mu));
-    gaussian + discrete
+    let at_integer = |a: f64| a * l2 * l2 / (4.0 * mu) + (((2.0 * a - 1.0) * l2 * l2 + 6.0 * l1) / (16.0 * mu * mu)).min(3.0 * l1 / (4.0 * mu));
+    if alpha.fract() == 0.0 {
+        return at_integer(alpha);
+    }
+    // (a - 1) eps(a) at the integers either side (0 at a = 1), joined by a chord
+    let (a0, a1) = (alpha.floor(), alpha.floor() + 1.0);
+    let f0 = if a0 <= 1.0 { 0.0 } else { (a0 - 1.0) * at_integer(a0) };
+    let f1 = (a1 - 1.0) * at_integer(a1);
+    ((a1 - alpha) * f0 + (alpha - a0) * f1) / (alpha - 1.0)
 }
 
 #[cfg(test)]
@@ -261,7 +269,11 @@ mod tests {
         let r = rdp_skellam(mu, l1, l2, 8.0);
         let gaussian = 8.0 * l2 * l2 / (2.0 * 2.0 * mu);
         assert!(r > gaussian && r < gaussian * 1.001, "{} {}", r, gaussian);
-        assert_eq!(rdp_skellam(mu, l1, l2, 7.5), r);
+        // a fractional order: on the chord of (alpha - 1) eps at its integer neighbours, below the next integer's bound
+        let chord = (0.5 * 6.0 * rdp_skellam(mu, l1, l2, 7.0) + 0.5 * 7.0 * r) / 6.5;
+        assert!((rdp_skellam(mu, l1, l2, 7.5) - chord).abs() < 1e-15 * chord);
+        assert!(rdp_skellam(mu, l1, l2, 7.5) < r);
+        assert_eq!(rdp_skellam(mu, l1, l2, 1.5), rdp_skellam(mu, l1, l2, 2.0));
         assert_eq!(rdp_skellam(0.0, 1.0, 1.0, 2.0), f64::INFINITY);
         assert_eq!(rdp_skellam(0.0, 0.0, 0.0, 2.0), 0.0);
         assert!(rdp_skellam(mu, l1, l2, 9.0) > r);
