@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { InvalidParameterError } from '../ts/errors.js';
 import { privacyEpsilon, RdpAccountant, rdpSampledGaussian, rdpSkellam } from '../ts/privacy/accountant.js';
 import { distributedNoise, skellamTail } from '../ts/privacy/distributed-noise.js';
+import { secureSum } from '../ts/privacy/secure-aggregation/secure-sum.js';
 import { addSkellamNoise, MAX_SKELLAM_MU, skellamNoise } from '../ts/privacy/skellam.js';
 import { init } from '../ts/wasm/loader.js';
 
@@ -59,9 +60,8 @@ function chiSquare(draws: BigInt64Array, edges: number[], probabilities: number[
 }
 
 /** The two-sided 99.9% interval of a sample variance of n draws of variance v (Wilson-Hilferty's chi-square quantiles). */
-function varianceInterval(n: number, v: number): [number, number] {
+function varianceInterval(n: number, v: number, z = 3.2905 /* the normal's 0.9995 quantile */): [number, number] {
   const k = n - 1;
-  const z = 3.2905; // the normal's 0.9995 quantile
   const q = (s: number) => k * (1 - 2 / (9 * k) + s * z * Math.sqrt(2 / (9 * k))) ** 3;
   return [(v * q(-1)) / k, (v * q(1)) / k];
 }
@@ -263,6 +263,50 @@ describe('the released sum of shares', () => {
     // fewer than the threshold would fall short: what the protocol's threshold rules out
     const below = sampleVariance(sumOfShares(threshold - 4, n.skellamMu, 70));
     expect(below).toBeLessThan(varianceInterval(d, target)[0]);
+  });
+});
+
+describe('secure aggregation with distributed noise (secureSum)', () => {
+  const n = 10;
+  const d = 4000;
+  const clip = 1;
+  // the protocol's threshold: a dropped client's secrets need that many shares from the other survivors,
+  // so a released sum holds at least threshold + 1 clients; calibrating for threshold is on the safe side
+  const threshold = 6;
+  const ids = Array.from({ length: n }, (_, i) => `c${i}`);
+  // each contribution of L2 norm below clip: entries of at most 1/sqrt(d)
+  const contributions = new Map(ids.map((id, i) => [id, Float64Array.from({ length: d }, (_, j) => (((i + j) % 7) - 3) / (3 * Math.sqrt(d)))]));
+  const noise = distributedNoise({ clip, noiseMultiplier: 1, length: d, clients: n, threshold });
+
+  /** The released sum less the survivors' plain sum: the noise, in real units. */
+  function residual(sum: Float64Array, survivors: string[]): Float64Array {
+    const out = Float64Array.from(sum);
+    for (const id of survivors) {
+      const v = contributions.get(id)!;
+      for (let j = 0; j < d; j++) out[j]! -= v[j]!;
+    }
+    return out;
+  }
+
+  // fresh keys every run (no seed reaches the protocol): a 99.99% interval keeps the chance of a false failure at 1e-4
+  test('every client: the noise of the released sum has the shares\' variance; 30% dropped after sharing keys: still at least the target', async () => {
+    const all = await secureSum(contributions, { clip, noise, neighbours: n - 1, threshold });
+    expect(all.survivors).toEqual(ids);
+    const scale = noise.fixedPoint.scale;
+    const target = (noise.l2 / scale) ** 2; // (z x rounded sensitivity)^2 in real units, z = 1
+    const [lo, hi] = varianceInterval(d, (2 * n * noise.skellamMu) / scale ** 2, 3.8906);
+    const s = sampleVariance(residual(all.sum, all.survivors));
+    expect(s).toBeGreaterThan(lo);
+    expect(s).toBeLessThan(hi);
+    const dropped = await secureSum(contributions, { clip, noise, neighbours: n - 1, threshold, drop: { masked: ['c7', 'c8', 'c9'] } });
+    expect(dropped.survivors).toEqual(ids.slice(0, 7));
+    const [lo2, hi2] = varianceInterval(d, (2 * 7 * noise.skellamMu) / scale ** 2, 3.8906);
+    const s2 = sampleVariance(residual(dropped.sum, dropped.survivors));
+    expect(s2).toBeGreaterThan(lo2);
+    expect(s2).toBeLessThan(hi2);
+    expect(lo2).toBeGreaterThan(target);
+    // a share the sampler cannot draw exactly is refused, typed, before anything runs
+    await expect(secureSum(contributions, { clip, noise: { ...noise, skellamMu: 2 ** 49 }, neighbours: n - 1, threshold })).rejects.toThrow(/no room for the noise: each share's mu/);
   });
 });
 

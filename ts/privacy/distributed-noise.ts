@@ -26,7 +26,7 @@
  * The scale: the largest power of two at which (a) a share's mu stays within
  * what the sampler draws exactly (2^48) and (b) no sum of `clients`
  * contributions plus the noise of all their shares can wrap Z_2^64: clients *
- * (clip * scale + 1) plus a tail bound of the noise stays below 2^63, the
+ * (ceil(clip * scale) + 1) plus a tail bound of the noise stays below 2^63, the
  * tail a Chernoff bound of Sk(clients * mu) that every one of the d
  * coordinates stays inside, but with probability 2^-64.
  */
@@ -110,6 +110,21 @@ function count(name: string, x: unknown): number {
   return x;
 }
 
+/**
+ * Why shares of `skellamMu` from `fixedPoint.contributors` clients could wrap a
+ * sum of `length` values at this fixed point, or undefined when they cannot
+ * (but with probability 2^-64): contributors * (ceil(clip * scale) + 1) plus
+ * the noise's tail bound below 2^63, and the share within the sampler's range.
+ * Secure aggregation checks a noised round's fixed point with it.
+ */
+export function noiseProblem(fixedPoint: NoisedFixedPoint, skellamMu: number, length: number): string | undefined {
+  const { clip, contributors, scale } = fixedPoint;
+  if (!(skellamMu >= 0 && skellamMu <= MAX_SKELLAM_MU)) return `each share's mu would be ${skellamMu.toPrecision(4)}, above 2^48`;
+  const room = contributors * (Math.ceil(clip * scale) + 1) + skellamTail(contributors * skellamMu, Math.max(length, 1));
+  if (!(room < TWO_63)) return `${contributors} contributions and their noise could reach ${room.toPrecision(4)}, past 2^63`;
+  return undefined;
+}
+
 /** One scale's shares, or why it does not fit. */
 function atScale(clip: number, z: number, d: number, clients: number, threshold: number, scale: number): DistributedNoise | string {
   const l2 = clip * scale + Math.sqrt(d) / 2;
@@ -118,9 +133,8 @@ function atScale(clip: number, z: number, d: number, clients: number, threshold:
   let skellamMu = target / threshold;
   // threshold x mu must not round below the target
   while (skellamMu * threshold < target) skellamMu = skellamMu * (1 + Number.EPSILON);
-  if (skellamMu > MAX_SKELLAM_MU) return `each share's mu would be ${skellamMu.toPrecision(4)}, above 2^48`;
-  const room = clients * (clip * scale + 1) + skellamTail(clients * skellamMu, d);
-  if (!(room < TWO_63)) return `${clients} contributions and their noise could reach ${room.toPrecision(4)}, past 2^63`;
+  const problem = noiseProblem({ clip, contributors: clients, scale }, skellamMu, d);
+  if (problem) return problem;
   const totalMu = skellamMu * threshold;
   return {
     skellamMu,

@@ -2,7 +2,7 @@
 
 use super::codes::{DIGAMMA_DIFFERENCE};
 use super::{f64s, f64s_mut, status};
-use fedmix_core::privacy::chacha20::ChaCha20Rng;
+use fedmix_core::secure_aggregation::chacha20::Stream;
 use fedmix_core::privacy::skellam;
 use fedmix_core::Error;
 use fedmix_core::{privacy, special};
@@ -78,7 +78,7 @@ pub unsafe extern "C" fn fm_epsilon_from_rdp(orders: *const f64, rdp: *const f64
 
 /// Adds an independent Skellam(mu) draw to each of the n little-endian u64 words
 /// at `words`, mod 2^64, from the ChaCha20 keystream of the 32-byte `key`
-/// (fedmix_core::privacy::skellam). Refuses mu outside [0, MAX_MU].
+/// (nonce 0, counter from 0; fedmix_core::privacy::skellam). Refuses mu outside [0, MAX_MU].
 ///
 /// # Safety
 /// `key` covers 32 bytes, `words` 8 n bytes.
@@ -89,7 +89,7 @@ pub unsafe extern "C" fn fm_skellam_add(key: *const u8, mu: f64, words: *mut u8,
         }
         let mut k = [0u8; 32];
         k.copy_from_slice(core::slice::from_raw_parts(key, 32));
-        let mut rng = ChaCha20Rng::new(&k);
+        let mut rng = Stream::new(&k, &[0; 12]);
         if n > 0 {
             skellam::add_skellam_words(&mut rng, mu, core::slice::from_raw_parts_mut(words, 8 * n));
         }

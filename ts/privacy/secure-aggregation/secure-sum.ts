@@ -7,6 +7,7 @@
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import { readOptions, requireVector } from '../../validate.js';
+import type { DistributedNoise } from '../distributed-noise.js';
 import { fixedPoint, MAX_CONTRIBUTORS } from './fixed-point.js';
 import { defaultNeighbours, defaultThreshold } from './graph.js';
 import { CURVES, detectCurve, type Curve } from './keys.js';
@@ -32,6 +33,8 @@ export interface SecureSumOptions {
   drop?: SecureSumDrops;
   /** the curve of key agreement (default X25519 where WebCrypto has it, else P-256) */
   curve?: Curve;
+  /** distributed DP: each client adds a Skellam share (distributedNoise(...) for these clients; its fixed point replaces clip's) */
+  noise?: DistributedNoise;
   /** bound into the keys (default 'secure-sum', round 0) */
   run?: string;
   round?: number;
@@ -62,7 +65,11 @@ function readDrops(value: unknown, ids: ReadonlySet<string>): Record<(typeof STA
  */
 export async function secureSum(contributions: ReadonlyMap<string, Float64Array>, options: SecureSumOptions): Promise<SecureAggregationResult> {
   if (!(contributions instanceof Map)) throw new InvalidParameterError(`contributions must be a Map from ids to Float64Arrays, got ${formatValue(contributions)}`);
-  const o = readOptions(options, ['clip', 'neighbours', 'threshold', 'drop', 'curve', 'run', 'round'], 'options');
+  const o = readOptions(options, ['clip', 'neighbours', 'threshold', 'drop', 'curve', 'run', 'round', 'noise'], 'options');
+  const noise = o.noise as DistributedNoise | undefined;
+  if (noise !== undefined && (noise === null || typeof noise !== 'object' || noise.fixedPoint?.clip !== o.clip)) {
+    throw new InvalidParameterError(`noise must be distributedNoise({ clip, ... }) at this clip ${formatValue(o.clip)}, got ${formatValue(noise)}`);
+  }
   const n = contributions.size;
   if (n < 2 || n > MAX_CONTRIBUTORS) throw new InvalidParameterError(`secure aggregation needs 2 to ${MAX_CONTRIBUTORS} contributions, got ${n}`);
   const clients: string[] = [];
@@ -89,7 +96,8 @@ export async function secureSum(contributions: ReadonlyMap<string, Float64Array>
     graphSeed: new Uint8Array(32),
     curve,
     length: length!,
-    fixedPoint: fixedPoint(o.clip as number, n),
+    fixedPoint: noise ? noise.fixedPoint : fixedPoint(o.clip as number, n),
+    ...(noise ? { noise: { skellamMu: noise.skellamMu } } : {}),
   };
   cryptoRandom(params.graphSeed);
   const server = new SecureAggregationServer(params);

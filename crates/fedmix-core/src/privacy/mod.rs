@@ -24,10 +24,9 @@
 //!   epsilon = rdp + ln((alpha - 1) / alpha) - (ln delta + ln alpha) / (alpha - 1),
 //! minimized over the orders.
 //!
-//! The Skellam mechanism's RDP (distributed DP under secure aggregation), its
-//! sampler and the ChaCha20 generator behind it: skellam.rs, chacha20.rs.
+//! The Skellam mechanism's RDP (distributed DP under secure aggregation) and
+//! its sampler: skellam.rs.
 
-pub mod chacha20;
 pub mod skellam;
 
 use crate::special::ln_erfc;

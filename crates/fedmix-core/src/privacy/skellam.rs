@@ -7,7 +7,7 @@
 //!
 //! Sampling: Poisson by inversion (sequential search from 0) below mu = 10 and
 //! by Hörmann's transformed rejection with squeeze (PTRS, 1993) above, driven
-//! by a ChaCha20 keystream. PTRS accepts against the Poisson log-pmf written
+//! by a ChaCha20 keystream (secure aggregation's, crate::secure_aggregation). PTRS accepts against the Poisson log-pmf written
 //! in the saddle-point form (Loader's bd0 and the Stirling error), so the test
 //! stays accurate to ~1e-12 where -mu + k ln mu - ln k! would lose its digits
 //! to cancellation at large mu. Exact up to that floating-point evaluation and
@@ -24,7 +24,17 @@
 //! Its first term is the Gaussian mechanism's alpha l2^2 / (2 sigma^2) at the
 //! same variance sigma^2 = 2 mu; the second is what discreteness costs.
 
-use super::chacha20::ChaCha20Rng;
+use crate::secure_aggregation::chacha20::Stream;
+
+/// Uniform on (0, 1) from 53 bits of the stream: never 0, so its logarithm is finite.
+fn open_uniform(rng: &mut Stream) -> f64 {
+    ((rng.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+}
+
+/// Uniform on [0, 1) from 53 bits of the stream.
+fn uniform(rng: &mut Stream) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
 
 /// The largest mu a draw takes: Poisson values stay far below 2^53, where every
 /// integer is an f64 and the rejection test keeps its accuracy.
@@ -81,7 +91,7 @@ pub fn poisson_ln_pmf(k: f64, mu: f64) -> f64 {
 }
 
 /// A Poisson(mu) draw, 0 <= mu <= MAX_MU (the caller checks).
-pub fn poisson(rng: &mut ChaCha20Rng, mu: f64) -> u64 {
+pub fn poisson(rng: &mut Stream, mu: f64) -> u64 {
     debug_assert!((0.0..=MAX_MU).contains(&mu));
     if mu <= 0.0 {
         return 0;
@@ -93,10 +103,10 @@ pub fn poisson(rng: &mut ChaCha20Rng, mu: f64) -> u64 {
 }
 
 /// The least k with u < P(X <= k), summing the pmf from 0 (about mu + 1 steps).
-fn poisson_inversion(rng: &mut ChaCha20Rng, mu: f64) -> u64 {
+fn poisson_inversion(rng: &mut Stream, mu: f64) -> u64 {
     let p0 = (-mu).exp();
     loop {
-        let u = rng.next_f64();
+        let u = uniform(rng);
         let (mut k, mut p, mut cdf) = (0u64, p0, p0);
         while u >= cdf {
             k += 1;
@@ -115,7 +125,7 @@ fn poisson_inversion(rng: &mut ChaCha20Rng, mu: f64) -> u64 {
 
 /// Hörmann (1993), "The transformed rejection method for generating Poisson
 /// random variables", algorithm PTRS, for mu >= 10.
-fn poisson_ptrs(rng: &mut ChaCha20Rng, mu: f64) -> u64 {
+fn poisson_ptrs(rng: &mut Stream, mu: f64) -> u64 {
     let root = mu.sqrt();
     let b = 0.931 + 2.53 * root;
     let a = -0.059 + 0.02483 * b;
@@ -124,8 +134,8 @@ fn poisson_ptrs(rng: &mut ChaCha20Rng, mu: f64) -> u64 {
     // k = floor(mu + t) as floor(mu) + floor(frac(mu) + t): exact at any mu
     let (whole, frac) = (mu.floor(), mu - mu.floor());
     loop {
-        let u = rng.next_open_f64() - 0.5;
-        let v = rng.next_open_f64();
+        let u = open_uniform(rng) - 0.5;
+        let v = open_uniform(rng);
         let us = 0.5 - u.abs();
         let t = (2.0 * a / us + b) * u + 0.43;
         let k = whole + (frac + t).floor();
@@ -142,12 +152,12 @@ fn poisson_ptrs(rng: &mut ChaCha20Rng, mu: f64) -> u64 {
 }
 
 /// A Skellam draw Sk(mu) = Poisson(mu) - Poisson(mu).
-pub fn skellam(rng: &mut ChaCha20Rng, mu: f64) -> i64 {
+pub fn skellam(rng: &mut Stream, mu: f64) -> i64 {
     poisson(rng, mu) as i64 - poisson(rng, mu) as i64
 }
 
 /// Adds an independent Sk(mu) to every little-endian u64 word of `words`, mod 2^64.
-pub fn add_skellam_words(rng: &mut ChaCha20Rng, mu: f64, words: &mut [u8]) {
+pub fn add_skellam_words(rng: &mut Stream, mu: f64, words: &mut [u8]) {
     for w in words.chunks_exact_mut(8) {
         let mut b = [0u8; 8];
         b.copy_from_slice(w);
@@ -181,10 +191,10 @@ pub fn rdp_skellam(mu: f64, l1: f64, l2: f64, alpha: f64) -> f64 {
 mod tests {
     use super::*;
 
-    fn rng(tag: u8) -> ChaCha20Rng {
+    fn rng(tag: u8) -> Stream {
         let mut key = [7u8; 32];
         key[0] = tag;
-        ChaCha20Rng::new(&key)
+        Stream::new(&key, &[0; 12])
     }
 
     /// Sample mean, variance and third central moment of n draws.
