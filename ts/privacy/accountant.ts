@@ -116,7 +116,7 @@ function readSkellam(given: unknown, name: string): Required<SkellamSteps> {
  * at integer orders, a fractional order on the chord of (alpha - 1) eps between its integer neighbours.
  */
 export function rdpSkellam(mechanism: { mu: number; l1: number; l2: number }, ordersGiven?: ArrayLike<number>): Float64Array {
-  const m = readSkellam({ ...readMechanism(mechanism), mechanism: 'skellam', steps: 1 }, 'mechanism');
+  const m = guardRead('mechanism', () => readSkellam({ ...readMechanism(mechanism), mechanism: 'skellam', steps: 1 }, 'mechanism'));
   const list = ordersGiven === undefined ? Float64Array.from(DEFAULT_RDP_ORDERS) : readOrders(ordersGiven);
   return rdpSkellamOf(m.mu, m.l1, m.l2, list);
 }
@@ -129,7 +129,7 @@ function rdpSkellamOf(mu: number, l1: number, l2: number, list: Float64Array): F
   });
 }
 
-const isSkellam = (m: unknown): boolean => m !== null && typeof m === 'object' && (m as { mechanism?: unknown }).mechanism === 'skellam';
+const isSkellam = (m: unknown): boolean => guardRead('mechanism', () => m !== null && typeof m === 'object' && (m as { mechanism?: unknown }).mechanism === 'skellam');
 
 /** The RDP of one step of the sampled Gaussian mechanism at each order (orders default to DEFAULT_RDP_ORDERS). */
 export function rdpSampledGaussian(mechanism: { noiseMultiplier: number; samplingRate: number }, ordersGiven?: ArrayLike<number>): Float64Array {
@@ -252,7 +252,7 @@ export class RdpAccountant {
    * ({ mechanism: 'skellam', mu, l1, l2 }, as distributedNoise(...).step gives).
    */
   step(mechanism: MechanismSteps | SkellamSteps): this {
-    const h = readStep(mechanism, 'mechanism');
+    const h = guardRead('mechanism', () => readStep(mechanism, 'mechanism'));
     this.#add(h, this.#rdpOnce(h));
     return this;
   }
@@ -347,9 +347,11 @@ const epsilonOptions = defineOptions<PrivacyEpsilonOptions>()({ ...stepsOptions.
  */
 export function privacyEpsilon(options: PrivacyEpsilonOptions | SkellamEpsilonOptions): PrivacySpent {
   if (isSkellam(options)) {
-    const { delta: d, orders: given, ...step } = options as SkellamEpsilonOptions;
+    const { d, given, m } = guardRead('options', () => {
+      const { delta: d, orders: given, ...step } = options as SkellamEpsilonOptions;
+      return { d, given, m: readSkellam(step, 'options') };
+    });
     const list = given === undefined ? Float64Array.from(DEFAULT_RDP_ORDERS) : readOrders(given);
-    const m = readSkellam(step, 'options');
     const once = rdpSkellamOf(m.mu, m.l1, m.l2, list);
     for (let i = 0; i < once.length; i++) once[i] *= m.steps;
     return epsilonFromRdp(once, deltaCheck(d), list);

@@ -31,6 +31,7 @@
  * coordinates stays inside, but with probability 2^-64.
  */
 import { formatValue, InvalidParameterError } from '../errors.js';
+import { readOptions } from '../validate.js';
 import type { SkellamSteps } from './accountant.js';
 import { MAX_SKELLAM_MU } from './skellam.js';
 
@@ -159,16 +160,15 @@ function atScale(clip: number, z: number, d: number, clients: number, threshold:
  */
 export function distributedNoise(options: DistributedNoiseOptions): DistributedNoise {
   if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be { clip, noiseMultiplier, length, clients, threshold?, scale? }, got ${formatValue(options)}`);
-  const known = new Set(['clip', 'noiseMultiplier', 'length', 'clients', 'threshold', 'scale']);
-  for (const k of Object.keys(options)) if (!known.has(k)) throw new InvalidParameterError(`unknown option ${k}: distributedNoise takes clip, noiseMultiplier, length, clients, threshold, scale`);
-  const clip = positive('clip', options.clip);
-  const z = positive('noiseMultiplier', options.noiseMultiplier);
-  const d = count('length', options.length);
-  const clients = count('clients', options.clients);
-  const threshold = options.threshold === undefined ? clients : count('threshold', options.threshold);
+  const o = readOptions(options, ['clip', 'noiseMultiplier', 'length', 'clients', 'threshold', 'scale'], 'options');
+  const clip = positive('clip', o.clip);
+  const z = positive('noiseMultiplier', o.noiseMultiplier);
+  const d = count('length', o.length);
+  const clients = count('clients', o.clients);
+  const threshold = o.threshold === undefined ? clients : count('threshold', o.threshold);
   if (threshold > clients) throw new InvalidParameterError(`threshold ${threshold} is above clients ${clients}`);
-  if (options.scale !== undefined) {
-    const scale = positive('scale', options.scale);
+  if (o.scale !== undefined) {
+    const scale = positive('scale', o.scale);
     const r = atScale(clip, z, d, clients, threshold, scale);
     if (typeof r === 'string') throw new InvalidParameterError(`scale ${scale} does not fit distributed noise: ${r}; pass a smaller scale or leave it out`);
     return r;

@@ -12,6 +12,8 @@
  * every call (a seed is taken only when a test passes one).
  */
 import { formatValue, InvalidParameterError } from '../errors.js';
+import { guardRead, MAX_VALUES } from '../read-guard.js';
+import { readOptions } from '../validate.js';
 import { withScope } from '../wasm/memory.js';
 
 /** The largest mu of one share (2^48): Poisson draws stay exact in f64 below it. */
@@ -34,11 +36,13 @@ function checkMu(mu: unknown): number {
 }
 
 function keyOf(options: SkellamNoiseOptions | undefined): Uint8Array {
-  if (options !== undefined && (options === null || typeof options !== 'object')) throw new InvalidParameterError(`options must be { seed? }, got ${formatValue(options)}`);
-  const seed = options?.seed;
-  if (seed === undefined) return globalThis.crypto.getRandomValues(new Uint8Array(32));
-  if (!(seed instanceof Uint8Array) || seed.length !== 32) throw new InvalidParameterError(`seed must be a Uint8Array of 32 bytes, got ${formatValue(seed)}`);
-  return seed.slice();
+  const seed = guardRead('options', () => {
+    const given = readOptions(options, ['seed'], 'options').seed;
+    if (given === undefined) return undefined;
+    if (!(given instanceof Uint8Array) || given.length !== 32) throw new InvalidParameterError(`seed must be a Uint8Array of 32 bytes, got ${formatValue(given)}`);
+    return given.slice();
+  });
+  return seed ?? globalThis.crypto.getRandomValues(new Uint8Array(32));
 }
 
 /**
@@ -47,24 +51,27 @@ function keyOf(options: SkellamNoiseOptions | undefined): Uint8Array {
  * client does to its quantized input before masking it. mu 0 leaves it as is.
  */
 export function addSkellamNoise(vector: Uint8Array, mu: number, options?: SkellamNoiseOptions): void {
-  if (!(vector instanceof Uint8Array) || vector.length % 8 !== 0) {
-    throw new InvalidParameterError(`the vector must be a Uint8Array of u64 words (a multiple of 8 bytes), got ${vector instanceof Uint8Array ? `${vector.length} bytes` : formatValue(vector)}`);
-  }
+  const bytes = guardRead('the vector', () => {
+    if (!(vector instanceof Uint8Array) || vector.length % 8 !== 0) {
+      throw new InvalidParameterError(`the vector must be a Uint8Array of u64 words (a multiple of 8 bytes), got ${vector instanceof Uint8Array ? `${vector.length} bytes` : formatValue(vector)}`);
+    }
+    return vector.length;
+  });
   const m = checkMu(mu);
   const key = keyOf(options);
   try {
     withScope((s) => {
       const keyPtr = s.alloc(32);
       new Uint8Array(s.w.memory.buffer, keyPtr, 32).set(key);
-      const words = s.alloc(Math.max(vector.length, 8));
-      new Uint8Array(s.w.memory.buffer, words, vector.length).set(vector);
+      const words = s.alloc(Math.max(bytes, 8));
+      new Uint8Array(s.w.memory.buffer, words, bytes).set(vector);
       try {
-        s.check(s.w.fm_skellam_add(keyPtr, m, words, vector.length / 8));
-        vector.set(new Uint8Array(s.w.memory.buffer, words, vector.length));
+        s.check(s.w.fm_skellam_add(keyPtr, m, words, bytes / 8));
+        vector.set(new Uint8Array(s.w.memory.buffer, words, bytes));
       } finally {
         // the key and the noised words do not outlive the call in WASM memory
         new Uint8Array(s.w.memory.buffer, keyPtr, 32).fill(0);
-        new Uint8Array(s.w.memory.buffer, words, vector.length).fill(0);
+        new Uint8Array(s.w.memory.buffer, words, bytes).fill(0);
       }
     });
   } finally {
@@ -74,7 +81,7 @@ export function addSkellamNoise(vector: Uint8Array, mu: number, options?: Skella
 
 /** `length` independent Sk(mu) draws as signed 64-bit integers (for tests and central use). */
 export function skellamNoise(length: number, mu: number, options?: SkellamNoiseOptions): BigInt64Array {
-  if (!(Number.isSafeInteger(length) && length >= 0)) throw new InvalidParameterError(`length must be an integer >= 0, got ${formatValue(length)}`);
+  if (!(Number.isSafeInteger(length) && length >= 0 && length <= MAX_VALUES)) throw new InvalidParameterError(`length must be an integer in [0, ${MAX_VALUES}], got ${formatValue(length)}`);
   const words = new Uint8Array(8 * length);
   addSkellamNoise(words, mu, options);
   return new BigInt64Array(words.buffer);
