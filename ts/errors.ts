@@ -4,7 +4,7 @@
  */
 import { keepClassName } from './class-name.js';
 
-export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'FEDERATION' | 'NUMERICAL' | 'NOT_FITTED' | 'PRIVACY_BUDGET' | 'WASM';
+export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'FEDERATION' | 'NUMERICAL' | 'NOT_FITTED' | 'PRIVACY_BUDGET' | 'WASM' | 'SECURE_AGGREGATION';
 
 export class FedmixError extends Error {
   readonly code: FedmixErrorCode;
@@ -103,6 +103,18 @@ export class PrivacyBudgetError extends FedmixError {
   }
 }
 
+/**
+ * Secure aggregation cannot release a correct sum: a stage left fewer than
+ * the threshold of clients, a client's secret could not be reconstructed from
+ * enough valid shares, or a client was asked for what would unmask one of its
+ * neighbours. Never a wrong sum instead: the round's sum is not released.
+ */
+export class SecureAggregationError extends FedmixError {
+  constructor(message: string) {
+    super('SECURE_AGGREGATION', message);
+  }
+}
+
 /** Fitting broke down numerically (a singular covariance, a non-finite likelihood). */
 export class NumericalError extends FedmixError {
   constructor(message: string) {
@@ -164,6 +176,7 @@ for (const [cls, name] of [
   [BrokerError, 'BrokerError'],
   [UntrustedBrokerError, 'UntrustedBrokerError'],
   [PrivacyBudgetError, 'PrivacyBudgetError'],
+  [SecureAggregationError, 'SecureAggregationError'],
   [NumericalError, 'NumericalError'],
   [NotFittedError, 'NotFittedError'],
   [DisposedError, 'DisposedError'],

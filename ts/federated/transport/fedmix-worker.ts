@@ -15,6 +15,7 @@ import {
   NumericalError,
   PrivacyBudgetError,
   WasmError,
+  SecureAggregationError,
   type FedmixErrorCode,
 } from '../../errors.js';
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
@@ -48,6 +49,7 @@ const ERRORS: Record<FedmixErrorCode, new (message: string) => FedmixError> = {
   NOT_FITTED: NotFittedError,
   PRIVACY_BUDGET: PrivacyBudgetError,
   WASM: WasmError,
+  SECURE_AGGREGATION: SecureAggregationError,
 };
 
 /** A worker's error as the class it had there (a bug, with no code, as a WasmError naming it). */
