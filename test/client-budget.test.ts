@@ -43,6 +43,8 @@ import { blobs, csvOf, stamping } from './helpers.js';
 const DELTA = 1e-5;
 /** what the server declares: sigma 2, and a sampling rate the clients do not take on trust by default */
 const STEP: PrivacyStep = { mechanism: 'gaussian', noiseMultiplier: 2, samplingRate: 0.1 };
+/** what a server that asks every client declares (the run's own ledger refuses a rate below the share it asked) */
+const RUN_STEP: PrivacyStep = { ...STEP, samplingRate: 1 };
 const DEM = { nComponents: 3, nFeatures: 2, covarianceType: 'diag' as const, init: 'kfed' as const, seed: 5, maxRounds: 6, tol: 0 };
 
 /** epsilon after n steps at sigma 2 without amplification (what a client accounts by default) */
@@ -63,7 +65,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function run(budgets: Map<string, ClientBudget>, ids = ['a', 'b', 'c']) {
   const roles = clients(ids);
   try {
-    const result = await runFederation(stamping(new DemServer(DEM), STEP), new InProcessTransport(roles, { budgets }));
+    const result = await runFederation(stamping(new DemServer(DEM), RUN_STEP), new InProcessTransport(roles, { budgets }));
     return { result };
   } finally {
     for (const r of roles) r.dispose();
@@ -204,16 +206,23 @@ describe('the ledger in a file', () => {
 });
 
 describe('what the ledger accounts', () => {
-  test('skellam steps are refused as not accountable; undeclared requests are answered unless a step is required', async () => {
+  test('skellam steps are accounted as declared (distributed DP); undeclared requests are answered unless a step is required', async () => {
     const [role] = clients(['a']);
     const budget = await ClientBudget.open({ epsilon: 1e6, delta: DELTA });
     const host = new ClientHost(role!, { budget });
-    const skellam = refusalOf(await host.handle(requestBytes('run-mech-0001', 1, { mechanism: 'skellam', mu: 100, l1: 1, l2: 1 })));
-    expect(skellam).toMatchObject({ code: 'PRIVACY_BUDGET' });
-    expect(skellam!.reason).toMatch(/skellam privacy step is not accountable by this client/);
+    expect(refusalOf(await host.handle(requestBytes('run-mech-0001', 1, { mechanism: 'skellam', mu: 100, l1: 1, l2: 1 })))).toBeUndefined();
+    expect(budget.accounted).toBe(1);
+    expect(budget.spent().epsilon).toBeCloseTo(privacyEpsilon({ mechanism: 'skellam', mu: 100, l1: 1, l2: 1, steps: 1, delta: DELTA }).epsilon, 12);
+    // past a budget, a skellam step is refused like a gaussian one, naming its noise
+    const small = await ClientBudget.open({ epsilon: 0.1, delta: DELTA });
+    const smallHost = new ClientHost(role!, { budget: small });
+    const refused = refusalOf(await smallHost.handle(requestBytes('run-mech-0001', 1, { mechanism: 'skellam', mu: 100, l1: 1, l2: 1 })));
+    expect(refused).toMatchObject({ code: 'PRIVACY_BUDGET' });
+    expect(refused!.reason).toMatch(/Skellam noise mu 100 at sensitivities l1 1, l2 1\) would bring its epsilon to/);
+    expect(small.accounted).toBe(0);
     // no privacy declared: answered, nothing spent
     expect(refusalOf(await host.handle(requestBytes('run-mech-0001', 2, null)))).toBeUndefined();
-    expect(budget.accounted).toBe(0);
+    expect(budget.accounted).toBe(1);
     const strict = await ClientBudget.open({ epsilon: 1e6, delta: DELTA, requireDeclaredPrivacy: true });
     const strictHost = new ClientHost(role!, { budget: strict });
     expect(refusalOf(await strictHost.handle(requestBytes('run-mech-0001', 2, null)))!.reason).toMatch(/declares no privacy step.*requireDeclaredPrivacy/);
@@ -253,7 +262,7 @@ describe('over MQTT', () => {
       };
       const cli = main(['client', '--algorithm', 'dem', '--broker', broker.url, '--federation', 'ledger', '--id', 'm2', '--password', pw('m2'), '--data', csv, '--drop', 'label', '--epsilon-budget', String(budgetFor(2)), '--delta', String(DELTA), '--ledger', ledger, '--quiet']);
       await transport.available(3, 20_000);
-      const result = await runFederation(stamping(new DemServer(DEM), STEP), transport, { roundTimeout: 30 });
+      const result = await runFederation(stamping(new DemServer(DEM), RUN_STEP), transport, { roundTimeout: 30 });
       const [status, ...ends] = await Promise.all([cli, ...joined]);
       // the command's client: two answered, the third refused; status 3, one warning naming the budget
       expect(status).toBe(3);
@@ -290,7 +299,7 @@ describe('in worker threads (the built package)', () => {
     try {
       expect(transport.unborn).toHaveLength(1);
       expect(transport.unborn[0]!.reason).toMatch(/^t2: creating the client failed: .*thread-damaged\.json is not a usable privacy ledger: it is not JSON \(cut short\?\)/);
-      const result = await built.runFederation(stamping(new built.DemServer(DEM), STEP), transport, { excludedBefore: transport.unborn, maxExcludedShare: 1 });
+      const result = await built.runFederation(stamping(new built.DemServer(DEM), RUN_STEP), transport, { excludedBefore: transport.unborn, maxExcludedShare: 1 });
       expect(result.failures.filter((f) => f.kind === 'refused')).toEqual([expect.objectContaining({ client: 't0', round: 3, excluded: true })]);
       expect((await ClientBudget.open({ epsilon: 1, delta: DELTA, store: new FileLedgerStore(ledger) })).accounted).toBe(2);
       // the client with ample budget answered every round

@@ -21,6 +21,7 @@ import { FedAvgClient } from '../ts/federated/fedavg/client.js';
 import { FedAvgServer } from '../ts/federated/fedavg/server.js';
 import { TRAIN, UPDATE } from '../ts/federated/fedavg/messages.js';
 import { roundLine, roundObject } from '../ts/cli/federation-log.js';
+import { stamping } from './helpers.js';
 import { init } from '../ts/wasm/loader.js';
 import { composeReleases } from '../ts/privacy/gaussian-noise.js';
 import { LocalDetector } from '../ts/models/detectors.js';
@@ -217,12 +218,11 @@ function declaring(step: (ctx: RoundContext, id: string) => unknown): ServerRole
 
 describe("the runtime checks the server's declarations", () => {
   const clients = () => fedavgClients().map((c) => makeClient(c));
-  test('a sampling rate below the share of clients asked, two steps in one round, a skellam step: typed errors before anything is sent', () => {
+  test('a sampling rate below the share of clients asked, two steps in one round: typed errors before anything is sent', () => {
     const cases: [(ctx: RoundContext, id: string) => unknown, RegExp][] = [
       [() => ({ mechanism: 'gaussian', noiseMultiplier: 1, samplingRate: 0.1 }), /declares a sampling rate of 0.1, but it asked 1 of the clients/],
       [(_c, id) => ({ mechanism: 'gaussian', noiseMultiplier: id === 'c0' ? 2 : 1, samplingRate: 1 }), /declare different privacy steps/],
       [(_c, id) => (id === 'c0' ? undefined : { mechanism: 'gaussian', noiseMultiplier: 1, samplingRate: 1 }), /declare different privacy steps/],
-      [() => ({ mechanism: 'skellam', mu: 10, l1: 1, l2: 1 }), /the skellam mechanism's accounting is not available/],
     ];
     for (const [step, message] of cases) {
       const recordings = clients().map((c) => new Recording(c));
@@ -230,6 +230,14 @@ describe("the runtime checks the server's declarations", () => {
       expect(recordings.every((c) => c.received.length === 0)).toBe(true);
     }
   });
+});
+
+test("a skellam step (distributed DP) is composed into the run's ledger as the accountant composes it", () => {
+  const step = { mechanism: 'skellam', mu: 400, l1: 3, l2: 2 } as const;
+  const recordings = fedavgClients().map((c) => new Recording(makeClient(c)));
+  const r = runFederationSync(stamping(makeServer('fedavg', FEDAVG) as ServerRole, step), recordings, { privacy: { delta: DELTA } });
+  expect(r.privacy!.steps).toEqual([{ ...step, steps: r.rounds }]);
+  expect(r.privacy!.epsilon).toBeCloseTo(privacyEpsilon({ ...step, steps: r.rounds, delta: DELTA }).epsilon, 12);
 });
 
 describe('the ledger is part of the checkpoint', () => {

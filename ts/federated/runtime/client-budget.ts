@@ -12,7 +12,8 @@
  * - a gaussian step at sampling rate 1 (no amplification by sampling: a
  *   client cannot check that the server sampled as it says), or at the
  *   declared rate with `trustSamplingRate`;
- * - a skellam step is refused: this client has no RDP for it;
+ * - a skellam step (distributed DP under secure aggregation: the client
+ *   adds its own share of the noise) as declared: it has no sampling rate;
  * - a request without `privacy` is answered as before and spends nothing
  *   (with `requireDeclaredPrivacy`, one that expects a reply is refused).
  * A request is known by (run, round, kind): the same request sent again (a
@@ -26,7 +27,7 @@
  */
 import { keepClassName } from '../../class-name.js';
 import { FedmixError, formatValue, InvalidParameterError, PrivacyBudgetError } from '../../errors.js';
-import { epsilonFromRdp, RdpAccountant, rdpSampledGaussian, type PrivacySpent } from '../../privacy/accountant.js';
+import { epsilonFromRdp, RdpAccountant, rdpSampledGaussian, rdpSkellam, type MechanismSteps, type PrivacySpent, type SkellamSteps } from '../../privacy/accountant.js';
 import { guardRead, readOptions } from '../../validate.js';
 import { readPrivacyStep, type Message, type PrivacyStep } from '../messages/envelope.js';
 
@@ -158,6 +159,13 @@ export interface ClientBudgetOptions {
 }
 
 const same = (a: PrivacyStep, b: PrivacyStep) => JSON.stringify(readPrivacyStep(a)) === JSON.stringify(readPrivacyStep(b));
+/** A step as a refusal names it: what was declared, and what was accounted where that differs. */
+function describeStep(step: PrivacyStep, accounted: MechanismSteps | SkellamSteps): string {
+  if (step.mechanism === 'skellam') return `Skellam noise mu ${shown(step.mu)} at sensitivities l1 ${shown(step.l1)}, l2 ${shown(step.l2)}`;
+  const rate = (accounted as MechanismSteps).samplingRate;
+  return `noise multiplier ${shown(step.noiseMultiplier)}, sampling rate ${shown(rate)}${rate !== step.samplingRate ? `, not the declared ${shown(step.samplingRate)}` : ''}`;
+}
+
 const shown = (x: number) => (Number.isFinite(x) ? Number(x.toPrecision(4)).toString() : String(x));
 
 /**
@@ -256,15 +264,15 @@ export class ClientBudget {
       if (this.requireDeclaredPrivacy && expectsReply) this.refuse(request, `${client}: refused ${what}: it declares no privacy step, and this client answers only requests whose privacy it can account (requireDeclaredPrivacy)`);
       return;
     }
-    if (step.mechanism !== 'gaussian') this.refuse(request, `${client}: refused ${what}: its ${step.mechanism} privacy step is not accountable by this client (its ledger accounts gaussian steps only), so it cannot know what answering spends`);
-    const accounted = { noiseMultiplier: step.noiseMultiplier, samplingRate: this.trustSamplingRate ? step.samplingRate : 1 };
+    const accounted: MechanismSteps | SkellamSteps =
+      step.mechanism === 'gaussian' ? { noiseMultiplier: step.noiseMultiplier, samplingRate: this.trustSamplingRate ? step.samplingRate : 1 } : { mechanism: 'skellam', mu: step.mu, l1: step.l1, l2: step.l2 };
     const run = request.run ?? null;
     let next: SavedLedger | undefined;
     await this.store.update((saved) => {
       const { ledger, accountant } = this.read(saved);
       // the same request sent again (a reconnect, a restart): accounted once
       if (run !== null && ledger.recent.some((e) => e.run === run && e.round === request.round && e.kind === request.kind && same(e.step, step))) return undefined;
-      const once = rdpSampledGaussian(accounted, accountant.orders);
+      const once = 'mechanism' in accounted ? rdpSkellam(accounted, accountant.orders) : rdpSampledGaussian(accounted, accountant.orders);
       const total = accountant.rdp;
       for (let i = 0; i < total.length; i++) total[i] += once[i]!;
       const after = epsilonFromRdp(total, this.delta, accountant.orders).epsilon;
@@ -272,7 +280,7 @@ export class ClientBudget {
         const before = accountant.epsilon(this.delta).epsilon;
         this.refuse(
           request,
-          `${client}: refused ${what} for its privacy budget: answering it (noise multiplier ${shown(step.noiseMultiplier)}, sampling rate ${shown(accounted.samplingRate)}${accounted.samplingRate !== step.samplingRate ? `, not the declared ${shown(step.samplingRate)}` : ''}) would bring its epsilon to ${shown(after)}, past its budget of ${shown(this.epsilon)} at delta ${shown(this.delta)}; it has spent ${shown(before)} over ${ledger.accounted} requests`,
+          `${client}: refused ${what} for its privacy budget: answering it (${describeStep(step, accounted)}) would bring its epsilon to ${shown(after)}, past its budget of ${shown(this.epsilon)} at delta ${shown(this.delta)}; it has spent ${shown(before)} over ${ledger.accounted} requests`,
         );
       }
       accountant.step(accounted);

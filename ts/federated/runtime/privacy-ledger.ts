@@ -11,7 +11,7 @@
  * and its sampling rate cannot be below the share of the clients it asked.
  */
 import { FederationError, formatValue, InvalidParameterError } from '../../errors.js';
-import { epsilonFromRdp, RdpAccountant, rdpSampledGaussian, type AccountantHistory, type PrivacySpent, type RdpAccountantJSON } from '../../privacy/accountant.js';
+import { epsilonFromRdp, RdpAccountant, rdpSampledGaussian, rdpSkellam, type AccountantHistory, type PrivacySpent, type RdpAccountantJSON, type SkellamHistory } from '../../privacy/accountant.js';
 import type { Message, PrivacyStep } from '../messages/envelope.js';
 
 /** What a round's record says about privacy. */
@@ -29,17 +29,8 @@ export interface RoundPrivacy {
 export interface RunPrivacy extends PrivacySpent {
   /** the budget the run was given (absent: none) */
   epsilonBudget?: number;
-  /** the steps composed: each kind of step and how many times, in order */
-  steps: { noiseMultiplier: number; samplingRate: number; steps: number }[];
-}
-
-/**
- * The Skellam mechanism's RDP, for the steps distributed DP declares under
- * secure aggregation: not available in this build, so such a step cannot be
- * accounted and the round is not sent.
- */
-function skellamNotAvailable(step: Extract<PrivacyStep, { mechanism: 'skellam' }>): never {
-  throw new InvalidParameterError(`the skellam mechanism's accounting is not available in this build: a round declaring ${formatValue(step)} cannot be accounted`);
+  /** the steps composed: each kind of step and how many times, in order (Skellam steps name their mechanism) */
+  steps: (AccountantHistory | SkellamHistory)[];
 }
 
 /**
@@ -77,7 +68,7 @@ export class RunLedger {
   readonly epsilonBudget: number | undefined;
   private readonly orders: Float64Array;
   private readonly rdp: Float64Array;
-  private readonly steps: AccountantHistory[];
+  private readonly steps: (AccountantHistory | SkellamHistory)[];
   private readonly known = new Map<string, Float64Array>();
 
   constructor(privacy: { delta: number; epsilonBudget: number | undefined }, saved?: RdpAccountantJSON) {
@@ -90,11 +81,16 @@ export class RunLedger {
     this.steps = a.history;
   }
 
-  /** One round of a Gaussian step's RDP at each order (computed once per kind of step). */
-  private once(step: Extract<PrivacyStep, { mechanism: 'gaussian' }>): Float64Array {
-    const key = `${step.noiseMultiplier} ${step.samplingRate}`;
+  /** One round of a step's RDP at each order (computed once per kind of step). */
+  private once(step: PrivacyStep): Float64Array {
+    const key = kindOf(step.mechanism === 'gaussian' ? { ...step, steps: 1 } : { ...step, steps: 1 });
     let rdp = this.known.get(key);
-    if (!rdp) this.known.set(key, (rdp = rdpSampledGaussian({ noiseMultiplier: step.noiseMultiplier, samplingRate: step.samplingRate }, this.orders)));
+    if (!rdp) {
+      rdp = step.mechanism === 'gaussian'
+        ? rdpSampledGaussian({ noiseMultiplier: step.noiseMultiplier, samplingRate: step.samplingRate }, this.orders)
+        : rdpSkellam({ mu: step.mu, l1: step.l1, l2: step.l2 }, this.orders);
+      this.known.set(key, rdp);
+    }
     return rdp;
   }
 
@@ -105,20 +101,21 @@ export class RunLedger {
 
   /** epsilon the run would have spent after one more round of `step` (nothing is recorded). */
   wouldSpend(step: PrivacyStep): PrivacySpent {
-    if (step.mechanism !== 'gaussian') return skellamNotAvailable(step);
     const once = this.once(step);
     return epsilonFromRdp(this.rdp.map((r, i) => r + once[i]!), this.delta, this.orders);
   }
 
   /** Records one round of `step`; epsilon spent after it. */
   spend(step: PrivacyStep): PrivacySpent {
-    if (step.mechanism !== 'gaussian') return skellamNotAvailable(step);
     const once = this.once(step);
     for (let i = 0; i < this.rdp.length; i++) this.rdp[i] += once[i]!;
-    // consecutive rounds of one kind of step are one entry, as the accountant keeps them
+    // consecutive rounds of one kind of step are one entry, as the accountant keeps them (a Gaussian one without a mechanism, as saved before Skellam steps)
+    const entry: AccountantHistory | SkellamHistory = step.mechanism === 'gaussian'
+      ? { noiseMultiplier: step.noiseMultiplier, samplingRate: step.samplingRate, steps: 1 }
+      : { mechanism: 'skellam', mu: step.mu, l1: step.l1, l2: step.l2, steps: 1 };
     const last = this.steps[this.steps.length - 1];
-    if (last && last.noiseMultiplier === step.noiseMultiplier && last.samplingRate === step.samplingRate) last.steps += 1;
-    else this.steps.push({ noiseMultiplier: step.noiseMultiplier, samplingRate: step.samplingRate, steps: 1 });
+    if (last && kindOf(last) === kindOf(entry)) last.steps += 1;
+    else this.steps.push(entry);
     return this.spent();
   }
 
@@ -153,6 +150,11 @@ export class RunLedger {
   toJSON(): RdpAccountantJSON {
     return { kind: 'RdpAccountant', orders: Array.from(this.orders), history: this.steps.map((h) => ({ ...h })) };
   }
+}
+
+/** A kind of step as a key: equal keys are the same mechanism with the same parameters. */
+function kindOf(h: AccountantHistory | SkellamHistory): string {
+  return 'mechanism' in h ? `skellam ${h.mu} ${h.l1} ${h.l2}` : `${h.noiseMultiplier} ${h.samplingRate}`;
 }
 
 /** epsilon as a log shows it: four significant digits. */
