@@ -483,7 +483,7 @@ describe('SecAgg+ rounds', () => {
     await expect(all.result()).rejects.toThrow(/could not reconstruct c0's self-mask seed/);
   });
 
-  test('out-of-stage and malformed messages are refused and change nothing; distributed noise is refused in this build', async () => {
+  test('out-of-stage and malformed messages are refused and change nothing; params.noise adds Skellam shares', async () => {
     const r = await runRound({ n: 5, length: 2, label: 'stages' });
     expect(() => r.server.acceptAdvertise('c0', r.clients.get('c0')!.advertise())).toThrow(InvalidMessageError);
     expect(() => r.server.acceptUnmask('c0', new Map([['c1', new Uint8Array(3)]]))).toThrow(InvalidMessageError);
@@ -491,7 +491,14 @@ describe('SecAgg+ rounds', () => {
     const fresh = new SecureAggregationServer(r.params);
     expect(() => fresh.acceptAdvertise('c0', { cPk: new Uint8Array(5), sPk: new Uint8Array(32) })).toThrow(InvalidMessageError);
     expect(() => fresh.acceptShares('c0', new Map(), new Uint8Array(32))).toThrow(/at the advertise stage, not at shares/);
-    await expect(runRound({ n: 5, length: 2, label: 'noise', noise: { skellamMu: 4 } })).rejects.toThrow(/distributed noise is not available in this build/);
+    // distributed DP (test/distributed-noise.test.ts checks its variance): the released sum moves by the shares' integer noise
+    const plain = await (await runRound({ n: 5, length: 2, label: 'noise' })).result();
+    const noisy = await (await runRound({ n: 5, length: 2, label: 'noise', noise: { skellamMu: 2 ** 40 } })).result();
+    const sd = Math.sqrt(2 * 5 * 2 ** 40) / fixedPoint(1, 5).scale;
+    for (let j = 0; j < 2; j++) {
+      expect(noisy.sum[j]).not.toBe(plain.sum[j]);
+      expect(Math.abs(noisy.sum[j]! - plain.sum[j]!)).toBeLessThan(10 * sd);
+    }
   });
 });
 

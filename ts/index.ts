@@ -99,14 +99,20 @@ export {
   RdpAccountant,
   privacyEpsilon,
   rdpSampledGaussian,
+  rdpSkellam,
   epsilonFromRdp,
   DEFAULT_RDP_ORDERS,
   type MechanismSteps,
+  type SkellamSteps,
+  type SkellamHistory,
+  type SkellamEpsilonOptions,
   type PrivacySpent,
   type PrivacyEpsilonOptions,
   type AccountantHistory,
   type RdpAccountantJSON,
 } from './privacy/accountant.js';
+export { addSkellamNoise, skellamNoise, MAX_SKELLAM_MU, type SkellamNoiseOptions } from './privacy/skellam.js';
+export { distributedNoise, type DistributedNoise, type DistributedNoiseOptions, type NoisedFixedPoint } from './privacy/distributed-noise.js';
 export { secureSum, type SecureSumOptions, type SecureSumDrops } from './privacy/secure-aggregation/secure-sum.js';
 export {
   SecureAggregationClient,

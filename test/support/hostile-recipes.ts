@@ -646,6 +646,11 @@ export const RECIPES: Record<string, Recipe> = {
   privacyEpsilon: fn(f.privacyEpsilon, () => [{ noiseMultiplier: 1.1, samplingRate: 0.01, steps: 100, delta: 1e-5 }]),
   rdpSampledGaussian: fn(f.rdpSampledGaussian, () => [{ noiseMultiplier: 1.1, samplingRate: 0.01 }, [2, 4.5, 8]]),
   epsilonFromRdp: fn(f.epsilonFromRdp, () => [[0.1, 0.2], 1e-5, [2, 8]]),
+  rdpSkellam: fn(f.rdpSkellam, () => [{ mu: 1e4, l1: 100, l2: 10 }, [2, 4.5, 8]]),
+  // distributed DP: Skellam shares and their calibration
+  addSkellamNoise: fn(f.addSkellamNoise, () => [new Uint8Array(32), 40, { seed: new Uint8Array(32).fill(3) }]),
+  skellamNoise: fn(f.skellamNoise, () => [4, 2.5, { seed: new Uint8Array(32).fill(4) }]),
+  distributedNoise: fn(f.distributedNoise, () => [{ clip: 1, noiseMultiplier: 1.1, length: 100, clients: 10, threshold: 7 }]),
   RdpAccountant: cls(f.RdpAccountant, () => [{ orders: [1.5, 2, 8] }], {
     methods: {
       step: () => [{ noiseMultiplier: 1.1, samplingRate: 0.01, steps: 10 }],

@@ -28,6 +28,8 @@
 import { formatValue, InvalidDataError, InvalidMessageError, InvalidParameterError, SecureAggregationError } from '../../errors.js';
 import { guardRead } from '../../read-guard.js';
 import { isFloat64Array, LIMITS, readOptions } from '../../validate.js';
+import { noiseProblem } from '../distributed-noise.js';
+import { addSkellamNoise } from '../skellam.js';
 import { fixedPoint as makeFixedPoint, dequantize, quantizationBound, quantize, sumWords, type FixedPoint } from './fixed-point.js';
 import { degreeProblem, neighbourGraph } from './graph.js';
 import {
@@ -140,13 +142,20 @@ function checkParams(params: SecureAggregationParams): Checked {
   if (!CURVES.includes(curve)) throw new InvalidParameterError(`curve must be 'X25519' or 'P-256', got ${formatValue(curve)}`);
   if (!(Number.isInteger(length) && length >= 0 && length <= LIMITS.values)) throw new InvalidParameterError(`length must be an integer in [0, ${LIMITS.values}], got ${formatValue(length)}`);
   if (fixedPoint === undefined) throw new InvalidParameterError('params.fixedPoint must be given: fixedPoint(clip, clients.length)');
-  // the fixed point must be exactly what fixedPoint() gives: a hand-made scale could overflow
-  const fp = makeFixedPoint(fixedPoint.clip as number, fixedPoint.contributors as number);
-  if (fp.scale !== fixedPoint.scale || fp.contributors < clients.length) {
-    throw new InvalidParameterError(`fixedPoint must be fixedPoint(clip, n) for n >= ${clients.length} (the clients), got ${formatValue(fixedPoint)}`);
-  }
   if (noise !== undefined && !(typeof noise.skellamMu === 'number' && noise.skellamMu > 0 && Number.isFinite(noise.skellamMu))) {
     throw new InvalidParameterError(`noise must be { skellamMu: a finite number > 0 }, got ${formatValue(noise)}`);
+  }
+  // the fixed point must be exactly what fixedPoint() gives: a hand-made scale could overflow;
+  // with noise, a smaller power-of-two scale (distributedNoise()'s), its headroom for the noise checked
+  let fp = makeFixedPoint(fixedPoint.clip as number, fixedPoint.contributors as number);
+  if (noise) {
+    const s = fixedPoint.scale;
+    if (typeof s === 'number' && s >= 1 && s < fp.scale && Number.isInteger(Math.log2(s))) fp = Object.freeze({ clip: fp.clip, contributors: fp.contributors, scale: s });
+    const problem = noiseProblem(fp, noise.skellamMu as number, length);
+    if (problem) throw new InvalidParameterError(`fixedPoint leaves no room for the noise: ${problem}; take distributedNoise(...).fixedPoint`);
+  }
+  if (fp.scale !== fixedPoint.scale || fp.contributors < clients.length) {
+    throw new InvalidParameterError(`fixedPoint must be fixedPoint(clip, n) for n >= ${clients.length} (the clients), got ${formatValue(fixedPoint)}`);
   }
   return {
     run,
@@ -200,13 +209,9 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return d === 0;
 }
 
-/**
- * The distributed-DP noise share added to the quantized vector when
- * params.noise is given (the ddp part of issue 26 provides it: Skellam noise
- * in Z_{2^64}). Not in this build: refused rather than skipped silently.
- */
-function addDistributedNoise(_vector: Uint8Array, _noise: { skellamMu: number }): void {
-  throw new InvalidParameterError('distributed noise is not available in this build');
+/** The distributed-DP noise share added to the quantized vector when params.noise is given: Sk(mu) per word, mod 2^64, fresh keys. */
+function addDistributedNoise(vector: Uint8Array, noise: { skellamMu: number }): void {
+  addSkellamNoise(vector, noise.skellamMu);
 }
 
 type ClientStage = 'created' | 'shared' | 'masked' | 'unmasked';

@@ -8,6 +8,7 @@
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import { guardRead } from '../../read-guard.js';
 import { readOptions, requireVector } from '../../validate.js';
+import type { DistributedNoise } from '../distributed-noise.js';
 import { fixedPoint, MAX_CONTRIBUTORS } from './fixed-point.js';
 import { defaultNeighbours, defaultThreshold } from './graph.js';
 import { CURVES, detectCurve, type Curve } from './keys.js';
@@ -33,6 +34,8 @@ export interface SecureSumOptions {
   drop?: SecureSumDrops;
   /** the curve of key agreement (default X25519 where WebCrypto has it, else P-256) */
   curve?: Curve;
+  /** distributed DP: each client adds a Skellam share (distributedNoise(...) for these clients; its fixed point replaces clip's) */
+  noise?: DistributedNoise;
   /** bound into the keys (default 'secure-sum', round 0) */
   run?: string;
   round?: number;
@@ -62,7 +65,11 @@ function readDrops(value: unknown, ids: ReadonlySet<string>): Record<(typeof STA
  * left at any stage: a SecureAggregationError, never a wrong sum.
  */
 export async function secureSum(contributions: ReadonlyMap<string, Float64Array>, options: SecureSumOptions): Promise<SecureAggregationResult> {
-  const o = readOptions(options, ['clip', 'neighbours', 'threshold', 'drop', 'curve', 'run', 'round'], 'options');
+  const o = readOptions(options, ['clip', 'neighbours', 'threshold', 'drop', 'curve', 'run', 'round', 'noise'], 'options');
+  const noise = o.noise as DistributedNoise | undefined;
+  if (noise !== undefined && (noise === null || typeof noise !== 'object' || noise.fixedPoint?.clip !== o.clip)) {
+    throw new InvalidParameterError(`noise must be distributedNoise({ clip, ... }) at this clip ${formatValue(o.clip)}, got ${formatValue(noise)}`);
+  }
   const clients: string[] = [];
   const inputs = new Map<string, Float64Array>();
   let length: number | undefined;
@@ -94,7 +101,8 @@ export async function secureSum(contributions: ReadonlyMap<string, Float64Array>
     graphSeed: new Uint8Array(32),
     curve,
     length: length!,
-    fixedPoint: fixedPoint(o.clip as number, n),
+    fixedPoint: noise ? noise.fixedPoint : fixedPoint(o.clip as number, n),
+    ...(noise ? { noise: { skellamMu: noise.skellamMu } } : {}),
   };
   cryptoRandom(params.graphSeed);
   const server = new SecureAggregationServer(params);
