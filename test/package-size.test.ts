@@ -52,9 +52,11 @@ const LIMITS = {
    * round loop's resume): raised to 162 KB, about 2% over, a regression still to win back. What stays above
    * the bar is the round loop's stages, hooks and resume (+4.6 KB) and the option declarations. Issue 25's
    * run identity (the run's id in every envelope and the checks of it), the missed-rounds quorum and the
-   * round records' new fields took FedDistr to 162.4 KB: raised to 166 KB.
+   * round records' new fields took FedDistr to 162.4 KB: raised to 166 KB. Issue 26's privacy ledger in
+   * the round loop (the RDP accountant and the run's ledger, +8 KB in every federated program, and the
+   * releases' RDP report in FedDistr) took it from 163.8 to 172.4 KB: raised to 176 KB.
    */
-  program: 166 * KB,
+  program: 176 * KB,
   /**
    * The same for each paper's whole experiment (every method and baseline of the paper's tables), which
    * is above the bar: ceilings about 2% over what the build measures. Before issue 24: FedGenGMM 150.4 KB;
@@ -76,9 +78,10 @@ const LIMITS = {
    * Raised over the sessions from 425 KB to 547 KB as the algorithms, Arrow interop, FedmixWorker, strict
    * options, the hierarchical server step and checkpoints landed; no program takes all of it. Issue 25
    * (the saved-model artifact and loadModel, TLS, broker limits, reconnects and presence, run identity,
-   * robust FedAvg) and the privacy accountant took it to 555.5 KB: raised to 567 KB.
+   * robust FedAvg) and the privacy accountant took it to 555.5 KB: raised to 567 KB. Issue 26's run
+   * ledger, DP-FedAvg and the releases' RDP report took it from 556.8 to 567.5 KB: raised to 579 KB.
    */
-  library: 567 * KB,
+  library: 579 * KB,
 };
 
 /**

@@ -106,6 +106,8 @@ export {
   type AccountantHistory,
   type RdpAccountantJSON,
 } from './privacy/accountant.js';
+export { composeReleases, type CalibratedReleases, type ReleasesPrivacy } from './privacy/gaussian-noise.js';
+export { type RoundPrivacy, type RunPrivacy } from './federated/runtime/privacy-ledger.js';
 export { dirichletMultinomialLogPmf } from './distributions/dirichlet-multinomial.js';
 export { Rng, clientSeed, type RngState } from './random.js';
 export {
@@ -212,7 +214,7 @@ export {
 } from './federated/transport/topics.js';
 export type { Transport, SyncTransport, Exchange, ExchangeOptions, Interruption, Received } from './federated/transport/transport.js';
 export type { ConnectionChange } from './federated/transport/reconnect.js';
-export { message, checkEnvelope, PROTOCOL, PROTOCOL_VERSION, type Message } from './federated/messages/envelope.js';
+export { message, checkEnvelope, withPrivacy, readPrivacyStep, PROTOCOL, PROTOCOL_VERSION, type Message, type PrivacyStep } from './federated/messages/envelope.js';
 export { encodeMessage, decodeMessage, copyMessage, wireBytes, DEFAULT_MAX_MESSAGE_BYTES, ENCODINGS, type Encoding, type DecodeOptions } from './federated/messages/codec.js';
 export {
   defineMessage,
