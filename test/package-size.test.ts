@@ -52,9 +52,11 @@ const LIMITS = {
    * round loop's resume): raised to 162 KB, about 2% over, a regression still to win back. What stays above
    * the bar is the round loop's stages, hooks and resume (+4.6 KB) and the option declarations. Issue 25's
    * run identity (the run's id in every envelope and the checks of it), the missed-rounds quorum and the
-   * round records' new fields took FedDistr to 162.4 KB: raised to 166 KB.
+   * round records' new fields took FedDistr to 162.4 KB: raised to 166 KB. Issue 26's privacy ledger in
+   * the round loop (the RDP accountant and the run's ledger, +8 KB in every federated program, and the
+   * releases' RDP report in FedDistr) took it from 163.8 to 172.4 KB: raised to 176 KB.
    */
-  program: 166 * KB,
+  program: 176 * KB,
   /**
    * The same for each paper's whole experiment (every method and baseline of the paper's tables), which
    * is above the bar: ceilings about 2% over what the build measures. Before issue 24: FedGenGMM 150.4 KB;
@@ -64,9 +66,11 @@ const LIMITS = {
    * the compact ABI tables (as the program bar says) to 159.2, 292.4, 200.6 and 154.7 KB; every option
    * declaration and the servers' state save and restore to 165.3, 299.7, 205.4 and 160.8 KB; issue 25's run
    * identity, quorum and round records to 168.9, 305.1 and 210.8 KB (FedGenGMM and communities at their
-   * ceilings, FedDistr raised to 215 KB) and trainCommunities to 166.2 KB (raised to 170 KB).
+   * ceilings, FedDistr raised to 215 KB) and trainCommunities to 166.2 KB (raised to 170 KB). Issue 26's
+   * privacy ledger in the round loop (+8 KB, as the programs') took them to 178.3, 318.5, 224.2 and
+   * 178.9 KB: raised to about 2% over.
    */
-  experiments: { runFedGenGMMExperiment: 172 * KB, runCommunityExperiment: 311 * KB, runFedDistrExperiment: 215 * KB, trainCommunities: 170 * KB },
+  experiments: { runFedGenGMMExperiment: 182 * KB, runCommunityExperiment: 325 * KB, runFedDistrExperiment: 229 * KB, trainCommunities: 183 * KB },
   /**
    * All of dist/index.js, minified: 518.5 KB measured (issue 24 moved the papers' experiments to
    * fedmix/experiments, -60 KB, and added the registry with each algorithm's CLI options and saved forms,
@@ -76,11 +80,11 @@ const LIMITS = {
    * Raised over the sessions from 425 KB to 547 KB as the algorithms, Arrow interop, FedmixWorker, strict
    * options, the hierarchical server step and checkpoints landed; no program takes all of it. Issue 25
    * (the saved-model artifact and loadModel, TLS, broker limits, reconnects and presence, run identity,
-   * robust FedAvg) and the privacy accountant took it to 555.5 KB: raised to 567 KB. Issue 26's secure
-   * aggregation (SecAgg+'s state machines, keys, Shamir, fixed point, secureSum) took it to 587.0 KB:
-   * raised to 599 KB.
+   * robust FedAvg) and the privacy accountant took it to 555.5 KB: raised to 567 KB. Issue 26 (secure
+   * aggregation: SecAgg+'s state machines, keys, Shamir, fixed point, secureSum; the run's privacy ledger,
+   * DP-FedAvg, clients' budgets, Skellam noise) took it to LIBRARY_MEASURED KB: raised to LIBRARY_CEILING KB.
    */
-  library: 599 * KB,
+  library: LIBRARY_CEILING * KB,
 };
 
 /**

@@ -127,6 +127,8 @@ export {
 export { fixedPoint, quantize, dequantize, quantizationBound, type FixedPoint } from './privacy/secure-aggregation/fixed-point.js';
 export { defaultNeighbours, defaultThreshold } from './privacy/secure-aggregation/graph.js';
 export { type Curve } from './privacy/secure-aggregation/keys.js';
+export { composeReleases, type CalibratedReleases, type ReleasesPrivacy } from './privacy/gaussian-noise.js';
+export { type RoundPrivacy, type RunPrivacy } from './federated/runtime/privacy-ledger.js';
 export { dirichletMultinomialLogPmf } from './distributions/dirichlet-multinomial.js';
 export { Rng, clientSeed, type RngState } from './random.js';
 export {
@@ -235,7 +237,7 @@ export {
 } from './federated/transport/topics.js';
 export type { Transport, SyncTransport, Exchange, ExchangeOptions, Interruption, Received } from './federated/transport/transport.js';
 export type { ConnectionChange } from './federated/transport/reconnect.js';
-export { message, checkEnvelope, PROTOCOL, PROTOCOL_VERSION, type Message } from './federated/messages/envelope.js';
+export { message, checkEnvelope, withPrivacy, readPrivacyStep, PROTOCOL, PROTOCOL_VERSION, type Message, type PrivacyStep } from './federated/messages/envelope.js';
 export { encodeMessage, decodeMessage, copyMessage, wireBytes, DEFAULT_MAX_MESSAGE_BYTES, ENCODINGS, type Encoding, type DecodeOptions } from './federated/messages/codec.js';
 export {
   defineMessage,
