@@ -14,6 +14,7 @@ import { isArrowStream } from '../messages/arrow-ipc.js';
 import { checkEnvelope, withRun, type Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
 import { checkClientRole, declaredUsers, type ClientRole } from './roles.js';
+import { isSecureStage, SecureParticipant } from '../secure-aggregation/client.js';
 import { readOptions, requireInteger } from '../../validate.js';
 
 /**
@@ -166,6 +167,14 @@ export class ClientHost {
 
   /** The role's answer to a decoded request, or a refusal. */
   async answer(request: Message | FedmixError): Promise<Message | undefined> {
+    const stage = this.secureStage(request);
+    if (stage) {
+      try {
+        return await (this.secure ??= new SecureParticipant(this.role, this.id)).answer(stage);
+      } catch (e) {
+        return this.refuse(stage, e);
+      }
+    }
     const checked = this.check(request);
     if (checked instanceof FedmixError) return this.refuse(request, checked);
     try {
@@ -176,6 +185,8 @@ export class ClientHost {
   }
 
   answerSync(request: Message | FedmixError): Message | undefined {
+    const stage = this.secureStage(request);
+    if (stage) return this.refuse(stage, new InvalidMessageError(`client ${this.id} answers secure aggregation asynchronously; run it with runFederation (async)`));
     const checked = this.check(request);
     if (checked instanceof FedmixError) return this.refuse(request, checked);
     try {
@@ -184,6 +195,22 @@ export class ClientHost {
       return r;
     } catch (e) {
       return this.refuse(checked, e);
+    }
+  }
+
+  /** Answers the stages of secure rounds (created at the first one). */
+  private secure: SecureParticipant | undefined;
+
+  /** The request, when it is a stage of a secure round (its envelope checked). */
+  private secureStage(request: Message | FedmixError): Message | undefined {
+    if (isFedmixError(request)) return undefined;
+    try {
+      const m = checkEnvelope(request);
+      if (!isSecureStage(m)) return undefined;
+      this.last = { kind: m.kind, round: m.round };
+      return m;
+    } catch {
+      return undefined;
     }
   }
 

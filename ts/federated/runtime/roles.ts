@@ -20,6 +20,7 @@ import { formatValue, InvalidMessageError, InvalidParameterError } from '../../e
 import { guardRead, readArray, readOptions, readRecord, requireInteger } from '../../validate.js';
 import { checkEnvelope, MAX_USERS, type Message } from '../messages/envelope.js';
 import { wasRead, type MessageType } from '../messages/schema.js';
+import type { AdditiveLayout } from '../secure-aggregation/layout.js';
 
 /** Which request kinds an algorithm sends and what answers each (none: a notification). */
 export interface Protocol {
@@ -33,6 +34,13 @@ export interface Protocol {
    * (the envelope's `users`). A reply of any other kind stands for one user.
    */
   readonly additive?: ReadonlySet<string>;
+  /**
+   * By reply kind, the replies that can be summed under secure aggregation,
+   * with their layout (secure-aggregation/layout.ts): the fields summed, in
+   * order, and those that never travel. A request whose reply has none
+   * cannot run under secure aggregation.
+   */
+  readonly layouts?: ReadonlyMap<string, AdditiveLayout>;
 }
 
 /**
@@ -41,9 +49,9 @@ export interface Protocol {
  * (see Protocol.additive); the receiving server must check such a reply
  * against the number of users it claims.
  */
-export function defineProtocol(name: string, exchanges: readonly (readonly [MessageType, MessageType | null])[], given: { additive?: readonly MessageType[] } = {}): Protocol {
+export function defineProtocol(name: string, exchanges: readonly (readonly [MessageType, MessageType | null])[], given: { additive?: readonly MessageType[]; layouts?: readonly AdditiveLayout[] } = {}): Protocol {
   if (typeof name !== 'string' || name.length === 0) throw new InvalidParameterError(`a protocol needs a name (a non-empty string), got ${formatValue(name)}`);
-  const options = readOptions(given, ['additive']);
+  const options = readOptions(given, ['additive', 'layouts']);
   const map = new Map<string, { request: MessageType; reply?: MessageType }>();
   readArray('exchanges', exchanges, 4096).forEach((pair, i) => {
     const [request, reply] = readArray(`exchanges[${i}]`, pair, 2) as [unknown, unknown];
@@ -59,7 +67,14 @@ export function defineProtocol(name: string, exchanges: readonly (readonly [Mess
     if (!isMessageType(t) || !replies.has(t.kind)) throw new InvalidParameterError(`additive[${i}] must be a reply type of protocol ${name}, got ${formatValue(t)}`);
     additive.add(t.kind);
   });
-  return additive.size === 0 ? { name, exchanges: map } : { name, exchanges: map, additive };
+  const layouts = new Map<string, AdditiveLayout>();
+  readArray('layouts', options.layouts ?? [], 4096).forEach((l, i) => {
+    const ok = guardRead('a layout', () => l !== null && typeof l === 'object' && isMessageType((l as AdditiveLayout).reply) && replies.has((l as AdditiveLayout).reply.kind) && typeof (l as AdditiveLayout).flatten === 'function' && typeof (l as AdditiveLayout).build === 'function');
+    if (!ok) throw new InvalidParameterError(`layouts[${i}] must be an additive layout (sumLayout) of a reply type of protocol ${name}, got ${formatValue(l)}`);
+    layouts.set((l as AdditiveLayout).reply.kind, l as AdditiveLayout);
+  });
+  const out: Protocol = additive.size === 0 ? { name, exchanges: map } : { name, exchanges: map, additive };
+  return layouts.size === 0 ? out : { ...out, layouts };
 }
 
 /** Whether `t` is what defineMessage returns (a kind, create() and read()), asked under guard. */
@@ -176,6 +191,13 @@ export interface ServerRole<Accepted = unknown, Result = unknown> {
    * only (InvalidMessageError.check), never what the client sent.
    */
   readonly detailedReasons?: boolean;
+  /**
+   * Why this server cannot take its replies as one secure sum (an
+   * aggregation rule that needs each reply: a median, a server-side clip),
+   * or undefined when it can: a run under secure aggregation refuses to start
+   * with a server that gives a reason.
+   */
+  readonly secureAggregationRefusal?: string;
   /** Frees what the server holds (WASM memory); called by the runtime when the run ends. */
   dispose?(): void;
 }

@@ -32,6 +32,7 @@ import { REFUSAL } from './client-host.js';
 import { MissedRounds } from './missed-rounds.js';
 import { resolvePolicy, type FederationPolicy, type ResolvedPolicy } from './policy.js';
 import { checkServerRole, totalUsers, usersIn, type ClientRole, type ExcludedClient, type Failure, type RoundContext, type ServerRole } from './roles.js';
+import { secureLayoutOf, secureRound, type SecureRoundRecord } from '../secure-aggregation/round.js';
 
 export interface Traffic {
   /** communication rounds: rounds whose requests expect replies (a result sent back ends no round) */
@@ -84,6 +85,8 @@ export interface RoundRecord {
    * reconnecting client), dropped without being judged: how many (absent: none)
    */
   otherRun?: number;
+  /** a secure round (policy secureAggregation): its parameters, survivors, clients dropped per stage, the quantization bound */
+  secure?: SecureRoundRecord;
 }
 
 export interface FederationResult<R = unknown> {
@@ -214,7 +217,7 @@ export interface RunOptions extends FederationPolicy, RunHooks {
 export const HOOK_KEYS = optionKeys<RunHooks>()({ onRound: true, onCheckpoint: true, stopWhen: true });
 
 /** Every option of RunOptions, for readOptions (the compiler checks it is complete). */
-export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, resume: true, run: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true });
+export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, resume: true, run: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true, secureAggregation: true });
 
 /** The hooks of `given`, checked: each one given must be a function. */
 export function readRunHooks(given: RunHooks | undefined, name = 'hooks'): RunHooks {
@@ -417,23 +420,33 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
       if (!planned) break;
       const { ctx, requests, wire, record } = planned;
       let t0 = performance.now();
-      const ex = (yield { op: 'exchange', round: ctx.round, messages: wire, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
-      record.ms.exchange = performance.now() - t0;
-      if (ex.interruptions?.length) record.interruptions = ex.interruptions.map((i) => ({ ...i }));
-      countTraffic(run, record, ex);
-      if (!record.replies) {
-        // notifications end the last round rather than start one
-        record.round = run.round;
-        run.history.push(record);
-        options.onRound?.(report(run, record, run.excluded.length));
-        continue;
-      }
-      run.round = ctx.round;
-      run.traffic.rounds += 1;
+      const layout = record.replies ? secureLayoutOf(policy, server, requests, ctx.round) : undefined;
+      let judged: JudgedReplies<A>;
       const excludedBefore = run.excluded.length;
-      t0 = performance.now();
-      const judged = judgeReplies(run, ctx, requests, ex);
-      record.ms.accept = performance.now() - t0;
+      if (layout) {
+        // a secure round: four exchanges, and the server accepts one summed reply
+        run.round = ctx.round;
+        run.traffic.rounds += 1;
+        judged = yield* secureJudged(run, planned, layout);
+        record.ms.exchange = performance.now() - t0;
+      } else {
+        const ex = (yield { op: 'exchange', round: ctx.round, messages: wire, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
+        record.ms.exchange = performance.now() - t0;
+        if (ex.interruptions?.length) record.interruptions = ex.interruptions.map((i) => ({ ...i }));
+        countTraffic(run, record, ex);
+        if (!record.replies) {
+          // notifications end the last round rather than start one
+          record.round = run.round;
+          run.history.push(record);
+          options.onRound?.(report(run, record, run.excluded.length));
+          continue;
+        }
+        run.round = ctx.round;
+        run.traffic.rounds += 1;
+        t0 = performance.now();
+        judged = judgeReplies(run, ctx, requests, ex);
+        record.ms.accept = performance.now() - t0;
+      }
       if (judged.sidelined.length) record.sidelined = judged.sidelined;
       if (run.reinstated.length) record.reinstated = run.reinstated.splice(0);
       if (judged.otherRun > 0) record.otherRun = judged.otherRun;
@@ -627,6 +640,37 @@ function judgeReply<A, R>(run: RunState<A, R>, ctx: RoundContext, id: string, r:
     const check = caught instanceof InvalidMessageError ? caught.check : undefined;
     return { kind: 'invalid', reason: detailed ? caught.message : check ?? stage, error: caught };
   }
+}
+
+/**
+ * Stage 3-4 of a secure round (secure-aggregation/round.ts): its four
+ * exchanges, each counted, then the one summed reply through the server's
+ * accept(), as judgeReplies would give it (the stages' failures with it).
+ */
+function* secureJudged<A, R>(run: RunState<A, R>, planned: PlannedRound, layout: NonNullable<ReturnType<typeof secureLayoutOf>>): Generator<Effect, JudgedReplies<A>, unknown> {
+  const { ctx, requests, record } = planned;
+  const outcome = yield* secureRound({
+    run: run.id, policy: run.policy, server: run.server as ServerRole, ctx, requests, layout, detailed: run.detailed,
+    read: (r) => readReceived(r, run.policy.maxMessageBytes),
+    count: (ex) => {
+      if (ex.interruptions?.length) (record.interruptions ??= []).push(...ex.interruptions.map((i) => ({ ...i })));
+      countTraffic(run, record, ex);
+    },
+    missed: (id) => {
+      let rounds = run.missed.get(id);
+      if (!rounds) run.missed.set(id, (rounds = new Set()));
+      rounds.add(ctx.round);
+    },
+  });
+  record.secure = outcome.record;
+  const t0 = performance.now();
+  const judged: JudgedReplies<A> = { accepted: new Map(), replyUsers: new Map(), failures: outcome.failures, sidelined: [], otherRun: 0 };
+  const from = outcome.reply.from;
+  // the sum is the survivors' together: a check it fails is no one client's fault, so it ends the run
+  judged.accepted.set(from, run.server.accept(layout.reply.read(outcome.reply), outcome.request, ctx));
+  if (outcome.users !== 1) judged.replyUsers.set(from, outcome.users);
+  record.ms.accept = performance.now() - t0;
+  return judged;
 }
 
 /**
