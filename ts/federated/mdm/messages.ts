@@ -28,6 +28,8 @@ import { lengthIs } from '../messages/checks.js';
 import { nonZeros } from '../messages/sparse.js';
 import { defineMessage, f64Array, finiteNumber, flag, listOf, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
 import { defineProtocol } from '../runtime/roles.js';
+import { sumLayout, type AdditiveField } from '../secure-aggregation/layout.js';
+import type { Message } from '../messages/envelope.js';
 
 /**
  * Largest K x C and K x N (each) a message may ask for: 1e7 cells, 80 MB per
@@ -81,6 +83,15 @@ export const AGGREGATE = defineMessage(
  * aggregator checks such a reply against the users it claims (readInitStats,
  * readStats and readEvaluation with `users` > 1).
  */
+/** Each additive reply's fields under secure aggregation: sumShape's, from the request's public shapes. */
+function mdmFields(of: AggregateOf): (request: Message) => AdditiveField[] {
+  return (request) => {
+    const p = request.payload as InitRequest & ModelBroadcast & EvaluateRequest;
+    const shape = of === 'init' ? checkShape(p) : of === 'round' ? checkShape(p.model) : checkShape(p.models[0] ?? { nComponents: 1, nCategories: 2, maxCount: 1 });
+    return Object.entries(sumShape(of, shape, of === 'evaluation' ? p.models.length : 0, of === 'round' ? p.logLikelihood : true)).map(([name, length]) => ({ name, length }));
+  };
+}
+
 export const MDM_PROTOCOL = defineProtocol(
   'MDM',
   [
@@ -88,7 +99,14 @@ export const MDM_PROTOCOL = defineProtocol(
     [MODEL, STATS],
     [EVALUATE, EVALUATION],
   ],
-  { additive: [INIT_STATS, STATS, EVALUATION] },
+  {
+    additive: [INIT_STATS, STATS, EVALUATION],
+    layouts: [
+      sumLayout(INIT_STATS, mdmFields('init')),
+      sumLayout(STATS, mdmFields('round'), { integers: ['unsupported'], scalars: ['logLikelihood'] }),
+      sumLayout(EVALUATION, mdmFields('evaluation'), { integers: ['counted'] }),
+    ],
+  },
 );
 
 export const MDM_KINDS = {
