@@ -4,7 +4,7 @@
  */
 import { keepClassName } from './class-name.js';
 
-export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'FEDERATION' | 'NUMERICAL' | 'NOT_FITTED' | 'WASM';
+export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'FEDERATION' | 'NUMERICAL' | 'NOT_FITTED' | 'WASM' | 'SECURE_AGGREGATION';
 
 export class FedmixError extends Error {
   readonly code: FedmixErrorCode;
@@ -90,6 +90,18 @@ export class BrokerError extends FederationError {}
  */
 export class UntrustedBrokerError extends FederationError {}
 
+/**
+ * Secure aggregation cannot release a correct sum: a stage left fewer than
+ * the threshold of clients, a client's secret could not be reconstructed from
+ * enough valid shares, or a client was asked for what would unmask one of its
+ * neighbours. Never a wrong sum instead: the round's sum is not released.
+ */
+export class SecureAggregationError extends FedmixError {
+  constructor(message: string) {
+    super('SECURE_AGGREGATION', message);
+  }
+}
+
 /** Fitting broke down numerically (a singular covariance, a non-finite likelihood). */
 export class NumericalError extends FedmixError {
   constructor(message: string) {
@@ -150,6 +162,7 @@ for (const [cls, name] of [
   [FederationError, 'FederationError'],
   [BrokerError, 'BrokerError'],
   [UntrustedBrokerError, 'UntrustedBrokerError'],
+  [SecureAggregationError, 'SecureAggregationError'],
   [NumericalError, 'NumericalError'],
   [NotFittedError, 'NotFittedError'],
   [DisposedError, 'DisposedError'],

@@ -15,6 +15,7 @@ export {
   FederationError,
   BrokerError,
   UntrustedBrokerError,
+  SecureAggregationError,
   NotFittedError,
   DisposedError,
   WasmError,

@@ -15,7 +15,7 @@ export const FEATURE_USES: Readonly<Record<Feature, string>> = {
   dem: 'distributed EM (DistributedEM, k-FED) and FedGenGMM\'s hierarchical server step',
   svm: 'OneClassSVM',
   nn: 'the neural networks (MLPClassifier, Autoencoder, FedAvg, FedProx, SCAFFOLD, the community detectors)',
-  dirichlet: 'the special functions (digamma, lgamma, ...), the privacy accountant, Dirichlet-multinomial distributions and their mixtures (MDM)',
+  dirichlet: 'the special functions (digamma, lgamma, ...), the privacy accountant, secure aggregation, Dirichlet-multinomial distributions and their mixtures (MDM)',
   fedgem: 'FedGEM',
   assignment: 'linearSumAssignment and the Gaussian matching costs of FedDistr',
 };

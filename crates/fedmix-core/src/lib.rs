@@ -20,6 +20,7 @@ pub mod nn;
 pub mod pca;
 pub mod privacy;
 pub mod rng;
+pub mod secure_aggregation;
 pub mod special;
 pub mod svm;
 #[cfg(test)]

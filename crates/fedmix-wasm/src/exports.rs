@@ -169,6 +169,13 @@ export!("dirichlet" fn special::fm_ln_erfc(p: *mut f64, n: usize));
 export!("dirichlet" fn special::fm_rdp_sampled_gaussian(q: f64, sigma: f64, orders: *const f64, n: usize, out: *mut f64));
 export!("dirichlet" fn special::fm_epsilon_from_rdp(orders: *const f64, rdp: *const f64, n: usize, delta: f64, out_order: *mut usize) -> f64);
 
+// secure_aggregation.rs
+export!("dirichlet" fn secure_aggregation::fm_secagg_add(acc: *mut u64, v: *const u64, n: usize, subtract: i32));
+export!("dirichlet" fn secure_aggregation::fm_secagg_mask(vector: *mut u64, n: usize, seed: *const u8, subtract: i32));
+export!("dirichlet" fn secure_aggregation::fm_secagg_permutation(seed: *const u8, n: usize, out: *mut u32));
+export!("dirichlet" fn secure_aggregation::fm_shamir_split(secret: *const u8, threshold: usize, xs: *const u32, m: usize, randomness: *const u8, out: *mut u8) -> i32);
+export!("dirichlet" fn secure_aggregation::fm_shamir_combine(xs: *const u32, shares: *const u8, count: usize, threshold: usize, at: u32, out: *mut u8) -> i32);
+
 // fedgem.rs
 export!("fedgem" fn fedgem::fm_fedgem_client_new(x: *const f64, options: *const FedgemClientNewOptions, weights: *const f64, means: *const f64, out_handle: *mut usize) -> i32);
 export!("fedgem" fn fedgem::fm_fedgem_client_free(h: *mut FedGemClient));

@@ -134,6 +134,8 @@ mod dirichlet_multinomial;
 mod mdm;
 #[cfg(feature = "dirichlet")]
 mod special;
+#[cfg(feature = "dirichlet")]
+mod secure_aggregation;
 
 #[cfg(feature = "fedgem")]
 mod fedgem;

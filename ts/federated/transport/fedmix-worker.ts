@@ -14,6 +14,7 @@ import {
   NotFittedError,
   NumericalError,
   WasmError,
+  SecureAggregationError,
   type FedmixErrorCode,
 } from '../../errors.js';
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
@@ -46,6 +47,7 @@ const ERRORS: Record<FedmixErrorCode, new (message: string) => FedmixError> = {
   NUMERICAL: NumericalError,
   NOT_FITTED: NotFittedError,
   WASM: WasmError,
+  SECURE_AGGREGATION: SecureAggregationError,
 };
 
 /** A worker's error as the class it had there (a bug, with no code, as a WasmError naming it). */
