@@ -69,7 +69,8 @@ class Dropping implements Transport {
     private readonly gone: ReadonlySet<string>,
   ) {}
   available(min: number, timeoutMs: number, excluded?: ReadonlySet<string>) {
-    return this.inner.available(min, timeoutMs, excluded);
+    void min, timeoutMs, excluded;
+    return this.inner.available();
   }
   async exchange(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
     const ex = await this.inner.exchange(round, messages, options);
@@ -95,7 +96,7 @@ describe('the secure sum in process', () => {
         const gone = new Set(Array.from({ length: Math.round(share * n) }, (_, i) => `c${(i * 3 + 1) % n}`));
         const clients = vectors.map((x, i) => sumClient(`c${i}`, x));
         const server = new SumServer(length);
-        const r = await runFederation(server, new Dropping(new InProcessTransport(clients), stage, gone), { secureAggregation: { threshold: 5 } });
+        const r = await runFederation(server, new Dropping(new InProcessTransport(clients), stage, gone), { secureAggregation: { neighbours: 9, threshold: 5 } });
         const rec = r.history[0]!.secure!;
         // a client dropping at unmask already sent its masked input: it is in the sum
         const inSum = stage === 'unmask' ? vectors.map((_, i) => i) : vectors.map((_, i) => i).filter((i) => !gone.has(`c${i}`));
@@ -109,7 +110,8 @@ describe('the secure sum in process', () => {
         let worst = 0;
         for (let j = 0; j < length; j++) worst = Math.max(worst, Math.abs(server.sum![j]! - plain[j]!));
         expect(worst).toBeLessThanOrEqual(rec.bound);
-        expect(rec.bound).toBeLessThan(1e-5);
+        // clip 2^36 for 10 clients: scale 2^23, plus the half ulp of reading a sum near 2^63 as a double
+        expect(rec.bound).toBeLessThan(1e-4);
       });
     }
   }
@@ -118,7 +120,7 @@ describe('the secure sum in process', () => {
     const clients = vectors.map((x, i) => sumClient(`c${i}`, x));
     const gone = new Set(['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6']);
     const server = new SumServer(length);
-    const run = runFederation(server, new Dropping(new InProcessTransport(clients), 'mask', gone), { secureAggregation: { threshold: 5 } });
+    const run = runFederation(server, new Dropping(new InProcessTransport(clients), 'mask', gone), { secureAggregation: { neighbours: 9, threshold: 5 } });
     await expect(run).rejects.toThrow(/threshold/);
     await run.catch((e) => expect(e).toBeInstanceOf(FedmixError));
     expect(server.sum).toBeUndefined();

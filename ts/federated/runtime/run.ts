@@ -240,7 +240,8 @@ export function runPolicy(options: RunOptions): FederationPolicy {
 type Effect =
   | { op: 'available'; min: number; timeoutMs: number; excluded: ReadonlySet<string> }
   | { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions }
-  | { op: 'checkpoint'; checkpoint: RunCheckpoint };
+  | { op: 'checkpoint'; checkpoint: RunCheckpoint }
+  | { op: 'await'; promise: Promise<unknown> };
 
 const ERRORS: Partial<Record<FedmixErrorCode, new (m: string) => FedmixError>> = {
   INVALID_DATA: InvalidDataError,
@@ -1008,6 +1009,7 @@ export async function runFederation<A, R>(server: ServerRole<A, R>, clients: rea
       try {
         if (e.op === 'available') answer = await transport.available(e.min, e.timeoutMs, e.excluded);
         else if (e.op === 'exchange') answer = await transport.exchange(e.round, e.messages, e.options);
+        else if (e.op === 'await') answer = await e.promise;
         else await options.onCheckpoint!(e.checkpoint);
       } catch (err) {
         step = loop.throw(err);
@@ -1043,6 +1045,8 @@ export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: reado
   const transport = isArray('clients', clients) ? new InProcessTransport(clients as readonly ClientRole[]) : (clients as SyncTransport);
   if (!isTransport(transport) || !guardRead('the transport', () => typeof transport.exchangeSync === 'function')) throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
   const { id, policy, from } = runStart(server, options, transport);
+  // its clients' key agreement and share encryption are WebCrypto's, which only answers asynchronously
+  if (policy.secureAggregation) throw new InvalidParameterError('secure aggregation runs only under runFederation (async): its key agreement and share encryption are asynchronous (WebCrypto)');
   const loop = federation(id, server, policy, options, declaredBy(transport), from);
   let step = loop.next();
   while (!step.done) {
@@ -1051,6 +1055,7 @@ export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: reado
     try {
       if (e.op === 'available') answer = transport.availableSync();
       else if (e.op === 'exchange') answer = transport.exchangeSync(e.round, e.messages, e.options);
+      else if (e.op === 'await') throw new InvalidParameterError('this run awaits asynchronous work (secure aggregation); use runFederation');
       else checkpointSync(options.onCheckpoint!, e.checkpoint);
     } catch (err) {
       step = loop.throw(err);

@@ -52,7 +52,7 @@ export class SecureParticipant {
         const length = layoutLength(layout.fields(request));
         if (length !== p.length) throw new InvalidMessageError(`the secure round declares ${p.length} values, but the reply to ${request.kind} lays out as ${length}`);
         if (!(p.clip > 0)) throw new InvalidMessageError(`the secure round's clip must be positive, got ${formatValue(p.clip)}`);
-        if (p.threshold > p.neighbours + 1 || p.neighbours > p.clients.length - 1) throw new InvalidMessageError(`the secure round's threshold ${p.threshold} and neighbours ${p.neighbours} do not fit ${p.clients.length} clients`);
+        if (p.threshold > p.neighbours || p.neighbours > p.clients.length - 1) throw new InvalidMessageError(`the secure round's threshold ${p.threshold} and neighbours ${p.neighbours} do not fit ${p.clients.length} clients`);
         const client = await SecureAggregationClient.create(self, {
           run: q.run ?? '', round: q.round, clients: p.clients, neighbours: p.neighbours, threshold: p.threshold,
           graphSeed: p.graphSeed, curve: p.curve, length, fixedPoint: fixedPoint(p.clip, p.clients.length),

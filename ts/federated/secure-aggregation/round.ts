@@ -12,8 +12,9 @@
  * 'fail', ends the run with its error). Fewer than the threshold left at any
  * stage ends the run with a SecureAggregationError, never a wrong sum.
  */
-import { FedmixError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
-import { SecureAggregationError, SecureAggregationServer, type AdvertisedKeys, type SecureAggregationParams } from '../../privacy/secure-aggregation/protocol.js';
+import { FedmixError, InvalidMessageError, InvalidParameterError, SecureAggregationError } from '../../errors.js';
+import { SecureAggregationServer, type AdvertisedKeys, type SecureAggregationParams, type SecureAggregationResult } from '../../privacy/secure-aggregation/protocol.js';
+import { detectCurve, type Curve } from '../../privacy/secure-aggregation/keys.js';
 import { fixedPoint } from '../../privacy/secure-aggregation/fixed-point.js';
 import { defaultNeighbours, defaultThreshold } from '../../privacy/secure-aggregation/graph.js';
 import { encodeMessage } from '../messages/codec.js';
@@ -60,7 +61,10 @@ export interface SecureRoundIO {
   detailed: boolean;
 }
 
-export type SecureEffect = { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions };
+export type SecureEffect =
+  | { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions }
+  /** WebCrypto's work (curve detection, the unmasking): the runner awaits it and resumes with its value */
+  | { op: 'await'; promise: Promise<unknown> };
 
 export interface SecureOutcome {
   /** the summed reply, of the layout's kind, from `from` */
@@ -116,7 +120,7 @@ export function secureParameters(policy: NonNullable<ResolvedPolicy['secureAggre
   if (n < 2) throw new SecureAggregationError(`round ${round}: secure aggregation needs at least 2 clients, ${n} asked`);
   const neighbours = Math.min(n - 1, policy.neighbours ?? defaultNeighbours(n));
   const threshold = policy.threshold ?? defaultThreshold(neighbours);
-  if (threshold > neighbours + 1) throw new SecureAggregationError(`round ${round}: threshold ${threshold} is more than a client's ${neighbours} neighbours can reach; lower secureAggregation.threshold or raise neighbours`);
+  if (threshold > neighbours) throw new SecureAggregationError(`round ${round}: threshold ${threshold} is more than a client's ${neighbours} neighbours can hold shares for; lower secureAggregation.threshold or raise neighbours`);
   return { neighbours, threshold };
 }
 
@@ -133,8 +137,10 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
   const fields = layout.fields(request);
   const length = layoutLength(fields);
   const { neighbours, threshold } = secureParameters(secure, clients.length, round);
+  // the curve this engine's WebCrypto has (X25519, else P-256): the clients follow the one named in the advertisement
+  const curve = (yield { op: 'await', promise: detectCurve() }) as Curve;
   const params: SecureAggregationParams = {
-    run, round, clients, neighbours, threshold, graphSeed: random32(), curve: 'X25519', length, fixedPoint: fixedPoint(secure.clip, clients.length),
+    run, round, clients, neighbours, threshold, graphSeed: random32(), curve, length, fixedPoint: fixedPoint(secure.clip, clients.length),
   };
   const sa = new SecureAggregationServer(params);
   const failures: Failure[] = [];
@@ -232,7 +238,7 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
     const p = m.payload as { shares: { of: string; share: Uint8Array }[] };
     sa.acceptUnmask(id, new Map(p.shares.map((s) => [s.of, s.share])));
   });
-  const result = sa.result();
+  const result = (yield { op: 'await', promise: sa.result() }) as SecureAggregationResult;
   let total = 0;
   for (const id of result.survivors) total += users.get(id) ?? 1;
   const payload = layout.build(result.sum, request, total);
