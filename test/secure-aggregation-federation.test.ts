@@ -5,18 +5,26 @@
  * threshold the run fails typed; a round whose replies are not sums is
  * refused; DEM secure gives the plain model.
  */
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FedmixError, init, type Matrix } from '../ts/index.js';
+import { FedmixError, init, InvalidMessageError, InvalidParameterError, Matrix, SecureAggregationError } from '../ts/index.js';
 import { DemClient } from '../ts/federated/dem/client.js';
 import { DemServer } from '../ts/federated/dem/server.js';
+import { DEM_PROTOCOL } from '../ts/federated/dem/messages.js';
 import { defineMessage, f64Array, record, wholeNumber } from '../ts/federated/messages/schema.js';
 import type { Message } from '../ts/federated/messages/envelope.js';
-import { runFederation } from '../ts/federated/runtime/run.js';
+import { decodeMessage, encodeMessage } from '../ts/federated/messages/codec.js';
+import { runFederation, runFederationSync } from '../ts/federated/runtime/run.js';
+import { distributedEM } from '../ts/federated/dem/run.js';
 import { defineProtocol, type ClientRole, type RoundContext, type ServerRole } from '../ts/federated/runtime/roles.js';
 import { sumLayout } from '../ts/federated/secure-aggregation/layout.js';
+import { secureAggregationTesting } from '../ts/federated/secure-aggregation/client.js';
+import { fixedPoint, quantize } from '../ts/privacy/secure-aggregation/fixed-point.js';
+import { applyMask } from '../ts/privacy/secure-aggregation/masks.js';
+import { shamirCombine } from '../ts/privacy/secure-aggregation/shamir.js';
 import { InProcessTransport } from '../ts/federated/transport/in-process.js';
-import type { Exchange, ExchangeOptions, Transport } from '../ts/federated/transport/transport.js';
-import { blobs } from './helpers.js';
+import type { Exchange, ExchangeOptions, Received, Transport } from '../ts/federated/transport/transport.js';
+import { blobs, xorshift32 } from './helpers.js';
 
 beforeAll(async () => {
   await init();
@@ -175,7 +183,218 @@ describe('distributed EM under secure aggregation', () => {
     });
   }
 
+  it('the synchronous runs refuse secure aggregation, typed (its WebCrypto work is asynchronous)', () => {
+    const server = new DemServer({ nComponents: 3, nFeatures: 2, featureRange: [-20, 20], init: 'separated', maxRounds: 1 });
+    try {
+      expect(() => runFederationSync(server, parts.map((p, i) => new DemClient(`c${i}`, p)), { secureAggregation: {} })).toThrow(/secure aggregation runs only under runFederation/);
+    } finally {
+      server.dispose();
+    }
+    expect(() => distributedEM(parts, { nComponents: 3, secureAggregation: {} } as never)).toThrow(InvalidParameterError);
+  });
+
   it('k-FED initialization sends local clusters, which are not sums: the run refuses it, typed', async () => {
     await expect(runOnce({ init: 'kfed' }, true)).rejects.toThrow(/not sums; secure aggregation cannot run this round/);
+  });
+});
+
+/** An in-process transport that shows each reply to `tamper` as it arrives (its wire bytes and the message): what it returns arrives instead (undefined: nothing). */
+class Tampering implements Transport {
+  readonly name = 'tampering';
+  /** the server's last requests */
+  sent: ReadonlyMap<string, Message> = new Map();
+  constructor(
+    private readonly inner: InProcessTransport,
+    private readonly tamper: (id: string, m: Message, bytes: Uint8Array) => Message | undefined,
+  ) {}
+  available() {
+    return this.inner.available();
+  }
+  async exchange(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
+    this.sent = messages;
+    const ex = await this.inner.exchange(round, messages, options);
+    for (const [id, list] of ex.received) {
+      const out: Received[] = [];
+      for (const r of list) {
+        const bytes = r instanceof Uint8Array ? r : encodeMessage(r.message, 'binary');
+        const m = decodeMessage(bytes);
+        const t = this.tamper(id, m, bytes);
+        if (t === m) out.push(r);
+        else if (t) out.push(encodeMessage(t, 'binary'));
+      }
+      ex.received.set(id, out);
+    }
+    return ex;
+  }
+}
+
+const withPayload = (m: Message, change: Record<string, unknown>): Message => ({ ...m, payload: { ...(m.payload as object), ...change } });
+
+describe('malicious clients', () => {
+  const n = 10;
+  const length = 40;
+  const vectors = Array.from({ length: n }, (_, i) => vectorOf(i, length));
+  const policy = { secureAggregation: { neighbours: 9, threshold: 5 } };
+  const run = (tamper: (id: string, m: Message) => Message | undefined) => {
+    const server = new SumServer(length);
+    const clients = vectors.map((x, i) => sumClient(`c${i}`, x));
+    return { server, run: runFederation(server, new Tampering(new InProcessTransport(clients), tamper), policy) };
+  };
+  const expectSumOf = (server: SumServer, bound: number, inSum: number[]) => {
+    let worst = 0;
+    for (let j = 0; j < length; j++) worst = Math.max(worst, Math.abs(server.sum![j]! - inSum.reduce((s, i) => s + vectors[i]![j]!, 0)));
+    expect(worst).toBeLessThanOrEqual(bound);
+  };
+  const all = vectors.map((_, i) => i);
+
+  it('a masked vector of the wrong length: that client is excluded, its masks removed, the others summed', async () => {
+    const { server, run: r } = run((id, m) => (id === 'c3' && m.kind === 'secure-aggregation/masked' ? withPayload(m, { masked: (m.payload as { masked: Uint8Array }).masked.slice(8) }) : m));
+    const result = await r;
+    const rec = result.history[0]!.secure!;
+    expect(result.excluded.map((e) => e.client)).toEqual(['c3']);
+    expect(result.failures[0]).toMatchObject({ client: 'c3', kind: 'invalid', excluded: true });
+    expect(rec).toMatchObject({ survivors: n - 1, dropped: { mask: 1 } });
+    expectSumOf(server, rec.bound, all.filter((i) => i !== 3));
+  });
+
+  const garbageFrom = (from: string, to: (id: string) => boolean) => {
+    const next = xorshift32(11);
+    return (id: string, m: Message) => {
+      if (id !== from || m.kind !== 'secure-aggregation/shares') return m;
+      const p = m.payload as { shares: { to: string; share: Uint8Array }[] };
+      return withPayload(m, { shares: p.shares.map((s) => ({ to: s.to, share: to(s.to) ? Uint8Array.from(s.share, () => next() & 255) : s.share })) });
+    };
+  };
+
+  it('garbage share ciphertexts to some neighbours: the sender is excluded (they refuse them), its masks removed with the shares the others hold, the rest summed', async () => {
+    const { server, run: r } = run(garbageFrom('c5', (to) => to === 'c0' || to === 'c1'));
+    const result = await r;
+    const rec = result.history[0]!.secure!;
+    expect(result.excluded.map((e) => e.client)).toEqual(['c5']);
+    expect(result.failures[0]!.reason).toMatch(/could not decrypt/);
+    expect(rec).toMatchObject({ survivors: n - 1, excluded: 1 });
+    expectSumOf(server, rec.bound, all.filter((i) => i !== 5));
+  });
+
+  it('garbage share ciphertexts to every neighbour: its masks cannot be removed, a typed error, no sum', async () => {
+    const { server, run: r } = run(garbageFrom('c5', () => true));
+    await expect(r).rejects.toBeInstanceOf(SecureAggregationError);
+    expect(server.sum).toBeUndefined();
+  });
+
+  // a share that decrypts, is a field element, and is wrong: only reconstruction can tell
+  const wrongShares = (m: Message): Message => {
+    const p = m.payload as { shares: { of: string; share: Uint8Array }[] };
+    return withPayload(m, { shares: p.shares.map((s) => ({ of: s.of, share: s.share.map((b, i) => (i === 0 ? b ^ 1 : b)) })) });
+  };
+
+  it('wrong but authentic unmasking shares: ruled out, the secrets rebuilt from the others, the full sum', async () => {
+    const { server, run: r } = run((id, m) => (id === 'c7' && m.kind === 'secure-aggregation/unmasked' ? wrongShares(m) : m));
+    const result = await r;
+    const rec = result.history[0]!.secure!;
+    expect(rec).toMatchObject({ survivors: n, ruledOut: 1 });
+    expect(result.excluded.map((e) => e.client)).toEqual(['c7']);
+    expectSumOf(server, rec.bound, all);
+  });
+
+  it('too many wrong shares to rebuild a secret: a typed error, no sum', async () => {
+    const bad = new Set(['c0', 'c1', 'c2', 'c3', 'c4', 'c5']);
+    const { server, run: r } = run((id, m) => (bad.has(id) && m.kind === 'secure-aggregation/unmasked' ? wrongShares(m) : m));
+    await expect(r).rejects.toBeInstanceOf(SecureAggregationError);
+    expect(server.sum).toBeUndefined();
+  });
+
+  it("under onInvalid 'fail' a wrong-length masked vector ends the run, typed", async () => {
+    const server = new SumServer(length);
+    const clients = vectors.map((x, i) => sumClient(`c${i}`, x));
+    const tamper = (id: string, m: Message) => (id === 'c3' && m.kind === 'secure-aggregation/masked' ? withPayload(m, { masked: (m.payload as { masked: Uint8Array }).masked.slice(8) }) : m);
+    await expect(runFederation(server, new Tampering(new InProcessTransport(clients), tamper), { ...policy, onInvalid: 'fail' })).rejects.toBeInstanceOf(InvalidMessageError);
+  });
+});
+
+describe("the server's transcript", () => {
+  const ABALONE = readFileSync(new URL('../../shared/datasets/abalone.csv', import.meta.url), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split(',').slice(1, 8).map(Number));
+  const ids = ['c0', 'c1', 'c2', 'c3', 'c4'];
+  const CHANGED = 'c2';
+  const dataOf = (id: string, changed: boolean) => Matrix.fromRows(ABALONE.slice(200 * ids.indexOf(id) + (changed && id === CHANGED ? 2000 : 0)).slice(0, 200));
+  const DEM = { nComponents: 3, nFeatures: 7, covarianceType: 'diag', init: 'separated', tol: 0, maxRounds: 1 } as const;
+
+  /** A seeded stream per client id (tests only: every draw of its secure rounds). */
+  const seeded = (id: string) => {
+    const next = xorshift32(1 + [...id].reduce((h, c) => h * 31 + c.charCodeAt(0), 7));
+    return (bytes: Uint8Array) => {
+      for (let i = 0; i < bytes.length; i++) bytes[i] = next() & 255;
+    };
+  };
+
+  /** One secure round of DEM: every reply the server received, by client and kind, as wire bytes and decoded; the round's request as advertised. */
+  async function transcript(changed: boolean) {
+    const received = new Map<string, { bytes: Uint8Array; message: Message }>();
+    let request: Message | undefined;
+    const transport: Tampering = new Tampering(new InProcessTransport(ids.map((id) => new DemClient(id, dataOf(id, changed)))), (id, m, bytes) => {
+      if (m.kind === 'secure-aggregation/keys') request ??= (transport.sent.get(id)!.payload as { request: Message }).request;
+      received.set(`${id} ${m.kind}`, { bytes: bytes.slice(), message: m });
+      return m;
+    });
+    const server = new DemServer(DEM);
+    secureAggregationTesting.randomOf = seeded;
+    try {
+      const r = await runFederation(server, transport, { run: 'transcript-test', secureAggregation: {} });
+      return { r, received, request: DEM_PROTOCOL.exchanges.get(request!.kind)!.request.read(request!) };
+    } finally {
+      secureAggregationTesting.randomOf = undefined;
+      server.dispose();
+    }
+  }
+
+  it("rerun with one client's data changed: every other client's messages are byte-identical, and none holds an unmasked contribution", async () => {
+    const a = await transcript(false);
+    const b = await transcript(true);
+    const rec = a.r.history[0]!.secure!;
+    expect(rec.survivors).toBe(5);
+    expect([...a.received.keys()].sort()).toEqual([...b.received.keys()].sort());
+    expect(a.received.size).toBe(4 * ids.length);
+    for (const [key, { bytes }] of a.received) {
+      const same = Buffer.from(bytes).equals(Buffer.from(b.received.get(key)!.bytes));
+      // only the changed client's masked input differs
+      expect(same, key).toBe(key !== `${CHANGED} secure-aggregation/masked`);
+    }
+
+    // each client's plain reply, as values and as the quantized words it masks: in no message the server received
+    const layout = DEM_PROTOCOL.layouts!.get('dem/stats')!;
+    const q = fixedPoint(rec.clip, ids.length);
+    const wire = [...a.received.values()].map(({ bytes }) => Buffer.from(bytes));
+    const quantized = new Map<string, Uint8Array>();
+    for (const id of ids) {
+      const client = new DemClient(id, dataOf(id, false));
+      const values = layout.flatten((await client.respond(a.request))!, a.request);
+      client.dispose();
+      const words = quantize(values, q);
+      quantized.set(id, words);
+      const needles: Buffer[] = [];
+      for (let j = 0; j < values.length; j++) {
+        const word = Buffer.from(words.subarray(8 * j, 8 * j + 8));
+        if (!word.equals(Buffer.alloc(8))) needles.push(word);
+        if (!Number.isInteger(values[j])) needles.push(Buffer.from(Float64Array.of(values[j]!).buffer));
+      }
+      expect(needles.length).toBeGreaterThan(values.length);
+      for (const needle of needles) for (const bytes of wire) expect(bytes.indexOf(needle)).toBe(-1);
+    }
+
+    // the changed client's masked vector: its self-mask seed needs t shares (fewer are refused), and even with it removed the pairwise masks hide the input
+    const t = rec.threshold;
+    const shares = ids
+      .filter((h) => h !== CHANGED)
+      .map((h) => ({ x: ids.indexOf(h) + 1, value: (a.received.get(`${h} secure-aggregation/unmasked`)!.message.payload as { shares: { of: string; share: Uint8Array }[] }).shares.find((s) => s.of === CHANGED)!.share }));
+    expect(() => shamirCombine(shares.slice(0, t - 1), t)).toThrow(FedmixError);
+    const seed = shamirCombine(shares.slice(0, t), t);
+    const masked = (a.received.get(`${CHANGED} secure-aggregation/masked`)!.message.payload as { masked: Uint8Array }).masked.slice();
+    applyMask(masked, seed, -1);
+    const own = quantized.get(CHANGED)!;
+    for (let j = 0; j < own.length; j += 8) expect(Buffer.from(masked.subarray(j, j + 8)).equals(Buffer.from(own.subarray(j, j + 8)))).toBe(false);
   });
 });

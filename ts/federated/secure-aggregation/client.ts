@@ -7,7 +7,7 @@
  * another run or round is refused).
  */
 import { formatValue, InvalidMessageError } from '../../errors.js';
-import { SecureAggregationClient, type AdvertisedKeys } from '../../privacy/secure-aggregation/protocol.js';
+import { SecureAggregationClient, type AdvertisedKeys, type SecureAggregationTesting } from '../../privacy/secure-aggregation/protocol.js';
 import { fixedPoint } from '../../privacy/secure-aggregation/fixed-point.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
 import type { ClientRole } from '../runtime/roles.js';
@@ -18,6 +18,14 @@ import { ADVERTISE, KEYS, listed, MASK, MASKED, SECURE_PREFIX, SHARE, SHARES, UN
 export function isSecureStage(m: Message): boolean {
   return typeof m.kind === 'string' && m.kind.startsWith(SECURE_PREFIX);
 }
+
+/**
+ * Tests only (not exported from the package): the randomness of each client's
+ * secure rounds, by client id, so that a test can rerun a federation and
+ * compare its clients' messages byte for byte. Unset, every draw is
+ * crypto.getRandomValues.
+ */
+export const secureAggregationTesting: { randomOf?: (client: string) => SecureAggregationTesting['random'] } = {};
 
 interface Current {
   run: string | undefined;
@@ -56,7 +64,7 @@ export class SecureParticipant {
         const client = await SecureAggregationClient.create(self, {
           run: q.run ?? '', round: q.round, clients: p.clients, neighbours: p.neighbours, threshold: p.threshold,
           graphSeed: p.graphSeed, curve: p.curve, length, fixedPoint: fixedPoint(p.clip, p.clients.length),
-        });
+        }, secureAggregationTesting.randomOf ? { random: secureAggregationTesting.randomOf(self) } : undefined);
         this.current = { run: q.run, round: q.round, client, request, layout };
         const keys = client.advertise();
         return KEYS.create(self, q.round, { cPk: keys.cPk, sPk: keys.sPk });

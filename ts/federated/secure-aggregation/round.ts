@@ -38,6 +38,10 @@ export interface SecureRoundRecord {
   survivors: number;
   /** clients dropped at each stage (timeouts, dropouts, invalid messages, refusals) */
   dropped: Record<StageName, number>;
+  /** clients left out of the sum because a neighbour could not decrypt the shares they sent (excluded from the run) */
+  excluded: number;
+  /** survivors whose unmasking shares did not fit the others' (ruled out, and excluded from the run; their input is in the sum) */
+  ruledOut: number;
   /** the largest error of any entry of the sum from quantization */
   bound: number;
 }
@@ -239,6 +243,15 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
     sa.acceptUnmask(id, new Map(p.shares.map((s) => [s.of, s.share])));
   });
   const result = (yield { op: 'await', promise: sa.result() }) as SecureAggregationResult;
+  // what the state machine found out about clients after the stages: invalid messages as any other
+  const blame = (ids: readonly string[], why: string): void => {
+    for (const id of ids) {
+      if (policy.onInvalid === 'fail') throw new InvalidMessageError(`${id}: ${why}`);
+      failures.push({ client: id, round, kind: 'invalid', reason: `${id}: ${why} (secure aggregation)`, excluded: true });
+    }
+  };
+  blame(result.dropped.excluded, 'sent share ciphertexts its neighbours could not decrypt; its input is left out of the sum');
+  blame(result.dropped.ruledOut, 'sent unmasking shares that do not fit the others (the secrets came from other shares)');
   let total = 0;
   for (const id of result.survivors) total += users.get(id) ?? 1;
   const payload = layout.build(result.sum, request, total);
@@ -248,6 +261,6 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
     request,
     users: total,
     failures,
-    record: { clients: clients.length, neighbours, threshold, clip: secure.clip, survivors: result.survivors.length, dropped, bound: result.bound },
+    record: { clients: clients.length, neighbours, threshold, clip: secure.clip, survivors: result.survivors.length, dropped, excluded: result.dropped.excluded.length, ruledOut: result.dropped.ruledOut.length, bound: result.bound },
   };
 }
