@@ -107,6 +107,12 @@ export interface RoundContext {
    * than one (ClientRole.users); a client not listed is one user.
    */
   readonly users?: ReadonlyMap<string, number>;
+  /**
+   * A secure round (policy secureAggregation): the largest error of any entry
+   * of the summed reply from fixed-point quantization (the round's bound). A
+   * check of an identity the exact sums satisfy allows this much per entry.
+   */
+  readonly quantization?: number;
 }
 
 /** The users `id` stands for in a round (1 unless it declared a group). */
@@ -265,7 +271,7 @@ const MAX_CLIENTS = 2 ** 24;
  */
 export function checkContext(ctx: unknown): RoundContext {
   if (ctx === null || typeof ctx !== 'object') throw new InvalidParameterError(`a round context must be { round, clients, available }, got ${formatValue(ctx)}`);
-  const c = readRecord(ctx as RoundContext, ['round', 'clients', 'available', 'users'], 'ctx');
+  const c = readRecord(ctx as RoundContext, ['round', 'clients', 'available', 'users', 'quantization'], 'ctx');
   const ids = (name: string, v: unknown): string[] => {
     const a = readArray(name, v, MAX_CLIENTS);
     a.forEach((id, i) => {
@@ -274,7 +280,11 @@ export function checkContext(ctx: unknown): RoundContext {
     return a as string[];
   };
   const clients = ids('ctx.clients', c.clients);
-  const out: RoundContext = { round: requireInteger('ctx.round', c.round, 0), clients, available: c.available === undefined ? clients : ids('ctx.available', c.available) };
+  const base: RoundContext = { round: requireInteger('ctx.round', c.round, 0), clients, available: c.available === undefined ? clients : ids('ctx.available', c.available) };
+  if (c.quantization !== undefined && !(typeof c.quantization === 'number' && c.quantization >= 0 && Number.isFinite(c.quantization))) {
+    throw new InvalidParameterError(`ctx.quantization must be a finite number >= 0, got ${formatValue(c.quantization)}`);
+  }
+  const out: RoundContext = c.quantization === undefined ? base : { ...base, quantization: c.quantization };
   if (c.users === undefined) return out;
   if (!guardRead('ctx.users', () => c.users instanceof Map)) throw new InvalidParameterError(`ctx.users must be a Map from client id to its number of users, got ${formatValue(c.users)}`);
   const users = new Map<string, number>();

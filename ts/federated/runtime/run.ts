@@ -419,7 +419,8 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
       const available = (yield { op: 'available', min: first ? policy.minClients : 0, timeoutMs: first ? policy.joinTimeoutMs : 0, excluded: run.out }) as readonly string[];
       const planned = configure(run, sample(run, available));
       if (!planned) break;
-      const { ctx, requests, wire, record } = planned;
+      const { requests, wire, record } = planned;
+      let { ctx } = planned;
       let t0 = performance.now();
       const layout = record.replies ? secureLayoutOf(policy, server, requests, ctx.round) : undefined;
       let judged: JudgedReplies<A>;
@@ -430,6 +431,7 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
         run.traffic.rounds += 1;
         judged = yield* secureJudged(run, planned, layout);
         record.ms.exchange = performance.now() - t0;
+        ctx = { ...ctx, quantization: record.secure!.bound };
       } else {
         const ex = (yield { op: 'exchange', round: ctx.round, messages: wire, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
         record.ms.exchange = performance.now() - t0;
@@ -668,7 +670,7 @@ function* secureJudged<A, R>(run: RunState<A, R>, planned: PlannedRound, layout:
   const judged: JudgedReplies<A> = { accepted: new Map(), replyUsers: new Map(), failures: outcome.failures, sidelined: [], otherRun: 0 };
   const from = outcome.reply.from;
   // the sum is the survivors' together: a check it fails is no one client's fault, so it ends the run
-  judged.accepted.set(from, run.server.accept(layout.reply.read(outcome.reply), outcome.request, ctx));
+  judged.accepted.set(from, run.server.accept(layout.reply.read(outcome.reply), outcome.request, { ...ctx, quantization: outcome.record.bound }));
   if (outcome.users !== 1) judged.replyUsers.set(from, outcome.users);
   record.ms.accept = performance.now() - t0;
   return judged;
