@@ -19,6 +19,7 @@ const SUITES = {
   nn: () => import('./nn.mjs'),
   feddistr: () => import('./feddistr.mjs'),
   communities: () => import('./communities.mjs'),
+  'secure-aggregation': () => import('./secure-aggregation-federation.mjs'),
 };
 
 const info = await init();
