@@ -19,7 +19,8 @@ const SUITES = {
   nn: () => import('./nn.mjs'),
   feddistr: () => import('./feddistr.mjs'),
   communities: () => import('./communities.mjs'),
-  'secure-aggregation': () => import('./secure-aggregation-federation.mjs'),
+  'secure-aggregation': () => import('./secure-aggregation.mjs'),
+  'secure-aggregation-federation': () => import('./secure-aggregation-federation.mjs'),
 };
 
 const info = await init();

@@ -9,7 +9,7 @@
 // server included). n = 10, 100 and 1,000 in process; n = 50 over the
 // embedded broker (each client its own MQTT connection, joined in this
 // process).
-//   npm run bench -- secure-aggregation
+//   npm run bench -- secure-aggregation-federation
 import { DemClient, DemServer, join, makeBlobs, MqttTransport, runFederation } from '../dist/index.js';
 import { SERVER_USER, startBroker } from '../dist/node.js';
 import { begin, median, sized } from './common.mjs';
@@ -81,7 +81,7 @@ function overBroker(n) {
 const kb = (b) => (b / 1024).toFixed(2);
 
 export async function run() {
-  const results = begin('secure-aggregation', 'npm run bench -- secure-aggregation');
+  const results = begin('secure-aggregation-federation', 'npm run bench -- secure-aggregation-federation');
   const cases = [...sized([10, 100, 1000], [10]).map((n) => ['in process', n, inProcess(n)]), ['embedded broker', sized(50, 10), null]];
   const rows = [];
   for (const [where, n, given] of cases) {

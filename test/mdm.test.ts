@@ -29,7 +29,6 @@ import {
   message,
   normalizedError,
   runFederationSync,
-  SecureSum,
   selectMdm,
   type ClientRole,
   type Encoding,
@@ -42,6 +41,7 @@ import {
   type RoundContext,
   type ServerRole,
 } from '../ts/index.js';
+import { FieldSums } from '../ts/federated/aggregate.js';
 import { histogramRows } from '../ts/models/dirichlet-multinomial-mixture.js';
 import { parseOptions } from '../ts/cli/args.js';
 import { clientOptions, clientRoleOptions } from '../ts/cli/federation.js';
@@ -698,8 +698,8 @@ describe('validation of what clients send', () => {
     for (const v of [...r.model.tau, ...r.model.alpha, ...r.model.pi]) expect(Number.isFinite(v)).toBe(true);
   });
 
-  test('SecureSum refuses a contribution that would make a total non-finite and keeps the totals', () => {
-    const s = new SecureSum({ x: 2 });
+  test('FieldSums refuses a contribution that would make a total non-finite and keeps the totals', () => {
+    const s = new FieldSums({ x: 2 });
     s.add({ x: [1e308, 1] });
     expect(() => s.add({ x: [1e308, 1] })).toThrow(InvalidMessageError);
     expect(() => s.add({ x: [0, NaN] })).toThrow(/would make the total of x\[1\] non-finite/);

@@ -26,7 +26,7 @@ import {
 } from '../ts/index.js';
 import { decodeArrow, encodeArrow } from '../ts/federated/messages/arrow-ipc.js';
 import { nonZeros } from '../ts/federated/messages/sparse.js';
-import { SecureSum } from '../ts/federated/aggregate.js';
+import { FieldSums } from '../ts/federated/aggregate.js';
 import { xorshift32 } from './helpers.js';
 
 beforeAll(async () => {
@@ -241,8 +241,8 @@ describe('mostly-zero arrays travel sparse', () => {
     const decoded = decodeMessage(encodeMessage(message('x/s', 'a', 1, { a }), 'binary')).payload as { a: Float64Array };
     expect(Array.from(nonZeros(decoded.a)!)).toEqual([3, 500, 999]);
     expect(nonZeros(a)).toBeUndefined();
-    const dense = new SecureSum({ a: 1000 });
-    const sparse = new SecureSum({ a: 1000 });
+    const dense = new FieldSums({ a: 1000 });
+    const sparse = new FieldSums({ a: 1000 });
     for (let i = 0; i < 3; i++) {
       dense.add({ a });
       sparse.add({ a: decoded.a });

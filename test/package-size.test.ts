@@ -76,9 +76,11 @@ const LIMITS = {
    * Raised over the sessions from 425 KB to 547 KB as the algorithms, Arrow interop, FedmixWorker, strict
    * options, the hierarchical server step and checkpoints landed; no program takes all of it. Issue 25
    * (the saved-model artifact and loadModel, TLS, broker limits, reconnects and presence, run identity,
-   * robust FedAvg) and the privacy accountant took it to 555.5 KB: raised to 567 KB.
+   * robust FedAvg) and the privacy accountant took it to 555.5 KB: raised to 567 KB. Issue 26's secure
+   * aggregation (SecAgg+'s state machines, keys, Shamir, fixed point, secureSum) took it to 587.0 KB:
+   * raised to 599 KB.
    */
-  library: 567 * KB,
+  library: 599 * KB,
 };
 
 /**

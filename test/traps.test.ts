@@ -98,7 +98,6 @@ const RECORDS: Array<[RegExp, string]> = [
   [/^(runCommunityExperiment|runFedDistrExperiment|runFedGenGMMExperiment|runFedGenGMMExperimentSync) \[0[\].]/, 'a dataset'],
   [/^(communityMembership|mergedCommunityAuc) \[[12][\].]/, 'a map from client id to a class or an AUC'],
   [/^toArrowTable \[0\]$/, 'columns by the names the caller chooses'],
-  [/^SecureSum(#add)? \[0\]$/, "a map from a sum's names to lengths; a contribution to those sums"],
   [/^(wasserstein2|bhattacharyya) \[[01]\]$|^(BaseDistributionClassifier|sampleBaseDistributions) \[0\.0\]$/, 'a Gaussian { mean, covariance }'],
   [/^roundsToReach \[0\.0\]$/, 'a curve point'],
   [/^(WorkerTransport|WebWorkerTransport)\.start \[0\.0\.data\]$|^makeClient \[0\.data\]$/, 'matrix data { data, nRows, nCols }'],

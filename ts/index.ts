@@ -99,14 +99,33 @@ export {
   RdpAccountant,
   privacyEpsilon,
   rdpSampledGaussian,
+  rdpSkellam,
   epsilonFromRdp,
   DEFAULT_RDP_ORDERS,
   type MechanismSteps,
+  type SkellamSteps,
+  type SkellamHistory,
+  type SkellamEpsilonOptions,
   type PrivacySpent,
   type PrivacyEpsilonOptions,
   type AccountantHistory,
   type RdpAccountantJSON,
 } from './privacy/accountant.js';
+export { addSkellamNoise, skellamNoise, MAX_SKELLAM_MU, type SkellamNoiseOptions } from './privacy/skellam.js';
+export { distributedNoise, type DistributedNoise, type DistributedNoiseOptions, type NoisedFixedPoint } from './privacy/distributed-noise.js';
+export { secureSum, type SecureSumOptions, type SecureSumDrops } from './privacy/secure-aggregation/secure-sum.js';
+export {
+  SecureAggregationClient,
+  SecureAggregationServer,
+  type SecureAggregationParams,
+  type AdvertisedKeys,
+  type SecureAggregationResult,
+  type SecureAggregationDrops,
+  type SecureAggregationTesting,
+} from './privacy/secure-aggregation/protocol.js';
+export { fixedPoint, quantize, dequantize, quantizationBound, type FixedPoint } from './privacy/secure-aggregation/fixed-point.js';
+export { defaultNeighbours, defaultThreshold } from './privacy/secure-aggregation/graph.js';
+export { type Curve } from './privacy/secure-aggregation/keys.js';
 export { dirichletMultinomialLogPmf } from './distributions/dirichlet-multinomial.js';
 export { Rng, clientSeed, type RngState } from './random.js';
 export {
@@ -234,7 +253,6 @@ export {
   type PayloadIn,
   type AnySchema,
 } from './federated/messages/schema.js';
-export { SecureSum } from './federated/aggregate.js';
 export { GMM_PARAMS, gmmParams, receiveGmmParams, type GmmParams } from './federated/gmm-params.js';
 export { LIMITS, type NumericArray } from './validate.js';
 export {

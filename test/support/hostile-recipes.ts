@@ -328,6 +328,72 @@ function quick(o: unknown, defaults: Record<string, unknown> = { joinTimeout: 0.
 /** Nothing listens on port 1: a connection is refused at once. */
 const NOWHERE = 'mqtt://127.0.0.1:1';
 
+
+// secure aggregation: three clients, all pairs, threshold 2; `secaggTo` takes a server (and the clients) to a stage
+const secaggParams = (): f.SecureAggregationParams => ({
+  run: 'r',
+  round: 1,
+  clients: ['a', 'b', 'c'],
+  neighbours: 2,
+  threshold: 2,
+  graphSeed: new Uint8Array(32),
+  curve: 'X25519',
+  length: 2,
+  fixedPoint: f.fixedPoint(1, 3),
+});
+const secaggClients = async (): Promise<Map<string, f.SecureAggregationClient>> =>
+  new Map(await Promise.all(['a', 'b', 'c'].map(async (id) => [id, await f.SecureAggregationClient.create(id, secaggParams())] as const)));
+type SecaggStage = 'advertise' | 'advertised' | 'shares' | 'routed' | 'masked' | 'unmaskRequest' | 'unmask' | 'result';
+/** Drives `server` with fresh clients up to `stage`: every message before it delivered, and client a's message of that stage (or [] for the server's own calls) returned. */
+async function secaggTo(server: f.SecureAggregationServer, stage: SecaggStage): Promise<unknown[]> {
+  const order: SecaggStage[] = ['advertise', 'advertised', 'shares', 'routed', 'masked', 'unmaskRequest', 'unmask', 'result'];
+  const at = order.indexOf(stage);
+  const clients = await secaggClients();
+  const input = Float64Array.of(0.5, -0.25);
+  for (const [id, c] of clients) {
+    if (at === 0 && id === 'a') return ['a', c.advertise()];
+    server.acceptAdvertise(id, c.advertise());
+  }
+  if (at === 1) return [];
+  const keys = server.advertised();
+  for (const [id, c] of clients) {
+    const { shares, commitment } = await c.shareKeys(keys.get(id)!);
+    if (at === 2 && id === 'a') return ['a', shares, commitment];
+    server.acceptShares(id, shares, commitment);
+  }
+  if (at === 3) return [];
+  const routed = server.routed();
+  for (const [id, c] of clients) {
+    const { masked, refused } = await c.maskedInput(routed.get(id)!, input);
+    if (at === 4 && id === 'a') return ['a', masked, refused];
+    server.acceptMasked(id, masked, refused);
+  }
+  if (at === 5) return [];
+  const { survivors, dropped } = server.unmaskRequest();
+  for (const [id, c] of clients) {
+    const answer = c.unmask(survivors, dropped);
+    if (at === 6 && id === 'a') return ['a', answer];
+    server.acceptUnmask(id, answer);
+  }
+  return [];
+}
+/** Client a with b and c, taken to the stage before `stage` of the client's calls; the arguments of that call. */
+async function secaggClientTo(a: f.SecureAggregationClient, stage: 'shareKeys' | 'maskedInput' | 'unmask'): Promise<unknown[]> {
+  const p = secaggParams();
+  const b = await f.SecureAggregationClient.create('b', p);
+  const c = await f.SecureAggregationClient.create('c', p);
+  const keys = new Map([['b', b.advertise()], ['c', c.advertise()]]);
+  if (stage === 'shareKeys') return [keys];
+  await a.shareKeys(keys);
+  const fromB = await b.shareKeys(new Map([['a', a.advertise()], ['c', c.advertise()]]));
+  const fromC = await c.shareKeys(new Map([['a', a.advertise()], ['b', b.advertise()]]));
+  const received = new Map([['b', fromB.shares.get('a')!], ['c', fromC.shares.get('a')!]]);
+  if (stage === 'maskedInput') return [received, Float64Array.of(0.5, -0.25)];
+  await a.maskedInput(received, Float64Array.of(0.5, -0.25));
+  return [['a', 'b', 'c'], []];
+}
+const SERVER_INTERNALS = ['neighboursOf', 'requireStage', 'requireLive', 'ordered', 'remove', 'requireEnough', 'pruneIsolated', 'copyAdvertised', 'copyRouted', 'dropsCopy', 'acceptAdvertiseRead', 'acceptSharesRead', 'acceptMaskedRead', 'acceptUnmaskRead'];
+
 export const RECIPES: Record<string, Recipe> = {
   // the loader
   init: fn(f.init, () => [{ backend: 'auto', features: ['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment'] }]),
@@ -343,6 +409,7 @@ export const RECIPES: Record<string, Recipe> = {
   FederationError: cls(f.FederationError, () => ['a message']),
   BrokerError: cls(f.BrokerError, () => ['a message']),
   UntrustedBrokerError: cls(f.UntrustedBrokerError, () => ['a message']),
+  SecureAggregationError: cls(f.SecureAggregationError, () => ['a message']),
   NotFittedError: cls(f.NotFittedError, () => ['a message']),
   DisposedError: cls(f.DisposedError, () => ['a message']),
   WasmError: cls(f.WasmError, () => ['a message']),
@@ -579,6 +646,11 @@ export const RECIPES: Record<string, Recipe> = {
   privacyEpsilon: fn(f.privacyEpsilon, () => [{ noiseMultiplier: 1.1, samplingRate: 0.01, steps: 100, delta: 1e-5 }]),
   rdpSampledGaussian: fn(f.rdpSampledGaussian, () => [{ noiseMultiplier: 1.1, samplingRate: 0.01 }, [2, 4.5, 8]]),
   epsilonFromRdp: fn(f.epsilonFromRdp, () => [[0.1, 0.2], 1e-5, [2, 8]]),
+  rdpSkellam: fn(f.rdpSkellam, () => [{ mu: 1e4, l1: 100, l2: 10 }, [2, 4.5, 8]]),
+  // distributed DP: Skellam shares and their calibration
+  addSkellamNoise: fn(f.addSkellamNoise, () => [new Uint8Array(32), 40, { seed: new Uint8Array(32).fill(3) }]),
+  skellamNoise: fn(f.skellamNoise, () => [4, 2.5, { seed: new Uint8Array(32).fill(4) }]),
+  distributedNoise: fn(f.distributedNoise, () => [{ clip: 1, noiseMultiplier: 1.1, length: 100, clients: 10, threshold: 7 }]),
   RdpAccountant: cls(f.RdpAccountant, () => [{ orders: [1.5, 2, 8] }], {
     methods: {
       step: () => [{ noiseMultiplier: 1.1, samplingRate: 0.01, steps: 10 }],
@@ -712,8 +784,45 @@ export const RECIPES: Record<string, Recipe> = {
   flag: fn(f.flag, () => []),
   record: fn(f.record, () => [{ v: f.f64Array() }]),
   listOf: fn(f.listOf, () => [f.finiteNumber(), 4]),
-  SecureSum: cls(f.SecureSum, () => [{ a: 2, b: 1 }], {
-    methods: { add: () => [{ a: [1, 2], b: Float64Array.of(3) }], release: () => [{ stddev: 0.5, rng: new f.Rng(1) }] },
+  secureSum: fn(f.secureSum, () => [
+    new Map([
+      ['a', Float64Array.of(0.5, -0.25)],
+      ['b', Float64Array.of(-1, 0)],
+      ['c', Float64Array.of(0.125, 1)],
+    ]),
+    { clip: 1, neighbours: 2, threshold: 2, drop: { unmask: ['c'] } },
+  ]),
+  fixedPoint: fn(f.fixedPoint, () => [1, 10]),
+  quantize: fn(f.quantize, () => [Float64Array.of(0.5, -1), f.fixedPoint(1, 3)]),
+  dequantize: fn(f.dequantize, () => [new Uint8Array(16).fill(1), f.fixedPoint(1, 3)]),
+  quantizationBound: fn(f.quantizationBound, () => [f.fixedPoint(1, 3), 2]),
+  defaultNeighbours: fn(f.defaultNeighbours, () => [100]),
+  defaultThreshold: fn(f.defaultThreshold, () => [26]),
+  SecureAggregationClient: {
+    make: () => f.SecureAggregationClient.create('a', secaggParams()),
+    statics: { create: stat(f.SecureAggregationClient.create, () => ['a', secaggParams()]) },
+    methods: {
+      advertise: () => [],
+      shareKeys: (a) => secaggClientTo(a, 'shareKeys'),
+      maskedInput: (a) => secaggClientTo(a, 'maskedInput'),
+      unmask: (a) => secaggClientTo(a, 'unmask'),
+    },
+    internal: ['open'],
+  },
+  SecureAggregationServer: cls(f.SecureAggregationServer, () => [secaggParams()], {
+    methods: {
+      acceptAdvertise: (s) => secaggTo(s, 'advertise'),
+      advertised: (s) => secaggTo(s, 'advertised'),
+      acceptShares: (s) => secaggTo(s, 'shares'),
+      routed: (s) => secaggTo(s, 'routed'),
+      acceptMasked: (s) => secaggTo(s, 'masked'),
+      unmaskRequest: (s) => secaggTo(s, 'unmaskRequest'),
+      acceptUnmask: (s) => secaggTo(s, 'unmask'),
+      result: (s) => secaggTo(s, 'result'),
+      drop: () => ['a'],
+      dropped: () => [],
+    },
+    internal: SERVER_INTERNALS,
   }),
   coordinateMedian: fn(f.coordinateMedian, () => [[[1, 2], Float64Array.of(3, 4), [5, 7]]]),
   trimmedMean: fn(f.trimmedMean, () => [[[1, 2], Float64Array.of(3, 4), [5, 7], [0, 0]], 0.25]),

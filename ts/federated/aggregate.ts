@@ -1,10 +1,12 @@
 /**
- * Secure aggregation as a simulation sees it: clients' contributions are added
- * field by field and only the totals leave the aggregator, optionally with
- * Gaussian noise on every entry (central differential privacy: the aggregator
- * adds the noise once, to the sums, not each client to its own contribution).
- * Whoever uses it checks each contribution before adding it (a real secure
- * aggregator would do so with input-validation proofs).
+ * Field-by-field sums of the contributions one party sees: clients'
+ * contributions are added field by field and only the totals leave it,
+ * optionally with Gaussian noise on every entry (central differential
+ * privacy: the party adds the noise once, to the sums, not each client to its
+ * own contribution). It protects nothing from that party, which sees every
+ * contribution; secure aggregation, where no party sees one, is
+ * ts/privacy/secure-aggregation/ (secureSum). Whoever uses it checks each
+ * contribution before adding it.
  */
 import { formatValue, InvalidMessageError, InvalidParameterError } from '../errors.js';
 import { Rng } from '../random.js';
@@ -35,7 +37,7 @@ function sumsFinite(total: Float64Array, v: ArrayLike<number>, listed: Uint32Arr
   return s0 + s1 + s2 + s3 === 0;
 }
 
-export class SecureSum {
+export class FieldSums {
   private readonly totals = new Map<string, Float64Array>();
   private contributions = 0;
 

@@ -12,6 +12,13 @@
  * least over the orders. The default orders are Opacus': 1.1, 1.2, ..., 10.9
  * and 12, 13, ..., 63.
  *
+ * A second kind of step, the Skellam mechanism (distributed DP under secure
+ * aggregation, ts/privacy/distributed-noise.ts): integer noise Sk(mu) on an
+ * integer vector of sensitivities l1 and l2, its RDP the bound of Agarwal,
+ * Kairouz and Liu 2021 (crates/fedmix-core/src/privacy/skellam.rs), checked
+ * against the exact Rényi divergence summed with mpmath in one dimension
+ * (scripts/gen-skellam-fixtures.py). Steps of both kinds compose.
+ *
  * Agreement: within 1e-6 relative of RDP integrated numerically with mpmath
  * at 40 digits, and epsilon within 0.1%, for q in {0.001, 0.01, 0.1, 1},
  * sigma in {0.5, 0.8, 1.1, 2} and 1, 100 and 10,000 steps
@@ -70,6 +77,60 @@ const stepsOptions = defineOptions<MechanismSteps>()({
   steps: atoms.optional(atoms.integer(0), 1),
 });
 
+/**
+ * One kind of Skellam step: Sk(mu) noise per coordinate of an integer vector
+ * whose neighbours differ by at most l1 (L1 norm) and l2 (L2 norm), taken
+ * `steps` times. No subsampling: every release counts in full.
+ */
+export interface SkellamSteps {
+  mechanism: 'skellam';
+  /** the total Poisson mean of the released noise (the sum of the clients' shares' mus) */
+  mu: number;
+  /** L1 sensitivity, in the noise's integer units */
+  l1: number;
+  /** L2 sensitivity, in the noise's integer units */
+  l2: number;
+  /** how many times (default 1) */
+  steps?: number;
+}
+
+const skellamOptions = defineOptions<SkellamSteps>()({
+  mechanism: atoms.atom<'skellam'>((x) => x === 'skellam', "must be 'skellam'"),
+  mu: atoms.number(0),
+  l1: atoms.number(0),
+  l2: atoms.number(0),
+  steps: atoms.optional(atoms.integer(0), 1),
+});
+
+/** A Skellam step read and checked (l2 <= l1: a vector's L2 norm never passes its L1 norm). */
+function readSkellam(given: unknown, name: string): Required<SkellamSteps> {
+  const m = skellamOptions.check(readMechanism(given) as unknown as SkellamSteps, name) as Required<SkellamSteps>;
+  for (const k of ['mu', 'l1', 'l2'] as const) if (!Number.isFinite(m[k])) throw new InvalidParameterError(`${name}.${k} must be finite, got ${formatValue(m[k])}`);
+  if (m.l2 > m.l1 * (1 + 1e-12)) throw new InvalidParameterError(`${name}: the L2 sensitivity ${m.l2} is above the L1 sensitivity ${m.l1}; no vector's L2 norm passes its L1 norm`);
+  return m;
+}
+
+/**
+ * The RDP of one step of the Skellam mechanism at each order (orders default
+ * to DEFAULT_RDP_ORDERS): alpha l2^2 / (4 mu) + min(((2 alpha - 1) l2^2 + 6 l1) / (16 mu^2), 3 l1 / (4 mu))
+ * at integer orders, a fractional order on the chord of (alpha - 1) eps between its integer neighbours.
+ */
+export function rdpSkellam(mechanism: { mu: number; l1: number; l2: number }, ordersGiven?: ArrayLike<number>): Float64Array {
+  const m = guardRead('mechanism', () => readSkellam({ ...readMechanism(mechanism), mechanism: 'skellam', steps: 1 }, 'mechanism'));
+  const list = ordersGiven === undefined ? Float64Array.from(DEFAULT_RDP_ORDERS) : readOrders(ordersGiven);
+  return rdpSkellamOf(m.mu, m.l1, m.l2, list);
+}
+
+function rdpSkellamOf(mu: number, l1: number, l2: number, list: Float64Array): Float64Array {
+  return withScope((s) => {
+    const out = s.f64(list.length);
+    s.w.fm_rdp_skellam(mu, l1, l2, s.f64From(list), list.length, out);
+    return s.readF64(out, list.length);
+  });
+}
+
+const isSkellam = (m: unknown): boolean => guardRead('mechanism', () => m !== null && typeof m === 'object' && (m as { mechanism?: unknown }).mechanism === 'skellam');
+
 /** The RDP of one step of the sampled Gaussian mechanism at each order (orders default to DEFAULT_RDP_ORDERS). */
 export function rdpSampledGaussian(mechanism: { noiseMultiplier: number; samplingRate: number }, ordersGiven?: ArrayLike<number>): Float64Array {
   const { noiseMultiplier, samplingRate } = stepsOptions.check({ ...readMechanism(mechanism), steps: 1 }, 'mechanism');
@@ -119,18 +180,34 @@ function deltaCheck(d: unknown): number {
   return d;
 }
 
-/** What an accountant has composed: each kind of step and how many times, in the order taken. */
+/** What an accountant has composed: each kind of step and how many times, in the order taken (sampled Gaussian steps carry no `mechanism`, as saved before Skellam steps existed). */
 export interface AccountantHistory {
   noiseMultiplier: number;
   samplingRate: number;
   steps: number;
 }
 
+/** A Skellam kind of step in an accountant's history. */
+export interface SkellamHistory {
+  mechanism: 'skellam';
+  mu: number;
+  l1: number;
+  l2: number;
+  steps: number;
+}
+
+type HistoryEntry = AccountantHistory | SkellamHistory;
+
+/** The key of a kind of step: equal keys are the same mechanism with the same parameters. */
+function keyOf(h: HistoryEntry): string {
+  return 'mechanism' in h ? `skellam ${h.mu} ${h.l1} ${h.l2}` : `${h.noiseMultiplier} ${h.samplingRate}`;
+}
+
 /** An accountant's state as plain JSON (a checkpoint's part). */
 export interface RdpAccountantJSON {
   kind: 'RdpAccountant';
   orders: number[];
-  history: AccountantHistory[];
+  history: (AccountantHistory | SkellamHistory)[];
 }
 
 /**
@@ -145,7 +222,7 @@ export class RdpAccountant {
 
   private readonly orderList: Float64Array;
   private readonly total: Float64Array;
-  private readonly taken: AccountantHistory[] = [];
+  private readonly taken: HistoryEntry[] = [];
 
   constructor(options: { orders?: ArrayLike<number> } = {}) {
     if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be { orders? }, got ${formatValue(options)}`);
@@ -165,25 +242,33 @@ export class RdpAccountant {
   }
 
   /** Every kind of step taken, with its count (consecutive identical steps merged). */
-  get history(): AccountantHistory[] {
+  get history(): (AccountantHistory | SkellamHistory)[] {
     return this.taken.map((h) => ({ ...h }));
   }
 
-  /** Records `steps` (default 1) steps of the sampled Gaussian mechanism. */
-  step(mechanism: MechanismSteps): this {
-    const m = stepsOptions.check(readMechanism(mechanism), 'mechanism');
-    this.#add(m.noiseMultiplier, m.samplingRate, m.steps, rdpOf(m.noiseMultiplier, m.samplingRate, this.orderList));
+  /**
+   * Records `steps` (default 1) steps of the sampled Gaussian mechanism
+   * ({ noiseMultiplier, samplingRate }) or of the Skellam mechanism
+   * ({ mechanism: 'skellam', mu, l1, l2 }, as distributedNoise(...).step gives).
+   */
+  step(mechanism: MechanismSteps | SkellamSteps): this {
+    const h = guardRead('mechanism', () => readStep(mechanism, 'mechanism'));
+    this.#add(h, this.#rdpOnce(h));
     return this;
   }
 
-  #add(noiseMultiplier: number, samplingRate: number, steps: number, once: Float64Array): void {
-    if (steps === 0) return;
+  #rdpOnce(h: HistoryEntry): Float64Array {
+    return 'mechanism' in h ? rdpSkellamOf(h.mu, h.l1, h.l2, this.orderList) : rdpOf(h.noiseMultiplier, h.samplingRate, this.orderList);
+  }
+
+  #add(h: HistoryEntry, once: Float64Array): void {
+    if (h.steps === 0) return;
     const last = this.taken[this.taken.length - 1];
-    const same = last !== undefined && last.noiseMultiplier === noiseMultiplier && last.samplingRate === samplingRate;
+    const same = last !== undefined && keyOf(last) === keyOf(h);
     if (!same && this.taken.length >= MAX_HISTORY) throw new InvalidParameterError(`an accountant keeps at most ${MAX_HISTORY} kinds of step; compose steps of one kind with { steps }`);
-    for (let i = 0; i < once.length; i++) this.total[i] += steps * once[i]!;
-    if (same) last.steps += steps;
-    else this.taken.push({ noiseMultiplier, samplingRate, steps });
+    for (let i = 0; i < once.length; i++) this.total[i] += h.steps * once[i]!;
+    if (same) last.steps += h.steps;
+    else this.taken.push({ ...h });
   }
 
   /** epsilon at `delta` for everything recorded so far, and the order that gives it. */
@@ -215,14 +300,24 @@ export class RdpAccountant {
     // each kind of step's RDP once, however often the history names it
     const known = new Map<string, Float64Array>();
     for (const h of history as unknown[]) {
-      const m = stepsOptions.check(readMechanism(h), 'a saved step');
-      const key = `${m.noiseMultiplier} ${m.samplingRate}`;
+      const m = readStep(h, 'a saved step');
+      const key = keyOf(m);
       let once = known.get(key);
-      if (!once) known.set(key, (once = rdpOf(m.noiseMultiplier, m.samplingRate, a.orderList)));
-      a.#add(m.noiseMultiplier, m.samplingRate, m.steps, once);
+      if (!once) known.set(key, (once = a.#rdpOnce(m)));
+      a.#add(m, once);
     }
     return a;
   }
+}
+
+/** A step of either kind read and checked, as a history entry. */
+function readStep(given: unknown, name: string): HistoryEntry {
+  if (isSkellam(given)) {
+    const m = readSkellam(given, name);
+    return { mechanism: 'skellam', mu: m.mu, l1: m.l1, l2: m.l2, steps: m.steps };
+  }
+  const m = stepsOptions.check(readMechanism(given), name);
+  return { noiseMultiplier: m.noiseMultiplier, samplingRate: m.samplingRate, steps: m.steps };
 }
 
 const accountantOptions = defineOptions<{ orders?: ArrayLike<number> }>()({ orders: orders() });
@@ -233,18 +328,35 @@ export interface PrivacyEpsilonOptions extends MechanismSteps {
   orders?: ArrayLike<number>;
 }
 
+/** The options of privacyEpsilon for Skellam steps: one kind taken `steps` times, and delta. */
+export interface SkellamEpsilonOptions extends SkellamSteps {
+  delta: number;
+  orders?: ArrayLike<number>;
+}
+
 const epsilonOptions = defineOptions<PrivacyEpsilonOptions>()({ ...stepsOptions.entries, delta: delta(), orders: orders() });
 
 /**
  * epsilon after `steps` steps of the sampled Gaussian mechanism at `delta`
- * (what `fedmix privacy` prints): Opacus' `get_noise_multiplier`'s inverse.
+ * (what `fedmix privacy` prints): Opacus' `get_noise_multiplier`'s inverse;
+ * or of the Skellam mechanism, given `{ mechanism: 'skellam', mu, l1, l2 }`.
  *
  * ```ts
  * const { epsilon, order } = privacyEpsilon({ noiseMultiplier: 1.1, samplingRate: 0.01, steps: 10_000, delta: 1e-5 });
  * ```
  */
-export function privacyEpsilon(options: PrivacyEpsilonOptions): PrivacySpent {
-  const o = epsilonOptions.check(options);
+export function privacyEpsilon(options: PrivacyEpsilonOptions | SkellamEpsilonOptions): PrivacySpent {
+  if (isSkellam(options)) {
+    const { d, given, m } = guardRead('options', () => {
+      const { delta: d, orders: given, ...step } = options as SkellamEpsilonOptions;
+      return { d, given, m: readSkellam(step, 'options') };
+    });
+    const list = given === undefined ? Float64Array.from(DEFAULT_RDP_ORDERS) : readOrders(given);
+    const once = rdpSkellamOf(m.mu, m.l1, m.l2, list);
+    for (let i = 0; i < once.length; i++) once[i] *= m.steps;
+    return epsilonFromRdp(once, deltaCheck(d), list);
+  }
+  const o = epsilonOptions.check(options as PrivacyEpsilonOptions);
   const once = rdpOf(o.noiseMultiplier, o.samplingRate, o.orders);
   for (let i = 0; i < once.length; i++) once[i] *= o.steps;
   return epsilonFromRdp(once, o.delta, o.orders);

@@ -118,6 +118,8 @@ export const EXPORTS: { readonly [N in Exclude<keyof WasmExports, 'memory'>]: Ex
   fm_ln_erfc: { module: 'dirichlet', params: ['i32', 'i32'], result: undefined },
   fm_rdp_sampled_gaussian: { module: 'dirichlet', params: ['f64', 'f64', 'i32', 'i32', 'i32'], result: undefined },
   fm_epsilon_from_rdp: { module: 'dirichlet', params: ['i32', 'i32', 'i32', 'f64', 'i32'], result: 'f64' },
+  fm_skellam_add: { module: 'dirichlet', params: ['i32', 'f64', 'i32', 'i32'], result: 'i32' },
+  fm_rdp_skellam: { module: 'dirichlet', params: ['f64', 'f64', 'f64', 'i32', 'i32', 'i32'], result: undefined },
   fm_secagg_add: { module: 'dirichlet', params: ['i32', 'i32', 'i32', 'i32'], result: undefined },
   fm_secagg_mask: { module: 'dirichlet', params: ['i32', 'i32', 'i32', 'i32'], result: undefined },
   fm_secagg_permutation: { module: 'dirichlet', params: ['i32', 'i32', 'i32'], result: undefined },

@@ -147,6 +147,8 @@ export interface WasmExports {
   fm_ln_erfc(p: number, n: number): void;
   fm_rdp_sampled_gaussian(q: number, sigma: number, orders: number, n: number, out: number): void;
   fm_epsilon_from_rdp(orders: number, rdp: number, n: number, delta: number, outOrder: number): number;
+  fm_skellam_add(key: number, mu: number, words: number, n: number): number;
+  fm_rdp_skellam(mu: number, l1: number, l2: number, orders: number, n: number, out: number): void;
   fm_secagg_add(acc: number, v: number, n: number, subtract: number): void;
   fm_secagg_mask(vector: number, n: number, seed: number, subtract: number): void;
   fm_secagg_permutation(seed: number, n: number, out: number): void;
@@ -174,7 +176,7 @@ export const FEATURE_EXPORTS: { readonly [F in Feature]: string } = {
   dem: 'dem_client_stats dem_client_summary dem_check_stats dem_check_summary dem_check_log_likelihood dem_server_step dem_separated_init dem_kfed_local dem_kfed_server hem_reduce',
   svm: 'ocsvm_fit ocsvm_from_parts ocsvm_set_stats ocsvm_free ocsvm_info ocsvm_read ocsvm_decision_function',
   nn: 'nn_new nn_free nn_parameter_count nn_get_parameters nn_get_gradients nn_set_parameters nn_call_bytes nn_set_new nn_set_free nn_set_inputs nn_set_targets nn_set_seal nn_set_check nn_optimizer_new nn_optimizer_reset nn_optimizer_steps nn_optimizer_free nn_train_epoch nn_evaluate nn_predict nn_reconstruction_errors nn_batch_gradient peak_probe_f32x4',
-  dirichlet: 'dm_log_pmf mdm_check mdm_check_histograms mdm_log_pmf mdm_sample mdm_init_stats mdm_prepare mdm_prepared_free mdm_round_stats mdm_initialize mdm_update digamma lgamma trigamma gamma_differences ln_erfc rdp_sampled_gaussian epsilon_from_rdp secagg_add secagg_mask secagg_permutation shamir_split shamir_combine',
+  dirichlet: 'dm_log_pmf mdm_check mdm_check_histograms mdm_log_pmf mdm_sample mdm_init_stats mdm_prepare mdm_prepared_free mdm_round_stats mdm_initialize mdm_update digamma lgamma trigamma gamma_differences ln_erfc rdp_sampled_gaussian epsilon_from_rdp skellam_add rdp_skellam secagg_add secagg_mask secagg_permutation shamir_split shamir_combine',
   fedgem: 'fedgem_client_new fedgem_client_free fedgem_client_steps fedgem_client_set_means fedgem_client_set_variance fedgem_client_means fedgem_client_predict fedgem_client_score fedgem_update fedgem_merge',
   assignment: 'linear_sum_assignment gaussian_costs',
 };
@@ -285,6 +287,8 @@ export interface ExportModules {
   fm_ln_erfc: 'dirichlet';
   fm_rdp_sampled_gaussian: 'dirichlet';
   fm_epsilon_from_rdp: 'dirichlet';
+  fm_skellam_add: 'dirichlet';
+  fm_rdp_skellam: 'dirichlet';
   fm_secagg_add: 'dirichlet';
   fm_secagg_mask: 'dirichlet';
   fm_secagg_permutation: 'dirichlet';

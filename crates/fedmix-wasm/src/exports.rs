@@ -168,6 +168,8 @@ export!("dirichlet" fn special::fm_gamma_differences(which: i32, x: *const f64, 
 export!("dirichlet" fn special::fm_ln_erfc(p: *mut f64, n: usize));
 export!("dirichlet" fn special::fm_rdp_sampled_gaussian(q: f64, sigma: f64, orders: *const f64, n: usize, out: *mut f64));
 export!("dirichlet" fn special::fm_epsilon_from_rdp(orders: *const f64, rdp: *const f64, n: usize, delta: f64, out_order: *mut usize) -> f64);
+export!("dirichlet" fn special::fm_skellam_add(key: *const u8, mu: f64, words: *mut u8, n: usize) -> i32);
+export!("dirichlet" fn special::fm_rdp_skellam(mu: f64, l1: f64, l2: f64, orders: *const f64, n: usize, out: *mut f64));
 
 // secure_aggregation.rs
 export!("dirichlet" fn secure_aggregation::fm_secagg_add(acc: *mut u64, v: *const u64, n: usize, subtract: i32));

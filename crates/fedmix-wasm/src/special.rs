@@ -1,7 +1,10 @@
 //! Special functions over arrays: digamma, ln Gamma, trigamma and their differences.
 
 use super::codes::{DIGAMMA_DIFFERENCE};
-use super::{f64s, f64s_mut};
+use super::{f64s, f64s_mut, status};
+use fedmix_core::secure_aggregation::chacha20::Stream;
+use fedmix_core::privacy::skellam;
+use fedmix_core::Error;
 use fedmix_core::{privacy, special};
 
 /// In-place digamma over n values (vectorized in the SIMD build).
@@ -71,4 +74,36 @@ pub unsafe extern "C" fn fm_epsilon_from_rdp(orders: *const f64, rdp: *const f64
     let (eps, i) = privacy::epsilon_from_rdp(f64s(orders, n), f64s(rdp, n), delta);
     *out_order = if i == usize::MAX { n } else { i };
     eps
+}
+
+/// Adds an independent Skellam(mu) draw to each of the n little-endian u64 words
+/// at `words`, mod 2^64, from the ChaCha20 keystream of the 32-byte `key`
+/// (nonce 0, counter from 0; fedmix_core::privacy::skellam). Refuses mu outside [0, MAX_MU].
+///
+/// # Safety
+/// `key` covers 32 bytes, `words` 8 n bytes.
+pub unsafe extern "C" fn fm_skellam_add(key: *const u8, mu: f64, words: *mut u8, n: usize) -> i32 {
+    status(|| {
+        if !(mu >= 0.0 && mu <= skellam::MAX_MU) {
+            return Err(Error::param(format!("a Skellam share's mu must be a number in [0, {}], got {}", skellam::MAX_MU, mu)));
+        }
+        let mut k = [0u8; 32];
+        k.copy_from_slice(core::slice::from_raw_parts(key, 32));
+        let mut rng = Stream::new(&k, &[0; 12]);
+        if n > 0 {
+            skellam::add_skellam_words(&mut rng, mu, core::slice::from_raw_parts_mut(words, 8 * n));
+        }
+        Ok(())
+    })
+}
+
+/// out[i] = the RDP at orders[i] of Skellam(mu) noise on integer vectors with
+/// sensitivities l1 (L1) and l2 (L2) (fedmix_core::privacy::skellam).
+///
+/// # Safety
+/// `orders` and `out` cover n values.
+pub unsafe extern "C" fn fm_rdp_skellam(mu: f64, l1: f64, l2: f64, orders: *const f64, n: usize, out: *mut f64) {
+    for (o, &a) in f64s_mut(out, n).iter_mut().zip(f64s(orders, n)) {
+        *o = skellam::rdp_skellam(mu, l1, l2, a);
+    }
 }

@@ -1,7 +1,7 @@
 /**
  * The secure aggregator between MDM clients and the server: it checks each
  * client's contribution against the request it answers, adds the accepted
- * ones (SecureSum) and hands the server one 'mdm/aggregate' message: the sums
+ * ones (FieldSums) and hands the server one 'mdm/aggregate' message: the sums
  * and how many clients they hold. With a noise multiplier it adds Gaussian
  * noise of standard deviation noiseMultiplier x sensitivity to every entry of
  * the sums (central differential privacy; see `sensitivity` in messages.ts),
@@ -27,7 +27,7 @@ import { FederationError, formatValue, InvalidMessageError, InvalidParameterErro
 import { Rng } from '../../random.js';
 import { readRequest } from '../runtime/roles.js';
 import { aggregatorOptions, type MdmAggregatorOptions, type ResolvedMdmAggregatorOptions } from './options.js';
-import { SecureSum } from '../aggregate.js';
+import { FieldSums } from '../aggregate.js';
 import { checkEnvelope, usersOf, type Message } from '../messages/envelope.js';
 import { wasRead } from '../messages/schema.js';
 import {
@@ -67,7 +67,7 @@ interface Round {
   /** `quantization`: the per-entry error a secure sum carries (0 for a client's own reply) */
   read: (payload: unknown, users: number, quantization: number) => Record<string, ArrayLike<number>>;
   sensitivity: number;
-  sum: SecureSum;
+  sum: FieldSums;
 }
 
 export class MdmAggregator {
@@ -145,7 +145,7 @@ export class MdmAggregator {
       default:
         throw new InvalidParameterError(`the MDM aggregator does not sum answers to ${request.kind}`);
     }
-    this.current = { ...r, request: request.kind, round: request.round, sum: new SecureSum(r.fields) };
+    this.current = { ...r, request: request.kind, round: request.round, sum: new FieldSums(r.fields) };
   }
 
   /**

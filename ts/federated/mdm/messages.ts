@@ -140,7 +140,7 @@ export function paramsOf(m: DirichletMultinomialMixture): MdmParams {
   return { nComponents: m.nComponents, nCategories: m.nCategories, maxCount: m.maxCount, tau: m.tau, alpha: m.alpha, pi: m.pi };
 }
 
-/** Field lengths of each aggregate kind (the SecureSum shape); a round's log-likelihood fields only when asked for. */
+/** Field lengths of each aggregate kind (the FieldSums shape); a round's log-likelihood fields only when asked for. */
 export function sumShape(of: AggregateOf, s: Shape, models = 0, logLikelihood = true): Record<string, number> {
   switch (of) {
     case 'init':

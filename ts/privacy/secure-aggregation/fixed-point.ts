@@ -16,7 +16,7 @@
  * reaches a sum.
  */
 import { formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
-import { requireAttached } from '../../validate.js';
+import { isFloat64Array, readOptions, requireAttached } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 
 export interface FixedPoint {
@@ -60,10 +60,10 @@ export function fixedPoint(clip: number, contributors: number): FixedPoint {
   return Object.freeze({ clip, contributors, scale: 2 ** e });
 }
 
-function checkFixedPoint(q: FixedPoint): FixedPoint {
+function checkFixedPoint(given: FixedPoint): FixedPoint {
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`a fixed point must come from fixedPoint(clip, contributors), got ${formatValue(given)}`);
+  const q = readOptions(given, ['clip', 'contributors', 'scale'], 'the fixed point') as FixedPoint;
   const ok =
-    q !== null &&
-    typeof q === 'object' &&
     typeof q.scale === 'number' &&
     typeof q.clip === 'number' &&
     typeof q.contributors === 'number' &&
@@ -85,7 +85,7 @@ function checkFixedPoint(q: FixedPoint): FixedPoint {
  */
 export function quantize(values: Float64Array, q: FixedPoint): Uint8Array {
   const { clip, scale } = checkFixedPoint(q);
-  if (!(values instanceof Float64Array)) throw new InvalidParameterError(`values must be a Float64Array, got ${formatValue(values)}`);
+  if (!isFloat64Array(values)) throw new InvalidParameterError(`values must be a Float64Array, got ${formatValue(values)}`);
   requireAttached('values', values);
   const n = values.length;
   const out = new Uint8Array(8 * n);
@@ -103,7 +103,7 @@ export function quantize(values: Float64Array, q: FixedPoint): Uint8Array {
 }
 
 function requireWords(name: string, v: unknown): Uint8Array {
-  if (!(v instanceof Uint8Array)) throw new InvalidParameterError(`${name} must be a Uint8Array of u64 words, got ${formatValue(v)}`);
+  if (!(ArrayBuffer.isView(v) && v instanceof Uint8Array)) throw new InvalidParameterError(`${name} must be a Uint8Array of u64 words, got ${formatValue(v)}`);
   requireAttached(name, v);
   if (v.length % 8 !== 0) throw new InvalidParameterError(`${name} must hold whole u64 words (a multiple of 8 bytes), got ${v.length} bytes`);
   return v;
@@ -164,6 +164,7 @@ export function subtractInto(acc: Uint8Array, v: Uint8Array): void {
 
 /** The sum mod 2^64 of vectors of u64 words, all of `bytes` bytes (in the core, one copy of each in). */
 export function sumWords(vectors: readonly Uint8Array[], bytes: number): Uint8Array {
+  if (!Array.isArray(vectors) || !(Number.isInteger(bytes) && bytes >= 0 && bytes % 8 === 0)) throw new InvalidParameterError('sumWords takes a list of u64 vectors and their length in bytes');
   for (const [i, v] of vectors.entries()) {
     requireWords(`vectors[${i}]`, v);
     if (v.length !== bytes) throw new InvalidParameterError(`vectors[${i}] holds ${v.length} bytes, not ${bytes}`);

@@ -5,13 +5,14 @@
  * uniform on Z_{2^64}, so a masked word is uniform whatever the value under it.
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
+import { guardRead } from '../../read-guard.js';
 import { requireAttached } from '../../validate.js';
 import { withScope } from '../../wasm/memory.js';
 
 export const SEED_BYTES = 32;
 
 function requireSeed(name: string, seed: unknown): Uint8Array {
-  if (!(seed instanceof Uint8Array) || seed.length !== SEED_BYTES) throw new InvalidParameterError(`${name} must be a Uint8Array of ${SEED_BYTES} bytes, got ${formatValue(seed)}`);
+  if (!(ArrayBuffer.isView(seed) && seed instanceof Uint8Array) || seed.length !== SEED_BYTES) throw new InvalidParameterError(`${name} must be a Uint8Array of ${SEED_BYTES} bytes, got ${formatValue(seed)}`);
   return requireAttached(name, seed);
 }
 
@@ -23,11 +24,14 @@ export interface Mask {
 
 /** vector += sign * ChaCha20(seed) mod 2^64, in place, for each mask in turn (one copy in and out of WASM memory). */
 export function applyMasks(vector: Uint8Array, masks: readonly Mask[]): void {
-  if (!(vector instanceof Uint8Array) || vector.length % 8 !== 0) throw new InvalidParameterError(`vector must be a Uint8Array of u64 words (a multiple of 8 bytes), got ${formatValue(vector)}`);
+  if (!(ArrayBuffer.isView(vector) && vector instanceof Uint8Array) || vector.length % 8 !== 0) throw new InvalidParameterError(`vector must be a Uint8Array of u64 words (a multiple of 8 bytes), got ${formatValue(vector)}`);
   requireAttached('vector', vector);
-  const checked = masks.map((m, i) => {
-    if (m === null || typeof m !== 'object' || (m.sign !== 1 && m.sign !== -1)) throw new InvalidParameterError(`masks[${i}] must be { seed, sign: 1 | -1 }, got ${formatValue(m)}`);
-    return { seed: requireSeed(`masks[${i}].seed`, m.seed), sign: m.sign };
+  const checked = guardRead('masks', () => {
+    if (!Array.isArray(masks)) throw new InvalidParameterError(`masks must be a list of { seed, sign }, got ${formatValue(masks)}`);
+    return masks.map((m, i) => {
+      if (m === null || typeof m !== 'object' || (m.sign !== 1 && m.sign !== -1)) throw new InvalidParameterError(`masks[${i}] must be { seed, sign: 1 | -1 }, got ${formatValue(m)}`);
+      return { seed: requireSeed(`masks[${i}].seed`, m.seed), sign: m.sign };
+    });
   });
   if (vector.length === 0 || checked.length === 0) return;
   withScope((s) => {

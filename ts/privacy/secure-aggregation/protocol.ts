@@ -26,7 +26,10 @@
  * What the server learns: the sum of the survivors' inputs, and who survived.
  */
 import { formatValue, InvalidDataError, InvalidMessageError, InvalidParameterError, SecureAggregationError } from '../../errors.js';
-import { LIMITS } from '../../validate.js';
+import { guardRead } from '../../read-guard.js';
+import { isFloat64Array, LIMITS, readOptions } from '../../validate.js';
+import { noiseProblem } from '../distributed-noise.js';
+import { addSkellamNoise } from '../skellam.js';
 import { fixedPoint as makeFixedPoint, dequantize, quantizationBound, quantize, sumWords, type FixedPoint } from './fixed-point.js';
 import { degreeProblem, neighbourGraph } from './graph.js';
 import {
@@ -118,7 +121,11 @@ interface Checked extends SecureAggregationParams {
 
 function checkParams(params: SecureAggregationParams): Checked {
   if (params === null || typeof params !== 'object') throw new InvalidParameterError(`secure aggregation params must be an object, got ${formatValue(params)}`);
-  const { run, round, clients, neighbours, threshold, graphSeed, curve, length, fixedPoint, noise } = params;
+  const read = readOptions(params, ['run', 'round', 'clients', 'neighbours', 'threshold', 'graphSeed', 'curve', 'length', 'fixedPoint', 'noise'], 'params');
+  const { run, round, neighbours, threshold, graphSeed, curve, length } = read as SecureAggregationParams;
+  const clients = Array.isArray(read.clients) ? [...read.clients] : read.clients;
+  const fixedPoint = read.fixedPoint === undefined ? undefined : readOptions(read.fixedPoint, ['clip', 'contributors', 'scale'], 'params.fixedPoint');
+  const noise = read.noise === undefined ? undefined : readOptions(read.noise, ['skellamMu'], 'params.noise');
   if (typeof run !== 'string' || run.length > MAX_ID_LENGTH) throw new InvalidParameterError(`run must be a string of at most ${MAX_ID_LENGTH} characters, got ${formatValue(run)}`);
   if (!(Number.isSafeInteger(round) && round >= 0)) throw new InvalidParameterError(`round must be an integer >= 0, got ${formatValue(round)}`);
   if (!Array.isArray(clients) || clients.length < 2 || clients.length > 65_535) throw new InvalidParameterError(`clients must be a list of 2 to 65,535 ids, got ${formatValue(clients)}`);
@@ -131,17 +138,24 @@ function checkParams(params: SecureAggregationParams): Checked {
   const problem = degreeProblem(clients.length, neighbours);
   if (problem) throw new InvalidParameterError(problem);
   if (!(Number.isInteger(threshold) && threshold >= 1 && threshold <= neighbours)) throw new InvalidParameterError(`threshold must be an integer in [1, ${neighbours}] (the neighbours), got ${formatValue(threshold)}`);
-  if (!(graphSeed instanceof Uint8Array) || graphSeed.length !== 32) throw new InvalidParameterError(`graphSeed must be a Uint8Array of 32 bytes, got ${formatValue(graphSeed)}`);
+  if (!isBytes(graphSeed) || graphSeed.length !== 32) throw new InvalidParameterError(`graphSeed must be a Uint8Array of 32 bytes, got ${formatValue(graphSeed)}`);
   if (!CURVES.includes(curve)) throw new InvalidParameterError(`curve must be 'X25519' or 'P-256', got ${formatValue(curve)}`);
   if (!(Number.isInteger(length) && length >= 0 && length <= LIMITS.values)) throw new InvalidParameterError(`length must be an integer in [0, ${LIMITS.values}], got ${formatValue(length)}`);
-  if (fixedPoint === null || typeof fixedPoint !== 'object') throw new InvalidParameterError(`fixedPoint must come from fixedPoint(clip, clients), got ${formatValue(fixedPoint)}`);
-  // the fixed point must be exactly what fixedPoint() gives: a hand-made scale could overflow
-  const fp = makeFixedPoint(fixedPoint.clip, fixedPoint.contributors);
-  if (fp.scale !== fixedPoint.scale || fixedPoint.contributors < clients.length) {
-    throw new InvalidParameterError(`fixedPoint must be fixedPoint(clip, n) for n >= ${clients.length} (the clients), got ${formatValue(fixedPoint)}`);
-  }
-  if (noise !== undefined && (noise === null || typeof noise !== 'object' || !(typeof noise.skellamMu === 'number' && noise.skellamMu > 0 && Number.isFinite(noise.skellamMu)))) {
+  if (fixedPoint === undefined) throw new InvalidParameterError('params.fixedPoint must be given: fixedPoint(clip, clients.length)');
+  if (noise !== undefined && !(typeof noise.skellamMu === 'number' && noise.skellamMu > 0 && Number.isFinite(noise.skellamMu))) {
     throw new InvalidParameterError(`noise must be { skellamMu: a finite number > 0 }, got ${formatValue(noise)}`);
+  }
+  // the fixed point must be exactly what fixedPoint() gives: a hand-made scale could overflow;
+  // with noise, a smaller power-of-two scale (distributedNoise()'s), its headroom for the noise checked
+  let fp = makeFixedPoint(fixedPoint.clip as number, fixedPoint.contributors as number);
+  if (noise) {
+    const s = fixedPoint.scale;
+    if (typeof s === 'number' && s >= 1 && s < fp.scale && Number.isInteger(Math.log2(s))) fp = Object.freeze({ clip: fp.clip, contributors: fp.contributors, scale: s });
+    const problem = noiseProblem(fp, noise.skellamMu as number, length);
+    if (problem) throw new InvalidParameterError(`fixedPoint leaves no room for the noise: ${problem}; take distributedNoise(...).fixedPoint`);
+  }
+  if (fp.scale !== fixedPoint.scale || fp.contributors < clients.length) {
+    throw new InvalidParameterError(`fixedPoint must be fixedPoint(clip, n) for n >= ${clients.length} (the clients), got ${formatValue(fixedPoint)}`);
   }
   return {
     run,
@@ -153,7 +167,7 @@ function checkParams(params: SecureAggregationParams): Checked {
     curve,
     length,
     fixedPoint: fp,
-    ...(noise ? { noise: { skellamMu: noise.skellamMu } } : {}),
+    ...(noise ? { noise: { skellamMu: noise.skellamMu as number } } : {}),
     graph: neighbourGraph(clients.length, neighbours, graphSeed),
     index,
   };
@@ -171,8 +185,9 @@ function maskSign(p: Checked, self: string, other: string): 1 | -1 {
 
 function requireKeysMessage(curve: Curve, keys: unknown, what: string, Err: typeof InvalidMessageError | typeof InvalidParameterError): AdvertisedKeys {
   const bytes = publicKeyBytes(curve);
-  const k = keys as AdvertisedKeys;
-  if (k === null || typeof k !== 'object' || !(k.cPk instanceof Uint8Array) || !(k.sPk instanceof Uint8Array) || k.cPk.length !== bytes || k.sPk.length !== bytes) {
+  if (keys === null || typeof keys !== 'object') throw new Err(`${what} must be { cPk, sPk }, got ${formatValue(keys)}`);
+  const k = readOptions(keys as AdvertisedKeys, ['cPk', 'sPk'], what) as AdvertisedKeys;
+  if ( !isBytes(k.cPk) || !isBytes(k.sPk) || k.cPk.length !== bytes || k.sPk.length !== bytes) {
     throw new Err(`${what} must be { cPk, sPk }, two ${curve} public keys of ${bytes} bytes`);
   }
   return { cPk: k.cPk.slice(), sPk: k.sPk.slice() };
@@ -180,8 +195,12 @@ function requireKeysMessage(curve: Curve, keys: unknown, what: string, Err: type
 
 function requireMap(value: unknown, what: string, Err: typeof InvalidMessageError | typeof InvalidParameterError): ReadonlyMap<unknown, unknown> {
   if (!(value instanceof Map)) throw new Err(`${what} must be a Map, got ${formatValue(value)}`);
+  if (value.size > 65_535) throw new Err(`${what} holds ${value.size} entries, more than a round has clients`);
   return value;
 }
+
+/** Whether `v` is a Uint8Array, asked without running a Proxy's traps. */
+const isBytes = (v: unknown): v is Uint8Array => ArrayBuffer.isView(v) && v instanceof Uint8Array;
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
@@ -190,13 +209,9 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return d === 0;
 }
 
-/**
- * The distributed-DP noise share added to the quantized vector when
- * params.noise is given (the ddp part of issue 26 provides it: Skellam noise
- * in Z_{2^64}). Not in this build: refused rather than skipped silently.
- */
-function addDistributedNoise(_vector: Uint8Array, _noise: { skellamMu: number }): void {
-  throw new InvalidParameterError('distributed noise is not available in this build');
+/** The distributed-DP noise share added to the quantized vector when params.noise is given: Sk(mu) per word, mod 2^64, fresh keys. */
+function addDistributedNoise(vector: Uint8Array, noise: { skellamMu: number }): void {
+  addSkellamNoise(vector, noise.skellamMu);
 }
 
 type ClientStage = 'created' | 'shared' | 'masked' | 'unmasked';
@@ -226,10 +241,10 @@ export class SecureAggregationClient {
 
   /** A client of the round: its two key pairs drawn. `testing` is for tests only (see SecureAggregationTesting). */
   static async create(self: string, params: SecureAggregationParams, testing?: SecureAggregationTesting): Promise<SecureAggregationClient> {
-    const p = checkParams(params);
-    const i = p.index.get(self);
+    const p = guardRead('the params', () => checkParams(params));
+    const i = typeof self === 'string' ? p.index.get(self) : undefined;
     if (i === undefined) throw new InvalidParameterError(`${formatValue(self)} is not one of the round's clients`);
-    const random = testing?.random ?? cryptoRandom;
+    const random = readOptions(testing, ['random'], 'testing').random ?? cryptoRandom;
     if (typeof random !== 'function') throw new InvalidParameterError(`testing.random must be a function, got ${formatValue(random)}`);
     const cKeys = await generateKeyPair(p.curve, random);
     const sKeys = await generateKeyPair(p.curve, random);
@@ -249,12 +264,18 @@ export class SecureAggregationClient {
   async shareKeys(keys: ReadonlyMap<string, AdvertisedKeys>): Promise<{ shares: Map<string, Uint8Array>; commitment: Uint8Array }> {
     if (this.stage !== 'created') throw new InvalidParameterError(`shareKeys() comes once, after create(); this client is past it (${this.stage})`);
     const p = this.params;
-    const given = requireMap(keys, "the neighbours' keys", InvalidMessageError);
-    const usable: { id: string; keys: AdvertisedKeys }[] = [];
-    for (const [id, k] of given) {
-      if (typeof id !== 'string' || !this.neighbours.has(id)) throw new InvalidMessageError(`keys of ${formatValue(id)}, who is not a neighbour of ${this.self}`);
-      usable.push({ id, keys: requireKeysMessage(p.curve, k, `the keys of ${id}`, InvalidMessageError) });
-    }
+    const usable = guardRead(
+      "the neighbours' keys",
+      () => {
+        const out: { id: string; keys: AdvertisedKeys }[] = [];
+        for (const [id, k] of requireMap(keys, "the neighbours' keys", InvalidMessageError)) {
+          if (typeof id !== 'string' || !this.neighbours.has(id)) throw new InvalidMessageError(`keys of ${formatValue(id)}, who is not a neighbour of ${this.self}`);
+          out.push({ id, keys: requireKeysMessage(p.curve, k, `the keys of ${id}`, InvalidMessageError) });
+        }
+        return out;
+      },
+      InvalidMessageError,
+    );
     usable.sort((a, b) => p.index.get(a.id)! - p.index.get(b.id)!);
     const derived = await Promise.all(
       usable.map(async ({ id, keys: k }) => {
@@ -300,13 +321,20 @@ export class SecureAggregationClient {
   async maskedInput(received: ReadonlyMap<string, Uint8Array>, input: Float64Array): Promise<{ masked: Uint8Array; refused: string[] }> {
     if (this.stage !== 'shared') throw new InvalidParameterError(`maskedInput() comes once, after shareKeys(); this client is at ${this.stage}`);
     const p = this.params;
-    if (!(input instanceof Float64Array) || input.length !== p.length) throw new InvalidParameterError(`the input must be a Float64Array of ${p.length} values, got ${formatValue(input)}`);
-    const given = requireMap(received, 'the shares received', InvalidMessageError);
-    const linked: string[] = [];
-    for (const id of given.keys()) {
-      if (typeof id !== 'string' || !this.pairs.has(id)) throw new InvalidMessageError(`a share from ${formatValue(id)}, to whom ${this.self} sent none`);
-      linked.push(id);
-    }
+    if (!isFloat64Array(input) || input.length !== p.length) throw new InvalidParameterError(`the input must be a Float64Array of ${p.length} values, got ${formatValue(input)}`);
+    const given = guardRead(
+      'the shares received',
+      () => {
+        const out = new Map<string, Uint8Array | undefined>();
+        for (const [id, ct] of requireMap(received, 'the shares received', InvalidMessageError)) {
+          if (typeof id !== 'string' || !this.pairs.has(id)) throw new InvalidMessageError(`a share from ${formatValue(id)}, to whom ${this.self} sent none`);
+          out.set(id, isBytes(ct) ? ct.slice() : undefined);
+        }
+        return out;
+      },
+      InvalidMessageError,
+    );
+    const linked = [...given.keys()];
     if (linked.length < p.threshold) throw new SecureAggregationError(`${this.self} has ${linked.length} linked neighbours, fewer than the threshold ${p.threshold}`);
     const refused: string[] = [];
     for (const id of linked) {
@@ -326,7 +354,7 @@ export class SecureAggregationClient {
 
   /** The two shares in a neighbour's ciphertext, or undefined when it is not authentic or not two field elements' worth. */
   private async open(from: string, ciphertext: unknown): Promise<Held | undefined> {
-    if (!(ciphertext instanceof Uint8Array) || ciphertext.length !== SHARE_CIPHERTEXT_BYTES) return undefined;
+    if (!isBytes(ciphertext) || ciphertext.length !== SHARE_CIPHERTEXT_BYTES) return undefined;
     const p = this.params;
     let plain: Uint8Array;
     try {
@@ -365,8 +393,8 @@ export class SecureAggregationClient {
       }
       return set;
     };
-    const alive = read(survivors, 'survivors');
-    const gone = read(dropped, 'dropped');
+    const alive = guardRead('survivors', () => read(survivors, 'survivors'), InvalidMessageError);
+    const gone = guardRead('dropped', () => read(dropped, 'dropped'), InvalidMessageError);
     for (const id of alive) if (gone.has(id)) throw new SecureAggregationError(`the server named ${id} both a survivor and dropped: answering would reveal its input`);
     if (alive.size < p.threshold) throw new SecureAggregationError(`${alive.size} survivors are fewer than the threshold ${p.threshold}`);
     const key = JSON.stringify([[...alive].sort(), [...gone].sort()]);
@@ -405,7 +433,7 @@ export class SecureAggregationServer {
   private routedView: Map<string, Map<string, Uint8Array>> | undefined;
 
   constructor(params: SecureAggregationParams) {
-    this.p = checkParams(params);
+    this.p = guardRead('the params', () => checkParams(params));
     this.live = new Set(this.p.clients);
   }
 
@@ -431,9 +459,10 @@ export class SecureAggregationServer {
     this.drops[stage].push(id);
   }
 
-  private requireEnough(count: number, what: string): void {
+  private requireEnough(count: number, what: string, isolated = 0): void {
     if (count < this.p.threshold) {
-      throw new SecureAggregationError(`${what}: ${count} clients are left, fewer than the threshold ${this.p.threshold}; the round's sum cannot be released`);
+      const also = isolated > 0 ? ` (${isolated} more were dropped for having fewer than ${this.p.threshold} neighbours left to hold their shares)` : '';
+      throw new SecureAggregationError(`${what}: ${count} clients are left${also}, fewer than the threshold ${this.p.threshold}; the round's sum cannot be released`);
     }
   }
 
@@ -441,7 +470,8 @@ export class SecureAggregationServer {
    * Drops, repeatedly, every client with fewer than `threshold` partners in
    * `partners` (its shares could not be recovered), recording it at `stage`.
    */
-  private pruneIsolated(partners: (id: string) => string[], stage: keyof SecureAggregationDrops): void {
+  private pruneIsolated(partners: (id: string) => string[], stage: keyof SecureAggregationDrops): number {
+    const before = this.live.size;
     for (let changed = true; changed; ) {
       changed = false;
       for (const id of this.ordered(this.live)) {
@@ -451,10 +481,15 @@ export class SecureAggregationServer {
         }
       }
     }
+    return before - this.live.size;
   }
 
   /** Stage 1: a client's public keys. */
   acceptAdvertise(from: string, keys: AdvertisedKeys): void {
+    guardRead(`keys from ${typeof from === 'string' ? from : 'a client'}`, () => this.acceptAdvertiseRead(from, keys), InvalidMessageError);
+  }
+
+  private acceptAdvertiseRead(from: string, keys: AdvertisedKeys): void {
     this.requireStage('advertise', 'keys');
     const id = this.requireLive(from, 'keys');
     if (this.keys.has(id)) throw new InvalidMessageError(`${id} advertised its keys twice`, 'keys advertised twice');
@@ -470,9 +505,9 @@ export class SecureAggregationServer {
     if (this.advertisedView) return this.copyAdvertised();
     this.requireStage('advertise', 'the end of advertising');
     for (const id of this.ordered(this.live)) if (!this.keys.has(id)) this.remove(id, 'advertise');
-    this.pruneIsolated((id) => this.neighboursOf(id), 'advertise');
+    const isolated = this.pruneIsolated((id) => this.neighboursOf(id), 'advertise');
     this.stage = 'shares';
-    this.requireEnough(this.live.size, 'after the keys were advertised');
+    this.requireEnough(this.live.size, 'after the keys were advertised', isolated);
     const view = new Map<string, Map<string, AdvertisedKeys>>();
     for (const id of this.ordered(this.live)) {
       view.set(id, new Map(this.neighboursOf(id).filter((v) => this.live.has(v)).map((v) => [v, this.keys.get(v)!])));
@@ -487,6 +522,10 @@ export class SecureAggregationServer {
 
   /** Stage 2: a client's ciphertexts (one per neighbour it shares with) and its commitment. */
   acceptShares(from: string, shares: ReadonlyMap<string, Uint8Array>, commitment: Uint8Array): void {
+    guardRead(`shares from ${typeof from === 'string' ? from : 'a client'}`, () => this.acceptSharesRead(from, shares, commitment), InvalidMessageError);
+  }
+
+  private acceptSharesRead(from: string, shares: ReadonlyMap<string, Uint8Array>, commitment: Uint8Array): void {
     this.requireStage('shares', 'shares');
     const id = this.requireLive(from, 'shares');
     if (this.sharesFrom.has(id)) throw new InvalidMessageError(`${id} sent its shares twice`, 'shares sent twice');
@@ -495,10 +534,10 @@ export class SecureAggregationServer {
     const copy = new Map<string, Uint8Array>();
     for (const [to, ct] of given) {
       if (typeof to !== 'string' || !allowed.has(to)) throw new InvalidMessageError(`${id} addressed a share to ${formatValue(to)}, not one of its neighbours in the round`, 'a share addressed to a client that is not a neighbour');
-      if (!(ct instanceof Uint8Array) || ct.length !== SHARE_CIPHERTEXT_BYTES) throw new InvalidMessageError(`${id}'s share for ${to} must be ${SHARE_CIPHERTEXT_BYTES} bytes`, 'a share ciphertext of the wrong size');
+      if (!isBytes(ct) || ct.length !== SHARE_CIPHERTEXT_BYTES) throw new InvalidMessageError(`${id}'s share for ${to} must be ${SHARE_CIPHERTEXT_BYTES} bytes`, 'a share ciphertext of the wrong size');
       copy.set(to, ct.slice());
     }
-    if (!(commitment instanceof Uint8Array) || commitment.length !== COMMITMENT_BYTES) throw new InvalidMessageError(`${id}'s commitment must be ${COMMITMENT_BYTES} bytes`, 'a commitment of the wrong size');
+    if (!isBytes(commitment) || commitment.length !== COMMITMENT_BYTES) throw new InvalidMessageError(`${id}'s commitment must be ${COMMITMENT_BYTES} bytes`, 'a commitment of the wrong size');
     this.sharesFrom.set(id, copy);
     this.commitments.set(id, commitment.slice());
   }
@@ -513,9 +552,9 @@ export class SecureAggregationServer {
     this.requireStage('shares', 'the end of share distribution');
     for (const id of this.ordered(this.live)) if (!this.sharesFrom.has(id)) this.remove(id, 'shares');
     const linkedTo = (id: string): string[] => [...this.sharesFrom.get(id)!.keys()].filter((v) => this.live.has(v) && this.sharesFrom.get(v)?.has(id));
-    this.pruneIsolated(linkedTo, 'shares');
+    const isolated = this.pruneIsolated(linkedTo, 'shares');
     this.stage = 'masked';
-    this.requireEnough(this.live.size, 'after the shares were distributed');
+    this.requireEnough(this.live.size, 'after the shares were distributed', isolated);
     const view = new Map<string, Map<string, Uint8Array>>();
     for (const id of this.ordered(this.live)) {
       const partners = this.ordered(linkedTo(id));
@@ -532,10 +571,14 @@ export class SecureAggregationServer {
 
   /** Stage 3: a client's masked input and the neighbours whose shares it refused. */
   acceptMasked(from: string, masked: Uint8Array, refused: readonly string[]): void {
+    guardRead(`a masked input from ${typeof from === 'string' ? from : 'a client'}`, () => this.acceptMaskedRead(from, masked, refused), InvalidMessageError);
+  }
+
+  private acceptMaskedRead(from: string, masked: Uint8Array, refused: readonly string[]): void {
     this.requireStage('masked', 'a masked input');
     const id = this.requireLive(from, 'a masked input');
     if (this.masked.has(id)) throw new InvalidMessageError(`${id} sent its masked input twice`, 'masked input sent twice');
-    if (!(masked instanceof Uint8Array) || masked.length !== 8 * this.p.length) {
+    if (!isBytes(masked) || masked.length !== 8 * this.p.length) {
       throw new InvalidMessageError(`${id}'s masked input must be ${8 * this.p.length} bytes (${this.p.length} u64 words), got ${formatValue(masked)}`, 'a masked input of the wrong size');
     }
     const partners = this.links.get(id)!;
@@ -571,6 +614,10 @@ export class SecureAggregationServer {
 
   /** Stage 4: a survivor's shares: b shares of survivors, s-key shares of dropped clients. */
   acceptUnmask(from: string, shares: ReadonlyMap<string, Uint8Array>): void {
+    guardRead(`unmask shares from ${typeof from === 'string' ? from : 'a client'}`, () => this.acceptUnmaskRead(from, shares), InvalidMessageError);
+  }
+
+  private acceptUnmaskRead(from: string, shares: ReadonlyMap<string, Uint8Array>): void {
     this.requireStage('unmask', 'unmask shares');
     const id = this.requireLive(from, 'unmask shares');
     if (this.answers.has(id)) throw new InvalidMessageError(`${id} sent its unmask shares twice`, 'unmask shares sent twice');
@@ -579,7 +626,7 @@ export class SecureAggregationServer {
     const copy = new Map<string, Uint8Array>();
     for (const [owner, share] of given) {
       if (typeof owner !== 'string' || !partners.has(owner)) throw new InvalidMessageError(`${id} sent a share of ${formatValue(owner)}, not a linked neighbour`, 'an unmask share of a client that is not a linked neighbour');
-      if (!(share instanceof Uint8Array) || share.length !== SHARE_BYTES) throw new InvalidMessageError(`${id}'s share of ${owner} must be ${SHARE_BYTES} bytes`, 'an unmask share of the wrong size');
+      if (!isBytes(share) || share.length !== SHARE_BYTES) throw new InvalidMessageError(`${id}'s share of ${owner} must be ${SHARE_BYTES} bytes`, 'an unmask share of the wrong size');
       copy.set(owner, share.slice());
     }
     this.answers.set(id, copy);

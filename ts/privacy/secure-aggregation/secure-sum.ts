@@ -6,7 +6,9 @@
  * dropped at which stage. `drop` simulates clients leaving at a stage.
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
+import { guardRead } from '../../read-guard.js';
 import { readOptions, requireVector } from '../../validate.js';
+import type { DistributedNoise } from '../distributed-noise.js';
 import { fixedPoint, MAX_CONTRIBUTORS } from './fixed-point.js';
 import { defaultNeighbours, defaultThreshold } from './graph.js';
 import { CURVES, detectCurve, type Curve } from './keys.js';
@@ -32,6 +34,8 @@ export interface SecureSumOptions {
   drop?: SecureSumDrops;
   /** the curve of key agreement (default X25519 where WebCrypto has it, else P-256) */
   curve?: Curve;
+  /** distributed DP: each client adds a Skellam share (distributedNoise(...) for these clients; its fixed point replaces clip's) */
+  noise?: DistributedNoise;
   /** bound into the keys (default 'secure-sum', round 0) */
   run?: string;
   round?: number;
@@ -61,22 +65,30 @@ function readDrops(value: unknown, ids: ReadonlySet<string>): Record<(typeof STA
  * left at any stage: a SecureAggregationError, never a wrong sum.
  */
 export async function secureSum(contributions: ReadonlyMap<string, Float64Array>, options: SecureSumOptions): Promise<SecureAggregationResult> {
-  if (!(contributions instanceof Map)) throw new InvalidParameterError(`contributions must be a Map from ids to Float64Arrays, got ${formatValue(contributions)}`);
-  const o = readOptions(options, ['clip', 'neighbours', 'threshold', 'drop', 'curve', 'run', 'round'], 'options');
-  const n = contributions.size;
-  if (n < 2 || n > MAX_CONTRIBUTORS) throw new InvalidParameterError(`secure aggregation needs 2 to ${MAX_CONTRIBUTORS} contributions, got ${n}`);
+  const o = readOptions(options, ['clip', 'neighbours', 'threshold', 'drop', 'curve', 'run', 'round', 'noise'], 'options');
+  const noise = o.noise as DistributedNoise | undefined;
+  if (noise !== undefined && (noise === null || typeof noise !== 'object' || noise.fixedPoint?.clip !== o.clip)) {
+    throw new InvalidParameterError(`noise must be distributedNoise({ clip, ... }) at this clip ${formatValue(o.clip)}, got ${formatValue(noise)}`);
+  }
   const clients: string[] = [];
   const inputs = new Map<string, Float64Array>();
   let length: number | undefined;
-  for (const [id, v] of contributions) {
-    if (typeof id !== 'string' || id.length === 0) throw new InvalidParameterError(`contribution ids must be non-empty strings, got ${formatValue(id)}`);
-    const vector = requireVector(`contributions[${id}]`, v);
-    length ??= vector.length;
-    if (vector.length !== length) throw new InvalidParameterError(`contributions must be of one length: ${id} has ${vector.length} values, the first ${length}`);
-    clients.push(id);
-    inputs.set(id, vector);
-  }
-  const drops = readDrops(o.drop, new Set(clients));
+  guardRead('contributions', () => {
+    if (!(contributions instanceof Map)) throw new InvalidParameterError(`contributions must be a Map from ids to Float64Arrays, got ${formatValue(contributions)}`);
+    const n = contributions.size;
+    if (n < 2 || n > MAX_CONTRIBUTORS) throw new InvalidParameterError(`secure aggregation needs 2 to ${MAX_CONTRIBUTORS} contributions, got ${n}`);
+    for (const [id, v] of contributions) {
+      if (typeof id !== 'string' || id.length === 0) throw new InvalidParameterError(`contribution ids must be non-empty strings, got ${formatValue(id)}`);
+      // a copy: the protocol reads it after awaits, when the caller could have changed it
+      const vector = requireVector(`contributions[${id}]`, v).slice();
+      length ??= vector.length;
+      if (vector.length !== length) throw new InvalidParameterError(`contributions must be of one length: ${id} has ${vector.length} values, the first ${length}`);
+      clients.push(id);
+      inputs.set(id, vector);
+    }
+  });
+  const n = clients.length;
+  const drops = guardRead('drop', () => readDrops(o.drop, new Set(clients)));
   const curve = o.curve === undefined ? await detectCurve() : o.curve;
   if (!CURVES.includes(curve)) throw new InvalidParameterError(`curve must be 'X25519' or 'P-256', got ${formatValue(curve)}`);
   const neighbours = o.neighbours ?? defaultNeighbours(n);
@@ -89,7 +101,8 @@ export async function secureSum(contributions: ReadonlyMap<string, Float64Array>
     graphSeed: new Uint8Array(32),
     curve,
     length: length!,
-    fixedPoint: fixedPoint(o.clip as number, n),
+    fixedPoint: noise ? noise.fixedPoint : fixedPoint(o.clip as number, n),
+    ...(noise ? { noise: { skellamMu: noise.skellamMu } } : {}),
   };
   cryptoRandom(params.graphSeed);
   const server = new SecureAggregationServer(params);

@@ -23,6 +23,11 @@
 //! Balle, Barthe, Gaboardi, Hsu and Sato 2020 (Theorem 21), the one Opacus uses:
 //!   epsilon = rdp + ln((alpha - 1) / alpha) - (ln delta + ln alpha) / (alpha - 1),
 //! minimized over the orders.
+//!
+//! The Skellam mechanism's RDP (distributed DP under secure aggregation) and
+//! its sampler: skellam.rs.
+
+pub mod skellam;
 
 use crate::special::ln_erfc;
 

@@ -5,18 +5,6 @@
 
 const CONSTANTS: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
-#[inline(always)]
-fn quarter_round(s: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
-    s[a] = s[a].wrapping_add(s[b]);
-    s[d] = (s[d] ^ s[a]).rotate_left(16);
-    s[c] = s[c].wrapping_add(s[d]);
-    s[b] = (s[b] ^ s[c]).rotate_left(12);
-    s[a] = s[a].wrapping_add(s[b]);
-    s[d] = (s[d] ^ s[a]).rotate_left(8);
-    s[c] = s[c].wrapping_add(s[d]);
-    s[b] = (s[b] ^ s[c]).rotate_left(7);
-}
-
 fn words<const N: usize>(bytes: &[u8]) -> [u32; N] {
     let mut w = [0u32; N];
     for (i, v) in w.iter_mut().enumerate() {
@@ -46,22 +34,41 @@ impl ChaCha20 {
     /// beyond any vector wasm32 can hold, so it never wraps here.
     #[inline]
     pub fn next_block(&mut self) -> [u32; 16] {
-        let mut x = self.state;
-        for _ in 0..10 {
-            quarter_round(&mut x, 0, 4, 8, 12);
-            quarter_round(&mut x, 1, 5, 9, 13);
-            quarter_round(&mut x, 2, 6, 10, 14);
-            quarter_round(&mut x, 3, 7, 11, 15);
-            quarter_round(&mut x, 0, 5, 10, 15);
-            quarter_round(&mut x, 1, 6, 11, 12);
-            quarter_round(&mut x, 2, 7, 8, 13);
-            quarter_round(&mut x, 3, 4, 9, 14);
+        // sixteen locals rather than an array: the rounds stay in registers (WASM locals)
+        let s = &self.state;
+        let (mut x0, mut x1, mut x2, mut x3) = (s[0], s[1], s[2], s[3]);
+        let (mut x4, mut x5, mut x6, mut x7) = (s[4], s[5], s[6], s[7]);
+        let (mut x8, mut x9, mut x10, mut x11) = (s[8], s[9], s[10], s[11]);
+        let (mut x12, mut x13, mut x14, mut x15) = (s[12], s[13], s[14], s[15]);
+        macro_rules! qr {
+            ($a:ident, $b:ident, $c:ident, $d:ident) => {
+                $a = $a.wrapping_add($b);
+                $d = ($d ^ $a).rotate_left(16);
+                $c = $c.wrapping_add($d);
+                $b = ($b ^ $c).rotate_left(12);
+                $a = $a.wrapping_add($b);
+                $d = ($d ^ $a).rotate_left(8);
+                $c = $c.wrapping_add($d);
+                $b = ($b ^ $c).rotate_left(7);
+            };
         }
-        for (o, s) in x.iter_mut().zip(self.state.iter()) {
-            *o = o.wrapping_add(*s);
+        for _ in 0..10 {
+            qr!(x0, x4, x8, x12);
+            qr!(x1, x5, x9, x13);
+            qr!(x2, x6, x10, x14);
+            qr!(x3, x7, x11, x15);
+            qr!(x0, x5, x10, x15);
+            qr!(x1, x6, x11, x12);
+            qr!(x2, x7, x8, x13);
+            qr!(x3, x4, x9, x14);
+        }
+        let x = [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15];
+        let mut out = [0u32; 16];
+        for ((o, v), si) in out.iter_mut().zip(x.iter()).zip(s.iter()) {
+            *o = v.wrapping_add(*si);
         }
         self.state[12] = self.state[12].wrapping_add(1);
-        x
+        out
     }
 
     /// XORs the key stream into `data` (encryption and decryption, RFC 8439 section 2.4).
@@ -147,17 +154,6 @@ mod tests {
             *b = i as u8;
         }
         k
-    }
-
-    #[test]
-    fn quarter_round_rfc8439_2_1_1() {
-        let mut s = [0u32; 16];
-        s[0] = 0x1111_1111;
-        s[1] = 0x0102_0304;
-        s[2] = 0x9b8d_6f43;
-        s[3] = 0x0123_4567;
-        quarter_round(&mut s, 0, 1, 2, 3);
-        assert_eq!(&s[..4], &[0xea2a_92f4, 0xcb1c_f8ce, 0x4581_472e, 0x5881_c4bb]);
     }
 
     #[test]

@@ -272,7 +272,7 @@ mod tests {
         for l in limbs.iter() {
             zero.extend_from_slice(&l.to_le_bytes());
         }
-        let mut xs = vec![5u32, 9, 1];
+        let xs = vec![5u32, 9, 1];
         let mut ys = shares.clone();
         // the value at x = 1 of the polynomial through (0, other), (5, y5), (9, y9)
         let mut poly_at_1 = [0u64; LIMBS];
