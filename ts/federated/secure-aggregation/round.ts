@@ -37,7 +37,7 @@ export interface SecureRoundRecord {
   /** clients whose inputs are in the sum */
   survivors: number;
   /** clients dropped at each stage (timeouts, dropouts, invalid messages, refusals) */
-  dropped: Record<StageName, number>;
+  dropped: { advertise: number; share: number; mask: number; unmask: number };
   /** clients left out of the sum because a neighbour could not decrypt the shares they sent (excluded from the run) */
   excluded: number;
   /** survivors whose unmasking shares did not fit the others' (ruled out, and excluded from the run; their input is in the sum) */
