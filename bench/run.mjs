@@ -20,6 +20,7 @@ const SUITES = {
   feddistr: () => import('./feddistr.mjs'),
   communities: () => import('./communities.mjs'),
   'secure-aggregation': () => import('./secure-aggregation.mjs'),
+  'secure-aggregation-federation': () => import('./secure-aggregation-federation.mjs'),
 };
 
 const info = await init();

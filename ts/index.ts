@@ -124,6 +124,7 @@ export {
   type SecureAggregationDrops,
   type SecureAggregationTesting,
 } from './privacy/secure-aggregation/protocol.js';
+export { type RandomSource } from './privacy/secure-aggregation/shamir.js';
 export { fixedPoint, quantize, dequantize, quantizationBound, type FixedPoint } from './privacy/secure-aggregation/fixed-point.js';
 export { defaultNeighbours, defaultThreshold } from './privacy/secure-aggregation/graph.js';
 export { type Curve } from './privacy/secure-aggregation/keys.js';
@@ -184,7 +185,9 @@ export {
   type FailureKind,
   type ExcludedClient,
 } from './federated/runtime/roles.js';
-export { resolvePolicy, type FederationPolicy, type ResolvedPolicy } from './federated/runtime/policy.js';
+export { resolvePolicy, type FederationPolicy, type ResolvedPolicy, type SecureAggregationPolicy } from './federated/runtime/policy.js';
+export { type AdditiveLayout, type AdditiveField } from './federated/secure-aggregation/layout.js';
+export { type SecureRoundRecord } from './federated/secure-aggregation/round.js';
 // the algorithms by name: one descriptor each, in one registry (a user's own registers the same way)
 export {
   defineAlgorithm,

@@ -720,7 +720,7 @@ export const RECIPES: Record<string, Recipe> = {
       handleCopySync: (self) => [requestFor(demServer, self.role)],
       requestDone: (self) => [requestFor(demServer, self.role)],
     },
-    internal: ['check', 'copy', 'encode', 'refuse'],
+    internal: ['check', 'copy', 'encode', 'refuse', 'secureStage'],
   }),
   'REFUSAL.create': fn(f.REFUSAL.create, () => ['a', 1, { reason: 'no', code: 'INVALID_DATA' }]),
   'REFUSAL.read': fn(f.REFUSAL.read, () => [f.REFUSAL.create('a', 1, { reason: 'no', code: 'INVALID_DATA' })]),

@@ -46,6 +46,7 @@ export function roundObject(r: RoundReport): Record<string, unknown> {
     asked: r.asked,
     accepted: r.accepted,
     users: r.users,
+    ...(r.secure ? { secure: r.secure } : {}),
     failures: r.failures.map((f) => ({ client: f.client, kind: f.kind, reason: f.reason, excluded: f.excluded })),
     excluded: r.excluded.map((e) => ({ client: e.client, reason: e.reason })),
     bytesUp: r.bytesUp,
@@ -89,6 +90,7 @@ export function roundLine(r: RoundReport, format: LogFormat, missedRounds: numbe
   if (format === 'json') return JSON.stringify(roundObject(r));
   if (!r.replies) return `after round ${r.round}: ${r.kind} sent to ${r.asked} client${r.asked === 1 ? '' : 's'} (no reply needed)${livenessNote(r, missedRounds)}${otherRunNote(r)}`;
   const failures = r.failures.length ? `; ${r.failures.map((f) => `${f.client} ${f.kind}${f.excluded ? ', excluded' : ''}`).join('; ')}` : '';
+  if (r.secure) return `round ${r.round} (${r.kind}, secure aggregation): sum of ${r.secure.survivors}/${r.asked} clients (threshold ${r.secure.threshold}, ${r.secure.neighbours} neighbours, dropped ${Object.entries(r.secure.dropped).map(([s, n]) => `${n} at ${s}`).join(', ')}${r.secure.excluded ? `, ${r.secure.excluded} excluded for unreadable shares` : ''}${r.secure.ruledOut ? `, ${r.secure.ruledOut} ruled out for wrong shares` : ''}; error at most ${r.secure.bound.toExponential(2)})${failures}${livenessNote(r, missedRounds)}${otherRunNote(r)}${metricsText(r.metrics)}${privacyText(r)}`;
   return `round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${failures}${livenessNote(r, missedRounds)}${otherRunNote(r)}${metricsText(r.metrics)}${privacyText(r)}`;
 }
 

@@ -59,6 +59,10 @@ const SERVER_COMMON: Record<string, OptionSpec> = {
   encoding: { type: 'string', default: 'binary', choices: ENCODINGS, help: 'wire form of the messages (binary: Arrow IPC)' },
   out: { type: 'string', help: 'write the model here, as the one artifact loadModel() reads (default: print it)' },
   'log-format': logFormatOption,
+  'secure-aggregation': { type: 'flag', help: 'sum every additive round by secure aggregation (SecAgg+): the server and the broker see only the sum of the survivors\' replies (docs/privacy.md)' },
+  'secagg-threshold': { type: 'int', help: 'secure aggregation: shares that rebuild a dropped client\'s mask (default: from the neighbours)' },
+  'secagg-neighbours': { type: 'int', help: 'secure aggregation: each client\'s neighbours in the masking graph (default O(log n); clients - 1: all pairs)' },
+  'secagg-clip': { type: 'number', help: 'secure aggregation: the largest magnitude a reply\'s values may have (default 2^36); a client with a larger one refuses' },
   state: { type: 'string', help: "a directory for the server's state: saved after every round; started again with it after a crash, the server resumes the run (docs/operations.md)" },
   delta: { type: 'number', help: "account the privacy the rounds' noise spends (RDP) at this delta: each round's log says epsilon so far (docs/privacy.md)" },
   'epsilon-budget': { type: 'number', help: 'with --delta: stop the run, before sending it, at the round that would spend more than this epsilon (exit status 0, the model so far)' },
@@ -211,6 +215,17 @@ export function serverRoleOptions(a: string, o: Options): unknown {
   return read ? read(o, context(o, o.seed as number)) : {};
 }
 
+/** `--secure-aggregation` and its settings as the policy's secureAggregation (settings without the flag are an error). */
+function secureOption(o: Options): { secureAggregation?: { threshold?: number; neighbours?: number; clip?: number } } {
+  const settings = { threshold: o['secagg-threshold'] as number | undefined, neighbours: o['secagg-neighbours'] as number | undefined, clip: o['secagg-clip'] as number | undefined };
+  const given = Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined));
+  if (!o['secure-aggregation']) {
+    if (Object.keys(given).length > 0) throw new InvalidParameterError('--secagg-threshold, --secagg-neighbours and --secagg-clip need --secure-aggregation');
+    return {};
+  }
+  return { secureAggregation: given };
+}
+
 export async function runServerCommand(o: Options): Promise<CommandResult> {
   const a = registered(required<string>(o, 'algorithm')).name;
   const warning = registered(a).cli?.server?.warning?.(o);
@@ -236,6 +251,7 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
     maxExcludedShare: o['max-excluded-share'] as number,
     maxMissedRounds: o['max-missed-rounds'] as number,
     ...privacyPolicy(o),
+    ...secureOption(o),
     reconnectFor: o['reconnect-for'] as number,
     onListening: ({ url, wsUrl }) => log(`fedmix server: broker listening on ${url}${wsUrl ? ` and ${wsUrl}` : ''}`),
     onConnection: (change) => log(`fedmix server: ${change.message}`),

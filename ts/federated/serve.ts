@@ -77,7 +77,7 @@ export interface ServeOptions extends FederationPolicy, RunHooks {
 /** Every option of ServeOptions, for readOptions (the compiler checks it is complete). */
 const SERVE_KEYS = optionKeys<ServeOptions>()({
   algorithm: true, options: true, federation: true, clients: true, broker: true, listen: true, encoding: true, onListening: true, resume: true, state: true, onStart: true, onRound: true, onCheckpoint: true, stopWhen: true,
-  onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true, privacy: true,
+  onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true, privacy: true, secureAggregation: true,
   reconnectFor: true, onConnection: true,
 });
 

@@ -27,6 +27,8 @@ import { GMM_PARAMS, receiveGmmParams } from '../gmm-params.js';
 import { lengthIs } from '../messages/checks.js';
 import { defineMessage, f64Array, finiteNumber, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
 import { defineProtocol } from '../runtime/roles.js';
+import { sumLayout, type AdditiveField } from '../secure-aggregation/layout.js';
+import type { Message } from '../messages/envelope.js';
 
 /** Largest count of anything a DEM message may declare (rows asked for, local clusters): bounds what one message makes its receiver allocate. */
 const MAX_COUNT = 2 ** 31 - 1;
@@ -53,12 +55,58 @@ export const DEM_COUNT = defineMessage('dem/count', record({ rows: wholeNumber(0
 export const DEM_SUBSET_REQUEST = defineMessage('dem/subset-request', record({ count: wholeNumber(0, MAX_COUNT), seed: wholeNumber(0) }));
 export const DEM_SUBSET_ROWS = defineMessage('dem/subset-rows', record({ count: wholeNumber(0), values: f64Array() }));
 
-export const DEM_PROTOCOL = defineProtocol('distributed EM', [
-  [DEM_MODEL, DEM_STATS],
-  [DEM_KFED_REQUEST, DEM_KFED_LOCAL],
-  [DEM_COUNT_REQUEST, DEM_COUNT],
-  [DEM_SUBSET_REQUEST, DEM_SUBSET_ROWS],
-]);
+/**
+ * 'dem/stats' under secure aggregation: rows, logLikelihood, nk, s1, s2 are
+ * sums over the clients' rows; with a summary asked for, its absMax (each
+ * feature's largest magnitude: a maximum, not a sum) travels summed, an upper
+ * bound of the pooled maximum (what the server's variance floor needs), and
+ * a tied summary's sum and scatter are sums. k-FED's local clusters and the
+ * subset's rows are not sums: those rounds cannot run secure.
+ */
+function statsFields(request: Message): AdditiveField[] {
+  const { model, summaryShift } = request.payload as ModelBroadcast;
+  const { covarianceType: t, nComponents: k, nFeatures: d } = model;
+  const fields: AdditiveField[] = [
+    { name: 'rows', length: 1 },
+    { name: 'logLikelihood', length: 1 },
+    { name: 'nk', length: k },
+    { name: 's1', length: k * d },
+    { name: 's2', length: s2Length(t, k, d) },
+  ];
+  if (summaryShift !== undefined) {
+    fields.push({ name: 'summary.absMax', length: d });
+    if (t === 'tied') fields.push({ name: 'summary.sum', length: d }, { name: 'summary.scatter', length: packedLength(d) });
+  }
+  return fields;
+}
+
+const statsSum = sumLayout(DEM_STATS, statsFields, { integers: ['rows'], scalars: ['logLikelihood'] });
+
+/** The summed statistics, their quantization error kept where a check needs exactness: counts >= 0 summing to the rows, magnitudes and variances >= 0. */
+const STATS_LAYOUT = {
+  ...statsSum,
+  build(sum: Float64Array, request: Message, users: number) {
+    const p = statsSum.build(sum, request, users) as StatsReply;
+    const t = (request.payload as ModelBroadcast).model.covarianceType;
+    let total = 0;
+    for (let c = 0; c < p.nk.length; c++) total += (p.nk[c] = Math.max(0, p.nk[c]!));
+    if (total > 0) for (let c = 0; c < p.nk.length; c++) p.nk[c] = (p.nk[c]! * p.rows) / total;
+    if (t === 'diag' || t === 'spherical') for (let i = 0; i < p.s2.length; i++) p.s2[i] = Math.max(0, p.s2[i]!);
+    if (p.summary) for (let j = 0; j < p.summary.absMax.length; j++) p.summary.absMax[j] = Math.max(0, p.summary.absMax[j]!);
+    return p;
+  },
+};
+
+export const DEM_PROTOCOL = defineProtocol(
+  'distributed EM',
+  [
+    [DEM_MODEL, DEM_STATS],
+    [DEM_KFED_REQUEST, DEM_KFED_LOCAL],
+    [DEM_COUNT_REQUEST, DEM_COUNT],
+    [DEM_SUBSET_REQUEST, DEM_SUBSET_ROWS],
+  ],
+  { layouts: [STATS_LAYOUT] },
+);
 
 export const DEM_KINDS = {
   model: DEM_MODEL.kind,

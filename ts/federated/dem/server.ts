@@ -307,7 +307,9 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
         if (this.declared) {
           checkStatsInRange(this.declared, t, k, d, this.current!.means, stats);
           const absMax = stats.summary?.absMax;
-          if (absMax) for (let j = 0; j < d; j++) this.declared.magnitude(`summary absMax[${j}]`, j, absMax[j]!);
+          // a secure sum's absMax is its users' maxima summed: their mean is at most their largest
+          const users = reply.users ?? 1;
+          if (absMax) for (let j = 0; j < d; j++) this.declared.magnitude(`summary absMax[${j}]`, j, absMax[j]! / users);
         }
         // the log-likelihood it reports must be one its statistics allow: the stopping rule averages them
         const summary = stats.summary ?? this.summaries.get(reply.from);

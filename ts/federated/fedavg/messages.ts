@@ -24,6 +24,7 @@ import type { Message } from '../messages/envelope.js';
 import { NETWORK_FIELDS } from '../messages/network.js';
 import { defineMessage, f32Array, finiteNumber, flag, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
 import { defineProtocol } from '../runtime/roles.js';
+import { flattenField, layoutLength, type AdditiveField, type AdditiveLayout } from '../secure-aggregation/layout.js';
 
 /** Most rows a client may claim: counts weigh the average, so one claim cannot be unbounded. */
 export const MAX_SAMPLES = 2 ** 48;
@@ -83,10 +84,67 @@ export const UPDATE = defineMessage(
 );
 export const RESULT = defineMessage('fedavg/result', record({ parameters: f32Array() }));
 
-export const FEDAVG_PROTOCOL = defineProtocol('FedAvg', [
-  [TRAIN, UPDATE],
-  [RESULT, null],
-]);
+/**
+ * UPDATE under secure aggregation: weighted, so that it sums. A client sends
+ * nSamples x parameters, nSamples, nSamples x loss, nSamples x epochs and
+ * (SCAFFOLD) its control change as it is; the sum is read back as one update:
+ * the sample-weighted mean parameters, loss and epochs of all the survivors,
+ * their total rows, and the sum of their control changes (SCAFFOLD's server
+ * divides it by the clients present, as it does the plain sum).
+ */
+function updateFields(request: Message): AdditiveField[] {
+  const p = request.payload as TrainPayload;
+  const n = p.parameters.length;
+  const fields: AdditiveField[] = [
+    { name: 'parameters', length: n },
+    { name: 'nSamples', length: 1 },
+    { name: 'loss', length: 1 },
+    { name: 'epochs', length: 1 },
+  ];
+  if (p.control !== undefined) fields.push({ name: 'controlDelta', length: n });
+  return fields;
+}
+
+const UPDATE_LAYOUT: AdditiveLayout = {
+  reply: UPDATE,
+  fields: updateFields,
+  withheld: [],
+  flatten(reply, request) {
+    const fields = updateFields(request);
+    const out = new Float64Array(layoutLength(fields));
+    let offset = 0;
+    for (const f of fields) {
+      flattenField(reply.payload, f, out, offset, UPDATE.kind);
+      offset += f.length;
+    }
+    // weight x update, weight, weight x loss, weight x epochs; the control change sums as it is
+    const w = out[fields[0]!.length]!;
+    for (let i = 0; i < fields[0]!.length; i++) out[i]! *= w;
+    out[fields[0]!.length + 1]! *= w;
+    out[fields[0]!.length + 2]! *= w;
+    return out;
+  },
+  build(sum, request) {
+    const p = request.payload as TrainPayload;
+    const n = p.parameters.length;
+    const w = Math.max(1, Math.round(sum[n]!));
+    const parameters = new Float32Array(n);
+    for (let i = 0; i < n; i++) parameters[i] = sum[i]! / w;
+    const epochs = Math.min(p.epochs, Math.max(1, Math.round(sum[n + 2]! / w)));
+    const out: UpdatePayload = { parameters, nSamples: w, loss: sum[n + 1]! / w, epochs };
+    if (p.control !== undefined) out.controlDelta = Float32Array.from(sum.subarray(n + 3, n + 3 + n));
+    return out;
+  },
+};
+
+export const FEDAVG_PROTOCOL = defineProtocol(
+  'FedAvg',
+  [
+    [TRAIN, UPDATE],
+    [RESULT, null],
+  ],
+  { layouts: [UPDATE_LAYOUT] },
+);
 
 export type TrainPayload = PayloadOf<typeof TRAIN>;
 export type UpdatePayload = PayloadOf<typeof UPDATE>;

@@ -111,6 +111,14 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   /** what configure() sent and accept() returned: the only values accept() and aggregate() take */
   private readonly made = new WeakSet<object>();
 
+  /** Why the replies cannot be one secure sum: a robust rule, a server-side clip or uniform weights need each update (see ServerRole). */
+  get secureAggregationRefusal(): string | undefined {
+    if (this.aggregation !== 'mean') return `aggregation '${this.aggregation}' needs every update; secure aggregation gives the server only their sum (use aggregation 'mean')`;
+    if (this.clipNorm !== undefined) return 'clipNorm clips each update on the server, which secure aggregation never sees; clip on the clients instead';
+    if (this.weighting !== 'samples') return "weighting 'uniform' averages the updates one by one; under secure aggregation the sum is weighted by samples (weighting 'samples')";
+    return undefined;
+  }
+
   /** @internal this class's options (FedProx and SCAFFOLD add theirs) */
   protected static readonly declaration: { check(raw: unknown, name?: string): ResolvedFedAvgServerOptions } = fedAvgServerOptions;
   /** @internal the options as checked: what FedProx and SCAFFOLD read theirs from */

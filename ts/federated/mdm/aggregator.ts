@@ -23,7 +23,7 @@
  * unchanged: calibrated to one user's sensitivity (each user in a group is
  * clipped on its own) and added once to the round's sums.
  */
-import { FederationError, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { FederationError, formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { Rng } from '../../random.js';
 import { readRequest } from '../runtime/roles.js';
 import { aggregatorOptions, type MdmAggregatorOptions, type ResolvedMdmAggregatorOptions } from './options.js';
@@ -64,7 +64,8 @@ interface Round {
   /** each summed field's length */
   fields: Record<string, number>;
   /** one reply's payload checked as the sum of `users` users' contributions */
-  read: (payload: unknown, users: number) => Record<string, ArrayLike<number>>;
+  /** `quantization`: the per-entry error a secure sum carries (0 for a client's own reply) */
+  read: (payload: unknown, users: number, quantization: number) => Record<string, ArrayLike<number>>;
   sensitivity: number;
   sum: FieldSums;
 }
@@ -100,7 +101,7 @@ export class MdmAggregator {
     switch (request.kind) {
       case MDM_KINDS.initRequest: {
         const shape = checkShape(request.payload as InitRequest);
-        r = { of: 'init', reply: MDM_KINDS.initStats, fields: sumShape('init', shape), read: (p, users) => readInitStats(p as InitStatsReply, shape, users), sensitivity: sensitivity('init', 0) };
+        r = { of: 'init', reply: MDM_KINDS.initStats, fields: sumShape('init', shape), read: (p, users, q) => readInitStats(p as InitStatsReply, shape, users, q), sensitivity: sensitivity('init', 0) };
         break;
       }
       case MDM_KINDS.model: {
@@ -118,7 +119,7 @@ export class MdmAggregator {
           of: 'round',
           reply: MDM_KINDS.stats,
           fields: sumShape('round', shape, 0, logLikelihood),
-          read: (p, users) => readStats(p as StatsReply, shape, clip, logLikelihood, bounds, users),
+          read: (p, users, q) => readStats(p as StatsReply, shape, clip, logLikelihood, bounds, users, q),
           sensitivity: sensitivity('round', clip ?? 0),
         };
         break;
@@ -136,7 +137,7 @@ export class MdmAggregator {
           of: 'evaluation',
           reply: MDM_KINDS.evaluation,
           fields: sumShape('evaluation', { k: m.nComponents, c: m.nCategories, nMax: m.maxCount }, models.length),
-          read: (p, users) => readEvaluation(p as EvaluationReply, floors, users),
+          read: (p, users, q) => readEvaluation(p as EvaluationReply, floors, users, q),
           sensitivity: 0,
         };
         break;
@@ -150,9 +151,12 @@ export class MdmAggregator {
   /**
    * Checks one client's reply (already of the right kind, sender and round)
    * against the round's request and adds it; an InvalidMessageError otherwise,
-   * and nothing is added.
+   * and nothing is added. `quantization`: for the sum of a secure round
+   * (RoundContext.quantization), the error each entry may carry; the checks
+   * of identities exact sums satisfy allow it.
    */
-  add(message: Message): void {
+  add(message: Message, quantization = 0): void {
+    if (!(typeof quantization === 'number' && quantization >= 0 && Number.isFinite(quantization))) throw new InvalidParameterError(`quantization must be a finite number >= 0, got ${formatValue(quantization)}`);
     const r = this.current;
     if (!r) throw new InvalidParameterError('no round has begun; call begin(request) first');
     // the kind first: a reply of another kind is named as such, not by what its payload lacks
@@ -162,7 +166,7 @@ export class MdmAggregator {
     const reply = MDM_PROTOCOL.exchanges.get(r.request)!.reply!.read(e);
     // a group's reply counts as its users, checked against its statistics (never taken on trust)
     const users = usersOf(reply);
-    r.sum.add(r.read(reply.payload, users), users);
+    r.sum.add(r.read(reply.payload, users, quantization), users);
   }
 
   /** The round's 'mdm/aggregate' message: the sums (with noise when private) and how many clients they hold. */

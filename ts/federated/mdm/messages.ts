@@ -28,6 +28,8 @@ import { lengthIs } from '../messages/checks.js';
 import { nonZeros } from '../messages/sparse.js';
 import { defineMessage, f64Array, finiteNumber, flag, listOf, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
 import { defineProtocol } from '../runtime/roles.js';
+import { sumLayout, type AdditiveField } from '../secure-aggregation/layout.js';
+import type { Message } from '../messages/envelope.js';
 
 /**
  * Largest K x C and K x N (each) a message may ask for: 1e7 cells, 80 MB per
@@ -81,6 +83,15 @@ export const AGGREGATE = defineMessage(
  * aggregator checks such a reply against the users it claims (readInitStats,
  * readStats and readEvaluation with `users` > 1).
  */
+/** Each additive reply's fields under secure aggregation: sumShape's, from the request's public shapes. */
+function mdmFields(of: AggregateOf): (request: Message) => AdditiveField[] {
+  return (request) => {
+    const p = request.payload as InitRequest & ModelBroadcast & EvaluateRequest;
+    const shape = of === 'init' ? checkShape(p) : of === 'round' ? checkShape(p.model) : checkShape(p.models[0] ?? { nComponents: 1, nCategories: 2, maxCount: 1 });
+    return Object.entries(sumShape(of, shape, of === 'evaluation' ? p.models.length : 0, of === 'round' ? p.logLikelihood : true)).map(([name, length]) => ({ name, length }));
+  };
+}
+
 export const MDM_PROTOCOL = defineProtocol(
   'MDM',
   [
@@ -88,7 +99,14 @@ export const MDM_PROTOCOL = defineProtocol(
     [MODEL, STATS],
     [EVALUATE, EVALUATION],
   ],
-  { additive: [INIT_STATS, STATS, EVALUATION] },
+  {
+    additive: [INIT_STATS, STATS, EVALUATION],
+    layouts: [
+      sumLayout(INIT_STATS, mdmFields('init')),
+      sumLayout(STATS, mdmFields('round'), { integers: ['unsupported'], scalars: ['logLikelihood'] }),
+      sumLayout(EVALUATION, mdmFields('evaluation'), { integers: ['counted'] }),
+    ],
+  },
 );
 
 export const MDM_KINDS = {
@@ -174,6 +192,15 @@ function within(x: number, bound: number): boolean {
   return x <= bound + 1e-9 * bound + 1e-300;
 }
 
+/**
+ * near(), or within `slack`: a secure round's sum carries a quantization
+ * error of up to q per entry (RoundContext.quantization), so an identity of
+ * exact sums holds up to q times the entries it adds (slack); 0 otherwise.
+ */
+function nearSum(a: number, b: number, slack: number): boolean {
+  return near(a, b) || Math.abs(a - b) <= slack;
+}
+
 /** K, C and N of a message, with K x C and K x N at most `maxCells` (MDM_MAX_CELLS or less). */
 export function checkShape(p: InitRequest | MdmParams, maxCells = MDM_MAX_CELLS): Shape {
   const { nComponents: k, nCategories: c, maxCount: nMax } = p;
@@ -235,11 +262,11 @@ export function readEvaluate(q: EvaluateRequest, maxCells = MDM_MAX_CELLS): Diri
  * the same row, Q^i its square; or, from a group of `users`, their sums
  * (readGroupInitStats).
  */
-export function readInitStats(o: InitStatsReply, s: Shape, users = 1): { e: Float64Array; p: Float64Array; q: Float64Array } {
+export function readInitStats(o: InitStatsReply, s: Shape, users = 1, quantization = 0): { e: Float64Array; p: Float64Array; q: Float64Array } {
   lengthIs('e', o.e, s.k * s.nMax);
   lengthIs('p', o.p, s.k * s.c);
   lengthIs('q', o.q, s.k * s.c);
-  if (users > 1) return readGroupInitStats(o, s, users);
+  if (users > 1) return readGroupInitStats(o, s, users, quantization);
   const { e, p: pp, q } = o;
   // the one non-zero entry, stopping at a second
   let one = -1;
@@ -278,9 +305,9 @@ function oneUserFlag(name: string, x: number | undefined): void {
 }
 
 /** Whether x is a whole number up to rounding (a sum of ones and of probability vectors): its nearest integer, or -1. */
-function wholeCount(x: number): number {
+function wholeCount(x: number, slack = 0): number {
   const n = Math.round(x);
-  return n >= 0 && near(x, n) ? n : -1;
+  return n >= 0 && nearSum(x, n, slack) ? n : -1;
 }
 
 /**
@@ -290,7 +317,7 @@ function wholeCount(x: number): number {
  * (Cauchy-Schwarz: sum_i p_i^2 >= (sum_i p_i)^2 / m over a row's m users) and P
  * (a share squared is at most the share).
  */
-function readGroupInitStats(o: InitStatsReply, s: Shape, users: number): { e: Float64Array; p: Float64Array; q: Float64Array } {
+function readGroupInitStats(o: InitStatsReply, s: Shape, users: number, quantization: number): { e: Float64Array; p: Float64Array; q: Float64Array } {
   const { e, p: pp, q } = o;
   let total = 0;
   for (let i = 0; i < e.length; i++) {
@@ -306,12 +333,12 @@ function readGroupInitStats(o: InitStatsReply, s: Shape, users: number): { e: Fl
     const pr = pp.subarray(r * s.c, (r + 1) * s.c);
     const qr = q.subarray(r * s.c, (r + 1) * s.c);
     const rowTotal = pr.reduce((a, b) => a + b, 0);
-    if (m === 0 ? rowTotal !== 0 : !near(rowTotal, m)) {
+    if (m === 0 ? rowTotal !== 0 : !nearSum(rowTotal, m, s.c * quantization)) {
       throw refuse("p's rows do not sum to e's users", `row ${r} of p sums to ${rowTotal}; it must sum to the ${m} users e counts in that row (one normalized histogram each)`);
     }
     for (let j = 0; j < s.c; j++) {
-      const lo = m === 0 ? 0 : (pr[j]! * pr[j]!) / m;
-      if (!within(qr[j]!, pr[j]!) || !within(lo, qr[j]!)) {
+      const lo = m === 0 ? 0 : Math.max(0, pr[j]! - quantization) ** 2 / m;
+      if (!within(qr[j]!, pr[j]! + 2 * quantization) || !within(lo, qr[j]! + quantization)) {
         throw refuse('q is not a sum of squares of p', `q[${r * s.c + j}] is ${qr[j]}; for p = ${pr[j]} summed over ${m} users it must lie between ${lo} and ${pr[j]}`);
       }
     }
@@ -421,8 +448,8 @@ export function logLikelihoodFloor(model: DirichletMultinomialMixture): number {
 }
 
 /** A log-likelihood of a client: finite, <= 0 (up to rounding) and >= `floor` (up to rounding). */
-function logLikelihoodIn(ll: number, floor: number): boolean {
-  return ll <= 1e-9 && ll >= floor - 1e-9 * Math.max(1, Math.abs(floor));
+function logLikelihoodIn(ll: number, floor: number, quantization = 0): boolean {
+  return ll <= 1e-9 + quantization && ll >= floor - 1e-9 * Math.max(1, Math.abs(floor)) - quantization;
 }
 
 /**
@@ -440,13 +467,14 @@ export function readStats(
   logLikelihood: boolean,
   bounds: StatsBounds,
   users = 1,
+  quantization = 0,
 ): Record<string, Float64Array> {
   if (users === 1) oneUserFlag('unsupported', o.unsupported);
   lengthIs('omega', o.omega, s.k);
   lengthIs('e', o.e, s.k * s.nMax);
   lengthIs('u', o.u, s.k * s.c);
   lengthIs('v', o.v, s.k);
-  if (users > 1) return readGroupStats(o, s, clip, logLikelihood, bounds, users);
+  if (users > 1) return readGroupStats(o, s, clip, logLikelihood, bounds, users, quantization);
   const { omega, e, u, v } = o;
   nonNegative('omega', omega);
   nonNegative('u', u);
@@ -522,21 +550,25 @@ export function readStats(
  * gives probability 0, the log-likelihood between the sum of the supported
  * users' lower bounds and 0.
  */
-function readGroupStats(o: StatsReply, s: Shape, clip: number | undefined, logLikelihood: boolean, bounds: StatsBounds, users: number): Record<string, Float64Array> {
+function readGroupStats(o: StatsReply, s: Shape, clip: number | undefined, logLikelihood: boolean, bounds: StatsBounds, users: number, quantization: number): Record<string, Float64Array> {
+  const q = quantization;
   const { omega, e, u, v } = o;
   nonNegative('omega', omega);
   nonNegative('e', e);
   nonNegative('u', u);
   nonNegative('v', v);
   const total = omega.reduce((a, b) => a + b, 0);
-  if (!near(total, users)) throw refuse('omega does not sum to the users the reply stands for', `omega sums to ${total}; the reply stands for ${users} users, whose probabilities sum to 1 each`);
+  if (!nearSum(total, users, s.k * q)) throw refuse('omega does not sum to the users the reply stands for', `omega sums to ${total}; the reply stands for ${users} users, whose probabilities sum to 1 each`);
   for (let r = 0; r < s.k; r++) {
     const row = e.subarray(r * s.nMax, (r + 1) * s.nMax).reduce((a, b) => a + b, 0);
-    if (!near(row, omega[r]!)) throw refuse("e's rows do not sum to omega", `row ${r} of e sums to ${row} but omega[${r}] is ${omega[r]}`);
+    if (!nearSum(row, omega[r]!, (s.nMax + 1) * q)) throw refuse("e's rows do not sum to omega", `row ${r} of e sums to ${row} but omega[${r}] is ${omega[r]}`);
   }
   // users by size: the columns of E summed over components
   const uBound = new Float64Array(s.k * s.c);
   const vBound = new Float64Array(s.k);
+  // what the bounds can be off by when E is (q per entry), and the entry itself (q)
+  const uSlack = new Float64Array(s.k * s.c).fill(q);
+  const vSlack = new Float64Array(s.k).fill(q);
   let counted = 0;
   let unsupported = 0;
   let floor = 0;
@@ -544,7 +576,7 @@ function readGroupStats(o: StatsReply, s: Shape, clip: number | undefined, logLi
     let column = 0;
     for (let r = 0; r < s.k; r++) column += e[r * s.nMax + n - 1]!;
     if (column === 0) continue;
-    const m = wholeCount(column);
+    const m = wholeCount(column, s.k * q);
     if (m < 0) throw refuse("e's columns do not count users", `column ${n - 1} of e sums to ${column} over the components; each user of size ${n} adds 1 to it`);
     counted += m;
     const b = bounds.at(n);
@@ -554,19 +586,23 @@ function readGroupStats(o: StatsReply, s: Shape, clip: number | undefined, logLi
       const w = e[r * s.nMax + n - 1]!;
       if (w === 0) continue;
       vBound[r]! += w * b.v[r]!;
-      for (let j = r * s.c; j < (r + 1) * s.c; j++) uBound[j]! += w * b.u[j]!;
+      vSlack[r]! += q * b.v[r]!;
+      for (let j = r * s.c; j < (r + 1) * s.c; j++) {
+        uBound[j]! += w * b.u[j]!;
+        uSlack[j]! += q * b.u[j]!;
+      }
     }
   }
   if (counted !== users) throw refuse('e does not count the users the reply stands for', `e's columns count ${counted} users but the reply stands for ${users}`);
   for (let r = 0; r < s.k; r++) {
-    if (!within(v[r]!, vBound[r]!)) throw refuse('v is above the bound of its sizes', `v[${r}] is ${v[r]}, above ${vBound[r]}, the most its users' sizes allow`);
+    if (!within(v[r]!, vBound[r]! + vSlack[r]!)) throw refuse('v is above the bound of its sizes', `v[${r}] is ${v[r]}, above ${vBound[r]}, the most its users' sizes allow`);
     for (let j = r * s.c; j < (r + 1) * s.c; j++) {
-      if (!within(u[j]!, uBound[j]!)) throw refuse('u is above the bound of its sizes', `u[${j}] is ${u[j]}, above ${uBound[j]}, the most its users' sizes allow`);
+      if (!within(u[j]!, uBound[j]! + uSlack[j]!)) throw refuse('u is above the bound of its sizes', `u[${j}] is ${u[j]}, above ${uBound[j]}, the most its users' sizes allow`);
     }
   }
   if (clip !== undefined) {
     const norm = Math.sqrt(u.reduce((a, x) => a + x * x, 0) + v.reduce((a, x) => a + x * x, 0));
-    if (norm > users * clip * (1 + 1e-9)) throw refuse('(u, v) is above the clip bound', `(u, v) has norm ${norm}, above ${users} users x the clip bound ${clip}`);
+    if (norm > users * clip * (1 + 1e-9) + Math.sqrt(u.length + v.length) * q) throw refuse('(u, v) is above the clip bound', `(u, v) has norm ${norm}, above ${users} users x the clip bound ${clip}`);
   }
   const out: Record<string, Float64Array> = { omega, e, u, v };
   if (logLikelihood) {
@@ -575,7 +611,7 @@ function readGroupStats(o: StatsReply, s: Shape, clip: number | undefined, logLi
     if (o.unsupported !== unsupported) {
       throw refuse('unsupported does not match the model', `unsupported is ${o.unsupported} but the model gives ${unsupported} of the group's users' sizes probability 0`);
     }
-    if (ll === undefined || !logLikelihoodIn(ll, floor)) {
+    if (ll === undefined || !logLikelihoodIn(ll, floor, q)) {
       throw refuse('logLikelihood is out of range', `logLikelihood is ${String(ll)}; the sum over the group's supported users must lie between ${floor} and 0`);
     }
     out.logLikelihood = Float64Array.of(ll);
@@ -592,13 +628,13 @@ function readGroupStats(o: StatsReply, s: Shape, clip: number | undefined, logLi
  * is how many of them every candidate counts (at most `users`) and each
  * log-likelihood their sum, between counted x floor and 0.
  */
-export function readEvaluation(o: EvaluationReply, floors: readonly number[], users = 1): Record<string, Float64Array> {
+export function readEvaluation(o: EvaluationReply, floors: readonly number[], users = 1, quantization = 0): Record<string, Float64Array> {
   if (users === 1) oneUserFlag('counted', o.counted);
   lengthIs('logLikelihood', o.logLikelihood, floors.length);
   const ll = o.logLikelihood;
   const counted = o.counted;
   if (counted > users) throw refuse('counted is above the users the reply stands for', `counted is ${counted}; the reply stands for ${users} user${users === 1 ? '' : 's'}`);
-  const i = ll.findIndex((x, m) => (counted === 0 ? x !== 0 : !logLikelihoodIn(x, counted * floors[m]!)));
+  const i = ll.findIndex((x, m) => (counted === 0 ? !(Math.abs(x) <= quantization) : !logLikelihoodIn(x, counted * floors[m]!, quantization)));
   if (i >= 0) {
     throw refuse(
       'logLikelihood is out of range',
@@ -618,7 +654,7 @@ export function readEvaluation(o: EvaluationReply, floors: readonly number[], us
  * consistent: omega adds up to the clients, E's rows to omega, nothing is
  * negative; noisy sums need only be finite.
  */
-export function readAggregate(o: AggregatePayload, who: string, of: AggregateOf, s: Shape, models = 0): AggregatePayload & { sums: Record<string, Float64Array> } {
+export function readAggregate(o: AggregatePayload, who: string, of: AggregateOf, s: Shape, models = 0, quantization = 0): AggregatePayload & { sums: Record<string, Float64Array> } {
   const fail = (detail: string) => new InvalidMessageError(`${who}: ${detail}`);
   if (o.of !== of) throw fail(`expected an aggregate of ${of} statistics, got ${JSON.stringify(o.of)}`);
   const clients = o.clients;
@@ -641,10 +677,10 @@ export function readAggregate(o: AggregatePayload, who: string, of: AggregateOf,
     }
     if (of === 'round') {
       const total = sums.omega!.reduce((a, b) => a + b, 0);
-      if (!near(total, clients)) throw fail(`omega sums to ${total} over ${clients} clients; each client's omega sums to 1`);
+      if (!nearSum(total, clients, s.k * quantization)) throw fail(`omega sums to ${total} over ${clients} clients; each client's omega sums to 1`);
       for (let r = 0; r < s.k; r++) {
         const row = sums.e!.subarray(r * s.nMax, (r + 1) * s.nMax).reduce((a, b) => a + b, 0);
-        if (!near(row, sums.omega![r]!)) throw fail(`row ${r} of E sums to ${row} but omega[${r}] is ${sums.omega![r]}`);
+        if (!nearSum(row, sums.omega![r]!, (s.nMax + 1) * quantization)) throw fail(`row ${r} of E sums to ${row} but omega[${r}] is ${sums.omega![r]}`);
       }
     } else if (of === 'init') {
       const total = sums.e!.reduce((a, b) => a + b, 0);

@@ -185,8 +185,8 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
   }
 
   /** One client's contribution, checked and added by the aggregator; refused with the reason otherwise. */
-  accept(reply: Message): true {
-    this.aggregator.add(reply);
+  accept(reply: Message, _request?: Message, ctx?: RoundContext): true {
+    this.aggregator.add(reply, ctx?.quantization);
     return true;
   }
 
@@ -200,7 +200,7 @@ export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> 
     const m = AGGREGATE.read(this.aggregator.release());
     if (m.round !== ctx.round) throw new InvalidMessageError(`the aggregate is for round ${m.round}, not ${ctx.round}`);
     const of = this.phase === 'init' ? 'init' : 'round';
-    const agg = readAggregate(m.payload, `aggregate of round ${ctx.round}`, of, this.shape());
+    const agg = readAggregate(m.payload, `aggregate of round ${ctx.round}`, of, this.shape(), 0, ctx.quantization);
     const expected = this.privacy ? this.privacy.noiseMultiplier * sensitivity(of, this.privacy.clip) : 0;
     if (!near(agg.noiseStddev, expected, 1e-12)) {
       throw new InvalidMessageError(

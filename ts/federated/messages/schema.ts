@@ -74,6 +74,8 @@ export const f64Array = () => typedArray<Float64Array>(Float64Array, finite, 'va
 export const f32Array = () => typedArray<Float32Array>(Float32Array, finite, 'values must be finite numbers');
 export const i32Array = () => typedArray<Int32Array>(Int32Array, int32, 'values must be 32-bit integers');
 export const u32Array = () => typedArray<Uint32Array>(Uint32Array, uint32, 'values must be unsigned 32-bit integers');
+/** Bytes (keys, ciphertexts, masked vectors): Uint8Array out. */
+export const u8Array = () => typedArray<Uint8Array>(Uint8Array, (x) => Number.isInteger(x) && x >= 0 && x < 256, 'values must be bytes (0 to 255)');
 
 /** A finite number. */
 export const finiteNumber = () => v.custom<number>((x) => typeof x === 'number' && Number.isFinite(x), (i) => ` is ${describe(i.input)}; it must be a finite number`);

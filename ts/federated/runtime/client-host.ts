@@ -14,6 +14,7 @@ import { isArrowStream } from '../messages/arrow-ipc.js';
 import { checkEnvelope, withRun, type Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
 import { checkClientRole, declaredUsers, type ClientRole } from './roles.js';
+import { isSecureStage, SecureParticipant } from '../secure-aggregation/client.js';
 import { readOptions, requireInteger } from '../../validate.js';
 import { ClientBudget } from './client-budget.js';
 
@@ -172,6 +173,18 @@ export class ClientHost {
 
   /** The role's answer to a decoded request, or a refusal. */
   async answer(request: Message | FedmixError): Promise<Message | undefined> {
+    const stage = this.secureStage(request);
+    if (stage) {
+      try {
+        // the real request inside the round is accounted by the client's ledger like any other
+        const ledger = async (inner: Message) => {
+          if (this.budget?.concerns(inner, this.expectsReply(inner)) === true) await this.budget.account(inner, this.expectsReply(inner), this.id);
+        };
+        return await (this.secure ??= new SecureParticipant(this.role, this.id, false, ledger)).answer(stage);
+      } catch (e) {
+        return this.refuse(stage, e);
+      }
+    }
     const checked = this.check(request);
     if (checked instanceof FedmixError) return this.refuse(request, checked);
     try {
@@ -184,6 +197,8 @@ export class ClientHost {
   }
 
   answerSync(request: Message | FedmixError): Message | undefined {
+    const stage = this.secureStage(request);
+    if (stage) return this.refuse(stage, new InvalidMessageError(`client ${this.id} answers secure aggregation asynchronously; run it with runFederation (async)`));
     const checked = this.check(request);
     if (checked instanceof FedmixError) return this.refuse(request, checked);
     try {
@@ -199,6 +214,22 @@ export class ClientHost {
   /** Whether the protocol pairs a reply with the request's kind (else it is a notification). */
   private expectsReply(request: Message): boolean {
     return this.role.protocol.exchanges.get(request.kind)?.reply !== undefined;
+  }
+
+  /** Answers the stages of secure rounds (created at the first one). */
+  private secure: SecureParticipant | undefined;
+
+  /** The request, when it is a stage of a secure round (its envelope checked). */
+  private secureStage(request: Message | FedmixError): Message | undefined {
+    if (isFedmixError(request)) return undefined;
+    try {
+      const m = checkEnvelope(request);
+      if (!isSecureStage(m)) return undefined;
+      this.last = { kind: m.kind, round: m.round };
+      return m;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The request read against the client's protocol (an error when it cannot be used). */

@@ -72,7 +72,26 @@ export interface FederationPolicy {
    * take the run past it is not sent: the run stops before it (stoppedEarly).
    */
   privacy?: { delta: number; epsilonBudget?: number };
+  /**
+   * Secure aggregation (SecAgg+): every round whose reply kind the protocol
+   * lays out as additive runs as four stages, and the server sees only the
+   * sum of the survivors' replies (secure-aggregation/). `threshold`: shares
+   * that rebuild a dropped client's mask (default from the neighbours);
+   * `neighbours`: each client's degree in the masking graph (default
+   * O(log n); n - 1: all pairs); `clip`: the largest magnitude of any value a
+   * reply lays out (default 2^36; a client with a larger one refuses).
+   */
+  secureAggregation?: SecureAggregationPolicy;
 }
+
+export interface SecureAggregationPolicy {
+  threshold?: number;
+  neighbours?: number;
+  clip?: number;
+}
+
+/** The default clipping range of secure aggregation: values in [-2^36, 2^36] (sums of honest statistics on the parity datasets stay far inside). */
+export const DEFAULT_SECURE_CLIP = 2 ** 36;
 
 export interface ResolvedPolicy {
   onInvalid: 'exclude' | 'fail';
@@ -87,17 +106,34 @@ export interface ResolvedPolicy {
   maxMissedRounds: number;
   /** the run's privacy accounting (absent: rounds' privacy steps are recorded, not composed) */
   privacy?: { delta: number; epsilonBudget: number | undefined };
+  /** secure aggregation, when on: threshold and neighbours as given (undefined: per round, from the clients asked) */
+  secureAggregation?: { threshold?: number; neighbours?: number; clip: number };
+}
+
+function resolveSecure(given: unknown): ResolvedPolicy['secureAggregation'] {
+  if (given === undefined || given === false) return undefined;
+  if (given === true) given = {};
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`secureAggregation must be { threshold?, neighbours?, clip? }, got ${formatValue(given)}`);
+  const s = readOptions(given as SecureAggregationPolicy, ['threshold', 'neighbours', 'clip'], 'secureAggregation');
+  const clip = s.clip ?? DEFAULT_SECURE_CLIP;
+  if (typeof clip !== 'number' || !(clip > 0) || clip > 2 ** 52) throw new InvalidParameterError(`secureAggregation.clip must be in (0, 2^52], got ${formatValue(clip)}`);
+  return {
+    ...(s.threshold === undefined ? {} : { threshold: requireInteger('secureAggregation.threshold', s.threshold, 1, 65_535) }),
+    ...(s.neighbours === undefined ? {} : { neighbours: requireInteger('secureAggregation.neighbours', s.neighbours, 1, 65_534) }),
+    clip,
+  };
 }
 
 export function resolvePolicy(given: FederationPolicy = {}): ResolvedPolicy {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`the federation policy must be an object, got ${formatValue(given)}`);
-  const p = readOptions(given, ['onInvalid', 'minClients', 'minReplies', 'fraction', 'sampleSeed', 'roundTimeout', 'joinTimeout', 'maxMessageBytes', 'maxExcludedShare', 'maxMissedRounds', 'privacy']);
+  const p = readOptions(given, ['onInvalid', 'minClients', 'minReplies', 'fraction', 'sampleSeed', 'roundTimeout', 'joinTimeout', 'maxMessageBytes', 'maxExcludedShare', 'maxMissedRounds', 'privacy', 'secureAggregation']);
   const fraction = p.fraction ?? 1;
   if (typeof fraction !== 'number' || !(fraction > 0 && fraction <= 1)) throw new InvalidParameterError(`fraction must be in (0, 1], got ${formatValue(fraction)}`);
   const maxExcludedShare = p.maxExcludedShare ?? DEFAULT_MAX_EXCLUDED_SHARE;
   if (typeof maxExcludedShare !== 'number' || !(maxExcludedShare >= 0 && maxExcludedShare <= 1)) {
     throw new InvalidParameterError(`maxExcludedShare must be in [0, 1], got ${formatValue(maxExcludedShare)}`);
   }
+  const secure = resolveSecure(p.secureAggregation);
   return {
     onInvalid: requireOneOf('onInvalid', p.onInvalid ?? 'exclude', ['exclude', 'fail'] as const),
     minClients: requireInteger('minClients', p.minClients ?? 1, 1, LIMITS.count),
@@ -111,6 +147,7 @@ export function resolvePolicy(given: FederationPolicy = {}): ResolvedPolicy {
     maxExcludedShare,
     maxMissedRounds: requireInteger('maxMissedRounds', p.maxMissedRounds ?? DEFAULT_MAX_MISSED_ROUNDS, 0, LIMITS.count),
     ...(p.privacy === undefined ? {} : { privacy: resolvePrivacy(p.privacy) }),
+    ...(secure === undefined ? {} : { secureAggregation: secure }),
   };
 }
 

@@ -20,6 +20,7 @@ import { formatValue, InvalidMessageError, InvalidParameterError } from '../../e
 import { guardRead, readArray, readOptions, readRecord, requireInteger } from '../../validate.js';
 import { checkEnvelope, MAX_USERS, type Message } from '../messages/envelope.js';
 import { wasRead, type MessageType } from '../messages/schema.js';
+import type { AdditiveLayout } from '../secure-aggregation/layout.js';
 
 /** Which request kinds an algorithm sends and what answers each (none: a notification). */
 export interface Protocol {
@@ -33,6 +34,13 @@ export interface Protocol {
    * (the envelope's `users`). A reply of any other kind stands for one user.
    */
   readonly additive?: ReadonlySet<string>;
+  /**
+   * By reply kind, the replies that can be summed under secure aggregation,
+   * with their layout (secure-aggregation/layout.ts): the fields summed, in
+   * order, and those that never travel. A request whose reply has none
+   * cannot run under secure aggregation.
+   */
+  readonly layouts?: ReadonlyMap<string, AdditiveLayout>;
 }
 
 /**
@@ -41,9 +49,9 @@ export interface Protocol {
  * (see Protocol.additive); the receiving server must check such a reply
  * against the number of users it claims.
  */
-export function defineProtocol(name: string, exchanges: readonly (readonly [MessageType, MessageType | null])[], given: { additive?: readonly MessageType[] } = {}): Protocol {
+export function defineProtocol(name: string, exchanges: readonly (readonly [MessageType, MessageType | null])[], given: { additive?: readonly MessageType[]; layouts?: readonly AdditiveLayout[] } = {}): Protocol {
   if (typeof name !== 'string' || name.length === 0) throw new InvalidParameterError(`a protocol needs a name (a non-empty string), got ${formatValue(name)}`);
-  const options = readOptions(given, ['additive']);
+  const options = readOptions(given, ['additive', 'layouts']);
   const map = new Map<string, { request: MessageType; reply?: MessageType }>();
   readArray('exchanges', exchanges, 4096).forEach((pair, i) => {
     const [request, reply] = readArray(`exchanges[${i}]`, pair, 2) as [unknown, unknown];
@@ -59,7 +67,14 @@ export function defineProtocol(name: string, exchanges: readonly (readonly [Mess
     if (!isMessageType(t) || !replies.has(t.kind)) throw new InvalidParameterError(`additive[${i}] must be a reply type of protocol ${name}, got ${formatValue(t)}`);
     additive.add(t.kind);
   });
-  return additive.size === 0 ? { name, exchanges: map } : { name, exchanges: map, additive };
+  const layouts = new Map<string, AdditiveLayout>();
+  readArray('layouts', options.layouts ?? [], 4096).forEach((l, i) => {
+    const ok = guardRead('a layout', () => l !== null && typeof l === 'object' && isMessageType((l as AdditiveLayout).reply) && replies.has((l as AdditiveLayout).reply.kind) && typeof (l as AdditiveLayout).flatten === 'function' && typeof (l as AdditiveLayout).build === 'function');
+    if (!ok) throw new InvalidParameterError(`layouts[${i}] must be an additive layout (sumLayout) of a reply type of protocol ${name}, got ${formatValue(l)}`);
+    layouts.set((l as AdditiveLayout).reply.kind, l as AdditiveLayout);
+  });
+  const out: Protocol = additive.size === 0 ? { name, exchanges: map } : { name, exchanges: map, additive };
+  return layouts.size === 0 ? out : { ...out, layouts };
 }
 
 /** Whether `t` is what defineMessage returns (a kind, create() and read()), asked under guard. */
@@ -99,6 +114,12 @@ export interface RoundContext {
    * noise declares it (times its own cohort's share) in its requests' privacy step.
    */
   readonly samplingRate?: number;
+  /**
+   * A secure round (policy secureAggregation): the largest error of any entry
+   * of the summed reply from fixed-point quantization (the round's bound). A
+   * check of an identity the exact sums satisfy allows this much per entry.
+   */
+  readonly quantization?: number;
 }
 
 /** The users `id` stands for in a round (1 unless it declared a group). */
@@ -183,6 +204,13 @@ export interface ServerRole<Accepted = unknown, Result = unknown> {
    * only (InvalidMessageError.check), never what the client sent.
    */
   readonly detailedReasons?: boolean;
+  /**
+   * Why this server cannot take its replies as one secure sum (an
+   * aggregation rule that needs each reply: a median, a server-side clip),
+   * or undefined when it can: a run under secure aggregation refuses to start
+   * with a server that gives a reason.
+   */
+  readonly secureAggregationRefusal?: string;
   /** Frees what the server holds (WASM memory); called by the runtime when the run ends. */
   dispose?(): void;
 }
@@ -250,7 +278,7 @@ const MAX_CLIENTS = 2 ** 24;
  */
 export function checkContext(ctx: unknown): RoundContext {
   if (ctx === null || typeof ctx !== 'object') throw new InvalidParameterError(`a round context must be { round, clients, available }, got ${formatValue(ctx)}`);
-  const c = readRecord(ctx as RoundContext, ['round', 'clients', 'available', 'users', 'samplingRate'], 'ctx');
+  const c = readRecord(ctx as RoundContext, ['round', 'clients', 'available', 'users', 'samplingRate', 'quantization'], 'ctx');
   const ids = (name: string, v: unknown): string[] => {
     const a = readArray(name, v, MAX_CLIENTS);
     a.forEach((id, i) => {
@@ -261,7 +289,10 @@ export function checkContext(ctx: unknown): RoundContext {
   const clients = ids('ctx.clients', c.clients);
   const base: RoundContext = { round: requireInteger('ctx.round', c.round, 0), clients, available: c.available === undefined ? clients : ids('ctx.available', c.available) };
   if (c.samplingRate !== undefined && !(typeof c.samplingRate === 'number' && c.samplingRate > 0 && c.samplingRate <= 1)) throw new InvalidParameterError(`ctx.samplingRate must be a number in (0, 1], got ${formatValue(c.samplingRate)}`);
-  const out: RoundContext = c.samplingRate === undefined ? base : { ...base, samplingRate: c.samplingRate };
+  if (c.quantization !== undefined && !(typeof c.quantization === 'number' && c.quantization >= 0 && Number.isFinite(c.quantization))) {
+    throw new InvalidParameterError(`ctx.quantization must be a finite number >= 0, got ${formatValue(c.quantization)}`);
+  }
+  const out: RoundContext = { ...base, ...(c.samplingRate === undefined ? {} : { samplingRate: c.samplingRate }), ...(c.quantization === undefined ? {} : { quantization: c.quantization }) };
   if (c.users === undefined) return out;
   if (!guardRead('ctx.users', () => c.users instanceof Map)) throw new InvalidParameterError(`ctx.users must be a Map from client id to its number of users, got ${formatValue(c.users)}`);
   const users = new Map<string, number>();

@@ -35,6 +35,7 @@ import { roundStep, RunLedger, type RoundPrivacy, type RunPrivacy } from './priv
 import type { RdpAccountantJSON } from '../../privacy/accountant.js';
 import type { PrivacyStep } from '../messages/envelope.js';
 import { checkServerRole, totalUsers, usersIn, type ClientRole, type ExcludedClient, type Failure, type RoundContext, type ServerRole } from './roles.js';
+import { secureLayoutOf, secureRound, type SecureRoundRecord } from '../secure-aggregation/round.js';
 
 export interface Traffic {
   /** communication rounds: rounds whose requests expect replies (a result sent back ends no round) */
@@ -94,6 +95,8 @@ export interface RoundRecord {
    * the order that gives it (absent: no step and no accounting)
    */
   privacy?: RoundPrivacy;
+  /** a secure round (policy secureAggregation): its parameters, survivors, clients dropped per stage, the quantization bound */
+  secure?: SecureRoundRecord;
 }
 
 export interface FederationResult<R = unknown> {
@@ -228,7 +231,7 @@ export interface RunOptions extends FederationPolicy, RunHooks {
 export const HOOK_KEYS = optionKeys<RunHooks>()({ onRound: true, onCheckpoint: true, stopWhen: true });
 
 /** Every option of RunOptions, for readOptions (the compiler checks it is complete). */
-export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, resume: true, run: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true, privacy: true });
+export const RUN_KEYS = optionKeys<RunOptions>()({ onRound: true, onCheckpoint: true, stopWhen: true, excludedBefore: true, resume: true, run: true, onInvalid: true, minClients: true, minReplies: true, fraction: true, sampleSeed: true, roundTimeout: true, joinTimeout: true, maxMessageBytes: true, maxExcludedShare: true, maxMissedRounds: true, privacy: true, secureAggregation: true });
 
 /** The hooks of `given`, checked: each one given must be a function. */
 export function readRunHooks(given: RunHooks | undefined, name = 'hooks'): RunHooks {
@@ -251,7 +254,8 @@ export function runPolicy(options: RunOptions): FederationPolicy {
 type Effect =
   | { op: 'available'; min: number; timeoutMs: number; excluded: ReadonlySet<string> }
   | { op: 'exchange'; round: number; messages: ReadonlyMap<string, Message>; options: ExchangeOptions }
-  | { op: 'checkpoint'; checkpoint: RunCheckpoint };
+  | { op: 'checkpoint'; checkpoint: RunCheckpoint }
+  | { op: 'await'; promise: Promise<unknown> };
 
 const ERRORS: Partial<Record<FedmixErrorCode, new (m: string) => FedmixError>> = {
   INVALID_DATA: InvalidDataError,
@@ -437,34 +441,50 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
       const available = (yield { op: 'available', min: first ? policy.minClients : 0, timeoutMs: first ? policy.joinTimeoutMs : 0, excluded: run.out }) as readonly string[];
       const planned = configure(run, sample(run, available));
       if (!planned) break;
-      const { ctx, requests, wire, record, step } = planned;
+      const { requests, wire, record, step } = planned;
+      let { ctx } = planned;
       // the budget is checked before the requests go out: a round past it is never sent, its noise never spent
       const overBudget = step && record.replies && run.ledger ? run.ledger.stopBefore(step, ctx.round, run.round) : undefined;
       if (overBudget !== undefined) {
         run.stoppedEarly = { round: run.round, reason: overBudget };
         break;
       }
+      // the round's release is spent once its requests went out and the replies came in (a secure round: once its sum is released)
+      const spend = () => {
+        if (run.ledger) record.privacy = step ? (run.ledger.spend(step), run.ledger.record(step)) : run.ledger.record(undefined);
+        else if (step) record.privacy = { step };
+      };
       let t0 = performance.now();
-      const ex = (yield { op: 'exchange', round: ctx.round, messages: wire, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
-      record.ms.exchange = performance.now() - t0;
-      if (ex.interruptions?.length) record.interruptions = ex.interruptions.map((i) => ({ ...i }));
-      countTraffic(run, record, ex);
-      if (!record.replies) {
-        // notifications end the last round rather than start one
-        record.round = run.round;
-        run.history.push(record);
-        options.onRound?.(report(run, record, run.excluded.length));
-        continue;
-      }
-      run.round = ctx.round;
-      run.traffic.rounds += 1;
-      // the round's release is spent once its requests went out and the replies came in
-      if (run.ledger) record.privacy = step ? (run.ledger.spend(step), run.ledger.record(step)) : run.ledger.record(undefined);
-      else if (step) record.privacy = { step };
+      const layout = record.replies ? secureLayoutOf(policy, server, requests, ctx.round) : undefined;
+      let judged: JudgedReplies<A>;
       const excludedBefore = run.excluded.length;
-      t0 = performance.now();
-      const judged = judgeReplies(run, ctx, requests, ex);
-      record.ms.accept = performance.now() - t0;
+      if (layout) {
+        // a secure round: four exchanges, and the server accepts one summed reply
+        run.round = ctx.round;
+        run.traffic.rounds += 1;
+        judged = yield* secureJudged(run, planned, layout);
+        spend();
+        record.ms.exchange = performance.now() - t0;
+        ctx = { ...ctx, quantization: record.secure!.bound };
+      } else {
+        const ex = (yield { op: 'exchange', round: ctx.round, messages: wire, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
+        record.ms.exchange = performance.now() - t0;
+        if (ex.interruptions?.length) record.interruptions = ex.interruptions.map((i) => ({ ...i }));
+        countTraffic(run, record, ex);
+        if (!record.replies) {
+          // notifications end the last round rather than start one
+          record.round = run.round;
+          run.history.push(record);
+          options.onRound?.(report(run, record, run.excluded.length));
+          continue;
+        }
+        run.round = ctx.round;
+        run.traffic.rounds += 1;
+        spend();
+        t0 = performance.now();
+        judged = judgeReplies(run, ctx, requests, ex);
+        record.ms.accept = performance.now() - t0;
+      }
       if (judged.sidelined.length) record.sidelined = judged.sidelined;
       if (run.reinstated.length) record.reinstated = run.reinstated.splice(0);
       if (judged.otherRun > 0) record.otherRun = judged.otherRun;
@@ -665,6 +685,37 @@ function judgeReply<A, R>(run: RunState<A, R>, ctx: RoundContext, id: string, r:
     const check = caught instanceof InvalidMessageError ? caught.check : undefined;
     return { kind: 'invalid', reason: detailed ? caught.message : check ?? stage, error: caught };
   }
+}
+
+/**
+ * Stage 3-4 of a secure round (secure-aggregation/round.ts): its four
+ * exchanges, each counted, then the one summed reply through the server's
+ * accept(), as judgeReplies would give it (the stages' failures with it).
+ */
+function* secureJudged<A, R>(run: RunState<A, R>, planned: PlannedRound, layout: NonNullable<ReturnType<typeof secureLayoutOf>>): Generator<Effect, JudgedReplies<A>, unknown> {
+  const { ctx, requests, record } = planned;
+  const outcome = yield* secureRound({
+    run: run.id, policy: run.policy, server: run.server as ServerRole, ctx, requests, layout, detailed: run.detailed,
+    read: (r) => readReceived(r, run.policy.maxMessageBytes),
+    count: (ex) => {
+      if (ex.interruptions?.length) (record.interruptions ??= []).push(...ex.interruptions.map((i) => ({ ...i })));
+      countTraffic(run, record, ex);
+    },
+    missed: (id) => {
+      let rounds = run.missed.get(id);
+      if (!rounds) run.missed.set(id, (rounds = new Set()));
+      rounds.add(ctx.round);
+    },
+  });
+  record.secure = outcome.record;
+  const t0 = performance.now();
+  const judged: JudgedReplies<A> = { accepted: new Map(), replyUsers: new Map(), failures: outcome.failures, sidelined: [], otherRun: 0 };
+  const from = outcome.reply.from;
+  // the sum is the survivors' together: a check it fails is no one client's fault, so it ends the run
+  judged.accepted.set(from, run.server.accept(layout.reply.read(outcome.reply), outcome.request, { ...ctx, quantization: outcome.record.bound }));
+  if (outcome.users !== 1) judged.replyUsers.set(from, outcome.users);
+  record.ms.accept = performance.now() - t0;
+  return judged;
 }
 
 /**
@@ -1009,6 +1060,7 @@ export async function runFederation<A, R>(server: ServerRole<A, R>, clients: rea
       try {
         if (e.op === 'available') answer = await transport.available(e.min, e.timeoutMs, e.excluded);
         else if (e.op === 'exchange') answer = await transport.exchange(e.round, e.messages, e.options);
+        else if (e.op === 'await') answer = await e.promise;
         else await options.onCheckpoint!(e.checkpoint);
       } catch (err) {
         step = loop.throw(err);
@@ -1044,6 +1096,8 @@ export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: reado
   const transport = isArray('clients', clients) ? new InProcessTransport(clients as readonly ClientRole[]) : (clients as SyncTransport);
   if (!isTransport(transport) || !guardRead('the transport', () => typeof transport.exchangeSync === 'function')) throw new InvalidParameterError('runFederationSync needs client roles or an in-process transport; use runFederation for other transports');
   const { id, policy, from } = runStart(server, options, transport);
+  // its clients' key agreement and share encryption are WebCrypto's, which only answers asynchronously
+  if (policy.secureAggregation) throw new InvalidParameterError('secure aggregation runs only under runFederation (async): its key agreement and share encryption are asynchronous (WebCrypto)');
   const loop = federation(id, server, policy, options, declaredBy(transport), from);
   let step = loop.next();
   while (!step.done) {
@@ -1052,6 +1106,7 @@ export function runFederationSync<A, R>(server: ServerRole<A, R>, clients: reado
     try {
       if (e.op === 'available') answer = transport.availableSync();
       else if (e.op === 'exchange') answer = transport.exchangeSync(e.round, e.messages, e.options);
+      else if (e.op === 'await') throw new InvalidParameterError('this run awaits asynchronous work (secure aggregation); use runFederation');
       else checkpointSync(options.onCheckpoint!, e.checkpoint);
     } catch (err) {
       step = loop.throw(err);

@@ -39,8 +39,8 @@ function fits(clip: number, contributors: number, e: number): boolean {
 }
 
 /**
- * The fixed point for sums of `contributors` vectors with entries in
- * [-clip, clip]: the largest power of two `scale` >= 1 with
+ * The fixed point for sums of `contributors` vectors with entries of
+ * magnitude at most `clip`: the largest power of two `scale` >= 1 with
  * contributors * (clip * scale + 1) < 2^63 (see the file's comment).
  */
 export function fixedPoint(clip: number, contributors: number): FixedPoint {

@@ -25,6 +25,7 @@
  * secrets of one client, and a client answers only one unmask request.
  * What the server learns: the sum of the survivors' inputs, and who survived.
  */
+import { keepClassName } from '../../class-name.js';
 import { formatValue, InvalidDataError, InvalidMessageError, InvalidParameterError, SecureAggregationError } from '../../errors.js';
 import { guardRead } from '../../read-guard.js';
 import { isFloat64Array, LIMITS, readOptions } from '../../validate.js';
@@ -222,6 +223,10 @@ interface Held {
 }
 
 export class SecureAggregationClient {
+  static {
+    keepClassName(this, 'SecureAggregationClient');
+  }
+
   private stage: ClientStage = 'created';
   private b: Uint8Array | undefined;
   /** per neighbour it sent a share to: the share-encryption key and the pairwise mask seed */
@@ -416,6 +421,10 @@ export class SecureAggregationClient {
 type ServerStage = 'advertise' | 'shares' | 'masked' | 'unmask' | 'done';
 
 export class SecureAggregationServer {
+  static {
+    keepClassName(this, 'SecureAggregationServer');
+  }
+
   private readonly p: Checked;
   private stage: ServerStage = 'advertise';
   /** clients still in the round */
@@ -606,6 +615,10 @@ export class SecureAggregationServer {
     this.stage = 'unmask';
     const survivors = this.ordered(this.live);
     this.requireEnough(survivors.length, 'after the masked inputs');
+    // a survivor's self-mask seed is rebuilt from t shares held by the other survivors: t + 1 of them at least
+    if (survivors.length < this.p.threshold + 1) {
+      throw new SecureAggregationError(`after the masked inputs: ${survivors.length} clients are left; each one's self-mask needs ${this.p.threshold} shares from the others, so at least ${this.p.threshold + 1} must survive; the round's sum cannot be released`);
+    }
     const alive = new Set(survivors);
     // every client that shared keys and is not a survivor, whenever it left: survivors may have masked with it
     this.request = { survivors, dropped: this.ordered(this.links.keys()).filter((id) => !alive.has(id)) };

@@ -1,0 +1,68 @@
+/**
+ * The messages of a secure round (SecAgg+, Bell et al. 2020), declared once.
+ * A round whose requests expect an additive reply runs as four exchanges of
+ * the same round number; the real request travels in the first, once for
+ * every client (a broadcast), and is answered in the third, masked:
+ *
+ *   down 'secure-aggregation/advertise'  { clients, neighbours, threshold, graphSeed, curve, clip, length, request }
+ *   up   'secure-aggregation/keys'       { cPk, sPk }                      stage 1: its two public keys
+ *   down 'secure-aggregation/share'      { keys }                          its neighbours' public keys
+ *   up   'secure-aggregation/shares'     { shares, commitment }            stage 2: one ciphertext per neighbour
+ *   down 'secure-aggregation/mask'       { shares }                        the ciphertexts addressed to it
+ *   up   'secure-aggregation/masked'     { masked, refused }               stage 3: its reply, flattened, quantized, masked
+ *   down 'secure-aggregation/unmask'     { survivors, dropped }
+ *   up   'secure-aggregation/unmasked'   { shares }                        stage 4: b-shares of survivors, s-shares of the dropped
+ *
+ * Nothing here carries a client's data in clear: its reply exists on the wire
+ * only as the masked vector (u64 words, little-endian).
+ */
+import * as v from 'valibot';
+import { LIMITS } from '../../validate.js';
+import { defineMessage, finiteNumber, listOf, oneOf, record, u8Array, wholeNumber } from '../messages/schema.js';
+
+/** Most clients one secure round takes (Shamir's x-coordinates: 1 to 65,535). */
+export const MAX_SECURE_CLIENTS = 65_535;
+
+const id = v.pipe(v.string(), v.minLength(1), v.maxLength(256));
+const ids = listOf(id, MAX_SECURE_CLIENTS);
+const share = u8Array();
+
+export const ADVERTISE = defineMessage(
+  'secure-aggregation/advertise',
+  record({
+    clients: ids,
+    neighbours: wholeNumber(1, MAX_SECURE_CLIENTS),
+    threshold: wholeNumber(1, MAX_SECURE_CLIENTS),
+    graphSeed: u8Array(),
+    curve: oneOf(['X25519', 'P-256'] as const),
+    clip: finiteNumber(),
+    length: wholeNumber(0, LIMITS.values),
+    // the round's real request, a message of the algorithm's protocol: the client host reads it against its role's protocol
+    request: v.unknown(),
+  }),
+);
+export const KEYS = defineMessage('secure-aggregation/keys', record({ cPk: u8Array(), sPk: u8Array() }));
+export const SHARE = defineMessage('secure-aggregation/share', record({ keys: listOf(record({ id, cPk: u8Array(), sPk: u8Array() }), MAX_SECURE_CLIENTS) }));
+export const SHARES = defineMessage('secure-aggregation/shares', record({ shares: listOf(record({ to: id, share }), MAX_SECURE_CLIENTS), commitment: u8Array() }));
+export const MASK = defineMessage('secure-aggregation/mask', record({ shares: listOf(record({ from: id, share }), MAX_SECURE_CLIENTS) }));
+export const MASKED = defineMessage('secure-aggregation/masked', record({ masked: u8Array(), refused: ids }));
+export const UNMASK = defineMessage('secure-aggregation/unmask', record({ survivors: ids, dropped: ids }));
+export const UNMASKED = defineMessage('secure-aggregation/unmasked', record({ shares: listOf(record({ of: id, share }), MAX_SECURE_CLIENTS) }));
+
+/** The four stages: the request the server sends and the reply it expects. */
+export const STAGES = [
+  { name: 'advertise', request: ADVERTISE, reply: KEYS },
+  { name: 'share', request: SHARE, reply: SHARES },
+  { name: 'mask', request: MASK, reply: MASKED },
+  { name: 'unmask', request: UNMASK, reply: UNMASKED },
+] as const;
+
+export type StageName = (typeof STAGES)[number]['name'];
+
+/** Kinds of the stage messages start with this: a client host answers them itself. */
+export const SECURE_PREFIX = 'secure-aggregation/';
+
+/** A map as the list the wire carries. */
+export function listed<K extends 'to' | 'from' | 'of'>(key: K, m: ReadonlyMap<string, Uint8Array>): ({ [k in K]: string } & { share: Uint8Array })[] {
+  return [...m].map(([who, share]) => ({ [key]: who, share }) as { [k in K]: string } & { share: Uint8Array });
+}
