@@ -54,9 +54,14 @@ const LIMITS = {
    * run identity (the run's id in every envelope and the checks of it), the missed-rounds quorum and the
    * round records' new fields took FedDistr to 162.4 KB: raised to 166 KB. Issue 26's privacy ledger in
    * the round loop (the RDP accountant and the run's ledger, +8 KB in every federated program, and the
-   * releases' RDP report in FedDistr) took it from 163.8 to 172.4 KB: raised to 176 KB.
+   * releases' RDP report in FedDistr) took it from 163.8 to 172.4 KB. Issue 26's secure aggregation in
+   * the round loop and the client host (the four-stage round, SecAgg+'s state machines, keys, Shamir,
+   * fixed point) and the clients' privacy ledgers took every federated program up by 38-51 KB (a device
+   * joining over MQTT 119.6 -> 157.2 KB, FedDistr 180.0 -> 223.2 KB) although a run without
+   * secureAggregation never calls it: raised to 228 KB, a regression to win back by loading the secure
+   * round only when a policy asks for it (a dynamic import, which this measure must then count apart).
    */
-  program: 176 * KB,
+  program: 228 * KB,
   /**
    * The same for each paper's whole experiment (every method and baseline of the paper's tables), which
    * is above the bar: ceilings about 2% over what the build measures. Before issue 24: FedGenGMM 150.4 KB;
@@ -68,9 +73,10 @@ const LIMITS = {
    * identity, quorum and round records to 168.9, 305.1 and 210.8 KB (FedGenGMM and communities at their
    * ceilings, FedDistr raised to 215 KB) and trainCommunities to 166.2 KB (raised to 170 KB). Issue 26's
    * privacy ledger in the round loop (+8 KB, as the programs') took them to 178.3, 318.5, 224.2 and
-   * 178.9 KB: raised to about 2% over.
+   * 178.9 KB; secure aggregation and the clients' ledgers (as the programs') to 231.3, 371.0, 276.7 and
+   * 231.4 KB: raised to about 2% over.
    */
-  experiments: { runFedGenGMMExperiment: 182 * KB, runCommunityExperiment: 325 * KB, runFedDistrExperiment: 229 * KB, trainCommunities: 183 * KB },
+  experiments: { runFedGenGMMExperiment: 236 * KB, runCommunityExperiment: 379 * KB, runFedDistrExperiment: 283 * KB, trainCommunities: 236 * KB },
   /**
    * All of dist/index.js, minified: 518.5 KB measured (issue 24 moved the papers' experiments to
    * fedmix/experiments, -60 KB, and added the registry with each algorithm's CLI options and saved forms,
@@ -82,9 +88,9 @@ const LIMITS = {
    * (the saved-model artifact and loadModel, TLS, broker limits, reconnects and presence, run identity,
    * robust FedAvg) and the privacy accountant took it to 555.5 KB: raised to 567 KB. Issue 26 (secure
    * aggregation: SecAgg+'s state machines, keys, Shamir, fixed point, secureSum; the run's privacy ledger,
-   * DP-FedAvg, clients' budgets, Skellam noise) took it to LIBRARY_MEASURED KB: raised to LIBRARY_CEILING KB.
+   * DP-FedAvg, clients' budgets, Skellam noise) took it to 629.7 KB: raised to 643 KB.
    */
-  library: 700 * KB,
+  library: 643 * KB,
 };
 
 /**
