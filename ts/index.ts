@@ -220,7 +220,7 @@ export { InProcessTransport, type InProcessOptions } from './federated/transport
 export { WebWorkerTransport, type WebWorkerTransportOptions } from './federated/transport/web-workers.js';
 export { FedmixWorker, type FedmixWorkerOptions, type GaussianMixtureFit } from './federated/transport/fedmix-worker.js';
 export type { GaussianMixtureFitData } from './federated/transport/lane.js';
-export type { LaneOptions } from './federated/transport/lanes.js';
+export type { LaneOptions, LaneBudget } from './federated/transport/lanes.js';
 export { MqttTransport, join, type MqttTransportOptions, type JoinOptions, type JoinResult } from './federated/transport/mqtt.js';
 export type { Certificates } from './federated/transport/tls.js';
 export {

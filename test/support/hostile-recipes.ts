@@ -225,8 +225,8 @@ const fedavgFamily = (make: (o: any) => ServerRole, extra: Record<string, unknow
   call: (...a) => make(a[0]),
   make: () => withRound(() => make({ ...fedavgOptions(), ...extra }), fedavgClients),
   args: () => [{ ...fedavgOptions(), ...extra }],
-  methods: (({ dispose: _, ...m }) => m)(serverMethods()),
-  internal: ['trainPayload', 'combine', 'step', 'afterStep', 'blameIfNotFinite', 'saveState', 'restoreState', 'extraState', 'restoreExtra'],
+  methods: serverMethods(),
+  internal: ['trainPayload', 'combine', 'step', 'afterStep', 'blameIfNotFinite', 'saveState', 'restoreState', 'extraState', 'restoreExtra', 'checkClipped', 'noisyAverage'],
 });
 
 /** A request a client role answers, from its server's first round. */
@@ -410,6 +410,7 @@ export const RECIPES: Record<string, Recipe> = {
   BrokerError: cls(f.BrokerError, () => ['a message']),
   UntrustedBrokerError: cls(f.UntrustedBrokerError, () => ['a message']),
   SecureAggregationError: cls(f.SecureAggregationError, () => ['a message']),
+  PrivacyBudgetError: cls(f.PrivacyBudgetError, () => ['a message']),
   NotFittedError: cls(f.NotFittedError, () => ['a message']),
   DisposedError: cls(f.DisposedError, () => ['a message']),
   WasmError: cls(f.WasmError, () => ['a message']),
@@ -651,6 +652,28 @@ export const RECIPES: Record<string, Recipe> = {
   addSkellamNoise: fn(f.addSkellamNoise, () => [new Uint8Array(32), 40, { seed: new Uint8Array(32).fill(3) }]),
   skellamNoise: fn(f.skellamNoise, () => [4, 2.5, { seed: new Uint8Array(32).fill(4) }]),
   distributedNoise: fn(f.distributedNoise, () => [{ clip: 1, noiseMultiplier: 1.1, length: 100, clients: 10, threshold: 7 }]),
+  // privacy steps in envelopes, and releases composed by RDP
+  withPrivacy: fn(f.withPrivacy, () => [f.REFUSAL.create('a', 1, { reason: 'no', code: 'INVALID_DATA' }), { mechanism: 'gaussian', noiseMultiplier: 1.1, samplingRate: 0.5 }]),
+  readPrivacyStep: fn(f.readPrivacyStep, () => [{ mechanism: 'skellam', mu: 40, l1: 3, l2: 2 }]),
+  composeReleases: fn(f.composeReleases, () => [[{ epsilon: 1, delta: 1e-6, count: 2 }, { epsilon: 0.5, delta: 1e-6, count: 3 }]]),
+  // a client's own privacy ledger, and where it is kept
+  ClientBudget: {
+    statics: { open: stat(f.ClientBudget.open, () => [{ epsilon: 10, delta: 1e-5 }]) },
+    make: () => f.ClientBudget.open({ epsilon: 10, delta: 1e-5 }),
+    methods: {
+      spent: () => [],
+      concerns: () => [f.withPrivacy(f.REFUSAL.create('server', 1, { reason: 'no', code: 'INVALID_DATA' }), { mechanism: 'gaussian', noiseMultiplier: 2, samplingRate: 1 }), true],
+      account: () => [{ ...f.withPrivacy(f.REFUSAL.create('server', 1, { reason: 'no', code: 'INVALID_DATA' }), { mechanism: 'gaussian', noiseMultiplier: 2, samplingRate: 1 }), run: 'run-hostile-0001' }, true, 'a'],
+    },
+    internal: ['accountNow', 'ledger', 'read', 'refuse'],
+  },
+  MemoryLedgerStore: cls(f.MemoryLedgerStore, () => [], { methods: { update: () => [() => undefined] } }),
+  FileLedgerStore: cls(n.FileLedgerStore, () => [join(tmp(), 'hostile-ledger.json')], { methods: { update: () => [() => undefined] }, internal: ['read'] }),
+  IndexedDbLedgerStore: cls(f.IndexedDbLedgerStore, () => ['hostile'], {
+    // Node has no IndexedDB: test/client-budget-browser.test.ts runs update and close in Chromium
+    covers: ['IndexedDbLedgerStore#update', 'IndexedDbLedgerStore#close'],
+    internal: ['open'],
+  }),
   RdpAccountant: cls(f.RdpAccountant, () => [{ orders: [1.5, 2, 8] }], {
     methods: {
       step: () => [{ noiseMultiplier: 1.1, samplingRate: 0.01, steps: 10 }],
@@ -720,7 +743,7 @@ export const RECIPES: Record<string, Recipe> = {
       handleCopySync: (self) => [requestFor(demServer, self.role)],
       requestDone: (self) => [requestFor(demServer, self.role)],
     },
-    internal: ['check', 'copy', 'encode', 'refuse', 'secureStage'],
+    internal: ['check', 'copy', 'encode', 'refuse', 'secureStage', 'expectsReply'],
   }),
   'REFUSAL.create': fn(f.REFUSAL.create, () => ['a', 1, { reason: 'no', code: 'INVALID_DATA' }]),
   'REFUSAL.read': fn(f.REFUSAL.read, () => [f.REFUSAL.create('a', 1, { reason: 'no', code: 'INVALID_DATA' })]),
