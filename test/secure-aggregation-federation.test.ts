@@ -458,3 +458,32 @@ describe('MDM and the FedAvg family under secure aggregation', () => {
     });
   }
 });
+
+describe("a client's own privacy ledger under secure aggregation", () => {
+  it('accounts the real request inside each secure round, refuses past its budget at the masking stage, and the round recovers without it', async () => {
+    const { ClientBudget } = await import('../ts/federated/runtime/client-budget.js');
+    const { privacyEpsilon } = await import('../ts/privacy/accountant.js');
+    const { stamping } = await import('./helpers.js');
+    const delta = 1e-5;
+    const step = { mechanism: 'gaussian', noiseMultiplier: 2, samplingRate: 1 } as const;
+    const after = (n: number) => privacyEpsilon({ noiseMultiplier: 2, samplingRate: 1, steps: n, delta }).epsilon;
+    const parts = split(blobs(600, 2, 3, 1), 6);
+    const roles = parts.map((p, i) => new DemClient(`c${i}`, p));
+    // c5 keeps a ledger with room for two rounds; the others keep none
+    const small = await ClientBudget.open({ epsilon: (after(2) + after(3)) / 2, delta });
+    const budgets = new Map([['c5', small]]);
+    const server = new DemServer({ nComponents: 3, nFeatures: 2, featureRange: [-20, 20], init: 'separated', maxRounds: 4, tol: 0 });
+    try {
+      const r = await runFederation(stamping(server, step), new InProcessTransport(roles, { budgets }), { secureAggregation: {}, privacy: { delta } });
+      expect(r.history.map((h) => h.secure?.survivors)).toEqual([6, 6, 5, 5]);
+      expect(small.accounted).toBe(2);
+      expect(small.spent().epsilon).toBeCloseTo(after(2), 12);
+      expect(r.failures.some((f) => f.client === 'c5' && f.round === 3 && f.kind === 'refused' && /privacy budget/.test(f.reason))).toBe(true);
+      // the server's ledger spent one step per released secure sum
+      expect(r.privacy!.epsilon).toBeCloseTo(after(4), 12);
+    } finally {
+      server.dispose();
+      for (const c of roles) c.dispose();
+    }
+  });
+});
