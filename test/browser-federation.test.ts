@@ -17,21 +17,12 @@ import { DemClient, DemServer, FedAvgClient, FedAvgServer, init, join, Matrix, M
 import { startBroker } from '../ts/federated/transport/broker.js';
 import { SERVER_USER } from '../ts/federated/serve.js';
 import { blobs } from './helpers.js';
-import { launchChromium, modulePaths, originOf, startStaticServer, stopStaticServer, wasmRequests, watchProblems } from './support/browser.js';
+import { launchChromium, modulePaths, originOf, startStaticServer, stopStaticServer, wasmRequests, watchProblems, FEDERATION_IMPORT_MAP } from './support/browser.js';
 
-/** apache-arrow and its own imports, and mqtt's browser bundle (loaded only when a client connects). */
-const IMPORT_MAP = {
-  imports: {
-    'apache-arrow': '/node_modules/apache-arrow/Arrow.dom.mjs',
-    tslib: '/node_modules/tslib/tslib.es6.mjs',
-    flatbuffers: '/node_modules/flatbuffers/mjs/flatbuffers.js',
-    mqtt: '/node_modules/mqtt/dist/mqtt.esm.js',
-  },
-};
 
 const PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><link rel="icon" href="data:,">
-<script type="importmap">${JSON.stringify(IMPORT_MAP)}</script>
+<script type="importmap">${JSON.stringify(FEDERATION_IMPORT_MAP)}</script>
 <script type="module">
   try {
     window.fedmix = await import('/dist/index.js');

@@ -7,7 +7,7 @@
  * status on the client, and the FedAvg family's robust flags neutralising a
  * client that claims 2^48 rows and scales its update by 1e6.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,21 +17,12 @@ import { freePort } from '../ts/federated/transport/ports.js';
 import { loadModel } from '../ts/federated/registry/model-file.js';
 import { Network } from '../ts/models/network.js';
 import { init } from '../ts/wasm/loader.js';
-import { xorshift32 } from './helpers.js';
+import { jsonLines, runNode, xorshift32 } from './helpers.js';
 
 const cli = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
 const dist = new URL('../dist/index.js', import.meta.url).href;
 
-function start(file: string, ...args: string[]) {
-  const child = spawn(process.execPath, [file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise<{ code: number | null; out: string; err: string }>((resolve) => child.on('exit', (code) => resolve({ code, out, err })));
-}
-
-const jsonLines = (text: string) => text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+const start = runNode;
 
 let dir: string;
 const server = (port: number, ...extra: string[]) =>

@@ -19,20 +19,12 @@ import { ClientBudget, DemClient, DemServer, init, join, Matrix, MqttTransport, 
 import { startBroker } from '../ts/federated/transport/broker.js';
 import { SERVER_USER } from '../ts/federated/serve.js';
 import { blobs, stamping } from './helpers.js';
-import { launchChromium, originOf, startStaticServer, stopStaticServer, watchProblems } from './support/browser.js';
+import { launchChromium, originOf, startStaticServer, stopStaticServer, watchProblems, FEDERATION_IMPORT_MAP } from './support/browser.js';
 
-const IMPORT_MAP = {
-  imports: {
-    'apache-arrow': '/node_modules/apache-arrow/Arrow.dom.mjs',
-    tslib: '/node_modules/tslib/tslib.es6.mjs',
-    flatbuffers: '/node_modules/flatbuffers/mjs/flatbuffers.js',
-    mqtt: '/node_modules/mqtt/dist/mqtt.esm.js',
-  },
-};
 
 const PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><link rel="icon" href="data:,">
-<script type="importmap">${JSON.stringify(IMPORT_MAP)}</script>
+<script type="importmap">${JSON.stringify(FEDERATION_IMPORT_MAP)}</script>
 <script type="module">
   try {
     window.fedmix = await import('/dist/index.js');

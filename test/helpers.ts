@@ -1,4 +1,5 @@
 /** Shared by the test files: fixture loading, tolerance checks, bad-input aftermath. */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
@@ -181,3 +182,16 @@ export function stamping<A, R>(server: ServerRole<A, R>, step: PrivacyStep): Ser
     dispose: () => server.dispose?.(),
   };
 }
+
+/** Runs a node script (the built CLI, a hostile client) as a process: its exit status and output once it exits. */
+export function runNode(file: string, ...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out, err })));
+}
+
+/** The JSON lines of a --log-format json output (other lines left out). */
+export const jsonLines = (text: string) => text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);

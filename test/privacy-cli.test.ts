@@ -6,7 +6,6 @@
  * exit 0 (a budget stop is not a failure), the stop is in the summary and
  * no client was sent that round.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,19 +14,11 @@ import { beforeAll, expect, test } from 'vitest';
 import { freePort } from '../ts/federated/transport/ports.js';
 import { privacyEpsilon } from '../ts/privacy/accountant.js';
 import { init } from '../ts/wasm/loader.js';
-import { xorshift32 } from './helpers.js';
+import { jsonLines, runNode, xorshift32 } from './helpers.js';
 
 const cli = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
 
-function start(...args: string[]) {
-  const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise<{ code: number | null; out: string; err: string }>((resolve) => child.on('exit', (code) => resolve({ code, out, err })));
-}
-const jsonLines = (text: string) => text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+const start = (...args: string[]) => runNode(cli, ...args);
 
 let dir: string;
 beforeAll(async () => {

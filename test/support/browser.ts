@@ -18,6 +18,16 @@ import { CHROMIUM, launchHeadlessChromium } from './chromium.mjs';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export { CHROMIUM };
 
+/** The import map of pages that run federation clients: apache-arrow and its own imports, and mqtt's browser bundle (loaded only when a client connects). */
+export const FEDERATION_IMPORT_MAP = {
+  imports: {
+    'apache-arrow': '/node_modules/apache-arrow/Arrow.dom.mjs',
+    tslib: '/node_modules/tslib/tslib.es6.mjs',
+    flatbuffers: '/node_modules/flatbuffers/mjs/flatbuffers.js',
+    mqtt: '/node_modules/mqtt/dist/mqtt.esm.js',
+  },
+};
+
 const CONTENT_TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
