@@ -180,7 +180,7 @@ export class ClientHost {
         const ledger = async (inner: Message) => {
           if (this.budget?.concerns(inner, this.expectsReply(inner)) === true) await this.budget.account(inner, this.expectsReply(inner), this.id);
         };
-        return await (this.secure ??= new SecureParticipant(this.role, this.id, false, ledger)).answer(stage);
+        return await (this.secure ??= new SecureParticipant(this.role, this.id, ledger)).answer(stage);
       } catch (e) {
         return this.refuse(stage, e);
       }

@@ -42,8 +42,6 @@ export class SecureParticipant {
   constructor(
     private readonly role: ClientRole,
     private readonly id: string,
-    /** refuse every request that does not come under secure aggregation (`fedmix client --require-secure-aggregation`) */
-    readonly required = false,
     /** called with the real request before the role answers it (the client's privacy ledger: it may refuse, by throwing) */
     private readonly beforeAnswer?: (request: Message) => Promise<void>,
   ) {}
