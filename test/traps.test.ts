@@ -106,6 +106,8 @@ const RECORDS: Array<[RegExp, string]> = [
   [/^(message \[3\]|REFUSAL\.create \[2\]|(checkEnvelope|encodeMessage|copyMessage) \[0\.payload\]|parsePayload \[0[\].])/, "a message's payload: its schema decides (valibot objects inside)"],
   [/^(defineMessage \[1|record \[0\.|listOf \[0|defineProtocol \[1\.)/, 'message schemas: fields by the names the caller chooses'],
   [/^ClientHost#\w+ \[0[\].]|#requestDone \[0[\].]/, 'a request message, checked as a message (requestDone: only told it is done)'],
+  [/^withPrivacy \[0[\].]|^ClientBudget#(concerns|account) \[0[\].]/, 'a request message (the host checks it as a message before its ledger reads it)'],
+  [/^composeReleases \[0\.\d+\]$/, 'a release as reported { epsilon, delta, count }, read by its fields'],
   [/#(accept|discard) \[[0-2][\].]|#(configure|aggregate) \[0\]$/, 'a message, a round context, or a value checked by identity (made by the server itself)'],
 ];
 

@@ -65,15 +65,21 @@ export function readPrivacyStep(step: unknown): PrivacyStep {
     throw bad('could not be read');
   }
   const positive = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x > 0;
-  const keys = Object.keys(o).sort().join(',');
+  /** exactly the mechanism's fields: one it does not declare is named, as is one missing */
+  const onlyFields = (fields: readonly string[]) => {
+    const extra = Object.keys(o).find((k) => !fields.includes(k));
+    if (extra !== undefined) throw bad(`of the ${String(o.mechanism)} mechanism has a field ${JSON.stringify(extra.slice(0, 100))} it does not declare (only ${fields.join(', ')})`);
+    const missing = fields.find((k) => !(k in o));
+    if (missing !== undefined) throw bad(`of the ${String(o.mechanism)} mechanism needs its ${missing}`);
+  };
   if (o.mechanism === 'gaussian') {
-    if (keys !== 'mechanism,noiseMultiplier,samplingRate') throw bad('of the gaussian mechanism has exactly mechanism, noiseMultiplier and samplingRate');
+    onlyFields(['mechanism', 'noiseMultiplier', 'samplingRate']);
     if (!positive(o.noiseMultiplier)) throw bad('needs a positive finite noiseMultiplier');
     if (!positive(o.samplingRate) || (o.samplingRate as number) > 1) throw bad('needs a samplingRate in (0, 1]');
     return { mechanism: 'gaussian', noiseMultiplier: o.noiseMultiplier as number, samplingRate: o.samplingRate as number };
   }
   if (o.mechanism === 'skellam') {
-    if (keys !== 'l1,l2,mechanism,mu') throw bad('of the skellam mechanism has exactly mechanism, mu, l1 and l2');
+    onlyFields(['mechanism', 'mu', 'l1', 'l2']);
     if (!positive(o.mu)) throw bad('needs a positive finite mu');
     if (!positive(o.l2) || !(typeof o.l1 === 'number' && Number.isFinite(o.l1) && o.l1 >= 0)) throw bad('needs a positive finite l2 and a finite l1 >= 0');
     return { mechanism: 'skellam', mu: o.mu as number, l1: o.l1 as number, l2: o.l2 as number };
