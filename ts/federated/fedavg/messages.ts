@@ -24,7 +24,7 @@ import type { Message } from '../messages/envelope.js';
 import { NETWORK_FIELDS } from '../messages/network.js';
 import { defineMessage, f32Array, finiteNumber, flag, oneOf, optional, record, wholeNumber, type PayloadOf } from '../messages/schema.js';
 import { defineProtocol } from '../runtime/roles.js';
-import { flattenField, layoutLength, type AdditiveField, type AdditiveLayout } from '../secure-aggregation/layout.js';
+import { flattenFields, type AdditiveField, type AdditiveLayout } from '../secure-aggregation/layout.js';
 
 /** Most rows a client may claim: counts weigh the average, so one claim cannot be unbounded. */
 export const MAX_SAMPLES = 2 ** 48;
@@ -111,12 +111,7 @@ const UPDATE_LAYOUT: AdditiveLayout = {
   withheld: [],
   flatten(reply, request) {
     const fields = updateFields(request);
-    const out = new Float64Array(layoutLength(fields));
-    let offset = 0;
-    for (const f of fields) {
-      flattenField(reply.payload, f, out, offset, UPDATE.kind);
-      offset += f.length;
-    }
+    const out = flattenFields(reply.payload, fields, UPDATE.kind);
     // weight x update, weight, weight x loss, weight x epochs; the control change sums as it is
     const w = out[fields[0]!.length]!;
     for (let i = 0; i < fields[0]!.length; i++) out[i]! *= w;

@@ -50,7 +50,7 @@ function put(payload: Record<string, unknown>, path: string, value: unknown): vo
 }
 
 /** A field of the reply, copied into `out` at `offset`: a number (length 1) or an array of the declared length. */
-export function flattenField(payload: unknown, f: AdditiveField, out: Float64Array, offset: number, kind: string): void {
+function flattenField(payload: unknown, f: AdditiveField, out: Float64Array, offset: number, kind: string): void {
   const x = at(payload, f.name);
   if (typeof x === 'number' && f.length === 1) {
     out[offset] = x;
@@ -77,6 +77,17 @@ export interface SumLayoutOptions {
  * statistics): each field summed as it is; counts rounded back to whole
  * numbers, arrays as Float64Array.
  */
+/** A payload's laid-out fields, in order, as one vector (what a secure round masks). */
+export function flattenFields(payload: unknown, fields: readonly AdditiveField[], kind: string): Float64Array {
+  const out = new Float64Array(layoutLength(fields));
+  let offset = 0;
+  for (const f of fields) {
+    flattenField(payload, f, out, offset, kind);
+    offset += f.length;
+  }
+  return out;
+}
+
 export function sumLayout(reply: MessageType, fields: (request: Message) => readonly AdditiveField[], options: SumLayoutOptions = {}): AdditiveLayout {
   if (typeof fields !== 'function') throw new InvalidParameterError(`fields must be a function of the request, got ${formatValue(fields)}`);
   const integers = new Set(options.integers ?? []);
@@ -85,16 +96,7 @@ export function sumLayout(reply: MessageType, fields: (request: Message) => read
     reply,
     fields,
     withheld: options.withheld ?? [],
-    flatten(m, request) {
-      const fs = fields(request);
-      const out = new Float64Array(layoutLength(fs));
-      let offset = 0;
-      for (const f of fs) {
-        flattenField(m.payload, f, out, offset, reply.kind);
-        offset += f.length;
-      }
-      return out;
-    },
+    flatten: (m, request) => flattenFields(m.payload, fields(request), reply.kind),
     build(sum, request) {
       const payload: Record<string, unknown> = {};
       let offset = 0;
