@@ -5,7 +5,9 @@
  *   embedded broker) beside two Node clients, and the model equals the run of
  *   the same three clients in Node;
  * - a page runs its clients in Web Workers (WebWorkerTransport, one lane per
- *   worker) and gets the model Node gets in process.
+ *   worker) and gets the model Node gets in process;
+ * - the same under secure aggregation: the page and its workers load the
+ *   secure round (lazy chunks beside them in dist/) only then.
  *
  * Needs `bash scripts/setup.sh` first (dist/, chromium).
  */
@@ -191,6 +193,46 @@ describe('federations with a browser', () => {
     } finally {
       for (const c of roles) c.dispose();
     }
+    expect(problems).toEqual([]);
+  });
+
+  test('secure aggregation in Web Workers: the page and its workers load the secure round lazily, and the model is the plain one within the bound', async () => {
+    // the runs before asked for no secure round: nothing of it was fetched (the page's round loop and the workers load it at the first one)
+    const lazy = (paths: readonly string[]) => paths.filter((p) => /^\/dist\/(federated\.secure-aggregation\.(round|client)|client-[A-Z0-9]+)\.js$/.test(p));
+    expect(lazy(requested)).toEqual([]);
+    const before = requested.length;
+    const fromPage = await page.evaluate(
+      async ({ rows, dem }) => {
+        const f = (globalThis as unknown as PageGlobals).fedmix!;
+        const specs = rows.map((r, i) => {
+          const m = f.Matrix.fromRows(r);
+          return { algorithm: 'dem' as const, id: ['node-0', 'node-1', 'browser-0'][i]!, data: { data: m.data, nRows: m.nRows, nCols: m.nCols } };
+        });
+        const transport = await f.WebWorkerTransport.start(specs, { workers: 2 });
+        try {
+          const r = await f.runFederation(new f.DemServer(dem), transport, { secureAggregation: { clip: 1e6 } });
+          const out = { weights: Array.from(r.model.weights), means: Array.from(r.model.means), covariances: Array.from(r.model.covariances), survivors: r.history.map((h) => h.secure?.survivors), bound: Math.max(...r.history.map((h) => h.secure?.bound ?? 0)) };
+          r.model.dispose();
+          return out;
+        } finally {
+          await transport.close();
+        }
+      },
+      { rows: ROWS, dem: DEM },
+    );
+    const { survivors, bound, ...model } = fromPage;
+    expect(survivors.every((n) => n === 3)).toBe(true);
+    expect(bound).toBeGreaterThan(0);
+    const plain = inNode();
+    // EM from sums within the bound: the model moves by a small multiple of it (relative to the data's scale)
+    for (const k of ['weights', 'means', 'covariances'] as const) {
+      expect(model[k].length).toBe(plain[k].length);
+      model[k].forEach((x, i) => expect(Math.abs(x - plain[k][i]!), `${k}[${i}]`).toBeLessThan(1e-6 * Math.max(1, Math.abs(plain[k][i]!))));
+    }
+    // the page's round loop fetched the secure round from dist/, and the workers (web-worker.js) the chunk beside them
+    const fetched = lazy(requested.slice(before));
+    expect(fetched).toContain('/dist/federated.secure-aggregation.round.js');
+    expect(fetched.filter((p) => /^\/dist\/client-[A-Z0-9]+\.js$/.test(p)).length).toBeGreaterThan(0);
     expect(problems).toEqual([]);
   });
 

@@ -9,14 +9,14 @@ import { fileURLToPath } from 'node:url';
 
 export const DIST = fileURLToPath(new URL('../../dist/', import.meta.url));
 
-/** Every file of dist/ that `entry` loads statically (import/export from, or require of a relative path), with its text. */
+/** Every file of dist/ that `entry` loads (import/export from, import() or require of a relative path: its lazy chunks too), with its text. */
 export function moduleGraph(entry: string): Map<string, string> {
   const seen = new Map<string, string>();
   const visit = (file: string) => {
     if (seen.has(file)) return;
     const code = readFileSync(file, 'utf8');
     seen.set(file, code);
-    const relative = /(?:(?:^|[;\s])(?:import|export)\s*(?:[^'"`;]*?\sfrom\s*)?|\brequire\()\s*["'](\.\.?\/[^"']+)["']/g;
+    const relative = /(?:(?:^|[;\s])(?:import|export)\s*(?:[^'"`;]*?\sfrom\s*)?|\brequire\(|\bimport\()\s*["'](\.\.?\/[^"']+)["']/g;
     for (const m of code.matchAll(relative)) visit(join(dirname(file), m[1]!));
   };
   visit(join(DIST, entry));

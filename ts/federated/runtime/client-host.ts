@@ -14,9 +14,10 @@ import { isArrowStream } from '../messages/arrow-ipc.js';
 import { checkEnvelope, withRun, type Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
 import { checkClientRole, declaredUsers, type ClientRole } from './roles.js';
-import { isSecureStage, SecureParticipant } from '../secure-aggregation/client.js';
-import { readOptions, requireInteger } from '../../validate.js';
-import { ClientBudget } from './client-budget.js';
+import type { SecureParticipant } from '../secure-aggregation/client.js';
+import { isSecureStage } from '../secure-aggregation/messages.js';
+import { guardRead, readOptions, requireInteger } from '../../validate.js';
+import type { ClientBudget } from './client-budget.js';
 
 /**
  * Requests already read against a declaration, by message object: in process
@@ -24,6 +25,11 @@ import { ClientBudget } from './client-budget.js';
  * one checked (read-only) request instead of each checking its own copy.
  */
 const checkedReads = new WeakMap<Message, Message>();
+
+/** Whether `b` offers what a client host calls on its ledger (ClientBudget's concerns and account). */
+function isClientBudget(b: unknown): b is ClientBudget {
+  return b !== null && typeof b === 'object' && guardRead('budget', () => typeof (b as ClientBudget).concerns === 'function' && typeof (b as ClientBudget).account === 'function');
+}
 
 const CODES: readonly FedmixErrorCode[] = ['INVALID_DATA', 'INVALID_PARAMETER', 'INVALID_MESSAGE', 'FEDERATION', 'NUMERICAL', 'NOT_FITTED', 'PRIVACY_BUDGET'];
 
@@ -86,7 +92,8 @@ export class ClientHost {
     this.users = declaredUsers(role);
     const o = readOptions(options, ['maxMessageBytes', 'budget']);
     this.maxMessageBytes = requireInteger('maxMessageBytes', o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, 1);
-    if (o.budget !== undefined && !(o.budget instanceof ClientBudget)) throw new InvalidParameterError(`budget must be a ClientBudget (ClientBudget.open), got ${formatValue(o.budget)}`);
+    // by what the host calls, not instanceof: the ledger's code (and its accountant) stays out of clients that keep none
+    if (o.budget !== undefined && !isClientBudget(o.budget)) throw new InvalidParameterError(`budget must be a ClientBudget (ClientBudget.open), got ${formatValue(o.budget)}`);
     this.budget = o.budget;
   }
 
@@ -180,7 +187,12 @@ export class ClientHost {
         const ledger = async (inner: Message) => {
           if (this.budget?.concerns(inner, this.expectsReply(inner)) === true) await this.budget.account(inner, this.expectsReply(inner), this.id);
         };
-        return await (this.secure ??= new SecureParticipant(this.role, this.id, ledger)).answer(stage);
+        // loaded at the first secure round: a client never asked for one does not carry SecAgg+ (test/package-size.test.ts)
+        if (!this.secure) {
+          const { SecureParticipant } = await import('../secure-aggregation/client.js');
+          this.secure ??= new SecureParticipant(this.role, this.id, ledger);
+        }
+        return await this.secure.answer(stage);
       } catch (e) {
         return this.refuse(stage, e);
       }

@@ -35,7 +35,16 @@ import { roundStep, RunLedger, type RoundPrivacy, type RunPrivacy } from './priv
 import type { RdpAccountantJSON } from '../../privacy/accountant.js';
 import type { PrivacyStep } from '../messages/envelope.js';
 import { checkServerRole, totalUsers, usersIn, type ClientRole, type ExcludedClient, type Failure, type RoundContext, type ServerRole } from './roles.js';
-import { secureLayoutOf, secureRound, type SecureRoundRecord } from '../secure-aggregation/round.js';
+import type { SecureRoundRecord } from '../secure-aggregation/round.js';
+import type { AdditiveLayout } from '../secure-aggregation/layout.js';
+
+/**
+ * The secure round (SecAgg+'s state machines, keys, Shamir, fixed point, Skellam noise), loaded when a
+ * run under policy secureAggregation first needs it: a program whose runs never ask for it does not
+ * carry it (test/package-size.test.ts counts it as a lazy chunk).
+ */
+type SecureRoundModule = typeof import('../secure-aggregation/round.js');
+const loadSecureRound = (): Promise<SecureRoundModule> => import('../secure-aggregation/round.js');
 
 export interface Traffic {
   /** communication rounds: rounds whose requests expect replies (a result sent back ends no round) */
@@ -455,14 +464,15 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
         else if (step) record.privacy = { step };
       };
       let t0 = performance.now();
-      const layout = record.replies ? secureLayoutOf(policy, server, requests, ctx.round) : undefined;
+      const secure = record.replies && policy.secureAggregation && requests.size > 0 ? ((yield { op: 'await', promise: loadSecureRound() }) as SecureRoundModule) : undefined;
+      const layout = secure?.secureLayoutOf(policy, server, requests, ctx.round);
       let judged: JudgedReplies<A>;
       const excludedBefore = run.excluded.length;
       if (layout) {
         // a secure round: four exchanges, and the server accepts one summed reply
         run.round = ctx.round;
         run.traffic.rounds += 1;
-        judged = yield* secureJudged(run, planned, layout);
+        judged = yield* secureJudged(run, planned, layout, secure!);
         spend();
         record.ms.exchange = performance.now() - t0;
         ctx = { ...ctx, quantization: record.secure!.bound };
@@ -692,9 +702,9 @@ function judgeReply<A, R>(run: RunState<A, R>, ctx: RoundContext, id: string, r:
  * exchanges, each counted, then the one summed reply through the server's
  * accept(), as judgeReplies would give it (the stages' failures with it).
  */
-function* secureJudged<A, R>(run: RunState<A, R>, planned: PlannedRound, layout: NonNullable<ReturnType<typeof secureLayoutOf>>): Generator<Effect, JudgedReplies<A>, unknown> {
+function* secureJudged<A, R>(run: RunState<A, R>, planned: PlannedRound, layout: AdditiveLayout, secure: SecureRoundModule): Generator<Effect, JudgedReplies<A>, unknown> {
   const { ctx, requests, record } = planned;
-  const outcome = yield* secureRound({
+  const outcome = yield* secure.secureRound({
     run: run.id, policy: run.policy, server: run.server as ServerRole, ctx, requests, layout, detailed: run.detailed,
     read: (r) => readReceived(r, run.policy.maxMessageBytes),
     count: (ex) => {

@@ -12,12 +12,7 @@ import { fixedPoint } from '../../privacy/secure-aggregation/fixed-point.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
 import type { ClientRole } from '../runtime/roles.js';
 import { layoutLength, type AdditiveLayout } from './layout.js';
-import { ADVERTISE, KEYS, listed, MASK, MASKED, SECURE_PREFIX, SHARE, SHARES, UNMASK, UNMASKED } from './messages.js';
-
-/** Whether `m` (an envelope-checked message) is a stage request of a secure round. */
-export function isSecureStage(m: Message): boolean {
-  return typeof m.kind === 'string' && m.kind.startsWith(SECURE_PREFIX);
-}
+import { ADVERTISE, KEYS, listed, MASK, MASKED, SHARE, SHARES, UNMASK, UNMASKED } from './messages.js';
 
 /**
  * Tests only (not exported from the package): the randomness of each client's

@@ -62,6 +62,11 @@ export type StageName = (typeof STAGES)[number]['name'];
 /** Kinds of the stage messages start with this: a client host answers them itself. */
 export const SECURE_PREFIX = 'secure-aggregation/';
 
+/** Whether `m` (an envelope-checked message) is a stage request of a secure round. */
+export function isSecureStage(m: { kind: string }): boolean {
+  return typeof m.kind === 'string' && m.kind.startsWith(SECURE_PREFIX);
+}
+
 /** A map as the list the wire carries. */
 export function listed<K extends 'to' | 'from' | 'of'>(key: K, m: ReadonlyMap<string, Uint8Array>): ({ [k in K]: string } & { share: Uint8Array })[] {
   return [...m].map(([who, share]) => ({ [key]: who, share }) as { [k in K]: string } & { share: Uint8Array });
