@@ -470,9 +470,10 @@ export interface DemCheckStatsOptions {
   rows: number;
   minCount: number;
   regCovar: number;
+  quantization: number;
 }
-/** The layout of DemCheckStatsOptions (40 bytes, module dem). */
-export const DEM_CHECK_STATS_OPTIONS = /* @__PURE__ */ optionStruct<DemCheckStatsOptions>(40, 'i0covType u4k u8d d16rows d24minCount d32regCovar');
+/** The layout of DemCheckStatsOptions (48 bytes, module dem). */
+export const DEM_CHECK_STATS_OPTIONS = /* @__PURE__ */ optionStruct<DemCheckStatsOptions>(48, 'i0covType u4k u8d d16rows d24minCount d32regCovar d40quantization');
 
 /** The scalar arguments of fm_dem_check_log_likelihood. */
 export interface DemCheckLogLikelihoodOptions {

@@ -62,14 +62,15 @@ pub unsafe extern "C" fn fm_dem_client_summary(x: *const f64, n: usize, d: usize
     })
 }
 
-/// Checks statistics a client sent (SuffStats::check_client): from `rows` rows,
-/// every count at least `min_count`, for an M-step with ridge `reg_covar`.
+/// Checks statistics a client sent (SuffStats::check_sum): from `rows` rows,
+/// every count at least `min_count`, for an M-step with ridge `reg_covar`, each
+/// value within `quantization` of honest ones (a secure round's bound; 0: exact).
 /// `shift` (k x d) may be null (zeros).
 ///
 /// # Safety
 /// Pointers cover the shapes.
 pub unsafe extern "C" fn fm_dem_check_stats(options: *const crate::DemCheckStatsOptions, shift: *const f64, nk: *const f64, s1: *const f64, s2: *const f64) -> i32 {
-    let crate::DemCheckStatsOptions { cov_type, k, d, rows, min_count, reg_covar } = *options;
+    let crate::DemCheckStatsOptions { cov_type, k, d, rows, min_count, reg_covar, quantization } = *options;
     let k = k as usize; let d = d as usize;
     status(|| {
         let t = CovarianceType::from_code(cov_type)?;
@@ -78,7 +79,7 @@ pub unsafe extern "C" fn fm_dem_check_stats(options: *const crate::DemCheckStats
             Some(s) => s,
             None => buffers::zeros(k * d)?,
         };
-        SuffStats::from_wire(t, k, d, shift, f64s(nk, a), f64s(s1, b), f64s(s2, c))?.check_client(rows, min_count, reg_covar)
+        SuffStats::from_wire(t, k, d, shift, f64s(nk, a), f64s(s1, b), f64s(s2, c))?.check_sum(rows, min_count, reg_covar, quantization)
     })
 }
 

@@ -208,7 +208,7 @@ option_structs! {
     /// The scalar arguments of fm_pca_fit.
     "core" struct PcaFitOptions { n: u32, d: u32, k: u32 }
     /// The scalar arguments of fm_dem_check_stats.
-    "dem" struct DemCheckStatsOptions { cov_type: i32, k: u32, d: u32, rows: f64, min_count: f64, reg_covar: f64 }
+    "dem" struct DemCheckStatsOptions { cov_type: i32, k: u32, d: u32, rows: f64, min_count: f64, reg_covar: f64, quantization: f64 }
     /// The scalar arguments of fm_dem_check_log_likelihood.
     "dem" struct DemCheckLogLikelihoodOptions { rows: f64, loglik: f64 }
     /// The scalar arguments of fm_dem_server_step.

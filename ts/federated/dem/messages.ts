@@ -177,14 +177,15 @@ export type ReceivedStats = StatsReply & { summary?: DataSummaryPayload };
  * Checks 'dem/stats' for a model of type t with k components of d features,
  * for an M-step with ridge regCovar (what the core's check tolerates is
  * bounded by it: SuffStats::check_client); `summaryShift` is given when a
- * summary is due.
+ * summary is due; `quantization` is a secure round's bound on each summed
+ * value's error (RoundContext.quantization; 0, a plain reply, is judged exactly).
  */
-export function checkStats(q: StatsReply, t: CovarianceType, k: number, d: number, regCovar: number, summaryShift?: Float64Array): ReceivedStats {
+export function checkStats(q: StatsReply, t: CovarianceType, k: number, d: number, regCovar: number, summaryShift?: Float64Array, quantization = 0): ReceivedStats {
   const rows = readRows(q.rows);
   lengthIs('nk', q.nk, k);
   lengthIs('s1', q.s1, k * d);
   lengthIs('s2', q.s2, s2Length(t, k, d));
-  coreCheck((s) => s.w.fm_dem_check_stats(s.struct(DEM_CHECK_STATS_OPTIONS, { covType: COV_CODE[t], k, d, rows, minCount: 0, regCovar }), 0, s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2)));
+  coreCheck((s) => s.w.fm_dem_check_stats(s.struct(DEM_CHECK_STATS_OPTIONS, { covType: COV_CODE[t], k, d, rows, minCount: 0, regCovar, quantization }), 0, s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2)));
   if (summaryShift) {
     if (q.summary === undefined) throw new InvalidMessageError("the first statistics must carry a summary of the client's rows");
     const m = q.summary;
@@ -267,7 +268,7 @@ export function checkKfedLocal(q: KfedLocalReply, t: CovarianceType, kMax: numbe
   lengthIs('s1', q.s1, k * d);
   lengthIs('s2', q.s2, s2Length(lt, k, d));
   // a k-means cluster holds at least one row
-  coreCheck((s) => s.w.fm_dem_check_stats(s.struct(DEM_CHECK_STATS_OPTIONS, { covType: COV_CODE[lt], k, d, rows, minCount: 1, regCovar }), s.f64From(q.centers), s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2)));
+  coreCheck((s) => s.w.fm_dem_check_stats(s.struct(DEM_CHECK_STATS_OPTIONS, { covType: COV_CODE[lt], k, d, rows, minCount: 1, regCovar, quantization: 0 }), s.f64From(q.centers), s.f64From(q.nk), s.f64From(q.s1), s.f64From(q.s2)));
   return { ...q, k };
 }
 

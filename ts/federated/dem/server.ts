@@ -273,7 +273,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   }
 
   /** Checks one reply in full (content, the rows it reports); throws InvalidMessageError with the reason. */
-  accept(unread: Message, request: Message): Accepted {
+  accept(unread: Message, request: Message, ctx?: RoundContext): Accepted {
     // the request is one this server made (its payload is trusted); the reply is read if the runtime has not
     if (request === null || typeof request !== 'object' || !this.sent.has(request)) {
       throw new InvalidParameterError(`accept() takes a request this server's configure() made, got ${formatValue(request)}`);
@@ -303,7 +303,8 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       }
       default: {
         const shift = (request.payload as ModelBroadcast).summaryShift;
-        const stats = checkStats(reply.payload as StatsReply, t, k, d, this.o.regCovar, shift);
+        // a secure round's sum: each value within the round's quantization bound of the exact sum
+        const stats = checkStats(reply.payload as StatsReply, t, k, d, this.o.regCovar, shift, ctx === undefined ? 0 : (checkContext(ctx).quantization ?? 0));
         if (this.declared) {
           checkStatsInRange(this.declared, t, k, d, this.current!.means, stats);
           const absMax = stats.summary?.absMax;

@@ -363,7 +363,27 @@ impl SuffStats {
     ///   take away at most half the ridge: the covariance stays positive definite,
     ///   moved by less than reg_covar / 2 in any direction.
     pub fn check_client(&self, rows: f64, min_count: f64, reg_covar: f64) -> Result<()> {
+        self.check_sum(rows, min_count, reg_covar, 0.0)
+    }
+
+    /// check_client for a sum whose every value may be off by up to
+    /// `quantization` (a secure round's fixed-point bound; 0 for a plain
+    /// reply, which is then judged exactly as check_client judges it).
+    ///
+    /// Each component's moment matrix M = sum_i r_i [1; x_i][1; x_i]^T, with
+    /// nk, s1 and s2 as its blocks, is positive semidefinite. The sum's entries
+    /// are within q of the exact ones, except the counts, which the layout
+    /// clamps at 0 and rescales to the rows (within (k + 1) q): the error's
+    /// spectral norm is at most its Frobenius norm, at most eps = (d + k + 2) q,
+    /// so M + eps I is positive semidefinite. The checks below are that test:
+    /// the counts read as nk + eps, each variance and the scatter
+    /// s2 - s1 s1^T / (nk + eps) allowed eps below zero.
+    pub fn check_sum(&self, rows: f64, min_count: f64, reg_covar: f64, quantization: f64) -> Result<()> {
         let (k, d) = (self.k, self.d);
+        if !(quantization >= 0.0) || !quantization.is_finite() {
+            return Err(Error::param(format!("quantization must be a finite number >= 0, got {}", show(quantization))));
+        }
+        let eps = (d + k + 2) as f64 * quantization;
         if !(rows >= 1.0) || !rows.is_finite() || rows.fract() != 0.0 {
             return Err(Error::data(format!("reports {} rows; a client needs a whole number of rows, at least one", show(rows))));
         }
@@ -398,8 +418,8 @@ impl SuffStats {
         // full: each component's scatter about its mean, then its Cholesky scratch
         let (mut w, mut l) = if self.cov_type == CovarianceType::Full { (alloc::zeros(d * d)?, alloc::zeros(d * d)?) } else { (Vec::new(), Vec::new()) };
         for c in 0..k {
-            let n = self.nk[c];
-            let half_ridge = 0.5 * reg_covar * (n + COUNT_FLOOR / MAX_SUMMANDS);
+            let n = self.nk[c] + eps;
+            let half_ridge = 0.5 * reg_covar * (self.nk[c] + COUNT_FLOOR / MAX_SUMMANDS);
             // the mean's offset from the shift, s1 / n: divided first, so that a tiny
             // component's s1 s1^T does not underflow
             let m: Vec<f64> = (0..d).map(|j| if n > 0.0 { self.s1[c * d + j] / n } else { 0.0 }).collect();
@@ -408,7 +428,7 @@ impl SuffStats {
                     let s1 = self.s1[c * d + j];
                     // Cauchy-Schwarz: (sum r t)^2 <= (sum r)(sum r t^2), i.e. n times the variance >= 0
                     let no_rows_but_moment = n == 0.0 && s1 != 0.0;
-                    if s2 < 0.0 || no_rows_but_moment || s2 - s1 * m[j] < -(2.0 * rel * s2 + half_ridge) {
+                    if s2 < -eps || no_rows_but_moment || s2 - s1 * m[j] < -(2.0 * rel * s2.max(0.0) + half_ridge + eps) {
                         return Err(Error::data(format!("the moments of component {} imply a negative variance for feature {}", c, j)));
                     }
                 }
@@ -423,8 +443,8 @@ impl SuffStats {
                         w[l * d + j] = v;
                     }
                 }
-                let scale: Vec<f64> = (0..d).map(|j| s2[j * d + j]).collect();
-                if !linalg::is_positive_semidefinite(&w, d, &scale, rel, half_ridge, &mut l) {
+                let scale: Vec<f64> = (0..d).map(|j| s2[j * d + j].max(0.0)).collect();
+                if !linalg::is_positive_semidefinite(&w, d, &scale, rel, half_ridge + eps, &mut l) {
                     return Err(Error::data(format!("the second moments of component {} are not positive semidefinite", c)));
                 }
             }
