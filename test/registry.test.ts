@@ -85,6 +85,8 @@ describe('the registry', () => {
       expect(Object.isFrozen(d), d.name).toBe(true);
     }
     expect(algorithm('dem').wasmFeatures).toEqual(['dem']);
+    // the FedAvg family runs secure rounds (masks, Shamir) and DP-FedAvg's accountant: the 'dirichlet' module's
+    for (const name of ['fedavg', 'fedprox', 'scaffold']) expect(algorithm(name).wasmFeatures, name).toEqual(['nn', 'dirichlet']);
     expect(algorithm('fedavg').protocol).toBe(algorithm('scaffold').protocol);
   });
 

@@ -186,7 +186,7 @@ export {
   type ExcludedClient,
 } from './federated/runtime/roles.js';
 export { resolvePolicy, type FederationPolicy, type ResolvedPolicy, type SecureAggregationPolicy } from './federated/runtime/policy.js';
-export { type AdditiveLayout, type AdditiveField } from './federated/secure-aggregation/layout.js';
+export { sumLayout, type SumLayoutOptions, type AdditiveLayout, type AdditiveField } from './federated/secure-aggregation/layout.js';
 export { type SecureRoundRecord } from './federated/secure-aggregation/round.js';
 // the algorithms by name: one descriptor each, in one registry (a user's own registers the same way)
 export {

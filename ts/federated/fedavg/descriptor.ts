@@ -130,7 +130,8 @@ export const fedavg = defineAlgorithm({
   name: 'fedavg',
   protocol: FEDAVG_PROTOCOL,
   summary: "federated averaging of a network's parameters (McMahan et al. 2017): an autoencoder or a classifier",
-  wasmFeatures: ['nn'],
+  // 'dirichlet' holds the secure round's masks and Shamir sharing (secureAggregation: updates sum) and the accountant (dp)
+  wasmFeatures: ['nn', 'dirichlet'],
   server: { options: (raw) => checkServerOptions(fedAvgServerOptions, raw), create: (options) => new FedAvgServer(options) },
   state: serverState('fedavg', FedAvgServer, (options: ConstructorParameters<typeof FedAvgServer>[0]) => new FedAvgServer(options), STATE),
   client,
@@ -149,7 +150,8 @@ export const fedprox = defineAlgorithm({
   name: 'fedprox',
   protocol: FEDAVG_PROTOCOL,
   summary: 'FedAvg with a proximal term that keeps local training near the global parameters (Li et al. 2020)',
-  wasmFeatures: ['nn'],
+  // 'dirichlet' holds the secure round's masks and Shamir sharing (secureAggregation: updates sum) and the accountant (dp)
+  wasmFeatures: ['nn', 'dirichlet'],
   server: { options: (raw) => checkServerOptions(fedProxServerOptions, raw), create: (options) => new FedProxServer(options) },
   state: serverState('fedprox', FedProxServer, (options: ConstructorParameters<typeof FedProxServer>[0]) => new FedProxServer(options), STATE),
   client,
@@ -173,7 +175,8 @@ export const scaffold = defineAlgorithm({
   name: 'scaffold',
   protocol: FEDAVG_PROTOCOL,
   summary: 'FedAvg with control variates that correct client drift (Karimireddy et al. 2020)',
-  wasmFeatures: ['nn'],
+  // 'dirichlet' holds the secure round's masks and Shamir sharing (secureAggregation: updates sum) and the accountant (dp)
+  wasmFeatures: ['nn', 'dirichlet'],
   server: { options: (raw) => checkServerOptions(scaffoldServerOptions, raw), create: (options) => new ScaffoldServer(options) },
   state: serverState('scaffold', ScaffoldServer, (options: ConstructorParameters<typeof ScaffoldServer>[0]) => new ScaffoldServer(options), STATE),
   client,

@@ -72,11 +72,6 @@ export interface SumLayoutOptions {
   scalars?: readonly string[];
 }
 
-/**
- * The layout of a reply whose fields are all plain sums (sufficient
- * statistics): each field summed as it is; counts rounded back to whole
- * numbers, arrays as Float64Array.
- */
 /** A payload's laid-out fields, in order, as one vector (what a secure round masks). */
 export function flattenFields(payload: unknown, fields: readonly AdditiveField[], kind: string): Float64Array {
   const out = new Float64Array(layoutLength(fields));
@@ -88,6 +83,21 @@ export function flattenFields(payload: unknown, fields: readonly AdditiveField[]
   return out;
 }
 
+/**
+ * The layout of a reply whose fields are all plain sums (sufficient
+ * statistics): each field summed as it is; counts rounded back to whole
+ * numbers, arrays as Float64Array. What a protocol of your own declares, in
+ * defineProtocol's `layouts`, for each reply kind that may run under secure
+ * aggregation: `fields(request)` gives the summed fields' paths and lengths,
+ * which must follow from the request alone (they are public).
+ *
+ * @example
+ * const ASK = defineMessage('mine/ask', record({ length: wholeNumber(1) }));
+ * const SUMS = defineMessage('mine/sums', record({ values: f64Array(), rows: wholeNumber(0) }));
+ * const PROTOCOL = defineProtocol('mine', [[ASK, SUMS]], {
+ *   layouts: [sumLayout(SUMS, (request) => [{ name: 'values', length: (request.payload as { length: number }).length }, { name: 'rows', length: 1 }], { integers: ['rows'] })],
+ * });
+ */
 export function sumLayout(reply: MessageType, fields: (request: Message) => readonly AdditiveField[], options: SumLayoutOptions = {}): AdditiveLayout {
   if (typeof fields !== 'function') throw new InvalidParameterError(`fields must be a function of the request, got ${formatValue(fields)}`);
   const integers = new Set(options.integers ?? []);
