@@ -616,4 +616,25 @@ mod tests {
         bad.s2[2 * d + 2] = s1[2] * s1[2] / n * (1.0 - 1e-6);
         assert!(bad.check_client(1287.0, 0.0, 0.0).unwrap_err().message.contains("negative variance for feature 2"));
     }
+
+    #[test]
+    fn a_secure_sum_within_its_quantization_bound_of_psd_passes_only_with_the_bound() {
+        // a component of 3 rows: its scatter has rank 2, every other eigenvalue 0; each
+        // second moment then short by q (a fixed-point sum is within q of the exact one)
+        let (d, q) = (36, 3e-5);
+        let honest = honest_component(1287, d, 6, 3, 0.0, 0.05, 11);
+        honest.check_sum(1287.0, 0.0, 0.0, q).unwrap();
+        let mut summed = honest.clone();
+        for j in 0..d {
+            summed.s2[j * d + j] -= q;
+        }
+        let (n, s1) = (honest.nk[0], honest.s1.clone());
+        assert!(summed.check_client(1287.0, 0.0, 0.0).is_err(), "a plain reply is judged exactly");
+        summed.check_sum(1287.0, 0.0, 0.0, q).unwrap();
+        // the bound is no licence: far past it, still refused
+        let mut bad = honest.clone();
+        bad.s2[2 * d + 2] = s1[2] * s1[2] / n - 1e3 * q * d as f64;
+        assert!(bad.check_sum(1287.0, 0.0, 0.0, q).unwrap_err().message.contains("negative variance for feature 2"));
+        assert!(honest.check_sum(1287.0, 0.0, 0.0, f64::NAN).is_err());
+    }
 }
