@@ -14,6 +14,7 @@ import { InvalidDataError, InvalidMessageError, InvalidParameterError, SecureAgg
 import { addInto, dequantize, fixedPoint, quantizationBound, quantize, subtractInto, sumWords } from '../ts/privacy/secure-aggregation/fixed-point.js';
 import { defaultNeighbours, defaultThreshold, neighbourGraph } from '../ts/privacy/secure-aggregation/graph.js';
 import { detectCurve, importSecretKey, generateKeyPair, type Curve } from '../ts/privacy/secure-aggregation/keys.js';
+import { detectSignatureScheme, type SignatureScheme } from '../ts/privacy/secure-aggregation/signatures.js';
 import { applyMask } from '../ts/privacy/secure-aggregation/masks.js';
 import {
   SecureAggregationClient,
@@ -81,7 +82,7 @@ function expectWithin(sum: Float64Array, reference: Float64Array, bound: number)
   expect(worst).toBeLessThanOrEqual(bound);
 }
 
-type Stage = 'advertise' | 'shares' | 'masked' | 'unmask';
+type Stage = 'advertise' | 'shares' | 'masked' | 'consistency' | 'unmask';
 
 interface RoundOptions {
   n: number;
@@ -97,6 +98,8 @@ interface RoundOptions {
   masked?: (from: string, masked: Uint8Array) => Uint8Array;
   unmask?: (from: string, shares: Map<string, Uint8Array>) => Map<string, Uint8Array>;
   noise?: { skellamMu: number };
+  /** the consistency check's scheme (default: this engine's); null runs the four-stage protocol without it */
+  signature?: SignatureScheme | null;
 }
 
 interface Round {
@@ -132,6 +135,7 @@ async function runRound(o: RoundOptions): Promise<Round> {
     length: o.length,
     fixedPoint: fixedPoint(1, o.n),
     ...(o.noise ? { noise: o.noise } : {}),
+    ...(o.signature === null ? {} : { signature: o.signature ?? (await detectSignatureScheme()) }),
   };
   const { inputs: made, exact } = inputsOf(ids, o.length, `${o.label}/inputs`);
   const inputs = o.inputs ?? made;
@@ -186,12 +190,27 @@ async function runRound(o: RoundOptions): Promise<Round> {
     deliver(id, () => server.acceptMasked(id, masked, out.refused));
   }
   const request = server.unmaskRequest();
+  let asked: ReadonlyMap<string, ReadonlyMap<string, Uint8Array>> = new Map(request.survivors.map((id) => [id, new Map()]));
+  if (params.signature) {
+    dropping = gone('consistency');
+    for (const id of request.survivors) {
+      if (dropping.has(id)) {
+        server.drop(id);
+        continue;
+      }
+      const signature = await clients.get(id)!.signSurvivors(request.survivors);
+      transcript.get(id)!.push(signature);
+      deliver(id, () => server.acceptSignature(id, signature));
+    }
+    asked = await server.signatures();
+  }
   dropping = gone('unmask');
-  for (const id of request.survivors) {
+  for (const [id, signatures] of asked) {
     if (dropping.has(id)) {
       server.drop(id);
       continue;
     }
+    if (params.signature) await clients.get(id)!.acceptSignatures(signatures);
     const answer = clients.get(id)!.unmask(request.survivors, request.dropped);
     const shares = o.unmask ? o.unmask(id, answer) : answer;
     transcript.get(id)!.push(...mapBytes(shares));
@@ -357,12 +376,12 @@ describe('SecAgg+ rounds', () => {
   const length = 64;
 
   test.each([0, 0.1, 0.3])('%s of the clients dropping at each stage: the sum of the survivors within the bound', async (fraction) => {
-    const stages: Stage[] = fraction === 0 ? ['advertise'] : ['advertise', 'shares', 'masked', 'unmask'];
+    const stages: Stage[] = fraction === 0 ? ['advertise'] : ['advertise', 'shares', 'masked', 'consistency', 'unmask'];
     for (const stage of stages) {
       const dropped = some(n, fraction);
       const r = await runRound({ n, length, label: `drop-${fraction}-${stage}`, drop: { [stage]: dropped } });
       const result = await r.result();
-      const expectedSurvivors = stage === 'unmask' ? r.ids : r.ids.filter((id) => !dropped.includes(id));
+      const expectedSurvivors = stage === 'unmask' || stage === 'consistency' ? r.ids : r.ids.filter((id) => !dropped.includes(id));
       expect(result.survivors).toEqual(expectedSurvivors);
       expect(result.dropped[stage]).toEqual([...dropped].sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))));
       expect(result.bound).toBe(quantizationBound(r.params.fixedPoint, result.survivors.length));
