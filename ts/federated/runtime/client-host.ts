@@ -25,7 +25,7 @@ import { ClientBudget } from './client-budget.js';
  */
 const checkedReads = new WeakMap<Message, Message>();
 
-const CODES: readonly FedmixErrorCode[] = ['INVALID_DATA', 'INVALID_PARAMETER', 'INVALID_MESSAGE', 'FEDERATION', 'NUMERICAL', 'NOT_FITTED', 'PRIVACY_BUDGET'];
+const CODES: readonly FedmixErrorCode[] = ['INVALID_DATA', 'INVALID_PARAMETER', 'INVALID_MESSAGE', 'FEDERATION', 'NUMERICAL', 'NOT_FITTED', 'PRIVACY_BUDGET', 'SECURE_AGGREGATION'];
 
 /** A client's answer when it cannot answer: why, and the kind of error it met. */
 export const REFUSAL = defineMessage(
