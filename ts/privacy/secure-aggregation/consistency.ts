@@ -24,8 +24,8 @@
  * its s share, never both.
  *
  * With all pairs (k = n - 1), two honest clients that both unmask saw t
- * signatures each over their sets; when 2t > n + c (c colluding clients) the
- * two quorums share an honest client, who signed one set only: every honest
+ * signatures each over their sets and signed them; when 2t + 2 > n + c (c
+ * colluding clients) the two quorums share an honest client, who signed one set only: every honest
  * client unmasks the same U3, and the server learns the sum over U3 and no
  * more. With sparse SecAgg+ graphs a client verifies only its neighbours
  * (it holds no other keys), so the guarantee is per neighbourhood
