@@ -60,8 +60,11 @@ const LIMITS = {
    * joining over MQTT 119.6 -> 157.2 KB, FedDistr 180.0 -> 223.2 KB) although a run without
    * secureAggregation never calls it: raised to 228 KB, a regression to win back by loading the secure
    * round only when a policy asks for it (a dynamic import, which this measure must then count apart).
+   * Session 5's consistency check against a server lying about dropouts (signatures of the survivor set,
+   * +10 KB in every federated program) took FedDistr from 223 to 233.0 KB: raised to 238 KB, the same
+   * regression to win back with the same dynamic import.
    */
-  program: 228 * KB,
+  program: 238 * KB,
   /**
    * The same for each paper's whole experiment (every method and baseline of the paper's tables), which
    * is above the bar: ceilings about 2% over what the build measures. Before issue 24: FedGenGMM 150.4 KB;
@@ -74,9 +77,10 @@ const LIMITS = {
    * ceilings, FedDistr raised to 215 KB) and trainCommunities to 166.2 KB (raised to 170 KB). Issue 26's
    * privacy ledger in the round loop (+8 KB, as the programs') took them to 178.3, 318.5, 224.2 and
    * 178.9 KB; secure aggregation and the clients' ledgers (as the programs') to 231.3, 371.0, 276.7 and
-   * 231.4 KB: raised to about 2% over.
+   * 231.4 KB: raised to about 2% over. Session 5's consistency check (as the programs') took them to
+   * 241.2, 380.9, 286.6 and 241.3 KB: raised to about 2% over.
    */
-  experiments: { runFedGenGMMExperiment: 236 * KB, runCommunityExperiment: 379 * KB, runFedDistrExperiment: 283 * KB, trainCommunities: 236 * KB },
+  experiments: { runFedGenGMMExperiment: 246 * KB, runCommunityExperiment: 389 * KB, runFedDistrExperiment: 292 * KB, trainCommunities: 246 * KB },
   /**
    * All of dist/index.js, minified: 518.5 KB measured (issue 24 moved the papers' experiments to
    * fedmix/experiments, -60 KB, and added the registry with each algorithm's CLI options and saved forms,
