@@ -6,7 +6,10 @@
 // shares, and what each client receives), not of any envelope; the
 // federation suite adds a transport's. Also: the ChaCha20 mask's throughput
 // over 1e6 values (the core's fm_secagg_mask, copies in and out included).
-import { defaultNeighbours, defaultThreshold, fixedPoint, SecureAggregationClient, SecureAggregationServer } from '../dist/index.js';
+// Each size runs twice: with the consistency check (verification keys,
+// signatures of the survivor set: what the federation always runs) and
+// without it (the four-stage protocol that trusts the server's dropouts).
+import { defaultNeighbours, defaultThreshold, detectSignatureScheme, fixedPoint, SecureAggregationClient, SecureAggregationServer } from '../dist/index.js';
 import { createCipheriv } from 'node:crypto';
 import { begin, sized, timed, uniform } from './common.mjs';
 import { wasm } from './wasm-handle.mjs';
@@ -17,7 +20,7 @@ const MASK_VALUES = sized(1_000_000, 10_000);
 
 const mapBytes = (m) => [...m.values()].reduce((s, v) => s + v.length, 0);
 
-async function secureRound(n) {
+async function secureRound(n, signature) {
   const clients = Array.from({ length: n }, (_, i) => `client-${i}`);
   const k = defaultNeighbours(n);
   const params = {
@@ -30,6 +33,7 @@ async function secureRound(n) {
     curve: 'X25519',
     length: LENGTH,
     fixedPoint: fixedPoint(1, n),
+    ...(signature ? { signature } : {}),
   };
   const u = uniform(n);
   const inputs = clients.map(() => Float64Array.from({ length: LENGTH }, () => 2 * u() - 1));
@@ -52,14 +56,14 @@ async function secureRound(n) {
   for (const [i, c] of parties.entries()) {
     const [keys, ms] = await clock(() => c.advertise());
     clientMs += ms;
-    sent[i] += keys.cPk.length + keys.sPk.length;
+    sent[i] += keys.cPk.length + keys.sPk.length + (keys.vk?.length ?? 0);
     serverMs += (await clock(() => server.acceptAdvertise(clients[i], keys)))[1];
   }
   let [view, ms] = await clock(() => server.advertised());
   serverMs += ms;
   for (const [i, c] of parties.entries()) {
     const keys = view.get(clients[i]);
-    received[i] += [...keys.values()].reduce((s, k) => s + k.cPk.length + k.sPk.length, 0);
+    received[i] += [...keys.values()].reduce((s, k) => s + k.cPk.length + k.sPk.length + (k.vk?.length ?? 0), 0);
     const [out, ms2] = await clock(() => c.shareKeys(keys));
     clientMs += ms2;
     sent[i] += mapBytes(out.shares) + out.commitment.length;
@@ -79,8 +83,23 @@ async function secureRound(n) {
   let request;
   [request, ms] = await clock(() => server.unmaskRequest());
   serverMs += ms;
+  let vouched = new Map(clients.map((id) => [id, new Map()]));
+  if (signature) {
+    // the consistency round: the survivor set out, one signature back, the neighbours' signatures out
+    for (const [i, c] of parties.entries()) {
+      received[i] += request.survivors.join('').length;
+      const [sig, ms2] = await clock(() => c.signSurvivors(request.survivors));
+      clientMs += ms2;
+      sent[i] += sig.length;
+      serverMs += (await clock(() => server.acceptSignature(clients[i], sig)))[1];
+    }
+    [vouched, ms] = await clock(() => server.signatures());
+    serverMs += ms;
+  }
   for (const [i, c] of parties.entries()) {
-    received[i] += request.survivors.join('').length + request.dropped.join('').length;
+    const signatures = vouched.get(clients[i]);
+    received[i] += request.survivors.join('').length + request.dropped.join('').length + mapBytes(signatures);
+    if (signature) clientMs += (await clock(() => c.acceptSignatures(signatures)))[1];
     const [answer, ms2] = await clock(() => c.unmask(request.survivors, request.dropped));
     clientMs += ms2;
     sent[i] += mapBytes(answer);
@@ -98,16 +117,18 @@ async function secureRound(n) {
   let worst = 0;
   for (let j = 0; j < LENGTH; j++) worst = Math.max(worst, Math.abs(result.sum[j] - plain.out[j]));
   const mean = (a) => a.reduce((s, v) => s + v, 0) / a.length;
-  return { n, k, t: params.threshold, clientMs: clientMs / n, serverMs, sent: mean(sent), received: mean(received), plainMs: plain.ms, worst, bound: result.bound };
+  return { n, k, t: params.threshold, check: signature ?? 'off', clientMs: clientMs / n, serverMs, sent: mean(sent), received: mean(received), plainMs: plain.ms, worst, bound: result.bound };
 }
 
 export async function run() {
   const results = begin('secure-aggregation', 'npm run bench -- secure-aggregation');
   const rows = [];
-  for (const n of SIZES) {
-    const r = await secureRound(n);
+  const scheme = await detectSignatureScheme();
+  for (const n of SIZES) for (const signature of [scheme, undefined]) {
+    const r = await secureRound(n, signature);
     rows.push([
       r.n,
+      r.check,
       `${r.k} / ${r.t}`,
       r.clientMs.toFixed(1),
       r.serverMs.toFixed(0),
@@ -119,8 +140,8 @@ export async function run() {
     ]);
   }
   results.print(
-    `SecAgg+ in process, ${LENGTH} values per client, no dropouts: per-client time and bytes (sent, received) against plain summing of the same Float64Arrays`,
-    ['n', 'k / t', 'client ms', 'server ms', 'client sent KiB', 'client received KiB', 'plain sent KiB', 'plain sum ms', '|secure - plain| <= bound'],
+    `SecAgg+ in process, ${LENGTH} values per client, no dropouts, with and without the consistency check: per-client time and bytes (sent, received) against plain summing of the same Float64Arrays`,
+    ['n', 'consistency check', 'k / t', 'client ms', 'server ms', 'client sent KiB', 'client received KiB', 'plain sent KiB', 'plain sum ms', '|secure - plain| <= bound'],
     rows,
   );
 

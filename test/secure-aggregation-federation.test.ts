@@ -100,16 +100,16 @@ describe('the secure sum in process', () => {
   const n = 10;
   const length = 40;
   const vectors = Array.from({ length: n }, (_, i) => vectorOf(i, length));
-  for (const stage of ['advertise', 'share', 'mask', 'unmask']) {
-    for (const share of [0, 0.1, 0.3]) {
+  for (const stage of ['advertise', 'share', 'mask', 'consistency', 'unmask']) {
+    for (const share of stage === 'consistency' ? [0.3] : [0, 0.1, 0.3]) {
       it(`${share * 100}% dropping at ${stage}: the sum of the survivors within the bound`, async () => {
         const gone = new Set(Array.from({ length: Math.round(share * n) }, (_, i) => `c${(i * 3 + 1) % n}`));
         const clients = vectors.map((x, i) => sumClient(`c${i}`, x));
         const server = new SumServer(length);
         const r = await runFederation(server, new Dropping(new InProcessTransport(clients), stage, gone), { secureAggregation: { neighbours: 9, threshold: 5 } });
         const rec = r.history[0]!.secure!;
-        // a client dropping at unmask already sent its masked input: it is in the sum
-        const inSum = stage === 'unmask' ? vectors.map((_, i) => i) : vectors.map((_, i) => i).filter((i) => !gone.has(`c${i}`));
+        // a client dropping at consistency or unmask already sent its masked input: it is in the sum
+        const inSum = stage === 'unmask' || stage === 'consistency' ? vectors.map((_, i) => i) : vectors.map((_, i) => i).filter((i) => !gone.has(`c${i}`));
         expect(rec.survivors).toBe(inSum.length);
         expect(rec.dropped[stage as 'mask']).toBe(gone.size);
         expect(r.failures.map((f) => f.client).sort()).toEqual([...gone].sort());
@@ -314,6 +314,99 @@ describe('malicious clients', () => {
   });
 });
 
+/** A transport through which the server lies: `rewrite` changes (or adds) what it sends each stage; every client message it saw is kept by `${id} ${kind}`. */
+class Lying implements Transport {
+  readonly name = 'lying';
+  readonly seen = new Map<string, Message>();
+  constructor(
+    private readonly inner: InProcessTransport,
+    private readonly rewrite: (messages: ReadonlyMap<string, Message>, seen: ReadonlyMap<string, Message>) => ReadonlyMap<string, Message>,
+  ) {}
+  available() {
+    return this.inner.available();
+  }
+  async exchange(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
+    const ex = await this.inner.exchange(round, this.rewrite(messages, this.seen), options);
+    for (const [id, list] of ex.received) {
+      for (const r of list) {
+        const m = decodeMessage(r instanceof Uint8Array ? r : encodeMessage(r.message, 'binary'));
+        this.seen.set(`${id} ${m.kind}`, m);
+      }
+    }
+    return ex;
+  }
+}
+
+describe('a server that lies about dropouts (the consistency check)', () => {
+  const length = 12;
+
+  it("telling c3 and c4 that c0 dropped while c1 and c2 unmask it as a survivor: c3 and c4 refuse, no s share of c0 leaves, the sum is the honest one", async () => {
+    const n = 5;
+    const vectors = Array.from({ length: n }, (_, i) => vectorOf(i, length));
+    const liedTo = new Set(['c3', 'c4']);
+    const withoutC0 = ['c1', 'c2', 'c3', 'c4'];
+    const transport = new Lying(new InProcessTransport(vectors.map((x, i) => sumClient(`c${i}`, x))), (messages, seen) => {
+      const kind = messages.values().next().value!.kind;
+      if (kind !== 'secure-aggregation/consistency' && kind !== 'secure-aggregation/unmask') return messages;
+      const out = new Map(messages);
+      const template = messages.values().next().value!;
+      for (const id of liedTo) {
+        if (kind === 'secure-aggregation/consistency') out.set(id, withPayload(template, { survivors: withoutC0 }));
+        else {
+          // c0 "dropped", with the signatures of the clients told the same (the honest runtime itself no longer asks them)
+          const signatures = [...liedTo].filter((v) => v !== id).map((v) => ({ of: v, signature: (seen.get(`${v} secure-aggregation/signature`)!.payload as { signature: Uint8Array }).signature }));
+          out.set(id, withPayload(template, { survivors: withoutC0, dropped: ['c0'], signatures }));
+        }
+      }
+      return out;
+    });
+    const server = new SumServer(length);
+    const r = await runFederation(server, transport, { secureAggregation: { neighbours: 4, threshold: 2 } });
+    for (const id of liedTo) {
+      const answer = transport.seen.get(`${id} fedmix/refusal`);
+      expect(answer, id).toBeDefined();
+      expect((answer!.payload as { reason: string }).reason).toMatch(/1 valid signatures of its neighbours .* fewer than the threshold 2/);
+      expect(transport.seen.has(`${id} secure-aggregation/unmasked`)).toBe(false);
+    }
+    // the runtime's own check caught the signatures over the other set; their inputs are in the honest sum
+    const rec = r.history[0]!.secure!;
+    expect(rec.forged).toBe(2);
+    expect(rec.survivors).toBe(n);
+    const plain = new Float64Array(length);
+    for (const x of vectors) for (let j = 0; j < length; j++) plain[j] += x[j]!;
+    for (let j = 0; j < length; j++) expect(Math.abs(server.sum![j]! - plain[j]!)).toBeLessThanOrEqual(rec.bound);
+  });
+
+  it('a forwarded signature forged, or signatures withheld: those clients refuse to unmask and the round completes without them; no signature scheme named: every client refuses', async () => {
+    const n = 6;
+    const vectors = Array.from({ length: n }, (_, i) => vectorOf(i, length));
+    const clients = () => new InProcessTransport(vectors.map((x, i) => sumClient(`c${i}`, x)));
+    const transport = new Lying(clients(), (messages) => {
+      if (messages.values().next().value!.kind !== 'secure-aggregation/unmask') return messages;
+      const out = new Map(messages);
+      const m1 = messages.get('c1')!;
+      const signatures = (m1.payload as { signatures: { of: string; signature: Uint8Array }[] }).signatures.map((s, i) => (i === 0 ? { of: s.of, signature: s.signature.map((b, j) => (j === 0 ? b ^ 1 : b)) } : s));
+      out.set('c1', withPayload(m1, { signatures }));
+      out.set('c2', withPayload(messages.get('c2')!, { signatures: [] }));
+      return out;
+    });
+    const server = new SumServer(length);
+    const r = await runFederation(server, transport, { secureAggregation: {} });
+    expect(r.failures.map((f) => [f.client, f.kind])).toEqual([['c1', 'refused'], ['c2', 'refused']]);
+    expect((transport.seen.get('c1 fedmix/refusal')!.payload as { reason: string }).reason).toMatch(/signature of the survivor set does not verify/);
+    expect((transport.seen.get('c2 fedmix/refusal')!.payload as { reason: string }).reason).toMatch(/0 valid signatures/);
+    expect(r.history[0]!.secure!.survivors).toBe(n);
+    // a server that leaves the signature scheme out (to switch the check off) is refused by every client
+    const downgrade = new Lying(clients(), (messages) => new Map([...messages].map(([id, m]) => {
+      if (m.kind !== 'secure-aggregation/advertise') return [id, m];
+      const { signature: _, ...rest } = m.payload as Record<string, unknown>;
+      return [id, { ...m, payload: rest }];
+    })));
+    await expect(runFederation(new SumServer(length), downgrade, { secureAggregation: {} })).rejects.toBeInstanceOf(SecureAggregationError);
+    expect([...downgrade.seen.keys()].filter((k) => k.endsWith('fedmix/refusal'))).toHaveLength(n);
+  });
+});
+
 describe("the server's transcript", () => {
   const ABALONE = readFileSync(new URL('../../shared/datasets/abalone.csv', import.meta.url), 'utf8')
     .trim()
@@ -359,7 +452,7 @@ describe("the server's transcript", () => {
     const rec = a.r.history[0]!.secure!;
     expect(rec.survivors).toBe(5);
     expect([...a.received.keys()].sort()).toEqual([...b.received.keys()].sort());
-    expect(a.received.size).toBe(4 * ids.length);
+    expect(a.received.size).toBe(5 * ids.length);
     for (const [key, { bytes }] of a.received) {
       const same = Buffer.from(bytes).equals(Buffer.from(b.received.get(key)!.bytes));
       // only the changed client's masked input differs
@@ -369,7 +462,11 @@ describe("the server's transcript", () => {
     // each client's plain reply, as values and as the quantized words it masks: in no message the server received
     const layout = DEM_PROTOCOL.layouts!.get('dem/stats')!;
     const q = fixedPoint(rec.clip, ids.length);
-    const wire = [...a.received.values()].map(({ bytes }) => Buffer.from(bytes));
+    // a signature message is searched in its payload (64 signature bytes): its Arrow framing holds 00 00 a0 00 00 00 00 00
+    // (a buffer offset of 160 after a zero word), which happens to be one of the quantized words below
+    const wire = [...a.received].map(([key, { bytes, message }]) =>
+      key.endsWith(' secure-aggregation/signature') ? Buffer.from((message.payload as { signature: Uint8Array }).signature) : Buffer.from(bytes),
+    );
     const quantized = new Map<string, Uint8Array>();
     for (const id of ids) {
       const client = new DemClient(id, dataOf(id, false));

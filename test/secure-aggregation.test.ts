@@ -13,7 +13,8 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { InvalidDataError, InvalidMessageError, InvalidParameterError, SecureAggregationError } from '../ts/errors.js';
 import { addInto, dequantize, fixedPoint, quantizationBound, quantize, subtractInto, sumWords } from '../ts/privacy/secure-aggregation/fixed-point.js';
 import { defaultNeighbours, defaultThreshold, neighbourGraph } from '../ts/privacy/secure-aggregation/graph.js';
-import { detectCurve, importSecretKey, generateKeyPair, type Curve } from '../ts/privacy/secure-aggregation/keys.js';
+import { agree, detectCurve, importPublicKey, importSecretKey, generateKeyPair, type Curve } from '../ts/privacy/secure-aggregation/keys.js';
+import { detectSignatureScheme, type SignatureScheme } from '../ts/privacy/secure-aggregation/signatures.js';
 import { applyMask } from '../ts/privacy/secure-aggregation/masks.js';
 import {
   SecureAggregationClient,
@@ -81,7 +82,7 @@ function expectWithin(sum: Float64Array, reference: Float64Array, bound: number)
   expect(worst).toBeLessThanOrEqual(bound);
 }
 
-type Stage = 'advertise' | 'shares' | 'masked' | 'unmask';
+type Stage = 'advertise' | 'shares' | 'masked' | 'consistency' | 'unmask';
 
 interface RoundOptions {
   n: number;
@@ -97,6 +98,10 @@ interface RoundOptions {
   masked?: (from: string, masked: Uint8Array) => Uint8Array;
   unmask?: (from: string, shares: Map<string, Uint8Array>) => Map<string, Uint8Array>;
   noise?: { skellamMu: number };
+  /** the consistency check's scheme (default: this engine's); null runs the four-stage protocol without it */
+  signature?: SignatureScheme | null;
+  /** stop after the masked inputs (a test then plays the server) */
+  untilMasked?: boolean;
 }
 
 interface Round {
@@ -132,6 +137,7 @@ async function runRound(o: RoundOptions): Promise<Round> {
     length: o.length,
     fixedPoint: fixedPoint(1, o.n),
     ...(o.noise ? { noise: o.noise } : {}),
+    ...(o.signature === null ? {} : { signature: o.signature ?? (await detectSignatureScheme()) }),
   };
   const { inputs: made, exact } = inputsOf(ids, o.length, `${o.label}/inputs`);
   const inputs = o.inputs ?? made;
@@ -185,13 +191,30 @@ async function runRound(o: RoundOptions): Promise<Round> {
     transcript.get(id)!.push(masked, new TextEncoder().encode(out.refused.join(',')));
     deliver(id, () => server.acceptMasked(id, masked, out.refused));
   }
+  const stopped = { params, ids, inputs, exact, clients, server, transcript, maskedOf, result: () => server.result() };
+  if (o.untilMasked) return stopped;
   const request = server.unmaskRequest();
+  let asked: ReadonlyMap<string, ReadonlyMap<string, Uint8Array>> = new Map(request.survivors.map((id) => [id, new Map()]));
+  if (params.signature) {
+    dropping = gone('consistency');
+    for (const id of request.survivors) {
+      if (dropping.has(id)) {
+        server.drop(id);
+        continue;
+      }
+      const signature = await clients.get(id)!.signSurvivors(request.survivors);
+      transcript.get(id)!.push(signature);
+      deliver(id, () => server.acceptSignature(id, signature));
+    }
+    asked = await server.signatures();
+  }
   dropping = gone('unmask');
-  for (const id of request.survivors) {
+  for (const [id, signatures] of asked) {
     if (dropping.has(id)) {
       server.drop(id);
       continue;
     }
+    if (params.signature) await clients.get(id)!.acceptSignatures(signatures);
     const answer = clients.get(id)!.unmask(request.survivors, request.dropped);
     const shares = o.unmask ? o.unmask(id, answer) : answer;
     transcript.get(id)!.push(...mapBytes(shares));
@@ -357,12 +380,12 @@ describe('SecAgg+ rounds', () => {
   const length = 64;
 
   test.each([0, 0.1, 0.3])('%s of the clients dropping at each stage: the sum of the survivors within the bound', async (fraction) => {
-    const stages: Stage[] = fraction === 0 ? ['advertise'] : ['advertise', 'shares', 'masked', 'unmask'];
+    const stages: Stage[] = fraction === 0 ? ['advertise'] : ['advertise', 'shares', 'masked', 'consistency', 'unmask'];
     for (const stage of stages) {
       const dropped = some(n, fraction);
       const r = await runRound({ n, length, label: `drop-${fraction}-${stage}`, drop: { [stage]: dropped } });
       const result = await r.result();
-      const expectedSurvivors = stage === 'unmask' ? r.ids : r.ids.filter((id) => !dropped.includes(id));
+      const expectedSurvivors = stage === 'unmask' || stage === 'consistency' ? r.ids : r.ids.filter((id) => !dropped.includes(id));
       expect(result.survivors).toEqual(expectedSurvivors);
       expect(result.dropped[stage]).toEqual([...dropped].sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))));
       expect(result.bound).toBe(quantizationBound(r.params.fixedPoint, result.survivors.length));
@@ -499,6 +522,107 @@ describe('SecAgg+ rounds', () => {
       expect(noisy.sum[j]).not.toBe(plain.sum[j]);
       expect(Math.abs(noisy.sum[j]! - plain.sum[j]!)).toBeLessThan(10 * sd);
     }
+  });
+});
+
+/**
+ * What a server that lies about dropouts would do with the shares it got:
+ * rebuild the target's b seed and s key from t shares each and remove every
+ * mask from its masked input. Returns the target's quantized input, alone.
+ */
+async function unmaskAlone(r: Round, target: string, b: { holder: string; share: Uint8Array }[], s: { holder: string; share: Uint8Array }[]): Promise<Uint8Array> {
+  const x = (h: string) => r.ids.indexOf(h) + 1;
+  const t = r.params.threshold;
+  const seed = shamirCombine(b.map((e) => ({ x: x(e.holder), value: e.share })), t);
+  const sk = await importSecretKey(r.params.curve, shamirCombine(s.map((e) => ({ x: x(e.holder), value: e.share })), t));
+  const vector = r.maskedOf.get(target)!.slice();
+  applyMask(vector, seed, -1);
+  for (const v of r.ids) {
+    if (v === target) continue;
+    const [first, second] = r.ids.indexOf(target) < r.ids.indexOf(v) ? [target, v] : [v, target];
+    const peer = await importPublicKey(r.params.curve, r.clients.get(v)!.advertise().sPk);
+    applyMask(vector, await agree(sk.privateKey, peer, { purpose: 'mask', run: r.params.run, round: r.params.round, first, second }), first === target ? -1 : 1);
+  }
+  return vector;
+}
+
+describe('a server that lies about dropouts (the consistency check)', () => {
+  // n = 5, all pairs, t = 2: a low threshold (for dropouts) with which the local rule alone cannot stop the lie
+  const small = { n: 5, length: 6, threshold: 2 };
+  const groupA = ['c0', 'c1', 'c2'];
+  const everyone = ['c0', 'c1', 'c2', 'c3', 'c4'];
+  const withoutC0 = ['c1', 'c2', 'c3', 'c4'];
+
+  test("without the check (four stages), telling c1, c2 that c0 survived and c3, c4 that it dropped reads c0's input alone", async () => {
+    const r = await runRound({ ...small, label: 'lie-legacy', signature: null, untilMasked: true });
+    const b = ['c1', 'c2'].map((h) => ({ holder: h, share: r.clients.get(h)!.unmask(everyone, []).get('c0')! }));
+    const s = ['c3', 'c4'].map((h) => ({ holder: h, share: r.clients.get(h)!.unmask(withoutC0, ['c0']).get('c0')! }));
+    const alone = await unmaskAlone(r, 'c0', b, s);
+    expect(Buffer.from(alone).equals(Buffer.from(quantize(r.inputs.get('c0')!, r.params.fixedPoint)))).toBe(true);
+  });
+
+  test('with the check, the same lie is refused: c3 and c4 hold too few signatures over their set, and never release an s share of c0', async () => {
+    const r = await runRound({ ...small, label: 'lie', untilMasked: true });
+    r.server.unmaskRequest();
+    const signed = new Map<string, Uint8Array>();
+    for (const id of everyone) signed.set(id, await r.clients.get(id)!.signSurvivors(groupA.includes(id) ? everyone : withoutC0));
+    // a client signs one set only
+    await expect(r.clients.get('c3')!.signSurvivors(everyone)).rejects.toThrow(/a second, different survivor set/);
+    // group A vouches for itself: c1 and c2 get c0's and each other's signatures and release b shares of c0
+    const b: { holder: string; share: Uint8Array }[] = [];
+    for (const h of ['c1', 'c2']) {
+      await r.clients.get(h)!.acceptSignatures(new Map(groupA.filter((v) => v !== h).map((v) => [v, signed.get(v)!])));
+      b.push({ holder: h, share: r.clients.get(h)!.unmask(everyone, []).get('c0')! });
+    }
+    // group B: its one other member's signature is fewer than t; A's signatures are over another set (forged for B)
+    const c3 = r.clients.get('c3')!;
+    await expect(c3.acceptSignatures(new Map([['c4', signed.get('c4')!]]))).rejects.toThrow(/1 valid signatures of its neighbours .* fewer than the threshold 2/);
+    await expect(c3.acceptSignatures(new Map([['c4', signed.get('c4')!], ['c1', signed.get('c1')!]]))).rejects.toThrow(/c1's signature of the survivor set does not verify/);
+    expect(() => c3.unmask(withoutC0, ['c0'])).toThrow(SecureAggregationError);
+    expect(() => r.clients.get('c4')!.unmask(withoutC0, ['c0'])).toThrow(/unmasks only after t of its neighbours signed/);
+    // c1 vouched for everyone: asked again to call c0 dropped, it refuses
+    expect(() => r.clients.get('c1')!.unmask(withoutC0, ['c0'])).toThrow(/a second unmask request that differs/);
+    // what the server holds: t b-shares of c0 and no s-share - c0's masks stay on
+    await expect(unmaskAlone(r, 'c0', b, [])).rejects.toThrow(SecureAggregationError);
+  });
+
+  test('forged, misattributed and missing signatures are refused; the unmask request must name the set signed', async () => {
+    const r = await runRound({ ...small, label: 'forged', untilMasked: true });
+    const { survivors } = r.server.unmaskRequest();
+    const signed = new Map<string, Uint8Array>();
+    for (const id of survivors) signed.set(id, await r.clients.get(id)!.signSurvivors(survivors));
+    const c0 = r.clients.get('c0')!;
+    const flipped = signed.get('c1')!.slice();
+    flipped[5] ^= 1;
+    await expect(c0.acceptSignatures(new Map([['c1', flipped], ['c2', signed.get('c2')!]]))).rejects.toThrow(/c1's signature of the survivor set does not verify/);
+    await expect(c0.acceptSignatures(new Map([['c1', signed.get('c2')!], ['c2', signed.get('c2')!]]))).rejects.toThrow(/c1's signature .* does not verify/);
+    await expect(c0.acceptSignatures(new Map([['c0', signed.get('c0')!], ['c1', signed.get('c1')!]]))).rejects.toThrow(/not a neighbour of c0/);
+    await expect(c0.acceptSignatures(new Map([['c1', new Uint8Array(10)], ['c2', signed.get('c2')!]]))).rejects.toThrow(/not 64 bytes/);
+    await expect(c0.acceptSignatures(new Map())).rejects.toThrow(/0 valid signatures/);
+    expect(() => c0.unmask(survivors, [])).toThrow(/unmasks only after t of its neighbours signed/);
+    await c0.acceptSignatures(new Map([['c1', signed.get('c1')!], ['c2', signed.get('c2')!]]));
+    expect(() => c0.unmask(survivors.slice(0, 4), [survivors[4]!])).toThrow(/other survivors than the set c0 signed/);
+    expect(c0.unmask(survivors, []).size).toBe(4);
+    // the server verifies too: a client's bad signature is recorded, the others' forwarded, and the sum released
+    const s = await runRound({ ...small, n: 6, label: 'forged-server', untilMasked: true });
+    const request = s.server.unmaskRequest();
+    for (const id of request.survivors) {
+      const signature = await s.clients.get(id)!.signSurvivors(request.survivors);
+      if (id === 'c5') signature[0] ^= 1;
+      s.server.acceptSignature(id, signature);
+    }
+    expect(() => s.server.acceptSignature('c0', new Uint8Array(64))).toThrow(/twice/);
+    const forwarded = await s.server.signatures();
+    expect([...forwarded.keys()]).toEqual(['c0', 'c1', 'c2', 'c3', 'c4']);
+    for (const [id, sigs] of forwarded) {
+      expect(sigs.has('c5')).toBe(false);
+      await s.clients.get(id)!.acceptSignatures(sigs);
+      s.server.acceptUnmask(id, s.clients.get(id)!.unmask(request.survivors, request.dropped));
+    }
+    const result = await s.server.result();
+    expect(result.dropped.forged).toEqual(['c5']);
+    expect(result.survivors).toEqual(s.ids);
+    expectWithin(result.sum, exactSum(s.exact, s.ids, 6), result.bound);
   });
 });
 

@@ -128,6 +128,7 @@ export { type RandomSource } from './privacy/secure-aggregation/shamir.js';
 export { fixedPoint, quantize, dequantize, quantizationBound, type FixedPoint } from './privacy/secure-aggregation/fixed-point.js';
 export { defaultNeighbours, defaultThreshold } from './privacy/secure-aggregation/graph.js';
 export { type Curve } from './privacy/secure-aggregation/keys.js';
+export { detectSignatureScheme, type SignatureScheme } from './privacy/secure-aggregation/signatures.js';
 export { composeReleases, type CalibratedReleases, type ReleasesPrivacy } from './privacy/gaussian-noise.js';
 export { type RoundPrivacy, type RunPrivacy } from './federated/runtime/privacy-ledger.js';
 export { dirichletMultinomialLogPmf } from './distributions/dirichlet-multinomial.js';

@@ -31,7 +31,7 @@ function isClientBudget(b: unknown): b is ClientBudget {
   return b !== null && typeof b === 'object' && guardRead('budget', () => typeof (b as ClientBudget).concerns === 'function' && typeof (b as ClientBudget).account === 'function');
 }
 
-const CODES: readonly FedmixErrorCode[] = ['INVALID_DATA', 'INVALID_PARAMETER', 'INVALID_MESSAGE', 'FEDERATION', 'NUMERICAL', 'NOT_FITTED', 'PRIVACY_BUDGET'];
+const CODES: readonly FedmixErrorCode[] = ['INVALID_DATA', 'INVALID_PARAMETER', 'INVALID_MESSAGE', 'FEDERATION', 'NUMERICAL', 'NOT_FITTED', 'PRIVACY_BUDGET', 'SECURE_AGGREGATION'];
 
 /** A client's answer when it cannot answer: why, and the kind of error it met. */
 export const REFUSAL = defineMessage(

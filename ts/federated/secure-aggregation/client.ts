@@ -12,7 +12,7 @@ import { fixedPoint } from '../../privacy/secure-aggregation/fixed-point.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
 import type { ClientRole } from '../runtime/roles.js';
 import { layoutLength, type AdditiveLayout } from './layout.js';
-import { ADVERTISE, KEYS, listed, MASK, MASKED, SHARE, SHARES, UNMASK, UNMASKED } from './messages.js';
+import { ADVERTISE, CONSISTENCY, KEYS, listed, MASK, MASKED, SHARE, SHARES, SIGNATURE, UNMASK, UNMASKED } from './messages.js';
 
 /**
  * Tests only (not exported from the package): the randomness of each client's
@@ -58,16 +58,16 @@ export class SecureParticipant {
         if (p.threshold > p.neighbours || p.neighbours > p.clients.length - 1) throw new InvalidMessageError(`the secure round's threshold ${p.threshold} and neighbours ${p.neighbours} do not fit ${p.clients.length} clients`);
         const client = await SecureAggregationClient.create(self, {
           run: q.run ?? '', round: q.round, clients: p.clients, neighbours: p.neighbours, threshold: p.threshold,
-          graphSeed: p.graphSeed, curve: p.curve, length, fixedPoint: fixedPoint(p.clip, p.clients.length),
+          graphSeed: p.graphSeed, curve: p.curve, length, fixedPoint: fixedPoint(p.clip, p.clients.length), signature: p.signature,
         }, secureAggregationTesting.randomOf ? { random: secureAggregationTesting.randomOf(self) } : undefined);
         this.current = { run: q.run, round: q.round, client, request, layout };
         const keys = client.advertise();
-        return KEYS.create(self, q.round, { cPk: keys.cPk, sPk: keys.sPk });
+        return KEYS.create(self, q.round, { cPk: keys.cPk, sPk: keys.sPk, vk: keys.vk! });
       }
       case SHARE.kind: {
         const q = SHARE.read(m);
         const c = this.stageOf(q);
-        const keys = new Map<string, AdvertisedKeys>(q.payload.keys.map((k) => [k.id, { cPk: k.cPk, sPk: k.sPk }]));
+        const keys = new Map<string, AdvertisedKeys>(q.payload.keys.map((k) => [k.id, { cPk: k.cPk, sPk: k.sPk, vk: k.vk }]));
         const { shares, commitment } = await c.client.shareKeys(keys);
         return SHARES.create(self, q.round, { shares: listed('to', shares), commitment });
       }
@@ -84,9 +84,16 @@ export class SecureParticipant {
         const { masked, refused } = await c.client.maskedInput(received, c.layout.flatten(reply, c.request));
         return MASKED.create(self, q.round, { masked, refused }, reply.users);
       }
+      case CONSISTENCY.kind: {
+        const q = CONSISTENCY.read(m);
+        const c = this.stageOf(q);
+        return SIGNATURE.create(self, q.round, { signature: await c.client.signSurvivors(q.payload.survivors) });
+      }
       case UNMASK.kind: {
         const q = UNMASK.read(m);
         const c = this.stageOf(q);
+        // the consistency check: t neighbours' signatures of the set it signed, or no shares at all
+        await c.client.acceptSignatures(new Map(q.payload.signatures.map((s) => [s.of, s.signature])));
         const shares = c.client.unmask(q.payload.survivors, q.payload.dropped);
         this.current = undefined;
         return UNMASKED.create(self, q.round, { shares: listed('of', shares) });

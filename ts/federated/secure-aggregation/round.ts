@@ -15,6 +15,7 @@
 import { FedmixError, InvalidMessageError, InvalidParameterError, SecureAggregationError } from '../../errors.js';
 import { SecureAggregationServer, type AdvertisedKeys, type SecureAggregationParams, type SecureAggregationResult } from '../../privacy/secure-aggregation/protocol.js';
 import { detectCurve, type Curve } from '../../privacy/secure-aggregation/keys.js';
+import { detectSignatureScheme, type SignatureScheme } from '../../privacy/secure-aggregation/signatures.js';
 import { fixedPoint } from '../../privacy/secure-aggregation/fixed-point.js';
 import { defaultNeighbours, defaultThreshold } from '../../privacy/secure-aggregation/graph.js';
 import { encodeMessage } from '../messages/codec.js';
@@ -25,7 +26,7 @@ import type { ResolvedPolicy } from '../runtime/policy.js';
 import { usersIn, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import type { Exchange, ExchangeOptions, Received } from '../transport/transport.js';
 import { layoutLength, type AdditiveLayout } from './layout.js';
-import { ADVERTISE, listed, MASK, SECURE_PREFIX, SHARE, STAGES, UNMASK, type StageName } from './messages.js';
+import { ADVERTISE, CONSISTENCY, listed, MASK, SECURE_PREFIX, SHARE, STAGES, UNMASK, type StageName } from './messages.js';
 
 /** What a secure round's record says (RoundRecord.secure). */
 export interface SecureRoundRecord {
@@ -37,9 +38,11 @@ export interface SecureRoundRecord {
   /** clients whose inputs are in the sum */
   survivors: number;
   /** clients dropped at each stage (timeouts, dropouts, invalid messages, refusals) */
-  dropped: { advertise: number; share: number; mask: number; unmask: number };
+  dropped: { advertise: number; share: number; mask: number; consistency: number; unmask: number };
   /** clients left out of the sum because a neighbour could not decrypt the shares they sent (excluded from the run) */
   excluded: number;
+  /** survivors whose signature of the survivor set did not verify (excluded from the run; their input is in the sum) */
+  forged: number;
   /** survivors whose unmasking shares did not fit the others' (ruled out, and excluded from the run; their input is in the sum) */
   ruledOut: number;
   /** the largest error of any entry of the sum from quantization */
@@ -143,12 +146,14 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
   const { neighbours, threshold } = secureParameters(secure, clients.length, round);
   // the curve this engine's WebCrypto has (X25519, else P-256): the clients follow the one named in the advertisement
   const curve = (yield { op: 'await', promise: detectCurve() }) as Curve;
+  // the consistency check's signatures: Ed25519, else ECDSA P-256
+  const signature = (yield { op: 'await', promise: detectSignatureScheme() }) as SignatureScheme;
   const params: SecureAggregationParams = {
-    run, round, clients, neighbours, threshold, graphSeed: random32(), curve, length, fixedPoint: fixedPoint(secure.clip, clients.length),
+    run, round, clients, neighbours, threshold, graphSeed: random32(), curve, length, fixedPoint: fixedPoint(secure.clip, clients.length), signature,
   };
   const sa = new SecureAggregationServer(params);
   const failures: Failure[] = [];
-  const dropped: Record<StageName, number> = { advertise: 0, share: 0, mask: 0, unmask: 0 };
+  const dropped: Record<StageName, number> = { advertise: 0, share: 0, mask: 0, consistency: 0, unmask: 0 };
   const users = new Map<string, number>();
   const options: ExchangeOptions = { replies: true, timeoutMs: policy.roundTimeoutMs };
 
@@ -210,16 +215,16 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
   }
 
   // stage 1: the request travels once, to everyone, inside the advertisement (a broadcast)
-  const advertise = withRun(ADVERTISE.create('server', round, { clients, neighbours, threshold, graphSeed: params.graphSeed, curve: params.curve, clip: secure.clip, length, request: withRun(request, run) }), run);
+  const advertise = withRun(ADVERTISE.create('server', round, { clients, neighbours, threshold, graphSeed: params.graphSeed, curve: params.curve, signature, clip: secure.clip, length, request: withRun(request, run) }), run);
   yield* stage('advertise', new Map(clients.map((id) => [id, advertise])), (id, m) => {
-    const p = m.payload as { cPk: Uint8Array; sPk: Uint8Array };
-    sa.acceptAdvertise(id, { cPk: p.cPk, sPk: p.sPk });
+    const p = m.payload as { cPk: Uint8Array; sPk: Uint8Array; vk: Uint8Array };
+    sa.acceptAdvertise(id, { cPk: p.cPk, sPk: p.sPk, vk: p.vk });
   });
   const advertised = sa.advertised();
   // stage 2: each client its neighbours' keys
   yield* stage(
     'share',
-    new Map([...advertised].map(([id, keys]) => [id, withRun(SHARE.create('server', round, { keys: [...keys].map(([who, k]: [string, AdvertisedKeys]) => ({ id: who, cPk: k.cPk, sPk: k.sPk })) }), run)])),
+    new Map([...advertised].map(([id, keys]) => [id, withRun(SHARE.create('server', round, { keys: [...keys].map(([who, k]: [string, AdvertisedKeys]) => ({ id: who, cPk: k.cPk, sPk: k.sPk, vk: k.vk! })) }), run)])),
     (id, m) => {
       const p = m.payload as { shares: { to: string; share: Uint8Array }[]; commitment: Uint8Array };
       sa.acceptShares(id, new Map(p.shares.map((s) => [s.to, s.share])), p.commitment);
@@ -236,9 +241,14 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
     users.set(id, claimed);
   });
   const { survivors, dropped: gone } = sa.unmaskRequest();
+  // the consistency check: each survivor signs the survivor set; each is then sent its neighbours' signatures
+  const survivorSet = withRun(CONSISTENCY.create('server', round, { survivors }), run);
+  yield* stage('consistency', new Map(survivors.map((id) => [id, survivorSet])), (id, m) => sa.acceptSignature(id, (m.payload as { signature: Uint8Array }).signature));
+  const vouched = (yield { op: 'await', promise: sa.signatures() }) as Map<string, Map<string, Uint8Array>>;
   // stage 4: the survivors unmask
-  const unmask = withRun(UNMASK.create('server', round, { survivors, dropped: gone }), run);
-  yield* stage('unmask', new Map(survivors.map((id) => [id, unmask])), (id, m) => {
+  const unmaskOf = (signatures: ReadonlyMap<string, Uint8Array>): Message =>
+    withRun(UNMASK.create('server', round, { survivors, dropped: gone, signatures: [...signatures].map(([of, s]) => ({ of, signature: s })) }), run);
+  yield* stage('unmask', new Map([...vouched].map(([id, signatures]) => [id, unmaskOf(signatures)])), (id, m) => {
     const p = m.payload as { shares: { of: string; share: Uint8Array }[] };
     sa.acceptUnmask(id, new Map(p.shares.map((s) => [s.of, s.share])));
   });
@@ -252,6 +262,7 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
   };
   blame(result.dropped.excluded, 'sent share ciphertexts its neighbours could not decrypt; its input is left out of the sum');
   blame(result.dropped.ruledOut, 'sent unmasking shares that do not fit the others (the secrets came from other shares)');
+  blame(result.dropped.forged, 'signed the survivor set with a signature that does not verify (its input is in the sum)');
   let total = 0;
   for (const id of result.survivors) total += users.get(id) ?? 1;
   const payload = layout.build(result.sum, request, total);
@@ -261,6 +272,6 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
     request,
     users: total,
     failures,
-    record: { clients: clients.length, neighbours, threshold, clip: secure.clip, survivors: result.survivors.length, dropped, excluded: result.dropped.excluded.length, ruledOut: result.dropped.ruledOut.length, bound: result.bound },
+    record: { clients: clients.length, neighbours, threshold, clip: secure.clip, survivors: result.survivors.length, dropped, excluded: result.dropped.excluded.length, forged: result.dropped.forged.length, ruledOut: result.dropped.ruledOut.length, bound: result.bound },
   };
 }

@@ -51,6 +51,7 @@ import {
 } from './keys.js';
 import { applyMasks, type Mask } from './masks.js';
 import { cryptoRandom, shamirCombine, shamirShareAt, shamirSplit, SHARE_BYTES, type RandomSource, type ShamirShare } from './shamir.js';
+import { ConsistencyCheck, ServerConsistency, signerProblem, SignatureVerifier, type SignatureScheme } from './consistency.js';
 
 export interface SecureAggregationParams {
   /** bound into key derivation and associated data */
@@ -71,11 +72,21 @@ export interface SecureAggregationParams {
   fixedPoint: FixedPoint;
   /** distributed DP: each client's Skellam share */
   noise?: { skellamMu: number };
+  /**
+   * The consistency check against a server that lies about dropouts
+   * (Bonawitz et al. 2017, malicious variant; consistency.ts): each client
+   * advertises a verification key of this scheme, signs the survivor set, and
+   * unmasks only with t of its neighbours' signatures over the same set.
+   * Absent: the four-stage protocol, which trusts the server's dropout lists.
+   */
+  signature?: SignatureScheme;
 }
 
 export interface AdvertisedKeys {
   cPk: Uint8Array;
   sPk: Uint8Array;
+  /** the verification key of the consistency check (when params.signature) */
+  vk?: Uint8Array;
 }
 
 /** Test-only settings of a client: `random` replaces crypto.getRandomValues for every draw of the client (keys, b, shares, IVs), so that a test can repeat a run byte for byte. Never set it outside tests. */
@@ -89,6 +100,10 @@ export interface SecureAggregationDrops {
   shares: string[];
   masked: string[];
   unmask: string[];
+  /** survivors that did not sign the survivor set, or with fewer than threshold neighbours that did (their input is in the sum; they are not asked to unmask) */
+  consistency: string[];
+  /** survivors whose signature of the survivor set did not verify (excluded; their input is in the sum) */
+  forged: string[];
   /** sent a share its neighbour could not decrypt or parse: its input is left out, its masks removed */
   excluded: string[];
   /** held a share that reconstruction found inconsistent with the others (ruled out; the secret came from other shares) */
@@ -122,8 +137,8 @@ interface Checked extends SecureAggregationParams {
 
 function checkParams(params: SecureAggregationParams): Checked {
   if (params === null || typeof params !== 'object') throw new InvalidParameterError(`secure aggregation params must be an object, got ${formatValue(params)}`);
-  const read = readOptions(params, ['run', 'round', 'clients', 'neighbours', 'threshold', 'graphSeed', 'curve', 'length', 'fixedPoint', 'noise'], 'params');
-  const { run, round, neighbours, threshold, graphSeed, curve, length } = read as SecureAggregationParams;
+  const read = readOptions(params, ['run', 'round', 'clients', 'neighbours', 'threshold', 'graphSeed', 'curve', 'length', 'fixedPoint', 'noise', 'signature'], 'params');
+  const { run, round, neighbours, threshold, graphSeed, curve, length, signature } = read as SecureAggregationParams;
   const clients = Array.isArray(read.clients) ? [...read.clients] : read.clients;
   const fixedPoint = read.fixedPoint === undefined ? undefined : readOptions(read.fixedPoint, ['clip', 'contributors', 'scale'], 'params.fixedPoint');
   const noise = read.noise === undefined ? undefined : readOptions(read.noise, ['skellamMu'], 'params.noise');
@@ -142,6 +157,8 @@ function checkParams(params: SecureAggregationParams): Checked {
   if (!isBytes(graphSeed) || graphSeed.length !== 32) throw new InvalidParameterError(`graphSeed must be a Uint8Array of 32 bytes, got ${formatValue(graphSeed)}`);
   if (!CURVES.includes(curve)) throw new InvalidParameterError(`curve must be 'X25519' or 'P-256', got ${formatValue(curve)}`);
   if (!(Number.isInteger(length) && length >= 0 && length <= LIMITS.values)) throw new InvalidParameterError(`length must be an integer in [0, ${LIMITS.values}], got ${formatValue(length)}`);
+  const problem2 = signerProblem(signature);
+  if (problem2) throw new InvalidParameterError(problem2);
   if (fixedPoint === undefined) throw new InvalidParameterError('params.fixedPoint must be given: fixedPoint(clip, clients.length)');
   if (noise !== undefined && !(typeof noise.skellamMu === 'number' && noise.skellamMu > 0 && Number.isFinite(noise.skellamMu))) {
     throw new InvalidParameterError(`noise must be { skellamMu: a finite number > 0 }, got ${formatValue(noise)}`);
@@ -169,6 +186,7 @@ function checkParams(params: SecureAggregationParams): Checked {
     length,
     fixedPoint: fp,
     ...(noise ? { noise: { skellamMu: noise.skellamMu as number } } : {}),
+    ...(signature ? { signature } : {}),
     graph: neighbourGraph(clients.length, neighbours, graphSeed),
     index,
   };
@@ -184,14 +202,16 @@ function maskSign(p: Checked, self: string, other: string): 1 | -1 {
   return p.index.get(self)! < p.index.get(other)! ? 1 : -1;
 }
 
-function requireKeysMessage(curve: Curve, keys: unknown, what: string, Err: typeof InvalidMessageError | typeof InvalidParameterError): AdvertisedKeys {
+function requireKeysMessage(p: Checked, keys: unknown, what: string, Err: typeof InvalidMessageError | typeof InvalidParameterError): AdvertisedKeys {
+  const curve = p.curve;
   const bytes = publicKeyBytes(curve);
   if (keys === null || typeof keys !== 'object') throw new Err(`${what} must be { cPk, sPk }, got ${formatValue(keys)}`);
-  const k = readOptions(keys as AdvertisedKeys, ['cPk', 'sPk'], what) as AdvertisedKeys;
+  const k = readOptions(keys as AdvertisedKeys, ['cPk', 'sPk', 'vk'], what) as AdvertisedKeys;
   if ( !isBytes(k.cPk) || !isBytes(k.sPk) || k.cPk.length !== bytes || k.sPk.length !== bytes) {
     throw new Err(`${what} must be { cPk, sPk }, two ${curve} public keys of ${bytes} bytes`);
   }
-  return { cPk: k.cPk.slice(), sPk: k.sPk.slice() };
+  const vk = SignatureVerifier.requireKey(p.signature, k.vk, what, Err);
+  return { cPk: k.cPk.slice(), sPk: k.sPk.slice(), ...(vk ? { vk } : {}) };
 }
 
 function requireMap(value: unknown, what: string, Err: typeof InvalidMessageError | typeof InvalidParameterError): ReadonlyMap<unknown, unknown> {
@@ -215,7 +235,7 @@ function addDistributedNoise(vector: Uint8Array, noise: { skellamMu: number }): 
   addSkellamNoise(vector, noise.skellamMu);
 }
 
-type ClientStage = 'created' | 'shared' | 'masked' | 'unmasked';
+type ClientStage = 'created' | 'shared' | 'masked' | 'signed' | 'vouched' | 'unmasked';
 
 interface Held {
   s: Uint8Array;
@@ -242,6 +262,8 @@ export class SecureAggregationClient {
     private readonly cKeys: KeyPair,
     private readonly sKeys: KeyPair,
     private readonly random: RandomSource,
+    /** the consistency check's side of this client (when params.signature) */
+    private readonly consistency: ConsistencyCheck | undefined,
   ) {}
 
   /** A client of the round: its two key pairs drawn. `testing` is for tests only (see SecureAggregationTesting). */
@@ -253,12 +275,14 @@ export class SecureAggregationClient {
     if (typeof random !== 'function') throw new InvalidParameterError(`testing.random must be a function, got ${formatValue(random)}`);
     const cKeys = await generateKeyPair(p.curve, random);
     const sKeys = await generateKeyPair(p.curve, random);
-    return new SecureAggregationClient(self, p, new Set(p.graph[i]!.map((j) => p.clients[j]!)), cKeys, sKeys, random);
+    const consistency = p.signature ? await ConsistencyCheck.create(p.signature, random, { run: p.run, round: p.round, self, threshold: p.threshold }) : undefined;
+    return new SecureAggregationClient(self, p, new Set(p.graph[i]!.map((j) => p.clients[j]!)), cKeys, sKeys, random, consistency);
   }
 
-  /** Stage 1: the two public keys. */
+  /** Stage 1: the two public keys (and the verification key of the consistency check). */
   advertise(): AdvertisedKeys {
-    return { cPk: this.cKeys.publicKey.slice(), sPk: this.sKeys.publicKey.slice() };
+    const vk = this.consistency?.verificationKey();
+    return { cPk: this.cKeys.publicKey.slice(), sPk: this.sKeys.publicKey.slice(), ...(vk ? { vk } : {}) };
   }
 
   /**
@@ -275,13 +299,14 @@ export class SecureAggregationClient {
         const out: { id: string; keys: AdvertisedKeys }[] = [];
         for (const [id, k] of requireMap(keys, "the neighbours' keys", InvalidMessageError)) {
           if (typeof id !== 'string' || !this.neighbours.has(id)) throw new InvalidMessageError(`keys of ${formatValue(id)}, who is not a neighbour of ${this.self}`);
-          out.push({ id, keys: requireKeysMessage(p.curve, k, `the keys of ${id}`, InvalidMessageError) });
+          out.push({ id, keys: requireKeysMessage(p, k, `the keys of ${id}`, InvalidMessageError) });
         }
         return out;
       },
       InvalidMessageError,
     );
     usable.sort((a, b) => p.index.get(a.id)! - p.index.get(b.id)!);
+    for (const { id, keys: k } of usable) if (k.vk) this.consistency?.learn(id, k.vk);
     const derived = await Promise.all(
       usable.map(async ({ id, keys: k }) => {
         try {
@@ -379,35 +404,86 @@ export class SecureAggregationClient {
     return { s: plain.slice(0, SHARE_BYTES), b: plain.slice(SHARE_BYTES) };
   }
 
+  /** A list of the round's clients, each once (an InvalidMessageError otherwise). */
+  private readClients(list: readonly string[], what: string): Set<string> {
+    const p = this.params;
+    return guardRead(
+      what,
+      () => {
+        if (!Array.isArray(list) || list.length > p.clients.length) throw new InvalidMessageError(`${what} must be a list of the round's clients, got ${formatValue(list)}`);
+        const set = new Set<string>();
+        for (const id of list) {
+          if (typeof id !== 'string' || !p.index.has(id) || set.has(id)) throw new InvalidMessageError(`${what} must list the round's clients once each; ${formatValue(id)} is not one or is repeated`);
+          set.add(id);
+        }
+        return set;
+      },
+      InvalidMessageError,
+    );
+  }
+
+  /** The paper's checks of a survivor set: this client in it, at least threshold members. */
+  private requireSurvivorSet(alive: ReadonlySet<string>): void {
+    if (!alive.has(this.self)) throw new SecureAggregationError(`the survivors named do not include ${this.self}, which is asked to answer as one`);
+    if (alive.size < this.params.threshold) throw new SecureAggregationError(`${alive.size} survivors are fewer than the threshold ${this.params.threshold}`);
+  }
+
+  /**
+   * Consistency check (with params.signature), after maskedInput(): the
+   * client's signature of the survivor set the server names - one set only:
+   * the same set again gives the same signature, another is refused.
+   */
+  async signSurvivors(survivors: readonly string[]): Promise<Uint8Array> {
+    if (!this.consistency) throw new InvalidParameterError('this round has no consistency check (params.signature is not set)');
+    if (this.stage !== 'masked' && this.stage !== 'signed') throw new InvalidParameterError(`signSurvivors() comes after maskedInput(); this client is at ${this.stage}`);
+    const alive = this.readClients(survivors, 'survivors');
+    this.requireSurvivorSet(alive);
+    const signature = await this.consistency.sign([...alive].sort((a, b) => this.params.index.get(a)! - this.params.index.get(b)!));
+    this.stage = 'signed';
+    return signature;
+  }
+
+  /**
+   * Consistency check, after signSurvivors(): the neighbours' signatures the
+   * server forwarded. Any that does not verify over the set this client
+   * signed, or fewer than threshold of them, is refused (a
+   * SecureAggregationError): this client then never unmasks.
+   */
+  async acceptSignatures(signatures: ReadonlyMap<string, Uint8Array>): Promise<void> {
+    if (!this.consistency) throw new InvalidParameterError('this round has no consistency check (params.signature is not set)');
+    if (this.stage !== 'signed') throw new InvalidParameterError(`acceptSignatures() comes once, after signSurvivors(); this client is at ${this.stage}`);
+    await this.consistency.check(signatures);
+    this.stage = 'vouched';
+  }
+
   /**
    * Stage 4: for each neighbour whose shares it holds, its b share when the
    * neighbour survived, its s-key share when it dropped. Refused (a
-   * SecureAggregationError) when the lists overlap, when fewer than the
-   * threshold survived, or when a second request differs from the first:
-   * the answer to two different requests could unmask a client.
+   * SecureAggregationError) when the lists overlap, when this client is not
+   * among the survivors or fewer than the threshold survived, when a second
+   * request differs from the first (the answer to two different requests
+   * could unmask a client), and, with the consistency check, before t
+   * neighbours' signatures were verified or when the survivors are not the
+   * set it signed.
    */
   unmask(survivors: readonly string[], dropped: readonly string[]): Map<string, Uint8Array> {
-    if (this.stage !== 'masked' && this.stage !== 'unmasked') throw new InvalidParameterError(`unmask() comes after maskedInput(); this client is at ${this.stage}`);
-    const p = this.params;
-    const read = (list: readonly string[], what: string): Set<string> => {
-      if (!Array.isArray(list) || list.length > p.clients.length) throw new InvalidMessageError(`${what} must be a list of the round's clients, got ${formatValue(list)}`);
-      const set = new Set<string>();
-      for (const id of list) {
-        if (typeof id !== 'string' || !p.index.has(id) || set.has(id)) throw new InvalidMessageError(`${what} must list the round's clients once each; ${formatValue(id)} is not one or is repeated`);
-        set.add(id);
-      }
-      return set;
-    };
-    const alive = guardRead('survivors', () => read(survivors, 'survivors'), InvalidMessageError);
-    const gone = guardRead('dropped', () => read(dropped, 'dropped'), InvalidMessageError);
+    const ready = this.consistency ? 'vouched' : 'masked';
+    if (this.stage !== ready && this.stage !== 'unmasked') {
+      if (this.consistency && (this.stage === 'masked' || this.stage === 'signed')) this.consistency.requireVouched(new Set());
+      throw new InvalidParameterError(`unmask() comes after maskedInput(); this client is at ${this.stage}`);
+    }
+    const alive = this.readClients(survivors, 'survivors');
+    const gone = this.readClients(dropped, 'dropped');
     for (const id of alive) if (gone.has(id)) throw new SecureAggregationError(`the server named ${id} both a survivor and dropped: answering would reveal its input`);
-    if (alive.size < p.threshold) throw new SecureAggregationError(`${alive.size} survivors are fewer than the threshold ${p.threshold}`);
     const key = JSON.stringify([[...alive].sort(), [...gone].sort()]);
     if (this.answered) {
       if (this.answered.key !== key) throw new SecureAggregationError('a second unmask request that differs from the first: refused, the two answers together could unmask a client');
       return new Map([...this.answered.shares].map(([id, v]) => [id, v.slice()]));
     }
+    this.requireSurvivorSet(alive);
+    this.consistency?.requireVouched(alive);
     const out = new Map<string, Uint8Array>();
+    // for each neighbour one share, never both: b when it survived, s when it is named dropped
     for (const [id, held] of this.held) {
       if (alive.has(id)) out.set(id, held.b.slice());
       else if (gone.has(id)) out.set(id, held.s.slice());
@@ -418,7 +494,7 @@ export class SecureAggregationClient {
   }
 }
 
-type ServerStage = 'advertise' | 'shares' | 'masked' | 'unmask' | 'done';
+type ServerStage = 'advertise' | 'shares' | 'masked' | 'consistency' | 'unmask' | 'done';
 
 export class SecureAggregationServer {
   static {
@@ -429,7 +505,9 @@ export class SecureAggregationServer {
   private stage: ServerStage = 'advertise';
   /** clients still in the round */
   private readonly live: Set<string>;
-  private readonly drops: SecureAggregationDrops = { advertise: [], shares: [], masked: [], unmask: [], excluded: [], ruledOut: [] };
+  private readonly drops: SecureAggregationDrops = { advertise: [], shares: [], masked: [], unmask: [], consistency: [], forged: [], excluded: [], ruledOut: [] };
+  /** the consistency check's signatures (when params.signature) */
+  private readonly check: ServerConsistency | undefined;
   private readonly keys = new Map<string, AdvertisedKeys>();
   private readonly sharesFrom = new Map<string, Map<string, Uint8Array>>();
   private readonly commitments = new Map<string, Uint8Array>();
@@ -444,6 +522,7 @@ export class SecureAggregationServer {
   constructor(params: SecureAggregationParams) {
     this.p = guardRead('the params', () => checkParams(params));
     this.live = new Set(this.p.clients);
+    this.check = this.p.signature ? new ServerConsistency(this.p.signature, this.p.run, this.p.round, this.p.threshold) : undefined;
   }
 
   private neighboursOf(id: string): string[] {
@@ -502,7 +581,7 @@ export class SecureAggregationServer {
     this.requireStage('advertise', 'keys');
     const id = this.requireLive(from, 'keys');
     if (this.keys.has(id)) throw new InvalidMessageError(`${id} advertised its keys twice`, 'keys advertised twice');
-    this.keys.set(id, requireKeysMessage(this.p.curve, keys, `the keys of ${id}`, InvalidMessageError));
+    this.keys.set(id, requireKeysMessage(this.p, keys, `the keys of ${id}`, InvalidMessageError));
   }
 
   /**
@@ -526,7 +605,7 @@ export class SecureAggregationServer {
   }
 
   private copyAdvertised(): Map<string, Map<string, AdvertisedKeys>> {
-    return new Map([...this.advertisedView!].map(([id, m]) => [id, new Map([...m].map(([v, k]) => [v, { cPk: k.cPk.slice(), sPk: k.sPk.slice() }]))]));
+    return new Map([...this.advertisedView!].map(([id, m]) => [id, new Map([...m].map(([v, k]) => [v, { cPk: k.cPk.slice(), sPk: k.sPk.slice(), ...(k.vk ? { vk: k.vk.slice() } : {}) }]))]));
   }
 
   /** Stage 2: a client's ciphertexts (one per neighbour it shares with) and its commitment. */
@@ -612,7 +691,8 @@ export class SecureAggregationServer {
     const excluded = new Set<string>();
     for (const id of this.live) for (const v of this.refusals.get(id)!) excluded.add(v);
     for (const v of this.ordered(excluded)) this.remove(v, 'excluded');
-    this.stage = 'unmask';
+    // with the consistency check, the survivor set goes out first to be signed (signatures()), then the unmask request
+    this.stage = this.check ? 'consistency' : 'unmask';
     const survivors = this.ordered(this.live);
     this.requireEnough(survivors.length, 'after the masked inputs');
     // a survivor's self-mask seed is rebuilt from t shares held by the other survivors: t + 1 of them at least
@@ -623,6 +703,37 @@ export class SecureAggregationServer {
     // every client that shared keys and is not a survivor, whenever it left: survivors may have masked with it
     this.request = { survivors, dropped: this.ordered(this.links.keys()).filter((id) => !alive.has(id)) };
     return { survivors: [...survivors], dropped: [...this.request.dropped] };
+  }
+
+  /** Consistency check (params.signature): a survivor's signature of the survivor set of unmaskRequest(). */
+  acceptSignature(from: string, signature: Uint8Array): void {
+    guardRead(`a signature from ${typeof from === 'string' ? from : 'a client'}`, () => {
+      if (!this.check) throw new InvalidMessageError('a signature, but this round has no consistency check', 'a signature without a consistency check');
+      this.requireStage('consistency', 'a signature');
+      this.check.accept(this.requireLive(from, 'a signature'), signature);
+    }, InvalidMessageError);
+  }
+
+  /**
+   * Ends the consistency check: for each survivor asked to unmask, its
+   * neighbours' signatures of the survivor set (verified here too, so that an
+   * honest server never forwards one that fails). A survivor that did not
+   * sign, or has fewer than threshold neighbours that did, is not asked to
+   * unmask (its input stays in the sum); one whose signature does not verify
+   * is recorded in `forged`. Fewer than threshold asked: SecureAggregationError.
+   */
+  async signatures(): Promise<Map<string, Map<string, Uint8Array>>> {
+    if (!this.check) throw new InvalidParameterError('this round has no consistency check (params.signature is not set)');
+    this.requireStage('consistency', 'the end of the consistency check');
+    this.stage = 'unmask';
+    const { survivors } = this.request!;
+    for (const id of survivors) if (this.live.has(id) && !this.check.has(id)) this.remove(id, 'consistency');
+    const known = (id: string): string[] => [...this.advertisedView!.get(id)!.keys()];
+    const { forged, unvouched, forwarded } = await this.check.close(survivors, survivors.filter((id) => this.live.has(id)), (id) => this.keys.get(id)!.vk!, known);
+    for (const id of forged) this.remove(id, 'forged');
+    for (const id of unvouched) this.remove(id, 'consistency');
+    this.requireEnough(forwarded.size, 'after the consistency check');
+    return new Map(this.ordered(forwarded.keys()).map((id) => [id, forwarded.get(id)!]));
   }
 
   /** Stage 4: a survivor's shares: b shares of survivors, s-key shares of dropped clients. */
@@ -724,6 +835,11 @@ export class SecureAggregationServer {
         this.refusals.delete(id);
         this.remove(id, 'masked');
         return;
+      case 'consistency':
+        // a survivor that will not sign: its input stays in the sum, it is not asked to unmask
+        this.check!.forget(id);
+        this.remove(id, 'consistency');
+        return;
       case 'unmask':
         // a survivor that will not answer: its input stays in the sum
         this.answers.delete(id);
@@ -741,7 +857,7 @@ export class SecureAggregationServer {
 
   private dropsCopy(): SecureAggregationDrops {
     const d = this.drops;
-    return { advertise: [...d.advertise], shares: [...d.shares], masked: [...d.masked], unmask: [...d.unmask], excluded: [...d.excluded], ruledOut: [...d.ruledOut] };
+    return { advertise: [...d.advertise], shares: [...d.shares], masked: [...d.masked], unmask: [...d.unmask], consistency: [...d.consistency], forged: [...d.forged], excluded: [...d.excluded], ruledOut: [...d.ruledOut] };
   }
 }
 
