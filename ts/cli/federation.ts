@@ -241,7 +241,7 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
     federation: o.federation as string,
     clients,
     broker: embedded ? undefined : { url: o.broker as string, username: o.username as string | undefined, password: o.password as string | undefined },
-    listen: { host: o.host as string, port: o.port as number, webSocketPort: o['ws-port'] as number | undefined, ...hosted },
+    listen: { host: o.host as string, port: o.port as number, webSocketPort: o['ws-port'] as number | undefined, ...hosted, log: (m) => log(`fedmix server: broker: ${m}`) },
     encoding: o.encoding as Encoding,
     minClients: (o['min-clients'] as number | undefined) ?? clients.length,
     minReplies: o['min-replies'] as number,
