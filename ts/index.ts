@@ -12,6 +12,7 @@ export {
   NumericalError,
   InvalidMessageError,
   ContributionError,
+  OtherRunError,
   FederationError,
   BrokerError,
   UntrustedBrokerError,

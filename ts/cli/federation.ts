@@ -328,6 +328,7 @@ export async function runClientCommand(o: Options): Promise<CommandResult> {
       waitForBroker: o.wait as number,
       reconnectFor: o['reconnect-for'] as number,
       onConnection: (change) => note(`fedmix client ${id}: ${change.message}`),
+      onOtherRun: (e) => note(`fedmix ${e.message}`),
       onRequest: (kind, round) => result(requestLine(id, role.protocol, kind, round, o['log-format'] as LogFormat)),
     });
     // a failed run is an error (stderr, exit status 2); the global model, when asked for, is written once the run ended well
