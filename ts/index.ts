@@ -176,6 +176,7 @@ export {
   type Traffic,
   type ClientTraffic,
 } from './federated/runtime/run.js';
+export type { MissedRoundsState } from './federated/runtime/missed-rounds.js';
 export {
   defineProtocol,
   type Protocol,
