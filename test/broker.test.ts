@@ -22,7 +22,7 @@ vi.setConfig({ testTimeout: 10_000, hookTimeout: 15_000 });
 
 const FEDERATION = 'fed-1';
 const topics = federationTopics(FEDERATION);
-const CLIENTS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace'] as const;
+const CLIENTS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi'] as const;
 const users: BrokerAccount[] = [
   { username: 'coordinator', password: 'server-secret', role: 'server' },
   ...CLIENTS.map((c) => ({ username: c, password: `${c}-secret`, role: 'client' as const })),
@@ -38,15 +38,22 @@ interface Harness {
   refusesSubscriptions: boolean;
   /** aedes closes the connection of a refused publish; mosquitto acknowledges and drops it */
   closesOnRefusedPublish: boolean;
+  /** the embedded broker's offline queues, capped small here (OFFLINE_CAP), and what it logged */
+  offline?: { log: string[] };
 }
+
+/** Small offline queues for the embedded broker of this file: every other test's persistent sessions fit them. */
+const OFFLINE_CAP = { maxOfflineMessages: 3, maxOfflineBytes: 2048 };
+const embeddedLog: string[] = [];
 
 const harnesses: Harness[] = [
   {
     name: 'embedded broker (aedes)',
-    start: () => startBroker({ federation: FEDERATION, users, webSocketPort: 0 }),
+    start: () => startBroker({ federation: FEDERATION, users, webSocketPort: 0, limits: OFFLINE_CAP, log: (m) => embeddedLog.push(m) }),
     refusedConnack: 4,
     refusesSubscriptions: true,
     closesOnRefusedPublish: true,
+    offline: { log: embeddedLog },
   },
   {
     name: 'mosquitto',
@@ -225,6 +232,37 @@ describe.each(harnesses)('$name', (h) => {
     expect(back.sessionPresent).toBe(true);
     expect(await back.next(on(topics.down('dave')))).toEqual({ topic: topics.down('dave'), payload: 'request while offline' });
   });
+
+  if (h.offline) {
+    const logged = h.offline.log;
+    test('the queue of a client away is capped (messages, then bytes): newer messages are dropped, counted and logged; it gets the rest when back', async () => {
+      await startServer();
+      const heidi = { clientId: 'heidi', clean: false };
+      const first = await connectPeer(broker.url, asUser('heidi', heidi));
+      await first.client.subscribeAsync(topics.down('heidi'), { qos: 1 });
+      await end(first);
+      for (const i of [1, 2, 3, 4, 5]) await server.client.publishAsync(topics.down('heidi'), `request ${i}`, { qos: 1 });
+      expect(broker.droppedOffline!()).toEqual({ heidi: 2 });
+      expect(logged.filter((m) => m.includes('offline queue of heidi is full'))).toHaveLength(1);
+      let back = await connectPeer(broker.url, asUser('heidi', heidi));
+      // online, it is not capped: the fence arrives after the three kept, and nothing dropped comes
+      await server.client.publishAsync(topics.down('heidi'), 'fence', { qos: 1 });
+      await back.next(on(topics.down('heidi'), 'fence'));
+      expect(back.received.map((m) => m.payload)).toEqual(['request 1', 'request 2', 'request 3', 'fence']);
+      expect(logged.at(-1)).toBe('heidi is back: 2 messages were dropped for it while it was away (its offline queue was full)');
+      // its queue emptied as it acknowledged: away again, 2048 bytes hold one 1500-byte message, not two
+      await end(back);
+      const big = (c: string) => c.repeat(1500);
+      await server.client.publishAsync(topics.down('heidi'), big('a'), { qos: 1 });
+      await server.client.publishAsync(topics.down('heidi'), big('b'), { qos: 1 });
+      expect(broker.droppedOffline!()).toEqual({ heidi: 3 });
+      back = await connectPeer(broker.url, asUser('heidi', heidi));
+      await server.client.publishAsync(topics.down('heidi'), 'fence 2', { qos: 1 });
+      await back.next(on(topics.down('heidi'), 'fence 2'));
+      expect(back.received.map((m) => m.payload)).toEqual([big('a'), 'fence 2']);
+      expect(logged.filter((m) => m.includes('offline queue of heidi is full'))).toHaveLength(2);
+    });
+  }
 
   test('a refused subscription of a persistent session receives nothing when the client returns', async () => {
     // aedes stores every topic of a SUBSCRIBE packet in the session, the refused

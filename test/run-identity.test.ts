@@ -19,7 +19,8 @@ import { makeClient, makeServer, matrixData, type ClientSpec } from '../ts/feder
 import { runFederation, type FederationResult } from '../ts/federated/runtime/run.js';
 import { startBroker } from '../ts/federated/transport/broker.js';
 import { InProcessTransport } from '../ts/federated/transport/in-process.js';
-import { join, MqttTransport } from '../ts/federated/transport/mqtt.js';
+import { join, MqttTransport, type JoinResult } from '../ts/federated/transport/mqtt.js';
+import { OtherRunError } from '../ts/errors.js';
 import { federationTopics } from '../ts/federated/transport/topics.js';
 import type { Exchange, ExchangeOptions, Transport } from '../ts/federated/transport/transport.js';
 import type { Message } from '../ts/federated/messages/envelope.js';
@@ -51,6 +52,8 @@ const server = (seed: number) => makeServer('dem', { nFeatures: 2, nComponents: 
 class Meddler implements Transport {
   readonly name: string;
   readonly replies: Uint8Array[][] = [];
+  /** c0's request of each round, as sent (with the run's id) */
+  readonly requests: Message[] = [];
   injected = 0;
   constructor(
     private readonly inner: Transport,
@@ -58,10 +61,16 @@ class Meddler implements Transport {
   ) {
     this.name = inner.name;
   }
+  /** the run the transport announces (over MQTT, the one clients answer): the runtime takes it */
+  get run(): string | undefined {
+    return (this.inner as { run?: string }).run;
+  }
   available(min: number, timeoutMs: number, excluded?: ReadonlySet<string>) {
     return this.inner.available(min, timeoutMs, excluded);
   }
   async exchange(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
+    const sent = messages.get('c0');
+    if (sent) this.requests[round] = sent;
     const ex = await this.inner.exchange(round, messages, options);
     this.replies[round] = (ex.received.get('c0') ?? []).filter((r): r is Uint8Array => r instanceof Uint8Array);
     if (this.inject?.round === round) {
@@ -163,16 +172,16 @@ describe('over the embedded MQTT broker', () => {
   });
 
   /** One run over the broker with both clients joined (fresh client roles); `beforeJoin` runs once the server is connected. */
-  async function mqttRun(seed: number, options: { record?: boolean; beforeJoin?: () => Promise<void> } = {}): Promise<{ result: FederationResult; transport: Transport }> {
+  async function mqttRun(seed: number, options: { record?: boolean; beforeJoin?: () => Promise<void>; joined?: JoinResult[]; onOtherRun?: (e: OtherRunError) => void } = {}): Promise<{ result: FederationResult; transport: Transport }> {
     const t = await MqttTransport.connect({ url: broker.url, federation: FED, username: SERVER_USER, password: 'server-pw', clients: SPECS.map((s) => s.id) });
     await options.beforeJoin?.();
     const roles = SPECS.map(makeClient);
     try {
-      const joins = roles.map((role) => join({ url: broker.url, federation: FED, client: role, password: password(role.id) }));
+      const joins = roles.map((role) => join({ url: broker.url, federation: FED, client: role, password: password(role.id), onOtherRun: options.onOtherRun }));
       await t.available(2, 10_000);
       const transport = options.record ? new Meddler(t) : t;
       const result = await run(seed, transport);
-      await Promise.all(joins);
+      options.joined?.push(...(await Promise.all(joins)));
       return { result, transport };
     } finally {
       for (const r of roles) r.dispose();
@@ -199,6 +208,32 @@ describe('over the embedded MQTT broker', () => {
     expect(result.history[0]!.otherRun).toBe(1);
     expect(result.history.every((h) => h.accepted === 2 || !h.replies)).toBe(true);
     expect(numbers(result)).toEqual(numbers(reference));
+  });
+
+  test("a client refuses a request of another run (a dead run's, kept in its session), typed and told, and answers every request of its own", async () => {
+    const first = await mqttRun(3, { record: true });
+    const stale = (first.transport as Meddler).requests[1]!;
+    expect(stale.run).toBe(first.result.run);
+    const refused: OtherRunError[] = [];
+    const joined: JoinResult[] = [];
+    const { result } = await mqttRun(4, {
+      joined,
+      onOtherRun: (e) => refused.push(e),
+      // c0 is away (its persistent session keeps what comes): the server's account sends it run 3's first request
+      beforeJoin: async () => {
+        const s = await connectAsync(broker.url, { username: SERVER_USER, password: 'server-pw', reconnectPeriod: 0 });
+        await s.publishAsync(federationTopics(FED).down('c0'), Buffer.from(encodeMessage(stale, 'binary')), { qos: 1 });
+        await s.endAsync();
+      },
+    });
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toBeInstanceOf(OtherRunError);
+    expect([refused[0]!.run, refused[0]!.joined]).toEqual([first.result.run, result.run]);
+    expect(refused[0]!.message).toMatch(/client c0 does not answer a \S+ request of round 1 of run \w+: it joined run \w+/);
+    // nothing went back: the server saw no reply of another run, and every request of its own run was answered
+    expect(result.history.every((h) => h.otherRun === undefined)).toBe(true);
+    expect(result.failures).toEqual([]);
+    expect(joined.map((j) => [j.ok, j.answered, j.otherRun])).toEqual([[true, result.history.length, 1], [true, result.history.length, undefined]]);
   });
 });
 

@@ -17,6 +17,9 @@ import { defineAlgorithm, makeClient, makeServer, matrixData, restoreServer, res
 import { DEM_PROTOCOL } from '../ts/federated/dem/messages.js';
 import { restoreRunServer, saveRunCheckpoint } from '../ts/federated/runtime/checkpoint.js';
 import { runFederationSync, type FederationResult, type RunCheckpoint } from '../ts/federated/runtime/run.js';
+import { InProcessTransport } from '../ts/federated/transport/in-process.js';
+import type { Exchange, ExchangeOptions, SyncTransport } from '../ts/federated/transport/transport.js';
+import type { Message } from '../ts/federated/messages/envelope.js';
 import { init } from '../ts/wasm/loader.js';
 
 const lines = readFileSync(new URL('../../shared/datasets/abalone.csv', import.meta.url), 'utf8').trim().split(/\r?\n/);
@@ -142,6 +145,62 @@ describe('a run saved after round r and resumed in a fresh server role gives the
       expect(() => run(c, clients, undefined, saved, { fraction: 1 })).toThrow(/fraction/);
     });
   });
+});
+
+/** The clients in process, and 'mute': there in every round, it never answers (a timeout each round it is asked). */
+function withMute(clients: ReturnType<typeof makeClient>[]): SyncTransport {
+  const inner = new InProcessTransport(clients);
+  const there = () => [...inner.availableSync(), 'mute'];
+  const exchange = (round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Exchange => {
+    const out = inner.exchangeSync(round, new Map([...messages].filter(([id]) => id !== 'mute')), options);
+    if (messages.has('mute')) {
+      out.sent.set('mute', 0);
+      if (options.replies) out.missing.set('mute', { kind: 'timeout', reason: 'mute did not answer' });
+    }
+    return out;
+  };
+  return { name: 'in-process', available: async () => there(), availableSync: there, exchange: async (r, m, o) => exchange(r, m, o), exchangeSync: exchange };
+}
+
+test('missed rounds: a client out of the quorum stays out after a resume, and a count under the limit goes on (maxMissedRounds 2)', () => {
+  const c = CASES.find((x) => x.name === 'dem')!;
+  const policy = { maxMissedRounds: 2 };
+  const quorum = (r: FederationResult) => r.history.filter((h) => h.replies).map((h) => [h.round, h.asked, h.sidelined ?? []]);
+  const once = (saveAt?: number, resume?: unknown) =>
+    withClients(c, (clients) => {
+      const server = resume === undefined ? makeServer('dem', c.server) : restoreServer(resume, c.server);
+      let saved: unknown;
+      try {
+        const result = runFederationSync(server, withMute(clients), {
+          ...policy,
+          ...(resume === undefined ? {} : { resume }),
+          onCheckpoint: (cp) => {
+            if (cp.round !== saveAt) return;
+            saved = JSON.parse(JSON.stringify(saveCheckpoint('dem', cp)));
+            throw new Crash();
+          },
+        });
+        return { result, saved };
+      } catch (e) {
+        if (!(e instanceof Crash)) throw e;
+        return { result: undefined, saved };
+      } finally {
+        server.dispose?.();
+      }
+    });
+  const full = once().result!;
+  // asked in rounds 1 and 2 (two timeouts), out of the quorum after round 2, not asked from round 3 on
+  expect(quorum(full).slice(0, 3)).toEqual([[1, 4, []], [2, 4, ['mute']], [3, 3, []]]);
+  for (const r of [1, 2]) {
+    const { saved } = once(r);
+    const resumed = once(undefined, saved).result!;
+    expect(quorum(resumed), `resumed after round ${r}`).toEqual(quorum(full));
+    expect(outcome('dem', resumed)).toEqual(outcome('dem', full));
+  }
+  // a checkpoint saved before the counts were kept still resumes: they start again from zero
+  const { saved } = once(2);
+  delete (saved as { quorum?: unknown }).quorum;
+  expect(quorum(once(undefined, saved).result!)[2]).toEqual([3, 4, []]);
 });
 
 describe('a tampered or foreign checkpoint is a typed error naming what is wrong', () => {

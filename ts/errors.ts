@@ -49,6 +49,22 @@ export class InvalidMessageError extends FedmixError {
 }
 
 /**
+ * A client was sent a request of a run other than the one it joined (a dead
+ * run's, kept for it by a broker, or another server's on the same
+ * federation): it does not answer it, so that the other run cannot move its
+ * state. `run` is the request's run id, `joined` the client's.
+ */
+export class OtherRunError extends InvalidMessageError {
+  constructor(
+    message: string,
+    readonly run: string,
+    readonly joined: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
  * What one client contributed made a round's aggregate fail (a numerical
  * breakdown its removal cures), found by the server while aggregating: the
  * server's state is unchanged, and the runtime excludes `client` as it would
@@ -172,6 +188,7 @@ for (const [cls, name] of [
   [InvalidParameterError, 'InvalidParameterError'],
   [InvalidMessageError, 'InvalidMessageError'],
   [ContributionError, 'ContributionError'],
+  [OtherRunError, 'OtherRunError'],
   [FederationError, 'FederationError'],
   [BrokerError, 'BrokerError'],
   [UntrustedBrokerError, 'UntrustedBrokerError'],

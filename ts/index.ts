@@ -12,6 +12,7 @@ export {
   NumericalError,
   InvalidMessageError,
   ContributionError,
+  OtherRunError,
   FederationError,
   BrokerError,
   UntrustedBrokerError,
@@ -176,6 +177,7 @@ export {
   type Traffic,
   type ClientTraffic,
 } from './federated/runtime/run.js';
+export type { MissedRoundsState } from './federated/runtime/missed-rounds.js';
 export {
   defineProtocol,
   type Protocol,

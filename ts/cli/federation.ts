@@ -241,7 +241,7 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
     federation: o.federation as string,
     clients,
     broker: embedded ? undefined : { url: o.broker as string, username: o.username as string | undefined, password: o.password as string | undefined },
-    listen: { host: o.host as string, port: o.port as number, webSocketPort: o['ws-port'] as number | undefined, ...hosted },
+    listen: { host: o.host as string, port: o.port as number, webSocketPort: o['ws-port'] as number | undefined, ...hosted, log: (m) => log(`fedmix server: broker: ${m}`) },
     encoding: o.encoding as Encoding,
     minClients: (o['min-clients'] as number | undefined) ?? clients.length,
     minReplies: o['min-replies'] as number,
@@ -328,6 +328,7 @@ export async function runClientCommand(o: Options): Promise<CommandResult> {
       waitForBroker: o.wait as number,
       reconnectFor: o['reconnect-for'] as number,
       onConnection: (change) => note(`fedmix client ${id}: ${change.message}`),
+      onOtherRun: (e) => note(`fedmix ${e.message}`),
       onRequest: (kind, round) => result(requestLine(id, role.protocol, kind, round, o['log-format'] as LogFormat)),
     });
     // a failed run is an error (stderr, exit status 2); the global model, when asked for, is written once the run ended well

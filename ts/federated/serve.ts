@@ -39,9 +39,10 @@ export interface ServeOptions extends FederationPolicy, RunHooks {
   /**
    * the embedded broker: interface and ports (default 127.0.0.1, 1883, no
    * WebSockets), TLS (mqtts://, wss://) and its limits per connection (the
-   * packet limit's default follows maxMessageBytes)
+   * packet limit's default follows maxMessageBytes); `log` is told what it
+   * refuses and drops (e.g. messages for a client away too long)
    */
-  listen?: { host?: string; port?: number; webSocketPort?: number; tls?: BrokerTls; limits?: BrokerLimits };
+  listen?: { host?: string; port?: number; webSocketPort?: number; tls?: BrokerTls; limits?: BrokerLimits; log?: (message: string) => void };
   /** the wire form of requests (default 'binary') */
   encoding?: Encoding;
   /** told where the embedded broker listens, once it does */
@@ -98,7 +99,7 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   if (listed.length === 0) throw new InvalidParameterError('clients must list the ids that may join');
   options.clients = listed.map((c, i) => readOptions(c as { id: string; password?: string }, ['id', 'password'], `clients[${i}]`) as { id: string; password?: string });
   if (options.broker !== undefined) options.broker = readOptions(options.broker, ['url', 'username', 'password'], 'broker') as ServeOptions['broker'];
-  if (options.listen !== undefined) options.listen = readOptions(options.listen, ['host', 'port', 'webSocketPort', 'tls', 'limits'], 'listen');
+  if (options.listen !== undefined) options.listen = readOptions(options.listen, ['host', 'port', 'webSocketPort', 'tls', 'limits', 'log'], 'listen');
   if (options.onListening !== undefined && typeof options.onListening !== 'function') throw new InvalidParameterError(`onListening must be a function, got ${formatValue(options.onListening)}`);
   if (options.onConnection !== undefined && typeof options.onConnection !== 'function') throw new InvalidParameterError(`onConnection must be a function, got ${formatValue(options.onConnection)}`);
   if (options.reconnectFor !== undefined) requireSeconds('reconnectFor', options.reconnectFor);
@@ -196,7 +197,7 @@ export async function openFederation(options: Pick<ServeOptions, 'federation' | 
       const listen = options.listen;
       // a run whose messages may be larger than the codec's default needs packets that carry them
       const limits = options.maxMessageBytes === undefined ? listen?.limits : { maxPacketBytes: options.maxMessageBytes + PACKET_OVERHEAD_BYTES, ...listen?.limits };
-      broker = await startBroker({ federation, users: accounts, host: listen?.host, port: listen?.port ?? 1883, webSocketPort: listen?.webSocketPort, tls: listen?.tls, limits });
+      broker = await startBroker({ federation, users: accounts, host: listen?.host, port: listen?.port ?? 1883, webSocketPort: listen?.webSocketPort, tls: listen?.tls, limits, log: listen?.log });
       url = broker.url;
       if (listen?.tls) {
         // the server reaches its own broker by address, which its certificate need not name: it trusts that very certificate

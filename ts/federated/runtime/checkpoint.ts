@@ -22,6 +22,7 @@ import { isRunId } from '../messages/envelope.js';
 import { guardRead } from '../../validate.js';
 import { parseSaved, savedCount, savedNumber, savedPairs, savedRng } from '../registry/artifact.js';
 import type { AnyAlgorithm } from '../registry/registry.js';
+import type { MissedRoundsState } from './missed-rounds.js';
 import type { ResolvedPolicy } from './policy.js';
 import { rememberResumePoint } from './resume-point.js';
 import { checkServerRole, type ServerRole } from './roles.js';
@@ -51,6 +52,8 @@ export interface SavedRunCheckpoint {
   before: string[];
   missed: [string, number[]][];
   sampleDraws: [number, number][];
+  /** rounds missed in a row and the clients out of the quorum (absent in checkpoints saved before they were kept: they start again from zero) */
+  quorum?: MissedRoundsState;
   sampler: RngState | null;
   traffic: RunCheckpoint['traffic'];
   users: number;
@@ -64,7 +67,9 @@ export interface SavedRunCheckpoint {
 }
 
 /** A checkpoint read back: the runtime's part of RunCheckpoint (no server role) and the saved server state. */
-export interface ResumePoint extends Omit<RunCheckpoint, 'server' | 'run'> {
+export interface ResumePoint extends Omit<RunCheckpoint, 'server' | 'run' | 'quorum'> {
+  /** the missed-round counts (undefined for a checkpoint saved before they were kept) */
+  quorum?: MissedRoundsState;
   algorithm: string;
   /** the run's id (undefined for a checkpoint saved before runs had ids) */
   run?: string;
@@ -118,6 +123,7 @@ function savedCheckpoint(algorithm: AnyAlgorithm, state: NonNullable<AnyAlgorith
     before: [...c.before],
     missed: [...c.missed].map(([id, rounds]) => [id, [...rounds]]),
     sampleDraws: c.sampleDraws.map(([n, k]) => [n, k]),
+    quorum: { streaks: c.quorum.streaks.map(([id, n]) => [id, n]), out: c.quorum.out.map(([id, away]) => [id, away]) },
     sampler: c.sampler ? { words: [...c.sampler.words], spare: c.sampler.spare } : null,
     traffic: { ...c.traffic },
     users: c.users,
@@ -157,6 +163,8 @@ const SAVED = v.object({
     joinTimeoutMs: v.pipe(savedNumber(), v.minValue(0)),
     maxMessageBytes: v.pipe(savedCount(), v.minValue(1024)),
     maxExcludedShare: v.pipe(savedNumber(), v.minValue(0), v.maxValue(1)),
+    // absent in checkpoints saved before it was read back: the run's own (or the default) then applies
+    maxMissedRounds: v.optional(savedCount()),
     privacy: v.optional(v.object({ delta: v.pipe(savedNumber(), v.gtValue(0), v.ltValue(1)), epsilonBudget: nullable(v.pipe(savedNumber(), v.gtValue(0))) })),
   }),
   excluded: v.array(v.object({ client: v.string(), round: savedCount(), reason: v.string() })),
@@ -166,6 +174,7 @@ const SAVED = v.object({
   before: v.array(clientId()),
   missed: savedPairs(v.array(v.pipe(savedCount(), v.minValue(1)))),
   sampleDraws: v.array(v.pipe(v.tuple([savedCount(), savedCount()]), v.check(([n, k]) => k <= n, 'a draw takes at most the clients there are'), v.transform(([n, k]): [number, number] => [n, k]))),
+  quorum: v.optional(v.object({ streaks: v.array(v.tuple([clientId(), savedCount()])), out: v.array(v.tuple([clientId(), v.boolean()])) })),
   sampler: v.nullable(savedRng()),
   traffic: v.object({ ...traffic().entries, rounds: savedCount(), users: v.optional(savedCount()) }),
   users: savedCount(),
@@ -185,6 +194,10 @@ const SAVED = v.object({
       ms: v.object({ configure: savedNumber(), exchange: savedNumber(), accept: savedNumber(), aggregate: savedNumber() }),
       metrics: v.optional(v.unknown()),
       otherRun: v.optional(v.pipe(savedCount(), v.minValue(1))),
+      // what the round's record said of outages and of the quorum, kept for the history a resumed run reports
+      interruptions: v.optional(v.array(v.object({ reason: v.string(), seconds: v.pipe(savedNumber(), v.minValue(0)), resent: savedCount() }))),
+      sidelined: v.optional(v.array(clientId())),
+      reinstated: v.optional(v.array(clientId())),
       privacy: v.optional(v.record(v.string(), v.unknown())),
     }),
   ),

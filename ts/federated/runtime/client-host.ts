@@ -8,7 +8,7 @@
  * propagates.
  */
 import * as v from 'valibot';
-import { FedmixError, formatValue, InvalidMessageError, InvalidParameterError, isFedmixError, WasmAllocationError, type FedmixErrorCode } from '../../errors.js';
+import { FedmixError, formatValue, InvalidMessageError, InvalidParameterError, isFedmixError, OtherRunError, WasmAllocationError, type FedmixErrorCode } from '../../errors.js';
 import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import { isArrowStream } from '../messages/arrow-ipc.js';
 import { checkEnvelope, withRun, type Message } from '../messages/envelope.js';
@@ -97,14 +97,28 @@ export class ClientHost {
     this.budget = o.budget;
   }
 
-  /** The answer to a request on the wire, in the request's encoding (undefined for a notification). */
-  async handle(bytes: Uint8Array): Promise<Uint8Array | undefined> {
+  /**
+   * The answer to a request on the wire, in the request's encoding (undefined
+   * for a notification). `run`: the run this client joined; a request that
+   * carries another run's id is not answered, an OtherRunError says why.
+   */
+  async handle(bytes: Uint8Array, run?: string): Promise<Uint8Array | undefined> {
     const request = this.decode(bytes);
+    if (run !== undefined) this.checkRun(request, run);
     try {
       return this.encode(request, await this.answer(request), wireOf(bytes));
     } finally {
       this.requestDone(request);
     }
+  }
+
+  /** Throws an OtherRunError when `request` carries the id of a run other than `run` (one it cannot be read for is refused as usual). */
+  private checkRun(request: Message | FedmixError, run: string): void {
+    if (isFedmixError(request)) return;
+    const theirs = guardedRun(request);
+    if (theirs === undefined || theirs === run) return;
+    // its envelope was read (checkEnvelope): kind and round are there
+    throw new OtherRunError(`client ${this.id} does not answer a ${request.kind} request of round ${request.round} of run ${theirs}: it joined run ${run}`, theirs, run);
   }
 
   /** handle() for roles that answer synchronously (in-process simulations). */

@@ -14,14 +14,33 @@
 /** The policy's default: three rounds in a row. */
 export const DEFAULT_MAX_MISSED_ROUNDS = 3;
 
+/** What a run checkpoint keeps of the counts (checkpoint.ts), so that a resumed server goes on with them. */
+export interface MissedRoundsState {
+  /** rounds missed in a row, by client (only those with a count) */
+  streaks: [string, number][];
+  /** clients out of the quorum, and whether each has since been seen away */
+  out: [string, boolean][];
+}
+
 export class MissedRounds {
   /** rounds missed in a row, by client */
   private readonly streak = new Map<string, number>();
   /** clients out of the quorum, and whether each has since been seen absent */
   private readonly out = new Map<string, { away: boolean }>();
 
-  /** `max` 0: never. */
-  constructor(private readonly max: number) {}
+  /** `max` 0: never. `saved`: the counts of a checkpoint (a resumed run), checked when it was read. */
+  constructor(
+    private readonly max: number,
+    saved?: MissedRoundsState,
+  ) {
+    for (const [id, n] of saved?.streaks ?? []) this.streak.set(id, n);
+    for (const [id, away] of saved?.out ?? []) this.out.set(id, { away });
+  }
+
+  /** The counts and the clients out of the quorum, copied. */
+  state(): MissedRoundsState {
+    return { streaks: [...this.streak], out: [...this.out].map(([id, s]) => [id, s.away]) };
+  }
 
   /** Whether `id` is out of the quorum (not asked). */
   has(id: string): boolean {

@@ -29,7 +29,7 @@ import { checkEnvelope, freshRunId, isRunId, withRun, type Message } from '../me
 import { InProcessTransport } from '../transport/in-process.js';
 import type { Exchange, ExchangeOptions, Interruption, Received, SyncTransport, Transport } from '../transport/transport.js';
 import { REFUSAL } from './client-host.js';
-import { MissedRounds } from './missed-rounds.js';
+import { MissedRounds, type MissedRoundsState } from './missed-rounds.js';
 import { resolvePolicy, type FederationPolicy, type ResolvedPolicy } from './policy.js';
 import { roundStep, RunLedger, type RoundPrivacy, type RunPrivacy } from './privacy-ledger.js';
 import type { RdpAccountantJSON } from '../../privacy/accountant.js';
@@ -177,6 +177,8 @@ export interface RunCheckpoint {
   missed: Map<string, number[]>;
   /** the client sampler's draws so far, [available, asked] each: replayed from sampleSeed they restore it (empty without sampling) */
   sampleDraws: [number, number][];
+  /** rounds missed in a row by client, and the clients out of the quorum (maxMissedRounds): a resumed run goes on with them */
+  quorum: MissedRoundsState;
   traffic: Traffic;
   clientTraffic: Map<string, ClientTraffic>;
   history: RoundRecord[];
@@ -398,7 +400,8 @@ function resumeRun<A, R>(id: string, server: ServerRole<A, R>, policy: ResolvedP
     history: from.history.map((r) => ({ ...r })),
     missed: new Map([...from.missed].map(([id, rounds]) => [id, new Set(rounds)])),
     known: new Set(from.known),
-    quorum: new MissedRounds(policy.maxMissedRounds),
+    // absent from a checkpoint saved before it kept them: the counts start again
+    quorum: new MissedRounds(policy.maxMissedRounds, from.quorum),
     reinstated: [],
     sampler,
     sampleDraws: from.sampleDraws.map(([n, k]) => [n, k]),
@@ -916,6 +919,7 @@ function checkpoint<A, R>(run: RunState<A, R>): RunCheckpoint {
     grouped: run.grouped,
     missed: new Map([...run.missed].map(([id, rounds]) => [id, [...rounds]])),
     sampleDraws: run.sampleDraws.map(([n, k]) => [n, k]),
+    quorum: run.quorum.state(),
     ...(run.sampler ? { sampler: run.sampler.getState() } : {}),
     traffic: { ...run.traffic },
     clientTraffic: new Map([...run.clientTraffic].map(([id, t]) => [id, { ...t }])),

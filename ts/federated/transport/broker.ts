@@ -19,6 +19,7 @@ import { formatValue, InvalidParameterError } from '../../errors.js';
 import { readOptions, requireInteger } from '../../validate.js';
 import { BrokerError } from '../../errors.js';
 import { guardPacketSizes, resolveBrokerLimits, type BrokerLimits } from './limits.js';
+import { boundOfflineQueues } from './offline-queues.js';
 import { hostPort } from './ports.js';
 import { accessRule, validateAccounts, validateId, type BrokerAccount, type BrokerUser, type TopicAction } from './topics.js';
 
@@ -57,6 +58,11 @@ export interface RunningBroker {
   readonly wsPort?: number;
   /** Disconnects every client and stops listening; resolves when all sockets are closed. */
   close(): Promise<void>;
+  /**
+   * embedded broker: messages dropped so far because a client's offline queue
+   * was full (limits.maxOfflineMessages, maxOfflineBytes), by client id
+   */
+  readonly droppedOffline?: () => Readonly<Record<string, number>>;
 }
 
 // CONNACK return codes of MQTT 3.1.1 (§3.2.2.3)
@@ -88,7 +94,9 @@ function digest(secret: Uint8Array | string): Buffer {
  *   than the limit closes the connection before its body is read (a small limit
  *   until the login is accepted, the message limit after); a connection that has
  *   not logged in within connectTimeout is closed; inflight and queued packets
- *   are capped per client;
+ *   are capped per client, and so is the queue of a persistent session while
+ *   its client is away (offline-queues.ts: beyond it, new messages are dropped,
+ *   counted and logged);
  * - TCP no-delay on every connection: a round's small messages go out at once,
  *   not after Nagle's algorithm waits for the peer's delayed ACK (~40 ms each way);
  * - TLS (`tls`): mqtts:// and wss:// instead of mqtt:// and ws://.
@@ -166,6 +174,10 @@ export async function startBroker(given: BrokerOptions): Promise<RunningBroker> 
   });
   // aedes emits 'error' when it fails to publish stored wills; unheard, it would kill the process
   (aedes as EventEmitter).on('error', (e: Error) => log(`broker error: ${e.message}`));
+  // a client gone for good must not make its session's queue grow for the rest of the run
+  const connected = (aedes as unknown as { clients: Record<string, unknown> }).clients;
+  const offline = boundOfflineQueues((aedes as unknown as { persistence: unknown }).persistence, (id) => connected[id] !== undefined, limits, log);
+  aedes.on('client', (client) => offline.back(client.id));
 
   const servers: Array<TcpServer | HttpServer> = [];
   let wss: WebSocketServer | undefined;
@@ -227,6 +239,7 @@ export async function startBroker(given: BrokerOptions): Promise<RunningBroker> 
       port: tcpPort,
       ...(wsBound === undefined ? {} : { wsUrl: `${ws}://${hostPort(host, wsBound)}/mqtt`, wsPort: wsBound }),
       close: () => (closing ??= shutDown()),
+      droppedOffline: () => offline.dropped(),
     };
   } catch (e) {
     await shutDown();

@@ -48,9 +48,23 @@ export interface BrokerLimits {
    * maxPacketBytes, so a full-size request always fits)
    */
   maxQueuedBytes?: number;
+  /**
+   * embedded broker only: QoS 1 messages held for a client while it is not
+   * connected (its persistent session's queue; default 100); a new message
+   * beyond it is dropped for that client, counted and logged
+   * (offline-queues.ts). mosquitto's equivalent is maxQueuedMessages.
+   */
+  maxOfflineMessages?: number;
+  /**
+   * embedded broker only: bytes (payloads and topics) held for a client while
+   * it is not connected (default maxPacketBytes: one message of the largest
+   * size always fits); beyond it a new message is dropped, as above.
+   * mosquitto's equivalent is maxQueuedBytes.
+   */
+  maxOfflineBytes?: number;
 }
 
-export const BROKER_LIMIT_KEYS = ['maxPacketBytes', 'maxConnectBytes', 'connectTimeout', 'maxInflightMessages', 'maxQueuedMessages', 'maxQueuedBytes'] as const;
+export const BROKER_LIMIT_KEYS = ['maxPacketBytes', 'maxConnectBytes', 'connectTimeout', 'maxInflightMessages', 'maxQueuedMessages', 'maxQueuedBytes', 'maxOfflineMessages', 'maxOfflineBytes'] as const;
 
 /** MQTT's largest remaining length (§2.2.3) plus the largest fixed header. */
 const MQTT_MAX_PACKET = 268_435_455 + 5;
@@ -73,6 +87,8 @@ export function resolveBrokerLimits(given: BrokerLimits | undefined, maxMessageB
     maxInflightMessages: requireInteger('limits.maxInflightMessages', o.maxInflightMessages ?? 20, 1, 65535),
     maxQueuedMessages: requireInteger('limits.maxQueuedMessages', o.maxQueuedMessages ?? queuedDefault, 1, 2 ** 31 - 1),
     maxQueuedBytes: requireInteger('limits.maxQueuedBytes', o.maxQueuedBytes ?? 2 * maxPacketBytes, maxPacketBytes, Number.MAX_SAFE_INTEGER),
+    maxOfflineMessages: requireInteger('limits.maxOfflineMessages', o.maxOfflineMessages ?? 100, 0, 2 ** 31 - 1),
+    maxOfflineBytes: requireInteger('limits.maxOfflineBytes', o.maxOfflineBytes ?? maxPacketBytes, 0, Number.MAX_SAFE_INTEGER),
   };
 }
 

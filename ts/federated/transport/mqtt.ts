@@ -30,7 +30,7 @@
  * when the server is back, and to each client when it says it is back
  * (replies already received count, once); the exchange reports it.
  */
-import { FederationError, formatThrown, formatValue, InvalidParameterError, UntrustedBrokerError } from '../../errors.js';
+import { FederationError, formatThrown, formatValue, InvalidParameterError, OtherRunError, UntrustedBrokerError } from '../../errors.js';
 import { guardRead, LIMITS, readArray, readOptions, requireInteger, requireSeconds } from '../../validate.js';
 import { decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, fingerprint, type Encoding } from '../messages/codec.js';
 import { freshRunId, isRunId, type Message } from '../messages/envelope.js';
@@ -530,6 +530,11 @@ export interface JoinOptions {
   /** called after each answered request */
   onRequest?: (kind: string, round: number) => void;
   /**
+   * told of each request of a run other than the one the server announces
+   * (a dead run's, kept by the broker): it is not answered (default: nothing)
+   */
+  onOtherRun?: (error: OtherRunError) => void;
+  /**
    * The client's own privacy budget and ledger (ClientBudget.open): a request
    * declaring a privacy step that would take it past its budget is refused,
    * spending nothing (runtime/client-budget.ts). Default: none kept.
@@ -550,6 +555,8 @@ export interface JoinResult {
   reason?: string;
   /** requests this client answered (refusals included) */
   answered: number;
+  /** requests of another run, not answered (absent: none) */
+  otherRun?: number;
   /** the global model the server sent at the end (the role's savedGlobalModel(): a model's toJSON()), when the run ended well and the role has one */
   model?: unknown;
 }
@@ -563,12 +570,13 @@ export interface JoinResult {
 export async function join(given: JoinOptions): Promise<JoinResult> {
   if (given === null || typeof given !== 'object') throw new InvalidParameterError(`options must be { url, federation, client, ... }, got ${formatValue(given)}`);
   const options = readOptions(given, [
-    'url', 'federation', 'client', 'username', 'password', 'maxMessageBytes', 'connectTimeout', 'waitForBroker', 'reconnectFor', 'protocolVersion', 'ca', 'onRequest', 'signal', 'onConnection', 'budget',
+    'url', 'federation', 'client', 'username', 'password', 'maxMessageBytes', 'connectTimeout', 'waitForBroker', 'reconnectFor', 'protocolVersion', 'ca', 'onRequest', 'signal', 'onConnection', 'budget', 'onOtherRun',
   ]) as JoinOptions;
   checkConnection(options);
   const ca = readCertificates('ca', options.ca);
   if (options.onRequest !== undefined && typeof options.onRequest !== 'function') throw new InvalidParameterError(`onRequest must be a function, got ${formatValue(options.onRequest)}`);
   if (options.onConnection !== undefined && typeof options.onConnection !== 'function') throw new InvalidParameterError(`onConnection must be a function, got ${formatValue(options.onConnection)}`);
+  if (options.onOtherRun !== undefined && typeof options.onOtherRun !== 'function') throw new InvalidParameterError(`onOtherRun must be a function, got ${formatValue(options.onOtherRun)}`);
   if (options.signal !== undefined && !guardRead('signal', () => options.signal instanceof AbortSignal)) throw new InvalidParameterError(`signal must be an AbortSignal, got ${formatValue(options.signal)}`);
   const role = options.client;
   // the host checks the role and reads its id once
@@ -597,6 +605,10 @@ export async function join(given: JoinOptions): Promise<JoinResult> {
   /** the last requests answered (by a hash of their bytes), with the reply sent */
   const replies = new Map<string, { request: Uint8Array; reply: Uint8Array | undefined }>();
   let serverRun: string | undefined;
+  let otherRun = 0;
+  // requests wait for the server's status to name its run: a persistent session hands over what the broker kept (maybe a dead run's) first
+  let announced!: () => void;
+  const runKnown = new Promise<void>((resolve) => (announced = resolve));
   let queue = Promise.resolve();
   return new Promise<JoinResult>((resolve, reject) => {
     let finished = false;
@@ -639,23 +651,34 @@ export async function join(given: JoinOptions): Promise<JoinResult> {
         const s = readJson(payload);
         if (s?.state === 'online' && typeof s.run === 'string') {
           serverRun = s.run;
+          announced();
           // the server's roll call (it started, or is back after a broker restart): answer it
           if (!finished) void client.publishAsync(topics.status(id), clientStatus('online'), { qos: 1 }).catch(() => undefined);
         }
       } else if (topic === topics.broadcast) {
         const s = payload.length === 0 ? undefined : readJson(payload);
         // a retained end of an earlier run is not this one's
-        if (s?.state === 'done' && s.run === serverRun) queue = queue.then(() => end({ ok: s.ok === true, reason: typeof s.reason === 'string' ? s.reason : undefined, answered, ...receivedModel(role, s.ok === true) }));
+        if (s?.state === 'done' && s.run === serverRun) queue = queue.then(() => end({ ok: s.ok === true, reason: typeof s.reason === 'string' ? s.reason : undefined, answered, ...(otherRun > 0 ? { otherRun } : {}), ...receivedModel(role, s.ok === true) }));
       } else if (topic === topics.down(id)) {
         const bytes = Uint8Array.prototype.slice.call(payload);
         // one request at a time, in arrival order
         queue = queue.then(async () => {
+          await runKnown;
           try {
             // QoS 1 may deliver a request again (after a reconnect): the same answer goes back, the client is not asked twice
             const key = fingerprint(bytes);
             const seen = replies.get(key);
             const again = seen !== undefined && seen.request.length === bytes.length && seen.request.every((b, i) => b === bytes[i]);
-            const reply = again ? seen.reply : await host.handle(bytes);
+            let reply: Uint8Array | undefined;
+            try {
+              reply = again ? seen.reply : await host.handle(bytes, serverRun);
+            } catch (e) {
+              if (!(e instanceof OtherRunError)) throw e;
+              // another run's request: not answered, so that it cannot move this client's state
+              otherRun += 1;
+              options.onOtherRun?.(e);
+              return;
+            }
             if (!again) {
               answered += 1;
               replies.set(key, { request: bytes, reply });
