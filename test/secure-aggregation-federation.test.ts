@@ -487,3 +487,129 @@ describe("a client's own privacy ledger under secure aggregation", () => {
     }
   });
 });
+
+describe('distributed DP in secure rounds (policy secureAggregation.noiseMultiplier)', () => {
+  const n = 6;
+  const d = 300;
+  const rounds = 4;
+  const threshold = 3;
+  const policy = { secureAggregation: { neighbours: 5, threshold, clip: 1, noiseMultiplier: 1 } };
+  // each client's vector of L2 norm 0.9, inside the clip
+  const vectors = Array.from({ length: n }, (_, i) => {
+    const v = vectorOf(i, d);
+    const s = 0.9 / Math.hypot(...v);
+    return v.map((x) => x * s);
+  });
+  const plain = new Float64Array(d);
+  for (const v of vectors) for (let j = 0; j < d; j++) plain[j] += v[j]!;
+
+  /** The released sum of each of `rounds` rounds. */
+  class RepeatedSum extends SumServer {
+    readonly sums: Float64Array[] = [];
+    override aggregate(ctx: RoundContext, accepted: ReadonlyMap<string, { values: Float64Array }>) {
+      super.aggregate(ctx, accepted);
+      this.sums.push(this.sum!);
+      this.done = this.sums.length === rounds;
+      return undefined;
+    }
+  }
+
+  it("the released sums' noise has the variance of the survivors' shares (within sampling error); both sides' ledgers hold the Skellam step; the log says it", async () => {
+    const { ClientBudget } = await import('../ts/federated/runtime/client-budget.js');
+    const { RdpAccountant } = await import('../ts/privacy/accountant.js');
+    const { distributedNoise } = await import('../ts/privacy/distributed-noise.js');
+    const { roundLine } = await import('../ts/cli/federation-log.js');
+    const delta = 1e-5;
+    const budgets = new Map(await Promise.all(vectors.map(async (_, i) => [`c${i}`, await ClientBudget.open({ epsilon: 100, delta })] as const)));
+    const server = new RepeatedSum(d);
+    const r = await runFederation(server, new InProcessTransport(vectors.map((x, i) => sumClient(`c${i}`, x)), { budgets }), { ...policy, privacy: { delta } });
+    const want = distributedNoise({ clip: 1, noiseMultiplier: 1, length: d, clients: n, threshold });
+    const scale = want.fixedPoint.scale;
+    // the noise of n shares, and each client's rounding to the fixed point (uniform, of variance 1/12 in quantized units)
+    const variance = (2 * n * want.skellamMu + n / 12) / scale ** 2;
+    let sq = 0;
+    for (const sum of server.sums) for (let j = 0; j < d; j++) sq += (sum[j]! - plain[j]!) ** 2;
+    const samples = rounds * d;
+    const measured = sq / samples;
+    // the mean square of 1,200 draws of mean 0 within 5 standard errors (sqrt(2 / N) relative): no noise, or twice the shares' variance, fails
+    expect(Math.abs(measured / variance - 1)).toBeLessThan(5 * Math.sqrt(2 / samples));
+    for (const h of r.history) {
+      expect(h.secure!.noise).toEqual({ noiseMultiplier: 1, skellamMu: want.skellamMu, scale, stddev: Math.sqrt(2 * n * want.skellamMu) / scale, guaranteed: Math.sqrt(2 * threshold * want.skellamMu) / scale });
+      expect(h.secure!.clip).toBe(1);
+      expect(h.privacy!.step).toEqual(want.step);
+      expect(roundLine({ ...h, excluded: [], elapsed: 0 }, 'text', 3)).toMatch(/Skellam noise: mu [\d.e+]+ per client, standard deviation [\d.e-]+ per value \(noise multiplier 1\)/);
+    }
+    // the same steps on both sides: the server's run ledger and every client's own
+    const alone = new RdpAccountant();
+    for (let i = 0; i < rounds; i++) alone.step(want.step);
+    const epsilon = alone.epsilon(delta).epsilon;
+    expect(r.privacy!.steps).toEqual([{ ...want.step, steps: rounds }]);
+    expect(r.privacy!.epsilon).toBeCloseTo(epsilon, 12);
+    for (const b of budgets.values()) {
+      expect(b.accounted).toBe(rounds);
+      expect(b.spent().epsilon).toBeCloseTo(epsilon, 12);
+    }
+  });
+
+  /** An in-process transport that edits each advertisement's real request before it goes out (a lying server). */
+  class Lying implements Transport {
+    readonly name = 'lying';
+    constructor(
+      private readonly inner: InProcessTransport,
+      private readonly lie: (request: Message) => Message,
+    ) {}
+    available() {
+      return this.inner.available();
+    }
+    exchange(round: number, messages: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
+      const edited = new Map([...messages].map(([id, m]) => [id, m.kind === 'secure-aggregation/advertise' ? withPayload(m, { request: this.lie((m.payload as { request: Message }).request) }) : m]));
+      return this.inner.exchange(round, edited, options);
+    }
+  }
+
+  it('a server that declares more noise than it asks for, smaller sensitivities, or no step at all: every client refuses before spending, typed, and no sum is released', async () => {
+    const { ClientBudget } = await import('../ts/federated/runtime/client-budget.js');
+    const more = (m: Message) => ({ ...m, privacy: { ...(m.privacy as { mu: number; l1: number; l2: number }), mechanism: 'skellam' as const, mu: (m.privacy as { mu: number }).mu * 4 } });
+    const smaller = (m: Message) => ({ ...m, privacy: { ...(m.privacy as { mu: number; l1: number; l2: number }), mechanism: 'skellam' as const, l2: (m.privacy as { l2: number }).l2 / 2 } });
+    const none = (m: Message) => {
+      const { privacy, ...rest } = m;
+      void privacy;
+      return rest as Message;
+    };
+    for (const [lie, check] of [[more, 'its privacy declaration overstates the noise'], [smaller, 'its privacy declaration overstates the noise'], [none, 'it asks for noise it does not declare']] as const) {
+      const budgets = new Map(await Promise.all(vectors.map(async (_, i) => [`c${i}`, await ClientBudget.open({ epsilon: 100, delta: 1e-5 })] as const)));
+      const server = new SumServer(d);
+      const failures: { reason: string; kind: string }[] = [];
+      const run = runFederation(server, new Lying(new InProcessTransport(vectors.map((x, i) => sumClient(`c${i}`, x)), { budgets }), lie), { ...policy, onRound: () => undefined });
+      await expect(run).rejects.toThrow(SecureAggregationError);
+      expect(server.sum).toBeUndefined();
+      for (const b of budgets.values()) expect(b.accounted).toBe(0);
+      // under 'fail' the first refusal ends the run with its check named
+      const strict = runFederation(new SumServer(d), new Lying(new InProcessTransport(vectors.map((x, i) => sumClient(`c${i}`, x))), lie), { ...policy, onInvalid: 'fail' });
+      await expect(strict).rejects.toThrow(InvalidMessageError);
+      await expect(strict).rejects.toThrow(new RegExp(check === 'it asks for noise it does not declare' ? 'declares none' : 'overstates its privacy'));
+      void failures;
+    }
+  });
+
+  it('a contribution longer than clip: that client refuses (its norm not named) and is excluded; the others are summed with their noise', async () => {
+    const long = vectors.map((x, i) => (i === 2 ? x.map((v) => v * 2) : x));
+    const server = new SumServer(d);
+    const r = await runFederation(server, long.map((x, i) => sumClient(`c${i}`, x)), policy);
+    expect(r.excluded.map((e) => e.client)).toEqual(['c2']);
+    expect(r.failures[0]!.kind).toBe('refused');
+    expect(r.failures[0]!.reason).toMatch(/L2 norm exceeds clip 1, the bound its distributed noise is calibrated to/);
+    expect(r.failures[0]!.reason).not.toMatch(/1\.8/);
+    expect(r.history[0]!.secure!.survivors).toBe(n - 1);
+    expect(r.history[0]!.secure!.noise!.stddev).toBeCloseTo(Math.sqrt(2 * (n - 1) * r.history[0]!.secure!.noise!.skellamMu) / r.history[0]!.secure!.noise!.scale, 12);
+  });
+
+  it('options: noiseMultiplier needs an explicit clip; FedAvg without dp refuses the policy noise; DP-FedAvg sets its own', async () => {
+    await expect(runFederation(new SumServer(d), vectors.map((x, i) => sumClient(`c${i}`, x)), { secureAggregation: { noiseMultiplier: 1 } })).rejects.toThrow(/noiseMultiplier needs clip/);
+    await expect(runFederation(new SumServer(d), vectors.map((x, i) => sumClient(`c${i}`, x)), { secureAggregation: { clip: 1, noiseMultiplier: 0 } })).rejects.toThrow(InvalidParameterError);
+    const network = { sizes: [4, 3], activation: 'relu', outputActivation: 'softmax', loss: 'softmax-cross-entropy', seed: 5 } as const;
+    const clients = () => [0, 1, 2].map((c) => new FedAvgClient(`f${c}`, blobs(30, 4, 3, 20 + c), { labels: Int32Array.from({ length: 30 }, (_, i) => i % 3), seed: c }));
+    await expect(runFederation(new FedAvgServer({ network, rounds: 1 }), clients(), { secureAggregation: { clip: 1, noiseMultiplier: 1 } })).rejects.toThrow(/distributed noise on FedAvg is DP-FedAvg's/);
+    await expect(runFederation(new FedAvgServer({ network, rounds: 1, dp: { clipNorm: 1, noiseMultiplier: 1 } }), clients(), { secureAggregation: { clip: 1, noiseMultiplier: 1 } })).rejects.toThrow(/sets the distributed noise of its secure rounds/);
+  });
+});

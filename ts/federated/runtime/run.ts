@@ -35,7 +35,7 @@ import { roundStep, RunLedger, type RoundPrivacy, type RunPrivacy } from './priv
 import type { RdpAccountantJSON } from '../../privacy/accountant.js';
 import type { PrivacyStep } from '../messages/envelope.js';
 import { checkServerRole, totalUsers, usersIn, type ClientRole, type ExcludedClient, type Failure, type RoundContext, type ServerRole } from './roles.js';
-import { secureLayoutOf, secureRound, type SecureRoundRecord } from '../secure-aggregation/round.js';
+import { planSecureRound, secureLayoutOf, secureRound, type SecurePlan, type SecureRoundRecord } from '../secure-aggregation/round.js';
 
 export interface Traffic {
   /** communication rounds: rounds whose requests expect replies (a result sent back ends no round) */
@@ -439,10 +439,15 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
       // the run (or its resumption) starts once minClients are there (waiting up to joinTimeout); later rounds take who is there
       const first = run.round === run.startRound;
       const available = (yield { op: 'available', min: first ? policy.minClients : 0, timeoutMs: first ? policy.joinTimeoutMs : 0, excluded: run.out }) as readonly string[];
-      const planned = configure(run, sample(run, available));
+      const sampled = sample(run, available);
+      const planned = configure(run, policy.secureAggregation ? { ...sampled, secureAggregation: true } : sampled);
       if (!planned) break;
-      const { requests, wire, record, step } = planned;
+      const { requests, wire, record } = planned;
       let { ctx } = planned;
+      const layout = record.replies ? secureLayoutOf(policy, server, requests, ctx.round) : undefined;
+      // a secure round's shape, and its distributed noise: the Skellam step its real request declares is the round's step
+      const secure = layout ? planSecureRound(policy, server, requests, layout, ctx.round) : undefined;
+      const step = secure?.noise ? secure.noise.calibration.step : planned.step;
       // the budget is checked before the requests go out: a round past it is never sent, its noise never spent
       const overBudget = step && record.replies && run.ledger ? run.ledger.stopBefore(step, ctx.round, run.round) : undefined;
       if (overBudget !== undefined) {
@@ -455,14 +460,13 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
         else if (step) record.privacy = { step };
       };
       let t0 = performance.now();
-      const layout = record.replies ? secureLayoutOf(policy, server, requests, ctx.round) : undefined;
       let judged: JudgedReplies<A>;
       const excludedBefore = run.excluded.length;
-      if (layout) {
+      if (layout && secure) {
         // a secure round: four exchanges, and the server accepts one summed reply
         run.round = ctx.round;
         run.traffic.rounds += 1;
-        judged = yield* secureJudged(run, planned, layout);
+        judged = yield* secureJudged(run, planned, layout, secure);
         spend();
         record.ms.exchange = performance.now() - t0;
         ctx = { ...ctx, quantization: record.secure!.bound };
@@ -692,10 +696,10 @@ function judgeReply<A, R>(run: RunState<A, R>, ctx: RoundContext, id: string, r:
  * exchanges, each counted, then the one summed reply through the server's
  * accept(), as judgeReplies would give it (the stages' failures with it).
  */
-function* secureJudged<A, R>(run: RunState<A, R>, planned: PlannedRound, layout: NonNullable<ReturnType<typeof secureLayoutOf>>): Generator<Effect, JudgedReplies<A>, unknown> {
+function* secureJudged<A, R>(run: RunState<A, R>, planned: PlannedRound, layout: NonNullable<ReturnType<typeof secureLayoutOf>>, plan: SecurePlan): Generator<Effect, JudgedReplies<A>, unknown> {
   const { ctx, requests, record } = planned;
   const outcome = yield* secureRound({
-    run: run.id, policy: run.policy, server: run.server as ServerRole, ctx, requests, layout, detailed: run.detailed,
+    run: run.id, policy: run.policy, server: run.server as ServerRole, ctx, requests, layout, plan, detailed: run.detailed,
     read: (r) => readReceived(r, run.policy.maxMessageBytes),
     count: (ex) => {
       if (ex.interruptions?.length) (record.interruptions ??= []).push(...ex.interruptions.map((i) => ({ ...i })));

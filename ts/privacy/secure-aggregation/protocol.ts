@@ -210,6 +210,12 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return d === 0;
 }
 
+function l2Norm(v: Float64Array): number {
+  let sq = 0;
+  for (let i = 0; i < v.length; i++) sq += v[i]! * v[i]!;
+  return Math.sqrt(sq);
+}
+
 /** The distributed-DP noise share added to the quantized vector when params.noise is given: Sk(mu) per word, mod 2^64, fresh keys. */
 function addDistributedNoise(vector: Uint8Array, noise: { skellamMu: number }): void {
   addSkellamNoise(vector, noise.skellamMu);
@@ -346,6 +352,10 @@ export class SecureAggregationClient {
       const held = await this.open(id, given.get(id));
       if (held) this.held.set(id, held);
       else refused.push(id);
+    }
+    // the noise is calibrated to one contribution of L2 norm at most clip (distributed-noise.ts): a longer one is refused, its norm not named
+    if (p.noise && !(l2Norm(input) <= p.fixedPoint.clip)) {
+      throw new InvalidDataError(`the input's L2 norm exceeds clip ${p.fixedPoint.clip}, the bound its distributed noise is calibrated to: clip it before aggregating, or raise clip`);
     }
     // quantize before anything is spent: a refused input leaves the client where it was
     const vector = quantize(input, p.fixedPoint);
