@@ -65,8 +65,8 @@ export interface FedAvgRound {
   clipped?: number;
   /**
    * with dp: the standard deviation of the noise on each coordinate of the averaged update (noiseMultiplier x clipNorm / the
-   * round's expected clients); under secure aggregation the least the clients' shares give over the survivors' count
-   * (the round record's secure.noise has the exact one)
+   * round's expected clients); under secure aggregation the noise of the survivors' Skellam shares over their count (the
+   * round record's secure.noise.stddev / survivors: at least noiseMultiplier x clipNorm / survivors, more when few drop)
    */
   noiseStddev?: number;
 }
@@ -269,7 +269,8 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     const summary: FedAvgRound = { round: this.t, clients: noisedSum ? noisedSum.clients! : updates.length, loss: updates.length > 0 ? loss : NaN, epochs };
     // a noised secure sum releases no client's clipped flag (each clips: DP-FedAvg's sensitivity), loss or epochs
     if (this.clipNorm !== undefined || (this.dp && !noisedSum)) summary.clipped = clipped;
-    if (this.dp) summary.noiseStddev = (this.dp.noiseMultiplier * this.dp.clipNorm) / Math.max(1, noisedSum ? noisedSum.clients! : this.expected);
+    // under secure aggregation the noise the clients' shares put on the sum (at least the central one's whoever drops), over the survivors
+    if (this.dp) summary.noiseStddev = noisedSum ? (ctx.noise ?? NaN) / noisedSum.clients! : (this.dp.noiseMultiplier * this.dp.clipNorm) / Math.max(1, this.expected);
     if (this.evaluate) summary.metrics = this.evaluate(this.parameters.slice(), this.t);
     this.history.push(summary);
     if (this.t >= this.rounds) this.phase = 'result';

@@ -121,6 +121,12 @@ export interface RoundContext {
    */
   readonly quantization?: number;
   /**
+   * A secure round with distributed noise: the standard deviation of the
+   * noise on each entry of the summed reply, real units (the round record's
+   * secure.noise.stddev).
+   */
+  readonly noise?: number;
+  /**
    * The run is under secure aggregation (policy secureAggregation): a reply
    * to a request of this round reaches accept() only as the secure sum of the
    * survivors' replies, noised by the clients where the round takes
@@ -294,7 +300,7 @@ const MAX_CLIENTS = 2 ** 24;
  */
 export function checkContext(ctx: unknown): RoundContext {
   if (ctx === null || typeof ctx !== 'object') throw new InvalidParameterError(`a round context must be { round, clients, available }, got ${formatValue(ctx)}`);
-  const c = readRecord(ctx as RoundContext, ['round', 'clients', 'available', 'users', 'samplingRate', 'quantization', 'secureAggregation'], 'ctx');
+  const c = readRecord(ctx as RoundContext, ['round', 'clients', 'available', 'users', 'samplingRate', 'quantization', 'noise', 'secureAggregation'], 'ctx');
   const ids = (name: string, v: unknown): string[] => {
     const a = readArray(name, v, MAX_CLIENTS);
     a.forEach((id, i) => {
@@ -308,11 +314,13 @@ export function checkContext(ctx: unknown): RoundContext {
   if (c.quantization !== undefined && !(typeof c.quantization === 'number' && c.quantization >= 0 && Number.isFinite(c.quantization))) {
     throw new InvalidParameterError(`ctx.quantization must be a finite number >= 0, got ${formatValue(c.quantization)}`);
   }
+  if (c.noise !== undefined && !(typeof c.noise === 'number' && c.noise >= 0 && Number.isFinite(c.noise))) throw new InvalidParameterError(`ctx.noise must be a finite number >= 0, got ${formatValue(c.noise)}`);
   if (c.secureAggregation !== undefined && typeof c.secureAggregation !== 'boolean') throw new InvalidParameterError(`ctx.secureAggregation must be a boolean, got ${formatValue(c.secureAggregation)}`);
   const out: RoundContext = {
     ...base,
     ...(c.samplingRate === undefined ? {} : { samplingRate: c.samplingRate }),
     ...(c.quantization === undefined ? {} : { quantization: c.quantization }),
+    ...(c.noise === undefined ? {} : { noise: c.noise }),
     ...(c.secureAggregation ? { secureAggregation: true } : {}),
   };
   if (c.users === undefined) return out;

@@ -469,7 +469,7 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
         judged = yield* secureJudged(run, planned, layout, secure);
         spend();
         record.ms.exchange = performance.now() - t0;
-        ctx = { ...ctx, quantization: record.secure!.bound };
+        ctx = { ...ctx, quantization: record.secure!.bound, ...(record.secure!.noise ? { noise: record.secure!.noise.stddev } : {}) };
       } else {
         const ex = (yield { op: 'exchange', round: ctx.round, messages: wire, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
         record.ms.exchange = performance.now() - t0;
@@ -716,7 +716,8 @@ function* secureJudged<A, R>(run: RunState<A, R>, planned: PlannedRound, layout:
   const judged: JudgedReplies<A> = { accepted: new Map(), replyUsers: new Map(), failures: outcome.failures, sidelined: [], otherRun: 0 };
   const from = outcome.reply.from;
   // the sum is the survivors' together: a check it fails is no one client's fault, so it ends the run
-  judged.accepted.set(from, run.server.accept(layout.reply.read(outcome.reply), outcome.request, { ...ctx, quantization: outcome.record.bound }));
+  const noise = outcome.record.noise ? { noise: outcome.record.noise.stddev } : {};
+  judged.accepted.set(from, run.server.accept(layout.reply.read(outcome.reply), outcome.request, { ...ctx, quantization: outcome.record.bound, ...noise }));
   if (outcome.users !== 1) judged.replyUsers.set(from, outcome.users);
   record.ms.accept = performance.now() - t0;
   return judged;

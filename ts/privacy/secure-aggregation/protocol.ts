@@ -78,7 +78,7 @@ export interface AdvertisedKeys {
   sPk: Uint8Array;
 }
 
-/** Test-only settings of a client: `random` replaces crypto.getRandomValues for every draw of the client (keys, b, shares, IVs), so that a test can repeat a run byte for byte. Never set it outside tests. */
+/** Test-only settings of a client: `random` replaces crypto.getRandomValues for every draw of the client (keys, b, shares, IVs, the key of its noise share), so that a test can repeat a run byte for byte. Never set it outside tests. */
 export interface SecureAggregationTesting {
   random?: RandomSource;
 }
@@ -216,9 +216,15 @@ function l2Norm(v: Float64Array): number {
   return Math.sqrt(sq);
 }
 
-/** The distributed-DP noise share added to the quantized vector when params.noise is given: Sk(mu) per word, mod 2^64, fresh keys. */
-function addDistributedNoise(vector: Uint8Array, noise: { skellamMu: number }): void {
-  addSkellamNoise(vector, noise.skellamMu);
+/**
+ * The distributed-DP noise share added to the quantized vector when
+ * params.noise is given: Sk(mu) per word, mod 2^64, fresh keys (keyed from a
+ * test's random source only where a test set one: SecureAggregationTesting).
+ */
+function addDistributedNoise(vector: Uint8Array, noise: { skellamMu: number }, random: RandomSource): void {
+  let seed: Uint8Array | undefined;
+  if (random !== cryptoRandom) random((seed = new Uint8Array(32)));
+  addSkellamNoise(vector, noise.skellamMu, seed ? { seed } : undefined);
 }
 
 type ClientStage = 'created' | 'shared' | 'masked' | 'unmasked';
@@ -359,7 +365,7 @@ export class SecureAggregationClient {
     }
     // quantize before anything is spent: a refused input leaves the client where it was
     const vector = quantize(input, p.fixedPoint);
-    if (p.noise) addDistributedNoise(vector, p.noise);
+    if (p.noise) addDistributedNoise(vector, p.noise, this.random);
     const masks: Mask[] = [{ seed: this.b!, sign: 1 }];
     for (const id of linked) masks.push({ seed: this.pairs.get(id)!.mask, sign: maskSign(p, this.self, id) });
     applyMasks(vector, masks);
