@@ -704,3 +704,14 @@ describe('DP-FedAvg with distributed noise (McMahan et al. 2018 under secure agg
     }
   });
 });
+
+describe('fedmix server --secagg-noise-multiplier', () => {
+  it('maps to the policy with its clip; needs --secure-aggregation and --secagg-clip, said before anything starts', async () => {
+    const { secureOption, serverOptions } = await import('../ts/cli/federation.js');
+    const { parseOptions } = await import('../ts/cli/args.js');
+    const argv = ['--algorithm', 'dem', '--secure-aggregation', '--secagg-clip', '2', '--secagg-noise-multiplier', '1.1', '--secagg-threshold', '4'];
+    expect(secureOption(parseOptions(argv, serverOptions))).toEqual({ secureAggregation: { threshold: 4, clip: 2, noiseMultiplier: 1.1 } });
+    expect(() => secureOption({ 'secagg-clip': 2, 'secagg-noise-multiplier': 1.1 })).toThrow(/need --secure-aggregation/);
+    expect(() => secureOption({ 'secure-aggregation': true, 'secagg-noise-multiplier': 1.1 })).toThrow(/--secagg-noise-multiplier needs --secagg-clip/);
+  });
+});
