@@ -602,7 +602,16 @@ describe('distributed DP in secure rounds (policy secureAggregation.noiseMultipl
     expect(r.history[0]!.secure!.noise!.stddev).toBeCloseTo(Math.sqrt(2 * (n - 1) * r.history[0]!.secure!.noise!.skellamMu) / r.history[0]!.secure!.noise!.scale, 12);
   });
 
-  it('options: noiseMultiplier needs an explicit clip; FedAvg without dp refuses the policy noise; DP-FedAvg sets its own', async () => {
+  it('options: noiseMultiplier needs an explicit clip; FedAvg without dp, DEM and MDM refuse the policy noise before any round is sent; DP-FedAvg sets its own', async () => {
+    const dem = new DemServer({ nComponents: 2, nFeatures: 2, featureRange: [-20, 20], init: 'separated', maxRounds: 1 });
+    const demClients = [0, 1, 2].map((i) => new DemClient(`d${i}`, blobs(30, 2, 2, i)));
+    try {
+      await expect(runFederation(dem, demClients, { secureAggregation: { clip: 100, noiseMultiplier: 1 } })).rejects.toThrow(/cannot apply to distributed EM's replies: .*checked against each other/);
+    } finally {
+      dem.dispose();
+      for (const c of demClients) c.dispose();
+    }
+    expect(new MdmServer({ nComponents: 2, nCategories: 3, maxCount: 30, rounds: 1 }).secureNoise).toMatch(/noise breaks them/);
     await expect(runFederation(new SumServer(d), vectors.map((x, i) => sumClient(`c${i}`, x)), { secureAggregation: { noiseMultiplier: 1 } })).rejects.toThrow(/noiseMultiplier needs clip/);
     await expect(runFederation(new SumServer(d), vectors.map((x, i) => sumClient(`c${i}`, x)), { secureAggregation: { clip: 1, noiseMultiplier: 0 } })).rejects.toThrow(InvalidParameterError);
     const network = { sizes: [4, 3], activation: 'relu', outputActivation: 'softmax', loss: 'softmax-cross-entropy', seed: 5 } as const;
