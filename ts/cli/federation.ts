@@ -64,7 +64,7 @@ const SERVER_COMMON: Record<string, OptionSpec> = {
   'secagg-threshold': { type: 'int', help: 'secure aggregation: shares that rebuild a dropped client\'s mask (default: from the neighbours)' },
   'secagg-neighbours': { type: 'int', help: 'secure aggregation: each client\'s neighbours in the masking graph (default O(log n); clients - 1: all pairs)' },
   'secagg-clip': { type: 'number', help: 'secure aggregation: the largest magnitude a reply\'s values may have (default 2^36); a client with a larger one refuses' },
-  'secagg-noise-multiplier': { type: 'number', help: 'distributed DP: each client adds its Skellam share, so that every released sum holds at least Gaussian noise of this many times --secagg-clip, which then bounds the L2 norm of a client\'s whole reply (needs --secagg-clip; DP-FedAvg takes --dp-noise-multiplier instead; docs/privacy.md)' },
+  'secagg-noise-multiplier': { type: 'number', help: 'distributed DP: each client adds its Skellam share, so that every released sum holds at least Gaussian noise of this many times --secagg-clip, which then bounds the L2 norm of a client\'s whole reply (needs --secagg-clip; an algorithm with its own --dp-noise-multiplier takes that instead; docs/privacy.md)' },
   state: { type: 'string', help: "a directory for the server's state: saved after every round; started again with it after a crash, the server resumes the run (docs/operations.md)" },
   delta: { type: 'number', help: "account the privacy the rounds' noise spends (RDP) at this delta: each round's log says epsilon so far (docs/privacy.md)" },
   'epsilon-budget': { type: 'number', help: 'with --delta: stop the run, before sending it, at the round that would spend more than this epsilon (exit status 0, the model so far)' },
