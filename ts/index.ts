@@ -191,6 +191,7 @@ export {
 export { resolvePolicy, type FederationPolicy, type ResolvedPolicy, type SecureAggregationPolicy } from './federated/runtime/policy.js';
 export { sumLayout, type SumLayoutOptions, type AdditiveLayout, type AdditiveField } from './federated/secure-aggregation/layout.js';
 export { type SecureRoundRecord } from './federated/secure-aggregation/round.js';
+export { type SecureNoiseRecord } from './federated/secure-aggregation/noise.js';
 // the algorithms by name: one descriptor each, in one registry (a user's own registers the same way)
 export {
   defineAlgorithm,

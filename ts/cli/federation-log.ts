@@ -9,6 +9,7 @@
  */
 import type { RoundRecord, RoundReport } from '../federated/runtime/run.js';
 import type { Protocol } from '../federated/runtime/roles.js';
+import type { SecureNoiseRecord } from '../federated/secure-aggregation/noise.js';
 import type { OptionSpec } from './args.js';
 
 export const LOG_FORMATS = ['text', 'json'] as const;
@@ -90,7 +91,7 @@ export function roundLine(r: RoundReport, format: LogFormat, missedRounds: numbe
   if (format === 'json') return JSON.stringify(roundObject(r));
   if (!r.replies) return `after round ${r.round}: ${r.kind} sent to ${r.asked} client${r.asked === 1 ? '' : 's'} (no reply needed)${livenessNote(r, missedRounds)}${otherRunNote(r)}`;
   const failures = r.failures.length ? `; ${r.failures.map((f) => `${f.client} ${f.kind}${f.excluded ? ', excluded' : ''}`).join('; ')}` : '';
-  if (r.secure) return `round ${r.round} (${r.kind}, secure aggregation): sum of ${r.secure.survivors}/${r.asked} clients (threshold ${r.secure.threshold}, ${r.secure.neighbours} neighbours, dropped ${Object.entries(r.secure.dropped).map(([s, n]) => `${n} at ${s}`).join(', ')}${r.secure.excluded ? `, ${r.secure.excluded} excluded for unreadable shares` : ''}${r.secure.ruledOut ? `, ${r.secure.ruledOut} ruled out for wrong shares` : ''}; error at most ${r.secure.bound.toExponential(2)})${failures}${livenessNote(r, missedRounds)}${otherRunNote(r)}${metricsText(r.metrics)}${privacyText(r)}`;
+  if (r.secure) return `round ${r.round} (${r.kind}, secure aggregation): sum of ${r.secure.survivors}/${r.asked} clients (threshold ${r.secure.threshold}, ${r.secure.neighbours} neighbours, dropped ${Object.entries(r.secure.dropped).map(([s, n]) => `${n} at ${s}`).join(', ')}${r.secure.excluded ? `, ${r.secure.excluded} excluded for unreadable shares` : ''}${r.secure.ruledOut ? `, ${r.secure.ruledOut} ruled out for wrong shares` : ''}; error at most ${r.secure.bound.toExponential(2)}${secureNoiseText(r.secure.noise)})${failures}${livenessNote(r, missedRounds)}${otherRunNote(r)}${metricsText(r.metrics)}${privacyText(r)}`;
   return `round ${r.round} (${r.kind}): ${r.accepted}/${r.asked} accepted${failures}${livenessNote(r, missedRounds)}${otherRunNote(r)}${metricsText(r.metrics)}${privacyText(r)}`;
 }
 
@@ -130,4 +131,10 @@ export function requestLine(id: string, protocol: Protocol, kind: string, round:
 /** The client's last line, as JSON: how the run ended. */
 export function endObject(id: string, r: { ok: boolean; reason?: string; answered: number }, out?: string): Record<string, unknown> {
   return { event: 'end', client: id, ok: r.ok, ...(r.reason !== undefined ? { reason: r.reason } : {}), answered: r.answered, ...(out ? { out } : {}) };
+}
+
+/** A noised secure round's shares and the noise of its released sum (distributed DP). */
+function secureNoiseText(noise: SecureNoiseRecord | undefined): string {
+  if (!noise) return '';
+  return `; Skellam noise: mu ${noise.skellamMu.toPrecision(4)} per client, standard deviation ${noise.stddev.toPrecision(4)} per value (noise multiplier ${noise.noiseMultiplier})`;
 }

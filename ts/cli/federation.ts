@@ -23,6 +23,7 @@ import { FedmixError, InvalidDataError, InvalidParameterError } from '../errors.
 import { algorithm as registered, algorithmNames, algorithms, makeClient, matrixData, type CliClientContext, type CliContext, type ClientSpec } from '../federated/registry/index.js';
 import { ENCODINGS, type Encoding } from '../federated/messages/codec.js';
 import type { RoundReport } from '../federated/runtime/run.js';
+import type { SecureAggregationPolicy } from '../federated/runtime/policy.js';
 import { serve } from '../federated/serve.js';
 import { join } from '../federated/transport/mqtt.js';
 import { clientSeed } from '../random.js';
@@ -63,6 +64,7 @@ const SERVER_COMMON: Record<string, OptionSpec> = {
   'secagg-threshold': { type: 'int', help: 'secure aggregation: shares that rebuild a dropped client\'s mask (default: from the neighbours)' },
   'secagg-neighbours': { type: 'int', help: 'secure aggregation: each client\'s neighbours in the masking graph (default O(log n); clients - 1: all pairs)' },
   'secagg-clip': { type: 'number', help: 'secure aggregation: the largest magnitude a reply\'s values may have (default 2^36); a client with a larger one refuses' },
+  'secagg-noise-multiplier': { type: 'number', help: 'distributed DP: each client adds its Skellam share, so that every released sum holds at least Gaussian noise of this many times --secagg-clip, which then bounds the L2 norm of a client\'s whole reply (needs --secagg-clip; an algorithm with its own --dp-noise-multiplier takes that instead; docs/privacy.md)' },
   state: { type: 'string', help: "a directory for the server's state: saved after every round; started again with it after a crash, the server resumes the run (docs/operations.md)" },
   delta: { type: 'number', help: "account the privacy the rounds' noise spends (RDP) at this delta: each round's log says epsilon so far (docs/privacy.md)" },
   'epsilon-budget': { type: 'number', help: 'with --delta: stop the run, before sending it, at the round that would spend more than this epsilon (exit status 0, the model so far)' },
@@ -216,13 +218,20 @@ export function serverRoleOptions(a: string, o: Options): unknown {
 }
 
 /** `--secure-aggregation` and its settings as the policy's secureAggregation (settings without the flag are an error). */
-function secureOption(o: Options): { secureAggregation?: { threshold?: number; neighbours?: number; clip?: number } } {
-  const settings = { threshold: o['secagg-threshold'] as number | undefined, neighbours: o['secagg-neighbours'] as number | undefined, clip: o['secagg-clip'] as number | undefined };
+export function secureOption(o: Options): { secureAggregation?: SecureAggregationPolicy } {
+  const settings = {
+    threshold: o['secagg-threshold'] as number | undefined,
+    neighbours: o['secagg-neighbours'] as number | undefined,
+    clip: o['secagg-clip'] as number | undefined,
+    noiseMultiplier: o['secagg-noise-multiplier'] as number | undefined,
+  };
   const given = Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined));
   if (!o['secure-aggregation']) {
-    if (Object.keys(given).length > 0) throw new InvalidParameterError('--secagg-threshold, --secagg-neighbours and --secagg-clip need --secure-aggregation');
+    if (Object.keys(given).length > 0) throw new InvalidParameterError('--secagg-threshold, --secagg-neighbours, --secagg-clip and --secagg-noise-multiplier need --secure-aggregation');
     return {};
   }
+  // said before the broker starts, in the flags' names
+  if (settings.noiseMultiplier !== undefined && settings.clip === undefined) throw new InvalidParameterError("--secagg-noise-multiplier needs --secagg-clip: the L2 bound of one client's reply, which the noise is calibrated to");
   return { secureAggregation: given };
 }
 

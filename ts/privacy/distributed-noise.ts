@@ -126,10 +126,20 @@ export function noiseProblem(fixedPoint: NoisedFixedPoint, skellamMu: number, le
   return undefined;
 }
 
+/**
+ * The sensitivities of a sum of `length` values quantized at `scale` to one
+ * contribution of L2 norm at most `clip` (quantized units, see the module's
+ * note): what a Skellam step of the accountant must name. A client asked to
+ * add noise checks the step the server declares against them.
+ */
+export function quantizedSensitivity(clip: number, scale: number, length: number): { l1: number; l2: number } {
+  const l2 = clip * scale + Math.sqrt(length) / 2;
+  return { l2, l1: Math.min(l2 * l2, Math.sqrt(length) * l2) };
+}
+
 /** One scale's shares, or why it does not fit. */
 function atScale(clip: number, z: number, d: number, clients: number, threshold: number, scale: number): DistributedNoise | string {
-  const l2 = clip * scale + Math.sqrt(d) / 2;
-  const l1 = Math.min(l2 * l2, Math.sqrt(d) * l2);
+  const { l1, l2 } = quantizedSensitivity(clip, scale, d);
   const target = (z * l2) ** 2 / 2;
   let skellamMu = target / threshold;
   // threshold x mu must not round below the target

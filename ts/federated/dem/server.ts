@@ -117,6 +117,8 @@ type Accepted =
 
 export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   readonly protocol = DEM_PROTOCOL;
+  /** Distributed noise cannot apply: the summed statistics are checked against each other (counts against rows, variances >= 0), which noise of a client's whole scale breaks (docs/privacy.md). */
+  readonly secureNoise = "its summed sufficient statistics (counts, sums, second moments) grow with each client's rows and are checked against each other (counts against rows, variances >= 0): noise of one client's scale breaks those checks and the EM step; distributed EM takes exact secure sums only";
   private readonly o: ResolvedDemServerOptions;
   private readonly rng: Rng;
   private phase: Phase;

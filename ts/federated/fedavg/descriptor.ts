@@ -85,7 +85,7 @@ const NETWORK_OPTIONS = {
 /** DP-FedAvg's flags (FedAvg and FedProx; SCAFFOLD's control variates are not clipped). */
 const DP_OPTIONS = {
   'dp-clip': { type: 'number', help: "DP-FedAvg: each client clips its update to this L2 norm (Flower's clipping_norm); with --dp-noise-multiplier" },
-  'dp-noise-multiplier': { type: 'number', help: "DP-FedAvg: the server adds Gaussian noise of this many times --dp-clip to the sum of the clipped updates (Opacus' and Flower's noise_multiplier); account it with --delta" },
+  'dp-noise-multiplier': { type: 'number', help: "DP-FedAvg: the server adds Gaussian noise of this many times --dp-clip to the sum of the clipped updates (Opacus' and Flower's noise_multiplier), or, with --secure-aggregation, the clients add Skellam shares of it (distributed DP); account it with --delta" },
 } as const;
 
 /** dp from --dp-clip and --dp-noise-multiplier: both or neither. */

@@ -73,7 +73,8 @@ export const UPDATE = defineMessage(
   record({
     parameters: f32Array(),
     nSamples: wholeNumber(1, MAX_SAMPLES),
-    loss: finiteNumber(),
+    // every client sends it; absent only from DP-FedAvg's secure sum, which releases no client's loss (receiveUpdate)
+    loss: optional(finiteNumber()),
     /** the local epochs it ran: E, or fewer when early stopping stopped it */
     epochs: wholeNumber(1, LIMITS.localSteps),
     /** SCAFFOLD: c_i+ - c_i */
@@ -91,10 +92,19 @@ export const RESULT = defineMessage('fedavg/result', record({ parameters: f32Arr
  * the sample-weighted mean parameters, loss and epochs of all the survivors,
  * their total rows, and the sum of their control changes (SCAFFOLD's server
  * divides it by the clients present, as it does the plain sum).
+ *
+ * DP-FedAvg's request (clipNorm) lays out otherwise (McMahan et al. 2018 with
+ * distributed noise): a client sends only its update, parameters minus the
+ * global ones, clipped to clipNorm in double precision (weight 1: the L2 norm
+ * of its whole vector is at most clipNorm, the sensitivity its noise share is
+ * calibrated to); its row count, loss, epochs and clipped flag never travel.
+ * The noised sum is read back as the global parameters plus the sum over the
+ * survivors' count: their mean clipped update, and the noise.
  */
 function updateFields(request: Message): AdditiveField[] {
   const p = request.payload as TrainPayload;
   const n = p.parameters.length;
+  if (p.clipNorm !== undefined) return [{ name: 'parameters', length: n }];
   const fields: AdditiveField[] = [
     { name: 'parameters', length: n },
     { name: 'nSamples', length: 1 },
@@ -105,11 +115,27 @@ function updateFields(request: Message): AdditiveField[] {
   return fields;
 }
 
+/** `trained` minus `global` in double precision, scaled down so that its L2 norm is at most `bound` exactly. */
+function clippedUpdate(trained: ArrayLike<number>, global: ArrayLike<number>, bound: number): Float64Array {
+  const d = new Float64Array(global.length);
+  for (let i = 0; i < d.length; i++) d[i] = trained[i]! - global[i]!;
+  const norm = (): number => Math.sqrt(d.reduce((a, x) => a + x * x, 0));
+  const length = norm();
+  if (!(length > bound)) return d;
+  const factor = bound / length;
+  for (let i = 0; i < d.length; i++) d[i]! *= factor;
+  // the scaled norm can round a hair above the bound: shrink by a few ulps until it is not
+  while (norm() > bound) for (let i = 0; i < d.length; i++) d[i]! *= 1 - 2 ** -50;
+  return d;
+}
+
 const UPDATE_LAYOUT: AdditiveLayout = {
   reply: UPDATE,
   fields: updateFields,
   withheld: [],
   flatten(reply, request) {
+    const clipNorm = (request.payload as TrainPayload).clipNorm;
+    if (clipNorm !== undefined) return clippedUpdate((reply.payload as UpdatePayload).parameters, (request.payload as TrainPayload).parameters, clipNorm);
     const fields = updateFields(request);
     const out = flattenFields(reply.payload, fields, UPDATE.kind);
     // weight x update, weight, weight x loss, weight x epochs; the control change sums as it is
@@ -119,9 +145,15 @@ const UPDATE_LAYOUT: AdditiveLayout = {
     out[fields[0]!.length + 2]! *= w;
     return out;
   },
-  build(sum, request) {
+  build(sum, request, users) {
     const p = request.payload as TrainPayload;
     const n = p.parameters.length;
+    if (p.clipNorm !== undefined) {
+      // the mean clipped update of the survivors (their count is public under secure aggregation) with the noise over it
+      const parameters = new Float32Array(n);
+      for (let i = 0; i < n; i++) parameters[i] = p.parameters[i]! + sum[i]! / users;
+      return { parameters, nSamples: users, epochs: p.epochs } satisfies UpdatePayload;
+    }
     const w = Math.max(1, Math.round(sum[n]!));
     const parameters = new Float32Array(n);
     for (let i = 0; i < n; i++) parameters[i] = sum[i]! / w;
@@ -156,6 +188,8 @@ export interface ReceivedUpdate {
   controlDelta?: Float32Array;
   /** DP-FedAvg: whether the client clipped its update */
   clipped?: boolean;
+  /** DP-FedAvg under secure aggregation: the clients whose clipped updates this noised sum averages (it releases no loss or epochs: NaN) */
+  clients?: number;
 }
 
 /**
@@ -165,8 +199,14 @@ export interface ReceivedUpdate {
  * at most the epochs it was sent, and adds a control delta only to a request
  * that carried SCAFFOLD's control variate.
  */
-export function receiveUpdate(m: Message, nParameters: number, scaffold: boolean, epochs: number, clipping = false): ReceivedUpdate {
+export function receiveUpdate(m: Message, nParameters: number, scaffold: boolean, epochs: number, clipping = false, secureSum = false): ReceivedUpdate {
   const p = m.payload as UpdatePayload;
+  if (secureSum) {
+    // DP-FedAvg's noised secure sum (UPDATE_LAYOUT): the parameters and the survivors' count, built by the runtime from the layout
+    lengthIs('parameters', p.parameters, nParameters);
+    return { client: m.from, parameters: p.parameters, nSamples: p.nSamples, loss: NaN, epochs: NaN, clients: p.nSamples };
+  }
+  if (p.loss === undefined) throw new InvalidMessageError('an update needs its loss', 'loss is missing');
   if (clipping !== (p.clipped !== undefined)) {
     throw new InvalidMessageError(clipping ? 'a DP-FedAvg update says whether it clipped (clipped)' : 'clipped was not asked for (this server does not run DP-FedAvg)', clipping ? 'clipped is missing' : 'clipped was not asked for');
   }

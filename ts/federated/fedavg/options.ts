@@ -78,6 +78,10 @@ export interface FedAvgServerOptions {
    * aggregation is the mean, and every request declares its privacy step
    * (the runtime's accountant: FederationPolicy.privacy). Not with SCAFFOLD
    * (its control variates are not clipped) nor with the server-side clipNorm.
+   * Under secure aggregation (policy secureAggregation) the noise is
+   * distributed: each client adds its Skellam share to its clipped update,
+   * the server adds none and divides the noised sum by the survivors' count
+   * (docs/privacy.md, "distributed DP").
    */
   dp?: { clipNorm: number; noiseMultiplier: number };
   /** seed of DP-FedAvg's noise, for tests only: whoever knows it can subtract the noise (default: unpredictable) */

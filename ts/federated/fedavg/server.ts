@@ -63,7 +63,11 @@ export interface FedAvgRound {
   metrics?: Record<string, number>;
   /** with clipNorm: the replies whose update was scaled down to it; with dp: the replies whose client says it clipped */
   clipped?: number;
-  /** with dp: the standard deviation of the noise on each coordinate of the averaged update (noiseMultiplier x clipNorm / the round's expected clients) */
+  /**
+   * with dp: the standard deviation of the noise on each coordinate of the averaged update (noiseMultiplier x clipNorm / the
+   * round's expected clients); under secure aggregation the noise of the survivors' Skellam shares over their count (the
+   * round record's secure.noise.stddev / survivors: at least noiseMultiplier x clipNorm / survivors, more when few drop)
+   */
   noiseStddev?: number;
 }
 
@@ -111,12 +115,23 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
   /** what configure() sent and accept() returned: the only values accept() and aggregate() take */
   private readonly made = new WeakSet<object>();
 
-  /** Why the replies cannot be one secure sum: a robust rule, a server-side clip or uniform weights need each update (see ServerRole). */
+  /**
+   * Why the replies cannot be one secure sum: a robust rule, a server-side
+   * clip or uniform weights need each update (see ServerRole). DP-FedAvg's
+   * are uniform and clipped on the clients: their secure sum over the
+   * survivors' count is the average.
+   */
   get secureAggregationRefusal(): string | undefined {
     if (this.aggregation !== 'mean') return `aggregation '${this.aggregation}' needs every update; secure aggregation gives the server only their sum (use aggregation 'mean')`;
-    if (this.clipNorm !== undefined) return 'clipNorm clips each update on the server, which secure aggregation never sees; clip on the clients instead';
-    if (this.weighting !== 'samples') return "weighting 'uniform' averages the updates one by one; under secure aggregation the sum is weighted by samples (weighting 'samples')";
+    if (this.clipNorm !== undefined) return 'clipNorm clips each update on the server, which secure aggregation never sees; clip on the clients instead (dp)';
+    if (this.weighting !== 'samples' && !this.dp) return "weighting 'uniform' averages the updates one by one; under secure aggregation the sum is weighted by samples (weighting 'samples'), or uniform under DP-FedAvg (dp)";
     return undefined;
+  }
+
+  /** DP-FedAvg's noise moves to the clients under secure aggregation (distributed DP); without dp the weighted sums have no bound to calibrate noise to. */
+  get secureNoise(): { clip: number; noiseMultiplier: number } | string {
+    if (this.dp) return { clip: this.dp.clipNorm, noiseMultiplier: this.dp.noiseMultiplier };
+    return 'its secure sums weigh parameters by row counts, with no bound on one client\'s contribution; distributed noise on FedAvg is DP-FedAvg\'s (dp: { clipNorm, noiseMultiplier }), whose clients clip their updates';
   }
 
   /** @internal this class's options (FedProx and SCAFFOLD add theirs) */
@@ -178,8 +193,9 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     if (this.phase === 'train') {
       let request: Message = TRAIN.create('server', ctx.round, this.trainPayload());
       if (this.dp) {
-        // the noise this round adds, declared for the run's accountant and the clients' ledgers
-        request = withPrivacy(request, { mechanism: 'gaussian', noiseMultiplier: this.dp.noiseMultiplier, samplingRate: ctx.samplingRate ?? 1 });
+        // the noise this round adds, declared for the run's accountant and the clients' ledgers; under secure aggregation
+        // the clients add it, and the runtime declares their Skellam step
+        if (!ctx.secureAggregation) request = withPrivacy(request, { mechanism: 'gaussian', noiseMultiplier: this.dp.noiseMultiplier, samplingRate: ctx.samplingRate ?? 1 });
         this.expected = ctx.clients.length;
       }
       this.made.add(request);
@@ -200,12 +216,18 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     return this.earlyStopping ? { ...payload, earlyStopping: { ...this.earlyStopping } } : payload;
   }
 
-  accept(unread: Message, request: Message): ReceivedUpdate {
+  accept(unread: Message, request: Message, context?: RoundContext): ReceivedUpdate {
     if (request === null || typeof request !== 'object' || !this.made.has(request)) {
       throw new InvalidParameterError(`accept() takes a request this server's configure() made, got ${formatValue(request)}`);
     }
     const reply = readReply(this.protocol, request, unread);
-    const update = receiveUpdate(reply, this.nParameters, this.algorithm === 'scaffold', this.epochs, this.dp !== undefined);
+    // DP-FedAvg under secure aggregation: the one reply is the survivors' noised sum, clipped by each client (its noise makes it longer than the bound)
+    const secureSum = this.dp !== undefined && context !== undefined && checkContext(context).secureAggregation === true;
+    const update = receiveUpdate(reply, this.nParameters, this.algorithm === 'scaffold', this.epochs, this.dp !== undefined, secureSum);
+    if (secureSum) {
+      this.made.add(update);
+      return update;
+    }
     if (this.dp) this.checkClipped(update);
     this.samples.check(update.client, update.nSamples);
     this.made.add(update);
@@ -229,9 +251,11 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     let loss = 0;
     updates.forEach((u, i) => (loss += (weights[i]! / total) * u.loss));
     if (this.dp) clipped = updates.filter((u) => u.clipped).length;
+    // DP-FedAvg under secure aggregation: the one update is the clients' noised average already (no central noise)
+    const noisedSum = this.dp && ctx.secureAggregation ? updates[0] : undefined;
     // DP-FedAvg: the noise is added whoever answered (an empty round too: its release is the noise alone)
     if (updates.length > 0 || this.dp) {
-      const combined = this.dp ? this.noisyAverage(updates) : this.combine(updates.map((u) => u.parameters), weights);
+      const combined = noisedSum ? Float64Array.from(noisedSum.parameters) : this.dp ? this.noisyAverage(updates) : this.combine(updates.map((u) => u.parameters), weights);
       const next = this.step(combined, updates, ctx);
       // before the round is counted: a blamed client's reply is taken out and aggregate() called again for the same round
       this.blameIfNotFinite(next, updates, weights, ctx);
@@ -242,9 +266,11 @@ export class FedAvgServer implements ServerRole<ReceivedUpdate, FedAvgOutcome> {
     this.blamed.clear();
     this.t += 1;
     const epochs = updates.reduce((n, u) => n + u.epochs, 0) / updates.length;
-    const summary: FedAvgRound = { round: this.t, clients: updates.length, loss: updates.length > 0 ? loss : NaN, epochs };
-    if (this.clipNorm !== undefined || this.dp) summary.clipped = clipped;
-    if (this.dp) summary.noiseStddev = (this.dp.noiseMultiplier * this.dp.clipNorm) / Math.max(1, this.expected);
+    const summary: FedAvgRound = { round: this.t, clients: noisedSum ? noisedSum.clients! : updates.length, loss: updates.length > 0 ? loss : NaN, epochs };
+    // a noised secure sum releases no client's clipped flag (each clips: DP-FedAvg's sensitivity), loss or epochs
+    if (this.clipNorm !== undefined || (this.dp && !noisedSum)) summary.clipped = clipped;
+    // under secure aggregation the noise the clients' shares put on the sum (at least the central one's whoever drops), over the survivors
+    if (this.dp) summary.noiseStddev = noisedSum ? (ctx.noise ?? NaN) / noisedSum.clients! : (this.dp.noiseMultiplier * this.dp.clipNorm) / Math.max(1, this.expected);
     if (this.evaluate) summary.metrics = this.evaluate(this.parameters.slice(), this.t);
     this.history.push(summary);
     if (this.t >= this.rounds) this.phase = 'result';

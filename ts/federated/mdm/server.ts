@@ -51,6 +51,8 @@ type Phase = 'init' | 'em' | 'done';
 
 export class MdmServer implements ServerRole<true, DirichletMultinomialMixture> {
   readonly protocol = MDM_PROTOCOL;
+  /** Distributed noise cannot apply: the sums' identities are checked (docs/privacy.md); MDM's own privacy option adds central noise. */
+  readonly secureNoise = "its summed statistics must satisfy identities the server checks (p's rows summing to e's users, omega to the users): noise breaks them; MDM's differential privacy is its own privacy option (central noise on the aggregate)";
   readonly nComponents: number;
   readonly nCategories: number;
   readonly maxCount: number;

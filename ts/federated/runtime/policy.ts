@@ -80,6 +80,10 @@ export interface FederationPolicy {
    * `neighbours`: each client's degree in the masking graph (default
    * O(log n); n - 1: all pairs); `clip`: the largest magnitude of any value a
    * reply lays out (default 2^36; a client with a larger one refuses).
+   * `noiseMultiplier`: distributed DP (docs/privacy.md): each client adds
+   * its Skellam share so that every released sum holds at least the noise of
+   * a central Gaussian of standard deviation noiseMultiplier x clip, `clip`
+   * (required then) bounding the L2 norm of a client's whole contribution.
    */
   secureAggregation?: SecureAggregationPolicy;
 }
@@ -88,6 +92,7 @@ export interface SecureAggregationPolicy {
   threshold?: number;
   neighbours?: number;
   clip?: number;
+  noiseMultiplier?: number;
 }
 
 /** The default clipping range of secure aggregation: values in [-2^36, 2^36] (sums of honest statistics on the parity datasets stay far inside). */
@@ -107,20 +112,27 @@ export interface ResolvedPolicy {
   /** the run's privacy accounting (absent: rounds' privacy steps are recorded, not composed) */
   privacy?: { delta: number; epsilonBudget: number | undefined };
   /** secure aggregation, when on: threshold and neighbours as given (undefined: per round, from the clients asked) */
-  secureAggregation?: { threshold?: number; neighbours?: number; clip: number };
+  secureAggregation?: { threshold?: number; neighbours?: number; clip: number; noiseMultiplier?: number };
 }
 
 function resolveSecure(given: unknown): ResolvedPolicy['secureAggregation'] {
   if (given === undefined || given === false) return undefined;
   if (given === true) given = {};
-  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`secureAggregation must be { threshold?, neighbours?, clip? }, got ${formatValue(given)}`);
-  const s = readOptions(given as SecureAggregationPolicy, ['threshold', 'neighbours', 'clip'], 'secureAggregation');
+  if (given === null || typeof given !== 'object') throw new InvalidParameterError(`secureAggregation must be { threshold?, neighbours?, clip?, noiseMultiplier? }, got ${formatValue(given)}`);
+  const s = readOptions(given as SecureAggregationPolicy, ['threshold', 'neighbours', 'clip', 'noiseMultiplier'], 'secureAggregation');
   const clip = s.clip ?? DEFAULT_SECURE_CLIP;
   if (typeof clip !== 'number' || !(clip > 0) || clip > 2 ** 52) throw new InvalidParameterError(`secureAggregation.clip must be in (0, 2^52], got ${formatValue(clip)}`);
+  const z = s.noiseMultiplier;
+  if (z !== undefined) {
+    if (!(typeof z === 'number' && z > 0 && Number.isFinite(z))) throw new InvalidParameterError(`secureAggregation.noiseMultiplier must be a finite number > 0, got ${formatValue(z)}`);
+    // the noise scales with clip: the default range (2^36) would drown every sum
+    if (s.clip === undefined) throw new InvalidParameterError('secureAggregation.noiseMultiplier needs clip: the L2 bound of one client\'s contribution, which the noise is calibrated to (docs/privacy.md)');
+  }
   return {
     ...(s.threshold === undefined ? {} : { threshold: requireInteger('secureAggregation.threshold', s.threshold, 1, 65_535) }),
     ...(s.neighbours === undefined ? {} : { neighbours: requireInteger('secureAggregation.neighbours', s.neighbours, 1, 65_534) }),
     clip,
+    ...(z === undefined ? {} : { noiseMultiplier: z }),
   };
 }
 

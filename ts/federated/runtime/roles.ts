@@ -120,6 +120,20 @@ export interface RoundContext {
    * check of an identity the exact sums satisfy allows this much per entry.
    */
   readonly quantization?: number;
+  /**
+   * A secure round with distributed noise: the standard deviation of the
+   * noise on each entry of the summed reply, real units (the round record's
+   * secure.noise.stddev).
+   */
+  readonly noise?: number;
+  /**
+   * The run is under secure aggregation (policy secureAggregation): a reply
+   * to a request of this round reaches accept() only as the secure sum of the
+   * survivors' replies, noised by the clients where the round takes
+   * distributed noise (ServerRole.secureNoise). A server that would add
+   * central noise leaves it to the clients then.
+   */
+  readonly secureAggregation?: boolean;
 }
 
 /** The users `id` stands for in a round (1 unless it declared a group). */
@@ -211,6 +225,14 @@ export interface ServerRole<Accepted = unknown, Result = unknown> {
    * with a server that gives a reason.
    */
   readonly secureAggregationRefusal?: string;
+  /**
+   * The distributed noise of its secure rounds, where the server decides it
+   * (DP-FedAvg: its clip bound and noise multiplier; the runtime calibrates
+   * each client's Skellam share from them), or why the policy's
+   * secureAggregation.noiseMultiplier cannot apply to its replies (a string).
+   * Undefined: the policy's noiseMultiplier and clip, if any.
+   */
+  readonly secureNoise?: { clip: number; noiseMultiplier: number } | string;
   /** Frees what the server holds (WASM memory); called by the runtime when the run ends. */
   dispose?(): void;
 }
@@ -278,7 +300,7 @@ const MAX_CLIENTS = 2 ** 24;
  */
 export function checkContext(ctx: unknown): RoundContext {
   if (ctx === null || typeof ctx !== 'object') throw new InvalidParameterError(`a round context must be { round, clients, available }, got ${formatValue(ctx)}`);
-  const c = readRecord(ctx as RoundContext, ['round', 'clients', 'available', 'users', 'samplingRate', 'quantization'], 'ctx');
+  const c = readRecord(ctx as RoundContext, ['round', 'clients', 'available', 'users', 'samplingRate', 'quantization', 'noise', 'secureAggregation'], 'ctx');
   const ids = (name: string, v: unknown): string[] => {
     const a = readArray(name, v, MAX_CLIENTS);
     a.forEach((id, i) => {
@@ -292,7 +314,15 @@ export function checkContext(ctx: unknown): RoundContext {
   if (c.quantization !== undefined && !(typeof c.quantization === 'number' && c.quantization >= 0 && Number.isFinite(c.quantization))) {
     throw new InvalidParameterError(`ctx.quantization must be a finite number >= 0, got ${formatValue(c.quantization)}`);
   }
-  const out: RoundContext = { ...base, ...(c.samplingRate === undefined ? {} : { samplingRate: c.samplingRate }), ...(c.quantization === undefined ? {} : { quantization: c.quantization }) };
+  if (c.noise !== undefined && !(typeof c.noise === 'number' && c.noise >= 0 && Number.isFinite(c.noise))) throw new InvalidParameterError(`ctx.noise must be a finite number >= 0, got ${formatValue(c.noise)}`);
+  if (c.secureAggregation !== undefined && typeof c.secureAggregation !== 'boolean') throw new InvalidParameterError(`ctx.secureAggregation must be a boolean, got ${formatValue(c.secureAggregation)}`);
+  const out: RoundContext = {
+    ...base,
+    ...(c.samplingRate === undefined ? {} : { samplingRate: c.samplingRate }),
+    ...(c.quantization === undefined ? {} : { quantization: c.quantization }),
+    ...(c.noise === undefined ? {} : { noise: c.noise }),
+    ...(c.secureAggregation ? { secureAggregation: true } : {}),
+  };
   if (c.users === undefined) return out;
   if (!guardRead('ctx.users', () => c.users instanceof Map)) throw new InvalidParameterError(`ctx.users must be a Map from client id to its number of users, got ${formatValue(c.users)}`);
   const users = new Map<string, number>();

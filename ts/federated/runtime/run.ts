@@ -35,7 +35,7 @@ import { roundStep, RunLedger, type RoundPrivacy, type RunPrivacy } from './priv
 import type { RdpAccountantJSON } from '../../privacy/accountant.js';
 import type { PrivacyStep } from '../messages/envelope.js';
 import { checkServerRole, totalUsers, usersIn, type ClientRole, type ExcludedClient, type Failure, type RoundContext, type ServerRole } from './roles.js';
-import type { SecureRoundRecord } from '../secure-aggregation/round.js';
+import type { SecurePlan, SecureRoundRecord } from '../secure-aggregation/round.js';
 import type { AdditiveLayout } from '../secure-aggregation/layout.js';
 
 /**
@@ -451,10 +451,16 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
       // the run (or its resumption) starts once minClients are there (waiting up to joinTimeout); later rounds take who is there
       const first = run.round === run.startRound;
       const available = (yield { op: 'available', min: first ? policy.minClients : 0, timeoutMs: first ? policy.joinTimeoutMs : 0, excluded: run.out }) as readonly string[];
-      const planned = configure(run, sample(run, available));
+      const sampled = sample(run, available);
+      const planned = configure(run, policy.secureAggregation ? { ...sampled, secureAggregation: true } : sampled);
       if (!planned) break;
-      const { requests, wire, record, step } = planned;
+      const { requests, wire, record } = planned;
       let { ctx } = planned;
+      const module = record.replies && policy.secureAggregation && requests.size > 0 ? ((yield { op: 'await', promise: loadSecureRound() }) as SecureRoundModule) : undefined;
+      const layout = module?.secureLayoutOf(policy, server, requests, ctx.round);
+      // a secure round's shape, and its distributed noise: the Skellam step its real request declares is the round's step
+      const secure = layout ? module!.planSecureRound(policy, server, requests, layout, ctx.round) : undefined;
+      const step = secure?.noise ? secure.noise.calibration.step : planned.step;
       // the budget is checked before the requests go out: a round past it is never sent, its noise never spent
       const overBudget = step && record.replies && run.ledger ? run.ledger.stopBefore(step, ctx.round, run.round) : undefined;
       if (overBudget !== undefined) {
@@ -467,18 +473,16 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
         else if (step) record.privacy = { step };
       };
       let t0 = performance.now();
-      const secure = record.replies && policy.secureAggregation && requests.size > 0 ? ((yield { op: 'await', promise: loadSecureRound() }) as SecureRoundModule) : undefined;
-      const layout = secure?.secureLayoutOf(policy, server, requests, ctx.round);
       let judged: JudgedReplies<A>;
       const excludedBefore = run.excluded.length;
-      if (layout) {
+      if (layout && secure) {
         // a secure round: four exchanges, and the server accepts one summed reply
         run.round = ctx.round;
         run.traffic.rounds += 1;
-        judged = yield* secureJudged(run, planned, layout, secure!);
+        judged = yield* secureJudged(run, planned, layout, secure, module!);
         spend();
         record.ms.exchange = performance.now() - t0;
-        ctx = { ...ctx, quantization: record.secure!.bound };
+        ctx = { ...ctx, quantization: record.secure!.bound, ...(record.secure!.noise ? { noise: record.secure!.noise.stddev } : {}) };
       } else {
         const ex = (yield { op: 'exchange', round: ctx.round, messages: wire, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
         record.ms.exchange = performance.now() - t0;
@@ -705,10 +709,10 @@ function judgeReply<A, R>(run: RunState<A, R>, ctx: RoundContext, id: string, r:
  * exchanges, each counted, then the one summed reply through the server's
  * accept(), as judgeReplies would give it (the stages' failures with it).
  */
-function* secureJudged<A, R>(run: RunState<A, R>, planned: PlannedRound, layout: AdditiveLayout, secure: SecureRoundModule): Generator<Effect, JudgedReplies<A>, unknown> {
+function* secureJudged<A, R>(run: RunState<A, R>, planned: PlannedRound, layout: AdditiveLayout, plan: SecurePlan, module: SecureRoundModule): Generator<Effect, JudgedReplies<A>, unknown> {
   const { ctx, requests, record } = planned;
-  const outcome = yield* secure.secureRound({
-    run: run.id, policy: run.policy, server: run.server as ServerRole, ctx, requests, layout, detailed: run.detailed,
+  const outcome = yield* module.secureRound({
+    run: run.id, policy: run.policy, server: run.server as ServerRole, ctx, requests, layout, plan, detailed: run.detailed,
     read: (r) => readReceived(r, run.policy.maxMessageBytes),
     count: (ex) => {
       if (ex.interruptions?.length) (record.interruptions ??= []).push(...ex.interruptions.map((i) => ({ ...i })));
@@ -725,7 +729,8 @@ function* secureJudged<A, R>(run: RunState<A, R>, planned: PlannedRound, layout:
   const judged: JudgedReplies<A> = { accepted: new Map(), replyUsers: new Map(), failures: outcome.failures, sidelined: [], otherRun: 0 };
   const from = outcome.reply.from;
   // the sum is the survivors' together: a check it fails is no one client's fault, so it ends the run
-  judged.accepted.set(from, run.server.accept(layout.reply.read(outcome.reply), outcome.request, { ...ctx, quantization: outcome.record.bound }));
+  const noise = outcome.record.noise ? { noise: outcome.record.noise.stddev } : {};
+  judged.accepted.set(from, run.server.accept(layout.reply.read(outcome.reply), outcome.request, { ...ctx, quantization: outcome.record.bound, ...noise }));
   if (outcome.users !== 1) judged.replyUsers.set(from, outcome.users);
   record.ms.accept = performance.now() - t0;
   return judged;

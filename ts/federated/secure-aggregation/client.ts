@@ -12,6 +12,7 @@ import { fixedPoint } from '../../privacy/secure-aggregation/fixed-point.js';
 import { checkEnvelope, type Message } from '../messages/envelope.js';
 import type { ClientRole } from '../runtime/roles.js';
 import { layoutLength, type AdditiveLayout } from './layout.js';
+import { checkDeclaredNoise } from './noise.js';
 import { ADVERTISE, CONSISTENCY, KEYS, listed, MASK, MASKED, SHARE, SHARES, SIGNATURE, UNMASK, UNMASKED } from './messages.js';
 
 /**
@@ -56,9 +57,14 @@ export class SecureParticipant {
         if (length !== p.length) throw new InvalidMessageError(`the secure round declares ${p.length} values, but the reply to ${request.kind} lays out as ${length}`);
         if (!(p.clip > 0)) throw new InvalidMessageError(`the secure round's clip must be positive, got ${formatValue(p.clip)}`);
         if (p.threshold > p.neighbours || p.neighbours > p.clients.length - 1) throw new InvalidMessageError(`the secure round's threshold ${p.threshold} and neighbours ${p.neighbours} do not fit ${p.clients.length} clients`);
+        // distributed DP: the step the request declares (what the ledgers compose) must be what the shares asked for give
+        checkDeclaredNoise(request, { clip: p.clip, threshold: p.threshold, length, ...(p.noise ? { noise: p.noise } : {}) });
         const client = await SecureAggregationClient.create(self, {
           run: q.run ?? '', round: q.round, clients: p.clients, neighbours: p.neighbours, threshold: p.threshold,
-          graphSeed: p.graphSeed, curve: p.curve, length, fixedPoint: fixedPoint(p.clip, p.clients.length), signature: p.signature,
+          graphSeed: p.graphSeed, curve: p.curve, length, signature: p.signature,
+          // a noised round's fixed point is the calibration's (a smaller power-of-two scale, its headroom checked by the protocol)
+          fixedPoint: p.noise ? { clip: p.clip, contributors: p.clients.length, scale: p.noise.scale } : fixedPoint(p.clip, p.clients.length),
+          ...(p.noise ? { noise: { skellamMu: p.noise.skellamMu } } : {}),
         }, secureAggregationTesting.randomOf ? { random: secureAggregationTesting.randomOf(self) } : undefined);
         this.current = { run: q.run, round: q.round, client, request, layout };
         const keys = client.advertise();

@@ -4,7 +4,7 @@
  * the same round number; the real request travels in the first, once for
  * every client (a broadcast), and is answered in the third, masked:
  *
- *   down 'secure-aggregation/advertise'   { clients, neighbours, threshold, graphSeed, curve, signature, clip, length, request }
+ *   down 'secure-aggregation/advertise'   { clients, neighbours, threshold, graphSeed, curve, signature, clip, length, noise?, request }
  *   up   'secure-aggregation/keys'        { cPk, sPk, vk }                 stage 1: its two public keys and its verification key
  *   down 'secure-aggregation/share'       { keys }                         its neighbours' public keys
  *   up   'secure-aggregation/shares'      { shares, commitment }           stage 2: one ciphertext per neighbour
@@ -24,7 +24,7 @@
  */
 import * as v from 'valibot';
 import { LIMITS } from '../../validate.js';
-import { defineMessage, finiteNumber, listOf, oneOf, record, u8Array, wholeNumber } from '../messages/schema.js';
+import { defineMessage, finiteNumber, listOf, oneOf, optional, record, u8Array, wholeNumber } from '../messages/schema.js';
 
 /** Most clients one secure round takes (Shamir's x-coordinates: 1 to 65,535). */
 export const MAX_SECURE_CLIENTS = 65_535;
@@ -44,6 +44,8 @@ export const ADVERTISE = defineMessage(
     signature: oneOf(['Ed25519', 'ECDSA-P256'] as const),
     clip: finiteNumber(),
     length: wholeNumber(0, LIMITS.values),
+    // distributed DP: each client's Skellam share and the fixed-point scale it is calibrated at (absent: no noise; clip then bounds the L2 norm of a client's vector)
+    noise: optional(record({ skellamMu: finiteNumber(), scale: finiteNumber() })),
     // the round's real request, a message of the algorithm's protocol: the client host reads it against its role's protocol
     request: v.unknown(),
   }),

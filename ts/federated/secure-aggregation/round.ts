@@ -19,13 +19,14 @@ import { detectSignatureScheme, type SignatureScheme } from '../../privacy/secur
 import { fixedPoint } from '../../privacy/secure-aggregation/fixed-point.js';
 import { defaultNeighbours, defaultThreshold } from '../../privacy/secure-aggregation/graph.js';
 import { encodeMessage } from '../messages/codec.js';
-import { withRun, type Message } from '../messages/envelope.js';
+import { withPrivacy, withRun, type Message } from '../messages/envelope.js';
 import type { MessageType } from '../messages/schema.js';
 import { REFUSAL } from '../runtime/client-host.js';
 import type { ResolvedPolicy } from '../runtime/policy.js';
 import { usersIn, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import type { Exchange, ExchangeOptions, Received } from '../transport/transport.js';
 import { layoutLength, type AdditiveLayout } from './layout.js';
+import { noiseRecord, roundNoise, type RoundNoise, type SecureNoiseRecord } from './noise.js';
 import { ADVERTISE, CONSISTENCY, listed, MASK, SECURE_PREFIX, SHARE, STAGES, UNMASK, type StageName } from './messages.js';
 
 /** What a secure round's record says (RoundRecord.secure). */
@@ -47,6 +48,8 @@ export interface SecureRoundRecord {
   ruledOut: number;
   /** the largest error of any entry of the sum from quantization */
   bound: number;
+  /** distributed DP: each client's Skellam share and the noise of the released sum (absent: the sum is exact but for quantization) */
+  noise?: SecureNoiseRecord;
 }
 
 /** What the runtime gives a secure round. */
@@ -58,6 +61,8 @@ export interface SecureRoundIO {
   /** the server's requests (one request, to every client asked) */
   requests: ReadonlyMap<string, Message>;
   layout: AdditiveLayout;
+  /** the round's shape and noise (planSecureRound) */
+  plan: SecurePlan;
   /** a received message, decoded and envelope-checked (throws a FedmixError when it cannot be read) */
   read(r: Received): Message;
   /** the exchange's traffic into the run's accounting */
@@ -131,25 +136,46 @@ export function secureParameters(policy: NonNullable<ResolvedPolicy['secureAggre
   return { neighbours, threshold };
 }
 
-/** The secure round: four exchanges, then the summed reply. */
-export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureOutcome, unknown> {
-  const { ctx, policy, requests, layout, run } = io;
-  const round = ctx.round;
-  const secure = policy.secureAggregation!;
+/** A secure round's shape, known before it is sent: its one request, the vector's length, the graph, and its distributed noise. */
+export interface SecurePlan {
+  request: Message;
+  length: number;
+  neighbours: number;
+  threshold: number;
+  /** distributed DP (secure-aggregation/noise.ts): the shares asked for and the step they give, which the round declares */
+  noise?: RoundNoise;
+}
+
+/** The round's shape from the server's requests, checked (one request to every client; the graph fits them), and its noise calibrated. */
+export function planSecureRound(policy: ResolvedPolicy, server: ServerRole, requests: ReadonlyMap<string, Message>, layout: AdditiveLayout, round: number): SecurePlan {
   const clients = [...requests.keys()];
   const request = requests.get(clients[0]!)!;
   for (const m of requests.values()) {
     if (!sameRequest(m, request)) throw new SecureAggregationError(`round ${round}: the server sent different requests to its clients; a secure round sums replies to one request`);
   }
-  const fields = layout.fields(request);
-  const length = layoutLength(fields);
-  const { neighbours, threshold } = secureParameters(secure, clients.length, round);
+  const length = layoutLength(layout.fields(request));
+  const { neighbours, threshold } = secureParameters(policy.secureAggregation!, clients.length, round);
+  const noise = roundNoise(policy, server, requests, length, clients.length, threshold, round);
+  return { request, length, neighbours, threshold, ...(noise ? { noise } : {}) };
+}
+
+/** The secure round: four exchanges, then the summed reply. */
+export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureOutcome, unknown> {
+  const { ctx, policy, requests, layout, run, plan } = io;
+  const round = ctx.round;
+  const secure = policy.secureAggregation!;
+  const clients = [...requests.keys()];
+  const { request, length, neighbours, threshold, noise } = plan;
+  // with distributed noise, the clip bounds a client's L2 norm and the fixed point is the calibration's
+  const clip = noise ? noise.clip : secure.clip;
   // the curve this engine's WebCrypto has (X25519, else P-256): the clients follow the one named in the advertisement
   const curve = (yield { op: 'await', promise: detectCurve() }) as Curve;
   // the consistency check's signatures: Ed25519, else ECDSA P-256
   const signature = (yield { op: 'await', promise: detectSignatureScheme() }) as SignatureScheme;
   const params: SecureAggregationParams = {
-    run, round, clients, neighbours, threshold, graphSeed: random32(), curve, length, fixedPoint: fixedPoint(secure.clip, clients.length), signature,
+    run, round, clients, neighbours, threshold, graphSeed: random32(), curve, length, signature,
+    fixedPoint: noise ? noise.calibration.fixedPoint : fixedPoint(clip, clients.length),
+    ...(noise ? { noise: { skellamMu: noise.calibration.skellamMu } } : {}),
   };
   const sa = new SecureAggregationServer(params);
   const failures: Failure[] = [];
@@ -214,8 +240,10 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
     }
   }
 
-  // stage 1: the request travels once, to everyone, inside the advertisement (a broadcast)
-  const advertise = withRun(ADVERTISE.create('server', round, { clients, neighbours, threshold, graphSeed: params.graphSeed, curve: params.curve, signature, clip: secure.clip, length, request: withRun(request, run) }), run);
+  // stage 1: the request travels once, to everyone, inside the advertisement (a broadcast); a noised round's declares its Skellam step
+  const real = noise ? withPrivacy(request, noise.calibration.step) : request;
+  const noiseAsked = noise ? { noise: { skellamMu: noise.calibration.skellamMu, scale: noise.calibration.fixedPoint.scale } } : {};
+  const advertise = withRun(ADVERTISE.create('server', round, { clients, neighbours, threshold, graphSeed: params.graphSeed, curve: params.curve, signature, clip, length, ...noiseAsked, request: withRun(real, run) }), run);
   yield* stage('advertise', new Map(clients.map((id) => [id, advertise])), (id, m) => {
     const p = m.payload as { cPk: Uint8Array; sPk: Uint8Array; vk: Uint8Array };
     sa.acceptAdvertise(id, { cPk: p.cPk, sPk: p.sPk, vk: p.vk });
@@ -272,6 +300,9 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
     request,
     users: total,
     failures,
-    record: { clients: clients.length, neighbours, threshold, clip: secure.clip, survivors: result.survivors.length, dropped, excluded: result.dropped.excluded.length, forged: result.dropped.forged.length, ruledOut: result.dropped.ruledOut.length, bound: result.bound },
+    record: {
+      clients: clients.length, neighbours, threshold, clip, survivors: result.survivors.length, dropped, excluded: result.dropped.excluded.length, forged: result.dropped.forged.length, ruledOut: result.dropped.ruledOut.length, bound: result.bound,
+      ...(noise ? { noise: noiseRecord(noise, result.survivors.length, threshold) } : {}),
+    },
   };
 }

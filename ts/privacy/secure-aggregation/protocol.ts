@@ -89,7 +89,7 @@ export interface AdvertisedKeys {
   vk?: Uint8Array;
 }
 
-/** Test-only settings of a client: `random` replaces crypto.getRandomValues for every draw of the client (keys, b, shares, IVs), so that a test can repeat a run byte for byte. Never set it outside tests. */
+/** Test-only settings of a client: `random` replaces crypto.getRandomValues for every draw of the client (keys, b, shares, IVs, the key of its noise share), so that a test can repeat a run byte for byte. Never set it outside tests. */
 export interface SecureAggregationTesting {
   random?: RandomSource;
 }
@@ -230,9 +230,21 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return d === 0;
 }
 
-/** The distributed-DP noise share added to the quantized vector when params.noise is given: Sk(mu) per word, mod 2^64, fresh keys. */
-function addDistributedNoise(vector: Uint8Array, noise: { skellamMu: number }): void {
-  addSkellamNoise(vector, noise.skellamMu);
+function l2Norm(v: Float64Array): number {
+  let sq = 0;
+  for (let i = 0; i < v.length; i++) sq += v[i]! * v[i]!;
+  return Math.sqrt(sq);
+}
+
+/**
+ * The distributed-DP noise share added to the quantized vector when
+ * params.noise is given: Sk(mu) per word, mod 2^64, fresh keys (keyed from a
+ * test's random source only where a test set one: SecureAggregationTesting).
+ */
+function addDistributedNoise(vector: Uint8Array, noise: { skellamMu: number }, random: RandomSource): void {
+  let seed: Uint8Array | undefined;
+  if (random !== cryptoRandom) random((seed = new Uint8Array(32)));
+  addSkellamNoise(vector, noise.skellamMu, seed ? { seed } : undefined);
 }
 
 type ClientStage = 'created' | 'shared' | 'masked' | 'signed' | 'vouched' | 'unmasked';
@@ -372,9 +384,13 @@ export class SecureAggregationClient {
       if (held) this.held.set(id, held);
       else refused.push(id);
     }
+    // the noise is calibrated to one contribution of L2 norm at most clip (distributed-noise.ts): a longer one is refused, its norm not named
+    if (p.noise && !(l2Norm(input) <= p.fixedPoint.clip)) {
+      throw new InvalidDataError(`the input's L2 norm exceeds clip ${p.fixedPoint.clip}, the bound its distributed noise is calibrated to: clip it before aggregating, or raise clip`);
+    }
     // quantize before anything is spent: a refused input leaves the client where it was
     const vector = quantize(input, p.fixedPoint);
-    if (p.noise) addDistributedNoise(vector, p.noise);
+    if (p.noise) addDistributedNoise(vector, p.noise, this.random);
     const masks: Mask[] = [{ seed: this.b!, sign: 1 }];
     for (const id of linked) masks.push({ seed: this.pairs.get(id)!.mask, sign: maskSign(p, this.self, id) });
     applyMasks(vector, masks);
