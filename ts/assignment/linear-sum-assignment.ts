@@ -103,7 +103,7 @@ export class AssignmentCost {
 export function linearSumAssignment(cost: number[][] | Float64Array | AssignmentCost, options: LinearSumAssignmentOptions = {}): LinearSumAssignment {
   const o = readOptions(options, ['maximize', 'shape']);
   const maximize = requireBoolean('maximize', o.maximize ?? false);
-  if (cost !== null && typeof cost === 'object' && madeCosts.has(cost)) return solveResident(cost as AssignmentCost, maximize, o.shape);
+  if (isAssignmentCost(cost)) return solveResident(cost, maximize, o.shape);
   const [nr, nc] = costShape(cost, o.shape);
   if (nr * nc > LIMITS.values) {
     throw new InvalidDataError(`a ${nr} x ${nc} cost matrix has ${nr * nc} entries; at most ${LIMITS.values} fit in one WASM allocation`);
@@ -150,6 +150,10 @@ export function linearSumAssignment(cost: number[][] | Float64Array | Assignment
       cost: s.readF64(total, 1)[0]!,
     };
   });
+}
+
+function isAssignmentCost(cost: unknown): cost is AssignmentCost {
+  return cost !== null && typeof cost === 'object' && madeCosts.has(cost);
 }
 
 function solveResident(cost: AssignmentCost, maximize: boolean, shape: unknown): LinearSumAssignment {
