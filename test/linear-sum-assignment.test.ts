@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { init, InvalidDataError, InvalidParameterError, linearSumAssignment, type LinearSumAssignment } from '../ts/index.js';
+import { AssignmentCost, init, InvalidDataError, InvalidParameterError, linearSumAssignment, NotFittedError, type LinearSumAssignment } from '../ts/index.js';
 import { wasm } from '../ts/wasm/loader.js';
 import { expectClean, fixture, xorshift32 } from './helpers.js';
 
@@ -312,4 +312,56 @@ test('a cost whose getter grows WASM memory while it is read (a fedmix call insi
   const hostile = cost.map((row, i) => (i === 1 ? new Proxy(row, { get: (t, k) => (k === '0' && grow(), Reflect.get(t, k)) }) : row));
   expectClean(() => linearSumAssignment(hostile), InvalidDataError, /grew WASM memory while it was read/);
   expect(linearSumAssignment(cost).cost).toBe(5);
+});
+
+describe('a cost already in WASM memory (AssignmentCost)', () => {
+  test('solves as the Float64Array does, in every direction, without copying or changing it', () => {
+    const u = uniform(2027);
+    for (const [nr, nc] of [[40, 30], [30, 40], [25, 25]] as const) {
+      const flat = Float64Array.from({ length: nr * nc }, () => (u() < 0.05 ? Infinity : u() * 10 - 2));
+      const before = wasm().fm_heap_in_use();
+      const resident = new AssignmentCost(nr, nc);
+      expect(Array.from(resident.values)).toEqual(new Array(nr * nc).fill(0));
+      resident.values.set(flat);
+      for (const maximize of [false, true]) {
+        const cost = maximize ? flat.map((x) => (x === Infinity ? -Infinity : x)) : flat;
+        if (maximize) resident.values.set(cost);
+        expect(linearSumAssignment(resident, { maximize })).toEqual(linearSumAssignment(cost, { maximize, shape: [nr, nc] }));
+        expect(linearSumAssignment(resident, { maximize, shape: [nr, nc] }).cost).toBe(linearSumAssignment(cost, { maximize, shape: [nr, nc] }).cost);
+        expect(resident.values).toEqual(cost); // the core negates and transposes a copy
+      }
+      // change entries in place and solve again
+      const view = resident.values;
+      view.set(flat);
+      view[0] = -1000;
+      const again = linearSumAssignment(resident);
+      expect(again.rowInd[0]).toBe(0);
+      expect(again.colInd[0]).toBe(0);
+      resident.dispose();
+      expect(resident.disposed).toBe(true);
+      expect(wasm().fm_heap_in_use()).toBe(before);
+    }
+    const empty = new AssignmentCost(0, 3);
+    expect(linearSumAssignment(empty)).toEqual({ rowInd: new Int32Array(0), colInd: new Int32Array(0), cost: 0 });
+    empty.dispose();
+  });
+
+  test('bad input is a typed error, not a trap', () => {
+    const cost = new AssignmentCost(2, 2);
+    cost.values.set([1, 2, NaN, 4]);
+    expectClean(() => linearSumAssignment(cost), InvalidDataError, /cost contains NaN at row 1, column 0/);
+    cost.values.set([1, 2, Infinity, Infinity]);
+    expectClean(() => linearSumAssignment(cost), InvalidDataError, /infeasible/);
+    expectClean(() => linearSumAssignment(cost, { shape: [1, 4] }), InvalidDataError, /cost is 2 x 2 but options.shape says \[1, 4\]/);
+    expectClean(() => linearSumAssignment(cost, { maximize: 'yes' as never }), InvalidParameterError, /maximize must be true or false/);
+    cost.dispose();
+    cost.dispose(); // twice is harmless
+    expectClean(() => linearSumAssignment(cost), NotFittedError, /this assignment cost was disposed; make a new AssignmentCost/);
+    expectClean(() => cost.values, NotFittedError, /disposed/);
+    expectClean(() => new AssignmentCost(-1, 2), InvalidParameterError, /nRows must be/);
+    expectClean(() => new AssignmentCost(2, 1.5), InvalidParameterError, /nCols must be/);
+    expectClean(() => new AssignmentCost(2 ** 20, 2 ** 20), InvalidParameterError, /cost matrix has \d+ entries; at most/);
+    // something shaped like one, not made by the constructor: judged as a plain cost
+    expectClean(() => linearSumAssignment({ nRows: 2, nCols: 2, values: new Float64Array(4) } as never), InvalidDataError, /cost must be a number\[\]\[\]/);
+  });
 });

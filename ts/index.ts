@@ -135,6 +135,7 @@ export { type RoundPrivacy, type RunPrivacy } from './federated/runtime/privacy-
 export { dirichletMultinomialLogPmf } from './distributions/dirichlet-multinomial.js';
 export { Rng, clientSeed, type RngState } from './random.js';
 export {
+  AssignmentCost,
   linearSumAssignment,
   type LinearSumAssignment,
   type LinearSumAssignmentOptions,

@@ -683,6 +683,7 @@ export const RECIPES: Record<string, Recipe> = {
     statics: { fromJSON: stat(f.RdpAccountant.fromJSON, () => [{ kind: 'RdpAccountant', orders: [2, 8], history: [{ noiseMultiplier: 1, samplingRate: 0.1, steps: 3 }] }]) },
   }),
   linearSumAssignment: fn(f.linearSumAssignment, () => [[[4, 1, 3], [2, 0, 5]], { maximize: false }]),
+  AssignmentCost: cls(f.AssignmentCost, () => [2, 3], { methods: { dispose: () => [] } }),
   // graphs of clients: two triangles and an isolated client, one link weighted
   ClientGraph: cls(f.ClientGraph, () => [clientGraph()], { methods: { neighbors: () => ['a'], degree: () => ['e'], toJSON: () => [] }, internal: ['positionOf'] }),
   communities: fn(f.communities, () => [clientGraph(), { method: 'louvain', seed: 1 }]),

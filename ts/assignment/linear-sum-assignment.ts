@@ -10,10 +10,16 @@
  * InvalidDataError naming the cell; so is a matrix whose forbidden pairs leave
  * no complete assignment (scipy's "cost matrix is infeasible"). An empty
  * matrix (0 rows or 0 columns) gives an empty assignment, as in scipy.
+ *
+ * A cost written straight into WASM memory (AssignmentCost) is solved without
+ * the copy a Float64Array takes (32 MB at 2048 x 2048), and can be solved
+ * again after changing some entries.
  */
+import { keepClassName } from '../class-name.js';
 import { formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
-import { guardRead, isArray, isDetached, isFloat64Array, LIMITS, readOptions, requireBoolean, requireLength } from '../validate.js';
-import { requireWasmMemory, withScope } from '../wasm/memory.js';
+import { guardRead, isArray, isDetached, isFloat64Array, LIMITS, readOptions, requireBoolean, requireInteger, requireLength } from '../validate.js';
+import { instance } from '../wasm/loader.js';
+import { allocate, OwnedHandle, requireWasmMemory, withScope, type HandleLabel } from '../wasm/memory.js';
 
 export interface LinearSumAssignmentOptions {
   /** find the assignment of greatest total instead of least (default false) */
@@ -34,13 +40,70 @@ export interface LinearSumAssignment {
   cost: number;
 }
 
+const COST_LABEL: HandleLabel = { what: 'this assignment cost', renew: 'make a new AssignmentCost', redo: 'make it and write its entries again' };
+
+/** Every AssignmentCost this module made: a brand that a Proxy cannot fake. */
+const madeCosts = new WeakSet<object>();
+
+/**
+ * A rows x columns cost matrix held in WASM memory, for linearSumAssignment
+ * to solve in place: write its entries through `values`, solve, change some,
+ * solve again. It starts all zeros; dispose() frees it.
+ */
+export class AssignmentCost {
+  static {
+    keepClassName(this, 'AssignmentCost');
+  }
+  readonly nRows: number;
+  readonly nCols: number;
+  /** @internal */
+  readonly owned: OwnedHandle;
+
+  constructor(nRows: number, nCols: number) {
+    this.nRows = requireInteger('nRows', nRows, 0, LIMITS.values);
+    this.nCols = requireInteger('nCols', nCols, 0, LIMITS.values);
+    const n = this.nRows * this.nCols;
+    if (n > LIMITS.values) {
+      throw new InvalidParameterError(`a ${this.nRows} x ${this.nCols} cost matrix has ${n} entries; at most ${LIMITS.values} fit in one WASM allocation`);
+    }
+    const bytes = Math.max(n, 1) * 8;
+    requireWasmMemory(`a ${this.nRows} x ${this.nCols} assignment cost`, bytes);
+    const w = instance().exports;
+    const ptr = allocate(w, bytes);
+    new Float64Array(w.memory.buffer, ptr, n).fill(0); // fm_alloc may hand back a freed block's contents
+    this.owned = new OwnedHandle(ptr, (ww, p) => ww.fm_free(p, bytes), COST_LABEL);
+    madeCosts.add(this);
+  }
+
+  /**
+   * The entries, row-major, as a view of WASM memory: writes go straight to
+   * the matrix. Take the view again after any fedmix call, which may grow WASM
+   * memory and so detach views taken before (a detached view has length 0).
+   */
+  get values(): Float64Array {
+    return new Float64Array(instance().exports.memory.buffer, this.owned.ptr, this.nRows * this.nCols);
+  }
+
+  get disposed(): boolean {
+    return this.owned.disposed;
+  }
+
+  /** Frees the matrix; solving it afterwards is a NotFittedError. */
+  dispose(): void {
+    this.owned.dispose();
+  }
+}
+
 /**
  * The optimal assignment for `cost`: a number[][] (one array per row, all of
- * the same length) or a row-major Float64Array with `options.shape`.
+ * the same length), a row-major Float64Array with `options.shape`, or an
+ * AssignmentCost already in WASM memory (not copied; any `options.shape` must
+ * match it).
  */
-export function linearSumAssignment(cost: number[][] | Float64Array, options: LinearSumAssignmentOptions = {}): LinearSumAssignment {
+export function linearSumAssignment(cost: number[][] | Float64Array | AssignmentCost, options: LinearSumAssignmentOptions = {}): LinearSumAssignment {
   const o = readOptions(options, ['maximize', 'shape']);
   const maximize = requireBoolean('maximize', o.maximize ?? false);
+  if (isAssignmentCost(cost)) return solveResident(cost, maximize, o.shape);
   const [nr, nc] = costShape(cost, o.shape);
   if (nr * nc > LIMITS.values) {
     throw new InvalidDataError(`a ${nr} x ${nc} cost matrix has ${nr * nc} entries; at most ${LIMITS.values} fit in one WASM allocation`);
@@ -80,6 +143,33 @@ export function linearSumAssignment(cost: number[][] | Float64Array, options: Li
       // (a fedmix call), the writes went to a detached view and the core would read garbage
       if (isDetached(view)) throw new InvalidDataError('cost grew WASM memory while it was read (a getter or Proxy trap calling fedmix); pass plain numbers');
     }
+    s.check(s.w.fm_linear_sum_assignment(costPtr, nr, nc, maximize ? 1 : 0, rows, cols, total));
+    return {
+      rowInd: new Int32Array(s.readU32(rows, k)),
+      colInd: new Int32Array(s.readU32(cols, k)),
+      cost: s.readF64(total, 1)[0]!,
+    };
+  });
+}
+
+function isAssignmentCost(cost: unknown): cost is AssignmentCost {
+  return cost !== null && typeof cost === 'object' && madeCosts.has(cost);
+}
+
+function solveResident(cost: AssignmentCost, maximize: boolean, shape: unknown): LinearSumAssignment {
+  const { nRows: nr, nCols: nc } = cost;
+  const costPtr = cost.owned.ptr; // a NotFittedError once disposed, a WasmError after init({ fresh: true })
+  if (shape !== undefined) {
+    const given = checkShape(shape);
+    if (given[0] !== nr || given[1] !== nc) throw new InvalidDataError(`cost is ${nr} x ${nc} but options.shape says [${given[0]}, ${given[1]}]`);
+  }
+  // the core's working copy, when it transposes or negates the matrix
+  if (nr > nc || maximize) requireWasmMemory(`a ${nr} x ${nc} assignment`, 8 * nr * nc);
+  const k = Math.min(nr, nc);
+  return withScope((s) => {
+    const rows = s.u32(k);
+    const cols = s.u32(k);
+    const total = s.f64(1);
     s.check(s.w.fm_linear_sum_assignment(costPtr, nr, nc, maximize ? 1 : 0, rows, cols, total));
     return {
       rowInd: new Int32Array(s.readU32(rows, k)),

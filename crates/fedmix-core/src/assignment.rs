@@ -21,7 +21,11 @@
 //! first row, a tenth to a quarter of them on random costs), and a column is retired from the search
 //! by setting its v to -inf, which makes its reduced cost +inf, so it is neither
 //! relaxed again nor chosen. Its true v is stashed and restored, updated, when
-//! the search ends. The relaxation also reports which block of 8 columns holds
+//! the search ends. As in scipy's implementation, retired columns leave the
+//! scan: each block of 8 columns counts its live ones, and a block whose
+//! columns are all retired is skipped, its cache line of the cost row unread
+//! (long searches, the last rows' on random costs, retire most columns). The
+//! relaxation also reports which block of 8 columns holds
 //! the smallest distance, so choosing the next column looks at 8 columns, not
 //! m. Nothing is allocated per search, and nothing is reset between searches
 //! (a search's first row overwrites every distance).
@@ -171,6 +175,9 @@ struct Solver {
     dist: Vec<f64>,
     /// minimum of dist over each block of LSA_BLOCK columns
     block_min: Vec<f64>,
+    /// columns of each block not retired from the current search; the
+    /// relaxation skips a block at 0
+    live: Vec<u8>,
     /// row from which each column was last reached (u64: one f64x2 lane per column)
     pred: Vec<u64>,
     col4row: Vec<usize>,
@@ -190,6 +197,7 @@ impl Solver {
             v: alloc::zeros(m)?,
             dist: alloc::filled(f64::INFINITY, m)?,
             block_min: alloc::filled(f64::INFINITY, (m + LSA_BLOCK - 1) / LSA_BLOCK)?,
+            live: alloc::collect((0..(m + LSA_BLOCK - 1) / LSA_BLOCK).map(|b| ((b + 1) * LSA_BLOCK).min(m) - b * LSA_BLOCK).map(|k| k as u8))?,
             pred: alloc::filled(0, m)?,
             col4row: alloc::filled(FREE, n)?,
             row4col: alloc::filled(FREE, m)?,
@@ -218,7 +226,7 @@ impl Solver {
         let mut min_val = 0.0;
         let sink = loop {
             let h = min_val - self.u[i];
-            let near = kernels::lsa_relax(&c[i * m..(i + 1) * m], &self.v, h, i as u64, i == cur, &mut self.dist, &mut self.pred, &mut self.block_min);
+            let near = kernels::lsa_relax(&c[i * m..(i + 1) * m], &self.v, h, i as u64, i == cur, &mut self.dist, &mut self.pred, &mut self.block_min, &self.live);
             self.relaxed += 1;
             if near.value == f64::INFINITY {
                 return Err(cur);
@@ -232,6 +240,7 @@ impl Solver {
             self.v[j] = f64::NEG_INFINITY;
             self.dist[j] = f64::INFINITY;
             let b = j / LSA_BLOCK;
+            self.live[b] -= 1;
             self.block_min[b] = self.block(b).fold(f64::INFINITY, |a, k| if self.dist[k] < a { self.dist[k] } else { a });
             i = self.row4col[j];
         };
@@ -242,6 +251,7 @@ impl Solver {
             let delta = min_val - d;
             self.u[self.row4col[j]] += delta;
             self.v[j] = vj - delta;
+            self.live[j / LSA_BLOCK] += 1;
         }
         self.retired.clear();
         Ok(sink)

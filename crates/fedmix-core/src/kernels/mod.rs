@@ -245,14 +245,19 @@ impl Nearest {
 /// distance is, so the caller looks at one block instead of every column. Both
 /// builds write the same values (a block minimum may differ in the sign of a
 /// zero, which no comparison sees) and return the same Nearest.
+///
+/// `live[b]` counts the columns of block b still in the search. A block whose
+/// count is 0 is skipped, cost row included (one cache line of 8 values): all
+/// its columns are retired (v = -inf, dist = +inf, block minimum +inf), where
+/// the relaxation would change nothing. `first` reads no count.
 #[allow(clippy::too_many_arguments)]
-pub fn lsa_relax(c: &[f64], v: &[f64], h: f64, row: u64, first: bool, dist: &mut [f64], pred: &mut [u64], block_min: &mut [f64]) -> Nearest {
+pub fn lsa_relax(c: &[f64], v: &[f64], h: f64, row: u64, first: bool, dist: &mut [f64], pred: &mut [u64], block_min: &mut [f64], live: &[u8]) -> Nearest {
     let m = dist.len();
-    assert!(c.len() >= m && v.len() >= m && pred.len() >= m && block_min.len() == (m + LSA_BLOCK - 1) / LSA_BLOCK);
+    assert!(c.len() >= m && v.len() >= m && pred.len() >= m && block_min.len() == (m + LSA_BLOCK - 1) / LSA_BLOCK && live.len() == block_min.len());
     if first {
-        dispatch!(lsa_relax::<true>(c, v, h, row, dist, pred, block_min))
+        dispatch!(lsa_relax::<true>(c, v, h, row, dist, pred, block_min, live))
     } else {
-        dispatch!(lsa_relax::<false>(c, v, h, row, dist, pred, block_min))
+        dispatch!(lsa_relax::<false>(c, v, h, row, dist, pred, block_min, live))
     }
 }
 
@@ -398,11 +403,12 @@ mod tests {
             let row = |s: &mut u64| -> Vec<f64> { (0..m).map(|_| (lcg(s) * 4.0).round()).collect() };
             let v: Vec<f64> = (0..m).map(|j| if j % 5 == 3 { f64::NEG_INFINITY } else { (lcg(&mut s) * 2.0).round() }).collect();
             let (mut dist, mut pred, mut block_min) = (vec![0.0; m], vec![99u64; m], vec![0.0; nb]);
+            let live = vec![LSA_BLOCK as u8; nb];
             let mut expect_dist = vec![f64::INFINITY; m];
             let mut expect_pred = vec![99u64; m];
             for (k, h) in [0.5, -1.0, 2.0, 0.0].iter().enumerate() {
                 let c = row(&mut s);
-                let near = lsa_relax(&c, &v, *h, k as u64, k == 0, &mut dist, &mut pred, &mut block_min);
+                let near = lsa_relax(&c, &v, *h, k as u64, k == 0, &mut dist, &mut pred, &mut block_min, &live);
                 for j in 0..m {
                     let r = (c[j] - v[j]) + h;
                     if k == 0 || r < expect_dist[j] {

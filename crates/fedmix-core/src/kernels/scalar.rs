@@ -298,9 +298,13 @@ pub fn exp_in_place(a: &mut [f64]) {
 
 /// See mod.rs. Per column a branch on r < dist: improvements are rare after a
 /// search's first row (a few percent of columns).
-pub fn lsa_relax<const FIRST: bool>(c: &[f64], v: &[f64], h: f64, row: u64, dist: &mut [f64], pred: &mut [u64], block_min: &mut [f64]) -> Nearest {
+#[allow(clippy::too_many_arguments)]
+pub fn lsa_relax<const FIRST: bool>(c: &[f64], v: &[f64], h: f64, row: u64, dist: &mut [f64], pred: &mut [u64], block_min: &mut [f64], live: &[u8]) -> Nearest {
     let mut near = Nearest::NONE;
     for b in 0..block_min.len() {
+        if !FIRST && live[b] == 0 {
+            continue; // every column retired: nothing would change
+        }
         lsa_relax_block::<FIRST>(c, v, h, row, dist, pred, block_min, b);
         near.see(b, block_min[b]);
     }

@@ -396,7 +396,8 @@ pub unsafe fn exp_in_place(a: &mut [f64]) {
 /// a search's first row, one branch on whether any lane improves; only then are
 /// dist, pred and the block's minimum written (on random costs, for a tenth
 /// to a quarter of the blocks).
-pub unsafe fn lsa_relax<const FIRST: bool>(c: &[f64], v: &[f64], h: f64, row: u64, dist: &mut [f64], pred: &mut [u64], block_min: &mut [f64]) -> Nearest {
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn lsa_relax<const FIRST: bool>(c: &[f64], v: &[f64], h: f64, row: u64, dist: &mut [f64], pred: &mut [u64], block_min: &mut [f64], live: &[u8]) -> Nearest {
     let m = dist.len();
     let full = m / LSA_BLOCK;
     let (cp, vp, dp, pp) = (c.as_ptr(), v.as_ptr(), dist.as_mut_ptr(), pred.as_mut_ptr() as *mut v128);
@@ -404,6 +405,9 @@ pub unsafe fn lsa_relax<const FIRST: bool>(c: &[f64], v: &[f64], h: f64, row: u6
     let rowv = u64x2_splat(row);
     let mut near = Nearest::NONE;
     for b in 0..full {
+        if !FIRST && *live.get_unchecked(b) == 0 {
+            continue; // every column retired: nothing would change
+        }
         let j = b * LSA_BLOCK;
         let r0 = f64x2_add(f64x2_sub(ld(cp.add(j)), ld(vp.add(j))), hv);
         let r1 = f64x2_add(f64x2_sub(ld(cp.add(j + 2)), ld(vp.add(j + 2))), hv);
@@ -448,7 +452,7 @@ pub unsafe fn lsa_relax<const FIRST: bool>(c: &[f64], v: &[f64], h: f64, row: u6
         }
         near.see(b, *block_min.get_unchecked(b));
     }
-    if full < block_min.len() {
+    if full < block_min.len() && (FIRST || live[full] > 0) {
         scalar::lsa_relax_block::<FIRST>(c, v, h, row, dist, pred, block_min, full);
         near.see(full, block_min[full]);
     }
