@@ -229,14 +229,13 @@ describe('semantics', () => {
     expect(linearSumAssignment([], { shape: [0, 5] })).toEqual(empty);
   });
 
-  test('all-equal costs: the identity, quickly (ties go to free columns)', () => {
-    // one search step per row: about 40 ms here; without the tie rule row k
-    // would scan k rows first, n^3 / 2 work, seconds
+  test('all-equal costs: the identity (ties go to free columns)', () => {
+    // one search step per row: about 40 ms alone; without the tie rule row k
+    // would scan k rows first, n^3 / 2 work, well past the test's timeout
+    // (no timed assertion here: a loaded machine made one flaky)
     const n = 2500;
     const cost = new Float64Array(n * n).fill(3);
-    const t0 = performance.now();
     const r = linearSumAssignment(cost, { shape: [n, n] });
-    expect(performance.now() - t0).toBeLessThan(1000);
     expect(Array.from(r.colInd)).toEqual(Array.from({ length: n }, (_, i) => i));
     expect(r.cost).toBe(3 * n);
   });
