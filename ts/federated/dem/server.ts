@@ -306,9 +306,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       default: {
         const shift = (request.payload as ModelBroadcast).summaryShift;
         // a secure round's sum: each value within the round's quantization bound of the exact sum
-        const quantization = ctx === undefined ? 0 : (checkContext(ctx).quantization ?? 0);
-        const stats = checkStats(reply.payload as StatsReply, t, k, d, this.o.regCovar, shift, quantization);
-        if (quantization > 0 && t === 'full') restorePositiveScatter(stats, k, d, quantization);
+        const stats = checkStats(reply.payload as StatsReply, t, k, d, this.o.regCovar, shift, ctx === undefined ? 0 : (checkContext(ctx).quantization ?? 0));
         if (this.declared) {
           checkStatsInRange(this.declared, t, k, d, this.current!.means, stats);
           const absMax = stats.summary?.absMax;
@@ -563,28 +561,5 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
     this.current?.dispose();
     this.current = undefined;
     if (!this.rng.disposed) this.rng.dispose();
-  }
-}
-
-/**
- * A secure sum's full second moments, which the core's check let lack up to
- * eps = (d + k + 2) q on each component's moment matrix (count, first and
- * second moments together): the scatter about the mean, S2 - s1 s1^T / n,
- * may then lack up to eps (1 + |s1 / n|^2) in a direction, more than the
- * covariance's ridge can absorb where a feature is (near) constant within a
- * component. That much on S2's diagonal makes each scatter positive
- * semidefinite again, so the M-step's ridge keeps it definite: the
- * covariance gains at most eps (1 + |mean offset|^2) / n_k per feature, the
- * information the quantization lost (docs/privacy.md). Plain rounds are
- * untouched.
- */
-function restorePositiveScatter(stats: ReceivedStats, k: number, d: number, quantization: number): void {
-  const eps = (d + k + 2) * quantization;
-  for (let c = 0; c < k; c++) {
-    const n = stats.nk[c]!;
-    if (!(n > 0)) continue;
-    let offset = 0;
-    for (let j = 0; j < d; j++) offset += (stats.s1[c * d + j]! / n) ** 2;
-    for (let j = 0; j < d; j++) stats.s2[c * d * d + j * d + j] = stats.s2[c * d * d + j * d + j]! + eps * (1 + offset);
   }
 }
