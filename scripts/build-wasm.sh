@@ -79,8 +79,13 @@ build() { # variant rustflags
     i=$((i + 1))
   done
 }
-build simd "-C target-feature=+simd128"
-build scalar "-C target-feature=-simd128"
+# the two variants at once: each is a chain of single-threaded LTO links (codegen-units = 1), in its own target dir
+build simd "-C target-feature=+simd128" & simd=$!
+build scalar "-C target-feature=-simd128" & scalar=$!
+failed=0
+wait "$simd" || failed=1
+wait "$scalar" || failed=1
+if [ "$failed" -ne 0 ]; then echo "build-wasm: a build failed (its message is above)" >&2; exit 1; fi
 
 tmp=$(mktemp)
 {

@@ -15,6 +15,28 @@ function fedmix(...args: string[]) {
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
+/**
+ * The same main() in this process, its stdout and stderr captured: for the cases of a test where what is
+ * checked is the message and the status main() returns (the binary exits with it), not the process. Each
+ * such test still runs the built binary for its first case; a process costs half a second of CPU to start.
+ */
+async function fedmixInProcess(...args: string[]) {
+  const { main } = await import('../ts/cli/main.js');
+  const out: string[] = [];
+  const err: string[] = [];
+  const text = (chunk: string | Uint8Array) => (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+  const { write: stdout } = process.stdout;
+  const { write: stderr } = process.stderr;
+  process.stdout.write = ((chunk: string | Uint8Array) => (out.push(text(chunk)), true)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => (err.push(text(chunk)), true)) as typeof process.stderr.write;
+  try {
+    return { code: await main(args), out: out.join(''), err: err.join('') };
+  } finally {
+    process.stdout.write = stdout;
+    process.stderr.write = stderr;
+  }
+}
+
 test('demo: FedGenGMM and every baseline on the embedded thyroid data, reproducibly', () => {
   const json = join(mkdtempSync(join(tmpdir(), 'fedmix-cli-')), 'demo.json');
   const r = fedmix('demo', '--repeats', '2', '--seed', '3', '--json', json);
@@ -41,28 +63,28 @@ test('demo: FedGenGMM and every baseline on the embedded thyroid data, reproduci
   expect(table(again.out)).toEqual(table(r.out));
 });
 
-test('bad options exit with status 2 and say what to change', () => {
+test('bad options exit with status 2 and say what to change', async () => {
   let r = fedmix('demo', '--k-range', 'many');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/--k-range takes a range like 2\.\.10/);
-  r = fedmix('demo', '--covariance', 'dense');
+  r = await fedmixInProcess('demo', '--covariance', 'dense');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/--covariance must be one of full, tied, diag, spherical/);
-  r = fedmix('demo', '--colour');
+  r = await fedmixInProcess('demo', '--colour');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/unknown option --colour/);
-  r = fedmix('frobnicate');
+  r = await fedmixInProcess('frobnicate');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/unknown command "frobnicate"/);
-  r = fedmix('experiment', '--components', '3');
+  r = await fedmixInProcess('experiment', '--components', '3');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/--data FILE is required/);
-  r = fedmix('demo', '--methods', 'fedgengmm,magic');
+  r = await fedmixInProcess('demo', '--methods', 'fedgengmm,magic');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/unknown method "magic"/);
 });
 
-test('messages name what was given: --clusters-per-client out of range, a model too large, a CSV of column names alone', () => {
+test('messages name what was given: --clusters-per-client out of range, a model too large, a CSV of column names alone', async () => {
   // fedgem's range of clusters per client, not the partition's "alpha" the user never gave
   for (const [range, got] of [['0', '[0, 0]'], ['3..99', '[3, 99]']]) {
     const r = fedmix('fedgem', '--blobs', '--clusters-per-client', range);
@@ -72,7 +94,7 @@ test('messages name what was given: --clusters-per-client out of range, a model 
   }
   // a diagonal mixture too large for the cap: the advice is how many components fit, not diagonal covariances
   const letter = fileURLToPath(new URL('../../shared/datasets/letter.csv', import.meta.url));
-  let r = fedmix('experiment', '--data', letter, '--label', 'label', '--components', '99999999', '--covariance', 'diag');
+  let r = await fedmixInProcess('experiment', '--data', letter, '--label', 'label', '--components', '99999999', '--covariance', 'diag');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/a diag mixture of 99999999 components over 16 features holds 3299999967 values, more than the 134217728 \(1 GiB\) a model may; lower nComponents to at most 65536 \(LIMITS.components\)\n$/);
   expect(r.err).not.toMatch(/diagonal/);
@@ -80,7 +102,7 @@ test('messages name what was given: --clusters-per-client out of range, a model 
   const header = join(mkdtempSync(join(tmpdir(), 'fedmix-cli-')), 'header.csv');
   writeFileSync(header, 'x0,x1,label\n');
   for (const args of [['experiment', '--label', 'label', '--components', '3'], ['fedgem', '--label', 'label'], ['communities', '--label', 'label', '--detector', 'gmm'], ['mdm', 'simulate', '--label', 'label']]) {
-    r = fedmix(...args, '--data', header);
+    r = await fedmixInProcess(...args, '--data', header);
     expect(r.code, args.join(' ')).toBe(2);
     expect(r.err).toBe(`fedmix ${args[0] === 'mdm' ? 'mdm simulate' : args[0]}: ${header} has column names but no data rows\n`);
     expect(r.err).not.toMatch(/is empty/);
@@ -159,34 +181,34 @@ describe('mdm fit and mdm simulate', () => {
     }
   });
 
-  test('bad input exits with status 2 and says what to change', () => {
+  test('bad input exits with status 2 and says what to change', async () => {
     writeFileSync(at('bad.csv'), 'a,b\n3,-1\n2,2\n');
     let r = fedmix('mdm', 'fit', '--data', at('bad.csv'), '--k', '1');
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/row 0, category 1 is -1; counts must be non-negative integers/);
-    r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k', '2', '--k-range', '1..3');
+    r = await fedmixInProcess('mdm', 'fit', '--data', at('hist.csv'), '--k', '2', '--k-range', '1..3');
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/give --k K or --k-range A\.\.B/);
-    r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k', '400');
+    r = await fedmixInProcess('mdm', 'fit', '--data', at('hist.csv'), '--k', '400');
     expect(r.err).toMatch(/K = 400 components is larger than the cohort of 300 clients/);
-    r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k', '2', '--max-count', '30');
+    r = await fedmixInProcess('mdm', 'fit', '--data', at('hist.csv'), '--k', '2', '--max-count', '30');
     expect(r.err).toMatch(/exceeds N = 30/);
     // choosing K under privacy releases exact validation sums: only with --exact-validation
-    r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k-range', '1..2', '--noise-multiplier', '1', '--clip', '5');
+    r = await fedmixInProcess('mdm', 'fit', '--data', at('hist.csv'), '--k-range', '1..2', '--noise-multiplier', '1', '--clip', '5');
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/--k-range with --noise-multiplier: choosing K releases exact \(noise-free\) sums .* add --exact-validation to accept that/);
     r = fedmix('mdm', 'fit', '--data', at('hist.csv'), '--k-range', '1..2', '--rounds', '3', '--noise-multiplier', '1', '--clip', '5', '--exact-validation', '--out', at('dp.json'));
     expect(r.code).toBe(0);
     expect(fedmix('help', 'mdm', 'fit').out).toMatch(/--exact-validation/);
-    r = fedmix('mdm', 'simulate', '--method', 'fully-iid', '--data', at('central.csv'));
+    r = await fedmixInProcess('mdm', 'simulate', '--method', 'fully-iid', '--data', at('central.csv'));
     expect(r.err).toMatch(/--method fully-iid needs --histograms FILE/);
-    r = fedmix('mdm', 'frob');
+    r = await fedmixInProcess('mdm', 'frob');
     expect(r.err).toMatch(/unknown command "mdm frob"/);
     expect(fedmix('help', 'mdm', 'simulate').out).toMatch(/--method mdm\|fully-iid\|conditionally-iid/);
   });
 });
 
-test('fedgem: blobs and a CSV file, JSON with estimatedK, ari and per-client results', () => {
+test('fedgem: blobs and a CSV file, JSON with estimatedK, ari and per-client results', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'fedmix-cli-'));
   const json = join(dir, 'fedgem.json');
   let r = fedmix('fedgem', '--blobs', '--blob-samples', '150', '--repeats', '2', '--seed', '4', '--json', json);
@@ -211,15 +233,15 @@ test('fedgem: blobs and a CSV file, JSON with estimatedK, ari and per-client res
   expect(csv.data).toMatchObject({ source: 'csv', file: abalone });
   expect(csv.runs[0].phiScores.map((s: { phi: number }) => s.phi)).toEqual([0.5, 2, 8]);
   expect([0.5, 2, 8]).toContain(csv.phi);
-  r = fedmix('fedgem', '--phi', 'big', '--blobs');
+  r = await fedmixInProcess('fedgem', '--phi', 'big', '--blobs');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/--phi takes a positive number/);
-  r = fedmix('fedgem');
+  r = await fedmixInProcess('fedgem');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/--data FILE \(with --label\) or --blobs is required/);
 });
 
-test('fedgem --data on unit-variance blobs: the default scaling with the estimated variance finds K (sigma^2 = 1 did not)', () => {
+test('fedgem --data on unit-variance blobs: the default scaling with the estimated variance finds K (sigma^2 = 1 did not)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'fedmix-cli-'));
   // 9 clusters of standard deviation 1 on a 3 x 3 grid 7 apart
   const next = xorshift32(7);
@@ -254,12 +276,12 @@ test('fedgem --data on unit-variance blobs: the default scaling with the estimat
   expect(known.varianceEstimated).toBe(false);
   expect(known.summary.kCorrect).toBe(0);
   expect(known.summary.meanEstimatedK).toBeGreaterThan(12);
-  r = fedmix(...args, '--variance', '0');
+  r = await fedmixInProcess(...args, '--variance', '0');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/variance must be a finite number > 0/);
 });
 
-test('feddistr: a CSV with grouped subclasses and Fashion-MNIST, tables and the report as JSON', () => {
+test('feddistr: a CSV with grouped subclasses and Fashion-MNIST, tables and the report as JSON', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'fedmix-cli-'));
   const json = join(dir, 'feddistr.json');
   const letter = fileURLToPath(new URL('../../shared/datasets/letter.csv', import.meta.url));
@@ -285,16 +307,16 @@ test('feddistr: a CSV with grouped subclasses and Fashion-MNIST, tables and the 
   expect(Object.keys(fm.runs[0].feddistr.accuracy)).toEqual(['generative']);
   expect(r.out).toMatch(/rounds to generative/);
   // mistakes
-  r = fedmix('feddistr', '--data', letter);
+  r = await fedmixInProcess('feddistr', '--data', letter);
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/--superclass COLUMN or --groups/);
-  r = fedmix('feddistr', '--data', letter, '--groups', groups, '--baselines', 'fedavg,moon');
+  r = await fedmixInProcess('feddistr', '--data', letter, '--groups', groups, '--baselines', 'fedavg,moon');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/--baselines takes fedavg, fedprox, scaffold, central or none, got "moon"/);
-  r = fedmix('feddistr', '--groups', 'T-shirt/top+Hat');
+  r = await fedmixInProcess('feddistr', '--groups', 'T-shirt/top+Hat');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/"Hat", not a Fashion-MNIST class/);
-  r = fedmix('feddistr', '--data', letter, '--groups', groups, '--noise', '1');
+  r = await fedmixInProcess('feddistr', '--data', letter, '--groups', groups, '--noise', '1');
   expect(r.code).toBe(2);
   expect(r.err).toMatch(/--noise \(epsilon\) and --clip go together/);
 }, 120_000);
@@ -448,14 +470,14 @@ describe('server and client: a federation over the embedded broker, as a user ru
     expect(fedmix('server', '--algorithm', 'dem').err).toMatch(/--clients is required/);
     const dir = mkdtempSync(join(tmpdir(), 'fedmix-serve-'));
     writeFileSync(join(dir, 'clients.txt'), 'a\n');
-    expect(fedmix('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt')).err).toMatch(/"a" has no password; write id:password/);
+    expect((await fedmixInProcess('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt'))).err).toMatch(/"a" has no password; write id:password/);
     writeFileSync(join(dir, 'clients.txt'), 'a:pw\n');
-    expect(fedmix('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt'), '--port', '0').err).toMatch(/--features is required/);
-    expect(fedmix('server', '--algorithm', 'nope', '--clients', join(dir, 'clients.txt')).err).toMatch(/--algorithm must be one of fedgengmm, dem, fedgem, mdm, fedavg, fedprox, scaffold, communities, feddistr/);
+    expect((await fedmixInProcess('server', '--algorithm', 'dem', '--clients', join(dir, 'clients.txt'), '--port', '0')).err).toMatch(/--features is required/);
+    expect((await fedmixInProcess('server', '--algorithm', 'nope', '--clients', join(dir, 'clients.txt'))).err).toMatch(/--algorithm must be one of fedgengmm, dem, fedgem, mdm, fedavg, fedprox, scaffold, communities, feddistr/);
     const refused = fedmix('client', '--algorithm', 'mdm', '--broker', 'mqtt://127.0.0.1:1', '--id', 'a', '--password', 'x', '--counts', '1,2,3', '--wait', '0');
     expect(refused.code).toBe(2);
     expect(refused.err).toMatch(/could not connect to the MQTT broker at mqtt:\/\/127\.0\.0\.1:1/);
-    expect(fedmix('client', '--algorithm', 'mdm', '--broker', 'mqtt://x', '--id', 'bad id', '--counts', '1').err).toMatch(/client id must be 1 to 64 characters/);
+    expect((await fedmixInProcess('client', '--algorithm', 'mdm', '--broker', 'mqtt://x', '--id', 'bad id', '--counts', '1')).err).toMatch(/client id must be 1 to 64 characters/);
   });
 });
 
@@ -547,22 +569,25 @@ describe('communities: the community anomaly detection paper\'s evaluation', () 
     expect(r.err).toMatch(/warning: an ocsvm detector carries support vectors, which are rows of its client's training data/);
   }, 60_000);
 
-  test('bad usage exits with status 2, a missing file with 1', () => {
-    const bad = (args: string[], message: RegExp) => {
-      const r = fedmix('communities', ...args);
+  test('bad usage exits with status 2, a missing file with 1', async () => {
+    let first = true;
+    const bad = async (args: string[], message: RegExp) => {
+      // the first as a process, the others through the same main()
+      const r = first ? fedmix('communities', ...args) : await fedmixInProcess('communities', ...args);
+      first = false;
       expect(r.code, r.err).toBe(2);
       expect(r.err).toMatch(message);
     };
-    bad(['--label', 'kind'], /--data fashion-mnist or --data FILE\.csv/);
-    bad(['--data', csv], /--label COLUMN is required with a CSV file/);
-    bad([...small, '--p', '2,x'], /--p takes an integer or a comma-separated list, got "2,x"/);
-    bad([...small, '--q', '0.08,1.5'], /q must be a number in \[0, 1\], got 1\.5/);
-    bad([...small, '--contamination', '0.6'], /contamination must be a number in \(0, 0\.5\)/);
-    bad([...small, '--classes', 'a,zebra'], /classes\[1\] is "zebra", which no training row has/);
-    bad([...small, '--noise-epsilon', '0.5'], /needs both --noise-epsilon and --noise-clip/);
-    bad([...small, '--detector', 'ocsvm', '--noise-epsilon', '0.5', '--noise-clip', '2'], /--noise-epsilon is for --detector gmm/);
-    bad([...small, '--broker', 'carrier-pigeon'], /--broker takes "embedded" or a URL/);
-    bad([...small, '--method', 'fastest'], /--method must be one of fast-greedy, louvain/);
+    await bad(['--label', 'kind'], /--data fashion-mnist or --data FILE\.csv/);
+    await bad(['--data', csv], /--label COLUMN is required with a CSV file/);
+    await bad([...small, '--p', '2,x'], /--p takes an integer or a comma-separated list, got "2,x"/);
+    await bad([...small, '--q', '0.08,1.5'], /q must be a number in \[0, 1\], got 1\.5/);
+    await bad([...small, '--contamination', '0.6'], /contamination must be a number in \(0, 0\.5\)/);
+    await bad([...small, '--classes', 'a,zebra'], /classes\[1\] is "zebra", which no training row has/);
+    await bad([...small, '--noise-epsilon', '0.5'], /needs both --noise-epsilon and --noise-clip/);
+    await bad([...small, '--detector', 'ocsvm', '--noise-epsilon', '0.5', '--noise-clip', '2'], /--noise-epsilon is for --detector gmm/);
+    await bad([...small, '--broker', 'carrier-pigeon'], /--broker takes "embedded" or a URL/);
+    await bad([...small, '--method', 'fastest'], /--method must be one of fast-greedy, louvain/);
     const missing = fedmix('communities', '--data', join(dir, 'nowhere.csv'), '--label', 'kind');
     expect(missing.code).toBe(1);
     // the default ocsvm detector's warning comes first; then the error, one line
@@ -615,45 +640,46 @@ describe('a conventional CLI: help, exit statuses, --json -, --quiet, progress o
     expect(fedmix('help', 'frobnicate').code).toBe(2);
   }, 120_000);
 
-  test('bad usage is status 2 with one line saying what to change', () => {
-    for (const [args, message] of [
+  test('bad usage is status 2 with one line saying what to change', async () => {
+    for (const [i, [args, message]] of ([
       [['demo', '--seed', '-1'], /--seed needs a value; a value starting with a dash is written --seed=-1/],
       [['demo', 'thyroid'], /unexpected argument "thyroid"/],
       [['demo', '--quiet=yes'], /--quiet takes no value/],
       [['demo', '--json'], /--json needs a value/],
       [['experiment', '--data', thyroidPath, '--delimiter', '"', '--components', '3'], /delimiter must be one or more characters other than a quote/],
-    ] as const) {
-      const r = fedmix(...args);
+    ] as const).entries()) {
+      const r = i === 0 ? fedmix(...args) : await fedmixInProcess(...args);
       expect(r.code, r.err).toBe(2);
       expect(r.err).toMatch(message);
       expect(r.err.trim().split('\n')).toHaveLength(1);
     }
   });
 
-  test('a missing or unreadable --data file is one line and status 1, for every command that reads one', () => {
+  test('a missing or unreadable --data file is one line and status 1, for every command that reads one', async () => {
     const missing = at('nowhere.csv');
-    for (const args of [
+    for (const [i, args] of [
       ['experiment', '--data', missing, '--components', '3'],
       ['fedgem', '--data', missing],
       ['mdm', 'fit', '--data', missing, '--k', '2'],
       ['mdm', 'simulate', '--data', missing, '--method', 'fully-iid'],
       ['feddistr', '--data', missing, '--superclass', 's'],
       ['client', '--algorithm', 'dem', '--broker', 'mqtt://127.0.0.1:1', '--id', 'a', '--data', missing],
-    ]) {
-      const r = fedmix(...args);
+    ].entries()) {
+      // the first and the client (a broker connection) as processes
+      const r = i === 0 || args[0] === 'client' ? fedmix(...args) : await fedmixInProcess(...args);
       expect(r.code, `${args.join(' ')}: ${r.err}`).toBe(1);
       expect(r.err).toMatch(new RegExp(`^fedmix ${args[0] === 'mdm' ? `mdm ${args[1]}` : args[0]}: .*nowhere\\.csv: no such file or directory\\n$`));
     }
-    const folder = fedmix('experiment', '--data', dir, '--components', '3');
+    const folder = await fedmixInProcess('experiment', '--data', dir, '--components', '3');
     expect(folder.code).toBe(1);
     expect(folder.err).toMatch(/: a folder, not a file\n$/);
     // a --json file that cannot be written is the same kind of failure
-    const unwritable = fedmix('experiment', '--data', thyroidPath, ...run, '--json', join(dir, 'no', 'such', 'folder.json'));
+    const unwritable = await fedmixInProcess('experiment', '--data', thyroidPath, ...run, '--json', join(dir, 'no', 'such', 'folder.json'));
     expect(unwritable.code).toBe(1);
     expect(unwritable.err).toMatch(/folder\.json: no such file or directory\n$/);
     // a file that is there but malformed is bad data: status 2, naming the file and the line
     writeFileSync(at('ragged.csv'), 'a,b,c\n1,2,3\n4,5\n');
-    const ragged = fedmix('experiment', '--data', at('ragged.csv'), '--components', '2');
+    const ragged = await fedmixInProcess('experiment', '--data', at('ragged.csv'), '--components', '2');
     expect(ragged.code).toBe(2);
     expect(ragged.err).toMatch(/ragged\.csv: CSV line 3 has 2 fields but the header has 3/);
   });
