@@ -4,7 +4,8 @@
 // satellite and shuttle, raw and scaled, dealt IID to 5 clients as the DEM
 // tests deal them. Prints, per run, the refusals (an honest client refused by
 // the clip would show here), the quantization bound and the largest
-// difference of the model from the plain run's (relative to max(1, |x|)).
+// difference of the model from the plain run's (relative to max(1, |x|)),
+// then any ridge a full covariance's secure sum needed (docs/privacy.md).
 //
 //   bash scripts/setup.sh && node scripts/secure-aggregation-clip.mjs
 import { readFileSync } from 'node:fs';
@@ -48,6 +49,11 @@ for (const set of SETS) {
         const refused = secure.failures.filter((x) => x.kind === 'refused' || x.excluded).length;
         line = `${String(secure.rounds).padStart(6)}  ${String(refused).padStart(7)}  ${largest.toExponential(2).padStart(8)}  ${bound.toExponential(2)}  ${diff.toExponential(2)}${plain.rounds === secure.rounds ? '' : ` (plain ${plain.rounds} rounds)`}`;
         if (refused) line += `  ${secure.failures[0].reason.slice(0, 160)}`;
+        // what a full covariance's secure sum needed (DEM's quantizationRidge / quantizationEmpty metrics)
+        for (const h of secure.history) {
+          for (const r of h.metrics?.quantizationRidge ?? []) line += `  round ${h.round}: ridge ${r.ridge.toExponential(2)} on component ${r.component}`;
+          if (h.metrics?.quantizationEmpty) line += `  round ${h.round}: component(s) ${h.metrics.quantizationEmpty.join(', ')} empty`;
+        }
       } catch (e) {
         line = `failed: ${e.constructor.name}: ${e.message.slice(0, 200)}`;
       } finally {

@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DirichletMultinomialMixture, FedmixError, init, InvalidMessageError, InvalidParameterError, Matrix, SecureAggregationError } from '../ts/index.js';
+import { DirichletMultinomialMixture, FedmixError, init, InvalidMessageError, InvalidParameterError, Matrix, partition, SecureAggregationError } from '../ts/index.js';
+import { labelledFromCsv } from '../ts/experiments/index.js';
 import { DemClient } from '../ts/federated/dem/client.js';
 import { DemServer } from '../ts/federated/dem/server.js';
 import { DEM_PROTOCOL } from '../ts/federated/dem/messages.js';
@@ -184,6 +185,56 @@ describe('distributed EM under secure aggregation', () => {
       }
     });
   }
+
+  describe('raw shuttle, full covariances: a sum a hair short of positive definite', () => {
+    // the first rows of shuttle.csv, raw (features up to 1e4, some near-constant within a component), 5 IID clients
+    let lines: string[] | undefined;
+    const shuttle = (rows: number) => {
+      lines ??= readFileSync(new URL('../../shared/datasets/shuttle.csv', import.meta.url), 'utf8').split('\n', 1601);
+      const text = lines.slice(0, rows + 1).join('\n');
+      const x = labelledFromCsv(text, { label: 'label' }).X;
+      return partition.iid(x.nRows, { clients: 5, seed: 7 }).indices.map((r) => x.selectRows(r));
+    };
+    const fit = async (parts: Matrix[], secure: boolean) => {
+      const server = new DemServer({ nComponents: 7, nFeatures: 9, covarianceType: 'full', init: 'separated', seed: 1 });
+      const clients = parts.map((p, i) => new DemClient(`c${i}`, p));
+      try {
+        return secure ? await runFederation(server, clients, { secureAggregation: {} }) : runFederationSync(server, clients);
+      } finally {
+        server.dispose();
+      }
+    };
+    const flat = (m: { toJSON(): unknown }) => {
+      const j = m.toJSON() as Record<'weights' | 'means' | 'covariances', ArrayLike<number>>;
+      return (['weights', 'means', 'covariances'] as const).flatMap((k) => Array.from(j[k]));
+    };
+
+    it('a component with a near-constant feature gets the smallest ridge that makes it definite; the model is the plain one', async () => {
+      const parts = shuttle(200);
+      const plain = await fit(parts, false);
+      const secure = await fit(parts, true);
+      // before: round 1's M-step failed (NumericalError at component 4); the quantization took its covariance below regCovar
+      expect(secure.history[0]!.metrics).toEqual({ logLikelihood: expect.any(Number), quantizationRidge: [{ component: 4, ridge: 2.56e-4 }] });
+      for (const h of secure.history.slice(1)) expect(Object.keys(h.metrics as object)).toEqual(['logLikelihood']);
+      for (const h of plain.history) expect(Object.keys(h.metrics as object)).toEqual(['logLikelihood']);
+      const { roundLine } = await import('../ts/cli/federation-log.js');
+      expect(roundLine({ ...secure.history[0]!, excluded: [], elapsed: 0 }, 'text', 3)).toContain('quantization ridge 0.000256 on component 4');
+      expect(secure.rounds).toBe(plain.rounds);
+      // measured: 2.3e-8
+      const a = flat(plain.model);
+      const b = flat(secure.model);
+      a.forEach((value, i) => expect(Math.abs(b[i]! - value)).toBeLessThan(1e-6 * Math.max(1, Math.abs(value))));
+    });
+
+    it('a component whose count sums to 0 is taken as empty (its moments are quantization noise), shown in the metrics', async () => {
+      const secure = await fit(shuttle(1600), true);
+      expect(secure.history[0]!.metrics).toMatchObject({ quantizationRidge: [{ component: 4, ridge: 2.56e-4 }], quantizationEmpty: [2] });
+      const { roundLine } = await import('../ts/cli/federation-log.js');
+      expect(roundLine({ ...secure.history[0]!, excluded: [], elapsed: 0 }, 'text', 3)).toContain('component 2 summed to no rows (taken as empty)');
+      // the plain run's component 2 follows responsibilities below the bound (3e-5) that the sum cannot resolve: the models differ
+      expect(Number.isFinite((secure.history.at(-1)!.metrics as { logLikelihood: number }).logLikelihood)).toBe(true);
+    });
+  });
 
   it('the synchronous runs refuse secure aggregation, typed (its WebCrypto work is asynchronous)', () => {
     const server = new DemServer({ nComponents: 3, nFeatures: 2, featureRange: [-20, 20], init: 'separated', maxRounds: 1 });

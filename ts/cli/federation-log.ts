@@ -73,7 +73,7 @@ function privacyText(r: RoundRecord): string {
   return s ? `; ${s.mechanism} noise (not accounted: no privacy.delta)` : '';
 }
 
-/** A few of the round's metrics for the text log: a loss, a log-likelihood, the clipped count, when the algorithm reports them. */
+/** A few of the round's metrics for the text log: a loss, a log-likelihood, the clipped count, a secure sum's quantization ridges, when the algorithm reports them. */
 function metricsText(metrics: unknown): string {
   if (metrics === null || typeof metrics !== 'object') return '';
   const m = metrics as Record<string, unknown>;
@@ -83,6 +83,11 @@ function metricsText(metrics: unknown): string {
     if (typeof x === 'number' && Number.isFinite(x)) parts.push(`${key} ${Number(x.toPrecision(6))}`);
   }
   if (typeof m.clipped === 'number') parts.push(`${m.clipped} clipped`);
+  // a secure sum's quantization: ridges added to components' covariances, components whose count summed to 0
+  if (Array.isArray(m.quantizationRidge) && m.quantizationRidge.length) {
+    parts.push(`quantization ridge ${(m.quantizationRidge as { component: number; ridge: number }[]).map((r) => `${Number(r.ridge.toPrecision(3))} on component ${r.component}`).join(', ')}`);
+  }
+  if (Array.isArray(m.quantizationEmpty) && m.quantizationEmpty.length) parts.push(`component${m.quantizationEmpty.length === 1 ? '' : 's'} ${m.quantizationEmpty.join(', ')} summed to no rows (taken as empty)`);
   return parts.length ? `; ${parts.join(', ')}` : '';
 }
 

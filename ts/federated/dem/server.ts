@@ -17,7 +17,8 @@
  */
 import { apportion } from '../../data/apportion.js';
 import { Matrix } from '../../data/matrix.js';
-import { ContributionError, FedmixError, formatValue, inContext, InvalidMessageError, InvalidParameterError } from '../../errors.js';
+import { ContributionError, FedmixError, formatValue, inContext, InvalidMessageError, InvalidParameterError, NumericalError } from '../../errors.js';
+import { cholesky } from '../../distributions/gaussian.js';
 import { COV_CODE, GaussianMixture } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import { seedParts } from '../../validate.js';
@@ -35,6 +36,7 @@ import {
   checkStats,
   checkStatsInRange,
   kfedLocalType,
+  packedLength,
   checkSubsetRows,
   DEM_COUNT_REQUEST,
   DEM_KFED_REQUEST,
@@ -113,7 +115,25 @@ type Accepted =
   | { phase: 'count'; rows: number }
   | { phase: 'subset'; values: Float64Array }
   | { phase: 'kfed'; rows: number; local: ReceivedKfedLocal }
-  | { phase: 'em'; rows: number; stats: ReceivedStats };
+  | { phase: 'em'; rows: number; stats: ReceivedStats; quantizationRidge?: QuantizationRidge[]; quantizationEmpty?: number[] };
+
+/** A ridge added to a component's covariance in a secure round (quantizationRidges): its index and the amount on each variance. */
+export interface QuantizationRidge {
+  component: number;
+  ridge: number;
+}
+
+/**
+ * An EM round's metrics: the clients' average mean log-likelihood; in a
+ * secure round with full covariances, only when there were any, the ridges
+ * its sum needed and the components whose count summed to 0 (their first and
+ * second moments, quantization noise, taken as 0).
+ */
+export interface DemRoundMetrics {
+  logLikelihood: number;
+  quantizationRidge?: QuantizationRidge[];
+  quantizationEmpty?: number[];
+}
 
 export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   readonly protocol = DEM_PROTOCOL;
@@ -306,7 +326,8 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
       default: {
         const shift = (request.payload as ModelBroadcast).summaryShift;
         // a secure round's sum: each value within the round's quantization bound of the exact sum
-        const stats = checkStats(reply.payload as StatsReply, t, k, d, this.o.regCovar, shift, ctx === undefined ? 0 : (checkContext(ctx).quantization ?? 0));
+        const quantization = ctx === undefined ? 0 : (checkContext(ctx).quantization ?? 0);
+        const stats = checkStats(reply.payload as StatsReply, t, k, d, this.o.regCovar, shift, quantization);
         if (this.declared) {
           checkStatsInRange(this.declared, t, k, d, this.current!.means, stats);
           const absMax = stats.summary?.absMax;
@@ -317,7 +338,12 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
         // the log-likelihood it reports must be one its statistics allow: the stopping rule averages them
         const summary = stats.summary ?? this.summaries.get(reply.from);
         checkLogLikelihood(this.current!, stats, this.summaryShift ?? shift, summary);
-        out = { phase: 'em', rows: stats.rows, stats };
+        if (quantization > 0 && t === 'full') {
+          const { ridged, ridges, empty } = quantizationRidges(stats, summary?.absMax ?? new Float64Array(d), k, d, this.o.regCovar, quantization);
+          out = { phase: 'em', rows: stats.rows, stats: ridged, ...(ridges.length ? { quantizationRidge: ridges } : {}), ...(empty.length ? { quantizationEmpty: empty } : {}) };
+        } else {
+          out = { phase: 'em', rows: stats.rows, stats };
+        }
       }
     }
     // a client's rows do not change during a run (its summary depends on them)
@@ -328,7 +354,7 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
   }
 
   /** Ends the round with the accepted replies (the runtime has dealt with the failures). */
-  aggregate(context: RoundContext, acceptedReplies: ReadonlyMap<string, Accepted>): { logLikelihood: number } | undefined {
+  aggregate(context: RoundContext, acceptedReplies: ReadonlyMap<string, Accepted>): DemRoundMetrics | undefined {
     const ctx = checkContext(context);
     const accepted = checkAccepted<Accepted>(acceptedReplies, this.made);
     for (const [id, a] of accepted) if (a.phase !== 'subset') this.rowsOf.set(id, a.rows);
@@ -348,8 +374,13 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
         this.kfed(replies.map((a) => (a as Extract<Accepted, { phase: 'kfed' }>).local));
         this.initRoundCount += 1;
         return undefined;
-      case 'em':
-        return { logLikelihood: this.emStep(new Map([...accepted].map(([id, a]) => [id, (a as Extract<Accepted, { phase: 'em' }>).stats]))) };
+      case 'em': {
+        const em = [...accepted].map(([id, a]) => [id, a as Extract<Accepted, { phase: 'em' }>] as const);
+        const logLikelihood = this.emStep(new Map(em.map(([id, a]) => [id, a.stats])));
+        const ridges = em.flatMap(([, a]) => a.quantizationRidge ?? []);
+        const empty = em.flatMap(([, a]) => a.quantizationEmpty ?? []);
+        return { logLikelihood, ...(ridges.length ? { quantizationRidge: ridges } : {}), ...(empty.length ? { quantizationEmpty: empty } : {}) };
+      }
       default:
         throw new InvalidParameterError(`round ${ctx.round}: the server is done`);
     }
@@ -562,4 +593,87 @@ export class DemServer implements ServerRole<Accepted, GaussianMixture> {
     this.current = undefined;
     if (!this.rng.disposed) this.rng.dispose();
   }
+}
+
+/** What the core's M-step adds to every component's count (stats.rs COUNT_FLOOR, scikit-learn's). */
+const COUNT_FLOOR = 10 * Number.EPSILON;
+
+/**
+ * A secure round's summed full statistics, each component's covariance made
+ * positive definite where the quantization left it short. The core's check
+ * (SuffStats::check_sum) accepts a sum whose moment matrices lack up to
+ * eps = (d + k + 2) q of positive semidefinite, so the covariance the M-step
+ * forms (S2 / n - m m^T + regCovar, n = nk + COUNT_FLOOR, m = s1 / n, as
+ * SuffStats::estimates) may lack up to eps (1 + |m|^2) / n in a direction:
+ * more than regCovar where a feature is (near) constant within a component.
+ * Only such a component gets a ridge: the smallest delta, doubling from
+ * regCovar, whose S2 + delta n I gives a covariance the M-step can factor
+ * (the core's Cholesky, pivots above the variance floor (16 eps absMax)^2),
+ * at most that worst case; beyond it, a NumericalError.
+ *
+ * A component whose count summed to 0 (the layout clamps a count the
+ * quantization took below zero: its rows' responsibilities are within the
+ * bound of none) has only quantization noise in s1 and S2, which over the
+ * count floor would put its mean anywhere (1e9 away on raw shuttle): both are
+ * taken as 0, so the M-step keeps its mean with covariance regCovar I, as a
+ * plain M-step does for a component no row reaches.
+ *
+ * Every other component, and every plain round, is left exactly as summed;
+ * what was changed goes into the round's metrics.
+ */
+function quantizationRidges(
+  stats: ReceivedStats, absMax: ArrayLike<number>, k: number, d: number, regCovar: number, quantization: number,
+): { ridged: ReceivedStats; ridges: QuantizationRidge[]; empty: number[] } {
+  const eps = (d + k + 2) * quantization;
+  const packed = packedLength(d);
+  const floor = Array.from({ length: d }, (_, j) => (16 * Number.EPSILON * absMax[j]!) ** 2);
+  const ridges: QuantizationRidge[] = [];
+  const empty: number[] = [];
+  let s1: Float64Array | undefined;
+  let s2: Float64Array | undefined;
+  const cov = new Float64Array(d * d);
+  /** whether component c's covariance, with delta n on S2's diagonal, factors as the M-step factors it */
+  const definite = (c: number, n: number, m: Float64Array, delta: number): boolean => {
+    for (let j = 0, i = c * packed; j < d; j++) {
+      for (let l = j; l < d; l++, i++) {
+        const second = j === l && delta > 0 ? stats.s2[i]! + delta * n : stats.s2[i]!;
+        const v = second / n - m[j]! * m[l]! + (j === l ? regCovar : 0);
+        cov[j * d + l] = v;
+        cov[l * d + j] = v;
+      }
+    }
+    const l = cholesky(cov, d);
+    return l !== undefined && floor.every((f, j) => l[j * d + j]! * l[j * d + j]! > f);
+  };
+  for (let c = 0; c < k; c++) {
+    if (stats.nk[c] === 0) {
+      let noise = false;
+      for (let j = 0; j < d; j++) noise ||= stats.s1[c * d + j] !== 0;
+      for (let i = c * packed; i < (c + 1) * packed; i++) noise ||= stats.s2[i] !== 0;
+      if (noise) {
+        (s1 ??= Float64Array.from(stats.s1)).fill(0, c * d, (c + 1) * d);
+        (s2 ??= Float64Array.from(stats.s2)).fill(0, c * packed, (c + 1) * packed);
+        empty.push(c);
+      }
+      continue;
+    }
+    const n = stats.nk[c]! + COUNT_FLOOR;
+    const m = Float64Array.from({ length: d }, (_, j) => stats.s1[c * d + j]! / n);
+    if (definite(c, n, m, 0)) continue;
+    const cap = (eps * (1 + m.reduce((a, x) => a + x * x, 0))) / n;
+    let delta = regCovar > 0 ? Math.min(regCovar, cap) : cap;
+    while (!definite(c, n, m, delta)) {
+      if (delta >= cap) {
+        throw new NumericalError(
+          `Fitting failed at component ${c}: its covariance from the secure sum is not positive definite even with a ridge of ${cap.toExponential(3)}, ` +
+            `the most the round's quantization bound ${quantization.toExponential(3)} explains ((d + k + 2) q (1 + |mean offset|^2) / n_k); increase regCovar or lower nComponents`,
+        );
+      }
+      delta = Math.min(2 * delta, cap);
+    }
+    s2 ??= Float64Array.from(stats.s2);
+    for (let j = 0, i = c * packed; j < d; i += d - j, j++) s2[i] = s2[i]! + delta * n;
+    ridges.push({ component: c, ridge: delta });
+  }
+  return { ridged: s1 || s2 ? { ...stats, ...(s1 ? { s1 } : {}), ...(s2 ? { s2 } : {}) } : stats, ridges, empty };
 }
