@@ -4,7 +4,11 @@
  * quantization bound with its clients in worker threads, and as `fedmix
  * client` processes of `fedmix server --secure-aggregation` over the embedded
  * broker and over mosquitto; with too few honest clients left the server
- * fails typed, with a nonzero exit status, and releases no model.
+ * fails typed, with a nonzero exit status, and releases no model. DP-FedAvg
+ * with distributed noise over mosquitto: the server's rounds are noised and
+ * each client's ledger file holds the Skellam steps the server's run ledger
+ * composed; past their budgets the clients refuse (exit 3) and the server
+ * fails naming the refusals, with no model.
  *
  * Needs `bash scripts/setup.sh` first (dist/, mosquitto).
  */
@@ -15,10 +19,11 @@ import { join as pathJoin } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as f from '../dist/index.js';
-import { WorkerTransport, type ClientSpec } from '../dist/node.js';
+import { FileLedgerStore, WorkerTransport, type ClientSpec } from '../dist/node.js';
 import { startBroker, type RunningBroker } from '../ts/federated/transport/broker.js';
 import { startMosquitto } from '../ts/federated/transport/mosquitto.js';
 import { SERVER_USER } from '../ts/federated/serve.js';
+import type { SavedLedger } from '../ts/federated/runtime/client-budget.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
 const ABALONE = fileURLToPath(new URL('../../shared/datasets/abalone.csv', import.meta.url));
@@ -38,6 +43,13 @@ const HEADER = 'length,diameter,height,whole,shucked,viscera,shell';
 const CLIENTS = ['c0', 'c1', 'c2', 'c3'];
 const part = (i: number) => ROWS.slice(300 * i, 300 * (i + 1));
 for (const [i, id] of CLIENTS.entries()) writeFileSync(pathJoin(dir, `${id}.csv`), [HEADER, ...part(i).map((r) => r.join(','))].join('\n') + '\n');
+/** Abalone's sex (M, F, I) as a class index, DP-FedAvg's label: the same rows with it, per client. */
+const SEX = readFileSync(ABALONE, 'utf8')
+  .trim()
+  .split('\n')
+  .slice(1)
+  .map((l) => 'MFI'.indexOf(l.split(',')[0]!));
+for (const [i, id] of CLIENTS.entries()) writeFileSync(pathJoin(dir, `${id}-sex.csv`), [`${HEADER},sex`, ...part(i).map((r, j) => `${r.join(',')},${SEX[300 * i + j]}`)].join('\n') + '\n');
 writeFileSync(pathJoin(dir, 'clients.txt'), CLIENTS.join('\n') + '\n');
 // a client whose data has one row far outside any honest statistic: its second moments pass the clip (2^36), so it refuses at the masking stage
 const OUTLIER = 'bad';
@@ -99,14 +111,15 @@ test('worker threads: the secure run gives the plain model within the bound', as
   }
 });
 
-/** A command of the built CLI: its stderr and its exit. */
-function run(args: string[]): { err: () => string; exited: Promise<number | null> } {
+/** A command of the built CLI: its stdout, its stderr and its exit. */
+function run(args: string[]): { out: () => string; err: () => string; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   processes.push(child);
+  let out = '';
   let err = '';
-  child.stdout!.on('data', () => {});
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  return { err: () => err, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+  return { out: () => out, err: () => err, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
 }
 
 const password = (id: string) => `pw-${id}`;
@@ -127,6 +140,30 @@ async function secureFederation(url: string, ids: string[], tag: string) {
     .map((l) => JSON.parse(l) as { event: string; secure?: { survivors: number; bound: number; clip: number } })
     .filter((l) => l.event === 'round');
   return { code, err: server.err(), rounds, out };
+}
+
+const DELTA = 1e-5;
+/** DP-FedAvg (a softmax layer on the seven measurements) under secure aggregation: each client clips its update to 1 and adds its Skellam share of noise multiplier 1.1. */
+const DP_FEDAVG_ARGS = ['--algorithm', 'fedavg', '--layers', '7,3', '--loss', 'softmax-cross-entropy', '--rounds', '2', '--epochs', '1', '--batch-size', '32', '--dp-clip', '1', '--dp-noise-multiplier', '1.1'];
+
+/** `fedmix server --secure-aggregation` with DP-FedAvg and a `fedmix client` process per id, each with a budget of `budget` over its ledger file. */
+async function dpFederation(url: string, tag: string, budget: number) {
+  const out = pathJoin(dir, `${tag}.json`);
+  const summary = pathJoin(dir, `${tag}-summary.json`);
+  const server = run(['server', '--federation', FED, '--broker', url, '--username', SERVER_USER, '--password', SERVER_PASSWORD, '--clients', pathJoin(dir, 'clients.txt'), ...DP_FEDAVG_ARGS, '--secure-aggregation', '--delta', String(DELTA), '--round-timeout', '20', '--join-timeout', '30', '--out', out, '--json', summary]);
+  const clients = CLIENTS.map((id) =>
+    run(['client', '--algorithm', 'fedavg', '--federation', FED, '--broker', url, '--id', id, '--password', password(id), '--data', pathJoin(dir, `${id}-sex.csv`), '--label', 'sex', '--log-format', 'json', '--epsilon-budget', String(budget), '--delta', String(DELTA), '--ledger', pathJoin(dir, `${id}-ledger.json`)]),
+  );
+  const code = await server.exited;
+  const codes = await Promise.all(clients.map((c) => c.exited));
+  return { code, err: server.err(), out, summary, clients: clients.map((c, i) => ({ code: codes[i], out: c.out(), err: c.err() })) };
+}
+
+/** A client's ledger file as the client reads it (its digest checked): what it has spent, over how many requests. */
+async function ledgerOf(id: string) {
+  const path = pathJoin(dir, `${id}-ledger.json`);
+  const budget = await f.ClientBudget.open({ epsilon: 1e6, delta: DELTA, store: new FileLedgerStore(path) });
+  return { epsilon: budget.spent().epsilon, accounted: budget.accounted, saved: JSON.parse(readFileSync(path, 'utf8')) as SavedLedger };
 }
 
 const BROKERS = [
@@ -160,5 +197,63 @@ describe.each(BROKERS)('client processes over the $name', ({ name, start }) => {
       expect(r.err).toMatch(/fedmix server: after the masked inputs: 2 clients are left; each one's self-mask needs 2 shares from the others, so at least 3 must survive; the round's sum cannot be released/);
       expect(existsSync(r.out)).toBe(false);
     });
+
+    test("DP-FedAvg with distributed noise: noised secure rounds, each client's ledger file holds the server's Skellam steps; past their budgets the clients refuse (exit 3), the server fails naming it, no model", async () => {
+      // the Skellam step every round declares: 4 clients, all pairs, threshold 2 (the defaults), 7 x 3 weights and 3 biases
+      const calibration = f.distributedNoise({ clip: 1, noiseMultiplier: 1.1, length: 7 * 3 + 3, clients: 4, threshold: 2 });
+      const step = calibration.step;
+      const epsilonAfter = (steps: number) => f.privacyEpsilon({ ...step, steps, delta: DELTA }).epsilon;
+      const first = await dpFederation(broker.url, 'dp-ample', 100);
+      expect(first.code, first.err).toBe(0);
+      // (a) the saved model's round records: secure, every client in the sum, with the noise each client added
+      const saved = JSON.parse(readFileSync(first.out, 'utf8')) as { history: { replies: boolean; secure?: { survivors: number; clip: number; noise?: { noiseMultiplier: number; skellamMu: number; scale: number; stddev: number; guaranteed: number } }; privacy?: { step: unknown } }[] };
+      const rounds = saved.history.filter((h) => h.replies);
+      expect(rounds).toHaveLength(2);
+      for (const h of rounds) {
+        expect(h.secure).toMatchObject({ survivors: 4, clip: 1 });
+        const noise = h.secure!.noise!;
+        expect(noise).toMatchObject({ noiseMultiplier: 1.1, skellamMu: calibration.skellamMu, scale: calibration.fixedPoint.scale });
+        expect(noise.stddev).toBeCloseTo(Math.sqrt(2 * 4 * noise.skellamMu) / noise.scale, 12);
+        expect(noise.guaranteed).toBeGreaterThanOrEqual(1.1);
+        expect(h.privacy!.step).toEqual(step);
+      }
+      // and the server's log line of each round says it
+      for (const r of [1, 2]) expect(first.err).toMatch(new RegExp(`round ${r} \\(fedavg/train, secure aggregation\\): sum of 4/4 clients .*; Skellam noise: mu [\\d.e+]+ per client, standard deviation [\\d.]+ per value \\(noise multiplier 1\\.1\\)\\); epsilon [\\d.]+ spent`));
+      // (b) the server's run ledger composed two Skellam steps; every client's ledger file holds the same two, of this run
+      const summary = JSON.parse(readFileSync(first.summary, 'utf8')) as { privacy: { epsilon: number; delta: number; steps: unknown[] } };
+      expect(summary.privacy.steps).toEqual([{ ...step, steps: 2 }]);
+      expect(Math.abs(summary.privacy.epsilon - epsilonAfter(2))).toBeLessThan(1e-9);
+      const runId = /fedmix server: run ([0-9a-f]+)/.exec(first.err)![1];
+      for (const [i, id] of CLIENTS.entries()) {
+        const c = first.clients[i]!;
+        expect(c.code, c.err).toBe(0);
+        // a secure round's five stages are requests of that round, then the result after round 2
+        const requests = c.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { event: string; kind: string; round: number; notification: boolean }).filter((l) => l.event === 'request');
+        expect(requests.map((l) => [l.round, l.notification])).toEqual([...Array(5).fill([1, false]), ...Array(5).fill([2, false]), [2, true]]);
+        expect(c.out).toMatch(/privacy spent: epsilon [\d.]+ of 100 at delta 0.00001 over 2 requests/);
+        const ledger = await ledgerOf(id);
+        expect(ledger.accounted).toBe(2);
+        expect(ledger.saved.accountant.history).toEqual(summary.privacy.steps);
+        expect(ledger.saved.recent.map((e) => [e.run, e.round, e.kind])).toEqual([[runId, 1, 'fedavg/train'], [runId, 2, 'fedavg/train']]);
+        expect(Math.abs(ledger.epsilon - summary.privacy.epsilon)).toBeLessThan(1e-9);
+      }
+      // (c) a second run over the same ledgers, with budgets that allow two steps but not a third: round 1's request is refused by every client, spending nothing
+      const budget = (epsilonAfter(2) + epsilonAfter(3)) / 2;
+      const second = await dpFederation(broker.url, 'dp-spent', budget);
+      expect(second.code).toBe(2);
+      // the server names every refusal (reasons are withheld under DP, a budget refusal is still named)
+      expect(second.err).toMatch(/fedmix server: after the masked inputs: 0 clients are left, fewer than the threshold 2; the round's sum cannot be released; this round's failures: /);
+      for (const id of CLIENTS) expect(second.err).toContain(`${id}: refused: answering would exceed its privacy budget (secure aggregation, mask stage)`);
+      expect(existsSync(second.out)).toBe(false);
+      for (const [i, id] of CLIENTS.entries()) {
+        const c = second.clients[i]!;
+        expect(c.code, c.err).toBe(3);
+        expect(c.err).toMatch(new RegExp(`fedmix client: warning: excluded round 1: ${id}: refused round 1's fedavg/train request for its privacy budget: answering it \\(Skellam noise mu [\\d.e+]+ at sensitivities l1 [\\d.e+]+, l2 [\\d.e+]+\\) would bring its epsilon to [\\d.]+, past its budget of [\\d.]+ at delta 0\\.00001; it has spent [\\d.]+ over 2 requests`));
+        expect(c.out).toMatch(/the server's run failed: after the masked inputs: 0 clients are left/);
+        const ledger = await ledgerOf(id);
+        expect(ledger.accounted).toBe(2);
+        expect(Math.abs(ledger.epsilon - summary.privacy.epsilon)).toBeLessThan(1e-9);
+      }
+    }, 60_000);
   }
 });

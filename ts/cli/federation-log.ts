@@ -9,6 +9,7 @@
  */
 import type { RoundRecord, RoundReport } from '../federated/runtime/run.js';
 import type { Protocol } from '../federated/runtime/roles.js';
+import { SECURE_PREFIX } from '../federated/secure-aggregation/messages.js';
 import type { SecureNoiseRecord } from '../federated/secure-aggregation/noise.js';
 import type { OptionSpec } from './args.js';
 
@@ -127,7 +128,8 @@ export function startLine(run: { id: string; resumedAfter?: number; state?: stri
  * client names the round the server names.
  */
 export function requestLine(id: string, protocol: Protocol, kind: string, round: number, format: LogFormat): string {
-  const notification = protocol.exchanges.get(kind)?.reply === undefined;
+  // a secure round's stages (answered by the client host, not in the role's protocol) are requests of their round
+  const notification = !kind.startsWith(SECURE_PREFIX) && protocol.exchanges.get(kind)?.reply === undefined;
   const r = notification ? round - 1 : round;
   if (format === 'json') return JSON.stringify({ event: 'request', client: id, kind, round: r, notification });
   return notification ? `received ${kind} after round ${r}` : `answered ${kind} of round ${r}`;

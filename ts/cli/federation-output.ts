@@ -27,11 +27,20 @@ export function requireClientModel(algorithm: string, role: ClientRole): void {
 
 /**
  * The client's outcome: a run that failed is a FederationError (the command
- * writes it on stderr and exits with status 2); one that ended well writes
- * the global model with --out (it must have come) and reports.
+ * writes it on stderr and exits with status 2), unless this client refused
+ * requests for its privacy budget (`refused`): it did what its budget asks,
+ * and its refusals may be why the run failed, so the failure is reported
+ * (nothing written with --out) and the refusals give the exit status
+ * (budgetOutcome). One that ended well writes the global model with --out
+ * (it must have come) and reports.
  */
-export function clientOutcome(algorithm: string, id: string, r: JoinResult, role: ClientRole, o: Options, write: (path: string, text: string) => void): CommandResult {
-  if (!r.ok) throw new FederationError(`client ${id}: the server's run failed: ${r.reason ?? 'no reason given'} (${r.answered} requests answered)`);
+export function clientOutcome(algorithm: string, id: string, r: JoinResult, role: ClientRole, o: Options, write: (path: string, text: string) => void, refused = false): CommandResult {
+  if (!r.ok) {
+    const failed = `client ${id}: the server's run failed: ${r.reason ?? 'no reason given'} (${r.answered} requests answered)`;
+    if (!refused) throw new FederationError(failed);
+    if (o['log-format'] === ('json' satisfies LogFormat)) result(JSON.stringify(endObject(id, r)));
+    return { text: `fedmix ${failed}`, json: r };
+  }
   const out = typeof o.out === 'string' ? o.out : undefined;
   if (out) {
     const model = role.savedGlobalModel?.();

@@ -341,7 +341,7 @@ export async function runClientCommand(o: Options): Promise<CommandResult> {
       onRequest: (kind, round) => result(requestLine(id, role.protocol, kind, round, o['log-format'] as LogFormat)),
     });
     // a failed run is an error (stderr, exit status 2); the global model, when asked for, is written once the run ended well
-    return budgetOutcome(clientOutcome(a, id, r, role, o, (path, text) => writeFileAtomicSync(path, text)), budget);
+    return budgetOutcome(clientOutcome(a, id, r, role, o, (path, text) => writeFileAtomicSync(path, text), (budget?.refusals.length ?? 0) > 0), budget);
   } finally {
     role.dispose();
   }

@@ -43,6 +43,17 @@ export const REFUSAL = defineMessage(
 );
 
 /**
+ * What the server records of a refusal: its reason, or, where reasons are
+ * withheld (ServerRole.detailedReasons), only that the client refused; a
+ * refusal for the client's own privacy budget says nothing of its data, so it
+ * is named either way.
+ */
+export function refusalReason(refusal: { reason: string; code: FedmixErrorCode }, detailed: boolean): string {
+  if (detailed) return refusal.reason;
+  return refusal.code === 'PRIVACY_BUDGET' ? 'refused: answering would exceed its privacy budget' : 'reported an error instead of answering';
+}
+
+/**
  * A reply stamped with the run of the request it answers (roles make their
  * replies without one), so that the server can tell a reply of its run from
  * one of another; a request that could not be read names no run.

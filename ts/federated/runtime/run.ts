@@ -28,7 +28,7 @@ import { decodeMessage } from '../messages/codec.js';
 import { checkEnvelope, freshRunId, isRunId, withRun, type Message } from '../messages/envelope.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import type { Exchange, ExchangeOptions, Interruption, Received, SyncTransport, Transport } from '../transport/transport.js';
-import { REFUSAL } from './client-host.js';
+import { REFUSAL, refusalReason } from './client-host.js';
 import { MissedRounds, type MissedRoundsState } from './missed-rounds.js';
 import { resolvePolicy, type FederationPolicy, type ResolvedPolicy } from './policy.js';
 import { roundStep, RunLedger, type RoundPrivacy, type RunPrivacy } from './privacy-ledger.js';
@@ -679,9 +679,7 @@ function judgeReply<A, R>(run: RunState<A, R>, ctx: RoundContext, id: string, r:
       // a client that could not read the request does not know its round: 0
       if (refusal.round !== round && refusal.round !== 0) throw new InvalidMessageError(`its refusal is for round ${refusal.round}, not ${round}`);
       const E = ERRORS[refusal.payload.code] ?? InvalidMessageError;
-      // a refusal for the client's own privacy budget says nothing of its data: said even where reasons are withheld
-      const withheld = refusal.payload.code === 'PRIVACY_BUDGET' ? 'refused: answering would exceed its privacy budget' : 'reported an error instead of answering';
-      return { kind: 'refused', reason: detailed ? refusal.payload.reason : withheld, error: new E(refusal.payload.reason) };
+      return { kind: 'refused', reason: refusalReason(refusal.payload, detailed), error: new E(refusal.payload.reason) };
     }
     if (m.round !== round) throw new InvalidMessageError(`its reply is for round ${m.round}, not ${round}`);
     const expected = server.protocol.exchanges.get(request.kind)!.reply!;

@@ -21,7 +21,7 @@ import { defaultNeighbours, defaultThreshold } from '../../privacy/secure-aggreg
 import { encodeMessage } from '../messages/codec.js';
 import { withPrivacy, withRun, type Message } from '../messages/envelope.js';
 import type { MessageType } from '../messages/schema.js';
-import { REFUSAL } from '../runtime/client-host.js';
+import { REFUSAL, refusalReason } from '../runtime/client-host.js';
 import type { ResolvedPolicy } from '../runtime/policy.js';
 import { usersIn, type Failure, type RoundContext, type ServerRole } from '../runtime/roles.js';
 import type { Exchange, ExchangeOptions, Received } from '../transport/transport.js';
@@ -159,8 +159,24 @@ export function planSecureRound(policy: ResolvedPolicy, server: ServerRole, requ
   return { request, length, neighbours, threshold, ...(noise ? { noise } : {}) };
 }
 
-/** The secure round: four exchanges, then the summed reply. */
+/**
+ * The secure round: four exchanges, then the summed reply. A round that fails
+ * for too few clients left names why they left (the round's failures, e.g.
+ * refusals for the clients' privacy budgets), as a run that excludes too many
+ * does.
+ */
 export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureOutcome, unknown> {
+  const failures: Failure[] = [];
+  try {
+    return yield* secureStages(io, failures);
+  } catch (e) {
+    if (!(e instanceof SecureAggregationError) || failures.length === 0) throw e;
+    const shown = failures.slice(0, 10).map((f) => f.reason);
+    throw new SecureAggregationError(`${e.message}; this round's failures: ${shown.join('; ')}${failures.length > shown.length ? `; and ${failures.length - shown.length} more` : ''}`);
+  }
+}
+
+function* secureStages(io: SecureRoundIO, failures: Failure[]): Generator<SecureEffect, SecureOutcome, unknown> {
   const { ctx, policy, requests, layout, run, plan } = io;
   const round = ctx.round;
   const secure = policy.secureAggregation!;
@@ -178,7 +194,6 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
     ...(noise ? { noise: { skellamMu: noise.calibration.skellamMu } } : {}),
   };
   const sa = new SecureAggregationServer(params);
-  const failures: Failure[] = [];
   const dropped: Record<StageName, number> = { advertise: 0, share: 0, mask: 0, consistency: 0, unmask: 0 };
   const users = new Map<string, number>();
   const options: ExchangeOptions = { replies: true, timeoutMs: policy.roundTimeoutMs };
@@ -227,7 +242,7 @@ export function* secureRound(io: SecureRoundIO): Generator<SecureEffect, SecureO
         if (m.from !== id) throw new InvalidMessageError(`its message claims to come from ${JSON.stringify(m.from)}`);
         if (m.kind === REFUSAL.kind) {
           const refusal = REFUSAL.read(m);
-          fail(id, 'refused', io.detailed ? refusal.payload.reason : 'reported an error instead of answering');
+          fail(id, 'refused', refusalReason(refusal.payload, io.detailed));
           continue;
         }
         if (m.round !== round) throw new InvalidMessageError(`its message is for round ${m.round}, not ${round}`);
