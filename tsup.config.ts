@@ -125,6 +125,9 @@ export default defineConfig([
     platform: 'browser',
     target: 'es2020',
     noExternal: [/.*/],
+    // one file: bundlers build a worker as a script of its own (Vite's default worker format, iife, cannot
+    // load chunks), so the secure round's client, imported lazily in the library, is inlined here
+    splitting: false,
     // served to browsers as it is: minified, and without the loader's Node file reading (ts/wasm/source.ts)
     minify: true,
     keepNames: true,

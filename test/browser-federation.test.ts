@@ -230,10 +230,11 @@ describe('federations with a browser', () => {
       expect(model[k].length).toBe(plain[k].length);
       model[k].forEach((x, i) => expect(Math.abs(x - plain[k][i]!), `${k}[${i}]`).toBeLessThan(1e-6 * Math.max(1, Math.abs(plain[k][i]!))));
     }
-    // the page's round loop fetched the secure round from dist/, and the workers (web-worker.js) the chunk beside them
+    // the page's round loop fetched the secure round from dist/; the workers carry theirs (web-worker.js is one
+    // file, as bundlers build workers) and fetched no chunk
     const fetched = lazy(requested.slice(before));
     expect(fetched).toContain('/dist/federated.secure-aggregation.round.js');
-    expect(fetched.filter((p) => /^\/dist\/client-[A-Z0-9]+\.js$/.test(p)).length).toBeGreaterThan(0);
+    expect(fetched.filter((p) => /^\/dist\/client-[A-Z0-9]+\.js$/.test(p))).toEqual([]);
     expect(problems).toEqual([]);
   });
 

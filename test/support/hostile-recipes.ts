@@ -340,13 +340,15 @@ const secaggParams = (): f.SecureAggregationParams => ({
   curve: 'X25519',
   length: 2,
   fixedPoint: f.fixedPoint(1, 3),
+  // the consistency check on (Node's WebCrypto has Ed25519), so that its calls are reached in order
+  signature: 'Ed25519',
 });
 const secaggClients = async (): Promise<Map<string, f.SecureAggregationClient>> =>
   new Map(await Promise.all(['a', 'b', 'c'].map(async (id) => [id, await f.SecureAggregationClient.create(id, secaggParams())] as const)));
-type SecaggStage = 'advertise' | 'advertised' | 'shares' | 'routed' | 'masked' | 'unmaskRequest' | 'unmask' | 'result';
+type SecaggStage = 'advertise' | 'advertised' | 'shares' | 'routed' | 'masked' | 'unmaskRequest' | 'signature' | 'signatures' | 'unmask' | 'result';
 /** Drives `server` with fresh clients up to `stage`: every message before it delivered, and client a's message of that stage (or [] for the server's own calls) returned. */
 async function secaggTo(server: f.SecureAggregationServer, stage: SecaggStage): Promise<unknown[]> {
-  const order: SecaggStage[] = ['advertise', 'advertised', 'shares', 'routed', 'masked', 'unmaskRequest', 'unmask', 'result'];
+  const order: SecaggStage[] = ['advertise', 'advertised', 'shares', 'routed', 'masked', 'unmaskRequest', 'signature', 'signatures', 'unmask', 'result'];
   const at = order.indexOf(stage);
   const clients = await secaggClients();
   const input = Float64Array.of(0.5, -0.25);
@@ -371,26 +373,43 @@ async function secaggTo(server: f.SecureAggregationServer, stage: SecaggStage): 
   if (at === 5) return [];
   const { survivors, dropped } = server.unmaskRequest();
   for (const [id, c] of clients) {
+    const signature = await c.signSurvivors(survivors);
+    if (at === 6 && id === 'a') return ['a', signature];
+    server.acceptSignature(id, signature);
+  }
+  if (at === 7) return [];
+  const forwarded = await server.signatures();
+  for (const [id, c] of clients) {
+    await c.acceptSignatures(forwarded.get(id)!);
     const answer = c.unmask(survivors, dropped);
-    if (at === 6 && id === 'a') return ['a', answer];
+    if (at === 8 && id === 'a') return ['a', answer];
     server.acceptUnmask(id, answer);
   }
   return [];
 }
 /** Client a with b and c, taken to the stage before `stage` of the client's calls; the arguments of that call. */
-async function secaggClientTo(a: f.SecureAggregationClient, stage: 'shareKeys' | 'maskedInput' | 'unmask'): Promise<unknown[]> {
+async function secaggClientTo(a: f.SecureAggregationClient, stage: 'shareKeys' | 'maskedInput' | 'signSurvivors' | 'acceptSignatures' | 'unmask'): Promise<unknown[]> {
   const p = secaggParams();
   const b = await f.SecureAggregationClient.create('b', p);
   const c = await f.SecureAggregationClient.create('c', p);
   const keys = new Map([['b', b.advertise()], ['c', c.advertise()]]);
   if (stage === 'shareKeys') return [keys];
-  await a.shareKeys(keys);
+  const fromA = await a.shareKeys(keys);
   const fromB = await b.shareKeys(new Map([['a', a.advertise()], ['c', c.advertise()]]));
   const fromC = await c.shareKeys(new Map([['a', a.advertise()], ['b', b.advertise()]]));
   const received = new Map([['b', fromB.shares.get('a')!], ['c', fromC.shares.get('a')!]]);
   if (stage === 'maskedInput') return [received, Float64Array.of(0.5, -0.25)];
   await a.maskedInput(received, Float64Array.of(0.5, -0.25));
-  return [['a', 'b', 'c'], []];
+  const survivors = ['a', 'b', 'c'];
+  if (stage === 'signSurvivors') return [survivors];
+  await a.signSurvivors(survivors);
+  // b and c sign the same set (each after its own masked input)
+  await b.maskedInput(new Map([['a', fromA.shares.get('b')!], ['c', fromC.shares.get('b')!]]), Float64Array.of(0.1, 0.2));
+  await c.maskedInput(new Map([['a', fromA.shares.get('c')!], ['b', fromB.shares.get('c')!]]), Float64Array.of(0.3, 0.4));
+  const signatures = new Map([['b', await b.signSurvivors(survivors)], ['c', await c.signSurvivors(survivors)]]);
+  if (stage === 'acceptSignatures') return [signatures];
+  await a.acceptSignatures(signatures);
+  return [survivors, []];
 }
 const SERVER_INTERNALS = ['neighboursOf', 'requireStage', 'requireLive', 'ordered', 'remove', 'requireEnough', 'pruneIsolated', 'copyAdvertised', 'copyRouted', 'dropsCopy', 'acceptAdvertiseRead', 'acceptSharesRead', 'acceptMaskedRead', 'acceptUnmaskRead'];
 
@@ -410,6 +429,7 @@ export const RECIPES: Record<string, Recipe> = {
   BrokerError: cls(f.BrokerError, () => ['a message']),
   UntrustedBrokerError: cls(f.UntrustedBrokerError, () => ['a message']),
   SecureAggregationError: cls(f.SecureAggregationError, () => ['a message']),
+  OtherRunError: cls(f.OtherRunError, () => ['a message', 'run-b', 'run-a']),
   PrivacyBudgetError: cls(f.PrivacyBudgetError, () => ['a message']),
   NotFittedError: cls(f.NotFittedError, () => ['a message']),
   DisposedError: cls(f.DisposedError, () => ['a message']),
@@ -730,6 +750,7 @@ export const RECIPES: Record<string, Recipe> = {
   runFederation: fn(f.runFederation, () => [fedgengmmServer(), fedgengmmClients(), { minClients: 1, joinTimeout: 1 }]),
   runFederationSync: fn(f.runFederationSync, () => [fedgengmmServer(), fedgengmmClients(), { onInvalid: 'exclude' }]),
   defineProtocol: fn(f.defineProtocol, () => ['p', [[PING, null]]]),
+  sumLayout: fn(f.sumLayout, () => [PING, () => [{ name: 'v', length: 2 }, { name: 'n', length: 1 }], { integers: ['n'] }]),
   resolvePolicy: fn(f.resolvePolicy, () => [{ onInvalid: 'fail', minClients: 2, minReplies: 1, fraction: 0.5, sampleSeed: 1, roundTimeout: 3, joinTimeout: 3, maxMessageBytes: 4096 }]),
   ClientHost: cls(f.ClientHost, () => [new f.DemClient('0', X()), { maxMessageBytes: 1 << 20 }], {
     methods: {
@@ -744,7 +765,7 @@ export const RECIPES: Record<string, Recipe> = {
       handleCopySync: (self) => [requestFor(demServer, self.role)],
       requestDone: (self) => [requestFor(demServer, self.role)],
     },
-    internal: ['check', 'copy', 'encode', 'refuse', 'secureStage', 'expectsReply'],
+    internal: ['check', 'copy', 'encode', 'refuse', 'secureStage', 'expectsReply', 'checkRun'],
   }),
   'REFUSAL.create': fn(f.REFUSAL.create, () => ['a', 1, { reason: 'no', code: 'INVALID_DATA' }]),
   'REFUSAL.read': fn(f.REFUSAL.read, () => [f.REFUSAL.create('a', 1, { reason: 'no', code: 'INVALID_DATA' })]),
@@ -822,6 +843,7 @@ export const RECIPES: Record<string, Recipe> = {
   quantizationBound: fn(f.quantizationBound, () => [f.fixedPoint(1, 3), 2]),
   defaultNeighbours: fn(f.defaultNeighbours, () => [100]),
   defaultThreshold: fn(f.defaultThreshold, () => [26]),
+  detectSignatureScheme: fn(f.detectSignatureScheme, () => []),
   SecureAggregationClient: {
     make: () => f.SecureAggregationClient.create('a', secaggParams()),
     statics: { create: stat(f.SecureAggregationClient.create, () => ['a', secaggParams()]) },
@@ -829,9 +851,11 @@ export const RECIPES: Record<string, Recipe> = {
       advertise: () => [],
       shareKeys: (a) => secaggClientTo(a, 'shareKeys'),
       maskedInput: (a) => secaggClientTo(a, 'maskedInput'),
+      signSurvivors: (a) => secaggClientTo(a, 'signSurvivors'),
+      acceptSignatures: (a) => secaggClientTo(a, 'acceptSignatures'),
       unmask: (a) => secaggClientTo(a, 'unmask'),
     },
-    internal: ['open'],
+    internal: ['open', 'readClients', 'requireSurvivorSet'],
   },
   SecureAggregationServer: cls(f.SecureAggregationServer, () => [secaggParams()], {
     methods: {
@@ -841,6 +865,8 @@ export const RECIPES: Record<string, Recipe> = {
       routed: (s) => secaggTo(s, 'routed'),
       acceptMasked: (s) => secaggTo(s, 'masked'),
       unmaskRequest: (s) => secaggTo(s, 'unmaskRequest'),
+      acceptSignature: (s) => secaggTo(s, 'signature'),
+      signatures: (s) => secaggTo(s, 'signatures'),
       acceptUnmask: (s) => secaggTo(s, 'unmask'),
       result: (s) => secaggTo(s, 'result'),
       drop: () => ['a'],

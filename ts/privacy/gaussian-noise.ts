@@ -17,7 +17,7 @@
 import { Matrix } from '../data/matrix.js';
 import { InvalidParameterError } from '../errors.js';
 import type { Rng } from '../random.js';
-import { readOptions, requirePositive } from '../validate.js';
+import { readArray, readOptions, readRecord, requireInteger, requirePositive } from '../validate.js';
 import { symmetricFloor } from '../distributions/gaussian.js';
 import { epsilonFromRdp, rdpSampledGaussian } from './accountant.js';
 
@@ -83,7 +83,12 @@ export function composeReleases(releases: readonly CalibratedReleases[]): Releas
   let delta = 0;
   let count = 0;
   let total: Float64Array | undefined;
-  for (const r of releases) {
+  // read once, each field checked (gaussianSigma checks epsilon and delta)
+  const read = readArray('releases', releases).map((given, i) => {
+    const r = readRecord(given as CalibratedReleases, ['epsilon', 'delta', 'count'], `releases[${i}]`);
+    return { epsilon: r.epsilon as number, delta: r.delta as number, count: requireInteger(`releases[${i}].count`, r.count, 0) };
+  });
+  for (const r of read) {
     basic += r.count * r.epsilon;
     delta += r.count * r.delta;
     count += r.count;
