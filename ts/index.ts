@@ -279,6 +279,7 @@ export {
   type DemInitialParameters,
   type DemOptions,
   type DemServerOptions,
+  type DemRoundMetrics,
   type DemInitialization,
   type DistributedEMOptions,
   type DistributedEMResult,
