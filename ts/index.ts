@@ -280,6 +280,7 @@ export {
   type DemOptions,
   type DemServerOptions,
   type DemRoundMetrics,
+  type QuantizationRidge,
   type DemInitialization,
   type DistributedEMOptions,
   type DistributedEMResult,
