@@ -104,7 +104,7 @@ const RECORDS: Array<[RegExp, string]> = [
   [/^(startBroker|startMosquitto|writeMosquittoConfig|mosquittoConfig) \[[01]\.users\.0\]$|^(topicGrants|mayAccess) \[1\]$|^mosquittoAcl \[1\.0\]$/, 'a broker account'],
   [/^mosquittoConfig \[1\]$/, 'the files written (a MosquittoFiles, with its config path, is fine)'],
   [/^(message \[3\]|REFUSAL\.create \[2\]|(checkEnvelope|encodeMessage|copyMessage) \[0\.payload\]|parsePayload \[0[\].])/, "a message's payload: its schema decides (valibot objects inside)"],
-  [/^(defineMessage \[1|record \[0\.|listOf \[0|defineProtocol \[1\.)/, 'message schemas: fields by the names the caller chooses'],
+  [/^(defineMessage \[1|record \[0\.|listOf \[0|defineProtocol \[1\.|sumLayout \[0[\].])/, 'message schemas: fields by the names the caller chooses (sumLayout: the reply type, made by defineMessage)'],
   [/^ClientHost#\w+ \[0[\].]|#requestDone \[0[\].]/, 'a request message, checked as a message (requestDone: only told it is done)'],
   [/^withPrivacy \[0[\].]|^ClientBudget#(concerns|account) \[0[\].]/, 'a request message (the host checks it as a message before its ledger reads it)'],
   [/^composeReleases \[0\.\d+\]$/, 'a release as reported { epsilon, delta, count }, read by its fields'],

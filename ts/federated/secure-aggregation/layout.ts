@@ -11,6 +11,7 @@
 import { formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import type { Message } from '../messages/envelope.js';
 import type { MessageType } from '../messages/schema.js';
+import { readArray, readOptions } from '../../validate.js';
 
 /** One summed field: its path in the payload ("summary.absMax") and its number of values. */
 export interface AdditiveField {
@@ -100,12 +101,23 @@ export function flattenFields(payload: unknown, fields: readonly AdditiveField[]
  */
 export function sumLayout(reply: MessageType, fields: (request: Message) => readonly AdditiveField[], options: SumLayoutOptions = {}): AdditiveLayout {
   if (typeof fields !== 'function') throw new InvalidParameterError(`fields must be a function of the request, got ${formatValue(fields)}`);
-  const integers = new Set(options.integers ?? []);
-  const scalars = new Set([...(options.scalars ?? []), ...integers]);
+  const o = readOptions(options, ['withheld', 'integers', 'scalars']);
+  const names = (key: keyof SumLayoutOptions): string[] => {
+    const given = o[key];
+    if (given === undefined) return [];
+    const list = readArray(`options.${key}`, given);
+    list.forEach((v, i) => {
+      if (typeof v !== 'string') throw new InvalidParameterError(`options.${key}[${i}] must be a field name (a string), got ${formatValue(v)}`);
+    });
+    return list as string[];
+  };
+  const integers = new Set(names('integers'));
+  const scalars = new Set([...names('scalars'), ...integers]);
+  const withheld = names('withheld');
   return {
     reply,
     fields,
-    withheld: options.withheld ?? [],
+    withheld,
     flatten: (m, request) => flattenFields(m.payload, fields(request), reply.kind),
     build(sum, request) {
       const payload: Record<string, unknown> = {};
