@@ -8,9 +8,9 @@
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import { FedAvgClient, FedAvgServer, init, InProcessTransport, Matrix, runFederationSync, type ClientRole, type FedAvgServerOptions } from '../ts/index.js';
-import { Network, type NetworkSpec } from '../ts/models/network.js';
+import type { NetworkSpec } from '../ts/models/network.js';
 import { clipUpdate } from '../ts/federated/robust.js';
-import { editPayload, Recording } from './helpers.js';
+import { accuracyOf, editPayload, Recording } from './helpers.js';
 import { dataset, deal } from './support/honest-matrix.mjs';
 
 type Data = { X: Matrix; labels: Int32Array; testX: Matrix; testLabels: Int32Array; nClasses: number };
@@ -32,22 +32,7 @@ function run(options: Partial<FedAvgServerOptions>, clients: ClientRole[]) {
   return runFederationSync(new FedAvgServer({ network, rounds: 3, ...options }), new InProcessTransport(clients), { maxExcludedShare: 0.5 });
 }
 
-function accuracy(parameters: Float32Array): number {
-  const net = new Network(network);
-  try {
-    net.setParameters(parameters);
-    const p = net.predict(data.testX);
-    let hit = 0;
-    for (let i = 0; i < p.nRows; i++) {
-      let best = 0;
-      for (let k = 1; k < p.nCols; k++) if (p.get(i, k) > p.get(i, best)) best = k;
-      if (best === data.testLabels[i]) hit++;
-    }
-    return hit / p.nRows;
-  } finally {
-    net.dispose();
-  }
-}
+const accuracy = (parameters: Float32Array): number => accuracyOf(network, parameters, data.testX, data.testLabels);
 
 const largest = (p: Float32Array) => p.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
 

@@ -6,6 +6,7 @@ import { expect } from 'vitest';
 import { encodeMessage, FedmixError, GaussianMixture, InvalidParameterError, Matrix, message, type ClientRole, type Message, type ServerRole } from '../ts/index.js';
 import { withPrivacy, type PrivacyStep } from '../ts/federated/messages/envelope.js';
 import { wasm } from '../ts/wasm/loader.js';
+import { Network, type NetworkSpec } from '../ts/models/network.js';
 
 export function fixture<T>(name: string): T {
   return JSON.parse(readFileSync(fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url)), 'utf8')) as T;
@@ -195,3 +196,21 @@ export function runNode(file: string, ...args: string[]): Promise<{ code: number
 
 /** The JSON lines of a --log-format json output (other lines left out). */
 export const jsonLines = (text: string) => text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+/** A classifier's test accuracy: the share of rows whose largest output is at their label, for `parameters` of a network of `spec`. */
+export function accuracyOf(spec: NetworkSpec, parameters: Float32Array, X: Matrix, labels: ArrayLike<number>): number {
+  const net = new Network(spec);
+  try {
+    net.setParameters(parameters);
+    const p = net.predict(X);
+    let hit = 0;
+    for (let i = 0; i < p.nRows; i++) {
+      let best = 0;
+      for (let k = 1; k < p.nCols; k++) if (p.get(i, k) > p.get(i, best)) best = k;
+      if (best === labels[i]) hit++;
+    }
+    return hit / p.nRows;
+  } finally {
+    net.dispose();
+  }
+}

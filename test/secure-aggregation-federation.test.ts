@@ -27,7 +27,7 @@ import { applyMask } from '../ts/privacy/secure-aggregation/masks.js';
 import { shamirCombine } from '../ts/privacy/secure-aggregation/shamir.js';
 import { InProcessTransport } from '../ts/federated/transport/in-process.js';
 import type { Exchange, ExchangeOptions, Received, Transport } from '../ts/federated/transport/transport.js';
-import { blobs, xorshift32 } from './helpers.js';
+import { accuracyOf, blobs, xorshift32 } from './helpers.js';
 
 beforeAll(async () => {
   await init();
@@ -783,30 +783,15 @@ describe('DP-FedAvg with distributed noise (McMahan et al. 2018 under secure agg
   const options = () => ({ network: network(), rounds: 4, epochs: 2, batchSize: 16, optimizer: { name: 'adam', learningRate: 0.05 } }) as const;
   const dp = { clipNorm: 1, noiseMultiplier: 0.3 };
   const clients = () => parts.map((p, i) => new FedAvgClient(`c${i}`, data.X.selectRows(p) as Matrix, { labels: Int32Array.from(p, (r) => data.labels[r]!), seed: i }));
-  async function accuracy(parameters: Float32Array): Promise<number> {
-    const { Network } = await import('../ts/models/network.js');
-    const net = new Network(network());
-    try {
-      net.setParameters(parameters);
-      const p = net.predict(data.testX);
-      let hit = 0;
-      for (let i = 0; i < p.nRows; i++) {
-        let best = 0;
-        for (let k = 1; k < p.nCols; k++) if (p.get(i, k) > p.get(i, best)) best = k;
-        if (best === data.testLabels[i]) hit++;
-      }
-      return hit / p.nRows;
-    } finally {
-      net.dispose();
-    }
-  }
+  const accuracy = (parameters: Float32Array): number => accuracyOf(network(), parameters, data.testX, data.testLabels);
+
 
   it('satellite, 12 clients: the clients clip and add their shares, the server adds nothing, and the model is as accurate as central DP-FedAvg at the same multiplier; the ledger holds Skellam steps', async () => {
     const delta = 1e-5;
     const central: number[] = [];
     for (const noiseSeed of [1, 2, 3]) {
       const r = runFederationSync(new FedAvgServer({ ...options(), dp, noiseSeed }), clients(), { privacy: { delta } });
-      central.push(await accuracy(r.model.parameters));
+      central.push(accuracy(r.model.parameters));
     }
     // each client's draws (keys, shares, its noise's key) from its own seeded stream, continued across rounds;
     // one draw of the noise moves the accuracy by about 0.04, so three runs on three sets of streams are averaged
@@ -829,7 +814,7 @@ describe('DP-FedAvg with distributed noise (McMahan et al. 2018 under secure agg
     const runs = [];
     for (const base of [101, 201, 301]) runs.push(await secureRun(base));
     const secure = runs[0]!;
-    const got = await Promise.all(runs.map((r) => accuracy(r.model.parameters)));
+    const got = runs.map((r) => accuracy(r.model.parameters));
     const mean = central.reduce((a, b) => a + b, 0) / central.length;
     const secureMean = got.reduce((a, b) => a + b, 0) / got.length;
     // measured: central 0.735, 0.7125, 0.7675 (noise seeds 1-3, mean 0.738); distributed 0.73, 0.7025, 0.7425 (streams 101, 201,

@@ -29,9 +29,10 @@ export function publicKeyBytes(curve: Curve): number {
 }
 
 /** A byte view as WebCrypto's BufferSource (ours never sit on a SharedArrayBuffer). */
-const data = (u: Uint8Array): BufferSource => u as BufferSource;
+export const data = (u: Uint8Array): BufferSource => u as BufferSource;
 
-function subtle(): SubtleCrypto {
+/** WebCrypto's SubtleCrypto, or a typed error naming what the engine lacks (key agreement and signatures alike). */
+export function subtle(): SubtleCrypto {
   const s = (globalThis as { crypto?: { subtle?: SubtleCrypto } }).crypto?.subtle;
   if (!s) throw new InvalidParameterError('secure aggregation needs WebCrypto (crypto.subtle), which this engine lacks (browsers give it only to secure contexts: https or localhost)');
   return s;

@@ -13,8 +13,8 @@
  * Trust: the verification keys travel through the server. They stop a server
  * only when it cannot substitute them (the usual PKI assumption: docs/privacy.md).
  */
-import { formatValue, InvalidDataError, InvalidParameterError } from '../../errors.js';
-import { encodeFields, SECRET_KEY_BYTES } from './keys.js';
+import { formatValue, InvalidDataError } from '../../errors.js';
+import { data, encodeFields, SECRET_KEY_BYTES, subtle } from './keys.js';
 import type { RandomSource } from './shamir.js';
 
 export type SignatureScheme = 'Ed25519' | 'ECDSA-P256';
@@ -25,14 +25,6 @@ export const SIGNATURE_BYTES = 64;
 /** Bytes of a raw verification key: Ed25519's, or P-256's uncompressed point. */
 export function verificationKeyBytes(scheme: SignatureScheme): number {
   return scheme === 'Ed25519' ? 32 : 65;
-}
-
-const data = (u: Uint8Array): BufferSource => u as BufferSource;
-
-function subtle(): SubtleCrypto {
-  const s = (globalThis as { crypto?: { subtle?: SubtleCrypto } }).crypto?.subtle;
-  if (!s) throw new InvalidParameterError('secure aggregation needs WebCrypto (crypto.subtle), which this engine lacks (browsers give it only to secure contexts: https or localhost)');
-  return s;
 }
 
 function algorithm(scheme: SignatureScheme): Algorithm | EcKeyImportParams {
