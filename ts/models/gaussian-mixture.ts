@@ -416,6 +416,11 @@ export class GaussianMixture {
     return this.state.isFitted;
   }
 
+  /** Fitted, and in the running WASM instance (not one a trap reset). @internal */
+  get live(): boolean {
+    return this.state.live;
+  }
+
   /**
    * The parameters as an Arrow Table of the project's apache-arrow, one row
    * per component: `component` (Int32), `weight` (Float64), `mean`

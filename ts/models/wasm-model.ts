@@ -80,6 +80,11 @@ export class WasmModelState<S, R extends string> {
     return this.owned !== undefined && !this.owned.disposed;
   }
 
+  /** Fitted, and in the running instance (not one a trap reset). */
+  get live(): boolean {
+    return this.owned !== undefined && this.owned.live;
+  }
+
   /** The parameter array `which`, read from the core once per fit; the cached array itself, so callers copy what they hand out. */
   read(which: R): Float64Array {
     const { handle, stats } = this.fitted();

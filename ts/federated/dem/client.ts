@@ -8,7 +8,7 @@
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { InvalidDataError, InvalidMessageError } from '../../errors.js';
-import { COV_CODE } from '../../models/gaussian-mixture.js';
+import { COV_CODE, type GaussianMixture } from '../../models/gaussian-mixture.js';
 import { Rng } from '../../random.js';
 import { seedParts } from '../../validate.js';
 import { DEM_KFED_LOCAL_OPTIONS } from '../../wasm/abi.generated.js';
@@ -23,6 +23,7 @@ import {
   DEM_PROTOCOL,
   DEM_STATS,
   DEM_SUBSET_ROWS,
+  checkBroadcastShape,
   kfedLocalType,
   packedLength,
   readModelBroadcast,
@@ -35,6 +36,28 @@ import {
   type SubsetReply,
   type SubsetRequest,
 } from './messages.js';
+
+/**
+ * Broadcast models by the request they came in: in process the clients of a
+ * round share one read-only request (InProcessTransport), so the model is
+ * checked and built in WASM once per round, not once per client. It is freed
+ * when the transport releases the request (requestDone), or else when the
+ * request is collected.
+ */
+const broadcasts = new WeakMap<ModelBroadcast, GaussianMixture>();
+
+/** The broadcast's model and shift, checked against this client's features (a model a trap reset is built again). */
+function broadcastModel(payload: ModelBroadcast, nFeatures: number): { model: GaussianMixture; summaryShift?: Float64Array } {
+  const cached = broadcasts.get(payload);
+  if (cached?.live) {
+    // each client's own checks, before anything shared is used
+    checkBroadcastShape(payload, nFeatures);
+    return { model: cached, summaryShift: payload.summaryShift };
+  }
+  const read = readModelBroadcast(payload, nFeatures);
+  broadcasts.set(payload, read.model);
+  return read;
+}
 
 export class DemClient implements ClientRole {
   readonly id: string;
@@ -83,8 +106,8 @@ export class DemClient implements ClientRole {
   }
 
   private statistics(payload: ModelBroadcast): StatsReply {
-    const { model, summaryShift } = readModelBroadcast(payload, this.nFeatures);
-    try {
+    const { model, summaryShift } = broadcastModel(payload, this.nFeatures);
+    {
       const t = model.covarianceType;
       const k = model.nComponents;
       const d = this.nFeatures;
@@ -109,9 +132,15 @@ export class DemClient implements ClientRole {
       });
       if (summaryShift) reply.summary = this.summarize(summaryShift, t === 'tied');
       return reply;
-    } finally {
-      model.dispose();
     }
+  }
+
+  /** A broadcast's model is freed once every client that got it has answered. */
+  requestDone(request: Message): void {
+    if (request.kind !== DEM_KINDS.model) return;
+    const payload = request.payload as ModelBroadcast;
+    broadcasts.get(payload)?.dispose();
+    broadcasts.delete(payload);
   }
 
   /** The rows' summary about `shift`, computed once per shift (it never changes during a run). */

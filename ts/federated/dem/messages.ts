@@ -287,11 +287,16 @@ export function checkSubsetRows(q: SubsetReply, count: number, d: number): Float
 
 // What clients check in the server's messages.
 
-/** The model of a 'dem/model' broadcast (the caller disposes it) and the summary shift, if any. */
-export function readModelBroadcast(q: ModelBroadcast, nFeatures: number): { model: GaussianMixture; summaryShift?: Float64Array } {
+/** A broadcast's shape against the client's rows: its features, and its shift's length. */
+export function checkBroadcastShape(q: ModelBroadcast, nFeatures: number): void {
   if (q.model.nFeatures !== nFeatures) {
     throw new InvalidMessageError(`the model has ${q.model.nFeatures} features but the client's rows have ${nFeatures}`);
   }
   if (q.summaryShift !== undefined) lengthIs('summaryShift', q.summaryShift, nFeatures);
+}
+
+/** The model of a 'dem/model' broadcast (the caller disposes it) and the summary shift, if any. */
+export function readModelBroadcast(q: ModelBroadcast, nFeatures: number): { model: GaussianMixture; summaryShift?: Float64Array } {
+  checkBroadcastShape(q, nFeatures);
   return { model: receiveGmmParams(q.model, 'the server', nFeatures), summaryShift: q.summaryShift };
 }

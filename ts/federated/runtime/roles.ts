@@ -294,11 +294,31 @@ export function requireClientId(id: unknown): string {
 /** Most client ids a round context may list: what one federation's runtime handles. */
 const MAX_CLIENTS = 2 ** 24;
 
+/** The contexts sealedContext() made: frozen, checked once. */
+const runtimeContexts = new WeakSet<object>();
+
+/**
+ * A round's context as the runtime hands it to the server role: checked once
+ * and frozen (its client lists too), so that checkContext can take it as it is
+ * for every reply of the round. A context a caller builds is checked each time.
+ */
+export function sealedContext(ctx: RoundContext): RoundContext {
+  const c = checkContext(ctx);
+  if (runtimeContexts.has(c)) return c;
+  Object.freeze(c.clients);
+  Object.freeze(c.available);
+  Object.freeze(c);
+  runtimeContexts.add(c);
+  return c;
+}
+
 /**
  * The round context a server role's configure, accept or aggregate is given,
  * read and checked (the runtime makes them right; a direct caller may not).
  */
 export function checkContext(ctx: unknown): RoundContext {
+  // a context the runtime made was checked once, for the round: not again for each of its replies (O(clients) each)
+  if (ctx !== null && typeof ctx === 'object' && runtimeContexts.has(ctx)) return ctx as RoundContext;
   if (ctx === null || typeof ctx !== 'object') throw new InvalidParameterError(`a round context must be { round, clients, available }, got ${formatValue(ctx)}`);
   const c = readRecord(ctx as RoundContext, ['round', 'clients', 'available', 'users', 'samplingRate', 'quantization', 'noise', 'secureAggregation'], 'ctx');
   const ids = (name: string, v: unknown): string[] => {

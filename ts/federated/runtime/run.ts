@@ -34,7 +34,7 @@ import { resolvePolicy, type FederationPolicy, type ResolvedPolicy } from './pol
 import { roundStep, RunLedger, type RoundPrivacy, type RunPrivacy } from './privacy-ledger.js';
 import type { RdpAccountantJSON } from '../../privacy/accountant.js';
 import type { PrivacyStep } from '../messages/envelope.js';
-import { checkServerRole, totalUsers, usersIn, type ClientRole, type ExcludedClient, type Failure, type RoundContext, type ServerRole } from './roles.js';
+import { checkServerRole, sealedContext, totalUsers, usersIn, type ClientRole, type ExcludedClient, type Failure, type RoundContext, type ServerRole } from './roles.js';
 import type { SecurePlan, SecureRoundRecord } from '../secure-aggregation/round.js';
 import type { AdditiveLayout } from '../secure-aggregation/layout.js';
 
@@ -452,7 +452,7 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
       const first = run.round === run.startRound;
       const available = (yield { op: 'available', min: first ? policy.minClients : 0, timeoutMs: first ? policy.joinTimeoutMs : 0, excluded: run.out }) as readonly string[];
       const sampled = sample(run, available);
-      const planned = configure(run, policy.secureAggregation ? { ...sampled, secureAggregation: true } : sampled);
+      const planned = configure(run, sealedContext(policy.secureAggregation ? { ...sampled, secureAggregation: true } : sampled));
       if (!planned) break;
       const { requests, wire, record } = planned;
       let { ctx } = planned;
@@ -482,7 +482,7 @@ function* federation<A, R>(id: string, server: ServerRole<A, R>, policy: Resolve
         judged = yield* secureJudged(run, planned, layout, secure, module!);
         spend();
         record.ms.exchange = performance.now() - t0;
-        ctx = { ...ctx, quantization: record.secure!.bound, ...(record.secure!.noise ? { noise: record.secure!.noise.stddev } : {}) };
+        ctx = sealedContext({ ...ctx, quantization: record.secure!.bound, ...(record.secure!.noise ? { noise: record.secure!.noise.stddev } : {}) });
       } else {
         const ex = (yield { op: 'exchange', round: ctx.round, messages: wire, options: { replies: record.replies, timeoutMs: policy.roundTimeoutMs } }) as Exchange;
         record.ms.exchange = performance.now() - t0;
@@ -728,7 +728,7 @@ function* secureJudged<A, R>(run: RunState<A, R>, planned: PlannedRound, layout:
   const from = outcome.reply.from;
   // the sum is the survivors' together: a check it fails is no one client's fault, so it ends the run
   const noise = outcome.record.noise ? { noise: outcome.record.noise.stddev } : {};
-  judged.accepted.set(from, run.server.accept(layout.reply.read(outcome.reply), outcome.request, { ...ctx, quantization: outcome.record.bound, ...noise }));
+  judged.accepted.set(from, run.server.accept(layout.reply.read(outcome.reply), outcome.request, sealedContext({ ...ctx, quantization: outcome.record.bound, ...noise })));
   if (outcome.users !== 1) judged.replyUsers.set(from, outcome.users);
   record.ms.accept = performance.now() - t0;
   return judged;
