@@ -172,16 +172,13 @@ export function checkEnvelope(m: unknown, kind?: string): Message {
   // nothing rides along outside the declared payload
   for (const key of keys) if (!ENVELOPE_KEYS.has(key)) throw new InvalidMessageError(`a message has a field ${JSON.stringify(key.slice(0, 100))} its envelope does not declare`);
   // a plain copy of what was read: later reads run no getter of the caller's
-  const out: Message = { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind: e.kind, from: e.from, round: e.round as number, payload: e.payload };
+  const out = { protocol: PROTOCOL, version: PROTOCOL_VERSION, kind: e.kind, from: e.from, round: e.round as number } as Message;
   // absent means one user (and no run): the copy says so only when the sender did
   if (e.users !== undefined) out.users = e.users;
   if (e.run !== undefined) out.run = e.run;
   if (privacy !== undefined) out.privacy = privacy;
-  if (out.users !== undefined || out.run !== undefined || out.privacy !== undefined) {
-    // payload last, as the sender's messages have it
-    const { payload, ...header } = out;
-    return { ...header, payload };
-  }
+  // payload last, as the sender's messages have it (set in this order, not copied again: this runs several times per reply)
+  out.payload = e.payload;
   return out;
 }
 
