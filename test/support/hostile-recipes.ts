@@ -888,7 +888,7 @@ export const RECIPES: Record<string, Recipe> = {
 
   // the algorithms
   distributedEM: fn(f.distributedEM, () => [clientsOf(), { nComponents: 2, covarianceType: 'diag', init: 'kfed', tol: 1e-3, maxRounds: 3, seed: 1 }]),
-  DemClient: cls(f.DemClient, () => ['0', X()], { methods: { respond: (self) => [requestFor(demServer, self)], dispose: () => [] }, internal: ['kfedLocal', 'statistics', 'subset', 'summarize'] }),
+  DemClient: cls(f.DemClient, () => ['0', X()], { methods: { respond: (self) => [requestFor(demServer, self)], requestDone: (self) => [requestFor(demServer, self)], dispose: () => [] }, internal: ['kfedLocal', 'statistics', 'subset', 'summarize'] }),
   DemServer: {
     call: (...a) => new f.DemServer(...(a as [never])),
     make: () => withRound(demServer, demClients),

@@ -27,6 +27,7 @@ export class FileLedgerStore implements LedgerStore {
   }
 
   async update(change: (saved: unknown) => SavedLedger | undefined): Promise<void> {
+    if (typeof change !== 'function') throw new InvalidParameterError(`update takes a function from the saved ledger to the next, got ${formatValue(change)}`);
     let text: string | undefined;
     try {
       text = await readFile(this.path, 'utf8');

@@ -56,6 +56,7 @@ export class IndexedDbLedgerStore implements LedgerStore {
   }
 
   async update(change: (saved: unknown) => SavedLedger | undefined): Promise<void> {
+    if (typeof change !== 'function') throw new InvalidParameterError(`update takes a function from the saved ledger to the next, got ${formatValue(change)}`);
     const db = await this.open();
     await new Promise<void>((resolve, reject) => {
       let failed: unknown;
