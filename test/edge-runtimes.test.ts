@@ -177,13 +177,17 @@ describe.each(JOINERS)('$runtime runs the packed package', ({ runtime, id, over 
   test('init, a GaussianMixture fit, fedGenGMM and DEM in process: the numbers Node gets', () => {
     const o = outcomes.get(runtime)!;
     expect(o.problem, `${runtime}`).toBeUndefined();
-    const { runtime: version, info, ...numbers } = o.checks!;
+    const { runtime: version, info, missing, ...numbers } = o.checks! as Outcome['checks'] & { missing?: string };
     console.log(`${version}: ${JSON.stringify(info)}`);
     expect(version.startsWith(runtime)).toBe(true);
     // workerd loads the modules it was given; the others every module, as Node does
     expect(info).toEqual(runtime === 'workerd' ? { simd: true, backend: 'simd', features: ['dem', 'fedgem'] } : nodeChecks.info);
     const { info: _, ...reference } = nodeChecks;
     expect(numbers).toEqual(reference);
+    if (runtime === 'workerd') {
+      // a module the Worker did not import: a typed error that says what to pass, not a failed URL parse
+      expect(missing).toMatch(/^WasmError: the simd build's svm module has no URL to load it from here \(.*\): this runtime gives fedmix's code no file URL \(import\.meta\.url\)\. Pass the compiled module in init\(\{ wasm: \{ simd: \{ svm: \.\.\. \} \} \}\), or leave 'svm' out of init\(\{ features \}\)$/);
+    }
   });
 
   test(`a client joins the federation Node serves, over ${over === 'tcp' ? 'MQTT on TCP' : 'MQTT over WebSockets'}`, () => {

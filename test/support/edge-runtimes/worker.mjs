@@ -21,7 +21,12 @@ export default {
     try {
       if (url.pathname === '/check') {
         const out = await inProcess(fedmix, { rows: data.rows, wasm });
-        return Response.json({ runtime: `workerd (${navigator.userAgent})`, ...out });
+        // a module the Worker did not import cannot be found beside the code: init() says what to pass instead
+        const missing = await fedmix.init({ wasm, features: ['svm'] }).then(
+          () => 'loaded',
+          (e) => `${e.name}: ${e.message}`,
+        );
+        return Response.json({ runtime: `workerd (${navigator.userAgent})`, ...out, missing });
       }
       if (url.pathname === '/join') {
         const q = url.searchParams;
