@@ -55,6 +55,9 @@ interface Outcome {
   problem?: string;
 }
 
+/** Every process started here: a run that fails half-way must not leave a client waiting for rounds. */
+const children: ChildProcess[] = [];
+
 /** A child's exit, its stdout's lines and its stderr. */
 function finished(child: ChildProcess): Promise<{ code: number | null; lines: string[]; stderr: string }> {
   let out = '';
@@ -71,6 +74,7 @@ async function runScript(runtime: 'deno' | 'bun', url: string, id: string, slice
     runtime === 'deno'
       ? spawn(join(BIN, 'deno'), ['run', '--no-lock', '--allow-read', '--allow-env', '--allow-net=127.0.0.1', 'main.mjs', ...args], { cwd: app, env: { ...process.env, NO_COLOR: '1' } })
       : spawn(join(BIN, 'bun'), ['--no-install', 'main.mjs', ...args], { cwd: app });
+  children.push(child);
   const r = await finished(child);
   const [checks, joined] = r.lines.map((l) => JSON.parse(l) as never);
   return { checks, joined, ...(r.code === 0 ? {} : { problem: `exit ${r.code}: ${r.stderr}` }) };
@@ -108,6 +112,7 @@ const worker :Workerd.Worker = (
   );
   const port = await freePort();
   const child = spawn(join(BIN, 'workerd'), ['serve', 'config.capnp', '--socket-addr', `http=127.0.0.1:${port}`], { cwd: join(app, 'workerd') });
+  children.push(child);
   const done = finished(child);
   const origin = `http://127.0.0.1:${port}`;
   // listening once it answers
@@ -168,7 +173,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  if (workerd && workerd.child.exitCode === null) workerd.child.kill();
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
   await broker?.close();
   if (app) rmSync(app, { recursive: true, force: true });
 });
