@@ -1,7 +1,7 @@
 /**
  * The version matrix of the peer dependency: for apache-arrow 15 through 21,
  * a fresh project installs that version and the packed fedmix (npm pack of
- * dist/, so build first: `npx tsup`), then runs test/support/arrow-versions/
+ * dist/, shared with other files: test/support/packed.ts; so build first: `npx tsup`), then runs test/support/arrow-versions/
  * check.mjs (ESM) and check.cjs (CommonJS) there: a table of that version
  * fitted, its IPC bytes fitted, toArrow() an instance of that version's Table,
  * a dictionary label column used, nulls, and the messages' Arrow IPC codec
@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { moduleGraph } from './support/dist-graph.js';
+import { packedTarball } from './support/packed.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -106,8 +107,7 @@ beforeAll(async () => {
     throw new Error('dist/ is not built: run `bash scripts/build-wasm.sh && npx tsup` first');
   }
   mkdirSync(cache, { recursive: true });
-  const pack = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', cache], root);
-  const tarball = join(cache, (JSON.parse(pack.stdout) as { filename: string }[])[0]!.filename);
+  const { tarball } = packedTarball();
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, unknown>;
   const depsKey = createHash('sha256').update(JSON.stringify([pkg.dependencies, pkg.peerDependencies])).digest('hex');
   const online = await registryReachable();

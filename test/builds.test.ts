@@ -3,21 +3,21 @@
  * Both builds are loaded in this one file (resetForTests swaps the instance),
  * each test with only the modules it needs (init({ features })), so that a
  * program of one feature is shown to run on its module alone. Then the package
- * as users get it: the tarball of `npm pack`, installed in a fresh project,
+ * as users get it: the tarball of `npm pack` (test/support/packed.ts), installed in a fresh project,
  * from ESM, CommonJS and TypeScript (needs dist/ built): every module file
  * shipped, only the chosen build's modules read, and only those init() names.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { DirichletMultinomialMixture, distributedEM, fitMdm, GaussianMixture, init, KMeans, linearSumAssignment, OneClassSVM, partition, PCA, type CovarianceType } from '../ts/index.js';
 import { resetForTests } from '../ts/wasm/loader.js';
 import { FEATURES, type Feature } from '../ts/wasm/modules.js';
 import { moduleFile, type ModuleName } from '../ts/wasm/source.js';
 import { blobs, maxRelativeError } from './helpers.js';
+import { installPacked, packedTarball, REPO } from './support/packed.js';
 
 const X = blobs(1003, 5, 3, 42); // 1003 rows: SIMD loops leave a scalar tail
 const types: CovarianceType[] = ['full', 'tied', 'diag', 'spherical'];
@@ -182,8 +182,6 @@ test('OneClassSVM: SIMD and scalar builds take the same steps to the same model,
   expect(runAll()).toEqual(simd);
 });
 
-const REPO = fileURLToPath(new URL('..', import.meta.url));
-
 describe('the packed tarball in a fresh project', () => {
   let app = '';
   let pkg = '';
@@ -225,9 +223,7 @@ console.log(JSON.stringify({ info, files: files.sort(), means: Array.from(gm.mea
 
   test('npm pack holds every module of both builds, and fedmix installs from it', () => {
     app = mkdtempSync(join(tmpdir(), 'fedmix-pack-'));
-    const out = execFileSync('npm', ['pack', '--json', '--pack-destination', app], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    const [packed] = JSON.parse(out) as [{ filename: string; files: { path: string; size: number }[] }];
-    const files = new Map(packed.files.map((f) => [f.path, f.size]));
+    const { tarball, files } = packedTarball();
     expect(MODULE_FILES).toHaveLength(14);
     expect([...files.keys()].filter((f) => f.endsWith('.wasm')).sort()).toEqual(MODULE_FILES.map((f) => `dist/${f}`).sort());
     for (const f of MODULE_FILES) expect(files.get(`dist/${f}`), f).toBe(readFileSync(join(REPO, 'dist', f)).length);
@@ -235,17 +231,7 @@ console.log(JSON.stringify({ info, files: files.sort(), means: Array.from(gm.mea
       expect(files.has(f), f).toBe(true);
     }
     // the package as npm would install it; its dependencies from this repository's node_modules
-    mkdirSync(join(app, 'node_modules'));
-    execFileSync('tar', ['-xzf', join(app, packed.filename), '-C', app]);
-    execFileSync('mv', [join(app, 'package'), join(app, 'node_modules', 'fedmix')]);
-    pkg = join(app, 'node_modules', 'fedmix');
-    const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; peerDependencies?: Record<string, string> };
-    // peer dependencies (apache-arrow) are the user's project's own; here, the repository's copy
-    for (const dep of [...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies ?? {})]) {
-      mkdirSync(join(app, 'node_modules', dep, '..'), { recursive: true });
-      symlinkSync(join(REPO, 'node_modules', dep), join(app, 'node_modules', dep));
-    }
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+    pkg = installPacked(app, tarball);
   });
 
   test('ESM, CommonJS and fedmix/inline compute the same fit, reading only the SIMD modules (none inline); every module file resolves through the exports map', () => {

@@ -50,7 +50,15 @@ export function engineHasSimd(): boolean {
  * modules init() loads are fetched.
  */
 export function defaultSource(backend: Backend, module: ModuleName): URL {
-  return MODULE_URLS[backend][module]();
+  try {
+    return MODULE_URLS[backend][module]();
+  } catch (e) {
+    // a Cloudflare Worker's bundle: its modules have no URL to find a file beside (docs/runtimes.md)
+    throw new WasmError(
+      `the ${backend} build's ${module} module has no URL to load it from here (${formatThrown(e)}): this runtime gives fedmix's code no file URL (import.meta.url). ` +
+        `Pass the compiled module in init({ wasm: { ${backend}: { ${module}: ... } } }), or leave '${module}' out of init({ features })`,
+    );
+  }
 }
 
 /** The file name of a module of a build: fedmix-simd.wasm, fedmix-simd-nn.wasm, ... */
