@@ -33,6 +33,8 @@ import {
   type ServerRole,
 } from '../ts/index.js';
 import { histogramRows } from '../ts/models/dirichlet-multinomial-mixture.js';
+import { digammaDiff, lgamma, lnRisingFactorial } from '../ts/special/gamma.js';
+import { StatsBounds } from '../ts/federated/mdm/messages.js';
 import { record, f64Array } from '../ts/federated/messages/schema.js';
 import { editPayload, maxRelativeError, Recording } from './helpers.js';
 
@@ -343,5 +345,35 @@ describe('MdmUserGroup input', () => {
     expect(g.users).toBe(2);
     expect(() => g.respond({ kind: 'nope' } as never)).toThrow(InvalidMessageError);
     g.dispose();
+  });
+});
+
+describe("the aggregator's bounds", () => {
+  test('every size at once (running sums) gives the digamma differences and log-likelihood floors of each size alone', () => {
+    const c = 7;
+    const nMax = 60;
+    const alpha = [Array.from({ length: c }, (_, j) => 0.05 + 0.3 * j), Array.from({ length: c }, (_, j) => 3 / (j + 1))];
+    const pi = [Array.from({ length: nMax }, (_, n) => (n % 3 === 0 ? 0 : 1)), Array.from({ length: nMax }, () => 1)].map((row) => row.map((x) => x / row.reduce((a, b) => a + b, 0)));
+    const model = new DirichletMultinomialMixture({ tau: [0.4, 0.6], alpha, pi });
+    const bounds = new StatsBounds(model);
+    let worst = 0;
+    for (let n = 1; n <= nMax; n++) {
+      const b = bounds.at(n);
+      const a0 = alpha.map((row) => row.reduce((x, y) => x + y, 0));
+      const u = digammaDiff(alpha.flat(), n) as Float64Array;
+      const v = digammaDiff(a0, n) as Float64Array;
+      u.forEach((x, j) => (worst = Math.max(worst, Math.abs(b.u[j]! - x) / x)));
+      v.forEach((x, r) => (worst = Math.max(worst, Math.abs(b.v[r]! - x) / x)));
+      // the floor as the bound's formula states it, ln(alpha / n) per category
+      let floor = -Infinity;
+      for (let r = 0; r < 2; r++) {
+        if (pi[r]![n - 1] === 0) continue;
+        let l = Math.log(model.tau[r]!) + Math.log(pi[r]![n - 1]!) + lgamma(n + 1) - (lnRisingFactorial(a0[r]!, n) as number);
+        for (const a of alpha[r]!) l += Math.min(0, Math.log(a / n));
+        floor = Math.max(floor, l);
+      }
+      worst = Math.max(worst, Math.abs(b.logLikelihood - floor) / Math.abs(floor));
+    }
+    expect(worst).toBeLessThan(1e-13);
   });
 });

@@ -371,9 +371,11 @@ interface SizeBounds {
 export class StatsBounds {
   private readonly bySize = new Map<number, SizeBounds>();
   private readonly a0: Float64Array;
+  private readonly lnAlpha: Float64Array;
 
   constructor(private readonly model: DirichletMultinomialMixture) {
     const { nComponents: k, nCategories: c } = model;
+    this.lnAlpha = model.alpha.map(Math.log);
     // summed in the client's order (left to right), so that the bounds use its alpha0
     this.a0 = Float64Array.from({ length: k }, (_, r) => model.alpha.subarray(r * c, (r + 1) * c).reduce((a, b) => a + b, 0));
   }
@@ -402,21 +404,48 @@ export class StatsBounds {
       a0.set(this.a0, s * k);
       nk.fill(n, s * k, (s + 1) * k);
     });
-    const d = digammaDiff(x, ns) as Float64Array;
+    const d = consecutive(sizes) ? digammaDiffRuns(x.subarray(0, w), sizes.length) : (digammaDiff(x, ns) as Float64Array);
     const lnFactorial = lgamma(Float64Array.from(sizes, (n) => n + 1));
     const lrf = lnRisingFactorial(a0, nk) as Float64Array;
+    // ln(alpha_kj / n) as ln alpha_kj - ln n: k C + 1 logarithms per size
+    // instead of k C (the bound moves by rounding, far inside logLikelihoodIn's slack)
+    const lnAlpha = this.lnAlpha;
     sizes.forEach((n, s) => {
       let floor = -Infinity;
+      const lnN = Math.log(n);
       for (let r = 0; r < k; r++) {
         if (!(tau[r]! > 0 && pi[r * nMax + n - 1]! > 0)) continue;
         let l = Math.log(tau[r]!) + Math.log(pi[r * nMax + n - 1]!) + lnFactorial[s]! - lrf[s * k + r]!;
-        for (let j = 0; j < c; j++) l += Math.min(0, Math.log(alpha[r * c + j]! / n));
+        for (let j = r * c; j < (r + 1) * c; j++) l += Math.min(0, lnAlpha[j]! - lnN);
         floor = Math.max(floor, l);
       }
       const ds = d.subarray(s * w, (s + 1) * w);
       this.bySize.set(n, { u: ds.subarray(0, k * c), v: ds.subarray(k * c), supported: floor > -Infinity, logLikelihood: floor });
     });
   }
+}
+
+/** Whether `sizes` are 1, 2, ..., sizes.length. */
+function consecutive(sizes: readonly number[]): boolean {
+  return sizes.every((n, i) => n === i + 1);
+}
+
+/**
+ * psi(a + n) - psi(a) = sum_{i<n} 1/(a + i) for every a of `a` and n = 1..nMax,
+ * size-major (n = 1 first) as StatsBounds.compute lays them out: one running
+ * sum of positive terms per a, a division per value, where digammaDiff
+ * evaluates each from scratch (up to 32 terms, or two asymptotic series). Its
+ * rounding (at most about nMax ulps, relative) is far inside the bounds' slack.
+ */
+function digammaDiffRuns(a: Float64Array, nMax: number): Float64Array {
+  const w = a.length;
+  const out = new Float64Array(nMax * w);
+  for (let i = 0; i < w; i++) {
+    const ai = a[i]!;
+    let sum = 0;
+    for (let n = 1; n <= nMax; n++) out[(n - 1) * w + i] = sum += 1 / (ai + (n - 1));
+  }
+  return out;
 }
 
 /** Most values StatsBounds computes at once for every size of a model (8 MB per array). */
