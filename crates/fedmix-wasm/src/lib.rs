@@ -9,14 +9,15 @@
 
 //!
 //! One crate, several WebAssembly modules (scripts/build-wasm.sh builds it once
-//! per cargo feature): `core` (mixtures, k-means, PCA, random numbers) owns the
+//! per cargo feature): `core` (mixtures, k-means, random numbers) owns the
 //! heap; each other feature (`dem`: distributed and hierarchical EM, `svm`,
-//! `nn`, `dirichlet`, `fedgem`, `assignment`) is a module that shares
+//! `nn`, `dirichlet`, `fedgem`, `assignment`, `linalg`: PCA and the symmetric
+//! eigendecomposition) is a module that shares
 //! the core's memory and heap, loaded only when a program asks for it. Native
 //! builds and tests take every feature into one library.
 
 // a module of the split build uses only some of the helpers below
-#![cfg_attr(not(all(feature = "core", feature = "dem", feature = "svm", feature = "nn", feature = "dirichlet", feature = "fedgem", feature = "assignment")), allow(dead_code, unused_imports))]
+#![cfg_attr(not(all(feature = "core", feature = "dem", feature = "svm", feature = "nn", feature = "dirichlet", feature = "fedgem", feature = "assignment", feature = "linalg")), allow(dead_code, unused_imports))]
 
 use fedmix_core::{alloc as buffers, Data, Error, Result};
 use std::slice;
@@ -110,9 +111,9 @@ mod gmm_handle;
 mod kernels;
 #[cfg(feature = "core")]
 mod kmeans;
-#[cfg(feature = "core")]
+#[cfg(any(feature = "core", feature = "linalg"))]
 mod linalg;
-#[cfg(feature = "core")]
+#[cfg(feature = "linalg")]
 mod pca;
 #[cfg(feature = "core")]
 mod rng;
@@ -146,7 +147,7 @@ mod assignment;
 mod gaussian_costs;
 
 /// Bumped whenever an export changes meaning; the loader checks it.
-const ABI_VERSION: i32 = 15;
+const ABI_VERSION: i32 = 16;
 
 /// The status of a call that succeeded; a failed one returns ErrorKind::code.
 const OK: i32 = 0;
