@@ -20,9 +20,9 @@ build_core() { # name, features (comma-separated, with core)
   wasm-opt -O3 --enable-simd --enable-sign-ext --enable-nontrapping-float-to-int --strip-debug --strip-producers \
     target/wasm-split/wasm32-unknown-unknown/release/fedmix_wasm.wasm -o "$out/$1.wasm"
 }
-build_core all core,dem,svm,nn,dirichlet,fedgem,assignment,linalg
+build_core all core,dem,svm,nn,dirichlet,fedgem,assignment
 build_core core-dem core,dem
-build_core all-but-nn core,dem,svm,dirichlet,fedgem,assignment,linalg
+build_core all-but-nn core,dem,svm,dirichlet,fedgem,assignment
 node --input-type=module - "$out" <<'JS'
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -30,8 +30,8 @@ const out = process.argv[2];
 const size = (f) => { const b = readFileSync(f); return { raw: b.length, gz: gzipSync(b, { level: 9 }).length }; };
 const shipped = (m) => size(`ts/wasm/fedmix-simd${m === 'core' ? '' : `-${m}`}.wasm`);
 const splits = {
-  'today: core + 7 feature modules': [shipped('core'), ...['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment', 'linalg'].map(shipped)],
-  'core+dem merged, 6 feature modules': [size(`${out}/core-dem.wasm`), ...['svm', 'nn', 'dirichlet', 'fedgem', 'assignment', 'linalg'].map(shipped)],
+  'today: core + 6 feature modules': [shipped('core'), ...['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment'].map(shipped)],
+  'core+dem merged, 5 feature modules': [size(`${out}/core-dem.wasm`), ...['svm', 'nn', 'dirichlet', 'fedgem', 'assignment'].map(shipped)],
   'two modules: everything but nn, and nn': [size(`${out}/all-but-nn.wasm`), shipped('nn')],
   'one module': [size(`${out}/all.wasm`)],
 };

@@ -5,16 +5,16 @@
 export const ABI_VERSION = 16;
 
 /** The feature modules beside the core, in the order of crates/fedmix-wasm/modules.json (each has its slot of memory). */
-export const FEATURES = ['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment', 'linalg'] as const;
+export const FEATURES = ['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment'] as const;
 /** A module beside the core, as `init({ features })` names it. */
-export type Feature = 'dem' | 'svm' | 'nn' | 'dirichlet' | 'fedgem' | 'assignment' | 'linalg';
+export type Feature = 'dem' | 'svm' | 'nn' | 'dirichlet' | 'fedgem' | 'assignment';
 
 /**
  * Pages (64 KiB) of the memory all modules share before anything is allocated (modules.json): the
  * core's stack and data below featureBase, then one slot of slotBytes per feature for its data and
  * stack (the heap grows above).
  */
-export const INITIAL_PAGES = 104;
+export const INITIAL_PAGES = 92;
 /**
  * The file of each module of each build (scripts/build-wasm.sh), beside this module: each URL written
  * out whole, in the form bundlers (Vite, webpack, Parcel) recognise as an asset (ts/wasm/source.ts).
@@ -28,7 +28,6 @@ export const MODULE_URLS: { readonly [B in 'simd' | 'scalar']: { readonly [M in 
     dirichlet: () => new URL('./fedmix-simd-dirichlet.wasm', import.meta.url),
     fedgem: () => new URL('./fedmix-simd-fedgem.wasm', import.meta.url),
     assignment: () => new URL('./fedmix-simd-assignment.wasm', import.meta.url),
-    linalg: () => new URL('./fedmix-simd-linalg.wasm', import.meta.url),
   },
   scalar: {
     core: () => new URL('./fedmix-scalar.wasm', import.meta.url),
@@ -38,7 +37,6 @@ export const MODULE_URLS: { readonly [B in 'simd' | 'scalar']: { readonly [M in 
     dirichlet: () => new URL('./fedmix-scalar-dirichlet.wasm', import.meta.url),
     fedgem: () => new URL('./fedmix-scalar-fedgem.wasm', import.meta.url),
     assignment: () => new URL('./fedmix-scalar-assignment.wasm', import.meta.url),
-    linalg: () => new URL('./fedmix-scalar-linalg.wasm', import.meta.url),
   },
 };
 
@@ -180,8 +178,7 @@ export const FEATURE_EXPORTS: { readonly [F in Feature]: string } = {
   nn: 'nn_new nn_free nn_parameter_count nn_get_parameters nn_get_gradients nn_set_parameters nn_call_bytes nn_set_new nn_set_free nn_set_inputs nn_set_targets nn_set_seal nn_set_check nn_optimizer_new nn_optimizer_reset nn_optimizer_steps nn_optimizer_free nn_train_epoch nn_evaluate nn_predict nn_reconstruction_errors nn_batch_gradient peak_probe_f32x4',
   dirichlet: 'dm_log_pmf mdm_check mdm_check_histograms mdm_log_pmf mdm_sample mdm_init_stats mdm_prepare mdm_prepared_free mdm_round_stats mdm_initialize mdm_update digamma lgamma trigamma gamma_differences ln_erfc rdp_sampled_gaussian epsilon_from_rdp skellam_add rdp_skellam secagg_add secagg_mask secagg_permutation shamir_split shamir_combine',
   fedgem: 'fedgem_client_new fedgem_client_free fedgem_client_steps fedgem_client_set_means fedgem_client_set_variance fedgem_client_means fedgem_client_predict fedgem_client_score fedgem_update fedgem_merge',
-  assignment: 'linear_sum_assignment gaussian_costs',
-  linalg: 'symmetric_eigen sqrtm symmetric_floor pca_fit pca_transform',
+  assignment: 'symmetric_eigen sqrtm symmetric_floor pca_fit pca_transform linear_sum_assignment gaussian_costs',
 };
 
 /** The module of every export TypeScript calls (a feature module, the core, or every module), as a type: FEATURE_EXPORTS is its value. */
@@ -212,13 +209,13 @@ export interface ExportModules {
   fm_exp: 'core';
   fm_madd_peak: 'core';
   fm_cholesky: 'core';
-  fm_symmetric_eigen: 'linalg';
-  fm_sqrtm: 'linalg';
-  fm_symmetric_floor: 'linalg';
+  fm_symmetric_eigen: 'assignment';
+  fm_sqrtm: 'assignment';
+  fm_symmetric_floor: 'assignment';
   fm_kmeans_fit: 'core';
   fm_kmeans_predict: 'core';
-  fm_pca_fit: 'linalg';
-  fm_pca_transform: 'linalg';
+  fm_pca_fit: 'assignment';
+  fm_pca_transform: 'assignment';
   fm_rng_new: 'core';
   fm_rng_free: 'core';
   fm_rng_get_state: 'core';
@@ -462,7 +459,7 @@ export interface PcaFitOptions {
   d: number;
   k: number;
 }
-/** The layout of PcaFitOptions (12 bytes, module linalg). */
+/** The layout of PcaFitOptions (12 bytes, module assignment). */
 export const PCA_FIT_OPTIONS = /* @__PURE__ */ optionStruct<PcaFitOptions>(12, 'u0n u4d u8k');
 
 /** The scalar arguments of fm_dem_check_stats. */

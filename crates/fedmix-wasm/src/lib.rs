@@ -11,13 +11,13 @@
 //! One crate, several WebAssembly modules (scripts/build-wasm.sh builds it once
 //! per cargo feature): `core` (mixtures, k-means, random numbers) owns the
 //! heap; each other feature (`dem`: distributed and hierarchical EM, `svm`,
-//! `nn`, `dirichlet`, `fedgem`, `assignment`, `linalg`: PCA and the symmetric
-//! eigendecomposition) is a module that shares
+//! `nn`, `dirichlet`, `fedgem`, `assignment`: linear sum assignment, the
+//! Gaussian costs, PCA and the symmetric eigendecomposition) is a module that shares
 //! the core's memory and heap, loaded only when a program asks for it. Native
 //! builds and tests take every feature into one library.
 
 // a module of the split build uses only some of the helpers below
-#![cfg_attr(not(all(feature = "core", feature = "dem", feature = "svm", feature = "nn", feature = "dirichlet", feature = "fedgem", feature = "assignment", feature = "linalg")), allow(dead_code, unused_imports))]
+#![cfg_attr(not(all(feature = "core", feature = "dem", feature = "svm", feature = "nn", feature = "dirichlet", feature = "fedgem", feature = "assignment")), allow(dead_code, unused_imports))]
 
 use fedmix_core::{alloc as buffers, Data, Error, Result};
 use std::slice;
@@ -111,9 +111,9 @@ mod gmm_handle;
 mod kernels;
 #[cfg(feature = "core")]
 mod kmeans;
-#[cfg(any(feature = "core", feature = "linalg"))]
+#[cfg(any(feature = "core", feature = "assignment"))]
 mod linalg;
-#[cfg(feature = "linalg")]
+#[cfg(feature = "assignment")]
 mod pca;
 #[cfg(feature = "core")]
 mod rng;

@@ -33,7 +33,7 @@ export const feddistr = defineAlgorithm({
   name: 'feddistr',
   protocol: FEDDISTR_PROTOCOL,
   summary: "one-shot distribution disentangling: clients upload per-label base distributions, the server matches them (Hungarian) into a global set",
-  wasmFeatures: ['assignment', 'nn', 'linalg'],
+  wasmFeatures: ['assignment', 'nn'],
   server: {
     // checked once here; the server takes the resolved options as they are
     options: (raw) => checkServerOptions(raw),
