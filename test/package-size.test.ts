@@ -65,9 +65,12 @@ const LIMITS = {
    * run or a client first meets one (runtime/run.ts, runtime/client-host.ts), and counted apart (`lazy`
    * below): the programs' entries are back under their numbers before secure aggregation (FedDistr 223.2 ->
    * 179.3 KB, a device joining over MQTT 157.2 -> 114.5 KB, the client host no longer taking the clients'
-   * ledger's code to check a budget it is given): lowered to 183 KB, about 2% over.
+   * ledger's code to check a budget it is given): lowered to 183 KB, about 2% over. Issue 27 moved the
+   * writing of the numbers in the core's error messages from every WASM module (Rust's float formatting,
+   * 14 KB gzipped in each) to TypeScript (ts/wasm/memory.ts, +0.6 KB in every program): FedDistr 183.5 KB,
+   * raised to 185 KB.
    */
-  program: 183 * KB,
+  program: 185 * KB,
   /**
    * The same for each paper's whole experiment (every method and baseline of the paper's tables), which
    * is above the bar: ceilings about 2% over what the build measures. Before issue 24: FedGenGMM 150.4 KB;
