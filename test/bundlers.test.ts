@@ -80,8 +80,7 @@ test('a Vite build emits every module of both builds as an asset, embeds none, a
   const paths = (names: readonly ModuleName[]) => names.map((m) => simd.get(m)!).sort();
   for (const f of assets.filter((a) => a.endsWith('.js'))) expect(readFileSync(join(app, 'out', 'assets', f), 'utf8'), f).not.toContain('AGFzbQEAAAA');
   // Rollup keeps only the modules the page imports (dist/ is one file per module, "sideEffects": false):
-  // none of the algorithms it does not use, whose messages are in dist/. (Vite also emits dist/web-worker.js,
-  // the whole library for a WebWorkerTransport's workers, as an asset the page never loads.)
+  // none of the algorithms it does not use, whose messages are in dist/ (nor WebWorkerTransport's worker: see below)
   const js = assets.filter((a) => a.endsWith('.js') && !a.startsWith('web-worker-')).map((f) => readFileSync(join(app, 'out', 'assets', f), 'utf8')).join('\n');
   for (const [file, marker] of UNUSED) {
     expect(readFileSync(join(ROOT, 'dist', file), 'utf8'), file).toContain(marker);
@@ -127,4 +126,25 @@ test('a Vite build emits every module of both builds as an asset, embeds none, a
     await browser.close();
     await stopStaticServer(server);
   }
+});
+
+test('a Vite build of a program that uses init, GaussianMixture and Matrix emits no worker script', async () => {
+  // after the test above, in the same app (fedmix and Arrow installed in its node_modules)
+  expect(app).not.toBe('');
+  writeFileSync(join(app, 'small.html'), '<!doctype html><html><head><meta charset="utf-8"></head><body><script type="module" src="/small.js"></script></body></html>');
+  writeFileSync(join(app, 'small.js'), `import { init, GaussianMixture, Matrix } from 'fedmix';
+await init({ features: [] });
+const gm = new GaussianMixture({ nComponents: 2, seed: 1 }).fit(Matrix.fromRows(${JSON.stringify(ROWS)}));
+window.result = Array.from(gm.means);
+`);
+  const { build } = await import('vite');
+  await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: join(app, 'out-small'), target: 'es2022', rollupOptions: { input: join(app, 'small.html') } } });
+  const assets = readdirSync(join(app, 'out-small', 'assets'));
+  // WebWorkerTransport's worker (the whole library again) is built and emitted only for a program that can start one:
+  // its URL is written where the transport starts a worker, in the form bundlers recognise as one
+  expect(assets.filter((a) => a.endsWith('.js'))).toEqual([expect.stringMatching(/^small-/)]);
+  // the page's own JavaScript: fedmix's entry and the WASM loader, none of the algorithms it does not use
+  const js = readFileSync(join(app, 'out-small', 'assets', assets.find((a) => a.endsWith('.js'))!), 'utf8');
+  expect(js).toContain('fedmix-simd');
+  for (const [file, marker] of UNUSED) expect(js, file).not.toContain(marker);
 });

@@ -23,7 +23,7 @@ import {
   WasmError,
 } from '../ts/index.js';
 import { instance, wasm } from '../ts/wasm/loader.js';
-import { availableWasmBytes, heapInUse, WASM32_MAX_BYTES } from '../ts/wasm/memory.js';
+import { availableWasmBytes, heapInUse, showNumbers, WASM32_MAX_BYTES } from '../ts/wasm/memory.js';
 import { blobs, thrown } from './helpers.js';
 
 const MiB = 2 ** 20;
@@ -302,4 +302,22 @@ test('models fitted, then WASM memory grown (which detaches every view of it), t
     expect(d.fit(X).scoreSamples(probe)).toEqual(before[i]!.scores);
     d.dispose();
   });
+});
+
+test("numbers in the core's messages travel as values (no float formatting in WASM) and read as Rust wrote them natively", () => {
+  const token = (mark: string, v: number) => {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, v);
+    return mark + view.getBigUint64(0).toString(16).padStart(16, '0');
+  };
+  // fedmix_core::error::show: as JavaScript writes numbers, exponents without '+'
+  const shown: [number, string][] = [[1, '1'], [-0.1, '-0.1'], [1.1000000000000001, '1.1'], [1e-301, '1e-301'], [2.5e300, '2.5e300'], [NaN, 'NaN'], [-Infinity, '-Infinity'], [-0, '-0'], [1e-8, '1e-8'], [1e21, '1e21']];
+  // fedmix_core::error::display: as Rust's {} writes them (inf, and never an exponent)
+  const displayed: [number, string][] = [[0.30000000000000004, '0.30000000000000004'], [1e21, '1000000000000000000000'], [1.5e-7, '0.00000015'], [Infinity, 'inf'], [-Infinity, '-inf'], [NaN, 'NaN'], [-0, '-0'], [Number.MAX_VALUE, `17976931348623157${'0'.repeat(292)}`]];
+  for (const [v, text] of shown) expect(showNumbers(`got ${token('\uE000', v)};`), text).toBe(`got ${text};`);
+  for (const [v, text] of displayed) expect(showNumbers(`got ${token('\uE001', v)};`), text).toBe(`got ${text};`);
+  expect(showNumbers('no numbers 0123456789abcdef')).toBe('no numbers 0123456789abcdef');
+  // end to end, the core's messages with numbers in them (random.test.ts: "probs must sum to 1 (within 1e-8); they sum to 1.1")
+  const message = thrown(() => new Rng(1).multinomial(10, [0.5, 0.6])).message;
+  expect(message).toBe('probs must sum to 1 (within 1e-8); they sum to 1.1');
 });

@@ -2,7 +2,7 @@
 // src/lib.rs, modules.json); do not edit. `npm run build` and scripts/setup.sh regenerate it.
 
 /** ABI_VERSION of crates/fedmix-wasm: the loader refuses a module of another. */
-export const ABI_VERSION = 15;
+export const ABI_VERSION = 16;
 
 /** The feature modules beside the core, in the order of crates/fedmix-wasm/modules.json (each has its slot of memory). */
 export const FEATURES = ['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment'] as const;
@@ -178,7 +178,7 @@ export const FEATURE_EXPORTS: { readonly [F in Feature]: string } = {
   nn: 'nn_new nn_free nn_parameter_count nn_get_parameters nn_get_gradients nn_set_parameters nn_call_bytes nn_set_new nn_set_free nn_set_inputs nn_set_targets nn_set_seal nn_set_check nn_optimizer_new nn_optimizer_reset nn_optimizer_steps nn_optimizer_free nn_train_epoch nn_evaluate nn_predict nn_reconstruction_errors nn_batch_gradient peak_probe_f32x4',
   dirichlet: 'dm_log_pmf mdm_check mdm_check_histograms mdm_log_pmf mdm_sample mdm_init_stats mdm_prepare mdm_prepared_free mdm_round_stats mdm_initialize mdm_update digamma lgamma trigamma gamma_differences ln_erfc rdp_sampled_gaussian epsilon_from_rdp skellam_add rdp_skellam secagg_add secagg_mask secagg_permutation shamir_split shamir_combine',
   fedgem: 'fedgem_client_new fedgem_client_free fedgem_client_steps fedgem_client_set_means fedgem_client_set_variance fedgem_client_means fedgem_client_predict fedgem_client_score fedgem_update fedgem_merge',
-  assignment: 'linear_sum_assignment gaussian_costs',
+  assignment: 'symmetric_eigen sqrtm symmetric_floor pca_fit pca_transform linear_sum_assignment gaussian_costs',
 };
 
 /** The module of every export TypeScript calls (a feature module, the core, or every module), as a type: FEATURE_EXPORTS is its value. */
@@ -209,13 +209,13 @@ export interface ExportModules {
   fm_exp: 'core';
   fm_madd_peak: 'core';
   fm_cholesky: 'core';
-  fm_symmetric_eigen: 'core';
-  fm_sqrtm: 'core';
-  fm_symmetric_floor: 'core';
+  fm_symmetric_eigen: 'assignment';
+  fm_sqrtm: 'assignment';
+  fm_symmetric_floor: 'assignment';
   fm_kmeans_fit: 'core';
   fm_kmeans_predict: 'core';
-  fm_pca_fit: 'core';
-  fm_pca_transform: 'core';
+  fm_pca_fit: 'assignment';
+  fm_pca_transform: 'assignment';
   fm_rng_new: 'core';
   fm_rng_free: 'core';
   fm_rng_get_state: 'core';
@@ -459,7 +459,7 @@ export interface PcaFitOptions {
   d: number;
   k: number;
 }
-/** The layout of PcaFitOptions (12 bytes, module core). */
+/** The layout of PcaFitOptions (12 bytes, module assignment). */
 export const PCA_FIT_OPTIONS = /* @__PURE__ */ optionStruct<PcaFitOptions>(12, 'u0n u4d u8k');
 
 /** The scalar arguments of fm_dem_check_stats. */

@@ -34,10 +34,11 @@ export interface InitOptions {
   backend?: 'auto' | Backend;
   /**
    * The feature modules to load beside the core module (GaussianMixture,
-   * KMeans, PCA, the scalers, random numbers, FedGenGMM's sampled server
+   * KMeans, the scalers, random numbers, FedGenGMM's sampled server
    * step): 'all' or a list of 'dem' (distributed EM, FedGenGMM's hierarchical
    * step), 'svm' (OneClassSVM), 'nn' (networks, FedAvg), 'dirichlet' (special
-   * functions, MDM), 'fedgem', 'assignment' (linearSumAssignment, FedDistr).
+   * functions, MDM), 'fedgem', 'assignment' (linearSumAssignment, FedDistr,
+   * PCA, the symmetric eigendecomposition).
    * Not given: every module when init() starts fedmix, none added when it
    * runs. A page that names only what it uses downloads less; a later init()
    * with more features loads them into the running instance. Using a feature

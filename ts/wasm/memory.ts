@@ -21,13 +21,46 @@ export const WASM32_MAX_BYTES = 2 ** 32;
 
 const decoder = new TextDecoder();
 
-/** Reads, then frees, the message of the core's last error. */
+/** Reads, then frees, the message of the core's last error (its numbers written out: see showNumbers). */
 export function takeLastError(w: WasmExports): string {
   const ptr = w.fm_last_error_ptr() >>> 0;
   const len = w.fm_last_error_len();
   const message = decoder.decode(new Uint8Array(w.memory.buffer, ptr, len).slice());
   w.fm_clear_error();
-  return message;
+  return showNumbers(message);
+}
+
+/**
+ * A number in a message of the core travels as its value: a mark and the 16
+ * hex digits of its bits (fedmix_core::error::show and display), so that no
+ * module carries Rust's float formatting. Written here as those write it
+ * natively: U+E000 as JavaScript does, with the exponent's sign dropped
+ * (1e21, not 1e+21); U+E001 as Rust's `{}` (inf, and never an exponent).
+ */
+const NUMBER_TOKEN = /([\uE000\uE001])([0-9a-f]{16})/g;
+const bits = new DataView(new ArrayBuffer(8));
+
+export function showNumbers(message: string): string {
+  return /[\uE000\uE001]/.test(message)
+    ? message.replace(NUMBER_TOKEN, (_, mark: string, hex: string) => {
+        bits.setBigUint64(0, BigInt(`0x${hex}`));
+        const v = bits.getFloat64(0);
+        return mark === '\uE000' ? (Object.is(v, -0) ? '-0' : String(v).replace('e+', 'e')) : rustDisplay(v);
+      })
+    : message;
+}
+
+/** An f64 as Rust's `{}` writes it: the shortest digits that read back, positional. */
+function rustDisplay(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  const sign = v < 0 || Object.is(v, -0) ? '-' : '';
+  if (!Number.isFinite(v)) return `${sign}inf`;
+  const text = String(Math.abs(v));
+  const exp = /^(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (!exp) return sign + text;
+  const digits = exp[1]! + (exp[2] ?? '');
+  const e = Number(exp[3]);
+  return sign + (e >= 0 ? digits + '0'.repeat(e - digits.length + 1) : `0.${'0'.repeat(-e - 1)}${digits}`);
 }
 
 /** Bytes the core's heap holds (a usize: read unsigned, it passes 2 GiB). */

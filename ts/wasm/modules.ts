@@ -17,7 +17,7 @@ export const FEATURE_USES: Readonly<Record<Feature, string>> = {
   nn: 'the neural networks (MLPClassifier, Autoencoder, FedAvg, FedProx, SCAFFOLD, the community detectors)',
   dirichlet: 'the special functions (digamma, lgamma, ...), the privacy accountant, secure aggregation, Dirichlet-multinomial distributions and their mixtures (MDM)',
   fedgem: 'FedGEM',
-  assignment: 'linearSumAssignment and the Gaussian matching costs of FedDistr',
+  assignment: "linearSumAssignment, the Gaussian matching costs of FedDistr, PCA and the symmetric eigendecomposition (FedDistr's server, the Gaussian noise of private full covariances)",
 };
 
 /** The feature whose module exports `name` (crates/fedmix-wasm/src/exports.rs), or undefined for the core's, every module's, or a name not exported. */

@@ -56,7 +56,7 @@ impl<'a> Data<'a> {
                 let i = col.iter().position(|v| !v.is_finite()).unwrap_or(0);
                 return Err(Error::data(format!(
                     "{} contains {} at row {}, column {}; remove or impute non-finite values before fitting",
-                    what, col[i], i, j
+                    what, crate::error::display(col[i]), i, j
                 )));
             }
         }

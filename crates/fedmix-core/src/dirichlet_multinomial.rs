@@ -50,11 +50,11 @@ pub fn validate_alphas(alphas: &[f64], k: usize, c: usize) -> Result<()> {
         }
         if v < f64::MIN_POSITIVE {
             return Err(Error::param(format!(
-                "Dirichlet parameter at row {}, category {} is {}, a subnormal number; it must be at least {:e} (f64::MIN_POSITIVE)",
+                "Dirichlet parameter at row {}, category {} is {}, a subnormal number; it must be at least {} (f64::MIN_POSITIVE)",
                 idx / c,
                 idx % c,
                 show(v),
-                f64::MIN_POSITIVE
+                show(f64::MIN_POSITIVE)
             )));
         }
     }

@@ -38,7 +38,7 @@ pub fn check_probabilities(name: &str, p: &[f64]) -> Result<()> {
     }
     let s: f64 = p.iter().sum();
     if !((s - 1.0).abs() <= PROBABILITY_SUM_TOLERANCE) {
-        return Err(Error::param(format!("{} must sum to 1 (within {:e}); they sum to {}", name, PROBABILITY_SUM_TOLERANCE, show(s))));
+        return Err(Error::param(format!("{} must sum to 1 (within {}); they sum to {}", name, show(PROBABILITY_SUM_TOLERANCE), show(s))));
     }
     Ok(())
 }
@@ -52,7 +52,7 @@ fn check_trials(n: u64) -> Result<()> {
 
 fn check_shape(name: &str, shape: f64) -> Result<()> {
     if !(shape.is_finite() && shape >= MIN_SHAPE) {
-        return Err(Error::param(format!("{} must be a finite number >= {:e}, got {}", name, MIN_SHAPE, show(shape))));
+        return Err(Error::param(format!("{} must be a finite number >= {}, got {}", name, show(MIN_SHAPE), show(shape))));
     }
     Ok(())
 }

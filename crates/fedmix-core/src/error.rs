@@ -74,6 +74,16 @@ mod tests {
         assert_eq!(show(f64::NAN), "NaN");
         assert_eq!(show(f64::NEG_INFINITY), "-Infinity");
     }
+
+    #[test]
+    fn numbers_travel_as_their_bits() {
+        assert_eq!(super::number_token(1.0), "\u{E000}3ff0000000000000");
+        assert_eq!(super::number_token(-0.0), "\u{E000}8000000000000000");
+        assert_eq!(super::number_token(f64::NAN).len(), 3 + 16);
+        assert_eq!(super::token(super::DISPLAY_MARK, 0.5), "\u{E001}3fe0000000000000");
+        assert_eq!(super::display(f64::INFINITY), "inf");
+        assert_eq!(super::display(1e21), "1000000000000000000000");
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -81,7 +91,54 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// A number as a message shows it to a JavaScript user: plain decimals for
 /// ordinary magnitudes, exponent form for tiny or huge ones (Rust's `{}` would
 /// print 1e-301 with 300 zeros), and NaN / Infinity spelled as JavaScript does.
+///
+/// In WebAssembly the number travels as its value, not as text: NUMBER_MARK
+/// and the 16 hex digits of its bits, which TypeScript (ts/wasm/memory.ts)
+/// replaces with the same text. Formatting an f64 (core::fmt's shortest and
+/// exact float printing) would otherwise take about 20 KB of every module.
 pub fn show(v: f64) -> String {
+    if cfg!(target_arch = "wasm32") {
+        number_token(v)
+    } else {
+        show_text(v)
+    }
+}
+
+/// A number as Rust's `{}` writes it (inf, NaN, never an exponent), for the
+/// messages that always did; in WebAssembly, DISPLAY_MARK and its bits, as show() does.
+pub fn display(v: f64) -> String {
+    if cfg!(target_arch = "wasm32") {
+        token(DISPLAY_MARK, v)
+    } else {
+        display_text(v)
+    }
+}
+
+/// What marks a number in a message made in WebAssembly (private-use characters):
+/// written as show() writes it, or as Rust's `{}` (display()).
+pub const NUMBER_MARK: char = '\u{E000}';
+pub const DISPLAY_MARK: char = '\u{E001}';
+
+/// NUMBER_MARK, then the bits of `v` as 16 lowercase hex digits.
+pub fn number_token(v: f64) -> String {
+    token(NUMBER_MARK, v)
+}
+
+/// `mark`, then the bits of `v` as 16 lowercase hex digits (written by hand:
+/// integer formatting would do, but this needs none).
+fn token(mark: char, v: f64) -> String {
+    let bits = v.to_bits();
+    let mut s = String::with_capacity(mark.len_utf8() + 16);
+    s.push(mark);
+    for i in (0..16).rev() {
+        let nibble = ((bits >> (4 * i)) & 0xf) as u8;
+        s.push(char::from(if nibble < 10 { b'0' + nibble } else { b'a' + nibble - 10 }));
+    }
+    s
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn show_text(v: f64) -> String {
     if v.is_nan() {
         "NaN".into()
     } else if v.is_infinite() {
@@ -91,4 +148,19 @@ pub fn show(v: f64) -> String {
     } else {
         format!("{:e}", v)
     }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn display_text(v: f64) -> String {
+    format!("{}", v)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn show_text(v: f64) -> String {
+    number_token(v)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn display_text(v: f64) -> String {
+    token(DISPLAY_MARK, v)
 }

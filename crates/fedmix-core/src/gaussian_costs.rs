@@ -117,7 +117,7 @@ impl<'a> Gaussians<'a> {
         }
         for (what, values, width) in [("mean", self.means, d), ("covariance", self.covariances, size)] {
             if let Some(p) = values.iter().position(|v| !v.is_finite()) {
-                return Err(Error::data(format!("set {}: the {} of Gaussian {} holds a value that is not finite ({})", name, what, p / width.max(1), values[p])));
+                return Err(Error::data(format!("set {}: the {} of Gaussian {} holds a value that is not finite ({})", name, what, p / width.max(1), crate::error::display(values[p]))));
             }
         }
         Ok(())

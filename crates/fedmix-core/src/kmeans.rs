@@ -217,7 +217,7 @@ pub fn validate_options(opts: &KMeansOptions, d: usize) -> Result<()> {
         return Err(Error::param(format!("maxIter must be at least 1, got {}", opts.max_iter)));
     }
     if !(opts.tol >= 0.0) || !opts.tol.is_finite() {
-        return Err(Error::param(format!("tol must be a finite number >= 0, got {}", opts.tol)));
+        return Err(Error::param(format!("tol must be a finite number >= 0, got {}", crate::error::display(opts.tol))));
     }
     if let KMeansInit::Given(c) = &opts.init {
         if c.len() != opts.n_clusters * d {

@@ -70,17 +70,17 @@ export!("core" fn kernels::fm_madd_peak(iters: f64, seed: f64) -> f64);
 
 // linalg.rs
 export!("core" fn linalg::fm_cholesky(a: *const f64, d: usize, out: *mut f64) -> i32);
-export!("core" fn linalg::fm_symmetric_eigen(a: *const f64, d: usize, out_values: *mut f64, out_vectors: *mut f64) -> i32);
-export!("core" fn linalg::fm_sqrtm(a: *const f64, d: usize, out: *mut f64) -> i32);
-export!("core" fn linalg::fm_symmetric_floor(a: *const f64, d: usize, floor: f64, out: *mut f64) -> i32);
+export!("assignment" fn linalg::fm_symmetric_eigen(a: *const f64, d: usize, out_values: *mut f64, out_vectors: *mut f64) -> i32);
+export!("assignment" fn linalg::fm_sqrtm(a: *const f64, d: usize, out: *mut f64) -> i32);
+export!("assignment" fn linalg::fm_symmetric_floor(a: *const f64, d: usize, floor: f64, out: *mut f64) -> i32);
 
 // kmeans.rs
 export!("core" fn kmeans::fm_kmeans_fit(x: *const f64, options: *const KmeansFitOptions, centers: *const f64, out_centers: *mut f64, out_labels: *mut u32, out_stats: *mut f64) -> i32);
 export!("core" fn kmeans::fm_kmeans_predict(x: *const f64, n: usize, d: usize, centers: *const f64, k: usize, out_labels: *mut u32, out_dist: *mut f64) -> i32);
 
 // pca.rs
-export!("core" fn pca::fm_pca_fit(x: *const f64, options: *const PcaFitOptions, out_mean: *mut f64, out_components: *mut f64, out_variance: *mut f64, out_ratio: *mut f64, out_noise: *mut f64) -> i32);
-export!("core" fn pca::fm_pca_transform(x: *const f64, n: usize, d: usize, mean: *const f64, mean_len: usize, components: *const f64, k: usize, out: *mut f64) -> i32);
+export!("assignment" fn pca::fm_pca_fit(x: *const f64, options: *const PcaFitOptions, out_mean: *mut f64, out_components: *mut f64, out_variance: *mut f64, out_ratio: *mut f64, out_noise: *mut f64) -> i32);
+export!("assignment" fn pca::fm_pca_transform(x: *const f64, n: usize, d: usize, mean: *const f64, mean_len: usize, components: *const f64, k: usize, out: *mut f64) -> i32);
 
 // rng.rs
 export!("core" fn rng::fm_rng_new(seed_lo: u32, seed_hi: u32) -> *mut Rng);
@@ -206,7 +206,7 @@ option_structs! {
     /// The scalar arguments of fm_kmeans_fit.
     "core" struct KmeansFitOptions { n: u32, d: u32, k: u32, init: i32, centers_len: u32, n_init: u32, max_iter: u32, tol: f64, seed_lo: u32, seed_hi: u32 }
     /// The scalar arguments of fm_pca_fit.
-    "core" struct PcaFitOptions { n: u32, d: u32, k: u32 }
+    "assignment" struct PcaFitOptions { n: u32, d: u32, k: u32 }
     /// The scalar arguments of fm_dem_check_stats.
     "dem" struct DemCheckStatsOptions { cov_type: i32, k: u32, d: u32, rows: f64, min_count: f64, reg_covar: f64, quantization: f64 }
     /// The scalar arguments of fm_dem_check_log_likelihood.

@@ -9,9 +9,10 @@
 
 //!
 //! One crate, several WebAssembly modules (scripts/build-wasm.sh builds it once
-//! per cargo feature): `core` (mixtures, k-means, PCA, random numbers) owns the
+//! per cargo feature): `core` (mixtures, k-means, random numbers) owns the
 //! heap; each other feature (`dem`: distributed and hierarchical EM, `svm`,
-//! `nn`, `dirichlet`, `fedgem`, `assignment`) is a module that shares
+//! `nn`, `dirichlet`, `fedgem`, `assignment`: linear sum assignment, the
+//! Gaussian costs, PCA and the symmetric eigendecomposition) is a module that shares
 //! the core's memory and heap, loaded only when a program asks for it. Native
 //! builds and tests take every feature into one library.
 
@@ -110,9 +111,9 @@ mod gmm_handle;
 mod kernels;
 #[cfg(feature = "core")]
 mod kmeans;
-#[cfg(feature = "core")]
+#[cfg(any(feature = "core", feature = "assignment"))]
 mod linalg;
-#[cfg(feature = "core")]
+#[cfg(feature = "assignment")]
 mod pca;
 #[cfg(feature = "core")]
 mod rng;
@@ -146,7 +147,7 @@ mod assignment;
 mod gaussian_costs;
 
 /// Bumped whenever an export changes meaning; the loader checks it.
-const ABI_VERSION: i32 = 15;
+const ABI_VERSION: i32 = 16;
 
 /// The status of a call that succeeded; a failed one returns ErrorKind::code.
 const OK: i32 = 0;

@@ -6,6 +6,7 @@
 use super::{buffers, f64s, f64s_mut, seed, status, u32s_mut};
 use fedmix_core::distributions::{Categorical, Dirichlet, Gamma, Multinomial, MAX_TRIALS};
 use fedmix_core::{Error, Result, Rng};
+use fedmix_core::error::display;
 
 /// A new generator from the seed; freed with fm_rng_free.
 pub extern "C" fn fm_rng_new(seed_lo: u32, seed_hi: u32) -> *mut Rng {
@@ -53,7 +54,7 @@ pub unsafe extern "C" fn fm_rng_set_state(h: *mut Rng, state: *const f64) -> i32
             let (lo, hi) = (v[2 * i], v[2 * i + 1]);
             let half = |x: f64| x.is_finite() && x >= 0.0 && x < 4_294_967_296.0 && x.fract() == 0.0;
             if !half(lo) || !half(hi) {
-                return Err(Error::param(format!("a generator's state word {} must be two 32-bit halves, got {} and {}", i, lo, hi)));
+                return Err(Error::param(format!("a generator's state word {} must be two 32-bit halves, got {} and {}", i, display(lo), display(hi))));
             }
             *w = (hi as u64) << 32 | lo as u64;
         }

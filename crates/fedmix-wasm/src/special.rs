@@ -85,7 +85,7 @@ pub unsafe extern "C" fn fm_epsilon_from_rdp(orders: *const f64, rdp: *const f64
 pub unsafe extern "C" fn fm_skellam_add(key: *const u8, mu: f64, words: *mut u8, n: usize) -> i32 {
     status(|| {
         if !(mu >= 0.0 && mu <= skellam::MAX_MU) {
-            return Err(Error::param(format!("a Skellam share's mu must be a number in [0, {}], got {}", skellam::MAX_MU, mu)));
+            return Err(Error::param(format!("a Skellam share's mu must be a number in [0, {}], got {}", fedmix_core::error::display(skellam::MAX_MU), fedmix_core::error::display(mu))));
         }
         let mut k = [0u8; 32];
         k.copy_from_slice(core::slice::from_raw_parts(key, 32));

@@ -39,7 +39,7 @@ export const communities = defineAlgorithm({
   name: 'communities',
   protocol: COMMUNITIES_PROTOCOL,
   summary: "community-based federated anomaly detection (Nardi et al.): clients test each other's detectors, the server finds communities",
-  wasmFeatures: ['svm', 'nn'],
+  wasmFeatures: ['svm', 'nn', 'assignment'],
   server: {
     // checked once here; the server takes the resolved options as they are
     options: (raw) => checkServerOptions(raw),

@@ -68,12 +68,14 @@ export class Lane {
  * import map) or `workerUrl`. @internal
  */
 export function startLane(workerUrl: string | URL | undefined): Lane {
-  const W = (globalThis as { Worker?: new (url: string | URL, o: { type: 'module' }) => BrowserWorker }).Worker;
-  if (typeof W !== 'function') throw new InvalidParameterError('Web Workers are not available here; in Node use WorkerTransport from fedmix/node');
-  const url = workerUrl ?? new URL('./web-worker.js', import.meta.url);
+  const Worker = (globalThis as { Worker?: new (url: string | URL, o: { type: 'module' }) => BrowserWorker }).Worker;
+  if (typeof Worker !== 'function') throw new InvalidParameterError('Web Workers are not available here; in Node use WorkerTransport from fedmix/node');
+  // in the form bundlers recognise as a worker (Vite, webpack, Parcel): they build and emit web-worker.js only
+  // for a program that can reach this line, where a URL made apart from `new Worker` would be emitted into every one
+  if (workerUrl === undefined) return new Lane(new Worker(new URL('./web-worker.js', import.meta.url), { type: 'module' }));
   // Worker() would coerce anything to a relative URL (5 becomes "/5"): a string or URL only
-  if (typeof url !== 'string' && !guardRead('workerUrl', () => url instanceof URL)) throw new InvalidParameterError(`workerUrl must be a string or a URL, got ${formatValue(url)}`);
-  return new Lane(new W(url, { type: 'module' }));
+  if (typeof workerUrl !== 'string' && !guardRead('workerUrl', () => workerUrl instanceof URL)) throw new InvalidParameterError(`workerUrl must be a string or a URL, got ${formatValue(workerUrl)}`);
+  return new Lane(new Worker(workerUrl, { type: 'module' }));
 }
 
 /** A module URL as a worker imports it: absolute, resolved against the page (a worker's own base is its script). */

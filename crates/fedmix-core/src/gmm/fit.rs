@@ -104,7 +104,7 @@ pub struct FitResult {
 
 fn check_number(name: &str, v: f64) -> Result<()> {
     if !(v >= 0.0) || !v.is_finite() {
-        return Err(Error::param(format!("{} must be a finite number >= 0, got {}", name, v)));
+        return Err(Error::param(format!("{} must be a finite number >= 0, got {}", name, crate::error::display(v))));
     }
     Ok(())
 }
@@ -227,7 +227,7 @@ fn run_em(x: &Data, o: &FitOptions, gmm: &mut Gmm, start_bound: f64, ws: &mut Wo
         if !bound.is_finite() {
             return Err(Error::numerical(format!(
                 "the log-likelihood became {} at EM iteration {}; check the data scale or increase regCovar",
-                bound, it
+                crate::error::display(bound), it
             )));
         }
         let est = stats.estimates(o.reg_covar, ws.tied(true))?;

@@ -167,7 +167,7 @@ pub fn precisions_cholesky_from_covariances(
 
 /// The error a fit reports when a component's covariance is not positive definite.
 pub fn singular_covariance_error(component: usize, reg_covar: f64) -> Error {
-    Error::numerical(format!("Fitting failed at component {}: {} (regCovar is {})", component, SINGULAR_HINT, reg_covar))
+    Error::numerical(format!("Fitting failed at component {}: {} (regCovar is {})", component, SINGULAR_HINT, crate::error::display(reg_covar)))
 }
 
 impl Gmm {
