@@ -16,6 +16,7 @@ import { defineMessage, oneOf, record } from '../messages/schema.js';
 import { checkClientRole, declaredUsers, type ClientRole } from './roles.js';
 import type { SecureParticipant } from '../secure-aggregation/client.js';
 import { isSecureStage } from '../secure-aggregation/messages.js';
+import { crashDrillFor, crashNow } from '../secure-aggregation/crash-drill.js';
 import { guardRead, readOptions, requireInteger } from '../../validate.js';
 import type { ClientBudget } from './client-budget.js';
 
@@ -106,6 +107,7 @@ export class ClientHost {
     // by what the host calls, not instanceof: the ledger's code (and its accountant) stays out of clients that keep none
     if (o.budget !== undefined && !isClientBudget(o.budget)) throw new InvalidParameterError(`budget must be a ClientBudget (ClientBudget.open), got ${formatValue(o.budget)}`);
     this.budget = o.budget;
+    this.crashAt = crashDrillFor(this.id);
   }
 
   /**
@@ -207,6 +209,8 @@ export class ClientHost {
   async answer(request: Message | FedmixError): Promise<Message | undefined> {
     const stage = this.secureStage(request);
     if (stage) {
+      // the crash drill (FEDMIX_CRASH_AT_STAGE): this client dies here, unanswered, as a killed one would
+      if (stage.kind === this.crashAt) await crashNow();
       try {
         // the real request inside the round is accounted by the client's ledger like any other
         const ledger = async (inner: Message) => {
@@ -252,6 +256,9 @@ export class ClientHost {
   private expectsReply(request: Message): boolean {
     return this.role.protocol.exchanges.get(request.kind)?.reply !== undefined;
   }
+
+  /** the secure round's stage request at which this client dies (crash-drill.ts; undefined: none, as in any honest run) */
+  private readonly crashAt: string | undefined;
 
   /** Answers the stages of secure rounds (created at the first one). */
   private secure: SecureParticipant | undefined;
