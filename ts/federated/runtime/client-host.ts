@@ -16,7 +16,6 @@ import { defineMessage, oneOf, record } from '../messages/schema.js';
 import { checkClientRole, declaredUsers, type ClientRole } from './roles.js';
 import type { SecureParticipant } from '../secure-aggregation/client.js';
 import { isSecureStage } from '../secure-aggregation/messages.js';
-import { crashDrillFor, crashNow } from '../secure-aggregation/crash-drill.js';
 import { guardRead, readOptions, requireInteger } from '../../validate.js';
 import type { ClientBudget } from './client-budget.js';
 
@@ -26,6 +25,11 @@ import type { ClientBudget } from './client-budget.js';
  * one checked (read-only) request instead of each checking its own copy.
  */
 const checkedReads = new WeakMap<Message, Message>();
+
+/** FEDMIX_CRASH_AT_STAGE, the crash drill's variable (secure-aggregation/crash-drill.ts, loaded only when it is set), as this process was given it. */
+function crashDrillValue(): string | undefined {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.FEDMIX_CRASH_AT_STAGE || undefined;
+}
 
 /** Whether `b` offers what a client host calls on its ledger (ClientBudget's concerns and account). */
 function isClientBudget(b: unknown): b is ClientBudget {
@@ -107,7 +111,7 @@ export class ClientHost {
     // by what the host calls, not instanceof: the ledger's code (and its accountant) stays out of clients that keep none
     if (o.budget !== undefined && !isClientBudget(o.budget)) throw new InvalidParameterError(`budget must be a ClientBudget (ClientBudget.open), got ${formatValue(o.budget)}`);
     this.budget = o.budget;
-    this.crashAt = crashDrillFor(this.id);
+    this.crashDrill = crashDrillValue();
   }
 
   /**
@@ -209,8 +213,8 @@ export class ClientHost {
   async answer(request: Message | FedmixError): Promise<Message | undefined> {
     const stage = this.secureStage(request);
     if (stage) {
-      // the crash drill (FEDMIX_CRASH_AT_STAGE): this client dies here, unanswered, as a killed one would
-      if (stage.kind === this.crashAt) await crashNow();
+      // the crash drill (FEDMIX_CRASH_AT_STAGE), loaded only when set: a client it names dies here, unanswered, as a killed one would
+      if (this.crashDrill !== undefined) await (await import('../secure-aggregation/crash-drill.js')).crashDrill(this.crashDrill, this.id, stage.kind);
       try {
         // the real request inside the round is accounted by the client's ledger like any other
         const ledger = async (inner: Message) => {
@@ -257,8 +261,8 @@ export class ClientHost {
     return this.role.protocol.exchanges.get(request.kind)?.reply !== undefined;
   }
 
-  /** the secure round's stage request at which this client dies (crash-drill.ts; undefined: none, as in any honest run) */
-  private readonly crashAt: string | undefined;
+  /** FEDMIX_CRASH_AT_STAGE as this process was given it (crash-drill.ts; undefined: unset, as in any honest run) */
+  private readonly crashDrill: string | undefined;
 
   /** Answers the stages of secure rounds (created at the first one). */
   private secure: SecureParticipant | undefined;
