@@ -22,6 +22,7 @@ import { distributedEM } from '../ts/federated/dem/run.js';
 import { defineProtocol, type ClientRole, type RoundContext, type ServerRole } from '../ts/federated/runtime/roles.js';
 import { sumLayout } from '../ts/federated/secure-aggregation/layout.js';
 import { secureAggregationTesting } from '../ts/federated/secure-aggregation/client.js';
+import { crashDrillFor } from '../ts/federated/secure-aggregation/crash-drill.js';
 import { fixedPoint, quantize } from '../ts/privacy/secure-aggregation/fixed-point.js';
 import { applyMask } from '../ts/privacy/secure-aggregation/masks.js';
 import { shamirCombine } from '../ts/privacy/secure-aggregation/shamir.js';
@@ -146,6 +147,30 @@ describe('the secure sum in process', () => {
     expect(r.excluded.map((e) => e.client)).toEqual(['c2']);
     expect(r.failures[0]!.kind).toBe('refused');
     expect(r.history[0]!.secure!.survivors).toBe(n - 1);
+  });
+
+  it('the crash drill (FEDMIX_CRASH_AT_STAGE, run by the processes test) names a stage for the clients it names and for no other; a stage it does not know ends the run typed; naming none of the clients, every client answers every stage', async () => {
+    expect(crashDrillFor('mask', 'c1')).toBe('secure-aggregation/mask');
+    expect(['c1', 'c4', 'c2', 'c10'].map((id) => crashDrillFor('c1:advertise,c4:unmask', id))).toEqual(['secure-aggregation/advertise', 'secure-aggregation/unmask', undefined, undefined]);
+    expect(() => crashDrillFor('c1:masks', 'c2')).toThrow(InvalidParameterError);
+    expect(() => crashDrillFor('c1:masks', 'c2')).toThrow(/FEDMIX_CRASH_AT_STAGE="c1:masks": "masks" is not a stage of a secure round \(advertise, share, mask, consistency, unmask\)/);
+    const secureRun = (drill: string) => {
+      // a client host reads the variable when it is made
+      const saved = process.env.FEDMIX_CRASH_AT_STAGE;
+      process.env.FEDMIX_CRASH_AT_STAGE = drill;
+      try {
+        return runFederation(new SumServer(length), new InProcessTransport(vectors.map((x, i) => sumClient(`c${i}`, x))), { secureAggregation: { neighbours: 9, threshold: 5 } });
+      } finally {
+        if (saved === undefined) delete process.env.FEDMIX_CRASH_AT_STAGE;
+        else process.env.FEDMIX_CRASH_AT_STAGE = saved;
+      }
+    };
+    // a typo is loud, at the first stage: not a drill silently undone
+    await expect(secureRun('c1:masks')).rejects.toThrow(InvalidParameterError);
+    // the other side (unset, as in every other test here): a drill naming none of the run's clients leaves every one answering every stage
+    const r = await secureRun('c99:advertise,c99:mask');
+    expect(r.history[0]!.secure).toMatchObject({ survivors: n, dropped: { advertise: 0, share: 0, mask: 0, consistency: 0, unmask: 0 } });
+    expect(r.failures).toEqual([]);
   });
 });
 

@@ -10,6 +10,22 @@
  * composed; past their budgets the clients refuse (exit 3) and the server
  * fails naming the refusals, with no model.
  *
+ * Dropouts at each stage of the secure round (the crash drill,
+ * FEDMIX_CRASH_AT_STAGE: a client dies when asked its stage, unanswered):
+ * the server recovers, the drops are in the round's record (dropped per
+ * stage) and failures, and the model is the plain one over the clients whose
+ * inputs are in the sum (one that dies at consistency or unmask sent its
+ * masked input: it is in) within the quantization bound. The in-process
+ * test (secure-aggregation-federation.test.ts) runs 0%, 10% and 30% at
+ * every stage; here a fixed sample, one run of one round per transport,
+ * keeps CI time small and still covers every stage on each kind of
+ * transport: ten clients in ten worker threads (one each, so that a
+ * thread's end drops one client), 10% dying at each of the five stages
+ * (50% in all); client processes, with six over the embedded broker (one
+ * dying at mask, one at unmask: 33%) and eight over mosquitto (one each at
+ * advertise, share and consistency: 37.5%), as many as the default
+ * threshold tolerates. 0% is the honest runs above them.
+ *
  * Needs `bash scripts/setup.sh` first (dist/, mosquitto).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -41,8 +57,10 @@ const ROWS = readFileSync(ABALONE, 'utf8')
   .map((l) => l.split(',').slice(1, 8).map(Number));
 const HEADER = 'length,diameter,height,whole,shucked,viscera,shell';
 const CLIENTS = ['c0', 'c1', 'c2', 'c3'];
+/** the crash drills' clients: client processes c0 to c7, worker threads c0 to c9 (client ci holds part i) */
+const DRILLED = Array.from({ length: 10 }, (_, i) => `c${i}`);
 const part = (i: number) => ROWS.slice(300 * i, 300 * (i + 1));
-for (const [i, id] of CLIENTS.entries()) writeFileSync(pathJoin(dir, `${id}.csv`), [HEADER, ...part(i).map((r) => r.join(','))].join('\n') + '\n');
+for (const [i, id] of DRILLED.entries()) writeFileSync(pathJoin(dir, `${id}.csv`), [HEADER, ...part(i).map((r) => r.join(','))].join('\n') + '\n');
 /** Abalone's sex (M, F, I) as a class index, DP-FedAvg's label: the same rows with it, per client. */
 const SEX = readFileSync(ABALONE, 'utf8')
   .trim()
@@ -56,7 +74,13 @@ const OUTLIER = 'bad';
 writeFileSync(pathJoin(dir, `${OUTLIER}.csv`), [HEADER, ...part(4).map((r) => r.join(',')), Array(7).fill(1e6).join(',')].join('\n') + '\n');
 
 const DEM = { nComponents: 3, nFeatures: 7, covarianceType: 'diag', init: 'separated', tol: 0, maxRounds: 3 } as const;
-const DEM_ARGS = ['--algorithm', 'dem', '--features', '7', '--components', '3', '--covariance', 'diag', '--init', 'separated', '--tol', '0', '--max-rounds', '3'];
+const demArgs = (rounds: number) => ['--algorithm', 'dem', '--features', '7', '--components', '3', '--covariance', 'diag', '--init', 'separated', '--tol', '0', '--max-rounds', String(rounds)];
+const DEM_ARGS = demArgs(3);
+/** The drill runs' distributed EM: one (secure) round, the one a client dies in. */
+const DEM_ONE_ROUND = { ...DEM, maxRounds: 1 } as const;
+type Stage = 'advertise' | 'share' | 'mask' | 'consistency' | 'unmask';
+/** Whether a client dying when asked `stage` has its input in the sum: it sent its masked input before consistency. */
+const inSum = (stage: Stage | undefined) => stage === undefined || stage === 'consistency' || stage === 'unmask';
 
 beforeAll(async () => {
   await f.init();
@@ -68,10 +92,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The plain run in process: the model secure aggregation must reproduce. */
-function plainModel(): { weights: number[]; means: number[]; covariances: number[] } {
-  const server = new f.DemServer(DEM);
-  const clients = CLIENTS.map((id, i) => new f.DemClient(id, f.Matrix.from(part(i))));
+/** The plain run in process over the parts `parts` (default: CLIENTS'): the model secure aggregation must reproduce. */
+function plainModel(parts: readonly number[] = CLIENTS.map((_, i) => i), options: ConstructorParameters<typeof f.DemServer>[0] = DEM): { weights: number[]; means: number[]; covariances: number[] } {
+  const server = new f.DemServer(options);
+  const clients = parts.map((i) => new f.DemClient(`c${i}`, f.Matrix.from(part(i))));
   try {
     return JSON.parse(JSON.stringify(f.runFederationSync(server, clients).model.toJSON()));
   } finally {
@@ -111,35 +135,84 @@ test('worker threads: the secure run gives the plain model within the bound', as
   }
 });
 
+/** A drill's clients by the stage each dies at ('c1:advertise,c4:mask', as FEDMIX_CRASH_AT_STAGE names them). */
+function drilled(drill: string): Map<string, Stage> {
+  return new Map(drill.split(',').map((e) => e.split(':') as [string, Stage]));
+}
+
+/** What a round's record must say of the clients that died: how many at each stage. */
+function droppedAt(dying: ReadonlyMap<string, Stage>): Record<Stage, number> {
+  const out: Record<Stage, number> = { advertise: 0, share: 0, mask: 0, consistency: 0, unmask: 0 };
+  for (const stage of dying.values()) out[stage] += 1;
+  return out;
+}
+
+test('worker threads, ten clients, 10% dying at each stage (50% in all): the server recovers, the drops in the record and the failures, the plain model of the clients in the sum within the bound', async () => {
+  const drill = 'c1:advertise,c3:share,c5:mask,c7:consistency,c9:unmask';
+  const dying = drilled(drill);
+  const specs: ClientSpec[] = DRILLED.map((id, i) => {
+    const x = f.Matrix.from(part(i));
+    return { algorithm: 'dem', id, data: { data: x.data, nRows: x.nRows, nCols: x.nCols } };
+  });
+  // a thread copies the environment when it starts: the drill reaches the workers, not this process's later clients
+  process.env.FEDMIX_CRASH_AT_STAGE = drill;
+  let transport: WorkerTransport;
+  try {
+    transport = await WorkerTransport.start(specs, { threads: DRILLED.length });
+  } finally {
+    delete process.env.FEDMIX_CRASH_AT_STAGE;
+  }
+  const server = new f.DemServer(DEM_ONE_ROUND);
+  try {
+    // all pairs, threshold 4: with five of ten gone, the four left to unmask each hold a share of every input in the sum
+    const r = await f.runFederation(server, transport, { secureAggregation: { neighbours: 9, threshold: 4 } });
+    expect(r.history).toHaveLength(1);
+    const summed = DRILLED.map((_, i) => i).filter((i) => inSum(dying.get(`c${i}`)));
+    const record = r.history[0]!.secure!;
+    expect(record).toMatchObject({ clients: 10, survivors: summed.length, dropped: droppedAt(dying), excluded: 0, forged: 0, ruledOut: 0 });
+    // each a dropout (its thread ended), not an exclusion; nobody else failed
+    expect(r.failures.map((x) => x.client).sort()).toEqual([...dying.keys()].sort());
+    for (const x of r.failures) expect(x).toMatchObject({ kind: 'dropout', excluded: false, reason: expect.stringMatching(new RegExp(`^${x.client}: its worker failed: .*\\(secure aggregation, ${dying.get(x.client)} stage\\)$`)) });
+    expect(worstDifference(JSON.parse(JSON.stringify(r.model.toJSON())), plainModel(summed, DEM_ONE_ROUND))).toBeLessThanOrEqual(record.bound);
+  } finally {
+    server.dispose();
+    await transport.close();
+  }
+});
+
 /** A command of the built CLI: its stdout, its stderr and its exit. */
-function run(args: string[]): { out: () => string; err: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function run(args: string[], env: Record<string, string> = {}): { out: () => string; err: () => string; exited: Promise<number | null>; signal: () => NodeJS.Signals | null } {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   processes.push(child);
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  return { out: () => out, err: () => err, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+  return { out: () => out, err: () => err, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))), signal: () => child.signalCode };
 }
 
 const password = (id: string) => `pw-${id}`;
-const accounts = [{ username: SERVER_USER, password: SERVER_PASSWORD, role: 'server' as const }, ...[...CLIENTS, OUTLIER].map((id) => ({ username: id, password: password(id), role: 'client' as const }))];
+const accounts = [{ username: SERVER_USER, password: SERVER_PASSWORD, role: 'server' as const }, ...[...DRILLED, OUTLIER].map((id) => ({ username: id, password: password(id), role: 'client' as const }))];
 
-/** `fedmix server --secure-aggregation` and a `fedmix client` process per id, over `url`. */
-async function secureFederation(url: string, ids: string[], tag: string) {
+/**
+ * `fedmix server --secure-aggregation` and a `fedmix client` process per id,
+ * over `url`; `dying` clients run the crash drill at their stage, in a run of
+ * one round.
+ */
+async function secureFederation(url: string, ids: string[], tag: string, dying: ReadonlyMap<string, Stage> = new Map()) {
   const out = pathJoin(dir, `${tag}.json`);
   writeFileSync(pathJoin(dir, `${tag}-clients.txt`), ids.join('\n') + '\n');
-  const server = run(['server', '--federation', FED, '--broker', url, '--username', SERVER_USER, '--password', SERVER_PASSWORD, '--clients', pathJoin(dir, `${tag}-clients.txt`), ...DEM_ARGS, '--secure-aggregation', '--log-format', 'json', '--round-timeout', '20', '--join-timeout', '30', '--out', out]);
-  const clients = ids.map((id) => run(['client', '--algorithm', 'dem', '--federation', FED, '--broker', url, '--id', id, '--password', password(id), '--data', pathJoin(dir, `${id}.csv`)]));
+  const server = run(['server', '--federation', FED, '--broker', url, '--username', SERVER_USER, '--password', SERVER_PASSWORD, '--clients', pathJoin(dir, `${tag}-clients.txt`), ...(dying.size ? demArgs(1) : DEM_ARGS), '--secure-aggregation', '--log-format', 'json', '--round-timeout', '20', '--join-timeout', '30', '--out', out]);
+  const clients = ids.map((id) => run(['client', '--algorithm', 'dem', '--federation', FED, '--broker', url, '--id', id, '--password', password(id), '--data', pathJoin(dir, `${id}.csv`)], dying.has(id) ? { FEDMIX_CRASH_AT_STAGE: dying.get(id)! } : {}));
   const code = await server.exited;
-  await Promise.all(clients.map((c) => c.exited));
+  const codes = await Promise.all(clients.map((c) => c.exited));
   const rounds = server
     .err()
     .split('\n')
     .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as { event: string; secure?: { survivors: number; bound: number; clip: number } })
+    .map((l) => JSON.parse(l) as { event: string; secure?: { survivors: number; bound: number; clip: number; dropped: Record<Stage, number> }; failures: { client: string; kind: string; reason: string; excluded: boolean }[] })
     .filter((l) => l.event === 'round');
-  return { code, err: server.err(), rounds, out };
+  return { code, err: server.err(), rounds, out, clients: clients.map((c, i) => ({ code: codes[i], signal: c.signal(), err: c.err() })) };
 }
 
 const DELTA = 1e-5;
@@ -166,6 +239,12 @@ async function ledgerOf(id: string) {
   return { epsilon: budget.spent().epsilon, accounted: budget.accounted, saved: JSON.parse(readFileSync(path, 'utf8')) as SavedLedger };
 }
 
+/** The process drills' sample: each stage once, on one broker or the other; the clients and the stage each dies at. */
+const PROCESS_DRILLS: Record<string, { clients: number; drill: string }> = {
+  'embedded broker': { clients: 6, drill: 'c1:mask,c4:unmask' },
+  mosquitto: { clients: 8, drill: 'c0:advertise,c3:share,c6:consistency' },
+};
+
 const BROKERS = [
   { name: 'embedded broker', start: () => startBroker({ federation: FED, users: accounts }) },
   { name: 'mosquitto', start: () => startMosquitto({ federation: FED, users: accounts }) },
@@ -181,11 +260,33 @@ describe.each(BROKERS)('client processes over the $name', ({ name, start }) => {
   test('fedmix server --secure-aggregation: the plain model within the quantization bound', async () => {
     const r = await secureFederation(broker.url, CLIENTS, `honest-${name.replace(/ /g, '-')}`);
     expect(r.code, r.err).toBe(0);
+    // no drill, no early exit: every client saw the run to its end
+    for (const c of r.clients) expect(c, c.err).toMatchObject({ code: 0, signal: null });
     expect(r.rounds).toHaveLength(3);
     for (const round of r.rounds) expect(round.secure).toMatchObject({ survivors: 4, clip: 2 ** 36 });
     const bound = Math.max(...r.rounds.map((round) => round.secure!.bound));
     const saved = JSON.parse(readFileSync(r.out, 'utf8')) as { model: { weights: number[]; means: number[]; covariances: number[] } };
     expect(worstDifference(saved.model, plainModel())).toBeLessThanOrEqual(bound);
+  });
+
+  const { clients: n, drill } = PROCESS_DRILLS[name]!;
+  test(`${n} client processes, ${drill} killed by the crash drill: the server recovers, the plain model of the clients in the sum within the bound`, async () => {
+    const dying = drilled(drill);
+    const ids = DRILLED.slice(0, n);
+    const r = await secureFederation(broker.url, ids, `drill-${name.replace(/ /g, '-')}`, dying);
+    expect(r.code, r.err).toBe(0);
+    // each drilled client was killed (SIGKILL) when asked its stage; the others saw the run to its end
+    for (const [i, c] of r.clients.entries()) expect(c, c.err).toMatchObject(dying.has(ids[i]!) ? { code: null, signal: 'SIGKILL' } : { code: 0, signal: null });
+    expect(r.rounds).toHaveLength(1);
+    const summed = ids.map((_, i) => i).filter((i) => inSum(dying.get(`c${i}`)));
+    const round = r.rounds[0]!;
+    expect(round.secure).toMatchObject({ survivors: summed.length, dropped: droppedAt(dying) });
+    // their last wills said they went offline: dropouts at once, not waits for the round timeout
+    expect([...round.failures].sort((a, b) => a.client.localeCompare(b.client))).toEqual(
+      [...dying].sort(([a], [b]) => a.localeCompare(b)).map(([id, stage]) => ({ client: id, kind: 'dropout', excluded: false, reason: `${id}: went offline (its last will arrived) before answering (secure aggregation, ${stage} stage)` })),
+    );
+    const saved = JSON.parse(readFileSync(r.out, 'utf8')) as { model: { weights: number[]; means: number[]; covariances: number[] } };
+    expect(worstDifference(saved.model, plainModel(summed, DEM_ONE_ROUND))).toBeLessThanOrEqual(round.secure!.bound);
   });
 
   if (name === 'mosquitto') {

@@ -26,6 +26,11 @@ import type { ClientBudget } from './client-budget.js';
  */
 const checkedReads = new WeakMap<Message, Message>();
 
+/** FEDMIX_CRASH_AT_STAGE, the crash drill's variable (secure-aggregation/crash-drill.ts, loaded only when it is set), as this process was given it. */
+function crashDrillValue(): string | undefined {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.FEDMIX_CRASH_AT_STAGE || undefined;
+}
+
 /** Whether `b` offers what a client host calls on its ledger (ClientBudget's concerns and account). */
 function isClientBudget(b: unknown): b is ClientBudget {
   return b !== null && typeof b === 'object' && guardRead('budget', () => typeof (b as ClientBudget).concerns === 'function' && typeof (b as ClientBudget).account === 'function');
@@ -106,6 +111,7 @@ export class ClientHost {
     // by what the host calls, not instanceof: the ledger's code (and its accountant) stays out of clients that keep none
     if (o.budget !== undefined && !isClientBudget(o.budget)) throw new InvalidParameterError(`budget must be a ClientBudget (ClientBudget.open), got ${formatValue(o.budget)}`);
     this.budget = o.budget;
+    this.crashDrill = crashDrillValue();
   }
 
   /**
@@ -207,6 +213,8 @@ export class ClientHost {
   async answer(request: Message | FedmixError): Promise<Message | undefined> {
     const stage = this.secureStage(request);
     if (stage) {
+      // the crash drill (FEDMIX_CRASH_AT_STAGE), loaded only when set: a client it names dies here, unanswered, as a killed one would
+      if (this.crashDrill !== undefined) await (await import('../secure-aggregation/crash-drill.js')).crashDrill(this.crashDrill, this.id, stage.kind);
       try {
         // the real request inside the round is accounted by the client's ledger like any other
         const ledger = async (inner: Message) => {
@@ -252,6 +260,9 @@ export class ClientHost {
   private expectsReply(request: Message): boolean {
     return this.role.protocol.exchanges.get(request.kind)?.reply !== undefined;
   }
+
+  /** FEDMIX_CRASH_AT_STAGE as this process was given it (crash-drill.ts; undefined: unset, as in any honest run) */
+  private readonly crashDrill: string | undefined;
 
   /** Answers the stages of secure rounds (created at the first one). */
   private secure: SecureParticipant | undefined;
