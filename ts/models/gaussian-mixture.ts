@@ -390,7 +390,7 @@ export class GaussianMixture {
       owned.delete(best!.handle);
       this.state.adopt(s, best!.handle);
     } finally {
-      pool?.close();
+      await pool?.close();
       if (s.w === currentExports()) {
         for (const h of owned) s.w.fm_gmm_free(h);
         if (workspace) s.w.fm_gmm_em_workspace_free(workspace);

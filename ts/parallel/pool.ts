@@ -19,7 +19,8 @@ interface Endpoint {
   post(task: ShardTask): void;
   /** replies in order; `fail` when the thread dies or cannot start */
   listen(reply: (r: ShardReply) => void, fail: (message: string) => void): void;
-  stop(): void;
+  /** resolves once the thread is gone */
+  stop(): Promise<void>;
 }
 
 /** The errors a thread sends back, by their class's name (the others are bugs: a WasmError naming them). */
@@ -54,9 +55,9 @@ async function nodeEndpoint(): Promise<Endpoint> {
       w.on('error', ((e: Error) => fail(e.message)) as (x: never) => void);
       w.on('exit', ((code: number) => stopped || fail(`it exited with code ${code}`)) as (x: never) => void);
     },
-    stop() {
+    async stop() {
       stopped = true;
-      void w.terminate();
+      await w.terminate();
     },
   };
 }
@@ -76,7 +77,7 @@ function webEndpoint(): Endpoint {
         fail(e.message ?? 'it failed to load or threw');
       };
     },
-    stop: () => w.terminate(),
+    stop: () => Promise.resolve(w.terminate()),
   };
 }
 
@@ -108,10 +109,10 @@ class ShardThread {
     return reply.stats;
   }
 
-  stop(): void {
-    this.endpoint.stop();
+  stop(): Promise<void> {
     this.failed ??= new WasmError('the fitting thread was stopped');
     for (const p of this.waiting.splice(0)) p.reject(this.failed);
+    return this.endpoint.stop();
   }
 }
 
@@ -133,7 +134,7 @@ export class ShardPool {
       await Promise.all(threads.map((t, i) => t.run({ op: 'load', build, rows: shards[i]!.rows, n: shards[i]!.n, d })));
       return new ShardPool(threads);
     } catch (e) {
-      for (const t of threads) t.stop();
+      await Promise.all(threads.map((t) => t.stop()));
       throw e;
     }
   }
@@ -143,8 +144,8 @@ export class ShardPool {
     return Promise.all(this.threads.map(async (t) => (await t.run({ op: 'gmmStats', model }))!));
   }
 
-  /** Stops every thread. */
-  close(): void {
-    for (const t of this.threads) t.stop();
+  /** Stops every thread; resolves once they are gone. */
+  async close(): Promise<void> {
+    await Promise.all(this.threads.map((t) => t.stop()));
   }
 }
