@@ -66,7 +66,7 @@ export interface GaussianMixtureOptions {
   /**
    * Threads of fitAsync(): 1 (default: the calling thread alone, the same
    * bits as fit()), more, or 'auto' (the cores the runtime reports). Rows are
-   * cut into one contiguous shard per thread (at least MIN_SHARD_ROWS each)
+   * cut into one contiguous shard per thread (at least 256 rows each)
    * and each EM iteration sums the shards' statistics in shard order: the
    * same data, options and threads give the same bits on every run, and agree
    * with one thread to rounding. fit() runs on one thread only.
