@@ -1128,6 +1128,7 @@ const satBases = (covariance: 'full' | 'diagonal') => {
 
 const gmmCalls = {
   fit: () => [satRows()],
+  fitAsync: () => [satRows()],
   fitPredict: () => [satRows()],
   scoreSamples: () => [satRows()],
   score: () => [satRows()],
