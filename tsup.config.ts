@@ -119,6 +119,26 @@ export default defineConfig([
     noExternal: ['valibot'],
   },
   {
+    // the module each fitting thread of a data-parallel fit runs in Node (GaussianMixture's threads; ts/parallel/)
+    entry: { 'shard-worker': 'ts/parallel/shard-worker.ts' },
+    format: ['esm'],
+    platform: 'node',
+    target: 'node18',
+    noExternal: [/.*/],
+  },
+  {
+    // the same in browsers, as a module Web Worker: one minified file, without the loader's Node file reading
+    entry: { 'web-shard-worker': 'ts/parallel/web-shard-worker.ts' },
+    format: ['esm'],
+    platform: 'browser',
+    target: 'es2020',
+    noExternal: [/.*/],
+    splitting: false,
+    minify: true,
+    keepNames: true,
+    define: { __FEDMIX_BROWSER__: 'true' },
+  },
+  {
     // the module each Web Worker of a WebWorkerTransport runs: everything bundled, so a worker needs no import map
     entry: { 'web-worker': 'ts/federated/transport/web-worker.ts' },
     format: ['esm'],

@@ -89,22 +89,22 @@ export function writeMatrix(name, m) {
   return writeF64(name, m.data);
 }
 
-function peerCommand(script, job) {
+function peerCommand(script, job, threads = 1) {
   const jobPath = join(scratch, `job-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(jobPath, JSON.stringify(job));
   return {
     command: '/usr/bin/python3',
     args: [new URL(`./peers/${script}`, import.meta.url).pathname, jobPath],
-    env: { ...process.env, OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1' },
+    env: { ...process.env, OMP_NUM_THREADS: String(threads), OPENBLAS_NUM_THREADS: String(threads), MKL_NUM_THREADS: String(threads) },
     jobPath,
   };
 }
 
 const lastJson = (text) => JSON.parse(text.trim().split('\n').pop());
 
-/** Runs a Python peer (Debian's interpreter, one BLAS thread) with a job file; returns its JSON. */
-export function runPeer(script, job) {
-  const c = peerCommand(script, job);
+/** Runs a Python peer (Debian's interpreter, one BLAS thread unless `threads` says more) with a job file; returns its JSON. */
+export function runPeer(script, job, threads = 1) {
+  const c = peerCommand(script, job, threads);
   const r = spawnSync(c.command, c.args, { env: c.env, encoding: 'utf8', maxBuffer: 1 << 26 });
   if (r.status !== 0) throw new Error(`peer ${script} failed: ${r.stderr}`);
   return lastJson(r.stdout);

@@ -6,6 +6,7 @@
  *
  * Needs `bash scripts/setup.sh` first (it builds dist/).
  */
+import { existsSync, readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as f from '../dist/index.js';
 import { makeClient, WorkerTransport, type ClientSpec } from '../dist/node.js';
@@ -150,5 +151,47 @@ describe('failures', () => {
     await expect(f.runFederation(new f.FedGenGMMServer({ nComponents: 3, nFeatures: 2 }), t, { roundTimeout: 0.001 })).rejects.toThrow(
       /round 1: 0 usable replies of 6, fewer than the 1 required \(client-0: did not answer within 1 ms/,
     );
+  });
+});
+
+describe("GaussianMixture's threads (fitAsync: E-steps over worker threads, each with its own WASM instance)", () => {
+  const X = blobs(1200, 3, 3, 11);
+  // the helpers' matrix is of the ts/ sources' Matrix class: handed over as plain data
+  const x = new f.Matrix(X.data, X.nRows, X.nCols);
+  const params = (m: f.GaussianMixture) => [...m.weights, ...m.means, ...m.covariances, m.lowerBound, m.nIter];
+  /** this process's threads (Linux), to see that a fit leaves none behind */
+  const threadCount = () => (existsSync('/proc/self/task') ? readdirSync('/proc/self/task').length : 0);
+
+  test('the same bits on every run at a thread count, one thread to rounding, and no thread left behind', async () => {
+    const before = threadCount();
+    let worst = 0;
+    for (const covarianceType of ['full', 'diag', 'tied', 'spherical'] as const) {
+      const o = { nComponents: 3, covarianceType, seed: 2, nInit: 2, tol: 1e-8 };
+      const one = new f.GaussianMixture(o).fit(x);
+      const a = await new f.GaussianMixture({ ...o, threads: 3 }).fitAsync(x);
+      if (covarianceType === 'full') expect(params(a)).toEqual(params(await new f.GaussianMixture({ ...o, threads: 3 }).fitAsync(x)));
+      expect(a.nIter, covarianceType).toBe(one.nIter);
+      expect(a.converged).toBe(one.converged);
+      const [p, q] = [params(a), params(one)];
+      for (let i = 0; i < p.length; i++) worst = Math.max(worst, Math.abs(p[i]! - q[i]!) / Math.max(1, Math.abs(q[i]!)));
+    }
+    // threads: 1 (the default) is fit() itself, bit for bit
+    const o = { nComponents: 3, seed: 2 };
+    expect(params(await new f.GaussianMixture(o).fitAsync(x))).toEqual(params(new f.GaussianMixture(o).fit(x)));
+    expect(worst).toBeLessThan(1e-10);
+    expect(threadCount()).toBe(before);
+  });
+
+  test("'auto', a warm start, and typed errors: fit() refuses threads, bad rows fail before any thread starts", async () => {
+    const warm = await new f.GaussianMixture({ nComponents: 3, seed: 1, threads: 'auto', warmStart: true, maxIter: 3 }).fitAsync(x);
+    const bound = warm.lowerBound;
+    await warm.fitAsync(x);
+    expect(warm.lowerBound).toBeGreaterThanOrEqual(bound - 1e-12);
+    expect(() => new f.GaussianMixture({ threads: 2 }).fit(x)).toThrow(f.InvalidParameterError);
+    expect(() => new f.GaussianMixture({ threads: 0 })).toThrow(/threads must be 'auto' or an integer in \[1, 256\]/);
+    const bad = new f.Matrix(Float64Array.from(x.data, (v, i) => (i === 7 ? NaN : v)), x.nRows, x.nCols);
+    const before = threadCount();
+    await expect(new f.GaussianMixture({ nComponents: 3, threads: 2 }).fitAsync(bad)).rejects.toThrow(f.InvalidDataError);
+    expect(threadCount()).toBe(before);
   });
 });

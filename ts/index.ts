@@ -50,6 +50,7 @@ export {
   type ResolvedGaussianMixtureOptions,
   type GaussianMixtureJSON,
 } from './models/gaussian-mixture.js';
+export type { Threads } from './parallel/threads.js';
 export {
   DirichletMultinomialMixture,
   type DirichletMultinomialMixtureJSON,

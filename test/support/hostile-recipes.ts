@@ -491,9 +491,10 @@ export const RECIPES: Record<string, Recipe> = {
   fashionMnist: fn(f.fashionMnist, () => [fashionFiles(), { split: 'train', n: 3, sample: 'stratified', seed: 1 }]),
 
   // models
-  GaussianMixture: cls(f.GaussianMixture, () => [{ nComponents: 2, covarianceType: 'diag', tol: 1e-3, regCovar: 1e-6, maxIter: 50, nInit: 2, initParams: 'kmeans', warmStart: false, seed: 1 }], {
+  GaussianMixture: cls(f.GaussianMixture, () => [{ nComponents: 2, covarianceType: 'diag', tol: 1e-3, regCovar: 1e-6, maxIter: 50, nInit: 2, initParams: 'kmeans', warmStart: false, seed: 1, threads: 1 }], {
     methods: {
       fit: () => [X()],
+      fitAsync: () => [X()],
       fitPredict: () => [rows()],
       scoreSamples: (self) => (self.fit(X()), [X()]),
       score: (self) => (self.fit(X()), [rows()]),
@@ -510,7 +511,7 @@ export const RECIPES: Record<string, Recipe> = {
       fromJSON: stat(f.GaussianMixture.fromJSON, () => [gmmJSON()]),
       fromParameters: stat(f.GaussianMixture.fromParameters, () => [{ covarianceType: 'diag', weights: [0.5, 0.5], means: [[0, 0], [1, 1]], covariances: [[1, 1], [1, 1]], nFeatures: 2 }]),
     },
-    internal: ['fitted', 'read', 'withData', 'fitResident', 'scoreSamplesResident', 'fromHandle'],
+    internal: ['fitted', 'read', 'withData', 'fitResident', 'scoreSamplesResident', 'fromHandle', 'fitArguments', 'fitOverShards', 'emOverShards'],
   }),
   KMeans: cls(f.KMeans, () => [{ nClusters: 2, init: 'k-means++', nInit: 2, maxIter: 50, tol: 1e-4, seed: 1 }], {
     methods: {
@@ -1127,6 +1128,7 @@ const satBases = (covariance: 'full' | 'diagonal') => {
 
 const gmmCalls = {
   fit: () => [satRows()],
+  fitAsync: () => [satRows()],
   fitPredict: () => [satRows()],
   scoreSamples: () => [satRows()],
   score: () => [satRows()],

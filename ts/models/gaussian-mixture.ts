@@ -10,9 +10,12 @@ import * as v from 'valibot';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
-import { COVARIANCE_SHAPE_POWERS, GMM_FIT_OPTIONS, GMM_FROM_COVARIANCES_OPTIONS, GMM_FROM_PARTS_OPTIONS } from '../wasm/abi.generated.js';
+import { COVARIANCE_SHAPE_POWERS, GMM_EM_STEP_OPTIONS, GMM_FIT_OPTIONS, GMM_FROM_COVARIANCES_OPTIONS, GMM_FROM_PARTS_OPTIONS } from '../wasm/abi.generated.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
 import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
+import { shardStats, type ShardModel, type ShardStats } from '../parallel/gmm-shard.js';
+import { ShardPool } from '../parallel/pool.js';
+import { shardBounds, shardRows, threadsFor, threadsOption, type Threads } from '../parallel/threads.js';
 import { WasmModelState } from './wasm-model.js';
 import { readSavedJSON } from '../data/saved.js';
 import {
@@ -60,6 +63,15 @@ export interface GaussianMixtureOptions {
   warmStart?: boolean;
   /** seed of every random choice; without it each fit differs */
   seed?: number;
+  /**
+   * Threads of fitAsync(): 1 (default: the calling thread alone, the same
+   * bits as fit()), more, or 'auto' (the cores the runtime reports). Rows are
+   * cut into one contiguous shard per thread (at least 256 rows each)
+   * and each EM iteration sums the shards' statistics in shard order: the
+   * same data, options and threads give the same bits on every run, and agree
+   * with one thread to rounding. fit() runs on one thread only.
+   */
+  threads?: Threads;
 }
 
 /** Serialized form, see toJSON(). */
@@ -144,7 +156,11 @@ export const gaussianMixtureOptions = defineOptions<GaussianMixtureOptions>()({
   precisionsInit: atoms.optional(initArray('precisionsInit')),
   warmStart: atoms.optional(atoms.flag(), false),
   seed: atoms.optional(atoms.seed()),
+  threads: atoms.optional(threadsOption(), 1),
 });
+
+/** The fewest rows a fitting thread takes: a shard smaller than this is not worth a thread. */
+export const MIN_SHARD_ROWS = 256;
 
 /** GaussianMixture's options as checking resolves them (gaussianMixtureOptions.check): every default filled in, the initial arrays flattened, seed absent when not given. */
 export type ResolvedGaussianMixtureOptions = Readonly<
@@ -183,6 +199,55 @@ interface FitStats {
   nIter: number;
   lowerBound: number;
   nParameters: number;
+}
+
+/** The model `h` as the fitting threads are sent it. */
+function readShardModel(h: number, covType: number): ShardModel {
+  return withScope((s) => {
+    const info = s.f64(7);
+    s.w.fm_gmm_info(h, info);
+    const [k, d] = s.readF64(info, 2) as unknown as [number, number];
+    const read = (which: keyof typeof READ, len: number) => {
+      const out = s.f64(len);
+      s.w.fm_gmm_read(h, coreConstant('gmm_read', READ[which]), out);
+      return s.readF64(out, len);
+    };
+    const t = coreConstantName('covariance_type', covType)!;
+    const len = covarianceLength(t, k, d);
+    return { covType, k, d, weights: read('weights', k), means: read('means', k * d), covariances: read('covariances', len), precisionsCholesky: read('precisionsCholesky', len) };
+  });
+}
+
+/** The mean log-likelihood per row a model's handle holds (fm_gmm_info). */
+function readLowerBound(h: number): number {
+  return withScope((s) => {
+    const info = s.f64(7);
+    s.w.fm_gmm_info(h, info);
+    return s.readF64(info, 7)[5]!;
+  });
+}
+
+/** The M-step from the shards' statistics, concatenated in shard order (fm_gmm_em_step): the new model's handle. */
+function emStep(s: Scope, workspace: number, h: number, stats: readonly ShardStats[], regCovar: number, iteration: number): number {
+  const cat = (part: 'nk' | 's1' | 's2') => {
+    const len = stats[0]![part].length;
+    const all = new Float64Array(len * stats.length);
+    stats.forEach((st, i) => all.set(st[part], i * len));
+    return s.f64From(all);
+  };
+  const out = s.u32(1);
+  const options = s.struct(GMM_EM_STEP_OPTIONS, { m: stats.length, regCovar, iteration });
+  s.check(s.w.fm_gmm_em_step(workspace, h, options, s.f64From(stats.map((st) => st.loglik)), cat('nk'), cat('s1'), cat('s2'), out));
+  return s.readU32(out, 1)[0]!;
+}
+
+/** The running instance's exports, or undefined after a trap (its memory, and every handle in it, is gone). */
+function currentExports(): unknown {
+  try {
+    return withScope((s) => s.w);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A fit's statistics from the values fm_gmm_info writes. */
@@ -226,8 +291,11 @@ export class GaussianMixture {
     });
   }
 
-  /** Estimates the parameters with EM (scikit-learn's fit). Returns this. */
+  /** Estimates the parameters with EM (scikit-learn's fit) on the calling thread. Returns this. */
   fit(X: MatrixLike): this {
+    if (this.options.threads !== 1) {
+      throw new InvalidParameterError(`fit() runs on the calling thread alone; threads: ${formatValue(this.options.threads)} needs worker threads, which answer asynchronously: use await fitAsync(X)`);
+    }
     this.state.fit(X, (s, ptr, n, d) => this.fitResident(s, ptr, n, d));
     return this;
   }
@@ -239,23 +307,126 @@ export class GaussianMixture {
    */
   fitResident(s: Scope, ptr: number, n: number, d: number): void {
     this.state.requireFitMemory(n, d);
+    const out = s.u32(1);
+    const a = this.fitArguments(s, n, d);
+    s.check(s.w.fm_gmm_fit(ptr, a.options, a.weightsInit, a.meansInit, a.precisionsInit, a.warm, out));
+    this.state.adopt(s, s.readU32(out, 1)[0]!);
+  }
+
+  /** fm_gmm_fit's arguments besides the rows: the options struct, the initial arrays (0 when not given) and the warm model (0: none). */
+  private fitArguments(s: Scope, n: number, d: number): { options: number; weightsInit: number; meansInit: number; precisionsInit: number; warm: number } {
     const o = this.options;
     const warm = o.warmStart && this.state.isFitted ? this.state.fitted().handle : 0;
     const [seedLo, seedHi] = seedParts(o.seed);
-    const out = s.u32(1);
     const [weightsInit, meansInit, precisionsInit] = [s.f64Optional(o.weightsInit), s.f64Optional(o.meansInit), s.f64Optional(o.precisionsInit)];
-    s.check(
-      s.w.fm_gmm_fit(
-        ptr,
-        s.struct(GMM_FIT_OPTIONS, {
-          n, d, k: o.nComponents, covType: COV_CODE[o.covarianceType], tol: o.tol, regCovar: o.regCovar, maxIter: o.maxIter, nInit: o.nInit,
-          initParams: coreConstant('init_params', o.initParams), weightsInitLen: weightsInit[1], meansInitLen: meansInit[1],
-          precisionsInitLen: precisionsInit[1], seedLo, seedHi,
-        }),
-        weightsInit[0], meansInit[0], precisionsInit[0], warm, out,
-      ),
-    );
-    this.state.adopt(s, s.readU32(out, 1)[0]!);
+    const options = s.struct(GMM_FIT_OPTIONS, {
+      n, d, k: o.nComponents, covType: COV_CODE[o.covarianceType], tol: o.tol, regCovar: o.regCovar, maxIter: o.maxIter, nInit: o.nInit,
+      initParams: coreConstant('init_params', o.initParams), weightsInitLen: weightsInit[1], meansInitLen: meansInit[1],
+      precisionsInitLen: precisionsInit[1], seedLo, seedHi,
+    });
+    return { options, weightsInit: weightsInit[0], meansInit: meansInit[0], precisionsInit: precisionsInit[0], warm };
+  }
+
+  /**
+   * Estimates the parameters with EM on the option `threads` (fit() runs on
+   * one): the calling thread fits its shard of rows and each other thread
+   * (worker_threads in Node, Web Workers in browsers) its own, in a WASM
+   * instance of its own; every EM iteration adds the shards' statistics in
+   * shard order. With one thread (the default), or no EM iteration to share
+   * (maxIter 0), it is fit(). The threads are stopped when it settles. Resolves to this.
+   */
+  async fitAsync(X: MatrixLike): Promise<this> {
+    const x = Matrix.from(X);
+    const threads = threadsFor(this.options.threads, x.nRows, MIN_SHARD_ROWS);
+    if (threads === 1 || this.options.maxIter === 0) {
+      this.state.fit(x, (s, ptr, n, d) => this.fitResident(s, ptr, n, d));
+    } else {
+      await this.fitOverShards(x, threads);
+    }
+    return this;
+  }
+
+  /** fit() with EM's E-steps over `threads` shards of rows (see fitAsync). */
+  private async fitOverShards(x: Matrix, threads: number): Promise<void> {
+    const { nRows: n, nCols: d } = x;
+    const o = this.options;
+    const k = o.nComponents;
+    const bounds = shardBounds(n, threads);
+    // the rows, their first shard's copy, and the fit's own needs
+    requireWasmMemory(`fitting ${k} ${o.covarianceType} components to ${n} rows of ${d} features on ${threads} threads`, 8 * d * (n + bounds[1]!) + 2 * modelBytes(o.covarianceType, k, d) + 8 * d * d);
+    const s = new Scope();
+    const owned = new Set<number>();
+    let workspace = 0;
+    let pool: ShardPool | undefined;
+    try {
+      const ptr = s.matrix(x);
+      const a = this.fitArguments(s, n, d);
+      const initial = (run: number): number => {
+        const out = s.u32(1);
+        s.check(s.w.fm_gmm_initial(ptr, a.options, a.weightsInit, a.meansInit, a.precisionsInit, a.warm, run, out));
+        const h = s.readU32(out, 1)[0]!;
+        owned.add(h);
+        return h;
+      };
+      // the checks (options, data, warm model) and the first start before any thread starts
+      const first = initial(0);
+      const startBound = a.warm ? this.state.fitted().stats.lowerBound : -Infinity;
+      pool = await ShardPool.start(
+        bounds.slice(1, -1).map((b, i) => ({ rows: shardRows(x.data, n, d, b, bounds[i + 2]!), n: bounds[i + 2]! - b })),
+        d,
+      );
+      const own = { ptr: s.f64From(shardRows(x.data, n, d, 0, bounds[1]!)), n: bounds[1]! };
+      const out = s.u32(1);
+      s.check(s.w.fm_gmm_em_workspace(ptr, n, d, COV_CODE[o.covarianceType], out));
+      workspace = s.readU32(out, 1)[0]!;
+      let best: { handle: number; nIter: number; bound: number } | undefined;
+      let converged = false;
+      for (let run = 0; run < (a.warm ? 1 : o.nInit); run++) {
+        const r = await this.emOverShards(run === 0 ? first : initial(run), startBound, pool, own, workspace, owned);
+        converged ||= r.converged;
+        if (!best || r.bound > best.bound || best.bound === -Infinity) best = r;
+      }
+      s.w.fm_gmm_set_stats(best!.handle, converged ? 1 : 0, best!.nIter, best!.bound);
+      owned.delete(best!.handle);
+      this.state.adopt(s, best!.handle);
+    } finally {
+      await pool?.close();
+      if (s.w === currentExports()) {
+        for (const h of owned) s.w.fm_gmm_free(h);
+        if (workspace) s.w.fm_gmm_em_workspace_free(workspace);
+      }
+      s.free();
+    }
+  }
+
+  /**
+   * EM from the model `start` (core's run_em): each iteration sends the model
+   * to the threads, runs the calling thread's shard meanwhile, and steps on
+   * the statistics summed in shard order. Handles made are tracked in `owned`.
+   */
+  private async emOverShards(
+    start: number, startBound: number, pool: ShardPool, own: { ptr: number; n: number }, workspace: number, owned: Set<number>,
+  ): Promise<{ handle: number; nIter: number; bound: number; converged: boolean }> {
+    const o = this.options;
+    const [k, covType] = [o.nComponents, COV_CODE[o.covarianceType]];
+    let [h, bound] = [start, startBound];
+    for (let it = 1; it <= o.maxIter; it++) {
+      const prev = bound;
+      const model = readShardModel(h, covType);
+      const theirs = pool.gmmStats(model);
+      // the threads' answer is awaited below, so a failure here must not leave it unhandled
+      theirs.catch(() => undefined);
+      const mine = withScope((s) => shardStats(s, h, covType, k, own.ptr, own.n, model.d));
+      const all = [mine, ...(await theirs)];
+      const next = withScope((s) => emStep(s, workspace, h, all, o.regCovar, it));
+      owned.add(next);
+      withScope((s) => s.w.fm_gmm_free(h));
+      owned.delete(h);
+      h = next;
+      bound = readLowerBound(h);
+      if (Math.abs(bound - prev) < o.tol) return { handle: h, nIter: it, bound, converged: true };
+    }
+    return { handle: h, nIter: o.maxIter, bound, converged: false };
   }
 
   /**

@@ -12,7 +12,7 @@ import { defineOptions } from '../options/check.js';
 import { guardRead, LIMITS, requireInteger, requireLength, requireOneOf } from '../validate.js';
 import { COVARIANCE_TYPES, GaussianMixture, gaussianMixtureOptions, informationCriteria, trustedGaussianMixtureOptions, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
 
-export interface SelectOptions extends Omit<GaussianMixtureOptions, 'nComponents' | 'weightsInit' | 'meansInit' | 'precisionsInit' | 'warmStart'> {
+export interface SelectOptions extends Omit<GaussianMixtureOptions, 'nComponents' | 'weightsInit' | 'meansInit' | 'precisionsInit' | 'warmStart' | 'threads'> {
   /** smallest number of components tried (default 1) */
   kMin?: number;
   /** largest number of components tried; (kMax - kMin + 1) x covariance types is at most LIMITS.candidates (1,024) */

@@ -56,6 +56,11 @@ export interface WasmExports {
   fm_constant_name_len(i: number): number;
   fm_constant_value(i: number): number;
   fm_gmm_fit(x: number, options: number, weightsInit: number, meansInit: number, precisionsInit: number, warm: number, outHandle: number): number;
+  fm_gmm_initial(x: number, options: number, weightsInit: number, meansInit: number, precisionsInit: number, warm: number, run: number, outHandle: number): number;
+  fm_gmm_em_workspace(x: number, n: number, d: number, covType: number, outHandle: number): number;
+  fm_gmm_em_workspace_free(h: number): void;
+  fm_gmm_shard_stats(h: number, x: number, n: number, d: number, outNk: number, outS1: number, outS2: number, outLoglik: number): number;
+  fm_gmm_em_step(ws: number, h: number, options: number, loglik: number, nk: number, s1: number, s2: number, outHandle: number): number;
   fm_gmm_from_parts(options: number, weights: number, means: number, precisionsChol: number, covariances: number, outHandle: number): number;
   fm_gmm_from_covariances(options: number, weights: number, means: number, covariances: number, outHandle: number): number;
   fm_gmm_free(h: number): void;
@@ -196,6 +201,11 @@ export interface ExportModules {
   fm_constant_name_len: 'core';
   fm_constant_value: 'core';
   fm_gmm_fit: 'core';
+  fm_gmm_initial: 'core';
+  fm_gmm_em_workspace: 'core';
+  fm_gmm_em_workspace_free: 'core';
+  fm_gmm_shard_stats: 'core';
+  fm_gmm_em_step: 'core';
   fm_gmm_from_parts: 'core';
   fm_gmm_from_covariances: 'core';
   fm_gmm_free: 'core';
@@ -411,6 +421,15 @@ export interface GmmFitOptions {
 }
 /** The layout of GmmFitOptions (64 bytes, module core). */
 export const GMM_FIT_OPTIONS = /* @__PURE__ */ optionStruct<GmmFitOptions>(64, 'u0n u4d u8k i12covType d16tol d24regCovar u32maxIter u36nInit i40initParams u44weightsInitLen u48meansInitLen u52precisionsInitLen u56seedLo u60seedHi');
+
+/** The scalar arguments of fm_gmm_em_step. */
+export interface GmmEmStepOptions {
+  m: number;
+  regCovar: number;
+  iteration: number;
+}
+/** The layout of GmmEmStepOptions (24 bytes, module core). */
+export const GMM_EM_STEP_OPTIONS = /* @__PURE__ */ optionStruct<GmmEmStepOptions>(24, 'u0m d8regCovar u16iteration');
 
 /** The scalar arguments of fm_gmm_from_parts. */
 export interface GmmFromPartsOptions {

@@ -4,16 +4,12 @@
 //! client order. TypeScript checks the messages' shapes first; the checks here
 //! are about what the numbers mean.
 
-use super::gmm_handle::{into_handle, GmmHandle};
+use super::gmm_handle::{into_handle, stats_wire_lens as cov_lens, write_stats, GmmHandle};
 use super::{buffers, data, f64s, f64s_mut, optional, seed, status};
 use fedmix_core::gmm::dem::{self, DataSummary};
-use fedmix_core::gmm::stats::{pack_upper_into, packed_len, unpack_symmetric, wire_s2_len, SuffStats, Tiles};
+use fedmix_core::gmm::stats::{pack_upper_into, packed_len, unpack_symmetric, SuffStats, Tiles};
 use fedmix_core::gmm::CovarianceType;
 use fedmix_core::{alloc, Error, Result, Rng};
-
-fn cov_lens(t: CovarianceType, k: usize, d: usize) -> (usize, usize, usize) {
-    (k, k * d, wire_s2_len(t, k, d))
-}
 
 /// A DEM client's answer to the model `h`: statistics of its n rows about the
 /// model's means into out_nk, out_s1, out_s2, and the sum of the rows'
@@ -29,14 +25,6 @@ pub unsafe extern "C" fn fm_dem_client_stats(h: *const GmmHandle, x: *const f64,
         *out_loglik = total;
         Ok(())
     })
-}
-
-/// Sufficient statistics in wire form: nk (k), s1 (k x d), s2 (as cov_lens says).
-unsafe fn write_stats(s: &SuffStats, out_nk: *mut f64, out_s1: *mut f64, out_s2: *mut f64) {
-    let (a, b, c) = cov_lens(s.cov_type, s.k, s.d);
-    f64s_mut(out_nk, a).copy_from_slice(&s.nk);
-    f64s_mut(out_s1, b).copy_from_slice(&s.s1);
-    s.s2_wire_into(f64s_mut(out_s2, c));
 }
 
 /// A DEM client's summary of its rows about `shift` (d): per-feature largest

@@ -18,6 +18,8 @@
 use crate::gmm_handle::GmmHandle;
 #[cfg(feature = "core")]
 use fedmix_core::Rng;
+#[cfg(feature = "core")]
+use crate::gmm::EmWorkspace;
 #[cfg(feature = "svm")]
 use crate::ocsvm::OcsvmHandle;
 #[cfg(feature = "nn")]
@@ -53,6 +55,11 @@ export!("core" fn constants::fm_constant_value(i: usize) -> f64);
 
 // gmm.rs
 export!("core" fn gmm::fm_gmm_fit(x: *const f64, options: *const GmmFitOptions, weights_init: *const f64, means_init: *const f64, precisions_init: *const f64, warm: *const GmmHandle, out_handle: *mut usize) -> i32);
+export!("core" fn gmm::fm_gmm_initial(x: *const f64, options: *const GmmFitOptions, weights_init: *const f64, means_init: *const f64, precisions_init: *const f64, warm: *const GmmHandle, run: usize, out_handle: *mut usize) -> i32);
+export!("core" fn gmm::fm_gmm_em_workspace(x: *const f64, n: usize, d: usize, cov_type: i32, out_handle: *mut usize) -> i32);
+export!("core" fn gmm::fm_gmm_em_workspace_free(h: *mut EmWorkspace));
+export!("core" fn gmm::fm_gmm_shard_stats(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_nk: *mut f64, out_s1: *mut f64, out_s2: *mut f64, out_loglik: *mut f64) -> i32);
+export!("core" fn gmm::fm_gmm_em_step(ws: *const EmWorkspace, h: *const GmmHandle, options: *const GmmEmStepOptions, loglik: *const f64, nk: *const f64, s1: *const f64, s2: *const f64, out_handle: *mut usize) -> i32);
 export!("core" fn gmm::fm_gmm_from_parts(options: *const GmmFromPartsOptions, weights: *const f64, means: *const f64, precisions_chol: *const f64, covariances: *const f64, out_handle: *mut usize) -> i32);
 export!("core" fn gmm::fm_gmm_from_covariances(options: *const GmmFromCovariancesOptions, weights: *const f64, means: *const f64, covariances: *const f64, out_handle: *mut usize) -> i32);
 export!("core" fn gmm::fm_gmm_free(h: *mut GmmHandle));
@@ -199,6 +206,8 @@ export!("assignment" fn gaussian_costs::fm_gaussian_costs(options: *const Gaussi
 option_structs! {
     /// The scalar arguments of fm_gmm_fit.
     "core" struct GmmFitOptions { n: u32, d: u32, k: u32, cov_type: i32, tol: f64, reg_covar: f64, max_iter: u32, n_init: u32, init_params: i32, weights_init_len: u32, means_init_len: u32, precisions_init_len: u32, seed_lo: u32, seed_hi: u32 }
+    /// The scalar arguments of fm_gmm_em_step.
+    "core" struct GmmEmStepOptions { m: u32, reg_covar: f64, iteration: u32 }
     /// The scalar arguments of fm_gmm_from_parts.
     "core" struct GmmFromPartsOptions { cov_type: i32, k: u32, d: u32, weights_len: u32, means_len: u32, precisions_chol_len: u32, covariances_len: u32 }
     /// The scalar arguments of fm_gmm_from_covariances.

@@ -2,7 +2,9 @@
 //! imports) and by the dem module (distributed EM's server steps), read and
 //! freed by the core's fm_gmm_* (one heap, see heap.rs; one layout, repr(C)).
 
-use fedmix_core::gmm::Gmm;
+use super::f64s_mut;
+use fedmix_core::gmm::stats::{wire_s2_len, SuffStats};
+use fedmix_core::gmm::{CovarianceType, Gmm};
 
 /// A fitted Gaussian mixture and its fit statistics, owned by TypeScript.
 #[repr(C)]
@@ -17,3 +19,20 @@ pub(crate) fn into_handle(h: GmmHandle, out: *mut usize) {
     unsafe { *out = Box::into_raw(Box::new(h)) as usize };
 }
 
+
+/// Lengths of sufficient statistics in wire form: nk (k), s1 (k x d) and s2
+/// (a full matrix as its packed upper triangle, see wire_s2_len).
+pub(crate) fn stats_wire_lens(t: CovarianceType, k: usize, d: usize) -> (usize, usize, usize) {
+    (k, k * d, wire_s2_len(t, k, d))
+}
+
+/// Writes sufficient statistics in wire form (stats_wire_lens).
+///
+/// # Safety
+/// Pointers cover the lengths.
+pub(crate) unsafe fn write_stats(s: &SuffStats, out_nk: *mut f64, out_s1: *mut f64, out_s2: *mut f64) {
+    let (a, b, c) = stats_wire_lens(s.cov_type, s.k, s.d);
+    f64s_mut(out_nk, a).copy_from_slice(&s.nk);
+    f64s_mut(out_s1, b).copy_from_slice(&s.s1);
+    s.s2_wire_into(f64s_mut(out_s2, c));
+}

@@ -225,10 +225,7 @@ fn run_em(x: &Data, o: &FitOptions, gmm: &mut Gmm, start_bound: f64, ws: &mut Wo
         let (stats, total) = SuffStats::from_e_step(x, gmm, &mut bufs, &mut ws.tiles)?;
         bound = total / x.n as f64;
         if !bound.is_finite() {
-            return Err(Error::numerical(format!(
-                "the log-likelihood became {} at EM iteration {}; check the data scale or increase regCovar",
-                crate::error::display(bound), it
-            )));
+            return Err(non_finite_bound(bound, it));
         }
         let est = stats.estimates(o.reg_covar, ws.tied(true))?;
         mstep::apply_estimates(gmm, est, o.reg_covar, &ws.floor)?;
@@ -242,16 +239,16 @@ fn run_em(x: &Data, o: &FitOptions, gmm: &mut Gmm, start_bound: f64, ws: &mut Wo
     Ok((0, bound, false))
 }
 
-/// Fits a Gaussian mixture to `x`. `warm` continues from a previous model and its
-/// lower bound with a single run (scikit-learn's warm_start after a first fit).
-pub fn fit(x: &Data, o: &FitOptions, warm: Option<(&Gmm, f64)>, rng: &mut Rng) -> Result<FitResult> {
+/// The checks fit() makes before any work: the options, at least two finite
+/// rows that can be clustered, and a warm model of the shape asked for.
+pub fn check_fit(x: &Data, o: &FitOptions, warm: Option<&Gmm>) -> Result<()> {
     validate_options(o, x.d)?;
     if x.n < 2 {
         x.require_finite("X")?;
         return Err(Error::data(format!("X has {} row(s); a Gaussian mixture needs at least 2", x.n)));
     }
     kmeans::require_clusterable(x, o.n_components, "nComponents")?;
-    if let Some((g, _)) = warm {
+    if let Some(g) = warm {
         if g.k != o.n_components || g.d != x.d || g.cov_type != o.covariance_type {
             return Err(Error::param(format!(
                 "warm start from a model with {} components, {} features, '{}' covariance cannot fit {} components, {} features, '{}'",
@@ -264,6 +261,46 @@ pub fn fit(x: &Data, o: &FitOptions, warm: Option<(&Gmm, f64)>, rng: &mut Rng) -
             )));
         }
     }
+    Ok(())
+}
+
+/// The model restart `run` (from 0) of fit() starts its EM from, after
+/// fit()'s checks: restart r initializes with the (r + 1)-th fork of `rng`, as
+/// fit() does, so that EM run elsewhere (over row shards, see em_step) starts
+/// where fit() would. A warm model is copied (fit() makes one restart from it).
+pub fn initial_model(x: &Data, o: &FitOptions, warm: Option<&Gmm>, run: usize, rng: &mut Rng) -> Result<Gmm> {
+    check_fit(x, o, warm)?;
+    if let Some(g) = warm {
+        return g.try_clone();
+    }
+    let mut ws = Workspace::new(x, o.covariance_type)?;
+    for _ in 0..run {
+        rng.fork();
+    }
+    initialize(x, o, &mut ws, &mut rng.fork())
+}
+
+/// One M-step of EM from statistics summed elsewhere (the E-steps of row
+/// shards, merged in a fixed order): what run_em does after its E-step at
+/// iteration `it`, with `total` the sum of the rows' log-likelihoods under
+/// `gmm`. Returns the new model and the mean log-likelihood per row.
+pub fn em_step(gmm: &Gmm, stats: &SuffStats, total: f64, it: usize, reg_covar: f64, ws: &Workspace, n: usize) -> Result<(Gmm, f64)> {
+    let bound = total / n as f64;
+    if !bound.is_finite() {
+        return Err(non_finite_bound(bound, it));
+    }
+    let est = stats.estimates(reg_covar, ws.tied(true))?;
+    Ok((mstep::gmm_from_estimates(gmm.cov_type, gmm.k, gmm.d, est, reg_covar, Some(&ws.floor))?, bound))
+}
+
+fn non_finite_bound(bound: f64, it: usize) -> Error {
+    Error::numerical(format!("the log-likelihood became {} at EM iteration {}; check the data scale or increase regCovar", crate::error::display(bound), it))
+}
+
+/// Fits a Gaussian mixture to `x`. `warm` continues from a previous model and its
+/// lower bound with a single run (scikit-learn's warm_start after a first fit).
+pub fn fit(x: &Data, o: &FitOptions, warm: Option<(&Gmm, f64)>, rng: &mut Rng) -> Result<FitResult> {
+    check_fit(x, o, warm.map(|(g, _)| g))?;
     let mut ws = Workspace::new(x, o.covariance_type)?;
     let runs = if warm.is_some() { 1 } else { o.n_init };
     let mut best: Option<(Gmm, usize, f64)> = None;
@@ -333,6 +370,46 @@ mod tests {
                 m.sort_by(f64::total_cmp);
                 assert!((m[0] - 0.0).abs() < 0.3 && (m[1] - 6.0).abs() < 0.3, "{:?} {:?}: {:?}", t, init, m);
                 assert!(r.converged);
+            }
+        }
+    }
+
+    /// EM over row shards (each shard's E-step statistics merged in order,
+    /// then em_step) follows fit() to rounding, from the same initial model.
+    #[test]
+    fn em_over_shards_follows_fit() {
+        let mut rng = Rng::new(5);
+        let v = two_blobs(300, &mut rng);
+        let (n, d) = (600, 2);
+        let x = Data::new(&v, n, d).unwrap();
+        // three shards of rows, each its own column-major copy
+        let cuts = [0, 150, 420, n];
+        let shards: Vec<Vec<f64>> = (0..3).map(|s| (0..d).flat_map(|j| v[j * n + cuts[s]..j * n + cuts[s + 1]].to_vec()).collect()).collect();
+        for t in CovarianceType::ALL {
+            let o = FitOptions { n_components: 3, covariance_type: t, max_iter: 8, tol: 0.0, ..Default::default() };
+            let whole = fit(&x, &o, None, &mut Rng::new(9)).unwrap();
+            let mut g = initial_model(&x, &o, None, 0, &mut Rng::new(9)).unwrap();
+            let ws = Workspace::new(&x, t).unwrap();
+            let mut bound = 0.0;
+            for it in 1..=o.max_iter {
+                let mut sum = SuffStats::new(t, 3, d, g.means.clone()).unwrap();
+                let mut total = 0.0;
+                for (s, rows) in shards.iter().enumerate() {
+                    let xs = Data::new(rows, cuts[s + 1] - cuts[s], d).unwrap();
+                    let (st, tot) = SuffStats::from_e_step(&xs, &g, &mut BlockBuffers::new(3, d).unwrap(), &mut crate::gmm::stats::Tiles::new(d).unwrap()).unwrap();
+                    sum.merge(&st);
+                    total += tot;
+                }
+                let (next, b) = em_step(&g, &sum, total, it, o.reg_covar, &ws, n).unwrap();
+                g = next;
+                bound = b;
+            }
+            assert!((bound - whole.lower_bound).abs() < 1e-12, "{:?}: {} vs {}", t, bound, whole.lower_bound);
+            for (a, b) in g.means.iter().zip(&whole.gmm.means) {
+                assert!((a - b).abs() < 1e-10, "{:?}: means {} vs {}", t, a, b);
+            }
+            for (a, b) in g.covariances.iter().zip(&whole.gmm.covariances) {
+                assert!((a - b).abs() < 1e-10, "{:?}: covariances {} vs {}", t, a, b);
             }
         }
     }

@@ -1,0 +1,8 @@
+/** The module each fitting thread runs in Node (worker_threads): see shard-task.ts. */
+import { parentPort } from 'node:worker_threads';
+import { replyTransferables, runInOrder, type ShardTask } from './shard-task.js';
+
+const port = parentPort!;
+port.on('message', (task: ShardTask) => {
+  void runInOrder(task).then((r) => port.postMessage(r, replyTransferables(r)));
+});

@@ -1,0 +1,46 @@
+/**
+ * How many threads a data-parallel fit uses (the `threads` option of
+ * GaussianMixture): a count, or 'auto' for the cores the runtime reports
+ * (navigator.hardwareConcurrency, or Node's availableParallelism), and how
+ * its rows are cut into one contiguous shard per thread.
+ */
+import * as atoms from '../options/atoms.js';
+import { integerNeed, isIntegerIn } from '../validate.js';
+
+/** The most threads a fit starts (each is a WASM instance with its own copy of a shard). */
+export const MAX_THREADS = 256;
+
+/** A fit's `threads`: 1 (the default: the calling thread alone), more, or 'auto'. */
+export type Threads = number | 'auto';
+
+/** The option's schema: an integer in [1, MAX_THREADS] or 'auto'. */
+export const threadsOption = () =>
+  atoms.atom<Threads>((x) => x === 'auto' || isIntegerIn(x, 1, MAX_THREADS), (input) => `must be 'auto' or ${integerNeed(1, MAX_THREADS, input)}`);
+
+/** The cores the runtime reports (1 when it reports none). */
+export function availableCores(): number {
+  const nav = (globalThis as { navigator?: { hardwareConcurrency?: unknown } }).navigator;
+  if (typeof nav?.hardwareConcurrency === 'number' && nav.hardwareConcurrency >= 1) return Math.floor(nav.hardwareConcurrency);
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const os = typeof proc?.getBuiltinModule === 'function' ? (proc.getBuiltinModule('node:os') as { availableParallelism?: () => number } | undefined) : undefined;
+  const n = os?.availableParallelism?.();
+  return typeof n === 'number' && n >= 1 ? Math.min(n, MAX_THREADS) : 1;
+}
+
+/** The threads a fit of n rows runs on: the option resolved, and never more than one per `minRows` rows. */
+export function threadsFor(threads: Threads, n: number, minRows: number): number {
+  const wanted = threads === 'auto' ? availableCores() : threads;
+  return Math.max(1, Math.min(wanted, Math.floor(n / minRows)));
+}
+
+/** The first row of each of `shards` contiguous shards of n rows, then n: sizes differ by at most one row. */
+export function shardBounds(n: number, shards: number): number[] {
+  return Array.from({ length: shards + 1 }, (_, i) => Math.floor((i * n) / shards));
+}
+
+/** Rows [a, b) of a column-major n x d matrix, column-major. */
+export function shardRows(data: Float64Array, n: number, d: number, a: number, b: number): Float64Array {
+  const out = new Float64Array((b - a) * d);
+  for (let j = 0; j < d; j++) out.set(data.subarray(j * n + a, j * n + b), j * (b - a));
+  return out;
+}
