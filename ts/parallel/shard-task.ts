@@ -29,8 +29,8 @@ let shard: { ptr: number; n: number; d: number } | undefined;
 
 async function run(task: ShardTask): Promise<ShardStats | undefined> {
   if (task.op === 'load') {
-    // the core module alone: the E-step needs nothing else
-    await init(task.build ? { backend: task.build.backend, features: [], wasm: { [task.build.backend]: { core: task.build.modules.core } } } : { features: [] });
+    // the core and the 'dem' module (the sharded E-step's exports live there, out of the core every program loads)
+    await init(task.build ? { backend: task.build.backend, features: ['dem'], wasm: { [task.build.backend]: { core: task.build.modules.core, dem: task.build.modules.dem } } } : { features: ['dem'] });
     const { rows, n, d } = task;
     const ptr = allocate(wasm(), 8 * Math.max(rows.length, 1));
     new Float64Array(wasm().memory.buffer, ptr, rows.length).set(rows);

@@ -18,8 +18,8 @@
 use crate::gmm_handle::GmmHandle;
 #[cfg(feature = "core")]
 use fedmix_core::Rng;
-#[cfg(feature = "core")]
-use crate::gmm::EmWorkspace;
+#[cfg(feature = "dem")]
+use crate::gmm_shards::EmWorkspace;
 #[cfg(feature = "svm")]
 use crate::ocsvm::OcsvmHandle;
 #[cfg(feature = "nn")]
@@ -56,10 +56,10 @@ export!("core" fn constants::fm_constant_value(i: usize) -> f64);
 // gmm.rs
 export!("core" fn gmm::fm_gmm_fit(x: *const f64, options: *const GmmFitOptions, weights_init: *const f64, means_init: *const f64, precisions_init: *const f64, warm: *const GmmHandle, out_handle: *mut usize) -> i32);
 export!("core" fn gmm::fm_gmm_initial(x: *const f64, options: *const GmmFitOptions, weights_init: *const f64, means_init: *const f64, precisions_init: *const f64, warm: *const GmmHandle, run: usize, out_handle: *mut usize) -> i32);
-export!("core" fn gmm::fm_gmm_em_workspace(x: *const f64, n: usize, d: usize, cov_type: i32, out_handle: *mut usize) -> i32);
-export!("core" fn gmm::fm_gmm_em_workspace_free(h: *mut EmWorkspace));
-export!("core" fn gmm::fm_gmm_shard_stats(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_nk: *mut f64, out_s1: *mut f64, out_s2: *mut f64, out_loglik: *mut f64) -> i32);
-export!("core" fn gmm::fm_gmm_em_step(ws: *const EmWorkspace, h: *const GmmHandle, options: *const GmmEmStepOptions, loglik: *const f64, nk: *const f64, s1: *const f64, s2: *const f64, out_handle: *mut usize) -> i32);
+export!("dem" fn gmm_shards::fm_gmm_em_workspace(x: *const f64, n: usize, d: usize, cov_type: i32, out_handle: *mut usize) -> i32);
+export!("dem" fn gmm_shards::fm_gmm_em_workspace_free(h: *mut EmWorkspace));
+export!("dem" fn gmm_shards::fm_gmm_shard_stats(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_nk: *mut f64, out_s1: *mut f64, out_s2: *mut f64, out_loglik: *mut f64) -> i32);
+export!("dem" fn gmm_shards::fm_gmm_em_step(ws: *const EmWorkspace, h: *const GmmHandle, options: *const GmmEmStepOptions, loglik: *const f64, nk: *const f64, s1: *const f64, s2: *const f64, out_handle: *mut usize) -> i32);
 export!("core" fn gmm::fm_gmm_from_parts(options: *const GmmFromPartsOptions, weights: *const f64, means: *const f64, precisions_chol: *const f64, covariances: *const f64, out_handle: *mut usize) -> i32);
 export!("core" fn gmm::fm_gmm_from_covariances(options: *const GmmFromCovariancesOptions, weights: *const f64, means: *const f64, covariances: *const f64, out_handle: *mut usize) -> i32);
 export!("core" fn gmm::fm_gmm_free(h: *mut GmmHandle));

@@ -1,36 +1,12 @@
 //! Gaussian mixtures: fitting, models from their parameters, reading them
 //! back, scoring, prediction and sampling, over opaque handles TypeScript frees.
 
-use super::gmm_handle::{into_handle, stats_wire_lens, write_stats, GmmHandle};
+use super::gmm_handle::{fit_options, into_handle, GmmHandle};
 use super::{buffers, data, f64s, f64s_mut, optional, seed, status, u32s_mut};
-use fedmix_core::gmm::fit::{self, FitOptions, InitParams};
-use fedmix_core::gmm::mstep::Workspace;
-use fedmix_core::gmm::stats::{SuffStats, Tiles};
+use fedmix_core::gmm::fit;
 use fedmix_core::gmm::{estep, sample, CovarianceType, Gmm};
 use fedmix_core::{Data, Error, Result, Rng};
 
-/// fm_gmm_fit's options as the core takes them, and the seed.
-unsafe fn fit_options(
-    options: *const crate::GmmFitOptions,
-    weights_init: *const f64,
-    means_init: *const f64,
-    precisions_init: *const f64,
-) -> Result<(FitOptions, usize, usize, u64)> {
-    let crate::GmmFitOptions { n, d, k, cov_type, tol, reg_covar, max_iter, n_init, init_params, weights_init_len, means_init_len, precisions_init_len, seed_lo, seed_hi } = *options;
-    let opts = FitOptions {
-        n_components: k as usize,
-        covariance_type: CovarianceType::from_code(cov_type)?,
-        tol,
-        reg_covar,
-        max_iter: max_iter as usize,
-        n_init: n_init as usize,
-        init_params: InitParams::from_code(init_params)?,
-        weights_init: optional(weights_init, weights_init_len as usize)?,
-        means_init: optional(means_init, means_init_len as usize)?,
-        precisions_init: optional(precisions_init, precisions_init_len as usize)?,
-    };
-    Ok((opts, n as usize, d as usize, seed(seed_lo, seed_hi)))
-}
 
 /// # Safety
 /// Pointers must cover the shapes given; `warm` is 0 or a live handle.
@@ -77,90 +53,6 @@ pub unsafe extern "C" fn fm_gmm_initial(
     })
 }
 
-/// What the M-steps of EM over row shards keep from the whole data (its
-/// variance floor; for tied covariances its scatter): an opaque handle.
-pub struct EmWorkspace {
-    ws: Workspace,
-    n: usize,
-}
-
-/// The workspace of EM over the n rows at `x` for covariance type `cov_type`.
-///
-/// # Safety
-/// Pointers cover the shapes.
-pub unsafe extern "C" fn fm_gmm_em_workspace(x: *const f64, n: usize, d: usize, cov_type: i32, out_handle: *mut usize) -> i32 {
-    status(|| {
-        let ws = Workspace::new(&data(x, n, d)?, CovarianceType::from_code(cov_type)?)?;
-        *out_handle = Box::into_raw(Box::new(EmWorkspace { ws, n })) as usize;
-        Ok(())
-    })
-}
-
-/// # Safety
-/// `h` is a live workspace handle; it is dead afterwards.
-pub unsafe extern "C" fn fm_gmm_em_workspace_free(h: *mut EmWorkspace) {
-    if !h.is_null() {
-        drop(Box::from_raw(h));
-    }
-}
-
-/// The E-step of EM under `h` on n rows (a shard of the data): the rows'
-/// sufficient statistics about the model's means in wire form into out_nk
-/// (k), out_s1 (k x d) and out_s2 (full: k packed upper triangles; diag and
-/// spherical: k x d; tied: none), and the sum of their log-likelihoods.
-///
-/// # Safety
-/// Live handle; pointers cover the shapes.
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn fm_gmm_shard_stats(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_nk: *mut f64, out_s1: *mut f64, out_s2: *mut f64, out_loglik: *mut f64) -> i32 {
-    let g = &(*h).gmm;
-    status(|| {
-        let x = data(x, n, d)?;
-        if x.d != g.d {
-            return Err(Error::data(format!("the shard has {} features but the model has {}", x.d, g.d)));
-        }
-        let (stats, total) = SuffStats::from_e_step(&x, g, &mut estep::BlockBuffers::new(g.k, d)?, &mut Tiles::new(d)?)?;
-        write_stats(&stats, out_nk, out_s1, out_s2);
-        *out_loglik = total;
-        Ok(())
-    })
-}
-
-/// EM's M-step at iteration `iteration` from the statistics of m shards under
-/// `h` (fm_gmm_shard_stats; concatenated in shard order, and summed in that
-/// order, so the result does not depend on which shard finished first): the
-/// new model's handle, whose lower bound is the mean log-likelihood of the
-/// workspace's rows under `h`.
-///
-/// # Safety
-/// Live handles; pointers cover the shapes (m shards).
-pub unsafe extern "C" fn fm_gmm_em_step(
-    ws: *const EmWorkspace,
-    h: *const GmmHandle,
-    options: *const crate::GmmEmStepOptions,
-    loglik: *const f64,
-    nk: *const f64,
-    s1: *const f64,
-    s2: *const f64,
-    out_handle: *mut usize,
-) -> i32 {
-    let crate::GmmEmStepOptions { m, reg_covar, iteration } = *options;
-    let (m, iteration) = (m as usize, iteration as usize);
-    let (ws, g) = (&*ws, &(*h).gmm);
-    status(|| {
-        let (t, k, d) = (g.cov_type, g.k, g.d);
-        let (a, b, c) = stats_wire_lens(t, k, d);
-        let mut stats = SuffStats::new(t, k, d, buffers::copy(&g.means)?)?;
-        let mut total = 0.0;
-        for (i, l) in f64s(loglik, m).iter().enumerate() {
-            stats.merge(&SuffStats::from_wire(t, k, d, buffers::copy(&g.means)?, f64s(nk.add(i * a), a), f64s(s1.add(i * b), b), f64s(s2.add(i * c), c))?);
-            total += l;
-        }
-        let (gmm, lower_bound) = fit::em_step(g, &stats, total, iteration, reg_covar, &ws.ws, ws.n)?;
-        into_handle(GmmHandle { gmm, converged: false, n_iter: iteration, lower_bound }, out_handle);
-        Ok(())
-    })
-}
 
 /// A model from a saved file (JSON import): `precisions_chol` or
 /// `covariances` may be null, not both (Gmm::from_saved).

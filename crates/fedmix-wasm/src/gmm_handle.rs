@@ -2,7 +2,9 @@
 //! imports) and by the dem module (distributed EM's server steps), read and
 //! freed by the core's fm_gmm_* (one heap, see heap.rs; one layout, repr(C)).
 
-use super::f64s_mut;
+use super::{f64s_mut, optional, seed};
+use fedmix_core::gmm::fit::{FitOptions, InitParams};
+use fedmix_core::Result;
 use fedmix_core::gmm::stats::{wire_s2_len, SuffStats};
 use fedmix_core::gmm::{CovarianceType, Gmm};
 
@@ -35,4 +37,27 @@ pub(crate) unsafe fn write_stats(s: &SuffStats, out_nk: *mut f64, out_s1: *mut f
     f64s_mut(out_nk, a).copy_from_slice(&s.nk);
     f64s_mut(out_s1, b).copy_from_slice(&s.s1);
     s.s2_wire_into(f64s_mut(out_s2, c));
+}
+
+/// fm_gmm_fit's options as the core takes them, and the seed (fm_gmm_fit, and fm_gmm_initial of EM over row shards).
+pub(crate) unsafe fn fit_options(
+    options: *const crate::GmmFitOptions,
+    weights_init: *const f64,
+    means_init: *const f64,
+    precisions_init: *const f64,
+) -> Result<(FitOptions, usize, usize, u64)> {
+    let crate::GmmFitOptions { n, d, k, cov_type, tol, reg_covar, max_iter, n_init, init_params, weights_init_len, means_init_len, precisions_init_len, seed_lo, seed_hi } = *options;
+    let opts = FitOptions {
+        n_components: k as usize,
+        covariance_type: CovarianceType::from_code(cov_type)?,
+        tol,
+        reg_covar,
+        max_iter: max_iter as usize,
+        n_init: n_init as usize,
+        init_params: InitParams::from_code(init_params)?,
+        weights_init: optional(weights_init, weights_init_len as usize)?,
+        means_init: optional(means_init, means_init_len as usize)?,
+        precisions_init: optional(precisions_init, precisions_init_len as usize)?,
+    };
+    Ok((opts, n as usize, d as usize, seed(seed_lo, seed_hi)))
 }

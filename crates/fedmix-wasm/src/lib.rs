@@ -56,7 +56,7 @@ macro_rules! option_structs {
     ($( $(#[$meta:meta])* $feature:literal struct $name:ident { $($field:ident : $t:ty),* $(,)? } )*) => {
         $(
             $(#[$meta])*
-            #[cfg(feature = $feature)]
+            // in every build whatever its module: a type costs no code, and an export of another module may share it (GmmFitOptions: fm_gmm_fit in the core, fm_gmm_initial in 'dem')
             #[repr(C)]
             #[derive(Clone, Copy, Debug, Default, PartialEq)]
             pub struct $name { $(pub $field: $t),* }
@@ -120,6 +120,8 @@ mod rng;
 
 #[cfg(feature = "dem")]
 mod dem;
+#[cfg(feature = "dem")]
+mod gmm_shards;
 #[cfg(feature = "dem")]
 mod hem;
 
