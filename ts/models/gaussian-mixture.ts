@@ -13,8 +13,8 @@ import { formatValue, InvalidParameterError } from '../errors.js';
 import { COVARIANCE_SHAPE_POWERS, GMM_EM_STEP_OPTIONS, GMM_FIT_OPTIONS, GMM_FROM_COVARIANCES_OPTIONS, GMM_FROM_PARTS_OPTIONS } from '../wasm/abi.generated.js';
 import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '../wasm/constants.js';
 import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
-import { shardStats, type ShardModel, type ShardStats } from '../parallel/gmm-shard.js';
-import { ShardPool } from '../parallel/pool.js';
+import type { ShardModel, ShardStats } from '../parallel/gmm-shard.js';
+import type { ShardPool } from '../parallel/pool.js';
 import { shardBounds, shardRows, threadsFor, threadsOption, type Threads } from '../parallel/threads.js';
 import { WasmModelState } from './wasm-model.js';
 import { readSavedJSON } from '../data/saved.js';
@@ -371,6 +371,8 @@ export class GaussianMixture {
       // the checks (options, data, warm model) and the first start before any thread starts
       const first = initial(0);
       const startBound = a.warm ? this.state.fitted().stats.lowerBound : -Infinity;
+      // the threads' code is loaded when a fit asks for threads: programs that never do carry none of it
+      const { ShardPool } = await import('../parallel/pool.js');
       pool = await ShardPool.start(
         bounds.slice(1, -1).map((b, i) => ({ rows: shardRows(x.data, n, d, b, bounds[i + 2]!), n: bounds[i + 2]! - b })),
         d,
@@ -409,6 +411,7 @@ export class GaussianMixture {
   ): Promise<{ handle: number; nIter: number; bound: number; converged: boolean }> {
     const o = this.options;
     const [k, covType] = [o.nComponents, COV_CODE[o.covarianceType]];
+    const { shardStats } = await import('../parallel/gmm-shard.js');
     let [h, bound] = [start, startBound];
     for (let it = 1; it <= o.maxIter; it++) {
       const prev = bound;
