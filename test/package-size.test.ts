@@ -68,9 +68,11 @@ const LIMITS = {
    * ledger's code to check a budget it is given): lowered to 183 KB, about 2% over. Issue 27 moved the
    * writing of the numbers in the core's error messages from every WASM module (Rust's float formatting,
    * 14 KB gzipped in each) to TypeScript (ts/wasm/memory.ts, +0.6 KB in every program): FedDistr 183.5 KB,
-   * raised to 185 KB.
+   * raised to 185 KB. Session 6's GaussianMixture threads (the option, fitAsync's loop; the pool itself is
+   * lazy), the crash drill's hook in the client host and the runtime's sealed round contexts: FedDistr
+   * 188.0 KB, raised to 190 KB.
    */
-  program: 185 * KB,
+  program: 190 * KB,
   /**
    * The same for each paper's whole experiment (every method and baseline of the paper's tables), which
    * is above the bar: ceilings about 2% over what the build measures. Before issue 24: FedGenGMM 150.4 KB;
@@ -87,9 +89,11 @@ const LIMITS = {
    * (still about 9 KB over their numbers before secure aggregation: the DEM and MDM layouts, the clients'
    * and the run's privacy steps): lowered to about 2% over. Session 5 (DEM's quantization ridge, missed
    * rounds in checkpoints, the other-run check, distributed noise's plan in the round loop): 191.9, 330.7,
-   * 237.7 and 191.0 KB (192.1 KB in a clean clone): about 2% over.
+   * 237.7 and 191.0 KB (192.1 KB in a clean clone): about 2% over. Session 6 (GaussianMixture's threads
+   * option and loop, the numbers of WASM error messages written in TypeScript, the crash drill's hook):
+   * 197.7, 336.0, 243.0 and 196.2 KB: about 2% over.
    */
-  experiments: { runFedGenGMMExperiment: 196 * KB, runCommunityExperiment: 338 * KB, runFedDistrExperiment: 243 * KB, trainCommunities: 195 * KB },
+  experiments: { runFedGenGMMExperiment: 201 * KB, runCommunityExperiment: 343 * KB, runFedDistrExperiment: 248 * KB, trainCommunities: 200 * KB },
   /**
    * All of dist/index.js, minified: 518.5 KB measured (issue 24 moved the papers' experiments to
    * fedmix/experiments, -60 KB, and added the registry with each algorithm's CLI options and saved forms,
