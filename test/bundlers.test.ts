@@ -128,7 +128,7 @@ test('a Vite build emits every module of both builds as an asset, embeds none, a
   }
 });
 
-test('a Vite build of a program that uses init, GaussianMixture and Matrix emits no worker script', async () => {
+test('a Vite build of a program that uses init, GaussianMixture and Matrix emits no federation worker, only the threads\' chunks and shard worker, loaded on demand', async () => {
   // after the test above, in the same app (fedmix and Arrow installed in its node_modules)
   expect(app).not.toBe('');
   writeFileSync(join(app, 'small.html'), '<!doctype html><html><head><meta charset="utf-8"></head><body><script type="module" src="/small.js"></script></body></html>');
@@ -140,11 +140,17 @@ window.result = Array.from(gm.means);
   const { build } = await import('vite');
   await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: join(app, 'out-small'), target: 'es2022', rollupOptions: { input: join(app, 'small.html') } } });
   const assets = readdirSync(join(app, 'out-small', 'assets'));
+  const scripts = assets.filter((a) => a.endsWith('.js'));
   // WebWorkerTransport's worker (the whole library again) is built and emitted only for a program that can start one:
   // its URL is written where the transport starts a worker, in the form bundlers recognise as one
-  expect(assets.filter((a) => a.endsWith('.js'))).toEqual([expect.stringMatching(/^small-/)]);
+  expect(scripts.filter((a) => a.startsWith('web-worker'))).toEqual([]);
+  // a GaussianMixture can fit on threads (fitAsync): the pool and the shards' E-step are chunks loaded on demand, with
+  // their Web Worker, and modules the page shares with them (the WASM loader, the thread count's option) are chunks of
+  // their own; nothing else
+  const page = scripts.filter((a) => /^(small|wasm\.[a-z-]+|parallel\.threads)-/.test(a));
+  expect(scripts.filter((a) => !page.includes(a)).map((a) => a.replace(/-[\w-]{8}\.js$/, ''))).toEqual(['parallel.gmm-shard', 'parallel.pool', 'web-shard-worker']);
   // the page's own JavaScript: fedmix's entry and the WASM loader, none of the algorithms it does not use
-  const js = readFileSync(join(app, 'out-small', 'assets', assets.find((a) => a.endsWith('.js'))!), 'utf8');
+  const js = page.map((a) => readFileSync(join(app, 'out-small', 'assets', a), 'utf8')).join('\n');
   expect(js).toContain('fedmix-simd');
   for (const [file, marker] of UNUSED) expect(js, file).not.toContain(marker);
 });

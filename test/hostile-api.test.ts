@@ -479,7 +479,9 @@ async function tryTampered(t: TamperedFile, sentinel: () => boolean): Promise<Ta
     if (cls.fromJSON && typeof model.toJSON === 'function') calls.splice(calls.length - Object.keys(recipe.args).length, 0, ['fromJSON(its toJSON())', () => cls.fromJSON!(model.toJSON())]);
     for (const [call, run] of calls) {
       try {
-        const r = run();
+        // an async method (fitAsync) is judged by what it settles to, as a thrown error would be
+        const returned = run();
+        const r = returned instanceof Promise ? await returned : returned;
         made.push(r);
         const bad = notFiniteIn(r);
         if (bad !== undefined && !byDesign(recipe, call, bad)) out.notFinite.push(`${what}: ${call} gave ${bad.at} ${bad.value}`);

@@ -68,6 +68,8 @@ describe("an algorithm's code lives in its folders", () => {
     const exceptions: Record<string, string> = {
       // FedGenGMM's hierarchical server step is in the core's distributed-EM feature module ('dem'), which it loads
       'ts/federated/fedgengmm/descriptor.ts: dem': 'the WASM feature module named dem',
+      // GaussianMixture's threads run the sharded E-step and M-step of the same feature module, which each thread loads
+      'ts/parallel/shard-task.ts: dem': 'the WASM feature module named dem',
       // partition.mdm is the MDM paper's scheme for simulating clients from histograms, a public name
       'ts/partition/histograms.ts: mdm': 'partition.mdm',
       'ts/partition/index.ts: mdm': 'partition.mdm',

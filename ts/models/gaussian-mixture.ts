@@ -156,15 +156,17 @@ export const gaussianMixtureOptions = defineOptions<GaussianMixtureOptions>()({
   precisionsInit: atoms.optional(initArray('precisionsInit')),
   warmStart: atoms.optional(atoms.flag(), false),
   seed: atoms.optional(atoms.seed()),
-  threads: atoms.optional(threadsOption(), 1),
+  // absent is one thread (and stays absent in the resolved options and toJSON(), as before the option existed)
+  threads: atoms.optional(threadsOption()),
 });
 
 /** The fewest rows a fitting thread takes: a shard smaller than this is not worth a thread. */
 export const MIN_SHARD_ROWS = 256;
 
-/** GaussianMixture's options as checking resolves them (gaussianMixtureOptions.check): every default filled in, the initial arrays flattened, seed absent when not given. */
+/** GaussianMixture's options as checking resolves them (gaussianMixtureOptions.check): every default filled in, the initial arrays flattened, seed and threads absent when not given. */
 export type ResolvedGaussianMixtureOptions = Readonly<
-  Required<Omit<GaussianMixtureOptions, 'weightsInit' | 'meansInit' | 'precisionsInit' | 'seed'>> & {
+  Required<Omit<GaussianMixtureOptions, 'weightsInit' | 'meansInit' | 'precisionsInit' | 'seed' | 'threads'>> & {
+    threads?: Threads;
     weightsInit?: Float64Array;
     meansInit?: Float64Array;
     precisionsInit?: Float64Array;
@@ -293,7 +295,7 @@ export class GaussianMixture {
 
   /** Estimates the parameters with EM (scikit-learn's fit) on the calling thread. Returns this. */
   fit(X: MatrixLike): this {
-    if (this.options.threads !== 1) {
+    if (this.options.threads !== undefined && this.options.threads !== 1) {
       throw new InvalidParameterError(`fit() runs on the calling thread alone; threads: ${formatValue(this.options.threads)} needs worker threads, which answer asynchronously: use await fitAsync(X)`);
     }
     this.state.fit(X, (s, ptr, n, d) => this.fitResident(s, ptr, n, d));
@@ -337,7 +339,9 @@ export class GaussianMixture {
    */
   async fitAsync(X: MatrixLike): Promise<this> {
     const x = Matrix.from(X);
-    const threads = threadsFor(this.options.threads, x.nRows, MIN_SHARD_ROWS);
+    // 'auto' asks the runtime for its cores, from the lazily loaded pool's module (Node-only code stays out of every program)
+    const cores = this.options.threads === 'auto' ? (await import('../parallel/pool.js')).availableCores : () => 1;
+    const threads = threadsFor(this.options.threads ?? 1, x.nRows, MIN_SHARD_ROWS, cores);
     if (threads === 1 || this.options.maxIter === 0) {
       this.state.fit(x, (s, ptr, n, d) => this.fitResident(s, ptr, n, d));
     } else {

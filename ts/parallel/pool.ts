@@ -10,6 +10,7 @@ import { FedmixError, InvalidDataError, InvalidParameterError, NumericalError, W
 import { runningBuild } from '../wasm/loader.js';
 import type { ShardModel, ShardStats } from './gmm-shard.js';
 import type { ShardReply, ShardTask } from './shard-task.js';
+import { MAX_THREADS } from './threads.js';
 
 /** Defined (true) only in fedmix/browser's build (tsup.config.ts), which must name no Node built-in. */
 declare const __FEDMIX_BROWSER__: boolean | undefined;
@@ -40,6 +41,8 @@ function isNode(): boolean {
 }
 
 async function nodeEndpoint(): Promise<Endpoint> {
+  // fedmix/browser's build names no Node built-in: there this is never reached, and the rest is left out
+  if (typeof __FEDMIX_BROWSER__ !== 'undefined') throw new WasmError('fedmix/browser starts Web Workers, not Node worker threads');
   const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   const id = 'node:worker_threads';
   type NodeWorker = { postMessage(m: unknown): void; on(e: string, f: (x: never) => void): void; terminate(): Promise<number> };
@@ -148,4 +151,16 @@ export class ShardPool {
   async close(): Promise<void> {
     await Promise.all(this.threads.map((t) => t.stop()));
   }
+}
+
+/** The cores the runtime reports (1 when it reports none): what threads 'auto' takes. Here, with the other Node-only code, loaded only when a fit asks for threads. */
+export function availableCores(): number {
+  const nav = (globalThis as { navigator?: { hardwareConcurrency?: unknown } }).navigator;
+  if (typeof nav?.hardwareConcurrency === 'number' && nav.hardwareConcurrency >= 1) return Math.floor(nav.hardwareConcurrency);
+  // fedmix/browser's build names no Node built-in (navigator answered above in browsers)
+  if (typeof __FEDMIX_BROWSER__ !== 'undefined') return 1;
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const os = typeof proc?.getBuiltinModule === 'function' ? (proc.getBuiltinModule('node:os') as { availableParallelism?: () => number } | undefined) : undefined;
+  const n = os?.availableParallelism?.();
+  return typeof n === 'number' && n >= 1 ? Math.min(n, MAX_THREADS) : 1;
 }

@@ -17,19 +17,9 @@ export type Threads = number | 'auto';
 export const threadsOption = () =>
   atoms.atom<Threads>((x) => x === 'auto' || isIntegerIn(x, 1, MAX_THREADS), (input) => `must be 'auto' or ${integerNeed(1, MAX_THREADS, input)}`);
 
-/** The cores the runtime reports (1 when it reports none). */
-export function availableCores(): number {
-  const nav = (globalThis as { navigator?: { hardwareConcurrency?: unknown } }).navigator;
-  if (typeof nav?.hardwareConcurrency === 'number' && nav.hardwareConcurrency >= 1) return Math.floor(nav.hardwareConcurrency);
-  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  const os = typeof proc?.getBuiltinModule === 'function' ? (proc.getBuiltinModule('node:os') as { availableParallelism?: () => number } | undefined) : undefined;
-  const n = os?.availableParallelism?.();
-  return typeof n === 'number' && n >= 1 ? Math.min(n, MAX_THREADS) : 1;
-}
-
-/** The threads a fit of n rows runs on: the option resolved, and never more than one per `minRows` rows. */
-export function threadsFor(threads: Threads, n: number, minRows: number): number {
-  const wanted = threads === 'auto' ? availableCores() : threads;
+/** The threads a fit of n rows runs on: the option resolved ('auto': `cores()`), and never more than one per `minRows` rows. */
+export function threadsFor(threads: Threads, n: number, minRows: number, cores: () => number): number {
+  const wanted = threads === 'auto' ? cores() : threads;
   return Math.max(1, Math.min(wanted, Math.floor(n / minRows)));
 }
 
