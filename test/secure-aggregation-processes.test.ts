@@ -223,7 +223,7 @@ const DP_FEDAVG_ARGS = ['--algorithm', 'fedavg', '--layers', '7,3', '--loss', 's
 async function dpFederation(url: string, tag: string, budget: number) {
   const out = pathJoin(dir, `${tag}.json`);
   const summary = pathJoin(dir, `${tag}-summary.json`);
-  const server = run(['server', '--federation', FED, '--broker', url, '--username', SERVER_USER, '--password', SERVER_PASSWORD, '--clients', pathJoin(dir, 'clients.txt'), ...DP_FEDAVG_ARGS, '--secure-aggregation', '--delta', String(DELTA), '--round-timeout', '20', '--join-timeout', '30', '--out', out, '--json', summary]);
+  const server = run(['server', '--federation', FED, '--broker', url, '--username', SERVER_USER, '--password', SERVER_PASSWORD, '--clients', pathJoin(dir, 'clients.txt'), ...DP_FEDAVG_ARGS, '--secure-aggregation', '--delta', String(DELTA), '--round-timeout', '60', '--join-timeout', '30', '--out', out, '--json', summary]);
   const clients = CLIENTS.map((id) =>
     run(['client', '--algorithm', 'fedavg', '--federation', FED, '--broker', url, '--id', id, '--password', password(id), '--data', pathJoin(dir, `${id}-sex.csv`), '--label', 'sex', '--log-format', 'json', '--epsilon-budget', String(budget), '--delta', String(DELTA), '--ledger', pathJoin(dir, `${id}-ledger.json`)]),
   );
@@ -311,7 +311,8 @@ describe.each(BROKERS)('client processes over the $name', ({ name, start }) => {
       const rounds = saved.history.filter((h) => h.replies);
       expect(rounds).toHaveLength(2);
       for (const h of rounds) {
-        expect(h.secure).toMatchObject({ survivors: 4, clip: 1 });
+        // the server's log names any client dropped and why
+        expect(h.secure, first.err).toMatchObject({ survivors: 4, clip: 1 });
         const noise = h.secure!.noise!;
         expect(noise).toMatchObject({ noiseMultiplier: 1.1, skellamMu: calibration.skellamMu, scale: calibration.fixedPoint.scale });
         expect(noise.stddev).toBeCloseTo(Math.sqrt(2 * 4 * noise.skellamMu) / noise.scale, 12);
@@ -355,6 +356,7 @@ describe.each(BROKERS)('client processes over the $name', ({ name, start }) => {
         expect(ledger.accounted).toBe(2);
         expect(Math.abs(ledger.epsilon - summary.privacy.epsilon)).toBeLessThan(1e-9);
       }
-    }, 60_000);
+      // stages time out after 60 s, not 20: in one whole-suite run under load a client was dropped from a round and the test took 50 s, about one 20 s timeout more than usual
+    }, 150_000);
   }
 });
