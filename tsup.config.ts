@@ -127,20 +127,9 @@ export default defineConfig([
     noExternal: [/.*/],
   },
   {
-    // the same in browsers, as a module Web Worker: one minified file, without the loader's Node file reading
-    entry: { 'web-shard-worker': 'ts/parallel/web-shard-worker.ts' },
-    format: ['esm'],
-    platform: 'browser',
-    target: 'es2020',
-    noExternal: [/.*/],
-    splitting: false,
-    minify: true,
-    keepNames: true,
-    define: { __FEDMIX_BROWSER__: 'true' },
-  },
-  {
-    // the module each Web Worker of a WebWorkerTransport runs: everything bundled, so a worker needs no import map
-    entry: { 'web-worker': 'ts/federated/transport/web-worker.ts' },
+    // the modules Web Workers run, each everything bundled, so a worker needs no import map: a WebWorkerTransport's
+    // clients (web-worker), and GaussianMixture's fitting threads in browsers (web-shard-worker)
+    entry: { 'web-worker': 'ts/federated/transport/web-worker.ts', 'web-shard-worker': 'ts/parallel/web-shard-worker.ts' },
     format: ['esm'],
     platform: 'browser',
     target: 'es2020',
