@@ -93,6 +93,25 @@ test.each(['json', 'binary', 'none'] as const)('%s: the in-process transport sen
   expect(() => new InProcessTransport([client, client])).toThrow(/two clients have the id "a"/);
 });
 
+test("copyMessage: the copy is what a JSON header and binary columns would carry (nothing shared; -0 as 0, an own '__proto__' key dropped), and its bytes are the header's UTF-8 and the columns'", () => {
+  const payload = JSON.parse('{"a":{"__proto__":{"polluted":1},"x":-0},"name":"naïve €😀","v":[1,2]}') as Record<string, unknown>;
+  payload.col = new Float64Array([-0, 1.5]);
+  const m = message('k', 'a', 1, payload);
+  const { message: copy, bytes } = copyMessage(m);
+  const p = copy.payload as { a: Record<string, unknown>; name: string; v: number[]; col: Float64Array };
+  expect(Object.getPrototypeOf(p.a)).toBe(Object.prototype);
+  expect('polluted' in p.a).toBe(false);
+  expect(Object.is(p.a.x, 0)).toBe(true);
+  expect(p.name).toBe('naïve €😀');
+  // typed arrays travel as columns, bit for bit (-0 kept), in a copy of their own
+  expect(Object.is(p.col[0], -0)).toBe(true);
+  expect(p.col).not.toBe(payload.col);
+  expect(p.v).not.toBe(payload.v);
+  const header = JSON.parse(encodeMessage(m)) as { payload: Record<string, unknown> };
+  header.payload.col = { $col: 0 };
+  expect(bytes).toBe(new TextEncoder().encode(JSON.stringify(header)).length + 16);
+});
+
 test('malformed envelopes are rejected with InvalidMessageError', () => {
   const ok = JSON.parse(encodeMessage(message('k', 'a', 0, {})));
   const bad = (patch: object) => () => decodeMessage(JSON.stringify({ ...ok, ...patch }));

@@ -77,7 +77,8 @@ function plainPayload(m: Message, columns: Column[] | undefined): unknown {
     if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
       value = (value as { toJSON: (k: string) => unknown }).toJSON(key);
     }
-    if (typeof value === 'number') return Number.isFinite(value) ? value : refuse(value, path);
+    // + 0 turns -0 into 0, as JSON writes it: a copy (copyMessage) holds what a JSON header would carry
+    if (typeof value === 'number') return Number.isFinite(value) ? value + 0 : refuse(value, path);
     if (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function') return refuse(value, path);
     if (value === null || typeof value !== 'object') return value;
     if (ArrayBuffer.isView(value)) {
@@ -107,6 +108,8 @@ function plainPayload(m: Message, columns: Column[] | undefined): unknown {
     }
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(value)) {
+      // an own '__proto__' key (JSON.parse makes them) would set out's prototype; JSON.stringify never writes it either
+      if (k === '__proto__') continue;
       const v = walk((value as Record<string, unknown>)[k], k, `${path}.${k}`, depth + 1);
       if (v !== undefined) out[k] = v;
     }
@@ -280,12 +283,28 @@ function parseJson(s: string): unknown {
  */
 export function copyMessage(m: Message): { message: Message; bytes: number } {
   const columns: Column[] = [];
-  const header = JSON.stringify(plain(m, columns));
-  let bytes = utf8.encode(header).length;
+  // plain() builds every object and array afresh: the copy of the header is its value, not a parse of its text
+  const header = plain(m, columns);
+  let bytes = utf8Length(JSON.stringify(header));
   for (const c of columns) bytes += c.values.byteLength;
   const copies = columns.map((c) => ({ name: c.name, values: c.values.slice() }));
-  const message = placeAll(JSON.parse(header), copies, Infinity) as Message;
+  const message = placeAll(header, copies, Infinity) as Message;
   return { message, bytes };
+}
+
+/** The UTF-8 length of a string, without encoding it (a lone surrogate counts 3 bytes, as TextEncoder writes U+FFFD). */
+function utf8Length(s: string): number {
+  let bytes = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2; // a pair: 4 bytes for its two units
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
 }
 
 /** Bytes of a JSON text on the wire (its UTF-8). */
