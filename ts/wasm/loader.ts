@@ -192,8 +192,8 @@ async function instantiateModule(backend: Backend, module: ModuleName, mod: WebA
   const code = (simdOf as () => number)();
   const expected = fileBuild(backend, module);
   if (code !== SIMD_CODES[expected]) {
-    const is = (Object.keys(SIMD_CODES) as Backend[]).find((b) => SIMD_CODES[b] === code) ?? `unknown (${code})`;
-    throw new WasmError(`${what} is the ${is === 'simd' ? 'SIMD' : is} build${module === 'core' ? '' : `'s ${module} module`}, given as the ${expected === 'simd' ? 'SIMD' : expected} one`);
+    const is = code === 2 ? 'relaxed-SIMD' : code === 1 ? 'SIMD' : code === 0 ? 'scalar' : `unknown (${code})`;
+    throw new WasmError(`${what} is the ${is} build, given as the ${expected} one`);
   }
   const own = featureOf(Object.keys(raw.exports).find((n) => featureOf(n) !== undefined) ?? '') ?? 'core';
   if (own !== module) throw new WasmError(`${what} is fedmix's ${own === 'core' ? 'core' : `'${own}'`} module, given as the ${module === 'core' ? 'core' : `'${module}'`} one`);
@@ -327,9 +327,9 @@ function chooseBackend(requested: 'auto' | Backend, given: ReadonlyMap<Backend, 
 function readSources(value: unknown): Map<Backend, Map<ModuleName, CheckedSource>> | undefined {
   if (value === undefined) return undefined;
   // strict: another key (a misspelt 'simd') is an InvalidParameterError naming it
-  const sources = readOptions(value as WasmSources, ['relaxed', 'simd', 'scalar'], 'options.wasm') as WasmSources;
+  const sources = readOptions(value as WasmSources, ['simd', 'scalar', 'relaxed'], 'options.wasm') as WasmSources;
   const out = new Map<Backend, Map<ModuleName, CheckedSource>>();
-  for (const b of ['relaxed', 'simd', 'scalar'] as const) if (sources[b] !== undefined) out.set(b, checkBuildSource(`options.wasm.${b}`, sources[b]));
+  for (const b of ['simd', 'scalar', 'relaxed'] as const) if (sources[b] !== undefined) out.set(b, checkBuildSource(`options.wasm.${b}`, sources[b]));
   if (out.size === 0) throw new InvalidParameterError('options.wasm gives no build: pass { relaxed }, { simd } and/or { scalar }');
   return out;
 }
