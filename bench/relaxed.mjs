@@ -8,7 +8,7 @@
 // rounds; the load average is printed at the start and the end.
 //
 // Node 20 validates relaxed SIMD only with a flag:
-//   node --experimental-wasm-relaxed-simd bench/relaxed.mjs [--quick]
+//   node --experimental-wasm-relaxed-simd bench/relaxed.mjs [--quick] [--rounds N]
 // GaussianMixture's EM is not in the relaxed build (its kernels are the core
 // module's, which the relaxed build takes from the SIMD build): nothing to compare there.
 import { loadavg } from 'node:os';
@@ -19,7 +19,9 @@ import { Network } from '../dist/models.network.js';
 import { begin, median, runPeer, sized } from './common.mjs';
 import { CASES } from './nn.mjs';
 
-const ROUNDS = sized(3, 1);
+/** rounds of the interleaving (`--rounds N`; 3 by default, 1 in quick mode) */
+const roundsArg = process.argv.indexOf('--rounds');
+const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : sized(3, 1);
 const ROWS = sized(undefined, 2_000);
 const ADAM = { name: 'adam', learningRate: 1e-3 };
 
