@@ -12,8 +12,12 @@ const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: 
  * finds them with `new URL('./fedmix-simd.wasm', import.meta.url)` and the
  * like; scripts/build-wasm.sh makes them.
  */
-const { features } = JSON.parse(readFileSync('crates/fedmix-wasm/modules.json', 'utf8')) as { features: string[] };
-const WASM_FILES = ['simd', 'scalar'].flatMap((b) => ['', ...features.map((f) => `-${f}`)].map((f) => `fedmix-${b}${f}.wasm`));
+const { features, relaxed } = JSON.parse(readFileSync('crates/fedmix-wasm/modules.json', 'utf8')) as { features: string[]; relaxed: string[] };
+const WASM_FILES = [
+  ...['simd', 'scalar'].flatMap((b) => ['', ...features.map((f) => `-${f}`)].map((f) => `fedmix-${b}${f}.wasm`)),
+  // the relaxed-SIMD build's own modules; it takes the SIMD build's others
+  ...relaxed.map((m) => `fedmix-relaxed-${m}.wasm`),
+];
 
 /**
  * The package's entries (package.json "exports"): fedmix, fedmix/node, fedmix/inline, and the papers'

@@ -151,7 +151,9 @@ export function readDeclaration() {
   if (!abi) throw new Error('lib.rs: no const ABI_VERSION');
   const pages = (layout.featureBase + layout.features.length * layout.slotBytes) / 65536;
   if (!Number.isInteger(pages)) throw new Error('modules.json: featureBase and slotBytes are not whole pages (64 KiB)');
-  return { abiVersion: Number(abi[1]), features: layout.features, initialPages: pages, exports, structs, groups, shapePowers };
+  const relaxed = layout.relaxed ?? [];
+  for (const m of relaxed) if (!modules.includes(m)) throw new Error(`modules.json: relaxed module ${m} is not core nor a feature`);
+  return { abiVersion: Number(abi[1]), features: layout.features, relaxed, initialPages: pages, exports, structs, groups, shapePowers };
 }
 
 function doc(lines, indent) {
@@ -184,14 +186,16 @@ export function generate() {
   o.push(' * stack (the heap grows above).');
   o.push(' */');
   o.push(`export const INITIAL_PAGES = ${d.initialPages};`);
+  o.push('/** The modules built a third time with relaxed SIMD (modules.json); the relaxed build takes the SIMD build\'s other modules. */');
+  o.push(`export const RELAXED_MODULES = [${d.relaxed.map((f) => `'${f}'`).join(', ')}] as const;`);
   o.push('/**');
   o.push(' * The file of each module of each build (scripts/build-wasm.sh), beside this module: each URL written');
   o.push(' * out whole, in the form bundlers (Vite, webpack, Parcel) recognise as an asset (ts/wasm/source.ts).');
   o.push(' */');
-  o.push("export const MODULE_URLS: { readonly [B in 'simd' | 'scalar']: { readonly [M in 'core' | Feature]: () => URL } } = {");
-  for (const build of ['simd', 'scalar']) {
+  o.push("export const MODULE_URLS: { readonly [B in 'simd' | 'scalar']: { readonly [M in 'core' | Feature]: () => URL } } & { readonly relaxed: { readonly [M in (typeof RELAXED_MODULES)[number]]: () => URL } } = {");
+  for (const build of ['simd', 'scalar', 'relaxed']) {
     o.push(`  ${build}: {`);
-    for (const m of ['core', ...d.features]) o.push(`    ${m}: () => new URL('./fedmix-${build}${m === 'core' ? '' : `-${m}`}.wasm', import.meta.url),`);
+    for (const m of build === 'relaxed' ? d.relaxed : ['core', ...d.features]) o.push(`    ${m}: () => new URL('./fedmix-${build}${m === 'core' ? '' : `-${m}`}.wasm', import.meta.url),`);
     o.push('  },');
   }
   o.push('};');

@@ -16,6 +16,7 @@ import { DirichletMultinomialMixture, distributedEM, fitMdm, GaussianMixture, in
 import { resetForTests } from '../ts/wasm/loader.js';
 import { FEATURES, type Feature } from '../ts/wasm/modules.js';
 import { moduleFile, type ModuleName } from '../ts/wasm/source.js';
+import { RELAXED_MODULES } from '../ts/wasm/abi.generated.js';
 import { blobs, maxRelativeError } from './helpers.js';
 import { installPacked, packedTarball, REPO } from './support/packed.js';
 
@@ -190,8 +191,8 @@ describe('the packed tarball in a fresh project', () => {
     const r = spawnSync(process.execPath, [file], { cwd: app, encoding: 'utf8', timeout: 60_000 });
     return { status: r.status, stdout: r.stdout.trim(), stderr: r.stderr.trim() };
   };
-  /** Every module file of both builds, as the package ships them. */
-  const MODULE_FILES = (['simd', 'scalar'] as const).flatMap((b) => ['core', ...FEATURES].map((m) => moduleFile(b, m as ModuleName)));
+  /** Every module file of both builds, and the relaxed build's own modules, as the package ships them. */
+  const MODULE_FILES = [...(['simd', 'scalar'] as const).flatMap((b) => ['core', ...FEATURES].map((m) => moduleFile(b, m as ModuleName))), ...RELAXED_MODULES.map((m) => moduleFile('relaxed', m))];
   const simdFiles = (modules: readonly ModuleName[]) => modules.map((m) => moduleFile('simd', m));
   /**
    * Records the files fedmix reads (the .wasm modules, in Node): `read()`
@@ -225,7 +226,7 @@ console.log(JSON.stringify({ info, files: files.sort(), means: Array.from(gm.mea
   test('npm pack holds every module of both builds, and fedmix installs from it', () => {
     app = mkdtempSync(join(tmpdir(), 'fedmix-pack-'));
     const { tarball, files } = packedTarball();
-    expect(MODULE_FILES).toHaveLength(14);
+    expect(MODULE_FILES).toHaveLength(14 + RELAXED_MODULES.length);
     expect([...files.keys()].filter((f) => f.endsWith('.wasm')).sort()).toEqual(MODULE_FILES.map((f) => `dist/${f}`).sort());
     for (const f of MODULE_FILES) expect(files.get(`dist/${f}`), f).toBe(readFileSync(join(REPO, 'dist', f)).length);
     for (const f of ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/inline.js', 'dist/inline.cjs', 'dist/inline.d.ts', 'dist/node.js', 'dist/worker.js', 'dist/web-worker.js']) {

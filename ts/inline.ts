@@ -8,7 +8,7 @@
  *
  * @module fedmix/inline
  */
-import { initWith, type DefaultSources, type InitInfo, type InitOptions } from './wasm/loader.js';
+import { initWith, type Backend, type DefaultSources, type InitInfo, type InitOptions, type ModuleName } from './wasm/loader.js';
 import type { CheckedSource } from './wasm/source.js';
 import { SCALAR_WASM_BASE64, SIMD_WASM_BASE64 } from './wasm/bytes.generated.js';
 
@@ -34,8 +34,15 @@ function decodeBase64(s: string): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-/** Only the modules loaded, of the chosen build, are decoded. */
-const embedded: DefaultSources = (backend, module): CheckedSource => ({ kind: 'bytes', bytes: decodeBase64((backend === 'simd' ? SIMD_WASM_BASE64 : SCALAR_WASM_BASE64)[module]) });
+/**
+ * Only the modules loaded, of the chosen build, are decoded. The relaxed-SIMD build is not embedded
+ * (its modules would add their bytes for every engine): init() here chooses between SIMD and scalar,
+ * unless options.wasm gives the relaxed modules.
+ */
+const embedded: DefaultSources = Object.assign(
+  (backend: Backend, module: ModuleName): CheckedSource => ({ kind: 'bytes', bytes: decodeBase64((backend === 'scalar' ? SCALAR_WASM_BASE64 : SIMD_WASM_BASE64)[module]) }),
+  { has: (backend: Backend) => backend !== 'relaxed' },
+);
 
 /**
  * Loads the WASM core from the embedded builds (or from `options.wasm`, as

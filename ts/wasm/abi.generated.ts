@@ -15,11 +15,13 @@ export type Feature = 'dem' | 'svm' | 'nn' | 'dirichlet' | 'fedgem' | 'assignmen
  * stack (the heap grows above).
  */
 export const INITIAL_PAGES = 92;
+/** The modules built a third time with relaxed SIMD (modules.json); the relaxed build takes the SIMD build's other modules. */
+export const RELAXED_MODULES = ['nn'] as const;
 /**
  * The file of each module of each build (scripts/build-wasm.sh), beside this module: each URL written
  * out whole, in the form bundlers (Vite, webpack, Parcel) recognise as an asset (ts/wasm/source.ts).
  */
-export const MODULE_URLS: { readonly [B in 'simd' | 'scalar']: { readonly [M in 'core' | Feature]: () => URL } } = {
+export const MODULE_URLS: { readonly [B in 'simd' | 'scalar']: { readonly [M in 'core' | Feature]: () => URL } } & { readonly relaxed: { readonly [M in (typeof RELAXED_MODULES)[number]]: () => URL } } = {
   simd: {
     core: () => new URL('./fedmix-simd.wasm', import.meta.url),
     dem: () => new URL('./fedmix-simd-dem.wasm', import.meta.url),
@@ -37,6 +39,9 @@ export const MODULE_URLS: { readonly [B in 'simd' | 'scalar']: { readonly [M in 
     dirichlet: () => new URL('./fedmix-scalar-dirichlet.wasm', import.meta.url),
     fedgem: () => new URL('./fedmix-scalar-fedgem.wasm', import.meta.url),
     assignment: () => new URL('./fedmix-scalar-assignment.wasm', import.meta.url),
+  },
+  relaxed: {
+    nn: () => new URL('./fedmix-relaxed-nn.wasm', import.meta.url),
   },
 };
 

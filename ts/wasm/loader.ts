@@ -1,7 +1,7 @@
 /**
- * Loads the WebAssembly core once: the SIMD128 build where the engine supports
- * it (a tiny probe module says so before anything is downloaded), the scalar
- * build otherwise, as the core module and the feature modules init() is asked
+ * Loads the WebAssembly core once: the relaxed-SIMD build where the engine
+ * validates relaxed SIMD, the SIMD128 build where it supports that (tiny probe
+ * modules say so before anything is downloaded), the scalar build otherwise, as the core module and the feature modules init() is asked
  * for (./modules.ts), all in one memory. Only the chosen build's modules are
  * fetched and compiled: by default the .wasm files next to this module (see
  * ./source.ts), or what init() is given.
@@ -14,7 +14,9 @@ import {
   checkBuildSource,
   compileSource,
   defaultSource,
+  engineHasRelaxedSimd,
   engineHasSimd,
+  fileBuild,
   moduleFile,
   type Backend,
   type BuildSource,
@@ -30,7 +32,13 @@ export type { Backend, BuildSource, Feature, ModuleName, WasmSource, WasmSources
 export type { WasmExports };
 
 export interface InitOptions {
-  /** 'auto' (default) takes SIMD128 when the engine supports it. */
+  /**
+   * 'auto' (default) takes the relaxed-SIMD build where the engine validates
+   * relaxed SIMD (current Chromium, Node 22 and later, Node 20 with
+   * --experimental-wasm-relaxed-simd), SIMD128 where it supports that, scalar
+   * otherwise. 'relaxed' runs the networks' GEMM with fused multiply-adds: results
+   * differ from the SIMD build's by rounding (docs/wasm.md).
+   */
   backend?: 'auto' | Backend;
   /**
    * The feature modules to load beside the core module (GaussianMixture,
@@ -54,7 +62,7 @@ export interface InitOptions {
   /**
    * Where the builds come from, instead of the files next to the module
    * (fedmix-simd.wasm, fedmix-simd-nn.wasm, ..., fedmix-scalar.wasm, ...):
-   * `{ simd, scalar }`, each the core module's source (bytes, a URL or
+   * `{ relaxed, simd, scalar }`, each the core module's source (bytes, a URL or
    * string, a Response or a promise of one, or a compiled WebAssembly.Module)
    * or a record of sources by module (`{ core, nn, ... }`; a module not in it
    * comes from beside the module). Only the builds given are candidates (give
@@ -66,8 +74,9 @@ export interface InitOptions {
 }
 
 export interface InitInfo {
-  /** true when the SIMD128 build runs */
+  /** true when a SIMD128 build runs ('relaxed' or 'simd') */
   simd: boolean;
+  /** the build that runs: 'relaxed' (SIMD128 with fused multiply-adds in its relaxed modules), 'simd' or 'scalar' */
   backend: Backend;
   /** the feature modules loaded beside the core */
   features: readonly Feature[];
@@ -91,8 +100,11 @@ interface Instance {
   info: InitInfo;
 }
 
-/** Where a module of a build comes from when init() is given none; fedmix/inline passes the embedded bytes. */
-export type DefaultSources = (backend: Backend, module: ModuleName) => CheckedSource;
+/**
+ * Where a module of a build comes from when init() is given none; fedmix/inline passes the embedded bytes.
+ * `has` says whether a build is there at all (every build when absent).
+ */
+export type DefaultSources = ((backend: Backend, module: ModuleName) => CheckedSource) & { has?: (backend: Backend) => boolean };
 
 const assetSources: DefaultSources = (backend, module) => ({ kind: 'url', url: defaultSource(backend, module) });
 
@@ -151,7 +163,9 @@ const notLoaded: object = new Proxy(
   },
 );
 
-const BUILD_NAMES: Record<Backend, string> = { simd: 'the SIMD build', scalar: 'the scalar build' };
+const BUILD_NAMES: Record<Backend, string> = { relaxed: 'the relaxed-SIMD build', simd: 'the SIMD build', scalar: 'the scalar build' };
+/** What fm_simd returns for a module of each build's files. */
+const SIMD_CODES: Record<Backend, number> = { scalar: 0, simd: 1, relaxed: 2 };
 
 function moduleName(backend: Backend, module: ModuleName): string {
   return module === 'core' ? BUILD_NAMES[backend] : `${BUILD_NAMES[backend]}'s ${module} module`;
@@ -174,8 +188,13 @@ async function instantiateModule(backend: Backend, module: ModuleName, mod: WebA
   if (abi !== ABI_VERSION) {
     throw new WasmError(`${what} has core ABI ${abi}, which does not match this fedmix's TypeScript (${ABI_VERSION}); use the .wasm files of the same version (or rebuild with scripts/build-wasm.sh)`);
   }
-  const simd = (simdOf as () => number)() === 1;
-  if (simd !== (backend === 'simd')) throw new WasmError(`${what} is the ${simd ? 'SIMD' : 'scalar'} build, given as the ${backend} one`);
+  // the relaxed build takes the SIMD build's modules where it has no relaxed one of its own
+  const code = (simdOf as () => number)();
+  const expected = fileBuild(backend, module);
+  if (code !== SIMD_CODES[expected]) {
+    const is = code === 2 ? 'relaxed-SIMD' : code === 1 ? 'SIMD' : code === 0 ? 'scalar' : `unknown (${code})`;
+    throw new WasmError(`${what} is the ${is} build, given as the ${expected} one`);
+  }
   const own = featureOf(Object.keys(raw.exports).find((n) => featureOf(n) !== undefined) ?? '') ?? 'core';
   if (own !== module) throw new WasmError(`${what} is fedmix's ${own === 'core' ? 'core' : `'${own}'`} module, given as the ${module === 'core' ? 'core' : `'${module}'`} one`);
   return raw.exports;
@@ -193,9 +212,11 @@ function describeModule(backend: Backend, module: ModuleName, sources: Sources):
 }
 
 function compileModule(backend: Backend, module: ModuleName, sources: Sources): Promise<WebAssembly.Module> {
-  const source = sources.given?.get(backend)?.get(module);
+  // a module the relaxed build shares with the SIMD build may be given as the SIMD build's
+  const build = fileBuild(backend, module);
+  const source = sources.given?.get(backend)?.get(module) ?? (build !== backend ? sources.given?.get(build)?.get(module) : undefined);
   const what = describeModule(backend, module, sources);
-  const ready = source ? undefined : built.get(backend)?.get(module);
+  const ready = source ? undefined : built.get(build)?.get(module);
   return ready ? Promise.resolve(ready) : compileSource(what, source ?? sources.defaults(backend, module));
 }
 
@@ -216,8 +237,9 @@ async function addFeatures(inst: Instance, features: readonly Feature[], sources
 }
 
 function rememberBuilt(backend: Backend, module: ModuleName, mod: WebAssembly.Module): void {
-  let m = built.get(backend);
-  if (!m) built.set(backend, (m = new Map()));
+  const build = fileBuild(backend, module);
+  let m = built.get(build);
+  if (!m) built.set(build, (m = new Map()));
   m.set(module, mod);
 }
 
@@ -245,7 +267,7 @@ async function instantiate(backend: Backend, features: readonly Feature[], sourc
     baseBytes: memory.buffer.byteLength,
     modules: new Map([['core', coreMod]]),
     core: raw,
-    info: { simd: backend === 'simd', backend, features: [] },
+    info: { simd: backend !== 'scalar', backend, features: [] },
   };
   rememberBuilt(backend, 'core', coreMod);
   const mods = await rest;
@@ -261,7 +283,7 @@ async function instantiate(backend: Backend, features: readonly Feature[], sourc
 }
 
 function infoOf(inst: Instance): InitInfo {
-  return { simd: inst.backend === 'simd', backend: inst.backend, features: FEATURES.filter((f) => inst.modules.has(f)) };
+  return { simd: inst.backend !== 'scalar', backend: inst.backend, features: FEATURES.filter((f) => inst.modules.has(f)) };
 }
 
 /** The core's table of constants (names static in its memory, values plain numbers). */
@@ -276,14 +298,26 @@ function readConstants(w: WasmExports): ReadonlyMap<string, number> {
 }
 
 /** The build to load: the requested one, or by engine among those available (all, unless init() was given some). */
-function chooseBackend(requested: 'auto' | Backend, given: ReadonlyMap<Backend, unknown> | undefined): Backend {
+function chooseBackend(requested: 'auto' | Backend, given: ReadonlyMap<Backend, unknown> | undefined, defaults: DefaultSources): Backend {
   const simdOk = engineHasSimd();
-  const available = (b: Backend) => given === undefined || given.has(b);
+  // the relaxed build is probed only where it could be loaded (a host's defaults may have none: canLoad)
+  const relaxedOk = () => simdOk && engineHasRelaxedSimd();
+  const available = (b: Backend) => (given === undefined ? defaults.has?.(b) ?? true : given.has(b));
   if (requested === 'simd' && !simdOk) throw new WasmError('this engine does not support WebAssembly SIMD128; use backend "scalar" or "auto"');
+  if (requested === 'relaxed' && !relaxedOk()) {
+    throw new WasmError(
+      "this engine does not validate WebAssembly relaxed SIMD (Node 20 needs --experimental-wasm-relaxed-simd; Node 22 and current Chromium have it); use backend 'simd', 'scalar' or 'auto'",
+    );
+  }
   if (requested !== 'auto') {
-    if (!available(requested)) throw new InvalidParameterError(`backend '${requested}' was asked for, but options.wasm gives no ${requested} build`);
+    if (!available(requested)) {
+      throw new InvalidParameterError(
+        given ? `backend '${requested}' was asked for, but options.wasm gives no ${requested} build` : `backend '${requested}' was asked for, but this entry embeds no ${requested} build; pass it in options.wasm`,
+      );
+    }
     return requested;
   }
+  if (available('relaxed') && relaxedOk()) return 'relaxed';
   if (simdOk && available('simd')) return 'simd';
   if (available('scalar')) return 'scalar';
   throw new WasmError('this engine does not support WebAssembly SIMD128 and options.wasm gives only the SIMD build; give wasm.scalar too');
@@ -293,10 +327,10 @@ function chooseBackend(requested: 'auto' | Backend, given: ReadonlyMap<Backend, 
 function readSources(value: unknown): Map<Backend, Map<ModuleName, CheckedSource>> | undefined {
   if (value === undefined) return undefined;
   // strict: another key (a misspelt 'simd') is an InvalidParameterError naming it
-  const sources = readOptions(value as WasmSources, ['simd', 'scalar'], 'options.wasm') as WasmSources;
+  const sources = readOptions(value as WasmSources, ['simd', 'scalar', 'relaxed'], 'options.wasm') as WasmSources;
   const out = new Map<Backend, Map<ModuleName, CheckedSource>>();
-  for (const b of ['simd', 'scalar'] as const) if (sources[b] !== undefined) out.set(b, checkBuildSource(`options.wasm.${b}`, sources[b]));
-  if (out.size === 0) throw new InvalidParameterError('options.wasm gives no build: pass { simd } and/or { scalar }');
+  for (const b of ['simd', 'scalar', 'relaxed'] as const) if (sources[b] !== undefined) out.set(b, checkBuildSource(`options.wasm.${b}`, sources[b]));
+  if (out.size === 0) throw new InvalidParameterError('options.wasm gives no build: pass { relaxed }, { simd } and/or { scalar }');
   return out;
 }
 
@@ -328,11 +362,11 @@ export function init(options: InitOptions = {}): Promise<InitInfo> {
 
 /** init() with `defaults` for the modules it is not given (the files next to the module, or the embedded bytes of fedmix/inline). */
 export async function initWith(defaults: DefaultSources, options: InitOptions = {}): Promise<InitInfo> {
-  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`init() takes { backend: 'auto' | 'simd' | 'scalar', features, fresh, wasm }, got ${formatValue(options)}`);
+  if (options === null || typeof options !== 'object') throw new InvalidParameterError(`init() takes { backend: 'auto' | 'relaxed' | 'simd' | 'scalar', features, fresh, wasm }, got ${formatValue(options)}`);
   const read = readOptions(options, ['backend', 'features', 'fresh', 'wasm'], "init()'s options");
   const requested = read.backend ?? 'auto';
-  if (requested !== 'auto' && requested !== 'simd' && requested !== 'scalar') {
-    throw new InvalidParameterError(`backend must be 'auto', 'simd' or 'scalar', got ${formatValue(requested)}`);
+  if (requested !== 'auto' && requested !== 'relaxed' && requested !== 'simd' && requested !== 'scalar') {
+    throw new InvalidParameterError(`backend must be 'auto', 'relaxed', 'simd' or 'scalar', got ${formatValue(requested)}`);
   }
   const fresh: unknown = read.fresh;
   if (fresh !== undefined && typeof fresh !== 'boolean') throw new InvalidParameterError(`fresh must be true or false, got ${formatValue(fresh)}`);
@@ -351,7 +385,7 @@ export async function initWith(defaults: DefaultSources, options: InitOptions = 
     );
   }
   if (!current && !pending) {
-    const backend = chooseBackend(requested, sources.given);
+    const backend = chooseBackend(requested, sources.given, defaults);
     pendingBackend = backend;
     pending = instantiate(backend, asked ?? FEATURES, sources).then(
       (inst) => {

@@ -7,10 +7,15 @@
  */
 import { formatThrown, formatValue, InvalidParameterError, WasmError } from '../errors.js';
 import { guardRead, readOptions } from '../validate.js';
-import { MODULE_URLS } from './abi.generated.js';
+import { MODULE_URLS, RELAXED_MODULES } from './abi.generated.js';
 import { FEATURES, type Feature } from './modules.js';
 
-export type Backend = 'simd' | 'scalar';
+/**
+ * A build of the core: 'relaxed' (SIMD128 with relaxed SIMD's fused
+ * multiply-adds in the modules where they pay, RELAXED_MODULES, and the SIMD
+ * build's other modules), 'simd' (SIMD128) or 'scalar'.
+ */
+export type Backend = 'relaxed' | 'simd' | 'scalar';
 
 /**
  * One build of the core, as init() accepts it: its bytes, a URL (a string is
@@ -45,13 +50,34 @@ export function engineHasSimd(): boolean {
 }
 
 /**
+ * A function of the two instructions the relaxed build uses: f32x4.relaxed_madd
+ * and f64x2.relaxed_madd on splats of 0, in their final encoding (0xfd 0x85 0x02,
+ * 0xfd 0x87 0x02). Engines with relaxed SIMD on validate it: current Chromium,
+ * Node 22 and later, Node 20 with --experimental-wasm-relaxed-simd.
+ */
+const RELAXED_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 30, 1, 28, 0,
+  65, 0, 253, 15, 65, 0, 253, 15, 65, 0, 253, 15, 253, 133, 2, 65, 0, 253, 15, 65, 0, 253, 15, 253, 135, 2, 11,
+]);
+
+export function engineHasRelaxedSimd(): boolean {
+  return WebAssembly.validate(RELAXED_PROBE);
+}
+
+/** The build whose file a module of `backend` is: the relaxed build's modules other than RELAXED_MODULES are the SIMD build's. */
+export function fileBuild(backend: Backend, module: ModuleName): Backend {
+  return backend === 'relaxed' && !(RELAXED_MODULES as readonly ModuleName[]).includes(module) ? 'simd' : backend;
+}
+
+/**
  * A module's file shipped next to the library's modules (dist/ in the package,
  * ts/wasm/ in the sources, where scripts/build-wasm.sh puts them); only the
  * modules init() loads are fetched.
  */
 export function defaultSource(backend: Backend, module: ModuleName): URL {
+  const build = fileBuild(backend, module);
   try {
-    return MODULE_URLS[backend][module]();
+    return (MODULE_URLS[build] as Record<ModuleName, () => URL>)[module]();
   } catch (e) {
     // a Cloudflare Worker's bundle: its modules have no URL to find a file beside (docs/runtimes.md)
     throw new WasmError(
@@ -61,9 +87,10 @@ export function defaultSource(backend: Backend, module: ModuleName): URL {
   }
 }
 
-/** The file name of a module of a build: fedmix-simd.wasm, fedmix-simd-nn.wasm, ... */
+/** The file name of a module of a build: fedmix-simd.wasm, fedmix-simd-nn.wasm, fedmix-relaxed-nn.wasm, ... */
 export function moduleFile(backend: Backend, module: ModuleName): string {
-  return module === 'core' ? `fedmix-${backend}.wasm` : `fedmix-${backend}-${module}.wasm`;
+  const build = fileBuild(backend, module);
+  return module === 'core' ? `fedmix-${build}.wasm` : `fedmix-${build}-${module}.wasm`;
 }
 
 /** A source as init() received it, checked and read once (getters and Proxies run here, not later). */

@@ -1,5 +1,8 @@
 //! fedmix-core: the numeric core of fedmix as pure functions over column-major
 //! slices. No WASM, no globals; fedmix-wasm exports it through a C ABI.
+// The relaxed-SIMD build reaches LLVM's fused multiply-add intrinsics (kernels/relaxed.rs):
+// nightly features, which scripts/build-wasm.sh unlocks for that build alone.
+#![cfg_attr(fedmix_relaxed, feature(link_llvm_intrinsics, simd_ffi, repr_simd))]
 
 pub mod alloc;
 pub mod assignment;

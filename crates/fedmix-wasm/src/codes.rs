@@ -25,7 +25,7 @@ pub(crate) extern "C" fn fm_abi_version() -> i32 {
     super::ABI_VERSION
 }
 
-/// 1 for the SIMD128 build, 0 for the scalar one.
+/// 2 for a module of the relaxed-SIMD build, 1 for the SIMD128 build, 0 for the scalar one.
 pub(crate) extern "C" fn fm_simd() -> i32 {
-    fedmix_core::kernels::SIMD as i32
+    fedmix_core::kernels::SIMD as i32 + fedmix_core::kernels::RELAXED as i32
 }

@@ -455,3 +455,11 @@ mod tests {
         }
     }
 }
+
+// Last in the file, so that no line above moves (panic locations are in the builds' data).
+#[cfg(fedmix_relaxed)]
+pub(crate) mod relaxed;
+
+/// True in the relaxed-SIMD build (scripts/build-wasm.sh passes `--cfg fedmix_relaxed`
+/// to the modules it builds a third time), whose kernels fuse multiply-adds.
+pub const RELAXED: bool = cfg!(fedmix_relaxed);

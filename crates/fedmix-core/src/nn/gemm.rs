@@ -241,17 +241,17 @@ unsafe fn micro(kc: usize, pa: *const f32, pb: *const f32, c: &mut [f32], ldc: u
         let b1 = F4::load(pb.add(kk * NR + 4));
         let a = pa.add(kk * MR);
         let a0 = F4::splat(*a);
-        c00 = c00.add(a0.mul(b0));
-        c01 = c01.add(a0.mul(b1));
+        c00 = a0.madd(b0, c00);
+        c01 = a0.madd(b1, c01);
         let a1 = F4::splat(*a.add(1));
-        c10 = c10.add(a1.mul(b0));
-        c11 = c11.add(a1.mul(b1));
+        c10 = a1.madd(b0, c10);
+        c11 = a1.madd(b1, c11);
         let a2 = F4::splat(*a.add(2));
-        c20 = c20.add(a2.mul(b0));
-        c21 = c21.add(a2.mul(b1));
+        c20 = a2.madd(b0, c20);
+        c21 = a2.madd(b1, c21);
         let a3 = F4::splat(*a.add(3));
-        c30 = c30.add(a3.mul(b0));
-        c31 = c31.add(a3.mul(b1));
+        c30 = a3.madd(b0, c30);
+        c31 = a3.madd(b1, c31);
     }
     let acc = [[c00, c01], [c10, c11], [c20, c21], [c30, c31]];
     let out = c.as_mut_ptr();

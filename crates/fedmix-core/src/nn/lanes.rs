@@ -2,7 +2,8 @@
 //! build holds them in one v128 (core::arch::wasm32); every other build, the
 //! scalar WASM build and native tests included, holds them in a [f32; 4] and
 //! does each operation lane by lane. Every operation is one IEEE operation per
-//! lane in both (no fused multiply-add: SIMD128 has none), and the kernels are
+//! lane in both (no fused multiply-add: SIMD128 has none; `madd` is fused only
+//! in the relaxed-SIMD build, which agrees within rounding), and the kernels are
 //! written once over this type, so the scalar build is the SIMD kernels' twin
 //! operation for operation: the two builds compute bit-identical networks, and
 //! `cargo test` on the host exercises the very loops (blocking, packing, edge
@@ -64,6 +65,15 @@ mod imp {
         #[inline(always)]
         pub fn div(self, o: F4) -> F4 {
             F4(f32x4_div(self.0, o.0))
+        }
+        /// self * b + c: fused in the relaxed-SIMD build, a multiply then an add otherwise.
+        #[inline(always)]
+        pub fn madd(self, b: F4, c: F4) -> F4 {
+            #[cfg(fedmix_relaxed)]
+            let r = F4(crate::kernels::relaxed::f32x4_madd(self.0, b.0, c.0));
+            #[cfg(not(fedmix_relaxed))]
+            let r = F4(f32x4_add(c.0, f32x4_mul(self.0, b.0)));
+            r
         }
         #[inline(always)]
         pub fn sqrt(self) -> F4 {
@@ -170,6 +180,11 @@ mod imp {
         #[inline(always)]
         pub fn div(self, o: F4) -> F4 {
             zip(self.0, o.0, |a, b| a / b)
+        }
+        /// self * b + c, a multiply then an add (as the SIMD128 build).
+        #[inline(always)]
+        pub fn madd(self, b: F4, c: F4) -> F4 {
+            c.add(self.mul(b))
         }
         #[inline(always)]
         pub fn sqrt(self) -> F4 {
