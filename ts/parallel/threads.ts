@@ -1,6 +1,6 @@
 /**
  * How many threads a data-parallel fit uses (the `threads` option of
- * GaussianMixture): a count, or 'auto' for the cores the runtime reports
+ * GaussianMixture and KMeans): a count, or 'auto' for the cores the runtime reports
  * (navigator.hardwareConcurrency, or Node's availableParallelism), and how
  * its rows are cut into one contiguous shard per thread.
  */
@@ -9,6 +9,9 @@ import { integerNeed, isIntegerIn } from '../validate.js';
 
 /** The most threads a fit starts (each is a WASM instance with its own copy of a shard). */
 export const MAX_THREADS = 256;
+
+/** The fewest rows a fitting thread takes: a shard smaller than this is not worth a thread. */
+export const MIN_SHARD_ROWS = 256;
 
 /** A fit's `threads`: 1 (the default: the calling thread alone), more, or 'auto'. */
 export type Threads = number | 'auto';
