@@ -74,7 +74,7 @@ export async function run() {
 }
 
 /** KMeans from common starting centers (one start, tol 0, so that every fit runs its iterations): per Lloyd iteration as above. */
-async function kmeansRows() {
+export async function kmeansRows() {
   const rows = [];
   for (const { n, d, k } of CONFIGS) {
     const X = blobs(n, d, k, 11);

@@ -236,3 +236,31 @@ describe("KMeans' threads (fitAsync: Lloyd steps over worker threads, each with 
     expect(new f.KMeans({ nClusters: 4 }).fit(x).toJSON().options).not.toHaveProperty('threads');
   });
 });
+
+describe('federated local fits on threads (the client option threads)', () => {
+  const X = blobs(1200, 3, 3, 9, 3);
+  const x = new f.Matrix(X.data, X.nRows, X.nCols);
+  const close = (a: ArrayLike<number>, b: ArrayLike<number>) => a.length === b.length && Array.from(a).every((v, i) => Math.abs(v - b[i]!) <= 1e-9 * Math.max(1, Math.abs(b[i]!)));
+
+  test("a FedGenGMM client's BIC selection and a FedDistr client's clusterings (GaussianMixture, KMeans) on 2 threads upload what one thread uploads, to rounding", async () => {
+    const o = { kMin: 1, kMax: 4, seed: 3 };
+    const one = new f.FedGenGMMClient('a', x, o).train();
+    const threaded = new f.FedGenGMMClient('b', x, { ...o, threads: 2 });
+    expect(() => threaded.train()).toThrow(f.InvalidParameterError);
+    const two = await threaded.trainAsync();
+    expect(two.nComponents).toBe(one.nComponents);
+    expect(close([...two.means, ...two.covariances, two.lowerBound], [...one.means, ...one.covariances, one.lowerBound])).toBe(true);
+
+    const labels = Array.from({ length: x.nRows }, (_, i) => i % 2);
+    for (const clustering of ['gmm', 'kmeans'] as const) {
+      const server = new f.FedDistrServer({ dimension: 3, kMax: 3, seed: 1, clustering, criterion: clustering === 'gmm' ? 'bic' : 'silhouette' });
+      const request = server.configure({ round: 1, clients: ['0'], available: ['0'] }).get('0')!;
+      const sync = new f.FedDistrClient('0', x, { labels }).respond(request) as f.Message;
+      const pending = new f.FedDistrClient('0', x, { labels, threads: 2 }).respond(request);
+      expect(pending).toBeInstanceOf(Promise);
+      const [p, q] = [(sync.payload as { bases: { count: number; mean: number[] }[] }).bases, ((await pending) as f.Message).payload as { bases: { count: number; mean: number[] }[] }];
+      expect(q.bases.map((b) => b.count), clustering).toEqual(p.map((b) => b.count));
+      expect(q.bases.every((b, i) => close(b.mean, p[i]!.mean))).toBe(true);
+    }
+  });
+});

@@ -37,3 +37,36 @@ export function shardRows(data: Float64Array, n: number, d: number, a: number, b
   for (let j = 0; j < d; j++) out.set(data.subarray(j * n + a, j * n + b), j * (b - a));
   return out;
 }
+
+/**
+ * Runs a computation that asks for fits (a generator yielding each fit to
+ * make; a failure is thrown back in at the yield), every fit by `fit`: the
+ * same loop runs its fits on the calling thread (runFits) or on threads
+ * (runFitsAsync).
+ */
+export function runFits<R, T>(g: Generator<R, T, void>, fit: (request: R) => void): T {
+  for (let r = g.next(); ; ) {
+    if (r.done) return r.value;
+    let failure: { error: unknown } | undefined;
+    try {
+      fit(r.value);
+    } catch (error) {
+      failure = { error };
+    }
+    r = failure ? g.throw(failure.error) : g.next();
+  }
+}
+
+/** runFits with fits that answer asynchronously. */
+export async function runFitsAsync<R, T>(g: Generator<R, T, void>, fit: (request: R) => Promise<void>): Promise<T> {
+  for (let r = g.next(); ; ) {
+    if (r.done) return r.value;
+    let failure: { error: unknown } | undefined;
+    try {
+      await fit(r.value);
+    } catch (error) {
+      failure = { error };
+    }
+    r = failure ? g.throw(failure.error) : g.next();
+  }
+}
