@@ -1,13 +1,14 @@
-// GaussianMixture EM on more than one core (the option `threads`, fitAsync):
-// ms per EM iteration on one thread and on two, and scikit-learn's at its best
-// BLAS thread count (OMP_NUM_THREADS / OPENBLAS_NUM_THREADS 1 and 2), measured
+// GaussianMixture EM and KMeans on more than one core (the option `threads`,
+// fitAsync): ms per EM (Lloyd) iteration on one thread and on two, and
+// scikit-learn's at its best thread count (OMP_NUM_THREADS /
+// OPENBLAS_NUM_THREADS 1 and 2; its KMeans runs on OpenMP threads), measured
 // in the same run; the fedmix timings alternate one thread and two so that the
 // machine's other load hits both alike. Per iteration is the difference of a
 // long and a short fit over the extra iterations (start-up and thread starts
 // cancel); the whole fit of HI iterations, thread starts included, is shown too.
 // Issue bar: >= 1.7x over one thread at n = 1e5 on this 2-core machine.
 import { loadavg } from 'node:os';
-import { GaussianMixture } from '../dist/index.js';
+import { GaussianMixture, KMeans } from '../dist/index.js';
 import { begin, blobs, median, runPeer, sized, writeMatrix } from './common.mjs';
 
 const CONFIGS = sized([{ n: 100_000, d: 10, k: 15 }], [{ n: 4_000, d: 4, k: 3 }]);
@@ -62,10 +63,55 @@ export async function run() {
       ]);
     }
   }
+  const gmmTitle = `GaussianMixture EM on ${THREADS} threads, ms per iteration (median of ${REPEATS}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end)`;
+  results.print(gmmTitle, ['data', 'covariance', 'fedmix 1 thread', `fedmix ${THREADS} threads`, 'speed-up', `fit of ${HI} iterations, ms (1 / ${THREADS})`, `scikit-learn 1 / ${THREADS} threads`, `scikit-learn best / fedmix ${THREADS}`], rows);
   results.print(
-    `GaussianMixture EM on ${THREADS} threads, ms per iteration (median of ${REPEATS}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end)`,
-    ['data', 'covariance', 'fedmix 1 thread', `fedmix ${THREADS} threads`, 'speed-up', `fit of ${HI} iterations, ms (1 / ${THREADS})`, `scikit-learn 1 / ${THREADS} threads`, `scikit-learn best / fedmix ${THREADS}`],
-    rows,
+    `KMeans (Lloyd) on ${THREADS} threads, ms per iteration (median of ${REPEATS}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end)`,
+    ['data', 'fedmix 1 thread', `fedmix ${THREADS} threads`, 'speed-up', `fit of ${HI} iterations, ms (1 / ${THREADS})`, `scikit-learn 1 / ${THREADS} threads`, `scikit-learn best / fedmix ${THREADS}`],
+    await kmeansRows(),
   );
   await results.write();
+}
+
+/** KMeans from common starting centers (one start, tol 0, so that every fit runs its iterations): per Lloyd iteration as above. */
+export async function kmeansRows() {
+  const rows = [];
+  for (const { n, d, k } of CONFIGS) {
+    const X = blobs(n, d, k, 11);
+    const data = writeMatrix(`threads-kmeans-${n}-${d}.f64`, X);
+    // k rows spread over the data: a start far from the blobs' centers, so that Lloyd runs HI iterations before labels settle
+    const centers = new Float64Array(k * d);
+    for (let c = 0; c < k; c++) for (let j = 0; j < d; j++) centers[c * d + j] = X.data[j * n + c * 7];
+    const init = Array.from({ length: k }, (_, c) => Array.from(centers.subarray(c * d, c * d + d)));
+    const time = async (threads, iters) => {
+      const km = new KMeans({ nClusters: k, init, nInit: 1, tol: 0, maxIter: iters, threads });
+      const t0 = performance.now();
+      await km.fitAsync(X);
+      const dt = performance.now() - t0;
+      if (km.nIter !== iters) throw new Error(`KMeans converged after ${km.nIter} of ${iters} iterations: the per-iteration time would be wrong`);
+      return dt;
+    };
+    await time(1, LO);
+    await time(THREADS, LO);
+    const [one, two, whole] = [[], [], [[], []]];
+    for (let r = 0; r < REPEATS; r++) {
+      for (const [t, out, w] of [[1, one, whole[0]], [THREADS, two, whole[1]]]) {
+        const a = await time(t, LO);
+        const b = await time(t, HI);
+        out.push((b - a) / (HI - LO));
+        w.push(b);
+      }
+    }
+    const job = { data, n, d, k, lo: LO, hi: HI, repeats: REPEATS, centers: Array.from(centers) };
+    const peers = [1, THREADS].map((t) => runPeer('kmeans.py', job, t));
+    for (const p of peers) if (p.nIter.some((it) => it !== HI)) throw new Error(`scikit-learn's KMeans converged early (${p.nIter}): the per-iteration time would be wrong`);
+    const sk = peers.map((p) => median(p.msPerIter));
+    const [f1, f2] = [median(one), median(two)];
+    rows.push([
+      `${n} x ${d}, K=${k}`, f1.toFixed(2), f2.toFixed(2), `${(f1 / f2).toFixed(2)}x`,
+      `${median(whole[0]).toFixed(0)} / ${median(whole[1]).toFixed(0)}`,
+      `${sk[0].toFixed(2)} / ${sk[1].toFixed(2)}`, `${(Math.min(...sk) / f2).toFixed(2)}x`,
+    ]);
+  }
+  return rows;
 }

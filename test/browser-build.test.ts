@@ -412,6 +412,27 @@ describe('dist/browser.js without a bundler or an import map', () => {
     expect(wasmRequests(requested.slice(before))).toEqual(modulePaths('/dist/', ['dirichlet']));
   }, 60_000);
 
+  test('threads in the page: GaussianMixture and KMeans fitAsync start module Web Workers (web-shard-worker.js) and give the bits Node gives on worker threads', async () => {
+    const rows = blobs(900, 3, 3, 5).toRows();
+    const fits = async (lib: Fedmix, rows: number[][]) => {
+      await lib.init();
+      const gm = await new lib.GaussianMixture({ nComponents: 3, covarianceType: 'diag', seed: 4, threads: 2 }).fitAsync(rows);
+      const km = await new lib.KMeans({ nClusters: 3, seed: 4, nInit: 2, threads: 2 }).fitAsync(rows);
+      return { gm: [...gm.means, ...gm.covariances, gm.lowerBound, gm.nIter], km: [...km.centers, km.inertia, km.nIter], labels: Array.from(km.labels) };
+    };
+    const before = requested.length;
+    const inPage = await page.evaluate(
+      async ({ source, rows }) => {
+        const run = new Function(`return (${source});`)() as (lib: unknown, rows: number[][]) => Promise<unknown>;
+        return run((globalThis as unknown as PageGlobals).fedmix, rows);
+      },
+      { source: fits.toString(), rows },
+    );
+    expect(inPage).toEqual(await fits(nodeFedmix, rows));
+    // one Web Worker per extra thread of each fit, loading the shard worker and its modules from dist/
+    expect(requested.slice(before).filter((p) => p === '/dist/web-shard-worker.js').length).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+
   test('the page and its workers fetched only dist/, without errors', () => {
     // the one failed request made on purpose: the missing worker module of the refusals test
     expect(problems.filter((p) => !p.includes('/dist/no-such-worker.js'))).toEqual([]);

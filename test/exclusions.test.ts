@@ -96,7 +96,7 @@ const cases: Record<string, () => Case> = {
     },
   }),
   fedGenGMM: () => ({
-    Role: FedGenGMMClient,
+    Role: FedGenGMMClient as Parameters<typeof tamper>[0], // without threads it answers synchronously
     ids: parts.map((_, i) => String(i)),
     run: (o) => {
       const r = fedGenGMM(clientRows(), { client: { kMin: 1, kMax: 4, covarianceType: 'diag', seed: 1 }, server: { nComponents: 6, covarianceType: 'diag', seed: 2 }, ...o });
@@ -132,7 +132,7 @@ const cases: Record<string, () => Case> = {
     run: (o) => associate(clientRows(), { detector: { kind: 'gmm', contamination: 0.1 }, seed: 1, ...o }),
   }),
   fedDistr: () => ({
-    Role: FedDistrClient,
+    Role: FedDistrClient as Parameters<typeof tamper>[0], // without threads it answers synchronously
     ids: parts.map((_, i) => String(i)),
     run: (o) => fedDistr(clientRows().map((x, i) => ({ X: x, labels: clientLabels()[i]! })), { kMax: 3, seed: 1, ...o }),
   }),

@@ -45,7 +45,7 @@ import { feddistrConfig, feddistrOptions } from '../ts/experiments/feddistr/comm
 import { parseOptions } from '../ts/cli/args.js';
 import { effectiveParameters, shrinkageIntensity, shrinkInPlace } from '../ts/federated/feddistr/covariance.js';
 import { DESCRIBE } from '../ts/federated/feddistr/messages.js';
-import { message } from '../ts/federated/messages/envelope.js';
+import { message, type Message } from '../ts/federated/messages/envelope.js';
 import { samplingNoise } from '../ts/federated/feddistr/server.js';
 import { fixture, maxAbsoluteError } from './helpers.js';
 
@@ -190,7 +190,7 @@ describe('BIC counts what it fits', () => {
   const upload = (X: Matrix, labels: number[], options: ConstructorParameters<typeof FedDistrServer>[0] = {}) => {
     const server = new FedDistrServer({ dimension: X.nCols, kMax: 3, seed: 1, ...options });
     const request = server.configure({ round: 1, clients: ['0'], available: ['0'] }).get('0')!;
-    const reply = new FedDistrClient('0', X, { labels }).respond(request)!;
+    const reply = new FedDistrClient('0', X, { labels }).respond(request) as Message;
     return server.accept(reply, request).bases;
   };
 

@@ -238,7 +238,7 @@ describe('fedDistr: one round, then the consolidated set', () => {
       const ids = ['0', '1', '2'];
       const ctx = { round: 1, clients: ids, available: ids };
       const request = server.configure(ctx).get('0')!;
-      const accepted = new Map(data.map((c, i) => [String(i), server.accept(new FedDistrClient(String(i), c.X, { labels: c.labels }).respond(request)!, request)]));
+      const accepted = new Map(data.map((c, i) => [String(i), server.accept(new FedDistrClient(String(i), c.X, { labels: c.labels }).respond(request) as Message, request)]));
       server.aggregate(ctx, accepted, []);
       const out = server.result();
       expect(out.estimatedBaseDistributions).toBe(4);
@@ -419,7 +419,7 @@ describe('bad uploads (item 10): typed refusals, the client excluded, the consol
       super(id, data.X, { labels: data.labels });
     }
     override respond(request: Message): Message | undefined {
-      const reply = super.respond(request);
+      const reply = super.respond(request) as Message | undefined; // without threads it answers synchronously
       if (!reply) return reply;
       const payload = reply.payload as any;
       const copy = { labels: payload.labels.map((l: any) => ({ ...l })), nSamples: payload.nSamples, bases: payload.bases.map((b: any) => ({ ...b, mean: b.mean.slice(), covariance: b.covariance.slice() })) };
@@ -470,7 +470,7 @@ describe('bad uploads (item 10): typed refusals, the client excluded, the consol
     const ctx = { round: 1, clients: ['0'], available: ['0'] };
     const request = server.configure(ctx).get('0')!;
     const client = new FedDistrClient('0', data[0]!.X, { labels: data[0]!.labels });
-    const reply = client.respond(request)!;
+    const reply = client.respond(request) as Message;
     expect(server.accept(reply, request).bases.length).toBeGreaterThan(0);
     const bad = { ...(reply.payload as any), labels: [] };
     try {

@@ -124,9 +124,11 @@ const LIMITS = {
    * a federated program; distributed DP in secure rounds (the noise's calibration and the clients' check of
    * the declared step) 5.3 KB more: 56.2 KB. GaussianMixture's threads (the pool of shard workers and the
    * shards' E-step, loaded when a fit asks for threads > 1) add 3.9 KB for any program with a
-   * GaussianMixture: 59.9 KB for a federated one.
+   * GaussianMixture: 59.9 KB for a federated one. Session 7's KMeans threads and the federated local fits on
+   * threads (the Lloyd step over shards, RowShards and the ShardSession a client keeps for its fits) add
+   * 3.8 KB: 63.7 KB for a federated program, 7.7 KB for a GaussianMixture alone: raised to 66 KB.
    */
-  lazy: 62 * KB,
+  lazy: 66 * KB,
 };
 
 /**

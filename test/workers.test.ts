@@ -195,3 +195,72 @@ describe("GaussianMixture's threads (fitAsync: E-steps over worker threads, each
     expect(threadCount()).toBe(before);
   });
 });
+
+describe("KMeans' threads (fitAsync: Lloyd steps over worker threads, each with its own WASM instance)", () => {
+  const X = blobs(1500, 3, 4, 5, 2);
+  const x = new f.Matrix(X.data, X.nRows, X.nCols);
+  const close = (a: ArrayLike<number>, b: ArrayLike<number>) => Array.from(a).every((v, i) => Math.abs(v - b[i]!) <= 1e-12 * Math.max(1, Math.abs(b[i]!)));
+  const threadCount = () => (existsSync('/proc/self/task') ? readdirSync('/proc/self/task').length : 0);
+
+  test('the same bits on every run at a thread count; one thread to rounding, an emptied cluster re-seeded alike; no thread left behind', async () => {
+    const before = threadCount();
+    // the last given center is far from every row: its cluster starts empty and is re-seeded with the farthest row
+    const given = [[-4, -4, -4], [0, 0, 0], [4, 4, 4], [1e3, 1e3, 1e3]];
+    for (const init of ['k-means++', 'random', given] as const) {
+      const o = { nClusters: 4, seed: 3, nInit: 2, init, tol: 1e-6 };
+      const one = new f.KMeans(o).fit(x);
+      const a = await new f.KMeans({ ...o, threads: 3 }).fitAsync(x);
+      const b = await new f.KMeans({ ...o, threads: 3 }).fitAsync(x);
+      expect([...a.centers, a.inertia, a.nIter]).toEqual([...b.centers, b.inertia, b.nIter]);
+      expect(a.labels).toEqual(one.labels);
+      expect(a.nIter).toBe(one.nIter);
+      expect(close(a.centers, one.centers) && close([a.inertia], [one.inertia]), String(init)).toBe(true);
+    }
+    // threads: 1 (the default) is fit() itself, bit for bit
+    const o = { nClusters: 4, seed: 1 };
+    const [p, q] = [await new f.KMeans(o).fitAsync(x), new f.KMeans(o).fit(x)];
+    expect([...p.centers, p.inertia]).toEqual([...q.centers, q.inertia]);
+    expect(threadCount()).toBe(before);
+  });
+
+  test("typed errors: fit() refuses threads, bad rows and centers fail before any thread starts; 'auto' and a saved model keep the option", async () => {
+    expect(() => new f.KMeans({ threads: 2 }).fit(x)).toThrow(f.InvalidParameterError);
+    expect(() => new f.KMeans({ threads: 'all' as never })).toThrow(/threads must be 'auto' or an integer in \[1, 256\]/);
+    const bad = new f.Matrix(Float64Array.from(x.data, (v, i) => (i === 7 ? NaN : v)), x.nRows, x.nCols);
+    const before = threadCount();
+    await expect(new f.KMeans({ nClusters: 3, threads: 2 }).fitAsync(bad)).rejects.toThrow(f.InvalidDataError);
+    await expect(new f.KMeans({ nClusters: 2, init: [[0, 0]], threads: 2 }).fitAsync(x)).rejects.toThrow(f.InvalidParameterError);
+    expect(threadCount()).toBe(before);
+    const auto = await new f.KMeans({ nClusters: 4, seed: 2, threads: 'auto' }).fitAsync(x);
+    expect(f.KMeans.fromJSON(JSON.stringify(auto.toJSON())).threads).toBe('auto');
+    expect(new f.KMeans({ nClusters: 4 }).fit(x).toJSON().options).not.toHaveProperty('threads');
+  });
+});
+
+describe('federated local fits on threads (the client option threads)', () => {
+  const X = blobs(1200, 3, 3, 9, 3);
+  const x = new f.Matrix(X.data, X.nRows, X.nCols);
+  const close = (a: ArrayLike<number>, b: ArrayLike<number>) => a.length === b.length && Array.from(a).every((v, i) => Math.abs(v - b[i]!) <= 1e-9 * Math.max(1, Math.abs(b[i]!)));
+
+  test("a FedGenGMM client's BIC selection and a FedDistr client's clusterings (GaussianMixture, KMeans) on 2 threads upload what one thread uploads, to rounding", async () => {
+    const o = { kMin: 1, kMax: 4, seed: 3 };
+    const one = new f.FedGenGMMClient('a', x, o).train();
+    const threaded = new f.FedGenGMMClient('b', x, { ...o, threads: 2 });
+    expect(() => threaded.train()).toThrow(f.InvalidParameterError);
+    const two = await threaded.trainAsync();
+    expect(two.nComponents).toBe(one.nComponents);
+    expect(close([...two.means, ...two.covariances, two.lowerBound], [...one.means, ...one.covariances, one.lowerBound])).toBe(true);
+
+    const labels = Array.from({ length: x.nRows }, (_, i) => i % 2);
+    for (const clustering of ['gmm', 'kmeans'] as const) {
+      const server = new f.FedDistrServer({ dimension: 3, kMax: 3, seed: 1, clustering, criterion: clustering === 'gmm' ? 'bic' : 'silhouette' });
+      const request = server.configure({ round: 1, clients: ['0'], available: ['0'] }).get('0')!;
+      const sync = new f.FedDistrClient('0', x, { labels }).respond(request) as f.Message;
+      const pending = new f.FedDistrClient('0', x, { labels, threads: 2 }).respond(request);
+      expect(pending).toBeInstanceOf(Promise);
+      const [p, q] = [(sync.payload as { bases: { count: number; mean: number[] }[] }).bases, ((await pending) as f.Message).payload as { bases: { count: number; mean: number[] }[] }];
+      expect(q.bases.map((b) => b.count), clustering).toEqual(p.map((b) => b.count));
+      expect(q.bases.every((b, i) => close(b.mean, p[i]!.mean))).toBe(true);
+    }
+  });
+});

@@ -511,11 +511,12 @@ export const RECIPES: Record<string, Recipe> = {
       fromJSON: stat(f.GaussianMixture.fromJSON, () => [gmmJSON()]),
       fromParameters: stat(f.GaussianMixture.fromParameters, () => [{ covarianceType: 'diag', weights: [0.5, 0.5], means: [[0, 0], [1, 1]], covariances: [[1, 1], [1, 1]], nFeatures: 2 }]),
     },
-    internal: ['fitted', 'read', 'withData', 'fitResident', 'scoreSamplesResident', 'fromHandle', 'fitArguments', 'fitOverShards', 'emOverShards'],
+    internal: ['fitted', 'read', 'withData', 'fitResident', 'scoreSamplesResident', 'fromHandle', 'fitArguments', 'fitOnCallingThread', 'fitOnShards', 'emOverShards'],
   }),
-  KMeans: cls(f.KMeans, () => [{ nClusters: 2, init: 'k-means++', nInit: 2, maxIter: 50, tol: 1e-4, seed: 1 }], {
+  KMeans: cls(f.KMeans, () => [{ nClusters: 2, init: 'k-means++', nInit: 2, maxIter: 50, tol: 1e-4, seed: 1, threads: 1 }], {
     methods: {
       fit: () => [X()],
+      fitAsync: () => [X()],
       fitPredict: () => [rows()],
       predict: (self) => (self.fit(X()), [X()]),
       score: (self) => (self.fit(X()), [rows()]),
@@ -523,7 +524,7 @@ export const RECIPES: Record<string, Recipe> = {
       toArrow: (self) => (self.fit(X()), []),
     },
     statics: { fromJSON: stat(f.KMeans.fromJSON, () => [JSON.stringify(new f.KMeans({ nClusters: 2, seed: 1 }).fit(X()))]) },
-    internal: ['assign', 'state'],
+    internal: ['assign', 'state', 'checkGivenCenters', 'fitArguments', 'fitOnCallingThread', 'fitOnShards'],
   }),
   // networks: a 2-3-2 network on the two-feature blobs
   Network: cls(f.Network, () => [netSpec()], {
@@ -934,7 +935,8 @@ export const RECIPES: Record<string, Recipe> = {
   mdmSensitivity: fn(f.mdmSensitivity, () => ['round', 2]),
   fedGenGMM: fn(f.fedGenGMM, () => [clientsOf(), { client: { kMin: 1, kMax: 2, covarianceType: 'diag', seed: 1 }, server: { nComponents: 2, h: 10, seed: 1 } }]),
   FedGenGMMClient: cls(f.FedGenGMMClient, () => ['0', X(), { kMin: 1, kMax: 2, covarianceType: 'diag', criterion: 'bic', nInit: 1, tol: 1e-3, maxIter: 50, regCovar: 1e-6, seed: 1 }], {
-    methods: { respond: (self) => [requestFor(fedgengmmServer, self)], train: () => [], upload: () => [], takeModel: (self) => (self.train(), []), savedGlobalModel: () => [], dispose: () => [] },
+    methods: { respond: (self) => [requestFor(fedgengmmServer, self)], train: () => [], trainAsync: () => [], upload: () => [], takeModel: (self) => (self.train(), []), savedGlobalModel: () => [], dispose: () => [] },
+    internal: ['onThreads', 'selection', 'keep'],
   }),
   FedGenGMMServer: {
     call: (...a) => new f.FedGenGMMServer(...(a as [never])),

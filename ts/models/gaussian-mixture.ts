@@ -15,7 +15,8 @@ import { codeTable, coreConstant, coreConstantName, type ConstantMember } from '
 import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
 import type { ShardModel, ShardStats } from '../parallel/gmm-shard.js';
 import type { ShardPool } from '../parallel/pool.js';
-import { shardBounds, shardRows, threadsFor, threadsOption, type Threads } from '../parallel/threads.js';
+import type { RowShards } from '../parallel/row-shards.js';
+import { threadsOption, type Threads } from '../parallel/threads.js';
 import { WasmModelState } from './wasm-model.js';
 import { readSavedJSON } from '../data/saved.js';
 import {
@@ -160,8 +161,6 @@ export const gaussianMixtureOptions = defineOptions<GaussianMixtureOptions>()({
   threads: atoms.optional(threadsOption()),
 });
 
-/** The fewest rows a fitting thread takes: a shard smaller than this is not worth a thread. */
-export const MIN_SHARD_ROWS = 256;
 
 /** GaussianMixture's options as checking resolves them (gaussianMixtureOptions.check): every default filled in, the initial arrays flattened, seed and threads absent when not given. */
 export type ResolvedGaussianMixtureOptions = Readonly<
@@ -298,8 +297,7 @@ export class GaussianMixture {
     if (this.options.threads !== undefined && this.options.threads !== 1) {
       throw new InvalidParameterError(`fit() runs on the calling thread alone; threads: ${formatValue(this.options.threads)} needs worker threads, which answer asynchronously: use await fitAsync(X)`);
     }
-    this.state.fit(X, (s, ptr, n, d) => this.fitResident(s, ptr, n, d));
-    return this;
+    return this.fitOnCallingThread(Matrix.from(X));
   }
 
   /**
@@ -339,31 +337,35 @@ export class GaussianMixture {
    */
   async fitAsync(X: MatrixLike): Promise<this> {
     const x = Matrix.from(X);
-    // 'auto' asks the runtime for its cores, from the lazily loaded pool's module (Node-only code stays out of every program)
-    const cores = this.options.threads === 'auto' ? (await import('../parallel/pool.js')).availableCores : () => 1;
-    const threads = threadsFor(this.options.threads ?? 1, x.nRows, MIN_SHARD_ROWS, cores);
-    if (threads === 1 || this.options.maxIter === 0) {
-      this.state.fit(x, (s, ptr, n, d) => this.fitResident(s, ptr, n, d));
-    } else {
-      await this.fitOverShards(x, threads);
-    }
+    if (this.options.threads === undefined || this.options.threads === 1 || this.options.maxIter === 0) return this.fitOnCallingThread(x);
+    // the threads' code is loaded when a fit asks for threads: programs that never do carry none of it
+    const { threadsOf, withRowShards } = await import('../parallel/row-shards.js');
+    const threads = threadsOf(x, this.options.threads);
+    if (threads === 1) return this.fitOnCallingThread(x);
+    await withRowShards(x, threads, (shards) => this.fitOnShards(shards));
     return this;
   }
 
-  /** fit() with EM's E-steps over `threads` shards of rows (see fitAsync). */
-  private async fitOverShards(x: Matrix, threads: number): Promise<void> {
-    const { nRows: n, nCols: d } = x;
+  private fitOnCallingThread(x: Matrix): this {
+    this.state.fit(x, (s, ptr, n, d) => this.fitResident(s, ptr, n, d));
+    return this;
+  }
+
+  /**
+   * fit() with EM's E-steps over the shards of rows (see fitAsync): a
+   * selection over K, or a federated client, fits many models on one set of
+   * threads. Whatever its `threads` option says.
+   * @internal
+   */
+  async fitOnShards(shards: RowShards): Promise<void> {
+    const { n, d, ptr } = shards;
     const o = this.options;
     const k = o.nComponents;
-    const bounds = shardBounds(n, threads);
-    // the rows, their first shard's copy, and the fit's own needs
-    requireWasmMemory(`fitting ${k} ${o.covarianceType} components to ${n} rows of ${d} features on ${threads} threads`, 8 * d * (n + bounds[1]!) + 2 * modelBytes(o.covarianceType, k, d) + 8 * d * d);
+    requireWasmMemory(`fitting ${k} ${o.covarianceType} components to ${n} rows of ${d} features on ${shards.bounds.length - 1} threads`, 2 * modelBytes(o.covarianceType, k, d) + 8 * d * d);
     const s = new Scope();
     const owned = new Set<number>();
     let workspace = 0;
-    let pool: ShardPool | undefined;
     try {
-      const ptr = s.matrix(x);
       const a = this.fitArguments(s, n, d);
       const initial = (run: number): number => {
         const out = s.u32(1);
@@ -375,20 +377,14 @@ export class GaussianMixture {
       // the checks (options, data, warm model) and the first start before any thread starts
       const first = initial(0);
       const startBound = a.warm ? this.state.fitted().stats.lowerBound : -Infinity;
-      // the threads' code is loaded when a fit asks for threads: programs that never do carry none of it
-      const { ShardPool } = await import('../parallel/pool.js');
-      pool = await ShardPool.start(
-        bounds.slice(1, -1).map((b, i) => ({ rows: shardRows(x.data, n, d, b, bounds[i + 2]!), n: bounds[i + 2]! - b })),
-        d,
-      );
-      const own = { ptr: s.f64From(shardRows(x.data, n, d, 0, bounds[1]!)), n: bounds[1]! };
+      const pool = await shards.threads();
       const out = s.u32(1);
       s.check(s.w.fm_gmm_em_workspace(ptr, n, d, COV_CODE[o.covarianceType], out));
       workspace = s.readU32(out, 1)[0]!;
       let best: { handle: number; nIter: number; bound: number } | undefined;
       let converged = false;
       for (let run = 0; run < (a.warm ? 1 : o.nInit); run++) {
-        const r = await this.emOverShards(run === 0 ? first : initial(run), startBound, pool, own, workspace, owned);
+        const r = await this.emOverShards(run === 0 ? first : initial(run), startBound, pool, shards.own, workspace, owned);
         converged ||= r.converged;
         if (!best || r.bound > best.bound || best.bound === -Infinity) best = r;
       }
@@ -396,7 +392,6 @@ export class GaussianMixture {
       owned.delete(best!.handle);
       this.state.adopt(s, best!.handle);
     } finally {
-      await pool?.close();
       if (s.w === currentExports()) {
         for (const h of owned) s.w.fm_gmm_free(h);
         if (workspace) s.w.fm_gmm_em_workspace_free(workspace);

@@ -10,7 +10,10 @@ import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
 import { KMEANS_FIT_OPTIONS } from '../wasm/abi.generated.js';
 import { coreConstant } from '../wasm/constants.js';
-import { requireWasmMemory, withScope } from '../wasm/memory.js';
+import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
+import type { LloydResult } from '../parallel/kmeans-shard.js';
+import type { RowShards } from '../parallel/row-shards.js';
+import { threadsOption, type Threads } from '../parallel/threads.js';
 import { readSavedJSON, savedLocations, savedNonNegative } from '../data/saved.js';
 import { flattenNumeric, isArray, LIMITS, readOptions, requireInteger, requireVector, seedParts, type NumericArray } from '../validate.js';
 import { keepClassName } from '../class-name.js';
@@ -29,6 +32,15 @@ export interface KMeansOptions {
   /** relative to the mean feature variance (default 1e-4) */
   tol?: number;
   seed?: number;
+  /**
+   * Threads of fitAsync(): 1 (default: the calling thread alone, the same
+   * bits as fit()), more, or 'auto' (the cores the runtime reports). Rows are
+   * cut into one contiguous shard per thread (at least 256 rows each) and each
+   * Lloyd iteration adds the shards' counts and sums in shard order: the same
+   * data, options and threads give the same bits on every run, and agree with
+   * one thread to rounding. fit() runs on one thread only.
+   */
+  threads?: Threads;
 }
 
 /** Serialized form, see toJSON(). */
@@ -72,6 +84,8 @@ export const kMeansOptions = defineOptions<KMeansOptions>()(
     maxIter: atoms.optional(atoms.maxIterations(1), 300),
     tol: atoms.optional(atoms.tolerance(), 1e-4),
     seed: atoms.optional(atoms.seed()),
+    // absent is one thread (and stays absent in toJSON(), as before the option existed)
+    threads: atoms.optional(threadsOption()),
   },
   (o) => ({ ...o, nInit: o.init instanceof Float64Array ? 1 : requireInteger('nInit', o.nInit ?? 10, 1, LIMITS.nInit) }),
 );
@@ -87,6 +101,7 @@ export class KMeans {
   readonly maxIter: number;
   readonly tol: number;
   readonly seed: number | undefined;
+  readonly threads: Threads | undefined;
   private fittedState: { centers: Float64Array; labels: Int32Array; inertia: number; nIter: number; d: number } | undefined;
 
   /** Options checked here (kMeansOptions), unless they are what its check() returned. */
@@ -98,26 +113,46 @@ export class KMeans {
     this.maxIter = o.maxIter;
     this.tol = o.tol;
     this.seed = o.seed;
+    this.threads = o.threads;
   }
 
+  /** Clusters X with k-means (scikit-learn's fit) on the calling thread. Returns this. */
   fit(X: MatrixLike): this {
-    const x = Matrix.from(X);
+    if (this.threads !== undefined && this.threads !== 1) {
+      throw new InvalidParameterError(`fit() runs on the calling thread alone; threads: ${formatValue(this.threads)} needs worker threads, which answer asynchronously: use await fitAsync(X)`);
+    }
+    return this.fitOnCallingThread(Matrix.from(X));
+  }
+
+  /** Given starting centers, checked against X's columns. */
+  private checkGivenCenters(x: Matrix): void {
     const k = this.nClusters;
-    const [lo, hi] = seedParts(this.seed);
     if (this.init instanceof Float64Array && this.init.length !== k * x.nCols) {
       throw new InvalidParameterError(`init centers have ${this.init.length} values; expected nClusters x nFeatures = ${k} x ${x.nCols}`);
     }
+  }
+
+  /** fm_kmeans_fit's options and given centers (0: none), written into `s`. */
+  private fitArguments(s: Scope, x: Matrix): { options: number; given: number } {
+    const k = this.nClusters;
+    const [lo, hi] = seedParts(this.seed);
     const initCode = coreConstant('kmeans_init', this.init instanceof Float64Array ? 'given' : this.init);
+    const [given, givenLen] = s.f64Optional(this.init instanceof Float64Array ? this.init : undefined);
+    const options = s.struct(KMEANS_FIT_OPTIONS, { n: x.nRows, d: x.nCols, k, init: initCode, centersLen: givenLen, nInit: this.nInit, maxIter: this.maxIter, tol: this.tol, seedLo: lo, seedHi: hi });
+    return { options, given };
+  }
+
+  private fitOnCallingThread(x: Matrix): this {
+    const k = this.nClusters;
+    this.checkGivenCenters(x);
     // the rows, and per row: labels (out, current, previous) and distances
     requireWasmMemory(`clustering ${x.nRows} rows of ${x.nCols} features`, 8 * x.data.length + 20 * x.nRows);
     this.fittedState = withScope((s) => {
-      const [given, givenLen] = s.f64Optional(this.init instanceof Float64Array ? this.init : undefined);
+      const { options, given } = this.fitArguments(s, x);
       const centers = s.f64(k * x.nCols);
       const labels = s.u32(x.nRows);
       const stats = s.f64(2);
-      s.check(
-        s.w.fm_kmeans_fit(s.matrix(x), s.struct(KMEANS_FIT_OPTIONS, { n: x.nRows, d: x.nCols, k, init: initCode, centersLen: givenLen, nInit: this.nInit, maxIter: this.maxIter, tol: this.tol, seedLo: lo, seedHi: hi }), given, centers, labels, stats),
-      );
+      s.check(s.w.fm_kmeans_fit(s.matrix(x), options, given, centers, labels, stats));
       const st = s.readF64(stats, 2);
       return {
         centers: s.readF64(centers, k * x.nCols),
@@ -128,6 +163,60 @@ export class KMeans {
       };
     });
     return this;
+  }
+
+  /**
+   * Clusters X with k-means on the option `threads` (fit() runs on one): the
+   * calling thread takes its shard of rows and each other thread (worker_threads
+   * in Node, Web Workers in browsers) its own, in a WASM instance of its own;
+   * every Lloyd iteration adds the shards' counts and sums in shard order. The
+   * starting centers (k-means++ or random, as fit() draws them) are chosen on
+   * the calling thread. With one thread (the default) it is fit(). The threads
+   * are stopped when it settles. Resolves to this.
+   */
+  async fitAsync(X: MatrixLike): Promise<this> {
+    const x = Matrix.from(X);
+    if (this.threads === undefined || this.threads === 1) return this.fitOnCallingThread(x);
+    // the threads' code is loaded when a fit asks for threads: programs that never do carry none of it
+    const { threadsOf, withRowShards } = await import('../parallel/row-shards.js');
+    const threads = threadsOf(x, this.threads);
+    if (threads === 1) return this.fitOnCallingThread(x);
+    await withRowShards(x, threads, (shards) => this.fitOnShards(shards));
+    return this;
+  }
+
+  /**
+   * fit() with each Lloyd iteration's assignment over the shards of rows (see
+   * fitAsync): a federated client fits many models on one set of threads.
+   * Whatever its `threads` option says.
+   * @internal
+   */
+  async fitOnShards(shards: RowShards): Promise<void> {
+    const { x, ptr } = shards;
+    const k = this.nClusters;
+    const d = x.nCols;
+    this.checkGivenCenters(x);
+    const s = new Scope();
+    try {
+      const { options, given } = this.fitArguments(s, x);
+      const start = (run: number): { centers: Float64Array; tolAbs: number } => {
+        const [centers, tol] = [s.f64(k * d), s.f64(1)];
+        s.check(s.w.fm_kmeans_start(ptr, options, given, run, centers, tol));
+        return { centers: s.readF64(centers, k * d), tolAbs: s.readF64(tol, 1)[0]! };
+      };
+      // the checks (options, data) and the first start before any thread starts
+      const first = start(0);
+      const [pool, { lloydOverShards }] = await Promise.all([shards.threads(), import('../parallel/kmeans-shard.js')]);
+      let best: LloydResult | undefined;
+      for (let run = 0; run < this.nInit; run++) {
+        const { centers, tolAbs } = run === 0 ? first : start(run);
+        const r = await lloydOverShards(centers, tolAbs, k, this.maxIter, shards.kmeans(), pool, shards.bounds);
+        if (!best || r.inertia < best.inertia) best = r;
+      }
+      this.fittedState = { ...best!, d };
+    } finally {
+      s.free();
+    }
   }
 
   fitPredict(X: MatrixLike): Int32Array {
@@ -193,6 +282,7 @@ export class KMeans {
         maxIter: this.maxIter,
         tol: this.tol,
         ...(this.seed === undefined ? {} : { seed: this.seed }),
+        ...(this.threads === undefined ? {} : { threads: this.threads }),
       },
     };
   }
@@ -200,7 +290,7 @@ export class KMeans {
   /** Rebuilds a KMeans saved with toJSON() (the object or its text); predict and score work at once. */
   static fromJSON(json: KMeansJSON | string): KMeans {
     const j = readSavedJSON<KMeansJSON>(json, 'fedmix.KMeans', KMEANS_JSON_KEYS);
-    const o = readOptions(j.options, ['init', 'nInit', 'maxIter', 'tol', 'seed'] as const, 'options');
+    const o = readOptions(j.options, ['init', 'nInit', 'maxIter', 'tol', 'seed', 'threads'] as const, 'options');
     if (o.init !== undefined && o.init !== 'k-means++' && o.init !== 'random') {
       throw new InvalidParameterError(`options.init must be 'k-means++' or 'random' in a saved KMeans, got ${formatValue(o.init)}`);
     }

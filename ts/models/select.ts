@@ -5,7 +5,8 @@
  */
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { FedmixError, formatValue, InvalidParameterError } from '../errors.js';
-import { withScope, type Scope } from '../wasm/memory.js';
+import { Scope, withScope } from '../wasm/memory.js';
+import { runFits, runFitsAsync, type Threads } from '../parallel/threads.js';
 import * as v from 'valibot';
 import * as atoms from '../options/atoms.js';
 import { defineOptions } from '../options/check.js';
@@ -85,9 +86,51 @@ export const selectOptions = defineOptions<SelectOptions>()(
 );
 
 export function selectGaussianMixture(X: MatrixLike, options: SelectOptions): Selection {
+  return selectOnCallingThread(Matrix.from(X), readSelectOptions(options));
+}
+
+function selectOnCallingThread(x: Matrix, o: ReturnType<typeof selectOptions.check>): Selection {
+  return withScope((s) => {
+    const ptr = s.matrix(x);
+    return runFits(selection(s, ptr, x, o), (gm) => gm.fitResident(s, ptr, x.nRows, x.nCols));
+  });
+}
+
+/**
+ * selectGaussianMixture with every candidate's EM over `threads` threads
+ * (GaussianMixture's fitAsync), the threads started once for all: what a
+ * federated client's local fit runs on threads. One thread is
+ * selectGaussianMixture itself.
+ * @internal
+ */
+export async function selectGaussianMixtureOnThreads(X: MatrixLike, options: SelectOptions, threads: Threads): Promise<Selection> {
   const x = Matrix.from(X);
+  const o = readSelectOptions(options);
+  if (threads === 1) return selectOnCallingThread(x, o);
+  const { threadsOf, withRowShards } = await import('../parallel/row-shards.js');
+  const count = threadsOf(x, threads);
+  if (count === 1) return selectOnCallingThread(x, o);
+  return withRowShards(x, count, async (shards) => {
+    const s = new Scope();
+    try {
+      return await runFitsAsync(selection(s, shards.ptr, x, o), (gm) => gm.fitOnShards(shards));
+    } finally {
+      s.free();
+    }
+  });
+}
+
+function readSelectOptions(options: SelectOptions): ReturnType<typeof selectOptions.check> {
   if (options === null || typeof options !== 'object') throw new InvalidParameterError(`options must be an object with kMax, got ${formatValue(options)}`);
-  const o = selectOptions.check(options);
+  return selectOptions.check(options);
+}
+
+/**
+ * The selection over the candidates: yields each for the caller to fit on the
+ * n rows at `ptr` (x's, in WASM memory), then scores it there. A selection
+ * cut short keeps no model: its memory may be what the caller is short of.
+ */
+function* selection(s: Scope, ptr: number, x: Matrix, o: ReturnType<typeof selectOptions.check>): Generator<GaussianMixture, Selection, void> {
   const { kMin, kMax, criterion, types } = o;
   const { tol, regCovar, maxIter, nInit, initParams, seed } = o;
   const n = x.nRows;
@@ -95,13 +138,13 @@ export function selectGaussianMixture(X: MatrixLike, options: SelectOptions): Se
   let best: { model: GaussianMixture; value: number } | undefined;
   let candidate: GaussianMixture | undefined;
   let firstError: FedmixError | undefined;
-  const fitCandidates = (s: Scope) => {
-    const ptr = s.matrix(x);
+  let finished = false;
+  try {
     for (const covarianceType of types) {
       for (let k = kMin; k <= kMax; k++) {
         const gm = (candidate = new GaussianMixture(trustedGaussianMixtureOptions({ tol, regCovar, maxIter, nInit, initParams, seed, nComponents: k, covarianceType })));
         try {
-          gm.fitResident(s, ptr, n, x.nCols);
+          yield gm;
         } catch (e) {
           // out of memory (or a trap) ends the selection: the machine's limit, not a candidate's
           if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
@@ -124,14 +167,12 @@ export function selectGaussianMixture(X: MatrixLike, options: SelectOptions): Se
         }
       }
     }
-  };
-  try {
-    withScope(fitCandidates);
-  } catch (e) {
-    // a selection cut short keeps no model: its memory may be what the caller is short of
-    candidate?.dispose();
-    best?.model.dispose();
-    throw e;
+    finished = true;
+  } finally {
+    if (!finished) {
+      candidate?.dispose();
+      best?.model.dispose();
+    }
   }
   if (!best) throw firstError ?? new InvalidParameterError('no candidate model could be fitted');
   return { best: best.model, criterion, scores };

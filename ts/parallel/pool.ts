@@ -3,14 +3,16 @@
  * Web Workers in browsers, each running the calling thread's build in a WASM
  * instance of its own with a copy of its shard (so they need no
  * SharedArrayBuffer, and no cross-origin isolation in browsers). A fit starts
- * them, sends each its rows once, then a model per EM iteration, and stops
- * them when it ends, however it ends: no thread outlives the fit.
+ * them, sends each its rows once, then a task per iteration (an EM model, a
+ * k-means step), and stops them when it ends, however it ends: no thread
+ * outlives the fit.
  */
 import { FedmixError, InvalidDataError, InvalidParameterError, NumericalError, WasmAllocationError, WasmError } from '../errors.js';
 import { runningBuild } from '../wasm/loader.js';
 import type { ShardModel, ShardStats } from './gmm-shard.js';
-import type { ShardReply, ShardTask } from './shard-task.js';
-import { MAX_THREADS } from './threads.js';
+import type { FarRow, KMeansShardStats } from './kmeans-shard.js';
+import type { ShardAnswers, ShardReply, ShardTask } from './shard-task.js';
+import { MAX_THREADS, shardRows } from './threads.js';
 
 /** Defined (true) only in fedmix/browser's build (tsup.config.ts), which must name no Node built-in. */
 declare const __FEDMIX_BROWSER__: boolean | undefined;
@@ -99,7 +101,7 @@ class ShardThread {
     );
   }
 
-  async run(task: ShardTask): Promise<ShardStats | undefined> {
+  async run<T extends ShardTask>(task: T): Promise<ShardAnswers[T['op']]> {
     if (this.failed) throw this.failed;
     const reply = await new Promise<ShardReply>((resolve, reject) => {
       this.waiting.push({ resolve, reject });
@@ -109,7 +111,7 @@ class ShardThread {
       const C = reply.name === undefined ? undefined : ERRORS[reply.name];
       throw C ? new C(reply.message) : new WasmError(`a fitting thread failed: ${reply.message}`);
     }
-    return reply.stats;
+    return reply.value as ShardAnswers[T['op']];
   }
 
   stop(): Promise<void> {
@@ -133,18 +135,49 @@ export class ShardPool {
       for (let i = 0; i < shards.length; i++) {
         threads.push(new ShardThread(typeof __FEDMIX_BROWSER__ === 'undefined' && isNode() ? await nodeEndpoint() : webEndpoint()));
       }
-      const build = runningBuild();
-      await Promise.all(threads.map((t, i) => t.run({ op: 'load', build, rows: shards[i]!.rows, n: shards[i]!.n, d })));
-      return new ShardPool(threads);
+      const pool = new ShardPool(threads);
+      await pool.load(shards, d);
+      return pool;
     } catch (e) {
       await Promise.all(threads.map((t) => t.stop()));
       throw e;
     }
   }
 
+  /** The threads' count. */
+  get size(): number {
+    return this.threads.length;
+  }
+
+  /** Sends each thread its shard (one per thread), in place of the rows it held: the threads are started once for fits of several datasets. */
+  async load(shards: readonly { rows: Float64Array; n: number }[], d: number): Promise<void> {
+    const build = runningBuild();
+    await Promise.all(this.threads.map((t, i) => t.run({ op: 'load', build, rows: shards[i]!.rows, n: shards[i]!.n, d })));
+  }
+
+  /** Each shard but the first of a column-major n x d matrix, cut at `bounds` (shardBounds): what the threads hold. */
+  static theirShards(data: Float64Array, n: number, d: number, bounds: readonly number[]): { rows: Float64Array; n: number }[] {
+    return bounds.slice(1, -1).map((b, i) => ({ rows: shardRows(data, n, d, b, bounds[i + 2]!), n: bounds[i + 2]! - b }));
+  }
+
+  /** Every thread's answer to `task`, in shard order. */
+  private all<T extends ShardTask>(task: T): Promise<ShardAnswers[T['op']][]> {
+    return Promise.all(this.threads.map((t) => t.run(task)));
+  }
+
   /** Every thread's E-step under `model`, in shard order. */
   gmmStats(model: ShardModel): Promise<ShardStats[]> {
-    return Promise.all(this.threads.map(async (t) => (await t.run({ op: 'gmmStats', model }))!));
+    return this.all({ op: 'gmmStats', model });
+  }
+
+  /** Every thread's k-means step under the k centers, in shard order (see KMeansShard.step). */
+  kmeansStep(centers: Float64Array, k: number, fresh: boolean, labels: boolean): Promise<KMeansShardStats[]> {
+    return this.all({ op: 'kmeansStep', centers, k, fresh, labels });
+  }
+
+  /** Every thread's m rows farthest from their centers at its last step, in shard order (indices within each shard). */
+  kmeansFarthest(m: number): Promise<FarRow[][]> {
+    return this.all({ op: 'kmeansFarthest', m });
   }
 
   /** Stops every thread; resolves once they are gone. */

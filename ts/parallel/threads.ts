@@ -1,6 +1,6 @@
 /**
  * How many threads a data-parallel fit uses (the `threads` option of
- * GaussianMixture): a count, or 'auto' for the cores the runtime reports
+ * GaussianMixture and KMeans): a count, or 'auto' for the cores the runtime reports
  * (navigator.hardwareConcurrency, or Node's availableParallelism), and how
  * its rows are cut into one contiguous shard per thread.
  */
@@ -9,6 +9,9 @@ import { integerNeed, isIntegerIn } from '../validate.js';
 
 /** The most threads a fit starts (each is a WASM instance with its own copy of a shard). */
 export const MAX_THREADS = 256;
+
+/** The fewest rows a fitting thread takes: a shard smaller than this is not worth a thread. */
+export const MIN_SHARD_ROWS = 256;
 
 /** A fit's `threads`: 1 (the default: the calling thread alone), more, or 'auto'. */
 export type Threads = number | 'auto';
@@ -33,4 +36,37 @@ export function shardRows(data: Float64Array, n: number, d: number, a: number, b
   const out = new Float64Array((b - a) * d);
   for (let j = 0; j < d; j++) out.set(data.subarray(j * n + a, j * n + b), j * (b - a));
   return out;
+}
+
+/**
+ * Runs a computation that asks for fits (a generator yielding each fit to
+ * make; a failure is thrown back in at the yield), every fit by `fit`: the
+ * same loop runs its fits on the calling thread (runFits) or on threads
+ * (runFitsAsync).
+ */
+export function runFits<R, T>(g: Generator<R, T, void>, fit: (request: R) => void): T {
+  for (let r = g.next(); ; ) {
+    if (r.done) return r.value;
+    let failure: { error: unknown } | undefined;
+    try {
+      fit(r.value);
+    } catch (error) {
+      failure = { error };
+    }
+    r = failure ? g.throw(failure.error) : g.next();
+  }
+}
+
+/** runFits with fits that answer asynchronously. */
+export async function runFitsAsync<R, T>(g: Generator<R, T, void>, fit: (request: R) => Promise<void>): Promise<T> {
+  for (let r = g.next(); ; ) {
+    if (r.done) return r.value;
+    let failure: { error: unknown } | undefined;
+    try {
+      await fit(r.value);
+    } catch (error) {
+      failure = { error };
+    }
+    r = failure ? g.throw(failure.error) : g.next();
+  }
 }

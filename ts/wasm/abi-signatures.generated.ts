@@ -32,6 +32,8 @@ export const EXPORTS: { readonly [N in Exclude<keyof WasmExports, 'memory'>]: Ex
   fm_gmm_em_workspace_free: { module: 'dem', params: ['i32'], result: undefined },
   fm_gmm_shard_stats: { module: 'dem', params: ['i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
   fm_gmm_em_step: { module: 'dem', params: ['i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
+  fm_kmeans_start: { module: 'dem', params: ['i32', 'i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
+  fm_kmeans_shard_step: { module: 'dem', params: ['i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
   fm_gmm_from_parts: { module: 'core', params: ['i32', 'i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
   fm_gmm_from_covariances: { module: 'core', params: ['i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
   fm_gmm_free: { module: 'core', params: ['i32'], result: undefined },

@@ -66,6 +66,8 @@ export interface WasmExports {
   fm_gmm_em_workspace_free(h: number): void;
   fm_gmm_shard_stats(h: number, x: number, n: number, d: number, outNk: number, outS1: number, outS2: number, outLoglik: number): number;
   fm_gmm_em_step(ws: number, h: number, options: number, loglik: number, nk: number, s1: number, s2: number, outHandle: number): number;
+  fm_kmeans_start(x: number, options: number, centers: number, run: number, outCenters: number, outTol: number): number;
+  fm_kmeans_shard_step(x: number, n: number, d: number, centers: number, k: number, labels: number, outDist: number, outStats: number): number;
   fm_gmm_from_parts(options: number, weights: number, means: number, precisionsChol: number, covariances: number, outHandle: number): number;
   fm_gmm_from_covariances(options: number, weights: number, means: number, covariances: number, outHandle: number): number;
   fm_gmm_free(h: number): void;
@@ -183,7 +185,7 @@ export interface WasmExports {
  * loads for a call. Every other export TypeScript calls is the core's (or every module's).
  */
 export const FEATURE_EXPORTS: { readonly [F in Feature]: string } = {
-  dem: 'gmm_em_workspace gmm_em_workspace_free gmm_shard_stats gmm_em_step dem_client_stats dem_client_summary dem_check_stats dem_check_summary dem_check_log_likelihood dem_server_step dem_separated_init dem_kfed_local dem_kfed_server hem_reduce',
+  dem: 'gmm_em_workspace gmm_em_workspace_free gmm_shard_stats gmm_em_step kmeans_start kmeans_shard_step dem_client_stats dem_client_summary dem_check_stats dem_check_summary dem_check_log_likelihood dem_server_step dem_separated_init dem_kfed_local dem_kfed_server hem_reduce',
   svm: 'ocsvm_fit ocsvm_from_parts ocsvm_set_stats ocsvm_free ocsvm_info ocsvm_read ocsvm_decision_function',
   nn: 'nn_new nn_free nn_parameter_count nn_get_parameters nn_get_gradients nn_set_parameters nn_call_bytes nn_set_new nn_set_free nn_set_inputs nn_set_targets nn_set_seal nn_set_check nn_optimizer_new nn_optimizer_reset nn_optimizer_steps nn_optimizer_free nn_train_epoch nn_evaluate nn_predict nn_reconstruction_errors nn_batch_gradient peak_probe_f32x4',
   dirichlet: 'dm_log_pmf mdm_check mdm_check_histograms mdm_log_pmf mdm_sample mdm_init_stats mdm_prepare mdm_prepared_free mdm_round_stats mdm_initialize mdm_update digamma lgamma trigamma gamma_differences ln_erfc rdp_sampled_gaussian epsilon_from_rdp skellam_add rdp_skellam secagg_add secagg_mask secagg_permutation shamir_split shamir_combine',
@@ -211,6 +213,8 @@ export interface ExportModules {
   fm_gmm_em_workspace_free: 'dem';
   fm_gmm_shard_stats: 'dem';
   fm_gmm_em_step: 'dem';
+  fm_kmeans_start: 'dem';
+  fm_kmeans_shard_step: 'dem';
   fm_gmm_from_parts: 'core';
   fm_gmm_from_covariances: 'core';
   fm_gmm_free: 'core';

@@ -132,6 +132,24 @@ pub fn kmeans_plusplus(x: &Data, k: usize, rng: &mut Rng) -> Result<(Vec<f64>, V
     Ok((centers, indices))
 }
 
+/// Each cluster's row count and sum of rows (k x d, row-major) under `labels`,
+/// rows added in order: the update half of a Lloyd iteration (lloyd, and each
+/// shard of k-means over row shards).
+pub fn accumulate(x: &Data, labels: &[u32], sums: &mut [f64], counts: &mut [usize]) {
+    let d = x.d;
+    sums.iter_mut().for_each(|v| *v = 0.0);
+    counts.iter_mut().for_each(|v| *v = 0);
+    for &l in labels {
+        counts[l as usize] += 1;
+    }
+    for j in 0..d {
+        let col = x.col(j);
+        for (i, &l) in labels.iter().enumerate() {
+            sums[l as usize * d + j] += col[i];
+        }
+    }
+}
+
 /// Lloyd iterations from `centers`, scikit-learn's stopping rules.
 pub fn lloyd(x: &Data, mut centers: Vec<f64>, k: usize, max_iter: usize, tol_abs: f64) -> Result<KMeansResult> {
     let (n, d) = (x.n, x.d);
@@ -143,17 +161,7 @@ pub fn lloyd(x: &Data, mut centers: Vec<f64>, k: usize, max_iter: usize, tol_abs
     let mut n_iter = 0;
     for it in 0..max_iter {
         assign(x, &centers, k, &mut labels, &mut dist)?;
-        sums.iter_mut().for_each(|v| *v = 0.0);
-        counts.iter_mut().for_each(|v| *v = 0);
-        for &l in &labels {
-            counts[l as usize] += 1;
-        }
-        for j in 0..d {
-            let col = x.col(j);
-            for i in 0..n {
-                sums[labels[i] as usize * d + j] += col[i];
-            }
-        }
+        accumulate(x, &labels, &mut sums, &mut counts);
         let empty: Vec<usize> = (0..k).filter(|&c| counts[c] == 0).collect();
         if !empty.is_empty() {
             // farthest points from their own centers seed the empty clusters
@@ -252,6 +260,31 @@ pub fn require_clusterable(x: &Data, k: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// A run's starting centers (k x d, row-major), drawn from the run's own `rng`.
+fn start_centers(x: &Data, opts: &KMeansOptions, rng: &mut Rng) -> Result<Vec<f64>> {
+    let k = opts.n_clusters;
+    Ok(match &opts.init {
+        KMeansInit::PlusPlus => kmeans_plusplus(x, k, rng)?.0,
+        KMeansInit::Random => {
+            let rows = rng.sample_without_replacement(x.n, k)?;
+            alloc::collect((0..k * x.d).map(|i| x.get(rows[i / x.d], i % x.d)))?
+        }
+        KMeansInit::Given(c) => alloc::copy(c)?,
+    })
+}
+
+/// Run `run`'s starting centers as fit draws them from `rng` (every run forks
+/// it in turn), after fit's checks: for Lloyd iterations driven elsewhere
+/// (k-means over row shards), which then start where fit would.
+pub fn run_start(x: &Data, opts: &KMeansOptions, run: usize, rng: &mut Rng) -> Result<Vec<f64>> {
+    validate_options(opts, x.d)?;
+    require_clusterable(x, opts.n_clusters, "nClusters")?;
+    for _ in 0..run {
+        rng.fork();
+    }
+    start_centers(x, opts, &mut rng.fork())
+}
+
 pub fn fit(x: &Data, opts: &KMeansOptions, rng: &mut Rng) -> Result<KMeansResult> {
     validate_options(opts, x.d)?;
     require_clusterable(x, opts.n_clusters, "nClusters")?;
@@ -260,15 +293,7 @@ pub fn fit(x: &Data, opts: &KMeansOptions, rng: &mut Rng) -> Result<KMeansResult
     let runs = if let KMeansInit::Given(_) = opts.init { 1 } else { opts.n_init };
     let mut best: Option<KMeansResult> = None;
     for _ in 0..runs {
-        let mut run_rng = rng.fork();
-        let centers = match &opts.init {
-            KMeansInit::PlusPlus => kmeans_plusplus(x, k, &mut run_rng)?.0,
-            KMeansInit::Random => {
-                let rows = run_rng.sample_without_replacement(x.n, k)?;
-                alloc::collect((0..k * x.d).map(|i| x.get(rows[i / x.d], i % x.d)))?
-            }
-            KMeansInit::Given(c) => alloc::copy(c)?,
-        };
+        let centers = start_centers(x, opts, &mut rng.fork())?;
         let r = lloyd(x, centers, k, opts.max_iter, tol_abs)?;
         if best.as_ref().map_or(true, |b| r.inertia < b.inertia) {
             best = Some(r);

@@ -60,6 +60,8 @@ export!("dem" fn gmm_shards::fm_gmm_em_workspace(x: *const f64, n: usize, d: usi
 export!("dem" fn gmm_shards::fm_gmm_em_workspace_free(h: *mut EmWorkspace));
 export!("dem" fn gmm_shards::fm_gmm_shard_stats(h: *const GmmHandle, x: *const f64, n: usize, d: usize, out_nk: *mut f64, out_s1: *mut f64, out_s2: *mut f64, out_loglik: *mut f64) -> i32);
 export!("dem" fn gmm_shards::fm_gmm_em_step(ws: *const EmWorkspace, h: *const GmmHandle, options: *const GmmEmStepOptions, loglik: *const f64, nk: *const f64, s1: *const f64, s2: *const f64, out_handle: *mut usize) -> i32);
+export!("dem" fn kmeans_shards::fm_kmeans_start(x: *const f64, options: *const KmeansFitOptions, centers: *const f64, run: usize, out_centers: *mut f64, out_tol: *mut f64) -> i32);
+export!("dem" fn kmeans_shards::fm_kmeans_shard_step(x: *const f64, n: usize, d: usize, centers: *const f64, k: usize, labels: *mut u32, out_dist: *mut f64, out_stats: *mut f64) -> i32);
 export!("core" fn gmm::fm_gmm_from_parts(options: *const GmmFromPartsOptions, weights: *const f64, means: *const f64, precisions_chol: *const f64, covariances: *const f64, out_handle: *mut usize) -> i32);
 export!("core" fn gmm::fm_gmm_from_covariances(options: *const GmmFromCovariancesOptions, weights: *const f64, means: *const f64, covariances: *const f64, out_handle: *mut usize) -> i32);
 export!("core" fn gmm::fm_gmm_free(h: *mut GmmHandle));

@@ -109,7 +109,7 @@ mod gmm;
 mod gmm_handle;
 #[cfg(feature = "core")]
 mod kernels;
-#[cfg(feature = "core")]
+#[cfg(any(feature = "core", feature = "dem"))]
 mod kmeans;
 #[cfg(any(feature = "core", feature = "assignment"))]
 mod linalg;
@@ -124,6 +124,8 @@ mod dem;
 mod gmm_shards;
 #[cfg(feature = "dem")]
 mod hem;
+#[cfg(feature = "dem")]
+mod kmeans_shards;
 
 #[cfg(feature = "svm")]
 mod ocsvm;

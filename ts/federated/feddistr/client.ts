@@ -56,6 +56,7 @@ import { GaussianMixture } from '../../models/gaussian-mixture.js';
 import { KMeans } from '../../models/kmeans.js';
 import { Rng } from '../../random.js';
 import { readArray, requireInteger } from '../../validate.js';
+import { runFits, runFitsAsync, type Threads } from '../../parallel/threads.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
 import { composeReleases, gaussianSigma, releaseGaussian, type MomentNoise, type ReleasesPrivacy } from '../../privacy/gaussian-noise.js';
@@ -77,6 +78,7 @@ export class FedDistrClient implements ClientRole {
   private readonly labels: Int32Array;
   private readonly privacy: FedDistrPrivacy | undefined;
   private readonly seed: number | undefined;
+  private readonly threads: Threads | undefined;
   private assigned: Int32Array | undefined;
   private final: ConsolidatedPayload | undefined;
 
@@ -97,6 +99,7 @@ export class FedDistrClient implements ClientRole {
     if (tasks > MAX_BASES) throw new InvalidDataError(`client ${id} has ${tasks} task labels; an upload carries at most ${MAX_BASES} base distributions`);
     this.privacy = o.privacy;
     this.seed = o.seed;
+    this.threads = o.threads;
   }
 
   /**
@@ -118,11 +121,15 @@ export class FedDistrClient implements ClientRole {
     return this.final;
   }
 
-  respond(request: Message): Message | undefined {
+  respond(request: Message): Message | undefined | Promise<Message | undefined> {
     const m = readRequest(this.protocol, request);
     switch (m.kind) {
-      case DESCRIBE.kind:
-        return DISTRIBUTIONS.create(this.id, m.round, this.describe(m.payload as DescribePayload));
+      case DESCRIBE.kind: {
+        const steps = this.describe(m.payload as DescribePayload);
+        const threads = this.threads;
+        if (threads === undefined || threads === 1) return DISTRIBUTIONS.create(this.id, m.round, runFits(steps, ({ model, X }) => void model.fit(X)));
+        return describeOnThreads(steps, threads).then((p) => DISTRIBUTIONS.create(this.id, m.round, p));
+      }
       case CONSOLIDATED.kind:
         this.final = m.payload as ConsolidatedPayload;
         return undefined;
@@ -131,7 +138,8 @@ export class FedDistrClient implements ClientRole {
     }
   }
 
-  private describe(p: DescribePayload): DistributionsPayload {
+  /** The answer, as a computation that asks for the clusterings' fits (runFits). */
+  private *describe(p: DescribePayload): Generator<LocalFit, DistributionsPayload, void> {
     if (p.kMin > p.kMax) throw new InvalidMessageError(`kMin ${p.kMin} is above kMax ${p.kMax}`);
     if (!(p.regCovar > 0)) throw new InvalidMessageError(`regCovar is ${p.regCovar}; it must be above 0, or a covariance may be singular`);
     if (this.privacy && p.shrinkage === 'ledoit-wolf') throw new InvalidMessageError("Ledoit-Wolf shrinkage reads the rows beyond the released moments: under privacy use 'oas' (post-processing) or 'none'");
@@ -167,7 +175,7 @@ export class FedDistrClient implements ClientRole {
         const rows = byLabel.get(label)!;
         const sub = new Float64Array(rows.length * d);
         rows.forEach((r, i) => sub.set(Z.subarray(r * d, r * d + d), i * d));
-        const parts = this.cluster(sub, rows.length, p, fit, kCap);
+        const parts = yield* this.cluster(sub, rows.length, p, fit, kCap);
         for (const members of parts) {
           const index = bases.length;
           for (const i of members) assigned[rows[i]!] = index;
@@ -183,7 +191,7 @@ export class FedDistrClient implements ClientRole {
   }
 
   /** The m rows (row-major m x d) of one task label split into base distributions: each part's row indices, none empty. */
-  private cluster(sub: Float64Array, m: number, p: DescribePayload, fit: Fit, kCap: number): number[][] {
+  private *cluster(sub: Float64Array, m: number, p: DescribePayload, fit: Fit, kCap: number): Generator<LocalFit, number[][], void> {
     const d = fit.d;
     const kMax = Math.min(p.kMax, m, kCap);
     const kMin = Math.min(p.kMin, kMax);
@@ -191,10 +199,11 @@ export class FedDistrClient implements ClientRole {
     if (kMax <= 1) return all;
     const X = Matrix.fromRows(Array.from({ length: m }, (_, i) => sub.subarray(i * d, i * d + d)));
     const covarianceType = fit.kind === 'full' ? 'full' : 'diag';
-    const mixture = (k: number): Int32Array | undefined => {
+    const mixture = function* (k: number): Generator<LocalFit, Int32Array | undefined, void> {
       const gm = new GaussianMixture({ nComponents: k, covarianceType, seed: p.seed, regCovar: fit.ridge });
       try {
-        return gm.fit(X).predict(X);
+        yield { model: gm, X };
+        return gm.predict(X);
       } catch (e) {
         // a candidate that cannot be fitted is no candidate; out of memory ends the client's answer
         if (e instanceof FedmixError && e.code !== 'WASM') return undefined;
@@ -210,7 +219,7 @@ export class FedDistrClient implements ClientRole {
       });
       let best: { parts: number[][]; bic: number } | undefined;
       for (let k = kMin; k <= kMax; k++) {
-        const labels = k === 1 ? new Int32Array(m) : mixture(k);
+        const labels = k === 1 ? new Int32Array(m) : yield* mixture(k);
         if (!labels) continue;
         const parts = partsOf(labels);
         if (parts.length > 1 && parts.some((q) => q.length < MIN_PART_ROWS)) continue;
@@ -226,13 +235,15 @@ export class FedDistrClient implements ClientRole {
     for (let k = Math.max(2, kMin); k <= Math.min(kMax, m - 1); k++) {
       let labels: Int32Array | undefined;
       if (p.clustering === 'kmeans') {
+        const km = new KMeans({ nClusters: k, seed: p.seed, nInit: 3 });
         try {
-          labels = new KMeans({ nClusters: k, seed: p.seed, nInit: 3 }).fitPredict(X);
+          yield { model: km, X };
+          labels = km.labels;
         } catch (e) {
           if (!(e instanceof FedmixError) || e.code === 'WASM') throw e;
         }
       } else {
-        labels = mixture(k);
+        labels = yield* mixture(k);
       }
       if (!labels || new Set(labels).size < 2) continue;
       const score = silhouetteScore(X, labels);
@@ -327,6 +338,27 @@ export class FedDistrClient implements ClientRole {
   }
 
   dispose(): void {}
+}
+
+/** A fit the answer asks for: the model fits X (its fit(), or on threads over X's shards). */
+interface LocalFit {
+  model: GaussianMixture | KMeans;
+  X: Matrix;
+}
+
+/** Runs the answer's fits on `threads` threads, started once (a label with rows too few for two threads fits on the calling thread). */
+async function describeOnThreads(steps: Generator<LocalFit, DistributionsPayload, void>, threads: Threads): Promise<DistributionsPayload> {
+  const { ShardSession } = await import('../../parallel/row-shards.js');
+  const session = new ShardSession(threads);
+  try {
+    return await runFitsAsync(steps, async ({ model, X }) => {
+      const shards = await session.shardsOf(X);
+      if (shards) await model.fitOnShards(shards);
+      else model.fit(X);
+    });
+  } finally {
+    await session.close();
+  }
 }
 
 /** The silhouette a split must reach for k >= 2 to beat k = 1 (silhouette is undefined for one cluster). */

@@ -14,6 +14,7 @@ import * as v from 'valibot';
 import { InvalidParameterError } from '../../errors.js';
 import * as atoms from '../../options/atoms.js';
 import { defineOptions } from '../../options/check.js';
+import { threadsOption, type Threads } from '../../parallel/threads.js';
 import { LIMITS, requireInteger } from '../../validate.js';
 import { readGaussianNoise } from '../../privacy/gaussian-noise.js';
 import type { Encoding } from '../messages/codec.js';
@@ -96,6 +97,14 @@ export interface FedDistrClientOptions {
    * public seed)
    */
   seed?: number;
+  /**
+   * threads of the local clusterings (GaussianMixture's and KMeans' `threads`):
+   * 1 (default: the calling thread, as before), more, or 'auto'; started once
+   * per answer, for every candidate k of every label with rows enough for
+   * more than one thread (256 rows each). Where the client runs in Node or a
+   * browser; the result does not depend on timing.
+   */
+  threads?: Threads;
 }
 
 export interface FedDistrOptions extends FedDistrServerOptions {
@@ -193,6 +202,7 @@ const clientEntries = {
   labels: v.unknown(),
   privacy: atoms.optional(privacy('privacy')),
   seed: atoms.optional(atoms.seed()),
+  threads: atoms.optional(threadsOption()),
 };
 
 /** A FedDistr client's options (its labels are data: the client checks them against its rows). */
@@ -201,7 +211,7 @@ export const clientOptions = defineOptions<FedDistrClientOptions>()(clientEntrie
 export type ResolvedFedDistrClientOptions = ReturnType<typeof clientOptions.check>;
 
 /** A client's options as a spec gives them (its labels come with its data). */
-export const specOptions = defineOptions<Omit<FedDistrClientOptions, 'labels'>>()({ privacy: clientEntries.privacy, seed: clientEntries.seed });
+export const specOptions = defineOptions<Omit<FedDistrClientOptions, 'labels'>>()({ privacy: clientEntries.privacy, seed: clientEntries.seed, threads: clientEntries.threads });
 
 /**
  * fedDistr's options: the run's and the clients' checked here; the server's

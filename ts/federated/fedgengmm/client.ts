@@ -4,9 +4,9 @@
  * (clients may differ), and uploads the parameters with its row count, once.
  */
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
-import { inContext, NotFittedError } from '../../errors.js';
+import { formatValue, inContext, InvalidParameterError, NotFittedError } from '../../errors.js';
 import type { GaussianMixture } from '../../models/gaussian-mixture.js';
-import { selectGaussianMixture } from '../../models/select.js';
+import { selectGaussianMixture, selectGaussianMixtureOnThreads, type SelectOptions } from '../../models/select.js';
 import { gmmParams, receiveGmmParams } from '../gmm-params.js';
 import type { Message } from '../messages/envelope.js';
 import { readRequest, requireClientId, type ClientRole } from '../runtime/roles.js';
@@ -36,21 +36,30 @@ export class FedGenGMMClient implements ClientRole {
     return [kMin, this.options.kMax ?? Math.max(kMin, Math.min(DEFAULT_CLIENT_K_RANGE[1], this.data.nRows))];
   }
 
-  /** Fits the local model (BIC over kRange). */
+  /** Fits the local model (BIC over kRange) on the calling thread. */
   train(): GaussianMixture {
+    if (this.onThreads) {
+      throw new InvalidParameterError(`train() runs on the calling thread alone; threads: ${formatValue(this.options.threads)} needs worker threads, which answer asynchronously: use await trainAsync()`);
+    }
+    return this.keep(selectGaussianMixture(this.data, this.selection()).best);
+  }
+
+  /** Fits the local model (BIC over kRange) on the option `threads` (one: train()). */
+  async trainAsync(): Promise<GaussianMixture> {
+    return this.keep((await selectGaussianMixtureOnThreads(this.data, this.selection(), this.options.threads ?? 1)).best);
+  }
+
+  private get onThreads(): boolean {
+    return this.options.threads !== undefined && this.options.threads !== 1;
+  }
+
+  private selection(): SelectOptions {
     const o = this.options;
     const [kMin, kMax] = this.kRange;
-    const { best } = selectGaussianMixture(this.data, {
-      kMin,
-      kMax,
-      covarianceType: o.covarianceType,
-      criterion: o.criterion,
-      nInit: o.nInit,
-      tol: o.tol,
-      maxIter: o.maxIter,
-      regCovar: o.regCovar,
-      seed: o.seed,
-    });
+    return { kMin, kMax, covarianceType: o.covarianceType, criterion: o.criterion, nInit: o.nInit, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, seed: o.seed };
+  }
+
+  private keep(best: GaussianMixture): GaussianMixture {
     this.local?.dispose();
     this.local = best;
     return best;
@@ -88,8 +97,16 @@ export class FedGenGMMClient implements ClientRole {
     return { model: gmmParams(this.model), nSamples: this.data.nRows } as LocalModelPayload;
   }
 
-  respond(request: Message): Message | undefined {
+  respond(request: Message): Message | undefined | Promise<Message | undefined> {
     const m = readRequest(this.protocol, request);
+    if (m.kind === TRAIN.kind && this.onThreads) {
+      return this.trainAsync().then(
+        () => LOCAL_MODEL.create(this.id, m.round, this.upload()),
+        (e: unknown) => {
+          throw inContext(e, 'local training failed');
+        },
+      );
+    }
     if (m.kind === TRAIN.kind) {
       try {
         this.train();

@@ -11,6 +11,7 @@ import { InvalidParameterError } from '../../errors.js';
 import type { CovarianceType } from '../../models/covariance-types.js';
 import * as atoms from '../../options/atoms.js';
 import { defineOptions } from '../../options/check.js';
+import { threadsOption, type Threads } from '../../parallel/threads.js';
 import { LIMITS, requireInteger } from '../../validate.js';
 import { FeatureRange } from '../feature-range.js';
 import { requireModelSize } from '../limits.js';
@@ -33,6 +34,13 @@ export interface FedGenGMMClientOptions {
   maxIter?: number;
   regCovar?: number;
   seed?: number;
+  /**
+   * threads of the local fit (GaussianMixture's `threads`): 1 (default: the
+   * calling thread, as before), more, or 'auto'; every candidate K's EM runs
+   * on them, started once per fit. Where the client runs in Node or a browser
+   * (worker threads, Web Workers); the result does not depend on timing.
+   */
+  threads?: Threads;
 }
 
 /** how the server makes the global model (see FedGenGMMServerOptions.serverStep) */
@@ -40,7 +48,7 @@ export type ServerStep = 'sample' | 'hierarchical';
 export const SERVER_STEPS: readonly ServerStep[] = ['sample', 'hierarchical'];
 
 /** The global fit takes the clients' options (kMin/kMax for BIC, covariance type, EM settings, seed). */
-export interface FedGenGMMServerOptions extends FedGenGMMClientOptions {
+export interface FedGenGMMServerOptions extends Omit<FedGenGMMClientOptions, 'threads'> {
   /** synthetic rows per incoming component (default 100, as the paper) */
   h?: number;
   /** a fixed number of global components (at most LIMITS.components, what a GaussianMixture holds); or leave it out and give kMin/kMax for BIC */
@@ -138,7 +146,7 @@ function kMaxAtLeastKMin<O extends { kMin: number; kMax?: number }>(o: O): O {
 }
 
 /** A FedGenGMM client's options (its local fit). */
-export const clientOptions = defineOptions<FedGenGMMClientOptions>()(fitEntries, kMaxAtLeastKMin);
+export const clientOptions = defineOptions<FedGenGMMClientOptions>()({ ...fitEntries, threads: atoms.optional(threadsOption()) }, kMaxAtLeastKMin);
 
 export type ResolvedFedGenGMMClientOptions = ReturnType<typeof clientOptions.check>;
 
