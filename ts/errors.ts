@@ -4,7 +4,7 @@
  */
 import { keepClassName } from './class-name.js';
 
-export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'FEDERATION' | 'NUMERICAL' | 'NOT_FITTED' | 'PRIVACY_BUDGET' | 'WASM' | 'SECURE_AGGREGATION';
+export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'FEDERATION' | 'NUMERICAL' | 'NOT_FITTED' | 'PRIVACY_BUDGET' | 'WASM' | 'SECURE_AGGREGATION' | 'ARROW_NOT_LOADED';
 
 export class FedmixError extends Error {
   readonly code: FedmixErrorCode;
@@ -166,6 +166,17 @@ export function notFitted(model: string, disposed: boolean, remedy: string): Not
 export class WasmError extends FedmixError {
   constructor(message: string) {
     super('WASM', message);
+  }
+}
+
+/**
+ * apache-arrow, which fedmix loads on demand, is needed but not loaded (or
+ * could not be): writing Arrow tables and reading IPC bytes need it; the
+ * message names the call that loads it (await loadArrow()).
+ */
+export class ArrowNotLoadedError extends FedmixError {
+  constructor(message: string) {
+    super('ARROW_NOT_LOADED', message);
   }
 }
 
