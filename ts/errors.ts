@@ -210,6 +210,7 @@ for (const [cls, name] of [
   [DisposedError, 'DisposedError'],
   [WasmError, 'WasmError'],
   [WasmAllocationError, 'WasmAllocationError'],
+  [ArrowNotLoadedError, 'ArrowNotLoadedError'],
 ] as const) {
   keepClassName(cls, name);
 }
