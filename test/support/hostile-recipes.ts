@@ -435,6 +435,7 @@ export const RECIPES: Record<string, Recipe> = {
   DisposedError: cls(f.DisposedError, () => ['a message']),
   WasmError: cls(f.WasmError, () => ['a message']),
   WasmAllocationError: cls(f.WasmAllocationError, () => ['a message']),
+  ArrowNotLoadedError: cls(f.ArrowNotLoadedError, () => ['a message']),
   ContributionError: cls(f.ContributionError, () => ['client 3', 'a message', 'a check']),
 
   // data
