@@ -163,7 +163,7 @@ test('apache-arrow is in no chunk of a program that does not use Arrow; loadArro
   // the small app of the test above: init, GaussianMixture, Matrix
   const small = readdirSync(join(app, 'out-small', 'assets')).filter((a) => a.endsWith('.js'));
   for (const f of small) expect(readFileSync(join(app, 'out-small', 'assets', f), 'utf8'), f).not.toContain(ARROW_MARKER);
-  writeFileSync(join(app, 'arrow.html'), '<!doctype html><html><head><meta charset="utf-8"></head><body><script type="module" src="/arrow.js"></script></body></html>');
+  writeFileSync(join(app, 'arrow.html'), '<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body><script type="module" src="/arrow.js"></script></body></html>');
   writeFileSync(join(app, 'arrow.js'), `import { init, loadArrow, GaussianMixture, Matrix } from 'fedmix';
 await init({ features: [] });
 const rows = Matrix.fromRows(${JSON.stringify(ROWS)});
