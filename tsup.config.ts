@@ -20,10 +20,10 @@ const WASM_FILES = [
 ];
 
 /**
- * The package's entries (package.json "exports"): fedmix, fedmix/node, fedmix/inline, and the papers'
+ * The package's entries (package.json "exports"): fedmix (index-node in Node: Arrow loaded at once), fedmix/node, fedmix/inline, and the papers'
  * experiments apart from the library, fedmix/experiments.
  */
-const ENTRIES = { index: 'ts/index.ts', node: 'ts/node.ts', inline: 'ts/inline.ts', experiments: 'ts/experiments/index.ts' };
+const ENTRIES = { index: 'ts/index.ts', 'index-node': 'ts/index-node.ts', node: 'ts/node.ts', inline: 'ts/inline.ts', experiments: 'ts/experiments/index.ts' };
 
 /** An entry's file in dist/ is named by its entry (ts/experiments/index.ts is dist/experiments.js). */
 const ENTRY_FILES = new Map(Object.entries(ENTRIES).map(([name, file]) => [resolve(file), name]));

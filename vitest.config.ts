@@ -31,6 +31,8 @@ export default defineConfig({
   ],
   test: {
     include: ['test/**/*.test.ts'],
+    // apache-arrow loaded at once, as fedmix's Node entry does (ts/index-node.ts)
+    setupFiles: ['test/support/arrow-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // each file gets its own module state, so a file can load the scalar build

@@ -65,6 +65,7 @@ async function suite(lib: Fedmix, rows: number[][]) {
     gm.dispose();
     return out;
   });
+  await lib.loadArrow();
   const table = lib.Matrix.fromRows(rows).toArrow();
   const gm = new lib.GaussianMixture({ nComponents: 3, seed: 11 }).fit(table);
   const fromTable = Array.from(gm.means);

@@ -154,3 +154,63 @@ window.result = Array.from(gm.means);
   expect(js).toContain('fedmix-simd');
   for (const [file, marker] of UNUSED) expect(js, file).not.toContain(marker);
 });
+
+test('apache-arrow is in no chunk of a program that does not use Arrow; loadArrow() brings it as a chunk of its own, and toArrow() before it is a typed error', async () => {
+  // after the tests above, in the same app (fedmix and Arrow installed in its node_modules)
+  expect(app).not.toBe('');
+  // apache-arrow's own code, as minifying keeps it (a message of its IPC writer)
+  const ARROW_MARKER = 'RecordBatchWriter is closed';
+  // the small app of the test above: init, GaussianMixture, Matrix
+  const small = readdirSync(join(app, 'out-small', 'assets')).filter((a) => a.endsWith('.js'));
+  for (const f of small) expect(readFileSync(join(app, 'out-small', 'assets', f), 'utf8'), f).not.toContain(ARROW_MARKER);
+  writeFileSync(join(app, 'arrow.html'), '<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body><script type="module" src="/arrow.js"></script></body></html>');
+  writeFileSync(join(app, 'arrow.js'), `import { init, loadArrow, GaussianMixture, Matrix } from 'fedmix';
+await init({ features: [] });
+const rows = Matrix.fromRows(${JSON.stringify(ROWS)});
+const gm = new GaussianMixture({ nComponents: 2, seed: 1 }).fit(rows);
+let before;
+try {
+  gm.toArrow();
+} catch (e) {
+  before = { name: e.name, code: e.code, message: e.message };
+}
+await loadArrow();
+const table = gm.toArrow();
+const back = new GaussianMixture({ nComponents: 2, seed: 1 }).fit(rows.toArrow());
+window.result = { before, rows: table.numRows, columns: table.schema.fields.map((f) => f.name), weight: Array.from(table.getChild('weight').toArray()), means: Array.from(back.means) };
+`);
+  const { build } = await import('vite');
+  await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: join(app, 'out-arrow'), target: 'es2022', rollupOptions: { input: join(app, 'arrow.html') } } });
+  const scripts = readdirSync(join(app, 'out-arrow', 'assets')).filter((a) => a.endsWith('.js'));
+  const withArrow = scripts.filter((f) => readFileSync(join(app, 'out-arrow', 'assets', f), 'utf8').includes(ARROW_MARKER));
+  // one chunk holds apache-arrow, and it is not the page's entry
+  expect(withArrow).toHaveLength(1);
+  expect(withArrow[0]!.startsWith('arrow-'), withArrow[0]).toBe(false);
+
+  const requested: string[] = [];
+  const problems: string[] = [];
+  const server = await startStaticServer(readFileSync(join(app, 'out-arrow', 'arrow.html'), 'utf8'), requested, join(app, 'out-arrow'));
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    watchProblems(page, problems);
+    await page.goto(`${originOf(server)}/`);
+    await page.waitForFunction(() => (globalThis as { result?: unknown }).result !== undefined, undefined, { timeout: 30_000 });
+    const inBrowser = await page.evaluate(() => (globalThis as unknown as { result: unknown }).result);
+    await fedmix.init();
+    const gm = new fedmix.GaussianMixture({ nComponents: 2, seed: 1 }).fit(fedmix.Matrix.fromRows(ROWS));
+    expect(inBrowser).toEqual({
+      before: { name: 'ArrowNotLoadedError', code: 'ARROW_NOT_LOADED', message: 'GaussianMixture.toArrow() needs apache-arrow, which fedmix loads on demand: call await loadArrow() once before' },
+      rows: 2,
+      columns: ['component', 'weight', 'mean', 'covariance'],
+      weight: Array.from(gm.weights),
+      means: Array.from(gm.means),
+    });
+    gm.dispose();
+    expect(requested.some((r) => r.endsWith(withArrow[0]!))).toBe(true);
+    expect(problems).toEqual([]);
+  } finally {
+    await browser.close();
+    await stopStaticServer(server);
+  }
+});

@@ -4,7 +4,7 @@
  */
 import { keepClassName } from './class-name.js';
 
-export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'FEDERATION' | 'NUMERICAL' | 'NOT_FITTED' | 'PRIVACY_BUDGET' | 'WASM' | 'SECURE_AGGREGATION';
+export type FedmixErrorCode = 'INVALID_DATA' | 'INVALID_PARAMETER' | 'INVALID_MESSAGE' | 'FEDERATION' | 'NUMERICAL' | 'NOT_FITTED' | 'PRIVACY_BUDGET' | 'WASM' | 'SECURE_AGGREGATION' | 'ARROW_NOT_LOADED';
 
 export class FedmixError extends Error {
   readonly code: FedmixErrorCode;
@@ -170,6 +170,17 @@ export class WasmError extends FedmixError {
 }
 
 /**
+ * apache-arrow, which fedmix loads on demand, is needed but not loaded (or
+ * could not be): writing Arrow tables and reading IPC bytes need it; the
+ * message names the call that loads it (await loadArrow()).
+ */
+export class ArrowNotLoadedError extends FedmixError {
+  constructor(message: string) {
+    super('ARROW_NOT_LOADED', message);
+  }
+}
+
+/**
  * WASM memory cannot hold what a call needs: refused before the call by
  * TypeScript's estimate, or reported by the core, whose large allocations
  * fail with a status instead of a trap. Unlike after a trap the instance is
@@ -199,6 +210,7 @@ for (const [cls, name] of [
   [DisposedError, 'DisposedError'],
   [WasmError, 'WasmError'],
   [WasmAllocationError, 'WasmAllocationError'],
+  [ArrowNotLoadedError, 'ArrowNotLoadedError'],
 ] as const) {
   keepClassName(cls, name);
 }

@@ -21,6 +21,7 @@ export {
   NotFittedError,
   DisposedError,
   WasmError,
+  ArrowNotLoadedError,
   WasmAllocationError,
   type FedmixErrorCode,
 } from './errors.js';
@@ -37,6 +38,7 @@ export {
   type NullPolicy,
 } from './data/arrow.js';
 export { toArrowTable, type ArrowColumnInput } from './data/arrow-table.js';
+export { loadArrow } from './data/arrow-library.js';
 export { coordinateMedian, trimmedMean } from './federated/robust.js';
 export { PCA, type PCAJSON, type PCAOptions } from './data/pca.js';
 export {

@@ -6,6 +6,12 @@
  *
  * @module fedmix/node
  */
+import * as apacheArrow from 'apache-arrow';
+import { provideArrow } from './data/arrow-library.js';
+
+// Node downloads nothing: Arrow output and IPC input work at once, without loadArrow()
+provideArrow(apacheArrow);
+
 export { WorkerTransport, type WorkerTransportOptions } from './federated/transport/workers.js';
 export { ALGORITHMS, makeClient, makeServer, matrixData, resultJson, type AlgorithmName, type ClientSpec, type MatrixData } from './federated/algorithms.js';
 export { startBroker, type BrokerOptions, type BrokerTls, type RunningBroker } from './federated/transport/broker.js';

@@ -435,6 +435,7 @@ export const RECIPES: Record<string, Recipe> = {
   DisposedError: cls(f.DisposedError, () => ['a message']),
   WasmError: cls(f.WasmError, () => ['a message']),
   WasmAllocationError: cls(f.WasmAllocationError, () => ['a message']),
+  ArrowNotLoadedError: cls(f.ArrowNotLoadedError, () => ['a message']),
   ContributionError: cls(f.ContributionError, () => ['client 3', 'a message', 'a check']),
 
   // data
@@ -485,6 +486,8 @@ export const RECIPES: Record<string, Recipe> = {
   toArrowVector: fn(f.toArrowVector, () => [Int32Array.of(0, 1, 1), { classes: ['a', 'b'] }]),
   toArrowTable: fn(f.toArrowTable, () => [{ score: Float64Array.of(1, 2, 3), label: ['a', 'b', 'a'], X: f.Matrix.fromRows([[1, 2], [3, 4], [5, 6]]) }]),
   partitionToArrow: fn(f.partitionToArrow, () => [f.partition.iid(10, { clients: 2, seed: 1 })]),
+  // takes no argument; extra hostile ones are ignored, and it resolves (already loaded in Node)
+  loadArrow: fn(f.loadArrow, () => []),
   parseCsv: fn(f.parseCsv, () => ['a,b\n1,2\n3,"4"\n']),
   csvToMatrix: fn(f.csvToMatrix, () => [f.parseCsv('a,b,c\n1,2,x\n3,4,y\n'), { exclude: ['c'] }]),
   makeBlobs: fn(f.makeBlobs, () => [{ nClusters: 3, nFeatures: 2, samplesPerCluster: [5, 6, 7], clusterStd: 0.5, minDistance: 3, seed: 1 }]),

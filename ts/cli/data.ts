@@ -12,6 +12,7 @@ import { Transform } from 'node:stream';
 import Papa from 'papaparse';
 import type { Table } from 'apache-arrow';
 import { tableFromBytes, vectorToArray } from '../data/arrow.js';
+import { loadArrow } from '../data/arrow-library.js';
 import { CellTable, CellTableBuilder, csvDelimiter, papaConfig } from '../data/csv.js';
 import { InvalidDataError } from '../errors.js';
 import { MAX_VALUES } from '../validate.js';
@@ -169,5 +170,7 @@ async function arrowBytes(path: string, format: 'arrow' | 'parquet'): Promise<Ui
   } catch (e) {
     throw unreadable(path, e);
   }
+  // apache-arrow reads the IPC bytes: loaded here, only for an Arrow or Parquet file
+  await loadArrow();
   return format === 'parquet' ? parquetToIpc(path, bytes) : bytes;
 }

@@ -2,7 +2,8 @@
  * Results side by side as one Arrow Table: above matrix.ts and arrow.ts, since
  * a column may be a Matrix (and matrix.ts reads Arrow tables through arrow.ts).
  */
-import { makeVector, Table, type Vector } from 'apache-arrow';
+import type { Table, Vector } from 'apache-arrow';
+import { arrowLibrary } from './arrow-library.js';
 import { formatValue, InvalidParameterError } from '../errors.js';
 import { guardRead, isArray, MAX_VALUES } from '../validate.js';
 import { toArrowVector } from './arrow.js';
@@ -18,6 +19,7 @@ export type ArrowColumnInput = ArrayLike<number> | readonly string[] | Matrix | 
  * the columns score, label, proba_0, proba_1, ...; all of one length.
  */
 export function toArrowTable(columns: Record<string, ArrowColumnInput>): Table {
+  const { makeVector, Table } = arrowLibrary('toArrowTable');
   if (!isObject(columns) || isArray('columns', columns) || ArrayBuffer.isView(columns)) {
     throw new InvalidParameterError(`toArrowTable takes an object of named columns, got ${formatValue(columns)}`);
   }

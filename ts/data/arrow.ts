@@ -6,10 +6,13 @@
  * What is read here are the parts of the Arrow JS API that every version
  * fedmix is tested with (15 to 21, test/arrow-versions.test.ts) shares:
  * schema.fields, numRows, getChild, type.typeId, get, isValid, toArray; type
- * ids are the Arrow format's (Schema.fbs), the same in every version. Tables given back are built with the apache-arrow this module
- * imports, which, being external to fedmix's bundle, is the project's own.
+ * ids are the Arrow format's (Schema.fbs), the same in every version, and reading
+ * them needs no apache-arrow. Tables given back, and tables read from IPC bytes, are
+ * built with the project's own apache-arrow (external to fedmix's bundle), loaded on
+ * demand (arrow-library.ts: loadArrow).
  */
-import { Dictionary, Field, FixedSizeList, Float64, Int32, makeData, makeVector, Table, tableFromIPC, Utf8, vectorFromArray, type Vector } from 'apache-arrow';
+import type { Table, Vector } from 'apache-arrow';
+import { arrowLibrary } from './arrow-library.js';
 import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { guardRead, MAX_VALUES, readOptions, requireAttached, requireLength, requireOneOf } from '../validate.js';
 import { isObject, isVectorNamed, NUMERIC, nullError, numericValues, typeName, vectorShaped, vectorToArray, vectorToFloat64, type ArrowVectorLike } from './arrow-vector.js';
@@ -97,7 +100,7 @@ export function tableFromBytes(bytes: Uint8Array | ArrayBuffer, name = 'the Arro
   }
   let table: Table;
   try {
-    table = tableFromIPC(b);
+    table = arrowLibrary('reading Arrow IPC bytes').tableFromIPC(b);
   } catch (e) {
     if (e instanceof FedmixError) throw e;
     throw new InvalidDataError(`${name} could not be read as Arrow IPC (${e instanceof Error ? e.message : formatValue(e)})`);
@@ -192,6 +195,7 @@ function isNumericTypedArray(x: unknown): x is NumericTypedArray {
  * strings a dictionary of the classes.
  */
 export function toArrowVector(values: ArrayLike<number> | readonly string[], options: { classes?: ReadonlyArray<number | string> } = {}): Vector {
+  const { makeData, makeVector, vectorFromArray, Dictionary, Int32, Utf8 } = arrowLibrary('toArrowVector');
   const { classes } = readOptions(options, ['classes']);
   if (classes !== undefined) {
     const k = requireLength('classes', classes);
@@ -230,6 +234,7 @@ export function toArrowVector(values: ArrayLike<number> | readonly string[], opt
  * mean, a center): what DuckDB and pyarrow read as FLOAT8[width].
  */
 export function fixedSizeListVector(values: Float64Array, width: number): Vector {
+  const { makeData, makeVector, Field, FixedSizeList, Float64 } = arrowLibrary('toArrow');
   const rows = width === 0 ? 0 : values.length / width;
   const child = makeData({ type: new Float64(), length: values.length, nullCount: 0, data: values.slice() });
   const type = new FixedSizeList(width, new Field('item', new Float64(), false));
@@ -238,16 +243,17 @@ export function fixedSizeListVector(values: Float64Array, width: number): Vector
 
 /** A table of the project's apache-arrow from named vectors (all of one length). */
 export function tableOf(columns: Record<string, Vector>): Table {
-  return new Table(columns);
+  return new (arrowLibrary('toArrow').Table)(columns);
 }
 
 /** Row codes 0..n-1 as an Int32 vector (a component or client column). */
 export function indexVector(n: number): Vector {
-  return makeVector(Int32Array.from({ length: n }, (_, i) => i));
+  return arrowLibrary('toArrow').makeVector(Int32Array.from({ length: n }, (_, i) => i));
 }
 
 /** A partition as an Arrow Table with one row per dealt row: `row` (the row index) and `client`. */
 export function partitionToArrow(p: { indices: ReadonlyArray<ArrayLike<number>> }): Table {
+  const { makeVector, Table } = arrowLibrary('partitionToArrow');
   if (!isObject(p)) throw new InvalidParameterError(`partitionToArrow takes a partition ({ indices, ... }), got ${formatValue(p)}`);
   const indices = guardRead('partition.indices', () => p.indices);
   const clients = requireLength('partition.indices', indices, MAX_VALUES);

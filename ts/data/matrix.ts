@@ -4,7 +4,8 @@
  * column already is one contiguous buffer and the WASM kernels run SIMD lanes
  * across rows of one feature.
  */
-import { tableFromArrays, type Table } from 'apache-arrow';
+import type { Table } from 'apache-arrow';
+import { arrowLibrary } from './arrow-library.js';
 import { isArrowBytes, isTableNamed, tableColumns, type ArrowColumnsOptions, type ArrowTableLike, type ArrowVectorLike } from './arrow.js';
 import { FedmixError, formatValue, InvalidDataError, InvalidParameterError } from '../errors.js';
 import { guardRead, isArray, isDetached, isFloat64Array, MAX_VALUES, readRecord, requireLength, requireVector } from '../validate.js';
@@ -266,7 +267,7 @@ export class Matrix {
     colNames.forEach((name, j) => {
       cols[name] = this.column(j).slice();
     });
-    return tableFromArrays(cols);
+    return arrowLibrary('Matrix.toArrow()').tableFromArrays(cols);
   }
 }
 

@@ -8,7 +8,8 @@
  * WASM (crates/fedmix-core/src/pca.rs); the fitted parameters are small and
  * live here, like KMeans centers.
  */
-import { makeVector, type Table } from 'apache-arrow';
+import type { Table } from 'apache-arrow';
+import { arrowLibrary } from './arrow-library.js';
 import { InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
 import { fixedSizeListVector, indexVector, tableOf } from './arrow.js';
 import { LIMITS, readOptions, requireInteger } from '../validate.js';
@@ -243,6 +244,7 @@ export class PCA {
    * `explainedVarianceRatio` (Float64) and `direction` (FixedSizeList<Float64>[d]).
    */
   toArrow(): Table {
+    const { makeVector } = arrowLibrary('PCA.toArrow()');
     const variance = this.explainedVariance;
     const k = variance.length;
     return tableOf({

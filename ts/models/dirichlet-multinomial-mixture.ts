@@ -11,7 +11,8 @@
  * small and live here, so a model needs no dispose(). Learn one from clients
  * with fitMdm (federated), draw new clients with sample().
  */
-import { makeVector, type Table } from 'apache-arrow';
+import type { Table } from 'apache-arrow';
+import { arrowLibrary } from '../data/arrow-library.js';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, restated } from '../errors.js';
@@ -329,6 +330,7 @@ export class DirichletMultinomialMixture {
    * (FixedSizeList<Float64>[N]: entry n - 1 is the probability of a client of n rows).
    */
   toArrow(): Table {
+    const { makeVector } = arrowLibrary('DirichletMultinomialMixture.toArrow()');
     return tableOf({
       component: indexVector(this.nComponents),
       tau: makeVector(this.tau.slice()),

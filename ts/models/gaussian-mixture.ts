@@ -5,7 +5,8 @@
  * dispose(). Parameter arrays use scikit-learn's shapes, flattened row-major:
  * means (k, d); covariances full (k, d, d), tied (d, d), diag (k, d), spherical (k,).
  */
-import { makeVector, type Table } from 'apache-arrow';
+import type { Table } from 'apache-arrow';
+import { arrowLibrary } from '../data/arrow-library.js';
 import * as v from 'valibot';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
@@ -602,6 +603,7 @@ export class GaussianMixture {
    * 'tied' repeats its one matrix on every row).
    */
   toArrow(): Table {
+    const { makeVector } = arrowLibrary('GaussianMixture.toArrow()');
     const { nComponents: k, nFeatures: d, covarianceType: t } = this.fitted().stats;
     let covariances = this.covariances;
     if (t === 'tied') {

@@ -6,6 +6,7 @@
 import type { Table } from 'apache-arrow';
 import * as v from 'valibot';
 import { fixedSizeListVector, indexVector, tableOf } from '../data/arrow.js';
+import { arrowLibrary } from '../data/arrow-library.js';
 import { Matrix, type MatrixLike } from '../data/matrix.js';
 import { formatValue, InvalidDataError, InvalidParameterError, NotFittedError } from '../errors.js';
 import { KMEANS_FIT_OPTIONS } from '../wasm/abi.generated.js';
@@ -315,6 +316,7 @@ export class KMeans {
 
   /** The centers as an Arrow Table of the project's apache-arrow: `cluster` (Int32) and `center` (FixedSizeList<Float64>[d]), one row per cluster. */
   toArrow(): Table {
+    arrowLibrary('KMeans.toArrow()');
     const centers = this.centers;
     const k = this.nClusters;
     return tableOf({ cluster: indexVector(k), center: fixedSizeListVector(centers, centers.length / k) });

@@ -290,11 +290,12 @@ export class RdpAccountant {
         throw new InvalidParameterError(`a saved RdpAccountant must be JSON: ${(e as Error).message}`);
       }
     }
-    if (json === null || typeof json !== 'object' || (json as { kind?: unknown }).kind !== 'RdpAccountant') {
+    // a getter that throws is the caller's bad input, refused typed like any other
+    if (json === null || typeof json !== 'object' || guardRead('kind', () => (json as { kind?: unknown }).kind) !== 'RdpAccountant') {
       throw new InvalidParameterError(`not a saved RdpAccountant: expected { kind: 'RdpAccountant', orders, history }, got ${formatValue(json)}`);
     }
     const j = json as RdpAccountantJSON;
-    const a = new RdpAccountant({ orders: j.orders });
+    const a = new RdpAccountant({ orders: guardRead('orders', () => j.orders) as RdpAccountantJSON['orders'] });
     const history = guardRead('history', () => j.history);
     if (!Array.isArray(history) || history.length > MAX_HISTORY) throw new InvalidParameterError(`a saved RdpAccountant's history must be an array of at most ${MAX_HISTORY} kinds of step`);
     // each kind of step's RDP once, however often the history names it

@@ -10,15 +10,16 @@
  *
  * Why not apache-arrow's tableToIPC/tableFromIPC per message: they cost about
  * 50 and 40 us per small message here (Table, schema and writer machinery),
- * which dominates a round of 10,000 clients. The schema message is made once
- * per layout by apache-arrow and cached; the record batch header is a fixed
+ * which dominates a round of 10,000 clients; and a program that federates
+ * need not load apache-arrow at all. The schema message is written once per
+ * layout (arrow-schema.ts) and cached; the record batch header is a fixed
  * flatbuffer written and read here (Arrow's Message.fbs / Schema.fbs), and the
  * numeric buffers are copied in (and viewed on decode, without a copy, when
  * the received bytes are 8-byte aligned). test/messages.test.ts checks both
  * directions against apache-arrow itself.
  */
-import { Field, Float32, Float64, Int32, List, Schema, Table, Uint32, Uint8, Utf8, tableToIPC, type DataType } from 'apache-arrow';
 import { InvalidMessageError } from '../../errors.js';
+import { schemaMessage as writeSchema, type ArrowElement } from './arrow-schema.js';
 
 export type ElementType = 'f64' | 'f32' | 'i32' | 'u32' | 'u8';
 export type NumericArray = Float64Array | Float32Array | Int32Array | Uint32Array | Uint8Array;
@@ -43,15 +44,15 @@ interface Element {
   type: ElementType;
   bytes: number;
   make(buffer: ArrayBuffer, offset: number, length: number): NumericArray;
-  arrow(): DataType;
+  arrow: ArrowElement;
 }
 
 const ELEMENTS: Record<ElementType, Element> = {
-  f64: { type: 'f64', bytes: 8, make: (b, o, n) => new Float64Array(b, o, n), arrow: () => new Float64() },
-  f32: { type: 'f32', bytes: 4, make: (b, o, n) => new Float32Array(b, o, n), arrow: () => new Float32() },
-  i32: { type: 'i32', bytes: 4, make: (b, o, n) => new Int32Array(b, o, n), arrow: () => new Int32() },
-  u32: { type: 'u32', bytes: 4, make: (b, o, n) => new Uint32Array(b, o, n), arrow: () => new Uint32() },
-  u8: { type: 'u8', bytes: 1, make: (b, o, n) => new Uint8Array(b, o, n), arrow: () => new Uint8() },
+  f64: { type: 'f64', bytes: 8, make: (b, o, n) => new Float64Array(b, o, n), arrow: { float: 2 } },
+  f32: { type: 'f32', bytes: 4, make: (b, o, n) => new Float32Array(b, o, n), arrow: { float: 1 } },
+  i32: { type: 'i32', bytes: 4, make: (b, o, n) => new Int32Array(b, o, n), arrow: { int: 32, signed: true } },
+  u32: { type: 'u32', bytes: 4, make: (b, o, n) => new Uint32Array(b, o, n), arrow: { int: 32, signed: false } },
+  u8: { type: 'u8', bytes: 1, make: (b, o, n) => new Uint8Array(b, o, n), arrow: { int: 8, signed: false } },
 };
 
 /** The element type of a typed array the codec carries; undefined for anything else. */
@@ -90,18 +91,12 @@ class Lru<K, V> {
 
 const schemaCache = new Lru<string, Uint8Array>(256);
 
-/** The encapsulated schema message for a header column and these numeric columns, made by apache-arrow. */
+/** The encapsulated schema message for a header column and these numeric columns. */
 function schemaMessage(columns: readonly Column[], types: readonly ElementType[]): Uint8Array {
   const key = columns.map((c, i) => `${c.name}\u0000${types[i]}`).join('\u0001');
   let bytes = schemaCache.get(key);
   if (!bytes) {
-    const fields = [
-      new Field('header', new Utf8(), false),
-      ...columns.map((c, i) => new Field(c.name, new List(new Field('item', ELEMENTS[types[i]!].arrow(), false)), false)),
-    ];
-    const stream = tableToIPC(new Table(new Schema(fields)), 'stream');
-    const view = new DataView(stream.buffer, stream.byteOffset, stream.byteLength);
-    bytes = stream.slice(0, 8 + view.getInt32(4, true));
+    bytes = writeSchema(columns.map((c) => c.name), types.map((t) => ELEMENTS[t].arrow));
     schemaCache.set(key, bytes);
   }
   return bytes;

@@ -17,6 +17,7 @@ import {
   WasmError,
   SecureAggregationError,
   type FedmixErrorCode,
+  ArrowNotLoadedError,
 } from '../../errors.js';
 import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { GaussianMixture, type GaussianMixtureJSON, type GaussianMixtureOptions } from '../../models/gaussian-mixture.js';
@@ -50,6 +51,7 @@ const ERRORS: Record<FedmixErrorCode, new (message: string) => FedmixError> = {
   PRIVACY_BUDGET: PrivacyBudgetError,
   WASM: WasmError,
   SECURE_AGGREGATION: SecureAggregationError,
+  ARROW_NOT_LOADED: ArrowNotLoadedError,
 };
 
 /** A worker's error as the class it had there (a bug, with no code, as a WasmError naming it). */
