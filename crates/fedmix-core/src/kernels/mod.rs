@@ -305,6 +305,37 @@ mod tests {
     }
 
     #[test]
+    fn exp_lse_matches_libm_within_one_ulp_and_flushes_below_normal() {
+        // log_normalize's exp, through log_normalize itself: one component at
+        // value x and one at 0, so the first responsibility is exp(x) / (1 + exp(x))
+        // and, for x < -37, exactly exp(x) (1 + exp(x) rounds to 1).
+        let mut s = 23u64;
+        let mut xs: Vec<f64> = (0..20000).map(|_| (lcg(&mut s) - 2.0) * 177.0975).collect();
+        xs.extend_from_slice(&[-37.5, -100.0, -700.0, -708.0, -708.39, -708.3899, -708.4, -745.0, -800.0, f64::NEG_INFINITY]);
+        let n = xs.len();
+        let mut w = xs.clone();
+        w.extend(std::iter::repeat(0.0).take(n));
+        let mut lse = vec![0.0; n];
+        log_normalize(&mut w, n, 2, n, &mut lse);
+        for (i, &x) in xs.iter().enumerate() {
+            let y = w[i];
+            if x < -708.39 {
+                assert_eq!(y, 0.0, "x={}", x);
+            } else if x < -37.0 {
+                let e = x.exp();
+                let ulp = (y.to_bits() as i64 - e.to_bits() as i64).abs();
+                assert!(ulp <= 1 || (y - e).abs() <= 5e-324, "x={} y={} libm={} ulp={}", x, y, e, ulp);
+                assert_eq!(w[n + i], 1.0);
+            }
+        }
+        // NaN stays NaN
+        let mut w = [f64::NAN, 0.0];
+        let mut lse = [0.0];
+        log_normalize(&mut w, 1, 2, 1, &mut lse);
+        assert!(w[0].is_nan() && lse[0].is_nan());
+    }
+
+    #[test]
     fn ln_matches_libm_within_one_ulp() {
         let mut s = 17u64;
         let mut xs: Vec<f64> = (0..20000).map(|_| (lcg(&mut s) * 300.0).exp()).collect();

@@ -75,6 +75,56 @@ pub fn exp(x: f64) -> f64 {
     }
 }
 
+// exp_lse: the exp of log-sum-exp (log_normalize), whose arguments are
+// x - max <= 0 (or NaN). Cheaper than exp where that range allows: the same
+// reduction, a degree-11 minimax polynomial (relative error 3.7e-18 on
+// |r| <= ln2/2 + 0.001, from a Remez fit in mpmath) in place of the degree-13
+// Taylor one, and one scaling by 2^k whose bits come straight from the
+// rounding sum t = x / ln2 + 1.5 * 2^52 (its low mantissa bits hold k; shifted
+// into the exponent field and biased by an integer add): no floor, no second
+// factor, no overflow mask. Results below 2^-1022 (x < EXP_LSE_LO) are flushed
+// to 0 where exp would give a subnormal: a responsibility below 2.2e-308.
+// Within 0.95 ulp of mpmath over [-708.39, 0] (500,000 points; scripts/exp-lse-error.py).
+pub(crate) const EXP_LSE_LO: f64 = -708.39; // above ln(f64::MIN_POSITIVE) = -708.3964: k >= -1022
+/// c2..c11 of e^r ~ 1 + r + r^2 (c2 + c3 r + ... + c11 r^9), minimax on |r| <= ln2/2 + 0.001
+pub(crate) const EXP_MINIMAX: [f64; 10] = [
+    0.5000000000000011,
+    0.16666666666666405,
+    0.04166666666652714,
+    0.008333333333498082,
+    0.0013888888944539647,
+    0.0001984126950093998,
+    2.4801492055793116e-05,
+    2.755758937945233e-06,
+    2.7630651830480813e-07,
+    2.4999763365861458e-08,
+];
+
+#[inline(always)]
+pub(crate) fn exp_lse(x: f64) -> f64 {
+    let t = x * INV_LN2 + ROUND_MAGIC;
+    let kf = t - ROUND_MAGIC;
+    let r = (x - kf * LN2_HI) - kf * LN2_LO;
+    // Estrin's scheme (mirrored in simd.rs)
+    let c = &EXP_MINIMAX;
+    let r2 = r * r;
+    let r4 = r2 * r2;
+    let r8 = r4 * r4;
+    let p0 = c[0] + c[1] * r;
+    let p1 = c[2] + c[3] * r;
+    let p2 = c[4] + c[5] * r;
+    let p3 = c[6] + c[7] * r;
+    let p4 = c[8] + c[9] * r;
+    let q = ((p0 + p1 * r2) + (p2 + p3 * r2) * r4) + p4 * r8;
+    let y = 1.0 + (r + r2 * q);
+    let v = y * f64::from_bits((t.to_bits() << 52).wrapping_add(ONE_BITS));
+    if x < EXP_LSE_LO {
+        0.0
+    } else {
+        v
+    }
+}
+
 // ln for positive normal numbers (what log-sum-exp needs: sums of exps that
 // include exp(0) = 1): x = 2^e m with m in [sqrt(2)/2, sqrt(2)), f = m - 1,
 // s = f / (2 + f), and fdlibm's e_log.c polynomial in s^2 (below 1 ulp).
@@ -274,7 +324,7 @@ pub(crate) fn log_normalize_from(w: &mut [f64], stride: usize, k: usize, start: 
         }
         let mut s = 0.0;
         for c in 0..k {
-            let e = exp(w[c * stride + i] - m);
+            let e = exp_lse(w[c * stride + i] - m);
             w[c * stride + i] = e;
             s += e;
         }

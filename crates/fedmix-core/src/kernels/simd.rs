@@ -3,7 +3,7 @@
 //! rows that do not fill a vector to that twin.
 
 use super::scalar::{
-    self, EXPONENT_MAGIC, EXP_HI, EXP_LO, EXP_TAYLOR, INV_LN2, LG, LN2_HI, LN2_LO, MANTISSA_MASK, ONE_BITS, ROUND_MAGIC, SQRT2, TWO52_BITS,
+    self, EXPONENT_MAGIC, EXP_HI, EXP_LO, EXP_LSE_LO, EXP_MINIMAX, EXP_TAYLOR, INV_LN2, LG, LN2_HI, LN2_LO, MANTISSA_MASK, ONE_BITS, ROUND_MAGIC, SQRT2, TWO52_BITS,
 };
 use super::{Cols, LogDensity, Nearest, LSA_BLOCK};
 use core::arch::wasm32::*;
@@ -52,6 +52,28 @@ unsafe fn exp_v(x: v128) -> v128 {
     let v = f64x2_mul(f64x2_mul(y, pow2_int(k1)), pow2_int(k2));
     let v = v128_andnot(v, f64x2_lt(x, splat(EXP_LO)));
     v128_bitselect(splat(f64::INFINITY), v, f64x2_lt(splat(EXP_HI), x))
+}
+
+/// exp_lse on two lanes; see scalar::exp_lse. Mirrors it operation for operation.
+#[inline(always)]
+unsafe fn exp_lse_v(x: v128) -> v128 {
+    let magic = splat(ROUND_MAGIC);
+    let t = f64x2_add(f64x2_mul(x, splat(INV_LN2)), magic);
+    let kf = f64x2_sub(t, magic);
+    let r = f64x2_sub(f64x2_sub(x, f64x2_mul(kf, splat(LN2_HI))), f64x2_mul(kf, splat(LN2_LO)));
+    let c = &EXP_MINIMAX;
+    let r2 = f64x2_mul(r, r);
+    let r4 = f64x2_mul(r2, r2);
+    let r8 = f64x2_mul(r4, r4);
+    let p0 = f64x2_add(splat(c[0]), f64x2_mul(splat(c[1]), r));
+    let p1 = f64x2_add(splat(c[2]), f64x2_mul(splat(c[3]), r));
+    let p2 = f64x2_add(splat(c[4]), f64x2_mul(splat(c[5]), r));
+    let p3 = f64x2_add(splat(c[6]), f64x2_mul(splat(c[7]), r));
+    let p4 = f64x2_add(splat(c[8]), f64x2_mul(splat(c[9]), r));
+    let q = f64x2_add(f64x2_add(f64x2_add(p0, f64x2_mul(p1, r2)), f64x2_mul(f64x2_add(p2, f64x2_mul(p3, r2)), r4)), f64x2_mul(p4, r8));
+    let y = f64x2_add(splat(1.0), f64x2_add(r, f64x2_mul(r2, q)));
+    let v = f64x2_mul(y, i64x2_add(i64x2_shl(t, 52), u64x2_splat(ONE_BITS)));
+    v128_andnot(v, f64x2_lt(x, splat(EXP_LSE_LO)))
 }
 
 /// ln on two lanes; see scalar::ln. Mirrors it operation for operation.
@@ -363,7 +385,7 @@ pub unsafe fn log_normalize(w: &mut [f64], stride: usize, k: usize, len: usize, 
         let mut s = splat(0.0);
         for c in 0..k {
             let q = p.add(c * stride + i);
-            let e = exp_v(f64x2_sub(ld(q), m));
+            let e = exp_lse_v(f64x2_sub(ld(q), m));
             st(q, e);
             s = f64x2_add(s, e);
         }
