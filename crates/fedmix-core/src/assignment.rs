@@ -7,12 +7,14 @@
 //! Method: shortest augmenting paths with dual variables, the Jonker-Volgenant
 //! scheme in the form Crouse gives for rectangular matrices ("On implementing 2D
 //! rectangular assignment algorithms", IEEE TAES 2016), which is also scipy's:
-//! no initialization phase; each row in turn is assigned by a Dijkstra search over
+//! each row in turn is assigned by a Dijkstra search over
 //! reduced costs c[i][j] - u[i] - v[j] from that row to a free column, then the
 //! duals are updated so that reduced costs stay non-negative and are zero on the
 //! assignment, and the path is flipped. With rows <= columns (the matrix is
 //! transposed otherwise), every row is assigned and free columns keep v = 0,
-//! which makes the result optimal for the rectangular problem.
+//! which makes the result optimal for the rectangular problem. A square
+//! matrix of finite costs first goes through LAPJV's initial reduction
+//! (Solver::reduce), which assigns most rows cheaply; the searches do the rest.
 //!
 //! What differs from the textbook loop is the data layout of the hot loop: the
 //! search keeps no list of unscanned columns to gather from. Each step relaxes a
