@@ -87,6 +87,9 @@ test('linearSumAssignment: SIMD and scalar builds choose the same cells, bit for
     { shape: [301, 257], cost: Float64Array.from({ length: 301 * 257 }, u), maximize: false },
     { shape: [200, 233], cost: Float64Array.from({ length: 200 * 233 }, () => Math.floor(u() * 5)), maximize: true },
     { shape: [150, 150], cost: Float64Array.from({ length: 150 * 150 }, () => (u() < 0.3 ? Infinity : Math.floor(u() * 50))), maximize: false },
+    // square and finite: LAPJV's initial reduction runs first (its scans' ties too)
+    { shape: [203, 203], cost: Float64Array.from({ length: 203 * 203 }, u), maximize: false },
+    { shape: [203, 203], cost: Float64Array.from({ length: 203 * 203 }, () => Math.floor(u() * 4)), maximize: true },
   ] as const;
   const solveAll = () => problems.map((p) => linearSumAssignment(p.cost, { shape: [...p.shape], maximize: p.maximize }));
   await load('simd', ['assignment']);

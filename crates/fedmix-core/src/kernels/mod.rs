@@ -261,6 +261,31 @@ pub fn lsa_relax(c: &[f64], v: &[f64], h: f64, row: u64, first: bool, dist: &mut
     }
 }
 
+/// The assignment solver's column reduction, one cost row at a time: where
+/// c[j] < minima[j], minima[j] = c[j] and rows[j] = row (so that after every
+/// row, minima holds the column minima and rows the first row reaching each).
+pub fn column_minima(c: &[f64], row: u32, minima: &mut [f64], rows: &mut [u32]) {
+    assert!(c.len() == minima.len() && rows.len() == minima.len());
+    dispatch!(column_minima(c, row, minima, rows))
+}
+
+/// The two smallest of c[j] - v[j] and their columns, ties to the lower
+/// column: `value` at `first`, then `second_value` at `second` (the next in
+/// (value, column) order; +inf at column 0 when c has one column).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TwoSmallest {
+    pub value: f64,
+    pub first: usize,
+    pub second_value: f64,
+    pub second: usize,
+}
+
+/// The assignment solver's scan of one row's reduced costs (see TwoSmallest).
+pub fn two_smallest(c: &[f64], v: &[f64]) -> TwoSmallest {
+    assert!(c.len() == v.len());
+    dispatch!(two_smallest(c, v))
+}
+
 /// Runs `iters` rounds of 8 independent f64x2 multiply-adds (scalar twin: 16 scalar)
 /// and returns the number of floating-point operations done; used to measure the
 /// machine's peak for the benchmark's efficiency figure. `seed` keeps it from being
@@ -422,6 +447,36 @@ mod tests {
             let e1: f64 = (0..len).map(|i| w[i] * (t[i] - 0.25)).sum();
             let e2: f64 = (0..len).map(|i| w[i] * (t[i] - 0.25).powi(2)).sum();
             assert!((m1 - e1).abs() < 1e-12 && (m2 - e2).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn column_minima_and_two_smallest_take_the_first_of_ties() {
+        for &m in &[1usize, 2, 7, 8, 9, 23, 40] {
+            // values in {0, 1, 2}: ties everywhere
+            let rows: Vec<Vec<f64>> = (0..6).map(|i| (0..m).map(|j| ((i * 7 + j * 5) % 3) as f64).collect()).collect();
+            let mut minima = rows[0].clone();
+            let mut first = vec![0u32; m];
+            for (i, r) in rows.iter().enumerate().skip(1) {
+                column_minima(r, i as u32, &mut minima, &mut first);
+            }
+            for j in 0..m {
+                let lo = rows.iter().map(|r| r[j]).fold(f64::INFINITY, f64::min);
+                assert_eq!((minima[j], first[j] as usize), (lo, rows.iter().position(|r| r[j] == lo).unwrap()), "m={} j={}", m, j);
+            }
+            let v: Vec<f64> = (0..m).map(|j| ((j * 3) % 2) as f64).collect();
+            for r in &rows {
+                let h: Vec<f64> = r.iter().zip(&v).map(|(c, v)| c - v).collect();
+                let mut order: Vec<usize> = (0..m).collect();
+                order.sort_by(|&a, &b| h[a].partial_cmp(&h[b]).unwrap().then(a.cmp(&b)));
+                let t = two_smallest(r, &v);
+                assert_eq!((t.value, t.first), (h[order[0]], order[0]), "m={}", m);
+                if m > 1 {
+                    assert_eq!((t.second_value, t.second), (h[order[1]], order[1]), "m={}", m);
+                } else {
+                    assert_eq!(t.second_value, f64::INFINITY);
+                }
+            }
         }
     }
 

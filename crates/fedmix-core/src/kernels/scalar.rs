@@ -1,7 +1,7 @@
 //! Scalar twins of the SIMD kernels. The operation order mirrors simd.rs lane for
 //! lane (see mod.rs); change both together. Also the tails of the SIMD loops.
 
-use super::{Cols, LogDensity, Nearest, LSA_BLOCK};
+use super::{Cols, LogDensity, Nearest, TwoSmallest, LSA_BLOCK};
 
 // exp: argument reduction x = k ln2 + r with |r| <= ln2/2, then
 // e^r = 1 + (r + r^2 q(r)) with q the Taylor polynomial 1/2! + r/3! + ... + r^11/13!
@@ -378,6 +378,36 @@ pub(crate) fn lsa_relax_block<const FIRST: bool>(c: &[f64], v: &[f64], h: f64, r
         }
     }
     block_min[b] = lowest;
+}
+
+pub fn column_minima(c: &[f64], row: u32, minima: &mut [f64], rows: &mut [u32]) {
+    for j in 0..c.len() {
+        if c[j] < minima[j] {
+            minima[j] = c[j];
+            rows[j] = row;
+        }
+    }
+}
+
+pub fn two_smallest(c: &[f64], v: &[f64]) -> TwoSmallest {
+    let mut t = TwoSmallest { value: f64::INFINITY, first: 0, second_value: f64::INFINITY, second: 0 };
+    for j in 0..c.len() {
+        two_smallest_see(&mut t, c[j] - v[j], j);
+    }
+    t
+}
+
+/// Takes the reduced cost h of column j into t (columns in increasing order).
+#[inline(always)]
+pub(crate) fn two_smallest_see(t: &mut TwoSmallest, h: f64, j: usize) {
+    if h < t.second_value {
+        if h < t.value {
+            *t = TwoSmallest { value: h, first: j, second_value: t.value, second: t.first };
+        } else {
+            t.second_value = h;
+            t.second = j;
+        }
+    }
 }
 
 /// See mod.rs: two sums, even and odd features, in order; then added.

@@ -5,7 +5,7 @@
 use super::scalar::{
     self, EXPONENT_MAGIC, EXP_HI, EXP_LO, EXP_LSE_LO, EXP_MINIMAX, EXP_TAYLOR, INV_LN2, LG, LN2_HI, LN2_LO, MANTISSA_MASK, ONE_BITS, ROUND_MAGIC, SQRT2, TWO52_BITS,
 };
-use super::{Cols, LogDensity, Nearest, LSA_BLOCK};
+use super::{Cols, LogDensity, Nearest, TwoSmallest, LSA_BLOCK};
 use core::arch::wasm32::*;
 
 #[inline(always)]
@@ -479,6 +479,63 @@ pub unsafe fn lsa_relax<const FIRST: bool>(c: &[f64], v: &[f64], h: f64, row: u6
         near.see(full, block_min[full]);
     }
     near
+}
+
+/// Blocks of 8 columns where no cost is below the minimum are left as they
+/// are (after a few rows, most of them), the others take the scalar twin's
+/// update lane for lane.
+pub unsafe fn column_minima(c: &[f64], row: u32, minima: &mut [f64], rows: &mut [u32]) {
+    let m = c.len();
+    let full = m / LSA_BLOCK * LSA_BLOCK;
+    let (cp, mp, rp) = (c.as_ptr(), minima.as_mut_ptr(), rows.as_mut_ptr() as *mut v128);
+    let rowv = u32x4_splat(row);
+    let mut j = 0;
+    while j < full {
+        let (c0, c1, c2, c3) = (ld(cp.add(j)), ld(cp.add(j + 2)), ld(cp.add(j + 4)), ld(cp.add(j + 6)));
+        let (m0, m1, m2, m3) = (ld(mp.add(j)), ld(mp.add(j + 2)), ld(mp.add(j + 4)), ld(mp.add(j + 6)));
+        let (l0, l1, l2, l3) = (f64x2_lt(c0, m0), f64x2_lt(c1, m1), f64x2_lt(c2, m2), f64x2_lt(c3, m3));
+        if v128_any_true(v128_or(v128_or(l0, l1), v128_or(l2, l3))) {
+            st(mp.add(j), v128_bitselect(c0, m0, l0));
+            st(mp.add(j + 2), v128_bitselect(c1, m1, l1));
+            st(mp.add(j + 4), v128_bitselect(c2, m2, l2));
+            st(mp.add(j + 6), v128_bitselect(c3, m3, l3));
+            // the 64-bit masks narrowed to the 32-bit lanes of the row numbers
+            let q = rp.add(j / 4);
+            v128_store(q, v128_bitselect(rowv, v128_load(q), i32x4_shuffle::<0, 2, 4, 6>(l0, l1)));
+            v128_store(q.add(1), v128_bitselect(rowv, v128_load(q.add(1)), i32x4_shuffle::<0, 2, 4, 6>(l2, l3)));
+        }
+        j += LSA_BLOCK;
+    }
+    scalar::column_minima(&c[full..], row, &mut minima[full..], &mut rows[full..]);
+}
+
+/// Blocks of 8 columns with no reduced cost below the second smallest so far
+/// change nothing and are passed over; the others go through the scalar
+/// twin's update, column by column.
+pub unsafe fn two_smallest(c: &[f64], v: &[f64]) -> TwoSmallest {
+    let m = c.len();
+    let full = m / LSA_BLOCK * LSA_BLOCK;
+    let (cp, vp) = (c.as_ptr(), v.as_ptr());
+    let mut t = TwoSmallest { value: f64::INFINITY, first: 0, second_value: f64::INFINITY, second: 0 };
+    let mut j = 0;
+    while j < full {
+        let bar = splat(t.second_value);
+        let h0 = f64x2_sub(ld(cp.add(j)), ld(vp.add(j)));
+        let h1 = f64x2_sub(ld(cp.add(j + 2)), ld(vp.add(j + 2)));
+        let h2 = f64x2_sub(ld(cp.add(j + 4)), ld(vp.add(j + 4)));
+        let h3 = f64x2_sub(ld(cp.add(j + 6)), ld(vp.add(j + 6)));
+        let below = v128_or(v128_or(f64x2_lt(h0, bar), f64x2_lt(h1, bar)), v128_or(f64x2_lt(h2, bar), f64x2_lt(h3, bar)));
+        if v128_any_true(below) {
+            for k in j..j + LSA_BLOCK {
+                scalar::two_smallest_see(&mut t, *cp.add(k) - *vp.add(k), k);
+            }
+        }
+        j += LSA_BLOCK;
+    }
+    for k in full..m {
+        scalar::two_smallest_see(&mut t, c[k] - v[k], k);
+    }
+    t
 }
 
 /// The smallest of the eight lanes (no NaN among them).
