@@ -158,7 +158,7 @@ describe('federations with a browser', () => {
     // the workers ran the page's compiled modules (sent with their clients): they fetched no .wasm of their
     // own, and the page fetched each SIMD module once
     expect(requested).toContain('/dist/web-worker.js');
-    expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', 'all'));
+    expect(wasmRequests(requested)).toEqual(modulePaths('/dist/', 'all', 'relaxed'));
     const { rounds: _r, name: _n, ...model } = fromPage;
     expect(model).toEqual(inNode());
     expect(problems).toEqual([]);
@@ -189,7 +189,10 @@ describe('federations with a browser', () => {
     try {
       const inProcess = runFederationSync(new FedAvgServer(fedavg), roles);
       expect(fromPage.excluded).toBe(0);
-      expect(fromPage.parameters).toEqual(Array.from(inProcess.model.parameters));
+      // the page runs the relaxed build (fused multiply-adds in the networks), Node 20 the SIMD build: equal to rounding
+      const node = Array.from(inProcess.model.parameters);
+      expect(fromPage.parameters).toHaveLength(node.length);
+      for (const [j, v] of fromPage.parameters.entries()) expect(Math.abs(v - node[j]!), `parameter ${j}`).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(node[j]!)));
     } finally {
       for (const c of roles) c.dispose();
     }
@@ -246,7 +249,7 @@ describe('federations with a browser', () => {
       await second.goto(`${originOf(server!)}/?features=dem`);
       await second.waitForFunction(() => (globalThis as unknown as PageGlobals).fedmixStatus !== undefined, undefined, { timeout: 30_000 });
       expect(await second.evaluate(() => (globalThis as unknown as PageGlobals).fedmixStatus)).toBe('ok');
-      expect(await second.evaluate(() => (globalThis as unknown as PageGlobals).fedmixInfo)).toEqual({ simd: true, backend: 'simd', features: ['dem'] });
+      expect(await second.evaluate(() => (globalThis as unknown as PageGlobals).fedmixInfo)).toEqual({ simd: true, backend: 'relaxed', features: ['dem'] });
       const fromPage = await second.evaluate(
         async ({ rows, dem }) => {
           const f = (globalThis as unknown as PageGlobals).fedmix!;

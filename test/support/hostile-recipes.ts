@@ -939,7 +939,7 @@ export const RECIPES: Record<string, Recipe> = {
   fedGenGMM: fn(f.fedGenGMM, () => [clientsOf(), { client: { kMin: 1, kMax: 2, covarianceType: 'diag', seed: 1 }, server: { nComponents: 2, h: 10, seed: 1 } }]),
   FedGenGMMClient: cls(f.FedGenGMMClient, () => ['0', X(), { kMin: 1, kMax: 2, covarianceType: 'diag', criterion: 'bic', nInit: 1, tol: 1e-3, maxIter: 50, regCovar: 1e-6, seed: 1 }], {
     methods: { respond: (self) => [requestFor(fedgengmmServer, self)], train: () => [], trainAsync: () => [], upload: () => [], takeModel: (self) => (self.train(), []), savedGlobalModel: () => [], dispose: () => [] },
-    internal: ['onThreads', 'selection', 'keep'],
+    internal: ['selection', 'keep'],
   }),
   FedGenGMMServer: {
     call: (...a) => new f.FedGenGMMServer(...(a as [never])),
@@ -1195,7 +1195,7 @@ export const SAVED: Record<string, SavedRecipe> = {
     cls: 'KMeans',
     file: () => saved(new f.KMeans({ nClusters: 4, seed: 1 }).fit(satellite().X)),
     load: (j) => f.KMeans.fromJSON(j as string),
-    args: { fit: () => [satRows()], fitPredict: () => [satRows()], predict: () => [satRows()], score: () => [satRows()], toJSON: () => [], toArrow: () => [] },
+    args: { fit: () => [satRows()], fitAsync: () => [satRows()], fitPredict: () => [satRows()], predict: () => [satRows()], score: () => [satRows()], toJSON: () => [], toArrow: () => [] },
   },
   PCA: {
     cls: 'PCA',

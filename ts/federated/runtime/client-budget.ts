@@ -82,6 +82,7 @@ export class MemoryLedgerStore implements LedgerStore {
   private text: string | undefined;
 
   update(change: (saved: unknown) => SavedLedger | undefined): Promise<void> {
+    if (typeof change !== 'function') return Promise.reject(new InvalidParameterError(`update takes a function from the saved ledger to the next, got ${formatValue(change)}`));
     try {
       const next = change(this.text === undefined ? undefined : JSON.parse(this.text));
       if (next !== undefined) this.text = JSON.stringify(next);
