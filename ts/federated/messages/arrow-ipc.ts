@@ -19,7 +19,7 @@
  * directions against apache-arrow itself.
  */
 import { InvalidMessageError } from '../../errors.js';
-import { schemaMessage as writeSchema, type ArrowElement } from './arrow-schema.js';
+import { HEADER_SCHEMA, METADATA_V5, schemaMessage as writeSchema, TYPE_FLOATING_POINT, TYPE_INT, TYPE_LIST, TYPE_UTF8, type ArrowElement } from './arrow-schema.js';
 
 export type ElementType = 'f64' | 'f32' | 'i32' | 'u32' | 'u8';
 export type NumericArray = Float64Array | Float32Array | Int32Array | Uint32Array | Uint8Array;
@@ -30,15 +30,8 @@ export interface Column {
 }
 
 const CONTINUATION = 0xffffffff;
-/** Arrow's MetadataVersion V5 and MessageHeader codes (Message.fbs). */
-const METADATA_V5 = 4;
-const HEADER_SCHEMA = 1;
+/** Message.fbs' MessageHeader code of a record batch (the schema's and the type codes are arrow-schema.ts'). */
 const HEADER_RECORD_BATCH = 3;
-/** Type union codes of Schema.fbs. */
-const TYPE_INT = 2;
-const TYPE_FLOATING_POINT = 3;
-const TYPE_UTF8 = 5;
-const TYPE_LIST = 12;
 
 interface Element {
   type: ElementType;

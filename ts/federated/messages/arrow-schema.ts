@@ -7,14 +7,14 @@
  * schemas with apache-arrow and compares them with its own).
  */
 
-/** Arrow's MetadataVersion V5 and the Schema message header (Message.fbs). */
-const METADATA_V5 = 4;
-const HEADER_SCHEMA = 1;
+/** Arrow's MetadataVersion V5 and the Schema message header (Message.fbs); arrow-ipc.ts reads with the same codes. */
+export const METADATA_V5 = 4;
+export const HEADER_SCHEMA = 1;
 /** Type union codes of Schema.fbs. */
-const TYPE_INT = 2;
-const TYPE_FLOATING_POINT = 3;
-const TYPE_UTF8 = 5;
-const TYPE_LIST = 12;
+export const TYPE_INT = 2;
+export const TYPE_FLOATING_POINT = 3;
+export const TYPE_UTF8 = 5;
+export const TYPE_LIST = 12;
 
 /** A column's element type as Schema.fbs spells it: Int (width, signed) or FloatingPoint (precision 1 single, 2 double). */
 export type ArrowElement = { int: 8 | 32; signed: boolean } | { float: 1 | 2 };
