@@ -7,7 +7,9 @@
 // long and a short fit over the extra iterations (start-up and thread starts
 // cancel); the whole fit of HI iterations, thread starts included, is shown too.
 // Issue bar: >= 1.7x over one thread at n = 1e5 on this 2-core machine.
+import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { GaussianMixture, KMeans } from '../dist/index.js';
 import { begin, blobs, median, runPeer, sized, writeMatrix } from './common.mjs';
 
@@ -70,6 +72,11 @@ export async function run() {
     ['data', 'fedmix 1 thread', `fedmix ${THREADS} threads`, 'speed-up', `fit of ${HI} iterations, ms (1 / ${THREADS})`, `scikit-learn 1 / ${THREADS} threads`, `scikit-learn best / fedmix ${THREADS}`],
     await kmeansRows(),
   );
+  results.print(
+    `The machine's ceiling: the same one-thread fit in one process alone and in two processes at once, ms per iteration (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end)`,
+    ['data', 'fit', 'one process alone', 'each of two at once', 'ceiling for 2 threads'],
+    await ceilingRows(),
+  );
   await results.write();
 }
 
@@ -112,6 +119,41 @@ export async function kmeansRows() {
       `${median(whole[0]).toFixed(0)} / ${median(whole[1]).toFixed(0)}`,
       `${sk[0].toFixed(2)} / ${sk[1].toFixed(2)}`, `${(Math.min(...sk) / f2).toFixed(2)}x`,
     ]);
+  }
+  return rows;
+}
+
+/** Runs bench/threads-solo.mjs in `count` processes started together; each one's ms per iteration. */
+async function soloProcesses(job, count) {
+  const script = fileURLToPath(new URL('./threads-solo.mjs', import.meta.url));
+  const children = Array.from({ length: count }, () => {
+    const child = spawn(process.execPath, [script, JSON.stringify(job)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    const ready = new Promise((resolve) => child.stdout.on('data', (b) => { out += b; if (out.includes('ready')) resolve(); }));
+    const done = new Promise((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()).msPerIter) : reject(new Error(`threads-solo.mjs exited with ${code}`)))));
+    return { child, ready, done };
+  });
+  await Promise.all(children.map((c) => c.ready));
+  for (const c of children) c.child.stdin.end('go\n');
+  return Promise.all(children.map((c) => c.done));
+}
+
+/**
+ * How much a second core gives each kernel with nothing shared but the
+ * machine: 2 x (alone) / (each of two at once). A thread count's speed-up
+ * above cannot pass it; the gap between the two is what the threads' messages
+ * and the shards' split cost.
+ */
+export async function ceilingRows() {
+  const rows = [];
+  for (const { n, d, k } of CONFIGS) {
+    for (const kind of ['diag', 'full', 'kmeans']) {
+      const job = { kind, n, d, k, lo: LO, hi: HI, repeats: REPEATS };
+      const [alone] = await soloProcesses(job, 1);
+      const both = await soloProcesses(job, THREADS);
+      const each = median(both);
+      rows.push([`${n} x ${d}, K=${k}`, kind === 'kmeans' ? 'KMeans (Lloyd)' : `GaussianMixture EM, ${kind}`, alone.toFixed(2), each.toFixed(2), `${((THREADS * alone) / each).toFixed(2)}x`]);
+    }
   }
   return rows;
 }
