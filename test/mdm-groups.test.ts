@@ -5,7 +5,7 @@
  * and checked against its statistics; a group that fails takes all its users
  * with it; minimum-client rules and the privacy rule count users.
  */
-import { beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test, vi } from 'vitest';
 import {
   decodeMessage,
   encodeMessage,
@@ -34,7 +34,7 @@ import {
 } from '../ts/index.js';
 import { histogramRows } from '../ts/models/dirichlet-multinomial-mixture.js';
 import { digammaDiff, lgamma, lnRisingFactorial } from '../ts/special/gamma.js';
-import { StatsBounds } from '../ts/federated/mdm/messages.js';
+import { MDM_PROTOCOL, paramsOf, StatsBounds } from '../ts/federated/mdm/messages.js';
 import { record, f64Array } from '../ts/federated/messages/schema.js';
 import { editPayload, maxRelativeError, Recording } from './helpers.js';
 
@@ -375,5 +375,122 @@ describe("the aggregator's bounds", () => {
       worst = Math.max(worst, Math.abs(b.logLikelihood - floor) / Math.abs(floor));
     }
     expect(worst).toBeLessThan(1e-13);
+  });
+});
+
+describe("the aggregator's bounds are kept per model", () => {
+  const model = () => {
+    const h = users(30, 7);
+    return { h, init: fitMdm(h, { nComponents: K, rounds: 0, maxCount: N, seed: 1 }).model };
+  };
+  /** the bounds of sizes 1..N as one array, to compare bit for bit */
+  const allBounds = (b: StatsBounds) => Float64Array.from({ length: N }, (_, i) => i + 1).reduce<number[]>((acc, n) => {
+    const x = b.at(n);
+    return acc.concat(Array.from(x.u), Array.from(x.v), [x.logLikelihood, x.supported ? 1 : 0]);
+  }, []);
+  /** a model like `m` with `edit` applied to a copy of its parameters */
+  const edited = (m: DirichletMultinomialMixture, edit: (p: { tau: number[]; alpha: number[][]; pi: number[][] }) => void) => {
+    const rows = (v: Float64Array, w: number) => Array.from({ length: K }, (_, r) => Array.from(v.subarray(r * w, (r + 1) * w)));
+    const p = { tau: Array.from(m.tau), alpha: rows(m.alpha, C), pi: rows(m.pi, N) };
+    edit(p);
+    return new DirichletMultinomialMixture(p);
+  };
+
+  test('the same parameters (another object) reuse the bounds; one changed bit, or a model changed in place, makes new ones', () => {
+    const { init } = model();
+    const b = StatsBounds.of(init);
+    const again = StatsBounds.of(DirichletMultinomialMixture.fromJSON(init.toJSON()));
+    expect(again).toBe(b);
+    const changes = [
+      edited(init, (p) => (p.alpha[1]![3]! *= 1 + 2 ** -52)),
+      edited(init, (p) => (p.tau = [0.9, 0.1])),
+      // half of every component's P(n = 10) moved to n = 11
+      edited(init, (p) => p.pi.forEach((row) => ([row[9], row[10]] = [row[9]! / 2, row[10]! + row[9]! / 2]))),
+    ];
+    for (const changed of changes) {
+      const c = StatsBounds.of(changed);
+      expect(c).not.toBe(b);
+      // and they are the changed model's own bounds, not the cached ones
+      expect(allBounds(c)).toEqual(allBounds(new StatsBounds(changed)));
+      expect(allBounds(c)).not.toEqual(allBounds(b));
+    }
+    // a model's arrays written after its bounds were made: the kept copy no longer matches it
+    const mutable = DirichletMultinomialMixture.fromJSON(init.toJSON());
+    const kept = StatsBounds.of(mutable);
+    mutable.alpha[0] = 2 * mutable.alpha[0]!;
+    const after = StatsBounds.of(mutable);
+    expect(after).not.toBe(kept);
+    expect(allBounds(after)).toEqual(allBounds(new StatsBounds(mutable)));
+    // the bounds computed from the kept copy are the original model's, bit for bit
+    expect(allBounds(kept)).toEqual(allBounds(new StatsBounds(init)));
+  });
+
+  test('a round gives the same bits whether its bounds were kept or computed, and the kept round computes none', () => {
+    const { h, init } = model();
+    const run = () => {
+      const server = new MdmServer({ nComponents: K, nCategories: C, maxCount: N, rounds: 1, init, seed: 1 });
+      try {
+        const r = runFederationSync(server, [new MdmUserGroup('g0', rowsOf(h, 0, 12)), new MdmUserGroup('g1', rowsOf(h, 12, 30)), new MdmClient('one', rowsOf(h, 29, 30)[0]!)]);
+        return { ...r, rounds: server.history };
+      } finally {
+        server.dispose();
+      }
+    };
+    const compute = vi.spyOn(StatsBounds.prototype as unknown as { compute: () => void }, 'compute');
+    try {
+      StatsBounds.of(edited(init, (p) => (p.alpha[0]![0]! *= 2))); // another model's bounds kept: the first run computes
+      const fresh = run();
+      expect(compute).toHaveBeenCalled();
+      compute.mockClear();
+      const kept = run();
+      expect(compute).not.toHaveBeenCalled();
+      expect(kept.excluded).toEqual([]);
+      expect(fresh.excluded).toEqual([]);
+      expect(same(kept.model, fresh.model)).toBe(0);
+      expect(kept.rounds.map((r) => r.meanLogLikelihood)).toEqual(fresh.rounds.map((r) => r.meanLogLikelihood));
+      expect(fresh.rounds[0]!.meanLogLikelihood).toBeLessThan(0);
+    } finally {
+      compute.mockRestore();
+    }
+  });
+
+  test('a tampered u or v is refused just above its bound and accepted at it, with bounds kept or computed', () => {
+    const { h, init } = model();
+    const request = MDM_PROTOCOL.exchanges.get('mdm/model')!.request.read(message('mdm/model', 'server', 1, { model: paramsOf(init), logLikelihood: true }));
+    const group = new MdmUserGroup('g', rowsOf(h, 0, 30));
+    const honest = group.respond(request);
+    const p = honest.payload as { omega: Float64Array; e: Float64Array; u: Float64Array; v: Float64Array; logLikelihood: number; unsupported: number };
+    // the bounds the aggregator allows: sum over sizes n of E[k, n] x the bound of size n
+    const fresh = new StatsBounds(init);
+    const uBound = new Float64Array(K * C);
+    const vBound = new Float64Array(K);
+    for (let n = 1; n <= N; n++) {
+      const b = fresh.at(n);
+      for (let r = 0; r < K; r++) {
+        const w = p.e[r * N + n - 1]!;
+        vBound[r]! += w * b.v[r]!;
+        for (let j = r * C; j < (r + 1) * C; j++) uBound[j]! += w * b.u[j]!;
+      }
+    }
+    const j = p.u.findIndex((x) => x > 0);
+    const withField = (name: 'u' | 'v', i: number, x: number) => {
+      const copy = Float64Array.from(p[name]);
+      copy[i] = x;
+      return message(honest.kind, honest.from, honest.round, { ...p, [name]: copy }, honest.users);
+    };
+    for (const cache of ['computed', 'kept'] as const) {
+      if (cache === 'computed') StatsBounds.of(edited(init, (q) => (q.alpha[0]![0]! *= 2)));
+      else StatsBounds.of(init);
+      const aggregator = new MdmAggregator();
+      aggregator.begin(request);
+      aggregator.add(honest);
+      aggregator.add(withField('u', j, uBound[j]!));
+      aggregator.add(withField('v', 1, vBound[1]!));
+      expect(() => aggregator.add(withField('u', j, uBound[j]! * (1 + 1e-8)))).toThrow(/u is above the bound of its sizes|above .* the most its users' sizes allow/);
+      expect(() => aggregator.add(withField('v', 1, vBound[1]! * (1 + 1e-8)))).toThrow(/v\[1\] is .* above/);
+      expect((aggregator.release().payload as { clients: number }).clients).toBe(90);
+      aggregator.dispose();
+    }
+    group.dispose();
   });
 });

@@ -114,7 +114,8 @@ export class MdmAggregator {
         if (this.noiseMultiplier > 0 && logLikelihood) {
           throw new FederationError("the aggregator adds noise and does not release the clients' log-likelihoods, which have no bounded sensitivity; the broadcast asks for them");
         }
-        const bounds = new StatsBounds(model);
+        // the last broadcast model's bounds again when it is the same model (StatsBounds.of)
+        const bounds = StatsBounds.of(model);
         r = {
           of: 'round',
           reply: MDM_KINDS.stats,

@@ -372,18 +372,58 @@ export class StatsBounds {
   private readonly bySize = new Map<number, SizeBounds>();
   private readonly a0: Float64Array;
   private readonly lnAlpha: Float64Array;
+  private readonly k: number;
+  private readonly c: number;
+  private readonly nMax: number;
+  /** the model's parameters, copied: what the bounds are computed from and what of() compares */
+  private readonly tau: Float64Array;
+  private readonly alpha: Float64Array;
+  private readonly pi: Float64Array;
 
-  constructor(private readonly model: DirichletMultinomialMixture) {
-    const { nComponents: k, nCategories: c } = model;
-    this.lnAlpha = model.alpha.map(Math.log);
+  constructor(model: DirichletMultinomialMixture) {
+    const { nComponents: k, nCategories: c, maxCount: nMax } = model;
+    [this.k, this.c, this.nMax] = [k, c, nMax];
+    // copies: a caller changing the model's arrays afterwards changes neither the bounds nor what of() matches
+    [this.tau, this.alpha, this.pi] = [model.tau.slice(), model.alpha.slice(), model.pi.slice()];
+    this.lnAlpha = this.alpha.map(Math.log);
     // summed in the client's order (left to right), so that the bounds use its alpha0
-    this.a0 = Float64Array.from({ length: k }, (_, r) => model.alpha.subarray(r * c, (r + 1) * c).reduce((a, b) => a + b, 0));
+    this.a0 = Float64Array.from({ length: k }, (_, r) => this.alpha.subarray(r * c, (r + 1) * c).reduce((a, b) => a + b, 0));
+  }
+
+  /**
+   * The bounds of `model`: the last ones made here when they were made from a
+   * model with the same parameters bit for bit (the same K, C, N, tau, alpha
+   * and pi), new ones otherwise. A model changes every round of a run, but
+   * the same one is broadcast again by servers started from the same initial
+   * model or checkpoint (repeated simulations, experiments over partitions),
+   * and computing every size's bounds is a large part of checking a round of
+   * grouped users. One model's bounds are kept, at most BATCH_VALUES values.
+   */
+  static of(model: DirichletMultinomialMixture): StatsBounds {
+    const last = lastBounds;
+    if (last !== undefined && last.matches(model)) return last;
+    const made = new StatsBounds(model);
+    const { nComponents: k, nCategories: c, maxCount: nMax } = model;
+    lastBounds = (k * c + k) * nMax <= BATCH_VALUES ? made : undefined;
+    return made;
+  }
+
+  /** Whether these bounds were made from a model with `model`'s parameters, bit for bit. */
+  matches(model: DirichletMultinomialMixture): boolean {
+    return (
+      model.nComponents === this.k &&
+      model.nCategories === this.c &&
+      model.maxCount === this.nMax &&
+      sameBits(model.tau, this.tau) &&
+      sameBits(model.alpha, this.alpha) &&
+      sameBits(model.pi, this.pi)
+    );
   }
 
   at(n: number): SizeBounds {
     const b = this.bySize.get(n);
     if (b) return b;
-    const { nComponents: k, nCategories: c, maxCount: nMax } = this.model;
+    const { k, c, nMax } = this;
     // every size at once where that is cheap (a round's clients have many sizes): three WASM calls instead of 2 + K per size
     this.compute((k * c + k) * nMax <= BATCH_VALUES && this.bySize.size === 0 ? Array.from({ length: nMax }, (_, i) => i + 1) : [n]);
     return this.bySize.get(n)!;
@@ -391,7 +431,7 @@ export class StatsBounds {
 
   /** The bounds of `sizes`, computed together (elementwise: the same values as one size at a time). */
   private compute(sizes: readonly number[]): void {
-    const { nComponents: k, nCategories: c, maxCount: nMax, tau, alpha, pi } = this.model;
+    const { k, c, nMax, tau, alpha, pi } = this;
     const w = k * c + k;
     const x = new Float64Array(sizes.length * w);
     const ns = new Float64Array(sizes.length * w);
@@ -423,6 +463,19 @@ export class StatsBounds {
       this.bySize.set(n, { u: ds.subarray(0, k * c), v: ds.subarray(k * c), supported: floor > -Infinity, logLikelihood: floor });
     });
   }
+}
+
+/** The bounds StatsBounds.of made last (one model's, kept while small enough). */
+let lastBounds: StatsBounds | undefined;
+
+/** Whether two arrays of doubles hold the same bits (0 and -0 differ; lengths too). */
+function sameBits(a: Float64Array, b: Float64Array): boolean {
+  if (a.length !== b.length) return false;
+  // 32-bit halves: byte offsets of Float64Arrays are multiples of 8
+  const x = new Uint32Array(a.buffer, a.byteOffset, 2 * a.length);
+  const y = new Uint32Array(b.buffer, b.byteOffset, 2 * b.length);
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
 }
 
 /** Whether `sizes` are 1, 2, ..., sizes.length. */
@@ -611,15 +664,17 @@ function readGroupStats(o: StatsReply, s: Shape, clip: number | undefined, logLi
     const b = bounds.at(n);
     if (b.supported) floor += m * b.logLikelihood;
     else unsupported += m;
+    const { u: bu, v: bv } = b;
     for (let r = 0; r < s.k; r++) {
       const w = e[r * s.nMax + n - 1]!;
       if (w === 0) continue;
-      vBound[r]! += w * b.v[r]!;
-      vSlack[r]! += q * b.v[r]!;
-      for (let j = r * s.c; j < (r + 1) * s.c; j++) {
-        uBound[j]! += w * b.u[j]!;
-        uSlack[j]! += q * b.u[j]!;
-      }
+      vBound[r]! += w * bv[r]!;
+      // the loop every size of every group's reply goes through: bound arrays
+      // hoisted, and no slack to add when the sums are exact (q = 0)
+      for (let j = r * s.c, end = j + s.c; j < end; j++) uBound[j]! += w * bu[j]!;
+      if (q === 0) continue;
+      vSlack[r]! += q * bv[r]!;
+      for (let j = r * s.c, end = j + s.c; j < end; j++) uSlack[j]! += q * bu[j]!;
     }
   }
   if (counted !== users) throw refuse('e does not count the users the reply stands for', `e's columns count ${counted} users but the reply stands for ${users}`);
