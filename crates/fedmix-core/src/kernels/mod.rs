@@ -74,6 +74,18 @@ pub fn sq_dist(x: Cols, d: usize, len: usize, c: &[f64], w: Option<&[f64]>, post
     dispatch!(sq_dist(x, d, len, c, w, post, out))
 }
 
+/// sq_dist for k components at once: centre c (and its weights, and its log
+/// density map) at cs[c * d..], ws[c * d..], posts[c]; its distances at
+/// out[c * stride..c * stride + len]. The same numbers as k calls of sq_dist, bit
+/// for bit; the SIMD build loads each block of rows once for two components.
+#[allow(clippy::too_many_arguments)]
+pub fn sq_dist_many(x: Cols, d: usize, len: usize, k: usize, cs: &[f64], ws: Option<&[f64]>, posts: Option<&[LogDensity]>, out: &mut [f64], stride: usize) {
+    x.check(d, len);
+    assert!(cs.len() >= k * d && ws.map_or(true, |w| w.len() >= k * d) && posts.map_or(true, |p| p.len() >= k));
+    assert!(k == 0 || (stride >= len && (k - 1) * stride + len <= out.len()));
+    dispatch!(sq_dist_many(x, d, len, k, cs, ws, posts, out, stride))
+}
+
 /// (sum_i r_i t_i, sum_i r_i t_i^2) with t_i = x_i - shift: the first two moments
 /// of a feature about a shift, as sufficient statistics of one component.
 pub fn shifted_moments(r: &[f64], x: &[f64], shift: f64) -> (f64, f64) {
