@@ -118,13 +118,17 @@ pub unsafe fn sq_dist(x: Cols, d: usize, len: usize, c: &[f64], w: Option<&[f64]
     sq_dist_rest(x, d, 0, len, c, w, post, out.as_mut_ptr());
 }
 
-/// Rows [start, len) of one component: f64x2 lanes, then the scalar twin for the last odd row.
+/// Rows [start, len) of one component: f64x2 lanes, then the scalar twin for the rows after the last block of 8.
 #[allow(clippy::too_many_arguments)]
+#[inline(never)] // one copy for sq_dist and sq_dist_many
 unsafe fn sq_dist_rest(x: Cols, d: usize, start: usize, len: usize, c: &[f64], w: Option<&[f64]>, post: Option<LogDensity>, out: *mut f64) {
-    let done = match w {
-        Some(w) => sq_dist_impl::<true>(x, d, start, len, c, w, post.as_ref(), out),
-        None => sq_dist_impl::<false>(x, d, start, len, c, &[], post.as_ref(), out),
+    // unweighted: a weight of 1 (stride 0) for every feature, w (t t) = t t exactly, so one loop serves both
+    let (wp, ws) = match w {
+        Some(w) => (w.as_ptr(), 1),
+        None => (&1.0f64 as *const f64, 0),
     };
+    let done = sq_dist_impl(x, d, start, len, c, wp, ws, out);
+    apply_post(out, start, done, post.as_ref());
     scalar::sq_dist_from(x, d, done, len, c, w, post, core::slice::from_raw_parts_mut(out, len));
 }
 
@@ -145,9 +149,11 @@ pub unsafe fn sq_dist_many(x: Cols, d: usize, len: usize, k: usize, cs: &[f64], 
             let w1 = ws.map(|w| w.get_unchecked((c + 1) * d..(c + 2) * d));
             let (cp, o0, o1) = (cs.as_ptr().add(c * d), o.add(c * stride), o.add((c + 1) * stride));
             let done = match (w, w1) {
-                (Some(w), Some(w1)) => sq_dist_pair::<true>(x, d, len, cp, w.as_ptr(), w1.as_ptr(), [post.as_ref(), post1.as_ref()], o0, o1),
-                _ => sq_dist_pair::<false>(x, d, len, cp, cp, cp, [post.as_ref(), post1.as_ref()], o0, o1),
+                (Some(w), Some(w1)) => sq_dist_pair::<true>(x, d, len, cp, w.as_ptr(), w1.as_ptr(), o0, o1),
+                _ => sq_dist_pair::<false>(x, d, len, cp, cp, cp, o0, o1),
             };
+            apply_post(o0, 0, done, post.as_ref());
+            apply_post(o1, 0, done, post1.as_ref());
             sq_dist_rest(x, d, done, len, cs.get_unchecked((c + 1) * d..(c + 2) * d), w1, post1, o1);
             done
         } else {
@@ -165,12 +171,16 @@ unsafe fn log_density(q: v128, p: &LogDensity) -> v128 {
     f64x2_add(f64x2_add(v, splat(p.log_det)), splat(p.log_w))
 }
 
-/// q, or its log density: a branch per stored vector, not a copy of the loop per case.
-#[inline(always)]
-unsafe fn finish(q: v128, post: Option<&LogDensity>) -> v128 {
-    match post {
-        Some(p) => log_density(q, p),
-        None => q,
+/// Distances [start, end) of out turned into log densities, when asked: a pass
+/// over a block already in cache, so that the distance loops have no copy per case.
+#[inline(never)]
+unsafe fn apply_post(o: *mut f64, start: usize, end: usize, post: Option<&LogDensity>) {
+    if let Some(p) = post {
+        let mut i = start;
+        while i + 2 <= end {
+            st(o.add(i), log_density(ld(o.add(i)), p));
+            i += 2;
+        }
     }
 }
 
@@ -184,12 +194,12 @@ unsafe fn term<const WEIGHTED: bool>(a: v128, t: v128, w: v128) -> v128 {
     }
 }
 
-/// Rows [start, len) in blocks of 8 and then of 2; returns the rows done.
+/// Rows [start, len) in blocks of 8, weight j at w[j * w_step]; returns the rows done
+/// (the scalar twin, the same operations, takes the rest: at most 7 rows).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn sq_dist_impl<const WEIGHTED: bool>(x: Cols, d: usize, start: usize, len: usize, c: &[f64], w: &[f64], post: Option<&LogDensity>, o: *mut f64) -> usize {
+unsafe fn sq_dist_impl(x: Cols, d: usize, start: usize, len: usize, c: &[f64], w: *const f64, w_step: usize, o: *mut f64) -> usize {
     let base = x.data.as_ptr().add(x.offset);
-    let wj = |j: usize| if WEIGHTED { splat(*w.get_unchecked(j)) } else { splat(0.0) };
     let mut i = start;
     while i + 8 <= len {
         let z = splat(0.0);
@@ -197,25 +207,17 @@ unsafe fn sq_dist_impl<const WEIGHTED: bool>(x: Cols, d: usize, start: usize, le
         for j in 0..d {
             let p = base.add(j * x.stride + i);
             let cj = splat(*c.get_unchecked(j));
-            let wv = wj(j);
-            a0 = term::<WEIGHTED>(a0, f64x2_sub(ld(p), cj), wv);
-            a1 = term::<WEIGHTED>(a1, f64x2_sub(ld(p.add(2)), cj), wv);
-            a2 = term::<WEIGHTED>(a2, f64x2_sub(ld(p.add(4)), cj), wv);
-            a3 = term::<WEIGHTED>(a3, f64x2_sub(ld(p.add(6)), cj), wv);
+            let wv = splat(*w.add(j * w_step));
+            a0 = term::<true>(a0, f64x2_sub(ld(p), cj), wv);
+            a1 = term::<true>(a1, f64x2_sub(ld(p.add(2)), cj), wv);
+            a2 = term::<true>(a2, f64x2_sub(ld(p.add(4)), cj), wv);
+            a3 = term::<true>(a3, f64x2_sub(ld(p.add(6)), cj), wv);
         }
-        st(o.add(i), finish(a0, post));
-        st(o.add(i + 2), finish(a1, post));
-        st(o.add(i + 4), finish(a2, post));
-        st(o.add(i + 6), finish(a3, post));
+        st(o.add(i), a0);
+        st(o.add(i + 2), a1);
+        st(o.add(i + 4), a2);
+        st(o.add(i + 6), a3);
         i += 8;
-    }
-    while i + 2 <= len {
-        let mut a = splat(0.0);
-        for j in 0..d {
-            a = term::<WEIGHTED>(a, f64x2_sub(ld(base.add(j * x.stride + i)), splat(*c.get_unchecked(j))), wj(j));
-        }
-        st(o.add(i), finish(a, post));
-        i += 2;
     }
     i
 }
@@ -224,7 +226,7 @@ unsafe fn sq_dist_impl<const WEIGHTED: bool>(x: Cols, d: usize, start: usize, le
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn sq_dist_pair<const WEIGHTED: bool>(
-    x: Cols, d: usize, len: usize, c: *const f64, w0: *const f64, w1: *const f64, post: [Option<&LogDensity>; 2], o0: *mut f64, o1: *mut f64,
+    x: Cols, d: usize, len: usize, c: *const f64, w0: *const f64, w1: *const f64, o0: *mut f64, o1: *mut f64,
 ) -> usize {
     let base = x.data.as_ptr().add(x.offset);
     let mut i = 0;
@@ -249,14 +251,14 @@ unsafe fn sq_dist_pair<const WEIGHTED: bool>(
             a3 = term::<WEIGHTED>(a3, f64x2_sub(v, ca), wa);
             b3 = term::<WEIGHTED>(b3, f64x2_sub(v, cb), wb);
         }
-        st(o0.add(i), finish(a0, post[0]));
-        st(o0.add(i + 2), finish(a1, post[0]));
-        st(o0.add(i + 4), finish(a2, post[0]));
-        st(o0.add(i + 6), finish(a3, post[0]));
-        st(o1.add(i), finish(b0, post[1]));
-        st(o1.add(i + 2), finish(b1, post[1]));
-        st(o1.add(i + 4), finish(b2, post[1]));
-        st(o1.add(i + 6), finish(b3, post[1]));
+        st(o0.add(i), a0);
+        st(o0.add(i + 2), a1);
+        st(o0.add(i + 4), a2);
+        st(o0.add(i + 6), a3);
+        st(o1.add(i), b0);
+        st(o1.add(i + 2), b1);
+        st(o1.add(i + 4), b2);
+        st(o1.add(i + 6), b3);
         i += 8;
     }
     i
