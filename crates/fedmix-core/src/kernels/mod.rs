@@ -442,6 +442,31 @@ mod tests {
     }
 
     #[test]
+    fn sq_dist_many_is_sq_dist_per_component() {
+        let mut s = 13u64;
+        for &(n, d, k) in &[(1usize, 1usize, 1usize), (20, 3, 2), (37, 5, 3), (300, 4, 5)] {
+            let x: Vec<f64> = (0..n * d).map(|_| lcg(&mut s)).collect();
+            let cs: Vec<f64> = (0..k * d).map(|_| lcg(&mut s)).collect();
+            let ws: Vec<f64> = (0..k * d).map(|_| lcg(&mut s).abs()).collect();
+            let posts: Vec<LogDensity> = (0..k).map(|c| LogDensity { d_log_2pi: 1.5, log_det: -0.25 * c as f64, log_w: -2.0 }).collect();
+            let len = n - 1;
+            let cols = Cols::new(&x, n, 1);
+            // columns apart by more than len, so that a write past a column would show
+            let stride = len + 3;
+            for &(w, p) in &[(None, None), (Some(&ws[..]), None), (None, Some(&posts[..])), (Some(&ws[..]), Some(&posts[..]))] {
+                let mut many = vec![7.0; k * stride];
+                sq_dist_many(cols, d, len, k, &cs, w, p, &mut many, stride);
+                for c in 0..k {
+                    let mut one = vec![0.0; len];
+                    sq_dist(cols, d, len, &cs[c * d..(c + 1) * d], w.map(|w| &w[c * d..(c + 1) * d]), p.map(|p| p[c]), &mut one);
+                    assert_eq!(&many[c * stride..c * stride + len], &one[..]);
+                    assert!(many[c * stride + len..(c + 1) * stride].iter().all(|&v| v == 7.0));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn moments_and_scatter_match_naive() {
         let mut s = 21u64;
         for &(d, len) in &[(1usize, 1usize), (3, 7), (4, 128), (5, 33), (2, 2)] {
