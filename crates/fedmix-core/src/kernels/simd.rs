@@ -122,12 +122,10 @@ pub unsafe fn sq_dist(x: Cols, d: usize, len: usize, c: &[f64], w: Option<&[f64]
 #[allow(clippy::too_many_arguments)]
 #[inline(never)] // one copy for sq_dist and sq_dist_many
 unsafe fn sq_dist_rest(x: Cols, d: usize, start: usize, len: usize, c: &[f64], w: Option<&[f64]>, post: Option<LogDensity>, out: *mut f64) {
-    // unweighted: a weight of 1 (stride 0) for every feature, w (t t) = t t exactly, so one loop serves both
-    let (wp, ws) = match w {
-        Some(w) => (w.as_ptr(), 1),
-        None => (&1.0f64 as *const f64, 0),
+    let done = match w {
+        Some(w) => sq_dist_impl::<true>(x, d, start, len, c, w.as_ptr(), out),
+        None => sq_dist_impl::<false>(x, d, start, len, c, c.as_ptr(), out),
     };
-    let done = sq_dist_impl(x, d, start, len, c, wp, ws, out);
     apply_post(out, start, done, post.as_ref());
     scalar::sq_dist_from(x, d, done, len, c, w, post, core::slice::from_raw_parts_mut(out, len));
 }
@@ -194,11 +192,11 @@ unsafe fn term<const WEIGHTED: bool>(a: v128, t: v128, w: v128) -> v128 {
     }
 }
 
-/// Rows [start, len) in blocks of 8, weight j at w[j * w_step]; returns the rows done
-/// (the scalar twin, the same operations, takes the rest: at most 7 rows).
+/// Rows [start, len) in blocks of 8; returns the rows done (the scalar twin, the
+/// same operations, takes the rest: at most 7 rows).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn sq_dist_impl(x: Cols, d: usize, start: usize, len: usize, c: &[f64], w: *const f64, w_step: usize, o: *mut f64) -> usize {
+unsafe fn sq_dist_impl<const WEIGHTED: bool>(x: Cols, d: usize, start: usize, len: usize, c: &[f64], w: *const f64, o: *mut f64) -> usize {
     let base = x.data.as_ptr().add(x.offset);
     let mut i = start;
     while i + 8 <= len {
@@ -207,11 +205,11 @@ unsafe fn sq_dist_impl(x: Cols, d: usize, start: usize, len: usize, c: &[f64], w
         for j in 0..d {
             let p = base.add(j * x.stride + i);
             let cj = splat(*c.get_unchecked(j));
-            let wv = splat(*w.add(j * w_step));
-            a0 = term::<true>(a0, f64x2_sub(ld(p), cj), wv);
-            a1 = term::<true>(a1, f64x2_sub(ld(p.add(2)), cj), wv);
-            a2 = term::<true>(a2, f64x2_sub(ld(p.add(4)), cj), wv);
-            a3 = term::<true>(a3, f64x2_sub(ld(p.add(6)), cj), wv);
+            let wv = if WEIGHTED { splat(*w.add(j)) } else { cj };
+            a0 = term::<WEIGHTED>(a0, f64x2_sub(ld(p), cj), wv);
+            a1 = term::<WEIGHTED>(a1, f64x2_sub(ld(p.add(2)), cj), wv);
+            a2 = term::<WEIGHTED>(a2, f64x2_sub(ld(p.add(4)), cj), wv);
+            a3 = term::<WEIGHTED>(a3, f64x2_sub(ld(p.add(6)), cj), wv);
         }
         st(o.add(i), a0);
         st(o.add(i + 2), a1);
