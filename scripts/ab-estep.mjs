@@ -11,7 +11,7 @@ const REPS = Number(process.argv[3] ?? 30);
 const libs = {};
 for (const t of tags) { libs[t] = await import(pathToFileURL(resolve(t, 'index.js')).href); await libs[t].init(); }
 const { blobs, median } = await import('../bench/common.mjs');
-const CONFIGS = [ { n: 4096, d: 10, k: 15, type: 'diag' }, { n: 4096, d: 38, k: 10, type: 'diag' }, { n: 4096, d: 9, k: 4, type: 'diag' }, { n: 4096, d: 10, k: 15, type: 'full' } ];
+const CONFIGS = [ { n: 4096, d: 10, k: 15, type: 'diag' }, { n: 4096, d: 38, k: 10, type: 'diag' }, { n: 4096, d: 9, k: 4, type: 'diag' }, { n: 4096, d: 10, k: 15, type: 'full' }, { n: 4096, d: 38, k: 10, type: 'full' }, { n: 4096, d: 38, k: 10, type: 'tied' } ];
 for (const { n, d, k, type } of CONFIGS) {
   const X0 = blobs(n, d, k, 7);
   const ms = {}, Xs = {}, res = {}, sc = {};

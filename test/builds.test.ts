@@ -75,6 +75,34 @@ test('SIMD and scalar builds agree within 1e-12 relative', async () => {
   }
 });
 
+test('scoring: the SIMD build, which takes the components two at a time, gives the scalar numbers bit for bit', async () => {
+  // the same models in both builds (saved from one fit): 1 to 5 components (pairs and an odd last one), 1003 rows
+  // (blocks of 8 rows and a tail of 3), every covariance type, and k-means' nearest centres
+  await load('simd', []);
+  const models = types.flatMap((t) => [1, 2, 3, 4, 5].map((k) => {
+    const gm = new GaussianMixture({ nComponents: k, covarianceType: t, seed: k, maxIter: 5 }).fit(X);
+    const json = JSON.stringify(gm.toJSON());
+    gm.dispose();
+    return json;
+  }));
+  const centres = [1, 2, 5].map((k) => JSON.stringify(new KMeans({ nClusters: k, seed: k, nInit: 1 }).fit(X).toJSON()));
+  const scoreAll = () => ({
+    mixtures: models.map((json) => {
+      const gm = GaussianMixture.fromJSON(json);
+      const out = { score: gm.scoreSamples(X), proba: gm.predictProba(X).data, labels: gm.predict(X) };
+      gm.dispose();
+      return out;
+    }),
+    kmeans: centres.map((json) => {
+      const km = KMeans.fromJSON(json);
+      return { labels: km.predict(X), score: km.score(X) };
+    }),
+  });
+  const simd = scoreAll();
+  await load('scalar', []);
+  expect(scoreAll()).toEqual(simd);
+});
+
 test('linearSumAssignment: SIMD and scalar builds choose the same cells, bit for bit', async () => {
   // odd widths leave a partial block of columns; small integers make ties, which
   // both builds must break the same way
@@ -110,10 +138,11 @@ test('PCA and the partitioners: SIMD and scalar builds give the same numbers, bi
       shift: partition.shift(X, { parts: 4, beta: 0.3, clients: 9, alpha: 2, seed: 4 }),
     };
   };
-  // PCA is the assignment module's since issue 27 (it left the core); the partitioners are the core's
-  await load('simd', ['assignment']);
+  // PCA is the assignment module's since issue 27 (it left the core); the Dirichlet draws of partition.dirichlet
+  // are the dirichlet module's (they left the core in session 8); the other partitioners are the core's
+  await load('simd', ['dirichlet', 'assignment']);
   const simd = runAll();
-  await load('scalar', ['assignment']);
+  await load('scalar', ['dirichlet', 'assignment']);
   expect(runAll()).toEqual(simd);
 });
 

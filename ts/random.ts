@@ -26,6 +26,9 @@ const RNG_LABEL: HandleLabel = { what: 'this Rng', renew: 'create a new Rng', re
  * `new Rng(7)` followed by the same calls gives the same numbers everywhere.
  * A call that throws (bad parameters) draws nothing. Free it with dispose();
  * a FinalizationRegistry frees forgotten ones eventually.
+ * gamma(), dirichlet(), logDirichlet() and categorical() run in the 'dirichlet'
+ * feature module (init() loads it unless given features without it); the
+ * other draws are the core's.
  *
  * ```ts
  * const rng = new Rng(42);

@@ -45,7 +45,7 @@ export interface InitOptions {
    * KMeans, the scalers, random numbers, FedGenGMM's sampled server
    * step): 'all' or a list of 'dem' (distributed EM, FedGenGMM's hierarchical
    * step), 'svm' (OneClassSVM), 'nn' (networks, FedAvg), 'dirichlet' (special
-   * functions, MDM), 'fedgem', 'assignment' (linearSumAssignment, FedDistr,
+   * functions, MDM, Rng's gamma, Dirichlet and categorical draws), 'fedgem', 'assignment' (linearSumAssignment, FedDistr,
    * PCA, the symmetric eigendecomposition).
    * Not given: every module when init() starts fedmix, none added when it
    * runs. A page that names only what it uses downloads less; a later init()

@@ -15,7 +15,7 @@ export const FEATURE_USES: Readonly<Record<Feature, string>> = {
   dem: 'distributed EM (DistributedEM, k-FED) and FedGenGMM\'s hierarchical server step',
   svm: 'OneClassSVM',
   nn: 'the neural networks (MLPClassifier, Autoencoder, FedAvg, FedProx, SCAFFOLD, the community detectors)',
-  dirichlet: 'the special functions (digamma, lgamma, ...), the privacy accountant, secure aggregation, Dirichlet-multinomial distributions and their mixtures (MDM)',
+  dirichlet: "the special functions (digamma, lgamma, ...), the privacy accountant, secure aggregation, Dirichlet-multinomial distributions and their mixtures (MDM), Rng's gamma, dirichlet, logDirichlet and categorical draws (and partition.dirichlet, and partition.quantity with an imbalance, which take them)",
   fedgem: 'FedGEM',
   assignment: "linearSumAssignment, the Gaussian matching costs of FedDistr, PCA and the symmetric eigendecomposition (FedDistr's server, the Gaussian noise of private full covariances)",
 };

@@ -51,9 +51,7 @@ pub fn assign(x: &Data, centers: &[f64], k: usize, labels: &mut [u32], dist: &mu
     let mut i0 = 0;
     while i0 < n {
         let len = BLOCK.min(n - i0);
-        for c in 0..k {
-            kernels::sq_dist(x.cols_from(i0), d, len, &centers[c * d..(c + 1) * d], None, None, &mut tmp[c * BLOCK..c * BLOCK + len]);
-        }
+        kernels::sq_dist_many(x.cols_from(i0), d, len, k, centers, None, None, &mut tmp, BLOCK);
         for i in 0..len {
             let mut best = 0;
             let mut bd = tmp[i];

@@ -16,7 +16,7 @@
 
 #[cfg(any(feature = "core", feature = "dem"))]
 use crate::gmm_handle::GmmHandle;
-#[cfg(feature = "core")]
+#[cfg(any(feature = "core", feature = "dirichlet"))]
 use fedmix_core::Rng;
 #[cfg(feature = "dem")]
 use crate::gmm_shards::EmWorkspace;
@@ -91,18 +91,19 @@ export!("core" fn kmeans::fm_kmeans_predict(x: *const f64, n: usize, d: usize, c
 export!("assignment" fn pca::fm_pca_fit(x: *const f64, options: *const PcaFitOptions, out_mean: *mut f64, out_components: *mut f64, out_variance: *mut f64, out_ratio: *mut f64, out_noise: *mut f64) -> i32);
 export!("assignment" fn pca::fm_pca_transform(x: *const f64, n: usize, d: usize, mean: *const f64, mean_len: usize, components: *const f64, k: usize, out: *mut f64) -> i32);
 
-// rng.rs
+// rng.rs: the generator and the draws that the core's programs take (GaussianMixture's samples, the
+// federated runtime's sampling) in the core; gamma, Dirichlet and categorical draws in 'dirichlet'
 export!("core" fn rng::fm_rng_new(seed_lo: u32, seed_hi: u32) -> *mut Rng);
 export!("core" fn rng::fm_rng_free(h: *mut Rng));
 export!("core" fn rng::fm_rng_get_state(h: *const Rng, out: *mut f64));
 export!("core" fn rng::fm_rng_set_state(h: *mut Rng, state: *const f64) -> i32);
 export!("core" fn rng::fm_rng_uniform(h: *mut Rng, n: usize, out: *mut f64));
 export!("core" fn rng::fm_rng_normal(h: *mut Rng, n: usize, out: *mut f64));
-export!("core" fn rng::fm_rng_gamma(h: *mut Rng, shape: f64, scale: f64, n: usize, out: *mut f64) -> i32);
-export!("core" fn rng::fm_rng_dirichlet(h: *mut Rng, alpha: *const f64, k: usize, n: usize, out: *mut f64) -> i32);
-export!("core" fn rng::fm_rng_log_dirichlet(h: *mut Rng, alpha: *const f64, k: usize, n: usize, out: *mut f64) -> i32);
+export!("dirichlet" fn rng::fm_rng_gamma(h: *mut Rng, shape: f64, scale: f64, n: usize, out: *mut f64) -> i32);
+export!("dirichlet" fn rng::fm_rng_dirichlet(h: *mut Rng, alpha: *const f64, k: usize, n: usize, out: *mut f64) -> i32);
+export!("dirichlet" fn rng::fm_rng_log_dirichlet(h: *mut Rng, alpha: *const f64, k: usize, n: usize, out: *mut f64) -> i32);
 export!("core" fn rng::fm_rng_multinomial(h: *mut Rng, trials: f64, probs: *const f64, k: usize, n: usize, out: *mut f64) -> i32);
-export!("core" fn rng::fm_rng_categorical(h: *mut Rng, probs: *const f64, k: usize, n: usize, out: *mut u32) -> i32);
+export!("dirichlet" fn rng::fm_rng_categorical(h: *mut Rng, probs: *const f64, k: usize, n: usize, out: *mut u32) -> i32);
 export!("core" fn rng::fm_rng_choice(h: *mut Rng, n: usize, k: usize, out: *mut u32) -> i32);
 export!("core" fn rng::fm_rng_permutation(h: *mut Rng, n: usize, out: *mut u32));
 

@@ -11,7 +11,8 @@
 //! One crate, several WebAssembly modules (scripts/build-wasm.sh builds it once
 //! per cargo feature): `core` (mixtures, k-means, random numbers) owns the
 //! heap; each other feature (`dem`: distributed and hierarchical EM, `svm`,
-//! `nn`, `dirichlet`, `fedgem`, `assignment`: linear sum assignment, the
+//! `nn`, `dirichlet` (with the generator's gamma, Dirichlet and categorical
+//! draws), `fedgem`, `assignment`: linear sum assignment, the
 //! Gaussian costs, PCA and the symmetric eigendecomposition) is a module that shares
 //! the core's memory and heap, loaded only when a program asks for it. Native
 //! builds and tests take every feature into one library.
@@ -115,7 +116,7 @@ mod kmeans;
 mod linalg;
 #[cfg(feature = "assignment")]
 mod pca;
-#[cfg(feature = "core")]
+#[cfg(any(feature = "core", feature = "dirichlet"))]
 mod rng;
 
 #[cfg(feature = "dem")]

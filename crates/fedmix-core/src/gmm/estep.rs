@@ -21,8 +21,8 @@ pub const BLOCK: usize = 256;
 /// Per-model constants for scoring, computed once per E-step.
 pub struct Prepared<'g> {
     gmm: &'g Gmm,
-    log_det: Vec<f64>,
-    log_w: Vec<f64>,
+    /// per component: its distance's map to a weighted log density
+    posts: Vec<LogDensity>,
     /// diag/spherical: per-component precisions as k x d (spherical expanded)
     prec: Vec<f64>,
     /// full: whether each factor is upper-triangular; tied: one entry
@@ -31,23 +31,22 @@ pub struct Prepared<'g> {
     shift: Vec<f64>,
     tied_b: Vec<f64>,
     zeros: Vec<f64>,
-    d_log_2pi: f64,
 }
 
 impl<'g> Prepared<'g> {
     pub fn new(gmm: &'g Gmm) -> Result<Self> {
         let (k, d) = (gmm.k, gmm.d);
         let pc = &gmm.precisions_chol;
+        let d_log_2pi = d as f64 * (2.0 * std::f64::consts::PI).ln();
+        let log_det = gmm.log_det_chol();
         let mut prep = Prepared {
             gmm,
-            log_det: gmm.log_det_chol(),
-            log_w: gmm.weights.iter().map(|w| w.ln()).collect(),
+            posts: (0..k).map(|c| LogDensity { d_log_2pi, log_det: log_det[c], log_w: gmm.weights[c].ln() }).collect(),
             prec: Vec::new(),
             upper: Vec::new(),
             shift: Vec::new(),
             tied_b: Vec::new(),
             zeros: vec![0.0; d],
-            d_log_2pi: d as f64 * (2.0 * std::f64::consts::PI).ln(),
         };
         match gmm.cov_type {
             CovarianceType::Diag => prep.prec = alloc::collect(pc.iter().map(|v| v * v))?,
@@ -110,25 +109,22 @@ pub(crate) fn block_weighted_log_prob(x: &Data, i0: usize, len: usize, prep: &Pr
     let g = prep.gmm;
     let (k, d) = (g.k, g.d);
     let cols = x.cols_from(i0);
-    for c in 0..k {
-        let post = Some(LogDensity { d_log_2pi: prep.d_log_2pi, log_det: prep.log_det[c], log_w: prep.log_w[c] });
-        let o = &mut out[c * stride..c * stride + len];
-        match g.cov_type {
-            CovarianceType::Diag | CovarianceType::Spherical => {
-                kernels::sq_dist(cols, d, len, &g.means[c * d..(c + 1) * d], Some(&prep.prec[c * d..(c + 1) * d]), post, o);
-            }
-            CovarianceType::Full => {
+    let posts = Some(&prep.posts[..]);
+    match g.cov_type {
+        CovarianceType::Diag | CovarianceType::Spherical => {
+            kernels::sq_dist_many(cols, d, len, k, &g.means, Some(&prep.prec), posts, out, stride);
+        }
+        CovarianceType::Full => {
+            for c in 0..k {
                 let p = &g.precisions_chol[c * d * d..(c + 1) * d * d];
                 kernels::tri_product(cols, d, len, &g.means[c * d..(c + 1) * d], p, prep.upper[c], &mut s.small, &mut s.tile);
-                kernels::sq_dist(Cols::new(&s.tile, len, 0), d, len, &prep.zeros, None, post, o);
+                kernels::sq_dist(Cols::new(&s.tile, len, 0), d, len, &prep.zeros, None, Some(prep.posts[c]), &mut out[c * stride..c * stride + len]);
             }
-            CovarianceType::Tied => {
-                if c == 0 {
-                    // (x - shift) P once for all components
-                    kernels::tri_product(cols, d, len, &prep.shift, &g.precisions_chol, prep.upper[0], &mut s.small, &mut s.tile);
-                }
-                kernels::sq_dist(Cols::new(&s.tile, len, 0), d, len, &prep.tied_b[c * d..(c + 1) * d], None, post, o);
-            }
+        }
+        CovarianceType::Tied => {
+            // (x - shift) P once for all components
+            kernels::tri_product(cols, d, len, &prep.shift, &g.precisions_chol, prep.upper[0], &mut s.small, &mut s.tile);
+            kernels::sq_dist_many(Cols::new(&s.tile, len, 0), d, len, k, &prep.tied_b, None, posts, out, stride);
         }
     }
 }

@@ -74,6 +74,18 @@ pub fn sq_dist(x: Cols, d: usize, len: usize, c: &[f64], w: Option<&[f64]>, post
     dispatch!(sq_dist(x, d, len, c, w, post, out))
 }
 
+/// sq_dist for k components at once: centre c (and its weights, and its log
+/// density map) at cs[c * d..], ws[c * d..], posts[c]; its distances at
+/// out[c * stride..c * stride + len]. The same numbers as k calls of sq_dist, bit
+/// for bit; the SIMD build loads each block of rows once for two components.
+#[allow(clippy::too_many_arguments)]
+pub fn sq_dist_many(x: Cols, d: usize, len: usize, k: usize, cs: &[f64], ws: Option<&[f64]>, posts: Option<&[LogDensity]>, out: &mut [f64], stride: usize) {
+    x.check(d, len);
+    assert!(cs.len() >= k * d && ws.map_or(true, |w| w.len() >= k * d) && posts.map_or(true, |p| p.len() >= k));
+    assert!(k == 0 || (stride >= len && (k - 1) * stride + len <= out.len()));
+    dispatch!(sq_dist_many(x, d, len, k, cs, ws, posts, out, stride))
+}
+
 /// (sum_i r_i t_i, sum_i r_i t_i^2) with t_i = x_i - shift: the first two moments
 /// of a feature about a shift, as sufficient statistics of one component.
 pub fn shifted_moments(r: &[f64], x: &[f64], shift: f64) -> (f64, f64) {
@@ -424,6 +436,31 @@ mod tests {
                         let e: f64 = range.iter().map(|&l| (x[l * n + 1 + i] - c[l]) * p[l * d + j]).sum();
                         assert!((tile[j * len + i] - e).abs() < 1e-12);
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sq_dist_many_is_sq_dist_per_component() {
+        let mut s = 13u64;
+        for &(n, d, k) in &[(1usize, 1usize, 1usize), (20, 3, 2), (37, 5, 3), (300, 4, 5)] {
+            let x: Vec<f64> = (0..n * d).map(|_| lcg(&mut s)).collect();
+            let cs: Vec<f64> = (0..k * d).map(|_| lcg(&mut s)).collect();
+            let ws: Vec<f64> = (0..k * d).map(|_| lcg(&mut s).abs()).collect();
+            let posts: Vec<LogDensity> = (0..k).map(|c| LogDensity { d_log_2pi: 1.5, log_det: -0.25 * c as f64, log_w: -2.0 }).collect();
+            let len = n - 1;
+            let cols = Cols::new(&x, n, 1);
+            // columns apart by more than len, so that a write past a column would show
+            let stride = len + 3;
+            for &(w, p) in &[(None, None), (Some(&ws[..]), None), (None, Some(&posts[..])), (Some(&ws[..]), Some(&posts[..]))] {
+                let mut many = vec![7.0; k * stride];
+                sq_dist_many(cols, d, len, k, &cs, w, p, &mut many, stride);
+                for c in 0..k {
+                    let mut one = vec![0.0; len];
+                    sq_dist(cols, d, len, &cs[c * d..(c + 1) * d], w.map(|w| &w[c * d..(c + 1) * d]), p.map(|p| p[c]), &mut one);
+                    assert_eq!(&many[c * stride..c * stride + len], &one[..]);
+                    assert!(many[c * stride + len..(c + 1) * stride].iter().all(|&v| v == 7.0));
                 }
             }
         }

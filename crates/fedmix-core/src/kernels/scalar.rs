@@ -205,6 +205,17 @@ pub(crate) fn sq_dist_from(x: Cols, d: usize, start: usize, len: usize, c: &[f64
     }
 }
 
+/// Component c of k (centre and weights at c * d) into out[c * stride..]: sq_dist
+/// per component. The SIMD twin pairs components over each load; its every output
+/// has the same operations in the same order as here.
+#[allow(clippy::too_many_arguments)]
+pub fn sq_dist_many(x: Cols, d: usize, len: usize, k: usize, cs: &[f64], ws: Option<&[f64]>, posts: Option<&[LogDensity]>, out: &mut [f64], stride: usize) {
+    for c in 0..k {
+        let o = &mut out[c * stride..c * stride + len];
+        sq_dist_from(x, d, 0, len, &cs[c * d..(c + 1) * d], ws.map(|w| &w[c * d..(c + 1) * d]), posts.map(|p| p[c]), o);
+    }
+}
+
 pub fn tri_product(x: Cols, d: usize, len: usize, shift: &[f64], p: &[f64], upper: bool, scratch: &mut [f64], tile: &mut [f64]) {
     tri_product_from(x, d, 0, len, shift, p, upper, scratch, tile)
 }

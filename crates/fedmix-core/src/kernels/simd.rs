@@ -115,15 +115,51 @@ pub unsafe fn ln_in_place(a: &mut [f64]) {
 }
 
 pub unsafe fn sq_dist(x: Cols, d: usize, len: usize, c: &[f64], w: Option<&[f64]>, post: Option<LogDensity>, out: &mut [f64]) {
-    let p = post.unwrap_or(LogDensity { d_log_2pi: 0.0, log_det: 0.0, log_w: 0.0 });
-    match (w, post.is_some()) {
-        (Some(w), true) => sq_dist_impl::<true, true>(x, d, len, c, w, p, out),
-        (Some(w), false) => sq_dist_impl::<true, false>(x, d, len, c, w, p, out),
-        (None, true) => sq_dist_impl::<false, true>(x, d, len, c, &[], p, out),
-        (None, false) => sq_dist_impl::<false, false>(x, d, len, c, &[], p, out),
+    sq_dist_rest(x, d, 0, len, c, w, post, out.as_mut_ptr());
+}
+
+/// Rows [start, len) of one component: f64x2 lanes, then the scalar twin for the rows after the last block of 8.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)] // one copy for sq_dist and sq_dist_many
+unsafe fn sq_dist_rest(x: Cols, d: usize, start: usize, len: usize, c: &[f64], w: Option<&[f64]>, post: Option<LogDensity>, out: *mut f64) {
+    let done = match w {
+        Some(w) => sq_dist_impl::<true>(x, d, start, len, c, w.as_ptr(), out),
+        None => sq_dist_impl::<false>(x, d, start, len, c, c.as_ptr(), out),
+    };
+    apply_post(out, start, done, post.as_ref());
+    scalar::sq_dist_from(x, d, done, len, c, w, post, core::slice::from_raw_parts_mut(out, len));
+}
+
+/// Components in pairs: each f64x2 load of a row chunk serves both components'
+/// multiply-adds (8 rows x 2 components, 8 accumulators). Every output keeps
+/// the single-component kernel's operations in its order (j ascending), so the
+/// results are those of sq_dist, bit for bit. An odd last component and the
+/// rows after the last block of 8 go through sq_dist_rest.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sq_dist_many(x: Cols, d: usize, len: usize, k: usize, cs: &[f64], ws: Option<&[f64]>, posts: Option<&[LogDensity]>, out: &mut [f64], stride: usize) {
+    let o = out.as_mut_ptr();
+    let mut c = 0;
+    while c < k {
+        let post = posts.map(|p| *p.get_unchecked(c));
+        let w = ws.map(|w| w.get_unchecked(c * d..(c + 1) * d));
+        let start = if c + 2 <= k {
+            let post1 = posts.map(|p| *p.get_unchecked(c + 1));
+            let w1 = ws.map(|w| w.get_unchecked((c + 1) * d..(c + 2) * d));
+            let (cp, o0, o1) = (cs.as_ptr().add(c * d), o.add(c * stride), o.add((c + 1) * stride));
+            let done = match (w, w1) {
+                (Some(w), Some(w1)) => sq_dist_pair::<true>(x, d, len, cp, w.as_ptr(), w1.as_ptr(), o0, o1),
+                _ => sq_dist_pair::<false>(x, d, len, cp, cp, cp, o0, o1),
+            };
+            apply_post(o0, 0, done, post.as_ref());
+            apply_post(o1, 0, done, post1.as_ref());
+            sq_dist_rest(x, d, done, len, cs.get_unchecked((c + 1) * d..(c + 2) * d), w1, post1, o1);
+            done
+        } else {
+            0
+        };
+        sq_dist_rest(x, d, start, len, cs.get_unchecked(c * d..(c + 1) * d), w, post, o.add(c * stride));
+        c += 2;
     }
-    let done = len - len % 2;
-    scalar::sq_dist_from(x, d, done, len, c, w, post, out);
 }
 
 /// The LogDensity map on two lanes, same operations as LogDensity::apply.
@@ -133,54 +169,97 @@ unsafe fn log_density(q: v128, p: &LogDensity) -> v128 {
     f64x2_add(f64x2_add(v, splat(p.log_det)), splat(p.log_w))
 }
 
+/// Distances [start, end) of out turned into log densities, when asked: a pass
+/// over a block already in cache, so that the distance loops have no copy per case.
+#[inline(never)]
+unsafe fn apply_post(o: *mut f64, start: usize, end: usize, post: Option<&LogDensity>) {
+    if let Some(p) = post {
+        let mut i = start;
+        while i + 2 <= end {
+            st(o.add(i), log_density(ld(o.add(i)), p));
+            i += 2;
+        }
+    }
+}
+
+/// One term of a distance: a + w (t t), or a + t t unweighted.
 #[inline(always)]
-unsafe fn sq_dist_impl<const WEIGHTED: bool, const POST: bool>(x: Cols, d: usize, len: usize, c: &[f64], w: &[f64], p: LogDensity, out: &mut [f64]) {
+unsafe fn term<const WEIGHTED: bool>(a: v128, t: v128, w: v128) -> v128 {
+    if WEIGHTED {
+        f64x2_add(a, f64x2_mul(w, f64x2_mul(t, t)))
+    } else {
+        f64x2_add(a, f64x2_mul(t, t))
+    }
+}
+
+/// Rows [start, len) in blocks of 8; returns the rows done (the scalar twin, the
+/// same operations, takes the rest: at most 7 rows).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn sq_dist_impl<const WEIGHTED: bool>(x: Cols, d: usize, start: usize, len: usize, c: &[f64], w: *const f64, o: *mut f64) -> usize {
     let base = x.data.as_ptr().add(x.offset);
-    let o = out.as_mut_ptr();
-    let fin = |q: v128| if POST { log_density(q, &p) } else { q };
-    let mut i = 0;
+    let mut i = start;
     while i + 8 <= len {
         let z = splat(0.0);
         let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
         for j in 0..d {
             let p = base.add(j * x.stride + i);
             let cj = splat(*c.get_unchecked(j));
-            let t0 = f64x2_sub(ld(p), cj);
-            let t1 = f64x2_sub(ld(p.add(2)), cj);
-            let t2 = f64x2_sub(ld(p.add(4)), cj);
-            let t3 = f64x2_sub(ld(p.add(6)), cj);
-            if WEIGHTED {
-                let wj = splat(*w.get_unchecked(j));
-                a0 = f64x2_add(a0, f64x2_mul(wj, f64x2_mul(t0, t0)));
-                a1 = f64x2_add(a1, f64x2_mul(wj, f64x2_mul(t1, t1)));
-                a2 = f64x2_add(a2, f64x2_mul(wj, f64x2_mul(t2, t2)));
-                a3 = f64x2_add(a3, f64x2_mul(wj, f64x2_mul(t3, t3)));
-            } else {
-                a0 = f64x2_add(a0, f64x2_mul(t0, t0));
-                a1 = f64x2_add(a1, f64x2_mul(t1, t1));
-                a2 = f64x2_add(a2, f64x2_mul(t2, t2));
-                a3 = f64x2_add(a3, f64x2_mul(t3, t3));
-            }
+            let wv = if WEIGHTED { splat(*w.add(j)) } else { cj };
+            a0 = term::<WEIGHTED>(a0, f64x2_sub(ld(p), cj), wv);
+            a1 = term::<WEIGHTED>(a1, f64x2_sub(ld(p.add(2)), cj), wv);
+            a2 = term::<WEIGHTED>(a2, f64x2_sub(ld(p.add(4)), cj), wv);
+            a3 = term::<WEIGHTED>(a3, f64x2_sub(ld(p.add(6)), cj), wv);
         }
-        st(o.add(i), fin(a0));
-        st(o.add(i + 2), fin(a1));
-        st(o.add(i + 4), fin(a2));
-        st(o.add(i + 6), fin(a3));
+        st(o.add(i), a0);
+        st(o.add(i + 2), a1);
+        st(o.add(i + 4), a2);
+        st(o.add(i + 6), a3);
         i += 8;
     }
-    while i + 2 <= len {
-        let mut a = splat(0.0);
+    i
+}
+
+/// Two components (centres c and c + d, weights w0 and w1) over blocks of 8 rows; returns the rows done.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn sq_dist_pair<const WEIGHTED: bool>(
+    x: Cols, d: usize, len: usize, c: *const f64, w0: *const f64, w1: *const f64, o0: *mut f64, o1: *mut f64,
+) -> usize {
+    let base = x.data.as_ptr().add(x.offset);
+    let mut i = 0;
+    while i + 8 <= len {
+        let z = splat(0.0);
+        let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
+        let (mut b0, mut b1, mut b2, mut b3) = (z, z, z, z);
         for j in 0..d {
-            let t = f64x2_sub(ld(base.add(j * x.stride + i)), splat(*c.get_unchecked(j)));
-            if WEIGHTED {
-                a = f64x2_add(a, f64x2_mul(splat(*w.get_unchecked(j)), f64x2_mul(t, t)));
-            } else {
-                a = f64x2_add(a, f64x2_mul(t, t));
-            }
+            let p = base.add(j * x.stride + i);
+            let (ca, cb) = (splat(*c.add(j)), splat(*c.add(d + j)));
+            let (wa, wb) = if WEIGHTED { (splat(*w0.add(j)), splat(*w1.add(j))) } else { (z, z) };
+            let v = ld(p);
+            a0 = term::<WEIGHTED>(a0, f64x2_sub(v, ca), wa);
+            b0 = term::<WEIGHTED>(b0, f64x2_sub(v, cb), wb);
+            let v = ld(p.add(2));
+            a1 = term::<WEIGHTED>(a1, f64x2_sub(v, ca), wa);
+            b1 = term::<WEIGHTED>(b1, f64x2_sub(v, cb), wb);
+            let v = ld(p.add(4));
+            a2 = term::<WEIGHTED>(a2, f64x2_sub(v, ca), wa);
+            b2 = term::<WEIGHTED>(b2, f64x2_sub(v, cb), wb);
+            let v = ld(p.add(6));
+            a3 = term::<WEIGHTED>(a3, f64x2_sub(v, ca), wa);
+            b3 = term::<WEIGHTED>(b3, f64x2_sub(v, cb), wb);
         }
-        st(o.add(i), fin(a));
-        i += 2;
+        st(o0.add(i), a0);
+        st(o0.add(i + 2), a1);
+        st(o0.add(i + 4), a2);
+        st(o0.add(i + 6), a3);
+        st(o1.add(i), b0);
+        st(o1.add(i + 2), b1);
+        st(o1.add(i + 4), b2);
+        st(o1.add(i + 6), b3);
+        i += 8;
     }
+    i
 }
 
 #[allow(clippy::too_many_arguments)]
