@@ -320,3 +320,45 @@ window.result = { info, rounds: r.history.length, parameters: r.parameters insta
     await stopStaticServer(server);
   }
 }, 120_000);
+
+test("each entry registers exactly the WebAssembly modules its code can call: the core, and the feature modules of every fm_ export in its tree-shaken bundle", async () => {
+  const { buildSync } = await import('esbuild');
+  const { featureOf } = await import('../ts/wasm/modules.js');
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+  // the entries by feature (ts/entries/), and fedmix itself
+  const entries = readdirSync(join(ROOT, 'ts', 'entries')).map((f) => f.replace(/\.ts$/, ''));
+  expect(entries.map((e) => `./${e}`).filter((e) => !(e in pkg.exports))).toEqual([]);
+  const reach = (file: string) => {
+    const text = buildSync({
+      entryPoints: [join(ROOT, file)],
+      bundle: true,
+      write: false,
+      format: 'esm',
+      platform: 'neutral',
+      mainFields: ['module', 'main'],
+      external: ['apache-arrow', 'piscina', 'mqtt', 'aedes', 'ws', 'stream', 'node:*'],
+      logLevel: 'silent',
+    }).outputFiles[0]!.text;
+    const needed = new Set<string>(['core', ...[...new Set(text.match(/\bfm_\w+/g) ?? [])].flatMap((n) => featureOf(n) ?? [])]);
+    const registered = new Set([...text.matchAll(/registerModuleFiles\("(\w+)"/g)].map((m) => m[1]!));
+    return { needed: [...needed].sort(), registered: [...registered].sort() };
+  };
+  const all = ['core', ...FEATURES].sort();
+  expect(reach('ts/index.ts')).toEqual({ needed: all, registered: all });
+  const found = Object.fromEntries(entries.map((e) => [e, reach(`ts/entries/${e}.ts`)]));
+  for (const [e, { needed, registered }] of Object.entries(found)) expect(registered, e).toEqual(needed);
+  // what docs/browsers-and-workers.md's table says
+  expect(Object.fromEntries(Object.entries(found).map(([e, r]) => [e, r.registered]))).toEqual({
+    communities: ['assignment', 'core', 'dem', 'dirichlet', 'nn', 'svm'],
+    core: ['core', 'dem'],
+    dem: ['core', 'dem', 'dirichlet'],
+    fedavg: ['core', 'dirichlet', 'nn'],
+    feddistr: ['assignment', 'core', 'dem', 'dirichlet', 'nn'],
+    federation: ['core', 'dirichlet'],
+    fedgem: ['core', 'dem', 'dirichlet', 'fedgem'],
+    fedgengmm: ['core', 'dem', 'dirichlet'],
+    mdm: ['core', 'dirichlet'],
+    networks: ['core', 'nn'],
+    svm: ['core', 'svm'],
+  });
+});
