@@ -298,7 +298,7 @@ console.log(JSON.stringify({ info, files, fedAvg: typeof fedAvg, svm }));
       info: { simd: true, backend: 'simd', features: ['dem', 'nn', 'dirichlet'] },
       files: simdFiles(['core', 'dem', 'nn', 'dirichlet']).sort(),
       fedAvg: 'function',
-      svm: { wasmError: true, message: expect.stringMatching(/^the simd build's svm module has no file here: no entry this program imports uses it\. Import the entry that does \('fedmix\/svm' or 'fedmix\/communities', or 'fedmix'\)/) as unknown },
+      svm: { wasmError: true, message: expect.stringMatching(/^the simd build's svm module has no file here: no entry this program imports uses it\. Import an entry that does \(fedmix, or the feature's: docs\/browsers-and-workers\.md\)/) as unknown },
     });
     expect(out[3]).toEqual(out[2]);
   });

@@ -91,17 +91,6 @@ export function registeredFeatures(): Feature[] {
   return FEATURES.filter((f) => registered.has(f));
 }
 
-/** The entries that register each module's files besides `fedmix` (package.json "exports"), for the error that names them. */
-const ENTRIES_OF: Readonly<Record<ModuleName, string>> = {
-  core: 'any entry',
-  dem: "'fedmix/core', 'fedmix/dem', 'fedmix/fedgengmm', 'fedmix/fedgem', 'fedmix/feddistr' or 'fedmix/communities'",
-  svm: "'fedmix/svm' or 'fedmix/communities'",
-  nn: "'fedmix/networks', 'fedmix/fedavg', 'fedmix/feddistr' or 'fedmix/communities'",
-  dirichlet: "'fedmix/federation' or any federated algorithm's entry",
-  fedgem: "'fedmix/fedgem'",
-  assignment: "'fedmix/feddistr' or 'fedmix/communities'",
-};
-
 /**
  * A module's file shipped next to the library's modules (dist/ in the package,
  * ts/wasm/ in the sources, where scripts/build-wasm.sh puts them), as registered
@@ -112,7 +101,7 @@ export function defaultSource(backend: Backend, module: ModuleName): URL {
   const files = registered.get(module)?.[build];
   if (!files) {
     throw new WasmError(
-      `the ${backend} build's ${module} module has no file here: no entry this program imports uses it. Import the entry that does (${ENTRIES_OF[module]}, or 'fedmix'), ` +
+      `the ${backend} build's ${module} module has no file here: no entry this program imports uses it. Import an entry that does (fedmix, or the feature's: docs/browsers-and-workers.md), ` +
         `pass it in init({ wasm: { ${backend}: { ${module}: ... } } }), or leave '${module}' out of init({ features })`,
     );
   }
