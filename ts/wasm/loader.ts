@@ -49,8 +49,9 @@ export interface InitOptions {
    * functions, MDM), 'fedgem', 'assignment' (linearSumAssignment, FedDistr,
    * PCA, the symmetric eigendecomposition).
    * Not given: when init() starts fedmix, every module the package entries
-   * the program imports can use (all of them with `fedmix`, none with
-   * `fedmix/core`; docs/browsers-and-workers.md), none added when it runs. A page that names only what it uses downloads less; a later init()
+   * the program imports can use (all of them with `fedmix`, 'dem' with
+   * `fedmix/core`; docs/browsers-and-workers.md), none added when it runs.
+   * A page that names only what it uses downloads less; a later init()
    * with more features loads them into the running instance. Using a feature
    * not loaded throws a WasmError naming it.
    */
