@@ -19,11 +19,22 @@ const WASM_FILES = [
   ...relaxed.map((m) => `fedmix-relaxed-${m}.wasm`),
 ];
 
+/** The entries of one feature each (package.json "exports": fedmix/core, fedmix/fedavg, ...; ts/entries/). */
+const FEATURE_ENTRIES = ['core',  'svm',  'networks',  'federation',  'dem',  'fedgengmm',  'fedgem',  'mdm',  'fedavg',  'feddistr',  'communities'];
+
 /**
- * The package's entries (package.json "exports"): fedmix (index-node in Node: Arrow loaded at once), fedmix/node, fedmix/inline, and the papers'
- * experiments apart from the library, fedmix/experiments.
+ * The package's entries (package.json "exports"): fedmix (index-node in Node: Arrow loaded at once), fedmix/node, fedmix/inline, the papers'
+ * experiments apart from the library, fedmix/experiments, and the entries by feature.
  */
-const ENTRIES = { index: 'ts/index.ts', 'index-node': 'ts/index-node.ts', node: 'ts/node.ts', inline: 'ts/inline.ts', experiments: 'ts/experiments/index.ts' };
+const ENTRIES = {
+  index: 'ts/index.ts',
+  'index-node': 'ts/index-node.ts',
+  node: 'ts/node.ts',
+  inline: 'ts/inline.ts',
+  experiments: 'ts/experiments/index.ts',
+  // the entries by feature (ts/entries/): each brings only the WebAssembly modules' files its code can load
+  ...Object.fromEntries(FEATURE_ENTRIES.map((e) => [e, `ts/entries/${e}.ts`])),
+};
 
 /** An entry's file in dist/ is named by its entry (ts/experiments/index.ts is dist/experiments.js). */
 const ENTRY_FILES = new Map(Object.entries(ENTRIES).map(([name, file]) => [resolve(file), name]));

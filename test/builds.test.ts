@@ -294,6 +294,44 @@ console.log(JSON.stringify(${JSON.stringify(MODULE_FILES)}.map((f) => require.re
     expect(JSON.parse(results[1]![1]!)).toEqual(MODULE_FILES.map((f) => join(pkg, 'dist', f)));
   });
 
+  test('the entries by feature, ESM and CommonJS: init() without features reads the modules the imported entries use, and a module no entry registered is a WasmError naming the entries', () => {
+    // fedmix/core alone: the core and 'dem' (the threads' steps); the same fit as fedmix's
+    writeFileSync(join(app, 'entry-core.mjs'), SCRIPT("import { init, GaussianMixture, Matrix } from 'fedmix/core';"));
+    writeFileSync(join(app, 'entry-core.cjs'), `(async () => {${SCRIPT("const { init, GaussianMixture, Matrix } = require('fedmix/core');", false)}})();`);
+    // fedmix/core and fedmix/fedavg: their modules; the 'svm' module, which neither uses, has no file to load
+    const FEDAVG = (esm: boolean) => `
+${esm ? "import { init, WasmError } from 'fedmix/core';\nimport { fedAvg } from 'fedmix/fedavg';" : "const { init, WasmError } = require('fedmix/core');\nconst { fedAvg } = require('fedmix/fedavg');"}
+${TRACK(esm)}
+const info = await init();
+const files = read().sort();
+let svm;
+try {
+  await init({ features: ['svm'] });
+} catch (e) {
+  svm = { wasmError: e instanceof WasmError, message: e.message };
+}
+console.log(JSON.stringify({ info, files, fedAvg: typeof fedAvg, svm }));
+`;
+    writeFileSync(join(app, 'entry-fedavg.mjs'), FEDAVG(true));
+    writeFileSync(join(app, 'entry-fedavg.cjs'), `(async () => {${FEDAVG(false)}})();`);
+    const out = ['entry-core.mjs', 'entry-core.cjs', 'entry-fedavg.mjs', 'entry-fedavg.cjs'].map((f) => {
+      const r = run(f);
+      expect(r.stderr, f).toBe('');
+      expect(r.status, f).toBe(0);
+      return JSON.parse(r.stdout) as Record<string, unknown>;
+    });
+    expect(out[0]).toMatchObject({ info: { simd: true, backend: 'simd', features: ['dem'] }, files: simdFiles(['core', 'dem']).sort() });
+    expect(out[0]!.means).toHaveLength(6);
+    expect(out[1]).toEqual(out[0]);
+    expect(out[2]).toEqual({
+      info: { simd: true, backend: 'simd', features: ['dem', 'nn', 'dirichlet'] },
+      files: simdFiles(['core', 'dem', 'nn', 'dirichlet']).sort(),
+      fedAvg: 'function',
+      svm: { wasmError: true, message: expect.stringMatching(/^the simd build's svm module has no file here: no entry this program imports uses it\. Import an entry that does \(fedmix, or the feature's: docs\/browsers-and-workers\.md\)/) as unknown },
+    });
+    expect(out[3]).toEqual(out[2]);
+  });
+
   test('init({ features }) reads only the modules it names; a later init() adds more to the running instance', () => {
     writeFileSync(
       join(app, 'features.mjs'),
@@ -340,7 +378,7 @@ console.log(JSON.stringify({ info, files: read() }));
       { info: { simd: true, backend: 'simd', features: [] }, files: ['fedmix-simd.wasm'] },
       {
         wasmError: true,
-        message: "OneClassSVM needs fedmix's 'svm' module, which was not loaded: call await init({ features: [..., 'svm'] }) (an init() without features that starts fedmix loads every module)",
+        message: "OneClassSVM needs fedmix's 'svm' module, which was not loaded: call await init({ features: [..., 'svm'] }) (an init() without features that starts fedmix loads every module the entries imported use: all of them with 'fedmix')",
       },
       { info: { simd: true, backend: 'simd', features: ['svm'] }, files: ['fedmix-simd-svm.wasm'] },
       { svm: true, same: true },

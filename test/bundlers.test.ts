@@ -220,3 +220,145 @@ window.result = { before, rows: table.numRows, columns: table.schema.fields.map(
     await stopStaticServer(server);
   }
 });
+
+/**
+ * The .wasm files and worker scripts of a Vite build, by the package file each is (Vite adds a hash to the name):
+ * 'fedmix-simd-dem.wasm', 'web-shard-worker.js', ...
+ */
+function emitted(out: string): { wasm: string[]; workers: string[] } {
+  const assets = readdirSync(join(out, 'assets'));
+  const original = (a: string) => a.replace(/-[\w-]{8}\.(wasm|js)$/, '.$1');
+  return { wasm: assets.filter((a) => a.endsWith('.wasm')).map(original).sort(), workers: assets.filter((a) => /worker/.test(a)).map(original).sort() };
+}
+
+/** Every build's files of `modules` (the relaxed build's own where it has one): what a program whose init() may choose any build can load. */
+const filesOf = (modules: readonly ModuleName[]) =>
+  modules.flatMap((m) => [moduleFile('simd', m), moduleFile('scalar', m), ...((RELAXED_MODULES as readonly ModuleName[]).includes(m) ? [moduleFile('relaxed', m)] : [])]).sort();
+
+test("a Vite build of a program that imports fedmix/core emits only the core's and the 'dem' module's files and the shard worker, and they are enough: init(), a fit and a fit on two threads in Chromium", async () => {
+  // after the tests above, in the same app (fedmix and Arrow installed in its node_modules)
+  expect(app).not.toBe('');
+  writeFileSync(join(app, 'core.html'), '<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body><script type="module" src="/core.js"></script></body></html>');
+  // 600 rows in two clusters: fitAsync cuts at least 256 rows a shard, so two threads take part
+  writeFileSync(join(app, 'core.js'), `import { init, GaussianMixture, KMeans, Matrix } from 'fedmix/core';
+const info = await init();
+const rows = Matrix.fromRows(Array.from({ length: 600 }, (_, i) => [(i % 2) * 5 + Math.sin(i) * 0.3, (i % 2) * 5 + Math.cos(i * 1.7) * 0.3]));
+const one = new GaussianMixture({ nComponents: 2, seed: 1 }).fit(rows);
+const two = await new GaussianMixture({ nComponents: 2, seed: 1, threads: 2 }).fitAsync(rows);
+const km = new KMeans({ nClusters: 2, seed: 1 }).fit(rows);
+window.result = { info, means: Array.from(one.means), threaded: Array.from(two.means), inertia: km.inertia };
+`);
+  const { build } = await import('vite');
+  await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: join(app, 'out-core'), target: 'es2022', rollupOptions: { input: join(app, 'core.html') } } });
+  // the core and 'dem' (GaussianMixture's and KMeans's steps on threads), SIMD and scalar (the relaxed build takes the SIMD
+  // build's: neither has a relaxed module); the shard worker, since a GaussianMixture can fit on threads; no federation worker
+  expect(emitted(join(app, 'out-core'))).toEqual({ wasm: filesOf(['core', 'dem']), workers: ['web-shard-worker.js'] });
+
+  const requested: string[] = [];
+  const problems: string[] = [];
+  const server = await startStaticServer(readFileSync(join(app, 'out-core', 'core.html'), 'utf8'), requested, join(app, 'out-core'));
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    watchProblems(page, problems);
+    await page.goto(`${originOf(server)}/`);
+    await page.waitForFunction(() => (globalThis as { result?: unknown }).result !== undefined, undefined, { timeout: 60_000 });
+    const r = await page.evaluate(() => (globalThis as unknown as { result: { info: unknown; means: number[]; threaded: number[]; inertia: number } }).result);
+    // init() without features loads what the entries imported registered: the core and 'dem', not every module
+    expect(r.info).toEqual({ simd: true, backend: 'relaxed', features: ['dem'] });
+    expect(r.threaded).toHaveLength(4);
+    for (let i = 0; i < 4; i++) expect(Math.abs(r.threaded[i]! - r.means[i]!)).toBeLessThan(1e-12 * Math.max(1, Math.abs(r.means[i]!)));
+    expect(r.inertia).toBeGreaterThan(0);
+    // the SIMD files of the core and 'dem' (the threads were sent the page's compiled modules: nothing more is fetched)
+    expect(wasmRequests(requested).map((p) => p.replace(/^\/assets\//, '').replace(/-[\w-]{8}\.wasm$/, '.wasm')).sort()).toEqual([moduleFile('simd', 'dem'), moduleFile('simd', 'core')].sort());
+    expect(requested.some((p) => /\/web-shard-worker-[\w-]{8}\.js$/.test(p))).toBe(true);
+    expect(problems).toEqual([]);
+  } finally {
+    await browser.close();
+    await stopStaticServer(server);
+  }
+}, 120_000);
+
+test('a Vite build of a FedAvg program (fedmix/core and fedmix/fedavg) emits the files of the modules FedAvg can load and runs a federation in Chromium; fedmix/svm adds only its own', async () => {
+  expect(app).not.toBe('');
+  writeFileSync(join(app, 'fedavg.html'), '<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body><script type="module" src="/fedavg.js"></script></body></html>');
+  writeFileSync(join(app, 'fedavg.js'), `import { init, Matrix } from 'fedmix/core';
+import { fedAvg } from 'fedmix/fedavg';
+const info = await init();
+const client = (shift) => ({ X: Matrix.fromRows(Array.from({ length: 24 }, (_, i) => [Math.sin(i + shift), Math.cos(i * 0.7 + shift)])) });
+const r = fedAvg([client(0), client(1), client(2)], { network: { sizes: [2, 3, 2], activation: 'relu', outputActivation: 'sigmoid', loss: 'mse', seed: 1 }, rounds: 2, epochs: 1 });
+window.result = { info, rounds: r.history.length, parameters: r.parameters instanceof Float32Array };
+`);
+  const { build } = await import('vite');
+  await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: join(app, 'out-fedavg'), target: 'es2022', rollupOptions: { input: join(app, 'fedavg.html') } } });
+  // fedmix/core's (the core, 'dem'), and fedmix/fedavg's: 'nn' (relaxed build included) and 'dirichlet' (the runtime's secure
+  // aggregation); no worker script (it uses no GaussianMixture, hence no threads, and no WebWorkerTransport)
+  expect(emitted(join(app, 'out-fedavg'))).toEqual({ wasm: filesOf(['core', 'dem', 'dirichlet', 'nn']), workers: [] });
+
+  writeFileSync(join(app, 'svm.js'), "import { init, Matrix } from 'fedmix/core';\nimport { OneClassSVM } from 'fedmix/svm';\nawait init();\nwindow.result = new OneClassSVM({ nu: 0.5 }).fit(Matrix.fromRows([[0, 0], [1, 1]]));\n");
+  writeFileSync(join(app, 'svm.html'), '<!doctype html><html><body><script type="module" src="/svm.js"></script></body></html>');
+  await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: join(app, 'out-svm'), target: 'es2022', rollupOptions: { input: join(app, 'svm.html') } } });
+  expect(emitted(join(app, 'out-svm')).wasm).toEqual(filesOf(['core', 'dem', 'svm']));
+
+  const requested: string[] = [];
+  const problems: string[] = [];
+  const server = await startStaticServer(readFileSync(join(app, 'out-fedavg', 'fedavg.html'), 'utf8'), requested, join(app, 'out-fedavg'));
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    watchProblems(page, problems);
+    await page.goto(`${originOf(server)}/`);
+    await page.waitForFunction(() => (globalThis as { result?: unknown }).result !== undefined, undefined, { timeout: 60_000 });
+    const r = await page.evaluate(() => (globalThis as unknown as { result: unknown }).result);
+    expect(r).toEqual({ info: { simd: true, backend: 'relaxed', features: ['dem', 'nn', 'dirichlet'] }, rounds: 2, parameters: true });
+    // the relaxed build: its own 'nn', the SIMD build's other modules
+    const fetched = wasmRequests(requested).map((p) => p.replace(/^\/assets\//, '').replace(/-[\w-]{8}\.wasm$/, '.wasm')).sort();
+    expect(fetched).toEqual((['core', 'dem', 'nn', 'dirichlet'] as const).map((m) => moduleFile('relaxed', m)).sort());
+    expect(problems).toEqual([]);
+  } finally {
+    await browser.close();
+    await stopStaticServer(server);
+  }
+}, 120_000);
+
+test("each entry registers exactly the WebAssembly modules its code can call: the core, and the feature modules of every fm_ export in its tree-shaken bundle", async () => {
+  const { buildSync } = await import('esbuild');
+  const { featureOf } = await import('../ts/wasm/modules.js');
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+  // the entries by feature (ts/entries/), and fedmix itself
+  const entries = readdirSync(join(ROOT, 'ts', 'entries')).map((f) => f.replace(/\.ts$/, ''));
+  expect(entries.map((e) => `./${e}`).filter((e) => !(e in pkg.exports))).toEqual([]);
+  const reach = (file: string) => {
+    const text = buildSync({
+      entryPoints: [join(ROOT, file)],
+      bundle: true,
+      write: false,
+      format: 'esm',
+      platform: 'neutral',
+      mainFields: ['module', 'main'],
+      external: ['apache-arrow', 'piscina', 'mqtt', 'aedes', 'ws', 'stream', 'node:*'],
+      logLevel: 'silent',
+    }).outputFiles[0]!.text;
+    const needed = new Set<string>(['core', ...[...new Set(text.match(/\bfm_\w+/g) ?? [])].flatMap((n) => featureOf(n) ?? [])]);
+    const registered = new Set([...text.matchAll(/registerModuleFiles\("(\w+)"/g)].map((m) => m[1]!));
+    return { needed: [...needed].sort(), registered: [...registered].sort() };
+  };
+  const all = ['core', ...FEATURES].sort();
+  expect(reach('ts/index.ts')).toEqual({ needed: all, registered: all });
+  const found = Object.fromEntries(entries.map((e) => [e, reach(`ts/entries/${e}.ts`)]));
+  for (const [e, { needed, registered }] of Object.entries(found)) expect(registered, e).toEqual(needed);
+  // what docs/browsers-and-workers.md's table says
+  expect(Object.fromEntries(Object.entries(found).map(([e, r]) => [e, r.registered]))).toEqual({
+    communities: ['assignment', 'core', 'dem', 'dirichlet', 'nn', 'svm'],
+    core: ['core', 'dem'],
+    dem: ['core', 'dem', 'dirichlet'],
+    fedavg: ['core', 'dirichlet', 'nn'],
+    feddistr: ['assignment', 'core', 'dem', 'dirichlet', 'nn'],
+    federation: ['core', 'dirichlet'],
+    fedgem: ['core', 'dem', 'dirichlet', 'fedgem'],
+    fedgengmm: ['core', 'dem', 'dirichlet'],
+    mdm: ['core', 'dirichlet'],
+    networks: ['core', 'nn'],
+    svm: ['core', 'svm'],
+  });
+});

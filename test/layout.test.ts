@@ -64,12 +64,16 @@ describe("an algorithm's code lives in its folders", () => {
   test("the library names an algorithm outside its folders only in the lists, and in the places each exception says", () => {
     // the lists: the registry's (built-in.ts), the core's feature modules (modules.ts), the public entry (index.ts);
     // docs/ is the fourth place. ts/experiments/ is the papers' experiments, apart from the library (its own test above).
-    const lists = new Set(['ts/federated/registry/built-in.ts', 'ts/wasm/modules.ts', 'ts/index.ts']);
+    // the entries by feature (ts/entries/) are public entries too: one per algorithm, each naming its WASM modules
+    const lists = new Set(['ts/federated/registry/built-in.ts', 'ts/wasm/modules.ts', 'ts/index.ts', ...tsFiles('ts/entries')]);
     const exceptions: Record<string, string> = {
       // FedGenGMM's hierarchical server step is in the core's distributed-EM feature module ('dem'), which it loads
       'ts/federated/fedgengmm/descriptor.ts: dem': 'the WASM feature module named dem',
       // GaussianMixture's threads run the sharded E-step and M-step of the same feature module, which each thread loads
       'ts/parallel/shard-task.ts: dem': 'the WASM feature module named dem',
+      // ... and the threads' modules register its files, to load it when the calling thread sends none
+      'ts/parallel/shard-worker.ts: dem': 'the WASM feature module named dem',
+      'ts/parallel/web-shard-worker.ts: dem': 'the WASM feature module named dem',
       // partition.mdm is the MDM paper's scheme for simulating clients from histograms, a public name
       'ts/partition/histograms.ts: mdm': 'partition.mdm',
       'ts/partition/index.ts: mdm': 'partition.mdm',

@@ -158,9 +158,20 @@ const DECLARED: ReadonlyMap<string, ExportSignature> = new Map<string, ExportSig
 const declaredFunctions = Object.keys(EXPORTS);
 
 test('the generated bindings are those of the declaration (run node scripts/gen-wasm-abi.mjs after changing crates/fedmix-wasm/src/exports.rs)', async () => {
-  const gen = (await import(new URL('../scripts/gen-wasm-abi.mjs', import.meta.url).href)) as { generate(): string; generateSignatures(): string; OUTPUT: string; SIGNATURES_OUTPUT: string; MAX_PARAMS: number };
+  const gen = (await import(new URL('../scripts/gen-wasm-abi.mjs', import.meta.url).href)) as {
+    generate(): string;
+    generateSignatures(): string;
+    generateFiles(): [string, string][];
+    OUTPUT: string;
+    SIGNATURES_OUTPUT: string;
+    MAX_PARAMS: number;
+  };
   expect(readFileSync(gen.OUTPUT, 'utf8')).toBe(gen.generate());
   expect(readFileSync(gen.SIGNATURES_OUTPUT, 'utf8')).toBe(gen.generateSignatures());
+  // each module's files (ts/wasm/files-MODULE.generated.ts) and the list of them all
+  const files = gen.generateFiles();
+  expect(files).toHaveLength(2 + FEATURES.length);
+  for (const [file, text] of files) expect(readFileSync(file, 'utf8'), file).toBe(text);
   // no export takes a long list of positional scalars: beyond MAX_PARAMS, only pointers (its scalars in an option struct)
   for (const [name, sig] of Object.entries(EXPORTS)) if (sig.params.length > gen.MAX_PARAMS) expect(sig.params.every((t) => t === 'i32'), name).toBe(true);
   expect(EXPORTS.fm_gmm_fit.params.length).toBeLessThanOrEqual(gen.MAX_PARAMS);

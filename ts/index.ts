@@ -4,6 +4,9 @@
  *
  * @module fedmix
  */
+// every WebAssembly module's files, so that init() finds each: a bundler emits them all into a program that
+// imports `fedmix` (the entries fedmix/core, fedmix/fedavg, ... carry only their own; docs/browsers-and-workers.md)
+import './wasm/files-all.generated.js';
 export { init, backendInfo, type InitInfo, type InitOptions, type Backend, type BuildSource, type Feature, type ModuleName, type WasmSource, type WasmSources } from './wasm/loader.js';
 export {
   FedmixError,

@@ -8,3 +8,7 @@ import * as apacheArrow from 'apache-arrow';
 import { provideArrow } from '../../ts/data/arrow-library.js';
 
 provideArrow(apacheArrow);
+
+// and every WebAssembly module's files, as `fedmix` registers them, for the tests that import the loader
+// or a model's source file without ts/index.ts (test/bundlers.test.ts and test/builds.test.ts check the entries)
+import '../../ts/wasm/files-all.generated.js';

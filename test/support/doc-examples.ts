@@ -226,9 +226,10 @@ export async function runExample(app: string, e: Example): Promise<void> {
  * missing from its own import lines.
  */
 export function unimported(e: Example, exported: ReadonlySet<string>): string[] {
-  const entry = /from '(?:fedmix(?:\/node|\/experiments)?|\/fedmix\/dist\/browser\.js)'/;
+  // fedmix, fedmix/node, fedmix/experiments and the entries by feature (fedmix/core, fedmix/fedavg, ...)
+  const entry = /from '(?:fedmix(?:\/[a-z-]+)?|\/fedmix\/dist\/browser\.js)'/;
   const imported = new Set<string>();
-  for (const m of e.code.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'(?:fedmix(?:\/node|\/experiments)?|\/fedmix\/dist\/browser\.js)'/g)) {
+  for (const m of e.code.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'(?:fedmix(?:\/[a-z-]+)?|\/fedmix\/dist\/browser\.js)'/g)) {
     for (const part of m[1]!.split(',')) {
       const name = part.trim().replace(/^type\s+/, '').split(/\s+as\s+/).pop()!.trim();
       if (name) imported.add(name);

@@ -13,6 +13,8 @@ import { EXPERIMENT_COMMANDS } from '../experiments/commands.js';
 import { federationOptions, loadAlgorithmModules, runClientCommand, runServerCommand } from './federation.js';
 import type { Command } from './command.js';
 import { privacyCommand } from './privacy.js';
+// the command runs every algorithm: every module's files
+import '../wasm/files-all.generated.js';
 
 declare const __FEDMIX_VERSION__: string;
 

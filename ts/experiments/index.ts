@@ -22,6 +22,9 @@
  *
  * @module fedmix/experiments
  */
+// the experiments run every method: every module's files
+import '../wasm/files-all.generated.js';
+
 export {
   trainCommunities,
   groupsByClass,

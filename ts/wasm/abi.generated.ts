@@ -17,34 +17,6 @@ export type Feature = 'dem' | 'svm' | 'nn' | 'dirichlet' | 'fedgem' | 'assignmen
 export const INITIAL_PAGES = 92;
 /** The modules built a third time with relaxed SIMD (modules.json); the relaxed build takes the SIMD build's other modules. */
 export const RELAXED_MODULES = ['nn'] as const;
-/**
- * The file of each module of each build (scripts/build-wasm.sh), beside this module: each URL written
- * out whole, in the form bundlers (Vite, webpack, Parcel) recognise as an asset (ts/wasm/source.ts).
- */
-export const MODULE_URLS: { readonly [B in 'simd' | 'scalar']: { readonly [M in 'core' | Feature]: () => URL } } & { readonly relaxed: { readonly [M in (typeof RELAXED_MODULES)[number]]: () => URL } } = {
-  simd: {
-    core: () => new URL('./fedmix-simd.wasm', import.meta.url),
-    dem: () => new URL('./fedmix-simd-dem.wasm', import.meta.url),
-    svm: () => new URL('./fedmix-simd-svm.wasm', import.meta.url),
-    nn: () => new URL('./fedmix-simd-nn.wasm', import.meta.url),
-    dirichlet: () => new URL('./fedmix-simd-dirichlet.wasm', import.meta.url),
-    fedgem: () => new URL('./fedmix-simd-fedgem.wasm', import.meta.url),
-    assignment: () => new URL('./fedmix-simd-assignment.wasm', import.meta.url),
-  },
-  scalar: {
-    core: () => new URL('./fedmix-scalar.wasm', import.meta.url),
-    dem: () => new URL('./fedmix-scalar-dem.wasm', import.meta.url),
-    svm: () => new URL('./fedmix-scalar-svm.wasm', import.meta.url),
-    nn: () => new URL('./fedmix-scalar-nn.wasm', import.meta.url),
-    dirichlet: () => new URL('./fedmix-scalar-dirichlet.wasm', import.meta.url),
-    fedgem: () => new URL('./fedmix-scalar-fedgem.wasm', import.meta.url),
-    assignment: () => new URL('./fedmix-scalar-assignment.wasm', import.meta.url),
-  },
-  relaxed: {
-    nn: () => new URL('./fedmix-relaxed-nn.wasm', import.meta.url),
-  },
-};
-
 /** The C ABI of crates/fedmix-wasm. Pointers and sizes are numbers (wasm32). */
 export interface WasmExports {
   memory: WebAssembly.Memory;

@@ -14,6 +14,7 @@ import {
   checkBuildSource,
   compileSource,
   defaultSource,
+  registeredFeatures,
   engineHasRelaxedSimd,
   engineHasSimd,
   fileBuild,
@@ -47,8 +48,10 @@ export interface InitOptions {
    * step), 'svm' (OneClassSVM), 'nn' (networks, FedAvg), 'dirichlet' (special
    * functions, MDM, Rng's gamma, Dirichlet and categorical draws), 'fedgem', 'assignment' (linearSumAssignment, FedDistr,
    * PCA, the symmetric eigendecomposition).
-   * Not given: every module when init() starts fedmix, none added when it
-   * runs. A page that names only what it uses downloads less; a later init()
+   * Not given: when init() starts fedmix, every module the package entries
+   * the program imports can use (all of them with `fedmix`, 'dem' with
+   * `fedmix/core`; docs/browsers-and-workers.md), none added when it runs.
+   * A page that names only what it uses downloads less; a later init()
    * with more features loads them into the running instance. Using a feature
    * not loaded throws a WasmError naming it.
    */
@@ -102,11 +105,15 @@ interface Instance {
 
 /**
  * Where a module of a build comes from when init() is given none; fedmix/inline passes the embedded bytes.
- * `has` says whether a build is there at all (every build when absent).
+ * `has` says whether a build is there at all (every build when absent); `features`, the feature modules
+ * an init() without features loads when it starts fedmix (every one when absent).
  */
-export type DefaultSources = ((backend: Backend, module: ModuleName) => CheckedSource) & { has?: (backend: Backend) => boolean };
+export type DefaultSources = ((backend: Backend, module: ModuleName) => CheckedSource) & { has?: (backend: Backend) => boolean; features?: () => readonly Feature[] };
 
-const assetSources: DefaultSources = (backend, module) => ({ kind: 'url', url: defaultSource(backend, module) });
+/** The files beside the library that the imported entries registered (./source.ts): `fedmix` registers every module's, `fedmix/core` the core's. */
+const assetSources: DefaultSources = Object.assign((backend: Backend, module: ModuleName): CheckedSource => ({ kind: 'url', url: defaultSource(backend, module) }), {
+  features: registeredFeatures,
+});
 
 let current: Instance | undefined;
 let pending: Promise<Instance> | undefined;
@@ -157,7 +164,7 @@ const notLoaded: object = new Proxy(
       if (feature === undefined) return undefined;
       throw new WasmError(
         `${FEATURE_USES[feature]} needs fedmix's '${feature}' module, which was not loaded: call await init({ features: [..., '${feature}'] }) ` +
-          "(an init() without features that starts fedmix loads every module)",
+          "(an init() without features that starts fedmix loads every module the entries imported use: all of them with 'fedmix')",
       );
     },
   },
@@ -387,7 +394,7 @@ export async function initWith(defaults: DefaultSources, options: InitOptions = 
   if (!current && !pending) {
     const backend = chooseBackend(requested, sources.given, defaults);
     pendingBackend = backend;
-    pending = instantiate(backend, asked ?? FEATURES, sources).then(
+    pending = instantiate(backend, asked ?? defaults.features?.() ?? FEATURES, sources).then(
       (inst) => {
         current = inst;
         poisoned = undefined;

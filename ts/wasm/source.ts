@@ -4,10 +4,16 @@
  * module, as `new URL('./fedmix-simd.wasm', import.meta.url)`, which bundlers
  * turn into an emitted asset), read from the package folder in Node, or from
  * bytes, a URL, a Response or a compiled Module given to init().
+ *
+ * The default URLs are not here: each module's are in ./files-MODULE.generated.ts,
+ * which registers them (registerModuleFiles) when a package entry that can use
+ * that module imports it. A bundler emits an asset for every such URL in the
+ * program's module graph, used or not, so a program that imports `fedmix/core`
+ * carries only the core's files, and `fedmix` (every entry) all of them.
  */
 import { formatThrown, formatValue, InvalidParameterError, WasmError } from '../errors.js';
 import { guardRead, readOptions } from '../validate.js';
-import { MODULE_URLS, RELAXED_MODULES } from './abi.generated.js';
+import { RELAXED_MODULES } from './abi.generated.js';
 import { FEATURES, type Feature } from './modules.js';
 
 /**
@@ -69,15 +75,38 @@ export function fileBuild(backend: Backend, module: ModuleName): Backend {
   return backend === 'relaxed' && !(RELAXED_MODULES as readonly ModuleName[]).includes(module) ? 'simd' : backend;
 }
 
+/** A module's files by build (the relaxed build's own only for RELAXED_MODULES), as URLs made when first needed. */
+export type ModuleFiles = { readonly [B in Backend]?: () => URL };
+
+/** The modules whose files the imported entries registered (./files-*.generated.ts), in registration order. */
+const registered = new Map<ModuleName, ModuleFiles>();
+
+/** Called by ./files-MODULE.generated.ts when an entry that can use MODULE imports it. */
+export function registerModuleFiles(module: ModuleName, files: ModuleFiles): void {
+  registered.set(module, files);
+}
+
+/** The feature modules whose files are registered: what init() without features loads when it starts fedmix. */
+export function registeredFeatures(): Feature[] {
+  return FEATURES.filter((f) => registered.has(f));
+}
+
 /**
  * A module's file shipped next to the library's modules (dist/ in the package,
- * ts/wasm/ in the sources, where scripts/build-wasm.sh puts them); only the
- * modules init() loads are fetched.
+ * ts/wasm/ in the sources, where scripts/build-wasm.sh puts them), as registered
+ * by the entries imported; only the modules init() loads are fetched.
  */
 export function defaultSource(backend: Backend, module: ModuleName): URL {
   const build = fileBuild(backend, module);
+  const files = registered.get(module)?.[build];
+  if (!files) {
+    throw new WasmError(
+      `the ${backend} build's ${module} module has no file here: no entry this program imports uses it. Import an entry that does (fedmix, or the feature's: docs/browsers-and-workers.md), ` +
+        `pass it in init({ wasm: { ${backend}: { ${module}: ... } } }), or leave '${module}' out of init({ features })`,
+    );
+  }
   try {
-    return (MODULE_URLS[build] as Record<ModuleName, () => URL>)[module]();
+    return files();
   } catch (e) {
     // a Cloudflare Worker's bundle: its modules have no URL to find a file beside (docs/runtimes.md)
     throw new WasmError(

@@ -6,6 +6,8 @@
 import { registerBuiltIns } from '../registry/index.js';
 import { IndexedDbLedgerStore } from '../ledger-indexeddb.js';
 import { laneTransferables, runLaneTask, setLedgerStore, type LaneTask } from './lane.js';
+// a Web Worker can run any algorithm's clients: every module's files
+import '../../wasm/files-all.generated.js';
 
 registerBuiltIns();
 setLedgerStore((name) => new IndexedDbLedgerStore(name));

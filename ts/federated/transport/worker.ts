@@ -6,6 +6,8 @@
 import { registerBuiltIns } from '../registry/index.js';
 import { FileLedgerStore } from '../ledger-file.js';
 import { runLaneTask, setLedgerStore } from './lane.js';
+// a worker thread can run any algorithm's clients: every module's files
+import '../../wasm/files-all.generated.js';
 
 registerBuiltIns();
 setLedgerStore((path) => new FileLedgerStore(path));
