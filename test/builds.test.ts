@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { DirichletMultinomialMixture, distributedEM, fitMdm, GaussianMixture, init, KMeans, linearSumAssignment, OneClassSVM, partition, PCA, type CovarianceType } from '../ts/index.js';
+import { DirichletMultinomialMixture, distributedEM, fitMdm, GaussianMixture, init, KMeans, linearSumAssignment, Matrix, OneClassSVM, partition, PCA, type CovarianceType } from '../ts/index.js';
 import { resetForTests } from '../ts/wasm/loader.js';
 import { FEATURES, type Feature } from '../ts/wasm/modules.js';
 import { moduleFile, type ModuleName } from '../ts/wasm/source.js';
@@ -198,12 +198,16 @@ test('OneClassSVM: SIMD and scalar builds take the same steps to the same model,
   // cache too small for the kernel matrix (columns dropped and recomputed)
   const train = blobs(301, 7, 3, 11);
   const wide = blobs(203, 33, 2, 12);
+  // mostly zeros, as images are: the SIMD build skips the pairs of features a tile's rows hold no value in
+  const sparse = Matrix.fromRows(blobs(203, 33, 2, 13).toRows().map((r, i) => r.map((v, j) => ((i * 31 + j * 17) % 10 < 3 ? v : 0))));
   const runAll = () =>
     [
       { X: train, options: { nu: 0.3, gamma: 2 } },
       { X: train, options: { nu: 0.1, gamma: 'scale' as const, cacheSize: 0.05 } },
       { X: wide, options: { nu: 0.5, gamma: 'auto' as const } },
       { X: wide, options: { nu: 0.2, kernel: 'linear' as const } },
+      { X: sparse, options: { nu: 0.5, gamma: 'scale' as const } },
+      { X: sparse, options: { nu: 0.1, gamma: 'scale' as const, cacheSize: 0.02 } },
     ].map(({ X: x, options }) => {
       const m = new OneClassSVM(options).fit(x);
       const out = { nIter: m.nIter, offset: m.offset, objective: m.objective, support: m.support, dualCoef: m.dualCoef, decision: m.decisionFunction(x) };

@@ -112,3 +112,28 @@ describe.each(cases.map((c) => [`${c.dataset} ${JSON.stringify(c.options)}`, c] 
     }
   });
 });
+
+describe('the kernel cache', () => {
+  // The cache holds every column the Fashion-MNIST fits need by default, the
+  // first ones computed at once as tiles of a matrix product; with room for
+  // two, every column is computed alone, dropped and computed again. Every
+  // kernel value is the same either way, so are the solver's steps: the same
+  // model, to the bit.
+  const fashionCases = cases.filter((c) => datasets[c.dataset]!.source === 'fashion-mnist');
+
+  test.each(fashionCases.map((c) => [`${c.dataset} ${JSON.stringify(c.options)}`, c] as const))('%s: a cache of two columns gives the same model', (_name, c) => {
+    const ds = datasets[c.dataset]!;
+    const X = load(ds, 'train');
+    const Xtest = load(ds, 'test');
+    const fit = (cacheSize?: number) => {
+      const m = new OneClassSVM({ ...c.options, cacheSize }).fit(X);
+      const out = { nIter: m.nIter, offset: m.offset, objective: m.objective, support: Array.from(m.support), dualCoef: Array.from(m.dualCoef), decision: Array.from(m.decisionFunction(Xtest)) };
+      m.dispose();
+      return out;
+    };
+    // 0.001 MiB is 262 values, less than two columns of X's rows: the cache keeps two
+    const small = fit(0.001);
+    expect(small.support).toEqual(c.support);
+    expect(small).toEqual(fit(undefined));
+  });
+});

@@ -154,7 +154,9 @@ pub const GATHER_ROWS: usize = 4;
 /// out[k * ld + t] = dot(xs[k], row idx[t] of `rows`) for k < xs.len() (1 to
 /// GATHER_ROWS) and t < n: the dot products behind up to four kernel columns
 /// at once, over rows picked by index (`rows` row-major, rows `width` apart,
-/// `width` even). Several columns share each row they load.
+/// `width` even). Several columns share each row they load; the SIMD build
+/// skips the pairs of features where every one of xs is 0, which changes no
+/// bit of the sums (simd::NonzeroPairs).
 pub fn dots_gather(xs: &[&[f64]], rows: &[f64], width: usize, idx: &[u32], n: usize, out: &mut [f64], ld: usize) {
     assert!(width % 2 == 0 && (1..=GATHER_ROWS).contains(&xs.len()) && xs.iter().all(|x| x.len() == width));
     assert!(idx.len() >= n && n <= ld && out.len() >= (xs.len() - 1) * ld + n);
@@ -165,7 +167,8 @@ pub fn dots_gather(xs: &[&[f64]], rows: &[f64], width: usize, idx: &[u32], n: us
 
 /// out[r * ld + s] = dot(row r of a, row s of b) for r < na, s < nb: every
 /// dot product between two blocks of rows (row-major, `width` apart, `width`
-/// even), as a small matrix product tiled for registers.
+/// even), as a small matrix product tiled for registers. As dots_gather, the
+/// SIMD build skips the pairs of features where a's rows of a tile are all 0.
 pub fn cross_dots(a: &[f64], na: usize, b: &[f64], nb: usize, width: usize, out: &mut [f64], ld: usize) {
     assert!(width % 2 == 0 && a.len() >= na * width && b.len() >= nb * width && nb <= ld);
     assert!(na == 0 || out.len() >= (na - 1) * ld + nb);

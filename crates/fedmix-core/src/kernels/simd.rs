@@ -629,27 +629,24 @@ unsafe fn hmin4(a: v128, b: v128, c: v128, d: v128) -> f64 {
     }
 }
 
-/// dot products of R rows (`a`) with S rows (`b`), `width` values each (even):
-/// one f64x2 accumulator per pair, lanes even and odd features, as scalar::dot.
-/// Each step loads the R rows' pair of values once and each of the S rows'
-/// once, for R x S multiply-adds.
+/// One step of dot_block: the pair of features at `f` of the R rows times
+/// that of the S rows, into the accumulators.
 #[inline(always)]
-unsafe fn dot_block<const R: usize, const S: usize>(a: [*const f64; R], b: [*const f64; S], width: usize) -> [[f64; S]; R] {
-    let mut acc = [[splat(0.0); S]; R];
-    let mut f = 0;
-    while f < width {
-        let mut av = [splat(0.0); R];
-        for r in 0..R {
-            av[r] = ld(a[r].add(f));
-        }
-        for s in 0..S {
-            let bv = ld(b[s].add(f));
-            for r in 0..R {
-                acc[r][s] = f64x2_add(acc[r][s], f64x2_mul(av[r], bv));
-            }
-        }
-        f += 2;
+unsafe fn dot_step<const R: usize, const S: usize>(acc: &mut [[v128; S]; R], a: &[*const f64; R], b: &[*const f64; S], f: usize) {
+    let mut av = [splat(0.0); R];
+    for r in 0..R {
+        av[r] = ld(a[r].add(f));
     }
+    for s in 0..S {
+        let bv = ld(b[s].add(f));
+        for r in 0..R {
+            acc[r][s] = f64x2_add(acc[r][s], f64x2_mul(av[r], bv));
+        }
+    }
+}
+
+#[inline(always)]
+fn dot_sums<const R: usize, const S: usize>(acc: [[v128; S]; R]) -> [[f64; S]; R] {
     let mut out = [[0.0; S]; R];
     for r in 0..R {
         for s in 0..S {
@@ -659,18 +656,98 @@ unsafe fn dot_block<const R: usize, const S: usize>(a: [*const f64; R], b: [*con
     out
 }
 
+/// dot products of R rows (`a`) with S rows (`b`), `width` values each (even):
+/// one f64x2 accumulator per pair, lanes even and odd features, as scalar::dot.
+/// Each step loads the R rows' pair of values once and each of the S rows'
+/// once, for R x S multiply-adds.
+#[inline(always)]
+unsafe fn dot_block<const R: usize, const S: usize>(a: [*const f64; R], b: [*const f64; S], width: usize) -> [[f64; S]; R] {
+    let mut acc = [[splat(0.0); S]; R];
+    let mut f = 0;
+    while f < width {
+        dot_step(&mut acc, &a, &b, f);
+        f += 2;
+    }
+    dot_sums(acc)
+}
+
+/// Most feature pairs a list of NonzeroPairs holds (on the stack); wider rows
+/// take the dense loop.
+const PAIRS: usize = 1024;
+
+/// The pairs of features (by the offset of the first) where any of R rows
+/// holds a value other than 0, for dot_block_at. A pair where all of them
+/// hold 0 adds only zero products to each accumulator, and x + (+-0) == x for
+/// every accumulator value (one that starts at +0 never becomes -0 by
+/// addition): skipping such pairs changes no bit of any dot product, so the
+/// sums stay scalar::dot's. Images (Fashion-MNIST) are nearly half zeros.
+struct NonzeroPairs {
+    at: [u32; PAIRS],
+    n: usize,
+}
+
+impl NonzeroPairs {
+    /// The list for the R rows, or None when skipping would not pay: rows
+    /// too wide for the list, or fewer than one pair in eight all zero.
+    #[inline(always)]
+    unsafe fn of<const R: usize>(a: [*const f64; R], width: usize) -> Option<NonzeroPairs> {
+        if width > 2 * PAIRS {
+            return None;
+        }
+        let mut p = NonzeroPairs { at: [0; PAIRS], n: 0 };
+        let zero = splat(0.0);
+        let mut f = 0;
+        while f < width {
+            let mut any = f64x2_ne(ld(a[0].add(f)), zero);
+            for r in 1..R {
+                any = v128_or(any, f64x2_ne(ld(a[r].add(f)), zero));
+            }
+            *p.at.get_unchecked_mut(p.n) = f as u32;
+            p.n += v128_any_true(any) as usize;
+            f += 2;
+        }
+        if 8 * p.n > 7 * (width / 2) {
+            None
+        } else {
+            Some(p)
+        }
+    }
+}
+
+/// dot_block over the listed pairs only (the R rows' NonzeroPairs): the same
+/// sums, to the bit.
+#[inline(always)]
+unsafe fn dot_block_at<const R: usize, const S: usize>(a: [*const f64; R], b: [*const f64; S], pairs: &NonzeroPairs) -> [[f64; S]; R] {
+    let mut acc = [[splat(0.0); S]; R];
+    for &f in pairs.at.get_unchecked(..pairs.n) {
+        dot_step(&mut acc, &a, &b, f as usize);
+    }
+    dot_sums(acc)
+}
+
+/// dot_block, over the R rows' nonzero pairs when they have a list.
+#[inline(always)]
+unsafe fn dot_block_skip<const R: usize, const S: usize>(a: [*const f64; R], b: [*const f64; S], width: usize, pairs: &Option<NonzeroPairs>) -> [[f64; S]; R] {
+    match pairs {
+        Some(p) => dot_block_at(a, b, p),
+        None => dot_block(a, b, width),
+    }
+}
+
 /// dots_gather with R rows of xs: tiles of R x S dot products (S gathered
-/// rows), then single gathered rows.
+/// rows), then single gathered rows. The R rows are the same for every tile:
+/// their zero pairs are found once.
 #[inline(always)]
 unsafe fn gather_tiles<const R: usize, const S: usize>(xs: &[&[f64]], rows: &[f64], width: usize, idx: &[u32], n: usize, out: &mut [f64], ld: usize) {
     let a: [*const f64; R] = core::array::from_fn(|k| xs[k].as_ptr());
+    let pairs = NonzeroPairs::of(a, width);
     let rp = rows.as_ptr();
     let o = out.as_mut_ptr();
     let row = |t: usize| rp.add(*idx.get_unchecked(t) as usize * width);
     let mut t = 0;
     while t + S <= n {
         let b: [*const f64; S] = core::array::from_fn(|m| row(t + m));
-        let v = dot_block::<R, S>(a, b, width);
+        let v = dot_block_skip::<R, S>(a, b, width, &pairs);
         for k in 0..R {
             for m in 0..S {
                 *o.add(k * ld + t + m) = v[k][m];
@@ -679,7 +756,7 @@ unsafe fn gather_tiles<const R: usize, const S: usize>(xs: &[&[f64]], rows: &[f6
         t += S;
     }
     while t < n {
-        let v = dot_block::<R, 1>(a, [row(t)], width);
+        let v = dot_block_skip::<R, 1>(a, [row(t)], width, &pairs);
         for k in 0..R {
             *o.add(k * ld + t) = v[k][0];
         }
@@ -700,6 +777,8 @@ pub unsafe fn dots_gather(xs: &[&[f64]], rows: &[f64], width: usize, idx: &[u32]
     }
 }
 
+/// Tiles of 2 x 4: each pair of a's rows finds its zero pairs once, for all
+/// of b's rows.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn cross_dots(a: &[f64], na: usize, b: &[f64], nb: usize, width: usize, out: &mut [f64], ld: usize) {
     let (ap, bp) = (a.as_ptr(), b.as_ptr());
@@ -709,9 +788,10 @@ pub unsafe fn cross_dots(a: &[f64], na: usize, b: &[f64], nb: usize, width: usiz
     let mut r = 0;
     while r + 2 <= na {
         let ar = [arow(r), arow(r + 1)];
+        let pairs = NonzeroPairs::of(ar, width);
         let mut s = 0;
         while s + 4 <= nb {
-            let v = dot_block::<2, 4>(ar, [brow(s), brow(s + 1), brow(s + 2), brow(s + 3)], width);
+            let v = dot_block_skip::<2, 4>(ar, [brow(s), brow(s + 1), brow(s + 2), brow(s + 3)], width, &pairs);
             for (k, row) in v.iter().enumerate() {
                 for (m, x) in row.iter().enumerate() {
                     *o.add((r + k) * ld + s + m) = *x;
@@ -720,7 +800,7 @@ pub unsafe fn cross_dots(a: &[f64], na: usize, b: &[f64], nb: usize, width: usiz
             s += 4;
         }
         while s < nb {
-            let v = dot_block::<2, 1>(ar, [brow(s)], width);
+            let v = dot_block_skip::<2, 1>(ar, [brow(s)], width, &pairs);
             *o.add(r * ld + s) = v[0][0];
             *o.add((r + 1) * ld + s) = v[1][0];
             s += 1;
@@ -729,16 +809,17 @@ pub unsafe fn cross_dots(a: &[f64], na: usize, b: &[f64], nb: usize, width: usiz
     }
     if r < na {
         let ar = [arow(r)];
+        let pairs = NonzeroPairs::of(ar, width);
         let mut s = 0;
         while s + 4 <= nb {
-            let v = dot_block::<1, 4>(ar, [brow(s), brow(s + 1), brow(s + 2), brow(s + 3)], width);
+            let v = dot_block_skip::<1, 4>(ar, [brow(s), brow(s + 1), brow(s + 2), brow(s + 3)], width, &pairs);
             for m in 0..4 {
                 *o.add(r * ld + s + m) = v[0][m];
             }
             s += 4;
         }
         while s < nb {
-            *o.add(r * ld + s) = dot_block::<1, 1>(ar, [brow(s)], width)[0][0];
+            *o.add(r * ld + s) = dot_block_skip::<1, 1>(ar, [brow(s)], width, &pairs)[0][0];
             s += 1;
         }
     }

@@ -491,8 +491,8 @@ pub(crate) fn solve(rows: &Rows, kernel: Kernel, s: &Settings) -> Result<Solutio
     let sqp = alloc::copy(&rows.sq)?;
     let mut qd = alloc::zeros(l)?;
     for (i, q) in qd.iter_mut().enumerate() {
-        let x = rows.row(i);
-        let mut v = [kernels::dot(x, x)];
+        // x'x is the squared norm Rows keeps (the same kernels::dot)
+        let mut v = [rows.sq[i]];
         kernel.from_dots(&mut v, rows.sq[i], &rows.sq[i..i + 1]);
         *q = v[0];
     }
