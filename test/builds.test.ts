@@ -324,7 +324,7 @@ console.log(JSON.stringify({ info, files, fedAvg: typeof fedAvg, svm }));
       expect(r.status, f).toBe(0);
       return JSON.parse(r.stdout) as Record<string, unknown>;
     });
-    expect(out[0]).toMatchObject({ info: { simd: true, backend: 'simd', features: ['dem'] }, files: simdFiles(['core', 'dem']).sort() });
+    expect(out[0]).toMatchObject({ info: { simd: true, backend: 'simd', features: ['dem', 'dirichlet'] }, files: simdFiles(['core', 'dem', 'dirichlet']).sort() });
     expect(out[0]!.means).toHaveLength(6);
     expect(out[1]).toEqual(out[0]);
     expect(out[2]).toEqual({

@@ -235,7 +235,7 @@ function emitted(out: string): { wasm: string[]; workers: string[] } {
 const filesOf = (modules: readonly ModuleName[]) =>
   modules.flatMap((m) => [moduleFile('simd', m), moduleFile('scalar', m), ...((RELAXED_MODULES as readonly ModuleName[]).includes(m) ? [moduleFile('relaxed', m)] : [])]).sort();
 
-test("a Vite build of a program that imports fedmix/core emits only the core's and the 'dem' module's files and the shard worker, and they are enough: init(), a fit and a fit on two threads in Chromium", async () => {
+test("a Vite build of a program that imports fedmix/core emits only the files of the core and the 'dem' and 'dirichlet' modules and the shard worker, and they are enough: init(), a fit and a fit on two threads in Chromium", async () => {
   // after the tests above, in the same app (fedmix and Arrow installed in its node_modules)
   expect(app).not.toBe('');
   writeFileSync(join(app, 'core.html'), '<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body><script type="module" src="/core.js"></script></body></html>');
@@ -250,9 +250,10 @@ window.result = { info, means: Array.from(one.means), threaded: Array.from(two.m
 `);
   const { build } = await import('vite');
   await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: join(app, 'out-core'), target: 'es2022', rollupOptions: { input: join(app, 'core.html') } } });
-  // the core and 'dem' (GaussianMixture's and KMeans's steps on threads), SIMD and scalar (the relaxed build takes the SIMD
-  // build's: neither has a relaxed module); the shard worker, since a GaussianMixture can fit on threads; no federation worker
-  expect(emitted(join(app, 'out-core'))).toEqual({ wasm: filesOf(['core', 'dem']), workers: ['web-shard-worker.js'] });
+  // the core, 'dem' (GaussianMixture's and KMeans's steps on threads) and 'dirichlet' (Rng's gamma, Dirichlet and categorical
+  // draws), SIMD and scalar (the relaxed build takes the SIMD build's: none has a relaxed module); the shard worker, since a
+  // GaussianMixture can fit on threads; no federation worker
+  expect(emitted(join(app, 'out-core'))).toEqual({ wasm: filesOf(['core', 'dem', 'dirichlet']), workers: ['web-shard-worker.js'] });
 
   const requested: string[] = [];
   const problems: string[] = [];
@@ -264,13 +265,13 @@ window.result = { info, means: Array.from(one.means), threaded: Array.from(two.m
     await page.goto(`${originOf(server)}/`);
     await page.waitForFunction(() => (globalThis as { result?: unknown }).result !== undefined, undefined, { timeout: 60_000 });
     const r = await page.evaluate(() => (globalThis as unknown as { result: { info: unknown; means: number[]; threaded: number[]; inertia: number } }).result);
-    // init() without features loads what the entries imported registered: the core and 'dem', not every module
-    expect(r.info).toEqual({ simd: true, backend: 'relaxed', features: ['dem'] });
+    // init() without features loads what the entries imported registered: the core, 'dem' and 'dirichlet', not every module
+    expect(r.info).toEqual({ simd: true, backend: 'relaxed', features: ['dem', 'dirichlet'] });
     expect(r.threaded).toHaveLength(4);
     for (let i = 0; i < 4; i++) expect(Math.abs(r.threaded[i]! - r.means[i]!)).toBeLessThan(1e-12 * Math.max(1, Math.abs(r.means[i]!)));
     expect(r.inertia).toBeGreaterThan(0);
-    // the SIMD files of the core and 'dem' (the threads were sent the page's compiled modules: nothing more is fetched)
-    expect(wasmRequests(requested).map((p) => p.replace(/^\/assets\//, '').replace(/-[\w-]{8}\.wasm$/, '.wasm')).sort()).toEqual([moduleFile('simd', 'dem'), moduleFile('simd', 'core')].sort());
+    // the SIMD files of the core, 'dem' and 'dirichlet' (the threads were sent the page's compiled modules: nothing more is fetched)
+    expect(wasmRequests(requested).map((p) => p.replace(/^\/assets\//, '').replace(/-[\w-]{8}\.wasm$/, '.wasm')).sort()).toEqual([moduleFile('simd', 'dem'), moduleFile('simd', 'core'), moduleFile('simd', 'dirichlet')].sort());
     expect(requested.some((p) => /\/web-shard-worker-[\w-]{8}\.js$/.test(p))).toBe(true);
     expect(problems).toEqual([]);
   } finally {
@@ -298,7 +299,7 @@ window.result = { info, rounds: r.history.length, parameters: r.parameters insta
   writeFileSync(join(app, 'svm.js'), "import { init, Matrix } from 'fedmix/core';\nimport { OneClassSVM } from 'fedmix/svm';\nawait init();\nwindow.result = new OneClassSVM({ nu: 0.5 }).fit(Matrix.fromRows([[0, 0], [1, 1]]));\n");
   writeFileSync(join(app, 'svm.html'), '<!doctype html><html><body><script type="module" src="/svm.js"></script></body></html>');
   await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: join(app, 'out-svm'), target: 'es2022', rollupOptions: { input: join(app, 'svm.html') } } });
-  expect(emitted(join(app, 'out-svm')).wasm).toEqual(filesOf(['core', 'dem', 'svm']));
+  expect(emitted(join(app, 'out-svm')).wasm).toEqual(filesOf(['core', 'dem', 'dirichlet', 'svm']));
 
   const requested: string[] = [];
   const problems: string[] = [];
@@ -350,7 +351,7 @@ test("each entry registers exactly the WebAssembly modules its code can call: th
   // what docs/browsers-and-workers.md's table says
   expect(Object.fromEntries(Object.entries(found).map(([e, r]) => [e, r.registered]))).toEqual({
     communities: ['assignment', 'core', 'dem', 'dirichlet', 'nn', 'svm'],
-    core: ['core', 'dem'],
+    core: ['core', 'dem', 'dirichlet'],
     dem: ['core', 'dem', 'dirichlet'],
     fedavg: ['core', 'dirichlet', 'nn'],
     feddistr: ['assignment', 'core', 'dem', 'dirichlet', 'nn'],

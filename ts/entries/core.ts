@@ -2,9 +2,10 @@
  * fedmix/core: the library of the core WebAssembly module alone: init(),
  * Matrix, GaussianMixture, KMeans, the scalers, the metrics of one machine's
  * fits, random numbers and data helpers. A bundler emits only the files (SIMD
- * and scalar) of the core module and of the 'dem' module, which holds the
- * steps GaussianMixture and KMeans take on threads (`threads`), for a program
- * that imports this entry alone (docs/browsers-and-workers.md); init({
+ * and scalar) of the core module, of the 'dem' module, which holds the steps
+ * GaussianMixture and KMeans take on threads (`threads`), and of the
+ * 'dirichlet' module, which holds Rng's gamma, Dirichlet and categorical
+ * draws, for a program that imports this entry alone (docs/browsers-and-workers.md); init({
  * features: [] }) loads the core alone. Every name here is also
  * `fedmix`'s; the other entries (fedmix/svm, fedmix/networks,
  * fedmix/federation and one per federated algorithm) add their modules.
@@ -14,6 +15,8 @@
 import '../wasm/files-core.generated.js';
 // GaussianMixture's and KMeans's steps on threads (fitAsync with threads) are the 'dem' module's
 import '../wasm/files-dem.generated.js';
+// Rng's gamma, Dirichlet and categorical draws are the 'dirichlet' module's (out of the core every program loads)
+import '../wasm/files-dirichlet.generated.js';
 
 export { init, backendInfo, type InitInfo, type InitOptions, type Backend, type BuildSource, type Feature, type ModuleName, type WasmSource, type WasmSources } from '../wasm/loader.js';
 export {
