@@ -46,7 +46,8 @@ export interface InitOptions {
    * step): 'all' or a list of 'dem' (distributed EM, FedGenGMM's hierarchical
    * step), 'svm' (OneClassSVM), 'nn' (networks, FedAvg), 'dirichlet' (special
    * functions, MDM), 'fedgem', 'assignment' (linearSumAssignment, FedDistr,
-   * PCA, the symmetric eigendecomposition).
+   * PCA, the symmetric eigendecomposition), 'float32' (GaussianMixture's
+   * precision: 'float32').
    * Not given: every module when init() starts fedmix, none added when it
    * runs. A page that names only what it uses downloads less; a later init()
    * with more features loads them into the running instance. Using a feature
