@@ -136,6 +136,25 @@ function float32FitBytes(n: number, d: number, k: number): number {
   return 4 * Math.ceil(n / 8) * 8 * d + 4 * block * (k + 1 + 2 * d);
 }
 
+/**
+ * What fromParameters takes of WASM memory at its peak, so that it is refused
+ * before the core has to spend the reserve every call keeps (heap.rs): the
+ * parameters as passed in, the core's copies of them and the precision
+ * factors it computes (fm_gmm_from_covariances), its Cholesky scratch (three
+ * d x d matrices, the means' floor), and one of the largest buffers (the
+ * covariances) and a 64 KiB page more: at the end of memory the allocator
+ * grows by whole pages, and a free piece at the heap's top smaller than a
+ * buffer cannot hold it. Without that margin a run of models that fills
+ * memory made its last one from the reserve, and freeing one model no longer
+ * gave back the 4 MiB the next call takes first.
+ */
+function fromParametersBytes(type: CovarianceType, k: number, d: number): number {
+  const covariances = 8 * covarianceLength(type, k, d);
+  const matrices = type === 'full' || type === 'tied' ? 3 * 8 * d * d : 0;
+  const peak = 2 * modelBytes(type, k, d) - covariances + matrices + 8 * d;
+  return peak + covariances + 65536;
+}
+
 /** Bytes of a model's parameters in WASM memory: weights, means, covariances and their precision factors. */
 function modelBytes(type: CovarianceType, k: number, d: number): number {
   return 8 * (k + k * d + 2 * covarianceLength(type, k, d));
@@ -770,8 +789,7 @@ export class GaussianMixture {
       );
     }
     const gm = new GaussianMixture(trustedGaussianMixtureOptions({ nComponents: k, covarianceType: t }));
-    // the parameters as passed in (no precision factors), and the model the core builds from them
-    requireWasmMemory(`a model of ${k} ${t} components of ${d} features`, 2 * modelBytes(t, k, d) - 8 * covarianceLength(t, k, d));
+    requireWasmMemory(`a model of ${k} ${t} components of ${d} features`, fromParametersBytes(t, k, d));
     withScope((s) => {
       const out = s.u32(1);
       const [w, m, c] = [s.f64Optional(weights), s.f64Optional(means), s.f64Optional(cov)];
