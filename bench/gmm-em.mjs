@@ -6,15 +6,15 @@ import { GaussianMixture } from '../dist/index.js';
 import { wasm } from './wasm-handle.mjs';
 import { begin, blobs, median, runPeer, sized, writeMatrix } from './common.mjs';
 
-const CONFIGS = sized(
+export const CONFIGS = sized(
   [
     { n: 100_000, d: 10, k: 15 },
     { n: 100_000, d: 38, k: 10 },
   ],
   [{ n: 2_000, d: 4, k: 3 }],
 );
-const LO = 2;
-const HI = sized(12, 4);
+export const LO = 2;
+export const HI = sized(12, 4);
 const REPEATS = sized(3, 1);
 
 /** Floating-point operations of one EM iteration as fedmix performs it. */
@@ -79,58 +79,6 @@ export async function run() {
     ['data', 'covariance', 'fedmix ms', 'scikit-learn ms', 'speedup', 'fedmix GFLOP/s', 'of peak'],
     rows,
   );
-  results.print(...(await float32Table(CONFIGS)));
   await results.write();
 }
 
-/**
- * precision 'float32' against 'float64' (and scikit-learn fitting float32 rows):
- * ms per EM iteration, the two precisions alternated within each repeat so
- * that the machine's drift hits both alike; the speed-up is the median of the
- * per-repeat ratios.
- */
-async function float32Table(configs) {
-  const repeats = sized(5, 1);
-  const rows = [];
-  for (const { n, d, k } of configs) {
-    const X = blobs(n, d, k, 7);
-    const data = writeMatrix(`gmm-${n}-${d}.f64`, X);
-    for (const type of ['diag', 'full']) {
-      const g0 = new GaussianMixture({ nComponents: k, covarianceType: type, maxIter: 1, seed: 0 }).fit(X);
-      const init = { weightsInit: g0.weights, meansInit: g0.means, precisionsInit: g0.precisions };
-      g0.dispose();
-      const time = (precision, iters) => {
-        const t0 = performance.now();
-        const g = new GaussianMixture({ nComponents: k, covarianceType: type, tol: 0, maxIter: iters, precision, ...init }).fit(X);
-        const dt = performance.now() - t0;
-        g.dispose();
-        return dt;
-      };
-      const perIter = (precision) => {
-        const a = time(precision, LO);
-        return (time(precision, HI) - a) / (HI - LO);
-      };
-      perIter('float64');
-      perIter('float32');
-      const [f64, f32, ratios] = [[], [], []];
-      for (let r = 0; r < repeats; r++) {
-        const [a, b] = r % 2 ? [perIter('float32'), perIter('float64')].reverse() : [perIter('float64'), perIter('float32')];
-        f64.push(a);
-        f32.push(b);
-        ratios.push(a / b);
-      }
-      const peer = runPeer('gmm_em.py', {
-        data, n, d, k, covarianceType: type, lo: LO, hi: HI, repeats: sized(3, 1), dtype: 'float32',
-        weightsInit: Array.from(init.weightsInit), meansInit: Array.from(init.meansInit), precisionsInit: Array.from(init.precisionsInit),
-      });
-      const sk = median(peer.msPerIter);
-      const fm32 = median(f32);
-      rows.push([`${n} x ${d}, K=${k}`, type, median(f64).toFixed(1), fm32.toFixed(1), `${median(ratios).toFixed(2)}x`, sk.toFixed(1), `${(sk / fm32).toFixed(2)}x`]);
-    }
-  }
-  return [
-    `GaussianMixture EM, precision 'float32' against 'float64', ms per iteration (median of ${repeats}, alternated; one thread)`,
-    ['data', 'covariance', 'float64 ms', 'float32 ms', 'float32 speedup', 'scikit-learn float32 ms', 'vs scikit-learn float32'],
-    rows,
-  ];
-}
