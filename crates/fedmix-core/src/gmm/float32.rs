@@ -31,9 +31,9 @@ use crate::error::Result;
 use crate::nn::lanes::F4;
 use crate::rng::Rng;
 
-/// log of the smallest responsibility kept: e^-64 is 1.6e-28, far above f32's
-/// normal minimum (1.2e-38) even after a product with a data value.
-const FLUSH_BELOW: f32 = -64.0;
+/// The smallest responsibility kept, e^-64: far above f32's smallest normal
+/// number (1.2e-38), also after a product with a data value.
+const FLUSH_BELOW: f32 = 1.603_810_9e-28;
 
 /// The rows as f32, column-major, each column padded with zeros to a
 /// multiple of 8 rows (the kernels' unit), so no kernel has a tail.
@@ -173,12 +173,47 @@ fn score_block(x: &Rows32, i0: usize, len: usize, m: &Model32, b: &mut Buffers32
                 CovarianceType::Full | CovarianceType::Tied => {
                     let f = if m.cov_type == CovarianceType::Full { c } else { 0 };
                     center(x, i0, len, mu, t);
+                    let range = &m.range[f * d..(f + 1) * d];
+                    let cols = m.prec.as_ptr().add(f * d * d);
                     let mut i = 0;
                     while i < len {
                         let (mut q0, mut q1) = (F4::zero(), F4::zero());
-                        for l in 0..d {
-                            let (lo, hi) = m.range[f * d + l];
-                            let col = m.prec.as_ptr().add((f * d + l) * d);
+                        // two columns of the factor at a time: each load of t serves both
+                        // (four independent sums), then each column's rows the other lacks
+                        let mut l = 0;
+                        while l + 2 <= d {
+                            let ((alo, ahi), (blo, bhi)) = (range[l], range[l + 1]);
+                            let (ca, cb) = (cols.add(l * d), cols.add((l + 1) * d));
+                            let (lo, hi) = (alo.max(blo), ahi.min(bhi));
+                            let (mut za0, mut za1, mut zb0, mut zb1) = (F4::zero(), F4::zero(), F4::zero(), F4::zero());
+                            for j in lo..hi {
+                                let (pa, pb) = (F4::splat(*ca.add(j)), F4::splat(*cb.add(j)));
+                                let tj = t.add(j * BLOCK + i);
+                                let (t0, t1) = (F4::load(tj), F4::load(tj.add(4)));
+                                za0 = za0.add(t0.mul(pa));
+                                za1 = za1.add(t1.mul(pa));
+                                zb0 = zb0.add(t0.mul(pb));
+                                zb1 = zb1.add(t1.mul(pb));
+                            }
+                            for j in (alo..lo).chain(hi.max(alo)..ahi) {
+                                let pa = F4::splat(*ca.add(j));
+                                let tj = t.add(j * BLOCK + i);
+                                za0 = za0.add(F4::load(tj).mul(pa));
+                                za1 = za1.add(F4::load(tj.add(4)).mul(pa));
+                            }
+                            for j in (blo..lo).chain(hi.max(blo)..bhi) {
+                                let pb = F4::splat(*cb.add(j));
+                                let tj = t.add(j * BLOCK + i);
+                                zb0 = zb0.add(F4::load(tj).mul(pb));
+                                zb1 = zb1.add(F4::load(tj.add(4)).mul(pb));
+                            }
+                            q0 = q0.add(za0.mul(za0)).add(zb0.mul(zb0));
+                            q1 = q1.add(za1.mul(za1)).add(zb1.mul(zb1));
+                            l += 2;
+                        }
+                        if l < d {
+                            let (lo, hi) = range[l];
+                            let col = cols.add(l * d);
                             let (mut z0, mut z1) = (F4::zero(), F4::zero());
                             for j in lo..hi {
                                 let pj = F4::splat(*col.add(j));
@@ -201,12 +236,14 @@ fn score_block(x: &Rows32, i0: usize, len: usize, m: &Model32, b: &mut Buffers32
 
 /// Turns b.lp (len rows, a multiple of 8) into responsibilities in place and
 /// b.lse into each row's log-likelihood: the log-sum-exp about each row's
-/// largest log density; responsibilities below e^-64 become 0.
+/// largest log density (one exp per value: e^(lp - top), kept, then divided
+/// by the row's sum); responsibilities below e^-64 become 0.
 #[inline(never)]
 fn normalize_block(k: usize, len: usize, b: &mut Buffers32) {
     assert!(len % 4 == 0 && len <= BLOCK && b.lp.len() >= k * BLOCK);
     let lp = b.lp.as_mut_ptr();
     let flush = F4::splat(FLUSH_BELOW);
+    let one = F4::splat(1.0);
     unsafe {
         let mut i = 0;
         while i < len {
@@ -216,14 +253,17 @@ fn normalize_block(k: usize, len: usize, b: &mut Buffers32) {
             }
             let mut s = F4::zero();
             for c in 0..k {
-                s = s.add(F4::load(lp.add(c * BLOCK + i)).sub(top).exp());
+                let p = lp.add(c * BLOCK + i);
+                let e = F4::load(p).sub(top).exp();
+                e.store(p);
+                s = s.add(e);
             }
-            let lse = top.add(s.ln());
-            lse.store(b.lse.as_mut_ptr().add(i));
+            top.add(s.ln()).store(b.lse.as_mut_ptr().add(i));
+            let inv = one.div(s);
             for c in 0..k {
                 let p = lp.add(c * BLOCK + i);
-                let v = F4::load(p).sub(lse);
-                v.exp().zero_below(v, flush).store(p);
+                let r = F4::load(p).mul(inv);
+                r.zero_below(r, flush).store(p);
             }
             i += 4;
         }
@@ -258,24 +298,48 @@ fn add_block_stats(x: &Rows32, i0: usize, len: usize, m: &Model32, b: &mut Buffe
                 continue; // the block gives this component nothing: every sum below is 0
             }
             st.nk[c] += nk as f64;
-            center(x, i0, len, &m.means[c * d..(c + 1) * d], t);
+            let mu = &m.means[c * d..(c + 1) * d];
+            if matches!(m.cov_type, CovarianceType::Diag | CovarianceType::Spherical) {
+                // one pass per feature, nothing stored: t = x - mu, w = r t, sums of w and w t
+                for (j, &mj) in mu.iter().enumerate() {
+                    let src = x.x.as_ptr().add(j * x.stride + i0);
+                    let mj = F4::splat(mj);
+                    let (mut a0, mut a1, mut b0, mut b1) = (F4::zero(), F4::zero(), F4::zero(), F4::zero());
+                    let mut i = 0;
+                    while i < len {
+                        let t0 = F4::load(src.add(i)).sub(mj);
+                        let t1 = F4::load(src.add(i + 4)).sub(mj);
+                        let w0 = F4::load(r.add(i)).mul(t0);
+                        let w1 = F4::load(r.add(i + 4)).mul(t1);
+                        a0 = a0.add(w0);
+                        a1 = a1.add(w1);
+                        b0 = b0.add(w0.mul(t0));
+                        b1 = b1.add(w1.mul(t1));
+                        i += 8;
+                    }
+                    st.s1[c * d + j] += a0.add(a1).sum() as f64;
+                    st.s2[c * d + j] += b0.add(b1).sum() as f64;
+                }
+                continue;
+            }
+            center(x, i0, len, mu, t);
             for j in 0..d {
                 let (tj, wj) = (t.add(j * BLOCK), w.add(j * BLOCK));
+                let (mut a0, mut a1) = (F4::zero(), F4::zero());
                 let mut i = 0;
                 while i < len {
-                    F4::load(r.add(i)).mul(F4::load(tj.add(i))).store(wj.add(i));
-                    F4::load(r.add(i + 4)).mul(F4::load(tj.add(i + 4))).store(wj.add(i + 4));
+                    let w0 = F4::load(r.add(i)).mul(F4::load(tj.add(i)));
+                    let w1 = F4::load(r.add(i + 4)).mul(F4::load(tj.add(i + 4)));
+                    w0.store(wj.add(i));
+                    w1.store(wj.add(i + 4));
+                    a0 = a0.add(w0);
+                    a1 = a1.add(w1);
                     i += 8;
                 }
-                st.s1[c * d + j] += sum8(wj, len) as f64;
+                st.s1[c * d + j] += a0.add(a1).sum() as f64;
             }
             match m.cov_type {
-                CovarianceType::Tied => {}
-                CovarianceType::Diag | CovarianceType::Spherical => {
-                    for j in 0..d {
-                        st.s2[c * d + j] += dot(w.add(j * BLOCK), t.add(j * BLOCK), len) as f64;
-                    }
-                }
+                CovarianceType::Tied | CovarianceType::Diag | CovarianceType::Spherical => {}
                 CovarianceType::Full => {
                     let s2 = &mut st.s2[c * d * d..(c + 1) * d * d];
                     for j in 0..d {
