@@ -6,15 +6,15 @@ import { GaussianMixture } from '../dist/index.js';
 import { wasm } from './wasm-handle.mjs';
 import { begin, blobs, median, runPeer, sized, writeMatrix } from './common.mjs';
 
-const CONFIGS = sized(
+export const CONFIGS = sized(
   [
     { n: 100_000, d: 10, k: 15 },
     { n: 100_000, d: 38, k: 10 },
   ],
   [{ n: 2_000, d: 4, k: 3 }],
 );
-const LO = 2;
-const HI = sized(12, 4);
+export const LO = 2;
+export const HI = sized(12, 4);
 const REPEATS = sized(3, 1);
 
 /** Floating-point operations of one EM iteration as fedmix performs it. */
@@ -81,3 +81,4 @@ export async function run() {
   );
   await results.write();
 }
+

@@ -9,6 +9,7 @@ import { init } from '../dist/index.js';
 
 const SUITES = {
   'gmm-em': () => import('./gmm-em.mjs'),
+  'gmm-float32': () => import('./gmm-float32.mjs'),
   threads: () => import('./threads.mjs'),
   special: () => import('./special.mjs'),
   lsa: () => import('./lsa.mjs'),

@@ -146,6 +146,23 @@ test('PCA and the partitioners: SIMD and scalar builds give the same numbers, bi
   expect(runAll()).toEqual(simd);
 });
 
+test("precision 'float32': SIMD and scalar builds fit the same model, bit for bit, and without its module the fit names it", async () => {
+  // the f32x4 kernels and their scalar twin do the same IEEE operations in the same order (fedmix-core nn/lanes.rs)
+  const runAll = () =>
+    types.map((t) => {
+      const gm = new GaussianMixture({ nComponents: 3, covarianceType: t, seed: 9, nInit: 2, precision: 'float32' }).fit(X);
+      const out = { weights: gm.weights, means: gm.means, covariances: gm.covariances, lowerBound: gm.lowerBound, nIter: gm.nIter };
+      gm.dispose();
+      return out;
+    });
+  await load('simd', ['float32']);
+  const simd = runAll();
+  await load('scalar', ['float32']);
+  expect(runAll()).toEqual(simd);
+  await load('simd', []);
+  expect(() => new GaussianMixture({ nComponents: 2, precision: 'float32' }).fit(X)).toThrow(/'float32' module/);
+});
+
 test('distributedEM: the same seed gives the same model, in both builds', async () => {
   // four clients of different sizes (40%, 30%, 20%, 10% of the rows)
   const owner = (i: number) => [0, 0, 0, 0, 1, 1, 1, 2, 2, 3][(i * 7919) % 10]!;
@@ -262,7 +279,7 @@ console.log(JSON.stringify({ info, files: files.sort(), means: Array.from(gm.mea
   test('npm pack holds every module of both builds, and fedmix installs from it', () => {
     app = mkdtempSync(join(tmpdir(), 'fedmix-pack-'));
     const { tarball, files } = packedTarball();
-    expect(MODULE_FILES).toHaveLength(14 + RELAXED_MODULES.length);
+    expect(MODULE_FILES).toHaveLength(16 + RELAXED_MODULES.length);
     expect([...files.keys()].filter((f) => f.endsWith('.wasm')).sort()).toEqual(MODULE_FILES.map((f) => `dist/${f}`).sort());
     for (const f of MODULE_FILES) expect(files.get(`dist/${f}`), f).toBe(readFileSync(join(REPO, 'dist', f)).length);
     for (const f of ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/inline.js', 'dist/inline.cjs', 'dist/inline.d.ts', 'dist/node.js', 'dist/worker.js', 'dist/web-worker.js']) {
@@ -324,12 +341,12 @@ console.log(JSON.stringify({ info, files, fedAvg: typeof fedAvg, svm }));
       expect(r.status, f).toBe(0);
       return JSON.parse(r.stdout) as Record<string, unknown>;
     });
-    expect(out[0]).toMatchObject({ info: { simd: true, backend: 'simd', features: ['dem', 'dirichlet'] }, files: simdFiles(['core', 'dem', 'dirichlet']).sort() });
+    expect(out[0]).toMatchObject({ info: { simd: true, backend: 'simd', features: ['dem', 'dirichlet', 'float32'] }, files: simdFiles(['core', 'dem', 'dirichlet', 'float32']).sort() });
     expect(out[0]!.means).toHaveLength(6);
     expect(out[1]).toEqual(out[0]);
     expect(out[2]).toEqual({
-      info: { simd: true, backend: 'simd', features: ['dem', 'nn', 'dirichlet'] },
-      files: simdFiles(['core', 'dem', 'nn', 'dirichlet']).sort(),
+      info: { simd: true, backend: 'simd', features: ['dem', 'nn', 'dirichlet', 'float32'] },
+      files: simdFiles(['core', 'dem', 'nn', 'dirichlet', 'float32']).sort(),
       fedAvg: 'function',
       svm: { wasmError: true, message: expect.stringMatching(/^the simd build's svm module has no file here: no entry this program imports uses it\. Import an entry that does \(fedmix, or the feature's: docs\/browsers-and-workers\.md\)/) as unknown },
     });

@@ -235,7 +235,7 @@ function emitted(out: string): { wasm: string[]; workers: string[] } {
 const filesOf = (modules: readonly ModuleName[]) =>
   modules.flatMap((m) => [moduleFile('simd', m), moduleFile('scalar', m), ...((RELAXED_MODULES as readonly ModuleName[]).includes(m) ? [moduleFile('relaxed', m)] : [])]).sort();
 
-test("a Vite build of a program that imports fedmix/core emits only the files of the core and the 'dem' and 'dirichlet' modules and the shard worker, and they are enough: init(), a fit and a fit on two threads in Chromium", async () => {
+test("a Vite build of a program that imports fedmix/core emits only the files of the core and the 'dem', 'dirichlet' and 'float32' modules and the shard worker, and they are enough: init(), a fit and a fit on two threads in Chromium", async () => {
   // after the tests above, in the same app (fedmix and Arrow installed in its node_modules)
   expect(app).not.toBe('');
   writeFileSync(join(app, 'core.html'), '<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body><script type="module" src="/core.js"></script></body></html>');
@@ -253,7 +253,7 @@ window.result = { info, means: Array.from(one.means), threaded: Array.from(two.m
   // the core, 'dem' (GaussianMixture's and KMeans's steps on threads) and 'dirichlet' (Rng's gamma, Dirichlet and categorical
   // draws), SIMD and scalar (the relaxed build takes the SIMD build's: none has a relaxed module); the shard worker, since a
   // GaussianMixture can fit on threads; no federation worker
-  expect(emitted(join(app, 'out-core'))).toEqual({ wasm: filesOf(['core', 'dem', 'dirichlet']), workers: ['web-shard-worker.js'] });
+  expect(emitted(join(app, 'out-core'))).toEqual({ wasm: filesOf(['core', 'dem', 'dirichlet', 'float32']), workers: ['web-shard-worker.js'] });
 
   const requested: string[] = [];
   const problems: string[] = [];
@@ -266,12 +266,12 @@ window.result = { info, means: Array.from(one.means), threaded: Array.from(two.m
     await page.waitForFunction(() => (globalThis as { result?: unknown }).result !== undefined, undefined, { timeout: 60_000 });
     const r = await page.evaluate(() => (globalThis as unknown as { result: { info: unknown; means: number[]; threaded: number[]; inertia: number } }).result);
     // init() without features loads what the entries imported registered: the core, 'dem' and 'dirichlet', not every module
-    expect(r.info).toEqual({ simd: true, backend: 'relaxed', features: ['dem', 'dirichlet'] });
+    expect(r.info).toEqual({ simd: true, backend: 'relaxed', features: ['dem', 'dirichlet', 'float32'] });
     expect(r.threaded).toHaveLength(4);
     for (let i = 0; i < 4; i++) expect(Math.abs(r.threaded[i]! - r.means[i]!)).toBeLessThan(1e-12 * Math.max(1, Math.abs(r.means[i]!)));
     expect(r.inertia).toBeGreaterThan(0);
     // the SIMD files of the core, 'dem' and 'dirichlet' (the threads were sent the page's compiled modules: nothing more is fetched)
-    expect(wasmRequests(requested).map((p) => p.replace(/^\/assets\//, '').replace(/-[\w-]{8}\.wasm$/, '.wasm')).sort()).toEqual([moduleFile('simd', 'dem'), moduleFile('simd', 'core'), moduleFile('simd', 'dirichlet')].sort());
+    expect(wasmRequests(requested).map((p) => p.replace(/^\/assets\//, '').replace(/-[\w-]{8}\.wasm$/, '.wasm')).sort()).toEqual([moduleFile('simd', 'dem'), moduleFile('simd', 'core'), moduleFile('simd', 'dirichlet'), moduleFile('simd', 'float32')].sort());
     expect(requested.some((p) => /\/web-shard-worker-[\w-]{8}\.js$/.test(p))).toBe(true);
     expect(problems).toEqual([]);
   } finally {
@@ -294,12 +294,12 @@ window.result = { info, rounds: r.history.length, parameters: r.parameters insta
   await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: join(app, 'out-fedavg'), target: 'es2022', rollupOptions: { input: join(app, 'fedavg.html') } } });
   // fedmix/core's (the core, 'dem'), and fedmix/fedavg's: 'nn' (relaxed build included) and 'dirichlet' (the runtime's secure
   // aggregation); no worker script (it uses no GaussianMixture, hence no threads, and no WebWorkerTransport)
-  expect(emitted(join(app, 'out-fedavg'))).toEqual({ wasm: filesOf(['core', 'dem', 'dirichlet', 'nn']), workers: [] });
+  expect(emitted(join(app, 'out-fedavg'))).toEqual({ wasm: filesOf(['core', 'dem', 'dirichlet', 'float32', 'nn']), workers: [] });
 
   writeFileSync(join(app, 'svm.js'), "import { init, Matrix } from 'fedmix/core';\nimport { OneClassSVM } from 'fedmix/svm';\nawait init();\nwindow.result = new OneClassSVM({ nu: 0.5 }).fit(Matrix.fromRows([[0, 0], [1, 1]]));\n");
   writeFileSync(join(app, 'svm.html'), '<!doctype html><html><body><script type="module" src="/svm.js"></script></body></html>');
   await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: join(app, 'out-svm'), target: 'es2022', rollupOptions: { input: join(app, 'svm.html') } } });
-  expect(emitted(join(app, 'out-svm')).wasm).toEqual(filesOf(['core', 'dem', 'dirichlet', 'svm']));
+  expect(emitted(join(app, 'out-svm')).wasm).toEqual(filesOf(['core', 'dem', 'dirichlet', 'float32', 'svm']));
 
   const requested: string[] = [];
   const problems: string[] = [];
@@ -311,10 +311,10 @@ window.result = { info, rounds: r.history.length, parameters: r.parameters insta
     await page.goto(`${originOf(server)}/`);
     await page.waitForFunction(() => (globalThis as { result?: unknown }).result !== undefined, undefined, { timeout: 60_000 });
     const r = await page.evaluate(() => (globalThis as unknown as { result: unknown }).result);
-    expect(r).toEqual({ info: { simd: true, backend: 'relaxed', features: ['dem', 'nn', 'dirichlet'] }, rounds: 2, parameters: true });
+    expect(r).toEqual({ info: { simd: true, backend: 'relaxed', features: ['dem', 'nn', 'dirichlet', 'float32'] }, rounds: 2, parameters: true });
     // the relaxed build: its own 'nn', the SIMD build's other modules
     const fetched = wasmRequests(requested).map((p) => p.replace(/^\/assets\//, '').replace(/-[\w-]{8}\.wasm$/, '.wasm')).sort();
-    expect(fetched).toEqual((['core', 'dem', 'nn', 'dirichlet'] as const).map((m) => moduleFile('relaxed', m)).sort());
+    expect(fetched).toEqual((['core', 'dem', 'nn', 'dirichlet', 'float32'] as const).map((m) => moduleFile('relaxed', m)).sort());
     expect(problems).toEqual([]);
   } finally {
     await browser.close();
@@ -350,14 +350,14 @@ test("each entry registers exactly the WebAssembly modules its code can call: th
   for (const [e, { needed, registered }] of Object.entries(found)) expect(registered, e).toEqual(needed);
   // what docs/browsers-and-workers.md's table says
   expect(Object.fromEntries(Object.entries(found).map(([e, r]) => [e, r.registered]))).toEqual({
-    communities: ['assignment', 'core', 'dem', 'dirichlet', 'nn', 'svm'],
-    core: ['core', 'dem', 'dirichlet'],
-    dem: ['core', 'dem', 'dirichlet'],
+    communities: ['assignment', 'core', 'dem', 'dirichlet', 'float32', 'nn', 'svm'],
+    core: ['core', 'dem', 'dirichlet', 'float32'],
+    dem: ['core', 'dem', 'dirichlet', 'float32'],
     fedavg: ['core', 'dirichlet', 'nn'],
-    feddistr: ['assignment', 'core', 'dem', 'dirichlet', 'nn'],
+    feddistr: ['assignment', 'core', 'dem', 'dirichlet', 'float32', 'nn'],
     federation: ['core', 'dirichlet'],
     fedgem: ['core', 'dem', 'dirichlet', 'fedgem'],
-    fedgengmm: ['core', 'dem', 'dirichlet'],
+    fedgengmm: ['core', 'dem', 'dirichlet', 'float32'],
     mdm: ['core', 'dirichlet'],
     networks: ['core', 'nn'],
     svm: ['core', 'svm'],

@@ -3,7 +3,9 @@
 
 Reads a job JSON (data file of column-major float64, shape, parameters to start
 from), runs fit with tol=0 for two iteration counts and reports the difference
-per iteration, so initialization and the final E-step cancel out. One thread:
+per iteration, so initialization and the final E-step cancel out. With
+"dtype": "float32" the rows are fitted as float32 (bench/gmm-em.mjs's
+float32 table). One thread:
 the caller sets OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1.
 """
 import json
@@ -19,6 +21,9 @@ warnings.simplefilter("ignore", ConvergenceWarning)
 job = json.load(open(sys.argv[1]))
 n, d, k = job["n"], job["d"], job["k"]
 X = np.ascontiguousarray(np.fromfile(job["data"], dtype="<f8").reshape(d, n).T)
+# "float32": scikit-learn then fits in single precision (it keeps X's dtype)
+if job.get("dtype") == "float32":
+    X = X.astype(np.float32)
 init = {
     "weights_init": np.array(job["weightsInit"]),
     "means_init": np.array(job["meansInit"]).reshape(k, d),

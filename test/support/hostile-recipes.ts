@@ -415,7 +415,7 @@ const SERVER_INTERNALS = ['neighboursOf', 'requireStage', 'requireLive', 'ordere
 
 export const RECIPES: Record<string, Recipe> = {
   // the loader
-  init: fn(f.init, () => [{ backend: 'auto', features: ['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment'] }]),
+  init: fn(f.init, () => [{ backend: 'auto', features: ['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment', 'float32'] }]),
   backendInfo: fn(f.backendInfo, () => []),
   clientSeed: fn(f.clientSeed, () => [7, 'client-3']),
 

@@ -13,6 +13,8 @@ import '../wasm/files-dem.generated.js';
 import '../wasm/files-dirichlet.generated.js';
 import '../wasm/files-nn.generated.js';
 import '../wasm/files-svm.generated.js';
+// GaussianMixture's precision: 'float32' is the 'float32' module's
+import '../wasm/files-float32.generated.js';
 
 export {
   associate,

@@ -17,6 +17,8 @@ import '../wasm/files-core.generated.js';
 import '../wasm/files-dem.generated.js';
 // Rng's gamma, Dirichlet and categorical draws are the 'dirichlet' module's (out of the core every program loads)
 import '../wasm/files-dirichlet.generated.js';
+// GaussianMixture's precision: 'float32' is the 'float32' module's
+import '../wasm/files-float32.generated.js';
 
 export { init, backendInfo, type InitInfo, type InitOptions, type Backend, type BuildSource, type Feature, type ModuleName, type WasmSource, type WasmSources } from '../wasm/loader.js';
 export {

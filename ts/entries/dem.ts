@@ -10,6 +10,8 @@
 import '../wasm/files-core.generated.js';
 import '../wasm/files-dem.generated.js';
 import '../wasm/files-dirichlet.generated.js';
+// GaussianMixture's precision: 'float32' is the 'float32' module's
+import '../wasm/files-float32.generated.js';
 
 export {
   distributedEM,

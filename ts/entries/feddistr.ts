@@ -12,6 +12,8 @@ import '../wasm/files-assignment.generated.js';
 import '../wasm/files-dem.generated.js';
 import '../wasm/files-dirichlet.generated.js';
 import '../wasm/files-nn.generated.js';
+// GaussianMixture's precision: 'float32' is the 'float32' module's
+import '../wasm/files-float32.generated.js';
 
 export {
   fedDistr,

@@ -11,7 +11,7 @@ import * as v from 'valibot';
 import * as atoms from '../options/atoms.js';
 import { defineOptions } from '../options/check.js';
 import { guardRead, LIMITS, requireInteger, requireLength, requireOneOf } from '../validate.js';
-import { COVARIANCE_TYPES, GaussianMixture, gaussianMixtureOptions, informationCriteria, trustedGaussianMixtureOptions, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
+import { COVARIANCE_TYPES, GaussianMixture, gaussianMixtureOptions, informationCriteria, requireSingleThreadPrecision, trustedGaussianMixtureOptions, type CovarianceType, type GaussianMixtureOptions } from './gaussian-mixture.js';
 
 export interface SelectOptions extends Omit<GaussianMixtureOptions, 'nComponents' | 'weightsInit' | 'meansInit' | 'precisionsInit' | 'warmStart' | 'threads'> {
   /** smallest number of components tried (default 1) */
@@ -71,6 +71,7 @@ export const selectOptions = defineOptions<SelectOptions>()(
     nInit: gm.nInit,
     initParams: gm.initParams,
     seed: gm.seed,
+    precision: gm.precision,
   },
   (o) => {
     requireInteger('kMax', o.kMax, o.kMin, LIMITS.components);
@@ -107,6 +108,7 @@ export async function selectGaussianMixtureOnThreads(X: MatrixLike, options: Sel
   const x = Matrix.from(X);
   const o = readSelectOptions(options);
   if (threads === 1) return selectOnCallingThread(x, o);
+  requireSingleThreadPrecision({ precision: o.precision, threads });
   const { threadsOf, withRowShards } = await import('../parallel/row-shards.js');
   const count = threadsOf(x, threads);
   if (count === 1) return selectOnCallingThread(x, o);
@@ -132,7 +134,7 @@ function readSelectOptions(options: SelectOptions): ReturnType<typeof selectOpti
  */
 function* selection(s: Scope, ptr: number, x: Matrix, o: ReturnType<typeof selectOptions.check>): Generator<GaussianMixture, Selection, void> {
   const { kMin, kMax, criterion, types } = o;
-  const { tol, regCovar, maxIter, nInit, initParams, seed } = o;
+  const { tol, regCovar, maxIter, nInit, initParams, seed, precision } = o;
   const n = x.nRows;
   const scores: CandidateScore[] = [];
   let best: { model: GaussianMixture; value: number } | undefined;
@@ -142,7 +144,7 @@ function* selection(s: Scope, ptr: number, x: Matrix, o: ReturnType<typeof selec
   try {
     for (const covarianceType of types) {
       for (let k = kMin; k <= kMax; k++) {
-        const gm = (candidate = new GaussianMixture(trustedGaussianMixtureOptions({ tol, regCovar, maxIter, nInit, initParams, seed, nComponents: k, covarianceType })));
+        const gm = (candidate = new GaussianMixture(trustedGaussianMixtureOptions({ tol, regCovar, maxIter, nInit, initParams, seed, precision, nComponents: k, covarianceType })));
         try {
           yield gm;
         } catch (e) {

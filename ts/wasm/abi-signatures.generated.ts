@@ -27,6 +27,7 @@ export const EXPORTS: { readonly [N in Exclude<keyof WasmExports, 'memory'>]: Ex
   fm_constant_name_len: { module: 'core', params: ['i32'], result: 'i32' },
   fm_constant_value: { module: 'core', params: ['i32'], result: 'f64' },
   fm_gmm_fit: { module: 'core', params: ['i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
+  fm_gmm_fit_f32: { module: 'float32', params: ['i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
   fm_gmm_initial: { module: 'core', params: ['i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
   fm_gmm_em_workspace: { module: 'dem', params: ['i32', 'i32', 'i32', 'i32', 'i32'], result: 'i32' },
   fm_gmm_em_workspace_free: { module: 'dem', params: ['i32'], result: undefined },

@@ -5,16 +5,16 @@
 export const ABI_VERSION = 16;
 
 /** The feature modules beside the core, in the order of crates/fedmix-wasm/modules.json (each has its slot of memory). */
-export const FEATURES = ['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment'] as const;
+export const FEATURES = ['dem', 'svm', 'nn', 'dirichlet', 'fedgem', 'assignment', 'float32'] as const;
 /** A module beside the core, as `init({ features })` names it. */
-export type Feature = 'dem' | 'svm' | 'nn' | 'dirichlet' | 'fedgem' | 'assignment';
+export type Feature = 'dem' | 'svm' | 'nn' | 'dirichlet' | 'fedgem' | 'assignment' | 'float32';
 
 /**
  * Pages (64 KiB) of the memory all modules share before anything is allocated (modules.json): the
  * core's stack and data below featureBase, then one slot of slotBytes per feature for its data and
  * stack (the heap grows above).
  */
-export const INITIAL_PAGES = 92;
+export const INITIAL_PAGES = 104;
 /** The modules built a third time with relaxed SIMD (modules.json); the relaxed build takes the SIMD build's other modules. */
 export const RELAXED_MODULES = ['nn'] as const;
 /** The C ABI of crates/fedmix-wasm. Pointers and sizes are numbers (wasm32). */
@@ -33,6 +33,7 @@ export interface WasmExports {
   fm_constant_name_len(i: number): number;
   fm_constant_value(i: number): number;
   fm_gmm_fit(x: number, options: number, weightsInit: number, meansInit: number, precisionsInit: number, warm: number, outHandle: number): number;
+  fm_gmm_fit_f32(x: number, options: number, weightsInit: number, meansInit: number, precisionsInit: number, warm: number, outHandle: number): number;
   fm_gmm_initial(x: number, options: number, weightsInit: number, meansInit: number, precisionsInit: number, warm: number, run: number, outHandle: number): number;
   fm_gmm_em_workspace(x: number, n: number, d: number, covType: number, outHandle: number): number;
   fm_gmm_em_workspace_free(h: number): void;
@@ -163,6 +164,7 @@ export const FEATURE_EXPORTS: { readonly [F in Feature]: string } = {
   dirichlet: 'rng_gamma rng_dirichlet rng_log_dirichlet rng_categorical dm_log_pmf mdm_check mdm_check_histograms mdm_log_pmf mdm_sample mdm_init_stats mdm_prepare mdm_prepared_free mdm_round_stats mdm_initialize mdm_update digamma lgamma trigamma gamma_differences ln_erfc rdp_sampled_gaussian epsilon_from_rdp skellam_add rdp_skellam secagg_add secagg_mask secagg_permutation shamir_split shamir_combine',
   fedgem: 'fedgem_client_new fedgem_client_free fedgem_client_steps fedgem_client_set_means fedgem_client_set_variance fedgem_client_means fedgem_client_predict fedgem_client_score fedgem_update fedgem_merge',
   assignment: 'symmetric_eigen sqrtm symmetric_floor pca_fit pca_transform linear_sum_assignment gaussian_costs',
+  float32: 'gmm_fit_f32',
 };
 
 /** The module of every export TypeScript calls (a feature module, the core, or every module), as a type: FEATURE_EXPORTS is its value. */
@@ -180,6 +182,7 @@ export interface ExportModules {
   fm_constant_name_len: 'core';
   fm_constant_value: 'core';
   fm_gmm_fit: 'core';
+  fm_gmm_fit_f32: 'float32';
   fm_gmm_initial: 'core';
   fm_gmm_em_workspace: 'dem';
   fm_gmm_em_workspace_free: 'dem';

@@ -7,3 +7,4 @@ import './files-nn.generated.js';
 import './files-dirichlet.generated.js';
 import './files-fedgem.generated.js';
 import './files-assignment.generated.js';
+import './files-float32.generated.js';

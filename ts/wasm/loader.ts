@@ -47,10 +47,11 @@ export interface InitOptions {
    * step): 'all' or a list of 'dem' (distributed EM, FedGenGMM's hierarchical
    * step), 'svm' (OneClassSVM), 'nn' (networks, FedAvg), 'dirichlet' (special
    * functions, MDM, Rng's gamma, Dirichlet and categorical draws), 'fedgem', 'assignment' (linearSumAssignment, FedDistr,
-   * PCA, the symmetric eigendecomposition).
+   * PCA, the symmetric eigendecomposition), 'float32' (GaussianMixture's
+   * precision: 'float32').
    * Not given: when init() starts fedmix, every module the package entries
-   * the program imports can use (all of them with `fedmix`, 'dem' with
-   * `fedmix/core`; docs/browsers-and-workers.md), none added when it runs.
+   * the program imports can use (all of them with `fedmix`; 'dem', 'dirichlet'
+   * and 'float32' with `fedmix/core`; docs/browsers-and-workers.md), none added when it runs.
    * A page that names only what it uses downloads less; a later init()
    * with more features loads them into the running instance. Using a feature
    * not loaded throws a WasmError naming it.

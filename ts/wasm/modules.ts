@@ -18,6 +18,7 @@ export const FEATURE_USES: Readonly<Record<Feature, string>> = {
   dirichlet: "the special functions (digamma, lgamma, ...), the privacy accountant, secure aggregation, Dirichlet-multinomial distributions and their mixtures (MDM), Rng's gamma, dirichlet, logDirichlet and categorical draws (and partition.dirichlet, and partition.quantity with an imbalance, which take them)",
   fedgem: 'FedGEM',
   assignment: "linearSumAssignment, the Gaussian matching costs of FedDistr, PCA and the symmetric eigendecomposition (FedDistr's server, the Gaussian noise of private full covariances)",
+  float32: "GaussianMixture's precision: 'float32' (and the local fits of FedGenGMM clients given it)",
 };
 
 /** The feature whose module exports `name` (crates/fedmix-wasm/src/exports.rs), or undefined for the core's, every module's, or a name not exported. */

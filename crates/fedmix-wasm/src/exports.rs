@@ -14,7 +14,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-#[cfg(any(feature = "core", feature = "dem"))]
+#[cfg(any(feature = "core", feature = "dem", feature = "float32"))]
 use crate::gmm_handle::GmmHandle;
 #[cfg(any(feature = "core", feature = "dirichlet"))]
 use fedmix_core::Rng;
@@ -55,6 +55,7 @@ export!("core" fn constants::fm_constant_value(i: usize) -> f64);
 
 // gmm.rs
 export!("core" fn gmm::fm_gmm_fit(x: *const f64, options: *const GmmFitOptions, weights_init: *const f64, means_init: *const f64, precisions_init: *const f64, warm: *const GmmHandle, out_handle: *mut usize) -> i32);
+export!("float32" fn float32::fm_gmm_fit_f32(x: *const f64, options: *const GmmFitOptions, weights_init: *const f64, means_init: *const f64, precisions_init: *const f64, warm: *const GmmHandle, out_handle: *mut usize) -> i32);
 export!("core" fn gmm::fm_gmm_initial(x: *const f64, options: *const GmmFitOptions, weights_init: *const f64, means_init: *const f64, precisions_init: *const f64, warm: *const GmmHandle, run: usize, out_handle: *mut usize) -> i32);
 export!("dem" fn gmm_shards::fm_gmm_em_workspace(x: *const f64, n: usize, d: usize, cov_type: i32, out_handle: *mut usize) -> i32);
 export!("dem" fn gmm_shards::fm_gmm_em_workspace_free(h: *mut EmWorkspace));

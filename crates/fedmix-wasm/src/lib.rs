@@ -13,12 +13,13 @@
 //! heap; each other feature (`dem`: distributed and hierarchical EM, `svm`,
 //! `nn`, `dirichlet` (with the generator's gamma, Dirichlet and categorical
 //! draws), `fedgem`, `assignment`: linear sum assignment, the
-//! Gaussian costs, PCA and the symmetric eigendecomposition) is a module that shares
+//! Gaussian costs, PCA and the symmetric eigendecomposition; `float32`:
+//! GaussianMixture's EM in single precision) is a module that shares
 //! the core's memory and heap, loaded only when a program asks for it. Native
 //! builds and tests take every feature into one library.
 
 // a module of the split build uses only some of the helpers below
-#![cfg_attr(not(all(feature = "core", feature = "dem", feature = "svm", feature = "nn", feature = "dirichlet", feature = "fedgem", feature = "assignment")), allow(dead_code, unused_imports))]
+#![cfg_attr(not(all(feature = "core", feature = "dem", feature = "svm", feature = "nn", feature = "dirichlet", feature = "fedgem", feature = "assignment", feature = "float32")), allow(dead_code, unused_imports))]
 
 use fedmix_core::{alloc as buffers, Data, Error, Result};
 use std::slice;
@@ -106,7 +107,7 @@ use borrowed::{hold_reserve, set_error};
 mod constants;
 #[cfg(feature = "core")]
 mod gmm;
-#[cfg(any(feature = "core", feature = "dem"))]
+#[cfg(any(feature = "core", feature = "dem", feature = "float32"))]
 mod gmm_handle;
 #[cfg(feature = "core")]
 mod kernels;
@@ -145,6 +146,9 @@ mod secure_aggregation;
 
 #[cfg(feature = "fedgem")]
 mod fedgem;
+
+#[cfg(feature = "float32")]
+mod float32;
 
 #[cfg(feature = "assignment")]
 mod assignment;

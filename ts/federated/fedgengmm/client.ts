@@ -56,7 +56,7 @@ export class FedGenGMMClient implements ClientRole {
   private selection(): SelectOptions {
     const o = this.options;
     const [kMin, kMax] = this.kRange;
-    return { kMin, kMax, covarianceType: o.covarianceType, criterion: o.criterion, nInit: o.nInit, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, seed: o.seed };
+    return { kMin, kMax, covarianceType: o.covarianceType, criterion: o.criterion, nInit: o.nInit, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, seed: o.seed, precision: o.precision };
   }
 
   private keep(best: GaussianMixture): GaussianMixture {

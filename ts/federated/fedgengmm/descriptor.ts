@@ -43,7 +43,7 @@ export const fedgengmm = defineAlgorithm({
   name: 'fedgengmm',
   protocol: FEDGENGMM_PROTOCOL,
   summary: "one-shot federated Gaussian mixture: clients fit local GMMs (K by BIC), the server fits a global one on rows sampled from them",
-  wasmFeatures: ['dem'],
+  wasmFeatures: ['dem', 'float32'],
   server: {
     // checked once here; the server takes the resolved options as they are
     options: (raw) => checkServerOptions(raw),

@@ -9,6 +9,7 @@
 import * as v from 'valibot';
 import { InvalidParameterError } from '../../errors.js';
 import type { CovarianceType } from '../../models/covariance-types.js';
+import { PRECISIONS, requireSingleThreadPrecision, type Precision } from '../../models/gaussian-mixture.js';
 import * as atoms from '../../options/atoms.js';
 import { defineOptions } from '../../options/check.js';
 import { threadsOption, type Threads } from '../../parallel/threads.js';
@@ -41,6 +42,12 @@ export interface FedGenGMMClientOptions {
    * (worker threads, Web Workers); the result does not depend on timing.
    */
   threads?: Threads;
+  /**
+   * the arithmetic of every EM of the fit (GaussianMixture's `precision`):
+   * 'float64' (default) or 'float32' (about twice as fast, the lower bound
+   * within about 1e-6 relative; calling-thread fits only, threads 1)
+   */
+  precision?: Precision;
 }
 
 /** how the server makes the global model (see FedGenGMMServerOptions.serverStep) */
@@ -138,6 +145,7 @@ const fitEntries = {
   maxIter: atoms.optional(atoms.maxIterations(1), 100),
   regCovar: atoms.optional(atoms.regCovar(), 1e-6),
   seed: atoms.optional(atoms.seed()),
+  precision: atoms.optional(atoms.oneOf(PRECISIONS)),
 };
 
 function kMaxAtLeastKMin<O extends { kMin: number; kMax?: number }>(o: O): O {
@@ -146,7 +154,10 @@ function kMaxAtLeastKMin<O extends { kMin: number; kMax?: number }>(o: O): O {
 }
 
 /** A FedGenGMM client's options (its local fit). */
-export const clientOptions = defineOptions<FedGenGMMClientOptions>()({ ...fitEntries, threads: atoms.optional(threadsOption()) }, kMaxAtLeastKMin);
+export const clientOptions = defineOptions<FedGenGMMClientOptions>()({ ...fitEntries, threads: atoms.optional(threadsOption()) }, (o) => {
+  requireSingleThreadPrecision(o);
+  return kMaxAtLeastKMin(o);
+});
 
 export type ResolvedFedGenGMMClientOptions = ReturnType<typeof clientOptions.check>;
 

@@ -169,7 +169,7 @@ export class FedGenGMMServer implements ServerRole<Received, Aggregate> {
     } finally {
       rng.dispose();
     }
-    const fit = { covarianceType: o.covarianceType, nInit: o.nInit, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, seed: o.seed };
+    const fit = { covarianceType: o.covarianceType, nInit: o.nInit, tol: o.tol, maxIter: o.maxIter, regCovar: o.regCovar, seed: o.seed, precision: o.precision };
     const model =
       o.nComponents !== undefined
         ? new GaussianMixture(trustedGaussianMixtureOptions({ ...fit, nComponents: o.nComponents })).fit(synthetic)

@@ -214,15 +214,18 @@ fn initialize(x: &Data, o: &FitOptions, ws: &mut Workspace, rng: &mut Rng) -> Re
     Ok(gmm)
 }
 
+/// The E-step of EM with the statistics it feeds (SuffStats::from_e_step, or
+/// the float32 twin in float32.rs) and the sum of the rows' log-likelihoods.
+pub type EStep<'a> = dyn FnMut(&Gmm, &mut Workspace) -> Result<(SuffStats, f64)> + 'a;
+
 /// EM from `gmm` for at most max_iter iterations; returns (n_iter, lower bound, converged).
-/// Each iteration is one pass over the rows (SuffStats::from_e_step): the M-step
-/// needs nothing but the statistics.
-fn run_em(x: &Data, o: &FitOptions, gmm: &mut Gmm, start_bound: f64, ws: &mut Workspace) -> Result<(usize, f64, bool)> {
-    let mut bufs = BlockBuffers::new(gmm.k, x.d)?;
+/// Each iteration is one pass over the rows (`e_step`): the M-step needs
+/// nothing but the statistics.
+fn run_em(x: &Data, o: &FitOptions, gmm: &mut Gmm, start_bound: f64, ws: &mut Workspace, e_step: &mut EStep) -> Result<(usize, f64, bool)> {
     let mut bound = start_bound;
     for it in 1..=o.max_iter {
         let prev = bound;
-        let (stats, total) = SuffStats::from_e_step(x, gmm, &mut bufs, &mut ws.tiles)?;
+        let (stats, total) = e_step(gmm, ws)?;
         bound = total / x.n as f64;
         if !bound.is_finite() {
             return Err(non_finite_bound(bound, it));
@@ -301,6 +304,14 @@ fn non_finite_bound(bound: f64, it: usize) -> Error {
 /// lower bound with a single run (scikit-learn's warm_start after a first fit).
 pub fn fit(x: &Data, o: &FitOptions, warm: Option<(&Gmm, f64)>, rng: &mut Rng) -> Result<FitResult> {
     check_fit(x, o, warm.map(|(g, _)| g))?;
+    let mut bufs = BlockBuffers::new(o.n_components, x.d)?;
+    fit_with(x, o, warm, rng, &mut |g, ws| SuffStats::from_e_step(x, g, &mut bufs, &mut ws.tiles))
+}
+
+/// fit() after its checks, with the E-step given: initialization, restarts
+/// and M-steps are the same whatever computes the E-step (f64 here, f32 in
+/// float32.rs).
+pub fn fit_with(x: &Data, o: &FitOptions, warm: Option<(&Gmm, f64)>, rng: &mut Rng, e_step: &mut EStep) -> Result<FitResult> {
     let mut ws = Workspace::new(x, o.covariance_type)?;
     let runs = if warm.is_some() { 1 } else { o.n_init };
     let mut best: Option<(Gmm, usize, f64)> = None;
@@ -310,7 +321,7 @@ pub fn fit(x: &Data, o: &FitOptions, warm: Option<(&Gmm, f64)>, rng: &mut Rng) -
             Some((g, bound)) => (g.try_clone()?, bound),
             None => (initialize(x, o, &mut ws, &mut rng.fork())?, f64::NEG_INFINITY),
         };
-        let (n_iter, bound, conv) = run_em(x, o, &mut gmm, start, &mut ws)?;
+        let (n_iter, bound, conv) = run_em(x, o, &mut gmm, start, &mut ws, e_step)?;
         converged |= conv;
         let better = match &best {
             None => true,

@@ -3,13 +3,14 @@
 //! shapes (flattened row-major), precisions kept as Cholesky factors for
 //! stability. The pieces: estep (log densities, responsibilities), mstep
 //! (parameters from responsibilities), fit (initialization and the EM loop),
-//! sample, dem (distributed EM's client and server steps and initializations),
+//! float32 (the E-step in single precision), sample, dem (distributed EM's client and server steps and initializations),
 //! check (what parameters from outside must satisfy).
 
 pub mod check;
 pub mod dem;
 pub mod estep;
 pub mod fit;
+pub mod float32;
 pub mod mstep;
 pub mod sample;
 pub mod stats;

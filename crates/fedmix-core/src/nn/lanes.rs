@@ -108,6 +108,13 @@ mod imp {
         pub fn floor(self) -> F4 {
             F4(f32x4_floor(self.0))
         }
+        /// For positive normal lanes x = 2^e m with m in [1, 2): (e, m), e as a float.
+        #[inline(always)]
+        pub fn exponent_mantissa(self) -> (F4, F4) {
+            let e = i32x4_sub(u32x4_shr(self.0, 23), i32x4_splat(127));
+            let m = v128_or(v128_and(self.0, i32x4_splat(0x007f_ffff)), i32x4_splat(0x3f80_0000));
+            (F4(f32x4_convert_i32x4(e)), F4(m))
+        }
         /// (l0 + l1) + (l2 + l3)
         #[inline(always)]
         pub fn sum(self) -> f32 {
@@ -217,6 +224,12 @@ mod imp {
             map(self.0, f32::floor)
         }
         #[inline(always)]
+        pub fn exponent_mantissa(self) -> (F4, F4) {
+            let e = map(self.0, |a| ((a.to_bits() >> 23) as i32 - 127) as f32);
+            let m = map(self.0, |a| f32::from_bits(a.to_bits() & 0x007f_ffff | 0x3f80_0000));
+            (e, m)
+        }
+        #[inline(always)]
         pub fn sum(self) -> f32 {
             let v = self.0;
             (v[0] + v[1]) + (v[2] + v[3])
@@ -265,6 +278,29 @@ impl F4 {
         v.zero_below(x, F4::splat(EXP_LO)).inf_above(x, F4::splat(EXP_HI))
     }
 
+    /// ln x on four lanes for positive normal x (what the float32 Gaussian
+    /// mixture's log-sum-exp takes the log of: sums of exponentials in
+    /// [1, k]), within 2 ulp of the f64 value: x = 2^e m with m in
+    /// [sqrt(1/2), sqrt(2)), ln m = 2 atanh(f / (2 + f)) for f = m - 1 (exact),
+    /// whose series to s^9 truncates below 3e-9 relative.
+    #[inline(always)]
+    pub fn ln(self) -> F4 {
+        let (e, m) = self.exponent_mantissa();
+        let one = F4::splat(1.0);
+        let big = one.where_positive(m.sub(F4::splat(core::f32::consts::SQRT_2)));
+        let m = m.mul(one.sub(big.mul(F4::splat(0.5))));
+        let e = e.add(big);
+        let f = m.sub(one);
+        let s = f.div(F4::splat(2.0).add(f));
+        let s2 = s.mul(s);
+        let mut q = F4::splat(1.0 / 9.0);
+        for c in [1.0 / 7.0, 1.0 / 5.0, 1.0 / 3.0] {
+            q = q.mul(s2).add(F4::splat(c));
+        }
+        let r = s.add(s.mul(s2.mul(q)));
+        e.mul(F4::splat(LN2_HI)).add(r.add(r).add(e.mul(F4::splat(LN2_LO))))
+    }
+
     /// 1 / (1 + e^-x)
     #[inline(always)]
     pub fn sigmoid(self) -> F4 {
@@ -297,6 +333,14 @@ pub fn copy(dst: &mut [f32], src: &[f32]) {
 pub fn exp(x: f32) -> f32 {
     let mut a = [0.0f32; 4];
     unsafe { F4::splat(x).exp().store(a.as_mut_ptr()) };
+    a[0]
+}
+
+/// ln x for one value, the same operations as one lane of F4::ln.
+#[inline]
+pub fn ln(x: f32) -> f32 {
+    let mut a = [0.0f32; 4];
+    unsafe { F4::splat(x).ln().store(a.as_mut_ptr()) };
     a[0]
 }
 
@@ -333,6 +377,23 @@ mod tests {
         let mut sink = 0.0;
         assert_eq!(madd_peak(10, 1.0, &mut sink), 960.0);
         assert!(sink > 40.0 && sink < 48.1);
+    }
+
+    #[test]
+    fn ln_is_within_two_ulp_of_the_f64_value() {
+        let mut worst = 0i64;
+        let mut x = 1e-30f32;
+        while x < 1e30 {
+            for v in [x, x * 1.000_1, x * 1.414, x * 1.414_3] {
+                let got = ln(v);
+                let want = (v as f64).ln() as f32;
+                worst = worst.max((got.to_bits() as i64 - want.to_bits() as i64).abs());
+                assert!((got as f64 - (v as f64).ln()).abs() <= 2e-7 * (v as f64).ln().abs().max(1.0), "ln {}: {} vs {}", v, got, (v as f64).ln());
+            }
+            x *= 1.37;
+        }
+        assert_eq!(ln(1.0), 0.0);
+        assert!(worst <= 4, "worst {} ulp", worst);
     }
 
     #[test]
