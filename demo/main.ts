@@ -222,9 +222,10 @@ async function run(data: LabelledData): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  // the core module and distributed EM's (FedGenGMM's hierarchical step, the DEM baselines): 187 KB of
-  // WebAssembly gzipped instead of every module; the worker clients get the same two
-  const { simd } = await fedmix.init({ features: ['dem'] });
+  // the core module, distributed EM's (FedGenGMM's hierarchical step, the DEM baselines) and 'dirichlet'
+  // (the Dirichlet partitions' draws): 222 KB of WebAssembly gzipped instead of every module; the worker
+  // clients get the same three
+  const { simd } = await fedmix.init({ features: ['dem', 'dirichlet'] });
   demo.simd = simd;
   const data = labelledFromCsv(thyroidCsv, { anomalyLabel: 'label' });
   form.querySelector('[name=partition]')!.addEventListener('change', () => {
