@@ -38,6 +38,17 @@ export function measurePeak() {
   return flops / (median(times) * 1e6);
 }
 
+/**
+ * The common starting point of the EM timings (here, gmm-float32, threads):
+ * one EM step from k-means, then fixed initial parameters.
+ */
+export function emStart(X, k, covarianceType) {
+  const g0 = new GaussianMixture({ nComponents: k, covarianceType, maxIter: 1, seed: 0 }).fit(X);
+  const init = { weightsInit: g0.weights, meansInit: g0.means, precisionsInit: g0.precisions };
+  g0.dispose();
+  return init;
+}
+
 export async function run() {
   const results = begin('gmm-em', 'npm run bench -- gmm-em');
   const peak = measurePeak();
@@ -46,10 +57,7 @@ export async function run() {
     const X = blobs(n, d, k, 7);
     const data = writeMatrix(`gmm-${n}-${d}.f64`, X);
     for (const type of ['diag', 'full']) {
-      // a common starting point: one EM step from k-means, then fixed parameters
-      const g0 = new GaussianMixture({ nComponents: k, covarianceType: type, maxIter: 1, seed: 0 }).fit(X);
-      const init = { weightsInit: g0.weights, meansInit: g0.means, precisionsInit: g0.precisions };
-      g0.dispose();
+      const init = emStart(X, k, type);
       const time = (iters) => {
         const t0 = performance.now();
         const g = new GaussianMixture({ nComponents: k, covarianceType: type, tol: 0, maxIter: iters, ...init }).fit(X);

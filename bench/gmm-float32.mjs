@@ -5,7 +5,7 @@
 // its results are committed (bench/BENCHMARKS.template.md, "float32").
 import { GaussianMixture } from '../dist/index.js';
 import { begin, blobs, median, runPeer, sized, writeMatrix } from './common.mjs';
-import { CONFIGS, HI, LO } from './gmm-em.mjs';
+import { CONFIGS, emStart, HI, LO } from './gmm-em.mjs';
 
 export async function run() {
   const results = begin('gmm-float32', 'npm run bench -- gmm-float32');
@@ -26,9 +26,7 @@ async function float32Table(configs) {
     const X = blobs(n, d, k, 7);
     const data = writeMatrix(`gmm-${n}-${d}.f64`, X);
     for (const type of ['diag', 'full']) {
-      const g0 = new GaussianMixture({ nComponents: k, covarianceType: type, maxIter: 1, seed: 0 }).fit(X);
-      const init = { weightsInit: g0.weights, meansInit: g0.means, precisionsInit: g0.precisions };
-      g0.dispose();
+      const init = emStart(X, k, type);
       // the process's CPU time, not the wall clock: on a shared machine the
       // fit's own work (one thread) is what the other processes do not inflate
       const time = (precision, iters) => {

@@ -12,6 +12,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { GaussianMixture, KMeans } from '../dist/index.js';
 import { begin, blobs, median, runPeer, sized, writeMatrix } from './common.mjs';
+import { emStart } from './gmm-em.mjs';
 
 const CONFIGS = sized([{ n: 100_000, d: 10, k: 15 }], [{ n: 4_000, d: 4, k: 3 }]);
 const LO = 2;
@@ -26,10 +27,7 @@ export async function run() {
     const X = blobs(n, d, k, 7);
     const data = writeMatrix(`threads-${n}-${d}.f64`, X);
     for (const type of ['diag', 'full']) {
-      // a common starting point: one EM step from k-means, then fixed parameters
-      const g0 = new GaussianMixture({ nComponents: k, covarianceType: type, maxIter: 1, seed: 0 }).fit(X);
-      const init = { weightsInit: g0.weights, meansInit: g0.means, precisionsInit: g0.precisions };
-      g0.dispose();
+      const init = emStart(X, k, type);
       const time = async (threads, iters) => {
         const g = new GaussianMixture({ nComponents: k, covarianceType: type, tol: 0, maxIter: iters, threads, ...init });
         const t0 = performance.now();

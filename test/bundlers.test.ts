@@ -16,6 +16,7 @@ import * as fedmix from '../dist/index.js';
 import { FEATURES } from '../ts/wasm/modules.js';
 import { RELAXED_MODULES } from '../ts/wasm/abi.generated.js';
 import { moduleFile, type Backend, type ModuleName } from '../ts/wasm/source.js';
+import type { Page } from 'playwright-core';
 import { launchChromium, originOf, ROOT, startStaticServer, stopStaticServer, wasmRequests, watchProblems } from './support/browser.js';
 
 const ROWS = [[0, 0], [0.1, 0.2], [5, 5], [5.2, 4.9], [0.2, 0.1], [4.8, 5.1], [0.05, 0.3], [5.1, 5.3]];
@@ -46,6 +47,29 @@ window.load = async (features) => {
 };
 window.result = { info, means: Array.from(gm.means), weights: Array.from(gm.weights), error };
 `;
+
+/**
+ * Serves the app built into `dir` (its page `html`) to headless Chromium, waits
+ * for the page's `window.result`, and hands it to `check` with the paths the
+ * page requested and the page; the page must report no problem.
+ */
+async function onBuiltPage<R>(dir: string, html: string, timeout: number, check: (result: R, requested: string[], page: Page) => Promise<void>): Promise<void> {
+  const requested: string[] = [];
+  const problems: string[] = [];
+  const server = await startStaticServer(readFileSync(join(dir, html), 'utf8'), requested, dir);
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    watchProblems(page, problems);
+    await page.goto(`${originOf(server)}/`);
+    await page.waitForFunction(() => (globalThis as { result?: unknown }).result !== undefined, undefined, { timeout });
+    await check(await page.evaluate(() => (globalThis as unknown as { result: R }).result), requested, page);
+    expect(problems).toEqual([]);
+  } finally {
+    await browser.close();
+    await stopStaticServer(server);
+  }
+}
 
 let app = '';
 afterAll(() => {
@@ -93,16 +117,7 @@ test('a Vite build emits every module of both builds as an asset, embeds none, a
     expect(js, file).not.toContain(marker);
   }
 
-  const requested: string[] = [];
-  const problems: string[] = [];
-  const server = await startStaticServer(readFileSync(join(app, 'out', 'index.html'), 'utf8'), requested, join(app, 'out'));
-  const browser = await launchChromium();
-  try {
-    const page = await browser.newPage();
-    watchProblems(page, problems);
-    await page.goto(`${originOf(server)}/`);
-    await page.waitForFunction(() => (globalThis as { result?: unknown }).result !== undefined, undefined, { timeout: 30_000 });
-    const inBrowser = await page.evaluate(() => (globalThis as unknown as { result: unknown }).result);
+  await onBuiltPage(join(app, 'out'), 'index.html', 30_000, async (inBrowser: unknown, requested, page) => {
     await fedmix.init();
     const gm = new fedmix.GaussianMixture({ nComponents: 2, seed: 1 }).fit(fedmix.Matrix.fromRows(ROWS));
     expect(inBrowser).toEqual({
@@ -127,11 +142,7 @@ test('a Vite build emits every module of both builds as an asset, embeds none, a
     expect(wasmRequests(requested)).toEqual(paths(['core', 'svm']));
     expect(await load('all')).toEqual({ info: { simd: true, backend: 'relaxed', features: [...FEATURES] }, scores });
     expect(wasmRequests(requested)).toEqual(paths(modules));
-    expect(problems).toEqual([]);
-  } finally {
-    await browser.close();
-    await stopStaticServer(server);
-  }
+  });
 });
 
 test('a Vite build of a program that uses init, GaussianMixture and Matrix emits no federation worker, only the threads\' chunks and shard worker, loaded on demand', async () => {
@@ -193,16 +204,7 @@ window.result = { before, rows: table.numRows, columns: table.schema.fields.map(
   expect(withArrow).toHaveLength(1);
   expect(withArrow[0]!.startsWith('arrow-'), withArrow[0]).toBe(false);
 
-  const requested: string[] = [];
-  const problems: string[] = [];
-  const server = await startStaticServer(readFileSync(join(app, 'out-arrow', 'arrow.html'), 'utf8'), requested, join(app, 'out-arrow'));
-  const browser = await launchChromium();
-  try {
-    const page = await browser.newPage();
-    watchProblems(page, problems);
-    await page.goto(`${originOf(server)}/`);
-    await page.waitForFunction(() => (globalThis as { result?: unknown }).result !== undefined, undefined, { timeout: 30_000 });
-    const inBrowser = await page.evaluate(() => (globalThis as unknown as { result: unknown }).result);
+  await onBuiltPage(join(app, 'out-arrow'), 'arrow.html', 30_000, async (inBrowser: unknown, requested) => {
     await fedmix.init();
     const gm = new fedmix.GaussianMixture({ nComponents: 2, seed: 1 }).fit(fedmix.Matrix.fromRows(ROWS));
     expect(inBrowser).toEqual({
@@ -214,11 +216,7 @@ window.result = { before, rows: table.numRows, columns: table.schema.fields.map(
     });
     gm.dispose();
     expect(requested.some((r) => r.endsWith(withArrow[0]!))).toBe(true);
-    expect(problems).toEqual([]);
-  } finally {
-    await browser.close();
-    await stopStaticServer(server);
-  }
+  });
 });
 
 /**
@@ -255,16 +253,7 @@ window.result = { info, means: Array.from(one.means), threaded: Array.from(two.m
   // GaussianMixture can fit on threads; no federation worker
   expect(emitted(join(app, 'out-core'))).toEqual({ wasm: filesOf(['core', 'dem', 'dirichlet', 'float32']), workers: ['web-shard-worker.js'] });
 
-  const requested: string[] = [];
-  const problems: string[] = [];
-  const server = await startStaticServer(readFileSync(join(app, 'out-core', 'core.html'), 'utf8'), requested, join(app, 'out-core'));
-  const browser = await launchChromium();
-  try {
-    const page = await browser.newPage();
-    watchProblems(page, problems);
-    await page.goto(`${originOf(server)}/`);
-    await page.waitForFunction(() => (globalThis as { result?: unknown }).result !== undefined, undefined, { timeout: 60_000 });
-    const r = await page.evaluate(() => (globalThis as unknown as { result: { info: unknown; means: number[]; threaded: number[]; inertia: number } }).result);
+  await onBuiltPage(join(app, 'out-core'), 'core.html', 60_000, async (r: { info: unknown; means: number[]; threaded: number[]; inertia: number }, requested) => {
     // init() without features loads what the entries imported registered: the core, 'dem' and 'dirichlet', not every module
     expect(r.info).toEqual({ simd: true, backend: 'relaxed', features: ['dem', 'dirichlet', 'float32'] });
     expect(r.threaded).toHaveLength(4);
@@ -273,11 +262,7 @@ window.result = { info, means: Array.from(one.means), threaded: Array.from(two.m
     // the SIMD files of the core, 'dem' and 'dirichlet' (the threads were sent the page's compiled modules: nothing more is fetched)
     expect(wasmRequests(requested).map((p) => p.replace(/^\/assets\//, '').replace(/-[\w-]{8}\.wasm$/, '.wasm')).sort()).toEqual([moduleFile('simd', 'dem'), moduleFile('simd', 'core'), moduleFile('simd', 'dirichlet'), moduleFile('simd', 'float32')].sort());
     expect(requested.some((p) => /\/web-shard-worker-[\w-]{8}\.js$/.test(p))).toBe(true);
-    expect(problems).toEqual([]);
-  } finally {
-    await browser.close();
-    await stopStaticServer(server);
-  }
+  });
 }, 120_000);
 
 test('a Vite build of a FedAvg program (fedmix/core and fedmix/fedavg) emits the files of the modules FedAvg can load and runs a federation in Chromium; fedmix/svm adds only its own', async () => {
@@ -301,25 +286,12 @@ window.result = { info, rounds: r.history.length, parameters: r.parameters insta
   await build({ root: app, logLevel: 'silent', configFile: false, build: { outDir: join(app, 'out-svm'), target: 'es2022', rollupOptions: { input: join(app, 'svm.html') } } });
   expect(emitted(join(app, 'out-svm')).wasm).toEqual(filesOf(['core', 'dem', 'dirichlet', 'float32', 'svm']));
 
-  const requested: string[] = [];
-  const problems: string[] = [];
-  const server = await startStaticServer(readFileSync(join(app, 'out-fedavg', 'fedavg.html'), 'utf8'), requested, join(app, 'out-fedavg'));
-  const browser = await launchChromium();
-  try {
-    const page = await browser.newPage();
-    watchProblems(page, problems);
-    await page.goto(`${originOf(server)}/`);
-    await page.waitForFunction(() => (globalThis as { result?: unknown }).result !== undefined, undefined, { timeout: 60_000 });
-    const r = await page.evaluate(() => (globalThis as unknown as { result: unknown }).result);
+  await onBuiltPage(join(app, 'out-fedavg'), 'fedavg.html', 60_000, async (r: unknown, requested) => {
     expect(r).toEqual({ info: { simd: true, backend: 'relaxed', features: ['dem', 'nn', 'dirichlet', 'float32'] }, rounds: 2, parameters: true });
     // the relaxed build: its own 'nn', the SIMD build's other modules
     const fetched = wasmRequests(requested).map((p) => p.replace(/^\/assets\//, '').replace(/-[\w-]{8}\.wasm$/, '.wasm')).sort();
     expect(fetched).toEqual((['core', 'dem', 'nn', 'dirichlet', 'float32'] as const).map((m) => moduleFile('relaxed', m)).sort());
-    expect(problems).toEqual([]);
-  } finally {
-    await browser.close();
-    await stopStaticServer(server);
-  }
+  });
 }, 120_000);
 
 test("each entry registers exactly the WebAssembly modules its code can call: the core, and the feature modules of every fm_ export in its tree-shaken bundle", async () => {

@@ -7,27 +7,12 @@
  * ill-conditioned full covariance shows where f32 is not enough.
  */
 import { beforeAll, describe, expect, test } from 'vitest';
-import { fedGenGMM, GaussianMixture, init, InvalidParameterError, Matrix, selectGaussianMixture, type CovarianceType } from '../ts/index.js';
+import { fedGenGMM, GaussianMixture, init, InvalidParameterError, Matrix, selectGaussianMixture } from '../ts/index.js';
 import { selectGaussianMixtureOnThreads } from '../ts/models/select.js';
-import { blobs, fixture, fromRowMajor, maxAbsoluteError, maxRelativeError } from './helpers.js';
+import { blobs, fromRowMajor, maxAbsoluteError, maxRelativeError } from './helpers.js';
+import { gmmFixture } from './support/gmm-fixture.js';
 
-interface Dataset {
-  n: number;
-  d: number;
-  X: number[];
-}
-interface Case {
-  dataset: string;
-  covarianceType: CovarianceType;
-  nComponents: number;
-  tol: number;
-  maxIter: number;
-  weightsInit: number[];
-  meansInit: number[];
-  precisionsInit: number[];
-}
-
-const { datasets, cases } = fixture<{ datasets: Record<string, Dataset>; cases: Case[] }>('gmm.json');
+const { datasets, cases } = gmmFixture;
 
 beforeAll(async () => {
   await init();

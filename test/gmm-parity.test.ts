@@ -4,43 +4,11 @@
  * fixed parameters every score must match.
  */
 import { beforeAll, describe, expect, test } from 'vitest';
-import { GaussianMixture, init, type CovarianceType } from '../ts/index.js';
-import { fixture, fromRowMajor, maxAbsoluteError, maxRelativeError } from './helpers.js';
+import { GaussianMixture, init } from '../ts/index.js';
+import { fromRowMajor, maxAbsoluteError, maxRelativeError } from './helpers.js';
+import { gmmFixture } from './support/gmm-fixture.js';
 
-interface Dataset {
-  n: number;
-  d: number;
-  X: number[];
-  nTest: number;
-  Xtest: number[];
-}
-interface Case {
-  dataset: string;
-  covarianceType: CovarianceType;
-  nComponents: number;
-  tol: number;
-  maxIter: number;
-  weightsInit: number[];
-  meansInit: number[];
-  precisionsInit: number[];
-  weights: number[];
-  means: number[];
-  covariances: number[];
-  precisionsCholesky: number[];
-  precisions: number[];
-  nIter: number;
-  lowerBound: number;
-  converged: boolean;
-  scoreSamples: number[];
-  predictProba: number[];
-  predict: number[];
-  bic: number;
-  aic: number;
-  bicTrain: number;
-  aicTrain: number;
-}
-
-const { datasets, cases } = fixture<{ datasets: Record<string, Dataset>; cases: Case[] }>('gmm.json');
+const { datasets, cases } = gmmFixture;
 
 beforeAll(async () => {
   await init();

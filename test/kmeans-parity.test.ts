@@ -2,12 +2,8 @@
 import { beforeAll, expect, test } from 'vitest';
 import { init, KMeans } from '../ts/index.js';
 import { blobs, fixture, fromRowMajor, maxAbsoluteError, maxRelativeError } from './helpers.js';
+import { gmmFixture } from './support/gmm-fixture.js';
 
-interface Dataset {
-  n: number;
-  d: number;
-  X: number[];
-}
 interface Case {
   dataset: string;
   nClusters: number;
@@ -17,7 +13,7 @@ interface Case {
   inertia: number;
   nIter: number;
 }
-const { datasets } = fixture<{ datasets: Record<string, Dataset> }>('gmm.json');
+const { datasets } = gmmFixture;
 const { cases } = fixture<{ cases: Case[] }>('kmeans.json');
 
 beforeAll(async () => {

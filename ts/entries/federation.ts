@@ -13,6 +13,16 @@ import '../wasm/files-core.generated.js';
 import '../wasm/files-dirichlet.generated.js';
 
 export {
+  InvalidMessageError,
+  ContributionError,
+  OtherRunError,
+  FederationError,
+  BrokerError,
+  UntrustedBrokerError,
+  PrivacyBudgetError,
+  SecureAggregationError,
+} from '../errors.js';
+export {
   runFederation,
   runFederationSync,
   type FederationResult,

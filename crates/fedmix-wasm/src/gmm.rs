@@ -1,7 +1,7 @@
 //! Gaussian mixtures: fitting, models from their parameters, reading them
 //! back, scoring, prediction and sampling, over opaque handles TypeScript frees.
 
-use super::gmm_handle::{fit_options, into_handle, GmmHandle};
+use super::gmm_handle::{fit_into_handle, fit_options, into_handle, GmmHandle};
 use super::{buffers, data, f64s, f64s_mut, optional, seed, status, u32s_mut};
 use fedmix_core::gmm::fit;
 use fedmix_core::gmm::{estep, sample, CovarianceType, Gmm};
@@ -19,13 +19,7 @@ pub unsafe extern "C" fn fm_gmm_fit(
     warm: *const GmmHandle,
     out_handle: *mut usize,
 ) -> i32 {
-    status(|| {
-        let (opts, n, d, seed) = fit_options(options, weights_init, means_init, precisions_init)?;
-        let warm = warm.as_ref().map(|h| (&h.gmm, h.lower_bound));
-        let r = fit::fit(&data(x, n, d)?, &opts, warm, &mut Rng::new(seed))?;
-        into_handle(GmmHandle { gmm: r.gmm, converged: r.converged, n_iter: r.n_iter, lower_bound: r.lower_bound }, out_handle);
-        Ok(())
-    })
+    fit_into_handle(fit::fit, x, options, weights_init, means_init, precisions_init, warm, out_handle)
 }
 
 /// After fm_gmm_fit's checks, the model its restart `run` (from 0) starts EM

@@ -2,9 +2,9 @@
 //! imports) and by the dem module (distributed EM's server steps), read and
 //! freed by the core's fm_gmm_* (one heap, see heap.rs; one layout, repr(C)).
 
-use super::{f64s_mut, optional, seed};
-use fedmix_core::gmm::fit::{FitOptions, InitParams};
-use fedmix_core::Result;
+use super::{data, f64s_mut, optional, seed, status};
+use fedmix_core::gmm::fit::{FitOptions, FitResult, InitParams};
+use fedmix_core::{Data, Result, Rng};
 use fedmix_core::gmm::stats::{wire_s2_len, SuffStats};
 use fedmix_core::gmm::{CovarianceType, Gmm};
 
@@ -21,6 +21,33 @@ pub(crate) fn into_handle(h: GmmHandle, out: *mut usize) {
     unsafe { *out = Box::into_raw(Box::new(h)) as usize };
 }
 
+/// A fit's core function: fedmix_core::gmm::fit::fit (float64) or gmm::float32::fit.
+pub(crate) type Fitter = fn(&Data<'_>, &FitOptions, Option<(&Gmm, f64)>, &mut Rng) -> Result<FitResult>;
+
+/// fm_gmm_fit and fm_gmm_fit_f32: reads their arguments (fit_options), fits
+/// with `fitter` and writes the new handle to `out_handle`.
+///
+/// # Safety
+/// As fm_gmm_fit.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn fit_into_handle(
+    fitter: Fitter,
+    x: *const f64,
+    options: *const crate::GmmFitOptions,
+    weights_init: *const f64,
+    means_init: *const f64,
+    precisions_init: *const f64,
+    warm: *const GmmHandle,
+    out_handle: *mut usize,
+) -> i32 {
+    status(|| {
+        let (opts, n, d, seed) = fit_options(options, weights_init, means_init, precisions_init)?;
+        let warm = warm.as_ref().map(|h| (&h.gmm, h.lower_bound));
+        let r = fitter(&data(x, n, d)?, &opts, warm, &mut Rng::new(seed))?;
+        into_handle(GmmHandle { gmm: r.gmm, converged: r.converged, n_iter: r.n_iter, lower_bound: r.lower_bound }, out_handle);
+        Ok(())
+    })
+}
 
 /// Lengths of sufficient statistics in wire form: nk (k), s1 (k x d) and s2
 /// (a full matrix as its packed upper triangle, see wire_s2_len).
