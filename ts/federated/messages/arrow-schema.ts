@@ -32,7 +32,7 @@ const utf8 = new TextEncoder();
  * own builders do, a vtable already written is pointed to again rather than
  * repeated, and it stops at the table's last present field: a schema has a
  * handful of distinct vtables, and every message of a binary federation
- * carries its schema (each numeric column was 40 bytes heavier without).
+ * carries its schema (a numeric column was 24 to 48 bytes heavier without).
  * Every scalar sits at a multiple of its size from the start, which the
  * caller keeps 8-byte aligned.
  */
