@@ -3,7 +3,9 @@
 // summed values a reply) with secureAggregation at its defaults (SecAgg+:
 // O(log n) neighbours, a majority threshold, clip 2^36; X25519 where
 // WebCrypto has it) against the same round plain, measured in the same run:
-// bytes per client (up and down, every stage's messages) and wall time per
+// bytes per client (up and down: every message of the round's five exchanges,
+// advertise, share, mask, consistency and unmask, as the transport carried
+// it, each once: the run's traffic) and wall time per
 // client (the round's time over its clients; in process the clients run one
 // after another on one thread, so that is each client's share of the work,
 // server included). n = 10, 100 and 1,000 in process; n = 50 over the
@@ -93,7 +95,7 @@ export async function run() {
     console.log(`(${where}, n = ${n}: done)`);
   }
   results.print(
-    'One distributed EM round (37 summed values a reply), secure aggregation at its defaults against plain, same clients and run: KB per client (up and down, all four stages) and wall ms per client (the round over its clients), medians of ' + REPEATS + ' runs',
+    'One distributed EM round (37 summed values a reply), secure aggregation at its defaults against plain, same clients and run: KB per client (up and down, every message of the five stages once) and wall ms per client (the round over its clients), medians of ' + REPEATS + ' runs',
     ['transport', 'clients', 'neighbours / threshold', 'plain KB/client', 'secure KB/client', 'bytes ratio', 'plain ms/client', 'secure ms/client', 'time ratio', 'quantization bound'],
     rows,
   );

@@ -5,7 +5,7 @@
  * decoding, and no malformed or mutated input escapes as anything but an
  * InvalidMessageError.
  */
-import { Field, Float64, Int32, List, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
+import { Field, Float64, Int32, List, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, Uint8, Utf8, vectorFromArray } from 'apache-arrow';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, test } from 'vitest';
 import {
@@ -76,6 +76,29 @@ describe('the binary form is an Arrow IPC stream', () => {
     const batch = new RecordBatch(new Schema(fields), makeData({ type: new Struct(fields), length: 1, nullCount: 0, children: [headerData, ...columns.map((c) => list(c.values as Float64Array))] }));
     const theirs = decodeMessage(tableToIPC(new Table([batch]), 'stream'));
     expect(theirs).toEqual(ours);
+  });
+
+  test("its schema message is no larger than apache-arrow's for the same columns (every message carries one)", () => {
+    // a schema message's bytes: the continuation marker, its length, then that many
+    const schemaBytes = (stream: Uint8Array) => 8 + new DataView(stream.buffer, stream.byteOffset).getInt32(4, true);
+    // a DEM reply's float columns, and a secure round's byte columns (keys, share ciphertexts) under longer paths
+    const cases: [Record<string, unknown>, 'f64' | 'u8'][] = [
+      [{ nk: new Float64Array([1, 2]), s1: new Float64Array(6), s2: new Float64Array(6), summary: { absMax: new Float64Array(3) } }, 'f64'],
+      [{ keys: Array.from({ length: 6 }, () => ({ id: 'c12', cPk: new Uint8Array(32).fill(1), sPk: new Uint8Array(32).fill(2), vk: new Uint8Array(32).fill(3) })) }, 'u8'],
+    ];
+    for (const [payload, type] of cases) {
+      const ours = encodeMessage(message('x/y', 'c1', 1, payload), 'binary');
+      const { header, columns } = decodeArrow(ours);
+      const item = () => new Field('item', type === 'f64' ? new Float64() : new Uint8(), false);
+      const values = (v: ArrayBufferView) => (type === 'f64' ? makeData({ type: new Float64(), length: (v as Float64Array).length, data: v as Float64Array }) : makeData({ type: new Uint8(), length: (v as Uint8Array).length, data: v as Uint8Array }));
+      const fields = [new Field('header', new Utf8(), false), ...columns.map((c) => new Field(c.name, new List(item()), false))];
+      const lists = columns.map((c) => makeData({ type: new List(item()), length: 1, nullCount: 0, valueOffsets: new Int32Array([0, c.values.length]), child: values(c.values) }));
+      const batch = new RecordBatch(new Schema(fields), makeData({ type: new Struct(fields), length: 1, nullCount: 0, children: [vectorFromArray([header], new Utf8()).data[0]!, ...lists] }));
+      const theirs = tableToIPC(new Table([batch]), 'stream');
+      expect(decodeMessage(theirs)).toEqual(decodeMessage(ours));
+      // session 8's first hand-written schemas were 24 (float) to 48 (byte) bytes a column heavier than apache-arrow's
+      expect(schemaBytes(ours)).toBeLessThanOrEqual(schemaBytes(theirs));
+    }
   });
 
   test('integer and single-precision arrays keep their types; lists of arrays keep their places', () => {

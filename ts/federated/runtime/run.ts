@@ -607,7 +607,13 @@ function configure<A, R>(run: RunState<A, R>, ctx: RoundContext): PlannedRound |
   return { ctx, requests, wire, record, step: roundStep(requests, asked, ctx.round) };
 }
 
-/** Stage 3 (after the exchange), accounting of the traffic: bytes and messages, per client and for the run; an unknown sender's are ignored. */
+/**
+ * Stage 3 (after the exchange), accounting of the traffic: bytes and messages,
+ * per client, for the round and for the run; an unknown sender's are ignored.
+ * Called once per exchange: a secure round's stages are exchanges of one
+ * record, so the run takes this exchange's bytes, not the record's running
+ * total (which would count each earlier stage again).
+ */
 function countTraffic<A, R>(run: RunState<A, R>, record: RoundRecord, ex: Exchange): void {
   const { traffic } = run;
   const count = (id: string): ClientTraffic => {
@@ -615,14 +621,17 @@ function countTraffic<A, R>(run: RunState<A, R>, record: RoundRecord, ex: Exchan
     if (!t) run.clientTraffic.set(id, (t = { bytesUp: 0, bytesDown: 0, messagesUp: 0, messagesDown: 0 }));
     return t;
   };
+  let down = 0;
   for (const [id, bytes] of ex.sent) {
     const t = count(id);
     t.bytesDown += bytes;
     t.messagesDown += 1;
-    record.bytesDown += bytes;
+    down += bytes;
   }
-  traffic.bytesDown += record.bytesDown;
+  record.bytesDown += down;
+  traffic.bytesDown += down;
   traffic.messagesDown += ex.sent.size;
+  let up = 0;
   for (const [id, list] of ex.received) {
     if (!run.known.has(id)) continue;
     const t = count(id);
@@ -630,11 +639,12 @@ function countTraffic<A, R>(run: RunState<A, R>, record: RoundRecord, ex: Exchan
       const n = r instanceof Uint8Array ? r.length : r.bytes;
       t.bytesUp += n;
       t.messagesUp += 1;
-      record.bytesUp += n;
+      up += n;
       traffic.messagesUp += 1;
     }
   }
-  traffic.bytesUp += record.bytesUp;
+  record.bytesUp += up;
+  traffic.bytesUp += up;
 }
 
 /** Replies read already (the run filter reads them before they are judged): read once. */
