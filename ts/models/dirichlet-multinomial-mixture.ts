@@ -21,7 +21,7 @@ import { guardRead, isArray, LIMITS, readOptions, requireInteger, requireLength,
 import * as atoms from '../options/atoms.js';
 import { defineOptions } from '../options/check.js';
 import { Rng } from '../random.js';
-import { MDM_INITIALIZE_OPTIONS, MDM_INIT_STATS_OPTIONS, MDM_LOG_PMF_OPTIONS, MDM_ROUND_STATS_OPTIONS, MDM_SAMPLE_OPTIONS, MDM_UPDATE_OPTIONS } from '../wasm/abi.generated.js';
+import { MDM_INITIALIZE_OPTIONS, MDM_INIT_STATS_OPTIONS, MDM_LOG_PMF_OPTIONS, MDM_SAMPLE_OPTIONS, MDM_UPDATE_OPTIONS } from '../wasm/abi.generated.js';
 import { requireWasmMemory, withScope, type Scope } from '../wasm/memory.js';
 import { keepClassName } from '../class-name.js';
 
@@ -404,31 +404,36 @@ export class DirichletMultinomialMixture {
         return { tau: s.readF64(t, k), alpha: s.readF64(a, k * c), pi: s.readF64(pp, k * nMax) };
       }));
     }
-    // Algorithm 2, full batch: the statistics of all rows in one kernel call, then the update (the rows are copied in once)
+    // Algorithm 2, full batch: the statistics of all rows in one kernel call, then the update (the rows are copied in and checked once, fm_mdm_histograms)
     ({ tau, alpha, pi } = withScope((s) => {
-      const [cp, sp] = [s.f64From(counts), s.f64From(sizes)];
-      const [t, a, pp] = [s.f64From(tau), s.f64From(alpha), s.f64From(pi)];
-      const [t2, a2, pp2] = [s.f64(k), s.f64(k * c), s.f64(k * nMax)];
-      const out = s.f64(2 * k + k * c + 3);
-      const e = s.f64(k * nMax);
-      const flags = s.f64(1);
-      const handleOut = s.u32(1);
-      const roundStats = s.struct(MDM_ROUND_STATS_OPTIONS, { m, clip: Infinity });
-      const update = s.struct(MDM_UPDATE_OPTIONS, { k, c, nMax, clients: m, noisy: 0 });
-      let cur = [t, a, pp];
-      let next = [t2, a2, pp2];
-      for (let r = 0; r < rounds; r++) {
-        s.check(s.w.fm_mdm_prepare(k, c, nMax, cur[0]!, cur[1]!, cur[2]!, handleOut));
-        const handle = s.readU32(handleOut, 1)[0]!;
-        try {
-          s.check(s.w.fm_mdm_round_stats(handle, cp, sp, roundStats, out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
-        } finally {
-          s.w.fm_mdm_prepared_free(handle);
+      const heldOut = s.u32(1);
+      s.check(s.w.fm_mdm_histograms(s.f64From(counts), s.f64From(sizes), m, c, heldOut));
+      const held = s.readU32(heldOut, 1)[0]!;
+      try {
+        const [t, a, pp] = [s.f64From(tau), s.f64From(alpha), s.f64From(pi)];
+        const [t2, a2, pp2] = [s.f64(k), s.f64(k * c), s.f64(k * nMax)];
+        const out = s.f64(2 * k + k * c + 3);
+        const e = s.f64(k * nMax);
+        const flags = s.f64(1);
+        const handleOut = s.u32(1);
+        const update = s.struct(MDM_UPDATE_OPTIONS, { k, c, nMax, clients: m, noisy: 0 });
+        let cur = [t, a, pp];
+        let next = [t2, a2, pp2];
+        for (let r = 0; r < rounds; r++) {
+          s.check(s.w.fm_mdm_prepare(k, c, nMax, cur[0]!, cur[1]!, cur[2]!, handleOut));
+          const handle = s.readU32(handleOut, 1)[0]!;
+          try {
+            s.check(s.w.fm_mdm_round_stats_held(handle, held, Infinity, out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
+          } finally {
+            s.w.fm_mdm_prepared_free(handle);
+          }
+          s.check(s.w.fm_mdm_update(update, cur[0]!, cur[1]!, cur[2]!, out, e, out + 8 * k, out + 8 * (k + k * c), next[0]!, next[1]!, next[2]!, flags));
+          [cur, next] = [next, cur];
         }
-        s.check(s.w.fm_mdm_update(update, cur[0]!, cur[1]!, cur[2]!, out, e, out + 8 * k, out + 8 * (k + k * c), next[0]!, next[1]!, next[2]!, flags));
-        [cur, next] = [next, cur];
+        return { tau: s.readF64(cur[0]!, k), alpha: s.readF64(cur[1]!, k * c), pi: s.readF64(cur[2]!, k * nMax) };
+      } finally {
+        s.w.fm_mdm_histograms_free(held);
       }
-      return { tau: s.readF64(cur[0]!, k), alpha: s.readF64(cur[1]!, k * c), pi: s.readF64(cur[2]!, k * nMax) };
     }));
     const rows = (v: Float64Array, w: number) => Array.from({ length: k }, (_, r) => v.subarray(r * w, (r + 1) * w));
     return new DirichletMultinomialMixture({ tau, alpha: rows(alpha, c), pi: rows(pi, nMax), categories: o.categories });

@@ -123,6 +123,11 @@ export interface WasmExports {
   fm_mdm_prepare(k: number, c: number, nMax: number, tau: number, alpha: number, pi: number, outHandle: number): number;
   fm_mdm_prepared_free(h: number): void;
   fm_mdm_round_stats(h: number, counts: number, sizes: number, options: number, outOmega: number, outE: number, outU: number, outV: number, outExtra: number): number;
+  fm_mdm_histograms(counts: number, sizes: number, m: number, c: number, outHandle: number): number;
+  fm_mdm_histograms_free(h: number): void;
+  fm_mdm_init_stats_held(hist: number, k: number, nMax: number, components: number, outE: number, outP: number, outQ: number): number;
+  fm_mdm_round_stats_held(h: number, hist: number, clip: number, outOmega: number, outE: number, outU: number, outV: number, outExtra: number): number;
+  fm_mdm_log_pmf_held(h: number, hist: number, outLl: number, outResp: number): number;
   fm_mdm_initialize(options: number, e: number, p: number, q: number, outTau: number, outAlpha: number, outPi: number, outFlags: number): number;
   fm_mdm_update(options: number, tau: number, alpha: number, pi: number, omega: number, e: number, u: number, v: number, outTau: number, outAlpha: number, outPi: number, outFlags: number): number;
   fm_digamma(p: number, n: number): void;
@@ -161,7 +166,7 @@ export const FEATURE_EXPORTS: { readonly [F in Feature]: string } = {
   dem: 'gmm_em_workspace gmm_em_workspace_free gmm_shard_stats gmm_em_step kmeans_start kmeans_shard_step dem_client_stats dem_client_summary dem_check_stats dem_check_summary dem_check_log_likelihood dem_server_step dem_separated_init dem_kfed_local dem_kfed_server hem_reduce',
   svm: 'ocsvm_fit ocsvm_from_parts ocsvm_set_stats ocsvm_free ocsvm_info ocsvm_read ocsvm_decision_function',
   nn: 'nn_new nn_free nn_parameter_count nn_get_parameters nn_get_gradients nn_set_parameters nn_call_bytes nn_set_new nn_set_free nn_set_inputs nn_set_targets nn_set_seal nn_set_check nn_optimizer_new nn_optimizer_reset nn_optimizer_steps nn_optimizer_free nn_train_epoch nn_evaluate nn_predict nn_reconstruction_errors nn_batch_gradient peak_probe_f32x4',
-  dirichlet: 'rng_gamma rng_dirichlet rng_log_dirichlet rng_categorical dm_log_pmf mdm_check mdm_check_histograms mdm_log_pmf mdm_sample mdm_init_stats mdm_prepare mdm_prepared_free mdm_round_stats mdm_initialize mdm_update digamma lgamma trigamma gamma_differences ln_erfc rdp_sampled_gaussian epsilon_from_rdp skellam_add rdp_skellam secagg_add secagg_mask secagg_permutation shamir_split shamir_combine',
+  dirichlet: 'rng_gamma rng_dirichlet rng_log_dirichlet rng_categorical dm_log_pmf mdm_check mdm_check_histograms mdm_log_pmf mdm_sample mdm_init_stats mdm_prepare mdm_prepared_free mdm_round_stats mdm_histograms mdm_histograms_free mdm_init_stats_held mdm_round_stats_held mdm_log_pmf_held mdm_initialize mdm_update digamma lgamma trigamma gamma_differences ln_erfc rdp_sampled_gaussian epsilon_from_rdp skellam_add rdp_skellam secagg_add secagg_mask secagg_permutation shamir_split shamir_combine',
   fedgem: 'fedgem_client_new fedgem_client_free fedgem_client_steps fedgem_client_set_means fedgem_client_set_variance fedgem_client_means fedgem_client_predict fedgem_client_score fedgem_update fedgem_merge',
   assignment: 'symmetric_eigen sqrtm symmetric_floor pca_fit pca_transform linear_sum_assignment gaussian_costs',
   float32: 'gmm_fit_f32',
@@ -272,6 +277,11 @@ export interface ExportModules {
   fm_mdm_prepare: 'dirichlet';
   fm_mdm_prepared_free: 'dirichlet';
   fm_mdm_round_stats: 'dirichlet';
+  fm_mdm_histograms: 'dirichlet';
+  fm_mdm_histograms_free: 'dirichlet';
+  fm_mdm_init_stats_held: 'dirichlet';
+  fm_mdm_round_stats_held: 'dirichlet';
+  fm_mdm_log_pmf_held: 'dirichlet';
   fm_mdm_initialize: 'dirichlet';
   fm_mdm_update: 'dirichlet';
   fm_digamma: 'dirichlet';

@@ -26,6 +26,8 @@ use crate::ocsvm::OcsvmHandle;
 use fedmix_core::nn::{Network, Optimizer, TrainingSet};
 #[cfg(feature = "dirichlet")]
 use fedmix_core::mdm::client::Prepared;
+#[cfg(feature = "dirichlet")]
+use fedmix_core::mdm::Histograms;
 #[cfg(feature = "fedgem")]
 use crate::fedgem::FedGemClient;
 
@@ -168,6 +170,11 @@ export!("dirichlet" fn mdm::fm_mdm_init_stats(options: *const MdmInitStatsOption
 export!("dirichlet" fn mdm::fm_mdm_prepare(k: usize, c: usize, n_max: usize, tau: *const f64, alpha: *const f64, pi: *const f64, out_handle: *mut usize) -> i32);
 export!("dirichlet" fn mdm::fm_mdm_prepared_free(h: *mut Prepared));
 export!("dirichlet" fn mdm::fm_mdm_round_stats(h: *mut Prepared, counts: *const f64, sizes: *const f64, options: *const MdmRoundStatsOptions, out_omega: *mut f64, out_e: *mut f64, out_u: *mut f64, out_v: *mut f64, out_extra: *mut f64) -> i32);
+export!("dirichlet" fn mdm::fm_mdm_histograms(counts: *const f64, sizes: *const f64, m: usize, c: usize, out_handle: *mut usize) -> i32);
+export!("dirichlet" fn mdm::fm_mdm_histograms_free(h: *mut Histograms));
+export!("dirichlet" fn mdm::fm_mdm_init_stats_held(hist: *const Histograms, k: usize, n_max: usize, components: *const u32, out_e: *mut f64, out_p: *mut f64, out_q: *mut f64) -> i32);
+export!("dirichlet" fn mdm::fm_mdm_round_stats_held(h: *mut Prepared, hist: *const Histograms, clip: f64, out_omega: *mut f64, out_e: *mut f64, out_u: *mut f64, out_v: *mut f64, out_extra: *mut f64) -> i32);
+export!("dirichlet" fn mdm::fm_mdm_log_pmf_held(h: *mut Prepared, hist: *const Histograms, out_ll: *mut f64, out_resp: *mut f64) -> i32);
 export!("dirichlet" fn mdm::fm_mdm_initialize(options: *const MdmInitializeOptions, e: *const f64, p: *const f64, q: *const f64, out_tau: *mut f64, out_alpha: *mut f64, out_pi: *mut f64, out_flags: *mut f64) -> i32);
 export!("dirichlet" fn mdm::fm_mdm_update(options: *const MdmUpdateOptions, tau: *const f64, alpha: *const f64, pi: *const f64, omega: *const f64, e: *const f64, u: *const f64, v: *const f64, out_tau: *mut f64, out_alpha: *mut f64, out_pi: *mut f64, out_flags: *mut f64) -> i32);
 

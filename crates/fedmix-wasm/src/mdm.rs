@@ -2,11 +2,13 @@
 //! boundary as (k, c, n_max, tau, alpha, pi): tau (k), alpha (k x c) and pi
 //! (k x n_max), row-major, and is checked on every call (it is small). Client
 //! histograms are m x c row-major counts with their sizes (m). Sums are written,
-//! not added, to the outputs.
+//! not added, to the outputs. Histograms that serve many calls (a user group's,
+//! a central fit's) can be copied in and checked once (fm_mdm_histograms): the
+//! `_held` exports read that copy and check only its fit to the model.
 
 use super::{buffers, f64s, f64s_mut, seed, status, u32s, u32s_mut};
 use fedmix_core::mdm::client::{self as mdm_client, InitStats, Prepared, RoundStats};
-use fedmix_core::mdm::{self, sample as mdm_sample, server as mdm_server, Mdm};
+use fedmix_core::mdm::{self, sample as mdm_sample, server as mdm_server, Histograms, Mdm};
 use fedmix_core::{Error, Result, Rng};
 
 /// The model's shapes are checked before any slice is taken from them.
@@ -164,13 +166,101 @@ pub unsafe extern "C" fn fm_mdm_round_stats(
         prep.serve(m);
         let mut acc = RoundStats::zeros(k, c, n_max)?;
         mdm_client::round_statistics(prep, f64s(counts, cells), f64s(sizes, m), m, clip, &mut acc)?;
-        f64s_mut(out_omega, k).copy_from_slice(&acc.omega);
-        f64s_mut(out_e, k * n_max).copy_from_slice(&acc.e);
-        f64s_mut(out_u, k * c).copy_from_slice(&acc.u);
-        f64s_mut(out_v, k).copy_from_slice(&acc.v);
-        f64s_mut(out_extra, 3).copy_from_slice(&[acc.log_likelihood, acc.unsupported, acc.clients]);
+        write_round(&acc, out_omega, out_e, out_u, out_v, out_extra);
         Ok(())
     })
+}
+
+/// m client histograms (m x c counts) and their sizes, copied into WASM memory
+/// and checked once (fedmix_core::mdm::Histograms): the `_held` exports read
+/// this copy, which nothing outside the core can write, without checking it again.
+///
+/// # Safety
+/// Pointers cover the shapes.
+pub unsafe extern "C" fn fm_mdm_histograms(counts: *const f64, sizes: *const f64, m: usize, c: usize, out_handle: *mut usize) -> i32 {
+    status(|| {
+        let cells = mdm_cells(m, c)?;
+        let h = Histograms::new(buffers::copy(f64s(counts, cells))?, buffers::copy(f64s(sizes, m))?, m, c)?;
+        *out_handle = Box::into_raw(Box::new(h)) as usize;
+        Ok(())
+    })
+}
+
+/// # Safety
+/// `h` is 0 or a handle from fm_mdm_histograms, freed once.
+pub unsafe extern "C" fn fm_mdm_histograms_free(h: *mut Histograms) {
+    if !h.is_null() {
+        drop(Box::from_raw(h));
+    }
+}
+
+/// fm_mdm_init_stats over histograms checked once (`hist`, from fm_mdm_histograms).
+///
+/// # Safety
+/// `hist` is a live handle from fm_mdm_histograms; pointers cover the shapes.
+pub unsafe extern "C" fn fm_mdm_init_stats_held(hist: *const Histograms, k: usize, n_max: usize, components: *const u32, out_e: *mut f64, out_p: *mut f64, out_q: *mut f64) -> i32 {
+    status(|| {
+        let h = &*hist;
+        let c = h.c();
+        mdm::check_shape(k, c, n_max)?;
+        let mut acc = InitStats::zeros(k, c, n_max)?;
+        mdm_client::init_contributions_held(h, u32s(components, h.m()), &mut acc)?;
+        f64s_mut(out_e, k * n_max).copy_from_slice(&acc.e);
+        f64s_mut(out_p, k * c).copy_from_slice(&acc.p);
+        f64s_mut(out_q, k * c).copy_from_slice(&acc.q);
+        Ok(())
+    })
+}
+
+/// fm_mdm_round_stats over histograms checked once (`hist`, from fm_mdm_histograms).
+///
+/// # Safety
+/// `h` and `hist` are live handles from fm_mdm_prepare and fm_mdm_histograms; pointers cover the model's shapes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fm_mdm_round_stats_held(
+    h: *mut Prepared,
+    hist: *const Histograms,
+    clip: f64,
+    out_omega: *mut f64,
+    out_e: *mut f64,
+    out_u: *mut f64,
+    out_v: *mut f64,
+    out_extra: *mut f64,
+) -> i32 {
+    status(|| {
+        let (prep, hist) = (&mut *h, &*hist);
+        let (k, c, n_max) = (prep.model.k, prep.model.c, prep.model.n_max);
+        prep.serve(hist.m());
+        let mut acc = RoundStats::zeros(k, c, n_max)?;
+        mdm_client::round_statistics_held(prep, hist, clip, &mut acc)?;
+        write_round(&acc, out_omega, out_e, out_u, out_v, out_extra);
+        Ok(())
+    })
+}
+
+/// fm_mdm_log_pmf under a prepared model (`h`, from fm_mdm_prepare) over
+/// histograms checked once (`hist`): out_ll (m) and, unless null, out_resp (m x k).
+///
+/// # Safety
+/// `h` and `hist` are live handles from fm_mdm_prepare and fm_mdm_histograms; pointers cover the shapes.
+pub unsafe extern "C" fn fm_mdm_log_pmf_held(h: *mut Prepared, hist: *const Histograms, out_ll: *mut f64, out_resp: *mut f64) -> i32 {
+    status(|| {
+        let (prep, hist) = (&mut *h, &*hist);
+        let m = hist.m();
+        // as fm_mdm_log_pmf's Prepared::for_batch: the tables once the batch repays them
+        prep.serve(m);
+        let resp = if out_resp.is_null() { None } else { Some(f64s_mut(out_resp, mdm_cells(m, prep.model.k)?)) };
+        mdm_client::log_pmf_held(prep, hist, f64s_mut(out_ll, m), resp)
+    })
+}
+
+unsafe fn write_round(acc: &RoundStats, out_omega: *mut f64, out_e: *mut f64, out_u: *mut f64, out_v: *mut f64, out_extra: *mut f64) {
+    let (k, c, n_max) = (acc.k, acc.c, acc.n_max);
+    f64s_mut(out_omega, k).copy_from_slice(&acc.omega);
+    f64s_mut(out_e, k * n_max).copy_from_slice(&acc.e);
+    f64s_mut(out_u, k * c).copy_from_slice(&acc.u);
+    f64s_mut(out_v, k).copy_from_slice(&acc.v);
+    f64s_mut(out_extra, 3).copy_from_slice(&[acc.log_likelihood, acc.unsupported, acc.clients]);
 }
 
 fn write_model(model: &Mdm, tau: *mut f64, alpha: *mut f64, pi: *mut f64) {

@@ -46,7 +46,8 @@ export class MdmClient extends MdmUserGroup {
 
   /** n, the number of data points */
   get size(): number {
-    return this.sizes[0]!;
+    // its one user's n, kept as a number (sizes is a copy)
+    return this.largest;
   }
 
   /** Its data against a model of C categories and sizes up to N: a typed error naming what to change. */

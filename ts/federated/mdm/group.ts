@@ -18,6 +18,13 @@
  * group's own reply is exact (a simulation: one process holds all its users'
  * data), which the aggregator never releases.
  *
+ * The histograms are copied into WASM memory and checked there once, at the
+ * first request (fm_mdm_histograms); every later call reads that copy and
+ * checks only its fit to the model's C and N (the `_held` exports), instead
+ * of copying the counts in and checking them again on every round. The copy
+ * is the group's own (the arrays it was given are copied at construction, and
+ * nothing outside the core writes the WASM copy) and is freed by dispose().
+ *
  * A single client holding its own histogram (MdmClient, client.ts) is a group
  * of one user: its replies carry no `users`, as one user's never do.
  */
@@ -26,7 +33,6 @@ import { Matrix, type MatrixLike } from '../../data/matrix.js';
 import { histogramRows } from '../../models/dirichlet-multinomial-mixture.js';
 import { Rng } from '../../random.js';
 import { guardRead } from '../../validate.js';
-import { MDM_INIT_STATS_OPTIONS, MDM_ROUND_STATS_OPTIONS } from '../../wasm/abi.generated.js';
 import { OwnedHandle, requireWasmMemory, withScope, type HandleLabel, type Scope } from '../../wasm/memory.js';
 import { MAX_USERS, type Message } from '../messages/envelope.js';
 import { densify } from '../messages/sparse.js';
@@ -59,6 +65,8 @@ interface Broadcast {
 }
 
 const PREPARED_LABEL: HandleLabel = { what: 'a prepared MDM model', renew: 'the next request prepares a new one', redo: 'the next request prepares a new one' };
+
+const HISTOGRAMS_LABEL: HandleLabel = { what: "a group's histograms in WASM memory", renew: 'the next request copies them in again', redo: 'the next request copies them in again' };
 
 /**
  * Checked models by the broadcast they came in: in process, the clients of a
@@ -106,12 +114,14 @@ export class MdmUserGroup implements ClientRole {
   readonly nCategories: number;
   /** the users' histograms, one row per user */
   readonly histograms: Matrix;
-  /** every user's n */
-  readonly sizes: Float64Array;
   /** the largest n among its users */
   readonly largest: number;
-  /** the histograms row-major (users x C), as the kernel reads them: for one user, its histogram */
-  readonly counts: Float64Array;
+  /** the histograms row-major (users x C), checked at construction; the kernel reads `held`, copied from these */
+  private readonly own: { counts: Float64Array; sizes: Float64Array };
+  /** every user has this n (E then travels as one column), or undefined */
+  private readonly commonSize: number | undefined;
+  /** the histograms in WASM memory, checked there once (made at the first request) */
+  private held: OwnedHandle | undefined;
   private readonly seeds: Float64Array;
   private readonly maxCells: number;
   /** the users' own generators, made at the first Algorithm 1 request */
@@ -165,11 +175,40 @@ export class MdmUserGroup implements ClientRole {
       }
     }
     this.histograms = guardRead('histograms', () => Matrix.from(histograms));
-    this.counts = counts;
-    this.sizes = sizes;
+    // copies: the given sizes may be the caller's own array, and the rows are what was checked above
+    this.own = { counts: counts.slice(), sizes: sizes.slice() };
+    this.commonSize = sizes.every((x) => x === sizes[0]) ? sizes[0] : undefined;
     this.users = m;
     this.nCategories = c;
     this.largest = largest;
+  }
+
+  /** the histograms row-major (users x C), a copy: for one user, its histogram */
+  get counts(): Float64Array {
+    return this.own.counts.slice();
+  }
+
+  /** every user's n, a copy */
+  get sizes(): Float64Array {
+    return this.own.sizes.slice();
+  }
+
+  /**
+   * The histograms in WASM memory, copied in and checked once (fm_mdm_histograms),
+   * then read by every call; again after dispose() or after a trap reset the instance.
+   */
+  private heldHistograms(): number {
+    if (!this.held?.live) {
+      const { counts, sizes } = this.own;
+      requireWasmMemory(`the histograms of ${this.users} users`, 16 * (counts.length + sizes.length));
+      const ptr = withScope((s) => {
+        const out = s.u32(1);
+        s.check(s.w.fm_mdm_histograms(s.f64From(counts), s.f64From(sizes), this.users, this.nCategories, out));
+        return s.readU32(out, 1)[0]!;
+      });
+      this.held = new OwnedHandle(ptr, (w, p) => w.fm_mdm_histograms_free(p), HISTOGRAMS_LABEL);
+    }
+    return this.held.ptr;
   }
 
   /**
@@ -210,10 +249,11 @@ export class MdmUserGroup implements ClientRole {
     this.rngs ??= Array.from(this.seeds, (s) => new Rng(s));
     const components = new Uint32Array(m);
     for (let i = 0; i < m; i++) components[i] = this.rngs[i]!.choice(k, 1)[0]!;
-    requireWasmMemory(`the Algorithm 1 sums of ${m} users`, 8 * (m * c + m) + 4 * m + 8 * (k * nMax + 2 * k * c));
+    const held = this.heldHistograms();
+    requireWasmMemory(`the Algorithm 1 sums of ${m} users`, 4 * m + 16 * (k * nMax + 2 * k * c));
     return withScope((s) => {
       const [e, p, q] = [s.f64(k * nMax), s.f64(k * c), s.f64(k * c)];
-      s.check(s.w.fm_mdm_init_stats(s.struct(MDM_INIT_STATS_OPTIONS, { k, c, nMax, m }), s.f64From(this.counts), s.f64From(this.sizes), s.u32From(components), e, p, q));
+      s.check(s.w.fm_mdm_init_stats_held(held, k, nMax, s.u32From(components), e, p, q));
       return { e: s.readF64(e, k * nMax), p: s.readF64(p, k * c), q: s.readF64(q, k * c) };
     });
   }
@@ -223,15 +263,15 @@ export class MdmUserGroup implements ClientRole {
     const { model, clip, logLikelihood } = broadcast.read;
     const { nComponents: k, nCategories: c, maxCount: nMax } = model;
     this.fits(c, nMax);
+    const held = this.heldHistograms();
     const handle = prepared(broadcast);
-    const m = this.users;
-    requireWasmMemory(`the statistics of ${m} users under ${k} components of ${c} categories`, 8 * (m * c + m) + 16 * (2 * k + k * c + k * nMax));
+    requireWasmMemory(`the statistics of ${this.users} users under ${k} components of ${c} categories`, 16 * (2 * k + k * c + k * nMax));
     return withScope((s) => {
       // omega (k), u (k x C), v (k), extra (3) in one block, read back in one copy; E apart
       const out = s.f64(2 * k + k * c + 3);
       const e = s.f64(k * nMax);
       // every user's terms summed in the core, each user's (u, v) clipped on its own
-      s.check(s.w.fm_mdm_round_stats(handle, s.f64From(this.counts), s.f64From(this.sizes), s.struct(MDM_ROUND_STATS_OPTIONS, { m, clip: clip ?? Infinity }), out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
+      s.check(s.w.fm_mdm_round_stats_held(handle, held, clip ?? Infinity, out, e, out + 8 * k, out + 8 * (k + k * c), out + 8 * (2 * k + k * c)));
       const all = s.readF64(out, 2 * k + k * c + 3);
       const reply: StatsReply = { omega: all.subarray(0, k), e: this.eStatistic(s, e, k, nMax), u: all.subarray(k, k + k * c), v: all.subarray(k + k * c, 2 * k + k * c) };
       if (logLikelihood) {
@@ -248,8 +288,8 @@ export class MdmUserGroup implements ClientRole {
    * as such so that it travels sparse (messages/sparse.ts); otherwise whole.
    */
   private eStatistic(s: Scope, at: number, k: number, nMax: number): Float64Array {
-    const n = this.sizes[0]!;
-    if (!this.sizes.every((x) => x === n)) return s.readF64(at, k * nMax);
+    const n = this.commonSize;
+    if (n === undefined) return s.readF64(at, k * nMax);
     const dense = new Float64Array(s.w.memory.buffer, at, k * nMax);
     const column = new Uint32Array(k);
     const values = new Float64Array(k);
@@ -259,10 +299,24 @@ export class MdmUserGroup implements ClientRole {
 
   private evaluation(request: EvaluateRequest): EvaluationReply {
     const models = readEvaluate(request, this.maxCells);
-    const ll = models.map((model) => {
-      this.fits(model.nCategories, model.maxCount);
-      return model.logPmf(this.histograms, { sizes: this.sizes });
-    });
+    for (const model of models) this.fits(model.nCategories, model.maxCount);
+    const held = this.heldHistograms();
+    requireWasmMemory(`the log-likelihoods of ${this.users} users`, 8 * this.users);
+    const ll = models.map((model) =>
+      withScope((s) => {
+        // each candidate prepared for this call only (a batch of users tabulates, as DirichletMultinomialMixture.logPmf's)
+        const out = s.u32(1);
+        s.check(s.w.fm_mdm_prepare(model.nComponents, model.nCategories, model.maxCount, ...model.pointers(s), out));
+        const handle = s.readU32(out, 1)[0]!;
+        try {
+          const at = s.f64(this.users);
+          s.check(s.w.fm_mdm_log_pmf_held(handle, held, at, 0));
+          return s.readF64(at, this.users);
+        } finally {
+          s.w.fm_mdm_prepared_free(handle);
+        }
+      }),
+    );
     // a user counts only where every candidate gives it a positive probability (as MdmClient)
     const sums = new Float64Array(models.length);
     let counted = 0;
@@ -279,8 +333,10 @@ export class MdmUserGroup implements ClientRole {
     releaseBroadcast(request);
   }
 
-  /** Frees the users' generators. */
+  /** Frees the users' generators and the histograms' WASM copy (a later request makes them again). */
   dispose(): void {
+    this.held?.dispose();
+    this.held = undefined;
     for (const r of this.rngs ?? []) if (!r.disposed) r.dispose();
     this.rngs = undefined;
   }

@@ -4,7 +4,7 @@
 //! serves one client (m = 1, what a client role sends) and a batch of
 //! simulated clients (the sum a secure aggregator would release).
 
-use super::{check_histograms, Mdm};
+use super::{check_histograms, Histograms, Mdm};
 use crate::alloc;
 use crate::error::{show, Error, Result};
 use crate::special::{digamma, digamma_diff_known, digamma_diff_lazy, lgamma, ln_rising_factorial, ln_rising_factorial_known};
@@ -70,9 +70,21 @@ impl RoundStats {
 /// components[i] (uniformly at random, on the client) and adds E^i (a 1 at
 /// (k_i, n_i)), P^i (its normalized histogram in row k_i) and Q^i (its square).
 pub fn init_contributions(counts: &[f64], sizes: &[f64], m: usize, components: &[u32], acc: &mut InitStats) -> Result<()> {
+    super::check_shape(acc.k, acc.c, acc.n_max)?;
+    check_histograms(counts, sizes, m, acc.c, acc.n_max)?;
+    init_rows(counts, sizes, m, components, acc)
+}
+
+/// `init_contributions` for histograms checked once (Histograms): only their fit to the shape is checked.
+pub fn init_contributions_held(h: &Histograms, components: &[u32], acc: &mut InitStats) -> Result<()> {
+    super::check_shape(acc.k, acc.c, acc.n_max)?;
+    h.fits(acc.c, acc.n_max)?;
+    init_rows(h.counts(), h.sizes(), h.m(), components, acc)
+}
+
+/// Algorithm 1's sums over histograms already checked against acc's shape.
+fn init_rows(counts: &[f64], sizes: &[f64], m: usize, components: &[u32], acc: &mut InitStats) -> Result<()> {
     let (k, c, n_max) = (acc.k, acc.c, acc.n_max);
-    super::check_shape(k, c, n_max)?;
-    check_histograms(counts, sizes, m, c, n_max)?;
     if components.len() != m {
         return Err(Error::param(format!("{} component choices for {} clients", components.len(), m)));
     }
@@ -305,6 +317,20 @@ impl Prepared {
 /// down to it (bounding its influence for differential privacy; omega^i and
 /// E^i have norm <= 1 already).
 pub fn round_statistics(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize, clip: f64, acc: &mut RoundStats) -> Result<()> {
+    check_round(prep, clip, acc)?;
+    check_histograms(counts, sizes, m, prep.model.c, prep.model.n_max)?;
+    round_rows(prep, counts, sizes, m, clip, acc)
+}
+
+/// `round_statistics` for histograms checked once (Histograms): only their
+/// fit to the model (C and the largest size against N) is checked, in O(1).
+pub fn round_statistics_held(prep: &Prepared, h: &Histograms, clip: f64, acc: &mut RoundStats) -> Result<()> {
+    check_round(prep, clip, acc)?;
+    h.fits(prep.model.c, prep.model.n_max)?;
+    round_rows(prep, h.counts(), h.sizes(), h.m(), clip, acc)
+}
+
+fn check_round(prep: &Prepared, clip: f64, acc: &RoundStats) -> Result<()> {
     let model = &prep.model;
     let (k, c, n_max) = (model.k, model.c, model.n_max);
     if (acc.k, acc.c, acc.n_max) != (k, c, n_max) {
@@ -316,7 +342,13 @@ pub fn round_statistics(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize
     if !(clip > 0.0) {
         return Err(Error::param(format!("clip must be a positive number (or Infinity for none), got {}", show(clip))));
     }
-    check_histograms(counts, sizes, m, c, n_max)?;
+    Ok(())
+}
+
+/// Algorithm 2's sums over histograms already checked against the model.
+fn round_rows(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize, clip: f64, acc: &mut RoundStats) -> Result<()> {
+    let model = &prep.model;
+    let (k, c, n_max) = (model.k, model.c, model.n_max);
     let mut omega = vec![0.0; k];
     let mut u = alloc::zeros(k * c)?;
     let mut v = vec![0.0; k];
@@ -367,10 +399,19 @@ pub fn round_statistics(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize
 /// ln q(c_i, n_i) of m clients into out_ll (negative infinity where the model
 /// gives the size probability 0), and, when given, their responsibilities
 /// (m x K, row-major; for unsupported sizes from tau and the histogram alone).
-pub fn log_pmf(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize, out_ll: &mut [f64], mut out_resp: Option<&mut [f64]>) -> Result<()> {
-    let model = &prep.model;
-    let (k, c) = (model.k, model.c);
-    check_histograms(counts, sizes, m, c, model.n_max)?;
+pub fn log_pmf(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize, out_ll: &mut [f64], out_resp: Option<&mut [f64]>) -> Result<()> {
+    check_histograms(counts, sizes, m, prep.model.c, prep.model.n_max)?;
+    log_pmf_rows(prep, counts, sizes, m, out_ll, out_resp)
+}
+
+/// `log_pmf` for histograms checked once (Histograms): only their fit to the model is checked.
+pub fn log_pmf_held(prep: &Prepared, h: &Histograms, out_ll: &mut [f64], out_resp: Option<&mut [f64]>) -> Result<()> {
+    h.fits(prep.model.c, prep.model.n_max)?;
+    log_pmf_rows(prep, h.counts(), h.sizes(), h.m(), out_ll, out_resp)
+}
+
+fn log_pmf_rows(prep: &Prepared, counts: &[f64], sizes: &[f64], m: usize, out_ll: &mut [f64], mut out_resp: Option<&mut [f64]>) -> Result<()> {
+    let (k, c) = (prep.model.k, prep.model.c);
     if out_ll.len() != m || out_resp.as_ref().map_or(false, |r| r.len() != m * k) {
         return Err(Error::param("log_pmf: output buffers do not match the number of histograms"));
     }

@@ -165,5 +165,66 @@ pub fn check_histograms(counts: &[f64], sizes: &[f64], m: usize, c: usize, n_max
     Ok(())
 }
 
+/// Client histograms checked once and kept for every round: the counts (m x c,
+/// row-major) and sizes of a group of clients, owned and never lent mutably,
+/// so what was checked is what every later call reads. Their fit to a model
+/// (its C and N) is all a call still checks, in O(1) (`fits`); the dense pass
+/// of `check_histograms` is made here, once.
+#[derive(Debug)]
+pub struct Histograms {
+    counts: Vec<f64>,
+    sizes: Vec<f64>,
+    m: usize,
+    c: usize,
+    /// the largest size, against each model's N
+    largest: f64,
+}
+
+impl Histograms {
+    /// Checks and keeps m histograms of c categories (`check_histograms`, without a bound on the sizes).
+    pub fn new(counts: Vec<f64>, sizes: Vec<f64>, m: usize, c: usize) -> Result<Histograms> {
+        if m == 0 {
+            return Err(Error::data("no histograms: give at least one client"));
+        }
+        check_histograms(&counts, &sizes, m, c, usize::MAX)?;
+        let largest = sizes.iter().cloned().fold(0.0, f64::max);
+        Ok(Histograms { counts, sizes, m, c, largest })
+    }
+
+    pub fn m(&self) -> usize {
+        self.m
+    }
+
+    pub fn c(&self) -> usize {
+        self.c
+    }
+
+    pub fn counts(&self) -> &[f64] {
+        &self.counts
+    }
+
+    pub fn sizes(&self) -> &[f64] {
+        &self.sizes
+    }
+
+    /// Checks the histograms against a model of c categories and sizes up to
+    /// n_max, with check_histograms' errors (the first client too large named).
+    pub fn fits(&self, c: usize, n_max: usize) -> Result<()> {
+        if c != self.c {
+            return Err(Error::data(format!("the histograms have {} categories but the model has {}", self.c, c)));
+        }
+        if self.largest > n_max as f64 {
+            // only on failure: the first client too large, named as check_histograms names it
+            let i = self.sizes.iter().position(|&n| n > n_max as f64).unwrap_or(0);
+            let n = show(self.sizes[i]);
+            return Err(Error::data(format!(
+                "client {}: n = {} exceeds N = {}, the largest client size the model covers; raise N (maxCount) to at least {}",
+                i, n, n_max, n
+            )));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests;

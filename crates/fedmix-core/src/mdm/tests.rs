@@ -1,4 +1,4 @@
-use super::client::{init_contributions, log_pmf, round_statistics, InitStats, Prepared, RoundStats};
+use super::client::{init_contributions, init_contributions_held, log_pmf, log_pmf_held, round_statistics, round_statistics_held, InitStats, Prepared, RoundStats};
 use super::sample::sample;
 use super::server::{self, initialize, update};
 use super::*;
@@ -242,6 +242,58 @@ fn initialization_errors_say_what_to_change() {
     acc.clients = 1.0;
     acc.p[0] = f64::NAN;
     assert!(initialize(&acc, true).unwrap_err().message.contains("P[0] is NaN"));
+}
+
+#[test]
+fn histograms_checked_once_give_the_raw_path_bit_for_bit() {
+    let m = model(&[0.3, 0.7], &[0.5, 1.0, 2.0, 3.0, 0.2, 0.1], &[0.25, 0.25, 0.25, 0.25, 0.1, 0.2, 0.3, 0.4]);
+    for &count in &[3usize, 100] {
+        let (counts, sizes, comps) = draw(&m, count, 6);
+        let held = Histograms::new(counts.clone(), sizes.clone(), count, 3).unwrap();
+        for &clip in &[f64::INFINITY, 0.3] {
+            let prep = Prepared::for_batch(&m, count).unwrap();
+            let (mut raw, mut once) = (RoundStats::zeros(2, 3, 4).unwrap(), RoundStats::zeros(2, 3, 4).unwrap());
+            round_statistics(&prep, &counts, &sizes, count, clip, &mut raw).unwrap();
+            round_statistics_held(&prep, &held, clip, &mut once).unwrap();
+            // bits, so that signed zeros and NaN would differ too
+            let bits = |s: &RoundStats| s.omega.iter().chain(&s.e).chain(&s.u).chain(&s.v).chain(&[s.log_likelihood, s.unsupported, s.clients]).map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&raw), bits(&once), "{} clients, clip {}", count, clip);
+        }
+        let (mut raw, mut once) = (InitStats::zeros(2, 3, 4).unwrap(), InitStats::zeros(2, 3, 4).unwrap());
+        init_contributions(&counts, &sizes, count, &comps, &mut raw).unwrap();
+        init_contributions_held(&held, &comps, &mut once).unwrap();
+        assert_eq!(raw, once);
+        let prep = Prepared::for_batch(&m, count).unwrap();
+        let (mut ll_raw, mut ll_once) = (vec![0.0; count], vec![0.0; count]);
+        let (mut r_raw, mut r_once) = (vec![0.0; count * 2], vec![0.0; count * 2]);
+        log_pmf(&prep, &counts, &sizes, count, &mut ll_raw, Some(&mut r_raw)).unwrap();
+        log_pmf_held(&prep, &held, &mut ll_once, Some(&mut r_once)).unwrap();
+        assert_eq!(ll_raw.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), ll_once.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+        assert_eq!(r_raw, r_once);
+    }
+}
+
+#[test]
+fn histograms_are_checked_when_kept_and_against_each_model() {
+    let kept = |counts: &[f64], sizes: &[f64]| Histograms::new(counts.to_vec(), sizes.to_vec(), sizes.len(), 2);
+    assert!(kept(&[f64::NAN, 2.0], &[2.0]).unwrap_err().message.contains("non-negative integers"));
+    assert!(kept(&[-1.0, 2.0], &[1.0]).unwrap_err().message.contains("non-negative integers"));
+    assert!(kept(&[0.5, 0.5], &[1.0]).unwrap_err().message.contains("non-negative integers"));
+    assert!(kept(&[1.0, 0.0], &[2.0]).unwrap_err().message.contains("sums to 1 but its size n is 2"));
+    assert!(kept(&[0.0, 0.0], &[0.0]).unwrap_err().message.contains("whole number >= 1"));
+    assert!(Histograms::new(vec![1.0, 1.0], vec![2.0, 2.0], 1, 2).unwrap_err().message.contains("2 sizes for 1 histograms"));
+    assert_eq!(kept(&[], &[]).unwrap_err().kind, crate::ErrorKind::InvalidData);
+    // sizes are bounded by each model's N, when it is used
+    let h = kept(&[1.0, 0.0, 2.0, 1.0, 1.0, 1.0], &[1.0, 3.0, 2.0]).unwrap();
+    let e = h.fits(2, 2).unwrap_err();
+    assert_eq!(e.kind, crate::ErrorKind::InvalidData);
+    assert!(e.message.starts_with("client 1: n = 3 exceeds N = 2"), "{}", e.message);
+    assert!(h.fits(3, 3).unwrap_err().message.contains("2 categories but the model has 3"));
+    assert!(h.fits(2, 3).is_ok());
+    let m = model(&[1.0], &[1.0, 1.0], &[0.5, 0.5]);
+    let mut acc = RoundStats::zeros(1, 2, 2).unwrap();
+    assert!(round_statistics_held(&Prepared::new(&m).unwrap(), &h, f64::INFINITY, &mut acc).unwrap_err().message.contains("exceeds N = 2"));
+    assert_eq!(acc.clients, 0.0);
 }
 
 #[test]
