@@ -87,7 +87,8 @@ async function run(task: ShardTask): Promise<ShardAnswers[keyof ShardAnswers]> {
     case 'share':
       // checked here, so that a bad buffer fails as a reply; the worker then serves it (serveShared)
       held();
-      if (!(task.buffer instanceof SharedArrayBuffer)) throw new WasmError('a fitting thread was sent no shared buffer');
+      // SharedArrayBuffer is not even named in a browser page that is not cross-origin isolated
+      if (typeof SharedArrayBuffer === 'undefined' || !(task.buffer instanceof SharedArrayBuffer)) throw new WasmError('a fitting thread was sent no shared buffer');
       return undefined;
   }
 }
