@@ -264,3 +264,107 @@ describe('federated local fits on threads (the client option threads)', () => {
     }
   });
 });
+
+/**
+ * The per-iteration exchange with the threads (ts/parallel/shared-channel.ts):
+ * in Node through a SharedArrayBuffer with Atomics, else (and here when
+ * forced) as messages; the thread runs the same code on the same numbers
+ * either way.
+ */
+describe("the threads' exchange: shared memory or messages", () => {
+  type Pool = {
+    exchange: 'shared' | 'messages';
+    kmeansStep(centers: Float64Array, k: number, fresh: boolean, labels: boolean): Promise<unknown[]>;
+    gmmStats(model: { covType: number; k: number; d: number; weights: Float64Array; means: Float64Array; covariances: Float64Array; precisionsCholesky: Float64Array }): Promise<{ nk: Float64Array; loglik: number }[]>;
+    close(): Promise<void>;
+    threads: { endpoint: { worker: { terminate(): Promise<number> } } }[];
+  };
+  type PoolModule = { ShardPool: { start(shards: { rows: Float64Array; n: number }[], d: number): Promise<Pool> }; setExchange(mode: 'auto' | 'messages'): void };
+  // the built pool (no declarations of its own: it is internal), the very module the fits load
+  const poolModule = () => import('../dist/parallel.pool.js' as string) as Promise<PoolModule>;
+  const threadCount = () => (existsSync('/proc/self/task') ? readdirSync('/proc/self/task').length : 0);
+  const X = blobs(1500, 3, 4, 7, 4);
+  const x = new f.Matrix(X.data, X.nRows, X.nCols);
+
+  test('GaussianMixture and KMeans give the same bits by either exchange, and a pool says which it uses', async () => {
+    const { ShardPool, setExchange } = await poolModule();
+    const fits = async () => {
+      const out: number[][] = [];
+      for (const covarianceType of ['full', 'diag', 'tied', 'spherical'] as const) {
+        const g = await new f.GaussianMixture({ nComponents: 3, covarianceType, seed: 2, nInit: 2, tol: 1e-9, threads: 3 }).fitAsync(x);
+        out.push([...g.weights, ...g.means, ...g.covariances, ...g.precisionsCholesky, g.lowerBound, g.nIter]);
+      }
+      // the last given center is far from every row: its cluster is re-seeded (a message task amid the shared ones)
+      const given = [[-4, -4, -4], [0, 0, 0], [4, 4, 4], [1e3, 1e3, 1e3]];
+      for (const init of ['k-means++', given] as const) {
+        const km = await new f.KMeans({ nClusters: 4, seed: 3, nInit: 3, init, tol: 1e-6, threads: 3 }).fitAsync(x);
+        out.push([...km.centers, km.inertia, km.nIter, ...km.labels]);
+      }
+      return out;
+    };
+    const shard = { rows: new Float64Array(256 * 3), n: 256 };
+    try {
+      const shared = await ShardPool.start([shard], 3);
+      expect(shared.exchange).toBe('shared');
+      await shared.close();
+      const a = await fits();
+      setExchange('messages');
+      const messages = await ShardPool.start([shard], 3);
+      expect(messages.exchange).toBe('messages');
+      await messages.close();
+      const b = await fits();
+      expect(a).toEqual(b);
+    } finally {
+      setExchange('auto');
+    }
+  });
+
+  test("a task's failure comes back as its typed error by either exchange, and the thread serves the next task", async () => {
+    const { ShardPool, setExchange } = await poolModule();
+    // diagonal covariances (the core's code 2) of one component
+    const model = (d: number) => ({ covType: 2, k: 1, d, weights: new Float64Array([1]), means: new Float64Array(d), covariances: new Float64Array(d).fill(1), precisionsCholesky: new Float64Array(d).fill(1) });
+    const answers: unknown[] = [];
+    try {
+      for (const mode of ['auto', 'messages'] as const) {
+        setExchange(mode);
+        const pool = await ShardPool.start([{ rows: Float64Array.from({ length: 600 }, (_, i) => i % 7), n: 300 }], 2);
+        await expect(pool.gmmStats(model(3))).rejects.toThrow(new f.InvalidDataError('the shard has 2 features but the model has 3'));
+        const [st] = await pool.gmmStats(model(2));
+        answers.push([...st!.nk, st!.loglik]);
+        await pool.close();
+      }
+    } finally {
+      setExchange('auto');
+    }
+    expect(answers[0]).toEqual(answers[1]);
+    expect((answers[0] as number[])[0]).toBe(300);
+  });
+
+  test('a thread that dies while the calling thread waits for its answer fails the step with a WasmError, by either exchange, and leaves no thread behind', async () => {
+    const { ShardPool, setExchange } = await poolModule();
+    // a step long enough (some 10^7 distances) that the thread is still at it when it is ended
+    const [n, d, k] = [200_000, 8, 64];
+    const rows = Float64Array.from({ length: n * d }, (_, i) => Math.sin(i));
+    const centers = Float64Array.from({ length: k * d }, (_, i) => Math.cos(i));
+    const before = threadCount();
+    try {
+      for (const mode of ['auto', 'messages'] as const) {
+        setExchange(mode);
+        const pool = await ShardPool.start([{ rows, n }], d);
+        expect(pool.exchange).toBe(mode === 'auto' ? 'shared' : 'messages');
+        // a first step, so that the shared path serves its channel when the second is posted
+        await pool.kmeansStep(centers, k, true, false);
+        const step = pool.kmeansStep(centers, k, false, false);
+        void pool.threads[0]!.endpoint.worker.terminate();
+        await expect(step).rejects.toThrow(f.WasmError);
+        await expect(step).rejects.toThrow(/a fitting thread failed: it exited with code 1/);
+        // the pool refuses further steps with the same error, and closes
+        await expect(pool.kmeansStep(centers, k, false, false)).rejects.toThrow(f.WasmError);
+        await pool.close();
+      }
+    } finally {
+      setExchange('auto');
+    }
+    expect(threadCount()).toBe(before);
+  });
+});

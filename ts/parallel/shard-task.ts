@@ -13,6 +13,10 @@ import { allocate, withScope } from '../wasm/memory.js';
 import { wasm } from '../wasm/loader.js';
 import { modelHandle, shardStats, type ShardModel, type ShardStats } from './gmm-shard.js';
 import { KMeansShard, type FarRow, type KMeansShardStats } from './kmeans-shard.js';
+import {
+  Channel, DONE, OP_GMM_STATS, OP_KMEANS_STEP, OP_LEAVE, SEQ,
+  readGmmStats, readKMeansStep, writeGmmAnswer, writeKMeansAnswer,
+} from './shared-channel.js';
 
 /** The calling thread's build, compiled (runningBuild): the worker runs the same bytes. */
 export interface ShardBuild {
@@ -24,7 +28,9 @@ export type ShardTask =
   | { op: 'load'; build: ShardBuild | undefined; rows: Float64Array; n: number; d: number }
   | { op: 'gmmStats'; model: ShardModel }
   | { op: 'kmeansStep'; centers: Float64Array; k: number; fresh: boolean; labels: boolean }
-  | { op: 'kmeansFarthest'; m: number };
+  | { op: 'kmeansFarthest'; m: number }
+  /** from now on take tasks from this buffer (shared-channel.ts) until told to leave, the last task posted there being `seen` */
+  | { op: 'share'; buffer: SharedArrayBuffer; seen: number };
 
 /** What each task answers. */
 export interface ShardAnswers {
@@ -32,6 +38,7 @@ export interface ShardAnswers {
   gmmStats: ShardStats;
   kmeansStep: KMeansShardStats;
   kmeansFarthest: FarRow[];
+  share: undefined;
 }
 
 /** A task's answer: its value, or the error with its class's name (none for a bug). */
@@ -68,28 +75,83 @@ async function run(task: ShardTask): Promise<ShardAnswers[keyof ShardAnswers]> {
       shard = { ptr, n, d, allocations: [[ptr, bytes]] };
       return undefined;
     }
-    case 'gmmStats': {
-      const { ptr, n, d } = held();
-      return withScope((s) => {
-        const h = modelHandle(s, task.model);
-        try {
-          return shardStats(s, h, task.model.covType, task.model.k, ptr, n, d);
-        } finally {
-          s.w.fm_gmm_free(h);
-        }
-      });
-    }
-    case 'kmeansStep': {
-      const h = held();
-      // the labels and distances live as long as the rows
-      h.kmeans ??= new KMeansShard(h.ptr, h.n, h.d, allocateHeld(4 * Math.max(h.n, 1)), allocateHeld(8 * Math.max(h.n, 1)));
-      return h.kmeans.step(task.centers, task.k, task.fresh, task.labels);
-    }
+    case 'gmmStats':
+      return gmmStats(task.model);
+    case 'kmeansStep':
+      return kmeansStep(task.centers, task.k, task.fresh, task.labels);
     case 'kmeansFarthest': {
       const k = held().kmeans;
       if (!k) throw new WasmError('a fitting thread was asked for its farthest rows before a k-means step');
       return k.farthest(task.m);
     }
+    case 'share':
+      // checked here, so that a bad buffer fails as a reply; the worker then serves it (serveShared)
+      held();
+      // SharedArrayBuffer is not even named in a browser page that is not cross-origin isolated
+      if (typeof SharedArrayBuffer === 'undefined' || !(task.buffer instanceof SharedArrayBuffer)) throw new WasmError('a fitting thread was sent no shared buffer');
+      return undefined;
+  }
+}
+
+/** The shard's E-step under `model` (the model copied into WASM memory for the step). */
+function gmmStats(model: ShardModel): ShardStats {
+  const { ptr, n, d } = held();
+  return withScope((s) => {
+    const h = modelHandle(s, model);
+    try {
+      return shardStats(s, h, model.covType, model.k, ptr, n, d);
+    } finally {
+      s.w.fm_gmm_free(h);
+    }
+  });
+}
+
+/** The shard's k-means step under the k centers. */
+function kmeansStep(centers: Float64Array, k: number, fresh: boolean, labels: boolean): KMeansShardStats {
+  const h = held();
+  // the labels and distances live as long as the rows
+  h.kmeans ??= new KMeansShard(h.ptr, h.n, h.d, allocateHeld(4 * Math.max(h.n, 1)), allocateHeld(8 * Math.max(h.n, 1)));
+  return h.kmeans.step(centers, k, fresh, labels);
+}
+
+/** An error as a reply carries it: its class's name (none for a bug) and message. */
+function failureOf(e: unknown): { name?: string; message: string } {
+  return e instanceof FedmixError ? { name: e.name, message: e.message } : { message: e instanceof Error ? (e.stack ?? e.message) : String(e) };
+}
+
+/**
+ * Serves the tasks posted to `buffer` (shared-channel.ts) until one says
+ * leave, blocking this thread in Atomics.wait between them: its event loop
+ * (and any message sent meanwhile) waits until then. A task's failure is
+ * written back as its answer; the thread goes on serving.
+ */
+export function serveShared(buffer: SharedArrayBuffer, seen: number): void {
+  const c = new Channel(buffer);
+  for (;;) {
+    Atomics.wait(c.ctl, SEQ, seen);
+    const seq = Atomics.load(c.ctl, SEQ);
+    if (seq === seen) continue;
+    seen = seq;
+    const op = c.op;
+    if (op !== OP_LEAVE) {
+      try {
+        if (op === OP_KMEANS_STEP) {
+          const t = readKMeansStep(c, held().d);
+          writeKMeansAnswer(c, kmeansStep(t.centers, t.k, t.fresh, t.labels), t.k, held().d);
+        } else if (op === OP_GMM_STATS) {
+          writeGmmAnswer(c, gmmStats(readGmmStats(c)));
+        } else {
+          throw new WasmError(`a fitting thread was posted the unknown task ${op}`);
+        }
+        c.setAnswered();
+      } catch (e) {
+        const f = failureOf(e);
+        c.setFailure(f.name, f.message);
+      }
+    }
+    Atomics.store(c.ctl, DONE, seq);
+    Atomics.notify(c.ctl, DONE);
+    if (op === OP_LEAVE) return;
   }
 }
 
@@ -99,7 +161,7 @@ export async function runShardTask(task: ShardTask): Promise<ShardReply> {
     const value = await run(task);
     return value === undefined ? { ok: true } : { ok: true, value };
   } catch (e) {
-    return e instanceof FedmixError ? { ok: false, name: e.name, message: e.message } : { ok: false, message: e instanceof Error ? (e.stack ?? e.message) : String(e) };
+    return { ok: false, ...failureOf(e) };
   }
 }
 
@@ -110,6 +172,18 @@ export function runInOrder(task: ShardTask): Promise<ShardReply> {
   const r = queue.then(() => runShardTask(task));
   queue = r;
   return r;
+}
+
+/**
+ * A worker's handling of one message (shard-worker.ts, web-shard-worker.ts):
+ * the task run in order and its reply posted; after a 'share' task's reply,
+ * the thread serves the shared buffer until told to leave.
+ */
+export function onTask(task: ShardTask, post: (r: ShardReply, transfer: ArrayBuffer[]) => void): void {
+  void runInOrder(task).then((r) => {
+    post(r, replyTransferables(r));
+    if (task.op === 'share' && r.ok) serveShared(task.buffer, task.seen);
+  });
 }
 
 /** The arrays a reply moves to the calling thread instead of copying (each answer's typed arrays, one level into lists). */
