@@ -27,6 +27,15 @@ export type NumericArray = Float64Array | Float32Array | Int32Array | Uint32Arra
 export interface Column {
   name: string;
   values: NumericArray;
+  /**
+   * On the indices column of a sparse pair made in this process: the dense
+   * array it was taken from, when sparse.ts made that one dense (immutable by
+   * its contract): handed over as it is in process (codec.ts BinaryInProcess).
+   * Never on the wire.
+   */
+  shared?: NumericArray;
+  /** values the codec made (or immutable ones): in process they need no copy. Never on the wire. */
+  own?: true;
 }
 
 const CONTINUATION = 0xffffffff;
@@ -101,22 +110,12 @@ function setInt64(v: DataView, p: number, x: number): void {
   v.setUint32(p + 4, Math.floor(x / 2 ** 32), true);
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
-
-const encoder = new TextEncoder();
-const ASCII = /^[\x00-\x7f]*$/;
-
 /**
- * One message as an Arrow IPC stream: `header` (JSON text) and the numeric
- * columns, in order. The schema message comes from a cache (one per layout);
- * the record batch's metadata is written straight into the output, and the
- * values are copied once, into the returned bytes.
+ * Where everything goes in the stream of a header of `textLength` UTF-8 bytes
+ * and these columns: what encodeArrow writes and what arrowLength counts.
  */
-export function encodeArrow(header: string, columns: readonly Column[]): Uint8Array {
+function layoutOf(textLength: number, columns: readonly Column[]) {
   const types = columns.map((c) => elementType(c.values)!);
-  // JSON text is almost always ASCII: then its UTF-8 length is its length
-  const text = ASCII.test(header) ? undefined : encoder.encode(header);
-  const textLength = text ? text.length : header.length;
   const schema = schemaMessage(columns, types);
   const nCols = columns.length;
   const nodes = 1 + 2 * nCols;
@@ -130,9 +129,35 @@ export function encodeArrow(header: string, columns: readonly Column[]): Uint8Ar
   // body: header (validity 0, offsets 8, text), then per column list validity 0, offsets 8, child validity 0, values
   let bodyLength = 8 + pad8(textLength);
   for (const c of columns) bodyLength += 8 + pad8(c.values.byteLength);
+  // schema, continuation + length, record batch metadata, body, end of stream
+  const total = schema.length + 8 + fbLength + bodyLength + 8;
+  return { schema, nodes, nBuffers, nodesAt, buffersAt, fbLength, bodyLength, total };
+}
+
+/** The length of encodeArrow(header, columns) for a header of `textLength` UTF-8 bytes, without writing it. */
+export function arrowLength(textLength: number, columns: readonly Column[]): number {
+  return layoutOf(textLength, columns).total;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+const encoder = new TextEncoder();
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * One message as an Arrow IPC stream: `header` (JSON text) and the numeric
+ * columns, in order. The schema message comes from a cache (one per layout);
+ * the record batch's metadata is written straight into the output, and the
+ * values are copied once, into the returned bytes.
+ */
+export function encodeArrow(header: string, columns: readonly Column[]): Uint8Array {
+  // JSON text is almost always ASCII: then its UTF-8 length is its length
+  const text = ASCII.test(header) ? undefined : encoder.encode(header);
+  const textLength = text ? text.length : header.length;
+  const { schema, nodes, nBuffers, nodesAt, buffersAt, fbLength, bodyLength, total } = layoutOf(textLength, columns);
   const fb = schema.length + 8;
   const bodyAt = fb + fbLength;
-  const out = new Uint8Array(bodyAt + bodyLength + 8);
+  const out = new Uint8Array(total);
   out.set(schema, 0);
   const v = new DataView(out.buffer);
   v.setUint32(schema.length, CONTINUATION, true);

@@ -9,7 +9,7 @@
  */
 import * as v from 'valibot';
 import { FedmixError, formatValue, InvalidMessageError, InvalidParameterError, isFedmixError, OtherRunError, WasmAllocationError, type FedmixErrorCode } from '../../errors.js';
-import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
+import { BinaryInProcess, copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import { isArrowStream } from '../messages/arrow-ipc.js';
 import { checkEnvelope, withRun, type Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
@@ -169,6 +169,30 @@ export class ClientHost {
 
   async handleDecoded(request: Message | FedmixError, encoding: Encoding): Promise<Uint8Array | undefined> {
     return this.encode(request, await this.answer(request), encoding);
+  }
+
+  /**
+   * In process (InProcessTransport): the answer to a request decoded already,
+   * handed over without writing its binary form (BinaryInProcess: the receiver
+   * reads what its bytes would give, and counts their size), or as JSON bytes.
+   */
+  passDecodedSync(request: Message | FedmixError, encoding: Encoding): Uint8Array | BinaryInProcess | undefined {
+    return this.pass(request, this.answerSync(request), encoding);
+  }
+
+  async passDecoded(request: Message | FedmixError, encoding: Encoding): Promise<Uint8Array | BinaryInProcess | undefined> {
+    return this.pass(request, await this.answer(request), encoding);
+  }
+
+  private pass(request: Message | FedmixError, reply: Message | undefined, encoding: Encoding): Uint8Array | BinaryInProcess | undefined {
+    if (encoding !== 'binary') return this.encode(request, reply, encoding);
+    if (reply === undefined) return undefined;
+    // a reply that cannot be encoded becomes a refusal saying so, as in encode()
+    try {
+      return BinaryInProcess.encode(sameRun(request, reply));
+    } catch (e) {
+      return BinaryInProcess.encode(sameRun(request, this.refuse(request, e)!));
+    }
   }
 
   /** handle() without encoding (in-process runs of encoding 'none'): the request is a copy already; the reply is copied. */

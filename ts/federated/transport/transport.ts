@@ -8,10 +8,16 @@
  */
 import { formatValue, InvalidParameterError } from '../../errors.js';
 import { guardRead, readOptions, requireBoolean, requirePositive } from '../../validate.js';
+import type { BinaryInProcess } from '../messages/codec.js';
 import type { Message } from '../messages/envelope.js';
 
-/** A reply as the transport got it: wire bytes, or (in process, without encoding) a copy of the message and its declared size. */
-export type Received = Uint8Array | { message: Message; bytes: number };
+/**
+ * A reply as the transport got it: wire bytes; in process, a binary message
+ * handed over without its bytes (BinaryInProcess: decoded as its bytes would
+ * be, their exact size); or, in process without encoding, a copy of the
+ * message and its declared size.
+ */
+export type Received = Uint8Array | BinaryInProcess | { message: Message; bytes: number };
 
 export interface ExchangeOptions {
   /** false for notifications: deliver and return, nothing comes back */
