@@ -11,7 +11,7 @@
 import { FedmixError, formatThrown, formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { isDetached, MAX_VALUES, readOptions, requireInteger } from '../../validate.js';
 import { arrowLength, decodeArrow, elementType, encodeArrow, isArrowStream, type Column, type NumericArray } from './arrow-ipc.js';
-import { densify, nonZeros, sparseForm } from './sparse.js';
+import { carve, densify, nonZeros, sparseForm } from './sparse.js';
 import { checkEnvelope, type Message } from './envelope.js';
 
 export type Encoding = 'json' | 'binary';
@@ -258,8 +258,9 @@ function decode(input: string | Uint8Array, kind: string | undefined, max: numbe
  * parsed, since nobody else reads it. The sender's checks are encodeMessage's
  * (encode); the receiver's are decodeMessage's (decode: the size limit, the
  * nesting, sparse arrays within the limit, the envelope), on the same header
- * text. Its numeric arrays are copies, in one buffer (decoded arrays are views
- * into one message's bytes too), made when it is sent: nothing is shared with
+ * text. Its numeric arrays are copies, side by side in one of sparse.ts'
+ * chunks (decoded arrays are views into shared bytes too), made when it is
+ * sent: nothing is shared with
  * the sender but what sparse.ts made dense, which nobody may write to
  * (sparse.ts densify), so it is handed over instead of being made again.
  */
@@ -279,8 +280,8 @@ export class BinaryInProcess {
     // the dense columns copied into one buffer; a sparse pair's are the codec's own already
     let total = 0;
     for (const c of columns) if (!c.own) total = ((total + 7) & ~7) + c.values.byteLength;
-    const buffer = new ArrayBuffer(total);
-    let at = 0;
+    const { buffer, at: start } = carve(total);
+    let at = start;
     for (let i = 0; i < columns.length; i++) {
       const c = columns[i]!;
       if (c.own) continue;
