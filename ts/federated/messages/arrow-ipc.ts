@@ -93,14 +93,20 @@ class Lru<K, V> {
 
 const schemaCache = new Lru<string, Uint8Array>(256);
 
+/** The last layout's schema message: a round's messages mostly repeat it, and then no key is built. */
+let lastLayout: { names: string[]; types: ElementType[]; bytes: Uint8Array } | undefined;
+
 /** The encapsulated schema message for a header column and these numeric columns. */
 function schemaMessage(columns: readonly Column[], types: readonly ElementType[]): Uint8Array {
+  const last = lastLayout;
+  if (last !== undefined && last.names.length === columns.length && columns.every((c, i) => c.name === last.names[i] && types[i] === last.types[i])) return last.bytes;
   const key = columns.map((c, i) => `${c.name}\u0000${types[i]}`).join('\u0001');
   let bytes = schemaCache.get(key);
   if (!bytes) {
     bytes = writeSchema(columns.map((c) => c.name), types.map((t) => ELEMENTS[t].arrow));
     schemaCache.set(key, bytes);
   }
+  lastLayout = { names: columns.map((c) => c.name), types: [...types], bytes };
   return bytes;
 }
 

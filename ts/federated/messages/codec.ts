@@ -294,6 +294,15 @@ export class BinaryInProcess {
     return new BinaryInProcess(bytes, header, columns);
   }
 
+  /**
+   * The message without a size limit, for code that reads an exchange's
+   * replies itself (a Received's `message`); the runtime reads it with
+   * decode(maxBytes). Each read decodes anew.
+   */
+  get message(): Message {
+    return this.decode(Infinity);
+  }
+
   /** The message as its receiver reads it: what decodeMessage(bytes, { maxBytes }) gives, and throws. */
   decode(maxBytes: number): Message {
     try {
