@@ -179,14 +179,16 @@ export class ClientHost {
   }
 
   /**
-   * In process (InProcessTransport): the answer to a request decoded already,
-   * handed over without writing its binary form (BinaryInProcess: the receiver
-   * reads what its bytes would give, and counts their size), or as JSON bytes.
+   * @internal In process (InProcessTransport): the answer to a request decoded
+   * already, handed over without writing its binary form (BinaryInProcess: the
+   * receiver reads what its bytes would give, and counts their size), or as
+   * JSON bytes.
    */
   passDecodedSync(request: Message | FedmixError, encoding: Encoding): Uint8Array | BinaryInProcess | undefined {
     return this.pass(request, this.answerSync(request), encoding);
   }
 
+  /** @internal passDecodedSync() for roles that may answer asynchronously. */
   async passDecoded(request: Message | FedmixError, encoding: Encoding): Promise<Uint8Array | BinaryInProcess | undefined> {
     return this.pass(request, await this.answer(request), encoding);
   }
