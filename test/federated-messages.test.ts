@@ -31,6 +31,8 @@ import {
   type Message,
 } from '../ts/index.js';
 import { wasm } from '../ts/wasm/loader.js';
+import { BinaryInProcess, DEFAULT_MAX_MESSAGE_BYTES } from '../ts/federated/messages/codec.js';
+import { densify, nonZeros } from '../ts/federated/messages/sparse.js';
 import { blobs } from './helpers.js';
 
 beforeAll(async () => {
@@ -40,6 +42,44 @@ beforeAll(async () => {
 const PING = defineMessage('test/ping', record({ v: f64Array(), n: wholeNumber(0) }));
 const PONG = defineMessage('test/pong', record({ v: f64Array(), n: wholeNumber(0) }));
 const PROTOCOL = defineProtocol('test', [[PING, PONG]]);
+
+test('a binary message handed over in process decodes as its bytes do, is counted at their length, and shares only what sparse.ts made dense', () => {
+  const e = densify(new Uint32Array([3, 700]), new Float64Array([-0, 2.5]), 1200);
+  const mostlyZero = new Float32Array(500);
+  mostlyZero[7] = -1.25;
+  const dense = new Float64Array([1, -0, 3, 1e-300]);
+  const m = message('x/in-process', 'client-é', 4, { e, mostlyZero, dense, i32: new Int32Array([-5, 6]), u8: new Uint8Array(3).fill(7), note: 'ünïcode', nested: { list: [1, { z: new Uint32Array([9]) }] } });
+  const bytes = encodeMessage(m, 'binary');
+  const passed = BinaryInProcess.encode(m);
+  expect(passed.bytes).toBe(bytes.length);
+  const viaBytes = decodeMessage(bytes);
+  const viaPass = passed.decode(DEFAULT_MAX_MESSAGE_BYTES);
+  expect(viaPass).toEqual(viaBytes);
+  // bit for bit, -0 included, and the same array types
+  const p = viaPass.payload as Record<string, Float64Array>;
+  const q = viaBytes.payload as Record<string, Float64Array>;
+  for (const k of ['e', 'mostlyZero', 'dense', 'i32', 'u8']) {
+    expect(p[k]!.constructor).toBe(q[k]!.constructor);
+    expect(new Uint8Array(p[k]!.buffer, p[k]!.byteOffset, p[k]!.byteLength)).toEqual(new Uint8Array(q[k]!.buffer, q[k]!.byteOffset, q[k]!.byteLength));
+  }
+  expect(Object.is(p.dense![1], -0)).toBe(true);
+  // what densify made is immutable: handed over as it is, its non-zeros known; everything else is a copy
+  expect(p.e).toBe(e);
+  expect(nonZeros(p.mostlyZero!)).toEqual(new Uint32Array([7]));
+  dense[0] = 42;
+  mostlyZero[7] = 3;
+  expect(p.dense![0]).toBe(1);
+  expect(p.mostlyZero![7]).toBe(-1.25);
+  // the receiver's checks: the size limit on the bytes it would have got, and on its sparse arrays once dense
+  expect(() => passed.decode(bytes.length - 1)).toThrow(/over the limit of/);
+  expect(() => decodeMessage(bytes, { maxBytes: bytes.length - 1 })).toThrow(/over the limit of/);
+  const big = message('x/in-process', 'a', 1, { e: densify(new Uint32Array([1]), new Float64Array([1]), 100_000) });
+  const bigBytes = encodeMessage(big, 'binary').length;
+  expect(() => BinaryInProcess.encode(big).decode(bigBytes)).toThrow(/expands beyond the size limit/);
+  expect(() => decodeMessage(encodeMessage(big, 'binary'), { maxBytes: bigBytes })).toThrow(/expands beyond the size limit/);
+  // the sender's checks: what cannot travel is refused as encodeMessage refuses it
+  expect(() => BinaryInProcess.encode(message('x/in-process', 'a', 1, { v: new Float64Array([NaN]) }))).toThrow(/only finite numbers travel/);
+});
 
 test.each(['json', 'binary'] as const)('%s: messages round-trip, typed arrays included, and are counted in bytes', (encoding: Encoding) => {
   const m = PING.create('client-1', 3, { v: new Float64Array([1.5, -2, 1e-300]), n: 7 });
@@ -84,9 +124,14 @@ test.each(['json', 'binary', 'none'] as const)('%s: the in-process transport sen
   if (encoding === 'none') {
     expect((r[0] as { bytes: number }).bytes).toBe(size(reply));
     expect(PONG.read((r[0] as { message: Message }).message)).toEqual(reply);
-  } else {
+  } else if (encoding === 'json') {
     expect((r[0] as Uint8Array).length).toBe(size(reply));
     expect(PONG.read(decodeMessage(r[0] as Uint8Array))).toEqual(reply);
+  } else {
+    // binary in process: handed over without its bytes, their exact size counted (BinaryInProcess)
+    expect(r[0]).toBeInstanceOf(BinaryInProcess);
+    expect((r[0] as BinaryInProcess).bytes).toBe(size(reply));
+    expect(PONG.read((r[0] as BinaryInProcess).decode(DEFAULT_MAX_MESSAGE_BYTES))).toEqual(reply);
   }
   // a notification is delivered and nothing comes back
   expect(t.exchangeSync(2, new Map([['a', m]]), { replies: false }).received.size).toBe(0);

@@ -13,7 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Matrix } from '../ts/data/matrix.js';
-import { decodeMessage, encodeMessage } from '../ts/federated/messages/codec.js';
+import { BinaryInProcess, decodeMessage, encodeMessage } from '../ts/federated/messages/codec.js';
 import { freshRunId, isRunId, message } from '../ts/federated/messages/envelope.js';
 import { makeClient, makeServer, matrixData, type ClientSpec } from '../ts/federated/registry/index.js';
 import { runFederation, type FederationResult } from '../ts/federated/runtime/run.js';
@@ -72,7 +72,8 @@ class Meddler implements Transport {
     const sent = messages.get('c0');
     if (sent) this.requests[round] = sent;
     const ex = await this.inner.exchange(round, messages, options);
-    this.replies[round] = (ex.received.get('c0') ?? []).filter((r): r is Uint8Array => r instanceof Uint8Array);
+    // in process a binary reply is handed over without its bytes: its message encoded again gives them
+    this.replies[round] = (ex.received.get('c0') ?? []).flatMap((r) => (r instanceof Uint8Array ? [r] : r instanceof BinaryInProcess ? [encodeMessage(r.message, 'binary')] : []));
     if (this.inject?.round === round) {
       ex.received.set('c0', [this.inject.bytes, ...(ex.received.get('c0') ?? [])]);
       this.injected += 1;

@@ -218,7 +218,9 @@ export function fuzzServers(f, { seed = 1, perServer = 20, servers, heap } = {})
         exchangeSync(round, messages, options) {
           const ex = super.exchangeSync(round, messages, options);
           const got = ex.received.get(target);
-          if (round === 1 && replace && got?.[0] instanceof Uint8Array) ex.received.set(target, [replace(got[0])]);
+          // the reply's wire bytes (in process, a binary reply is handed over without them: its message encoded again gives them)
+          const bytes = got?.[0] instanceof Uint8Array ? got[0] : got?.[0] !== undefined ? f.encodeMessage(got[0].message, 'binary') : undefined;
+          if (round === 1 && replace && bytes) ex.received.set(target, [replace(bytes)]);
           return ex;
         }
       }

@@ -27,6 +27,15 @@ export type NumericArray = Float64Array | Float32Array | Int32Array | Uint32Arra
 export interface Column {
   name: string;
   values: NumericArray;
+  /**
+   * On the indices column of a sparse pair made in this process: the dense
+   * array it was taken from, when sparse.ts made that one dense (immutable by
+   * its contract): handed over as it is in process (codec.ts BinaryInProcess).
+   * Never on the wire.
+   */
+  shared?: NumericArray;
+  /** values the codec made (or immutable ones): in process they need no copy. Never on the wire. */
+  own?: true;
 }
 
 const CONTINUATION = 0xffffffff;
@@ -84,14 +93,20 @@ class Lru<K, V> {
 
 const schemaCache = new Lru<string, Uint8Array>(256);
 
+/** The last layout's schema message: a round's messages mostly repeat it, and then no key is built. */
+let lastLayout: { names: string[]; types: ElementType[]; bytes: Uint8Array } | undefined;
+
 /** The encapsulated schema message for a header column and these numeric columns. */
 function schemaMessage(columns: readonly Column[], types: readonly ElementType[]): Uint8Array {
+  const last = lastLayout;
+  if (last !== undefined && last.names.length === columns.length && columns.every((c, i) => c.name === last.names[i] && types[i] === last.types[i])) return last.bytes;
   const key = columns.map((c, i) => `${c.name}\u0000${types[i]}`).join('\u0001');
   let bytes = schemaCache.get(key);
   if (!bytes) {
     bytes = writeSchema(columns.map((c) => c.name), types.map((t) => ELEMENTS[t].arrow));
     schemaCache.set(key, bytes);
   }
+  lastLayout = { names: columns.map((c) => c.name), types: [...types], bytes };
   return bytes;
 }
 
@@ -99,6 +114,35 @@ function schemaMessage(columns: readonly Column[], types: readonly ElementType[]
 function setInt64(v: DataView, p: number, x: number): void {
   v.setUint32(p, x % 2 ** 32, true);
   v.setUint32(p + 4, Math.floor(x / 2 ** 32), true);
+}
+
+/**
+ * Where everything goes in the stream of a header of `textLength` UTF-8 bytes
+ * and these columns: what encodeArrow writes and what arrowLength counts.
+ */
+function layoutOf(textLength: number, columns: readonly Column[]) {
+  const types = columns.map((c) => elementType(c.values)!);
+  const schema = schemaMessage(columns, types);
+  const nCols = columns.length;
+  const nodes = 1 + 2 * nCols;
+  const nBuffers = 3 + 4 * nCols;
+  // the record batch flatbuffer, laid out forward (offsets point ahead, vtables behind):
+  //   0 root offset | 8 Message vtable (12) | 24 Message table (24) | 48 RecordBatch vtable (10)
+  //   64 RecordBatch table (24) | 92 nodes vector | buffers vector
+  const nodesAt = 92; // its count at 92, its 16-byte elements 8-aligned from 96
+  const buffersAt = nodesAt + 4 + 16 * nodes + 4; // length 4 bytes before 8-aligned elements
+  const fbLength = pad8(buffersAt + 4 + 16 * nBuffers);
+  // body: header (validity 0, offsets 8, text), then per column list validity 0, offsets 8, child validity 0, values
+  let bodyLength = 8 + pad8(textLength);
+  for (const c of columns) bodyLength += 8 + pad8(c.values.byteLength);
+  // schema, continuation + length, record batch metadata, body, end of stream
+  const total = schema.length + 8 + fbLength + bodyLength + 8;
+  return { schema, nodes, nBuffers, nodesAt, buffersAt, fbLength, bodyLength, total };
+}
+
+/** The length of encodeArrow(header, columns) for a header of `textLength` UTF-8 bytes, without writing it. */
+export function arrowLength(textLength: number, columns: readonly Column[]): number {
+  return layoutOf(textLength, columns).total;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -113,26 +157,13 @@ const ASCII = /^[\x00-\x7f]*$/;
  * values are copied once, into the returned bytes.
  */
 export function encodeArrow(header: string, columns: readonly Column[]): Uint8Array {
-  const types = columns.map((c) => elementType(c.values)!);
   // JSON text is almost always ASCII: then its UTF-8 length is its length
   const text = ASCII.test(header) ? undefined : encoder.encode(header);
   const textLength = text ? text.length : header.length;
-  const schema = schemaMessage(columns, types);
-  const nCols = columns.length;
-  const nodes = 1 + 2 * nCols;
-  const nBuffers = 3 + 4 * nCols;
-  // the record batch flatbuffer, laid out forward (offsets point ahead, vtables behind):
-  //   0 root offset | 8 Message vtable (12) | 24 Message table (24) | 48 RecordBatch vtable (10)
-  //   64 RecordBatch table (24) | 92 nodes vector | buffers vector
-  const nodesAt = 92; // its count at 92, its 16-byte elements 8-aligned from 96
-  const buffersAt = nodesAt + 4 + 16 * nodes + 4; // length 4 bytes before 8-aligned elements
-  const fbLength = pad8(buffersAt + 4 + 16 * nBuffers);
-  // body: header (validity 0, offsets 8, text), then per column list validity 0, offsets 8, child validity 0, values
-  let bodyLength = 8 + pad8(textLength);
-  for (const c of columns) bodyLength += 8 + pad8(c.values.byteLength);
+  const { schema, nodes, nBuffers, nodesAt, buffersAt, fbLength, bodyLength, total } = layoutOf(textLength, columns);
   const fb = schema.length + 8;
   const bodyAt = fb + fbLength;
-  const out = new Uint8Array(bodyAt + bodyLength + 8);
+  const out = new Uint8Array(total);
   out.set(schema, 0);
   const v = new DataView(out.buffer);
   v.setUint32(schema.length, CONTINUATION, true);

@@ -10,8 +10,8 @@
  */
 import { FedmixError, formatThrown, formatValue, InvalidMessageError, InvalidParameterError } from '../../errors.js';
 import { isDetached, MAX_VALUES, readOptions, requireInteger } from '../../validate.js';
-import { decodeArrow, elementType, encodeArrow, isArrowStream, type Column, type NumericArray } from './arrow-ipc.js';
-import { densify, sparseForm } from './sparse.js';
+import { arrowLength, decodeArrow, elementType, encodeArrow, isArrowStream, type Column, type NumericArray } from './arrow-ipc.js';
+import { carve, densify, nonZeros, sparseForm } from './sparse.js';
 import { checkEnvelope, type Message } from './envelope.js';
 
 export type Encoding = 'json' | 'binary';
@@ -92,7 +92,10 @@ function plainPayload(m: Message, columns: Column[] | undefined): unknown {
         for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) refuse(a[i], `${path}.${i}`);
       }
       if (columns && sparse) {
-        columns.push({ name: `${path}.indices`, values: sparse.indices }, { name: `${path}.values`, values: sparse.values });
+        // an array sparse.ts made dense is immutable: in process it is handed over as it is (BinaryInProcess)
+        const shared = nonZeros(a) === sparse.indices ? (value as NumericArray) : undefined;
+        // (the indices are new or immutable, the values new: sparseForm)
+        columns.push({ name: `${path}.indices`, values: sparse.indices, own: true, ...(shared ? { shared } : {}) }, { name: `${path}.values`, values: sparse.values, own: true });
         return { $sparse: columns.length - 2, length: a.length };
       }
       if (columns && elementType(value) !== undefined) {
@@ -174,6 +177,9 @@ function placeSparse(p: Placing, at: unknown, length: unknown): NumericArray {
   // a few bytes on the wire must not claim gigabytes once decoded: the message's size limit holds for its decoded arrays too
   p.budget -= length * values.BYTES_PER_ELEMENT;
   if (p.budget < 0) throw new InvalidMessageError('a binary message expands beyond the size limit once its sparse arrays are decoded', 'its message is over the size limit');
+  // in process, the dense array these columns were taken from (its indices checked when it was made): what densify would make again
+  const shared = p.columns[at as number]!.shared;
+  if (shared !== undefined && shared.length === length && shared.constructor === wireType(values)) return shared;
   return densify(indices, values, length);
 }
 
@@ -243,6 +249,84 @@ function decode(input: string | Uint8Array, kind: string | undefined, max: numbe
     throw new InvalidMessageError('a message must arrive as text or bytes');
   }
   return checkEnvelope(parsed, kind);
+}
+
+/**
+ * A binary message handed over in process (InProcessTransport): its receiver
+ * gets exactly what decodeMessage would make of its Arrow IPC bytes, and
+ * `bytes` is exactly their length, but the stream is never written nor
+ * parsed, since nobody else reads it. The sender's checks are encodeMessage's
+ * (encode); the receiver's are decodeMessage's (decode: the size limit, the
+ * nesting, sparse arrays within the limit, the envelope), on the same header
+ * text. Its numeric arrays are copies, side by side in one of sparse.ts'
+ * chunks (decoded arrays are views into shared bytes too), made when it is
+ * sent: nothing is shared with
+ * the sender but what sparse.ts made dense, which nobody may write to
+ * (sparse.ts densify), so it is handed over instead of being made again.
+ */
+export class BinaryInProcess {
+  private constructor(
+    /** the length of the message's binary encoding */
+    readonly bytes: number,
+    private readonly header: string,
+    private readonly columns: Column[],
+  ) {}
+
+  /** `m` sent: what encodeMessage(m, 'binary') checks, and throws. */
+  static encode(m: Message): BinaryInProcess {
+    const columns: Column[] = [];
+    const header = JSON.stringify(plain(m, columns));
+    const bytes = arrowLength(asciiOrUtf8Length(header), columns);
+    // the dense columns copied into one buffer; a sparse pair's are the codec's own already
+    let total = 0;
+    for (const c of columns) if (!c.own) total = ((total + 7) & ~7) + c.values.byteLength;
+    const { buffer, at: start } = carve(total);
+    let at = start;
+    for (let i = 0; i < columns.length; i++) {
+      const c = columns[i]!;
+      if (c.own) continue;
+      at = (at + 7) & ~7;
+      const copy = new (wireType(c.values))(buffer, at, c.values.length);
+      copy.set(c.values);
+      columns[i] = { name: c.name, values: copy };
+      at += copy.byteLength;
+    }
+    return new BinaryInProcess(bytes, header, columns);
+  }
+
+  /**
+   * The message without a size limit, for code that reads an exchange's
+   * replies itself (a Received's `message`); the runtime reads it with
+   * decode(maxBytes). Each read decodes anew.
+   */
+  get message(): Message {
+    return this.decode(Infinity);
+  }
+
+  /** The message as its receiver reads it: what decodeMessage(bytes, { maxBytes }) gives, and throws. */
+  decode(maxBytes: number): Message {
+    try {
+      checkSize(this.bytes, maxBytes);
+      return checkEnvelope(placeAll(parseJson(this.header), this.columns, maxBytes));
+    } catch (e) {
+      if (e instanceof InvalidMessageError) throw e;
+      throw new InvalidMessageError(`a message could not be decoded: ${formatThrown(e)}`, 'its message is malformed');
+    }
+  }
+}
+
+const WIRE_TYPES = { f64: Float64Array, f32: Float32Array, i32: Int32Array, u32: Uint32Array, u8: Uint8Array } as const;
+
+/** The typed array type a receiver of `a` decodes (the base type, of a subclass too). */
+function wireType(a: NumericArray): new (b: ArrayBuffer, at: number, n: number) => NumericArray {
+  return WIRE_TYPES[elementType(a)!];
+}
+
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
+/** The UTF-8 length of a JSON text (almost always ASCII: its length). */
+function asciiOrUtf8Length(s: string): number {
+  return ASCII_ONLY.test(s) ? s.length : utf8Length(s);
 }
 
 /**

@@ -60,13 +60,23 @@ function zeros(like: NumericArray, length: number): NumericArray {
   const type = like.constructor as { new (n: number): NumericArray; new (b: ArrayBuffer, at: number, n: number): NumericArray };
   const bytes = length * like.BYTES_PER_ELEMENT;
   if (bytes > CHUNK_BYTES / 8) return new type(length);
+  const { buffer, at } = carve(bytes);
+  return new type(buffer, at, length);
+}
+
+/**
+ * `bytes` zeroed bytes, 8-aligned, from the shared chunks (a buffer of their
+ * own when large): for the small arrays made for every message.
+ */
+export function carve(bytes: number): { buffer: ArrayBuffer; at: number } {
+  if (bytes > CHUNK_BYTES / 8) return { buffer: new ArrayBuffer(bytes), at: 0 };
   let at = (used + 7) & ~7;
   if (at + bytes > chunk.byteLength) {
     chunk = new ArrayBuffer(CHUNK_BYTES);
     at = 0;
   }
   used = at + bytes;
-  return new type(chunk, at, length);
+  return { buffer: chunk, at };
 }
 
 /** Arrays made by densify, with the indices of their (possibly) non-zero entries. */

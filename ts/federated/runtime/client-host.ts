@@ -9,7 +9,7 @@
  */
 import * as v from 'valibot';
 import { FedmixError, formatValue, InvalidMessageError, InvalidParameterError, isFedmixError, OtherRunError, WasmAllocationError, type FedmixErrorCode } from '../../errors.js';
-import { copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
+import { BinaryInProcess, copyMessage, decodeMessage, DEFAULT_MAX_MESSAGE_BYTES, encodeMessage, type Encoding } from '../messages/codec.js';
 import { isArrowStream } from '../messages/arrow-ipc.js';
 import { checkEnvelope, withRun, type Message } from '../messages/envelope.js';
 import { defineMessage, oneOf, record } from '../messages/schema.js';
@@ -63,9 +63,10 @@ export function refusalReason(refusal: { reason: string; code: FedmixErrorCode }
  * replies without one), so that the server can tell a reply of its run from
  * one of another; a request that could not be read names no run.
  */
-function sameRun(request: Message | FedmixError, reply: Message): Message {
+function sameRun(request: Message | FedmixError, reply: Message, read?: Read): Message {
   if (isFedmixError(request)) return reply;
-  const run = guardedRun(request);
+  // the envelope answer() read, when it read this request: not read again
+  const run = read !== undefined && read.request === request ? (isFedmixError(read.envelope) ? undefined : read.envelope.run) : guardedRun(request);
   if (run === undefined || reply === null || typeof reply !== 'object') return reply;
   // what a role returned may be anything: one that cannot be read goes to the encoder as it is, which says why
   try {
@@ -73,6 +74,12 @@ function sameRun(request: Message | FedmixError, reply: Message): Message {
   } catch {
     return reply;
   }
+}
+
+/** A request and its envelope as answer() read it once (checkEnvelope's copy, or why it cannot be read). */
+interface Read {
+  request: Message | FedmixError;
+  envelope: Message | FedmixError;
 }
 
 /** A request's run id as checkEnvelope reads it (undefined when it has none or cannot be read). */
@@ -171,6 +178,32 @@ export class ClientHost {
     return this.encode(request, await this.answer(request), encoding);
   }
 
+  /**
+   * @internal In process (InProcessTransport): the answer to a request decoded
+   * already, handed over without writing its binary form (BinaryInProcess: the
+   * receiver reads what its bytes would give, and counts their size), or as
+   * JSON bytes.
+   */
+  passDecodedSync(request: Message | FedmixError, encoding: Encoding): Uint8Array | BinaryInProcess | undefined {
+    return this.pass(request, this.answerSync(request), encoding);
+  }
+
+  /** @internal passDecodedSync() for roles that may answer asynchronously. */
+  async passDecoded(request: Message | FedmixError, encoding: Encoding): Promise<Uint8Array | BinaryInProcess | undefined> {
+    return this.pass(request, await this.answer(request), encoding);
+  }
+
+  private pass(request: Message | FedmixError, reply: Message | undefined, encoding: Encoding): Uint8Array | BinaryInProcess | undefined {
+    if (encoding !== 'binary') return this.encode(request, reply, encoding);
+    if (reply === undefined) return undefined;
+    // a reply that cannot be encoded becomes a refusal saying so, as in encode()
+    try {
+      return BinaryInProcess.encode(sameRun(request, reply, this.read));
+    } catch (e) {
+      return BinaryInProcess.encode(sameRun(request, this.refuse(request, e)!, this.read));
+    }
+  }
+
   /** handle() without encoding (in-process runs of encoding 'none'): the request is a copy already; the reply is copied. */
   async handleCopy(request: Message): Promise<{ message: Message; bytes: number } | undefined> {
     return this.copy(request, await this.answer(request));
@@ -183,9 +216,9 @@ export class ClientHost {
   private copy(request: Message, reply: Message | undefined): { message: Message; bytes: number } | undefined {
     if (reply === undefined) return undefined;
     try {
-      return copyMessage(sameRun(request, reply));
+      return copyMessage(sameRun(request, reply, this.read));
     } catch (e) {
-      return copyMessage(sameRun(request, this.refuse(request, e)!));
+      return copyMessage(sameRun(request, this.refuse(request, e)!, this.read));
     }
   }
 
@@ -193,9 +226,9 @@ export class ClientHost {
   private encode(request: Message | FedmixError, reply: Message | undefined, encoding: Encoding): Uint8Array | undefined {
     if (reply === undefined) return undefined;
     try {
-      return encodeMessage(sameRun(request, reply), encoding);
+      return encodeMessage(sameRun(request, reply, this.read), encoding);
     } catch (e) {
-      return encodeMessage(sameRun(request, this.refuse(request, e)!), encoding);
+      return encodeMessage(sameRun(request, this.refuse(request, e)!, this.read), encoding);
     }
   }
 
@@ -211,7 +244,8 @@ export class ClientHost {
 
   /** The role's answer to a decoded request, or a refusal. */
   async answer(request: Message | FedmixError): Promise<Message | undefined> {
-    const stage = this.secureStage(request);
+    const envelope = this.readEnvelope(request);
+    const stage = this.secureStage(envelope);
     if (stage) {
       // the crash drill (FEDMIX_CRASH_AT_STAGE), loaded only when set: a client it names dies here, unanswered, as a killed one would
       if (this.crashDrill !== undefined) await (await import('../secure-aggregation/crash-drill.js')).crashDrill(this.crashDrill, this.id, stage.kind);
@@ -230,7 +264,7 @@ export class ClientHost {
         return this.refuse(stage, e);
       }
     }
-    const checked = this.check(request);
+    const checked = this.check(request, envelope);
     if (checked instanceof FedmixError) return this.refuse(request, checked);
     try {
       // the step is written to the ledger before the answer is made (refused: nothing spent, nothing answered)
@@ -242,9 +276,10 @@ export class ClientHost {
   }
 
   answerSync(request: Message | FedmixError): Message | undefined {
-    const stage = this.secureStage(request);
+    const envelope = this.readEnvelope(request);
+    const stage = this.secureStage(envelope);
     if (stage) return this.refuse(stage, new InvalidMessageError(`client ${this.id} answers secure aggregation asynchronously; run it with runFederation (async)`));
-    const checked = this.check(request);
+    const checked = this.check(request, envelope);
     if (checked instanceof FedmixError) return this.refuse(request, checked);
     try {
       if (this.budget?.concerns(checked, this.expectsReply(checked)) === true) throw new InvalidParameterError(`client ${this.id} keeps a privacy ledger, which is written before it answers: run it with runFederation (async)`);
@@ -267,29 +302,40 @@ export class ClientHost {
   /** Answers the stages of secure rounds (created at the first one). */
   private secure: SecureParticipant | undefined;
 
-  /** The request, when it is a stage of a secure round (its envelope checked). */
-  private secureStage(request: Message | FedmixError): Message | undefined {
-    if (isFedmixError(request)) return undefined;
-    try {
-      const m = checkEnvelope(request);
-      if (!isSecureStage(m)) return undefined;
-      this.last = { kind: m.kind, round: m.round };
-      return m;
-    } catch {
-      return undefined;
+  /** The request and its envelope as the last answer read them (sameRun takes its run from there). */
+  private read: Read | undefined;
+
+  /**
+   * The request's envelope, read once per answer (checkEnvelope's copy, or
+   * why it cannot be read): handed over in process, a request may be
+   * anything, so it is read under guard.
+   */
+  private readEnvelope(request: Message | FedmixError): Message | FedmixError {
+    let envelope: Message | FedmixError;
+    if (isFedmixError(request)) envelope = request;
+    else {
+      try {
+        envelope = checkEnvelope(request);
+      } catch (e) {
+        if (!(e instanceof FedmixError)) throw e;
+        envelope = e;
+      }
     }
+    this.read = { request, envelope };
+    return envelope;
   }
 
-  /** The request read against the client's protocol (an error when it cannot be used). */
-  private check(request: Message | FedmixError): Message | FedmixError {
+  /** The request, when it is a stage of a secure round (its envelope checked). */
+  private secureStage(envelope: Message | FedmixError): Message | undefined {
+    if (isFedmixError(envelope) || !isSecureStage(envelope)) return undefined;
+    this.last = { kind: envelope.kind, round: envelope.round };
+    return envelope;
+  }
+
+  /** The request read against the client's protocol (an error when it cannot be used); `envelope`: readEnvelope's. */
+  private check(request: Message | FedmixError, envelope: Message | FedmixError): Message | FedmixError {
+    if (isFedmixError(envelope)) return envelope;
     if (isFedmixError(request)) return request;
-    // handed over in process, a request may be anything: its envelope is read under guard first
-    try {
-      checkEnvelope(request);
-    } catch (e) {
-      if (e instanceof FedmixError) return e;
-      throw e;
-    }
     const exchange = this.role.protocol.exchanges.get(request.kind);
     if (!exchange) return new InvalidMessageError(`a ${this.role.protocol.name} client does not answer ${request.kind} messages`);
     try {

@@ -24,7 +24,7 @@ import { LIMITS, guardRead, isArray, optionKeys, readArray, readOptions, readRec
 import { Rng, type RngState } from '../../random.js';
 import type { ResumePoint } from './checkpoint.js';
 import { resumePointOf } from './resume-point.js';
-import { decodeMessage } from '../messages/codec.js';
+import { BinaryInProcess, decodeMessage } from '../messages/codec.js';
 import { checkEnvelope, freshRunId, isRunId, withRun, type Message } from '../messages/envelope.js';
 import { InProcessTransport } from '../transport/in-process.js';
 import type { Exchange, ExchangeOptions, Interruption, Received, SyncTransport, Transport } from '../transport/transport.js';
@@ -650,12 +650,12 @@ function countTraffic<A, R>(run: RunState<A, R>, record: RoundRecord, ex: Exchan
 /** Replies read already (the run filter reads them before they are judged): read once. */
 const readReplies = new WeakMap<object, { message: Message } | { error: unknown }>();
 
-/** A reply's message: decoded from its bytes, or (in process, encoding 'none') the object with the envelope checks its bytes would get. */
+/** A reply's message: decoded from its bytes (or, in process, as its bytes would be: BinaryInProcess), or (in process, encoding 'none') the object with the envelope checks its bytes would get. */
 function readReceived(r: Received, maxBytes: number): Message {
   let read = readReplies.get(r);
   if (!read) {
     try {
-      read = { message: r instanceof Uint8Array ? decodeMessage(r, { maxBytes }) : checkEnvelope(r.message) };
+      read = { message: r instanceof Uint8Array ? decodeMessage(r, { maxBytes }) : r instanceof BinaryInProcess ? r.decode(maxBytes) : checkEnvelope(r.message) };
     } catch (error) {
       read = { error };
     }

@@ -4,7 +4,10 @@
  * sees exactly what would cross one (only what the message declares), and its
  * bytes are counted for every client it goes to. A request sent to many
  * clients (a broadcast) is encoded and decoded once, and its clients share
- * the decoded request: requests are read-only to clients. With encoding
+ * the decoded request: requests are read-only to clients. A binary reply is
+ * handed over without its Arrow bytes (codec.ts BinaryInProcess): the server
+ * decodes from it what it would from them, with the same checks, and counts
+ * their exact size. With encoding
  * 'none', for simulations too large to encode every message, messages are
  * copied instead (nothing shared between server and clients) and their bytes
  * are the declared sizes (codec.ts copyMessage).
@@ -139,11 +142,11 @@ export class InProcessTransport implements SyncTransport {
   }
 
   private deliverSync(host: ClientHost, wire: Wire): Received | undefined {
-    return 'copy' in wire ? host.handleCopySync(wire.copy) : host.handleDecodedSync(wire.decoded, wire.encoding);
+    return 'copy' in wire ? host.handleCopySync(wire.copy) : host.passDecodedSync(wire.decoded, wire.encoding);
   }
 
   private deliver(host: ClientHost, wire: Wire): Promise<Received | undefined> {
-    return 'copy' in wire ? host.handleCopy(wire.copy) : host.handleDecoded(wire.decoded, wire.encoding);
+    return 'copy' in wire ? host.handleCopy(wire.copy) : host.passDecoded(wire.decoded, wire.encoding);
   }
 }
 

@@ -10,7 +10,13 @@ import { formatValue, InvalidParameterError } from '../../errors.js';
 import { guardRead, readOptions, requireBoolean, requirePositive } from '../../validate.js';
 import type { Message } from '../messages/envelope.js';
 
-/** A reply as the transport got it: wire bytes, or (in process, without encoding) a copy of the message and its declared size. */
+/**
+ * A reply as the transport got it: wire bytes, or in process a message and
+ * its size: a binary one handed over without its bytes (codec.ts
+ * BinaryInProcess: the runtime decodes it as its bytes would be, under its
+ * size limit; `bytes` is their exact length), or without encoding a copy and
+ * its declared size.
+ */
 export type Received = Uint8Array | { message: Message; bytes: number };
 
 export interface ExchangeOptions {
