@@ -44,9 +44,11 @@ pub struct KMeansResult {
     pub n_iter: usize,
 }
 
-/// Nearest center (first on ties) and squared distance for every row.
-pub fn assign(x: &Data, centers: &[f64], k: usize, labels: &mut [u32], dist: &mut [f64]) -> Result<()> {
+/// Nearest center (first on ties) and squared distance for every row; true
+/// when a row's new label differs from the one `labels` held (Lloyd's stop).
+pub fn assign(x: &Data, centers: &[f64], k: usize, labels: &mut [u32], dist: &mut [f64]) -> Result<bool> {
     let (n, d) = (x.n, x.d);
+    let mut changed = false;
     let mut tmp = alloc::zeros(alloc::cells(k, BLOCK, 8)?)?;
     let mut i0 = 0;
     while i0 < n {
@@ -62,12 +64,13 @@ pub fn assign(x: &Data, centers: &[f64], k: usize, labels: &mut [u32], dist: &mu
                     best = c;
                 }
             }
+            changed |= labels[i0 + i] != best as u32;
             labels[i0 + i] = best as u32;
             dist[i0 + i] = bd;
         }
         i0 += len;
     }
-    Ok(())
+    Ok(changed)
 }
 
 fn row(x: &Data, i: usize) -> Vec<f64> {
@@ -151,14 +154,14 @@ pub fn accumulate(x: &Data, labels: &[u32], sums: &mut [f64], counts: &mut [usiz
 /// Lloyd iterations from `centers`, scikit-learn's stopping rules.
 pub fn lloyd(x: &Data, mut centers: Vec<f64>, k: usize, max_iter: usize, tol_abs: f64) -> Result<KMeansResult> {
     let (n, d) = (x.n, x.d);
-    let mut labels = alloc::filled(0u32, n)?;
-    let mut labels_old = alloc::filled(u32::MAX, n)?;
+    // no row has label u32::MAX: the first assignment always counts as a change
+    let mut labels = alloc::filled(u32::MAX, n)?;
     let mut dist = alloc::zeros(n)?;
     let mut sums = alloc::zeros(centers.len())?;
     let mut counts = alloc::filled(0usize, k)?;
     let mut n_iter = 0;
     for it in 0..max_iter {
-        assign(x, &centers, k, &mut labels, &mut dist)?;
+        let changed = assign(x, &centers, k, &mut labels, &mut dist)?;
         accumulate(x, &labels, &mut sums, &mut counts);
         let empty: Vec<usize> = (0..k).filter(|&c| counts[c] == 0).collect();
         if !empty.is_empty() {
@@ -190,13 +193,9 @@ pub fn lloyd(x: &Data, mut centers: Vec<f64>, k: usize, max_iter: usize, tol_abs
             }
         }
         n_iter = it + 1;
-        if labels == labels_old {
+        if !changed || shift <= tol_abs {
             break;
         }
-        if shift <= tol_abs {
-            break;
-        }
-        labels_old.copy_from_slice(&labels);
     }
     // labels and inertia consistent with the final centers
     assign(x, &centers, k, &mut labels, &mut dist)?;

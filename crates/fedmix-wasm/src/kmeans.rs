@@ -57,6 +57,6 @@ pub unsafe extern "C" fn fm_kmeans_predict(x: *const f64, n: usize, d: usize, ce
     status(|| {
         let x = data(x, n, d)?;
         x.require_finite("X")?;
-        kmeans::assign(&x, f64s(centers, k * d), k, u32s_mut(out_labels, n), f64s_mut(out_dist, n))
+        kmeans::assign(&x, f64s(centers, k * d), k, u32s_mut(out_labels, n), f64s_mut(out_dist, n)).map(|_| ())
     })
 }

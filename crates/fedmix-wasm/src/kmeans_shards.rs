@@ -39,10 +39,7 @@ pub unsafe extern "C" fn fm_kmeans_shard_step(x: *const f64, n: usize, d: usize,
     status(|| {
         let x = data(x, n, d)?;
         let (labels, dist) = (u32s_mut(labels, n), f64s_mut(out_dist, n));
-        let mut next = buffers::filled(0u32, n)?;
-        kmeans::assign(&x, f64s(centers, k * d), k, &mut next, dist)?;
-        let changed = next != labels;
-        labels.copy_from_slice(&next);
+        let changed = kmeans::assign(&x, f64s(centers, k * d), k, labels, dist)?;
         let mut counts = buffers::filled(0usize, k)?;
         let out = f64s_mut(out_stats, k + k * d + 2);
         let (head, tail) = out.split_at_mut(k);
