@@ -8,10 +8,13 @@
 //! component means, so the f64 M-step's cancellation stays small), the
 //! Cholesky factors and the stored model.
 //!
-//! Speed comes from twice the lanes per operation, from responsibilities
-//! below e^-64 flushed to zero (they would be subnormal in the products of
-//! the statistics, which are slow on every CPU) and from skipping, per block,
-//! the statistics of a component every row of the block gives no mass. The
+//! Speed comes from twice the lanes per operation, from diagonal scores that
+//! load each row chunk once for four components (as kernels::sq_dist_many
+//! does for two in f64), from keeping subnormal numbers out of the hot loops
+//! (responsibilities below e^-64 flushed to zero, exponentials below e^-70
+//! taken as zero: subnormal results are slow on every CPU) and from skipping,
+//! per block, the statistics of a component every row of the block gives no
+//! mass. The
 //! per-block work is in functions called once per block (not one loop per
 //! fit) so that V8 optimizes them early: it tiers up a WASM function when it
 //! is called again, never in the middle of a call.
@@ -34,6 +37,17 @@ use crate::rng::Rng;
 /// The smallest responsibility kept, e^-64: far above f32's smallest normal
 /// number (1.2e-38), also after a product with a data value.
 const FLUSH_BELOW: f32 = 1.603_810_9e-28;
+
+/// Where the log-sum-exp takes e^(lp - top) as 0: a responsibility that
+/// small (e^-70 over a row sum of at least 1) is flushed anyway, and exp is
+/// never asked for less. Below about -87.3 the exponential is subnormal, and
+/// an operation that makes a subnormal number is many times slower (a
+/// microcode assist on x86): with such lanes in most rows (components far
+/// from the rows, bench/gmm-float32.mjs at d = 10) they cost about a fifth of
+/// an iteration. Only the row sums could see the values dropped (each below
+/// 4e-31, and the sum ends at 1 or more), so the results stay the same to the
+/// bit but for exact rounding ties (tests: the_exp_floor_changes_no_responsibility).
+const EXP_FLOOR: f32 = -70.0;
 
 /// The rows as f32, column-major, each column padded with zeros to a
 /// multiple of 8 rows (the kernels' unit), so no kernel has a tail.
@@ -143,7 +157,26 @@ unsafe fn center(x: &Rows32, i0: usize, len: usize, mu: &[f32], t: *mut f32) {
 #[inline(never)]
 fn score_block(x: &Rows32, i0: usize, len: usize, m: &Model32, b: &mut Buffers32) {
     let (k, d) = (m.k, m.d);
-    assert!(len % 8 == 0 && len <= BLOCK && i0 + len <= x.stride);
+    assert!(len % 8 == 0 && len <= BLOCK && i0 + len <= x.stride && b.lp.len() >= k * BLOCK);
+    if matches!(m.cov_type, CovarianceType::Diag | CovarianceType::Spherical) {
+        // components four at a time while they last, then two, then one
+        let lp = b.lp.as_mut_ptr();
+        let mut c = 0;
+        unsafe {
+            while c + 4 <= k {
+                diag_scores::<4>(x, i0, len, m, c, lp);
+                c += 4;
+            }
+            if c + 2 <= k {
+                diag_scores::<2>(x, i0, len, m, c, lp);
+                c += 2;
+            }
+            if c < k {
+                diag_scores::<1>(x, i0, len, m, c, lp);
+            }
+        }
+        return;
+    }
     let half = F4::splat(-0.5);
     let t = b.t.as_mut_ptr();
     unsafe {
@@ -151,115 +184,114 @@ fn score_block(x: &Rows32, i0: usize, len: usize, m: &Model32, b: &mut Buffers32
             let out = b.lp.as_mut_ptr().add(c * BLOCK);
             let konst = F4::splat(m.constant[c]);
             let mu = &m.means[c * d..(c + 1) * d];
-            match m.cov_type {
-                CovarianceType::Diag | CovarianceType::Spherical => {
-                    let p = m.prec.as_ptr().add(c * d);
-                    let mu = mu.as_ptr();
-                    let mut i = 0;
-                    // 16 rows at a time: four independent sums hide the adds' latency
-                    while i + 16 <= len {
-                        let mut q = [F4::zero(); 4];
-                        for j in 0..d {
-                            let src = x.x.as_ptr().add(j * x.stride + i0 + i);
-                            let (mj, pj) = (F4::splat(*mu.add(j)), F4::splat(*p.add(j)));
-                            for (h, q) in q.iter_mut().enumerate() {
-                                let a = F4::load(src.add(4 * h)).sub(mj);
-                                *q = q.add(a.mul(a).mul(pj));
-                            }
-                        }
-                        for (h, q) in q.iter().enumerate() {
-                            konst.add(half.mul(*q)).store(out.add(i + 4 * h));
-                        }
-                        i += 16;
+            let f = if m.cov_type == CovarianceType::Full { c } else { 0 };
+            center(x, i0, len, mu, t);
+            let range = &m.range[f * d..(f + 1) * d];
+            let cols = m.prec.as_ptr().add(f * d * d);
+            let mut i = 0;
+            while i < len {
+                let (mut q0, mut q1) = (F4::zero(), F4::zero());
+                // two columns of the factor at a time: each load of t serves both
+                // (four independent sums), then each column's rows the other lacks
+                let mut l = 0;
+                while l + 2 <= d {
+                    let ((alo, ahi), (blo, bhi)) = (range[l], range[l + 1]);
+                    let (ca, cb) = (cols.add(l * d), cols.add((l + 1) * d));
+                    let (lo, hi) = (alo.max(blo), ahi.min(bhi));
+                    let (mut za0, mut za1, mut zb0, mut zb1) = (F4::zero(), F4::zero(), F4::zero(), F4::zero());
+                    for j in lo..hi {
+                        let (pa, pb) = (F4::splat(*ca.add(j)), F4::splat(*cb.add(j)));
+                        let tj = t.add(j * BLOCK + i);
+                        let (t0, t1) = (F4::load(tj), F4::load(tj.add(4)));
+                        za0 = za0.add(t0.mul(pa));
+                        za1 = za1.add(t1.mul(pa));
+                        zb0 = zb0.add(t0.mul(pb));
+                        zb1 = zb1.add(t1.mul(pb));
                     }
-                    while i < len {
-                        let (mut q0, mut q1) = (F4::zero(), F4::zero());
-                        for j in 0..d {
-                            let src = x.x.as_ptr().add(j * x.stride + i0 + i);
-                            let (mj, pj) = (F4::splat(*mu.add(j)), F4::splat(*p.add(j)));
-                            let a = F4::load(src).sub(mj);
-                            let e = F4::load(src.add(4)).sub(mj);
-                            q0 = q0.add(a.mul(a).mul(pj));
-                            q1 = q1.add(e.mul(e).mul(pj));
-                        }
-                        konst.add(half.mul(q0)).store(out.add(i));
-                        konst.add(half.mul(q1)).store(out.add(i + 4));
-                        i += 8;
+                    for j in (alo..lo).chain(hi.max(alo)..ahi) {
+                        let pa = F4::splat(*ca.add(j));
+                        let tj = t.add(j * BLOCK + i);
+                        za0 = za0.add(F4::load(tj).mul(pa));
+                        za1 = za1.add(F4::load(tj.add(4)).mul(pa));
                     }
+                    for j in (blo..lo).chain(hi.max(blo)..bhi) {
+                        let pb = F4::splat(*cb.add(j));
+                        let tj = t.add(j * BLOCK + i);
+                        zb0 = zb0.add(F4::load(tj).mul(pb));
+                        zb1 = zb1.add(F4::load(tj.add(4)).mul(pb));
+                    }
+                    q0 = q0.add(za0.mul(za0)).add(zb0.mul(zb0));
+                    q1 = q1.add(za1.mul(za1)).add(zb1.mul(zb1));
+                    l += 2;
                 }
-                CovarianceType::Full | CovarianceType::Tied => {
-                    let f = if m.cov_type == CovarianceType::Full { c } else { 0 };
-                    center(x, i0, len, mu, t);
-                    let range = &m.range[f * d..(f + 1) * d];
-                    let cols = m.prec.as_ptr().add(f * d * d);
-                    let mut i = 0;
-                    while i < len {
-                        let (mut q0, mut q1) = (F4::zero(), F4::zero());
-                        // two columns of the factor at a time: each load of t serves both
-                        // (four independent sums), then each column's rows the other lacks
-                        let mut l = 0;
-                        while l + 2 <= d {
-                            let ((alo, ahi), (blo, bhi)) = (range[l], range[l + 1]);
-                            let (ca, cb) = (cols.add(l * d), cols.add((l + 1) * d));
-                            let (lo, hi) = (alo.max(blo), ahi.min(bhi));
-                            let (mut za0, mut za1, mut zb0, mut zb1) = (F4::zero(), F4::zero(), F4::zero(), F4::zero());
-                            for j in lo..hi {
-                                let (pa, pb) = (F4::splat(*ca.add(j)), F4::splat(*cb.add(j)));
-                                let tj = t.add(j * BLOCK + i);
-                                let (t0, t1) = (F4::load(tj), F4::load(tj.add(4)));
-                                za0 = za0.add(t0.mul(pa));
-                                za1 = za1.add(t1.mul(pa));
-                                zb0 = zb0.add(t0.mul(pb));
-                                zb1 = zb1.add(t1.mul(pb));
-                            }
-                            for j in (alo..lo).chain(hi.max(alo)..ahi) {
-                                let pa = F4::splat(*ca.add(j));
-                                let tj = t.add(j * BLOCK + i);
-                                za0 = za0.add(F4::load(tj).mul(pa));
-                                za1 = za1.add(F4::load(tj.add(4)).mul(pa));
-                            }
-                            for j in (blo..lo).chain(hi.max(blo)..bhi) {
-                                let pb = F4::splat(*cb.add(j));
-                                let tj = t.add(j * BLOCK + i);
-                                zb0 = zb0.add(F4::load(tj).mul(pb));
-                                zb1 = zb1.add(F4::load(tj.add(4)).mul(pb));
-                            }
-                            q0 = q0.add(za0.mul(za0)).add(zb0.mul(zb0));
-                            q1 = q1.add(za1.mul(za1)).add(zb1.mul(zb1));
-                            l += 2;
-                        }
-                        if l < d {
-                            let (lo, hi) = range[l];
-                            let col = cols.add(l * d);
-                            let (mut z0, mut z1) = (F4::zero(), F4::zero());
-                            for j in lo..hi {
-                                let pj = F4::splat(*col.add(j));
-                                let tj = t.add(j * BLOCK + i);
-                                z0 = z0.add(F4::load(tj).mul(pj));
-                                z1 = z1.add(F4::load(tj.add(4)).mul(pj));
-                            }
-                            q0 = q0.add(z0.mul(z0));
-                            q1 = q1.add(z1.mul(z1));
-                        }
-                        konst.add(half.mul(q0)).store(out.add(i));
-                        konst.add(half.mul(q1)).store(out.add(i + 4));
-                        i += 8;
+                if l < d {
+                    let (lo, hi) = range[l];
+                    let col = cols.add(l * d);
+                    let (mut z0, mut z1) = (F4::zero(), F4::zero());
+                    for j in lo..hi {
+                        let pj = F4::splat(*col.add(j));
+                        let tj = t.add(j * BLOCK + i);
+                        z0 = z0.add(F4::load(tj).mul(pj));
+                        z1 = z1.add(F4::load(tj.add(4)).mul(pj));
                     }
+                    q0 = q0.add(z0.mul(z0));
+                    q1 = q1.add(z1.mul(z1));
                 }
+                konst.add(half.mul(q0)).store(out.add(i));
+                konst.add(half.mul(q1)).store(out.add(i + 4));
+                i += 8;
             }
         }
+    }
+}
+
+/// Diagonal (and spherical) log densities of components c0..c0 + C for rows
+/// [i0, i0 + len) (len a multiple of 8) into lp (component c at c BLOCK):
+/// each pair of four-row loads of a feature serves the C components, so a
+/// block's rows are read k / C times instead of k. Every output keeps the
+/// one-component order (features ascending, then constant - q / 2), so C
+/// changes no bit.
+#[inline(always)]
+unsafe fn diag_scores<const C: usize>(x: &Rows32, i0: usize, len: usize, m: &Model32, c0: usize, lp: *mut f32) {
+    let d = m.d;
+    assert!(len % 8 == 0 && len <= BLOCK && i0 + len <= x.stride && (c0 + C) * d <= m.means.len() && (c0 + C) * d <= m.prec.len());
+    let half = F4::splat(-0.5);
+    let (mu, p) = (m.means.as_ptr().add(c0 * d), m.prec.as_ptr().add(c0 * d));
+    let mut i = 0;
+    while i < len {
+        let mut q = [[F4::zero(); 2]; C];
+        let src = x.x.as_ptr().add(i0 + i);
+        for j in 0..d {
+            let s = src.add(j * x.stride);
+            let (x0, x1) = (F4::load(s), F4::load(s.add(4)));
+            for (c, q) in q.iter_mut().enumerate() {
+                let (mj, pj) = (F4::splat(*mu.add(c * d + j)), F4::splat(*p.add(c * d + j)));
+                let (a, e) = (x0.sub(mj), x1.sub(mj));
+                q[0] = q[0].add(a.mul(a).mul(pj));
+                q[1] = q[1].add(e.mul(e).mul(pj));
+            }
+        }
+        for (c, q) in q.iter().enumerate() {
+            let konst = F4::splat(m.constant[c0 + c]);
+            let out = lp.add((c0 + c) * BLOCK + i);
+            konst.add(half.mul(q[0])).store(out);
+            konst.add(half.mul(q[1])).store(out.add(4));
+        }
+        i += 8;
     }
 }
 
 /// Turns b.lp (len rows, a multiple of 8) into responsibilities in place and
 /// b.lse into each row's log-likelihood: the log-sum-exp about each row's
 /// largest log density (one exp per value: e^(lp - top), kept, then divided
-/// by the row's sum); responsibilities below e^-64 become 0.
+/// by the row's sum); responsibilities below e^-64 become 0, and so does
+/// e^(lp - top) below e^EXP_FLOOR (its responsibility would be flushed).
 #[inline(never)]
 fn normalize_block(k: usize, len: usize, b: &mut Buffers32) {
     assert!(len % 4 == 0 && len <= BLOCK && b.lp.len() >= k * BLOCK);
     let lp = b.lp.as_mut_ptr();
     let flush = F4::splat(FLUSH_BELOW);
+    let floor = F4::splat(EXP_FLOOR);
     let one = F4::splat(1.0);
     unsafe {
         let mut i = 0;
@@ -271,7 +303,8 @@ fn normalize_block(k: usize, len: usize, b: &mut Buffers32) {
             let mut s = F4::zero();
             for c in 0..k {
                 let p = lp.add(c * BLOCK + i);
-                let e = F4::load(p).sub(top).exp();
+                let v = F4::load(p).sub(top);
+                let e = v.pmax(floor).exp_in_range().zero_below(v, floor);
                 e.store(p);
                 s = s.add(e);
             }
@@ -499,6 +532,64 @@ mod tests {
                 assert!((p - q).abs() < 1e-3, "{:?}: means {} vs {}", t, p, q);
             }
         }
+    }
+
+    /// Components scored four, two or one at a time (k = 7: one group of
+    /// each) give the same bits as one at a time.
+    #[test]
+    fn grouped_components_change_no_bit() {
+        let (n, d, k) = (2 * BLOCK + 40, 7, 7);
+        let mut rng = Rng::new(5);
+        let v = blobs(n, d, k, &mut rng);
+        let x = Data::new(&v, n, d).unwrap();
+        let rows = Rows32::new(&x).unwrap();
+        for t in [CovarianceType::Diag, CovarianceType::Spherical] {
+            let o = FitOptions { n_components: k, covariance_type: t, max_iter: 2, ..Default::default() };
+            let m = Model32::new(&fit::fit(&x, &o, None, &mut Rng::new(1)).unwrap().gmm).unwrap();
+            let mut b = Buffers32::new(k, d).unwrap();
+            let mut one = vec![0.0f32; k * BLOCK];
+            for i0 in [0, BLOCK, 2 * BLOCK] {
+                let len = BLOCK.min(rows.stride - i0);
+                score_block(&rows, i0, len, &m, &mut b);
+                for c in 0..k {
+                    unsafe { diag_scores::<1>(&rows, i0, len, &m, c, one.as_mut_ptr()) };
+                }
+                for c in 0..k {
+                    let (p, q) = (&b.lp[c * BLOCK..c * BLOCK + len], &one[c * BLOCK..c * BLOCK + len]);
+                    assert!(p.iter().zip(q).all(|(p, q)| p.to_bits() == q.to_bits()), "{:?} block {} component {}", t, i0, c);
+                }
+            }
+        }
+    }
+
+    /// e^(lp - top) below e^EXP_FLOOR taken as 0 leaves every responsibility
+    /// and row log-likelihood as exp's own small values give them (rows whose
+    /// log densities spread over [-200, 0], so every case occurs).
+    #[test]
+    fn the_exp_floor_changes_no_responsibility() {
+        let k = 6;
+        let mut rng = Rng::new(8);
+        let mut b = Buffers32::new(k, 1).unwrap();
+        for v in b.lp.iter_mut() {
+            *v = (-200.0 * rng.next_f64().powi(3)) as f32;
+        }
+        let lp0 = b.lp.clone();
+        normalize_block(k, BLOCK, &mut b);
+        let mut subnormal = 0;
+        for i in 0..BLOCK {
+            let top = (0..k).map(|c| lp0[c * BLOCK + i]).fold(f32::NEG_INFINITY, f32::max);
+            let e: Vec<f32> = (0..k).map(|c| crate::nn::lanes::exp(lp0[c * BLOCK + i] - top)).collect();
+            subnormal += e.iter().filter(|e| **e != 0.0 && !e.is_normal()).count();
+            let s = e.iter().fold(0.0f32, |s, e| s + e);
+            let (inv, lse) = (1.0 / s, top + crate::nn::lanes::ln(s));
+            assert_eq!(b.lse[i].to_bits(), lse.to_bits(), "row {}", i);
+            for c in 0..k {
+                let r = e[c] * inv;
+                let r = if r < FLUSH_BELOW { 0.0 } else { r };
+                assert_eq!(b.lp[c * BLOCK + i].to_bits(), r.to_bits(), "row {} component {}", i, c);
+            }
+        }
+        assert!(subnormal > 20, "{} subnormal exponentials", subnormal);
     }
 
     #[test]

@@ -262,6 +262,14 @@ impl F4 {
     /// that neither leaves the normal range.
     #[inline(always)]
     pub fn exp(self) -> F4 {
+        self.exp_in_range().zero_below(self, F4::splat(EXP_LO)).inf_above(self, F4::splat(EXP_HI))
+    }
+
+    /// exp without its two masks, the same operations otherwise: the same
+    /// value for x in [EXP_LO, EXP_HI] (and NaN), meaningless outside, for
+    /// callers whose arguments are in range by construction.
+    #[inline(always)]
+    pub fn exp_in_range(self) -> F4 {
         let x = self;
         let magic = F4::splat(ROUND_MAGIC);
         let kf = x.mul(F4::splat(INV_LN2)).add(magic).sub(magic);
@@ -274,8 +282,7 @@ impl F4 {
         let y = F4::splat(1.0).add(r.add(r.mul(r).mul(q)));
         let k1 = kf.mul(F4::splat(0.5)).floor();
         let k2 = kf.sub(k1);
-        let v = y.mul(k1.shifted_bits(EXPONENT_MAGIC)).mul(k2.shifted_bits(EXPONENT_MAGIC));
-        v.zero_below(x, F4::splat(EXP_LO)).inf_above(x, F4::splat(EXP_HI))
+        y.mul(k1.shifted_bits(EXPONENT_MAGIC)).mul(k2.shifted_bits(EXPONENT_MAGIC))
     }
 
     /// ln x on four lanes for positive normal x (what the float32 Gaussian
