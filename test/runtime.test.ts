@@ -249,7 +249,7 @@ describe('failures and the policy', () => {
       const first = ex.received.get('c0')![0]!;
       ex.received.get('c0')!.push(first);
       const c1 = ex.received.get('c1')!;
-      const other = encodeMessage(VALUE.create('c1', decodeMessage(c1[0] as Uint8Array).round, { values: new Float64Array([9, 9, 9]) }), 'binary');
+      const other = encodeMessage(VALUE.create('c1', (c1[0] instanceof Uint8Array ? decodeMessage(c1[0]) : c1[0]!.message).round, { values: new Float64Array([9, 9, 9]) }), 'binary');
       c1.push(other);
     });
     const server = new SumServer(1);

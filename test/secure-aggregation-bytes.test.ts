@@ -101,7 +101,7 @@ async function measured(secure: boolean): Promise<{ result: FederationResult<{ d
     async exchange(round: number, sent: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
       const ex = await inner.exchange(round, sent, options);
       for (const [id, bytes] of ex.sent) add(`down ${sent.get(id)!.kind}`, bytes);
-      for (const list of ex.received.values()) for (const r of list) add(`up ${decodeMessage(r as Uint8Array).kind}`, (r as Uint8Array).length);
+      for (const list of ex.received.values()) for (const r of list) add(`up ${(r instanceof Uint8Array ? decodeMessage(r) : r.message).kind}`, r instanceof Uint8Array ? r.length : r.bytes);
       return ex;
     },
   };

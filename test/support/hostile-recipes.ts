@@ -770,7 +770,7 @@ export const RECIPES: Record<string, Recipe> = {
       handleCopySync: (self) => [requestFor(demServer, self.role)],
       requestDone: (self) => [requestFor(demServer, self.role)],
     },
-    internal: ['check', 'copy', 'encode', 'refuse', 'secureStage', 'expectsReply', 'checkRun'],
+    internal: ['check', 'copy', 'encode', 'refuse', 'secureStage', 'expectsReply', 'checkRun', 'pass', 'passDecoded', 'passDecodedSync', 'readEnvelope'],
   }),
   'REFUSAL.create': fn(f.REFUSAL.create, () => ['a', 1, { reason: 'no', code: 'INVALID_DATA' }]),
   'REFUSAL.read': fn(f.REFUSAL.read, () => [f.REFUSAL.create('a', 1, { reason: 'no', code: 'INVALID_DATA' })]),
@@ -905,11 +905,11 @@ export const RECIPES: Record<string, Recipe> = {
   selectMdm: fn(f.selectMdm, () => [histograms(), { kRange: [1, 2], rounds: 2, seed: 1 }]),
   MdmClient: cls(f.MdmClient, () => ['0', [2, 1, 1], { seed: 1 }], {
     methods: { respond: (self) => [requestFor(mdmServer1, self)], requestDone: (self) => [requestFor(mdmServer1, self)], dispose: () => [] },
-    internal: ['eStatistic', 'evaluation', 'fits', 'initStats', 'statistics'],
+    internal: ['eStatistic', 'evaluation', 'fits', 'heldHistograms', 'initStats', 'statistics'],
   }),
   MdmUserGroup: cls(f.MdmUserGroup, () => ['g', [[2, 1, 1], [1, 0, 3]], { seeds: [1, 2] }], {
     methods: { respond: (self) => [requestFor(mdmServer1, self)], requestDone: (self) => [requestFor(mdmServer1, self)], dispose: () => [] },
-    internal: ['eStatistic', 'evaluation', 'fits', 'initStats', 'statistics'],
+    internal: ['eStatistic', 'evaluation', 'fits', 'heldHistograms', 'initStats', 'statistics'],
   }),
   MdmAggregator: cls(f.MdmAggregator, () => [{ noiseMultiplier: 0, seed: 1 }], {
     methods: {
