@@ -6,6 +6,7 @@
 import { GaussianMixture, KMeans, init as fmInit } from '../dist/index.js';
 import { setExchange } from '../dist/parallel.pool.js';
 import { blobs } from './common.mjs';
+import { emStart } from './gmm-em.mjs';
 await fmInit();
 const [n, d, k] = [100000, 10, 15];
 const LO = 2, HI = Number(process.env.HI ?? 12), REP = Number(process.env.REP ?? 5);
@@ -17,8 +18,7 @@ if (which === 'kmeans') {
   fit = async (t, it) => { const km = new KMeans({ nClusters: k, init, nInit: 1, tol: 0, maxIter: it, threads: t }); await km.fitAsync(X); if (km.nIter !== it) throw new Error('early'); };
 } else {
   const X = blobs(n, d, k, 7);
-  const g0 = new GaussianMixture({ nComponents: k, covarianceType: which, maxIter: 1, seed: 0 }).fit(X);
-  const init = { weightsInit: g0.weights, meansInit: g0.means, precisionsInit: g0.precisions };
+  const init = emStart(X, k, which);
   fit = async (t, it) => { const g = new GaussianMixture({ nComponents: k, covarianceType: which, tol: 0, maxIter: it, threads: t, ...init }); await g.fitAsync(X); g.dispose(); };
 }
 const meas = async (t, it) => { const c0 = process.cpuUsage(); const t0 = performance.now(); await fit(t, it); const c = process.cpuUsage(c0); return [performance.now() - t0, (c.user + c.system) / 1000]; };
