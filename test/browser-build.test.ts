@@ -18,7 +18,7 @@ import * as nodeFedmix from '../dist/index.js';
 import { blobs } from './helpers.js';
 import { FEATURES } from '../ts/wasm/modules.js';
 import { moduleFile } from '../ts/wasm/source.js';
-import { launchChromium, modulePaths, originOf, ROOT, startStaticServer, stopStaticServer, wasmRequests, watchProblems } from './support/browser.js';
+import { ISOLATION_HEADERS, launchChromium, modulePaths, originOf, ROOT, startStaticServer, stopStaticServer, wasmRequests, watchProblems } from './support/browser.js';
 
 type Fedmix = typeof nodeFedmix;
 
@@ -437,6 +437,43 @@ describe('dist/browser.js without a bundler or an import map', () => {
     expect(inPage).toEqual(await fits(nodeFedmix, rows));
     // one Web Worker per extra thread of each fit, loading the shard worker and its modules from dist/
     expect(requested.slice(before).filter((p) => p === '/dist/web-shard-worker.js').length).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+
+  test('threads in a cross-origin isolated page: the shards take their tasks through shared memory (SharedArrayBuffer, Atomics.waitAsync) and give the same bits', async () => {
+    // a server of its own, whose every response carries COOP and COEP: the page is crossOriginIsolated, so the
+    // pool takes the shared channel (ts/parallel/shared-channel.ts); the page above is not, and takes messages
+    const isolatedRequests: string[] = [];
+    const isolated = await startStaticServer(PAGE, isolatedRequests, ROOT, ISOLATION_HEADERS);
+    const other = await browser!.newPage();
+    const otherProblems: string[] = [];
+    watchProblems(other, otherProblems);
+    try {
+      await other.goto(`${originOf(isolated)}/`);
+      await other.waitForFunction(() => (globalThis as unknown as PageGlobals).fedmixStatus !== undefined, undefined, { timeout: 30_000 });
+      const rows = blobs(900, 3, 3, 5).toRows();
+      const inPage = await other.evaluate(async ({ rows }) => {
+        const f = (globalThis as unknown as PageGlobals).fedmix!;
+        await f.init();
+        const gm = await new f.GaussianMixture({ nComponents: 3, covarianceType: 'full', seed: 4, threads: 2 }).fitAsync(rows);
+        const km = await new f.KMeans({ nClusters: 3, seed: 4, nInit: 2, threads: 2 }).fitAsync(rows);
+        const g = globalThis as unknown as { crossOriginIsolated?: boolean; SharedArrayBuffer?: unknown; Atomics: { waitAsync?: unknown } };
+        return {
+          isolated: g.crossOriginIsolated === true && typeof g.SharedArrayBuffer === 'function' && typeof g.Atomics.waitAsync === 'function',
+          gm: [...gm.means, ...gm.covariances, gm.lowerBound, gm.nIter],
+          km: [...km.centers, km.inertia, km.nIter],
+        };
+      }, { rows });
+      await nodeFedmix.init();
+      const gm = await new nodeFedmix.GaussianMixture({ nComponents: 3, covarianceType: 'full', seed: 4, threads: 2 }).fitAsync(rows);
+      const km = await new nodeFedmix.KMeans({ nClusters: 3, seed: 4, nInit: 2, threads: 2 }).fitAsync(rows);
+      expect(inPage).toEqual({ isolated: true, gm: [...gm.means, ...gm.covariances, gm.lowerBound, gm.nIter], km: [...km.centers, km.inertia, km.nIter] });
+      gm.dispose();
+      expect(isolatedRequests.filter((p) => p === '/dist/web-shard-worker.js').length).toBeGreaterThanOrEqual(1);
+      expect(otherProblems).toEqual([]);
+    } finally {
+      await other.close();
+      await stopStaticServer(isolated);
+    }
   }, 60_000);
 
   test('the page and its workers fetched only dist/, without errors', () => {

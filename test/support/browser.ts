@@ -38,7 +38,11 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 /** Static files of the repo (or of `root`), plus `page` at "/"; every path asked for is pushed to `requested`. */
-export function startStaticServer(page: string, requested: string[], root = ROOT): Promise<Server> {
+/** The headers that make a page cross-origin isolated (crossOriginIsolated: SharedArrayBuffer and Atomics.waitAsync usable). */
+export const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } as const;
+
+/** Serves `page` at / and the files below `root`; `headers` go on every response (ISOLATION_HEADERS, say). */
+export function startStaticServer(page: string, requested: string[], root = ROOT, headers: Readonly<Record<string, string>> = {}): Promise<Server> {
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://localhost').pathname);
     requested.push(path);
@@ -47,7 +51,7 @@ export function startStaticServer(page: string, requested: string[], root = ROOT
       return;
     }
     if (path === '/' || path === '/index.html') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(page);
+      res.writeHead(200, { ...headers, 'Content-Type': 'text/html; charset=utf-8' }).end(page);
       return;
     }
     const file = resolve(root, `.${path}`);
@@ -59,7 +63,7 @@ export function startStaticServer(page: string, requested: string[], root = ROOT
     }
     try {
       const body = await readFile(file);
-      res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-store' }).end(body);
+      res.writeHead(200, { ...headers, 'Content-Type': type, 'Cache-Control': 'no-store' }).end(body);
     } catch {
       res.writeHead(404).end();
     }
