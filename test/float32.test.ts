@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { fedGenGMM, GaussianMixture, init, InvalidParameterError, Matrix, selectGaussianMixture } from '../ts/index.js';
 import { selectGaussianMixtureOnThreads } from '../ts/models/select.js';
 import { blobs, fromRowMajor, maxAbsoluteError, maxRelativeError } from './helpers.js';
-import { gmmFixture } from './support/gmm-fixture.js';
+import { gmmFixture, parityStart } from './support/gmm-fixture.js';
 
 const { datasets, cases } = gmmFixture;
 
@@ -26,18 +26,9 @@ describe('float32 EM agrees with float64 EM from the parity starts', () => {
     const ds = datasets[c.dataset]!;
     const X = fromRowMajor(ds.X, ds.n, ds.d);
     const fit = (precision: 'float64' | 'float32') =>
-      new GaussianMixture({
-        nComponents: c.nComponents,
-        covarianceType: c.covarianceType,
-        // the parity cases' own: the same iterations from the same start (a far tighter tol lets both
-        // creep along flat directions for hundreds of iterations, where f32's rounding adds up)
-        tol: c.tol,
-        maxIter: c.maxIter,
-        weightsInit: c.weightsInit,
-        meansInit: c.meansInit,
-        precisionsInit: c.precisionsInit,
-        precision,
-      }).fit(X);
+      // the parity cases' own tol and maxIter: the same iterations from the same start (a far tighter tol lets
+      // both creep along flat directions for hundreds of iterations, where f32's rounding adds up)
+      new GaussianMixture({ ...parityStart(c), precision }).fit(X);
     const [a, b] = [fit('float64'), fit('float32')];
     expect(b.precision).toBe('float32');
     expect(a.precision).toBe('float64');

@@ -43,3 +43,9 @@ export interface GmmFixtureCase {
 }
 
 export const gmmFixture = fixture<{ datasets: Record<string, GmmFixtureDataset>; cases: GmmFixtureCase[] }>('gmm.json');
+
+/** A case's fit from its start: the GaussianMixture options scikit-learn was run with. */
+export function parityStart(c: GmmFixtureCase) {
+  const { nComponents, covarianceType, tol, maxIter, weightsInit, meansInit, precisionsInit } = c;
+  return { nComponents, covarianceType, tol, maxIter, weightsInit, meansInit, precisionsInit };
+}
