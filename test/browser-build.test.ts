@@ -424,7 +424,10 @@ describe('dist/browser.js without a bundler or an import map', () => {
       await lib.init();
       const gm = await new lib.GaussianMixture({ nComponents: 3, covarianceType: 'diag', seed: 4, threads: 2 }).fitAsync(rows);
       const km = await new lib.KMeans({ nClusters: 3, seed: 4, nInit: 2, threads: 2 }).fitAsync(rows);
-      return { gm: [...gm.means, ...gm.covariances, gm.lowerBound, gm.nIter], km: [...km.centers, km.inertia, km.nIter], labels: Array.from(km.labels) };
+      return {
+        gm: [...gm.means, ...gm.covariances, gm.lowerBound, gm.nIter], km: [...km.centers, km.inertia, km.nIter], labels: Array.from(km.labels),
+        ran: [gm.fitThreads, km.fitThreads],
+      };
     };
     const before = requested.length;
     const inPage = await page.evaluate(
@@ -434,7 +437,9 @@ describe('dist/browser.js without a bundler or an import map', () => {
       },
       { source: fits.toString(), rows },
     );
-    expect(inPage).toEqual(await fits(nodeFedmix, rows));
+    // the page is not cross-origin isolated: its fits say their tasks went as messages, Node's through shared memory
+    const messages = { threads: 2, exchange: 'messages' };
+    expect(inPage).toEqual({ ...(await fits(nodeFedmix, rows)), ran: [messages, messages] });
     // one Web Worker per extra thread of each fit, loading the shard worker and its modules from dist/
     expect(requested.slice(before).filter((p) => p === '/dist/web-shard-worker.js').length).toBeGreaterThanOrEqual(1);
   }, 60_000);
@@ -461,12 +466,14 @@ describe('dist/browser.js without a bundler or an import map', () => {
           isolated: g.crossOriginIsolated === true && typeof g.SharedArrayBuffer === 'function' && typeof g.Atomics.waitAsync === 'function',
           gm: [...gm.means, ...gm.covariances, gm.lowerBound, gm.nIter],
           km: [...km.centers, km.inertia, km.nIter],
+          ran: [gm.fitThreads, km.fitThreads],
         };
       }, { rows });
       await nodeFedmix.init();
       const gm = await new nodeFedmix.GaussianMixture({ nComponents: 3, covarianceType: 'full', seed: 4, threads: 2 }).fitAsync(rows);
       const km = await new nodeFedmix.KMeans({ nClusters: 3, seed: 4, nInit: 2, threads: 2 }).fitAsync(rows);
-      expect(inPage).toEqual({ isolated: true, gm: [...gm.means, ...gm.covariances, gm.lowerBound, gm.nIter], km: [...km.centers, km.inertia, km.nIter] });
+      const shared = { threads: 2, exchange: 'shared' };
+      expect(inPage).toEqual({ isolated: true, gm: [...gm.means, ...gm.covariances, gm.lowerBound, gm.nIter], km: [...km.centers, km.inertia, km.nIter], ran: [shared, shared] });
       gm.dispose();
       expect(isolatedRequests.filter((p) => p === '/dist/web-shard-worker.js').length).toBeGreaterThanOrEqual(1);
       expect(otherProblems).toEqual([]);

@@ -7,6 +7,7 @@
  * Needs `bash scripts/setup.sh` first (it builds dist/).
  */
 import { existsSync, readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import * as f from '../dist/index.js';
 import { makeClient, WorkerTransport, type ClientSpec } from '../dist/node.js';
@@ -169,6 +170,8 @@ describe("GaussianMixture's threads (fitAsync: E-steps over worker threads, each
       const o = { nComponents: 3, covarianceType, seed: 2, nInit: 2, tol: 1e-8 };
       const one = new f.GaussianMixture(o).fit(x);
       const a = await new f.GaussianMixture({ ...o, threads: 3 }).fitAsync(x);
+      expect(a.fitThreads).toEqual({ threads: 3, exchange: 'shared' });
+      expect(one.fitThreads).toEqual({ threads: 1, exchange: 'none' });
       if (covarianceType === 'full') expect(params(a)).toEqual(params(await new f.GaussianMixture({ ...o, threads: 3 }).fitAsync(x)));
       expect(a.nIter, covarianceType).toBe(one.nIter);
       expect(a.converged).toBe(one.converged);
@@ -211,6 +214,8 @@ describe("KMeans' threads (fitAsync: Lloyd steps over worker threads, each with 
       const one = new f.KMeans(o).fit(x);
       const a = await new f.KMeans({ ...o, threads: 3 }).fitAsync(x);
       const b = await new f.KMeans({ ...o, threads: 3 }).fitAsync(x);
+      expect(a.fitThreads).toEqual({ threads: 3, exchange: 'shared' });
+      expect(one.fitThreads).toEqual({ threads: 1, exchange: 'none' });
       expect([...a.centers, a.inertia, a.nIter]).toEqual([...b.centers, b.inertia, b.nIter]);
       expect(a.labels).toEqual(one.labels);
       expect(a.nIter).toBe(one.nIter);
@@ -233,7 +238,33 @@ describe("KMeans' threads (fitAsync: Lloyd steps over worker threads, each with 
     expect(threadCount()).toBe(before);
     const auto = await new f.KMeans({ nClusters: 4, seed: 2, threads: 'auto' }).fitAsync(x);
     expect(f.KMeans.fromJSON(JSON.stringify(auto.toJSON())).threads).toBe('auto');
+    expect(f.KMeans.fromJSON(JSON.stringify(auto.toJSON())).fitThreads).toBeUndefined();
     expect(new f.KMeans({ nClusters: 4 }).fit(x).toJSON().options).not.toHaveProperty('threads');
+  });
+});
+
+describe("a fit reports the threads it ran on (fitThreads), so that 'auto' and too few rows are not silent", () => {
+  const X = blobs(1500, 3, 4, 5, 2);
+  const x = new f.Matrix(X.data, X.nRows, X.nCols);
+  // 300 rows: room for one shard of MIN_SHARD_ROWS (256) only
+  const few = new f.Matrix(x.data.slice(0, 300 * 3), 300, 3);
+  const cores = Math.min(availableParallelism(), Math.floor(x.nRows / 256));
+
+  test("'auto' resolves to the cores the runtime reports (at most one thread per 256 rows); a count past the rows runs on fewer; a model read back ran nowhere", async () => {
+    for (const make of [(threads: f.Threads) => new f.GaussianMixture({ nComponents: 3, seed: 1, threads }), (threads: f.Threads) => new f.KMeans({ nClusters: 3, seed: 1, threads })]) {
+      const auto = await make('auto').fitAsync(x);
+      expect(auto.fitThreads).toEqual(cores === 1 ? { threads: 1, exchange: 'none' } : { threads: cores, exchange: 'shared' });
+      expect((await make(4).fitAsync(few)).fitThreads).toEqual({ threads: 1, exchange: 'none' });
+      expect((await make(8).fitAsync(x)).fitThreads).toEqual({ threads: 5, exchange: 'shared' });
+      const unfitted = make(2);
+      expect(unfitted.fitThreads).toBeUndefined();
+      // a copy: the report cannot be changed from outside
+      const report = auto.fitThreads!;
+      report.threads = 99;
+      expect(auto.fitThreads!.threads).not.toBe(99);
+    }
+    const g = await new f.GaussianMixture({ nComponents: 3, seed: 1, threads: 2 }).fitAsync(x);
+    expect(f.GaussianMixture.fromJSON(JSON.stringify(g.toJSON())).fitThreads).toBeUndefined();
   });
 });
 
@@ -288,17 +319,20 @@ describe("the threads' exchange: shared memory or messages", () => {
 
   test('GaussianMixture and KMeans give the same bits by either exchange, and a pool says which it uses', async () => {
     const { ShardPool, setExchange } = await poolModule();
+    const exchanges = new Set<string>();
     const fits = async () => {
       const out: number[][] = [];
       for (const covarianceType of ['full', 'diag', 'tied', 'spherical'] as const) {
         const g = await new f.GaussianMixture({ nComponents: 3, covarianceType, seed: 2, nInit: 2, tol: 1e-9, threads: 3 }).fitAsync(x);
         out.push([...g.weights, ...g.means, ...g.covariances, ...g.precisionsCholesky, g.lowerBound, g.nIter]);
+        exchanges.add(g.fitThreads!.exchange);
       }
       // the last given center is far from every row: its cluster is re-seeded (a message task amid the shared ones)
       const given = [[-4, -4, -4], [0, 0, 0], [4, 4, 4], [1e3, 1e3, 1e3]];
       for (const init of ['k-means++', given] as const) {
         const km = await new f.KMeans({ nClusters: 4, seed: 3, nInit: 3, init, tol: 1e-6, threads: 3 }).fitAsync(x);
         out.push([...km.centers, km.inertia, km.nIter, ...km.labels]);
+        exchanges.add(km.fitThreads!.exchange);
       }
       return out;
     };
@@ -308,11 +342,14 @@ describe("the threads' exchange: shared memory or messages", () => {
       expect(shared.exchange).toBe('shared');
       await shared.close();
       const a = await fits();
+      expect([...exchanges]).toEqual(['shared']);
+      exchanges.clear();
       setExchange('messages');
       const messages = await ShardPool.start([shard], 3);
       expect(messages.exchange).toBe('messages');
       await messages.close();
       const b = await fits();
+      expect([...exchanges]).toEqual(['messages']);
       expect(a).toEqual(b);
     } finally {
       setExchange('auto');

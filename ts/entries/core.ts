@@ -50,7 +50,7 @@ export {
   type ResolvedGaussianMixtureOptions,
   type GaussianMixtureJSON,
 } from '../models/gaussian-mixture.js';
-export type { Threads } from '../parallel/threads.js';
+export type { FitThreads, Threads } from '../parallel/threads.js';
 export { KMeans, nearestCenters, type KMeansJSON, type KMeansOptions } from '../models/kmeans.js';
 export { selectGaussianMixture, type SelectOptions, type Selection, type CandidateScore } from '../models/select.js';
 export { averagePrecision, rocAuc } from '../metrics/ranking.js';

@@ -17,7 +17,7 @@ import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
 import type { ShardModel, ShardStats } from '../parallel/gmm-shard.js';
 import type { ShardPool } from '../parallel/pool.js';
 import type { RowShards } from '../parallel/row-shards.js';
-import { threadsOption, type Threads } from '../parallel/threads.js';
+import { ONE_THREAD, threadsOption, type FitThreads, type Threads } from '../parallel/threads.js';
 import { WasmModelState } from './wasm-model.js';
 import { readSavedJSON } from '../data/saved.js';
 import {
@@ -325,6 +325,8 @@ export class GaussianMixture {
 
   readonly options: ResolvedGaussianMixtureOptions;
   private readonly state: WasmModelState<FitStats, keyof typeof READ>;
+  /** how the last fit ran (fitThreads) */
+  private ranOn: FitThreads | undefined;
 
   /** Options checked here, unless they are what gaussianMixtureOptions.check() (or trustedGaussianMixtureOptions) returned. */
   constructor(options: GaussianMixtureOptions = {}) {
@@ -369,6 +371,7 @@ export class GaussianMixture {
     const fit = this.options.precision === 'float32' ? s.w.fm_gmm_fit_f32 : s.w.fm_gmm_fit;
     s.check(fit(ptr, a.options, a.weightsInit, a.meansInit, a.precisionsInit, a.warm, out));
     this.state.adopt(s, s.readU32(out, 1)[0]!);
+    this.ranOn = ONE_THREAD;
   }
 
   /** fm_gmm_fit's arguments besides the rows: the options struct, the initial arrays (0 when not given) and the warm model (0: none). */
@@ -450,6 +453,7 @@ export class GaussianMixture {
       s.w.fm_gmm_set_stats(best!.handle, converged ? 1 : 0, best!.nIter, best!.bound);
       owned.delete(best!.handle);
       this.state.adopt(s, best!.handle);
+      this.ranOn = { threads: shards.bounds.length - 1, exchange: pool.exchange };
     } finally {
       if (s.w === currentExports()) {
         for (const h of owned) s.w.fm_gmm_free(h);
@@ -623,6 +627,15 @@ export class GaussianMixture {
   }
   get converged(): boolean {
     return this.fitted().stats.converged;
+  }
+  /**
+   * The threads the last fit ran on and how its iterations' tasks travelled
+   * (FitThreads): `threads: 'auto'` resolved, or a fit with too few rows for
+   * a second thread. Undefined until this object has fitted (a model read
+   * with fromJSON or loadModel reports none).
+   */
+  get fitThreads(): FitThreads | undefined {
+    return this.ranOn && { ...this.ranOn };
   }
   get nIter(): number {
     return this.fitted().stats.nIter;

@@ -14,7 +14,7 @@ import { coreConstant } from '../wasm/constants.js';
 import { requireWasmMemory, Scope, withScope } from '../wasm/memory.js';
 import type { LloydResult } from '../parallel/kmeans-shard.js';
 import type { RowShards } from '../parallel/row-shards.js';
-import { threadsOption, type Threads } from '../parallel/threads.js';
+import { ONE_THREAD, threadsOption, type FitThreads, type Threads } from '../parallel/threads.js';
 import { readSavedJSON, savedLocations, savedNonNegative } from '../data/saved.js';
 import { flattenNumeric, isArray, LIMITS, readOptions, requireInteger, requireVector, seedParts, type NumericArray } from '../validate.js';
 import { keepClassName } from '../class-name.js';
@@ -104,6 +104,8 @@ export class KMeans {
   readonly seed: number | undefined;
   readonly threads: Threads | undefined;
   private fittedState: { centers: Float64Array; labels: Int32Array; inertia: number; nIter: number; d: number } | undefined;
+  /** how the last fit ran (fitThreads) */
+  private ranOn: FitThreads | undefined;
 
   /** Options checked here (kMeansOptions), unless they are what its check() returned. */
   constructor(options: KMeansOptions = {}) {
@@ -163,6 +165,7 @@ export class KMeans {
         d: x.nCols,
       };
     });
+    this.ranOn = ONE_THREAD;
     return this;
   }
 
@@ -215,6 +218,7 @@ export class KMeans {
         if (!best || r.inertia < best.inertia) best = r;
       }
       this.fittedState = { ...best!, d };
+      this.ranOn = { threads: shards.bounds.length - 1, exchange: pool.exchange };
     } finally {
       s.free();
     }
@@ -264,6 +268,15 @@ export class KMeans {
   }
   get nIter(): number {
     return this.state().nIter;
+  }
+  /**
+   * The threads the last fit ran on and how its iterations' tasks travelled
+   * (FitThreads): `threads: 'auto'` resolved, or a fit with too few rows for
+   * a second thread. Undefined until this object has fitted (a model read
+   * with fromJSON or loadModel reports none).
+   */
+  get fitThreads(): FitThreads | undefined {
+    return this.ranOn && { ...this.ranOn };
   }
 
   toJSON(): KMeansJSON {

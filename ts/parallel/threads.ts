@@ -16,6 +16,27 @@ export const MIN_SHARD_ROWS = 256;
 /** A fit's `threads`: 1 (the default: the calling thread alone), more, or 'auto'. */
 export type Threads = number | 'auto';
 
+/**
+ * How a fit ran (GaussianMixture's and KMeans' `fitThreads`): the threads
+ * its iterations used and how their tasks travelled. A fit of fewer than
+ * 2 x MIN_SHARD_ROWS rows runs on the calling thread whatever `threads` says,
+ * and 'auto' becomes the cores the runtime reports: this says which happened.
+ */
+export interface FitThreads {
+  /** the threads the fit ran on, the calling thread included */
+  threads: number;
+  /**
+   * how each iteration's task and answer travelled between threads: 'shared'
+   * (a SharedArrayBuffer with Atomics: Node, or a cross-origin isolated page),
+   * 'messages' (postMessage: a page that is not cross-origin isolated), or
+   * 'none' (one thread)
+   */
+  exchange: 'none' | 'shared' | 'messages';
+}
+
+/** What a fit on the calling thread alone reports. */
+export const ONE_THREAD: Readonly<FitThreads> = Object.freeze({ threads: 1, exchange: 'none' });
+
 /** The option's schema: an integer in [1, MAX_THREADS] or 'auto'. */
 export const threadsOption = () =>
   atoms.atom<Threads>((x) => x === 'auto' || isIntegerIn(x, 1, MAX_THREADS), (input) => `must be 'auto' or ${integerNeed(1, MAX_THREADS, input)}`);
