@@ -77,6 +77,11 @@ test('a binary message handed over in process decodes as its bytes do, is counte
   const bigBytes = encodeMessage(big, 'binary').length;
   expect(() => BinaryInProcess.encode(big).decode(bigBytes)).toThrow(/expands beyond the size limit/);
   expect(() => decodeMessage(encodeMessage(big, 'binary'), { maxBytes: bigBytes })).toThrow(/expands beyond the size limit/);
+  // read as a Received's message: under decodeMessage's default limit, not unbounded
+  const huge = message('x/in-process', 'a', 1, { e: densify(new Uint32Array([1]), new Float64Array([1]), DEFAULT_MAX_MESSAGE_BYTES / 8 + 1) });
+  expect(() => BinaryInProcess.encode(huge).message).toThrow(/expands beyond the size limit/);
+  expect(() => decodeMessage(encodeMessage(huge, 'binary'))).toThrow(/expands beyond the size limit/);
+  expect(BinaryInProcess.encode(big).message).toEqual(decodeMessage(encodeMessage(big, 'binary')));
   // the sender's checks: what cannot travel is refused as encodeMessage refuses it
   expect(() => BinaryInProcess.encode(message('x/in-process', 'a', 1, { v: new Float64Array([NaN]) }))).toThrow(/only finite numbers travel/);
 });

@@ -295,12 +295,13 @@ export class BinaryInProcess {
   }
 
   /**
-   * The message without a size limit, for code that reads an exchange's
-   * replies itself (a Received's `message`); the runtime reads it with
-   * decode(maxBytes). Each read decodes anew.
+   * The message for code that reads an exchange's replies itself (a
+   * Received's `message`), under decodeMessage's default limit
+   * (DEFAULT_MAX_MESSAGE_BYTES, sparse arrays once dense included); the
+   * runtime reads it with decode(maxBytes). Each read decodes anew.
    */
   get message(): Message {
-    return this.decode(Infinity);
+    return this.decode(DEFAULT_MAX_MESSAGE_BYTES);
   }
 
   /** The message as its receiver reads it: what decodeMessage(bytes, { maxBytes }) gives, and throws. */
