@@ -337,3 +337,35 @@ describe('disposal frees the copy', () => {
     }
   });
 });
+
+describe('the central fit (DirichletMultinomialMixture.fit)', () => {
+  test('checks its histograms once, for the initialization and every round, and fits what the raw exports fit', () => {
+    const { rows: histograms } = draw(60, 21);
+    const rows = histograms.map((r) => Array.from(r));
+    const w = wasm() as unknown as Record<string, (...a: number[]) => number>;
+    const calls: Record<string, number> = { fm_mdm_histograms: 0, fm_mdm_init_stats: 0, fm_mdm_init_stats_held: 0, fm_mdm_round_stats: 0, fm_mdm_round_stats_held: 0 };
+    const originals = Object.fromEntries(Object.keys(calls).map((name) => [name, w[name]!]));
+    for (const name of Object.keys(calls)) {
+      w[name] = (...a: number[]) => {
+        calls[name]!++;
+        return originals[name]!(...a);
+      };
+    }
+    let model: DirichletMultinomialMixture;
+    try {
+      model = DirichletMultinomialMixture.fit(rows, { nComponents: K, rounds: 4, seed: 3, maxCount: N });
+    } finally {
+      Object.assign(w, originals);
+    }
+    expect(calls).toEqual({ fm_mdm_histograms: 1, fm_mdm_init_stats: 0, fm_mdm_init_stats_held: 1, fm_mdm_round_stats: 0, fm_mdm_round_stats_held: 4 });
+    // a warm start from that model: no initialization, one check
+    const again = DirichletMultinomialMixture.fit(rows, { rounds: 0, maxCount: N, init: model });
+    expect(again.toJSON()).toEqual(model.toJSON());
+    // a tampered count is refused by the one check, with nothing left on the heap
+    const heap = heapInUse(wasm());
+    const bad = rows.map((r) => r.slice());
+    bad[7]![2] = 0.5;
+    expect(() => DirichletMultinomialMixture.fit(bad, { nComponents: K, rounds: 2, seed: 3, maxCount: N })).toThrow(InvalidDataError);
+    expect(heapInUse(wasm())).toBe(heap);
+  });
+});

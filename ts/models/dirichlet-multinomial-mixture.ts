@@ -21,7 +21,7 @@ import { guardRead, isArray, LIMITS, readOptions, requireInteger, requireLength,
 import * as atoms from '../options/atoms.js';
 import { defineOptions } from '../options/check.js';
 import { Rng } from '../random.js';
-import { MDM_INITIALIZE_OPTIONS, MDM_INIT_STATS_OPTIONS, MDM_LOG_PMF_OPTIONS, MDM_SAMPLE_OPTIONS, MDM_UPDATE_OPTIONS } from '../wasm/abi.generated.js';
+import { MDM_INITIALIZE_OPTIONS, MDM_LOG_PMF_OPTIONS, MDM_SAMPLE_OPTIONS, MDM_UPDATE_OPTIONS } from '../wasm/abi.generated.js';
 import { requireWasmMemory, withScope, type Scope } from '../wasm/memory.js';
 import { keepClassName } from '../class-name.js';
 
@@ -374,43 +374,21 @@ export class DirichletMultinomialMixture {
       throw new InvalidParameterError(`init has K = ${o.init.nComponents}, C = ${o.init.nCategories}, N = ${o.init.maxCount}; this fit has K = ${k}, C = ${c}, N = ${nMax}`);
     }
     requireWasmMemory(`fitting ${k} components to ${m} histograms of ${c} categories`, 8 * (m * c + m) + 4 * m + 48 * k * (c + nMax + 1));
-    let tau: Float64Array;
-    let alpha: Float64Array;
-    let pi: Float64Array;
-    if (o.init) {
-      ({ tau, alpha, pi } = o.init);
-    } else {
-      // Algorithm 1: each row draws its component as fitMdm's client of the same index does (its seed from the run's seed)
-      const components = new Uint32Array(m);
-      const seeds = new Rng(seed);
-      try {
-        const draws = seeds.uniform(m);
-        for (let i = 0; i < m; i++) {
-          const own = new Rng(Math.floor(draws[i]! * 2 ** 32));
-          try {
-            components[i] = own.choice(k, 1)[0]!;
-          } finally {
-            own.dispose();
-          }
-        }
-      } finally {
-        seeds.dispose();
-      }
-      ({ tau, alpha, pi } = withScope((s) => {
-        const [e, p, q] = [s.f64(k * nMax), s.f64(k * c), s.f64(k * c)];
-        s.check(s.w.fm_mdm_init_stats(s.struct(MDM_INIT_STATS_OPTIONS, { k, c, nMax, m }), s.f64From(counts), s.f64From(sizes), s.u32From(components), e, p, q));
-        const [t, a, pp, flags] = [s.f64(k), s.f64(k * c), s.f64(k * nMax), s.f64(1)];
-        s.check(s.w.fm_mdm_initialize(s.struct(MDM_INITIALIZE_OPTIONS, { k, c, nMax, clients: m, noisy: 0 }), e, p, q, t, a, pp, flags));
-        return { tau: s.readF64(t, k), alpha: s.readF64(a, k * c), pi: s.readF64(pp, k * nMax) };
-      }));
-    }
-    // Algorithm 2, full batch: the statistics of all rows in one kernel call, then the update (the rows are copied in and checked once, fm_mdm_histograms)
-    ({ tau, alpha, pi } = withScope((s) => {
+    // Algorithm 1's draws: each row draws its component as fitMdm's client of the same index does (its seed from the run's seed)
+    const components = o.init ? undefined : drawComponents(m, k, seed);
+    // the rows copied into WASM and checked once (fm_mdm_histograms), for the initialization and every round
+    const { tau, alpha, pi } = withScope((s) => {
       const heldOut = s.u32(1);
       s.check(s.w.fm_mdm_histograms(s.f64From(counts), s.f64From(sizes), m, c, heldOut));
       const held = s.readU32(heldOut, 1)[0]!;
       try {
-        const [t, a, pp] = [s.f64From(tau), s.f64From(alpha), s.f64From(pi)];
+        const [t, a, pp] = o.init ? [s.f64From(o.init.tau), s.f64From(o.init.alpha), s.f64From(o.init.pi)] : [s.f64(k), s.f64(k * c), s.f64(k * nMax)];
+        if (!o.init) {
+          const [e, p, q] = [s.f64(k * nMax), s.f64(k * c), s.f64(k * c)];
+          s.check(s.w.fm_mdm_init_stats_held(held, k, nMax, s.u32From(components!), e, p, q));
+          s.check(s.w.fm_mdm_initialize(s.struct(MDM_INITIALIZE_OPTIONS, { k, c, nMax, clients: m, noisy: 0 }), e, p, q, t, a, pp, s.f64(1)));
+        }
+        // Algorithm 2, full batch: the statistics of all rows in one kernel call, then the update
         const [t2, a2, pp2] = [s.f64(k), s.f64(k * c), s.f64(k * nMax)];
         const out = s.f64(2 * k + k * c + 3);
         const e = s.f64(k * nMax);
@@ -434,7 +412,7 @@ export class DirichletMultinomialMixture {
       } finally {
         s.w.fm_mdm_histograms_free(held);
       }
-    }));
+    });
     const rows = (v: Float64Array, w: number) => Array.from({ length: k }, (_, r) => v.subarray(r * w, (r + 1) * w));
     return new DirichletMultinomialMixture({ tau, alpha: rows(alpha, c), pi: rows(pi, nMax), categories: o.categories });
   }
@@ -460,4 +438,24 @@ export class DirichletMultinomialMixture {
     }
     return new DirichletMultinomialMixture({ tau: o.tau!, alpha: o.alpha!, pi: o.pi!, categories: o.categories });
   }
+}
+
+/** Each of m rows' starting component among k, drawn as fitMdm's client of the same index draws it (its seed from the run's seed). */
+function drawComponents(m: number, k: number, seed: number | undefined): Uint32Array {
+  const components = new Uint32Array(m);
+  const seeds = new Rng(seed);
+  try {
+    const draws = seeds.uniform(m);
+    for (let i = 0; i < m; i++) {
+      const own = new Rng(Math.floor(draws[i]! * 2 ** 32));
+      try {
+        components[i] = own.choice(k, 1)[0]!;
+      } finally {
+        own.dispose();
+      }
+    }
+  } finally {
+    seeds.dispose();
+  }
+  return components;
 }
