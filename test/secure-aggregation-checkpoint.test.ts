@@ -10,12 +10,18 @@
  * - DP-FedAvg with distributed noise (the clients' Skellam shares, drawn from
  *   seeded streams that go on across the rounds, as the clients' own would)
  *   and the run's privacy ledger.
+ * Over the embedded MQTT broker, serve() with a state directory, stopped
+ * after round 2 and started again without secureAggregation, resumes secure
+ * and gives the uninterrupted run's history and model.
  * The saved policy keeps secure aggregation: a resumed run not told again
  * still sums securely, and one told to drop it is refused. A tampered
  * `secure` record or secure policy is an InvalidParameterError, like the rest
  * of a tampered checkpoint.
  */
-import { beforeAll, describe, expect, test } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join as pathJoin } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { InvalidParameterError } from '../ts/errors.js';
 import { Matrix } from '../ts/data/matrix.js';
 import { makeClient, makeServer, matrixData, restoreServer, resultJson, saveCheckpoint, type ClientSpec } from '../ts/federated/registry/index.js';
@@ -25,6 +31,8 @@ import { secureAggregationTesting } from '../ts/federated/secure-aggregation/cli
 import { MASK } from '../ts/federated/secure-aggregation/messages.js';
 import { InProcessTransport } from '../ts/federated/transport/in-process.js';
 import type { Exchange, ExchangeOptions, Transport } from '../ts/federated/transport/transport.js';
+import { serve } from '../ts/federated/serve.js';
+import { join } from '../ts/federated/transport/mqtt.js';
 import { init } from '../ts/wasm/loader.js';
 import { blobs } from './helpers.js';
 import { xorshift32 } from './support/xorshift.mjs';
@@ -209,4 +217,49 @@ describe('the secure parts of a checkpoint are checked when read back', () => {
       await expect(run(c, clients, { resume: saved, policy: { secureAggregation: false as unknown as undefined } })).rejects.toThrow(/saved with secure aggregation/);
     });
   });
+});
+
+describe('serve() with a state directory over the embedded broker', () => {
+  const dir = mkdtempSync(pathJoin(tmpdir(), 'fedmix-secure-state-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const c = CASES[0]!;
+
+  /** One serve() with its clients joined over MQTT; `crashAt`: the run ends by an error in the hook at that round's checkpoint (its state holds the round before). */
+  async function served(state: string, policy: RunOptions, crashAt?: number, onStart?: (run: { resumedAfter?: number }) => void): Promise<FederationResult | undefined> {
+    const clients = c.clients().map(makeClient);
+    let joins: Promise<unknown>[] = [];
+    try {
+      const run = serve({
+        algorithm: c.algorithm, options: c.server, federation: 'securestate', clients: IDS.map((id) => ({ id, password: `pw-${id}` })),
+        listen: { port: 0 }, minClients: N, roundTimeout: 20, joinTimeout: 20, state, ...policy, ...(onStart ? { onStart } : {}),
+        onListening: ({ url }) => void (joins = clients.map((client) => join({ url, federation: 'securestate', client, password: `pw-${client.id}`, waitForBroker: 5 }))),
+        onCheckpoint: (cp) => {
+          if (cp.round === crashAt) throw new Crash();
+        },
+      });
+      try {
+        return await run;
+      } catch (e) {
+        if (!(e instanceof Crash)) throw e;
+        return undefined;
+      } finally {
+        await Promise.allSettled(joins);
+      }
+    } finally {
+      for (const x of clients) x.dispose();
+    }
+  }
+
+  test('stopped after round 2 and started again without secureAggregation: the secure history and the model of the uninterrupted run', async () => {
+    const whole = (await served(pathJoin(dir, 'whole'), c.policy))!;
+    const state = pathJoin(dir, 'resumed');
+    expect(await served(state, c.policy, 3)).toBeUndefined();
+    let after: number | undefined;
+    const resumed = (await served(state, {}, undefined, (r) => (after = r.resumedAfter)))!;
+    expect(after).toBe(2);
+    const rounds = (r: FederationResult) => r.history.map(timeless);
+    expect(resumed.history.filter((h) => h.replies).every((h) => h.secure !== undefined)).toBe(true);
+    expect(rounds(resumed)).toEqual(rounds(whole));
+    expect(JSON.stringify(resultJson(c.algorithm, resumed.model))).toBe(JSON.stringify(resultJson(c.algorithm, whole.model)));
+  }, 60_000);
 });
