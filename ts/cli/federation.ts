@@ -45,6 +45,7 @@ const SERVER_COMMON: Record<string, OptionSpec> = {
   broker: { type: 'string', help: 'an existing MQTT broker (mqtt://host:port); default: start the embedded one' },
   username: { type: 'string', help: "the server's username on --broker" },
   password: { type: 'string', help: "the server's password on --broker" },
+  'tls-ca': { type: 'string', help: "PEM file of the CA certificates to trust for an mqtts:// or wss:// --broker (default: the system's), e.g. a private CA's" },
   host: { type: 'string', default: '127.0.0.1', help: 'embedded broker: the interface to listen on (without --tls-cert, passwords cross in clear text: keep it on trusted networks)' },
   port: { type: 'int', default: 1883, help: 'embedded broker: MQTT over TCP (0: a free port)' },
   'ws-port': { type: 'int', help: 'embedded broker: MQTT over WebSockets, for browser clients' },
@@ -240,16 +241,19 @@ export async function runServerCommand(o: Options): Promise<CommandResult> {
   const warning = registered(a).cli?.server?.warning?.(o);
   if (warning) process.stderr.write(`fedmix server: ${warning}\n`);
   const embedded = o.broker === undefined;
+  // the server trusts its embedded broker's own certificate (pinned): a CA is for a broker it does not host
+  if (embedded && o['tls-ca'] !== undefined) throw new InvalidParameterError('--tls-ca is for --broker (an mqtts:// or wss:// broker the server does not host); the server trusts its embedded broker\'s certificate itself');
   const clients = readClientsFile(required(o, 'clients'), embedded);
   const hosted = brokerListenOptions(o);
   if (!embedded && Object.keys(hosted).length > 0) throw new InvalidParameterError('--tls-cert, --tls-key and the broker limits (--max-packet-bytes, ...) are for the embedded broker; with --broker, configure that broker');
+  const ca = typeof o['tls-ca'] === 'string' ? readPem(o['tls-ca'], '--tls-ca') : undefined;
   const log = note;
   const result = await serve({
     algorithm: a,
     options: serverRoleOptions(a, o) as Record<string, unknown>,
     federation: o.federation as string,
     clients,
-    broker: embedded ? undefined : { url: o.broker as string, username: o.username as string | undefined, password: o.password as string | undefined },
+    broker: embedded ? undefined : { url: o.broker as string, username: o.username as string | undefined, password: o.password as string | undefined, ...(ca === undefined ? {} : { ca }) },
     listen: { host: o.host as string, port: o.port as number, webSocketPort: o['ws-port'] as number | undefined, ...hosted, log: (m) => log(`fedmix server: broker: ${m}`) },
     encoding: o.encoding as Encoding,
     minClients: (o['min-clients'] as number | undefined) ?? clients.length,

@@ -17,6 +17,7 @@ import { StateDirectory } from './state-dir.js';
 import { startBroker, type BrokerTls, type RunningBroker } from './transport/broker.js';
 import { PACKET_OVERHEAD_BYTES, type BrokerLimits } from './transport/limits.js';
 import { MqttTransport } from './transport/mqtt.js';
+import { readCertificates, type Certificates } from './transport/tls.js';
 import type { ConnectionChange } from './transport/reconnect.js';
 import type { Transport } from './transport/transport.js';
 import { validateAccounts, validateId } from './transport/topics.js';
@@ -34,8 +35,13 @@ export interface ServeOptions extends FederationPolicy, RunHooks {
   federation: string;
   /** the clients that may join, with their passwords (the embedded broker's accounts; with `broker`, the ids allowed) */
   clients: readonly { id: string; password?: string }[];
-  /** an existing broker, and the server's account there; without it an embedded broker is started */
-  broker?: { url: string; username?: string; password?: string };
+  /**
+   * an existing broker, and the server's account there; without it an
+   * embedded broker is started. `ca`: for an mqtts:// or wss:// broker, the CA
+   * certificates (PEM) to trust instead of the system's, e.g. a private CA's;
+   * a broker they do not vouch for is an UntrustedBrokerError
+   */
+  broker?: { url: string; username?: string; password?: string; ca?: Certificates };
   /**
    * the embedded broker: interface and ports (default 127.0.0.1, 1883, no
    * WebSockets), TLS (mqtts://, wss://) and its limits per connection (the
@@ -98,7 +104,12 @@ export async function serve(given: ServeOptions): Promise<FederationResult> {
   const listed = isArray('clients', options.clients) ? readArray('clients', options.clients) : [];
   if (listed.length === 0) throw new InvalidParameterError('clients must list the ids that may join');
   options.clients = listed.map((c, i) => readOptions(c as { id: string; password?: string }, ['id', 'password'], `clients[${i}]`) as { id: string; password?: string });
-  if (options.broker !== undefined) options.broker = readOptions(options.broker, ['url', 'username', 'password'], 'broker') as ServeOptions['broker'];
+  if (options.broker !== undefined) {
+    const broker = readOptions(options.broker, ['url', 'username', 'password', 'ca'], 'broker') as NonNullable<ServeOptions['broker']>;
+    // read once, and checked before anything listens (the transport reads the list again, as it reads a caller's)
+    const ca = readCertificates('broker.ca', broker.ca);
+    options.broker = { ...broker, ...(ca ? { ca } : {}) };
+  }
   if (options.listen !== undefined) options.listen = readOptions(options.listen, ['host', 'port', 'webSocketPort', 'tls', 'limits', 'log'], 'listen');
   if (options.onListening !== undefined && typeof options.onListening !== 'function') throw new InvalidParameterError(`onListening must be a function, got ${formatValue(options.onListening)}`);
   if (options.onConnection !== undefined && typeof options.onConnection !== 'function') throw new InvalidParameterError(`onConnection must be a function, got ${formatValue(options.onConnection)}`);
@@ -181,9 +192,10 @@ export async function openFederation(options: Pick<ServeOptions, 'federation' | 
     let url: string;
     let username: string | undefined;
     let password: string | undefined;
-    let tls: { ca: string[]; certificateFingerprint: string } | undefined;
+    let tls: { ca: Certificates; certificateFingerprint?: string } | undefined;
     if (options.broker) {
       ({ url, username, password } = options.broker);
+      if (options.broker.ca !== undefined) tls = { ca: options.broker.ca };
     } else {
       password = randomBytes(18).toString('base64url');
       username = SERVER_USER;

@@ -41,8 +41,15 @@ export interface SavedRunCheckpoint {
   /** the run's id (a resumed run keeps it; absent in checkpoints saved before runs had ids: the resumed run gets a fresh one) */
   run?: string;
   round: number;
-  /** the resolved policy; undefined fields as null (privacy: absent without accounting) */
-  policy: Record<Exclude<keyof ResolvedPolicy, 'privacy'>, number | string | null> & { privacy?: { delta: number; epsilonBudget: number | null } };
+  /**
+   * the resolved policy; undefined fields as null (privacy: absent without
+   * accounting; secureAggregation: null without it, absent in checkpoints
+   * saved before it was read back)
+   */
+  policy: Record<Exclude<keyof ResolvedPolicy, 'privacy' | 'secureAggregation'>, number | string | null> & {
+    privacy?: { delta: number; epsilonBudget: number | null };
+    secureAggregation?: NonNullable<ResolvedPolicy['secureAggregation']> | null;
+  };
   /** with the policy's privacy accounting: the run's accountant, its steps so far (composed again when read) */
   accountant?: RdpAccountantJSON;
   excluded: RunCheckpoint['excluded'];
@@ -106,9 +113,10 @@ export function saveRunCheckpoint(algorithm: AnyAlgorithm, checkpoint: RunCheckp
 function savedCheckpoint(algorithm: AnyAlgorithm, state: NonNullable<AnyAlgorithm['state']>, c: RunCheckpoint): SavedRunCheckpoint {
   checkServerRole(c.server);
   const server = state.save(c.server);
-  const { privacy, ...plain } = c.policy;
+  const { privacy, secureAggregation, ...plain } = c.policy;
   const policy = Object.fromEntries(Object.entries(plain).map(([k, x]) => [k, x ?? null])) as unknown as SavedRunCheckpoint['policy'];
   if (privacy) policy.privacy = { delta: privacy.delta, epsilonBudget: privacy.epsilonBudget ?? null };
+  policy.secureAggregation = secureAggregation ? { ...secureAggregation } : null;
   return {
     format: CHECKPOINT_FORMAT,
     version: CHECKPOINT_VERSION,
@@ -131,7 +139,7 @@ function savedCheckpoint(algorithm: AnyAlgorithm, state: NonNullable<AnyAlgorith
     clientTraffic: [...c.clientTraffic].map(([id, t]) => [id, { ...t }]),
     history: c.history.map((r) => {
       const { metrics, ...rest } = r;
-      const saved: RoundRecord = { ...rest, failures: r.failures.map((f) => ({ ...f })), ms: { ...r.ms } };
+      const saved: RoundRecord = { ...rest, failures: r.failures.map((f) => ({ ...f })), ms: { ...r.ms }, ...(r.secure ? { secure: { ...r.secure, dropped: { ...r.secure.dropped }, ...(r.secure.noise ? { noise: { ...r.secure.noise } } : {}) } } : {}) };
       const m = asJson(metrics);
       if (m !== undefined) saved.metrics = m;
       return saved;
@@ -146,6 +154,41 @@ const clientId = () => v.string();
 const failure = () => v.object({ client: v.string(), round: savedCount(), kind: v.picklist(['timeout', 'dropout', 'invalid', 'refused']), reason: v.string(), excluded: v.boolean() });
 const traffic = () => v.object({ bytesUp: savedCount(), bytesDown: savedCount(), messagesUp: savedCount(), messagesDown: savedCount() });
 const nullable = <S extends v.GenericSchema>(s: S) => v.pipe(v.nullable(s), v.transform((x) => x ?? undefined));
+const positive = () => v.pipe(savedNumber(), v.gtValue(0));
+
+/** policy.secureAggregation as resolvePolicy leaves it (resolvePolicy checks it again when the run resumes). */
+const securePolicy = () =>
+  v.object({
+    threshold: v.optional(v.pipe(savedCount(), v.minValue(1), v.maxValue(65_535))),
+    neighbours: v.optional(v.pipe(savedCount(), v.minValue(1), v.maxValue(65_534))),
+    clip: v.pipe(positive(), v.maxValue(2 ** 52)),
+    noiseMultiplier: v.optional(positive()),
+  });
+
+/**
+ * A secure round's record (SecureRoundRecord): what the run's history says
+ * of it, so a tampered one cannot be reported as the run's. Its counts fit
+ * together: the survivors and the threshold are among the clients asked, the
+ * threshold among a client's neighbours.
+ */
+const secureRecord = () =>
+  v.pipe(
+    v.object({
+      clients: v.pipe(savedCount(), v.minValue(1)),
+      neighbours: savedCount(),
+      threshold: v.pipe(savedCount(), v.minValue(1)),
+      clip: positive(),
+      survivors: savedCount(),
+      dropped: v.object({ advertise: savedCount(), share: savedCount(), mask: savedCount(), consistency: savedCount(), unmask: savedCount() }),
+      excluded: savedCount(),
+      forged: savedCount(),
+      ruledOut: savedCount(),
+      bound: v.pipe(savedNumber(), v.minValue(0)),
+      noise: v.optional(v.object({ noiseMultiplier: positive(), skellamMu: positive(), scale: positive(), stddev: positive(), guaranteed: positive() })),
+    }),
+    v.check((s) => s.survivors <= s.clients, 'its survivors cannot outnumber the clients asked'),
+    v.check((s) => s.threshold <= s.neighbours && s.neighbours < s.clients, 'its threshold must be at most its neighbours, and they fewer than the clients asked'),
+  );
 
 const SAVED = v.object({
   format: v.literal(CHECKPOINT_FORMAT),
@@ -166,6 +209,8 @@ const SAVED = v.object({
     // absent in checkpoints saved before it was read back: the run's own (or the default) then applies
     maxMissedRounds: v.optional(savedCount()),
     privacy: v.optional(v.object({ delta: v.pipe(savedNumber(), v.gtValue(0), v.ltValue(1)), epsilonBudget: nullable(v.pipe(savedNumber(), v.gtValue(0))) })),
+    // absent in checkpoints saved before it was read back (a resumed run then takes secure aggregation as given)
+    secureAggregation: v.optional(nullable(securePolicy())),
   }),
   excluded: v.array(v.object({ client: v.string(), round: savedCount(), reason: v.string() })),
   failures: v.array(failure()),
@@ -199,6 +244,7 @@ const SAVED = v.object({
       sidelined: v.optional(v.array(clientId())),
       reinstated: v.optional(v.array(clientId())),
       privacy: v.optional(v.record(v.string(), v.unknown())),
+      secure: v.optional(secureRecord()),
     }),
   ),
   // the steps composed again (RdpAccountant.fromJSON checks them), so a tampered total cannot be loaded

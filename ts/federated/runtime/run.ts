@@ -1032,6 +1032,7 @@ function runStart(server: ServerRole, options: RunOptions, transport: Transport)
     joinTimeout: p.joinTimeoutMs / 1000, ...(p.roundTimeoutMs === undefined ? {} : { roundTimeout: p.roundTimeoutMs / 1000 }),
     ...(p.maxMissedRounds === undefined ? {} : { maxMissedRounds: p.maxMissedRounds }),
     ...(p.privacy === undefined ? {} : { privacy: { delta: p.privacy.delta, ...(p.privacy.epsilonBudget === undefined ? {} : { epsilonBudget: p.privacy.epsilonBudget }) } }),
+    ...(p.secureAggregation === undefined ? {} : { secureAggregation: { ...p.secureAggregation } }),
   };
   const given = Object.fromEntries(Object.entries(runPolicy(options)).filter(([, x]) => x !== undefined));
   const policy = resolvePolicy({ ...saved, ...given });
@@ -1040,6 +1041,8 @@ function runStart(server: ServerRole, options: RunOptions, transport: Transport)
   if (policy.privacy && p.privacy && policy.privacy.delta !== p.privacy.delta) {
     throw new InvalidParameterError(`the run was saved accounting privacy at delta ${p.privacy.delta}; a resumed run keeps its ledger at that delta (got ${formatValue(policy.privacy.delta)})`);
   }
+  // its clients were told that the server sees only sums: a resumed run keeps that promise (settings may change)
+  if (p.secureAggregation && !policy.secureAggregation) throw new InvalidParameterError('the run was saved with secure aggregation; a resumed run keeps it (its clients were told the server sees only sums), so secureAggregation cannot be false');
   for (const k of ['fraction', 'sampleSeed'] as const) {
     if (policy[k] !== p[k]) throw new InvalidParameterError(`the run was saved with ${k} ${formatValue(p[k])}; a resumed run samples its clients as the saved one did, so ${k} cannot change (got ${formatValue(policy[k])})`);
   }

@@ -110,7 +110,7 @@ async function connect(url: string, options: ConnectOptions, waitMs = 0): Promis
     } catch (e) {
       // a certificate the client does not trust stays untrusted: no retry, and no password was sent
       const untrusted = untrustedCertificate(e);
-      if (untrusted) throw new UntrustedBrokerError(`the MQTT broker at ${url} is not trusted (${untrusted}: ${formatThrown(e)}); give the CA that signed its certificate (ca, fedmix client --tls-ca)`);
+      if (untrusted) throw new UntrustedBrokerError(`the MQTT broker at ${url} is not trusted (${untrusted}: ${formatThrown(e)}); give the CA that signed its certificate (ca; fedmix client or server --tls-ca)`);
       const refused = typeof (e as { code?: unknown }).code === 'number';
       if (refused || Date.now() + delay > until) {
         throw new FederationError(`could not connect to the MQTT broker at ${url}: ${formatThrown(e)}${refused ? '' : waitMs > 0 ? ` (tried for ${Math.round(waitMs / 1000)} s)` : ''}`);
