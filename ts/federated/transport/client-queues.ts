@@ -38,8 +38,8 @@
  * hands it to the client's delivery: `forward()` (for authorizeForward) says
  * it must not go out. aedes then clears it by a packet without an id, which
  * aedes-persistence would match with the oldest stored message still without
- * one (another message, in the middle of its delivery); such a clear is made
- * exact here, by brokerId and brokerCounter.
+ * one (another message, in the middle of its delivery): that clear is
+ * skipped.
  */
 
 /** The per-client caps, as resolveBrokerLimits gives them. */
@@ -52,7 +52,6 @@ export interface ClientQueueLimits {
 interface QueuedPacket {
   topic?: string;
   payload?: Uint8Array | string;
-  brokerId?: string;
   brokerCounter?: number;
   messageId?: number;
 }
@@ -61,7 +60,6 @@ interface QueuedPacket {
 interface OutgoingPersistence {
   outgoingEnqueue(sub: { clientId: string }, packet: QueuedPacket): Promise<unknown>;
   outgoingEnqueueCombi(subs: { clientId: string }[], packet: QueuedPacket): Promise<unknown>;
-  outgoingUpdate(client: { id: string }, packet: QueuedPacket): Promise<unknown>;
   outgoingClearMessageId(client: { id: string }, packet: QueuedPacket): Promise<QueuedPacket | undefined>;
 }
 
@@ -96,10 +94,10 @@ export interface ClientQueues {
 }
 
 /**
- * Messages dropped for a client that aedes may still hand to its delivery, by
- * client id, at most this many each (the oldest forgotten first). They are
- * forgotten as the delivery asks, within the same publish; those never asked
- * for (dropped while the client was away) must not pile up.
+ * Messages dropped for a connected client that aedes is still to hand to its
+ * delivery, at most this many each (the oldest forgotten first). Each is
+ * forgotten when aedes clears it after the delivery refused it, within the
+ * same publish; one whose client left meanwhile never is, and must not pile up.
  */
 const PENDING_DROPS = 4096;
 
@@ -120,20 +118,18 @@ export function boundClientQueues(persistence: unknown, owners: QueueOwners, lim
   const p = persistence as OutgoingPersistence;
   const enqueue = p.outgoingEnqueue.bind(p);
   const enqueueCombi = p.outgoingEnqueueCombi.bind(p);
-  const update = p.outgoingUpdate.bind(p);
   const clear = p.outgoingClearMessageId.bind(p);
   const queued = new Map<string, QueueSize>();
   const dropped = new Map<string, number>();
   /** the episode of drops each client is in: begun while it was away or connected, and its drops so far */
   const episodes = new Map<string, { away: boolean; drops: number }>();
-  /** brokerCounters of messages dropped for each client, until its delivery asks (forward) */
+  /** brokerCounters of messages dropped for each client, until aedes clears them after their delivery is refused */
   const pending = new Map<string, Set<number>>();
-  /** packet ids that make a clear exact (see clearExactly): negative, never an MQTT one */
-  let tag = 0;
 
   const drop = (id: string, q: QueueSize, packet: QueuedPacket, connected: boolean): void => {
     dropped.set(id, (dropped.get(id) ?? 0) + 1);
-    if (typeof packet.brokerCounter === 'number') {
+    // only a connected client's delivery is handed the message: one away never asks
+    if (connected && typeof packet.brokerCounter === 'number') {
       const ids = pending.get(id) ?? new Set<number>();
       pending.set(id, ids);
       ids.add(packet.brokerCounter);
@@ -171,20 +167,12 @@ export function boundClientQueues(persistence: unknown, owners: QueueOwners, lim
     return true;
   };
 
-  /**
-   * Clears the stored copy of `packet` (no packet id yet: a delivery refused,
-   * a duplicate, a clean session's takeover) and nothing else: it is tagged by
-   * brokerId and brokerCounter first, then cleared by its tag. Nothing stored
-   * (dropped, or never queued for this client): nothing cleared.
-   */
-  const clearExactly = async (client: { id: string }, packet: QueuedPacket): Promise<QueuedPacket | undefined> => {
-    const messageId = --tag;
-    try {
-      await update(client, { brokerId: packet.brokerId, brokerCounter: packet.brokerCounter, messageId });
-    } catch {
-      return undefined; // aedes-persistence: "no such packet"
-    }
-    return clear(client, { messageId });
+  /** Whether `packet` (no packet id: a delivery refused) is one dropped for `id`, now forgotten: nothing was stored to clear. */
+  const wasDropped = (id: string, packet: QueuedPacket): boolean => {
+    const ids = pending.get(id);
+    if (packet.messageId !== undefined || typeof packet.brokerCounter !== 'number' || !ids?.delete(packet.brokerCounter)) return false;
+    if (ids.size === 0) pending.delete(id);
+    return true;
   };
 
   p.outgoingEnqueue = (sub, packet) => (admit(sub.clientId, packet, sizeOf(packet)) ? enqueue(sub, packet) : Promise.resolve());
@@ -196,8 +184,8 @@ export function boundClientQueues(persistence: unknown, owners: QueueOwners, lim
     );
   };
   p.outgoingClearMessageId = async (client, packet) => {
-    const byCounter = packet.messageId === undefined && packet.brokerId !== undefined && typeof packet.brokerCounter === 'number';
-    const removed = byCounter ? await clearExactly(client, packet) : await clear(client, packet);
+    if (wasDropped(client.id, packet)) return undefined;
+    const removed = await clear(client, packet);
     const q = queued.get(client.id);
     if (removed && q) {
       q.messages = Math.max(0, q.messages - 1);
@@ -210,12 +198,7 @@ export function boundClientQueues(persistence: unknown, owners: QueueOwners, lim
   return {
     dropped: () => Object.fromEntries(dropped),
     queued: () => Object.fromEntries([...queued].map(([id, q]) => [id, { ...q }])),
-    forward(id, packet) {
-      const ids = pending.get(id);
-      if (!ids || typeof packet.brokerCounter !== 'number' || !ids.delete(packet.brokerCounter)) return true;
-      if (ids.size === 0) pending.delete(id);
-      return false;
-    },
+    forward: (id, packet) => typeof packet.brokerCounter !== 'number' || pending.get(id)?.has(packet.brokerCounter) !== true,
     back(id) {
       const episode = episodes.get(id);
       if (!episode?.away) return;
