@@ -22,7 +22,7 @@ vi.setConfig({ testTimeout: 10_000, hookTimeout: 15_000 });
 
 const FEDERATION = 'fed-1';
 const topics = federationTopics(FEDERATION);
-const CLIENTS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi'] as const;
+const CLIENTS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi', 'ivan', 'judy', 'kim', 'lee'] as const;
 const users: BrokerAccount[] = [
   { username: 'coordinator', password: 'server-secret', role: 'server' },
   ...CLIENTS.map((c) => ({ username: c, password: `${c}-secret`, role: 'client' as const })),
@@ -245,7 +245,10 @@ describe.each(harnesses)('$name', (h) => {
       expect(broker.droppedOffline!()).toEqual({ heidi: 2 });
       expect(logged.filter((m) => m.includes('offline queue of heidi is full'))).toHaveLength(1);
       let back = await connectPeer(broker.url, asUser('heidi', heidi));
-      // online, it is not capped: the fence arrives after the three kept, and nothing dropped comes
+      // back, it is sent the three kept; once it has acknowledged them, the fence
+      // has room and arrives after them, and nothing dropped comes
+      await back.next(on(topics.down('heidi'), 'request 3'));
+      await vi.waitFor(() => expect(broker.queued!().heidi).toBeUndefined());
       await server.client.publishAsync(topics.down('heidi'), 'fence', { qos: 1 });
       await back.next(on(topics.down('heidi'), 'fence'));
       expect(back.received.map((m) => m.payload)).toEqual(['request 1', 'request 2', 'request 3', 'fence']);
@@ -261,6 +264,123 @@ describe.each(harnesses)('$name', (h) => {
       await back.next(on(topics.down('heidi'), 'fence 2'));
       expect(back.received.map((m) => m.payload)).toEqual([big('a'), 'fence 2']);
       expect(logged.filter((m) => m.includes('offline queue of heidi is full'))).toHaveLength(2);
+    });
+
+    /**
+     * A client connected with a persistent session that never acknowledges
+     * (mqtt.js sends PUBACK once handleMessage calls back without an error: an
+     * error withholds it and goes on to the next packet) and the ids it was sent.
+     */
+    const withholding = async (id: string): Promise<{ peer: Peer; withheld: number[] }> => {
+      const peer = await connectPeer(broker.url, asUser(id, { clientId: id, clean: false }));
+      const withheld: number[] = [];
+      peer.client.handleMessage = (packet, callback) => {
+        if (packet.qos > 0) withheld.push(packet.messageId!);
+        callback(packet.qos > 0 ? new Error('no PUBACK') : undefined);
+      };
+      await peer.client.subscribeAsync(topics.down(id), { qos: 1 });
+      return { peer, withheld };
+    };
+    /** PUBACK (MQTT 3.1.1 §3.4), written by hand for the ids mqtt.js was told not to acknowledge */
+    const puback = (peer: Peer, ids: number[]): void => {
+      for (const id of ids) peer.client.stream.write(Buffer.from([0x40, 2, id >> 8, id & 0xff]));
+    };
+    /** What a message costs the queue: payload and topic. */
+    const cost = (topic: string, payload: string) => Buffer.byteLength(topic) + Buffer.byteLength(payload);
+    /**
+     * QoS 0 is never queued: sent after the QoS 1 messages, once it is in, any
+     * of them not dropped would have been too.
+     */
+    const fence = async (peer: Peer, id: string, text: string) => {
+      await server.client.publishAsync(topics.down(id), text, { qos: 0 });
+      await peer.next(on(topics.down(id), text));
+    };
+
+    test('a connected client that never acknowledges is sent at most the limit; the rest is dropped, counted and logged, until it acknowledges', async () => {
+      await startServer();
+      const { peer: ivan, withheld } = await withholding('ivan');
+      const limit = OFFLINE_CAP.maxOfflineMessages;
+      const sent = Array.from({ length: limit + 50 }, (_, i) => `request ${i + 1}`);
+      for (const m of sent) await server.client.publishAsync(topics.down('ivan'), m, { qos: 1 });
+      await fence(ivan, 'ivan', 'fence');
+      expect(ivan.received.map((m) => m.payload)).toEqual([...sent.slice(0, limit), 'fence']);
+      expect(withheld).toHaveLength(limit);
+      expect(broker.droppedOffline!().ivan).toBe(50);
+      // the broker holds what it sent, and nothing more
+      const held = { messages: limit, bytes: sent.slice(0, limit).reduce((n, m) => n + cost(topics.down('ivan'), m), 0) };
+      expect(broker.queued!().ivan).toEqual(held);
+      const full = `ivan does not acknowledge its messages: its queue is full (${limit} messages, ${held.bytes} bytes; limits ${limit} messages, 2048 bytes): new messages for it are dropped until it acknowledges`;
+      expect(logged.filter((m) => m.startsWith('ivan '))).toEqual([full]);
+      // it acknowledges: its queue empties, the episode ends, and new messages flow again (acknowledged as they come)
+      puback(ivan, withheld);
+      await vi.waitFor(() => expect(broker.queued!().ivan).toBeUndefined());
+      expect(logged.filter((m) => m.startsWith('ivan '))).toEqual([full, 'ivan acknowledges again: 50 messages were dropped for it while its queue was full']);
+      delete (ivan.client as Partial<mqtt.MqttClient>).handleMessage;
+      // one at a time, as the server sends requests: more than the limit in all
+      for (const m of ['again 1', 'again 2', 'again 3', 'again 4', 'again 5']) {
+        await server.client.publishAsync(topics.down('ivan'), m, { qos: 1 });
+        await ivan.next(on(topics.down('ivan'), m));
+      }
+      expect(ivan.received.slice(limit + 1).map((m) => m.payload)).toEqual(['again 1', 'again 2', 'again 3', 'again 4', 'again 5']);
+      await vi.waitFor(() => expect(broker.queued!().ivan).toBeUndefined());
+      expect(broker.droppedOffline!().ivan).toBe(50);
+    });
+
+    test('the bytes limit holds for a connected client too; one that reconnects and acknowledges is sent new messages again', async () => {
+      await startServer();
+      const { peer: judy } = await withholding('judy');
+      const big = (c: string) => c.repeat(1500);
+      // 2048 bytes: the first 1500-byte message always goes (an empty queue), the next two do not fit, a small one does
+      for (const m of [big('a'), big('b'), big('c'), 'small']) await server.client.publishAsync(topics.down('judy'), m, { qos: 1 });
+      await fence(judy, 'judy', 'fence');
+      expect(judy.received.map((m) => m.payload)).toEqual([big('a'), 'small', 'fence']);
+      expect(broker.droppedOffline!().judy).toBe(2);
+      const down = topics.down('judy');
+      expect(broker.queued!().judy).toEqual({ messages: 2, bytes: cost(down, big('a')) + cost(down, 'small') });
+      // away, it is still full: dropped
+      await end(judy);
+      await server.client.publishAsync(down, big('d'), { qos: 1 });
+      expect(broker.droppedOffline!().judy).toBe(3);
+      // back with an mqtt.js client that acknowledges: the two it held come again, then new messages flow
+      const back = await connectPeer(broker.url, asUser('judy', { clientId: 'judy', clean: false }));
+      await back.next(on(down, 'small'));
+      await vi.waitFor(() => expect(broker.queued!().judy).toBeUndefined());
+      await server.client.publishAsync(down, big('e'), { qos: 1 });
+      await back.next(on(down, big('e')));
+      expect(back.received.map((m) => m.payload)).toEqual([big('a'), 'small', big('e')]);
+      expect(broker.droppedOffline!().judy).toBe(3);
+      expect(logged.filter((m) => m.startsWith('judy ')).at(-1)).toBe('judy acknowledges again: 3 messages were dropped for it while its queue was full');
+    });
+
+    test('of messages sent together, those beyond the limit are dropped and the one kept still goes out, to a client that stays connected', async () => {
+      // aedes clears a dropped message by a packet without an id: left to aedes-persistence, that would
+      // clear the kept one, still on its way, and its delivery would fail and close the client
+      await startServer();
+      const { peer: lee } = await withholding('lee');
+      const down = topics.down('lee');
+      for (const m of ['one', 'two']) await server.client.publishAsync(down, m, { qos: 1 });
+      await Promise.all(['three', 'four', 'five'].map((m) => server.client.publishAsync(down, m, { qos: 1 })));
+      await fence(lee, 'lee', 'fence');
+      expect(lee.received.map((m) => m.payload)).toEqual(['one', 'two', 'three', 'fence']);
+      expect(lee.client.connected).toBe(true);
+      expect(broker.droppedOffline!().lee).toBe(2);
+      expect(broker.queued!().lee).toEqual({ messages: 3, bytes: ['one', 'two', 'three'].reduce((n, m) => n + cost(down, m), 0) });
+    });
+
+    test('an honest client, answering each request as the federation does, is never capped', async () => {
+      // many more requests than the limit, each sent once the last is answered: its PUBACK goes before its reply
+      await startServer();
+      const kim = await connectPeer(broker.url, asUser('kim', { clientId: 'kim', clean: false }));
+      kim.client.on('message', (_topic, payload) => void kim.client.publishAsync(topics.up('kim'), `reply to ${payload.toString()}`, { qos: 1 }));
+      await kim.client.subscribeAsync(topics.down('kim'), { qos: 1 });
+      const requests = Array.from({ length: 10 * OFFLINE_CAP.maxOfflineMessages }, (_, i) => `request ${i + 1}`);
+      for (const r of requests) {
+        await server.client.publishAsync(topics.down('kim'), r, { qos: 1 });
+        await server.next(on(topics.up('kim'), `reply to ${r}`));
+      }
+      expect(kim.received.map((m) => m.payload)).toEqual(requests);
+      expect(broker.droppedOffline!().kim).toBeUndefined();
+      expect(logged.filter((m) => m.includes('kim'))).toEqual([]);
     });
   }
 

@@ -15,8 +15,8 @@ export const BROKER_OPTIONS: Record<string, OptionSpec> = {
   'connect-timeout': { type: 'number', help: 'embedded broker: seconds a connection has to log in (default 10)' },
   'max-inflight': { type: 'int', help: 'embedded broker: inbound QoS 2 messages in flight per client (default 20)' },
   'max-queued': { type: 'int', help: 'embedded broker: packets a client may send before its login is done (default 100)' },
-  'max-offline-messages': { type: 'int', help: 'embedded broker: messages held for a client while it is disconnected (default 100); newer ones are dropped, counted and logged' },
-  'max-offline-bytes': { type: 'int', help: 'embedded broker: bytes held for a client while it is disconnected (default: the packet limit, one message of the largest size)' },
+  'max-offline-messages': { type: 'int', help: 'embedded broker: messages held for a client while it is disconnected, or connected but not acknowledging them (client accounts; default 100); newer ones are dropped, counted and logged' },
+  'max-offline-bytes': { type: 'int', help: 'embedded broker: bytes held for a client, as for --max-offline-messages (default: the packet limit, one message of the largest size)' },
 };
 
 /** A PEM file's text; a file that cannot be read is an InvalidParameterError naming the option. */

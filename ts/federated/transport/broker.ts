@@ -19,7 +19,7 @@ import { formatValue, InvalidParameterError } from '../../errors.js';
 import { readOptions, requireInteger } from '../../validate.js';
 import { BrokerError } from '../../errors.js';
 import { guardPacketSizes, resolveBrokerLimits, type BrokerLimits } from './limits.js';
-import { boundOfflineQueues } from './offline-queues.js';
+import { boundClientQueues, type ClientQueues } from './client-queues.js';
 import { hostPort } from './ports.js';
 import { accessRule, validateAccounts, validateId, type BrokerAccount, type BrokerUser, type TopicAction } from './topics.js';
 
@@ -59,10 +59,19 @@ export interface RunningBroker {
   /** Disconnects every client and stops listening; resolves when all sockets are closed. */
   close(): Promise<void>;
   /**
-   * embedded broker: messages dropped so far because a client's offline queue
-   * was full (limits.maxOfflineMessages, maxOfflineBytes), by client id
+   * embedded broker: messages dropped so far because a client's queue was full
+   * (limits.maxOfflineMessages, maxOfflineBytes), by client id: while the
+   * client was away, or while it was connected and did not acknowledge what
+   * it had been sent (client accounts only). The name is older than the
+   * second case.
    */
   readonly droppedOffline?: () => Readonly<Record<string, number>>;
+  /**
+   * embedded broker: what each client's queue holds now, by client id (empty
+   * ones left out): QoS 1 messages sent and not yet acknowledged, or waiting
+   * for the client to return; `bytes` counts payloads and topics
+   */
+  readonly queued?: () => Readonly<Record<string, { readonly messages: number; readonly bytes: number }>>;
 }
 
 // CONNACK return codes of MQTT 3.1.1 (§3.2.2.3)
@@ -94,9 +103,10 @@ function digest(secret: Uint8Array | string): Buffer {
  *   than the limit closes the connection before its body is read (a small limit
  *   until the login is accepted, the message limit after); a connection that has
  *   not logged in within connectTimeout is closed; inflight and queued packets
- *   are capped per client, and so is the queue of a persistent session while
- *   its client is away (offline-queues.ts: beyond it, new messages are dropped,
- *   counted and logged);
+ *   are capped per client, and so is the queue of a persistent session: while
+ *   its client is away, and while a client account is connected but does not
+ *   acknowledge (client-queues.ts: beyond it, new messages are dropped, counted
+ *   and logged);
  * - TCP no-delay on every connection: a round's small messages go out at once,
  *   not after Nagle's algorithm waits for the peer's delayed ACK (~40 ms each way);
  * - TLS (`tls`): mqtts:// and wss:// instead of mqtt:// and ws://.
@@ -127,6 +137,8 @@ export async function startBroker(given: BrokerOptions): Promise<RunningBroker> 
   const authenticated = new WeakMap<Client, { user: BrokerUser; may: Rule }>();
   /** what to do when a connection's login is accepted: WebSockets raise their frame limit then */
   const onLogin = new WeakMap<Duplex, () => void>();
+  // set once aedes' persistence exists, before any client can connect
+  let queues!: ClientQueues;
 
   const aedes = await Aedes.createBroker({
     connectTimeout: limits.connectTimeout * 1000,
@@ -169,15 +181,27 @@ export async function startBroker(given: BrokerOptions): Promise<RunningBroker> 
       done(null, null); // null: SUBACK 128 for this topic, the connection stays
     },
     authorizeForward(client, packet) {
-      return authenticated.get(client)?.may(packet.topic, 'subscribe') ? packet : null;
+      // null: not sent; a message dropped for a full queue (client-queues.ts) is not sent either
+      return authenticated.get(client)?.may(packet.topic, 'subscribe') && queues.forward(client.id, packet) ? packet : null;
     },
   });
   // aedes emits 'error' when it fails to publish stored wills; unheard, it would kill the process
   (aedes as EventEmitter).on('error', (e: Error) => log(`broker error: ${e.message}`));
-  // a client gone for good must not make its session's queue grow for the rest of the run
+  // a client gone for good, or one that never acknowledges, must not make its session's queue grow for the rest of the run
   const connected = (aedes as unknown as { clients: Record<string, unknown> }).clients;
-  const offline = boundOfflineQueues((aedes as unknown as { persistence: unknown }).persistence, (id) => connected[id] !== undefined, limits, log);
-  aedes.on('client', (client) => offline.back(client.id));
+  queues = boundClientQueues(
+    (aedes as unknown as { persistence: unknown }).persistence,
+    {
+      connected: (id) => connected[id] !== undefined,
+      // the server's account is trusted, and holds many replies at once
+      capped: (id) => accounts.get(id)?.user.role !== 'server',
+      receives: (id, topic) => accounts.get(id)?.may(topic, 'subscribe') ?? false,
+    },
+    limits,
+    log,
+  );
+  aedes.on('client', (client) => queues.back(client.id));
+  aedes.on('ack', (_packet, client) => queues.acknowledged(client.id));
 
   const servers: Array<TcpServer | HttpServer> = [];
   let wss: WebSocketServer | undefined;
@@ -239,7 +263,8 @@ export async function startBroker(given: BrokerOptions): Promise<RunningBroker> 
       port: tcpPort,
       ...(wsBound === undefined ? {} : { wsUrl: `${ws}://${hostPort(host, wsBound)}/mqtt`, wsPort: wsBound }),
       close: () => (closing ??= shutDown()),
-      droppedOffline: () => offline.dropped(),
+      droppedOffline: () => queues.dropped(),
+      queued: () => queues.queued(),
     };
   } catch (e) {
     await shutDown();

@@ -49,17 +49,20 @@ export interface BrokerLimits {
    */
   maxQueuedBytes?: number;
   /**
-   * embedded broker only: QoS 1 messages held for a client while it is not
-   * connected (its persistent session's queue; default 100); a new message
-   * beyond it is dropped for that client, counted and logged
-   * (offline-queues.ts). mosquitto's equivalent is maxQueuedMessages.
+   * embedded broker only: QoS 1 messages held for a client (its persistent
+   * session's queue; default 100) while it is not connected, and for a client
+   * account (not the server's) while it is connected but has not acknowledged
+   * them (a connected client with an empty queue always gets the next one); a
+   * new message beyond it is dropped for that client, counted and logged
+   * (client-queues.ts). mosquitto's equivalent is maxQueuedMessages (with
+   * maxInflightMessages for a connected client).
    */
   maxOfflineMessages?: number;
   /**
-   * embedded broker only: bytes (payloads and topics) held for a client while
-   * it is not connected (default maxPacketBytes: one message of the largest
-   * size always fits); beyond it a new message is dropped, as above.
-   * mosquitto's equivalent is maxQueuedBytes.
+   * embedded broker only: bytes (payloads and topics) held for a client, as
+   * above (default maxPacketBytes: one message of the largest size always
+   * fits); beyond it a new message is dropped, as above. mosquitto's
+   * equivalent is maxQueuedBytes.
    */
   maxOfflineBytes?: number;
 }
