@@ -25,7 +25,7 @@ import { DEFAULT_SECURE_CLIP } from '../ts/federated/runtime/policy.js';
 import { openFederation } from '../ts/federated/serve.js';
 import { InProcessTransport } from '../ts/federated/transport/in-process.js';
 import { federationTopics } from '../ts/federated/transport/topics.js';
-import type { Exchange, ExchangeOptions } from '../ts/federated/transport/transport.js';
+import type { Exchange, ExchangeOptions, Transport } from '../ts/federated/transport/transport.js';
 import { detectCurve, IV_BYTES, publicKeyBytes, TAG_BYTES } from '../ts/privacy/secure-aggregation/keys.js';
 import { COMMITMENT_BYTES, SHARE_CIPHERTEXT_BYTES } from '../ts/privacy/secure-aggregation/protocol.js';
 import { SHARE_BYTES } from '../ts/privacy/secure-aggregation/shamir.js';
@@ -163,33 +163,14 @@ async function overMqtt(secure: boolean, roles: DemClient[]): Promise<Measured> 
   };
   client.on('packetsend', watch('down'));
   client.on('packetreceive', watch('up'));
-  let moved = 0;
-  let messages = 0;
-  const kinds = new Map<string, number>();
-  const add = (kind: string, bytes: number) => {
-    moved += bytes;
-    messages += 1;
-    kinds.set(kind, (kinds.get(kind) ?? 0) + bytes);
-  };
   const inner = broker.transport;
-  const transport = {
-    name: 'counted mqtt',
-    run: inner.run,
-    available: (min: number, timeoutMs: number) => inner.available(min, timeoutMs),
-    async exchange(round: number, sent: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
-      const ex = await inner.exchange(round, sent, options);
-      for (const [id, bytes] of ex.sent) add(`down ${sent.get(id)!.kind}`, bytes);
-      for (const list of ex.received.values()) for (const r of list) add(`up ${(r instanceof Uint8Array ? decodeMessage(r) : r.message).kind}`, r instanceof Uint8Array ? r.length : r.bytes);
-      return ex;
-    },
-    finish: (outcome: Parameters<typeof inner.finish>[0]) => inner.finish(outcome),
-  };
+  const { transport, tally } = counting(inner, 'counted mqtt');
   const server = new DemServer(DEM);
   const joins = roles.map((c, i) => joinFederation({ url: broker.url, federation, client: c, password: `pw-${IDS[i]}` }));
   try {
     const result = await runFederation(server, transport, { minClients: N, joinTimeout: 15, roundTimeout: 15, run: inner.run, ...(secure ? { secureAggregation: {} } : {}) });
     for (const r of await Promise.all(joins)) expect(r.ok).toBe(true);
-    return { result, moved, messages, kinds, wire };
+    return { result, ...tally, wire };
   } finally {
     server.dispose();
     for (const c of roles) c.dispose();
@@ -197,34 +178,46 @@ async function overMqtt(secure: boolean, roles: DemClient[]): Promise<Measured> 
   }
 }
 
-/** A run of one round over a transport that also adds up every message it moves, each once. */
-async function measured(secure: boolean, over: 'in-process' | 'mqtt' = 'in-process'): Promise<Measured> {
-  const X = blobs().X;
-  const roles = IDS.map((id, c) => new DemClient(id, X.selectRows(Array.from({ length: 20 }, (_, i) => c * 20 + i))));
-  if (over === 'mqtt') return overMqtt(secure, roles);
-  const inner = new InProcessTransport(roles);
-  let moved = 0;
-  let messages = 0;
-  const kinds = new Map<string, number>();
+/** What a counting transport moved: every message once, its bytes in all and by direction and kind ('up KIND', 'down KIND'). */
+interface Tally {
+  moved: number;
+  messages: number;
+  kinds: Map<string, number>;
+}
+
+/** `inner` whose exchanges also add up, in `tally`, every message they move, each once. */
+function counting(inner: Transport & { run?: string }, name: string): { transport: Transport & { run?: string }; tally: Tally } {
+  const tally: Tally = { moved: 0, messages: 0, kinds: new Map() };
   const add = (kind: string, bytes: number) => {
-    moved += bytes;
-    messages += 1;
-    kinds.set(kind, (kinds.get(kind) ?? 0) + bytes);
+    tally.moved += bytes;
+    tally.messages += 1;
+    tally.kinds.set(kind, (tally.kinds.get(kind) ?? 0) + bytes);
   };
   const transport = {
-    name: 'counted',
-    available: () => inner.available(),
+    name,
+    ...(inner.run === undefined ? {} : { run: inner.run }),
+    available: (min: number, timeoutMs: number, excluded?: ReadonlySet<string>) => inner.available(min, timeoutMs, excluded),
     async exchange(round: number, sent: ReadonlyMap<string, Message>, options: ExchangeOptions): Promise<Exchange> {
       const ex = await inner.exchange(round, sent, options);
       for (const [id, bytes] of ex.sent) add(`down ${sent.get(id)!.kind}`, bytes);
       for (const list of ex.received.values()) for (const r of list) add(`up ${(r instanceof Uint8Array ? decodeMessage(r) : r.message).kind}`, r instanceof Uint8Array ? r.length : r.bytes);
       return ex;
     },
+    ...(inner.finish ? { finish: (outcome: { ok: boolean; reason?: string }) => inner.finish!(outcome) } : {}),
   };
+  return { transport, tally };
+}
+
+/** A run of one round over a transport that also adds up every message it moves, each once. */
+async function measured(secure: boolean, over: 'in-process' | 'mqtt' = 'in-process'): Promise<Measured> {
+  const X = blobs().X;
+  const roles = IDS.map((id, c) => new DemClient(id, X.selectRows(Array.from({ length: 20 }, (_, i) => c * 20 + i))));
+  if (over === 'mqtt') return overMqtt(secure, roles);
+  const { transport, tally } = counting(new InProcessTransport(roles), 'counted');
   const server = new DemServer(DEM);
   try {
     const result = await runFederation(server, transport, secure ? { secureAggregation: {} } : {});
-    return { result, moved, messages, kinds };
+    return { result, ...tally };
   } finally {
     server.dispose();
     for (const c of roles) c.dispose();
